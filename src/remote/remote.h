@@ -1,0 +1,88 @@
+/*
+ * A remote is where the store keeps its immutable, content-addressed files
+ * (packs, pack indexes, manifests). The store speaks to it only through
+ * this struct of operations; a backend knows nothing of chunks or packs.
+ *
+ * Keys are relative '/'-separated names made of [A-Za-z0-9._/-]
+ * ("packs/<hex>.pack"). Every backend must:
+ *  - make a put atomic: a reader sees the whole new content or nothing;
+ *  - allow a put of a key that already exists (same content: the store
+ *    only writes content-addressed keys, so a retry or a second writer
+ *    writes the same bytes);
+ *  - allow every operation to be called from several threads at once on
+ *    one rs_remote (downloads fetch chunks in parallel);
+ *  - never put a credential in an error message.
+ * The layout is modelled on libgit2's git_odb_backend.
+ */
+#ifndef RS_REMOTE_H
+#define RS_REMOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+#define RS_REMOTE_VERSION 1
+
+/* Return non-zero from a list callback to stop early (that value is returned). */
+typedef int (*rs_remote_list_cb)(const char *key, uint64_t size, void *payload);
+
+/*
+ * Looks up a configuration value (for example "results.s3.region") for
+ * backends that need more than the URL. Returns a borrowed string or NULL.
+ */
+typedef const char *(*rs_config_get_fn)(const char *key, void *payload);
+
+struct rs_remote_options {
+	rs_config_get_fn config_get; /* may be NULL */
+	void *config_payload;
+};
+
+struct rs_remote {
+	unsigned int version;
+
+	/*
+	 * Append bytes [off, off + len) of `key` to `out`; len UINT64_MAX
+	 * reads to the end. RS_ENOTFOUND when the key does not exist,
+	 * RS_ECORRUPT when it is shorter than asked.
+	 */
+	int (*get)(struct rs_remote *r, const char *key, uint64_t off,
+		   uint64_t len, struct rs_buf *out);
+
+	/* Store the local file at `path` under `key`, atomically. */
+	int (*put_file)(struct rs_remote *r, const char *key, const char *path);
+
+	/* Store `n` bytes of `p` under `key`, atomically. */
+	int (*put_buf)(struct rs_remote *r, const char *key, const void *p, size_t n);
+
+	/* 0 and the size when `key` exists; RS_ENOTFOUND when not. */
+	int (*stat)(struct rs_remote *r, const char *key, uint64_t *size_out);
+
+	/* Call `cb` for every key that starts with `prefix`, in any order. */
+	int (*list)(struct rs_remote *r, const char *prefix,
+		    rs_remote_list_cb cb, void *payload);
+
+	/* Remove `key`; RS_ENOTFOUND when it was not there. */
+	int (*del)(struct rs_remote *r, const char *key);
+
+	void (*free)(struct rs_remote *r);
+
+	/* The URL with any credential removed, for messages (owned by the remote). */
+	char *display_url;
+};
+
+/*
+ * Open the remote named by `url`: "file:///abs/path" or a plain path for a
+ * folder; further schemes as backends are added. The result is the
+ * caller's: release it with rs_remote_free.
+ * RS_EUSAGE for a URL that names no known backend or is malformed.
+ */
+int rs_remote_open(struct rs_remote **out, const char *url,
+		   const struct rs_remote_options *opts);
+
+void rs_remote_free(struct rs_remote *r);
+
+/* Backends (one file each). */
+int rs_remote_folder_open(struct rs_remote **out, const char *path);
+
+#endif

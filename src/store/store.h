@@ -1,0 +1,78 @@
+/*
+ * The store: LFS objects cut into content-defined chunks, deduplicated by
+ * SHA-256 chunk id, zstd-compressed into pack files, and described by one
+ * manifest per object that is written last. docs/store-format.md is the
+ * byte-level specification; this header is the programming interface.
+ */
+#ifndef RS_STORE_H
+#define RS_STORE_H
+
+#include <stdint.h>
+
+#include "remote/remote.h"
+#include "util/hash.h"
+
+struct rs_store;
+
+/*
+ * Progress callback: `done` bytes of the object handled so far (of
+ * `total`). Called from the calling thread only. A non-zero return aborts
+ * the transfer with that value.
+ */
+typedef int (*rs_progress_fn)(uint64_t done, uint64_t total, void *payload);
+
+struct rs_store_options {
+	int zstd_level;        /* 0: the default (RS_STORE_DEFAULT_LEVEL) */
+	int threads;           /* worker threads for one object; 0: one per core */
+	const char *cache_dir; /* local index of the remote's chunks; NULL: no
+				  dedup against earlier pushes of other processes */
+	uint32_t transform;    /* RS_TRANSFORM_* to use for new objects */
+};
+
+#define RS_STORE_DEFAULT_LEVEL 3
+
+/* Transforms applied to an object's bytes before chunking (manifest field). */
+#define RS_TRANSFORM_IDENTITY 0u
+
+struct rs_store_put_stats {
+	uint64_t chunks;          /* chunks in the object */
+	uint64_t chunks_new;      /* chunks written to a new pack */
+	uint64_t bytes_raw;       /* object size */
+	uint64_t bytes_stored;    /* compressed bytes written in new packs */
+	int already_present;      /* the manifest existed: nothing was sent */
+};
+
+/*
+ * Open a store on `remote` (borrowed: it must outlive the store).
+ * The result is the caller's (rs_store_free).
+ */
+int rs_store_open(struct rs_store **out, struct rs_remote *remote,
+		  const struct rs_store_options *opts);
+void rs_store_free(struct rs_store *s);
+
+/* 0 when the object's manifest is on the remote, RS_ENOTFOUND when not. */
+int rs_store_has(struct rs_store *s, const struct rs_id *oid);
+
+/*
+ * Store the file at `path` as object `oid` of `size` bytes. The file is
+ * read once, streamed; its SHA-256 and size must match or nothing is
+ * committed (RS_ECORRUPT). New chunks go into new packs; the manifest is
+ * written only after every pack it names is durable on the remote.
+ * Safe to run in several processes at once and to retry after a failure.
+ */
+int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
+		      const char *path, rs_progress_fn progress, void *payload,
+		      struct rs_store_put_stats *stats);
+
+/*
+ * Reassemble object `oid` into the new file `dest` (which must not be
+ * relied on to exist before). Every chunk is checked against its id and the
+ * whole object against `oid` and `size` (pass UINT64_MAX to skip the size
+ * check) before `dest` appears: on any error no file is left at `dest`.
+ * RS_ENOTFOUND when the remote has no such object, RS_ECORRUPT when stored
+ * bytes are damaged.
+ */
+int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
+		      const char *dest, rs_progress_fn progress, void *payload);
+
+#endif

@@ -1,0 +1,83 @@
+#include "util/error.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define RS_ERROR_MAX 1024
+
+static _Thread_local char error_message[RS_ERROR_MAX];
+static _Thread_local int error_code;
+
+int rs_error_set(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(error_message, sizeof(error_message), fmt, ap);
+	va_end(ap);
+	error_code = code;
+	return code;
+}
+
+int rs_error_errno(int code, const char *fmt, ...)
+{
+	va_list ap;
+	int saved = errno;
+	size_t len;
+
+	va_start(ap, fmt);
+	vsnprintf(error_message, sizeof(error_message), fmt, ap);
+	va_end(ap);
+	len = strlen(error_message);
+	snprintf(error_message + len, sizeof(error_message) - len, ": %s",
+		 strerror(saved));
+	error_code = code;
+	return code;
+}
+
+int rs_error_wrap(int code, const char *fmt, ...)
+{
+	char prefix[RS_ERROR_MAX];
+	char old[RS_ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, error_message, sizeof(old));
+	snprintf(error_message, sizeof(error_message), "%s: %s", prefix, old);
+	error_code = code;
+	return code;
+}
+
+const char *rs_error_message(void)
+{
+	return error_message[0] ? error_message : "unknown error";
+}
+
+int rs_error_last(void)
+{
+	return error_code;
+}
+
+void rs_error_clear(void)
+{
+	error_message[0] = '\0';
+	error_code = 0;
+}
+
+const char *rs_error_name(int code)
+{
+	switch (code) {
+	case RS_OK: return "ok";
+	case RS_ENOTFOUND: return "not found";
+	case RS_ECORRUPT: return "corrupt";
+	case RS_ERETRY: return "transient failure";
+	case RS_EUSAGE: return "usage";
+	case RS_EAUTH: return "authentication";
+	case RS_EEXISTS: return "exists";
+	default: return "error";
+	}
+}

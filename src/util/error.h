@@ -1,0 +1,49 @@
+/*
+ * Errors: every library function returns 0 or a negative RS_E* code and
+ * leaves a human message in a per-thread slot. Only the programs
+ * (results, lfs-agent) print messages.
+ */
+#ifndef RS_ERROR_H
+#define RS_ERROR_H
+
+enum rs_error_code {
+	RS_OK = 0,
+	RS_EGENERIC = -1,   /* anything else: I/O, library failures */
+	RS_ENOTFOUND = -2,  /* the named thing does not exist */
+	RS_ECORRUPT = -3,   /* bytes do not match their id or format */
+	RS_ERETRY = -4,     /* transient: trying again may succeed */
+	RS_EUSAGE = -5,     /* bad input from the user or caller */
+	RS_EAUTH = -6,      /* credentials refused */
+	RS_EEXISTS = -7,    /* already there */
+};
+
+/*
+ * Record `code` with a printf-style message for this thread and return
+ * `code`, so that `return rs_error_set(RS_ECORRUPT, "...")` reads naturally.
+ */
+int rs_error_set(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Like rs_error_set, appending ": strerror(errno)". */
+int rs_error_errno(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Put `prefix: ` in front of the current message, keeping its code.
+ * Returns the code passed in, for `return rs_error_wrap(err, "...")`.
+ */
+int rs_error_wrap(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The current thread's message (borrowed; valid until the next set). */
+const char *rs_error_message(void);
+
+/* The code of the last rs_error_set on this thread. */
+int rs_error_last(void);
+
+void rs_error_clear(void);
+
+/* A short stable name for a code ("not found", "corrupt", ...). */
+const char *rs_error_name(int code);
+
+#endif

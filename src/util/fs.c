@@ -1,0 +1,209 @@
+#include "util/fs.h"
+#include "util/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int rs_fs_mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	size_t len = strlen(path);
+	size_t i;
+
+	if (len == 0 || len >= sizeof(tmp))
+		return rs_error_set(RS_EUSAGE, "bad directory name '%s'", path);
+	memcpy(tmp, path, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		tmp[i] = '\0';
+		if (mkdir(tmp, mode) != 0 && errno != EEXIST)
+			return rs_error_errno(RS_EGENERIC, "cannot create directory '%s'", tmp);
+		tmp[i] = path[i];
+	}
+	return 0;
+}
+
+int rs_fs_fsync_parent(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n;
+	int fd, rc = 0;
+
+	if (!slash) {
+		strcpy(dir, ".");
+	} else {
+		n = slash == path ? 1 : (size_t)(slash - path);
+		if (n >= sizeof(dir))
+			return rs_error_set(RS_EUSAGE, "path too long '%s'", path);
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return rs_error_errno(RS_EGENERIC, "cannot open directory '%s'", dir);
+	/* Some filesystems (network mounts) refuse fsync on directories. */
+	if (fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP)
+		rc = rs_error_errno(RS_EGENERIC, "cannot fsync directory '%s'", dir);
+	close(fd);
+	return rc;
+}
+
+int rs_fs_tmpfile_near(struct rs_buf *tmp_out, const char *final_path, int *fd_out)
+{
+	int err, fd;
+
+	rs_buf_clear(tmp_out);
+	err = rs_buf_printf(tmp_out, "%s.tmp-XXXXXX", final_path);
+	if (err)
+		return err;
+	fd = mkstemp(tmp_out->ptr);
+	if (fd < 0)
+		return rs_error_errno(RS_EGENERIC, "cannot create a file next to '%s'", final_path);
+	*fd_out = fd;
+	return 0;
+}
+
+int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path)
+{
+	if (fsync(fd) != 0) {
+		int err = rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp);
+
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	if (close(fd) != 0) {
+		unlink(tmp);
+		return rs_error_errno(RS_EGENERIC, "cannot close '%s'", tmp);
+	}
+	if (rename(tmp, final_path) != 0) {
+		int err = rs_error_errno(RS_EGENERIC, "cannot rename '%s' to '%s'", tmp, final_path);
+
+		unlink(tmp);
+		return err;
+	}
+	return rs_fs_fsync_parent(final_path);
+}
+
+int rs_fs_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return rs_error_errno(RS_EGENERIC, "write failed");
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int rs_fs_pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+	char *c = p;
+
+	while (n > 0) {
+		ssize_t r = pread(fd, c, n, (off_t)off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return rs_error_errno(RS_EGENERIC, "read failed");
+		}
+		if (r == 0)
+			return rs_error_set(RS_ECORRUPT, "file ends %zu bytes early", n);
+		c += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int rs_fs_write_file_atomic(const char *path, const void *p, size_t n)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	int fd = -1, err;
+
+	err = rs_fs_tmpfile_near(&tmp, path, &fd);
+	if (err)
+		goto out;
+	err = rs_fs_write_all(fd, p, n);
+	if (err) {
+		close(fd);
+		unlink(tmp.ptr);
+		err = rs_error_wrap(err, "cannot write '%s'", path);
+		goto out;
+	}
+	err = rs_fs_commit_tmp(fd, tmp.ptr, path);
+out:
+	rs_buf_release(&tmp);
+	return err;
+}
+
+int rs_fs_read_file(struct rs_buf *out, const char *path, size_t max)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return rs_error_set(RS_ENOTFOUND, "'%s' does not exist", path);
+		return rs_error_errno(RS_EGENERIC, "cannot open '%s'", path);
+	}
+	if (fstat(fd, &st) != 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
+		goto out;
+	}
+	if ((uint64_t)st.st_size > max) {
+		err = rs_error_set(RS_EUSAGE, "'%s' is %lld bytes, more than the %zu allowed",
+				   path, (long long)st.st_size, max);
+		goto out;
+	}
+	rs_buf_clear(out);
+	err = rs_buf_grow(out, (size_t)st.st_size);
+	if (err)
+		goto out;
+	err = rs_fs_pread_all(fd, out->ptr, (size_t)st.st_size, 0);
+	if (err)
+		goto out;
+	out->len = (size_t)st.st_size;
+	out->ptr[out->len] = '\0';
+out:
+	close(fd);
+	return err;
+}
+
+int rs_fs_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+int rs_fs_join(struct rs_buf *out, const char *a, const char *b)
+{
+	size_t la = strlen(a);
+
+	rs_buf_clear(out);
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (*b == '/')
+		b++;
+	if (rs_buf_put(out, a, la) || rs_buf_putc(out, '/') || rs_buf_puts(out, b))
+		return rs_error_last();
+	return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * File helpers with the durability rules the store depends on:
+ * a file becomes visible under its final name only after its bytes and
+ * its directory entry are on disk (write to a temporary name, fsync,
+ * rename, fsync the directory).
+ */
+#ifndef RS_FS_H
+#define RS_FS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/buf.h"
+
+/* mkdir -p. */
+int rs_fs_mkdir_p(const char *path, mode_t mode);
+
+/* fsync the directory that holds `path` (a file or directory name). */
+int rs_fs_fsync_parent(const char *path);
+
+/*
+ * Create a new unique file next to `final_path` (same directory, so the
+ * later rename is atomic) and return its descriptor; the name goes in
+ * `tmp_out` (caller's buffer).
+ */
+int rs_fs_tmpfile_near(struct rs_buf *tmp_out, const char *final_path, int *fd_out);
+
+/*
+ * fsync `fd`, close it, rename `tmp` to `final_path` and fsync the
+ * directory. On failure `tmp` is removed. `fd` is always closed.
+ */
+int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path);
+
+/* Write all of `n` bytes, retrying on EINTR and short writes. */
+int rs_fs_write_all(int fd, const void *p, size_t n);
+
+/* pread exactly `n` bytes or fail (RS_ECORRUPT on a short file). */
+int rs_fs_pread_all(int fd, void *p, size_t n, uint64_t off);
+
+/* Atomically replace `path` with `n` bytes of `p`. */
+int rs_fs_write_file_atomic(const char *path, const void *p, size_t n);
+
+/*
+ * Read a whole file into `out`, refusing files larger than `max` bytes
+ * (RS_EUSAGE). RS_ENOTFOUND when it does not exist.
+ */
+int rs_fs_read_file(struct rs_buf *out, const char *path, size_t max);
+
+int rs_fs_exists(const char *path);
+
+/* Join two path parts with exactly one '/' into `out`. */
+int rs_fs_join(struct rs_buf *out, const char *a, const char *b);
+
+#endif
