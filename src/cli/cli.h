@@ -1,0 +1,81 @@
+/*
+ * Shared by the `results` commands: the command signature, the exit
+ * statuses (docs/cli.md) and how an error becomes `results: <message>`.
+ *
+ * Each command lives in cmd_<name>.c as `int cmd_<name>(int argc, char
+ * **argv)` (argv[0] is the command name) and has one line in the table of
+ * main.c. It returns one of the RS_EXIT_* statuses.
+ */
+#ifndef RS_CLI_H
+#define RS_CLI_H
+
+enum rs_exit {
+	RS_EXIT_OK = 0,
+	RS_EXIT_REGRESSION = 1, /* results check found a regression */
+	RS_EXIT_USAGE = 2,      /* usage / bad input */
+	RS_EXIT_NOT_REPO = 3,   /* not a results repository */
+	RS_EXIT_UNKNOWN = 4,    /* unknown or ambiguous run / commit */
+	RS_EXIT_REMOTE = 5,     /* remote unreachable / auth */
+	RS_EXIT_MISSING = 6,    /* object missing on the remote */
+	RS_EXIT_CORRUPT = 7,    /* corrupt data */
+	RS_EXIT_OTHER = 8,      /* anything else */
+};
+
+/* One line of the dispatch table in main.c. */
+struct rs_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary; /* one line for `results --help` */
+};
+
+extern const struct rs_command rs_commands[];
+extern const unsigned int rs_ncommands;
+
+/* Every command (declared here so that main.c's table needs one line). */
+int cmd_add(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
+int cmd_find(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_init(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_site(int argc, char **argv);
+int cmd_trend(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+/* True when argv[1..] holds -h or --help (every command answers it). */
+int rs_cli_wants_help(int argc, char **argv);
+
+/* The generic mapping of an RS_E* code to an exit status (RS_EUSAGE -> 2,
+   RS_ECORRUPT -> 7, RS_EAUTH/RS_ERETRY -> 5, else 8). Commands that know
+   more (not found = unknown run, or = object missing) map it themselves. */
+int rs_cli_exit_for(int err);
+
+/* Print "results: <fmt...>" on stderr and return `status`. */
+int rs_cli_fail(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Print "results: <rs_error_message()>" and return `status`. */
+int rs_cli_error(int status);
+
+/* Print "results: <rs_error_message()>" and return rs_cli_exit_for(err). */
+int rs_cli_report(int err);
+
+/*
+ * Open the results repository around the current directory, or print the
+ * error and return RS_EXIT_NOT_REPO. `*out` is the caller's (rs_repo_free).
+ * Declared with an incomplete type so that commands that do not use the
+ * repository need not include repo/repo.h.
+ */
+struct rs_repo;
+int rs_cli_open_repo(struct rs_repo **out);
+
+/* Directory holding the running `results` binary (from /proc/self/exe),
+   without trailing '/'. Borrowed static storage; NULL if unknown. */
+const char *rs_cli_exe_dir(void);
+
+#endif

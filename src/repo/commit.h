@@ -1,0 +1,72 @@
+/*
+ * One commit through libgit2 that adds, replaces or removes a set of files
+ * on top of HEAD, with the index and the working tree kept consistent.
+ *
+ * libgit2 runs neither the LFS filter nor hooks: the bytes given here are
+ * exactly what goes into the blob (an LFS pointer for a session; the
+ * caller places the object in .git/lfs/objects with rs_repo_lfs_*), and
+ * the same bytes are written to the working tree. A pointer in the working
+ * tree is what git-lfs itself leaves for paths excluded by
+ * lfs.fetchexclude, so `git status` stays clean.
+ *
+ * Atomicity: the branch ref is moved with a compare-and-swap from the HEAD
+ * commit read at the start. Before that point nothing visible changes
+ * (blobs, trees and the commit object are unreferenced loose objects;
+ * working-tree files are written under temporary names). If the swap fails
+ * (someone else committed meanwhile) nothing changed and RS_ERETRY is
+ * returned. After it, the temporary files are renamed into place and the
+ * index entries of exactly these paths are updated; other staged changes
+ * of the user are left alone and are not part of the commit.
+ */
+#ifndef RS_COMMIT_H
+#define RS_COMMIT_H
+
+#include <stddef.h>
+
+#include "repo/repo.h"
+
+/* One change. `path` is relative to the repository root, '/'-separated. */
+struct rs_commit_file {
+	const char *path;
+	const void *data;   /* the blob bytes; NULL with `remove` set */
+	size_t size;
+	int executable;     /* mode 100755 instead of 100644 */
+	int remove;         /* delete `path` (absent already: no-op) */
+};
+
+struct rs_commit_options {
+	const char *message;       /* required */
+	/* NULL: GIT_AUTHOR_NAME/EMAIL from the environment, else user.name /
+	   user.email from git config, else "results" <results@localhost>. */
+	const char *author_name;
+	const char *author_email;
+	/* Refuse (RS_EUSAGE) when a touched path has local changes in the
+	   working tree or index that the commit would overwrite. Default on;
+	   set to 1 to overwrite them instead. */
+	int force;
+};
+
+/*
+ * Commit `nfiles` changes as ONE commit on top of HEAD (the current branch,
+ * or an unborn branch: the commit is then the first one; a detached HEAD
+ * is moved itself).
+ *
+ * Paths are validated: no absolute paths, no "." / ".." / empty
+ * components, nothing under ".git", no path given twice.
+ *
+ * When the resulting tree equals HEAD's tree no commit is made, `*changed`
+ * is set to 0 and `commit_hex_out` receives HEAD's id (this makes
+ * `results init` idempotent). Otherwise `*changed` is 1.
+ *
+ * commit_hex_out: caller's buffer of at least 41 bytes (may be NULL).
+ * changed: may be NULL.
+ *
+ * Returns 0; RS_EUSAGE for a bad path, an empty message or local changes
+ * in the way; RS_ERETRY when HEAD moved during the call; RS_EGENERIC for
+ * libgit2 or I/O failures (message says which).
+ */
+int rs_commit_files(struct rs_repo *repo, const struct rs_commit_file *files,
+		    size_t nfiles, const struct rs_commit_options *opts,
+		    char *commit_hex_out, int *changed);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * The results repository: a git clone (opened with libgit2) whose runs,
+ * index and summaries are committed files and whose sessions are LFS
+ * objects kept in the store behind the remote.
+ *
+ * Ownership: rs_repo_open returns an object the caller frees with
+ * rs_repo_free. Strings inside it are borrowed from it.
+ */
+#ifndef RS_REPO_H
+#define RS_REPO_H
+
+#include <stdint.h>
+
+#include <git2.h>
+
+#include "remote/remote.h"
+#include "util/buf.h"
+#include "util/hash.h"
+
+/* The committed file that marks a results repository and names its remote. */
+#define RS_REPO_MARKER ".results.json"
+
+/* Git config key naming the store's remote (read by lfs-agent too). */
+#define RS_REPO_REMOTE_KEY "results.remote"
+
+/* Caps on committed files read back from the tree (untrusted input). */
+#define RS_REPO_MARKER_MAX (64 * 1024)
+
+struct rs_repo {
+	git_repository *git;  /* owned */
+	char *workdir;        /* root of the working tree, ends with '/' */
+	char *gitdir;         /* the common git dir (.git/), ends with '/' */
+	char *lfs_dir;        /* <gitdir>lfs (no trailing '/') */
+};
+
+/*
+ * Find the repository that contains `path` (NULL: the current directory)
+ * and open it. RS_ENOTFOUND when `path` is in no git working tree (a bare
+ * repository counts as none: results needs a working tree).
+ */
+int rs_repo_open(struct rs_repo **out, const char *path);
+void rs_repo_free(struct rs_repo *r);
+
+/*
+ * 0 when the repository is a results repository: RS_REPO_MARKER is in
+ * HEAD's tree, or results.remote is configured, or index/ is in HEAD's
+ * tree. RS_ENOTFOUND (with a message saying to run `results init`)
+ * otherwise.
+ */
+int rs_repo_check_results(struct rs_repo *r);
+
+/*
+ * A git config value (all levels, local winning) appended to `out`.
+ * RS_ENOTFOUND when unset.
+ */
+int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out);
+
+/*
+ * Read the blob at `path` in the tree of `rev` ("HEAD" when NULL) into
+ * `out`, refusing blobs larger than `max` (RS_EUSAGE). RS_ENOTFOUND when
+ * there is no such path (or HEAD is unborn).
+ */
+int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
+			   size_t max, struct rs_buf *out);
+
+/*
+ * Where the store lives: the results.remote config value, else the
+ * "remote" of RS_REPO_MARKER committed in HEAD. The URL is appended to
+ * `out`. `*from_config` (may be NULL) says which one answered.
+ * RS_ENOTFOUND when neither names one.
+ */
+int rs_repo_remote_url(struct rs_repo *r, struct rs_buf *out, int *from_config);
+
+/*
+ * Open the remote of rs_repo_remote_url. Backends that need more settings
+ * read them from this repository's git config. The remote is the caller's
+ * (rs_remote_free); `url_out` (may be NULL) receives the URL.
+ */
+int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
+			struct rs_buf *url_out);
+
+/*
+ * `url` without a "user:password@" part (for committed files and
+ * messages), appended to `out`.
+ */
+int rs_url_strip_credentials(struct rs_buf *out, const char *url);
+
+/* .git/lfs/objects/<oid[0:2]>/<oid[2:4]>/<oid>, appended to `out`. */
+int rs_repo_lfs_object_path(struct rs_buf *out, const struct rs_repo *r,
+			    const struct rs_id *oid);
+
+/*
+ * 0 when the local LFS store holds `oid` with `size` bytes (the size is
+ * checked, the content is not re-hashed); RS_ENOTFOUND otherwise.
+ */
+int rs_repo_lfs_has(const struct rs_repo *r, const struct rs_id *oid, uint64_t size);
+
+/*
+ * A fresh temporary file name under .git/lfs/tmp (same file system as the
+ * objects, so a rename into place is atomic), appended to `out`. The
+ * directory is created; the file is not.
+ */
+int rs_repo_lfs_tmp_path(struct rs_buf *out, const struct rs_repo *r);
+
+/*
+ * Copy the file at `src` into the local LFS store, hashing it on the way:
+ * the copy goes to .git/lfs/tmp, is fsynced and renamed to its object
+ * path only when complete. `oid_out` and `size_out` (may be NULL) receive
+ * the object's id and size. If `expect` is not NULL the content must hash
+ * to it (RS_ECORRUPT otherwise, nothing placed). An object already
+ * present is left as it is.
+ */
+int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
+			   const struct rs_id *expect, struct rs_id *oid_out,
+			   uint64_t *size_out);
+
+/*
+ * Move the complete, verified file `tmp` (under .git/lfs/tmp) to the
+ * object path of `oid`. On failure `tmp` is removed.
+ */
+int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oid);
+
+#endif
