@@ -1,0 +1,552 @@
+/*
+ * Run index: index/YYYY-MM.jsonl shards and the README table.
+ *
+ * Why monthly JSON-lines shards: `results add` must not rewrite a file
+ * whose size grows with the whole history (each commit would then cost
+ * O(runs) bytes in every clone), yet `list` must not open every run
+ * folder either. A month's shard is the only file `add` rewrites; old
+ * shards never change again, so git stores them once.
+ *
+ * Ordering: runs are kept sorted by recorded_at (ISO 8601 UTC strings sort
+ * as times), ties broken by the order in which they were loaded (line
+ * order within a shard, which is recording order). The sort is a stable
+ * insertion of each new batch, so loading N shards costs O(N log N).
+ */
+#include "repo/runindex.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+
+void rs_runindex_init(struct rs_runindex *idx)
+{
+	idx->runs = NULL;
+	idx->count = 0;
+	idx->alloc = 0;
+}
+
+void rs_run_entry_release(struct rs_run_entry *e)
+{
+	if (!e)
+		return;
+	free(e->id);
+	free(e->commit);
+	free(e->branch);
+	free(e->trigger);
+	free(e->recorded_at);
+	free(e->path);
+	json_decref(e->metrics);
+	memset(e, 0, sizeof(*e));
+}
+
+void rs_runindex_release(struct rs_runindex *idx)
+{
+	if (!idx)
+		return;
+	for (size_t i = 0; i < idx->count; i++)
+		rs_run_entry_release(&idx->runs[i]);
+	free(idx->runs);
+	rs_runindex_init(idx);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+int rs_run_entry_copy(struct rs_run_entry *out, const struct rs_run_entry *e)
+{
+	struct rs_run_entry c;
+
+	memset(&c, 0, sizeof(c));
+	c.id = dup_or_null(e->id);
+	c.commit = dup_or_null(e->commit);
+	c.branch = dup_or_null(e->branch);
+	c.trigger = dup_or_null(e->trigger);
+	c.recorded_at = dup_or_null(e->recorded_at);
+	c.path = dup_or_null(e->path);
+	c.metrics = e->metrics ? json_deep_copy(e->metrics) : json_object();
+	if ((e->id && !c.id) || (e->commit && !c.commit) ||
+	    (e->branch && !c.branch) || (e->trigger && !c.trigger) ||
+	    (e->recorded_at && !c.recorded_at) || (e->path && !c.path) ||
+	    !c.metrics) {
+		rs_run_entry_release(&c);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	*out = c;
+	return 0;
+}
+
+static int entry_cmp(const struct rs_run_entry *a, const struct rs_run_entry *b)
+{
+	return strcmp(a->recorded_at, b->recorded_at);
+}
+
+/*
+ * Stable merge sort of runs[0..count) by recorded_at: ties keep their
+ * current order, which is line (= recording) order within a shard.
+ */
+static void merge_sort(struct rs_run_entry *a, struct rs_run_entry *tmp, size_t n)
+{
+	size_t mid = n / 2, i = 0, j = mid, k = 0;
+
+	if (n < 2)
+		return;
+	merge_sort(a, tmp, mid);
+	merge_sort(a + mid, tmp, n - mid);
+	if (entry_cmp(&a[mid - 1], &a[mid]) <= 0)
+		return;
+	while (i < mid && j < n)
+		tmp[k++] = entry_cmp(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
+	while (i < mid)
+		tmp[k++] = a[i++];
+	while (j < n)
+		tmp[k++] = a[j++];
+	memcpy(a, tmp, n * sizeof(*a));
+}
+
+/*
+ * Restore order after runs[from..count) were appended. The common cases
+ * (a new run appended by `add`, shards loaded in month order) are already
+ * sorted and cost one pass; anything else gets a full stable sort.
+ */
+static int sort_tail(struct rs_runindex *idx, size_t from)
+{
+	struct rs_run_entry *tmp;
+	size_t i = from ? from : 1;
+
+	for (; i < idx->count; i++)
+		if (entry_cmp(&idx->runs[i - 1], &idx->runs[i]) > 0)
+			break;
+	if (i >= idx->count)
+		return 0;
+	tmp = malloc(idx->count * sizeof(*tmp));
+	if (!tmp)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	merge_sort(idx->runs, tmp, idx->count);
+	free(tmp);
+	return 0;
+}
+
+static int reserve_one(struct rs_runindex *idx)
+{
+	struct rs_run_entry *n;
+	size_t alloc;
+
+	if (idx->count < idx->alloc)
+		return 0;
+	if (idx->count >= RS_RUNINDEX_MAX_RUNS)
+		return rs_error_set(RS_EUSAGE, "too many runs in the index (more than %u)",
+				    RS_RUNINDEX_MAX_RUNS);
+	alloc = idx->alloc ? idx->alloc * 2 : 64;
+	n = realloc(idx->runs, alloc * sizeof(*n));
+	if (!n)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	idx->runs = n;
+	idx->alloc = alloc;
+	return 0;
+}
+
+int rs_runindex_add(struct rs_runindex *idx, const struct rs_run_entry *e)
+{
+	int err;
+	size_t from = idx->count;
+
+	err = reserve_one(idx);
+	if (err)
+		return err;
+	err = rs_run_entry_copy(&idx->runs[idx->count], e);
+	if (err)
+		return err;
+	idx->count++;
+	return sort_tail(idx, from);
+}
+
+/* A required string member, copied. */
+static int take_string(char **out, json_t *obj, const char *key, size_t maxlen)
+{
+	json_t *v = json_object_get(obj, key);
+	const char *s;
+
+	if (!json_is_string(v))
+		return rs_error_set(RS_ECORRUPT, "missing or non-string \"%s\"", key);
+	s = json_string_value(v);
+	if (strlen(s) > maxlen || strlen(s) == 0)
+		return rs_error_set(RS_ECORRUPT, "bad length of \"%s\"", key);
+	*out = strdup(s);
+	if (!*out)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	return 0;
+}
+
+static int is_hex(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isxdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
+{
+	struct rs_run_entry e;
+	json_error_t jerr;
+	json_t *root = NULL, *metrics;
+	const char *key;
+	json_t *val;
+	int err = 0;
+
+	memset(&e, 0, sizeof(e));
+	if (len > RS_RUNINDEX_MAX_LINE)
+		return rs_error_set(RS_EUSAGE, "index line longer than %u bytes",
+				    RS_RUNINDEX_MAX_LINE);
+	root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(root)) {
+		err = rs_error_set(RS_ECORRUPT, "not a JSON object: %s",
+				   root ? "wrong type" : jerr.text);
+		goto out;
+	}
+	if ((err = take_string(&e.id, root, "id", 128)) ||
+	    (err = take_string(&e.commit, root, "commit", 64)) ||
+	    (err = take_string(&e.branch, root, "branch", 1024)) ||
+	    (err = take_string(&e.trigger, root, "trigger", 1024)) ||
+	    (err = take_string(&e.recorded_at, root, "recorded_at", 64)) ||
+	    (err = take_string(&e.path, root, "path", 4096)))
+		goto out;
+	if (!is_hex(e.commit)) {
+		err = rs_error_set(RS_ECORRUPT, "commit '%s' is not hex", e.commit);
+		goto out;
+	}
+	/* A path from a clone must stay inside the repository. */
+	if (e.path[0] == '/' || strstr(e.path, "..")) {
+		err = rs_error_set(RS_ECORRUPT, "run path '%s' leaves the repository", e.path);
+		goto out;
+	}
+	metrics = json_object_get(root, "metrics");
+	e.metrics = json_object();
+	if (!e.metrics) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if (metrics && !json_is_object(metrics)) {
+		err = rs_error_set(RS_ECORRUPT, "\"metrics\" is not an object");
+		goto out;
+	}
+	/* Keep only numbers: metrics are what comparisons work on. */
+	json_object_foreach(metrics, key, val) {
+		if (json_is_number(val))
+			json_object_set(e.metrics, key, val);
+	}
+	*out = e;
+	memset(&e, 0, sizeof(e));
+out:
+	json_decref(root);
+	rs_run_entry_release(&e);
+	return err;
+}
+
+int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e)
+{
+	json_t *o;
+	char *s = NULL;
+	int err = 0;
+
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}",
+		      "id", e->id, "commit", e->commit, "branch", e->branch,
+		      "trigger", e->trigger, "recorded_at", e->recorded_at,
+		      "path", e->path, "metrics", e->metrics);
+	if (!o)
+		return rs_error_set(RS_EUSAGE, "incomplete run entry");
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	if (!s) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if ((err = rs_buf_puts(out, s)) || (err = rs_buf_putc(out, '\n')))
+		goto out;
+out:
+	free(s);
+	json_decref(o);
+	return err;
+}
+
+static int parse_shard_unsorted(struct rs_runindex *idx, const char *text,
+				size_t len, const char *name)
+{
+	size_t pos = 0, lineno = 0;
+	int err = 0;
+
+	if (len > RS_RUNINDEX_MAX_SHARD)
+		return rs_error_set(RS_EUSAGE, "index shard '%s' is larger than %u bytes",
+				    name, RS_RUNINDEX_MAX_SHARD);
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		size_t l = end - pos;
+		const char *p = text + pos;
+
+		lineno++;
+		pos = end + 1;
+		while (l > 0 && (p[l - 1] == '\r' || p[l - 1] == ' '))
+			l--;
+		if (l == 0)
+			continue;
+		if ((err = reserve_one(idx)))
+			goto out;
+		err = rs_run_entry_parse(&idx->runs[idx->count], p, l);
+		if (err) {
+			err = rs_error_wrap(err, "%s:%zu", name, lineno);
+			goto out;
+		}
+		idx->count++;
+	}
+out:
+	return err;
+}
+
+int rs_runindex_parse_shard(struct rs_runindex *idx, const char *text,
+			    size_t len, const char *name)
+{
+	size_t from = idx->count;
+	int err = parse_shard_unsorted(idx, text, len, name);
+	int serr = sort_tail(idx, from);
+
+	return err ? err : serr;
+}
+
+int rs_runindex_shard_path(struct rs_buf *out, const char *at)
+{
+	/* "YYYY-MM-..." */
+	for (int i = 0; i < 7; i++) {
+		if (i == 4 ? at[i] != '-' : !isdigit((unsigned char)at[i]))
+			return rs_error_set(RS_EUSAGE, "bad recording time '%s'", at);
+	}
+	return rs_buf_printf(out, "index/%.7s.jsonl", at);
+}
+
+/* A shard name "YYYY-MM.jsonl". */
+static int is_shard_name(const char *n)
+{
+	if (strlen(n) != 13 || strcmp(n + 7, ".jsonl") != 0)
+		return 0;
+	for (int i = 0; i < 7; i++)
+		if (i == 4 ? n[i] != '-' : !isdigit((unsigned char)n[i]))
+			return 0;
+	return 1;
+}
+
+static int cmp_names_desc(const void *a, const void *b)
+{
+	return -strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
+		     const char *rev, size_t want_recent)
+{
+	git_repository *repo = r->git;
+	git_object *treeish = NULL;
+	git_tree *tree = NULL, *sub = NULL;
+	git_tree_entry *te = NULL;
+	const char **names = NULL;
+	struct rs_buf text = RS_BUF_INIT, label = RS_BUF_INIT;
+	size_t n = 0, loaded = 0;
+	int err = 0, gerr;
+
+	gerr = git_revparse_single(&treeish, repo, rev ? rev : "HEAD");
+	if (!rev && (gerr == GIT_ENOTFOUND || gerr == GIT_EUNBORNBRANCH))
+		goto out; /* a new repository: no runs yet */
+	if (gerr == GIT_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND, "no commit '%s'", rev);
+		goto out;
+	}
+	if (gerr < 0 || git_object_peel((git_object **)&tree, treeish, GIT_OBJECT_TREE) < 0) {
+		err = rs_error_set(RS_EGENERIC, "cannot read '%s': %s", rev ? rev : "HEAD",
+				   git_error_last() ? git_error_last()->message : "?");
+		goto out;
+	}
+	gerr = git_tree_entry_bypath(&te, tree, "index");
+	if (gerr == GIT_ENOTFOUND)
+		goto out;
+	if (gerr < 0 || git_tree_entry_type(te) != GIT_OBJECT_TREE)
+		goto out; /* no index folder: no runs */
+	if (git_tree_lookup(&sub, repo, git_tree_entry_id(te)) < 0) {
+		err = rs_error_set(RS_ECORRUPT, "cannot read index/: %s",
+				   git_error_last() ? git_error_last()->message : "?");
+		goto out;
+	}
+	n = git_tree_entrycount(sub);
+	names = calloc(n ? n : 1, sizeof(*names));
+	if (!names) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			const git_tree_entry *e = git_tree_entry_byindex(sub, i);
+
+			if (git_tree_entry_type(e) == GIT_OBJECT_BLOB &&
+			    is_shard_name(git_tree_entry_name(e)))
+				names[k++] = git_tree_entry_name(e);
+		}
+		n = k;
+	}
+	/* Newest month first, so that a bounded load can stop early. */
+	qsort(names, n, sizeof(*names), cmp_names_desc);
+	for (size_t i = 0; i < n; i++) {
+		const git_tree_entry *e = git_tree_entry_byname(sub, names[i]);
+		git_blob *blob = NULL;
+
+		if (want_recent && loaded >= want_recent)
+			break;
+		if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0) {
+			err = rs_error_set(RS_ECORRUPT, "cannot read index/%s", names[i]);
+			goto out;
+		}
+		rs_buf_clear(&label);
+		rs_buf_printf(&label, "index/%s", names[i]);
+		{
+			size_t before = idx->count;
+
+			err = parse_shard_unsorted(idx, git_blob_rawcontent(blob),
+						      (size_t)git_blob_rawsize(blob),
+						      rs_buf_cstr(&label));
+			loaded += idx->count - before;
+		}
+		git_blob_free(blob);
+		if (err)
+			goto out;
+	}
+	err = sort_tail(idx, 0);
+out:
+	rs_buf_release(&text);
+	rs_buf_release(&label);
+	free(names);
+	git_tree_entry_free(te);
+	git_tree_free(sub);
+	git_tree_free(tree);
+	git_object_free(treeish);
+	return err;
+}
+
+static int starts_with_ci(const char *s, const char *prefix)
+{
+	for (; *prefix; s++, prefix++)
+		if (tolower((unsigned char)*s) != tolower((unsigned char)*prefix))
+			return 0;
+	return 1;
+}
+
+int rs_runindex_resolve(const struct rs_run_entry **out,
+			const struct rs_runindex *idx, const char *query)
+{
+	const struct rs_run_entry *best = NULL;
+	const char *other = NULL;
+	size_t qlen = strlen(query);
+
+	/* Exact run id first: ids are unique. */
+	for (size_t i = idx->count; i-- > 0;) {
+		if (strcmp(idx->runs[i].id, query) == 0) {
+			*out = &idx->runs[i];
+			return 0;
+		}
+	}
+	if (qlen < 4 || qlen > 64 || !is_hex(query))
+		return rs_error_set(RS_ENOTFOUND,
+				    "no run '%s' (give a run id or at least 4 hex digits "
+				    "of a profiled commit; 'results list' shows them)", query);
+	/* Newest first, so the first match of a commit is its latest run. */
+	for (size_t i = idx->count; i-- > 0;) {
+		const struct rs_run_entry *e = &idx->runs[i];
+
+		if (!starts_with_ci(e->commit, query))
+			continue;
+		if (!best)
+			best = e;
+		else if (strcmp(best->commit, e->commit) != 0 && !other)
+			other = e->commit;
+	}
+	if (!best)
+		return rs_error_set(RS_ENOTFOUND,
+				    "no run of commit '%s' (see 'results list'; after a "
+				    "'git pull' new runs appear)", query);
+	if (other)
+		return rs_error_set(RS_ENOTFOUND,
+				    "commit prefix '%s' is ambiguous: it matches %.12s and "
+				    "%.12s; give more digits", query, best->commit, other);
+	*out = best;
+	return 0;
+}
+
+/* Markdown table cell: no '|' or newlines from untrusted strings. */
+static int put_cell(struct rs_buf *out, const char *s)
+{
+	int err = 0;
+
+	for (; *s && !err; s++) {
+		if (*s == '|')
+			err = rs_buf_puts(out, "\\|");
+		else if (*s == '\n' || *s == '\r')
+			err = rs_buf_putc(out, ' ');
+		else
+			err = rs_buf_putc(out, *s);
+	}
+	return err;
+}
+
+static int put_metric(struct rs_buf *out, json_t *metrics, const char *key,
+		      const char *fmt)
+{
+	json_t *v = json_object_get(metrics, key);
+
+	if (!json_is_number(v))
+		return rs_buf_puts(out, "–");
+	return rs_buf_printf(out, fmt, json_number_value(v));
+}
+
+int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,
+		       size_t limit)
+{
+	size_t shown = 0;
+	int err = 0;
+
+	err = rs_buf_puts(out,
+		"# Profiling results\n\n"
+		"Each folder under `runs/` is one recorded profiling run: `summary.md` "
+		"is its readable summary, `run.json` its machine-readable record, and "
+		"the raw pyinstrument session is stored with Git LFS and not downloaded "
+		"by default. Use `results list`, `results show <commit>` and "
+		"`results fetch <commit>` to browse and download; `index/` lists every "
+		"run month by month.\n\n");
+	if (err)
+		return err;
+	if (idx->count == 0)
+		return rs_buf_puts(out, "No runs recorded yet.\n");
+	err = rs_buf_printf(out, "## Recent runs\n\n"
+			    "| recorded (UTC) | commit | branch | trigger | duration (s) | samples | summary |\n"
+			    "|---|---|---|---|---:|---:|---|\n");
+	for (size_t i = idx->count; i-- > 0 && shown < limit && !err; shown++) {
+		const struct rs_run_entry *e = &idx->runs[i];
+
+		err = rs_buf_printf(out, "| %.10s %.8s | `%.7s` | ", e->recorded_at,
+				    strlen(e->recorded_at) > 11 ? e->recorded_at + 11 : "",
+				    e->commit);
+		if (!err) err = put_cell(out, e->branch);
+		if (!err) err = rs_buf_puts(out, " | ");
+		if (!err) err = put_cell(out, e->trigger);
+		if (!err) err = rs_buf_puts(out, " | ");
+		if (!err) err = put_metric(out, e->metrics, "duration", "%.3f");
+		if (!err) err = rs_buf_puts(out, " | ");
+		if (!err) err = put_metric(out, e->metrics, "samples", "%.0f");
+		if (!err) err = rs_buf_printf(out, " | [%s](%s/summary.md) |\n", e->id, e->path);
+	}
+	if (!err && idx->count > shown)
+		err = rs_buf_printf(out, "\n%zu older runs are listed in `index/`.\n",
+				    idx->count - shown);
+	return err;
+}
