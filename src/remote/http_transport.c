@@ -1,0 +1,1017 @@
+/*
+ * The shared libcurl layer (see http_transport.h for the contract).
+ *
+ * Connection reuse: libcurl keeps its connection cache in the easy handle,
+ * and curl_easy_reset() keeps that cache. So a pool of easy handles, each
+ * used by one thread at a time, gives every concurrent caller its own warm
+ * connection without a lock around the transfer itself. A shared handle
+ * (CURLSH) adds a DNS cache and TLS session cache across the pool, so a
+ * new handle resumes a TLS session instead of a full handshake.
+ *
+ * Retry policy ("exponential backoff and full jitter", as described in
+ * AWS's architecture blog post of that name): before try n (n >= 1) sleep a
+ * uniformly random time in [0, min(cap, base * 2^(n-1))]. Full jitter
+ * spreads the retries of many parallel workers that failed together (a
+ * 503 burst) instead of having them hammer the server in lock-step. A
+ * Retry-After header (seconds) raises the sleep to what the server asked
+ * for, up to the cap. Only failures that can pass are retried: network
+ * errors, 408, 429 and 5xx. Every other 4xx is final: retrying a wrong
+ * key only delays the message and can lock an account.
+ */
+#include "remote/http_transport.h"
+
+#include "util/error.h"
+#include "util/hash.h"
+
+#include <curl/curl.h>
+#include <openssl/rand.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RS_HTTP_POOL_MAX 64
+#define RS_HTTP_HEADERS_MAX (64 * 1024)
+#define RS_HTTP_ERROR_BODY_MAX (16 * 1024)
+#define RS_HTTP_BACKOFF_CAP_MS 10000L
+
+struct rs_http {
+	pthread_mutex_t lock;
+	CURL *pool[RS_HTTP_POOL_MAX];
+	size_t npool;
+
+	CURLSH *share;
+	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+
+	char *cainfo;
+	rs_http_sign_fn sign;
+	void *sign_payload;
+	unsigned int tries;
+	long base_ms;
+	long low_speed_time;
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc = CURLE_OK;
+
+static void global_init(void)
+{
+	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access,
+		       void *userp)
+{
+	struct rs_http *http = userp;
+
+	(void)h;
+	(void)access;
+	pthread_mutex_lock(&http->share_locks[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *userp)
+{
+	struct rs_http *http = userp;
+
+	(void)h;
+	pthread_mutex_unlock(&http->share_locks[data]);
+}
+
+static long env_long(const char *name, long def, long lo, long hi)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return def;
+	return v;
+}
+
+static const char *config_first(const struct rs_http_options *opts)
+{
+	const char *v;
+
+	if (opts && opts->config_get) {
+		v = opts->config_get("results.http.cainfo", opts->config_payload);
+		if (v && *v)
+			return v;
+	}
+	v = getenv("RESULTS_CA_BUNDLE");
+	if (v && *v)
+		return v;
+	if (opts && opts->config_get) {
+		v = opts->config_get("http.sslCAInfo", opts->config_payload);
+		if (v && *v)
+			return v;
+		v = opts->config_get("http.sslcainfo", opts->config_payload);
+		if (v && *v)
+			return v;
+	}
+	v = getenv("GIT_SSL_CAINFO");
+	if (v && *v)
+		return v;
+	return NULL;
+}
+
+int rs_http_new(struct rs_http **out, const struct rs_http_options *opts)
+{
+	struct rs_http *http;
+	const char *cainfo;
+	int i;
+
+	pthread_once(&global_once, global_init);
+	if (global_rc != CURLE_OK)
+		return rs_error_set(RS_EGENERIC, "cannot initialise libcurl: %s",
+				    curl_easy_strerror(global_rc));
+	http = calloc(1, sizeof(*http));
+	if (!http)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	pthread_mutex_init(&http->lock, NULL);
+	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&http->share_locks[i], NULL);
+
+	cainfo = config_first(opts);
+	if (cainfo) {
+		http->cainfo = strdup(cainfo);
+		if (!http->cainfo) {
+			rs_http_free(http);
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		}
+	}
+	if (opts) {
+		http->sign = opts->sign;
+		http->sign_payload = opts->sign_payload;
+	}
+	http->tries = (unsigned int)env_long("RESULTS_HTTP_RETRIES", 5, 1, 20);
+	http->base_ms = env_long("RESULTS_HTTP_RETRY_BASE_MS", 200, 0, 60000);
+	http->low_speed_time = env_long("RESULTS_HTTP_LOW_SPEED_TIME", 60, 1, 3600);
+
+	http->share = curl_share_init();
+	if (http->share) {
+		curl_share_setopt(http->share, CURLSHOPT_LOCKFUNC, share_lock);
+		curl_share_setopt(http->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+		curl_share_setopt(http->share, CURLSHOPT_USERDATA, http);
+		curl_share_setopt(http->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+		curl_share_setopt(http->share, CURLSHOPT_SHARE,
+				  CURL_LOCK_DATA_SSL_SESSION);
+	}
+	*out = http;
+	return 0;
+}
+
+void rs_http_free(struct rs_http *http)
+{
+	size_t i;
+	int j;
+
+	if (!http)
+		return;
+	for (i = 0; i < http->npool; i++)
+		curl_easy_cleanup(http->pool[i]);
+	if (http->share)
+		curl_share_cleanup(http->share);
+	for (j = 0; j < CURL_LOCK_DATA_LAST; j++)
+		pthread_mutex_destroy(&http->share_locks[j]);
+	pthread_mutex_destroy(&http->lock);
+	free(http->cainfo);
+	free(http);
+}
+
+static CURL *pool_take(struct rs_http *http)
+{
+	CURL *h = NULL;
+
+	pthread_mutex_lock(&http->lock);
+	if (http->npool)
+		h = http->pool[--http->npool];
+	pthread_mutex_unlock(&http->lock);
+	if (!h)
+		h = curl_easy_init();
+	return h;
+}
+
+static void pool_give(struct rs_http *http, CURL *h)
+{
+	pthread_mutex_lock(&http->lock);
+	if (http->npool < RS_HTTP_POOL_MAX) {
+		http->pool[http->npool++] = h;
+		h = NULL;
+	}
+	pthread_mutex_unlock(&http->lock);
+	if (h)
+		curl_easy_cleanup(h);
+}
+
+/* ---- requests ---- */
+
+void rs_http_request_init(struct rs_http_request *req, const char *method,
+			  const char *url)
+{
+	memset(req, 0, sizeof(*req));
+	req->method = method;
+	req->url = url;
+}
+
+static void drop_headers_from(struct rs_http_request *req, size_t from)
+{
+	size_t i;
+
+	for (i = from; i < req->nheaders; i++) {
+		free(req->headers[i].name);
+		free(req->headers[i].value);
+		req->headers[i].name = req->headers[i].value = NULL;
+	}
+	if (req->nheaders > from)
+		req->nheaders = from;
+}
+
+void rs_http_request_release(struct rs_http_request *req)
+{
+	drop_headers_from(req, 0);
+}
+
+int rs_http_request_set_header(struct rs_http_request *req, const char *name,
+			       const char *value)
+{
+	char *n, *v;
+	size_t i;
+
+	if (strpbrk(name, "\r\n:") || !*name || strpbrk(value, "\r\n"))
+		return rs_error_set(RS_EUSAGE, "invalid HTTP header '%s'", name);
+	v = strdup(value);
+	if (!v)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < req->nheaders; i++) {
+		if (!strcasecmp(req->headers[i].name, name)) {
+			free(req->headers[i].value);
+			req->headers[i].value = v;
+			return 0;
+		}
+	}
+	if (req->nheaders == RS_HTTP_MAX_HEADERS) {
+		free(v);
+		return rs_error_set(RS_EUSAGE, "too many HTTP headers");
+	}
+	n = strdup(name);
+	if (!n) {
+		free(v);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	req->headers[req->nheaders].name = n;
+	req->headers[req->nheaders].value = v;
+	req->nheaders++;
+	return 0;
+}
+
+const char *rs_http_request_header(const struct rs_http_request *req,
+				   const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < req->nheaders; i++)
+		if (!strcasecmp(req->headers[i].name, name))
+			return req->headers[i].value;
+	return NULL;
+}
+
+void rs_http_request_set_body_mem(struct rs_http_request *req, const void *p,
+				  size_t n)
+{
+	req->body_kind = RS_HTTP_BODY_MEM;
+	req->body = p;
+	req->body_path = NULL;
+	req->body_off = 0;
+	req->body_len = n;
+	req->payload_sha256[0] = '\0';
+}
+
+void rs_http_request_set_body_file(struct rs_http_request *req,
+				   const char *path, uint64_t off, uint64_t len)
+{
+	req->body_kind = RS_HTTP_BODY_FILE;
+	req->body = NULL;
+	req->body_path = path;
+	req->body_off = off;
+	req->body_len = len;
+	req->payload_sha256[0] = '\0';
+}
+
+int rs_http_request_payload_sha256(struct rs_http_request *req,
+				   const char **hex_out)
+{
+	struct rs_sha256 *h = NULL;
+	struct rs_id id;
+	unsigned char *chunk = NULL;
+	uint64_t done = 0;
+	int fd = -1, err = 0;
+
+	if (req->payload_sha256[0]) {
+		*hex_out = req->payload_sha256;
+		return 0;
+	}
+	if (req->body_kind != RS_HTTP_BODY_FILE) {
+		rs_sha256(&id, req->body_kind == RS_HTTP_BODY_MEM ? req->body : "",
+			  req->body_kind == RS_HTTP_BODY_MEM ? req->body_len : 0);
+		rs_id_to_hex(req->payload_sha256, &id);
+		*hex_out = req->payload_sha256;
+		return 0;
+	}
+	h = rs_sha256_new();
+	chunk = malloc(1 << 20);
+	if (!h || !chunk) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	fd = open(req->body_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", req->body_path);
+		goto out;
+	}
+	while (done < req->body_len) {
+		uint64_t left = req->body_len - done;
+		ssize_t n = pread(fd, chunk, left < (1 << 20) ? (size_t)left : (1 << 20),
+				  (off_t)(req->body_off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", req->body_path);
+			goto out;
+		}
+		if (n == 0) {
+			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than expected",
+					   req->body_path);
+			goto out;
+		}
+		rs_sha256_update(h, chunk, (size_t)n);
+		done += (uint64_t)n;
+	}
+	rs_sha256_final(h, &id);
+	rs_id_to_hex(req->payload_sha256, &id);
+	*hex_out = req->payload_sha256;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(chunk);
+	rs_sha256_free(h);
+	return err;
+}
+
+/* ---- responses ---- */
+
+void rs_http_response_init(struct rs_http_response *resp)
+{
+	memset(resp, 0, sizeof(*resp));
+	rs_buf_init(&resp->headers, RS_HTTP_HEADERS_MAX);
+	rs_buf_init(&resp->error_body, RS_HTTP_ERROR_BODY_MAX);
+}
+
+void rs_http_response_release(struct rs_http_response *resp)
+{
+	rs_buf_release(&resp->headers);
+	rs_buf_release(&resp->error_body);
+}
+
+int rs_http_response_header(const struct rs_http_response *resp,
+			    const char *name, struct rs_buf *out)
+{
+	const char *p = rs_buf_cstr(&resp->headers);
+	size_t nlen = strlen(name);
+
+	rs_buf_clear(out);
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		const char *end = eol ? eol : p + strlen(p);
+
+		if ((size_t)(end - p) > nlen && !strncasecmp(p, name, nlen) &&
+		    p[nlen] == ':') {
+			const char *v = p + nlen + 1;
+
+			while (v < end && (*v == ' ' || *v == '\t'))
+				v++;
+			while (end > v && isspace((unsigned char)end[-1]))
+				end--;
+			return rs_buf_put(out, v, (size_t)(end - v));
+		}
+		if (!eol)
+			break;
+		p = eol + 1;
+	}
+	return RS_ENOTFOUND;
+}
+
+/* ---- helpers ---- */
+
+int rs_http_redact_url(struct rs_buf *out, const char *url)
+{
+	const char *scheme_end = strstr(url, "://");
+	const char *auth, *path_start, *at, *q;
+	int err;
+
+	if (!scheme_end) {
+		q = strpbrk(url, "?#");
+		return rs_buf_put(out, url, q ? (size_t)(q - url) : strlen(url));
+	}
+	auth = scheme_end + 3;
+	path_start = auth + strcspn(auth, "/?#");
+	err = rs_buf_put(out, url, (size_t)(auth - url));
+	if (err)
+		return err;
+	/* Userinfo ends at the last '@' before the path. */
+	at = NULL;
+	for (q = auth; q < path_start; q++)
+		if (*q == '@')
+			at = q;
+	if (at)
+		auth = at + 1;
+	err = rs_buf_put(out, auth, (size_t)(path_start - auth));
+	if (err)
+		return err;
+	q = path_start + strcspn(path_start, "?#");
+	return rs_buf_put(out, path_start, (size_t)(q - path_start));
+}
+
+int rs_http_url_encode(struct rs_buf *out, const char *s, int keep_slash)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	int err = 0;
+
+	for (; *s && !err; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+		    (keep_slash && c == '/')) {
+			err = rs_buf_putc(out, (char)c);
+		} else {
+			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
+			err = rs_buf_put(out, e, 3);
+		}
+	}
+	return err;
+}
+
+const char *rs_http_status_text(long status)
+{
+	switch (status) {
+	case 400: return "bad request";
+	case 401: return "authentication required or refused";
+	case 403: return "access denied";
+	case 404: return "not found";
+	case 405: return "method not allowed";
+	case 408: return "request timeout";
+	case 409: return "conflict";
+	case 410: return "gone";
+	case 411: return "length required";
+	case 412: return "precondition failed";
+	case 413: return "request too large for the server";
+	case 416: return "range not satisfiable";
+	case 429: return "too many requests";
+	case 500: return "internal server error";
+	case 501: return "not implemented by the server";
+	case 502: return "bad gateway";
+	case 503: return "service unavailable";
+	case 504: return "gateway timeout";
+	case 507: return "server out of storage";
+	}
+	if (status >= 200 && status < 300)
+		return "ok";
+	if (status >= 300 && status < 400)
+		return "redirect (not followed)";
+	if (status >= 500)
+		return "server error";
+	return "client error";
+}
+
+/* ---- one transfer ---- */
+
+struct transfer {
+	CURL *h;
+	struct rs_http_request *req;
+	struct rs_http_response *resp;
+	int err;            /* an error raised inside a callback */
+	/* upload */
+	int fd;
+	uint64_t pos;
+};
+
+static int status_is_success(CURL *h)
+{
+	long status = 0;
+
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	return status >= 200 && status < 300;
+}
+
+static size_t on_write(char *p, size_t size, size_t nmemb, void *userp)
+{
+	struct transfer *t = userp;
+	size_t n = size * nmemb;
+
+	if (!status_is_success(t->h)) {
+		/* Keep what fits of an error body for the message; drop the rest. */
+		struct rs_buf *eb = &t->resp->error_body;
+		size_t room = eb->max - 1 > eb->len ? eb->max - 1 - eb->len : 0;
+
+		if (room)
+			rs_buf_put(eb, p, n < room ? n : room);
+		return n;
+	}
+	if (!t->req->response_body)
+		return n;
+	if (rs_buf_put(t->req->response_body, p, n)) {
+		t->err = rs_error_set(RS_EUSAGE,
+				      "response larger than the limit of %zu bytes",
+				      t->req->response_body->max);
+		return 0;
+	}
+	return n;
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *userp)
+{
+	struct transfer *t = userp;
+	size_t n = size * nmemb;
+
+	/* A new status line starts a new response (after 100 Continue). */
+	if (n >= 5 && !memcmp(p, "HTTP/", 5))
+		rs_buf_clear(&t->resp->headers);
+	/* Headers past the cap are ignored: only a few are ever looked up. */
+	if (t->resp->headers.len + n < RS_HTTP_HEADERS_MAX)
+		rs_buf_put(&t->resp->headers, p, n);
+	return n;
+}
+
+static size_t on_read(char *p, size_t size, size_t nmemb, void *userp)
+{
+	struct transfer *t = userp;
+	struct rs_http_request *req = t->req;
+	size_t room = size * nmemb;
+	uint64_t left = req->body_len > t->pos ? req->body_len - t->pos : 0;
+	size_t n = left < room ? (size_t)left : room;
+	ssize_t got;
+
+	if (!n)
+		return 0;
+	if (req->body_kind == RS_HTTP_BODY_MEM) {
+		memcpy(p, (const char *)req->body + t->pos, n);
+		t->pos += n;
+		return n;
+	}
+	do {
+		got = pread(t->fd, p, n, (off_t)(req->body_off + t->pos));
+	} while (got < 0 && errno == EINTR);
+	if (got <= 0) {
+		t->err = got < 0 ?
+			rs_error_errno(RS_EGENERIC, "cannot read '%s'", req->body_path) :
+			rs_error_set(RS_ECORRUPT, "'%s' is shorter than expected",
+				     req->body_path);
+		return CURL_READFUNC_ABORT;
+	}
+	t->pos += (uint64_t)got;
+	return (size_t)got;
+}
+
+static int on_seek(void *userp, curl_off_t offset, int origin)
+{
+	struct transfer *t = userp;
+
+	if (origin != SEEK_SET || offset < 0 ||
+	    (uint64_t)offset > t->req->body_len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	t->pos = (uint64_t)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
+static int curl_is_transient(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+	case CURLE_HTTP3:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int status_is_transient(long status)
+{
+	return status == 408 || status == 429 || status >= 500;
+}
+
+/* Copy the server's error code: x-ms-error-code, else an XML <Code>. */
+static void find_error_code(struct rs_http_response *resp)
+{
+	struct rs_buf v = RS_BUF_INIT;
+	const char *src = NULL, *end = NULL;
+	size_t i, o = 0;
+
+	resp->error_code[0] = '\0';
+	v.max = 256;
+	if (!rs_http_response_header(resp, "x-ms-error-code", &v)) {
+		src = rs_buf_cstr(&v);
+		end = src + v.len;
+	} else {
+		const char *b = rs_buf_cstr(&resp->error_body);
+		const char *c = strstr(b, "<Code>");
+
+		if (c) {
+			src = c + 6;
+			end = strstr(src, "</Code>");
+		}
+	}
+	if (src && end) {
+		for (i = 0; src + i < end && o < sizeof(resp->error_code) - 1; i++) {
+			unsigned char ch = (unsigned char)src[i];
+
+			if (isalnum(ch) || ch == '.' || ch == '_' || ch == '-')
+				resp->error_code[o++] = (char)ch;
+		}
+		resp->error_code[o] = '\0';
+	}
+	rs_buf_release(&v);
+}
+
+/* Map a final non-2xx answer to a code and a message that says what to do. */
+static int status_error(const char *method, const char *where, long status,
+			const struct rs_http_response *resp, unsigned int tries)
+{
+	const char *code = resp->error_code;
+	const char *body = rs_buf_cstr(&resp->error_body);
+	const char *text = rs_http_status_text(status);
+	char codepart[96] = "";
+
+	if (*code)
+		snprintf(codepart, sizeof(codepart), " (%s)", code);
+
+	if (!strcmp(code, "RequestTimeTooSkewed") ||
+	    strstr(body, "Request date header too old") ||
+	    strstr(body, "RequestTimeTooSkewed"))
+		return rs_error_set(RS_EAUTH,
+			"%s %s: %ld %s%s: clock skew - this machine's clock differs "
+			"too much from the server's; check the system time",
+			method, where, status, text, codepart);
+	if (!strcmp(code, "NoSuchBucket"))
+		return rs_error_set(RS_EUSAGE, "%s %s: %ld: no such bucket - "
+				    "create it or check the remote URL",
+				    method, where, status);
+	if (!strcmp(code, "ContainerNotFound"))
+		return rs_error_set(RS_EUSAGE, "%s %s: %ld: no such container - "
+				    "create it or check the remote URL",
+				    method, where, status);
+	if (!strcmp(code, "ExpiredToken") || !strcmp(code, "TokenRefreshRequired"))
+		return rs_error_set(RS_EAUTH, "%s %s: %ld%s: the session token has "
+				    "expired - renew the credentials",
+				    method, where, status, codepart);
+	if (!strcmp(code, "InvalidAccessKeyId"))
+		return rs_error_set(RS_EAUTH, "%s %s: %ld%s: unknown access key id - "
+				    "check the credentials", method, where, status,
+				    codepart);
+	if (!strcmp(code, "SignatureDoesNotMatch") ||
+	    !strcmp(code, "AuthenticationFailed") ||
+	    !strcmp(code, "AuthorizationFailure"))
+		return rs_error_set(RS_EAUTH, "%s %s: %ld %s%s: the signature was "
+				    "refused - check the key", method, where, status,
+				    text, codepart);
+
+	switch (status) {
+	case 401:
+		return rs_error_set(RS_EAUTH, "%s %s: 401 %s%s - check the credentials",
+				    method, where, text, codepart);
+	case 403:
+		return rs_error_set(RS_EAUTH, "%s %s: 403 %s%s - check the key and "
+				    "its permissions", method, where, text, codepart);
+	case 404:
+	case 410:
+		return rs_error_set(RS_ENOTFOUND, "%s %s: %ld %s%s", method, where,
+				    status, text, codepart);
+	case 412:
+		return rs_error_set(RS_EEXISTS, "%s %s: 412 %s%s", method, where,
+				    text, codepart);
+	case 416:
+		return rs_error_set(RS_ECORRUPT, "%s %s: 416 %s: the object is "
+				    "shorter than asked", method, where, text);
+	}
+	if (status_is_transient(status))
+		return rs_error_set(RS_ERETRY, "%s %s: %ld %s%s (gave up after %u "
+				    "tr%s)", method, where, status, text, codepart,
+				    tries, tries == 1 ? "y" : "ies");
+	return rs_error_set(RS_EGENERIC, "%s %s: %ld %s%s", method, where, status,
+			    text, codepart);
+}
+
+static int curl_error(const char *method, const char *where, CURLcode rc,
+		      const char *detail, unsigned int tries)
+{
+	const char *d = *detail ? detail : curl_easy_strerror(rc);
+
+	switch (rc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+		return rs_error_set(RS_EUSAGE, "%s %s: TLS certificate verification "
+				    "failed: %s - if the server uses a private CA, "
+				    "set results.http.cainfo or RESULTS_CA_BUNDLE",
+				    method, where, d);
+	case CURLE_UNSUPPORTED_PROTOCOL:
+	case CURLE_URL_MALFORMAT:
+		return rs_error_set(RS_EUSAGE, "%s %s: %s", method, where, d);
+	default:
+		break;
+	}
+	if (curl_is_transient(rc))
+		return rs_error_set(RS_ERETRY, "%s %s: %s (gave up after %u tr%s)",
+				    method, where, d, tries, tries == 1 ? "y" : "ies");
+	return rs_error_set(RS_EGENERIC, "%s %s: %s", method, where, d);
+}
+
+static uint32_t random_u32(void)
+{
+	uint32_t r;
+
+	if (RAND_bytes((unsigned char *)&r, sizeof(r)) != 1)
+		r = (uint32_t)rand();
+	return r;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static long backoff_ms(const struct rs_http *http, unsigned int attempt,
+		       const struct rs_http_response *resp)
+{
+	long ceiling = http->base_ms;
+	long ms;
+	struct rs_buf v = RS_BUF_INIT;
+	unsigned int i;
+
+	for (i = 1; i < attempt && ceiling < RS_HTTP_BACKOFF_CAP_MS; i++)
+		ceiling *= 2;
+	if (ceiling > RS_HTTP_BACKOFF_CAP_MS)
+		ceiling = RS_HTTP_BACKOFF_CAP_MS;
+	ms = ceiling ? (long)(random_u32() % (uint32_t)(ceiling + 1)) : 0;
+
+	v.max = 64;
+	if (resp->status && !rs_http_response_header(resp, "Retry-After", &v)) {
+		char *end;
+		long secs = strtol(rs_buf_cstr(&v), &end, 10);
+
+		if (end != rs_buf_cstr(&v) && !*end && secs > 0) {
+			long want = secs > RS_HTTP_BACKOFF_CAP_MS / 1000 ?
+				RS_HTTP_BACKOFF_CAP_MS : secs * 1000;
+			if (want > ms)
+				ms = want;
+		}
+	}
+	rs_buf_release(&v);
+	return ms;
+}
+
+static int build_headers(struct curl_slist **out, const struct rs_http_request *req)
+{
+	struct curl_slist *list = NULL, *n;
+	struct rs_buf line = RS_BUF_INIT;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < req->nheaders; i++) {
+		rs_buf_clear(&line);
+		/* "Name;" is curl's way to send a header with an empty value. */
+		if (*req->headers[i].value)
+			err = rs_buf_printf(&line, "%s: %s", req->headers[i].name,
+					    req->headers[i].value);
+		else
+			err = rs_buf_printf(&line, "%s;", req->headers[i].name);
+		if (err)
+			goto out;
+		n = curl_slist_append(list, rs_buf_cstr(&line));
+		if (!n) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+		list = n;
+	}
+	/*
+	 * No "Expect: 100-continue": it costs a round trip per upload (or a
+	 * one-second stall against servers that ignore it); a refused upload
+	 * is rare and is caught by the status anyway.
+	 */
+	if (!rs_http_request_header(req, "Expect")) {
+		n = curl_slist_append(list, "Expect:");
+		if (!n) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+		list = n;
+	}
+out:
+	rs_buf_release(&line);
+	if (err) {
+		curl_slist_free_all(list);
+		return err;
+	}
+	*out = list;
+	return 0;
+}
+
+static void setup_handle(struct rs_http *http, struct transfer *t,
+			 struct curl_slist *headers, char *errbuf)
+{
+	CURL *h = t->h;
+	struct rs_http_request *req = t->req;
+
+	curl_easy_setopt(h, CURLOPT_URL, req->url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	/*
+	 * Redirects are not followed: a signature covers the URL it was made
+	 * for, and following one could hand credentials to another host.
+	 */
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, http->low_speed_time);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (http->cainfo)
+		curl_easy_setopt(h, CURLOPT_CAINFO, http->cainfo);
+	if (http->share)
+		curl_easy_setopt(h, CURLOPT_SHARE, http->share);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, t);
+	if (req->username) {
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(h, CURLOPT_USERNAME, req->username);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, req->password ? req->password : "");
+	}
+
+	if (!strcmp(req->method, "HEAD")) {
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	} else if (req->body_kind != RS_HTTP_BODY_NONE) {
+		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)req->body_len);
+		curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(h, CURLOPT_READDATA, t);
+		curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek);
+		curl_easy_setopt(h, CURLOPT_SEEKDATA, t);
+		if (strcmp(req->method, "PUT"))
+			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
+	} else if (strcmp(req->method, "GET")) {
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
+	}
+}
+
+int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
+		    struct rs_http_response *resp)
+{
+	struct rs_http_response local;
+	struct rs_buf where = RS_BUF_INIT;
+	struct curl_slist *headers = NULL;
+	struct transfer t;
+	char errbuf[CURL_ERROR_SIZE];
+	size_t body_start = req->response_body ? req->response_body->len : 0;
+	rs_http_sign_fn sign = req->sign ? req->sign : http->sign;
+	void *sign_payload = req->sign ? req->sign_payload : http->sign_payload;
+	unsigned int tries = req->max_tries ? req->max_tries : http->tries;
+	unsigned int attempt;
+	CURLcode rc = CURLE_OK;
+	int err = 0;
+
+	if (!resp) {
+		rs_http_response_init(&local);
+		resp = &local;
+	}
+	memset(&t, 0, sizeof(t));
+	t.fd = -1;
+	t.req = req;
+	t.resp = resp;
+	resp->status = 0;
+	resp->attempts = 0;
+	req->ncaller_headers = req->nheaders;
+
+	err = rs_http_redact_url(&where, req->url);
+	if (err)
+		goto out;
+	if (req->body_kind == RS_HTTP_BODY_FILE) {
+		t.fd = open(req->body_path, O_RDONLY | O_CLOEXEC);
+		if (t.fd < 0) {
+			err = rs_error_errno(RS_EGENERIC, "cannot open '%s'",
+					     req->body_path);
+			goto out;
+		}
+	}
+	t.h = pool_take(http);
+	if (!t.h) {
+		err = rs_error_set(RS_EGENERIC, "cannot create a libcurl handle");
+		goto out;
+	}
+
+	for (attempt = 1;; attempt++) {
+		resp->attempts = attempt;
+		resp->status = 0;
+		resp->error_code[0] = '\0';
+		rs_buf_clear(&resp->headers);
+		rs_buf_clear(&resp->error_body);
+		if (req->response_body) {
+			req->response_body->len = body_start;
+			if (req->response_body->ptr)
+				req->response_body->ptr[body_start] = '\0';
+		}
+		t.err = 0;
+		t.pos = 0;
+		errbuf[0] = '\0';
+
+		drop_headers_from(req, req->ncaller_headers);
+		if (sign) {
+			err = sign(req, sign_payload);
+			if (err)
+				goto out;
+		}
+		curl_slist_free_all(headers);
+		headers = NULL;
+		err = build_headers(&headers, req);
+		if (err)
+			goto out;
+
+		curl_easy_reset(t.h);
+		setup_handle(http, &t, headers, errbuf);
+		rc = curl_easy_perform(t.h);
+		if (t.err) {
+			/* Our own callback failed (response too large, file read). */
+			err = t.err;
+			goto out;
+		}
+		if (rc == CURLE_OK) {
+			curl_easy_getinfo(t.h, CURLINFO_RESPONSE_CODE, &resp->status);
+			if (resp->status >= 200 && resp->status < 300) {
+				err = 0;
+				goto out;
+			}
+			find_error_code(resp);
+			if (!status_is_transient(resp->status) || attempt >= tries) {
+				err = status_error(req->method, rs_buf_cstr(&where),
+						   resp->status, resp, attempt);
+				goto out;
+			}
+		} else if (!curl_is_transient(rc) || attempt >= tries) {
+			err = curl_error(req->method, rs_buf_cstr(&where), rc, errbuf,
+					 attempt);
+			goto out;
+		}
+		sleep_ms(backoff_ms(http, attempt, resp));
+	}
+
+out:
+	/* Drop the signer's headers: they hold secrets and a stale date. */
+	drop_headers_from(req, req->ncaller_headers);
+	if (t.h) {
+		/* Forget the header list and credentials before pooling. */
+		curl_easy_reset(t.h);
+		pool_give(http, t.h);
+	}
+	curl_slist_free_all(headers);
+	if (t.fd >= 0)
+		close(t.fd);
+	if (err && req->response_body) {
+		req->response_body->len = body_start;
+		if (req->response_body->ptr)
+			req->response_body->ptr[body_start] = '\0';
+	}
+	rs_buf_release(&where);
+	if (resp == &local)
+		rs_http_response_release(&local);
+	return err;
+}

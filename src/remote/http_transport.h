@@ -1,0 +1,226 @@
+/*
+ * http_transport: the one libcurl layer under every HTTP backend
+ * (WebDAV, S3, Azure). A backend builds an rs_http_request, optionally
+ * lets a signer add authentication headers, and calls rs_http_perform,
+ * which owns everything protocol-independent:
+ *
+ *  - connection reuse: one CURL easy handle per concurrent caller, taken
+ *    from a locked pool and put back after the request, so each thread
+ *    keeps its warm (TLS) connections and several threads can call
+ *    rs_http_perform on one rs_http at once;
+ *  - retries of transient failures (timeouts, connection resets, HTTP 429
+ *    and 5xx) with exponential backoff and full jitter, a bounded number of
+ *    times; 4xx answers (auth, not found, ...) are never retried;
+ *  - error messages that say what a status means ("403: access denied -
+ *    check the key", "clock skew", "no such bucket") and never contain a
+ *    credential: URLs in messages lose their userinfo and query string;
+ *  - TLS verification, always on; a CA bundle from the config key
+ *    results.http.cainfo, env RESULTS_CA_BUNDLE, git's http.sslCAInfo or
+ *    env GIT_SSL_CAINFO (first found wins);
+ *  - libcurl's proxy environment variables (http_proxy, https_proxy,
+ *    no_proxy, ...) work because nothing here overrides them.
+ *
+ * Tuning for tests (environment):
+ *   RESULTS_HTTP_RETRIES        tries in all, 1..20 (default 5)
+ *   RESULTS_HTTP_RETRY_BASE_MS  first backoff ceiling (default 200 ms;
+ *                               the ceiling doubles per try, up to 10 s)
+ *   RESULTS_HTTP_LOW_SPEED_TIME seconds below 1 byte/s before a transfer
+ *                               counts as stalled (default 60)
+ */
+#ifndef RS_HTTP_TRANSPORT_H
+#define RS_HTTP_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "remote/remote.h"
+#include "util/buf.h"
+
+#define RS_HTTP_MAX_HEADERS 32
+
+struct rs_http;
+struct rs_http_request;
+
+/*
+ * Adds authentication to `req` just before each attempt (so a date or
+ * signature is fresh on every retry). It reads req->method, req->url,
+ * the headers and the body length, may call
+ * rs_http_request_payload_sha256, and adds headers with
+ * rs_http_request_set_header. Headers it adds are dropped again before
+ * the next attempt. Return 0 or an RS_E* code (the request is then not
+ * sent). Called from the thread that called rs_http_perform.
+ */
+typedef int (*rs_http_sign_fn)(struct rs_http_request *req, void *payload);
+
+struct rs_http_options {
+	/* Config lookups (results.http.cainfo, http.sslCAInfo); may be NULL. */
+	rs_config_get_fn config_get;
+	void *config_payload;
+	/* Default signer for every request of this transport; may be NULL. */
+	rs_http_sign_fn sign;
+	void *sign_payload;
+};
+
+/*
+ * Create a transport. `opts` may be NULL. The strings it names are read
+ * during the call only. The result is the caller's (rs_http_free).
+ */
+int rs_http_new(struct rs_http **out, const struct rs_http_options *opts);
+
+/* Close every pooled connection. NULL is a no-op. */
+void rs_http_free(struct rs_http *http);
+
+struct rs_http_header {
+	char *name;  /* owned by the request */
+	char *value; /* owned by the request */
+};
+
+enum rs_http_body_kind {
+	RS_HTTP_BODY_NONE = 0, /* no body (GET, HEAD, DELETE, ...) */
+	RS_HTTP_BODY_MEM,      /* body/body_len, borrowed */
+	RS_HTTP_BODY_FILE,     /* body_path from body_off, body_len bytes */
+};
+
+/*
+ * One request. The caller owns the struct (rs_http_request_init /
+ * rs_http_request_release); it can be performed more than once.
+ */
+struct rs_http_request {
+	const char *method; /* borrowed: "GET", "PUT", "PROPFIND", ... */
+	const char *url;    /* borrowed: full URL, no userinfo in it */
+
+	struct rs_http_header headers[RS_HTTP_MAX_HEADERS];
+	size_t nheaders;
+
+	enum rs_http_body_kind body_kind;
+	const void *body;      /* RS_HTTP_BODY_MEM (borrowed) */
+	const char *body_path; /* RS_HTTP_BODY_FILE (borrowed; opened per perform) */
+	uint64_t body_off;
+	uint64_t body_len;     /* bytes sent, both kinds */
+
+	/*
+	 * Where a 2xx response body goes: appended to this buffer (borrowed;
+	 * its cap bounds the size, RS_EUSAGE past it). NULL discards the
+	 * body. A retried attempt first truncates the buffer back to the
+	 * length it had when rs_http_perform started.
+	 */
+	struct rs_buf *response_body;
+
+	/* Basic authentication (borrowed; never logged). NULL for none. */
+	const char *username;
+	const char *password;
+
+	/* Overrides the transport's signer for this request when set. */
+	rs_http_sign_fn sign;
+	void *sign_payload;
+
+	/*
+	 * Tries for this request; 0 takes the transport's default. 1 for a
+	 * request that must not be repeated blindly (a non-idempotent POST).
+	 */
+	unsigned int max_tries;
+
+	/* Set by rs_http_perform: "" or the lower-case hex SHA-256 of the body. */
+	char payload_sha256[65];
+	size_t ncaller_headers; /* internal: headers set before signing */
+};
+
+void rs_http_request_init(struct rs_http_request *req, const char *method,
+			  const char *url);
+void rs_http_request_release(struct rs_http_request *req);
+
+/*
+ * Add `name: value`, replacing an earlier header of the same name
+ * (case-insensitive). Both strings are copied. RS_EUSAGE when more than
+ * RS_HTTP_MAX_HEADERS headers or a CR/LF in either string.
+ */
+int rs_http_request_set_header(struct rs_http_request *req, const char *name,
+			       const char *value);
+
+/* The value of header `name` set on the request (borrowed) or NULL. */
+const char *rs_http_request_header(const struct rs_http_request *req,
+				   const char *name);
+
+/* Send `n` bytes of `p` (borrowed until the request is released). */
+void rs_http_request_set_body_mem(struct rs_http_request *req, const void *p,
+				  size_t n);
+
+/*
+ * Send `len` bytes of the file at `path` from `off`. The file is opened
+ * and read (pread) during rs_http_perform, never loaded whole.
+ */
+void rs_http_request_set_body_file(struct rs_http_request *req,
+				   const char *path, uint64_t off, uint64_t len);
+
+/*
+ * Compute (once; cached in req->payload_sha256) the lower-case hex SHA-256
+ * of the body; the empty string's digest without a body. For signers.
+ * Reads the file region for RS_HTTP_BODY_FILE.
+ */
+int rs_http_request_payload_sha256(struct rs_http_request *req,
+				   const char **hex_out);
+
+/* What came back. The caller owns it: rs_http_response_init / _release. */
+struct rs_http_response {
+	long status;          /* final HTTP status; 0 when none arrived */
+	struct rs_buf headers; /* raw header lines of the final response (capped) */
+	/*
+	 * The server's error code when it sent one: S3's <Code>, Azure's
+	 * x-ms-error-code / <Code>. Empty otherwise.
+	 */
+	char error_code[64];
+	/* The body of a non-2xx response (capped, for messages). */
+	struct rs_buf error_body;
+	unsigned int attempts; /* tries made */
+};
+
+void rs_http_response_init(struct rs_http_response *resp);
+void rs_http_response_release(struct rs_http_response *resp);
+
+/*
+ * Copy the value of response header `name` (case-insensitive, first one,
+ * surrounding blanks trimmed) into `out` (cleared first).
+ * RS_ENOTFOUND when the response has no such header.
+ */
+int rs_http_response_header(const struct rs_http_response *resp,
+			    const char *name, struct rs_buf *out);
+
+/*
+ * Perform `req`, retrying transient failures. `resp` may be NULL.
+ * Returns 0 for a 2xx status, else:
+ *   RS_ENOTFOUND  404 / 410 (except missing bucket or container: RS_EUSAGE)
+ *   RS_EAUTH      401, 403 (message says why when the server does:
+ *                 wrong key, clock skew, expired token)
+ *   RS_EEXISTS    412 (a conditional request's precondition failed)
+ *   RS_ECORRUPT   416 (range past the end of the object)
+ *   RS_ERETRY     429 / 5xx / network failure still failing after the
+ *                 last try
+ *   RS_EUSAGE     bad URL, TLS certificate problems, missing bucket
+ *   RS_EGENERIC   any other status or failure
+ * The message names the method and the redacted URL. resp->status is
+ * filled in every case, so a caller may treat a status as success
+ * itself (for example 405 for a WebDAV MKCOL of an existing collection).
+ */
+int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
+		    struct rs_http_response *resp);
+
+/*
+ * Append `url` to `out` without userinfo and without the query string
+ * (SAS tokens and pre-signed URLs carry secrets there), for messages.
+ */
+int rs_http_redact_url(struct rs_buf *out, const char *url);
+
+/*
+ * Percent-encode `s` into `out` the RFC 3986 way: unreserved characters
+ * A-Z a-z 0-9 - . _ ~ stay; '/' stays when `keep_slash`. Used for URL
+ * paths and for signing (SigV4 and SharedKey both need exact encoding).
+ */
+int rs_http_url_encode(struct rs_buf *out, const char *s, int keep_slash);
+
+/*
+ * Short phrase for a status ("access denied", "service unavailable"),
+ * never NULL.
+ */
+const char *rs_http_status_text(long status);
+
+#endif
