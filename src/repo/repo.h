@@ -31,6 +31,7 @@ struct rs_repo {
 	char *workdir;        /* root of the working tree, ends with '/' */
 	char *gitdir;         /* the common git dir (.git/), ends with '/' */
 	char *lfs_dir;        /* <gitdir>lfs (no trailing '/') */
+	git_config *snapshot; /* private: config read once, for rs_remote_options */
 };
 
 /*

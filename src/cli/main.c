@@ -1,0 +1,156 @@
+/*
+ * results: record pyinstrument profiling runs in a git repository whose
+ * sessions travel through Git LFS and lfs-agent. main() only dispatches:
+ * each command is one file, cmd_<name>.c, and one line of the table below.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "cli/cli.h"
+#include "repo/repo.h"
+#include "util/error.h"
+
+/* Keep in the order `results --help` should show them. */
+const struct rs_command rs_commands[] = {
+	{ "help", cmd_help, "show help for results or a command" },
+	{ "version", cmd_version, "print the version" },
+};
+const unsigned int rs_ncommands = sizeof(rs_commands) / sizeof(rs_commands[0]);
+
+int rs_cli_wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int rs_cli_exit_for(int err)
+{
+	switch (err) {
+	case RS_OK:
+		return RS_EXIT_OK;
+	case RS_EUSAGE:
+		return RS_EXIT_USAGE;
+	case RS_ECORRUPT:
+		return RS_EXIT_CORRUPT;
+	case RS_EAUTH:
+	case RS_ERETRY:
+		return RS_EXIT_REMOTE;
+	default:
+		return RS_EXIT_OTHER;
+	}
+}
+
+int rs_cli_fail(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("results: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return status;
+}
+
+int rs_cli_error(int status)
+{
+	return rs_cli_fail(status, "%s", rs_error_message());
+}
+
+int rs_cli_report(int err)
+{
+	return rs_cli_error(rs_cli_exit_for(err));
+}
+
+int rs_cli_open_repo(struct rs_repo **out)
+{
+	struct rs_repo *r = NULL;
+	int err;
+
+	err = rs_repo_open(&r, NULL);
+	if (err == RS_ENOTFOUND)
+		return rs_cli_error(RS_EXIT_NOT_REPO);
+	if (err < 0)
+		return rs_cli_report(err);
+	err = rs_repo_check_results(r);
+	if (err < 0) {
+		rs_repo_free(r);
+		return rs_cli_error(err == RS_ENOTFOUND ? RS_EXIT_NOT_REPO
+							: rs_cli_exit_for(err));
+	}
+	*out = r;
+	return RS_EXIT_OK;
+}
+
+const char *rs_cli_exe_dir(void)
+{
+	static char dir[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (dir[0])
+		return dir;
+	n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	if (n <= 0) {
+		dir[0] = '\0';
+		return NULL;
+	}
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash) {
+		dir[0] = '\0';
+		return NULL;
+	}
+	*slash = '\0';
+	if (!dir[0])
+		strcpy(dir, "/");
+	return dir;
+}
+
+static const struct rs_command *find_command(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < rs_ncommands; i++)
+		if (strcmp(rs_commands[i].name, name) == 0)
+			return &rs_commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct rs_command *cmd;
+	int status;
+
+	if (argc < 2) {
+		cmd_help(1, argv);
+		return RS_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return cmd_help(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version(argc - 1, argv + 1);
+
+	cmd = find_command(argv[1]);
+	if (!cmd)
+		return rs_cli_fail(RS_EXIT_USAGE,
+				   "'%s' is not a results command; see 'results --help'",
+				   argv[1]);
+	git_libgit2_init();
+	status = cmd->fn(argc - 1, argv + 1);
+	git_libgit2_shutdown();
+	return status;
+}

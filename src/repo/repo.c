@@ -1,0 +1,456 @@
+/*
+ * Opening the results repository and the few facts every command needs
+ * about it: its config, its committed marker file, its remote and its
+ * local LFS object store (.git/lfs/objects, laid out as git-lfs does so
+ * that git-lfs and we share it).
+ */
+#include "repo/repo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "util/error.h"
+#include "util/fs.h"
+
+static int git_fail(int code, const char *what)
+{
+	const git_error *e = git_error_last();
+
+	return rs_error_set(code, "%s: %s", what, e && e->message ? e->message : "libgit2 error");
+}
+
+static char *dup_str(const char *s)
+{
+	size_t n = strlen(s);
+	char *p = malloc(n + 1);
+
+	if (p)
+		memcpy(p, s, n + 1);
+	return p;
+}
+
+int rs_repo_open(struct rs_repo **out, const char *path)
+{
+	struct rs_repo *r = NULL;
+	struct rs_buf lfs = RS_BUF_INIT;
+	int err, gerr;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	gerr = git_repository_open_ext(&r->git, path ? path : ".", 0, NULL);
+	if (gerr == GIT_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND,
+				   "not a results repository (no git repository here); "
+				   "run results inside a clone of one");
+		goto out;
+	}
+	if (gerr < 0) {
+		err = git_fail(RS_EGENERIC, "cannot open the git repository");
+		goto out;
+	}
+	if (git_repository_is_bare(r->git)) {
+		err = rs_error_set(RS_ENOTFOUND,
+				   "not a results repository: '%s' is bare; run results in a clone "
+				   "with a working tree", git_repository_path(r->git));
+		goto out;
+	}
+	err = rs_buf_printf(&lfs, "%slfs", git_repository_commondir(r->git));
+	if (err)
+		goto out;
+	r->workdir = dup_str(git_repository_workdir(r->git));
+	r->gitdir = dup_str(git_repository_commondir(r->git));
+	r->lfs_dir = rs_buf_detach(&lfs, NULL);
+	if (!r->workdir || !r->gitdir || !r->lfs_dir) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	*out = r;
+	r = NULL;
+	err = 0;
+out:
+	rs_buf_release(&lfs);
+	rs_repo_free(r);
+	return err;
+}
+
+void rs_repo_free(struct rs_repo *r)
+{
+	if (!r)
+		return;
+	git_config_free(r->snapshot);
+	git_repository_free(r->git);
+	free(r->workdir);
+	free(r->gitdir);
+	free(r->lfs_dir);
+	free(r);
+}
+
+int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out)
+{
+	git_config *cfg = NULL;
+	git_buf val = { 0 };
+	int gerr, err;
+
+	if (git_repository_config(&cfg, r->git) < 0)
+		return git_fail(RS_EGENERIC, "cannot read the git config");
+	gerr = git_config_get_string_buf(&val, cfg, key);
+	if (gerr == GIT_ENOTFOUND)
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not set in the git config", key);
+	else if (gerr < 0)
+		err = git_fail(RS_EGENERIC, "cannot read the git config");
+	else
+		err = rs_buf_puts(out, val.ptr);
+	git_buf_dispose(&val);
+	git_config_free(cfg);
+	return err;
+}
+
+int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
+			   size_t max, struct rs_buf *out)
+{
+	git_object *obj = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *entry = NULL;
+	git_blob *blob = NULL;
+	git_object_size_t size;
+	int gerr, err;
+
+	gerr = git_revparse_single(&obj, r->git, rev ? rev : "HEAD");
+	if (gerr == GIT_ENOTFOUND || gerr == GIT_EUNBORNBRANCH) {
+		err = rs_error_set(RS_ENOTFOUND, "no revision '%s'", rev ? rev : "HEAD");
+		goto out;
+	}
+	if (gerr < 0) {
+		err = git_fail(RS_EGENERIC, "cannot resolve a revision");
+		goto out;
+	}
+	if (git_object_peel((git_object **)&tree, obj, GIT_OBJECT_TREE) < 0) {
+		err = git_fail(RS_EGENERIC, "cannot read a tree");
+		goto out;
+	}
+	gerr = git_tree_entry_bypath(&entry, tree, path);
+	if (gerr == GIT_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", path, rev ? rev : "HEAD");
+		goto out;
+	}
+	if (gerr < 0 || git_tree_entry_type(entry) != GIT_OBJECT_BLOB) {
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not a file in %s", path,
+				   rev ? rev : "HEAD");
+		goto out;
+	}
+	if (git_blob_lookup(&blob, r->git, git_tree_entry_id(entry)) < 0) {
+		err = git_fail(RS_EGENERIC, "cannot read a blob");
+		goto out;
+	}
+	size = git_blob_rawsize(blob);
+	if (size > max) {
+		err = rs_error_set(RS_EUSAGE, "'%s' is too large (%llu bytes, limit %zu)", path,
+				   (unsigned long long)size, max);
+		goto out;
+	}
+	err = rs_buf_put(out, git_blob_rawcontent(blob), (size_t)size);
+out:
+	git_blob_free(blob);
+	git_tree_entry_free(entry);
+	git_tree_free(tree);
+	git_object_free(obj);
+	return err;
+}
+
+/* The "remote" of the committed marker, appended to `out`. */
+static int marker_remote(struct rs_repo *r, struct rs_buf *out)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	json_t *root = NULL, *remote;
+	json_error_t jerr;
+	int err;
+
+	err = rs_repo_read_tree_file(r, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text);
+	if (err)
+		goto out;
+	root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root || !json_is_object(root)) {
+		err = rs_error_set(RS_ECORRUPT, "%s is not a JSON object: %s", RS_REPO_MARKER,
+				   jerr.text);
+		goto out;
+	}
+	remote = json_object_get(root, "remote");
+	if (!json_is_string(remote) || json_string_length(remote) == 0) {
+		err = rs_error_set(RS_ENOTFOUND, "%s names no remote", RS_REPO_MARKER);
+		goto out;
+	}
+	err = rs_buf_puts(out, json_string_value(remote));
+out:
+	json_decref(root);
+	rs_buf_release(&text);
+	return err;
+}
+
+int rs_repo_check_results(struct rs_repo *r)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	git_object *obj = NULL;
+	int err;
+
+	err = rs_repo_read_tree_file(r, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &tmp);
+	if (err == RS_ENOTFOUND)
+		err = rs_repo_config_get(r, RS_REPO_REMOTE_KEY, &tmp);
+	if (err == RS_ENOTFOUND && git_revparse_single(&obj, r->git, "HEAD:index") == 0 &&
+	    git_object_type(obj) == GIT_OBJECT_TREE)
+		err = 0;
+	if (err == RS_ENOTFOUND || err == RS_EUSAGE)
+		err = rs_error_set(RS_ENOTFOUND,
+				   "not a results repository: no %s and no %s in '%s'; "
+				   "run 'results init --remote URL' to make it one",
+				   RS_REPO_MARKER, RS_REPO_REMOTE_KEY, r->workdir);
+	git_object_free(obj);
+	rs_buf_release(&tmp);
+	return err;
+}
+
+int rs_repo_remote_url(struct rs_repo *r, struct rs_buf *out, int *from_config)
+{
+	int err;
+
+	err = rs_repo_config_get(r, RS_REPO_REMOTE_KEY, out);
+	if (err == 0 && out->len > 0) {
+		if (from_config)
+			*from_config = 1;
+		return 0;
+	}
+	if (err && err != RS_ENOTFOUND)
+		return err;
+	err = marker_remote(r, out);
+	if (err == 0 && from_config)
+		*from_config = 0;
+	if (err == RS_ENOTFOUND)
+		return rs_error_set(RS_ENOTFOUND,
+				    "no remote configured: set it with 'results init --remote URL'");
+	return err;
+}
+
+/* rs_remote_options.config_get: values borrowed from the repo's snapshot. */
+static const char *snapshot_get(const char *key, void *payload)
+{
+	struct rs_repo *r = payload;
+	const char *val = NULL;
+
+	if (!r->snapshot || git_config_get_string(&val, r->snapshot, key) < 0)
+		return NULL;
+	return val;
+}
+
+int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
+			struct rs_buf *url_out)
+{
+	struct rs_buf url = RS_BUF_INIT;
+	struct rs_remote_options opts = { snapshot_get, r };
+	git_config *cfg = NULL;
+	int err;
+
+	err = rs_repo_remote_url(r, &url, NULL);
+	if (err)
+		goto out;
+	if (!r->snapshot) {
+		if (git_repository_config_snapshot(&cfg, r->git) < 0) {
+			err = git_fail(RS_EGENERIC, "cannot read the git config");
+			goto out;
+		}
+		r->snapshot = cfg;
+	}
+	err = rs_remote_open(out, url.ptr, &opts);
+	if (err == 0 && url_out)
+		err = rs_buf_puts(url_out, url.ptr);
+out:
+	rs_buf_release(&url);
+	return err;
+}
+
+int rs_url_strip_credentials(struct rs_buf *out, const char *url)
+{
+	const char *scheme = strstr(url, "://");
+	const char *host, *slash, *at, *end;
+	int err;
+
+	end = url + strcspn(url, "?#");
+	if (!scheme || scheme > end)
+		return rs_buf_put(out, url, (size_t)(end - url));
+	host = scheme + 3;
+	slash = host + strcspn(host, "/?#");
+	/* The last '@' of the authority ends the userinfo (passwords may hold '@'). */
+	at = NULL;
+	for (const char *p = host; p < slash; p++)
+		if (*p == '@')
+			at = p;
+	err = rs_buf_put(out, url, (size_t)(host - url));
+	if (err == 0)
+		err = rs_buf_put(out, at ? at + 1 : host, (size_t)(end - (at ? at + 1 : host)));
+	return err;
+}
+
+int rs_repo_lfs_object_path(struct rs_buf *out, const struct rs_repo *r,
+			    const struct rs_id *oid)
+{
+	char hex[RS_ID_HEXSZ + 1];
+
+	rs_id_to_hex(hex, oid);
+	return rs_buf_printf(out, "%s/objects/%.2s/%.2s/%s", r->lfs_dir, hex, hex + 2, hex);
+}
+
+int rs_repo_lfs_has(const struct rs_repo *r, const struct rs_id *oid, uint64_t size)
+{
+	struct rs_buf path = RS_BUF_INIT;
+	struct stat st;
+	int err;
+
+	err = rs_repo_lfs_object_path(&path, r, oid);
+	if (err == 0 && (stat(path.ptr, &st) != 0 || !S_ISREG(st.st_mode) ||
+			 (uint64_t)st.st_size != size))
+		err = rs_error_set(RS_ENOTFOUND, "the object is not in the local LFS store");
+	rs_buf_release(&path);
+	return err;
+}
+
+int rs_repo_lfs_tmp_path(struct rs_buf *out, const struct rs_repo *r)
+{
+	static unsigned int counter;
+	struct rs_buf dir = RS_BUF_INIT;
+	struct timespec ts;
+	int err;
+
+	err = rs_buf_printf(&dir, "%s/tmp", r->lfs_dir);
+	if (err == 0)
+		err = rs_fs_mkdir_p(dir.ptr, 0755);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (err == 0)
+		err = rs_buf_printf(out, "%s/results-%ld-%u-%lx%09ld", dir.ptr, (long)getpid(),
+				    __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED),
+				    (unsigned long)ts.tv_sec, ts.tv_nsec);
+	rs_buf_release(&dir);
+	return err;
+}
+
+int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oid)
+{
+	struct rs_buf path = RS_BUF_INIT;
+	char *slash;
+	int err;
+
+	err = rs_repo_lfs_object_path(&path, r, oid);
+	if (err)
+		goto out;
+	slash = strrchr(path.ptr, '/');
+	*slash = '\0';
+	err = rs_fs_mkdir_p(path.ptr, 0755);
+	*slash = '/';
+	if (err)
+		goto out;
+	if (rename(tmp, path.ptr) != 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot move an object into '%s'", path.ptr);
+		goto out;
+	}
+	err = rs_fs_fsync_parent(path.ptr);
+out:
+	if (err)
+		unlink(tmp);
+	rs_buf_release(&path);
+	return err;
+}
+
+int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
+			   const struct rs_id *expect, struct rs_id *oid_out,
+			   uint64_t *size_out)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	struct rs_sha256 *h = NULL;
+	struct rs_id oid;
+	unsigned char *chunk = NULL;
+	uint64_t size = 0;
+	int in = -1, fd = -1, err;
+	char hex[RS_ID_HEXSZ + 1];
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		err = rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
+				     "cannot open '%s'", src);
+		goto out;
+	}
+	chunk = malloc(1 << 20);
+	h = rs_sha256_new();
+	if (!chunk || !h) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = rs_repo_lfs_tmp_path(&tmp, r);
+	if (err)
+		goto out;
+	fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot create '%s'", tmp.ptr);
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(in, chunk, 1 << 20);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", src);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		rs_sha256_update(h, chunk, (size_t)n);
+		size += (uint64_t)n;
+		err = rs_fs_write_all(fd, chunk, (size_t)n);
+		if (err)
+			goto out;
+	}
+	rs_sha256_final(h, &oid);
+	if (expect && rs_id_cmp(expect, &oid) != 0) {
+		rs_id_to_hex(hex, expect);
+		err = rs_error_set(RS_ECORRUPT, "'%s' does not match object %s", src, hex);
+		goto out;
+	}
+	if (rs_repo_lfs_has(r, &oid, size) == 0) {
+		close(fd);
+		fd = -1;
+		unlink(tmp.ptr);
+	} else {
+		if (fsync(fd) != 0) {
+			err = rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp.ptr);
+			goto out;
+		}
+		close(fd);
+		fd = -1;
+		err = rs_repo_lfs_adopt(r, tmp.ptr, &oid);
+		if (err)
+			goto out;
+	}
+	rs_error_clear();
+	if (oid_out)
+		*oid_out = oid;
+	if (size_out)
+		*size_out = size;
+	err = 0;
+out:
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp.ptr);
+	}
+	if (in >= 0)
+		close(in);
+	free(chunk);
+	rs_sha256_free(h);
+	rs_buf_release(&tmp);
+	return err;
+}
