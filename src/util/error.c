@@ -47,7 +47,20 @@ int rs_error_wrap(int code, const char *fmt, ...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, error_message, sizeof(old));
-	snprintf(error_message, sizeof(error_message), "%s: %s", prefix, old);
+	old[sizeof(old) - 1] = '\0';
+	/* prefix + ": " + old, cut to the slot (snprintf would warn of it). */
+	{
+		size_t pl = strlen(prefix), ol = strlen(old);
+
+		if (pl > RS_ERROR_MAX - 3)
+			pl = RS_ERROR_MAX - 3;
+		memcpy(error_message, prefix, pl);
+		memcpy(error_message + pl, ": ", 2);
+		if (ol > RS_ERROR_MAX - 1 - pl - 2)
+			ol = RS_ERROR_MAX - 1 - pl - 2;
+		memcpy(error_message + pl + 2, old, ol);
+		error_message[pl + 2 + ol] = '\0';
+	}
 	error_code = code;
 	return code;
 }

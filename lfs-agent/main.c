@@ -1,0 +1,353 @@
+/*
+ * lfs-agent: a Git LFS standalone custom transfer agent that moves LFS
+ * objects in and out of a results store (src/store) on any remote.
+ *
+ * git-lfs starts it (once, or up to lfs.concurrenttransfers times with
+ * concurrent=true) and talks to it over stdin/stdout, one JSON line per
+ * message. stdout carries protocol lines only, each flushed; diagnostics
+ * go to stderr, which git-lfs shows only under GIT_TRACE, so every
+ * failure that matters is also put in the `complete` message a user sees.
+ * A failed object does not end the agent; only an unusable set-up
+ * (at init) or a broken protocol stream does.
+ */
+#include "protocol.h"
+#include "remote/remote.h"
+#include "store/store.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "results_version.h"
+
+#include <git2.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct agent {
+	const char *remote_arg; /* --remote, else results.remote */
+	int level;
+	int threads;
+	git_repository *repo;   /* the repository git-lfs runs us in, if found */
+	struct rs_remote *remote;
+	struct rs_store *store;
+	char *lfs_tmp;          /* where downloads are written (git-lfs renames them) */
+	const char *oid_hex;    /* object in flight, for progress */
+	uint64_t last_progress;
+};
+
+static const char usage[] =
+	"usage: lfs-agent [--remote URL] [--level N] [--threads N]\n"
+	"\n"
+	"A Git LFS standalone transfer agent for results stores. git-lfs runs it;\n"
+	"configure it with 'results init', or by hand:\n"
+	"  git config lfs.standalonetransferagent results\n"
+	"  git config lfs.customtransfer.results.path /path/to/lfs-agent\n"
+	"  git config results.remote file:///path/to/store\n"
+	"\n"
+	"  --remote URL   the store (default: git config results.remote)\n"
+	"  --level N      zstd level for new chunks (default: results.zstdlevel, else 3)\n"
+	"  --threads N    worker threads for one object (default: one per core)\n";
+
+static void send_line(const struct rs_buf *line)
+{
+	fwrite(line->ptr, 1, line->len, stdout);
+	fflush(stdout);
+}
+
+static void diag(const char *fmt, const char *a)
+{
+	fprintf(stderr, "lfs-agent: ");
+	fprintf(stderr, fmt, a);
+	fputc('\n', stderr);
+}
+
+/* A git config value of the repository we run in, or NULL (caller frees). */
+static char *config_string(struct agent *a, const char *key)
+{
+	git_config *cfg = NULL;
+	git_buf buf = { 0 };
+	char *value = NULL;
+
+	if (a->repo) {
+		if (git_repository_config_snapshot(&cfg, a->repo) != 0)
+			return NULL;
+	} else if (git_config_open_default(&cfg) != 0) {
+		return NULL;
+	}
+	if (git_config_get_string_buf(&buf, cfg, key) == 0)
+		value = strdup(buf.ptr);
+	git_buf_dispose(&buf);
+	git_config_free(cfg);
+	return value;
+}
+
+static const char *remote_config_get(const char *key, void *payload)
+{
+	/* Backends read extra settings (region, endpoint, CA file) from git config. */
+	static _Thread_local char *last;
+
+	free(last);
+	last = config_string(payload, key);
+	return last;
+}
+
+static char *cache_dir(void)
+{
+	const char *env = getenv("RESULTS_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
+		   *home = getenv("HOME");
+	struct rs_buf b = RS_BUF_INIT;
+
+	if (env && *env)
+		rs_buf_puts(&b, env);
+	else if (xdg && *xdg)
+		rs_buf_printf(&b, "%s/results", xdg);
+	else if (home && *home)
+		rs_buf_printf(&b, "%s/.cache/results", home);
+	else
+		return NULL;
+	return rs_buf_detach(&b, NULL);
+}
+
+/* git-lfs renames downloads into its object store: write them beside it. */
+static int find_lfs_tmp(struct agent *a)
+{
+	char *storage = config_string(a, "lfs.storage");
+	struct rs_buf dir = RS_BUF_INIT;
+	int err;
+
+	if (storage && storage[0] == '/')
+		err = rs_buf_printf(&dir, "%s/tmp", storage);
+	else if (storage)
+		err = rs_buf_printf(&dir, "%s%s/tmp", git_repository_path(a->repo), storage);
+	else
+		err = rs_buf_printf(&dir, "%slfs/tmp", git_repository_path(a->repo));
+	free(storage);
+	if (!err)
+		err = rs_fs_mkdir_p(dir.ptr, 0777);
+	if (err) {
+		rs_buf_release(&dir);
+		return err;
+	}
+	a->lfs_tmp = rs_buf_detach(&dir, NULL);
+	return 0;
+}
+
+static int do_init(struct agent *a, const struct rs_lfs_message *msg)
+{
+	struct rs_remote_options ropts = { remote_config_get, a };
+	struct rs_store_options sopts = { 0 };
+	char *url = NULL, *level = NULL, *cache = NULL;
+	int err = 0;
+
+	if (a->store)
+		return rs_error_set(RS_EUSAGE, "a second init");
+	if (git_repository_open_ext(&a->repo, ".", 0, NULL) != 0)
+		a->repo = NULL; /* uploads work without; downloads need it */
+	if (msg->operation == RS_LFS_OP_DOWNLOAD) {
+		if (!a->repo)
+			return rs_error_set(RS_EUSAGE, "downloads need a git repository, and none was found here");
+		err = find_lfs_tmp(a);
+		if (err)
+			return err;
+	}
+	url = a->remote_arg ? strdup(a->remote_arg) : config_string(a, "results.remote");
+	if (!url || !*url) {
+		err = rs_error_set(RS_EUSAGE, "no results remote configured: run 'results init --remote <url>' "
+				   "or 'git config results.remote <url>'");
+		goto out;
+	}
+	err = rs_remote_open(&a->remote, url, &ropts);
+	if (err) {
+		err = rs_error_wrap(err, "results remote");
+		goto out;
+	}
+	if (!a->level && (level = config_string(a, "results.zstdlevel")))
+		a->level = atoi(level);
+	cache = cache_dir();
+	sopts.zstd_level = a->level;
+	sopts.threads = a->threads;
+	sopts.cache_dir = cache;
+	err = rs_store_open(&a->store, a->remote, &sopts);
+	if (err)
+		goto out;
+	/* An unreachable remote should fail here, once, not on every object. */
+	{
+		int e = a->remote->stat(a->remote, "FORMAT", NULL);
+
+		if (e && e != RS_ENOTFOUND) {
+			err = rs_error_wrap(e, "the results remote '%s' does not answer", a->remote->display_url);
+			goto out;
+		}
+		rs_error_clear();
+	}
+out:
+	free(url);
+	free(level);
+	free(cache);
+	return err;
+}
+
+static int progress(uint64_t done, uint64_t total, void *payload)
+{
+	struct agent *a = payload;
+	struct rs_buf line = RS_BUF_INIT;
+
+	(void)total;
+	if (done < a->last_progress)
+		a->last_progress = 0;
+	if (!rs_lfs_reply_progress(&line, a->oid_hex, done, done - a->last_progress))
+		send_line(&line);
+	a->last_progress = done;
+	rs_buf_release(&line);
+	return 0;
+}
+
+/* A message for `complete` that says what went wrong and what to do. */
+static const char *advice(int err)
+{
+	switch (err) {
+	case RS_ENOTFOUND:
+		return "";
+	case RS_ECORRUPT:
+		return " (the stored copy is damaged; push the file again from a clone that has it: git lfs push --all origin)";
+	case RS_ERETRY:
+		return " (a transient failure: run the command again)";
+	case RS_EAUTH:
+		return " (check the credentials for the results remote)";
+	default:
+		return "";
+	}
+}
+
+static void do_transfer(struct agent *a, const struct rs_lfs_message *msg)
+{
+	struct rs_buf line = RS_BUF_INIT, dest = RS_BUF_INIT, text = RS_BUF_INIT;
+	struct rs_store_put_stats stats;
+	int err;
+
+	a->oid_hex = msg->oid_hex;
+	a->last_progress = 0;
+	rs_error_clear();
+	if (msg->event == RS_LFS_UPLOAD) {
+		err = rs_store_put_file(a->store, &msg->oid, msg->size, msg->path, progress, a, &stats);
+		if (!err)
+			fprintf(stderr, "lfs-agent: stored %.12s: %llu chunks, %llu new, %llu bytes written%s\n",
+				msg->oid_hex, (unsigned long long)stats.chunks,
+				(unsigned long long)stats.chunks_new,
+				(unsigned long long)stats.bytes_stored,
+				stats.already_present ? " (already present)" : "");
+	} else {
+		err = rs_buf_printf(&dest, "%s/results-%s", a->lfs_tmp, msg->oid_hex);
+		if (!err)
+			err = rs_store_get_file(a->store, &msg->oid, msg->size, dest.ptr, progress, a);
+	}
+	if (err) {
+		rs_buf_printf(&text, "results: %s%s", rs_error_message(), advice(err));
+		diag("%s", text.ptr);
+		rs_lfs_reply_complete(&line, msg->oid_hex, NULL, err == RS_ENOTFOUND ? 404 : 500, text.ptr);
+	} else {
+		rs_lfs_reply_complete(&line, msg->oid_hex,
+				      msg->event == RS_LFS_DOWNLOAD ? dest.ptr : NULL, 0, NULL);
+	}
+	send_line(&line);
+	rs_buf_release(&line);
+	rs_buf_release(&dest);
+	rs_buf_release(&text);
+}
+
+static int parse_args(struct agent *a, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "remote", required_argument, NULL, 'r' },
+		{ "level", required_argument, NULL, 'l' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': a->remote_arg = optarg; break;
+		case 'l': a->level = atoi(optarg); break;
+		case 't': a->threads = atoi(optarg); break;
+		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': printf("lfs-agent %s\n", RS_VERSION); exit(0);
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "lfs-agent: unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct agent a;
+	struct rs_buf pending = RS_BUF_INIT, line = RS_BUF_INIT, out = RS_BUF_INIT;
+	int rc = 0, err;
+
+	memset(&a, 0, sizeof(a));
+	rc = parse_args(&a, argc, argv);
+	if (rc)
+		return rc;
+	git_libgit2_init();
+	for (;;) {
+		struct rs_lfs_message msg;
+
+		err = rs_lfs_read_line(STDIN_FILENO, &pending, &line);
+		if (err == RS_ENOTFOUND)
+			break; /* git-lfs closed our input: as good as terminate */
+		if (err) {
+			fprintf(stderr, "lfs-agent: %s\n", rs_error_message());
+			rc = 1;
+			break;
+		}
+		if (rs_lfs_parse(&msg, line.ptr, line.len)) {
+			fprintf(stderr, "lfs-agent: bad request from git-lfs: %s\n", rs_error_message());
+			rc = 1;
+			break;
+		}
+		if (msg.event == RS_LFS_TERMINATE) {
+			rs_lfs_message_release(&msg);
+			break;
+		}
+		if (msg.event == RS_LFS_INIT) {
+			err = do_init(&a, &msg);
+			if (err) {
+				fprintf(stderr, "lfs-agent: %s\n", rs_error_message());
+				rs_lfs_reply_init_error(&out, 1, rs_error_message());
+			} else {
+				rs_lfs_reply_init_ok(&out);
+			}
+			send_line(&out);
+			rs_lfs_message_release(&msg);
+			if (err) {
+				rc = 1;
+				break;
+			}
+			continue;
+		}
+		if (!a.store) {
+			fprintf(stderr, "lfs-agent: transfer request before init\n");
+			rs_lfs_message_release(&msg);
+			rc = 1;
+			break;
+		}
+		do_transfer(&a, &msg);
+		rs_lfs_message_release(&msg);
+	}
+	rs_store_free(a.store);
+	rs_remote_free(a.remote);
+	git_repository_free(a.repo);
+	free(a.lfs_tmp);
+	rs_buf_release(&pending);
+	rs_buf_release(&line);
+	rs_buf_release(&out);
+	git_libgit2_shutdown();
+	return rc;
+}

@@ -1,0 +1,31 @@
+#include "remote/remote.h"
+#include "util/error.h"
+
+#include <string.h>
+
+/*
+ * Pick a backend by the URL's scheme. A plain path (absolute or relative)
+ * is a folder, like git's own local remotes.
+ */
+int rs_remote_open(struct rs_remote **out, const char *url,
+		   const struct rs_remote_options *opts)
+{
+	(void)opts;
+	if (!url || !*url)
+		return rs_error_set(RS_EUSAGE, "no remote given: set 'git config results.remote <url>' or pass --remote");
+	if (!strncmp(url, "file://", 7)) {
+		if (url[7] != '/')
+			return rs_error_set(RS_EUSAGE, "'%s' is not a file URL with an absolute path (file:///abs/path)", url);
+		return rs_remote_folder_open(out, url + 7);
+	}
+	if (strstr(url, "://"))
+		return rs_error_set(RS_EUSAGE, "'%.*s' is not a remote kind this build knows (file://, or a path)",
+				    (int)(strstr(url, "://") - url + 3), url);
+	return rs_remote_folder_open(out, url);
+}
+
+void rs_remote_free(struct rs_remote *r)
+{
+	if (r)
+		r->free(r);
+}

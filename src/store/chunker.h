@@ -1,0 +1,44 @@
+/*
+ * Content-defined chunking with a gear rolling hash (FastCDC, Xia et al.,
+ * USENIX ATC 2016). A cut depends only on the bytes just before it, so an
+ * insertion or deletion moves only the cuts near it and every chunk
+ * further on keeps its id.
+ */
+#ifndef RS_CHUNKER_H
+#define RS_CHUNKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rs_chunker {
+	size_t min_size;
+	size_t avg_size; /* a power of two */
+	size_t max_size;
+	uint64_t mask_small; /* used before avg_size: harder to match */
+	uint64_t mask_large; /* used after avg_size: easier to match */
+};
+
+/*
+ * Defaults chosen by measurement (docs/chunking.md): chunks large enough
+ * that zstd compresses each nearly as well as the whole file, small enough
+ * that memory stays bounded and a local change costs little.
+ */
+#define RS_CHUNK_MIN (512u * 1024)
+#define RS_CHUNK_AVG (2u * 1024 * 1024)
+#define RS_CHUNK_MAX (8u * 1024 * 1024)
+
+/*
+ * Set up a chunker. avg_size must be a power of two with
+ * min_size <= avg_size <= max_size. Returns RS_EUSAGE otherwise.
+ */
+int rs_chunker_init(struct rs_chunker *c, size_t min_size, size_t avg_size, size_t max_size);
+
+/*
+ * Length of the next chunk at the start of `p[0..n)`. The caller passes
+ * max_size bytes, or all that is left at the end of the input; the result
+ * is in [1, n] (n itself when no cut point is found before the maximum or
+ * the end). Never reads beyond p[n - 1].
+ */
+size_t rs_chunker_next(const struct rs_chunker *c, const unsigned char *p, size_t n);
+
+#endif

@@ -1,0 +1,274 @@
+#include "store/format.h"
+#include "util/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void rs_pack_header(unsigned char out[RS_PACK_HEADER_SIZE])
+{
+	memcpy(out, RS_PACK_MAGIC, 8);
+	rs_put_le32(out + 8, RS_FORMAT_VERSION);
+	rs_put_le32(out + 12, 0);
+}
+
+void rs_pack_entry_header(unsigned char out[RS_PACK_ENTRY_HEADER_SIZE],
+			  const struct rs_chunk_ref *ref)
+{
+	memcpy(out, ref->chunk.id, RS_ID_RAWSZ);
+	rs_put_le32(out + 32, ref->raw_len);
+	rs_put_le32(out + 36, ref->stored_len);
+	out[40] = ref->codec;
+	memset(out + 41, 0, 7);
+}
+
+int rs_pack_entry_check(const unsigned char *p, size_t n, const struct rs_chunk_ref *ref)
+{
+	char hex[RS_ID_HEXSZ + 1];
+
+	if (n < RS_PACK_ENTRY_HEADER_SIZE ||
+	    n - RS_PACK_ENTRY_HEADER_SIZE < ref->stored_len ||
+	    memcmp(p, ref->chunk.id, RS_ID_RAWSZ) != 0 ||
+	    rs_get_le32(p + 32) != ref->raw_len ||
+	    rs_get_le32(p + 36) != ref->stored_len || p[40] != ref->codec) {
+		rs_id_to_hex(hex, &ref->pack);
+		return rs_error_set(RS_ECORRUPT,
+				    "pack %.12s does not hold the expected chunk at offset %llu",
+				    hex, (unsigned long long)ref->offset);
+	}
+	return 0;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+	return rs_id_cmp(&((const struct rs_chunk_ref *)a)->chunk,
+			 &((const struct rs_chunk_ref *)b)->chunk);
+}
+
+int rs_idx_encode(struct rs_buf *out, const struct rs_id *pack,
+		  struct rs_chunk_ref *refs, size_t n)
+{
+	unsigned char h[RS_IDX_HEADER_SIZE], e[RS_IDX_ENTRY_SIZE];
+	struct rs_id sum;
+	size_t i;
+	int err;
+
+	if (n > RS_IDX_MAX_ENTRIES)
+		return rs_error_set(RS_EUSAGE, "too many chunks (%zu) for one pack", n);
+	qsort(refs, n, sizeof(*refs), ref_cmp);
+	rs_buf_clear(out);
+	memcpy(h, RS_IDX_MAGIC, 8);
+	rs_put_le32(h + 8, RS_FORMAT_VERSION);
+	rs_put_le32(h + 12, (uint32_t)n);
+	memcpy(h + 16, pack->id, RS_ID_RAWSZ);
+	err = rs_buf_put(out, h, sizeof(h));
+	for (i = 0; !err && i < n; i++) {
+		memcpy(e, refs[i].chunk.id, RS_ID_RAWSZ);
+		rs_put_le64(e + 32, refs[i].offset);
+		rs_put_le32(e + 40, refs[i].raw_len);
+		rs_put_le32(e + 44, refs[i].stored_len);
+		e[48] = refs[i].codec;
+		memset(e + 49, 0, 7);
+		err = rs_buf_put(out, e, sizeof(e));
+	}
+	if (err)
+		return err;
+	rs_sha256(&sum, out->ptr, out->len);
+	return rs_buf_put(out, sum.id, RS_ID_RAWSZ);
+}
+
+/* The checksum trailer of idx and manifest files. */
+static int check_trailer(const unsigned char *p, size_t len, const char *what)
+{
+	struct rs_id sum;
+
+	if (len < RS_ID_RAWSZ)
+		return rs_error_set(RS_ECORRUPT, "%s is truncated", what);
+	rs_sha256(&sum, p, len - RS_ID_RAWSZ);
+	if (memcmp(sum.id, p + len - RS_ID_RAWSZ, RS_ID_RAWSZ) != 0)
+		return rs_error_set(RS_ECORRUPT, "%s fails its checksum", what);
+	return 0;
+}
+
+static int check_codec_lengths(uint8_t codec, uint32_t raw_len, uint32_t stored_len)
+{
+	if (codec != RS_CODEC_STORED && codec != RS_CODEC_ZSTD)
+		return rs_error_set(RS_ECORRUPT, "unknown chunk codec %u", codec);
+	if (raw_len == 0 || raw_len > RS_CHUNK_LIMIT || stored_len > RS_CHUNK_LIMIT + (RS_CHUNK_LIMIT >> 7) ||
+	    (codec == RS_CODEC_STORED && stored_len != raw_len))
+		return rs_error_set(RS_ECORRUPT, "impossible chunk lengths %u/%u", raw_len, stored_len);
+	return 0;
+}
+
+int rs_idx_parse(struct rs_chunk_ref **refs_out, size_t *n_out, const struct rs_id *pack,
+		 const unsigned char *p, size_t len)
+{
+	struct rs_chunk_ref *refs = NULL;
+	uint32_t n, i;
+	int err;
+
+	if (len < RS_IDX_HEADER_SIZE + RS_ID_RAWSZ || memcmp(p, RS_IDX_MAGIC, 8) != 0)
+		return rs_error_set(RS_ECORRUPT, "not a pack index");
+	if (rs_get_le32(p + 8) != RS_FORMAT_VERSION)
+		return rs_error_set(RS_ECORRUPT, "pack index version %u is not supported (this build reads %u)",
+				    rs_get_le32(p + 8), RS_FORMAT_VERSION);
+	n = rs_get_le32(p + 12);
+	if (n > RS_IDX_MAX_ENTRIES ||
+	    len != RS_IDX_HEADER_SIZE + (size_t)n * RS_IDX_ENTRY_SIZE + RS_ID_RAWSZ)
+		return rs_error_set(RS_ECORRUPT, "pack index length does not match its %u entries", n);
+	err = check_trailer(p, len, "pack index");
+	if (err)
+		return err;
+	if (pack && memcmp(p + 16, pack->id, RS_ID_RAWSZ) != 0)
+		return rs_error_set(RS_ECORRUPT, "pack index describes another pack");
+	refs = calloc(n ? n : 1, sizeof(*refs));
+	if (!refs)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < n; i++) {
+		const unsigned char *e = p + RS_IDX_HEADER_SIZE + (size_t)i * RS_IDX_ENTRY_SIZE;
+
+		memcpy(refs[i].chunk.id, e, RS_ID_RAWSZ);
+		memcpy(refs[i].pack.id, p + 16, RS_ID_RAWSZ);
+		refs[i].offset = rs_get_le64(e + 32);
+		refs[i].raw_len = rs_get_le32(e + 40);
+		refs[i].stored_len = rs_get_le32(e + 44);
+		refs[i].codec = e[48];
+		err = check_codec_lengths(refs[i].codec, refs[i].raw_len, refs[i].stored_len);
+		if (!err && refs[i].offset < RS_PACK_HEADER_SIZE)
+			err = rs_error_set(RS_ECORRUPT, "chunk offset %llu inside the pack header",
+					   (unsigned long long)refs[i].offset);
+		if (!err && i > 0 && rs_id_cmp(&refs[i - 1].chunk, &refs[i].chunk) >= 0)
+			err = rs_error_set(RS_ECORRUPT, "pack index is not sorted");
+		if (err) {
+			free(refs);
+			return err;
+		}
+	}
+	*refs_out = refs;
+	*n_out = n;
+	return 0;
+}
+
+int rs_manifest_encode(struct rs_buf *out, const struct rs_manifest *m)
+{
+	unsigned char h[RS_MANIFEST_HEADER_SIZE], e[RS_MANIFEST_ENTRY_SIZE];
+	struct rs_id sum;
+	uint32_t i;
+	int err;
+
+	rs_buf_clear(out);
+	memcpy(h, RS_MANIFEST_MAGIC, 8);
+	rs_put_le32(h + 8, RS_FORMAT_VERSION);
+	rs_put_le32(h + 12, m->transform);
+	memcpy(h + 16, m->oid.id, RS_ID_RAWSZ);
+	rs_put_le64(h + 48, m->size);
+	rs_put_le64(h + 56, m->transformed_size);
+	rs_put_le32(h + 64, m->nchunks);
+	rs_put_le32(h + 68, 0);
+	err = rs_buf_put(out, h, sizeof(h));
+	for (i = 0; !err && i < m->nchunks; i++) {
+		const struct rs_chunk_ref *r = &m->chunks[i];
+
+		memcpy(e, r->chunk.id, RS_ID_RAWSZ);
+		memcpy(e + 32, r->pack.id, RS_ID_RAWSZ);
+		rs_put_le64(e + 64, r->offset);
+		rs_put_le32(e + 72, r->raw_len);
+		rs_put_le32(e + 76, r->stored_len);
+		e[80] = r->codec;
+		memset(e + 81, 0, 7);
+		err = rs_buf_put(out, e, sizeof(e));
+	}
+	if (err)
+		return err;
+	rs_sha256(&sum, out->ptr, out->len);
+	return rs_buf_put(out, sum.id, RS_ID_RAWSZ);
+}
+
+int rs_manifest_parse(struct rs_manifest *m, const struct rs_id *oid,
+		      const unsigned char *p, size_t len)
+{
+	struct rs_manifest tmp;
+	uint64_t total = 0;
+	uint32_t i;
+	int err;
+
+	memset(&tmp, 0, sizeof(tmp));
+	if (len < RS_MANIFEST_HEADER_SIZE + RS_ID_RAWSZ || memcmp(p, RS_MANIFEST_MAGIC, 8) != 0)
+		return rs_error_set(RS_ECORRUPT, "not an object manifest");
+	if (rs_get_le32(p + 8) != RS_FORMAT_VERSION)
+		return rs_error_set(RS_ECORRUPT, "manifest version %u is not supported (this build reads %u)",
+				    rs_get_le32(p + 8), RS_FORMAT_VERSION);
+	tmp.transform = rs_get_le32(p + 12);
+	memcpy(tmp.oid.id, p + 16, RS_ID_RAWSZ);
+	tmp.size = rs_get_le64(p + 48);
+	tmp.transformed_size = rs_get_le64(p + 56);
+	tmp.nchunks = rs_get_le32(p + 64);
+	if (tmp.nchunks > RS_MANIFEST_MAX_CHUNKS ||
+	    len != RS_MANIFEST_HEADER_SIZE + (size_t)tmp.nchunks * RS_MANIFEST_ENTRY_SIZE + RS_ID_RAWSZ)
+		return rs_error_set(RS_ECORRUPT, "manifest length does not match its %u chunks", tmp.nchunks);
+	err = check_trailer(p, len, "manifest");
+	if (err)
+		return err;
+	if (oid && rs_id_cmp(oid, &tmp.oid) != 0)
+		return rs_error_set(RS_ECORRUPT, "manifest describes another object");
+	tmp.chunks = calloc(tmp.nchunks ? tmp.nchunks : 1, sizeof(*tmp.chunks));
+	if (!tmp.chunks)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < tmp.nchunks; i++) {
+		const unsigned char *e = p + RS_MANIFEST_HEADER_SIZE + (size_t)i * RS_MANIFEST_ENTRY_SIZE;
+		struct rs_chunk_ref *r = &tmp.chunks[i];
+
+		memcpy(r->chunk.id, e, RS_ID_RAWSZ);
+		memcpy(r->pack.id, e + 32, RS_ID_RAWSZ);
+		r->offset = rs_get_le64(e + 64);
+		r->raw_len = rs_get_le32(e + 72);
+		r->stored_len = rs_get_le32(e + 76);
+		r->codec = e[80];
+		err = check_codec_lengths(r->codec, r->raw_len, r->stored_len);
+		if (err)
+			goto fail;
+		total += r->raw_len;
+	}
+	if (total != tmp.transformed_size ||
+	    (tmp.transform == 0 && tmp.transformed_size != tmp.size)) {
+		err = rs_error_set(RS_ECORRUPT, "manifest chunk sizes add up to %llu, not %llu",
+				   (unsigned long long)total, (unsigned long long)tmp.transformed_size);
+		goto fail;
+	}
+	*m = tmp;
+	return 0;
+fail:
+	free(tmp.chunks);
+	return err;
+}
+
+void rs_manifest_release(struct rs_manifest *m)
+{
+	free(m->chunks);
+	m->chunks = NULL;
+	m->nchunks = 0;
+}
+
+static int key_with_id(struct rs_buf *out, const char *prefix, const struct rs_id *id,
+		       const char *suffix)
+{
+	char hex[RS_ID_HEXSZ + 1];
+
+	rs_id_to_hex(hex, id);
+	rs_buf_clear(out);
+	return rs_buf_printf(out, "%s%s%s", prefix, hex, suffix);
+}
+
+int rs_key_pack(struct rs_buf *out, const struct rs_id *pack)
+{
+	return key_with_id(out, RS_KEY_PACKS, pack, ".pack");
+}
+
+int rs_key_idx(struct rs_buf *out, const struct rs_id *pack)
+{
+	return key_with_id(out, RS_KEY_PACKS, pack, ".idx");
+}
+
+int rs_key_manifest(struct rs_buf *out, const struct rs_id *oid)
+{
+	return key_with_id(out, RS_KEY_OBJECTS, oid, "");
+}

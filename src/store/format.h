@@ -1,0 +1,119 @@
+/*
+ * The store's on-remote file formats, version 1 (docs/store-format.md is
+ * the specification; keep the two in step). All integers little-endian.
+ *
+ *   FORMAT                 text "results-store 1\n"
+ *   packs/<packid>.pack    16-byte header, then chunk entries
+ *   packs/<packid>.idx     the pack's entries sorted by chunk id
+ *   objects/<oid>          the manifest of one LFS object
+ *
+ * Every name is the SHA-256 of what it names: a pack's id hashes the
+ * whole .pack file, an .idx is named after its pack and carries its own
+ * checksum, a manifest is named after the LFS oid of the bytes it
+ * rebuilds. Files are never modified once written, so two writers, or a
+ * retried push, can only write identical or equally valid bytes.
+ *
+ * The parsers here take untrusted bytes (a remote can be damaged or
+ * hostile): every length is checked against the buffer and against the
+ * caps below before it is used.
+ */
+#ifndef RS_FORMAT_H
+#define RS_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+#include "util/hash.h"
+
+#define RS_FORMAT_VERSION 1
+
+#define RS_PACK_MAGIC "RSPACK\r\n"
+#define RS_IDX_MAGIC "RSINDX\r\n"
+#define RS_MANIFEST_MAGIC "RSMANI\r\n"
+
+#define RS_PACK_HEADER_SIZE 16
+#define RS_PACK_ENTRY_HEADER_SIZE 48
+#define RS_IDX_HEADER_SIZE 48
+#define RS_IDX_ENTRY_SIZE 56
+#define RS_MANIFEST_HEADER_SIZE 72
+#define RS_MANIFEST_ENTRY_SIZE 88
+
+/* A reader refuses chunks larger than this: it bounds its memory. */
+#define RS_CHUNK_LIMIT (64u * 1024 * 1024)
+/* And manifests with more entries than this (a 64 GiB object at 4 KiB chunks). */
+#define RS_MANIFEST_MAX_CHUNKS (16u * 1024 * 1024)
+#define RS_IDX_MAX_ENTRIES (16u * 1024 * 1024)
+
+/* How a chunk's bytes are stored in its pack entry. */
+#define RS_CODEC_STORED 0
+#define RS_CODEC_ZSTD 1
+
+/* Where one chunk lives. */
+struct rs_chunk_ref {
+	struct rs_id chunk;   /* SHA-256 of the chunk's raw bytes */
+	struct rs_id pack;    /* pack that holds it */
+	uint64_t offset;      /* of its entry header in the pack */
+	uint32_t raw_len;
+	uint32_t stored_len;
+	uint8_t codec;
+};
+
+struct rs_manifest {
+	struct rs_id oid;          /* SHA-256 of the object's bytes */
+	uint64_t size;             /* object size */
+	uint32_t transform;        /* RS_TRANSFORM_*: how chunks rebuild the object */
+	uint64_t transformed_size; /* sum of raw_len over the chunks */
+	uint32_t nchunks;
+	struct rs_chunk_ref *chunks; /* owned */
+};
+
+/* Pack header (16 bytes) into `out`. */
+void rs_pack_header(unsigned char out[RS_PACK_HEADER_SIZE]);
+
+/* Entry header (48 bytes) for a chunk of `ref`. */
+void rs_pack_entry_header(unsigned char out[RS_PACK_ENTRY_HEADER_SIZE],
+			  const struct rs_chunk_ref *ref);
+
+/*
+ * Check an entry read at ref->offset: `p` holds the 48-byte header and
+ * then ref->stored_len bytes. RS_ECORRUPT if the header does not describe
+ * `ref`.
+ */
+int rs_pack_entry_check(const unsigned char *p, size_t n, const struct rs_chunk_ref *ref);
+
+/*
+ * Encode a pack index for pack `pack` from `refs` (sorted here in place
+ * by chunk id) into `out`.
+ */
+int rs_idx_encode(struct rs_buf *out, const struct rs_id *pack,
+		  struct rs_chunk_ref *refs, size_t n);
+
+/*
+ * Parse an index. `pack` is the id it must describe. On success `*refs`
+ * (caller frees) holds `*n` entries sorted by chunk id.
+ */
+int rs_idx_parse(struct rs_chunk_ref **refs, size_t *n, const struct rs_id *pack,
+		 const unsigned char *p, size_t len);
+
+int rs_manifest_encode(struct rs_buf *out, const struct rs_manifest *m);
+
+/*
+ * Parse a manifest. `oid` is the object it must describe (NULL: any).
+ * `m` is filled on success; release it with rs_manifest_release.
+ */
+int rs_manifest_parse(struct rs_manifest *m, const struct rs_id *oid,
+		      const unsigned char *p, size_t len);
+void rs_manifest_release(struct rs_manifest *m);
+
+/* Remote key names; `out` is cleared first. */
+int rs_key_pack(struct rs_buf *out, const struct rs_id *pack);
+int rs_key_idx(struct rs_buf *out, const struct rs_id *pack);
+int rs_key_manifest(struct rs_buf *out, const struct rs_id *oid);
+
+#define RS_KEY_FORMAT "FORMAT"
+#define RS_FORMAT_TEXT "results-store 1\n"
+#define RS_KEY_PACKS "packs/"
+#define RS_KEY_OBJECTS "objects/"
+
+#endif

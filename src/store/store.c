@@ -1,0 +1,901 @@
+/*
+ * Putting and getting whole objects.
+ *
+ * put: one pass over the file. The calling thread reads it into a window,
+ * finds chunk boundaries (gear hash) and feeds the whole-object SHA-256;
+ * worker threads hash each chunk, look it up in the chunk index and
+ * compress the new ones; the calling thread collects them in order and
+ * appends new chunks to a local pack file. Only when the object's hash
+ * and size have been checked are the packs uploaded (pack, then its
+ * index), and only then the manifest: an object is either fully present
+ * or absent, never half there, and an interrupted push leaves at most
+ * unreferenced packs that the next attempt may reuse.
+ *
+ * Deduplication against chunks another push stored relies on the chunk
+ * index. Before a manifest names such a "foreign" pack, the pack is
+ * checked to still exist, so that a garbage collector removing unused
+ * packs (with a grace period, see docs/store-format.md) cannot leave a
+ * manifest pointing at nothing.
+ *
+ * get: fetch the manifest, fetch and decompress chunks on worker threads
+ * (each checked against its id), write them in order to a temporary file
+ * next to the destination while hashing, and rename it into place only
+ * if the whole object matches its oid.
+ */
+#include "store/store.h"
+#include "store/chunker.h"
+#include "store/chunkindex.h"
+#include "store/format.h"
+#include "store/workq.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+/* A pack is closed once it holds this many stored bytes. */
+#define PACK_TARGET (32u * 1024 * 1024)
+/* Largest manifest a reader accepts before fetching it. */
+#define MANIFEST_LIMIT ((uint64_t)RS_MANIFEST_HEADER_SIZE + \
+			(uint64_t)RS_MANIFEST_MAX_CHUNKS * RS_MANIFEST_ENTRY_SIZE + RS_ID_RAWSZ)
+
+struct rs_store {
+	struct rs_remote *remote;
+	struct rs_chunker chunker;
+	int level;
+	int threads;
+	uint32_t transform;
+	char *cache_dir;
+	struct rs_chunk_index *index;
+	int index_fresh;
+	int format_known;
+};
+
+static int cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+}
+
+int rs_store_open(struct rs_store **out, struct rs_remote *remote,
+		  const struct rs_store_options *opts)
+{
+	struct rs_store_options defaults = { 0 };
+	struct rs_store *s;
+	int err;
+
+	if (!opts)
+		opts = &defaults;
+	if (opts->transform != RS_TRANSFORM_IDENTITY)
+		return rs_error_set(RS_EUSAGE, "transform %u is not available in this build", opts->transform);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	s->remote = remote;
+	s->level = opts->zstd_level ? opts->zstd_level : RS_STORE_DEFAULT_LEVEL;
+	if (s->level < ZSTD_minCLevel() || s->level > ZSTD_maxCLevel()) {
+		free(s);
+		return rs_error_set(RS_EUSAGE, "zstd level %d is outside %d..%d", opts->zstd_level,
+				    ZSTD_minCLevel(), ZSTD_maxCLevel());
+	}
+	s->threads = opts->threads > 0 ? opts->threads : cpu_count();
+	s->transform = opts->transform;
+	err = rs_chunker_init(&s->chunker, RS_CHUNK_MIN, RS_CHUNK_AVG, RS_CHUNK_MAX);
+	if (!err && opts->cache_dir) {
+		/* One cache folder per remote: name it after the remote's URL. */
+		struct rs_id h;
+		char hex[RS_ID_HEXSZ + 1];
+		struct rs_buf dir = RS_BUF_INIT;
+
+		rs_sha256(&h, remote->display_url, strlen(remote->display_url));
+		rs_id_to_hex(hex, &h);
+		err = rs_buf_printf(&dir, "%s/%.16s", opts->cache_dir, hex);
+		s->cache_dir = rs_buf_detach(&dir, NULL);
+	}
+	if (!err)
+		err = rs_chunk_index_open(&s->index, s->cache_dir);
+	if (err) {
+		rs_store_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+void rs_store_free(struct rs_store *s)
+{
+	if (!s)
+		return;
+	rs_chunk_index_free(s->index);
+	free(s->cache_dir);
+	free(s);
+}
+
+int rs_store_has(struct rs_store *s, const struct rs_id *oid)
+{
+	struct rs_buf key = RS_BUF_INIT;
+	int err = rs_key_manifest(&key, oid);
+
+	if (!err)
+		err = s->remote->stat(s->remote, key.ptr, NULL);
+	rs_buf_release(&key);
+	return err;
+}
+
+/* Write FORMAT on a new store; refuse a store written in another format. */
+static int check_format(struct rs_store *s)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	int err;
+
+	if (s->format_known)
+		return 0;
+	err = s->remote->get(s->remote, RS_KEY_FORMAT, 0, UINT64_MAX, &text);
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = s->remote->put_buf(s->remote, RS_KEY_FORMAT, RS_FORMAT_TEXT, strlen(RS_FORMAT_TEXT));
+	} else if (!err && strcmp(rs_buf_cstr(&text), RS_FORMAT_TEXT) != 0) {
+		err = rs_error_set(RS_EUSAGE, "the store at '%s' is in another format ('%.40s'): upgrade results",
+				   s->remote->display_url, rs_buf_cstr(&text));
+	}
+	rs_buf_release(&text);
+	if (!err)
+		s->format_known = 1;
+	return err;
+}
+
+/* ---- put ---------------------------------------------------------------- */
+
+struct put_job {
+	struct rs_store *store;
+	unsigned char *raw;
+	size_t raw_len, raw_alloc;
+	struct rs_id id;
+	int known;               /* the index has it: nothing to compress */
+	struct rs_chunk_ref ref; /* where, when known */
+	unsigned char *stored;
+	size_t stored_len, stored_alloc;
+	uint8_t codec;
+	ZSTD_CCtx *cctx;
+};
+
+static int put_work(void *arg, void *ctx)
+{
+	struct put_job *j = arg;
+	struct rs_store *s = ctx;
+	size_t bound, n;
+
+	rs_sha256(&j->id, j->raw, j->raw_len);
+	j->known = rs_chunk_index_lookup(s->index, &j->id, &j->ref) == 0;
+	if (j->known)
+		return 0;
+	bound = ZSTD_compressBound(j->raw_len);
+	if (bound > j->stored_alloc) {
+		unsigned char *p = realloc(j->stored, bound);
+
+		if (!p)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		j->stored = p;
+		j->stored_alloc = bound;
+	}
+	if (!j->cctx) {
+		j->cctx = ZSTD_createCCtx();
+		if (!j->cctx)
+			return rs_error_set(RS_EGENERIC, "cannot create a zstd context");
+		ZSTD_CCtx_setParameter(j->cctx, ZSTD_c_compressionLevel, s->level);
+		ZSTD_CCtx_setParameter(j->cctx, ZSTD_c_checksumFlag, 0);
+	}
+	n = ZSTD_compress2(j->cctx, j->stored, j->stored_alloc, j->raw, j->raw_len);
+	if (ZSTD_isError(n))
+		return rs_error_set(RS_EGENERIC, "zstd: %s", ZSTD_getErrorName(n));
+	if (n >= j->raw_len) {
+		/* Incompressible: store as is, so reading costs a copy only. */
+		memcpy(j->stored, j->raw, j->raw_len);
+		j->stored_len = j->raw_len;
+		j->codec = RS_CODEC_STORED;
+	} else {
+		j->stored_len = n;
+		j->codec = RS_CODEC_ZSTD;
+	}
+	return 0;
+}
+
+/* A pack being written locally, uploaded once the object is verified. */
+struct new_pack {
+	struct rs_buf path;
+	int fd;
+	uint64_t size;
+	struct rs_sha256 *hash;
+	struct rs_id id;
+	struct rs_chunk_ref *refs; /* entries, for the .idx */
+	size_t nrefs, arefs;
+	struct rs_buf idx;
+};
+
+struct put_state {
+	struct rs_store *s;
+	struct rs_manifest m;
+	uint32_t achunks;
+	long *pack_of;            /* per manifest chunk: new pack number, or -1 */
+	struct new_pack *packs;
+	size_t npacks;
+	int open_pack;            /* index of the pack being filled, or -1 */
+	struct rs_buf tmp_dir;
+	struct rs_store_put_stats *stats;
+};
+
+static void new_pack_release(struct new_pack *p)
+{
+	if (p->fd >= 0) {
+		close(p->fd);
+		unlink(p->path.ptr);
+	} else if (p->path.ptr) {
+		unlink(p->path.ptr);
+	}
+	rs_buf_release(&p->path);
+	rs_buf_release(&p->idx);
+	rs_sha256_free(p->hash);
+	free(p->refs);
+}
+
+static int start_pack(struct put_state *st)
+{
+	struct new_pack *packs = realloc(st->packs, (st->npacks + 1) * sizeof(*packs));
+	struct new_pack *p;
+	unsigned char h[RS_PACK_HEADER_SIZE];
+	int err;
+
+	if (!packs)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	st->packs = packs;
+	p = &packs[st->npacks];
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	err = rs_buf_printf(&p->path, "%s/pack-XXXXXX", st->tmp_dir.ptr);
+	if (err)
+		return err;
+	st->npacks++;
+	p->fd = mkstemp(p->path.ptr);
+	if (p->fd < 0)
+		return rs_error_errno(RS_EGENERIC, "cannot create a pack file in '%s'", st->tmp_dir.ptr);
+	p->hash = rs_sha256_new();
+	if (!p->hash)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	rs_pack_header(h);
+	err = rs_fs_write_all(p->fd, h, sizeof(h));
+	if (err)
+		return rs_error_wrap(err, "cannot write pack '%s'", p->path.ptr);
+	rs_sha256_update(p->hash, h, sizeof(h));
+	p->size = sizeof(h);
+	st->open_pack = (int)st->npacks - 1;
+	return 0;
+}
+
+static int close_pack(struct put_state *st)
+{
+	struct new_pack *p;
+	size_t i;
+
+	if (st->open_pack < 0)
+		return 0;
+	p = &st->packs[st->open_pack];
+	st->open_pack = -1;
+	rs_sha256_final(p->hash, &p->id);
+	for (i = 0; i < p->nrefs; i++)
+		p->refs[i].pack = p->id;
+	if (fsync(p->fd) != 0 || close(p->fd) != 0) {
+		p->fd = -1;
+		return rs_error_errno(RS_EGENERIC, "cannot write pack '%s'", p->path.ptr);
+	}
+	p->fd = -1;
+	return rs_idx_encode(&p->idx, &p->id, p->refs, p->nrefs);
+}
+
+static int append_chunk(struct put_state *st, struct put_job *j, struct rs_chunk_ref *ref)
+{
+	unsigned char h[RS_PACK_ENTRY_HEADER_SIZE];
+	struct new_pack *p;
+	int err;
+
+	if (st->open_pack < 0 && (err = start_pack(st)))
+		return err;
+	p = &st->packs[st->open_pack];
+	memset(ref, 0, sizeof(*ref));
+	ref->chunk = j->id;
+	ref->offset = p->size;
+	ref->raw_len = (uint32_t)j->raw_len;
+	ref->stored_len = (uint32_t)j->stored_len;
+	ref->codec = j->codec;
+	rs_pack_entry_header(h, ref);
+	err = rs_fs_write_all(p->fd, h, sizeof(h));
+	if (!err)
+		err = rs_fs_write_all(p->fd, j->stored, j->stored_len);
+	if (err)
+		return rs_error_wrap(err, "cannot write pack '%s'", p->path.ptr);
+	rs_sha256_update(p->hash, h, sizeof(h));
+	rs_sha256_update(p->hash, j->stored, j->stored_len);
+	p->size += sizeof(h) + j->stored_len;
+	if (p->nrefs == p->arefs) {
+		size_t want = p->arefs ? p->arefs * 2 : 64;
+		struct rs_chunk_ref *r = realloc(p->refs, want * sizeof(*r));
+
+		if (!r)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		p->refs = r;
+		p->arefs = want;
+	}
+	p->refs[p->nrefs++] = *ref;
+	st->stats->chunks_new++;
+	st->stats->bytes_stored += sizeof(h) + j->stored_len;
+	if (p->size >= PACK_TARGET)
+		return close_pack(st);
+	return 0;
+}
+
+/* An earlier chunk of this same object with the same id, if any. */
+static long find_in_object(const struct put_state *st, const struct rs_id *id)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->m.nchunks; i++)
+		if (!rs_id_cmp(&st->m.chunks[i].chunk, id))
+			return (long)i;
+	return -1;
+}
+
+/* Take one finished job, in object order, into the manifest and packs. */
+static int take_job(struct put_state *st, struct put_job *j)
+{
+	struct rs_chunk_ref ref;
+	long pack_no = -1, earlier;
+	int err;
+
+	if (st->m.nchunks == st->achunks) {
+		uint32_t want = st->achunks ? st->achunks * 2 : 256;
+		struct rs_chunk_ref *c = realloc(st->m.chunks, want * sizeof(*c));
+		long *po;
+
+		if (!c)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		st->m.chunks = c;
+		po = realloc(st->pack_of, want * sizeof(*po));
+		if (!po)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		st->pack_of = po;
+		st->achunks = want;
+	}
+	if (j->known) {
+		ref = j->ref;
+	} else if ((earlier = find_in_object(st, &j->id)) >= 0) {
+		ref = st->m.chunks[earlier];
+		pack_no = st->pack_of[earlier];
+	} else {
+		err = append_chunk(st, j, &ref);
+		if (err)
+			return err;
+		/* append_chunk may have closed the pack the chunk went into */
+		pack_no = st->open_pack >= 0 ? st->open_pack : (long)st->npacks - 1;
+	}
+	st->pack_of[st->m.nchunks] = pack_no;
+	st->m.chunks[st->m.nchunks++] = ref;
+	st->m.transformed_size += j->raw_len;
+	st->stats->chunks++;
+	return 0;
+}
+
+/* Check that every pack the manifest borrows from other pushes still exists. */
+static int check_foreign_packs(struct put_state *st, int *missing)
+{
+	struct rs_buf key = RS_BUF_INIT;
+	uint32_t i, k;
+	int err = 0;
+
+	*missing = 0;
+	for (i = 0; !err && i < st->m.nchunks; i++) {
+		if (st->pack_of[i] >= 0)
+			continue;
+		for (k = 0; k < i; k++)
+			if (st->pack_of[k] < 0 && !rs_id_cmp(&st->m.chunks[k].pack, &st->m.chunks[i].pack))
+				break;
+		if (k < i)
+			continue; /* checked already */
+		err = rs_key_pack(&key, &st->m.chunks[i].pack);
+		if (!err)
+			err = st->s->remote->stat(st->s->remote, key.ptr, NULL);
+		if (err == RS_ENOTFOUND) {
+			rs_chunk_index_forget(st->s->index, &st->m.chunks[i].pack);
+			*missing = 1;
+			err = 0;
+		}
+	}
+	rs_buf_release(&key);
+	return err;
+}
+
+static int upload_packs(struct put_state *st)
+{
+	struct rs_remote *r = st->s->remote;
+	struct rs_buf key = RS_BUF_INIT;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < st->npacks; i++) {
+		struct new_pack *p = &st->packs[i];
+
+		err = rs_key_pack(&key, &p->id);
+		if (!err)
+			err = r->put_file(r, key.ptr, p->path.ptr);
+		if (!err)
+			err = rs_key_idx(&key, &p->id);
+		if (!err)
+			err = r->put_buf(r, key.ptr, p->idx.ptr, p->idx.len);
+		if (err)
+			err = rs_error_wrap(err, "cannot upload a pack to '%s'", r->display_url);
+	}
+	rs_buf_release(&key);
+	return err;
+}
+
+static int read_some(int fd, unsigned char *p, size_t n, size_t *got)
+{
+	*got = 0;
+	while (*got < n) {
+		ssize_t r = read(fd, p + *got, n - *got);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return rs_error_errno(RS_EGENERIC, "read failed");
+		}
+		if (r == 0)
+			break;
+		*got += (size_t)r;
+	}
+	return 0;
+}
+
+static int tmp_dir_for(struct rs_buf *out, const struct rs_store *s)
+{
+	const char *t = getenv("TMPDIR");
+	int err;
+
+	if (s->cache_dir) {
+		err = rs_buf_printf(out, "%s/tmp", s->cache_dir);
+		return err ? err : rs_fs_mkdir_p(out->ptr, 0700);
+	}
+	return rs_buf_puts(out, t && *t ? t : "/tmp");
+}
+
+/* One attempt; *again is set when a borrowed pack vanished mid-way. */
+static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
+		    const char *path, rs_progress_fn progress, void *payload,
+		    struct rs_store_put_stats *stats, int *again)
+{
+	struct put_state st;
+	struct rs_workq *q = NULL;
+	struct put_job *jobs = NULL;
+	struct rs_sha256 *whole = NULL;
+	unsigned char *window = NULL;
+	size_t wsize = 2 * (size_t)s->chunker.max_size, wstart = 0, wend = 0;
+	int nslots = s->threads + 1, fd = -1, eof = 0, err, i, missing = 0;
+	uint64_t done = 0, seq = 0;
+	struct rs_id got;
+	struct rs_buf key = RS_BUF_INIT, mbytes = RS_BUF_INIT;
+	struct stat sb;
+
+	memset(&st, 0, sizeof(st));
+	st.s = s;
+	st.open_pack = -1;
+	st.stats = stats;
+	st.m.oid = *oid;
+	st.m.size = size;
+	st.m.transform = s->transform;
+	*again = 0;
+
+	err = tmp_dir_for(&st.tmp_dir, s);
+	if (err)
+		goto out;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = rs_error_errno(RS_ENOTFOUND, "cannot open '%s'", path);
+		goto out;
+	}
+	if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != size) {
+		err = rs_error_set(RS_ECORRUPT, "'%s' is %lld bytes, but the object should be %llu",
+				   path, (long long)sb.st_size, (unsigned long long)size);
+		goto out;
+	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	window = malloc(wsize);
+	jobs = calloc((size_t)nslots, sizeof(*jobs));
+	whole = rs_sha256_new();
+	if (!window || !jobs || !whole) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = rs_workq_new(&q, s->threads, nslots, put_work, s);
+	if (err)
+		goto out;
+
+	for (;;) {
+		struct put_job *j;
+		size_t cut, nread;
+
+		/* Keep at least max_size bytes in the window until the end. */
+		if (!eof && wend - wstart < s->chunker.max_size) {
+			memmove(window, window + wstart, wend - wstart);
+			wend -= wstart;
+			wstart = 0;
+			err = read_some(fd, window + wend, wsize - wend, &nread);
+			if (err) {
+				err = rs_error_wrap(err, "cannot read '%s'", path);
+				goto drain;
+			}
+			eof = wend + nread < wsize;
+			wend += nread;
+		}
+		if (wend == wstart)
+			break;
+		cut = rs_chunker_next(&s->chunker, window + wstart, wend - wstart);
+		if (rs_workq_pending(q) == nslots) {
+			void *done_job;
+
+			err = rs_workq_collect(q, &done_job);
+			if (!err)
+				err = take_job(&st, done_job);
+			if (err)
+				goto drain;
+			done += ((struct put_job *)done_job)->raw_len;
+			if (progress && (err = progress(done, size, payload)))
+				goto drain;
+		}
+		j = &jobs[seq++ % (uint64_t)nslots];
+		if (cut > j->raw_alloc) {
+			unsigned char *p = realloc(j->raw, cut);
+
+			if (!p) {
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				goto drain;
+			}
+			j->raw = p;
+			j->raw_alloc = cut;
+		}
+		memcpy(j->raw, window + wstart, cut);
+		j->raw_len = cut;
+		rs_sha256_update(whole, j->raw, cut);
+		wstart += cut;
+		rs_workq_submit(q, j);
+	}
+drain:
+	while (rs_workq_pending(q) > 0) {
+		void *done_job;
+		int e = rs_workq_collect(q, &done_job);
+
+		if (!err && !e)
+			e = take_job(&st, done_job);
+		if (!err && e)
+			err = e;
+		if (!err) {
+			done += ((struct put_job *)done_job)->raw_len;
+			if (progress)
+				err = progress(done, size, payload);
+		}
+	}
+	if (err)
+		goto out;
+	err = close_pack(&st);
+	if (err)
+		goto out;
+	rs_sha256_final(whole, &got);
+	if (rs_id_cmp(&got, oid) != 0 || st.m.transformed_size != size) {
+		char want_hex[RS_ID_HEXSZ + 1], got_hex[RS_ID_HEXSZ + 1];
+
+		rs_id_to_hex(want_hex, oid);
+		rs_id_to_hex(got_hex, &got);
+		err = rs_error_set(RS_ECORRUPT, "'%s' does not match object %.12s (its SHA-256 is %.12s): "
+				   "the file changed since git-lfs hashed it", path, want_hex, got_hex);
+		goto out;
+	}
+	err = check_foreign_packs(&st, &missing);
+	if (err)
+		goto out;
+	if (missing) {
+		*again = 1;
+		goto out;
+	}
+	err = check_format(s);
+	if (!err)
+		err = upload_packs(&st);
+	if (err)
+		goto out;
+	for (i = 0; i < (int)st.m.nchunks; i++)
+		if (st.pack_of[i] >= 0)
+			st.m.chunks[i].pack = st.packs[st.pack_of[i]].id;
+	err = rs_manifest_encode(&mbytes, &st.m);
+	if (!err)
+		err = rs_key_manifest(&key, oid);
+	if (!err)
+		err = s->remote->put_buf(s->remote, key.ptr, mbytes.ptr, mbytes.len);
+	if (err) {
+		err = rs_error_wrap(err, "cannot write the manifest to '%s'", s->remote->display_url);
+		goto out;
+	}
+	/* The index only learns packs once they are safely on the remote. */
+	for (i = 0; i < (int)st.npacks; i++)
+		rs_chunk_index_add(s->index, &st.packs[i].id,
+				   (unsigned char *)st.packs[i].idx.ptr, st.packs[i].idx.len);
+	rs_error_clear();
+out:
+	rs_workq_free(q);
+	if (jobs) {
+		for (i = 0; i < nslots; i++) {
+			free(jobs[i].raw);
+			free(jobs[i].stored);
+			ZSTD_freeCCtx(jobs[i].cctx);
+		}
+	}
+	for (i = 0; i < (int)st.npacks; i++)
+		new_pack_release(&st.packs[i]);
+	free(st.packs);
+	free(st.pack_of);
+	rs_manifest_release(&st.m);
+	rs_sha256_free(whole);
+	free(window);
+	free(jobs);
+	if (fd >= 0)
+		close(fd);
+	rs_buf_release(&st.tmp_dir);
+	rs_buf_release(&key);
+	rs_buf_release(&mbytes);
+	return err;
+}
+
+int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
+		      const char *path, rs_progress_fn progress, void *payload,
+		      struct rs_store_put_stats *stats)
+{
+	struct rs_store_put_stats local;
+	int err, again = 0, attempt;
+
+	if (!stats)
+		stats = &local;
+	memset(stats, 0, sizeof(*stats));
+	stats->bytes_raw = size;
+	err = rs_store_has(s, oid);
+	if (!err) {
+		stats->already_present = 1;
+		return progress ? progress(size, size, payload) : 0;
+	}
+	if (err != RS_ENOTFOUND)
+		return err;
+	rs_error_clear();
+	if (!s->index_fresh) {
+		err = rs_chunk_index_refresh(s->index, s->remote);
+		if (err)
+			return err;
+		s->index_fresh = 1;
+	}
+	/* A second attempt runs without the packs found missing in the first. */
+	for (attempt = 0; attempt < 2; attempt++) {
+		memset(stats, 0, sizeof(*stats));
+		stats->bytes_raw = size;
+		err = put_once(s, oid, size, path, progress, payload, stats, &again);
+		if (err || !again)
+			return err;
+	}
+	return rs_error_set(RS_ERETRY, "packs on '%s' keep disappearing during the push: is a garbage "
+			    "collection running? try again", s->remote->display_url);
+}
+
+/* ---- get ---------------------------------------------------------------- */
+
+struct get_job {
+	struct rs_store *store;
+	const struct rs_chunk_ref *ref;
+	struct rs_buf fetched;
+	unsigned char *raw;
+	size_t raw_alloc;
+	ZSTD_DCtx *dctx;
+};
+
+static int corrupt_chunk(const struct rs_chunk_ref *ref, const char *why)
+{
+	char chunk[RS_ID_HEXSZ + 1], pack[RS_ID_HEXSZ + 1];
+
+	rs_id_to_hex(chunk, &ref->chunk);
+	rs_id_to_hex(pack, &ref->pack);
+	return rs_error_set(RS_ECORRUPT, "chunk %.12s in pack %.12s %s", chunk, pack, why);
+}
+
+static int get_work(void *arg, void *ctx)
+{
+	struct get_job *j = arg;
+	struct rs_store *s = ctx;
+	const struct rs_chunk_ref *ref = j->ref;
+	struct rs_buf key = RS_BUF_INIT;
+	const unsigned char *stored;
+	struct rs_id id;
+	int err;
+
+	rs_buf_clear(&j->fetched);
+	err = rs_key_pack(&key, &ref->pack);
+	if (!err)
+		err = s->remote->get(s->remote, key.ptr, ref->offset,
+				     RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref->stored_len, &j->fetched);
+	rs_buf_release(&key);
+	if (err == RS_ENOTFOUND || err == RS_ECORRUPT)
+		return corrupt_chunk(ref, err == RS_ENOTFOUND ? "is missing: its pack is gone"
+				     : "is cut short: its pack is truncated");
+	if (err)
+		return err;
+	if (rs_pack_entry_check((unsigned char *)j->fetched.ptr, j->fetched.len, ref))
+		return corrupt_chunk(ref, "is not where the manifest says");
+	if (ref->raw_len > j->raw_alloc) {
+		unsigned char *p = realloc(j->raw, ref->raw_len);
+
+		if (!p)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		j->raw = p;
+		j->raw_alloc = ref->raw_len;
+	}
+	stored = (unsigned char *)j->fetched.ptr + RS_PACK_ENTRY_HEADER_SIZE;
+	if (ref->codec == RS_CODEC_ZSTD) {
+		size_t n;
+
+		if (!j->dctx && !(j->dctx = ZSTD_createDCtx()))
+			return rs_error_set(RS_EGENERIC, "cannot create a zstd context");
+		n = ZSTD_decompressDCtx(j->dctx, j->raw, ref->raw_len, stored, ref->stored_len);
+		if (ZSTD_isError(n) || n != ref->raw_len)
+			return corrupt_chunk(ref, "does not decompress");
+	} else {
+		memcpy(j->raw, stored, ref->raw_len);
+	}
+	rs_sha256(&id, j->raw, ref->raw_len);
+	if (rs_id_cmp(&id, &ref->chunk))
+		return corrupt_chunk(ref, "does not match its id");
+	return 0;
+}
+
+static int fetch_manifest(struct rs_store *s, const struct rs_id *oid, struct rs_manifest *m)
+{
+	struct rs_buf key = RS_BUF_INIT, bytes = RS_BUF_INIT;
+	char hex[RS_ID_HEXSZ + 1];
+	uint64_t msize = 0;
+	int err;
+
+	rs_id_to_hex(hex, oid);
+	err = rs_key_manifest(&key, oid);
+	if (!err)
+		err = s->remote->stat(s->remote, key.ptr, &msize);
+	if (err == RS_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND, "object %s is not on the remote '%s': push it from a clone that has it",
+				   hex, s->remote->display_url);
+		goto out;
+	}
+	if (err)
+		goto out;
+	if (msize > MANIFEST_LIMIT) {
+		err = rs_error_set(RS_ECORRUPT, "the manifest of %s is %llu bytes, more than any valid one",
+				   hex, (unsigned long long)msize);
+		goto out;
+	}
+	err = s->remote->get(s->remote, key.ptr, 0, UINT64_MAX, &bytes);
+	if (!err)
+		err = rs_manifest_parse(m, oid, (unsigned char *)bytes.ptr, bytes.len);
+	if (err == RS_ECORRUPT)
+		err = rs_error_wrap(err, "the manifest of object %.12s on '%s' is damaged", hex,
+				    s->remote->display_url);
+out:
+	rs_buf_release(&key);
+	rs_buf_release(&bytes);
+	return err;
+}
+
+int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
+		      const char *dest, rs_progress_fn progress, void *payload)
+{
+	struct rs_manifest m;
+	struct rs_workq *q = NULL;
+	struct get_job *jobs = NULL;
+	struct rs_sha256 *whole = NULL;
+	struct rs_buf tmp = RS_BUF_INIT;
+	char hex[RS_ID_HEXSZ + 1];
+	int threads = s->threads < 4 ? 4 : s->threads; /* fetches wait on I/O too */
+	int nslots = threads + 2, fd = -1, err, i;
+	uint32_t next = 0;
+	uint64_t done = 0;
+	struct rs_id got;
+
+	memset(&m, 0, sizeof(m));
+	rs_id_to_hex(hex, oid);
+	err = fetch_manifest(s, oid, &m);
+	if (err)
+		goto out;
+	if (m.transform != RS_TRANSFORM_IDENTITY) {
+		err = rs_error_set(RS_EUSAGE, "object %.12s uses transform %u, which this build cannot undo: upgrade results",
+				   hex, m.transform);
+		goto out;
+	}
+	if (size != UINT64_MAX && m.size != size) {
+		err = rs_error_set(RS_ECORRUPT, "object %.12s is %llu bytes on the remote, not %llu",
+				   hex, (unsigned long long)m.size, (unsigned long long)size);
+		goto out;
+	}
+	jobs = calloc((size_t)nslots, sizeof(*jobs));
+	whole = rs_sha256_new();
+	if (!jobs || !whole) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = rs_fs_tmpfile_near(&tmp, dest, &fd);
+	if (err)
+		goto out;
+	err = rs_workq_new(&q, threads, nslots, get_work, s);
+	if (err)
+		goto out;
+	while (!err && (next < m.nchunks || rs_workq_pending(q) > 0)) {
+		void *job;
+		struct get_job *j;
+
+		if (next < m.nchunks && rs_workq_pending(q) < nslots) {
+			j = &jobs[next % (uint32_t)nslots];
+			j->ref = &m.chunks[next++];
+			rs_workq_submit(q, j);
+			continue;
+		}
+		err = rs_workq_collect(q, &job);
+		if (err)
+			break;
+		j = job;
+		err = rs_fs_write_all(fd, j->raw, j->ref->raw_len);
+		if (err) {
+			err = rs_error_wrap(err, "cannot write '%s'", tmp.ptr);
+			break;
+		}
+		rs_sha256_update(whole, j->raw, j->ref->raw_len);
+		done += j->ref->raw_len;
+		if (progress)
+			err = progress(done, m.size, payload);
+	}
+	rs_workq_free(q);
+	q = NULL;
+	if (err) {
+		if (err == RS_ECORRUPT)
+			err = rs_error_wrap(err, "object %.12s on '%s' is damaged", hex, s->remote->display_url);
+		goto out;
+	}
+	rs_sha256_final(whole, &got);
+	if (rs_id_cmp(&got, oid) || done != m.size) {
+		err = rs_error_set(RS_ECORRUPT, "object %.12s rebuilt from '%s' does not match its oid",
+				   hex, s->remote->display_url);
+		goto out;
+	}
+	err = rs_fs_commit_tmp(fd, tmp.ptr, dest);
+	fd = -1;
+out:
+	rs_workq_free(q);
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp.ptr);
+	}
+	if (jobs) {
+		for (i = 0; i < nslots; i++) {
+			rs_buf_release(&jobs[i].fetched);
+			free(jobs[i].raw);
+			ZSTD_freeDCtx(jobs[i].dctx);
+		}
+		free(jobs);
+	}
+	rs_sha256_free(whole);
+	rs_manifest_release(&m);
+	rs_buf_release(&tmp);
+	return err;
+}
