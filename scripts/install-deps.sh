@@ -16,8 +16,12 @@ APT_PACKAGES=(
 )
 # Test servers and tools (issue 4, 5): appended by the parts that need them.
 APT_PACKAGES+=(
-  nodejs npm
 )
+# Node.js may come from another packager (nodesource bundles npm): only
+# install Debian's when there is none.
+if ! command -v npm >/dev/null 2>&1; then
+  APT_PACKAGES+=(nodejs npm)
+fi
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
