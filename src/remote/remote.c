@@ -18,6 +18,8 @@ int rs_remote_open(struct rs_remote **out, const char *url,
 			return rs_error_set(RS_EUSAGE, "'%s' is not a file URL with an absolute path (file:///abs/path)", url);
 		return rs_remote_folder_open(out, url + 7);
 	}
+	if (!strncmp(url, "s3://", 5))
+		return rs_remote_s3_open(out, url, opts);
 	if (strstr(url, "://"))
 		return rs_error_set(RS_EUSAGE, "'%.*s' is not a remote kind this build knows (file://, or a path)",
 				    (int)(strstr(url, "://") - url + 3), url);

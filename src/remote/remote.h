@@ -84,5 +84,8 @@ void rs_remote_free(struct rs_remote *r);
 
 /* Backends (one file each). */
 int rs_remote_folder_open(struct rs_remote **out, const char *path);
+/* s3://bucket/prefix; settings as in remote/aws_config.h. */
+int rs_remote_s3_open(struct rs_remote **out, const char *url,
+		      const struct rs_remote_options *opts);
 
 #endif

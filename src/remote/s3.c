@@ -1,0 +1,1009 @@
+/*
+ * The S3 backend: s3://bucket/prefix on AWS S3 or any S3-compatible store
+ * (MinIO, Ceph RGW, R2, B2, s3rver), over the shared libcurl transport
+ * (http_transport.h: pooling, retries, redaction) with SigV4 signing
+ * (sigv4.h) and AWS-style configuration (aws_config.h).
+ *
+ * Operations and the S3 calls behind them:
+ *   get       GetObject with "Range: bytes=a-b" (a server that ignores the
+ *             range and answers 200 is sliced here);
+ *   put       PutObject up to the part size; larger objects go through a
+ *             multipart upload (CreateMultipartUpload, UploadPart in
+ *             parallel, CompleteMultipartUpload). S3 makes the object
+ *             visible only on the final complete, so a put is atomic; on
+ *             any failure the upload is aborted so no parts are left to be
+ *             billed (a store that cannot abort, like s3rver, keeps its
+ *             invisible parts; the object never appears);
+ *   stat      HeadObject (Content-Length);
+ *   list      ListObjectsV2, following continuation tokens;
+ *   del       HeadObject then DeleteObject: S3 answers 204 for a missing
+ *             key, and the interface reports RS_ENOTFOUND for it.
+ *
+ * Every request carries the real SHA-256 of its body in
+ * x-amz-content-sha256 (never UNSIGNED-PAYLOAD), so S3 itself checks the
+ * bytes it stores. Thread safety: after open the struct is read-only; the
+ * transport hands each thread its own connection.
+ */
+#include "remote/remote.h"
+#include "remote/aws_config.h"
+#include "remote/http_transport.h"
+#include "remote/sigv4.h"
+#include "util/error.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define S3_MIN_PART (5ull << 20)     /* S3's minimum for all parts but the last */
+#define S3_DEFAULT_PART (8ull << 20)
+#define S3_MAX_PART (512ull << 20)
+#define S3_MAX_PARTS 10000           /* S3's limit per upload */
+#define S3_UPLOAD_THREADS 4
+#define S3_LIST_PAGE_MAX (8u << 20)  /* one ListObjectsV2 page of 1000 keys is ~400 KiB */
+#define S3_SMALL_XML_MAX (64u << 10)
+#define S3_MAX_KEY 1024
+
+struct s3_remote {
+	struct rs_remote parent;
+	struct rs_http *http;
+	struct rs_aws_config cfg;
+	char *bucket;
+	char *prefix;     /* "" or "dir/sub/" */
+	char *base_url;   /* scheme://host[:port] plus "/bucket" for path style */
+	uint64_t part_size;
+	int path_style;   /* bucket in the path, not in the host name */
+};
+
+/* ---- signing ---- */
+
+/*
+ * The transport's signer hook. Our URLs are built here, so they are always
+ * scheme://authority/path[?query] with the path already encoded once;
+ * the Host header is set to the authority we sign, so curl cannot send a
+ * different one (it drops default ports, for instance).
+ */
+static int s3_sign(struct rs_http_request *req, void *payload)
+{
+	struct s3_remote *s = payload;
+	struct rs_sigv4_credentials cred = {
+		s->cfg.access_key_id, s->cfg.secret_access_key, s->cfg.session_token
+	};
+	struct rs_sigv4_header extra[4];
+	struct rs_sigv4_request sreq;
+	struct rs_sigv4_result res;
+	const char *authority, *path, *query, *hash = NULL;
+	char host[512], pathbuf[4096];
+	size_t alen, plen, nextra = 0;
+	int err;
+
+	rs_sigv4_result_init(&res);
+	authority = strstr(req->url, "://");
+	if (!authority) {
+		err = rs_error_set(RS_EUSAGE, "internal: URL without a scheme");
+		goto out;
+	}
+	authority += 3;
+	path = strchr(authority, '/');
+	if (!path)
+		path = authority + strlen(authority);
+	alen = (size_t)(path - authority);
+	query = strchr(path, '?');
+	plen = query ? (size_t)(query - path) : strlen(path);
+	if (alen == 0 || alen >= sizeof(host) || plen >= sizeof(pathbuf)) {
+		err = rs_error_set(RS_EUSAGE, "S3 request URL too long");
+		goto out;
+	}
+	memcpy(host, authority, alen);
+	host[alen] = '\0';
+	if (plen == 0)
+		strcpy(pathbuf, "/");
+	else {
+		memcpy(pathbuf, path, plen);
+		pathbuf[plen] = '\0';
+	}
+	err = rs_http_request_payload_sha256(req, &hash);
+	if (err)
+		goto out;
+	/* Sign the caller's headers that S3 cares about. */
+	if (rs_http_request_header(req, "Range")) {
+		extra[nextra].name = "range";
+		extra[nextra++].value = rs_http_request_header(req, "Range");
+	}
+	if (rs_http_request_header(req, "Content-Type")) {
+		extra[nextra].name = "content-type";
+		extra[nextra++].value = rs_http_request_header(req, "Content-Type");
+	}
+	memset(&sreq, 0, sizeof(sreq));
+	sreq.method = req->method;
+	sreq.host = host;
+	sreq.path = pathbuf;
+	sreq.query = query ? query + 1 : NULL;
+	sreq.headers = extra;
+	sreq.nheaders = nextra;
+	sreq.payload_sha256 = hash;
+	sreq.content_sha256_header = 1;
+	sreq.region = s->cfg.region;
+	sreq.service = "s3";
+	err = rs_sigv4_sign(&res, &sreq, &cred, time(NULL));
+	if (err)
+		goto out;
+	if ((err = rs_http_request_set_header(req, "Host", host)) ||
+	    (err = rs_http_request_set_header(req, "x-amz-date", res.amz_date)) ||
+	    (err = rs_http_request_set_header(req, "x-amz-content-sha256", hash)) ||
+	    (s->cfg.session_token &&
+	     (err = rs_http_request_set_header(req, "x-amz-security-token",
+					       s->cfg.session_token))) ||
+	    (err = rs_http_request_set_header(req, "Authorization",
+					      rs_buf_cstr(&res.authorization))))
+		goto out;
+out:
+	rs_sigv4_result_release(&res);
+	return err;
+}
+
+/* ---- helpers ---- */
+
+static int check_key(const char *key)
+{
+	const char *p;
+
+	if (!*key || *key == '/' || strlen(key) > 512 || strstr(key, ".."))
+		return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
+	for (p = key; *p; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '_' ||
+		      *p == '-' || *p == '/'))
+			return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
+	return 0;
+}
+
+/* base_url + "/" + encode(prefix + key) [+ "?" + query] */
+static int object_url(struct s3_remote *s, struct rs_buf *out, const char *key,
+		      const char *query)
+{
+	int err;
+
+	rs_buf_clear(out);
+	if ((err = rs_buf_printf(out, "%s/", s->base_url)) ||
+	    (err = rs_sigv4_uri_encode(out, s->prefix, 0)) ||
+	    (err = rs_sigv4_uri_encode(out, key, 0)))
+		return err;
+	if (query)
+		err = rs_buf_printf(out, "?%s", query);
+	return err;
+}
+
+/*
+ * Add what a user needs to act on an error: which remote, and for
+ * authentication failures where the key came from (never the key).
+ */
+static int s3_fail(struct s3_remote *s, int err)
+{
+	if (err == RS_EAUTH)
+		return rs_error_wrap(err, "%s (credentials from %s, region %s)",
+				     s->parent.display_url, s->cfg.credential_source,
+				     s->cfg.region);
+	return rs_error_wrap(err, "%s", s->parent.display_url);
+}
+
+/* memmem, which is a GNU extension. */
+static const char *find(const char *h, size_t hn, const char *n, size_t nn)
+{
+	size_t i;
+
+	for (i = 0; nn <= hn && i <= hn - nn; i++)
+		if (h[i] == n[0] && !memcmp(h + i, n, nn))
+			return h + i;
+	return NULL;
+}
+
+/*
+ * Find the next <tag>...</tag> in [*pos, end). On success the content is
+ * [*vs, *ve) and *pos moves past the closing tag. No nesting of the same
+ * tag is assumed, which holds for the S3 responses we read.
+ */
+static int xml_next(const char **pos, const char *end, const char *tag,
+		    const char **vs, const char **ve)
+{
+	char open[64], close[64];
+	size_t ol, cl;
+	const char *p = *pos, *a, *b;
+
+	ol = (size_t)snprintf(open, sizeof(open), "<%s>", tag);
+	cl = (size_t)snprintf(close, sizeof(close), "</%s>", tag);
+	a = p < end ? find(p, (size_t)(end - p), open, ol) : NULL;
+	if (!a)
+		return 0;
+	a += ol;
+	b = find(a, (size_t)(end - a), close, cl);
+	if (!b)
+		return 0;
+	*vs = a;
+	*ve = b;
+	*pos = b + cl;
+	return 1;
+}
+
+/* Decode the five XML entities and decimal/hex character references. */
+static int xml_text(struct rs_buf *out, const char *s, const char *e)
+{
+	static const struct { const char *name; char c; } ents[] = {
+		{ "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' }, { "quot;", '"' }, { "apos;", '\'' },
+	};
+	int err = 0;
+	size_t i;
+
+	rs_buf_clear(out);
+	while (s < e && !err) {
+		if (*s != '&') {
+			err = rs_buf_putc(out, *s++);
+			continue;
+		}
+		s++;
+		for (i = 0; i < sizeof(ents) / sizeof(ents[0]); i++) {
+			size_t n = strlen(ents[i].name);
+
+			if ((size_t)(e - s) >= n && !memcmp(s, ents[i].name, n)) {
+				err = rs_buf_putc(out, ents[i].c);
+				s += n;
+				break;
+			}
+		}
+		if (i < sizeof(ents) / sizeof(ents[0]))
+			continue;
+		if (s < e && *s == '#') {
+			unsigned long v = 0;
+			int hex = s + 1 < e && (s[1] == 'x' || s[1] == 'X');
+			const char *q = s + 1 + hex;
+
+			while (q < e && *q != ';' && isxdigit((unsigned char)*q) && v < 0x110000)
+				v = v * (hex ? 16 : 10) + (unsigned long)(isdigit((unsigned char)*q) ?
+					*q - '0' : (tolower((unsigned char)*q) - 'a' + 10));
+			if (q < e && *q == ';' && v > 0 && v < 0x80) {
+				err = rs_buf_putc(out, (char)v);
+				s = q + 1;
+				continue;
+			}
+		}
+		return rs_error_set(RS_ECORRUPT, "S3 answered with XML this client cannot decode");
+	}
+	return err;
+}
+
+static int parse_u64(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (n == 0 || n > 20)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]) || v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* ---- stat / get / del ---- */
+
+static int s3_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
+{
+	struct s3_remote *s = (struct s3_remote *)r;
+	struct rs_buf url = RS_BUF_INIT, len = RS_BUF_INIT;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	uint64_t size;
+	int err;
+
+	rs_http_request_init(&req, "HEAD", NULL);
+	rs_http_response_init(&resp);
+	rs_buf_init(&len, 64);
+	if ((err = check_key(key)) || (err = object_url(s, &url, key, NULL)))
+		goto out;
+	req.url = url.ptr;
+	err = rs_http_perform(s->http, &req, &resp);
+	if (err == RS_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at '%s'",
+				   key, s->parent.display_url);
+		goto out;
+	}
+	if (err) {
+		err = s3_fail(s, err);
+		goto out;
+	}
+	if (rs_http_response_header(&resp, "Content-Length", &len) ||
+	    parse_u64(len.ptr, len.len, &size)) {
+		err = rs_error_set(RS_ECORRUPT, "HEAD '%s' on '%s' gave no usable Content-Length",
+				   key, s->parent.display_url);
+		goto out;
+	}
+	if (size_out)
+		*size_out = size;
+out:
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	rs_buf_release(&url);
+	rs_buf_release(&len);
+	return err;
+}
+
+static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
+		  uint64_t len, struct rs_buf *out)
+{
+	struct s3_remote *s = (struct s3_remote *)r;
+	struct rs_buf url = RS_BUF_INIT;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	char range[64];
+	size_t start = out->len, got;
+	int ranged = off > 0 || len != UINT64_MAX;
+	uint64_t size;
+	int err;
+
+	rs_http_request_init(&req, "GET", NULL);
+	rs_http_response_init(&resp);
+	if ((err = check_key(key)))
+		goto out;
+	if (len == 0) {
+		/* An empty range cannot be asked for in HTTP: check it exists. */
+		err = s3_stat(r, key, &size);
+		if (!err && off > size)
+			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %" PRIu64, key, off);
+		goto out;
+	}
+	if (len != UINT64_MAX && off > UINT64_MAX - len) {
+		err = rs_error_set(RS_EUSAGE, "range past 2^64 for '%s'", key);
+		goto out;
+	}
+	if ((err = object_url(s, &url, key, NULL)))
+		goto out;
+	req.url = url.ptr;
+	if (ranged) {
+		if (len == UINT64_MAX)
+			snprintf(range, sizeof(range), "bytes=%" PRIu64 "-", off);
+		else
+			snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64,
+				 off, off + len - 1);
+		if ((err = rs_http_request_set_header(&req, "Range", range)))
+			goto out;
+	}
+	req.response_body = out;
+	err = rs_http_perform(s->http, &req, &resp);
+	if (err == RS_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at '%s'",
+				   key, s->parent.display_url);
+		goto out;
+	}
+	if (err == RS_ECORRUPT && len == UINT64_MAX) {
+		/* 416 for "bytes=N-" where N is the size: an empty tail, not an error. */
+		rs_error_clear();
+		err = s3_stat(r, key, &size);
+		if (!err && size != off)
+			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %" PRIu64, key, off);
+		goto out;
+	}
+	if (err) {
+		err = s3_fail(s, err);
+		goto out;
+	}
+	got = out->len - start;
+	if (ranged && resp.status == 200) {
+		/* The server sent the whole object: keep the asked-for slice. */
+		uint64_t want = len == UINT64_MAX ? (got >= off ? got - off : 0) : len;
+
+		if (off > got || want > got - off) {
+			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than asked", key);
+			goto out;
+		}
+		memmove(out->ptr + start, out->ptr + start + off, (size_t)want);
+		out->len = start + (size_t)want;
+		out->ptr[out->len] = '\0';
+		got = (size_t)want;
+	}
+	if (len != UINT64_MAX && got != len) {
+		err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than asked (%zu of %" PRIu64
+				   " bytes from offset %" PRIu64 ")", key, got, len, off);
+		goto out;
+	}
+out:
+	if (err) {
+		out->len = start;
+		if (out->ptr)
+			out->ptr[start] = '\0';
+	}
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	rs_buf_release(&url);
+	return err;
+}
+
+static int s3_del(struct rs_remote *r, const char *key)
+{
+	struct s3_remote *s = (struct s3_remote *)r;
+	struct rs_buf url = RS_BUF_INIT;
+	struct rs_http_request req;
+	int err;
+
+	rs_http_request_init(&req, "DELETE", NULL);
+	err = s3_stat(r, key, NULL);
+	if (err)
+		goto out;
+	if ((err = object_url(s, &url, key, NULL)))
+		goto out;
+	req.url = url.ptr;
+	err = rs_http_perform(s->http, &req, NULL);
+	if (err)
+		err = s3_fail(s, err);
+out:
+	rs_http_request_release(&req);
+	rs_buf_release(&url);
+	return err;
+}
+
+/* ---- put ---- */
+
+/* Where the bytes of a put come from: a file region or memory. */
+struct put_source {
+	const char *path; /* NULL for memory */
+	const unsigned char *mem;
+	uint64_t size;
+};
+
+static void set_body(struct rs_http_request *req, const struct put_source *src,
+		     uint64_t off, uint64_t len)
+{
+	if (src->path)
+		rs_http_request_set_body_file(req, src->path, off, len);
+	else
+		rs_http_request_set_body_mem(req, src->mem + off, (size_t)len);
+}
+
+static int put_single(struct s3_remote *s, const char *key, const struct put_source *src)
+{
+	struct rs_buf url = RS_BUF_INIT;
+	struct rs_http_request req;
+	int err;
+
+	rs_http_request_init(&req, "PUT", NULL);
+	if ((err = object_url(s, &url, key, NULL)))
+		goto out;
+	req.url = url.ptr;
+	set_body(&req, src, 0, src->size);
+	err = rs_http_perform(s->http, &req, NULL);
+	if (err)
+		err = s3_fail(s, err);
+out:
+	rs_http_request_release(&req);
+	rs_buf_release(&url);
+	return err;
+}
+
+struct multipart {
+	struct s3_remote *s;
+	const char *key;
+	const struct put_source *src;
+	char upload_id[256];  /* URL-encoded */
+	uint64_t nparts;
+	char (*etags)[80];
+
+	pthread_mutex_t lock;
+	uint64_t next;        /* next part index to send */
+	int err;              /* first failure */
+	char errmsg[1024];    /* its message: threads have their own error slot */
+};
+
+static int upload_part(struct multipart *m, uint64_t i)
+{
+	struct rs_buf url = RS_BUF_INIT, query = RS_BUF_INIT, etag = RS_BUF_INIT;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	uint64_t off = i * m->s->part_size;
+	uint64_t len = m->src->size - off < m->s->part_size ? m->src->size - off : m->s->part_size;
+	size_t k;
+	int err;
+
+	rs_http_request_init(&req, "PUT", NULL);
+	rs_http_response_init(&resp);
+	rs_buf_init(&etag, 128);
+	if ((err = rs_buf_printf(&query, "partNumber=%" PRIu64 "&uploadId=%s",
+				 i + 1, m->upload_id)) ||
+	    (err = object_url(m->s, &url, m->key, query.ptr)))
+		goto out;
+	req.url = url.ptr;
+	set_body(&req, m->src, off, len);
+	err = rs_http_perform(m->s->http, &req, &resp);
+	if (err) {
+		err = rs_error_wrap(err, "part %" PRIu64 " of %" PRIu64, i + 1, m->nparts);
+		goto out;
+	}
+	if (rs_http_response_header(&resp, "ETag", &etag) || etag.len == 0 ||
+	    etag.len >= sizeof(m->etags[0])) {
+		err = rs_error_set(RS_ECORRUPT, "S3 gave no ETag for part %" PRIu64, i + 1);
+		goto out;
+	}
+	/* It goes into XML we send back: allow only what ETags are made of. */
+	for (k = 0; k < etag.len; k++)
+		if (!(isalnum((unsigned char)etag.ptr[k]) || etag.ptr[k] == '"' ||
+		      etag.ptr[k] == '-')) {
+			err = rs_error_set(RS_ECORRUPT, "S3 gave an odd ETag for part %" PRIu64, i + 1);
+			goto out;
+		}
+	memcpy(m->etags[i], etag.ptr, etag.len + 1);
+out:
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	rs_buf_release(&url);
+	rs_buf_release(&query);
+	rs_buf_release(&etag);
+	return err;
+}
+
+static void *upload_worker(void *arg)
+{
+	struct multipart *m = arg;
+
+	for (;;) {
+		uint64_t i;
+		int err;
+
+		pthread_mutex_lock(&m->lock);
+		if (m->err || m->next == m->nparts) {
+			pthread_mutex_unlock(&m->lock);
+			break;
+		}
+		i = m->next++;
+		pthread_mutex_unlock(&m->lock);
+		err = upload_part(m, i);
+		if (err) {
+			pthread_mutex_lock(&m->lock);
+			if (!m->err) {
+				m->err = err;
+				snprintf(m->errmsg, sizeof(m->errmsg), "%s", rs_error_message());
+			}
+			pthread_mutex_unlock(&m->lock);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static int multipart_create(struct multipart *m)
+{
+	struct rs_buf url = RS_BUF_INIT, body = RS_BUF_INIT, id = RS_BUF_INIT;
+	struct rs_buf enc = RS_BUF_INIT;
+	struct rs_http_request req;
+	const char *pos, *vs, *ve;
+	int err;
+
+	rs_http_request_init(&req, "POST", NULL);
+	rs_buf_init(&body, S3_SMALL_XML_MAX);
+	rs_buf_init(&id, 1024);
+	if ((err = object_url(m->s, &url, m->key, "uploads")))
+		goto out;
+	req.url = url.ptr;
+	rs_http_request_set_body_mem(&req, "", 0);
+	req.response_body = &body;
+	err = rs_http_perform(m->s->http, &req, NULL);
+	if (err)
+		goto out;
+	pos = rs_buf_cstr(&body);
+	if (!xml_next(&pos, body.ptr + body.len, "UploadId", &vs, &ve) ||
+	    (err = xml_text(&id, vs, ve)) || id.len == 0) {
+		err = err ? err : rs_error_set(RS_ECORRUPT,
+					       "S3 started a multipart upload without an UploadId");
+		goto out;
+	}
+	if ((err = rs_sigv4_uri_encode(&enc, id.ptr, 1)))
+		goto out;
+	if (enc.len >= sizeof(m->upload_id)) {
+		err = rs_error_set(RS_ECORRUPT, "S3 gave an UploadId of %zu bytes", enc.len);
+		goto out;
+	}
+	memcpy(m->upload_id, enc.ptr, enc.len + 1);
+out:
+	rs_http_request_release(&req);
+	rs_buf_release(&url);
+	rs_buf_release(&body);
+	rs_buf_release(&id);
+	rs_buf_release(&enc);
+	return err;
+}
+
+static int multipart_complete(struct multipart *m)
+{
+	struct rs_buf url = RS_BUF_INIT, xml = RS_BUF_INIT, body = RS_BUF_INIT;
+	struct rs_buf query = RS_BUF_INIT;
+	struct rs_http_request req;
+	uint64_t i;
+	int err;
+
+	rs_http_request_init(&req, "POST", NULL);
+	rs_buf_init(&body, S3_SMALL_XML_MAX);
+	if ((err = rs_buf_printf(&query, "uploadId=%s", m->upload_id)) ||
+	    (err = object_url(m->s, &url, m->key, query.ptr)) ||
+	    (err = rs_buf_puts(&xml, "<CompleteMultipartUpload>")))
+		goto out;
+	for (i = 0; i < m->nparts; i++)
+		if ((err = rs_buf_printf(&xml, "<Part><PartNumber>%" PRIu64 "</PartNumber>"
+					 "<ETag>%s</ETag></Part>", i + 1, m->etags[i])))
+			goto out;
+	if ((err = rs_buf_puts(&xml, "</CompleteMultipartUpload>")))
+		goto out;
+	req.url = url.ptr;
+	rs_http_request_set_body_mem(&req, xml.ptr, xml.len);
+	req.response_body = &body;
+	err = rs_http_perform(m->s->http, &req, NULL);
+	if (err)
+		goto out;
+	/* S3 can answer 200 and still fail the complete: the error is in the body. */
+	if (strstr(rs_buf_cstr(&body), "<Error>")) {
+		err = rs_error_set(RS_ERETRY, "S3 failed to assemble the multipart upload of '%s'",
+				   m->key);
+		goto out;
+	}
+out:
+	rs_http_request_release(&req);
+	rs_buf_release(&url);
+	rs_buf_release(&xml);
+	rs_buf_release(&body);
+	rs_buf_release(&query);
+	return err;
+}
+
+/* Best effort: the caller already has the error worth reporting. */
+static void multipart_abort(struct multipart *m)
+{
+	struct rs_buf url = RS_BUF_INIT, query = RS_BUF_INIT;
+	struct rs_http_request req;
+	char saved[1024];
+	int code = rs_error_last();
+
+	snprintf(saved, sizeof(saved), "%s", rs_error_message());
+	rs_http_request_init(&req, "DELETE", NULL);
+	if (!rs_buf_printf(&query, "uploadId=%s", m->upload_id) &&
+	    !object_url(m->s, &url, m->key, query.ptr)) {
+		req.url = url.ptr;
+		req.max_tries = 2;
+		(void)rs_http_perform(m->s->http, &req, NULL);
+	}
+	rs_http_request_release(&req);
+	rs_buf_release(&url);
+	rs_buf_release(&query);
+	rs_error_set(code, "%s", saved);
+}
+
+static int put_multipart(struct s3_remote *s, const char *key, const struct put_source *src)
+{
+	struct multipart m;
+	pthread_t threads[S3_UPLOAD_THREADS];
+	size_t nthreads = 0, i;
+	int err, created = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.s = s;
+	m.key = key;
+	m.src = src;
+	m.nparts = (src->size + s->part_size - 1) / s->part_size;
+	pthread_mutex_init(&m.lock, NULL);
+	if (m.nparts > S3_MAX_PARTS) {
+		err = rs_error_set(RS_EUSAGE, "'%s' needs %" PRIu64 " parts of %" PRIu64
+				   " bytes, more than S3's %d: raise results.s3.partsize",
+				   key, m.nparts, s->part_size, S3_MAX_PARTS);
+		goto out;
+	}
+	m.etags = calloc((size_t)m.nparts, sizeof(m.etags[0]));
+	if (!m.etags) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = multipart_create(&m);
+	if (err)
+		goto out;
+	created = 1;
+	for (i = 0; i < S3_UPLOAD_THREADS && i < m.nparts; i++) {
+		if (pthread_create(&threads[nthreads], NULL, upload_worker, &m) != 0)
+			break;
+		nthreads++;
+	}
+	if (nthreads == 0)
+		upload_worker(&m); /* no thread to be had: do it here */
+	for (i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	if (m.err) {
+		err = rs_error_set(m.err, "%s", m.errmsg);
+		goto out;
+	}
+	err = multipart_complete(&m);
+out:
+	if (err && created)
+		multipart_abort(&m);
+	if (err)
+		err = s3_fail(s, err);
+	pthread_mutex_destroy(&m.lock);
+	free(m.etags);
+	return err;
+}
+
+static int put_source(struct s3_remote *s, const char *key, const struct put_source *src)
+{
+	int err = check_key(key);
+
+	if (err)
+		return err;
+	if (src->size <= s->part_size)
+		return put_single(s, key, src);
+	return put_multipart(s, key, src);
+}
+
+static int s3_put_file(struct rs_remote *r, const char *key, const char *path)
+{
+	struct put_source src = { path, NULL, 0 };
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
+	if (!S_ISREG(st.st_mode))
+		return rs_error_set(RS_EUSAGE, "'%s' is not a regular file", path);
+	src.size = (uint64_t)st.st_size;
+	return put_source((struct s3_remote *)r, key, &src);
+}
+
+static int s3_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)
+{
+	struct put_source src = { NULL, p ? p : (const void *)"", n };
+
+	return put_source((struct s3_remote *)r, key, &src);
+}
+
+/* ---- list ---- */
+
+static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb,
+		   void *payload)
+{
+	struct s3_remote *s = (struct s3_remote *)r;
+	struct rs_buf url = RS_BUF_INIT, page = RS_BUF_INIT, token = RS_BUF_INIT;
+	struct rs_buf prev = RS_BUF_INIT, key = RS_BUF_INIT, full = RS_BUF_INIT;
+	struct rs_http_request req;
+	size_t plen = strlen(s->prefix);
+	int err = 0, truncated = 1;
+
+	rs_buf_init(&page, S3_LIST_PAGE_MAX);
+	rs_buf_init(&token, 4096);
+	rs_buf_init(&key, S3_MAX_KEY + 1);
+	if ((err = rs_buf_printf(&full, "%s%s", s->prefix, prefix ? prefix : "")))
+		goto out;
+	while (truncated && !err) {
+		const char *pos, *end, *vs, *ve;
+
+		rs_buf_clear(&url);
+		rs_buf_clear(&page);
+		if ((err = rs_buf_printf(&url, "%s%s?list-type=2&prefix=", s->base_url,
+					 s->path_style ? "" : "/")) ||
+		    (err = rs_sigv4_uri_encode(&url, full.ptr, 1)))
+			goto out;
+		if (token.len && ((err = rs_buf_puts(&url, "&continuation-token=")) ||
+				  (err = rs_sigv4_uri_encode(&url, token.ptr, 1))))
+			goto out;
+		rs_http_request_init(&req, "GET", url.ptr);
+		req.response_body = &page;
+		err = rs_http_perform(s->http, &req, NULL);
+		rs_http_request_release(&req);
+		if (err) {
+			err = s3_fail(s, err);
+			goto out;
+		}
+		pos = rs_buf_cstr(&page);
+		end = pos + page.len;
+		if (!strstr(pos, "<ListBucketResult")) {
+			err = rs_error_set(RS_ECORRUPT, "%s: the bucket listing is not ListObjectsV2 XML",
+					   s->parent.display_url);
+			goto out;
+		}
+		for (;;) {
+			const char *cpos, *kvs, *kve, *svs, *sve;
+			uint64_t size;
+
+			if (!xml_next(&pos, end, "Contents", &vs, &ve))
+				break;
+			cpos = vs;
+			if (!xml_next(&cpos, ve, "Key", &kvs, &kve) ||
+			    (cpos = vs, !xml_next(&cpos, ve, "Size", &svs, &sve)) ||
+			    parse_u64(svs, (size_t)(sve - svs), &size)) {
+				err = rs_error_set(RS_ECORRUPT, "%s: a listed object has no Key or Size",
+						   s->parent.display_url);
+				goto out;
+			}
+			if ((err = xml_text(&key, kvs, kve)))
+				goto out;
+			/* A key outside our prefix would be a server bug; skip it. */
+			if (key.len <= plen || strncmp(key.ptr, s->prefix, plen))
+				continue;
+			err = cb(key.ptr + plen, size, payload);
+			if (err)
+				goto out; /* the callback's value, unchanged */
+		}
+		pos = rs_buf_cstr(&page);
+		truncated = xml_next(&pos, end, "IsTruncated", &vs, &ve) &&
+			    (size_t)(ve - vs) == 4 && !memcmp(vs, "true", 4);
+		if (!truncated)
+			break;
+		pos = rs_buf_cstr(&page);
+		if (!xml_next(&pos, end, "NextContinuationToken", &vs, &ve)) {
+			err = rs_error_set(RS_ECORRUPT, "%s: a truncated listing has no continuation token",
+					   s->parent.display_url);
+			goto out;
+		}
+		rs_buf_clear(&prev);
+		if ((err = rs_buf_put(&prev, token.ptr ? token.ptr : "", token.len)) ||
+		    (err = xml_text(&token, vs, ve)))
+			goto out;
+		if (token.len == 0 || (prev.len == token.len && !memcmp(prev.ptr, token.ptr, token.len))) {
+			/* The same token again would loop forever. */
+			err = rs_error_set(RS_ECORRUPT, "%s: the listing does not advance",
+					   s->parent.display_url);
+			goto out;
+		}
+	}
+out:
+	rs_buf_release(&url);
+	rs_buf_release(&page);
+	rs_buf_release(&token);
+	rs_buf_release(&prev);
+	rs_buf_release(&key);
+	rs_buf_release(&full);
+	return err;
+}
+
+/* ---- open ---- */
+
+static void s3_free(struct rs_remote *r)
+{
+	struct s3_remote *s = (struct s3_remote *)r;
+
+	if (!s)
+		return;
+	rs_http_free(s->http);
+	rs_aws_config_release(&s->cfg);
+	free(s->bucket);
+	free(s->prefix);
+	free(s->base_url);
+	free(s->parent.display_url);
+	free(s);
+}
+
+/* S3's rules, loosened for older buckets: 3-63 of [a-z0-9.-_] and upper case. */
+static int valid_bucket(const char *b, size_t n)
+{
+	size_t i;
+
+	if (n < 3 || n > 63)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)b[i]) || b[i] == '.' || b[i] == '-' || b[i] == '_'))
+			return 0;
+	return 1;
+}
+
+static int parse_part_size(struct s3_remote *s, rs_config_get_fn get, void *payload)
+{
+	const char *v = get ? get("results.s3.partsize", payload) : NULL;
+	uint64_t mib;
+
+	s->part_size = S3_DEFAULT_PART;
+	if (!v || !*v)
+		return 0;
+	if (parse_u64(v, strlen(v), &mib) || mib < (S3_MIN_PART >> 20) || mib > (S3_MAX_PART >> 20))
+		return rs_error_set(RS_EUSAGE, "results.s3.partsize is '%.32s'; give MiB from %llu to %llu",
+				    v, S3_MIN_PART >> 20, S3_MAX_PART >> 20);
+	s->part_size = mib << 20;
+	return 0;
+}
+
+int rs_remote_s3_open(struct rs_remote **out, const char *url,
+		      const struct rs_remote_options *opts)
+{
+	struct s3_remote *s = NULL;
+	struct rs_http_options hopts;
+	struct rs_buf b = RS_BUF_INIT;
+	const char *rest, *slash, *p;
+	rs_config_get_fn get = opts ? opts->config_get : NULL;
+	void *payload = opts ? opts->config_payload : NULL;
+	size_t blen;
+	int err;
+
+	if (strncmp(url, "s3://", 5))
+		return rs_error_set(RS_EUSAGE, "'%.200s' is not an s3:// URL", url);
+	rest = url + 5;
+	slash = strchr(rest, '/');
+	blen = slash ? (size_t)(slash - rest) : strlen(rest);
+	if (!valid_bucket(rest, blen))
+		return rs_error_set(RS_EUSAGE, "'%.200s' does not name an S3 bucket "
+				    "(s3://bucket/prefix; 3 to 63 letters, digits, '.', '-')", url);
+	for (p = slash ? slash : ""; *p; p++)
+		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 127 || *p == '?' || *p == '#')
+			return rs_error_set(RS_EUSAGE, "the prefix of '%.200s' has a character "
+					    "that has no place in it", url);
+	if (slash && strstr(slash, ".."))
+		return rs_error_set(RS_EUSAGE, "the prefix of '%.200s' has '..'", url);
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	s->parent.version = RS_REMOTE_VERSION;
+	s->parent.get = s3_get;
+	s->parent.put_file = s3_put_file;
+	s->parent.put_buf = s3_put_buf;
+	s->parent.stat = s3_stat;
+	s->parent.list = s3_list;
+	s->parent.del = s3_del;
+	s->parent.free = s3_free;
+	s->bucket = strndup(rest, blen);
+
+	/* Prefix: no leading or doubled '/', one trailing '/'. */
+	for (p = slash; p && *p; p++) {
+		if (*p == '/' && (b.len == 0 || b.ptr[b.len - 1] == '/'))
+			continue;
+		if ((err = rs_buf_putc(&b, *p)))
+			goto out;
+	}
+	if (b.len && (err = rs_buf_putc(&b, '/')))
+		goto out;
+	s->prefix = b.len ? rs_buf_detach(&b, NULL) : strdup("");
+	if (!s->bucket || !s->prefix) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if ((err = rs_buf_printf(&b, "s3://%s/%s", s->bucket, s->prefix)))
+		goto out;
+	if (b.len && b.ptr[b.len - 1] == '/' && b.len > strlen("s3://") + blen + 1)
+		b.ptr[--b.len] = '\0';
+	s->parent.display_url = rs_buf_detach(&b, NULL);
+
+	if ((err = parse_part_size(s, get, payload)))
+		goto out;
+	if ((err = rs_aws_config_load(&s->cfg, get, payload)))
+		goto out;
+	/*
+	 * Addressing. A bucket name with '.' cannot be a virtual host under
+	 * AWS's wildcard certificate, so it goes path-style there too.
+	 */
+	s->path_style = s->cfg.path_style || (!s->cfg.endpoint && strchr(s->bucket, '.'));
+	if (s->cfg.endpoint) {
+		const char *host = strstr(s->cfg.endpoint, "://") + 3;
+
+		if (s->path_style)
+			err = rs_buf_printf(&b, "%s/%s", s->cfg.endpoint, s->bucket);
+		else
+			err = rs_buf_printf(&b, "%.*s%s.%s", (int)(host - s->cfg.endpoint),
+					    s->cfg.endpoint, s->bucket, host);
+	} else if (s->path_style) {
+		err = rs_buf_printf(&b, "https://s3.%s.amazonaws.com/%s", s->cfg.region, s->bucket);
+	} else {
+		err = rs_buf_printf(&b, "https://%s.s3.%s.amazonaws.com", s->bucket, s->cfg.region);
+	}
+	if (err)
+		goto out;
+	s->base_url = rs_buf_detach(&b, NULL);
+
+	memset(&hopts, 0, sizeof(hopts));
+	hopts.config_get = get;
+	hopts.config_payload = payload;
+	hopts.sign = s3_sign;
+	hopts.sign_payload = s;
+	err = rs_http_new(&s->http, &hopts);
+out:
+	rs_buf_release(&b);
+	if (err) {
+		s3_free(&s->parent);
+		return err;
+	}
+	*out = &s->parent;
+	return 0;
+}
