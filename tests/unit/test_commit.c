@@ -1,0 +1,297 @@
+/* One-commit writes through libgit2 (repo/commit.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <git2.h>
+
+#include "repo/commit.h"
+#include "repo/repo.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+struct fixture {
+	char dir[64];
+	struct rs_repo *repo;
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	git_repository *g = NULL;
+
+	strcpy(fx->dir, "/tmp/test_commit-XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	/* Never read the user's global config. */
+	setenv("HOME", fx->dir, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	git_libgit2_init();
+	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, fx->dir);
+	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_XDG, fx->dir);
+	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_SYSTEM, fx->dir);
+	if (git_repository_init(&g, fx->dir, 0) < 0)
+		return -1;
+	git_repository_free(g);
+	if (rs_repo_open(&fx->repo, fx->dir) < 0)
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char cmd[128];
+
+	rs_repo_free(fx->repo);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(fx);
+	git_libgit2_shutdown();
+	return 0;
+}
+
+static void head_hex(struct fixture *fx, char *out)
+{
+	git_oid id;
+
+	if (git_reference_name_to_id(&id, fx->repo->git, "HEAD") < 0)
+		strcpy(out, "none");
+	else
+		git_oid_tostr(out, GIT_OID_HEXSZ + 1, &id);
+}
+
+static void assert_file(struct fixture *fx, const char *path, const char *want)
+{
+	struct rs_buf full = RS_BUF_INIT, got = RS_BUF_INIT;
+
+	rs_buf_printf(&full, "%s/%s", fx->dir, path);
+	assert_int_equal(rs_fs_read_file(&got, full.ptr, 1 << 20), 0);
+	assert_string_equal(got.ptr, want);
+	rs_buf_release(&full);
+	rs_buf_release(&got);
+}
+
+static void assert_tree_file(struct fixture *fx, const char *path, const char *want)
+{
+	struct rs_buf got = RS_BUF_INIT;
+
+	if (!want) {
+		assert_int_equal(rs_repo_read_tree_file(fx->repo, NULL, path, 1 << 20, &got),
+				 RS_ENOTFOUND);
+	} else {
+		assert_int_equal(rs_repo_read_tree_file(fx->repo, NULL, path, 1 << 20, &got), 0);
+		assert_string_equal(got.ptr, want);
+	}
+	rs_buf_release(&got);
+}
+
+/* Number of paths `git status` would report (untracked included). */
+static size_t status_count(struct fixture *fx)
+{
+	git_status_list *list = NULL;
+	git_status_options opts;
+	size_t n;
+
+	git_status_options_init(&opts, GIT_STATUS_OPTIONS_VERSION);
+
+	opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+	assert_int_equal(git_status_list_new(&list, fx->repo->git, &opts), 0);
+	n = git_status_list_entrycount(list);
+	git_status_list_free(list);
+	return n;
+}
+
+static size_t parent_count(struct fixture *fx)
+{
+	git_commit *c = NULL;
+	git_oid id;
+	size_t n;
+
+	assert_int_equal(git_reference_name_to_id(&id, fx->repo->git, "HEAD"), 0);
+	assert_int_equal(git_commit_lookup(&c, fx->repo->git, &id), 0);
+	n = git_commit_parentcount(c);
+	git_commit_free(c);
+	return n;
+}
+
+static int commit2(struct fixture *fx, const char *p1, const char *d1, const char *p2,
+		   const char *d2, char *hex, int *changed)
+{
+	struct rs_commit_file f[2] = {
+		{ p1, d1, d1 ? strlen(d1) : 0, 0, d1 == NULL },
+		{ p2, d2, d2 ? strlen(d2) : 0, 0, d2 == NULL },
+	};
+	struct rs_commit_options o = { "test commit\n\nbody", NULL, NULL, 0 };
+
+	return rs_commit_files(fx->repo, f, p2 ? 2 : 1, &o, hex, changed);
+}
+
+static void test_first_commit_on_unborn_branch(void **state)
+{
+	struct fixture *fx = *state;
+	char hex[GIT_OID_HEXSZ + 1], head[GIT_OID_HEXSZ + 1];
+	int changed = -1;
+
+	assert_int_equal(commit2(fx, "a.txt", "alpha\n", "runs/2026/x/run.json", "{}\n",
+				 hex, &changed), 0);
+	assert_int_equal(changed, 1);
+	head_hex(fx, head);
+	assert_string_equal(hex, head);
+	assert_int_equal(parent_count(fx), 0);
+	assert_tree_file(fx, "a.txt", "alpha\n");
+	assert_tree_file(fx, "runs/2026/x/run.json", "{}\n");
+	assert_file(fx, "a.txt", "alpha\n");
+	assert_file(fx, "runs/2026/x/run.json", "{}\n");
+	assert_int_equal(status_count(fx), 0);
+}
+
+static void test_replace_add_remove_and_noop(void **state)
+{
+	struct fixture *fx = *state;
+	char first[GIT_OID_HEXSZ + 1], hex[GIT_OID_HEXSZ + 1], head[GIT_OID_HEXSZ + 1];
+	int changed = -1;
+	struct rs_buf full = RS_BUF_INIT;
+
+	assert_int_equal(commit2(fx, "a.txt", "alpha\n", "b.txt", "beta\n", first, NULL), 0);
+	assert_int_equal(commit2(fx, "a.txt", "alpha 2\n", "dir/c.txt", "gamma\n", hex,
+				 &changed), 0);
+	assert_int_equal(changed, 1);
+	assert_string_not_equal(hex, first);
+	assert_int_equal(parent_count(fx), 1);
+	assert_tree_file(fx, "a.txt", "alpha 2\n");
+	assert_tree_file(fx, "b.txt", "beta\n");
+	assert_file(fx, "a.txt", "alpha 2\n");
+	assert_int_equal(status_count(fx), 0);
+
+	/* The same content again: no commit. */
+	head_hex(fx, head);
+	assert_int_equal(commit2(fx, "a.txt", "alpha 2\n", NULL, NULL, hex, &changed), 0);
+	assert_int_equal(changed, 0);
+	assert_string_equal(hex, head);
+
+	/* Remove. */
+	assert_int_equal(commit2(fx, "b.txt", NULL, "nothing-here", NULL, hex, &changed), 0);
+	assert_int_equal(changed, 1);
+	assert_tree_file(fx, "b.txt", NULL);
+	rs_buf_printf(&full, "%s/b.txt", fx->dir);
+	assert_false(rs_fs_exists(full.ptr));
+	assert_int_equal(status_count(fx), 0);
+	rs_buf_release(&full);
+}
+
+static void test_other_staged_changes_stay_out(void **state)
+{
+	struct fixture *fx = *state;
+	struct rs_buf full = RS_BUF_INIT;
+	git_index *index = NULL;
+
+	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
+	rs_buf_printf(&full, "%s/staged.txt", fx->dir);
+	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "s\n", 2), 0);
+	assert_int_equal(git_repository_index(&index, fx->repo->git), 0);
+	assert_int_equal(git_index_add_bypath(index, "staged.txt"), 0);
+	assert_int_equal(git_index_write(index), 0);
+	git_index_free(index);
+
+	assert_int_equal(commit2(fx, "b.txt", "beta\n", NULL, NULL, NULL, NULL), 0);
+	assert_tree_file(fx, "staged.txt", NULL);
+	assert_tree_file(fx, "b.txt", "beta\n");
+	/* staged.txt is still staged, nothing else differs. */
+	assert_int_equal(status_count(fx), 1);
+	rs_buf_release(&full);
+}
+
+static void test_refuses_to_overwrite_local_changes(void **state)
+{
+	struct fixture *fx = *state;
+	char before[GIT_OID_HEXSZ + 1], after[GIT_OID_HEXSZ + 1];
+	struct rs_buf full = RS_BUF_INIT;
+
+	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
+	rs_buf_printf(&full, "%s/a.txt", fx->dir);
+	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "mine\n", 5), 0);
+	head_hex(fx, before);
+	assert_int_equal(commit2(fx, "new.txt", "n\n", "a.txt", "theirs\n", NULL, NULL),
+			 RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "a.txt"));
+	head_hex(fx, after);
+	assert_string_equal(before, after);
+	assert_file(fx, "a.txt", "mine\n");
+	rs_buf_clear(&full);
+	rs_buf_printf(&full, "%s/new.txt", fx->dir);
+	assert_false(rs_fs_exists(full.ptr));
+
+	/* An untracked file in the way is refused too. */
+	rs_buf_clear(&full);
+	rs_buf_printf(&full, "%s/untracked.txt", fx->dir);
+	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "u\n", 2), 0);
+	assert_int_equal(commit2(fx, "untracked.txt", "x\n", NULL, NULL, NULL, NULL),
+			 RS_EUSAGE);
+	/* ...unless it already holds the new content. */
+	assert_int_equal(commit2(fx, "untracked.txt", "u\n", NULL, NULL, NULL, NULL), 0);
+	rs_buf_release(&full);
+}
+
+static void test_bad_paths(void **state)
+{
+	struct fixture *fx = *state;
+	static const char *bad[] = { "", "/abs", "../up", "a/../b", ".git/config", "a/.GIT/x",
+				     "a//b", "a/", "./a" };
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(commit2(fx, bad[i], "x", NULL, NULL, NULL, NULL), RS_EUSAGE);
+	assert_int_equal(commit2(fx, "same", "x", "same", "y", NULL, NULL), RS_EUSAGE);
+	assert_int_equal(status_count(fx), 0);
+}
+
+/* A locked branch ref (another writer in the middle of an update): nothing changes. */
+static void test_locked_branch_changes_nothing(void **state)
+{
+	struct fixture *fx = *state;
+	char before[GIT_OID_HEXSZ + 1], after[GIT_OID_HEXSZ + 1];
+	struct rs_buf lock = RS_BUF_INIT, full = RS_BUF_INIT;
+	git_reference *head = NULL;
+
+	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(git_repository_head(&head, fx->repo->git), 0);
+	rs_buf_printf(&lock, "%s/.git/%s.lock", fx->dir, git_reference_name(head));
+	git_reference_free(head);
+	assert_int_equal(rs_fs_write_file_atomic(lock.ptr, "", 0), 0);
+	head_hex(fx, before);
+	assert_int_equal(commit2(fx, "a.txt", "changed\n", "new/b.txt", "b\n", NULL, NULL),
+			 RS_ERETRY);
+	head_hex(fx, after);
+	assert_string_equal(before, after);
+	assert_file(fx, "a.txt", "alpha\n");
+	rs_buf_printf(&full, "%s/new/b.txt", fx->dir);
+	assert_false(rs_fs_exists(full.ptr));
+	unlink(lock.ptr);
+	assert_int_equal(status_count(fx), 0); /* a.txt untouched; no stray files */
+	rs_buf_release(&lock);
+	rs_buf_release(&full);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_first_commit_on_unborn_branch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_add_remove_and_noop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_staged_changes_stay_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_to_overwrite_local_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_paths, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locked_branch_changes_nothing, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
