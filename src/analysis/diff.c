@@ -1,0 +1,476 @@
+/*
+ * Run-to-run comparison from the stored records.
+ *
+ * Function matching runs in three passes over the two summaries' flat
+ * function lists, each pass only looking at what the earlier ones left:
+ *   1. same name, file and first line: the function did not move;
+ *   2. same name and file: the function moved (code was added above it);
+ *   3. same file and first line, different name: a rename. pyinstrument
+ *      records the line a function's body starts on, so a renamed
+ *      function keeps it as long as nothing above it changed in the same
+ *      commit -- which is what "a pure rename" looks like.
+ * What is left is new (head only) or vanished (base only). Lookups go
+ * through jansson hash tables keyed by "name\x1f file\x1f line", so a
+ * diff costs O(functions), not O(functions^2).
+ */
+#include "analysis/diff.h"
+#include "analysis/runview.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One function row of a summary, flattened for matching. */
+struct fnrow {
+	char *name;   /* "Class.function" when the summary names a class */
+	const char *file;
+	long line;
+	double self, total;
+	double self_share, total_share;
+	int matched;
+};
+
+struct fnlist {
+	struct fnrow *rows;
+	size_t n;
+};
+
+static void fnlist_release(struct fnlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->rows[i].name);
+	free(l->rows);
+	l->rows = NULL;
+	l->n = 0;
+}
+
+/*
+ * The denominator for "share of samples": the summary's sample count
+ * when rows carry sample counts, else its sampled time (or duration).
+ */
+static int load_functions(struct fnlist *out, const json_t *run)
+{
+	const json_t *summary = json_object_get(run, "summary");
+	const json_t *funcs = json_object_get(summary, "functions");
+	double samples = 0, timebase = 0;
+	size_t i, n;
+
+	out->rows = NULL;
+	out->n = 0;
+	if (!json_is_array(funcs))
+		return 0;
+	if (!rs_runview_num(summary, "samples", &samples) &&
+	    !rs_runview_num(summary, "sample_count", &samples))
+		samples = 0;
+	if (!rs_runview_num(summary, "sampled_time", &timebase) || timebase <= 0)
+		if (!rs_runview_num(summary, "duration", &timebase))
+			timebase = 0;
+	n = json_array_size(funcs);
+	if (!n)
+		return 0;
+	out->rows = calloc(n, sizeof(*out->rows));
+	if (!out->rows)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < n; i++) {
+		const json_t *f = json_array_get(funcs, i);
+		const char *name = rs_runview_str(f, "function", "<unknown>");
+		const char *cls = rs_runview_str(f, "class", NULL);
+		struct fnrow *r = &out->rows[out->n];
+		double line = 0, ss, ts;
+		struct rs_buf b = RS_BUF_INIT;
+
+		if (!json_is_object(f))
+			continue;
+		if (cls && *cls && rs_buf_printf(&b, "%s.%s", cls, name))
+			goto oom;
+		if (!(cls && *cls) && rs_buf_puts(&b, name))
+			goto oom;
+		r->name = rs_buf_detach(&b, NULL);
+		r->file = rs_runview_str(f, "file", "");
+		rs_runview_num(f, "line", &line);
+		r->line = (long)line;
+		rs_runview_num(f, "self", &r->self);
+		rs_runview_num(f, "total", &r->total);
+		if (samples > 0 && rs_runview_num(f, "self_samples", &ss) &&
+		    rs_runview_num(f, "total_samples", &ts)) {
+			r->self_share = ss / samples;
+			r->total_share = ts / samples;
+		} else if (timebase > 0) {
+			r->self_share = r->self / timebase;
+			r->total_share = r->total / timebase;
+		}
+		out->n++;
+		continue;
+oom:
+		rs_buf_release(&b);
+		fnlist_release(out);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	return 0;
+}
+
+static int key_of(struct rs_buf *b, const char *name, const char *file,
+		  long line, int with_name, int with_line)
+{
+	rs_buf_clear(b);
+	return rs_buf_printf(b, "%s\x1f%s\x1f%ld", with_name ? name : "", file,
+			     with_line ? line : -1L);
+}
+
+/*
+ * Index the unmatched rows of `l` by the chosen key parts. A key seen
+ * twice maps to -1: ambiguous, so pass 2 and 3 leave it alone rather
+ * than guess.
+ */
+static json_t *index_rows(const struct fnlist *l, int with_name, int with_line)
+{
+	json_t *map = json_object();
+	struct rs_buf k = RS_BUF_INIT;
+	size_t i;
+
+	if (!map)
+		return NULL;
+	for (i = 0; i < l->n; i++) {
+		json_int_t v = (json_int_t)i;
+
+		if (l->rows[i].matched)
+			continue;
+		if (key_of(&k, l->rows[i].name, l->rows[i].file, l->rows[i].line,
+			   with_name, with_line))
+			goto fail;
+		if (json_object_get(map, k.ptr))
+			v = -1;
+		if (json_object_set_new(map, k.ptr, json_integer(v)))
+			goto fail;
+	}
+	rs_buf_release(&k);
+	return map;
+fail:
+	rs_buf_release(&k);
+	json_decref(map);
+	return NULL;
+}
+
+static int push_func(struct rs_diff *d, size_t *alloc, enum rs_func_change c,
+		     const struct fnrow *b, const struct fnrow *h)
+{
+	struct rs_func_delta *f;
+
+	if (d->n_funcs == *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 64;
+		void *p = realloc(d->funcs, na * sizeof(*d->funcs));
+
+		if (!p)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		d->funcs = p;
+		*alloc = na;
+	}
+	f = &d->funcs[d->n_funcs];
+	memset(f, 0, sizeof(*f));
+	f->change = c;
+	f->function = strdup(h ? h->name : b->name);
+	f->file = strdup(h ? h->file : b->file);
+	f->line = h ? h->line : b->line;
+	if (c == RS_FUNC_RENAMED)
+		f->old_function = strdup(b->name);
+	if (!f->function || !f->file || (c == RS_FUNC_RENAMED && !f->old_function)) {
+		free(f->function);
+		free(f->file);
+		free(f->old_function);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	if (b) {
+		f->base_self = b->self;
+		f->base_total = b->total;
+		f->base_self_share = b->self_share;
+		f->base_total_share = b->total_share;
+	}
+	if (h) {
+		f->head_self = h->self;
+		f->head_total = h->total;
+		f->head_self_share = h->self_share;
+		f->head_total_share = h->total_share;
+	}
+	d->n_funcs++;
+	return 0;
+}
+
+/* One matching pass: every unmatched head row looks up the base index. */
+static int match_pass(struct rs_diff *d, size_t *alloc, struct fnlist *base,
+		      struct fnlist *head, int with_name, int with_line,
+		      int want_rename)
+{
+	json_t *bmap = index_rows(base, with_name, with_line);
+	json_t *hmap = index_rows(head, with_name, with_line);
+	struct rs_buf k = RS_BUF_INIT;
+	int err = 0;
+	size_t i;
+
+	if (!bmap || !hmap) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < head->n; i++) {
+		struct fnrow *h = &head->rows[i];
+		json_int_t bi, hi;
+		struct fnrow *b;
+
+		if (h->matched)
+			continue;
+		err = key_of(&k, h->name, h->file, h->line, with_name, with_line);
+		if (err)
+			goto out;
+		hi = json_integer_value(json_object_get(hmap, k.ptr));
+		if (!json_object_get(bmap, k.ptr) || hi < 0)
+			continue;
+		bi = json_integer_value(json_object_get(bmap, k.ptr));
+		if (bi < 0)
+			continue;
+		b = &base->rows[bi];
+		if (b->matched)
+			continue;
+		if (want_rename && !strcmp(b->name, h->name))
+			continue;
+		/* A rename needs a real position: line 0 means "unknown". */
+		if (want_rename && h->line <= 0)
+			continue;
+		b->matched = h->matched = 1;
+		err = push_func(d, alloc, want_rename ? RS_FUNC_RENAMED : RS_FUNC_CHANGED,
+				b, h);
+		if (err)
+			goto out;
+	}
+out:
+	rs_buf_release(&k);
+	json_decref(bmap);
+	json_decref(hmap);
+	return err;
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct rs_func_delta *x = a, *y = b;
+	double dx = fabs(x->head_self - x->base_self);
+	double dy = fabs(y->head_self - y->base_self);
+
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	dx = fabs(x->head_total - x->base_total);
+	dy = fabs(y->head_total - y->base_total);
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	return strcmp(x->function, y->function);
+}
+
+int rs_diff_is_time_metric(const char *name)
+{
+	static const char *const names[] = { "duration", "cpu_time", "sampled_time" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
+static int push_metric(struct rs_diff *d, size_t *alloc, const char *name,
+		       double base, double head, int normalised)
+{
+	struct rs_metric_delta *m;
+
+	if (d->n_metrics == *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 32;
+		void *p = realloc(d->metrics, na * sizeof(*d->metrics));
+
+		if (!p)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		d->metrics = p;
+		*alloc = na;
+	}
+	m = &d->metrics[d->n_metrics];
+	m->name = strdup(name);
+	if (!m->name)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	m->base = base;
+	m->head = head;
+	m->abs = head - base;
+	m->rel = base != 0 ? (head - base) / fabs(base) : NAN;
+	m->normalised = normalised;
+	d->n_metrics++;
+	return 0;
+}
+
+/*
+ * Metrics in a stable order: the four headline ones first (as a reader
+ * expects them), then the others in the head run's order, then the
+ * workload-normalised ones.
+ */
+static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *head,
+			const struct rs_diff_opts *opts)
+{
+	static const char *const headline[] = { "duration", "cpu_time", "samples",
+						"sampled_time" };
+	const json_t *hm = json_object_get(head, "metrics");
+	size_t alloc = 0, i;
+	const char *key;
+	json_t *v;
+	double bv, hv;
+	int err;
+
+	for (i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
+		if (rs_runview_metric(base, headline[i], &bv) &&
+		    rs_runview_metric(head, headline[i], &hv)) {
+			err = push_metric(d, &alloc, headline[i], bv, hv, 0);
+			if (err)
+				return err;
+		}
+	if (json_is_object(hm)) {
+		json_object_foreach((json_t *)hm, key, v) {
+			int skip = 0;
+
+			for (i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
+				if (!strcmp(key, headline[i]))
+					skip = 1;
+			if (skip || !json_is_number(v))
+				continue;
+			if (!rs_runview_metric(base, key, &bv))
+				continue;
+			err = push_metric(d, &alloc, key, bv, json_number_value(v), 0);
+			if (err)
+				return err;
+		}
+	}
+
+	if (!opts || !opts->no_workload) {
+		const char *per = opts ? opts->per : NULL;
+		const char *kb = NULL, *kh = NULL;
+		double wb, wh;
+		struct rs_buf name = RS_BUF_INIT;
+
+		if (rs_runview_workload(base, per, &kb, &wb) &&
+		    rs_runview_workload(head, per, &kh, &wh) && !strcmp(kb, kh)) {
+			d->workload_key = strdup(kh);
+			if (!d->workload_key)
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			d->base_workload = wb;
+			d->head_workload = wh;
+			for (i = 0; i < sizeof(headline) / sizeof(headline[0]); i++) {
+				if (!rs_diff_is_time_metric(headline[i]))
+					continue;
+				if (!rs_runview_metric(base, headline[i], &bv) ||
+				    !rs_runview_metric(head, headline[i], &hv))
+					continue;
+				rs_buf_clear(&name);
+				err = rs_buf_printf(&name, "%s/%s", headline[i], kh);
+				if (!err)
+					err = push_metric(d, &alloc, name.ptr, bv / wb,
+							  hv / wh, 1);
+				if (err) {
+					rs_buf_release(&name);
+					return err;
+				}
+			}
+		}
+		rs_buf_release(&name);
+	}
+	return 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
+		 const struct rs_diff_opts *opts)
+{
+	struct fnlist bl = { NULL, 0 }, hl = { NULL, 0 };
+	struct rs_diff *d = NULL;
+	size_t alloc = 0, i;
+	int err;
+
+	if (!json_is_object(base) || !json_is_object(head))
+		return rs_error_set(RS_EUSAGE, "a run record is not a JSON object");
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	d->base_id = dup_or_null(rs_runview_str(base, "id", "base"));
+	d->head_id = dup_or_null(rs_runview_str(head, "id", "head"));
+	d->base_commit = dup_or_null(rs_runview_str(base, "commit", ""));
+	d->head_commit = dup_or_null(rs_runview_str(head, "commit", ""));
+	if (!d->base_id || !d->head_id || !d->base_commit || !d->head_commit) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = diff_metrics(d, base, head, opts);
+	if (err)
+		goto out;
+
+	err = load_functions(&bl, base);
+	if (!err)
+		err = load_functions(&hl, head);
+	if (!err)
+		err = match_pass(d, &alloc, &bl, &hl, 1, 1, 0);
+	if (!err)
+		err = match_pass(d, &alloc, &bl, &hl, 1, 0, 0);
+	if (!err)
+		err = match_pass(d, &alloc, &bl, &hl, 0, 1, 1);
+	if (err)
+		goto out;
+	for (i = 0; !err && i < hl.n; i++)
+		if (!hl.rows[i].matched)
+			err = push_func(d, &alloc, RS_FUNC_NEW, NULL, &hl.rows[i]);
+	for (i = 0; !err && i < bl.n; i++)
+		if (!bl.rows[i].matched)
+			err = push_func(d, &alloc, RS_FUNC_VANISHED, &bl.rows[i], NULL);
+	if (err)
+		goto out;
+	if (d->n_funcs)
+		qsort(d->funcs, d->n_funcs, sizeof(*d->funcs), cmp_func);
+out:
+	fnlist_release(&bl);
+	fnlist_release(&hl);
+	if (err) {
+		rs_diff_free(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+void rs_diff_free(struct rs_diff *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->n_metrics; i++)
+		free(d->metrics[i].name);
+	for (i = 0; i < d->n_funcs; i++) {
+		free(d->funcs[i].function);
+		free(d->funcs[i].old_function);
+		free(d->funcs[i].file);
+	}
+	free(d->metrics);
+	free(d->funcs);
+	free(d->base_id);
+	free(d->head_id);
+	free(d->base_commit);
+	free(d->head_commit);
+	free(d->workload_key);
+	free(d);
+}
+
+const struct rs_metric_delta *rs_diff_metric(const struct rs_diff *d, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_metrics; i++)
+		if (!strcmp(d->metrics[i].name, name))
+			return &d->metrics[i];
+	return NULL;
+}

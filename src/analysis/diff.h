@@ -1,0 +1,84 @@
+/*
+ * rs_diff: what changed between two recorded runs, computed from their
+ * run.json records alone (metrics and the stored summary), so that it
+ * works in a clone that holds no session objects.
+ *
+ *  - metrics: every metric both runs have (duration, cpu_time, samples,
+ *    sampled_time and every numeric stat), with absolute and relative
+ *    change; plus, when both runs record a workload (see
+ *    rs_runview_workload), the time metrics divided by it, so that a run
+ *    that simulated more months is not mistaken for a slower one;
+ *  - functions: own ("self") and total time in seconds and as a share of
+ *    the run's samples, matched across the runs by name and file; a
+ *    function present on one side only is new or vanished, unless the
+ *    other side has an unmatched function in the same file starting on
+ *    the same line, which makes it a rename.
+ */
+#ifndef RS_ANALYSIS_DIFF_H
+#define RS_ANALYSIS_DIFF_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct rs_metric_delta {
+	char *name;        /* "duration", "mem.peak_mb", "duration/months" */
+	double base;
+	double head;
+	double abs;        /* head - base */
+	double rel;        /* abs / base; NAN when base is 0 */
+	int normalised;    /* 1: a time metric divided by the workload */
+};
+
+enum rs_func_change {
+	RS_FUNC_CHANGED = 0, /* on both sides under the same name */
+	RS_FUNC_NEW,         /* only in head */
+	RS_FUNC_VANISHED,    /* only in base */
+	RS_FUNC_RENAMED,     /* same file and first line, another name */
+};
+
+struct rs_func_delta {
+	enum rs_func_change change;
+	char *function;      /* head's name (base's for a vanished one) */
+	char *old_function;  /* base's name for a rename, else NULL */
+	char *file;
+	long line;
+	double base_self, head_self;     /* seconds; 0 on the absent side */
+	double base_total, head_total;
+	double base_self_share, head_self_share;   /* 0..1 of the samples */
+	double base_total_share, head_total_share;
+};
+
+struct rs_diff {
+	char *base_id, *head_id;
+	char *base_commit, *head_commit;
+	char *workload_key;             /* NULL when not normalised */
+	double base_workload, head_workload;
+	struct rs_metric_delta *metrics;
+	size_t n_metrics;
+	struct rs_func_delta *funcs;    /* sorted by |self change|, largest first */
+	size_t n_funcs;
+};
+
+struct rs_diff_opts {
+	const char *per;   /* workload stats key; NULL: detect */
+	int no_workload;   /* 1: never normalise */
+};
+
+/*
+ * Compare `base` with `head` (run.json objects, borrowed). On success
+ * *out is a new diff the caller frees with rs_diff_free. Runs without a
+ * "summary" simply yield no function rows. Errors: RS_EUSAGE when either
+ * argument is not a JSON object, RS_EGENERIC when out of memory.
+ */
+int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
+		 const struct rs_diff_opts *opts);
+
+void rs_diff_free(struct rs_diff *d);
+
+/* The metric named `name` in `d`, or NULL (borrowed). */
+const struct rs_metric_delta *rs_diff_metric(const struct rs_diff *d, const char *name);
+
+/* Whether a metric is a time (seconds) that workload normalisation applies to. */
+int rs_diff_is_time_metric(const char *name);
+
+#endif

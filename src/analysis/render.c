@@ -1,0 +1,695 @@
+/*
+ * Renderers. Text is for a terminal (fixed columns), Markdown for GitHub
+ * (tables; escaping of '|' and markup characters so a function name such
+ * as "__init__" or "<lambda>" survives), JSON is built with jansson so
+ * that escaping and number formatting are right by construction (NaN,
+ * which JSON lacks, becomes null).
+ */
+#include "analysis/render.h"
+#include "util/error.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRY(x)                          \
+	do {                            \
+		int err_ = (x);         \
+		if (err_)               \
+			return err_;    \
+	} while (0)
+
+int rs_format_parse(enum rs_format *out, const char *name)
+{
+	if (!strcmp(name, "text"))
+		*out = RS_FORMAT_TEXT;
+	else if (!strcmp(name, "markdown") || !strcmp(name, "md"))
+		*out = RS_FORMAT_MARKDOWN;
+	else if (!strcmp(name, "json"))
+		*out = RS_FORMAT_JSON;
+	else
+		return rs_error_set(RS_EUSAGE,
+				    "unknown format '%s' (use text, markdown or json)", name);
+	return 0;
+}
+
+int rs_md_escape(struct rs_buf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr("\\`*_{}[]<>()#+-!|~", *s))
+			TRY(rs_buf_putc(out, '\\'));
+		if (*s == '\n' || *s == '\r')
+			TRY(rs_buf_putc(out, ' '));
+		else
+			TRY(rs_buf_putc(out, *s));
+	}
+	return 0;
+}
+
+int rs_html_escape(struct rs_buf *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': TRY(rs_buf_puts(out, "&lt;")); break;
+		case '>': TRY(rs_buf_puts(out, "&gt;")); break;
+		case '&': TRY(rs_buf_puts(out, "&amp;")); break;
+		case '"': TRY(rs_buf_puts(out, "&quot;")); break;
+		case '\'': TRY(rs_buf_puts(out, "&#39;")); break;
+		default: TRY(rs_buf_putc(out, *s));
+		}
+	}
+	return 0;
+}
+
+int rs_render_seconds(struct rs_buf *out, double s)
+{
+	double a = fabs(s);
+
+	if (isnan(s))
+		return rs_buf_puts(out, "-");
+	if (a >= 1 || a == 0)
+		return rs_buf_printf(out, "%.3g s", s);
+	if (a >= 1e-3)
+		return rs_buf_printf(out, "%.3g ms", s * 1e3);
+	return rs_buf_printf(out, "%.3g us", s * 1e6);
+}
+
+static int is_time_name(const char *name)
+{
+	size_t n = strlen(name);
+	const char *slash = strchr(name, '/');
+	size_t stem = slash ? (size_t)(slash - name) : n;
+
+	if ((stem == 8 && !strncmp(name, "duration", 8)) ||
+	    (stem == 8 && !strncmp(name, "cpu_time", 8)) ||
+	    (stem == 12 && !strncmp(name, "sampled_time", 12)))
+		return 1;
+	return n > 5 && !strcmp(name + n - 5, "_time");
+}
+
+int rs_render_metric_value(struct rs_buf *out, const char *name, double v)
+{
+	if (isnan(v))
+		return rs_buf_puts(out, "-");
+	if (is_time_name(name))
+		return rs_render_seconds(out, v);
+	return rs_buf_printf(out, "%.4g", v);
+}
+
+static int render_change(struct rs_buf *out, const char *name, double abs, double rel)
+{
+	if (is_time_name(name)) {
+		TRY(rs_buf_puts(out, abs >= 0 ? "+" : ""));
+		TRY(rs_render_seconds(out, abs));
+	} else {
+		TRY(rs_buf_printf(out, "%+.4g", abs));
+	}
+	if (isnan(rel))
+		return 0;
+	return rs_buf_printf(out, " (%+.1f%%)", rel * 100);
+}
+
+static const char *short_sha(const char *sha, char buf[8])
+{
+	snprintf(buf, 8, "%s", sha ? sha : "");
+	return buf;
+}
+
+/* Pad a cell to `w` columns (text output; bytes, names are ASCII). */
+static int pad(struct rs_buf *out, const char *s, size_t w)
+{
+	size_t n = strlen(s);
+
+	TRY(rs_buf_puts(out, s));
+	while (n++ < w)
+		TRY(rs_buf_putc(out, ' '));
+	return rs_buf_putc(out, ' ');
+}
+
+static json_t *num_or_null(double v)
+{
+	return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+static const char *change_name(enum rs_func_change c)
+{
+	switch (c) {
+	case RS_FUNC_NEW: return "new";
+	case RS_FUNC_VANISHED: return "vanished";
+	case RS_FUNC_RENAMED: return "renamed";
+	default: return "changed";
+	}
+}
+
+static json_t *func_json(const struct rs_func_delta *f)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "change", json_string(change_name(f->change)));
+	json_object_set_new(o, "function", json_string(f->function));
+	if (f->old_function)
+		json_object_set_new(o, "old_function", json_string(f->old_function));
+	json_object_set_new(o, "file", json_string(f->file));
+	json_object_set_new(o, "line", json_integer(f->line));
+	json_object_set_new(o, "base_self", json_real(f->base_self));
+	json_object_set_new(o, "head_self", json_real(f->head_self));
+	json_object_set_new(o, "base_total", json_real(f->base_total));
+	json_object_set_new(o, "head_total", json_real(f->head_total));
+	json_object_set_new(o, "base_self_share", json_real(f->base_self_share));
+	json_object_set_new(o, "head_self_share", json_real(f->head_self_share));
+	json_object_set_new(o, "base_total_share", json_real(f->base_total_share));
+	json_object_set_new(o, "head_total_share", json_real(f->head_total_share));
+	return o;
+}
+
+static json_t *diff_json(const struct rs_diff *d)
+{
+	json_t *o = json_object(), *ms = json_array(), *fs = json_array();
+	size_t i;
+
+	if (!o || !ms || !fs) {
+		json_decref(o);
+		json_decref(ms);
+		json_decref(fs);
+		return NULL;
+	}
+	json_object_set_new(o, "base", json_string(d->base_id));
+	json_object_set_new(o, "head", json_string(d->head_id));
+	json_object_set_new(o, "base_commit", json_string(d->base_commit));
+	json_object_set_new(o, "head_commit", json_string(d->head_commit));
+	if (d->workload_key) {
+		json_t *w = json_object();
+
+		json_object_set_new(w, "key", json_string(d->workload_key));
+		json_object_set_new(w, "base", json_real(d->base_workload));
+		json_object_set_new(w, "head", json_real(d->head_workload));
+		json_object_set_new(o, "workload", w);
+	}
+	for (i = 0; i < d->n_metrics; i++) {
+		const struct rs_metric_delta *m = &d->metrics[i];
+		json_t *j = json_object();
+
+		json_object_set_new(j, "name", json_string(m->name));
+		json_object_set_new(j, "base", num_or_null(m->base));
+		json_object_set_new(j, "head", num_or_null(m->head));
+		json_object_set_new(j, "abs", num_or_null(m->abs));
+		json_object_set_new(j, "rel", num_or_null(m->rel));
+		json_object_set_new(j, "normalised", json_boolean(m->normalised));
+		json_array_append_new(ms, j);
+	}
+	for (i = 0; i < d->n_funcs; i++)
+		json_array_append_new(fs, func_json(&d->funcs[i]));
+	json_object_set_new(o, "metrics", ms);
+	json_object_set_new(o, "functions", fs);
+	return o;
+}
+
+static int dump_json(struct rs_buf *out, json_t *j)
+{
+	char *s;
+	int err;
+
+	if (!j)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	json_decref(j);
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = rs_buf_puts(out, s);
+	free(s);
+	if (!err)
+		err = rs_buf_putc(out, '\n');
+	return err;
+}
+
+/* "name (file:line)" or, for a rename, "old -> new (file:line)". */
+static int func_label(struct rs_buf *out, const struct rs_func_delta *f, int md)
+{
+	const char *file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
+
+	if (md) {
+		TRY(rs_buf_puts(out, "`"));
+		if (f->old_function) {
+			TRY(rs_buf_puts(out, f->old_function));
+			TRY(rs_buf_puts(out, "` → `"));
+		}
+		TRY(rs_buf_puts(out, f->function));
+		TRY(rs_buf_puts(out, "` "));
+		TRY(rs_md_escape(out, file));
+		return rs_buf_printf(out, ":%ld", f->line);
+	}
+	if (f->old_function)
+		TRY(rs_buf_printf(out, "%s -> ", f->old_function));
+	return rs_buf_printf(out, "%s (%s:%ld)", f->function, file, f->line);
+}
+
+static int share_cell(struct rs_buf *out, double base, double head)
+{
+	return rs_buf_printf(out, "%.1f%% -> %.1f%%", base * 100, head * 100);
+}
+
+static int func_row(struct rs_buf *out, const struct rs_func_delta *f, int md,
+		    int by_total)
+{
+	struct rs_buf cell = RS_BUF_INIT;
+	double b = by_total ? f->base_total : f->base_self;
+	double h = by_total ? f->head_total : f->head_self;
+	double bs = by_total ? f->base_total_share : f->base_self_share;
+	double hs = by_total ? f->head_total_share : f->head_self_share;
+	double rel = b > 0 ? (h - b) / b : NAN;
+	int err;
+
+	err = func_label(&cell, f, md);
+	if (err)
+		goto out;
+	if (md)
+		err = rs_buf_printf(out, "| %s | ", cell.ptr);
+	else
+		err = rs_buf_puts(out, "  ") || pad(out, cell.ptr, 52);
+	if (err)
+		goto out;
+	rs_buf_clear(&cell);
+	err = f->change == RS_FUNC_NEW ? rs_buf_puts(&cell, "-") : rs_render_seconds(&cell, b);
+	if (!err)
+		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 10);
+	rs_buf_clear(&cell);
+	if (!err)
+		err = f->change == RS_FUNC_VANISHED ? rs_buf_puts(&cell, "-")
+						    : rs_render_seconds(&cell, h);
+	if (!err)
+		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 10);
+	rs_buf_clear(&cell);
+	if (!err)
+		err = render_change(&cell, "duration", h - b, rel);
+	if (!err)
+		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 22);
+	rs_buf_clear(&cell);
+	if (!err)
+		err = share_cell(&cell, bs, hs);
+	if (!err)
+		err = md ? rs_buf_printf(out, "%s |\n", cell.ptr)
+			 : rs_buf_printf(out, "%s\n", cell.ptr);
+out:
+	rs_buf_release(&cell);
+	return err;
+}
+
+static int func_header(struct rs_buf *out, int md, const char *title, int by_total)
+{
+	const char *what = by_total ? "total time" : "own time";
+
+	if (md)
+		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of samples |\n"
+				     "|---|---:|---:|---:|---:|\n", title, what, what);
+	TRY(rs_buf_printf(out, "\n%s\n  ", title));
+	TRY(pad(out, "function", 52));
+	TRY(pad(out, "base", 10));
+	TRY(pad(out, "head", 10));
+	TRY(pad(out, "change", 22));
+	return rs_buf_puts(out, "share of samples\n");
+}
+
+static const struct rs_diff *sort_ctx;
+
+static int cmp_total(const void *a, const void *b)
+{
+	const struct rs_func_delta *x = &sort_ctx->funcs[*(const size_t *)a];
+	const struct rs_func_delta *y = &sort_ctx->funcs[*(const size_t *)b];
+	double dx = fabs(x->head_total - x->base_total);
+	double dy = fabs(y->head_total - y->base_total);
+
+	return dx < dy ? 1 : dx > dy ? -1 : 0;
+}
+
+/* One section of function rows: those of kind `kind` (or changed and
+ * renamed ones with a real change when kind < 0), at most `top`. */
+static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
+			size_t top, int kind, int by_total, const char *title)
+{
+	size_t *order, n = 0, i;
+	int err = 0;
+
+	order = malloc((d->n_funcs ? d->n_funcs : 1) * sizeof(*order));
+	if (!order)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < d->n_funcs; i++) {
+		const struct rs_func_delta *f = &d->funcs[i];
+
+		if (kind >= 0 ? (int)f->change == kind
+			      : (f->change == RS_FUNC_CHANGED || f->change == RS_FUNC_RENAMED))
+			order[n++] = i;
+	}
+	if (by_total) {
+		sort_ctx = d;
+		qsort(order, n, sizeof(*order), cmp_total);
+	}
+	if (n) {
+		err = func_header(out, md, title, by_total);
+		for (i = 0; !err && i < n && i < top; i++)
+			err = func_row(out, &d->funcs[order[i]], md, by_total);
+		if (!err && n > top)
+			err = rs_buf_printf(out, md ? "\n%zu more not shown.\n" : "  ... %zu more\n",
+					    n - top);
+	}
+	free(order);
+	return err;
+}
+
+static int metrics_table(struct rs_buf *out, const struct rs_diff *d, int md)
+{
+	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT, c = RS_BUF_INIT;
+	size_t i;
+	int err = 0;
+
+	if (md)
+		err = rs_buf_puts(out, "| metric | base | head | change |\n|---|---:|---:|---:|\n");
+	else
+		err = rs_buf_printf(out, "  %-28s %-12s %-12s %s\n", "metric", "base", "head",
+				    "change");
+	for (i = 0; !err && i < d->n_metrics; i++) {
+		const struct rs_metric_delta *m = &d->metrics[i];
+
+		rs_buf_clear(&a);
+		rs_buf_clear(&b);
+		rs_buf_clear(&c);
+		err = rs_render_metric_value(&a, m->name, m->base);
+		if (!err)
+			err = rs_render_metric_value(&b, m->name, m->head);
+		if (!err)
+			err = render_change(&c, m->name, m->abs, m->rel);
+		if (err)
+			break;
+		if (md) {
+			err = rs_buf_puts(out, "| ");
+			if (!err)
+				err = rs_md_escape(out, m->name);
+			if (!err)
+				err = rs_buf_printf(out, " | %s | %s | %s |\n", a.ptr, b.ptr, c.ptr);
+		} else {
+			err = rs_buf_printf(out, "  %-28s %-12s %-12s %s\n", m->name, a.ptr,
+					    b.ptr, c.ptr);
+		}
+	}
+	rs_buf_release(&a);
+	rs_buf_release(&b);
+	rs_buf_release(&c);
+	return err;
+}
+
+static int render_diff_body(struct rs_buf *out, const struct rs_diff *d, int md,
+			    size_t top)
+{
+	TRY(metrics_table(out, d, md));
+	TRY(func_section(out, d, md, top, RS_FUNC_RENAMED, 0,
+			 "Renamed functions (same file and first line, new name)"));
+	TRY(func_section(out, d, md, top, RS_FUNC_NEW, 0, "New functions"));
+	TRY(func_section(out, d, md, top, RS_FUNC_VANISHED, 0, "Vanished functions"));
+	TRY(func_section(out, d, md, top, -1, 0, "Largest changes in own time"));
+	TRY(func_section(out, d, md, top, -1, 1, "Largest changes in total time"));
+	return 0;
+}
+
+int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
+		   enum rs_format fmt, size_t top)
+{
+	char s1[8], s2[8];
+	int md = fmt == RS_FORMAT_MARKDOWN;
+
+	if (!top)
+		top = 10;
+	if (fmt == RS_FORMAT_JSON)
+		return dump_json(out, diff_json(d));
+	if (md) {
+		TRY(rs_buf_printf(out, "### Profile comparison: `%s` → `%s`\n\n",
+				  short_sha(d->base_commit, s1), short_sha(d->head_commit, s2)));
+		TRY(rs_buf_printf(out, "Base run `%s`, head run `%s`.", d->base_id, d->head_id));
+	} else {
+		TRY(rs_buf_printf(out, "compare %s (%s) -> %s (%s)", d->base_id,
+				  short_sha(d->base_commit, s1), d->head_id,
+				  short_sha(d->head_commit, s2)));
+	}
+	if (d->workload_key)
+		TRY(rs_buf_printf(out, md ? " Workload `%s`: %.6g → %.6g; time metrics are also shown per unit.\n\n"
+					  : "\nworkload %s: %.6g -> %.6g (time metrics also shown per unit)\n\n",
+				  d->workload_key, d->base_workload, d->head_workload));
+	else
+		TRY(rs_buf_puts(out, "\n\n"));
+	return render_diff_body(out, d, md, top);
+}
+
+/* ---- check ---- */
+
+static json_t *check_json(const struct rs_check_result *r)
+{
+	json_t *o = json_object(), *ms = json_array(), *fs = json_array(),
+	       *bs = json_array();
+	size_t i;
+
+	if (!o || !ms || !fs || !bs) {
+		json_decref(o);
+		json_decref(ms);
+		json_decref(fs);
+		json_decref(bs);
+		return NULL;
+	}
+	json_object_set_new(o, "regressed", json_boolean(r->regressed));
+	json_object_set_new(o, "head", json_string(r->head_id));
+	json_object_set_new(o, "head_commit", json_string(r->head_commit));
+	json_object_set_new(o, "baseline_commit",
+			    r->baseline_commit ? json_string(r->baseline_commit) : json_null());
+	for (i = 0; i < r->n_baseline; i++)
+		json_array_append_new(bs, json_string(r->baseline_ids[i]));
+	json_object_set_new(o, "baseline", bs);
+	json_object_set_new(o, "threshold", json_real(r->threshold));
+	json_object_set_new(o, "other_machine_runs", json_integer((json_int_t)r->n_other_machine));
+	json_object_set_new(o, "noise_runs", json_integer((json_int_t)r->n_noise_runs));
+	json_object_set_new(o, "workload", r->workload_key ? json_string(r->workload_key)
+							   : json_null());
+	for (i = 0; i < r->n_metrics; i++) {
+		const struct rs_check_metric *m = &r->metrics[i];
+		json_t *j = json_object();
+
+		json_object_set_new(j, "name", json_string(m->name));
+		json_object_set_new(j, "base", num_or_null(m->base));
+		json_object_set_new(j, "head", num_or_null(m->head));
+		json_object_set_new(j, "rel", num_or_null(m->rel));
+		json_object_set_new(j, "band", num_or_null(m->band));
+		json_object_set_new(j, "baseline_runs", json_integer((json_int_t)m->n_base));
+		json_object_set_new(j, "gating", json_boolean(m->gating));
+		json_object_set_new(j, "regressed", json_boolean(m->regressed));
+		json_object_set_new(j, "improved", json_boolean(m->improved));
+		json_array_append_new(ms, j);
+	}
+	json_object_set_new(o, "metrics", ms);
+	for (i = 0; i < r->n_responsible; i++)
+		json_array_append_new(fs, func_json(&r->diff->funcs[r->responsible[i]]));
+	json_object_set_new(o, "responsible", fs);
+	if (r->diff)
+		json_object_set_new(o, "diff", diff_json(r->diff));
+	return o;
+}
+
+static const char *verdict(const struct rs_check_metric *m)
+{
+	if (m->regressed)
+		return m->gating ? "REGRESSED" : "slower (not gating)";
+	if (m->improved)
+		return "faster";
+	return "ok";
+}
+
+int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
+		    enum rs_format fmt)
+{
+	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT, c = RS_BUF_INIT;
+	int md = fmt == RS_FORMAT_MARKDOWN;
+	char s1[8], s2[8];
+	size_t i;
+	int err = 0;
+
+	if (fmt == RS_FORMAT_JSON)
+		return dump_json(out, check_json(r));
+	if (md)
+		TRY(rs_buf_printf(out, "## %s Performance check: `%s`\n\n",
+				  r->regressed ? "❌" : "✅", short_sha(r->head_commit, s1)));
+	else
+		TRY(rs_buf_printf(out, "results check: %s: run %s (%s)\n",
+				  r->regressed ? "REGRESSION" : "no regression", r->head_id,
+				  short_sha(r->head_commit, s1)));
+	if (!r->n_baseline) {
+		TRY(rs_buf_printf(out, md ? "No earlier run from the same machine to compare with%s; nothing to check.\n"
+					  : "no earlier run from the same machine to compare with%s; nothing to check\n",
+				  r->n_other_machine ? " (runs from other machines are not compared)" : ""));
+		return 0;
+	}
+	TRY(rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
+				  : "baseline: %zu run%s of %s (median), threshold %.1f%%",
+			  r->n_baseline, r->n_baseline == 1 ? "" : "s",
+			  short_sha(r->baseline_commit, s2), r->threshold * 100));
+	if (r->n_noise_runs)
+		TRY(rs_buf_printf(out, ", noise band from %zu repeated runs", r->n_noise_runs));
+	else
+		TRY(rs_buf_puts(out, ", no repeated runs to estimate noise"));
+	if (r->n_other_machine)
+		TRY(rs_buf_printf(out, "; %zu run%s from other machines left out",
+				  r->n_other_machine, r->n_other_machine == 1 ? "" : "s"));
+	if (r->workload_key)
+		TRY(rs_buf_printf(out, md ? "; time judged per unit of `%s`" : "; time judged per unit of %s",
+				  r->workload_key));
+	TRY(rs_buf_puts(out, md ? ".\n\n| metric | baseline | head | change | noise band | verdict |\n|---|---:|---:|---:|---:|---|\n"
+				: "\n\n"));
+	if (!md)
+		TRY(rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-8s %s\n", "metric", "baseline",
+				  "head", "change", "band", "verdict"));
+	for (i = 0; !err && i < r->n_metrics; i++) {
+		const struct rs_check_metric *m = &r->metrics[i];
+
+		rs_buf_clear(&a);
+		rs_buf_clear(&b);
+		rs_buf_clear(&c);
+		err = rs_render_metric_value(&a, m->name, m->base);
+		if (!err)
+			err = rs_render_metric_value(&b, m->name, m->head);
+		if (!err)
+			err = render_change(&c, m->name, m->head - m->base, m->rel);
+		if (err)
+			break;
+		if (md)
+			err = rs_buf_printf(out, "| %s%s%s | %s | %s | %s | ±%.1f%% | %s |\n",
+					    m->regressed && m->gating ? "**" : "", m->name,
+					    m->regressed && m->gating ? "**" : "", a.ptr, b.ptr,
+					    c.ptr, m->band * 100, verdict(m));
+		else {
+			char band[24];
+
+			snprintf(band, sizeof(band), "±%.1f%%", m->band * 100);
+			err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-9s %s\n", m->name,
+					    a.ptr, b.ptr, c.ptr, band, verdict(m));
+		}
+	}
+	rs_buf_release(&a);
+	rs_buf_release(&b);
+	rs_buf_release(&c);
+	if (err)
+		return err;
+	if (r->n_responsible) {
+		TRY(rs_buf_puts(out, md ? "\n**Functions responsible** (own time grew most):\n\n"
+					: "\nfunctions responsible (own time grew most):\n"));
+		for (i = 0; i < r->n_responsible; i++) {
+			const struct rs_func_delta *f = &r->diff->funcs[r->responsible[i]];
+
+			TRY(rs_buf_puts(out, md ? "- " : "  "));
+			TRY(func_label(out, f, md));
+			TRY(rs_buf_puts(out, md ? ": own time " : ": own time "));
+			TRY(rs_render_seconds(out, f->base_self));
+			TRY(rs_buf_puts(out, md ? " → " : " -> "));
+			TRY(rs_render_seconds(out, f->head_self));
+			TRY(rs_buf_printf(out, md ? ", share of samples %.1f%% → %.1f%%%s\n"
+						  : ", share of samples %.1f%% -> %.1f%%%s\n",
+					  f->base_self_share * 100, f->head_self_share * 100,
+					  f->change == RS_FUNC_NEW ? " (new function)" : ""));
+		}
+	}
+	if (r->diff && md) {
+		TRY(rs_buf_printf(out, "\n<details><summary>Full comparison with run <code>%s</code></summary>\n\n",
+				  r->diff->base_id));
+		TRY(render_diff_body(out, r->diff, 1, 10));
+		TRY(rs_buf_puts(out, "\n</details>\n"));
+	}
+	return 0;
+}
+
+/* ---- trend ---- */
+
+static json_t *series_json(const struct rs_series *s, size_t n)
+{
+	json_t *o = json_object(), *v = json_array(), *c = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(v, num_or_null(s->v[i]));
+	for (i = 0; i < s->n_changes; i++)
+		json_array_append_new(c, json_integer((json_int_t)s->changes[i]));
+	json_object_set_new(o, "name", json_string(s->name));
+	if (s->function)
+		json_object_set_new(o, "function", json_string(s->function));
+	json_object_set_new(o, "values", v);
+	json_object_set_new(o, "change_points", c);
+	return o;
+}
+
+int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format fmt)
+{
+	size_t i, j;
+
+	if (fmt == RS_FORMAT_JSON) {
+		json_t *o = json_object(), *runs = json_array(), *ms = json_array(),
+		       *fs = json_array();
+
+		for (i = 0; i < t->n; i++) {
+			json_t *r = json_object();
+
+			json_object_set_new(r, "id", json_string(t->ids[i]));
+			json_object_set_new(r, "commit", json_string(t->commits[i]));
+			json_object_set_new(r, "recorded_at", json_string(t->dates[i]));
+			json_object_set_new(r, "path", json_string(t->paths[i]));
+			json_array_append_new(runs, r);
+		}
+		for (i = 0; i < t->n_metrics; i++)
+			json_array_append_new(ms, series_json(&t->metrics[i], t->n));
+		for (i = 0; i < t->n_funcs; i++)
+			json_array_append_new(fs, series_json(&t->funcs[i], t->n));
+		json_object_set_new(o, "runs", runs);
+		json_object_set_new(o, "workload", t->workload_key ? json_string(t->workload_key)
+								   : json_null());
+		json_object_set_new(o, "metrics", ms);
+		json_object_set_new(o, "functions", fs);
+		return dump_json(out, o);
+	}
+	/* Text: one line per run, metric columns then function columns. */
+	TRY(rs_buf_printf(out, "%-34s %-8s", "run", "commit"));
+	for (j = 0; j < t->n_metrics; j++)
+		TRY(rs_buf_printf(out, " %14.14s", t->metrics[j].name));
+	for (j = 0; j < t->n_funcs; j++)
+		TRY(rs_buf_printf(out, " %14.14s", t->funcs[j].function));
+	TRY(rs_buf_putc(out, '\n'));
+	for (i = 0; i < t->n; i++) {
+		char s[8];
+		int mark = 0;
+
+		for (j = 0; j < t->n_metrics; j++) {
+			size_t c;
+
+			for (c = 0; c < t->metrics[j].n_changes; c++)
+				if (t->metrics[j].changes[c] == i)
+					mark = 1;
+		}
+		TRY(rs_buf_printf(out, "%-34s %-8s", t->ids[i], short_sha(t->commits[i], s)));
+		for (j = 0; j < t->n_metrics; j++) {
+			struct rs_buf cell = RS_BUF_INIT;
+			int err = rs_render_metric_value(&cell, t->metrics[j].name,
+							 t->metrics[j].v[i]);
+
+			if (!err)
+				err = rs_buf_printf(out, " %14s", cell.ptr);
+			rs_buf_release(&cell);
+			if (err)
+				return err;
+		}
+		for (j = 0; j < t->n_funcs; j++) {
+			struct rs_buf cell = RS_BUF_INIT;
+			int err = rs_render_seconds(&cell, t->funcs[j].v[i]);
+
+			if (!err)
+				err = rs_buf_printf(out, " %14s", cell.ptr);
+			rs_buf_release(&cell);
+			if (err)
+				return err;
+		}
+		TRY(rs_buf_puts(out, mark ? "  <- change point\n" : "\n"));
+	}
+	return 0;
+}

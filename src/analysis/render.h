@@ -1,0 +1,53 @@
+/*
+ * Text, Markdown and JSON renderings of the analysis results. Markdown
+ * is written to read well as a pull-request comment and as a GitHub
+ * Actions job summary ($GITHUB_STEP_SUMMARY): one heading, a verdict
+ * line, tables, long lists folded in <details>.
+ *
+ * All functions append to `out` (caller's buffer) and return 0 or an
+ * RS_E* code (out of memory / buffer cap).
+ */
+#ifndef RS_ANALYSIS_RENDER_H
+#define RS_ANALYSIS_RENDER_H
+
+#include <stddef.h>
+
+#include "analysis/check.h"
+#include "analysis/diff.h"
+#include "analysis/series.h"
+#include "util/buf.h"
+
+enum rs_format {
+	RS_FORMAT_TEXT = 0,
+	RS_FORMAT_MARKDOWN,
+	RS_FORMAT_JSON,
+};
+
+/* "text", "markdown" (or "md"), "json". RS_EUSAGE otherwise. */
+int rs_format_parse(enum rs_format *out, const char *name);
+
+/* `top`: function rows shown per section (0: 10). */
+int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
+		   enum rs_format fmt, size_t top);
+
+int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
+		    enum rs_format fmt);
+
+/* Text: one row per run with the metric columns; JSON: the whole trend. */
+int rs_render_trend(struct rs_buf *out, const struct rs_trend *t,
+		    enum rs_format fmt);
+
+/*
+ * Append `s` escaped for a Markdown table cell / HTML text / a JSON
+ * string body (no quotes added).
+ */
+int rs_md_escape(struct rs_buf *out, const char *s);
+int rs_html_escape(struct rs_buf *out, const char *s);
+
+/* A duration in s/ms/us with three significant digits ("1.23 s"). */
+int rs_render_seconds(struct rs_buf *out, double seconds);
+
+/* A metric value: seconds when the name says time, else %.4g. */
+int rs_render_metric_value(struct rs_buf *out, const char *name, double v);
+
+#endif

@@ -1,0 +1,119 @@
+#include "analysis/runview.h"
+
+#include <string.h>
+
+const char *rs_runview_str(const json_t *obj, const char *key, const char *fallback)
+{
+	const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : fallback;
+}
+
+int rs_runview_num(const json_t *obj, const char *key, double *out)
+{
+	const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+	if (!json_is_number(v))
+		return 0;
+	*out = json_number_value(v);
+	return 1;
+}
+
+int rs_runview_metric(const json_t *run, const char *name, double *out)
+{
+	if (rs_runview_num(json_object_get(run, "metrics"), name, out))
+		return 1;
+	return rs_runview_num(json_object_get(run, "stats"), name, out);
+}
+
+/*
+ * Names a population model or a simulation commonly uses for "how much
+ * work was asked for". Order is priority: simulated time first, because
+ * run time grows with it most directly.
+ */
+static const char *const workload_keys[] = {
+	"months", "n_months", "simulated_months", "sim_months",
+	"years", "n_years", "simulated_years",
+	"population", "population_size", "initial_population",
+	"n_individuals", "individuals", "pop_size",
+};
+
+static int lookup_suffix(const json_t *obj, const char *want,
+			 const char **key_out, double *out)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(obj))
+		return 0;
+	/* Exact name first, then a flattened "<file>.<name>" stat. */
+	v = json_object_get(obj, want);
+	if (json_is_number(v) && json_number_value(v) > 0) {
+		*key_out = want;
+		*out = json_number_value(v);
+		return 1;
+	}
+	json_object_foreach((json_t *)obj, key, v) {
+		const char *dot = strrchr(key, '.');
+
+		if (dot && !strcmp(dot + 1, want) && json_is_number(v) &&
+		    json_number_value(v) > 0) {
+			*key_out = key;
+			*out = json_number_value(v);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int rs_runview_workload(const json_t *run, const char *per,
+			const char **key_out, double *out)
+{
+	const json_t *stats = json_object_get(run, "stats");
+	const json_t *metrics = json_object_get(run, "metrics");
+	size_t i;
+
+	if (per) {
+		const char *key = NULL;
+
+		if (lookup_suffix(stats, per, &key, out) ||
+		    lookup_suffix(metrics, per, &key, out)) {
+			*key_out = key;
+			return 1;
+		}
+		return 0;
+	}
+	for (i = 0; i < sizeof(workload_keys) / sizeof(workload_keys[0]); i++) {
+		const char *key = NULL;
+
+		if (lookup_suffix(stats, workload_keys[i], &key, out) ||
+		    lookup_suffix(metrics, workload_keys[i], &key, out)) {
+			*key_out = key;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int rs_runview_same_machine(const json_t *a, const json_t *b, const char **why)
+{
+	static const char *const fields[] = { "runner", "hostname", "cpu_model" };
+	const json_t *ma = json_object_get(a, "machine");
+	const json_t *mb = json_object_get(b, "machine");
+	size_t i;
+
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *va = rs_runview_str(ma, fields[i], NULL);
+		const char *vb = rs_runview_str(mb, fields[i], NULL);
+
+		/* An empty string is "not recorded", like an absent key. */
+		if (!va || !vb || !*va || !*vb)
+			continue;
+		if (strcmp(va, vb)) {
+			if (why)
+				*why = fields[i];
+			return 0;
+		}
+	}
+	return 1;
+}

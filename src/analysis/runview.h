@@ -1,0 +1,40 @@
+/*
+ * Read-only accessors over a run record (run.json, format 1) or an index
+ * line, as the analysis layer needs them. Every function tolerates missing
+ * keys: a run recorded by an older `results add`, or an index line that
+ * carries only metrics, simply yields "absent".
+ *
+ * All returned strings are borrowed from the json_t and live as long as it.
+ */
+#ifndef RS_ANALYSIS_RUNVIEW_H
+#define RS_ANALYSIS_RUNVIEW_H
+
+#include <jansson.h>
+
+/* A string member of `obj`, or `fallback` when absent or not a string. */
+const char *rs_runview_str(const json_t *obj, const char *key, const char *fallback);
+
+/* A numeric member (integer or real) of `obj`: 1 and *out set, or 0. */
+int rs_runview_num(const json_t *obj, const char *key, double *out);
+
+/* run["metrics"][name], falling back to run["stats"][name]: 1 or 0. */
+int rs_runview_metric(const json_t *run, const char *name, double *out);
+
+/*
+ * The workload of a run: the value of stats key `per` when given, else
+ * the first of the well-known workload keys (months, population,
+ * n_individuals, ...) that the run's stats or metrics hold, matched on
+ * the whole name or on the last '.'-separated component. *key_out gets
+ * the key found (borrowed). 1 when found and > 0, else 0.
+ */
+int rs_runview_workload(const json_t *run, const char *per,
+			const char **key_out, double *out);
+
+/*
+ * Whether two runs come from machines that may be compared: runner,
+ * hostname and cpu_model must be equal wherever both runs record them.
+ * On a mismatch *why gets the name of the first differing field.
+ */
+int rs_runview_same_machine(const json_t *a, const json_t *b, const char **why);
+
+#endif

@@ -1,0 +1,583 @@
+/*
+ * Trend series and change points.
+ *
+ * Change points use the classic mean-shift statistic: for a split of m
+ * values into kb before and ka after, |mean_a - mean_b| *
+ * sqrt(kb ka / m). Prefix sums make one scan O(m); binary segmentation
+ * repeats it on both halves of every accepted split, so finding c change
+ * points costs O(m c) at worst (m log m when they are well spread).
+ */
+#include "analysis/series.h"
+#include "analysis/check.h"
+#include "analysis/diff.h"
+#include "analysis/runview.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The non-NAN values of v with their original positions. */
+struct packed {
+	double *x;
+	size_t *at;
+	size_t m;
+};
+
+static int pack(struct packed *p, const double *v, size_t n)
+{
+	size_t i;
+
+	p->m = 0;
+	p->x = malloc((n ? n : 1) * sizeof(*p->x));
+	p->at = malloc((n ? n : 1) * sizeof(*p->at));
+	if (!p->x || !p->at) {
+		free(p->x);
+		free(p->at);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		if (!isnan(v[i])) {
+			p->x[p->m] = v[i];
+			p->at[p->m++] = i;
+		}
+	return 0;
+}
+
+/*
+ * Best split of x[lo, hi): returns k (lo < k < hi) or 0 when the segment
+ * has fewer than two values; fills the step, the level before and the
+ * pooled within-segment standard deviation (0 when undefined).
+ */
+static size_t best_split(const double *x, size_t lo, size_t hi, double *step,
+			 double *before, double *sd)
+{
+	double total = 0, left = 0, best = -1;
+	size_t m = hi - lo, k, bestk = 0, i;
+
+	if (m < 2)
+		return 0;
+	for (i = lo; i < hi; i++)
+		total += x[i];
+	for (k = lo + 1; k < hi; k++) {
+		double kb = (double)(k - lo), ka = (double)(hi - k), score;
+		double mb, ma;
+
+		left += x[k - 1];
+		mb = left / kb;
+		ma = (total - left) / ka;
+		score = fabs(ma - mb) * sqrt(kb * ka / (double)m);
+		if (score > best) {
+			best = score;
+			bestk = k;
+			*step = ma - mb;
+			*before = mb;
+		}
+	}
+	if (sd) {
+		double mb = *before, ma = *before + *step, ss = 0;
+
+		for (i = lo; i < hi; i++) {
+			double d = x[i] - (i < bestk ? mb : ma);
+
+			ss += d * d;
+		}
+		*sd = m > 2 ? sqrt(ss / (double)(m - 2)) : 0;
+	}
+	return bestk;
+}
+
+size_t rs_changepoint_best(const double *v, size_t n, double *step, double *rel)
+{
+	struct packed p;
+	double st = 0, before = 0;
+	size_t k, at = 0;
+
+	if (pack(&p, v, n))
+		return 0;
+	k = best_split(p.x, 0, p.m, &st, &before, NULL);
+	if (k) {
+		at = p.at[k];
+		if (step)
+			*step = st;
+		if (rel)
+			*rel = before != 0 ? st / fabs(before) : NAN;
+	}
+	free(p.x);
+	free(p.at);
+	return at;
+}
+
+/*
+ * Noise of x[lo, hi) from successive differences: 1.4826 * median |x[i+1]
+ * - x[i]| / sqrt(2) estimates the standard deviation of the noise and,
+ * unlike the residuals around one split, is hardly moved by further level
+ * shifts inside the segment (they spoil only a few differences).
+ */
+static double diff_sigma(const double *x, size_t lo, size_t hi)
+{
+	size_t m = hi - lo, i;
+	double *d, med;
+
+	if (m < 3)
+		return 0;
+	d = malloc((m - 1) * sizeof(*d));
+	if (!d)
+		return 0;
+	for (i = lo; i + 1 < hi; i++)
+		d[i - lo] = fabs(x[i + 1] - x[i]);
+	med = rs_median(d, m - 1);
+	free(d);
+	return 1.4826 * med / sqrt(2.0);
+}
+
+static void segment(const struct packed *p, size_t lo, size_t hi, double min_rel,
+		    size_t *out, size_t max, size_t *count)
+{
+	double step = 0, before = 0, sd = 0, se;
+	size_t k;
+
+	if (*count >= max)
+		return;
+	k = best_split(p->x, lo, hi, &step, &before, &sd);
+	if (!k)
+		return;
+	if (before == 0 || fabs(step) / fabs(before) < min_rel)
+		return;
+	/* The smaller of the two noise estimates: the split's residuals
+	 * overstate noise when the segment holds more than one step. */
+	sd = fmin(sd, diff_sigma(p->x, lo, hi));
+	se = sd * sqrt(1.0 / (double)(k - lo) + 1.0 / (double)(hi - k));
+	if (sd > 0 && fabs(step) < 3 * se)
+		return;
+	segment(p, lo, k, min_rel, out, max, count);
+	if (*count < max)
+		out[(*count)++] = p->at[k];
+	segment(p, k, hi, min_rel, out, max, count);
+}
+
+size_t rs_changepoints(const double *v, size_t n, double min_rel,
+		       size_t *out, size_t max)
+{
+	struct packed p;
+	size_t count = 0;
+
+	if (!max || pack(&p, v, n))
+		return 0;
+	segment(&p, 0, p.m, min_rel, out, max, &count);
+	free(p.x);
+	free(p.at);
+	return count;
+}
+
+/* ---- trend building ---- */
+
+#define MAX_CHANGES 16
+
+static void series_release(struct rs_series *s)
+{
+	free(s->name);
+	free(s->function);
+	free(s->v);
+	free(s->changes);
+}
+
+static int series_init(struct rs_series *s, const char *name, const char *function,
+		       size_t n)
+{
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->name = strdup(name);
+	s->function = function ? strdup(function) : NULL;
+	s->v = malloc((n ? n : 1) * sizeof(*s->v));
+	s->changes = malloc(MAX_CHANGES * sizeof(*s->changes));
+	if (!s->name || (function && !s->function) || !s->v || !s->changes) {
+		series_release(s);
+		memset(s, 0, sizeof(*s));
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		s->v[i] = NAN;
+	return 0;
+}
+
+
+static int fn_display(struct rs_buf *b, const json_t *f)
+{
+	const char *cls = rs_runview_str(f, "class", NULL);
+	const char *name = rs_runview_str(f, "function", "<unknown>");
+
+	rs_buf_clear(b);
+	if (cls && *cls)
+		return rs_buf_printf(b, "%s.%s", cls, name);
+	return rs_buf_puts(b, name);
+}
+
+/* Key of a function across runs: its name and file (lines move). */
+static int fn_key(struct rs_buf *key, struct rs_buf *disp, const json_t *f)
+{
+	int err = fn_display(disp, f);
+
+	if (err)
+		return err;
+	rs_buf_clear(key);
+	return rs_buf_printf(key, "%s\x1f%s", disp->ptr,
+			     rs_runview_str(f, "file", ""));
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+struct top {
+	const char *key;
+	double weight;
+};
+
+static int cmp_top(const void *a, const void *b)
+{
+	const struct top *x = a, *y = b;
+
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+/* Choose the function series: requested names, or the heaviest by the
+ * sum over runs of their share of own time. Returns a json object
+ * key -> series index (caller's). */
+static int choose_functions(struct rs_trend *t, json_t **chosen,
+			    const json_t *const *runs, size_t n,
+			    const struct rs_trend_opts *o)
+{
+	json_t *weights = json_object(), *sel = json_object();
+	struct rs_buf key = RS_BUF_INIT, disp = RS_BUF_INIT, label = RS_BUF_INIT;
+	struct top *tops = NULL;
+	size_t ntop = 0, want, i, j;
+	const char *k;
+	json_t *v;
+	int err = 0;
+
+	if (!weights || !sel) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const json_t *sum = json_object_get(runs[i], "summary");
+		const json_t *fs = json_object_get(sum, "functions");
+		double base = 0, self;
+
+		if (!rs_runview_num(sum, "duration", &base) || base <= 0)
+			base = 1;
+		for (j = 0; j < json_array_size(fs); j++) {
+			const json_t *f = json_array_get(fs, j);
+			int wanted = !o || !o->functions;
+			size_t q;
+
+			err = fn_key(&key, &disp, f);
+			if (err)
+				goto out;
+			for (q = 0; o && o->functions && q < o->n_functions; q++)
+				if (!strcmp(disp.ptr, o->functions[q]) ||
+				    !strcmp(rs_runview_str(f, "function", ""), o->functions[q]))
+					wanted = 1;
+			if (!wanted)
+				continue;
+			if (!rs_runview_num(f, "self", &self))
+				self = 0;
+			v = json_object_get(weights, key.ptr);
+			if (json_object_set_new(weights, key.ptr,
+				json_real((v ? json_real_value(v) : 0) + self / base + 1e-12))) {
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				goto out;
+			}
+		}
+	}
+	tops = calloc(json_object_size(weights) + 1, sizeof(*tops));
+	if (!tops) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	json_object_foreach(weights, k, v) {
+		tops[ntop].key = k;
+		tops[ntop++].weight = json_real_value(v);
+	}
+	qsort(tops, ntop, sizeof(*tops), cmp_top);
+	want = o && o->functions ? ntop : (o && o->top_functions ? o->top_functions : 8);
+	if (want > ntop)
+		want = ntop;
+	t->funcs = calloc(want ? want : 1, sizeof(*t->funcs));
+	if (!t->funcs) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < want; i++) {
+		const char *sep = strchr(tops[i].key, '\x1f');
+		struct rs_buf name = RS_BUF_INIT;
+
+		err = rs_buf_put(&name, tops[i].key, (size_t)(sep - tops[i].key));
+		rs_buf_clear(&label);
+		if (!err)
+			err = rs_buf_printf(&label, "%s (%s)", name.ptr, basename_of(sep + 1));
+		if (!err)
+			err = series_init(&t->funcs[t->n_funcs], label.ptr, name.ptr, t->n);
+		rs_buf_release(&name);
+		if (!err)
+			t->n_funcs++;
+		if (!err && json_object_set_new(sel, tops[i].key, json_integer((json_int_t)i)))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+		if (err)
+			goto out;
+	}
+out:
+	free(tops);
+	json_decref(weights);
+	rs_buf_release(&key);
+	rs_buf_release(&disp);
+	rs_buf_release(&label);
+	if (err) {
+		json_decref(sel);
+		return err;
+	}
+	*chosen = sel;
+	return 0;
+}
+
+static int fill_functions(struct rs_trend *t, const json_t *chosen,
+			  const json_t *const *runs)
+{
+	struct rs_buf key = RS_BUF_INIT, disp = RS_BUF_INIT;
+	size_t i, j;
+	int err = 0;
+
+	for (i = 0; i < t->n; i++) {
+		const json_t *fs = json_object_get(json_object_get(runs[i], "summary"),
+						   "functions");
+
+		if (!json_is_array(fs))
+			continue; /* no summary: unknown, stays NAN */
+		for (j = 0; j < t->n_funcs; j++)
+			t->funcs[j].v[i] = 0; /* summary without it: no own time */
+		for (j = 0; j < json_array_size(fs); j++) {
+			const json_t *f = json_array_get(fs, j);
+			const json_t *at;
+			double self;
+
+			err = fn_key(&key, &disp, f);
+			if (err)
+				goto out;
+			at = json_object_get(chosen, key.ptr);
+			if (!at || !rs_runview_num(f, "self", &self))
+				continue;
+			t->funcs[json_integer_value(at)].v[i] += self;
+		}
+	}
+out:
+	rs_buf_release(&key);
+	rs_buf_release(&disp);
+	return err;
+}
+
+static int add_metric_series(struct rs_trend *t, size_t *alloc, const char *name,
+			     const char *per, const json_t *const *runs)
+{
+	struct rs_buf label = RS_BUF_INIT;
+	struct rs_series *s;
+	size_t i;
+	int err;
+
+	if (t->n_metrics == *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 8;
+		void *p = realloc(t->metrics, na * sizeof(*t->metrics));
+
+		if (!p)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		t->metrics = p;
+		*alloc = na;
+	}
+	err = per ? rs_buf_printf(&label, "%s/%s", name, per) : rs_buf_puts(&label, name);
+	if (err)
+		return err;
+	s = &t->metrics[t->n_metrics];
+	err = series_init(s, label.ptr, NULL, t->n);
+	rs_buf_release(&label);
+	if (err)
+		return err;
+	t->n_metrics++;
+	for (i = 0; i < t->n; i++) {
+		double v, w;
+		const char *k;
+
+		if (!rs_runview_metric(runs[i], name, &v))
+			continue;
+		if (per) {
+			if (!rs_runview_workload(runs[i], per, &k, &w))
+				continue;
+			v /= w;
+		}
+		s->v[i] = v;
+	}
+	return 0;
+}
+
+static char *dup_str(const json_t *o, const char *key)
+{
+	return strdup(rs_runview_str(o, key, ""));
+}
+
+int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
+		   const struct rs_trend_opts *o)
+{
+	static const char *const default_metrics[] = { "duration", "cpu_time" };
+	const char *const *names = o && o->metrics ? o->metrics : default_metrics;
+	size_t n_names = o && o->metrics ? o->n_metrics : 2;
+	double min_step = o && o->min_step > 0 ? o->min_step : 0.05;
+	struct rs_trend *t = calloc(1, sizeof(*t));
+	json_t *chosen = NULL, *all = NULL;
+	size_t alloc = 0, i;
+	int err = 0;
+
+	if (!t)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	t->n = n;
+	t->ids = calloc(n ? n : 1, sizeof(char *));
+	t->commits = calloc(n ? n : 1, sizeof(char *));
+	t->dates = calloc(n ? n : 1, sizeof(char *));
+	t->paths = calloc(n ? n : 1, sizeof(char *));
+	if (!t->ids || !t->commits || !t->dates || !t->paths) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		t->ids[i] = dup_str(runs[i], "id");
+		t->commits[i] = dup_str(runs[i], "commit");
+		t->dates[i] = dup_str(runs[i], "recorded_at");
+		t->paths[i] = dup_str(runs[i], "path");
+		if (!t->ids[i] || !t->commits[i] || !t->dates[i] || !t->paths[i]) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+	}
+
+	if (o && o->all_metrics) {
+		/* Union of numeric metric names, first seen first; jansson
+		 * objects keep insertion order. */
+		const char *k;
+		json_t *v;
+
+		all = json_object();
+		if (!all) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+		for (i = 0; i < n; i++)
+			json_object_foreach(json_object_get(runs[i], "metrics"), k, v)
+				if (json_is_number(v))
+					json_object_set_new(all, k, json_true());
+		for (i = 0; i < n_names; i++)
+			if (!json_object_get(all, names[i]))
+				json_object_set_new(all, names[i], json_true());
+		json_object_foreach(all, k, v) {
+			err = add_metric_series(t, &alloc, k, NULL, runs);
+			if (err)
+				goto out;
+		}
+	} else {
+		for (i = 0; i < n_names; i++) {
+			err = add_metric_series(t, &alloc, names[i], NULL, runs);
+			if (err)
+				goto out;
+		}
+	}
+
+	if (!(o && o->no_workload)) {
+		const char *key = NULL;
+		double w;
+
+		/* The newest run that records a workload names it. */
+		for (i = n; i-- > 0;)
+			if (rs_runview_workload(runs[i], o ? o->per : NULL, &key, &w))
+				break;
+		if (key) {
+			t->workload_key = strdup(key);
+			if (!t->workload_key) {
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				goto out;
+			}
+			for (i = 0; i < n_names; i++) {
+				if (!rs_diff_is_time_metric(names[i]))
+					continue;
+				err = add_metric_series(t, &alloc, names[i],
+							t->workload_key, runs);
+				if (err)
+					goto out;
+			}
+		}
+	}
+
+	err = choose_functions(t, &chosen, runs, n, o);
+	if (!err)
+		err = fill_functions(t, chosen, runs);
+	if (err)
+		goto out;
+	for (i = 0; i < t->n_metrics; i++)
+		t->metrics[i].n_changes = rs_changepoints(t->metrics[i].v, n, min_step,
+							  t->metrics[i].changes, MAX_CHANGES);
+	for (i = 0; i < t->n_funcs; i++)
+		t->funcs[i].n_changes = rs_changepoints(t->funcs[i].v, n, min_step,
+							t->funcs[i].changes, MAX_CHANGES);
+out:
+	json_decref(chosen);
+	json_decref(all);
+	if (err) {
+		rs_trend_free(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+void rs_trend_free(struct rs_trend *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->n; i++) {
+		if (t->ids)
+			free(t->ids[i]);
+		if (t->commits)
+			free(t->commits[i]);
+		if (t->dates)
+			free(t->dates[i]);
+		if (t->paths)
+			free(t->paths[i]);
+	}
+	free(t->ids);
+	free(t->commits);
+	free(t->dates);
+	free(t->paths);
+	for (i = 0; i < t->n_metrics; i++)
+		series_release(&t->metrics[i]);
+	for (i = 0; i < t->n_funcs; i++)
+		series_release(&t->funcs[i]);
+	free(t->metrics);
+	free(t->funcs);
+	free(t->workload_key);
+	free(t);
+}
+
+const struct rs_series *rs_trend_metric(const struct rs_trend *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_metrics; i++)
+		if (!strcmp(t->metrics[i].name, name))
+			return &t->metrics[i];
+	return NULL;
+}

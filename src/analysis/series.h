@@ -1,0 +1,76 @@
+/*
+ * Trends: series of metrics and of functions' own time across runs in
+ * the order the caller gives (commit order: recording order of the
+ * index), and change points in them.
+ */
+#ifndef RS_ANALYSIS_SERIES_H
+#define RS_ANALYSIS_SERIES_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct rs_series {
+	char *name;     /* metric name, "duration/months", or "func (file:line)" */
+	char *function; /* function series: the function's name; else NULL */
+	double *v;      /* one value per run; NAN where the run lacks it */
+	size_t *changes;/* change points: index of the first run of a new level */
+	size_t n_changes;
+};
+
+struct rs_trend {
+	size_t n;                     /* runs */
+	char **ids, **commits, **dates, **paths;
+	struct rs_series *metrics;
+	size_t n_metrics;
+	struct rs_series *funcs;      /* own time (seconds) of the top functions */
+	size_t n_funcs;
+	char *workload_key;           /* NULL when no workload was found */
+};
+
+struct rs_trend_opts {
+	const char *const *metrics;   /* NULL: duration, cpu_time (+ per workload) */
+	size_t n_metrics;
+	int all_metrics;              /* 1: every numeric metric any run has */
+	const char *const *functions; /* NULL: the top_functions by own time */
+	size_t n_functions;
+	size_t top_functions;         /* 0: 8 */
+	const char *per;              /* workload key; NULL: detect */
+	int no_workload;
+	double min_step;              /* change points: relative step; 0: 0.05 */
+};
+
+/*
+ * Build the series over `runs` (run.json objects or index lines, oldest
+ * first; borrowed). Function series need the runs' "summary"; runs
+ * without one get NAN there. A requested function matches on its name
+ * ("fn" or "Class.fn"). *out is the caller's (rs_trend_free).
+ */
+int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
+		   const struct rs_trend_opts *opts);
+
+void rs_trend_free(struct rs_trend *t);
+
+/* The metric series named `name`, or NULL (borrowed). */
+const struct rs_series *rs_trend_metric(const struct rs_trend *t, const char *name);
+
+/*
+ * The largest step change of `v` (n values, NAN ignored): the split k
+ * (0 < k < n; v[k] is the first value of the new level) that maximises
+ * |mean(after) - mean(before)| * sqrt(kb * ka / (kb + ka)), the
+ * statistic of a two-sample test, so a long stable stretch beats one
+ * outlier. *step gets mean(after) - mean(before) and *rel the step
+ * relative to mean(before). Returns 0 when fewer than two values.
+ */
+size_t rs_changepoint_best(const double *v, size_t n, double *step, double *rel);
+
+/*
+ * All change points by binary segmentation: split at the best step, keep
+ * it when the step is at least `min_rel` of the level before and, where
+ * the segments show noise, at least 3 standard errors; recurse on both
+ * sides. Writes at most `max` indices in increasing order to `out`;
+ * returns how many.
+ */
+size_t rs_changepoints(const double *v, size_t n, double min_rel,
+		       size_t *out, size_t max);
+
+#endif

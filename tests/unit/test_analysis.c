@@ -1,0 +1,698 @@
+/*
+ * Unit tests of the analysis layer on run records built here, without
+ * git: diff (metrics, functions, renames, workload), the noise-aware
+ * check, change points, trends and the renderers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "analysis/check.h"
+#include "analysis/diff.h"
+#include "analysis/render.h"
+#include "analysis/series.h"
+#include "util/error.h"
+
+/* A function row: name, file, line, own seconds, total seconds. */
+struct fn {
+	const char *name;
+	const char *file;
+	int line;
+	double self;
+	double total;
+};
+
+/*
+ * A run record in the shape of run.json format 1. Samples are taken at
+ * 1 ms, so self_samples = self * 1000 and the share of a function is its
+ * own time over the duration.
+ */
+static json_t *make_run(const char *id, const char *commit, const char *runner,
+			double duration, double months, const struct fn *fns, size_t n)
+{
+	json_t *run = json_object(), *metrics = json_object(), *stats = json_object();
+	json_t *summary = json_object(), *funcs = json_array(), *machine = json_object();
+	size_t i;
+
+	json_object_set_new(run, "format", json_integer(1));
+	json_object_set_new(run, "id", json_string(id));
+	json_object_set_new(run, "commit", json_string(commit));
+	json_object_set_new(run, "branch", json_string("main"));
+	json_object_set_new(machine, "runner", json_string(runner));
+	json_object_set_new(machine, "hostname", json_string(runner));
+	json_object_set_new(machine, "cpu_model", json_string("Test CPU"));
+	json_object_set_new(run, "machine", machine);
+	json_object_set_new(metrics, "duration", json_real(duration));
+	json_object_set_new(metrics, "cpu_time", json_real(duration * 0.98));
+	json_object_set_new(metrics, "samples", json_integer((json_int_t)(duration * 1000)));
+	json_object_set_new(metrics, "mem.peak_mb", json_real(512));
+	if (months > 0) {
+		json_object_set_new(stats, "sim.months", json_real(months));
+		json_object_set_new(metrics, "sim.months", json_real(months));
+	}
+	json_object_set_new(run, "metrics", metrics);
+	json_object_set_new(run, "stats", stats);
+	json_object_set_new(summary, "duration", json_real(duration));
+	json_object_set_new(summary, "samples", json_integer((json_int_t)(duration * 1000)));
+	json_object_set_new(summary, "sampled_time", json_real(duration));
+	for (i = 0; i < n; i++) {
+		json_t *f = json_object();
+
+		json_object_set_new(f, "function", json_string(fns[i].name));
+		json_object_set_new(f, "file", json_string(fns[i].file));
+		json_object_set_new(f, "line", json_integer(fns[i].line));
+		json_object_set_new(f, "self", json_real(fns[i].self));
+		json_object_set_new(f, "total", json_real(fns[i].total));
+		json_object_set_new(f, "self_samples", json_integer((json_int_t)(fns[i].self * 1000)));
+		json_object_set_new(f, "total_samples", json_integer((json_int_t)(fns[i].total * 1000)));
+		json_array_append_new(funcs, f);
+	}
+	json_object_set_new(summary, "functions", funcs);
+	json_object_set_new(run, "summary", summary);
+	return run;
+}
+
+/* The usual model: 10 s in three functions. `scale` multiplies work. */
+static json_t *model_run(const char *id, const char *commit, double scale)
+{
+	const struct fn fns[] = {
+		{ "main", "model/run.py", 1, 0.5 * scale, 10 * scale },
+		{ "step", "model/sim.py", 40, 6 * scale, 9.5 * scale },
+		{ "apply_births", "model/births.py", 12, 3.5 * scale, 3.5 * scale },
+	};
+
+	return make_run(id, commit, "ci-1", 10 * scale, 12 * scale, fns, 3);
+}
+
+static const struct rs_func_delta *find_func(const struct rs_diff *d, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_funcs; i++)
+		if (!strcmp(d->funcs[i].function, name))
+			return &d->funcs[i];
+	return NULL;
+}
+
+static void test_metric_diff(void **state)
+{
+	json_t *a = model_run("r1", "aaaaaaa1", 1.0), *b = model_run("r2", "bbbbbbb2", 1.0);
+	const struct rs_metric_delta *m;
+	struct rs_diff *d = NULL;
+	struct rs_diff_opts o = { NULL, 1 };
+
+	(void)state;
+	json_object_set_new(json_object_get(b, "metrics"), "duration", json_real(11.0));
+	json_object_set_new(json_object_get(b, "metrics"), "mem.peak_mb", json_real(640));
+	assert_int_equal(rs_diff_runs(&d, a, b, &o), 0);
+	m = rs_diff_metric(d, "duration");
+	assert_non_null(m);
+	assert_true(fabs(m->abs - 1.0) < 1e-9);
+	assert_true(fabs(m->rel - 0.1) < 1e-9);
+	m = rs_diff_metric(d, "mem.peak_mb");
+	assert_non_null(m);
+	assert_true(fabs(m->rel - 0.25) < 1e-9);
+	assert_null(rs_diff_metric(d, "duration/sim.months")); /* no_workload */
+	/* headline metrics come first, in a fixed order */
+	assert_string_equal(d->metrics[0].name, "duration");
+	assert_string_equal(d->metrics[1].name, "cpu_time");
+	rs_diff_free(d);
+	json_decref(a);
+	json_decref(b);
+}
+
+static void test_new_and_vanished(void **state)
+{
+	const struct fn base[] = {
+		{ "main", "m.py", 1, 1, 10 },
+		{ "old_helper", "m.py", 30, 2, 2 },
+		{ "work", "w.py", 5, 7, 7 },
+	};
+	const struct fn head[] = {
+		{ "main", "m.py", 1, 1, 11 },
+		{ "work", "w.py", 5, 7, 7 },
+		{ "validate", "v.py", 3, 3, 3 }, /* another file: new, not a rename */
+	};
+	json_t *a = make_run("r1", "a", "ci", 10, 0, base, 3);
+	json_t *b = make_run("r2", "b", "ci", 11, 0, head, 3);
+	const struct rs_func_delta *f;
+	struct rs_diff *d = NULL;
+
+	(void)state;
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	f = find_func(d, "validate");
+	assert_non_null(f);
+	assert_int_equal(f->change, RS_FUNC_NEW);
+	assert_true(fabs(f->head_self - 3) < 1e-9);
+	assert_true(fabs(f->head_self_share - 3.0 / 11) < 1e-3);
+	f = find_func(d, "old_helper");
+	assert_non_null(f);
+	assert_int_equal(f->change, RS_FUNC_VANISHED);
+	f = find_func(d, "main");
+	assert_int_equal(f->change, RS_FUNC_CHANGED);
+	assert_true(fabs(f->head_total - 11) < 1e-9);
+	/* sorted by |own time change|: validate (+3) and old_helper (-2) lead */
+	assert_string_equal(d->funcs[0].function, "validate");
+	assert_string_equal(d->funcs[1].function, "old_helper");
+	rs_diff_free(d);
+	json_decref(a);
+	json_decref(b);
+}
+
+static void test_rename_detected(void **state)
+{
+	const struct fn base[] = {
+		{ "main", "m.py", 1, 1, 10 },
+		{ "compute_rates", "model/rates.py", 20, 4, 4 },
+		{ "compute_rates", "model/other.py", 8, 1, 1 },
+	};
+	const struct fn head[] = {
+		{ "main", "m.py", 1, 1, 10 },
+		{ "calculate_rates", "model/rates.py", 20, 4.02, 4.02 },
+		{ "compute_rates", "model/other.py", 9, 1, 1 }, /* moved a line */
+	};
+	json_t *a = make_run("r1", "a", "ci", 10, 0, base, 3);
+	json_t *b = make_run("r2", "b", "ci", 10, 0, head, 3);
+	struct rs_diff *d = NULL;
+	size_t i, renamed = 0;
+
+	(void)state;
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	for (i = 0; i < d->n_funcs; i++) {
+		const struct rs_func_delta *f = &d->funcs[i];
+
+		assert_int_not_equal(f->change, RS_FUNC_NEW);
+		assert_int_not_equal(f->change, RS_FUNC_VANISHED);
+		if (f->change == RS_FUNC_RENAMED) {
+			renamed++;
+			assert_string_equal(f->function, "calculate_rates");
+			assert_string_equal(f->old_function, "compute_rates");
+			assert_string_equal(f->file, "model/rates.py");
+			assert_true(fabs(f->base_self - 4) < 1e-9);
+		}
+		if (!strcmp(f->file, "model/other.py")) {
+			assert_int_equal(f->change, RS_FUNC_CHANGED);
+			assert_int_equal(f->line, 9);
+		}
+	}
+	assert_int_equal(renamed, 1);
+	assert_int_equal(d->n_funcs, 3);
+	rs_diff_free(d);
+	json_decref(a);
+	json_decref(b);
+}
+
+static void test_rename_needs_same_line(void **state)
+{
+	const struct fn base[] = { { "f", "x.py", 10, 1, 1 } };
+	const struct fn head[] = { { "g", "x.py", 11, 1, 1 } };
+	json_t *a = make_run("r1", "a", "ci", 1, 0, base, 1);
+	json_t *b = make_run("r2", "b", "ci", 1, 0, head, 1);
+	struct rs_diff *d = NULL;
+
+	(void)state;
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(d->n_funcs, 2);
+	assert_non_null(find_func(d, "g"));
+	assert_int_equal(find_func(d, "g")->change, RS_FUNC_NEW);
+	assert_int_equal(find_func(d, "f")->change, RS_FUNC_VANISHED);
+	rs_diff_free(d);
+	json_decref(a);
+	json_decref(b);
+}
+
+static void test_workload_normalised(void **state)
+{
+	json_t *a = model_run("r1", "a", 1.0), *b = model_run("r2", "b", 2.0);
+	const struct rs_metric_delta *m;
+	struct rs_diff *d = NULL;
+
+	(void)state;
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_non_null(d->workload_key);
+	assert_string_equal(d->workload_key, "sim.months");
+	assert_true(fabs(d->head_workload - 24) < 1e-9);
+	m = rs_diff_metric(d, "duration");
+	assert_true(fabs(m->rel - 1.0) < 1e-9);
+	m = rs_diff_metric(d, "duration/sim.months");
+	assert_non_null(m);
+	assert_true(m->normalised);
+	assert_true(fabs(m->rel) < 1e-9);
+	assert_true(fabs(m->base - 10.0 / 12) < 1e-9);
+	rs_diff_free(d);
+
+	/* --per picks a key explicitly; an unknown key means no normalising */
+	{
+		struct rs_diff_opts o = { "nonexistent", 0 };
+
+		assert_int_equal(rs_diff_runs(&d, a, b, &o), 0);
+		assert_null(d->workload_key);
+		assert_null(rs_diff_metric(d, "duration/nonexistent"));
+		rs_diff_free(d);
+	}
+	json_decref(a);
+	json_decref(b);
+}
+
+/* History newest first; check of `head`. */
+static struct rs_check_result *check(json_t *head, json_t **hist, size_t n,
+				     const struct rs_check_opts *o)
+{
+	struct rs_check_result *r = NULL;
+
+	assert_int_equal(rs_check_run(&r, head, (const json_t *const *)hist, n, o), 0);
+	return r;
+}
+
+static json_t *noisy_run(const char *id, const char *commit, double factor)
+{
+	json_t *r = model_run(id, commit, 1.0);
+
+	json_object_set_new(json_object_get(r, "metrics"), "duration", json_real(10 * factor));
+	json_object_set_new(json_object_get(r, "metrics"), "cpu_time", json_real(9.8 * factor));
+	return r;
+}
+
+static const struct rs_check_metric *check_metric(const struct rs_check_result *r,
+						  const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_metrics; i++)
+		if (!strcmp(r->metrics[i].name, name))
+			return &r->metrics[i];
+	return NULL;
+}
+
+static void test_check_flags_new_function(void **state)
+{
+	const struct fn head_fns[] = {
+		{ "main", "model/run.py", 1, 0.5, 11.1 },
+		{ "step", "model/sim.py", 40, 6, 10.6 },
+		{ "apply_births", "model/births.py", 12, 3.5, 3.5 },
+		{ "check_invariants", "model/checks.py", 7, 1.1, 1.1 },
+	};
+	json_t *hist[3], *head;
+	struct rs_check_result *r;
+	struct rs_buf out = RS_BUF_INIT;
+	const struct rs_func_delta *f;
+
+	(void)state;
+	hist[0] = model_run("r3", "c2", 1.0);
+	hist[1] = model_run("r2", "c1", 1.0);
+	hist[2] = model_run("r1", "c0", 1.0);
+	head = make_run("r4", "c3", "ci-1", 11.1, 12, head_fns, 4);
+	r = check(head, hist, 3, NULL);
+	assert_true(r->regressed);
+	assert_int_equal(r->n_baseline, 1); /* default: the previous commit's runs */
+	assert_string_equal(r->baseline_commit, "c2");
+	assert_true(check_metric(r, "duration/sim.months")->regressed);
+	assert_true(check_metric(r, "duration/sim.months")->gating);
+	assert_false(check_metric(r, "duration")->gating);
+	assert_true(r->n_responsible >= 1);
+	f = &r->diff->funcs[r->responsible[0]];
+	assert_string_equal(f->function, "check_invariants");
+	assert_int_equal(f->change, RS_FUNC_NEW);
+	/* and the reports name it */
+	assert_int_equal(rs_render_check(&out, r, RS_FORMAT_TEXT), 0);
+	assert_non_null(strstr(out.ptr, "REGRESSION"));
+	assert_non_null(strstr(out.ptr, "check_invariants"));
+	rs_buf_clear(&out);
+	assert_int_equal(rs_render_check(&out, r, RS_FORMAT_MARKDOWN), 0);
+	assert_non_null(strstr(out.ptr, "`check_invariants`"));
+	assert_non_null(strstr(out.ptr, "| metric |"));
+	rs_buf_clear(&out);
+	assert_int_equal(rs_render_check(&out, r, RS_FORMAT_JSON), 0);
+	{
+		json_error_t je;
+		json_t *j = json_loads(out.ptr, 0, &je);
+
+		assert_non_null(j);
+		assert_true(json_is_true(json_object_get(j, "regressed")));
+		assert_string_equal(json_string_value(json_object_get(
+			json_array_get(json_object_get(j, "responsible"), 0), "function")),
+			"check_invariants");
+		json_decref(j);
+	}
+	rs_buf_release(&out);
+	rs_check_free(r);
+	json_decref(head);
+	for (size_t i = 0; i < 3; i++)
+		json_decref(hist[i]);
+}
+
+static void test_check_noise_band(void **state)
+{
+	/* c1 ran three times with ~7% spread: that is what noise does here */
+	json_t *hist[3], *head;
+	struct rs_check_result *r;
+	const struct rs_check_metric *m;
+
+	(void)state;
+	hist[0] = noisy_run("r3", "c1", 1.04);
+	hist[1] = noisy_run("r2", "c1", 0.97);
+	hist[2] = noisy_run("r1", "c1", 1.00);
+	/* +6% over the median: beyond the 5% threshold, inside the band */
+	head = noisy_run("r4", "c2", 1.06);
+	r = check(head, hist, 3, NULL);
+	m = check_metric(r, "duration/sim.months");
+	assert_non_null(m);
+	assert_int_equal(m->n_base, 3);
+	assert_true(m->band > 0.06);
+	assert_true(fabs(m->rel - 0.06) < 1e-9);
+	assert_false(m->regressed);
+	assert_false(r->regressed);
+	assert_int_equal(r->n_noise_runs, 3);
+	rs_check_free(r);
+	json_decref(head);
+
+	/* +20%: beyond band and threshold */
+	head = noisy_run("r4", "c2", 1.20);
+	r = check(head, hist, 3, NULL);
+	assert_true(r->regressed);
+	rs_check_free(r);
+	json_decref(head);
+
+	/* without repeated runs the same +6% is a regression */
+	head = noisy_run("r4", "c2", 1.06);
+	r = check(head, &hist[2], 1, NULL);
+	assert_true(r->regressed);
+	assert_true(check_metric(r, "duration/sim.months")->band == 0);
+	rs_check_free(r);
+
+	/* and a higher threshold lets it pass */
+	{
+		struct rs_check_opts o = { 0 };
+
+		o.threshold = 0.10;
+		r = check(head, &hist[2], 1, &o);
+		assert_false(r->regressed);
+		rs_check_free(r);
+	}
+	json_decref(head);
+	for (size_t i = 0; i < 3; i++)
+		json_decref(hist[i]);
+}
+
+static void test_check_rerun_same_commit_quiet(void **state)
+{
+	json_t *hist[2], *head;
+	struct rs_check_result *r;
+
+	(void)state;
+	hist[0] = noisy_run("r2", "c1", 1.03);
+	hist[1] = noisy_run("r1", "c1", 0.975);
+	head = noisy_run("r3", "c1", 0.99);
+	r = check(head, hist, 2, NULL);
+	assert_false(r->regressed);
+	assert_int_equal(r->n_baseline, 2);
+	assert_int_equal(r->n_noise_runs, 3);
+	rs_check_free(r);
+	json_decref(head);
+	json_decref(hist[0]);
+	json_decref(hist[1]);
+}
+
+static void test_check_other_machine(void **state)
+{
+	json_t *hist[2], *head;
+	struct rs_check_result *r = NULL;
+	struct rs_check_opts o = { 0 };
+	const struct fn fns[] = { { "main", "m.py", 1, 5, 5 } };
+
+	(void)state;
+	/* the newest run is from a fast runner; the older one from ours */
+	hist[0] = make_run("r2", "c1", "fast-runner", 5, 12, fns, 1);
+	hist[1] = model_run("r1", "c0", 1.0);
+	head = model_run("r3", "c2", 1.0);
+	r = check(head, hist, 2, NULL);
+	assert_false(r->regressed);
+	assert_int_equal(r->n_other_machine, 1);
+	assert_string_equal(r->baseline_commit, "c0");
+	rs_check_free(r);
+
+	/* only other machines: nothing to compare, passes, says why */
+	r = check(head, hist, 1, NULL);
+	assert_false(r->regressed);
+	assert_int_equal(r->n_baseline, 0);
+	{
+		struct rs_buf out = RS_BUF_INIT;
+
+		assert_int_equal(rs_render_check(&out, r, RS_FORMAT_TEXT), 0);
+		assert_non_null(strstr(out.ptr, "other machines"));
+		rs_buf_release(&out);
+	}
+	rs_check_free(r);
+
+	/* an explicit baseline from another machine is refused */
+	o.explicit_baseline = 1;
+	r = NULL;
+	assert_int_equal(rs_check_run(&r, head, (const json_t *const *)hist, 1, &o),
+			 RS_EUSAGE);
+	assert_null(r);
+	assert_non_null(strstr(rs_error_message(), "another machine"));
+	json_decref(head);
+	json_decref(hist[0]);
+	json_decref(hist[1]);
+}
+
+static void test_check_more_work_not_flagged(void **state)
+{
+	json_t *hist[1], *head;
+	struct rs_check_result *r;
+	const struct rs_check_metric *m;
+
+	(void)state;
+	hist[0] = model_run("r1", "c1", 1.0);
+	head = model_run("r2", "c2", 1.5); /* 18 months instead of 12 */
+	r = check(head, hist, 1, NULL);
+	assert_false(r->regressed);
+	m = check_metric(r, "duration");
+	assert_true(fabs(m->rel - 0.5) < 1e-9);
+	assert_true(m->regressed);  /* slower in seconds ... */
+	assert_false(m->gating);    /* ... but that is the extra work */
+	m = check_metric(r, "duration/sim.months");
+	assert_true(fabs(m->rel) < 1e-9);
+	assert_false(m->regressed);
+	rs_check_free(r);
+
+	/* --no-workload would flag it */
+	{
+		struct rs_check_opts o = { 0 };
+
+		o.no_workload = 1;
+		r = check(head, hist, 1, &o);
+		assert_true(r->regressed);
+		rs_check_free(r);
+	}
+	json_decref(head);
+	json_decref(hist[0]);
+}
+
+static void test_check_window_and_metrics(void **state)
+{
+	json_t *hist[4], *head;
+	struct rs_check_result *r;
+	struct rs_check_opts o = { 0 };
+	const char *metrics[] = { "mem.peak_mb" };
+
+	(void)state;
+	hist[0] = noisy_run("r4", "c3", 1.0);
+	hist[1] = noisy_run("r3", "c2", 1.0);
+	hist[2] = noisy_run("r2", "c1", 1.3);
+	hist[3] = noisy_run("r1", "c0", 1.3);
+	head = noisy_run("r5", "c4", 1.0);
+	json_object_set_new(json_object_get(head, "metrics"), "mem.peak_mb", json_real(700));
+	o.window = 3;
+	r = check(head, hist, 4, &o);
+	assert_int_equal(r->n_baseline, 3);
+	assert_false(r->regressed); /* median of 1.0, 1.0, 1.3 */
+	rs_check_free(r);
+
+	o.metrics = metrics;
+	o.n_metrics = 1;
+	r = check(head, hist, 4, &o);
+	assert_int_equal(r->n_metrics, 1);
+	assert_true(r->regressed);
+	assert_string_equal(r->metrics[0].name, "mem.peak_mb");
+	rs_check_free(r);
+	json_decref(head);
+	for (size_t i = 0; i < 4; i++)
+		json_decref(hist[i]);
+}
+
+static void test_changepoint(void **state)
+{
+	double flat[] = { 1, 1, 1, 1, 1.2, 1.2, 1.2 };
+	double noisy[] = { 10.1, 9.8, 10.2, 9.9, 10.0, 10.3, 11.2, 11.0, 11.3, 10.9 };
+	double withnan[] = { 1, NAN, 1, 2, NAN, 2 };
+	double two[] = { 1, 1, 1, 2, 2, 2, 1, 1, 1 };
+	double noise_only[] = { 10.1, 9.8, 10.2, 9.9, 10.0, 10.3, 9.9, 10.1 };
+	size_t cps[8];
+	double step, rel;
+
+	(void)state;
+	assert_int_equal(rs_changepoint_best(flat, 7, &step, &rel), 4);
+	assert_true(fabs(step - 0.2) < 1e-9);
+	assert_true(fabs(rel - 0.2) < 1e-9);
+	assert_int_equal(rs_changepoint_best(noisy, 10, &step, &rel), 6);
+	assert_int_equal(rs_changepoint_best(withnan, 6, &step, &rel), 3);
+	assert_int_equal(rs_changepoint_best(flat, 1, &step, &rel), 0);
+	assert_int_equal(rs_changepoints(two, 9, 0.05, cps, 8), 2);
+	assert_int_equal(cps[0], 3);
+	assert_int_equal(cps[1], 6);
+	assert_int_equal(rs_changepoints(noise_only, 8, 0.05, cps, 8), 0);
+	assert_int_equal(rs_changepoints(noisy, 10, 0.05, cps, 8), 1);
+	assert_int_equal(cps[0], 6);
+	assert_true(isnan(rs_median(NULL, 0)));
+}
+
+static void test_trend(void **state)
+{
+	json_t *runs[5];
+	struct rs_trend *t = NULL;
+	const struct rs_series *s;
+	struct rs_buf out = RS_BUF_INIT;
+	const struct fn slow[] = {
+		{ "main", "model/run.py", 1, 0.5, 12 },
+		{ "step", "model/sim.py", 40, 8, 11.5 },
+		{ "apply_births", "model/births.py", 12, 3.5, 3.5 },
+	};
+	size_t i;
+
+	(void)state;
+	runs[0] = model_run("r1", "c1", 1.0);
+	runs[1] = model_run("r2", "c2", 1.0);
+	runs[2] = make_run("r3", "c3", "ci-1", 12, 12, slow, 3);
+	runs[3] = make_run("r4", "c4", "ci-1", 12, 12, slow, 3);
+	runs[4] = make_run("r5", "c5", "ci-1", 12, 12, slow, 3);
+	json_object_del(runs[4], "summary"); /* index line: metrics only */
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 5, NULL), 0);
+	assert_int_equal(t->n, 5);
+	s = rs_trend_metric(t, "duration");
+	assert_non_null(s);
+	assert_true(fabs(s->v[2] - 12) < 1e-9);
+	assert_true(s->n_changes >= 1);
+	assert_int_equal(s->changes[0], 2);
+	assert_non_null(rs_trend_metric(t, "duration/sim.months"));
+	assert_int_equal(t->n_funcs, 3);
+	assert_string_equal(t->funcs[0].function, "step"); /* heaviest own time */
+	assert_true(fabs(t->funcs[0].v[2] - 8) < 1e-9);
+	assert_true(isnan(t->funcs[0].v[4]));
+	assert_int_equal(rs_render_trend(&out, t, RS_FORMAT_JSON), 0);
+	{
+		json_t *j = json_loads(out.ptr, 0, NULL);
+
+		assert_non_null(j);
+		assert_int_equal(json_array_size(json_object_get(j, "runs")), 5);
+		json_decref(j);
+	}
+	rs_buf_clear(&out);
+	assert_int_equal(rs_render_trend(&out, t, RS_FORMAT_TEXT), 0);
+	assert_non_null(strstr(out.ptr, "change point"));
+	rs_buf_release(&out);
+	rs_trend_free(t);
+
+	/* a named function only */
+	{
+		struct rs_trend_opts o = { 0 };
+		const char *fn[] = { "apply_births" };
+
+		o.functions = fn;
+		o.n_functions = 1;
+		assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 5, &o), 0);
+		assert_int_equal(t->n_funcs, 1);
+		assert_string_equal(t->funcs[0].function, "apply_births");
+		rs_trend_free(t);
+	}
+	for (i = 0; i < 5; i++)
+		json_decref(runs[i]);
+}
+
+static void test_render_diff(void **state)
+{
+	const struct fn base[] = {
+		{ "main", "m.py", 1, 1, 10 },
+		{ "compute_rates", "model/rates.py", 20, 4, 4 },
+		{ "__init__", "model/person.py", 3, 5, 5 },
+	};
+	const struct fn head[] = {
+		{ "main", "m.py", 1, 1, 10 },
+		{ "calculate_rates", "model/rates.py", 20, 4, 4 },
+		{ "__init__", "model/person.py", 3, 5, 5 },
+	};
+	json_t *a = make_run("r1", "aaaaaaaaaa", "ci", 10, 0, base, 3);
+	json_t *b = make_run("r2", "bbbbbbbbbb", "ci", 10, 0, head, 3);
+	struct rs_diff *d = NULL;
+	struct rs_buf out = RS_BUF_INIT;
+	enum rs_format f;
+
+	(void)state;
+	assert_int_equal(rs_format_parse(&f, "md"), 0);
+	assert_int_equal(f, RS_FORMAT_MARKDOWN);
+	assert_int_equal(rs_format_parse(&f, "yaml"), RS_EUSAGE);
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_MARKDOWN, 10), 0);
+	assert_non_null(strstr(out.ptr, "Renamed functions"));
+	assert_non_null(strstr(out.ptr, "`compute_rates` → `calculate_rates`"));
+	assert_null(strstr(out.ptr, "New functions"));
+	assert_non_null(strstr(out.ptr, "`aaaaaaa` → `bbbbbbb`"));
+	rs_buf_clear(&out);
+	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_TEXT, 10), 0);
+	assert_non_null(strstr(out.ptr, "compute_rates -> calculate_rates (rates.py:20)"));
+	rs_buf_clear(&out);
+	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_JSON, 10), 0);
+	{
+		json_t *j = json_loads(out.ptr, 0, NULL), *fs;
+		size_t i, renames = 0;
+
+		assert_non_null(j);
+		fs = json_object_get(j, "functions");
+		for (i = 0; i < json_array_size(fs); i++)
+			if (!strcmp(json_string_value(json_object_get(json_array_get(fs, i),
+								      "change")), "renamed"))
+				renames++;
+		assert_int_equal(renames, 1);
+		json_decref(j);
+	}
+	rs_buf_clear(&out);
+	assert_int_equal(rs_md_escape(&out, "a|b_<c>"), 0);
+	assert_string_equal(out.ptr, "a\\|b\\_\\<c\\>");
+	rs_buf_clear(&out);
+	assert_int_equal(rs_html_escape(&out, "<a href=\"x\">&'"), 0);
+	assert_string_equal(out.ptr, "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+	rs_buf_release(&out);
+	rs_diff_free(d);
+	json_decref(a);
+	json_decref(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_metric_diff),
+		cmocka_unit_test(test_new_and_vanished),
+		cmocka_unit_test(test_rename_detected),
+		cmocka_unit_test(test_rename_needs_same_line),
+		cmocka_unit_test(test_workload_normalised),
+		cmocka_unit_test(test_check_flags_new_function),
+		cmocka_unit_test(test_check_noise_band),
+		cmocka_unit_test(test_check_rerun_same_commit_quiet),
+		cmocka_unit_test(test_check_other_machine),
+		cmocka_unit_test(test_check_more_work_not_flagged),
+		cmocka_unit_test(test_check_window_and_metrics),
+		cmocka_unit_test(test_changepoint),
+		cmocka_unit_test(test_trend),
+		cmocka_unit_test(test_render_diff),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
