@@ -16,6 +16,7 @@ APT_PACKAGES=(
 )
 # Test servers and tools (issue 4, 5): appended by the parts that need them.
 APT_PACKAGES+=(
+  nginx libnginx-mod-http-dav-ext openssl   # WebDAV test server (+HTTPS with a CA made at test time)
 )
 # Node.js may come from another packager (nodesource bundles npm): only
 # install Debian's when there is none.

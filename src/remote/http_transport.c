@@ -274,6 +274,24 @@ int rs_http_request_set_header(struct rs_http_request *req, const char *name,
 	return 0;
 }
 
+void rs_http_request_unset_header(struct rs_http_request *req, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < req->nheaders; i++) {
+		if (strcasecmp(req->headers[i].name, name))
+			continue;
+		free(req->headers[i].name);
+		free(req->headers[i].value);
+		memmove(&req->headers[i], &req->headers[i + 1],
+			(req->nheaders - i - 1) * sizeof(req->headers[0]));
+		req->nheaders--;
+		req->headers[req->nheaders].name = NULL;
+		req->headers[req->nheaders].value = NULL;
+		return;
+	}
+}
+
 const char *rs_http_request_header(const struct rs_http_request *req,
 				   const char *name)
 {

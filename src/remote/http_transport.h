@@ -137,6 +137,9 @@ void rs_http_request_release(struct rs_http_request *req);
 int rs_http_request_set_header(struct rs_http_request *req, const char *name,
 			       const char *value);
 
+/* Remove header `name` if it is set. */
+void rs_http_request_unset_header(struct rs_http_request *req, const char *name);
+
 /* The value of header `name` set on the request (borrowed) or NULL. */
 const char *rs_http_request_header(const struct rs_http_request *req,
 				   const char *name);

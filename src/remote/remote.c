@@ -20,6 +20,8 @@ int rs_remote_open(struct rs_remote **out, const char *url,
 	}
 	if (!strncmp(url, "s3://", 5))
 		return rs_remote_s3_open(out, url, opts);
+	if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))
+		return rs_remote_webdav_open(out, url, opts);
 	if (strstr(url, "://"))
 		return rs_error_set(RS_EUSAGE, "'%.*s' is not a remote kind this build knows (file://, or a path)",
 				    (int)(strstr(url, "://") - url + 3), url);

@@ -87,5 +87,20 @@ int rs_remote_folder_open(struct rs_remote **out, const char *path);
 /* s3://bucket/prefix; settings as in remote/aws_config.h. */
 int rs_remote_s3_open(struct rs_remote **out, const char *url,
 		      const struct rs_remote_options *opts);
+/*
+ * http(s)://host/path: WebDAV (PUT + MOVE, PROPFIND listing); credentials
+ * from the environment or git's credential helpers (remote/credential.h).
+ */
+int rs_remote_webdav_open(struct rs_remote **out, const char *url,
+			  const struct rs_remote_options *opts);
+/*
+ * azure://account/container/prefix or
+ * https://account.blob.core.windows.net/container/prefix: Azure Blob
+ * storage with SharedKey or SAS (credentials as Azure's tools read them).
+ */
+int rs_remote_azure_open(struct rs_remote **out, const char *url,
+			 const struct rs_remote_options *opts);
+/* Whether an https:// URL names an Azure blob endpoint (*.blob.core.*). */
+int rs_remote_is_azure_url(const char *url);
 
 #endif

@@ -1,0 +1,392 @@
+/*
+ * git credential helpers and environment credentials (see credential.h).
+ *
+ * `git credential <op>` is started with posix_spawnp (safe in a program
+ * with threads, unlike a bare fork that then allocates), fed the
+ * description on stdin and, for `fill`, read back from stdout with a size
+ * cap. The protocol is git's (Documentation/git-credential.txt): one
+ * "key=value" per line, an empty line ends the input; values never hold a
+ * newline or NUL, so a value that does is refused rather than sent.
+ */
+#define _GNU_SOURCE /* pipe2 */
+#include "remote/credential.h"
+
+#include "util/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RS_CREDENTIAL_OUTPUT_MAX (64 * 1024)
+
+extern char **environ;
+
+void rs_credential_init(struct rs_credential *c)
+{
+	memset(c, 0, sizeof(*c));
+}
+
+static void wipe_free(char *s)
+{
+	if (s) {
+		/* volatile so the compiler keeps the wipe of memory about to die. */
+		volatile char *v = s;
+
+		while (*v)
+			*v++ = '\0';
+		free(s);
+	}
+}
+
+void rs_credential_release(struct rs_credential *c)
+{
+	free(c->protocol);
+	free(c->host);
+	free(c->path);
+	free(c->username);
+	wipe_free(c->password);
+	wipe_free(c->token);
+	rs_credential_init(c);
+}
+
+static int set_field(char **field, const char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	memcpy(s, p, n);
+	s[n] = '\0';
+	wipe_free(*field);
+	*field = s;
+	return 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decode p[0..n) into a new string in *field. */
+static int set_decoded(char **field, const char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+	size_t i, o = 0;
+
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < n; i++) {
+		if (p[i] == '%' && i + 2 < n &&
+		    hexval(p[i + 1]) >= 0 && hexval(p[i + 2]) >= 0) {
+			s[o++] = (char)(hexval(p[i + 1]) * 16 + hexval(p[i + 2]));
+			i += 2;
+		} else {
+			s[o++] = p[i];
+		}
+	}
+	s[o] = '\0';
+	if (memchr(s, '\0', o) || memchr(s, '\n', o)) {
+		wipe_free(s);
+		return rs_error_set(RS_EUSAGE, "the remote URL's user part holds a "
+				    "newline or NUL");
+	}
+	wipe_free(*field);
+	*field = s;
+	return 0;
+}
+
+int rs_credential_from_url(struct rs_credential *c, const char *url)
+{
+	const char *sep = strstr(url, "://");
+	const char *auth, *auth_end, *at = NULL, *colon, *path, *q;
+	int err;
+
+	if (!sep || sep == url)
+		return rs_error_set(RS_EUSAGE, "'%.40s...' is not a URL", url);
+	err = set_field(&c->protocol, url, (size_t)(sep - url));
+	if (err)
+		return err;
+	auth = sep + 3;
+	auth_end = auth + strcspn(auth, "/?#");
+	for (q = auth; q < auth_end; q++)
+		if (*q == '@')
+			at = q;
+	if (at) {
+		colon = memchr(auth, ':', (size_t)(at - auth));
+		err = set_decoded(&c->username, auth,
+				  (size_t)((colon ? colon : at) - auth));
+		if (!err && colon)
+			err = set_decoded(&c->password, colon + 1,
+					  (size_t)(at - colon - 1));
+		if (err)
+			return err;
+		auth = at + 1;
+	}
+	if (auth == auth_end)
+		return rs_error_set(RS_EUSAGE, "the remote URL has no host");
+	err = set_field(&c->host, auth, (size_t)(auth_end - auth));
+	if (err)
+		return err;
+	path = auth_end;
+	while (*path == '/')
+		path++;
+	q = path + strcspn(path, "?#");
+	if (q > path)
+		return set_field(&c->path, path, (size_t)(q - path));
+	return 0;
+}
+
+int rs_credential_from_env(struct rs_credential *c)
+{
+	const char *token = getenv("RESULTS_HTTP_TOKEN");
+	const char *user = getenv("RESULTS_HTTP_USER");
+	const char *pass = getenv("RESULTS_HTTP_PASSWORD");
+
+	if (token && *token)
+		return set_field(&c->token, token, strlen(token)) ? 0 : 1;
+	if (user && *user && pass) {
+		if (set_field(&c->username, user, strlen(user)) ||
+		    set_field(&c->password, pass, strlen(pass)))
+			return 0;
+		return 1;
+	}
+	return 0;
+}
+
+static int put_line(struct rs_buf *out, const char *key, const char *value)
+{
+	if (!value)
+		return 0;
+	if (strchr(value, '\n'))
+		return rs_error_set(RS_EUSAGE, "credential field '%s' holds a newline",
+				    key);
+	return rs_buf_printf(out, "%s=%s\n", key, value);
+}
+
+int rs_credential_describe(struct rs_buf *out, const struct rs_credential *c,
+			   int with_secret)
+{
+	int err = put_line(out, "protocol", c->protocol);
+
+	if (!err)
+		err = put_line(out, "host", c->host);
+	if (!err)
+		err = put_line(out, "path", c->path);
+	if (!err)
+		err = put_line(out, "username", c->username);
+	if (!err && with_secret)
+		err = put_line(out, "password", c->password);
+	if (!err)
+		err = rs_buf_putc(out, '\n');
+	return err;
+}
+
+int rs_credential_parse(struct rs_credential *c, const char *text, size_t n)
+{
+	const char *p = text, *end = text + n;
+	int err = 0;
+
+	while (p < end && !err) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = eol ? eol : end;
+		const char *eq;
+
+		if (line_end == p)
+			break; /* empty line: end of the answer */
+		if ((size_t)(line_end - p) > 8192)
+			return rs_error_set(RS_ECORRUPT, "credential helper answered "
+					    "an overlong line");
+		eq = memchr(p, '=', (size_t)(line_end - p));
+		if (!eq)
+			return rs_error_set(RS_ECORRUPT, "credential helper answered "
+					    "a line without '='");
+		if (memchr(p, '\0', (size_t)(line_end - p)))
+			return rs_error_set(RS_ECORRUPT, "credential helper answered "
+					    "a NUL byte");
+		if (eq - p == 8 && !memcmp(p, "username", 8))
+			err = set_field(&c->username, eq + 1, (size_t)(line_end - eq - 1));
+		else if (eq - p == 8 && !memcmp(p, "password", 8))
+			err = set_field(&c->password, eq + 1, (size_t)(line_end - eq - 1));
+		p = eol ? eol + 1 : end;
+	}
+	return err;
+}
+
+/*
+ * Run `git credential <op>`, write `input` to its stdin and, when `output`
+ * is not NULL, collect its stdout (capped). Returns git's exit status
+ * (0 success) or a negative RS_E* code when it could not be run.
+ */
+static int run_git_credential(const char *op, const struct rs_buf *input,
+			      struct rs_buf *output)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[] = { "git", "credential", (char *)op, NULL };
+	int in[2] = { -1, -1 }, outp[2] = { -1, -1 };
+	sigset_t block, old;
+	pid_t pid = -1;
+	size_t written = 0;
+	int status = 0, err = 0, rc, fa_ready = 0, masked = 0;
+
+	if (pipe2(in, O_CLOEXEC) || pipe2(outp, O_CLOEXEC)) {
+		err = rs_error_errno(RS_EGENERIC, "cannot create a pipe");
+		goto out;
+	}
+	if (posix_spawn_file_actions_init(&fa)) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	fa_ready = 1;
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
+	if (rc) {
+		errno = rc;
+		pid = -1;
+		err = rs_error_errno(RS_EGENERIC, "cannot run 'git credential %s'", op);
+		goto out;
+	}
+	close(in[0]);
+	in[0] = -1;
+	close(outp[1]);
+	outp[1] = -1;
+
+	/*
+	 * A helper that exits without reading would make our write raise
+	 * SIGPIPE and kill the whole program: block it for this thread and
+	 * swallow a pending one afterwards.
+	 */
+	sigemptyset(&block);
+	sigaddset(&block, SIGPIPE);
+	if (!pthread_sigmask(SIG_BLOCK, &block, &old))
+		masked = 1;
+	while (written < input->len) {
+		ssize_t n = write(in[1], input->ptr + written, input->len - written);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		written += (size_t)n;
+	}
+	close(in[1]);
+	in[1] = -1;
+	if (masked) {
+		struct timespec zero = { 0, 0 };
+		sigset_t pending;
+
+		sigpending(&pending);
+		if (sigismember(&pending, SIGPIPE))
+			sigtimedwait(&block, NULL, &zero);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+
+	for (;;) {
+		char chunk[4096];
+		ssize_t n = read(outp[0], chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (output && !err && rs_buf_put(output, chunk, (size_t)n))
+			err = rs_error_set(RS_ECORRUPT, "'git credential %s' answered "
+					   "more than %d bytes", op,
+					   RS_CREDENTIAL_OUTPUT_MAX);
+	}
+out:
+	if (fa_ready)
+		posix_spawn_file_actions_destroy(&fa);
+	if (in[0] >= 0)
+		close(in[0]);
+	if (in[1] >= 0)
+		close(in[1]);
+	if (outp[0] >= 0)
+		close(outp[0]);
+	if (outp[1] >= 0)
+		close(outp[1]);
+	if (pid > 0) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (!err)
+			err = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	}
+	return err;
+}
+
+int rs_credential_fill(struct rs_credential *c)
+{
+	struct rs_buf in = RS_BUF_INIT, out = RS_BUF_INIT;
+	int err, rc;
+
+	rs_buf_init(&out, RS_CREDENTIAL_OUTPUT_MAX);
+	err = rs_credential_describe(&in, c, 0);
+	if (err)
+		goto cleanup;
+	rc = run_git_credential("fill", &in, &out);
+	if (rc < 0) {
+		err = rc;
+		goto cleanup;
+	}
+	if (rc > 0) {
+		err = rs_error_set(RS_EAUTH, "no credentials for %s://%s: git "
+				   "credential fill found none (configure a "
+				   "credential helper, or set RESULTS_HTTP_TOKEN or "
+				   "RESULTS_HTTP_USER and RESULTS_HTTP_PASSWORD)",
+				   c->protocol ? c->protocol : "?",
+				   c->host ? c->host : "?");
+		goto cleanup;
+	}
+	err = rs_credential_parse(c, out.ptr ? out.ptr : "", out.len);
+	if (!err && (!c->username || !c->password))
+		err = rs_error_set(RS_EAUTH, "git credential fill gave no username "
+				   "and password for %s://%s",
+				   c->protocol ? c->protocol : "?",
+				   c->host ? c->host : "?");
+cleanup:
+	/* Both buffers may hold the password. */
+	if (out.ptr)
+		memset(out.ptr, 0, out.alloc);
+	if (in.ptr)
+		memset(in.ptr, 0, in.alloc);
+	rs_buf_release(&in);
+	rs_buf_release(&out);
+	return err;
+}
+
+static void approve_or_reject(const struct rs_credential *c, const char *op)
+{
+	struct rs_buf in = RS_BUF_INIT;
+
+	if (!c->username || !c->password)
+		return;
+	if (!rs_credential_describe(&in, c, 1))
+		run_git_credential(op, &in, NULL);
+	if (in.ptr)
+		memset(in.ptr, 0, in.alloc);
+	rs_buf_release(&in);
+}
+
+void rs_credential_approve(const struct rs_credential *c)
+{
+	approve_or_reject(c, "approve");
+}
+
+void rs_credential_reject(const struct rs_credential *c)
+{
+	approve_or_reject(c, "reject");
+}

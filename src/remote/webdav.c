@@ -1,0 +1,1138 @@
+/*
+ * The WebDAV backend: the store's files on any HTTP server that speaks
+ * WebDAV (RFC 4918) - nginx with its dav modules, Apache mod_dav, many
+ * hosted file services. Keys map to URLs under the remote's base URL.
+ *
+ * Atomic puts: a PUT writes to "<key>.tmp-<random>" in the key's own
+ * collection, then MOVE (Overwrite: T) renames it to the key. RFC 4918
+ * does not promise that a PUT is atomic (nginx and Apache write to a
+ * temporary file and rename, others may not), but a MOVE within one
+ * collection is a rename on every file-system backed server. When the
+ * server's own PUT is known to be atomic, results.webdav.directput=true
+ * saves the extra round trip. Listings skip the temporary names.
+ *
+ * Collections: many servers (nginx among them) refuse a PUT whose parent
+ * collection is missing, nginx with a 500. So before the first PUT into a
+ * collection the backend makes it with MKCOL (405 means it exists; 409
+ * means its parent is missing, which is then made first) and remembers it,
+ * so this costs one request per collection and process.
+ *
+ * Listing: PROPFIND with Depth: 1 on the collection that holds the prefix
+ * (packs/ and manifests/ are flat), recursing into sub-collections that
+ * can hold matching keys. Depth: infinity is refused by many servers.
+ * The multistatus answer is parsed with a small bounded scanner that only
+ * looks at <response>, <href>, <getcontentlength> and <collection>.
+ *
+ * Credentials: see credential.h. A first 401 fetches credentials from git's
+ * helpers (once per remote, shared by every thread) and the request is
+ * repeated; credentials that then work are approved, refused ones rejected.
+ *
+ * Threads: every operation may run on several threads at once; the HTTP
+ * transport gives each concurrent caller its own pooled connection.
+ */
+#include "remote/remote.h"
+#include "remote/credential.h"
+#include "remote/http_transport.h"
+
+#include "util/error.h"
+
+#include <openssl/rand.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#define WEBDAV_LIST_MAX (64u * 1024 * 1024) /* one PROPFIND answer */
+#define WEBDAV_LIST_DEPTH 8
+#define WEBDAV_HREF_MAX 4096
+#define WEBDAV_COLLECTIONS_MAX 1024
+
+enum cred_source {
+	CRED_NONE,   /* nothing yet; a 401 asks git's helpers */
+	CRED_URL,    /* user (and maybe password) written in the URL */
+	CRED_ENV,    /* RESULTS_HTTP_*: never sent to helpers */
+	CRED_HELPER, /* from git credential fill */
+};
+
+struct webdav_remote {
+	struct rs_remote parent;
+	struct rs_http *http;
+	char *base;      /* scheme://host[:port]/path/ (no userinfo, ends in '/') */
+	char *base_path; /* decoded path part of base, ends in '/' */
+	int direct_put;
+
+	pthread_mutex_t lock; /* guards everything below */
+	struct rs_credential cred;
+	enum cred_source source;
+	unsigned int cred_gen; /* bumped whenever cred changes */
+	int approved;
+	char *collections[WEBDAV_COLLECTIONS_MAX]; /* known to exist */
+	size_t ncollections;
+};
+
+/* ---- small helpers ---- */
+
+static int check_key(const char *key)
+{
+	const char *p;
+
+	if (!*key || *key == '/' || strlen(key) > 512 || strstr(key, ".."))
+		return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
+	for (p = key; *p; p++)
+		if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') ||
+		      ('0' <= *p && *p <= '9') || *p == '.' || *p == '_' ||
+		      *p == '-' || *p == '/'))
+			return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
+	return 0;
+}
+
+static int key_url(const struct webdav_remote *w, const char *key,
+		   struct rs_buf *out)
+{
+	int err = rs_buf_puts(out, w->base);
+
+	return err ? err : rs_http_url_encode(out, key, 1);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int percent_decode(struct rs_buf *out, const char *p, size_t n)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		if (p[i] == '%' && i + 2 < n && hexval(p[i + 1]) >= 0 &&
+		    hexval(p[i + 2]) >= 0) {
+			err = rs_buf_putc(out, (char)(hexval(p[i + 1]) * 16 +
+						      hexval(p[i + 2])));
+			i += 2;
+		} else {
+			err = rs_buf_putc(out, p[i]);
+		}
+	}
+	return err;
+}
+
+/* ---- requests with credentials ---- */
+
+struct cred_snapshot {
+	char *username;
+	char *password;
+	char *token;
+	unsigned int gen;
+	enum cred_source source;
+};
+
+static void snapshot_release(struct cred_snapshot *s)
+{
+	struct rs_credential c;
+
+	/* Reuse credential.c's wiping free for the secrets. */
+	rs_credential_init(&c);
+	c.username = s->username;
+	c.password = s->password;
+	c.token = s->token;
+	rs_credential_release(&c);
+	memset(s, 0, sizeof(*s));
+}
+
+static int snapshot_take(struct webdav_remote *w, struct cred_snapshot *s)
+{
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&w->lock);
+	s->gen = w->cred_gen;
+	s->source = w->source;
+	if (w->cred.username && !(s->username = strdup(w->cred.username)))
+		err = RS_EGENERIC;
+	if (w->cred.password && !(s->password = strdup(w->cred.password)))
+		err = RS_EGENERIC;
+	if (w->cred.token && !(s->token = strdup(w->cred.token)))
+		err = RS_EGENERIC;
+	pthread_mutex_unlock(&w->lock);
+	if (err) {
+		snapshot_release(s);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	return 0;
+}
+
+/*
+ * After a 401 with the credentials of generation `gen`: get new ones,
+ * unless another thread already did. Returns 0 when the request should be
+ * tried again, else an error explaining why not.
+ */
+static int refresh_credentials(struct webdav_remote *w, unsigned int gen)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->cred_gen != gen)
+		goto out; /* someone else refreshed meanwhile: just retry */
+	switch (w->source) {
+	case CRED_ENV:
+		err = rs_error_set(RS_EAUTH, "%s: the server refused the credentials "
+				   "from RESULTS_HTTP_TOKEN / RESULTS_HTTP_USER and "
+				   "RESULTS_HTTP_PASSWORD", w->parent.display_url);
+		goto out;
+	case CRED_HELPER:
+		rs_credential_reject(&w->cred);
+		err = rs_error_set(RS_EAUTH, "%s: the server refused the username "
+				   "and password from git's credential helper (now "
+				   "rejected, so the next attempt asks again)",
+				   w->parent.display_url);
+		free(w->cred.password);
+		w->cred.password = NULL;
+		w->source = CRED_NONE;
+		w->cred_gen++;
+		goto out;
+	case CRED_URL:
+		if (w->cred.password) {
+			err = rs_error_set(RS_EAUTH, "%s: the server refused the "
+					   "password written in the remote URL",
+					   w->parent.display_url);
+			goto out;
+		}
+		/* A user name alone: ask the helpers for the password. */
+		__attribute__((fallthrough));
+	case CRED_NONE:
+		err = rs_credential_fill(&w->cred);
+		if (err) {
+			rs_error_wrap(err, "%s needs credentials", w->parent.display_url);
+			goto out;
+		}
+		w->source = CRED_HELPER;
+		w->approved = 0;
+		w->cred_gen++;
+		break;
+	}
+out:
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+static void approve_once(struct webdav_remote *w, unsigned int gen)
+{
+	pthread_mutex_lock(&w->lock);
+	if (w->source == CRED_HELPER && w->cred_gen == gen && !w->approved) {
+		rs_credential_approve(&w->cred);
+		w->approved = 1;
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+/*
+ * Perform `req` with the remote's credentials, asking git's credential
+ * helpers on a 401 (at most twice: a fill, then a refill after another
+ * thread's refresh). `resp` is the caller's and always filled in.
+ */
+static int dav_perform(struct webdav_remote *w, struct rs_http_request *req,
+		       struct rs_http_response *resp)
+{
+	struct cred_snapshot s;
+	struct rs_buf bearer = RS_BUF_INIT;
+	int err = 0, round;
+
+	memset(&s, 0, sizeof(s));
+	for (round = 0; round < 3; round++) {
+		snapshot_release(&s);
+		err = snapshot_take(w, &s);
+		if (err)
+			break;
+		req->username = NULL;
+		req->password = NULL;
+		if (s.token) {
+			rs_buf_clear(&bearer);
+			err = rs_buf_printf(&bearer, "Bearer %s", s.token);
+			if (!err)
+				err = rs_http_request_set_header(req, "Authorization",
+								 rs_buf_cstr(&bearer));
+			if (err)
+				break;
+		} else if (s.username && s.password) {
+			req->username = s.username;
+			req->password = s.password;
+		}
+		err = rs_http_perform(w->http, req, resp);
+		if (!err && s.source == CRED_HELPER)
+			approve_once(w, s.gen);
+		if (err != RS_EAUTH || resp->status != 401)
+			break;
+		err = refresh_credentials(w, s.gen);
+		if (err)
+			break;
+	}
+	req->username = NULL;
+	req->password = NULL;
+	if (bearer.ptr)
+		memset(bearer.ptr, 0, bearer.alloc);
+	rs_buf_release(&bearer);
+	/* The Authorization header holds the token: never keep it. */
+	rs_http_request_unset_header(req, "Authorization");
+	snapshot_release(&s);
+	return err;
+}
+
+/* One request without a body into `body` (may be NULL). */
+static int dav_simple(struct webdav_remote *w, const char *method,
+		      const char *url, struct rs_buf *body,
+		      struct rs_http_response *resp)
+{
+	struct rs_http_request req;
+	int err;
+
+	rs_http_request_init(&req, method, url);
+	req.response_body = body;
+	err = dav_perform(w, &req, resp);
+	rs_http_request_release(&req);
+	return err;
+}
+
+/* ---- collections ---- */
+
+static int collection_known(struct webdav_remote *w, const char *url)
+{
+	size_t i;
+	int found = 0;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; i < w->ncollections && !found; i++)
+		found = !strcmp(w->collections[i], url);
+	pthread_mutex_unlock(&w->lock);
+	return found;
+}
+
+static void collection_remember(struct webdav_remote *w, const char *url)
+{
+	char *copy;
+
+	if (collection_known(w, url))
+		return;
+	copy = strdup(url);
+	if (!copy)
+		return; /* only a cache */
+	pthread_mutex_lock(&w->lock);
+	if (w->ncollections < WEBDAV_COLLECTIONS_MAX)
+		w->collections[w->ncollections++] = copy;
+	else
+		free(copy);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/*
+ * MKCOL `url` (ends in '/'), making missing parents first when the server
+ * answers 409. `depth` bounds the climb.
+ */
+static int mkcol(struct webdav_remote *w, const char *url, int depth)
+{
+	struct rs_http_response resp;
+	struct rs_buf parent = RS_BUF_INIT;
+	const char *host_end, *slash;
+	int err, attempt;
+
+	if (collection_known(w, url))
+		return 0;
+	rs_http_response_init(&resp);
+	for (attempt = 0; attempt < 2; attempt++) {
+		err = dav_simple(w, "MKCOL", url, NULL, &resp);
+		/* 405: it exists already (RFC 4918, 9.3.1). */
+		if (!err || resp.status == 405 || resp.status == 301) {
+			err = 0;
+			collection_remember(w, url);
+			break;
+		}
+		if (resp.status != 409 || attempt == 1 || depth <= 0)
+			break;
+		/* The parent is missing: make it, then try again. */
+		host_end = strstr(url, "://");
+		host_end = host_end ? strchr(host_end + 3, '/') : NULL;
+		slash = NULL;
+		if (host_end) {
+			const char *p;
+
+			for (p = host_end; p < url + strlen(url) - 1; p++)
+				if (*p == '/')
+					slash = p;
+		}
+		if (!slash || slash == host_end)
+			break;
+		rs_buf_clear(&parent);
+		err = rs_buf_put(&parent, url, (size_t)(slash - url + 1));
+		if (!err)
+			err = mkcol(w, rs_buf_cstr(&parent), depth - 1);
+		if (err)
+			break;
+	}
+	if (err && err != RS_EAUTH)
+		err = rs_error_wrap(err, "cannot create the collection");
+	rs_buf_release(&parent);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+/* Make sure the collection that will hold `key` exists. */
+static int ensure_parent(struct webdav_remote *w, const char *key)
+{
+	struct rs_buf url = RS_BUF_INIT;
+	const char *slash = strrchr(key, '/');
+	int err = rs_buf_puts(&url, w->base);
+
+	if (!err && slash) {
+		struct rs_buf dir = RS_BUF_INIT;
+
+		err = rs_buf_put(&dir, key, (size_t)(slash - key + 1));
+		if (!err)
+			err = rs_http_url_encode(&url, rs_buf_cstr(&dir), 1);
+		rs_buf_release(&dir);
+	}
+	if (!err)
+		err = mkcol(w, rs_buf_cstr(&url), 32);
+	rs_buf_release(&url);
+	return err;
+}
+
+/* ---- operations ---- */
+
+static int webdav_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
+{
+	struct webdav_remote *w = (struct webdav_remote *)r;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT, v = RS_BUF_INIT;
+	char *end;
+	unsigned long long size;
+	int err;
+
+	rs_http_response_init(&resp);
+	err = check_key(key);
+	if (!err)
+		err = key_url(w, key, &url);
+	if (!err)
+		err = dav_simple(w, "HEAD", rs_buf_cstr(&url), NULL, &resp);
+	if (err == RS_ENOTFOUND)
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
+				   key, r->display_url);
+	if (err)
+		goto out;
+	if (rs_http_response_header(&resp, "Content-Length", &v)) {
+		err = rs_error_set(RS_EGENERIC, "HEAD %s/%s: no Content-Length",
+				   r->display_url, key);
+		goto out;
+	}
+	size = strtoull(rs_buf_cstr(&v), &end, 10);
+	if (end == rs_buf_cstr(&v) || *end) {
+		err = rs_error_set(RS_ECORRUPT, "HEAD %s/%s: bad Content-Length",
+				   r->display_url, key);
+		goto out;
+	}
+	*size_out = size;
+out:
+	rs_buf_release(&url);
+	rs_buf_release(&v);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
+		      uint64_t len, struct rs_buf *out)
+{
+	struct webdav_remote *w = (struct webdav_remote *)r;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT;
+	char range[64];
+	size_t start = out->len;
+	uint64_t got, size;
+	int err, ranged = 0;
+
+	rs_http_request_init(&req, "GET", NULL);
+	rs_http_response_init(&resp);
+	err = check_key(key);
+	if (err)
+		goto out;
+	if (len == 0) {
+		/* An empty range cannot be asked for; still say if the key exists. */
+		err = webdav_stat(r, key, &size);
+		if (!err && off > size)
+			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset "
+					   "%llu", key, (unsigned long long)off);
+		goto out;
+	}
+	if (len != UINT64_MAX && off > UINT64_MAX - len) {
+		err = rs_error_set(RS_EUSAGE, "range past 2^64 for '%s'", key);
+		goto out;
+	}
+	err = key_url(w, key, &url);
+	if (err)
+		goto out;
+	req.url = rs_buf_cstr(&url);
+	if (off || len != UINT64_MAX) {
+		ranged = 1;
+		if (len == UINT64_MAX)
+			snprintf(range, sizeof(range), "bytes=%llu-",
+				 (unsigned long long)off);
+		else
+			snprintf(range, sizeof(range), "bytes=%llu-%llu",
+				 (unsigned long long)off,
+				 (unsigned long long)(off + len - 1));
+		err = rs_http_request_set_header(&req, "Range", range);
+		if (err)
+			goto out;
+	}
+	req.response_body = out;
+	err = dav_perform(w, &req, &resp);
+	if (err == RS_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
+				   key, r->display_url);
+		goto out;
+	}
+	if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
+		/* Asking from exactly the end is an empty read, not an error. */
+		if (!webdav_stat(r, key, &size) && size == off)
+			err = 0;
+		goto out;
+	}
+	if (err)
+		goto out;
+	got = out->len - start;
+	if (ranged && resp.status == 200) {
+		/* The server ignored Range and sent everything: cut our part. */
+		uint64_t want;
+
+		if (off > got) {
+			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset "
+					   "%llu", key, (unsigned long long)off);
+			goto out;
+		}
+		want = got - off;
+		if (len != UINT64_MAX && want > len)
+			want = len;
+		memmove(out->ptr + start, out->ptr + start + off, (size_t)want);
+		out->len = start + (size_t)want;
+		out->ptr[out->len] = '\0';
+		got = want;
+	}
+	if (len != UINT64_MAX && got != len) {
+		err = rs_error_set(RS_ECORRUPT, "'%s' at %s: asked for %llu bytes "
+				   "at %llu, got %llu", key, r->display_url,
+				   (unsigned long long)len, (unsigned long long)off,
+				   (unsigned long long)got);
+		goto out;
+	}
+out:
+	if (err) {
+		out->len = start;
+		if (out->ptr)
+			out->ptr[start] = '\0';
+	}
+	rs_buf_release(&url);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+/*
+ * PUT the body of `req` to a temporary name next to `key` and MOVE it
+ * over the key (or PUT straight to the key with direct_put).
+ */
+static int webdav_put(struct webdav_remote *w, const char *key,
+		      struct rs_http_request *req)
+{
+	struct rs_http_request mv;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT, tmp = RS_BUF_INIT;
+	unsigned char rnd[8];
+	uint64_t size;
+	int err, i;
+
+	rs_http_request_init(&mv, "MOVE", NULL);
+	rs_http_response_init(&resp);
+	err = check_key(key);
+	if (!err)
+		err = ensure_parent(w, key);
+	if (!err)
+		err = key_url(w, key, &url);
+	if (err)
+		goto out;
+	if (w->direct_put) {
+		req->url = rs_buf_cstr(&url);
+		err = dav_perform(w, req, &resp);
+		goto out;
+	}
+
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1) {
+		err = rs_error_set(RS_EGENERIC, "no random bytes for a temporary name");
+		goto out;
+	}
+	err = rs_buf_printf(&tmp, "%s.tmp-", rs_buf_cstr(&url));
+	for (i = 0; !err && i < (int)sizeof(rnd); i++)
+		err = rs_buf_printf(&tmp, "%02x", rnd[i]);
+	if (err)
+		goto out;
+	req->url = rs_buf_cstr(&tmp);
+	err = dav_perform(w, req, &resp);
+	if (err)
+		goto out;
+
+	mv.url = rs_buf_cstr(&tmp);
+	err = rs_http_request_set_header(&mv, "Destination", rs_buf_cstr(&url));
+	if (!err)
+		err = rs_http_request_set_header(&mv, "Overwrite", "T");
+	if (!err)
+		err = dav_perform(w, &mv, &resp);
+	if (err == RS_ENOTFOUND &&
+	    !webdav_stat(&w->parent, key, &size) && size == req->body_len) {
+		/*
+		 * A retried MOVE whose first try went through but whose answer
+		 * was lost finds its source gone; the key is in place.
+		 */
+		err = 0;
+	}
+	if (err) {
+		struct rs_http_response dresp;
+		char msg[512];
+
+		/* Best effort: do not leave the temporary file behind. */
+		snprintf(msg, sizeof(msg), "%s", rs_error_message());
+		rs_http_response_init(&dresp);
+		dav_simple(w, "DELETE", rs_buf_cstr(&tmp), NULL, &dresp);
+		rs_http_response_release(&dresp);
+		rs_error_set(err, "%s", msg);
+	}
+out:
+	if (err)
+		rs_error_wrap(err, "cannot store '%s' at %s", key, w->parent.display_url);
+	req->url = NULL;
+	rs_buf_release(&url);
+	rs_buf_release(&tmp);
+	rs_http_request_release(&mv);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+static int webdav_put_buf(struct rs_remote *r, const char *key, const void *p,
+			  size_t n)
+{
+	struct rs_http_request req;
+	int err;
+
+	rs_http_request_init(&req, "PUT", NULL);
+	rs_http_request_set_body_mem(&req, p, n);
+	err = rs_http_request_set_header(&req, "Content-Type",
+					 "application/octet-stream");
+	if (!err)
+		err = webdav_put((struct webdav_remote *)r, key, &req);
+	rs_http_request_release(&req);
+	return err;
+}
+
+static int webdav_put_file(struct rs_remote *r, const char *key, const char *path)
+{
+	struct rs_http_request req;
+	struct stat st;
+	int err;
+
+	if (stat(path, &st) != 0)
+		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
+	rs_http_request_init(&req, "PUT", NULL);
+	rs_http_request_set_body_file(&req, path, 0, (uint64_t)st.st_size);
+	err = rs_http_request_set_header(&req, "Content-Type",
+					 "application/octet-stream");
+	if (!err)
+		err = webdav_put((struct webdav_remote *)r, key, &req);
+	rs_http_request_release(&req);
+	return err;
+}
+
+static int webdav_del(struct rs_remote *r, const char *key)
+{
+	struct webdav_remote *w = (struct webdav_remote *)r;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT;
+	int err;
+
+	rs_http_response_init(&resp);
+	err = check_key(key);
+	if (!err)
+		err = key_url(w, key, &url);
+	if (!err)
+		err = dav_simple(w, "DELETE", rs_buf_cstr(&url), NULL, &resp);
+	if (err == RS_ENOTFOUND)
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
+				   key, r->display_url);
+	rs_buf_release(&url);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+/* ---- PROPFIND listing ---- */
+
+struct dav_entry {
+	struct rs_buf href;
+	uint64_t size;
+	int has_size;
+	int collection;
+};
+
+typedef int (*dav_entry_fn)(const struct dav_entry *e, void *payload);
+
+/* Append XML text p[0..n) to out, decoding the five entities and &#N;. */
+static int xml_text(struct rs_buf *out, const char *p, size_t n)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		if (p[i] != '&') {
+			err = rs_buf_putc(out, p[i]);
+			continue;
+		}
+		{
+			const char *semi = memchr(p + i, ';', n - i < 12 ? n - i : 12);
+			size_t el;
+
+			if (!semi)
+				return rs_error_set(RS_ECORRUPT, "bad XML entity");
+			el = (size_t)(semi - (p + i)) + 1;
+			if (!strncmp(p + i, "&amp;", el))
+				err = rs_buf_putc(out, '&');
+			else if (!strncmp(p + i, "&lt;", el))
+				err = rs_buf_putc(out, '<');
+			else if (!strncmp(p + i, "&gt;", el))
+				err = rs_buf_putc(out, '>');
+			else if (!strncmp(p + i, "&quot;", el))
+				err = rs_buf_putc(out, '"');
+			else if (!strncmp(p + i, "&apos;", el))
+				err = rs_buf_putc(out, '\'');
+			else if (el > 3 && p[i + 1] == '#') {
+				long c = p[i + 2] == 'x' ? strtol(p + i + 3, NULL, 16) :
+					strtol(p + i + 2, NULL, 10);
+				/* Keys are ASCII: anything else cannot name one. */
+				err = rs_buf_putc(out, c > 0 && c < 128 ? (char)c : '?');
+			} else {
+				return rs_error_set(RS_ECORRUPT, "bad XML entity");
+			}
+			i += el - 1;
+		}
+	}
+	return err;
+}
+
+/*
+ * Scan a multistatus document and call `fn` for every <response>. Only
+ * element local names matter (namespace prefixes differ between servers).
+ * Bounded: `n` bytes, hrefs up to WEBDAV_HREF_MAX.
+ */
+static int parse_multistatus(const char *xml, size_t n, dav_entry_fn fn,
+			     void *payload)
+{
+	const char *p = xml, *end = xml + n;
+	const char *text_start = NULL;
+	struct dav_entry e;
+	struct rs_buf text = RS_BUF_INIT;
+	int in_response = 0, capture = 0; /* 1 href, 2 getcontentlength */
+	int err = 0;
+
+	memset(&e, 0, sizeof(e));
+	rs_buf_init(&e.href, WEBDAV_HREF_MAX);
+	rs_buf_init(&text, WEBDAV_HREF_MAX);
+	while (p < end && !err) {
+		const char *lt = memchr(p, '<', (size_t)(end - p));
+		const char *gt, *name, *name_end, *local;
+		int closing, self_closing;
+		size_t nl;
+
+		if (!lt)
+			break;
+		if (end - lt >= 4 && !memcmp(lt, "<!--", 4)) {
+			const char *c = lt + 4;
+
+			for (; c + 3 <= end && memcmp(c, "-->", 3); c++)
+				;
+			if (c + 3 > end) {
+				err = rs_error_set(RS_ECORRUPT, "unterminated XML comment");
+				break;
+			}
+			p = c + 3;
+			continue;
+		}
+		gt = memchr(lt, '>', (size_t)(end - lt));
+		if (!gt) {
+			err = rs_error_set(RS_ECORRUPT, "unterminated XML tag");
+			break;
+		}
+		if (lt[1] == '?' || lt[1] == '!') {
+			p = gt + 1;
+			continue;
+		}
+		closing = lt[1] == '/';
+		self_closing = gt[-1] == '/';
+		name = lt + 1 + closing;
+		name_end = name;
+		while (name_end < gt && *name_end != ' ' && *name_end != '/' &&
+		       *name_end != '\t' && *name_end != '\r' && *name_end != '\n')
+			name_end++;
+		local = name;
+		{
+			const char *c;
+
+			for (c = name; c < name_end; c++)
+				if (*c == ':')
+					local = c + 1;
+		}
+		nl = (size_t)(name_end - local);
+#define IS(s) (nl == sizeof(s) - 1 && !strncasecmp(local, s, nl))
+		if (closing) {
+			if (capture && text_start) {
+				rs_buf_clear(&text);
+				err = xml_text(&text, text_start, (size_t)(lt - text_start));
+				if (err) {
+					err = rs_error_set(RS_ECORRUPT, "PROPFIND answer has "
+							   "an oversized or bad value");
+					break;
+				}
+				if (capture == 1 && IS("href")) {
+					rs_buf_clear(&e.href);
+					err = rs_buf_put(&e.href, text.ptr ? text.ptr : "",
+							 text.len);
+				} else if (capture == 2 && IS("getcontentlength")) {
+					char *num_end;
+					const char *t = rs_buf_cstr(&text);
+
+					while (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r')
+						t++;
+					e.size = strtoull(t, &num_end, 10);
+					e.has_size = num_end != t;
+				}
+				capture = 0;
+				text_start = NULL;
+			}
+			if (IS("response") && in_response) {
+				in_response = 0;
+				err = fn(&e, payload);
+			}
+		} else if (IS("response")) {
+			in_response = 1;
+			rs_buf_clear(&e.href);
+			e.size = 0;
+			e.has_size = 0;
+			e.collection = 0;
+		} else if (in_response && IS("href") && !self_closing) {
+			capture = 1;
+			text_start = gt + 1;
+		} else if (in_response && IS("getcontentlength") && !self_closing) {
+			capture = 2;
+			text_start = gt + 1;
+		} else if (in_response && IS("collection")) {
+			e.collection = 1;
+		}
+#undef IS
+		p = gt + 1;
+	}
+	rs_buf_release(&e.href);
+	rs_buf_release(&text);
+	return err;
+}
+
+struct list_ctx {
+	struct webdav_remote *w;
+	const char *prefix;      /* the caller's prefix */
+	const char *collection;  /* key prefix of the collection listed ("" or "packs/") */
+	const char *coll_path;   /* its decoded URL path, ends in '/' */
+	rs_remote_list_cb cb;
+	void *payload;
+	int depth;
+	int stop;                /* the caller's non-zero return */
+};
+
+static int list_collection(struct webdav_remote *w, const char *collection,
+			   const char *prefix, rs_remote_list_cb cb,
+			   void *payload, int depth);
+
+static int valid_name(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || n > 255 || (n <= 2 && s[0] == '.'))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!(('a' <= s[i] && s[i] <= 'z') || ('A' <= s[i] && s[i] <= 'Z') ||
+		      ('0' <= s[i] && s[i] <= '9') || s[i] == '.' || s[i] == '_' ||
+		      s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+static int on_entry(const struct dav_entry *e, void *payload)
+{
+	struct list_ctx *ctx = payload;
+	struct rs_buf path = RS_BUF_INIT, key = RS_BUF_INIT;
+	const char *h = rs_buf_cstr(&e->href), *name;
+	size_t plen, clen = strlen(ctx->coll_path), nlen;
+	int err = 0;
+
+	/* An href is an absolute URL or an absolute path. */
+	if (!strncasecmp(h, "http://", 7) || !strncasecmp(h, "https://", 8)) {
+		h = strstr(h, "://") + 3;
+		h = strchr(h, '/');
+		if (!h)
+			goto out;
+	}
+	err = percent_decode(&path, h, strcspn(h, "?#"));
+	if (err)
+		goto out;
+	plen = path.len;
+	while (plen && path.ptr[plen - 1] == '/')
+		plen--;
+	/* Only direct children of the collection listed; skips itself. */
+	if (plen <= clen || strncmp(path.ptr, ctx->coll_path, clen))
+		goto out;
+	name = path.ptr + clen;
+	nlen = plen - clen;
+	if (memchr(name, '/', nlen) || !valid_name(name, nlen))
+		goto out;
+	err = rs_buf_printf(&key, "%s%.*s", ctx->collection, (int)nlen, name);
+	if (err)
+		goto out;
+	if (e->collection) {
+		/* Recurse only when the sub-collection can hold matching keys. */
+		size_t pl = strlen(ctx->prefix);
+		err = rs_buf_putc(&key, '/');
+		if (!err && ctx->depth > 0 &&
+		    (!strncmp(key.ptr, ctx->prefix, pl < key.len ? pl : key.len))) {
+			err = list_collection(ctx->w, key.ptr, ctx->prefix, ctx->cb,
+					      ctx->payload, ctx->depth - 1);
+			if (err > 0) {
+				ctx->stop = err;
+				err = 1;
+			}
+		}
+		goto out;
+	}
+	if (strstr(key.ptr, ".tmp-"))
+		goto out; /* a put in progress (or one that died) */
+	if (strncmp(key.ptr, ctx->prefix, strlen(ctx->prefix)))
+		goto out;
+	if (!e->has_size) {
+		err = rs_error_set(RS_ECORRUPT, "PROPFIND %s: no size for '%s'",
+				   ctx->w->parent.display_url, key.ptr);
+		goto out;
+	}
+	err = ctx->cb(key.ptr, e->size, ctx->payload);
+	if (err) {
+		ctx->stop = err;
+		err = 1; /* ends the scan; list_collection returns ctx->stop */
+	}
+out:
+	rs_buf_release(&path);
+	rs_buf_release(&key);
+	return err;
+}
+
+static const char propfind_body[] =
+	"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+	"<propfind xmlns=\"DAV:\"><prop><resourcetype/><getcontentlength/>"
+	"</prop></propfind>\n";
+
+static int list_collection(struct webdav_remote *w, const char *collection,
+			   const char *prefix, rs_remote_list_cb cb,
+			   void *payload, int depth)
+{
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT, body = RS_BUF_INIT, coll_path = RS_BUF_INIT;
+	struct list_ctx ctx;
+	int err;
+
+	rs_buf_init(&body, WEBDAV_LIST_MAX);
+	rs_http_request_init(&req, "PROPFIND", NULL);
+	rs_http_response_init(&resp);
+	err = rs_buf_puts(&url, w->base);
+	if (!err)
+		err = rs_http_url_encode(&url, collection, 1);
+	if (!err)
+		err = rs_buf_printf(&coll_path, "%s%s", w->base_path, collection);
+	if (!err)
+		err = rs_http_request_set_header(&req, "Depth", "1");
+	if (!err)
+		err = rs_http_request_set_header(&req, "Content-Type",
+						 "application/xml; charset=utf-8");
+	if (err)
+		goto out;
+	req.url = rs_buf_cstr(&url);
+	rs_http_request_set_body_mem(&req, propfind_body, sizeof(propfind_body) - 1);
+	req.response_body = &body;
+	err = dav_perform(w, &req, &resp);
+	if (err == RS_ENOTFOUND) {
+		err = 0; /* nothing stored under this collection yet */
+		goto out;
+	}
+	if (err)
+		goto out;
+	if (resp.status != 207) {
+		err = rs_error_set(RS_EGENERIC, "PROPFIND %s: answered %ld, not 207 "
+				   "Multi-Status: is this a WebDAV server?",
+				   rs_buf_cstr(&url), resp.status);
+		goto out;
+	}
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.w = w;
+	ctx.prefix = prefix;
+	ctx.collection = collection;
+	ctx.coll_path = rs_buf_cstr(&coll_path);
+	ctx.cb = cb;
+	ctx.payload = payload;
+	ctx.depth = depth;
+	err = parse_multistatus(rs_buf_cstr(&body), body.len, on_entry, &ctx);
+	if (ctx.stop)
+		err = ctx.stop;
+out:
+	rs_buf_release(&url);
+	rs_buf_release(&body);
+	rs_buf_release(&coll_path);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+static int webdav_list(struct rs_remote *r, const char *prefix,
+		       rs_remote_list_cb cb, void *payload)
+{
+	struct webdav_remote *w = (struct webdav_remote *)r;
+	const char *slash = strrchr(prefix, '/');
+	struct rs_buf coll = RS_BUF_INIT;
+	int err = 0;
+
+	if (*prefix && check_key(prefix))
+		return rs_error_set(RS_EUSAGE, "bad list prefix '%.80s'", prefix);
+	if (slash)
+		err = rs_buf_put(&coll, prefix, (size_t)(slash - prefix + 1));
+	if (!err)
+		err = list_collection(w, rs_buf_cstr(&coll), prefix, cb, payload,
+				      WEBDAV_LIST_DEPTH);
+	rs_buf_release(&coll);
+	return err;
+}
+
+static void webdav_free(struct rs_remote *r)
+{
+	struct webdav_remote *w = (struct webdav_remote *)r;
+	size_t i;
+
+	if (!w)
+		return;
+	rs_http_free(w->http);
+	for (i = 0; i < w->ncollections; i++)
+		free(w->collections[i]);
+	rs_credential_release(&w->cred);
+	pthread_mutex_destroy(&w->lock);
+	free(w->base);
+	free(w->base_path);
+	free(r->display_url);
+	free(w);
+}
+
+static const char *config(const struct rs_remote_options *opts, const char *key)
+{
+	if (!opts || !opts->config_get)
+		return NULL;
+	return opts->config_get(key, opts->config_payload);
+}
+
+static int config_true(const char *v)
+{
+	return v && (!strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+		     !strcasecmp(v, "on") || !strcmp(v, "1"));
+}
+
+int rs_remote_webdav_open(struct rs_remote **out, const char *url,
+			  const struct rs_remote_options *opts)
+{
+	struct webdav_remote *w;
+	struct rs_http_options hopts;
+	struct rs_buf base = RS_BUF_INIT, path = RS_BUF_INIT;
+	const char *sep, *p;
+	int err;
+
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+		return rs_error_set(RS_EUSAGE, "not an http(s) URL");
+	if (strpbrk(url, "?#"))
+		return rs_error_set(RS_EUSAGE, "a WebDAV remote URL takes no query "
+				    "or fragment");
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	pthread_mutex_init(&w->lock, NULL);
+	w->parent.version = RS_REMOTE_VERSION;
+	w->parent.get = webdav_get;
+	w->parent.put_file = webdav_put_file;
+	w->parent.put_buf = webdav_put_buf;
+	w->parent.stat = webdav_stat;
+	w->parent.list = webdav_list;
+	w->parent.del = webdav_del;
+	w->parent.free = webdav_free;
+
+	/* The base URL without userinfo, ending in exactly one '/'. */
+	err = rs_http_redact_url(&base, url);
+	if (err)
+		goto out;
+	while (base.len && base.ptr[base.len - 1] == '/')
+		base.len--;
+	base.ptr[base.len] = '\0';
+	w->parent.display_url = strdup(rs_buf_cstr(&base));
+	err = rs_buf_putc(&base, '/');
+	if (err)
+		goto out;
+	sep = strstr(base.ptr, "://") + 3;
+	p = strchr(sep, '/');
+	if (!p || p == sep) {
+		err = rs_error_set(RS_EUSAGE, "'%s' has no host", w->parent.display_url);
+		goto out;
+	}
+	err = percent_decode(&path, p, strlen(p));
+	if (err)
+		goto out;
+	w->base = rs_buf_detach(&base, NULL);
+	w->base_path = rs_buf_detach(&path, NULL);
+	if (!w->parent.display_url || !w->base || !w->base_path) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+
+	err = rs_credential_from_url(&w->cred, url);
+	if (err)
+		goto out;
+	if (w->cred.username)
+		w->source = CRED_URL;
+	if (rs_credential_from_env(&w->cred))
+		w->source = CRED_ENV;
+	w->direct_put = config_true(config(opts, "results.webdav.directput"));
+
+	memset(&hopts, 0, sizeof(hopts));
+	if (opts) {
+		hopts.config_get = opts->config_get;
+		hopts.config_payload = opts->config_payload;
+	}
+	err = rs_http_new(&w->http, &hopts);
+	if (err)
+		goto out;
+	*out = &w->parent;
+out:
+	rs_buf_release(&base);
+	rs_buf_release(&path);
+	if (err)
+		webdav_free(&w->parent);
+	return err;
+}
