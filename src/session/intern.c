@@ -17,6 +17,12 @@ void rs_intern_release(struct rs_intern *t)
 
 uint32_t rs_intern_find(const struct rs_intern *t, const void *key, size_t len, uint64_t hash)
 {
+	return rs_intern_lookup(t, key, len, hash, NULL);
+}
+
+uint32_t rs_intern_lookup(const struct rs_intern *t, const void *key, size_t len, uint64_t hash,
+			  const char **stored)
+{
 	size_t i;
 
 	if (!t->slots)
@@ -26,8 +32,11 @@ uint32_t rs_intern_find(const struct rs_intern *t, const void *key, size_t len, 
 
 		if (!s->key)
 			return RS_INTERN_NONE;
-		if (s->hash == hash && s->len == len && memcmp(s->key, key, len) == 0)
+		if (s->hash == hash && s->len == len && memcmp(s->key, key, len) == 0) {
+			if (stored)
+				*stored = s->key;
 			return s->value;
+		}
 	}
 }
 

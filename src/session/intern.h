@@ -77,8 +77,13 @@ static inline uint64_t rs_intern_mix64(uint64_t x)
 }
 
 void rs_intern_release(struct rs_intern *t);
-/* The value stored for the key, or RS_INTERN_NONE. */
+/*
+ * The value stored for the key, or RS_INTERN_NONE. When found and
+ * `stored` is not NULL, *stored is the table's own (stable) copy of the key.
+ */
 uint32_t rs_intern_find(const struct rs_intern *t, const void *key, size_t len, uint64_t hash);
+uint32_t rs_intern_lookup(const struct rs_intern *t, const void *key, size_t len, uint64_t hash,
+			  const char **stored);
 /* Add a key known to be absent. RS_EGENERIC when out of memory. */
 int rs_intern_insert(struct rs_intern *t, const void *key, size_t len, uint64_t hash,
 		     uint32_t value);

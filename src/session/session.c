@@ -109,6 +109,17 @@ struct arena_block {
 	_Alignas(16) char data[];
 };
 
+/*
+ * A sample usually repeats the frame the previous sample had at the same
+ * depth (stacks share their first ~10 frames), so one memcmp against that
+ * frame's raw spelling often replaces hashing and a table probe.
+ */
+struct hint {
+	const char *raw;          /* raw_tab's copy of the spelling */
+	size_t len;
+	uint32_t id;
+};
+
 struct str_list {
 	char **items;
 	size_t len;
@@ -136,6 +147,8 @@ struct rs_session_parser {
 
 	uint32_t *stack;
 	size_t stack_len, stack_alloc;
+	struct hint *hints;       /* per stack position: the last frame seen there */
+	size_t hints_len, hints_alloc;
 	uint32_t *start_stack;
 	size_t start_stack_len, start_stack_alloc;
 	double record_time;
@@ -635,7 +648,7 @@ static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint
 
 /* The slow path of intern_frame: a spelling not seen before. */
 static int intern_frame_miss(struct rs_session_parser *p, const char *raw, size_t len,
-			     uint64_t raw_hash, uint64_t off, uint32_t *out)
+			     uint64_t raw_hash, uint64_t off, uint32_t *out, const char **stored)
 {
 	uint64_t h;
 	uint32_t id;
@@ -657,20 +670,50 @@ static int intern_frame_miss(struct rs_session_parser *p, const char *raw, size_
 	if ((err = rs_intern_insert(&p->raw_tab, key, len, raw_hash, id)))
 		return fail_keep(p, err);
 	*out = id;
+	*stored = key;
 	return 0;
 }
 
 static inline int intern_frame(struct rs_session_parser *p, const char *raw, size_t len,
-			       uint64_t off, uint32_t *out)
+			       uint64_t off, uint32_t *out, const char **stored)
 {
 	uint64_t h = rs_intern_hash(raw, len, p->seed);
-	uint32_t id = rs_intern_find(&p->raw_tab, raw, len, h);
+	uint32_t id = rs_intern_lookup(&p->raw_tab, raw, len, h, stored);
 
 	if (id != RS_INTERN_NONE) {
 		*out = id;
 		return 0;
 	}
-	return intern_frame_miss(p, raw, len, h, off, out);
+	return intern_frame_miss(p, raw, len, h, off, out, stored);
+}
+
+/* A frame of a sample's stack: try the hint for this depth first. */
+static inline int stack_frame(struct rs_session_parser *p, const char *raw, size_t len,
+			      uint64_t off, uint32_t *out)
+{
+	size_t pos = p->stack_len;
+	const char *stored;
+	int err;
+
+	if (pos < p->hints_len && p->hints[pos].len == len &&
+	    memcmp(p->hints[pos].raw, raw, len) == 0) {
+		*out = p->hints[pos].id;
+		return 0;
+	}
+	if ((err = intern_frame(p, raw, len, off, out, &stored)))
+		return err;
+	if (pos == p->hints_len) {
+		if (pos >= RS_SESSION_MAX_STACK)
+			return 0; /* push_id reports the cap */
+		if ((err = grow_array(p, (void **)&p->hints, &p->hints_alloc, pos + 1,
+				      sizeof(*p->hints))))
+			return err;
+		p->hints_len++;
+	}
+	p->hints[pos].raw = stored;
+	p->hints[pos].len = len;
+	p->hints[pos].id = *out;
+	return 0;
 }
 
 static int push_id(struct rs_session_parser *p, uint32_t **arr, size_t *len, size_t *alloc,
@@ -982,13 +1025,14 @@ static int on_root_key(struct rs_session_parser *p, uint64_t off)
 
 static int on_string(struct rs_session_parser *p, const char *raw, size_t len, uint64_t off)
 {
+	const char *stored;
 	uint32_t id;
 	int err, role;
 
 	/* The hot path first: a frame of a sample's stack. */
 	if (p->depth && (p->expect == EXP_VALUE || p->expect == EXP_VALUE_OR_CLOSE) &&
 	    p->lv[p->depth - 1].role == ROLE_STACK) {
-		if ((err = intern_frame(p, raw, len, off, &id)))
+		if ((err = stack_frame(p, raw, len, off, &id)))
 			return err;
 		if (p->stack_len < p->stack_alloc)
 			p->stack[p->stack_len++] = id;
@@ -1013,7 +1057,7 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 	role = p->lv[p->depth - 1].role;
 	switch (role) {
 	case ROLE_START_STACK:
-		if ((err = intern_frame(p, raw, len, off, &id)) ||
+		if ((err = intern_frame(p, raw, len, off, &id, &stored)) ||
 		    (err = push_id(p, &p->start_stack, &p->start_stack_len, &p->start_stack_alloc, id, off)))
 			return err;
 		break;
@@ -1417,6 +1461,7 @@ void rs_session_parser_free(struct rs_session_parser *p)
 	free(p->funcs);
 	free(p->files);
 	free(p->stack);
+	free(p->hints);
 	free(p->start_stack);
 	free(p->target);
 	free(p->program);

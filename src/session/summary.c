@@ -1,0 +1,944 @@
+/*
+ * The session summary: one pass over the samples, arrays indexed by the
+ * parser's function and file ids, and a call tree of function ids.
+ *
+ * Per sample (stack root..leaf, time t):
+ *  - self: the leaf's function gets t (and its file);
+ *  - total: every distinct function on the stack gets t once, however
+ *    often recursion repeats it. A per-function stamp (the number of the
+ *    sample that last counted it) finds repeats without a set per sample;
+ *    files are counted the same way;
+ *  - tree: the stack's functions (not frames: the executing-line
+ *    attribute must not split a node) are walked from a synthetic root,
+ *    one (parent, function) hash look-up per level, at most max_depth
+ *    levels. Consecutive samples share most of their stack, so the nodes
+ *    of the previous sample's common prefix are reused without look-ups.
+ * Pruning (nodes below prune_fraction of the sampled time) happens only
+ * when the JSON is built, so it never depends on the order of samples.
+ */
+#include "session/summary.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "session/intern.h"
+#include "util/error.h"
+
+struct func_stat {
+	double self, total;
+	uint64_t self_n, total_n;
+	uint64_t stamp;
+};
+
+struct file_stat {
+	double self, total;
+	uint64_t stamp;
+};
+
+/* A dense copy of two fields of each frame: the per-sample loop reads
+ * this small array instead of chasing pointers into the parser's arena. */
+struct frame_map {
+	uint32_t func, file;
+};
+
+struct node {
+	uint32_t func;           /* RS_INTERN_NONE for the root */
+	uint32_t first_child;    /* RS_INTERN_NONE: none */
+	uint32_t next_sibling;
+	uint32_t hint;           /* the child last walked into, or RS_INTERN_NONE */
+	double total, self;
+};
+
+struct rs_summary {
+	struct rs_summary_options opt;
+	struct rs_session_callbacks chain;
+	struct rs_session_parser *parser;
+	int finished;
+
+	uint64_t samples;
+	double sampled_time;
+
+	struct frame_map *map;      /* by frame id: its function and file */
+	size_t map_alloc;
+	struct func_stat *funcs;
+	size_t funcs_alloc;
+	struct file_stat *files;
+	size_t files_alloc;
+
+	struct node *nodes;
+	uint32_t nnodes;
+	size_t nodes_alloc;
+	struct rs_intern_u64 edges; /* (parent << 32 | function) -> node */
+	int tree_truncated;
+
+	uint32_t *fids;             /* this sample's function ids */
+	uint32_t *prev_fids;        /* the previous sample's, first max_depth */
+	uint32_t *prev_nodes;
+	size_t prev_len, fids_alloc;
+};
+
+static int grow(void **arr, size_t *alloc, size_t need, size_t elem)
+{
+	size_t n = *alloc ? *alloc : 64;
+	void *q;
+
+	if (need <= *alloc)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*arr, n * elem);
+	if (!q)
+		return rs_error_set(RS_EGENERIC, "out of memory summarising a session");
+	memset((char *)q + *alloc * elem, 0, (n - *alloc) * elem);
+	*arr = q;
+	*alloc = n;
+	return 0;
+}
+
+static int new_node(struct rs_summary *s, uint32_t parent, uint32_t func, uint32_t *out)
+{
+	struct node *n;
+	int err;
+
+	if (s->nnodes >= RS_SUMMARY_MAX_NODES) {
+		s->tree_truncated = 1;
+		*out = RS_INTERN_NONE;
+		return 0;
+	}
+	if ((err = grow((void **)&s->nodes, &s->nodes_alloc, (size_t)s->nnodes + 1, sizeof(*s->nodes))))
+		return err;
+	if (parent != RS_INTERN_NONE &&
+	    (err = rs_intern_u64_insert(&s->edges, (uint64_t)parent << 32 | func, s->nnodes)))
+		return err;
+	n = &s->nodes[s->nnodes];
+	n->func = func;
+	n->first_child = RS_INTERN_NONE;
+	n->next_sibling = RS_INTERN_NONE;
+	n->hint = RS_INTERN_NONE;
+	n->total = 0;
+	n->self = 0;
+	if (parent != RS_INTERN_NONE) {
+		n->next_sibling = s->nodes[parent].first_child;
+		s->nodes[parent].first_child = s->nnodes;
+	}
+	*out = s->nnodes++;
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_t *frames,
+		     size_t depth, double t)
+{
+	struct rs_summary *s = ctx;
+	uint64_t stamp;
+	size_t i, k, lim;
+	uint32_t node;
+	int err;
+
+	if ((err = grow((void **)&s->funcs, &s->funcs_alloc, rs_session_parser_function_count(p),
+			sizeof(*s->funcs))) ||
+	    (err = grow((void **)&s->files, &s->files_alloc, rs_session_parser_file_count(p),
+			sizeof(*s->files))))
+		return err;
+	if (depth > s->fids_alloc) {
+		size_t a = s->fids_alloc;
+
+		if ((err = grow((void **)&s->fids, &a, depth, sizeof(*s->fids))))
+			return err;
+		a = s->fids_alloc;
+		if ((err = grow((void **)&s->prev_fids, &a, depth, sizeof(*s->prev_fids))))
+			return err;
+		a = s->fids_alloc;
+		if ((err = grow((void **)&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes))))
+			return err;
+		s->fids_alloc = a;
+	}
+
+	stamp = ++s->samples;
+	s->sampled_time += t;
+	for (i = 0; i < depth; i++) {
+		uint32_t f = s->map[frames[i]].func, file = s->map[frames[i]].file;
+
+		s->fids[i] = f;
+		if (s->funcs[f].stamp != stamp) {
+			s->funcs[f].stamp = stamp;
+			s->funcs[f].total += t;
+			s->funcs[f].total_n++;
+		}
+		if (s->files[file].stamp != stamp) {
+			s->files[file].stamp = stamp;
+			s->files[file].total += t;
+		}
+	}
+	if (depth) {
+		uint32_t leaf = s->fids[depth - 1];
+
+		s->funcs[leaf].self += t;
+		s->funcs[leaf].self_n++;
+		s->files[s->map[frames[depth - 1]].file].self += t;
+	}
+
+	/* the tree: reuse the previous sample's nodes for the common prefix */
+	lim = depth < s->opt.max_depth ? depth : s->opt.max_depth;
+	s->nodes[0].total += t;
+	for (k = 0; k < lim && k < s->prev_len && s->fids[k] == s->prev_fids[k]; k++)
+		s->nodes[s->prev_nodes[k]].total += t;
+	node = k ? s->prev_nodes[k - 1] : 0;
+	for (i = k; i < lim; i++) {
+		uint32_t child = s->nodes[node].hint;
+
+		/* the hint saves a probe into the (cache-cold) edge table */
+		if (child == RS_INTERN_NONE || s->nodes[child].func != s->fids[i])
+			child = rs_intern_u64_find(&s->edges, (uint64_t)node << 32 | s->fids[i]);
+		if (child == RS_INTERN_NONE) {
+			if ((err = new_node(s, node, s->fids[i], &child)))
+				return err;
+			if (child == RS_INTERN_NONE)
+				break; /* node cap: time stays in the ancestors' totals */
+		}
+		s->nodes[node].hint = child;
+		s->nodes[child].total += t;
+		s->prev_fids[i] = s->fids[i];
+		s->prev_nodes[i] = child;
+		node = child;
+	}
+	s->prev_len = i;
+	if (i == depth)
+		s->nodes[node].self += t; /* the leaf is in the tree (or depth 0: root) */
+
+	if (s->chain.sample)
+		return s->chain.sample(s->chain.ctx, p, frames, depth, t);
+	return 0;
+}
+
+static int on_frame(void *ctx, const struct rs_session_parser *p, uint32_t id,
+		    const struct rs_session_frame *f)
+{
+	struct rs_summary *s = ctx;
+	int err;
+
+	if ((err = grow((void **)&s->map, &s->map_alloc, (size_t)id + 1, sizeof(*s->map))))
+		return err;
+	s->map[id].func = f->function_id;
+	s->map[id].file = f->file_id;
+	return s->chain.frame ? s->chain.frame(s->chain.ctx, p, id, f) : 0;
+}
+
+static int on_header(void *ctx, const struct rs_session_parser *p, const struct rs_session_header *h)
+{
+	struct rs_summary *s = ctx;
+
+	return s->chain.header ? s->chain.header(s->chain.ctx, p, h) : 0;
+}
+
+int rs_summary_new(struct rs_summary **out, const struct rs_summary_options *opts)
+{
+	struct rs_summary *s = calloc(1, sizeof(*s));
+	struct rs_session_callbacks cb;
+	uint32_t root;
+	int err;
+
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (opts)
+		s->opt = *opts;
+	if (s->opt.chain)
+		s->chain = *s->opt.chain;
+	s->opt.chain = NULL;
+	if (!s->opt.top_functions)
+		s->opt.top_functions = 50;
+	if (!s->opt.top_files)
+		s->opt.top_files = 30;
+	if (!(s->opt.prune_fraction > 0))
+		s->opt.prune_fraction = 0.005;
+	if (!s->opt.max_depth)
+		s->opt.max_depth = 40;
+	cb.ctx = s;
+	cb.frame = on_frame;
+	cb.sample = on_sample;
+	cb.header = on_header;
+	if ((err = rs_session_parser_new(&s->parser, &cb)) ||
+	    (err = new_node(s, RS_INTERN_NONE, RS_INTERN_NONE, &root))) {
+		rs_summary_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+int rs_summary_feed(struct rs_summary *s, const void *bytes, size_t n)
+{
+	return rs_session_parser_feed(s->parser, bytes, n);
+}
+
+int rs_summary_finish(struct rs_summary *s)
+{
+	int err = rs_session_parser_finish(s->parser);
+
+	if (!err)
+		s->finished = 1;
+	return err;
+}
+
+const struct rs_session_parser *rs_summary_parser(const struct rs_summary *s)
+{
+	return s->parser;
+}
+
+void rs_summary_free(struct rs_summary *s)
+{
+	if (!s)
+		return;
+	rs_session_parser_free(s->parser);
+	free(s->map);
+	free(s->funcs);
+	free(s->files);
+	free(s->nodes);
+	rs_intern_u64_release(&s->edges);
+	free(s->fids);
+	free(s->prev_fids);
+	free(s->prev_nodes);
+	free(s);
+}
+
+/* ---- JSON -------------------------------------------------------------- */
+
+/* qsort has no context argument; the sort keys are copied into the items. */
+struct rank {
+	uint32_t id;
+	double a, b;
+};
+
+static int rank_cmp(const void *x, const void *y)
+{
+	const struct rank *l = x, *r = y;
+
+	if (l->a != r->a)
+		return l->a > r->a ? -1 : 1;
+	if (l->b != r->b)
+		return l->b > r->b ? -1 : 1;
+	return l->id < r->id ? -1 : l->id > r->id;
+}
+
+/* json_object_set_new that reports failure (NULL value or no memory). */
+static int put(json_t *o, const char *k, json_t *v)
+{
+	if (!v || json_object_set_new(o, k, v))
+		return rs_error_set(RS_EGENERIC, "out of memory building the summary JSON");
+	return 0;
+}
+
+static json_t *opt_real(unsigned present, unsigned bit, double v)
+{
+	return (present & bit) ? json_real(v) : json_null();
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static int add_function(const struct rs_summary *s, json_t *arr, uint32_t id)
+{
+	const struct rs_session_function *fn = rs_session_parser_function(s->parser, id);
+	const struct func_stat *st = &s->funcs[id];
+	json_t *o = json_object();
+	int err;
+
+	if (!o || json_array_append_new(arr, o))
+		return rs_error_set(RS_EGENERIC, "out of memory building the summary JSON");
+	if ((err = put(o, "function", json_string(fn->function))) ||
+	    (err = put(o, "file", json_string(fn->file))) ||
+	    (err = put(o, "line", json_integer(fn->line))) ||
+	    (fn->class_name && (err = put(o, "class", json_string(fn->class_name)))) ||
+	    (err = put(o, "self", json_real(st->self))) ||
+	    (err = put(o, "total", json_real(st->total))) ||
+	    (err = put(o, "self_samples", json_integer((json_int_t)st->self_n))) ||
+	    (err = put(o, "total_samples", json_integer((json_int_t)st->total_n))))
+		return err;
+	return 0;
+}
+
+static int build_functions(const struct rs_summary *s, json_t *arr)
+{
+	uint32_t n = rs_session_parser_function_count(s->parser), i, m = 0;
+	struct rank *r = NULL;
+	unsigned char *pick = NULL;
+	int err = 0;
+
+	if (n > s->funcs_alloc) /* functions met only in start_call_stack */
+		n = (uint32_t)s->funcs_alloc;
+	r = malloc((n ? n : 1) * sizeof(*r));
+	pick = calloc(n ? n : 1, 1);
+	if (!r || !pick) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (s->funcs[i].total_n) {
+			r[m].id = i;
+			r[m].a = s->funcs[i].total;
+			r[m].b = s->funcs[i].self;
+			m++;
+		}
+	qsort(r, m, sizeof(*r), rank_cmp);
+	for (i = 0; i < m && i < s->opt.top_functions; i++)
+		pick[r[i].id] = 1;
+	for (i = 0; i < m; i++) {
+		r[i].a = s->funcs[r[i].id].self;
+		r[i].b = s->funcs[r[i].id].total;
+	}
+	qsort(r, m, sizeof(*r), rank_cmp);
+	for (i = 0; i < m && i < s->opt.top_functions; i++)
+		pick[r[i].id] = 1;
+	for (i = 0; i < m && !err; i++)
+		if (pick[r[i].id])
+			err = add_function(s, arr, r[i].id);
+out:
+	free(r);
+	free(pick);
+	return err;
+}
+
+static int build_files(const struct rs_summary *s, json_t *arr)
+{
+	uint32_t n = rs_session_parser_file_count(s->parser), i, m = 0;
+	struct rank *r;
+	int err = 0;
+
+	if (n > s->files_alloc)
+		n = (uint32_t)s->files_alloc;
+	r = malloc((n ? n : 1) * sizeof(*r));
+	if (!r)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < n; i++)
+		if (s->files[i].total > 0 || s->files[i].self > 0) {
+			r[m].id = i;
+			r[m].a = s->files[i].self;
+			r[m].b = s->files[i].total;
+			m++;
+		}
+	qsort(r, m, sizeof(*r), rank_cmp);
+	for (i = 0; i < m && i < s->opt.top_files && !err; i++) {
+		json_t *o = json_object();
+
+		if (!o || json_array_append_new(arr, o)) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			break;
+		}
+		if ((err = put(o, "file", json_string(rs_session_parser_file(s->parser, r[i].id)))) ||
+		    (err = put(o, "self", json_real(s->files[r[i].id].self))) ||
+		    (err = put(o, "total", json_real(s->files[r[i].id].total))))
+			break;
+	}
+	free(r);
+	return err;
+}
+
+/* Recursion depth is bounded by opt.max_depth (the tree is no deeper). */
+static int build_node(const struct rs_summary *s, uint32_t id, double cut, json_t **out)
+{
+	const struct node *n = &s->nodes[id];
+	json_t *o = json_object(), *kids = json_array();
+	struct rank *r = NULL;
+	size_t m = 0, cap = 0, i;
+	uint32_t c;
+	int err = 0;
+
+	if (!o || !kids) {
+		json_decref(kids);
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if (n->func == RS_INTERN_NONE) {
+		err = put(o, "function", json_string("[root]"));
+		if (!err)
+			err = put(o, "file", json_string(""));
+		if (!err)
+			err = put(o, "line", json_integer(0));
+	} else {
+		const struct rs_session_function *fn = rs_session_parser_function(s->parser, n->func);
+
+		err = put(o, "function", json_string(fn->function));
+		if (!err)
+			err = put(o, "file", json_string(fn->file));
+		if (!err)
+			err = put(o, "line", json_integer(fn->line));
+	}
+	if (!err)
+		err = put(o, "total", json_real(n->total));
+	if (!err)
+		err = put(o, "self", json_real(n->self));
+	if (err) {
+		json_decref(kids);
+		goto out;
+	}
+	if ((err = put(o, "children", kids)))
+		goto out;
+	for (c = n->first_child; c != RS_INTERN_NONE; c = s->nodes[c].next_sibling) {
+		if (s->nodes[c].total < cut)
+			continue;
+		if (m == cap && (err = grow((void **)&r, &cap, m + 1, sizeof(*r))))
+			goto out;
+		r[m].id = c;
+		r[m].a = s->nodes[c].total;
+		r[m].b = s->nodes[c].self;
+		m++;
+	}
+	if (m)
+		qsort(r, m, sizeof(*r), rank_cmp);
+	for (i = 0; i < m; i++) {
+		json_t *child;
+
+		if ((err = build_node(s, r[i].id, cut, &child)))
+			goto out;
+		if (json_array_append_new(kids, child)) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+	}
+out:
+	free(r);
+	if (err) {
+		json_decref(o);
+		return err;
+	}
+	*out = o;
+	return 0;
+}
+
+int rs_summary_json(const struct rs_summary *s, json_t **out)
+{
+	const struct rs_session_header *h = rs_session_parser_header(s->parser);
+	json_t *o = NULL, *funcs = NULL, *files = NULL, *tree = NULL, *sp = NULL;
+	double cut;
+	size_t i;
+	int err;
+
+	if (!s->finished)
+		return rs_error_set(RS_EUSAGE, "summary asked for before the whole session was read");
+	if (!(o = json_object()) || !(funcs = json_array()) || !(files = json_array()) ||
+	    !(sp = json_array())) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < h->sys_path_len && i < 64; i++)
+		if (json_array_append_new(sp, json_string(h->sys_path[i]))) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+	if ((err = build_functions(s, funcs)) || (err = build_files(s, files)))
+		goto out;
+	/* a node's share is of the root's total: sampled time under max_depth */
+	cut = s->nodes[0].total * s->opt.prune_fraction;
+	if ((err = build_node(s, 0, cut, &tree)))
+		goto out;
+	if ((err = put(o, "layout", json_string(h->layout == 4 ? "4" : "5"))) ||
+	    (err = put(o, "start_time", opt_real(h->present, RS_SESSION_HAS_START_TIME, h->start_time))) ||
+	    (err = put(o, "duration", opt_real(h->present, RS_SESSION_HAS_DURATION, h->duration))) ||
+	    (err = put(o, "cpu_time", opt_real(h->present, RS_SESSION_HAS_CPU_TIME, h->cpu_time))) ||
+	    (err = put(o, "min_interval", opt_real(h->present, RS_SESSION_HAS_MIN_INTERVAL, h->min_interval))) ||
+	    (err = put(o, "max_interval", opt_real(h->present, RS_SESSION_HAS_MAX_INTERVAL, h->max_interval))) ||
+	    (err = put(o, "sample_count", (h->present & RS_SESSION_HAS_SAMPLE_COUNT)
+						  ? json_integer((json_int_t)h->sample_count) : json_null())) ||
+	    (err = put(o, "target", str_or_null(h->target_description ? h->target_description
+									: h->program))) ||
+	    (err = put(o, "samples", json_integer((json_int_t)s->samples))) ||
+	    (err = put(o, "sampled_time", json_real(s->sampled_time))) ||
+	    (err = put(o, "distinct_frames", json_integer(rs_session_parser_frame_count(s->parser)))) ||
+	    (err = put(o, "distinct_functions", json_integer(rs_session_parser_function_count(s->parser)))))
+		goto out;
+	err = put(o, "sys_path", sp);
+	sp = NULL;
+	if (!err) {
+		err = put(o, "functions", funcs);
+		funcs = NULL;
+	}
+	if (!err) {
+		err = put(o, "files", files);
+		files = NULL;
+	}
+	if (!err) {
+		err = put(o, "tree", tree);
+		tree = NULL;
+	}
+	if (!err && s->tree_truncated)
+		err = put(o, "tree_truncated", json_true());
+out:
+	json_decref(funcs);
+	json_decref(files);
+	json_decref(tree);
+	json_decref(sp);
+	if (err) {
+		json_decref(o);
+		return err;
+	}
+	*out = o;
+	return 0;
+}
+
+int rs_summary_file(const char *path, const struct rs_summary_options *opts, json_t **out)
+{
+	struct rs_summary *s = NULL;
+	unsigned char *buf = NULL;
+	int fd = -1, err;
+	ssize_t n;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		err = rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
+				     "cannot open '%s'", path);
+		goto out;
+	}
+	if (!(buf = malloc(1u << 20))) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if ((err = rs_summary_new(&s, opts)))
+		goto out;
+	for (;;) {
+		n = read(fd, buf, 1u << 20);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		if ((err = rs_summary_feed(s, buf, (size_t)n)))
+			goto fail;
+	}
+	if ((err = rs_summary_finish(s)))
+		goto fail;
+	err = rs_summary_json(s, out);
+	goto out;
+fail:
+	rs_error_wrap(err, "'%s'", path);
+out:
+	rs_summary_free(s);
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* ---- Markdown ------------------------------------------------------------ */
+
+#define MD_TOP 15
+
+static double num(const json_t *o, const char *k, int *ok)
+{
+	const json_t *v = json_object_get(o, k);
+
+	*ok = json_is_number(v);
+	return *ok ? json_number_value(v) : 0;
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+
+	return v ? v : "";
+}
+
+/* A code span in a table cell: no backticks inside, '|' escaped (GFM). */
+static void md_code(struct rs_buf *b, const char *s)
+{
+	rs_buf_putc(b, '`');
+	for (; *s; s++) {
+		if (*s == '|')
+			rs_buf_puts(b, "\\|");
+		else
+			rs_buf_putc(b, *s == '`' ? '\'' : (*s == '\n' || *s == '\r') ? ' ' : *s);
+	}
+	rs_buf_putc(b, '`');
+}
+
+/* The path relative to the longest sys_path entry that contains it. */
+static const char *short_path(const json_t *summary, const char *file)
+{
+	const json_t *sp = json_object_get(summary, "sys_path"), *e;
+	size_t i, best = 0;
+
+	json_array_foreach(sp, i, e) {
+		const char *dir = json_string_value(e);
+		size_t n = dir ? strlen(dir) : 0;
+
+		while (n > 1 && dir[n - 1] == '/')
+			n--;
+		if (n > best && !strncmp(file, dir, n) && file[n] == '/' && file[n + 1])
+			best = n + 1;
+	}
+	return file + best;
+}
+
+static void fmt_count(struct rs_buf *b, double v)
+{
+	char digits[32];
+	size_t n, i;
+
+	snprintf(digits, sizeof(digits), "%.0f", v);
+	n = strlen(digits);
+	for (i = 0; i < n; i++) {
+		rs_buf_putc(b, digits[i]);
+		if (digits[i] != '-' && (n - i - 1) % 3 == 0 && i + 1 < n)
+			rs_buf_putc(b, ',');
+	}
+}
+
+static void fmt_secs(struct rs_buf *b, double v)
+{
+	if (v >= 100)
+		rs_buf_printf(b, "%.1f s", v);
+	else
+		rs_buf_printf(b, "%.3f s", v);
+}
+
+static void fmt_pct(struct rs_buf *b, double v, double of)
+{
+	if (of > 0)
+		rs_buf_printf(b, "%.1f%%", 100.0 * v / of);
+	else
+		rs_buf_puts(b, "n/a");
+}
+
+static void fmt_ms(struct rs_buf *b, double secs)
+{
+	rs_buf_printf(b, "%.3g ms", secs * 1000);
+}
+
+static void md_function_name(struct rs_buf *b, const json_t *f)
+{
+	const char *fn = str(f, "function"), *cls = str(f, "class");
+	struct rs_buf name = RS_BUF_INIT;
+
+	if (*cls && !strchr(fn, '.'))
+		rs_buf_printf(&name, "%s.%s", cls, fn);
+	else
+		rs_buf_puts(&name, fn);
+	md_code(b, rs_buf_cstr(&name));
+	rs_buf_release(&name);
+}
+
+static void md_location(struct rs_buf *b, const json_t *summary, const json_t *f)
+{
+	struct rs_buf loc = RS_BUF_INIT;
+	int ok;
+	double line = num(f, "line", &ok);
+
+	rs_buf_puts(&loc, short_path(summary, str(f, "file")));
+	/* a thread's root frame carries the thread id as its "line" */
+	if (ok && line > 0 && strcmp(str(f, "file"), "<thread>"))
+		rs_buf_printf(&loc, ":%.0f", line);
+	md_code(b, rs_buf_cstr(&loc));
+	rs_buf_release(&loc);
+}
+
+/* Ties fall back on the names so that the page never depends on qsort. */
+static int by_name(const json_t *l, const json_t *r)
+{
+	int c = strcmp(str(l, "function"), str(r, "function"));
+
+	if (!c)
+		c = strcmp(str(l, "file"), str(r, "file"));
+	if (!c) {
+		json_int_t a = json_integer_value(json_object_get(l, "line"));
+		json_int_t d = json_integer_value(json_object_get(r, "line"));
+
+		c = a < d ? -1 : a > d;
+	}
+	return c;
+}
+
+static int by_key(const json_t *l, const json_t *r, const char *k)
+{
+	double a = json_number_value(json_object_get(l, k));
+	double c = json_number_value(json_object_get(r, k));
+
+	return a > c ? -1 : a < c;
+}
+
+static int by_self(const void *x, const void *y)
+{
+	const json_t *const *l = x, *const *r = y;
+	int c = by_key(*l, *r, "self");
+
+	if (!c)
+		c = by_key(*l, *r, "total");
+	return c ? c : by_name(*l, *r);
+}
+
+static int by_total(const void *x, const void *y)
+{
+	const json_t *const *l = x, *const *r = y;
+	int c = by_key(*l, *r, "total");
+
+	if (!c)
+		c = by_key(*l, *r, "self");
+	return c ? c : by_name(*l, *r);
+}
+
+static int md_functions(struct rs_buf *b, const json_t *summary, const char *title,
+			int (*cmp)(const void *, const void *), double of)
+{
+	const json_t *arr = json_object_get(summary, "functions"), *f;
+	const json_t **v;
+	size_t n = json_array_size(arr), i;
+
+	rs_buf_printf(b, "\n### %s\n\n", title);
+	if (!n) {
+		rs_buf_puts(b, "No samples.\n");
+		return 0;
+	}
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	json_array_foreach(arr, i, f)
+		v[i] = f;
+	qsort(v, n, sizeof(*v), cmp);
+	rs_buf_puts(b, "| # | Function | Location | Own | Own % | Total | Total % |\n"
+		       "|--:|---|---|--:|--:|--:|--:|\n");
+	for (i = 0; i < n && i < MD_TOP; i++) {
+		int ok;
+		double self = num(v[i], "self", &ok), total = num(v[i], "total", &ok);
+
+		rs_buf_printf(b, "| %zu | ", i + 1);
+		md_function_name(b, v[i]);
+		rs_buf_puts(b, " | ");
+		md_location(b, summary, v[i]);
+		rs_buf_puts(b, " | ");
+		fmt_secs(b, self);
+		rs_buf_puts(b, " | ");
+		fmt_pct(b, self, of);
+		rs_buf_puts(b, " | ");
+		fmt_secs(b, total);
+		rs_buf_puts(b, " | ");
+		fmt_pct(b, total, of);
+		rs_buf_puts(b, " |\n");
+	}
+	free(v);
+	return 0;
+}
+
+int rs_summary_markdown(const json_t *summary, struct rs_buf *out)
+{
+	struct rs_buf *b = out;
+	const json_t *files, *f;
+	double duration, cpu, sampled, samples, mn, mx, start;
+	int has_dur, has_cpu, has_sampled, has_samples, has_mn, has_mx, has_start, err;
+	size_t i, before = out->len;
+	const char *target = json_string_value(json_object_get(summary, "target"));
+	const char *layout = str(summary, "layout");
+
+	if (!json_is_object(summary))
+		return rs_error_set(RS_EUSAGE, "summary is not a JSON object");
+	duration = num(summary, "duration", &has_dur);
+	cpu = num(summary, "cpu_time", &has_cpu);
+	sampled = num(summary, "sampled_time", &has_sampled);
+	samples = num(summary, "samples", &has_samples);
+	mn = num(summary, "min_interval", &has_mn);
+	mx = num(summary, "max_interval", &has_mx);
+	start = num(summary, "start_time", &has_start);
+
+	rs_buf_puts(b, "## Profile\n\n| | |\n|---|---|\n| Duration | ");
+	if (has_dur)
+		fmt_secs(b, duration);
+	else
+		rs_buf_puts(b, "n/a");
+	rs_buf_puts(b, " |\n| CPU time | ");
+	if (has_cpu) {
+		fmt_secs(b, cpu);
+		if (has_dur && duration > 0) {
+			rs_buf_puts(b, " (");
+			fmt_pct(b, cpu, duration);
+			rs_buf_puts(b, " of duration)");
+		}
+	} else {
+		rs_buf_puts(b, "n/a");
+	}
+	rs_buf_puts(b, " |\n| Samples | ");
+	if (has_samples) {
+		fmt_count(b, samples);
+		if (has_sampled) {
+			rs_buf_puts(b, " (");
+			fmt_secs(b, sampled);
+			rs_buf_puts(b, " sampled)");
+		}
+	} else {
+		rs_buf_puts(b, "n/a");
+	}
+	rs_buf_puts(b, " |\n| Interval | ");
+	if (has_mn && has_mx && mn == mx) {
+		fmt_ms(b, mn);
+	} else if (has_mn && has_mx) {
+		fmt_ms(b, mn);
+		rs_buf_puts(b, " to ");
+		fmt_ms(b, mx);
+	} else if (has_samples && samples > 0 && has_sampled) {
+		fmt_ms(b, sampled / samples);
+		rs_buf_puts(b, " (mean per sample)");
+	} else {
+		rs_buf_puts(b, "n/a");
+	}
+	rs_buf_puts(b, " |\n");
+	if (target && *target) {
+		rs_buf_puts(b, "| Target | ");
+		md_code(b, target);
+		rs_buf_puts(b, " |\n");
+	}
+	if (has_start) {
+		char when[64];
+		time_t t = (time_t)start;
+		struct tm tm;
+
+		if (gmtime_r(&t, &tm) && strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm))
+			rs_buf_printf(b, "| Started | %s |\n", when);
+	}
+	if (*layout)
+		rs_buf_printf(b, "| Session format | pyinstrument %s.x |\n", *layout == '4' ? "4" : "5");
+
+	if ((err = md_functions(b, summary, "Top functions by own time", by_self, sampled)) ||
+	    (err = md_functions(b, summary, "Top functions by total time", by_total, sampled)))
+		return err;
+
+	files = json_object_get(summary, "files");
+	rs_buf_puts(b, "\n### Top files by own time\n\n");
+	if (!json_array_size(files)) {
+		rs_buf_puts(b, "No samples.\n");
+	} else {
+		rs_buf_puts(b, "| File | Own | Own % | Total | Total % |\n|---|--:|--:|--:|--:|\n");
+		json_array_foreach(files, i, f) {
+			int ok;
+			double self = num(f, "self", &ok), total = num(f, "total", &ok);
+
+			if (i >= MD_TOP)
+				break;
+			rs_buf_puts(b, "| ");
+			md_code(b, short_path(summary, str(f, "file")));
+			rs_buf_puts(b, " | ");
+			fmt_secs(b, self);
+			rs_buf_puts(b, " | ");
+			fmt_pct(b, self, sampled);
+			rs_buf_puts(b, " | ");
+			fmt_secs(b, total);
+			rs_buf_puts(b, " | ");
+			fmt_pct(b, total, sampled);
+			rs_buf_puts(b, " |\n");
+		}
+	}
+	rs_buf_puts(b, "\nOwn: time with the function itself executing. Total: time with the "
+		       "function anywhere on the stack (counted once per sample under recursion). "
+		       "Percentages are of the sampled time.\n");
+	/* rs_buf_* failures above leave the buffer short; report them once */
+	if (b->max && b->len + 1 >= b->max) {
+		b->len = before;
+		if (b->ptr)
+			b->ptr[before] = '\0';
+		return rs_error_set(RS_EUSAGE, "summary Markdown exceeds its buffer cap");
+	}
+	return 0;
+}
