@@ -1,0 +1,438 @@
+/*
+ * The store on a folder remote: round trips, deduplication across
+ * objects, and damage detection (a flipped or missing byte is never
+ * handed out as data).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remote/remote.h"
+#include "store/format.h"
+#include "store/store.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/hash.h"
+
+struct fixture {
+	char dir[256];
+	char remote_dir[300];
+	char cache_dir[300];
+	struct rs_remote *remote;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	strcpy(f->dir, "/tmp/rs-test-store-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/remote", f->dir);
+	snprintf(f->cache_dir, sizeof(f->cache_dir), "%s/cache", f->dir);
+	assert_int_equal(rs_remote_open(&f->remote, f->remote_dir, NULL), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[400];
+
+	rs_remote_free(f->remote);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static uint64_t splitmix(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Session-like text: repeated frame strings with varying numbers. */
+static void write_sample(const char *path, size_t n, uint64_t seed, size_t insert_at, size_t insert_len)
+{
+	static const char *frames[] = {
+		"\"run\\u0000/model/src/sim.py\\u000035\\u0001l36\", ",
+		"\"step\\u0000/model/src/core.py\\u0000317\\u0001cSimulation\\u0001l323\", ",
+		"\"apply\\u0000/usr/lib/python3/dist-packages/pandas/core/frame.py\\u00009423\", ",
+		"\"<listcomp>\\u0000/model/src/events.py\\u000088\\u0001l90\", ",
+	};
+	FILE *out = fopen(path, "wb");
+	size_t written = 0;
+
+	assert_non_null(out);
+	while (written < n) {
+		char num[64];
+		uint64_t r = splitmix(&seed);
+		int len;
+
+		if (insert_len && written >= insert_at) {
+			for (size_t i = 0; i < insert_len; i++)
+				fputc('Z', out);
+			written += insert_len;
+			insert_len = 0;
+		}
+		len = fputs(frames[r % 4], out);
+		assert_true(len >= 0);
+		written += strlen(frames[r % 4]);
+		len = snprintf(num, sizeof(num), "0.00%llu], ", (unsigned long long)(r >> 44));
+		fputs(num, out);
+		written += (size_t)len;
+	}
+	fclose(out);
+}
+
+static void file_id(const char *path, struct rs_id *oid, uint64_t *size)
+{
+	struct rs_buf b = RS_BUF_INIT;
+
+	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
+	rs_sha256(oid, b.ptr, b.len);
+	*size = b.len;
+	rs_buf_release(&b);
+}
+
+static int files_equal(const char *a, const char *b)
+{
+	struct rs_buf x = RS_BUF_INIT, y = RS_BUF_INIT;
+	int same;
+
+	assert_int_equal(rs_fs_read_file(&x, a, 1u << 30), 0);
+	assert_int_equal(rs_fs_read_file(&y, b, 1u << 30), 0);
+	same = x.len == y.len && !memcmp(x.ptr, y.ptr, x.len);
+	rs_buf_release(&x);
+	rs_buf_release(&y);
+	return same;
+}
+
+static struct rs_store *open_store(struct fixture *f)
+{
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+
+	o.cache_dir = f->cache_dir;
+	o.threads = 2;
+	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
+	return s;
+}
+
+static void path_in(char *out, size_t n, const struct fixture *f, const char *name)
+{
+	snprintf(out, n, "%s/%s", f->dir, name);
+}
+
+static void test_round_trip_and_idempotent_push(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	struct rs_store_put_stats st;
+	char src[400], dst[400];
+	struct rs_id oid;
+	uint64_t size;
+
+	path_in(src, sizeof(src), f, "a.pyisession");
+	path_in(dst, sizeof(dst), f, "a.out");
+	write_sample(src, 6u << 20, 1, 0, 0);
+	file_id(src, &oid, &size);
+
+	assert_int_equal(rs_store_has(s, &oid), RS_ENOTFOUND);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), 0);
+	assert_false(st.already_present);
+	print_message("%llu chunks, %llu bytes stored of %llu\n", (unsigned long long)st.chunks,
+		      (unsigned long long)st.bytes_stored, (unsigned long long)size);
+	assert_true(st.chunks >= 2);
+	assert_int_equal(st.chunks_new, st.chunks);
+	assert_true(st.bytes_stored < size / 4); /* compressed */
+	assert_int_equal(rs_store_has(s, &oid), 0);
+
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
+	assert_true(files_equal(src, dst));
+
+	/* Pushing the same object again sends nothing. */
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), 0);
+	assert_true(st.already_present);
+	assert_int_equal(st.bytes_stored, 0);
+	rs_store_free(s);
+}
+
+static void test_dedup_across_objects_and_processes(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f), *s2;
+	struct rs_store_put_stats st;
+	char a[400], b[400], out[400];
+	struct rs_id oa, ob;
+	uint64_t sa, sb;
+
+	path_in(a, sizeof(a), f, "a.pyisession");
+	path_in(b, sizeof(b), f, "b.pyisession");
+	path_in(out, sizeof(out), f, "b.out");
+	write_sample(a, 24u << 20, 5, 0, 0);
+	write_sample(b, 24u << 20, 5, 12u << 20, 300); /* same with an insertion */
+	file_id(a, &oa, &sa);
+	file_id(b, &ob, &sb);
+	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, &st), 0);
+	rs_store_free(s);
+
+	/* A new store handle, as a later agent process: learns from the remote. */
+	s2 = open_store(f);
+	assert_int_equal(rs_store_put_file(s2, &ob, sb, b, NULL, NULL, &st), 0);
+	assert_true(st.chunks >= 5);
+	assert_true(st.chunks_new <= 3); /* only the chunks around the insertion */
+	assert_int_equal(rs_store_get_file(s2, &ob, sb, out, NULL, NULL), 0);
+	assert_true(files_equal(b, out));
+	rs_store_free(s2);
+}
+
+/* Apply `fn` to every file of the remote's packs/ with the suffix. */
+static int for_each_pack(struct fixture *f, const char *suffix, void (*fn)(const char *))
+{
+	char dir[400], path[800];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/packs", f->remote_dir);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len > strlen(suffix) && !strcmp(e->d_name + len - strlen(suffix), suffix)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			fn(path);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static void flip_middle_byte(const char *path)
+{
+	FILE *fp = fopen(path, "r+b");
+	long n;
+	int c;
+
+	assert_non_null(fp);
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	fseek(fp, n / 2, SEEK_SET);
+	c = fgetc(fp);
+	fseek(fp, n / 2, SEEK_SET);
+	fputc(c ^ 0x20, fp);
+	fclose(fp);
+}
+
+static void truncate_half(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(truncate(path, st.st_size / 2), 0);
+}
+
+static void remove_file(const char *path)
+{
+	assert_int_equal(unlink(path), 0);
+}
+
+static void check_damage_detected(struct fixture *f, void (*damage)(const char *))
+{
+	struct rs_store *s = open_store(f);
+	char src[400], dst[400];
+	struct rs_id oid;
+	uint64_t size;
+
+	path_in(src, sizeof(src), f, "a.pyisession");
+	path_in(dst, sizeof(dst), f, "a.out");
+	write_sample(src, 3u << 20, 9, 0, 0);
+	file_id(src, &oid, &size);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
+	assert_true(for_each_pack(f, ".pack", damage) >= 1);
+
+	rs_error_clear();
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "damaged"));
+	assert_false(rs_fs_exists(dst)); /* no partial file */
+	rs_store_free(s);
+}
+
+static void test_flipped_byte_in_pack_detected(void **state)
+{
+	check_damage_detected(*state, flip_middle_byte);
+}
+
+static void test_truncated_pack_detected(void **state)
+{
+	check_damage_detected(*state, truncate_half);
+}
+
+static void test_missing_pack_detected(void **state)
+{
+	check_damage_detected(*state, remove_file);
+}
+
+static void test_wrong_content_stores_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	char src[400], key[400];
+	struct rs_id oid;
+	uint64_t size;
+	int packs = 0;
+	DIR *d;
+
+	path_in(src, sizeof(src), f, "a.pyisession");
+	write_sample(src, 1u << 20, 3, 0, 0);
+	file_id(src, &oid, &size);
+	oid.id[0] ^= 1; /* git-lfs hashed other bytes than the file now holds */
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), RS_ECORRUPT);
+	assert_int_equal(rs_store_has(s, &oid), RS_ENOTFOUND);
+	snprintf(key, sizeof(key), "%s/packs", f->remote_dir);
+	d = opendir(key);
+	if (d) {
+		struct dirent *e;
+
+		while ((e = readdir(d)))
+			packs += e->d_name[0] != '.';
+		closedir(d);
+	}
+	assert_int_equal(packs, 0);
+	/* And a size that does not match is refused before reading. */
+	file_id(src, &oid, &size);
+	assert_int_equal(rs_store_put_file(s, &oid, size + 1, src, NULL, NULL, NULL), RS_ECORRUPT);
+	rs_store_free(s);
+}
+
+static void test_missing_object(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	struct rs_id oid;
+	char dst[400];
+
+	memset(&oid, 0xab, sizeof(oid));
+	path_in(dst, sizeof(dst), f, "none.out");
+	assert_int_equal(rs_store_get_file(s, &oid, 10, dst, NULL, NULL), RS_ENOTFOUND);
+	assert_non_null(strstr(rs_error_message(), "not on the remote"));
+	assert_false(rs_fs_exists(dst));
+	rs_store_free(s);
+}
+
+/* A pack known to the index vanishes (garbage collected): the push re-uploads. */
+static void test_vanished_pack_is_reuploaded(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	struct rs_store_put_stats st;
+	char a[400], b[400], out[400];
+	struct rs_id oa, ob;
+	uint64_t sa, sb;
+	struct rs_buf key = RS_BUF_INIT;
+
+	path_in(a, sizeof(a), f, "a.pyisession");
+	path_in(b, sizeof(b), f, "b.pyisession");
+	path_in(out, sizeof(out), f, "b.out");
+	write_sample(a, 8u << 20, 11, 0, 0);
+	write_sample(b, 8u << 20, 11, 4u << 20, 50);
+	file_id(a, &oa, &sa);
+	file_id(b, &ob, &sb);
+	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, &st), 0);
+	/* The collector removes a's manifest and packs while s still knows them. */
+	assert_int_equal(rs_key_manifest(&key, &oa), 0);
+	assert_int_equal(f->remote->del(f->remote, key.ptr), 0);
+	assert_true(for_each_pack(f, ".pack", remove_file) >= 1);
+	assert_int_equal(rs_store_put_file(s, &ob, sb, b, NULL, NULL, &st), 0);
+	assert_int_equal(st.chunks_new, st.chunks);
+	assert_int_equal(rs_store_get_file(s, &ob, sb, out, NULL, NULL), 0);
+	assert_true(files_equal(b, out));
+	rs_buf_release(&key);
+	rs_store_free(s);
+}
+
+struct racer {
+	struct fixture *f;
+	const char *src;
+	struct rs_id oid;
+	uint64_t size;
+	int err;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+
+	o.cache_dir = NULL;
+	r->err = rs_store_open(&s, r->f->remote, &o);
+	if (!r->err)
+		r->err = rs_store_put_file(s, &r->oid, r->size, r->src, NULL, NULL, NULL);
+	rs_store_free(s);
+	return NULL;
+}
+
+static void test_two_writers_at_once(void **state)
+{
+	struct fixture *f = *state;
+	struct racer r[2];
+	pthread_t t[2];
+	char src[400], dst[400];
+	struct rs_store *s;
+	int i;
+
+	path_in(src, sizeof(src), f, "a.pyisession");
+	path_in(dst, sizeof(dst), f, "a.out");
+	write_sample(src, 5u << 20, 13, 0, 0);
+	for (i = 0; i < 2; i++) {
+		r[i].f = f;
+		r[i].src = src;
+		file_id(src, &r[i].oid, &r[i].size);
+		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(r[i].err, 0);
+	}
+	s = open_store(f);
+	assert_int_equal(rs_store_get_file(s, &r[0].oid, r[0].size, dst, NULL, NULL), 0);
+	assert_true(files_equal(src, dst));
+	rs_store_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip_and_idempotent_push, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dedup_across_objects_and_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flipped_byte_in_pack_detected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_pack_detected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_pack_detected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_content_stores_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_object, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vanished_pack_is_reuploaded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_writers_at_once, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
