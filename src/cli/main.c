@@ -18,6 +18,8 @@
 
 /* Keep in the order `results --help` should show them. */
 const struct rs_command rs_commands[] = {
+	{ "list", cmd_list, "list recorded runs, newest first" },
+	{ "show", cmd_show, "show one run's summary or run.json" },
 	{ "help", cmd_help, "show help for results or a command" },
 	{ "version", cmd_version, "print the version" },
 };

@@ -1,0 +1,254 @@
+/*
+ * Unit tests of src/repo/runindex.c: line format round trip, ordering,
+ * resolving by run id and commit prefix (ambiguity included), bounded
+ * loading of monthly shards from a committed tree, README bounds, and
+ * refusal of malformed lines.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <git2.h>
+
+#include "repo/commit.h"
+#include "repo/repo.h"
+#include "repo/runindex.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+static void make_entry(struct rs_run_entry *e, const char *id, const char *commit,
+		       const char *at, double duration)
+{
+	static char path[128];
+
+	snprintf(path, sizeof(path), "runs/x/%s", id);
+	e->id = (char *)id;
+	e->commit = (char *)commit;
+	e->branch = (char *)"main";
+	e->trigger = (char *)"ci";
+	e->recorded_at = (char *)at;
+	e->path = path;
+	e->metrics = json_pack("{s:f, s:i}", "duration", duration, "samples", 100);
+}
+
+static void test_line_round_trip(void **state)
+{
+	struct rs_run_entry e, back;
+	struct rs_buf line = RS_BUF_INIT;
+
+	make_entry(&e, "20261130-093012-ci-abc1234", "abc1234def", "2026-11-30T09:30:12Z", 1.5);
+	assert_int_equal(rs_run_entry_to_line(&line, &e), 0);
+	assert_int_equal(line.ptr[line.len - 1], '\n');
+	assert_null(memchr(line.ptr, '\n', line.len - 1)); /* one line */
+	assert_int_equal(rs_run_entry_parse(&back, line.ptr, line.len - 1), 0);
+	assert_string_equal(back.id, e.id);
+	assert_string_equal(back.commit, e.commit);
+	assert_string_equal(back.path, e.path);
+	assert_true(json_number_value(json_object_get(back.metrics, "duration")) == 1.5);
+	rs_run_entry_release(&back);
+	json_decref(e.metrics);
+	rs_buf_release(&line);
+}
+
+static void test_parse_refuses(void **state)
+{
+	struct rs_run_entry e;
+	const char *bad[] = {
+		"not json",
+		"[1]",
+		"{\"id\":\"a\"}",
+		"{\"id\":\"a\",\"commit\":\"xyz\",\"branch\":\"m\",\"trigger\":\"t\","
+		"\"recorded_at\":\"2026-01-01T00:00:00Z\",\"path\":\"runs/a\"}",
+		"{\"id\":\"a\",\"commit\":\"abcd\",\"branch\":\"m\",\"trigger\":\"t\","
+		"\"recorded_at\":\"2026-01-01T00:00:00Z\",\"path\":\"../etc\"}",
+		"{\"id\":\"a\",\"commit\":\"abcd\",\"branch\":\"m\",\"trigger\":\"t\","
+		"\"recorded_at\":\"2026-01-01T00:00:00Z\",\"path\":\"runs/a\",\"metrics\":[]}",
+	};
+	struct rs_runindex idx;
+	const char *shard = "\n{\"id\":\"a\",\"commit\":\"abcd\",\"branch\":\"m\",\"trigger\":\"t\","
+			    "\"recorded_at\":\"2026-01-01T00:00:00Z\",\"path\":\"runs/a\"}\nbroken\n";
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(rs_run_entry_parse(&e, bad[i], strlen(bad[i])), RS_ECORRUPT);
+	rs_runindex_init(&idx);
+	assert_int_equal(rs_runindex_parse_shard(&idx, shard, strlen(shard), "index/x.jsonl"),
+			 RS_ECORRUPT);
+	/* the message names the shard and the line */
+	assert_non_null(strstr(rs_error_message(), "index/x.jsonl:3"));
+	rs_runindex_release(&idx);
+}
+
+static void test_order_and_resolve(void **state)
+{
+	struct rs_runindex idx;
+	struct rs_run_entry e;
+	const struct rs_run_entry *found;
+
+	rs_runindex_init(&idx);
+	/* added out of order; two runs of commit abcd1111 */
+	make_entry(&e, "r3", "abcd1111aa", "2026-11-03T00:00:00Z", 3);
+	assert_int_equal(rs_runindex_add(&idx, &e), 0);
+	json_decref(e.metrics);
+	make_entry(&e, "r1", "abcd1111aa", "2026-11-01T00:00:00Z", 1);
+	assert_int_equal(rs_runindex_add(&idx, &e), 0);
+	json_decref(e.metrics);
+	make_entry(&e, "r2", "abce2222bb", "2026-11-02T00:00:00Z", 2);
+	assert_int_equal(rs_runindex_add(&idx, &e), 0);
+	json_decref(e.metrics);
+	assert_int_equal(idx.count, 3);
+	assert_string_equal(idx.runs[0].id, "r1");
+	assert_string_equal(idx.runs[1].id, "r2");
+	assert_string_equal(idx.runs[2].id, "r3");
+
+	assert_int_equal(rs_runindex_resolve(&found, &idx, "r2"), 0);
+	assert_string_equal(found->id, "r2");
+	/* a commit profiled twice: the latest run */
+	assert_int_equal(rs_runindex_resolve(&found, &idx, "abcd1"), 0);
+	assert_string_equal(found->id, "r3");
+	assert_int_equal(rs_runindex_resolve(&found, &idx, "ABCE"), 0);
+	assert_string_equal(found->id, "r2");
+	/* ambiguous prefix, unknown commit, too short */
+	assert_int_equal(rs_runindex_resolve(&found, &idx, "abc"), RS_ENOTFOUND);
+	assert_int_equal(rs_runindex_resolve(&found, &idx, "abcd"), 0);
+	assert_int_equal(rs_runindex_resolve(&found, &idx, "abc1"), RS_ENOTFOUND);
+	make_entry(&e, "r4", "abcd9999cc", "2026-11-04T00:00:00Z", 4);
+	assert_int_equal(rs_runindex_add(&idx, &e), 0);
+	json_decref(e.metrics);
+	assert_int_equal(rs_runindex_resolve(&found, &idx, "abcd"), RS_ENOTFOUND);
+	assert_non_null(strstr(rs_error_message(), "ambiguous"));
+	assert_int_equal(rs_runindex_resolve(&found, &idx, "abcd9"), 0);
+	assert_string_equal(found->id, "r4");
+	rs_runindex_release(&idx);
+}
+
+static void test_readme_bounded(void **state)
+{
+	struct rs_runindex idx;
+	struct rs_run_entry e;
+	struct rs_buf md = RS_BUF_INIT;
+	char id[32], at[32];
+	size_t rows = 0;
+	const char *p;
+
+	rs_runindex_init(&idx);
+	assert_int_equal(rs_runindex_readme(&md, &idx, 20), 0);
+	assert_non_null(strstr(md.ptr, "No runs recorded yet"));
+	rs_buf_clear(&md);
+	for (int i = 0; i < 50; i++) {
+		snprintf(id, sizeof(id), "run%02d", i);
+		snprintf(at, sizeof(at), "2026-11-%02dT00:00:00Z", 1 + i % 28);
+		make_entry(&e, id, "abcdef0123", at, i);
+		e.branch = (char *)"feat|x"; /* must not break the table */
+		assert_int_equal(rs_runindex_add(&idx, &e), 0);
+		json_decref(e.metrics);
+	}
+	assert_int_equal(rs_runindex_readme(&md, &idx, 20), 0);
+	for (p = md.ptr; (p = strstr(p, "/summary.md)")); p++)
+		rows++;
+	assert_int_equal(rows, 20);
+	assert_non_null(strstr(md.ptr, "feat\\|x"));
+	assert_non_null(strstr(md.ptr, "30 older runs"));
+	rs_buf_release(&md);
+	rs_runindex_release(&idx);
+}
+
+static void test_shard_path(void **state)
+{
+	struct rs_buf b = RS_BUF_INIT;
+
+	assert_int_equal(rs_runindex_shard_path(&b, "2026-11-30T09:30:12Z"), 0);
+	assert_string_equal(b.ptr, "index/2026-11.jsonl");
+	rs_buf_clear(&b);
+	assert_int_equal(rs_runindex_shard_path(&b, "26-11"), RS_EUSAGE);
+	rs_buf_release(&b);
+}
+
+/* Shards committed in a real repository, loaded newest month first. */
+static void test_load_from_tree(void **state)
+{
+	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
+	git_repository *g = NULL;
+	struct rs_repo *repo = NULL;
+	struct rs_runindex idx;
+	struct rs_buf shard[3] = { RS_BUF_INIT, RS_BUF_INIT, RS_BUF_INIT };
+	struct rs_commit_file files[4];
+	struct rs_commit_options opts = { .message = "index" };
+	const char *months[3] = { "2026-09", "2026-10", "2026-11" };
+
+	assert_non_null(mkdtemp(dir));
+	setenv("HOME", dir, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	git_libgit2_init();
+	assert_int_equal(git_repository_init(&g, dir, 0), 0);
+	git_repository_free(g);
+	assert_int_equal(rs_repo_open(&repo, dir), 0);
+
+	/* empty repository: no runs, no error */
+	rs_runindex_init(&idx);
+	assert_int_equal(rs_runindex_load(&idx, repo, NULL, 0), 0);
+	assert_int_equal(idx.count, 0);
+
+	for (int m = 0; m < 3; m++) {
+		for (int i = 0; i < 5; i++) {
+			struct rs_run_entry e;
+			char id[32], at[32], commit[16];
+
+			snprintf(id, sizeof(id), "m%d-r%d", m, i);
+			snprintf(at, sizeof(at), "%s-%02dT00:00:00Z", months[m], 10 + i);
+			snprintf(commit, sizeof(commit), "%04x%04x", m, i);
+			make_entry(&e, id, commit, at, m * 10 + i);
+			assert_int_equal(rs_run_entry_to_line(&shard[m], &e), 0);
+			json_decref(e.metrics);
+		}
+		files[m] = (struct rs_commit_file){ .data = shard[m].ptr, .size = shard[m].len };
+	}
+	files[0].path = "index/2026-09.jsonl";
+	files[1].path = "index/2026-10.jsonl";
+	files[2].path = "index/2026-11.jsonl";
+	files[3] = (struct rs_commit_file){ .path = "index/notes.txt", .data = "x", .size = 1 };
+	assert_int_equal(rs_commit_files(repo, files, 4, &opts, NULL, NULL), 0);
+
+	assert_int_equal(rs_runindex_load(&idx, repo, NULL, 0), 0);
+	assert_int_equal(idx.count, 15);
+	assert_string_equal(idx.runs[0].id, "m0-r0");
+	assert_string_equal(idx.runs[14].id, "m2-r4");
+	rs_runindex_release(&idx);
+
+	/* bounded: 7 recent runs need the two newest shards only */
+	rs_runindex_init(&idx);
+	assert_int_equal(rs_runindex_load(&idx, repo, NULL, 7), 0);
+	assert_int_equal(idx.count, 10);
+	assert_string_equal(idx.runs[0].id, "m1-r0");
+	rs_runindex_release(&idx);
+
+	rs_runindex_init(&idx);
+	assert_int_equal(rs_runindex_load(&idx, repo, "no-such-rev", 0), RS_ENOTFOUND);
+	rs_runindex_release(&idx);
+
+	for (int m = 0; m < 3; m++)
+		rs_buf_release(&shard[m]);
+	rs_repo_free(repo);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	git_libgit2_shutdown();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_line_round_trip),
+		cmocka_unit_test(test_parse_refuses),
+		cmocka_unit_test(test_order_and_resolve),
+		cmocka_unit_test(test_readme_bounded),
+		cmocka_unit_test(test_shard_path),
+		cmocka_unit_test(test_load_from_tree),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
