@@ -20,6 +20,8 @@
 const struct rs_command rs_commands[] = {
 	{ "list", cmd_list, "list recorded runs, newest first" },
 	{ "show", cmd_show, "show one run's summary or run.json" },
+	{ "compare", cmd_compare, "compare two runs: metrics, functions, renames" },
+	{ "check", cmd_check, "fail (exit 1) when a run is slower than its baseline, beyond noise" },
 	{ "help", cmd_help, "show help for results or a command" },
 	{ "version", cmd_version, "print the version" },
 };

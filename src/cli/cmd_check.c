@@ -1,0 +1,203 @@
+/*
+ * `results check`: the CI gate. Exit 0 when nothing regressed, 1 when
+ * something did, 2 on any error -- CI scripts need to tell a slower
+ * commit from a broken job, nothing finer.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/check.h"
+#include "analysis/render.h"
+#include "cli/cli.h"
+#include "cli/runsel.h"
+#include "util/error.h"
+
+/* Earlier runs read for the baseline and the noise estimate, at most. */
+#define HISTORY_MAX 64
+#define METRICS_MAX 32
+
+static const char usage[] =
+	"usage: results check [<run-or-commit>] [--baseline <run-or-commit> | --window N]\n"
+	"                     [--threshold PCT] [--metric NAME]... [--branch NAME]\n"
+	"                     [--per KEY | --no-workload] [--format text|markdown|json]\n"
+	"                     [-o FILE]\n"
+	"\n"
+	"Decide whether a run (default: the newest, on --branch if given) is\n"
+	"slower than its baseline: by default the runs of the previous profiled\n"
+	"commit on the same branch (their median); --window N takes the N\n"
+	"newest earlier runs instead; --baseline names one run.\n"
+	"\n"
+	"Noise-aware: where the history holds repeated runs of the same commit\n"
+	"on the same machine, their spread sets a noise band, and a metric is\n"
+	"flagged only when its change exceeds both the band and the threshold\n"
+	"(default 5%). Runs from other machines or runners (machine.runner,\n"
+	"hostname, cpu_model in run.json) are never used as the baseline.\n"
+	"\n"
+	"Checked metrics: duration and cpu_time, or those named with --metric\n"
+	"(any numeric metric or stat, e.g. mem.peak_mb; higher is worse). When\n"
+	"the runs record a workload (months, population, n_individuals... or\n"
+	"--per KEY), time is judged per unit of it, so a commit that simulates\n"
+	"more is not called slower. The report names the metrics and the\n"
+	"functions whose own time grew. --format markdown suits\n"
+	"$GITHUB_STEP_SUMMARY or a pull-request comment.\n"
+	"\n"
+	"exit status: 0 no regression, 1 regression, 2 error (bad usage, not a\n"
+	"results repository, unknown run, unreadable run files).\n";
+
+static const struct option options[] = {
+	{ "baseline", required_argument, NULL, 'b' },
+	{ "window", required_argument, NULL, 'w' },
+	{ "threshold", required_argument, NULL, 't' },
+	{ "metric", required_argument, NULL, 'm' },
+	{ "branch", required_argument, NULL, 'B' },
+	{ "per", required_argument, NULL, 'p' },
+	{ "no-workload", no_argument, NULL, 'W' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int run(int argc, char **argv)
+{
+	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
+	struct rs_check_opts copts = { 0 };
+	const char *metrics[METRICS_MAX];
+	const char *baseline = NULL, *branch = NULL, *output = NULL;
+	const struct rs_run_entry *head = NULL, *base = NULL;
+	enum rs_format fmt = RS_FORMAT_TEXT;
+	struct rs_check_result *res = NULL;
+	struct rs_buf out = RS_BUF_INIT;
+	json_t *hj = NULL, *hist[HISTORY_MAX];
+	size_t n_hist = 0, i, pos;
+	int opt, err, status = RS_EXIT_OK, opened = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(usage, stdout);
+			return RS_EXIT_OK;
+		case 'b': baseline = optarg; break;
+		case 'w':
+			status = rs_runsel_parse_count(optarg, &copts.window);
+			if (status)
+				return status;
+			if (copts.window > HISTORY_MAX)
+				return rs_cli_fail(RS_EXIT_USAGE, "--window is at most %d runs",
+						   HISTORY_MAX);
+			break;
+		case 't':
+			status = rs_runsel_parse_pct(optarg, &copts.threshold);
+			if (status)
+				return status;
+			break;
+		case 'm':
+			if (copts.n_metrics == METRICS_MAX)
+				return rs_cli_fail(RS_EXIT_USAGE, "at most %d --metric options",
+						   METRICS_MAX);
+			metrics[copts.n_metrics++] = optarg;
+			copts.metrics = metrics;
+			break;
+		case 'B': branch = optarg; break;
+		case 'p': copts.per = optarg; break;
+		case 'W': copts.no_workload = 1; break;
+		case 'f':
+			if (rs_format_parse(&fmt, optarg))
+				return rs_cli_error(RS_EXIT_USAGE);
+			break;
+		case 'o': output = optarg; break;
+		default:
+			return rs_cli_fail(RS_EXIT_USAGE,
+					   "unknown option '%s'; see 'results check --help'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind < argc - 1)
+		return rs_cli_fail(RS_EXIT_USAGE, "give at most one run or commit; "
+				   "see 'results check --help'");
+	if (baseline && copts.window)
+		return rs_cli_fail(RS_EXIT_USAGE, "--baseline and --window exclude each other");
+
+	status = rs_runsel_open(&sel);
+	opened = 1;
+	if (status)
+		goto out;
+	if (optind == argc - 1) {
+		status = rs_runsel_resolve(&head, &sel, argv[optind]);
+		if (status)
+			goto out;
+	} else {
+		for (i = sel.idx.count; i-- > 0;)
+			if (!branch || (sel.idx.runs[i].branch &&
+					!strcmp(sel.idx.runs[i].branch, branch))) {
+				head = &sel.idx.runs[i];
+				break;
+			}
+		if (!head) {
+			status = rs_cli_fail(RS_EXIT_UNKNOWN, branch
+					     ? "no run recorded on branch '%s'"
+					     : "no run recorded yet%s", branch ? branch : "");
+			goto out;
+		}
+	}
+	status = rs_runsel_load(&hj, &sel, head);
+	if (status)
+		goto out;
+
+	if (baseline) {
+		status = rs_runsel_resolve(&base, &sel, baseline);
+		if (!status)
+			status = rs_runsel_load(&hist[0], &sel, base);
+		if (status)
+			goto out;
+		n_hist = 1;
+		copts.explicit_baseline = 1;
+	} else {
+		/* Earlier runs of the head's branch, newest first. */
+		const char *hb = branch ? branch : head->branch;
+
+		pos = rs_runsel_pos(&sel, head);
+		for (i = pos; i-- > 0 && n_hist < HISTORY_MAX;) {
+			const struct rs_run_entry *e = &sel.idx.runs[i];
+
+			if (hb && (!e->branch || strcmp(e->branch, hb)))
+				continue;
+			status = rs_runsel_load(&hist[n_hist], &sel, e);
+			if (status)
+				goto out;
+			n_hist++;
+		}
+	}
+
+	err = rs_check_run(&res, hj, (const json_t *const *)hist, n_hist, &copts);
+	if (!err)
+		err = rs_render_check(&out, res, fmt);
+	if (err) {
+		status = rs_cli_report(err);
+		goto out;
+	}
+	status = rs_runsel_write(output, &out);
+	if (!status && res->regressed)
+		status = RS_EXIT_REGRESSION;
+out:
+	rs_check_free(res);
+	json_decref(hj);
+	for (i = 0; i < n_hist; i++)
+		json_decref(hist[i]);
+	rs_buf_release(&out);
+	if (opened)
+		rs_runsel_close(&sel);
+	return status;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	int status = run(argc, argv);
+
+	return status == RS_EXIT_OK || status == RS_EXIT_REGRESSION ? status
+								    : RS_EXIT_USAGE;
+}
