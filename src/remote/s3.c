@@ -19,6 +19,9 @@
  *   del       HeadObject then DeleteObject: S3 answers 204 for a missing
  *             key, and the interface reports RS_ENOTFOUND for it.
  *
+ * RESULTS_S3_LIST_MAX_KEYS (1..1000, environment) shrinks listing pages
+ * so that tests walk several continuation tokens with a few keys.
+ *
  * Every request carries the real SHA-256 of its body in
  * x-amz-content-sha256 (never UNSIGNED-PAYLOAD), so S3 itself checks the
  * bytes it stores. Thread safety: after open the struct is read-only; the
@@ -772,7 +775,12 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 	struct rs_buf prev = RS_BUF_INIT, key = RS_BUF_INIT, full = RS_BUF_INIT;
 	struct rs_http_request req;
 	size_t plen = strlen(s->prefix);
+	const char *max_keys = getenv("RESULTS_S3_LIST_MAX_KEYS");
+	uint64_t mk = 0;
 	int err = 0, truncated = 1;
+
+	if (max_keys && (parse_u64(max_keys, strlen(max_keys), &mk) || mk < 1 || mk > 1000))
+		return rs_error_set(RS_EUSAGE, "RESULTS_S3_LIST_MAX_KEYS must be 1 to 1000");
 
 	rs_buf_init(&page, S3_LIST_PAGE_MAX);
 	rs_buf_init(&token, 4096);
@@ -787,6 +795,8 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 		if ((err = rs_buf_printf(&url, "%s%s?list-type=2&prefix=", s->base_url,
 					 s->path_style ? "" : "/")) ||
 		    (err = rs_sigv4_uri_encode(&url, full.ptr, 1)))
+			goto out;
+		if (mk && (err = rs_buf_printf(&url, "&max-keys=%" PRIu64, mk)))
 			goto out;
 		if (token.len && ((err = rs_buf_puts(&url, "&continuation-token=")) ||
 				  (err = rs_sigv4_uri_encode(&url, token.ptr, 1))))
@@ -953,7 +963,7 @@ int rs_remote_s3_open(struct rs_remote **out, const char *url,
 		if ((err = rs_buf_putc(&b, *p)))
 			goto out;
 	}
-	if (b.len && (err = rs_buf_putc(&b, '/')))
+	if (b.len && b.ptr[b.len - 1] != '/' && (err = rs_buf_putc(&b, '/')))
 		goto out;
 	s->prefix = b.len ? rs_buf_detach(&b, NULL) : strdup("");
 	if (!s->bucket || !s->prefix) {
