@@ -17,6 +17,7 @@
 
 #include "analysis/check.h"
 #include "analysis/diff.h"
+#include "analysis/html.h"
 #include "analysis/render.h"
 #include "analysis/series.h"
 #include "util/error.h"
@@ -675,6 +676,80 @@ static void test_render_diff(void **state)
 	json_decref(b);
 }
 
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+static void test_html(void **state)
+{
+	json_t *runs[6], *tree, *kid, *kids;
+	struct rs_trend *t = NULL;
+	struct rs_buf out = RS_BUF_INIT;
+	struct rs_html_links links = { "runs/{id}.html", "https://example.org/c/{commit}" };
+	const struct fn lam[] = { { "<lambda>", "model/a&b.py", 3, 1, 1 } };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 6; i++) {
+		char id[8], commit[16];
+
+		snprintf(id, sizeof(id), "r%zu", i);
+		snprintf(commit, sizeof(commit), "c%zuabcdef", i);
+		runs[i] = model_run(id, commit, 1.0);
+		json_object_set_new(runs[i], "path", json_string("runs/x"));
+		json_object_set_new(runs[i], "recorded_at", json_string("2026-11-30T09:00:00Z"));
+		if (i >= 3)
+			json_object_set_new(json_object_get(runs[i], "metrics"), "duration",
+					    json_real(13));
+	}
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 6, NULL), 0);
+	assert_int_equal(rs_html_trend_page(&out, t, "Trends <main>", &links), 0);
+	assert_non_null(strstr(out.ptr, "<title>Trends &lt;main&gt;</title>"));
+	/* one chart per series, one point per run and series */
+	assert_int_equal(count(out.ptr, "<svg"), t->n_metrics + t->n_funcs);
+	assert_int_equal(count(out.ptr, "<circle"), 6 * (t->n_metrics + t->n_funcs));
+	assert_true(count(out.ptr, "class=\"cp\"") >= 1); /* duration steps at r3 */
+	assert_non_null(strstr(out.ptr, "href=\"runs/r3.html\""));
+	assert_non_null(strstr(out.ptr, "href=\"https://example.org/c/c3abcdef\""));
+	assert_null(strstr(out.ptr, "<script src")); /* self-contained */
+	rs_buf_clear(&out);
+
+	assert_int_equal(rs_html_site_index(&out, (const json_t *const *)runs, 6, NULL, &links), 0);
+	assert_int_equal(count(out.ptr, "<tr>"), 7);
+	assert_non_null(strstr(out.ptr, "class=\"sortable\""));
+	rs_buf_clear(&out);
+
+	/* a run page: escaped names, a call tree as nested <details> */
+	json_decref(runs[0]);
+	runs[0] = make_run("r0", "c0", "ci", 1, 0, lam, 1);
+	tree = json_pack("{s:s,s:s,s:i,s:f,s:f}", "function", "[root]", "file", "", "line", 0,
+			 "total", 1.0, "self", 0.0);
+	kid = json_pack("{s:s,s:s,s:i,s:f,s:f}", "function", "<lambda>", "file", "model/a&b.py",
+			"line", 3, "total", 1.0, "self", 1.0);
+	kids = json_array();
+	json_array_append_new(kids, kid);
+	json_object_set_new(tree, "children", kids);
+	json_object_set_new(json_object_get(runs[0], "summary"), "tree", tree);
+	assert_int_equal(rs_html_run_page(&out, runs[0], &links), 0);
+	assert_non_null(strstr(out.ptr, "&lt;lambda&gt;"));
+	assert_null(strstr(out.ptr, "<lambda>"));
+	assert_non_null(strstr(out.ptr, "model/a&amp;b.py"));
+	assert_int_equal(count(out.ptr, "<details"), 1);
+	assert_non_null(strstr(out.ptr, "Call tree"));
+	rs_buf_release(&out);
+	rs_trend_free(t);
+	for (i = 0; i < 6; i++)
+		json_decref(runs[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -692,6 +767,7 @@ int main(void)
 		cmocka_unit_test(test_changepoint),
 		cmocka_unit_test(test_trend),
 		cmocka_unit_test(test_render_diff),
+		cmocka_unit_test(test_html),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,570 @@
+/*
+ * HTML pages with inline SVG charts.
+ *
+ * A chart maps run i of n to x = left + i * width / (n - 1) and a value
+ * to y linearly between the series' minimum and maximum (padded 8%), so
+ * a step stands out however large the numbers. Missing values break the
+ * line rather than pulling it to zero. Each point is an <a> around a
+ * <circle> with a <title>, so hovering names the run and clicking opens
+ * its summary; change points are dashed vertical lines labelled with the
+ * relative step.
+ */
+#include "analysis/html.h"
+#include "analysis/render.h"
+#include "analysis/runview.h"
+#include "util/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRY(x)                          \
+	do {                            \
+		int err_ = (x);         \
+		if (err_)               \
+			return err_;    \
+	} while (0)
+
+#define CHART_W 860
+#define CHART_H 240
+#define PAD_L 78
+#define PAD_R 24
+#define PAD_T 18
+#define PAD_B 42
+#define TREE_MAX_DEPTH 64
+#define TREE_MIN_SHARE 0.005
+
+static const char css[] =
+	"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;"
+	"margin:24px;color:#1f2328;background:#fff}"
+	"h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}"
+	"table{border-collapse:collapse;margin:8px 0}"
+	"td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;font-size:14px}"
+	"td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"th{background:#f6f8fa}th.sort{cursor:pointer}"
+	"figure.chart{margin:12px 0 20px 0}figcaption{font-weight:600;margin-bottom:4px}"
+	"svg .line{fill:none;stroke:#0969da;stroke-width:2}"
+	"svg .pt{fill:#0969da}svg .pt:hover{fill:#cf222e}"
+	"svg .axis{stroke:#8c959f;stroke-width:1}svg .grid{stroke:#eaeef2;stroke-width:1}"
+	"svg .cp{stroke:#cf222e;stroke-width:1.5;stroke-dasharray:5 4}"
+	"svg text{font-size:11px;fill:#57606a}svg text.cpl{fill:#cf222e;font-weight:600}"
+	"details{margin-left:14px}summary{cursor:pointer;font-family:ui-monospace,monospace;font-size:13px}"
+	"code{font-family:ui-monospace,monospace}.muted{color:#57606a}";
+
+/* Sort a table on a header click: numbers by data-v, else text. */
+static const char sort_js[] =
+	"<script>\n"
+	"document.querySelectorAll('table.sortable').forEach(function(t){\n"
+	" t.querySelectorAll('th').forEach(function(th,i){\n"
+	"  th.classList.add('sort');\n"
+	"  th.addEventListener('click',function(){\n"
+	"   var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);\n"
+	"   var asc=th.dataset.dir!=='asc';th.dataset.dir=asc?'asc':'desc';\n"
+	"   rows.sort(function(x,y){\n"
+	"    var a=x.cells[i],c=y.cells[i];\n"
+	"    var va=a.dataset.v!==undefined?parseFloat(a.dataset.v):a.textContent;\n"
+	"    var vc=c.dataset.v!==undefined?parseFloat(c.dataset.v):c.textContent;\n"
+	"    var r=(typeof va==='number'&&typeof vc==='number')?va-vc:String(va).localeCompare(String(vc));\n"
+	"    return asc?r:-r;});\n"
+	"   rows.forEach(function(r){b.appendChild(r);});});});});\n"
+	"</script>\n";
+
+static int esc(struct rs_buf *out, const char *s)
+{
+	return rs_html_escape(out, s ? s : "");
+}
+
+int rs_html_link(struct rs_buf *out, const char *tmpl, const char *id,
+		 const char *path, const char *commit)
+{
+	const char *p = tmpl;
+
+	while (*p) {
+		if (!strncmp(p, "{id}", 4)) {
+			TRY(esc(out, id));
+			p += 4;
+		} else if (!strncmp(p, "{path}", 6)) {
+			TRY(esc(out, path));
+			p += 6;
+		} else if (!strncmp(p, "{commit}", 8)) {
+			TRY(esc(out, commit));
+			p += 8;
+		} else {
+			char c[2] = { *p++, 0 };
+
+			TRY(esc(out, c));
+		}
+	}
+	return 0;
+}
+
+static int page_head(struct rs_buf *out, const char *title)
+{
+	TRY(rs_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+			"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>"));
+	TRY(esc(out, title));
+	TRY(rs_buf_printf(out, "</title>\n<style>%s</style>\n</head><body>\n<h1>", css));
+	TRY(esc(out, title));
+	return rs_buf_puts(out, "</h1>\n");
+}
+
+static int value_text(struct rs_buf *out, const char *name, double v, int is_time)
+{
+	if (is_time)
+		return rs_render_seconds(out, v);
+	return rs_render_metric_value(out, name, v);
+}
+
+static double xpos(size_t i, size_t n)
+{
+	double w = CHART_W - PAD_L - PAD_R;
+
+	return n > 1 ? PAD_L + w * (double)i / (double)(n - 1) : PAD_L + w / 2;
+}
+
+/* Mean of up to 5 values on one side of index k (NAN skipped). */
+static double side_mean(const double *v, size_t n, size_t k, int after)
+{
+	double sum = 0;
+	size_t got = 0, i;
+
+	if (after) {
+		for (i = k; i < n && got < 5; i++)
+			if (!isnan(v[i])) {
+				sum += v[i];
+				got++;
+			}
+	} else {
+		for (i = k; i-- > 0 && got < 5;)
+			if (!isnan(v[i])) {
+				sum += v[i];
+				got++;
+			}
+	}
+	return got ? sum / (double)got : NAN;
+}
+
+int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
+		  const struct rs_series *s, int is_time,
+		  const struct rs_html_links *links)
+{
+	const char *run_url = links && links->run_url ? links->run_url : "{path}/summary.md";
+	double lo = INFINITY, hi = -INFINITY, span, r;
+	struct rs_buf label = RS_BUF_INIT;
+	size_t i, k, present = 0;
+	int pen = 0, err = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (!isnan(s->v[i])) {
+			lo = fmin(lo, s->v[i]);
+			hi = fmax(hi, s->v[i]);
+			present++;
+		}
+	TRY(rs_buf_puts(out, "<figure class=\"chart\" data-series=\""));
+	TRY(esc(out, s->name));
+	TRY(rs_buf_printf(out, "\" data-points=\"%zu\" data-change-points=\"%zu\"><figcaption>",
+			  present, s->n_changes));
+	TRY(esc(out, s->name));
+	TRY(rs_buf_puts(out, "</figcaption>\n"));
+	if (!present)
+		return rs_buf_puts(out, "<p class=\"muted\">no values recorded</p></figure>\n");
+	span = hi - lo;
+	if (span <= 0)
+		span = hi != 0 ? fabs(hi) * 0.02 : 1;
+	lo -= span * 0.08;
+	hi += span * 0.08;
+	span = hi - lo;
+	r = t->n > 2000 ? 1.5 : t->n > 300 ? 2.5 : 3.5;
+	TRY(rs_buf_printf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+			  "viewBox=\"0 0 %d %d\" role=\"img\">\n", CHART_W, CHART_H, CHART_W, CHART_H));
+	/* grid and y labels */
+	for (k = 0; k <= 4; k++) {
+		double v = lo + span * (double)k / 4;
+		double y = CHART_H - PAD_B - (CHART_H - PAD_T - PAD_B) * (double)k / 4;
+
+		rs_buf_clear(&label);
+		err = value_text(&label, s->name, v, is_time);
+		if (!err)
+			err = rs_buf_printf(out, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
+					    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+					    PAD_L, CHART_W - PAD_R, y, y, PAD_L - 6, y + 4, label.ptr);
+		if (err)
+			goto out;
+	}
+	err = rs_buf_printf(out, "<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n",
+			    PAD_L, CHART_W - PAD_R, CHART_H - PAD_B, CHART_H - PAD_B);
+	/* x labels: first and last recording dates */
+	if (!err && t->n)
+		err = rs_buf_printf(out, "<text x=\"%d\" y=\"%d\">%.10s</text>"
+				    "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.10s</text>\n",
+				    PAD_L, CHART_H - PAD_B + 16, t->dates[0], CHART_W - PAD_R,
+				    CHART_H - PAD_B + 16, t->dates[t->n - 1]);
+	if (err)
+		goto out;
+	/* the line */
+	err = rs_buf_puts(out, "<path class=\"line\" d=\"");
+	for (i = 0; !err && i < t->n; i++) {
+		double y;
+
+		if (isnan(s->v[i])) {
+			pen = 0;
+			continue;
+		}
+		y = CHART_H - PAD_B - (CHART_H - PAD_T - PAD_B) * (s->v[i] - lo) / span;
+		err = rs_buf_printf(out, "%c%.1f %.1f ", pen ? 'L' : 'M', xpos(i, t->n), y);
+		pen = 1;
+	}
+	if (!err)
+		err = rs_buf_puts(out, "\"/>\n");
+	/* change points */
+	for (k = 0; !err && k < s->n_changes; k++) {
+		size_t c = s->changes[k];
+		double x = c ? (xpos(c - 1, t->n) + xpos(c, t->n)) / 2 : xpos(c, t->n);
+		double before = side_mean(s->v, t->n, c, 0), after = side_mean(s->v, t->n, c, 1);
+		double rel = before != 0 ? (after - before) / fabs(before) * 100 : 0;
+
+		err = rs_buf_printf(out, "<line class=\"cp\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\">"
+				    "<title>change point at run ", x, x, PAD_T, CHART_H - PAD_B);
+		if (!err)
+			err = esc(out, t->ids[c]);
+		if (!err)
+			err = rs_buf_printf(out, "</title></line><text class=\"cpl\" x=\"%.1f\" y=\"%d\">%+.1f%%</text>\n",
+					    x + 3, PAD_T + 10, rel);
+	}
+	/* points, each a link to its run */
+	for (i = 0; !err && i < t->n; i++) {
+		double y;
+
+		if (isnan(s->v[i]))
+			continue;
+		y = CHART_H - PAD_B - (CHART_H - PAD_T - PAD_B) * (s->v[i] - lo) / span;
+		err = rs_buf_puts(out, "<a href=\"");
+		if (!err)
+			err = rs_html_link(out, run_url, t->ids[i], t->paths[i], t->commits[i]);
+		if (!err)
+			err = rs_buf_printf(out, "\"><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"><title>",
+					    xpos(i, t->n), y, r);
+		if (!err)
+			err = esc(out, t->ids[i]);
+		if (!err)
+			err = rs_buf_printf(out, " commit %.7s: ", t->commits[i]);
+		rs_buf_clear(&label);
+		if (!err)
+			err = value_text(&label, s->name, s->v[i], is_time);
+		if (!err)
+			err = rs_buf_printf(out, "%s</title></circle></a>\n", label.ptr);
+	}
+	if (!err)
+		err = rs_buf_puts(out, "</svg>\n");
+	/* commit links under the chart for the change points */
+	for (k = 0; !err && k < s->n_changes; k++) {
+		size_t c = s->changes[k];
+
+		err = rs_buf_puts(out, "<div class=\"muted\">change between ");
+		if (!err && c > 0)
+			err = rs_buf_printf(out, "<code>%.7s</code> and ", t->commits[c - 1]);
+		if (!err && links && links->commit_url) {
+			err = rs_buf_puts(out, "<a href=\"");
+			if (!err)
+				err = rs_html_link(out, links->commit_url, t->ids[c], t->paths[c],
+						   t->commits[c]);
+			if (!err)
+				err = rs_buf_printf(out, "\"><code>%.7s</code></a>", t->commits[c]);
+		} else if (!err) {
+			err = rs_buf_printf(out, "<code>%.7s</code>", t->commits[c]);
+		}
+		if (!err)
+			err = rs_buf_puts(out, " (run ");
+		if (!err)
+			err = esc(out, t->ids[c]);
+		if (!err)
+			err = rs_buf_puts(out, ")</div>\n");
+	}
+	if (!err)
+		err = rs_buf_puts(out, "</figure>\n");
+out:
+	rs_buf_release(&label);
+	return err;
+}
+
+static int is_time_series(const char *name)
+{
+	return !strncmp(name, "duration", 8) || !strncmp(name, "cpu_time", 8) ||
+	       !strncmp(name, "sampled_time", 12) ||
+	       (strlen(name) > 5 && !strcmp(name + strlen(name) - 5, "_time"));
+}
+
+static int trend_body(struct rs_buf *out, const struct rs_trend *t,
+		      const struct rs_html_links *links)
+{
+	size_t i;
+
+	TRY(rs_buf_printf(out, "<p class=\"muted\">%zu runs", t->n));
+	if (t->n)
+		TRY(rs_buf_printf(out, " from %.10s to %.10s", t->dates[0], t->dates[t->n - 1]));
+	if (t->workload_key) {
+		TRY(rs_buf_puts(out, "; workload <code>"));
+		TRY(esc(out, t->workload_key));
+		TRY(rs_buf_puts(out, "</code>: time is also charted per unit"));
+	}
+	TRY(rs_buf_puts(out, ". Dashed red lines mark change points; each point links to its run.</p>\n"
+			"<h2>Metrics</h2>\n"));
+	for (i = 0; i < t->n_metrics; i++)
+		TRY(rs_html_chart(out, t, &t->metrics[i],
+				  is_time_series(t->metrics[i].name), links));
+	if (t->n_funcs) {
+		TRY(rs_buf_puts(out, "<h2>Top functions, own time</h2>\n"));
+		for (i = 0; i < t->n_funcs; i++)
+			TRY(rs_html_chart(out, t, &t->funcs[i], 1, links));
+	}
+	return 0;
+}
+
+int rs_html_trend_page(struct rs_buf *out, const struct rs_trend *t,
+		       const char *title, const struct rs_html_links *links)
+{
+	TRY(page_head(out, title ? title : "Profiling trends"));
+	TRY(trend_body(out, t, links));
+	return rs_buf_puts(out, "</body></html>\n");
+}
+
+static int num_cell(struct rs_buf *out, const json_t *metrics, const char *name)
+{
+	struct rs_buf v = RS_BUF_INIT;
+	double x;
+	int err;
+
+	if (!rs_runview_num(metrics, name, &x))
+		return rs_buf_puts(out, "<td class=\"n\" data-v=\"-1\">-</td>");
+	err = rs_render_metric_value(&v, name, x);
+	if (!err)
+		err = rs_buf_printf(out, "<td class=\"n\" data-v=\"%.9g\">%s</td>", x, v.ptr);
+	rs_buf_release(&v);
+	return err;
+}
+
+static int commit_cell(struct rs_buf *out, const char *commit, const char *id,
+		       const char *path, const struct rs_html_links *links)
+{
+	TRY(rs_buf_puts(out, "<td><code>"));
+	if (links && links->commit_url) {
+		TRY(rs_buf_puts(out, "<a href=\""));
+		TRY(rs_html_link(out, links->commit_url, id, path, commit));
+		TRY(rs_buf_puts(out, "\">"));
+	}
+	TRY(rs_buf_printf(out, "%.7s", commit ? commit : ""));
+	if (links && links->commit_url)
+		TRY(rs_buf_puts(out, "</a>"));
+	return rs_buf_puts(out, "</code></td>");
+}
+
+int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
+		       const char *title, const struct rs_html_links *links)
+{
+	const char *run_url = links && links->run_url ? links->run_url : "{path}/summary.md";
+	size_t i;
+
+	TRY(page_head(out, title ? title : "Profiling runs"));
+	TRY(rs_buf_printf(out, "<p><a href=\"trends.html\">Trend charts</a> · %zu runs. "
+			  "Click a column header to sort.</p>\n", n));
+	TRY(rs_buf_puts(out, "<table class=\"sortable\" id=\"runs\"><thead><tr><th>run</th>"
+			"<th>recorded (UTC)</th><th>branch</th><th>trigger</th><th>commit</th>"
+			"<th class=\"n\">duration</th><th class=\"n\">CPU time</th>"
+			"<th class=\"n\">samples</th></tr></thead>\n<tbody>\n"));
+	for (i = 0; i < n; i++) {
+		const json_t *r = runs[i], *m = json_object_get(r, "metrics");
+		const char *id = rs_runview_str(r, "id", ""), *path = rs_runview_str(r, "path", "");
+		const char *commit = rs_runview_str(r, "commit", "");
+
+		TRY(rs_buf_puts(out, "<tr><td><a href=\""));
+		TRY(rs_html_link(out, run_url, id, path, commit));
+		TRY(rs_buf_puts(out, "\">"));
+		TRY(esc(out, id));
+		TRY(rs_buf_puts(out, "</a></td><td>"));
+		TRY(esc(out, rs_runview_str(r, "recorded_at", "")));
+		TRY(rs_buf_puts(out, "</td><td>"));
+		TRY(esc(out, rs_runview_str(r, "branch", "")));
+		TRY(rs_buf_puts(out, "</td><td>"));
+		TRY(esc(out, rs_runview_str(r, "trigger", "")));
+		TRY(rs_buf_puts(out, "</td>"));
+		TRY(commit_cell(out, commit, id, path, links));
+		TRY(num_cell(out, m, "duration"));
+		TRY(num_cell(out, m, "cpu_time"));
+		TRY(num_cell(out, m, "samples"));
+		TRY(rs_buf_puts(out, "</tr>\n"));
+	}
+	TRY(rs_buf_puts(out, "</tbody></table>\n"));
+	TRY(rs_buf_puts(out, sort_js));
+	return rs_buf_puts(out, "</body></html>\n");
+}
+
+static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading)
+{
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(obj) || !json_object_size(obj))
+		return 0;
+	TRY(rs_buf_printf(out, "<h2>%s</h2>\n<table class=\"sortable\"><thead><tr><th>name</th>"
+			  "<th class=\"n\">value</th></tr></thead><tbody>\n", heading));
+	json_object_foreach((json_t *)obj, k, v) {
+		TRY(rs_buf_puts(out, "<tr><td>"));
+		TRY(esc(out, k));
+		TRY(rs_buf_puts(out, "</td>"));
+		if (json_is_number(v)) {
+			TRY(num_cell(out, obj, k));
+		} else if (json_is_string(v)) {
+			TRY(rs_buf_puts(out, "<td>"));
+			TRY(esc(out, json_string_value(v)));
+			TRY(rs_buf_puts(out, "</td>"));
+		} else {
+			TRY(rs_buf_puts(out, "<td></td>"));
+		}
+		TRY(rs_buf_puts(out, "</tr>\n"));
+	}
+	return rs_buf_puts(out, "</tbody></table>\n");
+}
+
+static int functions_table(struct rs_buf *out, const json_t *summary)
+{
+	const json_t *fs = json_object_get(summary, "functions");
+	double dur = 0;
+	size_t i;
+
+	if (!json_is_array(fs) || !json_array_size(fs))
+		return 0;
+	if (!rs_runview_num(summary, "duration", &dur) || dur <= 0)
+		rs_runview_num(summary, "sampled_time", &dur);
+	TRY(rs_buf_puts(out, "<h2>Functions</h2>\n<table class=\"sortable\"><thead><tr>"
+			"<th>function</th><th>file:line</th><th class=\"n\">own time</th>"
+			"<th class=\"n\">total time</th><th class=\"n\">own %</th></tr></thead><tbody>\n"));
+	for (i = 0; i < json_array_size(fs); i++) {
+		const json_t *f = json_array_get(fs, i);
+		const char *cls = rs_runview_str(f, "class", NULL);
+		double self = 0, total = 0, line = 0;
+		struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
+		int err;
+
+		rs_runview_num(f, "self", &self);
+		rs_runview_num(f, "total", &total);
+		rs_runview_num(f, "line", &line);
+		TRY(rs_buf_puts(out, "<tr><td><code>"));
+		if (cls && *cls) {
+			TRY(esc(out, cls));
+			TRY(rs_buf_putc(out, '.'));
+		}
+		TRY(esc(out, rs_runview_str(f, "function", "")));
+		TRY(rs_buf_puts(out, "</code></td><td>"));
+		TRY(esc(out, rs_runview_str(f, "file", "")));
+		err = rs_render_seconds(&a, self);
+		if (!err)
+			err = rs_render_seconds(&b, total);
+		if (!err)
+			err = rs_buf_printf(out, ":%.0f</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
+					    "<td class=\"n\" data-v=\"%.9g\">%s</td>"
+					    "<td class=\"n\" data-v=\"%.9g\">%.1f%%</td></tr>\n",
+					    line, self, a.ptr, total, b.ptr, dur > 0 ? self / dur : 0,
+					    dur > 0 ? self / dur * 100 : 0);
+		rs_buf_release(&a);
+		rs_buf_release(&b);
+		if (err)
+			return err;
+	}
+	return rs_buf_puts(out, "</tbody></table>\n");
+}
+
+/* One tree node and its heavy children; bounded depth (untrusted input). */
+static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
+		     unsigned depth)
+{
+	const json_t *kids = json_object_get(node, "children");
+	double total = 0, self = 0, line = 0;
+	struct rs_buf t = RS_BUF_INIT;
+	size_t i, shown = 0;
+	int err;
+
+	rs_runview_num(node, "total", &total);
+	rs_runview_num(node, "self", &self);
+	rs_runview_num(node, "line", &line);
+	for (i = 0; i < json_array_size(kids); i++) {
+		double kt = 0;
+
+		rs_runview_num(json_array_get(kids, i), "total", &kt);
+		if (root_total <= 0 || kt / root_total >= TREE_MIN_SHARE)
+			shown++;
+	}
+	if (depth >= TREE_MAX_DEPTH)
+		shown = 0;
+	TRY(rs_buf_puts(out, shown ? (depth < 3 ? "<details open><summary>" : "<details><summary>")
+				   : "<div class=\"leaf\"><summary>"));
+	err = rs_render_seconds(&t, total);
+	if (!err)
+		err = rs_buf_printf(out, "%s %.1f%% ", t.ptr,
+				    root_total > 0 ? total / root_total * 100 : 0);
+	rs_buf_release(&t);
+	if (err)
+		return err;
+	TRY(esc(out, rs_runview_str(node, "function", "?")));
+	TRY(rs_buf_puts(out, " <span class=\"muted\">"));
+	TRY(esc(out, rs_runview_str(node, "file", "")));
+	if (line > 0)
+		TRY(rs_buf_printf(out, ":%.0f", line));
+	TRY(rs_buf_puts(out, "</span></summary>\n"));
+	for (i = 0; shown && i < json_array_size(kids); i++) {
+		const json_t *k = json_array_get(kids, i);
+		double kt = 0;
+
+		rs_runview_num(k, "total", &kt);
+		if (root_total > 0 && kt / root_total < TREE_MIN_SHARE)
+			continue;
+		TRY(tree_node(out, k, root_total, depth + 1));
+	}
+	return rs_buf_puts(out, shown ? "</details>\n" : "</div>\n");
+}
+
+int rs_html_run_page(struct rs_buf *out, const json_t *run,
+		     const struct rs_html_links *links)
+{
+	const json_t *summary = json_object_get(run, "summary");
+	const json_t *machine = json_object_get(run, "machine");
+	const json_t *tree = json_object_get(summary, "tree");
+	const char *id = rs_runview_str(run, "id", "run");
+	const char *commit = rs_runview_str(run, "commit", "");
+	double root = 0;
+
+	TRY(page_head(out, id));
+	TRY(rs_buf_puts(out, "<p><a href=\"../index.html\">All runs</a> · "
+			"<a href=\"../trends.html\">Trends</a></p>\n<table>"));
+	TRY(rs_buf_puts(out, "<tr><th>commit</th>"));
+	TRY(commit_cell(out, commit, id, rs_runview_str(run, "path", ""), links));
+	TRY(rs_buf_puts(out, "</tr>\n<tr><th>branch</th><td>"));
+	TRY(esc(out, rs_runview_str(run, "branch", "")));
+	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>trigger</th><td>"));
+	TRY(esc(out, rs_runview_str(run, "trigger", "")));
+	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>recorded</th><td>"));
+	TRY(esc(out, rs_runview_str(run, "recorded_at", "")));
+	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>message</th><td>"));
+	TRY(esc(out, rs_runview_str(run, "message", "")));
+	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>machine</th><td>"));
+	TRY(esc(out, rs_runview_str(machine, "hostname", "")));
+	TRY(rs_buf_puts(out, " "));
+	TRY(esc(out, rs_runview_str(machine, "runner", "")));
+	TRY(rs_buf_puts(out, " "));
+	TRY(esc(out, rs_runview_str(machine, "cpu_model", "")));
+	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>target</th><td><code>"));
+	TRY(esc(out, rs_runview_str(summary, "target", "")));
+	TRY(rs_buf_puts(out, "</code></td></tr></table>\n"));
+	TRY(kv_table(out, json_object_get(run, "metrics"), "Metrics"));
+	TRY(kv_table(out, json_object_get(run, "stats"), "Stats"));
+	TRY(kv_table(out, json_object_get(run, "meta"), "Metadata"));
+	TRY(functions_table(out, summary));
+	if (json_is_object(tree)) {
+		rs_runview_num(tree, "total", &root);
+		TRY(rs_buf_puts(out, "<h2>Call tree</h2>\n<p class=\"muted\">Paths below 0.5% of the "
+				"time are left out; click a line to fold or unfold it.</p>\n<div class=\"tree\">\n"));
+		TRY(tree_node(out, tree, root, 0));
+		TRY(rs_buf_puts(out, "</div>\n"));
+	}
+	TRY(rs_buf_puts(out, sort_js));
+	return rs_buf_puts(out, "</body></html>\n");
+}

@@ -1,0 +1,56 @@
+/*
+ * Self-contained HTML: the trend report (`results trend --html`) and the
+ * pages of the static site (`results site`). Everything is inline -- CSS,
+ * SVG charts, a few lines of script for sorting tables -- so a page opens
+ * from disk or GitHub Pages with no network.
+ *
+ * Link templates: "{id}", "{path}" and "{commit}" are replaced by the
+ * run's id, folder and commit (HTML-escaped). run_url NULL means
+ * "{path}/summary.md"; commit_url NULL means commits are shown as text.
+ *
+ * All functions append to `out` and return 0 or an RS_E* code.
+ */
+#ifndef RS_ANALYSIS_HTML_H
+#define RS_ANALYSIS_HTML_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "analysis/series.h"
+#include "util/buf.h"
+
+struct rs_html_links {
+	const char *run_url;
+	const char *commit_url;
+};
+
+/* Expand a link template for one run. */
+int rs_html_link(struct rs_buf *out, const char *tmpl, const char *id,
+		 const char *path, const char *commit);
+
+/* One <svg> line chart of `s` over the runs of `t`, change points marked. */
+int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
+		  const struct rs_series *s, int is_time,
+		  const struct rs_html_links *links);
+
+/* A whole page: metric charts, then function charts. */
+int rs_html_trend_page(struct rs_buf *out, const struct rs_trend *t,
+		       const char *title, const struct rs_html_links *links);
+
+/*
+ * The site's index: a sortable table of `runs` (index lines or run.json
+ * objects, shown in the given order) linking to each run's page
+ * (links->run_url) and commit, and a link to trends.html.
+ */
+int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
+		       const char *title, const struct rs_html_links *links);
+
+/*
+ * One run's page from its run.json: header, metrics, stats, top functions
+ * by own and total time, and the call tree of summary.tree as nested
+ * <details> (nodes below 0.5% of the run's time left out).
+ */
+int rs_html_run_page(struct rs_buf *out, const json_t *run,
+		     const struct rs_html_links *links);
+
+#endif
