@@ -18,6 +18,7 @@
 
 /* Keep in the order `results --help` should show them. */
 const struct rs_command rs_commands[] = {
+	{ "init", cmd_init, "configure this clone (or, with --global, this machine) for results" },
 	{ "add", cmd_add, "record one profiling run as one commit" },
 	{ "list", cmd_list, "list recorded runs, newest first" },
 	{ "show", cmd_show, "show one run's summary or run.json" },

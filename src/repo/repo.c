@@ -63,9 +63,24 @@ int rs_repo_open(struct rs_repo **out, const char *path)
 				   "with a working tree", git_repository_path(r->git));
 		goto out;
 	}
-	err = rs_buf_printf(&lfs, "%slfs", git_repository_commondir(r->git));
+	/* git-lfs's lfs.storage moves the object store; relative to the git dir. */
+	r->lfs_dir = NULL;
+	{
+		struct rs_buf storage = RS_BUF_INIT;
+
+		if (rs_repo_config_get(r, "lfs.storage", &storage) == 0 && storage.len)
+			err = storage.ptr[0] == '/' ? rs_buf_puts(&lfs, storage.ptr)
+			      : rs_buf_printf(&lfs, "%s%s", git_repository_commondir(r->git),
+					      storage.ptr);
+		else
+			err = rs_buf_printf(&lfs, "%slfs", git_repository_commondir(r->git));
+		rs_buf_release(&storage);
+		rs_error_clear();
+	}
 	if (err)
 		goto out;
+	while (lfs.len > 1 && lfs.ptr[lfs.len - 1] == '/')
+		lfs.ptr[--lfs.len] = '\0';
 	r->workdir = dup_str(git_repository_workdir(r->git));
 	r->gitdir = dup_str(git_repository_commondir(r->git));
 	r->lfs_dir = rs_buf_detach(&lfs, NULL);
@@ -453,4 +468,78 @@ out:
 	rs_sha256_free(h);
 	rs_buf_release(&tmp);
 	return err;
+}
+
+/* "path" or "path.git" + "/info/lfs", as git-lfs appends it. */
+static int put_lfs_suffix(struct rs_buf *out, const char *path, size_t n)
+{
+	int err;
+
+	while (n > 0 && path[n - 1] == '/')
+		n--;
+	err = rs_buf_put(out, path, n);
+	if (err == 0 && !(n >= 4 && memcmp(path + n - 4, ".git", 4) == 0))
+		err = rs_buf_puts(out, ".git");
+	if (err == 0)
+		err = rs_buf_puts(out, "/info/lfs");
+	return err;
+}
+
+int rs_lfs_endpoint(struct rs_buf *out, const char *url)
+{
+	struct rs_buf clean = RS_BUF_INIT;
+	const char *scheme = strstr(url, "://");
+	const char *host, *slash, *colon, *at;
+	char abs[4096];
+	int err;
+
+	if (strncmp(url, "file://", 7) == 0)
+		return rs_buf_puts(out, url);
+	if (strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0) {
+		err = rs_url_strip_credentials(&clean, url);
+		if (err == 0)
+			err = put_lfs_suffix(out, clean.ptr, clean.len);
+		rs_buf_release(&clean);
+		return err;
+	}
+	if (scheme) {
+		/* ssh://[user@]host[:port]/path, git://host/path */
+		host = scheme + 3;
+		slash = host + strcspn(host, "/");
+		at = memchr(host, '@', (size_t)(slash - host));
+		if (at)
+			host = at + 1;
+		colon = memchr(host, ':', (size_t)(slash - host));
+		err = rs_buf_puts(out, "https://");
+		if (err == 0)
+			err = rs_buf_put(out, host, (size_t)((colon ? colon : slash) - host));
+		if (err == 0)
+			err = put_lfs_suffix(out, slash, strlen(slash));
+		return err;
+	}
+	colon = strchr(url, ':');
+	slash = strchr(url, '/');
+	if (colon && (!slash || colon < slash)) {
+		/* scp-like [user@]host:path */
+		host = url;
+		at = memchr(url, '@', (size_t)(colon - url));
+		if (at)
+			host = at + 1;
+		err = rs_buf_puts(out, "https://");
+		if (err == 0)
+			err = rs_buf_put(out, host, (size_t)(colon - host));
+		if (err == 0)
+			err = rs_buf_putc(out, '/');
+		if (err == 0)
+			err = put_lfs_suffix(out, colon + 1 + (colon[1] == '/'),
+					     strlen(colon + 1 + (colon[1] == '/')));
+		return err;
+	}
+	/* A local path: git-lfs reports it as a file:// URL of the absolute path. */
+	if (url[0] != '/') {
+		if (!realpath(url, abs))
+			return rs_error_errno(RS_EUSAGE, "cannot resolve '%s'", url);
+		url = abs;
+	}
+	return rs_buf_printf(out, "file://%s", url);
 }

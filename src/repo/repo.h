@@ -30,7 +30,7 @@ struct rs_repo {
 	git_repository *git;  /* owned */
 	char *workdir;        /* root of the working tree, ends with '/' */
 	char *gitdir;         /* the common git dir (.git/), ends with '/' */
-	char *lfs_dir;        /* <gitdir>lfs (no trailing '/') */
+	char *lfs_dir;        /* <gitdir>lfs, or lfs.storage (no trailing '/') */
 	git_config *snapshot; /* private: config read once, for rs_remote_options */
 };
 
@@ -85,6 +85,15 @@ int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
  * messages), appended to `out`.
  */
 int rs_url_strip_credentials(struct rs_buf *out, const char *url);
+
+/*
+ * The LFS endpoint git-lfs derives from a git remote URL, spelled as
+ * `git lfs env` prints it (the key of lfs.<endpoint>.* settings):
+ * http(s)://host/path[.git]/info/lfs; ssh:// and scp-like user@host:path
+ * become https://host/path.git/info/lfs; file:// URLs and local paths
+ * become file:///abs/path. User credentials are dropped. Appended to `out`.
+ */
+int rs_lfs_endpoint(struct rs_buf *out, const char *git_url);
 
 /* .git/lfs/objects/<oid[0:2]>/<oid[2:4]>/<oid>, appended to `out`. */
 int rs_repo_lfs_object_path(struct rs_buf *out, const struct rs_repo *r,
