@@ -267,6 +267,14 @@ static int type_error(struct rs_session_parser *p, uint64_t off, const char *wan
 		    (unsigned long long)off, kind_text(kind));
 }
 
+/* What a container of strings wants, for type errors inside it. */
+static const char *list_want(int role)
+{
+	if (role == ROLE_STACK || role == ROLE_START_STACK)
+		return "a stack must hold frame strings";
+	return "sys_path and sys_prefixes must hold strings";
+}
+
 /* ---- storage --------------------------------------------------------- */
 
 /*
@@ -921,10 +929,9 @@ static int on_open(struct rs_session_parser *p, int c, uint64_t off)
 			break;
 		case ROLE_STACK:
 		case ROLE_START_STACK:
-			return type_error(p, off, "a stack must hold frame strings", c);
 		case ROLE_SYS_PATH:
 		case ROLE_SYS_PREFIXES:
-			return type_error(p, off, "sys_path and sys_prefixes must hold strings", c);
+			return type_error(p, off, list_want(p->lv[p->depth - 1].role), c);
 		default:
 			role = c == '{' ? ROLE_SKIP_OBJ : ROLE_SKIP_ARR;
 			break;
@@ -1137,7 +1144,7 @@ static int on_number(struct rs_session_parser *p, const char *t, size_t n, uint6
 	case ROLE_RECORDS:
 		return type_error(p, off, "each frame record must be [stack, time]", 'n');
 	default:
-		return type_error(p, off, "a list of strings", 'n');
+		return type_error(p, off, list_want(top->role), 'n');
 	}
 	end_value(p);
 	return 0;
@@ -1169,7 +1176,7 @@ static int on_literal(struct rs_session_parser *p, const char *t, size_t n, uint
 	} else if (role == ROLE_RECORDS || role == ROLE_RECORD) {
 		return type_error(p, off, "a frame record must be [stack, time]", kind);
 	} else if (role != ROLE_SKIP_ARR && role != ROLE_SKIP_OBJ) {
-		return type_error(p, off, "a list of strings", kind);
+		return type_error(p, off, list_want(role), kind);
 	}
 	end_value(p);
 	return 0;
@@ -1402,23 +1409,23 @@ int rs_session_parser_finish(struct rs_session_parser *p)
 		if ((err = on_token(p, kind, p->pending.ptr, p->pending.len, p->partial_start)))
 			return err;
 	}
-	if (p->partial == PART_STRING)
-		return fail(p, RS_ECORRUPT,
-			    "truncated session: input ends at byte %llu inside the string that starts at byte %llu",
-			    (unsigned long long)p->consumed, (unsigned long long)p->partial_start);
-	if (p->consumed == 0 || (p->depth == 0 && p->expect == EXP_VALUE))
+	if (p->consumed == 0 || (p->depth == 0 && p->expect == EXP_VALUE && !p->partial))
 		return fail(p, RS_ECORRUPT, "not a pyinstrument session: the input is empty");
-	if (p->expect != EXP_EOF) {
+	if (p->partial == PART_STRING || p->expect != EXP_EOF) {
+		char where[96] = "";
 		int in_records = 0, i;
 
 		for (i = 0; i < p->depth; i++)
 			if (p->lv[i].role == ROLE_RECORDS)
 				in_records = 1;
+		if (p->partial == PART_STRING)
+			snprintf(where, sizeof(where), ", in a string that starts at byte %llu",
+				 (unsigned long long)p->partial_start);
 		return fail(p, RS_ECORRUPT,
-			    "truncated session: input ends at byte %llu inside %s (after %llu frame records)",
+			    "truncated session: input ends at byte %llu inside %s (after %llu frame records%s)",
 			    (unsigned long long)p->consumed,
 			    in_records ? "frame_records" : "the top-level object",
-			    (unsigned long long)p->samples);
+			    (unsigned long long)p->samples, where);
 	}
 	return 0;
 }
