@@ -1,0 +1,618 @@
+/*
+ * The HTTP backends against real servers on loopback, through the remote
+ * interface only: nginx WebDAV (plain, HTTPS with a CA made for the run,
+ * basic/bearer auth, git credential helpers), the fault-injecting proxy
+ * (503 then recovery, and giving up), and azurite for Azure Blob storage.
+ *
+ * The servers are started with the scripts in tests/servers and stopped afterwards;
+ * they need scripts/install-deps.sh (nginx, dav-ext, node, azurite).
+ * Pure helpers (URL redaction, encoding, credential parsing) are tested
+ * first, without a server.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remote/credential.h"
+#include "remote/http_transport.h"
+#include "remote/remote.h"
+#include "util/error.h"
+#include "util/hash.h"
+
+static char source_dir[2048];
+static char work_dir[1024];
+
+static void find_source_dir(void)
+{
+	const char *data = getenv("RS_TEST_DATA");
+	char *p;
+
+	if (data) {
+		snprintf(source_dir, sizeof(source_dir), "%s", data);
+		p = strstr(source_dir, "/tests/data");
+		if (p)
+			*p = '\0';
+		return;
+	}
+	snprintf(source_dir, sizeof(source_dir), "%s", __FILE__);
+	p = strstr(source_dir, "/tests/unit/");
+	assert_non_null(p);
+	*p = '\0';
+}
+
+/*
+ * Run a tests/servers script and export the KEY=VALUE lines it prints
+ * (values may be single-quoted) into this process's environment.
+ */
+static int run_server_script(const char *fmt, ...)
+{
+	char cmd[8192], line[4096];
+	va_list ap;
+	FILE *f;
+	int ok = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *eq = strchr(line, '='), *v;
+		size_t n;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!eq)
+			continue;
+		*eq = '\0';
+		v = eq + 1;
+		n = strlen(v);
+		if (n >= 2 && v[0] == '\'' && v[n - 1] == '\'') {
+			v[n - 1] = '\0';
+			v++;
+		}
+		setenv(line, v, 1);
+		ok = 1;
+	}
+	return pclose(f) == 0 && ok ? 0 : -1;
+}
+
+static void stop_server(const char *script, const char *sub)
+{
+	char cmd[8192];
+
+	snprintf(cmd, sizeof(cmd), "bash %s/tests/servers/%s stop %s/%s",
+		 source_dir, script, work_dir, sub);
+	if (system(cmd) != 0)
+		fprintf(stderr, "stopping %s failed\n", script);
+}
+
+static void clear_auth_env(void)
+{
+	unsetenv("RESULTS_HTTP_TOKEN");
+	unsetenv("RESULTS_HTTP_USER");
+	unsetenv("RESULTS_HTTP_PASSWORD");
+	unsetenv("RESULTS_CA_BUNDLE");
+	unsetenv("AZURE_STORAGE_CONNECTION_STRING");
+	unsetenv("AZURE_STORAGE_ACCOUNT");
+	unsetenv("AZURE_STORAGE_KEY");
+	unsetenv("AZURE_STORAGE_SAS_TOKEN");
+}
+
+static int group_setup(void **state)
+{
+	char tmpl[] = "/tmp/rs-http-test-XXXXXX";
+	char cfg[4200];
+	FILE *f;
+
+	(void)state;
+	find_source_dir();
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(work_dir, sizeof(work_dir), "%s", tmpl);
+	/* No user or system git config (credential helpers), no prompts. */
+	snprintf(cfg, sizeof(cfg), "%s/gitconfig", work_dir);
+	f = fopen(cfg, "w");
+	assert_non_null(f);
+	fclose(f);
+	setenv("GIT_CONFIG_GLOBAL", cfg, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("GIT_TERMINAL_PROMPT", "0", 1);
+	setenv("RESULTS_HTTP_RETRY_BASE_MS", "20", 1);
+	clear_auth_env();
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	char cmd[4200];
+
+	(void)state;
+	/* A failed assertion skips a test's own stop: stop everything here. */
+	stop_server("webdav.sh", "dav");
+	stop_server("webdav.sh", "davs");
+	stop_server("webdav.sh", "davr");
+	stop_server("fault-proxy.sh", "proxy1");
+	stop_server("fault-proxy.sh", "proxy2");
+	stop_server("fault-proxy.sh", "proxy3");
+	stop_server("azurite.sh", "azurite");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", work_dir);
+	return 0;
+}
+
+/* ---- pure helpers ---- */
+
+static void test_redact_url(void **state)
+{
+	struct rs_buf b = RS_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(rs_http_redact_url(&b, "https://user:secret@host:8443/a/b?sig=XYZ&se=1"), 0);
+	assert_string_equal(rs_buf_cstr(&b), "https://host:8443/a/b");
+	rs_buf_clear(&b);
+	assert_int_equal(rs_http_redact_url(&b, "http://h/p@x"), 0);
+	assert_string_equal(rs_buf_cstr(&b), "http://h/p@x");
+	rs_buf_clear(&b);
+	assert_int_equal(rs_http_redact_url(&b, "https://a@b@host"), 0);
+	assert_string_equal(rs_buf_cstr(&b), "https://host");
+	rs_buf_clear(&b);
+	assert_int_equal(rs_http_url_encode(&b, "a b/c~d%e", 1), 0);
+	assert_string_equal(rs_buf_cstr(&b), "a%20b/c~d%25e");
+	rs_buf_clear(&b);
+	assert_int_equal(rs_http_url_encode(&b, "a/b", 0), 0);
+	assert_string_equal(rs_buf_cstr(&b), "a%2Fb");
+	rs_buf_release(&b);
+}
+
+static void test_credential_parse(void **state)
+{
+	struct rs_credential c;
+	struct rs_buf b = RS_BUF_INIT;
+	const char answer[] = "protocol=https\nhost=h\nusername=bob\npassword=s3cr=t\n\nignored=1\n";
+
+	(void)state;
+	rs_credential_init(&c);
+	assert_int_equal(rs_credential_from_url(&c, "https://al%40ice@example.org:8443/dav/store"), 0);
+	assert_string_equal(c.protocol, "https");
+	assert_string_equal(c.host, "example.org:8443");
+	assert_string_equal(c.path, "dav/store");
+	assert_string_equal(c.username, "al@ice");
+	assert_null(c.password);
+	assert_int_equal(rs_credential_parse(&c, answer, sizeof(answer) - 1), 0);
+	assert_string_equal(c.username, "bob");
+	assert_string_equal(c.password, "s3cr=t");
+	assert_int_equal(rs_credential_describe(&b, &c, 0), 0);
+	assert_string_equal(rs_buf_cstr(&b),
+			    "protocol=https\nhost=example.org:8443\npath=dav/store\nusername=bob\n\n");
+	assert_int_equal(rs_credential_parse(&c, "nonsense\n", 9), RS_ECORRUPT);
+	rs_credential_release(&c);
+	rs_buf_release(&b);
+
+	rs_credential_init(&c);
+	assert_int_equal(rs_credential_from_url(&c, "not a url"), RS_EUSAGE);
+	rs_credential_release(&c);
+}
+
+/* ---- the conformance suite, for any remote ---- */
+
+static void fill_random(unsigned char *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (unsigned char)(seed >> 16);
+	}
+}
+
+struct listing {
+	char keys[64][128];
+	uint64_t sizes[64];
+	int n;
+	int stop_after;
+};
+
+static int collect(const char *key, uint64_t size, void *payload)
+{
+	struct listing *l = payload;
+
+	if (l->n < 64) {
+		snprintf(l->keys[l->n], sizeof(l->keys[0]), "%s", key);
+		l->sizes[l->n] = size;
+		l->n++;
+	}
+	if (l->stop_after && l->n >= l->stop_after)
+		return 42;
+	return 0;
+}
+
+static int listing_has(const struct listing *l, const char *key, uint64_t size)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->keys[i], key))
+			return l->sizes[i] == size;
+	return 0;
+}
+
+struct par_get {
+	struct rs_remote *r;
+	const unsigned char *expect;
+	size_t size;
+	int index;
+	int failures;
+};
+
+static void *par_get_main(void *arg)
+{
+	struct par_get *g = arg;
+	struct rs_buf b = RS_BUF_INIT;
+	int round;
+
+	for (round = 0; round < 8; round++) {
+		uint64_t off = (uint64_t)((g->index * 7919 + round * 104729) %
+					  (g->size - 4096));
+		uint64_t len = 4096 + (uint64_t)round * 1000;
+
+		if (off + len > g->size)
+			len = g->size - off;
+		rs_buf_clear(&b);
+		if (g->r->get(g->r, "packs/big.pack", off, len, &b) ||
+		    b.len != len || memcmp(b.ptr, g->expect + off, len))
+			g->failures++;
+	}
+	rs_buf_release(&b);
+	return NULL;
+}
+
+static void run_suite(struct rs_remote *r)
+{
+	enum { SMALL = 100 * 1024, BIG = 3 * 1024 * 1024 + 17 };
+	unsigned char *small = malloc(SMALL), *big = malloc(BIG);
+	struct rs_buf b = RS_BUF_INIT;
+	struct listing l;
+	char path[4200];
+	pthread_t th[8];
+	struct par_get pg[8];
+	uint64_t size = 0;
+	FILE *f;
+	int i;
+
+	assert_non_null(small);
+	assert_non_null(big);
+	fill_random(small, SMALL, 1);
+	fill_random(big, BIG, 2);
+
+	/* Missing keys. */
+	assert_int_equal(r->stat(r, "packs/none.pack", &size), RS_ENOTFOUND);
+	assert_int_equal(r->get(r, "packs/none.pack", 0, UINT64_MAX, &b), RS_ENOTFOUND);
+	assert_int_equal(r->del(r, "packs/none.pack"), RS_ENOTFOUND);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(r->list(r, "packs/", collect, &l), 0);
+	assert_int_equal(l.n, 0);
+
+	/* Buffers, files, overwrite with the same bytes, empty objects. */
+	assert_int_equal(r->put_buf(r, "packs/small.pack", small, SMALL), 0);
+	assert_int_equal(r->put_buf(r, "packs/small.pack", small, SMALL), 0);
+	assert_int_equal(r->put_buf(r, "manifests/empty", "", 0), 0);
+	snprintf(path, sizeof(path), "%s/big.bin", work_dir);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(big, 1, BIG, f), BIG);
+	fclose(f);
+	assert_int_equal(r->put_file(r, "packs/big.pack", path), 0);
+
+	assert_int_equal(r->stat(r, "packs/small.pack", &size), 0);
+	assert_int_equal(size, SMALL);
+	assert_int_equal(r->stat(r, "packs/big.pack", &size), 0);
+	assert_int_equal(size, BIG);
+	assert_int_equal(r->stat(r, "manifests/empty", &size), 0);
+	assert_int_equal(size, 0);
+
+	/* Whole, ranged, to-the-end and out-of-range reads; appends to out. */
+	assert_int_equal(rs_buf_puts(&b, "xy"), 0);
+	assert_int_equal(r->get(r, "packs/big.pack", 0, UINT64_MAX, &b), 0);
+	assert_int_equal(b.len, BIG + 2);
+	assert_memory_equal(b.ptr + 2, big, BIG);
+	rs_buf_clear(&b);
+	assert_int_equal(r->get(r, "packs/small.pack", 1000, 5000, &b), 0);
+	assert_int_equal(b.len, 5000);
+	assert_memory_equal(b.ptr, small + 1000, 5000);
+	rs_buf_clear(&b);
+	assert_int_equal(r->get(r, "packs/small.pack", SMALL - 10, UINT64_MAX, &b), 0);
+	assert_int_equal(b.len, 10);
+	assert_memory_equal(b.ptr, small + SMALL - 10, 10);
+	rs_buf_clear(&b);
+	assert_int_equal(r->get(r, "packs/small.pack", SMALL - 10, 20, &b), RS_ECORRUPT);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(r->get(r, "packs/small.pack", SMALL + 5, 20, &b), RS_ECORRUPT);
+	assert_int_equal(r->get(r, "manifests/empty", 0, UINT64_MAX, &b), 0);
+	assert_int_equal(b.len, 0);
+
+	/* Many threads reading ranges of one object at once. */
+	for (i = 0; i < 8; i++) {
+		pg[i].r = r;
+		pg[i].expect = big;
+		pg[i].size = BIG;
+		pg[i].index = i;
+		pg[i].failures = 0;
+		assert_int_equal(pthread_create(&th[i], NULL, par_get_main, &pg[i]), 0);
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(pg[i].failures, 0);
+	}
+
+	/* Listings by prefix, with sizes, and stopping early. */
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(r->list(r, "packs/", collect, &l), 0);
+	assert_int_equal(l.n, 2);
+	assert_true(listing_has(&l, "packs/small.pack", SMALL));
+	assert_true(listing_has(&l, "packs/big.pack", BIG));
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(r->list(r, "", collect, &l), 0);
+	assert_int_equal(l.n, 3);
+	assert_true(listing_has(&l, "manifests/empty", 0));
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(r->list(r, "packs/sm", collect, &l), 0);
+	assert_int_equal(l.n, 1);
+	assert_true(listing_has(&l, "packs/small.pack", SMALL));
+	memset(&l, 0, sizeof(l));
+	l.stop_after = 1;
+	assert_int_equal(r->list(r, "", collect, &l), 42);
+	assert_int_equal(l.n, 1);
+
+	/* Delete. */
+	assert_int_equal(r->del(r, "packs/small.pack"), 0);
+	assert_int_equal(r->stat(r, "packs/small.pack", &size), RS_ENOTFOUND);
+	assert_int_equal(r->del(r, "packs/small.pack"), RS_ENOTFOUND);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(r->list(r, "packs/", collect, &l), 0);
+	assert_int_equal(l.n, 1);
+
+	/* Bad keys never reach the server. */
+	assert_int_equal(r->put_buf(r, "../escape", "x", 1), RS_EUSAGE);
+	assert_int_equal(r->stat(r, "/abs", &size), RS_EUSAGE);
+
+	rs_buf_release(&b);
+	free(small);
+	free(big);
+}
+
+/* ---- WebDAV ---- */
+
+static void test_webdav_plain(void **state)
+{
+	struct rs_remote *r = NULL;
+
+	(void)state;
+	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/dav",
+					   source_dir, work_dir), 0);
+	assert_int_equal(rs_remote_open(&r, getenv("RS_WEBDAV_URL"), NULL), 0);
+	assert_string_equal(r->display_url, getenv("RS_WEBDAV_URL"));
+	run_suite(r);
+	rs_remote_free(r);
+	stop_server("webdav.sh", "dav");
+}
+
+/* Whether any file under `dir` has a name that contains `needle`. */
+static int tree_has(const char *dir, const char *needle)
+{
+	char cmd[8400];
+
+	snprintf(cmd, sizeof(cmd), "find '%s' -name '*%s*' | grep -q .", dir, needle);
+	return system(cmd) == 0;
+}
+
+static void test_webdav_https_auth(void **state)
+{
+	struct rs_remote *r = NULL;
+	struct rs_buf url = RS_BUF_INIT;
+	char store[4300], cfg[4300];
+	const char *base;
+	FILE *f;
+	int err;
+
+	(void)state;
+	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/davs "
+					   "--https --user alice:wonder --token t0ken",
+					   source_dir, work_dir), 0);
+	base = getenv("RS_WEBDAV_URL");
+	assert_int_equal(strncmp(base, "https://", 8), 0);
+
+	/* No CA: verification fails, and says what to do. */
+	assert_int_equal(rs_remote_open(&r, base, NULL), 0);
+	err = r->put_buf(r, "packs/a", "abc", 3);
+	assert_int_equal(err, RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "certificate"));
+	assert_non_null(strstr(rs_error_message(), "RESULTS_CA_BUNDLE"));
+	rs_remote_free(r);
+
+	/* The CA, but no credentials anywhere: 401 and a clear message. */
+	setenv("RESULTS_CA_BUNDLE", getenv("RS_WEBDAV_CA"), 1);
+	assert_int_equal(rs_remote_open(&r, base, NULL), 0);
+	err = r->put_buf(r, "packs/a", "abc", 3);
+	assert_int_equal(err, RS_EAUTH);
+	assert_non_null(strstr(rs_error_message(), "credential"));
+	rs_remote_free(r);
+
+	/* A wrong password: refused, not retried, nothing written. */
+	setenv("RESULTS_HTTP_USER", "alice", 1);
+	setenv("RESULTS_HTTP_PASSWORD", "not-the-password", 1);
+	assert_int_equal(rs_remote_open(&r, base, NULL), 0);
+	err = r->put_buf(r, "manifests/m1", "abc", 3);
+	assert_int_equal(err, RS_EAUTH);
+	assert_null(strstr(rs_error_message(), "not-the-password"));
+	assert_false(tree_has(getenv("RS_WEBDAV_ROOT"), "m1"));
+	rs_remote_free(r);
+
+	/* Basic from the environment: the full suite over TLS. */
+	setenv("RESULTS_HTTP_PASSWORD", "wonder", 1);
+	assert_int_equal(rs_remote_open(&r, base, NULL), 0);
+	run_suite(r);
+	rs_remote_free(r);
+	unsetenv("RESULTS_HTTP_USER");
+	unsetenv("RESULTS_HTTP_PASSWORD");
+
+	/* A bearer token. */
+	setenv("RESULTS_HTTP_TOKEN", "t0ken", 1);
+	assert_int_equal(rs_remote_open(&r, base, NULL), 0);
+	assert_int_equal(r->put_buf(r, "manifests/tok", "abc", 3), 0);
+	rs_remote_free(r);
+	setenv("RESULTS_HTTP_TOKEN", "wrong", 1);
+	assert_int_equal(rs_remote_open(&r, base, NULL), 0);
+	assert_int_equal(r->put_buf(r, "manifests/tok2", "abc", 3), RS_EAUTH);
+	assert_null(strstr(rs_error_message(), "wrong"));
+	rs_remote_free(r);
+	unsetenv("RESULTS_HTTP_TOKEN");
+
+	/*
+	 * git's credential helper: a store file with the right password is
+	 * used; one with a wrong password is rejected, and git's "store"
+	 * helper then forgets it.
+	 */
+	snprintf(store, sizeof(store), "%s/cred-store", work_dir);
+	snprintf(cfg, sizeof(cfg), "%s/gitconfig", work_dir);
+	f = fopen(cfg, "w");
+	assert_non_null(f);
+	fprintf(f, "[credential]\n\thelper = store --file=%s\n", store);
+	fclose(f);
+	f = fopen(store, "w");
+	assert_non_null(f);
+	/* git-credential-store keys on protocol://host[:port] */
+	rs_buf_puts(&url, base);
+	{
+		char *slash = strchr(url.ptr + 8, '/');
+
+		*slash = '\0';
+		fprintf(f, "https://alice:wonder@%s\n", url.ptr + 8);
+	}
+	fclose(f);
+	assert_int_equal(rs_remote_open(&r, base, NULL), 0);
+	assert_int_equal(r->put_buf(r, "manifests/helper", "abc", 3), 0);
+	rs_remote_free(r);
+
+	f = fopen(store, "w");
+	assert_non_null(f);
+	fprintf(f, "https://alice:bad@%s\n", url.ptr + 8);
+	fclose(f);
+	assert_int_equal(rs_remote_open(&r, base, NULL), 0);
+	assert_int_equal(r->put_buf(r, "manifests/helper2", "abc", 3), RS_EAUTH);
+	assert_non_null(strstr(rs_error_message(), "rejected"));
+	rs_remote_free(r);
+	{
+		struct stat st;
+
+		assert_int_equal(stat(store, &st), 0);
+		assert_int_equal(st.st_size, 0); /* the bad entry was erased */
+	}
+	f = fopen(cfg, "w");
+	assert_non_null(f);
+	fclose(f);
+
+	rs_buf_release(&url);
+	unsetenv("RESULTS_CA_BUNDLE");
+	stop_server("webdav.sh", "davs");
+}
+
+static int count_lines_with(const char *file, const char *needle)
+{
+	char line[1024];
+	FILE *f = fopen(file, "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, needle))
+			n++;
+	fclose(f);
+	return n;
+}
+
+static void test_webdav_retry(void **state)
+{
+	struct rs_remote *r = NULL;
+	struct rs_buf b = RS_BUF_INIT, url = RS_BUF_INIT;
+	char log[4300];
+	const char *path;
+	int err;
+
+	(void)state;
+	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/davr",
+					   source_dir, work_dir), 0);
+	path = strstr(getenv("RS_WEBDAV_URL") + 8, "/");
+
+	/* Three 503s, then the real server: every operation gets through. */
+	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy1 "
+					   "--target %s --fail 3", source_dir, work_dir,
+					   getenv("RS_WEBDAV_URL")), 0);
+	rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path);
+	setenv("RESULTS_HTTP_RETRIES", "5", 1);
+	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+	assert_int_equal(r->put_buf(r, "packs/p1", "hello", 5), 0);
+	assert_int_equal(r->get(r, "packs/p1", 1, 3, &b), 0);
+	assert_int_equal(b.len, 3);
+	assert_memory_equal(b.ptr, "ell", 3);
+	rs_remote_free(r);
+	stop_server("fault-proxy.sh", "proxy1");
+	snprintf(log, sizeof(log), "%s/proxy1/proxy.log", work_dir);
+	assert_int_equal(count_lines_with(log, "-> 503"), 3);
+
+	/* Connection resets are retried too. */
+	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy2 "
+					   "--target %s --fail 2 --reset", source_dir, work_dir,
+					   getenv("RS_WEBDAV_URL")), 0);
+	rs_buf_clear(&url);
+	rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path);
+	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+	rs_buf_clear(&b);
+	assert_int_equal(r->get(r, "packs/p1", 0, UINT64_MAX, &b), 0);
+	assert_int_equal(b.len, 5);
+	rs_remote_free(r);
+	stop_server("fault-proxy.sh", "proxy2");
+
+	/* A server that keeps failing: bounded, RS_ERETRY, says 503. */
+	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy3 "
+					   "--target %s --fail 1000", source_dir, work_dir,
+					   getenv("RS_WEBDAV_URL")), 0);
+	rs_buf_clear(&url);
+	rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path);
+	setenv("RESULTS_HTTP_RETRIES", "3", 1);
+	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+	err = r->put_buf(r, "packs/p2", "hello", 5);
+	assert_int_equal(err, RS_ERETRY);
+	assert_non_null(strstr(rs_error_message(), "503"));
+	rs_remote_free(r);
+	stop_server("fault-proxy.sh", "proxy3");
+	snprintf(log, sizeof(log), "%s/proxy3/proxy.log", work_dir);
+	assert_int_equal(count_lines_with(log, "-> 503"), 3);
+	unsetenv("RESULTS_HTTP_RETRIES");
+
+	rs_buf_release(&b);
+	rs_buf_release(&url);
+	stop_server("webdav.sh", "davr");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_redact_url),
+		cmocka_unit_test(test_credential_parse),
+		cmocka_unit_test(test_webdav_plain),
+		cmocka_unit_test(test_webdav_https_auth),
+		cmocka_unit_test(test_webdav_retry),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
