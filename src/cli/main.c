@@ -24,6 +24,9 @@ const struct rs_command rs_commands[] = {
 	{ "show", cmd_show, "show one run's summary or run.json" },
 	{ "compare", cmd_compare, "compare two runs: metrics, functions, renames" },
 	{ "check", cmd_check, "fail (exit 1) when a run is slower than its baseline, beyond noise" },
+	{ "trend", cmd_trend, "metric and function series across runs; --html for charts" },
+	{ "find", cmd_find, "locate the largest step change of a metric over a range of runs" },
+	{ "site", cmd_site, "write a static HTML site of the runs and their trends" },
 	{ "help", cmd_help, "show help for results or a command" },
 	{ "version", cmd_version, "print the version" },
 };

@@ -1,0 +1,204 @@
+/*
+ * `results site <dir>`: a static site for GitHub Pages or any web server,
+ * built from committed files only: index.html (sortable table of runs),
+ * trends.html (the charts of `results trend --html`) and runs/<id>.html
+ * (summary, stats and call tree of each run).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/html.h"
+#include "analysis/series.h"
+#include "cli/cli.h"
+#include "cli/runsel.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+static const char usage[] =
+	"usage: results site <dir> [--branch NAME] [--limit N] [--summaries N]\n"
+	"                    [--title T] [--commit-url TEMPLATE]\n"
+	"\n"
+	"Write a static site into <dir> (created if needed): index.html with a\n"
+	"sortable table of the newest --limit runs (default 1000), one page per\n"
+	"run under runs/ with its metrics, stats, top functions and expandable\n"
+	"call tree, and trends.html with the trend charts (function series from\n"
+	"the newest --summaries runs, default 100). Pages are self-contained:\n"
+	"no network is needed to view them. --commit-url links commits, e.g.\n"
+	"'https://github.com/ORG/REPO/commit/{commit}'.\n"
+	"\n"
+	"exit status: 0 ok, 2 bad usage, 3 not a results repository,\n"
+	"7 corrupt run files, 8 other (e.g. <dir> not writable).\n";
+
+static const struct option options[] = {
+	{ "branch", required_argument, NULL, 'B' },
+	{ "limit", required_argument, NULL, 'l' },
+	{ "summaries", required_argument, NULL, 's' },
+	{ "title", required_argument, NULL, 'T' },
+	{ "commit-url", required_argument, NULL, 'c' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Run ids become file names: accept only what cannot escape runs/. */
+static int safe_id(const char *id)
+{
+	const char *p;
+
+	if (!*id || *id == '.')
+		return 0;
+	for (p = id; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return 0;
+	return 1;
+}
+
+static int write_page(const char *dir, const char *name, const struct rs_buf *b)
+{
+	struct rs_buf path = RS_BUF_INIT;
+	int err = rs_fs_join(&path, dir, name);
+
+	if (!err)
+		err = rs_fs_write_file_atomic(path.ptr, b->ptr ? b->ptr : "", b->len);
+	rs_buf_release(&path);
+	return err;
+}
+
+int cmd_site(int argc, char **argv)
+{
+	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
+	struct rs_html_links site_links = { "runs/{id}.html", NULL };
+	struct rs_html_links run_links = { NULL, NULL };
+	const char *branch = NULL, *title = "Profiling results", *dir;
+	size_t limit = 1000, summaries = 100, n = 0, i, pages = 0;
+	const struct rs_run_entry **picked = NULL;
+	json_t **newest_first = NULL, **oldest_first = NULL;
+	struct rs_trend *t = NULL;
+	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
+	int opt, err = 0, status = RS_EXIT_OK, opened = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(usage, stdout);
+			return RS_EXIT_OK;
+		case 'B': branch = optarg; break;
+		case 'l':
+		case 's':
+			status = rs_runsel_parse_count(optarg, opt == 'l' ? &limit : &summaries);
+			if (status)
+				return status;
+			break;
+		case 'T': title = optarg; break;
+		case 'c': site_links.commit_url = run_links.commit_url = optarg; break;
+		default:
+			return rs_cli_fail(RS_EXIT_USAGE, "unknown option '%s'; see 'results site --help'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return rs_cli_fail(RS_EXIT_USAGE, "give the output directory; see 'results site --help'");
+	dir = argv[optind];
+	status = rs_runsel_open(&sel);
+	opened = 1;
+	if (status)
+		goto out;
+	err = rs_fs_join(&sub, dir, "runs");
+	if (!err)
+		err = rs_fs_mkdir_p(sub.ptr, 0755);
+	if (err) {
+		status = rs_cli_report(err);
+		goto out;
+	}
+
+	picked = calloc(limit, sizeof(*picked));
+	newest_first = calloc(limit, sizeof(*newest_first));
+	oldest_first = calloc(limit, sizeof(*oldest_first));
+	if (!picked || !newest_first || !oldest_first) {
+		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+		goto out;
+	}
+	for (i = sel.idx.count; i-- > 0 && n < limit;) {
+		const struct rs_run_entry *e = &sel.idx.runs[i];
+
+		if (branch && (!e->branch || strcmp(e->branch, branch)))
+			continue;
+		if (!safe_id(e->id)) {
+			fprintf(stderr, "results: skipping run with an unusable id '%s'\n", e->id);
+			continue;
+		}
+		picked[n++] = e;
+	}
+	/* One page per run; the run.json read for it also feeds the trend's
+	 * function series for the newest `summaries` runs. */
+	for (i = 0; i < n; i++) {
+		json_t *run = NULL;
+
+		status = rs_runsel_load(&run, &sel, picked[i]);
+		if (status)
+			goto out;
+		rs_buf_clear(&out);
+		rs_buf_clear(&sub);
+		err = rs_html_run_page(&out, run, &run_links);
+		if (!err)
+			err = rs_buf_printf(&sub, "runs/%s.html", picked[i]->id);
+		if (!err)
+			err = write_page(dir, sub.ptr, &out);
+		if (err) {
+			json_decref(run);
+			status = rs_cli_report(err);
+			goto out;
+		}
+		pages++;
+		if (i < summaries) {
+			newest_first[i] = run;
+		} else {
+			json_decref(run);
+			newest_first[i] = rs_runsel_entry_json(picked[i]);
+			if (!newest_first[i]) {
+				status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+				goto out;
+			}
+		}
+	}
+	for (i = 0; i < n; i++)
+		oldest_first[i] = newest_first[n - 1 - i];
+
+	rs_buf_clear(&out);
+	err = rs_html_site_index(&out, (const json_t *const *)newest_first, n, title, &site_links);
+	if (!err)
+		err = write_page(dir, "index.html", &out);
+	if (!err)
+		err = rs_trend_build(&t, (const json_t *const *)oldest_first, n, NULL);
+	rs_buf_clear(&out);
+	rs_buf_clear(&sub);
+	if (!err)
+		err = rs_buf_printf(&sub, "%s: trends", title);
+	if (!err)
+		err = rs_html_trend_page(&out, t, sub.ptr, &site_links);
+	if (!err)
+		err = write_page(dir, "trends.html", &out);
+	if (err) {
+		status = rs_cli_report(err);
+		goto out;
+	}
+	fprintf(stderr, "wrote %s: index.html, trends.html and %zu run pages\n", dir, pages);
+out:
+	rs_trend_free(t);
+	for (i = 0; newest_first && i < n; i++)
+		json_decref(newest_first[i]);
+	free(newest_first);
+	free(oldest_first);
+	free(picked);
+	rs_buf_release(&out);
+	rs_buf_release(&sub);
+	if (opened)
+		rs_runsel_close(&sel);
+	return status;
+}
