@@ -1,0 +1,114 @@
+/* repo/repo.h helpers: URL credentials, LFS endpoints, the local LFS store. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <git2.h>
+
+#include "repo/repo.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+static void check_strip(const char *in, const char *want)
+{
+	struct rs_buf out = RS_BUF_INIT;
+
+	assert_int_equal(rs_url_strip_credentials(&out, in), 0);
+	assert_string_equal(rs_buf_cstr(&out), want);
+	rs_buf_release(&out);
+}
+
+static void test_strip_credentials(void **state)
+{
+	check_strip("https://user:pa@ss@host.example/org/x?sig=SECRET#f", "https://host.example/org/x");
+	check_strip("https://host.example/a@b", "https://host.example/a@b");
+	check_strip("s3://bucket/prefix", "s3://bucket/prefix");
+	check_strip("file:///srv/store", "file:///srv/store");
+	check_strip("/srv/store", "/srv/store");
+	check_strip("az://acct/container?sv=1&sig=x", "az://acct/container");
+}
+
+static void check_endpoint(const char *in, const char *want)
+{
+	struct rs_buf out = RS_BUF_INIT;
+
+	assert_int_equal(rs_lfs_endpoint(&out, in), 0);
+	assert_string_equal(rs_buf_cstr(&out), want);
+	rs_buf_release(&out);
+}
+
+static void test_lfs_endpoint(void **state)
+{
+	check_endpoint("https://github.com/org/results.git", "https://github.com/org/results.git/info/lfs");
+	check_endpoint("https://github.com/org/results", "https://github.com/org/results.git/info/lfs");
+	check_endpoint("https://u:tok@github.com/org/results/", "https://github.com/org/results.git/info/lfs");
+	check_endpoint("git@github.com:org/results.git", "https://github.com/org/results.git/info/lfs");
+	check_endpoint("ssh://git@github.com:22/org/results", "https://github.com/org/results.git/info/lfs");
+	check_endpoint("file:///srv/results.git", "file:///srv/results.git");
+	check_endpoint("/srv/results.git", "file:///srv/results.git");
+}
+
+static void test_lfs_store_file(void **state)
+{
+	char dir[] = "/tmp/test_repo-XXXXXX";
+	struct rs_buf path = RS_BUF_INIT, obj = RS_BUF_INIT, got = RS_BUF_INIT, cmd = RS_BUF_INIT;
+	git_repository *g = NULL;
+	struct rs_repo *r = NULL;
+	struct rs_id oid, want, other;
+	uint64_t size = 0;
+
+	assert_non_null(mkdtemp(dir));
+	git_libgit2_init();
+	assert_int_equal(git_repository_init(&g, dir, 0), 0);
+	git_repository_free(g);
+	assert_int_equal(rs_repo_open(&r, dir), 0);
+	rs_buf_printf(&path, "%s/session", dir);
+	assert_int_equal(rs_fs_write_file_atomic(path.ptr, "hello\n", 6), 0);
+	rs_sha256(&want, "hello\n", 6);
+
+	/* A wrong expected id places nothing. */
+	memset(&other, 1, sizeof(other));
+	assert_int_equal(rs_repo_lfs_store_file(r, path.ptr, &other, NULL, NULL), RS_ECORRUPT);
+	assert_int_equal(rs_repo_lfs_has(r, &want, 6), RS_ENOTFOUND);
+
+	assert_int_equal(rs_repo_lfs_store_file(r, path.ptr, &want, &oid, &size), 0);
+	assert_int_equal(rs_id_cmp(&oid, &want), 0);
+	assert_int_equal(size, 6);
+	assert_int_equal(rs_repo_lfs_has(r, &oid, 6), 0);
+	assert_int_equal(rs_repo_lfs_has(r, &oid, 7), RS_ENOTFOUND);
+	assert_int_equal(rs_repo_lfs_object_path(&obj, r, &oid), 0);
+	assert_non_null(strstr(obj.ptr, "/.git/lfs/objects/58/91/5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"));
+	assert_int_equal(rs_fs_read_file(&got, obj.ptr, 100), 0);
+	assert_string_equal(got.ptr, "hello\n");
+	/* Again: already there, fine. */
+	assert_int_equal(rs_repo_lfs_store_file(r, path.ptr, NULL, NULL, NULL), 0);
+
+	/* Not a results repository until it has a marker or results.remote. */
+	assert_int_equal(rs_repo_check_results(r), RS_ENOTFOUND);
+	assert_non_null(strstr(rs_error_message(), "results init"));
+
+	rs_repo_free(r);
+	rs_buf_printf(&cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd.ptr), 0);
+	rs_buf_release(&cmd);
+	rs_buf_release(&path);
+	rs_buf_release(&obj);
+	rs_buf_release(&got);
+	git_libgit2_shutdown();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strip_credentials),
+		cmocka_unit_test(test_lfs_endpoint),
+		cmocka_unit_test(test_lfs_store_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
