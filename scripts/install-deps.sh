@@ -17,6 +17,7 @@ APT_PACKAGES=(
 # Test servers and tools (issue 4, 5): appended by the parts that need them.
 APT_PACKAGES+=(
   nginx libnginx-mod-http-dav-ext openssl   # WebDAV test server (+HTTPS with a CA made at test time)
+  iproute2                                  # bench/remotes.sh: network namespace, veth, tc netem
 )
 # Node.js may come from another packager (nodesource bundles npm): only
 # install Debian's when there is none.
@@ -38,4 +39,9 @@ fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -f "$here/tests/servers/package.json" ]; then
   (cd "$here/tests/servers" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# S3 test servers (s3rver, @smithy/signature-v4), pinned by
+# tests/servers/s3/package-lock.json.
+if [ -f "$here/tests/servers/s3/package.json" ]; then
+  (cd "$here/tests/servers/s3" && npm ci --no-audit --no-fund --loglevel=error)
 fi
