@@ -22,6 +22,7 @@ const struct rs_command rs_commands[] = {
 	{ "add", cmd_add, "record one profiling run as one commit" },
 	{ "list", cmd_list, "list recorded runs, newest first" },
 	{ "show", cmd_show, "show one run's summary or run.json" },
+	{ "fetch", cmd_fetch, "download the raw sessions of runs" },
 	{ "compare", cmd_compare, "compare two runs: metrics, functions, renames" },
 	{ "check", cmd_check, "fail (exit 1) when a run is slower than its baseline, beyond noise" },
 	{ "trend", cmd_trend, "metric and function series across runs; --html for charts" },

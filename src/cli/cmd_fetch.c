@@ -1,0 +1,480 @@
+/*
+ * results fetch: download the raw sessions of chosen runs straight from
+ * the store (no git-lfs in the way), verify them, and put them in place.
+ *
+ * A query is a run id, or a profiled commit (full sha or unique prefix),
+ * resolved against the committed run index. For each run the session
+ * pointers are read from the committed tree (the pointer is the authority
+ * on oid and size; run.json's copy is cross-checked). Only those objects
+ * are fetched. rs_store_get_file checks every chunk and the whole object
+ * against its oid and only then renames the file into place, so a failed
+ * fetch leaves nothing half-written.
+ *
+ * Without -o the object goes into .git/lfs/objects (where git-lfs would
+ * put it) and the pointer file in the working tree is replaced by the
+ * content, as `git lfs checkout` would do; with -o DIR the session is
+ * written to DIR/<run id>/<file> and the repository is left alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <git2.h>
+#include <jansson.h>
+
+#include "cli/cli.h"
+#include "remote/remote.h"
+#include "repo/pointer.h"
+#include "repo/repo.h"
+#include "repo/runindex.h"
+#include "store/store.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/hash.h"
+
+#define RUN_JSON_MAX (64u * 1024 * 1024)
+#define COPY_BLOCK (1u << 20)
+
+static const char usage[] =
+	"usage: results fetch <commit-or-run>... [-o DIR]\n"
+	"\n"
+	"Download the raw sessions of the given runs from the store, verify them\n"
+	"and print their paths. A run is named by its id (see 'results list') or\n"
+	"by the profiled commit: a full sha or a unique prefix (the most recent\n"
+	"run of that commit). Only the requested sessions are downloaded.\n"
+	"\n"
+	"  -o, --output DIR  write DIR/<run id>/<file> and leave the repository\n"
+	"                    alone; without it the session goes into the local\n"
+	"                    LFS store and replaces its pointer in the working tree\n"
+	"\n"
+	"exit status: 0 ok, 2 usage, 3 not a results repository, 4 unknown or\n"
+	"ambiguous run, 5 remote unreachable, 6 object missing on the remote,\n"
+	"7 corrupt data, 8 other error\n";
+
+struct fetcher {
+	struct rs_repo *repo;
+	struct rs_remote *remote; /* opened on first need */
+	struct rs_store *store;
+	struct rs_buf url;
+	const char *outdir;
+};
+
+/* Open the remote and check that it answers: exit 5 when it does not. */
+static int open_store(struct fetcher *f)
+{
+	struct rs_store_options opts = { 0 };
+	int err;
+
+	if (f->store)
+		return RS_EXIT_OK;
+	err = rs_repo_open_remote(f->repo, &f->remote, &f->url);
+	if (err == RS_ENOTFOUND)
+		return rs_cli_error(RS_EXIT_NOT_REPO);
+	/* A remote that cannot be opened is unreachable from here, whatever
+	   the backend's reason (missing folder, bad host, refused credentials). */
+	if (err)
+		return rs_cli_fail(RS_EXIT_REMOTE, "cannot open the remote: %s; check results.remote "
+				   "('results doctor')", rs_error_message());
+	err = f->remote->stat(f->remote, "FORMAT", NULL);
+	if (err && err != RS_ENOTFOUND)
+		return rs_cli_fail(RS_EXIT_REMOTE, "the remote '%s' does not answer: %s; check the "
+				   "URL ('results doctor') and your credentials",
+				   f->remote->display_url, rs_error_message());
+	rs_error_clear();
+	err = rs_store_open(&f->store, f->remote, &opts);
+	if (err)
+		return rs_cli_report(err);
+	return RS_EXIT_OK;
+}
+
+/*
+ * Copy `src` to a new file `dest` (atomically: temporary name, rename),
+ * hashing on the way; RS_ECORRUPT unless it hashes to `oid`. Used for
+ * objects already in the local LFS store: git-lfs trusts them, but a
+ * copy we hand out should be as checked as a download.
+ */
+static int copy_verified(const char *src, const char *dest, const struct rs_id *oid)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	struct rs_sha256 *h = rs_sha256_new();
+	unsigned char *block = malloc(COPY_BLOCK);
+	struct rs_id got;
+	int in = -1, fd = -1, err;
+
+	if (!h || !block) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", src);
+		goto out;
+	}
+	err = rs_fs_tmpfile_near(&tmp, dest, &fd);
+	while (err == 0) {
+		ssize_t n = read(in, block, COPY_BLOCK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", src);
+		if (n <= 0)
+			break;
+		rs_sha256_update(h, block, (size_t)n);
+		err = rs_fs_write_all(fd, block, (size_t)n);
+	}
+	if (err)
+		goto out;
+	rs_sha256_final(h, &got);
+	if (rs_id_cmp(&got, oid) != 0) {
+		err = rs_error_set(RS_ECORRUPT, "the local LFS object '%s' is damaged; delete it "
+				   "and fetch again", src);
+		goto out;
+	}
+	err = rs_fs_commit_tmp(fd, tmp.ptr, dest);
+	fd = -1;
+out:
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp.ptr);
+	}
+	if (in >= 0)
+		close(in);
+	free(block);
+	rs_sha256_free(h);
+	rs_buf_release(&tmp);
+	return err;
+}
+
+static int mkdir_parent(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	int err = 0;
+
+	if (!dir)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		err = rs_fs_mkdir_p(dir, 0755);
+	}
+	free(dir);
+	return err;
+}
+
+/* Map a store error on object download to an exit status, with a message. */
+static int download_failed(int err, const char *what)
+{
+	switch (err) {
+	case RS_ENOTFOUND:
+		return rs_cli_fail(RS_EXIT_MISSING, "%s: %s", what, rs_error_message());
+	case RS_ECORRUPT:
+		return rs_cli_fail(RS_EXIT_CORRUPT, "%s: %s", what, rs_error_message());
+	case RS_EAUTH:
+	case RS_ERETRY:
+		return rs_cli_fail(RS_EXIT_REMOTE, "%s: %s", what, rs_error_message());
+	default:
+		return rs_cli_fail(RS_EXIT_OTHER, "%s: %s", what, rs_error_message());
+	}
+}
+
+/*
+ * Record the stat data of the checked-out content in the index entry of
+ * `rel`, keeping its blob (the pointer): what `git add` would store, since
+ * the clean filter turns the content back into that pointer. Without it
+ * git sees a size change and reports the file as modified. Best effort:
+ * skipped when the entry does not hold `blob_text`'s pointer.
+ */
+static void refresh_index_entry(struct fetcher *f, const char *rel, const char *full,
+				const struct rs_buf *blob_text)
+{
+	git_index *index = NULL;
+	const git_index_entry *cur;
+	git_index_entry e;
+	git_oid blob;
+	struct stat st;
+
+	if (git_odb_hash(&blob, blob_text->ptr, blob_text->len, GIT_OBJECT_BLOB) < 0 ||
+	    git_repository_index(&index, f->repo->git) < 0 || git_index_read(index, 0) < 0)
+		goto out;
+	cur = git_index_get_bypath(index, rel, 0);
+	if (!cur || !git_oid_equal(&cur->id, &blob) || stat(full, &st) != 0)
+		goto out;
+	e = *cur;
+	e.ctime.seconds = (int32_t)st.st_ctim.tv_sec;
+	e.ctime.nanoseconds = (uint32_t)st.st_ctim.tv_nsec;
+	e.mtime.seconds = (int32_t)st.st_mtim.tv_sec;
+	e.mtime.nanoseconds = (uint32_t)st.st_mtim.tv_nsec;
+	e.dev = (uint32_t)st.st_dev;
+	e.ino = (uint32_t)st.st_ino;
+	e.uid = (uint32_t)st.st_uid;
+	e.gid = (uint32_t)st.st_gid;
+	e.file_size = (uint32_t)st.st_size;
+	if (git_index_add(index, &e) == 0)
+		git_index_write(index);
+out:
+	git_index_free(index);
+}
+
+/*
+ * Replace the pointer in the working tree by the content, like
+ * `git lfs checkout`. A file that is neither the pointer nor absent is the
+ * user's: leave it. Returns 1 when the working-tree file holds the session.
+ */
+static int checkout_file(struct fetcher *f, const char *rel, const char *object,
+			 const struct rs_pointer *p, const struct rs_buf *blob_text)
+{
+	struct rs_buf full = RS_BUF_INIT, head = RS_BUF_INIT;
+	struct rs_pointer cur = RS_POINTER_INIT;
+	struct stat st;
+	int placed = 0;
+
+	rs_buf_printf(&full, "%s%s", f->repo->workdir, rel);
+	if (lstat(full.ptr, &st) == 0) {
+		if (!S_ISREG(st.st_mode))
+			goto out;
+		if ((uint64_t)st.st_size == p->size && st.st_size >= RS_POINTER_MAX) {
+			placed = 1; /* already checked out */
+			goto out;
+		}
+		if (rs_fs_read_file(&head, full.ptr, RS_POINTER_MAX) != 0 ||
+		    rs_pointer_parse(&cur, head.ptr, head.len) != 0 ||
+		    rs_id_cmp(&cur.oid, &p->oid) != 0)
+			goto out;
+	}
+	if (mkdir_parent(full.ptr) == 0 && copy_verified(object, full.ptr, &p->oid) == 0) {
+		placed = 1;
+		refresh_index_entry(f, rel, full.ptr, blob_text);
+	}
+out:
+	rs_error_clear();
+	rs_pointer_release(&cur);
+	rs_buf_release(&full);
+	rs_buf_release(&head);
+	return placed;
+}
+
+/* Fetch one session file of one run and print where it is. */
+static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const char *name,
+		     const char *json_oid)
+{
+	struct rs_buf rel = RS_BUF_INIT, text = RS_BUF_INIT, object = RS_BUF_INIT;
+	struct rs_buf dest = RS_BUF_INIT, what = RS_BUF_INIT;
+	struct rs_pointer p = RS_POINTER_INIT;
+	struct rs_id want;
+	char hex[RS_ID_HEXSZ + 1];
+	int err, status = RS_EXIT_OTHER;
+
+	if (strstr(name, "..") || name[0] == '/' || !*name) {
+		status = rs_cli_fail(RS_EXIT_CORRUPT, "run %s names a bad file '%s'", run->id, name);
+		goto out;
+	}
+	rs_buf_printf(&rel, "%s/%s", run->path, name);
+	rs_buf_printf(&what, "run %s, %s", run->id, name);
+	err = rs_repo_read_tree_file(f->repo, NULL, rel.ptr, RS_POINTER_MAX, &text);
+	if (err == 0)
+		err = rs_pointer_parse(&p, text.ptr, text.len);
+	if (err) {
+		status = rs_cli_fail(err == RS_EGENERIC ? RS_EXIT_OTHER : RS_EXIT_CORRUPT,
+				     "%s: no valid LFS pointer at '%s': %s", what.ptr, rel.ptr,
+				     rs_error_message());
+		goto out;
+	}
+	rs_id_to_hex(hex, &p.oid);
+	if (json_oid && (rs_id_from_hex(&want, json_oid, strlen(json_oid)) != 0 ||
+			 rs_id_cmp(&want, &p.oid) != 0)) {
+		status = rs_cli_fail(RS_EXIT_CORRUPT, "%s: run.json says oid %.12s but the pointer "
+				     "says %.12s", what.ptr, json_oid, hex);
+		goto out;
+	}
+	err = rs_repo_lfs_object_path(&object, f->repo, &p.oid);
+	if (err) {
+		status = rs_cli_report(err);
+		goto out;
+	}
+	if (rs_repo_lfs_has(f->repo, &p.oid, p.size) != 0) {
+		rs_error_clear();
+		if (f->outdir) {
+			/* Straight to DIR: the repository is left alone. */
+			rs_buf_printf(&dest, "%s/%s/%s", f->outdir, run->id, name);
+		} else {
+			rs_buf_puts(&dest, object.ptr);
+		}
+		status = open_store(f);
+		if (status != RS_EXIT_OK)
+			goto out;
+		err = mkdir_parent(dest.ptr);
+		if (err == 0)
+			err = rs_store_get_file(f->store, &p.oid, p.size, dest.ptr, NULL, NULL);
+		if (err) {
+			status = download_failed(err, what.ptr);
+			goto out;
+		}
+		if (f->outdir) {
+			printf("%s\n", dest.ptr);
+			status = RS_EXIT_OK;
+			goto out;
+		}
+	} else if (f->outdir) {
+		rs_buf_printf(&dest, "%s/%s/%s", f->outdir, run->id, name);
+		err = mkdir_parent(dest.ptr);
+		if (err == 0)
+			err = copy_verified(object.ptr, dest.ptr, &p.oid);
+		if (err) {
+			status = rs_cli_report(err);
+			goto out;
+		}
+		printf("%s\n", dest.ptr);
+		status = RS_EXIT_OK;
+		goto out;
+	}
+	if (checkout_file(f, rel.ptr, object.ptr, &p, &text))
+		printf("%s%s\n", f->repo->workdir, rel.ptr);
+	else
+		printf("%s\n", object.ptr);
+	status = RS_EXIT_OK;
+out:
+	rs_pointer_release(&p);
+	rs_buf_release(&rel);
+	rs_buf_release(&text);
+	rs_buf_release(&object);
+	rs_buf_release(&dest);
+	rs_buf_release(&what);
+	return status;
+}
+
+/*
+ * The session files of a run, from its committed run.json: every file of
+ * role "session" stored in LFS, else the "session" entry.
+ */
+static int fetch_run(struct fetcher *f, const struct rs_run_entry *run)
+{
+	struct rs_buf rel = RS_BUF_INIT, text = RS_BUF_INIT;
+	json_t *root = NULL, *files, *item, *session;
+	json_error_t jerr;
+	size_t i;
+	int status = RS_EXIT_OK, found = 0, err;
+
+	rs_buf_printf(&rel, "%s/run.json", run->path);
+	err = rs_repo_read_tree_file(f->repo, NULL, rel.ptr, RUN_JSON_MAX, &text);
+	if (err) {
+		status = rs_cli_fail(err == RS_ENOTFOUND ? RS_EXIT_CORRUPT : rs_cli_exit_for(err),
+				     "run %s: cannot read %s: %s", run->id, rel.ptr, rs_error_message());
+		goto out;
+	}
+	root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(root)) {
+		status = rs_cli_fail(RS_EXIT_CORRUPT, "run %s: %s is not valid JSON: %s", run->id,
+				     rel.ptr, jerr.text);
+		goto out;
+	}
+	files = json_object_get(root, "files");
+	json_array_foreach(files, i, item) {
+		const char *path = json_string_value(json_object_get(item, "path"));
+		const char *role = json_string_value(json_object_get(item, "role"));
+
+		if (!path || !role || strcmp(role, "session") != 0 ||
+		    !json_is_true(json_object_get(item, "lfs")))
+			continue;
+		found++;
+		status = fetch_one(f, run, path, json_string_value(json_object_get(item, "oid")));
+		if (status != RS_EXIT_OK)
+			goto out;
+	}
+	session = json_object_get(root, "session");
+	if (!found && json_is_object(session) &&
+	    json_is_string(json_object_get(session, "path"))) {
+		found++;
+		status = fetch_one(f, run, json_string_value(json_object_get(session, "path")),
+				   json_string_value(json_object_get(session, "oid")));
+	}
+	if (!found)
+		status = rs_cli_fail(RS_EXIT_UNKNOWN, "run %s has no session to fetch (recorded "
+				     "with --raw?)", run->id);
+out:
+	json_decref(root);
+	rs_buf_release(&rel);
+	rs_buf_release(&text);
+	return status;
+}
+
+int cmd_fetch(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fetcher f = { NULL, NULL, NULL, RS_BUF_INIT, NULL };
+	struct rs_runindex idx;
+	const struct rs_run_entry **runs = NULL;
+	int c, i, n, status, err;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': f.outdir = optarg; break;
+		case 'h': fputs(usage, stdout); return RS_EXIT_OK;
+		default:
+			return rs_cli_fail(RS_EXIT_USAGE, "fetch: bad option '%s'; see 'results fetch --help'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return rs_cli_fail(RS_EXIT_USAGE, "fetch: name at least one run or commit; "
+				   "see 'results list'");
+	if (f.outdir && !*f.outdir)
+		return rs_cli_fail(RS_EXIT_USAGE, "fetch: -o needs a directory");
+
+	rs_runindex_init(&idx);
+	status = rs_cli_open_repo(&f.repo);
+	if (status != RS_EXIT_OK)
+		goto out;
+	err = rs_runindex_load(&idx, f.repo, NULL, 0);
+	if (err) {
+		status = rs_cli_fail(err == RS_ECORRUPT ? RS_EXIT_CORRUPT : rs_cli_exit_for(err),
+				     "cannot read the run index: %s", rs_error_message());
+		goto out;
+	}
+	/* Resolve every query before moving any byte: a typo fails fast. */
+	n = argc - optind;
+	runs = calloc((size_t)n, sizeof(*runs));
+	if (!runs) {
+		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		err = rs_runindex_resolve(&runs[i], &idx, argv[optind + i]);
+		if (err) {
+			status = rs_cli_error(err == RS_ENOTFOUND || err == RS_EUSAGE ? RS_EXIT_UNKNOWN
+										  : rs_cli_exit_for(err));
+			goto out;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		int j, dup = 0;
+
+		for (j = 0; j < i; j++)
+			dup |= runs[j] == runs[i];
+		if (dup)
+			continue;
+		status = fetch_run(&f, runs[i]);
+		if (status != RS_EXIT_OK)
+			goto out;
+	}
+out:
+	free(runs);
+	rs_runindex_release(&idx);
+	rs_store_free(f.store);
+	rs_remote_free(f.remote);
+	rs_buf_release(&f.url);
+	rs_repo_free(f.repo);
+	return status;
+}
