@@ -19,6 +19,7 @@
 /* Keep in the order `results --help` should show them. */
 const struct rs_command rs_commands[] = {
 	{ "init", cmd_init, "configure this clone (or, with --global, this machine) for results" },
+	{ "doctor", cmd_doctor, "check the set-up and the remote, say what to fix" },
 	{ "add", cmd_add, "record one profiling run as one commit" },
 	{ "list", cmd_list, "list recorded runs, newest first" },
 	{ "show", cmd_show, "show one run's summary or run.json" },
