@@ -1,0 +1,128 @@
+#!/bin/bash
+# The storage layer and lfs-agent under the real git and git-lfs (issue 2):
+#  - two generated sessions (a base run and the "next commit") are pushed
+#    through the agent to a folder remote;
+#  - a fresh clone, with concurrent=true and with concurrent=false, checks
+#    them out byte-identical;
+#  - a GIT_LFS_SKIP_SMUDGE clone holds pointers only; `git lfs pull
+#    --include` fetches exactly the one file named;
+#  - pushing the same content again uploads nothing;
+#  - a corrupted pack makes the download fail with a clear message and
+#    leaves no bad file in the working tree;
+#  - a missing remote is a clear error at init.
+set -euo pipefail
+
+: "${RS_BIN_DIR:?}"
+AGENT="$RS_BIN_DIR/lfs-agent/lfs-agent"
+GEN="$RS_BIN_DIR/tests/gen-session"
+T=$(mktemp -d "${TMPDIR:-/tmp}/test_lfs_agent.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+export HOME="$T/home" GIT_CONFIG_GLOBAL="$T/home/.gitconfig" RESULTS_CACHE_DIR="$T/cache"
+mkdir -p "$HOME"
+git config --global user.name "CI"
+git config --global user.email "ci@example.com"
+git config --global init.defaultBranch main
+git lfs install --skip-repo >/dev/null
+unset GIT_DIR GIT_WORK_TREE
+
+STORE="$T/store"
+# The keys a clone needs to use the agent (what `results init` writes).
+agent_config() { # concurrent
+	echo -c lfs.standalonetransferagent=results \
+	     -c "lfs.customtransfer.results.path=$AGENT" \
+	     -c "lfs.customtransfer.results.concurrent=$1" \
+	     -c "results.remote=file://$STORE"
+}
+store_listing() { (cd "$STORE" && find . -type f -printf '%p %s %T@\n' | sort); }
+
+"$GEN" --seed 1 --size 3M -o "$T/base.pyisession"
+"$GEN" --seed 1 --size 3M --variant next -o "$T/next.pyisession"
+cmp -s "$T/base.pyisession" "$T/next.pyisession" && fail "the next-commit variant is identical"
+
+# --- push --------------------------------------------------------------------
+git init -q --bare "$T/results.git"
+git init -q "$T/ci"
+cd "$T/ci"
+git config lfs.standalonetransferagent results
+git config lfs.customtransfer.results.path "$AGENT"
+git config results.remote "file://$STORE"
+git lfs track '*.pyisession' >/dev/null
+mkdir -p runs/1 runs/2
+cp "$T/base.pyisession" runs/1/session.pyisession
+cp "$T/next.pyisession" runs/2/session.pyisession
+git add .gitattributes runs
+git commit -qm "two runs"
+git remote add origin "$T/results.git"
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push failed"; }
+[ -f "$STORE/FORMAT" ] || fail "no FORMAT file in the store"
+nobj=$(find "$STORE/objects" -type f | wc -l)
+[ "$nobj" = 2 ] || fail "expected 2 manifests in the store, found $nobj"
+stored=$(du -sb "$STORE" | cut -f1)
+raw=$(( $(stat -c %s "$T/base.pyisession") + $(stat -c %s "$T/next.pyisession") ))
+echo "stored $stored bytes for $raw raw bytes"
+[ "$stored" -lt $((raw / 10)) ] || fail "store holds $stored bytes for $raw raw: not compressed"
+
+# --- pushing the same content again uploads nothing ----------------------------
+before=$(store_listing)
+GIT_TRACE=1 git lfs push --all origin main >"$T/repush.out" 2>&1 || { cat "$T/repush.out"; fail "re-push failed"; }
+grep -q "already present" "$T/repush.out" || fail "the agent was not asked, or did not see the objects present"
+[ "$(store_listing)" = "$before" ] || fail "re-pushing the same content changed the store"
+
+# --- fresh clones, both agent modes -------------------------------------------
+for conc in true false; do
+	# shellcheck disable=SC2046
+	git clone -q $(agent_config $conc) "$T/results.git" "$T/clone-$conc" 2>"$T/clone.err" ||
+		{ cat "$T/clone.err"; fail "clone (concurrent=$conc) failed"; }
+	cmp "$T/base.pyisession" "$T/clone-$conc/runs/1/session.pyisession" || fail "run 1 differs (concurrent=$conc)"
+	cmp "$T/next.pyisession" "$T/clone-$conc/runs/2/session.pyisession" || fail "run 2 differs (concurrent=$conc)"
+done
+
+# --- pointers only, then one file -------------------------------------------------
+# shellcheck disable=SC2046
+GIT_LFS_SKIP_SMUDGE=1 git clone -q $(agent_config true) "$T/results.git" "$T/lazy"
+cd "$T/lazy"
+for f in runs/1/session.pyisession runs/2/session.pyisession; do
+	head -1 "$f" | grep -q '^version https://git-lfs.github.com/spec/v1$' || fail "$f is not a pointer"
+done
+[ -z "$(find .git/lfs/objects -type f 2>/dev/null)" ] || fail "a skip-smudge clone downloaded objects"
+git lfs pull --include=runs/2/session.pyisession
+cmp "$T/next.pyisession" runs/2/session.pyisession || fail "the pulled file differs"
+head -1 runs/1/session.pyisession | grep -q '^version ' || fail "run 1 was pulled too"
+n=$(find .git/lfs/objects -type f | wc -l)
+[ "$n" = 1 ] || fail "git lfs pull --include fetched $n objects, not 1"
+
+# --- a damaged store: clear failure, nothing bad in the working tree -----------------
+for p in "$STORE"/packs/*.pack; do
+	python3 - "$p" <<'PY'
+import sys
+path = sys.argv[1]
+with open(path, "r+b") as f:
+    f.seek(0, 2)
+    n = f.tell()
+    f.seek(n // 2)
+    b = f.read(1)
+    f.seek(n // 2)
+    f.write(bytes([b[0] ^ 0x55]))
+PY
+done
+if git lfs pull --include=runs/1/session.pyisession 2>"$T/bad.err"; then
+	fail "pull from a corrupted store succeeded"
+fi
+grep -q "damaged" "$T/bad.err" || { cat "$T/bad.err"; fail "no clear message for the corrupted pack"; }
+head -1 runs/1/session.pyisession | grep -q '^version ' || fail "a bad file replaced the pointer"
+n=$(find .git/lfs/objects -type f | wc -l)
+[ "$n" = 1 ] || fail "a damaged object entered the LFS store"
+[ -z "$(find .git/lfs/tmp -name 'results-*' -type f 2>/dev/null)" ] || fail "a partial download was left in .git/lfs/tmp"
+
+# --- no remote configured: a clear error at init -------------------------------------
+cd "$T"
+if git clone -q -c lfs.standalonetransferagent=results -c "lfs.customtransfer.results.path=$AGENT" \
+	"$T/results.git" "$T/noremote" 2>"$T/noremote.err"; then
+	fail "a clone without a results remote succeeded"
+fi
+grep -q "no results remote configured" "$T/noremote.err" || { cat "$T/noremote.err"; fail "unclear error without a remote"; }
+
+echo "test_lfs_agent: all checks passed"
