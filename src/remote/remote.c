@@ -20,6 +20,8 @@ int rs_remote_open(struct rs_remote **out, const char *url,
 	}
 	if (!strncmp(url, "s3://", 5))
 		return rs_remote_s3_open(out, url, opts);
+	if (!strncmp(url, "azure://", 8) || rs_remote_is_azure_url(url))
+		return rs_remote_azure_open(out, url, opts);
 	if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))
 		return rs_remote_webdav_open(out, url, opts);
 	if (strstr(url, "://"))

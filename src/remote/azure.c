@@ -1,0 +1,1039 @@
+/*
+ * The Azure Blob storage backend: azure://account/container/prefix or
+ * https://account.blob.core.windows.net/container/prefix[?sas].
+ *
+ * Requests (Blob service REST API, x-ms-version RS_AZURE_VERSION):
+ *   stat  Get Blob Properties (HEAD)          list  List Blobs, prefix + marker paging
+ *   get   Get Blob with Range                 del   Delete Blob
+ *   put   Put Blob up to results.azure.singleputmax bytes (default 64 MiB),
+ *         else Put Block from several threads (results.azure.threads, 4) in
+ *         blocks of results.azure.blocksize (8 MiB) and one Put Block List.
+ * Both ways are atomic on Azure: a blob becomes visible, whole, when Put
+ * Blob or Put Block List commits it; uncommitted blocks of an upload that
+ * died are invisible and Azure discards them after a week.
+ *
+ * A missing container is an empty store: stat/get say "not found", list
+ * lists nothing, and the first put creates the container (with the
+ * account key; a SAS for one container cannot, and then the put fails
+ * with Azure's own message).
+ *
+ * Credentials, as Azure's tools read them (first match wins):
+ *   a SAS in the URL's query string;
+ *   AZURE_STORAGE_CONNECTION_STRING (AccountName, AccountKey,
+ *     SharedAccessSignature, BlobEndpoint, DefaultEndpointsProtocol,
+ *     EndpointSuffix, UseDevelopmentStorage) when its AccountName is the
+ *     URL's account;
+ *   AZURE_STORAGE_KEY (with AZURE_STORAGE_ACCOUNT, when set, naming the
+ *     same account);
+ *   AZURE_STORAGE_SAS_TOKEN;
+ *   none: anonymous, for public containers.
+ * Endpoint: config results.azure.endpoint (emulators, sovereign clouds),
+ * else the connection string's BlobEndpoint, else the https:// URL's host,
+ * else <protocol>://<account>.blob.<suffix or core.windows.net>.
+ * So azurite's development connection string and azure://devstoreaccount1/c
+ * just work.
+ */
+#include "remote/remote.h"
+#include "remote/azure_sign.h"
+#include "remote/http_transport.h"
+
+#include "util/error.h"
+
+#include <openssl/evp.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#define AZURE_LIST_PAGE_MAX (16u * 1024 * 1024)
+#define AZURE_MAX_BLOCKS 50000
+#define AZURE_MAX_THREADS 32
+
+struct azure_remote {
+	struct rs_remote parent;
+	struct rs_http *http;
+	char *container_url; /* endpoint/container, no trailing '/' */
+	char *prefix;        /* "" or "a/b/" */
+	char *sas;           /* query string without '?', or NULL */
+	char *account;
+	char *key;           /* base64, or NULL */
+	struct rs_azure_signer signer;
+	uint64_t single_put_max;
+	uint64_t block_size;
+	int threads;
+};
+
+/* ---- helpers ---- */
+
+static int check_key(const char *key)
+{
+	const char *p;
+
+	if (!*key || *key == '/' || strlen(key) > 512 || strstr(key, ".."))
+		return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
+	for (p = key; *p; p++)
+		if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') ||
+		      ('0' <= *p && *p <= '9') || *p == '.' || *p == '_' ||
+		      *p == '-' || *p == '/'))
+			return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
+	return 0;
+}
+
+/*
+ * container_url [/ prefix+key] [? query] [& sas]. `key` NULL for the
+ * container itself; `query` may be NULL.
+ */
+static int build_url(const struct azure_remote *a, struct rs_buf *out,
+		     const char *key, const char *query)
+{
+	int err = rs_buf_puts(out, a->container_url);
+	int q = 0;
+
+	if (!err && key) {
+		err = rs_buf_putc(out, '/');
+		if (!err)
+			err = rs_http_url_encode(out, a->prefix, 1);
+		if (!err)
+			err = rs_http_url_encode(out, key, 1);
+	}
+	if (!err && query && *query) {
+		err = rs_buf_printf(out, "?%s", query);
+		q = 1;
+	}
+	if (!err && a->sas)
+		err = rs_buf_printf(out, "%c%s", q ? '&' : '?', a->sas);
+	return err;
+}
+
+static int is_container_missing(const struct rs_http_response *resp)
+{
+	return !strcmp(resp->error_code, "ContainerNotFound");
+}
+
+/* The request's signer: SharedKey with a key, else only the version. */
+static int azure_version_only(struct rs_http_request *req, void *payload)
+{
+	(void)payload;
+	return rs_http_request_set_header(req, "x-ms-version", RS_AZURE_VERSION);
+}
+
+static int perform(struct azure_remote *a, struct rs_http_request *req,
+		   struct rs_http_response *resp)
+{
+	int err = rs_http_perform(a->http, req, resp);
+
+	if (err == RS_EAUTH && !a->key && !a->sas)
+		err = rs_error_wrap(err, "no Azure credentials were found (set "
+				    "AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY "
+				    "or AZURE_STORAGE_SAS_TOKEN)");
+	return err;
+}
+
+/* ---- stat / get / del ---- */
+
+static int azure_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
+{
+	struct azure_remote *a = (struct azure_remote *)r;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT, v = RS_BUF_INIT;
+	unsigned long long size;
+	char *end;
+	int err;
+
+	rs_http_request_init(&req, "HEAD", NULL);
+	rs_http_response_init(&resp);
+	err = check_key(key);
+	if (!err)
+		err = build_url(a, &url, key, NULL);
+	if (err)
+		goto out;
+	req.url = rs_buf_cstr(&url);
+	err = perform(a, &req, &resp);
+	if ((err == RS_ENOTFOUND || err == RS_EUSAGE) && resp.status == 404) {
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s%s",
+				   key, r->display_url, is_container_missing(&resp) ?
+				   " (the container does not exist yet)" : "");
+		goto out;
+	}
+	if (err)
+		goto out;
+	if (rs_http_response_header(&resp, "Content-Length", &v)) {
+		err = rs_error_set(RS_EGENERIC, "HEAD %s/%s: no Content-Length",
+				   r->display_url, key);
+		goto out;
+	}
+	size = strtoull(rs_buf_cstr(&v), &end, 10);
+	if (end == rs_buf_cstr(&v) || *end) {
+		err = rs_error_set(RS_ECORRUPT, "HEAD %s/%s: bad Content-Length",
+				   r->display_url, key);
+		goto out;
+	}
+	*size_out = size;
+out:
+	rs_buf_release(&url);
+	rs_buf_release(&v);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+static int azure_get(struct rs_remote *r, const char *key, uint64_t off,
+		     uint64_t len, struct rs_buf *out)
+{
+	struct azure_remote *a = (struct azure_remote *)r;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT;
+	char range[64];
+	size_t start = out->len;
+	uint64_t got, size;
+	int err, ranged = 0;
+
+	rs_http_request_init(&req, "GET", NULL);
+	rs_http_response_init(&resp);
+	err = check_key(key);
+	if (err)
+		goto out;
+	if (len == 0) {
+		err = azure_stat(r, key, &size);
+		if (!err && off > size)
+			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %llu",
+					   key, (unsigned long long)off);
+		goto out;
+	}
+	if (len != UINT64_MAX && off > UINT64_MAX - len) {
+		err = rs_error_set(RS_EUSAGE, "range past 2^64 for '%s'", key);
+		goto out;
+	}
+	err = build_url(a, &url, key, NULL);
+	if (err)
+		goto out;
+	req.url = rs_buf_cstr(&url);
+	if (off || len != UINT64_MAX) {
+		ranged = 1;
+		if (len == UINT64_MAX)
+			snprintf(range, sizeof(range), "bytes=%llu-",
+				 (unsigned long long)off);
+		else
+			snprintf(range, sizeof(range), "bytes=%llu-%llu",
+				 (unsigned long long)off,
+				 (unsigned long long)(off + len - 1));
+		err = rs_http_request_set_header(&req, "Range", range);
+		if (err)
+			goto out;
+	}
+	req.response_body = out;
+	err = perform(a, &req, &resp);
+	if ((err == RS_ENOTFOUND || err == RS_EUSAGE) && resp.status == 404) {
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
+				   key, r->display_url);
+		goto out;
+	}
+	if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
+		if (!azure_stat(r, key, &size) && size == off)
+			err = 0;
+		goto out;
+	}
+	if (err)
+		goto out;
+	got = out->len - start;
+	if (ranged && resp.status == 200 && off) {
+		/* A whole blob despite the Range: keep our part. */
+		uint64_t want;
+
+		if (off > got) {
+			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %llu",
+					   key, (unsigned long long)off);
+			goto out;
+		}
+		want = got - off;
+		if (len != UINT64_MAX && want > len)
+			want = len;
+		memmove(out->ptr + start, out->ptr + start + off, (size_t)want);
+		out->len = start + (size_t)want;
+		out->ptr[out->len] = '\0';
+		got = want;
+	}
+	if (len != UINT64_MAX && got != len) {
+		err = rs_error_set(RS_ECORRUPT, "'%s' at %s: asked for %llu bytes at "
+				   "%llu, got %llu", key, r->display_url,
+				   (unsigned long long)len, (unsigned long long)off,
+				   (unsigned long long)got);
+		goto out;
+	}
+out:
+	if (err) {
+		out->len = start;
+		if (out->ptr)
+			out->ptr[start] = '\0';
+	}
+	rs_buf_release(&url);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+static int azure_del(struct rs_remote *r, const char *key)
+{
+	struct azure_remote *a = (struct azure_remote *)r;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT;
+	int err;
+
+	rs_http_request_init(&req, "DELETE", NULL);
+	rs_http_response_init(&resp);
+	err = check_key(key);
+	if (!err)
+		err = build_url(a, &url, key, NULL);
+	if (err)
+		goto out;
+	req.url = rs_buf_cstr(&url);
+	err = perform(a, &req, &resp);
+	if ((err == RS_ENOTFOUND || err == RS_EUSAGE) && resp.status == 404)
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
+				   key, r->display_url);
+out:
+	rs_buf_release(&url);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+/* ---- put ---- */
+
+static int create_container(struct azure_remote *a)
+{
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT;
+	int err;
+
+	rs_http_request_init(&req, "PUT", NULL);
+	rs_http_response_init(&resp);
+	err = build_url(a, &url, NULL, "restype=container");
+	if (err)
+		goto out;
+	req.url = rs_buf_cstr(&url);
+	rs_http_request_set_body_mem(&req, "", 0);
+	err = perform(a, &req, &resp);
+	if (err && resp.status == 409) /* ContainerAlreadyExists: a race, fine */
+		err = 0;
+	if (err)
+		rs_error_wrap(err, "cannot create the container at %s",
+			      a->parent.display_url);
+out:
+	rs_buf_release(&url);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+/* One Put Blob of a whole body (memory or file region), atomically. */
+static int put_blob(struct azure_remote *a, const char *key,
+		    struct rs_http_request *req, struct rs_http_response *resp)
+{
+	struct rs_buf url = RS_BUF_INIT;
+	int err = build_url(a, &url, key, NULL);
+
+	if (!err)
+		err = rs_http_request_set_header(req, "x-ms-blob-type", "BlockBlob");
+	if (!err)
+		err = rs_http_request_set_header(req, "Content-Type",
+						 "application/octet-stream");
+	if (!err) {
+		req->url = rs_buf_cstr(&url);
+		err = perform(a, req, resp);
+		req->url = NULL;
+	}
+	rs_buf_release(&url);
+	return err;
+}
+
+struct block_job {
+	struct azure_remote *a;
+	const char *key;
+	const char *path;      /* file source, or */
+	const unsigned char *mem; /* memory source */
+	uint64_t size;
+	uint64_t block_size;
+	uint32_t nblocks;
+
+	pthread_mutex_t lock;
+	uint32_t next;
+	int err;
+	char message[512];
+	int container_missing;
+};
+
+/* Block ids must all have the same length: base64 of "rsblk-%06u". */
+static void block_id(char out[32], uint32_t i)
+{
+	char raw[13];
+
+	snprintf(raw, sizeof(raw), "rsblk-%06u", (unsigned int)(i % 1000000));
+	EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)raw, 12);
+}
+
+static void *block_worker(void *arg)
+{
+	struct block_job *job = arg;
+	struct rs_buf url = RS_BUF_INIT, q = RS_BUF_INIT;
+
+	for (;;) {
+		struct rs_http_request req;
+		struct rs_http_response resp;
+		uint32_t i;
+		uint64_t off, len;
+		char id[32];
+		int err;
+
+		pthread_mutex_lock(&job->lock);
+		if (job->err || job->next == job->nblocks) {
+			pthread_mutex_unlock(&job->lock);
+			break;
+		}
+		i = job->next++;
+		pthread_mutex_unlock(&job->lock);
+
+		off = (uint64_t)i * job->block_size;
+		len = job->size - off < job->block_size ? job->size - off : job->block_size;
+		block_id(id, i);
+		rs_buf_clear(&q);
+		rs_buf_clear(&url);
+		err = rs_buf_puts(&q, "comp=block&blockid=");
+		if (!err)
+			err = rs_http_url_encode(&q, id, 0);
+		if (!err)
+			err = build_url(job->a, &url, job->key, rs_buf_cstr(&q));
+		rs_http_request_init(&req, "PUT", rs_buf_cstr(&url));
+		rs_http_response_init(&resp);
+		if (job->path)
+			rs_http_request_set_body_file(&req, job->path, off, len);
+		else
+			rs_http_request_set_body_mem(&req, job->mem + off, (size_t)len);
+		if (!err)
+			err = perform(job->a, &req, &resp);
+		if (err) {
+			pthread_mutex_lock(&job->lock);
+			if (!job->err) {
+				job->err = err;
+				job->container_missing = is_container_missing(&resp);
+				snprintf(job->message, sizeof(job->message), "%s",
+					 rs_error_message());
+			}
+			pthread_mutex_unlock(&job->lock);
+		}
+		rs_http_request_release(&req);
+		rs_http_response_release(&resp);
+	}
+	rs_buf_release(&url);
+	rs_buf_release(&q);
+	return NULL;
+}
+
+/*
+ * Upload in blocks from several threads, then commit the list. Returns
+ * 1 in *container_missing when the container was not there.
+ */
+static int put_blocks(struct azure_remote *a, const char *key, const char *path,
+		      const void *mem, uint64_t size, int *container_missing)
+{
+	struct block_job job;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf body = RS_BUF_INIT, url = RS_BUF_INIT;
+	pthread_t th[AZURE_MAX_THREADS];
+	int nth, started = 0, i, err = 0;
+	uint32_t b;
+
+	memset(&job, 0, sizeof(job));
+	job.a = a;
+	job.key = key;
+	job.path = path;
+	job.mem = mem;
+	job.size = size;
+	job.block_size = a->block_size;
+	/* Azure allows 50,000 blocks: grow the blocks for huge files. */
+	while ((size + job.block_size - 1) / job.block_size > AZURE_MAX_BLOCKS)
+		job.block_size *= 2;
+	job.nblocks = (uint32_t)((size + job.block_size - 1) / job.block_size);
+	pthread_mutex_init(&job.lock, NULL);
+
+	nth = a->threads < (int)job.nblocks ? a->threads : (int)job.nblocks;
+	for (i = 0; i < nth; i++) {
+		if (pthread_create(&th[i], NULL, block_worker, &job))
+			break;
+		started++;
+	}
+	if (!started)
+		block_worker(&job); /* no threads to be had: do it here */
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&job.lock);
+	if (job.err) {
+		*container_missing = job.container_missing;
+		return rs_error_set(job.err, "%s", job.message);
+	}
+
+	/* Commit: the blob appears, whole, only now. */
+	rs_http_request_init(&req, "PUT", NULL);
+	rs_http_response_init(&resp);
+	err = rs_buf_puts(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<BlockList>");
+	for (b = 0; !err && b < job.nblocks; b++) {
+		char id[32];
+
+		block_id(id, b);
+		err = rs_buf_printf(&body, "<Latest>%s</Latest>", id);
+	}
+	if (!err)
+		err = rs_buf_puts(&body, "</BlockList>\n");
+	if (!err)
+		err = build_url(a, &url, key, "comp=blocklist");
+	if (!err)
+		err = rs_http_request_set_header(&req, "x-ms-blob-content-type",
+						 "application/octet-stream");
+	if (!err)
+		err = rs_http_request_set_header(&req, "Content-Type",
+						 "application/xml; charset=utf-8");
+	if (!err) {
+		req.url = rs_buf_cstr(&url);
+		rs_http_request_set_body_mem(&req, body.ptr, body.len);
+		err = perform(a, &req, &resp);
+		if (err)
+			*container_missing = is_container_missing(&resp);
+	}
+	rs_buf_release(&body);
+	rs_buf_release(&url);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+static int azure_put(struct azure_remote *a, const char *key, const char *path,
+		     const void *mem, uint64_t size)
+{
+	int err, attempt;
+
+	err = check_key(key);
+	for (attempt = 0; !err && attempt < 2; attempt++) {
+		int missing = 0;
+
+		if (size <= a->single_put_max) {
+			struct rs_http_request req;
+			struct rs_http_response resp;
+
+			rs_http_request_init(&req, "PUT", NULL);
+			rs_http_response_init(&resp);
+			if (path)
+				rs_http_request_set_body_file(&req, path, 0, size);
+			else
+				rs_http_request_set_body_mem(&req, mem, (size_t)size);
+			err = put_blob(a, key, &req, &resp);
+			missing = err && is_container_missing(&resp);
+			rs_http_request_release(&req);
+			rs_http_response_release(&resp);
+		} else {
+			err = put_blocks(a, key, path, mem, size, &missing);
+		}
+		if (!err || !missing || attempt)
+			break;
+		/* First put into a container that is not there yet. */
+		err = create_container(a);
+	}
+	if (err)
+		rs_error_wrap(err, "cannot store '%s' at %s", key, a->parent.display_url);
+	return err;
+}
+
+static int azure_put_buf(struct rs_remote *r, const char *key, const void *p,
+			 size_t n)
+{
+	return azure_put((struct azure_remote *)r, key, NULL, n ? p : "", n);
+}
+
+static int azure_put_file(struct rs_remote *r, const char *key, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
+	return azure_put((struct azure_remote *)r, key, path, NULL,
+			 (uint64_t)st.st_size);
+}
+
+/* ---- list ---- */
+
+/* Decode the XML text p[0..n) (entities) into out. */
+static int xml_text(struct rs_buf *out, const char *p, size_t n)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		static const struct { const char *ent; char c; } ents[] = {
+			{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' },
+			{ "&quot;", '"' }, { "&apos;", '\'' },
+		};
+		size_t k;
+
+		if (p[i] != '&') {
+			err = rs_buf_putc(out, p[i]);
+			continue;
+		}
+		for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
+			size_t el = strlen(ents[k].ent);
+
+			if (n - i >= el && !memcmp(p + i, ents[k].ent, el)) {
+				err = rs_buf_putc(out, ents[k].c);
+				i += el - 1;
+				break;
+			}
+		}
+		if (k == sizeof(ents) / sizeof(ents[0]))
+			return rs_error_set(RS_ECORRUPT, "List Blobs: unexpected XML entity");
+	}
+	return err;
+}
+
+struct list_state {
+	struct azure_remote *a;
+	const char *prefix;
+	rs_remote_list_cb cb;
+	void *payload;
+	struct rs_buf marker;
+};
+
+/*
+ * Scan one EnumerationResults page: call back for every <Blob> (its
+ * <Name> and <Content-Length>) and keep <NextMarker>. Element names are
+ * matched exactly; the document has no namespaces.
+ */
+static int parse_page(struct list_state *st, const char *xml, size_t n)
+{
+	const char *p = xml, *end = xml + n, *text = NULL;
+	struct rs_buf name = RS_BUF_INIT, val = RS_BUF_INIT;
+	uint64_t size = 0;
+	int in_blob = 0, has_size = 0, err = 0;
+	size_t plen = strlen(st->a->prefix);
+
+	rs_buf_init(&name, 2048);
+	rs_buf_init(&val, 2048);
+	rs_buf_clear(&st->marker);
+	while (p < end && !err) {
+		const char *lt = memchr(p, '<', (size_t)(end - p));
+		const char *gt, *tag;
+		size_t tn;
+		int closing;
+
+		if (!lt)
+			break;
+		gt = memchr(lt, '>', (size_t)(end - lt));
+		if (!gt) {
+			err = rs_error_set(RS_ECORRUPT, "List Blobs: unterminated XML tag");
+			break;
+		}
+		closing = lt[1] == '/';
+		tag = lt + 1 + closing;
+		tn = strcspn(tag, " />");
+		if (tag + tn > gt)
+			tn = (size_t)(gt - tag);
+#define IS(s) (tn == sizeof(s) - 1 && !memcmp(tag, s, tn))
+		if (!closing && gt[-1] != '/') {
+			if (IS("Blob")) {
+				in_blob = 1;
+				has_size = 0;
+				size = 0;
+				rs_buf_clear(&name);
+			}
+			text = gt + 1;
+		} else if (closing) {
+			if (text && ((in_blob && (IS("Name") || IS("Content-Length"))) ||
+				     IS("NextMarker"))) {
+				rs_buf_clear(&val);
+				err = xml_text(&val, text, (size_t)(lt - text));
+				if (err) {
+					err = rs_error_set(RS_ECORRUPT, "List Blobs: bad or "
+							   "oversized value");
+					break;
+				}
+				if (IS("Name"))
+					err = rs_buf_put(&name, val.ptr ? val.ptr : "", val.len);
+				else if (IS("Content-Length")) {
+					char *e;
+
+					size = strtoull(rs_buf_cstr(&val), &e, 10);
+					has_size = e != rs_buf_cstr(&val) && !*e;
+				} else {
+					err = rs_buf_put(&st->marker, val.ptr ? val.ptr : "",
+							 val.len);
+				}
+			} else if (IS("Blob") && in_blob) {
+				const char *k = rs_buf_cstr(&name);
+
+				in_blob = 0;
+				if (strncmp(k, st->a->prefix, plen))
+					goto next;
+				k += plen;
+				if (strncmp(k, st->prefix, strlen(st->prefix)) || check_key(k))
+					goto next;
+				if (!has_size) {
+					err = rs_error_set(RS_ECORRUPT, "List Blobs: no size for '%s'", k);
+					break;
+				}
+				err = st->cb(k, size, st->payload);
+				if (err)
+					break;
+			}
+next:
+			text = NULL;
+		}
+#undef IS
+		p = gt + 1;
+	}
+	rs_buf_release(&name);
+	rs_buf_release(&val);
+	return err;
+}
+
+static int azure_list(struct rs_remote *r, const char *prefix,
+		      rs_remote_list_cb cb, void *payload)
+{
+	struct azure_remote *a = (struct azure_remote *)r;
+	struct list_state st;
+	struct rs_buf q = RS_BUF_INIT, url = RS_BUF_INIT, body = RS_BUF_INIT;
+	struct rs_buf full = RS_BUF_INIT;
+	int err = 0, pages = 0;
+
+	if (*prefix && check_key(prefix))
+		return rs_error_set(RS_EUSAGE, "bad list prefix '%.80s'", prefix);
+	memset(&st, 0, sizeof(st));
+	st.a = a;
+	st.prefix = prefix;
+	st.cb = cb;
+	st.payload = payload;
+	rs_buf_init(&st.marker, 4096);
+	rs_buf_init(&body, AZURE_LIST_PAGE_MAX);
+	err = rs_buf_printf(&full, "%s%s", a->prefix, prefix);
+	do {
+		struct rs_http_request req;
+		struct rs_http_response resp;
+
+		rs_buf_clear(&q);
+		rs_buf_clear(&url);
+		rs_buf_clear(&body);
+		if (!err)
+			err = rs_buf_puts(&q, "restype=container&comp=list&maxresults=5000");
+		if (!err && full.len) {
+			err = rs_buf_puts(&q, "&prefix=");
+			if (!err)
+				err = rs_http_url_encode(&q, rs_buf_cstr(&full), 0);
+		}
+		if (!err && st.marker.len) {
+			err = rs_buf_puts(&q, "&marker=");
+			if (!err)
+				err = rs_http_url_encode(&q, rs_buf_cstr(&st.marker), 0);
+		}
+		if (!err)
+			err = build_url(a, &url, NULL, rs_buf_cstr(&q));
+		if (err)
+			break;
+		rs_http_request_init(&req, "GET", rs_buf_cstr(&url));
+		rs_http_response_init(&resp);
+		req.response_body = &body;
+		err = perform(a, &req, &resp);
+		if (err && resp.status == 404 && is_container_missing(&resp))
+			err = 0; /* no container yet: an empty store */
+		else if (!err)
+			err = parse_page(&st, rs_buf_cstr(&body), body.len);
+		else
+			st.marker.len = 0;
+		rs_http_request_release(&req);
+		rs_http_response_release(&resp);
+		if (++pages > 100000 && !err)
+			err = rs_error_set(RS_ECORRUPT, "List Blobs: too many pages");
+	} while (!err && st.marker.len);
+	rs_buf_release(&st.marker);
+	rs_buf_release(&q);
+	rs_buf_release(&url);
+	rs_buf_release(&body);
+	rs_buf_release(&full);
+	return err;
+}
+
+/* ---- open ---- */
+
+static void azure_free(struct rs_remote *r)
+{
+	struct azure_remote *a = (struct azure_remote *)r;
+
+	if (!a)
+		return;
+	rs_http_free(a->http);
+	free(a->container_url);
+	free(a->prefix);
+	free(a->account);
+	if (a->sas) {
+		memset(a->sas, 0, strlen(a->sas));
+		free(a->sas);
+	}
+	if (a->key) {
+		memset(a->key, 0, strlen(a->key));
+		free(a->key);
+	}
+	free(r->display_url);
+	free(a);
+}
+
+static const char *config(const struct rs_remote_options *opts, const char *key)
+{
+	if (!opts || !opts->config_get)
+		return NULL;
+	return opts->config_get(key, opts->config_payload);
+}
+
+static uint64_t config_size(const struct rs_remote_options *opts, const char *key,
+			    uint64_t def, uint64_t lo, uint64_t hi)
+{
+	const char *v = config(opts, key);
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtoull(v, &end, 10);
+	if (*end == 'k' || *end == 'K')
+		n <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		n <<= 20, end++;
+	if (*end || n < lo || n > hi)
+		return def;
+	return n;
+}
+
+int rs_remote_is_azure_url(const char *url)
+{
+	const char *host, *host_end, *b;
+
+	if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7))
+		return 0;
+	host = strstr(url, "://") + 3;
+	host_end = host + strcspn(host, "/?#:");
+	b = strstr(host, ".blob.core.");
+	return b && b < host_end;
+}
+
+static char *dup_n(const char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	if (s) {
+		memcpy(s, p, n);
+		s[n] = '\0';
+	}
+	return s;
+}
+
+int rs_remote_azure_open(struct rs_remote **out, const char *url,
+			 const struct rs_remote_options *opts)
+{
+	struct azure_remote *a;
+	struct rs_azure_account conn;
+	struct rs_http_options hopts;
+	struct rs_buf endpoint = RS_BUF_INIT, buf = RS_BUF_INIT, prefix = RS_BUF_INIT;
+	const char *rest, *slash, *query, *cs, *env;
+	char *container = NULL, *url_sas = NULL, *https_endpoint = NULL;
+	int err = 0, use_conn = 0;
+	size_t n;
+
+	rs_azure_account_init(&conn);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	a->parent.version = RS_REMOTE_VERSION;
+	a->parent.get = azure_get;
+	a->parent.put_file = azure_put_file;
+	a->parent.put_buf = azure_put_buf;
+	a->parent.stat = azure_stat;
+	a->parent.list = azure_list;
+	a->parent.del = azure_del;
+	a->parent.free = azure_free;
+
+	/* URL: azure://account/container/prefix or https://host/container/prefix */
+	query = strchr(url, '?');
+	if (!strncmp(url, "azure://", 8)) {
+		rest = url + 8;
+		slash = strchr(rest, '/');
+		if (!slash || slash == rest) {
+			err = rs_error_set(RS_EUSAGE, "an Azure remote is "
+					   "azure://account/container[/prefix]");
+			goto out;
+		}
+		a->account = dup_n(rest, (size_t)(slash - rest));
+		rest = slash + 1;
+	} else if (rs_remote_is_azure_url(url)) {
+		const char *host = strstr(url, "://") + 3;
+
+		slash = strchr(host, '/');
+		if (!slash || (query && query < slash)) {
+			err = rs_error_set(RS_EUSAGE, "an Azure blob URL needs a container: "
+					   "https://account.blob.core.windows.net/container");
+			goto out;
+		}
+		a->account = dup_n(host, strcspn(host, "."));
+		https_endpoint = dup_n(url, (size_t)(slash - url));
+		rest = slash + 1;
+	} else {
+		err = rs_error_set(RS_EUSAGE, "not an Azure URL");
+		goto out;
+	}
+	if (!a->account || !*a->account) {
+		err = rs_error_set(RS_EUSAGE, "the Azure URL names no account");
+		goto out;
+	}
+	n = query ? (size_t)(query - rest) : strlen(rest);
+	slash = memchr(rest, '/', n);
+	container = dup_n(rest, slash ? (size_t)(slash - rest) : n);
+	if (!container || !*container) {
+		err = rs_error_set(RS_EUSAGE, "the Azure URL names no container");
+		goto out;
+	}
+	if (slash) {
+		const char *p = slash + 1, *pend = rest + n;
+
+		while (p < pend && *p == '/')
+			p++;
+		while (pend > p && pend[-1] == '/')
+			pend--;
+		if (pend > p) {
+			err = rs_buf_put(&prefix, p, (size_t)(pend - p));
+			if (!err)
+				err = rs_buf_putc(&prefix, '/');
+			if (!err && check_key(rs_buf_cstr(&prefix))) {
+				err = rs_error_set(RS_EUSAGE, "the Azure URL's prefix may "
+						   "only hold [A-Za-z0-9._/-]");
+			}
+			if (err)
+				goto out;
+		}
+	}
+	if (query && query[1])
+		url_sas = strdup(query + 1);
+
+	/* Credentials. */
+	cs = getenv("AZURE_STORAGE_CONNECTION_STRING");
+	if (cs && *cs) {
+		err = rs_azure_connection_string_parse(&conn, cs);
+		if (err) {
+			rs_error_wrap(err, "AZURE_STORAGE_CONNECTION_STRING");
+			goto out;
+		}
+		use_conn = conn.name && !strcmp(conn.name, a->account);
+	}
+	if (url_sas) {
+		a->sas = url_sas;
+		url_sas = NULL;
+	} else if (use_conn && conn.key) {
+		a->key = strdup(conn.key);
+	} else if (use_conn && conn.sas) {
+		a->sas = strdup(conn.sas);
+	} else if ((env = getenv("AZURE_STORAGE_KEY")) && *env &&
+		   (!getenv("AZURE_STORAGE_ACCOUNT") ||
+		    !strcmp(getenv("AZURE_STORAGE_ACCOUNT"), a->account))) {
+		a->key = strdup(env);
+	} else if ((env = getenv("AZURE_STORAGE_SAS_TOKEN")) && *env) {
+		a->sas = strdup(env[0] == '?' ? env + 1 : env);
+	}
+
+	/* Endpoint. */
+	if ((env = config(opts, "results.azure.endpoint")) && *env)
+		err = rs_buf_puts(&endpoint, env);
+	else if (use_conn && conn.blob_endpoint)
+		err = rs_buf_puts(&endpoint, conn.blob_endpoint);
+	else if (https_endpoint)
+		err = rs_buf_puts(&endpoint, https_endpoint);
+	else
+		err = rs_buf_printf(&endpoint, "%s://%s.blob.%s",
+				    use_conn && conn.protocol ? conn.protocol : "https",
+				    a->account,
+				    use_conn && conn.suffix ? conn.suffix : "core.windows.net");
+	if (err)
+		goto out;
+	while (endpoint.len && endpoint.ptr[endpoint.len - 1] == '/')
+		endpoint.ptr[--endpoint.len] = '\0';
+	if (strncmp(endpoint.ptr, "http://", 7) && strncmp(endpoint.ptr, "https://", 8)) {
+		err = rs_error_set(RS_EUSAGE, "the Azure blob endpoint must be an "
+				   "http(s) URL");
+		goto out;
+	}
+	err = rs_buf_printf(&buf, "%s/%s", endpoint.ptr, container);
+	if (err)
+		goto out;
+	a->container_url = rs_buf_detach(&buf, NULL);
+	a->prefix = rs_buf_detach(&prefix, NULL);
+	rs_buf_clear(&buf);
+	err = rs_http_redact_url(&buf, a->container_url);
+	if (!err && *a->prefix)
+		err = rs_buf_printf(&buf, "/%.*s", (int)strlen(a->prefix) - 1, a->prefix);
+	if (err)
+		goto out;
+	a->parent.display_url = rs_buf_detach(&buf, NULL);
+	if (!a->container_url || !a->prefix || !a->parent.display_url ||
+	    (use_conn && conn.key && !a->key)) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+
+	a->single_put_max = config_size(opts, "results.azure.singleputmax",
+					64u << 20, 0, 5000ull << 20);
+	a->block_size = config_size(opts, "results.azure.blocksize", 8u << 20,
+				    64u << 10, 4000ull << 20);
+	a->threads = (int)config_size(opts, "results.azure.threads", 4, 1,
+				      AZURE_MAX_THREADS);
+
+	memset(&hopts, 0, sizeof(hopts));
+	if (opts) {
+		hopts.config_get = opts->config_get;
+		hopts.config_payload = opts->config_payload;
+	}
+	if (a->key) {
+		a->signer.account = a->account;
+		a->signer.key = a->key;
+		hopts.sign = rs_azure_sign;
+		hopts.sign_payload = &a->signer;
+		/* Catch a malformed key now, not on the first request. */
+		{
+			struct rs_buf t = RS_BUF_INIT;
+
+			err = rs_azure_authorization(&t, "", a->account, a->key);
+			rs_buf_release(&t);
+			if (err) {
+				rs_error_wrap(err, "%s", a->parent.display_url);
+				goto out;
+			}
+		}
+	} else {
+		hopts.sign = azure_version_only;
+	}
+	err = rs_http_new(&a->http, &hopts);
+	if (err)
+		goto out;
+	*out = &a->parent;
+out:
+	rs_azure_account_release(&conn);
+	rs_buf_release(&endpoint);
+	rs_buf_release(&buf);
+	rs_buf_release(&prefix);
+	free(container);
+	free(https_endpoint);
+	if (url_sas) {
+		memset(url_sas, 0, strlen(url_sas));
+		free(url_sas);
+	}
+	if (err)
+		azure_free(&a->parent);
+	return err;
+}
