@@ -66,6 +66,25 @@ for h in pre-push post-checkout post-commit post-merge; do
 	cmp -s .git/hooks/$h "$RS_SOURCE_DIR/hooks/$h" || fail "hook $h differs from hooks/$h"
 done
 
+# doctor: all good after init; each breakage is named with its status.
+expect_status 0 "$RESULTS" doctor
+grep -q "all good" "$T/out" || fail "doctor after init: $(cat "$T/out")"
+agent=$(git config --local lfs.customtransfer.results.path)
+git config --local lfs.customtransfer.results.path "$T/no-agent"
+expect_status 8 "$RESULTS" doctor
+grep -q "^FAIL.*no-agent" "$T/out" || fail "doctor did not name the missing agent: $(cat "$T/out")"
+git config --local lfs.customtransfer.results.path "$agent"
+echo file > "$T/not-a-folder"
+git config --local results.remote "file://$T/not-a-folder"
+expect_status 5 "$RESULTS" doctor
+grep -q "^FAIL.*remote does not answer" "$T/out" || fail "doctor remote: $(cat "$T/out")"
+git config --local results.remote "file://$STORE"
+mv .git/hooks/pre-push "$T/pre-push.saved"
+expect_status 8 "$RESULTS" doctor
+grep -q "^FAIL.*pre-push" "$T/out" || fail "doctor hooks: $(cat "$T/out")"
+mv "$T/pre-push.saved" .git/hooks/pre-push
+(cd "$T/plain" && expect_status 3 "$RESULTS" doctor)
+
 # Twice: nothing changes.
 cp .git/config "$T/config.1"
 head1=$(git rev-parse HEAD)
