@@ -296,6 +296,9 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
 
 /* ---- stat / get / del ---- */
 
+static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
+		  uint64_t len, struct rs_buf *out);
+
 static int s3_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 {
 	struct s3_remote *s = (struct s3_remote *)r;
@@ -316,6 +319,25 @@ static int s3_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at '%s'",
 				   key, s->parent.display_url);
 		goto out;
+	}
+	if (err && (resp.status == 400 || resp.status == 403) && !resp.error_code[0]) {
+		/*
+		 * A HEAD answer has no body, so S3 cannot say why it refused
+		 * (wrong key? clock skew?). Ask again with a one-byte GET,
+		 * whose error body names the reason; only on this failure path.
+		 */
+		struct rs_buf probe = RS_BUF_INIT;
+		int perr;
+
+		rs_buf_init(&probe, 16);
+		perr = s3_get(r, key, 0, 1, &probe);
+		rs_buf_release(&probe);
+		if (perr && perr != RS_ENOTFOUND && perr != RS_ECORRUPT) {
+			err = perr; /* s3_get has set its message already */
+			goto out;
+		}
+		err = rs_error_set(err, "HEAD '%s': %ld %s", key, resp.status,
+				   rs_http_status_text(resp.status));
 	}
 	if (err) {
 		err = s3_fail(s, err);
