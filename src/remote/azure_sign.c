@@ -104,6 +104,8 @@ int rs_azure_connection_string_parse(struct rs_azure_account *a, const char *s)
 		while (k_end > k && isspace((unsigned char)k_end[-1]))
 			k_end--;
 		v = eq + 1;
+		while (v < end && isspace((unsigned char)*v))
+			v++;
 		vn = (size_t)(end - v);
 		while (vn && isspace((unsigned char)v[vn - 1]))
 			vn--;

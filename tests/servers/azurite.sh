@@ -24,10 +24,13 @@ if [ "$cmd" = stop ]; then
 	if [ -f "$dir/azurite.pid" ]; then
 		pid=$(cat "$dir/azurite.pid")
 		kill "$pid" 2>/dev/null || true
-		for _ in $(seq 50); do
+		# azurite closes its listener on SIGTERM but may not exit (timers
+		# keep node alive): give it a moment, then SIGKILL.
+		for _ in $(seq 30); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
+		kill -9 "$pid" 2>/dev/null || true
 		rm -f "$dir/azurite.pid"
 	fi
 	exit 0
