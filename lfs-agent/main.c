@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 struct agent {
@@ -256,6 +257,27 @@ static void do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 	rs_buf_release(&text);
 }
 
+/*
+ * For the benchmarks: with RESULTS_AGENT_STATS_FILE set, append this
+ * process's peak resident memory and CPU time to that file at exit.
+ */
+static void report_usage(void)
+{
+	const char *path = getenv("RESULTS_AGENT_STATS_FILE");
+	struct rusage ru;
+	FILE *f;
+
+	if (!path || !*path || getrusage(RUSAGE_SELF, &ru) != 0)
+		return;
+	f = fopen(path, "a");
+	if (!f)
+		return;
+	fprintf(f, "maxrss_kb=%ld user_s=%ld.%06ld sys_s=%ld.%06ld\n", ru.ru_maxrss,
+		(long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec,
+		(long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+	fclose(f);
+}
+
 static int parse_args(struct agent *a, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -341,6 +363,7 @@ int main(int argc, char **argv)
 		do_transfer(&a, &msg);
 		rs_lfs_message_release(&msg);
 	}
+	report_usage();
 	rs_store_free(a.store);
 	rs_remote_free(a.remote);
 	git_repository_free(a.repo);

@@ -55,7 +55,7 @@ int rs_chunker_init(struct rs_chunker *c, size_t min_size, size_t avg_size, size
 {
 	unsigned bits = 0;
 
-	if (avg_size < 64 || (avg_size & (avg_size - 1)) || min_size > avg_size ||
+	if (avg_size < 64 || (avg_size & (avg_size - 1)) || min_size > max_size ||
 	    avg_size > max_size || min_size == 0)
 		return rs_error_set(RS_EUSAGE, "bad chunk sizes %zu/%zu/%zu", min_size, avg_size, max_size);
 	while (((size_t)1 << bits) < avg_size)

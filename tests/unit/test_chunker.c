@@ -77,7 +77,7 @@ static void test_rejects_bad_sizes(void **state)
 
 	(void)state;
 	assert_int_not_equal(rs_chunker_init(&c, MIN, 3000, MAX), 0);    /* not a power of two */
-	assert_int_not_equal(rs_chunker_init(&c, AVG * 2, AVG, MAX), 0);  /* min > avg */
+	assert_int_not_equal(rs_chunker_init(&c, MAX * 2, AVG, MAX), 0);  /* min > max */
 	assert_int_not_equal(rs_chunker_init(&c, MIN, AVG, AVG / 2), 0); /* max < avg */
 }
 
@@ -134,6 +134,35 @@ static void test_insertion_changes_only_nearby_chunks(void **state)
 	free(lb);
 }
 
+/* The store's regime: the mask is set below the minimum size. */
+static void test_insertion_with_mask_below_min(void **state)
+{
+	enum { CAP = 4096 };
+	struct rs_chunker c;
+	size_t n = 8u << 20, na, nb, shared;
+	unsigned char *a = make_input(n, 21), *b = malloc(n + 1);
+	struct rs_id *ia = calloc(CAP, sizeof(*ia)), *ib = calloc(CAP, sizeof(*ib));
+	size_t *la = calloc(CAP, sizeof(size_t)), *lb = calloc(CAP, sizeof(size_t));
+
+	(void)state;
+	assert_int_equal(rs_chunker_init(&c, 48u * 1024, 1024, 256u * 1024), 0);
+	memcpy(b, a, n / 3);
+	b[n / 3] = '!';
+	memcpy(b + n / 3 + 1, a + n / 3, n - n / 3);
+	na = cut_all(&c, a, n, ia, CAP, la);
+	nb = cut_all(&c, b, n + 1, ib, CAP, lb);
+	shared = shared_chunks(ia, na, ib, nb);
+	print_message("mask below min: %zu of %zu chunks shared\n", shared, na);
+	assert_true(shared + 5 >= na);
+	assert_true(shared < na);
+	free(a);
+	free(b);
+	free(ia);
+	free(ib);
+	free(la);
+	free(lb);
+}
+
 static void test_deterministic_and_short_input(void **state)
 {
 	struct rs_chunker c;
@@ -153,6 +182,7 @@ int main(void)
 		cmocka_unit_test(test_bounds_and_average),
 		cmocka_unit_test(test_rejects_bad_sizes),
 		cmocka_unit_test(test_insertion_changes_only_nearby_chunks),
+		cmocka_unit_test(test_insertion_with_mask_below_min),
 		cmocka_unit_test(test_deterministic_and_short_input),
 	};
 
