@@ -25,6 +25,10 @@
 /* One function row of a summary, flattened for matching. */
 struct fnrow {
 	char *name;   /* "Class.function" when the summary names a class */
+	/* The function name alone: the matching key. A summary row is one
+	 * (function, file, line); its class is that of whichever `self` was
+	 * seen, which for a base-class method changes from run to run. */
+	const char *bare;
 	const char *file;
 	long line;
 	double self, total;
@@ -35,7 +39,38 @@ struct fnrow {
 struct fnlist {
 	struct fnrow *rows;
 	size_t n;
+	/* The stored list holds only the top functions (by own and by total
+	 * time); a function below both cuts is absent without having
+	 * vanished. */
+	int truncated;
+	double self_cut, total_cut;
 };
+
+/* Rows per ranking in a stored summary (rs_summary's default). */
+#define SUMMARY_TOP 50
+
+static int cmp_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The value at rank SUMMARY_TOP (or the last) of one ranking. */
+static double cut_of(const struct fnlist *l, int by_total)
+{
+	double *v = malloc(l->n * sizeof(*v)), cut;
+	size_t i;
+
+	if (!v)
+		return INFINITY; /* unknown: treat everything as maybe-hidden */
+	for (i = 0; i < l->n; i++)
+		v[i] = by_total ? l->rows[i].total : l->rows[i].self;
+	qsort(v, l->n, sizeof(*v), cmp_desc);
+	cut = v[(l->n < SUMMARY_TOP ? l->n : SUMMARY_TOP) - 1];
+	free(v);
+	return cut;
+}
 
 static void fnlist_release(struct fnlist *l)
 {
@@ -59,8 +94,7 @@ static int load_functions(struct fnlist *out, const json_t *run)
 	double samples = 0, timebase = 0;
 	size_t i, n;
 
-	out->rows = NULL;
-	out->n = 0;
+	memset(out, 0, sizeof(*out));
 	if (!json_is_array(funcs))
 		return 0;
 	if (!rs_runview_num(summary, "samples", &samples) &&
@@ -90,6 +124,7 @@ static int load_functions(struct fnlist *out, const json_t *run)
 		if (!(cls && *cls) && rs_buf_puts(&b, name))
 			goto oom;
 		r->name = rs_buf_detach(&b, NULL);
+		r->bare = name;
 		r->file = rs_runview_str(f, "file", "");
 		rs_runview_num(f, "line", &line);
 		r->line = (long)line;
@@ -110,7 +145,28 @@ oom:
 		fnlist_release(out);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
+	if (out->n) {
+		double distinct;
+
+		if (rs_runview_num(summary, "distinct_functions", &distinct))
+			out->truncated = distinct > (double)out->n;
+		else
+			out->truncated = out->n >= SUMMARY_TOP;
+		out->self_cut = cut_of(out, 0);
+		out->total_cut = cut_of(out, 1);
+	}
 	return 0;
+}
+
+/*
+ * Whether `r`, present in one run only, may simply be below the cut of
+ * the other run's truncated list. Twice the cut: small functions move by
+ * that much from run to run without any code change.
+ */
+static int maybe_hidden(const struct fnrow *r, const struct fnlist *other)
+{
+	return other->truncated && r->self <= 2 * other->self_cut &&
+	       r->total <= 2 * other->total_cut;
 }
 
 static int key_of(struct rs_buf *b, const char *name, const char *file,
@@ -139,7 +195,7 @@ static json_t *index_rows(const struct fnlist *l, int with_name, int with_line)
 
 		if (l->rows[i].matched)
 			continue;
-		if (key_of(&k, l->rows[i].name, l->rows[i].file, l->rows[i].line,
+		if (key_of(&k, l->rows[i].bare, l->rows[i].file, l->rows[i].line,
 			   with_name, with_line))
 			goto fail;
 		if (json_object_get(map, k.ptr))
@@ -221,7 +277,7 @@ static int match_pass(struct rs_diff *d, size_t *alloc, struct fnlist *base,
 
 		if (h->matched)
 			continue;
-		err = key_of(&k, h->name, h->file, h->line, with_name, with_line);
+		err = key_of(&k, h->bare, h->file, h->line, with_name, with_line);
 		if (err)
 			goto out;
 		hi = json_integer_value(json_object_get(hmap, k.ptr));
@@ -233,7 +289,9 @@ static int match_pass(struct rs_diff *d, size_t *alloc, struct fnlist *base,
 		b = &base->rows[bi];
 		if (b->matched)
 			continue;
-		if (want_rename && !strcmp(b->name, h->name))
+		/* Same function under another `self` class (a base-class
+		 * method) is not a rename: the bare names must differ. */
+		if (want_rename && !strcmp(b->bare, h->bare))
 			continue;
 		/* A rename needs a real position: line 0 means "unknown". */
 		if (want_rename && h->line <= 0)
@@ -388,11 +446,13 @@ static char *dup_or_null(const char *s)
 int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		 const struct rs_diff_opts *opts)
 {
-	struct fnlist bl = { NULL, 0 }, hl = { NULL, 0 };
+	struct fnlist bl, hl;
 	struct rs_diff *d = NULL;
 	size_t alloc = 0, i;
 	int err;
 
+	memset(&bl, 0, sizeof(bl));
+	memset(&hl, 0, sizeof(hl));
 	if (!json_is_object(base) || !json_is_object(head))
 		return rs_error_set(RS_EUSAGE, "a run record is not a JSON object");
 	d = calloc(1, sizeof(*d));
@@ -421,12 +481,22 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		err = match_pass(d, &alloc, &bl, &hl, 0, 1, 1);
 	if (err)
 		goto out;
-	for (i = 0; !err && i < hl.n; i++)
-		if (!hl.rows[i].matched)
+	for (i = 0; !err && i < hl.n; i++) {
+		if (hl.rows[i].matched)
+			continue;
+		if (maybe_hidden(&hl.rows[i], &bl))
+			d->n_uncompared++;
+		else
 			err = push_func(d, &alloc, RS_FUNC_NEW, NULL, &hl.rows[i]);
-	for (i = 0; !err && i < bl.n; i++)
-		if (!bl.rows[i].matched)
+	}
+	for (i = 0; !err && i < bl.n; i++) {
+		if (bl.rows[i].matched)
+			continue;
+		if (maybe_hidden(&bl.rows[i], &hl))
+			d->n_uncompared++;
+		else
 			err = push_func(d, &alloc, RS_FUNC_VANISHED, &bl.rows[i], NULL);
+	}
 	if (err)
 		goto out;
 	if (d->n_funcs)

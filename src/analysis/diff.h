@@ -12,7 +12,10 @@
  *    the run's samples, matched across the runs by name and file; a
  *    function present on one side only is new or vanished, unless the
  *    other side has an unmatched function in the same file starting on
- *    the same line, which makes it a rename.
+ *    the same line under another name, which makes it a rename.
+ *    Stored summaries list only the top functions; a small function
+ *    listed on one side only may just be below the other side's cut,
+ *    so it is counted in n_uncompared instead of being called new.
  */
 #ifndef RS_ANALYSIS_DIFF_H
 #define RS_ANALYSIS_DIFF_H
@@ -57,6 +60,9 @@ struct rs_diff {
 	size_t n_metrics;
 	struct rs_func_delta *funcs;    /* sorted by |self change|, largest first */
 	size_t n_funcs;
+	size_t n_uncompared;            /* small functions listed on one side only:
+	                                   the other run's stored top list is cut
+	                                   above them, so they are left out */
 };
 
 struct rs_diff_opts {

@@ -202,6 +202,7 @@ static json_t *diff_json(const struct rs_diff *d)
 	}
 	for (i = 0; i < d->n_funcs; i++)
 		json_array_append_new(fs, func_json(&d->funcs[i]));
+	json_object_set_new(o, "uncompared_functions", json_integer((json_int_t)d->n_uncompared));
 	json_object_set_new(o, "metrics", ms);
 	json_object_set_new(o, "functions", fs);
 	return o;
@@ -409,6 +410,11 @@ static int render_diff_body(struct rs_buf *out, const struct rs_diff *d, int md,
 	TRY(func_section(out, d, md, top, RS_FUNC_VANISHED, 0, "Vanished functions"));
 	TRY(func_section(out, d, md, top, -1, 0, "Largest changes in own time"));
 	TRY(func_section(out, d, md, top, -1, 1, "Largest changes in total time"));
+	if (d->n_uncompared)
+		TRY(rs_buf_printf(out, md ? "\n_%zu small functions are in only one run's stored top list "
+					    "and are not compared._\n"
+					  : "\n%zu small functions are in only one run's stored top list "
+					    "and are not compared\n", d->n_uncompared));
 	return 0;
 }
 

@@ -215,7 +215,8 @@ static int fn_display(struct rs_buf *b, const json_t *f)
 	return rs_buf_puts(b, name);
 }
 
-/* Key of a function across runs: its name and file (lines move). */
+/* Key of a function across runs: its bare name and file (lines move,
+ * and the class of a base-class method's `self` varies). */
 static int fn_key(struct rs_buf *key, struct rs_buf *disp, const json_t *f)
 {
 	int err = fn_display(disp, f);
@@ -223,7 +224,7 @@ static int fn_key(struct rs_buf *key, struct rs_buf *disp, const json_t *f)
 	if (err)
 		return err;
 	rs_buf_clear(key);
-	return rs_buf_printf(key, "%s\x1f%s", disp->ptr,
+	return rs_buf_printf(key, "%s\x1f%s", rs_runview_str(f, "function", "<unknown>"),
 			     rs_runview_str(f, "file", ""));
 }
 

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# End-to-end test of the regression tools (issue 5) on a generated series
+# that mimics successive commits, recorded with `results add`:
+#   c1  three runs of the same code (different seeds, 2% timing noise)
+#   c2  a pure rename of one function
+#   c3  a new function taking ~10% of the time
+#   c4  the c3 code simulating twice the months (more work, same speed;
+#       6 and 12 months, so the model's start-up cost is small per month)
+#   c5  the c4 code, slower, but on another runner
+# and checks that:
+#   - check stays quiet on the noise re-runs and on the rename, flags c3
+#     (exit 1) naming the new function, passes c4 and reports its
+#     per-month duration unchanged, and refuses to compare c5 with runs
+#     of another runner;
+#   - compare reports the rename as a rename (text and json);
+#   - find locates the step at c3;
+#   - trend --json has the series and the change point.
+set -euo pipefail
+
+: "${RS_BIN_DIR:?set RS_BIN_DIR to the build directory}"
+
+find_bin() {
+	local name=$1 d
+	for d in "$RS_BIN_DIR" "$RS_BIN_DIR/src" "$RS_BIN_DIR/tests" "$RS_BIN_DIR/bin"; do
+		if [ -x "$d/$name" ]; then echo "$d/$name"; return 0; fi
+	done
+	return 1
+}
+RESULTS=$(find_bin results) || { echo "results binary not found under $RS_BIN_DIR"; exit 1; }
+GEN=$(find_bin gen-session) || { echo "gen-session not found under $RS_BIN_DIR"; exit 1; }
+
+T=$(mktemp -d /tmp/test_regress.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
+unset GITHUB_REF_NAME GITHUB_HEAD_REF RUNNER_NAME RESULTS_RECORDED_AT || true
+mkdir -p "$HOME"
+git config --global user.name "CI" && git config --global user.email ci@example.com
+git config --global init.defaultBranch main
+git lfs install --skip-repo >/dev/null
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok - $*"; }
+
+# Run the rest of the command line, expecting exit status $1; output in
+# $T/out and $T/err.
+expect_status() {
+	local want=$1; shift
+	local got=0
+	"$@" >"$T/out" 2>"$T/err" || got=$?
+	[ "$got" = "$want" ] || { cat "$T/out" "$T/err" >&2; fail "'$*' exited $got, expected $want"; }
+}
+has() { grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output lacks '$1' ($2)"; }; }
+hasnt() { ! grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output has '$1' ($2)"; }; }
+
+git init -q "$T/repo"
+cd "$T/repo"
+git config results.remote "file://$T/store"
+printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
+git add .gitattributes && git commit -qm "results repository"
+
+C1=c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1
+C2=c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2
+C3=c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3
+C4=c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4
+C5=c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5
+NEWFN=validate_population
+OLDFN=_shift
+RENAMED=_shift_groups
+
+CLOCK=1796097200
+# record <sha> <months> <runner> <gen-session options...>
+record() {
+	local sha=$1 months=$2 runner=$3; shift 3
+	CLOCK=$((CLOCK + 3600))
+	"$GEN" --population 100 --months "$months" "$@" -o "$T/s.pyisession"
+	printf '{"months": %s, "population": 100, "mem": {"peak_mb": 812}}\n' "$months" >"$T/stats.json"
+	RUNNER_NAME=$runner RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
+		--commit "$sha" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null
+}
+
+# --- c1: the same code three times, with noise -------------------------
+record $C1 6 ci-1 --seed 1 --noise 2
+record $C1 6 ci-1 --seed 2 --noise 2
+expect_status 0 "$RESULTS" check
+has "no regression" "first re-run"
+record $C1 6 ci-1 --seed 3 --noise 2
+expect_status 0 "$RESULTS" check --format json
+python3 - "$T/out" <<'PY' || fail "check json of a noise re-run"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["regressed"] is False, r
+assert r["noise_runs"] == 3, r["noise_runs"]
+assert len(r["baseline"]) == 2, r["baseline"]
+m = {x["name"]: x for x in r["metrics"]}
+assert m["duration/months"]["gating"] and not m["duration"]["gating"], m
+assert m["duration/months"]["band"] > 0, m
+PY
+pass "check is quiet on re-runs of the same commit; the band comes from them"
+
+# --- c2: a pure rename ---------------------------------------------------
+record $C2 6 ci-1 --seed 4 --noise 2 --rename "$OLDFN:$RENAMED"
+expect_status 0 "$RESULTS" check
+has "no regression" "rename"
+pass "check is quiet on a pure rename"
+expect_status 0 "$RESULTS" compare $C1 $C2
+has "Renamed functions" "compare text"
+has "$OLDFN -> $RENAMED" "compare text names both"
+hasnt "New functions" "a rename is not a new function"
+expect_status 0 "$RESULTS" compare $C1 $C2 --format json
+python3 - "$T/out" "$OLDFN" "$RENAMED" <<'PY' || fail "compare json of a rename"
+import json, sys
+d = json.load(open(sys.argv[1]))
+fs = d["functions"]
+ren = [f for f in fs if f["change"] == "renamed"]
+assert len(ren) == 1, ren
+assert ren[0]["old_function"] == sys.argv[2] and ren[0]["function"] == sys.argv[3], ren
+assert not [f for f in fs if f["change"] in ("new", "vanished") and
+            f["function"] in (sys.argv[2], sys.argv[3])], fs
+assert {m["name"] for m in d["metrics"]} >= {"duration", "cpu_time", "samples", "months",
+                                               "duration/months"}
+PY
+pass "compare reports the rename as a rename"
+
+# --- c3: a new function taking ~10% --------------------------------------
+record $C3 6 ci-1 --seed 5 --noise 2 --rename "$OLDFN:$RENAMED" --new-function "$NEWFN:0.10"
+expect_status 1 "$RESULTS" check
+has "REGRESSION" "slowdown flagged"
+has "functions responsible" "names functions"
+sed -n '/functions responsible/,$p' "$T/out" | sed -n 2p | grep -q "$NEWFN" \
+	|| { cat "$T/out" >&2; fail "the first function responsible is not $NEWFN"; }
+expect_status 1 "$RESULTS" check --format markdown
+has "## ❌ Performance check" "markdown heading"
+has "| metric | baseline | head |" "markdown table"
+has "\`$NEWFN\`" "markdown names the function"
+has "<details>" "markdown folds the full comparison"
+expect_status 0 "$RESULTS" check --threshold 60
+pass "check flags the new function (exit 1) and names it; a higher threshold passes"
+expect_status 0 "$RESULTS" compare $C2 $C3 --format markdown
+has "New functions" "compare lists the new function"
+has "\`$NEWFN\`" "compare names it"
+
+# --- c4: more simulated work, same code ---------------------------------
+record $C4 12 ci-1 --seed 6 --noise 2 --rename "$OLDFN:$RENAMED" --new-function "$NEWFN:0.10"
+expect_status 0 "$RESULTS" check --format json
+python3 - "$T/out" <<'PY' || fail "check json of the extra-work commit"
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = {x["name"]: x for x in r["metrics"]}
+assert r["regressed"] is False, r
+assert r["workload"] == "months", r["workload"]
+assert m["duration"]["rel"] > 0.6, m["duration"]         # twice the months ...
+assert abs(m["duration/months"]["rel"]) < 0.08, m["duration/months"]  # ... same speed
+assert not m["duration/months"]["regressed"]
+assert not m["duration"]["gating"]
+PY
+expect_status 1 "$RESULTS" check --no-workload
+pass "extra work: per-month duration unchanged, check passes (and flags it without normalising)"
+
+# --- c5: another runner --------------------------------------------------
+record $C5 12 other-runner --seed 7 --noise 2 --rename "$OLDFN:$RENAMED" --new-function "$NEWFN:0.10" --slow "sort_multi_index:4"
+expect_status 0 "$RESULTS" check
+has "nothing to check" "another runner has no baseline"
+expect_status 2 "$RESULTS" check --baseline $C4
+grep -q "another machine" "$T/err" || fail "explicit baseline from another runner: $(cat "$T/err")"
+pass "runs from another runner are not compared"
+
+# --- find ------------------------------------------------------------------
+expect_status 0 "$RESULTS" find $C1..$C4
+has "largest step in duration/months" "normalised metric"
+has "first after: .*commit $C3" "the step is at c3"
+has "last before: .*commit $C2" "the commit before it"
+expect_status 0 "$RESULTS" find $C1..$C4 --format json
+python3 - "$T/out" "$C3" <<'PY' || fail "find json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["first_after"]["commit"] == sys.argv[2], r
+assert 0.06 < r["rel"] < 0.2, r
+PY
+pass "find locates the slowdown at c3"
+
+# --- trend -------------------------------------------------------------------
+expect_status 0 "$RESULTS" trend --json --branch main --function "$NEWFN"
+python3 - "$T/out" "$NEWFN" <<'PY' || fail "trend json"
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert len(t["runs"]) == 7, len(t["runs"])
+names = [s["name"] for s in t["metrics"]]
+assert "duration" in names and "duration/months" in names, names
+f = t["functions"]
+assert len(f) == 1 and f[0]["function"] == sys.argv[2], f
+v = f[0]["values"]
+assert v[:4] == [0, 0, 0, 0] and all(x > 0 for x in v[4:]), v
+PY
+expect_status 0 "$RESULTS" trend --metric mem.peak_mb --metric samples
+has "mem.peak_mb" "any stat can be trended"
+pass "trend gives metric and function series"
+
+# --- errors ------------------------------------------------------------------
+expect_status 2 "$RESULTS" check deadbeef
+expect_status 2 "$RESULTS" check --window 3 --baseline $C1
+expect_status 4 "$RESULTS" compare $C1 deadbeef
+expect_status 2 "$RESULTS" compare $C1
+expect_status 2 "$RESULTS" find $C1
+expect_status 0 "$RESULTS" check --help
+has "exit status" "help"
+(cd "$T" && mkdir -p plain && cd plain && git init -q . && \
+	expect_status 2 "$RESULTS" check && expect_status 3 "$RESULTS" compare a b)
+pass "errors: check exits 2, the others their documented statuses"
+echo "all regression tests passed"
