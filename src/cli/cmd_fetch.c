@@ -15,6 +15,7 @@
  * content, as `git lfs checkout` would do; with -o DIR the session is
  * written to DIR/<run id>/<file> and the repository is left alone.
  */
+#define _GNU_SOURCE /* copy_file_range */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -94,10 +95,12 @@ static int open_store(struct fetcher *f)
 }
 
 /*
- * Copy `src` to a new file `dest` (atomically: temporary name, rename),
- * hashing on the way; RS_ECORRUPT unless it hashes to `oid`. Used for
- * objects already in the local LFS store: git-lfs trusts them, but a
- * copy we hand out should be as checked as a download.
+ * Copy `src` to a new file `dest` (atomically: temporary name, rename).
+ * With `oid`, hash on the way and fail with RS_ECORRUPT unless it matches:
+ * objects that were already in the local LFS store are trusted by git-lfs,
+ * but a copy we hand out should be as checked as a download. Without
+ * `oid` (the object was verified by the store a moment ago) the kernel
+ * copies it (copy_file_range).
  */
 static int copy_verified(const char *src, const char *dest, const struct rs_id *oid)
 {
@@ -107,7 +110,7 @@ static int copy_verified(const char *src, const char *dest, const struct rs_id *
 	struct rs_id got;
 	int in = -1, fd = -1, err;
 
-	if (!h || !block) {
+	if ((oid && !h) || !block) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
@@ -117,6 +120,28 @@ static int copy_verified(const char *src, const char *dest, const struct rs_id *
 		goto out;
 	}
 	err = rs_fs_tmpfile_near(&tmp, dest, &fd);
+	/* Just downloaded and checked by the store: let the kernel copy. */
+	while (err == 0 && !oid) {
+		ssize_t n = copy_file_range(in, NULL, fd, NULL, 1u << 30, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP ||
+			      errno == EINVAL)) {
+			rs_sha256_free(h);
+			h = NULL; /* fall back to read/write below, without hashing */
+			break;
+		}
+		if (n < 0)
+			err = rs_error_errno(RS_EGENERIC, "cannot copy '%s'", src);
+		if (n <= 0) {
+			if (err == 0) {
+				err = rs_fs_commit_tmp(fd, tmp.ptr, dest);
+				fd = -1;
+			}
+			goto out;
+		}
+	}
 	while (err == 0) {
 		ssize_t n = read(in, block, COPY_BLOCK);
 
@@ -126,13 +151,15 @@ static int copy_verified(const char *src, const char *dest, const struct rs_id *
 			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", src);
 		if (n <= 0)
 			break;
-		rs_sha256_update(h, block, (size_t)n);
+		if (h)
+			rs_sha256_update(h, block, (size_t)n);
 		err = rs_fs_write_all(fd, block, (size_t)n);
 	}
 	if (err)
 		goto out;
-	rs_sha256_final(h, &got);
-	if (rs_id_cmp(&got, oid) != 0) {
+	if (oid)
+		rs_sha256_final(h, &got);
+	if (oid && rs_id_cmp(&got, oid) != 0) {
 		err = rs_error_set(RS_ECORRUPT, "the local LFS object '%s' is damaged; delete it "
 				   "and fetch again", src);
 		goto out;
@@ -228,7 +255,7 @@ out:
  * user's: leave it. Returns 1 when the working-tree file holds the session.
  */
 static int checkout_file(struct fetcher *f, const char *rel, const char *object,
-			 const struct rs_pointer *p, const struct rs_buf *blob_text)
+			 const struct rs_pointer *p, const struct rs_buf *blob_text, int fresh)
 {
 	struct rs_buf full = RS_BUF_INIT, head = RS_BUF_INIT;
 	struct rs_pointer cur = RS_POINTER_INIT;
@@ -248,7 +275,7 @@ static int checkout_file(struct fetcher *f, const char *rel, const char *object,
 		    rs_id_cmp(&cur.oid, &p->oid) != 0)
 			goto out;
 	}
-	if (mkdir_parent(full.ptr) == 0 && copy_verified(object, full.ptr, &p->oid) == 0) {
+	if (mkdir_parent(full.ptr) == 0 && copy_verified(object, full.ptr, fresh ? NULL : &p->oid) == 0) {
 		placed = 1;
 		refresh_index_entry(f, rel, full.ptr, blob_text);
 	}
@@ -269,7 +296,7 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 	struct rs_pointer p = RS_POINTER_INIT;
 	struct rs_id want;
 	char hex[RS_ID_HEXSZ + 1];
-	int err, status = RS_EXIT_OTHER;
+	int err, status = RS_EXIT_OTHER, fresh = 0;
 
 	if (strstr(name, "..") || name[0] == '/' || !*name) {
 		status = rs_cli_fail(RS_EXIT_CORRUPT, "run %s names a bad file '%s'", run->id, name);
@@ -299,6 +326,7 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 		goto out;
 	}
 	if (rs_repo_lfs_has(f->repo, &p.oid, p.size) != 0) {
+		fresh = 1;
 		rs_error_clear();
 		if (f->outdir) {
 			/* Straight to DIR: the repository is left alone. */
@@ -334,7 +362,7 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 		status = RS_EXIT_OK;
 		goto out;
 	}
-	if (checkout_file(f, rel.ptr, object.ptr, &p, &text))
+	if (checkout_file(f, rel.ptr, object.ptr, &p, &text, fresh))
 		printf("%s%s\n", f->repo->workdir, rel.ptr);
 	else
 		printf("%s\n", object.ptr);

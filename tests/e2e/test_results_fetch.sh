@@ -78,6 +78,16 @@ expect_status 0 "$RESULTS" fetch "$id" -o "$T/out-dir"
 cmp -s "$T/out-dir/$id/b.pyisession" "$T/b.pyisession" || fail "-o session differs"
 [ "$(find .git/lfs/objects -type f | wc -l)" = 1 ] || fail "-o touched the LFS store"
 
+# A damaged object in the local LFS store is caught when copied out.
+obj=".git/lfs/objects/${oid:0:2}/${oid:2:2}/$oid"
+cp "$obj" "$T/obj.saved"
+chmod u+w "$obj"
+printf 'XXXX' | dd of="$obj" bs=1 seek=1000 conv=notrunc 2>/dev/null
+expect_status 7 "$RESULTS" fetch 1111111 -o "$T/out-damaged"
+one_line_error
+[ -z "$(find "$T/out-damaged" -type f 2>/dev/null)" ] || fail "a damaged copy was left"
+cp "$T/obj.saved" "$obj"
+
 # Errors: one line each, distinct statuses.
 expect_status 2 "$RESULTS" fetch
 expect_status 4 "$RESULTS" fetch 9999999
