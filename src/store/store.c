@@ -391,27 +391,38 @@ static int take_job(struct put_state *st, struct put_job *j)
 	return 0;
 }
 
-/* Check that every pack the manifest borrows from other pushes still exists. */
+/*
+ * Check that every pack the manifest borrows from other pushes still
+ * exists: both its .idx (a collector deletes that first, to mark the pack)
+ * and its .pack. A stat per borrowed pack, not per chunk.
+ */
 static int check_foreign_packs(struct put_state *st, int *missing)
 {
+	struct rs_remote *r = st->s->remote;
 	struct rs_buf key = RS_BUF_INIT;
 	uint32_t i, k;
 	int err = 0;
 
 	*missing = 0;
 	for (i = 0; !err && i < st->m.nchunks; i++) {
+		const struct rs_id *pack = &st->m.chunks[i].pack;
+
 		if (st->pack_of[i] >= 0)
 			continue;
 		for (k = 0; k < i; k++)
-			if (st->pack_of[k] < 0 && !rs_id_cmp(&st->m.chunks[k].pack, &st->m.chunks[i].pack))
+			if (st->pack_of[k] < 0 && !rs_id_cmp(&st->m.chunks[k].pack, pack))
 				break;
 		if (k < i)
 			continue; /* checked already */
-		err = rs_key_pack(&key, &st->m.chunks[i].pack);
+		err = rs_key_idx(&key, pack);
 		if (!err)
-			err = st->s->remote->stat(st->s->remote, key.ptr, NULL);
+			err = r->stat(r, key.ptr, NULL);
+		if (!err)
+			err = rs_key_pack(&key, pack);
+		if (!err)
+			err = r->stat(r, key.ptr, NULL);
 		if (err == RS_ENOTFOUND) {
-			rs_chunk_index_forget(st->s->index, &st->m.chunks[i].pack);
+			rs_chunk_index_forget(st->s->index, pack);
 			*missing = 1;
 			err = 0;
 		}

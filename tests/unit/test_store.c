@@ -361,6 +361,7 @@ static void test_vanished_pack_is_reuploaded(void **state)
 	/* The collector removes a's manifest and packs while s still knows them. */
 	assert_int_equal(rs_key_manifest(&key, &oa), 0);
 	assert_int_equal(f->remote->del(f->remote, key.ptr), 0);
+	assert_true(for_each_pack(f, ".idx", remove_file) >= 1);
 	assert_true(for_each_pack(f, ".pack", remove_file) >= 1);
 	assert_int_equal(rs_store_put_file(s, &ob, sb, b, NULL, NULL, &st), 0);
 	assert_int_equal(st.chunks_new, st.chunks);
@@ -390,6 +391,29 @@ static void *race(void *arg)
 		r->err = rs_store_put_file(s, &r->oid, r->size, r->src, NULL, NULL, NULL);
 	rs_store_free(s);
 	return NULL;
+}
+
+/* Only the .idx is gone (a collector marked the pack): do not borrow it. */
+static void test_marked_pack_is_not_borrowed(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	struct rs_store_put_stats st;
+	char a[400], b[400];
+	struct rs_id oa, ob;
+	uint64_t sa, sb;
+
+	path_in(a, sizeof(a), f, "a.pyisession");
+	path_in(b, sizeof(b), f, "b.pyisession");
+	write_sample(a, 8u << 20, 17, 0, 0);
+	write_sample(b, 8u << 20, 17, 6u << 20, 50);
+	file_id(a, &oa, &sa);
+	file_id(b, &ob, &sb);
+	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, &st), 0);
+	assert_true(for_each_pack(f, ".idx", remove_file) >= 1);
+	assert_int_equal(rs_store_put_file(s, &ob, sb, b, NULL, NULL, &st), 0);
+	assert_int_equal(st.chunks_new, st.chunks);
+	rs_store_free(s);
 }
 
 static void test_two_writers_at_once(void **state)
@@ -431,6 +455,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wrong_content_stores_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vanished_pack_is_reuploaded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_marked_pack_is_not_borrowed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_writers_at_once, setup, teardown),
 	};
 
