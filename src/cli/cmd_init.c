@@ -61,7 +61,8 @@ static const char usage[] =
 	"                 GIT_CONFIG_GLOBAL if set): a plain 'git clone' of the\n"
 	"                 repository --repo (default: this clone's origin) then\n"
 	"                 downloads through lfs-agent from --remote (default:\n"
-	"                 this clone's remote)\n";
+	"                 this clone's remote). A --repo ending in '/' is a\n"
+	"                 prefix: it covers every repository below it\n";
 
 /*
  * The lfs-agent to configure: --agent, else next to this binary (installed
@@ -514,7 +515,11 @@ static int init_global(const char *repo_arg, const char *remote_arg, const char 
 	}
 	if (err == 0)
 		err = check_remote_url(url.ptr);
-	if (err == 0)
+	/* "https://host/org/": a prefix, which git-lfs matches the way git
+	   matches http.<url>.* keys, covering every repository below it. */
+	if (err == 0 && repo_url.len && repo_url.ptr[repo_url.len - 1] == '/')
+		err = rs_url_strip_credentials(&endpoint, repo_url.ptr);
+	else if (err == 0)
 		err = rs_lfs_endpoint(&endpoint, repo_url.ptr);
 	if (err == 0)
 		err = rs_url_strip_credentials(&shown, url.ptr);

@@ -155,4 +155,26 @@ git lfs pull --include=runs/2026/01/02/a/one.pyisession --exclude= 2>"$T/pull.er
 	{ cat "$T/pull.err"; fail "git lfs pull with the global config only"; }
 cmp -s runs/2026/01/02/a/one.pyisession "$T/one.orig" || fail "pulled session differs (global)"
 
+# Credentials in the remote URL never reach a committed file or the output.
+git init -q "$T/cred"
+cd "$T/cred"
+expect_status 0 "$RESULTS" init --remote "https://user:s3cret@127.0.0.1:9/store"
+grep -q '"remote": "https://127.0.0.1:9/store"' .results.json || fail "marker: $(cat .results.json)"
+! git grep -q s3cret HEAD -- . || fail "a credential was committed"
+! grep -q s3cret "$T/out" "$T/err" || fail "a credential was printed"
+expect_status 5 "$RESULTS" doctor      # nothing listens on port 9
+! grep -q s3cret "$T/out" "$T/err" || fail "doctor printed a credential"
+
+# A prefix ("<dir>/") covers every repository below it.
+export HOME="$T/home3" GIT_CONFIG_GLOBAL="$T/home3/.gitconfig"
+mkdir -p "$HOME"
+cd "$T"
+expect_status 0 "$RESULTS" init --global --repo "file://$T/" --remote "file://$STORE"
+git config --global --get "lfs.file://$T/.standalonetransferagent" >/dev/null || fail "prefix key"
+git clone -q "$T/results.git" "$T/machine2" 2>"$T/clone.err" || { cat "$T/clone.err"; fail "clone"; }
+cd "$T/machine2"
+git lfs pull --include=runs/2026/01/02/a/one.pyisession --exclude= 2>"$T/pull.err" ||
+	{ cat "$T/pull.err"; fail "git lfs pull with a prefix key"; }
+cmp -s runs/2026/01/02/a/one.pyisession "$T/one.orig" || fail "pulled session differs (prefix)"
+
 echo "ok: test_results_init"
