@@ -437,7 +437,8 @@ static int webdav_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 				   r->display_url, key);
 		goto out;
 	}
-	*size_out = size;
+	if (size_out)
+		*size_out = size; /* callers may only ask whether it exists */
 out:
 	rs_buf_release(&url);
 	rs_buf_release(&v);
