@@ -899,6 +899,8 @@ static int on_open(struct rs_session_parser *p, int c, uint64_t off)
 				if (c != '[')
 					return type_error(p, off, "an array of frame strings", c);
 				p->start_stack_len = 0;
+				p->hdr.start_call_stack = NULL;
+				p->hdr.start_call_stack_len = 0;
 				role = ROLE_START_STACK;
 				break;
 			case KEY_SYS_PATH:
@@ -1301,6 +1303,8 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
 
 	if (p->failed)
 		return rs_error_set(p->failed, "%s", p->errmsg);
+	if (n == 0)
+		return 0;
 #define OFF(ptr) (p->consumed + (uint64_t)((ptr) - start))
 	if (p->partial && (err = resume_partial(p, &s, e)))
 		goto out;

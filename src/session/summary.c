@@ -105,7 +105,7 @@ static int new_node(struct rs_summary *s, uint32_t parent, uint32_t func, uint32
 	struct node *n;
 	int err;
 
-	if (s->nnodes >= RS_SUMMARY_MAX_NODES) {
+	if (s->nnodes >= s->opt.max_nodes) {
 		s->tree_truncated = 1;
 		*out = RS_INTERN_NONE;
 		return 0;
@@ -257,6 +257,8 @@ int rs_summary_new(struct rs_summary **out, const struct rs_summary_options *opt
 		s->opt.prune_fraction = 0.005;
 	if (!s->opt.max_depth)
 		s->opt.max_depth = 40;
+	if (!s->opt.max_nodes || s->opt.max_nodes > RS_SUMMARY_MAX_NODES)
+		s->opt.max_nodes = RS_SUMMARY_MAX_NODES;
 	cb.ctx = s;
 	cb.frame = on_frame;
 	cb.sample = on_sample;

@@ -38,13 +38,14 @@
 #include "util/buf.h"
 
 /* Call-tree nodes kept while reading; beyond this the tree stops growing. */
-#define RS_SUMMARY_MAX_NODES (4u << 20)
+#define RS_SUMMARY_MAX_NODES (1u << 20)
 
 struct rs_summary_options {
 	unsigned top_functions;   /* per ranking; 0: 50 */
 	unsigned top_files;       /* 0: 30 */
 	double prune_fraction;    /* tree nodes below this share of time are cut; 0: 0.005 */
 	unsigned max_depth;       /* tree levels below the root; 0: 40 */
+	unsigned max_nodes;       /* tree nodes kept while reading; 0: RS_SUMMARY_MAX_NODES */
 	/*
 	 * Optional: callbacks run after the summary's own for every event,
 	 * so another consumer (a codec, a diff) shares the same single pass.

@@ -568,6 +568,59 @@ static void test_recursion_rule(void **state)
 	json_decref(j);
 }
 
+/* Options: a tiny node cap truncates the tree, never the flat figures. */
+static void test_options(void **state)
+{
+	struct rs_summary_options opt = { 0 };
+	struct rs_summary *s;
+	json_t *j, *ref = summarise_file("tiny_pyinstrument_5.1.2.pyisession");
+	const json_t *tree;
+	size_t n;
+	char *buf = load("tiny_pyinstrument_5.1.2.pyisession", &n);
+
+	(void)state;
+	opt.max_nodes = 3;      /* [root], MainThread, <module> */
+	opt.top_functions = 2;
+	opt.top_files = 1;
+	assert_int_equal(rs_summary_new(&s, &opt), 0);
+	assert_int_equal(rs_summary_feed(s, buf, n), 0);
+	assert_int_equal(rs_summary_finish(s), 0);
+	assert_int_equal(rs_summary_json(s, &j), 0);
+	assert_true(json_is_true(json_object_get(j, "tree_truncated")));
+	assert_null(json_object_get(ref, "tree_truncated"));
+	tree = json_object_get(j, "tree");
+	assert_true(num(tree, "total") == num(ref, "sampled_time"));
+	assert_true(num(child(child(tree, 0), 0), "total") == num(ref, "sampled_time"));
+	assert_int_equal(json_array_size(json_object_get(child(child(tree, 0), 0), "children")), 0);
+	/* top 2 by self: <listcomp>, main; top 2 by total: MainThread, <module>
+	 * and main tie on total, self breaks the tie: main, then MainThread
+	 * (first seen). The union has 3. */
+	assert_int_equal(json_array_size(json_object_get(j, "functions")), 3);
+	function(j, "MainThread", "<thread>", 139802117968576);
+	assert_int_equal(json_array_size(json_object_get(j, "files")), 1);
+	assert_true(json_equal(json_object_get(j, "sampled_time"), json_object_get(ref, "sampled_time")));
+	assert_true(json_equal(json_array_get(json_object_get(j, "functions"), 0),
+			       json_array_get(json_object_get(ref, "functions"), 0)));
+	json_decref(j);
+	rs_summary_free(s);
+
+	/* depth 2: the tree stops at MainThread > <module> */
+	memset(&opt, 0, sizeof(opt));
+	opt.max_depth = 2;
+	assert_int_equal(rs_summary_new(&s, &opt), 0);
+	assert_int_equal(rs_summary_feed(s, buf, n), 0);
+	assert_int_equal(rs_summary_finish(s), 0);
+	assert_int_equal(rs_summary_json(s, &j), 0);
+	tree = child(child(json_object_get(j, "tree"), 0), 0);
+	assert_string_equal(json_string_value(json_object_get(tree, "function")), "<module>");
+	assert_int_equal(json_array_size(json_object_get(tree, "children")), 0);
+	assert_true(num(tree, "self") == 0);
+	json_decref(j);
+	rs_summary_free(s);
+	json_decref(ref);
+	free(buf);
+}
+
 /* ---- errors -------------------------------------------------------------- */
 
 static void test_truncated(void **state)
@@ -845,6 +898,7 @@ int main(void)
 		cmocka_unit_test(test_parser_callbacks),
 		cmocka_unit_test(test_summary_chain),
 		cmocka_unit_test(test_recursion_rule),
+		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_not_a_session),
 		cmocka_unit_test(test_minimal_and_empty),
