@@ -18,6 +18,7 @@ APT_PACKAGES=(
 APT_PACKAGES+=(
   nginx libnginx-mod-http-dav-ext openssl   # WebDAV test server (+HTTPS with a CA made at test time)
   iproute2                                  # bench/remotes.sh: network namespace, veth, tc netem
+  chromium                                  # tests/e2e/test_html.sh: headless rendering of trend/site pages
 )
 # Node.js may come from another packager (nodesource bundles npm): only
 # install Debian's when there is none.
@@ -44,4 +45,10 @@ fi
 # tests/servers/s3/package-lock.json.
 if [ -f "$here/tests/servers/s3/package.json" ]; then
   (cd "$here/tests/servers/s3" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# Headless Chromium driver for the HTML tests (playwright-core drives
+# Debian's chromium; it downloads no browser), pinned by
+# tests/browser/package-lock.json.
+if [ -f "$here/tests/browser/package.json" ]; then
+  (cd "$here/tests/browser" && npm ci --no-audit --no-fund --loglevel=error)
 fi

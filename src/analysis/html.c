@@ -122,25 +122,17 @@ static double xpos(size_t i, size_t n)
 	return n > 1 ? PAD_L + w * (double)i / (double)(n - 1) : PAD_L + w / 2;
 }
 
-/* Mean of up to 5 values on one side of index k (NAN skipped). */
-static double side_mean(const double *v, size_t n, size_t k, int after)
+/* Mean of v[from, to) (NAN skipped). */
+static double range_mean(const double *v, size_t from, size_t to)
 {
 	double sum = 0;
 	size_t got = 0, i;
 
-	if (after) {
-		for (i = k; i < n && got < 5; i++)
-			if (!isnan(v[i])) {
-				sum += v[i];
-				got++;
-			}
-	} else {
-		for (i = k; i-- > 0 && got < 5;)
-			if (!isnan(v[i])) {
-				sum += v[i];
-				got++;
-			}
-	}
+	for (i = from; i < to; i++)
+		if (!isnan(v[i])) {
+			sum += v[i];
+			got++;
+		}
 	return got ? sum / (double)got : NAN;
 }
 
@@ -220,7 +212,11 @@ int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
 	for (k = 0; !err && k < s->n_changes; k++) {
 		size_t c = s->changes[k];
 		double x = c ? (xpos(c - 1, t->n) + xpos(c, t->n)) / 2 : xpos(c, t->n);
-		double before = side_mean(s->v, t->n, c, 0), after = side_mean(s->v, t->n, c, 1);
+		/* the step between the levels on either side, each level
+		 * running to the neighbouring change point */
+		size_t from = k ? s->changes[k - 1] : 0;
+		size_t to = k + 1 < s->n_changes ? s->changes[k + 1] : t->n;
+		double before = range_mean(s->v, from, c), after = range_mean(s->v, c, to);
 		double rel = before != 0 ? (after - before) / fabs(before) * 100 : 0;
 
 		err = rs_buf_printf(out, "<line class=\"cp\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\">"

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# End-to-end test of the HTML outputs (issue 5): `results trend --html`
+# and `results site` on a generated series recorded with `results add`,
+# checked as files (self-contained, links resolve) and rendered in
+# headless Chromium (Debian's chromium via tests/browser/check_html.js):
+# charts laid out, a screenshot of a chart shows the line and the change
+# point, the run table sorts, the call tree folds, no network request.
+# Needs: chromium and `npm ci` in tests/browser (scripts/install-deps.sh).
+set -euo pipefail
+
+: "${RS_BIN_DIR:?set RS_BIN_DIR to the build directory}"
+: "${RS_SOURCE_DIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+
+find_bin() {
+	local name=$1 d
+	for d in "$RS_BIN_DIR" "$RS_BIN_DIR/src" "$RS_BIN_DIR/tests" "$RS_BIN_DIR/bin"; do
+		if [ -x "$d/$name" ]; then echo "$d/$name"; return 0; fi
+	done
+	return 1
+}
+RESULTS=$(find_bin results) || { echo "results binary not found under $RS_BIN_DIR"; exit 1; }
+GEN=$(find_bin gen-session) || { echo "gen-session not found under $RS_BIN_DIR"; exit 1; }
+BROWSER_DIR=$RS_SOURCE_DIR/tests/browser
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok - $*"; }
+[ -x "$CHROMIUM" ] || fail "no $CHROMIUM: run scripts/install-deps.sh (Debian package chromium)"
+[ -d "$BROWSER_DIR/node_modules/playwright-core" ] ||
+	fail "no playwright-core in $BROWSER_DIR: run scripts/install-deps.sh (npm ci there)"
+
+T=$(mktemp -d /tmp/test_html.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
+unset GITHUB_REF_NAME GITHUB_HEAD_REF RUNNER_NAME RESULTS_RECORDED_AT || true
+mkdir -p "$HOME"
+git config --global user.name "CI" && git config --global user.email ci@example.com
+git config --global init.defaultBranch main
+git lfs install --skip-repo >/dev/null
+
+git init -q "$T/repo"
+cd "$T/repo"
+git config results.remote "file://$T/store"
+printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
+git add .gitattributes && git commit -qm "results repository"
+
+CLOCK=1796097200
+record() {
+	local sha=$1; shift
+	CLOCK=$((CLOCK + 3600))
+	"$GEN" --population 100 --months 1 "$@" -o "$T/s.pyisession"
+	printf '{"months": 1, "mem": {"peak_mb": 700}}\n' >"$T/stats.json"
+	RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
+		--commit "$sha" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null
+}
+# three runs of the old code, three with a new function taking ~15%: one step
+for i in 1 2 3; do record "$(printf 'a%.0s' {1..39})$i" --seed $i; done
+for i in 4 5 6; do record "$(printf 'b%.0s' {1..39})$i" --seed $i --new-function slow_path:0.15; done
+
+# --- trend --html ------------------------------------------------------------
+"$RESULTS" trend --html "$T/repo/trends.html" --title "Nightly <profiling>" \
+	--commit-url "https://example.invalid/commit/{commit}" 2>/dev/null
+H=$T/repo/trends.html
+[ -s "$H" ] || fail "trend --html wrote nothing"
+grep -q "<title>Nightly &lt;profiling&gt;</title>" "$H" || fail "title not escaped"
+! grep -Eq '<(script|link|img)[^>]+(src|href)="(https?:)?//' "$H" || fail "the page loads something from the network"
+[ "$(grep -c '<svg' "$H")" -ge 4 ] || fail "fewer than 4 charts"
+grep -q 'class="cp"' "$H" || fail "no change point marked"
+# every point links to a committed summary.md that exists in the tree
+first_link=$(grep -o -m1 '<a href="runs/[^"]*summary.md"' "$H" | sed -n '1s/<a href="//; 1s/"$//p')
+[ -n "$first_link" ] && [ -f "$T/repo/$first_link" ] || fail "point link '$first_link' does not resolve"
+grep -q 'href="https://example.invalid/commit/bbbbbbb' "$H" || fail "commit links missing"
+pass "trend --html writes one self-contained page with charts, change points and links"
+
+node "$BROWSER_DIR/check_html.js" trend "$H" "$T/shots" 4 1 || fail "trend page in Chromium"
+pass "trend page renders in headless Chromium"
+
+# --- site ----------------------------------------------------------------------
+"$RESULTS" site "$T/site" --title "Nightly" 2>/dev/null
+for f in index.html trends.html; do [ -s "$T/site/$f" ] || fail "site lacks $f"; done
+[ "$(ls "$T/site/runs" | wc -l)" = 6 ] || fail "site should have 6 run pages: $(ls "$T/site/runs")"
+grep -q '<details' "$T/site/runs/"*-bbbbbbb.html || fail "run page lacks the call tree"
+node "$BROWSER_DIR/check_html.js" site "$T/site" "$T/shots" 6 4 || fail "site in Chromium"
+pass "site renders in headless Chromium: sortable index, run pages with call tree, trends"
+
+# --- errors ----------------------------------------------------------------------
+code=0; "$RESULTS" trend --format markdown >/dev/null 2>&1 || code=$?
+[ "$code" = 2 ] || fail "trend --format markdown should exit 2, got $code"
+code=0; "$RESULTS" site >/dev/null 2>&1 || code=$?
+[ "$code" = 2 ] || fail "site without a directory should exit 2, got $code"
+pass "usage errors exit 2"
+echo "all html tests passed"
