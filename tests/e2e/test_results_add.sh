@@ -281,6 +281,14 @@ git config results.remote "file://$T/store"
 "$RESULTS" show 20261201-035320-ci-1234aaa | has "first run" || fail "show by run id in the clone"
 pass "list/show work in a clone without session objects"
 
+# A damaged index is reported with its file and line (exit 7).
+printf 'not json\n' >>index/2026-12.jsonl
+git commit -qam "break the index"
+expect_status 7 "$RESULTS" list --limit 0
+has "index/2026-12.jsonl:5" "$T/err" || fail "corrupt index message: $(cat "$T/err")"
+expect_status 7 "$RESULTS" show 1234b
+pass "a damaged index line: exit 7, message names the shard and line"
+
 # --- not a results repository ------------------------------------------
 git init -q "$T/plain"
 cd "$T/plain"
