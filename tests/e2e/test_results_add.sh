@@ -245,7 +245,7 @@ diff -u "$T/before" "$T/after" || fail "a refused add left something behind"
 pass "non-sessions refused (exit 2, mentions --raw); a bad file after a good one leaves nothing"
 
 # --raw stores an opaque file, with no summary.
-"$RESULTS" add "$T/notes.txt" --raw --commit "$SHA_A" --trigger raw >/dev/null
+RESULTS_RECORDED_AT=1795000000 "$RESULTS" add "$T/notes.txt" --raw --commit "$SHA_A" --trigger raw >/dev/null
 RUN3=$(git show --name-only --format= HEAD | grep '/run.json$' | xargs dirname)
 git show "HEAD:$RUN3/run.json" | python3 -c '
 import json, sys
