@@ -92,13 +92,22 @@ $SRV tc qdisc add dev rsb-s root tbf rate "$RATE" burst 64kb latency 50ms
 # listening on rsb-srv's 127.0.0.1:<target>. Sets RELAY_PORT.
 relay() { # target-port
 	RELAY_PORT=$(( 20000 + ${#relay_pids[@]} ))
-	$SRV node "$src/bench/delay-relay.js" 10.77.0.2 "$RELAY_PORT" 127.0.0.1 "$1" "$DELAY" >"$W/relay.$RELAY_PORT" 2>&1 &
+	RELAY_STATS="$W/relay.$RELAY_PORT.stats"
+	$SRV node "$src/bench/delay-relay.js" 10.77.0.2 "$RELAY_PORT" 127.0.0.1 "$1" "$DELAY" "$RELAY_STATS" >"$W/relay.$RELAY_PORT" 2>&1 &
 	relay_pids+=($!)
 	for _ in $(seq 50); do grep -q ready "$W/relay.$RELAY_PORT" && return 0; sleep 0.1; done
 	die "relay on $RELAY_PORT did not start"
 }
 
 now() { date +%s.%N; }
+# UP_BYTES/DOWN_BYTES: what crossed the current relay so far (0 without one).
+RELAY_STATS=
+relay_bytes() {
+	UP_BYTES=0 DOWN_BYTES=0
+	if [ -n "$RELAY_STATS" ] && [ -f "$RELAY_STATS" ]; then
+		read -r _ UP_BYTES _ DOWN_BYTES <"$RELAY_STATS"
+	fi
+}
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 mbps() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.1f", n / 1e6 / s }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
@@ -125,20 +134,26 @@ push_fetch() {
 	git clone -q "$W/$name.git" "$W/$name.ci" 2>/dev/null
 	(cd "$W/$name.ci" &&
 		$CLI env RESULTS_CACHE_DIR="$W/cache/push" "$BIN/src/results" init --remote "$url" >/dev/null &&
-		RESULTS_RECORDED_AT=1764494000 "$BIN/src/results" add "$W/session.pyisession" --commit $SHA --trigger bench >/dev/null)
+		RESULTS_RECORDED_AT=1764494000 "$BIN/src/results" add "$W/session.pyisession" --commit $SHA --trigger bench >/dev/null) ||
+		{ echo "remotes.sh: $name: results init/add failed" >&2; return 1; }
+	relay_bytes; before_up=$UP_BYTES
 	t0=$(now)
 	(cd "$W/$name.ci" && $CLI env RESULTS_CACHE_DIR="$W/cache/push" git push -q origin main) 2>"$W/$name.push.err" ||
-		{ cat "$W/$name.push.err" >&2; die "$name: push failed"; }
+		{ tail -3 "$W/$name.push.err" >&2; echo "remotes.sh: $name: push failed" >&2; return 1; }
 	t1=$(now)
 	PUSH_S=$(secs "$t0" "$t1")
+	sleep 0.2; relay_bytes; PUSH_BYTES=$((UP_BYTES - before_up))
 	git clone -q "$W/$name.git" "$W/$name.dev" 2>/dev/null
-	(cd "$W/$name.dev" && $CLI env RESULTS_CACHE_DIR="$W/cache/fetch" "$BIN/src/results" init >/dev/null)
+	(cd "$W/$name.dev" && $CLI env RESULTS_CACHE_DIR="$W/cache/fetch" "$BIN/src/results" init >/dev/null) ||
+		{ echo "remotes.sh: $name: results init in the clone failed" >&2; return 1; }
+	relay_bytes; before_down=$DOWN_BYTES
 	t0=$(now)
 	out=$(cd "$W/$name.dev" && $CLI env RESULTS_CACHE_DIR="$W/cache/fetch" "$BIN/src/results" fetch 1234567 -o "$W/$name.out" 2>"$W/$name.fetch.err") ||
-		{ cat "$W/$name.fetch.err" >&2; die "$name: fetch failed"; }
+		{ cat "$W/$name.fetch.err" >&2; echo "remotes.sh: $name: fetch failed" >&2; return 1; }
 	t1=$(now)
 	FETCH_S=$(secs "$t0" "$t1")
-	cmp -s "$out" "$W/session.pyisession" || die "$name: the fetched session differs"
+	sleep 0.2; relay_bytes; FETCH_BYTES=$((DOWN_BYTES - before_down))
+	cmp -s "$out" "$W/session.pyisession" || { echo "remotes.sh: $name: the fetched session differs" >&2; return 1; }
 }
 
 # raw_curl UPLOAD_URL: time a plain PUT and GET of the session file.
@@ -156,9 +171,15 @@ raw_curl() {
 	rm -f "$W/raw.down"
 }
 
+fail_row() { # name what
+	rows+=("$(printf '%-8s %s' "$1" "$2 failed (see above)")")
+}
+
 add_row() { # name push fetch raw-up raw-down note
-	rows+=("$(printf '%-8s %8s %9s %9s %9s %9s %9s %7s %7s  %s' "$1" \
-		"$2" "$(mbps "$BYTES" "$2")" "$3" "$(mbps "$BYTES" "$3")" \
+	local moved=-
+	[ "${PUSH_BYTES:-0}" -gt 0 ] && moved="$(awk -v u="$PUSH_BYTES" -v d="$FETCH_BYTES" 'BEGIN { printf "%.1f/%.1f", u / 1e6, d / 1e6 }')"
+	rows+=("$(printf '%-8s %8s %9s %9s %9s %11s %9s %9s %7s %7s  %s' "$1" \
+		"$2" "$(mbps "$BYTES" "$2")" "$3" "$(mbps "$BYTES" "$3")" "$moved" \
 		"${4:--}" "${5:--}" \
 		"$([ -n "$4" ] && ratio "$4" "$2" || echo -)" "$([ -n "$5" ] && ratio "$5" "$3" || echo -)" "$6")")
 }
@@ -166,7 +187,8 @@ add_row() { # name push fetch raw-up raw-down note
 for backend in $BACKENDS; do
 	case "$backend" in
 	folder)
-		push_fetch folder "file://$W/folder-store"
+		RELAY_STATS=
+		push_fetch folder "file://$W/folder-store" || { fail_row folder "push or fetch"; continue; }
 		add_row folder "$PUSH_S" "$FETCH_S" "" "" "local disk, no link"
 		;;
 	s3)
@@ -174,9 +196,9 @@ for backend in $BACKENDS; do
 		s3port=$(sed -n 's|^S3RVER_URL=http://127.0.0.1:||p' "$W/s3.env")
 		relay "$s3port"
 		export AWS_ENDPOINT_URL="http://10.77.0.2:$RELAY_PORT" AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
-		push_fetch s3 "s3://results-bench/store"
 		raw_curl "http://10.77.0.2:$RELAY_PORT/results-bench/raw/session.pyisession"
 		raw_s3_up=$RAW_UP_S raw_s3_down=$RAW_DOWN_S
+		push_fetch s3 "s3://results-bench/store" || { fail_row s3 "push or fetch"; continue; }
 		add_row s3 "$PUSH_S" "$FETCH_S" "$RAW_UP_S" "$RAW_DOWN_S" "s3rver"
 		;;
 	webdav)
@@ -185,8 +207,8 @@ for backend in $BACKENDS; do
 		fi
 		eval "$($SRV bash "$src/tests/servers/webdav.sh" start "$W/webdav")"
 		relay "$(echo "$RS_WEBDAV_URL" | sed -n 's|^http://127.0.0.1:\([0-9]*\)/.*|\1|p')"
-		push_fetch webdav "http://10.77.0.2:$RELAY_PORT/store"
 		raw_curl "http://10.77.0.2:$RELAY_PORT/raw.pyisession"
+		push_fetch webdav "http://10.77.0.2:$RELAY_PORT/store" || { fail_row webdav "push or fetch"; continue; }
 		add_row webdav "$PUSH_S" "$FETCH_S" "$RAW_UP_S" "$RAW_DOWN_S" "nginx"
 		;;
 	azure)
@@ -197,7 +219,7 @@ for backend in $BACKENDS; do
 		relay "$(echo "$RS_AZURITE_ENDPOINT" | sed -n 's|^http://127.0.0.1:\([0-9]*\)/.*|\1|p')"
 		AZURE_STORAGE_CONNECTION_STRING=$(echo "$RS_AZURITE_CONNECTION_STRING" | sed "s|127.0.0.1:[0-9]*|10.77.0.2:$RELAY_PORT|")
 		export AZURE_STORAGE_CONNECTION_STRING
-		push_fetch azure "azure://devstoreaccount1/bench/store"
+		push_fetch azure "azure://devstoreaccount1/bench/store" || { fail_row azure "push or fetch"; continue; }
 		add_row azure "$PUSH_S" "$FETCH_S" "$raw_s3_up" "$raw_s3_down" "azurite; raw = the s3 row's curl"
 		;;
 	*) die "unknown backend '$backend'" ;;
@@ -206,6 +228,7 @@ done
 
 echo
 echo "session: $BYTES bytes; link: $RATE each way (tc tbf), ${DELAY} ms each way by the relay ($((2 * DELAY)) ms round trip)"
-printf '%-8s %8s %9s %9s %9s %9s %9s %7s %7s  %s\n' backend push_s push_MB/s fetch_s fetch_MB/s raw_up_s raw_dn_s up_x down_x note
+printf '%-8s %8s %9s %9s %9s %11s %9s %9s %7s %7s  %s\n' backend push_s push_MB/s fetch_s fetch_MB/s moved_MB raw_up_s raw_dn_s up_x down_x note
 for r in "${rows[@]}"; do echo "$r"; done
-echo "(MB/s = session bytes / time; up_x = raw upload time / push time; down_x = raw download time / fetch time)"
+echo "(MB/s = session bytes / time; moved_MB = bytes that crossed the link up during push / down during fetch;"
+echo " up_x = raw upload time / push time; down_x = raw download time / fetch time)"
