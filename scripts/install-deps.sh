@@ -36,19 +36,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# npm test servers, pinned by tests/servers/package-lock.json.
+# npm packages of the test servers and the browser tests, each folder
+# pinned by its package-lock.json. `npm ci` reinstalls from scratch, which
+# takes minutes for azurite, so a folder whose lock file has not changed
+# since the last install is left alone.
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [ -f "$here/tests/servers/package.json" ]; then
-  (cd "$here/tests/servers" && npm ci --no-audit --no-fund --loglevel=error)
-fi
-# S3 test servers (s3rver, @smithy/signature-v4), pinned by
-# tests/servers/s3/package-lock.json.
-if [ -f "$here/tests/servers/s3/package.json" ]; then
-  (cd "$here/tests/servers/s3" && npm ci --no-audit --no-fund --loglevel=error)
-fi
-# Headless Chromium driver for the HTML tests (playwright-core drives
-# Debian's chromium; it downloads no browser), pinned by
-# tests/browser/package-lock.json.
-if [ -f "$here/tests/browser/package.json" ]; then
-  (cd "$here/tests/browser" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+npm_folder() {
+  local dir="$here/$1" stamp want
+  [ -f "$dir/package.json" ] || return 0
+  stamp="$dir/node_modules/.results-installed"
+  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    return 0
+  fi
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want" > "$stamp"
+}
+npm_folder tests/servers      # azurite (Azure Storage emulator), fault proxy
+npm_folder tests/servers/s3   # s3rver, @smithy/signature-v4 (SigV4 cross-check)
+npm_folder tests/browser      # playwright-core driving Debian's chromium (downloads no browser)
