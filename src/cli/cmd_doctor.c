@@ -128,10 +128,12 @@ static void check_agent(struct doctor *d)
 {
 	struct rs_buf name = RS_BUF_INIT, key = RS_BUF_INIT, val = RS_BUF_INIT;
 	struct rs_buf endpoint = RS_BUF_INIT;
-	git_remote *origin = NULL;
+	struct rs_buf origin = RS_BUF_INIT;
 
-	if (git_remote_lookup(&origin, d->repo->git, "origin") == 0 && git_remote_url(origin) &&
-	    rs_lfs_endpoint(&endpoint, git_remote_url(origin)) == 0) {
+	/* remote.origin.url read directly: git_remote_lookup leaks pcre2 match
+	   data (libgit2 1.5 with Debian's pcre2), which fails the ASan run. */
+	if (config(d, "remote.origin.url", &origin) &&
+	    rs_lfs_endpoint(&endpoint, origin.ptr) == 0) {
 		rs_buf_printf(&key, "lfs.%s.standalonetransferagent", endpoint.ptr);
 		if (config(d, key.ptr, &val))
 			rs_buf_puts(&name, val.ptr);
@@ -167,7 +169,7 @@ static void check_agent(struct doctor *d)
 		    "so per-repository agent settings may not apply; 'git config --unset lfs.url' "
 		    "unless you need it", val.ptr);
 out:
-	git_remote_free(origin);
+	rs_buf_release(&origin);
 	rs_buf_release(&name);
 	rs_buf_release(&key);
 	rs_buf_release(&val);

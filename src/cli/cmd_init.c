@@ -487,7 +487,6 @@ static int init_global(const char *repo_arg, const char *remote_arg, const char 
 	struct rs_buf endpoint = RS_BUF_INIT, path = RS_BUF_INIT, key = RS_BUF_INIT;
 	struct rs_buf args = RS_BUF_INIT, name = RS_BUF_INIT, shown = RS_BUF_INIT;
 	git_config *cfg = NULL;
-	git_remote *origin = NULL;
 	struct rs_id h;
 	char hex[RS_ID_HEXSZ + 1];
 	int err = 0, status = RS_EXIT_OTHER, changes = 0;
@@ -501,8 +500,9 @@ static int init_global(const char *repo_arg, const char *remote_arg, const char 
 	}
 	if (repo_arg) {
 		err = rs_buf_puts(&repo_url, repo_arg);
-	} else if (git_remote_lookup(&origin, r->git, "origin") == 0 && git_remote_url(origin)) {
-		err = rs_buf_puts(&repo_url, git_remote_url(origin));
+	} else if (rs_repo_config_get(r, "remote.origin.url", &repo_url) == 0) {
+		/* Not git_remote_lookup: it leaks pcre2 match data (libgit2 1.5). */
+		err = 0;
 	} else {
 		status = rs_cli_fail(RS_EXIT_USAGE, "this clone has no 'origin': give --repo GIT-URL");
 		goto out;
@@ -580,7 +580,6 @@ static int init_global(const char *repo_arg, const char *remote_arg, const char 
 	printf("git config: %s (%s)\n", changes ? "updated" : "already set", path.ptr);
 	status = RS_EXIT_OK;
 out:
-	git_remote_free(origin);
 	git_config_free(cfg);
 	rs_buf_release(&repo_url);
 	rs_buf_release(&url);
