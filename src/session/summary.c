@@ -808,6 +808,9 @@ static int md_functions(struct rs_buf *b, const json_t *summary, const char *tit
 		int ok;
 		double self = num(v[i], "self", &ok), total = num(v[i], "total", &ok);
 
+		/* the own-time table lists only functions that had own time */
+		if (cmp == by_self && !(self > 0))
+			break;
 		rs_buf_printf(b, "| %zu | ", i + 1);
 		md_function_name(b, v[i]);
 		rs_buf_puts(b, " | ");

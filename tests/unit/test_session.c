@@ -301,6 +301,23 @@ static void test_tiny_4_layouts(void **state)
 	assert_null(json_object_get(f, "class"));
 	f = function(j, "step", "/home/user/tiny/tiny_workload.py", 8);
 	assert_true(fabs(num(f, "total") - 0.10064418899992233) < EPS);
+	{
+		/* the own-time table stops at the last function with own time */
+		struct rs_buf md = RS_BUF_INIT;
+		char *own, *tot;
+
+		assert_int_equal(rs_summary_markdown(j, &md), 0);
+		own = strstr(md.ptr, "by own time");
+		tot = strstr(md.ptr, "by total time");
+		assert_non_null(own);
+		assert_non_null(tot);
+		*tot = '\0';
+		assert_non_null(strstr(own, "| 3 | `sorted` | `<built-in>` | 0.001 s | 1.0% |"));
+		assert_null(strstr(own, "| 4 |"));
+		assert_non_null(strstr(md.ptr, "| Interval | 2.16 ms (mean per sample) |"));
+		assert_non_null(strstr(md.ptr, "| Session format | pyinstrument 4.x |"));
+		rs_buf_release(&md);
+	}
 	json_decref(j);
 
 	j = summarise_file("tiny_pyinstrument_4.6.2.pyisession");
@@ -565,6 +582,22 @@ static void test_recursion_rule(void **state)
 	/* pyinstrument 4 order and no target: layout 4 */
 	assert_string_equal(json_string_value(json_object_get(j, "layout")), "4");
 	assert_true(json_is_null(json_object_get(j, "target")));
+	json_decref(j);
+}
+
+/* Frames at the same depth whose spellings are prefixes of each other. */
+static void test_same_depth_prefixes(void **state)
+{
+	const char *in =
+		"{\"frame_records\":[[[\"x\",\"abc\"],1.0],[[\"x\",\"ab\"],2.0],"
+		"[[\"x\",\"abcd\"],4.0],[[\"x\",\"ab\"],8.0],[[\"x\",\"a\\u0062\"],16.0]]}";
+	json_t *j = summarise_ok(in, strlen(in), 0);
+
+	(void)state;
+	assert_true(num(function(j, "abc", "", 0), "self") == 1.0);
+	assert_true(num(function(j, "ab", "", 0), "self") == 26.0);
+	assert_true(num(function(j, "abcd", "", 0), "self") == 4.0);
+	assert_int_equal(json_integer_value(json_object_get(j, "distinct_frames")), 4);
 	json_decref(j);
 }
 
@@ -899,6 +932,7 @@ int main(void)
 		cmocka_unit_test(test_summary_chain),
 		cmocka_unit_test(test_recursion_rule),
 		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_same_depth_prefixes),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_not_a_session),
 		cmocka_unit_test(test_minimal_and_empty),
