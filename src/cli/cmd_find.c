@@ -96,6 +96,10 @@ int cmd_find(int argc, char **argv)
 		lo = hi;
 		hi = tmp;
 	}
+	/* A commit named as the start stands for all of its runs (resolve
+	 * picks the newest): take the range from its first run. */
+	while (lo > 0 && !strcmp(sel.idx.runs[lo - 1].commit, sel.idx.runs[lo].commit))
+		lo--;
 	if (!branch)
 		branch = sel.idx.runs[hi].branch;
 	range = calloc(hi - lo + 1, sizeof(*range));
