@@ -57,13 +57,13 @@ git clone -q "$W/results.git" "$W/dev"
 cd "$W/dev"
 results init
 echo "clone size: $(du -sh .git | cut -f1) (.git), sessions in the working tree are pointers:"
-find . -name '*.pyisession' -not -path './.git/*' -exec head -c 120 {} \; -quit
-echo
+find . -name '*.pyisession' -not -path './.git/*' -exec cat {} \; -quit
 results list
 results compare 1111111 2222222 || true
 
 say "fetch one raw session on demand, verified byte for byte"
-results fetch 2222222 -o "$W/fetched"
-cmp "$W/run2.pyisession" "$W/fetched/"*.pyisession && echo "fetched session is identical to the recorded one"
+fetched=$(results fetch 2222222 -o "$W/fetched" | tail -1)
+echo "$fetched"
+cmp "$W/run2.pyisession" "$fetched" && echo "the fetched session is identical to the recorded one"
 
 say "done: everything is in $W"
