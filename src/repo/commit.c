@@ -207,6 +207,9 @@ int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
 	size_t i, j, nupdates = 0;
 	int gerr, err = 0, unborn = 0, committed = 0;
 
+	if (changed)
+		*changed = 0;
+
 	if (!opts || !opts->message || !opts->message[0])
 		return rs_error_set(RS_EUSAGE, "a commit needs a message");
 	for (i = 0; i < nfiles; i++) {
@@ -376,6 +379,10 @@ int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
 		goto out;
 	}
 	committed = 1;
+	if (commit_hex_out)
+		git_oid_tostr(commit_hex_out, GIT_OID_HEXSZ + 1, &commit_id);
+	if (changed)
+		*changed = 1;
 
 	/* 6. Working tree and index. */
 	for (i = 0; i < nfiles; i++) {
@@ -406,10 +413,6 @@ int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
 		err = git_fail(RS_EGENERIC, "cannot write the index");
 		goto out;
 	}
-	if (commit_hex_out)
-		git_oid_tostr(commit_hex_out, GIT_OID_HEXSZ + 1, &commit_id);
-	if (changed)
-		*changed = 1;
 out:
 	if (err && committed) {
 		char hex[GIT_OID_HEXSZ + 1];

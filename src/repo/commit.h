@@ -64,6 +64,12 @@ struct rs_commit_options {
  * Returns 0; RS_EUSAGE for a bad path, an empty message or local changes
  * in the way; RS_ERETRY when HEAD moved during the call; RS_EGENERIC for
  * libgit2 or I/O failures (message says which).
+ *
+ * On an error after the commit point (the branch moved, but writing the
+ * working tree or index failed, which the message says how to repair),
+ * `*changed` is 1 and `commit_hex_out` holds the new commit: the commit
+ * exists, so the caller must not undo what it refers to (LFS objects).
+ * On every other error `*changed` is 0 and nothing changed.
  */
 int rs_commit_files(struct rs_repo *repo, const struct rs_commit_file *files,
 		    size_t nfiles, const struct rs_commit_options *opts,

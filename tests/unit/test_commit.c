@@ -282,6 +282,31 @@ static void test_locked_branch_changes_nothing(void **state)
 	rs_buf_release(&full);
 }
 
+/* The index cannot be written after the branch moved: the commit exists and says so. */
+static void test_error_after_commit_point(void **state)
+{
+	struct fixture *fx = *state;
+	char hex[GIT_OID_HEXSZ + 1], head[GIT_OID_HEXSZ + 1];
+	struct rs_buf lock = RS_BUF_INIT;
+	int changed = -1;
+
+	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
+	rs_buf_printf(&lock, "%s/.git/index.lock", fx->dir);
+	assert_int_equal(rs_fs_write_file_atomic(lock.ptr, "", 0), 0);
+	assert_int_equal(commit2(fx, "b.txt", "beta\n", NULL, NULL, hex, &changed), RS_EGENERIC);
+	assert_int_equal(changed, 1);
+	head_hex(fx, head);
+	assert_string_equal(hex, head);
+	assert_non_null(strstr(rs_error_message(), "git reset --hard"));
+	assert_tree_file(fx, "b.txt", "beta\n");
+	unlink(lock.ptr);
+
+	/* Any earlier error: changed is 0. */
+	assert_int_equal(commit2(fx, "../x", "x", NULL, NULL, NULL, &changed), RS_EUSAGE);
+	assert_int_equal(changed, 0);
+	rs_buf_release(&lock);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +316,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuses_to_overwrite_local_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locked_branch_changes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_error_after_commit_point, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
