@@ -29,6 +29,7 @@ const struct rs_command rs_commands[] = {
 	{ "trend", cmd_trend, "metric and function series across runs; --html for charts" },
 	{ "find", cmd_find, "locate the largest step change of a metric over a range of runs" },
 	{ "site", cmd_site, "write a static HTML site of the runs and their trends" },
+	{ "export", cmd_export, "convert a run's session to speedscope JSON or collapsed stacks" },
 	{ "help", cmd_help, "show help for results or a command" },
 	{ "version", cmd_version, "print the version" },
 };

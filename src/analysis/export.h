@@ -1,0 +1,43 @@
+/*
+ * rs_export: convert a pyinstrument session, streamed through the one
+ * session parser, to formats flame-graph tools read:
+ *
+ *  - collapsed stacks ("root;caller;callee weight" per line, the input of
+ *    flamegraph.pl, inferno, speedscope and others); the weight is the
+ *    record's time in microseconds (pyinstrument merges identical
+ *    consecutive samples into one record, so counts would mislead). Lines
+ *    are written as records are read; tools add up repeated stacks.
+ *  - speedscope's JSON file format (one "sampled" profile, unit seconds,
+ *    frames shared per function -- a function's frames at different
+ *    executing lines are one frame).
+ *
+ * Frame names are "function (file:line)", with "Class." in front when the
+ * session names a class; ';' in names becomes ':' in collapsed output.
+ *
+ * Memory: collapsed output holds nothing but the parser's frame tables;
+ * speedscope holds one double per record (the weights are written after
+ * the samples).
+ */
+#ifndef RS_ANALYSIS_EXPORT_H
+#define RS_ANALYSIS_EXPORT_H
+
+#include <stdio.h>
+
+enum rs_export_format {
+	RS_EXPORT_COLLAPSED = 0,
+	RS_EXPORT_SPEEDSCOPE,
+};
+
+/* "collapsed", "speedscope"; RS_EUSAGE otherwise. */
+int rs_export_format_parse(enum rs_export_format *out, const char *name);
+
+/*
+ * Read the session at `session_path` and write it to `out` in `fmt`.
+ * `name` labels the profile (speedscope). Returns 0, RS_ENOTFOUND (no
+ * file), the parser's RS_ECORRUPT / RS_EUSAGE, or RS_EGENERIC (I/O, out
+ * of memory).
+ */
+int rs_export_session(FILE *out, const char *session_path,
+		      enum rs_export_format fmt, const char *name);
+
+#endif

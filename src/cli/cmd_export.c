@@ -1,0 +1,171 @@
+/*
+ * `results export <run> --format speedscope|collapsed`: convert a run's
+ * session for flame-graph tools. The session is read from the local LFS
+ * store; when it is not there, `results fetch` (the same program, as a
+ * child process, so there is one download path) brings it first.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "analysis/export.h"
+#include "cli/cli.h"
+#include "cli/runsel.h"
+#include "util/error.h"
+#include "util/hash.h"
+
+static const char usage[] =
+	"usage: results export <run-or-commit | session-file> --format speedscope|collapsed\n"
+	"                      [-o FILE]\n"
+	"\n"
+	"Convert a run's session to speedscope JSON (open it at speedscope.app or\n"
+	"in the speedscope desktop app) or to collapsed stacks\n"
+	"(\"frame;frame;frame weight\" lines, weight in microseconds) for\n"
+	"flamegraph.pl, inferno and other flame-graph tools. The session is\n"
+	"fetched on demand (see 'results fetch') unless the local LFS store has\n"
+	"it. A path to a .pyisession file is converted directly.\n"
+	"\n"
+	"exit status: 0 ok, 2 bad usage, 3 not a results repository, 4 unknown\n"
+	"run, 5 remote unreachable, 6 object missing on the remote, 7 corrupt\n"
+	"session, 8 other.\n";
+
+static const struct option options[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Run `results fetch <id>` and return its exit status. */
+static int fetch_with_child(const char *id)
+{
+	const char *dir = rs_cli_exe_dir();
+	char exe[4096];
+	pid_t pid;
+	int st;
+
+	if (!dir || snprintf(exe, sizeof(exe), "%s/results", dir) >= (int)sizeof(exe))
+		return rs_cli_fail(RS_EXIT_OTHER, "cannot find the results program to fetch with");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return rs_cli_fail(RS_EXIT_OTHER, "cannot start 'results fetch': %s", strerror(errno));
+	if (pid == 0) {
+		/* the fetched path is not this command's output */
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(RS_EXIT_OTHER);
+		execl(exe, "results", "fetch", id, (char *)NULL);
+		_exit(RS_EXIT_OTHER);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return rs_cli_fail(RS_EXIT_OTHER, "waiting for 'results fetch': %s", strerror(errno));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : RS_EXIT_OTHER;
+}
+
+/* The local LFS object path of the run's main session, fetching it if needed. */
+static int session_of_run(struct rs_buf *path, struct rs_runsel *sel,
+			  const struct rs_run_entry *e)
+{
+	json_t *run = NULL;
+	const json_t *s;
+	const char *oidhex;
+	struct rs_id oid;
+	double size;
+	int status;
+
+	status = rs_runsel_load(&run, sel, e);
+	if (status)
+		return status;
+	s = json_object_get(run, "session");
+	oidhex = json_string_value(json_object_get(s, "oid"));
+	size = json_number_value(json_object_get(s, "size"));
+	if (!json_is_object(s) || !oidhex || rs_id_from_hex(&oid, oidhex, strlen(oidhex))) {
+		json_decref(run);
+		return rs_cli_fail(RS_EXIT_UNKNOWN, "run %s has no session to export "
+				   "(recorded with --raw?)", e->id);
+	}
+	json_decref(run);
+	if (rs_repo_lfs_has(sel->repo, &oid, (uint64_t)size)) {
+		status = fetch_with_child(e->id);
+		if (status)
+			return status; /* fetch printed why */
+	}
+	if (rs_repo_lfs_object_path(path, sel->repo, &oid))
+		return rs_cli_report(RS_EGENERIC);
+	return RS_EXIT_OK;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
+	const struct rs_run_entry *e = NULL;
+	enum rs_export_format fmt = RS_EXPORT_COLLAPSED;
+	const char *output = NULL, *name;
+	struct rs_buf session = RS_BUF_INIT;
+	struct stat sb;
+	FILE *out = stdout;
+	int opt, err, status = RS_EXIT_OK, opened = 0, have_fmt = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(usage, stdout);
+			return RS_EXIT_OK;
+		case 'f':
+			if (rs_export_format_parse(&fmt, optarg))
+				return rs_cli_error(RS_EXIT_USAGE);
+			have_fmt = 1;
+			break;
+		case 'o': output = optarg; break;
+		default:
+			return rs_cli_fail(RS_EXIT_USAGE, "unknown option '%s'; see 'results export --help'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1 || !have_fmt)
+		return rs_cli_fail(RS_EXIT_USAGE, "give one run and --format speedscope|collapsed; "
+				   "see 'results export --help'");
+	name = argv[optind];
+	if (stat(name, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		if (rs_buf_puts(&session, name))
+			return rs_cli_report(RS_EGENERIC);
+	} else {
+		status = rs_runsel_open(&sel);
+		opened = 1;
+		if (!status)
+			status = rs_runsel_resolve(&e, &sel, name);
+		if (!status)
+			status = session_of_run(&session, &sel, e);
+		if (status)
+			goto out;
+		name = e->id;
+	}
+	if (output && strcmp(output, "-")) {
+		out = fopen(output, "wb");
+		if (!out) {
+			status = rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", output, strerror(errno));
+			out = stdout;
+			goto out;
+		}
+	}
+	err = rs_export_session(out, session.ptr, fmt, name);
+	if (err) {
+		status = rs_cli_report(err);
+		if (out != stdout)
+			remove(output); /* no half-written export */
+	}
+out:
+	if (out != stdout && fclose(out) && !status)
+		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s'", output);
+	rs_buf_release(&session);
+	if (opened)
+		rs_runsel_close(&sel);
+	return status;
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# End-to-end test of `results export` (issue 5): a recorded run's session
+# converted to collapsed stacks and to speedscope JSON, checked against an
+# independent python3 reading of the same session (record count, total
+# time, the stacks' frames); a session file converted directly; a session
+# missing from the local LFS store sends export through `results fetch`.
+set -euo pipefail
+
+: "${RS_BIN_DIR:?set RS_BIN_DIR to the build directory}"
+
+find_bin() {
+	local name=$1 d
+	for d in "$RS_BIN_DIR" "$RS_BIN_DIR/src" "$RS_BIN_DIR/tests" "$RS_BIN_DIR/bin"; do
+		if [ -x "$d/$name" ]; then echo "$d/$name"; return 0; fi
+	done
+	return 1
+}
+RESULTS=$(find_bin results) || { echo "results binary not found under $RS_BIN_DIR"; exit 1; }
+GEN=$(find_bin gen-session) || { echo "gen-session not found under $RS_BIN_DIR"; exit 1; }
+
+T=$(mktemp -d /tmp/test_regress_export.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
+unset GITHUB_REF_NAME GITHUB_HEAD_REF RUNNER_NAME RESULTS_RECORDED_AT || true
+mkdir -p "$HOME"
+git config --global user.name "CI" && git config --global user.email ci@example.com
+git config --global init.defaultBranch main
+git lfs install --skip-repo >/dev/null
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok - $*"; }
+
+git init -q "$T/repo"
+cd "$T/repo"
+git config results.remote "file://$T/store"
+printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
+git add .gitattributes && git commit -qm "results repository"
+"$GEN" --seed 3 --population 100 --months 1 -o "$T/s.pyisession"
+SHA=e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0
+"$RESULTS" add "$T/s.pyisession" --commit $SHA --branch main >/dev/null
+
+"$RESULTS" export $SHA --format collapsed -o "$T/c.txt"
+"$RESULTS" export $SHA --format speedscope -o "$T/s.json"
+"$RESULTS" export "$T/s.pyisession" --format collapsed >"$T/c2.txt"
+cmp -s "$T/c.txt" "$T/c2.txt" || fail "exporting the run and the file differ"
+python3 - "$T/s.pyisession" "$T/c.txt" "$T/s.json" <<'PY' || fail "export does not match the session"
+import json, sys
+sess = json.load(open(sys.argv[1]))
+recs = [r for r in sess["frame_records"] if r[0]]
+total = sum(r[1] for r in recs)
+def fn(ident):                       # "function\0file\0line\1..." -> function
+    return ident.split("\x00")[0]
+# collapsed: one line per record, same stacks, weights in microseconds
+lines = open(sys.argv[2]).read().splitlines()
+assert len(lines) == len(recs), (len(lines), len(recs))
+us = 0
+for line, (stack, t) in zip(lines, recs):
+    frames, w = line.rsplit(" ", 1)
+    us += int(w)
+    names = frames.split(";")
+    assert len(names) == len(stack), line
+    leaf = fn(stack[-1])
+    assert names[-1].split(" (")[0].split(".")[-1] == leaf.split(".")[-1], (names[-1], leaf)
+assert abs(us / 1e6 - total) < 1e-3 * total, (us, total)
+# speedscope: a sampled profile whose weights add up to the session's time
+s = json.load(open(sys.argv[3]))
+p = s["profiles"][0]
+assert p["type"] == "sampled" and p["unit"] == "seconds"
+assert len(p["samples"]) == len(recs) == len(p["weights"])
+assert abs(sum(p["weights"]) - total) < 1e-6 * total
+assert abs(p["endValue"] - total) < 1e-6 * total
+frames = s["shared"]["frames"]
+assert all(0 <= i < len(frames) for smp in p["samples"] for i in smp)
+leaf = frames[p["samples"][0][-1]]["name"]
+assert leaf.split(" (")[0].split(".")[-1] == fn(recs[0][0][-1]).split(".")[-1], leaf
+PY
+pass "collapsed and speedscope exports match the session (records, stacks, total time)"
+
+# The session not in the local LFS store: export goes through fetch, which
+# cannot find it on the (never pushed) store and says so.
+rm -rf .git/lfs/objects
+code=0; "$RESULTS" export $SHA --format collapsed -o "$T/c3.txt" 2>"$T/err" || code=$?
+[ "$code" -ge 5 ] && [ "$code" -le 8 ] || { cat "$T/err" >&2; fail "export of an absent session exited $code"; }
+grep -q "^results: " "$T/err" || fail "no error message: $(cat "$T/err")"
+[ ! -e "$T/c3.txt" ] || fail "a failed export left an output file"
+pass "a session absent locally is fetched (and a failed fetch fails the export, exit $code)"
+
+code=0; "$RESULTS" export $SHA --format pprof >/dev/null 2>&1 || code=$?
+[ "$code" = 2 ] || fail "unknown format should exit 2, got $code"
+code=0; "$RESULTS" export deadbeef --format collapsed >/dev/null 2>&1 || code=$?
+[ "$code" = 4 ] || fail "unknown run should exit 4, got $code"
+pass "usage errors"
+echo "all export tests passed"
