@@ -991,7 +991,7 @@ int rs_remote_azure_open(struct rs_remote **out, const char *url,
 	a->single_put_max = config_size(opts, "results.azure.singleputmax",
 					64u << 20, 0, 5000ull << 20);
 	a->block_size = config_size(opts, "results.azure.blocksize", 8u << 20,
-				    64u << 10, 4000ull << 20);
+				    1u << 10, 4000ull << 20);
 	a->threads = (int)config_size(opts, "results.azure.threads", 4, 1,
 				      AZURE_MAX_THREADS);
 

@@ -1,0 +1,147 @@
+#!/bin/bash
+# An azure:// remote end to end against azurite on loopback
+# (tests/servers/azurite.sh; it checks SharedKey signatures), through the
+# real git, git-lfs and lfs-agent:
+#  A. azurite's development connection string as the only setting:
+#     results init --remote azure://devstoreaccount1/results/team/store,
+#     results add of two generated 3 MB sessions (packs above 16 KiB go as
+#     block blobs of 8 KiB blocks, uploaded in parallel), git push; a fresh
+#     clone's git lfs pull and another clone's results fetch give
+#     byte-identical sessions;
+#  B. the fault proxy answers 503 to the first requests, then forwards
+#     (reached through the results.azure.endpoint override): push and pull
+#     still work;
+#  C. a wrong account key: push fails saying the signature was refused, the
+#     key appears nowhere, and the container holds exactly what it held.
+# The container is listed independently with curl and an account SAS made
+# here with openssl, so the checks do not trust the backend under test.
+set -euo pipefail
+
+: "${RS_BIN_DIR:?}" "${RS_SOURCE_DIR:?}"
+RESULTS="$RS_BIN_DIR/src/results"
+GEN="$RS_BIN_DIR/tests/gen-session"
+SERVERS="$RS_SOURCE_DIR/tests/servers"
+T=$(mktemp -d "${TMPDIR:-/tmp}/test_remote_azure.XXXXXX")
+cleanup() {
+	bash "$SERVERS/fault-proxy.sh" stop "$T/fault" 2>/dev/null || true
+	bash "$SERVERS/azurite.sh" stop "$T/azurite" 2>/dev/null || true
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_status() { # expected-status command...
+	local want=$1 got=0
+	shift
+	"$@" >"$T/out" 2>"$T/err" || got=$?
+	[ "$got" = "$want" ] || { cat "$T/out" "$T/err" >&2; fail "'$*' exited $got, want $want"; }
+}
+sums() { sha256sum "$@" | cut -d' ' -f1 | sort | tr '\n' ' '; }
+pulled_sums() { git ls-files '*.pyisession' | xargs sha256sum | cut -d' ' -f1 | sort | tr '\n' ' '; }
+
+command -v node >/dev/null || fail "node is needed (scripts/install-deps.sh)"
+eval "$(bash "$SERVERS/azurite.sh" start "$T/azurite")"
+ENDPOINT=$RS_AZURITE_ENDPOINT
+
+# An account SAS (read + list) for the independent listing.
+DEV_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
+KEYHEX=$(printf '%s' "$DEV_KEY" | base64 -d | od -An -tx1 -v | tr -d ' \n')
+SIG=$(printf 'devstoreaccount1\nrl\nb\nsco\n\n2099-01-01T00:00:00Z\n\n\n2020-10-02\n' |
+	openssl dgst -sha256 -mac HMAC -macopt "hexkey:$KEYHEX" -binary | base64 |
+	sed 's/+/%2B/g; s|/|%2F|g; s/=/%3D/g')
+LIST_SAS="sv=2020-10-02&ss=b&srt=sco&sp=rl&se=2099-01-01T00%3A00%3A00Z&sig=$SIG"
+blobs() { # names (and sizes) of every blob in container "results"
+	curl -fsS "$ENDPOINT/results?restype=container&comp=list&maxresults=5000&$LIST_SAS" |
+		sed 's/<Blob>/\n/g' |
+		sed -n 's|^<Name>\([^<]*\)</Name>.*<Content-Length>\([0-9]*\)</Content-Length>.*|\1 \2|p' |
+		sort
+}
+
+export HOME="$T/home" GIT_CONFIG_GLOBAL="$T/home/.gitconfig"
+mkdir -p "$HOME"
+git config --global user.name "CI"
+git config --global user.email "ci@example.com"
+git config --global init.defaultBranch main
+# Small blocks so that packs go through Put Block / Put Block List.
+git config --global results.azure.singleputmax 16384
+git config --global results.azure.blocksize 8192
+unset GIT_DIR GIT_WORK_TREE AZURE_STORAGE_ACCOUNT AZURE_STORAGE_KEY AZURE_STORAGE_SAS_TOKEN
+export AZURE_STORAGE_CONNECTION_STRING="$RS_AZURITE_CONNECTION_STRING"
+export RESULTS_HTTP_RETRY_BASE_MS=20
+REMOTE=azure://devstoreaccount1/results/team/store
+SHA1=1111111111111111111111111111111111111111
+SHA2=2222222222222222222222222222222222222222
+SHA3=3333333333333333333333333333333333333333
+
+"$GEN" --seed 1 --size 3M -o "$T/a.pyisession"
+"$GEN" --seed 2 --size 3M -o "$T/b.pyisession"
+"$GEN" --seed 3 --size 3M -o "$T/c.pyisession"
+"$GEN" --seed 4 --size 1M -o "$T/d.pyisession"
+
+# --- A. push two sessions, pull them back --------------------------------------
+git init -q --bare "$T/results.git"
+git clone -q "$T/results.git" "$T/ci" 2>/dev/null
+cd "$T/ci"
+expect_status 0 "$RESULTS" init --remote "$REMOTE"
+RESULTS_RECORDED_AT=1764494000 "$RESULTS" add "$T/a.pyisession" --commit $SHA1 --trigger ci >/dev/null
+RESULTS_RECORDED_AT=1764494100 "$RESULTS" add "$T/b.pyisession" --commit $SHA2 --trigger ci >/dev/null
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push to $REMOTE"; }
+blobs >"$T/blobs.a"
+grep -q '^team/store/' "$T/blobs.a" || fail "nothing reached the container under the prefix"
+grep -v '^team/store/' "$T/blobs.a" && fail "blobs outside the prefix"
+awk '$2 > 16384' "$T/blobs.a" | grep -q . || fail "no blob large enough to have gone as blocks"
+[ -z "$(find "$T/results.git" -path '*lfs/objects*' -type f | head -n 1)" ] ||
+	fail "objects went to the bare repository, not through lfs-agent"
+
+git clone -q "$T/results.git" "$T/dev" 2>"$T/clone.err" || { cat "$T/clone.err"; fail "clone"; }
+cd "$T/dev"
+expect_status 0 "$RESULTS" init
+git lfs pull --include='*.pyisession' --exclude= 2>"$T/pull.err" || { cat "$T/pull.err"; fail "git lfs pull"; }
+[ "$(sums "$T/a.pyisession" "$T/b.pyisession")" = "$(pulled_sums)" ] || fail "pulled sessions differ"
+
+git clone -q "$T/results.git" "$T/dev2" 2>/dev/null
+cd "$T/dev2"
+expect_status 0 "$RESULTS" init
+expect_status 0 "$RESULTS" fetch 2222222
+cmp -s "$(cat "$T/out")" "$T/b.pyisession" || fail "results fetch gave different bytes"
+
+# --- B. 503 three times, then the server recovers -----------------------------
+eval "$(bash "$SERVERS/fault-proxy.sh" start "$T/fault" --target "${ENDPOINT%/devstoreaccount1}" --fail 3 --status 503)"
+git config --global results.azure.endpoint "$RS_PROXY_URL/devstoreaccount1"
+cd "$T/ci"
+RESULTS_RECORDED_AT=1764494200 "$RESULTS" add "$T/c.pyisession" --commit $SHA3 --trigger ci >/dev/null
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push through a server that recovers"; }
+grep -q -- '-> 503' "$T/fault/proxy.log" || fail "the fault proxy failed nothing"
+bash "$SERVERS/fault-proxy.sh" stop "$T/fault"
+eval "$(bash "$SERVERS/fault-proxy.sh" start "$T/fault" --target "${ENDPOINT%/devstoreaccount1}" --fail 3 --status 503)"
+git config --global results.azure.endpoint "$RS_PROXY_URL/devstoreaccount1"
+cd "$T/dev"
+git pull -q 2>/dev/null || fail "git pull of the commits"
+git lfs pull --include='*.pyisession' --exclude= 2>"$T/pull.err" ||
+	{ cat "$T/pull.err"; fail "pull through a server that recovers"; }
+[ "$(sums "$T/a.pyisession" "$T/b.pyisession" "$T/c.pyisession")" = "$(pulled_sums)" ] ||
+	fail "sessions pulled through the recovering server differ"
+[ "$(grep -c -- '-> 503' "$T/fault/proxy.log")" = 3 ] || fail "expected 3 injected failures on pull"
+bash "$SERVERS/fault-proxy.sh" stop "$T/fault"
+git config --global --unset results.azure.endpoint
+
+# --- C. a wrong account key: a clear error and nothing half-written -----------
+blobs >"$T/blobs.before"
+WRONG_KEY="Zm9v${DEV_KEY:4}"
+cd "$T/ci"
+RESULTS_RECORDED_AT=1764494300 "$RESULTS" add "$T/d.pyisession" --commit 4444444444444444444444444444444444444444 --trigger ci >/dev/null
+got=0
+AZURE_STORAGE_CONNECTION_STRING="${RS_AZURITE_CONNECTION_STRING/$DEV_KEY/$WRONG_KEY}" GIT_TRACE=1 \
+	git push origin main >"$T/out" 2>"$T/err" || got=$?
+[ "$got" != 0 ] || fail "a push with a wrong key succeeded"
+grep -q "signature was refused - check the key" "$T/err" ||
+	fail "the wrong-key push does not say the signature was refused: $(grep -i 'error' "$T/err" | tail -5)"
+grep -q "$WRONG_KEY" "$T/out" "$T/err" && fail "the key appears in the output"
+blobs >"$T/blobs.after"
+cmp -s "$T/blobs.before" "$T/blobs.after" ||
+	fail "a refused push changed the container: $(diff "$T/blobs.before" "$T/blobs.after")"
+# ... and with the right key the same push goes through.
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push with the right key"; }
+[ "$(blobs | wc -l)" -gt "$(wc -l <"$T/blobs.after")" ] || fail "the good push added no blob"
+
+echo "ok: test_remote_azure"
