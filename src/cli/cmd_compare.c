@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/deep.h"
 #include "analysis/diff.h"
 #include "analysis/render.h"
 #include "cli/cli.h"
@@ -16,7 +17,7 @@
 static const char usage[] =
 	"usage: results compare <run-or-commit> <run-or-commit>\n"
 	"                       [--format text|markdown|json] [--top N]\n"
-	"                       [--per KEY | --no-workload] [-o FILE]\n"
+	"                       [--per KEY | --no-workload] [--deep] [-o FILE]\n"
 	"\n"
 	"Compare two recorded runs, the first being the base: every metric both\n"
 	"runs have (duration, CPU time, samples, numeric stats) with absolute and\n"
@@ -30,8 +31,12 @@ static const char usage[] =
 	"without session content. --format markdown suits a pull-request comment\n"
 	"or $GITHUB_STEP_SUMMARY.\n"
 	"\n"
+	"--deep also reads the two raw sessions (fetched on demand, see 'results\n"
+	"fetch') and reports the call paths whose total time changed most.\n"
+	"\n"
 	"exit status: 0 ok, 2 bad usage, 3 not a results repository,\n"
-	"4 unknown or ambiguous run or commit, 7 corrupt run files, 8 other.\n";
+	"4 unknown or ambiguous run or commit, 5 remote unreachable and 6 session\n"
+	"missing on the remote (--deep), 7 corrupt run files, 8 other.\n";
 
 static const struct option options[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -55,7 +60,9 @@ int cmd_compare(int argc, char **argv)
 	json_t *ra = NULL, *rb = NULL;
 	const char *output = NULL;
 	size_t top = 10;
-	int opt, err, status = RS_EXIT_OK, opened = 0;
+	struct rs_buf sa = RS_BUF_INIT, sb = RS_BUF_INIT;
+	struct rs_deep_diff *dd = NULL;
+	int opt, err, status = RS_EXIT_OK, opened = 0, deep = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -76,10 +83,7 @@ int cmd_compare(int argc, char **argv)
 		case 'p': dopts.per = optarg; break;
 		case 'W': dopts.no_workload = 1; break;
 		case 'o': output = optarg; break;
-		case 'd':
-			return rs_cli_fail(RS_EXIT_USAGE,
-					   "--deep (call-path diff from the fetched sessions) "
-					   "is not available yet; compare the summaries without it");
+		case 'd': deep = 1; break;
 		default:
 			return rs_cli_fail(RS_EXIT_USAGE,
 					   "unknown option '%s'; see 'results compare --help'",
@@ -102,15 +106,42 @@ int cmd_compare(int argc, char **argv)
 		status = rs_runsel_load(&rb, &sel, b);
 	if (status)
 		goto out;
+	if (deep) {
+		status = rs_runsel_session_path(&sa, &sel, a);
+		if (!status)
+			status = rs_runsel_session_path(&sb, &sel, b);
+		if (status)
+			goto out;
+	}
 	err = rs_diff_runs(&d, ra, rb, &dopts);
-	if (!err)
-		err = rs_render_diff(&out, d, fmt, top);
+	if (!err && deep)
+		err = rs_deep_diff_sessions(&dd, sa.ptr, sb.ptr, 0);
+	if (!err && deep && fmt == RS_FORMAT_JSON) {
+		/* one JSON document: {"summary": <diff>, "deep": <paths>} */
+		struct rs_buf a1 = RS_BUF_INIT, a2 = RS_BUF_INIT;
+
+		err = rs_render_diff(&a1, d, fmt, top);
+		if (!err)
+			err = rs_render_deep(&a2, dd, fmt, top);
+		if (!err)
+			err = rs_buf_printf(&out, "{\"summary\": %s, \"deep\": %s}\n", a1.ptr, a2.ptr);
+		rs_buf_release(&a1);
+		rs_buf_release(&a2);
+	} else {
+		if (!err)
+			err = rs_render_diff(&out, d, fmt, top);
+		if (!err && deep)
+			err = rs_render_deep(&out, dd, fmt, top);
+	}
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
 	}
 	status = rs_runsel_write(output, &out);
 out:
+	rs_deep_diff_free(dd);
+	rs_buf_release(&sa);
+	rs_buf_release(&sb);
 	rs_diff_free(d);
 	json_decref(ra);
 	json_decref(rb);

@@ -10,14 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "analysis/export.h"
 #include "cli/cli.h"
 #include "cli/runsel.h"
 #include "util/error.h"
-#include "util/hash.h"
 
 static const char usage[] =
 	"usage: results export <run-or-commit | session-file> --format speedscope|collapsed\n"
@@ -40,65 +37,6 @@ static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-
-/* Run `results fetch <id>` and return its exit status. */
-static int fetch_with_child(const char *id)
-{
-	const char *dir = rs_cli_exe_dir();
-	char exe[4096];
-	pid_t pid;
-	int st;
-
-	if (!dir || snprintf(exe, sizeof(exe), "%s/results", dir) >= (int)sizeof(exe))
-		return rs_cli_fail(RS_EXIT_OTHER, "cannot find the results program to fetch with");
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return rs_cli_fail(RS_EXIT_OTHER, "cannot start 'results fetch': %s", strerror(errno));
-	if (pid == 0) {
-		/* the fetched path is not this command's output */
-		if (!freopen("/dev/null", "w", stdout))
-			_exit(RS_EXIT_OTHER);
-		execl(exe, "results", "fetch", id, (char *)NULL);
-		_exit(RS_EXIT_OTHER);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return rs_cli_fail(RS_EXIT_OTHER, "waiting for 'results fetch': %s", strerror(errno));
-	return WIFEXITED(st) ? WEXITSTATUS(st) : RS_EXIT_OTHER;
-}
-
-/* The local LFS object path of the run's main session, fetching it if needed. */
-static int session_of_run(struct rs_buf *path, struct rs_runsel *sel,
-			  const struct rs_run_entry *e)
-{
-	json_t *run = NULL;
-	const json_t *s;
-	const char *oidhex;
-	struct rs_id oid;
-	double size;
-	int status;
-
-	status = rs_runsel_load(&run, sel, e);
-	if (status)
-		return status;
-	s = json_object_get(run, "session");
-	oidhex = json_string_value(json_object_get(s, "oid"));
-	size = json_number_value(json_object_get(s, "size"));
-	if (!json_is_object(s) || !oidhex || rs_id_from_hex(&oid, oidhex, strlen(oidhex))) {
-		json_decref(run);
-		return rs_cli_fail(RS_EXIT_UNKNOWN, "run %s has no session to export "
-				   "(recorded with --raw?)", e->id);
-	}
-	json_decref(run);
-	if (rs_repo_lfs_has(sel->repo, &oid, (uint64_t)size)) {
-		status = fetch_with_child(e->id);
-		if (status)
-			return status; /* fetch printed why */
-	}
-	if (rs_repo_lfs_object_path(path, sel->repo, &oid))
-		return rs_cli_report(RS_EGENERIC);
-	return RS_EXIT_OK;
-}
 
 int cmd_export(int argc, char **argv)
 {
@@ -142,7 +80,7 @@ int cmd_export(int argc, char **argv)
 		if (!status)
 			status = rs_runsel_resolve(&e, &sel, name);
 		if (!status)
-			status = session_of_run(&session, &sel, e);
+			status = rs_runsel_session_path(&session, &sel, e);
 		if (status)
 			goto out;
 		name = e->id;

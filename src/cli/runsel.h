@@ -37,6 +37,14 @@ size_t rs_runsel_pos(const struct rs_runsel *s, const struct rs_run_entry *e);
  */
 int rs_runsel_load(json_t **out, struct rs_runsel *s, const struct rs_run_entry *e);
 
+/*
+ * The local LFS object holding the run's main session, appended to
+ * `path`; when the local store lacks it, `results fetch` (this program,
+ * as a child process: one download path) brings it first.
+ */
+int rs_runsel_session_path(struct rs_buf *path, struct rs_runsel *s,
+			   const struct rs_run_entry *e);
+
 /* An index entry as a JSON object shaped like run.json (caller's). */
 json_t *rs_runsel_entry_json(const struct rs_run_entry *e);
 

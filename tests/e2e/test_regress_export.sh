@@ -76,6 +76,29 @@ assert leaf.split(" (")[0].split(".")[-1] == fn(recs[0][0][-1]).split(".")[-1], 
 PY
 pass "collapsed and speedscope exports match the session (records, stacks, total time)"
 
+# --- compare --deep: call paths from the two sessions ------------------------
+"$GEN" --seed 4 --population 100 --months 1 --new-function deep_new_fn:0.15 -o "$T/n.pyisession"
+SHA2=e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1
+"$RESULTS" add "$T/n.pyisession" --commit $SHA2 --branch main >/dev/null
+"$RESULTS" compare $SHA $SHA2 --deep >"$T/deep.txt"
+grep -q "Call paths whose total time changed most" "$T/deep.txt" || fail "no call-path section: $(cat "$T/deep.txt")"
+"$RESULTS" compare $SHA $SHA2 --deep --format json >"$T/deep.json"
+python3 - "$T/deep.json" "$T/n.pyisession" <<'PY' || fail "compare --deep json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["summary"]["functions"], "the summary diff is there too"
+paths = d["deep"]["paths"]
+new = [p for p in paths if p["path"].split(" > ")[-1].startswith("deep_new_fn ")]
+assert new, [p["path"] for p in paths[:5]]
+assert all(p["base_total"] == 0 and p["head_total"] > 0 for p in new), new
+# independent: the time of the records whose leaf is the new function
+sess = json.load(open(sys.argv[2]))
+want = sum(t for st, t in sess["frame_records"] if st and st[-1].split("\x00")[0] == "deep_new_fn")
+got = sum(p["head_self"] for p in new)
+assert want > 0 and abs(got - want) <= 0.02 * want, (got, want)   # paths under 0.1% are left out
+PY
+pass "compare --deep reports the call paths of the new function, with its time"
+
 # The session not in the local LFS store: export goes through fetch, which
 # cannot find it on the (never pushed) store and says so.
 rm -rf .git/lfs/objects

@@ -1,0 +1,454 @@
+/*
+ * Call-path diff from raw sessions.
+ *
+ * Each session is streamed once into a trie of call paths: node = (parent,
+ * function key), holding the time of every record whose stack passes
+ * through it (total) and of those where it is the leaf (self). Children
+ * are found through one hash table keyed "parent/key"; consecutive
+ * records share most of their stack (9 to 10 leading frames on real
+ * sessions), so the previous record's node chain is reused up to the
+ * first differing frame and only the tail is looked up.
+ *
+ * The heavy paths of both tries (total >= min_share of the run) are then
+ * flattened to "a > b > c" strings and matched by string.
+ */
+#include "analysis/deep.h"
+#include "session/session.h"
+#include "util/error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+struct node {
+	size_t parent;     /* index; (size_t)-1 for a root */
+	size_t key;        /* index into the key table */
+	double total, self;
+};
+
+struct trie {
+	struct node *nodes;
+	size_t n, alloc;
+	json_t *children;  /* "parent/key" -> node index */
+	json_t *keys;      /* "name\x1ffile" -> key index */
+	char **labels;     /* key index -> display label "name (file)" */
+	size_t n_labels, labels_alloc;
+	size_t *fkey;      /* parser function id -> key index + 1 (0: unset) */
+	size_t fkey_alloc;
+	uint32_t *prev;    /* previous record's frame ids ... */
+	size_t *prev_nodes;/* ... and their nodes */
+	size_t prev_depth, prev_alloc;
+	double time;
+	struct rs_buf scratch;
+};
+
+static void trie_release(struct trie *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_labels; i++)
+		free(t->labels[i]);
+	free(t->labels);
+	free(t->nodes);
+	free(t->fkey);
+	free(t->prev);
+	free(t->prev_nodes);
+	json_decref(t->children);
+	json_decref(t->keys);
+	rs_buf_release(&t->scratch);
+}
+
+static int key_of_function(struct trie *t, const struct rs_session_parser *p,
+			   uint32_t fid, size_t *out)
+{
+	const struct rs_session_function *f;
+	const char *file;
+	json_t *v;
+
+	if (fid >= t->fkey_alloc) {
+		size_t na = t->fkey_alloc ? t->fkey_alloc : 1024;
+		size_t *k;
+
+		while (na <= fid)
+			na *= 2;
+		k = realloc(t->fkey, na * sizeof(*k));
+		if (!k)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		memset(k + t->fkey_alloc, 0, (na - t->fkey_alloc) * sizeof(*k));
+		t->fkey = k;
+		t->fkey_alloc = na;
+	}
+	if (t->fkey[fid]) {
+		*out = t->fkey[fid] - 1;
+		return 0;
+	}
+	f = rs_session_parser_function(p, fid);
+	file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
+	rs_buf_clear(&t->scratch);
+	if (rs_buf_printf(&t->scratch, "%s\x1f%s", f->function, f->file))
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	v = json_object_get(t->keys, t->scratch.ptr);
+	if (v) {
+		*out = (size_t)json_integer_value(v);
+	} else {
+		if (t->n_labels == t->labels_alloc) {
+			size_t na = t->labels_alloc ? t->labels_alloc * 2 : 256;
+			char **l = realloc(t->labels, na * sizeof(*l));
+
+			if (!l)
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			t->labels = l;
+			t->labels_alloc = na;
+		}
+		if (json_object_set_new(t->keys, t->scratch.ptr, json_integer((json_int_t)t->n_labels)))
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		rs_buf_clear(&t->scratch);
+		if (rs_buf_printf(&t->scratch, "%s (%s)", f->function, file))
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		t->labels[t->n_labels] = rs_buf_detach(&t->scratch, NULL);
+		*out = t->n_labels++;
+	}
+	t->fkey[fid] = *out + 1;
+	return 0;
+}
+
+static int child_of(struct trie *t, size_t parent, size_t key, size_t *out)
+{
+	char k[48];
+	json_t *v;
+
+	snprintf(k, sizeof(k), "%zd/%zu", parent == (size_t)-1 ? (ssize_t)-1 : (ssize_t)parent, key);
+	v = json_object_get(t->children, k);
+	if (v) {
+		*out = (size_t)json_integer_value(v);
+		return 0;
+	}
+	if (t->n == t->alloc) {
+		size_t na = t->alloc ? t->alloc * 2 : 1024;
+		struct node *nn = realloc(t->nodes, na * sizeof(*nn));
+
+		if (!nn)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		t->nodes = nn;
+		t->alloc = na;
+	}
+	t->nodes[t->n] = (struct node){ parent, key, 0, 0 };
+	if (json_object_set_new(t->children, k, json_integer((json_int_t)t->n)))
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	*out = t->n++;
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct rs_session_parser *p,
+		     const uint32_t *frames, size_t depth, double time)
+{
+	struct trie *t = ctx;
+	size_t same = 0, i, node = 0;
+	int err;
+
+	if (!depth)
+		return 0;
+	if (depth > t->prev_alloc) {
+		size_t na = depth * 2;
+		uint32_t *pf = realloc(t->prev, na * sizeof(*pf));
+		size_t *pn;
+
+		if (!pf)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		t->prev = pf;
+		pn = realloc(t->prev_nodes, na * sizeof(*pn));
+		if (!pn)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		t->prev_nodes = pn;
+		t->prev_alloc = na;
+	}
+	/* Frames with the same id are the same function: the previous
+	 * record's nodes hold for the common prefix. */
+	while (same < depth && same < t->prev_depth && frames[same] == t->prev[same])
+		same++;
+	for (i = same; i < depth; i++) {
+		size_t key = 0;
+		const struct rs_session_frame *fr = rs_session_parser_frame(p, frames[i]);
+
+		err = key_of_function(t, p, fr->function_id, &key);
+		if (!err)
+			err = child_of(t, i ? t->prev_nodes[i - 1] : (size_t)-1, key, &node);
+		if (err)
+			return err;
+		t->prev[i] = frames[i];
+		t->prev_nodes[i] = node;
+	}
+	t->prev_depth = depth;
+	for (i = 0; i < depth; i++)
+		t->nodes[t->prev_nodes[i]].total += time;
+	t->nodes[t->prev_nodes[depth - 1]].self += time;
+	t->time += time;
+	return 0;
+}
+
+static int build(struct trie *t, const char *path)
+{
+	struct rs_session_callbacks cb = { 0 };
+	struct rs_session_parser *p = NULL;
+	char *chunk = NULL;
+	FILE *in;
+	size_t got;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->children = json_object();
+	t->keys = json_object();
+	if (!t->children || !t->keys)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	in = fopen(path, "rb");
+	if (!in)
+		return rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
+				      "cannot open '%s'", path);
+	cb.ctx = t;
+	cb.sample = on_sample;
+	chunk = malloc(1 << 20);
+	err = chunk ? rs_session_parser_new(&p, &cb) : rs_error_set(RS_EGENERIC, "out of memory");
+	while (!err && (got = fread(chunk, 1, 1 << 20, in)) > 0)
+		err = rs_session_parser_feed(p, chunk, got);
+	if (!err && ferror(in))
+		err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
+	if (!err)
+		err = rs_session_parser_finish(p);
+	if (err && err != RS_EGENERIC)
+		rs_error_wrap(err, "%s", path);
+	rs_session_parser_free(p);
+	free(chunk);
+	fclose(in);
+	return err;
+}
+
+/* The path of node i as "a > b > c" into `out`. */
+static int path_text(struct rs_buf *out, const struct trie *t, size_t i, size_t *depth)
+{
+	/* deeper paths are cut at their root end (none that deep is heavy) */
+	size_t chain[1024], n = 0, k;
+
+	while (i != (size_t)-1 && n < sizeof(chain) / sizeof(chain[0])) {
+		chain[n++] = i;
+		i = t->nodes[i].parent;
+	}
+	rs_buf_clear(out);
+	for (k = n; k-- > 0;) {
+		if (k + 1 < n && rs_buf_puts(out, " > "))
+			return RS_EGENERIC;
+		if (rs_buf_puts(out, t->labels[t->nodes[chain[k]].key]))
+			return RS_EGENERIC;
+	}
+	*depth = n;
+	return 0;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	const struct rs_path_delta *x = a, *y = b;
+	double dx = fabs(x->head_total - x->base_total), dy = fabs(y->head_total - y->base_total);
+
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	return strcmp(x->path, y->path);
+}
+
+int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
+			  const char *head_session, double min_share)
+{
+	struct trie tr[2];
+	struct rs_deep_diff *d = calloc(1, sizeof(*d));
+	json_t *index = json_object();
+	struct rs_buf text = RS_BUF_INIT;
+	size_t alloc = 0, side, i;
+	int err = 0;
+
+	memset(tr, 0, sizeof(tr));
+	if (!d || !index) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if (min_share <= 0)
+		min_share = 0.001;
+	err = build(&tr[0], base_session);
+	if (!err)
+		err = build(&tr[1], head_session);
+	if (err)
+		goto out;
+	d->base_time = tr[0].time;
+	d->head_time = tr[1].time;
+	for (side = 0; side < 2; side++) {
+		const struct trie *t = &tr[side];
+
+		for (i = 0; i < t->n; i++) {
+			const struct node *nd = &t->nodes[i];
+			struct rs_path_delta *pd;
+			size_t depth;
+			json_t *at;
+
+			if (t->time <= 0 || nd->total < min_share * t->time)
+				continue;
+			if (path_text(&text, t, i, &depth)) {
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				goto out;
+			}
+			at = json_object_get(index, text.ptr);
+			if (at) {
+				pd = &d->paths[json_integer_value(at)];
+			} else {
+				if (d->n_paths == alloc) {
+					size_t na = alloc ? alloc * 2 : 256;
+					void *np = realloc(d->paths, na * sizeof(*d->paths));
+
+					if (!np) {
+						err = rs_error_set(RS_EGENERIC, "out of memory");
+						goto out;
+					}
+					d->paths = np;
+					alloc = na;
+				}
+				pd = &d->paths[d->n_paths];
+				memset(pd, 0, sizeof(*pd));
+				pd->path = strdup(text.ptr);
+				pd->depth = depth;
+				if (!pd->path || json_object_set_new(index, text.ptr,
+						json_integer((json_int_t)d->n_paths))) {
+					free(pd->path);
+					err = rs_error_set(RS_EGENERIC, "out of memory");
+					goto out;
+				}
+				d->n_paths++;
+			}
+			if (side == 0) {
+				pd->base_total = nd->total;
+				pd->base_self = nd->self;
+			} else {
+				pd->head_total = nd->total;
+				pd->head_self = nd->self;
+			}
+		}
+	}
+	if (d->n_paths)
+		qsort(d->paths, d->n_paths, sizeof(*d->paths), cmp_path);
+out:
+	trie_release(&tr[0]);
+	trie_release(&tr[1]);
+	json_decref(index);
+	rs_buf_release(&text);
+	if (err) {
+		rs_deep_diff_free(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+void rs_deep_diff_free(struct rs_deep_diff *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->n_paths; i++)
+		free(d->paths[i].path);
+	free(d->paths);
+	free(d);
+}
+
+/* The last `keep` parts of a path, with "... > " in front when cut. */
+static int short_path(struct rs_buf *out, const char *path, size_t keep)
+{
+	const char *p = path + strlen(path);
+	size_t seen = 0;
+
+	while (p > path) {
+		p--;
+		if (p - path >= 2 && !strncmp(p - 1, " > ", 3) && ++seen == keep) {
+			return rs_buf_printf(out, "… > %s", p + 2);
+		}
+	}
+	return rs_buf_puts(out, path);
+}
+
+int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
+		   enum rs_format fmt, size_t top)
+{
+	struct rs_buf cell = RS_BUF_INIT;
+	size_t i;
+	int md = fmt == RS_FORMAT_MARKDOWN, err = 0;
+
+	if (!top)
+		top = 15;
+	if (fmt == RS_FORMAT_JSON) {
+		json_t *o = json_object(), *a = json_array();
+		char *s;
+
+		for (i = 0; i < d->n_paths; i++) {
+			const struct rs_path_delta *p = &d->paths[i];
+
+			json_array_append_new(a, json_pack("{s:s,s:i,s:f,s:f,s:f,s:f}", "path", p->path,
+				"depth", (json_int_t)p->depth, "base_total", p->base_total,
+				"head_total", p->head_total, "base_self", p->base_self,
+				"head_self", p->head_self));
+		}
+		json_object_set_new(o, "base_time", json_real(d->base_time));
+		json_object_set_new(o, "head_time", json_real(d->head_time));
+		json_object_set_new(o, "paths", a);
+		s = json_dumps(o, JSON_INDENT(2));
+		json_decref(o);
+		if (!s)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		err = rs_buf_printf(out, "%s\n", s);
+		free(s);
+		return err;
+	}
+	err = rs_buf_puts(out, md ? "\n**Call paths whose total time changed most** (from the sessions)\n\n"
+				    "| call path | base | head | change | own time base → head |\n"
+				    "|---|---:|---:|---:|---:|\n"
+				  : "\nCall paths whose total time changed most (from the sessions)\n");
+	for (i = 0; !err && i < d->n_paths && i < top; i++) {
+		const struct rs_path_delta *p = &d->paths[i];
+
+		rs_buf_clear(&cell);
+		err = short_path(&cell, p->path, 4);
+		if (err)
+			break;
+		if (md) {
+			err = rs_buf_puts(out, "| ");
+			if (!err)
+				err = rs_md_escape(out, cell.ptr);
+			if (!err)
+				err = rs_buf_puts(out, " | ");
+		} else {
+			err = rs_buf_printf(out, "  %s\n     ", cell.ptr);
+		}
+		if (!err)
+			err = rs_render_seconds(out, p->base_total);
+		if (!err)
+			err = rs_buf_puts(out, md ? " | " : " -> ");
+		if (!err)
+			err = rs_render_seconds(out, p->head_total);
+		if (!err)
+			err = rs_buf_puts(out, md ? " | " : "  (");
+		if (!err)
+			err = rs_buf_puts(out, p->head_total >= p->base_total ? "+" : "");
+		if (!err)
+			err = rs_render_seconds(out, p->head_total - p->base_total);
+		if (!err)
+			err = rs_buf_puts(out, md ? " | " : "), own ");
+		if (!err)
+			err = rs_render_seconds(out, p->base_self);
+		if (!err)
+			err = rs_buf_puts(out, md ? " → " : " -> ");
+		if (!err)
+			err = rs_render_seconds(out, p->head_self);
+		if (!err)
+			err = rs_buf_puts(out, md ? " |\n" : "\n");
+	}
+	rs_buf_release(&cell);
+	return err;
+}

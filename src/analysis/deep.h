@@ -1,0 +1,49 @@
+/*
+ * rs_deep: the call-path diff of two runs, computed from their raw
+ * sessions (`results compare --deep`). The stored summaries give flat
+ * functions and a pruned tree; this reads every sample of both sessions,
+ * so it can say that `apply()` got slower when called from
+ * `BirthEvent.run` and not from elsewhere.
+ *
+ * A call path is the sequence of functions from the thread root down to
+ * a frame, each function identified by its bare name and file (as in
+ * rs_diff: lines move, classes of `self` vary). Paths below `min_share`
+ * of their run's time on both sides are left out.
+ */
+#ifndef RS_ANALYSIS_DEEP_H
+#define RS_ANALYSIS_DEEP_H
+
+#include <stddef.h>
+
+#include "analysis/render.h"
+#include "util/buf.h"
+
+struct rs_path_delta {
+	char *path;        /* function names joined by " > " (borrowed labels) */
+	size_t depth;
+	double base_total, head_total;   /* seconds spent in the path and below */
+	double base_self, head_self;     /* seconds with the path's last frame executing */
+};
+
+struct rs_deep_diff {
+	double base_time, head_time;     /* sum of the records' times */
+	struct rs_path_delta *paths;     /* sorted by |total change|, largest first */
+	size_t n_paths;
+};
+
+/*
+ * Read both sessions (files) and diff their call paths. `min_share` 0
+ * means 0.001 (0.1% of a run's time). *out is the caller's
+ * (rs_deep_diff_free). Errors: RS_ENOTFOUND, the parser's RS_ECORRUPT /
+ * RS_EUSAGE (with the file name), RS_EGENERIC.
+ */
+int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
+			  const char *head_session, double min_share);
+
+void rs_deep_diff_free(struct rs_deep_diff *d);
+
+/* Append the `top` paths whose total time changed most. */
+int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
+		   enum rs_format fmt, size_t top);
+
+#endif
