@@ -324,6 +324,9 @@ static void run_suite(struct rs_remote *r)
 	assert_int_equal(size, BIG);
 	assert_int_equal(r->stat(r, "manifests/empty", &size), 0);
 	assert_int_equal(size, 0);
+	/* Only asking whether it exists (lfs-agent does that for FORMAT). */
+	assert_int_equal(r->stat(r, "manifests/empty", NULL), 0);
+	assert_int_equal(r->stat(r, "manifests/none", NULL), RS_ENOTFOUND);
 
 	/* Whole, ranged, to-the-end and out-of-range reads; appends to out. */
 	assert_int_equal(rs_buf_puts(&b, "xy"), 0);
