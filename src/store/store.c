@@ -450,6 +450,13 @@ static int upload_packs(struct put_state *st)
 			err = r->put_buf(r, key.ptr, p->idx.ptr, p->idx.len);
 		if (err)
 			err = rs_error_wrap(err, "cannot upload a pack to '%s'", r->display_url);
+		/*
+		 * From now on the pack is the remote's: if the manifest or a later
+		 * pack fails, a retry in this process borrows it instead of
+		 * sending it again.
+		 */
+		if (!err)
+			rs_chunk_index_add(st->s->index, &p->id, (unsigned char *)p->idx.ptr, p->idx.len);
 	}
 	rs_buf_release(&key);
 	return err;
@@ -639,10 +646,6 @@ drain:
 		err = rs_error_wrap(err, "cannot write the manifest to '%s'", s->remote->display_url);
 		goto out;
 	}
-	/* The index only learns packs once they are safely on the remote. */
-	for (i = 0; i < (int)st.npacks; i++)
-		rs_chunk_index_add(s->index, &st.packs[i].id,
-				   (unsigned char *)st.packs[i].idx.ptr, st.packs[i].idx.len);
 	rs_error_clear();
 out:
 	rs_workq_free(q);

@@ -371,6 +371,120 @@ static void test_vanished_pack_is_reuploaded(void **state)
 	rs_store_free(s);
 }
 
+/*
+ * A remote that fails on purpose: it passes everything to the folder
+ * remote except the first `fail_puts` puts whose key starts with
+ * `fail_prefix`, which fail as a dropped connection would.
+ */
+struct faulty_remote {
+	struct rs_remote parent;
+	struct rs_remote *inner;
+	const char *fail_prefix;
+	int fail_puts;
+	int puts;
+};
+
+static int faulty_get(struct rs_remote *r, const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
+{
+	struct faulty_remote *f = (struct faulty_remote *)r;
+
+	return f->inner->get(f->inner, key, off, len, out);
+}
+
+static int faulty_fail(struct faulty_remote *f, const char *key)
+{
+	f->puts++;
+	if (f->fail_puts > 0 && !strncmp(key, f->fail_prefix, strlen(f->fail_prefix))) {
+		f->fail_puts--;
+		return rs_error_set(RS_ERETRY, "injected failure writing '%s'", key);
+	}
+	return 0;
+}
+
+static int faulty_put_file(struct rs_remote *r, const char *key, const char *path)
+{
+	struct faulty_remote *f = (struct faulty_remote *)r;
+
+	return faulty_fail(f, key) ? rs_error_last() : f->inner->put_file(f->inner, key, path);
+}
+
+static int faulty_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)
+{
+	struct faulty_remote *f = (struct faulty_remote *)r;
+
+	return faulty_fail(f, key) ? rs_error_last() : f->inner->put_buf(f->inner, key, p, n);
+}
+
+static int faulty_stat(struct rs_remote *r, const char *key, uint64_t *size)
+{
+	struct faulty_remote *f = (struct faulty_remote *)r;
+
+	return f->inner->stat(f->inner, key, size);
+}
+
+static int faulty_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb, void *payload)
+{
+	struct faulty_remote *f = (struct faulty_remote *)r;
+
+	return f->inner->list(f->inner, prefix, cb, payload);
+}
+
+static void faulty_init(struct faulty_remote *f, struct rs_remote *inner, const char *prefix, int fails)
+{
+	memset(f, 0, sizeof(*f));
+	f->parent.version = RS_REMOTE_VERSION;
+	f->parent.get = faulty_get;
+	f->parent.put_file = faulty_put_file;
+	f->parent.put_buf = faulty_put_buf;
+	f->parent.stat = faulty_stat;
+	f->parent.list = faulty_list;
+	f->parent.display_url = inner->display_url;
+	f->inner = inner;
+	f->fail_prefix = prefix;
+	f->fail_puts = fails;
+}
+
+/* A push cut off before its manifest: the retry sends only the manifest. */
+static void test_retry_after_interruption_sends_only_what_is_missing(void **state)
+{
+	struct fixture *f = *state;
+	struct faulty_remote faulty;
+	struct rs_store_options o = { 0 };
+	struct rs_store_put_stats st;
+	struct rs_store *s = NULL, *s2 = NULL;
+	char src[400], dst[400];
+	struct rs_id oid;
+	uint64_t size;
+
+	path_in(src, sizeof(src), f, "a.pyisession");
+	path_in(dst, sizeof(dst), f, "a.out");
+	write_sample(src, 10u << 20, 23, 0, 0);
+	file_id(src, &oid, &size);
+	faulty_init(&faulty, f->remote, "objects/", 2);
+	o.cache_dir = f->cache_dir;
+	assert_int_equal(rs_store_open(&s, &faulty.parent, &o), 0);
+
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), RS_ERETRY);
+	assert_int_equal(rs_store_has(s, &oid), RS_ENOTFOUND); /* not half there */
+	assert_true(st.chunks_new >= 3);
+
+	/* Retried in the same agent process. */
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), RS_ERETRY);
+	assert_int_equal(st.chunks_new, 0);
+
+	/* And by a new process, which learns the packs from the remote. */
+	assert_int_equal(rs_store_open(&s2, &faulty.parent, &o), 0);
+	faulty.puts = 0;
+	assert_int_equal(rs_store_put_file(s2, &oid, size, src, NULL, NULL, &st), 0);
+	assert_int_equal(st.chunks_new, 0);
+	assert_int_equal(st.bytes_stored, 0);
+	assert_int_equal(faulty.puts, 1); /* the manifest alone */
+	assert_int_equal(rs_store_get_file(s2, &oid, size, dst, NULL, NULL), 0);
+	assert_true(files_equal(src, dst));
+	rs_store_free(s);
+	rs_store_free(s2);
+}
+
 struct racer {
 	struct fixture *f;
 	const char *src;
@@ -456,6 +570,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vanished_pack_is_reuploaded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_marked_pack_is_not_borrowed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_after_interruption_sends_only_what_is_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_writers_at_once, setup, teardown),
 	};
 
