@@ -172,10 +172,19 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 	err = rs_store_open(&a->store, a->remote, &sopts);
 	if (err)
 		goto out;
-	/* An unreachable remote should fail here, once, not on every object. */
+	/*
+	 * An unreachable remote should fail here, once, not on every object;
+	 * so should a download from a store nothing was ever pushed to (its
+	 * FORMAT file is written by the first push): a wrong results.remote.
+	 */
 	{
 		int e = a->remote->stat(a->remote, "FORMAT", NULL);
 
+		if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD) {
+			err = rs_error_set(RS_EUSAGE, "'%s' holds no results store (nothing was ever pushed to it): "
+					   "check results.remote", a->remote->display_url);
+			goto out;
+		}
 		if (e && e != RS_ENOTFOUND) {
 			err = rs_error_wrap(e, "the results remote '%s' does not answer", a->remote->display_url);
 			goto out;

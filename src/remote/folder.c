@@ -302,16 +302,21 @@ int rs_remote_folder_open(struct rs_remote **out, const char *path)
 	if (!path || !*path)
 		return rs_error_set(RS_EUSAGE, "empty folder path for the remote");
 	root = realpath(path, NULL);
-	if (!root) {
-		if (errno == ENOENT) {
-			/* A new store: create the folder, as git init --bare would. */
-			if (rs_fs_mkdir_p(path, 0777))
-				return rs_error_wrap(rs_error_last(), "cannot create the remote folder");
-			root = realpath(path, NULL);
+	if (!root && errno == ENOENT) {
+		/*
+		 * A new store: create its folder, as git init --bare would, but
+		 * only one level deep, so that a mistyped path is an error
+		 * rather than a new tree of folders.
+		 */
+		if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+			if (errno == ENOENT)
+				return rs_error_set(RS_EUSAGE, "the remote folder '%s' does not exist, nor does its parent", path);
+			return rs_error_errno(RS_EUSAGE, "cannot create the remote folder '%s'", path);
 		}
-		if (!root)
-			return rs_error_errno(RS_EUSAGE, "the remote folder '%s' cannot be used", path);
+		root = realpath(path, NULL);
 	}
+	if (!root)
+		return rs_error_errno(RS_EUSAGE, "the remote folder '%s' cannot be used", path);
 	if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		free(root);
 		return rs_error_set(RS_EUSAGE, "the remote '%s' is not a folder", path);

@@ -125,4 +125,17 @@ if git clone -q -c lfs.standalonetransferagent=results -c "lfs.customtransfer.re
 fi
 grep -q "no results remote configured" "$T/noremote.err" || { cat "$T/noremote.err"; fail "unclear error without a remote"; }
 
+# --- a remote that holds no store, or cannot exist: clear errors at init ---------------
+if git clone -q $(agent_config true | sed "s|results.remote=file://$STORE|results.remote=file://$T/empty|") \
+	"$T/results.git" "$T/empty-clone" 2>"$T/empty.err"; then
+	fail "a clone from an empty store succeeded"
+fi
+grep -q "holds no results store" "$T/empty.err" || { cat "$T/empty.err"; fail "unclear error for an empty store"; }
+if git clone -q $(agent_config true | sed "s|results.remote=file://$STORE|results.remote=/nonexistent/deep/store|") \
+	"$T/results.git" "$T/typo-clone" 2>"$T/typo.err"; then
+	fail "a clone from a mistyped remote path succeeded"
+fi
+grep -q "does not exist, nor does its parent" "$T/typo.err" || { cat "$T/typo.err"; fail "unclear error for a mistyped path"; }
+[ ! -e /nonexistent ] || fail "the agent created folders for a mistyped path"
+
 echo "test_lfs_agent: all checks passed"
