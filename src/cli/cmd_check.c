@@ -14,8 +14,11 @@
 #include "cli/runsel.h"
 #include "util/error.h"
 
-/* Earlier runs read for the baseline and the noise estimate, at most. */
+/* Earlier runs read for the baseline and the noise estimate: every run
+ * costs a run.json read, so look back only as far as the window (or this
+ * default) needs -- enough for a commit's re-runs and a noise estimate. */
 #define HISTORY_MAX 64
+#define HISTORY_DEFAULT 24
 #define METRICS_MAX 32
 
 static const char usage[] =
@@ -160,8 +163,10 @@ static int run(int argc, char **argv)
 		/* Earlier runs of the head's branch, newest first. */
 		const char *hb = branch ? branch : head->branch;
 
+		size_t want = copts.window > HISTORY_DEFAULT ? copts.window : HISTORY_DEFAULT;
+
 		pos = rs_runsel_pos(&sel, head);
-		for (i = pos; i-- > 0 && n_hist < HISTORY_MAX;) {
+		for (i = pos; i-- > 0 && n_hist < want;) {
 			const struct rs_run_entry *e = &sel.idx.runs[i];
 
 			if (hb && (!e->branch || strcmp(e->branch, hb)))

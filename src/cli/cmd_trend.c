@@ -39,7 +39,7 @@ static const char usage[] =
 	"(--run-url, default '{path}/summary.md') and commits linked with\n"
 	"--commit-url (e.g. 'https://github.com/ORG/REPO/commit/{commit}').\n"
 	"Function series read the stored summaries of the newest --summaries\n"
-	"runs (default 100).\n"
+	"runs (default 50).\n"
 	"\n"
 	"exit status: 0 ok, 2 bad usage, 3 not a results repository,\n"
 	"7 corrupt run files, 8 other.\n";
@@ -72,7 +72,7 @@ int cmd_trend(int argc, char **argv)
 	const char *metrics[NAMES_MAX], *functions[NAMES_MAX];
 	const char *branch = NULL, *html = NULL, *title = NULL, *output = NULL;
 	enum rs_format fmt = RS_FORMAT_TEXT;
-	size_t limit = 500, summaries = 100, n = 0, i;
+	size_t limit = 500, summaries = 50, n = 0, i;
 	const struct rs_run_entry **picked = NULL;
 	struct rs_trend *t = NULL;
 	struct rs_buf out = RS_BUF_INIT;
