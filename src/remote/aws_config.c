@@ -65,31 +65,20 @@ static void trim(const char **s, const char **e)
 }
 
 /*
- * One pass over the file: track the current section; in the wanted one,
+ * One pass over the text: track the current section; in the wanted one,
  * return the first top-level "key = value". Indented lines continue the
  * previous key (aws-cli's nested sub-sections) and are skipped.
  */
-int rs_aws_ini_get(char **out, const char *path, const char *section,
-		   const char *key)
+int rs_aws_ini_find(char **out, const char *text, size_t len, const char *section,
+		    const char *key)
 {
-	struct rs_buf file = RS_BUF_INIT;
-	const char *p, *end;
-	int in_section = 0, err;
+	const char *p = text, *end = text + len;
+	int in_section = 0;
 	size_t lineno = 0;
 
-	rs_buf_init(&file, AWS_INI_MAX_FILE + 1);
-	err = rs_fs_read_file(&file, path, AWS_INI_MAX_FILE);
-	if (err == RS_ENOTFOUND) {
-		err = rs_error_set(RS_ENOTFOUND, "no file '%s'", path);
-		goto out;
-	}
-	if (err) {
-		err = rs_error_wrap(err, "cannot read AWS settings '%s'", path);
-		goto out;
-	}
-	p = file.ptr ? file.ptr : "";
-	end = p + file.len;
-	err = rs_error_set(RS_ENOTFOUND, "no '%s' in section [%s] of '%s'", key, section, path);
+	if (len > AWS_INI_MAX_FILE)
+		return rs_error_set(RS_EUSAGE, "AWS settings file larger than %d bytes",
+				    AWS_INI_MAX_FILE);
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
@@ -97,11 +86,9 @@ int rs_aws_ini_get(char **out, const char *path, const char *section,
 
 		lineno++;
 		p = nl ? nl + 1 : end;
-		if ((size_t)(le - s) > AWS_INI_MAX_LINE) {
-			err = rs_error_set(RS_EUSAGE, "line %zu of '%s' is longer than %d bytes",
-					   lineno, path, AWS_INI_MAX_LINE);
-			goto out;
-		}
+		if ((size_t)(le - s) > AWS_INI_MAX_LINE)
+			return rs_error_set(RS_EUSAGE, "line %zu is longer than %d bytes",
+					    lineno, AWS_INI_MAX_LINE);
 		if (s < e && (*s == ' ' || *s == '\t'))
 			continue; /* nested value or continuation */
 		trim(&s, &e);
@@ -132,14 +119,34 @@ int rs_aws_ini_get(char **out, const char *path, const char *section,
 				continue;
 			if (vs == ve)
 				continue; /* "s3 =" opens a nested block, not a value */
+			if (memchr(vs, '\0', (size_t)(ve - vs)))
+				return rs_error_set(RS_EUSAGE, "line %zu has a NUL byte", lineno);
 			*out = strndup(vs, (size_t)(ve - vs));
-			if (!*out)
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-			else
-				err = 0;
-			goto out;
+			return *out ? 0 : rs_error_set(RS_EGENERIC, "out of memory");
 		}
 	}
+	return rs_error_set(RS_ENOTFOUND, "no '%s' in section [%s]", key, section);
+}
+
+int rs_aws_ini_get(char **out, const char *path, const char *section,
+		   const char *key)
+{
+	struct rs_buf file = RS_BUF_INIT;
+	int err;
+
+	rs_buf_init(&file, AWS_INI_MAX_FILE + 1);
+	err = rs_fs_read_file(&file, path, AWS_INI_MAX_FILE);
+	if (err == RS_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND, "no file '%s'", path);
+		goto out;
+	}
+	if (err) {
+		err = rs_error_wrap(err, "cannot read AWS settings '%s'", path);
+		goto out;
+	}
+	err = rs_aws_ini_find(out, rs_buf_cstr(&file), file.len, section, key);
+	if (err)
+		err = rs_error_wrap(err, "'%s'", path);
 out:
 	if (file.ptr)
 		OPENSSL_cleanse(file.ptr, file.len); /* it held secrets */

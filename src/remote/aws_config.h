@@ -69,4 +69,11 @@ void rs_aws_config_release(struct rs_aws_config *cfg);
 int rs_aws_ini_get(char **out, const char *path, const char *section,
 		   const char *key);
 
+/*
+ * The same lookup in `len` bytes of `text` (untrusted; need not be
+ * NUL-terminated; at most 1 MiB). Exposed for the fuzz target.
+ */
+int rs_aws_ini_find(char **out, const char *text, size_t len, const char *section,
+		    const char *key);
+
 #endif

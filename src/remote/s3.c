@@ -27,7 +27,7 @@
  * bytes it stores. Thread safety: after open the struct is read-only; the
  * transport hands each thread its own connection.
  */
-#include "remote/remote.h"
+#include "remote/s3.h"
 #include "remote/aws_config.h"
 #include "remote/http_transport.h"
 #include "remote/sigv4.h"
@@ -789,14 +789,71 @@ static int s3_put_buf(struct rs_remote *r, const char *key, const void *p, size_
 
 /* ---- list ---- */
 
+int rs_s3_list_page_parse(const char *xml, size_t len, const char *strip_prefix,
+			  rs_remote_list_cb cb, void *payload,
+			  struct rs_buf *next_token, int *truncated)
+{
+	struct rs_buf key = RS_BUF_INIT;
+	const char *pos = xml, *end = xml + len, *vs, *ve;
+	size_t plen = strlen(strip_prefix);
+	int err = 0;
+
+	rs_buf_init(&key, S3_MAX_KEY + 1);
+	rs_buf_clear(next_token);
+	*truncated = 0;
+	if (!find(xml, len, "<ListBucketResult", 17)) {
+		err = rs_error_set(RS_ECORRUPT, "the bucket listing is not ListObjectsV2 XML");
+		goto out;
+	}
+	for (;;) {
+		const char *cpos, *kvs, *kve, *svs, *sve;
+		uint64_t size;
+
+		if (!xml_next(&pos, end, "Contents", &vs, &ve))
+			break;
+		cpos = vs;
+		if (!xml_next(&cpos, ve, "Key", &kvs, &kve) ||
+		    (cpos = vs, !xml_next(&cpos, ve, "Size", &svs, &sve)) ||
+		    parse_u64(svs, (size_t)(sve - svs), &size)) {
+			err = rs_error_set(RS_ECORRUPT, "a listed object has no Key or Size");
+			goto out;
+		}
+		if ((err = xml_text(&key, kvs, kve)))
+			goto out;
+		/* A key outside our prefix would be a server bug; skip it. */
+		if (key.len <= plen || strncmp(key.ptr, strip_prefix, plen) ||
+		    strlen(key.ptr) != key.len)
+			continue;
+		err = cb(key.ptr + plen, size, payload);
+		if (err)
+			goto out; /* the callback's value, unchanged */
+	}
+	pos = xml;
+	*truncated = xml_next(&pos, end, "IsTruncated", &vs, &ve) &&
+		     (size_t)(ve - vs) == 4 && !memcmp(vs, "true", 4);
+	if (!*truncated)
+		goto out;
+	pos = xml;
+	if (!xml_next(&pos, end, "NextContinuationToken", &vs, &ve)) {
+		err = rs_error_set(RS_ECORRUPT, "a truncated listing has no continuation token");
+		goto out;
+	}
+	if ((err = xml_text(next_token, vs, ve)))
+		goto out;
+	if (next_token->len == 0 || strlen(next_token->ptr) != next_token->len)
+		err = rs_error_set(RS_ECORRUPT, "a truncated listing has an empty or binary token");
+out:
+	rs_buf_release(&key);
+	return err;
+}
+
 static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb,
 		   void *payload)
 {
 	struct s3_remote *s = (struct s3_remote *)r;
 	struct rs_buf url = RS_BUF_INIT, page = RS_BUF_INIT, token = RS_BUF_INIT;
-	struct rs_buf prev = RS_BUF_INIT, key = RS_BUF_INIT, full = RS_BUF_INIT;
+	struct rs_buf next = RS_BUF_INIT, full = RS_BUF_INIT;
 	struct rs_http_request req;
-	size_t plen = strlen(s->prefix);
 	const char *max_keys = getenv("RESULTS_S3_LIST_MAX_KEYS");
 	uint64_t mk = 0;
 	int err = 0, truncated = 1;
@@ -806,12 +863,10 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 
 	rs_buf_init(&page, S3_LIST_PAGE_MAX);
 	rs_buf_init(&token, 4096);
-	rs_buf_init(&key, S3_MAX_KEY + 1);
+	rs_buf_init(&next, 4096);
 	if ((err = rs_buf_printf(&full, "%s%s", s->prefix, prefix ? prefix : "")))
 		goto out;
-	while (truncated && !err) {
-		const char *pos, *end, *vs, *ve;
-
+	while (truncated) {
 		rs_buf_clear(&url);
 		rs_buf_clear(&page);
 		if ((err = rs_buf_printf(&url, "%s%s?list-type=2&prefix=", s->base_url,
@@ -831,64 +886,27 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 			err = s3_fail(s, err);
 			goto out;
 		}
-		pos = rs_buf_cstr(&page);
-		end = pos + page.len;
-		if (!strstr(pos, "<ListBucketResult")) {
-			err = rs_error_set(RS_ECORRUPT, "%s: the bucket listing is not ListObjectsV2 XML",
-					   s->parent.display_url);
+		err = rs_s3_list_page_parse(rs_buf_cstr(&page), page.len, s->prefix, cb,
+					    payload, &next, &truncated);
+		if (err == RS_ECORRUPT && rs_error_last() == RS_ECORRUPT)
+			err = rs_error_wrap(err, "%s", s->parent.display_url);
+		if (err)
 			goto out;
-		}
-		for (;;) {
-			const char *cpos, *kvs, *kve, *svs, *sve;
-			uint64_t size;
-
-			if (!xml_next(&pos, end, "Contents", &vs, &ve))
-				break;
-			cpos = vs;
-			if (!xml_next(&cpos, ve, "Key", &kvs, &kve) ||
-			    (cpos = vs, !xml_next(&cpos, ve, "Size", &svs, &sve)) ||
-			    parse_u64(svs, (size_t)(sve - svs), &size)) {
-				err = rs_error_set(RS_ECORRUPT, "%s: a listed object has no Key or Size",
-						   s->parent.display_url);
-				goto out;
-			}
-			if ((err = xml_text(&key, kvs, kve)))
-				goto out;
-			/* A key outside our prefix would be a server bug; skip it. */
-			if (key.len <= plen || strncmp(key.ptr, s->prefix, plen))
-				continue;
-			err = cb(key.ptr + plen, size, payload);
-			if (err)
-				goto out; /* the callback's value, unchanged */
-		}
-		pos = rs_buf_cstr(&page);
-		truncated = xml_next(&pos, end, "IsTruncated", &vs, &ve) &&
-			    (size_t)(ve - vs) == 4 && !memcmp(vs, "true", 4);
-		if (!truncated)
-			break;
-		pos = rs_buf_cstr(&page);
-		if (!xml_next(&pos, end, "NextContinuationToken", &vs, &ve)) {
-			err = rs_error_set(RS_ECORRUPT, "%s: a truncated listing has no continuation token",
-					   s->parent.display_url);
-			goto out;
-		}
-		rs_buf_clear(&prev);
-		if ((err = rs_buf_put(&prev, token.ptr ? token.ptr : "", token.len)) ||
-		    (err = xml_text(&token, vs, ve)))
-			goto out;
-		if (token.len == 0 || (prev.len == token.len && !memcmp(prev.ptr, token.ptr, token.len))) {
+		if (truncated && next.len == token.len && !memcmp(next.ptr, token.ptr, token.len)) {
 			/* The same token again would loop forever. */
 			err = rs_error_set(RS_ECORRUPT, "%s: the listing does not advance",
 					   s->parent.display_url);
 			goto out;
 		}
+		rs_buf_clear(&token);
+		if (truncated && (err = rs_buf_put(&token, next.ptr, next.len)))
+			goto out;
 	}
 out:
 	rs_buf_release(&url);
 	rs_buf_release(&page);
 	rs_buf_release(&token);
-	rs_buf_release(&prev);
-	rs_buf_release(&key);
+	rs_buf_release(&next);
 	rs_buf_release(&full);
 	return err;
 }

@@ -1,0 +1,28 @@
+/*
+ * Internals of the S3 backend (s3.c) that are worth testing on their own.
+ * The backend itself is opened through remote.h (rs_remote_s3_open).
+ */
+#ifndef RS_S3_H
+#define RS_S3_H
+
+#include <stddef.h>
+
+#include "remote/remote.h"
+#include "util/buf.h"
+
+/*
+ * Parse one ListObjectsV2 response page (untrusted: `len` bytes of `xml`,
+ * which need not be NUL-terminated). For every <Contents> whose decoded
+ * <Key> starts with `strip_prefix`, call `cb` with the rest of the key and
+ * its <Size>; keys outside the prefix are skipped. *truncated says whether
+ * more pages follow; then `next_token` (cleared first; its cap bounds the
+ * token) holds the decoded <NextContinuationToken>.
+ * Returns 0, RS_ECORRUPT for malformed XML (no message prefix: the caller
+ * adds the remote's name), a buffer cap's RS_EUSAGE, or the callback's
+ * non-zero value unchanged.
+ */
+int rs_s3_list_page_parse(const char *xml, size_t len, const char *strip_prefix,
+			  rs_remote_list_cb cb, void *payload,
+			  struct rs_buf *next_token, int *truncated);
+
+#endif
