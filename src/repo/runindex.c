@@ -545,8 +545,9 @@ int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,
 		if (!err) err = put_metric(out, e->metrics, "samples", "%.0f");
 		if (!err) err = rs_buf_printf(out, " | [%s](%s/summary.md) |\n", e->id, e->path);
 	}
+	/* No count: the index given may be a bounded load of recent shards. */
 	if (!err && idx->count > shown)
-		err = rs_buf_printf(out, "\n%zu older runs are listed in `index/`.\n",
-				    idx->count - shown);
+		err = rs_buf_puts(out, "\nOlder runs are listed month by month in "
+				  "[`index/`](index/), and by `results list --limit 0`.\n");
 	return err;
 }
