@@ -1505,6 +1505,7 @@ struct engine {
 	struct out *o;
 	struct rng exec, jitter, jitter2;
 	int64_t now, next_tick, tick;
+	int64_t sim_start; /* simulated time when simulate() began */
 	struct xframe st[MAXDEPTH];
 	int depth;
 	uint64_t samples, stop_samples, stop_bytes;
@@ -1512,6 +1513,7 @@ struct engine {
 	/* clock */
 	int64_t clock_ns;
 	double last_t, sum_dt;
+	int64_t clock_debt; /* ns owed back to the base run's clock */
 	char *thread_frame;
 	uint32_t thread_len;
 	int attrs; /* write \u0001 attributes */
@@ -1552,17 +1554,26 @@ static double next_delta(struct engine *e, int touched)
 	struct rng *r = &e->jitter;
 	double u = rng_unit(r);
 	double j = 200.0 + 430.0 * rng_normal(r);
+	if (j < -2000.0) /* never backwards, whatever the variant adds */
+		j = -2000.0;
 	if (u < 0.2)
 		j += rng_exp(r, 4500.0);
 	if (u > 0.9925)
 		j += rng_exp(r, 150000.0);
 	if (u > 0.9987)
 		j += rng_exp(r, 3000000.0);
-	if (touched) /* --variant next: the changed code runs a little differently */
-		j += rng_normal(&e->jitter2) * 2000.0;
-	if (j < -900.0)
-		j = -900.0;
+	/* --variant next: the changed code runs a little differently; the next
+	 * untouched sample gives the difference back, so the clock and with it
+	 * the rounding digits of every later interval stay as in the base run */
 	int64_t ns = e->tick + (int64_t)j;
+	if (touched) {
+		int64_t p = (int64_t)(rng_normal(&e->jitter2) * 2000.0);
+		ns += p;
+		e->clock_debt -= p;
+	} else if (e->clock_debt) {
+		ns += e->clock_debt;
+		e->clock_debt = 0;
+	}
 	e->clock_ns += ns;
 	double t = (double)e->clock_ns / 1e9;
 	double d = t - e->last_t;
@@ -1649,7 +1660,13 @@ static void exec_fn(struct engine *e, int fn, int cls, uint64_t ctx)
 		int drawn = !lib || rng_unit(&e->exec) < LIB_BRANCH_NOISE;
 		if (s->prob != 255 && (drawn ? rng_below(&e->exec, 255) : (uint32_t)(h % 255)) >= s->prob)
 			continue;
-		int reps = s->reps > 1 ? 1 + (int)(drawn ? rng_below(&e->exec, s->reps) : (uint32_t)((h >> 16) % s->reps)) : 1;
+		/* loop counts: mean (1 + reps) / 2 as compute_costs assumes; the
+		 * drawn ones triangular, which keeps month-to-month work steady */
+		int reps = 1;
+		if (s->reps > 1)
+			reps = drawn ? 1 + (int)((rng_below(&e->exec, s->reps) + rng_below(&e->exec, s->reps) +
+						  rng_below(&e->exec, 2)) / 2)
+				     : 1 + (int)((h >> 16) % s->reps);
 		top->line = g->first_line + s->off + (g->touched > 0 && s->off >= g->touched ? 1 : 0);
 		if (m->files[g->file].kind == K_BUILTIN)
 			top->line = 0;
@@ -1700,6 +1717,7 @@ static void run_simulation(struct engine *e)
 		exec_fn(e, m->fn_init_pop, m->cls_sim, 2);
 	at(e, m->run_sim_off);
 	push(e, m->fn_simulate, m->cls_sim, 0);
+	e->sim_start = e->now;
 	for (int month = 0; !e->done && (!opt->have_months || month < opt->months); month++) {
 		for (int day = 0; day < 30 && !e->done; day++) {
 			nq = 0;
@@ -1861,27 +1879,61 @@ static int is_model_fn(struct model *m, int fn)
 	return k == K_MODEL || k == K_SCRIPT;
 }
 
-/* --new-function: a new function in the file of the busiest module helper,
- * called at the end of it, with own time calibrated to take `share` of all
- * samples. */
-static int add_new_function(struct model *m, struct rng *r, const char *name, double share, double total)
+/* Run the model as it stands for `months` months into a byte counter and
+ * return the simulated ns spent before simulate() and per month.  The
+ * expected costs of compute_costs are only an estimate (library branches
+ * are fixed per call site, so a model's real cost differs from the mean by
+ * some percent); where a figure must be right, measure it. */
+static void measure_run(struct model *m, const struct options *opt, int months, double *startup, double *per_month)
 {
+	struct options o2 = *opt;
+	struct out o = {.f = NULL, .cap = 1 << 16, .discard = 1};
+	struct engine e;
+	o.buf = xrealloc(NULL, o.cap);
+	o2.have_months = 1;
+	o2.months = months;
+	memset(&e, 0, sizeof e);
+	e.m = m;
+	e.opt = &o2;
+	e.o = &o;
+	e.tick = 1000000;
+	e.next_tick = e.tick;
+	e.attrs = 1;
+	e.thread_frame = "\"t\"";
+	e.thread_len = 3;
+	rng_seed(&e.exec, opt->seed, 2);
+	rng_seed(&e.jitter, opt->seed, 4);
+	rng_seed(&e.jitter2, opt->seed, 6);
+	run_simulation(&e);
+	*startup = (double)e.sim_start;
+	*per_month = (double)(e.now - e.sim_start) / months;
+	free(o.buf);
+}
+
+/* --new-function: a new function in the health system's file, called at
+ * the end of the daily scheduler event's apply(): exactly 30 calls a month,
+ * so its share is steady from run to run.  Its cost per call (own time plus
+ * a looped pandas call) is calibrated to take `share` of all samples. */
+static int add_new_function(struct model *m, struct rng *r, const struct options *opt)
+{
+	const char *name = opt->new_fn;
+	double share = opt->new_share;
 	int best = -1;
-	double best_t = 0;
-	/* expected calls per run: propagate from the driver (approximate: event
-	 * rates times their apply call tree) */
-	for (int fn = 0; fn < m->nfns; fn++) {
-		struct gfn *g = &m->fns[fn];
-		if (g->level != LV_HELPER || !is_model_fn(m, fn) || g->alias >= 0)
-			continue;
-		double t = g->ecalls * g->ecost;
-		if (t > best_t) {
-			best_t = t;
-			best = fn;
+	for (int e = 0; e < m->nevents && best < 0; e++)
+		if (m->events[e].kind == 1) {
+			struct gfn *fire = &m->fns[m->events[e].fire_fn];
+			struct gfn *run = &m->fns[m->stmts[fire->stmt0 + 1].target];
+			best = m->stmts[run->stmt0].target;
 		}
-	}
-	if (best < 0 || m->fns[best].ecalls <= 0)
+	if (best < 0)
 		return -1;
+	/* the share is of the whole run for a fixed number of months, of the
+	 * steady state (per month) for runs cut by --size or --samples */
+	double startup, per_month;
+	int months = opt->months ? opt->months : 3;
+	measure_run(m, opt, months < 3 ? months : 3, &startup, &per_month);
+	double total = opt->months ? startup + per_month * opt->months : per_month;
+	double calls = 30.0 * (opt->months ? opt->months : 1);
 	struct gfn *caller = &m->fns[best];
 	int file = caller->file;
 	int fn = add_fn(m, name, file, LV_HELPER + 2);
@@ -1892,15 +1944,19 @@ static int add_new_function(struct model *m, struct rng *r, const char *name, do
 			last = m->fns[i].first_line + m->fns[i].span;
 	m->fns[fn].first_line = last + 3;
 	double want = share / (1.0 - share) * total; /* ns over the run */
-	double per_call = want / m->fns[best].ecalls;
+	double per_call = want / calls;
 	int lib = lib_entry(m, r, 1.2);
-	double lib_cost = m->fns[lib].ecost;
-	double self = per_call - 0.5 * lib_cost;
-	if (self < per_call * 0.3)
-		self = per_call * 0.3;
+	for (int k = 0; k < 50 && m->fns[lib].ecost * 3.0 > per_call * 0.6; k++)
+		lib = lib_entry(m, r, 1.2);
+	double lib_cost = m->fns[lib].ecost * 3.0; /* called 1..5 times, 3 on average */
+	if (lib_cost > per_call * 0.6)
+		lib_cost = 0;
+	double self = per_call - lib_cost;
 	st_self(m, fn, 1, self * 0.6 / 1000.0);
-	struct gstmt *s = st_call(m, fn, 3, lib, m->fns[lib].ncls ? m->fns[lib].cls[0] : CLS_NONE);
-	s->prob = 127;
+	if (lib_cost > 0) {
+		struct gstmt *s = st_call(m, fn, 3, lib, m->fns[lib].ncls ? m->fns[lib].cls[0] : CLS_NONE);
+		s->reps = 5;
+	}
 	st_self(m, fn, 5, self * 0.4 / 1000.0);
 	m->fns[fn].span = 7;
 	/* the call: appended to the caller's body (its statements must stay
@@ -2322,17 +2378,13 @@ int main(int argc, char **argv)
 			m->events[e].rate = m->events[e].weight * want / indiv;
 	double months_for_calls = opt.months ? opt.months : 1;
 	compute_calls(m, months_for_calls, scale);
-	double base_total = 0;
-	for (int e = 0; e < m->nevents; e++)
-		base_total += m->fns[m->events[e].fire_fn].ecalls * m->fns[m->events[e].fire_fn].ecost;
-	base_total += m->fns[m->fn_build].ecost + m->fns[m->fn_init_pop].ecalls * m->fns[m->fn_init_pop].ecost +
-		      m->fns[m->fn_month_log].ecalls * m->fns[m->fn_month_log].ecost;
 
 	/* modifiers that change the code */
 	if (opt.new_fn) {
 		struct rng r2;
 		rng_seed(&r2, opt.model_seed, 11);
-		if (add_new_function(m, &r2, opt.new_fn, opt.new_share, base_total) < 0) {
+		render_prefixes(m);
+		if (add_new_function(m, &r2, &opt) < 0) {
 			fprintf(stderr, "gen-session: --new-function: no caller found\n");
 			return 2;
 		}
