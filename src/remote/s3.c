@@ -19,6 +19,11 @@
  *   del       HeadObject then DeleteObject: S3 answers 204 for a missing
  *             key, and the interface reports RS_ENOTFOUND for it.
  *
+ * Settings (git config, through the remote options' config_get):
+ *   results.s3.region, results.s3.endpoint, results.s3.addressing
+ *     (path|virtual): see aws_config.h for their order against AWS_*;
+ *   results.s3.partsize: MiB per multipart part, 5 to 512 (default 8);
+ *     objects up to one part go up in a single PutObject.
  * RESULTS_S3_LIST_MAX_KEYS (1..1000, environment) shrinks listing pages
  * so that tests walk several continuation tokens with a few keys.
  *
@@ -1012,7 +1017,7 @@ int rs_remote_s3_open(struct rs_remote **out, const char *url,
 	}
 	if ((err = rs_buf_printf(&b, "s3://%s/%s", s->bucket, s->prefix)))
 		goto out;
-	if (b.len && b.ptr[b.len - 1] == '/' && b.len > strlen("s3://") + blen + 1)
+	if (b.ptr[b.len - 1] == '/')
 		b.ptr[--b.len] = '\0';
 	s->parent.display_url = rs_buf_detach(&b, NULL);
 
