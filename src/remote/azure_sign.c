@@ -415,9 +415,11 @@ void rs_azure_date(char out[32], time_t t)
 	struct tm tm;
 
 	gmtime_r(&t, &tm);
-	snprintf(out, 32, "%s, %02d %s %04d %02d:%02d:%02d GMT", days[tm.tm_wday % 7],
-		 tm.tm_mday, months[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec);
+	/* The modulos only tell the compiler the fields' ranges (29 bytes at most). */
+	snprintf(out, 32, "%s, %02u %s %04u %02u:%02u:%02u GMT", days[(unsigned)tm.tm_wday % 7],
+		 (unsigned)tm.tm_mday % 32, months[(unsigned)tm.tm_mon % 12],
+		 (unsigned)(tm.tm_year + 1900) % 10000, (unsigned)tm.tm_hour % 24,
+		 (unsigned)tm.tm_min % 60, (unsigned)tm.tm_sec % 61);
 }
 
 int rs_azure_sign(struct rs_http_request *req, void *payload)

@@ -103,7 +103,7 @@ static long find_pack(const struct rs_chunk_index *ix, const struct rs_id *pack)
 
 static void ensure_sorted(struct rs_chunk_index *ix)
 {
-	if (!ix->sorted) {
+	if (!ix->sorted && ix->nentries) {
 		qsort(ix->entries, ix->nentries, sizeof(*ix->entries), entry_cmp);
 		ix->sorted = 1;
 	}
@@ -279,7 +279,8 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 		err = rs_error_wrap(err, "cannot list the packs on '%s'", remote->display_url);
 		goto out;
 	}
-	qsort(l.packs, l.n, sizeof(*l.packs), id_cmp);
+	if (l.n)
+		qsort(l.packs, l.n, sizeof(*l.packs), id_cmp);
 	/* Packs the remote no longer has. */
 	for (i = 0; i < ix->npacks; i++) {
 		if (!ix->packs[i].live)

@@ -54,7 +54,8 @@ int rs_idx_encode(struct rs_buf *out, const struct rs_id *pack,
 
 	if (n > RS_IDX_MAX_ENTRIES)
 		return rs_error_set(RS_EUSAGE, "too many chunks (%zu) for one pack", n);
-	qsort(refs, n, sizeof(*refs), ref_cmp);
+	if (n)
+		qsort(refs, n, sizeof(*refs), ref_cmp);
 	rs_buf_clear(out);
 	memcpy(h, RS_IDX_MAGIC, 8);
 	rs_put_le32(h + 8, RS_FORMAT_VERSION);
