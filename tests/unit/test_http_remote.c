@@ -148,6 +148,7 @@ static int group_teardown(void **state)
 	stop_server("fault-proxy.sh", "proxy1");
 	stop_server("fault-proxy.sh", "proxy2");
 	stop_server("fault-proxy.sh", "proxy3");
+	stop_server("fault-proxy.sh", "proxy4");
 	stop_server("azurite.sh", "azurite");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work_dir);
 	if (system(cmd) != 0)
@@ -607,6 +608,26 @@ static void test_webdav_retry(void **state)
 	snprintf(log, sizeof(log), "%s/proxy3/proxy.log", work_dir);
 	assert_int_equal(count_lines_with(log, "-> 503"), 3);
 	unsetenv("RESULTS_HTTP_RETRIES");
+
+	/*
+	 * libcurl's proxy variables are honoured: the fault proxy (failing
+	 * nothing) also works as a forward proxy, and logs what went through.
+	 */
+	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy4 "
+					   "--target %s", source_dir, work_dir,
+					   getenv("RS_WEBDAV_URL")), 0);
+	setenv("http_proxy", getenv("RS_PROXY_URL"), 1);
+	unsetenv("no_proxy");
+	unsetenv("NO_PROXY");
+	assert_int_equal(rs_remote_open(&r, getenv("RS_WEBDAV_URL"), NULL), 0);
+	rs_buf_clear(&b);
+	assert_int_equal(r->get(r, "packs/p1", 0, UINT64_MAX, &b), 0);
+	assert_int_equal(b.len, 5);
+	rs_remote_free(r);
+	unsetenv("http_proxy");
+	stop_server("fault-proxy.sh", "proxy4");
+	snprintf(log, sizeof(log), "%s/proxy4/proxy.log", work_dir);
+	assert_true(count_lines_with(log, "packs/p1 -> forward") >= 1);
 
 	rs_buf_release(&b);
 	rs_buf_release(&url);
