@@ -269,7 +269,9 @@ static int func_row(struct rs_buf *out, const struct rs_func_delta *f, int md,
 	if (md)
 		err = rs_buf_printf(out, "| %s | ", cell.ptr);
 	else
-		err = rs_buf_puts(out, "  ") || pad(out, cell.ptr, 52);
+		err = rs_buf_puts(out, "  ");
+	if (!err && !md)
+		err = pad(out, cell.ptr, 52);
 	if (err)
 		goto out;
 	rs_buf_clear(&cell);

@@ -155,7 +155,10 @@ m = {x["name"]: x for x in r["metrics"]}
 assert r["regressed"] is False, r
 assert r["workload"] == "months", r["workload"]
 assert m["duration"]["rel"] > 0.6, m["duration"]         # twice the months ...
-assert abs(m["duration/months"]["rel"]) < 0.08, m["duration/months"]  # ... same speed
+# ... same speed: within the noise the repeated runs of c1 showed (the
+# model's start-up cost, spread over twice the months, also lowers it a bit)
+pm = m["duration/months"]
+assert abs(pm["rel"]) < max(0.08, 1.5 * pm["band"]), pm
 assert not m["duration/months"]["regressed"]
 assert not m["duration"]["gating"]
 PY
