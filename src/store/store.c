@@ -892,7 +892,8 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 				   hex, s->remote->display_url);
 		goto out;
 	}
-	err = rs_fs_commit_tmp(fd, tmp.ptr, dest);
+	/* Not fsynced: the file is a verified copy the remote can give again. */
+	err = rs_fs_publish_tmp(fd, tmp.ptr, dest);
 	fd = -1;
 out:
 	rs_workq_free(q);

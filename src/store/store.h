@@ -70,7 +70,10 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
  * whole object against `oid` and `size` (pass UINT64_MAX to skip the size
  * check) before `dest` appears: on any error no file is left at `dest`.
  * RS_ENOTFOUND when the remote has no such object, RS_ECORRUPT when stored
- * bytes are damaged.
+ * bytes are damaged. The rename into place is atomic, but the file is not
+ * fsynced: it is a verified copy the remote can give again, and waiting
+ * for the disk would cost more than the copy. A caller that needs it
+ * durable fsyncs it.
  */
 int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *dest, rs_progress_fn progress, void *payload);

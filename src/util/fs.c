@@ -93,6 +93,21 @@ int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path)
 	return rs_fs_fsync_parent(final_path);
 }
 
+int rs_fs_publish_tmp(int fd, const char *tmp, const char *final_path)
+{
+	if (close(fd) != 0) {
+		unlink(tmp);
+		return rs_error_errno(RS_EGENERIC, "cannot close '%s'", tmp);
+	}
+	if (rename(tmp, final_path) != 0) {
+		int err = rs_error_errno(RS_EGENERIC, "cannot rename '%s' to '%s'", tmp, final_path);
+
+		unlink(tmp);
+		return err;
+	}
+	return 0;
+}
+
 int rs_fs_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;

@@ -32,6 +32,14 @@ int rs_fs_tmpfile_near(struct rs_buf *tmp_out, const char *final_path, int *fd_o
  */
 int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path);
 
+/*
+ * Like rs_fs_commit_tmp without the fsyncs: the rename is still atomic
+ * for readers, but after a power cut the file may be empty or short. For
+ * copies that can be made again (a download of what the remote holds),
+ * where waiting for the disk would cost more than the copy itself.
+ */
+int rs_fs_publish_tmp(int fd, const char *tmp, const char *final_path);
+
 /* Write all of `n` bytes, retrying on EINTR and short writes. */
 int rs_fs_write_all(int fd, const void *p, size_t n);
 
