@@ -35,6 +35,7 @@
  */
 #include "remote/remote.h"
 #include "remote/azure_sign.h"
+#include "remote/http_parse.h"
 #include "remote/http_transport.h"
 
 #include "util/error.h"
@@ -611,19 +612,20 @@ struct list_state {
 /*
  * Scan one EnumerationResults page: call back for every <Blob> (its
  * <Name> and <Content-Length>) and keep <NextMarker>. Element names are
- * matched exactly; the document has no namespaces.
+ * matched exactly; the document has no namespaces. Values are capped at
+ * 2 KiB (blob names are at most 1024 characters).
  */
-static int parse_page(struct list_state *st, const char *xml, size_t n)
+int rs_azure_parse_blob_list(const char *xml, size_t n, rs_azure_blob_fn fn,
+			     void *payload, struct rs_buf *next_marker)
 {
 	const char *p = xml, *end = xml + n, *text = NULL;
 	struct rs_buf name = RS_BUF_INIT, val = RS_BUF_INIT;
 	uint64_t size = 0;
-	int in_blob = 0, has_size = 0, err = 0;
-	size_t plen = strlen(st->a->prefix);
+	int in_blob = 0, has_size = 0, complete = 0, err = 0;
 
 	rs_buf_init(&name, 2048);
 	rs_buf_init(&val, 2048);
-	rs_buf_clear(&st->marker);
+	rs_buf_clear(next_marker);
 	while (p < end && !err) {
 		const char *lt = memchr(p, '<', (size_t)(end - p));
 		const char *gt, *tag;
@@ -639,7 +641,7 @@ static int parse_page(struct list_state *st, const char *xml, size_t n)
 		}
 		closing = lt[1] == '/';
 		tag = lt + 1 + closing;
-		tn = strcspn(tag, " />");
+		tn = tag < gt ? strcspn(tag, " />") : 0;
 		if (tag + tn > gt)
 			tn = (size_t)(gt - tag);
 #define IS(s) (tn == sizeof(s) - 1 && !memcmp(tag, s, tn))
@@ -661,43 +663,63 @@ static int parse_page(struct list_state *st, const char *xml, size_t n)
 							   "oversized value");
 					break;
 				}
-				if (IS("Name"))
+				if (IS("Name")) {
+					rs_buf_clear(&name);
 					err = rs_buf_put(&name, val.ptr ? val.ptr : "", val.len);
-				else if (IS("Content-Length")) {
+				} else if (IS("Content-Length")) {
 					char *e;
 
 					size = strtoull(rs_buf_cstr(&val), &e, 10);
 					has_size = e != rs_buf_cstr(&val) && !*e;
 				} else {
-					err = rs_buf_put(&st->marker, val.ptr ? val.ptr : "",
+					rs_buf_clear(next_marker);
+					err = rs_buf_put(next_marker, val.ptr ? val.ptr : "",
 							 val.len);
 				}
+			} else if (IS("EnumerationResults")) {
+				complete = 1;
 			} else if (IS("Blob") && in_blob) {
-				const char *k = rs_buf_cstr(&name);
+				struct rs_azure_blob b;
 
 				in_blob = 0;
-				if (strncmp(k, st->a->prefix, plen))
-					goto next;
-				k += plen;
-				if (strncmp(k, st->prefix, strlen(st->prefix)) || check_key(k))
-					goto next;
-				if (!has_size) {
-					err = rs_error_set(RS_ECORRUPT, "List Blobs: no size for '%s'", k);
-					break;
-				}
-				err = st->cb(k, size, st->payload);
-				if (err)
-					break;
+				b.name = rs_buf_cstr(&name);
+				b.size = size;
+				b.has_size = has_size;
+				err = fn(&b, payload);
 			}
-next:
 			text = NULL;
 		}
 #undef IS
 		p = gt + 1;
 	}
+	/* A cut-off page would silently drop keys: refuse it. */
+	if (!err && !complete)
+		err = rs_error_set(RS_ECORRUPT, "List Blobs answer ends before "
+				   "</EnumerationResults>");
 	rs_buf_release(&name);
 	rs_buf_release(&val);
 	return err;
+}
+
+/* Turn a blob name into a store key and pass it on when it matches. */
+static int on_blob(const struct rs_azure_blob *b, void *payload)
+{
+	struct list_state *st = payload;
+	size_t plen = strlen(st->a->prefix);
+	const char *k = b->name;
+
+	if (strncmp(k, st->a->prefix, plen))
+		return 0;
+	k += plen;
+	if (strncmp(k, st->prefix, strlen(st->prefix)))
+		return 0;
+	if (check_key(k)) {
+		rs_error_clear();
+		return 0; /* not one of ours */
+	}
+	if (!b->has_size)
+		return rs_error_set(RS_ECORRUPT, "List Blobs: no size for '%s'", k);
+	return st->cb(k, b->size, st->payload);
 }
 
 static int azure_list(struct rs_remote *r, const char *prefix,
@@ -749,7 +771,8 @@ static int azure_list(struct rs_remote *r, const char *prefix,
 		if (err && resp.status == 404 && is_container_missing(&resp))
 			err = 0; /* no container yet: an empty store */
 		else if (!err)
-			err = parse_page(&st, rs_buf_cstr(&body), body.len);
+			err = rs_azure_parse_blob_list(rs_buf_cstr(&body), body.len,
+						       on_blob, &st, &st.marker);
 		else
 			st.marker.len = 0;
 		rs_http_request_release(&req);

@@ -32,6 +32,7 @@
  */
 #include "remote/remote.h"
 #include "remote/credential.h"
+#include "remote/http_parse.h"
 #include "remote/http_transport.h"
 
 #include "util/error.h"
@@ -687,8 +688,6 @@ struct dav_entry {
 	int collection;
 };
 
-typedef int (*dav_entry_fn)(const struct dav_entry *e, void *payload);
-
 /* Append XML text p[0..n) to out, decoding the five entities and &#N;. */
 static int xml_text(struct rs_buf *out, const char *p, size_t n)
 {
@@ -736,15 +735,15 @@ static int xml_text(struct rs_buf *out, const char *p, size_t n)
  * element local names matter (namespace prefixes differ between servers).
  * Bounded: `n` bytes, hrefs up to WEBDAV_HREF_MAX.
  */
-static int parse_multistatus(const char *xml, size_t n, dav_entry_fn fn,
-			     void *payload)
+int rs_webdav_parse_multistatus(const char *xml, size_t n, rs_dav_entry_fn fn,
+				void *payload)
 {
 	const char *p = xml, *end = xml + n;
 	const char *text_start = NULL;
 	struct dav_entry e;
 	struct rs_buf text = RS_BUF_INIT;
 	int in_response = 0, capture = 0; /* 1 href, 2 getcontentlength */
-	int err = 0;
+	int complete = 0, err = 0;
 
 	memset(&e, 0, sizeof(e));
 	rs_buf_init(&e.href, WEBDAV_HREF_MAX);
@@ -820,9 +819,17 @@ static int parse_multistatus(const char *xml, size_t n, dav_entry_fn fn,
 				capture = 0;
 				text_start = NULL;
 			}
+			if (IS("multistatus"))
+				complete = 1;
 			if (IS("response") && in_response) {
+				struct rs_dav_entry pe;
+
+				pe.href = rs_buf_cstr(&e.href);
+				pe.size = e.size;
+				pe.has_size = e.has_size;
+				pe.collection = e.collection;
 				in_response = 0;
-				err = fn(&e, payload);
+				err = fn(&pe, payload);
 			}
 		} else if (IS("response")) {
 			in_response = 1;
@@ -842,6 +849,10 @@ static int parse_multistatus(const char *xml, size_t n, dav_entry_fn fn,
 #undef IS
 		p = gt + 1;
 	}
+	/* A cut-off answer would silently drop keys: refuse it. */
+	if (!err && !complete)
+		err = rs_error_set(RS_ECORRUPT, "PROPFIND answer ends before "
+				   "</multistatus>");
 	rs_buf_release(&e.href);
 	rs_buf_release(&text);
 	return err;
@@ -876,11 +887,11 @@ static int valid_name(const char *s, size_t n)
 	return 1;
 }
 
-static int on_entry(const struct dav_entry *e, void *payload)
+static int on_entry(const struct rs_dav_entry *e, void *payload)
 {
 	struct list_ctx *ctx = payload;
 	struct rs_buf path = RS_BUF_INIT, key = RS_BUF_INIT;
-	const char *h = rs_buf_cstr(&e->href), *name;
+	const char *h = e->href, *name;
 	size_t plen, clen = strlen(ctx->coll_path), nlen;
 	int err = 0;
 
@@ -996,7 +1007,7 @@ static int list_collection(struct webdav_remote *w, const char *collection,
 	ctx.cb = cb;
 	ctx.payload = payload;
 	ctx.depth = depth;
-	err = parse_multistatus(rs_buf_cstr(&body), body.len, on_entry, &ctx);
+	err = rs_webdav_parse_multistatus(rs_buf_cstr(&body), body.len, on_entry, &ctx);
 	if (ctx.stop)
 		err = ctx.stop;
 out:
