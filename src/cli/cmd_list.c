@@ -140,7 +140,7 @@ int cmd_list(int argc, char **argv)
 	}
 	if (json) {
 		char *s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-				     JSON_REAL_PRECISION(17));
+				     JSON_REAL_PRECISION(15));
 
 		if (!s) {
 			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");

@@ -261,7 +261,7 @@ int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e)
 		      "path", e->path, "metrics", e->metrics);
 	if (!o)
 		return rs_error_set(RS_EUSAGE, "incomplete run entry");
-	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	if (!s) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
