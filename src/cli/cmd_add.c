@@ -29,7 +29,9 @@ static const char usage[] =
 	"\n"
 	"options:\n"
 	"  --commit SHA        the profiled commit, full id (required)\n"
-	"  --branch NAME       profiled branch (default: $GITHUB_HEAD_REF,\n"
+	"  --branch NAME       profiled branch (default: the branch of the git\n"
+	"                      checkout holding the first argument when it is\n"
+	"                      at --commit, else $GITHUB_HEAD_REF, then\n"
 	"                      $GITHUB_REF_NAME, else 'main')\n"
 	"  --trigger NAME      what started the run: ci, nightly, manual...\n"
 	"                      (letters, digits, '_', '.'; default 'manual')\n"
@@ -142,8 +144,8 @@ int cmd_add(int argc, char **argv)
 	}
 	run.raw = raw;
 	if ((err = rs_run_set_commit(&run, commit)) ||
-	    (err = rs_run_set_branch(&run, branch ? branch : default_branch())) ||
-	    (err = rs_run_set_trigger(&run, trigger))) {
+	    (err = rs_run_set_trigger(&run, trigger)) ||
+	    (branch && (err = rs_run_set_branch(&run, branch)))) {
 		status = rs_cli_error(RS_EXIT_USAGE);
 		goto out;
 	}
@@ -174,6 +176,19 @@ int cmd_add(int argc, char **argv)
 	status = rs_cli_open_repo(&repo);
 	if (status != RS_EXIT_OK)
 		goto out;
+	if (!branch) {
+		/* The profiled checkout's branch when the session lies in it and
+		   it is at --commit; else what CI says; else "main". */
+		struct rs_buf b = RS_BUF_INIT;
+
+		err = rs_run_profiled_branch(&b, &run, repo, argv[optind]);
+		err = rs_run_set_branch(&run, err == 0 ? b.ptr : default_branch());
+		rs_buf_release(&b);
+		if (err) {
+			status = rs_cli_error(RS_EXIT_USAGE);
+			goto out;
+		}
+	}
 	if ((err = rs_run_detect_machine(&run))) {
 		status = rs_cli_report(err);
 		goto out;

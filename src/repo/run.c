@@ -135,6 +135,38 @@ int rs_run_set_branch(struct rs_run *run, const char *b)
 	return replace_str(&run->branch, b);
 }
 
+int rs_run_profiled_branch(struct rs_buf *out, const struct rs_run *run,
+			   const struct rs_repo *repo, const char *path)
+{
+	git_repository *g = NULL;
+	git_reference *head = NULL;
+	const git_oid *target;
+	char hex[GIT_OID_HEXSZ + 1];
+	int err = RS_ENOTFOUND;
+
+	if (!run->commit)
+		return rs_error_set(RS_EUSAGE, "no profiled commit set");
+	if (git_repository_open_ext(&g, path, 0, NULL) < 0)
+		goto out;
+	/* Recording from inside the results repository says nothing. */
+	if (strcmp(git_repository_commondir(g), repo->gitdir) == 0 ||
+	    git_repository_head(&head, g) < 0 || !git_reference_is_branch(head))
+		goto out;
+	target = git_reference_target(head);
+	if (!target)
+		goto out;
+	git_oid_tostr(hex, sizeof(hex), target);
+	if (strcmp(hex, run->commit) != 0)
+		goto out;
+	err = rs_buf_puts(out, git_reference_shorthand(head));
+out:
+	git_reference_free(head);
+	git_repository_free(g);
+	if (err == RS_ENOTFOUND)
+		rs_error_set(RS_ENOTFOUND, "no checkout of %.12s around '%s'", run->commit, path);
+	return err;
+}
+
 int rs_run_add_meta(struct rs_run *run, const char *kv)
 {
 	const char *eq = strchr(kv, '=');

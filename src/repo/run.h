@@ -105,6 +105,17 @@ int rs_run_set_trigger(struct rs_run *run, const char *trigger);
 /* Branch: any non-empty string without control characters, <= 255 bytes. */
 int rs_run_set_branch(struct rs_run *run, const char *branch);
 
+/*
+ * The branch of the profiled repository, when it can be seen: if `path`
+ * (a session file or run folder) lies inside a git working tree other
+ * than `repo`, whose HEAD is a branch pointing at run->commit, that
+ * branch's short name is appended to `out` and 0 returned. RS_ENOTFOUND
+ * otherwise (no such repository, another commit, a detached HEAD). Needs
+ * rs_run_set_commit first.
+ */
+int rs_run_profiled_branch(struct rs_buf *out, const struct rs_run *run,
+			   const struct rs_repo *repo, const char *path);
+
 /* "KEY=VALUE" (KEY: 1..64 of [A-Za-z0-9._-]); a repeated KEY replaces. */
 int rs_run_add_meta(struct rs_run *run, const char *key_value);
 

@@ -260,12 +260,29 @@ RESULTS_RECORDED_AT=1796205600 "$RESULTS" add "$T/in/c.pyisession" --commit "$SH
 RESULTS_RECORDED_AT=1796205600 "$RESULTS" add "$T/in/c.pyisession" --commit "$SHA_A" >"$T/out"
 grep -q -- "-manual-1234aaa-2 " "$T/out" || fail "second run in one second: $(cat "$T/out")"
 
+# Default branch: the profiled checkout's branch when the session lies in
+# it at --commit; else $GITHUB_REF_NAME; else main.
+git init -q "$T/profiled"
+git -C "$T/profiled" checkout -q -b feature/prof
+git -C "$T/profiled" commit -q --allow-empty -m code
+PSHA=$(git -C "$T/profiled" rev-parse HEAD)
+mkdir -p "$T/profiled/out"
+cp "$T/in/c.pyisession" "$T/profiled/out/p.pyisession"
+branch_of_head() { git show HEAD:"$(git show --name-only --format= HEAD | grep '/run.json$')" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["branch"])'; }
+RESULTS_RECORDED_AT=1796205700 "$RESULTS" add "$T/profiled/out/p.pyisession" --commit "$PSHA" >/dev/null
+[ "$(branch_of_head)" = feature/prof ] || fail "branch not taken from the profiled checkout"
+RESULTS_RECORDED_AT=1796205800 GITHUB_REF_NAME=release-1 "$RESULTS" add "$T/profiled/out/p.pyisession" \
+	--commit "$SHA_B" >/dev/null
+[ "$(branch_of_head)" = release-1 ] || fail "checkout at another commit: GITHUB_REF_NAME should win"
+pass "default branch from the profiled checkout, else \$GITHUB_REF_NAME"
+
 # Another month: a new shard; the commit does not touch the old one.
 RESULTS_RECORDED_AT=1798761600 "$RESULTS" add "$T/in/c.pyisession" --commit "$SHA_B" >/dev/null
 git show --name-only --format= HEAD | has '^index/2027-01.jsonl$' || fail "no 2027-01 shard"
 git show --name-only --format= HEAD | has '^index/2026-12.jsonl$' && fail "old shard rewritten"
-[ "$("$RESULTS" list --json --limit 0 | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 6 ] \
-	|| fail "list should see 6 runs across 2 shards"
+[ "$("$RESULTS" list --json --limit 0 | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 8 ] \
+	|| fail "list should see 8 runs across 3 shards"
 pass "unique ids within one second; monthly shards; add rewrites only the current one"
 
 # --- a clone without session content ---------------------------------
@@ -276,7 +293,7 @@ GIT_LFS_SKIP_SMUDGE=1 git clone -q "$T/origin.git" "$T/dev"
 cd "$T/dev"
 git config results.remote "file://$T/store"
 [ -z "$(find .git/lfs/objects -type f 2>/dev/null)" ] || fail "the clone holds session objects"
-"$RESULTS" list --limit 0 | grep -c -- '-1234' | has -x 6 || fail "list in the clone"
+[ "$("$RESULTS" list --limit 0 | grep -c -- '-[0-9a-f]\{7\}')" = 8 ] || fail "list in the clone"
 "$RESULTS" show 1234b --json >/dev/null || fail "show in the clone"
 "$RESULTS" show 20261201-035320-ci-1234aaa | has "first run" || fail "show by run id in the clone"
 pass "list/show work in a clone without session objects"
@@ -285,7 +302,7 @@ pass "list/show work in a clone without session objects"
 printf 'not json\n' >>index/2026-12.jsonl
 git commit -qam "break the index"
 expect_status 7 "$RESULTS" list --limit 0
-has "index/2026-12.jsonl:5" "$T/err" || fail "corrupt index message: $(cat "$T/err")"
+has "index/2026-12.jsonl:7" "$T/err" || fail "corrupt index message: $(cat "$T/err")"
 expect_status 7 "$RESULTS" show 1234b
 pass "a damaged index line: exit 7, message names the shard and line"
 
