@@ -5,8 +5,10 @@
 // signatures and WebDAV Destination headers stay valid.
 //
 //   node fault-proxy.js --target http://127.0.0.1:8080 --fail 3
-//        [--status 503 | --reset] [--port 0] [--every K]
+//        [--status 503 | --reset] [--body TEXT] [--port 0] [--every K]
 //
+// --body sends TEXT as the failure's body (application/xml), for example
+// an S3 error document, to test how a client explains it.
 // --every K fails, after the first N, each K-th request as well (a flaky
 // server rather than one that recovers). It prints "PORT=<port>" once it
 // listens and, on SIGTERM, exits; a request count goes to stderr per
@@ -16,7 +18,7 @@
 const http = require('http');
 
 function parseArgs(argv) {
-  const o = { target: null, fail: 0, status: 503, reset: false, port: 0, every: 0 };
+  const o = { target: null, fail: 0, status: 503, reset: false, port: 0, every: 0, body: null };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -29,6 +31,7 @@ function parseArgs(argv) {
     else if (a === '--reset') o.reset = true;
     else if (a === '--port') o.port = parseInt(next(), 10);
     else if (a === '--every') o.every = parseInt(next(), 10);
+    else if (a === '--body') o.body = next();
     else throw new Error(`unknown option ${a}`);
   }
   if (!o.target) throw new Error('--target is required');
@@ -54,8 +57,13 @@ const server = http.createServer((req, res) => {
         req.socket.destroy();
         return;
       }
-      res.writeHead(opts.status, { 'Content-Type': 'text/plain', 'Connection': 'close' });
-      res.end('injected failure\n');
+      if (opts.body !== null) {
+        res.writeHead(opts.status, { 'Content-Type': 'application/xml', 'Connection': 'close' });
+        res.end(req.method === 'HEAD' ? undefined : opts.body);
+      } else {
+        res.writeHead(opts.status, { 'Content-Type': 'text/plain', 'Connection': 'close' });
+        res.end(req.method === 'HEAD' ? undefined : 'injected failure\n');
+      }
     });
     return;
   }

@@ -149,6 +149,8 @@ static int group_teardown(void **state)
 	stop_server("fault-proxy.sh", "proxy2");
 	stop_server("fault-proxy.sh", "proxy3");
 	stop_server("fault-proxy.sh", "proxy4");
+	stop_server("fault-proxy.sh", "proxy5");
+	stop_server("webdav.sh", "davt");
 	stop_server("azurite.sh", "azurite");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work_dir);
 	if (system(cmd) != 0)
@@ -474,6 +476,22 @@ static void test_webdav_https_auth(void **state)
 	unsetenv("RESULTS_HTTP_USER");
 	unsetenv("RESULTS_HTTP_PASSWORD");
 
+	/* User and password in the URL (discouraged, but git allows it): used, never shown. */
+	rs_buf_clear(&url);
+	rs_buf_printf(&url, "https://alice:wonder@%s", base + 8);
+	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+	assert_string_equal(r->display_url, base);
+	assert_int_equal(r->put_buf(r, "manifests/inurl", "abc", 3), 0);
+	rs_remote_free(r);
+	rs_buf_clear(&url);
+	rs_buf_printf(&url, "https://alice:wrong-in-url@%s", base + 8);
+	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+	assert_int_equal(r->put_buf(r, "manifests/inurl2", "abc", 3), RS_EAUTH);
+	assert_null(strstr(rs_error_message(), "wrong-in-url"));
+	assert_non_null(strstr(rs_error_message(), "written in the remote URL"));
+	rs_remote_free(r);
+	rs_buf_clear(&url);
+
 	/* A bearer token. */
 	setenv("RESULTS_HTTP_TOKEN", "t0ken", 1);
 	assert_int_equal(rs_remote_open(&r, base, NULL), 0);
@@ -777,6 +795,104 @@ static void test_azure(void **state)
 	stop_server("azurite.sh", "azurite");
 }
 
+/*
+ * The transport's status handling, with the fault proxy answering a
+ * chosen status (and body) to every request: which codes come back, what
+ * the message says, and how many tries were made (4xx never retried).
+ */
+static void check_status(const char *status_args, int want_err, const char *want_text,
+			 int want_requests)
+{
+	struct rs_http *http = NULL;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT, body = RS_BUF_INIT;
+	char log[1200], marker[16];
+	int err;
+
+	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
+					   "--target %s --fail 1000 %s", source_dir, work_dir,
+					   getenv("RS_WEBDAV_URL"), status_args), 0);
+	rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL"));
+	assert_int_equal(rs_http_new(&http, NULL), 0);
+	rs_http_request_init(&req, "GET", rs_buf_cstr(&url));
+	rs_http_response_init(&resp);
+	req.response_body = &body;
+	err = rs_http_perform(http, &req, &resp);
+	assert_int_equal(err, want_err);
+	if (!strstr(rs_error_message(), want_text))
+		fail_msg("'%s' does not say '%s'", rs_error_message(), want_text);
+	assert_int_equal(body.len, 0); /* an error body never reaches the caller */
+	assert_int_equal(resp.attempts, want_requests);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	rs_http_free(http);
+	stop_server("fault-proxy.sh", "proxy5");
+	snprintf(log, sizeof(log), "%s/proxy5/proxy.log", work_dir);
+	snprintf(marker, sizeof(marker), "-> %.3s", status_args + 9);
+	assert_int_equal(count_lines_with(log, marker), want_requests);
+	rs_buf_release(&url);
+	rs_buf_release(&body);
+}
+
+static void test_transport_status(void **state)
+{
+	struct rs_http *http = NULL;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT, body = RS_BUF_INIT;
+	char path[1200];
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/davt",
+					   source_dir, work_dir), 0);
+	setenv("RESULTS_HTTP_RETRIES", "3", 1);
+	check_status("--status 403", RS_EAUTH, "403 access denied - check the key", 1);
+	check_status("--status 403 --body '<Error><Code>RequestTimeTooSkewed</Code></Error>'",
+		     RS_EAUTH, "clock skew", 1);
+	check_status("--status 403 --body '<Error><Code>SignatureDoesNotMatch</Code></Error>'",
+		     RS_EAUTH, "signature was refused - check the key", 1);
+	check_status("--status 404 --body '<Error><Code>NoSuchBucket</Code></Error>'",
+		     RS_EUSAGE, "no such bucket", 1);
+	check_status("--status 404", RS_ENOTFOUND, "404 not found", 1);
+	check_status("--status 401", RS_EAUTH, "401", 1);
+	check_status("--status 400", RS_EGENERIC, "400 bad request", 1);
+	check_status("--status 429", RS_ERETRY, "429 too many requests", 3);
+	check_status("--status 500", RS_ERETRY, "gave up after 3 tries", 3);
+
+	/* Two 503s then the object: only the object's bytes reach the caller. */
+	snprintf(path, sizeof(path), "%s/store", getenv("RS_WEBDAV_ROOT"));
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/store/x", getenv("RS_WEBDAV_ROOT"));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("the object", f);
+	fclose(f);
+	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
+					   "--target %s --fail 2", source_dir, work_dir,
+					   getenv("RS_WEBDAV_URL")), 0);
+	rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL"));
+	assert_int_equal(rs_http_new(&http, NULL), 0);
+	rs_http_request_init(&req, "GET", rs_buf_cstr(&url));
+	rs_http_response_init(&resp);
+	assert_int_equal(rs_buf_puts(&body, "kept:"), 0);
+	req.response_body = &body;
+	assert_int_equal(rs_http_perform(http, &req, &resp), 0);
+	assert_string_equal(rs_buf_cstr(&body), "kept:the object");
+	assert_int_equal(resp.status, 200);
+	assert_int_equal(resp.attempts, 3);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	rs_http_free(http);
+	stop_server("fault-proxy.sh", "proxy5");
+
+	unsetenv("RESULTS_HTTP_RETRIES");
+	rs_buf_release(&url);
+	rs_buf_release(&body);
+	stop_server("webdav.sh", "davt");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -785,6 +901,7 @@ int main(void)
 		cmocka_unit_test(test_webdav_plain),
 		cmocka_unit_test(test_webdav_https_auth),
 		cmocka_unit_test(test_webdav_retry),
+		cmocka_unit_test(test_transport_status),
 		cmocka_unit_test(test_azure),
 	};
 
