@@ -750,6 +750,73 @@ static void test_html(void **state)
 		json_decref(runs[i]);
 }
 
+/* Stored summaries list only the top functions: a small function listed
+ * on one side only is "not compared", a big one is really new/vanished. */
+static void test_truncated_lists(void **state)
+{
+	struct fn base[60], head[60];
+	char names[60][16];
+	json_t *a, *b;
+	struct rs_diff *d = NULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 60; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%02zu", i);
+		double t = pow(0.9, (double)i); /* own times fall off as in real runs */
+
+		base[i] = (struct fn){ names[i], "m.py", (int)i + 1, t, t };
+		head[i] = base[i];
+	}
+	/* head: the smallest (f59) fell off the list, f00 (the biggest) is
+	 * gone for real, and a new small one appears at the bottom */
+	head[59] = (struct fn){ "tiny_new", "n.py", 1, 0.003, 0.003 };
+	head[0] = (struct fn){ "big_new", "n.py", 9, 0.99, 0.99 };
+	a = make_run("r1", "a", "ci", 60, 0, base, 60);
+	b = make_run("r2", "b", "ci", 60, 0, head, 60);
+	json_object_set_new(json_object_get(a, "summary"), "distinct_functions", json_integer(500));
+	json_object_set_new(json_object_get(b, "summary"), "distinct_functions", json_integer(500));
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(find_func(d, "big_new")->change, RS_FUNC_NEW);
+	assert_int_equal(find_func(d, "f00")->change, RS_FUNC_VANISHED);
+	assert_null(find_func(d, "tiny_new"));
+	assert_null(find_func(d, "f59"));
+	assert_int_equal(d->n_uncompared, 2);
+	rs_diff_free(d);
+
+	/* complete lists (distinct_functions == rows): everything is compared */
+	json_object_set_new(json_object_get(a, "summary"), "distinct_functions", json_integer(60));
+	json_object_set_new(json_object_get(b, "summary"), "distinct_functions", json_integer(60));
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(find_func(d, "tiny_new")->change, RS_FUNC_NEW);
+	assert_int_equal(find_func(d, "f59")->change, RS_FUNC_VANISHED);
+	assert_int_equal(d->n_uncompared, 0);
+	rs_diff_free(d);
+	json_decref(a);
+	json_decref(b);
+}
+
+/* A base-class method seen with another subclass is the same function. */
+static void test_class_is_incidental(void **state)
+{
+	json_t *a = model_run("r1", "a", 1.0), *b = model_run("r2", "b", 1.0);
+	json_t *fa = json_array_get(json_object_get(json_object_get(a, "summary"), "functions"), 1);
+	json_t *fb = json_array_get(json_object_get(json_object_get(b, "summary"), "functions"), 1);
+	struct rs_diff *d = NULL;
+	size_t i;
+
+	(void)state;
+	json_object_set_new(fa, "class", json_string("BirthEvent"));
+	json_object_set_new(fb, "class", json_string("DeathEvent"));
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(d->n_funcs, 3);
+	for (i = 0; i < d->n_funcs; i++)
+		assert_int_equal(d->funcs[i].change, RS_FUNC_CHANGED);
+	rs_diff_free(d);
+	json_decref(a);
+	json_decref(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -757,6 +824,8 @@ int main(void)
 		cmocka_unit_test(test_new_and_vanished),
 		cmocka_unit_test(test_rename_detected),
 		cmocka_unit_test(test_rename_needs_same_line),
+		cmocka_unit_test(test_truncated_lists),
+		cmocka_unit_test(test_class_is_incidental),
 		cmocka_unit_test(test_workload_normalised),
 		cmocka_unit_test(test_check_flags_new_function),
 		cmocka_unit_test(test_check_noise_band),
