@@ -174,6 +174,28 @@ static void test_round_trip_and_idempotent_push(void **state)
 	rs_store_free(s);
 }
 
+static void test_empty_object(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	char src[400], dst[400];
+	struct rs_id oid;
+	uint64_t size;
+	FILE *fp;
+
+	path_in(src, sizeof(src), f, "empty");
+	path_in(dst, sizeof(dst), f, "empty.out");
+	fp = fopen(src, "wb");
+	assert_non_null(fp);
+	fclose(fp);
+	file_id(src, &oid, &size);
+	assert_int_equal(size, 0);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
+	assert_true(files_equal(src, dst));
+	rs_store_free(s);
+}
+
 static void test_dedup_across_objects_and_processes(void **state)
 {
 	struct fixture *f = *state;
@@ -562,6 +584,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip_and_idempotent_push, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dedup_across_objects_and_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flipped_byte_in_pack_detected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_pack_detected, setup, teardown),
