@@ -10,6 +10,8 @@
 #    (total samples, the top function by own time);
 #  - list/show (text and --json) in the recording clone and in a clone
 #    that holds no session content;
+#  - a push through lfs-agent and a plain clone + results init that lists
+#    the run without session content;
 #  - refusals (non-session, bad options, unknown/ambiguous runs) with
 #    their exit statuses, and atomicity: a bad file after a good one
 #    leaves no commit, no work-tree file and no LFS object or temp file.
@@ -305,6 +307,30 @@ expect_status 7 "$RESULTS" list --limit 0
 has "index/2026-12.jsonl:7" "$T/err" || fail "corrupt index message: $(cat "$T/err")"
 expect_status 7 "$RESULTS" show 1234b
 pass "a damaged index line: exit 7, message names the shard and line"
+
+# --- through lfs-agent: init, add, plain git push, plain clone ---------
+# What CI does: the recorded session leaves with a plain `git push` (the
+# pre-push hook of git-lfs, then lfs-agent into the store); a developer's
+# plain clone + `results init` holds no session content and lists the run.
+git init -q --bare "$T/agent.git"
+git clone -q "$T/agent.git" "$T/ci2" 2>/dev/null
+cd "$T/ci2"
+"$RESULTS" init --remote "file://$T/store2" >/dev/null 2>&1 || fail "results init"
+"$RESULTS" add "$T/in/a.pyisession" --commit "$SHA_A" --trigger ci >/dev/null
+git push -q origin main >/dev/null 2>"$T/push.err" || { cat "$T/push.err"; fail "git push through lfs-agent"; }
+[ -n "$(find "$T/store2" -type f | head -n 1)" ] || fail "nothing reached the store"
+[ -z "$(find "$T/agent.git" -path '*lfs/objects*' -type f)" ] || fail "objects bypassed lfs-agent"
+git clone -q "$T/agent.git" "$T/dev2" 2>"$T/clone.err" || { cat "$T/clone.err"; fail "plain clone"; }
+cd "$T/dev2"
+"$RESULTS" init >/dev/null 2>&1 || fail "bare results init in the clone"
+[ -z "$(find .git/lfs/objects -type f 2>/dev/null)" ] || fail "the plain clone holds session content"
+session=$(git ls-files 'runs/*.pyisession')
+sed -n 1p "$session" | has '^version https://git-lfs' || fail "the clone's session is not a pointer"
+[ "$("$RESULTS" list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["commit"])')" = "$SHA_A" ] \
+	|| fail "list in the plain clone"
+git lfs pull --include="$session" --exclude= 2>"$T/pull.err" || { cat "$T/pull.err"; fail "git lfs pull"; }
+cmp "$session" "$T/in/a.pyisession" || fail "the pulled session differs from the recorded one"
+pass "pushed through lfs-agent; a plain clone lists the run without session content; pull restores it"
 
 # --- not a results repository ------------------------------------------
 git init -q "$T/plain"
