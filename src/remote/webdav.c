@@ -195,6 +195,7 @@ static int refresh_credentials(struct webdav_remote *w, unsigned int gen)
 				   "and password from git's credential helper (now "
 				   "rejected, so the next attempt asks again)",
 				   w->parent.display_url);
+		memset(w->cred.password, 0, strlen(w->cred.password));
 		free(w->cred.password);
 		w->cred.password = NULL;
 		w->source = CRED_NONE;
@@ -353,6 +354,14 @@ static int mkcol(struct webdav_remote *w, const char *url, int depth)
 		if (!err || resp.status == 405 || resp.status == 301) {
 			err = 0;
 			collection_remember(w, url);
+			break;
+		}
+		if (resp.status == 403) {
+			/*
+			 * Some servers forbid MKCOL where a collection already
+			 * exists (a share's root): go on, the PUT will tell.
+			 */
+			err = 0;
 			break;
 		}
 		if (resp.status != 409 || attempt == 1 || depth <= 0)
