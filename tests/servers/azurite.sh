@@ -46,7 +46,7 @@ for attempt in $(seq 20); do
 	setsid "$bin" --blobHost 127.0.0.1 --blobPort "$port" --location "$dir/data" \
 		${RS_AZURITE_DEBUG:+--debug "$dir/debug.log"} >"$dir/azurite.out" 2>&1 </dev/null &
 	echo $! >"$dir/azurite.pid"
-	for _ in $(seq 200); do
+	for _ in $(seq 400); do
 		if grep -q "successfully listen" "$dir/azurite.out" 2>/dev/null; then
 			echo "RS_AZURITE_ENDPOINT=http://127.0.0.1:$port/devstoreaccount1"
 			echo "RS_AZURITE_CONNECTION_STRING='DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;BlobEndpoint=http://127.0.0.1:$port/devstoreaccount1;'"

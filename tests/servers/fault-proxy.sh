@@ -29,7 +29,7 @@ rm -f "$dir/proxy.port"
 # setsid: the proxy must not die with the shell that started it.
 setsid node "$here/fault-proxy.js" "$@" >"$dir/proxy.port" 2>"$dir/proxy.log" </dev/null &
 echo $! >"$dir/proxy.pid"
-for _ in $(seq 100); do
+for _ in $(seq 400); do
 	grep -q '^PORT=' "$dir/proxy.port" 2>/dev/null && break
 	kill -0 "$(cat "$dir/proxy.pid")" 2>/dev/null || die "proxy exited: $(cat "$dir/proxy.log")"
 	sleep 0.05
