@@ -1079,8 +1079,8 @@ static void model_body(struct model *m, struct rng *r, int fn, int nst, const st
 			st_call(m, fn, off, b, CLS_NONE);
 		} else {
 			call_lib(m, r, fn, off);
-			if (rng_unit(r) < loop_chance * 0.5)
-				m->stmts[m->nstmts - 1].reps = (uint16_t)rng_range(r, 2, 4);
+			if (rng_unit(r) < loop_chance)
+				m->stmts[m->nstmts - 1].reps = (uint16_t)rng_range(r, 2, 6);
 		}
 		off += 1 + (rng_unit(r) < 0.3 ? rng_range(r, 1, 6) : 0);
 	}
@@ -1318,7 +1318,7 @@ static void build_model(struct model *m, struct rng *r)
 	for (int i = 0; i < nmods; i++) {
 		for (int fn = mods[i].helpers0; fn < mods[i].helpers1; fn++)
 			model_body(m, r, fn, rng_range(r, 2, 6), svc2, nsvc2, mods[i].helpers0,
-				   mods[i].helpers1, mods[i].cls, 0.15);
+				   mods[i].helpers1, mods[i].cls, 0.3);
 		/* start-up: read parameters (pandas read_csv) and initialise */
 		model_body(m, r, mods[i].read_params, rng_range(r, 2, 4), NULL, 0, 0, 0, mods[i].cls, 0.0);
 		model_body(m, r, mods[i].init_pop, rng_range(r, 4, 9), svc2, 3, mods[i].helpers0,
@@ -1582,10 +1582,45 @@ static double next_delta(struct engine *e, int touched)
 	return d;
 }
 
+static inline uint32_t digits10(int32_t v)
+{
+	uint32_t n = 1;
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/* Pass one only needs the byte count: add up the frame lengths instead of
+ * writing them (about half the cost of a pass). */
+static uint64_t frame_bytes(const struct engine *e, const struct xframe *x)
+{
+	const struct model *m = e->m;
+	const struct gfn *g = &m->fns[x->fn];
+	uint64_t n = 2 + g->prefix_len;
+	if (e->attrs && m->files[g->file].kind != K_BUILTIN) {
+		if (x->cls >= 0 && g->ncls)
+			n += m->classes[x->cls].attr_len;
+		n += 7 + digits10(x->line);
+	}
+	return n;
+}
+
 static void emit_sample(struct engine *e)
 {
 	struct out *o = e->o;
 	int touched = 0;
+	if (o->discard) {
+		uint64_t n = (e->samples ? 2 : 0) + 2 + e->thread_len + 3 + 1;
+		for (int i = 0; i < e->depth; i++) {
+			n += 2 + frame_bytes(e, &e->st[i]);
+			touched |= e->m->fns[e->st[i].fn].touched;
+		}
+		char tmp[48];
+		o->total += n + py_float_repr(next_delta(e, touched), tmp);
+		goto count;
+	}
 	if (e->samples)
 		OUT_LIT(o, ", ");
 	OUT_LIT(o, "[[");
@@ -1598,6 +1633,7 @@ static void emit_sample(struct engine *e)
 	OUT_LIT(o, "], ");
 	out_float(o, next_delta(e, touched));
 	OUT_LIT(o, "]");
+count:
 	e->samples++;
 	if ((e->stop_samples && e->samples >= e->stop_samples) || (e->stop_bytes && o->total >= e->stop_bytes))
 		e->done = 1;
@@ -1656,8 +1692,15 @@ static void exec_fn(struct engine *e, int fn, int cls, uint64_t ctx)
 	struct xframe *top = &e->st[e->depth - 1];
 	for (int i = 0; i < g->nstmt && !e->done; i++) {
 		const struct gstmt *s = &m->stmts[g->stmt0 + i];
+		if (s->kind == S_SELF && s->prob == 255 && s->reps <= 1) { /* the common case */
+			top->line = g->first_line + s->off + (g->touched > 0 && s->off >= g->touched ? 1 : 0);
+			if (m->files[g->file].kind == K_BUILTIN)
+				top->line = 0;
+			spend(e, (int64_t)(s->cost * g->self_factor * (0.3 + 1.4 * rng_unit(&e->exec))));
+			continue;
+		}
 		uint64_t h = mix64(ctx + 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1));
-		int drawn = !lib || rng_unit(&e->exec) < LIB_BRANCH_NOISE;
+		int drawn = !lib || ((s->prob != 255 || s->reps > 1) && rng_unit(&e->exec) < LIB_BRANCH_NOISE);
 		if (s->prob != 255 && (drawn ? rng_below(&e->exec, 255) : (uint32_t)(h % 255)) >= s->prob)
 			continue;
 		/* loop counts: mean (1 + reps) / 2 as compute_costs assumes; the
