@@ -279,6 +279,33 @@ RESULTS_RECORDED_AT=1796205800 GITHUB_REF_NAME=release-1 "$RESULTS" add "$T/prof
 [ "$(branch_of_head)" = release-1 ] || fail "checkout at another commit: GITHUB_REF_NAME should win"
 pass "default branch from the profiled checkout, else \$GITHUB_REF_NAME"
 
+# Memory stays bounded: recording a 64 MB session needs no more memory
+# than a 16 MB one (peak RSS of each child, from python3's getrusage;
+# the margin leaves room for more distinct frames in the longer run).
+if [ -n "$GEN" ]; then
+	"$GEN" --seed 9 --size 16M -o "$T/in/s16.pyisession"
+	"$GEN" --seed 9 --size 64M -o "$T/in/s64.pyisession"
+	python3 - "$RESULTS" "$T/in/s16.pyisession" "$T/in/s64.pyisession" "$SHA_B" <<'PY' \
+		|| fail "memory grows with the session size"
+import resource, subprocess, sys
+results, small, big, sha = sys.argv[1:5]
+def peak(path):
+    # each measurement in its own child of a child: RUSAGE_CHILDREN is a max
+    code = ("import resource,subprocess,sys;"
+            "subprocess.run(sys.argv[1:],check=True,stdout=subprocess.DEVNULL);"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code, results, "add", path,
+                          "--commit", sha, "--trigger", "big"],
+                         check=True, capture_output=True, text=True).stdout
+    return int(out) / 1024
+p16, p64 = peak(small), peak(big)
+print("peak RSS of results add: 16 MB session %.1f MB, 64 MB session %.1f MB" % (p16, p64))
+sys.exit(0 if p64 < p16 + 12 and p64 < 64 else 1)
+PY
+	git reset -q --hard HEAD~2   # keep the run counts below as they were
+	pass "memory stays bounded (64 MB session vs 16 MB)"
+fi
+
 # Another month: a new shard; the commit does not touch the old one.
 RESULTS_RECORDED_AT=1798761600 "$RESULTS" add "$T/in/c.pyisession" --commit "$SHA_B" >/dev/null
 git show --name-only --format= HEAD | has '^index/2027-01.jsonl$' || fail "no 2027-01 shard"
