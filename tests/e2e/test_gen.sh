@@ -240,7 +240,14 @@ read -r _ inc _ <<<"$(py share "$T/r_new.pyisession" added_work)"
 echo "share of samples in added_work: $inc"
 python3 -c "import sys; sys.exit(not (0.07 < $inc < 0.13))" || fail "--new-function 0.10 gave $inc"
 # months: work grows in proportion
-"$BIN" --seed 4 --months 6 -o "$T/r_m6.pyisession"
+"$BIN" --seed 4 --months 6 --stats "$T/r_m6.json" -o "$T/r_m6.pyisession"
+python3 - "$T/r_m6.json" "$T/r_m6.pyisession" <<'EOF2' || fail "--stats"
+import json, sys
+st = json.load(open(sys.argv[1])); d = json.load(open(sys.argv[2]))
+assert st['simulated_months'] == 6 and st['samples'] == d['sample_count'], st
+assert st['duration'] == d['duration'] and st['cpu_time'] == d['cpu_time'], st
+print('stats:', st)
+EOF2
 c3=$(py count "$T/r_base.pyisession")
 c6=$(py count "$T/r_m6.pyisession")
 echo "samples: 3 months $c3, 6 months $c6"

@@ -1481,6 +1481,7 @@ struct options {
 	int variant_next;
 	double noise;
 	const char *output;
+	const char *stats;
 	char *slow_fn[8];
 	double slow_factor[8];
 	int nslow;
@@ -1506,6 +1507,7 @@ struct engine {
 	struct rng exec, jitter, jitter2;
 	int64_t now, next_tick, tick;
 	int64_t sim_start; /* simulated time when simulate() began */
+	double months_done; /* simulated months completed, by whole days */
 	struct xframe st[MAXDEPTH];
 	int depth;
 	uint64_t samples, stop_samples, stop_bytes;
@@ -1784,6 +1786,8 @@ static void run_simulation(struct engine *e)
 				at(e, m->simulate_fire_off);
 				exec_fn(e, m->events[queue[i]].fire_fn, m->cls_sim, 4);
 			}
+			if (!e->done)
+				e->months_done = month + (day + 1) / 30.0;
 		}
 		if (!e->done) {
 			at(e, m->simulate_log_off);
@@ -2122,7 +2126,7 @@ static void usage(FILE *f)
 	      "  --months N            simulated months; without --size/--samples the run\n"
 	      "                        ends after them (default 1), with them it stops early\n"
 	      "  --population N        simulated individuals (work per month; default 1000,\n"
-	      "                        about 2,000 samples or 3.4 MB per month)\n"
+	      "                        about 2,100 samples or 3.6 MB per month)\n"
 	      "  --layout 5|4|4.3      pyinstrument 5.x (default), 4.4-4.6, or 4.3 layout\n"
 	      "  --variant base|next   next: the next commit of the same code: one line\n"
 	      "                        inserted in one function (lines below it shift), same\n"
@@ -2134,6 +2138,8 @@ static void usage(FILE *f)
 	      "  --noise PCT           per-run random timing noise of PCT percent, drawn\n"
 	      "                        from --seed (machine speed and per-function)\n"
 	      "  --list-functions      print the model's functions by expected own time\n"
+	      "  --stats FILE          also write the run's workload as JSON (simulated\n"
+	      "                        months, population, samples, duration, cpu_time)\n"
 	      "  -o FILE               output file (default: stdout)\n"
 	      "  -h, --help            this help\n",
 	      f);
@@ -2289,6 +2295,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
 			NEED();
 			o->output = v;
+		} else if (!strcmp(a, "--stats")) {
+			NEED();
+			o->stats = v;
 		} else {
 			fprintf(stderr, "gen-session: unknown option '%s' (see --help)\n", a);
 			return -1;
@@ -2308,6 +2317,56 @@ static int parse_args(int argc, char **argv, struct options *o)
 }
 
 /* ------------------------------------------------------------------ main */
+
+static void model_release(struct model *m)
+{
+	for (int i = 0; i < m->nfns; i++) {
+		free(m->fns[i].name);
+		free(m->fns[i].prefix);
+	}
+	for (int i = 0; i < m->nfiles; i++)
+		free(m->files[i].path);
+	for (int i = 0; i < m->nclasses; i++) {
+		free(m->classes[i].name);
+		free(m->classes[i].attr);
+	}
+	free(m->fns);
+	free(m->files);
+	free(m->classes);
+	free(m->stmts);
+	free(m->events);
+	free(api_entry);
+	api_entry = NULL;
+}
+
+static void options_release(struct options *o)
+{
+	for (int i = 0; i < o->nslow; i++)
+		free(o->slow_fn[i]);
+	for (int i = 0; i < o->nrename; i++) {
+		free(o->rename_old[i]);
+		free(o->rename_new[i]);
+	}
+	free(o->new_fn);
+}
+
+/* The workload of the run, as a profiling script would record it next to
+ * the session (what issue 5's per-month normalisation needs). */
+static int write_stats(const struct options *opt, const struct run_facts *f, double months)
+{
+	FILE *s = fopen(opt->stats, "w");
+	if (!s)
+		return -1;
+	char d[48], c[48];
+	py_float_repr(f->duration, d);
+	py_float_repr(f->cpu_time, c);
+	fprintf(s,
+		"{\"simulated_months\": %.4f, \"population\": %d, \"samples\": %" PRIu64 ", \"duration\": %s, "
+		"\"cpu_time\": %s, \"seed\": %" PRIu64 ", \"model_seed\": %" PRIu64 ", \"variant\": \"%s\"}\n",
+		months, opt->population, f->samples, d, c, opt->seed, opt->model_seed,
+		opt->variant_next ? "next" : "base");
+	return fclose(s) ? -1 : 0;
+}
 
 static int cmp_own(const void *a, const void *b, void *ctx)
 {
@@ -2429,7 +2488,8 @@ int main(int argc, char **argv)
 		render_prefixes(m);
 		if (add_new_function(m, &r2, &opt) < 0) {
 			fprintf(stderr, "gen-session: --new-function: no caller found\n");
-			return 2;
+			rc = 2;
+			goto done;
 		}
 	}
 	if (opt.variant_next) {
@@ -2461,13 +2521,14 @@ int main(int argc, char **argv)
 		for (int e = 0; e < m->nevents; e++)
 			total += m->fns[m->events[e].fire_fn].ecalls * m->fns[m->events[e].fire_fn].ecost;
 		list_functions(m, total);
-		return 0;
+		goto done;
 	}
 
 	FILE *f = stdout;
 	if (opt.output && !(f = fopen(opt.output, "wb"))) {
 		fprintf(stderr, "gen-session: cannot open '%s': %s\n", opt.output, strerror(errno));
-		return 1;
+		rc = 1;
+		goto done;
 	}
 	struct out o = {.f = f, .cap = 4 << 20};
 	o.buf = xrealloc(NULL, o.cap);
@@ -2529,6 +2590,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen-session: write failed: %s\n", strerror(o.err ? o.err : errno));
 		rc = 1;
 	}
+	if (opt.stats && write_stats(&opt, &facts, e.months_done)) {
+		fprintf(stderr, "gen-session: cannot write '%s': %s\n", opt.stats, strerror(errno));
+		rc = 1;
+	}
 	free(o.buf);
+done:
+	model_release(m);
+	options_release(&opt);
 	return rc;
 }
