@@ -220,7 +220,8 @@ static const char *advice(int err)
 	case RS_ENOTFOUND:
 		return "";
 	case RS_ECORRUPT:
-		return " (the stored copy is damaged; push the file again from a clone that has it: git lfs push --all origin)";
+		return " (nothing was written to the working tree; to repair the store, delete objects/<oid> "
+		       "on the remote and push the file again from a clone that has it: git lfs push --all origin)";
 	case RS_ERETRY:
 		return " (a transient failure: run the command again)";
 	case RS_EAUTH:
