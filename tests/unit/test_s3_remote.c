@@ -401,6 +401,51 @@ static void test_auth_errors(void **state)
 	rs_buf_release(&b);
 }
 
+static const char *virtual_config(const char *key, void *payload)
+{
+	(void)payload;
+	return strcmp(key, "results.s3.addressing") ? NULL : "virtual";
+}
+
+/*
+ * Virtual-hosted addressing, as on AWS: the bucket is in the host name
+ * (results-test.s3.localhost, which curl resolves to loopback) and in the
+ * signed Host header; s3rver (--service-endpoint localhost) reads it
+ * from there. The verifying proxy checks the signature over that host.
+ */
+static void test_virtual_hosted(void **state)
+{
+	struct rs_remote_options opts = { virtual_config, NULL };
+	struct rs_remote *r = NULL, *path_style;
+	struct rs_buf b = RS_BUF_INIT;
+	char endpoint[160];
+	struct listed l;
+
+	(void)state;
+	NEED_SERVERS();
+	snprintf(endpoint, sizeof(endpoint), "http://s3.localhost:%s",
+		 strrchr(verify_url, ':') + 1);
+	setenv("AWS_ENDPOINT_URL", endpoint, 1);
+	setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
+	if (rs_remote_open(&r, "s3://results-test/t7", &opts))
+		fail_msg("open: %s", rs_error_message());
+	if (r->put_buf(r, "packs/v.pack", "virtual", 7))
+		fail_msg("put: %s", rs_error_message());
+	assert_int_equal(r->get(r, "packs/v.pack", 1, 3, &b), 0);
+	assert_string_equal(b.ptr, "irt");
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(r->list(r, "packs/", collect, &l), 0);
+	assert_int_equal(l.n, 1);
+	assert_true(has_key(&l, "packs/v.pack", 7));
+	rs_remote_free(r);
+	/* The same object, seen path-style. */
+	path_style = open_good("s3://results-test/t7");
+	assert_int_equal(path_style->stat(path_style, "packs/v.pack", NULL), 0);
+	rs_remote_free(path_style);
+	rs_buf_release(&b);
+}
+
 struct reader {
 	struct rs_remote *r;
 	const unsigned char *data;
@@ -518,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_multipart_failure_leaves_nothing),
 		cmocka_unit_test(test_auth_errors),
 		cmocka_unit_test(test_concurrent_reads),
+		cmocka_unit_test(test_virtual_hosted),
 		cmocka_unit_test(test_signer_matches_smithy),
 	};
 
