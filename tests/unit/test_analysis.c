@@ -817,6 +817,71 @@ static void test_class_is_incidental(void **state)
 	json_decref(b);
 }
 
+/* Committed files come from a clone: every function must take odd but
+ * valid JSON (wrong types, missing keys, absurd nesting) without harm. */
+static void test_odd_input(void **state)
+{
+	const char *odd[] = {
+		"{}",
+		"{\"metrics\": [], \"stats\": 3, \"summary\": \"x\", \"machine\": []}",
+		"{\"metrics\": {\"duration\": \"slow\", \"cpu_time\": null},"
+		" \"summary\": {\"functions\": [1, \"f\", null, {\"function\": 7},"
+		" {\"function\": \"g\", \"file\": 3, \"line\": \"x\", \"self\": -1}],"
+		" \"samples\": 0, \"tree\": {\"children\": 5}}}",
+		"{\"id\": 5, \"commit\": [], \"metrics\": {\"duration\": 0, \"months\": 0},"
+		" \"stats\": {\"months\": -3, \"a.months\": \"12\"}}",
+	};
+	const size_t n = sizeof(odd) / sizeof(odd[0]);
+	json_t *runs[4], *deep, *node;
+	struct rs_buf out = RS_BUF_INIT;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		runs[i] = json_loads(odd[i], 0, NULL);
+		assert_non_null(runs[i]);
+	}
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++) {
+			struct rs_diff *d = NULL;
+			struct rs_check_result *r = NULL;
+
+			assert_int_equal(rs_diff_runs(&d, runs[i], runs[j], NULL), 0);
+			assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_MARKDOWN, 5), 0);
+			assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_JSON, 5), 0);
+			rs_diff_free(d);
+			assert_int_equal(rs_check_run(&r, runs[i], (const json_t *const *)runs, n, NULL), 0);
+			assert_false(r->regressed);
+			assert_int_equal(rs_render_check(&out, r, RS_FORMAT_TEXT), 0);
+			rs_check_free(r);
+			assert_int_equal(rs_html_run_page(&out, runs[i], NULL), 0);
+		}
+	{
+		struct rs_trend *t = NULL;
+
+		assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, n, NULL), 0);
+		assert_int_equal(rs_html_trend_page(&out, t, NULL, NULL), 0);
+		assert_int_equal(rs_render_trend(&out, t, RS_FORMAT_TEXT), 0);
+		rs_trend_free(t);
+	}
+	/* a call tree 10,000 levels deep: the page stops at its depth cap */
+	deep = json_pack("{s:{s:{s:f}}}", "summary", "tree", "total", 1.0);
+	node = json_object_get(json_object_get(deep, "summary"), "tree");
+	for (i = 0; i < 10000; i++) {
+		json_t *kid = json_pack("{s:s,s:f}", "function", "f", "total", 1.0);
+
+		json_object_set_new(node, "children", json_pack("[o]", kid));
+		node = kid;
+	}
+	rs_buf_clear(&out);
+	assert_int_equal(rs_html_run_page(&out, deep, NULL), 0);
+	assert_true(count(out.ptr, "<details") <= 64);
+	json_decref(deep);
+	rs_buf_release(&out);
+	for (i = 0; i < n; i++)
+		json_decref(runs[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -837,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_trend),
 		cmocka_unit_test(test_render_diff),
 		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_odd_input),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
