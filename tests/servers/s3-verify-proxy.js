@@ -110,7 +110,10 @@ async function verify(req, res, body) {
     return reject(req, res, 403, 'RequestTimeTooSkewed',
       'The difference between the request time and the current time is too large.');
   }
-  for (const h of ['host', 'x-amz-date', 'x-amz-content-sha256']) {
+  const mustSign = ['host', 'x-amz-date', 'x-amz-content-sha256'];
+  // S3 refuses a session token that is sent but not signed.
+  if (req.headers['x-amz-security-token'] !== undefined) mustSign.push('x-amz-security-token');
+  for (const h of mustSign) {
     if (!auth.signedHeaders.includes(h)) {
       return reject(req, res, 403, 'AccessDenied', `header '${h}' is not signed`);
     }

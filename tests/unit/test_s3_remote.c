@@ -401,6 +401,25 @@ static void test_auth_errors(void **state)
 	rs_buf_release(&b);
 }
 
+/* Temporary credentials: the token is sent and signed (the proxy checks). */
+static void test_session_token(void **state)
+{
+	struct rs_remote *r;
+	struct rs_buf b = RS_BUF_INIT;
+
+	(void)state;
+	NEED_SERVERS();
+	setenv("AWS_SESSION_TOKEN", "FQoGZXIvYXdzEXAMPLE+/token==", 1);
+	r = open_good("s3://results-test/t8");
+	if (r->put_buf(r, "packs/t.pack", "token", 5))
+		fail_msg("put with a session token: %s", rs_error_message());
+	assert_int_equal(r->get(r, "packs/t.pack", 0, UINT64_MAX, &b), 0);
+	assert_string_equal(b.ptr, "token");
+	rs_remote_free(r);
+	unsetenv("AWS_SESSION_TOKEN");
+	rs_buf_release(&b);
+}
+
 static const char *virtual_config(const char *key, void *payload)
 {
 	(void)payload;
@@ -564,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_auth_errors),
 		cmocka_unit_test(test_concurrent_reads),
 		cmocka_unit_test(test_virtual_hosted),
+		cmocka_unit_test(test_session_token),
 		cmocka_unit_test(test_signer_matches_smithy),
 	};
 
