@@ -215,16 +215,32 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 		comparable[n_comp++] = history[i];
 	}
 
-	/* 2. The baseline. */
-	for (i = 0; i < n_comp; i++) {
-		if (opts && opts->explicit_baseline) {
-			baseline[n_base++] = comparable[i];
-		} else if (opts && opts->window) {
-			if (n_base < opts->window)
+	/* 2. The baseline: other code than the head's. Earlier runs of the
+	 * head's own commit (re-runs) say how noisy the figures are, not
+	 * whether this code is slower -- a retried nightly job must not pass
+	 * by being compared with its own first attempt. */
+	{
+		const char *hc = rs_runview_str(head, "commit", "");
+		const char *prev = NULL;
+
+		for (i = 0; i < n_comp; i++) {
+			const char *c = rs_runview_str(comparable[i], "commit", "");
+
+			if (opts && opts->explicit_baseline) {
 				baseline[n_base++] = comparable[i];
-		} else if (!strcmp(rs_runview_str(comparable[i], "commit", ""),
-				   rs_runview_str(comparable[0], "commit", ""))) {
-			baseline[n_base++] = comparable[i];
+				continue;
+			}
+			if (*hc && !strcmp(c, hc))
+				continue;
+			if (opts && opts->window) {
+				if (n_base < opts->window)
+					baseline[n_base++] = comparable[i];
+				continue;
+			}
+			if (!prev)
+				prev = c;
+			if (!strcmp(c, prev))
+				baseline[n_base++] = comparable[i];
 		}
 	}
 	r->baseline_ids = calloc(n_base ? n_base : 1, sizeof(*r->baseline_ids));

@@ -30,7 +30,8 @@
 struct rs_check_opts {
 	double threshold;          /* relative, e.g. 0.05; <= 0 means 0.05 */
 	size_t window;             /* 0: the runs of the newest earlier commit;
-	                              N: the N newest comparable runs */
+	                              N: the N newest comparable runs; both
+	                              leave out runs of the head's own commit */
 	int explicit_baseline;     /* history is the user's chosen baseline */
 	const char *per;           /* workload key; NULL: detect */
 	int no_workload;           /* 1: never normalise */

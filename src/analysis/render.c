@@ -528,8 +528,8 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 				  r->regressed ? "REGRESSION" : "no regression", r->head_id,
 				  short_sha(r->head_commit, s1)));
 	if (!r->n_baseline) {
-		TRY(rs_buf_printf(out, md ? "No earlier run from the same machine to compare with%s; nothing to check.\n"
-					  : "no earlier run from the same machine to compare with%s; nothing to check\n",
+		TRY(rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
+					  : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
 				  r->n_other_machine ? " (runs from other machines are not compared)" : ""));
 		return 0;
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test of the regression tools (issue 5) on a generated series
 # that mimics successive commits, recorded with `results add`:
-#   c1  three runs of the same code (different seeds, 2% timing noise)
+#   c0  the model as it is
+#   c1  the same code, three runs (different seeds, 2% timing noise)
 #   c2  a pure rename of one function
 #   c3  a new function taking ~10% of the time
 #   c4  the c3 code simulating twice the months (more work, same speed;
@@ -61,6 +62,7 @@ git config results.remote "file://$T/store"
 printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
 git add .gitattributes && git commit -qm "results repository"
 
+C0=c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0
 C1=c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1
 C2=c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2
 C3=c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3
@@ -86,24 +88,30 @@ record() {
 		--commit "$sha" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null
 }
 
-# --- c1: the same code three times, with noise -------------------------
+# --- c0, c1: the same code, c1 run three times, with noise ------------
+record $C0 6 ci-1 --seed 11 --noise 2
+expect_status 0 "$RESULTS" check
+has "nothing to check" "the first run has no baseline"
 record $C1 6 ci-1 --seed 1 --noise 2
+expect_status 0 "$RESULTS" check
+has "no regression" "same code, another commit"
 record $C1 6 ci-1 --seed 2 --noise 2
 expect_status 0 "$RESULTS" check
 has "no regression" "first re-run"
 record $C1 6 ci-1 --seed 3 --noise 2
 expect_status 0 "$RESULTS" check --format json
-python3 - "$T/out" <<'PY' || fail "check json of a noise re-run"
+python3 - "$T/out" "$C0" <<'PY' || fail "check json of a noise re-run"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["regressed"] is False, r
 assert r["noise_runs"] == 3, r["noise_runs"]
-assert len(r["baseline"]) == 2, r["baseline"]
+# the baseline is the previous commit, not the head's own earlier runs
+assert r["baseline_commit"] == sys.argv[2] and len(r["baseline"]) == 1, r["baseline"]
 m = {x["name"]: x for x in r["metrics"]}
 assert m["duration/months"]["gating"] and not m["duration"]["gating"], m
 assert m["duration/months"]["band"] > 0, m
 PY
-pass "check is quiet on re-runs of the same commit; the band comes from them"
+pass "check is quiet on re-runs of the same code; the band comes from the re-runs"
 
 # --- c2: a pure rename ---------------------------------------------------
 record $C2 6 ci-1 --seed 4 --noise 2 --rename "$OLDFN:$RENAMED"
@@ -196,13 +204,13 @@ expect_status 0 "$RESULTS" trend --json --branch main --function "$NEWFN"
 python3 - "$T/out" "$NEWFN" <<'PY' || fail "trend json"
 import json, sys
 t = json.load(open(sys.argv[1]))
-assert len(t["runs"]) == 7, len(t["runs"])
+assert len(t["runs"]) == 8, len(t["runs"])
 names = [s["name"] for s in t["metrics"]]
 assert "duration" in names and "duration/months" in names, names
 f = t["functions"]
 assert len(f) == 1 and f[0]["function"] == sys.argv[2], f
 v = f[0]["values"]
-assert v[:4] == [0, 0, 0, 0] and all(x > 0 for x in v[4:]), v
+assert v[:5] == [0] * 5 and all(x > 0 for x in v[5:]), v
 PY
 expect_status 0 "$RESULTS" trend --metric mem.peak_mb --metric samples
 has "mem.peak_mb" "any stat can be trended"

@@ -405,21 +405,40 @@ static void test_check_noise_band(void **state)
 
 static void test_check_rerun_same_commit_quiet(void **state)
 {
-	json_t *hist[2], *head;
+	json_t *hist[3], *head;
 	struct rs_check_result *r;
 
 	(void)state;
-	hist[0] = noisy_run("r2", "c1", 1.03);
-	hist[1] = noisy_run("r1", "c1", 0.975);
-	head = noisy_run("r3", "c1", 0.99);
-	r = check(head, hist, 2, NULL);
+	hist[0] = noisy_run("r3", "c1", 1.03);
+	hist[1] = noisy_run("r2", "c1", 0.975);
+	hist[2] = noisy_run("r1", "c0", 1.0);
+	head = noisy_run("r4", "c1", 0.99);
+	r = check(head, hist, 3, NULL);
 	assert_false(r->regressed);
-	assert_int_equal(r->n_baseline, 2);
+	/* the baseline is the previous commit, not the head's own re-runs */
+	assert_int_equal(r->n_baseline, 1);
+	assert_string_equal(r->baseline_commit, "c0");
 	assert_int_equal(r->n_noise_runs, 3);
 	rs_check_free(r);
 	json_decref(head);
-	json_decref(hist[0]);
-	json_decref(hist[1]);
+
+	/* a re-run of a slower commit stays flagged */
+	head = noisy_run("r4", "c1", 1.30);
+	json_object_set_new(json_object_get(hist[0], "metrics"), "duration", json_real(13.1));
+	json_object_set_new(json_object_get(hist[1], "metrics"), "duration", json_real(12.9));
+	r = check(head, hist, 3, NULL);
+	assert_true(r->regressed);
+	assert_string_equal(r->baseline_commit, "c0");
+	rs_check_free(r);
+
+	/* only runs of the head's commit: nothing to compare with */
+	r = check(head, hist, 2, NULL);
+	assert_false(r->regressed);
+	assert_int_equal(r->n_baseline, 0);
+	rs_check_free(r);
+	json_decref(head);
+	for (size_t i = 0; i < 3; i++)
+		json_decref(hist[i]);
 }
 
 static void test_check_other_machine(void **state)
