@@ -39,11 +39,16 @@
 
 #include <openssl/rand.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define WEBDAV_LIST_MAX (64u * 1024 * 1024) /* one PROPFIND answer */
 #define WEBDAV_LIST_DEPTH 8
@@ -172,13 +177,52 @@ static int snapshot_take(struct webdav_remote *w, struct cred_snapshot *s)
 }
 
 /*
+ * git-lfs starts up to lfs.concurrenttransfers agents at once, and each
+ * would ask for the same password. A per-user lock file serialises
+ * "fill, try, approve" across processes: the next process's fill then
+ * finds the approved password in the user's helper (cache, store, a
+ * keychain) instead of prompting again. Best effort: without the lock
+ * (another user's file, no /tmp) everything still works, only unordered.
+ */
+static int cred_lock_take(void)
+{
+	const char *dir = getenv("XDG_RUNTIME_DIR");
+	char path[512];
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	snprintf(path, sizeof(path), "%s/results-credential-%u.lock", dir,
+		 (unsigned int)getuid());
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static void cred_lock_release(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd); /* drops the flock */
+	*fd = -1;
+}
+
+/*
  * After a 401 with the credentials of generation `gen`: get new ones,
  * unless another thread already did. Returns 0 when the request should be
- * tried again, else an error explaining why not.
+ * tried again, else an error explaining why not. `*lock_fd` (the
+ * cross-process lock, or -1) is released unless a fill happened.
  */
-static int refresh_credentials(struct webdav_remote *w, unsigned int gen)
+static int refresh_credentials(struct webdav_remote *w, unsigned int gen,
+			       int *lock_fd)
 {
-	int err = 0;
+	int err = 0, filled = 0;
 
 	pthread_mutex_lock(&w->lock);
 	if (w->cred_gen != gen)
@@ -219,10 +263,14 @@ static int refresh_credentials(struct webdav_remote *w, unsigned int gen)
 		w->source = CRED_HELPER;
 		w->approved = 0;
 		w->cred_gen++;
+		filled = 1;
 		break;
 	}
 out:
 	pthread_mutex_unlock(&w->lock);
+	/* The lock stays with a fill until its retried request has answered. */
+	if (!filled)
+		cred_lock_release(lock_fd);
 	return err;
 }
 
@@ -246,7 +294,7 @@ static int dav_perform(struct webdav_remote *w, struct rs_http_request *req,
 {
 	struct cred_snapshot s;
 	struct rs_buf bearer = RS_BUF_INIT;
-	int err = 0, round;
+	int err = 0, round, lock_fd = -1;
 
 	memset(&s, 0, sizeof(s));
 	for (round = 0; round < 3; round++) {
@@ -271,12 +319,19 @@ static int dav_perform(struct webdav_remote *w, struct rs_http_request *req,
 		err = rs_http_perform(w->http, req, resp);
 		if (!err && s.source == CRED_HELPER)
 			approve_once(w, s.gen);
+		cred_lock_release(&lock_fd); /* approved (or refused): next process */
 		if (err != RS_EAUTH || resp->status != 401)
 			break;
-		err = refresh_credentials(w, s.gen);
+		/*
+		 * Taken before the mutex, never while holding it: a thread
+		 * waiting for the file lock must not block the holder.
+		 */
+		lock_fd = cred_lock_take();
+		err = refresh_credentials(w, s.gen, &lock_fd);
 		if (err)
 			break;
 	}
+	cred_lock_release(&lock_fd);
 	req->username = NULL;
 	req->password = NULL;
 	if (bearer.ptr)

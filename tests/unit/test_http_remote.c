@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "remote/credential.h"
@@ -543,6 +544,60 @@ static void test_webdav_https_auth(void **state)
 
 		assert_int_equal(stat(store, &st), 0);
 		assert_int_equal(st.st_size, 0); /* the bad entry was erased */
+	}
+
+	/*
+	 * Several processes needing the password at once (git-lfs runs
+	 * concurrent agents) ask the helper one after another, never
+	 * together: the helper logs start/end around a pause.
+	 */
+	{
+		char helper[1200], log[1200], line[64], expect = 's';
+		pid_t pids[4];
+		int i, status, nlines = 0;
+
+		snprintf(helper, sizeof(helper), "%s/helper.sh", work_dir);
+		snprintf(log, sizeof(log), "%s/helper.log", work_dir);
+		f = fopen(helper, "w");
+		assert_non_null(f);
+		fprintf(f, "#!/bin/sh\n[ \"$1\" = get ] || exit 0\ncat >/dev/null\n"
+			"echo start >>'%s'\nsleep 0.3\necho end >>'%s'\n"
+			"printf 'username=alice\\npassword=wonder\\n'\n", log, log);
+		fclose(f);
+		chmod(helper, 0755);
+		f = fopen(cfg, "w");
+		assert_non_null(f);
+		fprintf(f, "[credential]\n\thelper = %s\n", helper);
+		fclose(f);
+		setenv("XDG_RUNTIME_DIR", work_dir, 1);
+		for (i = 0; i < 4; i++) {
+			pids[i] = fork();
+			assert_true(pids[i] >= 0);
+			if (pids[i] == 0) {
+				char key[32];
+				int e;
+
+				snprintf(key, sizeof(key), "manifests/proc%d", i);
+				e = rs_remote_open(&r, base, NULL);
+				if (!e)
+					e = r->put_buf(r, key, "abc", 3);
+				_exit(e ? 1 : 0);
+			}
+		}
+		for (i = 0; i < 4; i++) {
+			assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+			assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		}
+		unsetenv("XDG_RUNTIME_DIR");
+		f = fopen(log, "r");
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f)) {
+			assert_int_equal(line[0], expect); /* start, end, start, end ... */
+			expect = expect == 's' ? 'e' : 's';
+			nlines++;
+		}
+		fclose(f);
+		assert_int_equal(nlines, 8);
 	}
 	f = fopen(cfg, "w");
 	assert_non_null(f);
