@@ -163,7 +163,8 @@ int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
 	span = hi - lo;
 	if (span <= 0)
 		span = hi != 0 ? fabs(hi) * 0.02 : 1;
-	lo -= span * 0.08;
+	/* pad 8%, but a series that never goes negative keeps 0 as floor */
+	lo = lo >= 0 && lo - span * 0.08 < 0 ? 0 : lo - span * 0.08;
 	hi += span * 0.08;
 	span = hi - lo;
 	r = t->n > 2000 ? 1.5 : t->n > 300 ? 2.5 : 3.5;
@@ -223,9 +224,16 @@ int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
 				    "<title>change point at run ", x, x, PAD_T, CHART_H - PAD_B);
 		if (!err)
 			err = esc(out, t->ids[c]);
+		/* a level from zero (a new function) has no relative step:
+		 * label it with the new level instead */
+		rs_buf_clear(&label);
+		if (!err && before == 0)
+			err = value_text(&label, s->name, after, is_time);
+		if (!err && before != 0)
+			err = rs_buf_printf(&label, "%+.1f%%", rel);
 		if (!err)
-			err = rs_buf_printf(out, "</title></line><text class=\"cpl\" x=\"%.1f\" y=\"%d\">%+.1f%%</text>\n",
-					    x + 3, PAD_T + 10, rel);
+			err = rs_buf_printf(out, "</title></line><text class=\"cpl\" x=\"%.1f\" y=\"%d\">%s%s</text>\n",
+					    x + 3, PAD_T + 10, before == 0 ? "from 0 to " : "", label.ptr);
 	}
 	/* points, each a link to its run */
 	for (i = 0; !err && i < t->n; i++) {

@@ -143,7 +143,9 @@ static void segment(const struct packed *p, size_t lo, size_t hi, double min_rel
 	k = best_split(p->x, lo, hi, &step, &before, &sd);
 	if (!k)
 		return;
-	if (before == 0 || fabs(step) / fabs(before) < min_rel)
+	/* From nothing to something (a new function) is a change of any
+	 * relative size; otherwise the step must be min_rel of the level. */
+	if (step == 0 || (before != 0 && fabs(step) / fabs(before) < min_rel))
 		return;
 	/* The smaller of the two noise estimates: the split's residuals
 	 * overstate noise when the segment holds more than one step. */

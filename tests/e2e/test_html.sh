@@ -69,6 +69,9 @@ grep -q "<title>Nightly &lt;profiling&gt;</title>" "$H" || fail "title not escap
 ! grep -Eq '<(script|link|img)[^>]+(src|href)="(https?:)?//' "$H" || fail "the page loads something from the network"
 [ "$(grep -c '<svg' "$H")" -ge 4 ] || fail "fewer than 4 charts"
 grep -q 'class="cp"' "$H" || fail "no change point marked"
+# the new function's own-time chart marks the step where it appeared
+grep -Eq 'data-series="slow_path \([^"]*\)" data-points="6" data-change-points="[1-9]' "$H" ||
+	fail "the new function's chart has no change point: $(grep -o 'data-series="slow_path[^>]*' "$H")"
 # every point links to a committed summary.md that exists in the tree
 first_link=$(grep -o -m1 '<a href="runs/[^"]*summary.md"' "$H" | sed -n '1s/<a href="//; 1s/"$//p')
 [ -n "$first_link" ] && [ -f "$T/repo/$first_link" ] || fail "point link '$first_link' does not resolve"

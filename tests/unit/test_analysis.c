@@ -570,6 +570,12 @@ static void test_changepoint(void **state)
 	assert_int_equal(cps[0], 3);
 	assert_int_equal(cps[1], 6);
 	assert_int_equal(rs_changepoints(noise_only, 8, 0.05, cps, 8), 0);
+	{
+		double appears[] = { 0, 0, 0, 0.31, 0.30, 0.33 };
+
+		assert_int_equal(rs_changepoints(appears, 6, 0.05, cps, 8), 1);
+		assert_int_equal(cps[0], 3);
+	}
 	assert_int_equal(rs_changepoints(noisy, 10, 0.05, cps, 8), 1);
 	assert_int_equal(cps[0], 6);
 	assert_true(isnan(rs_median(NULL, 0)));
