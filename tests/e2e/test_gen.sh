@@ -258,6 +258,15 @@ py valid "$T/r_n5.pyisession" 5 "$DATA/tiny_pyinstrument_5.1.2.pyisession"
 cn=$(py count "$T/r_n5.pyisession")
 python3 -c "import sys; sys.exit(not (0.75 < $cn / $c3 < 1.33))" || fail "--noise 5 run too far off ($cn vs $c3)"
 
+# run: repeats of one run (same events) differ only by timing and --noise
+"$BIN" --seed 4 --months 3 --run 1 --noise 2 -o "$T/r_run1.pyisession"
+"$BIN" --seed 4 --months 3 --run 2 --noise 2 -o "$T/r_run2.pyisession"
+if cmp -s "$T/r_run1.pyisession" "$T/r_run2.pyisession"; then fail "--run 1 and 2 are identical"; fi
+c1=$(py count "$T/r_run1.pyisession")
+c2=$(py count "$T/r_run2.pyisession")
+echo "repeats with --noise 2: $c3 (run 0, no noise), $c1, $c2 samples"
+python3 -c "import sys; sys.exit(not (0.92 < $c1 / $c3 < 1.08 and 0.92 < $c2 / $c3 < 1.08))" || fail "--run repeats too far apart"
+
 step "streaming: bounded memory and fast on 100 MB"
 if [ -x /usr/bin/time ]; then
 	/usr/bin/time -f "%M %e" -o "$T/time" "$BIN" --size 100M -o /dev/null

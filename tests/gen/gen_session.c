@@ -1473,6 +1473,7 @@ static void compute_costs(struct model *m)
 
 struct options {
 	uint64_t seed, model_seed;
+	uint64_t run; /* repeat of the same simulated run: new timings only */
 	uint64_t size, samples;
 	int have_size, have_samples, have_months;
 	int months;
@@ -1884,13 +1885,22 @@ static void write_trailer4(struct engine *e, const struct run_facts *f)
 	OUT_LIT(o, "}");
 }
 
+/* The seed of what differs between repeats of one run (--run): clock
+ * jitter, noise, start time, thread id.  The execution stream stays on
+ * --seed, so repeats simulate the same events. */
+static uint64_t run_seed(const struct options *opt)
+{
+	uint64_t x = opt->seed ^ (opt->run * 0xa0761d6478bd642fULL);
+	return opt->run ? splitmix64(&x) : opt->seed;
+}
+
 /* Wall-clock facts of the run, from the sum of the sample intervals: the
  * start is time.time() (a double near 1.79e9, so differences of two of them
  * have its rounding), CPU time slightly below the duration, in whole ns. */
 static void run_facts(const struct options *opt, double sum_dt, uint64_t samples, struct run_facts *f)
 {
 	struct rng r;
-	rng_seed(&r, opt->seed, 7);
+	rng_seed(&r, run_seed(opt), 7);
 	double start = 1796000000.0 + (double)rng_below(&r, 20000000) + rng_unit(&r);
 	if (opt->variant_next)
 		start += 86400.0 + 3600.0 * rng_unit(&r);
@@ -1949,8 +1959,8 @@ static void measure_run(struct model *m, const struct options *opt, int months, 
 	e.thread_frame = "\"t\"";
 	e.thread_len = 3;
 	rng_seed(&e.exec, opt->seed, 2);
-	rng_seed(&e.jitter, opt->seed, 4);
-	rng_seed(&e.jitter2, opt->seed, 6);
+	rng_seed(&e.jitter, run_seed(opt), 4);
+	rng_seed(&e.jitter2, run_seed(opt), 6);
 	run_simulation(&e);
 	*startup = (double)e.sim_start;
 	*per_month = (double)(e.now - e.sim_start) / months;
@@ -2121,6 +2131,8 @@ static void usage(FILE *f)
 	      "  --seed N              run seed: execution choices, timings (default 1)\n"
 	      "  --model-seed N        the program's code and call graph (default 1);\n"
 	      "                        different --seed, same model = runs of the same code\n"
+	      "  --run N               a repeat of the same run (same --seed: same simulated\n"
+	      "                        events) with its own clock jitter and --noise draw\n"
 	      "  --size BYTES          stop at the record that crosses BYTES (k, M, G suffixes)\n"
 	      "  --samples N           stop after N samples\n"
 	      "  --months N            simulated months; without --size/--samples the run\n"
@@ -2218,6 +2230,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		} else if (!strcmp(a, "--seed")) {
 			NEED();
 			if (parse_u64(v, &o->seed, 0))
+				goto bad;
+		} else if (!strcmp(a, "--run")) {
+			NEED();
+			if (parse_u64(v, &o->run, 0))
 				goto bad;
 		} else if (!strcmp(a, "--model-seed")) {
 			NEED();
@@ -2362,8 +2378,9 @@ static int write_stats(const struct options *opt, const struct run_facts *f, dou
 	py_float_repr(f->cpu_time, c);
 	fprintf(s,
 		"{\"simulated_months\": %.4f, \"population\": %d, \"samples\": %" PRIu64 ", \"duration\": %s, "
-		"\"cpu_time\": %s, \"seed\": %" PRIu64 ", \"model_seed\": %" PRIu64 ", \"variant\": \"%s\"}\n",
-		months, opt->population, f->samples, d, c, opt->seed, opt->model_seed,
+		"\"cpu_time\": %s, \"seed\": %" PRIu64 ", \"run\": %" PRIu64 ", \"model_seed\": %" PRIu64
+		", \"variant\": \"%s\"}\n",
+		months, opt->population, f->samples, d, c, opt->seed, opt->run, opt->model_seed,
 		opt->variant_next ? "next" : "base");
 	return fclose(s) ? -1 : 0;
 }
@@ -2499,7 +2516,7 @@ int main(int argc, char **argv)
 	}
 	apply_modifiers(m, &opt, &mr);
 	/* per-run noise: machine speed and per-function variation */
-	rng_seed(&nr, opt.seed, 5);
+	rng_seed(&nr, run_seed(&opt), 5);
 	if (opt.noise > 0) {
 		double machine = 1.0 + opt.noise / 100.0 * rng_normal(&nr);
 		for (int fn = 0; fn < m->nfns; fn++) {
@@ -2534,7 +2551,7 @@ int main(int argc, char **argv)
 	o.buf = xrealloc(NULL, o.cap);
 
 	struct rng tr;
-	rng_seed(&tr, opt.seed, 3);
+	rng_seed(&tr, run_seed(&opt), 3);
 	char thread[128];
 	snprintf(thread, sizeof thread, "\"MainThread\\u0000<thread>\\u0000%" PRIu64 "\"",
 		 (uint64_t)0x7f0000000000ULL + ((uint64_t)rng_below(&tr, 0xffffff) << 12) + 0x740);
@@ -2549,14 +2566,19 @@ int main(int argc, char **argv)
 		e.o = &o;
 		e.tick = 1000000;
 		e.next_tick = e.tick;
+		if (opt.run) { /* a repeat samples at other moments of the same execution */
+			struct rng pr;
+			rng_seed(&pr, run_seed(&opt), 8);
+			e.next_tick += rng_below(&pr, 1000000);
+		}
 		e.attrs = opt.layout != 43;
 		e.thread_frame = thread;
 		e.thread_len = (uint32_t)strlen(thread);
 		e.clock_ns = (int64_t)(clock0 * 1e9);
 		e.last_t = (double)e.clock_ns / 1e9;
 		rng_seed(&e.exec, opt.seed, 2);
-		rng_seed(&e.jitter, opt.seed, 4);
-		rng_seed(&e.jitter2, opt.seed, 6);
+		rng_seed(&e.jitter, run_seed(&opt), 4);
+		rng_seed(&e.jitter2, run_seed(&opt), 6);
 		o.discard = pass == 0;
 		o.total = 0;
 		o.len = 0;
