@@ -7,39 +7,16 @@
 # point, the run table sorts, the call tree folds, no network request.
 # Needs: chromium and `npm ci` in tests/browser (scripts/install-deps.sh).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_html
 
-: "${RS_BIN_DIR:?set RS_BIN_DIR to the build directory}"
-: "${RS_SOURCE_DIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-
-find_bin() {
-	local name=$1 d
-	for d in "$RS_BIN_DIR" "$RS_BIN_DIR/src" "$RS_BIN_DIR/tests" "$RS_BIN_DIR/bin"; do
-		if [ -x "$d/$name" ]; then echo "$d/$name"; return 0; fi
-	done
-	return 1
-}
-RESULTS=$(find_bin results) || { echo "results binary not found under $RS_BIN_DIR"; exit 1; }
-GEN=$(find_bin gen-session) || { echo "gen-session not found under $RS_BIN_DIR"; exit 1; }
-# The generator is a test tool: its leaks are not what a sanitizer run of
-# this test is about.
-gen() { ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$GEN" "$@"; }
 BROWSER_DIR=$RS_SOURCE_DIR/tests/browser
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok - $*"; }
 [ -x "$CHROMIUM" ] || fail "no $CHROMIUM: run scripts/install-deps.sh (Debian package chromium)"
 [ -d "$BROWSER_DIR/node_modules/playwright-core" ] ||
 	fail "no playwright-core in $BROWSER_DIR: run scripts/install-deps.sh (npm ci there)"
 
-T=$(mktemp -d /tmp/test_html.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
-unset GITHUB_REF_NAME GITHUB_HEAD_REF RUNNER_NAME RESULTS_RECORDED_AT || true
-mkdir -p "$HOME"
-git config --global user.name "CI" && git config --global user.email ci@example.com
-git config --global init.defaultBranch main
-git lfs install --skip-repo >/dev/null
 
 git init -q "$T/repo"
 cd "$T/repo"

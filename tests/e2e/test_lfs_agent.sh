@@ -11,21 +11,8 @@
 #    leaves no bad file in the working tree;
 #  - a missing remote is a clear error at init.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_lfs_agent
 
-: "${RS_BIN_DIR:?}"
-AGENT="$RS_BIN_DIR/lfs-agent/lfs-agent"
-GEN="$RS_BIN_DIR/tests/gen-session"
-T=$(mktemp -d "${TMPDIR:-/tmp}/test_lfs_agent.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-export HOME="$T/home" GIT_CONFIG_GLOBAL="$T/home/.gitconfig" RESULTS_CACHE_DIR="$T/cache"
-mkdir -p "$HOME"
-git config --global user.name "CI"
-git config --global user.email "ci@example.com"
-git config --global init.defaultBranch main
-git lfs install --skip-repo >/dev/null
 unset GIT_DIR GIT_WORK_TREE
 
 STORE="$T/store"

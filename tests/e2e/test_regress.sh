@@ -17,42 +17,11 @@
 #   - find locates the step at c3;
 #   - trend --json has the series and the change point.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_regress
 
-: "${RS_BIN_DIR:?set RS_BIN_DIR to the build directory}"
 
-find_bin() {
-	local name=$1 d
-	for d in "$RS_BIN_DIR" "$RS_BIN_DIR/src" "$RS_BIN_DIR/tests" "$RS_BIN_DIR/bin"; do
-		if [ -x "$d/$name" ]; then echo "$d/$name"; return 0; fi
-	done
-	return 1
-}
-RESULTS=$(find_bin results) || { echo "results binary not found under $RS_BIN_DIR"; exit 1; }
-GEN=$(find_bin gen-session) || { echo "gen-session not found under $RS_BIN_DIR"; exit 1; }
-# The generator is a test tool: its leaks are not what a sanitizer run of
-# this test is about.
-gen() { ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$GEN" "$@"; }
-
-T=$(mktemp -d /tmp/test_regress.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
-unset GITHUB_REF_NAME GITHUB_HEAD_REF RUNNER_NAME RESULTS_RECORDED_AT || true
-mkdir -p "$HOME"
-git config --global user.name "CI" && git config --global user.email ci@example.com
-git config --global init.defaultBranch main
-git lfs install --skip-repo >/dev/null
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok - $*"; }
 
-# Run the rest of the command line, expecting exit status $1; output in
-# $T/out and $T/err.
-expect_status() {
-	local want=$1; shift
-	local got=0
-	"$@" >"$T/out" 2>"$T/err" || got=$?
-	[ "$got" = "$want" ] || { cat "$T/out" "$T/err" >&2; fail "'$*' exited $got, expected $want"; }
-}
 has() { grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output lacks '$1' ($2)"; }; }
 hasnt() { ! grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output has '$1' ($2)"; }; }
 

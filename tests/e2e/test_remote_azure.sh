@@ -16,26 +16,13 @@
 # The container is listed independently with curl and an account SAS made
 # here with openssl, so the checks do not trust the backend under test.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_remote_azure
 
-: "${RS_BIN_DIR:?}" "${RS_SOURCE_DIR:?}"
-RESULTS="$RS_BIN_DIR/src/results"
-GEN="$RS_BIN_DIR/tests/gen-session"
-SERVERS="$RS_SOURCE_DIR/tests/servers"
-T=$(mktemp -d "${TMPDIR:-/tmp}/test_remote_azure.XXXXXX")
-cleanup() {
+on_exit() {
 	bash "$SERVERS/fault-proxy.sh" stop "$T/fault" 2>/dev/null || true
 	bash "$SERVERS/azurite.sh" stop "$T/azurite" 2>/dev/null || true
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
 }
-trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_status() { # expected-status command...
-	local want=$1 got=0
-	shift
-	"$@" >"$T/out" 2>"$T/err" || got=$?
-	[ "$got" = "$want" ] || { cat "$T/out" "$T/err" >&2; fail "'$*' exited $got, want $want"; }
-}
 sums() { sha256sum "$@" | cut -d' ' -f1 | sort | tr '\n' ' '; }
 pulled_sums() { git ls-files '*.pyisession' | xargs sha256sum | cut -d' ' -f1 | sort | tr '\n' ' '; }
 
@@ -57,11 +44,6 @@ blobs() { # names (and sizes) of every blob in container "results"
 		sort
 }
 
-export HOME="$T/home" GIT_CONFIG_GLOBAL="$T/home/.gitconfig"
-mkdir -p "$HOME"
-git config --global user.name "CI"
-git config --global user.email "ci@example.com"
-git config --global init.defaultBranch main
 # Small blocks so that packs go through Put Block / Put Block List.
 git config --global results.azure.singleputmax 16384
 git config --global results.azure.blocksize 8192

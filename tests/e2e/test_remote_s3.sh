@@ -11,26 +11,13 @@
 #    was refused, the secret appears nowhere, and the bucket is unchanged.
 # Settings come only from the AWS_* environment, as with AWS's own tools.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_remote_s3
 
-: "${RS_BIN_DIR:?}" "${RS_SOURCE_DIR:?}"
-RESULTS="$RS_BIN_DIR/src/results"
-GEN="$RS_BIN_DIR/tests/gen-session"
-SERVERS="$RS_SOURCE_DIR/tests/servers"
-T=$(mktemp -d "${TMPDIR:-/tmp}/test_remote_s3.XXXXXX")
-cleanup() {
+on_exit() {
 	bash "$SERVERS/fault-proxy.sh" stop "$T/fault" 2>/dev/null || true
 	bash "$SERVERS/s3-servers.sh" stop "$T/s3" 2>/dev/null || true
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
 }
-trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_status() { # expected-status command...
-	local want=$1 got=0
-	shift
-	"$@" >"$T/out" 2>"$T/err" || got=$?
-	[ "$got" = "$want" ] || { cat "$T/out" "$T/err" >&2; fail "'$*' exited $got, want $want"; }
-}
 bucket_files() { (cd "$T/s3/data" && find . -type f ! -name '*.tmp' | sort); }
 
 command -v node >/dev/null || fail "node is needed (scripts/install-deps.sh)"
@@ -38,11 +25,6 @@ S3_TEST_BUCKETS=results-e2e bash "$SERVERS/s3-servers.sh" start "$T/s3" >/dev/nu
 # shellcheck disable=SC1091
 . "$T/s3/env"
 
-export HOME="$T/home" GIT_CONFIG_GLOBAL="$T/home/.gitconfig"
-mkdir -p "$HOME"
-git config --global user.name "CI"
-git config --global user.email "ci@example.com"
-git config --global init.defaultBranch main
 unset GIT_DIR GIT_WORK_TREE AWS_PROFILE AWS_SESSION_TOKEN AWS_REGION AWS_DEFAULT_REGION AWS_ENDPOINT_URL_S3
 export AWS_ENDPOINT_URL="$S3_VERIFY_URL" AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
 export RESULTS_HTTP_RETRY_BASE_MS=20

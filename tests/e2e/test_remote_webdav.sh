@@ -15,36 +15,18 @@
 #     CA the push fails and says how to configure one; with
 #     results.http.cainfo it works, and a fresh clone pulls the same bytes.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_remote_webdav
 
-: "${RS_BIN_DIR:?}" "${RS_SOURCE_DIR:?}"
-RESULTS="$RS_BIN_DIR/src/results"
-GEN="$RS_BIN_DIR/tests/gen-session"
-SERVERS="$RS_SOURCE_DIR/tests/servers"
-T=$(mktemp -d "${TMPDIR:-/tmp}/test_remote_webdav.XXXXXX")
-cleanup() {
+on_exit() {
 	bash "$SERVERS/fault-proxy.sh" stop "$T/fault" 2>/dev/null || true
 	bash "$SERVERS/webdav.sh" stop "$T/dav" 2>/dev/null || true
 	bash "$SERVERS/webdav.sh" stop "$T/davs" 2>/dev/null || true
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
 }
-trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_status() { # expected-status command...
-	local want=$1 got=0
-	shift
-	"$@" >"$T/out" 2>"$T/err" || got=$?
-	[ "$got" = "$want" ] || { cat "$T/out" "$T/err" >&2; fail "'$*' exited $got, want $want"; }
-}
 sums() { sha256sum "$@" | cut -d' ' -f1 | sort | tr '\n' ' '; }
 pulled_sums() { git ls-files '*.pyisession' | xargs sha256sum | cut -d' ' -f1 | sort | tr '\n' ' '; }
 store_files() { (cd "$1" && find . -type f | sort); }
 
-export HOME="$T/home" GIT_CONFIG_GLOBAL="$T/home/.gitconfig"
-mkdir -p "$HOME"
-git config --global user.name "CI"
-git config --global user.email "ci@example.com"
-git config --global init.defaultBranch main
 unset GIT_DIR GIT_WORK_TREE RESULTS_HTTP_TOKEN RESULTS_HTTP_USER RESULTS_HTTP_PASSWORD \
 	RESULTS_CA_BUNDLE GIT_SSL_CAINFO
 # A test must never wait for a password prompt.

@@ -16,42 +16,13 @@
 #    their exit statuses, and atomicity: a bad file after a good one
 #    leaves no commit, no work-tree file and no LFS object or temp file.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_results_add
 
-: "${RS_BIN_DIR:?set RS_BIN_DIR to the build directory}"
-: "${RS_SOURCE_DIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 
-find_bin() {
-	local name=$1 d
-	for d in "$RS_BIN_DIR" "$RS_BIN_DIR/src" "$RS_BIN_DIR/tests" "$RS_BIN_DIR/bin"; do
-		if [ -x "$d/$name" ]; then echo "$d/$name"; return 0; fi
-	done
-	return 1
-}
-RESULTS=$(find_bin results) || { echo "results binary not found under $RS_BIN_DIR"; exit 1; }
-GEN=$(find_bin gen-session || true)
-
-T=$(mktemp -d /tmp/test_results_add.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
-unset GITHUB_REF_NAME GITHUB_HEAD_REF RUNNER_NAME RESULTS_RECORDED_AT || true
-mkdir -p "$HOME"
-git config --global user.name "CI" && git config --global user.email ci@example.com
-git config --global init.defaultBranch main
-git lfs install --skip-repo >/dev/null
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok - $*"; }
 # grep that reads all of its input: with pipefail, `cmd | grep -q` fails
 # when grep exits first and cmd dies of SIGPIPE.
 has() { grep "$@" >/dev/null; }
-
-# Expect exit status $1 from the rest of the command line.
-expect_status() {
-	local want=$1; shift
-	local got=0
-	"$@" >"$T/out" 2>"$T/err" || got=$?
-	[ "$got" = "$want" ] || { cat "$T/out" "$T/err" >&2; fail "'$*' exited $got, expected $want"; }
-}
 
 # --- sessions ---------------------------------------------------------
 mkdir -p "$T/in"

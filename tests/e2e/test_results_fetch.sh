@@ -5,33 +5,13 @@
 # session, byte-identical, into the LFS store and the working tree, or into
 # -o DIR; errors give their documented exit statuses.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_results_fetch
 
-: "${RS_BIN_DIR:?}" "${RS_SOURCE_DIR:?}"
-RESULTS="$RS_BIN_DIR/src/results"
-GEN="$RS_BIN_DIR/tests/gen-session"
-# The generator is a test tool, not under test: its leaks at exit must not
-# fail the sanitizer run of these tests.
-gen() { ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$GEN" "$@"; }
-T=$(mktemp -d "${TMPDIR:-/tmp}/test_results_fetch.XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_status() { # expected-status command...
-	local want=$1 got=0
-	shift
-	"$@" >"$T/out" 2>"$T/err" || got=$?
-	[ "$got" = "$want" ] || { cat "$T/out" "$T/err" >&2; fail "'$*' exited $got, want $want"; }
-}
 one_line_error() {
 	[ "$(wc -l < "$T/err")" = 1 ] || fail "error is not one line: $(cat "$T/err")"
 	grep -q '^results: ' "$T/err" || fail "error does not start with 'results: '"
 }
 
-export HOME="$T/home" GIT_CONFIG_GLOBAL="$T/home/.gitconfig"
-mkdir -p "$HOME"
-git config --global user.name "CI"
-git config --global user.email "ci@example.com"
-git config --global init.defaultBranch main
 unset GIT_DIR GIT_WORK_TREE
 
 git init -q --bare "$T/results.git"
