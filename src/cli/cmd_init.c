@@ -384,8 +384,12 @@ static int init_local(const char *remote_arg, const char *agent_arg)
 	   and an explicit empty value overrides a machine-wide --remote. */
 	if (err == 0)
 		err = config_ensure(local, "lfs.customtransfer." AGENT_NAME ".args", "", &changes);
+	/* One agent process: it already spreads one object over every core
+	   and fetches chunks in parallel, and git-lfs starts concurrent
+	   agents one after another, which costs a push more than it gains
+	   for the few large objects a run has (docs/lfs-agent.md). */
 	if (err == 0)
-		err = config_ensure(local, "lfs.customtransfer." AGENT_NAME ".concurrent", "true", &changes);
+		err = config_ensure(local, "lfs.customtransfer." AGENT_NAME ".concurrent", "false", &changes);
 	if (err == 0)
 		err = config_ensure(local, "lfs.customtransfer." AGENT_NAME ".direction", "both", &changes);
 	if (err == 0)
@@ -561,7 +565,7 @@ static int init_global(const char *repo_arg, const char *remote_arg, const char 
 	} while (0)
 	SET("path", agent.ptr);
 	SET("args", args.ptr);
-	SET("concurrent", "true");
+	SET("concurrent", "false"); /* as for one clone, above */
 	SET("direction", "both");
 #undef SET
 	rs_buf_clear(&key);
