@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,23 @@ int rs_fs_fsync_parent(const char *path)
 	return rc;
 }
 
+/*
+ * mkstemp makes files 0600; a store in a shared folder must be readable
+ * by the team, and a fetched session by its user's tools: give temporary
+ * files the mode open(2) would have given them (0666 less the umask).
+ * umask can only be read by setting it, so it is read once.
+ */
+static mode_t file_mode;
+static pthread_once_t file_mode_once = PTHREAD_ONCE_INIT;
+
+static void read_umask(void)
+{
+	mode_t mask = umask(022);
+
+	umask(mask);
+	file_mode = 0666 & ~mask;
+}
+
 int rs_fs_tmpfile_near(struct rs_buf *tmp_out, const char *final_path, int *fd_out)
 {
 	int err, fd;
@@ -67,6 +85,13 @@ int rs_fs_tmpfile_near(struct rs_buf *tmp_out, const char *final_path, int *fd_o
 	fd = mkstemp(tmp_out->ptr);
 	if (fd < 0)
 		return rs_error_errno(RS_EGENERIC, "cannot create a file next to '%s'", final_path);
+	pthread_once(&file_mode_once, read_umask);
+	if (fchmod(fd, file_mode) != 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot set the mode of '%s'", tmp_out->ptr);
+		close(fd);
+		unlink(tmp_out->ptr);
+		return err;
+	}
 	*fd_out = fd;
 	return 0;
 }

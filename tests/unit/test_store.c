@@ -166,6 +166,15 @@ static void test_round_trip_and_idempotent_push(void **state)
 
 	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
 	assert_true(files_equal(src, dst));
+	{
+		/* Files get the mode open(2) gives (a shared folder's team reads them). */
+		struct stat sb;
+		mode_t mask = umask(022);
+
+		umask(mask);
+		assert_int_equal(stat(dst, &sb), 0);
+		assert_int_equal(sb.st_mode & 0777, 0666 & ~mask);
+	}
 
 	/* Pushing the same object again sends nothing. */
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), 0);
