@@ -25,6 +25,7 @@
  * Date is left empty because x-ms-date is sent (the spec's rule), which
  * also keeps curl from having to send a Date header.
  */
+#include "util/secret.h"
 #include "remote/azure_sign.h"
 
 #include "util/error.h"
@@ -43,39 +44,15 @@ void rs_azure_account_init(struct rs_azure_account *a)
 	memset(a, 0, sizeof(*a));
 }
 
-static void wipe_free(char *s)
-{
-	if (s) {
-		volatile char *v = s;
-
-		while (*v)
-			*v++ = '\0';
-		free(s);
-	}
-}
-
 void rs_azure_account_release(struct rs_azure_account *a)
 {
 	free(a->name);
-	wipe_free(a->key);
-	wipe_free(a->sas);
+	rs_secret_free(a->key);
+	rs_secret_free(a->sas);
 	free(a->blob_endpoint);
 	free(a->protocol);
 	free(a->suffix);
 	rs_azure_account_init(a);
-}
-
-static int set_str(char **field, const char *p, size_t n)
-{
-	char *s = malloc(n + 1);
-
-	if (!s)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	memcpy(s, p, n);
-	s[n] = '\0';
-	wipe_free(*field);
-	*field = s;
-	return 0;
 }
 
 int rs_azure_connection_string_parse(struct rs_azure_account *a, const char *s)
@@ -112,20 +89,20 @@ int rs_azure_connection_string_parse(struct rs_azure_account *a, const char *s)
 #define KEY(name) ((size_t)(k_end - k) == sizeof(name) - 1 && \
 		   !strncasecmp(k, name, sizeof(name) - 1))
 		if (KEY("AccountName"))
-			err = set_str(&a->name, v, vn);
+			err = rs_secret_set(&a->name, v, vn);
 		else if (KEY("AccountKey"))
-			err = set_str(&a->key, v, vn);
+			err = rs_secret_set(&a->key, v, vn);
 		else if (KEY("SharedAccessSignature"))
-			err = set_str(&a->sas, v[0] == '?' ? v + 1 : v,
+			err = rs_secret_set(&a->sas, v[0] == '?' ? v + 1 : v,
 				      v[0] == '?' ? vn - 1 : vn);
 		else if (KEY("BlobEndpoint")) {
 			while (vn && v[vn - 1] == '/')
 				vn--;
-			err = set_str(&a->blob_endpoint, v, vn);
+			err = rs_secret_set(&a->blob_endpoint, v, vn);
 		} else if (KEY("DefaultEndpointsProtocol"))
-			err = set_str(&a->protocol, v, vn);
+			err = rs_secret_set(&a->protocol, v, vn);
 		else if (KEY("EndpointSuffix"))
-			err = set_str(&a->suffix, v, vn);
+			err = rs_secret_set(&a->suffix, v, vn);
 		else if (KEY("UseDevelopmentStorage"))
 			dev = vn == 4 && !strncasecmp(v, "true", 4);
 #undef KEY
@@ -135,14 +112,14 @@ int rs_azure_connection_string_parse(struct rs_azure_account *a, const char *s)
 		return err;
 	if (dev) {
 		if (!a->name)
-			err = set_str(&a->name, RS_AZURE_DEV_ACCOUNT,
+			err = rs_secret_set(&a->name, RS_AZURE_DEV_ACCOUNT,
 				      strlen(RS_AZURE_DEV_ACCOUNT));
 		if (!err && !a->key)
-			err = set_str(&a->key, RS_AZURE_DEV_KEY, strlen(RS_AZURE_DEV_KEY));
+			err = rs_secret_set(&a->key, RS_AZURE_DEV_KEY, strlen(RS_AZURE_DEV_KEY));
 		if (!err && !a->blob_endpoint) {
 			const char *ep = "http://127.0.0.1:10000/" RS_AZURE_DEV_ACCOUNT;
 
-			err = set_str(&a->blob_endpoint, ep, strlen(ep));
+			err = rs_secret_set(&a->blob_endpoint, ep, strlen(ep));
 		}
 	}
 	return err;

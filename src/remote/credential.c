@@ -9,6 +9,7 @@
  * newline or NUL, so a value that does is refused rather than sent.
  */
 #define _GNU_SOURCE /* pipe2 */
+#include "util/secret.h"
 #include "remote/credential.h"
 
 #include "util/error.h"
@@ -33,40 +34,15 @@ void rs_credential_init(struct rs_credential *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static void wipe_free(char *s)
-{
-	if (s) {
-		/* volatile so the compiler keeps the wipe of memory about to die. */
-		volatile char *v = s;
-
-		while (*v)
-			*v++ = '\0';
-		free(s);
-	}
-}
-
 void rs_credential_release(struct rs_credential *c)
 {
 	free(c->protocol);
 	free(c->host);
 	free(c->path);
 	free(c->username);
-	wipe_free(c->password);
-	wipe_free(c->token);
+	rs_secret_free(c->password);
+	rs_secret_free(c->token);
 	rs_credential_init(c);
-}
-
-static int set_field(char **field, const char *p, size_t n)
-{
-	char *s = malloc(n + 1);
-
-	if (!s)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	memcpy(s, p, n);
-	s[n] = '\0';
-	wipe_free(*field);
-	*field = s;
-	return 0;
 }
 
 static int hexval(char c)
@@ -99,11 +75,11 @@ static int set_decoded(char **field, const char *p, size_t n)
 	}
 	s[o] = '\0';
 	if (memchr(s, '\0', o) || memchr(s, '\n', o)) {
-		wipe_free(s);
+		rs_secret_free(s);
 		return rs_error_set(RS_EUSAGE, "the remote URL's user part holds a "
 				    "newline or NUL");
 	}
-	wipe_free(*field);
+	rs_secret_free(*field);
 	*field = s;
 	return 0;
 }
@@ -116,7 +92,7 @@ int rs_credential_from_url(struct rs_credential *c, const char *url)
 
 	if (!sep || sep == url)
 		return rs_error_set(RS_EUSAGE, "'%.40s...' is not a URL", url);
-	err = set_field(&c->protocol, url, (size_t)(sep - url));
+	err = rs_secret_set(&c->protocol, url, (size_t)(sep - url));
 	if (err)
 		return err;
 	auth = sep + 3;
@@ -137,7 +113,7 @@ int rs_credential_from_url(struct rs_credential *c, const char *url)
 	}
 	if (auth == auth_end)
 		return rs_error_set(RS_EUSAGE, "the remote URL has no host");
-	err = set_field(&c->host, auth, (size_t)(auth_end - auth));
+	err = rs_secret_set(&c->host, auth, (size_t)(auth_end - auth));
 	if (err)
 		return err;
 	path = auth_end;
@@ -145,7 +121,7 @@ int rs_credential_from_url(struct rs_credential *c, const char *url)
 		path++;
 	q = path + strcspn(path, "?#");
 	if (q > path)
-		return set_field(&c->path, path, (size_t)(q - path));
+		return rs_secret_set(&c->path, path, (size_t)(q - path));
 	return 0;
 }
 
@@ -156,10 +132,10 @@ int rs_credential_from_env(struct rs_credential *c)
 	const char *pass = getenv("RESULTS_HTTP_PASSWORD");
 
 	if (token && *token)
-		return set_field(&c->token, token, strlen(token)) ? 0 : 1;
+		return rs_secret_set(&c->token, token, strlen(token)) ? 0 : 1;
 	if (user && *user && pass) {
-		if (set_field(&c->username, user, strlen(user)) ||
-		    set_field(&c->password, pass, strlen(pass)))
+		if (rs_secret_set(&c->username, user, strlen(user)) ||
+		    rs_secret_set(&c->password, pass, strlen(pass)))
 			return 0;
 		return 1;
 	}
@@ -217,9 +193,9 @@ int rs_credential_parse(struct rs_credential *c, const char *text, size_t n)
 			return rs_error_set(RS_ECORRUPT, "credential helper answered "
 					    "a NUL byte");
 		if (eq - p == 8 && !memcmp(p, "username", 8))
-			err = set_field(&c->username, eq + 1, (size_t)(line_end - eq - 1));
+			err = rs_secret_set(&c->username, eq + 1, (size_t)(line_end - eq - 1));
 		else if (eq - p == 8 && !memcmp(p, "password", 8))
-			err = set_field(&c->password, eq + 1, (size_t)(line_end - eq - 1));
+			err = rs_secret_set(&c->password, eq + 1, (size_t)(line_end - eq - 1));
 		p = eol ? eol + 1 : end;
 	}
 	return err;
