@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -1032,4 +1033,74 @@ out:
 	if (resp == &local)
 		rs_http_response_release(&local);
 	return err;
+}
+
+int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
+			      uint64_t len, int *ranged)
+{
+	char range[64];
+
+	*ranged = 0;
+	if (len != UINT64_MAX && off > UINT64_MAX - len)
+		return rs_error_set(RS_EUSAGE, "range past 2^64");
+	if (!off && len == UINT64_MAX)
+		return 0;
+	if (len == UINT64_MAX)
+		snprintf(range, sizeof(range), "bytes=%llu-", (unsigned long long)off);
+	else
+		snprintf(range, sizeof(range), "bytes=%llu-%llu", (unsigned long long)off,
+			 (unsigned long long)(off + len - 1));
+	*ranged = 1;
+	return rs_http_request_set_header(req, "Range", range);
+}
+
+int rs_http_range_body(struct rs_buf *out, size_t start, long status, int ranged,
+		       uint64_t off, uint64_t len, const char *key, const char *where)
+{
+	uint64_t got = out->len - start;
+
+	if (ranged && status == 200) {
+		/* The server ignored Range and sent everything: keep our part. */
+		uint64_t want;
+
+		if (off > got)
+			return rs_error_set(RS_ECORRUPT, "'%s' at %s is shorter than offset %llu",
+					    key, where, (unsigned long long)off);
+		want = got - off;
+		if (len != UINT64_MAX && want > len)
+			want = len;
+		memmove(out->ptr + start, out->ptr + start + off, (size_t)want);
+		out->len = start + (size_t)want;
+		out->ptr[out->len] = '\0';
+		got = want;
+	}
+	if (len != UINT64_MAX && got != len)
+		return rs_error_set(RS_ECORRUPT, "'%s' at %s: asked for %llu bytes at %llu, got %llu",
+				    key, where, (unsigned long long)len,
+				    (unsigned long long)off, (unsigned long long)got);
+	return 0;
+}
+
+int rs_http_response_content_length(const struct rs_http_response *resp,
+				    const char *key, const char *where, uint64_t *size)
+{
+	struct rs_buf v = RS_BUF_INIT;
+	const char *s;
+	char *end;
+	unsigned long long n = 0;
+	int err = rs_http_response_header(resp, "Content-Length", &v);
+
+	s = rs_buf_cstr(&v);
+	if (!err) {
+		errno = 0;
+		n = strtoull(s, &end, 10);
+		if (end == s || *end || *s == '-' || errno)
+			err = 1;
+	}
+	rs_buf_release(&v);
+	if (err)
+		return rs_error_set(RS_ECORRUPT, "HEAD '%s' at %s gave no usable Content-Length",
+				    key, where);
+	*size = n;
+	return 0;
 }

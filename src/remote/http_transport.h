@@ -189,6 +189,32 @@ int rs_http_response_header(const struct rs_http_response *resp,
 			    const char *name, struct rs_buf *out);
 
 /*
+ * Ranged reads, shared by every backend's get(). Before the request:
+ * ask for bytes [off, off + len) of the resource (len UINT64_MAX: to the
+ * end) with a Range header; nothing is set when that is the whole
+ * resource. `*ranged` says whether a header was set. RS_EUSAGE when the
+ * range passes 2^64 (len must not be 0: an empty range cannot be asked).
+ */
+int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
+			      uint64_t len, int *ranged);
+
+/*
+ * After it: the body was appended to `out` from `start`. A server that
+ * ignored Range (status 200) sent everything, so only the asked slice is
+ * kept; the slice must then be exactly `len` bytes unless len is
+ * UINT64_MAX. RS_ECORRUPT naming `key` and `where` otherwise.
+ */
+int rs_http_range_body(struct rs_buf *out, size_t start, long status, int ranged,
+		       uint64_t off, uint64_t len, const char *key, const char *where);
+
+/*
+ * The Content-Length of a HEAD answer, as `*size`. RS_ECORRUPT naming
+ * `key` and `where` when it is missing or not a number.
+ */
+int rs_http_response_content_length(const struct rs_http_response *resp,
+				    const char *key, const char *where, uint64_t *size);
+
+/*
  * Perform `req`, retrying transient failures. `resp` may be NULL.
  * Returns 0 for a 2xx status, else:
  *   RS_ENOTFOUND  404 / 410 (except missing bucket or container: RS_EUSAGE)

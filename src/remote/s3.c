@@ -371,9 +371,8 @@ static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 	struct rs_buf url = RS_BUF_INIT;
 	struct rs_http_request req;
 	struct rs_http_response resp;
-	char range[64];
-	size_t start = out->len, got;
-	int ranged = off > 0 || len != UINT64_MAX;
+	size_t start = out->len;
+	int ranged = 0;
 	uint64_t size;
 	int err;
 
@@ -388,22 +387,12 @@ static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %" PRIu64, key, off);
 		goto out;
 	}
-	if (len != UINT64_MAX && off > UINT64_MAX - len) {
-		err = rs_error_set(RS_EUSAGE, "range past 2^64 for '%s'", key);
-		goto out;
-	}
-	if ((err = object_url(s, &url, key, NULL)))
+	err = rs_http_request_set_range(&req, off, len, &ranged);
+	if (!err)
+		err = object_url(s, &url, key, NULL);
+	if (err)
 		goto out;
 	req.url = url.ptr;
-	if (ranged) {
-		if (len == UINT64_MAX)
-			snprintf(range, sizeof(range), "bytes=%" PRIu64 "-", off);
-		else
-			snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64,
-				 off, off + len - 1);
-		if ((err = rs_http_request_set_header(&req, "Range", range)))
-			goto out;
-	}
 	req.response_body = out;
 	err = rs_http_perform(s->http, &req, &resp);
 	if (err == RS_ENOTFOUND) {
@@ -423,25 +412,8 @@ static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 		err = s3_fail(s, err);
 		goto out;
 	}
-	got = out->len - start;
-	if (ranged && resp.status == 200) {
-		/* The server sent the whole object: keep the asked-for slice. */
-		uint64_t want = len == UINT64_MAX ? (got >= off ? got - off : 0) : len;
-
-		if (off > got || want > got - off) {
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than asked", key);
-			goto out;
-		}
-		memmove(out->ptr + start, out->ptr + start + off, (size_t)want);
-		out->len = start + (size_t)want;
-		out->ptr[out->len] = '\0';
-		got = (size_t)want;
-	}
-	if (len != UINT64_MAX && got != len) {
-		err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than asked (%zu of %" PRIu64
-				   " bytes from offset %" PRIu64 ")", key, got, len, off);
-		goto out;
-	}
+	err = rs_http_range_body(out, start, resp.status, ranged, off, len, key,
+				 s->parent.display_url);
 out:
 	if (err) {
 		out->len = start;

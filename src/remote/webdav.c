@@ -475,9 +475,8 @@ static int webdav_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 {
 	struct webdav_remote *w = (struct webdav_remote *)r;
 	struct rs_http_response resp;
-	struct rs_buf url = RS_BUF_INIT, v = RS_BUF_INIT;
-	char *end;
-	unsigned long long size;
+	struct rs_buf url = RS_BUF_INIT;
+	uint64_t size;
 	int err;
 
 	rs_http_response_init(&resp);
@@ -489,24 +488,11 @@ static int webdav_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 	if (err == RS_ENOTFOUND)
 		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
 				   key, r->display_url);
-	if (err)
-		goto out;
-	if (rs_http_response_header(&resp, "Content-Length", &v)) {
-		err = rs_error_set(RS_EGENERIC, "HEAD %s/%s: no Content-Length",
-				   r->display_url, key);
-		goto out;
-	}
-	size = strtoull(rs_buf_cstr(&v), &end, 10);
-	if (end == rs_buf_cstr(&v) || *end) {
-		err = rs_error_set(RS_ECORRUPT, "HEAD %s/%s: bad Content-Length",
-				   r->display_url, key);
-		goto out;
-	}
-	if (size_out)
+	if (!err)
+		err = rs_http_response_content_length(&resp, key, r->display_url, &size);
+	if (!err && size_out)
 		*size_out = size; /* callers may only ask whether it exists */
-out:
 	rs_buf_release(&url);
-	rs_buf_release(&v);
 	rs_http_response_release(&resp);
 	return err;
 }
@@ -518,9 +504,8 @@ static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
 	struct rs_http_request req;
 	struct rs_http_response resp;
 	struct rs_buf url = RS_BUF_INIT;
-	char range[64];
 	size_t start = out->len;
-	uint64_t got, size;
+	uint64_t size;
 	int err, ranged = 0;
 
 	rs_http_request_init(&req, "GET", NULL);
@@ -536,27 +521,12 @@ static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
 					   "%llu", key, (unsigned long long)off);
 		goto out;
 	}
-	if (len != UINT64_MAX && off > UINT64_MAX - len) {
-		err = rs_error_set(RS_EUSAGE, "range past 2^64 for '%s'", key);
-		goto out;
-	}
-	err = key_url(w, key, &url);
+	err = rs_http_request_set_range(&req, off, len, &ranged);
+	if (!err)
+		err = key_url(w, key, &url);
 	if (err)
 		goto out;
 	req.url = rs_buf_cstr(&url);
-	if (off || len != UINT64_MAX) {
-		ranged = 1;
-		if (len == UINT64_MAX)
-			snprintf(range, sizeof(range), "bytes=%llu-",
-				 (unsigned long long)off);
-		else
-			snprintf(range, sizeof(range), "bytes=%llu-%llu",
-				 (unsigned long long)off,
-				 (unsigned long long)(off + len - 1));
-		err = rs_http_request_set_header(&req, "Range", range);
-		if (err)
-			goto out;
-	}
 	req.response_body = out;
 	err = dav_perform(w, &req, &resp);
 	if (err == RS_ENOTFOUND) {
@@ -570,33 +540,9 @@ static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
 			err = 0;
 		goto out;
 	}
-	if (err)
-		goto out;
-	got = out->len - start;
-	if (ranged && resp.status == 200) {
-		/* The server ignored Range and sent everything: cut our part. */
-		uint64_t want;
-
-		if (off > got) {
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset "
-					   "%llu", key, (unsigned long long)off);
-			goto out;
-		}
-		want = got - off;
-		if (len != UINT64_MAX && want > len)
-			want = len;
-		memmove(out->ptr + start, out->ptr + start + off, (size_t)want);
-		out->len = start + (size_t)want;
-		out->ptr[out->len] = '\0';
-		got = want;
-	}
-	if (len != UINT64_MAX && got != len) {
-		err = rs_error_set(RS_ECORRUPT, "'%s' at %s: asked for %llu bytes "
-				   "at %llu, got %llu", key, r->display_url,
-				   (unsigned long long)len, (unsigned long long)off,
-				   (unsigned long long)got);
-		goto out;
-	}
+	if (!err)
+		err = rs_http_range_body(out, start, resp.status, ranged, off, len,
+					 key, r->display_url);
 out:
 	if (err) {
 		out->len = start;
