@@ -255,7 +255,7 @@ static int id_cmp(const void *a, const void *b)
 }
 
 /* Rebuild entries from the live packs only (after packs were dropped). */
-static int compact(struct rs_chunk_index *ix)
+static void compact(struct rs_chunk_index *ix)
 {
 	size_t i, j = 0;
 
@@ -263,7 +263,6 @@ static int compact(struct rs_chunk_index *ix)
 		if (ix->packs[ix->entries[i].pack].live)
 			ix->entries[j++] = ix->entries[i];
 	ix->nentries = j;
-	return 0;
 }
 
 int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
