@@ -310,6 +310,7 @@ void rs_http_request_set_body_mem(struct rs_http_request *req, const void *p,
 	req->body_kind = RS_HTTP_BODY_MEM;
 	req->body = p;
 	req->body_path = NULL;
+	req->body_stream = NULL;
 	req->body_off = 0;
 	req->body_len = n;
 	req->payload_sha256[0] = '\0';
@@ -320,9 +321,22 @@ void rs_http_request_set_body_file(struct rs_http_request *req,
 {
 	req->body_kind = RS_HTTP_BODY_FILE;
 	req->body = NULL;
+	req->body_stream = NULL;
 	req->body_path = path;
 	req->body_off = off;
 	req->body_len = len;
+	req->payload_sha256[0] = '\0';
+}
+
+void rs_http_request_set_body_stream(struct rs_http_request *req,
+				     struct rs_growing *g)
+{
+	req->body_kind = RS_HTTP_BODY_STREAM;
+	req->body = NULL;
+	req->body_path = rs_growing_path(g);
+	req->body_stream = g;
+	req->body_off = 0;
+	req->body_len = 0;
 	req->payload_sha256[0] = '\0';
 }
 
@@ -339,6 +353,8 @@ int rs_http_request_payload_sha256(struct rs_http_request *req,
 		*hex_out = req->payload_sha256;
 		return 0;
 	}
+	if (req->body_kind == RS_HTTP_BODY_STREAM)
+		return rs_error_set(RS_EUSAGE, "no payload hash for a body still being written");
 	if (req->body_kind != RS_HTTP_BODY_FILE) {
 		rs_sha256(&id, req->body_kind == RS_HTTP_BODY_MEM ? req->body : "",
 			  req->body_kind == RS_HTTP_BODY_MEM ? req->body_len : 0);
@@ -570,15 +586,37 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *userp)
 	return n;
 }
 
+/*
+ * A growing body: wait until there is something past t->pos, or the end.
+ * Sets *left to what can be read now (0: the body is complete).
+ */
+static int stream_wait(struct transfer *t, uint64_t *left)
+{
+	struct rs_http_request *req = t->req;
+	uint64_t avail;
+	int sealed, err;
+
+	err = rs_growing_wait(req->body_stream, t->pos + 1, &avail, &sealed);
+	if (err)
+		return err;
+	if (sealed)
+		req->body_len = avail;
+	*left = avail > t->pos ? avail - t->pos : 0;
+	return 0;
+}
+
 static size_t on_read(char *p, size_t size, size_t nmemb, void *userp)
 {
 	struct transfer *t = userp;
 	struct rs_http_request *req = t->req;
 	size_t room = size * nmemb;
 	uint64_t left = req->body_len > t->pos ? req->body_len - t->pos : 0;
-	size_t n = left < room ? (size_t)left : room;
+	size_t n;
 	ssize_t got;
 
+	if (req->body_kind == RS_HTTP_BODY_STREAM && (t->err = stream_wait(t, &left)))
+		return CURL_READFUNC_ABORT;
+	n = left < room ? (size_t)left : room;
 	if (!n)
 		return 0;
 	if (req->body_kind == RS_HTTP_BODY_MEM) {
@@ -605,7 +643,8 @@ static int on_seek(void *userp, curl_off_t offset, int origin)
 	struct transfer *t = userp;
 
 	if (origin != SEEK_SET || offset < 0 ||
-	    (uint64_t)offset > t->req->body_len)
+	    ((uint64_t)offset > t->req->body_len &&
+	     !(t->req->body_kind == RS_HTTP_BODY_STREAM && (uint64_t)offset <= t->pos)))
 		return CURL_SEEKFUNC_CANTSEEK;
 	t->pos = (uint64_t)offset;
 	return CURL_SEEKFUNC_OK;
@@ -901,7 +940,10 @@ static void setup_handle(struct rs_http *http, struct transfer *t,
 		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 	} else if (req->body_kind != RS_HTTP_BODY_NONE) {
 		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)req->body_len);
+		/* -1 for a growing body: libcurl then sends it chunked. */
+		curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE,
+				 req->body_kind == RS_HTTP_BODY_STREAM ?
+				 (curl_off_t)-1 : (curl_off_t)req->body_len);
 		curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
 		curl_easy_setopt(h, CURLOPT_READDATA, t);
 		curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek);
@@ -944,7 +986,7 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 	err = rs_http_redact_url(&where, req->url);
 	if (err)
 		goto out;
-	if (req->body_kind == RS_HTTP_BODY_FILE) {
+	if (req->body_kind == RS_HTTP_BODY_FILE || req->body_kind == RS_HTTP_BODY_STREAM) {
 		t.fd = open(req->body_path, O_RDONLY | O_CLOEXEC);
 		if (t.fd < 0) {
 			err = rs_error_errno(RS_EGENERIC, "cannot open '%s'",

@@ -79,6 +79,7 @@ enum rs_http_body_kind {
 	RS_HTTP_BODY_NONE = 0, /* no body (GET, HEAD, DELETE, ...) */
 	RS_HTTP_BODY_MEM,      /* body/body_len, borrowed */
 	RS_HTTP_BODY_FILE,     /* body_path from body_off, body_len bytes */
+	RS_HTTP_BODY_STREAM,   /* a file still being written (body_stream) */
 };
 
 /*
@@ -95,8 +96,9 @@ struct rs_http_request {
 	enum rs_http_body_kind body_kind;
 	const void *body;      /* RS_HTTP_BODY_MEM (borrowed) */
 	const char *body_path; /* RS_HTTP_BODY_FILE (borrowed; opened per perform) */
+	struct rs_growing *body_stream; /* RS_HTTP_BODY_STREAM (borrowed) */
 	uint64_t body_off;
-	uint64_t body_len;     /* bytes sent, both kinds */
+	uint64_t body_len;     /* bytes sent: MEM and FILE; STREAM, once sealed */
 
 	/*
 	 * Where a 2xx response body goes: appended to this buffer (borrowed;
@@ -154,6 +156,16 @@ void rs_http_request_set_body_mem(struct rs_http_request *req, const void *p,
  */
 void rs_http_request_set_body_file(struct rs_http_request *req,
 				   const char *path, uint64_t off, uint64_t len);
+
+/*
+ * Send the file that `g` is still writing, from its start, as it grows
+ * (util/growing.h): the length is not known in advance, so the body goes
+ * out with "Transfer-Encoding: chunked" (HTTP/1.1). The request ends when
+ * the file is sealed, and fails when the writer cancels. A retry starts
+ * again from the first byte. No payload hash: not for signed S3 requests.
+ */
+void rs_http_request_set_body_stream(struct rs_http_request *req,
+				     struct rs_growing *g);
 
 /*
  * Compute (once; cached in req->payload_sha256) the lower-case hex SHA-256

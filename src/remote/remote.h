@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "util/buf.h"
+#include "util/growing.h"
 
 #define RS_REMOTE_VERSION 1
 
@@ -54,6 +55,18 @@ struct rs_remote {
 
 	/* Store `n` bytes of `p` under `key`, atomically. */
 	int (*put_buf)(struct rs_remote *r, const char *key, const void *p, size_t n);
+
+	/*
+	 * Optional: NULL when it would gain nothing (a local folder); the
+	 * store then waits for the file and uses put_file. Store under `key`
+	 * the file that `src` is still writing (util/growing.h): send what is
+	 * published, wait for more, and finish once it is sealed, as
+	 * atomically as put_file: a reader sees the whole sealed content or
+	 * nothing, also when this fails or the writer cancels. The store
+	 * calls it on a thread of its own while it goes on writing, so a
+	 * pack's upload overlaps its compression.
+	 */
+	int (*put_stream)(struct rs_remote *r, const char *key, struct rs_growing *src);
 
 	/* 0 and the size when `key` exists; RS_ENOTFOUND when not. */
 	int (*stat)(struct rs_remote *r, const char *key, uint64_t *size_out);
