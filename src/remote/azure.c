@@ -51,6 +51,7 @@
 #define AZURE_LIST_PAGE_MAX (16u * 1024 * 1024)
 #define AZURE_MAX_BLOCKS 50000
 #define AZURE_MAX_THREADS 32
+#define AZURE_STREAM_BLOCK_MIN (1u << 20) /* a growing file's smallest block */
 
 struct azure_remote {
 	struct rs_remote parent;
@@ -327,18 +328,51 @@ static void block_id(char out[32], uint32_t i)
 	EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)raw, 12);
 }
 
+/*
+ * Put Block i: bytes [off, off + len) of the file at `path` (or of `mem`).
+ * *container_missing says whether it failed for want of the container.
+ */
+static int put_block(struct azure_remote *a, const char *key, uint32_t i,
+		     const char *path, const unsigned char *mem, uint64_t off,
+		     uint64_t len, int *container_missing)
+{
+	struct rs_buf url = RS_BUF_INIT, q = RS_BUF_INIT;
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	char id[32];
+	int err;
+
+	block_id(id, i);
+	err = rs_buf_puts(&q, "comp=block&blockid=");
+	if (!err)
+		err = rs_http_url_encode(&q, id, 0);
+	if (!err)
+		err = build_url(a, &url, key, rs_buf_cstr(&q));
+	rs_http_request_init(&req, "PUT", rs_buf_cstr(&url));
+	rs_http_response_init(&resp);
+	if (path)
+		rs_http_request_set_body_file(&req, path, off, len);
+	else
+		rs_http_request_set_body_mem(&req, mem + off, (size_t)len);
+	if (!err)
+		err = perform(a, &req, &resp);
+	if (err)
+		*container_missing = is_container_missing(&resp);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	rs_buf_release(&url);
+	rs_buf_release(&q);
+	return err;
+}
+
 static void *block_worker(void *arg)
 {
 	struct block_job *job = arg;
-	struct rs_buf url = RS_BUF_INIT, q = RS_BUF_INIT;
 
 	for (;;) {
-		struct rs_http_request req;
-		struct rs_http_response resp;
 		uint32_t i;
 		uint64_t off, len;
-		char id[32];
-		int err;
+		int err, missing;
 
 		pthread_mutex_lock(&job->lock);
 		if (job->err || job->next == job->nblocks) {
@@ -350,38 +384,63 @@ static void *block_worker(void *arg)
 
 		off = (uint64_t)i * job->block_size;
 		len = job->size - off < job->block_size ? job->size - off : job->block_size;
-		block_id(id, i);
-		rs_buf_clear(&q);
-		rs_buf_clear(&url);
-		err = rs_buf_puts(&q, "comp=block&blockid=");
-		if (!err)
-			err = rs_http_url_encode(&q, id, 0);
-		if (!err)
-			err = build_url(job->a, &url, job->key, rs_buf_cstr(&q));
-		rs_http_request_init(&req, "PUT", rs_buf_cstr(&url));
-		rs_http_response_init(&resp);
-		if (job->path)
-			rs_http_request_set_body_file(&req, job->path, off, len);
-		else
-			rs_http_request_set_body_mem(&req, job->mem + off, (size_t)len);
-		if (!err)
-			err = perform(job->a, &req, &resp);
+		missing = 0;
+		err = put_block(job->a, job->key, i, job->path, job->mem, off, len, &missing);
 		if (err) {
 			pthread_mutex_lock(&job->lock);
 			if (!job->err) {
 				job->err = err;
-				job->container_missing = is_container_missing(&resp);
+				job->container_missing = missing;
 				snprintf(job->message, sizeof(job->message), "%s",
 					 rs_error_message());
 			}
 			pthread_mutex_unlock(&job->lock);
 		}
-		rs_http_request_release(&req);
-		rs_http_response_release(&resp);
 	}
-	rs_buf_release(&url);
-	rs_buf_release(&q);
 	return NULL;
+}
+
+/* Put Block List of blocks 0..nblocks-1: the blob appears, whole, only now. */
+static int commit_blocks(struct azure_remote *a, const char *key, uint32_t nblocks,
+			 int *container_missing)
+{
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf body = RS_BUF_INIT, url = RS_BUF_INIT;
+	uint32_t b;
+	int err;
+
+	rs_http_request_init(&req, "PUT", NULL);
+	rs_http_response_init(&resp);
+	err = rs_buf_puts(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<BlockList>");
+	for (b = 0; !err && b < nblocks; b++) {
+		char id[32];
+
+		block_id(id, b);
+		err = rs_buf_printf(&body, "<Latest>%s</Latest>", id);
+	}
+	if (!err)
+		err = rs_buf_puts(&body, "</BlockList>\n");
+	if (!err)
+		err = build_url(a, &url, key, "comp=blocklist");
+	if (!err)
+		err = rs_http_request_set_header(&req, "x-ms-blob-content-type",
+						 "application/octet-stream");
+	if (!err)
+		err = rs_http_request_set_header(&req, "Content-Type",
+						 "application/xml; charset=utf-8");
+	if (!err) {
+		req.url = rs_buf_cstr(&url);
+		rs_http_request_set_body_mem(&req, body.ptr, body.len);
+		err = perform(a, &req, &resp);
+		if (err)
+			*container_missing = is_container_missing(&resp);
+	}
+	rs_buf_release(&body);
+	rs_buf_release(&url);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	return err;
 }
 
 /*
@@ -392,12 +451,8 @@ static int put_blocks(struct azure_remote *a, const char *key, const char *path,
 		      const void *mem, uint64_t size, int *container_missing)
 {
 	struct block_job job;
-	struct rs_http_request req;
-	struct rs_http_response resp;
-	struct rs_buf body = RS_BUF_INIT, url = RS_BUF_INIT;
 	pthread_t th[AZURE_MAX_THREADS];
-	int nth, started = 0, i, err = 0;
-	uint32_t b;
+	int nth, started = 0, i;
 
 	memset(&job, 0, sizeof(job));
 	job.a = a;
@@ -428,38 +483,7 @@ static int put_blocks(struct azure_remote *a, const char *key, const char *path,
 		return rs_error_set(job.err, "%s", job.message);
 	}
 
-	/* Commit: the blob appears, whole, only now. */
-	rs_http_request_init(&req, "PUT", NULL);
-	rs_http_response_init(&resp);
-	err = rs_buf_puts(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<BlockList>");
-	for (b = 0; !err && b < job.nblocks; b++) {
-		char id[32];
-
-		block_id(id, b);
-		err = rs_buf_printf(&body, "<Latest>%s</Latest>", id);
-	}
-	if (!err)
-		err = rs_buf_puts(&body, "</BlockList>\n");
-	if (!err)
-		err = build_url(a, &url, key, "comp=blocklist");
-	if (!err)
-		err = rs_http_request_set_header(&req, "x-ms-blob-content-type",
-						 "application/octet-stream");
-	if (!err)
-		err = rs_http_request_set_header(&req, "Content-Type",
-						 "application/xml; charset=utf-8");
-	if (!err) {
-		req.url = rs_buf_cstr(&url);
-		rs_http_request_set_body_mem(&req, body.ptr, body.len);
-		err = perform(a, &req, &resp);
-		if (err)
-			*container_missing = is_container_missing(&resp);
-	}
-	rs_buf_release(&body);
-	rs_buf_release(&url);
-	rs_http_request_release(&req);
-	rs_http_response_release(&resp);
-	return err;
+	return commit_blocks(a, key, job.nblocks, container_missing);
 }
 
 static int azure_put(struct azure_remote *a, const char *key, const char *path,
@@ -512,6 +536,62 @@ static int azure_put_file(struct rs_remote *r, const char *key, const char *path
 		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
 	return azure_put((struct azure_remote *)r, key, path, NULL,
 			 (uint64_t)st.st_size);
+}
+
+/*
+ * A pack while it is being written: a Put Block for whatever the file has
+ * gained (at least AZURE_STREAM_BLOCK_MIN, at most the block size) as it
+ * comes, then a Put Block List once it is sealed. Azure has no minimum
+ * block size, so the blocks follow the writer's pace. A file sealed before
+ * any block went out is one Put Blob. Uncommitted blocks never show (Azure
+ * drops them after a week), so a failure or a cancel leaves nothing at
+ * `key`.
+ */
+static int azure_put_stream(struct rs_remote *r, const char *key, struct rs_growing *g)
+{
+	struct azure_remote *a = (struct azure_remote *)r;
+	const char *path = rs_growing_path(g);
+	uint64_t off = 0, avail, len;
+	uint64_t least = a->block_size < AZURE_STREAM_BLOCK_MIN ? a->block_size : AZURE_STREAM_BLOCK_MIN;
+	uint32_t n = 0;
+	int err, sealed, missing, made_container = 0;
+
+	if ((err = check_key(key)))
+		return err;
+	for (;;) {
+		err = rs_growing_wait(g, off + least, &avail, &sealed);
+		if (err)
+			break;
+		if (sealed && n == 0 && avail <= a->single_put_max)
+			return azure_put(a, key, path, NULL, avail);
+		if (avail == off) { /* sealed, and every byte is in a block */
+			missing = 0;
+			err = commit_blocks(a, key, n, &missing);
+			break;
+		}
+		if (n == AZURE_MAX_BLOCKS) {
+			err = rs_error_set(RS_EUSAGE, "'%s' needs more than Azure's %d blocks",
+					   key, AZURE_MAX_BLOCKS);
+			break;
+		}
+		len = avail - off < a->block_size ? avail - off : a->block_size;
+		missing = 0;
+		err = put_block(a, key, n, path, NULL, off, len, &missing);
+		if (err && missing && !made_container) {
+			/* First put into a container that is not there yet. */
+			made_container = 1;
+			err = create_container(a);
+			if (!err)
+				err = put_block(a, key, n, path, NULL, off, len, &missing);
+		}
+		if (err)
+			break;
+		n++;
+		off += len;
+	}
+	if (err)
+		rs_error_wrap(err, "cannot store '%s' at %s", key, a->parent.display_url);
+	return err;
 }
 
 /* ---- list ---- */
@@ -827,6 +907,7 @@ int rs_remote_azure_open(struct rs_remote **out, const char *url,
 	a->parent.version = RS_REMOTE_VERSION;
 	a->parent.get = azure_get;
 	a->parent.put_file = azure_put_file;
+	a->parent.put_stream = azure_put_stream;
 	a->parent.put_buf = azure_put_buf;
 	a->parent.stat = azure_stat;
 	a->parent.list = azure_list;

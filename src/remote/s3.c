@@ -14,6 +14,9 @@
  *             any failure the upload is aborted so no parts are left to be
  *             billed (a store that cannot abort, like s3rver, keeps its
  *             invisible parts; the object never appears);
+ *   put_stream  a pack still being written: a multipart upload whose
+ *             5 MiB parts go out one by one as the file grows, completed
+ *             once it is sealed (one PutObject if it is sealed first);
  *   stat      HeadObject (Content-Length);
  *   list      ListObjectsV2, following continuation tokens;
  *   del       HeadObject then DeleteObject: S3 answers 204 for a missing
@@ -501,13 +504,12 @@ struct multipart {
 	char errmsg[1024];    /* its message: threads have their own error slot */
 };
 
-static int upload_part(struct multipart *m, uint64_t i)
+/* Send bytes [off, off + len) of the source as part i (from 0). */
+static int upload_part_range(struct multipart *m, uint64_t i, uint64_t off, uint64_t len)
 {
 	struct rs_buf url = RS_BUF_INIT, query = RS_BUF_INIT, etag = RS_BUF_INIT;
 	struct rs_http_request req;
 	struct rs_http_response resp;
-	uint64_t off = i * m->s->part_size;
-	uint64_t len = m->src->size - off < m->s->part_size ? m->src->size - off : m->s->part_size;
 	size_t k;
 	int err;
 
@@ -522,7 +524,9 @@ static int upload_part(struct multipart *m, uint64_t i)
 	set_body(&req, m->src, off, len);
 	err = rs_http_perform(m->s->http, &req, &resp);
 	if (err) {
-		err = rs_error_wrap(err, "part %" PRIu64 " of %" PRIu64, i + 1, m->nparts);
+		err = m->nparts ?
+			rs_error_wrap(err, "part %" PRIu64 " of %" PRIu64, i + 1, m->nparts) :
+			rs_error_wrap(err, "part %" PRIu64, i + 1);
 		goto out;
 	}
 	if (rs_http_response_header(&resp, "ETag", &etag) || etag.len == 0 ||
@@ -545,6 +549,14 @@ out:
 	rs_buf_release(&query);
 	rs_buf_release(&etag);
 	return err;
+}
+
+static int upload_part(struct multipart *m, uint64_t i)
+{
+	uint64_t off = i * m->s->part_size;
+	uint64_t len = m->src->size - off < m->s->part_size ? m->src->size - off : m->s->part_size;
+
+	return upload_part_range(m, i, off, len);
 }
 
 static void *upload_worker(void *arg)
@@ -757,6 +769,91 @@ static int s3_put_file(struct rs_remote *r, const char *key, const char *path)
 	return put_source((struct s3_remote *)r, key, &src);
 }
 
+static int grow_etags(struct multipart *m, uint64_t want, uint64_t *cap)
+{
+	char (*e)[80];
+	uint64_t n = *cap ? *cap * 2 : 8;
+
+	if (want <= *cap)
+		return 0;
+	if (want > S3_MAX_PARTS)
+		return rs_error_set(RS_EUSAGE, "'%s' needs more than S3's %d parts",
+				    m->key, S3_MAX_PARTS);
+	e = realloc(m->etags, (size_t)n * sizeof(*e));
+	if (!e)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	m->etags = e;
+	*cap = n;
+	return 0;
+}
+
+/*
+ * A pack while it is being written: each part goes out as soon as the
+ * file holds it, so the upload keeps pace with the compression. Parts are
+ * S3's minimum, 5 MiB, all of one size but the last (as S3-compatible
+ * services such as R2 require). A file sealed before its first part is
+ * full goes up in one PUT; an upload that fails or is cancelled is
+ * aborted, so nothing appears at `key`.
+ */
+static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing *g)
+{
+	struct s3_remote *s = (struct s3_remote *)r;
+	struct put_source src = { rs_growing_path(g), NULL, 0 };
+	struct multipart m;
+	uint64_t off = 0, avail, cap = 0, part = S3_MIN_PART;
+	int err, sealed, created = 0;
+
+	if ((err = check_key(key)))
+		return err;
+	memset(&m, 0, sizeof(m));
+	m.s = s;
+	m.key = key;
+	m.src = &src;
+	pthread_mutex_init(&m.lock, NULL);
+	for (;;) {
+		err = rs_growing_wait(g, off + part, &avail, &sealed);
+		if (err)
+			break;
+		if (!sealed || avail - off > part) {
+			/* A whole part, and more to come. */
+			if (!created && !(err = multipart_create(&m)))
+				created = 1;
+			if (!err)
+				err = grow_etags(&m, m.next + 1, &cap);
+			if (!err)
+				err = upload_part_range(&m, m.next, off, part);
+			if (err)
+				break;
+			m.next++;
+			off += part;
+			continue;
+		}
+		if (!created) {
+			src.size = avail;
+			pthread_mutex_destroy(&m.lock);
+			return put_single(s, key, &src); /* reports its own errors */
+		}
+		if (avail > off) {
+			err = grow_etags(&m, m.next + 1, &cap);
+			if (!err)
+				err = upload_part_range(&m, m.next, off, avail - off);
+			if (err)
+				break;
+			m.next++;
+		}
+		m.nparts = m.next;
+		err = multipart_complete(&m);
+		break;
+	}
+	if (err && created)
+		multipart_abort(&m);
+	if (err)
+		err = s3_fail(s, err);
+	pthread_mutex_destroy(&m.lock);
+	free(m.etags);
+	return err;
+}
+
 static int s3_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)
 {
 	struct put_source src = { NULL, p ? p : (const void *)"", n };
@@ -967,6 +1064,7 @@ int rs_remote_s3_open(struct rs_remote **out, const char *url,
 	s->parent.get = s3_get;
 	s->parent.put_file = s3_put_file;
 	s->parent.put_buf = s3_put_buf;
+	s->parent.put_stream = s3_put_stream;
 	s->parent.stat = s3_stat;
 	s->parent.list = s3_list;
 	s->parent.del = s3_del;

@@ -70,6 +70,7 @@ struct webdav_remote {
 	int direct_put;
 
 	pthread_mutex_t lock; /* guards everything below */
+	int no_chunked;       /* the server refused a chunked PUT */
 	struct rs_credential cred;
 	enum cred_source source;
 	unsigned int cred_gen; /* bumped whenever cred changes */
@@ -557,10 +558,11 @@ out:
 
 /*
  * PUT the body of `req` to a temporary name next to `key` and MOVE it
- * over the key (or PUT straight to the key with direct_put).
+ * over the key (or PUT straight to the key with direct_put). *put_status
+ * is the PUT's HTTP status (0 when it was not sent or got none).
  */
 static int webdav_put(struct webdav_remote *w, const char *key,
-		      struct rs_http_request *req)
+		      struct rs_http_request *req, long *put_status)
 {
 	struct rs_http_request mv;
 	struct rs_http_response resp;
@@ -569,6 +571,7 @@ static int webdav_put(struct webdav_remote *w, const char *key,
 	uint64_t size;
 	int err, i;
 
+	*put_status = 0;
 	rs_http_request_init(&mv, "MOVE", NULL);
 	rs_http_response_init(&resp);
 	err = check_key(key);
@@ -581,6 +584,7 @@ static int webdav_put(struct webdav_remote *w, const char *key,
 	if (w->direct_put) {
 		req->url = rs_buf_cstr(&url);
 		err = dav_perform(w, req, &resp);
+		*put_status = resp.status;
 		goto out;
 	}
 
@@ -595,6 +599,7 @@ static int webdav_put(struct webdav_remote *w, const char *key,
 		goto out;
 	req->url = rs_buf_cstr(&tmp);
 	err = dav_perform(w, req, &resp);
+	*put_status = resp.status;
 	if (err)
 		goto out;
 
@@ -638,6 +643,7 @@ static int webdav_put_buf(struct rs_remote *r, const char *key, const void *p,
 			  size_t n)
 {
 	struct rs_http_request req;
+	long status;
 	int err;
 
 	rs_http_request_init(&req, "PUT", NULL);
@@ -645,7 +651,7 @@ static int webdav_put_buf(struct rs_remote *r, const char *key, const void *p,
 	err = rs_http_request_set_header(&req, "Content-Type",
 					 "application/octet-stream");
 	if (!err)
-		err = webdav_put((struct webdav_remote *)r, key, &req);
+		err = webdav_put((struct webdav_remote *)r, key, &req, &status);
 	rs_http_request_release(&req);
 	return err;
 }
@@ -654,6 +660,7 @@ static int webdav_put_file(struct rs_remote *r, const char *key, const char *pat
 {
 	struct rs_http_request req;
 	struct stat st;
+	long status;
 	int err;
 
 	if (stat(path, &st) != 0)
@@ -663,9 +670,46 @@ static int webdav_put_file(struct rs_remote *r, const char *key, const char *pat
 	err = rs_http_request_set_header(&req, "Content-Type",
 					 "application/octet-stream");
 	if (!err)
-		err = webdav_put((struct webdav_remote *)r, key, &req);
+		err = webdav_put((struct webdav_remote *)r, key, &req, &status);
 	rs_http_request_release(&req);
 	return err;
+}
+
+/*
+ * A pack while it is being written: one chunked PUT that sends the bytes
+ * as they come. A server that wants the length first (411 Length
+ * Required, or 501 for a chunked body) gets a plain PUT once the file is
+ * complete, and this remote does not try chunked again.
+ */
+static int webdav_put_stream(struct rs_remote *r, const char *key,
+			     struct rs_growing *g)
+{
+	struct webdav_remote *w = (struct webdav_remote *)r;
+	struct rs_http_request req;
+	uint64_t avail;
+	long status = 0;
+	int err, sealed, no_chunked;
+
+	pthread_mutex_lock(&w->lock);
+	no_chunked = w->no_chunked;
+	pthread_mutex_unlock(&w->lock);
+	if (!no_chunked) {
+		rs_http_request_init(&req, "PUT", NULL);
+		rs_http_request_set_body_stream(&req, g);
+		err = rs_http_request_set_header(&req, "Content-Type",
+						 "application/octet-stream");
+		if (!err)
+			err = webdav_put(w, key, &req, &status);
+		rs_http_request_release(&req);
+		if (!err || (status != 411 && status != 501))
+			return err;
+		pthread_mutex_lock(&w->lock);
+		w->no_chunked = 1;
+		pthread_mutex_unlock(&w->lock);
+		rs_error_clear();
+	}
+	err = rs_growing_wait(g, UINT64_MAX, &avail, &sealed);
+	return err ? err : webdav_put_file(r, key, rs_growing_path(g));
 }
 
 static int webdav_del(struct rs_remote *r, const char *key)
@@ -1101,6 +1145,7 @@ int rs_remote_webdav_open(struct rs_remote **out, const char *url,
 	w->parent.get = webdav_get;
 	w->parent.put_file = webdav_put_file;
 	w->parent.put_buf = webdav_put_buf;
+	w->parent.put_stream = webdav_put_stream;
 	w->parent.stat = webdav_stat;
 	w->parent.list = webdav_list;
 	w->parent.del = webdav_del;

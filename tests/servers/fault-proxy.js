@@ -6,11 +6,14 @@
 //
 //   node fault-proxy.js --target http://127.0.0.1:8080 --fail 3
 //        [--status 503 | --reset] [--body TEXT] [--port 0] [--every K]
+//        [--no-chunked]
 //
 // --body sends TEXT as the failure's body (application/xml), for example
 // an S3 error document, to test how a client explains it.
 // --every K fails, after the first N, each K-th request as well (a flaky
-// server rather than one that recovers). It prints "PORT=<port>" once it
+// server rather than one that recovers). --no-chunked answers 411 Length
+// Required to every request whose body is sent chunked (a server or
+// gateway that wants a Content-Length first). It prints "PORT=<port>" once it
 // listens and, on SIGTERM, exits; a request count goes to stderr per
 // request so a test can check that retries really happened.
 'use strict';
@@ -18,7 +21,8 @@
 const http = require('http');
 
 function parseArgs(argv) {
-  const o = { target: null, fail: 0, status: 503, reset: false, port: 0, every: 0, body: null };
+  const o = { target: null, fail: 0, status: 503, reset: false, port: 0, every: 0, body: null,
+    noChunked: false };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -32,6 +36,7 @@ function parseArgs(argv) {
     else if (a === '--port') o.port = parseInt(next(), 10);
     else if (a === '--every') o.every = parseInt(next(), 10);
     else if (a === '--body') o.body = next();
+    else if (a === '--no-chunked') o.noChunked = true;
     else throw new Error(`unknown option ${a}`);
   }
   if (!o.target) throw new Error('--target is required');
@@ -47,6 +52,15 @@ const server = http.createServer((req, res) => {
   const n = seen;
   const fail = n <= opts.fail ||
     (opts.every > 0 && n > opts.fail && (n - opts.fail) % opts.every === 0);
+  if (opts.noChunked && /chunked/i.test(req.headers['transfer-encoding'] || '')) {
+    process.stderr.write(`fault-proxy: #${n} ${req.method} ${req.url} -> 411 (chunked)\n`);
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(411, { 'Content-Type': 'text/plain', 'Connection': 'close' });
+      res.end('a Content-Length is required\n');
+    });
+    return;
+  }
   if (fail) {
     failed++;
     process.stderr.write(`fault-proxy: #${n} ${req.method} ${req.url} -> ${opts.reset ? 'reset' : opts.status}\n`);

@@ -25,6 +25,7 @@
 #include "remote/credential.h"
 #include "remote/http_transport.h"
 #include "remote/remote.h"
+#include "stream_check.h"
 #include "util/error.h"
 #include "util/hash.h"
 
@@ -151,6 +152,7 @@ static int group_teardown(void **state)
 	stop_server("fault-proxy.sh", "proxy3");
 	stop_server("fault-proxy.sh", "proxy4");
 	stop_server("fault-proxy.sh", "proxy5");
+	stop_server("fault-proxy.sh", "proxy6");
 	stop_server("webdav.sh", "davt");
 	stop_server("azurite.sh", "azurite");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work_dir);
@@ -285,6 +287,47 @@ static void *par_get_main(void *arg)
 	return NULL;
 }
 
+/*
+ * put_stream: bytes go out while the file is still being written (the
+ * upload asks for more than 1 MiB before the writer goes past 2 MiB),
+ * the result is byte-identical, a file sealed before anything went out
+ * works too, and a cancelled upload leaves nothing at its key.
+ */
+static void run_stream_checks(struct rs_remote *r, const unsigned char *data, size_t n)
+{
+	struct stream_check grow = { 2u << 20, 1u << 20, 0, 0 };
+	struct stream_check small = { 0, 0, 0, 0 };
+	struct stream_check cancel = { 2u << 20, 1u << 20, 1, 0 };
+	struct rs_buf b = RS_BUF_INIT;
+	char path[4200];
+	uint64_t size = 0;
+
+	assert_true(n > (3u << 20));
+	assert_non_null(r->put_stream);
+	snprintf(path, sizeof(path), "%s/stream.bin", work_dir);
+	assert_int_equal(stream_check_put(r, "packs/stream.pack", path, data, n, &grow), 0);
+	assert_true(grow.overlapped);
+	assert_int_equal(r->stat(r, "packs/stream.pack", &size), 0);
+	assert_int_equal(size, n);
+	assert_int_equal(r->get(r, "packs/stream.pack", 0, UINT64_MAX, &b), 0);
+	assert_int_equal(b.len, n);
+	assert_memory_equal(b.ptr, data, n);
+	rs_buf_clear(&b);
+
+	assert_int_equal(stream_check_put(r, "packs/stream-small.pack", path, data, 1000, &small), 0);
+	assert_int_equal(r->get(r, "packs/stream-small.pack", 0, UINT64_MAX, &b), 0);
+	assert_int_equal(b.len, 1000);
+	assert_memory_equal(b.ptr, data, 1000);
+
+	assert_int_not_equal(stream_check_put(r, "packs/stream-cancel.pack", path, data, n, &cancel), 0);
+	assert_true(cancel.overlapped);
+	assert_int_equal(r->stat(r, "packs/stream-cancel.pack", &size), RS_ENOTFOUND);
+
+	assert_int_equal(r->del(r, "packs/stream.pack"), 0);
+	assert_int_equal(r->del(r, "packs/stream-small.pack"), 0);
+	rs_buf_release(&b);
+}
+
 static void run_suite(struct rs_remote *r)
 {
 	enum { SMALL = 100 * 1024, BIG = 3 * 1024 * 1024 + 17 };
@@ -396,6 +439,8 @@ static void run_suite(struct rs_remote *r)
 	/* Bad keys never reach the server. */
 	assert_int_equal(r->put_buf(r, "../escape", "x", 1), RS_EUSAGE);
 	assert_int_equal(r->stat(r, "/abs", &size), RS_EUSAGE);
+
+	run_stream_checks(r, big, BIG);
 
 	rs_buf_release(&b);
 	free(small);
@@ -681,6 +726,39 @@ static void test_webdav_retry(void **state)
 	snprintf(log, sizeof(log), "%s/proxy3/proxy.log", work_dir);
 	assert_int_equal(count_lines_with(log, "-> 503"), 3);
 	unsetenv("RESULTS_HTTP_RETRIES");
+
+	/*
+	 * A server that wants a Content-Length (411 to a chunked PUT): a
+	 * streamed pack goes up whole once complete, and the remote does not
+	 * try chunked again.
+	 */
+	{
+		enum { N = 3 * 1024 * 1024 + 5 };
+		unsigned char *data = malloc(N);
+		struct stream_check c = { 0, 0, 0, 0 };
+		char spath[4300];
+
+		assert_non_null(data);
+		fill_random(data, N, 6);
+		snprintf(spath, sizeof(spath), "%s/stream411.bin", work_dir);
+		assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy6 "
+						   "--target %s --no-chunked", source_dir, work_dir,
+						   getenv("RS_WEBDAV_URL")), 0);
+		rs_buf_clear(&url);
+		rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path);
+		assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+		assert_int_equal(stream_check_put(r, "packs/s411", spath, data, N, &c), 0);
+		assert_int_equal(stream_check_put(r, "packs/s411b", spath, data, 1000, &c), 0);
+		rs_buf_clear(&b);
+		assert_int_equal(r->get(r, "packs/s411", 0, UINT64_MAX, &b), 0);
+		assert_int_equal(b.len, N);
+		assert_memory_equal(b.ptr, data, N);
+		rs_remote_free(r);
+		stop_server("fault-proxy.sh", "proxy6");
+		snprintf(log, sizeof(log), "%s/proxy6/proxy.log", work_dir);
+		assert_int_equal(count_lines_with(log, "-> 411"), 1);
+		free(data);
+	}
 
 	/*
 	 * libcurl's proxy variables are honoured: the fault proxy (failing

@@ -24,6 +24,7 @@
 
 #include "remote/remote.h"
 #include "remote/sigv4.h"
+#include "stream_check.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -359,6 +360,67 @@ static void test_multipart_failure_leaves_nothing(void **state)
 	assert_true(saw_abort);
 }
 
+/*
+ * put_stream: parts go out while the file is still being written (part 1
+ * of 5 MiB is done before the writer goes past 7 MiB), the result is
+ * byte-identical (also when the file ends on a part boundary), a file
+ * sealed before its first part is full is one PUT, and a cancelled upload
+ * is aborted and leaves nothing.
+ */
+static void test_stream(void **state)
+{
+	struct stream_check grow = { 7u << 20, 5u << 20, 0, 0 };
+	struct stream_check plain = { 0, 0, 0, 0 };
+	struct stream_check cancel = { 7u << 20, 5u << 20, 1, 0 };
+	size_t sizes[] = { (12u << 20) + 123, 10u << 20, 4000 };
+	size_t n = 12u << 20, i;
+	unsigned char *data = malloc(n + 123);
+	struct rs_buf b = RS_BUF_INIT;
+	struct rs_remote *r;
+	char path[128], line[512];
+	uint64_t size = 0;
+	int saw_abort = 0;
+	FILE *f;
+
+	(void)state;
+	NEED_SERVERS();
+	assert_non_null(data);
+	fill_pattern(data, n + 123, 11);
+	snprintf(path, sizeof(path), "%s/stream.bin", state_dir);
+	r = open_good("s3://results-test/t9");
+	assert_non_null(r->put_stream);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct stream_check *c = sizes[i] > (7u << 20) ? &grow : &plain;
+
+		assert_int_equal(stream_check_put(r, "packs/s.pack", path, data, sizes[i], c), 0);
+		if (c == &grow)
+			assert_true(grow.overlapped);
+		assert_int_equal(r->stat(r, "packs/s.pack", &size), 0);
+		assert_int_equal(size, sizes[i]);
+		rs_buf_clear(&b);
+		assert_int_equal(r->get(r, "packs/s.pack", 0, UINT64_MAX, &b), 0);
+		assert_int_equal(b.len, sizes[i]);
+		assert_memory_equal(b.ptr, data, sizes[i]);
+	}
+	rs_remote_free(r);
+
+	/* Cancelled after a part went out: aborted (seen by the logging proxy). */
+	assert_int_equal(open_s3(&r, failpart_url, "s3://results-test/t9", "S3RVER", "S3RVER"), 0);
+	assert_int_not_equal(stream_check_put(r, "packs/c.pack", path, data, n, &cancel), 0);
+	assert_true(cancel.overlapped);
+	assert_int_equal(r->stat(r, "packs/c.pack", &size), RS_ENOTFOUND);
+	rs_remote_free(r);
+	f = fopen(failpart_log, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "DELETE ", 7) && strstr(line, "c.pack?uploadId="))
+			saw_abort = 1;
+	fclose(f);
+	assert_true(saw_abort);
+	rs_buf_release(&b);
+	free(data);
+}
+
 static void test_auth_errors(void **state)
 {
 	struct rs_remote *r = NULL;
@@ -580,6 +642,7 @@ int main(void)
 		cmocka_unit_test(test_list_pages),
 		cmocka_unit_test(test_multipart),
 		cmocka_unit_test(test_multipart_failure_leaves_nothing),
+		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_auth_errors),
 		cmocka_unit_test(test_concurrent_reads),
 		cmocka_unit_test(test_virtual_hosted),
