@@ -5,11 +5,16 @@
  * finds chunk boundaries (gear hash) and feeds the whole-object SHA-256;
  * worker threads hash each chunk, look it up in the chunk index and
  * compress the new ones; the calling thread collects them in order and
- * appends new chunks to a local pack file. Only when the object's hash
- * and size have been checked are the packs uploaded (pack, then its
- * index), and only then the manifest: an object is either fully present
- * or absent, never half there, and an interrupted push leaves at most
- * unreferenced packs that the next attempt may reuse.
+ * appends new chunks to a local pack file. When the remote can stream
+ * (put_stream), a thread per pack uploads it while it is being written,
+ * so the transfer overlaps the compression; otherwise a pack is uploaded
+ * whole once it is complete. A pack is named by a random id chosen when
+ * it is started, so its name is known before its content. The last pack
+ * is sealed only after the object's hash and size have been checked, and
+ * the indexes and the manifest are uploaded only then: an object is
+ * either fully present or absent, never half there, and an interrupted
+ * push leaves at most unreferenced packs that the next attempt may reuse
+ * or a collector may delete.
  *
  * Deduplication against chunks another push stored relies on the chunk
  * index. Before a manifest names such a "foreign" pack, the pack is
@@ -29,9 +34,13 @@
 #include "store/workq.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/growing.h"
+
+#include <openssl/rand.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +51,8 @@
 
 /* A pack is closed once it holds this many stored bytes. */
 #define PACK_TARGET (32u * 1024 * 1024)
+/* Packs of one object uploading at the same time, at most. */
+#define STREAMS_MAX 2
 /* Largest manifest a reader accepts before fetching it. */
 #define MANIFEST_LIMIT ((uint64_t)RS_MANIFEST_HEADER_SIZE + \
 			(uint64_t)RS_MANIFEST_MAX_CHUNKS * RS_MANIFEST_ENTRY_SIZE + RS_ID_RAWSZ)
@@ -208,16 +219,27 @@ static int put_work(void *arg, void *ctx)
 	return 0;
 }
 
-/* A pack being written locally, uploaded once the object is verified. */
+/*
+ * A pack being written locally. With a streaming remote, `thread` uploads
+ * it as it grows (`grow` is the handshake); otherwise it is uploaded whole
+ * once the object is verified.
+ */
 struct new_pack {
 	struct rs_buf path;
 	int fd;
 	uint64_t size;
-	struct rs_sha256 *hash;
 	struct rs_id id;
 	struct rs_chunk_ref *refs; /* entries, for the .idx */
 	size_t nrefs, arefs;
 	struct rs_buf idx;
+
+	struct rs_remote *remote;
+	struct rs_buf key;          /* packs/<id>.pack */
+	struct rs_growing *grow;    /* non-NULL while a thread streams it */
+	pthread_t thread;
+	int stream_err;             /* the upload's result, once joined */
+	int sent;                   /* the .pack is on the remote */
+	char stream_msg[1024];      /* its message: threads have their own */
 };
 
 struct put_state {
@@ -225,30 +247,65 @@ struct put_state {
 	struct rs_manifest m;
 	uint32_t achunks;
 	long *pack_of;            /* per manifest chunk: new pack number, or -1 */
-	struct new_pack *packs;
+	struct new_pack **packs;  /* each its own allocation: upload threads point at them */
 	size_t npacks;
 	int open_pack;            /* index of the pack being filled, or -1 */
 	struct rs_buf tmp_dir;
 	struct rs_store_put_stats *stats;
 };
 
-static void new_pack_release(struct new_pack *p)
+static void *stream_pack(void *arg)
 {
-	if (p->fd >= 0) {
-		close(p->fd);
-		unlink(p->path.ptr);
-	} else if (p->path.ptr) {
-		unlink(p->path.ptr);
-	}
-	rs_buf_release(&p->path);
-	rs_buf_release(&p->idx);
-	rs_sha256_free(p->hash);
-	free(p->refs);
+	struct new_pack *p = arg;
+
+	p->stream_err = p->remote->put_stream(p->remote, p->key.ptr, p->grow);
+	if (p->stream_err)
+		snprintf(p->stream_msg, sizeof(p->stream_msg), "%s", rs_error_message());
+	return NULL;
 }
 
+/* Wait for the pack's upload thread, if any; its result is the return. */
+static int join_stream(struct new_pack *p)
+{
+	if (!p->grow)
+		return 0;
+	pthread_join(p->thread, NULL);
+	rs_growing_free(p->grow);
+	p->grow = NULL;
+	if (p->stream_err)
+		return rs_error_set(p->stream_err, "%s", p->stream_msg);
+	p->sent = 1;
+	return 0;
+}
+
+static void new_pack_release(struct new_pack *p)
+{
+	if (p->grow) {
+		/* Whatever the upload sent never shows: put_stream's promise. */
+		rs_growing_cancel(p->grow);
+		pthread_join(p->thread, NULL);
+		rs_growing_free(p->grow);
+	}
+	if (p->fd >= 0)
+		close(p->fd);
+	if (p->path.ptr)
+		unlink(p->path.ptr);
+	rs_buf_release(&p->path);
+	rs_buf_release(&p->key);
+	rs_buf_release(&p->idx);
+	free(p->refs);
+	free(p);
+}
+
+/*
+ * Start a new pack: a random id (its name is needed before its content is
+ * known, to stream it), a local file with the header, and with a streaming
+ * remote a thread that uploads the file as it grows.
+ */
 static int start_pack(struct put_state *st)
 {
-	struct new_pack *packs = realloc(st->packs, (st->npacks + 1) * sizeof(*packs));
+	struct new_pack **packs = realloc(st->packs, (st->npacks + 1) * sizeof(*packs));
+	struct rs_remote *r = st->s->remote;
 	struct new_pack *p;
 	unsigned char h[RS_PACK_HEADER_SIZE];
 	int err;
@@ -256,46 +313,69 @@ static int start_pack(struct put_state *st)
 	if (!packs)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	st->packs = packs;
-	p = &packs[st->npacks];
-	memset(p, 0, sizeof(*p));
+	/*
+	 * At most STREAMS_MAX uploads at once: when the link is slower than
+	 * the compression, wait for the oldest (it is sealed, so it ends).
+	 */
+	if (st->npacks >= STREAMS_MAX && (err = join_stream(packs[st->npacks - STREAMS_MAX])))
+		return err;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	packs[st->npacks++] = p;
 	p->fd = -1;
+	p->remote = r;
 	err = rs_buf_printf(&p->path, "%s/pack-XXXXXX", st->tmp_dir.ptr);
 	if (err)
 		return err;
-	st->npacks++;
+	if (RAND_bytes(p->id.id, sizeof(p->id.id)) != 1)
+		return rs_error_set(RS_EGENERIC, "no random bytes for a pack id");
+	err = rs_key_pack(&p->key, &p->id);
+	if (err)
+		return err;
 	p->fd = mkstemp(p->path.ptr);
 	if (p->fd < 0)
 		return rs_error_errno(RS_EGENERIC, "cannot create a pack file in '%s'", st->tmp_dir.ptr);
-	p->hash = rs_sha256_new();
-	if (!p->hash)
-		return rs_error_set(RS_EGENERIC, "out of memory");
 	rs_pack_header(h);
 	err = rs_fs_write_all(p->fd, h, sizeof(h));
 	if (err)
 		return rs_error_wrap(err, "cannot write pack '%s'", p->path.ptr);
-	rs_sha256_update(p->hash, h, sizeof(h));
 	p->size = sizeof(h);
 	st->open_pack = (int)st->npacks - 1;
+	if (r->put_stream) {
+		err = rs_growing_new(&p->grow, p->path.ptr);
+		if (err)
+			return err;
+		rs_growing_publish(p->grow, p->size);
+		if (pthread_create(&p->thread, NULL, stream_pack, p) != 0) {
+			/* No thread to be had: upload it whole at the end. */
+			rs_growing_free(p->grow);
+			p->grow = NULL;
+		}
+	}
 	return 0;
 }
 
+/* The open pack is complete: its streaming upload may finish. */
 static int close_pack(struct put_state *st)
 {
 	struct new_pack *p;
-	size_t i;
 
 	if (st->open_pack < 0)
 		return 0;
-	p = &st->packs[st->open_pack];
+	p = st->packs[st->open_pack];
 	st->open_pack = -1;
-	rs_sha256_final(p->hash, &p->id);
-	for (i = 0; i < p->nrefs; i++)
-		p->refs[i].pack = p->id;
-	if (fsync(p->fd) != 0 || close(p->fd) != 0) {
+	/*
+	 * No fsync: this file is a copy on its way to the remote, and the
+	 * remote's put makes the pack durable there.
+	 */
+	if (close(p->fd) != 0) {
 		p->fd = -1;
 		return rs_error_errno(RS_EGENERIC, "cannot write pack '%s'", p->path.ptr);
 	}
 	p->fd = -1;
+	if (p->grow)
+		rs_growing_seal(p->grow, p->size);
 	return rs_idx_encode(&p->idx, &p->id, p->refs, p->nrefs);
 }
 
@@ -307,9 +387,10 @@ static int append_chunk(struct put_state *st, struct put_job *j, struct rs_chunk
 
 	if (st->open_pack < 0 && (err = start_pack(st)))
 		return err;
-	p = &st->packs[st->open_pack];
+	p = st->packs[st->open_pack];
 	memset(ref, 0, sizeof(*ref));
 	ref->chunk = j->id;
+	ref->pack = p->id;
 	ref->offset = p->size;
 	ref->raw_len = (uint32_t)j->raw_len;
 	ref->stored_len = (uint32_t)j->stored_len;
@@ -320,9 +401,9 @@ static int append_chunk(struct put_state *st, struct put_job *j, struct rs_chunk
 		err = rs_fs_write_all(p->fd, j->stored, j->stored_len);
 	if (err)
 		return rs_error_wrap(err, "cannot write pack '%s'", p->path.ptr);
-	rs_sha256_update(p->hash, h, sizeof(h));
-	rs_sha256_update(p->hash, j->stored, j->stored_len);
 	p->size += sizeof(h) + j->stored_len;
+	if (p->grow)
+		rs_growing_publish(p->grow, p->size);
 	if (p->nrefs == p->arefs) {
 		size_t want = p->arefs ? p->arefs * 2 : 64;
 		struct rs_chunk_ref *r = realloc(p->refs, want * sizeof(*r));
@@ -439,11 +520,12 @@ static int upload_packs(struct put_state *st)
 	int err = 0;
 
 	for (i = 0; !err && i < st->npacks; i++) {
-		struct new_pack *p = &st->packs[i];
+		struct new_pack *p = st->packs[i];
 
-		err = rs_key_pack(&key, &p->id);
-		if (!err)
-			err = r->put_file(r, key.ptr, p->path.ptr);
+		if (p->grow)
+			err = join_stream(p);
+		else if (!p->sent && !(err = r->put_file(r, p->key.ptr, p->path.ptr)))
+			p->sent = 1;
 		if (!err)
 			err = rs_key_idx(&key, &p->id);
 		if (!err)
@@ -609,9 +691,7 @@ drain:
 	}
 	if (err)
 		goto out;
-	err = close_pack(&st);
-	if (err)
-		goto out;
+	/* Before the last pack is sealed: a mismatch then shows nowhere. */
 	rs_sha256_final(whole, &got);
 	if (rs_id_cmp(&got, oid) != 0 || st.m.transformed_size != size) {
 		char want_hex[RS_ID_HEXSZ + 1], got_hex[RS_ID_HEXSZ + 1];
@@ -629,14 +709,15 @@ drain:
 		*again = 1;
 		goto out;
 	}
-	err = check_format(s);
-	if (!err)
-		err = upload_packs(&st);
+	err = close_pack(&st);
+	if (err)
+		goto out;
+	err = upload_packs(&st);
 	if (err)
 		goto out;
 	for (i = 0; i < (int)st.m.nchunks; i++)
 		if (st.pack_of[i] >= 0)
-			st.m.chunks[i].pack = st.packs[st.pack_of[i]].id;
+			st.m.chunks[i].pack = st.packs[st.pack_of[i]]->id;
 	err = rs_manifest_encode(&mbytes, &st.m);
 	if (!err)
 		err = rs_key_manifest(&key, oid);
@@ -657,7 +738,7 @@ out:
 		}
 	}
 	for (i = 0; i < (int)st.npacks; i++)
-		new_pack_release(&st.packs[i]);
+		new_pack_release(st.packs[i]);
 	free(st.packs);
 	free(st.pack_of);
 	rs_manifest_release(&st.m);
@@ -691,6 +772,10 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	if (err != RS_ENOTFOUND)
 		return err;
 	rs_error_clear();
+	/* Before any pack is sent: packs may start streaming at once. */
+	err = check_format(s);
+	if (err)
+		return err;
 	if (!s->index_fresh) {
 		err = rs_chunk_index_refresh(s->index, s->remote);
 		if (err)

@@ -234,7 +234,7 @@ static void test_dedup_across_objects_and_processes(void **state)
 	rs_store_free(s2);
 }
 
-/* Apply `fn` to every file of the remote's packs/ with the suffix. */
+/* Apply `fn` (unless NULL) to every file of the remote's packs/ with the suffix; count them. */
 static int for_each_pack(struct fixture *f, const char *suffix, void (*fn)(const char *))
 {
 	char dir[400], path[800];
@@ -244,13 +244,16 @@ static int for_each_pack(struct fixture *f, const char *suffix, void (*fn)(const
 
 	snprintf(dir, sizeof(dir), "%s/packs", f->remote_dir);
 	d = opendir(dir);
+	if (!d && !fn)
+		return 0; /* only counting, and nothing was ever stored */
 	assert_non_null(d);
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 
 		if (len > strlen(suffix) && !strcmp(e->d_name + len - strlen(suffix), suffix)) {
 			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			fn(path);
+			if (fn)
+				fn(path);
 			n++;
 		}
 	}
@@ -413,6 +416,9 @@ struct faulty_remote {
 	const char *fail_prefix;
 	int fail_puts;
 	int puts;
+	int streams;           /* put_stream calls that got a sealed file */
+	int sealed_cancels;    /* streams cancelled after their seal */
+	pthread_mutex_t lock;  /* streams run on the store's threads */
 };
 
 static int faulty_get(struct rs_remote *r, const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
@@ -424,12 +430,15 @@ static int faulty_get(struct rs_remote *r, const char *key, uint64_t off, uint64
 
 static int faulty_fail(struct faulty_remote *f, const char *key)
 {
+	int fail;
+
+	pthread_mutex_lock(&f->lock);
 	f->puts++;
-	if (f->fail_puts > 0 && !strncmp(key, f->fail_prefix, strlen(f->fail_prefix))) {
+	fail = f->fail_puts > 0 && !strncmp(key, f->fail_prefix, strlen(f->fail_prefix));
+	if (fail)
 		f->fail_puts--;
-		return rs_error_set(RS_ERETRY, "injected failure writing '%s'", key);
-	}
-	return 0;
+	pthread_mutex_unlock(&f->lock);
+	return fail ? rs_error_set(RS_ERETRY, "injected failure writing '%s'", key) : 0;
 }
 
 static int faulty_put_file(struct rs_remote *r, const char *key, const char *path)
@@ -444,6 +453,34 @@ static int faulty_put_buf(struct rs_remote *r, const char *key, const void *p, s
 	struct faulty_remote *f = (struct faulty_remote *)r;
 
 	return faulty_fail(f, key) ? rs_error_last() : f->inner->put_buf(f->inner, key, p, n);
+}
+
+/*
+ * A streaming backend's contract, simply: follow the file as it grows,
+ * store nothing when the writer cancels, and store it whole once sealed.
+ */
+static int faulty_put_stream(struct rs_remote *r, const char *key, struct rs_growing *g)
+{
+	struct faulty_remote *f = (struct faulty_remote *)r;
+	uint64_t avail = 0;
+	int sealed = 0, err;
+
+	do {
+		err = rs_growing_wait(g, avail + 1, &avail, &sealed);
+		if (err) {
+			/* A store that seals and then gives up has shown a pack. */
+			pthread_mutex_lock(&f->lock);
+			f->sealed_cancels += sealed;
+			pthread_mutex_unlock(&f->lock);
+			return err;
+		}
+	} while (!sealed);
+	if (faulty_fail(f, key))
+		return rs_error_last();
+	pthread_mutex_lock(&f->lock);
+	f->streams++;
+	pthread_mutex_unlock(&f->lock);
+	return f->inner->put_file(f->inner, key, rs_growing_path(g));
 }
 
 static int faulty_stat(struct rs_remote *r, const char *key, uint64_t *size)
@@ -473,6 +510,7 @@ static void faulty_init(struct faulty_remote *f, struct rs_remote *inner, const 
 	f->inner = inner;
 	f->fail_prefix = prefix;
 	f->fail_puts = fails;
+	pthread_mutex_init(&f->lock, NULL);
 }
 
 /* A push cut off before its manifest: the retry sends only the manifest. */
@@ -514,6 +552,58 @@ static void test_retry_after_interruption_sends_only_what_is_missing(void **stat
 	assert_true(files_equal(src, dst));
 	rs_store_free(s);
 	rs_store_free(s2);
+}
+
+/*
+ * A remote that streams (put_stream): packs go through it, not put_file;
+ * a stream that fails fails the push with its message and leaves no
+ * object; the retry completes it; and an object whose bytes do not match
+ * its oid leaves no pack at all (its only pack is cancelled, never sealed).
+ */
+static void test_streaming_remote(void **state)
+{
+	struct fixture *f = *state;
+	struct faulty_remote faulty;
+	struct rs_store_options o = { 0 };
+	struct rs_store_put_stats st;
+	struct rs_store *s = NULL;
+	char src[400], dst[400], other[400];
+	struct rs_id oid, bad;
+	uint64_t size, bad_size;
+	int packs;
+
+	path_in(src, sizeof(src), f, "a.pyisession");
+	path_in(dst, sizeof(dst), f, "a.out");
+	path_in(other, sizeof(other), f, "b.pyisession");
+	write_sample(src, 10u << 20, 29, 0, 0);
+	file_id(src, &oid, &size);
+	faulty_init(&faulty, f->remote, "packs/", 1);
+	faulty.parent.put_stream = faulty_put_stream;
+	o.cache_dir = f->cache_dir;
+	assert_int_equal(rs_store_open(&s, &faulty.parent, &o), 0);
+
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), RS_ERETRY);
+	assert_non_null(strstr(rs_error_message(), "injected failure writing 'packs/"));
+	assert_int_equal(rs_store_has(s, &oid), RS_ENOTFOUND);
+	assert_int_equal(for_each_pack(f, ".idx", NULL), 0);
+
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), 0);
+	assert_true(faulty.streams >= 1);
+	assert_int_equal(for_each_pack(f, ".pack", NULL), faulty.streams);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
+	assert_true(files_equal(src, dst));
+
+	/* The file changed since git-lfs hashed it: no new pack shows. */
+	write_sample(other, 1u << 20, 31, 0, 0);
+	file_id(other, &bad, &bad_size);
+	bad.id[0] ^= 1;
+	packs = for_each_pack(f, ".pack", NULL);
+	assert_int_equal(rs_store_put_file(s, &bad, bad_size, other, NULL, NULL, &st), RS_ECORRUPT);
+	assert_true(st.chunks_new >= 1);
+	assert_int_equal(for_each_pack(f, ".pack", NULL), packs);
+	assert_int_equal(faulty.sealed_cancels, 0);
+	rs_store_free(s);
+	pthread_mutex_destroy(&faulty.lock);
 }
 
 struct racer {
@@ -604,6 +694,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_marked_pack_is_not_borrowed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retry_after_interruption_sends_only_what_is_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_writers_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_streaming_remote, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
