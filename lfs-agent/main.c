@@ -176,13 +176,19 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 	 * An unreachable remote should fail here, once, not on every object;
 	 * so should a download from a store nothing was ever pushed to (its
 	 * FORMAT file is written by the first push): a wrong results.remote.
+	 * A store in another format is refused here too. Reading FORMAT now
+	 * also spares each upload that request.
 	 */
 	{
-		int e = a->remote->stat(a->remote, "FORMAT", NULL);
+		int e = rs_store_check_format(a->store);
 
 		if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD) {
 			err = rs_error_set(RS_EUSAGE, "'%s' holds no results store (nothing was ever pushed to it): "
 					   "check results.remote", a->remote->display_url);
+			goto out;
+		}
+		if (e == RS_EUSAGE) {
+			err = e;
 			goto out;
 		}
 		if (e && e != RS_ENOTFOUND) {

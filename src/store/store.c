@@ -141,25 +141,35 @@ int rs_store_has(struct rs_store *s, const struct rs_id *oid)
 	return err;
 }
 
-/* Write FORMAT on a new store; refuse a store written in another format. */
-static int check_format(struct rs_store *s)
+int rs_store_check_format(struct rs_store *s)
 {
 	struct rs_buf text = RS_BUF_INIT;
 	int err;
 
 	if (s->format_known)
 		return 0;
+	rs_buf_init(&text, 4096); /* FORMAT is one short line */
 	err = s->remote->get(s->remote, RS_KEY_FORMAT, 0, UINT64_MAX, &text);
-	if (err == RS_ENOTFOUND) {
-		rs_error_clear();
-		err = s->remote->put_buf(s->remote, RS_KEY_FORMAT, RS_FORMAT_TEXT, strlen(RS_FORMAT_TEXT));
-	} else if (!err && strcmp(rs_buf_cstr(&text), RS_FORMAT_TEXT) != 0) {
+	if (!err && strcmp(rs_buf_cstr(&text), RS_FORMAT_TEXT) != 0)
 		err = rs_error_set(RS_EUSAGE, "the store at '%s' is in another format ('%.40s'): upgrade results",
 				   s->remote->display_url, rs_buf_cstr(&text));
-	}
 	rs_buf_release(&text);
 	if (!err)
 		s->format_known = 1;
+	return err;
+}
+
+/* Write FORMAT on a new store; refuse a store written in another format. */
+static int check_format(struct rs_store *s)
+{
+	int err = rs_store_check_format(s);
+
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = s->remote->put_buf(s->remote, RS_KEY_FORMAT, RS_FORMAT_TEXT, strlen(RS_FORMAT_TEXT));
+		if (!err)
+			s->format_known = 1;
+	}
 	return err;
 }
 

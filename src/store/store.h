@@ -50,6 +50,14 @@ int rs_store_open(struct rs_store **out, struct rs_remote *remote,
 		  const struct rs_store_options *opts);
 void rs_store_free(struct rs_store *s);
 
+/*
+ * Read the remote's FORMAT file: 0 when it names this format (later calls
+ * then cost nothing), RS_ENOTFOUND when the remote holds no store yet
+ * (the first upload writes it), RS_EUSAGE for a store in another format,
+ * and the remote's error when it does not answer.
+ */
+int rs_store_check_format(struct rs_store *s);
+
 /* 0 when the object's manifest is on the remote, RS_ENOTFOUND when not. */
 int rs_store_has(struct rs_store *s, const struct rs_id *oid);
 

@@ -125,4 +125,13 @@ fi
 grep -q "does not exist, nor does its parent" "$T/typo.err" || { cat "$T/typo.err"; fail "unclear error for a mistyped path"; }
 [ ! -e /nonexistent ] || fail "the agent created folders for a mistyped path"
 
+# --- a store written in a newer format: refused at init, named ------------------------
+mkdir -p "$T/future"
+printf 'results-store 99\n' >"$T/future/FORMAT"
+if git clone -q $(agent_config true | sed "s|results.remote=file://$STORE|results.remote=file://$T/future|") \
+	"$T/results.git" "$T/future-clone" 2>"$T/future.err"; then
+	fail "a clone from a store in another format succeeded"
+fi
+grep -q "in another format ('results-store 99" "$T/future.err" || { cat "$T/future.err"; fail "unclear error for another format"; }
+
 echo "test_lfs_agent: all checks passed"
