@@ -1,15 +1,16 @@
 /*
  * Putting and getting whole objects.
  *
- * put: one pass over the file. The calling thread reads it in segments,
- * finds chunk boundaries (gear hash) and feeds the whole-object SHA-256;
- * worker threads hash each chunk, look it up in the chunk index and
- * compress the new ones; the calling thread collects them in order and
- * appends new chunks to a local pack file. Only when the object's hash
- * and size have been checked are the packs uploaded (pack, then its
- * index), and only then the manifest: an object is either fully present
- * or absent, never half there, and an interrupted push leaves at most
- * unreferenced packs that the next attempt may reuse.
+ * put: one pass over the file. The calling thread reads it in segments
+ * and finds chunk boundaries (gear hash); a thread of its own feeds the
+ * bytes, in order, to the whole-object SHA-256; worker threads hash each
+ * chunk, look it up in the chunk index and compress the new ones; the
+ * calling thread collects them in order and appends new chunks to a
+ * local pack file. Only when the object's hash and size have been checked
+ * are the packs uploaded (pack, then its index), and only then the
+ * manifest: an object is either fully present or absent, never half
+ * there, and an interrupted push leaves at most unreferenced packs that
+ * the next attempt may reuse.
  *
  * Deduplication against chunks another push stored relies on the chunk
  * index. Before a manifest names such a "foreign" pack, the pack is
@@ -506,7 +507,12 @@ static int tmp_dir_for(struct rs_buf *out, const struct rs_store *s)
  * every byte into its job and moved many down within the window besides.
  *
  * A segment is refilled only once every chunk job pointing into it has
- * been collected. Each read is fed to the whole-object hash as it lands.
+ * been collected and the whole-object hasher is done with it. The hasher
+ * is a work queue of one thread, which runs its jobs one at a time in
+ * submission order: each read is hashed as it lands, in file order, while
+ * this thread reads and cuts the next bytes and the workers hash and
+ * compress chunks. Hashing here instead kept this thread the slowest
+ * stage of the pipeline.
  *
  * Segments are 1.5 max_size (12 MiB): each refill reads at least half a
  * maximum chunk, and one segment holds about three chunks of session
@@ -515,13 +521,15 @@ static int tmp_dir_for(struct rs_buf *out, const struct rs_store *s)
  */
 struct put_segment {
 	unsigned char *buf;
-	size_t len;  /* bytes in buf */
-	int chunks;  /* chunk jobs pointing into buf, not yet collected */
+	size_t len;   /* bytes in buf */
+	size_t fresh; /* buf[fresh..len) came from the last read: the hasher's part */
+	int chunks;   /* chunk jobs pointing into buf, not yet collected */
+	int hashing;  /* its hash job is not yet collected */
 };
 
 struct put_feed {
 	struct rs_workq *q;  /* chunk jobs, on s->threads workers */
-	struct rs_sha256 *whole;
+	struct rs_workq *hq; /* whole-object hash, one thread */
 	struct put_job *jobs;
 	int nslots;
 	uint64_t seq;
@@ -533,6 +541,14 @@ struct put_feed {
 	void *payload;
 	uint64_t size;
 };
+
+static int hash_work(void *arg, void *ctx)
+{
+	struct put_segment *g = arg;
+
+	rs_sha256_update(ctx, g->buf + g->fresh, g->len - g->fresh);
+	return 0;
+}
 
 /* Collect the oldest chunk job; take it into the manifest unless `take` is 0. */
 static int collect_chunk(struct put_feed *f, struct put_state *st, int take)
@@ -556,6 +572,14 @@ static int collect_chunk(struct put_feed *f, struct put_state *st, int take)
 	return err;
 }
 
+static void collect_hash(struct put_feed *f)
+{
+	void *job;
+
+	rs_workq_collect(f->hq, &job); /* hash_work cannot fail */
+	((struct put_segment *)job)->hashing = 0;
+}
+
 /* Collect jobs, in order, until none uses segment `n` any more. */
 static int release_segment(struct put_feed *f, struct put_state *st, int n)
 {
@@ -564,13 +588,15 @@ static int release_segment(struct put_feed *f, struct put_state *st, int n)
 	while (f->seg[n].chunks > 0)
 		if ((err = collect_chunk(f, st, 1)))
 			return err;
+	while (f->seg[n].hashing)
+		collect_hash(f);
 	return 0;
 }
 
 /*
  * Refill the released segment `n`: first the `tail_len` bytes at `tail`
  * (the end of the current segment, where no cut was found), then as much
- * of the file as fits, which goes to the whole-object hash.
+ * of the file as fits; the new bytes go to the hasher.
  */
 static int fill_segment(struct put_feed *f, int n, int fd, const unsigned char *tail,
 			size_t tail_len, int *eof)
@@ -585,7 +611,11 @@ static int fill_segment(struct put_feed *f, int n, int fd, const unsigned char *
 		return err;
 	*eof = nread < f->seg_size - tail_len;
 	g->len = tail_len + nread;
-	rs_sha256_update(f->whole, g->buf + tail_len, nread);
+	g->fresh = tail_len;
+	if (nread) {
+		g->hashing = 1;
+		rs_workq_submit(f->hq, g);
+	}
 	return 0;
 }
 
@@ -645,8 +675,9 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	f.whole = whole;
 	err = rs_workq_new(&f.q, s->threads, f.nslots, put_work, s);
+	if (!err)
+		err = rs_workq_new(&f.hq, 1, f.nseg, hash_work, whole);
 	if (err)
 		goto out;
 
@@ -691,6 +722,8 @@ drain:
 		if (!err && e)
 			err = e;
 	}
+	while (rs_workq_pending(f.hq) > 0)
+		collect_hash(&f);
 	if (err)
 		goto out;
 	err = close_pack(&st);
@@ -732,8 +765,9 @@ drain:
 	}
 	rs_error_clear();
 out:
-	/* The queue first: its threads may still read the segments. */
+	/* The queues first: their threads may still read the segments. */
 	rs_workq_free(f.q);
+	rs_workq_free(f.hq);
 	if (f.jobs) {
 		for (i = 0; i < f.nslots; i++) {
 			free(f.jobs[i].stored);
