@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -519,6 +520,8 @@ static int tmp_dir_for(struct rs_buf *out, const struct rs_store *s)
  * JSON, so there are enough of them for one per job slot plus the one
  * being filled. Memory: segments * 12 MiB, 24 MiB on one or two cores.
  */
+#define SEGMENT_ALIGN ((size_t)2 << 20) /* a huge page on x86-64 */
+
 struct put_segment {
 	unsigned char *buf;
 	size_t len;   /* bytes in buf */
@@ -541,6 +544,25 @@ struct put_feed {
 	void *payload;
 	uint64_t size;
 };
+
+/*
+ * Segments are filled whole, again and again, so ask for transparent huge
+ * pages (the kernel's "madvise" mode): a 12 MiB segment then costs 6 page
+ * faults instead of 3072. On a VM, where a fault is dear, the faults of
+ * small pages were a tenth of a put's CPU time. Where huge pages are off,
+ * madvise fails and nothing changes.
+ */
+static unsigned char *segment_alloc(size_t n)
+{
+	void *p;
+
+	if (posix_memalign(&p, SEGMENT_ALIGN, n))
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	madvise(p, n, MADV_HUGEPAGE);
+#endif
+	return p;
+}
 
 static int hash_work(void *arg, void *ctx)
 {
@@ -643,7 +665,7 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 	memset(&f, 0, sizeof(f));
 	f.nslots = s->threads + 1;
 	f.nseg = 1 + (f.nslots + 2) / 3;
-	f.seg_size = max + max / 2;
+	f.seg_size = (max + max / 2 + SEGMENT_ALIGN - 1) & ~(SEGMENT_ALIGN - 1);
 	f.progress = progress;
 	f.payload = payload;
 	f.size = size;
@@ -669,7 +691,7 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 	whole = rs_sha256_new();
 	err = f.jobs && f.seg && whole ? 0 : RS_EGENERIC;
 	for (i = 0; !err && i < f.nseg; i++)
-		if (!(f.seg[i].buf = malloc(f.seg_size)))
+		if (!(f.seg[i].buf = segment_alloc(f.seg_size)))
 			err = RS_EGENERIC;
 	if (err) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
