@@ -43,6 +43,12 @@ int rs_chunker_init(struct rs_chunker *c, size_t min_size, size_t avg_size, size
  * max_size bytes, or all that is left at the end of the input; the result
  * is in [1, n] (n itself when no cut point is found before the maximum or
  * the end). Never reads beyond p[n - 1].
+ *
+ * A cut depends only on the bytes before it, so a shorter prefix gives
+ * the same answer or less: rs_chunker_next(c, p, k) is the smaller of k
+ * and rs_chunker_next(c, p, n) for any k <= n. A caller holding fewer
+ * than max_size bytes may keep a result below k and needs more bytes
+ * only when the result is k.
  */
 size_t rs_chunker_next(const struct rs_chunker *c, const unsigned char *p, size_t n);
 

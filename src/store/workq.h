@@ -16,7 +16,10 @@ typedef int (*rs_workq_fn)(void *job, void *ctx);
 
 struct rs_workq;
 
-/* `threads` workers, `slots` jobs in flight at most (slots >= threads). */
+/*
+ * `threads` workers, `slots` jobs in flight at most (slots >= threads).
+ * With one thread, jobs run one at a time in submission order.
+ */
 int rs_workq_new(struct rs_workq **out, int threads, int slots, rs_workq_fn fn, void *ctx);
 
 /* Queue `job` (borrowed until collected) in slot `seq % slots`. */

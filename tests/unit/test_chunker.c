@@ -176,6 +176,27 @@ static void test_deterministic_and_short_input(void **state)
 	free(p);
 }
 
+/*
+ * A prefix gives the same cut, or its own length when the cut lies beyond
+ * it: the store cuts what it has read and reads on only in that case.
+ */
+static void test_prefix_gives_the_same_cut(void **state)
+{
+	struct rs_chunker c;
+	unsigned char *p = make_input(MAX, 5);
+	size_t full, k;
+
+	(void)state;
+	assert_int_equal(rs_chunker_init(&c, MIN, AVG, MAX), 0);
+	memset(p + MAX / 2, 0, MAX / 2); /* no cut in zeros: some calls reach max_size */
+	for (size_t start = 0; start < MAX; start += MAX / 16) {
+		full = rs_chunker_next(&c, p + start, MAX - start);
+		for (k = 1; k <= MAX - start; k += k < 2 * MIN ? 97 : 1021)
+			assert_int_equal(rs_chunker_next(&c, p + start, k), k < full ? k : full);
+	}
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_insertion_changes_only_nearby_chunks),
 		cmocka_unit_test(test_insertion_with_mask_below_min),
 		cmocka_unit_test(test_deterministic_and_short_input),
+		cmocka_unit_test(test_prefix_gives_the_same_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "remote/remote.h"
+#include "store/chunker.h"
 #include "store/format.h"
 #include "store/store.h"
 #include "util/buf.h"
@@ -679,6 +680,127 @@ static void test_two_writers_at_once(void **state)
 	rs_store_free(s);
 }
 
+/* Append `n` bytes of `byte`, or of noise when byte < 0, to `path`. */
+static void append_bytes(const char *path, size_t n, int byte, uint64_t seed)
+{
+	FILE *out = fopen(path, "ab");
+
+	assert_non_null(out);
+	while (n--)
+		fputc(byte >= 0 ? byte : (int)(splitmix(&seed) & 0xff), out);
+	fclose(out);
+}
+
+static struct rs_store *open_store_threads(struct fixture *f, int threads)
+{
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+
+	o.cache_dir = f->cache_dir;
+	o.threads = threads;
+	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
+	return s;
+}
+
+struct progress_log {
+	uint64_t last, total, stop_after;
+	int calls;
+};
+
+static int log_progress(uint64_t done, uint64_t total, void *payload)
+{
+	struct progress_log *p = payload;
+
+	assert_true(done > p->last || (done == 0 && total == 0));
+	p->last = done;
+	p->total = total;
+	p->calls++;
+	return p->stop_after && done >= p->stop_after ? 42 : 0;
+}
+
+/*
+ * However the put reads the file (it cuts what it has read and carries a
+ * cut-less tail over to its next buffer), the chunks must be the ones the
+ * chunker gives over the whole file in one buffer: ids, and so
+ * deduplication, depend on it. Session text, forced max_size cuts in a
+ * zero run, and noise, over several of the put's buffers.
+ */
+static void test_chunks_are_cut_as_in_one_buffer(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_chunker c;
+	struct rs_buf whole = RS_BUF_INIT, key = RS_BUF_INIT, mbytes = RS_BUF_INIT;
+	char src[400];
+	struct rs_id oid;
+	uint64_t size;
+	int threads;
+
+	path_in(src, sizeof(src), f, "a.pyisession");
+	write_sample(src, 20u << 20, 23, 0, 0);
+	append_bytes(src, (17u << 20) + 5, 0, 0);
+	append_bytes(src, 5u << 20, -1, 3);
+	file_id(src, &oid, &size);
+	assert_int_equal(rs_fs_read_file(&whole, src, 1u << 30), 0);
+	assert_int_equal(rs_chunker_init(&c, RS_CHUNK_MIN, RS_CHUNK_AVG, RS_CHUNK_MAX), 0);
+	assert_int_equal(rs_key_manifest(&key, &oid), 0);
+
+	for (threads = 1; threads <= 4; threads *= 2) {
+		struct rs_store *s = open_store_threads(f, threads);
+		struct progress_log log = { 0 };
+		struct rs_manifest m;
+		size_t off = 0, n = 0;
+
+		assert_int_equal(rs_store_put_file(s, &oid, size, src, log_progress, &log, NULL), 0);
+		assert_int_equal(log.last, size);
+		assert_int_equal(log.total, size);
+		rs_buf_clear(&mbytes);
+		assert_int_equal(f->remote->get(f->remote, key.ptr, 0, UINT64_MAX, &mbytes), 0);
+		assert_int_equal(rs_manifest_parse(&m, &oid, (unsigned char *)mbytes.ptr, mbytes.len), 0);
+		while (off < whole.len) {
+			size_t avail = whole.len - off < c.max_size ? whole.len - off : c.max_size;
+			size_t len = rs_chunker_next(&c, (unsigned char *)whole.ptr + off, avail);
+			struct rs_id id;
+
+			rs_sha256(&id, whole.ptr + off, len);
+			assert_true(n < m.nchunks);
+			assert_int_equal(m.chunks[n].raw_len, len);
+			assert_int_equal(rs_id_cmp(&m.chunks[n].chunk, &id), 0);
+			off += len;
+			n++;
+		}
+		assert_int_equal(n, m.nchunks);
+		assert_int_equal(log.calls, (int)n);
+		print_message("%d thread(s): %zu chunks as in one buffer\n", threads, n);
+		rs_manifest_release(&m);
+		/* The next round stores it again from scratch. */
+		assert_int_equal(f->remote->del(f->remote, key.ptr), 0);
+		rs_store_free(s);
+	}
+	rs_buf_release(&whole);
+	rs_buf_release(&key);
+	rs_buf_release(&mbytes);
+}
+
+/* A progress callback's refusal stops the put mid-way, and nothing is committed. */
+static void test_progress_abort_stores_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	struct progress_log log = { 0 };
+	char src[400];
+	struct rs_id oid;
+	uint64_t size;
+
+	path_in(src, sizeof(src), f, "a.pyisession");
+	write_sample(src, 40u << 20, 29, 0, 0);
+	file_id(src, &oid, &size);
+	log.stop_after = 10u << 20;
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, log_progress, &log, NULL), 42);
+	assert_true(log.last >= log.stop_after && log.last < size);
+	assert_int_equal(rs_store_has(s, &oid), RS_ENOTFOUND);
+	rs_store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,6 +817,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_retry_after_interruption_sends_only_what_is_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_writers_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_streaming_remote, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunks_are_cut_as_in_one_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_progress_abort_stores_nothing, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
