@@ -335,9 +335,20 @@ void rs_http_request_set_body_stream(struct rs_http_request *req,
 	req->body = NULL;
 	req->body_path = rs_growing_path(g);
 	req->body_stream = g;
+	req->body_fixed = 0;
 	req->body_off = 0;
 	req->body_len = 0;
 	req->payload_sha256[0] = '\0';
+}
+
+void rs_http_request_set_body_stream_range(struct rs_http_request *req,
+					   struct rs_growing *g, uint64_t off,
+					   uint64_t len)
+{
+	rs_http_request_set_body_stream(req, g);
+	req->body_fixed = 1;
+	req->body_off = off;
+	req->body_len = len;
 }
 
 int rs_http_request_payload_sha256(struct rs_http_request *req,
@@ -596,12 +607,26 @@ static int stream_wait(struct transfer *t, uint64_t *left)
 	uint64_t avail;
 	int sealed, err;
 
-	err = rs_growing_wait(req->body_stream, t->pos + 1, &avail, &sealed);
+	uint64_t at = req->body_off + t->pos;
+
+	*left = 0;
+	if (req->body_fixed && t->pos >= req->body_len)
+		return 0;
+	err = rs_growing_wait(req->body_stream, at + 1, &avail, &sealed);
 	if (err)
 		return err;
-	if (sealed)
-		req->body_len = avail;
-	*left = avail > t->pos ? avail - t->pos : 0;
+	if (!req->body_fixed) {
+		if (sealed)
+			req->body_len = avail;
+	} else if (avail > req->body_off + req->body_len) {
+		avail = req->body_off + req->body_len;
+	} else if (avail <= at) {
+		/* Sealed short of the length this request declared. */
+		return rs_error_set(RS_ECORRUPT, "'%s' ended at %llu bytes, before the %llu this "
+				    "request declared", req->body_path, (unsigned long long)avail,
+				    (unsigned long long)(req->body_off + req->body_len));
+	}
+	*left = avail > at ? avail - at : 0;
 	return 0;
 }
 
@@ -811,6 +836,43 @@ static uint32_t random_u32(void)
 	return r;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * RESULTS_HTTP_TRACE=FILE: append one line per request (start and end
+ * times, method, URL without credentials or query, status, tries, bytes
+ * sent), to see where a slow push or fetch spends its time. One write(2)
+ * per line on an O_APPEND file, so threads and processes do not mix lines.
+ */
+static void trace_request(const struct rs_http_request *req, const char *where,
+			  const struct rs_http_response *resp, double t0, uint64_t sent)
+{
+	const char *path = getenv("RESULTS_HTTP_TRACE");
+	char line[1024];
+	int fd, n;
+
+	if (!path || !*path)
+		return;
+	n = snprintf(line, sizeof(line), "%.3f %.3f %s %s %ld tries=%u up=%llu\n", t0, now_s(),
+		     req->method, where, resp->status, resp->attempts, (unsigned long long)sent);
+	if (n <= 0)
+		return;
+	if (n >= (int)sizeof(line))
+		n = sizeof(line) - 1;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) < 0)
+		line[0] = '\0'; /* a trace is best effort */
+	close(fd);
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -942,7 +1004,7 @@ static void setup_handle(struct rs_http *http, struct transfer *t,
 		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
 		/* -1 for a growing body: libcurl then sends it chunked. */
 		curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE,
-				 req->body_kind == RS_HTTP_BODY_STREAM ?
+				 req->body_kind == RS_HTTP_BODY_STREAM && !req->body_fixed ?
 				 (curl_off_t)-1 : (curl_off_t)req->body_len);
 		curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
 		curl_easy_setopt(h, CURLOPT_READDATA, t);
@@ -969,6 +1031,7 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 	unsigned int tries = req->max_tries ? req->max_tries : http->tries;
 	unsigned int attempt;
 	CURLcode rc = CURLE_OK;
+	double t0 = now_s();
 	int err = 0;
 
 	if (!resp) {
@@ -1056,6 +1119,7 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 	}
 
 out:
+	trace_request(req, rs_buf_cstr(&where), resp, t0, t.pos);
 	/* Drop the signer's headers: they hold secrets and a stale date. */
 	drop_headers_from(req, req->ncaller_headers);
 	if (t.h) {

@@ -26,6 +26,9 @@
  *                               the ceiling doubles per try, up to 10 s)
  *   RESULTS_HTTP_LOW_SPEED_TIME seconds below 1 byte/s before a transfer
  *                               counts as stalled (default 60)
+ *   RESULTS_HTTP_TRACE          a file to append one line per request to
+ *                               (times, method, URL without credentials or
+ *                               query, status, tries, bytes sent)
  */
 #ifndef RS_HTTP_TRANSPORT_H
 #define RS_HTTP_TRANSPORT_H
@@ -97,8 +100,10 @@ struct rs_http_request {
 	const void *body;      /* RS_HTTP_BODY_MEM (borrowed) */
 	const char *body_path; /* RS_HTTP_BODY_FILE (borrowed; opened per perform) */
 	struct rs_growing *body_stream; /* RS_HTTP_BODY_STREAM (borrowed) */
+	int body_fixed;        /* STREAM: body_off/body_len are set in advance */
 	uint64_t body_off;
-	uint64_t body_len;     /* bytes sent: MEM and FILE; STREAM, once sealed */
+	uint64_t body_len;     /* bytes sent: MEM, FILE and a fixed STREAM;
+				  an open STREAM, once sealed */
 
 	/*
 	 * Where a 2xx response body goes: appended to this buffer (borrowed;
@@ -166,6 +171,16 @@ void rs_http_request_set_body_file(struct rs_http_request *req,
  */
 void rs_http_request_set_body_stream(struct rs_http_request *req,
 				     struct rs_growing *g);
+
+/*
+ * Send bytes [off, off + len) of the file `g` is still writing, as they
+ * arrive, with that Content-Length. When the file is sealed shorter, the
+ * request is cut off and fails (RS_ECORRUPT, "ended before"), so the
+ * server discards it. No payload hash either.
+ */
+void rs_http_request_set_body_stream_range(struct rs_http_request *req,
+					   struct rs_growing *g, uint64_t off,
+					   uint64_t len);
 
 /*
  * Compute (once; cached in req->payload_sha256) the lower-case hex SHA-256

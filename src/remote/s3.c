@@ -41,15 +41,20 @@
 #include "remote/sigv4.h"
 #include "util/error.h"
 
+#include <openssl/evp.h>
+
 #include <ctype.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define S3_MIN_PART (5ull << 20)     /* S3's minimum for all parts but the last */
 #define S3_DEFAULT_PART (8ull << 20)
@@ -118,8 +123,13 @@ static int s3_sign(struct rs_http_request *req, void *payload)
 		memcpy(pathbuf, path, plen);
 		pathbuf[plen] = '\0';
 	}
-	err = rs_http_request_payload_sha256(req, &hash);
-	if (err)
+	/*
+	 * A body still being written has no hash yet: UNSIGNED-PAYLOAD, as
+	 * aws-cli sends over HTTPS; put_stream checks the part's ETag instead.
+	 */
+	if (req->body_kind == RS_HTTP_BODY_STREAM)
+		hash = "UNSIGNED-PAYLOAD";
+	else if ((err = rs_http_request_payload_sha256(req, &hash)))
 		goto out;
 	/* Sign the caller's headers that S3 cares about. */
 	if (rs_http_request_header(req, "Range")) {
@@ -504,8 +514,69 @@ struct multipart {
 	char errmsg[1024];    /* its message: threads have their own error slot */
 };
 
-/* Send bytes [off, off + len) of the source as part i (from 0). */
-static int upload_part_range(struct multipart *m, uint64_t i, uint64_t off, uint64_t len)
+/*
+ * S3's ETag of a part is the MD5 of its bytes, except for parts encrypted
+ * with KMS or a customer key. Check it for a part sent unsigned: a body
+ * damaged on its way is then caught as it would be by a signed payload.
+ */
+static int check_part_md5(struct multipart *m, uint64_t i, uint64_t off, uint64_t len,
+			  const struct rs_http_response *resp, const char *etag)
+{
+	struct rs_buf sse = RS_BUF_INIT;
+	unsigned char md[EVP_MAX_MD_SIZE], *chunk = NULL;
+	char hex[2 * 16 + 3];
+	EVP_MD_CTX *ctx = NULL;
+	uint64_t done = 0;
+	unsigned int mdlen = 0, k;
+	int fd = -1, err = 0, skip;
+
+	skip = !rs_http_response_header(resp, "x-amz-server-side-encryption-customer-algorithm", &sse) ||
+	       (!rs_http_response_header(resp, "x-amz-server-side-encryption", &sse) &&
+		strncmp(rs_buf_cstr(&sse), "aws:kms", 7) == 0);
+	rs_buf_release(&sse);
+	if (skip || strlen(etag) != 34)
+		return 0; /* not an MD5: nothing to compare */
+	ctx = EVP_MD_CTX_new();
+	chunk = malloc(1 << 20);
+	fd = open(m->src->path, O_RDONLY | O_CLOEXEC);
+	if (!ctx || !chunk || fd < 0 || EVP_DigestInit_ex(ctx, EVP_md5(), NULL) != 1) {
+		err = rs_error_set(RS_EGENERIC, "cannot check part %" PRIu64 " of '%s'", i + 1, m->key);
+		goto out;
+	}
+	while (done < len) {
+		ssize_t n = pread(fd, chunk, len - done < (1 << 20) ? (size_t)(len - done) : (1 << 20),
+				  (off_t)(off + done));
+
+		if (n <= 0) {
+			err = rs_error_set(RS_EGENERIC, "cannot reread part %" PRIu64 " of '%s'", i + 1, m->key);
+			goto out;
+		}
+		EVP_DigestUpdate(ctx, chunk, (size_t)n);
+		done += (uint64_t)n;
+	}
+	EVP_DigestFinal_ex(ctx, md, &mdlen);
+	hex[0] = '"';
+	for (k = 0; k < mdlen && k < 16; k++)
+		snprintf(hex + 1 + 2 * k, 3, "%02x", md[k]);
+	hex[33] = '"';
+	hex[34] = '\0';
+	if (strcasecmp(hex, etag) != 0)
+		err = rs_error_set(RS_ERETRY, "S3 stored part %" PRIu64 " of '%s' with ETag %s, but "
+				   "its bytes have MD5 %s: damaged on the way", i + 1, m->key, etag, hex);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(chunk);
+	EVP_MD_CTX_free(ctx);
+	return err;
+}
+
+/*
+ * Send bytes [off, off + len) of the source as part i (from 0); with `g`,
+ * of the file g is still writing, unsigned and as the bytes arrive.
+ */
+static int upload_part_stream(struct multipart *m, uint64_t i, uint64_t off, uint64_t len,
+			      struct rs_growing *g)
 {
 	struct rs_buf url = RS_BUF_INIT, query = RS_BUF_INIT, etag = RS_BUF_INIT;
 	struct rs_http_request req;
@@ -521,7 +592,10 @@ static int upload_part_range(struct multipart *m, uint64_t i, uint64_t off, uint
 	    (err = object_url(m->s, &url, m->key, query.ptr)))
 		goto out;
 	req.url = url.ptr;
-	set_body(&req, m->src, off, len);
+	if (g)
+		rs_http_request_set_body_stream_range(&req, g, off, len);
+	else
+		set_body(&req, m->src, off, len);
 	err = rs_http_perform(m->s->http, &req, &resp);
 	if (err) {
 		err = m->nparts ?
@@ -541,6 +615,8 @@ static int upload_part_range(struct multipart *m, uint64_t i, uint64_t off, uint
 			err = rs_error_set(RS_ECORRUPT, "S3 gave an odd ETag for part %" PRIu64, i + 1);
 			goto out;
 		}
+	if (g && (err = check_part_md5(m, i, off, len, &resp, etag.ptr)))
+		goto out;
 	memcpy(m->etags[i], etag.ptr, etag.len + 1);
 out:
 	rs_http_request_release(&req);
@@ -549,6 +625,11 @@ out:
 	rs_buf_release(&query);
 	rs_buf_release(&etag);
 	return err;
+}
+
+static int upload_part_range(struct multipart *m, uint64_t i, uint64_t off, uint64_t len)
+{
+	return upload_part_stream(m, i, off, len, NULL);
 }
 
 static int upload_part(struct multipart *m, uint64_t i)
@@ -788,12 +869,17 @@ static int grow_etags(struct multipart *m, uint64_t want, uint64_t *cap)
 }
 
 /*
- * A pack while it is being written: each part goes out as soon as the
- * file holds it, so the upload keeps pace with the compression. Parts are
- * S3's minimum, 5 MiB, all of one size but the last (as S3-compatible
- * services such as R2 require). A file sealed before its first part is
- * full goes up in one PUT; an upload that fails or is cancelled is
- * aborted, so nothing appears at `key`.
+ * A pack while it is being written. A multipart upload starts with the
+ * pack, and each 5 MiB part (S3's minimum; all but the last of one size,
+ * as R2 requires) is sent while its bytes are still being written: its
+ * length is known in advance, but not its hash, so it goes UNSIGNED-PAYLOAD
+ * and its ETag is checked against the MD5 of what was sent. When the pack
+ * ends inside a part, that request is cut off (S3 drops it) and the rest
+ * goes up as the signed last part (a pack sealed before the upload even
+ * began is one PutObject). A streamed part that fails for another
+ * reason (a server that refuses unsigned bodies, an idle timeout) is sent
+ * again signed, once it is all there. Any failure or a cancel aborts the
+ * upload, so nothing appears at `key`.
  */
 static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing *g)
 {
@@ -811,39 +897,56 @@ static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing
 	m.src = &src;
 	pthread_mutex_init(&m.lock, NULL);
 	for (;;) {
-		err = rs_growing_wait(g, off + part, &avail, &sealed);
+		err = rs_growing_wait(g, off + 1, &avail, &sealed);
 		if (err)
 			break;
-		if (!sealed || avail - off > part) {
-			/* A whole part, and more to come. */
-			if (!created && !(err = multipart_create(&m)))
-				created = 1;
-			if (!err)
+		if (sealed && avail - off <= part) {
+			/* The last piece, all there: signed. */
+			if (!created)
+				break;
+			if (avail > off) {
 				err = grow_etags(&m, m.next + 1, &cap);
-			if (!err)
-				err = upload_part_range(&m, m.next, off, part);
-			if (err)
-				break;
-			m.next++;
-			off += part;
-			continue;
+				if (!err)
+					err = upload_part_range(&m, m.next, off, avail - off);
+				if (err)
+					break;
+				m.next++;
+			}
+			m.nparts = m.next;
+			err = multipart_complete(&m);
+			break;
 		}
-		if (!created) {
-			src.size = avail;
-			pthread_mutex_destroy(&m.lock);
-			return put_single(s, key, &src); /* reports its own errors */
-		}
-		if (avail > off) {
+		if (!created && !(err = multipart_create(&m)))
+			created = 1;
+		if (!err)
 			err = grow_etags(&m, m.next + 1, &cap);
-			if (!err)
-				err = upload_part_range(&m, m.next, off, avail - off);
+		if (err)
+			break;
+		if (!sealed)
+			err = upload_part_stream(&m, m.next, off, part, g);
+		if (sealed || err) {
+			if (err) {
+				uint64_t now;
+				int done;
+
+				if ((err = rs_growing_wait(g, off + part, &now, &done)))
+					break; /* cancelled */
+				rs_error_clear();
+				if (done && now < off + part)
+					continue; /* cut off by the end of the pack */
+			}
+			err = upload_part_range(&m, m.next, off, part);
 			if (err)
 				break;
-			m.next++;
 		}
-		m.nparts = m.next;
-		err = multipart_complete(&m);
-		break;
+		m.next++;
+		off += part;
+	}
+	if (!err && !created) {
+		/* Ended before a whole part: one PutObject, signed. */
+		src.size = avail;
+		pthread_mutex_destroy(&m.lock);
+		return put_single(s, key, &src); /* reports its own errors */
 	}
 	if (err && created)
 		multipart_abort(&m);
