@@ -70,6 +70,7 @@ struct rs_store {
 	struct rs_chunk_index *index;
 	int index_fresh;
 	int format_known;
+	int format_missing; /* the last look found no FORMAT */
 };
 
 static int cpu_count(void)
@@ -159,13 +160,15 @@ int rs_store_check_format(struct rs_store *s)
 	rs_buf_release(&text);
 	if (!err)
 		s->format_known = 1;
+	s->format_missing = err == RS_ENOTFOUND;
 	return err;
 }
 
 /* Write FORMAT on a new store; refuse a store written in another format. */
 static int check_format(struct rs_store *s)
 {
-	int err = rs_store_check_format(s);
+	/* A new store the agent just looked at: no second look. */
+	int err = s->format_missing ? RS_ENOTFOUND : rs_store_check_format(s);
 
 	if (err == RS_ENOTFOUND) {
 		rs_error_clear();
