@@ -8,6 +8,8 @@
  *   put   Put Blob up to results.azure.singleputmax bytes (default 64 MiB),
  *         else Put Block from several threads (results.azure.threads, 4) in
  *         blocks of results.azure.blocksize (8 MiB) and one Put Block List.
+ *   put_stream  a pack still being written: Put Block as it grows, two
+ *         in flight, then Put Block List (or Put Blob when it is small).
  * Both ways are atomic on Azure: a blob becomes visible, whole, when Put
  * Blob or Put Block List commits it; uncommitted blocks of an upload that
  * died are invisible and Azure discards them after a week.
@@ -539,56 +541,157 @@ static int azure_put_file(struct rs_remote *r, const char *key, const char *path
 }
 
 /*
+ * What the two threads of azure_put_stream share. `lock` guards every
+ * field from `off` on; the others are set before the threads start.
+ */
+struct stream_job {
+	struct azure_remote *a;
+	const char *key;
+	struct rs_growing *g;
+	const char *path;
+	uint64_t least;        /* the smallest block but the last */
+
+	pthread_mutex_t lock;
+	uint64_t off;          /* the next byte to claim */
+	uint32_t n;            /* blocks claimed, ids 0..n-1 in byte order */
+	int single;            /* sealed before any block: one Put Blob */
+	uint64_t single_size;
+	int err;               /* the first failure, with its message */
+	char message[1024];
+};
+
+/* Keep the first failure and this thread's message for it; lock held. */
+static void stream_job_fail(struct stream_job *s, int err)
+{
+	if (s->err)
+		return;
+	s->err = err;
+	snprintf(s->message, sizeof(s->message), "%s", rs_error_message());
+}
+
+/*
+ * One of azure_put_stream's two uploaders: wait until `least` bytes past
+ * the next unclaimed one are published (or the file is sealed), claim
+ * them as the next block under the lock, Put Block, repeat. A thread that
+ * finds its bytes claimed by the other while it waited waits further on.
+ * It stops at the first failure (its own or the other's, seen at its next
+ * claim), when all of a sealed file is claimed, or when the file turns
+ * out small enough for one Put Blob (left to the caller). A thread
+ * blocked in rs_growing_wait after the other failed wakes when the writer
+ * publishes more, seals or cancels, which the writer always does.
+ */
+static void *stream_worker(void *arg)
+{
+	struct stream_job *s = arg;
+	struct azure_remote *a = s->a;
+	int made_container = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		uint64_t off = s->off, avail = 0, len;
+		uint32_t i;
+		int err, sealed = 0, missing = 0;
+
+		if (s->err || s->single)
+			break;
+		pthread_mutex_unlock(&s->lock);
+		err = rs_growing_wait(s->g, off + s->least, &avail, &sealed);
+		pthread_mutex_lock(&s->lock);
+		if (err) {
+			stream_job_fail(s, err);
+			break;
+		}
+		if (s->err || s->single)
+			break;
+		if (s->off != off)
+			continue; /* the other thread took these bytes */
+		if (sealed && s->n == 0 && avail <= a->single_put_max) {
+			s->single = 1;
+			s->single_size = avail;
+			break;
+		}
+		if (avail == off) /* sealed, and every byte is claimed */
+			break;
+		if (s->n == AZURE_MAX_BLOCKS) {
+			stream_job_fail(s, rs_error_set(RS_EUSAGE, "'%s' needs more than "
+							"Azure's %d blocks", s->key,
+							AZURE_MAX_BLOCKS));
+			break;
+		}
+		i = s->n++;
+		len = avail - off < a->block_size ? avail - off : a->block_size;
+		s->off = off + len;
+		pthread_mutex_unlock(&s->lock);
+
+		err = put_block(a, s->key, i, s->path, NULL, off, len, &missing);
+		if (err && missing && !made_container) {
+			/*
+			 * First put into a container that is not there yet. Both
+			 * threads may get here; the second create is a 409 that
+			 * create_container takes for success.
+			 */
+			made_container = 1;
+			err = create_container(a);
+			if (!err)
+				err = put_block(a, s->key, i, s->path, NULL, off, len,
+						&missing);
+		}
+		pthread_mutex_lock(&s->lock);
+		if (err) {
+			stream_job_fail(s, err);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/*
  * A pack while it is being written: a Put Block for whatever the file has
- * gained (at least AZURE_STREAM_BLOCK_MIN, at most the block size) as it
- * comes, then a Put Block List once it is sealed. Azure has no minimum
- * block size, so the blocks follow the writer's pace. A file sealed before
- * any block went out is one Put Blob. Uncommitted blocks never show (Azure
- * drops them after a week), so a failure or a cancel leaves nothing at
- * `key`.
+ * gained (at least AZURE_STREAM_BLOCK_MIN or the block size if smaller,
+ * at most the block size) as it comes, then a Put Block List once it is
+ * sealed. Azure has no minimum block size, so the blocks follow the
+ * writer's pace. Two Put Blocks are in flight at a time (this thread and
+ * one helper, stream_worker), so a round trip and the server's time per
+ * request no longer sit between one block and the next; the blocks are
+ * claimed in order under a lock, so their ids 0..n-1 are in byte order,
+ * as Put Block List needs them. Without a helper thread this thread does
+ * it all, one block at a time. A file sealed before any block went out is
+ * one Put Blob. Uncommitted blocks never show (Azure drops them after a
+ * week), so a failure or a cancel leaves nothing at `key`; a failure is
+ * returned once both threads have stopped, which may be when the writer
+ * seals or cancels.
  */
 static int azure_put_stream(struct rs_remote *r, const char *key, struct rs_growing *g)
 {
 	struct azure_remote *a = (struct azure_remote *)r;
-	const char *path = rs_growing_path(g);
-	uint64_t off = 0, avail, len;
-	uint64_t least = a->block_size < AZURE_STREAM_BLOCK_MIN ? a->block_size : AZURE_STREAM_BLOCK_MIN;
-	uint32_t n = 0;
-	int err, sealed, missing, made_container = 0;
+	struct stream_job s;
+	pthread_t helper;
+	int err, missing = 0, helped;
 
-	if ((err = check_key(key)))
+	err = check_key(key);
+	if (err)
 		return err;
-	for (;;) {
-		err = rs_growing_wait(g, off + least, &avail, &sealed);
-		if (err)
-			break;
-		if (sealed && n == 0 && avail <= a->single_put_max)
-			return azure_put(a, key, path, NULL, avail);
-		if (avail == off) { /* sealed, and every byte is in a block */
-			missing = 0;
-			err = commit_blocks(a, key, n, &missing);
-			break;
-		}
-		if (n == AZURE_MAX_BLOCKS) {
-			err = rs_error_set(RS_EUSAGE, "'%s' needs more than Azure's %d blocks",
-					   key, AZURE_MAX_BLOCKS);
-			break;
-		}
-		len = avail - off < a->block_size ? avail - off : a->block_size;
-		missing = 0;
-		err = put_block(a, key, n, path, NULL, off, len, &missing);
-		if (err && missing && !made_container) {
-			/* First put into a container that is not there yet. */
-			made_container = 1;
-			err = create_container(a);
-			if (!err)
-				err = put_block(a, key, n, path, NULL, off, len, &missing);
-		}
-		if (err)
-			break;
-		n++;
-		off += len;
-	}
+	memset(&s, 0, sizeof(s));
+	s.a = a;
+	s.key = key;
+	s.g = g;
+	s.path = rs_growing_path(g);
+	s.least = a->block_size < AZURE_STREAM_BLOCK_MIN ? a->block_size
+							 : AZURE_STREAM_BLOCK_MIN;
+	pthread_mutex_init(&s.lock, NULL);
+	helped = !pthread_create(&helper, NULL, stream_worker, &s);
+	stream_worker(&s);
+	if (helped)
+		pthread_join(helper, NULL);
+	pthread_mutex_destroy(&s.lock);
+
+	if (s.err)
+		err = rs_error_set(s.err, "%s", s.message);
+	else if (s.single)
+		return azure_put(a, key, s.path, NULL, s.single_size);
+	else
+		err = commit_blocks(a, key, s.n, &missing);
 	if (err)
 		rs_error_wrap(err, "cannot store '%s' at %s", key, a->parent.display_url);
 	return err;

@@ -41,8 +41,9 @@ int rs_growing_wait(struct rs_growing *g, uint64_t want, uint64_t *avail,
 
 /*
  * The most any reader has waited for so far: a reader asks for more only
- * once it is done with what it had, so this tells how far the upload has
- * got (for progress and for tests that check the overlap). A wait for
+ * once it has sent or claimed what it had, so this tells how far the
+ * upload has got, give or take the block in flight (for tests that check
+ * the overlap). A wait for
  * UINT64_MAX (the whole file, whatever its size) does not count.
  */
 uint64_t rs_growing_wanted(struct rs_growing *g);

@@ -851,6 +851,30 @@ static void test_azure(void **state)
 	run_suite(r);
 	rs_remote_free(r);
 
+	/*
+	 * A stream into a container that is not there yet: whichever block
+	 * thread meets ContainerNotFound creates it (both may), then retries.
+	 */
+	{
+		enum { N = 3 * 1024 * 1024 + 5 };
+		struct stream_check grow = { 2u << 20, 1u << 20, 0, 0 };
+		unsigned char *data = malloc(N);
+		char path[4200];
+
+		assert_non_null(data);
+		fill_random(data, N, 7);
+		snprintf(path, sizeof(path), "%s/stream-fresh.bin", work_dir);
+		assert_int_equal(rs_remote_open(&r, "azure://devstoreaccount1/freshstream", &opts), 0);
+		assert_int_equal(stream_check_put(r, "packs/fresh.pack", path, data, N, &grow), 0);
+		assert_int_equal(r->get(r, "packs/fresh.pack", 0, UINT64_MAX, &b), 0);
+		assert_int_equal(b.len, N);
+		assert_memory_equal(b.ptr, data, N);
+		assert_int_equal(r->del(r, "packs/fresh.pack"), 0);
+		rs_buf_clear(&b);
+		rs_remote_free(r);
+		free(data);
+	}
+
 	/* A wrong key: refused with a clear message, nothing written. */
 	rs_buf_printf(&cs, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
 		      "AccountKey=%s;BlobEndpoint=%s;",
