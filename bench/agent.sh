@@ -67,6 +67,9 @@ git init -q "$T/ours"
 cd "$T/ours"
 git config lfs.standalonetransferagent results
 git config lfs.customtransfer.results.path "$AGENT"
+# As 'results init' sets it: one agent process (it uses every core for one
+# object) instead of git-lfs starting eight of them one after another.
+git config lfs.customtransfer.results.concurrent false
 git config results.remote "file://$T/store"
 git lfs track '*.pyisession' >/dev/null
 cp "$F" run.pyisession
@@ -77,7 +80,8 @@ export RESULTS_AGENT_STATS_FILE="$T/agent-push.stats"
 timeit t_push git push -q origin main
 STORED=$(du -sb "$T/store" | cut -f1)
 GIT_LFS_SKIP_SMUDGE=1 git clone -q -c lfs.standalonetransferagent=results \
-	-c "lfs.customtransfer.results.path=$AGENT" -c "results.remote=file://$T/store" \
+	-c "lfs.customtransfer.results.path=$AGENT" -c lfs.customtransfer.results.concurrent=false \
+	-c "results.remote=file://$T/store" \
 	"$T/ours.git" "$T/ours-clone"
 cd "$T/ours-clone"
 export RESULTS_AGENT_STATS_FILE="$T/agent-pull.stats"
