@@ -354,11 +354,9 @@ void rs_http_request_set_body_stream_range(struct rs_http_request *req,
 int rs_http_request_payload_sha256(struct rs_http_request *req,
 				   const char **hex_out)
 {
-	struct rs_sha256 *h = NULL;
 	struct rs_id id;
-	unsigned char *chunk = NULL;
-	uint64_t done = 0;
-	int fd = -1, err = 0;
+	unsigned int len = 0;
+	int err;
 
 	if (req->payload_sha256[0]) {
 		*hex_out = req->payload_sha256;
@@ -369,48 +367,17 @@ int rs_http_request_payload_sha256(struct rs_http_request *req,
 	if (req->body_kind != RS_HTTP_BODY_FILE) {
 		rs_sha256(&id, req->body_kind == RS_HTTP_BODY_MEM ? req->body : "",
 			  req->body_kind == RS_HTTP_BODY_MEM ? req->body_len : 0);
-		rs_id_to_hex(req->payload_sha256, &id);
-		*hex_out = req->payload_sha256;
-		return 0;
+	} else {
+		unsigned char md[64];
+
+		err = rs_digest_file("SHA256", req->body_path, req->body_off, req->body_len, md, &len);
+		if (err)
+			return err;
+		memcpy(id.id, md, sizeof(id.id));
 	}
-	h = rs_sha256_new();
-	chunk = malloc(1 << 20);
-	if (!h || !chunk) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	fd = open(req->body_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", req->body_path);
-		goto out;
-	}
-	while (done < req->body_len) {
-		uint64_t left = req->body_len - done;
-		ssize_t n = pread(fd, chunk, left < (1 << 20) ? (size_t)left : (1 << 20),
-				  (off_t)(req->body_off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", req->body_path);
-			goto out;
-		}
-		if (n == 0) {
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than expected",
-					   req->body_path);
-			goto out;
-		}
-		rs_sha256_update(h, chunk, (size_t)n);
-		done += (uint64_t)n;
-	}
-	rs_sha256_final(h, &id);
 	rs_id_to_hex(req->payload_sha256, &id);
 	*hex_out = req->payload_sha256;
-out:
-	if (fd >= 0)
-		close(fd);
-	free(chunk);
-	rs_sha256_free(h);
-	return err;
+	return 0;
 }
 
 /* ---- responses ---- */

@@ -40,11 +40,9 @@
 #include "remote/http_transport.h"
 #include "remote/sigv4.h"
 #include "util/error.h"
-
-#include <openssl/evp.h>
+#include "util/hash.h"
 
 #include <ctype.h>
-#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -54,7 +52,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #define S3_MIN_PART (5ull << 20)     /* S3's minimum for all parts but the last */
 #define S3_DEFAULT_PART (8ull << 20)
@@ -523,12 +520,10 @@ static int check_part_md5(struct multipart *m, uint64_t i, uint64_t off, uint64_
 			  const struct rs_http_response *resp, const char *etag)
 {
 	struct rs_buf sse = RS_BUF_INIT;
-	unsigned char md[EVP_MAX_MD_SIZE], *chunk = NULL;
+	unsigned char md[64];
 	char hex[2 * 16 + 3];
-	EVP_MD_CTX *ctx = NULL;
-	uint64_t done = 0;
 	unsigned int mdlen = 0, k;
-	int fd = -1, err = 0, skip;
+	int err, skip;
 
 	skip = !rs_http_response_header(resp, "x-amz-server-side-encryption-customer-algorithm", &sse) ||
 	       (!rs_http_response_header(resp, "x-amz-server-side-encryption", &sse) &&
@@ -536,39 +531,18 @@ static int check_part_md5(struct multipart *m, uint64_t i, uint64_t off, uint64_
 	rs_buf_release(&sse);
 	if (skip || strlen(etag) != 34)
 		return 0; /* not an MD5: nothing to compare */
-	ctx = EVP_MD_CTX_new();
-	chunk = malloc(1 << 20);
-	fd = open(m->src->path, O_RDONLY | O_CLOEXEC);
-	if (!ctx || !chunk || fd < 0 || EVP_DigestInit_ex(ctx, EVP_md5(), NULL) != 1) {
-		err = rs_error_set(RS_EGENERIC, "cannot check part %" PRIu64 " of '%s'", i + 1, m->key);
-		goto out;
-	}
-	while (done < len) {
-		ssize_t n = pread(fd, chunk, len - done < (1 << 20) ? (size_t)(len - done) : (1 << 20),
-				  (off_t)(off + done));
-
-		if (n <= 0) {
-			err = rs_error_set(RS_EGENERIC, "cannot reread part %" PRIu64 " of '%s'", i + 1, m->key);
-			goto out;
-		}
-		EVP_DigestUpdate(ctx, chunk, (size_t)n);
-		done += (uint64_t)n;
-	}
-	EVP_DigestFinal_ex(ctx, md, &mdlen);
+	err = rs_digest_file("MD5", m->src->path, off, len, md, &mdlen);
+	if (err)
+		return rs_error_wrap(err, "cannot check part %" PRIu64 " of '%s'", i + 1, m->key);
 	hex[0] = '"';
 	for (k = 0; k < mdlen && k < 16; k++)
 		snprintf(hex + 1 + 2 * k, 3, "%02x", md[k]);
 	hex[33] = '"';
 	hex[34] = '\0';
 	if (strcasecmp(hex, etag) != 0)
-		err = rs_error_set(RS_ERETRY, "S3 stored part %" PRIu64 " of '%s' with ETag %s, but "
-				   "its bytes have MD5 %s: damaged on the way", i + 1, m->key, etag, hex);
-out:
-	if (fd >= 0)
-		close(fd);
-	free(chunk);
-	EVP_MD_CTX_free(ctx);
-	return err;
+		return rs_error_set(RS_ERETRY, "S3 stored part %" PRIu64 " of '%s' with ETag %s, but "
+				    "its bytes have MD5 %s: damaged on the way", i + 1, m->key, etag, hex);
+	return 0;
 }
 
 /*
@@ -774,6 +748,21 @@ static void multipart_abort(struct multipart *m)
 	rs_error_set(code, "%s", saved);
 }
 
+/*
+ * Release `m` after an upload that ended with `err`: abort it first when
+ * it failed after being created, and say which remote failed.
+ */
+static int multipart_end(struct multipart *m, int err, int created)
+{
+	if (err && created)
+		multipart_abort(m);
+	if (err)
+		err = s3_fail(m->s, err);
+	pthread_mutex_destroy(&m->lock);
+	free(m->etags);
+	return err;
+}
+
 static int put_multipart(struct s3_remote *s, const char *key, const struct put_source *src)
 {
 	struct multipart m;
@@ -817,13 +806,7 @@ static int put_multipart(struct s3_remote *s, const char *key, const struct put_
 	}
 	err = multipart_complete(&m);
 out:
-	if (err && created)
-		multipart_abort(&m);
-	if (err)
-		err = s3_fail(s, err);
-	pthread_mutex_destroy(&m.lock);
-	free(m.etags);
-	return err;
+	return multipart_end(&m, err, created);
 }
 
 static int put_source(struct s3_remote *s, const char *key, const struct put_source *src)
@@ -948,13 +931,7 @@ static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing
 		pthread_mutex_destroy(&m.lock);
 		return put_single(s, key, &src); /* reports its own errors */
 	}
-	if (err && created)
-		multipart_abort(&m);
-	if (err)
-		err = s3_fail(s, err);
-	pthread_mutex_destroy(&m.lock);
-	free(m.etags);
-	return err;
+	return multipart_end(&m, err, created);
 }
 
 static int s3_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)

@@ -2,8 +2,11 @@
 #include "util/error.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -111,4 +114,50 @@ int rs_id_is_zero(const struct rs_id *id)
 	static const struct rs_id zero;
 
 	return memcmp(id, &zero, sizeof(zero)) == 0;
+}
+
+int rs_digest_file(const char *md, const char *path, uint64_t off, uint64_t len,
+		   unsigned char *out, unsigned int *outlen)
+{
+	const EVP_MD *type = EVP_get_digestbyname(md);
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned char *chunk = malloc(1 << 20);
+	uint64_t done = 0;
+	int fd = -1, err = 0;
+
+	if (!type || !ctx || !chunk || EVP_DigestInit_ex(ctx, type, NULL) != 1) {
+		err = rs_error_set(RS_EGENERIC, "cannot start a %s digest", md);
+		goto out;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", path);
+		goto out;
+	}
+	while (done < len) {
+		uint64_t left = len - done;
+		ssize_t n = pread(fd, chunk, left < (1 << 20) ? (size_t)left : (1 << 20),
+				  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
+			goto out;
+		}
+		if (n == 0) {
+			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than expected", path);
+			goto out;
+		}
+		EVP_DigestUpdate(ctx, chunk, (size_t)n);
+		done += (uint64_t)n;
+	}
+	if (EVP_DigestFinal_ex(ctx, out, outlen) != 1)
+		err = rs_error_set(RS_EGENERIC, "cannot finish a %s digest", md);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(chunk);
+	EVP_MD_CTX_free(ctx);
+	return err;
 }

@@ -27,6 +27,15 @@ void rs_sha256_free(struct rs_sha256 *h);
 /* One-shot digest of a buffer. */
 void rs_sha256(struct rs_id *out, const void *p, size_t n);
 
+/*
+ * Digest `len` bytes of the file at `path` from `off` with the OpenSSL
+ * digest named `md` ("SHA256", "MD5"), reading 1 MiB at a time. `out`
+ * needs room for 64 bytes; *outlen gets the digest's length. RS_ECORRUPT
+ * when the file is shorter, RS_EGENERIC when it cannot be read.
+ */
+int rs_digest_file(const char *md, const char *path, uint64_t off, uint64_t len,
+		   unsigned char *out, unsigned int *outlen);
+
 /* `out` must hold RS_ID_HEXSZ + 1 bytes; lower-case hex, NUL-terminated. */
 void rs_id_to_hex(char *out, const struct rs_id *id);
 

@@ -668,10 +668,29 @@ static int count_lines_with(const char *file, const char *needle)
 	return n;
 }
 
+/*
+ * Start the fault proxy in work_dir/`sub` in front of the WebDAV server
+ * with `opts` (fault-proxy.sh's options) and open a remote through it, at
+ * the WebDAV URL's `path`.
+ */
+static struct rs_remote *open_via_proxy(const char *sub, const char *opts, const char *path)
+{
+	struct rs_remote *r = NULL;
+	struct rs_buf url = RS_BUF_INIT;
+
+	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/%s "
+					   "--target %s %s", source_dir, work_dir, sub,
+					   getenv("RS_WEBDAV_URL"), opts), 0);
+	assert_int_equal(rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path), 0);
+	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+	rs_buf_release(&url);
+	return r;
+}
+
 static void test_webdav_retry(void **state)
 {
 	struct rs_remote *r = NULL;
-	struct rs_buf b = RS_BUF_INIT, url = RS_BUF_INIT;
+	struct rs_buf b = RS_BUF_INIT;
 	char log[4300];
 	const char *path;
 	int err;
@@ -682,12 +701,8 @@ static void test_webdav_retry(void **state)
 	path = strstr(getenv("RS_WEBDAV_URL") + 8, "/");
 
 	/* Three 503s, then the real server: every operation gets through. */
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy1 "
-					   "--target %s --fail 3", source_dir, work_dir,
-					   getenv("RS_WEBDAV_URL")), 0);
-	rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path);
 	setenv("RESULTS_HTTP_RETRIES", "5", 1);
-	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+	r = open_via_proxy("proxy1", "--fail 3", path);
 	assert_int_equal(r->put_buf(r, "packs/p1", "hello", 5), 0);
 	assert_int_equal(r->get(r, "packs/p1", 1, 3, &b), 0);
 	assert_int_equal(b.len, 3);
@@ -698,12 +713,7 @@ static void test_webdav_retry(void **state)
 	assert_int_equal(count_lines_with(log, "-> 503"), 3);
 
 	/* Connection resets are retried too. */
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy2 "
-					   "--target %s --fail 2 --reset", source_dir, work_dir,
-					   getenv("RS_WEBDAV_URL")), 0);
-	rs_buf_clear(&url);
-	rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path);
-	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+	r = open_via_proxy("proxy2", "--fail 2 --reset", path);
 	rs_buf_clear(&b);
 	assert_int_equal(r->get(r, "packs/p1", 0, UINT64_MAX, &b), 0);
 	assert_int_equal(b.len, 5);
@@ -711,13 +721,8 @@ static void test_webdav_retry(void **state)
 	stop_server("fault-proxy.sh", "proxy2");
 
 	/* A server that keeps failing: bounded, RS_ERETRY, says 503. */
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy3 "
-					   "--target %s --fail 1000", source_dir, work_dir,
-					   getenv("RS_WEBDAV_URL")), 0);
-	rs_buf_clear(&url);
-	rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path);
 	setenv("RESULTS_HTTP_RETRIES", "3", 1);
-	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+	r = open_via_proxy("proxy3", "--fail 1000", path);
 	err = r->put_buf(r, "packs/p2", "hello", 5);
 	assert_int_equal(err, RS_ERETRY);
 	assert_non_null(strstr(rs_error_message(), "503"));
@@ -741,12 +746,7 @@ static void test_webdav_retry(void **state)
 		assert_non_null(data);
 		fill_random(data, N, 6);
 		snprintf(spath, sizeof(spath), "%s/stream411.bin", work_dir);
-		assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy6 "
-						   "--target %s --no-chunked", source_dir, work_dir,
-						   getenv("RS_WEBDAV_URL")), 0);
-		rs_buf_clear(&url);
-		rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path);
-		assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
+		r = open_via_proxy("proxy6", "--no-chunked", path);
 		assert_int_equal(stream_check_put(r, "packs/s411", spath, data, N, &c), 0);
 		assert_int_equal(stream_check_put(r, "packs/s411b", spath, data, 1000, &c), 0);
 		rs_buf_clear(&b);
@@ -781,7 +781,6 @@ static void test_webdav_retry(void **state)
 	assert_true(count_lines_with(log, "packs/p1 -> forward") >= 1);
 
 	rs_buf_release(&b);
-	rs_buf_release(&url);
 	stop_server("webdav.sh", "davr");
 }
 

@@ -321,14 +321,29 @@ static void test_multipart(void **state)
 	free(data);
 }
 
+/* Whether the logging proxy saw an AbortMultipartUpload of `name`. */
+static int failpart_saw_abort(const char *name)
+{
+	char line[512], want[128];
+	int saw = 0;
+	FILE *f = fopen(failpart_log, "r");
+
+	assert_non_null(f);
+	snprintf(want, sizeof(want), "%s?uploadId=", name);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "DELETE ", 7) && strstr(line, want))
+			saw = 1;
+	fclose(f);
+	return saw;
+}
+
 static void test_multipart_failure_leaves_nothing(void **state)
 {
 	struct rs_remote *r = NULL, *good;
-	char path[128], line[512];
+	char path[128];
 	size_t n = 17u << 20;
 	unsigned char *data = malloc(n);
 	uint64_t size;
-	int saw_abort = 0;
 	FILE *f;
 
 	(void)state;
@@ -351,13 +366,7 @@ static void test_multipart_failure_leaves_nothing(void **state)
 	assert_int_equal(good->stat(good, "packs/half.pack", &size), RS_ENOTFOUND);
 	rs_remote_free(good);
 	/* The upload was aborted (s3rver cannot, but the request was made). */
-	f = fopen(failpart_log, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "DELETE ", 7) && strstr(line, "half.pack?uploadId="))
-			saw_abort = 1;
-	fclose(f);
-	assert_true(saw_abort);
+	assert_true(failpart_saw_abort("half.pack"));
 }
 
 /*
@@ -377,10 +386,8 @@ static void test_stream(void **state)
 	unsigned char *data = malloc(n + 123);
 	struct rs_buf b = RS_BUF_INIT;
 	struct rs_remote *r;
-	char path[128], line[512];
+	char path[128];
 	uint64_t size = 0;
-	int saw_abort = 0;
-	FILE *f;
 
 	(void)state;
 	NEED_SERVERS();
@@ -410,13 +417,7 @@ static void test_stream(void **state)
 	assert_true(cancel.overlapped);
 	assert_int_equal(r->stat(r, "packs/c.pack", &size), RS_ENOTFOUND);
 	rs_remote_free(r);
-	f = fopen(failpart_log, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "DELETE ", 7) && strstr(line, "c.pack?uploadId="))
-			saw_abort = 1;
-	fclose(f);
-	assert_true(saw_abort);
+	assert_true(failpart_saw_abort("c.pack"));
 	rs_buf_release(&b);
 	free(data);
 }
