@@ -71,6 +71,7 @@ struct s3_remote {
 	char *base_url;   /* scheme://host[:port] plus "/bucket" for path style */
 	uint64_t part_size;
 	int path_style;   /* bucket in the path, not in the host name */
+	int signed_only;  /* a streamed (unsigned) part was refused: sign all */
 };
 
 /* ---- signing ---- */
@@ -861,7 +862,8 @@ static int grow_etags(struct multipart *m, uint64_t want, uint64_t *cap)
  * goes up as the signed last part (a pack sealed before the upload even
  * began is one PutObject). A streamed part that fails for another
  * reason (a server that refuses unsigned bodies, an idle timeout) is sent
- * again signed, once it is all there. Any failure or a cancel aborts the
+ * again signed, once it is all there; after a refusal (403 or 400) this
+ * remote signs every part. Any failure or a cancel aborts the
  * upload, so nothing appears at `key`.
  */
 static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing *g)
@@ -870,7 +872,7 @@ static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing
 	struct put_source src = { rs_growing_path(g), NULL, 0 };
 	struct multipart m;
 	uint64_t off = 0, avail, cap = 0, part = S3_MIN_PART;
-	int err, sealed, created = 0;
+	int err, sealed, created = 0, refused;
 
 	if ((err = check_key(key)))
 		return err;
@@ -905,23 +907,28 @@ static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing
 			err = grow_etags(&m, m.next + 1, &cap);
 		if (err)
 			break;
-		if (!sealed)
+		refused = 0;
+		if (!sealed && !__atomic_load_n(&s->signed_only, __ATOMIC_RELAXED)) {
 			err = upload_part_stream(&m, m.next, off, part, g);
-		if (sealed || err) {
-			if (err) {
-				uint64_t now;
-				int done;
-
-				if ((err = rs_growing_wait(g, off + part, &now, &done)))
-					break; /* cancelled */
-				rs_error_clear();
-				if (done && now < off + part)
-					continue; /* cut off by the end of the pack */
+			if (!err) {
+				m.next++;
+				off += part;
+				continue;
 			}
-			err = upload_part_range(&m, m.next, off, part);
-			if (err)
-				break;
+			refused = err == RS_EAUTH || err == RS_EUSAGE;
 		}
+		/* Signed, once the whole part is there. */
+		err = rs_growing_wait(g, off + part, &avail, &sealed);
+		if (err)
+			break; /* cancelled */
+		rs_error_clear(); /* what the streamed try said, if anything */
+		if (avail < off + part)
+			continue; /* the pack ended inside this part: its last piece */
+		if (refused) /* this store wants signed bodies: no more tries */
+			__atomic_store_n(&s->signed_only, 1, __ATOMIC_RELAXED);
+		err = upload_part_range(&m, m.next, off, part);
+		if (err)
+			break;
 		m.next++;
 		off += part;
 	}

@@ -678,8 +678,9 @@ static int webdav_put_file(struct rs_remote *r, const char *key, const char *pat
 /*
  * A pack while it is being written: one chunked PUT that sends the bytes
  * as they come. A server that wants the length first (411 Length
- * Required, or 501 for a chunked body) gets a plain PUT once the file is
- * complete, and this remote does not try chunked again.
+ * Required, 501 or a bare 400 for a chunked body) gets a plain PUT once
+ * the file is complete, and this remote does not try chunked again (a 400
+ * for another reason comes back from that PUT too).
  */
 static int webdav_put_stream(struct rs_remote *r, const char *key,
 			     struct rs_growing *g)
@@ -701,7 +702,7 @@ static int webdav_put_stream(struct rs_remote *r, const char *key,
 		if (!err)
 			err = webdav_put(w, key, &req, &status);
 		rs_http_request_release(&req);
-		if (!err || (status != 411 && status != 501))
+		if (!err || (status != 400 && status != 411 && status != 501))
 			return err;
 		pthread_mutex_lock(&w->lock);
 		w->no_chunked = 1;

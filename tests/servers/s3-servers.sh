@@ -10,7 +10,8 @@
 # <statedir>/env sets S3RVER_URL (no signature check), S3_VERIFY_URL
 # (signatures checked), S3_SKEWED_URL (checked by a clock one hour
 # ahead), S3_FAILPART_URL (refuses multipart part 2; its request log is
-# S3_FAILPART_LOG) and S3RVER_PID. The access key is s3rver's fixed
+# S3_FAILPART_LOG), S3_SIGNED_URL (refuses UNSIGNED-PAYLOAD bodies; log
+# S3_SIGNED_LOG) and S3RVER_PID. The access key is s3rver's fixed
 # S3RVER/S3RVER. Installs the npm packages with `npm ci` on first use.
 set -euo pipefail
 
@@ -74,12 +75,17 @@ start)
 	skewed_port=$proxy_port
 	start_proxy s3-failpart-proxy S3_PROXY_FAIL_MATCH=partNumber=2
 	failpart_port=$proxy_port
+	# And one that refuses UNSIGNED-PAYLOAD bodies.
+	start_proxy s3-signed-proxy S3_PROXY_SIGNED_ONLY=1
+	signed_port=$proxy_port
 	cat >"$state/env" <<EOF
 S3RVER_URL=http://127.0.0.1:$s3port
 S3_VERIFY_URL=http://127.0.0.1:$verify_port
 S3_SKEWED_URL=http://127.0.0.1:$skewed_port
 S3_FAILPART_URL=http://127.0.0.1:$failpart_port
 S3_FAILPART_LOG=$state/s3-failpart-proxy.requests
+S3_SIGNED_URL=http://127.0.0.1:$signed_port
+S3_SIGNED_LOG=$state/s3-signed-proxy.requests
 S3RVER_PID=$s3pid
 EOF
 	cat "$state/env"

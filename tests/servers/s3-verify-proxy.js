@@ -16,6 +16,8 @@
 //   S3_PROXY_CREDENTIALS  "id:secret[,id:secret...]" (default S3RVER:S3RVER)
 //   S3_PROXY_REGION       region the proxy serves (default us-east-1)
 //   S3_PROXY_FAIL_MATCH   requests whose URL contains this get 403 AccessDenied
+//   S3_PROXY_SIGNED_ONLY  "1": refuse UNSIGNED-PAYLOAD bodies with 403 (a store
+//                         that insists on signed payloads)
 //                         after verification (to fail one multipart part)
 //   S3_PROXY_LOG          file that gets "METHOD URL STATUS" per request
 //   S3_PROXY_CLOCK_OFFSET seconds this proxy's clock is off (to test skew)
@@ -43,6 +45,7 @@ const credentials = new Map(
 );
 const region = process.env.S3_PROXY_REGION || 'us-east-1';
 const failMatch = process.env.S3_PROXY_FAIL_MATCH || '';
+const signedOnly = process.env.S3_PROXY_SIGNED_ONLY === '1';
 const logFile = process.env.S3_PROXY_LOG || '';
 const clockOffsetMs = Number(process.env.S3_PROXY_CLOCK_OFFSET || 0) * 1000;
 
@@ -119,6 +122,9 @@ async function verify(req, res, body) {
     }
   }
   const payloadHash = req.headers['x-amz-content-sha256'];
+  if (payloadHash === 'UNSIGNED-PAYLOAD' && signedOnly) {
+    return reject(req, res, 403, 'AccessDenied', 'this store accepts signed payloads only');
+  }
   if (payloadHash !== 'UNSIGNED-PAYLOAD') {
     const actual = crypto.createHash('sha256').update(body).digest('hex');
     if (actual !== payloadHash) {

@@ -31,6 +31,7 @@
 static char state_dir[64] = "";
 static char servers_dir[1024];
 static char verify_url[128], skewed_url[128], failpart_url[128], failpart_log[256];
+static char signed_url[128], signed_log[256];
 static char s3rver_url[128];
 static int servers_up;
 
@@ -80,6 +81,8 @@ static int group_setup(void **state)
 		read_env_line(line, "S3_SKEWED_URL", skewed_url, sizeof(skewed_url));
 		read_env_line(line, "S3_FAILPART_URL", failpart_url, sizeof(failpart_url));
 		read_env_line(line, "S3_FAILPART_LOG", failpart_log, sizeof(failpart_log));
+		read_env_line(line, "S3_SIGNED_URL", signed_url, sizeof(signed_url));
+		read_env_line(line, "S3_SIGNED_LOG", signed_log, sizeof(signed_log));
 		read_env_line(line, "S3RVER_URL", s3rver_url, sizeof(s3rver_url));
 	}
 	fclose(f);
@@ -321,6 +324,20 @@ static void test_multipart(void **state)
 	free(data);
 }
 
+/* Lines of a proxy's request log that contain both `a` and `b`. */
+static int log_count(const char *file, const char *a, const char *b)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(file, "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, a) && strstr(line, b);
+	fclose(f);
+	return n;
+}
+
 /* Whether the logging proxy saw an AbortMultipartUpload of `name`. */
 static int failpart_saw_abort(const char *name)
 {
@@ -381,6 +398,7 @@ static void test_stream(void **state)
 	struct stream_check grow = { 7u << 20, 5u << 20, 0, 0 };
 	struct stream_check plain = { 0, 0, 0, 0 };
 	struct stream_check cancel = { 7u << 20, 5u << 20, 1, 0 };
+	struct stream_check signd = { 7u << 20, 5u << 20, 0, 0 };
 	size_t sizes[] = { (12u << 20) + 123, 10u << 20, 4000 };
 	size_t n = 12u << 20, i;
 	unsigned char *data = malloc(n + 123);
@@ -418,6 +436,21 @@ static void test_stream(void **state)
 	assert_int_equal(r->stat(r, "packs/c.pack", &size), RS_ENOTFOUND);
 	rs_remote_free(r);
 	assert_true(failpart_saw_abort("c.pack"));
+
+	/*
+	 * A store that refuses unsigned bodies: the first streamed part is
+	 * refused and sent again signed; every later part goes signed at once.
+	 */
+	assert_int_equal(open_s3(&r, signed_url, "s3://results-test/t9", "S3RVER", "S3RVER"), 0);
+	assert_int_equal(stream_check_put(r, "packs/signed.pack", path, data, n + 123, &signd), 0);
+	assert_true(signd.overlapped);
+	rs_buf_clear(&b);
+	assert_int_equal(r->get(r, "packs/signed.pack", 0, UINT64_MAX, &b), 0);
+	assert_int_equal(b.len, n + 123);
+	assert_memory_equal(b.ptr, data, n + 123);
+	rs_remote_free(r);
+	assert_int_equal(log_count(signed_log, "signed.pack?partNumber=", " 403"), 1);
+	assert_int_equal(log_count(signed_log, "signed.pack?partNumber=", " 200"), 3);
 	rs_buf_release(&b);
 	free(data);
 }
