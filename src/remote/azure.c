@@ -71,20 +71,6 @@ struct azure_remote {
 
 /* ---- helpers ---- */
 
-static int check_key(const char *key)
-{
-	const char *p;
-
-	if (!*key || *key == '/' || strlen(key) > 512 || strstr(key, ".."))
-		return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
-	for (p = key; *p; p++)
-		if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') ||
-		      ('0' <= *p && *p <= '9') || *p == '.' || *p == '_' ||
-		      *p == '-' || *p == '/'))
-			return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
-	return 0;
-}
-
 /*
  * container_url [/ prefix+key] [? query] [& sas]. `key` NULL for the
  * container itself; `query` may be NULL.
@@ -148,7 +134,7 @@ static int azure_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 
 	rs_http_request_init(&req, "HEAD", NULL);
 	rs_http_response_init(&resp);
-	err = check_key(key);
+	err = rs_remote_check_key(key);
 	if (!err)
 		err = build_url(a, &url, key, NULL);
 	if (err)
@@ -185,7 +171,7 @@ static int azure_get(struct rs_remote *r, const char *key, uint64_t off,
 
 	rs_http_request_init(&req, "GET", NULL);
 	rs_http_response_init(&resp);
-	err = check_key(key);
+	err = rs_remote_check_key(key);
 	if (err)
 		goto out;
 	if (len == 0) {
@@ -238,7 +224,7 @@ static int azure_del(struct rs_remote *r, const char *key)
 
 	rs_http_request_init(&req, "DELETE", NULL);
 	rs_http_response_init(&resp);
-	err = check_key(key);
+	err = rs_remote_check_key(key);
 	if (!err)
 		err = build_url(a, &url, key, NULL);
 	if (err)
@@ -493,7 +479,7 @@ static int azure_put(struct azure_remote *a, const char *key, const char *path,
 {
 	int err, attempt;
 
-	err = check_key(key);
+	err = rs_remote_check_key(key);
 	for (attempt = 0; !err && attempt < 2; attempt++) {
 		int missing = 0;
 
@@ -669,7 +655,7 @@ static int azure_put_stream(struct rs_remote *r, const char *key, struct rs_grow
 	pthread_t helper;
 	int err, missing = 0, helped;
 
-	err = check_key(key);
+	err = rs_remote_check_key(key);
 	if (err)
 		return err;
 	memset(&s, 0, sizeof(s));
@@ -843,7 +829,7 @@ static int on_blob(const struct rs_azure_blob *b, void *payload)
 	k += plen;
 	if (strncmp(k, st->prefix, strlen(st->prefix)))
 		return 0;
-	if (check_key(k)) {
+	if (rs_remote_check_key(k)) {
 		rs_error_clear();
 		return 0; /* not one of ours */
 	}
@@ -861,7 +847,7 @@ static int azure_list(struct rs_remote *r, const char *prefix,
 	struct rs_buf full = RS_BUF_INIT;
 	int err = 0, pages = 0;
 
-	if (*prefix && check_key(prefix))
+	if (*prefix && rs_remote_check_key(prefix))
 		return rs_error_set(RS_EUSAGE, "bad list prefix '%.80s'", prefix);
 	memset(&st, 0, sizeof(st));
 	st.a = a;
@@ -1067,7 +1053,7 @@ int rs_remote_azure_open(struct rs_remote **out, const char *url,
 			err = rs_buf_put(&prefix, p, (size_t)(pend - p));
 			if (!err)
 				err = rs_buf_putc(&prefix, '/');
-			if (!err && check_key(rs_buf_cstr(&prefix))) {
+			if (!err && rs_remote_check_key(rs_buf_cstr(&prefix))) {
 				err = rs_error_set(RS_EUSAGE, "the Azure URL's prefix may "
 						   "only hold [A-Za-z0-9._/-]");
 			}

@@ -27,26 +27,9 @@ struct folder_remote {
 };
 
 /* Keys are relative and made of a safe alphabet: no "..", no leading '/'. */
-static int check_key(const char *key)
-{
-	const char *p;
-
-	if (!*key || *key == '/' || strlen(key) > 512)
-		return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
-	for (p = key; *p; p++) {
-		if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') ||
-		      ('0' <= *p && *p <= '9') || *p == '.' || *p == '_' ||
-		      *p == '-' || *p == '/'))
-			return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
-	}
-	if (strstr(key, ".."))
-		return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
-	return 0;
-}
-
 static int key_path(struct folder_remote *f, const char *key, struct rs_buf *out)
 {
-	int err = check_key(key);
+	int err = rs_remote_check_key(key);
 
 	return err ? err : rs_fs_join(out, f->root, key);
 }

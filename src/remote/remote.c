@@ -35,3 +35,17 @@ void rs_remote_free(struct rs_remote *r)
 	if (r)
 		r->free(r);
 }
+
+int rs_remote_check_key(const char *key)
+{
+	const char *p;
+
+	if (!*key || *key == '/' || strlen(key) > 512 || strstr(key, ".."))
+		return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
+	for (p = key; *p; p++)
+		if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') ||
+		      ('0' <= *p && *p <= '9') || *p == '.' || *p == '_' ||
+		      *p == '-' || *p == '/'))
+			return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
+	return 0;
+}

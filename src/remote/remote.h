@@ -95,6 +95,13 @@ int rs_remote_open(struct rs_remote **out, const char *url,
 
 void rs_remote_free(struct rs_remote *r);
 
+/*
+ * 0 when `key` is a key as described above: non-empty, relative, at most
+ * 512 bytes of [A-Za-z0-9._/-], no "..". RS_EUSAGE otherwise, naming it.
+ * Every backend checks keys with it before they reach a path or a URL.
+ */
+int rs_remote_check_key(const char *key);
+
 /* Backends (one file each). */
 int rs_remote_folder_open(struct rs_remote **out, const char *path);
 /* s3://bucket/prefix; settings as in remote/aws_config.h. */

@@ -168,19 +168,6 @@ out:
 
 /* ---- helpers ---- */
 
-static int check_key(const char *key)
-{
-	const char *p;
-
-	if (!*key || *key == '/' || strlen(key) > 512 || strstr(key, ".."))
-		return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
-	for (p = key; *p; p++)
-		if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '_' ||
-		      *p == '-' || *p == '/'))
-			return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
-	return 0;
-}
-
 /* base_url + "/" + encode(prefix + key) [+ "?" + query] */
 static int object_url(struct s3_remote *s, struct rs_buf *out, const char *key,
 		      const char *query)
@@ -327,7 +314,7 @@ static int s3_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 	rs_http_request_init(&req, "HEAD", NULL);
 	rs_http_response_init(&resp);
 	rs_buf_init(&len, 64);
-	if ((err = check_key(key)) || (err = object_url(s, &url, key, NULL)))
+	if ((err = rs_remote_check_key(key)) || (err = object_url(s, &url, key, NULL)))
 		goto out;
 	req.url = url.ptr;
 	err = rs_http_perform(s->http, &req, &resp);
@@ -389,7 +376,7 @@ static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 
 	rs_http_request_init(&req, "GET", NULL);
 	rs_http_response_init(&resp);
-	if ((err = check_key(key)))
+	if ((err = rs_remote_check_key(key)))
 		goto out;
 	if (len == 0) {
 		/* An empty range cannot be asked for in HTTP: check it exists. */
@@ -812,7 +799,7 @@ out:
 
 static int put_source(struct s3_remote *s, const char *key, const struct put_source *src)
 {
-	int err = check_key(key);
+	int err = rs_remote_check_key(key);
 
 	if (err)
 		return err;
@@ -874,7 +861,7 @@ static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing
 	uint64_t off = 0, avail, cap = 0, part = S3_MIN_PART;
 	int err, sealed, created = 0, refused;
 
-	if ((err = check_key(key)))
+	if ((err = rs_remote_check_key(key)))
 		return err;
 	memset(&m, 0, sizeof(m));
 	m.s = s;

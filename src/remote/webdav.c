@@ -81,20 +81,6 @@ struct webdav_remote {
 
 /* ---- small helpers ---- */
 
-static int check_key(const char *key)
-{
-	const char *p;
-
-	if (!*key || *key == '/' || strlen(key) > 512 || strstr(key, ".."))
-		return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
-	for (p = key; *p; p++)
-		if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') ||
-		      ('0' <= *p && *p <= '9') || *p == '.' || *p == '_' ||
-		      *p == '-' || *p == '/'))
-			return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
-	return 0;
-}
-
 static int key_url(const struct webdav_remote *w, const char *key,
 		   struct rs_buf *out)
 {
@@ -481,7 +467,7 @@ static int webdav_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 	int err;
 
 	rs_http_response_init(&resp);
-	err = check_key(key);
+	err = rs_remote_check_key(key);
 	if (!err)
 		err = key_url(w, key, &url);
 	if (!err)
@@ -511,7 +497,7 @@ static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
 
 	rs_http_request_init(&req, "GET", NULL);
 	rs_http_response_init(&resp);
-	err = check_key(key);
+	err = rs_remote_check_key(key);
 	if (err)
 		goto out;
 	if (len == 0) {
@@ -574,7 +560,7 @@ static int webdav_put(struct webdav_remote *w, const char *key,
 	*put_status = 0;
 	rs_http_request_init(&mv, "MOVE", NULL);
 	rs_http_response_init(&resp);
-	err = check_key(key);
+	err = rs_remote_check_key(key);
 	if (!err)
 		err = ensure_parent(w, key);
 	if (!err)
@@ -721,7 +707,7 @@ static int webdav_del(struct rs_remote *r, const char *key)
 	int err;
 
 	rs_http_response_init(&resp);
-	err = check_key(key);
+	err = rs_remote_check_key(key);
 	if (!err)
 		err = key_url(w, key, &url);
 	if (!err)
@@ -1082,7 +1068,7 @@ static int webdav_list(struct rs_remote *r, const char *prefix,
 	struct rs_buf coll = RS_BUF_INIT;
 	int err = 0;
 
-	if (*prefix && check_key(prefix))
+	if (*prefix && rs_remote_check_key(prefix))
 		return rs_error_set(RS_EUSAGE, "bad list prefix '%.80s'", prefix);
 	if (slash)
 		err = rs_buf_put(&coll, prefix, (size_t)(slash - prefix + 1));
