@@ -441,6 +441,8 @@ static void run_suite(struct rs_remote *r)
 	assert_int_equal(r->stat(r, "/abs", &size), RS_EUSAGE);
 
 	run_stream_checks(r, big, BIG);
+	/* The whole store through it: put (streaming its pack), then get. */
+	assert_int_equal(stream_check_store(r, work_dir, 5u << 20, 4), 0);
 
 	rs_buf_release(&b);
 	free(small);

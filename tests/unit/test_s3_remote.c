@@ -451,6 +451,11 @@ static void test_stream(void **state)
 	rs_remote_free(r);
 	assert_int_equal(log_count(signed_log, "signed.pack?partNumber=", " 403"), 1);
 	assert_int_equal(log_count(signed_log, "signed.pack?partNumber=", " 200"), 3);
+
+	/* The whole store: a 13 MiB incompressible object, its pack streamed in parts. */
+	r = open_good("s3://results-test/t10");
+	assert_int_equal(stream_check_store(r, state_dir, (13u << 20) + 7, 3), 0);
+	rs_remote_free(r);
 	rs_buf_release(&b);
 	free(data);
 }

@@ -1,10 +1,15 @@
 #include "stream_check.h"
 
+#include "store/store.h"
+#include "util/error.h"
 #include "util/growing.h"
+#include "util/hash.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,4 +86,54 @@ int stream_check_put(struct rs_remote *r, const char *key, const char *path,
 	pthread_join(th, NULL);
 	rs_growing_free(u.g);
 	return u.err;
+}
+
+int stream_check_store(struct rs_remote *r, const char *dir, size_t n, unsigned int seed)
+{
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+	struct rs_id oid;
+	char src[1024], dst[1024];
+	unsigned char *data = malloc(n), *back = malloc(n);
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	size_t i, got = 0;
+	FILE *f;
+	int ok = 0;
+
+	snprintf(src, sizeof(src), "%s/object", dir);
+	snprintf(dst, sizeof(dst), "%s/object.back", dir);
+	if (!data || !back)
+		goto out;
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		data[i] = (unsigned char)(x >> 24);
+	}
+	f = fopen(src, "wb");
+	if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) {
+		perror(src);
+		goto out;
+	}
+	rs_sha256(&oid, data, n);
+	if (rs_store_open(&s, r, &o) || rs_store_put_file(s, &oid, n, src, NULL, NULL, NULL) ||
+	    rs_store_get_file(s, &oid, n, dst, NULL, NULL)) {
+		fprintf(stderr, "stream_check_store: %s\n", rs_error_message());
+		goto out;
+	}
+	f = fopen(dst, "rb");
+	if (f) {
+		got = fread(back, 1, n, f);
+		fclose(f);
+	}
+	ok = got == n && !memcmp(back, data, n);
+	if (!ok)
+		fprintf(stderr, "stream_check_store: the copy differs\n");
+out:
+	rs_store_free(s);
+	unlink(src);
+	unlink(dst);
+	free(data);
+	free(back);
+	return ok ? 0 : -1;
 }

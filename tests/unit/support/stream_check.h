@@ -32,4 +32,13 @@ struct stream_check {
 int stream_check_put(struct rs_remote *r, const char *key, const char *path,
 		     const unsigned char *data, size_t n, struct stream_check *c);
 
+/*
+ * The whole store over `r`: write `n` random (incompressible) bytes to
+ * `dir`/object, store them with rs_store_put_file (so new packs stream
+ * through put_stream when the backend has it), fetch them back with
+ * rs_store_get_file and compare. 0 when the copy is byte-identical; -1
+ * otherwise, with what failed on stderr.
+ */
+int stream_check_store(struct rs_remote *r, const char *dir, size_t n, unsigned int seed);
+
 #endif
