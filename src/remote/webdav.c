@@ -543,6 +543,33 @@ out:
 }
 
 /*
+ * After a chunked PUT, ask for the size the server stored: some servers
+ * (Apache passing the body to PHP-FPM, for one) answer 201 to a chunked
+ * body and store nothing of it. RS_ECORRUPT when the size is not the
+ * body's; other bodies have a Content-Length and are not checked.
+ */
+static int check_stored_size(struct webdav_remote *w, const struct rs_http_request *req,
+			     const char *url)
+{
+	struct rs_http_response resp;
+	uint64_t size = 0;
+	int err;
+
+	if (req->body_kind != RS_HTTP_BODY_STREAM)
+		return 0;
+	rs_http_response_init(&resp);
+	err = dav_simple(w, "HEAD", url, NULL, &resp);
+	if (!err)
+		err = rs_http_response_content_length(&resp, "the upload", w->parent.display_url, &size);
+	if (!err && size != req->body_len)
+		err = rs_error_set(RS_ECORRUPT, "%s stored %llu of the %llu bytes of a chunked PUT: "
+				   "it does not take chunked bodies", w->parent.display_url,
+				   (unsigned long long)size, (unsigned long long)req->body_len);
+	rs_http_response_release(&resp);
+	return err;
+}
+
+/*
  * PUT the body of `req` to a temporary name next to `key` and MOVE it
  * over the key (or PUT straight to the key with direct_put). *put_status
  * is the PUT's HTTP status (0 when it was not sent or got none).
@@ -571,6 +598,8 @@ static int webdav_put(struct webdav_remote *w, const char *key,
 		req->url = rs_buf_cstr(&url);
 		err = dav_perform(w, req, &resp);
 		*put_status = resp.status;
+		if (!err)
+			err = check_stored_size(w, req, rs_buf_cstr(&url));
 		goto out;
 	}
 
@@ -586,6 +615,13 @@ static int webdav_put(struct webdav_remote *w, const char *key,
 	req->url = rs_buf_cstr(&tmp);
 	err = dav_perform(w, req, &resp);
 	*put_status = resp.status;
+	if (!err && (err = check_stored_size(w, req, rs_buf_cstr(&tmp)))) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", rs_error_message());
+		dav_simple(w, "DELETE", rs_buf_cstr(&tmp), NULL, &resp);
+		rs_error_set(err, "%s", msg);
+	}
 	if (err)
 		goto out;
 
@@ -664,9 +700,10 @@ static int webdav_put_file(struct rs_remote *r, const char *key, const char *pat
 /*
  * A pack while it is being written: one chunked PUT that sends the bytes
  * as they come. A server that wants the length first (411 Length
- * Required, 501 or a bare 400 for a chunked body) gets a plain PUT once
- * the file is complete, and this remote does not try chunked again (a 400
- * for another reason comes back from that PUT too).
+ * Required, 501 or a bare 400 for a chunked body), or that says it
+ * stored something else than was sent (check_stored_size), gets a plain
+ * PUT once the file is complete, and this remote does not try chunked
+ * again (a 400 for another reason comes back from that PUT too).
  */
 static int webdav_put_stream(struct rs_remote *r, const char *key,
 			     struct rs_growing *g)
@@ -688,7 +725,7 @@ static int webdav_put_stream(struct rs_remote *r, const char *key,
 		if (!err)
 			err = webdav_put(w, key, &req, &status);
 		rs_http_request_release(&req);
-		if (!err || (status != 400 && status != 411 && status != 501))
+		if (!err || (err != RS_ECORRUPT && status != 400 && status != 411 && status != 501))
 			return err;
 		pthread_mutex_lock(&w->lock);
 		w->no_chunked = 1;

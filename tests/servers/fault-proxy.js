@@ -6,14 +6,17 @@
 //
 //   node fault-proxy.js --target http://127.0.0.1:8080 --fail 3
 //        [--status 503 | --reset] [--body TEXT] [--port 0] [--every K]
-//        [--no-chunked]
+//        [--no-chunked | --empty-chunked]
 //
 // --body sends TEXT as the failure's body (application/xml), for example
 // an S3 error document, to test how a client explains it.
 // --every K fails, after the first N, each K-th request as well (a flaky
 // server rather than one that recovers). --no-chunked answers 411 Length
 // Required to every request whose body is sent chunked (a server or
-// gateway that wants a Content-Length first). It prints "PORT=<port>" once it
+// gateway that wants a Content-Length first). --empty-chunked instead
+// forwards such a request with an empty body, as Apache does when it
+// hands a chunked body to PHP-FPM: the server answers 201 and stores
+// nothing. It prints "PORT=<port>" once it
 // listens and, on SIGTERM, exits; a request count goes to stderr per
 // request so a test can check that retries really happened.
 'use strict';
@@ -22,7 +25,7 @@ const http = require('http');
 
 function parseArgs(argv) {
   const o = { target: null, fail: 0, status: 503, reset: false, port: 0, every: 0, body: null,
-    noChunked: false };
+    noChunked: false, emptyChunked: false };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -37,6 +40,7 @@ function parseArgs(argv) {
     else if (a === '--every') o.every = parseInt(next(), 10);
     else if (a === '--body') o.body = next();
     else if (a === '--no-chunked') o.noChunked = true;
+    else if (a === '--empty-chunked') o.emptyChunked = true;
     else throw new Error(`unknown option ${a}`);
   }
   if (!o.target) throw new Error('--target is required');
@@ -58,6 +62,22 @@ const server = http.createServer((req, res) => {
     req.on('end', () => {
       res.writeHead(411, { 'Content-Type': 'text/plain', 'Connection': 'close' });
       res.end('a Content-Length is required\n');
+    });
+    return;
+  }
+  if (opts.emptyChunked && /chunked/i.test(req.headers['transfer-encoding'] || '')) {
+    process.stderr.write(`fault-proxy: #${n} ${req.method} ${req.url} -> forward, body dropped (chunked)\n`);
+    req.resume();
+    req.on('end', () => {
+      const headers = { ...req.headers, 'content-length': '0' };
+      delete headers['transfer-encoding'];
+      const up = http.request({ host: opts.target.hostname, port: opts.target.port,
+        method: req.method, path: req.url, headers }, (upres) => {
+        res.writeHead(upres.statusCode, upres.headers);
+        upres.pipe(res);
+      });
+      up.on('error', () => { if (!res.headersSent) res.writeHead(502); res.end(); });
+      up.end();
     });
     return;
   }

@@ -2,7 +2,7 @@
 # Start or stop the fault-injecting proxy (fault-proxy.js) on loopback.
 #
 #   fault-proxy.sh start DIR --target URL [--fail N] [--status S | --reset] [--body TEXT] [--every K]
-#                                         [--no-chunked]
+#                                         [--no-chunked | --empty-chunked]
 #   fault-proxy.sh stop DIR
 #
 # `start` prints RS_PROXY_URL=http://127.0.0.1:PORT (the proxy fails the

@@ -759,6 +759,21 @@ static void test_webdav_retry(void **state)
 		stop_server("fault-proxy.sh", "proxy6");
 		snprintf(log, sizeof(log), "%s/proxy6/proxy.log", work_dir);
 		assert_int_equal(count_lines_with(log, "-> 411"), 1);
+
+		/*
+		 * One that answers 201 to a chunked body but stores none of it:
+		 * the size check catches it and the plain PUT follows.
+		 */
+		r = open_via_proxy("proxy6", "--empty-chunked", path);
+		assert_int_equal(stream_check_put(r, "packs/s0", spath, data, N, &c), 0);
+		rs_buf_clear(&b);
+		assert_int_equal(r->get(r, "packs/s0", 0, UINT64_MAX, &b), 0);
+		assert_int_equal(b.len, N);
+		assert_memory_equal(b.ptr, data, N);
+		rs_remote_free(r);
+		stop_server("fault-proxy.sh", "proxy6");
+		assert_int_equal(count_lines_with(log, "body dropped"), 1);
+		assert_false(tree_has(getenv("RS_WEBDAV_ROOT"), ".tmp-"));
 		free(data);
 	}
 
