@@ -311,6 +311,7 @@ void rs_http_request_set_body_mem(struct rs_http_request *req, const void *p,
 	req->body = p;
 	req->body_path = NULL;
 	req->body_stream = NULL;
+	req->body_fixed = 0;
 	req->body_off = 0;
 	req->body_len = n;
 	req->payload_sha256[0] = '\0';
@@ -322,6 +323,7 @@ void rs_http_request_set_body_file(struct rs_http_request *req,
 	req->body_kind = RS_HTTP_BODY_FILE;
 	req->body = NULL;
 	req->body_stream = NULL;
+	req->body_fixed = 0;
 	req->body_path = path;
 	req->body_off = off;
 	req->body_len = len;
@@ -571,10 +573,8 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *userp)
 static int stream_wait(struct transfer *t, uint64_t *left)
 {
 	struct rs_http_request *req = t->req;
-	uint64_t avail;
+	uint64_t avail, at = req->body_off + t->pos;
 	int sealed, err;
-
-	uint64_t at = req->body_off + t->pos;
 
 	*left = 0;
 	if (req->body_fixed && t->pos >= req->body_len)
