@@ -177,9 +177,11 @@ static void test_put_get_stat_del(void **state)
 	assert_memory_equal(b.ptr, text, 20);
 	rs_buf_clear(&b);
 	assert_int_equal(r->get(r, "packs/aa.pack", 5, 4, &b), 0);
+	assert_int_equal(b.len, 4);
 	assert_string_equal(b.ptr, "5678");
 	rs_buf_clear(&b);
 	assert_int_equal(r->get(r, "packs/aa.pack", 15, UINT64_MAX, &b), 0);
+	assert_int_equal(b.len, 5);
 	assert_string_equal(b.ptr, "fghij");
 	rs_buf_clear(&b);
 	/* The tail from exactly the end is empty, not an error. */
@@ -195,6 +197,7 @@ static void test_put_get_stat_del(void **state)
 	/* Appends after what the buffer holds. */
 	assert_int_equal(rs_buf_puts(&b, "head:"), 0);
 	assert_int_equal(r->get(r, "packs/aa.pack", 0, 3, &b), 0);
+	assert_int_equal(b.len, 8);
 	assert_string_equal(b.ptr, "head:012");
 
 	/* Overwrite with the same key is allowed; empty objects too. */
@@ -515,6 +518,7 @@ static void test_session_token(void **state)
 	if (r->put_buf(r, "packs/t.pack", "token", 5))
 		fail_msg("put with a session token: %s", rs_error_message());
 	assert_int_equal(r->get(r, "packs/t.pack", 0, UINT64_MAX, &b), 0);
+	assert_int_equal(b.len, 5);
 	assert_string_equal(b.ptr, "token");
 	rs_remote_free(r);
 	unsetenv("AWS_SESSION_TOKEN");
@@ -553,6 +557,7 @@ static void test_virtual_hosted(void **state)
 	if (r->put_buf(r, "packs/v.pack", "virtual", 7))
 		fail_msg("put: %s", rs_error_message());
 	assert_int_equal(r->get(r, "packs/v.pack", 1, 3, &b), 0);
+	assert_int_equal(b.len, 3);
 	assert_string_equal(b.ptr, "irt");
 	memset(&l, 0, sizeof(l));
 	assert_int_equal(r->list(r, "packs/", collect, &l), 0);
