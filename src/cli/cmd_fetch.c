@@ -280,6 +280,10 @@ static int checkout_file(struct fetcher *f, const char *rel, const char *object,
 	if (mkdir_parent(full.ptr) == 0 && copy_verified(f->repo, object, full.ptr, fresh ? NULL : &p->oid) == 0) {
 		placed = 1;
 		refresh_index_entry(f, rel, full.ptr, blob_text);
+	} else {
+		/* Not fatal (the object is in place), but say why. */
+		fprintf(stderr, "results: cannot check out '%s' (%s); the session is in the "
+			"local LFS store\n", rel, rs_error_message());
 	}
 out:
 	rs_error_clear();

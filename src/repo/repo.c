@@ -76,7 +76,8 @@ int rs_repo_open(struct rs_repo **out, const char *path)
 		else
 			err = rs_buf_printf(&lfs, "%slfs", git_repository_commondir(r->git));
 		rs_buf_release(&storage);
-		rs_error_clear();
+		if (err == 0)
+			rs_error_clear(); /* lfs.storage unset is no error */
 	}
 	if (err)
 		goto out;
@@ -435,11 +436,12 @@ out:
  * lfs-agent's results-<oid>), optionally the ".tmp-XXXXXX" that
  * rs_fs_tmpfile_near adds. git-lfs's own temporaries never match.
  */
-static int is_our_tmp(const char *name)
+static int is_our_tmp(const char *name, const void *arg)
 {
 	const char *p = name + 8;
 	size_t n;
 
+	(void)arg;
 	if (strncmp(name, "results-", 8) != 0)
 		return 0;
 	n = strspn(p, "0123456789abcdef-");
@@ -453,7 +455,18 @@ static int is_our_tmp(const char *name)
 	return strspn(p + 5, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == 6;
 }
 
-static void clean_dir(const char *dir, time_t cutoff, uid_t me, unsigned *removed)
+/* "<oid hex>.tmp-XXXXXX" for the object named by `arg` (its hex name). */
+static int is_partial_object(const char *name, const void *arg)
+{
+	const char *hex = arg;
+	size_t n = strlen(hex);
+
+	return strncmp(name, hex, n) == 0 && strncmp(name + n, ".tmp-", 5) == 0 &&
+	       strlen(name + n + 5) == 6;
+}
+
+static void clean_dir(const char *dir, int (*ours)(const char *name, const void *arg),
+		      const void *arg, time_t cutoff, uid_t me, unsigned *removed)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -463,7 +476,7 @@ static void clean_dir(const char *dir, time_t cutoff, uid_t me, unsigned *remove
 	if (!d)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (!is_our_tmp(de->d_name))
+		if (!ours(de->d_name, arg))
 			continue;
 		rs_buf_clear(&path);
 		if (rs_buf_printf(&path, "%s/%s", dir, de->d_name) != 0)
@@ -479,39 +492,53 @@ static void clean_dir(const char *dir, time_t cutoff, uid_t me, unsigned *remove
 	rs_buf_release(&path);
 }
 
-int rs_repo_clean_stale_tmp(struct rs_repo *r, unsigned *removed_out)
+/* results.tmpGracePeriod in seconds, RS_REPO_TMP_GRACE when unset. */
+static int tmp_grace(struct rs_repo *r, long long *out)
 {
-	struct rs_buf dir = RS_BUF_INIT, val = RS_BUF_INIT;
-	long long grace = RS_REPO_TMP_GRACE;
-	unsigned removed = 0;
-	int err;
+	struct rs_buf val = RS_BUF_INIT;
+	int err = 0;
 
+	*out = RS_REPO_TMP_GRACE;
 	if (rs_repo_config_get(r, RS_REPO_TMP_GRACE_KEY, &val) == 0) {
 		char *end;
 		long long v = strtoll(val.ptr, &end, 10);
 
-		if (*end || end == val.ptr || v < 60) {
-			err = rs_error_set(RS_EUSAGE, "%s = '%s' is not a number of seconds "
-					   "(60 or more)", RS_REPO_TMP_GRACE_KEY, val.ptr);
-			goto out;
-		}
-		grace = v;
+		if (*end || end == val.ptr || v < 60)
+			err = rs_error_set(RS_EUSAGE, "git config %s = '%s' is not a number of "
+					   "seconds (60 or more); fix it with 'git config %s 3600'",
+					   RS_REPO_TMP_GRACE_KEY, val.ptr, RS_REPO_TMP_GRACE_KEY);
+		else
+			*out = v;
 	}
-	rs_error_clear(); /* unset is fine: the default applies */
+	if (err == 0)
+		rs_error_clear(); /* unset is fine: the default applies */
+	rs_buf_release(&val);
+	return err;
+}
+
+int rs_repo_clean_stale_tmp(struct rs_repo *r, unsigned *removed_out)
+{
+	struct rs_buf dir = RS_BUF_INIT;
+	long long grace;
+	unsigned removed = 0;
+	int err;
+
+	err = tmp_grace(r, &grace);
+	if (err)
+		goto out;
 	err = rs_buf_printf(&dir, "%s/tmp", r->lfs_dir);
 	if (err)
 		goto out;
-	clean_dir(dir.ptr, time(NULL) - (time_t)grace, geteuid(), &removed);
+	clean_dir(dir.ptr, is_our_tmp, NULL, time(NULL) - (time_t)grace, geteuid(), &removed);
 	rs_buf_clear(&dir);
 	err = rs_buf_printf(&dir, "%sresults/tmp", git_repository_path(r->git));
 	if (err)
 		goto out;
-	clean_dir(dir.ptr, time(NULL) - (time_t)grace, geteuid(), &removed);
+	clean_dir(dir.ptr, is_our_tmp, NULL, time(NULL) - (time_t)grace, geteuid(), &removed);
 	if (removed_out)
 		*removed_out = removed;
 out:
 	rs_buf_release(&dir);
-	rs_buf_release(&val);
 	return err;
 }
 
@@ -535,6 +562,20 @@ int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oi
 		goto out;
 	}
 	err = rs_fs_fsync_parent(path.ptr);
+	if (err == 0) {
+		/* Older versions downloaded beside the object: a killed fetch
+		   left "<oid>.tmp-XXXXXX" there. Now that the object is whole,
+		   its stale partial copies go. */
+		long long grace;
+		unsigned removed = 0;
+
+		*slash = '\0';
+		if (tmp_grace(r, &grace) == 0)
+			clean_dir(path.ptr, is_partial_object, slash + 1,
+				  time(NULL) - (time_t)grace, geteuid(), &removed);
+		*slash = '/';
+		rs_error_clear();
+	}
 out:
 	if (err)
 		unlink(tmp);

@@ -177,6 +177,18 @@ done
 if [ "$(id -u)" = 0 ]; then
 	[ -e .git/lfs/tmp/results-7-7-7 ] || fail "another user's file was removed"
 fi
+# A partial object that an older version left beside its object (a killed
+# fetch): removed when the object is placed, a fresh one kept.
+gen --seed 77 --size 64K -o "$T/in/p.pyisession"
+oid=$(sha256sum "$T/in/p.pyisession" | cut -d' ' -f1)
+odir=.git/lfs/objects/${oid:0:2}/${oid:2:2}
+mkdir -p "$odir"
+: >"$odir/$oid.tmp-Xy12Zw"; touch -d '2 hours ago' "$odir/$oid.tmp-Xy12Zw"
+: >"$odir/$oid.tmp-Fresh1"
+"$RESULTS" add "$T/in/p.pyisession" --commit "$SHA" --trigger partial >/dev/null
+[ ! -e "$odir/$oid.tmp-Xy12Zw" ] || fail "a stale partial object stayed beside its object"
+[ -e "$odir/$oid.tmp-Fresh1" ] || fail "a fresh partial object was removed"
+rm "$odir/$oid.tmp-Fresh1"
 # The grace period is configurable.
 git config results.tmpGracePeriod 60
 "$RESULTS" add "$T/in/other.pyisession" --commit "$SHA" --trigger grace >/dev/null
