@@ -744,7 +744,7 @@ static int journal_acquire(struct rs_repo *r, const struct journal *self, const 
 	int err = 0;
 
 	for (int attempt = 0; attempt < 3; attempt++) {
-		int rc;
+		int rc, link_errno;
 
 		rs_buf_clear(&tmp);
 		err = journal_write_tmp(r, self, jpath, &tmp);
@@ -766,9 +766,10 @@ static int journal_acquire(struct rs_repo *r, const struct journal *self, const 
 			err = rs_fs_fsync_parent(jpath);
 			break;
 		}
+		link_errno = errno;
 		err = rs_error_errno(RS_EGENERIC, "cannot create '%s'", jpath);
 		unlink(tmp.ptr);
-		if (errno != EEXIST)
+		if (link_errno != EEXIST)
 			break;
 		err = journal_read(&other, jpath);
 		if (err == RS_ENOTFOUND) {
