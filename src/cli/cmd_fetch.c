@@ -486,7 +486,8 @@ int cmd_fetch(int argc, char **argv)
 	status = rs_cli_open_repo(&f.repo);
 	if (status != RS_EXIT_OK)
 		goto out;
-	status = rs_cli_repair_repo(f.repo);
+	/* With -o the repository is left alone, repairs included. */
+	status = f.outdir ? RS_EXIT_OK : rs_cli_repair_repo(f.repo);
 	if (status != RS_EXIT_OK)
 		goto out;
 	err = rs_runindex_load(&idx, f.repo, NULL, 0);

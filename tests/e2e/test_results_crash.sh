@@ -19,6 +19,9 @@ set -euo pipefail
 pass() { echo "ok - $*"; }
 has() { grep "$@" >/dev/null; }
 command -v strace >/dev/null || fail "strace is needed for the kill tests"
+# LeakSanitizer cannot run under ptrace: the sanitizer build checks leaks
+# in every run that is not traced.
+traced() { ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace "$@"; }
 
 mkdir -p "$T/in"
 cp "$RS_SOURCE_DIR/tests/data/tiny_pyinstrument_5.1.2.pyisession" "$T/in/small.pyisession"
@@ -80,7 +83,7 @@ while :; do
 	runs_before=$(runs_count)
 	gen --seed $((100 + n)) --size 64K -o "$T/in/k$n.pyisession" # a new object to place
 	rc=0
-	strace -f -qq -o /dev/null -e trace=rename,renameat,renameat2 \
+	traced -f -qq -o /dev/null -e trace=rename,renameat,renameat2 \
 		-e inject=rename,renameat,renameat2:signal=KILL:when=$n \
 		"$RESULTS" add "$T/in/k$n.pyisession" --commit "$SHA" --trigger k$n \
 		>"$T/out" 2>"$T/err" || rc=$?
@@ -112,7 +115,7 @@ pass "killed at each of its $((n - 1)) renames: never a deleted run, the next ad
 before=$(git rev-parse HEAD)
 runs_before=$(runs_count)
 rc=0
-strace -f -qq -o /dev/null -P "$PWD/.git/results/commit-journal" -e trace=unlink,unlinkat \
+traced -f -qq -o /dev/null -P "$PWD/.git/results/commit-journal" -e trace=unlink,unlinkat \
 	-e inject=unlink,unlinkat:signal=KILL:when=1 \
 	"$RESULTS" add "$T/in/small.pyisession" --commit "$SHA" --trigger late >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" = 137 ] || fail "journal removal: exit $rc"
@@ -126,7 +129,7 @@ pass "killed after the commit point: the run stays, the next add finishes"
 
 # --- killed mid-copy; stale temporary files ------------------------------
 rc=0
-strace -f -qq -o /dev/null -e trace=write -e inject=write:signal=KILL:when=2 \
+traced -f -qq -o /dev/null -e trace=write -e inject=write:signal=KILL:when=2 \
 	"$RESULTS" add "$T/in/big.pyisession" --commit "$SHA" --trigger copy >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" = 137 ] || fail "mid-copy: exit $rc"
 [ -z "$(git status --porcelain --untracked-files=all)" ] || fail "mid-copy kill: $(git status --porcelain)"
@@ -140,7 +143,7 @@ pass "killed mid-copy: the partial copy is in .git/lfs/tmp, the work tree is cle
 run=$(sed -n 's/^recorded run \([^ ]*\) .*/\1/p' "$T/out")
 ptr=$(git ls-files "runs/*/$(git ls-files 'runs/*' | grep -- "-big-" | head -1 | xargs dirname | xargs basename)/big.pyisession")
 rc=0
-strace -f -qq -o /dev/null -e trace=write -e inject=write:signal=KILL:when=2 \
+traced -f -qq -o /dev/null -e trace=write -e inject=write:signal=KILL:when=2 \
 	"$RESULTS" fetch "$run" >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" = 137 ] || { cat "$T/err"; fail "fetch mid-copy: exit $rc"; }
 [ -z "$(git status --porcelain --untracked-files=all)" ] || fail "fetch kill: $(git status --porcelain --untracked-files=all)"
