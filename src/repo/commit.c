@@ -219,6 +219,7 @@ struct journal {
 	git_oid old_id, new_id;
 	int unborn;   /* the branch had no commit */
 	int intent;   /* ref, old and new are set */
+	int damaged;  /* unreadable: its owner is taken for dead */
 	time_t mtime;
 };
 
@@ -270,6 +271,8 @@ static int owner_alive(const struct journal *j)
 	char host[256] = "";
 	unsigned long long start;
 
+	if (j->damaged)
+		return 0;
 	if (gethostname(host, sizeof(host) - 1) != 0 || strcmp(host, j->host) != 0)
 		/* Another machine (a shared folder): trust it for a while. */
 		return time(NULL) - j->mtime < RS_REPO_TMP_GRACE;
@@ -395,7 +398,7 @@ static int journal_read(struct journal *j, const char *jpath)
 		   machine. Treat it as a dead owner with nothing to finish. */
 		memset(j, 0, sizeof(*j));
 		j->pid = -1;
-		snprintf(j->host, sizeof(j->host), "?");
+		j->damaged = 1;
 	}
 	if (err == 0 && stat(jpath, &st) == 0)
 		j->mtime = st.st_mtime;
@@ -505,7 +508,8 @@ static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int 
 		int ok = 1;
 
 		rs_buf_clear(&full);
-		if ((err = rs_buf_printf(&full, "%s%s", r->workdir, d->new_file.path)))
+		err = rs_buf_printf(&full, "%s%s", r->workdir, d->new_file.path);
+		if (err)
 			goto out;
 		if (lstat(full.ptr, &st) == 0) {
 			if (!S_ISREG(st.st_mode)) {
@@ -560,7 +564,8 @@ static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int 
 			continue;
 		}
 		rs_buf_clear(&full);
-		if ((err = rs_buf_printf(&full, "%s%s", r->workdir, path)))
+		err = rs_buf_printf(&full, "%s%s", r->workdir, path);
+		if (err)
 			goto out;
 		if (want) {
 			err = index_add_written(index, path, full.ptr, &d->new_file.id,

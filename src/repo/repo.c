@@ -475,7 +475,10 @@ static void clean_dir(const char *dir, int (*ours)(const char *name, const void 
 
 	if (!d)
 		return;
-	while ((de = readdir(d)) != NULL) {
+	for (;;) {
+		de = readdir(d);
+		if (!de)
+			break;
 		if (!ours(de->d_name, arg))
 			continue;
 		rs_buf_clear(&path);

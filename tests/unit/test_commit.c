@@ -495,6 +495,10 @@ static void test_journal_is_a_lock(void **state)
 
 	write_journal(fx, dead_pid(), NULL, NULL);
 	assert_int_equal(commit2(fx, "b.txt", "beta\n", NULL, NULL, NULL, NULL), 0);
+	assert_false(journal_exists(fx));
+	/* A damaged journal (a power cut) blocks nobody either. */
+	assert_int_equal(rs_fs_write_file_atomic(path.ptr, "garbage", 7), 0);
+	assert_int_equal(commit2(fx, "c.txt", "gamma\n", NULL, NULL, NULL, NULL), 0);
 	assert_tree_file(fx, "b.txt", "beta\n");
 	assert_false(journal_exists(fx));
 	assert_int_equal(status_count(fx), 0);
