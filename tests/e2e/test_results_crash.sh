@@ -153,6 +153,37 @@ head -c 40 "$ptr" | has '^version https://git-lfs' || fail "the pointer was dama
 cmp "$ptr" "$T/in/big.pyisession" || fail "fetch did not check the session out"
 pass "fetch killed mid-copy: the partial copy is in .git/results/tmp; the next fetch works"
 
+# A download from the store, killed mid-write: nothing partial among the
+# objects (git-lfs would take a file there for the object), the partial
+# copy is in .git/lfs/tmp; the next fetch downloads it whole.
+git init -q --bare "$T/results.git"
+git clone -q "$T/results.git" "$T/ci" 2>/dev/null
+(
+	cd "$T/ci"
+	"$RESULTS" init --remote "file://$T/store" >/dev/null
+	"$RESULTS" add "$T/in/big.pyisession" --commit "$SHA" --trigger ci >/dev/null
+	git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
+)
+git clone -q "$T/results.git" "$T/dev" 2>/dev/null
+(
+	cd "$T/dev"
+	"$RESULTS" init >/dev/null
+	rc=0
+	traced -f -qq -o /dev/null -e trace=write -e inject=write:signal=KILL:when=1 \
+		"$RESULTS" fetch "$SHA" >"$T/out" 2>"$T/err" || rc=$?
+	[ "$rc" = 137 ] || { cat "$T/err"; fail "download kill: exit $rc"; }
+	[ -z "$(find .git/lfs/objects -type f 2>/dev/null)" ] \
+		|| fail "a partial file among the objects: $(find .git/lfs/objects -type f)"
+	[ -n "$(find .git/lfs/tmp -name 'results-*' -type f)" ] || fail "no partial download in .git/lfs/tmp"
+	[ -z "$(git status --porcelain --untracked-files=all)" ] || fail "download kill: $(git status --porcelain)"
+	"$RESULTS" fetch "$SHA" >"$T/out" 2>"$T/err" || { cat "$T/err"; fail "fetch after the kill"; }
+	cmp "$(cat "$T/out")" "$T/in/big.pyisession" || fail "the fetched session differs"
+	find .git/lfs/tmp -name 'results-*' -type f -exec touch -d '2 hours ago' {} +
+	"$RESULTS" fetch "$SHA" >/dev/null
+	[ -z "$(find .git/lfs/tmp -name 'results-*' -type f)" ] || fail "the stale download stayed"
+)
+pass "a download killed mid-write: nothing partial among the objects, removed once stale"
+
 # Stale ones go, fresh ones and other people's stay.
 find .git/lfs/tmp .git/results/tmp -name 'results-*' -type f -exec touch -d '2 hours ago' {} +
 stale=$(find .git/lfs/tmp .git/results/tmp -name 'results-*' -type f)
