@@ -74,6 +74,13 @@ int rs_cli_report(int err);
 struct rs_repo;
 int rs_cli_open_repo(struct rs_repo **out);
 
+/*
+ * Before writing to the repository: finish or undo what a killed results
+ * process left half done (a note on stderr says which) and remove stale
+ * temporary files. RS_EXIT_OK, or the printed error's status.
+ */
+int rs_cli_repair_repo(struct rs_repo *repo);
+
 /* Directory holding the running `results` binary (from /proc/self/exe),
    without trailing '/'. Borrowed static storage; NULL if unknown. */
 const char *rs_cli_exe_dir(void);

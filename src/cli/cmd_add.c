@@ -176,6 +176,9 @@ int cmd_add(int argc, char **argv)
 	status = rs_cli_open_repo(&repo);
 	if (status != RS_EXIT_OK)
 		goto out;
+	status = rs_cli_repair_repo(repo);
+	if (status != RS_EXIT_OK)
+		goto out;
 	if (!branch) {
 		/* The profiled checkout's branch when the session lies in it and
 		   it is at --commit; else what CI says; else "main". */

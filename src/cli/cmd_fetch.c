@@ -100,9 +100,11 @@ static int open_store(struct fetcher *f)
  * objects that were already in the local LFS store are trusted by git-lfs,
  * but a copy we hand out should be as checked as a download. Without
  * `oid` (the object was verified by the store a moment ago) the kernel
- * copies it (copy_file_range).
+ * copies it (copy_file_range). With `repo`, `dest` is in its working tree
+ * and the temporary file goes where git never sees it (.git/results/tmp).
  */
-static int copy_verified(const char *src, const char *dest, const struct rs_id *oid)
+static int copy_verified(struct rs_repo *repo, const char *src, const char *dest,
+			 const struct rs_id *oid)
 {
 	struct rs_buf tmp = RS_BUF_INIT;
 	struct rs_sha256 *h = rs_sha256_new();
@@ -119,7 +121,7 @@ static int copy_verified(const char *src, const char *dest, const struct rs_id *
 		err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", src);
 		goto out;
 	}
-	err = rs_fs_tmpfile_near(&tmp, dest, &fd);
+	err = repo ? rs_repo_tmpfile_for(repo, dest, &tmp, &fd) : rs_fs_tmpfile_near(&tmp, dest, &fd);
 	/* Just downloaded and checked by the store: let the kernel copy. */
 	while (err == 0 && !oid) {
 		ssize_t n = copy_file_range(in, NULL, fd, NULL, 1u << 30, 0);
@@ -275,9 +277,13 @@ static int checkout_file(struct fetcher *f, const char *rel, const char *object,
 		    rs_id_cmp(&cur.oid, &p->oid) != 0)
 			goto out;
 	}
-	if (mkdir_parent(full.ptr) == 0 && copy_verified(object, full.ptr, fresh ? NULL : &p->oid) == 0) {
+	if (mkdir_parent(full.ptr) == 0 && copy_verified(f->repo, object, full.ptr, fresh ? NULL : &p->oid) == 0) {
 		placed = 1;
 		refresh_index_entry(f, rel, full.ptr, blob_text);
+	} else {
+		/* Not fatal (the object is in place), but say why. */
+		fprintf(stderr, "results: cannot check out '%s' (%s); the session is in the "
+			"local LFS store\n", rel, rs_error_message());
 	}
 out:
 	rs_error_clear();
@@ -332,7 +338,15 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 			/* Straight to DIR: the repository is left alone. */
 			rs_buf_printf(&dest, "%s/%s/%s", f->outdir, run->id, name);
 		} else {
-			rs_buf_puts(&dest, object.ptr);
+			/* Into .git/lfs/tmp, then renamed to its object path: a killed
+			   fetch leaves a temporary file there (removed once stale by
+			   the next add or fetch), never a partial file among the
+			   objects. */
+			err = rs_repo_lfs_tmp_path(&dest, f->repo);
+			if (err) {
+				status = rs_cli_report(err);
+				goto out;
+			}
 		}
 		status = open_store(f);
 		if (status != RS_EXIT_OK)
@@ -344,6 +358,13 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 			status = download_failed(err, what.ptr);
 			goto out;
 		}
+		if (!f->outdir) {
+			err = rs_repo_lfs_adopt(f->repo, dest.ptr, &p.oid);
+			if (err) {
+				status = rs_cli_report(err);
+				goto out;
+			}
+		}
 		if (f->outdir) {
 			printf("%s\n", dest.ptr);
 			status = RS_EXIT_OK;
@@ -353,7 +374,7 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 		rs_buf_printf(&dest, "%s/%s/%s", f->outdir, run->id, name);
 		err = mkdir_parent(dest.ptr);
 		if (err == 0)
-			err = copy_verified(object.ptr, dest.ptr, &p.oid);
+			err = copy_verified(NULL, object.ptr, dest.ptr, &p.oid);
 		if (err) {
 			status = rs_cli_report(err);
 			goto out;
@@ -463,6 +484,10 @@ int cmd_fetch(int argc, char **argv)
 
 	rs_runindex_init(&idx);
 	status = rs_cli_open_repo(&f.repo);
+	if (status != RS_EXIT_OK)
+		goto out;
+	/* With -o the repository is left alone, repairs included. */
+	status = f.outdir ? RS_EXIT_OK : rs_cli_repair_repo(f.repo);
 	if (status != RS_EXIT_OK)
 		goto out;
 	err = rs_runindex_load(&idx, f.repo, NULL, 0);

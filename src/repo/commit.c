@@ -3,28 +3,44 @@
  * else the user has in the index or working tree.
  *
  * Outline (why each step is where it is):
+ *  0. Take the journal (.git/results/commit-journal), which is also the
+ *     lock among results processes; a dead process's journal is first
+ *     finished or undone (rs_commit_recover).
  *  1. Validate paths and read HEAD (or note an unborn branch).
  *  2. Write blobs and build the new tree from HEAD's tree with
  *     git_tree_create_updated: the commit never picks up other staged
  *     changes, unlike a commit made from the index.
  *  3. Refuse if a touched path has local changes we would overwrite.
- *  4. Create the commit object and write the new working-tree files under
- *     temporary names. Nothing is visible yet.
- *  5. Move the branch with a compare-and-swap against the HEAD read in
- *     step 1: this single ref update is the commit point. If it fails the
- *     temporary files are removed and the repository is as before.
- *  6. Rename the files into place and update just their index entries,
- *     with stat data taken from the files we wrote so that `git status`
- *     sees them clean without re-hashing.
+ *  4. Create the commit object (unreferenced: invisible) and write into
+ *     the journal the branch, its old commit and the new one.
+ *  5. Put the new files in the working tree (each written under
+ *     .git/results/tmp, then renamed into place) and then their index
+ *     entries, with stat data taken from the files we wrote so that
+ *     `git status` sees them clean without re-hashing.
+ *  6. Move the branch with a compare-and-swap against the HEAD read in
+ *     step 1: this single ref update is the commit point, and it comes
+ *     LAST. If it fails, step 5 is undone and the repository is as before.
+ *  7. Remove the journal.
+ *
+ * Why the ref last: three files change (working tree, index, ref) and no
+ * order makes every moment clean for `git status`. With the ref first, a
+ * kill leaves HEAD ahead of the index: the run shows as deleted and the
+ * user's next ordinary commit removes it. With the ref last, a kill leaves
+ * the run's files staged or untracked, which no git command turns into a
+ * loss; and the journal lets the next results command undo them (branch
+ * not moved) or finish the checkout (branch moved).
  */
 #include "repo/commit.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/error.h"
@@ -181,9 +197,611 @@ static int mkdir_parent(const char *full)
 	return rs_fs_mkdir_p(dir, 0777);
 }
 
+
+/* ---- the journal ------------------------------------------------------ */
+
+#define JOURNAL_LEAF "commit-journal"
+#define JOURNAL_MAX 4096
+
+/*
+ * .git/results/commit-journal: who is committing (pid, its start time,
+ * host) and, from step 4 on, what (ref, old and new commit). It is made
+ * with link(2) from a complete temporary file, so it never exists half
+ * written, and it doubles as the lock that keeps two results processes
+ * from committing at once. Whoever finds the journal of a dead process
+ * finishes or undoes that commit (rs_commit_recover).
+ */
+struct journal {
+	long pid;
+	unsigned long long start;
+	char host[256];
+	char ref[1024];
+	git_oid old_id, new_id;
+	int unborn;   /* the branch had no commit */
+	int intent;   /* ref, old and new are set */
+	int damaged;  /* unreadable: its owner is taken for dead */
+	time_t mtime;
+};
+
+/* Field 22 of /proc/<pid>/stat: the start time that tells a reused pid apart. */
+static int proc_start(long pid, unsigned long long *out)
+{
+	char path[64], buf[1024];
+	FILE *f;
+	size_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	p++;
+	for (int field = 3; field <= 22; field++) {
+		while (*p == ' ')
+			p++;
+		if (field == 22) {
+			*out = strtoull(p, NULL, 10);
+			return 0;
+		}
+		p = strchr(p, ' ');
+		if (!p)
+			return -1;
+	}
+	return -1;
+}
+
+static void journal_self(struct journal *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->pid = (long)getpid();
+	if (proc_start(j->pid, &j->start) != 0)
+		j->start = 0;
+	if (gethostname(j->host, sizeof(j->host) - 1) != 0 || !j->host[0])
+		snprintf(j->host, sizeof(j->host), "?");
+}
+
+static int owner_alive(const struct journal *j)
+{
+	char host[256] = "";
+	unsigned long long start;
+
+	if (j->damaged)
+		return 0;
+	if (gethostname(host, sizeof(host) - 1) != 0 || strcmp(host, j->host) != 0)
+		/* Another machine (a shared folder): trust it for a while. */
+		return time(NULL) - j->mtime < RS_REPO_TMP_GRACE;
+	if (proc_start(j->pid, &start) == 0)
+		return start == j->start;
+	if (access("/proc/self/stat", R_OK) == 0)
+		return 0; /* procfs answers, and not for that pid */
+	return kill((pid_t)j->pid, 0) == 0 || errno == EPERM;
+}
+
+static int journal_format(struct rs_buf *out, const struct journal *j)
+{
+	char oldhex[GIT_OID_HEXSZ + 1], newhex[GIT_OID_HEXSZ + 1];
+	int err;
+
+	err = rs_buf_printf(out, "results commit journal 1\npid %ld\nstart %llu\nhost %s\n",
+			    j->pid, j->start, j->host);
+	if (err || !j->intent)
+		return err;
+	git_oid_tostr(oldhex, sizeof(oldhex), &j->old_id);
+	git_oid_tostr(newhex, sizeof(newhex), &j->new_id);
+	return rs_buf_printf(out, "ref %s\nold %s\nnew %s\n", j->ref,
+			     j->unborn ? "unborn" : oldhex, newhex);
+}
+
+/* The value after "key " on a line of `text`, copied into `out` (capped). */
+static int journal_field(const char *text, const char *key, char *out, size_t cap)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		size_t n = strcspn(p, "\n");
+
+		if (n > klen && strncmp(p, key, klen) == 0 && p[klen] == ' ') {
+			if (n - klen - 1 >= cap)
+				return -1;
+			memcpy(out, p + klen + 1, n - klen - 1);
+			out[n - klen - 1] = '\0';
+			return 0;
+		}
+		p = p[n] ? p + n + 1 : NULL;
+	}
+	return -1;
+}
+
+static int journal_parse(struct journal *j, const char *text)
+{
+	char v[1024];
+
+	memset(j, 0, sizeof(*j));
+	if (strncmp(text, "results commit journal 1\n", 25) != 0 ||
+	    journal_field(text, "pid", v, sizeof(v)) != 0)
+		return -1;
+	j->pid = strtol(v, NULL, 10);
+	if (journal_field(text, "start", v, sizeof(v)) != 0)
+		return -1;
+	j->start = strtoull(v, NULL, 10);
+	if (journal_field(text, "host", j->host, sizeof(j->host)) != 0)
+		return -1;
+	if (journal_field(text, "ref", j->ref, sizeof(j->ref)) != 0)
+		return 0; /* no intent yet */
+	if (journal_field(text, "old", v, sizeof(v)) != 0)
+		return -1;
+	if (strcmp(v, "unborn") == 0)
+		j->unborn = 1;
+	else if (git_oid_fromstr(&j->old_id, v) != 0)
+		return -1;
+	if (journal_field(text, "new", v, sizeof(v)) != 0 || git_oid_fromstr(&j->new_id, v) != 0)
+		return -1;
+	j->intent = 1;
+	return 0;
+}
+
+/* The journal's text, durable, under a temporary name (caller's `tmp`). */
+static int journal_write_tmp(struct rs_repo *r, const struct journal *j, const char *jpath,
+			     struct rs_buf *tmp)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	int fd = -1, err;
+
+	err = journal_format(&text, j);
+	if (err == 0)
+		err = rs_repo_tmpfile_for(r, jpath, tmp, &fd);
+	if (err == 0)
+		err = rs_fs_write_all(fd, text.ptr, text.len);
+	if (err == 0 && fsync(fd) != 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp->ptr);
+	if (fd >= 0 && close(fd) != 0 && err == 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", tmp->ptr);
+	if (err && fd >= 0)
+		unlink(tmp->ptr);
+	rs_buf_release(&text);
+	return err;
+}
+
+/* Step 4: record what is about to change (replaces our own journal). */
+static int journal_set_intent(struct rs_repo *r, const struct journal *j, const char *jpath)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	int err;
+
+	err = journal_write_tmp(r, j, jpath, &tmp);
+	if (err == 0 && rename(tmp.ptr, jpath) != 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", jpath);
+		unlink(tmp.ptr);
+	}
+	if (err == 0)
+		err = rs_fs_fsync_parent(jpath);
+	rs_buf_release(&tmp);
+	return err;
+}
+
+static int journal_read(struct journal *j, const char *jpath)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	struct stat st;
+	int err;
+
+	err = rs_fs_read_file(&text, jpath, JOURNAL_MAX);
+	if (err == 0 && journal_parse(j, text.ptr) != 0) {
+		/* Written whole before it appears: damaged by a crash of the
+		   machine. Treat it as a dead owner with nothing to finish. */
+		memset(j, 0, sizeof(*j));
+		j->pid = -1;
+		j->damaged = 1;
+	}
+	if (err == 0 && stat(jpath, &st) == 0)
+		j->mtime = st.st_mtime;
+	rs_buf_release(&text);
+	return err;
+}
+
+/* ---- putting a tree's version of some paths in place -------------------- */
+
+#define APPLY_FORCE 1     /* overwrite local changes */
+#define APPLY_NO_INDEX 2  /* the working tree only */
+
+static void rmdir_parents(const char *full, const char *workdir)
+{
+	char dir[PATH_LIMIT * 2];
+	size_t wlen = strlen(workdir);
+	char *slash;
+
+	if (strlen(full) >= sizeof(dir))
+		return;
+	strcpy(dir, full);
+	for (;;) {
+		slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) < wlen)
+			return;
+		*slash = '\0';
+		if (rmdir(dir) != 0)
+			return;
+	}
+}
+
+static int index_write_failed(git_repository *repo)
+{
+	char lock[PATH_LIMIT];
+
+	snprintf(lock, sizeof(lock), "%sindex.lock", git_repository_path(repo));
+	if (rs_fs_exists(lock))
+		return rs_error_set(RS_ERETRY, "cannot write the index: '%s' exists (another git "
+				    "command is running in this repository, or one was killed; "
+				    "when none is running, remove that file)", lock);
+	return git_fail(RS_EGENERIC, "cannot write the index");
+}
+
+/* Write blob `id` to the working-tree file `full` (temporary name, rename). */
+static int write_blob_file(struct rs_repo *r, const git_oid *id, int executable, const char *full)
+{
+	git_blob *blob = NULL;
+	struct rs_buf tmp = RS_BUF_INIT;
+	int fd = -1, err;
+
+	if (git_blob_lookup(&blob, r->git, id) < 0)
+		return git_fail(RS_EGENERIC, "cannot read a blob");
+	err = mkdir_parent(full);
+	if (err == 0)
+		err = rs_repo_tmpfile_for(r, full, &tmp, &fd);
+	if (err == 0)
+		err = rs_fs_write_all(fd, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	if (err == 0 && fchmod(fd, executable ? 0755 : 0644) != 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot set the mode of '%s'", full);
+	if (fd >= 0 && close(fd) != 0 && err == 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", full);
+	if (err == 0 && rename(tmp.ptr, full) != 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", full);
+	if (err && fd >= 0)
+		unlink(tmp.ptr);
+	git_blob_free(blob);
+	rs_buf_release(&tmp);
+	return err;
+}
+
+/*
+ * Make the working tree (and, unless APPLY_NO_INDEX, the index) hold
+ * `target`'s version of every path that differs between `other` and
+ * `target`. A path is touched only when what is there now is one of the
+ * two versions or absent, so an edit of the user's is never overwritten
+ * (unless APPLY_FORCE); `*skipped` counts the paths left alone.
+ * `*index_failed` is set when writing the index was what failed.
+ */
+static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int flags,
+		      size_t *skipped, int *index_failed)
+{
+	git_repository *repo = r->git;
+	git_diff *diff = NULL;
+	git_index *index = NULL;
+	struct rs_buf full = RS_BUF_INIT;
+	unsigned char *skip = NULL;
+	size_t i, n;
+	int err = 0, dirty = 0;
+
+	*skipped = 0;
+	*index_failed = 0;
+	if (git_diff_tree_to_tree(&diff, repo, other, target, NULL) < 0) {
+		err = git_fail(RS_EGENERIC, "cannot compare two trees");
+		goto out;
+	}
+	n = git_diff_num_deltas(diff);
+	skip = calloc(n ? n : 1, 1);
+	if (!skip) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		int want = d->status != GIT_DELTA_DELETED, had = d->status != GIT_DELTA_ADDED;
+		struct stat st;
+		git_oid wid;
+		int ok = 1;
+
+		rs_buf_clear(&full);
+		err = rs_buf_printf(&full, "%s%s", r->workdir, d->new_file.path);
+		if (err)
+			goto out;
+		if (lstat(full.ptr, &st) == 0) {
+			if (!S_ISREG(st.st_mode)) {
+				ok = 0;
+			} else if (git_odb_hashfile(&wid, full.ptr, GIT_OBJECT_BLOB) < 0) {
+				err = git_fail(RS_EGENERIC, "cannot hash a working-tree file");
+				goto out;
+			} else if (want && git_oid_equal(&wid, &d->new_file.id) &&
+				   !!(st.st_mode & 0100) ==
+				   (d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE)) {
+				continue; /* already there */
+			} else {
+				ok = (had && git_oid_equal(&wid, &d->old_file.id)) ||
+				     (want && git_oid_equal(&wid, &d->new_file.id));
+			}
+		}
+		if (!ok && !(flags & APPLY_FORCE)) {
+			skip[i] = 1;
+			(*skipped)++;
+			continue;
+		}
+		if (want) {
+			err = write_blob_file(r, &d->new_file.id,
+					      d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE, full.ptr);
+			if (err)
+				goto out;
+		} else {
+			if (unlink(full.ptr) != 0 && errno != ENOENT) {
+				err = rs_error_errno(RS_EGENERIC, "cannot remove '%s'", full.ptr);
+				goto out;
+			}
+			rmdir_parents(full.ptr, r->workdir);
+		}
+	}
+	if (flags & APPLY_NO_INDEX)
+		goto out;
+	if (git_repository_index(&index, repo) < 0 || git_index_read(index, 1) < 0) {
+		err = git_fail(RS_EGENERIC, "cannot read the index");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		const char *path = d->new_file.path;
+		const git_index_entry *ie = git_index_get_bypath(index, path, 0);
+		int want = d->status != GIT_DELTA_DELETED, had = d->status != GIT_DELTA_ADDED;
+
+		if (skip[i])
+			continue;
+		if (ie && !(flags & APPLY_FORCE) && !(want && git_oid_equal(&ie->id, &d->new_file.id)) &&
+		    !(had && git_oid_equal(&ie->id, &d->old_file.id))) {
+			(*skipped)++;
+			continue;
+		}
+		rs_buf_clear(&full);
+		err = rs_buf_printf(&full, "%s%s", r->workdir, path);
+		if (err)
+			goto out;
+		if (want) {
+			err = index_add_written(index, path, full.ptr, &d->new_file.id,
+						d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE);
+			if (err)
+				goto out;
+			dirty = 1;
+		} else if (ie) {
+			if (git_index_remove(index, path, 0) < 0) {
+				err = git_fail(RS_EGENERIC, "cannot update the index");
+				goto out;
+			}
+			dirty = 1;
+		}
+	}
+	if (dirty && git_index_write(index) < 0) {
+		*index_failed = 1;
+		err = index_write_failed(repo);
+		/* The repository's index object is shared: drop our changes. */
+		git_index_read(index, 1);
+	}
+out:
+	free(skip);
+	rs_buf_release(&full);
+	git_index_free(index);
+	git_diff_free(diff);
+	return err;
+}
+
+/* ---- recovery ----------------------------------------------------------- */
+
+/* A ref lock our dead process left: it holds exactly the new commit's id. */
+static void drop_our_ref_lock(git_repository *repo, const struct journal *j)
+{
+	char lock[PATH_LIMIT * 2], hex[GIT_OID_HEXSZ + 1];
+	struct rs_buf text = RS_BUF_INIT;
+
+	snprintf(lock, sizeof(lock), "%s%s.lock",
+		 strcmp(j->ref, "HEAD") == 0 ? git_repository_path(repo)
+					     : git_repository_commondir(repo), j->ref);
+	git_oid_tostr(hex, sizeof(hex), &j->new_id);
+	if (rs_fs_read_file(&text, lock, 256) == 0 && text.len == GIT_OID_HEXSZ + 1 &&
+	    memcmp(text.ptr, hex, GIT_OID_HEXSZ) == 0 && text.ptr[GIT_OID_HEXSZ] == '\n')
+		unlink(lock);
+	rs_error_clear(); /* best effort: no lock, or not ours */
+	rs_buf_release(&text);
+}
+
+/*
+ * An index lock our dead process left: a complete index whose entries for
+ * every path of the commit are the new commit's. Another process's lock
+ * would not hold exactly those entries, and an incomplete one (no valid
+ * checksum) is left alone.
+ */
+static void drop_our_index_lock(git_repository *repo, git_tree *new_tree, git_tree *old_tree)
+{
+	char lock[PATH_LIMIT];
+	git_index *idx = NULL;
+	git_diff *diff = NULL;
+	size_t i, n;
+	int ours = 1;
+
+	snprintf(lock, sizeof(lock), "%sindex.lock", git_repository_path(repo));
+	if (!rs_fs_exists(lock) || git_index_open(&idx, lock) < 0 ||
+	    git_diff_tree_to_tree(&diff, repo, old_tree, new_tree, NULL) < 0)
+		goto out;
+	n = git_diff_num_deltas(diff);
+	for (i = 0; i < n && ours; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		const git_index_entry *ie = git_index_get_bypath(idx, d->new_file.path, 0);
+
+		if (d->status == GIT_DELTA_DELETED)
+			ours = ie == NULL;
+		else
+			ours = ie && git_oid_equal(&ie->id, &d->new_file.id);
+	}
+	if (ours && n > 0)
+		unlink(lock);
+out:
+	git_diff_free(diff);
+	git_index_free(idx);
+}
+
+static int recover(struct rs_repo *r, const char *jpath, const struct journal *j,
+		   struct rs_buf *note)
+{
+	git_repository *repo = r->git;
+	git_commit *newc = NULL, *oldc = NULL;
+	git_tree *new_tree = NULL, *old_tree = NULL;
+	git_reference *ref = NULL;
+	char hex[GIT_OID_HEXSZ + 1];
+	size_t skipped = 0;
+	int err = 0, index_failed, gerr, at_new, at_old;
+
+	if (!j->intent)
+		goto done; /* killed before anything visible changed */
+	git_oid_tostr(hex, sizeof(hex), &j->new_id);
+	if (git_commit_lookup(&newc, repo, &j->new_id) < 0 || git_commit_tree(&new_tree, newc) < 0)
+		goto done; /* the commit object is gone (gc): nothing refers to it */
+	if (!j->unborn && (git_commit_lookup(&oldc, repo, &j->old_id) < 0 ||
+			   git_commit_tree(&old_tree, oldc) < 0)) {
+		err = git_fail(RS_EGENERIC, "cannot read the commit an interrupted 'results add' "
+			       "started from");
+		goto out;
+	}
+	drop_our_ref_lock(repo, j);
+	drop_our_index_lock(repo, new_tree, old_tree);
+	gerr = git_reference_lookup(&ref, repo, j->ref);
+	if (gerr < 0 && gerr != GIT_ENOTFOUND) {
+		err = git_fail(RS_EGENERIC, "cannot read the branch");
+		goto out;
+	}
+	at_new = ref && git_reference_target(ref) &&
+		 git_oid_equal(git_reference_target(ref), &j->new_id);
+	at_old = j->unborn ? !ref : ref && git_reference_target(ref) &&
+		 git_oid_equal(git_reference_target(ref), &j->old_id);
+	if (at_new) {
+		err = apply_tree(r, new_tree, old_tree, 0, &skipped, &index_failed);
+		if (err == 0 && note)
+			err = rs_buf_printf(note, "finished an interrupted 'results add': commit %.12s "
+					    "is recorded and now checked out", hex);
+	} else if (at_old) {
+		err = apply_tree(r, old_tree, new_tree, 0, &skipped, &index_failed);
+		if (err == 0 && note)
+			err = rs_buf_printf(note, "undid an interrupted 'results add' (its commit "
+					    "%.12s was never recorded); run that 'results add' again", hex);
+	}
+	/* Else the branch moved on since (the user committed or reset): their
+	   state wins, there is nothing of ours to finish. */
+	if (err == 0 && skipped && note)
+		err = rs_buf_printf(note, "; %zu path(s) with changes of yours were left as they are",
+				    skipped);
+	if (err)
+		goto out;
+done:
+	if (unlink(jpath) != 0 && errno != ENOENT)
+		err = rs_error_errno(RS_EGENERIC, "cannot remove '%s'", jpath);
+out:
+	if (err)
+		err = rs_error_wrap(err, "cannot repair the working tree after an interrupted "
+				    "'results add'");
+	git_reference_free(ref);
+	git_tree_free(new_tree);
+	git_tree_free(old_tree);
+	git_commit_free(newc);
+	git_commit_free(oldc);
+	return err;
+}
+
+int rs_commit_recover(struct rs_repo *r, struct rs_buf *note)
+{
+	struct rs_buf jpath = RS_BUF_INIT;
+	struct journal j;
+	int err;
+
+	err = rs_repo_state_path(&jpath, r, JOURNAL_LEAF);
+	if (err)
+		goto out;
+	if (!rs_fs_exists(jpath.ptr))
+		goto out;
+	err = journal_read(&j, jpath.ptr);
+	if (err == RS_ENOTFOUND) {
+		err = 0; /* its owner just finished */
+		goto out;
+	}
+	if (err || owner_alive(&j))
+		goto out; /* a live one is its owner's business */
+	err = recover(r, jpath.ptr, &j, note);
+out:
+	if (err == 0)
+		rs_error_clear();
+	rs_buf_release(&jpath);
+	return err;
+}
+
+/* Step 0: take the journal, finishing a dead process's first. */
+static int journal_acquire(struct rs_repo *r, const struct journal *self, const char *jpath)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	struct journal other;
+	int err = 0;
+
+	for (int attempt = 0; attempt < 3; attempt++) {
+		int rc, link_errno;
+
+		rs_buf_clear(&tmp);
+		err = journal_write_tmp(r, self, jpath, &tmp);
+		if (err)
+			break;
+		rc = link(tmp.ptr, jpath);
+		if (rc != 0 && (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP)) {
+			/* No hard links here: open(O_EXCL) is the lock instead. */
+			int fd = open(jpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+			rc = fd < 0 ? -1 : 0;
+			if (fd >= 0) {
+				close(fd);
+				rc = rename(tmp.ptr, jpath);
+			}
+		}
+		if (rc == 0) {
+			unlink(tmp.ptr);
+			err = rs_fs_fsync_parent(jpath);
+			break;
+		}
+		link_errno = errno;
+		err = rs_error_errno(RS_EGENERIC, "cannot create '%s'", jpath);
+		unlink(tmp.ptr);
+		if (link_errno != EEXIST)
+			break;
+		err = journal_read(&other, jpath);
+		if (err == RS_ENOTFOUND) {
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		if (owner_alive(&other)) {
+			err = rs_error_set(RS_ERETRY, "another results command (process %ld on '%s') "
+					   "is recording a run in this repository; wait for it to "
+					   "finish", other.pid, other.host);
+			break;
+		}
+		err = recover(r, jpath, &other, NULL);
+		if (err)
+			break;
+		err = rs_error_set(RS_ERETRY, "'%s' keeps coming back", jpath);
+	}
+	rs_buf_release(&tmp);
+	return err;
+}
+
+/* ---- the commit --------------------------------------------------------- */
+
 struct pending {
 	char *full;     /* working-tree path */
-	char *tmp;      /* temporary name, NULL when nothing written */
 	git_oid id;
 };
 
@@ -200,12 +818,14 @@ int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
 	git_signature *author = NULL, *committer = NULL;
 	git_tree_update *updates = NULL;
 	struct pending *pend = NULL;
+	struct rs_buf jpath = RS_BUF_INIT;
+	struct journal j;
 	git_oid old_id, tree_oid, commit_id;
 	const git_commit *parents[1];
 	char *refname = NULL;
-	char reflog[256];
-	size_t i, j, nupdates = 0;
-	int gerr, err = 0, unborn = 0, committed = 0;
+	char reflog[256], msg[1024];
+	size_t i, k, nupdates = 0, skipped;
+	int gerr, err = 0, unborn = 0, locked = 0, keep_journal = 0, index_failed = 0, saved, ifail;
 
 	if (changed)
 		*changed = 0;
@@ -217,10 +837,19 @@ int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
 			return rs_error_set(RS_EUSAGE, "bad path '%s' for a commit", files[i].path);
 		if (!files[i].remove && !files[i].data && files[i].size)
 			return rs_error_set(RS_EUSAGE, "no content for '%s'", files[i].path);
-		for (j = 0; j < i; j++)
-			if (strcmp(files[i].path, files[j].path) == 0)
+		for (k = 0; k < i; k++)
+			if (strcmp(files[i].path, files[k].path) == 0)
 				return rs_error_set(RS_EUSAGE, "'%s' given twice", files[i].path);
 	}
+
+	/* 0. The journal, which is also the lock among results processes. */
+	journal_self(&j);
+	err = rs_repo_state_path(&jpath, r, JOURNAL_LEAF);
+	if (err == 0)
+		err = journal_acquire(r, &j, jpath.ptr);
+	if (err)
+		goto out;
+	locked = 1;
 
 	/* 1. HEAD. */
 	gerr = git_repository_head(&head, repo);
@@ -327,7 +956,7 @@ int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
 			goto out;
 	}
 
-	/* 4. The commit object and the new files under temporary names. */
+	/* 4. The commit object, and the journal says what comes. */
 	err = make_signature(&author, repo, opts, "AUTHOR");
 	if (err == 0)
 		err = make_signature(&committer, repo, opts, "COMMITTER");
@@ -339,30 +968,22 @@ int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
 		err = git_fail(RS_EGENERIC, "cannot create the commit");
 		goto out;
 	}
-	for (i = 0; i < nfiles; i++) {
-		struct rs_buf tmp = RS_BUF_INIT;
-		int fd = -1;
+	snprintf(j.ref, sizeof(j.ref), "%s", refname);
+	if (!unborn)
+		git_oid_cpy(&j.old_id, &old_id);
+	git_oid_cpy(&j.new_id, &commit_id);
+	j.unborn = unborn;
+	j.intent = 1;
+	err = journal_set_intent(r, &j, jpath.ptr);
+	if (err)
+		goto out;
 
-		if (files[i].remove)
-			continue;
-		err = mkdir_parent(pend[i].full);
-		if (err == 0)
-			err = rs_fs_tmpfile_near(&tmp, pend[i].full, &fd);
-		if (err == 0) {
-			pend[i].tmp = rs_buf_detach(&tmp, NULL);
-			err = rs_fs_write_all(fd, files[i].data ? files[i].data : "", files[i].size);
-			if (err == 0 && fchmod(fd, files[i].executable ? 0755 : 0644) != 0)
-				err = rs_error_errno(RS_EGENERIC, "cannot set the mode of '%s'",
-						     pend[i].full);
-			if (close(fd) != 0 && err == 0)
-				err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", pend[i].full);
-		}
-		rs_buf_release(&tmp);
-		if (err)
-			goto out;
-	}
+	/* 5. Working tree, then index. */
+	err = apply_tree(r, tree, base, opts->force ? APPLY_FORCE : 0, &skipped, &index_failed);
+	if (err)
+		goto undo;
 
-	/* 5. The commit point. */
+	/* 6. The commit point, last. */
 	snprintf(reflog, sizeof(reflog), "commit%s: %.*s", unborn ? " (initial)" : "",
 		 (int)strcspn(opts->message, "\n"), opts->message);
 	if (unborn)
@@ -370,64 +991,44 @@ int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
 	else
 		gerr = git_reference_create_matching(&newref, repo, refname, &commit_id, 1,
 						     &old_id, reflog);
-	if (gerr == GIT_EMODIFIED || gerr == GIT_EEXISTS || gerr == GIT_ELOCKED) {
+	if (gerr == GIT_EMODIFIED || gerr == GIT_EEXISTS) {
 		err = rs_error_set(RS_ERETRY, "'%s' moved while committing; try again", refname);
-		goto out;
+		goto undo;
+	}
+	if (gerr == GIT_ELOCKED) {
+		err = git_fail(RS_ERETRY, "cannot update the branch (another git command holds "
+			       "its lock; when none is running, remove the '.lock' file named)");
+		goto undo;
 	}
 	if (gerr < 0) {
 		err = git_fail(RS_EGENERIC, "cannot update the branch");
-		goto out;
+		goto undo;
 	}
-	committed = 1;
 	if (commit_hex_out)
 		git_oid_tostr(commit_hex_out, GIT_OID_HEXSZ + 1, &commit_id);
 	if (changed)
 		*changed = 1;
+	goto out;
 
-	/* 6. Working tree and index. */
-	for (i = 0; i < nfiles; i++) {
-		if (files[i].remove) {
-			if (unlink(pend[i].full) != 0 && errno != ENOENT) {
-				err = rs_error_errno(RS_EGENERIC, "cannot remove '%s'", pend[i].full);
-				goto out;
-			}
-			if (git_index_get_bypath(index, files[i].path, 0) &&
-			    git_index_remove(index, files[i].path, 0) < 0) {
-				err = git_fail(RS_EGENERIC, "cannot update the index");
-				goto out;
-			}
-			continue;
-		}
-		if (rename(pend[i].tmp, pend[i].full) != 0) {
-			err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", pend[i].full);
-			goto out;
-		}
-		free(pend[i].tmp);
-		pend[i].tmp = NULL;
-		err = index_add_written(index, files[i].path, pend[i].full, &pend[i].id,
-					files[i].executable);
-		if (err)
-			goto out;
-	}
-	if (git_index_write(index) < 0) {
-		err = git_fail(RS_EGENERIC, "cannot write the index");
-		goto out;
+undo:
+	/* Before the commit point: put the working tree (and the index, unless
+	   writing it is what failed) back as HEAD has it. */
+	saved = err;
+	snprintf(msg, sizeof(msg), "%s", rs_error_message());
+	err = apply_tree(r, base, tree, index_failed ? APPLY_NO_INDEX : 0, &skipped, &ifail);
+	if (err) {
+		keep_journal = 1; /* the next results command finishes the undo */
+		err = rs_error_set(saved, "%s; the working tree could not be put back (%s): "
+				   "run 'results add' again to repair it", msg, rs_error_message());
+	} else {
+		err = rs_error_set(saved, "%s", msg);
 	}
 out:
-	if (err && committed) {
-		char hex[GIT_OID_HEXSZ + 1];
-
-		git_oid_tostr(hex, sizeof(hex), &commit_id);
-		err = rs_error_wrap(err, "commit %s was made but the working tree is behind "
-				    "(run 'git reset --hard' to bring it up to date)", hex);
-	}
-	for (i = 0; pend && i < nfiles; i++) {
-		if (pend[i].tmp) {
-			unlink(pend[i].tmp);
-			free(pend[i].tmp);
-		}
+	if (locked && !keep_journal)
+		unlink(jpath.ptr);
+	for (i = 0; pend && i < nfiles; i++)
 		free(pend[i].full);
-	}
+	rs_buf_release(&jpath);
 	free(pend);
 	free(updates);
 	free(refname);

@@ -9,14 +9,17 @@
  * tree is what git-lfs itself leaves for paths excluded by
  * lfs.fetchexclude, so `git status` stays clean.
  *
- * Atomicity: the branch ref is moved with a compare-and-swap from the HEAD
- * commit read at the start. Before that point nothing visible changes
- * (blobs, trees and the commit object are unreferenced loose objects;
- * working-tree files are written under temporary names). If the swap fails
- * (someone else committed meanwhile) nothing changed and RS_ERETRY is
- * returned. After it, the temporary files are renamed into place and the
- * index entries of exactly these paths are updated; other staged changes
- * of the user are left alone and are not part of the commit.
+ * Atomicity: the branch ref is moved LAST, with a compare-and-swap from
+ * the HEAD commit read at the start; that single ref update is the commit
+ * point. Before it, the commit object is an unreferenced loose object and
+ * the new files are put into the working tree and index (temporary files
+ * under .git/results/tmp, renamed into place). If the swap fails (someone
+ * else committed meanwhile) those files are put back and RS_ERETRY is
+ * returned. A journal (.git/results/commit-journal) names the branch, the
+ * old and the new commit while this happens, so that after a kill the
+ * next results command can undo the files (branch not moved) or finish
+ * the checkout (branch moved): see rs_commit_recover and
+ * docs/run-format.md, "Crash consistency".
  */
 #ifndef RS_COMMIT_H
 #define RS_COMMIT_H
@@ -65,14 +68,26 @@ struct rs_commit_options {
  * in the way; RS_ERETRY when HEAD moved during the call; RS_EGENERIC for
  * libgit2 or I/O failures (message says which).
  *
- * On an error after the commit point (the branch moved, but writing the
- * working tree or index failed, which the message says how to repair),
- * `*changed` is 1 and `commit_hex_out` holds the new commit: the commit
- * exists, so the caller must not undo what it refers to (LFS objects).
- * On every other error `*changed` is 0 and nothing changed.
+ * Nothing can fail after the commit point: on every error `*changed` is
+ * 0, the branch did not move and the working tree and index are as they
+ * were (when putting them back failed too, the message says so and the
+ * journal is kept for rs_commit_recover). An RS_ERETRY names what was in
+ * the way (the branch moved, another results command is recording, a
+ * '.git/index.lock' exists).
  */
 int rs_commit_files(struct rs_repo *repo, const struct rs_commit_file *files,
 		    size_t nfiles, const struct rs_commit_options *opts,
 		    char *commit_hex_out, int *changed);
+
+/*
+ * Finish what a killed results process left half done: when the journal
+ * of a dead process exists, its files are taken out of the working tree
+ * and index again (its branch never moved) or checked out (it did); its
+ * own stale '.lock' files are removed, recognised by their content; paths
+ * the user changed since are left alone. `note` (may be NULL) receives a
+ * sentence for the user when something was done. 0 also when there was
+ * nothing to do or the journal's owner is still running.
+ */
+int rs_commit_recover(struct rs_repo *repo, struct rs_buf *note);
 
 #endif

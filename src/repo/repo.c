@@ -6,6 +6,7 @@
  */
 #include "repo/repo.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -75,7 +76,8 @@ int rs_repo_open(struct rs_repo **out, const char *path)
 		else
 			err = rs_buf_printf(&lfs, "%slfs", git_repository_commondir(r->git));
 		rs_buf_release(&storage);
-		rs_error_clear();
+		if (err == 0)
+			rs_error_clear(); /* lfs.storage unset is no error */
 	}
 	if (err)
 		goto out;
@@ -335,21 +337,210 @@ int rs_repo_lfs_has(const struct rs_repo *r, const struct rs_id *oid, uint64_t s
 	return err;
 }
 
-int rs_repo_lfs_tmp_path(struct rs_buf *out, const struct rs_repo *r)
+/* "<dir>/results-<pid>-<n>-<time>": the one spelling of our temporary names. */
+static int tmp_name_in(struct rs_buf *out, const char *dir)
 {
 	static unsigned int counter;
-	struct rs_buf dir = RS_BUF_INIT;
 	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return rs_buf_printf(out, "%s/results-%ld-%u-%lx%09ld", dir, (long)getpid(),
+			     __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED),
+			     (unsigned long)ts.tv_sec, ts.tv_nsec);
+}
+
+int rs_repo_lfs_tmp_path(struct rs_buf *out, const struct rs_repo *r)
+{
+	struct rs_buf dir = RS_BUF_INIT;
 	int err;
 
 	err = rs_buf_printf(&dir, "%s/tmp", r->lfs_dir);
 	if (err == 0)
 		err = rs_fs_mkdir_p(dir.ptr, 0755);
-	clock_gettime(CLOCK_REALTIME, &ts);
 	if (err == 0)
-		err = rs_buf_printf(out, "%s/results-%ld-%u-%lx%09ld", dir.ptr, (long)getpid(),
-				    __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED),
-				    (unsigned long)ts.tv_sec, ts.tv_nsec);
+		err = tmp_name_in(out, dir.ptr);
+	rs_buf_release(&dir);
+	return err;
+}
+
+int rs_repo_state_path(struct rs_buf *out, const struct rs_repo *r, const char *leaf)
+{
+	struct rs_buf dir = RS_BUF_INIT;
+	int err;
+
+	err = rs_buf_printf(&dir, "%sresults", git_repository_path(r->git));
+	if (err == 0)
+		err = rs_fs_mkdir_p(dir.ptr, 0755);
+	if (err == 0)
+		err = rs_buf_printf(out, "%s/%s", dir.ptr, leaf);
+	rs_buf_release(&dir);
+	return err;
+}
+
+/*
+ * The working tree and .git/results/tmp on one file system? Compared on
+ * the folder that will hold `final_path`: a rename between two file
+ * systems is no rename, and a nested mount inside the working tree is
+ * possible.
+ */
+static int same_fs(const char *dir_a, const char *final_path)
+{
+	struct stat a, b;
+	char *dir = dup_str(final_path), *slash;
+	int same;
+
+	if (!dir)
+		return 0;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	same = stat(dir_a, &a) == 0 && stat(slash ? dir : ".", &b) == 0 && a.st_dev == b.st_dev;
+	free(dir);
+	return same;
+}
+
+int rs_repo_tmpfile_for(const struct rs_repo *r, const char *final_path,
+			struct rs_buf *tmp_out, int *fd_out)
+{
+	struct rs_buf dir = RS_BUF_INIT;
+	int err, fd;
+
+	err = rs_repo_state_path(&dir, r, "tmp");
+	if (err == 0)
+		err = rs_fs_mkdir_p(dir.ptr, 0755);
+	if (err)
+		goto out;
+	if (!same_fs(dir.ptr, final_path)) {
+		/* Unusual layout (a git dir on another disk): beside the file. */
+		err = rs_fs_tmpfile_near(tmp_out, final_path, fd_out);
+		goto out;
+	}
+	rs_buf_clear(tmp_out);
+	err = tmp_name_in(tmp_out, dir.ptr);
+	if (err)
+		goto out;
+	/* 0666 less the umask, as for any new file; callers chmod when they care. */
+	fd = open(tmp_out->ptr, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot create '%s'", tmp_out->ptr);
+		goto out;
+	}
+	*fd_out = fd;
+out:
+	rs_buf_release(&dir);
+	return err;
+}
+
+/*
+ * Ours: "results-" then [0-9a-f-] (rs_repo_lfs_tmp_path's names and
+ * lfs-agent's results-<oid>), optionally the ".tmp-XXXXXX" that
+ * rs_fs_tmpfile_near adds. git-lfs's own temporaries never match.
+ */
+static int is_our_tmp(const char *name, const void *arg)
+{
+	const char *p = name + 8;
+	size_t n;
+
+	(void)arg;
+	if (strncmp(name, "results-", 8) != 0)
+		return 0;
+	n = strspn(p, "0123456789abcdef-");
+	if (n == 0)
+		return 0;
+	p += n;
+	if (!*p)
+		return 1;
+	if (strncmp(p, ".tmp-", 5) != 0 || strlen(p + 5) != 6)
+		return 0;
+	return strspn(p + 5, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == 6;
+}
+
+/* "<oid hex>.tmp-XXXXXX" for the object named by `arg` (its hex name). */
+static int is_partial_object(const char *name, const void *arg)
+{
+	const char *hex = arg;
+	size_t n = strlen(hex);
+
+	return strncmp(name, hex, n) == 0 && strncmp(name + n, ".tmp-", 5) == 0 &&
+	       strlen(name + n + 5) == 6;
+}
+
+static void clean_dir(const char *dir, int (*ours)(const char *name, const void *arg),
+		      const void *arg, time_t cutoff, uid_t me, unsigned *removed)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct rs_buf path = RS_BUF_INIT;
+	struct stat st;
+
+	if (!d)
+		return;
+	for (;;) {
+		de = readdir(d);
+		if (!de)
+			break;
+		if (!ours(de->d_name, arg))
+			continue;
+		rs_buf_clear(&path);
+		if (rs_buf_printf(&path, "%s/%s", dir, de->d_name) != 0)
+			break;
+		/* lstat: a symlink is never ours, and is never followed. */
+		if (lstat(path.ptr, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != me ||
+		    st.st_mtime > cutoff)
+			continue;
+		if (unlink(path.ptr) == 0)
+			(*removed)++;
+	}
+	closedir(d);
+	rs_buf_release(&path);
+}
+
+/* results.tmpGracePeriod in seconds, RS_REPO_TMP_GRACE when unset. */
+static int tmp_grace(struct rs_repo *r, long long *out)
+{
+	struct rs_buf val = RS_BUF_INIT;
+	int err = 0;
+
+	*out = RS_REPO_TMP_GRACE;
+	if (rs_repo_config_get(r, RS_REPO_TMP_GRACE_KEY, &val) == 0) {
+		char *end;
+		long long v = strtoll(val.ptr, &end, 10);
+
+		if (*end || end == val.ptr || v < 60)
+			err = rs_error_set(RS_EUSAGE, "git config %s = '%s' is not a number of "
+					   "seconds (60 or more); fix it with 'git config %s 3600'",
+					   RS_REPO_TMP_GRACE_KEY, val.ptr, RS_REPO_TMP_GRACE_KEY);
+		else
+			*out = v;
+	}
+	if (err == 0)
+		rs_error_clear(); /* unset is fine: the default applies */
+	rs_buf_release(&val);
+	return err;
+}
+
+int rs_repo_clean_stale_tmp(struct rs_repo *r, unsigned *removed_out)
+{
+	struct rs_buf dir = RS_BUF_INIT;
+	long long grace;
+	unsigned removed = 0;
+	int err;
+
+	err = tmp_grace(r, &grace);
+	if (err)
+		goto out;
+	err = rs_buf_printf(&dir, "%s/tmp", r->lfs_dir);
+	if (err)
+		goto out;
+	clean_dir(dir.ptr, is_our_tmp, NULL, time(NULL) - (time_t)grace, geteuid(), &removed);
+	rs_buf_clear(&dir);
+	err = rs_buf_printf(&dir, "%sresults/tmp", git_repository_path(r->git));
+	if (err)
+		goto out;
+	clean_dir(dir.ptr, is_our_tmp, NULL, time(NULL) - (time_t)grace, geteuid(), &removed);
+	if (removed_out)
+		*removed_out = removed;
+out:
 	rs_buf_release(&dir);
 	return err;
 }
@@ -374,6 +565,20 @@ int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oi
 		goto out;
 	}
 	err = rs_fs_fsync_parent(path.ptr);
+	if (err == 0) {
+		/* Older versions downloaded beside the object: a killed fetch
+		   left "<oid>.tmp-XXXXXX" there. Now that the object is whole,
+		   its stale partial copies go. */
+		long long grace;
+		unsigned removed = 0;
+
+		*slash = '\0';
+		if (tmp_grace(r, &grace) == 0)
+			clean_dir(path.ptr, is_partial_object, slash + 1,
+				  time(NULL) - (time_t)grace, geteuid(), &removed);
+		*slash = '/';
+		rs_error_clear();
+	}
 out:
 	if (err)
 		unlink(tmp);

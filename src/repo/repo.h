@@ -113,6 +113,39 @@ int rs_repo_lfs_has(const struct rs_repo *r, const struct rs_id *oid, uint64_t s
 int rs_repo_lfs_tmp_path(struct rs_buf *out, const struct rs_repo *r);
 
 /*
+ * Private state of results inside the git dir of this working tree:
+ * "<git dir>/results/<leaf>" appended to `out` (the folder is created).
+ * Git never looks there, so nothing in it can be committed by accident.
+ */
+int rs_repo_state_path(struct rs_buf *out, const struct rs_repo *r, const char *leaf);
+
+/*
+ * A new empty file that will be renamed to `final_path` in the working
+ * tree: created under .git/results/tmp, where `git status` and
+ * `git add -A` never see it, when that folder is on the file system of
+ * `final_path` (so the rename stays atomic); beside `final_path` (as
+ * rs_fs_tmpfile_near) otherwise. The name goes in `tmp_out` (caller's),
+ * the open descriptor in `fd_out`.
+ */
+int rs_repo_tmpfile_for(const struct rs_repo *r, const char *final_path,
+			struct rs_buf *tmp_out, int *fd_out);
+
+/* Default age, in seconds, after which one of our temporary files is stale. */
+#define RS_REPO_TMP_GRACE 3600
+#define RS_REPO_TMP_GRACE_KEY "results.tmpGracePeriod"
+
+/*
+ * Remove temporary files that killed results processes left in
+ * .git/lfs/tmp and .git/results/tmp. Only files that are ours by name
+ * (see is_our_tmp in repo.c), regular (not symlinks), owned by this user
+ * and not modified for RS_REPO_TMP_GRACE seconds (git config
+ * results.tmpGracePeriod) go: a live process's file is younger than that,
+ * since it writes to it. Best effort; `removed_out` (may be NULL) counts
+ * them. RS_EUSAGE for a bad results.tmpGracePeriod.
+ */
+int rs_repo_clean_stale_tmp(struct rs_repo *r, unsigned *removed_out);
+
+/*
  * Copy the file at `src` into the local LFS store, hashing it on the way:
  * the copy goes to .git/lfs/tmp, is fsynced and renamed to its object
  * path only when complete. `oid_out` and `size_out` (may be NULL) receive

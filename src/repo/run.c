@@ -1148,7 +1148,12 @@ out:
 	return err;
 }
 
-/* Move the LFS copies into the object store (new objects are marked). */
+/*
+ * Move the LFS copies into the object store. Objects are never taken out
+ * again: they are content-addressed and complete, another commit (or a
+ * concurrent add of the same session) may refer to the same one, and an
+ * unreferenced object costs only disk (`git lfs prune` removes it).
+ */
 static int place_objects(struct rs_run *run, struct rs_repo *repo)
 {
 	int err = 0;
@@ -1161,31 +1166,14 @@ static int place_objects(struct rs_run *run, struct rs_repo *repo)
 		if (rs_repo_lfs_has(repo, &f->oid, f->size) == 0) {
 			unlink(f->tmp);
 		} else {
+			rs_error_clear(); /* "not in the local store" is no error here */
 			err = rs_repo_lfs_adopt(repo, f->tmp, &f->oid);
 			f->placed = !err;
 		}
 		free(f->tmp);
 		f->tmp = NULL;
 	}
-	rs_error_clear();
 	return err;
-}
-
-static void unplace_objects(struct rs_run *run, struct rs_repo *repo)
-{
-	struct rs_buf path = RS_BUF_INIT;
-
-	for (size_t i = 0; i < run->nfiles; i++) {
-		struct rs_run_file *f = &run->files[i];
-
-		if (!f->placed)
-			continue;
-		rs_buf_clear(&path);
-		if (rs_repo_lfs_object_path(&path, repo, &f->oid) == 0)
-			unlink(path.ptr);
-		f->placed = 0;
-	}
-	rs_buf_release(&path);
 }
 
 int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out)
@@ -1197,7 +1185,7 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 	struct rs_commit_options opts;
 	char **names = NULL;
 	size_t n = 0;
-	int err = 0, changed = 0, saved;
+	int err = 0, changed = 0;
 
 	if (!run->commit || !run->branch || !run->trigger || !run->recorded_at[0])
 		return rs_error_set(RS_EUSAGE, "a run needs a commit, branch, trigger and time");
@@ -1252,15 +1240,8 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 
 	/* Objects first: a commit must never point at an object we lack. */
 	if ((err = place_objects(run, repo)))
-		goto undo;
+		goto out;
 	err = rs_commit_files(repo, cf, n, &opts, commit_hex_out, &changed);
-	if (err)
-		goto undo;
-	goto out;
-undo:
-	saved = err;
-	unplace_objects(run, repo);
-	err = saved;
 out:
 	if (names)
 		for (size_t i = 0; i < run->nfiles + 2; i++)

@@ -19,8 +19,11 @@
  *   rs_run_release()                          removes whatever temporary
  *       files are left (all of them, when anything failed before).
  * Nothing is visible in the repository until rs_run_record's commit: an
- * error at any step leaves no commit, no work-tree file and no LFS object
- * that was not there before.
+ * error at any step leaves no commit and no work-tree file; an error
+ * after the LFS objects were placed (the commit itself failing) leaves
+ * them in .git/lfs/objects, unreferenced (they are never deleted: another
+ * commit may refer to the same object). A kill is covered by the commit
+ * journal (repo/commit.h).
  *
  * Ownership: struct rs_run is the caller's (init/release); everything it
  * points to belongs to it.
@@ -62,7 +65,7 @@ struct rs_run_file {
 	struct rs_id oid;  /* the LFS oid when lfs */
 	struct rs_buf blob;/* the committed bytes: the file, or its pointer */
 	char *tmp;         /* LFS copy under .git/lfs/tmp not yet placed; owned */
-	int placed;        /* rs_run_record placed a new object (undo on failure) */
+	int placed;        /* rs_run_record placed a new object (kept on failure) */
 };
 
 struct rs_run {
@@ -174,8 +177,8 @@ int rs_run_index_entry(struct rs_run_entry *out, const struct rs_run *run);
  * Record the run as one commit on top of HEAD: chooses the id and folder
  * (unique in HEAD's tree), renders run.json and summary.md, appends the
  * run to the current month's index shard, rewrites README.md, places the
- * LFS objects and commits. On any error nothing is committed and the LFS
- * objects this call placed are removed again. `commit_hex_out` (>= 41
+ * LFS objects and commits. On any error nothing is committed; the LFS
+ * objects placed stay (see above). `commit_hex_out` (>= 41
  * bytes, may be NULL) receives the new commit of the results repository.
  */
 int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out);

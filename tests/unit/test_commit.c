@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -282,29 +283,228 @@ static void test_locked_branch_changes_nothing(void **state)
 	rs_buf_release(&full);
 }
 
-/* The index cannot be written after the branch moved: the commit exists and says so. */
-static void test_error_after_commit_point(void **state)
+/*
+ * A stray .git/index.lock: the index cannot be written. The branch is
+ * moved last, so nothing is committed, the working tree is put back and
+ * the message names the lock (before: the branch had moved, and the caller
+ * deleted the LFS objects the new commit referred to).
+ */
+static void test_index_lock_commits_nothing(void **state)
 {
 	struct fixture *fx = *state;
-	char hex[GIT_OID_HEXSZ + 1], head[GIT_OID_HEXSZ + 1];
-	struct rs_buf lock = RS_BUF_INIT;
+	char hex[GIT_OID_HEXSZ + 1], before[GIT_OID_HEXSZ + 1], after[GIT_OID_HEXSZ + 1];
+	struct rs_buf lock = RS_BUF_INIT, full = RS_BUF_INIT;
 	int changed = -1;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
+	head_hex(fx, before);
 	rs_buf_printf(&lock, "%s/.git/index.lock", fx->dir);
 	assert_int_equal(rs_fs_write_file_atomic(lock.ptr, "", 0), 0);
-	assert_int_equal(commit2(fx, "b.txt", "beta\n", NULL, NULL, hex, &changed), RS_EGENERIC);
-	assert_int_equal(changed, 1);
-	head_hex(fx, head);
-	assert_string_equal(hex, head);
-	assert_non_null(strstr(rs_error_message(), "git reset --hard"));
-	assert_tree_file(fx, "b.txt", "beta\n");
+	assert_int_equal(commit2(fx, "a.txt", "changed\n", "b/b.txt", "beta\n", hex, &changed),
+			 RS_ERETRY);
+	assert_int_equal(changed, 0);
+	assert_non_null(strstr(rs_error_message(), "index.lock' exists"));
+	assert_non_null(strstr(rs_error_message(), "remove that file"));
+	head_hex(fx, after);
+	assert_string_equal(before, after);
+	assert_file(fx, "a.txt", "alpha\n");
+	rs_buf_printf(&full, "%s/b", fx->dir);
+	assert_false(rs_fs_exists(full.ptr)); /* not even the folder */
 	unlink(lock.ptr);
+	assert_int_equal(status_count(fx), 0);
 
 	/* Any earlier error: changed is 0. */
 	assert_int_equal(commit2(fx, "../x", "x", NULL, NULL, NULL, &changed), RS_EUSAGE);
 	assert_int_equal(changed, 0);
 	rs_buf_release(&lock);
+	rs_buf_release(&full);
+}
+
+/* The pid of a process that has exited (and been reaped). */
+static long dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return (long)pid;
+}
+
+/* The branch HEAD names (libgit2's default, whatever it is). */
+static void branch_name(struct fixture *fx, char *out, size_t n)
+{
+	git_reference *head = NULL;
+
+	assert_int_equal(git_reference_lookup(&head, fx->repo->git, "HEAD"), 0);
+	snprintf(out, n, "%s", git_reference_symbolic_target(head));
+	git_reference_free(head);
+}
+
+static void write_journal(struct fixture *fx, long pid, const char *old_hex, const char *new_hex)
+{
+	char branch[256];
+
+	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	rs_buf_printf(&path, "%s/.git/results", fx->dir);
+	assert_int_equal(rs_fs_mkdir_p(path.ptr, 0755), 0);
+	rs_buf_puts(&path, "/commit-journal");
+	rs_buf_printf(&text, "results commit journal 1\npid %ld\nstart 1\nhost %s\n", pid, host);
+	branch_name(fx, branch, sizeof(branch));
+	if (new_hex)
+		rs_buf_printf(&text, "ref %s\nold %s\nnew %s\n", branch, old_hex, new_hex);
+	assert_int_equal(rs_fs_write_file_atomic(path.ptr, text.ptr, text.len), 0);
+	rs_buf_release(&path);
+	rs_buf_release(&text);
+}
+
+static int journal_exists(struct fixture *fx)
+{
+	struct rs_buf path = RS_BUF_INIT;
+	int e;
+
+	rs_buf_printf(&path, "%s/.git/results/commit-journal", fx->dir);
+	e = rs_fs_exists(path.ptr);
+	rs_buf_release(&path);
+	return e;
+}
+
+static void unstage_and_delete(struct fixture *fx, const char *path)
+{
+	git_index *index = NULL;
+	struct rs_buf full = RS_BUF_INIT;
+
+	assert_int_equal(git_repository_index(&index, fx->repo->git), 0);
+	assert_int_equal(git_index_read(index, 1), 0);
+	assert_int_equal(git_index_remove(index, path, 0), 0);
+	assert_int_equal(git_index_write(index), 0);
+	git_index_free(index);
+	rs_buf_printf(&full, "%s/%s", fx->dir, path);
+	unlink(full.ptr);
+	rs_buf_release(&full);
+}
+
+/*
+ * A process killed after the branch moved but before the index and work
+ * tree were written (the old order): the journal lets recovery finish
+ * the checkout, so `git status` is clean and nothing shows as deleted.
+ */
+static void test_recover_finishes_a_moved_branch(void **state)
+{
+	struct fixture *fx = *state;
+	char c1[GIT_OID_HEXSZ + 1], c2[GIT_OID_HEXSZ + 1];
+	struct rs_buf note = RS_BUF_INIT;
+
+	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
+	head_hex(fx, c1);
+	assert_int_equal(commit2(fx, "run/b.txt", "beta\n", NULL, NULL, c2, NULL), 0);
+	unstage_and_delete(fx, "run/b.txt");
+	assert_int_equal(status_count(fx), 1); /* b.txt: deleted in the index */
+	write_journal(fx, dead_pid(), c1, c2);
+	assert_int_equal(rs_commit_recover(fx->repo, &note), 0);
+	assert_non_null(strstr(note.ptr, "finished an interrupted 'results add'"));
+	assert_file(fx, "run/b.txt", "beta\n");
+	assert_int_equal(status_count(fx), 0);
+	assert_false(journal_exists(fx));
+	rs_buf_release(&note);
+}
+
+/* Killed before the branch moved: recovery takes the files out again. */
+static void test_recover_undoes_an_unmoved_branch(void **state)
+{
+	struct fixture *fx = *state;
+	char c1[GIT_OID_HEXSZ + 1], c2[GIT_OID_HEXSZ + 1];
+	struct rs_buf note = RS_BUF_INIT, full = RS_BUF_INIT;
+	char branch[256];
+	git_oid id;
+
+	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
+	head_hex(fx, c1);
+	assert_int_equal(commit2(fx, "a.txt", "changed\n", "run/b.txt", "beta\n", c2, NULL), 0);
+	branch_name(fx, branch, sizeof(branch));
+	/* The branch back where it was; index and work tree as the commit left them. */
+	assert_int_equal(git_oid_fromstr(&id, c1), 0);
+	{
+		git_reference *ref = NULL;
+
+		assert_int_equal(git_reference_create(&ref, fx->repo->git, branch,
+						      &id, 1, NULL), 0);
+		git_reference_free(ref);
+	}
+	assert_true(status_count(fx) > 0);
+	write_journal(fx, dead_pid(), c1, c2);
+	assert_int_equal(rs_commit_recover(fx->repo, &note), 0);
+	assert_non_null(strstr(note.ptr, "undid an interrupted 'results add'"));
+	assert_file(fx, "a.txt", "alpha\n");
+	rs_buf_printf(&full, "%s/run", fx->dir);
+	assert_false(rs_fs_exists(full.ptr));
+	assert_int_equal(status_count(fx), 0);
+	assert_false(journal_exists(fx));
+	rs_buf_release(&note);
+	rs_buf_release(&full);
+}
+
+/*
+ * A live journal owner (this very process) is left alone, and a commit
+ * meanwhile is refused with RS_ERETRY naming it; a dead owner's journal
+ * without intent is simply removed by the next commit.
+ */
+static void test_journal_is_a_lock(void **state)
+{
+	struct fixture *fx = *state;
+	struct rs_buf note = RS_BUF_INIT, path = RS_BUF_INIT, text = RS_BUF_INIT;
+	unsigned long long start = 0;
+	char host[256] = "", *p;
+	int field;
+
+	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
+	/* Our own start time, as the journal records it. */
+	{
+		char buf[1024];
+		FILE *f = fopen("/proc/self/stat", "r");
+		size_t n;
+
+		assert_non_null(f);
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		rs_buf_puts(&text, buf);
+	}
+	p = strrchr(text.ptr, ')') + 1;
+	for (field = 3; field < 22; field++)
+		p = strchr(p + 1, ' ');
+	start = strtoull(p + 1, NULL, 10);
+	gethostname(host, sizeof(host) - 1);
+	rs_buf_printf(&path, "%s/.git/results", fx->dir);
+	assert_int_equal(rs_fs_mkdir_p(path.ptr, 0755), 0);
+	rs_buf_puts(&path, "/commit-journal");
+	rs_buf_clear(&text);
+	rs_buf_printf(&text, "results commit journal 1\npid %ld\nstart %llu\nhost %s\n",
+		      (long)getpid(), start, host);
+	assert_int_equal(rs_fs_write_file_atomic(path.ptr, text.ptr, text.len), 0);
+	assert_int_equal(rs_commit_recover(fx->repo, &note), 0);
+	assert_int_equal(note.len, 0);
+	assert_true(journal_exists(fx));
+	assert_int_equal(commit2(fx, "b.txt", "beta\n", NULL, NULL, NULL, NULL), RS_ERETRY);
+	assert_non_null(strstr(rs_error_message(), "another results command"));
+	assert_tree_file(fx, "b.txt", NULL);
+
+	write_journal(fx, dead_pid(), NULL, NULL);
+	assert_int_equal(commit2(fx, "b.txt", "beta\n", NULL, NULL, NULL, NULL), 0);
+	assert_false(journal_exists(fx));
+	/* A damaged journal (a power cut) blocks nobody either. */
+	assert_int_equal(rs_fs_write_file_atomic(path.ptr, "garbage", 7), 0);
+	assert_int_equal(commit2(fx, "c.txt", "gamma\n", NULL, NULL, NULL, NULL), 0);
+	assert_tree_file(fx, "b.txt", "beta\n");
+	assert_false(journal_exists(fx));
+	assert_int_equal(status_count(fx), 0);
+	rs_buf_release(&note);
+	rs_buf_release(&path);
+	rs_buf_release(&text);
 }
 
 int main(void)
@@ -316,7 +516,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuses_to_overwrite_local_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locked_branch_changes_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_error_after_commit_point, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index_lock_commits_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recover_finishes_a_moved_branch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recover_undoes_an_unmoved_branch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_journal_is_a_lock, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
