@@ -5,22 +5,33 @@
 # sweep), fetch then says "removed by retention", every other session
 # reads back byte-identical; a flipped byte is found by verify --deep and
 # repaired by verify --repair from the clone that holds the sessions.
+# The same scenario runs on a folder remote and on WebDAV (nginx on
+# loopback, tests/servers/webdav.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_gc_verify
 
-git init -q --bare "$T/results.git"
-STORE="$T/store"
+on_exit() { bash "$SERVERS/webdav.sh" stop "$T/dav" 2>/dev/null || true; }
 for i in 1 2 3 4; do gen --seed $i --size 1M -o "$T/s$i.pyisession"; done
+
+# scenario NAME REMOTE-URL STORE-DIR: STORE-DIR is where the server keeps the files.
+scenario() {
+local name=$1 REMOTE=$2 STORE=$3
+echo "== $name"
+rm -rf "$T/results.git" "$T/ci" "$T/dev" "$T/o" "$T/o2"
+
+git init -q --bare "$T/results.git"
+git init -q --bare "$T/results.git"
 
 git clone -q "$T/results.git" "$T/ci" 2>/dev/null
 cd "$T/ci"
-"$RESULTS" init --remote "file://$STORE" >/dev/null
+"$RESULTS" init --remote "$REMOTE" >/dev/null
 for i in 1 2 3 4; do
 	RESULTS_RECORDED_AT=$((1700000000 + i * 100)) "$RESULTS" add "$T/s$i.pyisession" \
 		--commit "$(printf '%040d' $i)" --trigger ci --branch main >/dev/null
 done
 git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
 ids() { git show HEAD:index/2023-11.jsonl | python3 -c 'import sys,json; [print(json.loads(l)["id"]) for l in sys.stdin if l.strip()]'; }
+local -a ID
 mapfile -t ID < <(ids)
 [ "${#ID[@]}" = 4 ] || fail "expected 4 runs, got ${#ID[@]}"
 
@@ -100,4 +111,9 @@ expect_status 0 "$RESULTS" verify --deep
 cd "$T/dev"
 expect_status 0 "$RESULTS" fetch "${ID[3]}" -o "$T/o2"
 cmp -s "$(cat "$T/out")" "$T/s4.pyisession" || fail "run 4 does not read back after repair"
+}
+
+scenario folder "file://$T/store" "$T/store"
+eval "$(bash "$SERVERS/webdav.sh" start "$T/dav")"
+scenario webdav "$RS_WEBDAV_URL" "$RS_WEBDAV_ROOT/store"
 echo "ok"
