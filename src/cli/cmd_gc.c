@@ -32,7 +32,8 @@ static const char usage[] =
 	"\n"
 	"  --dry-run       say what would be freed, write nothing\n"
 	"  --grace D       the grace period: 24h, 90m, 3600s, 2d, 0 (tests only)\n"
-	"  --repack PCT    report packs less than PCT%% used (repacking: not yet)\n"
+	"  --repack PCT    copy what is used of packs less than PCT%% used into new\n"
+	"                  packs, so that later runs free the old ones\n"
 	"  --no-fetch      use the refs this clone has, do not run 'git fetch'\n";
 
 static int parse_duration(const char *s, int64_t *out)
@@ -192,8 +193,9 @@ int cmd_gc(int argc, char **argv)
 	print_bytes(o.dry_run ? "would free now:" : "freed now:", st.bytes_swept);
 	print_bytes("unreferenced, freed by later runs:", st.bytes_unreferenced - st.bytes_swept);
 	if (o.repack > 0)
-		printf("%zu packs are less than %.0f%% used (%.1f MB reclaimable by repacking, not done by "
-		       "this version)\n", st.packs_repacked, o.repack * 100, (double)st.bytes_repacked / 1e6);
+		printf("%s %zu packs less than %.0f%% used: %.1f MB freed once later runs sweep the old ones\n",
+		       o.dry_run ? "would repack" : "repacked", st.packs_repacked, o.repack * 100,
+		       (double)st.bytes_repacked / 1e6);
 out:
 	free(drop);
 	rs_store_census_release(&census);

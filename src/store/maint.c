@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/rand.h>
 #include <zstd.h>
 
 #include "store/chunkindex.h"
@@ -806,25 +807,205 @@ static int collect_pack(struct rs_remote *remote, struct rs_pack_state *p,
 	return err;
 }
 
+/* A chunk moved by a repack: where it was, where it is now. */
+struct moved {
+	struct rs_id chunk;
+	uint64_t old_offset;
+	uint64_t new_offset;
+};
+
+static int moved_cmp(const void *a, const void *b)
+{
+	const struct moved *x = a, *y = b;
+
+	return x->old_offset < y->old_offset ? -1 : x->old_offset > y->old_offset;
+}
+
+/*
+ * Step 5 for one pack: copy the entries that manifests reference into a
+ * new pack (and its index), then rewrite every manifest that pointed into
+ * the old one. The old pack is then unreferenced and collected by later
+ * runs. The entries are copied as stored (no recompression) after their
+ * header and chunk id were checked; a bad one stops the repack and leaves
+ * everything as it was (verify --deep finds it).
+ */
+static int repack_one(struct rs_remote *remote, struct rs_store_census *c,
+		      const struct rs_pack_state *p, struct rs_gc_stats *st)
+{
+	struct rs_buf key = RS_BUF_INIT, entry = RS_BUF_INIT, pack = RS_BUF_INIT, idx = RS_BUF_INIT;
+	struct rs_buf raw = RS_BUF_INIT, menc = RS_BUF_INIT;
+	struct moved *mv = NULL;
+	struct rs_chunk_ref *refs = NULL;
+	size_t nmv = 0, amv = 0, i;
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	struct rs_id newid;
+	unsigned char hdr[RS_PACK_HEADER_SIZE];
+	int err = 0;
+
+	if (!dctx)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (RAND_bytes(newid.id, sizeof(newid.id)) != 1) {
+		err = rs_error_set(RS_EGENERIC, "no random bytes for a pack id");
+		goto out;
+	}
+	/* Which entries are referenced: from every manifest. */
+	for (i = 0; i < c->nobjects && !err; i++) {
+		struct rs_manifest m;
+		uint32_t k;
+
+		memset(&m, 0, sizeof(m));
+		err = read_manifest(remote, &c->objects[i], &m);
+		for (k = 0; !err && k < m.nchunks; k++) {
+			size_t j;
+			int dup = 0;
+
+			if (rs_id_cmp(&m.chunks[k].pack, &p->id))
+				continue;
+			for (j = 0; j < nmv && !dup; j++)
+				dup = mv[j].old_offset == m.chunks[k].offset;
+			if (dup)
+				continue;
+			if (nmv == amv) {
+				size_t na = amv ? amv * 2 : 16;
+				struct moved *q = realloc(mv, na * sizeof(*q));
+				struct rs_chunk_ref *r = realloc(refs, na * sizeof(*r));
+
+				if (q)
+					mv = q;
+				if (r)
+					refs = r;
+				if (!q || !r) {
+					err = rs_error_set(RS_EGENERIC, "out of memory");
+					break;
+				}
+				amv = na;
+			}
+			mv[nmv].chunk = m.chunks[k].chunk;
+			mv[nmv].old_offset = m.chunks[k].offset;
+			refs[nmv] = m.chunks[k];
+			nmv++;
+		}
+		rs_manifest_release(&m);
+	}
+	if (err || !nmv)
+		goto out;
+	/* Copy them, checked, into the new pack, in their old order. */
+	qsort(mv, nmv, sizeof(*mv), moved_cmp);
+	rs_pack_header(hdr);
+	err = rs_buf_put(&pack, hdr, sizeof(hdr));
+	for (i = 0; !err && i < nmv; i++) {
+		struct rs_chunk_ref ref;
+		const char *why = NULL;
+		size_t j;
+
+		for (j = 0; j < nmv && refs[j].offset != mv[i].old_offset; j++)
+			;
+		ref = refs[j];
+		err = read_chunk(remote, &ref, &raw, dctx, &why);
+		if (err == RS_ECORRUPT)
+			err = rs_error_set(RS_ECORRUPT, "cannot repack: a chunk %s", why);
+		if (err)
+			break;
+		rs_buf_clear(&entry);
+		err = rs_key_pack(&key, &ref.pack);
+		if (!err)
+			err = remote->get(remote, key.ptr, ref.offset,
+					  RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref.stored_len, &entry);
+		if (!err) {
+			mv[i].new_offset = pack.len;
+			err = rs_buf_put(&pack, entry.ptr, entry.len);
+		}
+	}
+	if (err)
+		goto out;
+	for (i = 0; i < nmv; i++) {
+		size_t j;
+
+		for (j = 0; j < nmv && refs[j].offset != mv[i].old_offset; j++)
+			;
+		refs[j].pack = newid;
+		refs[j].offset = mv[i].new_offset;
+	}
+	err = rs_idx_encode(&idx, &newid, refs, nmv);
+	/* Pack, then index, then manifests: each step leaves a valid store. */
+	if (!err)
+		err = rs_key_pack(&key, &newid);
+	if (!err)
+		err = remote->put_buf(remote, key.ptr, pack.ptr, pack.len);
+	if (!err)
+		err = rs_key_idx(&key, &newid);
+	if (!err)
+		err = remote->put_buf(remote, key.ptr, idx.ptr, idx.len);
+	for (i = 0; i < c->nobjects && !err; i++) {
+		struct rs_manifest m;
+		uint32_t k;
+		int touched = 0;
+
+		memset(&m, 0, sizeof(m));
+		err = read_manifest(remote, &c->objects[i], &m);
+		for (k = 0; !err && k < m.nchunks; k++) {
+			struct moved probe, *hit;
+
+			if (rs_id_cmp(&m.chunks[k].pack, &p->id))
+				continue;
+			probe.old_offset = m.chunks[k].offset;
+			hit = bsearch(&probe, mv, nmv, sizeof(*mv), moved_cmp);
+			if (!hit)
+				continue;
+			m.chunks[k].pack = newid;
+			m.chunks[k].offset = hit->new_offset;
+			touched = 1;
+		}
+		rs_buf_clear(&menc);
+		if (!err && touched)
+			err = rs_manifest_encode(&menc, &m);
+		if (!err && touched)
+			err = rs_key_manifest(&key, &c->objects[i]);
+		if (!err && touched)
+			err = remote->put_buf(remote, key.ptr, menc.ptr, menc.len);
+		rs_manifest_release(&m);
+	}
+	if (!err) {
+		st->packs_repacked++;
+		st->bytes_repacked += p->pack_size - pack.len;
+	}
+out:
+	ZSTD_freeDCtx(dctx);
+	free(mv);
+	free(refs);
+	rs_buf_release(&key);
+	rs_buf_release(&entry);
+	rs_buf_release(&pack);
+	rs_buf_release(&idx);
+	rs_buf_release(&raw);
+	rs_buf_release(&menc);
+	return err;
+}
+
 int rs_store_gc_collect(struct rs_remote *remote, struct rs_store_census *c,
 			const struct rs_gc_options *opts, struct rs_gc_stats *stats)
 {
 	int err = collect_references(remote, c);
-	size_t i;
+	size_t i, n;
 
 	for (i = 0; i < c->npacks && !err; i++)
 		err = collect_pack(remote, &c->packs[i], opts, stats);
-	if (!err && opts->repack > 0) {
-		/* Counted, not yet done: see docs/store-format.md, step 5. */
-		for (i = 0; i < c->npacks; i++) {
-			const struct rs_pack_state *p = &c->packs[i];
+	if (err || opts->repack <= 0)
+		return err;
+	/* Repack after collecting: the census' packs are not touched by it. */
+	n = c->npacks;
+	for (i = 0; i < n && !err; i++) {
+		const struct rs_pack_state *p = &c->packs[i];
 
-			if (p->referenced && p->has_idx && p->pack_size &&
-			    (double)p->ref_bytes < opts->repack * (double)p->pack_size) {
-				stats->packs_repacked++;
-				stats->bytes_repacked += p->pack_size - p->ref_bytes;
-			}
+		if (!p->has_pack || !p->has_idx || !p->referenced || p->quarantined || !p->pack_size ||
+		    (double)p->ref_bytes >= opts->repack * (double)p->pack_size)
+			continue;
+		if (opts->dry_run) {
+			stats->packs_repacked++;
+			stats->bytes_repacked += p->pack_size - RS_PACK_HEADER_SIZE - p->ref_bytes;
+			continue;
 		}
+		err = repack_one(remote, c, p, stats);
 	}
 	return err;
 }

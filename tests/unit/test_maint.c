@@ -513,6 +513,61 @@ static void test_repair_restores_what_a_clone_holds(void **state)
 	assert_int_equal(verify(f, &x, xsize, 1), RS_VERIFY_OK);
 }
 
+/*
+ * Repack: y borrowed x's first chunk; x is dropped, so x's pack is mostly
+ * unused. gc --repack copies the one used chunk into a new pack, rewrites
+ * y's manifest, and the old pack is collected by the usual clock.
+ */
+static void test_gc_repacks_a_mostly_unused_pack(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_gc_options o = { 0 };
+	struct rs_gc_stats st;
+	struct rs_id x, y, xpack;
+	uint64_t xsize, ysize, xpack_size;
+	char xpath[400], pk[300];
+
+	put(f, "x", 9u << 20, 51, NULL, &x, &xsize);
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	xpack = only_new_pack(&c, NULL);
+	xpack_size = rs_store_census_pack(&c, &xpack)->pack_size;
+	rs_store_census_release(&c);
+	snprintf(xpath, sizeof(xpath), "%s/x", f->dir);
+	/* y: x's first 3.5 MiB (its first chunk), then bytes of its own. */
+	{
+		struct rs_buf b = RS_BUF_INIT;
+		char cut[400];
+
+		assert_int_equal(rs_fs_read_file(&b, xpath, 1u << 30), 0);
+		snprintf(cut, sizeof(cut), "%s/xcut", f->dir);
+		assert_int_equal(rs_fs_write_file_atomic(cut, b.ptr, 3584u * 1024), 0);
+		rs_buf_release(&b);
+		put(f, "y", 4u << 20, 52, cut, &y, &ysize);
+	}
+	gc(f, 1000, &x, 1, &st);
+	assert_int_equal(st.manifests_removed, 1);
+
+	o.now = 1000;
+	o.grace = 100;
+	o.repack = 0.5;
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	assert_int_equal(rs_store_gc_collect(f->remote, &c, &o, &st), 0);
+	rs_store_census_release(&c);
+	assert_int_equal(st.packs_repacked, 1);
+	assert_true(st.bytes_repacked > xpack_size / 2);
+	assert_int_equal(get_equals(f, &y, ysize, "y"), 0);
+	assert_int_equal(verify(f, &y, ysize, 1), RS_VERIFY_OK);
+	/* The old pack is now unreferenced: clock, mark, sweep. */
+	pack_key(pk, sizeof(pk), &xpack, "pack");
+	gc(f, 1100, NULL, 0, &st);
+	gc(f, 1200, NULL, 0, &st);
+	gc(f, 1300, NULL, 0, &st);
+	assert_false(exists(f, pk));
+	assert_int_equal(get_equals(f, &y, ysize, "y"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +576,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gc_rescues_a_push_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc_interrupted_at_every_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repair_restores_what_a_clone_holds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_repacks_a_mostly_unused_pack, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
