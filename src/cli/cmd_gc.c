@@ -32,7 +32,7 @@ static const char usage[] =
 	"\n"
 	"  --dry-run       say what would be freed, write nothing\n"
 	"  --grace D       the grace period: 24h, 90m, 3600s, 2d, 0 (tests only)\n"
-	"  --repack PCT    copy what is used of packs less than PCT%% used into new\n"
+	"  --repack PCT    copy what is used of packs less than PCT% used into new\n"
 	"                  packs, so that later runs free the old ones\n"
 	"  --no-fetch      use the refs this clone has, do not run 'git fetch'\n";
 
