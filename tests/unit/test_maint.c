@@ -27,7 +27,7 @@
 
 struct fixture {
 	char dir[256];
-	char remote_dir[300];
+	char remote_dir[600];
 	char cache_dir[300];
 	struct rs_remote *remote;
 };
@@ -38,10 +38,21 @@ static int setup(void **state)
 
 	strcpy(f->dir, "/tmp/rs-test-maint-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/remote", f->dir);
 	snprintf(f->cache_dir, sizeof(f->cache_dir), "%s/cache", f->dir);
-	assert_int_equal(rs_fs_mkdir_p(f->remote_dir, 0755), 0);
-	assert_int_equal(rs_remote_open(&f->remote, f->remote_dir, NULL), 0);
+	if (getenv("RS_TEST_MAINT_URL")) {
+		/* A network backend (tests/e2e/test_maint_remotes.sh): a fresh prefix
+		   per test; RS_TEST_MAINT_ROOT is where the server keeps its files. */
+		char url[600];
+		const char *sub = strrchr(f->dir, '/') + 1;
+
+		snprintf(url, sizeof(url), "%s/%s", getenv("RS_TEST_MAINT_URL"), sub);
+		snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/%s", getenv("RS_TEST_MAINT_ROOT"), sub);
+		assert_int_equal(rs_remote_open(&f->remote, url, NULL), 0);
+	} else {
+		snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/remote", f->dir);
+		assert_int_equal(rs_fs_mkdir_p(f->remote_dir, 0755), 0);
+		assert_int_equal(rs_remote_open(&f->remote, f->remote_dir, NULL), 0);
+	}
 	*state = f;
 	return 0;
 }
@@ -211,7 +222,7 @@ static void test_verify_finds_each_kind_of_damage(void **state)
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_id a, pack, missing;
 	uint64_t asize;
-	char key[300], path[600];
+	char key[300], path[1000];
 	FILE *fp;
 
 	put(f, "a", 5u << 20, 1, NULL, &a, &asize);
@@ -456,7 +467,7 @@ static void test_repair_restores_what_a_clone_holds(void **state)
 	struct rs_store *s = NULL;
 	struct rs_id x, y, xpack;
 	uint64_t xsize, ysize;
-	char key[300], path[600], xpath[400], mk[300], hex[RS_ID_HEXSZ + 1];
+	char key[300], path[1000], xpath[400], mk[300], hex[RS_ID_HEXSZ + 1];
 	FILE *fp;
 	size_t i;
 
