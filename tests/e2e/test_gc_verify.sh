@@ -29,7 +29,12 @@ for i in 1 2 3 4; do
 	RESULTS_RECORDED_AT=$((1700000000 + i * 100)) "$RESULTS" add "$T/s$i.pyisession" \
 		--commit "$(printf '%040d' $i)" --trigger ci --branch main >/dev/null
 done
+# Not pushed yet: doctor's spot check of the newest runs says so.
+expect_status 6 "$RESULTS" doctor
+grep -q "FAIL  the session .* of run .* is not on the remote: 'git push'" "$T/out" || fail "doctor: $(cat "$T/out")"
 git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
+expect_status 0 "$RESULTS" doctor
+grep -q "ok    the newest runs' sessions are on the remote" "$T/out" || fail "doctor after push: $(cat "$T/out")"
 ids() { git show HEAD:index/2023-11.jsonl | python3 -c 'import sys,json; [print(json.loads(l)["id"]) for l in sys.stdin if l.strip()]'; }
 local -a ID
 mapfile -t ID < <(ids)
