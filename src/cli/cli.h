@@ -39,12 +39,15 @@ int cmd_doctor(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_find(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_pin(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_site(int argc, char **argv);
 int cmd_trend(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
 /* True when argv[1..] holds -h or --help (every command answers it). */

@@ -18,10 +18,14 @@
 #include <unistd.h>
 
 #include <git2.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "remote/remote.h"
 #include "repo/repo.h"
+#include "repo/retention.h"
+#include "store/format.h"
+#include "store/maint.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -37,7 +41,8 @@ static const char usage[] =
 	"remote answers. Prints one line per check and what to fix.\n"
 	"\n"
 	"exit status: 0 all good, 3 not a results repository, 5 the remote does\n"
-	"not answer, 8 something else needs fixing\n";
+	"not answer, 6 a newest run's session is not on the remote, 8 something\n"
+	"else needs fixing\n";
 
 struct doctor {
 	struct rs_repo *repo;
@@ -313,6 +318,62 @@ out:
 	rs_buf_release(&shown);
 }
 
+/* How many of the newest runs' sessions doctor looks for on the remote. */
+#define SPOT_CHECK_RUNS 3
+
+/*
+ * Spot check: the sessions of the newest runs of this checkout are on the
+ * remote (manifest present), or were removed by retention. A cheap stat
+ * each; `results verify` checks them all.
+ */
+static void check_newest_runs(struct doctor *d)
+{
+	struct rs_retention_plan plan = RS_RETENTION_PLAN_INIT;
+	struct rs_remote *remote = NULL;
+	struct rs_buf key = RS_BUF_INIT, date = RS_BUF_INIT;
+	size_t i, runs = 0, missing = 0;
+	const char *last = "";
+
+	if (rs_retention_plan_make(d->repo, time(NULL), 1, &plan) ||
+	    rs_repo_open_remote(d->repo, &remote, NULL)) {
+		rs_error_clear();
+		goto out; /* said by check_remote or check_files */
+	}
+	for (i = 0; i < plan.n && runs <= SPOT_CHECK_RUNS; i++) {
+		const struct rs_plan_item *it = &plan.items[i];
+		char hex[RS_ID_HEXSZ + 1];
+
+		if (strcmp(it->run_id, last)) {
+			if (++runs > SPOT_CHECK_RUNS)
+				break;
+			last = it->run_id;
+		}
+		rs_id_to_hex(hex, &it->oid);
+		rs_buf_clear(&date);
+		if (rs_key_manifest(&key, &it->oid) || remote->stat(remote, key.ptr, NULL) == 0) {
+			rs_error_clear();
+			continue;
+		}
+		rs_error_clear();
+		if (rs_store_removed_date(remote, &it->oid, &date) == 0) {
+			say(d, 0, 0, "the raw session of run %s was removed by retention on %s", it->run_id,
+			    date.ptr);
+			continue;
+		}
+		rs_error_clear();
+		missing++;
+		say(d, 2, RS_EXIT_MISSING, "the session %.12s of run %s is not on the remote: 'git push' from "
+		    "the clone that recorded it ('results verify' checks every run)", hex, it->run_id);
+	}
+	if (runs && !missing)
+		say(d, 0, 0, "the newest run%s' sessions are on the remote", runs > 1 ? "s" : "");
+out:
+	rs_retention_plan_release(&plan);
+	rs_remote_free(remote);
+	rs_buf_release(&key);
+	rs_buf_release(&date);
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	struct doctor d = { NULL, RS_EXIT_OK, 0, 0 };
@@ -339,6 +400,7 @@ int cmd_doctor(int argc, char **argv)
 	check_git_lfs(&d);
 	check_hooks(&d);
 	check_files(&d);
+	check_newest_runs(&d);
 out:
 	if (d.fails)
 		printf("\n%d problem%s to fix (see FAIL above)\n", d.fails, d.fails == 1 ? "" : "s");

@@ -32,6 +32,7 @@
 #include "store/chunker.h"
 #include "store/chunkindex.h"
 #include "store/format.h"
+#include "store/maint.h"
 #include "store/workq.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -1038,8 +1039,15 @@ static int fetch_manifest(struct rs_store *s, const struct rs_id *oid, struct rs
 	if (!err)
 		err = s->remote->stat(s->remote, key.ptr, &msize);
 	if (err == RS_ENOTFOUND) {
-		err = rs_error_set(RS_ENOTFOUND, "object %s is not on the remote '%s': push it from a clone that has it",
-				   hex, s->remote->display_url);
+		struct rs_buf date = RS_BUF_INIT;
+
+		if (!rs_store_removed_date(s->remote, oid, &date))
+			err = rs_error_set(RS_ENOTFOUND, "raw session %.12s removed by retention on %s; summary kept",
+					   hex, rs_buf_cstr(&date));
+		else
+			err = rs_error_set(RS_ENOTFOUND, "object %s is not on the remote '%s': push it from a clone that has it",
+					   hex, s->remote->display_url);
+		rs_buf_release(&date);
 		goto out;
 	}
 	if (err)

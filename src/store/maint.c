@@ -1,0 +1,1100 @@
+/*
+ * Store maintenance: census, verify, gc and repair, as specified in
+ * docs/store-format.md ("Garbage collection and repair"). Each step there
+ * is one function here, and each is idempotent, so a collector killed
+ * anywhere is run again and finishes the work.
+ *
+ * The collector keeps its own clock on the remote (gc/seen, gc/marked)
+ * because the backends' modification times cannot be trusted alike: a
+ * pack is deleted only after two runs at least G apart saw it
+ * unreferenced and a third, at least G after its index was removed,
+ * still finds no manifest naming it.
+ */
+#include "store/maint.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/rand.h>
+#include <zstd.h>
+
+#include "store/chunkindex.h"
+#include "util/error.h"
+
+/* Caps on what the collector reads from the remote (untrusted). */
+#define STAMP_MAX 256
+#define MANIFEST_MAX ((size_t)RS_MANIFEST_HEADER_SIZE + \
+		      (size_t)RS_MANIFEST_MAX_CHUNKS * RS_MANIFEST_ENTRY_SIZE + RS_ID_RAWSZ)
+/* A pack holds at most this many entries before the census gives up walking it. */
+#define PACK_ENTRIES_MAX (1u << 20)
+
+static int id_cmp_v(const void *a, const void *b)
+{
+	return rs_id_cmp(a, b);
+}
+
+static int pack_cmp_v(const void *a, const void *b)
+{
+	return rs_id_cmp(&((const struct rs_pack_state *)a)->id,
+			 &((const struct rs_pack_state *)b)->id);
+}
+
+void rs_store_census_release(struct rs_store_census *c)
+{
+	free(c->packs);
+	free(c->objects);
+	free(c->removed);
+	memset(c, 0, sizeof(*c));
+}
+
+/* "<prefix><64 hex><suffix>" exactly: 0 and the id, or -1. */
+static int key_id(const char *key, const char *prefix, const char *suffix, struct rs_id *out)
+{
+	size_t pl = strlen(prefix), sl = strlen(suffix), kl = strlen(key);
+
+	if (kl != pl + RS_ID_HEXSZ + sl || strncmp(key, prefix, pl) ||
+	    strcmp(key + pl + RS_ID_HEXSZ, suffix))
+		return -1;
+	return rs_id_from_hex(out, key + pl, RS_ID_HEXSZ) ? -1 : 0;
+}
+
+struct census_build {
+	struct rs_store_census *c;
+	size_t packs_alloc, objects_alloc, removed_alloc;
+	/* Timestamped keys, resolved once every pack is known. */
+	struct rs_id *seen, *marked, *quar;
+	size_t nseen, nmarked, nquar, seen_alloc, marked_alloc, quar_alloc;
+};
+
+static int push_id(struct rs_id **arr, size_t *n, size_t *alloc, const struct rs_id *id)
+{
+	if (*n == *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 64;
+		struct rs_id *p = realloc(*arr, na * sizeof(**arr));
+
+		if (!p)
+			return rs_error_set(RS_EGENERIC, "out of memory listing the store");
+		*arr = p;
+		*alloc = na;
+	}
+	(*arr)[(*n)++] = *id;
+	return 0;
+}
+
+static struct rs_pack_state *add_pack(struct census_build *b, const struct rs_id *id)
+{
+	struct rs_store_census *c = b->c;
+
+	if (c->npacks == b->packs_alloc) {
+		size_t na = b->packs_alloc ? b->packs_alloc * 2 : 64;
+		struct rs_pack_state *p = realloc(c->packs, na * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		c->packs = p;
+		b->packs_alloc = na;
+	}
+	memset(&c->packs[c->npacks], 0, sizeof(c->packs[0]));
+	c->packs[c->npacks].id = *id;
+	return &c->packs[c->npacks++];
+}
+
+/* Sort the packs and fold the .pack and .idx entries of one id together. */
+static void merge_packs(struct rs_store_census *c)
+{
+	size_t i, n = 0;
+
+	qsort(c->packs, c->npacks, sizeof(*c->packs), pack_cmp_v);
+	for (i = 0; i < c->npacks; i++) {
+		if (n && !rs_id_cmp(&c->packs[n - 1].id, &c->packs[i].id)) {
+			struct rs_pack_state *d = &c->packs[n - 1], *s = &c->packs[i];
+
+			if (s->has_pack) {
+				d->has_pack = 1;
+				d->pack_size = s->pack_size;
+			}
+			d->has_idx |= s->has_idx;
+			continue;
+		}
+		c->packs[n++] = c->packs[i];
+	}
+	c->npacks = n;
+}
+
+static int on_key(const char *key, uint64_t size, void *payload)
+{
+	struct census_build *b = payload;
+	struct rs_pack_state *p;
+	struct rs_id id;
+
+	if (!key_id(key, RS_KEY_PACKS, ".pack", &id) || !key_id(key, RS_KEY_PACKS, ".idx", &id)) {
+		int is_pack = key[strlen(key) - 1] == 'k';
+
+		if (!(p = add_pack(b, &id)))
+			return rs_error_set(RS_EGENERIC, "out of memory listing the store");
+		if (is_pack) {
+			p->has_pack = 1;
+			p->pack_size = size;
+		} else {
+			p->has_idx = 1;
+		}
+	} else if (!key_id(key, RS_KEY_OBJECTS, "", &id)) {
+		return push_id(&b->c->objects, &b->c->nobjects, &b->objects_alloc, &id);
+	} else if (!key_id(key, "removed/", "", &id)) {
+		return push_id(&b->c->removed, &b->c->nremoved, &b->removed_alloc, &id);
+	} else if (!key_id(key, "gc/seen/", "", &id)) {
+		return push_id(&b->seen, &b->nseen, &b->seen_alloc, &id);
+	} else if (!key_id(key, "gc/marked/", "", &id)) {
+		return push_id(&b->marked, &b->nmarked, &b->marked_alloc, &id);
+	} else if (!key_id(key, "quarantine/", "", &id)) {
+		return push_id(&b->quar, &b->nquar, &b->quar_alloc, &id);
+	} else if (!strcmp(key, RS_KEY_FORMAT)) {
+		b->c->has_format = 1;
+	}
+	return 0;
+}
+
+/* Read the small file at `key` (a stamp or a tombstone) into `b`, NUL-terminated. */
+static int get_small(struct rs_remote *remote, const char *key, struct rs_buf *b)
+{
+	uint64_t size = 0;
+	int err = remote->stat(remote, key, &size);
+
+	if (!err && size >= STAMP_MAX)
+		err = rs_error_set(RS_ECORRUPT, "'%s' is %" PRIu64 " bytes, more than a stamp", key, size);
+	if (!err)
+		err = remote->get(remote, key, 0, size, b);
+	if (!err)
+		err = rs_buf_putc(b, '\0');
+	return err;
+}
+
+/* Read the "<unix seconds>..." stamp at `key`; 0 when absent or unreadable. */
+static int64_t read_stamp(struct rs_remote *remote, const char *key)
+{
+	struct rs_buf b;
+	long long v = 0;
+
+	rs_buf_init(&b, STAMP_MAX);
+	if (get_small(remote, key, &b) || sscanf(b.ptr, "%lld", &v) != 1 || v < 0)
+		v = 0;
+	rs_buf_release(&b);
+	return (int64_t)v;
+}
+
+static int stamp_key(struct rs_buf *out, const char *prefix, const struct rs_id *id)
+{
+	char hex[RS_ID_HEXSZ + 1];
+
+	rs_id_to_hex(hex, id);
+	rs_buf_clear(out);
+	return rs_buf_printf(out, "%s%s", prefix, hex);
+}
+
+/* Resolve timestamped keys onto their packs (a key whose pack is gone is kept for sweeping). */
+static int apply_stamps(struct census_build *b, struct rs_remote *remote,
+			const struct rs_id *ids, size_t n, const char *prefix, int kind)
+{
+	struct rs_buf key = RS_BUF_INIT;
+	int err = 0;
+	size_t i;
+
+	for (i = 0; i < n && !err; i++) {
+		struct rs_pack_state *p = rs_store_census_pack(b->c, &ids[i]);
+
+		if (!p) {
+			if (!(p = add_pack(b, &ids[i]))) {
+				err = rs_error_set(RS_EGENERIC, "out of memory listing the store");
+				break;
+			}
+			qsort(b->c->packs, b->c->npacks, sizeof(*b->c->packs), pack_cmp_v);
+			p = rs_store_census_pack(b->c, &ids[i]);
+		}
+		if (kind == 2) {
+			p->quarantined = 1;
+			continue;
+		}
+		err = stamp_key(&key, prefix, &ids[i]);
+		if (err)
+			break;
+		if (kind == 0)
+			p->seen_at = read_stamp(remote, key.ptr);
+		else
+			p->marked_at = read_stamp(remote, key.ptr);
+		/* An unreadable stamp counts as written now: the clock restarts, never skips. */
+		if (kind == 0 && !p->seen_at)
+			p->seen_at = INT64_MAX;
+		if (kind == 1 && !p->marked_at)
+			p->marked_at = INT64_MAX;
+	}
+	rs_buf_release(&key);
+	return err;
+}
+
+int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
+{
+	static const char *const prefixes[] = { RS_KEY_PACKS, RS_KEY_OBJECTS, "removed/",
+						"gc/", "quarantine/", RS_KEY_FORMAT };
+	struct census_build b;
+	int err = 0;
+	size_t i;
+
+	rs_store_census_release(c);
+	memset(&b, 0, sizeof(b));
+	b.c = c;
+	for (i = 0; i < sizeof(prefixes) / sizeof(*prefixes) && !err; i++)
+		err = remote->list(remote, prefixes[i], on_key, &b);
+	if (!err) {
+		merge_packs(c);
+		qsort(c->objects, c->nobjects, sizeof(*c->objects), id_cmp_v);
+		qsort(c->removed, c->nremoved, sizeof(*c->removed), id_cmp_v);
+		err = apply_stamps(&b, remote, b.seen, b.nseen, "gc/seen/", 0);
+	}
+	if (!err)
+		err = apply_stamps(&b, remote, b.marked, b.nmarked, "gc/marked/", 1);
+	if (!err)
+		err = apply_stamps(&b, remote, b.quar, b.nquar, "quarantine/", 2);
+	free(b.seen);
+	free(b.marked);
+	free(b.quar);
+	if (err)
+		rs_store_census_release(c);
+	return err;
+}
+
+struct rs_pack_state *rs_store_census_pack(const struct rs_store_census *c,
+					   const struct rs_id *id)
+{
+	struct rs_pack_state key;
+
+	if (!c->npacks)
+		return NULL;
+	key.id = *id;
+	return bsearch(&key, c->packs, c->npacks, sizeof(*c->packs), pack_cmp_v);
+}
+
+int rs_store_census_has_object(const struct rs_store_census *c, const struct rs_id *oid)
+{
+	return c->nobjects && bsearch(oid, c->objects, c->nobjects, sizeof(*oid), id_cmp_v);
+}
+
+int rs_store_census_is_removed(const struct rs_store_census *c, const struct rs_id *oid)
+{
+	return c->nremoved && bsearch(oid, c->removed, c->nremoved, sizeof(*oid), id_cmp_v);
+}
+
+const char *rs_verify_state_name(enum rs_verify_state st)
+{
+	switch (st) {
+	case RS_VERIFY_OK: return "ok";
+	case RS_VERIFY_MISSING: return "missing";
+	case RS_VERIFY_REMOVED: return "removed";
+	case RS_VERIFY_INCOMPLETE: return "incomplete";
+	case RS_VERIFY_DAMAGED: return "damaged";
+	}
+	return "?";
+}
+
+/* Fetch and parse the manifest of `oid`, capped at what the format allows. */
+static int read_manifest(struct rs_remote *remote, const struct rs_id *oid, struct rs_manifest *m)
+{
+	struct rs_buf key = RS_BUF_INIT, bytes;
+	uint64_t size = 0;
+	int err;
+
+	rs_buf_init(&bytes, MANIFEST_MAX);
+	err = rs_key_manifest(&key, oid);
+	if (!err)
+		err = remote->stat(remote, key.ptr, &size);
+	if (!err && size > MANIFEST_MAX)
+		err = rs_error_set(RS_ECORRUPT, "its manifest is %" PRIu64 " bytes, more than any valid one", size);
+	if (!err)
+		err = remote->get(remote, key.ptr, 0, size, &bytes);
+	if (!err)
+		err = rs_manifest_parse(m, oid, (const unsigned char *)bytes.ptr, bytes.len);
+	rs_buf_release(&key);
+	rs_buf_release(&bytes);
+	return err;
+}
+
+/*
+ * Read one chunk and check it; 0, RS_ECORRUPT (the chunk is bad: `why`
+ * says how) or the remote's error. `raw` receives the raw bytes.
+ */
+static int read_chunk(struct rs_remote *remote, const struct rs_chunk_ref *ref,
+		      struct rs_buf *raw, ZSTD_DCtx *dctx, const char **why)
+{
+	struct rs_buf key = RS_BUF_INIT, got;
+	uint64_t want = RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref->stored_len;
+	const unsigned char *stored;
+	struct rs_id id;
+	int err;
+
+	*why = NULL;
+	rs_buf_init(&got, (size_t)want);
+	rs_buf_clear(raw);
+	if (ref->raw_len > RS_CHUNK_LIMIT || ref->stored_len > RS_CHUNK_LIMIT + 1024u) {
+		*why = "has a length no valid chunk has";
+		err = RS_ECORRUPT;
+		goto out;
+	}
+	err = rs_key_pack(&key, &ref->pack);
+	if (!err)
+		err = remote->get(remote, key.ptr, ref->offset, want, &got);
+	if (err == RS_ENOTFOUND || err == RS_ECORRUPT) {
+		*why = err == RS_ENOTFOUND ? "is missing: its pack is gone"
+					   : "lies past the end of its pack";
+		err = RS_ECORRUPT;
+		goto out;
+	}
+	if (err)
+		goto out;
+	if (got.len != want || rs_pack_entry_check((const unsigned char *)got.ptr, got.len, ref)) {
+		*why = "is not where the manifest says (entry header differs)";
+		err = RS_ECORRUPT;
+		goto out;
+	}
+	err = rs_buf_grow(raw, ref->raw_len ? ref->raw_len : 1);
+	if (err)
+		goto out;
+	stored = (const unsigned char *)got.ptr + RS_PACK_ENTRY_HEADER_SIZE;
+	if (ref->codec == RS_CODEC_ZSTD) {
+		size_t n = ZSTD_decompressDCtx(dctx, raw->ptr, ref->raw_len, stored, ref->stored_len);
+
+		if (ZSTD_isError(n) || n != ref->raw_len) {
+			*why = "does not decompress";
+			err = RS_ECORRUPT;
+			goto out;
+		}
+	} else if (ref->codec == RS_CODEC_STORED && ref->stored_len == ref->raw_len) {
+		memcpy(raw->ptr, stored, ref->raw_len);
+	} else {
+		*why = "has an unknown codec";
+		err = RS_ECORRUPT;
+		goto out;
+	}
+	raw->len = ref->raw_len;
+	rs_sha256(&id, raw->ptr, raw->len);
+	if (rs_id_cmp(&id, &ref->chunk)) {
+		*why = "does not match its id";
+		err = RS_ECORRUPT;
+	}
+out:
+	rs_buf_release(&key);
+	rs_buf_release(&got);
+	return err;
+}
+
+static int verify_deep(struct rs_remote *remote, struct rs_store_census *c,
+		       const struct rs_manifest *m, enum rs_verify_state *state, struct rs_buf *why)
+{
+	struct rs_buf raw = RS_BUF_INIT;
+	struct rs_sha256 *whole = NULL;
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	size_t bad = 0;
+	uint32_t i;
+	int err = 0;
+
+	if (!dctx || (m->transform == 0 && !(whole = rs_sha256_new()))) {
+		err = rs_error_set(RS_EGENERIC, "out of memory verifying an object");
+		goto out;
+	}
+	for (i = 0; i < m->nchunks; i++) {
+		const struct rs_chunk_ref *ref = &m->chunks[i];
+		const char *what = NULL;
+		char chex[RS_ID_HEXSZ + 1], phex[RS_ID_HEXSZ + 1];
+
+		err = read_chunk(remote, ref, &raw, dctx, &what);
+		if (err && err != RS_ECORRUPT)
+			goto out;
+		if (err == RS_ECORRUPT) {
+			struct rs_pack_state *p = rs_store_census_pack(c, &ref->pack);
+
+			err = 0;
+			if (p)
+				p->damaged = 1;
+			if (!bad++) {
+				rs_id_to_hex(chex, &ref->chunk);
+				rs_id_to_hex(phex, &ref->pack);
+				if (rs_buf_printf(why, "chunk %.12s in pack %.12s %s", chex, phex, what))
+					goto oom;
+			}
+			if (whole) {
+				rs_sha256_free(whole);
+				whole = NULL;
+			}
+			continue;
+		}
+		if (whole)
+			rs_sha256_update(whole, raw.ptr, raw.len);
+	}
+	if (bad) {
+		*state = RS_VERIFY_DAMAGED;
+		if (bad > 1 && rs_buf_printf(why, " (and %zu more bad chunks)", bad - 1))
+			goto oom;
+	} else if (whole) {
+		struct rs_id id;
+
+		rs_sha256_final(whole, &id);
+		if (rs_id_cmp(&id, &m->oid)) {
+			*state = RS_VERIFY_DAMAGED;
+			if (rs_buf_puts(why, "its chunks check out but do not rebuild the object"))
+				goto oom;
+		}
+	}
+	goto out;
+oom:
+	err = rs_error_set(RS_EGENERIC, "out of memory");
+out:
+	rs_sha256_free(whole);
+	ZSTD_freeDCtx(dctx);
+	rs_buf_release(&raw);
+	return err;
+}
+
+int rs_store_verify_object(struct rs_remote *remote, struct rs_store_census *c,
+			   const struct rs_id *oid, uint64_t size, int deep,
+			   enum rs_verify_state *state, struct rs_buf *why)
+{
+	struct rs_manifest m;
+	int err;
+	uint32_t i;
+
+	memset(&m, 0, sizeof(m));
+	rs_buf_clear(why);
+	*state = RS_VERIFY_OK;
+	if (!rs_store_census_has_object(c, oid)) {
+		if (rs_store_census_is_removed(c, oid)) {
+			struct rs_buf date = RS_BUF_INIT;
+
+			*state = RS_VERIFY_REMOVED;
+			err = rs_store_removed_date(remote, oid, &date);
+			err = rs_buf_printf(why, "raw session removed by retention on %s; summary kept",
+					    err ? "an unknown date" : rs_buf_cstr(&date));
+			rs_buf_release(&date);
+			return err;
+		}
+		*state = RS_VERIFY_MISSING;
+		return rs_buf_puts(why, "no manifest on the remote: push it from a clone that has it");
+	}
+	err = read_manifest(remote, oid, &m);
+	if (err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ENOTFOUND) {
+		*state = err == RS_ENOTFOUND ? RS_VERIFY_MISSING : RS_VERIFY_DAMAGED;
+		err = rs_buf_printf(why, "its manifest %s: %s",
+				    *state == RS_VERIFY_MISSING ? "vanished" : "is damaged",
+				    rs_error_message());
+		goto out;
+	}
+	if (err)
+		goto out;
+	if (size != UINT64_MAX && m.size != size) {
+		*state = RS_VERIFY_DAMAGED;
+		err = rs_buf_printf(why, "its manifest describes %" PRIu64 " bytes, the pointer %" PRIu64
+				    " (the pointer in the repository is wrong, or the manifest)", m.size, size);
+		goto out;
+	}
+	for (i = 0; i < m.nchunks; i++) {
+		struct rs_pack_state *p = rs_store_census_pack(c, &m.chunks[i].pack);
+		char phex[RS_ID_HEXSZ + 1];
+
+		if (p && p->has_pack) {
+			p->referenced = 1;
+			continue;
+		}
+		rs_id_to_hex(phex, &m.chunks[i].pack);
+		*state = RS_VERIFY_INCOMPLETE;
+		err = rs_buf_printf(why, "pack %.12s that it names is not on the remote", phex);
+		goto out;
+	}
+	if (deep)
+		err = verify_deep(remote, c, &m, state, why);
+out:
+	rs_manifest_release(&m);
+	return err;
+}
+
+static int put_stamp(struct rs_remote *remote, const char *prefix, const struct rs_id *id,
+		     int64_t now, const char *reason)
+{
+	struct rs_buf key = RS_BUF_INIT, text = RS_BUF_INIT;
+	int err = stamp_key(&key, prefix, id);
+
+	if (!err)
+		err = rs_buf_printf(&text, "%" PRId64 "%s%s\n", now, reason ? " " : "", reason ? reason : "");
+	if (!err)
+		err = remote->put_buf(remote, key.ptr, text.ptr, text.len);
+	rs_buf_release(&key);
+	rs_buf_release(&text);
+	return err;
+}
+
+/* Delete `prefix<hex id><suffix>`; a key already gone is fine. */
+static int del_key(struct rs_remote *remote, const char *prefix, const struct rs_id *id,
+		   const char *suffix)
+{
+	struct rs_buf key = RS_BUF_INIT;
+	char hex[RS_ID_HEXSZ + 1];
+	int err;
+
+	rs_id_to_hex(hex, id);
+	err = rs_buf_printf(&key, "%s%s%s", prefix, hex, suffix);
+	if (!err)
+		err = remote->del(remote, key.ptr);
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = 0;
+	}
+	rs_buf_release(&key);
+	return err;
+}
+
+int rs_store_removed_date(struct rs_remote *remote, const struct rs_id *oid, struct rs_buf *date)
+{
+	struct rs_buf key = RS_BUF_INIT, b;
+	const char *p;
+	int err;
+	size_t n;
+
+	rs_buf_init(&b, STAMP_MAX);
+	err = stamp_key(&key, "removed/", oid);
+	if (!err)
+		err = get_small(remote, key.ptr, &b);
+	if (err)
+		goto out;
+	/* "removed-by-retention YYYY-MM-DD..." */
+	p = strchr(b.ptr, ' ');
+	n = p ? strspn(p + 1, "0123456789-") : 0;
+	if (!p || n < 10)
+		err = rs_buf_puts(date, "an unknown date");
+	else
+		err = rs_buf_put(date, p + 1, 10);
+out:
+	rs_buf_release(&key);
+	rs_buf_release(&b);
+	return err;
+}
+
+int rs_store_gc_drop(struct rs_remote *remote, struct rs_store_census *c,
+		     const struct rs_id *drop, size_t ndrop,
+		     const struct rs_gc_options *opts, struct rs_gc_stats *stats)
+{
+	struct rs_buf key = RS_BUF_INIT, text = RS_BUF_INIT;
+	char date[32];
+	time_t now = (time_t)opts->now;
+	struct tm tm;
+	int err = 0;
+	size_t i;
+
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	for (i = 0; i < ndrop && !err; i++) {
+		if (!rs_store_census_has_object(c, &drop[i]))
+			continue;
+		stats->manifests_removed++;
+		if (opts->dry_run)
+			continue;
+		/* Tombstone first: a crash between the two leaves a readable object. */
+		err = stamp_key(&key, "removed/", &drop[i]);
+		rs_buf_clear(&text);
+		if (!err)
+			err = rs_buf_printf(&text, "removed-by-retention %s\n", date);
+		if (!err)
+			err = remote->put_buf(remote, key.ptr, text.ptr, text.len);
+		if (!err)
+			err = del_key(remote, RS_KEY_OBJECTS, &drop[i], "");
+	}
+	rs_buf_release(&key);
+	rs_buf_release(&text);
+	if (!err && !opts->dry_run)
+		err = rs_store_census_take(c, remote);
+	return err;
+}
+
+/* Step 2: every manifest's packs are referenced; count their bytes. */
+static int collect_references(struct rs_remote *remote, struct rs_store_census *c)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < c->npacks; i++) {
+		c->packs[i].referenced = 0;
+		c->packs[i].ref_bytes = 0;
+	}
+	for (i = 0; i < c->nobjects && !err; i++) {
+		struct rs_manifest m;
+		uint32_t k;
+
+		memset(&m, 0, sizeof(m));
+		err = read_manifest(remote, &c->objects[i], &m);
+		if (err == RS_ENOTFOUND) {
+			/* Deleted meanwhile (another collector): it references nothing. */
+			rs_error_clear();
+			err = 0;
+			continue;
+		}
+		if (err) {
+			char hex[RS_ID_HEXSZ + 1];
+
+			rs_id_to_hex(hex, &c->objects[i]);
+			/* A manifest we cannot read may reference anything: collect nothing. */
+			err = rs_error_wrap(err, "cannot read the manifest of %.12s, so nothing can be collected safely "
+					    "(run 'results verify --deep')", hex);
+			break;
+		}
+		for (k = 0; k < m.nchunks; k++) {
+			struct rs_pack_state *p = rs_store_census_pack(c, &m.chunks[k].pack);
+
+			if (p) {
+				p->referenced = 1;
+				p->ref_bytes += RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)m.chunks[k].stored_len;
+			}
+		}
+		rs_manifest_release(&m);
+	}
+	return err;
+}
+
+/*
+ * Rebuild the .idx of pack `p` from the pack itself (its entry headers)
+ * and upload it. The pack id comes from the file name.
+ */
+static int rebuild_idx(struct rs_remote *remote, const struct rs_pack_state *p)
+{
+	struct rs_buf key = RS_BUF_INIT, head, idx = RS_BUF_INIT;
+	struct rs_chunk_ref *refs = NULL;
+	size_t n = 0, alloc = 0;
+	uint64_t off = RS_PACK_HEADER_SIZE;
+	int err;
+
+	rs_buf_init(&head, RS_PACK_ENTRY_HEADER_SIZE);
+	err = rs_key_pack(&key, &p->id);
+	while (!err && off < p->pack_size) {
+		const unsigned char *h;
+		struct rs_chunk_ref *r;
+
+		if (off + RS_PACK_ENTRY_HEADER_SIZE > p->pack_size || n >= PACK_ENTRIES_MAX) {
+			err = rs_error_set(RS_ECORRUPT, "pack '%s' ends inside an entry", key.ptr);
+			break;
+		}
+		rs_buf_clear(&head);
+		err = remote->get(remote, key.ptr, off, RS_PACK_ENTRY_HEADER_SIZE, &head);
+		if (err)
+			break;
+		if (head.len != RS_PACK_ENTRY_HEADER_SIZE) {
+			err = rs_error_set(RS_ECORRUPT, "pack '%s' answered a short entry header", key.ptr);
+			break;
+		}
+		if (n == alloc) {
+			size_t na = alloc ? alloc * 2 : 16;
+			struct rs_chunk_ref *q = realloc(refs, na * sizeof(*q));
+
+			if (!q) {
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				break;
+			}
+			refs = q;
+			alloc = na;
+		}
+		h = (const unsigned char *)head.ptr;
+		r = &refs[n++];
+		memset(r, 0, sizeof(*r));
+		memcpy(r->chunk.id, h, RS_ID_RAWSZ);
+		r->pack = p->id;
+		r->offset = off;
+		r->raw_len = rs_get_le32(h + 32);
+		r->stored_len = rs_get_le32(h + 36);
+		r->codec = h[40];
+		if (r->raw_len > RS_CHUNK_LIMIT || r->codec > RS_CODEC_ZSTD) {
+			err = rs_error_set(RS_ECORRUPT, "pack '%s' has an invalid entry at offset %" PRIu64,
+					   key.ptr, off);
+			break;
+		}
+		off += RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)r->stored_len;
+	}
+	if (!err && off != p->pack_size)
+		err = rs_error_set(RS_ECORRUPT, "pack '%s' ends inside an entry", key.ptr);
+	if (!err)
+		err = rs_idx_encode(&idx, &p->id, refs, n);
+	if (!err)
+		err = rs_key_idx(&key, &p->id);
+	if (!err)
+		err = remote->put_buf(remote, key.ptr, idx.ptr, idx.len);
+	free(refs);
+	rs_buf_release(&key);
+	rs_buf_release(&head);
+	rs_buf_release(&idx);
+	return err;
+}
+
+static int older(int64_t stamp, const struct rs_gc_options *o)
+{
+	return stamp && stamp != INT64_MAX && o->now - stamp >= o->grace;
+}
+
+/* Step 3 for one pack. */
+static int collect_pack(struct rs_remote *remote, struct rs_pack_state *p,
+			const struct rs_gc_options *o, struct rs_gc_stats *st)
+{
+	int dry = o->dry_run, err = 0;
+
+	if (!p->has_pack) {
+		if (p->has_idx) {
+			st->orphan_indexes++;
+			if (!dry)
+				err = del_key(remote, RS_KEY_PACKS, &p->id, ".idx");
+		}
+		/* Leftover bookkeeping of a swept pack. */
+		if (!err && !dry && (p->seen_at || p->marked_at || p->quarantined)) {
+			err = del_key(remote, "gc/marked/", &p->id, "");
+			if (!err)
+				err = del_key(remote, "gc/seen/", &p->id, "");
+			if (!err)
+				err = del_key(remote, "quarantine/", &p->id, "");
+		}
+		return err;
+	}
+	st->packs++;
+	if (p->referenced) {
+		if (!p->has_idx && !p->quarantined) {
+			st->packs_rescued++;
+			if (!dry)
+				err = rebuild_idx(remote, p);
+			if (!err && !dry)
+				err = del_key(remote, "gc/marked/", &p->id, "");
+		}
+		if (!err && !dry && p->seen_at)
+			err = del_key(remote, "gc/seen/", &p->id, "");
+		return err;
+	}
+	st->bytes_unreferenced += p->pack_size;
+	if (p->has_idx) {
+		if (older(p->seen_at, o)) {
+			st->packs_marked++;
+			if (!dry)
+				err = put_stamp(remote, "gc/marked/", &p->id, o->now, NULL);
+			if (!err && !dry)
+				err = del_key(remote, RS_KEY_PACKS, &p->id, ".idx");
+		} else if (!p->seen_at) {
+			st->packs_started++;
+			if (!dry)
+				err = put_stamp(remote, "gc/seen/", &p->id, o->now, NULL);
+		} else {
+			st->packs_waiting++;
+		}
+		return err;
+	}
+	if (older(p->marked_at, o)) {
+		st->packs_swept++;
+		st->bytes_swept += p->pack_size;
+		if (!dry)
+			err = del_key(remote, RS_KEY_PACKS, &p->id, ".pack");
+		if (!err && !dry)
+			err = del_key(remote, "gc/marked/", &p->id, "");
+		if (!err && !dry)
+			err = del_key(remote, "gc/seen/", &p->id, "");
+		if (!err && !dry)
+			err = del_key(remote, "quarantine/", &p->id, "");
+	} else if (!p->marked_at) {
+		st->packs_started++;
+		if (!dry)
+			err = put_stamp(remote, "gc/marked/", &p->id, o->now, NULL);
+	} else {
+		st->packs_waiting++;
+	}
+	return err;
+}
+
+/* A chunk moved by a repack: where it was, where it is now. */
+struct moved {
+	struct rs_id chunk;
+	uint64_t old_offset;
+	uint64_t new_offset;
+};
+
+static int moved_cmp(const void *a, const void *b)
+{
+	const struct moved *x = a, *y = b;
+
+	return x->old_offset < y->old_offset ? -1 : x->old_offset > y->old_offset;
+}
+
+/*
+ * Step 5 for one pack: copy the entries that manifests reference into a
+ * new pack (and its index), then rewrite every manifest that pointed into
+ * the old one. The old pack is then unreferenced and collected by later
+ * runs. The entries are copied as stored (no recompression) after their
+ * header and chunk id were checked; a bad one stops the repack and leaves
+ * everything as it was (verify --deep finds it).
+ */
+static int repack_one(struct rs_remote *remote, struct rs_store_census *c,
+		      const struct rs_pack_state *p, struct rs_gc_stats *st)
+{
+	struct rs_buf key = RS_BUF_INIT, entry = RS_BUF_INIT, pack = RS_BUF_INIT, idx = RS_BUF_INIT;
+	struct rs_buf raw = RS_BUF_INIT, menc = RS_BUF_INIT;
+	struct moved *mv = NULL;
+	struct rs_chunk_ref *refs = NULL;
+	size_t nmv = 0, amv = 0, i;
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	struct rs_id newid;
+	unsigned char hdr[RS_PACK_HEADER_SIZE];
+	int err = 0;
+
+	if (!dctx)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (RAND_bytes(newid.id, sizeof(newid.id)) != 1) {
+		err = rs_error_set(RS_EGENERIC, "no random bytes for a pack id");
+		goto out;
+	}
+	/* Which entries are referenced: from every manifest. */
+	for (i = 0; i < c->nobjects && !err; i++) {
+		struct rs_manifest m;
+		uint32_t k;
+
+		memset(&m, 0, sizeof(m));
+		err = read_manifest(remote, &c->objects[i], &m);
+		for (k = 0; !err && k < m.nchunks; k++) {
+			size_t j;
+			int dup = 0;
+
+			if (rs_id_cmp(&m.chunks[k].pack, &p->id))
+				continue;
+			for (j = 0; j < nmv && !dup; j++)
+				dup = mv[j].old_offset == m.chunks[k].offset;
+			if (dup)
+				continue;
+			if (nmv == amv) {
+				size_t na = amv ? amv * 2 : 16;
+				struct moved *q = realloc(mv, na * sizeof(*q));
+				struct rs_chunk_ref *r = realloc(refs, na * sizeof(*r));
+
+				if (q)
+					mv = q;
+				if (r)
+					refs = r;
+				if (!q || !r) {
+					err = rs_error_set(RS_EGENERIC, "out of memory");
+					break;
+				}
+				amv = na;
+			}
+			mv[nmv].chunk = m.chunks[k].chunk;
+			mv[nmv].old_offset = m.chunks[k].offset;
+			refs[nmv] = m.chunks[k];
+			nmv++;
+		}
+		rs_manifest_release(&m);
+	}
+	if (err || !nmv)
+		goto out;
+	/* Copy them, checked, into the new pack, in their old order. */
+	qsort(mv, nmv, sizeof(*mv), moved_cmp);
+	rs_pack_header(hdr);
+	err = rs_buf_put(&pack, hdr, sizeof(hdr));
+	for (i = 0; !err && i < nmv; i++) {
+		struct rs_chunk_ref ref;
+		const char *why = NULL;
+		size_t j;
+
+		for (j = 0; j < nmv && refs[j].offset != mv[i].old_offset; j++)
+			;
+		ref = refs[j];
+		err = read_chunk(remote, &ref, &raw, dctx, &why);
+		if (err == RS_ECORRUPT)
+			err = rs_error_set(RS_ECORRUPT, "cannot repack: a chunk %s", why);
+		if (err)
+			break;
+		rs_buf_clear(&entry);
+		err = rs_key_pack(&key, &ref.pack);
+		if (!err)
+			err = remote->get(remote, key.ptr, ref.offset,
+					  RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref.stored_len, &entry);
+		if (!err) {
+			mv[i].new_offset = pack.len;
+			err = rs_buf_put(&pack, entry.ptr, entry.len);
+		}
+	}
+	if (err)
+		goto out;
+	for (i = 0; i < nmv; i++) {
+		size_t j;
+
+		for (j = 0; j < nmv && refs[j].offset != mv[i].old_offset; j++)
+			;
+		refs[j].pack = newid;
+		refs[j].offset = mv[i].new_offset;
+	}
+	err = rs_idx_encode(&idx, &newid, refs, nmv);
+	/* Pack, then index, then manifests: each step leaves a valid store. */
+	if (!err)
+		err = rs_key_pack(&key, &newid);
+	if (!err)
+		err = remote->put_buf(remote, key.ptr, pack.ptr, pack.len);
+	if (!err)
+		err = rs_key_idx(&key, &newid);
+	if (!err)
+		err = remote->put_buf(remote, key.ptr, idx.ptr, idx.len);
+	for (i = 0; i < c->nobjects && !err; i++) {
+		struct rs_manifest m;
+		uint32_t k;
+		int touched = 0;
+
+		memset(&m, 0, sizeof(m));
+		err = read_manifest(remote, &c->objects[i], &m);
+		for (k = 0; !err && k < m.nchunks; k++) {
+			struct moved probe, *hit;
+
+			if (rs_id_cmp(&m.chunks[k].pack, &p->id))
+				continue;
+			probe.old_offset = m.chunks[k].offset;
+			hit = bsearch(&probe, mv, nmv, sizeof(*mv), moved_cmp);
+			if (!hit)
+				continue;
+			m.chunks[k].pack = newid;
+			m.chunks[k].offset = hit->new_offset;
+			touched = 1;
+		}
+		rs_buf_clear(&menc);
+		if (!err && touched)
+			err = rs_manifest_encode(&menc, &m);
+		if (!err && touched)
+			err = rs_key_manifest(&key, &c->objects[i]);
+		if (!err && touched)
+			err = remote->put_buf(remote, key.ptr, menc.ptr, menc.len);
+		rs_manifest_release(&m);
+	}
+	if (!err) {
+		st->packs_repacked++;
+		st->bytes_repacked += p->pack_size - pack.len;
+	}
+out:
+	ZSTD_freeDCtx(dctx);
+	free(mv);
+	free(refs);
+	rs_buf_release(&key);
+	rs_buf_release(&entry);
+	rs_buf_release(&pack);
+	rs_buf_release(&idx);
+	rs_buf_release(&raw);
+	rs_buf_release(&menc);
+	return err;
+}
+
+int rs_store_gc_collect(struct rs_remote *remote, struct rs_store_census *c,
+			const struct rs_gc_options *opts, struct rs_gc_stats *stats)
+{
+	int err = collect_references(remote, c);
+	size_t i, n;
+
+	for (i = 0; i < c->npacks && !err; i++)
+		err = collect_pack(remote, &c->packs[i], opts, stats);
+	if (err || opts->repack <= 0)
+		return err;
+	/* Repack after collecting: the census' packs are not touched by it. */
+	n = c->npacks;
+	for (i = 0; i < n && !err; i++) {
+		const struct rs_pack_state *p = &c->packs[i];
+
+		if (!p->has_pack || !p->has_idx || !p->referenced || p->quarantined || !p->pack_size ||
+		    (double)p->ref_bytes >= opts->repack * (double)p->pack_size)
+			continue;
+		if (opts->dry_run) {
+			stats->packs_repacked++;
+			stats->bytes_repacked += p->pack_size - RS_PACK_HEADER_SIZE - p->ref_bytes;
+			continue;
+		}
+		err = repack_one(remote, c, p, stats);
+	}
+	return err;
+}
+
+int rs_store_quarantine(struct rs_remote *remote, const struct rs_id *id,
+			const char *reason, int64_t now)
+{
+	int err = put_stamp(remote, "quarantine/", id, now, reason);
+
+	if (!err)
+		err = del_key(remote, RS_KEY_PACKS, id, ".idx");
+	return err;
+}
+
+static int bad_pack(const struct rs_store_census *c, const struct rs_id *id)
+{
+	const struct rs_pack_state *p = rs_store_census_pack(c, id);
+
+	return !p || !p->has_pack || p->quarantined || p->damaged;
+}
+
+int rs_store_repoint(struct rs_remote *remote, struct rs_store_census *c,
+		     const struct rs_id *oid)
+{
+	struct rs_chunk_index *ix = NULL;
+	struct rs_manifest m;
+	struct rs_buf raw = RS_BUF_INIT, enc = RS_BUF_INIT, key = RS_BUF_INIT;
+	struct rs_sha256 *whole = NULL;
+	ZSTD_DCtx *dctx = NULL;
+	struct rs_id got;
+	uint32_t i;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	err = read_manifest(remote, oid, &m);
+	if (!err)
+		err = rs_chunk_index_open(&ix, NULL);
+	if (!err)
+		err = rs_chunk_index_refresh(ix, remote);
+	if (err)
+		goto out;
+	for (i = 0; i < m.nchunks; i++) {
+		struct rs_chunk_ref good;
+
+		if (!bad_pack(c, &m.chunks[i].pack))
+			continue;
+		if (rs_chunk_index_lookup(ix, &m.chunks[i].chunk, &good) || bad_pack(c, &good.pack)) {
+			char hex[RS_ID_HEXSZ + 1];
+
+			rs_id_to_hex(hex, &m.chunks[i].chunk);
+			err = rs_error_set(RS_ENOTFOUND, "no good copy of chunk %.12s is on the remote", hex);
+			goto out;
+		}
+		m.chunks[i] = good;
+	}
+	/* Prove the new manifest before writing it: read every chunk back. */
+	dctx = ZSTD_createDCtx();
+	whole = rs_sha256_new();
+	if (!dctx || !whole) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < m.nchunks; i++) {
+		const char *why = NULL;
+
+		err = read_chunk(remote, &m.chunks[i], &raw, dctx, &why);
+		if (err == RS_ECORRUPT)
+			err = rs_error_set(RS_ENOTFOUND, "the replacement chunk %s", why);
+		if (err)
+			goto out;
+		rs_sha256_update(whole, raw.ptr, raw.len);
+	}
+	rs_sha256_final(whole, &got);
+	if (m.transform == 0 && rs_id_cmp(&got, oid)) {
+		err = rs_error_set(RS_ENOTFOUND, "the good chunks do not rebuild the object");
+		goto out;
+	}
+	err = rs_manifest_encode(&enc, &m);
+	if (!err)
+		err = rs_key_manifest(&key, oid);
+	if (!err)
+		err = remote->put_buf(remote, key.ptr, enc.ptr, enc.len);
+out:
+	rs_chunk_index_free(ix);
+	rs_manifest_release(&m);
+	rs_sha256_free(whole);
+	ZSTD_freeDCtx(dctx);
+	rs_buf_release(&raw);
+	rs_buf_release(&enc);
+	rs_buf_release(&key);
+	return err;
+}

@@ -1,0 +1,124 @@
+#!/bin/bash
+# results pin, gc, verify end to end on a folder remote: a retention
+# policy committed in .results.json drops the raw sessions of old runs
+# (pinned runs kept), gc frees their packs over three runs (clock, mark,
+# sweep), fetch then says "removed by retention", every other session
+# reads back byte-identical; a flipped byte is found by verify --deep and
+# repaired by verify --repair from the clone that holds the sessions.
+# The same scenario runs on a folder remote and on WebDAV (nginx on
+# loopback, tests/servers/webdav.sh).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_gc_verify
+
+on_exit() { bash "$SERVERS/webdav.sh" stop "$T/dav" 2>/dev/null || true; }
+for i in 1 2 3 4; do gen --seed $i --size 1M -o "$T/s$i.pyisession"; done
+
+# scenario NAME REMOTE-URL STORE-DIR: STORE-DIR is where the server keeps the files.
+scenario() {
+local name=$1 REMOTE=$2 STORE=$3
+echo "== $name"
+rm -rf "$T/results.git" "$T/ci" "$T/dev" "$T/o" "$T/o2"
+
+git init -q --bare "$T/results.git"
+git init -q --bare "$T/results.git"
+
+git clone -q "$T/results.git" "$T/ci" 2>/dev/null
+cd "$T/ci"
+"$RESULTS" init --remote "$REMOTE" >/dev/null
+for i in 1 2 3 4; do
+	RESULTS_RECORDED_AT=$((1700000000 + i * 100)) "$RESULTS" add "$T/s$i.pyisession" \
+		--commit "$(printf '%040d' $i)" --trigger ci --branch main >/dev/null
+done
+# Not pushed yet: doctor's spot check of the newest runs says so.
+expect_status 6 "$RESULTS" doctor
+grep -q "FAIL  the session .* of run .* is not on the remote: 'git push'" "$T/out" || fail "doctor: $(cat "$T/out")"
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
+expect_status 0 "$RESULTS" doctor
+grep -q "ok    the newest runs' sessions are on the remote" "$T/out" || fail "doctor after push: $(cat "$T/out")"
+ids() { git show HEAD:index/2023-11.jsonl | python3 -c 'import sys,json; [print(json.loads(l)["id"]) for l in sys.stdin if l.strip()]'; }
+local -a ID
+mapfile -t ID < <(ids)
+[ "${#ID[@]}" = 4 ] || fail "expected 4 runs, got ${#ID[@]}"
+
+expect_status 0 "$RESULTS" verify
+grep -q '^4 runs, 4 objects: 4 ok, 0 removed' "$T/out" || fail "verify summary: $(cat "$T/out")"
+expect_status 0 "$RESULTS" verify --deep
+grep -q '4 objects (deep): 4 ok' "$T/out" || fail "verify --deep summary: $(cat "$T/out")"
+
+# Without a policy gc removes no session.
+expect_status 0 "$RESULTS" gc --grace 0
+grep -q '^removed 0 raw sessions' "$T/out" || fail "gc without a policy removed something: $(cat "$T/out")"
+
+# Policy: the newest 2 runs of each branch; run 1 pinned. Run 2 goes.
+python3 - <<'PY'
+import json
+d = json.load(open('.results.json'))
+d['retention'] = {'keep_last': 2}
+json.dump(d, open('.results.json', 'w'), indent=2)
+PY
+git commit -qam "results: keep the newest two runs"
+expect_status 0 "$RESULTS" pin "${ID[0]}"
+grep -qx "${ID[0]}" pins.txt || fail "pins.txt does not name ${ID[0]}"
+[ -z "$(git status --porcelain)" ] || fail "pin left the work tree dirty: $(git status --porcelain)"
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
+
+before=$(find "$STORE" -type f | sort | xargs sha256sum)
+expect_status 0 "$RESULTS" gc --dry-run --grace 0
+grep -q "would remove raw session of run ${ID[1]}" "$T/out" || fail "dry run: $(cat "$T/out")"
+for k in 0 2 3; do ! grep -q "${ID[$k]}" "$T/out" || fail "dry run would remove ${ID[$k]}"; done
+grep -q '^would remove 1 raw sessions' "$T/out" || fail "dry-run count: $(cat "$T/out")"
+[ "$before" = "$(find "$STORE" -type f | sort | xargs sha256sum)" ] || fail "--dry-run changed the store"
+
+packs_before=$(find "$STORE/packs" -name '*.pack' | wc -l)
+bytes_before=$(du -sb "$STORE/packs" | cut -f1)
+expect_status 0 "$RESULTS" gc --grace 0       # tombstone, manifest gone, clock started
+grep -q '^removed 1 raw sessions' "$T/out" || fail "gc: $(cat "$T/out")"
+expect_status 0 "$RESULTS" gc --grace 0       # mark
+grep -q ' 1 marked' "$T/out" || fail "second gc did not mark: $(cat "$T/out")"
+expect_status 0 "$RESULTS" gc --grace 0       # sweep
+grep -q ' 1 swept' "$T/out" || fail "third gc did not sweep: $(cat "$T/out")"
+[ "$(find "$STORE/packs" -name '*.pack' | wc -l)" = $((packs_before - 1)) ] || fail "no pack was freed"
+[ "$(du -sb "$STORE/packs" | cut -f1)" -lt "$bytes_before" ] || fail "the store did not shrink"
+
+expect_status 0 "$RESULTS" verify
+grep -q "^removed .*run ${ID[1]}.*removed by retention on 20" "$T/out" || fail "verify: $(cat "$T/out")"
+grep -q '4 runs, 4 objects: 3 ok, 1 removed by retention' "$T/out" || fail "verify summary after gc: $(cat "$T/out")"
+
+# A developer clone: the removed session is reported as such, the others are intact.
+git clone -q "$T/results.git" "$T/dev" 2>/dev/null
+cd "$T/dev"
+"$RESULTS" init >/dev/null
+expect_status 6 "$RESULTS" fetch "${ID[1]}" -o "$T/o"
+grep -q 'removed by retention on 20..-..-..; summary kept' "$T/err" || fail "fetch of a removed session: $(cat "$T/err")"
+for k in 0 2 3; do
+	expect_status 0 "$RESULTS" fetch "${ID[$k]}" -o "$T/o"
+	cmp -s "$(cat "$T/out")" "$T/s$((k + 1)).pyisession" || fail "run ${ID[$k]} does not read back"
+done
+
+# Damage: a flipped byte in the pack of run 4. Shallow verify cannot see it, deep can.
+cd "$T/ci"
+oid4=$(sha256sum "$T/s4.pyisession" | cut -d' ' -f1)
+pack=$(python3 - "$STORE/objects/$oid4" <<'PY'
+import sys
+b = open(sys.argv[1], 'rb').read()
+print(b[72 + 32:72 + 64].hex())
+PY
+)
+printf '\x00\x00\x00\x00' | dd of="$STORE/packs/$pack.pack" bs=1 seek=300 conv=notrunc status=none
+expect_status 0 "$RESULTS" verify
+expect_status 7 "$RESULTS" verify --deep
+grep -q "^damaged .*run ${ID[3]}.*in pack ${pack:0:12}" "$T/out" || fail "verify --deep: $(cat "$T/out")"
+expect_status 0 "$RESULTS" verify --repair
+grep -q "quarantined pack ${pack:0:12}" "$T/out" || fail "repair did not quarantine: $(cat "$T/out")"
+grep -q "pushed again ${oid4:0:12}" "$T/out" || fail "repair did not push again: $(cat "$T/out")"
+[ ! -e "$STORE/packs/$pack.idx" ] || fail "the damaged pack still has its index"
+expect_status 0 "$RESULTS" verify --deep
+cd "$T/dev"
+expect_status 0 "$RESULTS" fetch "${ID[3]}" -o "$T/o2"
+cmp -s "$(cat "$T/out")" "$T/s4.pyisession" || fail "run 4 does not read back after repair"
+}
+
+scenario folder "file://$T/store" "$T/store"
+eval "$(bash "$SERVERS/webdav.sh" start "$T/dav")"
+scenario webdav "$RS_WEBDAV_URL" "$RS_WEBDAV_ROOT/store"
+echo "ok"

@@ -1,0 +1,594 @@
+/*
+ * Store maintenance on a folder remote: verify (shallow and deep), the
+ * gc protocol step by step (clock, mark, sweep, rescue of a pack that a
+ * push in flight came to reference), gc interrupted after every write and
+ * run again, and repair of a damaged pack that a later push borrowed from.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remote/remote.h"
+#include "store/format.h"
+#include "store/maint.h"
+#include "store/store.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/hash.h"
+
+struct fixture {
+	char dir[256];
+	char remote_dir[600];
+	char cache_dir[300];
+	struct rs_remote *remote;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	strcpy(f->dir, "/tmp/rs-test-maint-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->cache_dir, sizeof(f->cache_dir), "%s/cache", f->dir);
+	if (getenv("RS_TEST_MAINT_URL")) {
+		/* A network backend (tests/e2e/test_maint_remotes.sh): a fresh prefix
+		   per test; RS_TEST_MAINT_ROOT is where the server keeps its files. */
+		char url[600];
+		const char *sub = strrchr(f->dir, '/') + 1;
+
+		snprintf(url, sizeof(url), "%s/%s", getenv("RS_TEST_MAINT_URL"), sub);
+		snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/%s", getenv("RS_TEST_MAINT_ROOT"), sub);
+		assert_int_equal(rs_remote_open(&f->remote, url, NULL), 0);
+	} else {
+		snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/remote", f->dir);
+		assert_int_equal(rs_fs_mkdir_p(f->remote_dir, 0755), 0);
+		assert_int_equal(rs_remote_open(&f->remote, f->remote_dir, NULL), 0);
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[400];
+
+	rs_remote_free(f->remote);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* `n` incompressible bytes from `seed`, optionally after the bytes of `prefix_file`. */
+static void write_file(const char *path, size_t n, uint64_t seed, const char *prefix_file)
+{
+	FILE *out = fopen(path, "wb");
+	size_t i;
+
+	assert_non_null(out);
+	if (prefix_file) {
+		struct rs_buf b = RS_BUF_INIT;
+
+		assert_int_equal(rs_fs_read_file(&b, prefix_file, 1u << 30), 0);
+		assert_int_equal(fwrite(b.ptr, 1, b.len, out), b.len);
+		rs_buf_release(&b);
+	}
+	for (i = 0; i < n; i += 8) {
+		uint64_t v = splitmix(&seed);
+
+		assert_int_equal(fwrite(&v, 1, 8, out), 8);
+	}
+	assert_int_equal(fclose(out), 0);
+}
+
+static void file_id(const char *path, struct rs_id *oid, uint64_t *size)
+{
+	struct rs_buf b = RS_BUF_INIT;
+
+	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
+	rs_sha256(oid, b.ptr, b.len);
+	*size = b.len;
+	rs_buf_release(&b);
+}
+
+static int files_equal(const char *a, const char *b)
+{
+	struct rs_buf x = RS_BUF_INIT, y = RS_BUF_INIT;
+	int same;
+
+	assert_int_equal(rs_fs_read_file(&x, a, 1u << 30), 0);
+	assert_int_equal(rs_fs_read_file(&y, b, 1u << 30), 0);
+	same = x.len == y.len && !memcmp(x.ptr, y.ptr, x.len);
+	rs_buf_release(&x);
+	rs_buf_release(&y);
+	return same;
+}
+
+static void put(struct fixture *f, const char *name, size_t n, uint64_t seed,
+		const char *prefix_file, struct rs_id *oid, uint64_t *size)
+{
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	write_file(path, n, seed, prefix_file);
+	file_id(path, oid, size);
+	o.cache_dir = f->cache_dir;
+	o.threads = 2;
+	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
+	assert_int_equal(rs_store_put_file(s, oid, *size, path, NULL, NULL, NULL), 0);
+	rs_store_free(s);
+}
+
+/* 0 when `oid` reads back equal to the file `name`. */
+static int get_equals(struct fixture *f, const struct rs_id *oid, uint64_t size, const char *name)
+{
+	struct rs_store *s = NULL;
+	char src[400], dst[400];
+	int err;
+
+	snprintf(src, sizeof(src), "%s/%s", f->dir, name);
+	snprintf(dst, sizeof(dst), "%s/%s.out", f->dir, name);
+	assert_int_equal(rs_store_open(&s, f->remote, NULL), 0);
+	err = rs_store_get_file(s, oid, size, dst, NULL, NULL);
+	if (err)
+		fprintf(stderr, "get: %s\n", rs_error_message());
+	rs_store_free(s);
+	if (!err)
+		err = files_equal(src, dst) ? 0 : -100;
+	unlink(dst);
+	return err;
+}
+
+static int exists(struct fixture *f, const char *key)
+{
+	uint64_t n;
+
+	return f->remote->stat(f->remote, key, &n) == 0;
+}
+
+static void pack_key(char *out, size_t n, const struct rs_id *id, const char *ext)
+{
+	char hex[RS_ID_HEXSZ + 1];
+
+	rs_id_to_hex(hex, id);
+	snprintf(out, n, "packs/%s.%s", hex, ext);
+}
+
+/* The only pack the census holds that is not in `not` (NULL: the first). */
+static struct rs_id only_new_pack(const struct rs_store_census *c, const struct rs_id *not)
+{
+	size_t i;
+
+	for (i = 0; i < c->npacks; i++)
+		if (!not || rs_id_cmp(&c->packs[i].id, not))
+			return c->packs[i].id;
+	fail_msg("no new pack");
+	return c->packs[0].id;
+}
+
+static enum rs_verify_state verify(struct fixture *f, const struct rs_id *oid, uint64_t size, int deep)
+{
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_buf why = RS_BUF_INIT;
+	enum rs_verify_state st = RS_VERIFY_OK;
+
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	assert_int_equal(rs_store_verify_object(f->remote, &c, oid, size, deep, &st, &why), 0);
+	rs_buf_release(&why);
+	rs_store_census_release(&c);
+	return st;
+}
+
+static void gc(struct fixture *f, int64_t now, const struct rs_id *drop, size_t ndrop,
+	       struct rs_gc_stats *st)
+{
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_gc_options o = { 0 };
+
+	o.now = now;
+	o.grace = 100;
+	memset(st, 0, sizeof(*st));
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	assert_int_equal(rs_store_gc_drop(f->remote, &c, drop, ndrop, &o, st), 0);
+	assert_int_equal(rs_store_gc_collect(f->remote, &c, &o, st), 0);
+	rs_store_census_release(&c);
+}
+
+static void test_verify_finds_each_kind_of_damage(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_id a, pack, missing;
+	uint64_t asize;
+	char key[300], path[1000];
+	FILE *fp;
+
+	put(f, "a", 5u << 20, 1, NULL, &a, &asize);
+	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_OK);
+	assert_int_equal(verify(f, &a, asize, 1), RS_VERIFY_OK);
+	/* The pointer says another size: damaged, and the report names the pointer. */
+	assert_int_equal(verify(f, &a, asize + 1, 0), RS_VERIFY_DAMAGED);
+	memset(&missing, 7, sizeof(missing));
+	assert_int_equal(verify(f, &missing, 10, 0), RS_VERIFY_MISSING);
+
+	/* A flipped byte in the pack: shallow verify cannot see it, deep does. */
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	assert_int_equal(c.npacks, 1);
+	pack = c.packs[0].id;
+	rs_store_census_release(&c);
+	pack_key(key, sizeof(key), &pack, "pack");
+	snprintf(path, sizeof(path), "%s/%s", f->remote_dir, key);
+	fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, 4096, SEEK_SET), 0);
+	assert_int_equal(fputc(0x5a ^ 0xff, fp) == EOF, 0);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_OK);
+	assert_int_equal(verify(f, &a, asize, 1), RS_VERIFY_DAMAGED);
+
+	/* The pack gone: incomplete, without reading a chunk. */
+	assert_int_equal(f->remote->del(f->remote, key), 0);
+	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_INCOMPLETE);
+}
+
+static void test_gc_clock_mark_sweep(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_gc_stats st;
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_id a, b, apack;
+	struct rs_buf date = RS_BUF_INIT;
+	uint64_t asize, bsize;
+	char pk[300], ik[300];
+
+	put(f, "a", 4u << 20, 11, NULL, &a, &asize);
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	apack = only_new_pack(&c, NULL);
+	rs_store_census_release(&c);
+	put(f, "b", 4u << 20, 12, NULL, &b, &bsize);
+	pack_key(pk, sizeof(pk), &apack, "pack");
+	pack_key(ik, sizeof(ik), &apack, "idx");
+
+	/* Drop a: the tombstone says so, the pack's clock starts, nothing is deleted. */
+	gc(f, 1000, &a, 1, &st);
+	assert_int_equal(st.manifests_removed, 1);
+	assert_int_equal(st.packs_started, 1);
+	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
+	assert_int_equal(rs_store_removed_date(f->remote, &a, &date), 0);
+	assert_string_equal(rs_buf_cstr(&date), "1970-01-01");
+	assert_true(exists(f, pk) && exists(f, ik));
+	/* Within the grace period: waiting. */
+	gc(f, 1099, NULL, 0, &st);
+	assert_int_equal(st.packs_waiting, 1);
+	assert_true(exists(f, ik));
+	/* After it: marked (index removed), the pack still there. */
+	gc(f, 1100, NULL, 0, &st);
+	assert_int_equal(st.packs_marked, 1);
+	assert_false(exists(f, ik));
+	assert_true(exists(f, pk));
+	gc(f, 1150, NULL, 0, &st);
+	assert_int_equal(st.packs_waiting, 1);
+	assert_true(exists(f, pk));
+	/* G after the mark: swept. b was never touched. */
+	gc(f, 1200, NULL, 0, &st);
+	assert_int_equal(st.packs_swept, 1);
+	assert_false(exists(f, pk));
+	assert_int_equal(get_equals(f, &b, bsize, "b"), 0);
+	assert_int_equal(verify(f, &b, bsize, 1), RS_VERIFY_OK);
+	rs_buf_release(&date);
+}
+
+/*
+ * A push in flight: its pack is on the remote, its manifest not yet. The
+ * collector starts the clock and even marks the pack; the manifest then
+ * appears (the writer checked the index before the mark); the sweep run
+ * reads it and rescues the pack by rebuilding its index, byte for byte.
+ */
+static void test_gc_rescues_a_push_in_flight(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_gc_stats st;
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_buf manifest = RS_BUF_INIT, idx = RS_BUF_INIT, idx2 = RS_BUF_INIT;
+	struct rs_id a, pack;
+	uint64_t asize;
+	char mk[300], ik[300], hex[RS_ID_HEXSZ + 1];
+
+	put(f, "a", 6u << 20, 21, NULL, &a, &asize);
+	rs_id_to_hex(hex, &a);
+	snprintf(mk, sizeof(mk), "objects/%s", hex);
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	pack = only_new_pack(&c, NULL);
+	rs_store_census_release(&c);
+	pack_key(ik, sizeof(ik), &pack, "idx");
+	assert_int_equal(f->remote->get(f->remote, mk, 0, UINT64_MAX, &manifest), 0);
+	assert_int_equal(f->remote->get(f->remote, ik, 0, UINT64_MAX, &idx), 0);
+	assert_int_equal(f->remote->del(f->remote, mk), 0);
+
+	gc(f, 5000, NULL, 0, &st);
+	assert_int_equal(st.packs_started, 1);
+	gc(f, 5100, NULL, 0, &st);
+	assert_int_equal(st.packs_marked, 1);
+	assert_false(exists(f, ik));
+	/* The writer completes within G of its check. */
+	assert_int_equal(f->remote->put_buf(f->remote, mk, manifest.ptr, manifest.len), 0);
+	gc(f, 5200, NULL, 0, &st);
+	assert_int_equal(st.packs_swept, 0);
+	assert_int_equal(st.packs_rescued, 1);
+	assert_int_equal(f->remote->get(f->remote, ik, 0, UINT64_MAX, &idx2), 0);
+	assert_int_equal(idx.len, idx2.len);
+	assert_memory_equal(idx.ptr, idx2.ptr, idx.len);
+	assert_int_equal(get_equals(f, &a, asize, "a"), 0);
+	/* And later runs leave it alone. */
+	gc(f, 9000, NULL, 0, &st);
+	assert_int_equal(st.packs_marked + st.packs_swept + st.packs_started, 0);
+	rs_buf_release(&manifest);
+	rs_buf_release(&idx);
+	rs_buf_release(&idx2);
+}
+
+/* A remote that fails every write after `budget` of them. */
+struct flaky {
+	struct rs_remote base;
+	struct rs_remote *inner;
+	int budget;
+};
+
+static int flaky_spend(struct flaky *k)
+{
+	if (k->budget-- <= 0)
+		return rs_error_set(RS_ERETRY, "injected failure");
+	return 0;
+}
+
+static int fk_get(struct rs_remote *r, const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
+{
+	struct flaky *k = (struct flaky *)r;
+
+	return k->inner->get(k->inner, key, off, len, out);
+}
+
+static int fk_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)
+{
+	struct flaky *k = (struct flaky *)r;
+	int err = flaky_spend(k);
+
+	return err ? err : k->inner->put_buf(k->inner, key, p, n);
+}
+
+static int fk_stat(struct rs_remote *r, const char *key, uint64_t *n)
+{
+	struct flaky *k = (struct flaky *)r;
+
+	return k->inner->stat(k->inner, key, n);
+}
+
+static int fk_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb, void *payload)
+{
+	struct flaky *k = (struct flaky *)r;
+
+	return k->inner->list(k->inner, prefix, cb, payload);
+}
+
+static int fk_del(struct rs_remote *r, const char *key)
+{
+	struct flaky *k = (struct flaky *)r;
+	int err = flaky_spend(k);
+
+	return err ? err : k->inner->del(k->inner, key);
+}
+
+/* Every gc run (drop, clock, mark, sweep) killed after each of its writes, then run whole. */
+static void test_gc_interrupted_at_every_step(void **state)
+{
+	struct fixture *f = *state;
+	struct flaky k;
+	struct rs_id a, b, apack;
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	uint64_t asize, bsize;
+	int64_t when[] = { 1000, 1100, 1200, 1300 };
+	size_t w;
+	char pk[300];
+
+	put(f, "a", 4u << 20, 31, NULL, &a, &asize);
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	apack = only_new_pack(&c, NULL);
+	rs_store_census_release(&c);
+	put(f, "b", 4u << 20, 32, NULL, &b, &bsize);
+	pack_key(pk, sizeof(pk), &apack, "pack");
+	memset(&k, 0, sizeof(k));
+	k.base.version = RS_REMOTE_VERSION;
+	k.base.get = fk_get;
+	k.base.put_buf = fk_put_buf;
+	k.base.stat = fk_stat;
+	k.base.list = fk_list;
+	k.base.del = fk_del;
+	k.base.display_url = (char *)"flaky";
+	k.inner = f->remote;
+	for (w = 0; w < sizeof(when) / sizeof(*when); w++) {
+		struct rs_gc_options o = { 0 };
+		struct rs_gc_stats st;
+		int budget, err = -1;
+
+		o.now = when[w];
+		o.grace = 100;
+		for (budget = 0; err != 0 && budget < 20; budget++) {
+			k.budget = budget;
+			memset(&st, 0, sizeof(st));
+			assert_int_equal(rs_store_census_take(&c, &k.base), 0);
+			err = rs_store_gc_drop(&k.base, &c, w == 0 ? &a : NULL, w == 0, &o, &st);
+			if (!err)
+				err = rs_store_gc_collect(&k.base, &c, &o, &st);
+			rs_store_census_release(&c);
+			/* Whatever was cut off, b is intact. */
+			assert_int_equal(get_equals(f, &b, bsize, "b"), 0);
+		}
+		assert_int_equal(err, 0);
+	}
+	/* Interruptions only delay: a's pack is gone after the same four runs. */
+	assert_false(exists(f, pk));
+	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
+	assert_int_equal(verify(f, &b, bsize, 1), RS_VERIFY_OK);
+}
+
+/*
+ * A flipped byte in x's pack; y, pushed later, borrowed x's chunks. Repair:
+ * quarantine the pack, push x again from the local copy, re-point y (which
+ * no local copy backs) at the good chunks. Both read back byte-identical,
+ * and a new push borrows nothing from the quarantined pack.
+ */
+static void test_repair_restores_what_a_clone_holds(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+	struct rs_id x, y, xpack;
+	uint64_t xsize, ysize;
+	char key[300], path[1000], xpath[400], mk[300], hex[RS_ID_HEXSZ + 1];
+	FILE *fp;
+	size_t i;
+
+	put(f, "x", 7u << 20, 41, NULL, &x, &xsize);
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	xpack = only_new_pack(&c, NULL);
+	rs_store_census_release(&c);
+	pack_key(key, sizeof(key), &xpack, "pack");
+	snprintf(path, sizeof(path), "%s/%s", f->remote_dir, key);
+	fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, 100, SEEK_SET), 0);
+	assert_int_equal(fputc(0x00, fp) == EOF, 0);
+	assert_int_equal(fclose(fp), 0);
+	snprintf(xpath, sizeof(xpath), "%s/x", f->dir);
+	put(f, "y", 3u << 20, 42, xpath, &y, &ysize);
+	assert_int_not_equal(get_equals(f, &y, ysize, "y"), 0);
+
+	/* Verify finds both damaged and names the pack. */
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	{
+		struct rs_buf why = RS_BUF_INIT;
+		enum rs_verify_state st;
+
+		assert_int_equal(rs_store_verify_object(f->remote, &c, &x, xsize, 1, &st, &why), 0);
+		assert_int_equal(st, RS_VERIFY_DAMAGED);
+		assert_int_equal(rs_store_verify_object(f->remote, &c, &y, ysize, 1, &st, &why), 0);
+		assert_int_equal(st, RS_VERIFY_DAMAGED);
+		rs_buf_release(&why);
+	}
+	assert_true(rs_store_census_pack(&c, &xpack)->damaged);
+	for (i = 0; i < c.npacks; i++)
+		if (c.packs[i].damaged)
+			assert_int_equal(rs_store_quarantine(f->remote, &c.packs[i].id, "test", 7), 0);
+	rs_store_census_release(&c);
+
+	/* x again from the local copy: its manifest goes, the push writes new packs. */
+	rs_id_to_hex(hex, &x);
+	snprintf(mk, sizeof(mk), "objects/%s", hex);
+	assert_int_equal(f->remote->del(f->remote, mk), 0);
+	o.cache_dir = f->cache_dir;
+	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
+	assert_int_equal(rs_store_put_file(s, &x, xsize, xpath, NULL, NULL, NULL), 0);
+	rs_store_free(s);
+	assert_int_equal(get_equals(f, &x, xsize, "x"), 0);
+
+	/* y is not held here: re-pointed at the good copies. */
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	assert_true(rs_store_census_pack(&c, &xpack)->quarantined);
+	assert_int_equal(rs_store_repoint(f->remote, &c, &y), 0);
+	rs_store_census_release(&c);
+	assert_int_equal(get_equals(f, &y, ysize, "y"), 0);
+	assert_int_equal(verify(f, &y, ysize, 1), RS_VERIFY_OK);
+	assert_int_equal(verify(f, &x, xsize, 1), RS_VERIFY_OK);
+}
+
+/*
+ * Repack: y borrowed x's first chunk; x is dropped, so x's pack is mostly
+ * unused. gc --repack copies the one used chunk into a new pack, rewrites
+ * y's manifest, and the old pack is collected by the usual clock.
+ */
+static void test_gc_repacks_a_mostly_unused_pack(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_gc_options o = { 0 };
+	struct rs_gc_stats st;
+	struct rs_id x, y, xpack;
+	uint64_t xsize, ysize, xpack_size;
+	char xpath[400], pk[300];
+
+	put(f, "x", 9u << 20, 51, NULL, &x, &xsize);
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	xpack = only_new_pack(&c, NULL);
+	xpack_size = rs_store_census_pack(&c, &xpack)->pack_size;
+	rs_store_census_release(&c);
+	snprintf(xpath, sizeof(xpath), "%s/x", f->dir);
+	/* y: x's first 3.5 MiB (its first chunk), then bytes of its own. */
+	{
+		struct rs_buf b = RS_BUF_INIT;
+		char cut[400];
+
+		assert_int_equal(rs_fs_read_file(&b, xpath, 1u << 30), 0);
+		snprintf(cut, sizeof(cut), "%s/xcut", f->dir);
+		assert_int_equal(rs_fs_write_file_atomic(cut, b.ptr, 3584u * 1024), 0);
+		rs_buf_release(&b);
+		put(f, "y", 4u << 20, 52, cut, &y, &ysize);
+	}
+	gc(f, 1000, &x, 1, &st);
+	assert_int_equal(st.manifests_removed, 1);
+
+	o.now = 1000;
+	o.grace = 100;
+	o.repack = 0.5;
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	assert_int_equal(rs_store_gc_collect(f->remote, &c, &o, &st), 0);
+	rs_store_census_release(&c);
+	assert_int_equal(st.packs_repacked, 1);
+	assert_true(st.bytes_repacked > xpack_size / 2);
+	assert_int_equal(get_equals(f, &y, ysize, "y"), 0);
+	assert_int_equal(verify(f, &y, ysize, 1), RS_VERIFY_OK);
+	/* The old pack is now unreferenced: clock, mark, sweep. */
+	pack_key(pk, sizeof(pk), &xpack, "pack");
+	gc(f, 1100, NULL, 0, &st);
+	gc(f, 1200, NULL, 0, &st);
+	gc(f, 1300, NULL, 0, &st);
+	assert_false(exists(f, pk));
+	assert_int_equal(get_equals(f, &y, ysize, "y"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_verify_finds_each_kind_of_damage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_clock_mark_sweep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_rescues_a_push_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_interrupted_at_every_step, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repair_restores_what_a_clone_holds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_repacks_a_mostly_unused_pack, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
