@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/path.h"
 
 void rs_runindex_init(struct rs_runindex *idx)
 {
@@ -221,11 +222,19 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 		err = rs_error_set(RS_ECORRUPT, "commit '%s' is not hex", e.commit);
 		goto out;
 	}
-	/* A path from a clone must stay inside the repository. */
-	if (e.path[0] == '/' || strstr(e.path, "..")) {
-		err = rs_error_set(RS_ECORRUPT, "run path '%s' leaves the repository", e.path);
+	/*
+	 * The id and the path come from a clone and become file names
+	 * (fetch -o DIR/<id>/, site runs/<id>.html, the run folder in the
+	 * work tree): refuse here, once, what could leave its folder or reach
+	 * into .git. Neither `add` nor older versions write a leading dot.
+	 */
+	err = rs_path_check(e.id, strlen(e.id), RS_PATH_NO_DOTFILES, "run id");
+	if (err)
 		goto out;
-	}
+	err = rs_path_check(e.path, strlen(e.path), RS_PATH_RELATIVE | RS_PATH_NO_DOTFILES,
+			    "run path");
+	if (err)
+		goto out;
 	metrics = json_object_get(root, "metrics");
 	e.metrics = json_object();
 	if (!e.metrics) {

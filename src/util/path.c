@@ -151,14 +151,16 @@ int rs_path_check(const char *p, size_t len, unsigned flags, const char *what)
 			const char *slash = memchr(p + start, '/', len - start);
 			size_t end = slash ? (size_t)(slash - p) : len;
 
-			problem = component_problem(p + start, end - start, flags);
+			problem = end == start ? "it has an empty component (a doubled or trailing '/')"
+					       : component_problem(p + start, end - start, flags);
 			start = end + 1;
 		}
 	}
 	if (!problem)
 		return 0;
 	show_name(shown, sizeof(shown), p, len);
-	return rs_error_set(RS_ECORRUPT, "%s '%s' is not %s (%s); refusing to use it as a path",
+	return rs_error_set(RS_ECORRUPT, "%s '%s' is not %s (%s); refusing to use it as a path "
+			    "(results never writes such names: check who committed it)",
 			    what, shown, flags & RS_PATH_RELATIVE ? "a safe relative path"
 								  : "a plain name", problem);
 }
@@ -193,6 +195,8 @@ int rs_path_mkdirs_under(const char *dir, const char *rel)
 	int err;
 
 	err = rs_buf_puts(&path, dir);
+	while (!err && path.len > 1 && path.ptr[path.len - 1] == '/')
+		path.ptr[--path.len] = '\0';
 	/* Every component but the last is a folder to walk into. */
 	for (;;) {
 		struct stat st;
