@@ -139,7 +139,7 @@ static int reserve_one(struct rs_runindex *idx)
 	if (idx->count < idx->alloc)
 		return 0;
 	if (idx->count >= RS_RUNINDEX_MAX_RUNS)
-		return rs_error_set(RS_EUSAGE, "too many runs in the index (more than %u)",
+		return rs_error_set(RS_ECORRUPT, "too many runs in the index (more than %u)",
 				    RS_RUNINDEX_MAX_RUNS);
 	alloc = idx->alloc ? idx->alloc * 2 : 64;
 	n = realloc(idx->runs, alloc * sizeof(*n));
@@ -203,7 +203,7 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 
 	memset(&e, 0, sizeof(e));
 	if (len > RS_RUNINDEX_MAX_LINE)
-		return rs_error_set(RS_EUSAGE, "index line longer than %u bytes",
+		return rs_error_set(RS_ECORRUPT, "index line longer than %u bytes",
 				    RS_RUNINDEX_MAX_LINE);
 	root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(root)) {
@@ -290,7 +290,7 @@ static int parse_shard_unsorted(struct rs_runindex *idx, const char *text,
 	int err = 0;
 
 	if (len > RS_RUNINDEX_MAX_SHARD)
-		return rs_error_set(RS_EUSAGE, "index shard '%s' is larger than %u bytes",
+		return rs_error_set(RS_ECORRUPT, "index shard '%s' is larger than %u bytes",
 				    name, RS_RUNINDEX_MAX_SHARD);
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);

@@ -190,6 +190,25 @@ expect_status 7 "$RESULTS" fetch "$SHA" -o "$T/out-big"
 expect_status 7 "$RESULTS" site "$T/site-big"
 ok "an oversized run.json exits 7"
 
+# An index line past its cap (64 KiB) is corrupt data too.
+t=$(tree_put "$BASE" "$SHARD" 100644 "$(index_with '.metrics.pad = ("x" * 70000)')")
+commit_tree "$t"
+expect_status 7 "$RESULTS" list
+has "index line longer than" "$T/err" || fail "message: $(cat "$T/err")"
+expect_status 7 "$RESULTS" fetch "$SHA" -o "$T/out-big"
+ok "an oversized index line exits 7"
+
+# A symlink where fetch -o puts the session file itself is replaced, not
+# followed (temporary name, then rename).
+git update-ref refs/heads/main "$GOOD"
+mkdir -p "$T/out-l/$ID"
+ln -s "$T/secret" "$T/out-l/$ID/a.pyisession"
+expect_status 0 "$RESULTS" fetch "$SHA" -o "$T/out-l"
+[ -f "$T/out-l/$ID/a.pyisession" ] && [ ! -L "$T/out-l/$ID/a.pyisession" ] ||
+	fail "the symlink at the output file was not replaced"
+check_victims "symlink at the output file"
+ok "a symlink at the output file is replaced, not written through"
+
 # The good run still fetches after all this.
 git update-ref refs/heads/main "$GOOD"
 expect_status 0 "$RESULTS" fetch "$SHA" -o "$T/out-good"
