@@ -20,6 +20,7 @@ git clone -q "$T/origin.git" "$T/ci" 2>/dev/null
 cd "$T/ci"
 "$RESULTS" init --remote "file://$T/store" >/dev/null
 RESULTS_RECORDED_AT=1764494000 "$RESULTS" add "$T/a.pyisession" --commit $SHA --trigger ci >/dev/null
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
 GOOD=$(git rev-parse HEAD)
 RUN=$(git ls-tree -r --name-only HEAD | grep '/run.json$' | xargs dirname)
 SHARD=$(git ls-tree -r --name-only HEAD index/)
@@ -208,6 +209,18 @@ expect_status 0 "$RESULTS" fetch "$SHA" -o "$T/out-l"
 	fail "the symlink at the output file was not replaced"
 check_victims "symlink at the output file"
 ok "a symlink at the output file is replaced, not written through"
+
+# A run id that looks like an option is never taken for one when export
+# fetches the session with a child 'results fetch'.
+t=$(tree_put "$BASE" "$SHARD" 100644 "$(index_with '.id = "--help"')")
+commit_tree "$t"
+oid=$(git show "$GOOD:$RUN/a.pyisession" | sed -n 's/^oid sha256://p')
+obj=.git/lfs/objects/${oid:0:2}/${oid:2:2}/$oid
+mv "$obj" "$T/obj.saved"
+expect_status 0 "$RESULTS" export --format collapsed -o "$T/export.txt" -- --help
+[ -s "$T/export.txt" ] || fail "export of run '--help' wrote nothing"
+cmp -s "$obj" "$T/a.pyisession" || fail "the session was not fetched for run '--help'"
+ok "a run id that looks like an option is fetched as a run"
 
 # The good run still fetches after all this.
 git update-ref refs/heads/main "$GOOD"
