@@ -222,6 +222,16 @@ expect_status 0 "$RESULTS" export --format collapsed -o "$T/export.txt" -- --hel
 cmp -s "$obj" "$T/a.pyisession" || fail "the session was not fetched for run '--help'"
 ok "a run id that looks like an option is fetched as a run"
 
+# site: a runs/ folder below DIR that is a symlink (a hostile tree checked
+# out under DIR) is not written through.
+git update-ref refs/heads/main "$GOOD"
+mkdir -p "$T/site-l"
+ln -s "$T/victim" "$T/site-l/runs"
+expect_status 7 "$RESULTS" site "$T/site-l"
+has "site-l/runs' is a symbolic link" "$T/err" || fail "message: $(cat "$T/err")"
+check_victims "site through runs/"
+ok "site does not write through a symlinked runs/"
+
 # The good run still fetches after all this.
 git update-ref refs/heads/main "$GOOD"
 expect_status 0 "$RESULTS" fetch "$SHA" -o "$T/out-good"
