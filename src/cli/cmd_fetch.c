@@ -38,6 +38,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/path.h"
 
 #define RUN_JSON_MAX (64u * 1024 * 1024)
 #define COPY_BLOCK (1u << 20)
@@ -197,6 +198,28 @@ static int mkdir_parent(const char *path)
 	return err;
 }
 
+/*
+ * DIR/<run id>/<file> for -o, checked: the id and the file name come
+ * from the repository (rs_path_join refuses what would leave DIR), and
+ * the folders below DIR are made without following a symlink that a
+ * hostile tree may have checked out there. DIR itself is the user's.
+ */
+static int output_path(struct rs_buf *dest, const char *outdir, const struct rs_run_entry *run,
+		       const char *name)
+{
+	struct rs_buf rel = RS_BUF_INIT;
+	int err = rs_buf_printf(&rel, "%s/%s", run->id, name);
+
+	if (!err)
+		err = rs_path_join(dest, outdir, rel.ptr, RS_PATH_NO_DOTFILES, "output path");
+	if (!err)
+		err = rs_fs_mkdir_p(outdir, 0755);
+	if (!err)
+		err = rs_path_mkdirs_under(outdir, rel.ptr);
+	rs_buf_release(&rel);
+	return err;
+}
+
 /* Map a store error on object download to an exit status, with a message. */
 static int download_failed(int err, const char *what)
 {
@@ -304,10 +327,7 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 	char hex[RS_ID_HEXSZ + 1];
 	int err, status = RS_EXIT_OTHER, fresh = 0;
 
-	if (strstr(name, "..") || name[0] == '/' || !*name) {
-		status = rs_cli_fail(RS_EXIT_CORRUPT, "run %s names a bad file '%s'", run->id, name);
-		goto out;
-	}
+	/* fetch_run checked `name`; the run path was checked with the index. */
 	rs_buf_printf(&rel, "%s/%s", run->path, name);
 	rs_buf_printf(&what, "run %s, %s", run->id, name);
 	err = rs_repo_read_tree_file(f->repo, NULL, rel.ptr, RS_POINTER_MAX, &text);
@@ -336,24 +356,23 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 		rs_error_clear();
 		if (f->outdir) {
 			/* Straight to DIR: the repository is left alone. */
-			rs_buf_printf(&dest, "%s/%s/%s", f->outdir, run->id, name);
+			err = output_path(&dest, f->outdir, run, name);
 		} else {
 			/* Into .git/lfs/tmp, then renamed to its object path: a killed
 			   fetch leaves a temporary file there (removed once stale by
 			   the next add or fetch), never a partial file among the
 			   objects. */
 			err = rs_repo_lfs_tmp_path(&dest, f->repo);
-			if (err) {
-				status = rs_cli_report(err);
-				goto out;
-			}
+		}
+		if (err) {
+			status = rs_cli_fail(rs_cli_exit_for(err), "%s: %s", what.ptr,
+					     rs_error_message());
+			goto out;
 		}
 		status = open_store(f);
 		if (status != RS_EXIT_OK)
 			goto out;
-		err = mkdir_parent(dest.ptr);
-		if (err == 0)
-			err = rs_store_get_file(f->store, &p.oid, p.size, dest.ptr, NULL, NULL);
+		err = rs_store_get_file(f->store, &p.oid, p.size, dest.ptr, NULL, NULL);
 		if (err) {
 			status = download_failed(err, what.ptr);
 			goto out;
@@ -371,16 +390,25 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 			goto out;
 		}
 	} else if (f->outdir) {
-		rs_buf_printf(&dest, "%s/%s/%s", f->outdir, run->id, name);
-		err = mkdir_parent(dest.ptr);
-		if (err == 0)
-			err = copy_verified(NULL, object.ptr, dest.ptr, &p.oid);
+		err = output_path(&dest, f->outdir, run, name);
+		if (err) {
+			status = rs_cli_fail(rs_cli_exit_for(err), "%s: %s", what.ptr,
+					     rs_error_message());
+			goto out;
+		}
+		err = copy_verified(NULL, object.ptr, dest.ptr, &p.oid);
 		if (err) {
 			status = rs_cli_report(err);
 			goto out;
 		}
 		printf("%s\n", dest.ptr);
 		status = RS_EXIT_OK;
+		goto out;
+	}
+	/* The run folder in the work tree: never through a symlink there. */
+	err = rs_path_mkdirs_under(f->repo->workdir, rel.ptr);
+	if (err) {
+		status = rs_cli_fail(rs_cli_exit_for(err), "%s: %s", what.ptr, rs_error_message());
 		goto out;
 	}
 	if (checkout_file(f, rel.ptr, object.ptr, &p, &text, fresh))
@@ -396,6 +424,21 @@ out:
 	rs_buf_release(&dest);
 	rs_buf_release(&what);
 	return status;
+}
+
+/*
+ * A file name from run.json becomes DIR/<id>/<name> and <run folder>/<name>
+ * in the work tree: one plain name, no dot file (`results add` never
+ * stores one; a '.gitattributes' there would change how git reads the
+ * folder).
+ */
+static int check_file_name(const struct rs_run_entry *run, const char *run_json,
+			   const char *name)
+{
+	if (rs_path_check(name, strlen(name), RS_PATH_NO_DOTFILES, "file name") != 0)
+		return rs_cli_fail(RS_EXIT_CORRUPT, "run %s: %s: %s", run->id, run_json,
+				   rs_error_message());
+	return RS_EXIT_OK;
 }
 
 /*
@@ -432,6 +475,9 @@ static int fetch_run(struct fetcher *f, const struct rs_run_entry *run)
 		    !json_is_true(json_object_get(item, "lfs")))
 			continue;
 		found++;
+		status = check_file_name(run, rel.ptr, path);
+		if (status != RS_EXIT_OK)
+			goto out;
 		status = fetch_one(f, run, path, json_string_value(json_object_get(item, "oid")));
 		if (status != RS_EXIT_OK)
 			goto out;
@@ -440,8 +486,11 @@ static int fetch_run(struct fetcher *f, const struct rs_run_entry *run)
 	if (!found && json_is_object(session) &&
 	    json_is_string(json_object_get(session, "path"))) {
 		found++;
-		status = fetch_one(f, run, json_string_value(json_object_get(session, "path")),
-				   json_string_value(json_object_get(session, "oid")));
+		status = check_file_name(run, rel.ptr,
+					 json_string_value(json_object_get(session, "path")));
+		if (status == RS_EXIT_OK)
+			status = fetch_one(f, run, json_string_value(json_object_get(session, "path")),
+					   json_string_value(json_object_get(session, "oid")));
 	}
 	if (!found)
 		status = rs_cli_fail(RS_EXIT_UNKNOWN, "run %s has no session to fetch (recorded "

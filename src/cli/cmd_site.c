@@ -17,6 +17,7 @@
 #include "cli/runsel.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/path.h"
 
 static const char usage[] =
 	"usage: results site <dir> [--branch NAME] [--limit N] [--summaries N]\n"
@@ -43,25 +44,19 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Run ids become file names: accept only what cannot escape runs/. */
-static int safe_id(const char *id)
-{
-	const char *p;
-
-	if (!*id || *id == '.')
-		return 0;
-	for (p = id; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
-			return 0;
-	return 1;
-}
-
+/*
+ * <dir>/<name>, where name ("runs/<id>.html") holds a run id from the
+ * repository: checked by the one path checker (the index reader checked
+ * the id already; this is the write), and written without following a
+ * symlink below <dir> (the user's; it may be one).
+ */
 static int write_page(const char *dir, const char *name, const struct rs_buf *b)
 {
 	struct rs_buf path = RS_BUF_INIT;
-	int err = rs_fs_join(&path, dir, name);
+	int err = rs_path_join(&path, dir, name, RS_PATH_NO_DOTFILES, "page name");
 
+	if (!err)
+		err = rs_path_mkdirs_under(dir, name);
 	if (!err)
 		err = rs_fs_write_file_atomic(path.ptr, b->ptr ? b->ptr : "", b->len);
 	rs_buf_release(&path);
@@ -109,9 +104,9 @@ int cmd_site(int argc, char **argv)
 	opened = 1;
 	if (status)
 		goto out;
-	err = rs_fs_join(&sub, dir, "runs");
+	err = rs_fs_mkdir_p(dir, 0755);
 	if (!err)
-		err = rs_fs_mkdir_p(sub.ptr, 0755);
+		err = rs_path_mkdirs_under(dir, "runs/index.html");
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
@@ -129,10 +124,6 @@ int cmd_site(int argc, char **argv)
 
 		if (branch && (!e->branch || strcmp(e->branch, branch)))
 			continue;
-		if (!safe_id(e->id)) {
-			fprintf(stderr, "results: skipping run with an unusable id '%s'\n", e->id);
-			continue;
-		}
 		picked[n++] = e;
 	}
 	/* One page per run; the run.json read for it also feeds the trend's

@@ -171,7 +171,8 @@ static int fetch_with_child(const char *id)
 		/* the fetched path is not this command's output */
 		if (!freopen("/dev/null", "w", stdout))
 			_exit(RS_EXIT_OTHER);
-		execl(exe, "results", "fetch", id, (char *)NULL);
+		/* "--": an id from the repository is never taken for an option. */
+		execl(exe, "results", "fetch", "--", id, (char *)NULL);
 		_exit(RS_EXIT_OTHER);
 	}
 	if (waitpid(pid, &st, 0) < 0)

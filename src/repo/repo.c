@@ -169,8 +169,9 @@ int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 		goto out;
 	}
 	size = git_blob_rawsize(blob);
+	/* A committed file past the cap of its kind is bad data, not a usage error. */
 	if (size > max) {
-		err = rs_error_set(RS_EUSAGE, "'%s' is too large (%llu bytes, limit %zu)", path,
+		err = rs_error_set(RS_ECORRUPT, "'%s' is too large (%llu bytes, limit %zu)", path,
 				   (unsigned long long)size, max);
 		goto out;
 	}

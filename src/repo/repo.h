@@ -58,7 +58,7 @@ int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out);
 
 /*
  * Read the blob at `path` in the tree of `rev` ("HEAD" when NULL) into
- * `out`, refusing blobs larger than `max` (RS_EUSAGE). RS_ENOTFOUND when
+ * `out`, refusing blobs larger than `max` (RS_ECORRUPT). RS_ENOTFOUND when
  * there is no such path (or HEAD is unborn).
  */
 int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,

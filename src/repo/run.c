@@ -31,6 +31,7 @@
 #include "session/summary.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/path.h"
 
 #define READ_CHUNK (1u << 20)
 
@@ -269,8 +270,9 @@ int rs_run_add_stats_file(struct rs_run *run, const char *path)
 
 static int check_name(const struct rs_run *run, const char *name)
 {
-	if (!*name || name[0] == '.' || has_control(name) || strchr(name, '/') ||
-	    strlen(name) > 200)
+	/* What fetch will accept back (util/path.h), and no longer than 200. */
+	if (strlen(name) > 200 ||
+	    rs_path_check(name, strlen(name), RS_PATH_NO_DOTFILES, "file name") != 0)
 		return rs_error_set(RS_EUSAGE, "cannot store a file named '%s' in a run", name);
 	if (strcmp(name, "run.json") == 0 || strcmp(name, "summary.md") == 0)
 		return rs_error_set(RS_EUSAGE,
@@ -383,25 +385,19 @@ static void *pipe_writer(void *arg)
  * to its session parser). On success f->oid, f->size, f->tmp and f->blob
  * (the pointer) are set; on failure the temporary file is gone.
  */
-static int copy_to_lfs(struct rs_repo *repo, struct rs_run_file *f, const char *path,
+static int copy_to_lfs(struct rs_repo *repo, struct rs_run_file *f, int in, const char *path,
 		       struct rs_summary *pass)
 {
 	struct copy_pipe p;
 	struct rs_buf tmp = RS_BUF_INIT;
 	struct rs_pointer ptr = RS_POINTER_INIT;
 	pthread_t writer;
-	int in = -1, err = 0, started = 0, parse_failed = 0;
+	int err = 0, started = 0, parse_failed = 0;
 
 	memset(&p, 0, sizeof(p));
 	p.fd = -1;
 	pthread_mutex_init(&p.mu, NULL);
 	pthread_cond_init(&p.cv, NULL);
-	in = open(path, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		err = rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
-				     "cannot open '%s'", path);
-		goto out;
-	}
 	p.h = rs_sha256_new();
 	for (int i = 0; i < PIPE_SLOTS; i++)
 		if (!(p.buf[i] = malloc(READ_CHUNK)))
@@ -499,8 +495,6 @@ out:
 		close(p.fd);
 	if (err && tmp.ptr)
 		unlink(tmp.ptr);
-	if (in >= 0)
-		close(in);
 	rs_pointer_release(&ptr);
 	rs_sha256_free(p.h);
 	for (int i = 0; i < PIPE_SLOTS; i++)
@@ -512,7 +506,7 @@ out:
 }
 
 static int add_session(struct rs_run *run, struct rs_repo *repo, struct rs_run_file *f,
-		       const char *path)
+		       int fd, const char *path)
 {
 	struct rs_summary *sum = NULL;
 	json_t *summary = NULL;
@@ -523,7 +517,7 @@ static int add_session(struct rs_run *run, struct rs_repo *repo, struct rs_run_f
 		goto out;
 	/* Every session is parsed (a broken one is refused); only the main
 	   one's summary is kept. */
-	if ((err = copy_to_lfs(repo, f, path, sum)))
+	if ((err = copy_to_lfs(repo, f, fd, path, sum)))
 		goto out;
 	if (run->main_session >= 0)
 		goto out;
@@ -542,11 +536,12 @@ out:
 }
 
 /* Stats-like files: read their values, then store the bytes. */
-static int read_known(struct rs_run *run, const struct rs_run_file *f, const char *path,
+static int read_known(struct rs_run *run, const struct rs_run_file *f, int fd, const char *path,
 		      const struct rs_buf *text)
 {
 	char stem[256];
-	int err;
+	FILE *csv;
+	int err, copy;
 
 	if (strcmp(f->role, "stats") == 0)
 		return rs_stats_flatten_json(run->stats, NULL, text->ptr, text->len, path);
@@ -555,51 +550,77 @@ static int read_known(struct rs_run *run, const struct rs_run_file *f, const cha
 	if (strcmp(f->role, "logged-stats") == 0) {
 		if ((err = rs_stats_file_stem(stem, sizeof(stem), f->name)))
 			return err;
-		return rs_stats_read_csv_file(run->stats, stem, path);
+		/* Read again from the descriptor already checked, not by name. */
+		if (lseek(fd, 0, SEEK_SET) < 0)
+			return rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
+		copy = dup(fd);
+		csv = copy < 0 ? NULL : fdopen(copy, "r");
+		if (!csv) {
+			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
+			if (copy >= 0)
+				close(copy);
+			return err;
+		}
+		err = rs_stats_read_csv_stream(run->stats, stem, csv, path);
+		fclose(csv);
+		return err;
 	}
 	return 0;
 }
 
+/*
+ * One file of the run. `direct`: named on the command line, so a symlink
+ * is followed (the user chose it, as cp does); a file found in a run
+ * folder is opened without following one (a link there could point at
+ * anything, say a credentials file, and its bytes would be committed).
+ * The file is opened once and every read goes through that descriptor.
+ */
 static int add_file(struct rs_run *run, struct rs_repo *repo, const char *path,
 		    const char *name, int direct)
 {
 	const char *role = rs_stats_file_role(name);
 	struct rs_run_file *f;
 	struct stat st;
-	int err, is_session;
+	int err, is_session, fd = -1;
 
 	if ((err = check_name(run, name)))
 		return err;
-	if (stat(path, &st) != 0)
-		return rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
-				      "cannot read '%s'", path);
-	if (!S_ISREG(st.st_mode))
-		return rs_error_set(RS_EUSAGE, "'%s' is not a regular file", path);
+	err = rs_fs_open_regular(path, !direct, &fd);
+	if (err)
+		return err;
+	if (fstat(fd, &st) != 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
+		close(fd);
+		return err;
+	}
 	/* A file named on the command line is a session unless its name says
 	   it is one of the known companions. */
 	if (direct && strcmp(role, "other") == 0)
 		role = run->raw ? "other" : "session";
 	is_session = strcmp(role, "session") == 0;
-	if (!(f = new_file(run, name, role)))
+	if (!(f = new_file(run, name, role))) {
+		close(fd);
 		return rs_error_last();
+	}
 	if (is_session && !run->raw) {
-		err = add_session(run, repo, f, path);
+		err = add_session(run, repo, f, fd, path);
 	} else if (is_session || (uint64_t)st.st_size > RS_RUN_SMALL_FILE) {
 		/* A large logged-stats CSV is streamed twice (summary, copy):
 		   only sessions are worth the one-pass plumbing. */
-		err = copy_to_lfs(repo, f, path, NULL);
+		err = copy_to_lfs(repo, f, fd, path, NULL);
 		if (!err && !run->raw && strcmp(role, "logged-stats") == 0)
-			err = read_known(run, f, path, NULL);
+			err = read_known(run, f, fd, path, NULL);
 		else if (!err && !run->raw &&
 			 (strcmp(role, "stats") == 0 || strcmp(role, "args") == 0))
 			err = rs_error_set(RS_EUSAGE, "'%s' is larger than %u bytes: too "
 					   "large for a stats file", path, RS_RUN_SMALL_FILE);
 	} else {
-		err = rs_fs_read_file(&f->blob, path, RS_RUN_SMALL_FILE);
+		err = rs_fs_read_fd(&f->blob, fd, path, RS_RUN_SMALL_FILE);
 		f->size = f->blob.len;
 		if (!err && !run->raw)
-			err = read_known(run, f, path, &f->blob);
+			err = read_known(run, f, fd, path, &f->blob);
 	}
+	close(fd);
 	if (err)
 		drop_last_file(run);
 	return err;
@@ -630,7 +651,16 @@ static int add_folder(struct rs_run *run, struct rs_repo *repo, const char *dir)
 		rs_buf_clear(&path);
 		if ((err = rs_fs_join(&path, dir, de->d_name)))
 			goto out;
-		if (stat(path.ptr, &st) != 0 || !S_ISREG(st.st_mode))
+		/* lstat: a link in the folder is refused, never read through. */
+		if (lstat(path.ptr, &st) != 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			err = rs_error_set(RS_EUSAGE, "'%s' is a symbolic link; links in a run "
+					   "folder are not followed (copy the file itself into "
+					   "the folder, or remove the link)", path.ptr);
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode))
 			continue;
 		if (n >= RS_RUN_MAX_FILES) {
 			err = rs_error_set(RS_EUSAGE, "'%s' holds more than %d files: is it "
@@ -680,9 +710,13 @@ int rs_run_add_path(struct rs_run *run, struct rs_repo *repo, const char *path)
 	char *copy;
 	int err;
 
-	if (stat(path, &st) != 0)
+	/* A path named on the command line may be a symlink: the user chose it. */
+	if (stat(path, &st) != 0) {
+		if (errno == ELOOP)
+			return rs_error_set(RS_EUSAGE, "'%s' is a symbolic link loop", path);
 		return rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
 				      "cannot read '%s'", path);
+	}
 	if (S_ISDIR(st.st_mode))
 		return add_folder(run, repo, path);
 	copy = strdup(path);

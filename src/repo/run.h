@@ -148,6 +148,12 @@ int rs_run_add_stats_file(struct rs_run *run, const char *path);
  * it as an opaque file). In a folder, *.pyisession files must parse as
  * sessions (unless --raw) and other files are stored as they are.
  *
+ * Symbolic links: one named on the command line (file or folder) is
+ * followed, the user chose it; one inside a run folder is refused
+ * (RS_EUSAGE naming it) and never read through, even if it appears
+ * between listing and opening (O_NOFOLLOW); a link loop is RS_EUSAGE.
+ * FIFOs and devices in a folder are skipped, never opened.
+ *
  * Sessions are read once: the bytes go to the parser, the SHA-256 and a
  * copy under .git/lfs/tmp in the same pass. The first session added is
  * the main one: its summary goes into run.json and summary.md.

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/path.h"
 
 void rs_runindex_init(struct rs_runindex *idx)
 {
@@ -138,7 +139,7 @@ static int reserve_one(struct rs_runindex *idx)
 	if (idx->count < idx->alloc)
 		return 0;
 	if (idx->count >= RS_RUNINDEX_MAX_RUNS)
-		return rs_error_set(RS_EUSAGE, "too many runs in the index (more than %u)",
+		return rs_error_set(RS_ECORRUPT, "too many runs in the index (more than %u)",
 				    RS_RUNINDEX_MAX_RUNS);
 	alloc = idx->alloc ? idx->alloc * 2 : 64;
 	n = realloc(idx->runs, alloc * sizeof(*n));
@@ -202,7 +203,7 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 
 	memset(&e, 0, sizeof(e));
 	if (len > RS_RUNINDEX_MAX_LINE)
-		return rs_error_set(RS_EUSAGE, "index line longer than %u bytes",
+		return rs_error_set(RS_ECORRUPT, "index line longer than %u bytes",
 				    RS_RUNINDEX_MAX_LINE);
 	root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(root)) {
@@ -221,11 +222,19 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 		err = rs_error_set(RS_ECORRUPT, "commit '%s' is not hex", e.commit);
 		goto out;
 	}
-	/* A path from a clone must stay inside the repository. */
-	if (e.path[0] == '/' || strstr(e.path, "..")) {
-		err = rs_error_set(RS_ECORRUPT, "run path '%s' leaves the repository", e.path);
+	/*
+	 * The id and the path come from a clone and become file names
+	 * (fetch -o DIR/<id>/, site runs/<id>.html, the run folder in the
+	 * work tree): refuse here, once, what could leave its folder or reach
+	 * into .git. Neither `add` nor older versions write a leading dot.
+	 */
+	err = rs_path_check(e.id, strlen(e.id), RS_PATH_NO_DOTFILES, "run id");
+	if (err)
 		goto out;
-	}
+	err = rs_path_check(e.path, strlen(e.path), RS_PATH_RELATIVE | RS_PATH_NO_DOTFILES,
+			    "run path");
+	if (err)
+		goto out;
 	metrics = json_object_get(root, "metrics");
 	e.metrics = json_object();
 	if (!e.metrics) {
@@ -281,7 +290,7 @@ static int parse_shard_unsorted(struct rs_runindex *idx, const char *text,
 	int err = 0;
 
 	if (len > RS_RUNINDEX_MAX_SHARD)
-		return rs_error_set(RS_EUSAGE, "index shard '%s' is larger than %u bytes",
+		return rs_error_set(RS_ECORRUPT, "index shard '%s' is larger than %u bytes",
 				    name, RS_RUNINDEX_MAX_SHARD);
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);

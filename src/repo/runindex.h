@@ -73,7 +73,8 @@ int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *repo,
 /*
  * Parse the text of one shard and append its runs to `idx`, then keep the
  * index sorted. `name` is only used in error messages. Blank lines are
- * skipped. RS_ECORRUPT on a malformed line, RS_EUSAGE past the caps.
+ * skipped. RS_ECORRUPT on a malformed line and past the caps (the text
+ * comes from a clone: too much of it is bad data, exit 7).
  */
 int rs_runindex_parse_shard(struct rs_runindex *idx, const char *text,
 			    size_t len, const char *name);

@@ -237,17 +237,25 @@ static int read_line(FILE *f, struct rs_buf *line, const char *path)
 
 int rs_stats_read_csv_file(json_t *out, const char *prefix, const char *path)
 {
+	FILE *f = fopen(path, "r");
+	int err;
+
+	if (!f)
+		return rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
+				      "cannot open '%s'", path);
+	err = rs_stats_read_csv_stream(out, prefix, f, path);
+	fclose(f);
+	return err;
+}
+
+int rs_stats_read_csv_stream(json_t *out, const char *prefix, FILE *f, const char *path)
+{
 	struct rs_buf line = RS_BUF_INIT, name = RS_BUF_INIT;
 	struct csv_column *cols = NULL;
 	char **cells = NULL;
 	int ncols = 0, err = 0, r;
 	unsigned long long lineno = 0;
-	FILE *f;
 
-	f = fopen(path, "r");
-	if (!f)
-		return rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
-				      "cannot open '%s'", path);
 	rs_buf_init(&line, RS_STATS_MAX_CSV_LINE);
 	cells = calloc(RS_STATS_MAX_CSV_COLUMNS, sizeof(*cells));
 	cols = calloc(RS_STATS_MAX_CSV_COLUMNS, sizeof(*cols));
@@ -366,7 +374,6 @@ out:
 	free(cells);
 	rs_buf_release(&line);
 	rs_buf_release(&name);
-	fclose(f);
 	return err;
 }
 

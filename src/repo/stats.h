@@ -27,6 +27,8 @@
 
 #include <stddef.h>
 
+#include <stdio.h>
+
 #include <jansson.h>
 
 #define RS_STATS_MAX_JSON (4u * 1024 * 1024)
@@ -55,6 +57,13 @@ int rs_stats_read_json_file(json_t *out, const char *prefix, const char *path);
  * RS_ECORRUPT for a file with no header row or an unterminated quote.
  */
 int rs_stats_read_csv_file(json_t *out, const char *prefix, const char *path);
+
+/*
+ * rs_stats_read_csv_file on an open stream (the caller's: not closed),
+ * for a file opened without following symlinks. `path` names it in
+ * messages.
+ */
+int rs_stats_read_csv_stream(json_t *out, const char *prefix, FILE *f, const char *path);
 
 /* Copy every number of `stats` into `metrics` (same names). */
 int rs_stats_numbers(json_t *metrics, const json_t *stats);

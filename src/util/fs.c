@@ -195,8 +195,7 @@ out:
 
 int rs_fs_read_file(struct rs_buf *out, const char *path, size_t max)
 {
-	struct stat st;
-	int fd, err = 0;
+	int fd, err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -204,27 +203,71 @@ int rs_fs_read_file(struct rs_buf *out, const char *path, size_t max)
 			return rs_error_set(RS_ENOTFOUND, "'%s' does not exist", path);
 		return rs_error_errno(RS_EGENERIC, "cannot open '%s'", path);
 	}
-	if (fstat(fd, &st) != 0) {
-		err = rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
-		goto out;
-	}
-	if ((uint64_t)st.st_size > max) {
-		err = rs_error_set(RS_EUSAGE, "'%s' is %lld bytes, more than the %zu allowed",
-				   path, (long long)st.st_size, max);
-		goto out;
-	}
+	err = rs_fs_read_fd(out, fd, path, max);
+	close(fd);
+	return err;
+}
+
+int rs_fs_read_fd(struct rs_buf *out, int fd, const char *path, size_t max)
+{
+	struct stat st;
+	int err;
+
+	if (fstat(fd, &st) != 0)
+		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
+	if ((uint64_t)st.st_size > max)
+		return rs_error_set(RS_EUSAGE, "'%s' is %lld bytes, more than the %zu allowed",
+				    path, (long long)st.st_size, max);
 	rs_buf_clear(out);
 	err = rs_buf_grow(out, (size_t)st.st_size);
 	if (err)
-		goto out;
+		return err;
 	err = rs_fs_pread_all(fd, out->ptr, (size_t)st.st_size, 0);
 	if (err)
-		goto out;
+		return err;
 	out->len = (size_t)st.st_size;
 	out->ptr[out->len] = '\0';
-out:
-	close(fd);
-	return err;
+	return 0;
+}
+
+/*
+ * Why O_NONBLOCK: open(2) of a FIFO without a writer waits forever; with
+ * it the open returns at once, fstat says it is not a regular file, and
+ * for a regular file the flag is cleared again (it means nothing there).
+ */
+int rs_fs_open_regular(const char *path, int nofollow, int *fd_out)
+{
+	struct stat st;
+	int fd, flags;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+	if (fd < 0 && errno == ENOENT)
+		return rs_error_set(RS_ENOTFOUND, "'%s' does not exist", path);
+	if (fd < 0 && errno == ELOOP)
+		return rs_error_set(RS_EUSAGE, nofollow ? "'%s' is a symbolic link; it is not "
+				    "followed (copy the file itself, or remove the link)"
+				    : "'%s' is a symbolic link loop", path);
+	if (fd < 0)
+		return rs_error_errno(RS_EGENERIC, "cannot open '%s'", path);
+	if (fstat(fd, &st) != 0) {
+		int err = rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
+
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return rs_error_set(RS_EUSAGE, "'%s' is not a regular file", path);
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		int err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", path);
+
+		close(fd);
+		return err;
+	}
+	*fd_out = fd;
+	return 0;
 }
 
 int rs_fs_exists(const char *path)

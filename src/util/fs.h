@@ -57,6 +57,24 @@ int rs_fs_read_file(struct rs_buf *out, const char *path, size_t max);
 
 int rs_fs_exists(const char *path);
 
+/*
+ * Open `path` for reading, only if it is a regular file: a FIFO or device
+ * does not block the open (O_NONBLOCK, cleared again), and with
+ * `nofollow` a symbolic link -- even one that appeared after an lstat --
+ * is refused instead of read through (O_NOFOLLOW). RS_ENOTFOUND when
+ * missing; RS_EUSAGE for a symlink (with `nofollow`), a symlink loop or
+ * anything that is not a regular file, with a message naming `path`.
+ */
+int rs_fs_open_regular(const char *path, int nofollow, int *fd_out)
+	__attribute__((warn_unused_result));
+
+/*
+ * Read the whole file open at `fd` (from offset 0) into `out`, refusing
+ * more than `max` bytes (RS_EUSAGE). `path` names it in messages.
+ */
+int rs_fs_read_fd(struct rs_buf *out, int fd, const char *path, size_t max)
+	__attribute__((warn_unused_result));
+
 /* Join two path parts with exactly one '/' into `out`. */
 int rs_fs_join(struct rs_buf *out, const char *a, const char *b);
 
