@@ -56,9 +56,10 @@ static int group_setup(void **state)
 
 	(void)state;
 	if (!data || system("command -v node >/dev/null 2>&1") != 0) {
+		/* A suite whose server cannot start fails: it is never skipped. */
 		fprintf(stderr, "test_s3_remote: node or RS_TEST_DATA missing; "
 				"run scripts/install-deps.sh and ctest\n");
-		return 0; /* every test then skips, saying why */
+		return -1;
 	}
 	/* RS_TEST_DATA is <source>/tests/data, which need not exist. */
 	snprintf(servers_dir, sizeof(servers_dir), "%s", data);
@@ -73,12 +74,18 @@ static int group_setup(void **state)
 		 servers_dir, state_dir);
 	if (system(cmd) != 0) {
 		fprintf(stderr, "test_s3_remote: could not start the S3 test servers\n");
+		snprintf(cmd, sizeof(cmd), "bash '%s/s3-servers.sh' stop '%s'; rm -rf '%s'",
+			 servers_dir, state_dir, state_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "test_s3_remote: cannot clean up '%s'\n", state_dir);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/env", state_dir);
 	f = fopen(path, "r");
-	if (!f)
+	if (!f) {
+		fprintf(stderr, "test_s3_remote: the S3 test servers wrote no '%s'\n", path);
 		return -1;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		read_env_line(line, "S3_VERIFY_URL", verify_url, sizeof(verify_url));
 		read_env_line(line, "S3_SKEWED_URL", skewed_url, sizeof(skewed_url));
@@ -115,7 +122,8 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-#define NEED_SERVERS() do { if (!servers_up) skip(); } while (0)
+/* Never a skip: without its servers the suite fails (group_setup already did). */
+#define NEED_SERVERS() do { if (!servers_up) fail_msg("the S3 test servers are not running"); } while (0)
 
 /* Open s3://bucket/prefix at `endpoint` with the given secret. */
 static int open_s3(struct rs_remote **r, const char *endpoint, const char *url,
