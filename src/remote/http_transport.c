@@ -581,6 +581,7 @@ struct transfer {
 	struct rs_http_response *resp;
 	const char *server; /* for messages */
 	const char *what;   /* for messages */
+	long floor;         /* the speed floor of this request, bytes/s */
 	int err;            /* an error raised inside a callback */
 	/* download */
 	int started;        /* the first body bytes of this attempt were seen */
@@ -1110,12 +1111,7 @@ static void setup_handle(struct rs_http *http, struct transfer *t,
 	 */
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, http->timeout_s < 30 ? http->timeout_s : 30L);
-	/*
-	 * A body we are still writing goes at our own pace: only a dead
-	 * connection (under 1 byte/s) is cut, and it has no deadline.
-	 */
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT,
-			 req->body_kind == RS_HTTP_BODY_STREAM ? 1L : http->min_speed);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, t->floor);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, http->low_speed_time);
 	if (timeout_ms > 0)
 		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
@@ -1167,6 +1163,7 @@ static uint64_t transfer_size(const struct rs_http_request *req)
 
 	if (req->body_kind == RS_HTTP_BODY_STREAM)
 		return 0;
+	sent += req->deadline_extra;
 	if (req->range_set && req->range_len != UINT64_MAX)
 		return sent + req->range_len;
 	return sent + (req->response_body ? req->response_body->max : 0);
@@ -1183,12 +1180,19 @@ static int timeout_error(const struct rs_http *http, struct transfer *t,
 
 	curl_easy_getinfo(t->h, CURLINFO_SIZE_DOWNLOAD_T, &down);
 	curl_easy_getinfo(t->h, CURLINFO_SIZE_UPLOAD_T, &up);
-	if (!strncmp(errbuf, "Operation too slow", 18) || deadline_ms <= 0)
+	if (!strncmp(errbuf, "Operation too slow", 18) || deadline_ms <= 0) {
+		if (t->floor <= 1)
+			return rs_error_set(RS_ERETRY, "server '%s' %s %llu bytes in %.0f s for '%s', "
+					    "then nothing for %ld s; check the server", t->server,
+					    is_get ? "sent" : "took",
+					    (unsigned long long)(is_get ? down : up), elapsed, t->what,
+					    http->low_speed_time);
 		return rs_error_set(RS_ERETRY, "server '%s' %s %llu bytes in %.0f s for '%s' "
-				    "(below the %s/s floor); check the server or raise "
-				    "results.http.minSpeed", t->server, is_get ? "sent" : "took",
+				    "(below the %s/s floor); check the server or, on a slow link, "
+				    "lower results.http.minSpeed", t->server, is_get ? "sent" : "took",
 				    (unsigned long long)(is_get ? down : up), elapsed, t->what,
-				    human_size(hs, sizeof(hs), (uint64_t)http->min_speed));
+				    human_size(hs, sizeof(hs), (uint64_t)t->floor));
+	}
 	if (!strncmp(errbuf, "Connection timed out", 20) ||
 	    !strncmp(errbuf, "Failed to connect", 17))
 		return rs_error_set(RS_ERETRY, "server '%s' did not accept a connection within "
@@ -1246,6 +1250,17 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 				   "capped buffer", t.what);
 		goto out;
 	}
+	/*
+	 * The speed floor: minSpeed for a transfer big enough to measure it
+	 * over the window. A small request (a HEAD, a DELETE, completing an
+	 * upload) may wait for the server without a byte moving; only a dead
+	 * connection (under 1 byte/s) is cut, and its deadline bounds it. A
+	 * body we are still writing goes at our own pace: 1 byte/s too, and
+	 * no deadline.
+	 */
+	t.floor = req->body_kind == RS_HTTP_BODY_STREAM ||
+		  size < (uint64_t)http->min_speed * (uint64_t)http->low_speed_time ?
+		  1L : http->min_speed;
 	if (req->body_kind != RS_HTTP_BODY_STREAM) {
 		/* timeout + size / minSpeed, in ms, saturating. */
 		uint64_t secs = size / (uint64_t)http->min_speed, ms;

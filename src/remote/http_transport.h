@@ -28,10 +28,12 @@
  *   results.http.timeout  / RESULTS_HTTP_TIMEOUT    seconds, default 60
  *   results.http.minSpeed / RESULTS_HTTP_MIN_SPEED  bytes per second (k, m
  *                                                   suffixes), default 16k
- * A request of n bytes (the range asked for, the response buffer's cap,
- * or the body sent) must be over, retries included, within
- * timeout + n / minSpeed seconds; a transfer slower than minSpeed for
- * min(30 s, timeout) is cut as stalled; connecting takes at most
+ * A request of n bytes (the body sent plus the range asked for or the
+ * response buffer's cap, plus req->deadline_extra) must be over, retries
+ * included, within timeout + n / minSpeed seconds; one of at least
+ * minSpeed x window bytes that moves slower than minSpeed for the window
+ * (min(30 s, timeout)) is cut as stalled, a smaller one when nothing
+ * moves (under 1 byte/s) for the window; connecting takes at most
  * min(30 s, timeout). A body still being written (put_stream) has no
  * deadline and a floor of 1 byte/s: its pace is set by our own writer.
  *
@@ -147,6 +149,13 @@ struct rs_http_request {
 
 	/* What is being moved, for messages ("manifests/ab.."); may be NULL. */
 	const char *what;
+
+	/*
+	 * Bytes to count in the deadline beyond the body and the answer: a
+	 * request whose server works on more than it moves (S3 assembling
+	 * a multipart upload's parts). 0 for most requests.
+	 */
+	uint64_t deadline_extra;
 
 	/* Basic authentication (borrowed; never logged). NULL for none. */
 	const char *username;

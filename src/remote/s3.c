@@ -707,6 +707,9 @@ static int multipart_complete(struct multipart *m)
 	req.url = url.ptr;
 	rs_http_request_set_body_mem(&req, xml.ptr, xml.len);
 	req.response_body = &body;
+	req.what = m->key;
+	/* S3 may take minutes to assemble big uploads (sending blanks meanwhile). */
+	req.deadline_extra = m->nparts * m->s->part_size;
 	err = rs_http_perform(m->s->http, &req, NULL);
 	if (err)
 		goto out;

@@ -385,7 +385,7 @@ static void test_drip(void **state)
 	assert_int_equal(r->get(r, "packs/d.pack", 0, UINT64_MAX, &b), RS_ERETRY);
 	assert_true(now_s() - t0 < 8);
 	assert_message(r, " for 'packs/d.pack' (below the 16 KiB/s floor); check the server "
-		       "or raise results.http.minSpeed");
+		       "or, on a slow link, lower results.http.minSpeed");
 	assert_non_null(strstr(rs_error_message(), " sent "));
 	rs_buf_release(&b);
 	rs_remote_free(r);
