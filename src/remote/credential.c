@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,8 +432,11 @@ int rs_credential_lock_take(long timeout_ms)
 	struct timespec pause = { 0, 20 * 1000000L };
 	struct stat st;
 	long waited = 0;
-	int fd = -1;
+	int fd = -1, code = rs_error_last();
+	char saved[1024];
 
+	/* Best effort: whatever happens here, the caller's error stays as it was. */
+	snprintf(saved, sizeof(saved), "%s", rs_error_message());
 	rs_buf_init(&path, 4096);
 	if (rs_credential_lock_path(&path))
 		goto fail;
@@ -449,7 +453,11 @@ int rs_credential_lock_take(long timeout_ms)
 	rs_buf_release(&path);
 	return fd;
 fail:
-	rs_error_clear(); /* best effort: the caller goes on without the lock */
+	/* The caller goes on without the lock. */
+	if (code)
+		rs_error_set(code, "%s", saved);
+	else
+		rs_error_clear();
 	if (fd >= 0)
 		close(fd);
 	rs_buf_release(&path);

@@ -668,8 +668,11 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *userp)
 		}
 		return n;
 	}
-	if (!t->started && (t->err = body_start(t)))
-		return 0;
+	if (!t->started) {
+		t->err = body_start(t);
+		if (t->err)
+			return 0;
+	}
 	keep = n;
 	if (t->skip_range) {
 		/* A 200 answer to a ranged request: keep [range_off, range_off + range_len). */
