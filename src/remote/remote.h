@@ -107,6 +107,14 @@ void rs_remote_free(struct rs_remote *r);
  */
 int rs_remote_check_key(const char *key);
 
+/*
+ * 0 unless `len` is UINT64_MAX (a read to the end) and `out` has no cap:
+ * then RS_EUSAGE naming `key`, and an assert in debug builds. Every
+ * backend's get calls it first: a read to the end without a cap would let
+ * the remote's bytes grow the buffer without bound.
+ */
+int rs_remote_check_get(const char *key, uint64_t len, const struct rs_buf *out);
+
 /* Backends (one file each). */
 int rs_remote_folder_open(struct rs_remote **out, const char *path);
 /* s3://bucket/prefix; settings as in remote/aws_config.h. */

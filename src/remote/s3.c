@@ -386,7 +386,7 @@ static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 
 	rs_http_request_init(&req, "GET", NULL);
 	rs_http_response_init(&resp);
-	if ((err = rs_remote_check_key(key)))
+	if ((err = rs_remote_check_key(key)) || (err = rs_remote_check_get(key, len, out)))
 		goto out;
 	if (len == 0) {
 		/* An empty range cannot be asked for in HTTP: check it exists. */

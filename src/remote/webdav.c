@@ -484,6 +484,8 @@ static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
 	rs_http_request_init(&req, "GET", NULL);
 	rs_http_response_init(&resp);
 	err = rs_remote_check_key(key);
+	if (!err)
+		err = rs_remote_check_get(key, len, out);
 	if (err)
 		goto out;
 	if (len == 0) {
