@@ -172,6 +172,8 @@ static int azure_get(struct rs_remote *r, const char *key, uint64_t off,
 	rs_http_request_init(&req, "GET", NULL);
 	rs_http_response_init(&resp);
 	err = rs_remote_check_key(key);
+	if (!err)
+		err = rs_remote_check_get(key, len, out);
 	if (err)
 		goto out;
 	if (len == 0) {
@@ -188,6 +190,7 @@ static int azure_get(struct rs_remote *r, const char *key, uint64_t off,
 		goto out;
 	req.url = rs_buf_cstr(&url);
 	req.response_body = out;
+	req.what = key;
 	err = perform(a, &req, &resp);
 	if ((err == RS_ENOTFOUND || err == RS_EUSAGE) && resp.status == 404) {
 		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
@@ -200,7 +203,7 @@ static int azure_get(struct rs_remote *r, const char *key, uint64_t off,
 		goto out;
 	}
 	if (!err)
-		err = rs_http_range_body(out, start, resp.status, ranged, off, len,
+		err = rs_http_range_body(out, start, off, len,
 					 key, r->display_url);
 out:
 	if (err) {
@@ -845,7 +848,8 @@ static int azure_list(struct rs_remote *r, const char *prefix,
 	struct list_state st;
 	struct rs_buf q = RS_BUF_INIT, url = RS_BUF_INIT, body = RS_BUF_INIT;
 	struct rs_buf full = RS_BUF_INIT;
-	int err = 0, pages = 0;
+	struct rs_http_pages pages = RS_HTTP_PAGES_INIT;
+	int err = 0;
 
 	if (*prefix && rs_remote_check_key(prefix))
 		return rs_error_set(RS_EUSAGE, "bad list prefix '%.80s'", prefix);
@@ -883,6 +887,7 @@ static int azure_list(struct rs_remote *r, const char *prefix,
 		rs_http_request_init(&req, "GET", rs_buf_cstr(&url));
 		rs_http_response_init(&resp);
 		req.response_body = &body;
+		req.what = full.len ? rs_buf_cstr(&full) : "/";
 		err = perform(a, &req, &resp);
 		if (err && resp.status == 404 && is_container_missing(&resp))
 			err = 0; /* no container yet: an empty store */
@@ -893,9 +898,12 @@ static int azure_list(struct rs_remote *r, const char *prefix,
 			st.marker.len = 0;
 		rs_http_request_release(&req);
 		rs_http_response_release(&resp);
-		if (++pages > 100000 && !err)
-			err = rs_error_set(RS_ECORRUPT, "List Blobs: too many pages");
+		/* A marker seen before (A -> B -> A) would loop forever. */
+		if (!err)
+			err = rs_http_pages_next(&pages, rs_buf_cstr(&st.marker), st.marker.len,
+						 r->display_url, full.len ? rs_buf_cstr(&full) : "/");
 	} while (!err && st.marker.len);
+	rs_http_pages_release(&pages);
 	rs_buf_release(&st.marker);
 	rs_buf_release(&q);
 	rs_buf_release(&url);
@@ -1140,6 +1148,7 @@ int rs_remote_azure_open(struct rs_remote **out, const char *url,
 		hopts.config_get = opts->config_get;
 		hopts.config_payload = opts->config_payload;
 	}
+	hopts.server = a->parent.display_url;
 	if (a->key) {
 		a->signer.account = a->account;
 		a->signer.key = a->key;

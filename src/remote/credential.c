@@ -18,9 +18,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -365,4 +368,104 @@ void rs_credential_approve(const struct rs_credential *c)
 void rs_credential_reject(const struct rs_credential *c)
 {
 	approve_or_reject(c, "reject");
+}
+
+/* ---- the cross-process lock ---- */
+
+/* 0 when `dir` is a real folder (no symlink) of ours, closed to others. */
+static int private_dir(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) != 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		return 1;
+	return 0;
+}
+
+/* Make `dir` 0700 when missing, then check it. */
+static int make_private_dir(const char *dir)
+{
+	int rc;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return rs_error_errno(RS_EUSAGE, "cannot make the folder '%s'", dir);
+	rc = private_dir(dir);
+	if (rc)
+		return rs_error_set(RS_EUSAGE, "'%s' is not a private folder of this user (a "
+				    "symlink, another owner, or open to others): fix or remove it",
+				    dir);
+	return 0;
+}
+
+int rs_credential_lock_path(struct rs_buf *out)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *home = getenv("HOME");
+	int err;
+
+	rs_buf_clear(out);
+	if (xdg && *xdg == '/' && private_dir(xdg) == 0) {
+		if ((err = rs_buf_printf(out, "%s/results", xdg)))
+			return err;
+	} else if (home && *home == '/') {
+		/* ~/.cache may be shared with nothing, but check ours anyway. */
+		if ((err = rs_buf_printf(out, "%s/.cache", home)))
+			return err;
+		if (mkdir(out->ptr, 0700) != 0 && errno != EEXIST)
+			return rs_error_errno(RS_EUSAGE, "cannot make the folder '%s'", out->ptr);
+		if ((err = rs_buf_puts(out, "/results")))
+			return err;
+	} else {
+		return rs_error_set(RS_ENOTFOUND, "neither XDG_RUNTIME_DIR nor HOME is set: "
+				    "no private folder for the credential lock");
+	}
+	if ((err = make_private_dir(out->ptr)))
+		return err;
+	return rs_buf_puts(out, "/credential.lock");
+}
+
+int rs_credential_lock_take(long timeout_ms)
+{
+	struct rs_buf path = RS_BUF_INIT;
+	struct timespec pause = { 0, 20 * 1000000L };
+	struct stat st;
+	long waited = 0;
+	int fd = -1, code = rs_error_last();
+	char saved[1024];
+
+	/* Best effort: whatever happens here, the caller's error stays as it was. */
+	snprintf(saved, sizeof(saved), "%s", rs_error_message());
+	rs_buf_init(&path, 4096);
+	if (rs_credential_lock_path(&path))
+		goto fail;
+	fd = open(path.ptr, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid())
+		goto fail;
+	/* Every wait has a deadline: a stuck holder must not hold us forever. */
+	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= timeout_ms)
+			goto fail;
+		nanosleep(&pause, NULL);
+		waited += 20;
+	}
+	rs_buf_release(&path);
+	return fd;
+fail:
+	/* The caller goes on without the lock. */
+	if (code)
+		rs_error_set(code, "%s", saved);
+	else
+		rs_error_clear();
+	if (fd >= 0)
+		close(fd);
+	rs_buf_release(&path);
+	return -1;
+}
+
+void rs_credential_lock_release(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* drops the flock */
 }

@@ -74,4 +74,27 @@ int rs_credential_parse(struct rs_credential *c, const char *text, size_t n);
 int rs_credential_describe(struct rs_buf *out, const struct rs_credential *c,
 			   int with_secret);
 
+/*
+ * The cross-process lock that makes the agents git-lfs runs side by side
+ * ask for a password one at a time. It lives in a private per-user
+ * folder: $XDG_RUNTIME_DIR/results when XDG_RUNTIME_DIR is a folder of
+ * ours with mode 0700 (as systemd makes it), else ~/.cache/results. The
+ * folder is made 0700 when missing and refused when it is a symlink, not
+ * ours or open to others; the lock file is opened with O_NOFOLLOW and
+ * must be a regular file of ours. So another user can neither hold it
+ * nor plant a symlink; a world-writable /tmp is never used.
+ *
+ * rs_credential_lock_path: the lock file's path into `out` (the folder is
+ * made and checked). RS_EUSAGE naming the folder when it is unsafe,
+ * RS_ENOTFOUND when there is neither XDG_RUNTIME_DIR nor HOME.
+ *
+ * rs_credential_lock_take: take it, waiting at most `timeout_ms`. The
+ * open descriptor, or -1 when the lock could not be had (unsafe folder,
+ * timeout): the caller then goes on unordered, which is only less
+ * convenient. rs_credential_lock_release(-1) is a no-op.
+ */
+int rs_credential_lock_path(struct rs_buf *out);
+int rs_credential_lock_take(long timeout_ms);
+void rs_credential_lock_release(int fd);
+
 #endif

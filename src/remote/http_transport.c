@@ -26,8 +26,10 @@
 #include <curl/curl.h>
 #include <openssl/rand.h>
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -39,7 +41,12 @@
 
 #define RS_HTTP_POOL_MAX 64
 #define RS_HTTP_HEADERS_MAX (64 * 1024)
-#define RS_HTTP_ERROR_BODY_MAX (16 * 1024)
+#define RS_HTTP_ERROR_BODY_MAX (16 * 1024)  /* kept for the message */
+#define RS_HTTP_ERROR_BODY_READ (64 * 1024) /* read at most, then hang up */
+#define RS_HTTP_STALL_WINDOW 30L            /* seconds below the floor */
+#define RS_HTTP_DEFAULT_TIMEOUT 60L
+#define RS_HTTP_DEFAULT_MIN_SPEED (16L * 1024)
+#define RS_HTTP_LIST_MAX_PAGES 100000UL
 #define RS_HTTP_BACKOFF_CAP_MS 10000L
 
 struct rs_http {
@@ -56,6 +63,9 @@ struct rs_http {
 	unsigned int tries;
 	long base_ms;
 	long low_speed_time;
+	long timeout_s;   /* results.http.timeout */
+	long min_speed;   /* results.http.minSpeed, bytes per second */
+	char *server;     /* display URL for messages, or NULL */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -97,6 +107,43 @@ static long env_long(const char *name, long def, long lo, long hi)
 	if (errno || *end || v < lo || v > hi)
 		return def;
 	return v;
+}
+
+/*
+ * A setting from git config `key`, else env `env`, as a number in
+ * [lo, hi]; `sizes` allows a k/m/g suffix (git's convention). `*out` keeps
+ * its default when neither is set; RS_EUSAGE naming the setting when it
+ * is not a number in range.
+ */
+static int setting_long(const struct rs_http_options *opts, const char *key,
+			const char *env, int sizes, long lo, long hi, long *out)
+{
+	const char *v = NULL, *name = key;
+	char *end;
+	long long n;
+
+	if (opts && opts->config_get)
+		v = opts->config_get(key, opts->config_payload);
+	if (!v || !*v) {
+		v = getenv(env);
+		name = env;
+	}
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (sizes && end != v && *end && !end[1]) {
+		switch (*end) {
+		case 'k': case 'K': n = n > LLONG_MAX / 1024 ? LLONG_MAX : n * 1024; end++; break;
+		case 'm': case 'M': n = n > LLONG_MAX / 1048576 ? LLONG_MAX : n * 1048576; end++; break;
+		case 'g': case 'G': n = n > LLONG_MAX / 1073741824 ? LLONG_MAX : n * 1073741824; end++; break;
+		}
+	}
+	if (errno || end == v || *end || n < lo || n > hi)
+		return rs_error_set(RS_EUSAGE, "%s is '%.40s': it must be a number from %ld to %ld%s",
+				    name, v, lo, hi, sizes ? " (k, m, g suffixes allowed)" : "");
+	*out = (long)n;
+	return 0;
 }
 
 static const char *config_first(const struct rs_http_options *opts)
@@ -156,7 +203,25 @@ int rs_http_new(struct rs_http **out, const struct rs_http_options *opts)
 	}
 	http->tries = (unsigned int)env_long("RESULTS_HTTP_RETRIES", 5, 1, 20);
 	http->base_ms = env_long("RESULTS_HTTP_RETRY_BASE_MS", 200, 0, 60000);
-	http->low_speed_time = env_long("RESULTS_HTTP_LOW_SPEED_TIME", 60, 1, 3600);
+	http->timeout_s = RS_HTTP_DEFAULT_TIMEOUT;
+	http->min_speed = RS_HTTP_DEFAULT_MIN_SPEED;
+	if (setting_long(opts, "results.http.timeout", "RESULTS_HTTP_TIMEOUT", 0, 1, 86400,
+			 &http->timeout_s) ||
+	    setting_long(opts, "results.http.minSpeed", "RESULTS_HTTP_MIN_SPEED", 1, 1,
+			 1L << 30, &http->min_speed)) {
+		rs_http_free(http);
+		return RS_EUSAGE;
+	}
+	http->low_speed_time = env_long("RESULTS_HTTP_LOW_SPEED_TIME",
+					http->timeout_s < RS_HTTP_STALL_WINDOW ?
+					http->timeout_s : RS_HTTP_STALL_WINDOW, 1, 3600);
+	if (opts && opts->server) {
+		http->server = strdup(opts->server);
+		if (!http->server) {
+			rs_http_free(http);
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		}
+	}
 
 	http->share = curl_share_init();
 	if (http->share) {
@@ -186,6 +251,7 @@ void rs_http_free(struct rs_http *http)
 		pthread_mutex_destroy(&http->share_locks[j]);
 	pthread_mutex_destroy(&http->lock);
 	free(http->cainfo);
+	free(http->server);
 	free(http);
 }
 
@@ -513,7 +579,18 @@ struct transfer {
 	CURL *h;
 	struct rs_http_request *req;
 	struct rs_http_response *resp;
+	const char *server; /* for messages */
+	const char *what;   /* for messages */
+	long floor;         /* the speed floor of this request, bytes/s */
 	int err;            /* an error raised inside a callback */
+	/* download */
+	int started;        /* the first body bytes of this attempt were seen */
+	int skip_range;     /* a 200 that ignored Range: slice it here */
+	int done_early;     /* hung up on purpose: the wanted slice is here */
+	int error_cut;      /* hung up on an oversized error body */
+	uint64_t got;       /* body bytes of this attempt, before slicing */
+	uint64_t kept;      /* of which appended to response_body */
+	uint64_t error_got; /* error body bytes of this attempt */
 	/* upload */
 	int fd;
 	uint64_t pos;
@@ -527,26 +604,118 @@ static int status_is_success(CURL *h)
 	return status >= 200 && status < 300;
 }
 
+static const char *human_size(char *buf, size_t n, uint64_t v)
+{
+	if (v >= (1u << 20) && v % (1u << 20) == 0)
+		snprintf(buf, n, "%llu MiB", (unsigned long long)(v >> 20));
+	else if (v >= 1024 && v % 1024 == 0)
+		snprintf(buf, n, "%llu KiB", (unsigned long long)(v >> 10));
+	else
+		snprintf(buf, n, "%llu bytes", (unsigned long long)v);
+	return buf;
+}
+
+/*
+ * The first bytes of a 2xx body: decide whether a Range was ignored, and
+ * refuse a Content-Length larger than what was asked for before reading
+ * any of it.
+ */
+static int body_start(struct transfer *t)
+{
+	struct rs_http_request *req = t->req;
+	curl_off_t cl = -1;
+	long status = 0;
+	uint64_t limit;
+
+	t->started = 1;
+	if (!req->range_set)
+		return 0;
+	curl_easy_getinfo(t->h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(t->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+	t->skip_range = status == 200 && (req->range_off || req->range_len != UINT64_MAX);
+	if (t->skip_range || cl < 0)
+		return 0; /* the whole object, sliced as it comes; or no length given */
+	limit = req->range_len;
+	if (limit == UINT64_MAX)
+		limit = req->response_body ? req->response_body->max : 0;
+	if ((uint64_t)cl > limit)
+		return rs_error_set(RS_ECORRUPT, "server '%s' announced %llu bytes (Content-Length) "
+				    "for '%s', more than the %llu %s", t->server,
+				    (unsigned long long)cl, t->what, (unsigned long long)limit,
+				    req->range_len == UINT64_MAX ? "bytes allowed" : "bytes asked for");
+	return 0;
+}
+
 static size_t on_write(char *p, size_t size, size_t nmemb, void *userp)
 {
 	struct transfer *t = userp;
+	struct rs_http_request *req = t->req;
 	size_t n = size * nmemb;
+	uint64_t keep_from = 0, keep, room;
 
 	if (!status_is_success(t->h)) {
 		/* Keep what fits of an error body for the message; drop the rest. */
 		struct rs_buf *eb = &t->resp->error_body;
-		size_t room = eb->max - 1 > eb->len ? eb->max - 1 - eb->len : 0;
+		size_t space = eb->max - 1 > eb->len ? eb->max - 1 - eb->len : 0;
 
-		if (room)
-			rs_buf_put(eb, p, n < room ? n : room);
+		if (space)
+			rs_buf_put(eb, p, n < space ? n : space);
+		t->error_got += n;
+		if (t->error_got > RS_HTTP_ERROR_BODY_READ) {
+			/* An endless error page: what we have is enough to explain it. */
+			t->error_cut = 1;
+			return 0;
+		}
 		return n;
 	}
-	if (!t->req->response_body)
-		return n;
-	if (rs_buf_put(t->req->response_body, p, n)) {
-		t->err = rs_error_set(RS_EUSAGE,
-				      "response larger than the limit of %zu bytes",
-				      t->req->response_body->max);
+	if (!t->started) {
+		t->err = body_start(t);
+		if (t->err)
+			return 0;
+	}
+	keep = n;
+	if (t->skip_range) {
+		/* A 200 answer to a ranged request: keep [range_off, range_off + range_len). */
+		if (t->got + n <= req->range_off) {
+			t->got += n;
+			return n;
+		}
+		if (t->got < req->range_off)
+			keep_from = req->range_off - t->got;
+		keep = n - keep_from;
+	}
+	t->got += n;
+	if (req->range_set && req->range_len != UINT64_MAX) {
+		room = req->range_len - t->kept;
+		if (keep > room) {
+			if (t->skip_range) {
+				keep = room; /* the rest of the object is not wanted */
+				t->done_early = 1;
+			} else {
+				t->err = rs_error_set(RS_ECORRUPT, "server '%s' sent more than the %llu "
+						      "bytes asked for '%s'", t->server,
+						      (unsigned long long)req->range_len, t->what);
+				return 0;
+			}
+		}
+	}
+	if (!req->response_body)
+		return t->done_early ? 0 : n;
+	if (rs_buf_put(req->response_body, p + keep_from, (size_t)keep)) {
+		char hs[32];
+
+		t->err = rs_error_set(req->range_set ? RS_ECORRUPT : RS_EUSAGE,
+				      "server '%s' sent more than the %s allowed for '%s'",
+				      t->server, human_size(hs, sizeof(hs), req->response_body->max),
+				      t->what);
+		return 0;
+	}
+	t->kept += keep;
+	if (t->done_early)
+		return 0; /* hang up: the rest of the object is not wanted */
+	if (req->range_set && req->range_len != UINT64_MAX && t->kept == req->range_len &&
+	    t->skip_range) {
+		t->done_early = 1;
 		return 0;
 	}
 	return n;
@@ -926,7 +1095,7 @@ out:
 }
 
 static void setup_handle(struct rs_http *http, struct transfer *t,
-			 struct curl_slist *headers, char *errbuf)
+			 struct curl_slist *headers, char *errbuf, long timeout_ms)
 {
 	CURL *h = t->h;
 	struct rs_http_request *req = t->req;
@@ -944,9 +1113,11 @@ static void setup_handle(struct rs_http *http, struct transfer *t,
 	 * for, and following one could hand credentials to another host.
 	 */
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, http->timeout_s < 30 ? http->timeout_s : 30L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, t->floor);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, http->low_speed_time);
+	if (timeout_ms > 0)
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -984,6 +1155,60 @@ static void setup_handle(struct rs_http *http, struct transfer *t,
 	}
 }
 
+/*
+ * The bytes a request moves, for its deadline: the body sent plus the
+ * slice asked for, else the cap of the buffer the answer goes to (a small
+ * answer when there is none). 0 for a body still being written.
+ */
+static uint64_t transfer_size(const struct rs_http_request *req)
+{
+	uint64_t sent = req->body_kind == RS_HTTP_BODY_NONE ? 0 : req->body_len;
+
+	if (req->body_kind == RS_HTTP_BODY_STREAM)
+		return 0;
+	sent += req->deadline_extra;
+	if (req->range_set && req->range_len != UINT64_MAX)
+		return sent + req->range_len;
+	return sent + (req->response_body ? req->response_body->max : 0);
+}
+
+/* The message for a transfer cut by a deadline or the speed floor. */
+static int timeout_error(const struct rs_http *http, struct transfer *t,
+			 const char *errbuf, double elapsed, long deadline_ms,
+			 uint64_t size)
+{
+	curl_off_t down = 0, up = 0;
+	char hs[32];
+	int is_get = t->req->body_kind == RS_HTTP_BODY_NONE;
+
+	curl_easy_getinfo(t->h, CURLINFO_SIZE_DOWNLOAD_T, &down);
+	curl_easy_getinfo(t->h, CURLINFO_SIZE_UPLOAD_T, &up);
+	if (!strncmp(errbuf, "Operation too slow", 18) || deadline_ms <= 0) {
+		if (t->floor <= 1)
+			return rs_error_set(RS_ERETRY, "server '%s' %s %llu bytes in %.0f s for '%s', "
+					    "then nothing for %ld s; check the server", t->server,
+					    is_get ? "sent" : "took",
+					    (unsigned long long)(is_get ? down : up), elapsed, t->what,
+					    http->low_speed_time);
+		return rs_error_set(RS_ERETRY, "server '%s' %s %llu bytes in %.0f s for '%s' "
+				    "(below the %s/s floor); check the server or, on a slow link, "
+				    "lower results.http.minSpeed", t->server, is_get ? "sent" : "took",
+				    (unsigned long long)(is_get ? down : up), elapsed, t->what,
+				    human_size(hs, sizeof(hs), (uint64_t)t->floor));
+	}
+	if (!strncmp(errbuf, "Connection timed out", 20) ||
+	    !strncmp(errbuf, "Failed to connect", 17))
+		return rs_error_set(RS_ERETRY, "server '%s' did not accept a connection within "
+				    "%ld s for '%s'; check the server and the network",
+				    t->server, http->timeout_s < 30 ? http->timeout_s : 30L, t->what);
+	return rs_error_set(RS_ERETRY, "server '%s' did not finish '%s' within its deadline "
+			    "of %.0f s (%ld s + %llu bytes at %s/s; %llu bytes %s); check the "
+			    "server or raise results.http.timeout", t->server, t->what,
+			    deadline_ms / 1000.0, http->timeout_s, (unsigned long long)size,
+			    human_size(hs, sizeof(hs), (uint64_t)http->min_speed),
+			    (unsigned long long)(is_get ? down : up), is_get ? "received" : "sent");
+}
+
 int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 		    struct rs_http_response *resp)
 {
@@ -999,6 +1224,8 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 	unsigned int attempt;
 	CURLcode rc = CURLE_OK;
 	double t0 = now_s();
+	uint64_t size = transfer_size(req);
+	long deadline_ms = 0, left_ms = 0;
 	int err = 0;
 
 	if (!resp) {
@@ -1016,6 +1243,36 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 	err = rs_http_redact_url(&where, req->url);
 	if (err)
 		goto out;
+	t.server = http->server ? http->server : rs_buf_cstr(&where);
+	t.what = req->what ? req->what : rs_buf_cstr(&where);
+	if (req->range_set && req->range_len == UINT64_MAX &&
+	    (!req->response_body || !req->response_body->max)) {
+		/* The remote contract: a read to the end needs a capped buffer. */
+		assert(!"a get to the end needs out->max");
+		err = rs_error_set(RS_EUSAGE, "internal: reading '%s' to the end needs a "
+				   "capped buffer", t.what);
+		goto out;
+	}
+	/*
+	 * The speed floor: minSpeed for a transfer big enough to measure it
+	 * over the window. A small request (a HEAD, a DELETE, completing an
+	 * upload) may wait for the server without a byte moving; only a dead
+	 * connection (under 1 byte/s) is cut, and its deadline bounds it. A
+	 * body we are still writing goes at our own pace: 1 byte/s too, and
+	 * no deadline.
+	 */
+	t.floor = req->body_kind == RS_HTTP_BODY_STREAM ||
+		  size < (uint64_t)http->min_speed * (uint64_t)http->low_speed_time ?
+		  1L : http->min_speed;
+	if (req->body_kind != RS_HTTP_BODY_STREAM) {
+		/* timeout + size / minSpeed, in ms, saturating. */
+		uint64_t secs = size / (uint64_t)http->min_speed, ms;
+
+		ms = secs > 1000000000 ? UINT64_MAX :
+			(uint64_t)http->timeout_s * 1000 + secs * 1000 +
+			size % (uint64_t)http->min_speed * 1000 / (uint64_t)http->min_speed;
+		deadline_ms = ms > (uint64_t)LONG_MAX / 2 ? LONG_MAX / 2 : (long)ms;
+	}
 	if (req->body_kind == RS_HTTP_BODY_FILE || req->body_kind == RS_HTTP_BODY_STREAM) {
 		t.fd = open(req->body_path, O_RDONLY | O_CLOEXEC);
 		if (t.fd < 0) {
@@ -1043,7 +1300,22 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 		}
 		t.err = 0;
 		t.pos = 0;
+		t.started = t.skip_range = t.done_early = t.error_cut = 0;
+		t.got = t.kept = t.error_got = 0;
 		errbuf[0] = '\0';
+		if (deadline_ms) {
+			left_ms = deadline_ms - (long)((now_s() - t0) * 1000);
+			if (left_ms <= 0) {
+				/* The backoff ate the rest: the last failure stands. */
+				err = rc == CURLE_OPERATION_TIMEDOUT ?
+					timeout_error(http, &t, errbuf, now_s() - t0, deadline_ms, size) :
+					rs_error_set(RS_ERETRY, "server '%s' did not finish '%s' within "
+						     "its deadline of %ld s; check the server or raise "
+						     "results.http.timeout", t.server, t.what,
+						     deadline_ms / 1000);
+				goto out;
+			}
+		}
 
 		drop_headers_from(req, req->ncaller_headers);
 		if (sign) {
@@ -1058,8 +1330,10 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 			goto out;
 
 		curl_easy_reset(t.h);
-		setup_handle(http, &t, headers, errbuf);
+		setup_handle(http, &t, headers, errbuf, left_ms);
 		rc = curl_easy_perform(t.h);
+		if (rc == CURLE_WRITE_ERROR && !t.err && (t.done_early || t.error_cut))
+			rc = CURLE_OK; /* we hung up on purpose */
 		if (t.err) {
 			/* Our own callback failed (response too large, file read). */
 			err = t.err;
@@ -1077,6 +1351,10 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 						   resp->status, resp, attempt);
 				goto out;
 			}
+		} else if (rc == CURLE_OPERATION_TIMEDOUT &&
+			   (attempt >= tries || (deadline_ms && (now_s() - t0) * 1000 >= deadline_ms))) {
+			err = timeout_error(http, &t, errbuf, now_s() - t0, deadline_ms, size);
+			goto out;
 		} else if (!curl_is_transient(rc) || attempt >= tries) {
 			err = curl_error(req->method, rs_buf_cstr(&where), rc, errbuf,
 					 attempt);
@@ -1116,6 +1394,9 @@ int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
 	*ranged = 0;
 	if (len != UINT64_MAX && off > UINT64_MAX - len)
 		return rs_error_set(RS_EUSAGE, "range past 2^64");
+	req->range_set = 1;
+	req->range_off = off;
+	req->range_len = len;
 	if (!off && len == UINT64_MAX)
 		return 0;
 	if (len == UINT64_MAX)
@@ -1127,31 +1408,80 @@ int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
 	return rs_http_request_set_header(req, "Range", range);
 }
 
-int rs_http_range_body(struct rs_buf *out, size_t start, long status, int ranged,
-		       uint64_t off, uint64_t len, const char *key, const char *where)
+int rs_http_range_body(struct rs_buf *out, size_t start, uint64_t off, uint64_t len,
+		       const char *key, const char *where)
 {
 	uint64_t got = out->len - start;
 
-	if (ranged && status == 200) {
-		/* The server ignored Range and sent everything: keep our part. */
-		uint64_t want;
-
-		if (off > got)
-			return rs_error_set(RS_ECORRUPT, "'%s' at %s is shorter than offset %llu",
-					    key, where, (unsigned long long)off);
-		want = got - off;
-		if (len != UINT64_MAX && want > len)
-			want = len;
-		memmove(out->ptr + start, out->ptr + start + off, (size_t)want);
-		out->len = start + (size_t)want;
-		out->ptr[out->len] = '\0';
-		got = want;
-	}
 	if (len != UINT64_MAX && got != len)
 		return rs_error_set(RS_ECORRUPT, "'%s' at %s: asked for %llu bytes at %llu, got %llu",
 				    key, where, (unsigned long long)len,
 				    (unsigned long long)off, (unsigned long long)got);
 	return 0;
+}
+
+/* ---- listing guard ---- */
+
+static uint64_t token_digest(const char *token, size_t len)
+{
+	struct rs_id id;
+	uint64_t v;
+
+	rs_sha256(&id, token, len);
+	memcpy(&v, id.id, sizeof(v));
+	return v ? v : 1; /* 0 marks an empty slot */
+}
+
+int rs_http_pages_next(struct rs_http_pages *p, const char *token, size_t len,
+		       const char *server, const char *what)
+{
+	unsigned long max = (unsigned long)env_long("RESULTS_HTTP_LIST_MAX_PAGES",
+						    (long)RS_HTTP_LIST_MAX_PAGES, 1, 100000000L);
+	uint64_t d;
+	size_t i;
+
+	if (++p->pages > max)
+		return rs_error_set(RS_ECORRUPT, "server '%s' did not end the listing of '%s' "
+				    "after %lu pages; check the server (or raise "
+				    "RESULTS_HTTP_LIST_MAX_PAGES for a store that big)",
+				    server, what, max);
+	if (!len)
+		return 0;
+	if (p->n + 1 > p->cap / 2) {
+		size_t ncap = p->cap ? p->cap * 2 : 64, j;
+		uint64_t *ns = calloc(ncap, sizeof(*ns));
+
+		if (!ns)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		for (j = 0; j < p->cap; j++) {
+			if (!p->seen[j])
+				continue;
+			for (i = p->seen[j] & (ncap - 1); ns[i]; i = (i + 1) & (ncap - 1))
+				;
+			ns[i] = p->seen[j];
+		}
+		free(p->seen);
+		p->seen = ns;
+		p->cap = ncap;
+	}
+	d = token_digest(token, len);
+	for (i = d & (p->cap - 1); p->seen[i]; i = (i + 1) & (p->cap - 1))
+		if (p->seen[i] == d)
+			return rs_error_set(RS_ECORRUPT, "server '%s' sent a continuation token "
+					    "it had sent before, at page %lu of the listing of "
+					    "'%s': its listing loops; check the server",
+					    server, p->pages, what);
+	p->seen[i] = d;
+	p->n++;
+	return 0;
+}
+
+void rs_http_pages_release(struct rs_http_pages *p)
+{
+	free(p->seen);
+	p->seen = NULL;
+	p->cap = p->n = 0;
+	p->pages = 0;
 }
 
 int rs_http_response_content_length(const struct rs_http_response *resp,

@@ -18,14 +18,33 @@
  *    results.http.cainfo, env RESULTS_CA_BUNDLE, git's http.sslCAInfo or
  *    env GIT_SSL_CAINFO (first found wins);
  *  - libcurl's proxy environment variables (http_proxy, https_proxy,
- *    no_proxy, ...) work because nothing here overrides them.
+ *    no_proxy, ...) work because nothing here overrides them;
+ *  - bounds against a hostile or broken server: a body is never accepted
+ *    past what was asked for (the range, else the buffer's cap), an error
+ *    body is read up to 64 KiB, and every transfer has a deadline
+ *    proportional to its size plus a speed floor (below).
+ *
+ * Deadlines (git config first, then the environment):
+ *   results.http.timeout  / RESULTS_HTTP_TIMEOUT    seconds, default 60
+ *   results.http.minSpeed / RESULTS_HTTP_MIN_SPEED  bytes per second (k, m
+ *                                                   suffixes), default 16k
+ * A request of n bytes (the body sent plus the range asked for or the
+ * response buffer's cap, plus req->deadline_extra) must be over, retries
+ * included, within timeout + n / minSpeed seconds; one of at least
+ * minSpeed x window bytes that moves slower than minSpeed for the window
+ * (min(30 s, timeout)) is cut as stalled, a smaller one when nothing
+ * moves (under 1 byte/s) for the window; connecting takes at most
+ * min(30 s, timeout). A body still being written (put_stream) has no
+ * deadline and a floor of 1 byte/s: its pace is set by our own writer.
  *
  * Tuning for tests (environment):
  *   RESULTS_HTTP_RETRIES        tries in all, 1..20 (default 5)
  *   RESULTS_HTTP_RETRY_BASE_MS  first backoff ceiling (default 200 ms;
  *                               the ceiling doubles per try, up to 10 s)
- *   RESULTS_HTTP_LOW_SPEED_TIME seconds below 1 byte/s before a transfer
- *                               counts as stalled (default 60)
+ *   RESULTS_HTTP_LOW_SPEED_TIME seconds below the speed floor before a
+ *                               transfer counts as stalled (default: the
+ *                               smaller of 30 and results.http.timeout)
+ *   RESULTS_HTTP_LIST_MAX_PAGES pages one listing may take (default 100000)
  *   RESULTS_HTTP_TRACE          a file to append one line per request to
  *                               (times, method, URL without credentials or
  *                               query, status, tries, bytes sent)
@@ -62,10 +81,13 @@ struct rs_http_options {
 	/* Default signer for every request of this transport; may be NULL. */
 	rs_http_sign_fn sign;
 	void *sign_payload;
+	/* The remote's display URL (no credential), for messages; may be NULL. */
+	const char *server;
 };
 
 /*
- * Create a transport. `opts` may be NULL. The strings it names are read
+ * Create a transport. RS_EUSAGE for an unusable results.http.timeout or
+ * results.http.minSpeed. `opts` may be NULL. The strings it names are read
  * during the call only. The result is the caller's (rs_http_free).
  */
 int rs_http_new(struct rs_http **out, const struct rs_http_options *opts);
@@ -112,6 +134,28 @@ struct rs_http_request {
 	 * length it had when rs_http_perform started.
 	 */
 	struct rs_buf *response_body;
+
+	/*
+	 * The slice of the resource wanted (rs_http_request_set_range sets
+	 * it): with range_set, a 2xx body is accepted only up to range_len
+	 * bytes (to the buffer's cap for UINT64_MAX, which must then be set:
+	 * RS_EUSAGE otherwise), refused as soon as it or its Content-Length
+	 * passes that, and a 200 answer that ignored the Range header is
+	 * sliced here as it arrives (bytes before range_off are dropped).
+	 */
+	int range_set;
+	uint64_t range_off;
+	uint64_t range_len;
+
+	/* What is being moved, for messages ("manifests/ab.."); may be NULL. */
+	const char *what;
+
+	/*
+	 * Bytes to count in the deadline beyond the body and the answer: a
+	 * request whose server works on more than it moves (S3 assembling
+	 * a multipart upload's parts). 0 for most requests.
+	 */
+	uint64_t deadline_extra;
 
 	/* Basic authentication (borrowed; never logged). NULL for none. */
 	const char *username;
@@ -219,20 +263,48 @@ int rs_http_response_header(const struct rs_http_response *resp,
  * Ranged reads, shared by every backend's get(). Before the request:
  * ask for bytes [off, off + len) of the resource (len UINT64_MAX: to the
  * end) with a Range header; nothing is set when that is the whole
- * resource. `*ranged` says whether a header was set. RS_EUSAGE when the
- * range passes 2^64 (len must not be 0: an empty range cannot be asked).
+ * resource. `*ranged` says whether a header was set. Records the slice
+ * in req->range_* so the transport refuses more than that. RS_EUSAGE
+ * when the range passes 2^64 (len must not be 0: an empty range cannot
+ * be asked).
  */
 int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
 			      uint64_t len, int *ranged);
 
 /*
- * After it: the body was appended to `out` from `start`. A server that
- * ignored Range (status 200) sent everything, so only the asked slice is
- * kept; the slice must then be exactly `len` bytes unless len is
- * UINT64_MAX. RS_ECORRUPT naming `key` and `where` otherwise.
+ * After it: the body was appended to `out` from `start` (already sliced
+ * by the transport when the server ignored Range). It must be exactly
+ * `len` bytes unless len is UINT64_MAX. RS_ECORRUPT naming `key` and
+ * `where` otherwise.
  */
-int rs_http_range_body(struct rs_buf *out, size_t start, long status, int ranged,
-		       uint64_t off, uint64_t len, const char *key, const char *where);
+int rs_http_range_body(struct rs_buf *out, size_t start, uint64_t off, uint64_t len,
+		       const char *key, const char *where);
+
+/*
+ * Guards a paginated listing (S3 continuation tokens, Azure markers)
+ * against a server whose tokens cycle (A -> B -> A) or never end: every
+ * token is remembered (a 64-bit digest of it), and a listing may take
+ * RESULTS_HTTP_LIST_MAX_PAGES pages (default 100000). The caller owns
+ * the struct: RS_HTTP_PAGES_INIT, rs_http_pages_release.
+ */
+struct rs_http_pages {
+	uint64_t *seen; /* open-addressing set of token digests, 0 = empty */
+	size_t cap;
+	size_t n;
+	unsigned long pages;
+};
+
+#define RS_HTTP_PAGES_INIT { NULL, 0, 0, 0 }
+
+/*
+ * Count one more page, whose continuation token is `token` (`len`
+ * bytes; 0 when it is the last page). RS_ECORRUPT naming `server` and
+ * the listing `what` when the token came before or there are too many
+ * pages.
+ */
+int rs_http_pages_next(struct rs_http_pages *p, const char *token, size_t len,
+		       const char *server, const char *what);
+void rs_http_pages_release(struct rs_http_pages *p);
 
 /*
  * The Content-Length of a HEAD answer, as `*size`. RS_ECORRUPT naming

@@ -1,6 +1,7 @@
 #include "remote/remote.h"
 #include "util/error.h"
 
+#include <assert.h>
 #include <string.h>
 
 /*
@@ -48,4 +49,13 @@ int rs_remote_check_key(const char *key)
 		      *p == '-' || *p == '/'))
 			return rs_error_set(RS_EUSAGE, "bad store key '%.80s'", key);
 	return 0;
+}
+
+int rs_remote_check_get(const char *key, uint64_t len, const struct rs_buf *out)
+{
+	if (len != UINT64_MAX || out->max)
+		return 0;
+	assert(!"a get to the end needs out->max (remote.h)");
+	return rs_error_set(RS_EUSAGE, "internal: reading '%.80s' to the end needs a capped "
+			    "buffer", key);
 }

@@ -44,8 +44,13 @@ struct rs_remote {
 
 	/*
 	 * Append bytes [off, off + len) of `key` to `out`; len UINT64_MAX
-	 * reads to the end. RS_ENOTFOUND when the key does not exist,
-	 * RS_ECORRUPT when it is shorter than asked.
+	 * reads to the end, and then `out->max` must be set (the most the
+	 * caller accepts: what the format allows): RS_EUSAGE otherwise (an
+	 * assert in debug builds). A backend never accepts more bytes than
+	 * asked for, or than out->max allows, from its server: it stops
+	 * reading as soon as they pass and fails with RS_ECORRUPT naming the
+	 * server (display_url) and the key. RS_ENOTFOUND when the key does
+	 * not exist, RS_ECORRUPT when it is shorter than asked.
 	 */
 	int (*get)(struct rs_remote *r, const char *key, uint64_t off,
 		   uint64_t len, struct rs_buf *out);
@@ -101,6 +106,14 @@ void rs_remote_free(struct rs_remote *r);
  * Every backend checks keys with it before they reach a path or a URL.
  */
 int rs_remote_check_key(const char *key);
+
+/*
+ * 0 unless `len` is UINT64_MAX (a read to the end) and `out` has no cap:
+ * then RS_EUSAGE naming `key`, and an assert in debug builds. Every
+ * backend's get calls it first: a read to the end without a cap would let
+ * the remote's bytes grow the buffer without bound.
+ */
+int rs_remote_check_get(const char *key, uint64_t len, const struct rs_buf *out);
 
 /* Backends (one file each). */
 int rs_remote_folder_open(struct rs_remote **out, const char *path);

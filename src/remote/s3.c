@@ -72,7 +72,11 @@ struct s3_remote {
 	uint64_t part_size;
 	int path_style;   /* bucket in the path, not in the host name */
 	int signed_only;  /* a streamed (unsigned) part was refused: sign all */
+	uint64_t stale_upload_s; /* results.s3.abortUploadsAfter, in seconds; 0: off */
+	int swept;        /* stale uploads looked for (once per remote) */
 };
+
+static void sweep_stale_uploads(struct s3_remote *s);
 
 /* ---- signing ---- */
 
@@ -190,6 +194,12 @@ static int object_url(struct s3_remote *s, struct rs_buf *out, const char *key,
  */
 static int s3_fail(struct s3_remote *s, int err)
 {
+	char named[600];
+
+	/* The transport's limits already say "server '<display url>' ...". */
+	snprintf(named, sizeof(named), "server '%s'", s->parent.display_url);
+	if (err != RS_EAUTH && strstr(rs_error_message(), named))
+		return err;
 	if (err == RS_EAUTH)
 		return rs_error_wrap(err, "%s (credentials from %s, region %s)",
 				     s->parent.display_url, s->cfg.credential_source,
@@ -376,7 +386,7 @@ static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 
 	rs_http_request_init(&req, "GET", NULL);
 	rs_http_response_init(&resp);
-	if ((err = rs_remote_check_key(key)))
+	if ((err = rs_remote_check_key(key)) || (err = rs_remote_check_get(key, len, out)))
 		goto out;
 	if (len == 0) {
 		/* An empty range cannot be asked for in HTTP: check it exists. */
@@ -392,13 +402,14 @@ static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 		goto out;
 	req.url = url.ptr;
 	req.response_body = out;
+	req.what = key;
 	err = rs_http_perform(s->http, &req, &resp);
 	if (err == RS_ENOTFOUND) {
 		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at '%s'",
 				   key, s->parent.display_url);
 		goto out;
 	}
-	if (err == RS_ECORRUPT && len == UINT64_MAX) {
+	if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
 		/* 416 for "bytes=N-" where N is the size: an empty tail, not an error. */
 		rs_error_clear();
 		err = s3_stat(r, key, &size);
@@ -410,7 +421,7 @@ static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 		err = s3_fail(s, err);
 		goto out;
 	}
-	err = rs_http_range_body(out, start, resp.status, ranged, off, len, key,
+	err = rs_http_range_body(out, start, off, len, key,
 				 s->parent.display_url);
 out:
 	if (err) {
@@ -696,6 +707,9 @@ static int multipart_complete(struct multipart *m)
 	req.url = url.ptr;
 	rs_http_request_set_body_mem(&req, xml.ptr, xml.len);
 	req.response_body = &body;
+	req.what = m->key;
+	/* S3 may take minutes to assemble big uploads (sending blanks meanwhile). */
+	req.deadline_extra = m->nparts * m->s->part_size;
 	err = rs_http_perform(m->s->http, &req, NULL);
 	if (err)
 		goto out;
@@ -803,6 +817,7 @@ static int put_source(struct s3_remote *s, const char *key, const struct put_sou
 
 	if (err)
 		return err;
+	sweep_stale_uploads(s);
 	if (src->size <= s->part_size)
 		return put_single(s, key, src);
 	return put_multipart(s, key, src);
@@ -863,6 +878,7 @@ static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing
 
 	if ((err = rs_remote_check_key(key)))
 		return err;
+	sweep_stale_uploads(s);
 	memset(&m, 0, sizeof(m));
 	m.s = s;
 	m.key = key;
@@ -1001,6 +1017,7 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 	struct s3_remote *s = (struct s3_remote *)r;
 	struct rs_buf url = RS_BUF_INIT, page = RS_BUF_INIT, token = RS_BUF_INIT;
 	struct rs_buf next = RS_BUF_INIT, full = RS_BUF_INIT;
+	struct rs_http_pages pages = RS_HTTP_PAGES_INIT;
 	struct rs_http_request req;
 	const char *max_keys = getenv("RESULTS_S3_LIST_MAX_KEYS");
 	uint64_t mk = 0;
@@ -1028,6 +1045,7 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 			goto out;
 		rs_http_request_init(&req, "GET", url.ptr);
 		req.response_body = &page;
+		req.what = full.len ? full.ptr : "/";
 		err = rs_http_perform(s->http, &req, NULL);
 		rs_http_request_release(&req);
 		if (err) {
@@ -1040,12 +1058,11 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 			err = rs_error_wrap(err, "%s", s->parent.display_url);
 		if (err)
 			goto out;
-		if (truncated && next.len == token.len && !memcmp(next.ptr, token.ptr, token.len)) {
-			/* The same token again would loop forever. */
-			err = rs_error_set(RS_ECORRUPT, "%s: the listing does not advance",
-					   s->parent.display_url);
+		/* A token seen before (A -> B -> A) would loop forever. */
+		err = rs_http_pages_next(&pages, next.ptr, truncated ? next.len : 0,
+					 s->parent.display_url, full.len ? full.ptr : "/");
+		if (err)
 			goto out;
-		}
 		rs_buf_clear(&token);
 		if (truncated && (err = rs_buf_put(&token, next.ptr, next.len)))
 			goto out;
@@ -1056,7 +1073,223 @@ out:
 	rs_buf_release(&token);
 	rs_buf_release(&next);
 	rs_buf_release(&full);
+	rs_http_pages_release(&pages);
 	return err;
+}
+
+/* ---- stale multipart uploads ---- */
+
+static int64_t num(const char *s, size_t k)
+{
+	int64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < k; i++)
+		v = v * 10 + (s[i] - '0');
+	return v;
+}
+
+/* "2026-11-28T10:00:00.000Z" (S3's <Initiated>) as seconds since 1970. */
+static int parse_iso8601(const char *s, size_t n, int64_t *out)
+{
+	int64_t y, m, d, hh, mm, ss, era, yoe, doy, doe;
+	size_t i;
+
+	/* YYYY-MM-DDTHH:MM:SS, then optional fraction, then Z. */
+	if (n < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+	    s[16] != ':' || s[n - 1] != 'Z')
+		return -1;
+	for (i = 0; i < 19; i++)
+		if (i != 4 && i != 7 && i != 10 && i != 13 && i != 16 &&
+		    !isdigit((unsigned char)s[i]))
+			return -1;
+	for (i = 19; i < n - 1; i++)
+		if (!(i == 19 ? s[i] == '.' : isdigit((unsigned char)s[i])))
+			return -1;
+	y = num(s, 4); m = num(s + 5, 2); d = num(s + 8, 2);
+	hh = num(s + 11, 2); mm = num(s + 14, 2); ss = num(s + 17, 2);
+	if (m < 1 || m > 12 || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60)
+		return -1;
+	/* Days from civil (Howard Hinnant's algorithm). */
+	y -= m <= 2;
+	era = y / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	*out = ((era * 146097 + doe - 719468) * 86400) + hh * 3600 + mm * 60 + ss;
+	return 0;
+}
+
+int rs_s3_uploads_page_parse(const char *xml, size_t len, rs_s3_upload_cb cb, void *payload,
+			     struct rs_buf *next_key, struct rs_buf *next_id, int *truncated)
+{
+	struct rs_buf key = RS_BUF_INIT, id = RS_BUF_INIT;
+	const char *pos = xml, *end = xml + len, *vs, *ve;
+	int err = 0;
+
+	rs_buf_init(&key, S3_MAX_KEY + 1);
+	rs_buf_init(&id, 1024);
+	rs_buf_clear(next_key);
+	rs_buf_clear(next_id);
+	*truncated = 0;
+	if (!find(xml, len, "<ListMultipartUploadsResult", 27)) {
+		err = rs_error_set(RS_ECORRUPT, "the upload listing is not ListMultipartUploads XML");
+		goto out;
+	}
+	for (;;) {
+		const char *upos, *kvs, *kve, *ivs, *ive, *tvs, *tve;
+		int64_t initiated;
+
+		if (!xml_next(&pos, end, "Upload", &vs, &ve))
+			break;
+		upos = vs;
+		if (!xml_next(&upos, ve, "Key", &kvs, &kve) ||
+		    (upos = vs, !xml_next(&upos, ve, "UploadId", &ivs, &ive)) ||
+		    (upos = vs, !xml_next(&upos, ve, "Initiated", &tvs, &tve)) ||
+		    parse_iso8601(tvs, (size_t)(tve - tvs), &initiated)) {
+			err = rs_error_set(RS_ECORRUPT, "a listed upload has no Key, UploadId or "
+					   "Initiated time");
+			goto out;
+		}
+		rs_buf_clear(&key);
+		rs_buf_clear(&id);
+		if ((err = xml_text(&key, kvs, kve)) || (err = xml_text(&id, ivs, ive)))
+			goto out;
+		if (strlen(rs_buf_cstr(&key)) != key.len || strlen(rs_buf_cstr(&id)) != id.len ||
+		    !id.len)
+			continue; /* binary: not one of ours */
+		err = cb(key.ptr, id.ptr, initiated, payload);
+		if (err)
+			goto out;
+	}
+	pos = xml;
+	*truncated = xml_next(&pos, end, "IsTruncated", &vs, &ve) &&
+		     (size_t)(ve - vs) == 4 && !memcmp(vs, "true", 4);
+	if (!*truncated)
+		goto out;
+	pos = xml;
+	if (xml_next(&pos, end, "NextKeyMarker", &vs, &ve) && (err = xml_text(next_key, vs, ve)))
+		goto out;
+	pos = xml;
+	if (xml_next(&pos, end, "NextUploadIdMarker", &vs, &ve) && (err = xml_text(next_id, vs, ve)))
+		goto out;
+	if (!next_key->len)
+		err = rs_error_set(RS_ECORRUPT, "a truncated upload listing has no NextKeyMarker");
+out:
+	rs_buf_release(&key);
+	rs_buf_release(&id);
+	return err;
+}
+
+struct sweep {
+	struct s3_remote *s;
+	int64_t before; /* uploads started before this are stale */
+	unsigned int aborted;
+};
+
+/* Abort one listed upload when it is ours and stale. Failures are ignored. */
+static int sweep_one(const char *key, const char *upload_id, int64_t initiated, void *payload)
+{
+	struct sweep *sw = payload;
+	struct s3_remote *s = sw->s;
+	size_t plen = strlen(s->prefix);
+	struct rs_buf url = RS_BUF_INIT, query = RS_BUF_INIT;
+	struct rs_http_request req;
+
+	if (initiated >= sw->before || strncmp(key, s->prefix, plen) ||
+	    rs_remote_check_key(key + plen)) {
+		rs_error_clear();
+		return 0;
+	}
+	rs_http_request_init(&req, "DELETE", NULL);
+	if (!rs_buf_puts(&query, "uploadId=") && !rs_sigv4_uri_encode(&query, upload_id, 1) &&
+	    !object_url(s, &url, key + plen, query.ptr)) {
+		req.url = url.ptr;
+		req.what = key + plen;
+		req.max_tries = 2;
+		if (!rs_http_perform(s->http, &req, NULL))
+			sw->aborted++;
+	}
+	rs_error_clear();
+	rs_http_request_release(&req);
+	rs_buf_release(&url);
+	rs_buf_release(&query);
+	return 0;
+}
+
+/*
+ * A multipart upload whose process was killed stays open, and S3 bills
+ * its parts until it is aborted. Before this remote's first put, list the
+ * uploads in progress under the store's prefix (ListMultipartUploads) and
+ * abort those started more than results.s3.abortUploadsAfter hours ago
+ * (default 24; 0 turns this off): an upload that old is no live push.
+ * Best effort: a store that does not allow listing uploads (or s3rver,
+ * which cannot) is left as it is, quietly; the S3 lifecycle rule
+ * AbortIncompleteMultipartUpload does the same job on the server side
+ * (docs/remotes-http.md).
+ */
+static void sweep_stale_uploads(struct s3_remote *s)
+{
+	struct rs_buf url = RS_BUF_INIT, page = RS_BUF_INIT, kmark = RS_BUF_INIT;
+	struct rs_buf imark = RS_BUF_INIT;
+	struct rs_http_pages pages = RS_HTTP_PAGES_INIT;
+	struct sweep sw;
+	char saved[1024];
+	int code = rs_error_last(), truncated = 1, err = 0;
+
+	if (!s->stale_upload_s || __atomic_exchange_n(&s->swept, 1, __ATOMIC_ACQ_REL))
+		return;
+	snprintf(saved, sizeof(saved), "%s", rs_error_message());
+	sw.s = s;
+	sw.before = (int64_t)time(NULL) - (int64_t)s->stale_upload_s;
+	sw.aborted = 0;
+	rs_buf_init(&page, S3_LIST_PAGE_MAX);
+	rs_buf_init(&kmark, S3_MAX_KEY + 1);
+	rs_buf_init(&imark, 1024);
+	while (truncated && !err) {
+		struct rs_http_request req;
+
+		rs_buf_clear(&url);
+		rs_buf_clear(&page);
+		if ((err = rs_buf_printf(&url, "%s%s?uploads&prefix=", s->base_url,
+					 s->path_style ? "" : "/")) ||
+		    (err = rs_sigv4_uri_encode(&url, s->prefix, 1)))
+			break;
+		if (kmark.len && ((err = rs_buf_puts(&url, "&key-marker=")) ||
+				  (err = rs_sigv4_uri_encode(&url, kmark.ptr, 1))))
+			break;
+		if (imark.len && ((err = rs_buf_puts(&url, "&upload-id-marker=")) ||
+				  (err = rs_sigv4_uri_encode(&url, imark.ptr, 1))))
+			break;
+		rs_http_request_init(&req, "GET", url.ptr);
+		req.response_body = &page;
+		req.what = "multipart uploads";
+		req.max_tries = 2;
+		err = rs_http_perform(s->http, &req, NULL);
+		rs_http_request_release(&req);
+		if (!err)
+			err = rs_s3_uploads_page_parse(rs_buf_cstr(&page), page.len, sweep_one, &sw,
+						       &kmark, &imark, &truncated);
+		if (!err && truncated) {
+			/* The pair of markers is this listing's continuation token. */
+			struct rs_buf tok = RS_BUF_INIT;
+
+			err = rs_buf_printf(&tok, "%s\n%s", rs_buf_cstr(&kmark), rs_buf_cstr(&imark));
+			if (!err)
+				err = rs_http_pages_next(&pages, tok.ptr, tok.len,
+							 s->parent.display_url, "multipart uploads");
+			rs_buf_release(&tok);
+		}
+	}
+	rs_buf_release(&url);
+	rs_buf_release(&page);
+	rs_buf_release(&kmark);
+	rs_buf_release(&imark);
+	rs_http_pages_release(&pages);
+	if (code)
+		rs_error_set(code, "%s", saved);
+	else
+		rs_error_clear();
 }
 
 /* ---- open ---- */
@@ -1101,6 +1334,22 @@ static int parse_part_size(struct s3_remote *s, rs_config_get_fn get, void *payl
 		return rs_error_set(RS_EUSAGE, "results.s3.partsize is '%.32s'; give MiB from %llu to %llu",
 				    v, S3_MIN_PART >> 20, S3_MAX_PART >> 20);
 	s->part_size = mib << 20;
+	return 0;
+}
+
+/* results.s3.abortUploadsAfter: hours, 0 to 87600 (default 24; 0: never). */
+static int parse_stale_uploads(struct s3_remote *s, rs_config_get_fn get, void *payload)
+{
+	const char *v = get ? get("results.s3.abortUploadsAfter", payload) : NULL;
+	uint64_t hours;
+
+	s->stale_upload_s = 24 * 3600;
+	if (!v || !*v)
+		return 0;
+	if (parse_u64(v, strlen(v), &hours) || hours > 87600)
+		return rs_error_set(RS_EUSAGE, "results.s3.abortUploadsAfter is '%.32s'; give hours "
+				    "from 0 (never) to 87600", v);
+	s->stale_upload_s = hours * 3600;
 	return 0;
 }
 
@@ -1165,7 +1414,7 @@ int rs_remote_s3_open(struct rs_remote **out, const char *url,
 		b.ptr[--b.len] = '\0';
 	s->parent.display_url = rs_buf_detach(&b, NULL);
 
-	if ((err = parse_part_size(s, get, payload)))
+	if ((err = parse_part_size(s, get, payload)) || (err = parse_stale_uploads(s, get, payload)))
 		goto out;
 	if ((err = rs_aws_config_load(&s->cfg, get, payload)))
 		goto out;
@@ -1196,6 +1445,7 @@ int rs_remote_s3_open(struct rs_remote **out, const char *url,
 	hopts.config_payload = payload;
 	hopts.sign = s3_sign;
 	hopts.sign_payload = s;
+	hopts.server = s->parent.display_url;
 	err = rs_http_new(&s->http, &hopts);
 out:
 	rs_buf_release(&b);

@@ -6,6 +6,7 @@
 #define RS_S3_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "remote/remote.h"
 #include "util/buf.h"
@@ -24,5 +25,20 @@
 int rs_s3_list_page_parse(const char *xml, size_t len, const char *strip_prefix,
 			  rs_remote_list_cb cb, void *payload,
 			  struct rs_buf *next_token, int *truncated);
+
+/* One in-progress multipart upload: its full key, id, start (Unix time). */
+typedef int (*rs_s3_upload_cb)(const char *key, const char *upload_id, int64_t initiated,
+			       void *payload);
+
+/*
+ * Parse one ListMultipartUploads response page (untrusted, as above): call
+ * `cb` for every <Upload> with its decoded <Key>, <UploadId> and
+ * <Initiated> time. *truncated says whether more pages follow; then
+ * `next_key` / `next_id` (cleared first, capped) hold <NextKeyMarker> and
+ * <NextUploadIdMarker>. RS_ECORRUPT for malformed XML, or the callback's
+ * non-zero value unchanged.
+ */
+int rs_s3_uploads_page_parse(const char *xml, size_t len, rs_s3_upload_cb cb, void *payload,
+			     struct rs_buf *next_key, struct rs_buf *next_id, int *truncated);
 
 #endif

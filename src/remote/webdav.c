@@ -50,7 +50,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define WEBDAV_LIST_MAX (64u * 1024 * 1024) /* one PROPFIND answer */
+#define WEBDAV_LIST_MAX (16u * 1024 * 1024) /* one PROPFIND answer: ~60000 entries */
 #define WEBDAV_LIST_DEPTH 8
 #define WEBDAV_HREF_MAX 4096
 #define WEBDAV_COLLECTIONS_MAX 1024
@@ -168,35 +168,21 @@ static int snapshot_take(struct webdav_remote *w, struct cred_snapshot *s)
  * would ask for the same password. A per-user lock file serialises
  * "fill, try, approve" across processes: the next process's fill then
  * finds the approved password in the user's helper (cache, store, a
- * keychain) instead of prompting again. Best effort: without the lock
- * (another user's file, no /tmp) everything still works, only unordered.
+ * keychain) instead of prompting again. It lives in a private per-user
+ * folder (credential.h). Best effort: without the lock (an unsafe folder,
+ * or a holder stuck past the wait's deadline) everything still works,
+ * only unordered.
  */
+#define CRED_LOCK_WAIT_MS (5L * 60 * 1000) /* a user may take a while to type */
+
 static int cred_lock_take(void)
 {
-	const char *dir = getenv("XDG_RUNTIME_DIR");
-	char path[512];
-	int fd;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	snprintf(path, sizeof(path), "%s/results-credential-%u.lock", dir,
-		 (unsigned int)getuid());
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -1;
-	while (flock(fd, LOCK_EX) != 0) {
-		if (errno != EINTR) {
-			close(fd);
-			return -1;
-		}
-	}
-	return fd;
+	return rs_credential_lock_take(CRED_LOCK_WAIT_MS);
 }
 
 static void cred_lock_release(int *fd)
 {
-	if (*fd >= 0)
-		close(*fd); /* drops the flock */
+	rs_credential_lock_release(*fd);
 	*fd = -1;
 }
 
@@ -498,6 +484,8 @@ static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
 	rs_http_request_init(&req, "GET", NULL);
 	rs_http_response_init(&resp);
 	err = rs_remote_check_key(key);
+	if (!err)
+		err = rs_remote_check_get(key, len, out);
 	if (err)
 		goto out;
 	if (len == 0) {
@@ -515,6 +503,7 @@ static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
 		goto out;
 	req.url = rs_buf_cstr(&url);
 	req.response_body = out;
+	req.what = key;
 	err = dav_perform(w, &req, &resp);
 	if (err == RS_ENOTFOUND) {
 		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
@@ -528,7 +517,7 @@ static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
 		goto out;
 	}
 	if (!err)
-		err = rs_http_range_body(out, start, resp.status, ranged, off, len,
+		err = rs_http_range_body(out, start, off, len,
 					 key, r->display_url);
 out:
 	if (err) {
@@ -1064,6 +1053,7 @@ static int list_collection(struct webdav_remote *w, const char *collection,
 	req.url = rs_buf_cstr(&url);
 	rs_http_request_set_body_mem(&req, propfind_body, sizeof(propfind_body) - 1);
 	req.response_body = &body;
+	req.what = *collection ? collection : "/";
 	err = dav_perform(w, &req, &resp);
 	if (err == RS_ENOTFOUND) {
 		err = 0; /* nothing stored under this collection yet */
@@ -1216,6 +1206,7 @@ int rs_remote_webdav_open(struct rs_remote **out, const char *url,
 		hopts.config_get = opts->config_get;
 		hopts.config_payload = opts->config_payload;
 	}
+	hopts.server = w->parent.display_url;
 	err = rs_http_new(&w->http, &hopts);
 	if (err)
 		goto out;

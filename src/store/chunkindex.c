@@ -273,6 +273,9 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 	int err;
 
 	memset(&l, 0, sizeof(l));
+	/* The largest .idx the format allows (remote.h: a get to the end needs a cap). */
+	rs_buf_init(&bytes, (size_t)RS_IDX_HEADER_SIZE +
+		    (size_t)RS_IDX_MAX_ENTRIES * RS_IDX_ENTRY_SIZE + RS_ID_RAWSZ);
 	err = remote->list(remote, RS_KEY_PACKS, on_key, &l);
 	if (err) {
 		err = rs_error_wrap(err, "cannot list the packs on '%s'", remote->display_url);

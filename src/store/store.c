@@ -1035,6 +1035,7 @@ static int fetch_manifest(struct rs_store *s, const struct rs_id *oid, struct rs
 	int err;
 
 	rs_id_to_hex(hex, oid);
+	rs_buf_init(&bytes, (size_t)MANIFEST_LIMIT); /* remote.h: a get to the end needs a cap */
 	err = rs_key_manifest(&key, oid);
 	if (!err)
 		err = s->remote->stat(s->remote, key.ptr, &msize);

@@ -21,6 +21,21 @@ on_exit() {
 bucket_files() { (cd "$T/s3/data" && find . -type f ! -name '*.tmp' | sort); }
 
 command -v node >/dev/null || fail "node is needed (scripts/install-deps.sh)"
+
+# A suite whose server cannot start fails, it is never skipped: with s3rver
+# missing, the server script and the S3 unit suite both exit non-zero and
+# say why.
+if S3RVER_BIN=/nonexistent/s3rver bash "$SERVERS/s3-servers.sh" start "$T/nos3" >/dev/null 2>"$T/nos3.err"; then
+	fail "s3-servers.sh started without s3rver"
+fi
+grep -q "s3rver is not installed at '/nonexistent/s3rver'" "$T/nos3.err" ||
+	fail "s3-servers.sh did not say s3rver is missing: $(cat "$T/nos3.err")"
+if S3RVER_BIN=/nonexistent/s3rver RS_TEST_DATA="$RS_SOURCE_DIR/tests/data" \
+	"$RS_BIN_DIR/tests/test_s3_remote" >"$T/nos3-unit.out" 2>&1; then
+	fail "test_s3_remote passed without its servers: $(cat "$T/nos3-unit.out")"
+fi
+grep -q "could not start the S3 test servers" "$T/nos3-unit.out" ||
+	fail "test_s3_remote did not say why it failed: $(cat "$T/nos3-unit.out")"
 S3_TEST_BUCKETS=results-e2e bash "$SERVERS/s3-servers.sh" start "$T/s3" >/dev/null
 # shellcheck disable=SC1091
 . "$T/s3/env"
