@@ -311,11 +311,14 @@ static void test_gc_rescues_a_push_in_flight(void **state)
 	struct fixture *f = *state;
 	struct rs_gc_stats st;
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
-	struct rs_buf manifest = RS_BUF_INIT, idx = RS_BUF_INIT, idx2 = RS_BUF_INIT;
+	struct rs_buf manifest, idx, idx2;
 	struct rs_id a, pack;
 	uint64_t asize;
 	char mk[300], ik[300], hex[RS_ID_HEXSZ + 1];
 
+	rs_buf_init(&manifest, 1u << 20);
+	rs_buf_init(&idx, 1u << 20);
+	rs_buf_init(&idx2, 1u << 20);
 	put(f, "a", 6u << 20, 21, NULL, &a, &asize);
 	rs_id_to_hex(hex, &a);
 	snprintf(mk, sizeof(mk), "objects/%s", hex);
