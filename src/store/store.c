@@ -71,6 +71,7 @@ struct rs_store {
 	int index_fresh;
 	int format_known;
 	int format_missing; /* the last look found no FORMAT */
+	int tmp_cleaned;    /* stale temporary files removed (tmp_dir_for) */
 };
 
 static int cpu_count(void)
@@ -363,6 +364,7 @@ static int start_pack(struct put_state *st)
 	p->fd = mkstemp(p->path.ptr);
 	if (p->fd < 0)
 		return rs_error_errno(RS_EGENERIC, "cannot create a pack file in '%s'", st->tmp_dir.ptr);
+	rs_fs_mark_live(p->fd); /* rs_fs_remove_stale leaves it alone while open */
 	rs_pack_header(h);
 	err = rs_fs_write_all(p->fd, h, sizeof(h));
 	if (err)
@@ -589,14 +591,33 @@ static int read_some(int fd, unsigned char *p, size_t n, size_t *got)
 	return 0;
 }
 
-static int tmp_dir_for(struct rs_buf *out, const struct rs_store *s)
+/* "pack-XXXXXX": a local pack being written (start_pack's mkstemp name). */
+static int is_pack_tmp_name(const char *name)
+{
+	return !strncmp(name, "pack-", 5) && strlen(name) == 11;
+}
+
+static int tmp_dir_for(struct rs_buf *out, struct rs_store *s)
 {
 	const char *t = getenv("TMPDIR");
 	int err;
 
 	if (s->cache_dir) {
 		err = rs_buf_printf(out, "%s/tmp", s->cache_dir);
-		return err ? err : rs_fs_mkdir_p(out->ptr, 0700);
+		if (!err)
+			err = rs_fs_mkdir_p(out->ptr, 0700);
+		/*
+		 * Once per store: the leftovers of killed pushes (local packs
+		 * and cached indexes half written), never a live writer's.
+		 */
+		if (!err && !s->tmp_cleaned) {
+			long grace = rs_fs_stale_grace();
+
+			rs_fs_remove_stale(out->ptr, is_pack_tmp_name, grace);
+			rs_fs_remove_stale(s->cache_dir, rs_fs_is_tmp_name, grace);
+			s->tmp_cleaned = 1;
+		}
+		return err;
 	}
 	return rs_buf_puts(out, t && *t ? t : "/tmp");
 }

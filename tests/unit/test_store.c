@@ -10,11 +10,14 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "remote/remote.h"
@@ -1055,6 +1058,151 @@ static void test_quarantined_pack_is_not_borrowed(void **state)
 	assert_true(files_equal(b, out));
 	rs_store_free(s2);
 }
+
+static void fifo_instead(const char *path)
+{
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	/* A read blocked on a FIFO: the defect under test. */
+	fprintf(stderr, "blocked on a FIFO in the store\n");
+	_exit(1);
+}
+
+/*
+ * A pack, or FORMAT, that is a FIFO blocked open() forever: the folder
+ * backend opens with O_NONBLOCK and refuses anything but a regular
+ * file, naming the key. An alarm turns a hang into a failure.
+ */
+static void test_fifo_in_store_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	struct rs_buf b = RS_BUF_INIT;
+	char dst[400], path[400];
+	struct rs_id oid;
+	uint64_t size;
+
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	put_sample(f, s, &oid, &size);
+	path_in(dst, sizeof(dst), f, "a.out");
+	assert_int_equal(for_each_pack(f, ".pack", fifo_instead), 1);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ECORRUPT);
+	if (!strstr(rs_error_message(), "is not a regular file (a FIFO)"))
+		fail_msg("unexpected: %s", rs_error_message());
+	assert_non_null(strstr(rs_error_message(), "packs/"));
+	assert_false(rs_fs_exists(dst));
+	rs_store_free(s);
+
+	snprintf(path, sizeof(path), "%s/FORMAT", f->remote_dir);
+	fifo_instead(path);
+	assert_int_equal(f->remote->get(f->remote, "FORMAT", 0, UINT64_MAX, &b), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "'FORMAT'"));
+	/* A symlink in the store is not followed either. */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_int_equal(f->remote->get(f->remote, "FORMAT", 0, UINT64_MAX, &b), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "symbolic link"));
+	assert_int_equal(b.len, 0);
+	alarm(0);
+	rs_buf_release(&b);
+}
+
+/* The folder backend never returns more than its caller's buffer takes. */
+static void test_folder_get_honours_cap(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_buf b = RS_BUF_INIT;
+
+	assert_int_equal(f->remote->put_buf(f->remote, "objects/big", "0123456789", 10), 0);
+	rs_buf_init(&b, 4);
+	assert_int_equal(f->remote->get(f->remote, "objects/big", 0, UINT64_MAX, &b), RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "more than the 4 expected"));
+	assert_int_equal(b.len, 0);
+	assert_int_equal(f->remote->get(f->remote, "objects/big", 2, 4, &b), 0);
+	assert_int_equal(b.len, 4);
+	assert_memory_equal(b.ptr, "2345", 4);
+	rs_buf_release(&b);
+}
+
+/*
+ * Opening a folder remote for reading creates nothing: a mistyped path
+ * reads as a remote without a store, with the one message for it; the
+ * first put creates the folder.
+ */
+static void test_missing_folder_not_created(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_remote *r = NULL;
+	struct rs_store *s = NULL;
+	char path[400];
+	struct rs_id oid;
+	uint64_t size;
+
+	path_in(path, sizeof(path), f, "typo");
+	assert_int_equal(rs_remote_open(&r, path, NULL), 0);
+	assert_false(rs_fs_exists(path));
+	assert_int_equal(rs_store_open(&s, r, NULL), 0);
+	assert_int_equal(rs_store_check_format(s), RS_ENOTFOUND);
+	if (!strstr(rs_error_message(), "holds no results store (no FORMAT file): check results.remote"))
+		fail_msg("unexpected: %s", rs_error_message());
+	assert_false(rs_fs_exists(path));
+	rs_store_free(s);
+	rs_remote_free(r);
+	/* A missing parent is an error at once, and still nothing is created. */
+	path_in(path, sizeof(path), f, "no/such/store");
+	assert_int_equal(rs_remote_open(&r, path, NULL), RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "nor does its parent"));
+	path_in(path, sizeof(path), f, "no");
+	assert_false(rs_fs_exists(path));
+	/* A push to a new folder creates it. */
+	path_in(path, sizeof(path), f, "new-store");
+	assert_int_equal(rs_remote_open(&r, path, NULL), 0);
+	assert_int_equal(rs_store_open(&s, r, NULL), 0);
+	{
+		char src[400];
+
+		path_in(src, sizeof(src), f, "n.pyisession");
+		write_sample(src, 100000, 41, 0, 0);
+		file_id(src, &oid, &size);
+		assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
+	}
+	assert_int_equal(rs_store_has(s, &oid), 0);
+	rs_store_free(s);
+	rs_remote_free(r);
+}
+
+/* A folder store's stale temporary files go at the first put; live ones stay. */
+static void test_folder_removes_stale_tmp(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	char stale[440], fresh[440], packs[400];
+	struct timespec old[2] = { { 0, 0 }, { 0, 0 } };
+	FILE *fp;
+	struct rs_id oid;
+	uint64_t size;
+
+	snprintf(packs, sizeof(packs), "%s/packs", f->remote_dir);
+	assert_int_equal(rs_fs_mkdir_p(packs, 0777), 0);
+	snprintf(stale, sizeof(stale), "%s/x.pack.tmp-AbC123", packs);
+	snprintf(fresh, sizeof(fresh), "%s/y.pack.tmp-AbC124", packs);
+	fp = fopen(stale, "w");
+	fclose(fp);
+	fp = fopen(fresh, "w");
+	fclose(fp);
+	old[0].tv_sec = old[1].tv_sec = time(NULL) - 7200;
+	assert_int_equal(utimensat(AT_FDCWD, stale, old, 0), 0);
+	put_sample(f, s, &oid, &size);
+	assert_false(rs_fs_exists(stale));
+	assert_true(rs_fs_exists(fresh));
+	rs_store_free(s);
+}
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1077,6 +1225,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_offset_past_pack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_are_capped_and_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quarantined_pack_is_not_borrowed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_in_store_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_folder_get_honours_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_folder_not_created, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_folder_removes_stale_tmp, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,148 @@
+/*
+ * util/fs: removing the temporary files killed processes left behind,
+ * and only those (rs_fs_remove_stale).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+static char dir[64];
+
+static void path_of(char *out, size_t n, const char *name)
+{
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+static void make(const char *name, long age)
+{
+	char p[200];
+	struct timespec t[2] = { { 0, 0 }, { 0, 0 } };
+	FILE *fp;
+
+	path_of(p, sizeof(p), name);
+	fp = fopen(p, "w");
+	assert_non_null(fp);
+	fputs("x", fp);
+	fclose(fp);
+	t[0].tv_sec = t[1].tv_sec = time(NULL) - age;
+	assert_int_equal(utimensat(AT_FDCWD, p, t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static int there(const char *name)
+{
+	char p[200];
+	struct stat st;
+
+	path_of(p, sizeof(p), name);
+	return lstat(p, &st) == 0;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	_exit(1); /* blocked on a FIFO */
+}
+
+static void test_tmp_names(void **state)
+{
+	(void)state;
+	assert_true(rs_fs_is_tmp_name("x.pack.tmp-AbC123"));
+	assert_true(rs_fs_is_tmp_name("FORMAT.tmp-000000"));
+	assert_false(rs_fs_is_tmp_name("x.pack"));
+	assert_false(rs_fs_is_tmp_name("x.tmp-12345"));
+	assert_false(rs_fs_is_tmp_name("x.tmp-1234567"));
+	assert_false(rs_fs_is_tmp_name("x.tmp-12345/"));
+}
+
+/* Stale: ours, old, unlocked. Fresh, other names, symlinks, FIFOs, live files: kept. */
+static void test_remove_stale(void **state)
+{
+	struct rs_buf live = RS_BUF_INIT;
+	char p[200], target[200];
+	int fd;
+
+	(void)state;
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	strcpy(dir, "/tmp/rs-test-fs-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	make("a.tmp-Stale1", 7200);
+	make("b.tmp-Fresh1", 600);
+	make("c.pack", 7200);            /* not a temporary name */
+	make("target", 7200);
+	path_of(target, sizeof(target), "target");
+	path_of(p, sizeof(p), "d.tmp-Link01");
+	assert_int_equal(symlink(target, p), 0);
+	path_of(p, sizeof(p), "e.tmp-Fifo01");
+	assert_int_equal(mkfifo(p, 0600), 0);
+	/* A live writer's file, made old: its lock keeps it. */
+	path_of(p, sizeof(p), "f");
+	assert_int_equal(rs_fs_tmpfile_near(&live, p, &fd), 0);
+	{
+		struct timespec t[2] = { { 0, 0 }, { 0, 0 } };
+
+		t[0].tv_sec = t[1].tv_sec = time(NULL) - 7200;
+		assert_int_equal(futimens(fd, t), 0);
+	}
+	assert_int_equal(rs_fs_remove_stale(dir, rs_fs_is_tmp_name, 3600), 1);
+	assert_false(there("a.tmp-Stale1"));
+	assert_true(there("b.tmp-Fresh1"));
+	assert_true(there("c.pack"));
+	assert_true(there("d.tmp-Link01"));
+	assert_true(there("target"));
+	assert_true(there("e.tmp-Fifo01"));
+	assert_true(rs_fs_exists(live.ptr));
+	/* Once its writer is gone, it is a leftover like any other. */
+	close(fd);
+	assert_int_equal(rs_fs_remove_stale(dir, rs_fs_is_tmp_name, 3600), 1);
+	assert_false(rs_fs_exists(live.ptr));
+	/* The grace period is the caller's: 0 takes the fresh one too. */
+	assert_int_equal(rs_fs_remove_stale(dir, rs_fs_is_tmp_name, 0), 1);
+	assert_false(there("b.tmp-Fresh1"));
+	/* A folder that does not exist is nothing to clean. */
+	assert_int_equal(rs_fs_remove_stale("/nonexistent/rs-test", rs_fs_is_tmp_name, 0), 0);
+	alarm(0);
+	rs_buf_release(&live);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	assert_int_equal(system(p), 0);
+}
+
+static void test_grace_from_environment(void **state)
+{
+	(void)state;
+	unsetenv("RESULTS_TMP_GRACE");
+	assert_int_equal(rs_fs_stale_grace(), 3600);
+	setenv("RESULTS_TMP_GRACE", "60", 1);
+	assert_int_equal(rs_fs_stale_grace(), 60);
+	setenv("RESULTS_TMP_GRACE", "-5", 1);
+	assert_int_equal(rs_fs_stale_grace(), 3600);
+	setenv("RESULTS_TMP_GRACE", "1h", 1);
+	assert_int_equal(rs_fs_stale_grace(), 3600);
+	unsetenv("RESULTS_TMP_GRACE");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tmp_names),
+		cmocka_unit_test(test_remove_stale),
+		cmocka_unit_test(test_grace_from_environment),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
