@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1203,6 +1204,35 @@ static void test_folder_removes_stale_tmp(void **state)
 	assert_true(rs_fs_exists(fresh));
 	rs_store_free(s);
 }
+
+/*
+ * A write that fails (the disk full, here the file size limit) names the
+ * file it was writing, so the user knows which disk to free.
+ */
+static void test_write_failure_names_the_path(void **state)
+{
+	struct fixture *f = *state;
+	struct rlimit old, small;
+	char want[400], *big;
+	int err;
+
+	big = calloc(1, 100000);
+	assert_non_null(big);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = old;
+	small.rlim_cur = 4096;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	err = f->remote->put_buf(f->remote, "objects/big", big, 100000);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_not_equal(err, 0);
+	snprintf(want, sizeof(want), "cannot write '%s/objects/big.tmp-", f->remote_dir);
+	if (!strstr(rs_error_message(), want))
+		fail_msg("'%s' does not name the file", rs_error_message());
+	snprintf(want, sizeof(want), "%s/objects", f->remote_dir);
+	assert_int_equal(rs_fs_remove_stale(want, rs_fs_is_tmp_name, 0), 0); /* none left */
+	free(big);
+}
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1229,6 +1259,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_folder_get_honours_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_folder_not_created, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folder_removes_stale_tmp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_failure_names_the_path, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
