@@ -1019,10 +1019,12 @@ static int corrupt_chunk(const struct rs_store *s, const struct rs_chunk_ref *re
  */
 static int short_chunk(const struct rs_store *s, const struct rs_chunk_ref *ref, const char *key)
 {
-	char pack[RS_ID_HEXSZ + 1];
+	char pack[RS_ID_HEXSZ + 1], why[512];
 	uint64_t end = ref->offset + RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref->stored_len, size = 0;
-	int err = s->remote->stat(s->remote, key, &size);
+	int err;
 
+	snprintf(why, sizeof(why), "%s", rs_error_message()); /* the backend's own words */
+	err = s->remote->stat(s->remote, key, &size);
 	rs_id_to_hex(pack, &ref->pack);
 	if (err == RS_ENOTFOUND)
 		return rs_error_set(RS_ECORRUPT, "pack 'packs/%s.pack' is missing from '%s': the object's manifest "
@@ -1036,8 +1038,9 @@ static int short_chunk(const struct rs_store *s, const struct rs_chunk_ref *ref,
 				    "expects; push the file again from a clone that has it once the store is "
 				    "repaired ('results verify --repair', planned)", pack, s->remote->display_url,
 				    (unsigned long long)ref->offset, (unsigned long long)end, (unsigned long long)size);
-	return rs_error_set(RS_ERETRY, "'%s' answered a read of '%s' with fewer bytes than asked, though the "
-			    "file holds them: a transfer fault, run the command again", s->remote->display_url, key);
+	return rs_error_set(RS_ERETRY, "'%s' answered a read of '%s' with another number of bytes than asked, "
+			    "though the file holds them (%s): a transfer fault, run the command again",
+			    s->remote->display_url, key, why);
 }
 
 static int get_work(void *arg, void *ctx)
