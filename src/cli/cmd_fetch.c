@@ -87,6 +87,11 @@ static int open_store(struct fetcher *f)
 		return rs_cli_report(err);
 	/* A remote without FORMAT is a wrong results.remote: the store's one message. */
 	err = rs_store_check_format(f->store);
+	if (err) {
+		/* Not usable: the next call must not take it for an open store. */
+		rs_store_free(f->store);
+		f->store = NULL;
+	}
 	if (err == RS_ENOTFOUND)
 		return rs_cli_fail(RS_EXIT_REMOTE, "%s", rs_error_message());
 	if (err == RS_EUSAGE)
