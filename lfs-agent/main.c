@@ -110,6 +110,17 @@ static char *cache_dir(void)
 	return rs_buf_detach(&b, NULL);
 }
 
+/*
+ * Our downloads in git-lfs's tmp folder: "results-<oid>" once complete
+ * (git-lfs moves it away at once) and "results-<oid>.tmp-XXXXXX" while
+ * being written. One older than the grace period is a killed agent's.
+ */
+static int is_download_name(const char *name)
+{
+	return !strncmp(name, "results-", 8) && strlen(name) >= 8 + 64 &&
+	       (name[8 + 64] == '\0' || rs_fs_is_tmp_name(name));
+}
+
 /* git-lfs renames downloads into its object store: write them beside it. */
 static int find_lfs_tmp(struct agent *a)
 {
@@ -131,6 +142,8 @@ static int find_lfs_tmp(struct agent *a)
 		return err;
 	}
 	a->lfs_tmp = rs_buf_detach(&dir, NULL);
+	/* What killed agents left there: see is_download_name. */
+	rs_fs_remove_stale(a->lfs_tmp, is_download_name, rs_fs_stale_grace());
 	return 0;
 }
 
@@ -183,8 +196,7 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 		int e = rs_store_check_format(a->store);
 
 		if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD) {
-			err = rs_error_set(RS_EUSAGE, "'%s' holds no results store (nothing was ever pushed to it): "
-					   "check results.remote", a->remote->display_url);
+			err = e; /* rs_store_no_store_error's message, as results fetch says it */
 			goto out;
 		}
 		if (e == RS_EUSAGE) {
@@ -219,15 +231,19 @@ static int progress(uint64_t done, uint64_t total, void *payload)
 	return 0;
 }
 
-/* A message for `complete` that says what went wrong and what to do. */
-static const char *advice(int err)
+/*
+ * What to add to the store's message in `complete`. The store's message
+ * already says what to do about damage (it knows whether the pointer, a
+ * pack, the manifest, the transfer or the local file is at fault); here
+ * only what the agent itself guarantees.
+ */
+static const char *advice(int err, int download)
 {
 	switch (err) {
 	case RS_ENOTFOUND:
 		return "";
 	case RS_ECORRUPT:
-		return " (nothing was written to the working tree; to repair the store, delete objects/<oid> "
-		       "on the remote and push the file again from a clone that has it: git lfs push --all origin)";
+		return download ? " (nothing was written to the working tree)" : "";
 	case RS_ERETRY:
 		return " (a transient failure: run the command again)";
 	case RS_EAUTH:
@@ -260,7 +276,8 @@ static void do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 			err = rs_store_get_file(a->store, &msg->oid, msg->size, dest.ptr, progress, a);
 	}
 	if (err) {
-		rs_buf_printf(&text, "results: %s%s", rs_error_message(), advice(err));
+		rs_buf_printf(&text, "results: %s%s", rs_error_message(),
+			      advice(err, msg->event == RS_LFS_DOWNLOAD));
 		diag("%s", text.ptr);
 		rs_lfs_reply_complete(&line, msg->oid_hex, NULL, err == RS_ENOTFOUND ? 404 : 500, text.ptr);
 	} else {

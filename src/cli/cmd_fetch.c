@@ -83,15 +83,24 @@ static int open_store(struct fetcher *f)
 	if (err)
 		return rs_cli_fail(RS_EXIT_REMOTE, "cannot open the remote: %s; check results.remote "
 				   "('results doctor')", rs_error_message());
-	err = f->remote->stat(f->remote, "FORMAT", NULL);
-	if (err && err != RS_ENOTFOUND)
-		return rs_cli_fail(RS_EXIT_REMOTE, "the remote '%s' does not answer: %s; check the "
-				   "URL ('results doctor') and your credentials",
-				   f->remote->display_url, rs_error_message());
-	rs_error_clear();
 	err = rs_store_open(&f->store, f->remote, &opts);
 	if (err)
 		return rs_cli_report(err);
+	/* A remote without FORMAT is a wrong results.remote: the store's one message. */
+	err = rs_store_check_format(f->store);
+	if (err) {
+		/* Not usable: the next call must not take it for an open store. */
+		rs_store_free(f->store);
+		f->store = NULL;
+	}
+	if (err == RS_ENOTFOUND)
+		return rs_cli_fail(RS_EXIT_REMOTE, "%s", rs_error_message());
+	if (err == RS_EUSAGE)
+		return rs_cli_report(err);
+	if (err)
+		return rs_cli_fail(RS_EXIT_REMOTE, "the remote '%s' does not answer: %s; check the "
+				   "URL ('results doctor') and your credentials",
+				   f->remote->display_url, rs_error_message());
 	return RS_EXIT_OK;
 }
 

@@ -6,7 +6,13 @@
  * fsyncs the directory, so a reader sees the old state or the whole new
  * file, and a crash leaves at worst a temporary file (ignored by list).
  * Reads use pread on a descriptor opened per call, so any number of
- * threads may read at once.
+ * threads may read at once. A key is read only when it is a regular file:
+ * it is opened with O_NONBLOCK (a FIFO would block open() until a writer
+ * comes) and O_NOFOLLOW, and refused unless fstat says S_IFREG.
+ *
+ * Opening never creates the folder: a read from a mistyped path must not
+ * leave a folder behind. The first put creates it (one level: its parent
+ * must exist).
  */
 #include "remote/remote.h"
 #include "util/error.h"
@@ -24,7 +30,31 @@
 struct folder_remote {
 	struct rs_remote parent;
 	char *root;
+	int cleaned; /* stale temporary files removed (first put) */
 };
+
+/*
+ * The leftovers of killed writers: `<key>.tmp-XXXXXX` files in the
+ * store's folders (list ignores them, nothing else removes them). Once
+ * per remote, at the first put, only stale ones (rs_fs_remove_stale: our
+ * uid, older than the grace period, not locked by a live writer).
+ */
+static void remove_stale_tmp(struct folder_remote *f)
+{
+	static const char *const dirs[] = { "", "packs", "objects" };
+	struct rs_buf dir = RS_BUF_INIT;
+	long grace;
+	size_t i;
+
+	if (__atomic_exchange_n(&f->cleaned, 1, __ATOMIC_ACQ_REL))
+		return;
+	grace = rs_fs_stale_grace();
+	for (i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
+		if (!rs_fs_join(&dir, f->root, dirs[i]))
+			rs_fs_remove_stale(dir.ptr, rs_fs_is_tmp_name, grace);
+	rs_buf_release(&dir);
+	rs_error_clear();
+}
 
 /* Keys are relative and made of a safe alphabet: no "..", no leading '/'. */
 static int key_path(struct folder_remote *f, const char *key, struct rs_buf *out)
@@ -32,6 +62,15 @@ static int key_path(struct folder_remote *f, const char *key, struct rs_buf *out
 	int err = rs_remote_check_key(key);
 
 	return err ? err : rs_fs_join(out, f->root, key);
+}
+
+/* A key that is no file the store wrote (a FIFO would block a read). */
+static int not_regular(const struct folder_remote *f, const char *key, mode_t mode)
+{
+	return rs_error_set(RS_ECORRUPT, "'%s' in the store at '%s' is not a regular file (%s), "
+			    "not a file the store wrote: remove it", key, f->root,
+			    S_ISFIFO(mode) ? "a FIFO" : S_ISDIR(mode) ? "a folder" :
+			    S_ISLNK(mode) ? "a symbolic link" : S_ISSOCK(mode) ? "a socket" : "a device");
 }
 
 static int folder_get(struct rs_remote *r, const char *key, uint64_t off,
@@ -46,16 +85,23 @@ static int folder_get(struct rs_remote *r, const char *key, uint64_t off,
 	err = key_path(f, key, &path);
 	if (err)
 		goto out;
-	fd = open(path.ptr, O_RDONLY | O_CLOEXEC);
+	fd = open(path.ptr, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 	if (fd < 0) {
-		if (errno == ENOENT)
+		if (errno == ENOENT || errno == ENOTDIR)
 			err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at '%s'", key, f->root);
+		else if (errno == ELOOP)
+			err = rs_error_set(RS_ECORRUPT, "'%s' in the store at '%s' is a symbolic link, not a "
+					   "file the store wrote: remove it", key, f->root);
 		else
 			err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", path.ptr);
 		goto out;
 	}
 	if (fstat(fd, &st) != 0) {
 		err = rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path.ptr);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = not_regular(f, key, st.st_mode);
 		goto out;
 	}
 	if (len == UINT64_MAX) {
@@ -74,6 +120,13 @@ static int folder_get(struct rs_remote *r, const char *key, uint64_t off,
 	}
 	if (len > SIZE_MAX / 2) {
 		err = rs_error_set(RS_EUSAGE, "read of %llu bytes is too large", (unsigned long long)len);
+		goto out;
+	}
+	/* Never more than the caller's buffer takes: its cap says what it expects. */
+	if (out->max && (out->len > out->max || len > out->max - out->len)) {
+		err = rs_error_set(RS_EUSAGE, "'%s' in the store at '%s' is %llu bytes from offset %llu, "
+				   "more than the %zu expected", key, f->root, (unsigned long long)len,
+				   (unsigned long long)off, out->max - (out->len < out->max ? out->len : out->max));
 		goto out;
 	}
 	err = rs_buf_grow(out, (size_t)len);
@@ -97,12 +150,15 @@ out:
 	return err;
 }
 
-static int ensure_parent(const char *path)
+static int ensure_parent(struct folder_remote *f, const char *path)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	size_t n = slash ? (size_t)(slash - path) : 0;
 
+	/* The store's own folder first, one level only: its parent exists. */
+	if (mkdir(f->root, 0777) != 0 && errno != EEXIST)
+		return rs_error_errno(RS_EGENERIC, "cannot create the remote folder '%s'", f->root);
 	if (!slash || n == 0 || n >= sizeof(dir))
 		return 0;
 	memcpy(dir, path, n);
@@ -120,7 +176,8 @@ static int put_from_fd(struct folder_remote *f, const char *key, int src_fd,
 	err = key_path(f, key, &path);
 	if (err)
 		goto out;
-	err = ensure_parent(path.ptr);
+	remove_stale_tmp(f);
+	err = ensure_parent(f, path.ptr);
 	if (err)
 		goto out;
 	err = rs_fs_tmpfile_near(&tmp, path.ptr, &fd);
@@ -157,7 +214,7 @@ static int put_from_fd(struct folder_remote *f, const char *key, int src_fd,
 fail:
 	close(fd);
 	unlink(tmp.ptr);
-	err = rs_error_wrap(err, "cannot store '%s' in '%s'", key, f->root);
+	err = rs_error_wrap(err, "cannot write '%s'", tmp.ptr);
 out:
 	free(copy);
 	rs_buf_release(&tmp);
@@ -188,12 +245,14 @@ static int folder_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 	struct stat st;
 	int err = key_path(f, key, &path);
 
-	if (!err && stat(path.ptr, &st) != 0) {
-		if (errno == ENOENT)
+	if (!err && lstat(path.ptr, &st) != 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
 			err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at '%s'", key, f->root);
 		else
 			err = rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path.ptr);
 	}
+	if (!err && !S_ISREG(st.st_mode))
+		err = not_regular(f, key, st.st_mode);
 	if (!err && size_out)
 		*size_out = (uint64_t)st.st_size;
 	rs_buf_release(&path);
@@ -276,35 +335,76 @@ static void folder_free(struct rs_remote *r)
 	free(f);
 }
 
+/*
+ * The absolute name `path` will have once created: its parent must exist
+ * (RS_EUSAGE otherwise). NULL with the error set; else the caller's.
+ */
+static char *missing_root(const char *path)
+{
+	struct rs_buf parent = RS_BUF_INIT, abs = RS_BUF_INIT;
+	const char *slash, *base;
+	char *real = NULL, *out = NULL;
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (rs_buf_put(&abs, path, n))
+		goto out;
+	slash = strrchr(abs.ptr, '/');
+	base = slash ? slash + 1 : abs.ptr;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+		rs_error_set(RS_EUSAGE, "the remote folder '%s' cannot be used", path);
+		goto out;
+	}
+	if (rs_buf_put(&parent, abs.ptr, slash ? (size_t)(slash - abs.ptr) : 0) ||
+	    (!parent.len && rs_buf_puts(&parent, slash ? "/" : ".")))
+		goto out;
+	real = realpath(parent.ptr, NULL);
+	if (!real) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			rs_error_set(RS_EUSAGE, "the remote folder '%s' does not exist, nor does its parent", path);
+		else
+			rs_error_errno(RS_EUSAGE, "the remote folder '%s' cannot be used", path);
+		goto out;
+	}
+	if (!rs_fs_join(&parent, real, base))
+		out = rs_buf_detach(&parent, NULL);
+out:
+	free(real);
+	rs_buf_release(&parent);
+	rs_buf_release(&abs);
+	return out;
+}
+
 int rs_remote_folder_open(struct rs_remote **out, const char *path)
 {
 	struct folder_remote *f;
 	struct stat st;
 	char *root;
+	int missing = 0;
 
 	if (!path || !*path)
 		return rs_error_set(RS_EUSAGE, "empty folder path for the remote");
 	root = realpath(path, NULL);
 	if (!root && errno == ENOENT) {
 		/*
-		 * A new store: create its folder, as git init --bare would, but
-		 * only one level deep, so that a mistyped path is an error
-		 * rather than a new tree of folders.
+		 * A new store, or a mistyped path: nothing is created here
+		 * (reads then find no FORMAT and say so); the first put
+		 * creates the folder, one level deep, so a mistyped parent
+		 * is an error rather than a new tree of folders.
 		 */
-		if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-			if (errno == ENOENT)
-				return rs_error_set(RS_EUSAGE, "the remote folder '%s' does not exist, nor does its parent", path);
-			return rs_error_errno(RS_EUSAGE, "cannot create the remote folder '%s'", path);
-		}
-		root = realpath(path, NULL);
+		missing = 1;
+		root = missing_root(path);
+		if (!root)
+			return rs_error_last();
 	}
 	if (!root)
 		return rs_error_errno(RS_EUSAGE, "the remote folder '%s' cannot be used", path);
-	if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	if (!missing && (stat(root, &st) != 0 || !S_ISDIR(st.st_mode))) {
 		free(root);
 		return rs_error_set(RS_EUSAGE, "the remote '%s' is not a folder", path);
 	}
-	if (access(root, R_OK | X_OK) != 0) {
+	if (!missing && access(root, R_OK | X_OK) != 0) {
 		int err = rs_error_errno(RS_EUSAGE, "the remote folder '%s' cannot be read", root);
 
 		free(root);

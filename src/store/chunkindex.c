@@ -9,6 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The largest .idx the format allows. */
+#define IDX_LIMIT ((size_t)RS_IDX_HEADER_SIZE + (size_t)RS_IDX_MAX_ENTRIES * RS_IDX_ENTRY_SIZE + RS_ID_RAWSZ)
+
 struct pack_slot {
 	struct rs_id id;
 	unsigned char *bytes; /* in-memory index only */
@@ -211,6 +214,10 @@ struct listing {
 	size_t n, alloc;
 	struct rs_id *idxs;
 	size_t nidx, aidx;
+	uint64_t *idx_sizes; /* as listed, beside idxs */
+	size_t asizes;
+	struct rs_id *quarantined;
+	size_t nquar, aquar;
 };
 
 static int push_id(struct rs_id **arr, size_t *n, size_t *alloc, const struct rs_id *id)
@@ -228,7 +235,10 @@ static int push_id(struct rs_id **arr, size_t *n, size_t *alloc, const struct rs
 	return 0;
 }
 
-/* Collect "packs/<hex>.pack" and "packs/<hex>.idx"; ignore anything else. */
+/*
+ * Collect "packs/<hex>.pack", "packs/<hex>.idx" (with its size) and
+ * "packs/<hex>.quarantine"; ignore anything else.
+ */
 static int on_key(const char *key, uint64_t size, void *payload)
 {
 	struct listing *l = payload;
@@ -236,7 +246,6 @@ static int on_key(const char *key, uint64_t size, void *payload)
 	struct rs_id id;
 	const char *hex = key + plen;
 
-	(void)size;
 	if (klen < plen + RS_ID_HEXSZ || strncmp(key, RS_KEY_PACKS, plen) ||
 	    rs_id_from_hex(&id, hex, RS_ID_HEXSZ)) {
 		rs_error_clear();
@@ -244,8 +253,21 @@ static int on_key(const char *key, uint64_t size, void *payload)
 	}
 	if (!strcmp(hex + RS_ID_HEXSZ, ".pack"))
 		return push_id(&l->packs, &l->n, &l->alloc, &id);
-	if (!strcmp(hex + RS_ID_HEXSZ, ".idx"))
+	if (!strcmp(hex + RS_ID_HEXSZ, ".quarantine"))
+		return push_id(&l->quarantined, &l->nquar, &l->aquar, &id);
+	if (!strcmp(hex + RS_ID_HEXSZ, ".idx")) {
+		if (l->nidx == l->asizes) {
+			size_t want = l->asizes ? l->asizes * 2 : 64;
+			uint64_t *a = realloc(l->idx_sizes, want * sizeof(*a));
+
+			if (!a)
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			l->idx_sizes = a;
+			l->asizes = want;
+		}
+		l->idx_sizes[l->nidx] = size;
 		return push_id(&l->idxs, &l->nidx, &l->aidx, &id);
+	}
 	return 0;
 }
 
@@ -273,9 +295,7 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 	int err;
 
 	memset(&l, 0, sizeof(l));
-	/* The largest .idx the format allows (remote.h: a get to the end needs a cap). */
-	rs_buf_init(&bytes, (size_t)RS_IDX_HEADER_SIZE +
-		    (size_t)RS_IDX_MAX_ENTRIES * RS_IDX_ENTRY_SIZE + RS_ID_RAWSZ);
+	rs_buf_init(&bytes, IDX_LIMIT);
 	err = remote->list(remote, RS_KEY_PACKS, on_key, &l);
 	if (err) {
 		err = rs_error_wrap(err, "cannot list the packs on '%s'", remote->display_url);
@@ -283,11 +303,14 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 	}
 	if (l.n)
 		qsort(l.packs, l.n, sizeof(*l.packs), id_cmp);
-	/* Packs the remote no longer has. */
+	if (l.nquar)
+		qsort(l.quarantined, l.nquar, sizeof(*l.quarantined), id_cmp);
+	/* Packs the remote no longer has, or has put in quarantine. */
 	for (i = 0; i < ix->npacks; i++) {
 		if (!ix->packs[i].live)
 			continue;
-		if (!l.n || !bsearch(&ix->packs[i].id, l.packs, l.n, sizeof(*l.packs), id_cmp))
+		if (!l.n || !bsearch(&ix->packs[i].id, l.packs, l.n, sizeof(*l.packs), id_cmp) ||
+		    (l.nquar && bsearch(&ix->packs[i].id, l.quarantined, l.nquar, sizeof(*l.quarantined), id_cmp)))
 			rs_chunk_index_forget(ix, &ix->packs[i].id);
 	}
 	for (i = 0; i < l.nidx; i++) {
@@ -296,6 +319,8 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 
 		if (!l.n || !bsearch(pack, l.packs, l.n, sizeof(*l.packs), id_cmp))
 			continue; /* .idx without its pack: an interrupted writer */
+		if (l.nquar && bsearch(pack, l.quarantined, l.nquar, sizeof(*l.quarantined), id_cmp))
+			continue; /* known damaged: never borrow from it */
 		if (find_pack(ix, pack) >= 0)
 			continue;
 		rs_buf_clear(&bytes);
@@ -303,8 +328,7 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 			err = cache_path(&path, ix, pack);
 			if (err)
 				goto out;
-			err = rs_fs_read_file(&bytes, path.ptr, (size_t)RS_IDX_HEADER_SIZE +
-					      (size_t)RS_IDX_MAX_ENTRIES * RS_IDX_ENTRY_SIZE + RS_ID_RAWSZ);
+			err = rs_fs_read_file(&bytes, path.ptr, IDX_LIMIT);
 			from_cache = !err;
 			rs_error_clear();
 		}
@@ -314,17 +338,29 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 				continue;
 			rs_buf_clear(&bytes); /* damaged cache file: fetch it again */
 		}
+		/*
+		 * Exactly the listed size, into a buffer capped at it; an index
+		 * larger than the format allows is damaged: skipped.
+		 */
+		if (l.idx_sizes[i] > IDX_LIMIT || l.idx_sizes[i] < RS_IDX_HEADER_SIZE + RS_ID_RAWSZ)
+			continue;
+		bytes.max = (size_t)l.idx_sizes[i];
 		err = rs_key_idx(&key, pack);
 		if (!err)
-			err = remote->get(remote, key.ptr, 0, UINT64_MAX, &bytes);
+			err = remote->get(remote, key.ptr, 0, l.idx_sizes[i], &bytes);
+		bytes.max = IDX_LIMIT;
 		if (err == RS_ENOTFOUND) {
 			err = 0; /* removed since the listing */
 			continue;
 		}
 		if (!err)
 			err = load_pack(ix, pack, (unsigned char *)bytes.ptr, bytes.len, 1);
-		if (err == RS_ECORRUPT) {
-			/* A damaged index only costs deduplication against its pack. */
+		if (err == RS_ECORRUPT || err == RS_EUSAGE) {
+			/*
+			 * A damaged index (or an answer of another size than
+			 * listed) only costs deduplication against its pack.
+			 */
+			rs_error_clear();
 			err = 0;
 			continue;
 		}
@@ -335,6 +371,8 @@ out:
 	ensure_sorted(ix);
 	free(l.packs);
 	free(l.idxs);
+	free(l.idx_sizes);
+	free(l.quarantined);
 	rs_buf_release(&key);
 	rs_buf_release(&bytes);
 	rs_buf_release(&path);

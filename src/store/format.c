@@ -21,6 +21,40 @@ void rs_pack_entry_header(unsigned char out[RS_PACK_ENTRY_HEADER_SIZE],
 	memset(out + 41, 0, 7);
 }
 
+/* Whether the `n` bytes at `p` (reserved fields) are all zero. */
+static int all_zero(const unsigned char *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return 0;
+	return 1;
+}
+
+int rs_pack_header_check(const unsigned char *p, size_t n)
+{
+	if (n < RS_PACK_HEADER_SIZE || memcmp(p, RS_PACK_MAGIC, 8) != 0)
+		return rs_error_set(RS_ECORRUPT, "not a pack file");
+	if (rs_get_le32(p + 8) != RS_FORMAT_VERSION)
+		return rs_error_set(RS_EUSAGE, "pack version %u is not supported (this build reads %u): "
+				    "upgrade results", rs_get_le32(p + 8), RS_FORMAT_VERSION);
+	if (!all_zero(p + 12, 4))
+		return rs_error_set(RS_ECORRUPT, "pack header has reserved bytes set");
+	return 0;
+}
+
+int rs_format_text_check(const char *p, size_t n)
+{
+	size_t i;
+
+	if (n == strlen(RS_FORMAT_TEXT) && memcmp(p, RS_FORMAT_TEXT, n) == 0)
+		return 0;
+	/* Quote at most one printable line of it: it came from outside. */
+	for (i = 0; i < n && i < 40 && p[i] >= 0x20 && p[i] < 0x7f; i++)
+		;
+	return rs_error_set(RS_EUSAGE, "the store is in another format ('%.*s'): upgrade results",
+			    (int)i, p);
+}
+
 int rs_pack_entry_check(const unsigned char *p, size_t n, const struct rs_chunk_ref *ref)
 {
 	char hex[RS_ID_HEXSZ + 1];
@@ -29,7 +63,8 @@ int rs_pack_entry_check(const unsigned char *p, size_t n, const struct rs_chunk_
 	    n - RS_PACK_ENTRY_HEADER_SIZE < ref->stored_len ||
 	    memcmp(p, ref->chunk.id, RS_ID_RAWSZ) != 0 ||
 	    rs_get_le32(p + 32) != ref->raw_len ||
-	    rs_get_le32(p + 36) != ref->stored_len || p[40] != ref->codec) {
+	    rs_get_le32(p + 36) != ref->stored_len || p[40] != ref->codec ||
+	    !all_zero(p + 41, 7)) {
 		rs_id_to_hex(hex, &ref->pack);
 		return rs_error_set(RS_ECORRUPT,
 				    "pack %.12s does not hold the expected chunk at offset %llu",
@@ -90,6 +125,43 @@ static int check_trailer(const unsigned char *p, size_t len, const char *what)
 	return 0;
 }
 
+/*
+ * An entry's header starts after the pack header, and the entry must end
+ * within what a uint64 offset can address (offset + 48 + stored_len).
+ */
+static int check_offset(uint64_t offset, uint32_t stored_len)
+{
+	if (offset < RS_PACK_HEADER_SIZE)
+		return rs_error_set(RS_ECORRUPT, "chunk offset %llu inside the pack header",
+				    (unsigned long long)offset);
+	if (offset > UINT64_MAX - RS_PACK_ENTRY_HEADER_SIZE - stored_len)
+		return rs_error_set(RS_ECORRUPT, "chunk offset %llu is past any possible pack",
+				    (unsigned long long)offset);
+	return 0;
+}
+
+int rs_transform_known(uint32_t transform)
+{
+	return transform == RS_TRANSFORM_IDENTITY;
+}
+
+/*
+ * A version this build does not read. A later version is written whole,
+ * with a valid trailer (every version keeps the SHA-256 trailer): then
+ * the user should upgrade. A flipped bit in the version field fails the
+ * checksum: that is damage, not a newer writer.
+ */
+static int other_version(const unsigned char *p, size_t len, const char *what)
+{
+	struct rs_id sum;
+
+	rs_sha256(&sum, p, len - RS_ID_RAWSZ);
+	if (memcmp(sum.id, p + len - RS_ID_RAWSZ, RS_ID_RAWSZ) != 0)
+		return rs_error_set(RS_ECORRUPT, "%s fails its checksum", what);
+	return rs_error_set(RS_EUSAGE, "%s version %u is not supported (this build reads %u): "
+			    "upgrade results", what, rs_get_le32(p + 8), RS_FORMAT_VERSION);
+}
+
 static int check_codec_lengths(uint8_t codec, uint32_t raw_len, uint32_t stored_len)
 {
 	if (codec != RS_CODEC_STORED && codec != RS_CODEC_ZSTD)
@@ -110,8 +182,7 @@ int rs_idx_parse(struct rs_chunk_ref **refs_out, size_t *n_out, const struct rs_
 	if (len < RS_IDX_HEADER_SIZE + RS_ID_RAWSZ || memcmp(p, RS_IDX_MAGIC, 8) != 0)
 		return rs_error_set(RS_ECORRUPT, "not a pack index");
 	if (rs_get_le32(p + 8) != RS_FORMAT_VERSION)
-		return rs_error_set(RS_ECORRUPT, "pack index version %u is not supported (this build reads %u)",
-				    rs_get_le32(p + 8), RS_FORMAT_VERSION);
+		return other_version(p, len, "pack index");
 	n = rs_get_le32(p + 12);
 	if (n > RS_IDX_MAX_ENTRIES ||
 	    len != RS_IDX_HEADER_SIZE + (size_t)n * RS_IDX_ENTRY_SIZE + RS_ID_RAWSZ)
@@ -134,9 +205,10 @@ int rs_idx_parse(struct rs_chunk_ref **refs_out, size_t *n_out, const struct rs_
 		refs[i].stored_len = rs_get_le32(e + 44);
 		refs[i].codec = e[48];
 		err = check_codec_lengths(refs[i].codec, refs[i].raw_len, refs[i].stored_len);
-		if (!err && refs[i].offset < RS_PACK_HEADER_SIZE)
-			err = rs_error_set(RS_ECORRUPT, "chunk offset %llu inside the pack header",
-					   (unsigned long long)refs[i].offset);
+		if (!err)
+			err = check_offset(refs[i].offset, refs[i].stored_len);
+		if (!err && !all_zero(e + 49, 7))
+			err = rs_error_set(RS_ECORRUPT, "pack index entry %u has reserved bytes set", i);
 		if (!err && i > 0 && rs_id_cmp(&refs[i - 1].chunk, &refs[i].chunk) >= 0)
 			err = rs_error_set(RS_ECORRUPT, "pack index is not sorted");
 		if (err) {
@@ -196,8 +268,7 @@ int rs_manifest_parse(struct rs_manifest *m, const struct rs_id *oid,
 	if (len < RS_MANIFEST_HEADER_SIZE + RS_ID_RAWSZ || memcmp(p, RS_MANIFEST_MAGIC, 8) != 0)
 		return rs_error_set(RS_ECORRUPT, "not an object manifest");
 	if (rs_get_le32(p + 8) != RS_FORMAT_VERSION)
-		return rs_error_set(RS_ECORRUPT, "manifest version %u is not supported (this build reads %u)",
-				    rs_get_le32(p + 8), RS_FORMAT_VERSION);
+		return other_version(p, len, "manifest");
 	tmp.transform = rs_get_le32(p + 12);
 	memcpy(tmp.oid.id, p + 16, RS_ID_RAWSZ);
 	tmp.size = rs_get_le64(p + 48);
@@ -211,6 +282,11 @@ int rs_manifest_parse(struct rs_manifest *m, const struct rs_id *oid,
 		return err;
 	if (oid && rs_id_cmp(oid, &tmp.oid) != 0)
 		return rs_error_set(RS_ECORRUPT, "manifest describes another object");
+	if (!all_zero(p + 68, 4))
+		return rs_error_set(RS_ECORRUPT, "manifest header has reserved bytes set");
+	if (!rs_transform_known(tmp.transform))
+		return rs_error_set(RS_EUSAGE, "the object uses transform %u, which this build cannot undo: "
+				    "upgrade results", tmp.transform);
 	tmp.chunks = calloc(tmp.nchunks ? tmp.nchunks : 1, sizeof(*tmp.chunks));
 	if (!tmp.chunks)
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -225,14 +301,20 @@ int rs_manifest_parse(struct rs_manifest *m, const struct rs_id *oid,
 		r->stored_len = rs_get_le32(e + 76);
 		r->codec = e[80];
 		err = check_codec_lengths(r->codec, r->raw_len, r->stored_len);
+		if (!err)
+			err = check_offset(r->offset, r->stored_len);
+		if (!err && !all_zero(e + 81, 7))
+			err = rs_error_set(RS_ECORRUPT, "manifest chunk %u has reserved bytes set", i);
 		if (err)
 			goto fail;
 		total += r->raw_len;
 	}
+	/* No overflow: at most 2^24 chunks of at most 2^26 bytes. */
 	if (total != tmp.transformed_size ||
-	    (tmp.transform == 0 && tmp.transformed_size != tmp.size)) {
-		err = rs_error_set(RS_ECORRUPT, "manifest chunk sizes add up to %llu, not %llu",
-				   (unsigned long long)total, (unsigned long long)tmp.transformed_size);
+	    (tmp.transform == RS_TRANSFORM_IDENTITY && tmp.transformed_size != tmp.size)) {
+		err = rs_error_set(RS_ECORRUPT, "manifest chunk sizes add up to %llu, but it says %llu "
+				   "(object size %llu)", (unsigned long long)total,
+				   (unsigned long long)tmp.transformed_size, (unsigned long long)tmp.size);
 		goto fail;
 	}
 	*m = tmp;

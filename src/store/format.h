@@ -68,6 +68,24 @@ struct rs_manifest {
 	struct rs_chunk_ref *chunks; /* owned */
 };
 
+/* Transforms (manifest field): how the chunks rebuild the object. */
+#define RS_TRANSFORM_IDENTITY 0u
+
+/* Whether this build can undo `transform`. */
+int rs_transform_known(uint32_t transform);
+
+/*
+ * Check a pack's 16-byte header: magic, version (RS_EUSAGE: another
+ * version, upgrade), reserved bytes zero (RS_ECORRUPT).
+ */
+int rs_pack_header_check(const unsigned char *p, size_t n);
+
+/*
+ * Check the bytes of a FORMAT file: 0 when they are exactly
+ * RS_FORMAT_TEXT, RS_EUSAGE (another format: upgrade) otherwise.
+ */
+int rs_format_text_check(const char *p, size_t n);
+
 /* Pack header (16 bytes) into `out`. */
 void rs_pack_header(unsigned char out[RS_PACK_HEADER_SIZE]);
 
@@ -91,7 +109,9 @@ int rs_idx_encode(struct rs_buf *out, const struct rs_id *pack,
 
 /*
  * Parse an index. `pack` is the id it must describe. On success `*refs`
- * (caller frees) holds `*n` entries sorted by chunk id.
+ * (caller frees) holds `*n` entries sorted by chunk id. RS_ECORRUPT for
+ * damage (length, checksum, order, reserved bytes not zero, impossible
+ * lengths or offsets, unknown codec), RS_EUSAGE for another version.
  */
 int rs_idx_parse(struct rs_chunk_ref **refs, size_t *n, const struct rs_id *pack,
 		 const unsigned char *p, size_t len);
@@ -101,6 +121,9 @@ int rs_manifest_encode(struct rs_buf *out, const struct rs_manifest *m);
 /*
  * Parse a manifest. `oid` is the object it must describe (NULL: any).
  * `m` is filled on success; release it with rs_manifest_release.
+ * RS_ECORRUPT for damage (as rs_idx_parse, and chunk sizes that do not
+ * add up to the sizes in the header), RS_EUSAGE for another version or
+ * a transform this build does not know.
  */
 int rs_manifest_parse(struct rs_manifest *m, const struct rs_id *oid,
 		      const unsigned char *p, size_t len);

@@ -72,6 +72,7 @@ struct rs_store {
 	int index_fresh;
 	int format_known;
 	int format_missing; /* the last look found no FORMAT */
+	int tmp_cleaned;    /* stale temporary files removed (tmp_dir_for) */
 };
 
 static int cpu_count(void)
@@ -155,14 +156,24 @@ int rs_store_check_format(struct rs_store *s)
 		return 0;
 	rs_buf_init(&text, 4096); /* FORMAT is one short line */
 	err = s->remote->get(s->remote, RS_KEY_FORMAT, 0, UINT64_MAX, &text);
-	if (!err && strcmp(rs_buf_cstr(&text), RS_FORMAT_TEXT) != 0)
-		err = rs_error_set(RS_EUSAGE, "the store at '%s' is in another format ('%.40s'): upgrade results",
-				   s->remote->display_url, rs_buf_cstr(&text));
+	if (!err)
+		err = rs_format_text_check(text.ptr, text.len);
+	if (err == RS_EUSAGE)
+		err = rs_error_wrap(err, "'%s'", s->remote->display_url);
+	if (err == RS_ENOTFOUND)
+		err = rs_store_no_store_error(s->remote);
 	rs_buf_release(&text);
 	if (!err)
 		s->format_known = 1;
 	s->format_missing = err == RS_ENOTFOUND;
 	return err;
+}
+
+int rs_store_no_store_error(const struct rs_remote *remote)
+{
+	return rs_error_set(RS_ENOTFOUND, "'%s' holds no results store (no FORMAT file): check "
+			    "results.remote ('results init --remote URL' sets it); a first push creates "
+			    "the store", remote->display_url);
 }
 
 /* Write FORMAT on a new store; refuse a store written in another format. */
@@ -354,6 +365,7 @@ static int start_pack(struct put_state *st)
 	p->fd = mkstemp(p->path.ptr);
 	if (p->fd < 0)
 		return rs_error_errno(RS_EGENERIC, "cannot create a pack file in '%s'", st->tmp_dir.ptr);
+	rs_fs_mark_live(p->fd); /* rs_fs_remove_stale leaves it alone while open */
 	rs_pack_header(h);
 	err = rs_fs_write_all(p->fd, h, sizeof(h));
 	if (err)
@@ -580,14 +592,33 @@ static int read_some(int fd, unsigned char *p, size_t n, size_t *got)
 	return 0;
 }
 
-static int tmp_dir_for(struct rs_buf *out, const struct rs_store *s)
+/* "pack-XXXXXX": a local pack being written (start_pack's mkstemp name). */
+static int is_pack_tmp_name(const char *name)
+{
+	return !strncmp(name, "pack-", 5) && strlen(name) == 11;
+}
+
+static int tmp_dir_for(struct rs_buf *out, struct rs_store *s)
 {
 	const char *t = getenv("TMPDIR");
 	int err;
 
 	if (s->cache_dir) {
 		err = rs_buf_printf(out, "%s/tmp", s->cache_dir);
-		return err ? err : rs_fs_mkdir_p(out->ptr, 0700);
+		if (!err)
+			err = rs_fs_mkdir_p(out->ptr, 0700);
+		/*
+		 * Once per store: the leftovers of killed pushes (local packs
+		 * and cached indexes half written), never a live writer's.
+		 */
+		if (!err && !s->tmp_cleaned) {
+			long grace = rs_fs_stale_grace();
+
+			rs_fs_remove_stale(out->ptr, is_pack_tmp_name, grace);
+			rs_fs_remove_stale(s->cache_dir, rs_fs_is_tmp_name, grace);
+			s->tmp_cleaned = 1;
+		}
+		return err;
 	}
 	return rs_buf_puts(out, t && *t ? t : "/tmp");
 }
@@ -961,13 +992,56 @@ struct get_job {
 	ZSTD_DCtx *dctx;
 };
 
-static int corrupt_chunk(const struct rs_chunk_ref *ref, const char *why)
+/*
+ * A chunk that fails its checks in a pack that is there: the pack is
+ * damaged on the remote. The manifest is not the fault, and deleting it
+ * and pushing again would borrow the same damaged chunk (the chunk index
+ * trusts the pack's .idx): the advice says so.
+ */
+static int corrupt_chunk(const struct rs_store *s, const struct rs_chunk_ref *ref, const char *why)
 {
 	char chunk[RS_ID_HEXSZ + 1], pack[RS_ID_HEXSZ + 1];
 
 	rs_id_to_hex(chunk, &ref->chunk);
 	rs_id_to_hex(pack, &ref->pack);
-	return rs_error_set(RS_ECORRUPT, "chunk %.12s in pack %.12s %s", chunk, pack, why);
+	return rs_error_set(RS_ECORRUPT, "pack 'packs/%s.pack' on '%s' is damaged: its chunk %.12s %s; "
+			    "the object's manifest is fine, do not delete it; an empty file "
+			    "'packs/%s.quarantine' on the remote stops new pushes from borrowing its chunks; "
+			    "once the pack is repaired ('results verify --repair', planned), push the file "
+			    "again from a clone that has it",
+			    pack, s->remote->display_url, chunk, why, pack);
+}
+
+/*
+ * The remote gave fewer bytes than a chunk's entry needs. Ask for the
+ * pack's size to say whose fault it is: a manifest pointing past the end
+ * of the pack (the pack is shorter than the manifest says), or a server
+ * that answered short although the bytes are there (a transfer fault).
+ */
+static int short_chunk(const struct rs_store *s, const struct rs_chunk_ref *ref, const char *key)
+{
+	char pack[RS_ID_HEXSZ + 1], why[512];
+	uint64_t end = ref->offset + RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref->stored_len, size = 0;
+	int err;
+
+	snprintf(why, sizeof(why), "%s", rs_error_message()); /* the backend's own words */
+	err = s->remote->stat(s->remote, key, &size);
+	rs_id_to_hex(pack, &ref->pack);
+	if (err == RS_ENOTFOUND)
+		return rs_error_set(RS_ECORRUPT, "pack 'packs/%s.pack' is missing from '%s': the object's manifest "
+				    "names it; push the file again from a clone that has it once the store is "
+				    "repaired ('results verify --repair', planned)", pack, s->remote->display_url);
+	if (err)
+		return err;
+	if (end > size)
+		return rs_error_set(RS_ECORRUPT, "the manifest points past the end of pack 'packs/%s.pack' on '%s' "
+				    "(bytes %llu..%llu of a %llu-byte pack): the pack is shorter than the manifest "
+				    "expects; push the file again from a clone that has it once the store is "
+				    "repaired ('results verify --repair', planned)", pack, s->remote->display_url,
+				    (unsigned long long)ref->offset, (unsigned long long)end, (unsigned long long)size);
+	return rs_error_set(RS_ERETRY, "'%s' answered a read of '%s' with another number of bytes than asked, "
+			    "though the file holds them (%s): a transfer fault, run the command again",
+			    s->remote->display_url, key, why);
 }
 
 static int get_work(void *arg, void *ctx)
@@ -978,21 +1052,27 @@ static int get_work(void *arg, void *ctx)
 	struct rs_buf key = RS_BUF_INIT;
 	const unsigned char *stored;
 	struct rs_id id;
+	size_t want;
 	int err;
 
+	/* Exactly the entry, never more: the manifest's lengths are capped. */
+	want = RS_PACK_ENTRY_HEADER_SIZE + (size_t)ref->stored_len;
 	rs_buf_clear(&j->fetched);
+	j->fetched.max = want;
 	err = rs_key_pack(&key, &ref->pack);
 	if (!err)
-		err = s->remote->get(s->remote, key.ptr, ref->offset,
-				     RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref->stored_len, &j->fetched);
-	rs_buf_release(&key);
+		err = s->remote->get(s->remote, key.ptr, ref->offset, want, &j->fetched);
 	if (err == RS_ENOTFOUND || err == RS_ECORRUPT)
-		return corrupt_chunk(ref, err == RS_ENOTFOUND ? "is missing: its pack is gone"
-				     : "is cut short: its pack is truncated");
+		err = short_chunk(s, ref, key.ptr);
+	else if (err == RS_EUSAGE || (!err && j->fetched.len != want))
+		err = rs_error_set(RS_ERETRY, "'%s' answered a read of %zu bytes of '%s' with %s bytes: a "
+				   "transfer fault, run the command again", s->remote->display_url, want,
+				   key.ptr, err || j->fetched.len > want ? "more" : "fewer");
+	rs_buf_release(&key);
 	if (err)
 		return err;
 	if (rs_pack_entry_check((unsigned char *)j->fetched.ptr, j->fetched.len, ref))
-		return corrupt_chunk(ref, "is not where the manifest says");
+		return corrupt_chunk(s, ref, "is not where the manifest says");
 	if (ref->raw_len > j->raw_alloc) {
 		/*
 		 * In whole huge pages, like put's segments: a buffer is
@@ -1017,13 +1097,13 @@ static int get_work(void *arg, void *ctx)
 			return rs_error_set(RS_EGENERIC, "cannot create a zstd context");
 		n = ZSTD_decompressDCtx(j->dctx, j->raw, ref->raw_len, stored, ref->stored_len);
 		if (ZSTD_isError(n) || n != ref->raw_len)
-			return corrupt_chunk(ref, "does not decompress");
+			return corrupt_chunk(s, ref, "does not decompress");
 	} else {
 		memcpy(j->raw, stored, ref->raw_len);
 	}
 	rs_sha256(&id, j->raw, ref->raw_len);
 	if (rs_id_cmp(&id, &ref->chunk))
-		return corrupt_chunk(ref, "does not match its id");
+		return corrupt_chunk(s, ref, "does not match its id");
 	return 0;
 }
 
@@ -1053,16 +1133,28 @@ static int fetch_manifest(struct rs_store *s, const struct rs_id *oid, struct rs
 	}
 	if (err)
 		goto out;
-	if (msize > MANIFEST_LIMIT) {
-		err = rs_error_set(RS_ECORRUPT, "the manifest of %s is %llu bytes, more than any valid one",
-				   hex, (unsigned long long)msize);
+	if (msize > MANIFEST_LIMIT || msize < RS_MANIFEST_HEADER_SIZE + RS_ID_RAWSZ) {
+		err = rs_error_set(RS_ECORRUPT, "it is %llu bytes, which no valid manifest is",
+				   (unsigned long long)msize);
+		goto damaged;
+	}
+	/* Exactly the size the listing gave, into a buffer capped at it. */
+	rs_buf_init(&bytes, (size_t)msize);
+	err = s->remote->get(s->remote, key.ptr, 0, msize, &bytes);
+	if (err == RS_ECORRUPT || err == RS_EUSAGE || (!err && bytes.len != msize)) {
+		err = rs_error_set(RS_ERETRY, "'%s' answered a read of the %llu-byte '%s' with %s bytes: a "
+				   "transfer fault, run the command again", s->remote->display_url,
+				   (unsigned long long)msize, key.ptr,
+				   err == RS_ECORRUPT || (!err && bytes.len < msize) ? "fewer" : "more");
 		goto out;
 	}
-	err = s->remote->get(s->remote, key.ptr, 0, UINT64_MAX, &bytes);
 	if (!err)
 		err = rs_manifest_parse(m, oid, (unsigned char *)bytes.ptr, bytes.len);
+damaged:
+	/* Here, and only here, the manifest itself is at fault: a new push rewrites it. */
 	if (err == RS_ECORRUPT)
-		err = rs_error_wrap(err, "the manifest of object %.12s on '%s' is damaged", hex,
+		err = rs_error_wrap(err, "the manifest 'objects/%s' on '%s' is damaged (delete it on the remote, "
+				    "then push the file again from a clone that has it)", hex,
 				    s->remote->display_url);
 out:
 	rs_buf_release(&key);
@@ -1095,9 +1187,19 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 				   hex, m.transform);
 		goto out;
 	}
+	/*
+	 * Before anything is written: the manifest's chunks add up to its
+	 * size (rs_manifest_parse), and its size must be the one asked for.
+	 * The manifest is named by the oid, so when the two differ it is the
+	 * repository's pointer that is wrong (edited, or hostile), not the
+	 * store: nothing there needs deleting.
+	 */
 	if (size != UINT64_MAX && m.size != size) {
-		err = rs_error_set(RS_ECORRUPT, "object %.12s is %llu bytes on the remote, not %llu",
-				   hex, (unsigned long long)m.size, (unsigned long long)size);
+		err = rs_error_set(RS_ECORRUPT, "the repository's pointer for object %.12s says %llu bytes, but "
+				   "the object with that oid on '%s' is %llu bytes: the pointer is wrong (edited "
+				   "or damaged in the repository), the store is fine; nothing was written",
+				   hex, (unsigned long long)size, s->remote->display_url,
+				   (unsigned long long)m.size);
 		goto out;
 	}
 	jobs = calloc((size_t)nslots, sizeof(*jobs));
@@ -1126,6 +1228,12 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 		if (err)
 			break;
 		j = job;
+		/* Never more than the object's size, whatever the chunks say. */
+		if (j->ref->raw_len > m.size - done) {
+			err = rs_error_set(RS_ECORRUPT, "the chunks of object %.12s add up to more than its "
+					   "%llu bytes", hex, (unsigned long long)m.size);
+			break;
+		}
 		err = rs_fs_write_all(fd, j->raw, j->ref->raw_len);
 		if (err) {
 			err = rs_error_wrap(err, "cannot write '%s'", tmp.ptr);
@@ -1140,13 +1248,15 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	q = NULL;
 	if (err) {
 		if (err == RS_ECORRUPT)
-			err = rs_error_wrap(err, "object %.12s on '%s' is damaged", hex, s->remote->display_url);
+			err = rs_error_wrap(err, "object %.12s cannot be rebuilt", hex);
 		goto out;
 	}
 	rs_sha256_final(whole, &got);
 	if (rs_id_cmp(&got, oid) || done != m.size) {
-		err = rs_error_set(RS_ECORRUPT, "object %.12s rebuilt from '%s' does not match its oid",
-				   hex, s->remote->display_url);
+		err = rs_error_set(RS_ECORRUPT, "object %.12s rebuilt from '%s' does not match its oid, although "
+				   "every chunk matched its id: the manifest names the wrong chunks (delete "
+				   "'objects/%s' on the remote, then push the file again from a clone that has it)",
+				   hex, s->remote->display_url, hex);
 		goto out;
 	}
 	/* Not fsynced: the file is a verified copy the remote can give again. */

@@ -53,10 +53,18 @@ void rs_store_free(struct rs_store *s);
 /*
  * Read the remote's FORMAT file: 0 when it names this format (later calls
  * then cost nothing), RS_ENOTFOUND when the remote holds no store yet
- * (the first upload writes it), RS_EUSAGE for a store in another format,
- * and the remote's error when it does not answer.
+ * (the first upload writes it; the message is rs_store_no_store_error's),
+ * RS_EUSAGE for a store in another format, and the remote's error when it
+ * does not answer.
  */
 int rs_store_check_format(struct rs_store *s);
+
+/*
+ * Set the one message for "this remote holds no results store" (a read
+ * from a remote nothing was pushed to: usually a mistyped
+ * results.remote) and return RS_ENOTFOUND. For every program that reads.
+ */
+int rs_store_no_store_error(const struct rs_remote *remote);
 
 /* 0 when the object's manifest is on the remote, RS_ENOTFOUND when not. */
 int rs_store_has(struct rs_store *s, const struct rs_id *oid);

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int rs_fs_mkdir_p(const char *path, mode_t mode)
@@ -92,8 +95,78 @@ int rs_fs_tmpfile_near(struct rs_buf *tmp_out, const char *final_path, int *fd_o
 		unlink(tmp_out->ptr);
 		return err;
 	}
+	rs_fs_mark_live(fd);
 	*fd_out = fd;
 	return 0;
+}
+
+void rs_fs_mark_live(int fd)
+{
+	/* A shared lock: held until the descriptor closes; an error changes nothing. */
+	(void)flock(fd, LOCK_SH | LOCK_NB);
+}
+
+int rs_fs_is_tmp_name(const char *name)
+{
+	const char *t = strstr(name, ".tmp-");
+	size_t i;
+
+	if (!t)
+		return 0;
+	for (t += 5, i = 0; t[i]; i++)
+		if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
+		      (t[i] >= '0' && t[i] <= '9')))
+			return 0;
+	return i == 6;
+}
+
+long rs_fs_stale_grace(void)
+{
+	const char *env = getenv("RESULTS_TMP_GRACE");
+	char *end;
+	long v;
+
+	if (!env || !*env)
+		return 3600;
+	errno = 0;
+	v = strtol(env, &end, 10);
+	if (errno || *end || v < 0)
+		return 3600;
+	return v;
+}
+
+unsigned rs_fs_remove_stale(const char *dir, int (*match)(const char *name), long grace)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned removed = 0;
+	time_t now = time(NULL);
+	uid_t me = geteuid();
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		if (e->d_name[0] == '.' || !match(e->d_name))
+			continue;
+		/*
+		 * Opened, not merely stat'ed, to take the lock: O_NONBLOCK
+		 * so that a FIFO under a matching name cannot block us,
+		 * O_NOFOLLOW so that no symlink is followed.
+		 */
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == me &&
+		    st.st_mtime < now - grace && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+		    unlinkat(dirfd(d), e->d_name, 0) == 0)
+			removed++;
+		close(fd);
+	}
+	closedir(d);
+	return removed;
 }
 
 int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path)
@@ -143,6 +216,7 @@ int rs_fs_write_all(int fd, const void *p, size_t n)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
+			/* Callers name the file: "cannot write '<path>': write failed: ..." */
 			return rs_error_errno(RS_EGENERIC, "write failed");
 		}
 		c += w;

@@ -22,7 +22,9 @@ int rs_fs_fsync_parent(const char *path);
 /*
  * Create a new unique file next to `final_path` (same directory, so the
  * later rename is atomic) and return its descriptor; the name goes in
- * `tmp_out` (caller's buffer).
+ * `tmp_out` (caller's buffer). The name is `<final_path>.tmp-XXXXXX`
+ * (rs_fs_is_tmp_name), and the descriptor holds a shared flock on it for
+ * as long as it is open, which tells rs_fs_remove_stale the file is live.
  */
 int rs_fs_tmpfile_near(struct rs_buf *tmp_out, const char *final_path, int *fd_out);
 
@@ -74,6 +76,34 @@ int rs_fs_open_regular(const char *path, int nofollow, int *fd_out)
  */
 int rs_fs_read_fd(struct rs_buf *out, int fd, const char *path, size_t max)
 	__attribute__((warn_unused_result));
+
+/* Whether `name` (a file name, no folder) ends in ".tmp-" and six [A-Za-z0-9]. */
+int rs_fs_is_tmp_name(const char *name);
+
+/*
+ * Take the shared "live" lock on a temporary file a writer just created
+ * (rs_fs_tmpfile_near does it itself). Best effort: a filesystem without
+ * locks leaves the age rule alone to protect the file.
+ */
+void rs_fs_mark_live(int fd);
+
+/*
+ * The grace period before a leftover temporary file counts as stale:
+ * $RESULTS_TMP_GRACE seconds if set (a number >= 0), else one hour.
+ */
+long rs_fs_stale_grace(void);
+
+/*
+ * Remove the stale temporary files of `dir` (not recursive): regular
+ * files (never symlinks) whose name `match` accepts, owned by this uid,
+ * last modified more than `grace` seconds ago, and not locked by a live
+ * writer (rs_fs_mark_live). Best effort: a file that cannot be examined
+ * or removed is left alone, and a missing `dir` is fine. Returns how many
+ * were removed. The assumption, for files of writers that take no lock
+ * (older versions, other filesystems): a live writer keeps writing to its
+ * temporary file, so its mtime is never older than the grace period.
+ */
+unsigned rs_fs_remove_stale(const char *dir, int (*match)(const char *name), long grace);
 
 /* Join two path parts with exactly one '/' into `out`. */
 int rs_fs_join(struct rs_buf *out, const char *a, const char *b);

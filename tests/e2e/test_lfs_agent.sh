@@ -9,7 +9,11 @@
 #  - pushing the same content again uploads nothing;
 #  - a corrupted pack makes the download fail with a clear message and
 #    leaves no bad file in the working tree;
-#  - a missing remote is a clear error at init.
+#  - a missing remote is a clear error at init; a mistyped folder remote
+#    is not created, and its message is the one results fetch gives;
+#  - a pointer whose size is wrong blames the pointer, not the store;
+#  - stale temporary files of killed agents (store folder, local cache,
+#    .git/lfs/tmp) are removed at the next session, fresh ones are kept.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_lfs_agent
 
@@ -58,6 +62,42 @@ GIT_TRACE=1 git lfs push --all origin main >"$T/repush.out" 2>&1 || { cat "$T/re
 grep -q "already present" "$T/repush.out" || fail "the agent was not asked, or did not see the objects present"
 [ "$(store_listing)" = "$before" ] || fail "re-pushing the same content changed the store"
 
+# --- leftovers of killed agents: stale ones go at the next push, live ones stay --------
+CACHE=$(find "$HOME/.cache/results" -mindepth 1 -maxdepth 1 -type d | head -1)
+[ -n "$CACHE" ] || fail "no local cache folder under $HOME/.cache/results"
+mkdir -p "$CACHE/tmp"
+for f in "$STORE/packs/x.pack.tmp-Stale1" "$STORE/objects/y.tmp-Stale2" "$STORE/FORMAT.tmp-Stale3" \
+	 "$CACHE/tmp/pack-Stale4" "$CACHE/z.idx.tmp-Stale5"; do
+	head -c 1000 /dev/zero >"$f"
+	touch -d '2 hours ago' "$f"
+done
+for f in "$STORE/packs/x.pack.tmp-Fresh1" "$CACHE/tmp/pack-Fresh2"; do
+	head -c 1000 /dev/zero >"$f"
+	touch -d '10 minutes ago' "$f"
+done
+touch -d '2 hours ago' "$STORE/packs/not-ours.bin"
+if [ "$(id -u)" = 0 ]; then # another user's stale file is never ours to remove
+	head -c 10 /dev/zero >"$STORE/packs/other.tmp-Other1"
+	chown 65534 "$STORE/packs/other.tmp-Other1"
+	touch -d '2 hours ago' "$STORE/packs/other.tmp-Other1"
+fi
+"$GEN" --seed 2 --size 1M -o runs/1/extra.pyisession
+git add runs/1/extra.pyisession
+git commit -qm "a third session"
+git push -q origin main 2>"$T/push3.err" || { cat "$T/push3.err"; fail "push of a third session failed"; }
+for f in "$STORE/packs/x.pack.tmp-Stale1" "$STORE/objects/y.tmp-Stale2" "$STORE/FORMAT.tmp-Stale3" \
+	 "$CACHE/tmp/pack-Stale4" "$CACHE/z.idx.tmp-Stale5"; do
+	[ ! -e "$f" ] || fail "the stale temporary file $f was not removed"
+done
+for f in "$STORE/packs/x.pack.tmp-Fresh1" "$CACHE/tmp/pack-Fresh2" "$STORE/packs/not-ours.bin"; do
+	[ -e "$f" ] || fail "$f was removed: it is not stale, or not a temporary file"
+done
+if [ "$(id -u)" = 0 ]; then
+	[ -e "$STORE/packs/other.tmp-Other1" ] || fail "another user's temporary file was removed"
+	rm -f "$STORE/packs/other.tmp-Other1"
+fi
+rm -f "$STORE/packs/x.pack.tmp-Fresh1" "$STORE/packs/not-ours.bin"
+
 # --- fresh clones, both agent modes -------------------------------------------
 for conc in true false; do
 	# shellcheck disable=SC2046
@@ -75,7 +115,18 @@ for f in runs/1/session.pyisession runs/2/session.pyisession; do
 	head -1 "$f" | grep -q '^version https://git-lfs.github.com/spec/v1$' || fail "$f is not a pointer"
 done
 [ -z "$(find .git/lfs/objects -type f 2>/dev/null)" ] || fail "a skip-smudge clone downloaded objects"
+# Downloads a killed agent left in .git/lfs/tmp: the stale ones go at the next session.
+mkdir -p .git/lfs/tmp
+H=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+head -c 1000 /dev/zero >".git/lfs/tmp/results-$H.tmp-Stale6"
+head -c 1000 /dev/zero >".git/lfs/tmp/results-$H"
+touch -d '2 hours ago' ".git/lfs/tmp/results-$H.tmp-Stale6" ".git/lfs/tmp/results-$H"
+head -c 1000 /dev/zero >".git/lfs/tmp/results-$H.tmp-Fresh3"
 git lfs pull --include=runs/2/session.pyisession
+[ ! -e ".git/lfs/tmp/results-$H.tmp-Stale6" ] || fail "a stale partial download was not removed"
+[ ! -e ".git/lfs/tmp/results-$H" ] || fail "a stale download was not removed"
+[ -e ".git/lfs/tmp/results-$H.tmp-Fresh3" ] || fail "a fresh partial download was removed"
+rm -f ".git/lfs/tmp/results-$H.tmp-Fresh3"
 cmp "$T/next.pyisession" runs/2/session.pyisession || fail "the pulled file differs"
 head -1 runs/1/session.pyisession | grep -q '^version ' || fail "run 1 was pulled too"
 n=$(find .git/lfs/objects -type f | wc -l)
@@ -98,6 +149,10 @@ done
 if git lfs pull --include=runs/1/session.pyisession 2>"$T/bad.err"; then
 	fail "pull from a corrupted store succeeded"
 fi
+# The pack is at fault, not the manifest: deleting the manifest and pushing again
+# would borrow the same damaged chunks.
+grep -q "do not delete it" "$T/bad.err" || { cat "$T/bad.err"; fail "no advice to keep the manifest"; }
+grep -q "delete objects/" "$T/bad.err" && { cat "$T/bad.err"; fail "advice to delete a good manifest"; }
 grep -q "damaged" "$T/bad.err" || { cat "$T/bad.err"; fail "no clear message for the corrupted pack"; }
 head -1 runs/1/session.pyisession | grep -q '^version ' || fail "a bad file replaced the pointer"
 n=$(find .git/lfs/objects -type f | wc -l)
@@ -117,7 +172,33 @@ if git clone -q $(agent_config true | sed "s|results.remote=file://$STORE|result
 	"$T/results.git" "$T/empty-clone" 2>"$T/empty.err"; then
 	fail "a clone from an empty store succeeded"
 fi
-grep -q "holds no results store" "$T/empty.err" || { cat "$T/empty.err"; fail "unclear error for an empty store"; }
+grep -q "holds no results store (no FORMAT file): check results.remote" "$T/empty.err" ||
+	{ cat "$T/empty.err"; fail "unclear error for an empty store"; }
+[ ! -e "$T/empty" ] || fail "reading from a mistyped folder remote created the folder"
+# The same in a clone that exists: git lfs pull with a mistyped folder remote.
+cd "$T/lazy"
+git config results.remote "file://$T/typo-store"
+if git lfs pull 2>"$T/typo-pull.err"; then
+	fail "git lfs pull from a mistyped folder remote succeeded"
+fi
+git config results.remote "file://$STORE"
+grep -q "holds no results store (no FORMAT file)" "$T/typo-pull.err" || { cat "$T/typo-pull.err"; fail "unclear error for a mistyped folder remote"; }
+[ ! -e "$T/typo-store" ] || fail "git lfs pull created the folder of a mistyped remote"
+
+# --- a pointer whose size is wrong: the pointer is blamed, not the store --------------
+git show HEAD:runs/2/session.pyisession >"$T/pointer"
+sz=$(sed -n 's/^size //p' "$T/pointer")
+[ -n "$sz" ] || fail "no size in the pointer"
+sed -i "s/^size .*/size $((sz + 1))/" "$T/pointer"
+git update-index --cacheinfo "100644,$(git hash-object -w --stdin <"$T/pointer"),runs/2/session.pyisession"
+git commit -qm "a pointer with a wrong size" --no-verify
+rm -rf .git/lfs/objects
+if git lfs pull --include=runs/2/session.pyisession 2>"$T/size.err"; then
+	fail "a pull with a wrong pointer size succeeded"
+fi
+grep -q "the repository's pointer for object" "$T/size.err" || { cat "$T/size.err"; fail "the wrong pointer size is not named"; }
+grep -q "objects/" "$T/size.err" && { cat "$T/size.err"; fail "advice to delete a manifest for a wrong pointer"; }
+cd "$T"
 if git clone -q $(agent_config true | sed "s|results.remote=file://$STORE|results.remote=/nonexistent/deep/store|") \
 	"$T/results.git" "$T/typo-clone" 2>"$T/typo.err"; then
 	fail "a clone from a mistyped remote path succeeded"

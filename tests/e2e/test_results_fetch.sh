@@ -91,6 +91,14 @@ echo not-a-folder > "$T/not-a-store"
 git config results.remote "file://$T/not-a-store"
 expect_status 5 "$RESULTS" fetch 2222222 -o "$T/out-missing"
 one_line_error
+# A mistyped folder remote: said so, and the folder is not created.
+git config results.remote "file://$T/typo-store"
+expect_status 5 "$RESULTS" fetch 2222222 -o "$T/out-missing"
+one_line_error
+grep -q "'file://$T/typo-store' holds no results store (no FORMAT file): check results.remote" "$T/err" ||
+	fail "unclear error for a mistyped folder remote: $(cat "$T/err")"
+grep -q "push it" "$T/err" && fail "advice to push to a mistyped remote: $(cat "$T/err")"
+[ ! -e "$T/typo-store" ] || fail "results fetch created the folder of a mistyped remote"
 rm -rf "$STORE"
 mv "$T/store.saved" "$STORE"
 git config results.remote "file://$STORE"
@@ -98,5 +106,6 @@ git config results.remote "file://$STORE"
 find "$STORE" -name '*.pack' -exec sh -c 'printf "XXXXXXXXXXXXXXXX" | dd of="$1" bs=1 seek=200 conv=notrunc 2>/dev/null' _ {} \;
 expect_status 7 "$RESULTS" fetch 2222222 -o "$T/out-corrupt"
 [ -z "$(find "$T/out-corrupt" -type f 2>/dev/null)" ] || fail "a corrupt fetch left a file"
+grep -q "do not delete it" "$T/err" || fail "no advice to keep the manifest: $(cat "$T/err")"
 
 echo "ok: test_results_fetch"

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,6 +147,132 @@ static void test_idx_round_trip_sorted(void **state)
 	rs_buf_release(&b);
 }
 
+
+/* Recompute the trailer after a change: what a hostile writer would do. */
+static void reseal(struct rs_buf *b)
+{
+	struct rs_id sum;
+
+	rs_sha256(&sum, b->ptr, b->len - RS_ID_RAWSZ);
+	memcpy(b->ptr + b->len - RS_ID_RAWSZ, sum.id, RS_ID_RAWSZ);
+}
+
+static int parse_expect(struct rs_buf *b, int code, const char *needle)
+{
+	struct rs_manifest back;
+	int err;
+
+	reseal(b);
+	err = rs_manifest_parse(&back, NULL, (unsigned char *)b->ptr, b->len);
+	if (!err)
+		rs_manifest_release(&back);
+	if (err != code) {
+		fprintf(stderr, "parse gave %d (%s), expected %d\n", err, rs_error_message(), code);
+		return 0;
+	}
+	if (needle && !strstr(rs_error_message(), needle)) {
+		fprintf(stderr, "message '%s' lacks '%s'\n", rs_error_message(), needle);
+		return 0;
+	}
+	return 1;
+}
+
+/* Hostile manifests with a valid checksum: every field check holds. */
+static void test_manifest_hostile_fields(void **state)
+{
+	struct rs_manifest m;
+	struct rs_buf b = RS_BUF_INIT;
+	size_t e0 = RS_MANIFEST_HEADER_SIZE, i;
+
+	(void)state;
+	make_manifest(&m, 3);
+	assert_int_equal(rs_manifest_encode(&b, &m), 0);
+	/* Reserved bytes, in the header and in every entry. */
+	for (i = 68; i < 72; i++) {
+		b.ptr[i] = 1;
+		assert_true(parse_expect(&b, RS_ECORRUPT, "reserved"));
+		b.ptr[i] = 0;
+	}
+	for (i = 81; i < 88; i++) {
+		b.ptr[e0 + 2 * RS_MANIFEST_ENTRY_SIZE + i] = (char)0x80;
+		assert_true(parse_expect(&b, RS_ECORRUPT, "reserved"));
+		b.ptr[e0 + 2 * RS_MANIFEST_ENTRY_SIZE + i] = 0;
+	}
+	/* An offset inside the pack header, and one whose entry would wrap around. */
+	rs_put_le64((unsigned char *)b.ptr + e0 + 64, 3);
+	assert_true(parse_expect(&b, RS_ECORRUPT, "pack header"));
+	rs_put_le64((unsigned char *)b.ptr + e0 + 64, UINT64_MAX - 60);
+	assert_true(parse_expect(&b, RS_ECORRUPT, "past any possible pack"));
+	rs_put_le64((unsigned char *)b.ptr + e0 + 64, m.chunks[0].offset);
+	/* The object size must be what the chunks add up to. */
+	rs_put_le64((unsigned char *)b.ptr + 48, m.size * 2);
+	assert_true(parse_expect(&b, RS_ECORRUPT, "add up to"));
+	rs_put_le64((unsigned char *)b.ptr + 48, m.size);
+	/* Another version, an unknown transform: upgrade, not "damaged". */
+	rs_put_le32((unsigned char *)b.ptr + 8, 2);
+	assert_true(parse_expect(&b, RS_EUSAGE, "upgrade results"));
+	rs_put_le32((unsigned char *)b.ptr + 8, RS_FORMAT_VERSION);
+	rs_put_le32((unsigned char *)b.ptr + 12, 9);
+	assert_true(parse_expect(&b, RS_EUSAGE, "transform 9"));
+	rs_put_le32((unsigned char *)b.ptr + 12, 0);
+	/* An unknown codec. */
+	b.ptr[e0 + 80] = 7;
+	assert_true(parse_expect(&b, RS_ECORRUPT, "codec 7"));
+	b.ptr[e0 + 80] = RS_CODEC_ZSTD;
+	assert_true(parse_expect(&b, 0, NULL));
+	rs_manifest_release(&m);
+	rs_buf_release(&b);
+}
+
+static void test_idx_hostile_fields(void **state)
+{
+	struct rs_chunk_ref refs[2], *back = NULL;
+	struct rs_id pack;
+	struct rs_buf b = RS_BUF_INIT;
+	size_t n = 0, i;
+
+	(void)state;
+	memset(pack.id, 0x41, RS_ID_RAWSZ);
+	fill_ref(&refs[0], 1);
+	fill_ref(&refs[1], 2);
+	assert_int_equal(rs_idx_encode(&b, &pack, refs, 2), 0);
+	for (i = 49; i < 56; i++) {
+		b.ptr[RS_IDX_HEADER_SIZE + RS_IDX_ENTRY_SIZE + i] = 1;
+		reseal(&b);
+		assert_int_equal(rs_idx_parse(&back, &n, &pack, (unsigned char *)b.ptr, b.len), RS_ECORRUPT);
+		assert_non_null(strstr(rs_error_message(), "reserved"));
+		b.ptr[RS_IDX_HEADER_SIZE + RS_IDX_ENTRY_SIZE + i] = 0;
+	}
+	rs_put_le64((unsigned char *)b.ptr + RS_IDX_HEADER_SIZE + 32, UINT64_MAX - 10);
+	reseal(&b);
+	assert_int_equal(rs_idx_parse(&back, &n, &pack, (unsigned char *)b.ptr, b.len), RS_ECORRUPT);
+	rs_put_le32((unsigned char *)b.ptr + 8, 3);
+	reseal(&b);
+	assert_int_equal(rs_idx_parse(&back, &n, &pack, (unsigned char *)b.ptr, b.len), RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "upgrade results"));
+	rs_buf_release(&b);
+}
+
+static void test_pack_header_and_format_text(void **state)
+{
+	unsigned char h[RS_PACK_HEADER_SIZE];
+
+	(void)state;
+	rs_pack_header(h);
+	assert_int_equal(rs_pack_header_check(h, sizeof(h)), 0);
+	assert_int_equal(rs_pack_header_check(h, sizeof(h) - 1), RS_ECORRUPT);
+	h[14] = 1;
+	assert_int_equal(rs_pack_header_check(h, sizeof(h)), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "reserved"));
+	h[14] = 0;
+	rs_put_le32(h + 8, 2);
+	assert_int_equal(rs_pack_header_check(h, sizeof(h)), RS_EUSAGE);
+	assert_int_equal(rs_format_text_check(RS_FORMAT_TEXT, strlen(RS_FORMAT_TEXT)), 0);
+	assert_int_equal(rs_format_text_check("results-store 2\n", 16), RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "'results-store 2'"));
+	assert_int_equal(rs_format_text_check(RS_FORMAT_TEXT "x", strlen(RS_FORMAT_TEXT) + 1), RS_EUSAGE);
+}
+
 static void test_pack_entry_check(void **state)
 {
 	struct rs_chunk_ref r, other;
@@ -166,6 +293,8 @@ static void test_pack_entry_check(void **state)
 	other = r;
 	other.raw_len = 17;
 	assert_int_equal(rs_pack_entry_check(buf, sizeof(buf), &other), RS_ECORRUPT);
+	buf[45] = 1; /* a reserved byte */
+	assert_int_equal(rs_pack_entry_check(buf, sizeof(buf), &r), RS_ECORRUPT);
 }
 
 int main(void)
@@ -177,6 +306,9 @@ int main(void)
 		cmocka_unit_test(test_manifest_sizes_must_add_up),
 		cmocka_unit_test(test_idx_round_trip_sorted),
 		cmocka_unit_test(test_pack_entry_check),
+		cmocka_unit_test(test_manifest_hostile_fields),
+		cmocka_unit_test(test_idx_hostile_fields),
+		cmocka_unit_test(test_pack_header_and_format_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,93 +1,147 @@
-/* util/fs.h: opening only regular files, with and without following links. */
+/*
+ * util/fs: removing the temporary files killed processes left behind,
+ * and only those (rs_fs_remove_stale).
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include <cmocka.h>
-
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/fs.h"
 
-static char base[] = "/tmp/rs-test-fs-XXXXXX";
+static char dir[64];
 
-/* base/name; two calls may be arguments of one call (rotating buffers). */
-static const char *at(const char *name)
+static void path_of(char *out, size_t n, const char *name)
 {
-	static char p[2][256];
-	static int next;
-	char *out = p[next++ & 1];
-
-	snprintf(out, sizeof(p[0]), "%s/%s", base, name);
-	return out;
+	snprintf(out, n, "%s/%s", dir, name);
 }
 
-static int setup(void **state)
+static void make(const char *name, long age)
 {
-	FILE *f;
+	char p[200];
+	struct timespec t[2] = { { 0, 0 }, { 0, 0 } };
+	FILE *fp;
 
-	(void)state;
-	if (!mkdtemp(base))
-		return -1;
-	f = fopen(at("file"), "w");
-	if (!f)
-		return -1;
-	fputs("contents\n", f);
-	fclose(f);
-	if (symlink(at("file"), at("link")) || symlink("loop2", at("loop1")) ||
-	    symlink("loop1", at("loop2")) || mkfifo(at("fifo"), 0600) || mkdir(at("dir"), 0700))
-		return -1;
-	return 0;
+	path_of(p, sizeof(p), name);
+	fp = fopen(p, "w");
+	assert_non_null(fp);
+	fputs("x", fp);
+	fclose(fp);
+	t[0].tv_sec = t[1].tv_sec = time(NULL) - age;
+	assert_int_equal(utimensat(AT_FDCWD, p, t, AT_SYMLINK_NOFOLLOW), 0);
 }
 
-static int teardown(void **state)
+static int there(const char *name)
 {
-	char cmd[300];
+	char p[200];
+	struct stat st;
 
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	return system(cmd) == 0 ? 0 : -1;
+	path_of(p, sizeof(p), name);
+	return lstat(p, &st) == 0;
 }
 
-static void test_open_regular(void **state)
+static void on_alarm(int sig)
 {
-	struct rs_buf text = RS_BUF_INIT;
-	int fd = -1;
+	(void)sig;
+	_exit(1); /* blocked on a FIFO */
+}
+
+static void test_tmp_names(void **state)
+{
+	(void)state;
+	assert_true(rs_fs_is_tmp_name("x.pack.tmp-AbC123"));
+	assert_true(rs_fs_is_tmp_name("FORMAT.tmp-000000"));
+	assert_false(rs_fs_is_tmp_name("x.pack"));
+	assert_false(rs_fs_is_tmp_name("x.tmp-12345"));
+	assert_false(rs_fs_is_tmp_name("x.tmp-1234567"));
+	assert_false(rs_fs_is_tmp_name("x.tmp-12345/"));
+}
+
+/* Stale: ours, old, unlocked. Fresh, other names, symlinks, FIFOs, live files: kept. */
+static void test_remove_stale(void **state)
+{
+	struct rs_buf live = RS_BUF_INIT;
+	char p[200], target[200];
+	int fd;
 
 	(void)state;
-	assert_int_equal(rs_fs_open_regular(at("file"), 1, &fd), 0);
-	assert_int_equal(rs_fs_read_fd(&text, fd, "file", 100), 0);
-	assert_string_equal(text.ptr, "contents\n");
-	assert_int_equal(rs_fs_read_fd(&text, fd, "file", 4), RS_EUSAGE);
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	strcpy(dir, "/tmp/rs-test-fs-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	make("a.tmp-Stale1", 7200);
+	make("b.tmp-Fresh1", 600);
+	make("c.pack", 7200);            /* not a temporary name */
+	make("target", 7200);
+	path_of(target, sizeof(target), "target");
+	path_of(p, sizeof(p), "d.tmp-Link01");
+	assert_int_equal(symlink(target, p), 0);
+	path_of(p, sizeof(p), "e.tmp-Fifo01");
+	assert_int_equal(mkfifo(p, 0600), 0);
+	/* A live writer's file, made old: its lock keeps it. */
+	path_of(p, sizeof(p), "f");
+	assert_int_equal(rs_fs_tmpfile_near(&live, p, &fd), 0);
+	{
+		struct timespec t[2] = { { 0, 0 }, { 0, 0 } };
+
+		t[0].tv_sec = t[1].tv_sec = time(NULL) - 7200;
+		assert_int_equal(futimens(fd, t), 0);
+	}
+	assert_int_equal(rs_fs_remove_stale(dir, rs_fs_is_tmp_name, 3600), 1);
+	assert_false(there("a.tmp-Stale1"));
+	assert_true(there("b.tmp-Fresh1"));
+	assert_true(there("c.pack"));
+	assert_true(there("d.tmp-Link01"));
+	assert_true(there("target"));
+	assert_true(there("e.tmp-Fifo01"));
+	assert_true(rs_fs_exists(live.ptr));
+	/* Once its writer is gone, it is a leftover like any other. */
 	close(fd);
-
-	/* Without nofollow a link is the user's choice; with it, refused. */
-	assert_int_equal(rs_fs_open_regular(at("link"), 0, &fd), 0);
-	close(fd);
-	assert_int_equal(rs_fs_open_regular(at("link"), 1, &fd), RS_EUSAGE);
-	assert_non_null(strstr(rs_error_message(), "is a symbolic link"));
-	assert_int_equal(rs_fs_open_regular(at("loop1"), 0, &fd), RS_EUSAGE);
-	assert_non_null(strstr(rs_error_message(), "symbolic link loop"));
-	assert_int_equal(rs_fs_open_regular(at("missing"), 1, &fd), RS_ENOTFOUND);
-
-	/* A FIFO without a writer does not block the open; a folder is refused. */
-	alarm(10);
-	assert_int_equal(rs_fs_open_regular(at("fifo"), 1, &fd), RS_EUSAGE);
+	assert_int_equal(rs_fs_remove_stale(dir, rs_fs_is_tmp_name, 3600), 1);
+	assert_false(rs_fs_exists(live.ptr));
+	/* The grace period is the caller's: 0 takes the fresh one too. */
+	assert_int_equal(rs_fs_remove_stale(dir, rs_fs_is_tmp_name, 0), 1);
+	assert_false(there("b.tmp-Fresh1"));
+	/* A folder that does not exist is nothing to clean. */
+	assert_int_equal(rs_fs_remove_stale("/nonexistent/rs-test", rs_fs_is_tmp_name, 0), 0);
 	alarm(0);
-	assert_non_null(strstr(rs_error_message(), "not a regular file"));
-	assert_int_equal(rs_fs_open_regular(at("dir"), 1, &fd), RS_EUSAGE);
-	rs_buf_release(&text);
+	rs_buf_release(&live);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	assert_int_equal(system(p), 0);
+}
+
+static void test_grace_from_environment(void **state)
+{
+	(void)state;
+	unsetenv("RESULTS_TMP_GRACE");
+	assert_int_equal(rs_fs_stale_grace(), 3600);
+	setenv("RESULTS_TMP_GRACE", "60", 1);
+	assert_int_equal(rs_fs_stale_grace(), 60);
+	setenv("RESULTS_TMP_GRACE", "-5", 1);
+	assert_int_equal(rs_fs_stale_grace(), 3600);
+	setenv("RESULTS_TMP_GRACE", "1h", 1);
+	assert_int_equal(rs_fs_stale_grace(), 3600);
+	unsetenv("RESULTS_TMP_GRACE");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_open_regular, setup, teardown),
+		cmocka_unit_test(test_tmp_names),
+		cmocka_unit_test(test_remove_stale),
+		cmocka_unit_test(test_grace_from_environment),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,11 +10,15 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "remote/remote.h"
@@ -291,7 +295,7 @@ static void remove_file(const char *path)
 	assert_int_equal(unlink(path), 0);
 }
 
-static void check_damage_detected(struct fixture *f, void (*damage)(const char *))
+static void check_damage_detected(struct fixture *f, void (*damage)(const char *), const char *says)
 {
 	struct rs_store *s = open_store(f);
 	char src[400], dst[400];
@@ -307,24 +311,28 @@ static void check_damage_detected(struct fixture *f, void (*damage)(const char *
 
 	rs_error_clear();
 	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ECORRUPT);
-	assert_non_null(strstr(rs_error_message(), "damaged"));
+	if (!strstr(rs_error_message(), says))
+		fail_msg("'%s' does not say '%s'", rs_error_message(), says);
+	/* The pack is at fault, not the manifest: no advice to delete it. */
+	assert_null(strstr(rs_error_message(), "delete 'objects/"));
+	assert_non_null(strstr(rs_error_message(), "packs/"));
 	assert_false(rs_fs_exists(dst)); /* no partial file */
 	rs_store_free(s);
 }
 
 static void test_flipped_byte_in_pack_detected(void **state)
 {
-	check_damage_detected(*state, flip_middle_byte);
+	check_damage_detected(*state, flip_middle_byte, "is damaged: its chunk");
 }
 
 static void test_truncated_pack_detected(void **state)
 {
-	check_damage_detected(*state, truncate_half);
+	check_damage_detected(*state, truncate_half, "the manifest points past the end of pack");
 }
 
 static void test_missing_pack_detected(void **state)
 {
-	check_damage_detected(*state, remove_file);
+	check_damage_detected(*state, remove_file, "is missing from");
 }
 
 static void test_wrong_content_stores_nothing(void **state)
@@ -419,14 +427,31 @@ struct faulty_remote {
 	int puts;
 	int streams;           /* put_stream calls that got a sealed file */
 	int sealed_cancels;    /* streams cancelled after their seal */
+	int uncapped_gets;     /* gets into a buffer without a cap */
+	int pack_extra;        /* > 0: pack reads answer that many bytes more; < 0: fewer */
 	pthread_mutex_t lock;  /* streams run on the store's threads */
 };
 
 static int faulty_get(struct rs_remote *r, const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
 {
 	struct faulty_remote *f = (struct faulty_remote *)r;
+	int err;
 
-	return f->inner->get(f->inner, key, off, len, out);
+	pthread_mutex_lock(&f->lock);
+	f->uncapped_gets += out->max == 0;
+	pthread_mutex_unlock(&f->lock);
+	err = f->inner->get(f->inner, key, off, len, out);
+	if (err || !f->pack_extra || !strstr(key, ".pack"))
+		return err;
+	/* A lying server: it adds bytes (a buffer's cap refuses them), or drops some. */
+	if (f->pack_extra == -1000) {
+		out->len = 0;
+		return rs_error_set(RS_ECORRUPT, "the answer ended early");
+	}
+	if (f->pack_extra > 0)
+		return rs_buf_put(out, "xxxxxxxx", (size_t)f->pack_extra);
+	out->len -= (size_t)-f->pack_extra;
+	return 0;
 }
 
 static int faulty_fail(struct faulty_remote *f, const char *key)
@@ -801,6 +826,423 @@ static void test_progress_abort_stores_nothing(void **state)
 	rs_store_free(s);
 }
 
+
+/* Store a 1 MiB sample as "a"; its oid and size. */
+static void put_sample(struct fixture *f, struct rs_store *s, struct rs_id *oid, uint64_t *size)
+{
+	char src[400];
+
+	path_in(src, sizeof(src), f, "a.pyisession");
+	write_sample(src, 1u << 20, 21, 0, 0);
+	file_id(src, oid, size);
+	assert_int_equal(rs_store_put_file(s, oid, *size, src, NULL, NULL, NULL), 0);
+}
+
+/* Read, change (by `edit`) and rewrite the manifest of `oid`, as a hostile store would. */
+static void edit_manifest(struct fixture *f, const struct rs_id *oid,
+			  void (*edit)(struct rs_manifest *m, void *arg), void *arg)
+{
+	struct rs_buf key = RS_BUF_INIT, path = RS_BUF_INIT, bytes = RS_BUF_INIT;
+	struct rs_manifest m;
+
+	assert_int_equal(rs_key_manifest(&key, oid), 0);
+	assert_int_equal(rs_fs_join(&path, f->remote_dir, key.ptr), 0);
+	assert_int_equal(rs_fs_read_file(&bytes, path.ptr, 1u << 24), 0);
+	assert_int_equal(rs_manifest_parse(&m, oid, (unsigned char *)bytes.ptr, bytes.len), 0);
+	edit(&m, arg);
+	assert_int_equal(rs_manifest_encode(&bytes, &m), 0);
+	assert_int_equal(rs_fs_write_file_atomic(path.ptr, bytes.ptr, bytes.len), 0);
+	rs_manifest_release(&m);
+	rs_buf_release(&key);
+	rs_buf_release(&path);
+	rs_buf_release(&bytes);
+}
+
+/* The first chunk, `*(uint32_t *)arg` times: sizes made to add up. */
+static void repeat_first_chunk(struct rs_manifest *m, void *arg)
+{
+	uint32_t i, n = *(uint32_t *)arg;
+	struct rs_chunk_ref *c = calloc(n, sizeof(*c));
+
+	assert_non_null(c);
+	for (i = 0; i < n; i++)
+		c[i] = m->chunks[0];
+	free(m->chunks);
+	m->chunks = c;
+	m->nchunks = n;
+	m->size = m->transformed_size = (uint64_t)n * c[0].raw_len;
+}
+
+static void offset_past_pack(struct rs_manifest *m, void *arg)
+{
+	(void)arg;
+	m->chunks[m->nchunks - 1].offset += 1u << 30;
+}
+
+/* Nothing but the store's own files in `dir`: no temporary left behind. */
+static int entries_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * A manifest that repeats one chunk many times (a few KB on the remote
+ * that would rebuild gigabytes) is refused before anything is written,
+ * when its size is not the one the pointer gives; the message blames the
+ * pointer, not the store, and does not advise deleting the manifest.
+ */
+static void test_hostile_manifest_refused_before_writing(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	char outdir[400], dst[420];
+	struct rs_id oid;
+	uint64_t size;
+	uint32_t times = 4000;
+
+	put_sample(f, s, &oid, &size);
+	path_in(outdir, sizeof(outdir), f, "out");
+	assert_int_equal(mkdir(outdir, 0700), 0);
+	snprintf(dst, sizeof(dst), "%s/a", outdir);
+	edit_manifest(f, &oid, repeat_first_chunk, &times);
+	rs_error_clear();
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ECORRUPT);
+	if (!strstr(rs_error_message(), "the repository's pointer for object"))
+		fail_msg("unexpected: %s", rs_error_message());
+	assert_non_null(strstr(rs_error_message(), "the store is fine"));
+	assert_null(strstr(rs_error_message(), "objects/"));
+	assert_int_equal(entries_in(outdir), 0); /* not even a temporary file */
+	rs_store_free(s);
+}
+
+/* An offset past the end of its pack: named as such, not "truncated". */
+static void test_offset_past_pack(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	char dst[400];
+	struct rs_id oid;
+	uint64_t size;
+
+	put_sample(f, s, &oid, &size);
+	path_in(dst, sizeof(dst), f, "a.out");
+	edit_manifest(f, &oid, offset_past_pack, NULL);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ECORRUPT);
+	if (!strstr(rs_error_message(), "the manifest points past the end of pack 'packs/"))
+		fail_msg("unexpected: %s", rs_error_message());
+	assert_null(strstr(rs_error_message(), "truncated"));
+	assert_false(rs_fs_exists(dst));
+	rs_store_free(s);
+}
+
+/*
+ * Every read the store makes goes into a capped buffer, and a server
+ * that answers with more or fewer bytes than asked is a transfer fault
+ * (retry), not damage.
+ */
+static void test_reads_are_capped_and_exact(void **state)
+{
+	struct fixture *f = *state;
+	struct faulty_remote faulty;
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+	char src[400], dst[400];
+	struct rs_id oid;
+	uint64_t size;
+
+	faulty_init(&faulty, f->remote, "", 0);
+	o.cache_dir = f->cache_dir;
+	o.threads = 2;
+	path_in(src, sizeof(src), f, "a.pyisession");
+	path_in(dst, sizeof(dst), f, "a.out");
+	write_sample(src, 1u << 20, 22, 0, 0);
+	file_id(src, &oid, &size);
+	/* A first push fills the store; a second process reads its indexes. */
+	assert_int_equal(rs_store_open(&s, &faulty.parent, &o), 0);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
+	rs_store_free(s);
+	o.cache_dir = NULL;
+	assert_int_equal(rs_store_open(&s, &faulty.parent, &o), 0);
+	write_sample(src, 1u << 20, 22, 5000, 100);
+	{
+		struct rs_id other;
+		uint64_t osize;
+
+		file_id(src, &other, &osize);
+		assert_int_equal(rs_store_put_file(s, &other, osize, src, NULL, NULL, NULL), 0);
+	}
+	assert_int_equal(rs_store_check_format(s), 0);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
+	assert_int_equal(faulty.uncapped_gets, 0);
+	unlink(dst);
+
+	faulty.pack_extra = 3;
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ERETRY);
+	if (!strstr(rs_error_message(), "with more bytes: a transfer fault"))
+		fail_msg("unexpected: %s", rs_error_message());
+	assert_false(rs_fs_exists(dst));
+	faulty.pack_extra = -1;
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ERETRY);
+	if (!strstr(rs_error_message(), "with fewer bytes: a transfer fault"))
+		fail_msg("unexpected: %s", rs_error_message());
+	assert_false(rs_fs_exists(dst));
+	/* A backend that says "short" of a pack that holds the bytes: not damage either. */
+	faulty.pack_extra = -1000;
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ERETRY);
+	if (!strstr(rs_error_message(), "(the answer ended early): a transfer fault"))
+		fail_msg("unexpected: %s", rs_error_message());
+	assert_false(rs_fs_exists(dst));
+	rs_store_free(s);
+}
+
+
+/* Count the files in the remote's packs/ whose names end in `suffix`. */
+static int count_packs(struct fixture *f, const char *suffix)
+{
+	char dir[400];
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/packs", f->remote_dir);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name), k = strlen(suffix);
+
+		n += l > k && !strcmp(e->d_name + l - k, suffix);
+	}
+	closedir(d);
+	return n;
+}
+
+static void quarantine_pack(const char *pack_path)
+{
+	char q[600];
+	FILE *fp;
+
+	snprintf(q, sizeof(q), "%.*s.quarantine", (int)(strlen(pack_path) - strlen(".pack")), pack_path);
+	fp = fopen(q, "w");
+	assert_non_null(fp);
+	fclose(fp);
+}
+
+/*
+ * A pack in quarantine (packs/<id>.quarantine, as the damage message
+ * advises) is never borrowed from: a push sharing its chunks stores them
+ * anew, in this process (whose index knew the pack) and in a new one.
+ */
+static void test_quarantined_pack_is_not_borrowed(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f), *s2;
+	struct rs_store_put_stats st;
+	char a[400], b[400], out[400];
+	struct rs_id oa, ob;
+	uint64_t sa, sb;
+
+	path_in(a, sizeof(a), f, "a.pyisession");
+	path_in(b, sizeof(b), f, "b.pyisession");
+	path_in(out, sizeof(out), f, "b.out");
+	write_sample(a, 16u << 20, 31, 0, 0);
+	write_sample(b, 16u << 20, 31, 8u << 20, 50);
+	file_id(a, &oa, &sa);
+	file_id(b, &ob, &sb);
+	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, NULL), 0);
+	rs_store_free(s);
+	assert_int_equal(for_each_pack(f, ".pack", quarantine_pack), 1);
+	s2 = open_store(f); /* its cache knows the pack: quarantine overrides it */
+	assert_int_equal(rs_store_put_file(s2, &ob, sb, b, NULL, NULL, &st), 0);
+	assert_true(st.chunks >= 5);
+	assert_int_equal(st.chunks_new, st.chunks);
+	assert_true(count_packs(f, ".pack") >= 2);
+	assert_int_equal(rs_store_get_file(s2, &ob, sb, out, NULL, NULL), 0);
+	assert_true(files_equal(b, out));
+	rs_store_free(s2);
+}
+
+static void fifo_instead(const char *path)
+{
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	/* A read blocked on a FIFO: the defect under test. */
+	fprintf(stderr, "blocked on a FIFO in the store\n");
+	_exit(1);
+}
+
+/*
+ * A pack, or FORMAT, that is a FIFO blocked open() forever: the folder
+ * backend opens with O_NONBLOCK and refuses anything but a regular
+ * file, naming the key. An alarm turns a hang into a failure.
+ */
+static void test_fifo_in_store_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	struct rs_buf b = RS_BUF_INIT;
+	char dst[400], path[400];
+	struct rs_id oid;
+	uint64_t size;
+
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	put_sample(f, s, &oid, &size);
+	path_in(dst, sizeof(dst), f, "a.out");
+	assert_int_equal(for_each_pack(f, ".pack", fifo_instead), 1);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ECORRUPT);
+	if (!strstr(rs_error_message(), "is not a regular file (a FIFO)"))
+		fail_msg("unexpected: %s", rs_error_message());
+	assert_non_null(strstr(rs_error_message(), "packs/"));
+	assert_false(rs_fs_exists(dst));
+	rs_store_free(s);
+
+	snprintf(path, sizeof(path), "%s/FORMAT", f->remote_dir);
+	fifo_instead(path);
+	assert_int_equal(f->remote->get(f->remote, "FORMAT", 0, UINT64_MAX, &b), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "'FORMAT'"));
+	/* A symlink in the store is not followed either. */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_int_equal(f->remote->get(f->remote, "FORMAT", 0, UINT64_MAX, &b), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "symbolic link"));
+	assert_int_equal(b.len, 0);
+	alarm(0);
+	rs_buf_release(&b);
+}
+
+/* The folder backend never returns more than its caller's buffer takes. */
+static void test_folder_get_honours_cap(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_buf b = RS_BUF_INIT;
+
+	assert_int_equal(f->remote->put_buf(f->remote, "objects/big", "0123456789", 10), 0);
+	rs_buf_init(&b, 4);
+	assert_int_equal(f->remote->get(f->remote, "objects/big", 0, UINT64_MAX, &b), RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "more than the 4 expected"));
+	assert_int_equal(b.len, 0);
+	assert_int_equal(f->remote->get(f->remote, "objects/big", 2, 4, &b), 0);
+	assert_int_equal(b.len, 4);
+	assert_memory_equal(b.ptr, "2345", 4);
+	rs_buf_release(&b);
+}
+
+/*
+ * Opening a folder remote for reading creates nothing: a mistyped path
+ * reads as a remote without a store, with the one message for it; the
+ * first put creates the folder.
+ */
+static void test_missing_folder_not_created(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_remote *r = NULL;
+	struct rs_store *s = NULL;
+	char path[400];
+	struct rs_id oid;
+	uint64_t size;
+
+	path_in(path, sizeof(path), f, "typo");
+	assert_int_equal(rs_remote_open(&r, path, NULL), 0);
+	assert_false(rs_fs_exists(path));
+	assert_int_equal(rs_store_open(&s, r, NULL), 0);
+	assert_int_equal(rs_store_check_format(s), RS_ENOTFOUND);
+	if (!strstr(rs_error_message(), "holds no results store (no FORMAT file): check results.remote"))
+		fail_msg("unexpected: %s", rs_error_message());
+	assert_false(rs_fs_exists(path));
+	rs_store_free(s);
+	rs_remote_free(r);
+	/* A missing parent is an error at once, and still nothing is created. */
+	path_in(path, sizeof(path), f, "no/such/store");
+	assert_int_equal(rs_remote_open(&r, path, NULL), RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "nor does its parent"));
+	path_in(path, sizeof(path), f, "no");
+	assert_false(rs_fs_exists(path));
+	/* A push to a new folder creates it. */
+	path_in(path, sizeof(path), f, "new-store");
+	assert_int_equal(rs_remote_open(&r, path, NULL), 0);
+	assert_int_equal(rs_store_open(&s, r, NULL), 0);
+	{
+		char src[400];
+
+		path_in(src, sizeof(src), f, "n.pyisession");
+		write_sample(src, 100000, 41, 0, 0);
+		file_id(src, &oid, &size);
+		assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
+	}
+	assert_int_equal(rs_store_has(s, &oid), 0);
+	rs_store_free(s);
+	rs_remote_free(r);
+}
+
+/* A folder store's stale temporary files go at the first put; live ones stay. */
+static void test_folder_removes_stale_tmp(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f);
+	char stale[440], fresh[440], packs[400];
+	struct timespec old[2] = { { 0, 0 }, { 0, 0 } };
+	FILE *fp;
+	struct rs_id oid;
+	uint64_t size;
+
+	snprintf(packs, sizeof(packs), "%s/packs", f->remote_dir);
+	assert_int_equal(rs_fs_mkdir_p(packs, 0777), 0);
+	snprintf(stale, sizeof(stale), "%s/x.pack.tmp-AbC123", packs);
+	snprintf(fresh, sizeof(fresh), "%s/y.pack.tmp-AbC124", packs);
+	fp = fopen(stale, "w");
+	fclose(fp);
+	fp = fopen(fresh, "w");
+	fclose(fp);
+	old[0].tv_sec = old[1].tv_sec = time(NULL) - 7200;
+	assert_int_equal(utimensat(AT_FDCWD, stale, old, 0), 0);
+	put_sample(f, s, &oid, &size);
+	assert_false(rs_fs_exists(stale));
+	assert_true(rs_fs_exists(fresh));
+	rs_store_free(s);
+}
+
+/*
+ * A write that fails (the disk full, here the file size limit) names the
+ * file it was writing, so the user knows which disk to free.
+ */
+static void test_write_failure_names_the_path(void **state)
+{
+	struct fixture *f = *state;
+	struct rlimit old, small;
+	char want[400], *big;
+	int err;
+
+	big = calloc(1, 100000);
+	assert_non_null(big);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = old;
+	small.rlim_cur = 4096;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	err = f->remote->put_buf(f->remote, "objects/big", big, 100000);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_not_equal(err, 0);
+	snprintf(want, sizeof(want), "cannot write '%s/objects/big.tmp-", f->remote_dir);
+	if (!strstr(rs_error_message(), want))
+		fail_msg("'%s' does not name the file", rs_error_message());
+	snprintf(want, sizeof(want), "%s/objects", f->remote_dir);
+	assert_int_equal(rs_fs_remove_stale(want, rs_fs_is_tmp_name, 0), 0); /* none left */
+	free(big);
+}
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -819,6 +1261,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_streaming_remote, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunks_are_cut_as_in_one_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress_abort_stores_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_manifest_refused_before_writing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offset_past_pack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reads_are_capped_and_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quarantined_pack_is_not_borrowed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_in_store_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_folder_get_honours_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_folder_not_created, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_folder_removes_stale_tmp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_failure_names_the_path, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
