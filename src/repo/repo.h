@@ -73,7 +73,40 @@ int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 int rs_repo_remote_url(struct rs_repo *r, struct rs_buf *out, int *from_config);
 
 /*
- * Open the remote of rs_repo_remote_url. Backends that need more settings
+ * The "remote" named by the committed RS_REPO_MARKER in HEAD (as
+ * committed: without credentials), appended to `out`. RS_ENOTFOUND when
+ * there is no marker or it names no remote; RS_ECORRUPT when it is not
+ * JSON.
+ */
+int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out);
+
+/*
+ * 0 when this clone's results.remote names the remote committed in
+ * RS_REPO_MARKER (compared without credentials and trailing '/'), or when
+ * either is missing. RS_EGENERIC otherwise, with the message "the
+ * committed remote is X, this clone uses Y: run 'results init'" (a pulled
+ * change of remote that this clone has not followed). Every command that
+ * talks to the store checks it (rs_repo_open_remote does).
+ */
+int rs_repo_check_remote(struct rs_repo *r);
+
+/*
+ * 0 when git-lfs, uploading from this clone, would hand LFS objects to a
+ * results lfs-agent: the standalone transfer agent that git-lfs picks for
+ * the clone's LFS endpoint (lfs.<url>.standalonetransferagent matched
+ * against the endpoint as git matches http.<url>.* keys, else
+ * lfs.standalonetransferagent; local, global and GIT_CONFIG_GLOBAL
+ * config) has an lfs.customtransfer.<name>.path whose file name is
+ * lfs-agent. RS_EGENERIC otherwise, with a message saying where git-lfs
+ * would send the sessions instead and to run `results init`. The
+ * endpoint is lfs.url, else remote.origin.lfsurl, else lfs.url of the
+ * working tree's .lfsconfig, else the one git-lfs derives from
+ * remote.origin.url.
+ */
+int rs_repo_check_transfer(struct rs_repo *r);
+
+/*
+ * Open the remote of rs_repo_remote_url, after rs_repo_check_remote. Backends that need more settings
  * read them from this repository's git config. The remote is the caller's
  * (rs_remote_free); `url_out` (may be NULL) receives the URL.
  */
@@ -81,8 +114,9 @@ int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
 			struct rs_buf *url_out);
 
 /*
- * `url` without a "user:password@" part (for committed files and
- * messages), appended to `out`.
+ * `url` without a "user:password@" part and without a "?query" (a SAS
+ * token), for committed files and messages, appended to `out`
+ * (rs_remote_url_display).
  */
 int rs_url_strip_credentials(struct rs_buf *out, const char *url);
 
