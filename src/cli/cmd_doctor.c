@@ -34,7 +34,9 @@ static const char usage[] =
 	"Check this clone's set-up for results: the lfs-agent program and the\n"
 	"git config that names it, git-lfs and its filters, the hooks, the\n"
 	".gitattributes and .lfsconfig of the repository, and whether the\n"
-	"remote answers. Prints one line per check and what to fix.\n"
+	"remote answers. Prints one line per check and what to fix: also when\n"
+	"the committed remote (.results.json) is not the one this clone uses, or\n"
+	"when git-lfs would send sessions anywhere but through lfs-agent.\n"
 	"\n"
 	"exit status: 0 all good, 3 not a results repository, 5 the remote does\n"
 	"not answer, 8 something else needs fixing\n";
@@ -290,11 +292,17 @@ static void check_remote(struct doctor *d)
 		goto out;
 	}
 	rs_url_strip_credentials(&shown, url.ptr);
-	if (!from_config)
+	if (!from_config) {
 		say(d, 2, RS_EXIT_OTHER, "results.remote is not set in this clone (%s names '%s'); "
 		    "run 'results init'", RS_REPO_MARKER, shown.ptr);
-	else
+	} else if (rs_repo_check_remote(d->repo) != 0) {
+		/* A pulled change of remote: asking the old one proves nothing. */
+		say(d, 2, RS_EXIT_OTHER, "%s", rs_error_message());
+		rs_error_clear();
+		goto out;
+	} else {
 		say(d, 0, 0, "remote %s", shown.ptr);
+	}
 	err = rs_repo_open_remote(d->repo, &remote, NULL);
 	if (err == 0) {
 		err = remote->stat(remote, "FORMAT", NULL);
@@ -316,7 +324,7 @@ out:
 int cmd_doctor(int argc, char **argv)
 {
 	struct doctor d = { NULL, RS_EXIT_OK, 0, 0 };
-	int err;
+	int err, fails;
 
 	if (rs_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
@@ -335,7 +343,12 @@ int cmd_doctor(int argc, char **argv)
 		goto out;
 	}
 	check_remote(&d);
+	fails = d.fails;
 	check_agent(&d);
+	/* What `results add` refuses on (the url-matched agent, lfs-agent). */
+	if (d.fails == fails && rs_repo_check_transfer(d.repo) != 0)
+		say(&d, 2, RS_EXIT_OTHER, "%s", rs_error_message());
+	rs_error_clear();
 	check_git_lfs(&d);
 	check_hooks(&d);
 	check_files(&d);
