@@ -124,34 +124,25 @@ static int config(struct doctor *d, const char *key, struct rs_buf *out)
 	return err == 0 && out->len > 0;
 }
 
-/* The agent git-lfs will use here: local/global lfs.standalonetransferagent,
-   or the url-specific one for origin's LFS endpoint. */
+/* The agent git-lfs will use here, found as results add finds it
+   (rs_repo_transfer_agent: url-matched, then lfs.standalonetransferagent). */
 static void check_agent(struct doctor *d)
 {
 	struct rs_buf name = RS_BUF_INIT, key = RS_BUF_INIT, val = RS_BUF_INIT;
 	struct rs_buf endpoint = RS_BUF_INIT;
-	struct rs_buf origin = RS_BUF_INIT;
 
-	/* remote.origin.url read directly: git_remote_lookup leaks pcre2 match
-	   data (libgit2 1.5 with Debian's pcre2), which fails the ASan run. */
-	if (config(d, "remote.origin.url", &origin) &&
-	    rs_lfs_endpoint(&endpoint, origin.ptr) == 0) {
-		rs_buf_printf(&key, "lfs.%s.standalonetransferagent", endpoint.ptr);
-		if (config(d, key.ptr, &val))
-			rs_buf_puts(&name, val.ptr);
+	if (rs_repo_transfer_agent(d->repo, &name, &val, &endpoint) != 0) {
+		say(d, 2, RS_EXIT_OTHER, "%s", rs_error_message());
+		goto out;
 	}
-	rs_error_clear();
-	if (!name.len && config(d, "lfs.standalonetransferagent", &val))
-		rs_buf_puts(&name, val.ptr);
 	if (!name.len) {
 		say(d, 2, RS_EXIT_OTHER, "no standalone transfer agent: git-lfs would not use "
 		    "lfs-agent; run 'results init'");
 		goto out;
 	}
 	say(d, 0, 0, "git-lfs transfers through the agent '%s'", name.ptr);
-	rs_buf_clear(&key);
 	rs_buf_printf(&key, "lfs.customtransfer.%s.path", name.ptr);
-	if (!config(d, key.ptr, &val)) {
+	if (!val.len) {
 		say(d, 2, RS_EXIT_OTHER, "%s is not set; run 'results init'", key.ptr);
 		goto out;
 	}
@@ -171,7 +162,6 @@ static void check_agent(struct doctor *d)
 		    "so per-repository agent settings may not apply; 'git config --unset lfs.url' "
 		    "unless you need it", val.ptr);
 out:
-	rs_buf_release(&origin);
 	rs_buf_release(&name);
 	rs_buf_release(&key);
 	rs_buf_release(&val);

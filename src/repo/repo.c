@@ -378,12 +378,12 @@ static void agent_for_endpoint(git_config *const *cfgs, size_t n, const char *en
 	git_error_clear();
 }
 
-int rs_repo_check_transfer(struct rs_repo *r)
+int rs_repo_transfer_agent(struct rs_repo *r, struct rs_buf *name_out,
+			   struct rs_buf *path_out, struct rs_buf *endpoint_out)
 {
 	git_config *cfgs[3] = { NULL, NULL, NULL };
 	struct rs_buf endpoint = RS_BUF_INIT, val = RS_BUF_INIT, name = RS_BUF_INIT;
 	struct rs_buf key = RS_BUF_INIT, path = RS_BUF_INIT;
-	const char *base;
 	int err = 0;
 
 	if (git_repository_config_snapshot(&cfgs[0], r->git) < 0) {
@@ -411,7 +411,33 @@ int rs_repo_check_transfer(struct rs_repo *r)
 		cfgs_get(cfgs, 2, "lfs.standalonetransferagent", &name);
 	rs_buf_clear(&val);
 	if (endpoint.len)
-		rs_url_strip_credentials(&val, endpoint.ptr);
+		err = rs_url_strip_credentials(endpoint_out, endpoint.ptr);
+	if (err == 0 && name.len) {
+		rs_buf_printf(&key, "lfs.customtransfer.%s.path", name.ptr);
+		cfgs_get(cfgs, 2, key.ptr, path_out);
+		err = rs_buf_puts(name_out, name.ptr);
+	}
+out:
+	git_config_free(cfgs[0]);
+	git_config_free(cfgs[1]);
+	git_config_free(cfgs[2]);
+	rs_buf_release(&endpoint);
+	rs_buf_release(&val);
+	rs_buf_release(&name);
+	rs_buf_release(&key);
+	rs_buf_release(&path);
+	return err;
+}
+
+int rs_repo_check_transfer(struct rs_repo *r)
+{
+	struct rs_buf name = RS_BUF_INIT, path = RS_BUF_INIT, val = RS_BUF_INIT;
+	const char *base;
+	int err;
+
+	err = rs_repo_transfer_agent(r, &name, &path, &val);
+	if (err)
+		goto out;
 	if (!name.len) {
 		err = rs_error_set(RS_EGENERIC, "git-lfs in this clone would send sessions %s%s%s, not "
 				   "through lfs-agent to the results store (no "
@@ -420,11 +446,10 @@ int rs_repo_check_transfer(struct rs_repo *r)
 				   val.len ? val.ptr : "", val.len ? "' (the git host's own LFS server)" : "");
 		goto out;
 	}
-	rs_buf_printf(&key, "lfs.customtransfer.%s.path", name.ptr);
-	rs_buf_clear(&path);
-	if (!cfgs_get(cfgs, 2, key.ptr, &path) || path.len == 0) {
+	if (path.len == 0) {
 		err = rs_error_set(RS_EGENERIC, "git-lfs in this clone uses the transfer agent '%s' but "
-				   "'%s' is not set: run 'results init'", name.ptr, key.ptr);
+				   "'lfs.customtransfer.%s.path' is not set: run 'results init'",
+				   name.ptr, name.ptr);
 		goto out;
 	}
 	base = strrchr(path.ptr, '/');
@@ -435,13 +460,8 @@ int rs_repo_check_transfer(struct rs_repo *r)
 		goto out;
 	}
 out:
-	git_config_free(cfgs[0]);
-	git_config_free(cfgs[1]);
-	git_config_free(cfgs[2]);
-	rs_buf_release(&endpoint);
 	rs_buf_release(&val);
 	rs_buf_release(&name);
-	rs_buf_release(&key);
 	rs_buf_release(&path);
 	return err;
 }

@@ -106,6 +106,15 @@ int rs_repo_check_remote(struct rs_repo *r);
 int rs_repo_check_transfer(struct rs_repo *r);
 
 /*
+ * What rs_repo_check_transfer looks at: the name of the standalone
+ * transfer agent git-lfs would use here (empty when none), its
+ * lfs.customtransfer.<name>.path (empty when unset) and the LFS endpoint
+ * without credentials (empty when unknown), each appended.
+ */
+int rs_repo_transfer_agent(struct rs_repo *r, struct rs_buf *name_out,
+			   struct rs_buf *path_out, struct rs_buf *endpoint_out);
+
+/*
  * Open the remote of rs_repo_remote_url, after rs_repo_check_remote. Backends that need more settings
  * read them from this repository's git config. The remote is the caller's
  * (rs_remote_free); `url_out` (may be NULL) receives the URL.

@@ -172,6 +172,9 @@ git config --global "lfs.file://$T/.standalonetransferagent" results-x
 git config --global lfs.customtransfer.results-x.path "$AGENT"
 git config --global lfs.customtransfer.results-x.args "--remote 'file://$STORE'"
 RESULTS_RECORDED_AT=1764494100 expect_status 0 "$RESULTS" add "$T/b.pyisession" --commit $SHA2 --trigger ci
+expect_status 8 "$RESULTS" doctor       # results.remote is not set here: that is all
+grep -q "^ok    git-lfs transfers through the agent 'results-x'" "$T/out" ||
+	fail "doctor does not find the url-matched agent add uses: $(cat "$T/out")"
 git reset -q --hard "$head0"
 lfs_objects >"$T/lfs.before"
 git config --global --unset "lfs.file://$T/.standalonetransferagent"
