@@ -261,11 +261,25 @@ expect_status 8 "$RESULTS" compare 1111111 2222222 --deep
 grep -qF "$msg" "$T/err" || fail "compare --deep after a pulled change: $(cat "$T/err")"
 expect_status 8 "$RESULTS" export 1111111 --format collapsed -o "$T/x.collapsed"
 grep -qF "$msg" "$T/err" || fail "export after a pulled change: $(cat "$T/err")"
+# ... and so does the pre-push hook: lfs-agent would upload to the old store.
+gen --seed 6 --size 100k -o "$T/d.pyisession"
+RESULTS_RECORDED_AT=1764494250 expect_status 0 "$RESULTS" add "$T/d.pyisession" --commit $SHA2 --trigger dev
+remote_head=$(git -C "$T/results.git" rev-parse main)
+expect_status 1 git push origin main
+grep -qF "the committed remote is 'file://$STORE2', this clone
+uses 'file://$STORE': run 'results init'" "$T/err" || fail "pre-push after a pulled change: $(cat "$T/err")"
+[ "$(git -C "$T/results.git" rev-parse main)" = "$remote_head" ] || fail "the push went through"
 # A bare init follows the committed remote and says so.
 expect_status 0 "$RESULTS" init
 grep -qF "file://$STORE2 (changed from file://$STORE: followed the committed .results.json)" "$T/out" ||
 	fail "bare init after a pulled change: $(cat "$T/out")"
 [ "$(git config --local results.remote)" = "file://$STORE2" ] || fail "bare init kept the stale remote"
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push after following the change"; }
+(cd "$T/ci" && git pull -q --no-rebase origin main 2>/dev/null) || fail "pull in ci"
+git clone -q "$T/results.git" "$T/check" 2>/dev/null
+(cd "$T/check" && "$RESULTS" init >/dev/null && "$RESULTS" fetch 2222222 -o "$T/d-out" >/dev/null) ||
+	fail "fetch of the session pushed after the change"
+cmp -s "$T"/d-out/*/d.pyisession "$T/d.pyisession" || fail "the session pushed after the change is not in the new store"
 expect_status 2 "$RESULTS" init --change-remote
 echo "ok - 5. --change-remote is explicit; a pulled change is noticed and followed"
 
