@@ -319,28 +319,6 @@ static int check_remote_url(const char *url)
 	return 0;
 }
 
-/* `url` without credentials and trailing '/', to compare remotes. */
-static int remote_key(struct rs_buf *out, const char *url)
-{
-	int err = rs_url_strip_credentials(out, url);
-
-	while (err == 0 && out->len > 1 && out->ptr[out->len - 1] == '/')
-		out->ptr[--out->len] = '\0';
-	return err;
-}
-
-/* Do two remote URLs name the same store (credentials aside)? */
-static int same_remote(const char *a, const char *b)
-{
-	struct rs_buf ka = RS_BUF_INIT, kb = RS_BUF_INIT;
-	int same;
-
-	same = remote_key(&ka, a) == 0 && remote_key(&kb, b) == 0 && strcmp(ka.ptr, kb.ptr) == 0;
-	rs_buf_release(&ka);
-	rs_buf_release(&kb);
-	return same;
-}
-
 /*
  * Which remote this clone is set up for, and whether that changes it:
  * --remote must agree with the committed one (and, without a marker, with
@@ -367,7 +345,7 @@ static int choose_remote(struct rs_repo *r, const char *remote_arg, int change,
 	rs_error_clear();
 	current = committed.len ? committed.ptr : local.len ? local.ptr : NULL;
 	if (remote_arg) {
-		if (current && !same_remote(current, remote_arg)) {
+		if (current && !rs_url_same_remote(current, remote_arg)) {
 			rs_url_strip_credentials(&a, current);
 			rs_url_strip_credentials(&b, remote_arg);
 			if (!change) {
@@ -384,7 +362,7 @@ static int choose_remote(struct rs_repo *r, const char *remote_arg, int change,
 		}
 		err = rs_buf_puts(url, remote_arg);
 	} else if (committed.len) {
-		if (local.len && !same_remote(local.ptr, committed.ptr)) {
+		if (local.len && !rs_url_same_remote(local.ptr, committed.ptr)) {
 			rs_url_strip_credentials(&a, local.ptr);
 			rs_buf_puts(old, a.ptr);
 		}

@@ -262,6 +262,17 @@ static int remote_key(struct rs_buf *out, const char *url)
 	return err;
 }
 
+int rs_url_same_remote(const char *a, const char *b)
+{
+	struct rs_buf ka = RS_BUF_INIT, kb = RS_BUF_INIT;
+	int same;
+
+	same = remote_key(&ka, a) == 0 && remote_key(&kb, b) == 0 && strcmp(ka.ptr, kb.ptr) == 0;
+	rs_buf_release(&ka);
+	rs_buf_release(&kb);
+	return same;
+}
+
 int rs_repo_check_remote(struct rs_repo *r)
 {
 	struct rs_buf committed = RS_BUF_INIT, local = RS_BUF_INIT;
@@ -276,13 +287,12 @@ int rs_repo_check_remote(struct rs_repo *r)
 		err = 0;
 		goto out;
 	}
-	if (err == 0)
-		err = remote_key(&a, committed.ptr);
-	if (err == 0)
-		err = remote_key(&b, local.ptr);
-	if (err == 0 && strcmp(a.ptr, b.ptr) != 0)
+	if (err == 0 && !rs_url_same_remote(committed.ptr, local.ptr)) {
+		rs_url_strip_credentials(&a, committed.ptr);
+		rs_url_strip_credentials(&b, local.ptr);
 		err = rs_error_set(RS_EGENERIC, "the committed remote is '%s', this clone uses '%s': "
 				   "run 'results init' to follow the committed one", a.ptr, b.ptr);
+	}
 out:
 	rs_buf_release(&committed);
 	rs_buf_release(&local);

@@ -130,6 +130,12 @@ int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
 int rs_url_strip_credentials(struct rs_buf *out, const char *url);
 
 /*
+ * 1 when the remote URLs `a` and `b` name the same store: equal once
+ * credentials, query and trailing '/' are removed; 0 otherwise.
+ */
+int rs_url_same_remote(const char *a, const char *b);
+
+/*
  * The LFS endpoint git-lfs derives from a git remote URL, spelled as
  * `git lfs env` prints it (the key of lfs.<endpoint>.* settings):
  * http(s)://host/path[.git]/info/lfs; ssh:// and scp-like user@host:path

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "remote/remote.h"
+#include "repo/repo.h"
 #include "util/error.h"
 
 static void ok(const char *url)
@@ -127,6 +128,17 @@ static void test_display(void **state)
 	check_display("/srv/a@b/store", "/srv/a@b/store");
 }
 
+/* The committed remote and this clone's: the same store, credentials aside. */
+static void test_same_remote(void **state)
+{
+	(void)state;
+	assert_true(rs_url_same_remote("https://u:pw@host/store", "https://host/store/"));
+	assert_true(rs_url_same_remote("azure://acct/c/p?sig=x", "azure://acct/c/p"));
+	assert_true(rs_url_same_remote("/srv/store/", "/srv/store"));
+	assert_false(rs_url_same_remote("file:///srv/store", "file:///srv/stroe"));
+	assert_false(rs_url_same_remote("s3://bucket/a", "s3://bucket/b"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +147,7 @@ int main(void)
 		cmocka_unit_test(test_kinds_listed),
 		cmocka_unit_test(test_open_hides_credentials),
 		cmocka_unit_test(test_display),
+		cmocka_unit_test(test_same_remote),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
