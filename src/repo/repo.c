@@ -362,14 +362,17 @@ static void agent_for_endpoint(git_config *const *cfgs, size_t n, const char *en
 	size_t i, best = 0;
 
 	for (i = 0; i < n; i++) {
-		if (!cfgs[i] || git_config_iterator_glob_new(&it, cfgs[i],
-				"^lfs\\..*\\.standalonetransferagent$") < 0)
+		/* Not git_config_iterator_glob_new: its regex leaks pcre2 match
+		   data (libgit2 1.5 with Debian's pcre2), as git_remote_lookup does. */
+		if (!cfgs[i] || git_config_iterator_new(&it, cfgs[i]) < 0)
 			continue;
 		while (git_config_next(&e, it) == 0) {
 			size_t klen = strlen(e->name), m;
 			char *pattern;
 
-			if (klen <= 4 + sizeof(suffix) - 1 || !e->value)
+			if (klen <= 4 + sizeof(suffix) - 1 || !e->value ||
+			    strncmp(e->name, "lfs.", 4) != 0 ||
+			    strcmp(e->name + klen - (sizeof(suffix) - 1), suffix) != 0)
 				continue;
 			pattern = strndup(e->name + 4, klen - 4 - (sizeof(suffix) - 1));
 			m = pattern ? url_match(pattern, endpoint) : 0;
