@@ -389,7 +389,7 @@ static int init_local(const char *remote_arg, const char *agent_arg, int change)
 	struct rs_repo *r = NULL;
 	struct rs_buf url = RS_BUF_INIT, agent = RS_BUF_INIT, shown = RS_BUF_INIT;
 	struct rs_buf tmpl_path = RS_BUF_INIT, tmpl = RS_BUF_INIT, marker = RS_BUF_INIT;
-	struct rs_buf old_marker = RS_BUF_INIT, old_remote = RS_BUF_INIT;
+	struct rs_buf old_marker = RS_BUF_INIT, old_remote = RS_BUF_INIT, followed = RS_BUF_INIT;
 	struct rs_commit_file files[3];
 	struct rs_commit_options copts = { "results init: LFS settings and the remote of this "
 					   "results repository", NULL, NULL, 0 };
@@ -441,8 +441,16 @@ static int init_local(const char *remote_arg, const char *agent_arg, int change)
 	}
 	/* Keep a committed marker unless --change-remote moves it. */
 	if (rs_repo_read_tree_file(r, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &old_marker) != 0 ||
-	    (remote_arg && old_remote.len))
+	    (remote_arg && old_remote.len)) {
 		files[nfiles++] = (struct rs_commit_file){ RS_REPO_MARKER, marker.ptr, marker.len, 0, 0 };
+		err = rs_buf_puts(&followed, shown.ptr);
+	} else {
+		err = rs_repo_committed_remote(r, &followed);
+	}
+	if (err) {
+		status = rs_cli_report(err);
+		goto out;
+	}
 	/* Local git config. */
 	if (git_repository_config(&cfg, r->git) < 0 ||
 	    git_config_open_level(&local, cfg, GIT_CONFIG_LEVEL_LOCAL) < 0) {
@@ -466,6 +474,9 @@ static int init_local(const char *remote_arg, const char *agent_arg, int change)
 		err = config_ensure(local, "lfs.customtransfer." AGENT_NAME ".direction", "both", &changes);
 	if (err == 0)
 		err = config_ensure(local, RS_REPO_REMOTE_KEY, url.ptr, &changes);
+	/* What the marker names once the commit below is made. */
+	if (err == 0)
+		err = config_ensure(local, RS_REPO_FOLLOWED_KEY, followed.ptr, &changes);
 	if (err == 0)
 		err = ensure_lfs_filters(cfg, local, &changes);
 	if (err) {
@@ -521,6 +532,7 @@ out:
 	rs_buf_release(&marker);
 	rs_buf_release(&old_marker);
 	rs_buf_release(&old_remote);
+	rs_buf_release(&followed);
 	rs_repo_free(r);
 	return status;
 }

@@ -275,9 +275,9 @@ int rs_url_same_remote(const char *a, const char *b)
 
 int rs_repo_check_remote(struct rs_repo *r)
 {
-	struct rs_buf committed = RS_BUF_INIT, local = RS_BUF_INIT;
+	struct rs_buf committed = RS_BUF_INIT, local = RS_BUF_INIT, followed = RS_BUF_INIT;
 	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
-	int err;
+	int err, have_followed;
 
 	err = rs_repo_committed_remote(r, &committed);
 	if (err == 0)
@@ -287,7 +287,16 @@ int rs_repo_check_remote(struct rs_repo *r)
 		err = 0;
 		goto out;
 	}
-	if (err == 0 && !rs_url_same_remote(committed.ptr, local.ptr)) {
+	if (err)
+		goto out;
+	/* The committed remote this clone was set up for: when it is still
+	   the committed one, a results.remote set by hand (a mirror, a
+	   proxy) is this clone's choice, not a change it missed. */
+	have_followed = rs_repo_config_get(r, RS_REPO_FOLLOWED_KEY, &followed) == 0 &&
+			followed.len > 0;
+	rs_error_clear();
+	if (have_followed ? !rs_url_same_remote(committed.ptr, followed.ptr)
+			  : !rs_url_same_remote(committed.ptr, local.ptr)) {
 		rs_url_strip_credentials(&a, committed.ptr);
 		rs_url_strip_credentials(&b, local.ptr);
 		err = rs_error_set(RS_EGENERIC, "the committed remote is '%s', this clone uses '%s': "
@@ -296,6 +305,7 @@ int rs_repo_check_remote(struct rs_repo *r)
 out:
 	rs_buf_release(&committed);
 	rs_buf_release(&local);
+	rs_buf_release(&followed);
 	rs_buf_release(&a);
 	rs_buf_release(&b);
 	return err;

@@ -23,6 +23,15 @@
 /* Git config key naming the store's remote (read by lfs-agent too). */
 #define RS_REPO_REMOTE_KEY "results.remote"
 
+/*
+ * Git config key holding the committed remote (as committed, without
+ * credentials) that `results init` last set this clone up for: a
+ * committed remote that differs from it is a change this clone has not
+ * followed, while a results.remote set by hand to another URL (a mirror,
+ * a proxy) is not.
+ */
+#define RS_REPO_FOLLOWED_KEY "results.committedremote"
+
 /* Caps on committed files read back from the tree (untrusted input). */
 #define RS_REPO_MARKER_MAX (64 * 1024)
 
@@ -81,12 +90,14 @@ int rs_repo_remote_url(struct rs_repo *r, struct rs_buf *out, int *from_config);
 int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out);
 
 /*
- * 0 when this clone's results.remote names the remote committed in
- * RS_REPO_MARKER (compared without credentials and trailing '/'), or when
- * either is missing. RS_EGENERIC otherwise, with the message "the
- * committed remote is X, this clone uses Y: run 'results init'" (a pulled
- * change of remote that this clone has not followed). Every command that
- * talks to the store checks it (rs_repo_open_remote does).
+ * 0 unless the remote committed in RS_REPO_MARKER changed since this
+ * clone was set up: it differs from RS_REPO_FOLLOWED_KEY, or (in a clone
+ * set up before that key existed) from results.remote; compared without
+ * credentials and trailing '/'. 0 as well when either is missing.
+ * RS_EGENERIC otherwise, with the message "the committed remote is X,
+ * this clone uses Y: run 'results init'" (a pulled change of remote that
+ * this clone has not followed). Every command that talks to the store
+ * checks it (rs_repo_open_remote does).
  */
 int rs_repo_check_remote(struct rs_repo *r);
 

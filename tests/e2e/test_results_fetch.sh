@@ -86,10 +86,9 @@ cp "$T/store.saved/FORMAT" "$STORE/" 2>/dev/null || true
 expect_status 6 "$RESULTS" fetch 2222222 -o "$T/out-missing"
 one_line_error
 [ -z "$(find "$T/out-missing" -type f 2>/dev/null)" ] || fail "a failed fetch left a file"
-# Remote unreachable: a store "folder" that is a file (the committed
-# remote: another one would be a set-up problem, exit 8).
-rm -rf "$STORE"
-echo not-a-folder > "$STORE"
+# Remote unreachable: a store "folder" that is a file.
+echo not-a-folder > "$T/not-a-store"
+git config results.remote "file://$T/not-a-store"
 expect_status 5 "$RESULTS" fetch 2222222 -o "$T/out-missing"
 one_line_error
 rm -rf "$STORE"

@@ -281,6 +281,20 @@ git clone -q "$T/results.git" "$T/check" 2>/dev/null
 	fail "fetch of the session pushed after the change"
 cmp -s "$T"/d-out/*/d.pyisession "$T/d.pyisession" || fail "the session pushed after the change is not in the new store"
 expect_status 2 "$RESULTS" init --change-remote
+# A results.remote set by hand (a mirror of the committed store) is this
+# clone's choice, not a missed change: init recorded which committed
+# remote it followed (results.committedremote) ...
+[ "$(git config --local results.committedremote)" = "file://$STORE2" ] || fail "results.committedremote"
+cp -a "$STORE2" "$T/mirror"
+git config results.remote "file://$T/mirror"
+expect_status 0 "$RESULTS" fetch 1111111 -o "$T/mirror-out"
+# ... while a clone set up before that key existed compares results.remote.
+git config --unset results.committedremote
+expect_status 8 "$RESULTS" fetch 1111111 -o "$T/mirror-out2"
+grep -qF "the committed remote is 'file://$STORE2', this clone uses 'file://$T/mirror'" "$T/err" ||
+	fail "fetch in a clone without results.committedremote: $(cat "$T/err")"
+expect_status 0 "$RESULTS" init
+[ "$(git config --local results.remote)" = "file://$STORE2" ] || fail "bare init did not follow the committed remote"
 echo "ok - 5. --change-remote is explicit; a pulled change is noticed and followed"
 
 # --- 6. a run file over 1 MiB: attributes and content agree -------------------
