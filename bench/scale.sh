@@ -67,6 +67,8 @@ echo "# scale benchmark: $RUNS runs, work dir $W"
 git init -q "$W/repo"
 cd "$W/repo"
 git config results.remote "file://$W/store"
+git config lfs.standalonetransferagent results   # results add refuses without it
+git config lfs.customtransfer.results.path "$(dirname "$RESULTS")/../lfs-agent/lfs-agent"
 printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
 git add .gitattributes && git commit -qm "results repository"
 printf '{"months": 12, "population": 1000}\n' >"$W/stats.json"

@@ -23,8 +23,9 @@ static const char usage[] =
 	"\n"
 	"Arguments are session files (*.pyisession) or run folders as profiling\n"
 	"scripts write them (*.pyisession, *.stats.json, *.args.json,\n"
-	"*.logged-stats.csv, *.html): files up to 1 MiB are committed as they\n"
-	"are, larger ones as LFS pointers; stats files are read into run.json.\n"
+	"*.logged-stats.csv, *.html): sessions become LFS pointers, every other\n"
+	"file is committed as it is (at most 50 MiB); stats files are read into\n"
+	"run.json.\n"
 	"The first session is the run's main session, summarised in summary.md.\n"
 	"\n"
 	"options:\n"
@@ -45,8 +46,12 @@ static const char usage[] =
 	"Environment: RESULTS_RECORDED_AT (Unix seconds) overrides the recording\n"
 	"time, for back-filling old runs; RUNNER_NAME names the CI runner.\n"
 	"\n"
+	"The clone must push sessions through lfs-agent ('results init' sets it\n"
+	"up); otherwise nothing is recorded (exit 8): a push would send them to\n"
+	"the git host's own LFS server.\n"
+	"\n"
 	"exit status: 0 recorded, 2 bad usage or input, 3 not a results\n"
-	"repository, 8 other error.\n";
+	"repository, 8 not set up for lfs-agent or other error.\n";
 
 enum { OPT_COMMIT = 256, OPT_BRANCH, OPT_TRIGGER, OPT_META, OPT_STATS, OPT_RAW };
 
@@ -176,6 +181,12 @@ int cmd_add(int argc, char **argv)
 	status = rs_cli_open_repo(&repo);
 	if (status != RS_EXIT_OK)
 		goto out;
+	/* Before anything is written: a clone whose pushes would take the
+	   session to the git host's own LFS server records nothing. */
+	if (rs_repo_check_transfer(repo) != 0) {
+		status = rs_cli_fail(RS_EXIT_OTHER, "%s; nothing was recorded", rs_error_message());
+		goto out;
+	}
 	status = rs_cli_repair_repo(repo);
 	if (status != RS_EXIT_OK)
 		goto out;

@@ -38,7 +38,9 @@ static const char usage[] =
 	"Check this clone's set-up for results: the lfs-agent program and the\n"
 	"git config that names it, git-lfs and its filters, the hooks, the\n"
 	".gitattributes and .lfsconfig of the repository, and whether the\n"
-	"remote answers. Prints one line per check and what to fix.\n"
+	"remote answers. Prints one line per check and what to fix: also when\n"
+	"the committed remote (.results.json) is not the one this clone uses, or\n"
+	"when git-lfs would send sessions anywhere but through lfs-agent.\n"
 	"\n"
 	"exit status: 0 all good, 3 not a results repository, 5 the remote does\n"
 	"not answer, 6 a newest run's session is not on the remote, 8 something\n"
@@ -127,34 +129,25 @@ static int config(struct doctor *d, const char *key, struct rs_buf *out)
 	return err == 0 && out->len > 0;
 }
 
-/* The agent git-lfs will use here: local/global lfs.standalonetransferagent,
-   or the url-specific one for origin's LFS endpoint. */
+/* The agent git-lfs will use here, found as results add finds it
+   (rs_repo_transfer_agent: url-matched, then lfs.standalonetransferagent). */
 static void check_agent(struct doctor *d)
 {
 	struct rs_buf name = RS_BUF_INIT, key = RS_BUF_INIT, val = RS_BUF_INIT;
 	struct rs_buf endpoint = RS_BUF_INIT;
-	struct rs_buf origin = RS_BUF_INIT;
 
-	/* remote.origin.url read directly: git_remote_lookup leaks pcre2 match
-	   data (libgit2 1.5 with Debian's pcre2), which fails the ASan run. */
-	if (config(d, "remote.origin.url", &origin) &&
-	    rs_lfs_endpoint(&endpoint, origin.ptr) == 0) {
-		rs_buf_printf(&key, "lfs.%s.standalonetransferagent", endpoint.ptr);
-		if (config(d, key.ptr, &val))
-			rs_buf_puts(&name, val.ptr);
+	if (rs_repo_transfer_agent(d->repo, &name, &val, &endpoint) != 0) {
+		say(d, 2, RS_EXIT_OTHER, "%s", rs_error_message());
+		goto out;
 	}
-	rs_error_clear();
-	if (!name.len && config(d, "lfs.standalonetransferagent", &val))
-		rs_buf_puts(&name, val.ptr);
 	if (!name.len) {
 		say(d, 2, RS_EXIT_OTHER, "no standalone transfer agent: git-lfs would not use "
 		    "lfs-agent; run 'results init'");
 		goto out;
 	}
 	say(d, 0, 0, "git-lfs transfers through the agent '%s'", name.ptr);
-	rs_buf_clear(&key);
 	rs_buf_printf(&key, "lfs.customtransfer.%s.path", name.ptr);
-	if (!config(d, key.ptr, &val)) {
+	if (!val.len) {
 		say(d, 2, RS_EXIT_OTHER, "%s is not set; run 'results init'", key.ptr);
 		goto out;
 	}
@@ -174,7 +167,6 @@ static void check_agent(struct doctor *d)
 		    "so per-repository agent settings may not apply; 'git config --unset lfs.url' "
 		    "unless you need it", val.ptr);
 out:
-	rs_buf_release(&origin);
 	rs_buf_release(&name);
 	rs_buf_release(&key);
 	rs_buf_release(&val);
@@ -295,11 +287,17 @@ static void check_remote(struct doctor *d)
 		goto out;
 	}
 	rs_url_strip_credentials(&shown, url.ptr);
-	if (!from_config)
+	if (!from_config) {
 		say(d, 2, RS_EXIT_OTHER, "results.remote is not set in this clone (%s names '%s'); "
 		    "run 'results init'", RS_REPO_MARKER, shown.ptr);
-	else
+	} else if (rs_repo_check_remote(d->repo) != 0) {
+		/* A pulled change of remote: asking the old one proves nothing. */
+		say(d, 2, RS_EXIT_OTHER, "%s", rs_error_message());
+		rs_error_clear();
+		goto out;
+	} else {
 		say(d, 0, 0, "remote %s", shown.ptr);
+	}
 	err = rs_repo_open_remote(d->repo, &remote, NULL);
 	if (err == 0) {
 		err = remote->stat(remote, "FORMAT", NULL);
@@ -377,7 +375,7 @@ out:
 int cmd_doctor(int argc, char **argv)
 {
 	struct doctor d = { NULL, RS_EXIT_OK, 0, 0 };
-	int err;
+	int err, fails;
 
 	if (rs_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
@@ -396,7 +394,12 @@ int cmd_doctor(int argc, char **argv)
 		goto out;
 	}
 	check_remote(&d);
+	fails = d.fails;
 	check_agent(&d);
+	/* What `results add` refuses on (the url-matched agent, lfs-agent). */
+	if (d.fails == fails && rs_repo_check_transfer(d.repo) != 0)
+		say(&d, 2, RS_EXIT_OTHER, "%s", rs_error_message());
+	rs_error_clear();
 	check_git_lfs(&d);
 	check_hooks(&d);
 	check_files(&d);

@@ -54,10 +54,12 @@ static const char usage[] =
 	"  -o, --output DIR  write DIR/<run id>/<file> and leave the repository\n"
 	"                    alone; without it the session goes into the local\n"
 	"                    LFS store and replaces its pointer in the working tree\n"
+	"                    (one line on stderr says so, and how to free the space)\n"
 	"\n"
 	"exit status: 0 ok, 2 usage, 3 not a results repository, 4 unknown or\n"
 	"ambiguous run, 5 remote unreachable, 6 object missing on the remote,\n"
-	"7 corrupt data, 8 other error\n";
+	"7 corrupt data, 8 other error (also: the committed remote is not the\n"
+	"one this clone uses; run 'results init')\n";
 
 struct fetcher {
 	struct rs_repo *repo;
@@ -75,6 +77,10 @@ static int open_store(struct fetcher *f)
 
 	if (f->store)
 		return RS_EXIT_OK;
+	/* A pulled change of remote this clone has not followed: a set-up
+	   problem (8), not an unreachable remote. */
+	if (rs_repo_check_remote(f->repo) != 0)
+		return rs_cli_error(RS_EXIT_OTHER);
 	err = rs_repo_open_remote(f->repo, &f->remote, &f->url);
 	if (err == RS_ENOTFOUND)
 		return rs_cli_error(RS_EXIT_NOT_REPO);
@@ -420,9 +426,14 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 		status = rs_cli_fail(rs_cli_exit_for(err), "%s: %s", what.ptr, rs_error_message());
 		goto out;
 	}
-	if (checkout_file(f, rel.ptr, object.ptr, &p, &text, fresh))
+	if (checkout_file(f, rel.ptr, object.ptr, &p, &text, fresh)) {
 		printf("%s%s\n", f->repo->workdir, rel.ptr);
-	else
+		/* Sessions are large and the work tree is where nobody looks. */
+		fprintf(stderr, "results: %s (%.1f MB) is checked out in the work tree and kept "
+			"in .git/lfs/objects; to free the space: rm '%s' '%s' && GIT_LFS_SKIP_SMUDGE=1 "
+			"git checkout -- '%s'\n",
+			rel.ptr, (double)p.size / 1e6, object.ptr, rel.ptr, rel.ptr);
+	} else
 		printf("%s\n", object.ptr);
 	status = RS_EXIT_OK;
 out:

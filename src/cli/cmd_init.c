@@ -43,7 +43,7 @@ static const char *const hook_names[] = { "pre-push", "post-checkout", "post-com
 					  "post-merge" };
 
 static const char usage[] =
-	"usage: results init [--remote URL] [--agent PATH]\n"
+	"usage: results init [--remote URL [--change-remote]] [--agent PATH]\n"
 	"       results init --global [--repo GIT-URL --remote URL] [--agent PATH]\n"
 	"\n"
 	"Set up this clone of a results repository: local git config for\n"
@@ -51,18 +51,29 @@ static const char usage[] =
 	"results.remote), the git hooks, and one commit with .gitattributes (if\n"
 	"none), .lfsconfig (if none; keeps sessions out of clones and pulls) and\n"
 	".results.json naming the remote (never its credentials). In a later clone\n"
-	"a bare 'results init' reads the remote from .results.json. Running it\n"
-	"again changes nothing.\n"
+	"a bare 'results init' reads the remote from .results.json (and follows\n"
+	"it when this clone's git config names another). Running it again\n"
+	"changes nothing.\n"
 	"\n"
-	"  --remote URL   where the store lives: file:///abs/path or a path,\n"
-	"                 https://..., s3://bucket/prefix, az://...\n"
+	"  --remote URL   where the store lives: file:///abs/path or a folder\n"
+	"                 path, s3://bucket/prefix, azure://account/container/prefix,\n"
+	"                 https://host/path or http://host/path (WebDAV; Azure at\n"
+	"                 https://account.blob.core.windows.net/container). A user\n"
+	"                 or password in the URL, or a ?query (SAS token), stays in\n"
+	"                 this clone's git config and is never committed\n"
+	"  --change-remote  with --remote: move a set-up repository to another\n"
+	"                 remote (without it, a --remote other than the committed\n"
+	"                 one is refused); prints the old and the new remote\n"
 	"  --agent PATH   the lfs-agent program (default: next to results)\n"
 	"  --global       configure this machine instead (global git config,\n"
 	"                 GIT_CONFIG_GLOBAL if set): a plain 'git clone' of the\n"
 	"                 repository --repo (default: this clone's origin) then\n"
 	"                 downloads through lfs-agent from --remote (default:\n"
 	"                 this clone's remote). A --repo ending in '/' is a\n"
-	"                 prefix: it covers every repository below it\n";
+	"                 prefix: it covers every repository below it\n"
+	"\n"
+	"exit status: 0 set up, 2 bad usage or URL (or --remote differs from the\n"
+	"committed remote without --change-remote), 3 not in a git clone, 8 other\n";
 
 /*
  * The lfs-agent to configure: --agent, else next to this binary (installed
@@ -221,12 +232,13 @@ static int hooks_dir(struct rs_buf *out, struct rs_repo *r)
 	struct rs_buf cfg = RS_BUF_INIT;
 	int err;
 
-	if (rs_repo_config_get(r, "core.hooksPath", &cfg) == 0 && cfg.len)
+	if (rs_repo_config_get(r, "core.hooksPath", &cfg) == 0 && cfg.len) {
 		err = cfg.ptr[0] == '/' ? rs_buf_puts(out, cfg.ptr)
 					: rs_buf_printf(out, "%s%s", r->workdir, cfg.ptr);
-	else
+	} else {
+		rs_error_clear(); /* unset: the default below */
 		err = rs_buf_printf(out, "%shooks", r->gitdir);
-	rs_error_clear();
+	}
 	rs_buf_release(&cfg);
 	return err;
 }
@@ -274,16 +286,17 @@ static int install_hooks(struct rs_repo *r, int *installed, int *kept)
 			(*kept)++;
 			continue;
 		} else if (e != 0 && e != RS_ENOTFOUND) {
-			err = e;
+			err = rs_error_wrap(e, "cannot read the hook '%s'", dst.ptr);
 			break;
 		}
+		rs_error_clear(); /* no hook there yet: not an error */
 		err = rs_fs_write_file_atomic(dst.ptr, want.ptr, want.len);
 		if (err == 0 && chmod(dst.ptr, 0755) != 0)
 			err = rs_error_errno(RS_EGENERIC, "cannot make '%s' executable", dst.ptr);
 		if (err == 0)
 			(*installed)++;
 	}
-	rs_error_clear();
+	/* The message of a failure stays for the caller to print. */
 	rs_buf_release(&dir);
 	rs_buf_release(&src);
 	rs_buf_release(&dst);
@@ -306,12 +319,77 @@ static int check_remote_url(const char *url)
 	return 0;
 }
 
-static int init_local(const char *remote_arg, const char *agent_arg)
+/*
+ * Which remote this clone is set up for, and whether that changes it:
+ * --remote must agree with the committed one (and, without a marker, with
+ * this clone's results.remote) unless --change-remote says the move is
+ * meant; a bare init follows the committed marker, keeping this clone's
+ * URL only when it names the same store (it may carry credentials).
+ * `old` receives the remote replaced (empty when none).
+ */
+static int choose_remote(struct rs_repo *r, const char *remote_arg, int change,
+			 struct rs_buf *url, struct rs_buf *old)
+{
+	struct rs_buf committed = RS_BUF_INIT, local = RS_BUF_INIT;
+	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
+	const char *current;
+	int err, status = RS_EXIT_OK;
+
+	err = rs_repo_committed_remote(r, &committed);
+	if (err && err != RS_ENOTFOUND) {
+		status = rs_cli_report(err);
+		goto out;
+	}
+	if (rs_repo_config_get(r, RS_REPO_REMOTE_KEY, &local) != 0)
+		rs_buf_clear(&local);
+	rs_error_clear();
+	current = committed.len ? committed.ptr : local.len ? local.ptr : NULL;
+	if (remote_arg) {
+		if (current && !rs_url_same_remote(current, remote_arg)) {
+			rs_url_strip_credentials(&a, current);
+			rs_url_strip_credentials(&b, remote_arg);
+			if (!change) {
+				status = rs_cli_fail(RS_EXIT_USAGE, "this repository's remote is '%s' (%s), "
+						     "--remote names '%s': to move it, run 'results init "
+						     "--change-remote --remote %s'; to keep it, run 'results "
+						     "init' without --remote", a.ptr,
+						     committed.len ? "committed in " RS_REPO_MARKER
+								   : "results.remote of this clone",
+						     b.ptr, b.ptr);
+				goto out;
+			}
+			rs_buf_puts(old, a.ptr);
+		}
+		err = rs_buf_puts(url, remote_arg);
+	} else if (committed.len) {
+		if (local.len && !rs_url_same_remote(local.ptr, committed.ptr)) {
+			rs_url_strip_credentials(&a, local.ptr);
+			rs_buf_puts(old, a.ptr);
+		}
+		err = rs_buf_puts(url, local.len && !old->len ? local.ptr : committed.ptr);
+	} else if (local.len) {
+		err = rs_buf_puts(url, local.ptr);
+	} else {
+		status = rs_cli_fail(RS_EXIT_USAGE, "no remote known for this repository: run "
+				     "'results init --remote URL' (for example file:///srv/results-store)");
+		goto out;
+	}
+	if (err)
+		status = rs_cli_report(err);
+out:
+	rs_buf_release(&committed);
+	rs_buf_release(&local);
+	rs_buf_release(&a);
+	rs_buf_release(&b);
+	return status;
+}
+
+static int init_local(const char *remote_arg, const char *agent_arg, int change)
 {
 	struct rs_repo *r = NULL;
 	struct rs_buf url = RS_BUF_INIT, agent = RS_BUF_INIT, shown = RS_BUF_INIT;
 	struct rs_buf tmpl_path = RS_BUF_INIT, tmpl = RS_BUF_INIT, marker = RS_BUF_INIT;
-	struct rs_buf old_marker = RS_BUF_INIT;
+	struct rs_buf old_marker = RS_BUF_INIT, old_remote = RS_BUF_INIT, followed = RS_BUF_INIT;
 	struct rs_commit_file files[3];
 	struct rs_commit_options copts = { "results init: LFS settings and the remote of this "
 					   "results repository", NULL, NULL, 0 };
@@ -325,17 +403,11 @@ static int init_local(const char *remote_arg, const char *agent_arg)
 		status = err == RS_ENOTFOUND ? rs_cli_error(RS_EXIT_NOT_REPO) : rs_cli_report(err);
 		goto out;
 	}
-	if (remote_arg)
-		err = rs_buf_puts(&url, remote_arg);
-	else
-		err = rs_repo_remote_url(r, &url, NULL);
-	if (err == RS_ENOTFOUND) {
-		status = rs_cli_fail(RS_EXIT_USAGE, "no remote known for this repository: run "
-				     "'results init --remote URL' (for example file:///srv/results-store)");
+	status = choose_remote(r, remote_arg, change, &url, &old_remote);
+	if (status != RS_EXIT_OK)
 		goto out;
-	}
-	if (err == 0)
-		err = check_remote_url(url.ptr);
+	status = RS_EXIT_OTHER;
+	err = check_remote_url(url.ptr);
 	if (err == 0)
 		err = rs_url_strip_credentials(&shown, url.ptr);
 	if (err) {
@@ -367,10 +439,18 @@ static int init_local(const char *remote_arg, const char *agent_arg)
 		status = rs_cli_report(err);
 		goto out;
 	}
-	/* Keep a committed marker unless --remote names another remote. */
+	/* Keep a committed marker unless --change-remote moves it. */
 	if (rs_repo_read_tree_file(r, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &old_marker) != 0 ||
-	    remote_arg)
+	    (remote_arg && old_remote.len)) {
 		files[nfiles++] = (struct rs_commit_file){ RS_REPO_MARKER, marker.ptr, marker.len, 0, 0 };
+		err = rs_buf_puts(&followed, shown.ptr);
+	} else {
+		err = rs_repo_committed_remote(r, &followed);
+	}
+	if (err) {
+		status = rs_cli_report(err);
+		goto out;
+	}
 	/* Local git config. */
 	if (git_repository_config(&cfg, r->git) < 0 ||
 	    git_config_open_level(&local, cfg, GIT_CONFIG_LEVEL_LOCAL) < 0) {
@@ -394,6 +474,9 @@ static int init_local(const char *remote_arg, const char *agent_arg)
 		err = config_ensure(local, "lfs.customtransfer." AGENT_NAME ".direction", "both", &changes);
 	if (err == 0)
 		err = config_ensure(local, RS_REPO_REMOTE_KEY, url.ptr, &changes);
+	/* What the marker names once the commit below is made. */
+	if (err == 0)
+		err = config_ensure(local, RS_REPO_FOLLOWED_KEY, followed.ptr, &changes);
 	if (err == 0)
 		err = ensure_lfs_filters(cfg, local, &changes);
 	if (err) {
@@ -411,11 +494,20 @@ static int init_local(const char *remote_arg, const char *agent_arg)
 
 	err = install_hooks(r, &installed, &kept);
 	if (err) {
-		status = rs_cli_report(err);
+		rs_error_wrap(err, "cannot install the git hooks (the rest is set up)");
+		status = rs_cli_fail(RS_EXIT_OTHER, "%s; fix it (core.hooksPath, permissions), then run "
+				     "'results init' again", rs_error_message());
 		goto out;
 	}
 
-	printf("remote:     %s\n", shown.ptr);
+	if (old_remote.len)
+		printf("remote:     %s (changed from %s%s)\n", shown.ptr, old_remote.ptr,
+		       remote_arg ? "" : ": followed the committed " RS_REPO_MARKER);
+	else
+		printf("remote:     %s\n", shown.ptr);
+	if (strcmp(shown.ptr, url.ptr) != 0)
+		printf("credentials: the URL's user, password or query are kept in this clone's "
+		       "git config (%s) only, never committed\n", RS_REPO_REMOTE_KEY);
 	printf("lfs-agent:  %s\n", agent.ptr);
 	printf("git config: %s\n", changes ? "updated (local)" : "already set");
 	if (changed) {
@@ -439,6 +531,8 @@ out:
 	rs_buf_release(&tmpl);
 	rs_buf_release(&marker);
 	rs_buf_release(&old_marker);
+	rs_buf_release(&old_remote);
+	rs_buf_release(&followed);
 	rs_repo_free(r);
 	return status;
 }
@@ -605,11 +699,12 @@ int cmd_init(int argc, char **argv)
 		{ "agent", required_argument, NULL, 'a' },
 		{ "repo", required_argument, NULL, 'R' },
 		{ "global", no_argument, NULL, 'g' },
+		{ "change-remote", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *remote = NULL, *agent = NULL, *repo = NULL;
-	int c, global = 0;
+	int c, global = 0, change = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -619,6 +714,7 @@ int cmd_init(int argc, char **argv)
 		case 'a': agent = optarg; break;
 		case 'R': repo = optarg; break;
 		case 'g': global = 1; break;
+		case 'c': change = 1; break;
 		case 'h': fputs(usage, stdout); return RS_EXIT_OK;
 		default:
 			return rs_cli_fail(RS_EXIT_USAGE, "init: unknown option '%s'; see 'results init --help'",
@@ -631,5 +727,8 @@ int cmd_init(int argc, char **argv)
 		return rs_cli_fail(RS_EXIT_USAGE, "init: --remote needs a URL");
 	if (repo && !global)
 		return rs_cli_fail(RS_EXIT_USAGE, "init: --repo goes with --global");
-	return global ? init_global(repo, remote, agent) : init_local(remote, agent);
+	if (change && (global || !remote))
+		return rs_cli_fail(RS_EXIT_USAGE, "init: --change-remote goes with --remote URL, "
+				   "without --global");
+	return global ? init_global(repo, remote, agent) : init_local(remote, agent, change);
 }

@@ -90,10 +90,39 @@ struct rs_remote {
 };
 
 /*
+ * The remote kinds this build accepts, for messages and --help texts (one
+ * list, so that help never offers what rs_remote_check_url refuses).
+ */
+#define RS_REMOTE_KINDS \
+	"file:///abs/path (or a plain folder path), s3://bucket/prefix, " \
+	"azure://account/container/prefix, https://host/path or http://host/path " \
+	"(WebDAV; Azure at https://account.blob.core.windows.net/container)"
+
+/*
+ * 0 when `url` is one this build could ever use: a known scheme (or a
+ * plain path), no control character, and for the network schemes (s3,
+ * azure, http, https) a host, a port in 1-65535 when one is given, no
+ * space, and no user or password in s3:// and azure:// URLs. RS_EUSAGE
+ * otherwise, with a message naming the problem; the message never holds
+ * the URL's user, password or query (they may be credentials). Whether
+ * the remote answers is not checked here.
+ */
+int rs_remote_check_url(const char *url);
+
+/*
+ * `url` without its "user:password@" part and without any "?query" or
+ * "#fragment" (a SAS token is a query), for messages and committed files;
+ * appended to `out`.
+ */
+int rs_remote_url_display(struct rs_buf *out, const char *url);
+
+/*
  * Open the remote named by `url`: "file:///abs/path" or a plain path for a
- * folder; further schemes as backends are added. The result is the
- * caller's: release it with rs_remote_free.
- * RS_EUSAGE for a URL that names no known backend or is malformed.
+ * folder, s3://, azure://, http(s)://. The URL is checked first with
+ * rs_remote_check_url. The result is the caller's: release it with
+ * rs_remote_free.
+ * RS_EUSAGE for a URL that names no known backend or is malformed; no
+ * error message of this function holds the URL's credentials.
  */
 int rs_remote_open(struct rs_remote **out, const char *url,
 		   const struct rs_remote_options *opts);

@@ -184,8 +184,7 @@ out:
 	return err;
 }
 
-/* The "remote" of the committed marker, appended to `out`. */
-static int marker_remote(struct rs_repo *r, struct rs_buf *out)
+int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out)
 {
 	struct rs_buf text = RS_BUF_INIT;
 	json_t *root = NULL, *remote;
@@ -247,12 +246,249 @@ int rs_repo_remote_url(struct rs_repo *r, struct rs_buf *out, int *from_config)
 	}
 	if (err && err != RS_ENOTFOUND)
 		return err;
-	err = marker_remote(r, out);
+	err = rs_repo_committed_remote(r, out);
 	if (err == 0 && from_config)
 		*from_config = 0;
 	if (err == RS_ENOTFOUND)
 		return rs_error_set(RS_ENOTFOUND,
 				    "no remote configured: set it with 'results init --remote URL'");
+	return err;
+}
+
+/* `url` shown without credentials and trailing '/', for comparing remotes. */
+static int remote_key(struct rs_buf *out, const char *url)
+{
+	int err = rs_remote_url_display(out, url);
+
+	while (err == 0 && out->len > 1 && out->ptr[out->len - 1] == '/')
+		out->ptr[--out->len] = '\0';
+	return err;
+}
+
+int rs_url_same_remote(const char *a, const char *b)
+{
+	struct rs_buf ka = RS_BUF_INIT, kb = RS_BUF_INIT;
+	int same;
+
+	same = remote_key(&ka, a) == 0 && remote_key(&kb, b) == 0 && strcmp(ka.ptr, kb.ptr) == 0;
+	rs_buf_release(&ka);
+	rs_buf_release(&kb);
+	return same;
+}
+
+int rs_repo_check_remote(struct rs_repo *r)
+{
+	struct rs_buf committed = RS_BUF_INIT, local = RS_BUF_INIT, followed = RS_BUF_INIT;
+	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
+	int err, have_followed;
+
+	err = rs_repo_committed_remote(r, &committed);
+	if (err == 0)
+		err = rs_repo_config_get(r, RS_REPO_REMOTE_KEY, &local);
+	if (err == RS_ENOTFOUND || (err == 0 && local.len == 0)) {
+		rs_error_clear();
+		err = 0;
+		goto out;
+	}
+	if (err)
+		goto out;
+	/* The committed remote this clone was set up for: when it is still
+	   the committed one, a results.remote set by hand (a mirror, a
+	   proxy) is this clone's choice, not a change it missed. */
+	have_followed = rs_repo_config_get(r, RS_REPO_FOLLOWED_KEY, &followed) == 0 &&
+			followed.len > 0;
+	rs_error_clear();
+	if (have_followed ? !rs_url_same_remote(committed.ptr, followed.ptr)
+			  : !rs_url_same_remote(committed.ptr, local.ptr)) {
+		rs_url_strip_credentials(&a, committed.ptr);
+		rs_url_strip_credentials(&b, local.ptr);
+		err = rs_error_set(RS_EGENERIC, "the committed remote is '%s', this clone uses '%s': "
+				   "run 'results init' to follow the committed one", a.ptr, b.ptr);
+	}
+out:
+	rs_buf_release(&committed);
+	rs_buf_release(&local);
+	rs_buf_release(&followed);
+	rs_buf_release(&a);
+	rs_buf_release(&b);
+	return err;
+}
+
+/*
+ * Does the lfs.<pattern>.* key apply to `endpoint`, and how well? git-lfs
+ * matches these keys the way git matches http.<url>.*: the same URL, or a
+ * prefix of it that ends at a '/' boundary. Returns the length matched
+ * (longer wins), 0 when it does not apply.
+ */
+static size_t url_match(const char *pattern, const char *endpoint)
+{
+	size_t n = strlen(pattern);
+
+	while (n > 1 && pattern[n - 1] == '/')
+		n--;
+	if (strncmp(pattern, endpoint, n) != 0)
+		return 0;
+	if (endpoint[n] != '\0' && endpoint[n] != '/')
+		return 0;
+	return n;
+}
+
+/* The config files git-lfs reads that libgit2 1.5 may not: GIT_CONFIG_GLOBAL. */
+static git_config *extra_global_config(void)
+{
+	const char *env = getenv("GIT_CONFIG_GLOBAL");
+	git_config *cfg = NULL;
+
+	if (!env || !*env || access(env, R_OK) != 0)
+		return NULL;
+	if (git_config_open_ondisk(&cfg, env) < 0) {
+		git_error_clear();
+		return NULL;
+	}
+	return cfg;
+}
+
+/* The value of `key` in the first of `cfgs` that has it, appended; 1 if found. */
+static int cfgs_get(git_config *const *cfgs, size_t n, const char *key, struct rs_buf *out)
+{
+	git_buf val = { 0 };
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (cfgs[i] && git_config_get_string_buf(&val, cfgs[i], key) == 0) {
+			rs_buf_puts(out, val.ptr);
+			git_buf_dispose(&val);
+			return 1;
+		}
+	}
+	git_error_clear();
+	return 0;
+}
+
+/* The best-matching lfs.<url>.standalonetransferagent for `endpoint`. */
+static void agent_for_endpoint(git_config *const *cfgs, size_t n, const char *endpoint,
+			       struct rs_buf *out)
+{
+	static const char suffix[] = ".standalonetransferagent";
+	git_config_iterator *it = NULL;
+	git_config_entry *e;
+	size_t i, best = 0;
+
+	for (i = 0; i < n; i++) {
+		/* Not git_config_iterator_glob_new: its regex leaks pcre2 match
+		   data (libgit2 1.5 with Debian's pcre2), as git_remote_lookup does. */
+		if (!cfgs[i] || git_config_iterator_new(&it, cfgs[i]) < 0)
+			continue;
+		while (git_config_next(&e, it) == 0) {
+			size_t klen = strlen(e->name), m;
+			char *pattern;
+
+			if (klen <= 4 + sizeof(suffix) - 1 || !e->value ||
+			    strncmp(e->name, "lfs.", 4) != 0 ||
+			    strcmp(e->name + klen - (sizeof(suffix) - 1), suffix) != 0)
+				continue;
+			pattern = strndup(e->name + 4, klen - 4 - (sizeof(suffix) - 1));
+			m = pattern ? url_match(pattern, endpoint) : 0;
+			free(pattern);
+			if (m > best) {
+				best = m;
+				rs_buf_clear(out);
+				rs_buf_puts(out, e->value);
+			}
+		}
+		git_config_iterator_free(it);
+		it = NULL;
+		if (best)
+			break; /* the first config holding a match wins, as levels do */
+	}
+	git_error_clear();
+}
+
+int rs_repo_transfer_agent(struct rs_repo *r, struct rs_buf *name_out,
+			   struct rs_buf *path_out, struct rs_buf *endpoint_out)
+{
+	git_config *cfgs[3] = { NULL, NULL, NULL };
+	struct rs_buf endpoint = RS_BUF_INIT, val = RS_BUF_INIT, name = RS_BUF_INIT;
+	struct rs_buf key = RS_BUF_INIT, path = RS_BUF_INIT;
+	int err = 0;
+
+	if (git_repository_config_snapshot(&cfgs[0], r->git) < 0) {
+		err = git_fail(RS_EGENERIC, "cannot read the git config");
+		goto out;
+	}
+	cfgs[1] = extra_global_config();
+	/* The LFS endpoint git-lfs uses for the default remote. */
+	if (cfgs_get(cfgs, 2, "lfs.url", &endpoint) ||
+	    cfgs_get(cfgs, 2, "remote.origin.lfsurl", &endpoint)) {
+		/* given as is */
+	} else {
+		rs_buf_printf(&path, "%s.lfsconfig", r->workdir);
+		if (rs_fs_exists(path.ptr) && git_config_open_ondisk(&cfgs[2], path.ptr) < 0)
+			cfgs[2] = NULL;
+		if (!cfgs_get(&cfgs[2], 1, "lfs.url", &endpoint) &&
+		    cfgs_get(cfgs, 2, "remote.origin.url", &val) &&
+		    rs_lfs_endpoint(&endpoint, val.ptr) != 0)
+			rs_buf_clear(&endpoint);
+	}
+	rs_error_clear();
+	if (endpoint.len)
+		agent_for_endpoint(cfgs, 2, endpoint.ptr, &name);
+	if (!name.len)
+		cfgs_get(cfgs, 2, "lfs.standalonetransferagent", &name);
+	rs_buf_clear(&val);
+	if (endpoint.len)
+		err = rs_url_strip_credentials(endpoint_out, endpoint.ptr);
+	if (err == 0 && name.len) {
+		rs_buf_printf(&key, "lfs.customtransfer.%s.path", name.ptr);
+		cfgs_get(cfgs, 2, key.ptr, path_out);
+		err = rs_buf_puts(name_out, name.ptr);
+	}
+out:
+	git_config_free(cfgs[0]);
+	git_config_free(cfgs[1]);
+	git_config_free(cfgs[2]);
+	rs_buf_release(&endpoint);
+	rs_buf_release(&val);
+	rs_buf_release(&name);
+	rs_buf_release(&key);
+	rs_buf_release(&path);
+	return err;
+}
+
+int rs_repo_check_transfer(struct rs_repo *r)
+{
+	struct rs_buf name = RS_BUF_INIT, path = RS_BUF_INIT, val = RS_BUF_INIT;
+	const char *base;
+	int err;
+
+	err = rs_repo_transfer_agent(r, &name, &path, &val);
+	if (err)
+		goto out;
+	if (!name.len) {
+		err = rs_error_set(RS_EGENERIC, "git-lfs in this clone would send sessions %s%s%s, not "
+				   "through lfs-agent to the results store (no "
+				   "lfs.standalonetransferagent): run 'results init' first",
+				   val.len ? "to '" : "to the git host's own LFS server",
+				   val.len ? val.ptr : "", val.len ? "' (the git host's own LFS server)" : "");
+		goto out;
+	}
+	if (path.len == 0) {
+		err = rs_error_set(RS_EGENERIC, "git-lfs in this clone uses the transfer agent '%s' but "
+				   "'lfs.customtransfer.%s.path' is not set: run 'results init'",
+				   name.ptr, name.ptr);
+		goto out;
+	}
+	base = strrchr(path.ptr, '/');
+	base = base ? base + 1 : path.ptr;
+	if (strncmp(base, "lfs-agent", 9) != 0) {
+		err = rs_error_set(RS_EGENERIC, "git-lfs in this clone transfers through '%s' (agent "
+				   "'%s'), not lfs-agent: run 'results init'", path.ptr, name.ptr);
+		goto out;
+	}
+out:
+	rs_buf_release(&val);
+	rs_buf_release(&name);
+	rs_buf_release(&path);
 	return err;
 }
 
@@ -275,7 +511,9 @@ int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
 	git_config *cfg = NULL;
 	int err;
 
-	err = rs_repo_remote_url(r, &url, NULL);
+	err = rs_repo_check_remote(r);
+	if (err == 0)
+		err = rs_repo_remote_url(r, &url, NULL);
 	if (err)
 		goto out;
 	if (!r->snapshot) {
@@ -295,24 +533,7 @@ out:
 
 int rs_url_strip_credentials(struct rs_buf *out, const char *url)
 {
-	const char *scheme = strstr(url, "://");
-	const char *host, *slash, *at, *end;
-	int err;
-
-	end = url + strcspn(url, "?#");
-	if (!scheme || scheme > end)
-		return rs_buf_put(out, url, (size_t)(end - url));
-	host = scheme + 3;
-	slash = host + strcspn(host, "/?#");
-	/* The last '@' of the authority ends the userinfo (passwords may hold '@'). */
-	at = NULL;
-	for (const char *p = host; p < slash; p++)
-		if (*p == '@')
-			at = p;
-	err = rs_buf_put(out, url, (size_t)(host - url));
-	if (err == 0)
-		err = rs_buf_put(out, at ? at + 1 : host, (size_t)(end - (at ? at + 1 : host)));
-	return err;
+	return rs_remote_url_display(out, url);
 }
 
 int rs_repo_lfs_object_path(struct rs_buf *out, const struct rs_repo *r,

@@ -23,6 +23,15 @@
 /* Git config key naming the store's remote (read by lfs-agent too). */
 #define RS_REPO_REMOTE_KEY "results.remote"
 
+/*
+ * Git config key holding the committed remote (as committed, without
+ * credentials) that `results init` last set this clone up for: a
+ * committed remote that differs from it is a change this clone has not
+ * followed, while a results.remote set by hand to another URL (a mirror,
+ * a proxy) is not.
+ */
+#define RS_REPO_FOLLOWED_KEY "results.committedremote"
+
 /* Caps on committed files read back from the tree (untrusted input). */
 #define RS_REPO_MARKER_MAX (64 * 1024)
 
@@ -73,7 +82,51 @@ int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 int rs_repo_remote_url(struct rs_repo *r, struct rs_buf *out, int *from_config);
 
 /*
- * Open the remote of rs_repo_remote_url. Backends that need more settings
+ * The "remote" named by the committed RS_REPO_MARKER in HEAD (as
+ * committed: without credentials), appended to `out`. RS_ENOTFOUND when
+ * there is no marker or it names no remote; RS_ECORRUPT when it is not
+ * JSON.
+ */
+int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out);
+
+/*
+ * 0 unless the remote committed in RS_REPO_MARKER changed since this
+ * clone was set up: it differs from RS_REPO_FOLLOWED_KEY, or (in a clone
+ * set up before that key existed) from results.remote; compared without
+ * credentials and trailing '/'. 0 as well when either is missing.
+ * RS_EGENERIC otherwise, with the message "the committed remote is X,
+ * this clone uses Y: run 'results init'" (a pulled change of remote that
+ * this clone has not followed). Every command that talks to the store
+ * checks it (rs_repo_open_remote does).
+ */
+int rs_repo_check_remote(struct rs_repo *r);
+
+/*
+ * 0 when git-lfs, uploading from this clone, would hand LFS objects to a
+ * results lfs-agent: the standalone transfer agent that git-lfs picks for
+ * the clone's LFS endpoint (lfs.<url>.standalonetransferagent matched
+ * against the endpoint as git matches http.<url>.* keys, else
+ * lfs.standalonetransferagent; local, global and GIT_CONFIG_GLOBAL
+ * config) has an lfs.customtransfer.<name>.path whose file name is
+ * lfs-agent. RS_EGENERIC otherwise, with a message saying where git-lfs
+ * would send the sessions instead and to run `results init`. The
+ * endpoint is lfs.url, else remote.origin.lfsurl, else lfs.url of the
+ * working tree's .lfsconfig, else the one git-lfs derives from
+ * remote.origin.url.
+ */
+int rs_repo_check_transfer(struct rs_repo *r);
+
+/*
+ * What rs_repo_check_transfer looks at: the name of the standalone
+ * transfer agent git-lfs would use here (empty when none), its
+ * lfs.customtransfer.<name>.path (empty when unset) and the LFS endpoint
+ * without credentials (empty when unknown), each appended.
+ */
+int rs_repo_transfer_agent(struct rs_repo *r, struct rs_buf *name_out,
+			   struct rs_buf *path_out, struct rs_buf *endpoint_out);
+
+/*
+ * Open the remote of rs_repo_remote_url, after rs_repo_check_remote. Backends that need more settings
  * read them from this repository's git config. The remote is the caller's
  * (rs_remote_free); `url_out` (may be NULL) receives the URL.
  */
@@ -81,10 +134,17 @@ int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
 			struct rs_buf *url_out);
 
 /*
- * `url` without a "user:password@" part (for committed files and
- * messages), appended to `out`.
+ * `url` without a "user:password@" part and without a "?query" (a SAS
+ * token), for committed files and messages, appended to `out`
+ * (rs_remote_url_display).
  */
 int rs_url_strip_credentials(struct rs_buf *out, const char *url);
+
+/*
+ * 1 when the remote URLs `a` and `b` name the same store: equal once
+ * credentials, query and trailing '/' are removed; 0 otherwise.
+ */
+int rs_url_same_remote(const char *a, const char *b);
 
 /*
  * The LFS endpoint git-lfs derives from a git remote URL, spelled as

@@ -604,18 +604,19 @@ static int add_file(struct rs_run *run, struct rs_repo *repo, const char *path,
 	}
 	if (is_session && !run->raw) {
 		err = add_session(run, repo, f, fd, path);
-	} else if (is_session || (uint64_t)st.st_size > RS_RUN_SMALL_FILE) {
-		/* A large logged-stats CSV is streamed twice (summary, copy):
-		   only sessions are worth the one-pass plumbing. */
+	} else if (is_session) {
 		err = copy_to_lfs(repo, f, fd, path, NULL);
-		if (!err && !run->raw && strcmp(role, "logged-stats") == 0)
-			err = read_known(run, f, fd, path, NULL);
-		else if (!err && !run->raw &&
-			 (strcmp(role, "stats") == 0 || strcmp(role, "args") == 0))
-			err = rs_error_set(RS_EUSAGE, "'%s' is larger than %u bytes: too "
-					   "large for a stats file", path, RS_RUN_SMALL_FILE);
+	} else if (!run->raw && (uint64_t)st.st_size > RS_RUN_SMALL_FILE &&
+		   (strcmp(role, "stats") == 0 || strcmp(role, "args") == 0)) {
+		err = rs_error_set(RS_EUSAGE, "'%s' is larger than %u bytes: too "
+				   "large for a stats file", path, RS_RUN_SMALL_FILE);
+	} else if ((uint64_t)st.st_size > RS_RUN_BLOB_MAX) {
+		err = rs_error_set(RS_EUSAGE, "'%s' is larger than %u MiB: too large to keep in "
+				   "git (only sessions go to Git LFS); compress it or leave it out "
+				   "of the run", path, RS_RUN_BLOB_MAX >> 20);
 	} else {
-		err = rs_fs_read_fd(&f->blob, fd, path, RS_RUN_SMALL_FILE);
+		/* Any size up to the cap, as it is (RS_RUN_BLOB_MAX). */
+		err = rs_fs_read_fd(&f->blob, fd, path, RS_RUN_BLOB_MAX);
 		f->size = f->blob.len;
 		if (!err && !run->raw)
 			err = read_known(run, f, fd, path, &f->blob);
@@ -1210,11 +1211,71 @@ static int place_objects(struct rs_run *run, struct rs_repo *repo)
 	return err;
 }
 
+/* Do the committed attributes (the index's) send `path` through Git LFS? */
+static int attr_is_lfs(struct rs_repo *repo, const char *path)
+{
+	const char *v = NULL;
+
+	if (git_attr_get(&v, repo->git, GIT_ATTR_CHECK_INDEX_ONLY | GIT_ATTR_CHECK_NO_SYSTEM,
+			 path, "filter") < 0) {
+		git_error_clear();
+		return 0;
+	}
+	return git_attr_value(v) == GIT_ATTR_VALUE_STRING && strcmp(v, "lfs") == 0;
+}
+
+/*
+ * The run folder's own .gitattributes: a line for every file of the run
+ * stored as an LFS pointer that the repository's attributes do not send
+ * through Git LFS (a session not named *.pyisession, or a repository
+ * whose .gitattributes lacks the line). Without it git would see a plain
+ * file holding pointer text: `git lfs ls-files` would not list it and a
+ * clone would check the pointer out instead of the content. Patterns are
+ * C-quoted with glob characters escaped, so that any name check_name
+ * allows matches itself only. Empty when no file needs a line.
+ */
+static int render_attributes(struct rs_buf *out, const struct rs_run *run,
+			     struct rs_repo *repo)
+{
+	struct rs_buf path = RS_BUF_INIT;
+	int err = 0;
+
+	for (size_t i = 0; i < run->nfiles && err == 0; i++) {
+		const char *name = run->files[i].name;
+
+		if (!run->files[i].lfs)
+			continue;
+		rs_buf_clear(&path);
+		err = rs_buf_printf(&path, "%s/%s", run->folder, name);
+		if (err || attr_is_lfs(repo, path.ptr))
+			continue;
+		if (out->len == 0)
+			err = rs_buf_puts(out, "# written by 'results add': the files of this run "
+					  "kept in Git LFS\n");
+		if (err == 0)
+			err = rs_buf_putc(out, '"');
+		for (const char *p = name; err == 0 && *p; p++) {
+			if (*p == '\\')
+				err = rs_buf_puts(out, "\\\\\\\\"); /* \\ quoted twice */
+			else if (strchr("*?[", *p))
+				err = rs_buf_printf(out, "\\\\%c", *p); /* \* C-quoted */
+			else if (*p == '"')
+				err = rs_buf_puts(out, "\\\"");
+			else
+				err = rs_buf_putc(out, *p);
+		}
+		if (err == 0)
+			err = rs_buf_puts(out, "\" filter=lfs diff=lfs merge=lfs -text\n");
+	}
+	rs_buf_release(&path);
+	return err;
+}
+
 int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out)
 {
 	struct rs_buf runjson = RS_BUF_INIT, md = RS_BUF_INIT, shard_path = RS_BUF_INIT;
 	struct rs_buf shard = RS_BUF_INIT, readme = RS_BUF_INIT, msg = RS_BUF_INIT;
-	struct rs_buf paths = RS_BUF_INIT;
+	struct rs_buf paths = RS_BUF_INIT, attrs = RS_BUF_INIT, attrs_path = RS_BUF_INIT;
 	struct rs_commit_file *cf = NULL;
 	struct rs_commit_options opts;
 	char **names = NULL;
@@ -1228,9 +1289,10 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 	if ((err = choose_id(run, repo)) ||
 	    (err = rs_run_render_json(&runjson, run)) ||
 	    (err = rs_run_render_markdown(&md, run)) ||
-	    (err = render_index(run, repo, &shard_path, &shard, &readme)))
+	    (err = render_index(run, repo, &shard_path, &shard, &readme)) ||
+	    (err = render_attributes(&attrs, run, repo)))
 		goto out;
-	cf = calloc(run->nfiles + 4, sizeof(*cf));
+	cf = calloc(run->nfiles + 5, sizeof(*cf));
 	names = calloc(run->nfiles + 2, sizeof(*names));
 	if (!cf || !names) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
@@ -1263,6 +1325,13 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 	cf[n].path = "README.md";
 	cf[n].data = readme.ptr;
 	cf[n++].size = readme.len;
+	if (attrs.len) {
+		if ((err = rs_buf_printf(&attrs_path, "%s/.gitattributes", run->folder)))
+			goto out;
+		cf[n].path = attrs_path.ptr;
+		cf[n].data = attrs.ptr;
+		cf[n++].size = attrs.len;
+	}
 
 	if ((err = rs_buf_printf(&msg, "Record run %s\n\nProfiled commit %s on %s (%s).\n",
 				 run->id, run->commit, run->branch, run->trigger)))
@@ -1289,5 +1358,7 @@ out:
 	rs_buf_release(&readme);
 	rs_buf_release(&msg);
 	rs_buf_release(&paths);
+	rs_buf_release(&attrs);
+	rs_buf_release(&attrs_path);
 	return err;
 }

@@ -44,9 +44,16 @@
 
 #define RS_RUN_FORMAT 1
 
-/* Files up to this size are committed as they are; larger ones (and every
-   session) go to LFS as pointers. */
+/* Stats and args files are read whole: at most this size. */
 #define RS_RUN_SMALL_FILE (1024u * 1024)
+/*
+ * Sessions go to LFS as pointers; every other file of a run is committed
+ * as it is, up to this size (git hosts warn at 50 MB and GitHub refuses
+ * 100 MB). Only sessions in LFS: .lfsconfig keeps exactly those out of
+ * clones, and any other LFS file would need attributes of its own and a
+ * download at every clone.
+ */
+#define RS_RUN_BLOB_MAX (50u * 1024 * 1024)
 /* Files of one run (a run folder is small by nature; refuse a wrong dir). */
 #define RS_RUN_MAX_FILES 256
 /* Markdown rows of the function and file tables in summary.md. */

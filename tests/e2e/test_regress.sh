@@ -28,6 +28,8 @@ hasnt() { ! grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output has '$1
 git init -q "$T/repo"
 cd "$T/repo"
 git config results.remote "file://$T/store"
+git config lfs.standalonetransferagent results   # results add refuses without it
+git config lfs.customtransfer.results.path "$AGENT"
 printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
 git add .gitattributes && git commit -qm "results repository"
 

@@ -13,6 +13,8 @@ pass() { echo "ok - $*"; }
 git init -q "$T/repo"
 cd "$T/repo"
 git config results.remote "file://$T/store"
+git config lfs.standalonetransferagent results   # results add refuses without it
+git config lfs.customtransfer.results.path "$AGENT"
 printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
 git add .gitattributes && git commit -qm "results repository"
 gen --seed 3 --population 100 --months 1 -o "$T/s.pyisession"

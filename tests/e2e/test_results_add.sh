@@ -43,6 +43,8 @@ cd "$T/ci"
 # What `results init` would set up; done by hand so that this test
 # depends on add/list/show only.
 git config results.remote "file://$T/store"
+git config lfs.standalonetransferagent results   # results add refuses without it
+git config lfs.customtransfer.results.path "$AGENT"
 printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
 git add .gitattributes && git commit -qm "results repository"
 
@@ -154,16 +156,16 @@ assert r["args"] == {"months": 12, "seed": 2}, r["args"]
 assert r["metrics"]["population"] == 1000 and "samples" in r["metrics"], r["metrics"]
 assert r["branch"] == "main" and r["trigger"] == "manual", r
 roles = {f["path"]: (f["role"], f["lfs"]) for f in r["files"]}
-assert roles == {"big.html": ("html", True), "pop.args.json": ("args", False),
+assert roles == {"big.html": ("html", False), "pop.args.json": ("args", False),
                  "pop.html": ("html", False), "pop.logged-stats.csv": ("logged-stats", False),
                  "pop.pyisession": ("session", True), "pop.stats.json": ("stats", False)}, roles
 assert r["session"]["path"] == "pop.pyisession"
 PY
 git show "HEAD:$RUN2/pop.stats.json" | cmp - "$T/folder/pop.stats.json" || fail "small file not committed as is"
-git show "HEAD:$RUN2/big.html" | sed -n 1p | has '^version https://git-lfs' || fail "big file not a pointer"
+git show "HEAD:$RUN2/big.html" | cmp - "$T/folder/big.html" || fail "big file not committed as is (only sessions go to LFS)"
 git show "HEAD:$RUN2/summary.md" | has "memory.peak_mb" || fail "summary.md lacks the stats"
 [ "$(git show HEAD:index/2026-12.jsonl | wc -l)" = 2 ] || fail "shard should hold 2 runs"
-pass "run folder: small files as they are, large ones as pointers, stats read into run.json"
+pass "run folder: files as they are, sessions as pointers, stats read into run.json"
 
 # --- list and show ---------------------------------------------------
 "$RESULTS" list >"$T/list"
