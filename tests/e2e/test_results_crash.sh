@@ -31,6 +31,8 @@ gen --seed 4 --size 4M -o "$T/in/big.pyisession"
 git init -q "$T/repo"
 cd "$T/repo"
 git config results.remote "file://$T/store"
+git config lfs.standalonetransferagent results   # results add refuses without it
+git config lfs.customtransfer.results.path "$AGENT"
 printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
 git add .gitattributes && git commit -qm "results repository"
 SHA=1234aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
