@@ -149,7 +149,7 @@ static int on_key(const char *key, uint64_t size, void *payload)
 		return push_id(&b->seen, &b->nseen, &b->seen_alloc, &id);
 	} else if (!key_id(key, "gc/marked/", "", &id)) {
 		return push_id(&b->marked, &b->nmarked, &b->marked_alloc, &id);
-	} else if (!key_id(key, "quarantine/", "", &id)) {
+	} else if (!key_id(key, RS_KEY_PACKS, ".quarantine", &id)) {
 		return push_id(&b->quar, &b->nquar, &b->quar_alloc, &id);
 	} else if (!strcmp(key, RS_KEY_FORMAT)) {
 		b->c->has_format = 1;
@@ -237,7 +237,7 @@ static int apply_stamps(struct census_build *b, struct rs_remote *remote,
 int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 {
 	static const char *const prefixes[] = { RS_KEY_PACKS, RS_KEY_OBJECTS, "removed/",
-						"gc/", "quarantine/", RS_KEY_FORMAT };
+						"gc/", RS_KEY_FORMAT };
 	struct census_build b;
 	int err = 0;
 	size_t i;
@@ -256,7 +256,7 @@ int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 	if (!err)
 		err = apply_stamps(&b, remote, b.marked, b.nmarked, "gc/marked/", 1);
 	if (!err)
-		err = apply_stamps(&b, remote, b.quar, b.nquar, "quarantine/", 2);
+		err = apply_stamps(&b, remote, b.quar, b.nquar, RS_KEY_PACKS, 2);
 	free(b.seen);
 	free(b.marked);
 	free(b.quar);
@@ -522,6 +522,9 @@ static int put_stamp(struct rs_remote *remote, const char *prefix, const struct 
 	struct rs_buf key = RS_BUF_INIT, text = RS_BUF_INIT;
 	int err = stamp_key(&key, prefix, id);
 
+	/* The quarantine mark sits beside the pack, where writers list it. */
+	if (!err && !strcmp(prefix, RS_KEY_PACKS))
+		err = rs_buf_puts(&key, ".quarantine");
 	if (!err)
 		err = rs_buf_printf(&text, "%" PRId64 "%s%s\n", now, reason ? " " : "", reason ? reason : "");
 	if (!err)
@@ -752,7 +755,7 @@ static int collect_pack(struct rs_remote *remote, struct rs_pack_state *p,
 			if (!err)
 				err = del_key(remote, "gc/seen/", &p->id, "");
 			if (!err)
-				err = del_key(remote, "quarantine/", &p->id, "");
+				err = del_key(remote, RS_KEY_PACKS, &p->id, ".quarantine");
 		}
 		return err;
 	}
@@ -796,7 +799,7 @@ static int collect_pack(struct rs_remote *remote, struct rs_pack_state *p,
 		if (!err && !dry)
 			err = del_key(remote, "gc/seen/", &p->id, "");
 		if (!err && !dry)
-			err = del_key(remote, "quarantine/", &p->id, "");
+			err = del_key(remote, RS_KEY_PACKS, &p->id, ".quarantine");
 	} else if (!p->marked_at) {
 		st->packs_started++;
 		if (!dry)
@@ -1013,7 +1016,7 @@ int rs_store_gc_collect(struct rs_remote *remote, struct rs_store_census *c,
 int rs_store_quarantine(struct rs_remote *remote, const struct rs_id *id,
 			const char *reason, int64_t now)
 {
-	int err = put_stamp(remote, "quarantine/", id, now, reason);
+	int err = put_stamp(remote, RS_KEY_PACKS, id, now, reason);
 
 	if (!err)
 		err = del_key(remote, RS_KEY_PACKS, id, ".idx");

@@ -49,7 +49,7 @@ struct rs_store_census {
 #define RS_STORE_CENSUS_INIT { NULL, 0, NULL, 0, NULL, 0, 0 }
 
 /*
- * List packs/, objects/, removed/, gc/ and quarantine/ of `remote` into
+ * List packs/ (with their .quarantine marks), objects/, removed/ and gc/ of `remote` into
  * `c` (released first), and read the collector's timestamps. Keys that
  * are not of the documented forms are ignored.
  */
@@ -128,7 +128,7 @@ int rs_store_gc_collect(struct rs_remote *remote, struct rs_store_census *c,
 			const struct rs_gc_options *opts, struct rs_gc_stats *stats);
 
 /*
- * Repair step 1: quarantine pack `id` (write quarantine/<id>, then
+ * Repair step 1: quarantine pack `id` (write packs/<id>.quarantine, then
  * delete its .idx) so that no writer borrows from it again.
  */
 int rs_store_quarantine(struct rs_remote *remote, const struct rs_id *id,

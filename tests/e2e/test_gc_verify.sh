@@ -112,6 +112,7 @@ expect_status 0 "$RESULTS" verify --repair
 grep -q "quarantined pack ${pack:0:12}" "$T/out" || fail "repair did not quarantine: $(cat "$T/out")"
 grep -q "pushed again ${oid4:0:12}" "$T/out" || fail "repair did not push again: $(cat "$T/out")"
 [ ! -e "$STORE/packs/$pack.idx" ] || fail "the damaged pack still has its index"
+[ -e "$STORE/packs/$pack.quarantine" ] || fail "the damaged pack has no quarantine mark"
 expect_status 0 "$RESULTS" verify --deep
 cd "$T/dev"
 expect_status 0 "$RESULTS" fetch "${ID[3]}" -o "$T/o2"
