@@ -18,7 +18,7 @@ APT_PACKAGES=(
 APT_PACKAGES+=(
   nginx libnginx-mod-http-dav-ext openssl   # WebDAV test server (+HTTPS with a CA made at test time)
   iproute2                                  # bench/remotes.sh: network namespace, veth, tc netem
-  chromium                                  # tests/e2e/test_html.sh: headless rendering of trend/site pages
+  chromium                                  # tests/e2e/test_html.sh: headless rendering of trend/site pages (no Node.js)
 )
 # Node.js may come from another packager (nodesource bundles npm): only
 # install Debian's when there is none.
@@ -54,4 +54,3 @@ npm_folder() {
 }
 npm_folder tests/servers      # azurite (Azure Storage emulator), fault proxy
 npm_folder tests/servers/s3   # s3rver, @smithy/signature-v4 (SigV4 cross-check)
-npm_folder tests/browser      # playwright-core driving Debian's chromium (downloads no browser)
