@@ -35,7 +35,8 @@ APT_PACKAGES=(
 # Build, unit tests and the package.
 if [ "$LEVEL" != runtime ]; then
   APT_PACKAGES+=(
-    build-essential cmake pkg-config zstd python3 curl dpkg-dev
+    build-essential cmake pkg-config zstd python3 curl
+    dpkg-dev file                           # scripts/package.sh: dpkg-shlibdeps and CPack use both
     libgit2-dev libcurl4-openssl-dev libssl-dev libzstd-dev libjansson-dev libcmocka-dev
   )
 fi
