@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 SRC=$PWD
 SIZE=${1:-30M}
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --build   # no test servers or browser needed here
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 cmake --install build --prefix "$SRC/_install" >/dev/null

@@ -1,29 +1,58 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency on a fresh Debian 12 machine.
-# Idempotent; run as root (or through sudo). Helpers for test servers that
-# come from npm install into tests/servers/node_modules (see that folder).
+# Installs the dependencies of results on a Debian 12 machine. Idempotent;
+# run as root (or through sudo).
+#
+# usage: scripts/install-deps.sh [--runtime | --build | --all]
+#   --runtime  what the programs need to run (git, git-lfs, the shared
+#              libraries): a profiling job that installs the .deb needs
+#              no more (apt-get install ./results_*.deb pulls these in)
+#   --build    runtime + compiler, -dev packages, cmocka, python3 (man
+#              pages), dpkg-dev (the package's library dependencies)
+#   --all      (default) build + the test servers and tools: nginx
+#              (WebDAV), chromium (HTML checks), Node.js and the npm
+#              packages of tests/servers (azurite, s3rver)
 set -euo pipefail
+
+LEVEL=all
+case "${1:-}" in
+"" | --all) LEVEL=all ;;
+--runtime) LEVEL=runtime ;;
+--build) LEVEL=build ;;
+-h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+*) echo "install-deps.sh: unknown option '$1'; use --runtime, --build or --all" >&2; exit 2 ;;
+esac
 
 SUDO=
 if [ "$(id -u)" -ne 0 ]; then
   SUDO=sudo
 fi
 
-# Build and unit-test dependencies.
+# Runtime: what results, lfs-agent and the hooks run or link.
 APT_PACKAGES=(
-  build-essential cmake pkg-config git git-lfs zstd python3 ca-certificates curl
-  libgit2-dev libcurl4-openssl-dev libssl-dev libzstd-dev libjansson-dev libcmocka-dev
+  git git-lfs ca-certificates
+  libgit2-1.5 libcurl4 libssl3 libzstd1 libjansson4
 )
-# Test servers and tools (issue 4, 5): appended by the parts that need them.
-APT_PACKAGES+=(
-  nginx libnginx-mod-http-dav-ext openssl   # WebDAV test server (+HTTPS with a CA made at test time)
-  iproute2                                  # bench/remotes.sh: network namespace, veth, tc netem
-  chromium                                  # tests/e2e/test_html.sh: headless rendering of trend/site pages
-)
-# Node.js may come from another packager (nodesource bundles npm): only
-# install Debian's when there is none.
-if ! command -v npm >/dev/null 2>&1; then
-  APT_PACKAGES+=(nodejs npm)
+# Build, unit tests and the package.
+if [ "$LEVEL" != runtime ]; then
+  APT_PACKAGES+=(
+    build-essential cmake pkg-config zstd python3 curl
+    dpkg-dev file                           # scripts/package.sh: dpkg-shlibdeps and CPack use both
+    libgit2-dev libcurl4-openssl-dev libssl-dev libzstd-dev libjansson-dev libcmocka-dev
+  )
+fi
+# Test servers and tools (issue 4, 5).
+if [ "$LEVEL" = all ]; then
+  APT_PACKAGES+=(
+    nginx libnginx-mod-http-dav-ext openssl   # WebDAV test server (+HTTPS with a CA made at test time)
+    iproute2                                  # bench/remotes.sh: network namespace, veth, tc netem
+    chromium                                  # tests/e2e/test_html.sh: headless rendering of trend/site pages (no Node.js)
+  )
+  # Node.js 18 (Debian 12's) or newer runs azurite and s3rver. It may come
+  # from another packager (nodesource bundles npm): only install Debian's
+  # when there is none.
+  if ! command -v npm >/dev/null 2>&1; then
+    APT_PACKAGES+=(nodejs npm)
+  fi
 fi
 
 missing=()
@@ -36,7 +65,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# npm packages of the test servers and the browser tests, each folder
+[ "$LEVEL" = all ] || exit 0
+
+# npm packages of the test servers, each folder
 # pinned by its package-lock.json. `npm ci` reinstalls from scratch, which
 # takes minutes for azurite, so a folder whose lock file has not changed
 # since the last install is left alone.
@@ -54,4 +85,3 @@ npm_folder() {
 }
 npm_folder tests/servers      # azurite (Azure Storage emulator), fault proxy
 npm_folder tests/servers/s3   # s3rver, @smithy/signature-v4 (SigV4 cross-check)
-npm_folder tests/browser      # playwright-core driving Debian's chromium (downloads no browser)

@@ -11,6 +11,7 @@ BUILD=${1:-build}
 shift || true
 
 bash scripts/install-deps.sh
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+# -Werror here and in CI; off by default for users and distributions.
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_WERROR=ON "$@"
 cmake --build "$BUILD" -j"$(nproc)"
 ctest --test-dir "$BUILD" --output-on-failure -j2 --timeout 900

@@ -2,10 +2,11 @@
 # End-to-end test of the HTML outputs (issue 5): `results trend --html`
 # and `results site` on a generated series recorded with `results add`,
 # checked as files (self-contained, links resolve) and rendered in
-# headless Chromium (Debian's chromium via tests/browser/check_html.js):
+# headless Chromium (Debian's chromium, driven from its command line by
+# tests/browser/check_html.py, no Node.js):
 # charts laid out, a screenshot of a chart shows the line and the change
 # point, the run table sorts, the call tree folds, no network request.
-# Needs: chromium and `npm ci` in tests/browser (scripts/install-deps.sh).
+# Needs: chromium and python3 (scripts/install-deps.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_html
 
@@ -14,8 +15,7 @@ CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 
 pass() { echo "ok - $*"; }
 [ -x "$CHROMIUM" ] || fail "no $CHROMIUM: run scripts/install-deps.sh (Debian package chromium)"
-[ -d "$BROWSER_DIR/node_modules/playwright-core" ] ||
-	fail "no playwright-core in $BROWSER_DIR: run scripts/install-deps.sh (npm ci there)"
+command -v python3 >/dev/null || fail "no python3: run scripts/install-deps.sh"
 
 
 git init -q "$T/repo"
@@ -57,7 +57,7 @@ first_link=$(grep -o -m1 '<a href="runs/[^"]*summary.md"' "$H" | sed -n '1s/<a h
 grep -q 'href="https://example.invalid/commit/bbbbbbb' "$H" || fail "commit links missing"
 pass "trend --html writes one self-contained page with charts, change points and links"
 
-node "$BROWSER_DIR/check_html.js" trend "$H" "$T/shots" 4 1 || fail "trend page in Chromium"
+python3 "$BROWSER_DIR/check_html.py" trend "$H" "$T/shots" 4 1 || fail "trend page in Chromium"
 pass "trend page renders in headless Chromium"
 
 # --- site ----------------------------------------------------------------------
@@ -65,7 +65,7 @@ pass "trend page renders in headless Chromium"
 for f in index.html trends.html; do [ -s "$T/site/$f" ] || fail "site lacks $f"; done
 [ "$(ls "$T/site/runs" | wc -l)" = 6 ] || fail "site should have 6 run pages: $(ls "$T/site/runs")"
 grep -q '<details' "$T/site/runs/"*-bbbbbbb.html || fail "run page lacks the call tree"
-node "$BROWSER_DIR/check_html.js" site "$T/site" "$T/shots" 6 4 || fail "site in Chromium"
+python3 "$BROWSER_DIR/check_html.py" site "$T/site" "$T/shots" 6 4 || fail "site in Chromium"
 pass "site renders in headless Chromium: sortable index, run pages with call tree, trends"
 
 # --- errors ----------------------------------------------------------------------

@@ -196,9 +196,23 @@ expect_status 2 "$RESULTS" show
 pass "list/show: text, --json, --limit, --branch, prefixes, ambiguity (exit 4)"
 
 # --- refusals and atomicity -------------------------------------------
+# The snapshot must not run git-lfs itself: when `git status` finds a
+# session pointer file stat-dirty (its mtime in the same second as the
+# index, or touched), it re-cleans it through `git-lfs filter-process`,
+# and git-lfs 3.3, handed a file that already is a pointer, leaks an empty
+# `.git/lfs/tmp/<number>` (its clean creates the temp file before it sees
+# the pointer and only removes it for real content). Whether that happened
+# in `after` and not in `before` depended on the clock: the test failed on
+# a fresh machine two runs out of three with nothing left by `results
+# add`. So the status runs with the LFS filter off (a pointer file then
+# hashes to its committed blob as it is, and real content would still
+# show as modified), and the work tree is touched first so that git always
+# re-reads the files instead of trusting the clock.
 snapshot() {
 	git rev-parse HEAD
-	git status --porcelain --untracked-files=all
+	find . -path ./.git -prune -o -type f -exec touch {} +
+	git -c filter.lfs.process= -c filter.lfs.clean= -c filter.lfs.smudge= -c filter.lfs.required=false \
+		status --porcelain --untracked-files=all
 	find .git/lfs -type f | sort
 }
 snapshot >"$T/before"

@@ -56,7 +56,8 @@ start)
 	done
 	# s3rver makes ListObjectsV2 continuation tokens with DES, which
 	# OpenSSL 3 keeps in its legacy provider.
-	node --openssl-legacy-provider "$s3rver" -d "$state/data" -a 127.0.0.1 -p "$s3port" \
+	# s3rver-durable-put.js: a PUT is answered once its bytes are in the file.
+	node --openssl-legacy-provider -r "$here/s3rver-durable-put.js" "$s3rver" -d "$state/data" -a 127.0.0.1 -p "$s3port" \
 		--silent --no-vhost-buckets --service-endpoint localhost "${buckets[@]}" >"$state/s3rver.log" 2>&1 &
 	s3pid=$!
 	echo "$s3pid" >"$state/s3rver.pid"

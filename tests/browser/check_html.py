@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Headless Chromium checks of the pages that `results trend --html` and
+`results site` write, with Chromium's own command line and no Node.js
+(Debian 12's Node.js 18 is too old for current browser drivers).
+
+Each page is looked at twice by a fresh headless Chromium:
+  * `--dump-dom` of a copy of the page with probe.js injected: after the
+    page's own scripts ran, the probe measures the laid-out charts, clicks
+    the table headers and the call tree through the page's own handlers,
+    and writes what it saw as JSON into the DOM that Chromium prints. A
+    Content-Security-Policy in the copy refuses every request that is not
+    file: or data:, and the probe reports refused requests and script
+    errors.
+  * `--screenshot` of the page itself, unchanged, as tall as the page: the
+    PNG is decoded here and its pixels counted, the charts cropped out of
+    it by the boxes the probe measured.
+
+usage:
+  check_html.py trend <page.html> <shots-dir> <min-charts> <min-change-points>
+  check_html.py site  <site-dir>  <shots-dir> <runs> [<min-charts>]
+Exits 0 when every check passes, 1 otherwise (messages on stderr), 2 on
+usage errors.
+"""
+import html
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+CHROMIUM = os.environ.get('CHROMIUM', '/usr/bin/chromium')
+FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+         '--disable-background-networking', '--disable-component-update', '--disable-sync',
+         '--hide-scrollbars', '--force-device-scale-factor=1',
+         # nothing outside this machine, whatever the page asks for
+         '--host-resolver-rules=MAP * ~NOTFOUND']
+WIDTH = 1000
+MAX_HEIGHT = 16000      # screenshot cap: a longer page is cut, not an error
+TIMEOUT = 120           # seconds per Chromium run
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# First in <head>: record script errors and requests the policy refuses
+# before any of the page's own scripts run.
+HEAD = """<meta http-equiv="Content-Security-Policy" content="default-src file: data: 'unsafe-inline'">
+<script>window.__rsErrors=[];window.__rsRefused=[];
+window.addEventListener('error',function(e){var t=e.target||{};window.__rsErrors.push(e.message?String(e.message):'cannot load '+(t.src||t.href||t.tagName));},true);
+document.addEventListener('securitypolicyviolation',function(e){window.__rsRefused.push(e.blockedURI);});
+(function(){var ce=console.error;console.error=function(){window.__rsErrors.push(Array.prototype.join.call(arguments,' '));return ce.apply(console,arguments);};})();
+window.RS_PROBE=%s;</script>
+"""
+
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if cond:
+        print('ok - ' + what)
+    else:
+        print('FAIL: ' + what, file=sys.stderr)
+        failures += 1
+
+
+def chromium(args, what):
+    profile = tempfile.mkdtemp(prefix='results-chromium-')
+    try:
+        p = subprocess.run([CHROMIUM] + FLAGS + ['--user-data-dir=' + profile] + args,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr.decode(errors='replace')[-4000:])
+        raise SystemExit('FAIL: chromium exited %d on %s' % (p.returncode, what))
+    return p.stdout.decode(errors='replace')
+
+
+def probe(page, mode):
+    """The probe's findings on PAGE, rendered with scripts run."""
+    with open(page, encoding='utf-8') as f:
+        text = f.read()
+    with open(os.path.join(HERE, 'probe.js'), encoding='utf-8') as f:
+        script = '<script>\n' + f.read() + '</script>\n'
+    head = HEAD % json.dumps(mode)
+    m = re.search(r'<head[^>]*>', text, re.I)
+    text = text[:m.end()] + head + text[m.end():] if m else head + text
+    i = text.lower().rfind('</body>')
+    text = text[:i] + script + text[i:] if i >= 0 else text + script
+    # next to the page, so that its relative links resolve the same
+    fd, copy = tempfile.mkstemp(prefix='.rs-probe-', suffix='.html', dir=os.path.dirname(page))
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            f.write(text)
+        dom = chromium(['--window-size=%d,800' % WIDTH, '--virtual-time-budget=5000',
+                        '--dump-dom', 'file://' + copy], page)
+    finally:
+        os.unlink(copy)
+    m = re.search(r'<pre id="rs-probe" hidden="">(.*?)</pre>', dom, re.S)
+    if not m:
+        raise SystemExit('FAIL: the probe did not report on %s (did the page load?)' % page)
+    return json.loads(html.unescape(m.group(1)))
+
+
+def read_png(path):
+    """(width, height, rows of RGB tuples): 8-bit RGB or RGBA, not interlaced."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    if data[:8] != b'\x89PNG\r\n\x1a\n':
+        raise SystemExit('FAIL: %s is not a PNG' % path)
+    pos, idat, hdr = 8, [], None
+    while pos < len(data):
+        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b'IHDR':
+            hdr = struct.unpack('>IIBBBBB', body)
+        elif kind == b'IDAT':
+            idat.append(body)
+        pos += 12 + n
+    w, h, depth, ctype, _, _, interlace = hdr
+    if depth != 8 or ctype not in (2, 6) or interlace:
+        raise SystemExit('FAIL: %s: unsupported PNG (depth %d, colour type %d)' % (path, depth, ctype))
+    bpp = 3 if ctype == 2 else 4
+    raw = zlib.decompress(b''.join(idat))
+    stride = w * bpp
+    prev = bytearray(stride)
+    rows = []
+    for y in range(h):
+        ft = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if ft == 1:
+                line[x] = (line[x] + a) & 255
+            elif ft == 2:
+                line[x] = (line[x] + b) & 255
+            elif ft == 3:
+                line[x] = (line[x] + ((a + b) >> 1)) & 255
+            elif ft == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return w, h, bpp, rows
+
+
+def pixel_stats(png, box=None):
+    """Pixels by colour class, in BOX (x, y, width, height) or the whole image."""
+    w, h, bpp, rows = png
+    x0, y0, x1, y1 = 0, 0, w, h
+    if box:
+        x0, y0 = max(0, int(box[0])), max(0, int(box[1]))
+        x1, y1 = min(w, int(box[0] + box[2])), min(h, int(box[1] + box[3]))
+    non_white = blue = red = 0
+    for y in range(y0, y1):
+        line = rows[y]
+        for x in range(x0, x1):
+            r, g, b = line[x * bpp], line[x * bpp + 1], line[x * bpp + 2]
+            if r < 245 or g < 245 or b < 245:
+                non_white += 1
+            if b > 150 and r < 80 and 60 < g < 150:
+                blue += 1               # #0969da line and points
+            if r > 150 and g < 90 and b < 90:
+                red += 1                # #cf222e change points
+    return {'width': max(0, x1 - x0), 'height': max(0, y1 - y0),
+            'nonWhite': non_white, 'blue': blue, 'red': red}
+
+
+def screenshot(page, height, out):
+    height = max(100, min(MAX_HEIGHT, int(height)))
+    chromium(['--window-size=%d,%d' % (WIDTH, height), '--screenshot=' + out,
+              'file://' + os.path.abspath(page)], page)
+    png = read_png(out)
+    check(png[0] == WIDTH and png[1] == height,
+          '%s: screenshot is %dx%d (want %dx%d)' % (os.path.basename(out), png[0], png[1], WIDTH, height))
+    return png
+
+
+def check_page_common(name, seen):
+    check(not seen['errors'], '%s: no script errors %s' % (name, '; '.join(seen['errors'])))
+    check(not seen['external'], '%s: no network requests %s' % (name, ' '.join(seen['external'])))
+
+
+def check_charts(page, shots, name, min_charts, min_cps):
+    seen = probe(page, 'charts')
+    info = seen['charts']
+    check(len(info) >= min_charts, '%s: %d charts (want >= %d)' % (name, len(info), min_charts))
+    check(all(c['width'] > 200 and c['height'] > 100 for c in info),
+          '%s: every chart is laid out with a size' % name)
+    check(all(c['path'] > 10 and c['points'] > 0 for c in info), '%s: every chart has a line and points' % name)
+    check(all(c['links'] == c['points'] for c in info), '%s: every point links to its run' % name)
+    cps = sum(c['cps'] for c in info)
+    check(cps >= min_cps, '%s: %d change points marked (want >= %d)' % (name, cps, min_cps))
+    check_page_common(name, seen)
+    if not info:
+        return seen
+
+    # The screenshot checks: the page as rendered, unchanged; the first
+    # chart must show the line in its colour, and the page is not blank.
+    png = screenshot(page, seen['scrollHeight'], os.path.join(shots, name + '-page.png'))
+    first = info[0]
+    st = pixel_stats(png, (first['x'], first['y'], first['width'], first['height']))
+    check(st['width'] > 200 and st['height'] > 100, '%s: chart screenshot %dx%d' % (name, st['width'], st['height']))
+    check(st['blue'] > 200, '%s: chart screenshot shows the series line (%d line pixels)' % (name, st['blue']))
+    check(st['nonWhite'] > 0.01 * st['width'] * st['height'],
+          '%s: chart screenshot is not blank (%d non-white pixels)' % (name, st['nonWhite']))
+    if min_cps > 0:
+        with_cp = [c for c in info if c['changePointsAttr'] not in ('', '0')]
+        check(bool(with_cp), '%s: a chart says it has change points' % name)
+        if with_cp:
+            c = with_cp[0]
+            st2 = pixel_stats(png, (c['x'], c['y'], c['width'], c['height']))
+            check(st2['red'] > 30, '%s: a change point is drawn (%d red pixels)' % (name, st2['red']))
+    full = pixel_stats(png)
+    check(full['nonWhite'] > 0.01 * full['width'] * full['height'],
+          '%s: full-page screenshot is not blank (%d non-white pixels)' % (name, full['nonWhite']))
+    return seen
+
+
+def main(argv):
+    if len(argv) < 4:
+        print(__doc__.split('usage:')[1].split('Exits')[0], file=sys.stderr)
+        return 2
+    mode, target, shots = argv[1], argv[2], argv[3]
+    os.makedirs(shots, exist_ok=True)
+    if mode == 'trend' and len(argv) == 6:
+        check_charts(target, shots, 'trend', int(argv[4]), int(argv[5]))
+    elif mode == 'site' and len(argv) in (5, 6):
+        runs = int(argv[4])
+        index_page = os.path.join(target, 'index.html')
+        seen = probe(index_page, 'index')
+        ix = seen['index']
+        check(ix['rows'] == runs, 'site: index lists %d runs (want %d)' % (ix['rows'], runs))
+        check(ix['column'] >= 0, 'site: index has a duration column')
+        asc, desc = ix['asc'], ix['desc']
+        check(len(asc) == runs and all(asc[i - 1] <= asc[i] for i in range(1, len(asc))),
+              'site: a header click sorts ascending %s' % asc)
+        check(len(desc) == runs and all(desc[i - 1] >= desc[i] for i in range(1, len(desc))),
+              'site: a second click sorts descending %s' % desc)
+        check(asc != desc, 'site: the two clicks give different orders')
+        check_page_common('site index', seen)
+        png = screenshot(index_page, seen['scrollHeight'], os.path.join(shots, 'site-index.png'))
+        full = pixel_stats(png)
+        check(full['nonWhite'] > 0.01 * full['width'] * full['height'], 'site: index screenshot is not blank')
+
+        # a run page: follow the first link, find the call tree, fold it
+        href = ix['firstRunLink']
+        check(bool(href) and os.path.isfile(os.path.join(target, href)), "site: the first run link '%s' resolves" % href)
+        if href and os.path.isfile(os.path.join(target, href)):
+            run_page = os.path.join(target, href)
+            seen = probe(run_page, 'run')
+            r = seen['run']
+            check(r['details'] > 3, 'site: run page has an expandable call tree (%d <details>)' % r['details'])
+            check(r['fnRows'] > 5, 'site: run page lists functions (%d)' % r['fnRows'])
+            check(r['openBefore'] is True and r['openAfter'] is False, 'site: clicking a tree line folds it')
+            check_page_common('site run page', seen)
+            png = screenshot(run_page, seen['scrollHeight'], os.path.join(shots, 'site-run.png'))
+            full = pixel_stats(png)
+            check(full['nonWhite'] > 0.01 * full['width'] * full['height'], 'site: run page screenshot is not blank')
+
+        seen = check_charts(os.path.join(target, 'trends.html'), shots, 'site-trends',
+                            int(argv[5]) if len(argv) == 6 else 2, 0)
+        link = seen['charts'][0]['firstLink'] if seen['charts'] else ''
+        check(bool(link) and os.path.exists(os.path.join(target, link)),
+              "site: chart points link to run pages ('%s')" % link)
+    else:
+        print(__doc__.split('usage:')[1].split('Exits')[0], file=sys.stderr)
+        return 2
+    print('%d browser checks failed' % failures if failures else 'all browser checks passed')
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

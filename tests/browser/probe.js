@@ -1,0 +1,90 @@
+// Injected by check_html.py into a copy of a page under test, after the
+// page's own markup and scripts, and run on the load event. It measures
+// and exercises the page as rendered by headless Chromium, then writes
+// its findings as JSON into a hidden pre#rs-probe, which `chromium
+// --dump-dom` prints. The checks themselves (thresholds, messages) are in
+// check_html.py; this only observes. window.RS_PROBE names what to look
+// at: "charts", "index" or "run". check_html.py's HEAD, injected first in
+// <head>, collected script errors and refused requests.
+(function () {
+  'use strict';
+  function charts() {
+    return Array.from(document.querySelectorAll('figure.chart')).map(function (f) {
+      var svg = f.querySelector('svg');
+      var box = svg ? svg.getBoundingClientRect() : { left: 0, top: 0, width: 0, height: 0 };
+      var line = svg && svg.querySelector('path.line');
+      return {
+        series: f.dataset.series || '',
+        changePointsAttr: f.dataset.changePoints || '',
+        // document coordinates, to crop the chart out of a full-page screenshot
+        x: box.left + window.scrollX, y: box.top + window.scrollY,
+        width: box.width, height: box.height,
+        path: line ? line.getAttribute('d').length : 0,
+        points: svg ? svg.querySelectorAll('circle.pt').length : 0,
+        links: svg ? svg.querySelectorAll('a[href]').length : 0,
+        cps: svg ? svg.querySelectorAll('line.cp').length : 0,
+        firstLink: (f.querySelector('a[href]') || { getAttribute: function () { return ''; } }).getAttribute('href'),
+      };
+    });
+  }
+
+  function index() {
+    var rows = document.querySelectorAll('#runs tbody tr');
+    var ths = Array.from(document.querySelectorAll('#runs thead th'));
+    var col = ths.findIndex(function (th) { return th.textContent === 'duration'; });
+    var values = function () {
+      return Array.from(document.querySelectorAll('#runs tbody tr')).map(function (r) {
+        return parseFloat(r.cells[col].dataset.v);
+      });
+    };
+    var before = col >= 0 ? values() : [];
+    var asc = [], desc = [];
+    if (col >= 0) {
+      ths[col].click();           // the page's own handler sorts
+      asc = values();
+      ths[col].click();
+      desc = values();
+    }
+    var first = document.querySelector('#runs tbody tr a');
+    return { rows: rows.length, column: col, before: before, asc: asc, desc: desc,
+             firstRunLink: first ? first.getAttribute('href') : '' };
+  }
+
+  function run() {
+    var details = document.querySelectorAll('details').length;
+    var h2 = Array.from(document.querySelectorAll('h2')).find(function (h) {
+      return h.textContent.indexOf('Functions') >= 0;
+    });
+    var table = h2 && h2.nextElementSibling;
+    var fnRows = table && table.tagName === 'TABLE' ? table.querySelectorAll('tbody tr').length : 0;
+    var d = document.querySelector('.tree details');
+    var summary = document.querySelector('.tree details > summary');
+    var openBefore = d ? d.open : null;
+    if (summary) summary.click(); // a click on the line toggles <details>
+    return { details: details, fnRows: fnRows, openBefore: openBefore, openAfter: d ? d.open : null };
+  }
+
+  function report() {
+    var out = { mode: window.RS_PROBE, errors: window.__rsErrors || [], external: [] };
+    performance.getEntriesByType('resource').forEach(function (e) {
+      if (!/^(file|data|blob):/.test(e.name)) out.external.push(e.name);
+    });
+    (window.__rsRefused || []).forEach(function (u) { out.external.push(u); });
+    try {
+      if (window.RS_PROBE === 'charts') out.charts = charts();
+      else if (window.RS_PROBE === 'index') out.index = index();
+      else if (window.RS_PROBE === 'run') out.run = run();
+    } catch (e) {
+      out.errors.push('probe: ' + e);
+    }
+    out.scrollWidth = document.documentElement.scrollWidth;
+    out.scrollHeight = document.documentElement.scrollHeight;
+    var pre = document.createElement('pre');
+    pre.id = 'rs-probe';
+    pre.hidden = true;
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }
+  // after every load handler of the page itself
+  window.addEventListener('load', function () { setTimeout(report, 0); });
+})();

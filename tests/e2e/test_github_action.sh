@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# End-to-end test of the GitHub Action's script (docs/github-action/run.sh)
+# on a folder remote, with GITHUB_OUTPUT and GITHUB_STEP_SUMMARY in temp
+# files, as three CI jobs would run it, each in a fresh clone:
+#  1. first run: sets up the clone with --remote, records, pushes; verdict
+#     no-baseline;
+#  2. the same workload at a new commit, remote read from .results.json:
+#     verdict pass, the summary holds the check and the comparison;
+#  3. a new function taking 30%: verdict regression, exit 1 (and exit 0
+#     with fail-on-regression false), outputs written either way;
+# then a developer clone fetches run 1's session byte for byte (it went
+# through lfs-agent into the store), and bad inputs exit 2 naming them.
+#
+# The programs: the build's, or with RS_ACTION_INSTALLED=1 the installed
+# package's (/usr/bin; .ci/run installs build-release/results_*.deb), and
+# with RS_ACTION_PACKAGE=<deb> the first run installs that package itself.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_github_action
+
+pass() { echo "ok - $*"; }
+ACTION=$RS_SOURCE_DIR/docs/github-action/run.sh
+if [ "${RS_ACTION_INSTALLED:-}" = 1 ]; then
+	# only the system's programs: nothing of the build on PATH
+	export PATH=/usr/bin:/bin:/usr/sbin:/sbin
+	[ -z "${RS_ACTION_PACKAGE:-}" ] || [ -f "$RS_ACTION_PACKAGE" ] || fail "no package $RS_ACTION_PACKAGE"
+	[ -n "${RS_ACTION_PACKAGE:-}" ] || [ -x /usr/bin/results ] ||
+		fail "RS_ACTION_INSTALLED=1 but no /usr/bin/results: apt-get install ./build-release/results_*.deb"
+	WANT_RESULTS=/usr/bin/results
+else
+	mkdir -p "$T/bin"
+	ln -s "$RESULTS" "$T/bin/results"
+	ln -s "$AGENT" "$T/bin/lfs-agent"
+	export PATH="$T/bin:$PATH"
+	WANT_RESULTS=$T/bin/results
+fi
+
+gen --seed 1 --population 100 --months 1 -o "$T/s1.pyisession"
+gen --seed 1 --population 100 --months 1 --variant next -o "$T/s2.pyisession"
+gen --seed 1 --population 100 --months 1 --new-function "validate_households:0.30" -o "$T/s3.pyisession"
+printf '{"mem": {"peak_mb": 700}}\n' >"$T/stats.json"
+git init -q --bare "$T/origin.git"
+SHA1=1111111111111111111111111111111111111111
+SHA2=2222222222222222222222222222222222222222
+SHA3=3333333333333333333333333333333333333333
+
+# job N: a fresh clone of the results repository, then the action's step
+job() { # job NAME [VAR=VALUE...]: runs the action; status in $T/NAME.status
+	local name=$1 st=0
+	shift
+	git clone -q "$T/origin.git" "$T/$name" 2>/dev/null
+	: >"$T/$name.output"
+	: >"$T/$name.summary"
+	env GITHUB_OUTPUT="$T/$name.output" GITHUB_STEP_SUMMARY="$T/$name.summary" \
+		INPUT_REPOSITORY="$T/$name" "$@" bash "$ACTION" >"$T/$name.out" 2>"$T/$name.err" || st=$?
+	echo "$st" >"$T/$name.status"
+}
+out() { sed -n "s/^$2=//p" "$T/$1.output"; }
+
+# --- 1: first run, --remote ----------------------------------------------------
+job ci1 INPUT_SESSION="$T/s1.pyisession" INPUT_COMMIT=$SHA1 INPUT_TRIGGER=nightly \
+	INPUT_STATS="$T/stats.json" INPUT_REMOTE="file://$T/store" INPUT_PACKAGE="${RS_ACTION_PACKAGE:-}"
+[ "$(cat "$T/ci1.status")" = 0 ] || { cat "$T/ci1.err" >&2; fail "first run exited $(cat "$T/ci1.status")"; }
+grep -q "using $WANT_RESULTS " "$T/ci1.err" || fail "the action did not use $WANT_RESULTS: $(grep using "$T/ci1.err")"
+RUN1=$(out ci1 run-id)
+case "$RUN1" in 20*-nightly-1111111) ;; *) fail "run-id output '$RUN1'" ;; esac
+[ "$(out ci1 verdict)" = no-baseline ] || fail "first verdict '$(out ci1 verdict)', want no-baseline"
+grep -q "Performance check" "$T/ci1.summary" || fail "summary lacks the check: $(cat "$T/ci1.summary")"
+git --git-dir="$T/origin.git" show --name-only --format= main | grep -q "runs/.*-nightly-1111111/run.json" ||
+	fail "the run was not pushed"
+git --git-dir="$T/origin.git" show main:.results.json | grep -q "file://$T/store" || fail ".results.json not pushed"
+[ -n "$(find "$T/store" -type f 2>/dev/null)" ] || fail "nothing reached the folder store"
+if [ "${RS_ACTION_INSTALLED:-}" = 1 ]; then
+	# the hooks results init installed are the package's
+	for h in pre-push post-checkout post-commit post-merge; do
+		cmp "/usr/share/results/hooks/$h" "$T/ci1/.git/hooks/$h" || fail "hook $h is not /usr/share/results's"
+	done
+	[ "$(git -C "$T/ci1" config lfs.customtransfer.results.path)" = /usr/bin/lfs-agent ] ||
+		fail "lfs-agent path: $(git -C "$T/ci1" config lfs.customtransfer.results.path)"
+fi
+pass "first run: installed, clone set up, recorded and pushed; outputs run-id and verdict no-baseline"
+
+# --- 2: same workload, remote from .results.json ----------------------------------
+job ci2 INPUT_SESSION="$T/s2.pyisession" INPUT_COMMIT=$SHA2 INPUT_TRIGGER=nightly INPUT_STATS="$T/stats.json"
+[ "$(cat "$T/ci2.status")" = 0 ] || { cat "$T/ci2.err" >&2; fail "second run exited $(cat "$T/ci2.status")"; }
+[ "$(out ci2 verdict)" = pass ] || fail "second verdict '$(out ci2 verdict)', want pass: $(cat "$T/ci2.summary")"
+[ "$(out ci2 baseline)" = $SHA1 ] || fail "baseline output '$(out ci2 baseline)'"
+grep -q "Performance check" "$T/ci2.summary" || fail "summary lacks the check"
+grep -q "1111111" "$T/ci2.summary" && grep -q "2222222" "$T/ci2.summary" ||
+	fail "summary lacks the comparison of the two commits: $(cat "$T/ci2.summary")"
+[ "$(grep -c '^run-id=' "$T/ci2.output")" = 1 ] || fail "run-id written more than once"
+pass "second run: remote from .results.json, verdict pass, check and comparison in the summary"
+
+# --- 3: a regression ----------------------------------------------------------------
+job ci3 INPUT_SESSION="$T/s3.pyisession" INPUT_COMMIT=$SHA3 INPUT_TRIGGER=nightly INPUT_STATS="$T/stats.json"
+[ "$(cat "$T/ci3.status")" = 1 ] || { cat "$T/ci3.err" >&2; fail "a regression should exit 1, got $(cat "$T/ci3.status")"; }
+[ "$(out ci3 verdict)" = regression ] || fail "third verdict '$(out ci3 verdict)', want regression"
+case "$(out ci3 run-id)" in 20*-nightly-3333333) ;; *) fail "run-id output on a regression: $(out ci3 run-id)" ;; esac
+grep -q "validate_households" "$T/ci3.summary" || fail "summary does not name the new function"
+git --git-dir="$T/origin.git" show --name-only --format= main | grep -q "3333333/run.json" ||
+	fail "a regressed run is recorded and pushed all the same"
+job ci4 INPUT_SESSION="$T/s3.pyisession" INPUT_COMMIT=$SHA3 INPUT_TRIGGER=nightly INPUT_FAIL_ON_REGRESSION=false
+[ "$(cat "$T/ci4.status")" = 0 ] || { cat "$T/ci4.err" >&2; fail "fail-on-regression false should exit 0"; }
+pass "a regression: verdict regression, exit 1 (0 with fail-on-regression false), run pushed"
+
+# --- the session went through lfs-agent into the store --------------------------------
+git clone -q "$T/origin.git" "$T/dev" 2>/dev/null
+cd "$T/dev"
+results init >/dev/null
+fetched=$(results fetch "$SHA1" -o "$T/fetched" | tail -1)
+cmp "$T/s1.pyisession" "$fetched" || fail "run 1's session fetched from the store differs"
+cd "$T"
+pass "a developer clone fetches run 1's session from the store, byte for byte"
+
+# --- bad inputs ------------------------------------------------------------------------
+job bad1 INPUT_COMMIT=$SHA1
+[ "$(cat "$T/bad1.status")" = 2 ] && grep -q "the input 'session' is required" "$T/bad1.err" ||
+	fail "no session: $(cat "$T/bad1.status") $(cat "$T/bad1.err")"
+job bad2 INPUT_SESSION="$T/nope.pyisession" INPUT_COMMIT=$SHA1
+[ "$(cat "$T/bad2.status")" = 2 ] && grep -q "session '$T/nope.pyisession' does not exist" "$T/bad2.err" ||
+	fail "missing session: $(cat "$T/bad2.err")"
+job bad3 INPUT_SESSION="$T/s1.pyisession" INPUT_COMMIT=$SHA1 INPUT_PUSH=maybe
+[ "$(cat "$T/bad3.status")" = 2 ] && grep -q "'push' must be true or false" "$T/bad3.err" || fail "bad push input"
+job bad4 INPUT_SESSION="$T/s1.pyisession" INPUT_COMMIT=$SHA1 INPUT_PACKAGE="$T/nope.deb"
+[ "$(cat "$T/bad4.status")" = 2 ] && grep -q "package '$T/nope.deb' does not exist" "$T/bad4.err" || fail "bad package"
+[ ! -s "$T/bad1.output" ] && [ ! -s "$T/bad4.output" ] || fail "a refused input wrote outputs"
+pass "bad inputs exit 2 naming the input, and write no output"
+echo "all github action tests passed"
