@@ -176,6 +176,9 @@ int cmd_gc(int argc, char **argv)
 		printf("%s raw session of run %s (%s)\n", o.dry_run ? "would remove" : "removing",
 		       it->run_id, it->recorded_at);
 	}
+	/* Killed writers' leftovers (temporary files, S3 multipart uploads). */
+	if (!o.dry_run && remote->tidy)
+		remote->tidy(remote);
 	err = rs_store_gc_drop(remote, &census, drop, ndrop, &o, &st);
 	if (!err)
 		err = rs_store_gc_collect(remote, &census, &o, &st);

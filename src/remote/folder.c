@@ -56,6 +56,11 @@ static void remove_stale_tmp(struct folder_remote *f)
 	rs_error_clear();
 }
 
+static void folder_tidy(struct rs_remote *r)
+{
+	remove_stale_tmp((struct folder_remote *)r);
+}
+
 /* Keys are relative and made of a safe alphabet: no "..", no leading '/'. */
 static int key_path(struct folder_remote *f, const char *key, struct rs_buf *out)
 {
@@ -423,6 +428,7 @@ int rs_remote_folder_open(struct rs_remote **out, const char *path)
 	f->parent.stat = folder_stat;
 	f->parent.list = folder_list;
 	f->parent.del = folder_del;
+	f->parent.tidy = folder_tidy;
 	f->parent.free = folder_free;
 	f->parent.display_url = malloc(strlen(root) + 8);
 	if (!f->parent.display_url) {

@@ -83,6 +83,15 @@ struct rs_remote {
 	/* Remove `key`; RS_ENOTFOUND when it was not there. */
 	int (*del)(struct rs_remote *r, const char *key);
 
+	/*
+	 * Optional (NULL: nothing to do): remove what killed writers left
+	 * behind and nothing else sees, once they are older than the grace
+	 * period: temporary files of a folder store, incomplete S3 multipart
+	 * uploads. Best effort, also done by the first put of a process;
+	 * `results gc` calls it so that a store nobody pushes to is tidied too.
+	 */
+	void (*tidy)(struct rs_remote *r);
+
 	void (*free)(struct rs_remote *r);
 
 	/* The URL with any credential removed, for messages (owned by the remote). */

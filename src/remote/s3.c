@@ -1338,6 +1338,11 @@ static int parse_part_size(struct s3_remote *s, rs_config_get_fn get, void *payl
 }
 
 /* results.s3.abortUploadsAfter: hours, 0 to 87600 (default 24; 0: never). */
+static void s3_tidy(struct rs_remote *r)
+{
+	sweep_stale_uploads((struct s3_remote *)r);
+}
+
 static int parse_stale_uploads(struct s3_remote *s, rs_config_get_fn get, void *payload)
 {
 	const char *v = get ? get("results.s3.abortUploadsAfter", payload) : NULL;
@@ -1391,6 +1396,7 @@ int rs_remote_s3_open(struct rs_remote **out, const char *url,
 	s->parent.stat = s3_stat;
 	s->parent.list = s3_list;
 	s->parent.del = s3_del;
+	s->parent.tidy = s3_tidy;
 	s->parent.free = s3_free;
 	s->bucket = strndup(rest, blen);
 
