@@ -113,15 +113,17 @@ static char *xstrdup(const char *s)
 }
 
 /*
- * Name the functions behind a regression: those whose own time grew by
- * at least a fifth of the growth of the run's duration (per unit of
- * workload when normalised), largest first. Own time, not total: the
- * function that got slower, not every caller above it.
+ * Name the functions behind a regression by total (inclusive) time: the
+ * deepest frames whose total grew by at least a fifth of the growth of
+ * the run's duration (per unit of workload when normalised), the
+ * project's own code first (rs_diff_explain). Own time alone misses the
+ * usual culprit in library-heavy code: a new function with 13 ms of its
+ * own and 4 s in the pandas calls it makes.
  */
 static int pick_responsible(struct rs_check_result *r, size_t max)
 {
 	const struct rs_diff *d = r->diff;
-	double wb = 1, wh = 1, grow = 0, floor;
+	double wb = 1, wh = 1, grow = 0;
 	size_t i;
 
 	if (d->workload_key && d->base_workload > 0 && d->head_workload > 0) {
@@ -134,15 +136,8 @@ static int pick_responsible(struct rs_check_result *r, size_t max)
 	r->responsible = calloc(max ? max : 1, sizeof(*r->responsible));
 	if (!r->responsible)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	floor = grow > 0 ? grow / 5 : 0;
-	/* Walk in order of growth: the diff is sorted by |self change|. */
-	for (i = 0; i < d->n_funcs && r->n_responsible < max; i++) {
-		const struct rs_func_delta *f = &d->funcs[i];
-		double delta = f->head_self / wh - f->base_self / wb;
-
-		if (delta > 0 && delta >= floor)
-			r->responsible[r->n_responsible++] = i;
-	}
+	r->n_responsible = rs_diff_explain(d, wb, wh, grow > 0 ? grow / 5 : 0,
+					   r->responsible, max);
 	return 0;
 }
 
@@ -342,7 +337,8 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 	 * closest to the median, so one outlier does not explain anything. */
 	{
 		const json_t *typical = baseline[0];
-		struct rs_diff_opts dopts = { r->workload_key, r->workload_key == NULL };
+		struct rs_diff_opts dopts = { r->workload_key, r->workload_key == NULL,
+					      opts ? opts->own : NULL };
 		double best = INFINITY, v;
 
 		for (i = 0; i < r->n_metrics; i++)

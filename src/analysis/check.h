@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "analysis/diff.h"
+#include "analysis/owncode.h"
 
 struct rs_check_opts {
 	double threshold;          /* relative, e.g. 0.05; <= 0 means 0.05 */
@@ -38,6 +39,7 @@ struct rs_check_opts {
 	const char *const *metrics;/* metrics to gate on; NULL: time metrics */
 	size_t n_metrics;
 	size_t max_functions;      /* functions named when regressed; 0: 5 */
+	const struct rs_owncode *own; /* the project's own code; NULL: default */
 };
 
 struct rs_check_metric {

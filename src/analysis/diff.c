@@ -14,6 +14,7 @@
  * diff costs O(functions), not O(functions^2).
  */
 #include "analysis/diff.h"
+#include "analysis/owncode.h"
 #include "analysis/runview.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -130,13 +131,15 @@ static int load_functions(struct fnlist *out, const json_t *run)
 		r->line = (long)line;
 		rs_runview_num(f, "self", &r->self);
 		rs_runview_num(f, "total", &r->total);
-		if (samples > 0 && rs_runview_num(f, "self_samples", &ss) &&
-		    rs_runview_num(f, "total_samples", &ts)) {
-			r->self_share = ss / samples;
-			r->total_share = ts / samples;
-		} else if (timebase > 0) {
+		/* One definition of a share, the summary page's: of the
+		 * sampled time. Sample counts only when times are missing. */
+		if (timebase > 0) {
 			r->self_share = r->self / timebase;
 			r->total_share = r->total / timebase;
+		} else if (samples > 0 && rs_runview_num(f, "self_samples", &ss) &&
+			   rs_runview_num(f, "total_samples", &ts)) {
+			r->self_share = ss / samples;
+			r->total_share = ts / samples;
 		}
 		out->n++;
 		continue;
@@ -230,12 +233,22 @@ static int push_func(struct rs_diff *d, size_t *alloc, enum rs_func_change c,
 	f->change = c;
 	f->function = strdup(h ? h->name : b->name);
 	f->file = strdup(h ? h->file : b->file);
+	{
+		struct rs_buf k = RS_BUF_INIT;
+
+		if (!rs_buf_printf(&k, "%s\x1f%s", h ? h->bare : b->bare, f->file ? f->file : ""))
+			f->key = rs_buf_detach(&k, NULL);
+		rs_buf_release(&k);
+	}
+	f->own = rs_owncode_match(d->own, f->file);
 	f->line = h ? h->line : b->line;
 	if (c == RS_FUNC_RENAMED)
 		f->old_function = strdup(b->name);
-	if (!f->function || !f->file || (c == RS_FUNC_RENAMED && !f->old_function)) {
+	if (!f->function || !f->file || !f->key ||
+	    (c == RS_FUNC_RENAMED && !f->old_function)) {
 		free(f->function);
 		free(f->file);
+		free(f->key);
 		free(f->old_function);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
@@ -438,6 +451,213 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 	return 0;
 }
 
+
+/* ---- call-tree ancestry ----------------------------------------------- */
+
+/* Tree levels walked at most (the stored tree has 40 under the root). */
+#define ANC_DEPTH 64
+
+/*
+ * Add "ancestor\x1e descendant" for every pair of distinct functions on
+ * one root-to-node path of a stored summary tree. The tree is pruned
+ * (0.5% of the run), which is what attribution needs: a frame below
+ * that explains no step worth reporting.
+ */
+static int tree_pairs(json_t *set, const json_t *node, const char **path_keys,
+		      char **owned, size_t depth, struct rs_buf *k)
+{
+	const json_t *kids = json_object_get(node, "children");
+	const char *fn = rs_runview_str(node, "function", NULL);
+	const char *file = rs_runview_str(node, "file", "");
+	size_t i;
+	int err = 0;
+
+	if (depth >= ANC_DEPTH || !fn)
+		return 0;
+	rs_buf_clear(k);
+	if (rs_buf_printf(k, "%s\x1f%s", fn, file))
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	owned[depth] = rs_buf_detach(k, NULL);
+	if (!owned[depth])
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	path_keys[depth] = owned[depth];
+	for (i = 1; i < depth && !err; i++) { /* [root] (0) is nobody's caller */
+		if (!strcmp(path_keys[i], path_keys[depth]))
+			continue;
+		rs_buf_clear(k);
+		if (rs_buf_printf(k, "%s\x1e%s", path_keys[i], path_keys[depth]) ||
+		    json_object_set_new(set, k->ptr, json_true()))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (i = 0; !err && json_is_array(kids) && i < json_array_size(kids); i++)
+		err = tree_pairs(set, json_array_get(kids, i), path_keys, owned, depth + 1, k);
+	free(owned[depth]);
+	owned[depth] = NULL;
+	return err;
+}
+
+static int load_ancestry(json_t *set, const json_t *run)
+{
+	const json_t *tree = json_object_get(json_object_get(run, "summary"), "tree");
+	const char *keys[ANC_DEPTH];
+	char *owned[ANC_DEPTH] = { NULL };
+	struct rs_buf k = RS_BUF_INIT;
+	int err;
+
+	if (!json_is_object(tree))
+		return 0;
+	err = tree_pairs(set, tree, keys, owned, 0, &k);
+	rs_buf_release(&k);
+	return err;
+}
+
+int rs_diff_calls(const struct rs_diff *d, const struct rs_func_delta *a,
+		  const struct rs_func_delta *b)
+{
+	struct rs_buf k = RS_BUF_INIT;
+	int yes = 0;
+
+	if (!d->ancestry || !a->key || !b->key || !strcmp(a->key, b->key))
+		return 0;
+	if (!rs_buf_printf(&k, "%s\x1e%s", a->key, b->key))
+		yes = json_object_get(d->ancestry, k.ptr) != NULL;
+	rs_buf_release(&k);
+	return yes;
+}
+
+/* A root frame: ~100% of every run, explains nothing. */
+#define ROOT_SHARE 0.9
+
+static int is_root(const struct rs_func_delta *f)
+{
+	if (f->change == RS_FUNC_NEW)
+		return 0;
+	if (f->change == RS_FUNC_VANISHED)
+		return 0;
+	return f->base_total_share >= ROOT_SHARE && f->head_total_share >= ROOT_SHARE;
+}
+
+static double delta_of(const struct rs_func_delta *f, double wb, double wh)
+{
+	return f->head_total / wh - f->base_total / wb;
+}
+
+static const struct rs_diff *explain_ctx;
+static double explain_wb, explain_wh;
+
+static int cmp_explain(const void *a, const void *b)
+{
+	const struct rs_func_delta *x = &explain_ctx->funcs[*(const size_t *)a];
+	const struct rs_func_delta *y = &explain_ctx->funcs[*(const size_t *)b];
+	double dx = delta_of(x, explain_wb, explain_wh), dy = delta_of(y, explain_wb, explain_wh);
+
+	if (x->own != y->own)
+		return x->own ? -1 : 1;
+	return dx < dy ? 1 : dx > dy ? -1 : 0;
+}
+
+/*
+ * Candidates are few (each explains at least `floor` of the growth), so
+ * the pairwise "is there a candidate below it" is cheap.
+ */
+size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double floor,
+		       size_t *out, size_t max)
+{
+	size_t *cand, n = 0, kept = 0, i, j;
+	unsigned char *keep;
+
+	if (!max || !d->n_funcs || !(wb > 0) || !(wh > 0))
+		return 0;
+	cand = malloc(d->n_funcs * sizeof(*cand));
+	if (!cand)
+		return 0;
+	for (i = 0; i < d->n_funcs; i++) {
+		double delta = delta_of(&d->funcs[i], wb, wh);
+
+		if (delta > 0 && delta >= floor && !d->funcs[i].root)
+			cand[n++] = i;
+	}
+	/* Deepest: a candidate is dropped when the nearest candidates below
+	 * it explain at least 80% of its growth -- it only passed them on.
+	 * Own code is never dropped for library code below it: a new user
+	 * function stays named whatever pandas calls it makes. */
+	keep = calloc(n ? n : 1, 1);
+	if (!keep) {
+		free(cand);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		const struct rs_func_delta *f = &d->funcs[cand[i]];
+		double below = 0;
+
+		for (j = 0; j < n; j++) {
+			const struct rs_func_delta *g = &d->funcs[cand[j]];
+			size_t k;
+			int leaf = 1;
+
+			if (j == i || (f->own && !g->own) || !rs_diff_calls(d, f, g))
+				continue;
+			for (k = 0; k < n && leaf; k++) {
+				const struct rs_func_delta *h = &d->funcs[cand[k]];
+
+				/* g counts when no candidate sits between f and g */
+				if (k != j && k != i && (f->own ? h->own : 1) &&
+				    rs_diff_calls(d, f, h) && rs_diff_calls(d, h, g))
+					leaf = 0;
+			}
+			if (leaf)
+				below += delta_of(g, wb, wh);
+		}
+		keep[i] = below < 0.8 * delta_of(f, wb, wh);
+	}
+	for (i = 0; i < n; i++)
+		if (keep[i])
+			cand[kept++] = cand[i];
+	free(keep);
+	explain_ctx = d;
+	explain_wb = wb;
+	explain_wh = wh;
+	qsort(cand, kept, sizeof(*cand), cmp_explain);
+	for (i = 0; i < kept && i < max; i++)
+		out[i] = cand[i];
+	free(cand);
+	return i < max ? i : max;
+}
+
+/*
+ * Mark root frames and callers whose total changed only through a
+ * function below them: a callee that is responsible for at least 80%
+ * of the caller's change (same sign); own code is not a wrapper of the
+ * library code it calls. Only functions whose total moved
+ * by 0.5% of the run or more are looked at.
+ */
+static void mark_wrappers(struct rs_diff *d)
+{
+	size_t i, j;
+
+	for (i = 0; i < d->n_funcs; i++)
+		d->funcs[i].root = is_root(&d->funcs[i]);
+	for (i = 0; i < d->n_funcs; i++) {
+		struct rs_func_delta *f = &d->funcs[i];
+		double df = f->head_total - f->base_total;
+		double scale = fmax(f->head_total / fmax(f->head_total_share, 1e-12),
+				    f->base_total / fmax(f->base_total_share, 1e-12));
+
+		if (f->root || fabs(df) < 0.005 * scale || !isfinite(scale))
+			continue;
+		for (j = 0; j < d->n_funcs && !f->wrapper; j++) {
+			const struct rs_func_delta *g = &d->funcs[j];
+			double dg = g->head_total - g->base_total;
+
+			if (j != i && dg * df > 0 && fabs(dg) >= 0.8 * fabs(df) &&
+			    (!f->own || g->own) && rs_diff_calls(d, f, g))
+				f->wrapper = 1;
+		}
+		if (f->wrapper)
+			d->n_wrappers++;
+	}
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
@@ -467,6 +687,17 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		goto out;
 	}
 	err = diff_metrics(d, base, head, opts);
+	if (err)
+		goto out;
+	d->own = opts ? opts->own : NULL;
+	d->ancestry = json_object();
+	if (!d->ancestry) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = load_ancestry(d->ancestry, head);
+	if (!err)
+		err = load_ancestry(d->ancestry, base);
 	if (err)
 		goto out;
 
@@ -501,7 +732,10 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		goto out;
 	if (d->n_funcs)
 		qsort(d->funcs, d->n_funcs, sizeof(*d->funcs), cmp_func);
+	mark_wrappers(d);
 out:
+	if (d)
+		d->own = NULL;
 	fnlist_release(&bl);
 	fnlist_release(&hl);
 	if (err) {
@@ -520,7 +754,9 @@ void rs_diff_free(struct rs_diff *d)
 		return;
 	for (i = 0; i < d->n_metrics; i++)
 		free(d->metrics[i].name);
+	json_decref(d->ancestry);
 	for (i = 0; i < d->n_funcs; i++) {
+		free(d->funcs[i].key);
 		free(d->funcs[i].function);
 		free(d->funcs[i].old_function);
 		free(d->funcs[i].file);

@@ -162,6 +162,11 @@ static json_t *func_json(const struct rs_func_delta *f)
 	json_object_set_new(o, "head_self_share", json_real(f->head_self_share));
 	json_object_set_new(o, "base_total_share", json_real(f->base_total_share));
 	json_object_set_new(o, "head_total_share", json_real(f->head_total_share));
+	json_object_set_new(o, "own_code", json_boolean(f->own));
+	if (f->root)
+		json_object_set_new(o, "root", json_true());
+	if (f->wrapper)
+		json_object_set_new(o, "wrapper", json_true());
 	return o;
 }
 
@@ -292,6 +297,14 @@ static int func_row(struct rs_buf *out, const struct rs_func_delta *f, int md,
 	rs_buf_clear(&cell);
 	if (!err)
 		err = share_cell(&cell, bs, hs);
+	if (!err && !by_total) {
+		/* own-time rows also say how much ran below the function */
+		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 16);
+		rs_buf_clear(&cell);
+		if (!err)
+			err = rs_render_seconds(&cell, f->change == RS_FUNC_VANISHED ? f->base_total
+										  : f->head_total);
+	}
 	if (!err)
 		err = md ? rs_buf_printf(out, "%s |\n", cell.ptr)
 			 : rs_buf_printf(out, "%s\n", cell.ptr);
@@ -304,15 +317,21 @@ static int func_header(struct rs_buf *out, int md, const char *title, int by_tot
 {
 	const char *what = by_total ? "total time" : "own time";
 
-	if (md)
-		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of samples |\n"
+	if (md && by_total)
+		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of time |\n"
 				     "|---|---:|---:|---:|---:|\n", title, what, what);
+	if (md)
+		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of time | total time |\n"
+				     "|---|---:|---:|---:|---:|---:|\n", title, what, what);
 	TRY(rs_buf_printf(out, "\n%s\n  ", title));
 	TRY(pad(out, "function", 52));
 	TRY(pad(out, "base", 10));
 	TRY(pad(out, "head", 10));
 	TRY(pad(out, "change", 22));
-	return rs_buf_puts(out, "share of samples\n");
+	if (by_total)
+		return rs_buf_puts(out, "share of time\n");
+	TRY(pad(out, "share of time", 16));
+	return rs_buf_puts(out, "total time\n");
 }
 
 static const struct rs_diff *sort_ctx;
@@ -341,6 +360,10 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 	for (i = 0; i < d->n_funcs; i++) {
 		const struct rs_func_delta *f = &d->funcs[i];
 
+		/* total time: root frames and callers whose change is that of
+		 * a function below them say nothing new; they are counted */
+		if (by_total && (f->root || f->wrapper))
+			continue;
 		if (kind >= 0 ? (int)f->change == kind
 			      : (f->change == RS_FUNC_CHANGED || f->change == RS_FUNC_RENAMED))
 			order[n++] = i;
@@ -356,9 +379,81 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 		if (!err && n > top)
 			err = rs_buf_printf(out, md ? "\n%zu more not shown.\n" : "  ... %zu more\n",
 					    n - top);
+		if (!err && by_total) {
+			size_t roots = 0;
+
+			for (i = 0; i < d->n_funcs; i++)
+				roots += d->funcs[i].root;
+			if (roots || d->n_wrappers)
+				err = rs_buf_printf(out, md ? "\n_Left out: %zu root frame%s (90%% or more of both runs) "
+							      "and %zu caller%s whose change is that of a function they call._\n"
+							    : "  (left out: %zu root frame%s, 90%% or more of both runs, "
+							      "and %zu caller%s whose change is that of a function they call)\n",
+						    roots, roots == 1 ? "" : "s", d->n_wrappers,
+						    d->n_wrappers == 1 ? "" : "s");
+		}
 	}
 	free(order);
 	return err;
+}
+
+
+/*
+ * One responsible frame: "name (file:line): total 0 s -> 4.1 s (+4.1 s),
+ * own 13.0 ms, new function, own code".
+ */
+static int explain_line(struct rs_buf *out, const struct rs_func_delta *f, int md)
+{
+	TRY(rs_buf_puts(out, md ? "- " : "  "));
+	TRY(func_label(out, f, md));
+	TRY(rs_buf_puts(out, ": total time "));
+	if (f->change == RS_FUNC_NEW)
+		TRY(rs_buf_puts(out, "-"));
+	else
+		TRY(rs_render_seconds(out, f->base_total));
+	TRY(rs_buf_puts(out, md ? " → " : " -> "));
+	TRY(rs_render_seconds(out, f->head_total));
+	TRY(rs_buf_puts(out, " ("));
+	TRY(render_change(out, "duration", f->head_total - f->base_total, NAN));
+	TRY(rs_buf_printf(out, ", %.1f%% of the run), own time ", f->head_total_share * 100));
+	TRY(rs_render_seconds(out, f->head_self));
+	if (f->change == RS_FUNC_NEW)
+		TRY(rs_buf_puts(out, ", new function"));
+	if (f->change == RS_FUNC_RENAMED)
+		TRY(rs_buf_puts(out, ", renamed"));
+	return rs_buf_puts(out, f->own ? ", own code\n" : ", library\n");
+}
+
+/* The growth of duration (per unit of workload when normalised). */
+static double duration_growth(const struct rs_diff *d, double *wb, double *wh)
+{
+	const struct rs_metric_delta *m = rs_diff_metric(d, "duration");
+
+	*wb = *wh = 1;
+	if (d->workload_key && d->base_workload > 0 && d->head_workload > 0) {
+		*wb = d->base_workload;
+		*wh = d->head_workload;
+	}
+	return m ? m->head / *wh - m->base / *wb : 0;
+}
+
+/* compare: which frames explain a longer run, when it is longer. */
+static int explain_section(struct rs_buf *out, const struct rs_diff *d, int md)
+{
+	size_t idx[5], n, i;
+	double wb, wh, grow = duration_growth(d, &wb, &wh);
+	const struct rs_metric_delta *m = rs_diff_metric(d, "duration");
+
+	if (!m || !(grow > 0) || !(m->base > 0) || grow * wb < 0.02 * m->base)
+		return 0;
+	n = rs_diff_explain(d, wb, wh, grow / 5, idx, 5);
+	if (!n)
+		return 0;
+	TRY(rs_buf_puts(out, md ? "\n**Where the added time went** (total time, the project's own code first)\n\n"
+				: "\nwhere the added time went (total time, own code first):\n"));
+	for (i = 0; i < n; i++)
+		TRY(explain_line(out, &d->funcs[idx[i]], md));
+	return 0;
 }
 
 static int metrics_table(struct rs_buf *out, const struct rs_diff *d, int md)
@@ -406,6 +501,7 @@ static int render_diff_body(struct rs_buf *out, const struct rs_diff *d, int md,
 			    size_t top)
 {
 	TRY(metrics_table(out, d, md));
+	TRY(explain_section(out, d, md));
 	TRY(func_section(out, d, md, top, RS_FUNC_RENAMED, 0,
 			 "Renamed functions (same file and first line, new name)"));
 	TRY(func_section(out, d, md, top, RS_FUNC_NEW, 0, "New functions"));
@@ -584,22 +680,10 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 	if (err)
 		return err;
 	if (r->n_responsible) {
-		TRY(rs_buf_puts(out, md ? "\n**Functions responsible** (own time grew most):\n\n"
-					: "\nfunctions responsible (own time grew most):\n"));
-		for (i = 0; i < r->n_responsible; i++) {
-			const struct rs_func_delta *f = &r->diff->funcs[r->responsible[i]];
-
-			TRY(rs_buf_puts(out, md ? "- " : "  "));
-			TRY(func_label(out, f, md));
-			TRY(rs_buf_puts(out, md ? ": own time " : ": own time "));
-			TRY(rs_render_seconds(out, f->base_self));
-			TRY(rs_buf_puts(out, md ? " → " : " -> "));
-			TRY(rs_render_seconds(out, f->head_self));
-			TRY(rs_buf_printf(out, md ? ", share of samples %.1f%% → %.1f%%%s\n"
-						  : ", share of samples %.1f%% -> %.1f%%%s\n",
-					  f->base_self_share * 100, f->head_self_share * 100,
-					  f->change == RS_FUNC_NEW ? " (new function)" : ""));
-		}
+		TRY(rs_buf_puts(out, md ? "\n**Functions responsible** (total time grew most; the project's own code first):\n\n"
+					: "\nfunctions responsible (total time grew most; own code first):\n"));
+		for (i = 0; i < r->n_responsible; i++)
+			TRY(explain_line(out, &r->diff->funcs[r->responsible[i]], md));
 	}
 	if (r->diff && md) {
 		TRY(rs_buf_printf(out, "\n<details><summary>Full comparison with run <code>%s</code></summary>\n\n",

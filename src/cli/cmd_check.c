@@ -11,6 +11,7 @@
 #include "analysis/check.h"
 #include "analysis/render.h"
 #include "cli/cli.h"
+#include "analysis/owncode.h"
 #include "cli/runsel.h"
 #include "util/error.h"
 
@@ -20,6 +21,9 @@
 #define HISTORY_MAX 64
 #define HISTORY_DEFAULT 24
 #define METRICS_MAX 32
+
+/* Entries of "own_code" in .results.json used, at most. */
+#define OWN_SPECS_MAX 64
 
 static const char usage[] =
 	"usage: results check [<run-or-commit>] [--baseline <run-or-commit> | --window N]\n"
@@ -75,6 +79,9 @@ static int run(int argc, char **argv)
 	struct rs_buf out = RS_BUF_INIT;
 	json_t *hj = NULL, *hist[HISTORY_MAX];
 	size_t n_hist = 0, i, pos;
+	struct rs_owncode own = { NULL, 0 };
+	const char *own_specs[OWN_SPECS_MAX];
+	json_t *config = NULL;
 	int opt, err, status = RS_EXIT_OK, opened = 0;
 
 	optind = 1;
@@ -129,6 +136,11 @@ static int run(int argc, char **argv)
 	opened = 1;
 	if (status)
 		goto out;
+	/* the project's own code, from the committed config */
+	config = rs_runsel_config(&sel);
+	own.n_specs = rs_owncode_from_config(config, own_specs, OWN_SPECS_MAX);
+	own.specs = own_specs;
+	copts.own = &own;
 	if (optind == argc - 1) {
 		status = rs_runsel_resolve(&head, &sel, argv[optind]);
 		if (status)
@@ -194,6 +206,7 @@ out:
 	for (i = 0; i < n_hist; i++)
 		json_decref(hist[i]);
 	rs_buf_release(&out);
+	json_decref(config);
 	if (opened)
 		rs_runsel_close(&sel);
 	return status;

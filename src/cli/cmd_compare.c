@@ -11,8 +11,12 @@
 #include "analysis/diff.h"
 #include "analysis/render.h"
 #include "cli/cli.h"
+#include "analysis/owncode.h"
 #include "cli/runsel.h"
 #include "util/error.h"
+
+/* Entries of "own_code" in .results.json used, at most. */
+#define OWN_SPECS_MAX 64
 
 static const char usage[] =
 	"usage: results compare <run-or-commit> <run-or-commit>\n"
@@ -53,7 +57,7 @@ int cmd_compare(int argc, char **argv)
 {
 	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
 	const struct rs_run_entry *a = NULL, *b = NULL;
-	struct rs_diff_opts dopts = { NULL, 0 };
+	struct rs_diff_opts dopts = { NULL, 0, NULL };
 	enum rs_format fmt = RS_FORMAT_TEXT;
 	struct rs_diff *d = NULL;
 	struct rs_buf out = RS_BUF_INIT;
@@ -62,6 +66,9 @@ int cmd_compare(int argc, char **argv)
 	size_t top = 10;
 	struct rs_buf sa = RS_BUF_INIT, sb = RS_BUF_INIT;
 	struct rs_deep_diff *dd = NULL;
+	struct rs_owncode own = { NULL, 0 };
+	const char *own_specs[OWN_SPECS_MAX];
+	json_t *config = NULL;
 	int opt, err, status = RS_EXIT_OK, opened = 0, deep = 0;
 
 	optind = 1;
@@ -97,6 +104,11 @@ int cmd_compare(int argc, char **argv)
 	opened = 1;
 	if (status)
 		goto out;
+	/* the project's own code, from the committed config */
+	config = rs_runsel_config(&sel);
+	own.n_specs = rs_owncode_from_config(config, own_specs, OWN_SPECS_MAX);
+	own.specs = own_specs;
+	dopts.own = &own;
 	status = rs_runsel_resolve(&a, &sel, argv[optind]);
 	if (!status)
 		status = rs_runsel_resolve(&b, &sel, argv[optind + 1]);
@@ -146,6 +158,7 @@ out:
 	json_decref(ra);
 	json_decref(rb);
 	rs_buf_release(&out);
+	json_decref(config);
 	if (opened)
 		rs_runsel_close(&sel);
 	return status;

@@ -18,6 +18,7 @@
 #include "analysis/check.h"
 #include "analysis/diff.h"
 #include "analysis/html.h"
+#include "analysis/owncode.h"
 #include "analysis/render.h"
 #include "analysis/series.h"
 #include "util/error.h"
@@ -108,7 +109,7 @@ static void test_metric_diff(void **state)
 	json_t *a = model_run("r1", "aaaaaaa1", 1.0), *b = model_run("r2", "bbbbbbb2", 1.0);
 	const struct rs_metric_delta *m;
 	struct rs_diff *d = NULL;
-	struct rs_diff_opts o = { NULL, 1 };
+	struct rs_diff_opts o = { NULL, 1, NULL };
 
 	(void)state;
 	json_object_set_new(json_object_get(b, "metrics"), "duration", json_real(11.0));
@@ -252,7 +253,7 @@ static void test_workload_normalised(void **state)
 
 	/* --per picks a key explicitly; an unknown key means no normalising */
 	{
-		struct rs_diff_opts o = { "nonexistent", 0 };
+		struct rs_diff_opts o = { "nonexistent", 0, NULL };
 
 		assert_int_equal(rs_diff_runs(&d, a, b, &o), 0);
 		assert_null(d->workload_key);
@@ -907,6 +908,99 @@ static void test_odd_input(void **state)
 		json_decref(runs[i]);
 }
 
+/* Own code: the default rule and a project's list. */
+static void test_owncode(void **state)
+{
+	const char *specs[] = { "src/popmodel/", "tlo" };
+	struct rs_owncode oc = { specs, 2 };
+	json_t *cfg = json_pack("{s:[s,i,s,s]}", "own_code", "a/", 3, "", "b");
+	const char *got[4];
+
+	(void)state;
+	assert_true(rs_owncode_match(NULL, "/home/me/model/src/sim.py"));
+	assert_false(rs_owncode_match(NULL, "/venv/lib/python3.11/site-packages/pandas/core/frame.py"));
+	assert_false(rs_owncode_match(NULL, "/usr/lib/python3/dist-packages/numpy/core/x.py"));
+	assert_false(rs_owncode_match(NULL, "/usr/lib/python3.11/tokenize.py"));
+	assert_false(rs_owncode_match(NULL, "<built-in>"));
+	assert_false(rs_owncode_match(NULL, "<thread>"));
+	assert_false(rs_owncode_match(NULL, ""));
+	assert_true(rs_owncode_match(&oc, "/ci/work/src/popmodel/events.py"));
+	assert_true(rs_owncode_match(&oc, "/venv/lib/python3.11/site-packages/tlo/methods/x.py"));
+	assert_true(rs_owncode_match(&oc, "/ci/work/tlo.py"));
+	assert_false(rs_owncode_match(&oc, "/ci/work/tlonger/x.py"));
+	assert_false(rs_owncode_match(&oc, "/ci/work/scripts/run.py"));
+	assert_int_equal(rs_owncode_from_config(cfg, got, 4), 2);
+	assert_string_equal(got[0], "a/");
+	assert_string_equal(got[1], "b");
+	json_decref(cfg);
+}
+
+/* A tree node {function, file, total, children}. */
+static json_t *node(const char *fn, const char *file, double total, json_t *kids)
+{
+	return json_pack("{s:s,s:s,s:i,s:f,s:f,s:o}", "function", fn, "file", file, "line", 1,
+			 "total", total, "self", 0.0, "children", kids ? kids : json_array());
+}
+
+/*
+ * Attribution by total time: a new user function with 10 ms of its own
+ * and 1 s in library code below it is named; the wrappers above it
+ * (100% of both runs) and the library frame below it are not first.
+ */
+static void test_explain_by_total(void **state)
+{
+	const char *lib = "/venv/lib/python3.11/site-packages/pandas/frame.py";
+	const struct fn bf[] = {
+		{ "main", "/m/run.py", 1, 0.01, 10.0 },
+		{ "step", "/m/sim.py", 5, 0.01, 6.0 },
+		{ "apply", lib, 9, 3.0, 3.0 },
+		{ "other", "/m/sim.py", 40, 3.9, 3.9 },
+	};
+	const struct fn hf[] = {
+		{ "main", "/m/run.py", 1, 0.01, 11.0 },
+		{ "step", "/m/sim.py", 5, 0.01, 7.0 },
+		{ "apply", lib, 9, 3.99, 3.99 },
+		{ "trace", "/m/sim.py", 60, 0.01, 1.0 },
+		{ "other", "/m/sim.py", 40, 3.9, 3.9 },
+	};
+	json_t *b = make_run("b", "aaaa", "r", 10, 0, bf, 4);
+	json_t *h = make_run("h", "bbbb", "r", 11, 0, hf, 5);
+	struct rs_diff *d = NULL;
+	struct rs_buf out = RS_BUF_INIT;
+	size_t idx[4], n;
+
+	(void)state;
+	json_object_set_new(json_object_get(b, "summary"), "tree",
+		node("[root]", "", 10, json_pack("[o]", node("main", "/m/run.py", 10, json_pack("[oo]",
+			node("step", "/m/sim.py", 6, json_pack("[o]", node("apply", lib, 3, NULL))),
+			node("other", "/m/sim.py", 3.9, NULL))))));
+	json_object_set_new(json_object_get(h, "summary"), "tree",
+		node("[root]", "", 11, json_pack("[o]", node("main", "/m/run.py", 11, json_pack("[oo]",
+			node("step", "/m/sim.py", 7, json_pack("[oo]", node("apply", lib, 3, NULL),
+				node("trace", "/m/sim.py", 1, json_pack("[o]", node("apply", lib, 0.99, NULL))))),
+			node("other", "/m/sim.py", 3.9, NULL))))));
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	n = rs_diff_explain(d, 1, 1, 0.2, idx, 4);
+	assert_true(n >= 1);
+	assert_string_equal(d->funcs[idx[0]].function, "trace");
+	assert_int_equal(d->funcs[idx[0]].change, RS_FUNC_NEW);
+	assert_true(d->funcs[idx[0]].own);
+	/* step grew only through trace: a wrapper, not a culprit */
+	for (size_t i = 0; i < n; i++)
+		assert_string_not_equal(d->funcs[idx[i]].function, "step");
+	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_TEXT, 10), 0);
+	assert_non_null(strstr(out.ptr, "where the added time went (total time, own code first):\n"
+					"  trace (sim.py:60): total time - -> 1 s (+1 s, 9.1% of the run), "
+					"own time 10 ms, new function, own code\n"));
+	/* main is a root frame, step a wrapper: neither is in the total-time rows */
+	assert_non_null(strstr(out.ptr, "(left out: 1 root frame, 90% or more of both runs, "
+					"and 1 caller whose change is that of a function they call)"));
+	rs_buf_release(&out);
+	rs_diff_free(d);
+	json_decref(b);
+	json_decref(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -928,6 +1022,8 @@ int main(void)
 		cmocka_unit_test(test_render_diff),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_odd_input),
+		cmocka_unit_test(test_owncode),
+		cmocka_unit_test(test_explain_by_total),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
