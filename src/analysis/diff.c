@@ -16,6 +16,7 @@
 #include "analysis/diff.h"
 #include "analysis/owncode.h"
 #include "analysis/runview.h"
+#include "session/summary.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -35,7 +36,10 @@ struct fnrow {
 	double self, total;
 	double self_share, total_share;
 	int matched;
+	int fate;     /* unmatched: FATE_* */
 };
+
+enum { FATE_GONE = 0, FATE_BELOW, FATE_HIDDEN };
 
 struct fnlist {
 	struct fnrow *rows;
@@ -45,6 +49,12 @@ struct fnlist {
 	 * vanished. */
 	int truncated;
 	double self_cut, total_cut;
+	/* Summaries recorded since issue 10 hold every function above a
+	 * floor (a share of the sampled time) and the set of every function
+	 * that ran: absence then means "below the floor" or "did not run". */
+	const json_t *summary;
+	int has_ran;
+	double floor;
 };
 
 /* Rows per ranking in a stored summary (rs_summary's default). */
@@ -96,7 +106,7 @@ static int load_functions(struct fnlist *out, const json_t *run)
 	size_t i, n;
 
 	memset(out, 0, sizeof(*out));
-	if (!json_is_array(funcs))
+	if (!json_is_array(funcs) && !json_is_object(json_object_get(summary, "more_functions")))
 		return 0;
 	if (!rs_runview_num(summary, "samples", &samples) &&
 	    !rs_runview_num(summary, "sample_count", &samples))
@@ -105,9 +115,7 @@ static int load_functions(struct fnlist *out, const json_t *run)
 		if (!rs_runview_num(summary, "duration", &timebase))
 			timebase = 0;
 	n = json_array_size(funcs);
-	if (!n)
-		return 0;
-	out->rows = calloc(n, sizeof(*out->rows));
+	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
 	if (!out->rows)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (i = 0; i < n; i++) {
@@ -148,6 +156,52 @@ oom:
 		fnlist_release(out);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
+	out->summary = summary;
+	out->has_ran = json_is_string(json_object_get(summary, "ran"));
+	{
+		const json_t *more = json_object_get(summary, "more_functions");
+		const json_t *files = json_object_get(more, "files");
+		const json_t *rows = json_object_get(more, "rows");
+		size_t m = json_array_size(rows);
+
+		if (!rs_runview_num(more, "floor", &out->floor))
+			out->floor = 0;
+		if (m) {
+			void *p = realloc(out->rows, (n + m) * sizeof(*out->rows));
+
+			if (!p) {
+				fnlist_release(out);
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			}
+			out->rows = p;
+		}
+		for (i = 0; i < m; i++) {
+			const json_t *row = json_array_get(rows, i);
+			const json_t *fn = json_array_get(row, 0);
+			const json_t *fl = json_array_get(files, (size_t)json_integer_value(
+								 json_array_get(row, 1)));
+			struct fnrow *r = &out->rows[out->n];
+
+			if (!json_is_string(fn) || !json_is_string(fl))
+				continue;
+			memset(r, 0, sizeof(*r));
+			r->name = strdup(json_string_value(fn));
+			if (!r->name) {
+				fnlist_release(out);
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			}
+			r->bare = json_string_value(fn);
+			r->file = json_string_value(fl);
+			r->line = (long)json_integer_value(json_array_get(row, 2));
+			r->self = (double)json_integer_value(json_array_get(row, 3)) / 1e6;
+			r->total = (double)json_integer_value(json_array_get(row, 4)) / 1e6;
+			if (timebase > 0) {
+				r->self_share = r->self / timebase;
+				r->total_share = r->total / timebase;
+			}
+			out->n++;
+		}
+	}
 	if (out->n) {
 		double distinct;
 
@@ -170,6 +224,103 @@ static int maybe_hidden(const struct fnrow *r, const struct fnlist *other)
 {
 	return other->truncated && r->self <= 2 * other->self_cut &&
 	       r->total <= 2 * other->total_cut;
+}
+
+static int push_func(struct rs_diff *d, size_t *alloc, enum rs_func_change c,
+		     const struct fnrow *b, const struct fnrow *h);
+
+/*
+ * What an unmatched row of `l` is on the other side: below the other
+ * run's floor (it ran there, and was not stored), absent for sure (it did
+ * not run there), or -- for summaries without the set of functions that
+ * ran -- possibly hidden below the other list's cut.
+ */
+static void classify(struct fnlist *l, const struct fnlist *other)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		struct fnrow *r = &l->rows[i];
+		int ran;
+
+		if (r->matched)
+			continue;
+		ran = other->has_ran ? rs_summary_ran(other->summary, r->bare, r->file) : -1;
+		if (ran > 0)
+			r->fate = FATE_BELOW;
+		else if (ran == 0)
+			r->fate = FATE_GONE;
+		else
+			r->fate = maybe_hidden(r, other) ? FATE_HIDDEN : FATE_GONE;
+	}
+}
+
+/* A function stored on one side, below the other side's floor. */
+static int push_below(struct rs_diff *d, size_t *alloc, const struct fnrow *b,
+		      const struct fnrow *h, double floor)
+{
+	int err = push_func(d, alloc, RS_FUNC_CHANGED, b, h);
+
+	if (err)
+		return err;
+	if (b)
+		d->funcs[d->n_funcs - 1].head_below = floor > 0 ? floor : RS_SUMMARY_FLOOR;
+	else
+		d->funcs[d->n_funcs - 1].base_below = floor > 0 ? floor : RS_SUMMARY_FLOOR;
+	d->n_below++;
+	return 0;
+}
+
+/* Lines apart, at most, for a rename whose body also moved a little. */
+#define RENAME_LINES 10
+/* Each side's total at least this share of its run: small functions come
+ * and go with the simulated events, and two of them in one file are no
+ * evidence of a rename. */
+#define RENAME_MIN_SHARE 0.002
+
+/*
+ * Probable renames: a function that is gone for sure from one side and
+ * one that is new for sure on the other, in the same file, starting
+ * within RENAME_LINES lines, with total times within a factor of 1.5,
+ * each at least RENAME_MIN_SHARE of its run.
+ * The closest in lines wins; each row is used once.
+ */
+static int probable_renames(struct rs_diff *d, size_t *alloc, struct fnlist *base,
+			    struct fnlist *head)
+{
+	size_t i, j;
+	int err = 0;
+
+	for (i = 0; i < head->n && !err; i++) {
+		struct fnrow *h = &head->rows[i], *best = NULL;
+		long bestdist = RENAME_LINES + 1;
+
+		if (h->matched || h->fate != FATE_GONE || h->line <= 0 || !base->has_ran)
+			continue;
+		for (j = 0; j < base->n; j++) {
+			struct fnrow *b = &base->rows[j];
+			long dist = labs(b->line - h->line);
+
+			if (b->matched || b->fate != FATE_GONE || b->line <= 0 ||
+			    strcmp(b->file, h->file) || !strcmp(b->bare, h->bare) ||
+			    !head->has_ran)
+				continue;
+			if (!(h->total <= 1.5 * b->total && b->total <= 1.5 * h->total) ||
+			    h->total_share < RENAME_MIN_SHARE || b->total_share < RENAME_MIN_SHARE)
+				continue;
+			if (dist < bestdist) {
+				bestdist = dist;
+				best = b;
+			}
+		}
+		if (!best)
+			continue;
+		best->matched = h->matched = 1;
+		err = push_func(d, alloc, RS_FUNC_RENAMED, best, h);
+		if (!err)
+			d->funcs[d->n_funcs - 1].probable = 1;
+	}
+	return err;
 }
 
 static int key_of(struct rs_buf *b, const char *name, const char *file,
@@ -712,21 +863,32 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		err = match_pass(d, &alloc, &bl, &hl, 0, 1, 1);
 	if (err)
 		goto out;
+	classify(&hl, &bl);
+	classify(&bl, &hl);
+	err = probable_renames(d, &alloc, &bl, &hl);
 	for (i = 0; !err && i < hl.n; i++) {
-		if (hl.rows[i].matched)
+		struct fnrow *r = &hl.rows[i];
+
+		if (r->matched)
 			continue;
-		if (maybe_hidden(&hl.rows[i], &bl))
+		if (r->fate == FATE_HIDDEN)
 			d->n_uncompared++;
+		else if (r->fate == FATE_BELOW)
+			err = push_below(d, &alloc, NULL, r, bl.floor);
 		else
-			err = push_func(d, &alloc, RS_FUNC_NEW, NULL, &hl.rows[i]);
+			err = push_func(d, &alloc, RS_FUNC_NEW, NULL, r);
 	}
 	for (i = 0; !err && i < bl.n; i++) {
-		if (bl.rows[i].matched)
+		struct fnrow *r = &bl.rows[i];
+
+		if (r->matched)
 			continue;
-		if (maybe_hidden(&bl.rows[i], &hl))
+		if (r->fate == FATE_HIDDEN)
 			d->n_uncompared++;
+		else if (r->fate == FATE_BELOW)
+			err = push_below(d, &alloc, r, NULL, hl.floor);
 		else
-			err = push_func(d, &alloc, RS_FUNC_VANISHED, &bl.rows[i], NULL);
+			err = push_func(d, &alloc, RS_FUNC_VANISHED, r, NULL);
 	}
 	if (err)
 		goto out;

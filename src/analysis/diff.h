@@ -56,6 +56,10 @@ struct rs_func_delta {
 	                        calls did (that one explains the change) */
 	int root;            /* ~100% of both runs: <module>, MainThread, main */
 	char *key;           /* "bare name\x1f file": the call-tree identity */
+	double base_below;   /* > 0: ran in base below this share of the time,
+	                        so base figures are 0 but unknown (not stored) */
+	double head_below;   /* the same for head */
+	int probable;        /* a rename judged by place and size, not exact line */
 };
 
 struct rs_diff {
@@ -71,6 +75,7 @@ struct rs_diff {
 	                                   the other run's stored top list is cut
 	                                   above them, so they are left out */
 	size_t n_wrappers;              /* callers left out of "total time" rows */
+	size_t n_below;                 /* rows with base_below or head_below */
 	void *ancestry;                 /* call-tree pairs (private) */
 	const struct rs_owncode *own;   /* during rs_diff_runs only; then NULL */
 };

@@ -163,6 +163,12 @@ static json_t *func_json(const struct rs_func_delta *f)
 	json_object_set_new(o, "base_total_share", json_real(f->base_total_share));
 	json_object_set_new(o, "head_total_share", json_real(f->head_total_share));
 	json_object_set_new(o, "own_code", json_boolean(f->own));
+	if (f->base_below > 0)
+		json_object_set_new(o, "base_below", json_real(f->base_below));
+	if (f->head_below > 0)
+		json_object_set_new(o, "head_below", json_real(f->head_below));
+	if (f->probable)
+		json_object_set_new(o, "probable", json_true());
 	if (f->root)
 		json_object_set_new(o, "root", json_true());
 	if (f->wrapper)
@@ -208,6 +214,7 @@ static json_t *diff_json(const struct rs_diff *d)
 	for (i = 0; i < d->n_funcs; i++)
 		json_array_append_new(fs, func_json(&d->funcs[i]));
 	json_object_set_new(o, "uncompared_functions", json_integer((json_int_t)d->n_uncompared));
+	json_object_set_new(o, "below_floor_functions", json_integer((json_int_t)d->n_below));
 	json_object_set_new(o, "metrics", ms);
 	json_object_set_new(o, "functions", fs);
 	return o;
@@ -245,11 +252,18 @@ static int func_label(struct rs_buf *out, const struct rs_func_delta *f, int md)
 		TRY(rs_buf_puts(out, f->function));
 		TRY(rs_buf_puts(out, "` "));
 		TRY(rs_md_escape(out, file));
-		return rs_buf_printf(out, ":%ld", f->line);
+		return rs_buf_printf(out, ":%ld%s", f->line, f->probable ? " (probably)" : "");
 	}
 	if (f->old_function)
 		TRY(rs_buf_printf(out, "%s -> ", f->old_function));
-	return rs_buf_printf(out, "%s (%s:%ld)", f->function, file, f->line);
+	return rs_buf_printf(out, "%s (%s:%ld)%s", f->function, file, f->line,
+			     f->probable ? " (probably)" : "");
+}
+
+/* A figure that was not stored: "<0.1%" of the run. */
+static int below_cell(struct rs_buf *out, double share)
+{
+	return rs_buf_printf(out, "<%g%%", share * 100);
 }
 
 static int share_cell(struct rs_buf *out, double base, double head)
@@ -280,13 +294,16 @@ static int func_row(struct rs_buf *out, const struct rs_func_delta *f, int md,
 	if (err)
 		goto out;
 	rs_buf_clear(&cell);
-	err = f->change == RS_FUNC_NEW ? rs_buf_puts(&cell, "-") : rs_render_seconds(&cell, b);
+	err = f->change == RS_FUNC_NEW ? rs_buf_puts(&cell, "-")
+	      : f->base_below > 0      ? below_cell(&cell, f->base_below)
+				       : rs_render_seconds(&cell, b);
 	if (!err)
 		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 10);
 	rs_buf_clear(&cell);
 	if (!err)
 		err = f->change == RS_FUNC_VANISHED ? rs_buf_puts(&cell, "-")
-						    : rs_render_seconds(&cell, h);
+		      : f->head_below > 0 ? below_cell(&cell, f->head_below)
+					  : rs_render_seconds(&cell, h);
 	if (!err)
 		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 10);
 	rs_buf_clear(&cell);
@@ -334,6 +351,9 @@ static int func_header(struct rs_buf *out, int md, const char *title, int by_tot
 	return rs_buf_puts(out, "total time\n");
 }
 
+/* New and vanished functions smaller than this are counted, not listed. */
+#define SMALL_SHARE 0.005
+
 static const struct rs_diff *sort_ctx;
 
 static int cmp_total(const void *a, const void *b)
@@ -351,7 +371,7 @@ static int cmp_total(const void *a, const void *b)
 static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 			size_t top, int kind, int by_total, const char *title)
 {
-	size_t *order, n = 0, i;
+	size_t *order, n = 0, small = 0, i;
 	int err = 0;
 
 	order = malloc((d->n_funcs ? d->n_funcs : 1) * sizeof(*order));
@@ -364,6 +384,13 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 		 * a function below them say nothing new; they are counted */
 		if (by_total && (f->root || f->wrapper))
 			continue;
+		/* new and vanished: the small ones come and go with the
+		 * simulated events; they are counted below, not listed */
+		if ((kind == RS_FUNC_NEW || kind == RS_FUNC_VANISHED) && (int)f->change == kind &&
+		    fmax(f->base_total_share, f->head_total_share) < SMALL_SHARE) {
+			small++;
+			continue;
+		}
 		if (kind >= 0 ? (int)f->change == kind
 			      : (f->change == RS_FUNC_CHANGED || f->change == RS_FUNC_RENAMED))
 			order[n++] = i;
@@ -379,6 +406,10 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 		if (!err && n > top)
 			err = rs_buf_printf(out, md ? "\n%zu more not shown.\n" : "  ... %zu more\n",
 					    n - top);
+		if (!err && small)
+			err = rs_buf_printf(out, md ? "\n_And %zu small function%s (under %g%% of the run each)._\n"
+						    : "  ... and %zu small function%s (under %g%% of the run each)\n",
+					    small, small == 1 ? "" : "s", SMALL_SHARE * 100);
 		if (!err && by_total) {
 			size_t roots = 0;
 
@@ -393,6 +424,11 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 						    d->n_wrappers == 1 ? "" : "s");
 		}
 	}
+	if (!err && !n && small)
+		err = rs_buf_printf(out, md ? "\n_%zu small function%s (under %g%% of the run each) ran only in the %s run._\n"
+					    : "\n%zu small function%s (under %g%% of the run each) ran only in the %s run\n",
+				    small, small == 1 ? "" : "s", SMALL_SHARE * 100,
+				    kind == RS_FUNC_NEW ? "head" : "base");
 	free(order);
 	return err;
 }
@@ -409,6 +445,8 @@ static int explain_line(struct rs_buf *out, const struct rs_func_delta *f, int m
 	TRY(rs_buf_puts(out, ": total time "));
 	if (f->change == RS_FUNC_NEW)
 		TRY(rs_buf_puts(out, "-"));
+	else if (f->base_below > 0)
+		TRY(rs_buf_printf(out, "below %g%%", f->base_below * 100));
 	else
 		TRY(rs_render_seconds(out, f->base_total));
 	TRY(rs_buf_puts(out, md ? " → " : " -> "));
@@ -503,11 +541,17 @@ static int render_diff_body(struct rs_buf *out, const struct rs_diff *d, int md,
 	TRY(metrics_table(out, d, md));
 	TRY(explain_section(out, d, md));
 	TRY(func_section(out, d, md, top, RS_FUNC_RENAMED, 0,
-			 "Renamed functions (same file and first line, new name)"));
+			 "Renamed functions (same file and first line, or nearby with a similar time)"));
 	TRY(func_section(out, d, md, top, RS_FUNC_NEW, 0, "New functions"));
 	TRY(func_section(out, d, md, top, RS_FUNC_VANISHED, 0, "Vanished functions"));
 	TRY(func_section(out, d, md, top, -1, 0, "Largest changes in own time"));
 	TRY(func_section(out, d, md, top, -1, 1, "Largest changes in total time"));
+	if (d->n_below)
+		TRY(rs_buf_printf(out, md ? "\n_%zu function%s ran in both runs but below the stored floor "
+					    "in one (shown as <0.1%%): compared with that bound, never called new._\n"
+					  : "\n%zu function%s ran in both runs but below the stored floor in one "
+					    "(shown as <0.1%%): compared with that bound, never called new\n",
+				  d->n_below, d->n_below == 1 ? "" : "s"));
 	if (d->n_uncompared)
 		TRY(rs_buf_printf(out, md ? "\n_%zu small functions are in only one run's stored top list "
 					    "and are not compared._\n"

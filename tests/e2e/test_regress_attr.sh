@@ -43,6 +43,7 @@ record $C1 6 100 --seed 1 --run 2 --noise 1
 
 # --- a new function with 1% own time and ~11% total -----------------------
 record $C2 6 100 --seed 5 --noise 1 --new-lib-function "$NEWFN:0.14"
+cp "$T/s.pyisession" "$T/c2.pyisession"
 expect_status 1 "$RESULTS" check
 has "REGRESSION" "the step is flagged"
 first=$(line_after "^functions responsible")
@@ -83,18 +84,68 @@ sed -n '/^New functions/,/^$/p' "$T/out" | grep -q "^  $NEWFN (healthsystem.py:[
 pass "compare explains the added time and shows total time"
 
 # --- the project says which code is its own ---------------------------------
-printf '{"remote": "file://%s/store", "own_code": ["popsimulation/core.py", "no_such_module"]}\n' "$T" >.results.json
-git add .results.json && git commit -qm "own code: the core only"
+printf '{"remote": "file://%s/store", "own_code": ["popsimulation"]}\n' "$T" >.results.json
+git add .results.json && git commit -qm "own code: the popsimulation package"
 expect_status 1 "$RESULTS" check --format json
 python3 - "$T/out" "$NEWFN" <<'PY' || fail "check json with own_code"
 import json, sys
 r = json.load(open(sys.argv[1]))
 fs = r["responsible"]
-# healthsystem.py is not own code now; the core's frames are all roots
-# (run loop), so the new function still leads, as library code
-assert fs[0]["function"] == sys.argv[2] and not fs[0]["own_code"], fs
-# and not the scheduler above it, whose growth is the new function's
-assert "HealthSystemScheduler.apply" not in [f["function"] for f in fs], fs
+assert fs[0]["function"] == sys.argv[2] and fs[0]["own_code"], fs
+# the profiling script is not in the popsimulation package: not own code now
+script = [f for f in r["diff"]["functions"] if f["file"].endswith("/scripts/run_profile.py")]
+assert script and not any(f["own_code"] for f in script), script
 PY
 pass "own_code in .results.json decides what is own code"
+# --- c3: functions below the old top-50 cut -------------------------------
+# From c2's session: a model function (no class) between 0.2% and 1% of
+# the run, outside the top 50s (by own and by total time) a summary used
+# to keep, to rename; and a library function with own time just below
+# that cut, to make 5x slower.
+read -r SMALLFN SLOWFN <<EOF2
+$(python3 - "$T/c2.pyisession" <<'PY'
+import json, sys, collections
+recs = json.load(open(sys.argv[1]))["frame_records"]
+own, tot, cls = collections.Counter(), collections.Counter(), {}
+T = 0
+for frames, t in recs:
+    T += t
+    keys = []
+    for f in frames:
+        p = f.split("\x00")
+        keys.append((p[0], p[1]))
+        if len(p) > 2 and "\x01c" in p[2]:
+            cls[(p[0], p[1])] = 1
+    for k in set(keys):
+        tot[k] += t
+    own[keys[-1]] += t
+top = {k for k, _ in own.most_common(50)} | {k for k, _ in tot.most_common(50)}
+small = [k for k in tot if "/popsimulation/" in k[1] and 0.002 * T < tot[k] < 0.01 * T
+         and k not in top and k not in cls]
+slow = [k for k in own if "/pandas/" in k[1] and own[k] > 0.0015 * T and tot[k] < 0.01 * T
+        and k not in top and k not in cls]
+small.sort(key=lambda k: -tot[k]); slow.sort(key=lambda k: -own[k])
+print(small[0][0], slow[0][0])
+PY
+)
+EOF2
+[ -n "$SMALLFN" ] && [ -n "$SLOWFN" ] || fail "no function below the cut to rename or slow"
+C3=c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3
+record $C3 6 100 --seed 5 --run 2 --noise 1 --new-lib-function "$NEWFN:0.14" \
+	--rename "$SMALLFN:${SMALLFN}_v2" --slow "$SLOWFN:5"
+expect_status 0 "$RESULTS" compare $C2 $C3
+sed -n '/^Renamed functions/,/^$/p' "$T/out" | grep -q "^  $SMALLFN -> ${SMALLFN}_v2 (" \
+	|| { cat "$T/out" >&2; fail "the rename of $SMALLFN (below the old cut) is not reported"; }
+sed -n '/^New functions/,/^$/p' "$T/out" >"$T/new"
+! grep -q -- "${SMALLFN}_v2\|$SLOWFN" "$T/new" || { cat "$T/out" >&2; fail "a function below the base's old cut is called new"; }
+sed -n '/^Largest changes in own time/,/^$/p' "$T/out" | grep -q "^  $SLOWFN ([a-z_]*\.py:[0-9]*) *[0-9.]* m\?s  *[0-9.]* m\?s  *+" \
+	|| { cat "$T/out" >&2; fail "$SLOWFN is not compared with its base time"; }
+pass "functions below the old cut: the rename is found, the slower one has its base time"
+expect_status 0 "$RESULTS" trend --json --function "$NEWFN"
+python3 - "$T/out" <<'PY' || fail "trend of the new function"
+import json, sys
+v = json.load(open(sys.argv[1]))["functions"][0]["values"]
+assert v[:3] == [0, 0, 0] and v[3] > 0 and v[4] > 0, v     # did not run, then ran
+PY
+pass "trend: 0 only where the function did not run"
 echo "all attribution tests passed"

@@ -21,6 +21,7 @@
 #include "analysis/owncode.h"
 #include "analysis/render.h"
 #include "analysis/series.h"
+#include "session/summary.h"
 #include "util/error.h"
 
 /* A function row: name, file, line, own seconds, total seconds. */
@@ -1001,6 +1002,96 @@ static void test_explain_by_total(void **state)
 	json_decref(h);
 }
 
+/* "ran" of a summary: the sorted 24-bit hashes of the functions given. */
+static void set_ran(json_t *run, const struct fn *fns, size_t n)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint32_t h[16];
+	char text[16 * 4 + 1];
+	size_t i, j;
+
+	assert_true(n <= 16);
+	for (i = 0; i < n; i++)
+		h[i] = rs_summary_name_hash(fns[i].name, fns[i].file);
+	for (i = 1; i < n; i++) /* insertion sort */
+		for (j = i; j > 0 && h[j - 1] > h[j]; j--) {
+			uint32_t x = h[j];
+
+			h[j] = h[j - 1];
+			h[j - 1] = x;
+		}
+	for (i = 0; i < n; i++) {
+		text[4 * i] = b64[(h[i] >> 18) & 63];
+		text[4 * i + 1] = b64[(h[i] >> 12) & 63];
+		text[4 * i + 2] = b64[(h[i] >> 6) & 63];
+		text[4 * i + 3] = b64[h[i] & 63];
+	}
+	text[4 * n] = 0;
+	json_object_set_new(json_object_get(run, "summary"), "ran", json_string(text));
+}
+
+/*
+ * With the set of functions that ran: a function missing from a stored
+ * list but in the other run's set is "below the floor", never new; one
+ * missing from the set is new; a gone and a new one nearby in one file
+ * with a similar time are a probable rename.
+ */
+static void test_ran_below_and_probable_rename(void **state)
+{
+	const struct fn bf[] = {
+		{ "main", "m/run.py", 1, 0.1, 10.0 },
+		{ "old_name", "m/sim.py", 100, 0.5, 1.0 },
+		{ "tiny", "m/sim.py", 300, 0.001, 0.001 }, /* ran, not stored */
+	};
+	const struct fn hf[] = {
+		{ "main", "m/run.py", 1, 0.1, 10.0 },
+		{ "new_name", "m/sim.py", 104, 0.5, 1.1 },
+		{ "tiny", "m/sim.py", 300, 2.0, 2.0 },
+		{ "fresh", "m/sim.py", 400, 2.0, 2.0 },
+	};
+	json_t *b = make_run("b", "aaaa", "r", 10, 0, bf, 2);
+	json_t *h = make_run("h", "bbbb", "r", 10, 0, hf, 4);
+	struct rs_diff *d = NULL;
+	struct rs_buf out = RS_BUF_INIT;
+	const struct rs_func_delta *f;
+
+	(void)state;
+	set_ran(b, bf, 3);
+	set_ran(h, hf, 4);
+	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "tiny", "m/sim.py"), 1);
+	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "fresh", "m/sim.py"), 0);
+	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "tiny", "m/other.py"), 0);
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	f = find_func(d, "new_name");
+	assert_non_null(f);
+	assert_int_equal(f->change, RS_FUNC_RENAMED);
+	assert_true(f->probable);
+	assert_string_equal(f->old_function, "old_name");
+	f = find_func(d, "tiny");
+	assert_non_null(f);
+	assert_int_equal(f->change, RS_FUNC_CHANGED);
+	assert_true(f->base_below > 0);
+	f = find_func(d, "fresh");
+	assert_non_null(f);
+	assert_int_equal(f->change, RS_FUNC_NEW);
+	assert_int_equal(d->n_below, 1);
+	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_TEXT, 10), 0);
+	assert_non_null(strstr(out.ptr, "  old_name -> new_name (sim.py:104) (probably) "));
+	assert_non_null(strstr(out.ptr, "  tiny (sim.py:300)                                    <0.1%      2 s "));
+	rs_buf_release(&out);
+	rs_diff_free(d);
+	/* three times the time is not a rename */
+	json_real_set(json_object_get(json_array_get(json_object_get(json_object_get(h, "summary"),
+		"functions"), 1), "total"), 3.3);
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	assert_int_equal(find_func(d, "new_name")->change, RS_FUNC_NEW);
+	assert_int_equal(find_func(d, "old_name")->change, RS_FUNC_VANISHED);
+	rs_diff_free(d);
+	json_decref(b);
+	json_decref(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1024,6 +1115,7 @@ int main(void)
 		cmocka_unit_test(test_odd_input),
 		cmocka_unit_test(test_owncode),
 		cmocka_unit_test(test_explain_by_total),
+		cmocka_unit_test(test_ran_below_and_probable_rename),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
