@@ -154,8 +154,9 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 	size_t n_comp = 0, n_base = 0, n_specs = 0, n_noise = 0, i, j;
 	const char *const *names;
 	size_t n_names, max_funcs;
-	const char *wkey = NULL, *head_id;
-	double threshold, w, *vals = NULL;
+	const char *wkey = NULL, *head_id, *vary = NULL, *head_oid;
+	double threshold, w, wb, *vals = NULL;
+	int reached_accepted = 0;
 	int err = 0;
 
 	if (!json_is_object(head))
@@ -184,9 +185,14 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 		goto out;
 	}
 
-	/* 1. Runs that may be compared with the head at all. */
+	/* 1. Runs that may be compared with the head at all: same machine,
+	 * same configuration, not a repeat of a session already counted. */
+	if (!rs_runview_workload(head, opts ? opts->per : NULL, &vary, &w))
+		vary = NULL;
+	head_oid = rs_runview_session_oid(head);
 	for (i = 0; i < n_history; i++) {
-		const char *why = NULL;
+		const char *why = NULL, *oid;
+		char cwhy[sizeof(r->other_config)];
 
 		if (!json_is_object(history[i])) {
 			err = rs_error_set(RS_EUSAGE, "a history run is not a JSON object");
@@ -205,6 +211,35 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 				goto out;
 			}
 			r->n_other_machine++;
+			continue;
+		}
+		if (!(opts && opts->explicit_baseline) &&
+		    !rs_runview_same_config(head, history[i], vary, cwhy, sizeof(cwhy))) {
+			if (!r->n_other_config)
+				memcpy(r->other_config, cwhy, sizeof(cwhy));
+			r->n_other_config++;
+			continue;
+		}
+		oid = rs_runview_session_oid(history[i]);
+		if (oid && head_oid && !strcmp(oid, head_oid)) {
+			if (!r->duplicate_of) {
+				r->duplicate_of = xstrdup(rs_runview_str(history[i], "id", "?"));
+				if (!r->duplicate_of) {
+					err = rs_error_set(RS_EGENERIC, "out of memory");
+					goto out;
+				}
+			}
+			r->n_duplicates++;
+			continue;
+		}
+		for (j = 0; oid && j < n_comp; j++) {
+			const char *o2 = rs_runview_session_oid(comparable[j]);
+
+			if (o2 && !strcmp(o2, oid))
+				break;
+		}
+		if (oid && j < n_comp) {
+			r->n_duplicates++;
 			continue;
 		}
 		comparable[n_comp++] = history[i];
@@ -228,8 +263,11 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 			if (*hc && !strcmp(c, hc))
 				continue;
 			if (opts && opts->window) {
-				if (n_base < opts->window)
+				/* an accepted slowdown starts a new baseline */
+				if (n_base < opts->window && !reached_accepted) {
 					baseline[n_base++] = comparable[i];
+					reached_accepted = rs_runview_accepted(comparable[i]) != NULL;
+				}
 				continue;
 			}
 			if (!prev)
@@ -259,14 +297,41 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 		goto out;
 	}
 
-	/* 3. What to gate on: per unit of workload when both sides have one. */
-	if (!(opts && opts->no_workload) &&
-	    rs_runview_workload(head, opts ? opts->per : NULL, &wkey, &w) &&
-	    rs_runview_workload(baseline[0], wkey, &wkey, &w)) {
-		r->workload_key = xstrdup(wkey);
-		if (!r->workload_key) {
+	if (rs_runview_accepted(baseline[0])) {
+		r->baseline_accepted = xstrdup(rs_runview_accepted(baseline[0]));
+		if (!r->baseline_accepted) {
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 			goto out;
+		}
+	}
+
+	/* 3. What to gate on: per unit of workload when the head and the
+	 * baseline record one and it differs; the same workload on both
+	 * sides would only print every time twice. */
+	if (!(opts && opts->no_workload) &&
+	    rs_runview_workload(head, opts ? opts->per : NULL, &wkey, &w) &&
+	    rs_runview_workload(baseline[0], wkey, &wkey, &wb)) {
+		int differs = 0;
+		double wj;
+
+		for (j = 0; j < n_base; j++)
+			if (!rs_runview_workload(baseline[j], wkey, &wkey, &wj) || wj != w)
+				differs = 1;
+		if (differs) {
+			r->workload_key = xstrdup(wkey);
+			if (!r->workload_key) {
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				goto out;
+			}
+		} else {
+			struct rs_buf b = RS_BUF_INIT;
+
+			if (rs_buf_printf(&b, "%s = %g", wkey, w)) {
+				rs_buf_release(&b);
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				goto out;
+			}
+			r->same_workload = rs_buf_detach(&b, NULL);
 		}
 	}
 	for (i = 0; i < n_names; i++) {
@@ -356,6 +421,15 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 	}
 	if (r->regressed)
 		err = pick_responsible(r, max_funcs);
+	if (!err && rs_runview_accepted(head)) {
+		r->accepted = xstrdup(rs_runview_accepted(head));
+		if (!r->accepted)
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+		else if (r->regressed) {
+			r->accepted_regression = 1;
+			r->regressed = 0;
+		}
+	}
 
 out:
 	free(comparable);
@@ -388,6 +462,10 @@ void rs_check_free(struct rs_check_result *r)
 	free(r->baseline_commit);
 	free(r->workload_key);
 	free(r->responsible);
+	free(r->duplicate_of);
+	free(r->accepted);
+	free(r->baseline_accepted);
+	free(r->same_workload);
 	rs_diff_free(r->diff);
 	free(r);
 }

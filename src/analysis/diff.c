@@ -573,8 +573,10 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 		double wb, wh;
 		struct rs_buf name = RS_BUF_INIT;
 
+		/* the same workload on both sides: per-unit rows would only
+		 * repeat every time metric with the same change */
 		if (rs_runview_workload(base, per, &kb, &wb) &&
-		    rs_runview_workload(head, per, &kh, &wh) && !strcmp(kb, kh)) {
+		    rs_runview_workload(head, per, &kh, &wh) && !strcmp(kb, kh) && wb != wh) {
 			d->workload_key = strdup(kh);
 			if (!d->workload_key)
 				return rs_error_set(RS_EGENERIC, "out of memory");

@@ -616,6 +616,19 @@ static json_t *check_json(const struct rs_check_result *r)
 	json_object_set_new(o, "noise_runs", json_integer((json_int_t)r->n_noise_runs));
 	json_object_set_new(o, "workload", r->workload_key ? json_string(r->workload_key)
 							   : json_null());
+	json_object_set_new(o, "comparable", json_boolean(r->n_baseline > 0));
+	json_object_set_new(o, "other_config_runs", json_integer((json_int_t)r->n_other_config));
+	if (r->n_other_config)
+		json_object_set_new(o, "other_config", json_string(r->other_config));
+	json_object_set_new(o, "duplicate_runs", json_integer((json_int_t)r->n_duplicates));
+	json_object_set_new(o, "duplicate_of", r->duplicate_of ? json_string(r->duplicate_of)
+							       : json_null());
+	json_object_set_new(o, "accepted", r->accepted ? json_string(r->accepted) : json_null());
+	json_object_set_new(o, "accepted_regression", json_boolean(r->accepted_regression));
+	if (r->baseline_accepted)
+		json_object_set_new(o, "baseline_accepted", json_string(r->baseline_accepted));
+	if (r->same_workload)
+		json_object_set_new(o, "same_workload", json_string(r->same_workload));
 	for (i = 0; i < r->n_metrics; i++) {
 		const struct rs_check_metric *m = &r->metrics[i];
 		json_t *j = json_object();
@@ -640,8 +653,10 @@ static json_t *check_json(const struct rs_check_result *r)
 	return o;
 }
 
-static const char *verdict(const struct rs_check_metric *m)
+static const char *verdict(const struct rs_check_metric *m, int accepted)
 {
+	if (m->regressed && m->gating && accepted)
+		return "slower (accepted)";
 	if (m->regressed)
 		return m->gating ? "REGRESSED" : "slower (not gating)";
 	if (m->improved)
@@ -662,15 +677,30 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		return dump_json(out, check_json(r));
 	if (md)
 		TRY(rs_buf_printf(out, "## %s Performance check: `%s`\n\n",
-				  r->regressed ? "❌" : "✅", short_sha(r->head_commit, s1)));
+				  r->regressed ? "❌" : r->accepted_regression ? "⚠️" : "✅",
+				  short_sha(r->head_commit, s1)));
 	else
 		TRY(rs_buf_printf(out, "results check: %s: run %s (%s)\n",
-				  r->regressed ? "REGRESSION" : "no regression", r->head_id,
-				  short_sha(r->head_commit, s1)));
+				  r->regressed ? "REGRESSION"
+				  : r->accepted_regression ? "accepted slowdown"
+				  : r->n_baseline ? "no regression" : "no comparable baseline",
+				  r->head_id, short_sha(r->head_commit, s1)));
+	if (r->duplicate_of)
+		TRY(rs_buf_printf(out, md ? "This run records the same session as run `%s` (same oid): not a new measurement.\n\n"
+					  : "this run records the same session as run %s (same oid): not a new measurement\n",
+				  r->duplicate_of));
+	if (r->accepted)
+		TRY(rs_buf_printf(out, md ? "Slowdown accepted with the run: %s\n\n" : "slowdown accepted with the run: %s\n",
+				  r->accepted));
 	if (!r->n_baseline) {
-		TRY(rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
-					  : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
-				  r->n_other_machine ? " (runs from other machines are not compared)" : ""));
+		if (r->n_other_config)
+			TRY(rs_buf_printf(out, md ? "No comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check.\n"
+						  : "no comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check\n",
+					  r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config));
+		else
+			TRY(rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
+						  : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
+					  r->n_other_machine ? " (runs from other machines are not compared)" : ""));
 		return 0;
 	}
 	TRY(rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
@@ -684,9 +714,25 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 	if (r->n_other_machine)
 		TRY(rs_buf_printf(out, "; %zu run%s from other machines left out",
 				  r->n_other_machine, r->n_other_machine == 1 ? "" : "s"));
+	if (r->n_other_config)
+		TRY(rs_buf_printf(out, "; %zu run%s of another configuration left out (%s)",
+				  r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config));
+	if (r->n_duplicates)
+		TRY(rs_buf_printf(out, "; %zu repeated record%s of one session not counted",
+				  r->n_duplicates, r->n_duplicates == 1 ? "" : "s"));
 	if (r->workload_key)
-		TRY(rs_buf_printf(out, md ? "; time judged per unit of `%s`" : "; time judged per unit of %s",
-				  r->workload_key));
+		TRY(rs_buf_printf(out, md ? "; time judged per unit of `%s` (%.6g → %.6g)"
+					  : "; time judged per unit of %s (%.6g -> %.6g)",
+				  r->workload_key, r->diff ? r->diff->base_workload : NAN,
+				  r->diff ? r->diff->head_workload : NAN));
+	else if (r->same_workload)
+		TRY(rs_buf_printf(out, md ? "; workload `%s` on both sides, time compared as is"
+					  : "; workload %s on both sides, time compared as is",
+				  r->same_workload));
+	if (r->baseline_accepted)
+		TRY(rs_buf_printf(out, md ? ".\nThe baseline run was accepted as the new baseline: %s"
+					  : "\nthe baseline run was accepted as the new baseline: %s",
+				  r->baseline_accepted));
 	TRY(rs_buf_puts(out, md ? ".\n\n| metric | baseline | head | change | noise band | verdict |\n|---|---:|---:|---:|---:|---|\n"
 				: "\n\n"));
 	if (!md)
@@ -709,13 +755,13 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 			err = rs_buf_printf(out, "| %s%s%s | %s | %s | %s | ±%.1f%% | %s |\n",
 					    m->regressed && m->gating ? "**" : "", m->name,
 					    m->regressed && m->gating ? "**" : "", a.ptr, b.ptr,
-					    c.ptr, m->band * 100, verdict(m));
+					    c.ptr, m->band * 100, verdict(m, r->accepted_regression));
 		else {
 			char band[24];
 
 			snprintf(band, sizeof(band), "±%.1f%%", m->band * 100);
 			err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-9s %s\n", m->name,
-					    a.ptr, b.ptr, c.ptr, band, verdict(m));
+					    a.ptr, b.ptr, c.ptr, band, verdict(m, r->accepted_regression));
 		}
 	}
 	rs_buf_release(&a);

@@ -28,8 +28,8 @@
 static const char usage[] =
 	"usage: results check [<run-or-commit>] [--baseline <run-or-commit> | --window N]\n"
 	"                     [--threshold PCT] [--metric NAME]... [--branch NAME]\n"
-	"                     [--per KEY | --no-workload] [--format text|markdown|json]\n"
-	"                     [-o FILE]\n"
+	"                     [--per KEY | --no-workload] [--strict]\n"
+	"                     [--format text|markdown|json] [-o FILE]\n"
 	"\n"
 	"Decide whether a run (default: the newest, on --branch if given) is\n"
 	"slower than its baseline: by default the runs of the previous profiled\n"
@@ -46,12 +46,22 @@ static const char usage[] =
 	"(any numeric metric or stat, e.g. mem.peak_mb; higher is worse). When\n"
 	"the runs record a workload (months, population, n_individuals... or\n"
 	"--per KEY), time is judged per unit of it, so a commit that simulates\n"
-	"more is not called slower. The report names the metrics and the\n"
-	"functions whose own time grew. --format markdown suits\n"
-	"$GITHUB_STEP_SUMMARY or a pull-request comment.\n"
+	"more is not called slower; with the same workload on both sides time is\n"
+	"compared as is. Runs of another configuration (another population,\n"
+	"months or recorded argument, apart from the workload key time is\n"
+	"normalised by) are never the baseline: with no comparable run the check\n"
+	"says so and passes, or fails with status 2 under --strict. A session\n"
+	"recorded twice (same oid) counts once. A run recorded with\n"
+	"--meta accept=REASON is an accepted slowdown: reported, exit 0.\n"
 	"\n"
-	"exit status: 0 no regression, 1 regression, 2 error (bad usage, not a\n"
-	"results repository, unknown run, unreadable run files).\n";
+	"The report names the metrics and the frames responsible, by total time,\n"
+	"the project's own code first (\"own_code\" in .results.json; default:\n"
+	"not site-packages, dist-packages or the standard library). --format\n"
+	"markdown suits $GITHUB_STEP_SUMMARY or a pull-request comment.\n"
+	"\n"
+	"exit status: 0 no regression (or nothing comparable), 1 regression,\n"
+	"2 error (bad usage, not a results repository, unknown run, unreadable\n"
+	"run files; with --strict, no comparable baseline).\n";
 
 static const struct option options[] = {
 	{ "baseline", required_argument, NULL, 'b' },
@@ -61,6 +71,7 @@ static const struct option options[] = {
 	{ "branch", required_argument, NULL, 'B' },
 	{ "per", required_argument, NULL, 'p' },
 	{ "no-workload", no_argument, NULL, 'W' },
+	{ "strict", no_argument, NULL, 'S' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
@@ -82,7 +93,7 @@ static int run(int argc, char **argv)
 	struct rs_owncode own = { NULL, 0 };
 	const char *own_specs[OWN_SPECS_MAX];
 	json_t *config = NULL;
-	int opt, err, status = RS_EXIT_OK, opened = 0;
+	int opt, err, status = RS_EXIT_OK, opened = 0, strict = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -115,6 +126,7 @@ static int run(int argc, char **argv)
 		case 'B': branch = optarg; break;
 		case 'p': copts.per = optarg; break;
 		case 'W': copts.no_workload = 1; break;
+		case 'S': strict = 1; break;
 		case 'f':
 			if (rs_format_parse(&fmt, optarg))
 				return rs_cli_error(RS_EXIT_USAGE);
@@ -200,6 +212,10 @@ static int run(int argc, char **argv)
 	status = rs_runsel_write(output, &out);
 	if (!status && res->regressed)
 		status = RS_EXIT_REGRESSION;
+	if (!status && strict && !res->n_baseline)
+		status = rs_cli_fail(RS_EXIT_USAGE, "no comparable baseline for run '%s' "
+				     "(--strict); record a run of the same configuration "
+				     "on this machine first", res->head_id);
 out:
 	rs_check_free(res);
 	json_decref(hj);

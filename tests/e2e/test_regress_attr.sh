@@ -51,7 +51,10 @@ case "$first" in
 "  $NEWFN (healthsystem.py:"*"): total time - -> "*", new function, own code") ;;
 *) cat "$T/out" >&2; fail "first function responsible is not $NEWFN by total time: '$first'" ;;
 esac
-pass "check names the new function by its total time, as own code"
+[ "$(grep -c '^  duration ' "$T/out")" = 1 ] && ! grep -q "duration/months" "$T/out" \
+	|| { cat "$T/out" >&2; fail "duration is reported more than once with the same months"; }
+has "workload months = 6 on both sides, time compared as is" "the normalisation is explicit"
+pass "check names the new function by its total time, as own code; one line per fact"
 
 expect_status 1 "$RESULTS" check --format json
 python3 - "$T/out" "$NEWFN" <<'PY' || fail "check json"
@@ -148,4 +151,64 @@ v = json.load(open(sys.argv[1]))["functions"][0]["values"]
 assert v[:3] == [0, 0, 0] and v[3] > 0 and v[4] > 0, v     # did not run, then ran
 PY
 pass "trend: 0 only where the function did not run"
+# --- c4: four times the population, the same months -------------------------
+C4=c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4
+record $C4 6 400 --seed 5 --run 3 --noise 1 --new-lib-function "$NEWFN:0.14" \
+	--rename "$SMALLFN:${SMALLFN}_v2" --slow "$SLOWFN:5"
+expect_status 0 "$RESULTS" check
+has "no comparable baseline: the 5 earlier runs on this machine ran another configuration (population 400, not 100); nothing to check" \
+	"another population is no baseline"
+hasnt "REGRESS" "never a regression"
+expect_status 2 "$RESULTS" check --strict
+grep -q "no comparable baseline for run '.*-c4c4c4c' (--strict)" "$T/err" || fail "--strict: $(cat "$T/err")"
+pass "a run of another configuration has no baseline: exit 0 with a note, 2 with --strict"
+
+# --- c5: one session recorded twice ------------------------------------------
+C5=c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5
+record $C5 6 100 --seed 5 --run 4 --noise 1 --new-lib-function "$NEWFN:0.14" \
+	--rename "$SMALLFN:${SMALLFN}_v2" --slow "$SLOWFN:5"
+CLOCK=$((CLOCK + 3600))
+RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
+	--commit "$C5" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null || true
+FIRST5=$(ls -d runs/*/*/*/*-c5c5c5c | head -1 | xargs basename)
+expect_status 0 "$RESULTS" check --format json
+python3 - "$T/out" "$FIRST5" <<'PY' || fail "check json of a duplicate record"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["duplicate_of"].endswith(sys.argv[2][7:]), (r["duplicate_of"], sys.argv[2])
+assert r["duplicate_runs"] == 1, r["duplicate_runs"]
+# the noise band comes from c1's two runs only: a repeated record of one
+# session is no evidence of how much timings vary
+assert r["noise_runs"] == 2, r["noise_runs"]
+PY
+expect_status 0 "$RESULTS" check
+has "this run records the same session as run .*-c5c5c5c (same oid): not a new measurement" "said in text"
+pass "a session recorded twice is marked and not used as noise evidence"
+
+# --- c6: an intended slowdown, accepted with the run; c7 builds on it ---------
+C6=c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6
+C7=c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7
+gen --population 100 --months 6 --seed 5 --run 5 --noise 1 --new-lib-function "$NEWFN:0.14" \
+	--rename "$SMALLFN:${SMALLFN}_v2" --slow "$SLOWFN:5" --new-function screen_contacts:0.12 \
+	-o "$T/s6.pyisession"
+CLOCK=$((CLOCK + 3600))
+RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s6.pyisession" \
+	--commit "$C6" --branch main --trigger nightly --stats "$T/stats.json" \
+	--meta "accept=contact screening, intended" >/dev/null
+expect_status 0 "$RESULTS" check
+has "results check: accepted slowdown: run" "verdict"
+has "slowdown accepted with the run: contact screening, intended" "the reason is shown"
+has "  duration .* slower (accepted)$" "the metric says accepted"
+has "  screen_contacts (healthsystem.py:[0-9]*): total time - -> " "still names the function"
+expect_status 0 "$RESULTS" check --format json
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["accepted_regression"] and not r["regressed"] and r["accepted"] == "contact screening, intended", r' "$T/out" \
+	|| fail "check json of an accepted slowdown"
+record $C7 6 100 --seed 5 --run 6 --noise 1 --new-lib-function "$NEWFN:0.14" \
+	--rename "$SMALLFN:${SMALLFN}_v2" --slow "$SLOWFN:5" --new-function screen_contacts:0.12
+expect_status 0 "$RESULTS" check
+has "no regression" "the accepted run is the new baseline"
+has "the baseline run was accepted as the new baseline: contact screening, intended" "shown"
+expect_status 0 "$RESULTS" check --window 3
+has "baseline: 1 run of c6c6c6c" "the window stops at the accepted run"
+pass "an accepted slowdown passes, says so, and becomes the baseline"
 echo "all attribution tests passed"
