@@ -12,6 +12,7 @@
  * With no repeated runs the band is 0 and only the threshold applies.
  */
 #include "analysis/check.h"
+#include "analysis/render.h"
 #include "analysis/runview.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -326,7 +327,7 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 		} else {
 			struct rs_buf b = RS_BUF_INIT;
 
-			if (rs_buf_printf(&b, "%s = %g", wkey, w)) {
+			if (rs_buf_printf(&b, "%s = ", wkey) || rs_render_number(&b, w)) {
 				rs_buf_release(&b);
 				err = rs_error_set(RS_EGENERIC, "out of memory");
 				goto out;

@@ -437,8 +437,9 @@ static int functions_table(struct rs_buf *out, const json_t *summary)
 
 	if (!json_is_array(fs) || !json_array_size(fs))
 		return 0;
-	if (!rs_runview_num(summary, "duration", &dur) || dur <= 0)
-		rs_runview_num(summary, "sampled_time", &dur);
+	/* shares of the sampled time: the one definition show and compare use */
+	if (!rs_runview_num(summary, "sampled_time", &dur) || dur <= 0)
+		rs_runview_num(summary, "duration", &dur);
 	TRY(rs_buf_puts(out, "<h2>Functions</h2>\n<table class=\"sortable\"><thead><tr>"
 			"<th>function</th><th>file:line</th><th class=\"n\">own time</th>"
 			"<th class=\"n\">total time</th><th class=\"n\">own %</th></tr></thead><tbody>\n"));
@@ -447,6 +448,7 @@ static int functions_table(struct rs_buf *out, const json_t *summary)
 		const char *cls = rs_runview_str(f, "class", NULL);
 		double self = 0, total = 0, line = 0;
 		struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
+		char lt[32];
 		int err;
 
 		rs_runview_num(f, "self", &self);
@@ -460,14 +462,22 @@ static int functions_table(struct rs_buf *out, const json_t *summary)
 		TRY(esc(out, rs_runview_str(f, "function", "")));
 		TRY(rs_buf_puts(out, "</code></td><td>"));
 		TRY(esc(out, rs_runview_str(f, "file", "")));
+		/* a thread's "line" is its id, new every run: not shown */
+		if (!strcmp(rs_runview_str(f, "file", ""), "<thread>"))
+			line = 0;
+		if (line > 0)
+			snprintf(lt, sizeof(lt), ":%.0f", line);
+		else
+			lt[0] = 0;
 		err = rs_render_seconds(&a, self);
 		if (!err)
 			err = rs_render_seconds(&b, total);
 		if (!err)
-			err = rs_buf_printf(out, ":%.0f</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
+			err = rs_buf_printf(out, "%s</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
 					    "<td class=\"n\" data-v=\"%.9g\">%s</td>"
 					    "<td class=\"n\" data-v=\"%.9g\">%.1f%%</td></tr>\n",
-					    line, self, a.ptr, total, b.ptr, dur > 0 ? self / dur : 0,
+					    lt, self, a.ptr, total, b.ptr,
+					    dur > 0 ? self / dur : 0,
 					    dur > 0 ? self / dur * 100 : 0);
 		rs_buf_release(&a);
 		rs_buf_release(&b);
@@ -511,7 +521,7 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	TRY(esc(out, rs_runview_str(node, "function", "?")));
 	TRY(rs_buf_puts(out, " <span class=\"muted\">"));
 	TRY(esc(out, rs_runview_str(node, "file", "")));
-	if (line > 0)
+	if (line > 0 && strcmp(rs_runview_str(node, "file", ""), "<thread>"))
 		TRY(rs_buf_printf(out, ":%.0f", line));
 	TRY(rs_buf_puts(out, "</span></summary>\n"));
 	for (i = 0; shown && i < json_array_size(kids); i++) {

@@ -62,17 +62,76 @@ int rs_html_escape(struct rs_buf *out, const char *s)
 	return 0;
 }
 
+/* Digits of a non-negative integer-valued double with ',' every three. */
+static int grouped(struct rs_buf *out, double v)
+{
+	char digits[40];
+	size_t n, i;
+
+	snprintf(digits, sizeof(digits), "%.0f", v);
+	n = strlen(digits);
+	for (i = 0; i < n; i++) {
+		TRY(rs_buf_putc(out, digits[i]));
+		if ((n - i - 1) % 3 == 0 && i + 1 < n)
+			TRY(rs_buf_putc(out, ','));
+	}
+	return 0;
+}
+
+int rs_render_number(struct rs_buf *out, double v)
+{
+	double a = fabs(v);
+
+	if (isnan(v) || isinf(v))
+		return rs_buf_puts(out, "-");
+	if (a >= 1e15)
+		return rs_buf_printf(out, "%.4g", v);
+	if (v < 0)
+		TRY(rs_buf_putc(out, '-'));
+	if (a == floor(a) && a >= 1000)
+		return grouped(out, a);
+	if (a >= 9999.5) { /* 12,345.7 */
+		double whole = floor(a);
+		int tenth = (int)floor((a - whole) * 10 + 0.5);
+
+		if (tenth == 10) {
+			whole += 1;
+			tenth = 0;
+		}
+		TRY(grouped(out, whole));
+		return rs_buf_printf(out, ".%d", tenth);
+	}
+	if (a >= 1000) /* 1,234.5 -> 1,235: four significant digits */
+		return grouped(out, floor(a + 0.5));
+	if (a > 0 && a < 1e-3)
+		return rs_buf_printf(out, "%.3g", a);
+	return rs_buf_printf(out, "%.4g", a);
+}
+
+/*
+ * Seconds in the unit that reads best: "1.23 s", "12.3 ms", "1 ms" (not
+ * "1e+03 us": the unit is chosen after rounding to three digits),
+ * "1,234 s" for long runs.
+ */
 int rs_render_seconds(struct rs_buf *out, double s)
 {
 	double a = fabs(s);
 
 	if (isnan(s))
 		return rs_buf_puts(out, "-");
-	if (a >= 1 || a == 0)
+	if (a == 0)
+		return rs_buf_puts(out, "0 s");
+	if (a >= 999.5) {
+		TRY(rs_render_number(out, floor(s + 0.5)));
+		return rs_buf_puts(out, " s");
+	}
+	if (a >= 0.9995)
 		return rs_buf_printf(out, "%.3g s", s);
-	if (a >= 1e-3)
+	if (a >= 0.9995e-3)
 		return rs_buf_printf(out, "%.3g ms", s * 1e3);
-	return rs_buf_printf(out, "%.3g us", s * 1e6);
+	if (a >= 0.9995e-6)
+		return rs_buf_printf(out, "%.3g us", s * 1e6);
+	return rs_buf_printf(out, "%.3g ns", s * 1e9);
 }
 
 static int is_time_name(const char *name)
@@ -94,7 +153,7 @@ int rs_render_metric_value(struct rs_buf *out, const char *name, double v)
 		return rs_buf_puts(out, "-");
 	if (is_time_name(name))
 		return rs_render_seconds(out, v);
-	return rs_buf_printf(out, "%.4g", v);
+	return rs_render_number(out, v);
 }
 
 static int render_change(struct rs_buf *out, const char *name, double abs, double rel)
@@ -103,7 +162,8 @@ static int render_change(struct rs_buf *out, const char *name, double abs, doubl
 		TRY(rs_buf_puts(out, abs >= 0 ? "+" : ""));
 		TRY(rs_render_seconds(out, abs));
 	} else {
-		TRY(rs_buf_printf(out, "%+.4g", abs));
+		TRY(rs_buf_puts(out, abs >= 0 ? "+" : ""));
+		TRY(rs_render_number(out, abs));
 	}
 	if (isnan(rel))
 		return 0;
@@ -153,7 +213,7 @@ static json_t *func_json(const struct rs_func_delta *f)
 	if (f->old_function)
 		json_object_set_new(o, "old_function", json_string(f->old_function));
 	json_object_set_new(o, "file", json_string(f->file));
-	json_object_set_new(o, "line", json_integer(f->line));
+	json_object_set_new(o, "line", json_integer(strcmp(f->file, "<thread>") ? f->line : 0));
 	json_object_set_new(o, "base_self", json_real(f->base_self));
 	json_object_set_new(o, "head_self", json_real(f->head_self));
 	json_object_set_new(o, "base_total", json_real(f->base_total));
@@ -238,10 +298,20 @@ static int dump_json(struct rs_buf *out, json_t *j)
 	return err;
 }
 
-/* "name (file:line)" or, for a rename, "old -> new (file:line)". */
+/* "name (file:line)" or, for a rename, "old -> new (file:line)". A
+ * thread's root frame has its thread id as "line", new every run: it is
+ * shown as "MainThread (<thread>)". */
 static int func_label(struct rs_buf *out, const struct rs_func_delta *f, int md)
 {
 	const char *file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
+
+	if (!strcmp(f->file, "<thread>")) {
+		if (md) {
+			TRY(rs_buf_printf(out, "`%s` ", f->function));
+			return rs_md_escape(out, f->file);
+		}
+		return rs_buf_printf(out, "%s (%s)", f->function, f->file);
+	}
 
 	if (md) {
 		TRY(rs_buf_puts(out, "`"));
@@ -579,11 +649,14 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 				  short_sha(d->base_commit, s1), d->head_id,
 				  short_sha(d->head_commit, s2)));
 	}
-	if (d->workload_key)
-		TRY(rs_buf_printf(out, md ? " Workload `%s`: %.6g → %.6g; time metrics are also shown per unit.\n\n"
-					  : "\nworkload %s: %.6g -> %.6g (time metrics also shown per unit)\n\n",
-				  d->workload_key, d->base_workload, d->head_workload));
-	else
+	if (d->workload_key) {
+		TRY(rs_buf_printf(out, md ? " Workload `%s`: " : "\nworkload %s: ", d->workload_key));
+		TRY(rs_render_number(out, d->base_workload));
+		TRY(rs_buf_puts(out, md ? " → " : " -> "));
+		TRY(rs_render_number(out, d->head_workload));
+		TRY(rs_buf_puts(out, md ? "; time metrics are also shown per unit.\n\n"
+					: " (time metrics also shown per unit)\n\n"));
+	} else
 		TRY(rs_buf_puts(out, "\n\n"));
 	return render_diff_body(out, d, md, top);
 }
@@ -720,12 +793,14 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 	if (r->n_duplicates)
 		TRY(rs_buf_printf(out, "; %zu repeated record%s of one session not counted",
 				  r->n_duplicates, r->n_duplicates == 1 ? "" : "s"));
-	if (r->workload_key)
-		TRY(rs_buf_printf(out, md ? "; time judged per unit of `%s` (%.6g → %.6g)"
-					  : "; time judged per unit of %s (%.6g -> %.6g)",
-				  r->workload_key, r->diff ? r->diff->base_workload : NAN,
-				  r->diff ? r->diff->head_workload : NAN));
-	else if (r->same_workload)
+	if (r->workload_key) {
+		TRY(rs_buf_printf(out, md ? "; time judged per unit of `%s` (" : "; time judged per unit of %s (",
+				  r->workload_key));
+		TRY(rs_render_number(out, r->diff ? r->diff->base_workload : NAN));
+		TRY(rs_buf_puts(out, md ? " → " : " -> "));
+		TRY(rs_render_number(out, r->diff ? r->diff->head_workload : NAN));
+		TRY(rs_buf_puts(out, ")"));
+	} else if (r->same_workload)
 		TRY(rs_buf_printf(out, md ? "; workload `%s` on both sides, time compared as is"
 					  : "; workload %s on both sides, time compared as is",
 				  r->same_workload));

@@ -139,7 +139,7 @@ static void value_text(const json_t *v, char *out, size_t n)
 	else if (json_is_integer(v))
 		snprintf(out, n, "%lld", (long long)json_integer_value(v));
 	else if (json_is_number(v))
-		snprintf(out, n, "%g", json_number_value(v));
+		snprintf(out, n, "%.15g", json_number_value(v));
 	else if (json_is_true(v) || json_is_false(v))
 		snprintf(out, n, "%s", json_is_true(v) ? "true" : "false");
 	else
@@ -165,7 +165,7 @@ int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
 			continue;
 		if (va != vb) {
 			if (why)
-				snprintf(why, why_len, "%s %g, not %g", ka, va, vb);
+				snprintf(why, why_len, "%s %.15g, not %.15g", ka, va, vb);
 			return 0;
 		}
 	}

@@ -894,7 +894,13 @@ static void fmt_pct(struct rs_buf *b, double v, double of)
 
 static void fmt_ms(struct rs_buf *b, double secs)
 {
-	rs_buf_printf(b, "%.3g ms", secs * 1000);
+	/* the unit after rounding: "1 ms", never "1e+03 us" or "1e+03 ms" */
+	if (secs >= 0.9995)
+		rs_buf_printf(b, "%.3g s", secs);
+	else if (secs >= 0.9995e-3 || secs == 0)
+		rs_buf_printf(b, "%.3g ms", secs * 1000);
+	else
+		rs_buf_printf(b, "%.3g us", secs * 1e6);
 }
 
 static void md_function_name(struct rs_buf *b, const json_t *f)

@@ -84,7 +84,14 @@ esac
 has "left out: [0-9]* root frames" "root frames are counted, not listed"
 sed -n '/^New functions/,/^$/p' "$T/out" | grep -q "^  $NEWFN (healthsystem.py:[0-9]*) *- .*%  *[0-9.]* [ms]*s$" \
 	|| { cat "$T/out" >&2; fail "the new function's row lacks its total time"; }
-pass "compare explains the added time and shows total time"
+expect_status 0 "$RESULTS" compare $C1 $C2 --format json
+python3 - "$T/out" <<'PY' || fail "thread ids in compare json"
+import json, sys
+fs = json.load(open(sys.argv[1]))["functions"]
+t = [f for f in fs if f["file"] == "<thread>"]
+assert t and all(f["line"] == 0 for f in t), t     # the thread id is not a line
+PY
+pass "compare explains the added time and shows total time; thread ids left out"
 
 # --- the project says which code is its own ---------------------------------
 printf '{"remote": "file://%s/store", "own_code": ["popsimulation"]}\n' "$T" >.results.json

@@ -1095,6 +1095,41 @@ static void test_ran_below_and_probable_rename(void **state)
 	json_decref(h);
 }
 
+/* Numbers as people write them. */
+static void test_render_numbers(void **state)
+{
+	static const struct {
+		double v;
+		const char *want;
+	} nums[] = {
+		{ 30000, "30,000" }, { 1234567, "1,234,567" }, { -30000, "-30,000" },
+		{ 512, "512" }, { 512.5, "512.5" }, { 0.1234, "0.1234" }, { 1999.7, "2,000" },
+		{ 12345.67, "12,345.7" }, { 0, "0" }, { NAN, "-" },
+	}, secs[] = {
+		{ 0.0009996, "1 ms" }, { 0.000999, "999 us" }, { 0.9996, "1 s" },
+		{ 1.234, "1.23 s" }, { 0.0123, "12.3 ms" }, { 1234.4, "1,234 s" }, { 0, "0 s" },
+		{ -0.0015, "-1.5 ms" },
+	};
+	struct rs_buf b = RS_BUF_INIT;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		rs_buf_clear(&b);
+		assert_int_equal(rs_render_number(&b, nums[i].v), 0);
+		assert_string_equal(b.ptr, nums[i].want);
+	}
+	for (i = 0; i < sizeof(secs) / sizeof(secs[0]); i++) {
+		rs_buf_clear(&b);
+		assert_int_equal(rs_render_seconds(&b, secs[i].v), 0);
+		assert_string_equal(b.ptr, secs[i].want);
+	}
+	rs_buf_clear(&b);
+	assert_int_equal(rs_render_metric_value(&b, "population", 30000), 0);
+	assert_string_equal(b.ptr, "30,000");
+	rs_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1119,6 +1154,7 @@ int main(void)
 		cmocka_unit_test(test_owncode),
 		cmocka_unit_test(test_explain_by_total),
 		cmocka_unit_test(test_ran_below_and_probable_rename),
+		cmocka_unit_test(test_render_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
