@@ -402,7 +402,20 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 	return rs_buf_puts(out, "</body></html>\n");
 }
 
-static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading)
+/* The session's own figures: a stat of the same name does not replace them. */
+static int is_session_metric(const char *k)
+{
+	return !strcmp(k, "duration") || !strcmp(k, "cpu_time") || !strcmp(k, "samples") ||
+	       !strcmp(k, "sampled_time");
+}
+
+/*
+ * A table of name -> value. With `session` (the run's metrics), a stat
+ * named like one of the session's metrics is shown as "stats.NAME" with
+ * a note, instead of a second, different "cpu_time" on the same page.
+ */
+static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading,
+		    const json_t *session)
 {
 	const char *k;
 	json_t *v;
@@ -412,8 +425,15 @@ static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading)
 	TRY(rs_buf_printf(out, "<h2>%s</h2>\n<table class=\"sortable\"><thead><tr><th>name</th>"
 			  "<th class=\"n\">value</th></tr></thead><tbody>\n", heading));
 	json_object_foreach((json_t *)obj, k, v) {
+		int shadow = session && is_session_metric(k) && json_object_get(session, k);
+
 		TRY(rs_buf_puts(out, "<tr><td>"));
+		if (shadow)
+			TRY(rs_buf_puts(out, "stats."));
 		TRY(esc(out, k));
+		if (shadow)
+			TRY(rs_buf_printf(out, " <span class=\"muted\">(a stat, not the session's %s "
+					  "under Metrics; use --metric stats.%s)</span>", k, k));
 		TRY(rs_buf_puts(out, "</td>"));
 		if (json_is_number(v)) {
 			TRY(num_cell(out, obj, k));
@@ -568,9 +588,9 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>target</th><td><code>"));
 	TRY(esc(out, rs_runview_str(summary, "target", "")));
 	TRY(rs_buf_puts(out, "</code></td></tr></table>\n"));
-	TRY(kv_table(out, json_object_get(run, "metrics"), "Metrics"));
-	TRY(kv_table(out, json_object_get(run, "stats"), "Stats"));
-	TRY(kv_table(out, json_object_get(run, "meta"), "Metadata"));
+	TRY(kv_table(out, json_object_get(run, "metrics"), "Metrics", NULL));
+	TRY(kv_table(out, json_object_get(run, "stats"), "Stats", json_object_get(run, "metrics")));
+	TRY(kv_table(out, json_object_get(run, "meta"), "Metadata", NULL));
 	TRY(functions_table(out, summary));
 	if (json_is_object(tree)) {
 		rs_runview_num(tree, "total", &root);

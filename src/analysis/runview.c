@@ -24,7 +24,11 @@ int rs_runview_metric(const json_t *run, const char *name, double *out)
 {
 	if (rs_runview_num(json_object_get(run, "metrics"), name, out))
 		return 1;
-	return rs_runview_num(json_object_get(run, "stats"), name, out);
+	if (rs_runview_num(json_object_get(run, "stats"), name, out))
+		return 1;
+	/* "stats.cpu_time": a stat the session's own cpu_time shadows in metrics */
+	return !strncmp(name, "stats.", 6) &&
+	       rs_runview_num(json_object_get(run, "stats"), name + 6, out);
 }
 
 /*

@@ -17,7 +17,8 @@ const char *rs_runview_str(const json_t *obj, const char *key, const char *fallb
 /* A numeric member (integer or real) of `obj`: 1 and *out set, or 0. */
 int rs_runview_num(const json_t *obj, const char *key, double *out);
 
-/* run["metrics"][name], falling back to run["stats"][name]: 1 or 0. */
+/* run["metrics"][name], falling back to run["stats"][name]; "stats.NAME"
+ * reaches a stat that a session metric of the same name shadows. 1 or 0. */
 int rs_runview_metric(const json_t *run, const char *name, double *out);
 
 /*

@@ -20,6 +20,7 @@
 #include "analysis/html.h"
 #include "analysis/owncode.h"
 #include "analysis/render.h"
+#include "analysis/runview.h"
 #include "analysis/series.h"
 #include "session/summary.h"
 #include "util/error.h"
@@ -774,6 +775,21 @@ static void test_html(void **state)
 	assert_non_null(strstr(out.ptr, "model/a&amp;b.py"));
 	assert_int_equal(count(out.ptr, "<details"), 1);
 	assert_non_null(strstr(out.ptr, "Call tree"));
+	/* a stat named like a session metric is not a second cpu_time */
+	rs_buf_clear(&out);
+	json_object_set_new(json_object_get(runs[0], "stats"), "cpu_time", json_real(99));
+	assert_int_equal(rs_html_run_page(&out, runs[0], &links), 0);
+	assert_non_null(strstr(out.ptr, "<tr><td>stats.cpu_time <span class=\"muted\">(a stat, "
+					"not the session's cpu_time under Metrics"));
+	assert_int_equal(count(out.ptr, "<tr><td>cpu_time</td>"), 1);
+	{
+		double v = 0;
+
+		assert_true(rs_runview_metric(runs[0], "stats.cpu_time", &v));
+		assert_true(v == 99);
+		assert_true(rs_runview_metric(runs[0], "cpu_time", &v));
+		assert_true(v != 99);
+	}
 	rs_buf_release(&out);
 	rs_trend_free(t);
 	for (i = 0; i < 6; i++)
