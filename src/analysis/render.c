@@ -690,6 +690,13 @@ static json_t *check_json(const struct rs_check_result *r)
 	json_object_set_new(o, "workload", r->workload_key ? json_string(r->workload_key)
 							   : json_null());
 	json_object_set_new(o, "comparable", json_boolean(r->n_baseline > 0));
+	{
+		struct rs_buf v = RS_BUF_INIT;
+
+		if (!rs_render_verdict(&v, r))
+			json_object_set_new(o, "verdict", json_string(v.ptr));
+		rs_buf_release(&v);
+	}
 	json_object_set_new(o, "other_config_runs", json_integer((json_int_t)r->n_other_config));
 	if (r->n_other_config)
 		json_object_set_new(o, "other_config", json_string(r->other_config));
@@ -737,6 +744,45 @@ static const char *verdict(const struct rs_check_metric *m, int accepted)
 	return "ok";
 }
 
+int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
+{
+	const struct rs_check_metric *m = NULL;
+	char s1[8];
+	size_t i;
+
+	if (!r->n_baseline)
+		return rs_buf_puts(out, r->n_other_config ? "no comparable baseline (another configuration)"
+							  : "no earlier run to compare with");
+	for (i = 0; i < r->n_metrics && !m; i++)
+		if (r->metrics[i].gating && !strncmp(r->metrics[i].name, "duration", 8))
+			m = &r->metrics[i];
+	for (i = 0; i < r->n_metrics && !m; i++)
+		if (r->metrics[i].gating)
+			m = &r->metrics[i];
+	if (!m || isnan(m->rel))
+		TRY(rs_buf_printf(out, "vs %s", short_sha(r->baseline_commit, s1)));
+	else
+		TRY(rs_buf_printf(out, "%+.0f%% vs %s", m->rel * 100, short_sha(r->baseline_commit, s1)));
+	if (r->n_responsible) {
+		const struct rs_func_delta *f = &r->diff->funcs[r->responsible[0]];
+
+		TRY(rs_buf_printf(out, ": %s (", f->function));
+		if (f->change == RS_FUNC_NEW) {
+			TRY(rs_buf_puts(out, "new, "));
+			TRY(rs_render_seconds(out, f->head_total));
+		} else {
+			TRY(render_change(out, "duration", f->head_total - f->base_total, NAN));
+		}
+		TRY(rs_buf_puts(out, ")"));
+	} else {
+		TRY(rs_buf_puts(out, r->accepted_regression ? ": accepted"
+				     : r->regressed ? ": regressed" : ": no regression"));
+	}
+	if (r->accepted_regression)
+		TRY(rs_buf_puts(out, ", accepted"));
+	return 0;
+}
+
 int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		    enum rs_format fmt)
 {
@@ -758,6 +804,15 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 				  : r->accepted_regression ? "accepted slowdown"
 				  : r->n_baseline ? "no regression" : "no comparable baseline",
 				  r->head_id, short_sha(r->head_commit, s1)));
+	{
+		struct rs_buf v = RS_BUF_INIT;
+		int e = rs_render_verdict(&v, r);
+
+		if (!e)
+			e = rs_buf_printf(out, md ? "**%s**\n\n" : "verdict: %s\n", v.ptr);
+		rs_buf_release(&v);
+		TRY(e);
+	}
 	if (r->duplicate_of)
 		TRY(rs_buf_printf(out, md ? "This run records the same session as run `%s` (same oid): not a new measurement.\n\n"
 					  : "this run records the same session as run %s (same oid): not a new measurement\n",

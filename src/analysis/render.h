@@ -33,6 +33,13 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		    enum rs_format fmt);
 
+/*
+ * The check in one line, for a summary page or a table cell:
+ * "+13% vs c1d2e3f: trace_contacts (new, 4.1 s)", "+0% vs c1d2e3f: no
+ * regression", "no comparable baseline (another configuration)".
+ */
+int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r);
+
 /* Text: one row per run with the metric columns; JSON: the whole trend. */
 int rs_render_trend(struct rs_buf *out, const struct rs_trend *t,
 		    enum rs_format fmt);
