@@ -959,6 +959,9 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format
 								   : json_null());
 		json_object_set_new(o, "metrics", ms);
 		json_object_set_new(o, "functions", fs);
+		json_object_set_new(o, "excluded_runs", json_integer((json_int_t)t->n_excluded));
+		if (t->excluded_why[0])
+			json_object_set_new(o, "excluded_config", json_string(t->excluded_why));
 		return dump_json(out, o);
 	}
 	/* Text: one line per run, metric columns then function columns. */
@@ -1003,5 +1006,10 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format
 		}
 		TRY(rs_buf_puts(out, mark ? "  <- change point\n" : "\n"));
 	}
+	if (t->n_excluded)
+		TRY(rs_buf_printf(out, "%zu run%s shown as '-': another configuration than most runs%s%s%s, or a repeated record of one session\n",
+				  t->n_excluded, t->n_excluded == 1 ? "" : "s",
+				  t->excluded_why[0] ? " (" : "", t->excluded_why,
+				  t->excluded_why[0] ? ")" : ""));
 	return 0;
 }

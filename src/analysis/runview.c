@@ -150,10 +150,19 @@ static void value_text(const json_t *v, char *out, size_t n)
 		snprintf(out, n, "%s", v ? "(a value)" : "(none)");
 }
 
+/* The stats of a run.json, or the metrics of an index line (which carry
+ * every numeric stat). */
+static const json_t *config_stats(const json_t *run)
+{
+	const json_t *st = json_object_get(run, "stats");
+
+	return json_is_object(st) && json_object_size(st) ? st : json_object_get(run, "metrics");
+}
+
 int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
 			   char *why, size_t why_len)
 {
-	const json_t *sa = json_object_get(a, "stats"), *sb = json_object_get(b, "stats");
+	const json_t *sa = config_stats(a), *sb = config_stats(b);
 	const json_t *aa = json_object_get(a, "args"), *ab = json_object_get(b, "args");
 	const char *key;
 	json_t *v;

@@ -480,6 +480,65 @@ static char *dup_str(const json_t *o, const char *key)
 	return strdup(rs_runview_str(o, key, ""));
 }
 
+/* Distinct configurations told apart when choosing the trend's reference. */
+#define CONFIGS_MAX 16
+
+/* Like with like: see rs_trend_build. */
+static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
+			   const struct rs_trend_opts *o)
+{
+	const char *vary = NULL;
+	size_t rep[CONFIGS_MAX], count[CONFIGS_MAX], n_rep = 0, ref, i, j;
+	double w;
+
+	if (!t->n)
+		return;
+	if (!rs_runview_workload(runs[t->n - 1], o ? o->per : NULL, &vary, &w))
+		vary = NULL;
+	/* The reference: the configuration most runs share (the newest on a
+	 * tie), so one odd run at the end does not hide the history. */
+	for (i = t->n; i-- > 0;) {
+		for (j = 0; j < n_rep; j++)
+			if (rs_runview_same_config(runs[rep[j]], runs[i], vary, NULL, 0))
+				break;
+		if (j < n_rep) {
+			count[j]++;
+		} else if (n_rep < CONFIGS_MAX) {
+			rep[n_rep] = i;
+			count[n_rep++] = 1;
+		}
+	}
+	ref = rep[0];
+	for (j = 1, i = count[0]; j < n_rep; j++)
+		if (count[j] > i) {
+			i = count[j];
+			ref = rep[j];
+		}
+	for (i = 0; i < t->n; i++) {
+		const char *oid = rs_runview_session_oid(runs[i]);
+		char why[sizeof(t->excluded_why)];
+		int out = 0;
+
+		if (!rs_runview_same_config(runs[i], runs[ref], vary, why, sizeof(why))) {
+			if (!t->n_excluded || !t->excluded_why[0])
+				memcpy(t->excluded_why, why, sizeof(why));
+			out = 1;
+		}
+		for (j = 0; !out && oid && j < i; j++) {
+			const char *o2 = rs_runview_session_oid(runs[j]);
+
+			out = o2 && !strcmp(o2, oid);
+		}
+		if (!out)
+			continue;
+		t->n_excluded++;
+		for (j = 0; j < t->n_metrics; j++)
+			t->metrics[j].v[i] = NAN;
+		for (j = 0; j < t->n_funcs; j++)
+			t->funcs[j].v[i] = NAN;
+	}
+}
+
 int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 		   const struct rs_trend_opts *o)
 {
@@ -575,6 +634,7 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 		err = fill_functions(t, chosen, runs);
 	if (err)
 		goto out;
+	exclude_unlike(t, runs, o);
 	for (i = 0; i < t->n_metrics; i++)
 		t->metrics[i].n_changes = rs_changepoints(t->metrics[i].v, n, min_step,
 							  t->metrics[i].changes, MAX_CHANGES);

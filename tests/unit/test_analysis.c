@@ -1146,6 +1146,49 @@ static void test_render_numbers(void **state)
 	rs_buf_release(&b);
 }
 
+/*
+ * Issue 10's five runs: base, +13% (a new function), a rename, the same
+ * code with 4x the population, the same session recorded twice. The
+ * trend marks the +13% step, not the population change, and leaves the
+ * odd runs out.
+ */
+static void test_trend_like_with_like(void **state)
+{
+	static const double dur[] = { 10, 11.3, 11.3, 45, 45 };
+	static const int pop[] = { 1000, 1000, 1000, 4000, 4000 };
+	json_t *runs[6];
+	struct rs_trend *t = NULL;
+	const struct rs_series *d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		char id[8], commit[8];
+
+		snprintf(id, sizeof(id), "r%zu", i);
+		snprintf(commit, sizeof(commit), "c%zu", i == 4 ? (size_t)3 : i);
+		runs[i] = model_run(id, commit, 1.0);
+		json_object_set_new(json_object_get(runs[i], "metrics"), "duration", json_real(dur[i]));
+		json_object_set_new(json_object_get(runs[i], "stats"), "population", json_integer(pop[i]));
+		json_object_set_new(runs[i], "session", json_pack("{s:s}", "oid", i == 4 ? "o3" : id));
+	}
+	/* and a sixth run of the usual configuration, the newest */
+	runs[5] = model_run("r5", "c5", 1.0);
+	json_object_set_new(json_object_get(runs[5], "metrics"), "duration", json_real(11.35));
+	json_object_set_new(json_object_get(runs[5], "stats"), "population", json_integer(1000));
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 6, NULL), 0);
+	d = rs_trend_metric(t, "duration");
+	assert_non_null(d);
+	assert_true(isnan(d->v[3]) && isnan(d->v[4]));
+	assert_int_equal(t->n_excluded, 2);
+	assert_string_equal(t->excluded_why, "population 4000, not 1000");
+	assert_int_equal(d->n_changes, 1);
+	assert_int_equal(d->changes[0], 1);   /* the +13% step */
+	rs_trend_free(t);
+	for (i = 0; i < 6; i++)
+		json_decref(runs[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1171,6 +1214,7 @@ int main(void)
 		cmocka_unit_test(test_explain_by_total),
 		cmocka_unit_test(test_ran_below_and_probable_rename),
 		cmocka_unit_test(test_render_numbers),
+		cmocka_unit_test(test_trend_like_with_like),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
