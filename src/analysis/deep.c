@@ -44,6 +44,7 @@ struct trie {
 	size_t prev_depth, prev_alloc;
 	double time;
 	struct rs_buf scratch;
+	const json_t *renames; /* base trie: "old\x1ffile" -> "new" (borrowed) */
 };
 
 static void trie_release(struct trie *t)
@@ -66,7 +67,7 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 			   uint32_t fid, size_t *out)
 {
 	const struct rs_session_function *f;
-	const char *file;
+	const char *file, *name;
 	json_t *v;
 
 	if (fid >= t->fkey_alloc) {
@@ -87,10 +88,20 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 		return 0;
 	}
 	f = rs_session_parser_function(p, fid);
+	name = f->function;
 	file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
 	rs_buf_clear(&t->scratch);
 	if (rs_buf_printf(&t->scratch, "%s\x1f%s", f->function, f->file))
 		return rs_error_set(RS_EGENERIC, "out of memory");
+	/* a function renamed in the head is known by its new name in the
+	 * base too, so that its paths match instead of one vanishing and
+	 * one appearing */
+	if (t->renames && json_is_string(json_object_get(t->renames, t->scratch.ptr))) {
+		name = json_string_value(json_object_get(t->renames, t->scratch.ptr));
+		rs_buf_clear(&t->scratch);
+		if (rs_buf_printf(&t->scratch, "%s\x1f%s", name, f->file))
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
 	v = json_object_get(t->keys, t->scratch.ptr);
 	if (v) {
 		*out = (size_t)json_integer_value(v);
@@ -107,7 +118,7 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 		if (json_object_set_new(t->keys, t->scratch.ptr, json_integer((json_int_t)t->n_labels)))
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		rs_buf_clear(&t->scratch);
-		if (rs_buf_printf(&t->scratch, "%s (%s)", f->function, file))
+		if (rs_buf_printf(&t->scratch, "%s (%s)", name, file))
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		t->labels[t->n_labels] = rs_buf_detach(&t->scratch, NULL);
 		*out = t->n_labels++;
@@ -190,7 +201,7 @@ static int on_sample(void *ctx, const struct rs_session_parser *p,
 	return 0;
 }
 
-static int build(struct trie *t, const char *path)
+static int build(struct trie *t, const char *path, const json_t *renames)
 {
 	struct rs_session_callbacks cb = { 0 };
 	struct rs_session_parser *p = NULL;
@@ -200,6 +211,7 @@ static int build(struct trie *t, const char *path)
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
+	t->renames = renames;
 	t->children = json_object();
 	t->keys = json_object();
 	if (!t->children || !t->keys)
@@ -257,12 +269,114 @@ static int cmp_path(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
+/* "old\x1ffile" -> "new" for the renames of a summary diff. */
+static json_t *rename_map(const struct rs_diff *sd)
+{
+	json_t *m = json_object();
+	struct rs_buf k = RS_BUF_INIT;
+	size_t i;
+
+	for (i = 0; m && sd && i < sd->n_funcs; i++) {
+		const struct rs_func_delta *f = &sd->funcs[i];
+		const char *old, *sep;
+		char *bare;
+
+		if (f->change != RS_FUNC_RENAMED || !f->old_function || !f->key)
+			continue;
+		old = strrchr(f->old_function, '.') ? strrchr(f->old_function, '.') + 1 : f->old_function;
+		sep = strchr(f->key, '\x1f');
+		if (!sep)
+			continue;
+		bare = strndup(f->key, (size_t)(sep - f->key));
+		rs_buf_clear(&k);
+		if (!bare || rs_buf_printf(&k, "%s\x1f%s", old, f->file) ||
+		    json_object_set_new(m, k.ptr, json_string(bare))) {
+			free(bare);
+			json_decref(m);
+			m = NULL;
+			break;
+		}
+		free(bare);
+	}
+	rs_buf_release(&k);
+	return m;
+}
+
+/*
+ * Functions of the head that never ran in the base, by the total time of
+ * their outermost calls (a recursive call is not counted twice).
+ */
+static int find_new(struct rs_deep_diff *d, const struct trie *base, const struct trie *head,
+		    double min_share)
+{
+	double *tot = calloc(head->n_labels ? head->n_labels : 1, sizeof(*tot));
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!tot)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < head->n; i++) {
+		const struct node *nd = &head->nodes[i];
+		size_t a = nd->parent;
+
+		while (a != (size_t)-1 && head->nodes[a].key != nd->key)
+			a = head->nodes[a].parent;
+		if (a == (size_t)-1)
+			tot[nd->key] += nd->total;
+	}
+	for (i = 0; i < head->n_labels; i++) {
+		const char *k = NULL;
+		json_t *v;
+
+		if (tot[i] < min_share * head->time)
+			continue;
+		json_object_foreach(head->keys, k, v)
+			if ((size_t)json_integer_value(v) == i)
+				break;
+		if (!k || json_object_get(base->keys, k))
+			continue;
+		n++;
+	}
+	d->new_funcs = calloc(n ? n : 1, sizeof(*d->new_funcs));
+	if (!d->new_funcs) {
+		free(tot);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (i = 0; i < head->n_labels && !err; i++) {
+		const char *k = NULL;
+		json_t *v;
+
+		if (tot[i] < min_share * head->time)
+			continue;
+		json_object_foreach(head->keys, k, v)
+			if ((size_t)json_integer_value(v) == i)
+				break;
+		if (!k || json_object_get(base->keys, k))
+			continue;
+		d->new_funcs[d->n_new].label = strdup(head->labels[i]);
+		d->new_funcs[d->n_new].head_total = tot[i];
+		if (!d->new_funcs[d->n_new].label)
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+		else
+			d->n_new++;
+	}
+	free(tot);
+	return err;
+}
+
 int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
 			  const char *head_session, double min_share)
 {
+	return rs_deep_diff_sessions_with(out, base_session, head_session, min_share, NULL);
+}
+
+int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
+			       const char *head_session, double min_share,
+			       const struct rs_diff *summary)
+{
 	struct trie tr[2];
 	struct rs_deep_diff *d = calloc(1, sizeof(*d));
-	json_t *index = json_object();
+	json_t *index = json_object(), *renames = NULL;
 	struct rs_buf text = RS_BUF_INIT;
 	size_t alloc = 0, side, i;
 	int err = 0;
@@ -274,9 +388,17 @@ int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
 	}
 	if (min_share <= 0)
 		min_share = 0.001;
-	err = build(&tr[0], base_session);
+	renames = rename_map(summary);
+	if (!renames) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	d->n_renamed = json_object_size(renames);
+	err = build(&tr[0], base_session, renames);
 	if (!err)
-		err = build(&tr[1], head_session);
+		err = build(&tr[1], head_session, NULL);
+	if (!err)
+		err = find_new(d, &tr[0], &tr[1], min_share);
 	if (err)
 		goto out;
 	d->base_time = tr[0].time;
@@ -338,6 +460,7 @@ out:
 	trie_release(&tr[0]);
 	trie_release(&tr[1]);
 	json_decref(index);
+	json_decref(renames);
 	rs_buf_release(&text);
 	if (err) {
 		rs_deep_diff_free(d);
@@ -355,9 +478,19 @@ void rs_deep_diff_free(struct rs_deep_diff *d)
 		return;
 	for (i = 0; i < d->n_paths; i++)
 		free(d->paths[i].path);
+	for (i = 0; i < d->n_new; i++)
+		free(d->new_funcs[i].label);
+	free(d->new_funcs);
 	free(d->paths);
 	free(d);
 }
+
+#define TRY_DEEP(x)                     \
+	do {                            \
+		int e_ = (x);           \
+		if (e_)                 \
+			return e_;      \
+	} while (0)
 
 /* The last `keep` parts of a path, with "... > " in front when cut. */
 static int short_path(struct rs_buf *out, const char *path, size_t keep)
@@ -398,6 +531,12 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		json_object_set_new(o, "base_time", json_real(d->base_time));
 		json_object_set_new(o, "head_time", json_real(d->head_time));
 		json_object_set_new(o, "paths", a);
+		a = json_array();
+		for (i = 0; i < d->n_new; i++)
+			json_array_append_new(a, json_pack("{s:s,s:f}", "function", d->new_funcs[i].label,
+							   "head_total", d->new_funcs[i].head_total));
+		json_object_set_new(o, "new_functions", a);
+		json_object_set_new(o, "renames_applied", json_integer((json_int_t)d->n_renamed));
 		s = json_dumps(o, JSON_INDENT(2));
 		json_decref(o);
 		if (!s)
@@ -406,6 +545,27 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		free(s);
 		return err;
 	}
+	if (d->n_new) {
+		err = rs_buf_puts(out, md ? "\n**Functions that did not run in the base** (from the sessions)\n\n"
+					  : "\nFunctions that did not run in the base (from the sessions)\n");
+		for (i = 0; !err && i < d->n_new && i < top; i++) {
+			err = rs_buf_puts(out, md ? "- `" : "  ");
+			if (!err)
+				err = rs_buf_puts(out, d->new_funcs[i].label);
+			if (!err)
+				err = rs_buf_puts(out, md ? "`: " : ": ");
+			if (!err)
+				err = rs_render_seconds(out, d->new_funcs[i].head_total);
+			if (!err)
+				err = rs_buf_puts(out, "\n");
+		}
+		if (err)
+			return err;
+	}
+	if (d->n_renamed)
+		TRY_DEEP(rs_buf_printf(out, md ? "\n_Renamed functions (%zu, see above) are matched under their new names._\n"
+					       : "\n(renamed functions, %zu, are matched under their new names)\n",
+				       d->n_renamed));
 	err = rs_buf_puts(out, md ? "\n**Call paths whose total time changed most** (from the sessions)\n\n"
 				    "| call path | base | head | change | own time base → head |\n"
 				    "|---|---:|---:|---:|---:|\n"

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "analysis/diff.h"
 #include "analysis/render.h"
 #include "util/buf.h"
 
@@ -25,10 +26,19 @@ struct rs_path_delta {
 	double base_self, head_self;     /* seconds with the path's last frame executing */
 };
 
+struct rs_deep_func {
+	char *label;          /* "name (file)" */
+	double head_total;    /* outermost calls only */
+};
+
 struct rs_deep_diff {
 	double base_time, head_time;     /* sum of the records' times */
 	struct rs_path_delta *paths;     /* sorted by |total change|, largest first */
 	size_t n_paths;
+	struct rs_deep_func *new_funcs;  /* ran in the head, never in the base,
+	                                    at least min_share of the head's time */
+	size_t n_new;
+	size_t n_renamed;                /* renames applied to the base's names */
 };
 
 /*
@@ -39,6 +49,15 @@ struct rs_deep_diff {
  */
 int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
 			  const char *head_session, double min_share);
+
+/*
+ * The same, knowing the renames of the runs' summary diff (`summary`, may
+ * be NULL): a renamed function takes its new name in the base session
+ * too, so its paths are matched, not shown as one vanished and one new.
+ */
+int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
+			       const char *head_session, double min_share,
+			       const struct rs_diff *summary);
 
 void rs_deep_diff_free(struct rs_deep_diff *d);
 

@@ -25,9 +25,11 @@ static const char usage[] =
 	"\n"
 	"Compare two recorded runs, the first being the base: every metric both\n"
 	"runs have (duration, CPU time, samples, numeric stats) with absolute and\n"
-	"relative change; the functions whose own and total time changed most,\n"
-	"in seconds and as a share of samples; new and vanished functions; and\n"
-	"renames (same file and first line, another name) shown as renames.\n"
+	"relative change; where added time went (by total time, the project's\n"
+	"own code first); the functions whose own and total time changed most,\n"
+	"in seconds and as a share of the sampled time; new and vanished\n"
+	"functions (new: did not run at all in the base); and renames (same file\n"
+	"and first line, or nearby with a similar time) shown as renames.\n"
 	"\n"
 	"When both runs record a workload in their stats (months, population,\n"
 	"n_individuals ... or the key given with --per), time metrics are also\n"
@@ -36,7 +38,9 @@ static const char usage[] =
 	"or $GITHUB_STEP_SUMMARY.\n"
 	"\n"
 	"--deep also reads the two raw sessions (fetched on demand, see 'results\n"
-	"fetch') and reports the call paths whose total time changed most.\n"
+	"fetch') and reports the functions that did not run in the base and the\n"
+	"call paths whose total time changed most, renamed functions matched\n"
+	"under their new names.\n"
 	"\n"
 	"exit status: 0 ok, 2 bad usage, 3 not a results repository,\n"
 	"4 unknown or ambiguous run or commit, 5 remote unreachable and 6 session\n"
@@ -127,7 +131,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	err = rs_diff_runs(&d, ra, rb, &dopts);
 	if (!err && deep)
-		err = rs_deep_diff_sessions(&dd, sa.ptr, sb.ptr, 0);
+		err = rs_deep_diff_sessions_with(&dd, sa.ptr, sb.ptr, 0, d);
 	if (!err && deep && fmt == RS_FORMAT_JSON) {
 		/* one JSON document: {"summary": <diff>, "deep": <paths>} */
 		struct rs_buf a1 = RS_BUF_INIT, a2 = RS_BUF_INIT;

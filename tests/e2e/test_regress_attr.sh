@@ -152,6 +152,22 @@ sed -n '/^New functions/,/^$/p' "$T/out" >"$T/new"
 sed -n '/^Largest changes in own time/,/^$/p' "$T/out" | grep -q "^  $SLOWFN ([a-z_]*\.py:[0-9]*) *[0-9.]* m\?s  *[0-9.]* m\?s  *+" \
 	|| { cat "$T/out" >&2; fail "$SLOWFN is not compared with its base time"; }
 pass "functions below the old cut: the rename is found, the slower one has its base time"
+expect_status 0 "$RESULTS" compare $C2 $C3 --deep --format json
+python3 - "$T/out" "$SMALLFN" <<'PY' || fail "compare --deep of a rename"
+import json, sys
+d = json.load(open(sys.argv[1]))["deep"]
+old, new = sys.argv[2], sys.argv[2] + "_v2"
+assert d["renames_applied"] >= 1, d["renames_applied"]
+assert not [f for f in d["new_functions"] if f["function"].startswith(new + " ")], d["new_functions"]
+# its paths are matched under the new name: none ends in the old name
+assert not [p for p in d["paths"] if p["path"].endswith("> " + old + " (" + p["path"].rsplit("(", 1)[1])], "old name"
+both = [p for p in d["paths"] if p["path"].split(" > ")[-1].startswith(new + " ")]
+assert both and all(p["base_total"] > 0 and p["head_total"] > 0 for p in both), both
+PY
+expect_status 0 "$RESULTS" compare $C1 $C2 --deep
+sed -n '/^Functions that did not run in the base/,/^$/p' "$T/out" | grep -q "^  $NEWFN (healthsystem.py): " \
+	|| { cat "$T/out" >&2; fail "compare --deep does not list the new function"; }
+pass "compare --deep matches renamed paths and lists functions new in the head"
 expect_status 0 "$RESULTS" trend --json --function "$NEWFN"
 python3 - "$T/out" <<'PY' || fail "trend of the new function"
 import json, sys
