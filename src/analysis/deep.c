@@ -612,3 +612,183 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 	rs_buf_release(&cell);
 	return err;
 }
+
+/* ---- differential flame graph ------------------------------------------ */
+
+#define FLAME_DEPTH 48
+#define FLAME_ROW 18
+
+/* Children of each path, by index into d->paths (heaviest head first). */
+struct flame {
+	const struct rs_deep_diff *d;
+	size_t *first, *next;   /* first child, next sibling; (size_t)-1 none */
+	double root;            /* the head's time */
+	size_t depth_max;
+};
+
+static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,
+		      size_t depth)
+{
+	const struct rs_path_delta *p = &fl->d->paths[i];
+	double w = p->head_total / fl->root, delta, k;
+	const char *label = p->path, *q = p->path;
+	size_t c;
+	int r, g, b;
+
+	if (depth >= FLAME_DEPTH || w <= 0)
+		return 0;
+	while ((q = strstr(q, " > ")) != NULL) /* names hold '>': "<module>" */
+		label = q += 3;
+	/* the change in seconds not passed on to the frames drawn below
+	 * (its own time and calls too small to draw), as a share of the base
+	 * run: callers of a changed function stay grey, as in a differential
+	 * flame graph of own time; a path new in the head is all red */
+	delta = p->head_total - p->base_total;
+	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c])
+		delta -= fl->d->paths[c].head_total - fl->d->paths[c].base_total;
+	delta = fl->d->base_time > 0 ? delta / fl->d->base_time : 0;
+	k = fmin(1.0, fabs(delta) / 0.02);
+	if (p->base_total <= 0) {         /* new in the head: full red */
+		r = 207, g = 34, b = 46;
+	} else if (delta > 0) {           /* grew: towards red */
+		r = 234 - (int)(27 * k), g = 234 - (int)(200 * k), b = 234 - (int)(188 * k);
+	} else {                          /* shrank: towards blue */
+		r = 234 - (int)(225 * k), g = 234 - (int)(129 * k), b = 234 - (int)(16 * k);
+	}
+	TRY_DEEP(rs_buf_printf(out, "<div class=\"f%s\" style=\"left:%.4f%%;width:%.4f%%;top:%zupx;"
+				    "background:rgb(%d,%d,%d)\" title=\"",
+			       p->base_total <= 0 ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
+			       left * 100, w * 100, depth * FLAME_ROW, r, g, b));
+	TRY_DEEP(rs_html_escape(out, p->path));
+	TRY_DEEP(rs_buf_puts(out, "&#10;"));
+	TRY_DEEP(p->base_total > 0 ? rs_render_seconds(out, p->base_total) : rs_buf_puts(out, "new"));
+	TRY_DEEP(rs_buf_puts(out, " &#8594; "));
+	TRY_DEEP(rs_render_seconds(out, p->head_total));
+	TRY_DEEP(rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100));
+	TRY_DEEP(rs_html_escape(out, label));
+	TRY_DEEP(rs_buf_puts(out, "</div>\n"));
+	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c]) {
+		TRY_DEEP(flame_node(out, fl, c, left, depth + 1));
+		left += fl->d->paths[c].head_total / fl->root;
+	}
+	return 0;
+}
+
+static size_t path_depth(const char *p)
+{
+	size_t n = 1;
+
+	while ((p = strstr(p, " > ")) != NULL) {
+		n++;
+		p += 3;
+	}
+	return n;
+}
+
+int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title)
+{
+	struct flame fl = { d, NULL, NULL, d->head_time, 0 };
+	json_t *index = json_object();
+	size_t *order = NULL, *last = NULL, i, depth = 0;
+	struct rs_buf parent = RS_BUF_INIT;
+	double left = 0;
+	int err = 0;
+
+	fl.first = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
+	fl.next = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
+	last = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
+	order = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
+	if (!index || !fl.first || !fl.next || !last || !order) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < d->n_paths; i++) {
+		fl.first[i] = fl.next[i] = last[i] = (size_t)-1;
+		if (json_object_set_new(index, d->paths[i].path, json_integer((json_int_t)i))) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+	}
+	/* children in order of head time, heaviest left: walk the paths by
+	 * head time (a selection of indices, then link) */
+	for (i = 0; i < d->n_paths; i++)
+		order[i] = i;
+	for (i = 1; i < d->n_paths; i++) { /* insertion sort: few hundred paths */
+		size_t j = i, x = order[i];
+
+		while (j > 0 && d->paths[order[j - 1]].head_total < d->paths[x].head_total) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	for (i = 0; i < d->n_paths; i++) {
+		const char *p = d->paths[order[i]].path, *cut = NULL, *q = p;
+		json_t *at;
+		size_t pi;
+
+		while ((q = strstr(q, " > ")) != NULL)
+			cut = q++;
+		if (path_depth(p) > depth)
+			depth = path_depth(p);
+		if (!cut)
+			continue;
+		rs_buf_clear(&parent);
+		if (rs_buf_put(&parent, p, (size_t)(cut - p))) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+		at = json_object_get(index, parent.ptr);
+		if (!at)
+			continue; /* parent below the cut on both sides */
+		pi = (size_t)json_integer_value(at);
+		if (fl.first[pi] == (size_t)-1)
+			fl.first[pi] = order[i];
+		else
+			fl.next[last[pi]] = order[i];
+		last[pi] = order[i];
+	}
+	if (depth > FLAME_DEPTH)
+		depth = FLAME_DEPTH;
+	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
+	if (!err)
+		err = rs_html_escape(out, title ? title : "differential flame graph");
+	if (!err)
+		err = rs_buf_printf(out, "</title><style>"
+			"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1f2328}"
+			".fg{position:relative;width:100%%;height:%zupx;border:1px solid #d0d7de}"
+			".f{position:absolute;height:%dpx;box-sizing:border-box;border:1px solid #fff;"
+			"overflow:hidden;white-space:nowrap;font:11px/16px ui-monospace,monospace;padding:0 2px}"
+			".f:hover{border-color:#1f2328}.key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}"
+			"</style></head><body>\n<h1>", depth * FLAME_ROW + 2, FLAME_ROW);
+	if (!err)
+		err = rs_html_escape(out, title ? title : "differential flame graph");
+	if (!err)
+		err = rs_buf_puts(out, "</h1>\n<p class=\"key\">The head run's call paths (at least 0.1% of a run), "
+				  "widths by the head's time, colour by the change in each frame's time that is not in the frames below it "
+				  "(as a share of the base run; paths new in the head in full red):"
+				  "<span style=\"background:rgb(207,34,46)\"></span>new"
+				  "<span style=\"background:rgb(214,71,104)\"></span>grew"
+				  "<span style=\"background:rgb(234,234,234)\"></span>same"
+				  "<span style=\"background:rgb(9,105,218)\"></span>shrank. Hover a frame for its figures.</p>\n"
+				  "<div class=\"fg\">\n");
+	for (i = 0; !err && i < d->n_paths && fl.root > 0; i++) {
+		const char *p = d->paths[order[i]].path;
+
+		if (strstr(p, " > "))
+			continue;
+		/* several roots (threads) side by side, widths shares of the run */
+		err = flame_node(out, &fl, order[i], left, 0);
+		left += d->paths[order[i]].head_total / fl.root;
+	}
+	if (!err)
+		err = rs_buf_puts(out, "</div>\n</body></html>\n");
+out:
+	rs_buf_release(&parent);
+	json_decref(index);
+	free(fl.first);
+	free(fl.next);
+	free(last);
+	free(order);
+	return err;
+}

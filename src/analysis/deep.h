@@ -65,4 +65,15 @@ void rs_deep_diff_free(struct rs_deep_diff *d);
 int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		   enum rs_format fmt, size_t top);
 
+/*
+ * A differential flame graph as one self-contained HTML page (inline CSS,
+ * no script, no network): the head run's call paths as an icicle, widths
+ * by the head's time, each frame coloured by the change in its time that
+ * is not in the frames drawn below it, as a share of the base run (a path
+ * new in the head: red; grew: towards red; shrank: towards blue; 2% or
+ * more: full colour; callers of a changed function stay grey),
+ * its figures in the tooltip.
+ */
+int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title);
+
 #endif

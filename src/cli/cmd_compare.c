@@ -21,7 +21,8 @@
 static const char usage[] =
 	"usage: results compare <run-or-commit> <run-or-commit>\n"
 	"                       [--format text|markdown|json] [--top N]\n"
-	"                       [--per KEY | --no-workload] [--deep] [-o FILE]\n"
+	"                       [--per KEY | --no-workload] [--deep [--html FILE]]\n"
+	"                       [-o FILE]\n"
 	"\n"
 	"Compare two recorded runs, the first being the base: every metric both\n"
 	"runs have (duration, CPU time, samples, numeric stats) with absolute and\n"
@@ -40,7 +41,9 @@ static const char usage[] =
 	"--deep also reads the two raw sessions (fetched on demand, see 'results\n"
 	"fetch') and reports the functions that did not run in the base and the\n"
 	"call paths whose total time changed most, renamed functions matched\n"
-	"under their new names.\n"
+	"under their new names. --html FILE also writes a differential flame graph:\n"
+	"the head's call paths coloured by their change against the base, one\n"
+	"self-contained page.\n"
 	"\n"
 	"exit status: 0 ok, 2 bad usage, 3 not a results repository,\n"
 	"4 unknown or ambiguous run or commit, 5 remote unreachable and 6 session\n"
@@ -52,6 +55,7 @@ static const struct option options[] = {
 	{ "per", required_argument, NULL, 'p' },
 	{ "no-workload", no_argument, NULL, 'W' },
 	{ "deep", no_argument, NULL, 'd' },
+	{ "html", required_argument, NULL, 'H' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -66,7 +70,7 @@ int cmd_compare(int argc, char **argv)
 	struct rs_diff *d = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	json_t *ra = NULL, *rb = NULL;
-	const char *output = NULL;
+	const char *output = NULL, *html = NULL;
 	size_t top = 10;
 	struct rs_buf sa = RS_BUF_INIT, sb = RS_BUF_INIT;
 	struct rs_deep_diff *dd = NULL;
@@ -95,6 +99,7 @@ int cmd_compare(int argc, char **argv)
 		case 'W': dopts.no_workload = 1; break;
 		case 'o': output = optarg; break;
 		case 'd': deep = 1; break;
+		case 'H': html = optarg; break;
 		default:
 			return rs_cli_fail(RS_EXIT_USAGE,
 					   "unknown option '%s'; see 'results compare --help'",
@@ -104,6 +109,9 @@ int cmd_compare(int argc, char **argv)
 	if (optind != argc - 2)
 		return rs_cli_fail(RS_EXIT_USAGE, "give two runs or commits, base first; "
 				   "see 'results compare --help'");
+	if (html && !deep)
+		return rs_cli_fail(RS_EXIT_USAGE, "--html needs --deep (the flame graph is "
+				   "built from the sessions)");
 	status = rs_runsel_open(&sel);
 	opened = 1;
 	if (status)
@@ -148,6 +156,23 @@ int cmd_compare(int argc, char **argv)
 			err = rs_render_diff(&out, d, fmt, top);
 		if (!err && deep)
 			err = rs_render_deep(&out, dd, fmt, top);
+	}
+	if (!err && html) {
+		struct rs_buf page = RS_BUF_INIT, title = RS_BUF_INIT;
+
+		err = rs_buf_printf(&title, "%s -> %s: differential flame graph", d->base_id, d->head_id);
+		if (!err)
+			err = rs_deep_flame_html(&page, dd, title.ptr);
+		if (!err) {
+			status = rs_runsel_write(html, &page);
+			if (status) {
+				rs_buf_release(&page);
+				rs_buf_release(&title);
+				goto out;
+			}
+		}
+		rs_buf_release(&page);
+		rs_buf_release(&title);
 	}
 	if (err) {
 		status = rs_cli_report(err);

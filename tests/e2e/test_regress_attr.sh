@@ -168,6 +168,26 @@ expect_status 0 "$RESULTS" compare $C1 $C2 --deep
 sed -n '/^Functions that did not run in the base/,/^$/p' "$T/out" | grep -q "^  $NEWFN (healthsystem.py): " \
 	|| { cat "$T/out" >&2; fail "compare --deep does not list the new function"; }
 pass "compare --deep matches renamed paths and lists functions new in the head"
+expect_status 0 "$RESULTS" compare $C1 $C2 --deep --html "$T/flame.html"
+python3 - "$T/flame.html" "$NEWFN" <<'PY' || fail "differential flame graph"
+import re, sys
+page = open(sys.argv[1]).read()
+assert page.startswith("<!doctype html>") and "<script" not in page and "http" not in page
+frames = re.findall(r'<div class="f( [a-z]+)?" style="left:([0-9.]+)%;width:([0-9.]+)%;top:([0-9]+)px;'
+                    r'background:rgb\(([0-9]+),([0-9]+),([0-9]+)\)" title="([^"]*)">([^<]*)</div>', page)
+assert len(frames) > 50, len(frames)
+new = [f for f in frames if f[8].startswith(sys.argv[2] + " ")]
+assert len(new) == 1 and new[0][0] == " new" and new[0][4:7] == ("207", "34", "46"), new
+assert 7 < float(new[0][2]) < 16, new[0][2]          # ~11% of the head's time
+root = [f for f in frames if f[3] == "0"]
+assert root and root[0][8] == "MainThread (&lt;thread&gt;)", root[0]   # label after the last " > "
+# the callers of the new function did not change themselves: grey, not red
+callers = [f for f in frames if int(f[3]) < int(new[0][3]) and f[0] == ""]
+assert callers and all(abs(int(f[4]) - int(f[6])) < 40 for f in callers), callers[:3]
+PY
+expect_status 2 "$RESULTS" compare $C1 $C2 --html "$T/x.html"
+grep -q "needs --deep" "$T/err" || fail "--html without --deep: $(cat "$T/err")"
+pass "compare --deep --html writes a differential flame graph"
 expect_status 0 "$RESULTS" trend --json --function "$NEWFN"
 python3 - "$T/out" <<'PY' || fail "trend of the new function"
 import json, sys
