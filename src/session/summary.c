@@ -563,10 +563,16 @@ static int build_more(const struct rs_summary *s, uint32_t n, const unsigned cha
 							   (json_int_t)(st->total * 1e6 + 0.5))))
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 	}
-	if (!err && ((err = put(o, "floor", json_real(s->opt.floor_share))) ||
-		     (err = put(o, "files", files)) || (files = NULL, 0) ||
-		     (err = put(o, "rows", rows)) || (rows = NULL, 0)))
-		goto out;
+	if (!err)
+		err = put(o, "floor", json_real(s->opt.floor_share));
+	if (!err) {
+		err = put(o, "files", files);
+		files = NULL; /* put() took the reference, or freed it */
+	}
+	if (!err) {
+		err = put(o, "rows", rows);
+		rows = NULL;
+	}
 out:
 	json_decref(files);
 	json_decref(rows);
