@@ -763,6 +763,18 @@ size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double flo
 		}
 		keep[i] = below < 0.8 * delta_of(f, wb, wh);
 	}
+	/* library code below a kept own frame is how that frame spends its
+	 * time, already counted in it: not named again */
+	for (i = 0; i < n; i++) {
+		if (!keep[i] || d->funcs[cand[i]].own)
+			continue;
+		for (j = 0; j < n; j++)
+			if (keep[j] && d->funcs[cand[j]].own &&
+			    rs_diff_calls(d, &d->funcs[cand[j]], &d->funcs[cand[i]])) {
+				keep[i] = 0;
+				break;
+			}
+	}
 	for (i = 0; i < n; i++)
 		if (keep[i])
 			cand[kept++] = cand[i];
