@@ -333,7 +333,7 @@ static int func_label(struct rs_buf *out, const struct rs_func_delta *f, int md)
 /* A figure that was not stored: "<0.1%" of the run. */
 static int below_cell(struct rs_buf *out, double share)
 {
-	return rs_buf_printf(out, "<%g%%", share * 100);
+	return rs_buf_printf(out, "<%.2g%%", share * 100);
 }
 
 static int share_cell(struct rs_buf *out, double base, double head)
@@ -516,7 +516,7 @@ static int explain_line(struct rs_buf *out, const struct rs_func_delta *f, int m
 	if (f->change == RS_FUNC_NEW)
 		TRY(rs_buf_puts(out, "-"));
 	else if (f->base_below > 0)
-		TRY(rs_buf_printf(out, "below %g%%", f->base_below * 100));
+		TRY(rs_buf_printf(out, "below %.2g%%", f->base_below * 100));
 	else
 		TRY(rs_render_seconds(out, f->base_total));
 	TRY(rs_buf_puts(out, md ? " → " : " -> "));
@@ -618,9 +618,9 @@ static int render_diff_body(struct rs_buf *out, const struct rs_diff *d, int md,
 	TRY(func_section(out, d, md, top, -1, 1, "Largest changes in total time"));
 	if (d->n_below)
 		TRY(rs_buf_printf(out, md ? "\n_%zu function%s ran in both runs but below the stored floor "
-					    "in one (shown as <0.1%%): compared with that bound, never called new._\n"
+					    "in one (shown as <N%%): compared with that bound, never called new._\n"
 					  : "\n%zu function%s ran in both runs but below the stored floor in one "
-					    "(shown as <0.1%%): compared with that bound, never called new\n",
+					    "(shown as <N%%): compared with that bound, never called new\n",
 				  d->n_below, d->n_below == 1 ? "" : "s"));
 	if (d->n_uncompared)
 		TRY(rs_buf_printf(out, md ? "\n_%zu small functions are in only one run's stored top list "

@@ -529,7 +529,13 @@ static int build_more(const struct rs_summary *s, uint32_t n, const unsigned cha
 {
 	json_t *o = json_object(), *files = json_array(), *rows = json_array(),
 	       *fidx = json_object();
+	/* at least RS_SUMMARY_FLOOR_SAMPLES samples' worth of time too: in a
+	 * short run 0.1% is two or three samples, which is noise, not a
+	 * measurement, and storing it doubled the bytes of a run */
 	double floor = s->sampled_time * s->opt.floor_share;
+
+	if (s->samples && s->sampled_time * RS_SUMMARY_FLOOR_SAMPLES / (double)s->samples > floor)
+		floor = s->sampled_time * RS_SUMMARY_FLOOR_SAMPLES / (double)s->samples;
 	uint32_t i;
 	int err = 0;
 
@@ -564,7 +570,8 @@ static int build_more(const struct rs_summary *s, uint32_t n, const unsigned cha
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 	}
 	if (!err)
-		err = put(o, "floor", json_real(s->opt.floor_share));
+		err = put(o, "floor", json_real(s->sampled_time > 0 ? floor / s->sampled_time
+								    : s->opt.floor_share));
 	if (!err) {
 		err = put(o, "files", files);
 		files = NULL; /* put() took the reference, or freed it */

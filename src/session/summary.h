@@ -25,7 +25,8 @@
  *    "more_functions": {"floor": 0.001, "files": [...],
  *                       "rows": [[function, file index, line, self us, total us]]},
  *                  (every other function whose own or total time is at
- *                   least `floor` of the sampled time)
+ *                   least `floor` of the sampled time: 0.1%, or 10
+ *                   samples' worth when that is more)
  *    "ran": "AbC9...",  (every function that ran: its 24-bit name hash,
  *                        rs_summary_name_hash, 4 base64 digits each, sorted)
  *    "files": [{"file","self","total"}],   (top 30 by self)
@@ -44,8 +45,10 @@
 #include "session/session.h"
 #include "util/buf.h"
 
-/* Share of the sampled time above which every function is stored. */
+/* Share of the sampled time above which every function is stored ... */
 #define RS_SUMMARY_FLOOR 0.001
+/* ... and at least this many samples' worth of time (short runs). */
+#define RS_SUMMARY_FLOOR_SAMPLES 10
 
 /* Call-tree nodes kept while reading; beyond this the tree stops growing. */
 #define RS_SUMMARY_MAX_NODES (1u << 20)
