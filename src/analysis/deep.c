@@ -445,12 +445,14 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 				}
 				d->n_paths++;
 			}
+			/* two functions may share a label (same name, same file
+			 * name in two folders): their paths are one row, summed */
 			if (side == 0) {
-				pd->base_total = nd->total;
-				pd->base_self = nd->self;
+				pd->base_total += nd->total;
+				pd->base_self += nd->self;
 			} else {
-				pd->head_total = nd->total;
-				pd->head_self = nd->self;
+				pd->head_total += nd->total;
+				pd->head_self += nd->self;
 			}
 		}
 	}
@@ -757,9 +759,12 @@ int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const c
 		err = rs_buf_printf(out, "</title><style>"
 			"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1f2328}"
 			".fg{position:relative;width:100%%;height:%zupx;border:1px solid #d0d7de}"
-			".f{position:absolute;height:%dpx;box-sizing:border-box;border:1px solid #fff;"
-			"overflow:hidden;white-space:nowrap;font:11px/16px ui-monospace,monospace;padding:0 2px}"
-			".f:hover{border-color:#1f2328}.key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}"
+			/* no padding, one border: a tiny frame stays tiny instead
+			 * of growing to its padding and borders */
+			".f{position:absolute;height:%dpx;box-sizing:border-box;border-right:1px solid #fff;"
+			"border-bottom:1px solid #fff;overflow:hidden;white-space:nowrap;"
+			"font:11px/16px ui-monospace,monospace;text-indent:2px}"
+			".f:hover{outline:1px solid #1f2328}.key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}"
 			"</style></head><body>\n<h1>", depth * FLAME_ROW + 2, FLAME_ROW);
 	if (!err)
 		err = rs_html_escape(out, title ? title : "differential flame graph");
