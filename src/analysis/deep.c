@@ -628,6 +628,25 @@ struct flame {
 	size_t depth_max;
 };
 
+/*
+ * A path of the head with no base figure: new, unless the figures come
+ * from pruned trees and it is small enough to have been cut from the
+ * base's tree (twice the cut: figures move that much between runs).
+ */
+static int is_new(const struct flame *fl, const struct rs_path_delta *p)
+{
+	return p->base_total <= 0 &&
+	       p->head_total >= 2 * fl->d->unknown_below * fl->root;
+}
+
+/* A path's change; 0 when one side was only cut from a pruned tree. */
+static double flame_change(const struct flame *fl, const struct rs_path_delta *p)
+{
+	if (fl->d->unknown_below > 0 && (p->head_total <= 0 || (p->base_total <= 0 && !is_new(fl, p))))
+		return 0;
+	return p->head_total - p->base_total;
+}
+
 static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,
 		      size_t depth)
 {
@@ -645,12 +664,16 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 	 * (its own time and calls too small to draw), as a share of the base
 	 * run: callers of a changed function stay grey, as in a differential
 	 * flame graph of own time; a path new in the head is all red */
-	delta = p->head_total - p->base_total;
+	delta = flame_change(fl, p);
 	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c])
-		delta -= fl->d->paths[c].head_total - fl->d->paths[c].base_total;
+		delta -= flame_change(fl, &fl->d->paths[c]);
+	/* pruned trees miss small children on one side: a frame whose total
+	 * grew is not shown as shrinking (nor the reverse) for that */
+	if (fl->d->unknown_below > 0 && delta * flame_change(fl, p) < 0)
+		delta = 0;
 	delta = fl->d->base_time > 0 ? delta / fl->d->base_time : 0;
 	k = fmin(1.0, fabs(delta) / 0.02);
-	if (p->base_total <= 0) {         /* new in the head: full red */
+	if (is_new(fl, p)) {              /* new in the head: full red */
 		r = 207, g = 34, b = 46;
 	} else if (delta > 0) {           /* grew: towards red */
 		r = 234 - (int)(27 * k), g = 234 - (int)(200 * k), b = 234 - (int)(188 * k);
@@ -659,11 +682,12 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 	}
 	TRY_DEEP(rs_buf_printf(out, "<div class=\"f%s\" style=\"left:%.4f%%;width:%.4f%%;top:%zupx;"
 				    "background:rgb(%d,%d,%d)\" title=\"",
-			       p->base_total <= 0 ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
+			       is_new(fl, p) ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
 			       left * 100, w * 100, depth * FLAME_ROW, r, g, b));
 	TRY_DEEP(rs_html_escape(out, p->path));
 	TRY_DEEP(rs_buf_puts(out, "&#10;"));
-	TRY_DEEP(p->base_total > 0 ? rs_render_seconds(out, p->base_total) : rs_buf_puts(out, "new"));
+	TRY_DEEP(p->base_total > 0 ? rs_render_seconds(out, p->base_total)
+				   : rs_buf_puts(out, is_new(fl, p) ? "new" : "below the stored tree's cut"));
 	TRY_DEEP(rs_buf_puts(out, " &#8594; "));
 	TRY_DEEP(rs_render_seconds(out, p->head_total));
 	TRY_DEEP(rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100));
@@ -769,7 +793,10 @@ int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const c
 	if (!err)
 		err = rs_html_escape(out, title ? title : "differential flame graph");
 	if (!err)
-		err = rs_buf_puts(out, "</h1>\n<p class=\"key\">The head run's call paths (at least 0.1% of a run), "
+		err = rs_buf_printf(out, "</h1>\n<p class=\"key\">The head run's call paths (at least %g%% of a run), ",
+				    d->unknown_below > 0 ? d->unknown_below * 100 : 0.1);
+	if (!err)
+		err = rs_buf_puts(out, ""
 				  "widths by the head's time, colour by the change in each frame's time that is not in the frames below it "
 				  "(as a share of the base run; paths new in the head in full red):"
 				  "<span style=\"background:rgb(207,34,46)\"></span>new"
@@ -796,4 +823,112 @@ out:
 	free(last);
 	free(order);
 	return err;
+}
+
+/* ---- the same from two stored summaries' call trees ------------------- */
+
+static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, const json_t *node,
+		      const char *prefix, size_t depth, int side)
+{
+	const json_t *kids = json_object_get(node, "children");
+	const char *fn = json_string_value(json_object_get(node, "function"));
+	const char *file = json_string_value(json_object_get(node, "file"));
+	struct rs_buf text = RS_BUF_INIT;
+	const char *here = prefix;
+	size_t i;
+	int err = 0;
+
+	if (depth > FLAME_DEPTH + 1 || !fn)
+		return 0;
+	if (depth > 0) { /* [root] is nobody's frame */
+		const char *base = file ? (strrchr(file, '/') ? strrchr(file, '/') + 1 : file) : "";
+		struct rs_path_delta *pd;
+		json_t *at;
+
+		if (rs_buf_printf(&text, "%s%s%s (%s)", prefix, *prefix ? " > " : "", fn, base))
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		at = json_object_get(index, text.ptr);
+		if (at) {
+			pd = &d->paths[json_integer_value(at)];
+		} else {
+			if (d->n_paths == *alloc) {
+				size_t na = *alloc ? *alloc * 2 : 256;
+				void *np = realloc(d->paths, na * sizeof(*d->paths));
+
+				if (!np) {
+					err = rs_error_set(RS_EGENERIC, "out of memory");
+					goto out;
+				}
+				d->paths = np;
+				*alloc = na;
+			}
+			pd = &d->paths[d->n_paths];
+			memset(pd, 0, sizeof(*pd));
+			pd->path = strdup(text.ptr);
+			pd->depth = depth;
+			if (!pd->path || json_object_set_new(index, text.ptr,
+							     json_integer((json_int_t)d->n_paths))) {
+				free(pd->path);
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				goto out;
+			}
+			d->n_paths++;
+		}
+		{
+			double total = 0, self = 0;
+			const json_t *v = json_object_get(node, "total");
+
+			total = json_is_number(v) ? json_number_value(v) : 0;
+			v = json_object_get(node, "self");
+			self = json_is_number(v) ? json_number_value(v) : 0;
+			if (side == 0) {
+				pd->base_total += total;
+				pd->base_self += self;
+			} else {
+				pd->head_total += total;
+				pd->head_self += self;
+			}
+		}
+		here = text.ptr;
+	}
+	for (i = 0; !err && json_is_array(kids) && i < json_array_size(kids); i++)
+		err = tree_paths(d, index, alloc, json_array_get(kids, i), here, depth + 1, side);
+out:
+	rs_buf_release(&text);
+	return err;
+}
+
+int rs_deep_diff_trees(struct rs_deep_diff **out, const json_t *base_run, const json_t *head_run)
+{
+	const json_t *bt = json_object_get(json_object_get(base_run, "summary"), "tree");
+	const json_t *ht = json_object_get(json_object_get(head_run, "summary"), "tree");
+	struct rs_deep_diff *d = calloc(1, sizeof(*d));
+	json_t *index = json_object();
+	size_t alloc = 0;
+	int err = 0;
+
+	if (!d || !index) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if (!json_is_object(bt) || !json_is_object(ht)) {
+		err = rs_error_set(RS_ENOTFOUND, "a run has no stored call tree");
+		goto out;
+	}
+	d->base_time = json_number_value(json_object_get(bt, "total"));
+	d->head_time = json_number_value(json_object_get(ht, "total"));
+	d->unknown_below = 0.005; /* the summary tree's pruning */
+	err = tree_paths(d, index, &alloc, bt, "", 0, 0);
+	if (!err)
+		err = tree_paths(d, index, &alloc, ht, "", 0, 1);
+	if (!err && d->n_paths)
+		qsort(d->paths, d->n_paths, sizeof(*d->paths), cmp_path);
+out:
+	json_decref(index);
+	if (err) {
+		rs_deep_diff_free(d);
+		return err;
+	}
+	*out = d;
+	return 0;
 }

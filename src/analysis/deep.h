@@ -13,6 +13,7 @@
 #ifndef RS_ANALYSIS_DEEP_H
 #define RS_ANALYSIS_DEEP_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "analysis/diff.h"
@@ -39,6 +40,9 @@ struct rs_deep_diff {
 	                                    at least min_share of the head's time */
 	size_t n_new;
 	size_t n_renamed;                /* renames applied to the base's names */
+	double unknown_below;            /* from pruned trees: a path missing on
+	                                    one side is below this share there,
+	                                    not absent; 0 for sessions */
 };
 
 /*
@@ -75,5 +79,13 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
  * its figures in the tooltip.
  */
 int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title);
+
+/*
+ * A path diff from two run.json records' stored call trees (pruned at
+ * 0.5% of a run), for a flame graph where no session is at hand (the
+ * static site). RS_ENOTFOUND when either run has no tree.
+ */
+int rs_deep_diff_trees(struct rs_deep_diff **out, const json_t *base_run,
+		       const json_t *head_run);
 
 #endif

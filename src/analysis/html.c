@@ -588,6 +588,11 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>target</th><td><code>"));
 	TRY(esc(out, rs_runview_str(summary, "target", "")));
 	TRY(rs_buf_puts(out, "</code></td></tr></table>\n"));
+	if (rs_runview_str(run, "diff_page", NULL)) {
+		TRY(rs_buf_puts(out, "<p><a href=\""));
+		TRY(esc(out, rs_runview_str(run, "diff_page", "")));
+		TRY(rs_buf_puts(out, "\">Differential flame graph</a> against the run before it.</p>\n"));
+	}
 	TRY(kv_table(out, json_object_get(run, "metrics"), "Metrics", NULL));
 	TRY(kv_table(out, json_object_get(run, "stats"), "Stats", json_object_get(run, "metrics")));
 	TRY(kv_table(out, json_object_get(run, "meta"), "Metadata", NULL));

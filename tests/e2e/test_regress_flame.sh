@@ -33,3 +33,14 @@ record bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb --seed 1 --run 2 --new-lib-funct
 [ -s "$T/flame.html" ] || fail "compare --deep --html wrote nothing"
 node "$BROWSER_DIR/check_flame.js" "$T/flame.html" "$T/shots" trace_contacts || fail "flame graph in Chromium"
 echo "ok - the differential flame graph renders in headless Chromium"
+
+# the static site: one per run, from the stored call trees, linked from the run page
+"$RESULTS" site "$T/site" 2>/dev/null
+HEAD_ID=$("$RESULTS" list --json | python3 -c 'import json,sys; print([r["id"] for r in json.load(sys.stdin) if r["commit"].startswith("bbbb")][0])')
+[ -s "$T/site/runs/$HEAD_ID.diff.html" ] || fail "site: no runs/$HEAD_ID.diff.html"
+grep -q "<a href=\"$HEAD_ID.diff.html\">Differential flame graph</a>" "$T/site/runs/$HEAD_ID.html" \
+	|| fail "site: the run page does not link its flame graph"
+! ls "$T/site/runs/" | grep -q "aaaaaaa.diff.html" || fail "site: the first run has no run before it"
+node "$BROWSER_DIR/check_flame.js" "$T/site/runs/$HEAD_ID.diff.html" "$T/shots-site" trace_contacts \
+	|| fail "site flame graph in Chromium"
+echo "ok - the site has a differential flame graph per run, rendered in headless Chromium"
