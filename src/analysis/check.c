@@ -12,6 +12,7 @@
  * With no repeated runs the band is 0 and only the threshold applies.
  */
 #include "analysis/check.h"
+#include "analysis/render.h"
 #include "analysis/runview.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -113,15 +114,17 @@ static char *xstrdup(const char *s)
 }
 
 /*
- * Name the functions behind a regression: those whose own time grew by
- * at least a fifth of the growth of the run's duration (per unit of
- * workload when normalised), largest first. Own time, not total: the
- * function that got slower, not every caller above it.
+ * Name the functions behind a regression by total (inclusive) time: the
+ * deepest frames whose total grew by at least a fifth of the growth of
+ * the run's duration (per unit of workload when normalised), the
+ * project's own code first (rs_diff_explain). Own time alone misses the
+ * usual culprit in library-heavy code: a new function with 13 ms of its
+ * own and 4 s in the pandas calls it makes.
  */
 static int pick_responsible(struct rs_check_result *r, size_t max)
 {
 	const struct rs_diff *d = r->diff;
-	double wb = 1, wh = 1, grow = 0, floor;
+	double wb = 1, wh = 1, grow = 0;
 	size_t i;
 
 	if (d->workload_key && d->base_workload > 0 && d->head_workload > 0) {
@@ -134,15 +137,8 @@ static int pick_responsible(struct rs_check_result *r, size_t max)
 	r->responsible = calloc(max ? max : 1, sizeof(*r->responsible));
 	if (!r->responsible)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	floor = grow > 0 ? grow / 5 : 0;
-	/* Walk in order of growth: the diff is sorted by |self change|. */
-	for (i = 0; i < d->n_funcs && r->n_responsible < max; i++) {
-		const struct rs_func_delta *f = &d->funcs[i];
-		double delta = f->head_self / wh - f->base_self / wb;
-
-		if (delta > 0 && delta >= floor)
-			r->responsible[r->n_responsible++] = i;
-	}
+	r->n_responsible = rs_diff_explain(d, wb, wh, grow > 0 ? grow / 5 : 0,
+					   r->responsible, max);
 	return 0;
 }
 
@@ -159,8 +155,9 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 	size_t n_comp = 0, n_base = 0, n_specs = 0, n_noise = 0, i, j;
 	const char *const *names;
 	size_t n_names, max_funcs;
-	const char *wkey = NULL, *head_id;
-	double threshold, w, *vals = NULL;
+	const char *wkey = NULL, *head_id, *vary = NULL, *head_oid;
+	double threshold, w, wb, *vals = NULL;
+	int reached_accepted = 0;
 	int err = 0;
 
 	if (!json_is_object(head))
@@ -189,9 +186,14 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 		goto out;
 	}
 
-	/* 1. Runs that may be compared with the head at all. */
+	/* 1. Runs that may be compared with the head at all: same machine,
+	 * same configuration, not a repeat of a session already counted. */
+	if (!rs_runview_workload(head, opts ? opts->per : NULL, &vary, &w))
+		vary = NULL;
+	head_oid = rs_runview_session_oid(head);
 	for (i = 0; i < n_history; i++) {
-		const char *why = NULL;
+		const char *why = NULL, *oid;
+		char cwhy[sizeof(r->other_config)];
 
 		if (!json_is_object(history[i])) {
 			err = rs_error_set(RS_EUSAGE, "a history run is not a JSON object");
@@ -210,6 +212,35 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 				goto out;
 			}
 			r->n_other_machine++;
+			continue;
+		}
+		if (!(opts && opts->explicit_baseline) &&
+		    !rs_runview_same_config(head, history[i], vary, cwhy, sizeof(cwhy))) {
+			if (!r->n_other_config)
+				memcpy(r->other_config, cwhy, sizeof(cwhy));
+			r->n_other_config++;
+			continue;
+		}
+		oid = rs_runview_session_oid(history[i]);
+		if (oid && head_oid && !strcmp(oid, head_oid)) {
+			if (!r->duplicate_of) {
+				r->duplicate_of = xstrdup(rs_runview_str(history[i], "id", "?"));
+				if (!r->duplicate_of) {
+					err = rs_error_set(RS_EGENERIC, "out of memory");
+					goto out;
+				}
+			}
+			r->n_duplicates++;
+			continue;
+		}
+		for (j = 0; oid && j < n_comp; j++) {
+			const char *o2 = rs_runview_session_oid(comparable[j]);
+
+			if (o2 && !strcmp(o2, oid))
+				break;
+		}
+		if (oid && j < n_comp) {
+			r->n_duplicates++;
 			continue;
 		}
 		comparable[n_comp++] = history[i];
@@ -233,8 +264,11 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 			if (*hc && !strcmp(c, hc))
 				continue;
 			if (opts && opts->window) {
-				if (n_base < opts->window)
+				/* an accepted slowdown starts a new baseline */
+				if (n_base < opts->window && !reached_accepted) {
 					baseline[n_base++] = comparable[i];
+					reached_accepted = rs_runview_accepted(comparable[i]) != NULL;
+				}
 				continue;
 			}
 			if (!prev)
@@ -264,14 +298,41 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 		goto out;
 	}
 
-	/* 3. What to gate on: per unit of workload when both sides have one. */
-	if (!(opts && opts->no_workload) &&
-	    rs_runview_workload(head, opts ? opts->per : NULL, &wkey, &w) &&
-	    rs_runview_workload(baseline[0], wkey, &wkey, &w)) {
-		r->workload_key = xstrdup(wkey);
-		if (!r->workload_key) {
+	if (rs_runview_accepted(baseline[0])) {
+		r->baseline_accepted = xstrdup(rs_runview_accepted(baseline[0]));
+		if (!r->baseline_accepted) {
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 			goto out;
+		}
+	}
+
+	/* 3. What to gate on: per unit of workload when the head and the
+	 * baseline record one and it differs; the same workload on both
+	 * sides would only print every time twice. */
+	if (!(opts && opts->no_workload) &&
+	    rs_runview_workload(head, opts ? opts->per : NULL, &wkey, &w) &&
+	    rs_runview_workload(baseline[0], wkey, &wkey, &wb)) {
+		int differs = 0;
+		double wj;
+
+		for (j = 0; j < n_base; j++)
+			if (!rs_runview_workload(baseline[j], wkey, &wkey, &wj) || wj != w)
+				differs = 1;
+		if (differs) {
+			r->workload_key = xstrdup(wkey);
+			if (!r->workload_key) {
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				goto out;
+			}
+		} else {
+			struct rs_buf b = RS_BUF_INIT;
+
+			if (rs_buf_printf(&b, "%s = ", wkey) || rs_render_number(&b, w)) {
+				rs_buf_release(&b);
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				goto out;
+			}
+			r->same_workload = rs_buf_detach(&b, NULL);
 		}
 	}
 	for (i = 0; i < n_names; i++) {
@@ -342,7 +403,8 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 	 * closest to the median, so one outlier does not explain anything. */
 	{
 		const json_t *typical = baseline[0];
-		struct rs_diff_opts dopts = { r->workload_key, r->workload_key == NULL };
+		struct rs_diff_opts dopts = { r->workload_key, r->workload_key == NULL,
+					      opts ? opts->own : NULL };
 		double best = INFINITY, v;
 
 		for (i = 0; i < r->n_metrics; i++)
@@ -360,6 +422,15 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 	}
 	if (r->regressed)
 		err = pick_responsible(r, max_funcs);
+	if (!err && rs_runview_accepted(head)) {
+		r->accepted = xstrdup(rs_runview_accepted(head));
+		if (!r->accepted)
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+		else if (r->regressed) {
+			r->accepted_regression = 1;
+			r->regressed = 0;
+		}
+	}
 
 out:
 	free(comparable);
@@ -392,6 +463,10 @@ void rs_check_free(struct rs_check_result *r)
 	free(r->baseline_commit);
 	free(r->workload_key);
 	free(r->responsible);
+	free(r->duplicate_of);
+	free(r->accepted);
+	free(r->baseline_accepted);
+	free(r->same_workload);
 	rs_diff_free(r->diff);
 	free(r);
 }

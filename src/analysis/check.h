@@ -14,10 +14,21 @@
  * cpu_model in run.json) are left out of the baseline and of the noise
  * estimate: a faster CI runner is not an improvement.
  *
- * When both the head and the baseline record a workload (simulated
- * months, population size...), the gate looks at the time metrics per
- * unit of workload, so a commit that asks the model for more work is not
- * flagged; the raw metrics are still reported.
+ * Like with like: runs of another configuration -- another value of a
+ * workload stat (population, months...) or of a recorded argument -- are
+ * left out too, except for the one workload key time is normalised by.
+ * A run recorded twice (the same session oid) counts once: a repeat is
+ * not evidence of noise.
+ *
+ * When the head and the baseline record a workload that differs (simulated
+ * months...), the gate looks at the time metrics per unit of it, so a
+ * commit that asks the model for more work is not flagged; the raw
+ * metrics are still reported. When the workload is the same on both
+ * sides, time is compared as is (one row per fact).
+ *
+ * A head run whose meta holds "accept" (a reason, recorded with
+ * `results add --meta accept=...`) is an intended slowdown: reported, not
+ * failed; with --window the baseline never reaches back past such a run.
  */
 #ifndef RS_ANALYSIS_CHECK_H
 #define RS_ANALYSIS_CHECK_H
@@ -26,6 +37,7 @@
 #include <stddef.h>
 
 #include "analysis/diff.h"
+#include "analysis/owncode.h"
 
 struct rs_check_opts {
 	double threshold;          /* relative, e.g. 0.05; <= 0 means 0.05 */
@@ -38,6 +50,7 @@ struct rs_check_opts {
 	const char *const *metrics;/* metrics to gate on; NULL: time metrics */
 	size_t n_metrics;
 	size_t max_functions;      /* functions named when regressed; 0: 5 */
+	const struct rs_owncode *own; /* the project's own code; NULL: default */
 };
 
 struct rs_check_metric {
@@ -68,6 +81,15 @@ struct rs_check_result {
 	                                  NULL without a baseline */
 	size_t *responsible;           /* indices into diff->funcs */
 	size_t n_responsible;
+	size_t n_other_config;         /* history runs of another configuration */
+	char other_config[160];        /* the first difference, "population 400, not 100" */
+	size_t n_duplicates;           /* history runs repeating a session (same oid) */
+	char *duplicate_of;            /* the head repeats this run's session, or NULL */
+	char *accepted;                /* the head's "accept" reason, or NULL */
+	int accepted_regression;       /* regressed, but accepted: does not fail */
+	char *baseline_accepted;       /* the newest baseline run's "accept" reason */
+	char *same_workload;           /* "months = 6": equal on both sides, so time
+	                                  is compared as is (no per-unit rows) */
 };
 
 /*

@@ -44,6 +44,7 @@ struct trie {
 	size_t prev_depth, prev_alloc;
 	double time;
 	struct rs_buf scratch;
+	const json_t *renames; /* base trie: "old\x1ffile" -> "new" (borrowed) */
 };
 
 static void trie_release(struct trie *t)
@@ -66,7 +67,7 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 			   uint32_t fid, size_t *out)
 {
 	const struct rs_session_function *f;
-	const char *file;
+	const char *file, *name;
 	json_t *v;
 
 	if (fid >= t->fkey_alloc) {
@@ -87,10 +88,20 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 		return 0;
 	}
 	f = rs_session_parser_function(p, fid);
+	name = f->function;
 	file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
 	rs_buf_clear(&t->scratch);
 	if (rs_buf_printf(&t->scratch, "%s\x1f%s", f->function, f->file))
 		return rs_error_set(RS_EGENERIC, "out of memory");
+	/* a function renamed in the head is known by its new name in the
+	 * base too, so that its paths match instead of one vanishing and
+	 * one appearing */
+	if (t->renames && json_is_string(json_object_get(t->renames, t->scratch.ptr))) {
+		name = json_string_value(json_object_get(t->renames, t->scratch.ptr));
+		rs_buf_clear(&t->scratch);
+		if (rs_buf_printf(&t->scratch, "%s\x1f%s", name, f->file))
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
 	v = json_object_get(t->keys, t->scratch.ptr);
 	if (v) {
 		*out = (size_t)json_integer_value(v);
@@ -107,7 +118,7 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 		if (json_object_set_new(t->keys, t->scratch.ptr, json_integer((json_int_t)t->n_labels)))
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		rs_buf_clear(&t->scratch);
-		if (rs_buf_printf(&t->scratch, "%s (%s)", f->function, file))
+		if (rs_buf_printf(&t->scratch, "%s (%s)", name, file))
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		t->labels[t->n_labels] = rs_buf_detach(&t->scratch, NULL);
 		*out = t->n_labels++;
@@ -190,7 +201,7 @@ static int on_sample(void *ctx, const struct rs_session_parser *p,
 	return 0;
 }
 
-static int build(struct trie *t, const char *path)
+static int build(struct trie *t, const char *path, const json_t *renames)
 {
 	struct rs_session_callbacks cb = { 0 };
 	struct rs_session_parser *p = NULL;
@@ -200,6 +211,7 @@ static int build(struct trie *t, const char *path)
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
+	t->renames = renames;
 	t->children = json_object();
 	t->keys = json_object();
 	if (!t->children || !t->keys)
@@ -257,12 +269,114 @@ static int cmp_path(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
+/* "old\x1ffile" -> "new" for the renames of a summary diff. */
+static json_t *rename_map(const struct rs_diff *sd)
+{
+	json_t *m = json_object();
+	struct rs_buf k = RS_BUF_INIT;
+	size_t i;
+
+	for (i = 0; m && sd && i < sd->n_funcs; i++) {
+		const struct rs_func_delta *f = &sd->funcs[i];
+		const char *old, *sep;
+		char *bare;
+
+		if (f->change != RS_FUNC_RENAMED || !f->old_function || !f->key)
+			continue;
+		old = strrchr(f->old_function, '.') ? strrchr(f->old_function, '.') + 1 : f->old_function;
+		sep = strchr(f->key, '\x1f');
+		if (!sep)
+			continue;
+		bare = strndup(f->key, (size_t)(sep - f->key));
+		rs_buf_clear(&k);
+		if (!bare || rs_buf_printf(&k, "%s\x1f%s", old, f->file) ||
+		    json_object_set_new(m, k.ptr, json_string(bare))) {
+			free(bare);
+			json_decref(m);
+			m = NULL;
+			break;
+		}
+		free(bare);
+	}
+	rs_buf_release(&k);
+	return m;
+}
+
+/*
+ * Functions of the head that never ran in the base, by the total time of
+ * their outermost calls (a recursive call is not counted twice).
+ */
+static int find_new(struct rs_deep_diff *d, const struct trie *base, const struct trie *head,
+		    double min_share)
+{
+	double *tot = calloc(head->n_labels ? head->n_labels : 1, sizeof(*tot));
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!tot)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < head->n; i++) {
+		const struct node *nd = &head->nodes[i];
+		size_t a = nd->parent;
+
+		while (a != (size_t)-1 && head->nodes[a].key != nd->key)
+			a = head->nodes[a].parent;
+		if (a == (size_t)-1)
+			tot[nd->key] += nd->total;
+	}
+	for (i = 0; i < head->n_labels; i++) {
+		const char *k = NULL;
+		json_t *v;
+
+		if (tot[i] < min_share * head->time)
+			continue;
+		json_object_foreach(head->keys, k, v)
+			if ((size_t)json_integer_value(v) == i)
+				break;
+		if (!k || json_object_get(base->keys, k))
+			continue;
+		n++;
+	}
+	d->new_funcs = calloc(n ? n : 1, sizeof(*d->new_funcs));
+	if (!d->new_funcs) {
+		free(tot);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (i = 0; i < head->n_labels && !err; i++) {
+		const char *k = NULL;
+		json_t *v;
+
+		if (tot[i] < min_share * head->time)
+			continue;
+		json_object_foreach(head->keys, k, v)
+			if ((size_t)json_integer_value(v) == i)
+				break;
+		if (!k || json_object_get(base->keys, k))
+			continue;
+		d->new_funcs[d->n_new].label = strdup(head->labels[i]);
+		d->new_funcs[d->n_new].head_total = tot[i];
+		if (!d->new_funcs[d->n_new].label)
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+		else
+			d->n_new++;
+	}
+	free(tot);
+	return err;
+}
+
 int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
 			  const char *head_session, double min_share)
 {
+	return rs_deep_diff_sessions_with(out, base_session, head_session, min_share, NULL);
+}
+
+int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
+			       const char *head_session, double min_share,
+			       const struct rs_diff *summary)
+{
 	struct trie tr[2];
 	struct rs_deep_diff *d = calloc(1, sizeof(*d));
-	json_t *index = json_object();
+	json_t *index = json_object(), *renames = NULL;
 	struct rs_buf text = RS_BUF_INIT;
 	size_t alloc = 0, side, i;
 	int err = 0;
@@ -274,9 +388,17 @@ int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
 	}
 	if (min_share <= 0)
 		min_share = 0.001;
-	err = build(&tr[0], base_session);
+	renames = rename_map(summary);
+	if (!renames) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	d->n_renamed = json_object_size(renames);
+	err = build(&tr[0], base_session, renames);
 	if (!err)
-		err = build(&tr[1], head_session);
+		err = build(&tr[1], head_session, NULL);
+	if (!err)
+		err = find_new(d, &tr[0], &tr[1], min_share);
 	if (err)
 		goto out;
 	d->base_time = tr[0].time;
@@ -323,12 +445,14 @@ int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
 				}
 				d->n_paths++;
 			}
+			/* two functions may share a label (same name, same file
+			 * name in two folders): their paths are one row, summed */
 			if (side == 0) {
-				pd->base_total = nd->total;
-				pd->base_self = nd->self;
+				pd->base_total += nd->total;
+				pd->base_self += nd->self;
 			} else {
-				pd->head_total = nd->total;
-				pd->head_self = nd->self;
+				pd->head_total += nd->total;
+				pd->head_self += nd->self;
 			}
 		}
 	}
@@ -338,6 +462,7 @@ out:
 	trie_release(&tr[0]);
 	trie_release(&tr[1]);
 	json_decref(index);
+	json_decref(renames);
 	rs_buf_release(&text);
 	if (err) {
 		rs_deep_diff_free(d);
@@ -355,9 +480,19 @@ void rs_deep_diff_free(struct rs_deep_diff *d)
 		return;
 	for (i = 0; i < d->n_paths; i++)
 		free(d->paths[i].path);
+	for (i = 0; i < d->n_new; i++)
+		free(d->new_funcs[i].label);
+	free(d->new_funcs);
 	free(d->paths);
 	free(d);
 }
+
+#define TRY_DEEP(x)                     \
+	do {                            \
+		int e_ = (x);           \
+		if (e_)                 \
+			return e_;      \
+	} while (0)
 
 /* The last `keep` parts of a path, with "... > " in front when cut. */
 static int short_path(struct rs_buf *out, const char *path, size_t keep)
@@ -398,6 +533,12 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		json_object_set_new(o, "base_time", json_real(d->base_time));
 		json_object_set_new(o, "head_time", json_real(d->head_time));
 		json_object_set_new(o, "paths", a);
+		a = json_array();
+		for (i = 0; i < d->n_new; i++)
+			json_array_append_new(a, json_pack("{s:s,s:f}", "function", d->new_funcs[i].label,
+							   "head_total", d->new_funcs[i].head_total));
+		json_object_set_new(o, "new_functions", a);
+		json_object_set_new(o, "renames_applied", json_integer((json_int_t)d->n_renamed));
 		s = json_dumps(o, JSON_INDENT(2));
 		json_decref(o);
 		if (!s)
@@ -406,6 +547,27 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		free(s);
 		return err;
 	}
+	if (d->n_new) {
+		err = rs_buf_puts(out, md ? "\n**Functions that did not run in the base** (from the sessions)\n\n"
+					  : "\nFunctions that did not run in the base (from the sessions)\n");
+		for (i = 0; !err && i < d->n_new && i < top; i++) {
+			err = rs_buf_puts(out, md ? "- `" : "  ");
+			if (!err)
+				err = rs_buf_puts(out, d->new_funcs[i].label);
+			if (!err)
+				err = rs_buf_puts(out, md ? "`: " : ": ");
+			if (!err)
+				err = rs_render_seconds(out, d->new_funcs[i].head_total);
+			if (!err)
+				err = rs_buf_puts(out, "\n");
+		}
+		if (err)
+			return err;
+	}
+	if (d->n_renamed)
+		TRY_DEEP(rs_buf_printf(out, md ? "\n_Renamed functions (%zu, see above) are matched under their new names._\n"
+					       : "\n(renamed functions, %zu, are matched under their new names)\n",
+				       d->n_renamed));
 	err = rs_buf_puts(out, md ? "\n**Call paths whose total time changed most** (from the sessions)\n\n"
 				    "| call path | base | head | change | own time base → head |\n"
 				    "|---|---:|---:|---:|---:|\n"
@@ -451,4 +613,322 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 	}
 	rs_buf_release(&cell);
 	return err;
+}
+
+/* ---- differential flame graph ------------------------------------------ */
+
+#define FLAME_DEPTH 48
+#define FLAME_ROW 18
+
+/* Children of each path, by index into d->paths (heaviest head first). */
+struct flame {
+	const struct rs_deep_diff *d;
+	size_t *first, *next;   /* first child, next sibling; (size_t)-1 none */
+	double root;            /* the head's time */
+	size_t depth_max;
+};
+
+/*
+ * A path of the head with no base figure: new, unless the figures come
+ * from pruned trees and it is small enough to have been cut from the
+ * base's tree (twice the cut: figures move that much between runs).
+ */
+static int is_new(const struct flame *fl, const struct rs_path_delta *p)
+{
+	return p->base_total <= 0 &&
+	       p->head_total >= 2 * fl->d->unknown_below * fl->root;
+}
+
+/* A path's change; 0 when one side was only cut from a pruned tree. */
+static double flame_change(const struct flame *fl, const struct rs_path_delta *p)
+{
+	if (fl->d->unknown_below > 0 && (p->head_total <= 0 || (p->base_total <= 0 && !is_new(fl, p))))
+		return 0;
+	return p->head_total - p->base_total;
+}
+
+static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,
+		      size_t depth)
+{
+	const struct rs_path_delta *p = &fl->d->paths[i];
+	double w = p->head_total / fl->root, delta, k;
+	const char *label = p->path, *q = p->path;
+	size_t c;
+	int r, g, b;
+
+	if (depth >= FLAME_DEPTH || w <= 0)
+		return 0;
+	while ((q = strstr(q, " > ")) != NULL) /* names hold '>': "<module>" */
+		label = q += 3;
+	/* the change in seconds not passed on to the frames drawn below
+	 * (its own time and calls too small to draw), as a share of the base
+	 * run: callers of a changed function stay grey, as in a differential
+	 * flame graph of own time; a path new in the head is all red */
+	delta = flame_change(fl, p);
+	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c])
+		delta -= flame_change(fl, &fl->d->paths[c]);
+	/* pruned trees miss small children on one side: a frame whose total
+	 * grew is not shown as shrinking (nor the reverse) for that */
+	if (fl->d->unknown_below > 0 && delta * flame_change(fl, p) < 0)
+		delta = 0;
+	delta = fl->d->base_time > 0 ? delta / fl->d->base_time : 0;
+	k = fmin(1.0, fabs(delta) / 0.02);
+	if (is_new(fl, p)) {              /* new in the head: full red */
+		r = 207, g = 34, b = 46;
+	} else if (delta > 0) {           /* grew: towards red */
+		r = 234 - (int)(27 * k), g = 234 - (int)(200 * k), b = 234 - (int)(188 * k);
+	} else {                          /* shrank: towards blue */
+		r = 234 - (int)(225 * k), g = 234 - (int)(129 * k), b = 234 - (int)(16 * k);
+	}
+	TRY_DEEP(rs_buf_printf(out, "<div class=\"f%s\" style=\"left:%.4f%%;width:%.4f%%;top:%zupx;"
+				    "background:rgb(%d,%d,%d)\" title=\"",
+			       is_new(fl, p) ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
+			       left * 100, w * 100, depth * FLAME_ROW, r, g, b));
+	TRY_DEEP(rs_html_escape(out, p->path));
+	TRY_DEEP(rs_buf_puts(out, "&#10;"));
+	TRY_DEEP(p->base_total > 0 ? rs_render_seconds(out, p->base_total)
+				   : rs_buf_puts(out, is_new(fl, p) ? "new" : "below the stored tree's cut"));
+	TRY_DEEP(rs_buf_puts(out, " &#8594; "));
+	TRY_DEEP(rs_render_seconds(out, p->head_total));
+	TRY_DEEP(rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100));
+	TRY_DEEP(rs_html_escape(out, label));
+	TRY_DEEP(rs_buf_puts(out, "</div>\n"));
+	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c]) {
+		TRY_DEEP(flame_node(out, fl, c, left, depth + 1));
+		left += fl->d->paths[c].head_total / fl->root;
+	}
+	return 0;
+}
+
+static size_t path_depth(const char *p)
+{
+	size_t n = 1;
+
+	while ((p = strstr(p, " > ")) != NULL) {
+		n++;
+		p += 3;
+	}
+	return n;
+}
+
+int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title)
+{
+	struct flame fl = { d, NULL, NULL, d->head_time, 0 };
+	json_t *index = json_object();
+	size_t *order = NULL, *last = NULL, i, depth = 0;
+	struct rs_buf parent = RS_BUF_INIT;
+	double left = 0;
+	int err = 0;
+
+	fl.first = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
+	fl.next = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
+	last = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
+	order = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
+	if (!index || !fl.first || !fl.next || !last || !order) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < d->n_paths; i++) {
+		fl.first[i] = fl.next[i] = last[i] = (size_t)-1;
+		if (json_object_set_new(index, d->paths[i].path, json_integer((json_int_t)i))) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+	}
+	/* children in order of head time, heaviest left: walk the paths by
+	 * head time (a selection of indices, then link) */
+	for (i = 0; i < d->n_paths; i++)
+		order[i] = i;
+	for (i = 1; i < d->n_paths; i++) { /* insertion sort: few hundred paths */
+		size_t j = i, x = order[i];
+
+		while (j > 0 && d->paths[order[j - 1]].head_total < d->paths[x].head_total) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	for (i = 0; i < d->n_paths; i++) {
+		const char *p = d->paths[order[i]].path, *cut = NULL, *q = p;
+		json_t *at;
+		size_t pi;
+
+		while ((q = strstr(q, " > ")) != NULL)
+			cut = q++;
+		if (path_depth(p) > depth)
+			depth = path_depth(p);
+		if (!cut)
+			continue;
+		rs_buf_clear(&parent);
+		if (rs_buf_put(&parent, p, (size_t)(cut - p))) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+		at = json_object_get(index, parent.ptr);
+		if (!at)
+			continue; /* parent below the cut on both sides */
+		pi = (size_t)json_integer_value(at);
+		if (fl.first[pi] == (size_t)-1)
+			fl.first[pi] = order[i];
+		else
+			fl.next[last[pi]] = order[i];
+		last[pi] = order[i];
+	}
+	if (depth > FLAME_DEPTH)
+		depth = FLAME_DEPTH;
+	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
+	if (!err)
+		err = rs_html_escape(out, title ? title : "differential flame graph");
+	if (!err)
+		err = rs_buf_printf(out, "</title><style>"
+			"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1f2328}"
+			".fg{position:relative;width:100%%;height:%zupx;border:1px solid #d0d7de}"
+			/* no padding, one border: a tiny frame stays tiny instead
+			 * of growing to its padding and borders */
+			".f{position:absolute;height:%dpx;box-sizing:border-box;border-right:1px solid #fff;"
+			"border-bottom:1px solid #fff;overflow:hidden;white-space:nowrap;"
+			"font:11px/16px ui-monospace,monospace;text-indent:2px}"
+			".f:hover{outline:1px solid #1f2328}.key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}"
+			"</style></head><body>\n<h1>", depth * FLAME_ROW + 2, FLAME_ROW);
+	if (!err)
+		err = rs_html_escape(out, title ? title : "differential flame graph");
+	if (!err)
+		err = rs_buf_printf(out, "</h1>\n<p class=\"key\">The head run's call paths (at least %g%% of a run), ",
+				    d->unknown_below > 0 ? d->unknown_below * 100 : 0.1);
+	if (!err)
+		err = rs_buf_puts(out, ""
+				  "widths by the head's time, colour by the change in each frame's time that is not in the frames below it "
+				  "(as a share of the base run; paths new in the head in full red):"
+				  "<span style=\"background:rgb(207,34,46)\"></span>new"
+				  "<span style=\"background:rgb(214,71,104)\"></span>grew"
+				  "<span style=\"background:rgb(234,234,234)\"></span>same"
+				  "<span style=\"background:rgb(9,105,218)\"></span>shrank. Hover a frame for its figures.</p>\n"
+				  "<div class=\"fg\">\n");
+	for (i = 0; !err && i < d->n_paths && fl.root > 0; i++) {
+		const char *p = d->paths[order[i]].path;
+
+		if (strstr(p, " > "))
+			continue;
+		/* several roots (threads) side by side, widths shares of the run */
+		err = flame_node(out, &fl, order[i], left, 0);
+		left += d->paths[order[i]].head_total / fl.root;
+	}
+	if (!err)
+		err = rs_buf_puts(out, "</div>\n</body></html>\n");
+out:
+	rs_buf_release(&parent);
+	json_decref(index);
+	free(fl.first);
+	free(fl.next);
+	free(last);
+	free(order);
+	return err;
+}
+
+/* ---- the same from two stored summaries' call trees ------------------- */
+
+static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, const json_t *node,
+		      const char *prefix, size_t depth, int side)
+{
+	const json_t *kids = json_object_get(node, "children");
+	const char *fn = json_string_value(json_object_get(node, "function"));
+	const char *file = json_string_value(json_object_get(node, "file"));
+	struct rs_buf text = RS_BUF_INIT;
+	const char *here = prefix;
+	size_t i;
+	int err = 0;
+
+	if (depth > FLAME_DEPTH + 1 || !fn)
+		return 0;
+	if (depth > 0) { /* [root] is nobody's frame */
+		const char *base = file ? (strrchr(file, '/') ? strrchr(file, '/') + 1 : file) : "";
+		struct rs_path_delta *pd;
+		json_t *at;
+
+		if (rs_buf_printf(&text, "%s%s%s (%s)", prefix, *prefix ? " > " : "", fn, base))
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		at = json_object_get(index, text.ptr);
+		if (at) {
+			pd = &d->paths[json_integer_value(at)];
+		} else {
+			if (d->n_paths == *alloc) {
+				size_t na = *alloc ? *alloc * 2 : 256;
+				void *np = realloc(d->paths, na * sizeof(*d->paths));
+
+				if (!np) {
+					err = rs_error_set(RS_EGENERIC, "out of memory");
+					goto out;
+				}
+				d->paths = np;
+				*alloc = na;
+			}
+			pd = &d->paths[d->n_paths];
+			memset(pd, 0, sizeof(*pd));
+			pd->path = strdup(text.ptr);
+			pd->depth = depth;
+			if (!pd->path || json_object_set_new(index, text.ptr,
+							     json_integer((json_int_t)d->n_paths))) {
+				free(pd->path);
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				goto out;
+			}
+			d->n_paths++;
+		}
+		{
+			double total = 0, self = 0;
+			const json_t *v = json_object_get(node, "total");
+
+			total = json_is_number(v) ? json_number_value(v) : 0;
+			v = json_object_get(node, "self");
+			self = json_is_number(v) ? json_number_value(v) : 0;
+			if (side == 0) {
+				pd->base_total += total;
+				pd->base_self += self;
+			} else {
+				pd->head_total += total;
+				pd->head_self += self;
+			}
+		}
+		here = text.ptr;
+	}
+	for (i = 0; !err && json_is_array(kids) && i < json_array_size(kids); i++)
+		err = tree_paths(d, index, alloc, json_array_get(kids, i), here, depth + 1, side);
+out:
+	rs_buf_release(&text);
+	return err;
+}
+
+int rs_deep_diff_trees(struct rs_deep_diff **out, const json_t *base_run, const json_t *head_run)
+{
+	const json_t *bt = json_object_get(json_object_get(base_run, "summary"), "tree");
+	const json_t *ht = json_object_get(json_object_get(head_run, "summary"), "tree");
+	struct rs_deep_diff *d = calloc(1, sizeof(*d));
+	json_t *index = json_object();
+	size_t alloc = 0;
+	int err = 0;
+
+	if (!d || !index) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if (!json_is_object(bt) || !json_is_object(ht)) {
+		err = rs_error_set(RS_ENOTFOUND, "a run has no stored call tree");
+		goto out;
+	}
+	d->base_time = json_number_value(json_object_get(bt, "total"));
+	d->head_time = json_number_value(json_object_get(ht, "total"));
+	d->unknown_below = 0.005; /* the summary tree's pruning */
+	err = tree_paths(d, index, &alloc, bt, "", 0, 0);
+	if (!err)
+		err = tree_paths(d, index, &alloc, ht, "", 0, 1);
+	if (!err && d->n_paths)
+		qsort(d->paths, d->n_paths, sizeof(*d->paths), cmp_path);
+out:
+	json_decref(index);
+	if (err) {
+		rs_deep_diff_free(d);
+		return err;
+	}
+	*out = d;
+	return 0;
 }

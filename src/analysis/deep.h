@@ -13,8 +13,10 @@
 #ifndef RS_ANALYSIS_DEEP_H
 #define RS_ANALYSIS_DEEP_H
 
+#include <jansson.h>
 #include <stddef.h>
 
+#include "analysis/diff.h"
 #include "analysis/render.h"
 #include "util/buf.h"
 
@@ -25,10 +27,22 @@ struct rs_path_delta {
 	double base_self, head_self;     /* seconds with the path's last frame executing */
 };
 
+struct rs_deep_func {
+	char *label;          /* "name (file)" */
+	double head_total;    /* outermost calls only */
+};
+
 struct rs_deep_diff {
 	double base_time, head_time;     /* sum of the records' times */
 	struct rs_path_delta *paths;     /* sorted by |total change|, largest first */
 	size_t n_paths;
+	struct rs_deep_func *new_funcs;  /* ran in the head, never in the base,
+	                                    at least min_share of the head's time */
+	size_t n_new;
+	size_t n_renamed;                /* renames applied to the base's names */
+	double unknown_below;            /* from pruned trees: a path missing on
+	                                    one side is below this share there,
+	                                    not absent; 0 for sessions */
 };
 
 /*
@@ -40,10 +54,38 @@ struct rs_deep_diff {
 int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
 			  const char *head_session, double min_share);
 
+/*
+ * The same, knowing the renames of the runs' summary diff (`summary`, may
+ * be NULL): a renamed function takes its new name in the base session
+ * too, so its paths are matched, not shown as one vanished and one new.
+ */
+int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
+			       const char *head_session, double min_share,
+			       const struct rs_diff *summary);
+
 void rs_deep_diff_free(struct rs_deep_diff *d);
 
 /* Append the `top` paths whose total time changed most. */
 int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		   enum rs_format fmt, size_t top);
+
+/*
+ * A differential flame graph as one self-contained HTML page (inline CSS,
+ * no script, no network): the head run's call paths as an icicle, widths
+ * by the head's time, each frame coloured by the change in its time that
+ * is not in the frames drawn below it, as a share of the base run (a path
+ * new in the head: red; grew: towards red; shrank: towards blue; 2% or
+ * more: full colour; callers of a changed function stay grey),
+ * its figures in the tooltip.
+ */
+int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title);
+
+/*
+ * A path diff from two run.json records' stored call trees (pruned at
+ * 0.5% of a run), for a flame graph where no session is at hand (the
+ * static site). RS_ENOTFOUND when either run has no tree.
+ */
+int rs_deep_diff_trees(struct rs_deep_diff **out, const json_t *base_run,
+		       const json_t *head_run);
 
 #endif

@@ -14,7 +14,9 @@
  * diff costs O(functions), not O(functions^2).
  */
 #include "analysis/diff.h"
+#include "analysis/owncode.h"
 #include "analysis/runview.h"
+#include "session/summary.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -34,7 +36,10 @@ struct fnrow {
 	double self, total;
 	double self_share, total_share;
 	int matched;
+	int fate;     /* unmatched: FATE_* */
 };
+
+enum { FATE_GONE = 0, FATE_BELOW, FATE_HIDDEN };
 
 struct fnlist {
 	struct fnrow *rows;
@@ -44,6 +49,12 @@ struct fnlist {
 	 * vanished. */
 	int truncated;
 	double self_cut, total_cut;
+	/* Summaries recorded since issue 10 hold every function above a
+	 * floor (a share of the sampled time) and the set of every function
+	 * that ran: absence then means "below the floor" or "did not run". */
+	const json_t *summary;
+	int has_ran;
+	double floor;
 };
 
 /* Rows per ranking in a stored summary (rs_summary's default). */
@@ -95,7 +106,7 @@ static int load_functions(struct fnlist *out, const json_t *run)
 	size_t i, n;
 
 	memset(out, 0, sizeof(*out));
-	if (!json_is_array(funcs))
+	if (!json_is_array(funcs) && !json_is_object(json_object_get(summary, "more_functions")))
 		return 0;
 	if (!rs_runview_num(summary, "samples", &samples) &&
 	    !rs_runview_num(summary, "sample_count", &samples))
@@ -104,9 +115,7 @@ static int load_functions(struct fnlist *out, const json_t *run)
 		if (!rs_runview_num(summary, "duration", &timebase))
 			timebase = 0;
 	n = json_array_size(funcs);
-	if (!n)
-		return 0;
-	out->rows = calloc(n, sizeof(*out->rows));
+	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
 	if (!out->rows)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (i = 0; i < n; i++) {
@@ -130,13 +139,15 @@ static int load_functions(struct fnlist *out, const json_t *run)
 		r->line = (long)line;
 		rs_runview_num(f, "self", &r->self);
 		rs_runview_num(f, "total", &r->total);
-		if (samples > 0 && rs_runview_num(f, "self_samples", &ss) &&
-		    rs_runview_num(f, "total_samples", &ts)) {
-			r->self_share = ss / samples;
-			r->total_share = ts / samples;
-		} else if (timebase > 0) {
+		/* One definition of a share, the summary page's: of the
+		 * sampled time. Sample counts only when times are missing. */
+		if (timebase > 0) {
 			r->self_share = r->self / timebase;
 			r->total_share = r->total / timebase;
+		} else if (samples > 0 && rs_runview_num(f, "self_samples", &ss) &&
+			   rs_runview_num(f, "total_samples", &ts)) {
+			r->self_share = ss / samples;
+			r->total_share = ts / samples;
 		}
 		out->n++;
 		continue;
@@ -144,6 +155,52 @@ oom:
 		rs_buf_release(&b);
 		fnlist_release(out);
 		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	out->summary = summary;
+	out->has_ran = json_is_string(json_object_get(summary, "ran"));
+	{
+		const json_t *more = json_object_get(summary, "more_functions");
+		const json_t *files = json_object_get(more, "files");
+		const json_t *rows = json_object_get(more, "rows");
+		size_t m = json_array_size(rows);
+
+		if (!rs_runview_num(more, "floor", &out->floor))
+			out->floor = 0;
+		if (m) {
+			void *p = realloc(out->rows, (n + m) * sizeof(*out->rows));
+
+			if (!p) {
+				fnlist_release(out);
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			}
+			out->rows = p;
+		}
+		for (i = 0; i < m; i++) {
+			const json_t *row = json_array_get(rows, i);
+			const json_t *fn = json_array_get(row, 0);
+			const json_t *fl = json_array_get(files, (size_t)json_integer_value(
+								 json_array_get(row, 1)));
+			struct fnrow *r = &out->rows[out->n];
+
+			if (!json_is_string(fn) || !json_is_string(fl))
+				continue;
+			memset(r, 0, sizeof(*r));
+			r->name = strdup(json_string_value(fn));
+			if (!r->name) {
+				fnlist_release(out);
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			}
+			r->bare = json_string_value(fn);
+			r->file = json_string_value(fl);
+			r->line = (long)json_integer_value(json_array_get(row, 2));
+			r->self = (double)json_integer_value(json_array_get(row, 3)) / 1e6;
+			r->total = (double)json_integer_value(json_array_get(row, 4)) / 1e6;
+			if (timebase > 0) {
+				r->self_share = r->self / timebase;
+				r->total_share = r->total / timebase;
+			}
+			out->n++;
+		}
 	}
 	if (out->n) {
 		double distinct;
@@ -167,6 +224,103 @@ static int maybe_hidden(const struct fnrow *r, const struct fnlist *other)
 {
 	return other->truncated && r->self <= 2 * other->self_cut &&
 	       r->total <= 2 * other->total_cut;
+}
+
+static int push_func(struct rs_diff *d, size_t *alloc, enum rs_func_change c,
+		     const struct fnrow *b, const struct fnrow *h);
+
+/*
+ * What an unmatched row of `l` is on the other side: below the other
+ * run's floor (it ran there, and was not stored), absent for sure (it did
+ * not run there), or -- for summaries without the set of functions that
+ * ran -- possibly hidden below the other list's cut.
+ */
+static void classify(struct fnlist *l, const struct fnlist *other)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		struct fnrow *r = &l->rows[i];
+		int ran;
+
+		if (r->matched)
+			continue;
+		ran = other->has_ran ? rs_summary_ran(other->summary, r->bare, r->file) : -1;
+		if (ran > 0)
+			r->fate = FATE_BELOW;
+		else if (ran == 0)
+			r->fate = FATE_GONE;
+		else
+			r->fate = maybe_hidden(r, other) ? FATE_HIDDEN : FATE_GONE;
+	}
+}
+
+/* A function stored on one side, below the other side's floor. */
+static int push_below(struct rs_diff *d, size_t *alloc, const struct fnrow *b,
+		      const struct fnrow *h, double floor)
+{
+	int err = push_func(d, alloc, RS_FUNC_CHANGED, b, h);
+
+	if (err)
+		return err;
+	if (b)
+		d->funcs[d->n_funcs - 1].head_below = floor > 0 ? floor : RS_SUMMARY_FLOOR;
+	else
+		d->funcs[d->n_funcs - 1].base_below = floor > 0 ? floor : RS_SUMMARY_FLOOR;
+	d->n_below++;
+	return 0;
+}
+
+/* Lines apart, at most, for a rename whose body also moved a little. */
+#define RENAME_LINES 10
+/* Each side's total at least this share of its run: small functions come
+ * and go with the simulated events, and two of them in one file are no
+ * evidence of a rename. */
+#define RENAME_MIN_SHARE 0.002
+
+/*
+ * Probable renames: a function that is gone for sure from one side and
+ * one that is new for sure on the other, in the same file, starting
+ * within RENAME_LINES lines, with total times within a factor of 1.5,
+ * each at least RENAME_MIN_SHARE of its run.
+ * The closest in lines wins; each row is used once.
+ */
+static int probable_renames(struct rs_diff *d, size_t *alloc, struct fnlist *base,
+			    struct fnlist *head)
+{
+	size_t i, j;
+	int err = 0;
+
+	for (i = 0; i < head->n && !err; i++) {
+		struct fnrow *h = &head->rows[i], *best = NULL;
+		long bestdist = RENAME_LINES + 1;
+
+		if (h->matched || h->fate != FATE_GONE || h->line <= 0 || !base->has_ran)
+			continue;
+		for (j = 0; j < base->n; j++) {
+			struct fnrow *b = &base->rows[j];
+			long dist = labs(b->line - h->line);
+
+			if (b->matched || b->fate != FATE_GONE || b->line <= 0 ||
+			    strcmp(b->file, h->file) || !strcmp(b->bare, h->bare) ||
+			    !head->has_ran)
+				continue;
+			if (!(h->total <= 1.5 * b->total && b->total <= 1.5 * h->total) ||
+			    h->total_share < RENAME_MIN_SHARE || b->total_share < RENAME_MIN_SHARE)
+				continue;
+			if (dist < bestdist) {
+				bestdist = dist;
+				best = b;
+			}
+		}
+		if (!best)
+			continue;
+		best->matched = h->matched = 1;
+		err = push_func(d, alloc, RS_FUNC_RENAMED, best, h);
+		if (!err)
+			d->funcs[d->n_funcs - 1].probable = 1;
+	}
+	return err;
 }
 
 static int key_of(struct rs_buf *b, const char *name, const char *file,
@@ -230,12 +384,22 @@ static int push_func(struct rs_diff *d, size_t *alloc, enum rs_func_change c,
 	f->change = c;
 	f->function = strdup(h ? h->name : b->name);
 	f->file = strdup(h ? h->file : b->file);
+	{
+		struct rs_buf k = RS_BUF_INIT;
+
+		if (!rs_buf_printf(&k, "%s\x1f%s", h ? h->bare : b->bare, f->file ? f->file : ""))
+			f->key = rs_buf_detach(&k, NULL);
+		rs_buf_release(&k);
+	}
+	f->own = rs_owncode_match(d->own, f->file);
 	f->line = h ? h->line : b->line;
 	if (c == RS_FUNC_RENAMED)
 		f->old_function = strdup(b->name);
-	if (!f->function || !f->file || (c == RS_FUNC_RENAMED && !f->old_function)) {
+	if (!f->function || !f->file || !f->key ||
+	    (c == RS_FUNC_RENAMED && !f->old_function)) {
 		free(f->function);
 		free(f->file);
+		free(f->key);
 		free(f->old_function);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
@@ -409,8 +573,10 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 		double wb, wh;
 		struct rs_buf name = RS_BUF_INIT;
 
+		/* the same workload on both sides: per-unit rows would only
+		 * repeat every time metric with the same change */
 		if (rs_runview_workload(base, per, &kb, &wb) &&
-		    rs_runview_workload(head, per, &kh, &wh) && !strcmp(kb, kh)) {
+		    rs_runview_workload(head, per, &kh, &wh) && !strcmp(kb, kh) && wb != wh) {
 			d->workload_key = strdup(kh);
 			if (!d->workload_key)
 				return rs_error_set(RS_EGENERIC, "out of memory");
@@ -436,6 +602,225 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 		rs_buf_release(&name);
 	}
 	return 0;
+}
+
+
+/* ---- call-tree ancestry ----------------------------------------------- */
+
+/* Tree levels walked at most (the stored tree has 40 under the root). */
+#define ANC_DEPTH 64
+
+/*
+ * Add "ancestor\x1e descendant" for every pair of distinct functions on
+ * one root-to-node path of a stored summary tree. The tree is pruned
+ * (0.5% of the run), which is what attribution needs: a frame below
+ * that explains no step worth reporting.
+ */
+static int tree_pairs(json_t *set, const json_t *node, const char **path_keys,
+		      char **owned, size_t depth, struct rs_buf *k)
+{
+	const json_t *kids = json_object_get(node, "children");
+	const char *fn = rs_runview_str(node, "function", NULL);
+	const char *file = rs_runview_str(node, "file", "");
+	size_t i;
+	int err = 0;
+
+	if (depth >= ANC_DEPTH || !fn)
+		return 0;
+	rs_buf_clear(k);
+	if (rs_buf_printf(k, "%s\x1f%s", fn, file))
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	owned[depth] = rs_buf_detach(k, NULL);
+	if (!owned[depth])
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	path_keys[depth] = owned[depth];
+	for (i = 1; i < depth && !err; i++) { /* [root] (0) is nobody's caller */
+		if (!strcmp(path_keys[i], path_keys[depth]))
+			continue;
+		rs_buf_clear(k);
+		if (rs_buf_printf(k, "%s\x1e%s", path_keys[i], path_keys[depth]) ||
+		    json_object_set_new(set, k->ptr, json_true()))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (i = 0; !err && json_is_array(kids) && i < json_array_size(kids); i++)
+		err = tree_pairs(set, json_array_get(kids, i), path_keys, owned, depth + 1, k);
+	free(owned[depth]);
+	owned[depth] = NULL;
+	return err;
+}
+
+static int load_ancestry(json_t *set, const json_t *run)
+{
+	const json_t *tree = json_object_get(json_object_get(run, "summary"), "tree");
+	const char *keys[ANC_DEPTH];
+	char *owned[ANC_DEPTH] = { NULL };
+	struct rs_buf k = RS_BUF_INIT;
+	int err;
+
+	if (!json_is_object(tree))
+		return 0;
+	err = tree_pairs(set, tree, keys, owned, 0, &k);
+	rs_buf_release(&k);
+	return err;
+}
+
+int rs_diff_calls(const struct rs_diff *d, const struct rs_func_delta *a,
+		  const struct rs_func_delta *b)
+{
+	struct rs_buf k = RS_BUF_INIT;
+	int yes = 0;
+
+	if (!d->ancestry || !a->key || !b->key || !strcmp(a->key, b->key))
+		return 0;
+	if (!rs_buf_printf(&k, "%s\x1e%s", a->key, b->key))
+		yes = json_object_get(d->ancestry, k.ptr) != NULL;
+	rs_buf_release(&k);
+	return yes;
+}
+
+/* A root frame: ~100% of every run, explains nothing. */
+#define ROOT_SHARE 0.9
+
+static int is_root(const struct rs_func_delta *f)
+{
+	if (f->change == RS_FUNC_NEW)
+		return 0;
+	if (f->change == RS_FUNC_VANISHED)
+		return 0;
+	return f->base_total_share >= ROOT_SHARE && f->head_total_share >= ROOT_SHARE;
+}
+
+static double delta_of(const struct rs_func_delta *f, double wb, double wh)
+{
+	return f->head_total / wh - f->base_total / wb;
+}
+
+static const struct rs_diff *explain_ctx;
+static double explain_wb, explain_wh;
+
+static int cmp_explain(const void *a, const void *b)
+{
+	const struct rs_func_delta *x = &explain_ctx->funcs[*(const size_t *)a];
+	const struct rs_func_delta *y = &explain_ctx->funcs[*(const size_t *)b];
+	double dx = delta_of(x, explain_wb, explain_wh), dy = delta_of(y, explain_wb, explain_wh);
+
+	if (x->own != y->own)
+		return x->own ? -1 : 1;
+	return dx < dy ? 1 : dx > dy ? -1 : 0;
+}
+
+/*
+ * Candidates are few (each explains at least `floor` of the growth), so
+ * the pairwise "is there a candidate below it" is cheap.
+ */
+size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double floor,
+		       size_t *out, size_t max)
+{
+	size_t *cand, n = 0, kept = 0, i, j;
+	unsigned char *keep;
+
+	if (!max || !d->n_funcs || !(wb > 0) || !(wh > 0))
+		return 0;
+	cand = malloc(d->n_funcs * sizeof(*cand));
+	if (!cand)
+		return 0;
+	for (i = 0; i < d->n_funcs; i++) {
+		double delta = delta_of(&d->funcs[i], wb, wh);
+
+		if (delta > 0 && delta >= floor && !d->funcs[i].root)
+			cand[n++] = i;
+	}
+	/* Deepest: a candidate is dropped when the nearest candidates below
+	 * it explain at least 80% of its growth -- it only passed them on.
+	 * Own code is never dropped for library code below it: a new user
+	 * function stays named whatever pandas calls it makes. */
+	keep = calloc(n ? n : 1, 1);
+	if (!keep) {
+		free(cand);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		const struct rs_func_delta *f = &d->funcs[cand[i]];
+		double below = 0;
+
+		for (j = 0; j < n; j++) {
+			const struct rs_func_delta *g = &d->funcs[cand[j]];
+			size_t k;
+			int leaf = 1;
+
+			if (j == i || (f->own && !g->own) || !rs_diff_calls(d, f, g))
+				continue;
+			for (k = 0; k < n && leaf; k++) {
+				const struct rs_func_delta *h = &d->funcs[cand[k]];
+
+				/* g counts when no candidate sits between f and g */
+				if (k != j && k != i && (f->own ? h->own : 1) &&
+				    rs_diff_calls(d, f, h) && rs_diff_calls(d, h, g))
+					leaf = 0;
+			}
+			if (leaf)
+				below += delta_of(g, wb, wh);
+		}
+		keep[i] = below < 0.8 * delta_of(f, wb, wh);
+	}
+	/* library code below a kept own frame is how that frame spends its
+	 * time, already counted in it: not named again */
+	for (i = 0; i < n; i++) {
+		if (!keep[i] || d->funcs[cand[i]].own)
+			continue;
+		for (j = 0; j < n; j++)
+			if (keep[j] && d->funcs[cand[j]].own &&
+			    rs_diff_calls(d, &d->funcs[cand[j]], &d->funcs[cand[i]])) {
+				keep[i] = 0;
+				break;
+			}
+	}
+	for (i = 0; i < n; i++)
+		if (keep[i])
+			cand[kept++] = cand[i];
+	free(keep);
+	explain_ctx = d;
+	explain_wb = wb;
+	explain_wh = wh;
+	qsort(cand, kept, sizeof(*cand), cmp_explain);
+	for (i = 0; i < kept && i < max; i++)
+		out[i] = cand[i];
+	free(cand);
+	return i < max ? i : max;
+}
+
+/*
+ * Mark root frames and callers whose total changed only through a
+ * function below them: a callee that is responsible for at least 80%
+ * of the caller's change (same sign); own code is not a wrapper of the
+ * library code it calls. Only functions whose total moved
+ * by 0.5% of the run or more are looked at.
+ */
+static void mark_wrappers(struct rs_diff *d)
+{
+	size_t i, j;
+
+	for (i = 0; i < d->n_funcs; i++)
+		d->funcs[i].root = is_root(&d->funcs[i]);
+	for (i = 0; i < d->n_funcs; i++) {
+		struct rs_func_delta *f = &d->funcs[i];
+		double df = f->head_total - f->base_total;
+		double scale = fmax(f->head_total / fmax(f->head_total_share, 1e-12),
+				    f->base_total / fmax(f->base_total_share, 1e-12));
+
+		if (f->root || fabs(df) < 0.005 * scale || !isfinite(scale))
+			continue;
+		for (j = 0; j < d->n_funcs && !f->wrapper; j++) {
+			const struct rs_func_delta *g = &d->funcs[j];
+			double dg = g->head_total - g->base_total;
+
+			if (j != i && dg * df > 0 && fabs(dg) >= 0.8 * fabs(df) &&
+			    (!f->own || g->own) && rs_diff_calls(d, f, g))
+				f->wrapper = 1;
+		}
+		if (f->wrapper)
+			d->n_wrappers++;
+	}
 }
 
 static char *dup_or_null(const char *s)
@@ -469,6 +854,17 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 	err = diff_metrics(d, base, head, opts);
 	if (err)
 		goto out;
+	d->own = opts ? opts->own : NULL;
+	d->ancestry = json_object();
+	if (!d->ancestry) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = load_ancestry(d->ancestry, head);
+	if (!err)
+		err = load_ancestry(d->ancestry, base);
+	if (err)
+		goto out;
 
 	err = load_functions(&bl, base);
 	if (!err)
@@ -481,27 +877,41 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		err = match_pass(d, &alloc, &bl, &hl, 0, 1, 1);
 	if (err)
 		goto out;
+	classify(&hl, &bl);
+	classify(&bl, &hl);
+	err = probable_renames(d, &alloc, &bl, &hl);
 	for (i = 0; !err && i < hl.n; i++) {
-		if (hl.rows[i].matched)
+		struct fnrow *r = &hl.rows[i];
+
+		if (r->matched)
 			continue;
-		if (maybe_hidden(&hl.rows[i], &bl))
+		if (r->fate == FATE_HIDDEN)
 			d->n_uncompared++;
+		else if (r->fate == FATE_BELOW)
+			err = push_below(d, &alloc, NULL, r, bl.floor);
 		else
-			err = push_func(d, &alloc, RS_FUNC_NEW, NULL, &hl.rows[i]);
+			err = push_func(d, &alloc, RS_FUNC_NEW, NULL, r);
 	}
 	for (i = 0; !err && i < bl.n; i++) {
-		if (bl.rows[i].matched)
+		struct fnrow *r = &bl.rows[i];
+
+		if (r->matched)
 			continue;
-		if (maybe_hidden(&bl.rows[i], &hl))
+		if (r->fate == FATE_HIDDEN)
 			d->n_uncompared++;
+		else if (r->fate == FATE_BELOW)
+			err = push_below(d, &alloc, r, NULL, hl.floor);
 		else
-			err = push_func(d, &alloc, RS_FUNC_VANISHED, &bl.rows[i], NULL);
+			err = push_func(d, &alloc, RS_FUNC_VANISHED, r, NULL);
 	}
 	if (err)
 		goto out;
 	if (d->n_funcs)
 		qsort(d->funcs, d->n_funcs, sizeof(*d->funcs), cmp_func);
+	mark_wrappers(d);
 out:
+	if (d)
+		d->own = NULL;
 	fnlist_release(&bl);
 	fnlist_release(&hl);
 	if (err) {
@@ -520,7 +930,9 @@ void rs_diff_free(struct rs_diff *d)
 		return;
 	for (i = 0; i < d->n_metrics; i++)
 		free(d->metrics[i].name);
+	json_decref(d->ancestry);
 	for (i = 0; i < d->n_funcs; i++) {
+		free(d->funcs[i].key);
 		free(d->funcs[i].function);
 		free(d->funcs[i].old_function);
 		free(d->funcs[i].file);

@@ -23,6 +23,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+struct rs_owncode;
+
 struct rs_metric_delta {
 	char *name;        /* "duration", "mem.peak_mb", "duration/months" */
 	double base;
@@ -49,6 +51,15 @@ struct rs_func_delta {
 	double base_total, head_total;
 	double base_self_share, head_self_share;   /* 0..1 of the samples */
 	double base_total_share, head_total_share;
+	int own;             /* the project's own code (see owncode.h) */
+	int wrapper;         /* its total changed only because a function it
+	                        calls did (that one explains the change) */
+	int root;            /* ~100% of both runs: <module>, MainThread, main */
+	char *key;           /* "bare name\x1f file": the call-tree identity */
+	double base_below;   /* > 0: ran in base below this share of the time,
+	                        so base figures are 0 but unknown (not stored) */
+	double head_below;   /* the same for head */
+	int probable;        /* a rename judged by place and size, not exact line */
 };
 
 struct rs_diff {
@@ -63,11 +74,16 @@ struct rs_diff {
 	size_t n_uncompared;            /* small functions listed on one side only:
 	                                   the other run's stored top list is cut
 	                                   above them, so they are left out */
+	size_t n_wrappers;              /* callers left out of "total time" rows */
+	size_t n_below;                 /* rows with base_below or head_below */
+	void *ancestry;                 /* call-tree pairs (private) */
+	const struct rs_owncode *own;   /* during rs_diff_runs only; then NULL */
 };
 
 struct rs_diff_opts {
 	const char *per;   /* workload stats key; NULL: detect */
 	int no_workload;   /* 1: never normalise */
+	const struct rs_owncode *own; /* NULL: the default rule */
 };
 
 /*
@@ -80,6 +96,26 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		 const struct rs_diff_opts *opts);
 
 void rs_diff_free(struct rs_diff *d);
+
+/*
+ * The frames that explain a growth of the run: by total (inclusive)
+ * time, since in library-heavy code the function that caused a step
+ * often has almost no own time. delta(f) = head_total / wh - base_total
+ * / wb (wb, wh: the workloads, 1 when not normalised). Candidates are
+ * the functions with delta >= floor that are not root frames (~100% of
+ * both runs); a candidate is dropped when the deepest candidates below
+ * it (the nearest ones) in either run's call tree explain 80% of its growth (own code is
+ * never dropped for library code below it). The rest are listed the
+ * project's own code first, then library code, each by delta, largest
+ * first. Writes at most
+ * `max` indices into d->funcs to `out` and returns how many.
+ */
+size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double floor,
+		       size_t *out, size_t max);
+
+/* Whether function `a` calls `b`, directly or not, in either run's tree. */
+int rs_diff_calls(const struct rs_diff *d, const struct rs_func_delta *a,
+		  const struct rs_func_delta *b);
 
 /* The metric named `name` in `d`, or NULL (borrowed). */
 const struct rs_metric_delta *rs_diff_metric(const struct rs_diff *d, const char *name);

@@ -26,7 +26,11 @@ static int frame_name(struct rs_buf *b, const struct rs_session_function *f, int
 	size_t start = b->len, i;
 	int err;
 
-	if (f->class_name && *f->class_name)
+	/* a thread's root frame: its "line" is the thread id, new every run,
+	 * so that stacks of two runs differ in every line; left out */
+	if (!strcmp(f->file, "<thread>"))
+		err = rs_buf_printf(b, "%s (%s)", f->function, f->file);
+	else if (f->class_name && *f->class_name)
 		err = rs_buf_printf(b, "%s.%s (%s:%lld)", f->class_name, f->function, file,
 				    (long long)f->line);
 	else
@@ -133,8 +137,10 @@ static int speedscope_tail(struct exporter *x, const struct rs_session_parser *p
 			fputs(",\"file\":", x->out);
 			err = json_str(x->out, f->file);
 		}
-		if (!err)
+		if (!err && strcmp(f->file, "<thread>"))
 			fprintf(x->out, ",\"line\":%lld}", (long long)f->line);
+		else if (!err)
+			fputc('}', x->out);
 	}
 	rs_buf_release(&name);
 	if (!err)

@@ -402,7 +402,20 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 	return rs_buf_puts(out, "</body></html>\n");
 }
 
-static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading)
+/* The session's own figures: a stat of the same name does not replace them. */
+static int is_session_metric(const char *k)
+{
+	return !strcmp(k, "duration") || !strcmp(k, "cpu_time") || !strcmp(k, "samples") ||
+	       !strcmp(k, "sampled_time");
+}
+
+/*
+ * A table of name -> value. With `session` (the run's metrics), a stat
+ * named like one of the session's metrics is shown as "stats.NAME" with
+ * a note, instead of a second, different "cpu_time" on the same page.
+ */
+static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading,
+		    const json_t *session)
 {
 	const char *k;
 	json_t *v;
@@ -412,8 +425,15 @@ static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading)
 	TRY(rs_buf_printf(out, "<h2>%s</h2>\n<table class=\"sortable\"><thead><tr><th>name</th>"
 			  "<th class=\"n\">value</th></tr></thead><tbody>\n", heading));
 	json_object_foreach((json_t *)obj, k, v) {
+		int shadow = session && is_session_metric(k) && json_object_get(session, k);
+
 		TRY(rs_buf_puts(out, "<tr><td>"));
+		if (shadow)
+			TRY(rs_buf_puts(out, "stats."));
 		TRY(esc(out, k));
+		if (shadow)
+			TRY(rs_buf_printf(out, " <span class=\"muted\">(a stat, not the session's %s "
+					  "under Metrics; use --metric stats.%s)</span>", k, k));
 		TRY(rs_buf_puts(out, "</td>"));
 		if (json_is_number(v)) {
 			TRY(num_cell(out, obj, k));
@@ -437,8 +457,9 @@ static int functions_table(struct rs_buf *out, const json_t *summary)
 
 	if (!json_is_array(fs) || !json_array_size(fs))
 		return 0;
-	if (!rs_runview_num(summary, "duration", &dur) || dur <= 0)
-		rs_runview_num(summary, "sampled_time", &dur);
+	/* shares of the sampled time: the one definition show and compare use */
+	if (!rs_runview_num(summary, "sampled_time", &dur) || dur <= 0)
+		rs_runview_num(summary, "duration", &dur);
 	TRY(rs_buf_puts(out, "<h2>Functions</h2>\n<table class=\"sortable\"><thead><tr>"
 			"<th>function</th><th>file:line</th><th class=\"n\">own time</th>"
 			"<th class=\"n\">total time</th><th class=\"n\">own %</th></tr></thead><tbody>\n"));
@@ -447,6 +468,7 @@ static int functions_table(struct rs_buf *out, const json_t *summary)
 		const char *cls = rs_runview_str(f, "class", NULL);
 		double self = 0, total = 0, line = 0;
 		struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
+		char lt[32];
 		int err;
 
 		rs_runview_num(f, "self", &self);
@@ -460,14 +482,22 @@ static int functions_table(struct rs_buf *out, const json_t *summary)
 		TRY(esc(out, rs_runview_str(f, "function", "")));
 		TRY(rs_buf_puts(out, "</code></td><td>"));
 		TRY(esc(out, rs_runview_str(f, "file", "")));
+		/* a thread's "line" is its id, new every run: not shown */
+		if (!strcmp(rs_runview_str(f, "file", ""), "<thread>"))
+			line = 0;
+		if (line > 0)
+			snprintf(lt, sizeof(lt), ":%.0f", line);
+		else
+			lt[0] = 0;
 		err = rs_render_seconds(&a, self);
 		if (!err)
 			err = rs_render_seconds(&b, total);
 		if (!err)
-			err = rs_buf_printf(out, ":%.0f</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
+			err = rs_buf_printf(out, "%s</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
 					    "<td class=\"n\" data-v=\"%.9g\">%s</td>"
 					    "<td class=\"n\" data-v=\"%.9g\">%.1f%%</td></tr>\n",
-					    line, self, a.ptr, total, b.ptr, dur > 0 ? self / dur : 0,
+					    lt, self, a.ptr, total, b.ptr,
+					    dur > 0 ? self / dur : 0,
 					    dur > 0 ? self / dur * 100 : 0);
 		rs_buf_release(&a);
 		rs_buf_release(&b);
@@ -511,7 +541,7 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	TRY(esc(out, rs_runview_str(node, "function", "?")));
 	TRY(rs_buf_puts(out, " <span class=\"muted\">"));
 	TRY(esc(out, rs_runview_str(node, "file", "")));
-	if (line > 0)
+	if (line > 0 && strcmp(rs_runview_str(node, "file", ""), "<thread>"))
 		TRY(rs_buf_printf(out, ":%.0f", line));
 	TRY(rs_buf_puts(out, "</span></summary>\n"));
 	for (i = 0; shown && i < json_array_size(kids); i++) {
@@ -558,9 +588,14 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>target</th><td><code>"));
 	TRY(esc(out, rs_runview_str(summary, "target", "")));
 	TRY(rs_buf_puts(out, "</code></td></tr></table>\n"));
-	TRY(kv_table(out, json_object_get(run, "metrics"), "Metrics"));
-	TRY(kv_table(out, json_object_get(run, "stats"), "Stats"));
-	TRY(kv_table(out, json_object_get(run, "meta"), "Metadata"));
+	if (rs_runview_str(run, "diff_page", NULL)) {
+		TRY(rs_buf_puts(out, "<p><a href=\""));
+		TRY(esc(out, rs_runview_str(run, "diff_page", "")));
+		TRY(rs_buf_puts(out, "\">Differential flame graph</a> against the run before it.</p>\n"));
+	}
+	TRY(kv_table(out, json_object_get(run, "metrics"), "Metrics", NULL));
+	TRY(kv_table(out, json_object_get(run, "stats"), "Stats", json_object_get(run, "metrics")));
+	TRY(kv_table(out, json_object_get(run, "meta"), "Metadata", NULL));
 	TRY(functions_table(out, summary));
 	if (json_is_object(tree)) {
 		rs_runview_num(tree, "total", &root);

@@ -62,17 +62,76 @@ int rs_html_escape(struct rs_buf *out, const char *s)
 	return 0;
 }
 
+/* Digits of a non-negative integer-valued double with ',' every three. */
+static int grouped(struct rs_buf *out, double v)
+{
+	char digits[40];
+	size_t n, i;
+
+	snprintf(digits, sizeof(digits), "%.0f", v);
+	n = strlen(digits);
+	for (i = 0; i < n; i++) {
+		TRY(rs_buf_putc(out, digits[i]));
+		if ((n - i - 1) % 3 == 0 && i + 1 < n)
+			TRY(rs_buf_putc(out, ','));
+	}
+	return 0;
+}
+
+int rs_render_number(struct rs_buf *out, double v)
+{
+	double a = fabs(v);
+
+	if (isnan(v) || isinf(v))
+		return rs_buf_puts(out, "-");
+	if (a >= 1e15)
+		return rs_buf_printf(out, "%.4g", v);
+	if (v < 0)
+		TRY(rs_buf_putc(out, '-'));
+	if (a == floor(a) && a >= 1000)
+		return grouped(out, a);
+	if (a >= 9999.5) { /* 12,345.7 */
+		double whole = floor(a);
+		int tenth = (int)floor((a - whole) * 10 + 0.5);
+
+		if (tenth == 10) {
+			whole += 1;
+			tenth = 0;
+		}
+		TRY(grouped(out, whole));
+		return rs_buf_printf(out, ".%d", tenth);
+	}
+	if (a >= 1000) /* 1,234.5 -> 1,235: four significant digits */
+		return grouped(out, floor(a + 0.5));
+	if (a > 0 && a < 1e-3)
+		return rs_buf_printf(out, "%.3g", a);
+	return rs_buf_printf(out, "%.4g", a);
+}
+
+/*
+ * Seconds in the unit that reads best: "1.23 s", "12.3 ms", "1 ms" (not
+ * "1e+03 us": the unit is chosen after rounding to three digits),
+ * "1,234 s" for long runs.
+ */
 int rs_render_seconds(struct rs_buf *out, double s)
 {
 	double a = fabs(s);
 
 	if (isnan(s))
 		return rs_buf_puts(out, "-");
-	if (a >= 1 || a == 0)
+	if (a == 0)
+		return rs_buf_puts(out, "0 s");
+	if (a >= 999.5) {
+		TRY(rs_render_number(out, floor(s + 0.5)));
+		return rs_buf_puts(out, " s");
+	}
+	if (a >= 0.9995)
 		return rs_buf_printf(out, "%.3g s", s);
-	if (a >= 1e-3)
+	if (a >= 0.9995e-3)
 		return rs_buf_printf(out, "%.3g ms", s * 1e3);
-	return rs_buf_printf(out, "%.3g us", s * 1e6);
+	if (a >= 0.9995e-6)
+		return rs_buf_printf(out, "%.3g us", s * 1e6);
+	return rs_buf_printf(out, "%.3g ns", s * 1e9);
 }
 
 static int is_time_name(const char *name)
@@ -94,7 +153,7 @@ int rs_render_metric_value(struct rs_buf *out, const char *name, double v)
 		return rs_buf_puts(out, "-");
 	if (is_time_name(name))
 		return rs_render_seconds(out, v);
-	return rs_buf_printf(out, "%.4g", v);
+	return rs_render_number(out, v);
 }
 
 static int render_change(struct rs_buf *out, const char *name, double abs, double rel)
@@ -103,7 +162,8 @@ static int render_change(struct rs_buf *out, const char *name, double abs, doubl
 		TRY(rs_buf_puts(out, abs >= 0 ? "+" : ""));
 		TRY(rs_render_seconds(out, abs));
 	} else {
-		TRY(rs_buf_printf(out, "%+.4g", abs));
+		TRY(rs_buf_puts(out, abs >= 0 ? "+" : ""));
+		TRY(rs_render_number(out, abs));
 	}
 	if (isnan(rel))
 		return 0;
@@ -153,7 +213,7 @@ static json_t *func_json(const struct rs_func_delta *f)
 	if (f->old_function)
 		json_object_set_new(o, "old_function", json_string(f->old_function));
 	json_object_set_new(o, "file", json_string(f->file));
-	json_object_set_new(o, "line", json_integer(f->line));
+	json_object_set_new(o, "line", json_integer(strcmp(f->file, "<thread>") ? f->line : 0));
 	json_object_set_new(o, "base_self", json_real(f->base_self));
 	json_object_set_new(o, "head_self", json_real(f->head_self));
 	json_object_set_new(o, "base_total", json_real(f->base_total));
@@ -162,6 +222,17 @@ static json_t *func_json(const struct rs_func_delta *f)
 	json_object_set_new(o, "head_self_share", json_real(f->head_self_share));
 	json_object_set_new(o, "base_total_share", json_real(f->base_total_share));
 	json_object_set_new(o, "head_total_share", json_real(f->head_total_share));
+	json_object_set_new(o, "own_code", json_boolean(f->own));
+	if (f->base_below > 0)
+		json_object_set_new(o, "base_below", json_real(f->base_below));
+	if (f->head_below > 0)
+		json_object_set_new(o, "head_below", json_real(f->head_below));
+	if (f->probable)
+		json_object_set_new(o, "probable", json_true());
+	if (f->root)
+		json_object_set_new(o, "root", json_true());
+	if (f->wrapper)
+		json_object_set_new(o, "wrapper", json_true());
 	return o;
 }
 
@@ -203,6 +274,7 @@ static json_t *diff_json(const struct rs_diff *d)
 	for (i = 0; i < d->n_funcs; i++)
 		json_array_append_new(fs, func_json(&d->funcs[i]));
 	json_object_set_new(o, "uncompared_functions", json_integer((json_int_t)d->n_uncompared));
+	json_object_set_new(o, "below_floor_functions", json_integer((json_int_t)d->n_below));
 	json_object_set_new(o, "metrics", ms);
 	json_object_set_new(o, "functions", fs);
 	return o;
@@ -226,10 +298,20 @@ static int dump_json(struct rs_buf *out, json_t *j)
 	return err;
 }
 
-/* "name (file:line)" or, for a rename, "old -> new (file:line)". */
+/* "name (file:line)" or, for a rename, "old -> new (file:line)". A
+ * thread's root frame has its thread id as "line", new every run: it is
+ * shown as "MainThread (<thread>)". */
 static int func_label(struct rs_buf *out, const struct rs_func_delta *f, int md)
 {
 	const char *file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
+
+	if (!strcmp(f->file, "<thread>")) {
+		if (md) {
+			TRY(rs_buf_printf(out, "`%s` ", f->function));
+			return rs_md_escape(out, f->file);
+		}
+		return rs_buf_printf(out, "%s (%s)", f->function, f->file);
+	}
 
 	if (md) {
 		TRY(rs_buf_puts(out, "`"));
@@ -240,11 +322,18 @@ static int func_label(struct rs_buf *out, const struct rs_func_delta *f, int md)
 		TRY(rs_buf_puts(out, f->function));
 		TRY(rs_buf_puts(out, "` "));
 		TRY(rs_md_escape(out, file));
-		return rs_buf_printf(out, ":%ld", f->line);
+		return rs_buf_printf(out, ":%ld%s", f->line, f->probable ? " (probably)" : "");
 	}
 	if (f->old_function)
 		TRY(rs_buf_printf(out, "%s -> ", f->old_function));
-	return rs_buf_printf(out, "%s (%s:%ld)", f->function, file, f->line);
+	return rs_buf_printf(out, "%s (%s:%ld)%s", f->function, file, f->line,
+			     f->probable ? " (probably)" : "");
+}
+
+/* A figure that was not stored: "<0.1%" of the run. */
+static int below_cell(struct rs_buf *out, double share)
+{
+	return rs_buf_printf(out, "<%.2g%%", share * 100);
 }
 
 static int share_cell(struct rs_buf *out, double base, double head)
@@ -275,13 +364,16 @@ static int func_row(struct rs_buf *out, const struct rs_func_delta *f, int md,
 	if (err)
 		goto out;
 	rs_buf_clear(&cell);
-	err = f->change == RS_FUNC_NEW ? rs_buf_puts(&cell, "-") : rs_render_seconds(&cell, b);
+	err = f->change == RS_FUNC_NEW ? rs_buf_puts(&cell, "-")
+	      : f->base_below > 0      ? below_cell(&cell, f->base_below)
+				       : rs_render_seconds(&cell, b);
 	if (!err)
 		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 10);
 	rs_buf_clear(&cell);
 	if (!err)
 		err = f->change == RS_FUNC_VANISHED ? rs_buf_puts(&cell, "-")
-						    : rs_render_seconds(&cell, h);
+		      : f->head_below > 0 ? below_cell(&cell, f->head_below)
+					  : rs_render_seconds(&cell, h);
 	if (!err)
 		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 10);
 	rs_buf_clear(&cell);
@@ -292,6 +384,14 @@ static int func_row(struct rs_buf *out, const struct rs_func_delta *f, int md,
 	rs_buf_clear(&cell);
 	if (!err)
 		err = share_cell(&cell, bs, hs);
+	if (!err && !by_total) {
+		/* own-time rows also say how much ran below the function */
+		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 16);
+		rs_buf_clear(&cell);
+		if (!err)
+			err = rs_render_seconds(&cell, f->change == RS_FUNC_VANISHED ? f->base_total
+										  : f->head_total);
+	}
 	if (!err)
 		err = md ? rs_buf_printf(out, "%s |\n", cell.ptr)
 			 : rs_buf_printf(out, "%s\n", cell.ptr);
@@ -304,16 +404,25 @@ static int func_header(struct rs_buf *out, int md, const char *title, int by_tot
 {
 	const char *what = by_total ? "total time" : "own time";
 
-	if (md)
-		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of samples |\n"
+	if (md && by_total)
+		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of time |\n"
 				     "|---|---:|---:|---:|---:|\n", title, what, what);
+	if (md)
+		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of time | total time |\n"
+				     "|---|---:|---:|---:|---:|---:|\n", title, what, what);
 	TRY(rs_buf_printf(out, "\n%s\n  ", title));
 	TRY(pad(out, "function", 52));
 	TRY(pad(out, "base", 10));
 	TRY(pad(out, "head", 10));
 	TRY(pad(out, "change", 22));
-	return rs_buf_puts(out, "share of samples\n");
+	if (by_total)
+		return rs_buf_puts(out, "share of time\n");
+	TRY(pad(out, "share of time", 16));
+	return rs_buf_puts(out, "total time\n");
 }
+
+/* New and vanished functions smaller than this are counted, not listed. */
+#define SMALL_SHARE 0.005
 
 static const struct rs_diff *sort_ctx;
 
@@ -332,7 +441,7 @@ static int cmp_total(const void *a, const void *b)
 static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 			size_t top, int kind, int by_total, const char *title)
 {
-	size_t *order, n = 0, i;
+	size_t *order, n = 0, small = 0, i;
 	int err = 0;
 
 	order = malloc((d->n_funcs ? d->n_funcs : 1) * sizeof(*order));
@@ -341,6 +450,17 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 	for (i = 0; i < d->n_funcs; i++) {
 		const struct rs_func_delta *f = &d->funcs[i];
 
+		/* total time: root frames and callers whose change is that of
+		 * a function below them say nothing new; they are counted */
+		if (by_total && (f->root || f->wrapper))
+			continue;
+		/* new and vanished: the small ones come and go with the
+		 * simulated events; they are counted below, not listed */
+		if ((kind == RS_FUNC_NEW || kind == RS_FUNC_VANISHED) && (int)f->change == kind &&
+		    fmax(f->base_total_share, f->head_total_share) < SMALL_SHARE) {
+			small++;
+			continue;
+		}
 		if (kind >= 0 ? (int)f->change == kind
 			      : (f->change == RS_FUNC_CHANGED || f->change == RS_FUNC_RENAMED))
 			order[n++] = i;
@@ -356,9 +476,92 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 		if (!err && n > top)
 			err = rs_buf_printf(out, md ? "\n%zu more not shown.\n" : "  ... %zu more\n",
 					    n - top);
+		if (!err && small)
+			err = rs_buf_printf(out, md ? "\n_And %zu small function%s (under %g%% of the run each)._\n"
+						    : "  ... and %zu small function%s (under %g%% of the run each)\n",
+					    small, small == 1 ? "" : "s", SMALL_SHARE * 100);
+		if (!err && by_total) {
+			size_t roots = 0;
+
+			for (i = 0; i < d->n_funcs; i++)
+				roots += d->funcs[i].root;
+			if (roots || d->n_wrappers)
+				err = rs_buf_printf(out, md ? "\n_Left out: %zu root frame%s (90%% or more of both runs) "
+							      "and %zu caller%s whose change is that of a function they call._\n"
+							    : "  (left out: %zu root frame%s, 90%% or more of both runs, "
+							      "and %zu caller%s whose change is that of a function they call)\n",
+						    roots, roots == 1 ? "" : "s", d->n_wrappers,
+						    d->n_wrappers == 1 ? "" : "s");
+		}
 	}
+	if (!err && !n && small)
+		err = rs_buf_printf(out, md ? "\n_%zu small function%s (under %g%% of the run each) ran only in the %s run._\n"
+					    : "\n%zu small function%s (under %g%% of the run each) ran only in the %s run\n",
+				    small, small == 1 ? "" : "s", SMALL_SHARE * 100,
+				    kind == RS_FUNC_NEW ? "head" : "base");
 	free(order);
 	return err;
+}
+
+
+/*
+ * One responsible frame: "name (file:line): total 0 s -> 4.1 s (+4.1 s),
+ * own 13.0 ms, new function, own code".
+ */
+static int explain_line(struct rs_buf *out, const struct rs_func_delta *f, int md)
+{
+	TRY(rs_buf_puts(out, md ? "- " : "  "));
+	TRY(func_label(out, f, md));
+	TRY(rs_buf_puts(out, ": total time "));
+	if (f->change == RS_FUNC_NEW)
+		TRY(rs_buf_puts(out, "-"));
+	else if (f->base_below > 0)
+		TRY(rs_buf_printf(out, "below %.2g%%", f->base_below * 100));
+	else
+		TRY(rs_render_seconds(out, f->base_total));
+	TRY(rs_buf_puts(out, md ? " → " : " -> "));
+	TRY(rs_render_seconds(out, f->head_total));
+	TRY(rs_buf_puts(out, " ("));
+	TRY(render_change(out, "duration", f->head_total - f->base_total, NAN));
+	TRY(rs_buf_printf(out, ", %.1f%% of the run), own time ", f->head_total_share * 100));
+	TRY(rs_render_seconds(out, f->head_self));
+	if (f->change == RS_FUNC_NEW)
+		TRY(rs_buf_puts(out, ", new function"));
+	if (f->change == RS_FUNC_RENAMED)
+		TRY(rs_buf_puts(out, ", renamed"));
+	return rs_buf_puts(out, f->own ? ", own code\n" : ", library\n");
+}
+
+/* The growth of duration (per unit of workload when normalised). */
+static double duration_growth(const struct rs_diff *d, double *wb, double *wh)
+{
+	const struct rs_metric_delta *m = rs_diff_metric(d, "duration");
+
+	*wb = *wh = 1;
+	if (d->workload_key && d->base_workload > 0 && d->head_workload > 0) {
+		*wb = d->base_workload;
+		*wh = d->head_workload;
+	}
+	return m ? m->head / *wh - m->base / *wb : 0;
+}
+
+/* compare: which frames explain a longer run, when it is longer. */
+static int explain_section(struct rs_buf *out, const struct rs_diff *d, int md)
+{
+	size_t idx[5], n, i;
+	double wb, wh, grow = duration_growth(d, &wb, &wh);
+	const struct rs_metric_delta *m = rs_diff_metric(d, "duration");
+
+	if (!m || !(grow > 0) || !(m->base > 0) || grow * wb < 0.02 * m->base)
+		return 0;
+	n = rs_diff_explain(d, wb, wh, grow / 5, idx, 5);
+	if (!n)
+		return 0;
+	TRY(rs_buf_puts(out, md ? "\n**Where the added time went** (total time, the project's own code first)\n\n"
+				: "\nwhere the added time went (total time, own code first):\n"));
+	for (i = 0; i < n; i++)
+		TRY(explain_line(out, &d->funcs[idx[i]], md));
+	return 0;
 }
 
 static int metrics_table(struct rs_buf *out, const struct rs_diff *d, int md)
@@ -406,12 +609,19 @@ static int render_diff_body(struct rs_buf *out, const struct rs_diff *d, int md,
 			    size_t top)
 {
 	TRY(metrics_table(out, d, md));
+	TRY(explain_section(out, d, md));
 	TRY(func_section(out, d, md, top, RS_FUNC_RENAMED, 0,
-			 "Renamed functions (same file and first line, new name)"));
+			 "Renamed functions (same file and first line, or nearby with a similar time)"));
 	TRY(func_section(out, d, md, top, RS_FUNC_NEW, 0, "New functions"));
 	TRY(func_section(out, d, md, top, RS_FUNC_VANISHED, 0, "Vanished functions"));
 	TRY(func_section(out, d, md, top, -1, 0, "Largest changes in own time"));
 	TRY(func_section(out, d, md, top, -1, 1, "Largest changes in total time"));
+	if (d->n_below)
+		TRY(rs_buf_printf(out, md ? "\n_%zu function%s ran in both runs but below the stored floor "
+					    "in one (shown as <N%%): compared with that bound, never called new._\n"
+					  : "\n%zu function%s ran in both runs but below the stored floor in one "
+					    "(shown as <N%%): compared with that bound, never called new\n",
+				  d->n_below, d->n_below == 1 ? "" : "s"));
 	if (d->n_uncompared)
 		TRY(rs_buf_printf(out, md ? "\n_%zu small functions are in only one run's stored top list "
 					    "and are not compared._\n"
@@ -439,11 +649,14 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 				  short_sha(d->base_commit, s1), d->head_id,
 				  short_sha(d->head_commit, s2)));
 	}
-	if (d->workload_key)
-		TRY(rs_buf_printf(out, md ? " Workload `%s`: %.6g → %.6g; time metrics are also shown per unit.\n\n"
-					  : "\nworkload %s: %.6g -> %.6g (time metrics also shown per unit)\n\n",
-				  d->workload_key, d->base_workload, d->head_workload));
-	else
+	if (d->workload_key) {
+		TRY(rs_buf_printf(out, md ? " Workload `%s`: " : "\nworkload %s: ", d->workload_key));
+		TRY(rs_render_number(out, d->base_workload));
+		TRY(rs_buf_puts(out, md ? " → " : " -> "));
+		TRY(rs_render_number(out, d->head_workload));
+		TRY(rs_buf_puts(out, md ? "; time metrics are also shown per unit.\n\n"
+					: " (time metrics also shown per unit)\n\n"));
+	} else
 		TRY(rs_buf_puts(out, "\n\n"));
 	return render_diff_body(out, d, md, top);
 }
@@ -476,6 +689,26 @@ static json_t *check_json(const struct rs_check_result *r)
 	json_object_set_new(o, "noise_runs", json_integer((json_int_t)r->n_noise_runs));
 	json_object_set_new(o, "workload", r->workload_key ? json_string(r->workload_key)
 							   : json_null());
+	json_object_set_new(o, "comparable", json_boolean(r->n_baseline > 0));
+	{
+		struct rs_buf v = RS_BUF_INIT;
+
+		if (!rs_render_verdict(&v, r))
+			json_object_set_new(o, "verdict", json_string(v.ptr));
+		rs_buf_release(&v);
+	}
+	json_object_set_new(o, "other_config_runs", json_integer((json_int_t)r->n_other_config));
+	if (r->n_other_config)
+		json_object_set_new(o, "other_config", json_string(r->other_config));
+	json_object_set_new(o, "duplicate_runs", json_integer((json_int_t)r->n_duplicates));
+	json_object_set_new(o, "duplicate_of", r->duplicate_of ? json_string(r->duplicate_of)
+							       : json_null());
+	json_object_set_new(o, "accepted", r->accepted ? json_string(r->accepted) : json_null());
+	json_object_set_new(o, "accepted_regression", json_boolean(r->accepted_regression));
+	if (r->baseline_accepted)
+		json_object_set_new(o, "baseline_accepted", json_string(r->baseline_accepted));
+	if (r->same_workload)
+		json_object_set_new(o, "same_workload", json_string(r->same_workload));
 	for (i = 0; i < r->n_metrics; i++) {
 		const struct rs_check_metric *m = &r->metrics[i];
 		json_t *j = json_object();
@@ -500,13 +733,54 @@ static json_t *check_json(const struct rs_check_result *r)
 	return o;
 }
 
-static const char *verdict(const struct rs_check_metric *m)
+static const char *verdict(const struct rs_check_metric *m, int accepted)
 {
+	if (m->regressed && m->gating && accepted)
+		return "slower (accepted)";
 	if (m->regressed)
 		return m->gating ? "REGRESSED" : "slower (not gating)";
 	if (m->improved)
 		return "faster";
 	return "ok";
+}
+
+int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
+{
+	const struct rs_check_metric *m = NULL;
+	char s1[8];
+	size_t i;
+
+	if (!r->n_baseline)
+		return rs_buf_puts(out, r->n_other_config ? "no comparable baseline (another configuration)"
+							  : "no earlier run to compare with");
+	for (i = 0; i < r->n_metrics && !m; i++)
+		if (r->metrics[i].gating && !strncmp(r->metrics[i].name, "duration", 8))
+			m = &r->metrics[i];
+	for (i = 0; i < r->n_metrics && !m; i++)
+		if (r->metrics[i].gating)
+			m = &r->metrics[i];
+	if (!m || isnan(m->rel))
+		TRY(rs_buf_printf(out, "vs %s", short_sha(r->baseline_commit, s1)));
+	else
+		TRY(rs_buf_printf(out, "%+.0f%% vs %s", m->rel * 100, short_sha(r->baseline_commit, s1)));
+	if (r->n_responsible) {
+		const struct rs_func_delta *f = &r->diff->funcs[r->responsible[0]];
+
+		TRY(rs_buf_printf(out, ": %s (", f->function));
+		if (f->change == RS_FUNC_NEW) {
+			TRY(rs_buf_puts(out, "new, "));
+			TRY(rs_render_seconds(out, f->head_total));
+		} else {
+			TRY(render_change(out, "duration", f->head_total - f->base_total, NAN));
+		}
+		TRY(rs_buf_puts(out, ")"));
+	} else {
+		TRY(rs_buf_puts(out, r->accepted_regression ? ": accepted"
+				     : r->regressed ? ": regressed" : ": no regression"));
+	}
+	if (r->accepted_regression)
+		TRY(rs_buf_puts(out, ", accepted"));
+	return 0;
 }
 
 int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
@@ -522,15 +796,39 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		return dump_json(out, check_json(r));
 	if (md)
 		TRY(rs_buf_printf(out, "## %s Performance check: `%s`\n\n",
-				  r->regressed ? "❌" : "✅", short_sha(r->head_commit, s1)));
+				  r->regressed ? "❌" : r->accepted_regression ? "⚠️" : "✅",
+				  short_sha(r->head_commit, s1)));
 	else
 		TRY(rs_buf_printf(out, "results check: %s: run %s (%s)\n",
-				  r->regressed ? "REGRESSION" : "no regression", r->head_id,
-				  short_sha(r->head_commit, s1)));
+				  r->regressed ? "REGRESSION"
+				  : r->accepted_regression ? "accepted slowdown"
+				  : r->n_baseline ? "no regression" : "no comparable baseline",
+				  r->head_id, short_sha(r->head_commit, s1)));
+	{
+		struct rs_buf v = RS_BUF_INIT;
+		int e = rs_render_verdict(&v, r);
+
+		if (!e)
+			e = rs_buf_printf(out, md ? "**%s**\n\n" : "verdict: %s\n", v.ptr);
+		rs_buf_release(&v);
+		TRY(e);
+	}
+	if (r->duplicate_of)
+		TRY(rs_buf_printf(out, md ? "This run records the same session as run `%s` (same oid): not a new measurement.\n\n"
+					  : "this run records the same session as run %s (same oid): not a new measurement\n",
+				  r->duplicate_of));
+	if (r->accepted)
+		TRY(rs_buf_printf(out, md ? "Slowdown accepted with the run: %s\n\n" : "slowdown accepted with the run: %s\n",
+				  r->accepted));
 	if (!r->n_baseline) {
-		TRY(rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
-					  : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
-				  r->n_other_machine ? " (runs from other machines are not compared)" : ""));
+		if (r->n_other_config)
+			TRY(rs_buf_printf(out, md ? "No comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check.\n"
+						  : "no comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check\n",
+					  r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config));
+		else
+			TRY(rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
+						  : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
+					  r->n_other_machine ? " (runs from other machines are not compared)" : ""));
 		return 0;
 	}
 	TRY(rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
@@ -544,9 +842,27 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 	if (r->n_other_machine)
 		TRY(rs_buf_printf(out, "; %zu run%s from other machines left out",
 				  r->n_other_machine, r->n_other_machine == 1 ? "" : "s"));
-	if (r->workload_key)
-		TRY(rs_buf_printf(out, md ? "; time judged per unit of `%s`" : "; time judged per unit of %s",
+	if (r->n_other_config)
+		TRY(rs_buf_printf(out, "; %zu run%s of another configuration left out (%s)",
+				  r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config));
+	if (r->n_duplicates)
+		TRY(rs_buf_printf(out, "; %zu repeated record%s of one session not counted",
+				  r->n_duplicates, r->n_duplicates == 1 ? "" : "s"));
+	if (r->workload_key) {
+		TRY(rs_buf_printf(out, md ? "; time judged per unit of `%s` (" : "; time judged per unit of %s (",
 				  r->workload_key));
+		TRY(rs_render_number(out, r->diff ? r->diff->base_workload : NAN));
+		TRY(rs_buf_puts(out, md ? " → " : " -> "));
+		TRY(rs_render_number(out, r->diff ? r->diff->head_workload : NAN));
+		TRY(rs_buf_puts(out, ")"));
+	} else if (r->same_workload)
+		TRY(rs_buf_printf(out, md ? "; workload `%s` on both sides, time compared as is"
+					  : "; workload %s on both sides, time compared as is",
+				  r->same_workload));
+	if (r->baseline_accepted)
+		TRY(rs_buf_printf(out, md ? ".\nThe baseline run was accepted as the new baseline: %s"
+					  : "\nthe baseline run was accepted as the new baseline: %s",
+				  r->baseline_accepted));
 	TRY(rs_buf_puts(out, md ? ".\n\n| metric | baseline | head | change | noise band | verdict |\n|---|---:|---:|---:|---:|---|\n"
 				: "\n\n"));
 	if (!md)
@@ -569,13 +885,13 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 			err = rs_buf_printf(out, "| %s%s%s | %s | %s | %s | ±%.1f%% | %s |\n",
 					    m->regressed && m->gating ? "**" : "", m->name,
 					    m->regressed && m->gating ? "**" : "", a.ptr, b.ptr,
-					    c.ptr, m->band * 100, verdict(m));
+					    c.ptr, m->band * 100, verdict(m, r->accepted_regression));
 		else {
 			char band[24];
 
 			snprintf(band, sizeof(band), "±%.1f%%", m->band * 100);
 			err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-9s %s\n", m->name,
-					    a.ptr, b.ptr, c.ptr, band, verdict(m));
+					    a.ptr, b.ptr, c.ptr, band, verdict(m, r->accepted_regression));
 		}
 	}
 	rs_buf_release(&a);
@@ -584,22 +900,10 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 	if (err)
 		return err;
 	if (r->n_responsible) {
-		TRY(rs_buf_puts(out, md ? "\n**Functions responsible** (own time grew most):\n\n"
-					: "\nfunctions responsible (own time grew most):\n"));
-		for (i = 0; i < r->n_responsible; i++) {
-			const struct rs_func_delta *f = &r->diff->funcs[r->responsible[i]];
-
-			TRY(rs_buf_puts(out, md ? "- " : "  "));
-			TRY(func_label(out, f, md));
-			TRY(rs_buf_puts(out, md ? ": own time " : ": own time "));
-			TRY(rs_render_seconds(out, f->base_self));
-			TRY(rs_buf_puts(out, md ? " → " : " -> "));
-			TRY(rs_render_seconds(out, f->head_self));
-			TRY(rs_buf_printf(out, md ? ", share of samples %.1f%% → %.1f%%%s\n"
-						  : ", share of samples %.1f%% -> %.1f%%%s\n",
-					  f->base_self_share * 100, f->head_self_share * 100,
-					  f->change == RS_FUNC_NEW ? " (new function)" : ""));
-		}
+		TRY(rs_buf_puts(out, md ? "\n**Functions responsible** (total time grew most; the project's own code first):\n\n"
+					: "\nfunctions responsible (total time grew most; own code first):\n"));
+		for (i = 0; i < r->n_responsible; i++)
+			TRY(explain_line(out, &r->diff->funcs[r->responsible[i]], md));
 	}
 	if (r->diff && md) {
 		TRY(rs_buf_printf(out, "\n<details><summary>Full comparison with run <code>%s</code></summary>\n\n",
@@ -655,6 +959,9 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format
 								   : json_null());
 		json_object_set_new(o, "metrics", ms);
 		json_object_set_new(o, "functions", fs);
+		json_object_set_new(o, "excluded_runs", json_integer((json_int_t)t->n_excluded));
+		if (t->excluded_why[0])
+			json_object_set_new(o, "excluded_config", json_string(t->excluded_why));
 		return dump_json(out, o);
 	}
 	/* Text: one line per run, metric columns then function columns. */
@@ -699,5 +1006,10 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format
 		}
 		TRY(rs_buf_puts(out, mark ? "  <- change point\n" : "\n"));
 	}
+	if (t->n_excluded)
+		TRY(rs_buf_printf(out, "%zu run%s shown as '-': another configuration than most runs%s%s%s, or a repeated record of one session\n",
+				  t->n_excluded, t->n_excluded == 1 ? "" : "s",
+				  t->excluded_why[0] ? " (" : "", t->excluded_why,
+				  t->excluded_why[0] ? ")" : ""));
 	return 0;
 }

@@ -33,6 +33,13 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		    enum rs_format fmt);
 
+/*
+ * The check in one line, for a summary page or a table cell:
+ * "+13% vs c1d2e3f: trace_contacts (new, 4.1 s)", "+0% vs c1d2e3f: no
+ * regression", "no comparable baseline (another configuration)".
+ */
+int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r);
+
 /* Text: one row per run with the metric columns; JSON: the whole trend. */
 int rs_render_trend(struct rs_buf *out, const struct rs_trend *t,
 		    enum rs_format fmt);
@@ -44,10 +51,19 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t,
 int rs_md_escape(struct rs_buf *out, const char *s);
 int rs_html_escape(struct rs_buf *out, const char *s);
 
-/* A duration in s/ms/us with three significant digits ("1.23 s"). */
+/*
+ * A duration in s/ms/us with three significant digits ("1.23 s",
+ * "1 ms", never "1e+03 us"); "1,234 s" from 1,000 s on.
+ */
 int rs_render_seconds(struct rs_buf *out, double seconds);
 
-/* A metric value: seconds when the name says time, else %.4g. */
+/*
+ * A number as people write it: "30,000" (not "3e+04"), "12,345.7",
+ * "1,234", "512.5", "0.1234"; "-" for NaN.
+ */
+int rs_render_number(struct rs_buf *out, double v);
+
+/* A metric value: seconds when the name says time, else rs_render_number. */
 int rs_render_metric_value(struct rs_buf *out, const char *name, double v);
 
 #endif

@@ -1,5 +1,6 @@
 #include "analysis/runview.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *rs_runview_str(const json_t *obj, const char *key, const char *fallback)
@@ -23,7 +24,11 @@ int rs_runview_metric(const json_t *run, const char *name, double *out)
 {
 	if (rs_runview_num(json_object_get(run, "metrics"), name, out))
 		return 1;
-	return rs_runview_num(json_object_get(run, "stats"), name, out);
+	if (rs_runview_num(json_object_get(run, "stats"), name, out))
+		return 1;
+	/* "stats.cpu_time": a stat the session's own cpu_time shadows in metrics */
+	return !strncmp(name, "stats.", 6) &&
+	       rs_runview_num(json_object_get(run, "stats"), name + 6, out);
 }
 
 /*
@@ -116,4 +121,104 @@ int rs_runview_same_machine(const json_t *a, const json_t *b, const char **why)
 		}
 	}
 	return 1;
+}
+
+/* The last '.'-part of a flattened key: "sim.months" -> "months". */
+static const char *last_part(const char *key)
+{
+	const char *dot = strrchr(key, '.');
+
+	return dot ? dot + 1 : key;
+}
+
+static int is_vary(const char *key, const char *vary)
+{
+	return vary && (!strcmp(key, vary) || !strcmp(last_part(key), last_part(vary)));
+}
+
+static void value_text(const json_t *v, char *out, size_t n)
+{
+	if (json_is_string(v))
+		snprintf(out, n, "'%s'", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(out, n, "%lld", (long long)json_integer_value(v));
+	else if (json_is_number(v))
+		snprintf(out, n, "%.15g", json_number_value(v));
+	else if (json_is_true(v) || json_is_false(v))
+		snprintf(out, n, "%s", json_is_true(v) ? "true" : "false");
+	else
+		snprintf(out, n, "%s", v ? "(a value)" : "(none)");
+}
+
+/* The stats of a run.json, or the metrics of an index line (which carry
+ * every numeric stat). */
+static const json_t *config_stats(const json_t *run)
+{
+	const json_t *st = json_object_get(run, "stats");
+
+	return json_is_object(st) && json_object_size(st) ? st : json_object_get(run, "metrics");
+}
+
+int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
+			   char *why, size_t why_len)
+{
+	const json_t *sa = config_stats(a), *sb = config_stats(b);
+	const json_t *aa = json_object_get(a, "args"), *ab = json_object_get(b, "args");
+	const char *key;
+	json_t *v;
+	size_t i;
+	char x[64], y[64];
+
+	for (i = 0; i < sizeof(workload_keys) / sizeof(workload_keys[0]); i++) {
+		const char *ka = NULL, *kb = NULL;
+		double va, vb;
+
+		if (!lookup_suffix(sa, workload_keys[i], &ka, &va) ||
+		    !lookup_suffix(sb, workload_keys[i], &kb, &vb) || is_vary(ka, vary))
+			continue;
+		if (va != vb) {
+			if (why)
+				snprintf(why, why_len, "%s %.15g, not %.15g", ka, va, vb);
+			return 0;
+		}
+	}
+	if (!json_is_object(aa) || !json_is_object(ab) || !json_object_size(aa) ||
+	    !json_object_size(ab))
+		return 1; /* arguments not recorded on one side: unknown */
+	json_object_foreach((json_t *)aa, key, v) {
+		const json_t *w = json_object_get(ab, key);
+
+		if (is_vary(key, vary) || (w && json_equal(v, (json_t *)w)))
+			continue;
+		if (why) {
+			value_text(v, x, sizeof(x));
+			value_text(w, y, sizeof(y));
+			snprintf(why, why_len, "argument %s %s, not %s", key, x, y);
+		}
+		return 0;
+	}
+	json_object_foreach((json_t *)ab, key, v) {
+		if (is_vary(key, vary) || json_object_get(aa, key))
+			continue;
+		if (why) {
+			value_text(v, y, sizeof(y));
+			snprintf(why, why_len, "argument %s (none), not %s", key, y);
+		}
+		return 0;
+	}
+	return 1;
+}
+
+const char *rs_runview_accepted(const json_t *run)
+{
+	const char *r = rs_runview_str(json_object_get(run, "meta"), "accept", NULL);
+
+	return r && *r ? r : NULL;
+}
+
+const char *rs_runview_session_oid(const json_t *run)
+{
+	const char *oid = rs_runview_str(json_object_get(run, "session"), "oid", NULL);
+
+	return oid && *oid ? oid : NULL;
 }

@@ -17,7 +17,8 @@ const char *rs_runview_str(const json_t *obj, const char *key, const char *fallb
 /* A numeric member (integer or real) of `obj`: 1 and *out set, or 0. */
 int rs_runview_num(const json_t *obj, const char *key, double *out);
 
-/* run["metrics"][name], falling back to run["stats"][name]: 1 or 0. */
+/* run["metrics"][name], falling back to run["stats"][name]; "stats.NAME"
+ * reaches a stat that a session metric of the same name shadows. 1 or 0. */
 int rs_runview_metric(const json_t *run, const char *name, double *out);
 
 /*
@@ -36,5 +37,24 @@ int rs_runview_workload(const json_t *run, const char *per,
  * On a mismatch *why gets the name of the first differing field.
  */
 int rs_runview_same_machine(const json_t *a, const json_t *b, const char **why);
+
+/*
+ * Whether two runs ran the same configuration: the same value for every
+ * workload stat (months, population, n_individuals... as in
+ * rs_runview_workload) that both record, except `vary` (the workload key
+ * time is normalised by; NULL: none), and, when both record arguments
+ * ("args", the flattened *.args.json), the same arguments (again except
+ * `vary`). On a difference `why` gets e.g. "population 100, not 400"
+ * (a's value first) and 0 is returned.
+ */
+int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
+			   char *why, size_t why_len);
+
+/* Whether the run is marked as an accepted (intended) slowdown: its
+ * meta "accept" (a reason), else NULL. */
+const char *rs_runview_accepted(const json_t *run);
+
+/* The oid of the run's main session, or NULL. */
+const char *rs_runview_session_oid(const json_t *run);
 
 #endif

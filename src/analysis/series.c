@@ -11,6 +11,7 @@
 #include "analysis/check.h"
 #include "analysis/diff.h"
 #include "analysis/runview.h"
+#include "session/summary.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -359,13 +360,57 @@ static int fill_functions(struct rs_trend *t, const json_t *chosen,
 	int err = 0;
 
 	for (i = 0; i < t->n; i++) {
-		const json_t *fs = json_object_get(json_object_get(runs[i], "summary"),
-						   "functions");
+		const json_t *sum = json_object_get(runs[i], "summary");
+		const json_t *fs = json_object_get(sum, "functions");
+		const json_t *more = json_object_get(sum, "more_functions");
+		const json_t *rows = json_object_get(more, "rows");
+		const json_t *files = json_object_get(more, "files");
+		int has_ran = json_is_string(json_object_get(sum, "ran"));
+		const char *k;
+		json_t *at0;
 
 		if (!json_is_array(fs))
 			continue; /* no summary: unknown, stays NAN */
-		for (j = 0; j < t->n_funcs; j++)
-			t->funcs[j].v[i] = 0; /* summary without it: no own time */
+		/* Not stored: 0 only when the run says it did not run at all;
+		 * below the stored floor (or an older summary's cut) is unknown. */
+		json_object_foreach((json_t *)chosen, k, at0) {
+			const char *sep = strchr(k, '\x1f');
+			size_t q = (size_t)json_integer_value(at0);
+			int ran = -1;
+
+			if (q >= t->n_funcs)
+				continue;
+			if (has_ran && sep) {
+				char *bare = strndup(k, (size_t)(sep - k));
+
+				if (bare)
+					ran = rs_summary_ran(sum, bare, sep + 1);
+				free(bare);
+			}
+			t->funcs[q].v[i] = ran == 0 || !has_ran ? 0 : NAN;
+		}
+		for (j = 0; json_is_array(rows) && j < json_array_size(rows); j++) {
+			const json_t *row = json_array_get(rows, j);
+			const json_t *fl = json_array_get(files, (size_t)json_integer_value(
+								 json_array_get(row, 1)));
+			const json_t *at;
+			size_t q;
+
+			if (!json_is_string(json_array_get(row, 0)) || !json_is_string(fl))
+				continue;
+			rs_buf_clear(&key);
+			err = rs_buf_printf(&key, "%s\x1f%s", json_string_value(json_array_get(row, 0)),
+					    json_string_value(fl));
+			if (err)
+				goto out;
+			at = json_object_get(chosen, key.ptr);
+			if (!at)
+				continue;
+			q = (size_t)json_integer_value(at);
+			if (isnan(t->funcs[q].v[i]))
+				t->funcs[q].v[i] = 0;
+			t->funcs[q].v[i] += (double)json_integer_value(json_array_get(row, 3)) / 1e6;
+		}
 		for (j = 0; j < json_array_size(fs); j++) {
 			const json_t *f = json_array_get(fs, j);
 			const json_t *at;
@@ -377,6 +422,8 @@ static int fill_functions(struct rs_trend *t, const json_t *chosen,
 			at = json_object_get(chosen, key.ptr);
 			if (!at || !rs_runview_num(f, "self", &self))
 				continue;
+			if (isnan(t->funcs[json_integer_value(at)].v[i]))
+				t->funcs[json_integer_value(at)].v[i] = 0;
 			t->funcs[json_integer_value(at)].v[i] += self;
 		}
 	}
@@ -431,6 +478,65 @@ static int add_metric_series(struct rs_trend *t, size_t *alloc, const char *name
 static char *dup_str(const json_t *o, const char *key)
 {
 	return strdup(rs_runview_str(o, key, ""));
+}
+
+/* Distinct configurations told apart when choosing the trend's reference. */
+#define CONFIGS_MAX 16
+
+/* Like with like: see rs_trend_build. */
+static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
+			   const struct rs_trend_opts *o)
+{
+	const char *vary = NULL;
+	size_t rep[CONFIGS_MAX], count[CONFIGS_MAX], n_rep = 0, ref, i, j;
+	double w;
+
+	if (!t->n)
+		return;
+	if (!rs_runview_workload(runs[t->n - 1], o ? o->per : NULL, &vary, &w))
+		vary = NULL;
+	/* The reference: the configuration most runs share (the newest on a
+	 * tie), so one odd run at the end does not hide the history. */
+	for (i = t->n; i-- > 0;) {
+		for (j = 0; j < n_rep; j++)
+			if (rs_runview_same_config(runs[rep[j]], runs[i], vary, NULL, 0))
+				break;
+		if (j < n_rep) {
+			count[j]++;
+		} else if (n_rep < CONFIGS_MAX) {
+			rep[n_rep] = i;
+			count[n_rep++] = 1;
+		}
+	}
+	ref = rep[0];
+	for (j = 1, i = count[0]; j < n_rep; j++)
+		if (count[j] > i) {
+			i = count[j];
+			ref = rep[j];
+		}
+	for (i = 0; i < t->n; i++) {
+		const char *oid = rs_runview_session_oid(runs[i]);
+		char why[sizeof(t->excluded_why)];
+		int out = 0;
+
+		if (!rs_runview_same_config(runs[i], runs[ref], vary, why, sizeof(why))) {
+			if (!t->n_excluded || !t->excluded_why[0])
+				memcpy(t->excluded_why, why, sizeof(why));
+			out = 1;
+		}
+		for (j = 0; !out && oid && j < i; j++) {
+			const char *o2 = rs_runview_session_oid(runs[j]);
+
+			out = o2 && !strcmp(o2, oid);
+		}
+		if (!out)
+			continue;
+		t->n_excluded++;
+		for (j = 0; j < t->n_metrics; j++)
+			t->metrics[j].v[i] = NAN;
+		for (j = 0; j < t->n_funcs; j++)
+			t->funcs[j].v[i] = NAN;
+	}
 }
 
 int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
@@ -528,6 +634,7 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 		err = fill_functions(t, chosen, runs);
 	if (err)
 		goto out;
+	exclude_unlike(t, runs, o);
 	for (i = 0; i < t->n_metrics; i++)
 		t->metrics[i].n_changes = rs_changepoints(t->metrics[i].v, n, min_step,
 							  t->metrics[i].changes, MAX_CHANGES);

@@ -25,6 +25,10 @@ struct rs_trend {
 	struct rs_series *funcs;      /* own time (seconds) of the top functions */
 	size_t n_funcs;
 	char *workload_key;           /* NULL when no workload was found */
+	size_t n_excluded;            /* runs left out (values NAN): another
+	                                 configuration than most runs, or
+	                                 a repeated record of one session */
+	char excluded_why[160];       /* the first configuration difference */
 };
 
 struct rs_trend_opts {
@@ -41,7 +45,11 @@ struct rs_trend_opts {
 
 /*
  * Build the series over `runs` (run.json objects or index lines, oldest
- * first; borrowed). Function series need the runs' "summary"; runs
+ * first; borrowed). Like with like: runs of another configuration than
+ * the one most runs share (the newest run's on a tie; see
+ * rs_runview_same_config; the workload key may vary)
+ * and repeated records of a session get NAN everywhere, so a run with 4x
+ * the population does not hide a +13% step. Function series need the runs' "summary"; runs
  * without one get NAN there. A requested function matches on its name
  * ("fn" or "Class.fn"). *out is the caller's (rs_trend_free).
  */

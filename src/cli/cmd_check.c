@@ -11,6 +11,7 @@
 #include "analysis/check.h"
 #include "analysis/render.h"
 #include "cli/cli.h"
+#include "analysis/owncode.h"
 #include "cli/runsel.h"
 #include "util/error.h"
 
@@ -21,11 +22,14 @@
 #define HISTORY_DEFAULT 24
 #define METRICS_MAX 32
 
+/* Entries of "own_code" in .results.json used, at most. */
+#define OWN_SPECS_MAX 64
+
 static const char usage[] =
 	"usage: results check [<run-or-commit>] [--baseline <run-or-commit> | --window N]\n"
 	"                     [--threshold PCT] [--metric NAME]... [--branch NAME]\n"
-	"                     [--per KEY | --no-workload] [--format text|markdown|json]\n"
-	"                     [-o FILE]\n"
+	"                     [--per KEY | --no-workload] [--strict]\n"
+	"                     [--format text|markdown|json] [-o FILE]\n"
 	"\n"
 	"Decide whether a run (default: the newest, on --branch if given) is\n"
 	"slower than its baseline: by default the runs of the previous profiled\n"
@@ -42,12 +46,22 @@ static const char usage[] =
 	"(any numeric metric or stat, e.g. mem.peak_mb; higher is worse). When\n"
 	"the runs record a workload (months, population, n_individuals... or\n"
 	"--per KEY), time is judged per unit of it, so a commit that simulates\n"
-	"more is not called slower. The report names the metrics and the\n"
-	"functions whose own time grew. --format markdown suits\n"
-	"$GITHUB_STEP_SUMMARY or a pull-request comment.\n"
+	"more is not called slower; with the same workload on both sides time is\n"
+	"compared as is. Runs of another configuration (another population,\n"
+	"months or recorded argument, apart from the workload key time is\n"
+	"normalised by) are never the baseline: with no comparable run the check\n"
+	"says so and passes, or fails with status 2 under --strict. A session\n"
+	"recorded twice (same oid) counts once. A run recorded with\n"
+	"--meta accept=REASON is an accepted slowdown: reported, exit 0.\n"
 	"\n"
-	"exit status: 0 no regression, 1 regression, 2 error (bad usage, not a\n"
-	"results repository, unknown run, unreadable run files).\n";
+	"The report names the metrics and the frames responsible, by total time,\n"
+	"the project's own code first (\"own_code\" in .results.json; default:\n"
+	"not site-packages, dist-packages or the standard library). --format\n"
+	"markdown suits $GITHUB_STEP_SUMMARY or a pull-request comment.\n"
+	"\n"
+	"exit status: 0 no regression (or nothing comparable), 1 regression,\n"
+	"2 error (bad usage, not a results repository, unknown run, unreadable\n"
+	"run files; with --strict, no comparable baseline).\n";
 
 static const struct option options[] = {
 	{ "baseline", required_argument, NULL, 'b' },
@@ -57,6 +71,7 @@ static const struct option options[] = {
 	{ "branch", required_argument, NULL, 'B' },
 	{ "per", required_argument, NULL, 'p' },
 	{ "no-workload", no_argument, NULL, 'W' },
+	{ "strict", no_argument, NULL, 'S' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
@@ -75,7 +90,10 @@ static int run(int argc, char **argv)
 	struct rs_buf out = RS_BUF_INIT;
 	json_t *hj = NULL, *hist[HISTORY_MAX];
 	size_t n_hist = 0, i, pos;
-	int opt, err, status = RS_EXIT_OK, opened = 0;
+	struct rs_owncode own = { NULL, 0 };
+	const char *own_specs[OWN_SPECS_MAX];
+	json_t *config = NULL;
+	int opt, err, status = RS_EXIT_OK, opened = 0, strict = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -108,6 +126,7 @@ static int run(int argc, char **argv)
 		case 'B': branch = optarg; break;
 		case 'p': copts.per = optarg; break;
 		case 'W': copts.no_workload = 1; break;
+		case 'S': strict = 1; break;
 		case 'f':
 			if (rs_format_parse(&fmt, optarg))
 				return rs_cli_error(RS_EXIT_USAGE);
@@ -129,6 +148,11 @@ static int run(int argc, char **argv)
 	opened = 1;
 	if (status)
 		goto out;
+	/* the project's own code, from the committed config */
+	config = rs_runsel_config(&sel);
+	own.n_specs = rs_owncode_from_config(config, own_specs, OWN_SPECS_MAX);
+	own.specs = own_specs;
+	copts.own = &own;
 	if (optind == argc - 1) {
 		status = rs_runsel_resolve(&head, &sel, argv[optind]);
 		if (status)
@@ -188,12 +212,17 @@ static int run(int argc, char **argv)
 	status = rs_runsel_write(output, &out);
 	if (!status && res->regressed)
 		status = RS_EXIT_REGRESSION;
+	if (!status && strict && !res->n_baseline)
+		status = rs_cli_fail(RS_EXIT_USAGE, "no comparable baseline for run '%s' "
+				     "(--strict); record a run of the same configuration "
+				     "on this machine first", res->head_id);
 out:
 	rs_check_free(res);
 	json_decref(hj);
 	for (i = 0; i < n_hist; i++)
 		json_decref(hist[i]);
 	rs_buf_release(&out);
+	json_decref(config);
 	if (opened)
 		rs_runsel_close(&sel);
 	return status;

@@ -11,19 +11,26 @@
 #include "analysis/diff.h"
 #include "analysis/render.h"
 #include "cli/cli.h"
+#include "analysis/owncode.h"
 #include "cli/runsel.h"
 #include "util/error.h"
+
+/* Entries of "own_code" in .results.json used, at most. */
+#define OWN_SPECS_MAX 64
 
 static const char usage[] =
 	"usage: results compare <run-or-commit> <run-or-commit>\n"
 	"                       [--format text|markdown|json] [--top N]\n"
-	"                       [--per KEY | --no-workload] [--deep] [-o FILE]\n"
+	"                       [--per KEY | --no-workload] [--deep [--html FILE]]\n"
+	"                       [-o FILE]\n"
 	"\n"
 	"Compare two recorded runs, the first being the base: every metric both\n"
 	"runs have (duration, CPU time, samples, numeric stats) with absolute and\n"
-	"relative change; the functions whose own and total time changed most,\n"
-	"in seconds and as a share of samples; new and vanished functions; and\n"
-	"renames (same file and first line, another name) shown as renames.\n"
+	"relative change; where added time went (by total time, the project's\n"
+	"own code first); the functions whose own and total time changed most,\n"
+	"in seconds and as a share of the sampled time; new and vanished\n"
+	"functions (new: did not run at all in the base); and renames (same file\n"
+	"and first line, or nearby with a similar time) shown as renames.\n"
 	"\n"
 	"When both runs record a workload in their stats (months, population,\n"
 	"n_individuals ... or the key given with --per), time metrics are also\n"
@@ -32,7 +39,11 @@ static const char usage[] =
 	"or $GITHUB_STEP_SUMMARY.\n"
 	"\n"
 	"--deep also reads the two raw sessions (fetched on demand, see 'results\n"
-	"fetch') and reports the call paths whose total time changed most.\n"
+	"fetch') and reports the functions that did not run in the base and the\n"
+	"call paths whose total time changed most, renamed functions matched\n"
+	"under their new names. --html FILE also writes a differential flame graph:\n"
+	"the head's call paths coloured by their change against the base, one\n"
+	"self-contained page.\n"
 	"\n"
 	"exit status: 0 ok, 2 bad usage, 3 not a results repository,\n"
 	"4 unknown or ambiguous run or commit, 5 remote unreachable and 6 session\n"
@@ -44,6 +55,7 @@ static const struct option options[] = {
 	{ "per", required_argument, NULL, 'p' },
 	{ "no-workload", no_argument, NULL, 'W' },
 	{ "deep", no_argument, NULL, 'd' },
+	{ "html", required_argument, NULL, 'H' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -53,15 +65,18 @@ int cmd_compare(int argc, char **argv)
 {
 	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
 	const struct rs_run_entry *a = NULL, *b = NULL;
-	struct rs_diff_opts dopts = { NULL, 0 };
+	struct rs_diff_opts dopts = { NULL, 0, NULL };
 	enum rs_format fmt = RS_FORMAT_TEXT;
 	struct rs_diff *d = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	json_t *ra = NULL, *rb = NULL;
-	const char *output = NULL;
+	const char *output = NULL, *html = NULL;
 	size_t top = 10;
 	struct rs_buf sa = RS_BUF_INIT, sb = RS_BUF_INIT;
 	struct rs_deep_diff *dd = NULL;
+	struct rs_owncode own = { NULL, 0 };
+	const char *own_specs[OWN_SPECS_MAX];
+	json_t *config = NULL;
 	int opt, err, status = RS_EXIT_OK, opened = 0, deep = 0;
 
 	optind = 1;
@@ -84,6 +99,7 @@ int cmd_compare(int argc, char **argv)
 		case 'W': dopts.no_workload = 1; break;
 		case 'o': output = optarg; break;
 		case 'd': deep = 1; break;
+		case 'H': html = optarg; break;
 		default:
 			return rs_cli_fail(RS_EXIT_USAGE,
 					   "unknown option '%s'; see 'results compare --help'",
@@ -93,10 +109,18 @@ int cmd_compare(int argc, char **argv)
 	if (optind != argc - 2)
 		return rs_cli_fail(RS_EXIT_USAGE, "give two runs or commits, base first; "
 				   "see 'results compare --help'");
+	if (html && !deep)
+		return rs_cli_fail(RS_EXIT_USAGE, "--html needs --deep (the flame graph is "
+				   "built from the sessions)");
 	status = rs_runsel_open(&sel);
 	opened = 1;
 	if (status)
 		goto out;
+	/* the project's own code, from the committed config */
+	config = rs_runsel_config(&sel);
+	own.n_specs = rs_owncode_from_config(config, own_specs, OWN_SPECS_MAX);
+	own.specs = own_specs;
+	dopts.own = &own;
 	status = rs_runsel_resolve(&a, &sel, argv[optind]);
 	if (!status)
 		status = rs_runsel_resolve(&b, &sel, argv[optind + 1]);
@@ -115,7 +139,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	err = rs_diff_runs(&d, ra, rb, &dopts);
 	if (!err && deep)
-		err = rs_deep_diff_sessions(&dd, sa.ptr, sb.ptr, 0);
+		err = rs_deep_diff_sessions_with(&dd, sa.ptr, sb.ptr, 0, d);
 	if (!err && deep && fmt == RS_FORMAT_JSON) {
 		/* one JSON document: {"summary": <diff>, "deep": <paths>} */
 		struct rs_buf a1 = RS_BUF_INIT, a2 = RS_BUF_INIT;
@@ -133,6 +157,23 @@ int cmd_compare(int argc, char **argv)
 		if (!err && deep)
 			err = rs_render_deep(&out, dd, fmt, top);
 	}
+	if (!err && html) {
+		struct rs_buf page = RS_BUF_INIT, title = RS_BUF_INIT;
+
+		err = rs_buf_printf(&title, "%s -> %s: differential flame graph", d->base_id, d->head_id);
+		if (!err)
+			err = rs_deep_flame_html(&page, dd, title.ptr);
+		if (!err) {
+			status = rs_runsel_write(html, &page);
+			if (status) {
+				rs_buf_release(&page);
+				rs_buf_release(&title);
+				goto out;
+			}
+		}
+		rs_buf_release(&page);
+		rs_buf_release(&title);
+	}
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
@@ -146,6 +187,7 @@ out:
 	json_decref(ra);
 	json_decref(rb);
 	rs_buf_release(&out);
+	json_decref(config);
 	if (opened)
 		rs_runsel_close(&sel);
 	return status;

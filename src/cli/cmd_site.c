@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/deep.h"
 #include "analysis/html.h"
+#include "analysis/runview.h"
 #include "analysis/series.h"
 #include "cli/cli.h"
 #include "cli/runsel.h"
@@ -26,7 +28,9 @@ static const char usage[] =
 	"Write a static site into <dir> (created if needed): index.html with a\n"
 	"sortable table of the newest --limit runs (default 1000), one page per\n"
 	"run under runs/ with its metrics, stats, top functions and expandable\n"
-	"call tree, and trends.html with the trend charts (function series from\n"
+	"call tree and a differential flame graph against the run before it\n"
+	"(runs/<id>.diff.html, from the stored call trees), and trends.html with\n"
+	"the trend charts (function series from\n"
 	"the newest --summaries runs, default 100). Pages are self-contained:\n"
 	"no network is needed to view them. --commit-url links commits, e.g.\n"
 	"'https://github.com/ORG/REPO/commit/{commit}'.\n"
@@ -63,6 +67,42 @@ static int write_page(const char *dir, const char *name, const struct rs_buf *b)
 	return err;
 }
 
+/*
+ * runs/<head_id>.diff.html: the differential flame graph of the newer run
+ * `head` (the previous iteration) against `base`, the run recorded before
+ * it, from their stored call trees. Nothing for the newest-first loop's
+ * first run or a run without a tree.
+ */
+static int flame_page(const char *dir, const json_t *head, const json_t *base,
+		      const char *head_id)
+{
+	struct rs_deep_diff *d = NULL;
+	struct rs_buf page = RS_BUF_INIT, name = RS_BUF_INIT, title = RS_BUF_INIT;
+	int err;
+
+	if (!head)
+		return 0;
+	err = rs_deep_diff_trees(&d, base, head);
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		return 0;
+	}
+	if (!err)
+		err = rs_buf_printf(&title, "%s: differential flame graph against %s", head_id,
+				    rs_runview_str(base, "id", "the run before"));
+	if (!err)
+		err = rs_deep_flame_html(&page, d, title.ptr);
+	if (!err)
+		err = rs_buf_printf(&name, "runs/%s.diff.html", head_id);
+	if (!err)
+		err = write_page(dir, name.ptr, &page);
+	rs_deep_diff_free(d);
+	rs_buf_release(&page);
+	rs_buf_release(&name);
+	rs_buf_release(&title);
+	return err;
+}
+
 int cmd_site(int argc, char **argv)
 {
 	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
@@ -74,6 +114,7 @@ int cmd_site(int argc, char **argv)
 	json_t **newest_first = NULL, **oldest_first = NULL;
 	struct rs_trend *t = NULL;
 	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
+	json_t *prev = NULL;
 	int opt, err = 0, status = RS_EXIT_OK, opened = 0;
 
 	optind = 1;
@@ -136,7 +177,14 @@ int cmd_site(int argc, char **argv)
 			goto out;
 		rs_buf_clear(&out);
 		rs_buf_clear(&sub);
-		err = rs_html_run_page(&out, run, &run_links);
+		err = flame_page(dir, prev, run, picked[i > 0 ? i - 1 : 0]->id);
+		json_decref(prev);
+		prev = json_incref(run);
+		if (!err && i + 1 < n && rs_buf_printf(&sub, "%s.diff.html", picked[i]->id) == 0)
+			json_object_set_new(run, "diff_page", json_string(sub.ptr));
+		rs_buf_clear(&sub);
+		if (!err)
+			err = rs_html_run_page(&out, run, &run_links);
 		if (!err)
 			err = rs_buf_printf(&sub, "runs/%s.html", picked[i]->id);
 		if (!err)
@@ -181,6 +229,7 @@ int cmd_site(int argc, char **argv)
 	}
 	fprintf(stderr, "wrote %s: index.html, trends.html and %zu run pages\n", dir, pages);
 out:
+	json_decref(prev);
 	rs_trend_free(t);
 	for (i = 0; newest_first && i < n; i++)
 		json_decref(newest_first[i]);

@@ -212,3 +212,20 @@ int rs_runsel_session_path(struct rs_buf *path, struct rs_runsel *sel,
 		return rs_cli_report(RS_EGENERIC);
 	return RS_EXIT_OK;
 }
+
+json_t *rs_runsel_config(struct rs_runsel *s)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	json_t *j = NULL;
+
+	if (s->repo && !rs_repo_read_tree_file(s->repo, NULL, RS_REPO_MARKER,
+						RS_REPO_MARKER_MAX, &text) && text.len)
+		j = json_loadb(text.ptr, text.len, 0, NULL);
+	rs_buf_release(&text);
+	rs_error_clear();
+	if (!json_is_object(j)) {
+		json_decref(j);
+		j = json_object();
+	}
+	return j;
+}

@@ -48,6 +48,13 @@ int rs_runsel_session_path(struct rs_buf *path, struct rs_runsel *s,
 /* An index entry as a JSON object shaped like run.json (caller's). */
 json_t *rs_runsel_entry_json(const struct rs_run_entry *e);
 
+/*
+ * The committed results config (.results.json in HEAD) as a JSON object
+ * (caller's); an empty object when there is none or it does not parse,
+ * so that analysis settings in it (e.g. "own_code") stay optional.
+ */
+json_t *rs_runsel_config(struct rs_runsel *s);
+
 /* Write `b` to `path` ("-" or NULL: stdout). */
 int rs_runsel_write(const char *path, const struct rs_buf *b);
 

@@ -255,6 +255,8 @@ int rs_summary_new(struct rs_summary **out, const struct rs_summary_options *opt
 		s->opt.top_files = 30;
 	if (!(s->opt.prune_fraction > 0))
 		s->opt.prune_fraction = 0.005;
+	if (!(s->opt.floor_share > 0))
+		s->opt.floor_share = RS_SUMMARY_FLOOR;
 	if (!s->opt.max_depth)
 		s->opt.max_depth = 40;
 	if (!s->opt.max_nodes || s->opt.max_nodes > RS_SUMMARY_MAX_NODES)
@@ -365,7 +367,12 @@ static int add_function(const struct rs_summary *s, json_t *arr, uint32_t id)
 	return 0;
 }
 
-static int build_functions(const struct rs_summary *s, json_t *arr)
+static int build_more(const struct rs_summary *s, uint32_t n, const unsigned char *pick,
+		      json_t **out);
+static int build_ran(const struct rs_summary *s, uint32_t n, json_t **out);
+
+static int build_functions(const struct rs_summary *s, json_t *arr, json_t **more,
+			   json_t **ran)
 {
 	uint32_t n = rs_session_parser_function_count(s->parser), i, m = 0;
 	struct rank *r = NULL;
@@ -400,10 +407,189 @@ static int build_functions(const struct rs_summary *s, json_t *arr)
 	for (i = 0; i < m && !err; i++)
 		if (pick[r[i].id])
 			err = add_function(s, arr, r[i].id);
+	if (!err)
+		err = build_more(s, n, pick, more);
+	if (!err)
+		err = build_ran(s, n, ran);
 out:
 	free(r);
 	free(pick);
 	return err;
+}
+
+/* ---- every function that ran, and every one above the floor ---------- */
+
+static const char b64[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+uint32_t rs_summary_name_hash(const char *function, const char *file)
+{
+	uint32_t h = 2166136261u;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)function; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	h = (h ^ 0x1f) * 16777619u;
+	for (p = (const unsigned char *)file; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return (h ^ (h >> 24)) & 0xffffffu;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "ran": the sorted, distinct 24-bit name hashes, 4 base64 digits each. */
+static int build_ran(const struct rs_summary *s, uint32_t n, json_t **out)
+{
+	uint32_t *h = malloc((n ? n : 1) * sizeof(*h)), i, m = 0, k = 0;
+	char *text = NULL;
+	int err = 0;
+
+	if (!h)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < n; i++)
+		if (s->funcs[i].total_n) {
+			const struct rs_session_function *fn = rs_session_parser_function(s->parser, i);
+
+			h[m++] = rs_summary_name_hash(fn->function, fn->file);
+		}
+	qsort(h, m, sizeof(*h), cmp_u32);
+	text = malloc((size_t)m * 4 + 1);
+	if (!text) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < m; i++) {
+		if (i && h[i] == h[i - 1])
+			continue;
+		text[k++] = b64[(h[i] >> 18) & 63];
+		text[k++] = b64[(h[i] >> 12) & 63];
+		text[k++] = b64[(h[i] >> 6) & 63];
+		text[k++] = b64[h[i] & 63];
+	}
+	text[k] = 0;
+	*out = json_string(text);
+	if (!*out)
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+out:
+	free(h);
+	free(text);
+	return err;
+}
+
+static int b64_val(char c)
+{
+	const char *p = c ? strchr(b64, c) : NULL;
+
+	return p ? (int)(p - b64) : -1;
+}
+
+int rs_summary_ran(const json_t *summary, const char *function, const char *file)
+{
+	const json_t *ran = json_object_get(summary, "ran");
+	const char *t;
+	uint32_t want;
+	size_t lo = 0, hi;
+
+	if (!json_is_string(ran) || !function || !file)
+		return -1;
+	t = json_string_value(ran);
+	hi = json_string_length(ran) / 4;
+	want = rs_summary_name_hash(function, file);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *q = t + mid * 4;
+		int a = b64_val(q[0]), b = b64_val(q[1]), c = b64_val(q[2]), d = b64_val(q[3]);
+		uint32_t v;
+
+		if (a < 0 || b < 0 || c < 0 || d < 0)
+			return -1; /* not ours: unknown */
+		v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 | (uint32_t)d;
+		if (v == want)
+			return 1;
+		if (v < want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/*
+ * "more_functions": the functions not in "functions" whose own or total
+ * time is at least floor_share of the sampled time, compactly: a file
+ * table and one row [function, file index, line, self us, total us] each.
+ */
+static int build_more(const struct rs_summary *s, uint32_t n, const unsigned char *pick,
+		      json_t **out)
+{
+	json_t *o = json_object(), *files = json_array(), *rows = json_array(),
+	       *fidx = json_object();
+	/* at least RS_SUMMARY_FLOOR_SAMPLES samples' worth of time too: in a
+	 * short run 0.1% is two or three samples, which is noise, not a
+	 * measurement, and storing it doubled the bytes of a run */
+	double floor = s->sampled_time * s->opt.floor_share;
+
+	if (s->samples && s->sampled_time * RS_SUMMARY_FLOOR_SAMPLES / (double)s->samples > floor)
+		floor = s->sampled_time * RS_SUMMARY_FLOOR_SAMPLES / (double)s->samples;
+	uint32_t i;
+	int err = 0;
+
+	if (!o || !files || !rows || !fidx) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n && !err; i++) {
+		const struct func_stat *st = &s->funcs[i];
+		const struct rs_session_function *fn;
+		const json_t *at;
+		json_int_t fi;
+
+		if (pick[i] || !st->total_n || (st->total < floor && st->self < floor))
+			continue;
+		fn = rs_session_parser_function(s->parser, i);
+		at = json_object_get(fidx, fn->file);
+		if (at) {
+			fi = json_integer_value(at);
+		} else {
+			fi = (json_int_t)json_array_size(files);
+			if (json_array_append_new(files, json_string(fn->file)) ||
+			    json_object_set_new(fidx, fn->file, json_integer(fi))) {
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+				break;
+			}
+		}
+		if (json_array_append_new(rows, json_pack("[sIIII]", fn->function, fi,
+							   (json_int_t)fn->line,
+							   (json_int_t)(st->self * 1e6 + 0.5),
+							   (json_int_t)(st->total * 1e6 + 0.5))))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	if (!err)
+		err = put(o, "floor", json_real(s->sampled_time > 0 ? floor / s->sampled_time
+								    : s->opt.floor_share));
+	if (!err) {
+		err = put(o, "files", files);
+		files = NULL; /* put() took the reference, or freed it */
+	}
+	if (!err) {
+		err = put(o, "rows", rows);
+		rows = NULL;
+	}
+out:
+	json_decref(files);
+	json_decref(rows);
+	json_decref(fidx);
+	if (err) {
+		json_decref(o);
+		return err;
+	}
+	*out = o;
+	return 0;
 }
 
 static int build_files(const struct rs_summary *s, json_t *arr)
@@ -517,6 +703,7 @@ int rs_summary_json(const struct rs_summary *s, json_t **out)
 {
 	const struct rs_session_header *h = rs_session_parser_header(s->parser);
 	json_t *o = NULL, *funcs = NULL, *files = NULL, *tree = NULL, *sp = NULL;
+	json_t *more = NULL, *ran = NULL;
 	double cut;
 	size_t i;
 	int err;
@@ -533,7 +720,7 @@ int rs_summary_json(const struct rs_summary *s, json_t **out)
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 			goto out;
 		}
-	if ((err = build_functions(s, funcs)) || (err = build_files(s, files)))
+	if ((err = build_functions(s, funcs, &more, &ran)) || (err = build_files(s, files)))
 		goto out;
 	/* a node's share is of the root's total: sampled time under max_depth */
 	cut = s->nodes[0].total * s->opt.prune_fraction;
@@ -561,6 +748,14 @@ int rs_summary_json(const struct rs_summary *s, json_t **out)
 		funcs = NULL;
 	}
 	if (!err) {
+		err = put(o, "more_functions", more);
+		more = NULL;
+	}
+	if (!err) {
+		err = put(o, "ran", ran);
+		ran = NULL;
+	}
+	if (!err) {
 		err = put(o, "files", files);
 		files = NULL;
 	}
@@ -572,6 +767,8 @@ int rs_summary_json(const struct rs_summary *s, json_t **out)
 		err = put(o, "tree_truncated", json_true());
 out:
 	json_decref(funcs);
+	json_decref(more);
+	json_decref(ran);
 	json_decref(files);
 	json_decref(tree);
 	json_decref(sp);
@@ -710,7 +907,13 @@ static void fmt_pct(struct rs_buf *b, double v, double of)
 
 static void fmt_ms(struct rs_buf *b, double secs)
 {
-	rs_buf_printf(b, "%.3g ms", secs * 1000);
+	/* the unit after rounding: "1 ms", never "1e+03 us" or "1e+03 ms" */
+	if (secs >= 0.9995)
+		rs_buf_printf(b, "%.3g s", secs);
+	else if (secs >= 0.9995e-3 || secs == 0)
+		rs_buf_printf(b, "%.3g ms", secs * 1000);
+	else
+		rs_buf_printf(b, "%.3g us", secs * 1e6);
 }
 
 static void md_function_name(struct rs_buf *b, const json_t *f)

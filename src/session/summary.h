@@ -22,6 +22,13 @@
  *                   "self","total","self_samples","total_samples"}],
  *                  (union of the top 50 by self and the top 50 by total,
  *                   sorted by self, then total, descending)
+ *    "more_functions": {"floor": 0.001, "files": [...],
+ *                       "rows": [[function, file index, line, self us, total us]]},
+ *                  (every other function whose own or total time is at
+ *                   least `floor` of the sampled time: 0.1%, or 10
+ *                   samples' worth when that is more)
+ *    "ran": "AbC9...",  (every function that ran: its 24-bit name hash,
+ *                        rs_summary_name_hash, 4 base64 digits each, sorted)
  *    "files": [{"file","self","total"}],   (top 30 by self)
  *    "tree": {"function":"[root]","file":"","line":0,"total","self",
  *             "children":[{"function","file","line","total","self","children"}]},
@@ -33,9 +40,15 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "session/session.h"
 #include "util/buf.h"
+
+/* Share of the sampled time above which every function is stored ... */
+#define RS_SUMMARY_FLOOR 0.001
+/* ... and at least this many samples' worth of time (short runs). */
+#define RS_SUMMARY_FLOOR_SAMPLES 10
 
 /* Call-tree nodes kept while reading; beyond this the tree stops growing. */
 #define RS_SUMMARY_MAX_NODES (1u << 20)
@@ -46,6 +59,7 @@ struct rs_summary_options {
 	double prune_fraction;    /* tree nodes below this share of time are cut; 0: 0.005 */
 	unsigned max_depth;       /* tree levels below the root; 0: 40 */
 	unsigned max_nodes;       /* tree nodes kept while reading; 0: RS_SUMMARY_MAX_NODES */
+	double floor_share;       /* "more_functions" floor; 0: RS_SUMMARY_FLOOR */
 	/*
 	 * Optional: callbacks run after the summary's own for every event,
 	 * so another consumer (a codec, a diff) shares the same single pass.
@@ -81,6 +95,20 @@ int rs_summary_json(const struct rs_summary *s, json_t **out);
 
 /* The summary's parser, for its frame tables (borrowed; lives as long as `s`). */
 const struct rs_session_parser *rs_summary_parser(const struct rs_summary *s);
+
+/*
+ * The 24-bit hash of a function's bare name and file that "ran" holds
+ * (FNV-1a, folded). A false "ran" for a function that did not run has
+ * a chance of about (functions in the run) / 2^24, 1 in 15,000 for a
+ * run of 1,100 functions.
+ */
+uint32_t rs_summary_name_hash(const char *function, const char *file);
+
+/*
+ * Whether a function (bare name, file) ran in the run of `summary`: 1,
+ * 0, or -1 when the summary has no "ran" (recorded by an older version).
+ */
+int rs_summary_ran(const json_t *summary, const char *function, const char *file);
 
 /* Free the summary and its parser. NULL is a no-op. */
 void rs_summary_free(struct rs_summary *s);

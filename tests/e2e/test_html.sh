@@ -63,7 +63,9 @@ pass "trend page renders in headless Chromium"
 # --- site ----------------------------------------------------------------------
 "$RESULTS" site "$T/site" --title "Nightly" 2>/dev/null
 for f in index.html trends.html; do [ -s "$T/site/$f" ] || fail "site lacks $f"; done
-[ "$(ls "$T/site/runs" | wc -l)" = 6 ] || fail "site should have 6 run pages: $(ls "$T/site/runs")"
+[ "$(ls "$T/site/runs" | grep -vc "\.diff\.html$")" = 6 ] || fail "site should have 6 run pages: $(ls "$T/site/runs")"
+# and a differential flame graph for each run that has a run before it (issue 10)
+[ "$(ls "$T/site/runs" | grep -c "\.diff\.html$")" = 5 ] || fail "site should have 5 flame graphs: $(ls "$T/site/runs")"
 grep -q '<details' "$T/site/runs/"*-bbbbbbb.html || fail "run page lacks the call tree"
 python3 "$BROWSER_DIR/check_html.py" site "$T/site" "$T/shots" 6 4 || fail "site in Chromium"
 pass "site renders in headless Chromium: sortable index, run pages with call tree, trends"

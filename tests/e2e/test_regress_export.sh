@@ -55,6 +55,9 @@ frames = s["shared"]["frames"]
 assert all(0 <= i < len(frames) for smp in p["samples"] for i in smp)
 leaf = frames[p["samples"][0][-1]]["name"]
 assert leaf.split(" (")[0].split(".")[-1] == fn(recs[0][0][-1]).split(".")[-1], leaf
+# thread ids change every run: not in frame names (issue 10)
+assert lines[0].startswith("MainThread (<thread>);"), lines[0][:60]
+assert any(f["name"] == "MainThread (<thread>)" and "line" not in f for f in frames), frames[:2]
 PY
 pass "collapsed and speedscope exports match the session (records, stacks, total time)"
 

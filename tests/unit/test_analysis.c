@@ -18,8 +18,11 @@
 #include "analysis/check.h"
 #include "analysis/diff.h"
 #include "analysis/html.h"
+#include "analysis/owncode.h"
 #include "analysis/render.h"
+#include "analysis/runview.h"
 #include "analysis/series.h"
+#include "session/summary.h"
 #include "util/error.h"
 
 /* A function row: name, file, line, own seconds, total seconds. */
@@ -108,7 +111,7 @@ static void test_metric_diff(void **state)
 	json_t *a = model_run("r1", "aaaaaaa1", 1.0), *b = model_run("r2", "bbbbbbb2", 1.0);
 	const struct rs_metric_delta *m;
 	struct rs_diff *d = NULL;
-	struct rs_diff_opts o = { NULL, 1 };
+	struct rs_diff_opts o = { NULL, 1, NULL };
 
 	(void)state;
 	json_object_set_new(json_object_get(b, "metrics"), "duration", json_real(11.0));
@@ -252,7 +255,7 @@ static void test_workload_normalised(void **state)
 
 	/* --per picks a key explicitly; an unknown key means no normalising */
 	{
-		struct rs_diff_opts o = { "nonexistent", 0 };
+		struct rs_diff_opts o = { "nonexistent", 0, NULL };
 
 		assert_int_equal(rs_diff_runs(&d, a, b, &o), 0);
 		assert_null(d->workload_key);
@@ -315,9 +318,12 @@ static void test_check_flags_new_function(void **state)
 	assert_true(r->regressed);
 	assert_int_equal(r->n_baseline, 1); /* default: the previous commit's runs */
 	assert_string_equal(r->baseline_commit, "c2");
-	assert_true(check_metric(r, "duration/sim.months")->regressed);
-	assert_true(check_metric(r, "duration/sim.months")->gating);
-	assert_false(check_metric(r, "duration")->gating);
+	/* the same 12 months on both sides: one row per fact, no per-unit rows */
+	assert_true(check_metric(r, "duration")->regressed);
+	assert_true(check_metric(r, "duration")->gating);
+	assert_null(check_metric(r, "duration/sim.months"));
+	assert_null(r->workload_key);
+	assert_string_equal(r->same_workload, "sim.months = 12");
 	assert_true(r->n_responsible >= 1);
 	f = &r->diff->funcs[r->responsible[0]];
 	assert_string_equal(f->function, "check_invariants");
@@ -364,7 +370,7 @@ static void test_check_noise_band(void **state)
 	/* +6% over the median: beyond the 5% threshold, inside the band */
 	head = noisy_run("r4", "c2", 1.06);
 	r = check(head, hist, 3, NULL);
-	m = check_metric(r, "duration/sim.months");
+	m = check_metric(r, "duration");
 	assert_non_null(m);
 	assert_int_equal(m->n_base, 3);
 	assert_true(m->band > 0.06);
@@ -386,7 +392,7 @@ static void test_check_noise_band(void **state)
 	head = noisy_run("r4", "c2", 1.06);
 	r = check(head, &hist[2], 1, NULL);
 	assert_true(r->regressed);
-	assert_true(check_metric(r, "duration/sim.months")->band == 0);
+	assert_true(check_metric(r, "duration")->band == 0);
 	rs_check_free(r);
 
 	/* and a higher threshold lets it pass */
@@ -769,6 +775,21 @@ static void test_html(void **state)
 	assert_non_null(strstr(out.ptr, "model/a&amp;b.py"));
 	assert_int_equal(count(out.ptr, "<details"), 1);
 	assert_non_null(strstr(out.ptr, "Call tree"));
+	/* a stat named like a session metric is not a second cpu_time */
+	rs_buf_clear(&out);
+	json_object_set_new(json_object_get(runs[0], "stats"), "cpu_time", json_real(99));
+	assert_int_equal(rs_html_run_page(&out, runs[0], &links), 0);
+	assert_non_null(strstr(out.ptr, "<tr><td>stats.cpu_time <span class=\"muted\">(a stat, "
+					"not the session's cpu_time under Metrics"));
+	assert_int_equal(count(out.ptr, "<tr><td>cpu_time</td>"), 1);
+	{
+		double v = 0;
+
+		assert_true(rs_runview_metric(runs[0], "stats.cpu_time", &v));
+		assert_true(v == 99);
+		assert_true(rs_runview_metric(runs[0], "cpu_time", &v));
+		assert_true(v != 99);
+	}
 	rs_buf_release(&out);
 	rs_trend_free(t);
 	for (i = 0; i < 6; i++)
@@ -907,6 +928,268 @@ static void test_odd_input(void **state)
 		json_decref(runs[i]);
 }
 
+/* Own code: the default rule and a project's list. */
+static void test_owncode(void **state)
+{
+	const char *specs[] = { "src/popmodel/", "tlo" };
+	struct rs_owncode oc = { specs, 2 };
+	json_t *cfg = json_pack("{s:[s,i,s,s]}", "own_code", "a/", 3, "", "b");
+	const char *got[4];
+
+	(void)state;
+	assert_true(rs_owncode_match(NULL, "/home/me/model/src/sim.py"));
+	assert_false(rs_owncode_match(NULL, "/venv/lib/python3.11/site-packages/pandas/core/frame.py"));
+	assert_false(rs_owncode_match(NULL, "/usr/lib/python3/dist-packages/numpy/core/x.py"));
+	assert_false(rs_owncode_match(NULL, "/usr/lib/python3.11/tokenize.py"));
+	assert_false(rs_owncode_match(NULL, "<built-in>"));
+	assert_false(rs_owncode_match(NULL, "<thread>"));
+	assert_false(rs_owncode_match(NULL, ""));
+	assert_true(rs_owncode_match(&oc, "/ci/work/src/popmodel/events.py"));
+	assert_true(rs_owncode_match(&oc, "/venv/lib/python3.11/site-packages/tlo/methods/x.py"));
+	assert_true(rs_owncode_match(&oc, "/ci/work/tlo.py"));
+	assert_false(rs_owncode_match(&oc, "/ci/work/tlonger/x.py"));
+	assert_false(rs_owncode_match(&oc, "/ci/work/scripts/run.py"));
+	assert_int_equal(rs_owncode_from_config(cfg, got, 4), 2);
+	assert_string_equal(got[0], "a/");
+	assert_string_equal(got[1], "b");
+	json_decref(cfg);
+}
+
+/* A tree node {function, file, total, children}. */
+static json_t *node(const char *fn, const char *file, double total, json_t *kids)
+{
+	return json_pack("{s:s,s:s,s:i,s:f,s:f,s:o}", "function", fn, "file", file, "line", 1,
+			 "total", total, "self", 0.0, "children", kids ? kids : json_array());
+}
+
+/*
+ * Attribution by total time: a new user function with 10 ms of its own
+ * and 1 s in library code below it is named; the wrappers above it
+ * (100% of both runs) and the library frame below it are not first.
+ */
+static void test_explain_by_total(void **state)
+{
+	const char *lib = "/venv/lib/python3.11/site-packages/pandas/frame.py";
+	const struct fn bf[] = {
+		{ "main", "/m/run.py", 1, 0.01, 10.0 },
+		{ "step", "/m/sim.py", 5, 0.01, 6.0 },
+		{ "apply", lib, 9, 3.0, 3.0 },
+		{ "other", "/m/sim.py", 40, 3.9, 3.9 },
+	};
+	const struct fn hf[] = {
+		{ "main", "/m/run.py", 1, 0.01, 11.0 },
+		{ "step", "/m/sim.py", 5, 0.01, 7.0 },
+		{ "apply", lib, 9, 3.99, 3.99 },
+		{ "trace", "/m/sim.py", 60, 0.01, 1.0 },
+		{ "other", "/m/sim.py", 40, 3.9, 3.9 },
+	};
+	json_t *b = make_run("b", "aaaa", "r", 10, 0, bf, 4);
+	json_t *h = make_run("h", "bbbb", "r", 11, 0, hf, 5);
+	struct rs_diff *d = NULL;
+	struct rs_buf out = RS_BUF_INIT;
+	size_t idx[4], n;
+
+	(void)state;
+	json_object_set_new(json_object_get(b, "summary"), "tree",
+		node("[root]", "", 10, json_pack("[o]", node("main", "/m/run.py", 10, json_pack("[oo]",
+			node("step", "/m/sim.py", 6, json_pack("[o]", node("apply", lib, 3, NULL))),
+			node("other", "/m/sim.py", 3.9, NULL))))));
+	json_object_set_new(json_object_get(h, "summary"), "tree",
+		node("[root]", "", 11, json_pack("[o]", node("main", "/m/run.py", 11, json_pack("[oo]",
+			node("step", "/m/sim.py", 7, json_pack("[oo]", node("apply", lib, 3, NULL),
+				node("trace", "/m/sim.py", 1, json_pack("[o]", node("apply", lib, 0.99, NULL))))),
+			node("other", "/m/sim.py", 3.9, NULL))))));
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	n = rs_diff_explain(d, 1, 1, 0.2, idx, 4);
+	/* apply (library) grew only under trace: not named again */
+	assert_int_equal(n, 1);
+	assert_string_equal(d->funcs[idx[0]].function, "trace");
+	assert_int_equal(d->funcs[idx[0]].change, RS_FUNC_NEW);
+	assert_true(d->funcs[idx[0]].own);
+	/* step grew only through trace: a wrapper, not a culprit */
+	for (size_t i = 0; i < n; i++)
+		assert_string_not_equal(d->funcs[idx[i]].function, "step");
+	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_TEXT, 10), 0);
+	assert_non_null(strstr(out.ptr, "where the added time went (total time, own code first):\n"
+					"  trace (sim.py:60): total time - -> 1 s (+1 s, 9.1% of the run), "
+					"own time 10 ms, new function, own code\n\n"));
+	/* main is a root frame, step a wrapper: neither is in the total-time rows */
+	assert_non_null(strstr(out.ptr, "(left out: 1 root frame, 90% or more of both runs, "
+					"and 1 caller whose change is that of a function they call)"));
+	rs_buf_release(&out);
+	rs_diff_free(d);
+	json_decref(b);
+	json_decref(h);
+}
+
+/* "ran" of a summary: the sorted 24-bit hashes of the functions given. */
+static void set_ran(json_t *run, const struct fn *fns, size_t n)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint32_t h[16];
+	char text[16 * 4 + 1];
+	size_t i, j;
+
+	assert_true(n <= 16);
+	for (i = 0; i < n; i++)
+		h[i] = rs_summary_name_hash(fns[i].name, fns[i].file);
+	for (i = 1; i < n; i++) /* insertion sort */
+		for (j = i; j > 0 && h[j - 1] > h[j]; j--) {
+			uint32_t x = h[j];
+
+			h[j] = h[j - 1];
+			h[j - 1] = x;
+		}
+	for (i = 0; i < n; i++) {
+		text[4 * i] = b64[(h[i] >> 18) & 63];
+		text[4 * i + 1] = b64[(h[i] >> 12) & 63];
+		text[4 * i + 2] = b64[(h[i] >> 6) & 63];
+		text[4 * i + 3] = b64[h[i] & 63];
+	}
+	text[4 * n] = 0;
+	json_object_set_new(json_object_get(run, "summary"), "ran", json_string(text));
+}
+
+/*
+ * With the set of functions that ran: a function missing from a stored
+ * list but in the other run's set is "below the floor", never new; one
+ * missing from the set is new; a gone and a new one nearby in one file
+ * with a similar time are a probable rename.
+ */
+static void test_ran_below_and_probable_rename(void **state)
+{
+	const struct fn bf[] = {
+		{ "main", "m/run.py", 1, 0.1, 10.0 },
+		{ "old_name", "m/sim.py", 100, 0.5, 1.0 },
+		{ "tiny", "m/sim.py", 300, 0.001, 0.001 }, /* ran, not stored */
+	};
+	const struct fn hf[] = {
+		{ "main", "m/run.py", 1, 0.1, 10.0 },
+		{ "new_name", "m/sim.py", 104, 0.5, 1.1 },
+		{ "tiny", "m/sim.py", 300, 2.0, 2.0 },
+		{ "fresh", "m/sim.py", 400, 2.0, 2.0 },
+	};
+	json_t *b = make_run("b", "aaaa", "r", 10, 0, bf, 2);
+	json_t *h = make_run("h", "bbbb", "r", 10, 0, hf, 4);
+	struct rs_diff *d = NULL;
+	struct rs_buf out = RS_BUF_INIT;
+	const struct rs_func_delta *f;
+
+	(void)state;
+	set_ran(b, bf, 3);
+	set_ran(h, hf, 4);
+	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "tiny", "m/sim.py"), 1);
+	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "fresh", "m/sim.py"), 0);
+	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "tiny", "m/other.py"), 0);
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	f = find_func(d, "new_name");
+	assert_non_null(f);
+	assert_int_equal(f->change, RS_FUNC_RENAMED);
+	assert_true(f->probable);
+	assert_string_equal(f->old_function, "old_name");
+	f = find_func(d, "tiny");
+	assert_non_null(f);
+	assert_int_equal(f->change, RS_FUNC_CHANGED);
+	assert_true(f->base_below > 0);
+	f = find_func(d, "fresh");
+	assert_non_null(f);
+	assert_int_equal(f->change, RS_FUNC_NEW);
+	assert_int_equal(d->n_below, 1);
+	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_TEXT, 10), 0);
+	assert_non_null(strstr(out.ptr, "  old_name -> new_name (sim.py:104) (probably) "));
+	assert_non_null(strstr(out.ptr, "  tiny (sim.py:300)                                    <0.1%      2 s "));
+	rs_buf_release(&out);
+	rs_diff_free(d);
+	/* three times the time is not a rename */
+	json_real_set(json_object_get(json_array_get(json_object_get(json_object_get(h, "summary"),
+		"functions"), 1), "total"), 3.3);
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	assert_int_equal(find_func(d, "new_name")->change, RS_FUNC_NEW);
+	assert_int_equal(find_func(d, "old_name")->change, RS_FUNC_VANISHED);
+	rs_diff_free(d);
+	json_decref(b);
+	json_decref(h);
+}
+
+/* Numbers as people write them. */
+static void test_render_numbers(void **state)
+{
+	static const struct {
+		double v;
+		const char *want;
+	} nums[] = {
+		{ 30000, "30,000" }, { 1234567, "1,234,567" }, { -30000, "-30,000" },
+		{ 512, "512" }, { 512.5, "512.5" }, { 0.1234, "0.1234" }, { 1999.7, "2,000" },
+		{ 12345.67, "12,345.7" }, { 0, "0" }, { NAN, "-" },
+	}, secs[] = {
+		{ 0.0009996, "1 ms" }, { 0.000999, "999 us" }, { 0.9996, "1 s" },
+		{ 1.234, "1.23 s" }, { 0.0123, "12.3 ms" }, { 1234.4, "1,234 s" }, { 0, "0 s" },
+		{ -0.0015, "-1.5 ms" },
+	};
+	struct rs_buf b = RS_BUF_INIT;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		rs_buf_clear(&b);
+		assert_int_equal(rs_render_number(&b, nums[i].v), 0);
+		assert_string_equal(b.ptr, nums[i].want);
+	}
+	for (i = 0; i < sizeof(secs) / sizeof(secs[0]); i++) {
+		rs_buf_clear(&b);
+		assert_int_equal(rs_render_seconds(&b, secs[i].v), 0);
+		assert_string_equal(b.ptr, secs[i].want);
+	}
+	rs_buf_clear(&b);
+	assert_int_equal(rs_render_metric_value(&b, "population", 30000), 0);
+	assert_string_equal(b.ptr, "30,000");
+	rs_buf_release(&b);
+}
+
+/*
+ * Issue 10's five runs: base, +13% (a new function), a rename, the same
+ * code with 4x the population, the same session recorded twice. The
+ * trend marks the +13% step, not the population change, and leaves the
+ * odd runs out.
+ */
+static void test_trend_like_with_like(void **state)
+{
+	static const double dur[] = { 10, 11.3, 11.3, 45, 45 };
+	static const int pop[] = { 1000, 1000, 1000, 4000, 4000 };
+	json_t *runs[6];
+	struct rs_trend *t = NULL;
+	const struct rs_series *d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		char id[8], commit[8];
+
+		snprintf(id, sizeof(id), "r%zu", i);
+		snprintf(commit, sizeof(commit), "c%zu", i == 4 ? (size_t)3 : i);
+		runs[i] = model_run(id, commit, 1.0);
+		json_object_set_new(json_object_get(runs[i], "metrics"), "duration", json_real(dur[i]));
+		json_object_set_new(json_object_get(runs[i], "stats"), "population", json_integer(pop[i]));
+		json_object_set_new(runs[i], "session", json_pack("{s:s}", "oid", i == 4 ? "o3" : id));
+	}
+	/* and a sixth run of the usual configuration, the newest */
+	runs[5] = model_run("r5", "c5", 1.0);
+	json_object_set_new(json_object_get(runs[5], "metrics"), "duration", json_real(11.35));
+	json_object_set_new(json_object_get(runs[5], "stats"), "population", json_integer(1000));
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 6, NULL), 0);
+	d = rs_trend_metric(t, "duration");
+	assert_non_null(d);
+	assert_true(isnan(d->v[3]) && isnan(d->v[4]));
+	assert_int_equal(t->n_excluded, 2);
+	assert_string_equal(t->excluded_why, "population 4000, not 1000");
+	assert_int_equal(d->n_changes, 1);
+	assert_int_equal(d->changes[0], 1);   /* the +13% step */
+	rs_trend_free(t);
+	for (i = 0; i < 6; i++)
+		json_decref(runs[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -928,6 +1211,11 @@ int main(void)
 		cmocka_unit_test(test_render_diff),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_odd_input),
+		cmocka_unit_test(test_owncode),
+		cmocka_unit_test(test_explain_by_total),
+		cmocka_unit_test(test_ran_below_and_probable_rename),
+		cmocka_unit_test(test_render_numbers),
+		cmocka_unit_test(test_trend_like_with_like),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

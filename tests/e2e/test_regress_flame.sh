@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The differential flame graph of `results compare --deep --html` (issue
+# 10) on two generated runs -- the second with a new function whose time
+# is in the pandas calls it makes -- rendered in headless Chromium
+# (tests/browser/check_flame.js): laid out, the new function one red
+# frame of its share's width, a screenshot with the red subtree and grey
+# callers, no network. Needs: chromium and `npm ci` in tests/browser.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_regress_flame
+
+BROWSER_DIR=$RS_SOURCE_DIR/tests/browser
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+[ -x "$CHROMIUM" ] || fail "no $CHROMIUM: run scripts/install-deps.sh (Debian package chromium)"
+[ -d "$BROWSER_DIR/node_modules/playwright-core" ] ||
+	fail "no playwright-core in $BROWSER_DIR: run scripts/install-deps.sh (npm ci there)"
+
+git init -q "$T/repo"
+cd "$T/repo"
+git config results.remote "file://$T/store"
+printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
+git add .gitattributes && git commit -qm "results repository"
+CLOCK=1796097200
+record() {
+	local sha=$1; shift
+	CLOCK=$((CLOCK + 3600))
+	gen --population 100 --months 3 "$@" -o "$T/s.pyisession"
+	RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
+		--commit "$sha" --branch main --trigger nightly >/dev/null
+}
+record aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa --seed 1
+record bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb --seed 1 --run 2 --new-lib-function trace_contacts:0.14
+"$RESULTS" compare aaaa bbbb --deep --html "$T/flame.html" >/dev/null
+[ -s "$T/flame.html" ] || fail "compare --deep --html wrote nothing"
+node "$BROWSER_DIR/check_flame.js" "$T/flame.html" "$T/shots" trace_contacts || fail "flame graph in Chromium"
+echo "ok - the differential flame graph renders in headless Chromium"
+
+# the static site: one per run, from the stored call trees, linked from the run page
+"$RESULTS" site "$T/site" 2>/dev/null
+HEAD_ID=$("$RESULTS" list --json | python3 -c 'import json,sys; print([r["id"] for r in json.load(sys.stdin) if r["commit"].startswith("bbbb")][0])')
+[ -s "$T/site/runs/$HEAD_ID.diff.html" ] || fail "site: no runs/$HEAD_ID.diff.html"
+grep -q "<a href=\"$HEAD_ID.diff.html\">Differential flame graph</a>" "$T/site/runs/$HEAD_ID.html" \
+	|| fail "site: the run page does not link its flame graph"
+! ls "$T/site/runs/" | grep -q "aaaaaaa.diff.html" || fail "site: the first run has no run before it"
+node "$BROWSER_DIR/check_flame.js" "$T/site/runs/$HEAD_ID.diff.html" "$T/shots-site" trace_contacts \
+	|| fail "site flame graph in Chromium"
+echo "ok - the site has a differential flame graph per run, rendered in headless Chromium"
