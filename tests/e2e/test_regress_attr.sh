@@ -18,6 +18,8 @@ line_after() { sed -n "/$1/{n;p;q}" "$T/out"; }
 git init -q "$T/repo"
 cd "$T/repo"
 git config results.remote "file://$T/store"
+git config lfs.standalonetransferagent results   # results add refuses without it
+git config lfs.customtransfer.results.path "$AGENT"
 printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
 git add .gitattributes && git commit -qm "results repository"
 
