@@ -29,6 +29,7 @@
  * if the whole object matches its oid.
  */
 #include "store/store.h"
+#include "codec/session_codec.h"
 #include "store/chunker.h"
 #include "store/chunkindex.h"
 #include "store/format.h"
@@ -66,6 +67,7 @@ struct rs_store {
 	int level;
 	int threads;
 	uint32_t transform;
+	int generic_only;
 	char *cache_dir;
 	struct rs_chunk_index *index;
 	int index_fresh;
@@ -103,6 +105,7 @@ int rs_store_open(struct rs_store **out, struct rs_remote *remote,
 	}
 	s->threads = opts->threads > 0 ? opts->threads : cpu_count();
 	s->transform = opts->transform;
+	s->generic_only = opts->generic_only;
 	err = rs_chunker_init(&s->chunker, RS_CHUNK_MIN, RS_CHUNK_AVG, RS_CHUNK_MAX);
 	if (!err && opts->cache_dir) {
 		/* One cache folder per remote: name it after the remote's URL. */
@@ -736,9 +739,15 @@ static int fill_segment(struct put_feed *f, int n, int fd, const unsigned char *
 	return 0;
 }
 
-/* One attempt; *again is set when a borrowed pack vanished mid-way. */
+/*
+ * One attempt; *again is set when a borrowed pack vanished mid-way. The
+ * file at `path` is what gets chunked: the object itself (transform 0),
+ * or its transformed bytes, which must hash to `file_id` and be
+ * `file_size` bytes.
+ */
 static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
-		    const char *path, rs_progress_fn progress, void *payload,
+		    const char *path, const struct rs_id *file_id, uint64_t file_size,
+		    uint32_t transform, rs_progress_fn progress, void *payload,
 		    struct rs_store_put_stats *stats, int *again)
 {
 	struct put_state st;
@@ -756,14 +765,14 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 	st.stats = stats;
 	st.m.oid = *oid;
 	st.m.size = size;
-	st.m.transform = s->transform;
+	st.m.transform = transform;
 	memset(&f, 0, sizeof(f));
 	f.nslots = s->threads + 1;
 	f.nseg = 1 + (f.nslots + 2) / 3;
 	f.seg_size = (max + max / 2 + SEGMENT_ALIGN - 1) & ~(SEGMENT_ALIGN - 1);
 	f.progress = progress;
 	f.payload = payload;
-	f.size = size;
+	f.size = file_size;
 	cur = f.nseg - 1; /* the first fill goes to segment 0 */
 	*again = 0;
 
@@ -775,9 +784,9 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		err = rs_error_errno(RS_ENOTFOUND, "cannot open '%s'", path);
 		goto out;
 	}
-	if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != size) {
+	if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != file_size) {
 		err = rs_error_set(RS_ECORRUPT, "'%s' is %lld bytes, but the object should be %llu",
-				   path, (long long)sb.st_size, (unsigned long long)size);
+				   path, (long long)sb.st_size, (unsigned long long)file_size);
 		goto out;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -845,10 +854,10 @@ drain:
 		goto out;
 	/* Before the last pack is sealed: a mismatch then shows nowhere. */
 	rs_sha256_final(whole, &got);
-	if (rs_id_cmp(&got, oid) != 0 || st.m.transformed_size != size) {
+	if (rs_id_cmp(&got, file_id) != 0 || st.m.transformed_size != file_size) {
 		char want_hex[RS_ID_HEXSZ + 1], got_hex[RS_ID_HEXSZ + 1];
 
-		rs_id_to_hex(want_hex, oid);
+		rs_id_to_hex(want_hex, file_id);
 		rs_id_to_hex(got_hex, &got);
 		err = rs_error_set(RS_ECORRUPT, "'%s' does not match object %.12s (its SHA-256 is %.12s): "
 				   "the file changed since git-lfs hashed it", path, want_hex, got_hex);
@@ -908,11 +917,70 @@ out:
 	return err;
 }
 
+/* ---- the session codec hook (transform 1) -------------------------------- */
+
+/*
+ * The object's transformed form when the session codec takes it: the
+ * proven container (rs_codec_encode_file decodes it and checks the oid
+ * before it says yes) in a temporary file, chunked and stored like any
+ * object. Anything the codec declines goes the generic path, unchanged.
+ */
+struct session_encoding {
+	int applies;
+	struct rs_buf path;   /* the container's temporary file */
+	struct rs_id id;      /* its SHA-256 */
+	uint64_t size;
+};
+
+static void session_encoding_release(struct session_encoding *c)
+{
+	if (c->path.ptr)
+		unlink(c->path.ptr);
+	rs_buf_release(&c->path);
+}
+
+static int session_encode(struct rs_store *s, struct session_encoding *c, const struct rs_id *oid,
+			  uint64_t size, const char *path)
+{
+	struct rs_buf container = RS_BUF_INIT, dir = RS_BUF_INIT;
+	int fd = -1, applies = 0, err;
+
+	if (s->generic_only)
+		return 0;
+	err = rs_codec_encode_file(&container, &applies, path, size, oid, NULL);
+	if (err || !applies)
+		goto out;
+	err = tmp_dir_for(&dir, s);
+	if (!err)
+		err = rs_buf_printf(&c->path, "%s/session-XXXXXX", dir.ptr);
+	if (err)
+		goto out;
+	fd = mkstemp(c->path.ptr);
+	if (fd < 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot create a file in '%s'", dir.ptr);
+		rs_buf_release(&c->path);
+		goto out;
+	}
+	err = rs_fs_write_all(fd, container.ptr, container.len);
+	if (close(fd) != 0 && !err)
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", c->path.ptr);
+	if (err)
+		goto out;
+	rs_sha256(&c->id, container.ptr, container.len);
+	c->size = container.len;
+	c->applies = 1;
+out:
+	rs_buf_release(&container);
+	rs_buf_release(&dir);
+	return err;
+}
+
 int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *path, rs_progress_fn progress, void *payload,
 		      struct rs_store_put_stats *stats)
 {
 	struct rs_store_put_stats local;
+	struct session_encoding codec = { 0 };
 	int err, again = 0, attempt;
 
 	if (!stats)
@@ -937,14 +1005,25 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 			return err;
 		s->index_fresh = 1;
 	}
+	err = session_encode(s, &codec, oid, size, path);
+	if (err)
+		return err;
 	/* A second attempt runs without the packs found missing in the first. */
 	for (attempt = 0; attempt < 2; attempt++) {
 		memset(stats, 0, sizeof(*stats));
 		stats->bytes_raw = size;
-		err = put_once(s, oid, size, path, progress, payload, stats, &again);
+		if (codec.applies)
+			err = put_once(s, oid, size, codec.path.ptr, &codec.id, codec.size, RS_TRANSFORM_SESSION,
+				       progress, payload, stats, &again);
+		else
+			err = put_once(s, oid, size, path, oid, size, RS_TRANSFORM_IDENTITY, progress, payload,
+				       stats, &again);
 		if (err || !again)
-			return err;
+			break;
 	}
+	session_encoding_release(&codec);
+	if (err || !again)
+		return err;
 	return rs_error_set(RS_ERETRY, "packs on '%s' keep disappearing during the push: is a garbage "
 			    "collection running? try again", s->remote->display_url);
 }
@@ -1061,6 +1140,35 @@ out:
 	return err;
 }
 
+/* Transform 1: the decoded object goes to the file and the hasher. */
+struct session_sink {
+	int fd;
+	const char *path;
+	struct rs_sha256 *whole;
+	uint64_t *done;
+};
+
+static int session_sink_write(void *ctx, const void *p, size_t n)
+{
+	struct session_sink *k = ctx;
+	int err = rs_fs_write_all(k->fd, p, n);
+
+	if (err)
+		return rs_error_wrap(err, "cannot write '%s'", k->path);
+	rs_sha256_update(k->whole, p, n);
+	*k->done += n;
+	return 0;
+}
+
+static int session_decode(const struct rs_buf *container, const struct rs_manifest *m, int fd,
+			  const char *path, struct rs_sha256 *whole, uint64_t *done)
+{
+	struct session_sink k = { fd, path, whole, done };
+
+	return rs_codec_decode((const unsigned char *)container->ptr, container->len, m->size,
+			       session_sink_write, &k);
+}
+
 int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *dest, rs_progress_fn progress, void *payload)
 {
@@ -1068,7 +1176,7 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	struct rs_workq *q = NULL;
 	struct get_job *jobs = NULL;
 	struct rs_sha256 *whole = NULL;
-	struct rs_buf tmp = RS_BUF_INIT;
+	struct rs_buf tmp = RS_BUF_INIT, container = RS_BUF_INIT;
 	char hex[RS_ID_HEXSZ + 1];
 	int threads = s->threads < 4 ? 4 : s->threads; /* fetches wait on I/O too */
 	int nslots = threads + 2, fd = -1, err, i;
@@ -1081,11 +1189,18 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	err = fetch_manifest(s, oid, &m);
 	if (err)
 		goto out;
-	if (m.transform != RS_TRANSFORM_IDENTITY) {
+	if (m.transform != RS_TRANSFORM_IDENTITY && m.transform != RS_TRANSFORM_SESSION) {
 		err = rs_error_set(RS_EUSAGE, "object %.12s uses transform %u, which this build cannot undo: upgrade results",
 				   hex, m.transform);
 		goto out;
 	}
+	if (m.transform == RS_TRANSFORM_SESSION && m.transformed_size > RS_CODEC_MAX_CONTAINER) {
+		err = rs_error_set(RS_ECORRUPT, "object %.12s on '%s' is damaged: its session container is "
+				   "%llu bytes, more than any valid one", hex, s->remote->display_url,
+				   (unsigned long long)m.transformed_size);
+		goto out;
+	}
+	rs_buf_init(&container, RS_CODEC_MAX_CONTAINER);
 	if (size != UINT64_MAX && m.size != size) {
 		err = rs_error_set(RS_ECORRUPT, "object %.12s is %llu bytes on the remote, not %llu",
 				   hex, (unsigned long long)m.size, (unsigned long long)size);
@@ -1117,6 +1232,11 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 		if (err)
 			break;
 		j = job;
+		if (m.transform == RS_TRANSFORM_SESSION) {
+			/* The container is small: gather it, decode it once complete. */
+			err = rs_buf_put(&container, j->raw, j->ref->raw_len);
+			continue;
+		}
 		err = rs_fs_write_all(fd, j->raw, j->ref->raw_len);
 		if (err) {
 			err = rs_error_wrap(err, "cannot write '%s'", tmp.ptr);
@@ -1129,6 +1249,8 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	}
 	rs_workq_free(q);
 	q = NULL;
+	if (!err && m.transform == RS_TRANSFORM_SESSION)
+		err = session_decode(&container, &m, fd, tmp.ptr, whole, &done);
 	if (err) {
 		if (err == RS_ECORRUPT)
 			err = rs_error_wrap(err, "object %.12s on '%s' is damaged", hex, s->remote->display_url);
@@ -1160,5 +1282,6 @@ out:
 	rs_sha256_free(whole);
 	rs_manifest_release(&m);
 	rs_buf_release(&tmp);
+	rs_buf_release(&container);
 	return err;
 }

@@ -1,0 +1,1458 @@
+/*
+ * The session codec (docs/codec.md is the format; session_codec.h the
+ * contract).
+ *
+ * Encoding reads the file once, in a sliding buffer. A small scanner walks
+ * the top-level JSON object until the key `frame_records` followed by
+ * `: [`; everything up to there is the prefix, kept verbatim. The records
+ * must then be written exactly as Python's json.dump writes them
+ * (`[["frame", "frame"], 0.001]` joined by `, `): any other spelling makes
+ * the encoder decline. Frame strings are kept as their raw JSON text
+ * (escapes included), so no escape is ever decoded or re-encoded: that
+ * removes the escape traps altogether. Everything after the closing `]`
+ * is the suffix, verbatim.
+ *
+ * Per record: frames equal to the previous record's at the same depth are
+ * settled by a memcmp; the others by a hash look-up in the frame table,
+ * then one look-up of (parent node, frame) in the call tree. The record
+ * becomes its end node. Its time is parsed; it is modelled only when
+ * Python's repr() of the double gives back its text exactly.
+ *
+ * Times: pyinstrument subtracts two perf_counter readings, each a double
+ * made from whole nanoseconds (ns / 1e9). Both readings lie on the grid of
+ * the clock's magnitude (2^-s seconds), and the difference is exact, so
+ * every time is an integer m of grid steps. m is stored as the nearest
+ * whole number of nanoseconds n (jitter around the interval: a few bits)
+ * plus the residual m - round(n * 2^s / 1e9), which is -1, 0 or 1. The
+ * grid is the finest one the run's times are on; a time off the grid, or
+ * any other clock, is kept as text.
+ */
+#define _GNU_SOURCE /* qsort_r */
+#include "codec/session_codec.h"
+#include "util/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#define HEADER_SIZE 24
+#define SECTION_HEADER_SIZE 24
+#define SEC_CODEC_RAW 0
+#define SEC_CODEC_ZSTD 1
+
+enum {
+	SEC_PARAMS, SEC_PREFIX, SEC_SUFFIX, SEC_DICT, SEC_THREADS, SEC_TREE,
+	SEC_SAMPLES, SEC_TCODE, SEC_TVAL, SEC_TESC, SEC_COUNT
+};
+
+/* Caps shared by encoder and decoder. */
+#define MAX_DEPTH (64u * 1024)        /* frames in one record */
+#define MAX_FRAMES (1u << 20)         /* distinct frame strings */
+#define MAX_NODES (32u << 20)         /* call tree nodes */
+#define MAX_AFFIX (16u * 1024 * 1024) /* prefix, suffix */
+#define MAX_NUMBER 40                 /* characters of a time */
+#define READ_BLOCK (4u * 1024 * 1024) /* the sliding buffer */
+#define ZSTD_LEVEL 19
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int put_varint(struct rs_buf *b, uint64_t v)
+{
+	unsigned char tmp[10];
+	int n = 0;
+
+	while (v >= 0x80) {
+		tmp[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	tmp[n++] = (unsigned char)v;
+	return rs_buf_put(b, tmp, (size_t)n);
+}
+
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* A bounded reader over one decoded stream. */
+struct cursor {
+	const unsigned char *p;
+	size_t len, pos;
+};
+
+static int get_varint(struct cursor *c, uint64_t *out)
+{
+	uint64_t v = 0;
+	int shift;
+
+	for (shift = 0; shift < 64; shift += 7) {
+		unsigned char b;
+
+		if (c->pos >= c->len)
+			return -1;
+		b = c->p[c->pos++];
+		if (shift == 63 && b > 1)
+			return -1;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * Python's repr() of a finite double: the shortest digit string that
+ * reads back to the same double (the closest one among the shortest,
+ * which is what a correctly rounded %.*e of that many digits gives), in
+ * fixed notation when the decimal exponent is in [-4, 16), else d.ddde-XX.
+ * Timing values need 16 or 17 digits, so the search starts there.
+ */
+static size_t py_repr(double x, char *out)
+{
+	char tmp[48], digits[24];
+	int best, p, exp10, nd = 0, i;
+	size_t n = 0;
+	const char *c;
+
+	if (!isfinite(x))
+		return (size_t)snprintf(out, 48, "%g", x); /* never equal to JSON text */
+	if (x == 0) {
+		memcpy(out, signbit(x) ? "-0.0" : "0.0", signbit(x) ? 5 : 4);
+		return signbit(x) ? 4 : 3;
+	}
+	snprintf(tmp, sizeof(tmp), "%.*e", 15, x);
+	if (strtod(tmp, NULL) != x) {
+		best = 17;
+	} else {
+		best = 16;
+		for (p = 15; p >= 1; p--) {
+			snprintf(tmp, sizeof(tmp), "%.*e", p - 1, x);
+			if (strtod(tmp, NULL) != x)
+				break;
+			best = p;
+		}
+	}
+	snprintf(tmp, sizeof(tmp), "%.*e", best - 1, x);
+	c = tmp;
+	if (*c == '-') {
+		out[n++] = '-';
+		c++;
+	}
+	for (; *c && *c != 'e'; c++)
+		if (*c != '.')
+			digits[nd++] = *c;
+	exp10 = atoi(c + 1);
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	if (exp10 >= -4 && exp10 < 16) {
+		if (exp10 >= 0) {
+			for (i = 0; i <= exp10; i++)
+				out[n++] = i < nd ? digits[i] : '0';
+			out[n++] = '.';
+			if (nd > exp10 + 1)
+				for (i = exp10 + 1; i < nd; i++)
+					out[n++] = digits[i];
+			else
+				out[n++] = '0';
+		} else {
+			out[n++] = '0';
+			out[n++] = '.';
+			for (i = 0; i < -exp10 - 1; i++)
+				out[n++] = '0';
+			for (i = 0; i < nd; i++)
+				out[n++] = digits[i];
+		}
+	} else {
+		out[n++] = digits[0];
+		if (nd > 1) {
+			out[n++] = '.';
+			for (i = 1; i < nd; i++)
+				out[n++] = digits[i];
+		}
+		n += (size_t)snprintf(out + n, 16, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* round(n * 2^s / 1e9): the grid steps nearest to n nanoseconds. */
+static int64_t grid_of_ns(int64_t n, int s)
+{
+	__int128 v = ((__int128)n << s) + 500000000;
+
+	return (int64_t)(v >= 0 ? v / 1000000000 : -((-v + 999999999) / 1000000000));
+}
+
+/* round(m * 1e9 / 2^s): the nanoseconds nearest to m grid steps. */
+static int64_t ns_of_grid(int64_t m, int s)
+{
+	__int128 v = (__int128)m * 1000000000 + ((__int128)1 << (s - 1));
+
+	return (int64_t)(v >> s);
+}
+
+/* ---- decoder ------------------------------------------------------------ */
+
+struct out {
+	rs_codec_write_fn write;
+	void *ctx;
+	unsigned char buf[256 * 1024];
+	size_t len;
+	uint64_t total, max;
+	int err;
+};
+
+static int out_flush(struct out *o)
+{
+	int err;
+
+	if (!o->len)
+		return 0;
+	err = o->write(o->ctx, o->buf, o->len);
+	o->len = 0;
+	return err;
+}
+
+static int out_put(struct out *o, const void *p, size_t n)
+{
+	int err;
+
+	if (n > o->max - o->total)
+		return rs_error_set(RS_ECORRUPT, "the session container decodes to more than %llu bytes",
+				    (unsigned long long)o->max);
+	o->total += n;
+	while (n) {
+		size_t k = sizeof(o->buf) - o->len;
+
+		if (k > n)
+			k = n;
+		memcpy(o->buf + o->len, p, k);
+		o->len += k;
+		p = (const char *)p + k;
+		n -= k;
+		if (o->len == sizeof(o->buf) && (err = out_flush(o)))
+			return err;
+	}
+	return 0;
+}
+
+static int corrupt(const char *why)
+{
+	return rs_error_set(RS_ECORRUPT, "the session container is damaged: %s", why);
+}
+
+struct text {
+	const unsigned char *p;
+	uint32_t len;
+};
+
+struct decoded {
+	unsigned char *owned[SEC_COUNT];
+	struct cursor sec[SEC_COUNT];
+	struct text *frames;
+	uint32_t *parent, *node_frame, *path;
+};
+
+static void decoded_release(struct decoded *d)
+{
+	int i;
+
+	for (i = 0; i < SEC_COUNT; i++)
+		free(d->owned[i]);
+	free(d->frames);
+	free(d->parent);
+	free(d->node_frame);
+	free(d->path);
+}
+
+static int read_sections(struct decoded *d, const unsigned char *p, size_t len)
+{
+	size_t pos = HEADER_SIZE;
+	uint64_t total = 0;
+	int i;
+
+	for (i = 0; i < SEC_COUNT; i++) {
+		uint64_t raw, stored;
+		unsigned codec;
+		const unsigned char *h = p + pos;
+
+		if (len - pos < SECTION_HEADER_SIZE)
+			return corrupt("a stream header is cut short");
+		raw = get_le64(h);
+		stored = get_le64(h + 8);
+		codec = h[16];
+		pos += SECTION_HEADER_SIZE;
+		if (stored > len - pos)
+			return corrupt("a stream is cut short");
+		if (raw > RS_CODEC_MAX_STREAMS - total)
+			return corrupt("its streams are larger than any valid one");
+		total += raw;
+		if (codec == SEC_CODEC_RAW) {
+			if (raw != stored)
+				return corrupt("a stored stream's lengths disagree");
+			d->sec[i].p = p + pos;
+		} else if (codec == SEC_CODEC_ZSTD) {
+			unsigned long long fc = ZSTD_getFrameContentSize(p + pos, (size_t)stored);
+			size_t got;
+
+			if (fc != raw || ZSTD_findFrameCompressedSize(p + pos, (size_t)stored) != stored)
+				return corrupt("a compressed stream does not say its length");
+			d->owned[i] = malloc(raw ? (size_t)raw : 1);
+			if (!d->owned[i])
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			got = ZSTD_decompress(d->owned[i], (size_t)raw, p + pos, (size_t)stored);
+			if (ZSTD_isError(got) || got != raw)
+				return corrupt("a stream does not decompress");
+			d->sec[i].p = d->owned[i];
+		} else {
+			return corrupt("a stream has an unknown codec");
+		}
+		d->sec[i].len = (size_t)raw;
+		pos += (size_t)stored;
+	}
+	if (pos != len)
+		return corrupt("bytes follow the last stream");
+	return 0;
+}
+
+/* Frame texts of the dictionary and thread sections: varint length + bytes. */
+static int read_texts(struct cursor *c, struct text *t, uint64_t n)
+{
+	uint64_t i, l;
+
+	for (i = 0; i < n; i++) {
+		if (get_varint(c, &l) || l > c->len - c->pos || l > UINT32_MAX)
+			return corrupt("a frame string is cut short");
+		t[i].p = c->p + c->pos;
+		t[i].len = (uint32_t)l;
+		c->pos += (size_t)l;
+	}
+	if (c->pos != c->len)
+		return corrupt("bytes follow the last frame string");
+	return 0;
+}
+
+/*
+ * The tree in depth-first preorder: the root's child count, then per node
+ * its frame and child count. Node numbers are the preorder ranks.
+ */
+static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
+{
+	struct cursor *c = &d->sec[SEC_TREE];
+	uint32_t *stack_node = NULL, *stack_left = NULL;
+	uint64_t k = 1, v;
+	size_t top = 0;
+	int err = 0;
+
+	stack_node = malloc(MAX_DEPTH * sizeof(*stack_node));
+	stack_left = malloc(MAX_DEPTH * sizeof(*stack_left));
+	if (!stack_node || !stack_left) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	d->parent[0] = UINT32_MAX;
+	d->node_frame[0] = UINT32_MAX;
+	if (get_varint(c, &v) || v >= nnodes) {
+		err = corrupt("the call tree's root is wrong");
+		goto out;
+	}
+	if (v) {
+		stack_node[0] = 0;
+		stack_left[0] = (uint32_t)v;
+		top = 1;
+	}
+	while (top) {
+		uint64_t frame, kids;
+
+		if (!stack_left[top - 1]) {
+			top--;
+			continue;
+		}
+		stack_left[top - 1]--;
+		if (k >= nnodes || get_varint(c, &frame) || frame >= nframes || get_varint(c, &kids) ||
+		    kids >= nnodes) {
+			err = corrupt("the call tree is inconsistent");
+			goto out;
+		}
+		d->parent[k] = stack_node[top - 1];
+		d->node_frame[k] = (uint32_t)frame;
+		if (kids) {
+			if (top >= MAX_DEPTH) {
+				err = corrupt("the call tree is too deep");
+				goto out;
+			}
+			stack_node[top] = (uint32_t)k;
+			stack_left[top] = (uint32_t)kids;
+			top++;
+		}
+		k++;
+	}
+	if (k != nnodes || c->pos != c->len)
+		err = corrupt("the call tree does not have the nodes it says");
+out:
+	free(stack_node);
+	free(stack_left);
+	return err;
+}
+
+static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, uint64_t nnodes,
+			 int s, int64_t ref)
+{
+	uint64_t r, v;
+	int64_t node = 0;
+	int err;
+
+	for (r = 0; r < nrecords; r++) {
+		size_t depth = 0, i;
+		uint32_t at;
+		unsigned code;
+		char num[64];
+		size_t numlen;
+
+		if (get_varint(&d->sec[SEC_SAMPLES], &v) || v / 2 > nnodes)
+			return corrupt("a sample reference is missing");
+		node += unzigzag(v);
+		if (node < 0 || (uint64_t)node >= nnodes)
+			return corrupt("a sample names no node of the call tree");
+		for (at = (uint32_t)node; at != 0; at = d->parent[at])
+			d->path[depth++] = d->node_frame[at]; /* depth < MAX_DEPTH: read_tree */
+		if ((err = out_put(o, r ? ", [[" : "[[", r ? 4 : 2)))
+			return err;
+		for (i = depth; i-- > 0;) {
+			const struct text *t = &d->frames[d->path[i]];
+
+			if ((err = out_put(o, i + 1 == depth ? "\"" : ", \"", i + 1 == depth ? 1 : 3)) ||
+			    (err = out_put(o, t->p, t->len)) || (err = out_put(o, "\"", 1)))
+				return err;
+		}
+		if ((err = out_put(o, "], ", 3)))
+			return err;
+		if (d->sec[SEC_TCODE].pos >= d->sec[SEC_TCODE].len)
+			return corrupt("a time is missing");
+		code = d->sec[SEC_TCODE].p[d->sec[SEC_TCODE].pos++];
+		if (code == 0) {
+			struct cursor *e = &d->sec[SEC_TESC];
+
+			if (get_varint(e, &v) || v > e->len - e->pos || v > MAX_NUMBER)
+				return corrupt("a time kept as text is cut short");
+			memcpy(num, e->p + e->pos, (size_t)v);
+			numlen = (size_t)v;
+			e->pos += (size_t)v;
+		} else {
+			int64_t n, m;
+
+			if (s < 1 || get_varint(&d->sec[SEC_TVAL], &v) || v >> 52)
+				return corrupt("a time is missing");
+			n = ref + unzigzag(v);
+			if (n < 0 || n > (INT64_C(1) << 50))
+				return corrupt("a time is out of range");
+			m = grid_of_ns(n, s) + (int64_t)code - 128;
+			if (m <= 0 || m >= (INT64_C(1) << 53))
+				return corrupt("a time is out of range");
+			numlen = py_repr(ldexp((double)m, -s), num);
+		}
+		if ((err = out_put(o, num, numlen)) || (err = out_put(o, "]", 1)))
+			return err;
+	}
+	return 0;
+}
+
+int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
+		    rs_codec_write_fn write, void *ctx)
+{
+	struct decoded d;
+	struct out *o = NULL;
+	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, size;
+	uint32_t version;
+	int err, i;
+
+	memset(&d, 0, sizeof(d));
+	if (len < HEADER_SIZE || memcmp(p, RS_CODEC_MAGIC, 8))
+		return corrupt("it does not start with its magic");
+	version = get_le32(p + 8);
+	if (version != RS_CODEC_VERSION)
+		return rs_error_set(RS_EUSAGE, "the object was stored with session codec version %u, "
+				    "which this build cannot read: upgrade results", version);
+	if (get_le32(p + 12) != SEC_COUNT)
+		return corrupt("it does not have the streams of its version");
+	size = get_le64(p + 16);
+	if (size > max_size)
+		return corrupt("it rebuilds more bytes than the object has");
+	err = read_sections(&d, p, len);
+	if (err)
+		goto out;
+	if (get_varint(&d.sec[SEC_PARAMS], &s) || get_varint(&d.sec[SEC_PARAMS], &ref) ||
+	    get_varint(&d.sec[SEC_PARAMS], &nframes) || get_varint(&d.sec[SEC_PARAMS], &nthreads) ||
+	    get_varint(&d.sec[SEC_PARAMS], &nnodes) || get_varint(&d.sec[SEC_PARAMS], &nrecords) ||
+	    d.sec[SEC_PARAMS].pos != d.sec[SEC_PARAMS].len) {
+		err = corrupt("its parameters are unreadable");
+		goto out;
+	}
+	/* Every count is backed by at least one byte of its stream: allocations stay bounded. */
+	if (s > 62 || ref >> 52 || nframes > d.sec[SEC_DICT].len || nthreads > d.sec[SEC_THREADS].len ||
+	    nframes + nthreads > MAX_FRAMES || nnodes < 1 || nnodes - 1 > d.sec[SEC_TREE].len / 2 ||
+	    nnodes > MAX_NODES || nrecords > d.sec[SEC_SAMPLES].len || nrecords != d.sec[SEC_TCODE].len) {
+		err = corrupt("its counts do not fit its streams");
+		goto out;
+	}
+	d.frames = malloc((size_t)(nframes + nthreads + 1) * sizeof(*d.frames));
+	d.parent = malloc((size_t)nnodes * sizeof(*d.parent));
+	d.node_frame = malloc((size_t)nnodes * sizeof(*d.node_frame));
+	d.path = malloc(MAX_DEPTH * sizeof(*d.path));
+	o = malloc(sizeof(*o));
+	if (!d.frames || !d.parent || !d.node_frame || !d.path || !o) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = read_texts(&d.sec[SEC_DICT], d.frames, nframes);
+	if (!err)
+		err = read_texts(&d.sec[SEC_THREADS], d.frames + nframes, nthreads);
+	if (!err)
+		err = read_tree(&d, nnodes, nframes + nthreads);
+	if (err)
+		goto out;
+	o->write = write;
+	o->ctx = ctx;
+	o->len = 0;
+	o->total = 0;
+	o->max = size;
+	err = out_put(o, d.sec[SEC_PREFIX].p, d.sec[SEC_PREFIX].len);
+	if (!err)
+		err = write_records(&d, o, nrecords, nnodes, (int)s, unzigzag(ref));
+	if (!err)
+		err = out_put(o, "]", 1);
+	if (!err)
+		err = out_put(o, d.sec[SEC_SUFFIX].p, d.sec[SEC_SUFFIX].len);
+	if (err)
+		goto out;
+	for (i = SEC_SAMPLES; i < SEC_COUNT; i++)
+		if (d.sec[i].pos != d.sec[i].len) {
+			err = corrupt("a stream has bytes no record uses");
+			goto out;
+		}
+	if (o->total != size) {
+		err = corrupt("it rebuilds fewer bytes than the object has");
+		goto out;
+	}
+	err = out_flush(o);
+out:
+	free(o);
+	decoded_release(&d);
+	return err;
+}
+
+/* ---- encoder ------------------------------------------------------------ */
+
+struct frame_entry {
+	uint64_t off;   /* in the arena */
+	uint32_t len;
+	uint32_t hash;
+	int thread;     /* first met at depth 0 */
+};
+
+struct enc {
+	int fd;
+	unsigned char *buf;
+	size_t len, pos;
+	int eof;
+	uint64_t consumed;
+
+	struct rs_buf prefix, suffix, arena, esc_text;
+
+	struct frame_entry *frames;
+	uint32_t nframes, aframes;
+	uint32_t *ftab;           /* frame id + 1, 0 empty */
+	size_t ftab_mask;
+
+	uint32_t *node_parent, *node_frame;
+	uint32_t nnodes, anodes;
+	uint64_t *ntab;           /* (node id + 1) << 0 | key packed separately */
+	uint64_t *ntab_key;
+	size_t ntab_mask;
+
+	uint32_t *rec_node;
+	double *rec_time;
+	unsigned char *rec_verbatim;
+	uint64_t nrecords, arecords;
+
+	uint32_t *prev_frame, *prev_node;
+	size_t prev_depth;
+	size_t *span_off, *span_len;
+
+	struct rs_codec_stats *stats;
+};
+
+/* Decline: not an error, the generic path takes the object. */
+#define DECLINE 1
+
+static int decline(struct enc *e, const char *why)
+{
+	snprintf(e->stats->declined, sizeof(e->stats->declined), "%s", why);
+	return DECLINE;
+}
+
+static uint32_t hash_bytes(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	for (; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	h ^= h >> 29;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 32;
+	return (uint32_t)h;
+}
+
+/* Read more of the file behind the unread bytes; 0 with e->eof at the end. */
+static int refill(struct enc *e)
+{
+	ssize_t n;
+
+	if (e->pos) {
+		memmove(e->buf, e->buf + e->pos, e->len - e->pos);
+		e->len -= e->pos;
+		e->pos = 0;
+	}
+	while (e->len < READ_BLOCK && !e->eof) {
+		n = read(e->fd, e->buf + e->len, READ_BLOCK - e->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return rs_error_errno(RS_EGENERIC, "cannot read the session");
+		if (n == 0)
+			e->eof = 1;
+		e->len += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The prefix: bytes up to and including the `[` that opens the top-level
+ * key frame_records, written `"frame_records": [`. A tiny JSON scanner
+ * keeps track of strings and nesting so that the same text inside a
+ * string or deeper down does not count.
+ */
+static int read_prefix(struct enc *e)
+{
+	static const char want_text[] = ": [";
+	int depth = 0, in_str = 0, esc = 0, want = 0, started = 0, err;
+	int keylen = 0;
+	char key[16];
+
+	for (;;) {
+		if (e->pos == e->len) {
+			if (e->eof)
+				return decline(e, "no top-level frame_records");
+			if ((err = refill(e)))
+				return err;
+			continue;
+		}
+		unsigned char c = e->buf[e->pos++];
+
+		if (rs_buf_putc(&e->prefix, (char)c))
+			return decline(e, "the text before frame_records is too long");
+		if (!started) {
+			if (c != '{')
+				return decline(e, "not a JSON object");
+			started = 1;
+			depth = 1;
+			continue;
+		}
+		if (in_str) {
+			if (esc) {
+				esc = 0;
+				keylen = -1;
+			} else if (c == '\\') {
+				esc = 1;
+			} else if (c == '"') {
+				in_str = 0;
+				if (depth == 1 && keylen == 13 && !memcmp(key, "frame_records", 13))
+					want = 1;
+			} else if (keylen >= 0 && keylen < (int)sizeof(key)) {
+				key[keylen++] = (char)c;
+			} else {
+				keylen = -1;
+			}
+			continue;
+		}
+		if (want) {
+			if (c == (unsigned char)want_text[want - 1]) {
+				if (++want == 4)
+					return 0;
+				continue;
+			}
+			want = 0;
+		}
+		if (c == '"') {
+			in_str = 1;
+			keylen = 0;
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (--depth <= 0)
+				return decline(e, "no top-level frame_records");
+		}
+	}
+}
+
+static int frame_table_grow(struct enc *e)
+{
+	size_t size = e->ftab ? (e->ftab_mask + 1) * 2 : 8192, i;
+	uint32_t *t = calloc(size, sizeof(*t));
+
+	if (!t)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < e->nframes; i++) {
+		size_t h = e->frames[i].hash & (size - 1);
+
+		while (t[h])
+			h = (h + 1) & (size - 1);
+		t[h] = (uint32_t)i + 1;
+	}
+	free(e->ftab);
+	e->ftab = t;
+	e->ftab_mask = size - 1;
+	return 0;
+}
+
+static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int depth0, uint32_t *id)
+{
+	uint32_t h = hash_bytes(p, n);
+	size_t at;
+	int err;
+
+	at = h & e->ftab_mask;
+	while (e->ftab[at]) {
+		const struct frame_entry *f = &e->frames[e->ftab[at] - 1];
+
+		if (f->hash == h && f->len == n && !memcmp(e->arena.ptr + f->off, p, n)) {
+			*id = e->ftab[at] - 1;
+			return 0;
+		}
+		at = (at + 1) & e->ftab_mask;
+	}
+	if (e->nframes >= MAX_FRAMES)
+		return decline(e, "too many distinct frames");
+	if (e->nframes == e->aframes) {
+		uint32_t want = e->aframes ? e->aframes * 2 : 4096;
+		struct frame_entry *f = realloc(e->frames, want * sizeof(*f));
+
+		if (!f)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->frames = f;
+		e->aframes = want;
+	}
+	e->frames[e->nframes].off = e->arena.len;
+	e->frames[e->nframes].len = (uint32_t)n;
+	e->frames[e->nframes].hash = h;
+	e->frames[e->nframes].thread = depth0;
+	if (rs_buf_put(&e->arena, p, n))
+		return decline(e, "the frame strings are too long");
+	e->ftab[at] = e->nframes + 1;
+	*id = e->nframes++;
+	if ((size_t)e->nframes * 2 > e->ftab_mask && (err = frame_table_grow(e)))
+		return err;
+	return 0;
+}
+
+static int node_table_grow(struct enc *e)
+{
+	size_t size = e->ntab ? (e->ntab_mask + 1) * 2 : 65536, i;
+	uint64_t *t = calloc(size, sizeof(*t)), *k = calloc(size, sizeof(*k));
+
+	if (!t || !k) {
+		free(t);
+		free(k);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (i = 0; e->ntab && i <= e->ntab_mask; i++) {
+		size_t h;
+
+		if (!e->ntab[i])
+			continue;
+		h = (size_t)((e->ntab_key[i] * 0x9E3779B97F4A7C15ull) >> 20) & (size - 1);
+		while (t[h])
+			h = (h + 1) & (size - 1);
+		t[h] = e->ntab[i];
+		k[h] = e->ntab_key[i];
+	}
+	free(e->ntab);
+	free(e->ntab_key);
+	e->ntab = t;
+	e->ntab_key = k;
+	e->ntab_mask = size - 1;
+	return 0;
+}
+
+static int child_node(struct enc *e, uint32_t parent, uint32_t frame, uint32_t *out)
+{
+	uint64_t key = (uint64_t)parent << 32 | frame;
+	size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & e->ntab_mask;
+	int err;
+
+	while (e->ntab[at]) {
+		if (e->ntab_key[at] == key) {
+			*out = (uint32_t)(e->ntab[at] - 1);
+			return 0;
+		}
+		at = (at + 1) & e->ntab_mask;
+	}
+	if (e->nnodes >= MAX_NODES)
+		return decline(e, "the call tree is too large");
+	if (e->nnodes == e->anodes) {
+		uint32_t want = e->anodes * 2;
+		uint32_t *a = realloc(e->node_parent, want * sizeof(*a)), *b;
+
+		if (!a)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->node_parent = a;
+		b = realloc(e->node_frame, want * sizeof(*b));
+		if (!b)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->node_frame = b;
+		e->anodes = want;
+	}
+	e->node_parent[e->nnodes] = parent;
+	e->node_frame[e->nnodes] = frame;
+	e->ntab[at] = (uint64_t)e->nnodes + 1;
+	e->ntab_key[at] = key;
+	*out = e->nnodes++;
+	if ((size_t)e->nnodes * 2 > e->ntab_mask && (err = node_table_grow(e)))
+		return err;
+	return 0;
+}
+
+/* A JSON string at p[0] == '"': its end (the closing quote), or NULL when not in the buffer. */
+static const unsigned char *string_end(const unsigned char *p, const unsigned char *end)
+{
+	const unsigned char *q = p + 1;
+
+	for (;;) {
+		const unsigned char *bs;
+
+		q = memchr(q, '"', (size_t)(end - q));
+		if (!q)
+			return NULL;
+		/* escaped when preceded by an odd run of backslashes */
+		for (bs = q; bs > p + 1 && bs[-1] == '\\'; bs--)
+			;
+		if (((q - bs) & 1) == 0)
+			return q;
+		q++;
+	}
+}
+
+/*
+ * One record at e->buf[e->pos]: `[[` frames `], ` number `]` then `, ` or
+ * `]` (the end of frame_records, *last = 1). Returns 0 and moves pos on,
+ * DECLINE, an error, or 2 when the record is not all in the buffer yet.
+ */
+static int parse_record(struct enc *e, int *last)
+{
+	const unsigned char *p = e->buf + e->pos, *end = e->buf + e->len, *q;
+	size_t depth = 0, i;
+	uint32_t node = 0;
+	int matching = 1, err;
+	char num[MAX_NUMBER + 1];
+	size_t numlen = 0;
+	double t;
+	char again[64];
+
+#define NEED(k) do { if (end - p < (ptrdiff_t)(k)) return 2; } while (0)
+	NEED(3);
+	if (p[0] != '[' || p[1] != '[')
+		return decline(e, "a frame record is not written as json.dump writes it");
+	p += 2;
+	if (*p == ']') {
+		p++;
+	} else {
+		for (;;) {
+			NEED(1);
+			if (*p != '"')
+				return decline(e, "a frame is not a string");
+			q = string_end(p, end);
+			if (!q)
+				return 2;
+			if (depth >= MAX_DEPTH)
+				return decline(e, "a stack is too deep");
+			e->span_off[depth] = (size_t)(p + 1 - e->buf);
+			e->span_len[depth] = (size_t)(q - p - 1);
+			depth++;
+			p = q + 1;
+			NEED(1);
+			if (*p == ']') {
+				p++;
+				break;
+			}
+			NEED(2);
+			if (p[0] != ',' || p[1] != ' ')
+				return decline(e, "frames are not separated by ', '");
+			p += 2;
+		}
+	}
+	NEED(2);
+	if (p[0] != ',' || p[1] != ' ')
+		return decline(e, "a record's time is not after ', '");
+	p += 2;
+	for (;;) {
+		NEED(1);
+		if (*p == ']')
+			break;
+		if (!strchr("0123456789.-+eE", *p) || !*p || numlen >= MAX_NUMBER)
+			return decline(e, "a record's time is not a plain number");
+		num[numlen++] = (char)*p++;
+	}
+	p++;
+	NEED(1);
+	if (*p == ']') {
+		*last = 1;
+		p++;
+	} else {
+		NEED(2);
+		if (p[0] != ',' || p[1] != ' ')
+			return decline(e, "records are not separated by ', '");
+		*last = 0;
+		p += 2;
+	}
+#undef NEED
+	if (!numlen)
+		return decline(e, "a record has no time");
+	num[numlen] = '\0';
+
+	/* Complete: commit it. */
+	for (i = 0; i < depth; i++) {
+		const unsigned char *s = e->buf + e->span_off[i];
+		size_t n = e->span_len[i];
+		uint32_t f = 0;
+
+		if (matching && i < e->prev_depth) {
+			const struct frame_entry *pf = &e->frames[e->prev_frame[i]];
+
+			if (pf->len == n && !memcmp(e->arena.ptr + pf->off, s, n)) {
+				node = e->prev_node[i];
+				continue;
+			}
+		}
+		matching = 0;
+		if ((err = intern_frame(e, s, n, i == 0, &f)))
+			return err;
+		if ((err = child_node(e, node, f, &node)))
+			return err;
+		e->prev_frame[i] = f;
+		e->prev_node[i] = node;
+	}
+	e->prev_depth = depth;
+	if (e->nrecords == e->arecords) {
+		uint64_t want = e->arecords ? e->arecords * 2 : 65536;
+		uint32_t *rn = realloc(e->rec_node, want * sizeof(*rn));
+		double *rt;
+		unsigned char *rv;
+
+		if (!rn)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->rec_node = rn;
+		rt = realloc(e->rec_time, want * sizeof(*rt));
+		if (!rt)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->rec_time = rt;
+		rv = realloc(e->rec_verbatim, want);
+		if (!rv)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->rec_verbatim = rv;
+		e->arecords = want;
+	}
+	errno = 0;
+	t = strtod(num, NULL);
+	e->rec_node[e->nrecords] = node;
+	e->rec_time[e->nrecords] = t;
+	e->rec_verbatim[e->nrecords] = 0;
+	if (py_repr(t, again) != numlen || memcmp(again, num, numlen)) {
+		/* Not the formatter's text: keep it as it is. */
+		e->rec_verbatim[e->nrecords] = 1;
+		if (put_varint(&e->esc_text, numlen) || rs_buf_put(&e->esc_text, num, numlen))
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	e->nrecords++;
+	e->consumed += (uint64_t)(p - (e->buf + e->pos));
+	e->pos = (size_t)(p - e->buf);
+	return 0;
+}
+
+static int read_records(struct enc *e)
+{
+	int last = 0, err;
+
+	for (;;) {
+		if (e->len - e->pos < 1 && (err = refill(e)))
+			return err;
+		if (e->pos < e->len && e->buf[e->pos] == ']') {
+			/* an empty frame_records */
+			if (e->nrecords)
+				return decline(e, "frame_records ends where a record should be");
+			e->pos++;
+			return 0;
+		}
+		break;
+	}
+	while (!last) {
+		err = parse_record(e, &last);
+		if (err == 2) {
+			size_t before = e->len - e->pos;
+
+			if (e->eof)
+				return decline(e, "the session ends inside frame_records");
+			if ((err = refill(e)))
+				return err;
+			if (e->len - e->pos == before && before == READ_BLOCK)
+				return decline(e, "a frame record is longer than the read buffer");
+			continue;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int read_suffix(struct enc *e)
+{
+	int err;
+
+	for (;;) {
+		if (rs_buf_put(&e->suffix, e->buf + e->pos, e->len - e->pos))
+			return decline(e, "the text after frame_records is too long");
+		e->pos = e->len;
+		if (e->eof)
+			return 0;
+		if ((err = refill(e)))
+			return err;
+	}
+}
+
+/* Lowest power of two `t` is a multiple of: t = odd * 2^q. */
+static int low_exponent(double t)
+{
+	int ex;
+	double f = frexp(t, &ex);
+	uint64_t mant = (uint64_t)ldexp(f, 53);
+
+	return ex - 53 + __builtin_ctzll(mant);
+}
+
+static int cmp_frames(const void *a, const void *b, void *arg)
+{
+	const struct enc *sort_ctx = arg;
+	const struct frame_entry *fa = &sort_ctx->frames[*(const uint32_t *)a];
+	const struct frame_entry *fb = &sort_ctx->frames[*(const uint32_t *)b];
+	size_t n = fa->len < fb->len ? fa->len : fb->len;
+	int c;
+
+	if (fa->thread != fb->thread)
+		return fa->thread - fb->thread;
+	c = memcmp(sort_ctx->arena.ptr + fa->off, sort_ctx->arena.ptr + fb->off, n);
+	if (c)
+		return c;
+	return fa->len < fb->len ? -1 : fa->len > fb->len;
+}
+
+static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct rs_buf *raw)
+{
+	unsigned char h[SECTION_HEADER_SIZE];
+	size_t bound = ZSTD_compressBound(raw->len), n;
+	int err;
+
+	memset(h, 0, sizeof(h));
+	put_le64(h, raw->len);
+	if ((err = rs_buf_grow(out, SECTION_HEADER_SIZE + bound)))
+		return err;
+	n = raw->len ? ZSTD_compress2(cctx, out->ptr + out->len + SECTION_HEADER_SIZE, bound,
+				     raw->ptr, raw->len) : 0;
+	if (ZSTD_isError(n))
+		return rs_error_set(RS_EGENERIC, "zstd: %s", ZSTD_getErrorName(n));
+	if (raw->len && n < raw->len) {
+		put_le64(h + 8, n);
+		h[16] = SEC_CODEC_ZSTD;
+	} else {
+		memcpy(out->ptr + out->len + SECTION_HEADER_SIZE, raw->ptr, raw->len);
+		n = raw->len;
+		put_le64(h + 8, n);
+		h[16] = SEC_CODEC_RAW;
+	}
+	memcpy(out->ptr + out->len, h, SECTION_HEADER_SIZE);
+	out->len += SECTION_HEADER_SIZE + n;
+	out->ptr[out->len] = '\0';
+	return 0;
+}
+
+/* Build the streams and the container from what the parse collected. */
+static int build(struct enc *e, struct rs_buf *out, uint64_t size)
+{
+	struct rs_buf sec[SEC_COUNT];
+	uint32_t *order = NULL, *rank = NULL, *kid_start = NULL, *kids = NULL, *dfs = NULL,
+		 *stack = NULL, *fill = NULL;
+	size_t *stack_pos = NULL;
+	ZSTD_CCtx *cctx = NULL;
+	uint32_t ndict = 0, nthreads = 0, i, top, next = 0;
+	uint64_t r;
+	int s = 0, minq = INT32_MAX, err = 0, k;
+	int64_t ref = 0, prev = 0;
+	int have_ref = 0;
+	const unsigned char *esc_pos;
+	unsigned char hdr[HEADER_SIZE];
+
+	for (k = 0; k < SEC_COUNT; k++)
+		rs_buf_init(&sec[k], RS_CODEC_MAX_STREAMS);
+	order = malloc(((size_t)e->nframes + 1) * sizeof(*order));
+	rank = malloc(((size_t)e->nframes + 1) * sizeof(*rank));
+	kid_start = calloc((size_t)e->nnodes + 1, sizeof(*kid_start));
+	fill = calloc((size_t)e->nnodes + 1, sizeof(*fill));
+	kids = malloc(((size_t)e->nnodes + 1) * sizeof(*kids));
+	dfs = malloc(((size_t)e->nnodes + 1) * sizeof(*dfs));
+	stack = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*stack));
+	stack_pos = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*stack_pos));
+	cctx = ZSTD_createCCtx();
+	if (!order || !rank || !kid_start || !fill || !kids || !dfs || !stack || !stack_pos || !cctx) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+
+	/* The dictionary: sorted, thread frames last and apart. */
+	for (i = 0; i < e->nframes; i++)
+		order[i] = i;
+	qsort_r(order, e->nframes, sizeof(*order), cmp_frames, e);
+	for (i = 0; i < e->nframes; i++) {
+		const struct frame_entry *f = &e->frames[order[i]];
+		struct rs_buf *b = f->thread ? &sec[SEC_THREADS] : &sec[SEC_DICT];
+
+		rank[order[i]] = i;
+		if (f->thread)
+			nthreads++;
+		else
+			ndict++;
+		if ((err = put_varint(b, f->len)) || (err = rs_buf_put(b, e->arena.ptr + f->off, f->len)))
+			goto out;
+	}
+
+	/* The tree, depth first; children in the order they were met. */
+	for (i = 1; i < e->nnodes; i++)
+		kid_start[e->node_parent[i] + 1]++;
+	for (i = 0; i < e->nnodes; i++)
+		kid_start[i + 1] += kid_start[i];
+	for (i = 1; i < e->nnodes; i++) {
+		uint32_t p = e->node_parent[i];
+
+		kids[kid_start[p] + fill[p]++] = i;
+	}
+	top = 0;
+	stack[top] = 0;
+	stack_pos[top] = 0;
+	dfs[0] = next++;
+	if ((err = put_varint(&sec[SEC_TREE], kid_start[1] - kid_start[0])))
+		goto out;
+	top = 1;
+	while (top) {
+		uint32_t n = stack[top - 1], c;
+
+		if (kid_start[n] + stack_pos[top - 1] >= kid_start[n + 1]) {
+			top--;
+			continue;
+		}
+		c = kids[kid_start[n] + stack_pos[top - 1]++];
+		dfs[c] = next++;
+		if ((err = put_varint(&sec[SEC_TREE], rank[e->node_frame[c]])) ||
+		    (err = put_varint(&sec[SEC_TREE], kid_start[c + 1] - kid_start[c])))
+			goto out;
+		if (kid_start[c + 1] > kid_start[c]) {
+			if (top > MAX_DEPTH) {
+				err = decline(e, "the call tree is too deep");
+				goto out;
+			}
+			stack[top] = c;
+			stack_pos[top] = 0;
+			top++;
+		}
+	}
+
+	/* The clock's grid: the finest power of two every modelled time is on. */
+	for (r = 0; r < e->nrecords; r++) {
+		double t = e->rec_time[r];
+
+		if (!e->rec_verbatim[r] && t > 0 && isfinite(t)) {
+			int q = low_exponent(t);
+
+			if (q < minq)
+				minq = q;
+		}
+	}
+	if (minq < 0 && minq >= -62)
+		s = -minq;
+	esc_pos = (const unsigned char *)e->esc_text.ptr;
+	for (r = 0; r < e->nrecords; r++) {
+		double t = e->rec_time[r];
+		int64_t delta = (int64_t)dfs[e->rec_node[r]] - prev;
+		int code = 0;
+		int64_t n = 0;
+
+		prev = dfs[e->rec_node[r]];
+		if ((err = put_varint(&sec[SEC_SAMPLES], zigzag(delta))))
+			goto out;
+		if (!e->rec_verbatim[r] && s && t > 0 && t < ldexp(1.0, 53 - s)) {
+			double md = ldexp(t, s);
+
+			if (md == floor(md)) {
+				int64_t m = (int64_t)md, res;
+
+				n = ns_of_grid(m, s);
+				res = m - grid_of_ns(n, s);
+				if (n <= (INT64_C(1) << 50) && res >= -127 && res <= 127)
+					code = (int)res + 128;
+			}
+		}
+		if (code) {
+			if (!have_ref) {
+				ref = n;
+				have_ref = 1;
+			}
+			if ((err = put_varint(&sec[SEC_TVAL], zigzag(n - ref))))
+				goto out;
+		} else if (e->rec_verbatim[r]) {
+			uint64_t l = 0;
+			int sh = 0;
+
+			/* copy the varint and text the parse kept */
+			do {
+				l |= (uint64_t)(*esc_pos & 0x7f) << sh;
+				sh += 7;
+			} while (*esc_pos++ & 0x80);
+			if ((err = put_varint(&sec[SEC_TESC], l)) ||
+			    (err = rs_buf_put(&sec[SEC_TESC], esc_pos, (size_t)l)))
+				goto out;
+			esc_pos += l;
+			e->stats->times_verbatim++;
+		} else {
+			char txt[64];
+			size_t l = py_repr(t, txt);
+
+			if ((err = put_varint(&sec[SEC_TESC], l)) || (err = rs_buf_put(&sec[SEC_TESC], txt, l)))
+				goto out;
+			e->stats->times_verbatim++;
+		}
+		if ((err = rs_buf_putc(&sec[SEC_TCODE], (char)code)))
+			goto out;
+	}
+
+	if ((err = put_varint(&sec[SEC_PARAMS], (uint64_t)s)) ||
+	    (err = put_varint(&sec[SEC_PARAMS], zigzag(ref))) ||
+	    (err = put_varint(&sec[SEC_PARAMS], ndict)) ||
+	    (err = put_varint(&sec[SEC_PARAMS], nthreads)) ||
+	    (err = put_varint(&sec[SEC_PARAMS], e->nnodes)) ||
+	    (err = put_varint(&sec[SEC_PARAMS], e->nrecords)))
+		goto out;
+	if ((err = rs_buf_put(&sec[SEC_PREFIX], e->prefix.ptr, e->prefix.len)) ||
+	    (err = rs_buf_put(&sec[SEC_SUFFIX], e->suffix.ptr, e->suffix.len)))
+		goto out;
+
+	memcpy(hdr, RS_CODEC_MAGIC, 8);
+	put_le32(hdr + 8, RS_CODEC_VERSION);
+	put_le32(hdr + 12, SEC_COUNT);
+	put_le64(hdr + 16, size);
+	rs_buf_clear(out);
+	if ((err = rs_buf_put(out, hdr, sizeof(hdr))))
+		goto out;
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+	for (k = 0; k < SEC_COUNT; k++)
+		if ((err = add_section(out, cctx, &sec[k])))
+			goto out;
+	if (out->len > RS_CODEC_MAX_CONTAINER)
+		err = decline(e, "the container would be too large");
+out:
+	for (k = 0; k < SEC_COUNT; k++)
+		rs_buf_release(&sec[k]);
+	free(order);
+	free(rank);
+	free(kid_start);
+	free(fill);
+	free(kids);
+	free(dfs);
+	free(stack);
+	free(stack_pos);
+	ZSTD_freeCCtx(cctx);
+	return err;
+}
+
+static void enc_release(struct enc *e)
+{
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e->buf);
+	rs_buf_release(&e->prefix);
+	rs_buf_release(&e->suffix);
+	rs_buf_release(&e->arena);
+	rs_buf_release(&e->esc_text);
+	free(e->frames);
+	free(e->ftab);
+	free(e->node_parent);
+	free(e->node_frame);
+	free(e->ntab);
+	free(e->ntab_key);
+	free(e->rec_node);
+	free(e->rec_time);
+	free(e->rec_verbatim);
+	free(e->prev_frame);
+	free(e->prev_node);
+	free(e->span_off);
+	free(e->span_len);
+}
+
+struct proof {
+	struct rs_sha256 *h;
+	uint64_t n;
+};
+
+static int proof_write(void *ctx, const void *p, size_t n)
+{
+	struct proof *pr = ctx;
+
+	rs_sha256_update(pr->h, p, n);
+	pr->n += n;
+	return 0;
+}
+
+int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uint64_t size,
+			 const struct rs_id *oid, struct rs_codec_stats *stats)
+{
+	struct rs_codec_stats local;
+	struct enc e;
+	struct proof pr = { NULL, 0 };
+	struct rs_id got;
+	int err;
+
+	if (!stats)
+		stats = &local;
+	memset(stats, 0, sizeof(*stats));
+	memset(&e, 0, sizeof(e));
+	*applies = 0;
+	e.stats = stats;
+	e.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e.fd < 0)
+		return rs_error_errno(RS_ENOTFOUND, "cannot open '%s'", path);
+	posix_fadvise(e.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	rs_buf_init(&e.prefix, MAX_AFFIX);
+	rs_buf_init(&e.suffix, MAX_AFFIX);
+	rs_buf_init(&e.arena, 256u * 1024 * 1024);
+	rs_buf_init(&e.esc_text, RS_CODEC_MAX_STREAMS);
+	e.buf = malloc(READ_BLOCK);
+	e.anodes = 65536;
+	e.node_parent = malloc(e.anodes * sizeof(*e.node_parent));
+	e.node_frame = malloc(e.anodes * sizeof(*e.node_frame));
+	e.prev_frame = malloc(MAX_DEPTH * sizeof(*e.prev_frame));
+	e.prev_node = malloc(MAX_DEPTH * sizeof(*e.prev_node));
+	e.span_off = malloc(MAX_DEPTH * sizeof(*e.span_off));
+	e.span_len = malloc(MAX_DEPTH * sizeof(*e.span_len));
+	if (!e.buf || !e.node_parent || !e.node_frame || !e.prev_frame || !e.prev_node ||
+	    !e.span_off || !e.span_len) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	e.node_parent[0] = UINT32_MAX;
+	e.node_frame[0] = UINT32_MAX;
+	e.nnodes = 1;
+	err = frame_table_grow(&e);
+	if (!err)
+		err = node_table_grow(&e);
+	if (!err)
+		err = read_prefix(&e);
+	if (!err)
+		err = read_records(&e);
+	if (!err)
+		err = read_suffix(&e);
+	if (!err)
+		err = build(&e, out, size);
+	if (err)
+		goto out;
+	stats->records = e.nrecords;
+	stats->frames = e.nframes;
+	stats->nodes = e.nnodes;
+	stats->container = out->len;
+
+	/* The proof: what the container rebuilds is the object, byte for byte. */
+	pr.h = rs_sha256_new();
+	if (!pr.h) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = rs_codec_decode((const unsigned char *)out->ptr, out->len, size, proof_write, &pr);
+	if (err == RS_ECORRUPT) {
+		err = decline(&e, rs_error_message());
+		goto out;
+	}
+	if (err)
+		goto out;
+	rs_sha256_final(pr.h, &got);
+	if (pr.n != size || rs_id_cmp(&got, oid)) {
+		err = decline(&e, "the container does not rebuild the object");
+		goto out;
+	}
+	*applies = 1;
+out:
+	if (err == DECLINE) {
+		err = 0;
+		rs_error_clear();
+		rs_buf_clear(out);
+	}
+	rs_sha256_free(pr.h);
+	enc_release(&e);
+	return err;
+}
