@@ -93,6 +93,21 @@ int main(int argc, char **argv)
 		       (double)size / (double)out.len, (unsigned long long)st.records,
 		       (unsigned long long)st.frames, (unsigned long long)st.nodes,
 		       (unsigned long long)st.times_verbatim, t1 - t0, t2 - t1);
+		if (getenv("CODEC_DUMP")) {
+			/* the container, for a fuzz corpus: one marker byte, then the bytes */
+			char name[4096];
+			const char *base = strrchr(argv[i], '/');
+			FILE *d;
+
+			snprintf(name, sizeof(name), "%s/container_%s", getenv("CODEC_DUMP"), base ? base + 1 : argv[i]);
+			d = fopen(name, "wb");
+			if (d) {
+				fputc(1, d);
+				fputc((int)(size / 16384 + 1 > 255 ? 255 : size / 16384 + 1), d);
+				fwrite(out.ptr, 1, out.len, d);
+				fclose(d);
+			}
+		}
 		if (getenv("CODEC_SECTIONS")) {
 			static const char *names[] = { "params", "prefix", "suffix", "dict", "threads", "tree",
 						       "samples", "tcode", "tval", "tesc" };

@@ -1080,6 +1080,8 @@ static int read_suffix(struct enc *e)
 	}
 }
 
+#define Q_RANGE 1100
+
 /* Lowest power of two `t` is a multiple of: t = odd * 2^q. */
 static int low_exponent(double t)
 {
@@ -1145,7 +1147,8 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size)
 	ZSTD_CCtx *cctx = NULL;
 	uint32_t ndict = 0, nthreads = 0, i, top, next = 0;
 	uint64_t r;
-	int s = 0, minq = INT32_MAX, err = 0, k;
+	int s = 0, err = 0, k;
+	uint64_t qcount[2 * Q_RANGE] = { 0 }, nq = 0, acc;
 	int64_t ref = 0, prev = 0;
 	int have_ref = 0;
 	const unsigned char *esc_pos;
@@ -1224,19 +1227,33 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size)
 		}
 	}
 
-	/* The clock's grid: the finest power of two every modelled time is on. */
+	/*
+	 * The clock's grid: the coarsest power of two that at least 3/4 of
+	 * the times are multiples of. On a real clock every time is on its
+	 * grid (half of them on twice the grid, a quarter on four times...);
+	 * a few strays (times written by something else) must not force a
+	 * grid so fine that nothing fits the nanosecond model.
+	 */
 	for (r = 0; r < e->nrecords; r++) {
 		double t = e->rec_time[r];
 
 		if (!e->rec_verbatim[r] && t > 0 && isfinite(t)) {
 			int q = low_exponent(t);
 
-			if (q < minq)
-				minq = q;
+			if (q >= -Q_RANGE && q < Q_RANGE) {
+				qcount[q + Q_RANGE]++;
+				nq++;
+			}
 		}
 	}
-	if (minq < 0 && minq >= -62)
-		s = -minq;
+	for (k = 2 * Q_RANGE - 1, acc = 0; k >= 0 && nq; k--) {
+		acc += qcount[k];
+		if (acc * 4 >= nq * 3) {
+			if (k - Q_RANGE < 0 && k - Q_RANGE >= -62)
+				s = Q_RANGE - k;
+			break;
+		}
+	}
 	esc_pos = (const unsigned char *)e->esc_text.ptr;
 	for (r = 0; r < e->nrecords; r++) {
 		double t = e->rec_time[r];
