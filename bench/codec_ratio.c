@@ -110,11 +110,11 @@ int main(int argc, char **argv)
 		}
 		if (getenv("CODEC_SECTIONS")) {
 			static const char *names[] = { "params", "prefix", "suffix", "dict", "threads", "tree",
-						       "samples", "tcode", "tval", "tesc" };
+						       "samples", "samp_hi", "tcode", "tval", "tval_hi", "tesc" };
 			size_t pos = 24;
 			int k;
 
-			for (k = 0; k < 10 && pos + 24 <= out.len; k++) {
+			for (k = 0; k < 12 && pos + 24 <= out.len; k++) {
 				const unsigned char *h = (const unsigned char *)out.ptr + pos;
 				unsigned long long raw = 0, stored = 0;
 				int b;

@@ -48,7 +48,7 @@
 
 enum {
 	SEC_PARAMS, SEC_PREFIX, SEC_SUFFIX, SEC_DICT, SEC_THREADS, SEC_TREE,
-	SEC_SAMPLES, SEC_TCODE, SEC_TVAL, SEC_TESC, SEC_COUNT
+	SEC_SAMPLES, SEC_SAMPLES_HI, SEC_TCODE, SEC_TVAL, SEC_TVAL_HI, SEC_TESC, SEC_COUNT
 };
 
 /* Caps shared by encoder and decoder. */
@@ -73,6 +73,19 @@ static int put_varint(struct rs_buf *b, uint64_t v)
 	}
 	tmp[n++] = (unsigned char)v;
 	return rs_buf_put(b, tmp, (size_t)n);
+}
+
+/*
+ * Numbers with a noisy low byte and a quiet rest (sample references,
+ * nanoseconds of jitter) go into two streams: the low byte, and the rest
+ * as a varint. zstd's entropy stage then sees two simple distributions
+ * instead of one mixed one (about 10% smaller on the times).
+ */
+static int put_split(struct rs_buf *lo, struct rs_buf *hi, uint64_t v)
+{
+	int err = rs_buf_putc(lo, (char)(v & 0xff));
+
+	return err ? err : put_varint(hi, v >> 8);
 }
 
 static uint64_t zigzag(int64_t v)
@@ -111,6 +124,16 @@ static int get_varint(struct cursor *c, uint64_t *out)
 		}
 	}
 	return -1;
+}
+
+static int get_split(struct cursor *lo, struct cursor *hi, uint64_t *out)
+{
+	uint64_t h;
+
+	if (lo->pos >= lo->len || get_varint(hi, &h) || h >> 56)
+		return -1;
+	*out = h << 8 | lo->p[lo->pos++];
+	return 0;
 }
 
 static void put_le64(unsigned char *p, uint64_t v)
@@ -377,20 +400,35 @@ static int read_texts(struct cursor *c, struct text *t, uint64_t n)
 }
 
 /*
+ * Successor lists: per frame, the frames met as children of nodes of that
+ * frame so far, in the order first met (the last list is the root's). A
+ * child's frame is coded as its place in its parent frame's list, from
+ * 1, or as 0 and its dictionary rank when it is new there: a frame calls
+ * few others, so most children cost a small number.
+ */
+struct succ {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+/*
  * The tree in depth-first preorder: the root's child count, then per node
- * its frame and child count. Node numbers are the preorder ranks.
+ * its frame (successor-coded) and child count. Node numbers are the
+ * preorder ranks.
  */
 static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
 {
 	struct cursor *c = &d->sec[SEC_TREE];
-	uint32_t *stack_node = NULL, *stack_left = NULL;
-	uint64_t k = 1, v;
+	uint32_t *stack_node = NULL, *stack_left = NULL, pf;
+	struct succ *succ = NULL;
+	uint64_t k = 1, v, i;
 	size_t top = 0;
 	int err = 0;
 
 	stack_node = malloc(MAX_DEPTH * sizeof(*stack_node));
 	stack_left = malloc(MAX_DEPTH * sizeof(*stack_left));
-	if (!stack_node || !stack_left) {
+	succ = calloc((size_t)nframes + 1, sizeof(*succ));
+	if (!stack_node || !stack_left || !succ) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
@@ -413,8 +451,37 @@ static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
 			continue;
 		}
 		stack_left[top - 1]--;
-		if (k >= nnodes || get_varint(c, &frame) || frame >= nframes || get_varint(c, &kids) ||
-		    kids >= nnodes) {
+		pf = stack_node[top - 1] ? d->node_frame[stack_node[top - 1]] : (uint32_t)nframes;
+		if (k >= nnodes || get_varint(c, &frame)) {
+			err = corrupt("the call tree is inconsistent");
+			goto out;
+		}
+		if (frame == 0) {
+			/* new under this parent frame: its rank follows */
+			struct succ *l = &succ[pf];
+
+			if (get_varint(c, &frame) || frame >= nframes) {
+				err = corrupt("the call tree names a frame it does not have");
+				goto out;
+			}
+			if (l->n == l->cap) {
+				uint32_t want = l->cap ? l->cap * 2 : 4, *nv = realloc(l->v, want * sizeof(*nv));
+
+				if (!nv) {
+					err = rs_error_set(RS_EGENERIC, "out of memory");
+					goto out;
+				}
+				l->v = nv;
+				l->cap = want;
+			}
+			l->v[l->n++] = (uint32_t)frame;
+		} else if (frame - 1 < succ[pf].n) {
+			frame = succ[pf].v[frame - 1];
+		} else {
+			err = corrupt("the call tree names a frame it does not have");
+			goto out;
+		}
+		if (get_varint(c, &kids) || kids >= nnodes) {
 			err = corrupt("the call tree is inconsistent");
 			goto out;
 		}
@@ -434,6 +501,9 @@ static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
 	if (k != nnodes || c->pos != c->len)
 		err = corrupt("the call tree does not have the nodes it says");
 out:
+	for (i = 0; succ && i <= nframes; i++)
+		free(succ[i].v);
+	free(succ);
 	free(stack_node);
 	free(stack_left);
 	return err;
@@ -453,7 +523,7 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 		char num[64];
 		size_t numlen;
 
-		if (get_varint(&d->sec[SEC_SAMPLES], &v) || v / 2 > nnodes)
+		if (get_split(&d->sec[SEC_SAMPLES], &d->sec[SEC_SAMPLES_HI], &v) || v / 2 > nnodes)
 			return corrupt("a sample reference is missing");
 		node += unzigzag(v);
 		if (node < 0 || (uint64_t)node >= nnodes)
@@ -485,7 +555,7 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 		} else {
 			int64_t n, m;
 
-			if (s < 1 || get_varint(&d->sec[SEC_TVAL], &v) || v >> 52)
+			if (s < 1 || get_split(&d->sec[SEC_TVAL], &d->sec[SEC_TVAL_HI], &v) || v >> 52)
 				return corrupt("a time is missing");
 			n = ref + unzigzag(v);
 			if (n < 0 || n > (INT64_C(1) << 50))
@@ -535,7 +605,7 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 	/* Every count is backed by at least one byte of its stream: allocations stay bounded. */
 	if (s > 62 || ref >> 52 || nframes > d.sec[SEC_DICT].len || nthreads > d.sec[SEC_THREADS].len ||
 	    nframes + nthreads > MAX_FRAMES || nnodes < 1 || nnodes - 1 > d.sec[SEC_TREE].len / 2 ||
-	    nnodes > MAX_NODES || nrecords > d.sec[SEC_SAMPLES].len || nrecords != d.sec[SEC_TCODE].len) {
+	    nnodes > MAX_NODES || nrecords != d.sec[SEC_SAMPLES].len || nrecords != d.sec[SEC_TCODE].len) {
 		err = corrupt("its counts do not fit its streams");
 		goto out;
 	}
@@ -1143,7 +1213,9 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size)
 	struct rs_buf sec[SEC_COUNT];
 	uint32_t *order = NULL, *rank = NULL, *kid_start = NULL, *kids = NULL, *dfs = NULL,
 		 *stack = NULL, *fill = NULL;
-	size_t *stack_pos = NULL;
+	size_t *stack_pos = NULL, succ_mask = 1;
+	uint64_t *succ_key = NULL;
+	uint32_t *succ_val = NULL, *succ_len = NULL;
 	ZSTD_CCtx *cctx = NULL;
 	uint32_t ndict = 0, nthreads = 0, i, top, next = 0;
 	uint64_t r;
@@ -1165,7 +1237,14 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size)
 	stack = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*stack));
 	stack_pos = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*stack_pos));
 	cctx = ZSTD_createCCtx();
-	if (!order || !rank || !kid_start || !fill || !kids || !dfs || !stack || !stack_pos || !cctx) {
+	while (succ_mask < (size_t)e->nnodes * 2)
+		succ_mask <<= 1;
+	succ_key = calloc(succ_mask, sizeof(*succ_key));
+	succ_val = malloc(succ_mask * sizeof(*succ_val));
+	succ_len = calloc((size_t)e->nframes + 1, sizeof(*succ_len));
+	succ_mask--;
+	if (!order || !rank || !kid_start || !fill || !kids || !dfs || !stack || !stack_pos || !cctx ||
+	    !succ_key || !succ_val || !succ_len) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
@@ -1213,8 +1292,25 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size)
 		}
 		c = kids[kid_start[n] + stack_pos[top - 1]++];
 		dfs[c] = next++;
-		if ((err = put_varint(&sec[SEC_TREE], rank[e->node_frame[c]])) ||
-		    (err = put_varint(&sec[SEC_TREE], kid_start[c + 1] - kid_start[c])))
+		{
+			/* the child's place among the frames met under its parent's frame */
+			uint32_t pf = n ? rank[e->node_frame[n]] : e->nframes, f = rank[e->node_frame[c]];
+			uint64_t key = ((uint64_t)pf << 32 | f) + 1;
+			size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & succ_mask;
+
+			while (succ_key[at] && succ_key[at] != key)
+				at = (at + 1) & succ_mask;
+			if (succ_key[at]) {
+				err = put_varint(&sec[SEC_TREE], (uint64_t)succ_val[at] + 1);
+			} else {
+				succ_key[at] = key;
+				succ_val[at] = succ_len[pf]++;
+				err = put_varint(&sec[SEC_TREE], 0);
+				if (!err)
+					err = put_varint(&sec[SEC_TREE], f);
+			}
+		}
+		if (err || (err = put_varint(&sec[SEC_TREE], kid_start[c + 1] - kid_start[c])))
 			goto out;
 		if (kid_start[c + 1] > kid_start[c]) {
 			if (top > MAX_DEPTH) {
@@ -1262,7 +1358,7 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size)
 		int64_t n = 0;
 
 		prev = dfs[e->rec_node[r]];
-		if ((err = put_varint(&sec[SEC_SAMPLES], zigzag(delta))))
+		if ((err = put_split(&sec[SEC_SAMPLES], &sec[SEC_SAMPLES_HI], zigzag(delta))))
 			goto out;
 		if (!e->rec_verbatim[r] && s && t > 0 && t < ldexp(1.0, 53 - s)) {
 			double md = ldexp(t, s);
@@ -1281,7 +1377,7 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size)
 				ref = n;
 				have_ref = 1;
 			}
-			if ((err = put_varint(&sec[SEC_TVAL], zigzag(n - ref))))
+			if ((err = put_split(&sec[SEC_TVAL], &sec[SEC_TVAL_HI], zigzag(n - ref))))
 				goto out;
 		} else if (e->rec_verbatim[r]) {
 			uint64_t l = 0;
@@ -1345,6 +1441,9 @@ out:
 	free(dfs);
 	free(stack);
 	free(stack_pos);
+	free(succ_key);
+	free(succ_val);
+	free(succ_len);
 	ZSTD_freeCCtx(cctx);
 	return err;
 }
