@@ -44,8 +44,12 @@ static int sink_write(void *ctx, const void *p, size_t n)
 
 int main(int argc, char **argv)
 {
-	int i, status = 0;
+	int i, status = 0, series = getenv("CODEC_SERIES") != NULL;
+	struct rs_codec_dict dict;
+	struct rs_buf base = RS_BUF_INIT, block = RS_BUF_INIT;
+	unsigned long long total = 0, first = 0;
 
+	memset(&dict, 0, sizeof(dict));
 	if (argc < 2) {
 		fprintf(stderr, "usage: codec_ratio FILE...\n");
 		return 2;
@@ -72,7 +76,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		t0 = now();
-		err = rs_codec_encode_file(&out, &applies, argv[i], size, &oid, &st);
+		dict.base = (unsigned char *)base.ptr;
+		dict.base_len = base.len;
+		rs_buf_clear(&dict.next);
+		err = rs_codec_encode_file(&out, &applies, argv[i], size, &oid, series ? &dict : NULL, &st);
 		t1 = now();
 		if (err || !applies) {
 			printf("%-40s declined: %s\n", argv[i], err ? rs_error_message() : st.declined);
@@ -93,13 +100,29 @@ int main(int argc, char **argv)
 		       (double)size / (double)out.len, (unsigned long long)st.records,
 		       (unsigned long long)st.frames, (unsigned long long)st.nodes,
 		       (unsigned long long)st.times_verbatim, t1 - t0, t2 - t1);
+		if (series) {
+			/* What a store adds for this run: the first block is free when it repeats. */
+			int shared = block.len == dict.block_len && !memcmp(block.ptr, out.ptr, block.len);
+			unsigned long long cost = out.len - (shared ? dict.block_len : 0);
+
+			total += cost;
+			if (i == 1)
+				first = cost;
+			printf("    series: block %llu bytes %s, this run adds %llu, all so far %llu = %.2f x the first\n",
+			       (unsigned long long)dict.block_len, shared ? "shared" : "new", cost, total,
+			       (double)total / (double)first);
+			rs_buf_clear(&block);
+			rs_buf_put(&block, out.ptr, dict.block_len);
+			rs_buf_clear(&base);
+			rs_buf_put(&base, dict.next.ptr, dict.next.len);
+		}
 		if (getenv("CODEC_DUMP")) {
 			/* the container, for a fuzz corpus: one marker byte, then the bytes */
 			char name[4096];
-			const char *base = strrchr(argv[i], '/');
+			const char *slash = strrchr(argv[i], '/');
 			FILE *d;
 
-			snprintf(name, sizeof(name), "%s/container_%s", getenv("CODEC_DUMP"), base ? base + 1 : argv[i]);
+			snprintf(name, sizeof(name), "%s/container_%s", getenv("CODEC_DUMP"), slash ? slash + 1 : argv[i]);
 			d = fopen(name, "wb");
 			if (d) {
 				fputc(1, d);
@@ -129,5 +152,8 @@ int main(int argc, char **argv)
 		}
 		rs_buf_release(&out);
 	}
+	rs_buf_release(&dict.next);
+	rs_buf_release(&base);
+	rs_buf_release(&block);
 	return status;
 }

@@ -49,8 +49,12 @@
 
 enum {
 	SEC_PARAMS, SEC_PREFIX, SEC_SUFFIX, SEC_DICT, SEC_THREADS, SEC_TREE,
-	SEC_SAMPLES, SEC_SAMPLES_HI, SEC_TCODE, SEC_TVAL, SEC_TVAL_HI, SEC_TESC, SEC_COUNT
+	SEC_SAMPLES, SEC_SAMPLES_HI, SEC_TCODE, SEC_TVAL, SEC_TVAL_HI, SEC_TESC, SEC_COUNT,
+	SEC_BASE = SEC_COUNT /* the shared dictionary, in the container's first block */
 };
+
+#define BASE_MAGIC "RSPYDIC\n"
+#define BASE_HEADER_SIZE 16
 
 /* Caps shared by encoder and decoder. */
 #define MAX_DEPTH (64u * 1024)        /* frames in one record */
@@ -352,8 +356,8 @@ struct text {
 };
 
 struct decoded {
-	unsigned char *owned[SEC_COUNT];
-	struct cursor sec[SEC_COUNT];
+	unsigned char *owned[SEC_COUNT + 1];
+	struct cursor sec[SEC_COUNT + 1];
 	struct text *frames;
 	uint32_t *parent, *node_frame, *path;
 	struct repr_cache *repr;
@@ -363,7 +367,7 @@ static void decoded_release(struct decoded *d)
 {
 	int i;
 
-	for (i = 0; i < SEC_COUNT; i++)
+	for (i = 0; i <= SEC_COUNT; i++)
 		free(d->owned[i]);
 	free(d->frames);
 	free(d->parent);
@@ -372,13 +376,13 @@ static void decoded_release(struct decoded *d)
 	free(d->repr);
 }
 
-static int read_sections(struct decoded *d, const unsigned char *p, size_t len)
+/* One stream at p[*pos]: its header, then its bytes, decompressed into d->sec[i]. */
+static int read_section(struct decoded *d, int i, const unsigned char *p, size_t len, size_t *at,
+			uint64_t *total)
 {
-	size_t pos = HEADER_SIZE;
-	uint64_t total = 0;
-	int i;
+	size_t pos = *at;
 
-	for (i = 0; i < SEC_COUNT; i++) {
+	{
 		uint64_t raw, stored;
 		unsigned codec;
 		const unsigned char *h = p + pos;
@@ -391,9 +395,9 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len)
 		pos += SECTION_HEADER_SIZE;
 		if (stored > len - pos)
 			return corrupt("a stream is cut short");
-		if (raw > RS_CODEC_MAX_STREAMS - total)
+		if (raw > RS_CODEC_MAX_STREAMS - *total)
 			return corrupt("its streams are larger than any valid one");
-		total += raw;
+		*total += raw;
 		if (codec == SEC_CODEC_RAW) {
 			if (raw != stored)
 				return corrupt("a stored stream's lengths disagree");
@@ -417,8 +421,55 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len)
 		d->sec[i].len = (size_t)raw;
 		pos += (size_t)stored;
 	}
+	*at = pos;
+	return 0;
+}
+
+/*
+ * The container: the base block (magic, version, reserved, one stream:
+ * the shared dictionary), then the main header and its streams.
+ */
+static int read_sections(struct decoded *d, const unsigned char *p, size_t len, size_t *main_at)
+{
+	size_t pos = BASE_HEADER_SIZE;
+	uint64_t total = 0;
+	int i, err;
+
+	if (len < BASE_HEADER_SIZE || memcmp(p, BASE_MAGIC, 8))
+		return corrupt("it does not start with its magic");
+	if (get_le32(p + 8) != RS_CODEC_VERSION)
+		return rs_error_set(RS_EUSAGE, "the object was stored with session codec version %u, "
+				    "which this build cannot read: upgrade results", get_le32(p + 8));
+	err = read_section(d, SEC_BASE, p, len, &pos, &total);
+	if (err)
+		return err;
+	*main_at = pos;
+	if (len - pos < HEADER_SIZE || memcmp(p + pos, RS_CODEC_MAGIC, 8))
+		return corrupt("its main streams do not start with their magic");
+	if (get_le32(p + pos + 8) != RS_CODEC_VERSION || get_le32(p + pos + 12) != SEC_COUNT)
+		return corrupt("it does not have the streams of its version");
+	pos += HEADER_SIZE;
+	for (i = 0; i < SEC_COUNT; i++)
+		if ((err = read_section(d, i, p, len, &pos, &total)))
+			return err;
 	if (pos != len)
 		return corrupt("bytes follow the last stream");
+	return 0;
+}
+
+/* How many texts a dictionary stream holds (each at least one byte). */
+static int count_texts(const struct cursor *c, uint64_t *n)
+{
+	struct cursor k = *c;
+	uint64_t l;
+
+	*n = 0;
+	while (k.pos < k.len) {
+		if (get_varint(&k, &l) || l > k.len - k.pos)
+			return corrupt("a frame string is cut short");
+		k.pos += (size_t)l;
+		(*n)++;
+	}
 	return 0;
 }
 
@@ -616,26 +667,24 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 {
 	struct decoded d;
 	struct out *o = NULL;
-	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, size;
-	uint32_t version;
+	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, size, nbase, nbase_said;
+	size_t main_at = 0;
 	int err, i;
 
 	memset(&d, 0, sizeof(d));
-	if (len < HEADER_SIZE || memcmp(p, RS_CODEC_MAGIC, 8))
-		return corrupt("it does not start with its magic");
-	version = get_le32(p + 8);
-	if (version != RS_CODEC_VERSION)
-		return rs_error_set(RS_EUSAGE, "the object was stored with session codec version %u, "
-				    "which this build cannot read: upgrade results", version);
-	if (get_le32(p + 12) != SEC_COUNT)
-		return corrupt("it does not have the streams of its version");
-	size = get_le64(p + 16);
-	if (size > max_size)
-		return corrupt("it rebuilds more bytes than the object has");
-	err = read_sections(&d, p, len);
+	err = read_sections(&d, p, len, &main_at);
 	if (err)
 		goto out;
-	if (get_varint(&d.sec[SEC_PARAMS], &s) || get_varint(&d.sec[SEC_PARAMS], &ref) ||
+	size = get_le64(p + main_at + 16);
+	if (size > max_size) {
+		err = corrupt("it rebuilds more bytes than the object has");
+		goto out;
+	}
+	err = count_texts(&d.sec[SEC_BASE], &nbase);
+	if (err)
+		goto out;
+	if (get_varint(&d.sec[SEC_PARAMS], &nbase_said) || nbase_said != nbase ||
+	    get_varint(&d.sec[SEC_PARAMS], &s) || get_varint(&d.sec[SEC_PARAMS], &ref) ||
 	    get_varint(&d.sec[SEC_PARAMS], &nframes) || get_varint(&d.sec[SEC_PARAMS], &nthreads) ||
 	    get_varint(&d.sec[SEC_PARAMS], &nnodes) || get_varint(&d.sec[SEC_PARAMS], &nrecords) ||
 	    d.sec[SEC_PARAMS].pos != d.sec[SEC_PARAMS].len) {
@@ -644,12 +693,12 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 	}
 	/* Every count is backed by at least one byte of its stream: allocations stay bounded. */
 	if (s > 62 || ref >> 52 || nframes > d.sec[SEC_DICT].len || nthreads > d.sec[SEC_THREADS].len ||
-	    nframes + nthreads > MAX_FRAMES || nnodes < 1 || nnodes - 1 > d.sec[SEC_TREE].len / 2 ||
+	    nbase > MAX_FRAMES || nframes + nthreads > MAX_FRAMES - nbase || nnodes < 1 || nnodes - 1 > d.sec[SEC_TREE].len / 2 ||
 	    nnodes > MAX_NODES || nrecords != d.sec[SEC_SAMPLES].len || nrecords != d.sec[SEC_TCODE].len) {
 		err = corrupt("its counts do not fit its streams");
 		goto out;
 	}
-	d.frames = malloc((size_t)(nframes + nthreads + 1) * sizeof(*d.frames));
+	d.frames = malloc((size_t)(nbase + nframes + nthreads + 1) * sizeof(*d.frames));
 	d.parent = malloc((size_t)nnodes * sizeof(*d.parent));
 	d.node_frame = malloc((size_t)nnodes * sizeof(*d.node_frame));
 	d.path = malloc(MAX_DEPTH * sizeof(*d.path));
@@ -659,11 +708,13 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	err = read_texts(&d.sec[SEC_DICT], d.frames, nframes);
+	err = read_texts(&d.sec[SEC_BASE], d.frames, nbase);
 	if (!err)
-		err = read_texts(&d.sec[SEC_THREADS], d.frames + nframes, nthreads);
+		err = read_texts(&d.sec[SEC_DICT], d.frames + nbase, nframes);
 	if (!err)
-		err = read_tree(&d, nnodes, nframes + nthreads);
+		err = read_texts(&d.sec[SEC_THREADS], d.frames + nbase + nframes, nthreads);
+	if (!err)
+		err = read_tree(&d, nnodes, nbase + nframes + nthreads);
 	if (err)
 		goto out;
 	o->write = write;
@@ -702,8 +753,12 @@ struct frame_entry {
 	uint64_t off;   /* in the arena */
 	uint32_t len;
 	uint32_t hash;
-	int thread;     /* first met at depth 0 */
+	uint8_t thread; /* first met at depth 0 (and not in the base) */
+	uint8_t used;   /* in a record of this run */
+	uint8_t cls;    /* build(): FRAME_* */
 };
+
+enum { FRAME_BASE, FRAME_NEW, FRAME_THREAD, FRAME_DROPPED };
 
 struct enc {
 	int fd;
@@ -734,6 +789,10 @@ struct enc {
 	size_t prev_depth;
 	size_t *span_off, *span_len;
 	struct repr_cache *repr;
+	uint32_t nbase;           /* frames 0..nbase-1 are the given base dictionary */
+	int rebase;               /* build(): this container starts a new base */
+	uint64_t block_len;       /* build(): bytes of the container's first block */
+	struct rs_buf *next_base; /* build(): where the base it used goes, or NULL */
 
 	struct rs_codec_stats *stats;
 };
@@ -891,6 +950,7 @@ static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int dep
 
 		if (f->hash == h && f->len == n && !memcmp(e->arena.ptr + f->off, p, n)) {
 			*id = e->ftab[at] - 1;
+			e->frames[*id].used = 1;
 			return 0;
 		}
 		at = (at + 1) & e->ftab_mask;
@@ -909,7 +969,8 @@ static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int dep
 	e->frames[e->nframes].off = e->arena.len;
 	e->frames[e->nframes].len = (uint32_t)n;
 	e->frames[e->nframes].hash = h;
-	e->frames[e->nframes].thread = depth0;
+	e->frames[e->nframes].thread = (uint8_t)depth0;
+	e->frames[e->nframes].used = 1;
 	if (rs_buf_put(&e->arena, p, n))
 		return decline(e, "the frame strings are too long");
 	e->ftab[at] = e->nframes + 1;
@@ -917,6 +978,36 @@ static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int dep
 	if ((size_t)e->nframes * 2 > e->ftab_mask && (err = frame_table_grow(e)))
 		return err;
 	return 0;
+}
+
+/*
+ * Take the base dictionary an earlier container used: its frames become
+ * frames 0..nbase-1. A base that is not a list of distinct texts (a
+ * damaged cache file) is dropped: it only costs sharing.
+ */
+static void load_base(struct enc *e, const unsigned char *p, size_t len)
+{
+	struct cursor c = { p, len, 0 };
+	uint64_t l;
+	uint32_t id, i;
+	int ok = 1;
+
+	while (ok && c.pos < c.len) {
+		if (get_varint(&c, &l) || l > c.len - c.pos || l > UINT32_MAX ||
+		    intern_frame(e, c.p + c.pos, (size_t)l, 0, &id) || id + 1 != e->nframes)
+			ok = 0;
+		c.pos += ok ? (size_t)l : 0;
+	}
+	if (!ok) {
+		e->nframes = 0;
+		rs_buf_clear(&e->arena);
+		memset(e->ftab, 0, (e->ftab_mask + 1) * sizeof(*e->ftab));
+		e->stats->declined[0] = '\0';
+		rs_error_clear();
+	}
+	for (i = 0; i < e->nframes; i++)
+		e->frames[i].used = 0;
+	e->nbase = e->nframes;
 }
 
 static int node_table_grow(struct enc *e)
@@ -1194,6 +1285,29 @@ static int read_suffix(struct enc *e)
 
 #define Q_RANGE 1100
 
+/*
+ * The time model: `t` is m steps of 2^-s seconds, m = round(n * 2^s / 1e9)
+ * + res for n whole nanoseconds. Returns res + 128 (1..255) and sets *n,
+ * or 0 when t does not fit (it is then kept as text).
+ */
+static int time_code(double t, int s, int64_t *n)
+{
+	double md;
+	int64_t m, res;
+
+	if (!s || !(t > 0) || t >= ldexp(1.0, 53 - s))
+		return 0;
+	md = ldexp(t, s);
+	if (md != floor(md))
+		return 0;
+	m = (int64_t)md;
+	*n = ns_of_grid(m, s);
+	res = m - grid_of_ns(*n, s);
+	if (*n > (INT64_C(1) << 50) || res < -127 || res > 127)
+		return 0;
+	return (int)res + 128;
+}
+
 /* Lowest power of two `t` is a multiple of: t = odd * 2^q. */
 static int low_exponent(double t)
 {
@@ -1207,13 +1321,16 @@ static int low_exponent(double t)
 static int cmp_frames(const void *a, const void *b, void *arg)
 {
 	const struct enc *sort_ctx = arg;
-	const struct frame_entry *fa = &sort_ctx->frames[*(const uint32_t *)a];
-	const struct frame_entry *fb = &sort_ctx->frames[*(const uint32_t *)b];
+	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+	const struct frame_entry *fa = &sort_ctx->frames[ia];
+	const struct frame_entry *fb = &sort_ctx->frames[ib];
 	size_t n = fa->len < fb->len ? fa->len : fb->len;
 	int c;
 
-	if (fa->thread != fb->thread)
-		return fa->thread - fb->thread;
+	if (fa->cls != fb->cls)
+		return fa->cls - fb->cls;
+	if (fa->cls == FRAME_BASE && !sort_ctx->rebase)
+		return ia < ib ? -1 : ia > ib; /* the base keeps its order */
 	c = memcmp(sort_ctx->arena.ptr + fa->off, sort_ctx->arena.ptr + fb->off, n);
 	if (c)
 		return c;
@@ -1292,10 +1409,12 @@ static int same_streams(const struct rs_buf *c, const struct rs_buf *raw)
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (!read_sections(&a, (const unsigned char *)c->ptr, c->len) &&
-	    !read_sections(&b, (const unsigned char *)raw->ptr, raw->len)) {
+	size_t at;
+
+	if (!read_sections(&a, (const unsigned char *)c->ptr, c->len, &at) &&
+	    !read_sections(&b, (const unsigned char *)raw->ptr, raw->len, &at)) {
 		same = 1;
-		for (k = 0; k < SEC_COUNT; k++)
+		for (k = 0; k <= SEC_COUNT; k++)
 			if (a.sec[k].len != b.sec[k].len || memcmp(a.sec[k].p, b.sec[k].p, a.sec[k].len))
 				same = 0;
 	}
@@ -1314,25 +1433,26 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 	struct proof pr;
 	pthread_t proof_thread;
 	int proof_started = 0;
-	struct rs_buf sec[SEC_COUNT];
+	struct rs_buf sec[SEC_COUNT + 1];
 	uint32_t *order = NULL, *rank = NULL, *kid_start = NULL, *kids = NULL, *dfs = NULL,
 		 *stack = NULL, *fill = NULL;
 	size_t *stack_pos = NULL, succ_mask = 1;
 	uint64_t *succ_key = NULL;
 	uint32_t *succ_val = NULL, *succ_len = NULL;
 	ZSTD_CCtx *cctx = NULL;
-	uint32_t ndict = 0, nthreads = 0, i, top, next = 0;
+	uint32_t ndict = 0, nthreads = 0, nbase_out = 0, i, top, next = 0;
 	uint64_t r;
 	int s = 0, err = 0, k;
 	uint64_t qcount[2 * Q_RANGE] = { 0 }, nq = 0, acc;
 	int64_t ref = 0, prev = 0;
 	int have_ref = 0;
+	int64_t n_unused;
+	const unsigned char *esc_pos;
+	unsigned char hdr[HEADER_SIZE], bhdr[BASE_HEADER_SIZE];
 
 	memset(&pr, 0, sizeof(pr));
-	const unsigned char *esc_pos;
-	unsigned char hdr[HEADER_SIZE];
 
-	for (k = 0; k < SEC_COUNT; k++)
+	for (k = 0; k <= SEC_COUNT; k++)
 		rs_buf_init(&sec[k], RS_CODEC_MAX_STREAMS);
 	order = malloc(((size_t)e->nframes + 1) * sizeof(*order));
 	rank = malloc(((size_t)e->nframes + 1) * sizeof(*rank));
@@ -1355,19 +1475,43 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 		goto out;
 	}
 
-	/* The dictionary: sorted, thread frames last and apart. */
+	/*
+	 * The dictionary. The base (shared by runs: the first block, a chunk
+	 * of its own) keeps the given order; frames new to it follow, sorted,
+	 * then the thread frames, which change every run. When too many
+	 * frames are new, this run's frames, sorted, become the new base.
+	 */
+	{
+		uint32_t nnew = 0;
+
+		for (i = e->nbase; i < e->nframes; i++)
+			nnew += !e->frames[i].thread;
+		e->rebase = e->nbase == 0 || (uint64_t)nnew * 4 > e->nbase;
+		for (i = 0; i < e->nframes; i++) {
+			struct frame_entry *f = &e->frames[i];
+
+			if (f->thread)
+				f->cls = FRAME_THREAD;
+			else if (e->rebase)
+				f->cls = f->used ? FRAME_BASE : FRAME_DROPPED;
+			else
+				f->cls = i < e->nbase ? FRAME_BASE : FRAME_NEW;
+		}
+	}
 	for (i = 0; i < e->nframes; i++)
 		order[i] = i;
 	qsort_r(order, e->nframes, sizeof(*order), cmp_frames, e);
 	for (i = 0; i < e->nframes; i++) {
 		const struct frame_entry *f = &e->frames[order[i]];
-		struct rs_buf *b = f->thread ? &sec[SEC_THREADS] : &sec[SEC_DICT];
+		struct rs_buf *b = f->cls == FRAME_BASE ? &sec[SEC_BASE] : f->cls == FRAME_NEW ? &sec[SEC_DICT]
+				   : &sec[SEC_THREADS];
 
 		rank[order[i]] = i;
-		if (f->thread)
-			nthreads++;
-		else
-			ndict++;
+		if (f->cls == FRAME_DROPPED)
+			continue;
+		nbase_out += f->cls == FRAME_BASE;
+		ndict += f->cls == FRAME_NEW;
+		nthreads += f->cls == FRAME_THREAD;
 		if ((err = put_varint(b, f->len)) || (err = rs_buf_put(b, e->arena.ptr + f->off, f->len)))
 			goto out;
 	}
@@ -1456,6 +1600,28 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 			break;
 		}
 	}
+	/*
+	 * A run that crosses a power of two of the clock's reading has its
+	 * earlier times on a grid twice finer (or more): try a few finer
+	 * grids and keep the one that models the most times (the coarser on
+	 * a tie: smaller residuals).
+	 */
+	if (s) {
+		uint64_t best = 0;
+		int cand, best_s = s;
+
+		for (cand = s; cand <= s + 3 && cand <= 62; cand++) {
+			uint64_t fit = 0;
+
+			for (r = 0; r < e->nrecords; r++)
+				fit += !e->rec_verbatim[r] && time_code(e->rec_time[r], cand, &n_unused) != 0;
+			if (fit > best) {
+				best = fit;
+				best_s = cand;
+			}
+		}
+		s = best_s;
+	}
 	esc_pos = (const unsigned char *)e->esc_text.ptr;
 	for (r = 0; r < e->nrecords; r++) {
 		double t = e->rec_time[r];
@@ -1466,18 +1632,8 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 		prev = dfs[e->rec_node[r]];
 		if ((err = put_split(&sec[SEC_SAMPLES], &sec[SEC_SAMPLES_HI], zigzag(delta))))
 			goto out;
-		if (!e->rec_verbatim[r] && s && t > 0 && t < ldexp(1.0, 53 - s)) {
-			double md = ldexp(t, s);
-
-			if (md == floor(md)) {
-				int64_t m = (int64_t)md, res;
-
-				n = ns_of_grid(m, s);
-				res = m - grid_of_ns(n, s);
-				if (n <= (INT64_C(1) << 50) && res >= -127 && res <= 127)
-					code = (int)res + 128;
-			}
-		}
+		if (!e->rec_verbatim[r])
+			code = time_code(t, s, &n);
 		if (code) {
 			if (!have_ref) {
 				ref = n;
@@ -1511,7 +1667,8 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 			goto out;
 	}
 
-	if ((err = put_varint(&sec[SEC_PARAMS], (uint64_t)s)) ||
+	if ((err = put_varint(&sec[SEC_PARAMS], nbase_out)) ||
+	    (err = put_varint(&sec[SEC_PARAMS], (uint64_t)s)) ||
 	    (err = put_varint(&sec[SEC_PARAMS], zigzag(ref))) ||
 	    (err = put_varint(&sec[SEC_PARAMS], ndict)) ||
 	    (err = put_varint(&sec[SEC_PARAMS], nthreads)) ||
@@ -1526,8 +1683,12 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 	put_le32(hdr + 8, RS_CODEC_VERSION);
 	put_le32(hdr + 12, SEC_COUNT);
 	put_le64(hdr + 16, size);
+	memcpy(bhdr, BASE_MAGIC, 8);
+	put_le32(bhdr + 8, RS_CODEC_VERSION);
+	put_le32(bhdr + 12, 0);
 	rs_buf_clear(out);
-	if ((err = rs_buf_put(out, hdr, sizeof(hdr))) || (err = rs_buf_put(&rawc, hdr, sizeof(hdr))))
+	if ((err = rs_buf_put(&rawc, bhdr, sizeof(bhdr))) || (err = add_section(&rawc, NULL, &sec[SEC_BASE])) ||
+	    (err = rs_buf_put(&rawc, hdr, sizeof(hdr))))
 		goto out;
 	for (k = 0; k < SEC_COUNT; k++)
 		if ((err = add_section(&rawc, NULL, &sec[k])))
@@ -1546,8 +1707,19 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 		proof_run(&pr);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+	err = rs_buf_put(out, bhdr, sizeof(bhdr));
+	if (!err)
+		err = add_section(out, cctx, &sec[SEC_BASE]);
+	if (!err) {
+		e->block_len = out->len;
+		err = rs_buf_put(out, hdr, sizeof(hdr));
+	}
 	for (k = 0; !err && k < SEC_COUNT; k++)
 		err = add_section(out, cctx, &sec[k]);
+	if (!err && e->next_base) {
+		rs_buf_clear(e->next_base);
+		err = rs_buf_put(e->next_base, sec[SEC_BASE].ptr, sec[SEC_BASE].len);
+	}
 	if (proof_started)
 		pthread_join(proof_thread, NULL);
 	if (err)
@@ -1579,7 +1751,7 @@ out:
 	if (pr.h)
 		rs_sha256_free(pr.h);
 	rs_buf_release(&rawc);
-	for (k = 0; k < SEC_COUNT; k++)
+	for (k = 0; k <= SEC_COUNT; k++)
 		rs_buf_release(&sec[k]);
 	free(order);
 	free(rank);
@@ -1622,7 +1794,7 @@ static void enc_release(struct enc *e)
 }
 
 int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uint64_t size,
-			 const struct rs_id *oid, struct rs_codec_stats *stats)
+			 const struct rs_id *oid, struct rs_codec_dict *dict, struct rs_codec_stats *stats)
 {
 	struct rs_codec_stats local;
 	struct enc e;
@@ -1662,6 +1834,10 @@ int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uin
 	err = frame_table_grow(&e);
 	if (!err)
 		err = node_table_grow(&e);
+	if (!err && dict && dict->base && dict->base_len)
+		load_base(&e, dict->base, dict->base_len);
+	if (dict)
+		e.next_base = &dict->next;
 	if (!err)
 		err = read_prefix(&e);
 	if (!err)
@@ -1677,6 +1853,8 @@ int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uin
 	stats->frames = e.nframes;
 	stats->nodes = e.nnodes;
 	stats->container = out->len;
+	if (dict)
+		dict->block_len = e.block_len;
 	*applies = 1;
 out:
 	if (err == DECLINE) {

@@ -48,6 +48,22 @@ struct rs_codec_stats {
 };
 
 /*
+ * The shared dictionary. A container starts with a block holding a base
+ * dictionary of frame strings; the rest names frames by their place in
+ * it, and lists only the frames the base lacks. Give the encoder the base
+ * an earlier container of the same remote used, and it keeps it while it
+ * still covers most frames: that first block is then byte for byte the
+ * earlier one, and the store, which keeps it as a chunk of its own, sends
+ * and stores it once for all those runs.
+ */
+struct rs_codec_dict {
+	const unsigned char *base; /* in: an earlier container's base (`next`), or NULL */
+	size_t base_len;
+	struct rs_buf next;        /* out: the base this container holds (the caller's) */
+	uint64_t block_len;        /* out: bytes of the container's first block */
+};
+
+/*
  * Encode the file at `path` (`size` bytes, SHA-256 `oid`) into `out`
  * (cleared first). `*applies` is set to 1 when `out` holds a proven
  * container, 0 when the file is not a session this codec reproduces
@@ -55,10 +71,12 @@ struct rs_codec_stats {
  * path). A file that does not hash to `oid`, or is not `size` bytes,
  * declines too: the generic path then reports it. Returns 0, or
  * RS_ENOTFOUND / RS_EGENERIC when the file cannot be read or memory runs out.
+ * `dict` (may be NULL) carries the shared dictionary in and out;
  * `stats` may be NULL.
  */
 int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uint64_t size,
-			 const struct rs_id *oid, struct rs_codec_stats *stats);
+			 const struct rs_id *oid, struct rs_codec_dict *dict,
+			 struct rs_codec_stats *stats);
 
 /*
  * Decode container `p`/`len` and write the object, in order, to `write`.

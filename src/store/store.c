@@ -743,17 +743,19 @@ static int fill_segment(struct put_feed *f, int n, int fd, const unsigned char *
  * One attempt; *again is set when a borrowed pack vanished mid-way. The
  * file at `path` is what gets chunked: the object itself (transform 0),
  * or its transformed bytes, which must hash to `file_id` and be
- * `file_size` bytes.
+ * `file_size` bytes. A chunk boundary is forced at `cut_at` when it is
+ * not 0 (the session codec's shared block is a chunk of its own).
  */
 static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		    const char *path, const struct rs_id *file_id, uint64_t file_size,
-		    uint32_t transform, rs_progress_fn progress, void *payload,
+		    uint32_t transform, uint64_t cut_at, rs_progress_fn progress, void *payload,
 		    struct rs_store_put_stats *stats, int *again)
 {
 	struct put_state st;
 	struct put_feed f;
 	struct rs_sha256 *whole = NULL;
 	size_t pos = 0, max = s->chunker.max_size;
+	uint64_t at = 0; /* file offset of g->buf + pos */
 	int cur, fd = -1, eof = 0, err, i, missing = 0;
 	struct rs_id got;
 	struct rs_buf key = RS_BUF_INIT, mbytes = RS_BUF_INIT;
@@ -813,6 +815,8 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		struct put_job *j;
 
 		cut = left ? rs_chunker_next(&s->chunker, g->buf + pos, left) : 0;
+		if (cut_at > at && cut_at < at + cut)
+			cut = (size_t)(cut_at - at);
 		if (!eof && cut == left && left < max) {
 			/* No cut in the bytes at hand: carry them over and read on. */
 			int next = (cur + 1) % f.nseg;
@@ -840,6 +844,7 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		g->chunks++;
 		rs_workq_submit(f.q, j);
 		pos += cut;
+		at += cut;
 	}
 drain:
 	while (rs_workq_pending(f.q) > 0) {
@@ -930,6 +935,8 @@ struct session_encoding {
 	struct rs_buf path;   /* the container's temporary file */
 	struct rs_id id;      /* its SHA-256 */
 	uint64_t size;
+	uint64_t block_len;   /* its first block: the shared dictionary */
+	struct rs_buf base;   /* the shared dictionary it used */
 };
 
 static void session_encoding_release(struct session_encoding *c)
@@ -937,19 +944,56 @@ static void session_encoding_release(struct session_encoding *c)
 	if (c->path.ptr)
 		unlink(c->path.ptr);
 	rs_buf_release(&c->path);
+	rs_buf_release(&c->base);
+}
+
+/*
+ * The shared dictionary of the last session pushed to this remote lives
+ * in the remote's cache folder, so that the next run's container starts
+ * with the same block (a chunk the remote already has). Losing it costs
+ * one dictionary, never correctness: the block is always in the container.
+ */
+#define CODEC_BASE_FILE "codec-base"
+#define CODEC_BASE_LIMIT (16u * 1024 * 1024)
+
+static void remember_base(struct rs_store *s, const struct session_encoding *c)
+{
+	struct rs_buf path = RS_BUF_INIT;
+
+	if (s->cache_dir && !rs_buf_printf(&path, "%s/%s", s->cache_dir, CODEC_BASE_FILE) &&
+	    !rs_fs_mkdir_p(s->cache_dir, 0700))
+		rs_fs_write_file_atomic(path.ptr, c->base.ptr, c->base.len); /* best effort */
+	rs_buf_release(&path);
+	rs_error_clear();
 }
 
 static int session_encode(struct rs_store *s, struct session_encoding *c, const struct rs_id *oid,
 			  uint64_t size, const char *path)
 {
-	struct rs_buf container = RS_BUF_INIT, dir = RS_BUF_INIT;
+	struct rs_buf container = RS_BUF_INIT, dir = RS_BUF_INIT, base = RS_BUF_INIT;
+	struct rs_codec_dict dict;
 	int fd = -1, applies = 0, err;
 
 	if (s->generic_only)
 		return 0;
-	err = rs_codec_encode_file(&container, &applies, path, size, oid, NULL);
+	memset(&dict, 0, sizeof(dict));
+	if (s->cache_dir) {
+		struct rs_buf bpath = RS_BUF_INIT;
+
+		if (!rs_buf_printf(&bpath, "%s/%s", s->cache_dir, CODEC_BASE_FILE) &&
+		    !rs_fs_read_file(&base, bpath.ptr, CODEC_BASE_LIMIT)) {
+			dict.base = (const unsigned char *)base.ptr;
+			dict.base_len = base.len;
+		}
+		rs_buf_release(&bpath);
+		rs_error_clear(); /* no base yet: this container starts one */
+	}
+	err = rs_codec_encode_file(&container, &applies, path, size, oid, &dict, NULL);
 	if (err || !applies)
 		goto out;
+	c->block_len = dict.block_len;
+	c->base = dict.next;
+	memset(&dict.next, 0, sizeof(dict.next));
 	err = tmp_dir_for(&dir, s);
 	if (!err)
 		err = rs_buf_printf(&c->path, "%s/session-XXXXXX", dir.ptr);
@@ -972,6 +1016,8 @@ static int session_encode(struct rs_store *s, struct session_encoding *c, const 
 out:
 	rs_buf_release(&container);
 	rs_buf_release(&dir);
+	rs_buf_release(&base);
+	rs_buf_release(&dict.next);
 	return err;
 }
 
@@ -1014,13 +1060,15 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 		stats->bytes_raw = size;
 		if (codec.applies)
 			err = put_once(s, oid, size, codec.path.ptr, &codec.id, codec.size, RS_TRANSFORM_SESSION,
-				       progress, payload, stats, &again);
+				       codec.block_len, progress, payload, stats, &again);
 		else
-			err = put_once(s, oid, size, path, oid, size, RS_TRANSFORM_IDENTITY, progress, payload,
-				       stats, &again);
+			err = put_once(s, oid, size, path, oid, size, RS_TRANSFORM_IDENTITY, 0, progress,
+				       payload, stats, &again);
 		if (err || !again)
 			break;
 	}
+	if (!err && codec.applies)
+		remember_base(s, &codec);
 	session_encoding_release(&codec);
 	if (err || !again)
 		return err;

@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		close(fd);
 		rs_sha256(&oid, data + 1, size - 1);
-		if (rs_codec_encode_file(&out, &applies, path, size - 1, &oid, NULL) == 0 && applies) {
+		if (rs_codec_encode_file(&out, &applies, path, size - 1, &oid, NULL, NULL) == 0 && applies) {
 			if (rs_codec_decode((unsigned char *)out.ptr, out.len, size - 1, collect, &back) ||
 			    back.len != size - 1 || memcmp(back.ptr, data + 1, size - 1))
 				abort();

@@ -53,7 +53,7 @@ static int encode(const char *path, struct rs_buf *out, struct rs_codec_stats *s
 
 	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
 	rs_sha256(&oid, b.ptr, b.len);
-	assert_int_equal(rs_codec_encode_file(out, &applies, path, b.len, &oid, st), 0);
+	assert_int_equal(rs_codec_encode_file(out, &applies, path, b.len, &oid, NULL, st), 0);
 	rs_buf_release(&b);
 	return applies;
 }
@@ -231,7 +231,7 @@ static void test_wrong_oid_declines(void **state)
 	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
 	rs_sha256(&oid, b.ptr, b.len);
 	oid.id[0] ^= 1;
-	assert_int_equal(rs_codec_encode_file(&out, &applies, path, b.len, &oid, &st), 0);
+	assert_int_equal(rs_codec_encode_file(&out, &applies, path, b.len, &oid, NULL, &st), 0);
 	assert_int_equal(applies, 0);
 	assert_non_null(strstr(st.declined, "does not rebuild the object"));
 	rs_buf_release(&out);

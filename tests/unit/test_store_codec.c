@@ -257,6 +257,55 @@ static void test_changed_session_stores_nothing(void **state)
 	rs_store_free(s);
 }
 
+/*
+ * The next run of the same program: its dictionary's block is the one
+ * the first run stored, a chunk the remote already has. Here the "next
+ * run" is the real session with another thread id, which the codec keeps
+ * out of the shared block.
+ */
+static void test_next_run_shares_the_dictionary(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f, 0);
+	struct rs_store_put_stats first, second;
+	struct rs_buf b = RS_BUF_INIT;
+	char src[512], next[512], dst[512];
+	struct rs_id oid, oid2;
+	uint64_t size, size2;
+	char *at;
+	FILE *fp;
+
+	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
+	snprintf(next, sizeof(next), "%s/next.pyisession", f->dir);
+	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
+	assert_int_equal(rs_fs_read_file(&b, src, 1u << 26), 0);
+	for (at = b.ptr; (at = strstr(at, "<thread>\\u0000")); at++)
+		at[14] = at[14] == '9' ? '8' : '9';
+	fp = fopen(next, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(b.ptr, 1, b.len, fp), b.len);
+	assert_int_equal(fclose(fp), 0);
+	rs_buf_release(&b);
+	file_id(src, &oid, &size);
+	file_id(next, &oid2, &size2);
+	assert_true(rs_id_cmp(&oid, &oid2) != 0);
+
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &first), 0);
+	assert_int_equal(first.chunks, 2); /* the shared block, the rest */
+	assert_int_equal(first.chunks_new, 2);
+	rs_store_free(s);
+	s = open_store(f, 0); /* another process: the base comes from the cache folder */
+	assert_int_equal(rs_store_put_file(s, &oid2, size2, next, NULL, NULL, &second), 0);
+	assert_int_equal(second.chunks, 2);
+	assert_int_equal(second.chunks_new, 1);
+	print_message("first run stored %llu bytes, the next %llu\n", (unsigned long long)first.bytes_stored,
+		      (unsigned long long)second.bytes_stored);
+	assert_true(second.bytes_stored * 2 < first.bytes_stored);
+	assert_int_equal(rs_store_get_file(s, &oid2, size2, dst, NULL, NULL), 0);
+	assert_true(files_equal(next, dst));
+	rs_store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +314,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_transform_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_container_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_changed_session_stores_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_next_run_shares_the_dictionary, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
