@@ -939,6 +939,21 @@ struct session_encoding {
 	struct rs_buf base;   /* the shared dictionary it used */
 };
 
+struct scaled_progress {
+	rs_progress_fn fn;
+	void *payload;
+	uint64_t size, file_size;
+};
+
+static int scale_progress(uint64_t done, uint64_t total, void *payload)
+{
+	struct scaled_progress *sp = payload;
+
+	(void)total;
+	return sp->fn(sp->file_size ? (uint64_t)((unsigned __int128)done * sp->size / sp->file_size) : 0,
+		      sp->size, sp->payload);
+}
+
 static void session_encoding_release(struct session_encoding *c)
 {
 	if (c->path.ptr)
@@ -1058,12 +1073,16 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	for (attempt = 0; attempt < 2; attempt++) {
 		memset(stats, 0, sizeof(*stats));
 		stats->bytes_raw = size;
-		if (codec.applies)
+		if (codec.applies) {
+			/* progress in object bytes: the container is its stand-in */
+			struct scaled_progress sp = { progress, payload, size, codec.size };
+
 			err = put_once(s, oid, size, codec.path.ptr, &codec.id, codec.size, RS_TRANSFORM_SESSION,
-				       codec.block_len, progress, payload, stats, &again);
-		else
+				       codec.block_len, progress ? scale_progress : NULL, &sp, stats, &again);
+		} else {
 			err = put_once(s, oid, size, path, oid, size, RS_TRANSFORM_IDENTITY, 0, progress,
 				       payload, stats, &again);
+		}
 		if (err || !again)
 			break;
 	}
@@ -1297,8 +1316,11 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	}
 	rs_workq_free(q);
 	q = NULL;
-	if (!err && m.transform == RS_TRANSFORM_SESSION)
+	if (!err && m.transform == RS_TRANSFORM_SESSION) {
 		err = session_decode(&container, &m, fd, tmp.ptr, whole, &done);
+		if (!err && progress)
+			err = progress(done, m.size, payload);
+	}
 	if (err) {
 		if (err == RS_ECORRUPT)
 			err = rs_error_wrap(err, "object %.12s on '%s' is damaged", hex, s->remote->display_url);

@@ -306,6 +306,46 @@ static void test_next_run_shares_the_dictionary(void **state)
 	rs_store_free(s);
 }
 
+struct progress_seen {
+	uint64_t last, total;
+	int calls;
+};
+
+static int note_progress(uint64_t done, uint64_t total, void *payload)
+{
+	struct progress_seen *p = payload;
+
+	assert_true(done <= total);
+	p->last = done;
+	p->total = total;
+	p->calls++;
+	return 0;
+}
+
+/* Progress counts object bytes, up to the object's size, both ways. */
+static void test_progress_in_object_bytes(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f, 0);
+	struct progress_seen put = { 0, 0, 0 }, get = { 0, 0, 0 };
+	char src[512], dst[512];
+	struct rs_id oid;
+	uint64_t size;
+
+	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
+	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
+	file_id(src, &oid, &size);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, note_progress, &put, NULL), 0);
+	assert_true(put.calls > 0);
+	assert_int_equal(put.last, size);
+	assert_int_equal(put.total, size);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, note_progress, &get), 0);
+	assert_true(get.calls > 0);
+	assert_int_equal(get.last, size);
+	assert_int_equal(get.total, size);
+	rs_store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +355,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damaged_container_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_changed_session_stores_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_next_run_shares_the_dictionary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_progress_in_object_bytes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
