@@ -60,6 +60,7 @@ enum {
 #define MAX_DEPTH (64u * 1024)        /* frames in one record */
 #define MAX_FRAMES (1u << 20)         /* distinct frame strings */
 #define MAX_NODES (32u << 20)         /* call tree nodes */
+#define MAX_RECORDS (8u << 20)        /* samples: 13 bytes each while encoding (a 14 GB session) */
 #define MAX_AFFIX (16u * 1024 * 1024) /* prefix, suffix */
 #define MAX_NUMBER 40                 /* characters of a time */
 #define READ_BLOCK (4u * 1024 * 1024) /* the sliding buffer */
@@ -302,14 +303,86 @@ static int64_t ns_of_grid(int64_t m, int s)
 
 /* ---- decoder ------------------------------------------------------------ */
 
+/*
+ * The output is double-buffered: while the decoder fills one buffer, a
+ * thread of its own hands the other to the sink (which writes and hashes:
+ * as much work as the decoding itself). Without a thread, the sink is
+ * called in line.
+ */
+#define OUT_BUF (256u * 1024)
+
 struct out {
 	rs_codec_write_fn write;
 	void *ctx;
-	unsigned char buf[256 * 1024];
+	unsigned char buf[2][OUT_BUF];
+	int cur;                  /* the buffer being filled */
 	size_t len;
 	uint64_t total, max;
-	int err;
+
+	pthread_t thread;
+	int threaded;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int pending;              /* the other buffer waits for the sink */
+	size_t pending_len;
+	int done;                 /* no more buffers */
+	int werr;                 /* the sink's first error, and its message */
+	char wmsg[256];
 };
+
+static void *out_writer(void *arg)
+{
+	struct out *o = arg;
+
+	pthread_mutex_lock(&o->mu);
+	for (;;) {
+		while (!o->pending && !o->done)
+			pthread_cond_wait(&o->cv, &o->mu);
+		if (!o->pending)
+			break;
+		pthread_mutex_unlock(&o->mu);
+		{
+			int err = o->werr ? 0 : o->write(o->ctx, o->buf[o->cur ^ 1], o->pending_len);
+
+			pthread_mutex_lock(&o->mu);
+			if (err && !o->werr) {
+				o->werr = err;
+				snprintf(o->wmsg, sizeof(o->wmsg), "%s", rs_error_message());
+			}
+		}
+		o->pending = 0;
+		pthread_cond_broadcast(&o->cv);
+	}
+	pthread_mutex_unlock(&o->mu);
+	return NULL;
+}
+
+static void out_start(struct out *o, rs_codec_write_fn write, void *ctx, uint64_t max)
+{
+	o->write = write;
+	o->ctx = ctx;
+	o->cur = 0;
+	o->len = 0;
+	o->total = 0;
+	o->max = max;
+	o->pending = o->done = o->werr = 0;
+	pthread_mutex_init(&o->mu, NULL);
+	pthread_cond_init(&o->cv, NULL);
+	o->threaded = max > 4 * OUT_BUF && pthread_create(&o->thread, NULL, out_writer, o) == 0;
+}
+
+/* Wait until the sink is idle; its error, if any. */
+static int out_idle(struct out *o)
+{
+	int err;
+
+	pthread_mutex_lock(&o->mu);
+	while (o->pending)
+		pthread_cond_wait(&o->cv, &o->mu);
+	err = o->werr;
+	pthread_mutex_unlock(&o->mu);
+	return err ? rs_error_set(err, "%s", o->wmsg) : 0;
+}
 
 static int out_flush(struct out *o)
 {
@@ -317,8 +390,42 @@ static int out_flush(struct out *o)
 
 	if (!o->len)
 		return 0;
-	err = o->write(o->ctx, o->buf, o->len);
+	if (!o->threaded) {
+		err = o->write(o->ctx, o->buf[o->cur], o->len);
+		o->len = 0;
+		return err;
+	}
+	err = out_idle(o);
+	if (err)
+		return err;
+	pthread_mutex_lock(&o->mu);
+	o->pending = 1;
+	o->pending_len = o->len;
+	o->cur ^= 1; /* the writer takes buf[cur ^ 1] */
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&o->mu);
 	o->len = 0;
+	return 0;
+}
+
+/* Flush (unless `abandon`), wait for the sink, stop the thread. */
+static int out_finish(struct out *o, int abandon)
+{
+	int err = abandon ? 0 : out_flush(o);
+
+	if (o->threaded) {
+		int werr = out_idle(o);
+
+		pthread_mutex_lock(&o->mu);
+		o->done = 1;
+		pthread_cond_broadcast(&o->cv);
+		pthread_mutex_unlock(&o->mu);
+		pthread_join(o->thread, NULL);
+		if (!err)
+			err = werr;
+	}
+	pthread_mutex_destroy(&o->mu);
+	pthread_cond_destroy(&o->cv);
 	return err;
 }
 
@@ -331,15 +438,15 @@ static int out_put(struct out *o, const void *p, size_t n)
 				    (unsigned long long)o->max);
 	o->total += n;
 	while (n) {
-		size_t k = sizeof(o->buf) - o->len;
+		size_t k = OUT_BUF - o->len;
 
 		if (k > n)
 			k = n;
-		memcpy(o->buf + o->len, p, k);
+		memcpy(o->buf[o->cur] + o->len, p, k);
 		o->len += k;
 		p = (const char *)p + k;
 		n -= k;
-		if (o->len == sizeof(o->buf) && (err = out_flush(o)))
+		if (o->len == OUT_BUF && (err = out_flush(o)))
 			return err;
 	}
 	return 0;
@@ -669,7 +776,7 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 	struct out *o = NULL;
 	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, size, nbase, nbase_said;
 	size_t main_at = 0;
-	int err, i;
+	int err, i, started = 0;
 
 	memset(&d, 0, sizeof(d));
 	err = read_sections(&d, p, len, &main_at);
@@ -717,11 +824,8 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 		err = read_tree(&d, nnodes, nbase + nframes + nthreads);
 	if (err)
 		goto out;
-	o->write = write;
-	o->ctx = ctx;
-	o->len = 0;
-	o->total = 0;
-	o->max = size;
+	out_start(o, write, ctx, size);
+	started = 1;
 	err = out_put(o, d.sec[SEC_PREFIX].p, d.sec[SEC_PREFIX].len);
 	if (!err)
 		err = write_records(&d, o, nrecords, nnodes, (int)s, unzigzag(ref));
@@ -740,8 +844,13 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 		err = corrupt("it rebuilds fewer bytes than the object has");
 		goto out;
 	}
-	err = out_flush(o);
 out:
+	if (started) {
+		int ferr = out_finish(o, err != 0);
+
+		if (!err)
+			err = ferr;
+	}
 	free(o);
 	decoded_release(&d);
 	return err;
@@ -1197,6 +1306,8 @@ static int parse_record(struct enc *e, int *last)
 		e->prev_node[i] = node;
 	}
 	e->prev_depth = depth;
+	if (e->nrecords >= MAX_RECORDS)
+		return decline(e, "too many records");
 	if (e->nrecords == e->arecords) {
 		uint64_t want = e->arecords ? e->arecords * 2 : 65536;
 		uint32_t *rn = realloc(e->rec_node, want * sizeof(*rn));
