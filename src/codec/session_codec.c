@@ -1466,7 +1466,8 @@ static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct rs_buf 
 		put_le64(h + 8, n);
 		h[16] = SEC_CODEC_ZSTD;
 	} else {
-		memcpy(out->ptr + out->len + SECTION_HEADER_SIZE, raw->ptr, raw->len);
+		if (raw->len) /* an empty stream's buffer may be NULL */
+			memcpy(out->ptr + out->len + SECTION_HEADER_SIZE, raw->ptr, raw->len);
 		n = raw->len;
 		put_le64(h + 8, n);
 		h[16] = SEC_CODEC_RAW;
@@ -1526,7 +1527,8 @@ static int same_streams(const struct rs_buf *c, const struct rs_buf *raw)
 	    !read_sections(&b, (const unsigned char *)raw->ptr, raw->len, &at)) {
 		same = 1;
 		for (k = 0; k <= SEC_COUNT; k++)
-			if (a.sec[k].len != b.sec[k].len || memcmp(a.sec[k].p, b.sec[k].p, a.sec[k].len))
+			if (a.sec[k].len != b.sec[k].len ||
+			    (a.sec[k].len && memcmp(a.sec[k].p, b.sec[k].p, a.sec[k].len)))
 				same = 0;
 	}
 	decoded_release(&a);
