@@ -184,12 +184,62 @@ static uint32_t get_le32(const unsigned char *p)
  * fixed notation when the decimal exponent is in [-4, 16), else d.ddde-XX.
  * Timing values need 16 or 17 digits, so the search starts there.
  */
+/* `%.*e` of x with p digits: its digits (no point) and decimal exponent. */
+static void sci_digits(double x, int p, char *digits, int *exp10)
+{
+	char tmp[48];
+	const char *c = tmp;
+	int nd = 0;
+
+	snprintf(tmp, sizeof(tmp), "%.*e", p - 1, x);
+	if (*c == '-')
+		c++;
+	for (; *c && *c != 'e'; c++)
+		if (*c != '.')
+			digits[nd++] = *c;
+	*exp10 = atoi(c + 1);
+}
+
+/*
+ * The 17 correctly rounded digits `d` (exponent e) rounded to p digits,
+ * into out and *oe. Rounding twice is exact except when the dropped digits
+ * are exactly a half (5, then zeros): then 1 (ask snprintf).
+ */
+static int round_digits(const char *d, int e, int p, char *out, int *oe)
+{
+	int i, up;
+
+	memcpy(out, d, (size_t)p);
+	*oe = e;
+	if (d[p] != '5') {
+		up = d[p] > '5';
+	} else {
+		for (i = p + 1; i < 17 && d[i] == '0'; i++)
+			;
+		if (i == 17)
+			return 1;
+		up = 1;
+	}
+	for (i = p - 1; up && i >= 0; i--) {
+		if (out[i] == '9') {
+			out[i] = '0';
+		} else {
+			out[i]++;
+			up = 0;
+		}
+	}
+	if (up) { /* 99..9 became 00..0 */
+		out[0] = '1';
+		(*oe)++;
+	}
+	return 0;
+}
+
 static size_t py_repr(double x, char *out)
 {
-	char tmp[48], digits[24];
-	int best, p, exp10, nd = 0, i;
+	char d17[24], digits[24], cand[48];
+	int p, exp10, e17, nd, i;
 	size_t n = 0;
-	const char *c;
 
 	if (!isfinite(x))
 		return (size_t)snprintf(out, 48, "%g", x); /* never equal to JSON text */
@@ -197,28 +247,37 @@ static size_t py_repr(double x, char *out)
 		memcpy(out, signbit(x) ? "-0.0" : "0.0", signbit(x) ? 5 : 4);
 		return signbit(x) ? 4 : 3;
 	}
-	snprintf(tmp, sizeof(tmp), "%.*e", 15, x);
-	if (strtod(tmp, NULL) != x) {
-		best = 17;
-	} else {
-		best = 16;
-		for (p = 15; p >= 1; p--) {
-			snprintf(tmp, sizeof(tmp), "%.*e", p - 1, x);
-			if (strtod(tmp, NULL) != x)
-				break;
-			best = p;
-		}
+	/*
+	 * The shortest round-tripping digits: from 17 (always enough)
+	 * downwards, each candidate the correctly rounded one, made by
+	 * rounding the 17 digits as text (one snprintf in all, one strtod
+	 * per candidate).
+	 */
+	sci_digits(x, 17, d17, &e17);
+	memcpy(digits, d17, 17);
+	nd = 17;
+	exp10 = e17;
+	for (p = 16; p >= 1; p--) {
+		char dp[24];
+		int ep, k = 0;
+
+		if (round_digits(d17, e17, p, dp, &ep))
+			sci_digits(x, p, dp, &ep);
+		if (x < 0)
+			cand[k++] = '-';
+		cand[k++] = dp[0];
+		cand[k++] = '.';
+		memcpy(cand + k, dp + 1, (size_t)p - 1);
+		k += p - 1;
+		snprintf(cand + k, sizeof(cand) - (size_t)k, "e%d", ep);
+		if (strtod(cand, NULL) != x)
+			break;
+		memcpy(digits, dp, (size_t)p);
+		nd = p;
+		exp10 = ep;
 	}
-	snprintf(tmp, sizeof(tmp), "%.*e", best - 1, x);
-	c = tmp;
-	if (*c == '-') {
+	if (x < 0)
 		out[n++] = '-';
-		c++;
-	}
-	for (; *c && *c != 'e'; c++)
-		if (*c != '.')
-			digits[nd++] = *c;
-	exp10 = atoi(c + 1);
 	while (nd > 1 && digits[nd - 1] == '0')
 		nd--;
 	if (exp10 >= -4 && exp10 < 16) {
@@ -257,7 +316,7 @@ static size_t py_repr(double x, char *out)
  * thousands of distinct times (the jitter is a few microseconds wide), so
  * a small direct-mapped cache answers most of them.
  */
-#define REPR_CACHE 32768
+#define REPR_CACHE 65536
 
 struct repr_cache {
 	uint64_t bits[REPR_CACHE];
@@ -468,6 +527,7 @@ struct decoded {
 	struct text *frames;
 	uint32_t *parent, *node_frame, *path;
 	struct repr_cache *repr;
+	int repr_owned;
 };
 
 static void decoded_release(struct decoded *d)
@@ -480,7 +540,8 @@ static void decoded_release(struct decoded *d)
 	free(d->parent);
 	free(d->node_frame);
 	free(d->path);
-	free(d->repr);
+	if (d->repr_owned)
+		free(d->repr);
 }
 
 /* One stream at p[*pos]: its header, then its bytes, decompressed into d->sec[i]. */
@@ -769,8 +830,18 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 	return 0;
 }
 
+static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_codec_write_fn write,
+		  void *ctx, struct repr_cache *repr);
+
 int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 		    rs_codec_write_fn write, void *ctx)
+{
+	return decode(p, len, max_size, write, ctx, NULL);
+}
+
+/* `repr`: a cache to use (the encoder's, for its proof), or NULL for one of its own. */
+static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_codec_write_fn write,
+		  void *ctx, struct repr_cache *repr)
 {
 	struct decoded d;
 	struct out *o = NULL;
@@ -809,7 +880,8 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 	d.parent = malloc((size_t)nnodes * sizeof(*d.parent));
 	d.node_frame = malloc((size_t)nnodes * sizeof(*d.node_frame));
 	d.path = malloc(MAX_DEPTH * sizeof(*d.path));
-	d.repr = calloc(1, sizeof(*d.repr));
+	d.repr = repr ? repr : calloc(1, sizeof(*d.repr));
+	d.repr_owned = !repr;
 	o = malloc(sizeof(*o));
 	if (!d.frames || !d.parent || !d.node_frame || !d.path || !d.repr || !o) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
@@ -1486,6 +1558,7 @@ static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct rs_buf 
  */
 struct proof {
 	const struct rs_buf *container;
+	struct repr_cache *repr;  /* the encoder's: it holds the times the parse checked */
 	uint64_t size;
 	struct rs_sha256 *h;
 	uint64_t n;
@@ -1506,8 +1579,8 @@ static void *proof_run(void *arg)
 {
 	struct proof *pr = arg;
 
-	pr->err = rs_codec_decode((const unsigned char *)pr->container->ptr, pr->container->len,
-				  pr->size, proof_write, pr);
+	pr->err = decode((const unsigned char *)pr->container->ptr, pr->container->len, pr->size,
+			 proof_write, pr, pr->repr);
 	if (pr->err)
 		snprintf(pr->msg, sizeof(pr->msg), "%s", rs_error_message());
 	return NULL;
@@ -1808,6 +1881,7 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 			goto out;
 	memset(&pr, 0, sizeof(pr));
 	pr.container = &rawc;
+	pr.repr = e->repr;
 	pr.size = size;
 	pr.h = rs_sha256_new();
 	if (!pr.h) {
