@@ -38,6 +38,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -64,6 +66,7 @@ enum {
 #define MAX_AFFIX (16u * 1024 * 1024) /* prefix, suffix */
 #define MAX_NUMBER 40                 /* characters of a time */
 #define READ_BLOCK (4u * 1024 * 1024) /* the sliding buffer */
+#define MAP_MIN (16u * 1024 * 1024)   /* files from this size are mapped */
 /*
  * zstd level for the streams: 15 is within 0.5% of 19 on them and a
  * third faster; the streams are ~0.5% of the session, so either is cheap.
@@ -968,7 +971,9 @@ struct enc {
 
 	uint32_t *prev_frame, *prev_node;
 	size_t prev_depth;
-	size_t *span_off, *span_len;
+	size_t *span_off;
+	uint32_t *span_len;
+	int mapped;               /* buf is the whole file, mapped (len bytes) */
 	struct repr_cache *repr;
 	uint32_t nbase;           /* frames 0..nbase-1 are the given base dictionary */
 	int rebase;               /* build(): this container starts a new base */
@@ -1012,6 +1017,8 @@ static int refill(struct enc *e)
 {
 	ssize_t n;
 
+	if (e->mapped)
+		return 0; /* all of it is there */
 	if (e->pos) {
 		memmove(e->buf, e->buf + e->pos, e->len - e->pos);
 		e->len -= e->pos;
@@ -1279,25 +1286,33 @@ static const unsigned char *string_end(const unsigned char *p, const unsigned ch
 }
 
 /*
- * One record at e->buf[e->pos]: `[[` frames `], ` number `]` then `, ` or
- * `]` (the end of frame_records, *last = 1). Returns 0 and moves pos on,
- * DECLINE, an error, or 2 when the record is not all in the buffer yet.
+ * The shape of one record at buf[pos]: `[[` frames `], ` number `]` then
+ * `, ` or `]` (the end of frame_records). Fills the frame spans (offsets
+ * into buf), the number's offset and length, the position after it and
+ * `last`. Returns 0, 1 with `why` set (not json.dump's spelling: decline)
+ * or 2 when the record is not all in buf[..len) yet. Touches nothing
+ * else: the tokenizer thread runs it ahead of the commit.
  */
-static int parse_record(struct enc *e, int *last)
-{
-	const unsigned char *p = e->buf + e->pos, *end = e->buf + e->len, *q;
-	size_t depth = 0, i;
-	uint32_t node = 0;
-	int matching = 1, err;
-	char num[MAX_NUMBER + 1];
-	size_t numlen = 0;
-	double t;
-	char again[64];
+struct tok {
+	size_t depth;
+	size_t num_off, numlen;
+	size_t next;
+	int last;
+	const char *why;
+};
 
+static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, size_t *span_off,
+			   uint32_t *span_len, struct tok *t)
+{
+	const unsigned char *p = buf + pos, *end = buf + len, *q;
+
+	t->depth = 0;
+	t->numlen = 0;
 #define NEED(k) do { if (end - p < (ptrdiff_t)(k)) return 2; } while (0)
+#define BAD(w) do { t->why = (w); return 1; } while (0)
 	NEED(3);
 	if (p[0] != '[' || p[1] != '[')
-		return decline(e, "a frame record is not written as json.dump writes it");
+		BAD("a frame record is not written as json.dump writes it");
 	p += 2;
 	if (*p == ']') {
 		p++;
@@ -1305,15 +1320,15 @@ static int parse_record(struct enc *e, int *last)
 		for (;;) {
 			NEED(1);
 			if (*p != '"')
-				return decline(e, "a frame is not a string");
+				BAD("a frame is not a string");
 			q = string_end(p, end);
 			if (!q)
 				return 2;
-			if (depth >= MAX_DEPTH)
-				return decline(e, "a stack is too deep");
-			e->span_off[depth] = (size_t)(p + 1 - e->buf);
-			e->span_len[depth] = (size_t)(q - p - 1);
-			depth++;
+			if (t->depth >= MAX_DEPTH || q - p - 1 > (ptrdiff_t)UINT32_MAX)
+				BAD("a stack is too deep");
+			span_off[t->depth] = (size_t)(p + 1 - buf);
+			span_len[t->depth] = (uint32_t)(q - p - 1);
+			t->depth++;
 			p = q + 1;
 			NEED(1);
 			if (*p == ']') {
@@ -1322,43 +1337,59 @@ static int parse_record(struct enc *e, int *last)
 			}
 			NEED(2);
 			if (p[0] != ',' || p[1] != ' ')
-				return decline(e, "frames are not separated by ', '");
+				BAD("frames are not separated by ', '");
 			p += 2;
 		}
 	}
 	NEED(2);
 	if (p[0] != ',' || p[1] != ' ')
-		return decline(e, "a record's time is not after ', '");
+		BAD("a record's time is not after ', '");
 	p += 2;
+	t->num_off = (size_t)(p - buf);
 	for (;;) {
 		NEED(1);
 		if (*p == ']')
 			break;
-		if (!strchr("0123456789.-+eE", *p) || !*p || numlen >= MAX_NUMBER)
-			return decline(e, "a record's time is not a plain number");
-		num[numlen++] = (char)*p++;
+		if (!*p || !strchr("0123456789.-+eE", *p) || t->numlen >= MAX_NUMBER)
+			BAD("a record's time is not a plain number");
+		t->numlen++;
+		p++;
 	}
 	p++;
 	NEED(1);
 	if (*p == ']') {
-		*last = 1;
+		t->last = 1;
 		p++;
 	} else {
 		NEED(2);
 		if (p[0] != ',' || p[1] != ' ')
-			return decline(e, "records are not separated by ', '");
-		*last = 0;
+			BAD("records are not separated by ', '");
+		t->last = 0;
 		p += 2;
 	}
+	if (!t->numlen)
+		BAD("a record has no time");
 #undef NEED
-	if (!numlen)
-		return decline(e, "a record has no time");
-	num[numlen] = '\0';
+#undef BAD
+	t->next = (size_t)(p - buf);
+	return 0;
+}
 
-	/* Complete: commit it. */
+/* Take one tokenized record into the frame table, the tree and the times. */
+static int commit_record(struct enc *e, const unsigned char *buf, const size_t *span_off,
+			 const uint32_t *span_len, const struct tok *tk)
+{
+	size_t depth = tk->depth, i, numlen = tk->numlen;
+	uint32_t node = 0;
+	int matching = 1, err;
+	char num[MAX_NUMBER + 1], again[64];
+	double t;
+
+	memcpy(num, buf + tk->num_off, numlen);
+	num[numlen] = '\0';
 	for (i = 0; i < depth; i++) {
-		const unsigned char *s = e->buf + e->span_off[i];
-		size_t n = e->span_len[i];
+		const unsigned char *s = buf + span_off[i];
+		size_t n = span_len[i];
 		uint32_t f = 0;
 
 		if (matching && i < e->prev_depth) {
@@ -1399,7 +1430,6 @@ static int parse_record(struct enc *e, int *last)
 		e->rec_verbatim = rv;
 		e->arecords = want;
 	}
-	errno = 0;
 	t = strtod(num, NULL);
 	e->rec_node[e->nrecords] = node;
 	e->rec_time[e->nrecords] = t;
@@ -1411,29 +1441,185 @@ static int parse_record(struct enc *e, int *last)
 			return rs_error_set(RS_EGENERIC, "out of memory");
 	}
 	e->nrecords++;
-	e->consumed += (uint64_t)(p - (e->buf + e->pos));
-	e->pos = (size_t)(p - e->buf);
 	return 0;
+}
+
+/*
+ * With the file mapped, a tokenizer thread finds the records' shapes
+ * (string ends, separators: half the parse) ahead of the thread that
+ * commits them, in batches handed over through a ring of two. Pages
+ * behind the commit are dropped as it goes, so memory stays bounded.
+ */
+#define BATCH 2048
+
+struct batch {
+	struct tok tok[BATCH];
+	size_t *span_off;
+	uint32_t *span_len;
+	size_t nspans, aspans;
+	size_t n;
+	int status;   /* 0, or tokenize_record's 1 (why in the last tok) / 2 (truncated) */
+	int full;
+};
+
+struct tokenizer {
+	const unsigned char *map;
+	size_t len, start;
+	struct batch b[2];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int stop;     /* the committer gave up */
+	int oom;
+};
+
+static void *tokenizer_run(void *arg)
+{
+	struct tokenizer *z = arg;
+	size_t pos = z->start;
+	int k = 0, done = 0;
+
+	while (!done) {
+		struct batch *b = &z->b[k];
+
+		pthread_mutex_lock(&z->mu);
+		while (b->full && !z->stop)
+			pthread_cond_wait(&z->cv, &z->mu);
+		pthread_mutex_unlock(&z->mu);
+		if (z->stop)
+			break;
+		b->n = 0;
+		b->nspans = 0;
+		b->status = 0;
+		while (b->n < BATCH) {
+			struct tok *t = &b->tok[b->n];
+			int r;
+
+			if (b->aspans - b->nspans < MAX_DEPTH) {
+				size_t want = b->aspans * 2 + MAX_DEPTH;
+				size_t *so = realloc(b->span_off, want * sizeof(*so));
+				uint32_t *sl;
+
+				if (so)
+					b->span_off = so;
+				sl = so ? realloc(b->span_len, want * sizeof(*sl)) : NULL;
+				if (!so || !sl) {
+					z->oom = 1;
+					b->status = 2;
+					done = 1;
+					break;
+				}
+				b->span_len = sl;
+				b->aspans = want;
+			}
+			r = tokenize_record(z->map, pos, z->len, b->span_off + b->nspans,
+					    b->span_len + b->nspans, t);
+			if (r) {
+				b->status = r;
+				done = 1;
+				break;
+			}
+			b->nspans += t->depth;
+			b->n++;
+			pos = t->next;
+			if (t->last) {
+				done = 1;
+				break;
+			}
+		}
+		pthread_mutex_lock(&z->mu);
+		b->full = 1;
+		pthread_cond_broadcast(&z->cv);
+		pthread_mutex_unlock(&z->mu);
+		k ^= 1;
+	}
+	return NULL;
+}
+
+static int read_records_mapped(struct enc *e)
+{
+	struct tokenizer z;
+	pthread_t th;
+	size_t dropped = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+	int k = 0, err = 0, ended = 0;
+
+	memset(&z, 0, sizeof(z));
+	z.map = e->buf;
+	z.len = e->len;
+	z.start = e->pos;
+	pthread_mutex_init(&z.mu, NULL);
+	pthread_cond_init(&z.cv, NULL);
+	if (pthread_create(&th, NULL, tokenizer_run, &z) != 0) {
+		pthread_mutex_destroy(&z.mu);
+		pthread_cond_destroy(&z.cv);
+		return 3; /* no thread: the caller parses in line */
+	}
+	while (!err && !ended) {
+		struct batch *b = &z.b[k];
+		size_t i, sp = 0;
+
+		pthread_mutex_lock(&z.mu);
+		while (!b->full)
+			pthread_cond_wait(&z.cv, &z.mu);
+		pthread_mutex_unlock(&z.mu);
+		for (i = 0; !err && i < b->n; i++) {
+			err = commit_record(e, e->buf, b->span_off + sp, b->span_len + sp, &b->tok[i]);
+			sp += b->tok[i].depth;
+			e->pos = b->tok[i].next;
+			ended = b->tok[i].last;
+		}
+		if (!err && !ended) {
+			if (z.oom)
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+			else if (b->status == 1)
+				err = decline(e, b->tok[b->n].why);
+			else if (b->status == 2)
+				err = decline(e, "the session ends inside frame_records");
+		}
+		/* The committed pages are done with: out of memory, not of the file. */
+		if (e->pos - dropped >= (8u << 20)) {
+			size_t upto = e->pos & ~(page - 1);
+
+			madvise((void *)(e->buf + dropped), upto - dropped, MADV_DONTNEED);
+			dropped = upto;
+		}
+		pthread_mutex_lock(&z.mu);
+		b->full = 0;
+		if (err || ended)
+			z.stop = 1;
+		pthread_cond_broadcast(&z.cv);
+		pthread_mutex_unlock(&z.mu);
+		k ^= 1;
+	}
+	pthread_join(th, NULL);
+	for (k = 0; k < 2; k++) {
+		free(z.b[k].span_off);
+		free(z.b[k].span_len);
+	}
+	pthread_mutex_destroy(&z.mu);
+	pthread_cond_destroy(&z.cv);
+	return err;
 }
 
 static int read_records(struct enc *e)
 {
-	int last = 0, err;
+	struct tok t;
+	int err;
 
-	for (;;) {
-		if (e->len - e->pos < 1 && (err = refill(e)))
-			return err;
-		if (e->pos < e->len && e->buf[e->pos] == ']') {
-			/* an empty frame_records */
-			if (e->nrecords)
-				return decline(e, "frame_records ends where a record should be");
-			e->pos++;
-			return 0;
-		}
-		break;
+	if (e->pos == e->len && (err = refill(e)))
+		return err;
+	if (e->pos < e->len && e->buf[e->pos] == ']') {
+		e->pos++; /* an empty frame_records */
+		return 0;
 	}
-	while (!last) {
-		err = parse_record(e, &last);
+	if (e->mapped) {
+		err = read_records_mapped(e);
+		if (err != 3)
+			return err;
+	}
+	for (;;) {
+		err = tokenize_record(e->buf, e->pos, e->len, e->span_off, e->span_len, &t);
+		if (err == 1)
+			return decline(e, t.why);
 		if (err == 2) {
 			size_t before = e->len - e->pos;
 
@@ -1445,10 +1631,13 @@ static int read_records(struct enc *e)
 				return decline(e, "a frame record is longer than the read buffer");
 			continue;
 		}
+		err = commit_record(e, e->buf, e->span_off, e->span_len, &t);
 		if (err)
 			return err;
+		e->pos = t.next;
+		if (t.last)
+			return 0;
 	}
-	return 0;
 }
 
 static int read_suffix(struct enc *e)
@@ -1959,7 +2148,10 @@ static void enc_release(struct enc *e)
 {
 	if (e->fd >= 0)
 		close(e->fd);
-	free(e->buf);
+	if (e->mapped)
+		munmap(e->buf, e->len);
+	else
+		free(e->buf);
 	rs_buf_release(&e->prefix);
 	rs_buf_release(&e->suffix);
 	rs_buf_release(&e->arena);
@@ -2001,7 +2193,29 @@ int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uin
 	rs_buf_init(&e.suffix, MAX_AFFIX);
 	rs_buf_init(&e.arena, 256u * 1024 * 1024);
 	rs_buf_init(&e.esc_text, RS_CODEC_MAX_STREAMS);
-	e.buf = malloc(READ_BLOCK);
+	{
+		/*
+		 * A large file is mapped: the records are then tokenized on a
+		 * thread of their own (read_records_mapped); a small one, or
+		 * one that cannot be mapped, is read in a sliding buffer.
+		 */
+		struct stat sb;
+
+		if (fstat(e.fd, &sb) == 0 && (uint64_t)sb.st_size == size && size >= MAP_MIN &&
+		    size <= SIZE_MAX / 2) {
+			void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, e.fd, 0);
+
+			if (m != MAP_FAILED) {
+				madvise(m, (size_t)size, MADV_SEQUENTIAL);
+				e.buf = m;
+				e.len = (size_t)size;
+				e.eof = 1;
+				e.mapped = 1;
+			}
+		}
+	}
+	if (!e.mapped)
+		e.buf = malloc(READ_BLOCK);
 	e.anodes = 65536;
 	e.node_parent = malloc(e.anodes * sizeof(*e.node_parent));
 	e.node_frame = malloc(e.anodes * sizeof(*e.node_frame));

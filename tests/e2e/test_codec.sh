@@ -26,6 +26,16 @@ gen --names unicode --seed 3 --size 3M -o "$T/u5.pyisession"
 gen --names unicode --layout 4 --seed 4 --size 2M -o "$T/u4.pyisession"
 gen --layout 4.3 --seed 5 --size 2M -o "$T/u43.pyisession"
 cp "$RS_SOURCE_DIR/tests/data/real_small_pop1k.pyisession" "$T/real.pyisession"
+# 20 MB: large enough to be mapped and tokenized on a thread of its own
+gen --seed 6 --size 20M -o "$T/big.pyisession"
+# the same with one separator spelled otherwise near the end: the codec
+# must decline it (the generic path stores it)
+python3 - "$T/big.pyisession" "$T/odd.pyisession" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+i = t.rindex('], 0.')
+open(sys.argv[2], 'w').write(t[:i] + '],  0.' + t[i + 5:])
+PY
 grep -q 'u00e9' "$T/u5.pyisession" || fail "--names unicode wrote no escaped non-ASCII name"
 grep -q 'ud83d' "$T/u5.pyisession" || fail "--names unicode wrote no surrogate pair"
 
@@ -36,13 +46,13 @@ git config lfs.standalonetransferagent results
 git config lfs.customtransfer.results.path "$AGENT"
 git config results.remote "file://$STORE"
 git lfs track '*.pyisession' >/dev/null
-cp "$T/u5.pyisession" "$T/u4.pyisession" "$T/u43.pyisession" "$T/real.pyisession" .
+cp "$T/u5.pyisession" "$T/u4.pyisession" "$T/u43.pyisession" "$T/real.pyisession" "$T/big.pyisession" .
 git add .gitattributes ./*.pyisession
-git commit -qm "four sessions"
+git commit -qm "five sessions"
 git remote add origin "$T/results.git"
 git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push failed"; }
 raw=0
-for f in u5 u4 u43 real; do
+for f in u5 u4 u43 real big; do
 	oid=$(sha256sum "$T/$f.pyisession" | cut -d' ' -f1)
 	[ -f "$STORE/objects/$oid" ] || fail "no manifest for $f"
 	[ "$(transform_of "$STORE/objects/$oid")" = 1 ] || fail "$f was not stored with the session codec"
@@ -53,10 +63,17 @@ echo "stored $stored bytes of packs for $raw raw bytes"
 # the generic path keeps about 1/40 of such files
 [ "$stored" -lt $((raw / 70)) ] || fail "packs hold $stored bytes for $raw raw: the codec did not apply"
 
+cp "$T/odd.pyisession" .
+git add odd.pyisession
+git commit -qm "a session in another spelling"
+git push -q origin main >/dev/null 2>"$T/push.err" || { cat "$T/push.err"; fail "push failed"; }
+oid=$(sha256sum "$T/odd.pyisession" | cut -d' ' -f1)
+[ "$(transform_of "$STORE/objects/$oid")" = 0 ] || fail "a record in another spelling was not left to the generic path"
+
 # shellcheck disable=SC2046
 git clone -q $(agent_config) "$T/results.git" "$T/clone" 2>"$T/clone.err" ||
 	{ cat "$T/clone.err"; fail "clone failed"; }
-for f in u5 u4 u43 real; do
+for f in u5 u4 u43 real big odd; do
 	cmp "$T/$f.pyisession" "$T/clone/$f.pyisession" || fail "$f differs after the round trip"
 done
 
