@@ -491,7 +491,23 @@ static int out_finish(struct out *o, int abandon)
 	return err;
 }
 
-static int out_put(struct out *o, const void *p, size_t n)
+static int out_put_slow(struct out *o, const void *p, size_t n);
+
+/* The common case in line: the bytes fit the buffer and the size. */
+static inline int out_put(struct out *o, const void *p, size_t n)
+{
+	if (n <= OUT_BUF - o->len && n <= o->max - o->total) {
+		memcpy(o->buf[o->cur] + o->len, p, n);
+		o->len += n;
+		o->total += n;
+		if (o->len < OUT_BUF)
+			return 0;
+		return out_flush(o);
+	}
+	return out_put_slow(o, p, n);
+}
+
+static int out_put_slow(struct out *o, const void *p, size_t n)
 {
 	int err;
 
