@@ -142,7 +142,7 @@ static int check_offset(uint64_t offset, uint32_t stored_len)
 
 int rs_transform_known(uint32_t transform)
 {
-	return transform == RS_TRANSFORM_IDENTITY;
+	return transform == RS_TRANSFORM_IDENTITY || transform == RS_TRANSFORM_SESSION;
 }
 
 /*

@@ -70,6 +70,8 @@ struct rs_manifest {
 
 /* Transforms (manifest field): how the chunks rebuild the object. */
 #define RS_TRANSFORM_IDENTITY 0u
+/* The session codec (src/codec, docs/codec.md): chunks hold its container. */
+#define RS_TRANSFORM_SESSION 1u
 
 /* Whether this build can undo `transform`. */
 int rs_transform_known(uint32_t transform);

@@ -29,6 +29,7 @@
  * if the whole object matches its oid.
  */
 #include "store/store.h"
+#include "codec/session_codec.h"
 #include "store/chunker.h"
 #include "store/chunkindex.h"
 #include "store/format.h"
@@ -67,6 +68,7 @@ struct rs_store {
 	int level;
 	int threads;
 	uint32_t transform;
+	int generic_only;
 	char *cache_dir;
 	struct rs_chunk_index *index;
 	int index_fresh;
@@ -105,6 +107,7 @@ int rs_store_open(struct rs_store **out, struct rs_remote *remote,
 	}
 	s->threads = opts->threads > 0 ? opts->threads : cpu_count();
 	s->transform = opts->transform;
+	s->generic_only = opts->generic_only;
 	err = rs_chunker_init(&s->chunker, RS_CHUNK_MIN, RS_CHUNK_AVG, RS_CHUNK_MAX);
 	if (!err && opts->cache_dir) {
 		/* One cache folder per remote: name it after the remote's URL. */
@@ -768,15 +771,23 @@ static int fill_segment(struct put_feed *f, int n, int fd, const unsigned char *
 	return 0;
 }
 
-/* One attempt; *again is set when a borrowed pack vanished mid-way. */
+/*
+ * One attempt; *again is set when a borrowed pack vanished mid-way. The
+ * file at `path` is what gets chunked: the object itself (transform 0),
+ * or its transformed bytes, which must hash to `file_id` and be
+ * `file_size` bytes. A chunk boundary is forced at `cut_at` when it is
+ * not 0 (the session codec's shared block is a chunk of its own).
+ */
 static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
-		    const char *path, rs_progress_fn progress, void *payload,
+		    const char *path, const struct rs_id *file_id, uint64_t file_size,
+		    uint32_t transform, uint64_t cut_at, rs_progress_fn progress, void *payload,
 		    struct rs_store_put_stats *stats, int *again)
 {
 	struct put_state st;
 	struct put_feed f;
 	struct rs_sha256 *whole = NULL;
 	size_t pos = 0, max = s->chunker.max_size;
+	uint64_t at = 0; /* file offset of g->buf + pos */
 	int cur, fd = -1, eof = 0, err, i, missing = 0;
 	struct rs_id got;
 	struct rs_buf key = RS_BUF_INIT, mbytes = RS_BUF_INIT;
@@ -788,14 +799,14 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 	st.stats = stats;
 	st.m.oid = *oid;
 	st.m.size = size;
-	st.m.transform = s->transform;
+	st.m.transform = transform;
 	memset(&f, 0, sizeof(f));
 	f.nslots = s->threads + 1;
 	f.nseg = 1 + (f.nslots + 2) / 3;
 	f.seg_size = (max + max / 2 + SEGMENT_ALIGN - 1) & ~(SEGMENT_ALIGN - 1);
 	f.progress = progress;
 	f.payload = payload;
-	f.size = size;
+	f.size = file_size;
 	cur = f.nseg - 1; /* the first fill goes to segment 0 */
 	*again = 0;
 
@@ -807,9 +818,9 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		err = rs_error_errno(RS_ENOTFOUND, "cannot open '%s'", path);
 		goto out;
 	}
-	if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != size) {
+	if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != file_size) {
 		err = rs_error_set(RS_ECORRUPT, "'%s' is %lld bytes, but the object should be %llu",
-				   path, (long long)sb.st_size, (unsigned long long)size);
+				   path, (long long)sb.st_size, (unsigned long long)file_size);
 		goto out;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -836,6 +847,8 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		struct put_job *j;
 
 		cut = left ? rs_chunker_next(&s->chunker, g->buf + pos, left) : 0;
+		if (cut_at > at && cut_at < at + cut)
+			cut = (size_t)(cut_at - at);
 		if (!eof && cut == left && left < max) {
 			/* No cut in the bytes at hand: carry them over and read on. */
 			int next = (cur + 1) % f.nseg;
@@ -863,6 +876,7 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		g->chunks++;
 		rs_workq_submit(f.q, j);
 		pos += cut;
+		at += cut;
 	}
 drain:
 	while (rs_workq_pending(f.q) > 0) {
@@ -877,10 +891,10 @@ drain:
 		goto out;
 	/* Before the last pack is sealed: a mismatch then shows nowhere. */
 	rs_sha256_final(whole, &got);
-	if (rs_id_cmp(&got, oid) != 0 || st.m.transformed_size != size) {
+	if (rs_id_cmp(&got, file_id) != 0 || st.m.transformed_size != file_size) {
 		char want_hex[RS_ID_HEXSZ + 1], got_hex[RS_ID_HEXSZ + 1];
 
-		rs_id_to_hex(want_hex, oid);
+		rs_id_to_hex(want_hex, file_id);
 		rs_id_to_hex(got_hex, &got);
 		err = rs_error_set(RS_ECORRUPT, "'%s' does not match object %.12s (its SHA-256 is %.12s): "
 				   "the file changed since git-lfs hashed it", path, want_hex, got_hex);
@@ -940,11 +954,126 @@ out:
 	return err;
 }
 
+/* ---- the session codec hook (transform 1) -------------------------------- */
+
+/*
+ * The object's transformed form when the session codec takes it: the
+ * proven container (rs_codec_encode_file decodes it and checks the oid
+ * before it says yes) in a temporary file, chunked and stored like any
+ * object. Anything the codec declines goes the generic path, unchanged.
+ */
+struct session_encoding {
+	int applies;
+	struct rs_buf path;   /* the container's temporary file */
+	struct rs_id id;      /* its SHA-256 */
+	uint64_t size;
+	uint64_t block_len;   /* its first block: the shared dictionary */
+	struct rs_buf base;   /* the shared dictionary it used */
+};
+
+struct scaled_progress {
+	rs_progress_fn fn;
+	void *payload;
+	uint64_t size, file_size;
+};
+
+static int scale_progress(uint64_t done, uint64_t total, void *payload)
+{
+	struct scaled_progress *sp = payload;
+
+	(void)total;
+	return sp->fn(sp->file_size ? (uint64_t)((unsigned __int128)done * sp->size / sp->file_size) : 0,
+		      sp->size, sp->payload);
+}
+
+static void session_encoding_release(struct session_encoding *c)
+{
+	if (c->path.ptr)
+		unlink(c->path.ptr);
+	rs_buf_release(&c->path);
+	rs_buf_release(&c->base);
+}
+
+/*
+ * The shared dictionary of the last session pushed to this remote lives
+ * in the remote's cache folder, so that the next run's container starts
+ * with the same block (a chunk the remote already has). Losing it costs
+ * one dictionary, never correctness: the block is always in the container.
+ */
+#define CODEC_BASE_FILE "codec-base"
+#define CODEC_BASE_LIMIT (16u * 1024 * 1024)
+
+static void remember_base(struct rs_store *s, const struct session_encoding *c)
+{
+	struct rs_buf path = RS_BUF_INIT;
+
+	if (s->cache_dir && !rs_buf_printf(&path, "%s/%s", s->cache_dir, CODEC_BASE_FILE) &&
+	    !rs_fs_mkdir_p(s->cache_dir, 0700))
+		rs_fs_write_file_atomic(path.ptr, c->base.ptr, c->base.len); /* best effort */
+	rs_buf_release(&path);
+	rs_error_clear();
+}
+
+static int session_encode(struct rs_store *s, struct session_encoding *c, const struct rs_id *oid,
+			  uint64_t size, const char *path)
+{
+	struct rs_buf container = RS_BUF_INIT, dir = RS_BUF_INIT, base = RS_BUF_INIT;
+	struct rs_codec_dict dict;
+	int fd = -1, applies = 0, err;
+
+	if (s->generic_only)
+		return 0;
+	memset(&dict, 0, sizeof(dict));
+	if (s->cache_dir) {
+		struct rs_buf bpath = RS_BUF_INIT;
+
+		if (!rs_buf_printf(&bpath, "%s/%s", s->cache_dir, CODEC_BASE_FILE) &&
+		    !rs_fs_read_file(&base, bpath.ptr, CODEC_BASE_LIMIT)) {
+			dict.base = (const unsigned char *)base.ptr;
+			dict.base_len = base.len;
+		}
+		rs_buf_release(&bpath);
+		rs_error_clear(); /* no base yet: this container starts one */
+	}
+	err = rs_codec_encode_file(&container, &applies, path, size, oid, &dict, NULL);
+	if (err || !applies)
+		goto out;
+	c->block_len = dict.block_len;
+	c->base = dict.next;
+	memset(&dict.next, 0, sizeof(dict.next));
+	err = tmp_dir_for(&dir, s);
+	if (!err)
+		err = rs_buf_printf(&c->path, "%s/session-XXXXXX", dir.ptr);
+	if (err)
+		goto out;
+	fd = mkstemp(c->path.ptr);
+	if (fd < 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot create a file in '%s'", dir.ptr);
+		rs_buf_release(&c->path);
+		goto out;
+	}
+	err = rs_fs_write_all(fd, container.ptr, container.len);
+	if (close(fd) != 0 && !err)
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", c->path.ptr);
+	if (err)
+		goto out;
+	rs_sha256(&c->id, container.ptr, container.len);
+	c->size = container.len;
+	c->applies = 1;
+out:
+	rs_buf_release(&container);
+	rs_buf_release(&dir);
+	rs_buf_release(&base);
+	rs_buf_release(&dict.next);
+	return err;
+}
+
 int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *path, rs_progress_fn progress, void *payload,
 		      struct rs_store_put_stats *stats)
 {
 	struct rs_store_put_stats local;
+	struct session_encoding codec = { 0 };
 	int err, again = 0, attempt;
 
 	if (!stats)
@@ -969,14 +1098,31 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 			return err;
 		s->index_fresh = 1;
 	}
+	err = session_encode(s, &codec, oid, size, path);
+	if (err)
+		return err;
 	/* A second attempt runs without the packs found missing in the first. */
 	for (attempt = 0; attempt < 2; attempt++) {
 		memset(stats, 0, sizeof(*stats));
 		stats->bytes_raw = size;
-		err = put_once(s, oid, size, path, progress, payload, stats, &again);
+		if (codec.applies) {
+			/* progress in object bytes: the container is its stand-in */
+			struct scaled_progress sp = { progress, payload, size, codec.size };
+
+			err = put_once(s, oid, size, codec.path.ptr, &codec.id, codec.size, RS_TRANSFORM_SESSION,
+				       codec.block_len, progress ? scale_progress : NULL, &sp, stats, &again);
+		} else {
+			err = put_once(s, oid, size, path, oid, size, RS_TRANSFORM_IDENTITY, 0, progress,
+				       payload, stats, &again);
+		}
 		if (err || !again)
-			return err;
+			break;
 	}
+	if (!err && codec.applies)
+		remember_base(s, &codec);
+	session_encoding_release(&codec);
+	if (err || !again)
+		return err;
 	return rs_error_set(RS_ERETRY, "packs on '%s' keep disappearing during the push: is a garbage "
 			    "collection running? try again", s->remote->display_url);
 }
@@ -1162,6 +1308,35 @@ out:
 	return err;
 }
 
+/* Transform 1: the decoded object goes to the file and the hasher. */
+struct session_sink {
+	int fd;
+	const char *path;
+	struct rs_sha256 *whole;
+	uint64_t *done;
+};
+
+static int session_sink_write(void *ctx, const void *p, size_t n)
+{
+	struct session_sink *k = ctx;
+	int err = rs_fs_write_all(k->fd, p, n);
+
+	if (err)
+		return rs_error_wrap(err, "cannot write '%s'", k->path);
+	rs_sha256_update(k->whole, p, n);
+	*k->done += n;
+	return 0;
+}
+
+static int session_decode(const struct rs_buf *container, const struct rs_manifest *m, int fd,
+			  const char *path, struct rs_sha256 *whole, uint64_t *done)
+{
+	struct session_sink k = { fd, path, whole, done };
+
+	return rs_codec_decode((const unsigned char *)container->ptr, container->len, m->size,
+			       session_sink_write, &k);
+}
+
 int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *dest, rs_progress_fn progress, void *payload)
 {
@@ -1169,7 +1344,7 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	struct rs_workq *q = NULL;
 	struct get_job *jobs = NULL;
 	struct rs_sha256 *whole = NULL;
-	struct rs_buf tmp = RS_BUF_INIT;
+	struct rs_buf tmp = RS_BUF_INIT, container = RS_BUF_INIT;
 	char hex[RS_ID_HEXSZ + 1];
 	int threads = s->threads < 4 ? 4 : s->threads; /* fetches wait on I/O too */
 	int nslots = threads + 2, fd = -1, err, i;
@@ -1182,11 +1357,18 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	err = fetch_manifest(s, oid, &m);
 	if (err)
 		goto out;
-	if (m.transform != RS_TRANSFORM_IDENTITY) {
+	if (m.transform != RS_TRANSFORM_IDENTITY && m.transform != RS_TRANSFORM_SESSION) {
 		err = rs_error_set(RS_EUSAGE, "object %.12s uses transform %u, which this build cannot undo: upgrade results",
 				   hex, m.transform);
 		goto out;
 	}
+	if (m.transform == RS_TRANSFORM_SESSION && m.transformed_size > RS_CODEC_MAX_CONTAINER) {
+		err = rs_error_set(RS_ECORRUPT, "object %.12s on '%s' is damaged: its session container is "
+				   "%llu bytes, more than any valid one", hex, s->remote->display_url,
+				   (unsigned long long)m.transformed_size);
+		goto out;
+	}
+	rs_buf_init(&container, RS_CODEC_MAX_CONTAINER);
 	/*
 	 * Before anything is written: the manifest's chunks add up to its
 	 * size (rs_manifest_parse), and its size must be the one asked for.
@@ -1228,6 +1410,11 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 		if (err)
 			break;
 		j = job;
+		if (m.transform == RS_TRANSFORM_SESSION) {
+			/* The container is small: gather it, decode it once complete. */
+			err = rs_buf_put(&container, j->raw, j->ref->raw_len);
+			continue;
+		}
 		/* Never more than the object's size, whatever the chunks say. */
 		if (j->ref->raw_len > m.size - done) {
 			err = rs_error_set(RS_ECORRUPT, "the chunks of object %.12s add up to more than its "
@@ -1246,6 +1433,11 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	}
 	rs_workq_free(q);
 	q = NULL;
+	if (!err && m.transform == RS_TRANSFORM_SESSION) {
+		err = session_decode(&container, &m, fd, tmp.ptr, whole, &done);
+		if (!err && progress)
+			err = progress(done, m.size, payload);
+	}
 	if (err) {
 		if (err == RS_ECORRUPT)
 			err = rs_error_wrap(err, "object %.12s cannot be rebuilt", hex);
@@ -1279,5 +1471,6 @@ out:
 	rs_sha256_free(whole);
 	rs_manifest_release(&m);
 	rs_buf_release(&tmp);
+	rs_buf_release(&container);
 	return err;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "remote/remote.h"
+#include "store/format.h"
 #include "util/hash.h"
 
 struct rs_store;
@@ -26,13 +27,20 @@ struct rs_store_options {
 	int threads;           /* worker threads for one object; 0: one per core */
 	const char *cache_dir; /* local index of the remote's chunks; NULL: no
 				  dedup against earlier pushes of other processes */
-	uint32_t transform;    /* RS_TRANSFORM_* to use for new objects */
+	uint32_t transform;    /* must be RS_TRANSFORM_IDENTITY (0); kept for callers */
+	int generic_only;      /* 1: never the session codec, every object takes
+				  transform 0 (benchmarks, tests) */
 };
 
 #define RS_STORE_DEFAULT_LEVEL 3
 
-/* Transforms applied to an object's bytes before chunking (manifest field). */
-#define RS_TRANSFORM_IDENTITY 0u
+/*
+ * Transforms (store/format.h, the manifest field): put applies the session
+ * codec (RS_TRANSFORM_SESSION, docs/codec.md) to every object it
+ * recognises as a pyinstrument session it can rebuild byte for byte
+ * (proven before anything is stored), unless generic_only; others take
+ * RS_TRANSFORM_IDENTITY. Get undoes the transform before the oid check.
+ */
 
 struct rs_store_put_stats {
 	uint64_t chunks;          /* chunks in the object */

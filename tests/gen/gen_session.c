@@ -398,6 +398,8 @@ struct model {
 	struct event_class *events;
 	int nevents, capevents;
 
+	int unicode_names; /* --names unicode */
+
 	/* fixed frames of the driver */
 	int fn_module, fn_main, fn_run, fn_build, fn_init_pop, fn_simulate, fn_finalise;
 	int fn_heappop;
@@ -1424,12 +1426,78 @@ static void layout(struct model *m, struct rng *r)
 	}
 }
 
+/*
+ * JSON text of a UTF-8 string as Python's json.dump writes it with
+ * ensure_ascii: `"` and `\` escaped, \n \r \t \b \f short, other controls
+ * and every non-ASCII character as \uXXXX in lower-case hex, characters
+ * beyond U+FFFF as a surrogate pair. The caller frees the result.
+ */
+static char *json_ascii(const char *utf8)
+{
+	size_t n = strlen(utf8), k = 0;
+	char *out = malloc(n * 12 + 1);
+	const unsigned char *p = (const unsigned char *)utf8;
+
+	if (!out)
+		abort();
+	while (*p) {
+		uint32_t c = *p++;
+		int more = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+
+		if (more) {
+			c &= 0x3fu >> more;
+			while (more-- && (*p & 0xc0) == 0x80)
+				c = c << 6 | (*p++ & 0x3f);
+		}
+		if (c == '"' || c == '\\') {
+			out[k++] = '\\';
+			out[k++] = (char)c;
+		} else if (c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') {
+			out[k++] = '\\';
+			out[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : c == '\b' ? 'b' : 'f';
+		} else if (c >= 0x20 && c < 0x7f) {
+			out[k++] = (char)c;
+		} else if (c > 0xffff) {
+			c -= 0x10000;
+			k += (size_t)sprintf(out + k, "\\u%04x\\u%04x", 0xd800 + (c >> 10), 0xdc00 + (c & 0x3ff));
+		} else {
+			k += (size_t)sprintf(out + k, "\\u%04x", c);
+		}
+	}
+	out[k] = '\0';
+	return out;
+}
+
+/*
+ * --names unicode: some functions and files get names real code has too
+ * (accents, CJK, an emoji, a quote and a backslash in a path), written
+ * with the escapes json.dump uses, so that nothing downstream can assume
+ * frame strings are plain identifiers.
+ */
+static const char *const unicode_fn_suffix[] = { "_donn\xc3\xa9" "es", "_\xe8\xae\xa1\xe7\xae\x97", "_\xf0\x9f\x98\x80", "_\xce\xb1\xce\xb2" };
+static const char *const unicode_dir[] = { "r\xc3\xa9sultats", "odd\"name\\dir", "\xe6\xa8\xa1\xe5\x9e\x8b" };
+
 static void render_prefixes(struct model *m)
 {
 	for (int fn = 0; fn < m->nfns; fn++) {
 		struct gfn *g = &m->fns[fn];
 		free(g->prefix);
-		g->prefix = xfmt("%s\\u0000%s\\u0000%d", g->name, m->files[g->file].path, g->first_line);
+		if (m->unicode_names && (fn % 7 == 3 || g->file % 5 == 2)) {
+			const char *path = m->files[g->file].path, *slash = strrchr(path, '/');
+			char *raw_name = xfmt("%s%s", g->name, fn % 7 == 3 ? unicode_fn_suffix[fn / 7 % 4] : "");
+			char *raw_path = g->file % 5 == 2 && slash
+				? xfmt("%.*s/%s%s", (int)(slash - path), path, unicode_dir[g->file / 5 % 3], slash)
+				: xfmt("%s", path);
+			char *jn = json_ascii(raw_name), *jp = json_ascii(raw_path);
+
+			g->prefix = xfmt("%s\\u0000%s\\u0000%d", jn, jp, g->first_line);
+			free(raw_name);
+			free(raw_path);
+			free(jn);
+			free(jp);
+		} else {
+			g->prefix = xfmt("%s\\u0000%s\\u0000%d", g->name, m->files[g->file].path, g->first_line);
+		}
 		g->prefix_len = (uint32_t)strlen(g->prefix);
 	}
 }
@@ -1493,6 +1561,7 @@ struct options {
 	char *rename_old[8], *rename_new[8];
 	int nrename;
 	int list;
+	int unicode_names;
 };
 
 #define MAXDEPTH 96
@@ -2219,6 +2288,9 @@ static void usage(FILE *f)
 	      "  --population N        simulated individuals (work per month; default 1000,\n"
 	      "                        about 2,100 samples or 3.6 MB per month)\n"
 	      "  --layout 5|4|4.3      pyinstrument 5.x (default), 4.4-4.6, or 4.3 layout\n"
+	      "  --names ascii|unicode unicode: some function and file names with accents,\n"
+	      "                        CJK, an emoji, a quote and a backslash (escaped as\n"
+	      "                        json.dump escapes them)\n"
 	      "  --variant base|next   next: the next commit of the same code: one line\n"
 	      "                        inserted in one function (lines below it shift), same\n"
 	      "                        samples, slightly different timings where it runs\n"
@@ -2351,6 +2423,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 			else if (!strcmp(v, "4.3"))
 				o->layout = 43;
 			else
+				goto bad;
+		} else if (!strcmp(a, "--names")) {
+			NEED();
+			if (!strcmp(v, "unicode"))
+				o->unicode_names = 1;
+			else if (strcmp(v, "ascii"))
 				goto bad;
 		} else if (!strcmp(a, "--variant")) {
 			NEED();
@@ -2564,6 +2642,7 @@ int main(int argc, char **argv)
 	memset(m, 0, sizeof *m);
 	rng_seed(&mr, opt.model_seed, 1);
 	build_model(m, &mr);
+	m->unicode_names = opt.unicode_names;
 	layout(m, &mr);
 	compute_costs(m);
 

@@ -1,0 +1,2284 @@
+/*
+ * The session codec (docs/codec.md is the format; session_codec.h the
+ * contract).
+ *
+ * Encoding reads the file once, in a sliding buffer. A small scanner walks
+ * the top-level JSON object until the key `frame_records` followed by
+ * `: [`; everything up to there is the prefix, kept verbatim. The records
+ * must then be written exactly as Python's json.dump writes them
+ * (`[["frame", "frame"], 0.001]` joined by `, `): any other spelling makes
+ * the encoder decline. Frame strings are kept as their raw JSON text
+ * (escapes included), so no escape is ever decoded or re-encoded: that
+ * removes the escape traps altogether. Everything after the closing `]`
+ * is the suffix, verbatim.
+ *
+ * Per record: frames equal to the previous record's at the same depth are
+ * settled by a memcmp; the others by a hash look-up in the frame table,
+ * then one look-up of (parent node, frame) in the call tree. The record
+ * becomes its end node. Its time is parsed; it is modelled only when
+ * Python's repr() of the double gives back its text exactly.
+ *
+ * Times: pyinstrument subtracts two perf_counter readings, each a double
+ * made from whole nanoseconds (ns / 1e9). Both readings lie on the grid of
+ * the clock's magnitude (2^-s seconds), and the difference is exact, so
+ * every time is an integer m of grid steps. m is stored as the nearest
+ * whole number of nanoseconds n (jitter around the interval: a few bits)
+ * plus the residual m - round(n * 2^s / 1e9), which is -1, 0 or 1. The
+ * grid is the finest one the run's times are on; a time off the grid, or
+ * any other clock, is kept as text.
+ */
+#define _GNU_SOURCE /* qsort_r */
+#include "codec/session_codec.h"
+#include "util/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#define HEADER_SIZE 24
+#define SECTION_HEADER_SIZE 24
+#define SEC_CODEC_RAW 0
+#define SEC_CODEC_ZSTD 1
+
+enum {
+	SEC_PARAMS, SEC_PREFIX, SEC_SUFFIX, SEC_DICT, SEC_THREADS, SEC_TREE,
+	SEC_SAMPLES, SEC_SAMPLES_HI, SEC_TCODE, SEC_TVAL, SEC_TVAL_HI, SEC_TESC, SEC_COUNT,
+	SEC_BASE = SEC_COUNT /* the shared dictionary, in the container's first block */
+};
+
+#define BASE_MAGIC "RSPYDIC\n"
+#define BASE_HEADER_SIZE 16
+
+/* Caps shared by encoder and decoder. */
+#define MAX_DEPTH (64u * 1024)        /* frames in one record */
+#define MAX_FRAMES (1u << 20)         /* distinct frame strings */
+#define MAX_NODES (32u << 20)         /* call tree nodes */
+#define MAX_RECORDS (8u << 20)        /* samples: 13 bytes each while encoding (a 14 GB session) */
+#define MAX_AFFIX (16u * 1024 * 1024) /* prefix, suffix */
+#define MAX_NUMBER 40                 /* characters of a time */
+#define READ_BLOCK (4u * 1024 * 1024) /* the sliding buffer */
+#define MAP_MIN (16u * 1024 * 1024)   /* files from this size are mapped */
+/*
+ * zstd level for the streams: 15 is within 0.5% of 19 on them and a
+ * third faster; the streams are ~0.5% of the session, so either is cheap.
+ */
+#define ZSTD_LEVEL 15
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int put_varint(struct rs_buf *b, uint64_t v)
+{
+	unsigned char tmp[10];
+	int n = 0;
+
+	while (v >= 0x80) {
+		tmp[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	tmp[n++] = (unsigned char)v;
+	return rs_buf_put(b, tmp, (size_t)n);
+}
+
+/*
+ * Numbers with a noisy low byte and a quiet rest (sample references,
+ * nanoseconds of jitter) go into two streams: the low byte, and the rest
+ * as a varint. zstd's entropy stage then sees two simple distributions
+ * instead of one mixed one (about 10% smaller on the times).
+ */
+static int put_split(struct rs_buf *lo, struct rs_buf *hi, uint64_t v)
+{
+	int err = rs_buf_putc(lo, (char)(v & 0xff));
+
+	return err ? err : put_varint(hi, v >> 8);
+}
+
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* A bounded reader over one decoded stream. */
+struct cursor {
+	const unsigned char *p;
+	size_t len, pos;
+};
+
+static int get_varint(struct cursor *c, uint64_t *out)
+{
+	uint64_t v = 0;
+	int shift;
+
+	for (shift = 0; shift < 64; shift += 7) {
+		unsigned char b;
+
+		if (c->pos >= c->len)
+			return -1;
+		b = c->p[c->pos++];
+		if (shift == 63 && b > 1)
+			return -1;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int get_split(struct cursor *lo, struct cursor *hi, uint64_t *out)
+{
+	uint64_t h;
+
+	if (lo->pos >= lo->len || get_varint(hi, &h) || h >> 56)
+		return -1;
+	*out = h << 8 | lo->p[lo->pos++];
+	return 0;
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * Python's repr() of a finite double: the shortest digit string that
+ * reads back to the same double (the closest one among the shortest,
+ * which is what a correctly rounded %.*e of that many digits gives), in
+ * fixed notation when the decimal exponent is in [-4, 16), else d.ddde-XX.
+ * Timing values need 16 or 17 digits, so the search starts there.
+ */
+/* `%.*e` of x with p digits: its digits (no point) and decimal exponent. */
+static void sci_digits(double x, int p, char *digits, int *exp10)
+{
+	char tmp[48];
+	const char *c = tmp;
+	int nd = 0;
+
+	snprintf(tmp, sizeof(tmp), "%.*e", p - 1, x);
+	if (*c == '-')
+		c++;
+	for (; *c && *c != 'e'; c++)
+		if (*c != '.')
+			digits[nd++] = *c;
+	*exp10 = atoi(c + 1);
+}
+
+/*
+ * The 17 correctly rounded digits `d` (exponent e) rounded to p digits,
+ * into out and *oe. Rounding twice is exact except when the dropped digits
+ * are exactly a half (5, then zeros): then 1 (ask snprintf).
+ */
+static int round_digits(const char *d, int e, int p, char *out, int *oe)
+{
+	int i, up;
+
+	memcpy(out, d, (size_t)p);
+	*oe = e;
+	if (d[p] != '5') {
+		up = d[p] > '5';
+	} else {
+		for (i = p + 1; i < 17 && d[i] == '0'; i++)
+			;
+		if (i == 17)
+			return 1;
+		up = 1;
+	}
+	for (i = p - 1; up && i >= 0; i--) {
+		if (out[i] == '9') {
+			out[i] = '0';
+		} else {
+			out[i]++;
+			up = 0;
+		}
+	}
+	if (up) { /* 99..9 became 00..0 */
+		out[0] = '1';
+		(*oe)++;
+	}
+	return 0;
+}
+
+static size_t py_repr(double x, char *out)
+{
+	char d17[24], digits[24], cand[48];
+	int p, exp10, e17, nd, i;
+	size_t n = 0;
+
+	if (!isfinite(x))
+		return (size_t)snprintf(out, 48, "%g", x); /* never equal to JSON text */
+	if (x == 0) {
+		memcpy(out, signbit(x) ? "-0.0" : "0.0", signbit(x) ? 5 : 4);
+		return signbit(x) ? 4 : 3;
+	}
+	/*
+	 * The shortest round-tripping digits: from 17 (always enough)
+	 * downwards, each candidate the correctly rounded one, made by
+	 * rounding the 17 digits as text (one snprintf in all, one strtod
+	 * per candidate).
+	 */
+	sci_digits(x, 17, d17, &e17);
+	memcpy(digits, d17, 17);
+	nd = 17;
+	exp10 = e17;
+	for (p = 16; p >= 1; p--) {
+		char dp[24];
+		int ep, k = 0;
+
+		if (round_digits(d17, e17, p, dp, &ep))
+			sci_digits(x, p, dp, &ep);
+		if (x < 0)
+			cand[k++] = '-';
+		cand[k++] = dp[0];
+		cand[k++] = '.';
+		memcpy(cand + k, dp + 1, (size_t)p - 1);
+		k += p - 1;
+		snprintf(cand + k, sizeof(cand) - (size_t)k, "e%d", ep);
+		if (strtod(cand, NULL) != x)
+			break;
+		memcpy(digits, dp, (size_t)p);
+		nd = p;
+		exp10 = ep;
+	}
+	if (x < 0)
+		out[n++] = '-';
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	if (exp10 >= -4 && exp10 < 16) {
+		if (exp10 >= 0) {
+			for (i = 0; i <= exp10; i++)
+				out[n++] = i < nd ? digits[i] : '0';
+			out[n++] = '.';
+			if (nd > exp10 + 1)
+				for (i = exp10 + 1; i < nd; i++)
+					out[n++] = digits[i];
+			else
+				out[n++] = '0';
+		} else {
+			out[n++] = '0';
+			out[n++] = '.';
+			for (i = 0; i < -exp10 - 1; i++)
+				out[n++] = '0';
+			for (i = 0; i < nd; i++)
+				out[n++] = digits[i];
+		}
+	} else {
+		out[n++] = digits[0];
+		if (nd > 1) {
+			out[n++] = '.';
+			for (i = 1; i < nd; i++)
+				out[n++] = digits[i];
+		}
+		n += (size_t)snprintf(out + n, 16, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/*
+ * repr() costs a few snprintf/strtod round trips; a run has only some
+ * thousands of distinct times (the jitter is a few microseconds wide), so
+ * a small direct-mapped cache answers most of them.
+ */
+#define REPR_CACHE 65536
+
+struct repr_cache {
+	uint64_t bits[REPR_CACHE];
+	unsigned char len[REPR_CACHE]; /* 0: empty */
+	char text[REPR_CACHE][32];
+};
+
+static size_t py_repr_cached(struct repr_cache *c, double x, char *out)
+{
+	uint64_t bits;
+	size_t at, n;
+
+	memcpy(&bits, &x, sizeof(bits));
+	at = (size_t)((bits * 0x9E3779B97F4A7C15ull) >> 52) & (REPR_CACHE - 1);
+	if (c->len[at] && c->bits[at] == bits) {
+		memcpy(out, c->text[at], c->len[at] + 1u);
+		return c->len[at];
+	}
+	n = py_repr(x, out);
+	if (n < sizeof(c->text[0])) {
+		c->bits[at] = bits;
+		c->len[at] = (unsigned char)n;
+		memcpy(c->text[at], out, n + 1);
+	}
+	return n;
+}
+
+/* round(n * 2^s / 1e9): the grid steps nearest to n nanoseconds. */
+static int64_t grid_of_ns(int64_t n, int s)
+{
+	__int128 v = ((__int128)n << s) + 500000000;
+
+	return (int64_t)(v >= 0 ? v / 1000000000 : -((-v + 999999999) / 1000000000));
+}
+
+/* round(m * 1e9 / 2^s): the nanoseconds nearest to m grid steps. */
+static int64_t ns_of_grid(int64_t m, int s)
+{
+	__int128 v = (__int128)m * 1000000000 + ((__int128)1 << (s - 1));
+
+	return (int64_t)(v >> s);
+}
+
+/* ---- decoder ------------------------------------------------------------ */
+
+/*
+ * The output is double-buffered: while the decoder fills one buffer, a
+ * thread of its own hands the other to the sink (which writes and hashes:
+ * as much work as the decoding itself). Without a thread, the sink is
+ * called in line.
+ */
+#define OUT_BUF (256u * 1024)
+
+struct out {
+	rs_codec_write_fn write;
+	void *ctx;
+	unsigned char buf[2][OUT_BUF];
+	int cur;                  /* the buffer being filled */
+	size_t len;
+	uint64_t total, max;
+
+	pthread_t thread;
+	int threaded;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int pending;              /* the other buffer waits for the sink */
+	size_t pending_len;
+	int done;                 /* no more buffers */
+	int werr;                 /* the sink's first error, and its message */
+	char wmsg[256];
+};
+
+static void *out_writer(void *arg)
+{
+	struct out *o = arg;
+
+	pthread_mutex_lock(&o->mu);
+	for (;;) {
+		while (!o->pending && !o->done)
+			pthread_cond_wait(&o->cv, &o->mu);
+		if (!o->pending)
+			break;
+		pthread_mutex_unlock(&o->mu);
+		{
+			int err = o->werr ? 0 : o->write(o->ctx, o->buf[o->cur ^ 1], o->pending_len);
+
+			pthread_mutex_lock(&o->mu);
+			if (err && !o->werr) {
+				o->werr = err;
+				snprintf(o->wmsg, sizeof(o->wmsg), "%s", rs_error_message());
+			}
+		}
+		o->pending = 0;
+		pthread_cond_broadcast(&o->cv);
+	}
+	pthread_mutex_unlock(&o->mu);
+	return NULL;
+}
+
+static void out_start(struct out *o, rs_codec_write_fn write, void *ctx, uint64_t max)
+{
+	o->write = write;
+	o->ctx = ctx;
+	o->cur = 0;
+	o->len = 0;
+	o->total = 0;
+	o->max = max;
+	o->pending = o->done = o->werr = 0;
+	pthread_mutex_init(&o->mu, NULL);
+	pthread_cond_init(&o->cv, NULL);
+	o->threaded = max > 4 * OUT_BUF && pthread_create(&o->thread, NULL, out_writer, o) == 0;
+}
+
+/* Wait until the sink is idle; its error, if any. */
+static int out_idle(struct out *o)
+{
+	int err;
+
+	pthread_mutex_lock(&o->mu);
+	while (o->pending)
+		pthread_cond_wait(&o->cv, &o->mu);
+	err = o->werr;
+	pthread_mutex_unlock(&o->mu);
+	return err ? rs_error_set(err, "%s", o->wmsg) : 0;
+}
+
+static int out_flush(struct out *o)
+{
+	int err;
+
+	if (!o->len)
+		return 0;
+	if (!o->threaded) {
+		err = o->write(o->ctx, o->buf[o->cur], o->len);
+		o->len = 0;
+		return err;
+	}
+	err = out_idle(o);
+	if (err)
+		return err;
+	pthread_mutex_lock(&o->mu);
+	o->pending = 1;
+	o->pending_len = o->len;
+	o->cur ^= 1; /* the writer takes buf[cur ^ 1] */
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&o->mu);
+	o->len = 0;
+	return 0;
+}
+
+/* Flush (unless `abandon`), wait for the sink, stop the thread. */
+static int out_finish(struct out *o, int abandon)
+{
+	int err = abandon ? 0 : out_flush(o);
+
+	if (o->threaded) {
+		int werr = out_idle(o);
+
+		pthread_mutex_lock(&o->mu);
+		o->done = 1;
+		pthread_cond_broadcast(&o->cv);
+		pthread_mutex_unlock(&o->mu);
+		pthread_join(o->thread, NULL);
+		if (!err)
+			err = werr;
+	}
+	pthread_mutex_destroy(&o->mu);
+	pthread_cond_destroy(&o->cv);
+	return err;
+}
+
+static int out_put_slow(struct out *o, const void *p, size_t n);
+
+/* The common case in line: the bytes fit the buffer and the size. */
+static inline int out_put(struct out *o, const void *p, size_t n)
+{
+	if (n <= OUT_BUF - o->len && n <= o->max - o->total) {
+		memcpy(o->buf[o->cur] + o->len, p, n);
+		o->len += n;
+		o->total += n;
+		if (o->len < OUT_BUF)
+			return 0;
+		return out_flush(o);
+	}
+	return out_put_slow(o, p, n);
+}
+
+static int out_put_slow(struct out *o, const void *p, size_t n)
+{
+	int err;
+
+	if (n > o->max - o->total)
+		return rs_error_set(RS_ECORRUPT, "the session container decodes to more than %llu bytes",
+				    (unsigned long long)o->max);
+	o->total += n;
+	while (n) {
+		size_t k = OUT_BUF - o->len;
+
+		if (k > n)
+			k = n;
+		memcpy(o->buf[o->cur] + o->len, p, k);
+		o->len += k;
+		p = (const char *)p + k;
+		n -= k;
+		if (o->len == OUT_BUF && (err = out_flush(o)))
+			return err;
+	}
+	return 0;
+}
+
+static int corrupt(const char *why)
+{
+	return rs_error_set(RS_ECORRUPT, "the session container is damaged: %s", why);
+}
+
+struct text {
+	const unsigned char *p;
+	uint32_t len;
+};
+
+struct decoded {
+	unsigned char *owned[SEC_COUNT + 1];
+	struct cursor sec[SEC_COUNT + 1];
+	struct text *frames;
+	uint32_t *parent, *node_frame, *path;
+	struct repr_cache *repr;
+	int repr_owned;
+};
+
+static void decoded_release(struct decoded *d)
+{
+	int i;
+
+	for (i = 0; i <= SEC_COUNT; i++)
+		free(d->owned[i]);
+	free(d->frames);
+	free(d->parent);
+	free(d->node_frame);
+	free(d->path);
+	if (d->repr_owned)
+		free(d->repr);
+}
+
+/* One stream at p[*pos]: its header, then its bytes, decompressed into d->sec[i]. */
+static int read_section(struct decoded *d, int i, const unsigned char *p, size_t len, size_t *at,
+			uint64_t *total)
+{
+	size_t pos = *at;
+
+	{
+		uint64_t raw, stored;
+		unsigned codec;
+		const unsigned char *h = p + pos;
+
+		if (len - pos < SECTION_HEADER_SIZE)
+			return corrupt("a stream header is cut short");
+		raw = get_le64(h);
+		stored = get_le64(h + 8);
+		codec = h[16];
+		pos += SECTION_HEADER_SIZE;
+		if (stored > len - pos)
+			return corrupt("a stream is cut short");
+		if (raw > RS_CODEC_MAX_STREAMS - *total)
+			return corrupt("its streams are larger than any valid one");
+		*total += raw;
+		if (codec == SEC_CODEC_RAW) {
+			if (raw != stored)
+				return corrupt("a stored stream's lengths disagree");
+			d->sec[i].p = p + pos;
+		} else if (codec == SEC_CODEC_ZSTD) {
+			unsigned long long fc = ZSTD_getFrameContentSize(p + pos, (size_t)stored);
+			size_t got;
+
+			if (fc != raw || ZSTD_findFrameCompressedSize(p + pos, (size_t)stored) != stored)
+				return corrupt("a compressed stream does not say its length");
+			d->owned[i] = malloc(raw ? (size_t)raw : 1);
+			if (!d->owned[i])
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			got = ZSTD_decompress(d->owned[i], (size_t)raw, p + pos, (size_t)stored);
+			if (ZSTD_isError(got) || got != raw)
+				return corrupt("a stream does not decompress");
+			d->sec[i].p = d->owned[i];
+		} else {
+			return corrupt("a stream has an unknown codec");
+		}
+		d->sec[i].len = (size_t)raw;
+		pos += (size_t)stored;
+	}
+	*at = pos;
+	return 0;
+}
+
+/*
+ * The container: the base block (magic, version, reserved, one stream:
+ * the shared dictionary), then the main header and its streams.
+ */
+static int read_sections(struct decoded *d, const unsigned char *p, size_t len, size_t *main_at)
+{
+	size_t pos = BASE_HEADER_SIZE;
+	uint64_t total = 0;
+	int i, err;
+
+	if (len < BASE_HEADER_SIZE || memcmp(p, BASE_MAGIC, 8))
+		return corrupt("it does not start with its magic");
+	if (get_le32(p + 8) != RS_CODEC_VERSION)
+		return rs_error_set(RS_EUSAGE, "the object was stored with session codec version %u, "
+				    "which this build cannot read: upgrade results", get_le32(p + 8));
+	err = read_section(d, SEC_BASE, p, len, &pos, &total);
+	if (err)
+		return err;
+	*main_at = pos;
+	if (len - pos < HEADER_SIZE || memcmp(p + pos, RS_CODEC_MAGIC, 8))
+		return corrupt("its main streams do not start with their magic");
+	if (get_le32(p + pos + 8) != RS_CODEC_VERSION || get_le32(p + pos + 12) != SEC_COUNT)
+		return corrupt("it does not have the streams of its version");
+	pos += HEADER_SIZE;
+	for (i = 0; i < SEC_COUNT; i++)
+		if ((err = read_section(d, i, p, len, &pos, &total)))
+			return err;
+	if (pos != len)
+		return corrupt("bytes follow the last stream");
+	return 0;
+}
+
+/* How many texts a dictionary stream holds (each at least one byte). */
+static int count_texts(const struct cursor *c, uint64_t *n)
+{
+	struct cursor k = *c;
+	uint64_t l;
+
+	*n = 0;
+	while (k.pos < k.len) {
+		if (get_varint(&k, &l) || l > k.len - k.pos)
+			return corrupt("a frame string is cut short");
+		k.pos += (size_t)l;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* Frame texts of the dictionary and thread sections: varint length + bytes. */
+static int read_texts(struct cursor *c, struct text *t, uint64_t n)
+{
+	uint64_t i, l;
+
+	for (i = 0; i < n; i++) {
+		if (get_varint(c, &l) || l > c->len - c->pos || l > UINT32_MAX)
+			return corrupt("a frame string is cut short");
+		t[i].p = c->p + c->pos;
+		t[i].len = (uint32_t)l;
+		c->pos += (size_t)l;
+	}
+	if (c->pos != c->len)
+		return corrupt("bytes follow the last frame string");
+	return 0;
+}
+
+/*
+ * Successor lists: per frame, the frames met as children of nodes of that
+ * frame so far, in the order first met (the last list is the root's). A
+ * child's frame is coded as its place in its parent frame's list, from
+ * 1, or as 0 and its dictionary rank when it is new there: a frame calls
+ * few others, so most children cost a small number.
+ */
+struct succ {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+/*
+ * The tree in depth-first preorder: the root's child count, then per node
+ * its frame (successor-coded) and child count. Node numbers are the
+ * preorder ranks.
+ */
+static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
+{
+	struct cursor *c = &d->sec[SEC_TREE];
+	uint32_t *stack_node = NULL, *stack_left = NULL, pf;
+	struct succ *succ = NULL;
+	uint64_t k = 1, v, i;
+	size_t top = 0;
+	int err = 0;
+
+	stack_node = malloc(MAX_DEPTH * sizeof(*stack_node));
+	stack_left = malloc(MAX_DEPTH * sizeof(*stack_left));
+	succ = calloc((size_t)nframes + 1, sizeof(*succ));
+	if (!stack_node || !stack_left || !succ) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	d->parent[0] = UINT32_MAX;
+	d->node_frame[0] = UINT32_MAX;
+	if (get_varint(c, &v) || v >= nnodes) {
+		err = corrupt("the call tree's root is wrong");
+		goto out;
+	}
+	if (v) {
+		stack_node[0] = 0;
+		stack_left[0] = (uint32_t)v;
+		top = 1;
+	}
+	while (top) {
+		uint64_t frame, kids;
+
+		if (!stack_left[top - 1]) {
+			top--;
+			continue;
+		}
+		stack_left[top - 1]--;
+		pf = stack_node[top - 1] ? d->node_frame[stack_node[top - 1]] : (uint32_t)nframes;
+		if (k >= nnodes || get_varint(c, &frame)) {
+			err = corrupt("the call tree is inconsistent");
+			goto out;
+		}
+		if (frame == 0) {
+			/* new under this parent frame: its rank follows */
+			struct succ *l = &succ[pf];
+
+			if (get_varint(c, &frame) || frame >= nframes) {
+				err = corrupt("the call tree names a frame it does not have");
+				goto out;
+			}
+			if (l->n == l->cap) {
+				uint32_t want = l->cap ? l->cap * 2 : 4, *nv = realloc(l->v, want * sizeof(*nv));
+
+				if (!nv) {
+					err = rs_error_set(RS_EGENERIC, "out of memory");
+					goto out;
+				}
+				l->v = nv;
+				l->cap = want;
+			}
+			l->v[l->n++] = (uint32_t)frame;
+		} else if (frame - 1 < succ[pf].n) {
+			frame = succ[pf].v[frame - 1];
+		} else {
+			err = corrupt("the call tree names a frame it does not have");
+			goto out;
+		}
+		if (get_varint(c, &kids) || kids >= nnodes) {
+			err = corrupt("the call tree is inconsistent");
+			goto out;
+		}
+		d->parent[k] = stack_node[top - 1];
+		d->node_frame[k] = (uint32_t)frame;
+		if (kids) {
+			if (top >= MAX_DEPTH) {
+				err = corrupt("the call tree is too deep");
+				goto out;
+			}
+			stack_node[top] = (uint32_t)k;
+			stack_left[top] = (uint32_t)kids;
+			top++;
+		}
+		k++;
+	}
+	if (k != nnodes || c->pos != c->len)
+		err = corrupt("the call tree does not have the nodes it says");
+out:
+	for (i = 0; succ && i <= nframes; i++)
+		free(succ[i].v);
+	free(succ);
+	free(stack_node);
+	free(stack_left);
+	return err;
+}
+
+static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, uint64_t nnodes,
+			 int s, int64_t ref)
+{
+	uint64_t r, v;
+	int64_t node = 0;
+	int err;
+
+	for (r = 0; r < nrecords; r++) {
+		size_t depth = 0, i;
+		uint32_t at;
+		unsigned code;
+		char num[64];
+		size_t numlen;
+
+		if (get_split(&d->sec[SEC_SAMPLES], &d->sec[SEC_SAMPLES_HI], &v) || v / 2 > nnodes)
+			return corrupt("a sample reference is missing");
+		node += unzigzag(v);
+		if (node < 0 || (uint64_t)node >= nnodes)
+			return corrupt("a sample names no node of the call tree");
+		for (at = (uint32_t)node; at != 0; at = d->parent[at])
+			d->path[depth++] = d->node_frame[at]; /* depth < MAX_DEPTH: read_tree */
+		if ((err = out_put(o, r ? ", [[" : "[[", r ? 4 : 2)))
+			return err;
+		for (i = depth; i-- > 0;) {
+			const struct text *t = &d->frames[d->path[i]];
+
+			if ((err = out_put(o, i + 1 == depth ? "\"" : ", \"", i + 1 == depth ? 1 : 3)) ||
+			    (err = out_put(o, t->p, t->len)) || (err = out_put(o, "\"", 1)))
+				return err;
+		}
+		if ((err = out_put(o, "], ", 3)))
+			return err;
+		if (d->sec[SEC_TCODE].pos >= d->sec[SEC_TCODE].len)
+			return corrupt("a time is missing");
+		code = d->sec[SEC_TCODE].p[d->sec[SEC_TCODE].pos++];
+		if (code == 0) {
+			struct cursor *e = &d->sec[SEC_TESC];
+
+			if (get_varint(e, &v) || v > e->len - e->pos || v > MAX_NUMBER)
+				return corrupt("a time kept as text is cut short");
+			memcpy(num, e->p + e->pos, (size_t)v);
+			numlen = (size_t)v;
+			e->pos += (size_t)v;
+		} else {
+			int64_t n, m;
+
+			if (s < 1 || get_split(&d->sec[SEC_TVAL], &d->sec[SEC_TVAL_HI], &v) || v >> 52)
+				return corrupt("a time is missing");
+			n = ref + unzigzag(v);
+			if (n < 0 || n > (INT64_C(1) << 50))
+				return corrupt("a time is out of range");
+			m = grid_of_ns(n, s) + (int64_t)code - 128;
+			if (m <= 0 || m >= (INT64_C(1) << 53))
+				return corrupt("a time is out of range");
+			numlen = py_repr_cached(d->repr, ldexp((double)m, -s), num);
+		}
+		if ((err = out_put(o, num, numlen)) || (err = out_put(o, "]", 1)))
+			return err;
+	}
+	return 0;
+}
+
+static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_codec_write_fn write,
+		  void *ctx, struct repr_cache *repr);
+
+int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
+		    rs_codec_write_fn write, void *ctx)
+{
+	return decode(p, len, max_size, write, ctx, NULL);
+}
+
+/* `repr`: a cache to use (the encoder's, for its proof), or NULL for one of its own. */
+static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_codec_write_fn write,
+		  void *ctx, struct repr_cache *repr)
+{
+	struct decoded d;
+	struct out *o = NULL;
+	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, size, nbase, nbase_said;
+	size_t main_at = 0;
+	int err, i, started = 0;
+
+	memset(&d, 0, sizeof(d));
+	err = read_sections(&d, p, len, &main_at);
+	if (err)
+		goto out;
+	size = get_le64(p + main_at + 16);
+	if (size > max_size) {
+		err = corrupt("it rebuilds more bytes than the object has");
+		goto out;
+	}
+	err = count_texts(&d.sec[SEC_BASE], &nbase);
+	if (err)
+		goto out;
+	if (get_varint(&d.sec[SEC_PARAMS], &nbase_said) || nbase_said != nbase ||
+	    get_varint(&d.sec[SEC_PARAMS], &s) || get_varint(&d.sec[SEC_PARAMS], &ref) ||
+	    get_varint(&d.sec[SEC_PARAMS], &nframes) || get_varint(&d.sec[SEC_PARAMS], &nthreads) ||
+	    get_varint(&d.sec[SEC_PARAMS], &nnodes) || get_varint(&d.sec[SEC_PARAMS], &nrecords) ||
+	    d.sec[SEC_PARAMS].pos != d.sec[SEC_PARAMS].len) {
+		err = corrupt("its parameters are unreadable");
+		goto out;
+	}
+	/* Every count is backed by at least one byte of its stream: allocations stay bounded. */
+	if (s > 62 || ref >> 52 || nframes > d.sec[SEC_DICT].len || nthreads > d.sec[SEC_THREADS].len ||
+	    nbase > MAX_FRAMES || nframes + nthreads > MAX_FRAMES - nbase || nnodes < 1 || nnodes - 1 > d.sec[SEC_TREE].len / 2 ||
+	    nnodes > MAX_NODES || nrecords != d.sec[SEC_SAMPLES].len || nrecords != d.sec[SEC_TCODE].len) {
+		err = corrupt("its counts do not fit its streams");
+		goto out;
+	}
+	d.frames = malloc((size_t)(nbase + nframes + nthreads + 1) * sizeof(*d.frames));
+	d.parent = malloc((size_t)nnodes * sizeof(*d.parent));
+	d.node_frame = malloc((size_t)nnodes * sizeof(*d.node_frame));
+	d.path = malloc(MAX_DEPTH * sizeof(*d.path));
+	d.repr = repr ? repr : calloc(1, sizeof(*d.repr));
+	d.repr_owned = !repr;
+	o = malloc(sizeof(*o));
+	if (!d.frames || !d.parent || !d.node_frame || !d.path || !d.repr || !o) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = read_texts(&d.sec[SEC_BASE], d.frames, nbase);
+	if (!err)
+		err = read_texts(&d.sec[SEC_DICT], d.frames + nbase, nframes);
+	if (!err)
+		err = read_texts(&d.sec[SEC_THREADS], d.frames + nbase + nframes, nthreads);
+	if (!err)
+		err = read_tree(&d, nnodes, nbase + nframes + nthreads);
+	if (err)
+		goto out;
+	out_start(o, write, ctx, size);
+	started = 1;
+	err = out_put(o, d.sec[SEC_PREFIX].p, d.sec[SEC_PREFIX].len);
+	if (!err)
+		err = write_records(&d, o, nrecords, nnodes, (int)s, unzigzag(ref));
+	if (!err)
+		err = out_put(o, "]", 1);
+	if (!err)
+		err = out_put(o, d.sec[SEC_SUFFIX].p, d.sec[SEC_SUFFIX].len);
+	if (err)
+		goto out;
+	for (i = SEC_SAMPLES; i < SEC_COUNT; i++)
+		if (d.sec[i].pos != d.sec[i].len) {
+			err = corrupt("a stream has bytes no record uses");
+			goto out;
+		}
+	if (o->total != size) {
+		err = corrupt("it rebuilds fewer bytes than the object has");
+		goto out;
+	}
+out:
+	if (started) {
+		int ferr = out_finish(o, err != 0);
+
+		if (!err)
+			err = ferr;
+	}
+	free(o);
+	decoded_release(&d);
+	return err;
+}
+
+/* ---- encoder ------------------------------------------------------------ */
+
+struct frame_entry {
+	uint64_t off;   /* in the arena */
+	uint32_t len;
+	uint32_t hash;
+	uint8_t thread; /* first met at depth 0 (and not in the base) */
+	uint8_t used;   /* in a record of this run */
+	uint8_t cls;    /* build(): FRAME_* */
+};
+
+enum { FRAME_BASE, FRAME_NEW, FRAME_THREAD, FRAME_DROPPED };
+
+struct enc {
+	int fd;
+	unsigned char *buf;
+	size_t len, pos;
+	int eof;
+	uint64_t consumed;
+
+	struct rs_buf prefix, suffix, arena, esc_text;
+
+	struct frame_entry *frames;
+	uint32_t nframes, aframes;
+	uint32_t *ftab;           /* frame id + 1, 0 empty */
+	size_t ftab_mask;
+
+	uint32_t *node_parent, *node_frame;
+	uint32_t nnodes, anodes;
+	uint64_t *ntab;           /* (node id + 1) << 0 | key packed separately */
+	uint64_t *ntab_key;
+	size_t ntab_mask;
+
+	uint32_t *rec_node;
+	double *rec_time;
+	unsigned char *rec_verbatim;
+	uint64_t nrecords, arecords;
+
+	uint32_t *prev_frame, *prev_node;
+	size_t prev_depth;
+	size_t *span_off;
+	uint32_t *span_len;
+	int mapped;               /* buf is the whole file, mapped (len bytes) */
+	struct repr_cache *repr;
+	uint32_t nbase;           /* frames 0..nbase-1 are the given base dictionary */
+	int rebase;               /* build(): this container starts a new base */
+	uint64_t block_len;       /* build(): bytes of the container's first block */
+	struct rs_buf *next_base; /* build(): where the base it used goes, or NULL */
+
+	struct rs_codec_stats *stats;
+};
+
+/* Decline: not an error, the generic path takes the object. */
+#define DECLINE 1
+
+static int decline(struct enc *e, const char *why)
+{
+	snprintf(e->stats->declined, sizeof(e->stats->declined), "%s", why);
+	return DECLINE;
+}
+
+static uint32_t hash_bytes(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	for (; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	h ^= h >> 29;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 32;
+	return (uint32_t)h;
+}
+
+/* Read more of the file behind the unread bytes; 0 with e->eof at the end. */
+static int refill(struct enc *e)
+{
+	ssize_t n;
+
+	if (e->mapped)
+		return 0; /* all of it is there */
+	if (e->pos) {
+		memmove(e->buf, e->buf + e->pos, e->len - e->pos);
+		e->len -= e->pos;
+		e->pos = 0;
+	}
+	while (e->len < READ_BLOCK && !e->eof) {
+		n = read(e->fd, e->buf + e->len, READ_BLOCK - e->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return rs_error_errno(RS_EGENERIC, "cannot read the session");
+		if (n == 0)
+			e->eof = 1;
+		e->len += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The prefix: bytes up to and including the `[` that opens the top-level
+ * key frame_records, written `"frame_records": [`. A tiny JSON scanner
+ * keeps track of strings and nesting so that the same text inside a
+ * string or deeper down does not count.
+ */
+static int read_prefix(struct enc *e)
+{
+	static const char want_text[] = ": [";
+	int depth = 0, in_str = 0, esc = 0, want = 0, started = 0, err;
+	int keylen = 0;
+	char key[16];
+
+	for (;;) {
+		if (e->pos == e->len) {
+			if (e->eof)
+				return decline(e, "no top-level frame_records");
+			if ((err = refill(e)))
+				return err;
+			continue;
+		}
+		unsigned char c = e->buf[e->pos++];
+
+		if (rs_buf_putc(&e->prefix, (char)c))
+			return decline(e, "the text before frame_records is too long");
+		if (!started) {
+			if (c != '{')
+				return decline(e, "not a JSON object");
+			started = 1;
+			depth = 1;
+			continue;
+		}
+		if (in_str) {
+			if (esc) {
+				esc = 0;
+				keylen = -1;
+			} else if (c == '\\') {
+				esc = 1;
+			} else if (c == '"') {
+				in_str = 0;
+				if (depth == 1 && keylen == 13 && !memcmp(key, "frame_records", 13))
+					want = 1;
+			} else if (keylen >= 0 && keylen < (int)sizeof(key)) {
+				key[keylen++] = (char)c;
+			} else {
+				keylen = -1;
+			}
+			continue;
+		}
+		if (want) {
+			if (c == (unsigned char)want_text[want - 1]) {
+				if (++want == 4)
+					return 0;
+				continue;
+			}
+			want = 0;
+		}
+		if (c == '"') {
+			in_str = 1;
+			keylen = 0;
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (--depth <= 0)
+				return decline(e, "no top-level frame_records");
+		}
+	}
+}
+
+static int frame_table_grow(struct enc *e)
+{
+	size_t size = e->ftab ? (e->ftab_mask + 1) * 2 : 8192, i;
+	uint32_t *t = calloc(size, sizeof(*t));
+
+	if (!t)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < e->nframes; i++) {
+		size_t h = e->frames[i].hash & (size - 1);
+
+		while (t[h])
+			h = (h + 1) & (size - 1);
+		t[h] = (uint32_t)i + 1;
+	}
+	free(e->ftab);
+	e->ftab = t;
+	e->ftab_mask = size - 1;
+	return 0;
+}
+
+static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int depth0, uint32_t *id)
+{
+	uint32_t h = hash_bytes(p, n);
+	size_t at;
+	int err;
+
+	at = h & e->ftab_mask;
+	while (e->ftab[at]) {
+		const struct frame_entry *f = &e->frames[e->ftab[at] - 1];
+
+		if (f->hash == h && f->len == n && !memcmp(e->arena.ptr + f->off, p, n)) {
+			*id = e->ftab[at] - 1;
+			e->frames[*id].used = 1;
+			return 0;
+		}
+		at = (at + 1) & e->ftab_mask;
+	}
+	if (e->nframes >= MAX_FRAMES)
+		return decline(e, "too many distinct frames");
+	if (e->nframes == e->aframes) {
+		uint32_t want = e->aframes ? e->aframes * 2 : 4096;
+		struct frame_entry *f = realloc(e->frames, want * sizeof(*f));
+
+		if (!f)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->frames = f;
+		e->aframes = want;
+	}
+	e->frames[e->nframes].off = e->arena.len;
+	e->frames[e->nframes].len = (uint32_t)n;
+	e->frames[e->nframes].hash = h;
+	e->frames[e->nframes].thread = (uint8_t)depth0;
+	e->frames[e->nframes].used = 1;
+	if (rs_buf_put(&e->arena, p, n))
+		return decline(e, "the frame strings are too long");
+	e->ftab[at] = e->nframes + 1;
+	*id = e->nframes++;
+	if ((size_t)e->nframes * 2 > e->ftab_mask && (err = frame_table_grow(e)))
+		return err;
+	return 0;
+}
+
+/*
+ * Take the base dictionary an earlier container used: its frames become
+ * frames 0..nbase-1. A base that is not a list of distinct texts (a
+ * damaged cache file) is dropped: it only costs sharing.
+ */
+static void load_base(struct enc *e, const unsigned char *p, size_t len)
+{
+	struct cursor c = { p, len, 0 };
+	uint64_t l;
+	uint32_t id, i;
+	int ok = 1;
+
+	while (ok && c.pos < c.len) {
+		if (get_varint(&c, &l) || l > c.len - c.pos || l > UINT32_MAX ||
+		    intern_frame(e, c.p + c.pos, (size_t)l, 0, &id) || id + 1 != e->nframes)
+			ok = 0;
+		c.pos += ok ? (size_t)l : 0;
+	}
+	if (!ok) {
+		e->nframes = 0;
+		rs_buf_clear(&e->arena);
+		memset(e->ftab, 0, (e->ftab_mask + 1) * sizeof(*e->ftab));
+		e->stats->declined[0] = '\0';
+		rs_error_clear();
+	}
+	for (i = 0; i < e->nframes; i++)
+		e->frames[i].used = 0;
+	e->nbase = e->nframes;
+}
+
+static int node_table_grow(struct enc *e)
+{
+	size_t size = e->ntab ? (e->ntab_mask + 1) * 2 : 65536, i;
+	uint64_t *t = calloc(size, sizeof(*t)), *k = calloc(size, sizeof(*k));
+
+	if (!t || !k) {
+		free(t);
+		free(k);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (i = 0; e->ntab && i <= e->ntab_mask; i++) {
+		size_t h;
+
+		if (!e->ntab[i])
+			continue;
+		h = (size_t)((e->ntab_key[i] * 0x9E3779B97F4A7C15ull) >> 20) & (size - 1);
+		while (t[h])
+			h = (h + 1) & (size - 1);
+		t[h] = e->ntab[i];
+		k[h] = e->ntab_key[i];
+	}
+	free(e->ntab);
+	free(e->ntab_key);
+	e->ntab = t;
+	e->ntab_key = k;
+	e->ntab_mask = size - 1;
+	return 0;
+}
+
+static int child_node(struct enc *e, uint32_t parent, uint32_t frame, uint32_t *out)
+{
+	uint64_t key = (uint64_t)parent << 32 | frame;
+	size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & e->ntab_mask;
+	int err;
+
+	while (e->ntab[at]) {
+		if (e->ntab_key[at] == key) {
+			*out = (uint32_t)(e->ntab[at] - 1);
+			return 0;
+		}
+		at = (at + 1) & e->ntab_mask;
+	}
+	if (e->nnodes >= MAX_NODES)
+		return decline(e, "the call tree is too large");
+	if (e->nnodes == e->anodes) {
+		uint32_t want = e->anodes * 2;
+		uint32_t *a = realloc(e->node_parent, want * sizeof(*a)), *b;
+
+		if (!a)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->node_parent = a;
+		b = realloc(e->node_frame, want * sizeof(*b));
+		if (!b)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->node_frame = b;
+		e->anodes = want;
+	}
+	e->node_parent[e->nnodes] = parent;
+	e->node_frame[e->nnodes] = frame;
+	e->ntab[at] = (uint64_t)e->nnodes + 1;
+	e->ntab_key[at] = key;
+	*out = e->nnodes++;
+	if ((size_t)e->nnodes * 2 > e->ntab_mask && (err = node_table_grow(e)))
+		return err;
+	return 0;
+}
+
+/* A JSON string at p[0] == '"': its end (the closing quote), or NULL when not in the buffer. */
+static const unsigned char *string_end(const unsigned char *p, const unsigned char *end)
+{
+	const unsigned char *q = p + 1;
+
+	for (;;) {
+		const unsigned char *bs;
+
+		q = memchr(q, '"', (size_t)(end - q));
+		if (!q)
+			return NULL;
+		/* escaped when preceded by an odd run of backslashes */
+		for (bs = q; bs > p + 1 && bs[-1] == '\\'; bs--)
+			;
+		if (((q - bs) & 1) == 0)
+			return q;
+		q++;
+	}
+}
+
+/*
+ * The shape of one record at buf[pos]: `[[` frames `], ` number `]` then
+ * `, ` or `]` (the end of frame_records). Fills the frame spans (offsets
+ * into buf), the number's offset and length, the position after it and
+ * `last`. Returns 0, 1 with `why` set (not json.dump's spelling: decline)
+ * or 2 when the record is not all in buf[..len) yet. Touches nothing
+ * else: the tokenizer thread runs it ahead of the commit.
+ */
+struct tok {
+	size_t depth;
+	size_t num_off, numlen;
+	size_t next;
+	int last;
+	const char *why;
+};
+
+static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, size_t *span_off,
+			   uint32_t *span_len, struct tok *t)
+{
+	const unsigned char *p = buf + pos, *end = buf + len, *q;
+
+	t->depth = 0;
+	t->numlen = 0;
+#define NEED(k) do { if (end - p < (ptrdiff_t)(k)) return 2; } while (0)
+#define BAD(w) do { t->why = (w); return 1; } while (0)
+	NEED(3);
+	if (p[0] != '[' || p[1] != '[')
+		BAD("a frame record is not written as json.dump writes it");
+	p += 2;
+	if (*p == ']') {
+		p++;
+	} else {
+		for (;;) {
+			NEED(1);
+			if (*p != '"')
+				BAD("a frame is not a string");
+			q = string_end(p, end);
+			if (!q)
+				return 2;
+			if (t->depth >= MAX_DEPTH || q - p - 1 > (ptrdiff_t)UINT32_MAX)
+				BAD("a stack is too deep");
+			span_off[t->depth] = (size_t)(p + 1 - buf);
+			span_len[t->depth] = (uint32_t)(q - p - 1);
+			t->depth++;
+			p = q + 1;
+			NEED(1);
+			if (*p == ']') {
+				p++;
+				break;
+			}
+			NEED(2);
+			if (p[0] != ',' || p[1] != ' ')
+				BAD("frames are not separated by ', '");
+			p += 2;
+		}
+	}
+	NEED(2);
+	if (p[0] != ',' || p[1] != ' ')
+		BAD("a record's time is not after ', '");
+	p += 2;
+	t->num_off = (size_t)(p - buf);
+	for (;;) {
+		NEED(1);
+		if (*p == ']')
+			break;
+		if (!*p || !strchr("0123456789.-+eE", *p) || t->numlen >= MAX_NUMBER)
+			BAD("a record's time is not a plain number");
+		t->numlen++;
+		p++;
+	}
+	p++;
+	NEED(1);
+	if (*p == ']') {
+		t->last = 1;
+		p++;
+	} else {
+		NEED(2);
+		if (p[0] != ',' || p[1] != ' ')
+			BAD("records are not separated by ', '");
+		t->last = 0;
+		p += 2;
+	}
+	if (!t->numlen)
+		BAD("a record has no time");
+#undef NEED
+#undef BAD
+	t->next = (size_t)(p - buf);
+	return 0;
+}
+
+/* Take one tokenized record into the frame table, the tree and the times. */
+static int commit_record(struct enc *e, const unsigned char *buf, const size_t *span_off,
+			 const uint32_t *span_len, const struct tok *tk)
+{
+	size_t depth = tk->depth, i, numlen = tk->numlen;
+	uint32_t node = 0;
+	int matching = 1, err;
+	char num[MAX_NUMBER + 1], again[64];
+	double t;
+
+	memcpy(num, buf + tk->num_off, numlen);
+	num[numlen] = '\0';
+	for (i = 0; i < depth; i++) {
+		const unsigned char *s = buf + span_off[i];
+		size_t n = span_len[i];
+		uint32_t f = 0;
+
+		if (matching && i < e->prev_depth) {
+			const struct frame_entry *pf = &e->frames[e->prev_frame[i]];
+
+			if (pf->len == n && !memcmp(e->arena.ptr + pf->off, s, n)) {
+				node = e->prev_node[i];
+				continue;
+			}
+		}
+		matching = 0;
+		if ((err = intern_frame(e, s, n, i == 0, &f)))
+			return err;
+		if ((err = child_node(e, node, f, &node)))
+			return err;
+		e->prev_frame[i] = f;
+		e->prev_node[i] = node;
+	}
+	e->prev_depth = depth;
+	if (e->nrecords >= MAX_RECORDS)
+		return decline(e, "too many records");
+	if (e->nrecords == e->arecords) {
+		uint64_t want = e->arecords ? e->arecords * 2 : 65536;
+		uint32_t *rn = realloc(e->rec_node, want * sizeof(*rn));
+		double *rt;
+		unsigned char *rv;
+
+		if (!rn)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->rec_node = rn;
+		rt = realloc(e->rec_time, want * sizeof(*rt));
+		if (!rt)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->rec_time = rt;
+		rv = realloc(e->rec_verbatim, want);
+		if (!rv)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		e->rec_verbatim = rv;
+		e->arecords = want;
+	}
+	t = strtod(num, NULL);
+	e->rec_node[e->nrecords] = node;
+	e->rec_time[e->nrecords] = t;
+	e->rec_verbatim[e->nrecords] = 0;
+	if (py_repr_cached(e->repr, t, again) != numlen || memcmp(again, num, numlen)) {
+		/* Not the formatter's text: keep it as it is. */
+		e->rec_verbatim[e->nrecords] = 1;
+		if (put_varint(&e->esc_text, numlen) || rs_buf_put(&e->esc_text, num, numlen))
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	e->nrecords++;
+	return 0;
+}
+
+/*
+ * With the file mapped, a tokenizer thread finds the records' shapes
+ * (string ends, separators: half the parse) ahead of the thread that
+ * commits them, in batches handed over through a ring of two. Pages
+ * behind the commit are dropped as it goes, so memory stays bounded.
+ */
+#define BATCH 2048
+
+struct batch {
+	struct tok tok[BATCH];
+	size_t *span_off;
+	uint32_t *span_len;
+	size_t nspans, aspans;
+	size_t n;
+	int status;   /* 0, or tokenize_record's 1 (why in the last tok) / 2 (truncated) */
+	int full;
+};
+
+struct tokenizer {
+	const unsigned char *map;
+	size_t len, start;
+	struct batch b[2];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int stop;     /* the committer gave up */
+	int oom;
+};
+
+static void *tokenizer_run(void *arg)
+{
+	struct tokenizer *z = arg;
+	size_t pos = z->start;
+	int k = 0, done = 0;
+
+	while (!done) {
+		struct batch *b = &z->b[k];
+
+		pthread_mutex_lock(&z->mu);
+		while (b->full && !z->stop)
+			pthread_cond_wait(&z->cv, &z->mu);
+		pthread_mutex_unlock(&z->mu);
+		if (z->stop)
+			break;
+		b->n = 0;
+		b->nspans = 0;
+		b->status = 0;
+		while (b->n < BATCH) {
+			struct tok *t = &b->tok[b->n];
+			int r;
+
+			if (b->aspans - b->nspans < MAX_DEPTH) {
+				size_t want = b->aspans * 2 + MAX_DEPTH;
+				size_t *so = realloc(b->span_off, want * sizeof(*so));
+				uint32_t *sl;
+
+				if (so)
+					b->span_off = so;
+				sl = so ? realloc(b->span_len, want * sizeof(*sl)) : NULL;
+				if (!so || !sl) {
+					z->oom = 1;
+					b->status = 2;
+					done = 1;
+					break;
+				}
+				b->span_len = sl;
+				b->aspans = want;
+			}
+			r = tokenize_record(z->map, pos, z->len, b->span_off + b->nspans,
+					    b->span_len + b->nspans, t);
+			if (r) {
+				b->status = r;
+				done = 1;
+				break;
+			}
+			b->nspans += t->depth;
+			b->n++;
+			pos = t->next;
+			if (t->last) {
+				done = 1;
+				break;
+			}
+		}
+		pthread_mutex_lock(&z->mu);
+		b->full = 1;
+		pthread_cond_broadcast(&z->cv);
+		pthread_mutex_unlock(&z->mu);
+		k ^= 1;
+	}
+	return NULL;
+}
+
+static int read_records_mapped(struct enc *e)
+{
+	struct tokenizer z;
+	pthread_t th;
+	size_t dropped = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+	int k = 0, err = 0, ended = 0;
+
+	memset(&z, 0, sizeof(z));
+	z.map = e->buf;
+	z.len = e->len;
+	z.start = e->pos;
+	pthread_mutex_init(&z.mu, NULL);
+	pthread_cond_init(&z.cv, NULL);
+	if (pthread_create(&th, NULL, tokenizer_run, &z) != 0) {
+		pthread_mutex_destroy(&z.mu);
+		pthread_cond_destroy(&z.cv);
+		return 3; /* no thread: the caller parses in line */
+	}
+	while (!err && !ended) {
+		struct batch *b = &z.b[k];
+		size_t i, sp = 0;
+
+		pthread_mutex_lock(&z.mu);
+		while (!b->full)
+			pthread_cond_wait(&z.cv, &z.mu);
+		pthread_mutex_unlock(&z.mu);
+		for (i = 0; !err && i < b->n; i++) {
+			err = commit_record(e, e->buf, b->span_off + sp, b->span_len + sp, &b->tok[i]);
+			sp += b->tok[i].depth;
+			e->pos = b->tok[i].next;
+			ended = b->tok[i].last;
+		}
+		if (!err && !ended) {
+			if (z.oom)
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+			else if (b->status == 1)
+				err = decline(e, b->tok[b->n].why);
+			else if (b->status == 2)
+				err = decline(e, "the session ends inside frame_records");
+		}
+		/* The committed pages are done with: out of memory, not of the file. */
+		if (e->pos - dropped >= (8u << 20)) {
+			size_t upto = e->pos & ~(page - 1);
+
+			madvise((void *)(e->buf + dropped), upto - dropped, MADV_DONTNEED);
+			dropped = upto;
+		}
+		pthread_mutex_lock(&z.mu);
+		b->full = 0;
+		if (err || ended)
+			z.stop = 1;
+		pthread_cond_broadcast(&z.cv);
+		pthread_mutex_unlock(&z.mu);
+		k ^= 1;
+	}
+	pthread_join(th, NULL);
+	for (k = 0; k < 2; k++) {
+		free(z.b[k].span_off);
+		free(z.b[k].span_len);
+	}
+	pthread_mutex_destroy(&z.mu);
+	pthread_cond_destroy(&z.cv);
+	return err;
+}
+
+static int read_records(struct enc *e)
+{
+	struct tok t;
+	int err;
+
+	if (e->pos == e->len && (err = refill(e)))
+		return err;
+	if (e->pos < e->len && e->buf[e->pos] == ']') {
+		e->pos++; /* an empty frame_records */
+		return 0;
+	}
+	if (e->mapped) {
+		err = read_records_mapped(e);
+		if (err != 3)
+			return err;
+	}
+	for (;;) {
+		err = tokenize_record(e->buf, e->pos, e->len, e->span_off, e->span_len, &t);
+		if (err == 1)
+			return decline(e, t.why);
+		if (err == 2) {
+			size_t before = e->len - e->pos;
+
+			if (e->eof)
+				return decline(e, "the session ends inside frame_records");
+			if ((err = refill(e)))
+				return err;
+			if (e->len - e->pos == before && before == READ_BLOCK)
+				return decline(e, "a frame record is longer than the read buffer");
+			continue;
+		}
+		err = commit_record(e, e->buf, e->span_off, e->span_len, &t);
+		if (err)
+			return err;
+		e->pos = t.next;
+		if (t.last)
+			return 0;
+	}
+}
+
+static int read_suffix(struct enc *e)
+{
+	int err;
+
+	for (;;) {
+		if (rs_buf_put(&e->suffix, e->buf + e->pos, e->len - e->pos))
+			return decline(e, "the text after frame_records is too long");
+		e->pos = e->len;
+		if (e->eof)
+			return 0;
+		if ((err = refill(e)))
+			return err;
+	}
+}
+
+#define Q_RANGE 1100
+
+/*
+ * The time model: `t` is m steps of 2^-s seconds, m = round(n * 2^s / 1e9)
+ * + res for n whole nanoseconds. Returns res + 128 (1..255) and sets *n,
+ * or 0 when t does not fit (it is then kept as text).
+ */
+static int time_code(double t, int s, int64_t *n)
+{
+	double md;
+	int64_t m, res;
+
+	if (!s || !(t > 0) || t >= ldexp(1.0, 53 - s))
+		return 0;
+	md = ldexp(t, s);
+	if (md != floor(md))
+		return 0;
+	m = (int64_t)md;
+	*n = ns_of_grid(m, s);
+	res = m - grid_of_ns(*n, s);
+	if (*n > (INT64_C(1) << 50) || res < -127 || res > 127)
+		return 0;
+	return (int)res + 128;
+}
+
+/* Lowest power of two `t` is a multiple of: t = odd * 2^q. */
+static int low_exponent(double t)
+{
+	int ex;
+	double f = frexp(t, &ex);
+	uint64_t mant = (uint64_t)ldexp(f, 53);
+
+	return ex - 53 + __builtin_ctzll(mant);
+}
+
+static int cmp_frames(const void *a, const void *b, void *arg)
+{
+	const struct enc *sort_ctx = arg;
+	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+	const struct frame_entry *fa = &sort_ctx->frames[ia];
+	const struct frame_entry *fb = &sort_ctx->frames[ib];
+	size_t n = fa->len < fb->len ? fa->len : fb->len;
+	int c;
+
+	if (fa->cls != fb->cls)
+		return fa->cls - fb->cls;
+	if (fa->cls == FRAME_BASE && !sort_ctx->rebase)
+		return ia < ib ? -1 : ia > ib; /* the base keeps its order */
+	c = memcmp(sort_ctx->arena.ptr + fa->off, sort_ctx->arena.ptr + fb->off, n);
+	if (c)
+		return c;
+	return fa->len < fb->len ? -1 : fa->len > fb->len;
+}
+
+static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct rs_buf *raw)
+{
+	unsigned char h[SECTION_HEADER_SIZE];
+	size_t bound = ZSTD_compressBound(raw->len), n;
+	int err;
+
+	memset(h, 0, sizeof(h));
+	put_le64(h, raw->len);
+	if ((err = rs_buf_grow(out, SECTION_HEADER_SIZE + bound)))
+		return err;
+	n = raw->len && cctx ? ZSTD_compress2(cctx, out->ptr + out->len + SECTION_HEADER_SIZE, bound,
+					      raw->ptr, raw->len) : 0;
+	if (ZSTD_isError(n))
+		return rs_error_set(RS_EGENERIC, "zstd: %s", ZSTD_getErrorName(n));
+	if (cctx && raw->len && n < raw->len) {
+		put_le64(h + 8, n);
+		h[16] = SEC_CODEC_ZSTD;
+	} else {
+		if (raw->len) /* an empty stream's buffer may be NULL */
+			memcpy(out->ptr + out->len + SECTION_HEADER_SIZE, raw->ptr, raw->len);
+		n = raw->len;
+		put_le64(h + 8, n);
+		h[16] = SEC_CODEC_RAW;
+	}
+	memcpy(out->ptr + out->len, h, SECTION_HEADER_SIZE);
+	out->len += SECTION_HEADER_SIZE + n;
+	out->ptr[out->len] = '\0';
+	return 0;
+}
+
+/*
+ * The proof runs on its own thread while the streams are compressed: it
+ * decodes a container of the uncompressed streams and hashes the result.
+ * The compressed container is then checked stream by stream against the
+ * uncompressed one, so together they prove exactly the bytes stored.
+ */
+struct proof {
+	const struct rs_buf *container;
+	struct repr_cache *repr;  /* the encoder's: it holds the times the parse checked */
+	uint64_t size;
+	struct rs_sha256 *h;
+	uint64_t n;
+	int err;
+	char msg[160];
+};
+
+static int proof_write(void *ctx, const void *p, size_t n)
+{
+	struct proof *pr = ctx;
+
+	rs_sha256_update(pr->h, p, n);
+	pr->n += n;
+	return 0;
+}
+
+static void *proof_run(void *arg)
+{
+	struct proof *pr = arg;
+
+	pr->err = decode((const unsigned char *)pr->container->ptr, pr->container->len, pr->size,
+			 proof_write, pr, pr->repr);
+	if (pr->err)
+		snprintf(pr->msg, sizeof(pr->msg), "%s", rs_error_message());
+	return NULL;
+}
+
+/* Every compressed stream of `c` decompresses to the stream of `raw` (same layout). */
+static int same_streams(const struct rs_buf *c, const struct rs_buf *raw)
+{
+	struct decoded a, b;
+	int k, same = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	size_t at;
+
+	if (!read_sections(&a, (const unsigned char *)c->ptr, c->len, &at) &&
+	    !read_sections(&b, (const unsigned char *)raw->ptr, raw->len, &at)) {
+		same = 1;
+		for (k = 0; k <= SEC_COUNT; k++)
+			if (a.sec[k].len != b.sec[k].len ||
+			    (a.sec[k].len && memcmp(a.sec[k].p, b.sec[k].p, a.sec[k].len)))
+				same = 0;
+	}
+	decoded_release(&a);
+	decoded_release(&b);
+	return same;
+}
+
+/*
+ * Build the streams and the container from what the parse collected, and
+ * prove it: 0 only when `out` rebuilds exactly `size` bytes hashing to `oid`.
+ */
+static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct rs_id *oid)
+{
+	struct rs_buf rawc = RS_BUF_INIT;
+	struct proof pr;
+	pthread_t proof_thread;
+	int proof_started = 0;
+	struct rs_buf sec[SEC_COUNT + 1];
+	uint32_t *order = NULL, *rank = NULL, *kid_start = NULL, *kids = NULL, *dfs = NULL,
+		 *stack = NULL, *fill = NULL;
+	size_t *stack_pos = NULL, succ_mask = 1;
+	uint64_t *succ_key = NULL;
+	uint32_t *succ_val = NULL, *succ_len = NULL;
+	ZSTD_CCtx *cctx = NULL;
+	uint32_t ndict = 0, nthreads = 0, nbase_out = 0, i, top, next = 0;
+	uint64_t r;
+	int s = 0, err = 0, k;
+	uint64_t qcount[2 * Q_RANGE] = { 0 }, nq = 0, acc;
+	int64_t ref = 0, prev = 0;
+	int have_ref = 0;
+	int64_t n_unused;
+	const unsigned char *esc_pos;
+	unsigned char hdr[HEADER_SIZE], bhdr[BASE_HEADER_SIZE];
+
+	memset(&pr, 0, sizeof(pr));
+
+	for (k = 0; k <= SEC_COUNT; k++)
+		rs_buf_init(&sec[k], RS_CODEC_MAX_STREAMS);
+	order = malloc(((size_t)e->nframes + 1) * sizeof(*order));
+	rank = malloc(((size_t)e->nframes + 1) * sizeof(*rank));
+	kid_start = calloc((size_t)e->nnodes + 1, sizeof(*kid_start));
+	fill = calloc((size_t)e->nnodes + 1, sizeof(*fill));
+	kids = malloc(((size_t)e->nnodes + 1) * sizeof(*kids));
+	dfs = malloc(((size_t)e->nnodes + 1) * sizeof(*dfs));
+	stack = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*stack));
+	stack_pos = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*stack_pos));
+	cctx = ZSTD_createCCtx();
+	while (succ_mask < (size_t)e->nnodes * 2)
+		succ_mask <<= 1;
+	succ_key = calloc(succ_mask, sizeof(*succ_key));
+	succ_val = malloc(succ_mask * sizeof(*succ_val));
+	succ_len = calloc((size_t)e->nframes + 1, sizeof(*succ_len));
+	succ_mask--;
+	if (!order || !rank || !kid_start || !fill || !kids || !dfs || !stack || !stack_pos || !cctx ||
+	    !succ_key || !succ_val || !succ_len) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+
+	/*
+	 * The dictionary. The base (shared by runs: the first block, a chunk
+	 * of its own) keeps the given order; frames new to it follow, sorted,
+	 * then the thread frames, which change every run. When too many
+	 * frames are new, this run's frames, sorted, become the new base.
+	 */
+	{
+		uint32_t nnew = 0;
+
+		for (i = e->nbase; i < e->nframes; i++)
+			nnew += !e->frames[i].thread;
+		e->rebase = e->nbase == 0 || (uint64_t)nnew * 4 > e->nbase;
+		for (i = 0; i < e->nframes; i++) {
+			struct frame_entry *f = &e->frames[i];
+
+			if (f->thread)
+				f->cls = FRAME_THREAD;
+			else if (e->rebase)
+				f->cls = f->used ? FRAME_BASE : FRAME_DROPPED;
+			else
+				f->cls = i < e->nbase ? FRAME_BASE : FRAME_NEW;
+		}
+	}
+	for (i = 0; i < e->nframes; i++)
+		order[i] = i;
+	qsort_r(order, e->nframes, sizeof(*order), cmp_frames, e);
+	for (i = 0; i < e->nframes; i++) {
+		const struct frame_entry *f = &e->frames[order[i]];
+		struct rs_buf *b = f->cls == FRAME_BASE ? &sec[SEC_BASE] : f->cls == FRAME_NEW ? &sec[SEC_DICT]
+				   : &sec[SEC_THREADS];
+
+		rank[order[i]] = i;
+		if (f->cls == FRAME_DROPPED)
+			continue;
+		nbase_out += f->cls == FRAME_BASE;
+		ndict += f->cls == FRAME_NEW;
+		nthreads += f->cls == FRAME_THREAD;
+		if ((err = put_varint(b, f->len)) || (err = rs_buf_put(b, e->arena.ptr + f->off, f->len)))
+			goto out;
+	}
+
+	/* The tree, depth first; children in the order they were met. */
+	for (i = 1; i < e->nnodes; i++)
+		kid_start[e->node_parent[i] + 1]++;
+	for (i = 0; i < e->nnodes; i++)
+		kid_start[i + 1] += kid_start[i];
+	for (i = 1; i < e->nnodes; i++) {
+		uint32_t p = e->node_parent[i];
+
+		kids[kid_start[p] + fill[p]++] = i;
+	}
+	top = 0;
+	stack[top] = 0;
+	stack_pos[top] = 0;
+	dfs[0] = next++;
+	if ((err = put_varint(&sec[SEC_TREE], kid_start[1] - kid_start[0])))
+		goto out;
+	top = 1;
+	while (top) {
+		uint32_t n = stack[top - 1], c;
+
+		if (kid_start[n] + stack_pos[top - 1] >= kid_start[n + 1]) {
+			top--;
+			continue;
+		}
+		c = kids[kid_start[n] + stack_pos[top - 1]++];
+		dfs[c] = next++;
+		{
+			/* the child's place among the frames met under its parent's frame */
+			uint32_t pf = n ? rank[e->node_frame[n]] : e->nframes, f = rank[e->node_frame[c]];
+			uint64_t key = ((uint64_t)pf << 32 | f) + 1;
+			size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & succ_mask;
+
+			while (succ_key[at] && succ_key[at] != key)
+				at = (at + 1) & succ_mask;
+			if (succ_key[at]) {
+				err = put_varint(&sec[SEC_TREE], (uint64_t)succ_val[at] + 1);
+			} else {
+				succ_key[at] = key;
+				succ_val[at] = succ_len[pf]++;
+				err = put_varint(&sec[SEC_TREE], 0);
+				if (!err)
+					err = put_varint(&sec[SEC_TREE], f);
+			}
+		}
+		if (err || (err = put_varint(&sec[SEC_TREE], kid_start[c + 1] - kid_start[c])))
+			goto out;
+		if (kid_start[c + 1] > kid_start[c]) {
+			if (top > MAX_DEPTH) {
+				err = decline(e, "the call tree is too deep");
+				goto out;
+			}
+			stack[top] = c;
+			stack_pos[top] = 0;
+			top++;
+		}
+	}
+
+	/*
+	 * The clock's grid: the coarsest power of two that at least 3/4 of
+	 * the times are multiples of. On a real clock every time is on its
+	 * grid (half of them on twice the grid, a quarter on four times...);
+	 * a few strays (times written by something else) must not force a
+	 * grid so fine that nothing fits the nanosecond model.
+	 */
+	for (r = 0; r < e->nrecords; r++) {
+		double t = e->rec_time[r];
+
+		if (!e->rec_verbatim[r] && t > 0 && isfinite(t)) {
+			int q = low_exponent(t);
+
+			if (q >= -Q_RANGE && q < Q_RANGE) {
+				qcount[q + Q_RANGE]++;
+				nq++;
+			}
+		}
+	}
+	for (k = 2 * Q_RANGE - 1, acc = 0; k >= 0 && nq; k--) {
+		acc += qcount[k];
+		if (acc * 4 >= nq * 3) {
+			if (k - Q_RANGE < 0 && k - Q_RANGE >= -62)
+				s = Q_RANGE - k;
+			break;
+		}
+	}
+	/*
+	 * A run that crosses a power of two of the clock's reading has its
+	 * earlier times on a grid twice finer (or more): try a few finer
+	 * grids and keep the one that models the most times (the coarser on
+	 * a tie: smaller residuals).
+	 */
+	if (s) {
+		uint64_t best = 0;
+		int cand, best_s = s;
+
+		for (cand = s; cand <= s + 3 && cand <= 62; cand++) {
+			uint64_t fit = 0;
+
+			for (r = 0; r < e->nrecords; r++)
+				fit += !e->rec_verbatim[r] && time_code(e->rec_time[r], cand, &n_unused) != 0;
+			if (fit > best) {
+				best = fit;
+				best_s = cand;
+			}
+		}
+		s = best_s;
+	}
+	esc_pos = (const unsigned char *)e->esc_text.ptr;
+	for (r = 0; r < e->nrecords; r++) {
+		double t = e->rec_time[r];
+		int64_t delta = (int64_t)dfs[e->rec_node[r]] - prev;
+		int code = 0;
+		int64_t n = 0;
+
+		prev = dfs[e->rec_node[r]];
+		if ((err = put_split(&sec[SEC_SAMPLES], &sec[SEC_SAMPLES_HI], zigzag(delta))))
+			goto out;
+		if (!e->rec_verbatim[r])
+			code = time_code(t, s, &n);
+		if (code) {
+			if (!have_ref) {
+				ref = n;
+				have_ref = 1;
+			}
+			if ((err = put_split(&sec[SEC_TVAL], &sec[SEC_TVAL_HI], zigzag(n - ref))))
+				goto out;
+		} else if (e->rec_verbatim[r]) {
+			uint64_t l = 0;
+			int sh = 0;
+
+			/* copy the varint and text the parse kept */
+			do {
+				l |= (uint64_t)(*esc_pos & 0x7f) << sh;
+				sh += 7;
+			} while (*esc_pos++ & 0x80);
+			if ((err = put_varint(&sec[SEC_TESC], l)) ||
+			    (err = rs_buf_put(&sec[SEC_TESC], esc_pos, (size_t)l)))
+				goto out;
+			esc_pos += l;
+			e->stats->times_verbatim++;
+		} else {
+			char txt[64];
+			size_t l = py_repr(t, txt);
+
+			if ((err = put_varint(&sec[SEC_TESC], l)) || (err = rs_buf_put(&sec[SEC_TESC], txt, l)))
+				goto out;
+			e->stats->times_verbatim++;
+		}
+		if ((err = rs_buf_putc(&sec[SEC_TCODE], (char)code)))
+			goto out;
+	}
+
+	if ((err = put_varint(&sec[SEC_PARAMS], nbase_out)) ||
+	    (err = put_varint(&sec[SEC_PARAMS], (uint64_t)s)) ||
+	    (err = put_varint(&sec[SEC_PARAMS], zigzag(ref))) ||
+	    (err = put_varint(&sec[SEC_PARAMS], ndict)) ||
+	    (err = put_varint(&sec[SEC_PARAMS], nthreads)) ||
+	    (err = put_varint(&sec[SEC_PARAMS], e->nnodes)) ||
+	    (err = put_varint(&sec[SEC_PARAMS], e->nrecords)))
+		goto out;
+	if ((err = rs_buf_put(&sec[SEC_PREFIX], e->prefix.ptr, e->prefix.len)) ||
+	    (err = rs_buf_put(&sec[SEC_SUFFIX], e->suffix.ptr, e->suffix.len)))
+		goto out;
+
+	memcpy(hdr, RS_CODEC_MAGIC, 8);
+	put_le32(hdr + 8, RS_CODEC_VERSION);
+	put_le32(hdr + 12, SEC_COUNT);
+	put_le64(hdr + 16, size);
+	memcpy(bhdr, BASE_MAGIC, 8);
+	put_le32(bhdr + 8, RS_CODEC_VERSION);
+	put_le32(bhdr + 12, 0);
+	rs_buf_clear(out);
+	if ((err = rs_buf_put(&rawc, bhdr, sizeof(bhdr))) || (err = add_section(&rawc, NULL, &sec[SEC_BASE])) ||
+	    (err = rs_buf_put(&rawc, hdr, sizeof(hdr))))
+		goto out;
+	for (k = 0; k < SEC_COUNT; k++)
+		if ((err = add_section(&rawc, NULL, &sec[k])))
+			goto out;
+	memset(&pr, 0, sizeof(pr));
+	pr.container = &rawc;
+	pr.repr = e->repr;
+	pr.size = size;
+	pr.h = rs_sha256_new();
+	if (!pr.h) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if (pthread_create(&proof_thread, NULL, proof_run, &pr) == 0)
+		proof_started = 1;
+	else
+		proof_run(&pr);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+	err = rs_buf_put(out, bhdr, sizeof(bhdr));
+	if (!err)
+		err = add_section(out, cctx, &sec[SEC_BASE]);
+	if (!err) {
+		e->block_len = out->len;
+		err = rs_buf_put(out, hdr, sizeof(hdr));
+	}
+	for (k = 0; !err && k < SEC_COUNT; k++)
+		err = add_section(out, cctx, &sec[k]);
+	if (!err && e->next_base) {
+		rs_buf_clear(e->next_base);
+		err = rs_buf_put(e->next_base, sec[SEC_BASE].ptr, sec[SEC_BASE].len);
+	}
+	if (proof_started)
+		pthread_join(proof_thread, NULL);
+	if (err)
+		goto out;
+	if (out->len > RS_CODEC_MAX_CONTAINER) {
+		err = decline(e, "the container would be too large");
+		goto out;
+	}
+	if (pr.err == RS_ECORRUPT || pr.err == RS_EUSAGE) {
+		err = decline(e, pr.msg);
+		goto out;
+	}
+	if (pr.err) {
+		err = rs_error_set(pr.err, "%s", pr.msg);
+		goto out;
+	}
+	{
+		struct rs_id got;
+
+		rs_sha256_final(pr.h, &got);
+		if (pr.n != size || rs_id_cmp(&got, oid)) {
+			err = decline(e, "the container does not rebuild the object");
+			goto out;
+		}
+	}
+	if (!same_streams(out, &rawc))
+		err = decline(e, "a compressed stream does not give back its bytes");
+out:
+	if (pr.h)
+		rs_sha256_free(pr.h);
+	rs_buf_release(&rawc);
+	for (k = 0; k <= SEC_COUNT; k++)
+		rs_buf_release(&sec[k]);
+	free(order);
+	free(rank);
+	free(kid_start);
+	free(fill);
+	free(kids);
+	free(dfs);
+	free(stack);
+	free(stack_pos);
+	free(succ_key);
+	free(succ_val);
+	free(succ_len);
+	ZSTD_freeCCtx(cctx);
+	return err;
+}
+
+static void enc_release(struct enc *e)
+{
+	if (e->fd >= 0)
+		close(e->fd);
+	if (e->mapped)
+		munmap(e->buf, e->len);
+	else
+		free(e->buf);
+	rs_buf_release(&e->prefix);
+	rs_buf_release(&e->suffix);
+	rs_buf_release(&e->arena);
+	rs_buf_release(&e->esc_text);
+	free(e->frames);
+	free(e->ftab);
+	free(e->node_parent);
+	free(e->node_frame);
+	free(e->ntab);
+	free(e->ntab_key);
+	free(e->rec_node);
+	free(e->rec_time);
+	free(e->rec_verbatim);
+	free(e->prev_frame);
+	free(e->prev_node);
+	free(e->span_off);
+	free(e->span_len);
+	free(e->repr);
+}
+
+int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uint64_t size,
+			 const struct rs_id *oid, struct rs_codec_dict *dict, struct rs_codec_stats *stats)
+{
+	struct rs_codec_stats local;
+	struct enc e;
+	int err;
+
+	if (!stats)
+		stats = &local;
+	memset(stats, 0, sizeof(*stats));
+	memset(&e, 0, sizeof(e));
+	*applies = 0;
+	e.stats = stats;
+	e.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e.fd < 0)
+		return rs_error_errno(RS_ENOTFOUND, "cannot open '%s'", path);
+	posix_fadvise(e.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	rs_buf_init(&e.prefix, MAX_AFFIX);
+	rs_buf_init(&e.suffix, MAX_AFFIX);
+	rs_buf_init(&e.arena, 256u * 1024 * 1024);
+	rs_buf_init(&e.esc_text, RS_CODEC_MAX_STREAMS);
+	{
+		/*
+		 * A large file is mapped: the records are then tokenized on a
+		 * thread of their own (read_records_mapped); a small one, or
+		 * one that cannot be mapped, is read in a sliding buffer.
+		 */
+		struct stat sb;
+
+		if (fstat(e.fd, &sb) == 0 && (uint64_t)sb.st_size == size && size >= MAP_MIN &&
+		    size <= SIZE_MAX / 2) {
+			void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, e.fd, 0);
+
+			if (m != MAP_FAILED) {
+				madvise(m, (size_t)size, MADV_SEQUENTIAL);
+				e.buf = m;
+				e.len = (size_t)size;
+				e.eof = 1;
+				e.mapped = 1;
+			}
+		}
+	}
+	if (!e.mapped)
+		e.buf = malloc(READ_BLOCK);
+	e.anodes = 65536;
+	e.node_parent = malloc(e.anodes * sizeof(*e.node_parent));
+	e.node_frame = malloc(e.anodes * sizeof(*e.node_frame));
+	e.prev_frame = malloc(MAX_DEPTH * sizeof(*e.prev_frame));
+	e.prev_node = malloc(MAX_DEPTH * sizeof(*e.prev_node));
+	e.span_off = malloc(MAX_DEPTH * sizeof(*e.span_off));
+	e.span_len = malloc(MAX_DEPTH * sizeof(*e.span_len));
+	e.repr = calloc(1, sizeof(*e.repr));
+	if (!e.repr || !e.buf || !e.node_parent || !e.node_frame || !e.prev_frame || !e.prev_node ||
+	    !e.span_off || !e.span_len) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	e.node_parent[0] = UINT32_MAX;
+	e.node_frame[0] = UINT32_MAX;
+	e.nnodes = 1;
+	err = frame_table_grow(&e);
+	if (!err)
+		err = node_table_grow(&e);
+	if (!err && dict && dict->base && dict->base_len)
+		load_base(&e, dict->base, dict->base_len);
+	if (dict)
+		e.next_base = &dict->next;
+	if (!err)
+		err = read_prefix(&e);
+	if (!err)
+		err = read_records(&e);
+	if (!err)
+		err = read_suffix(&e);
+	/* build() proves the container: what it rebuilds is the object, byte for byte. */
+	if (!err)
+		err = build(&e, out, size, oid);
+	if (err)
+		goto out;
+	stats->records = e.nrecords;
+	stats->frames = e.nframes;
+	stats->nodes = e.nnodes;
+	stats->container = out->len;
+	if (dict)
+		dict->block_len = e.block_len;
+	*applies = 1;
+out:
+	if (err == DECLINE) {
+		err = 0;
+		rs_error_clear();
+		rs_buf_clear(out);
+	}
+	enc_release(&e);
+	return err;
+}

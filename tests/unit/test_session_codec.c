@@ -1,0 +1,349 @@
+/*
+ * The session codec: byte-exact round trips of real pyinstrument files
+ * (4.3, 4.6, 5.1 layouts), per-value fallback for times the model does
+ * not cover, the escape traps, declining anything else, and a decoder
+ * that refuses damaged or unknown containers instead of writing wrong
+ * bytes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec/session_codec.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/hash.h"
+
+static int collect(void *ctx, const void *p, size_t n)
+{
+	return rs_buf_put(ctx, p, n);
+}
+
+static void data_path(char *out, size_t n, const char *name)
+{
+	const char *dir = getenv("RS_TEST_DATA");
+
+	assert_non_null(dir);
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+static void write_file(const char *path, const char *text, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Encode `path`; returns `applies`, fills `out` and `st`. */
+static int encode(const char *path, struct rs_buf *out, struct rs_codec_stats *st)
+{
+	struct rs_buf b = RS_BUF_INIT;
+	struct rs_id oid;
+	int applies = -1;
+
+	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
+	rs_sha256(&oid, b.ptr, b.len);
+	assert_int_equal(rs_codec_encode_file(out, &applies, path, b.len, &oid, NULL, st), 0);
+	rs_buf_release(&b);
+	return applies;
+}
+
+/* Encode and decode `path`: the decoded bytes must be the file's. */
+static void round_trip(const char *path, struct rs_codec_stats *st)
+{
+	struct rs_buf orig = RS_BUF_INIT, out = RS_BUF_INIT, back = RS_BUF_INIT;
+
+	assert_int_equal(rs_fs_read_file(&orig, path, 1u << 30), 0);
+	assert_int_equal(encode(path, &out, st), 1);
+	assert_int_equal(rs_codec_decode((unsigned char *)out.ptr, out.len, orig.len, collect, &back), 0);
+	assert_int_equal(back.len, orig.len);
+	assert_memory_equal(back.ptr, orig.ptr, orig.len);
+	rs_buf_release(&orig);
+	rs_buf_release(&out);
+	rs_buf_release(&back);
+}
+
+static void test_real_sessions_round_trip(void **state)
+{
+	static const char *names[] = {
+		"tiny_pyinstrument_4.3.0.pyisession", "tiny_pyinstrument_4.6.2.pyisession",
+		"tiny_pyinstrument_5.1.2.pyisession", "real_small_pop1k.pyisession",
+	};
+	char path[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct rs_codec_stats st;
+
+		data_path(path, sizeof(path), names[i]);
+		round_trip(path, &st);
+		/* Every real time is on the clock's grid: none kept as text. */
+		assert_int_equal(st.times_verbatim, 0);
+		assert_true(st.records > 50);
+	}
+	data_path(path, sizeof(path), "real_small_pop1k.pyisession");
+	{
+		struct rs_codec_stats st;
+		struct rs_buf out = RS_BUF_INIT;
+
+		assert_int_equal(encode(path, &out, &st), 1);
+		assert_int_equal(st.records, 2373);
+		/* 4,228,715 bytes: at least 90 times smaller */
+		assert_true(out.len * 90 < 4228715);
+		rs_buf_release(&out);
+	}
+}
+
+/*
+ * Times the formatter would write differently (trailing zero, exponent
+ * form, an integer), a negative time, a time off any nanosecond clock:
+ * each kept as its own text, the rest still modelled.
+ */
+static void test_times_off_the_model_are_kept_verbatim(void **state)
+{
+	static const char text[] =
+		"{\"start_time\": 1.5, \"frame_records\": ["
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"f\\u0000/a.py\\u00001\"], 0.0010046170000350685], "
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"f\\u0000/a.py\\u00001\"], 0.0010034419999556121], "
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"f\\u0000/a.py\\u00001\"], 0.00100], "
+		"[[\"MainThread\\u0000<thread>\\u00001\"], 1e-05], "
+		"[[\"MainThread\\u0000<thread>\\u00001\"], 1E-5], "
+		"[[\"MainThread\\u0000<thread>\\u00001\"], 0], "
+		"[[\"MainThread\\u0000<thread>\\u00001\"], -0.5], "
+		"[[], 0.1], "
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"g\\u0000/a.py\\u00002\"], 0.0010002689999737413], "
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"g\\u0000/a.py\\u00002\"], 0.001000765000071624], "
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"g\\u0000/a.py\\u00002\"], 0.0010001790000160327], "
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"g\\u0000/a.py\\u00002\"], 0.0009994169998890357], "
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"g\\u0000/a.py\\u00002\"], 0.0010034419999556121], "
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"g\\u0000/a.py\\u00002\"], 0.0010002689999737413], "
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"g\\u0000/a.py\\u00002\"], 0.001000765000071624], "
+		"[[\"MainThread\\u0000<thread>\\u00001\", \"g\\u0000/a.py\\u00002\"], 0.0010046170000350685]"
+		"], \"sample_count\": 16}";
+	char path[] = "/tmp/rs-test-codec-XXXXXX";
+	struct rs_codec_stats st;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, text, sizeof(text) - 1);
+	round_trip(path, &st);
+	assert_int_equal(st.records, 16);
+	/*
+	 * 0.00100, 1E-5 and 0 are not repr's text; 1e-05, -0.5 and 0.1 are
+	 * not clock differences: six kept as text, the ten real ones modelled.
+	 */
+	if (st.times_verbatim != 6)
+		fail_msg("%llu times kept as text", (unsigned long long)st.times_verbatim);
+	unlink(path);
+}
+
+/*
+ * Escapes are kept as their JSON text: an escaped backslash before
+ * `u0000`, quotes, surrogate pairs, raw UTF-8, short escapes.
+ */
+static void test_escape_traps_round_trip(void **state)
+{
+	static const char text[] =
+		"{\"frame_records\": ["
+		"[[\"MainThread\\u0000<thread>\\u0000140683683439296\", "
+		"\"f\\\\u0000\\\"q\\\"\\u0000/x/caf\\u00e9.py\\u00007\\u0001cK\\u00e9\", "
+		"\"g\\ud83d\\ude00\\u0000/x/y.py\\u000012\\u0001l13\", \"h\\n\\t\\\\\\u0000caf\xc3\xa9.py\\u00000\"], 0.5], "
+		"[[\"MainThread\\u0000<thread>\\u0000140683683439296\", "
+		"\"f\\\\u0000\\\"q\\\"\\u0000/x/caf\\u00E9.py\\u00007\\u0001cK\\u00e9\"], 0.25]"
+		"], \"start_time\": 1796029753.6230605, \"program\": \"x \\\"y\\\" ]\", \"sample_count\": 2}";
+	char path[] = "/tmp/rs-test-codec-XXXXXX";
+	struct rs_codec_stats st;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, text, sizeof(text) - 1);
+	round_trip(path, &st);
+	assert_int_equal(st.records, 2);
+	assert_int_equal(st.frames, 5);
+	unlink(path);
+}
+
+static void expect_decline(const char *text, size_t n, const char *why)
+{
+	char path[] = "/tmp/rs-test-codec-XXXXXX";
+	struct rs_codec_stats st;
+	struct rs_buf out = RS_BUF_INIT;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, text, n);
+	assert_int_equal(encode(path, &out, &st), 0);
+	assert_int_equal(out.len, 0);
+	if (!strstr(st.declined, why))
+		fail_msg("declined with '%s', expected '%s'", st.declined, why);
+	rs_buf_release(&out);
+	unlink(path);
+}
+
+static void test_other_inputs_decline(void **state)
+{
+	char path[512];
+	struct rs_codec_stats st;
+	struct rs_buf out = RS_BUF_INIT;
+
+	(void)state;
+	expect_decline("", 0, "no top-level frame_records");
+	expect_decline("[1, 2]", 6, "not a JSON object");
+	expect_decline("{\"a\": {\"frame_records\": []}}", 29, "no top-level frame_records");
+	expect_decline("{\"a\": \"\\\"frame_records\\\": [\"}", 30, "no top-level frame_records");
+	expect_decline("{\"frame_records\": [[[\"a\"],0.1]]}", 32, "a record's time is not after ', '");
+	expect_decline("{\"frame_records\": [[[\"a\"], 0.1], [[\"a\"], 0.2]", 46, "ends inside frame_records");
+	expect_decline("{\"frame_records\": [[[\"a\"], null]]}", 35, "not a plain number");
+	/* pretty-printed JSON is a session, but not in json.dump's spelling */
+	data_path(path, sizeof(path), "session_tiny_5.1.2_indented.pyisession");
+	assert_int_equal(encode(path, &out, &st), 0);
+	assert_non_null(strstr(st.declined, "not written as json.dump writes it"));
+	rs_buf_release(&out);
+}
+
+/* A file that does not hash to the oid given is never encoded. */
+static void test_wrong_oid_declines(void **state)
+{
+	char path[512];
+	struct rs_buf out = RS_BUF_INIT, b = RS_BUF_INIT;
+	struct rs_codec_stats st;
+	struct rs_id oid;
+	int applies = -1;
+
+	(void)state;
+	data_path(path, sizeof(path), "tiny_pyinstrument_5.1.2.pyisession");
+	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
+	rs_sha256(&oid, b.ptr, b.len);
+	oid.id[0] ^= 1;
+	assert_int_equal(rs_codec_encode_file(&out, &applies, path, b.len, &oid, NULL, &st), 0);
+	assert_int_equal(applies, 0);
+	assert_non_null(strstr(st.declined, "does not rebuild the object"));
+	rs_buf_release(&out);
+	rs_buf_release(&b);
+}
+
+static void container_of(const char *name, struct rs_buf *out, size_t *size)
+{
+	char path[512];
+	struct rs_buf b = RS_BUF_INIT;
+	struct rs_codec_stats st;
+
+	data_path(path, sizeof(path), name);
+	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
+	*size = b.len;
+	assert_int_equal(encode(path, out, &st), 1);
+	rs_buf_release(&b);
+}
+
+/* Every cut of a container is refused; no cut decodes. */
+static void test_truncated_container_refused(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
+	size_t size, cut;
+
+	(void)state;
+	container_of("tiny_pyinstrument_4.6.2.pyisession", &c, &size);
+	for (cut = 0; cut < c.len; cut++) {
+		rs_buf_clear(&back);
+		assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, cut, size, collect, &back),
+				 RS_ECORRUPT);
+	}
+	rs_buf_clear(&back);
+	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, size, collect, &back), 0);
+	rs_buf_release(&c);
+	rs_buf_release(&back);
+}
+
+/* A flipped byte anywhere: refused, or (inside a verbatim stream) other bytes; never a crash. */
+static void test_flipped_bytes_never_crash(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT, good = RS_BUF_INIT;
+	size_t size, at;
+	int refused = 0;
+
+	(void)state;
+	container_of("tiny_pyinstrument_5.1.2.pyisession", &c, &size);
+	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, size, collect, &good), 0);
+	for (at = 0; at < c.len; at++) {
+		int err;
+
+		c.ptr[at] ^= 0x5a;
+		rs_buf_clear(&back);
+		err = rs_codec_decode((unsigned char *)c.ptr, c.len, size, collect, &back);
+		c.ptr[at] ^= 0x5a;
+		if (err) {
+			assert_true(err == RS_ECORRUPT || err == RS_EUSAGE);
+			refused++;
+		} else {
+			assert_true(back.len <= size);
+		}
+	}
+	assert_true(refused > (int)c.len / 2);
+	rs_buf_release(&c);
+	rs_buf_release(&back);
+	rs_buf_release(&good);
+}
+
+static void test_unknown_version_refused(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
+	size_t size;
+
+	(void)state;
+	container_of("tiny_pyinstrument_4.3.0.pyisession", &c, &size);
+	c.ptr[8] = 2;
+	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, size, collect, &back), RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "session codec version 2"));
+	assert_non_null(strstr(rs_error_message(), "upgrade results"));
+	assert_int_equal(back.len, 0);
+	rs_buf_release(&c);
+	rs_buf_release(&back);
+}
+
+/* The decoder never writes more than the caller's size. */
+static void test_output_is_capped(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
+	size_t size;
+
+	(void)state;
+	container_of("tiny_pyinstrument_4.3.0.pyisession", &c, &size);
+	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, size - 1, collect, &back),
+			 RS_ECORRUPT);
+	assert_true(back.len < size);
+	rs_buf_release(&c);
+	rs_buf_release(&back);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_real_sessions_round_trip),
+		cmocka_unit_test(test_times_off_the_model_are_kept_verbatim),
+		cmocka_unit_test(test_escape_traps_round_trip),
+		cmocka_unit_test(test_other_inputs_decline),
+		cmocka_unit_test(test_wrong_oid_declines),
+		cmocka_unit_test(test_truncated_container_refused),
+		cmocka_unit_test(test_flipped_bytes_never_crash),
+		cmocka_unit_test(test_unknown_version_refused),
+		cmocka_unit_test(test_output_is_capped),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,362 @@
+/*
+ * The store with the session codec (transform 1) on a folder remote: a
+ * session is stored transformed and comes back byte for byte, other
+ * objects and generic_only stores keep transform 0, unknown transforms
+ * and damaged containers are refused without leaving a file.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remote/remote.h"
+#include "store/format.h"
+#include "store/store.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/hash.h"
+
+struct fixture {
+	char dir[256];
+	char remote_dir[300];
+	char cache_dir[300];
+	struct rs_remote *remote;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	strcpy(f->dir, "/tmp/rs-test-store-codec-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/remote", f->dir);
+	snprintf(f->cache_dir, sizeof(f->cache_dir), "%s/cache", f->dir);
+	assert_int_equal(rs_remote_open(&f->remote, f->remote_dir, NULL), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[400];
+
+	rs_remote_free(f->remote);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static struct rs_store *open_store(struct fixture *f, int generic_only)
+{
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+
+	o.cache_dir = f->cache_dir;
+	o.threads = 2;
+	o.generic_only = generic_only;
+	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
+	return s;
+}
+
+static void data_path(char *out, size_t n, const char *name)
+{
+	const char *dir = getenv("RS_TEST_DATA");
+
+	assert_non_null(dir);
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+static void file_id(const char *path, struct rs_id *oid, uint64_t *size)
+{
+	struct rs_buf b = RS_BUF_INIT;
+
+	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
+	rs_sha256(oid, b.ptr, b.len);
+	*size = b.len;
+	rs_buf_release(&b);
+}
+
+static int files_equal(const char *a, const char *b)
+{
+	struct rs_buf x = RS_BUF_INIT, y = RS_BUF_INIT;
+	int same;
+
+	assert_int_equal(rs_fs_read_file(&x, a, 1u << 30), 0);
+	assert_int_equal(rs_fs_read_file(&y, b, 1u << 30), 0);
+	same = x.len == y.len && !memcmp(x.ptr, y.ptr, x.len);
+	rs_buf_release(&x);
+	rs_buf_release(&y);
+	return same;
+}
+
+static void manifest_path(char *out, size_t n, const struct fixture *f, const struct rs_id *oid)
+{
+	char hex[RS_ID_HEXSZ + 1];
+
+	rs_id_to_hex(hex, oid);
+	snprintf(out, n, "%s/objects/%s", f->remote_dir, hex);
+}
+
+static void read_manifest(const struct fixture *f, const struct rs_id *oid, struct rs_manifest *m)
+{
+	char path[512];
+	struct rs_buf b = RS_BUF_INIT;
+
+	manifest_path(path, sizeof(path), f, oid);
+	assert_int_equal(rs_fs_read_file(&b, path, 1u << 26), 0);
+	assert_int_equal(rs_manifest_parse(m, oid, (unsigned char *)b.ptr, b.len), 0);
+	rs_buf_release(&b);
+}
+
+static void write_manifest(const struct fixture *f, const struct rs_manifest *m)
+{
+	char path[512];
+	struct rs_buf b = RS_BUF_INIT;
+
+	manifest_path(path, sizeof(path), f, &m->oid);
+	assert_int_equal(rs_manifest_encode(&b, m), 0);
+	assert_int_equal(rs_fs_write_file_atomic(path, b.ptr, b.len), 0);
+	rs_buf_release(&b);
+}
+
+static void test_session_is_stored_transformed(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f, 0);
+	struct rs_store_put_stats st;
+	struct rs_manifest m;
+	char src[512], dst[512];
+	struct rs_id oid;
+	uint64_t size;
+
+	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
+	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
+	file_id(src, &oid, &size);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), 0);
+	read_manifest(f, &oid, &m);
+	assert_int_equal(m.transform, RS_TRANSFORM_SESSION);
+	assert_int_equal(m.size, size);
+	assert_true(m.transformed_size < size / 60);
+	/* the generic path keeps about 1/39 of this file */
+	print_message("stored %llu of %llu bytes\n", (unsigned long long)st.bytes_stored,
+		      (unsigned long long)size);
+	assert_true(st.bytes_stored * 80 < size);
+	rs_manifest_release(&m);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
+	assert_true(files_equal(src, dst));
+	rs_store_free(s);
+}
+
+static void test_generic_only_and_other_objects_keep_identity(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f, 1);
+	struct rs_manifest m;
+	char src[512], dst[512], other[512];
+	struct rs_id oid;
+	uint64_t size;
+
+	data_path(src, sizeof(src), "tiny_pyinstrument_4.6.2.pyisession");
+	snprintf(dst, sizeof(dst), "%s/out", f->dir);
+	file_id(src, &oid, &size);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
+	read_manifest(f, &oid, &m);
+	assert_int_equal(m.transform, RS_TRANSFORM_IDENTITY);
+	rs_manifest_release(&m);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
+	assert_true(files_equal(src, dst));
+	rs_store_free(s);
+
+	/* a file that is not a session in json.dump's spelling: identity */
+	s = open_store(f, 0);
+	data_path(other, sizeof(other), "session_tiny_5.1.2_indented.pyisession");
+	file_id(other, &oid, &size);
+	assert_int_equal(rs_store_put_file(s, &oid, size, other, NULL, NULL, NULL), 0);
+	read_manifest(f, &oid, &m);
+	assert_int_equal(m.transform, RS_TRANSFORM_IDENTITY);
+	rs_manifest_release(&m);
+	unlink(dst);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
+	assert_true(files_equal(other, dst));
+	rs_store_free(s);
+}
+
+static void test_unknown_transform_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f, 0);
+	struct rs_manifest m;
+	char src[512], dst[512];
+	struct rs_id oid;
+	uint64_t size;
+
+	data_path(src, sizeof(src), "tiny_pyinstrument_5.1.2.pyisession");
+	snprintf(dst, sizeof(dst), "%s/out", f->dir);
+	file_id(src, &oid, &size);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
+	read_manifest(f, &oid, &m);
+	m.transform = 9;
+	write_manifest(f, &m);
+	rs_manifest_release(&m);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "uses transform 9, which this build cannot undo"));
+	assert_int_equal(access(dst, F_OK), -1);
+	rs_store_free(s);
+}
+
+/* Identity chunks that a manifest claims are a container: refused, no file left. */
+static void test_damaged_container_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f, 1);
+	struct rs_manifest m;
+	char src[512], dst[512];
+	struct rs_id oid;
+	uint64_t size;
+
+	data_path(src, sizeof(src), "tiny_pyinstrument_5.1.2.pyisession");
+	snprintf(dst, sizeof(dst), "%s/out", f->dir);
+	file_id(src, &oid, &size);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
+	read_manifest(f, &oid, &m);
+	m.transform = RS_TRANSFORM_SESSION;
+	write_manifest(f, &m);
+	rs_manifest_release(&m);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "session container is damaged"));
+	assert_int_equal(access(dst, F_OK), -1);
+	rs_store_free(s);
+}
+
+/* A session that changed since git-lfs hashed it is refused, as on the generic path. */
+static void test_changed_session_stores_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f, 0);
+	char src[512];
+	struct rs_id oid;
+	uint64_t size;
+
+	data_path(src, sizeof(src), "tiny_pyinstrument_4.3.0.pyisession");
+	file_id(src, &oid, &size);
+	oid.id[3] ^= 0x10;
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "the file changed since git-lfs hashed it"));
+	assert_int_equal(rs_store_has(s, &oid), RS_ENOTFOUND);
+	rs_store_free(s);
+}
+
+/*
+ * The next run of the same program: its dictionary's block is the one
+ * the first run stored, a chunk the remote already has. Here the "next
+ * run" is the real session with another thread id, which the codec keeps
+ * out of the shared block.
+ */
+static void test_next_run_shares_the_dictionary(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f, 0);
+	struct rs_store_put_stats first, second;
+	struct rs_buf b = RS_BUF_INIT;
+	char src[512], next[512], dst[512];
+	struct rs_id oid, oid2;
+	uint64_t size, size2;
+	char *at;
+	FILE *fp;
+
+	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
+	snprintf(next, sizeof(next), "%s/next.pyisession", f->dir);
+	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
+	assert_int_equal(rs_fs_read_file(&b, src, 1u << 26), 0);
+	for (at = b.ptr; (at = strstr(at, "<thread>\\u0000")); at++)
+		at[14] = at[14] == '9' ? '8' : '9';
+	fp = fopen(next, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(b.ptr, 1, b.len, fp), b.len);
+	assert_int_equal(fclose(fp), 0);
+	rs_buf_release(&b);
+	file_id(src, &oid, &size);
+	file_id(next, &oid2, &size2);
+	assert_true(rs_id_cmp(&oid, &oid2) != 0);
+
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &first), 0);
+	assert_int_equal(first.chunks, 2); /* the shared block, the rest */
+	assert_int_equal(first.chunks_new, 2);
+	rs_store_free(s);
+	s = open_store(f, 0); /* another process: the base comes from the cache folder */
+	assert_int_equal(rs_store_put_file(s, &oid2, size2, next, NULL, NULL, &second), 0);
+	assert_int_equal(second.chunks, 2);
+	assert_int_equal(second.chunks_new, 1);
+	print_message("first run stored %llu bytes, the next %llu\n", (unsigned long long)first.bytes_stored,
+		      (unsigned long long)second.bytes_stored);
+	assert_true(second.bytes_stored * 2 < first.bytes_stored);
+	assert_int_equal(rs_store_get_file(s, &oid2, size2, dst, NULL, NULL), 0);
+	assert_true(files_equal(next, dst));
+	rs_store_free(s);
+}
+
+struct progress_seen {
+	uint64_t last, total;
+	int calls;
+};
+
+static int note_progress(uint64_t done, uint64_t total, void *payload)
+{
+	struct progress_seen *p = payload;
+
+	assert_true(done <= total);
+	p->last = done;
+	p->total = total;
+	p->calls++;
+	return 0;
+}
+
+/* Progress counts object bytes, up to the object's size, both ways. */
+static void test_progress_in_object_bytes(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *s = open_store(f, 0);
+	struct progress_seen put = { 0, 0, 0 }, get = { 0, 0, 0 };
+	char src[512], dst[512];
+	struct rs_id oid;
+	uint64_t size;
+
+	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
+	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
+	file_id(src, &oid, &size);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, note_progress, &put, NULL), 0);
+	assert_true(put.calls > 0);
+	assert_int_equal(put.last, size);
+	assert_int_equal(put.total, size);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, note_progress, &get), 0);
+	assert_true(get.calls > 0);
+	assert_int_equal(get.last, size);
+	assert_int_equal(get.total, size);
+	rs_store_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_session_is_stored_transformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_generic_only_and_other_objects_keep_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_transform_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_container_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_changed_session_stores_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_next_run_shares_the_dictionary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_progress_in_object_bytes, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
