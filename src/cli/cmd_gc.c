@@ -12,7 +12,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "analysis/check.h"
+#include "analysis/owncode.h"
 #include "cli/cli.h"
+#include "cli/runsel.h"
 #include "repo/repo.h"
 #include "repo/retention.h"
 #include "store/maint.h"
@@ -24,7 +27,8 @@ static const char usage[] =
 	"usage: results gc [--dry-run] [--grace DURATION] [--repack PCT] [--no-fetch]\n"
 	"\n"
 	"Delete the raw sessions that the committed retention policy no longer\n"
-	"keeps (.results.json \"retention\": keep_last runs per branch, keep_days;\n"
+	"keeps (.results.json \"retention\": keep_last runs per branch, keep_days,\n"
+	"keep_flagged: runs check flags and their baselines;\n"
 	"runs in pins.txt: 'results pin'), on every branch and tag of the git\n"
 	"remote (fetched first), then free the packs nothing references. A pack\n"
 	"is deleted only after runs of gc at least DURATION apart (default 24h)\n"
@@ -79,6 +83,75 @@ static void print_bytes(const char *label, uint64_t n)
 	printf("%s %.1f MB (%llu bytes)\n", label, (double)n / 1e6, (unsigned long long)n);
 }
 
+/* Runs of one branch `check` compares a run with, at most. */
+#define FLAG_HISTORY 12
+#define OWN_SPECS_MAX 64
+
+/*
+ * keep_flagged: every run of this checkout's history that `results check`
+ * flags as a regression, and the baseline runs it was judged against,
+ * keep their raw sessions (to find out why, later). Judged as `check`
+ * judges (same branch, comparable runs, noise band), from the committed
+ * summaries only.
+ */
+static int keep_flagged(struct rs_retention_plan *plan, size_t *flagged)
+{
+	struct rs_runsel sel;
+	struct rs_check_opts copts = { 0 };
+	struct rs_owncode own = { NULL, 0 };
+	const char *own_specs[OWN_SPECS_MAX];
+	json_t *hist[FLAG_HISTORY] = { NULL };
+	json_t *head = NULL;
+	size_t i, k;
+	int status = rs_runsel_open(&sel), err = 0;
+
+	if (status)
+		return status;
+	own.n_specs = rs_owncode_from_config(rs_runsel_config(&sel), own_specs, OWN_SPECS_MAX);
+	own.specs = own_specs;
+	copts.own = &own;
+	for (i = 0; i < sel.idx.count && !err; i++) {
+		const struct rs_run_entry *e = &sel.idx.runs[i];
+		struct rs_check_result *res = NULL;
+		size_t n = 0;
+
+		for (k = i; k-- > 0 && n < FLAG_HISTORY;) {
+			const struct rs_run_entry *b = &sel.idx.runs[k];
+
+			if (!e->branch || !b->branch || strcmp(e->branch, b->branch))
+				continue;
+			if (rs_runsel_load(&hist[n], &sel, b))
+				goto fail;
+			n++;
+		}
+		if (n && rs_runsel_load(&head, &sel, e))
+			goto fail;
+		if (n)
+			err = rs_check_run(&res, head, (const json_t *const *)hist, n, &copts);
+		if (!err && res && res->regressed) {
+			(*flagged)++;
+			rs_retention_plan_keep_run(plan, e->id);
+			for (k = 0; k < res->n_baseline; k++)
+				rs_retention_plan_keep_run(plan, res->baseline_ids[k]);
+		}
+		rs_check_free(res);
+		json_decref(head);
+		head = NULL;
+		for (k = 0; k < n; k++) {
+			json_decref(hist[k]);
+			hist[k] = NULL;
+		}
+	}
+	rs_runsel_close(&sel);
+	return err ? rs_cli_report(err) : RS_EXIT_OK;
+fail:
+	json_decref(head);
+	for (k = 0; k < FLAG_HISTORY; k++)
+		json_decref(hist[k]);
+	rs_runsel_close(&sel);
+	return RS_EXIT_CORRUPT;
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -95,6 +168,7 @@ int cmd_gc(int argc, char **argv)
 	struct rs_retention_plan plan = RS_RETENTION_PLAN_INIT;
 	struct rs_gc_options o = { 0 };
 	struct rs_gc_stats st = { 0 };
+	struct rs_retention policy;
 	struct rs_id *drop = NULL;
 	size_t ndrop = 0, i, dropped_runs = 0;
 	uint64_t drop_bytes = 0;
@@ -143,6 +217,19 @@ int cmd_gc(int argc, char **argv)
 		goto out;
 	}
 	err = rs_retention_plan_make(repo, (time_t)o.now, 0, &plan);
+	if (err) {
+		status = rs_cli_report(err);
+		goto out;
+	}
+	err = rs_retention_load(repo, NULL, &policy);
+	if (!err && policy.keep_flagged) {
+		size_t flagged = 0;
+
+		status = keep_flagged(&plan, &flagged);
+		if (status)
+			goto out;
+		printf("%zu runs flagged by check keep their sessions and their baselines'\n", flagged);
+	}
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;

@@ -62,6 +62,14 @@ int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *o
 		}
 		out->keep_days = (unsigned)json_integer_value(v);
 	}
+	if ((v = json_object_get(ret, "keep_flagged"))) {
+		if (!json_is_boolean(v)) {
+			err = rs_error_set(RS_ECORRUPT, "'retention.keep_flagged' in '%s' must be true or false",
+					   RS_REPO_MARKER);
+			goto out;
+		}
+		out->keep_flagged = json_is_true(v);
+	}
 	if (!out->keep_last && !out->keep_days) {
 		err = rs_error_set(RS_EUSAGE, "'retention' in '%s' keeps nothing: set keep_last or keep_days",
 				   RS_REPO_MARKER);
@@ -83,6 +91,15 @@ void rs_retention_plan_release(struct rs_retention_plan *plan)
 	}
 	free(plan->items);
 	memset(plan, 0, sizeof(*plan));
+}
+
+void rs_retention_plan_keep_run(struct rs_retention_plan *plan, const char *run_id)
+{
+	size_t i;
+
+	for (i = 0; i < plan->n; i++)
+		if (!strcmp(plan->items[i].run_id, run_id))
+			plan->items[i].keep = 1;
 }
 
 int rs_retention_plan_keeps(const struct rs_retention_plan *plan, const struct rs_id *oid)

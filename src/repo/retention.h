@@ -26,6 +26,7 @@ struct rs_retention {
 	int configured;       /* .results.json has a "retention" object */
 	unsigned keep_last;   /* raw sessions of the newest N runs of each branch */
 	unsigned keep_days;   /* ... and of runs younger than D days */
+	int keep_flagged;     /* ... and of runs `check` flags, with their baselines */
 };
 
 /* One LFS object of one run. */
@@ -63,6 +64,9 @@ int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *o
 int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
 			   struct rs_retention_plan *plan);
 void rs_retention_plan_release(struct rs_retention_plan *plan);
+
+/* Keep every item of run `run_id` (a run `check` flagged, or its baseline). */
+void rs_retention_plan_keep_run(struct rs_retention_plan *plan, const char *run_id);
 
 /* Whether `oid` is kept by some item of `plan`. */
 int rs_retention_plan_keeps(const struct rs_retention_plan *plan, const struct rs_id *oid);
