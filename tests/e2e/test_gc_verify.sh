@@ -101,6 +101,10 @@ cd "$T/dev"
 "$RESULTS" init >/dev/null
 expect_status 6 "$RESULTS" fetch "${ID[1]}" -o "$T/o"
 grep -q 'removed by retention on 20..-..-..; summary kept' "$T/err" || fail "fetch of a removed session: $(cat "$T/err")"
+expect_status 6 "$RESULTS" export "${ID[1]}" --format collapsed -o "$T/o.collapsed"
+grep -q 'removed by retention on 20..-..-..; summary kept' "$T/err" || fail "export of a removed session: $(cat "$T/err")"
+expect_status 6 "$RESULTS" compare "${ID[1]}" "${ID[2]}" --deep
+grep -q 'removed by retention on 20..-..-..; summary kept' "$T/err" || fail "compare --deep of a removed session: $(cat "$T/err")"
 for k in 0 2 3; do
 	expect_status 0 "$RESULTS" fetch "${ID[$k]}" -o "$T/o"
 	cmp -s "$(cat "$T/out")" "$T/s$((k + 1)).pyisession" || fail "run ${ID[$k]} does not read back"
