@@ -4,7 +4,7 @@
 // its findings as JSON into a hidden pre#rs-probe, which `chromium
 // --dump-dom` prints. The checks themselves (thresholds, messages) are in
 // check_html.py; this only observes. window.RS_PROBE names what to look
-// at: "charts", "index" or "run". check_html.py's HEAD, injected first in
+// at: "charts", "index", "run" or "flame". check_html.py's HEAD, injected first in
 // <head>, collected script errors and refused requests.
 (function () {
   'use strict';
@@ -64,6 +64,22 @@
     return { details: details, fnRows: fnRows, openBefore: openBefore, openAfter: d ? d.open : null };
   }
 
+  // the differential flame graph (and the frames of any div.fg): every
+  // frame's box and computed colour, in document coordinates
+  function flame() {
+    var g = document.querySelector('div.fg');
+    var box = g ? g.getBoundingClientRect() : { left: 0, top: 0, width: 0, height: 0 };
+    var frames = g ? Array.from(g.querySelectorAll(':scope > div.f')).map(function (e) {
+      var r = e.getBoundingClientRect();
+      return { x: r.left + window.scrollX, y: r.top + window.scrollY, w: r.width, h: r.height,
+               text: e.textContent, cls: e.className, bg: getComputedStyle(e).backgroundColor };
+    }) : [];
+    return { graph: { x: box.left + window.scrollX, y: box.top + window.scrollY,
+                      width: box.width, height: box.height,
+                      clientLeft: g ? g.clientLeft : 0, clientTop: g ? g.clientTop : 0 },
+             frames: frames };
+  }
+
   function report() {
     var out = { mode: window.RS_PROBE, errors: window.__rsErrors || [], external: [] };
     performance.getEntriesByType('resource').forEach(function (e) {
@@ -74,6 +90,7 @@
       if (window.RS_PROBE === 'charts') out.charts = charts();
       else if (window.RS_PROBE === 'index') out.index = index();
       else if (window.RS_PROBE === 'run') out.run = run();
+      else if (window.RS_PROBE === 'flame') out.flame = flame();
     } catch (e) {
       out.errors.push('probe: ' + e);
     }
