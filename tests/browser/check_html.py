@@ -7,7 +7,10 @@ The differential flame graph of `results compare --deep --html` and of
 the site's runs/<id>.diff.html is checked with `flame`: the icicle is laid
 out (frames inside the graph, the root row spans its width, no frame
 sticks out of its parent's row), the new function is one red frame of
-its share's width, a screenshot of the graph shows red and grey.
+its share's width, a screenshot of the graph shows red and grey. The call
+tree of `results open` is checked with `open`: the frames named are in the
+tree (the first one at its top), children are sorted by total time, a
+click on a folded line unfolds it, the buttons fold and unfold everything.
 
 Each page is looked at twice by a fresh headless Chromium:
   * `--dump-dom` of a copy of the page with probe.js injected: after the
@@ -25,6 +28,7 @@ usage:
   check_html.py trend <page.html> <shots-dir> <min-charts> <min-change-points>
   check_html.py site  <site-dir>  <shots-dir> <runs> [<min-charts>]
   check_html.py flame <page.html> <shots-dir> <new-function>
+  check_html.py open  <page.html> <shots-dir> <top-frame> [<frame>...]
 Exits 0 when every check passes, 1 otherwise (messages on stderr), 2 on
 usage errors.
 """
@@ -292,6 +296,36 @@ def check_flame(page, shots, newfn):
           '%s: screenshot shows the unchanged callers in grey (%d px of %d)' % (name, st['grey'], area))
 
 
+def check_open(page, shots, names):
+    """The call tree page of `results open`; NAMES[0] the top frame."""
+    name = os.path.basename(page)
+    seen = probe(page, 'open')
+    o = seen['open']
+    check(o['details'] > 10 and o['leaves'] > 10,
+          '%s: a call tree of %d foldable frames and %d leaves' % (name, o['details'], o['leaves']))
+    check(bool(o['topNames']) and o['topNames'][0] == names[0],
+          '%s: the top frame is %s (%s)' % (name, names[0], o['topNames'][:3]))
+    for n in names[1:]:
+        check(n in o['text'], '%s: frame %s is in the tree' % (name, n))
+    check(o['sorted'], '%s: every frame\'s children are sorted by total time' % name)
+    check(o['hot'] > 0, '%s: the heaviest frames are marked (%d)' % (name, o['hot']))
+    check(o['openBefore'] is False and o['openAfter'] is True and o['childHeightBefore'] > 0
+          and o['childHeightAfter'] > 1.5 * o['childHeightBefore'],
+          "%s: a click on the folded line '%s' unfolds it (%s -> %s, %s -> %s px)"
+          % (name, o['clickedName'], o['openBefore'], o['openAfter'], o['childHeightBefore'],
+             o['childHeightAfter']))
+    check(o['openAfterCollapse'] == 0 and o['openAfterExpand'] == o['details'],
+          '%s: collapse all / expand all (%d, %d of %d open)'
+          % (name, o['openAfterCollapse'], o['openAfterExpand'], o['details']))
+    check(o['width'] > 200 and o['height'] > 100, '%s: the tree is laid out (%gx%g)' % (name, o['width'], o['height']))
+    check_page_common(name, seen)
+    png = screenshot(page, seen['scrollHeight'], os.path.join(shots, name + '.png'))
+    full = pixel_stats(png)
+    check(full['nonWhite'] > 0.01 * full['width'] * full['height'],
+          '%s: screenshot is not blank (%d non-white pixels)' % (name, full['nonWhite']))
+    check(full['red'] > 20, '%s: screenshot shows the heaviest frames in red (%d px)' % (name, full['red']))
+
+
 def main(argv):
     if len(argv) < 4:
         print(__doc__.split('usage:')[1].split('Exits')[0], file=sys.stderr)
@@ -340,6 +374,8 @@ def main(argv):
               "site: chart points link to run pages ('%s')" % link)
     elif mode == 'flame' and len(argv) == 5:
         check_flame(target, shots, argv[4])
+    elif mode == 'open' and len(argv) >= 5:
+        check_open(target, shots, argv[4:])
     else:
         print(__doc__.split('usage:')[1].split('Exits')[0], file=sys.stderr)
         return 2
