@@ -43,6 +43,7 @@ int cmd_gc(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_open(int argc, char **argv);
 int cmd_pin(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_site(int argc, char **argv);

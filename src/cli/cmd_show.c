@@ -10,10 +10,14 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "remote/remote.h"
 #include "repo/repo.h"
 #include "repo/run.h"
 #include "repo/runindex.h"
+#include "store/format.h"
+#include "store/maint.h"
 #include "util/error.h"
+#include "util/hash.h"
 
 static const char usage[] =
 	"usage: results show <commit-or-run> [--json]\n"
@@ -23,7 +27,9 @@ static const char usage[] =
 	"is named by its run id (see 'results list') or by the profiled\n"
 	"commit: the full sha or a unique prefix of at least 4 hex digits; when\n"
 	"that commit was profiled several times, the most recent run is shown.\n"
-	"Works in a clone without any session content.\n"
+	"Works in a clone without any session content. When the run's raw\n"
+	"session was removed from the remote by retention (see 'results gc'),\n"
+	"a last line says so and when; the summary is kept.\n"
 	"\n"
 	"exit status: 0 ok, 2 bad usage, 3 not a results repository,\n"
 	"4 unknown or ambiguous run or commit, 7 corrupt run files, 8 other.\n";
@@ -33,6 +39,55 @@ static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/*
+ * When the remote answers and the run's session is gone from it with a
+ * retention tombstone: the date ("2026-12-01") in `date`, 1. Otherwise 0,
+ * and nothing said: no remote, a remote that cannot be opened or does
+ * not answer, a session present or missing for another reason.
+ */
+static int removed_by_retention(struct rs_repo *repo, const struct rs_run_entry *e,
+				struct rs_buf *date)
+{
+	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT, key = RS_BUF_INIT;
+	struct rs_remote *remote = NULL;
+	const json_t *files, *f;
+	json_t *doc = NULL;
+	const char *hex = NULL;
+	struct rs_id oid;
+	size_t i;
+	int removed = 0;
+
+	if (rs_buf_printf(&path, "%s/run.json", e->path) ||
+	    rs_repo_read_tree_file(repo, NULL, path.ptr, RS_RUN_MAX_RUN_JSON, &text))
+		goto out;
+	doc = json_loadb(text.ptr, text.len, 0, NULL);
+	files = json_object_get(doc, "files");
+	json_array_foreach(files, i, f) {
+		const char *role = json_string_value(json_object_get(f, "role"));
+
+		if (role && !strcmp(role, "session") && json_is_true(json_object_get(f, "lfs"))) {
+			hex = json_string_value(json_object_get(f, "oid"));
+			break;
+		}
+	}
+	if (!hex || rs_id_from_hex(&oid, hex, strlen(hex)) || rs_key_manifest(&key, &oid) ||
+	    rs_repo_open_remote(repo, &remote, NULL))
+		goto out;
+	/* only a manifest that is not there: a remote that does not answer
+	 * says nothing either way */
+	if (remote->stat(remote, key.ptr, NULL) != RS_ENOTFOUND)
+		goto out;
+	removed = rs_store_removed_date(remote, &oid, date) == 0;
+out:
+	rs_error_clear();
+	rs_remote_free(remote);
+	json_decref(doc);
+	rs_buf_release(&path);
+	rs_buf_release(&text);
+	rs_buf_release(&key);
+	return removed;
+}
 
 int cmd_show(int argc, char **argv)
 {
@@ -100,6 +155,11 @@ int cmd_show(int argc, char **argv)
 	fwrite(text.ptr, 1, text.len, stdout);
 	if (text.len && text.ptr[text.len - 1] != '\n')
 		putchar('\n');
+	rs_buf_clear(&text);
+	/* a note, never an error; on stderr with --json (stdout is JSON) */
+	if (removed_by_retention(repo, e, &text))
+		fprintf(json ? stderr : stdout, "\nraw session removed by retention on %s; summary kept\n",
+			text.ptr);
 	if (fflush(stdout) != 0)
 		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write the output");
 out:

@@ -32,6 +32,7 @@ const struct rs_command rs_commands[] = {
 	{ "verify", cmd_verify, "check that every run's raw session is on the remote and intact; --repair" },
 	{ "gc", cmd_gc, "delete raw sessions the retention policy no longer keeps, free unused packs" },
 	{ "pin", cmd_pin, "keep runs' raw sessions whatever the retention policy says" },
+	{ "open", cmd_open, "write one run's call tree as interactive HTML (or speedscope JSON)" },
 	{ "export", cmd_export, "convert a run's session to speedscope JSON or collapsed stacks" },
 	{ "help", cmd_help, "show help for results or a command" },
 	{ "version", cmd_version, "print the version" },

@@ -27,6 +27,7 @@
 #include "repo/commit.h"
 #include "repo/pointer.h"
 #include "repo/stats.h"
+#include "repo/verdict.h"
 #include "session/session.h"
 #include "session/summary.h"
 #include "util/error.h"
@@ -68,6 +69,7 @@ void rs_run_release(struct rs_run *run)
 	free(run->id);
 	free(run->folder);
 	free(run->session_md);
+	free(run->verdict);
 	json_decref(run->machine);
 	json_decref(run->meta);
 	json_decref(run->stats);
@@ -1071,6 +1073,7 @@ int rs_run_index_entry(struct rs_run_entry *out, const struct rs_run *run)
 	e.trigger = run->trigger;
 	e.recorded_at = (char *)run->recorded_at;
 	e.path = run->folder;
+	e.verdict = run->verdict;
 	e.metrics = rs_run_metrics(run);
 	if (!e.metrics)
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -1289,6 +1292,7 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 	if ((err = choose_id(run, repo)) ||
 	    (err = rs_run_render_json(&runjson, run)) ||
 	    (err = rs_run_render_markdown(&md, run)) ||
+	    (err = rs_run_verdict(run, repo, &runjson, &md)) ||
 	    (err = render_index(run, repo, &shard_path, &shard, &readme)) ||
 	    (err = render_attributes(&attrs, run, repo)))
 		goto out;

@@ -13,6 +13,7 @@
  * insertion of each new batch, so loading N shards costs O(N log N).
  */
 #include "repo/runindex.h"
+#include "repo/verdict.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ void rs_run_entry_release(struct rs_run_entry *e)
 	free(e->recorded_at);
 	free(e->path);
 	json_decref(e->metrics);
+	free(e->verdict);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -69,7 +71,8 @@ int rs_run_entry_copy(struct rs_run_entry *out, const struct rs_run_entry *e)
 	c.recorded_at = dup_or_null(e->recorded_at);
 	c.path = dup_or_null(e->path);
 	c.metrics = e->metrics ? json_deep_copy(e->metrics) : json_object();
-	if ((e->id && !c.id) || (e->commit && !c.commit) ||
+	c.verdict = dup_or_null(e->verdict);
+	if ((e->verdict && !c.verdict) || (e->id && !c.id) || (e->commit && !c.commit) ||
 	    (e->branch && !c.branch) || (e->trigger && !c.trigger) ||
 	    (e->recorded_at && !c.recorded_at) || (e->path && !c.path) ||
 	    !c.metrics) {
@@ -250,6 +253,16 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 		if (json_is_number(val))
 			json_object_set(e.metrics, key, val);
 	}
+	/* optional, display only: anything but a string is ignored */
+	if (json_is_string(json_object_get(root, "verdict"))) {
+		const char *v = json_string_value(json_object_get(root, "verdict"));
+
+		e.verdict = strndup(v, RS_RUN_MAX_VERDICT);
+		if (!e.verdict) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+	}
 	*out = e;
 	memset(&e, 0, sizeof(e));
 out:
@@ -270,6 +283,10 @@ int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e)
 		      "path", e->path, "metrics", e->metrics);
 	if (!o)
 		return rs_error_set(RS_EUSAGE, "incomplete run entry");
+	if (e->verdict && json_object_set_new(o, "verdict", json_string(e->verdict))) {
+		json_decref(o);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	if (!s) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
@@ -537,8 +554,8 @@ int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,
 	if (idx->count == 0)
 		return rs_buf_puts(out, "No runs recorded yet.\n");
 	err = rs_buf_printf(out, "## Recent runs\n\n"
-			    "| recorded (UTC) | commit | branch | trigger | duration (s) | samples | summary |\n"
-			    "|---|---|---|---|---:|---:|---|\n");
+			    "| recorded (UTC) | commit | branch | trigger | duration (s) | samples | verdict | summary |\n"
+			    "|---|---|---|---|---:|---:|---|---|\n");
 	for (size_t i = idx->count; i-- > 0 && shown < limit && !err; shown++) {
 		const struct rs_run_entry *e = &idx->runs[i];
 
@@ -552,6 +569,8 @@ int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,
 		if (!err) err = put_metric(out, e->metrics, "duration", "%.3f");
 		if (!err) err = rs_buf_puts(out, " | ");
 		if (!err) err = put_metric(out, e->metrics, "samples", "%.0f");
+		if (!err) err = rs_buf_puts(out, " | ");
+		if (!err) err = e->verdict ? rs_md_inline(out, e->verdict) : rs_buf_puts(out, "–");
 		if (!err) err = rs_buf_printf(out, " | [%s](%s/summary.md) |\n", e->id, e->path);
 	}
 	/* No count: the index given may be a bounded load of recent shards. */

@@ -38,6 +38,7 @@
 /* Fixed sizes of the fields that make up a run id. */
 #define RS_RUN_SHA7 7
 #define RS_RUN_MAX_TRIGGER 32
+#define RS_RUN_MAX_VERDICT 512    /* a longer "verdict" in a line is cut */
 
 struct rs_run_entry {
 	char *id;          /* "YYYYMMDD-HHMMSS-<trigger>-<sha7>[-N]" */
@@ -47,6 +48,9 @@ struct rs_run_entry {
 	char *recorded_at; /* ISO 8601 UTC, "2026-11-30T09:30:12Z" */
 	char *path;        /* run folder, relative to the repository root */
 	json_t *metrics;   /* object name -> number; never NULL */
+	char *verdict;     /* one line against the previous comparable run
+	                      ("+13% vs c1d2e3f: f (new, 4.1 s)"), or NULL
+	                      (runs recorded before verdicts) */
 };
 
 struct rs_runindex {

@@ -3,6 +3,15 @@
 `results site` write, with Chromium's own command line and no Node.js
 (Debian 12's Node.js 18 is too old for current browser drivers).
 
+The differential flame graph of `results compare --deep --html` and of
+the site's runs/<id>.diff.html is checked with `flame`: the icicle is laid
+out (frames inside the graph, the root row spans its width, no frame
+sticks out of its parent's row), the new function is one red frame of
+its share's width, a screenshot of the graph shows red and grey. The call
+tree of `results open` is checked with `open`: the frames named are in the
+tree (the first one at its top), children are sorted by total time, a
+click on a folded line unfolds it, the buttons fold and unfold everything.
+
 Each page is looked at twice by a fresh headless Chromium:
   * `--dump-dom` of a copy of the page with probe.js injected: after the
     page's own scripts ran, the probe measures the laid-out charts, clicks
@@ -18,6 +27,8 @@ Each page is looked at twice by a fresh headless Chromium:
 usage:
   check_html.py trend <page.html> <shots-dir> <min-charts> <min-change-points>
   check_html.py site  <site-dir>  <shots-dir> <runs> [<min-charts>]
+  check_html.py flame <page.html> <shots-dir> <new-function>
+  check_html.py open  <page.html> <shots-dir> <top-frame> [<frame>...]
 Exits 0 when every check passes, 1 otherwise (messages on stderr), 2 on
 usage errors.
 """
@@ -78,7 +89,7 @@ def chromium(args, what):
     return p.stdout.decode(errors='replace')
 
 
-def probe(page, mode):
+def probe(page, mode, width=WIDTH):
     """The probe's findings on PAGE, rendered with scripts run."""
     with open(page, encoding='utf-8') as f:
         text = f.read()
@@ -94,7 +105,7 @@ def probe(page, mode):
     try:
         with os.fdopen(fd, 'w', encoding='utf-8') as f:
             f.write(text)
-        dom = chromium(['--window-size=%d,800' % WIDTH, '--virtual-time-budget=5000',
+        dom = chromium(['--window-size=%d,800' % width, '--virtual-time-budget=5000',
                         '--dump-dom', 'file://' + copy], page)
     finally:
         os.unlink(copy)
@@ -171,13 +182,13 @@ def pixel_stats(png, box=None):
             'nonWhite': non_white, 'blue': blue, 'red': red}
 
 
-def screenshot(page, height, out):
+def screenshot(page, height, out, width=WIDTH):
     height = max(100, min(MAX_HEIGHT, int(height)))
-    chromium(['--window-size=%d,%d' % (WIDTH, height), '--screenshot=' + out,
+    chromium(['--window-size=%d,%d' % (width, height), '--screenshot=' + out,
               'file://' + os.path.abspath(page)], page)
     png = read_png(out)
-    check(png[0] == WIDTH and png[1] == height,
-          '%s: screenshot is %dx%d (want %dx%d)' % (os.path.basename(out), png[0], png[1], WIDTH, height))
+    check(png[0] == width and png[1] == height,
+          '%s: screenshot is %dx%d (want %dx%d)' % (os.path.basename(out), png[0], png[1], width, height))
     return png
 
 
@@ -220,6 +231,99 @@ def check_charts(page, shots, name, min_charts, min_cps):
     check(full['nonWhite'] > 0.01 * full['width'] * full['height'],
           '%s: full-page screenshot is not blank (%d non-white pixels)' % (name, full['nonWhite']))
     return seen
+
+
+FLAME_WIDTH = 1200      # window width for the flame graph: the graph is wider than 1000 px
+FLAME_ROW = 18          # px per row of the icicle (src/analysis/deep.c FLAME_ROW)
+NEW_RED = 'rgb(207, 34, 46)'
+
+
+def grey_stats(png, box):
+    """Red (the new subtree) and grey (unchanged frames) pixels in BOX."""
+    w, h, bpp, rows = png
+    x0, y0 = max(0, int(box[0])), max(0, int(box[1]))
+    x1, y1 = min(w, int(box[0] + box[2])), min(h, int(box[1] + box[3]))
+    red = grey = 0
+    for y in range(y0, y1):
+        line = rows[y]
+        for x in range(x0, x1):
+            r, g, b = line[x * bpp], line[x * bpp + 1], line[x * bpp + 2]
+            if r > 180 and g < 80 and b < 90:
+                red += 1
+            if abs(r - g) < 8 and abs(g - b) < 8 and 200 < r < 245:
+                grey += 1
+    return {'width': max(0, x1 - x0), 'height': max(0, y1 - y0), 'red': red, 'grey': grey}
+
+
+def check_flame(page, shots, newfn):
+    """The differential flame graph on PAGE, with NEWFN the one new function."""
+    name = os.path.basename(page)
+    seen = probe(page, 'flame', FLAME_WIDTH)
+    g, frames = seen['flame']['graph'], seen['flame']['frames']
+    check(g['width'] > 1000 and g['height'] > 100, '%s: graph laid out (%gx%g)' % (name, g['width'], g['height']))
+    check(len(frames) > 50, '%s: %d frames drawn' % (name, len(frames)))
+    top = g['y'] + g['clientTop']
+    left, right = g['x'] - 1, g['x'] + g['width'] + 1
+    rows = {}
+    for f in frames:
+        rows.setdefault(int(round((f['y'] - top) / FLAME_ROW)), []).append(f)
+    root = rows.get(0, [])
+    check(bool(root) and max(f['w'] for f in root) > 0.9 * g['width'],
+          '%s: the root row spans the graph (%s px of %g)' % (name, root and max(f['w'] for f in root), g['width']))
+    check(bool(frames) and all(left <= f['x'] and f['x'] + f['w'] <= right and f['y'] >= g['y'] - 1
+                               and f['y'] + f['h'] <= g['y'] + g['height'] + 1 for f in frames),
+          '%s: every frame lies inside the graph' % name)
+    check(all(abs(f['y'] - top - r * FLAME_ROW) < 1.5 for r, fs in rows.items() for f in fs),
+          '%s: every frame sits on a row' % name)
+    orphans = [f['text'] for r, fs in rows.items() if r > 0 for f in fs
+               if not any(p['x'] - 1 <= f['x'] and f['x'] + f['w'] <= p['x'] + p['w'] + 1
+                          for p in rows.get(r - 1, []))]
+    check(bool(frames) and not orphans,
+          '%s: no frame sticks out of its parent\'s row %s' % (name, ' | '.join(orphans[:5])))
+    nf = [f for f in frames if f['text'].startswith(newfn + ' ')]
+    check(len(nf) == 1 and 'new' in nf[0]['cls'].split() and nf[0]['bg'] == NEW_RED,
+          '%s: the new function %s is one red frame (%d frames, %s)'
+          % (name, newfn, len(nf), nf and nf[0]['bg']))
+    share = nf[0]['w'] / g['width'] if len(nf) == 1 and g['width'] else 0
+    check(0.05 < share < 0.2, '%s: its width is its share of the run (%.3f)' % (name, share))
+    check_page_common(name, seen)
+    png = screenshot(page, seen['scrollHeight'], os.path.join(shots, name + '.png'), FLAME_WIDTH)
+    st = grey_stats(png, (g['x'], g['y'], g['width'], g['height']))
+    area = st['width'] * st['height']
+    check(area > 0 and st['red'] > 0.01 * area,
+          '%s: screenshot shows the new subtree in red (%d px of %d)' % (name, st['red'], area))
+    check(area > 0 and st['grey'] > 0.05 * area,
+          '%s: screenshot shows the unchanged callers in grey (%d px of %d)' % (name, st['grey'], area))
+
+
+def check_open(page, shots, names):
+    """The call tree page of `results open`; NAMES[0] the top frame."""
+    name = os.path.basename(page)
+    seen = probe(page, 'open')
+    o = seen['open']
+    check(o['details'] > 10 and o['leaves'] > 10,
+          '%s: a call tree of %d foldable frames and %d leaves' % (name, o['details'], o['leaves']))
+    check(bool(o['topNames']) and o['topNames'][0] == names[0],
+          '%s: the top frame is %s (%s)' % (name, names[0], o['topNames'][:3]))
+    for n in names[1:]:
+        check(n in o['text'], '%s: frame %s is in the tree' % (name, n))
+    check(o['sorted'], '%s: every frame\'s children are sorted by total time' % name)
+    check(o['hot'] > 0, '%s: the heaviest frames are marked (%d)' % (name, o['hot']))
+    check(o['openBefore'] is False and o['openAfter'] is True and o['childHeightBefore'] > 0
+          and o['childHeightAfter'] > 1.5 * o['childHeightBefore'],
+          "%s: a click on the folded line '%s' unfolds it (%s -> %s, %s -> %s px)"
+          % (name, o['clickedName'], o['openBefore'], o['openAfter'], o['childHeightBefore'],
+             o['childHeightAfter']))
+    check(o['openAfterCollapse'] == 0 and o['openAfterExpand'] == o['details'],
+          '%s: collapse all / expand all (%d, %d of %d open)'
+          % (name, o['openAfterCollapse'], o['openAfterExpand'], o['details']))
+    check(o['width'] > 200 and o['height'] > 100, '%s: the tree is laid out (%gx%g)' % (name, o['width'], o['height']))
+    check_page_common(name, seen)
+    png = screenshot(page, seen['scrollHeight'], os.path.join(shots, name + '.png'))
+    full = pixel_stats(png)
+    check(full['nonWhite'] > 0.01 * full['width'] * full['height'],
+          '%s: screenshot is not blank (%d non-white pixels)' % (name, full['nonWhite']))
+    check(full['red'] > 20, '%s: screenshot shows the heaviest frames in red (%d px)' % (name, full['red']))
 
 
 def main(argv):
@@ -268,6 +372,10 @@ def main(argv):
         link = seen['charts'][0]['firstLink'] if seen['charts'] else ''
         check(bool(link) and os.path.exists(os.path.join(target, link)),
               "site: chart points link to run pages ('%s')" % link)
+    elif mode == 'flame' and len(argv) == 5:
+        check_flame(target, shots, argv[4])
+    elif mode == 'open' and len(argv) >= 5:
+        check_open(target, shots, argv[4:])
     else:
         print(__doc__.split('usage:')[1].split('Exits')[0], file=sys.stderr)
         return 2

@@ -4,7 +4,7 @@
 // its findings as JSON into a hidden pre#rs-probe, which `chromium
 // --dump-dom` prints. The checks themselves (thresholds, messages) are in
 // check_html.py; this only observes. window.RS_PROBE names what to look
-// at: "charts", "index" or "run". check_html.py's HEAD, injected first in
+// at: "charts", "index", "run", "flame" or "open". check_html.py's HEAD, injected first in
 // <head>, collected script errors and refused requests.
 (function () {
   'use strict';
@@ -64,6 +64,64 @@
     return { details: details, fnRows: fnRows, openBefore: openBefore, openAfter: d ? d.open : null };
   }
 
+  // the differential flame graph (and the frames of any div.fg): every
+  // frame's box and computed colour, in document coordinates
+  function flame() {
+    var g = document.querySelector('div.fg');
+    var box = g ? g.getBoundingClientRect() : { left: 0, top: 0, width: 0, height: 0 };
+    var frames = g ? Array.from(g.querySelectorAll(':scope > div.f')).map(function (e) {
+      var r = e.getBoundingClientRect();
+      return { x: r.left + window.scrollX, y: r.top + window.scrollY, w: r.width, h: r.height,
+               text: e.textContent, cls: e.className, bg: getComputedStyle(e).backgroundColor };
+    }) : [];
+    return { graph: { x: box.left + window.scrollX, y: box.top + window.scrollY,
+                      width: box.width, height: box.height,
+                      clientLeft: g ? g.clientLeft : 0, clientTop: g ? g.clientTop : 0 },
+             frames: frames };
+  }
+
+  // the call tree of `results open`: frames, order, folding by clicks
+  function open() {
+    var tree = document.querySelector('div.tree');
+    var all = tree ? Array.from(tree.querySelectorAll('details')) : [];
+    var top = tree ? Array.from(tree.children) : [];
+    var name = function (el) {
+      var n = el.querySelector('.n');
+      return n ? n.textContent : '';
+    };
+    // every frame's children in order of total time, heaviest first
+    var sorted = all.every(function (d) {
+      var t = Array.from(d.children).filter(function (c) { return c.dataset.t !== undefined; })
+        .map(function (c) { return parseFloat(c.dataset.t); });
+      return t.every(function (v, i) { return i === 0 || t[i - 1] >= v; });
+    });
+    var firstClosed = all.find(function (d) { return !d.open; });
+    var before = firstClosed ? firstClosed.open : null;
+    var rows = tree ? tree.getBoundingClientRect() : { width: 0, height: 0 };
+    var initial = all.map(function (d) { return d.open; });
+    // a folded line is one line high; unfolded, its children show below it
+    var visibleBefore = firstClosed ? firstClosed.getBoundingClientRect().height : -1;
+    if (firstClosed) firstClosed.querySelector('summary').click();
+    var after = firstClosed ? firstClosed.open : null;
+    var visibleAfter = firstClosed ? firstClosed.getBoundingClientRect().height : -1;
+    var collapse = document.getElementById('collapse'), expand = document.getElementById('expand');
+    if (collapse) collapse.click();
+    var openAfterCollapse = all.filter(function (d) { return d.open; }).length;
+    if (expand) expand.click();
+    var openAfterExpand = all.filter(function (d) { return d.open; }).length;
+    all.forEach(function (d, i) { d.open = initial[i]; });  // as it was, for the screenshot
+    return {
+      details: all.length, leaves: tree ? tree.querySelectorAll('.leaf').length : 0,
+      topNames: top.map(name), secondNames: top[0] ? Array.from(top[0].children).slice(1, 6).map(name) : [],
+      hot: tree ? tree.querySelectorAll('.hot').length : 0, sorted: sorted,
+      clickedName: firstClosed ? name(firstClosed) : '', openBefore: before, openAfter: after,
+      childHeightBefore: visibleBefore, childHeightAfter: visibleAfter,
+      width: rows.width, height: rows.height,
+      openAfterCollapse: openAfterCollapse, openAfterExpand: openAfterExpand,
+      text: tree ? tree.textContent.slice(0, 20000) : '',
+    };
+  }
+
   function report() {
     var out = { mode: window.RS_PROBE, errors: window.__rsErrors || [], external: [] };
     performance.getEntriesByType('resource').forEach(function (e) {
@@ -74,6 +132,8 @@
       if (window.RS_PROBE === 'charts') out.charts = charts();
       else if (window.RS_PROBE === 'index') out.index = index();
       else if (window.RS_PROBE === 'run') out.run = run();
+      else if (window.RS_PROBE === 'flame') out.flame = flame();
+      else if (window.RS_PROBE === 'open') out.open = open();
     } catch (e) {
       out.errors.push('probe: ' + e);
     }

@@ -94,6 +94,22 @@ grep -q ' 1 swept' "$T/out" || fail "third gc did not sweep: $(cat "$T/out")"
 expect_status 0 "$RESULTS" verify
 grep -q "^removed .*run ${ID[1]}.*removed by retention on 20" "$T/out" || fail "verify: $(cat "$T/out")"
 grep -q '4 runs, 4 objects: 3 ok, 1 removed by retention' "$T/out" || fail "verify summary after gc: $(cat "$T/out")"
+# show says so, as its last line, and only for that run; never an error
+expect_status 0 "$RESULTS" show "${ID[1]}"
+grep -q '^# Profiling run' "$T/out" || fail "show ${ID[1]}: no summary: $(cat "$T/out")"
+tail -n 1 "$T/out" | grep -qx 'raw session removed by retention on 20[0-9][0-9]-[01][0-9]-[0-3][0-9]; summary kept' ||
+	fail "show of a removed session: $(tail -n 3 "$T/out")"
+expect_status 0 "$RESULTS" show "${ID[2]}"
+! grep -q 'removed by retention' "$T/out" || fail "show of a kept session: $(tail -n 3 "$T/out")"
+expect_status 0 "$RESULTS" show "${ID[1]}" --json
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out" || fail "show --json of a removed session is not JSON"
+grep -q "^raw session removed by retention on 20..-..-..; summary kept" "$T/err" || fail "show --json: $(cat "$T/err")"
+# a remote that cannot be opened: the summary, no note, no error
+saved=$(git config results.remote)
+git config results.remote "file://$T/nowhere"
+expect_status 0 "$RESULTS" show "${ID[1]}"
+! grep -q 'removed by retention' "$T/out" "$T/err" || fail "show with an unreachable remote: $(cat "$T/out" "$T/err")"
+git config results.remote "$saved"
 
 # A developer clone: the removed session is reported as such, the others are intact.
 git clone -q "$T/results.git" "$T/dev" 2>/dev/null

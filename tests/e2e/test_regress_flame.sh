@@ -2,17 +2,17 @@
 # The differential flame graph of `results compare --deep --html` (issue
 # 10) on two generated runs -- the second with a new function whose time
 # is in the pandas calls it makes -- rendered in headless Chromium
-# (tests/browser/check_flame.js): laid out, the new function one red
-# frame of its share's width, a screenshot with the red subtree and grey
-# callers, no network. Needs: chromium and `npm ci` in tests/browser.
+# (Debian's chromium from its command line, tests/browser/check_html.py
+# flame, no Node.js): laid out, the new function one red frame of its
+# share's width, a screenshot with the red subtree and grey callers, no
+# network. Needs: chromium and python3 (scripts/install-deps.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_regress_flame
 
 BROWSER_DIR=$RS_SOURCE_DIR/tests/browser
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || fail "no $CHROMIUM: run scripts/install-deps.sh (Debian package chromium)"
-[ -d "$BROWSER_DIR/node_modules/playwright-core" ] ||
-	fail "no playwright-core in $BROWSER_DIR: run scripts/install-deps.sh (npm ci there)"
+command -v python3 >/dev/null || fail "no python3: run scripts/install-deps.sh"
 
 git init -q "$T/repo"
 cd "$T/repo"
@@ -33,7 +33,7 @@ record aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa --seed 1
 record bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb --seed 1 --run 2 --new-lib-function trace_contacts:0.14
 "$RESULTS" compare aaaa bbbb --deep --html "$T/flame.html" >/dev/null
 [ -s "$T/flame.html" ] || fail "compare --deep --html wrote nothing"
-node "$BROWSER_DIR/check_flame.js" "$T/flame.html" "$T/shots" trace_contacts || fail "flame graph in Chromium"
+python3 "$BROWSER_DIR/check_html.py" flame "$T/flame.html" "$T/shots" trace_contacts || fail "flame graph in Chromium"
 echo "ok - the differential flame graph renders in headless Chromium"
 
 # the static site: one per run, from the stored call trees, linked from the run page
@@ -43,6 +43,6 @@ HEAD_ID=$("$RESULTS" list --json | python3 -c 'import json,sys; print([r["id"] f
 grep -q "<a href=\"$HEAD_ID.diff.html\">Differential flame graph</a>" "$T/site/runs/$HEAD_ID.html" \
 	|| fail "site: the run page does not link its flame graph"
 ! ls "$T/site/runs/" | grep -q "aaaaaaa.diff.html" || fail "site: the first run has no run before it"
-node "$BROWSER_DIR/check_flame.js" "$T/site/runs/$HEAD_ID.diff.html" "$T/shots-site" trace_contacts \
+python3 "$BROWSER_DIR/check_html.py" flame "$T/site/runs/$HEAD_ID.diff.html" "$T/shots-site" trace_contacts \
 	|| fail "site flame graph in Chromium"
 echo "ok - the site has a differential flame graph per run, rendered in headless Chromium"

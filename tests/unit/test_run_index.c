@@ -34,6 +34,7 @@ static void make_entry(struct rs_run_entry *e, const char *id, const char *commi
 	e->trigger = (char *)"ci";
 	e->recorded_at = (char *)at;
 	e->path = path;
+	e->verdict = NULL;
 	e->metrics = json_pack("{s:f, s:i}", "duration", duration, "samples", 100);
 }
 
@@ -43,6 +44,7 @@ static void test_line_round_trip(void **state)
 	struct rs_buf line = RS_BUF_INIT;
 
 	make_entry(&e, "20261130-093012-ci-abc1234", "abc1234def", "2026-11-30T09:30:12Z", 1.5);
+	e.verdict = (char *)"+13% vs c1d2e3f: trace_contacts (new, 4.1 s)";
 	assert_int_equal(rs_run_entry_to_line(&line, &e), 0);
 	assert_int_equal(line.ptr[line.len - 1], '\n');
 	assert_null(memchr(line.ptr, '\n', line.len - 1)); /* one line */
@@ -51,6 +53,7 @@ static void test_line_round_trip(void **state)
 	assert_string_equal(back.commit, e.commit);
 	assert_string_equal(back.path, e.path);
 	assert_true(json_number_value(json_object_get(back.metrics, "duration")) == 1.5);
+	assert_string_equal(back.verdict, e.verdict);
 	rs_run_entry_release(&back);
 	json_decref(e.metrics);
 	rs_buf_release(&line);
@@ -145,6 +148,8 @@ static void test_readme_bounded(void **state)
 		snprintf(at, sizeof(at), "2026-11-%02dT00:00:00Z", 1 + i % 28);
 		make_entry(&e, id, "abcdef0123", at, i);
 		e.branch = (char *)"feat|x"; /* must not break the table */
+		if (i == 49) /* nor a verdict naming <module> or a | */
+			e.verdict = (char *)"+13% vs abcdef0: <module>|a_b (new, 4.1 s)";
 		assert_int_equal(rs_runindex_add(&idx, &e), 0);
 		json_decref(e.metrics);
 	}
@@ -153,6 +158,9 @@ static void test_readme_bounded(void **state)
 		rows++;
 	assert_int_equal(rows, 20);
 	assert_non_null(strstr(md.ptr, "feat\\|x"));
+	assert_non_null(strstr(md.ptr, "| verdict | summary |"));
+	assert_non_null(strstr(md.ptr, "| +13% vs abcdef0: \\<module\\>\\|a\\_b (new, 4.1 s) | [run49]"));
+	assert_non_null(strstr(md.ptr, "| – | [run48]"));
 	assert_non_null(strstr(md.ptr, "Older runs are listed"));
 	rs_buf_release(&md);
 	rs_runindex_release(&idx);

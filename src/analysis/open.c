@@ -1,0 +1,227 @@
+/*
+ * The single-run call tree page of `results open` (see open.h).
+ */
+#include "analysis/open.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "analysis/deep.h"
+#include "analysis/render.h"
+#include "util/error.h"
+
+#define OPEN_MAX_DEPTH 64      /* deeper frames are not drawn (bounded recursion) */
+#define OPEN_OPEN_DEPTH 2      /* levels unfolded when the page opens, */
+#define OPEN_OPEN_SHARE 0.20   /* and below them frames of this share of the run */
+#define OPEN_HOT_SHARE 0.10    /* frames highlighted from this share of the run */
+
+#define TRY_OPEN(x) do { int e_ = (x); if (e_) return e_; } while (0)
+
+struct tree {
+	const struct rs_deep_diff *d;
+	size_t *first, *next;  /* first child, next sibling; (size_t)-1 none */
+	double root;           /* the run's time */
+};
+
+static const char page_css[] =
+	"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;"
+	"color:#1f2328;background:#fff}h1{font-size:1.4em}.muted{color:#57606a}"
+	".tree{font-family:ui-monospace,monospace;font-size:13px;line-height:1.6}"
+	".tree details,.tree .leaf{margin-left:18px}.tree>details,.tree>.leaf{margin-left:0}"
+	".tree summary{cursor:pointer;white-space:nowrap}.tree .leaf{white-space:nowrap;padding-left:14px}"
+	".t{display:inline-block;min-width:6.5em;text-align:right;font-variant-numeric:tabular-nums}"
+	".o{display:inline-block;min-width:6.5em;text-align:right;color:#57606a;font-variant-numeric:tabular-nums}"
+	".p{display:inline-block;min-width:4em;text-align:right;color:#57606a}"
+	".n{margin-left:10px;font-weight:600}.hot>.t,.hot>summary>.t,.hot>.n,.hot>summary>.n{color:#cf222e}"
+	"button{margin-right:8px}";
+
+/* Expand or fold every frame. */
+static const char page_js[] =
+	"<script>\n"
+	"function rsFold(open){document.querySelectorAll('.tree details').forEach("
+	"function(d){d.open=open;});}\n"
+	"document.getElementById('expand').addEventListener('click',function(){rsFold(true);});\n"
+	"document.getElementById('collapse').addEventListener('click',function(){rsFold(false);});\n"
+	"</script>\n";
+
+/* The last "name (file)" of a path. */
+static const char *last_label(const char *path)
+{
+	const char *label = path, *q = path;
+
+	while ((q = strstr(q, " > ")) != NULL) /* names hold '>': "<module>" */
+		label = q += 3;
+	return label;
+}
+
+static int node_line(struct rs_buf *out, const struct tree *t, const struct rs_path_delta *p)
+{
+	const char *label = last_label(p->path), *paren = strrchr(label, '(');
+	struct rs_buf name = RS_BUF_INIT;
+	int err;
+
+	if (paren && paren > label && paren[-1] == ' ')
+		err = rs_buf_put(&name, label, (size_t)(paren - 1 - label));
+	else
+		err = rs_buf_puts(&name, label);
+	if (!err)
+		err = rs_buf_puts(out, "<span class=\"t\" title=\"total\">");
+	if (!err)
+		err = rs_render_seconds(out, p->head_total);
+	if (!err)
+		err = rs_buf_puts(out, "</span><span class=\"o\" title=\"own\">");
+	if (!err)
+		err = rs_render_seconds(out, p->head_self);
+	if (!err)
+		err = rs_buf_printf(out, "</span><span class=\"p\">%.1f%%</span><span class=\"n\">",
+				    t->root > 0 ? p->head_total / t->root * 100 : 0);
+	if (!err)
+		err = rs_html_escape(out, name.ptr ? name.ptr : "");
+	if (!err)
+		err = rs_buf_puts(out, "</span> <span class=\"muted\">");
+	if (!err && paren && paren > label && paren[-1] == ' ')
+		err = rs_html_escape(out, paren);
+	if (!err)
+		err = rs_buf_puts(out, "</span>");
+	rs_buf_release(&name);
+	return err;
+}
+
+static int node(struct rs_buf *out, const struct tree *t, size_t i, size_t depth)
+{
+	const struct rs_path_delta *p = &t->d->paths[i];
+	int hot = t->root > 0 && p->head_total >= OPEN_HOT_SHARE * t->root;
+	int kids = t->first[i] != (size_t)-1 && depth + 1 < OPEN_MAX_DEPTH;
+	size_t c;
+
+	if (!kids) {
+		TRY_OPEN(rs_buf_printf(out, "<div class=\"leaf%s\" data-t=\"%.6f\">", hot ? " hot" : "",
+				       p->head_total));
+		TRY_OPEN(node_line(out, t, p));
+		return rs_buf_puts(out, "</div>\n");
+	}
+	TRY_OPEN(rs_buf_printf(out, "<details%s data-t=\"%.6f\"%s><summary>", hot ? " class=\"hot\"" : "",
+			       p->head_total, depth < OPEN_OPEN_DEPTH ||
+			       (t->root > 0 && p->head_total >= OPEN_OPEN_SHARE * t->root) ? " open" : ""));
+	TRY_OPEN(node_line(out, t, p));
+	TRY_OPEN(rs_buf_puts(out, "</summary>\n"));
+	for (c = t->first[i]; c != (size_t)-1; c = t->next[c])
+		TRY_OPEN(node(out, t, c, depth + 1));
+	return rs_buf_puts(out, "</details>\n");
+}
+
+static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *title,
+		  double min_share)
+{
+	struct tree t = { d, NULL, NULL, d->head_time };
+	json_t *index = json_object();
+	size_t *order = NULL, *last = NULL, n = d->n_paths ? d->n_paths : 1, i;
+	struct rs_buf parent = RS_BUF_INIT;
+	int err = 0;
+
+	t.first = malloc(n * sizeof(size_t));
+	t.next = malloc(n * sizeof(size_t));
+	last = malloc(n * sizeof(size_t));
+	order = malloc(n * sizeof(size_t));
+	if (!index || !t.first || !t.next || !last || !order) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < d->n_paths; i++) {
+		t.first[i] = t.next[i] = last[i] = (size_t)-1;
+		order[i] = i;
+		if (json_object_set_new(index, d->paths[i].path, json_integer((json_int_t)i))) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+	}
+	/* children by total time, heaviest first: walk the paths so ordered
+	 * (insertion sort: a few thousand paths at most above the share) */
+	for (i = 1; i < d->n_paths; i++) {
+		size_t j = i, x = order[i];
+
+		while (j > 0 && d->paths[order[j - 1]].head_total < d->paths[x].head_total) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	for (i = 0; i < d->n_paths; i++) {
+		const char *p = d->paths[order[i]].path, *cut = NULL, *q = p;
+		json_t *at;
+		size_t pi;
+
+		while ((q = strstr(q, " > ")) != NULL)
+			cut = q++;
+		if (!cut || d->paths[order[i]].head_total <= 0)
+			continue;
+		rs_buf_clear(&parent);
+		if (rs_buf_put(&parent, p, (size_t)(cut - p))) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+		at = json_object_get(index, parent.ptr);
+		if (!at)
+			continue;
+		pi = (size_t)json_integer_value(at);
+		if (t.first[pi] == (size_t)-1)
+			t.first[pi] = order[i];
+		else
+			t.next[last[pi]] = order[i];
+		last[pi] = order[i];
+	}
+	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
+	if (!err)
+		err = rs_html_escape(out, title);
+	if (!err)
+		err = rs_buf_printf(out, "</title><style>%s</style></head><body>\n<h1>", page_css);
+	if (!err)
+		err = rs_html_escape(out, title);
+	if (!err)
+		err = rs_buf_puts(out, "</h1>\n<p class=\"muted\">Call tree of the whole session: ");
+	if (!err)
+		err = rs_render_seconds(out, d->head_time);
+	if (!err)
+		err = rs_buf_printf(out, " sampled. Each line: total time (the frame and what it calls), own "
+				    "time (the frame itself executing), share of the run, function and file; "
+				    "children sorted by total time, frames below %g%% of the run left out, "
+				    "frames of %.0f%% or more in red. Click a line to unfold or fold it.</p>\n"
+				    "<p><button id=\"expand\" type=\"button\">expand all</button>"
+				    "<button id=\"collapse\" type=\"button\">collapse all</button></p>\n"
+				    "<div class=\"tree\">\n", min_share * 100, OPEN_HOT_SHARE * 100);
+	for (i = 0; !err && i < d->n_paths; i++) {
+		const struct rs_path_delta *p = &d->paths[order[i]];
+
+		if (strstr(p->path, " > ") || p->head_total <= 0)
+			continue;
+		err = node(out, &t, order[i], 0);
+	}
+	if (!err)
+		err = rs_buf_printf(out, "</div>\n%s</body></html>\n", page_js);
+out:
+	rs_buf_release(&parent);
+	json_decref(index);
+	free(t.first);
+	free(t.next);
+	free(last);
+	free(order);
+	return err;
+}
+
+int rs_open_html(struct rs_buf *out, const char *session_path, const char *title,
+		 double min_share)
+{
+	struct rs_deep_diff *d = NULL;
+	int err;
+
+	if (min_share <= 0)
+		min_share = 0.001;
+	/* the session against itself: its call paths with their times */
+	err = rs_deep_diff_sessions(&d, session_path, session_path, min_share);
+	if (!err)
+		err = render(out, d, title ? title : "call tree", min_share);
+	rs_deep_diff_free(d);
+	return err;
+}

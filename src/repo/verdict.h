@@ -1,0 +1,28 @@
+/*
+ * The one-line verdict of a run against the previous comparable run
+ * ("+13% vs c1d2e3f: trace_contacts (new, 4.1 s)"), as `results check`
+ * words it (rs_render_verdict), written into summary.md and the index
+ * line (and so the README table) when the run is recorded.
+ */
+#ifndef RS_REPO_VERDICT_H
+#define RS_REPO_VERDICT_H
+
+#include "repo/run.h"
+#include "util/buf.h"
+
+/*
+ * Judge `run` (run.json rendered in `runjson`) against the earlier runs
+ * of its branch in HEAD's index, with `results check`'s defaults and the
+ * committed own_code; put the verdict in run->verdict and a line
+ * "**Verdict:** ..." after the title of `md` (summary.md). Best effort:
+ * a history that cannot be read gives no verdict, never an error; only
+ * out of memory fails (RS_EGENERIC).
+ */
+int rs_run_verdict(struct rs_run *run, struct rs_repo *repo, const struct rs_buf *runjson,
+		   struct rs_buf *md);
+
+/* `s` for a Markdown line or table cell: `\`, `*`, `_`, `` ` ``, `[`, `]`,
+ * `<`, `>` and `|` escaped, line breaks as spaces. */
+int rs_md_inline(struct rs_buf *out, const char *s);
+
+#endif
