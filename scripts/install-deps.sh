@@ -46,6 +46,8 @@ if [ "$LEVEL" = all ]; then
     nginx libnginx-mod-http-dav-ext openssl   # WebDAV test server (+HTTPS with a CA made at test time)
     iproute2                                  # bench/remotes.sh: network namespace, veth, tc netem
     chromium                                  # tests/e2e/test_html.sh: headless rendering of trend/site pages (no Node.js)
+    strace                                    # tests/e2e/test_results_crash.sh: kills at exact system calls
+    jq                                        # tests/e2e/test_hostile_repo.sh: edits committed JSON
   )
   # Node.js 18 (Debian 12's) or newer runs azurite and s3rver. It may come
   # from another packager (nodesource bundles npm): only install Debian's
