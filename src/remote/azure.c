@@ -39,6 +39,7 @@
 #include "remote/azure_sign.h"
 #include "remote/http_parse.h"
 #include "remote/http_transport.h"
+#include "remote/xml.h"
 
 #include "util/error.h"
 
@@ -688,38 +689,6 @@ static int azure_put_stream(struct rs_remote *r, const char *key, struct rs_grow
 
 /* ---- list ---- */
 
-/* Decode the XML text p[0..n) (entities) into out. */
-static int xml_text(struct rs_buf *out, const char *p, size_t n)
-{
-	size_t i;
-	int err = 0;
-
-	for (i = 0; i < n && !err; i++) {
-		static const struct { const char *ent; char c; } ents[] = {
-			{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' },
-			{ "&quot;", '"' }, { "&apos;", '\'' },
-		};
-		size_t k;
-
-		if (p[i] != '&') {
-			err = rs_buf_putc(out, p[i]);
-			continue;
-		}
-		for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
-			size_t el = strlen(ents[k].ent);
-
-			if (n - i >= el && !memcmp(p + i, ents[k].ent, el)) {
-				err = rs_buf_putc(out, ents[k].c);
-				i += el - 1;
-				break;
-			}
-		}
-		if (k == sizeof(ents) / sizeof(ents[0]))
-			return rs_error_set(RS_ECORRUPT, "List Blobs: unexpected XML entity");
-	}
-	return err;
-}
-
 struct list_state {
 	struct azure_remote *a;
 	const char *prefix;
@@ -728,95 +697,86 @@ struct list_state {
 	struct rs_buf marker;
 };
 
+/* The reading of one EnumerationResults page. */
+struct blob_page {
+	rs_azure_blob_fn fn;
+	void *payload;
+	struct rs_buf name, *next_marker;
+	uint64_t size;
+	int in_blob, has_size;
+};
+
+static int blob_open(void *payload, unsigned int depth, const char *name)
+{
+	struct blob_page *bp = payload;
+
+	if (depth == 1 && strcmp(name, "EnumerationResults"))
+		return rs_error_set(RS_ECORRUPT, "the List Blobs answer is not "
+				    "EnumerationResults XML");
+	if (!strcmp(name, "Blob")) {
+		bp->in_blob = 1;
+		bp->has_size = 0;
+		bp->size = 0;
+		rs_buf_clear(&bp->name);
+	}
+	return 0;
+}
+
+static int blob_close(void *payload, unsigned int depth, const char *name,
+		      const char *text, size_t len)
+{
+	struct blob_page *bp = payload;
+	struct rs_azure_blob b;
+	char *e;
+
+	(void)depth;
+	if (bp->in_blob && !strcmp(name, "Name")) {
+		rs_buf_clear(&bp->name);
+		return rs_buf_put(&bp->name, text, len);
+	}
+	if (bp->in_blob && !strcmp(name, "Content-Length")) {
+		bp->size = strtoull(text, &e, 10);
+		bp->has_size = e != text && !*e;
+		return 0;
+	}
+	if (!strcmp(name, "NextMarker")) {
+		rs_buf_clear(bp->next_marker);
+		return rs_buf_put(bp->next_marker, text, len);
+	}
+	if (!strcmp(name, "Blob") && bp->in_blob) {
+		bp->in_blob = 0;
+		b.name = rs_buf_cstr(&bp->name);
+		b.size = bp->size;
+		b.has_size = bp->has_size;
+		return bp->fn(&b, bp->payload);
+	}
+	return 0;
+}
+
 /*
- * Scan one EnumerationResults page: call back for every <Blob> (its
- * <Name> and <Content-Length>) and keep <NextMarker>. Element names are
- * matched exactly; the document has no namespaces. Values are capped at
- * 2 KiB (blob names are at most 1024 characters).
+ * Read one EnumerationResults page: call back for every <Blob> (its
+ * <Name> and <Content-Length>) and keep <NextMarker>. Values are capped at
+ * 2 KiB (blob names are at most 1024 characters); a page cut off before
+ * its root closes is refused, as it would silently drop keys.
  */
 int rs_azure_parse_blob_list(const char *xml, size_t n, rs_azure_blob_fn fn,
 			     void *payload, struct rs_buf *next_marker)
 {
-	const char *p = xml, *end = xml + n, *text = NULL;
-	struct rs_buf name = RS_BUF_INIT, val = RS_BUF_INIT;
-	uint64_t size = 0;
-	int in_blob = 0, has_size = 0, complete = 0, err = 0;
+	struct blob_page bp;
+	struct rs_xml_handler h = { "the List Blobs answer", blob_open, blob_close, &bp,
+				    AZURE_LIST_PAGE_MAX, 0, 2048 };
+	int err;
 
-	rs_buf_init(&name, 2048);
-	rs_buf_init(&val, 2048);
+	memset(&bp, 0, sizeof(bp));
+	bp.fn = fn;
+	bp.payload = payload;
+	bp.next_marker = next_marker;
+	rs_buf_init(&bp.name, 2048);
 	rs_buf_clear(next_marker);
-	while (p < end && !err) {
-		const char *lt = memchr(p, '<', (size_t)(end - p));
-		const char *gt, *tag;
-		size_t tn;
-		int closing;
-
-		if (!lt)
-			break;
-		gt = memchr(lt, '>', (size_t)(end - lt));
-		if (!gt) {
-			err = rs_error_set(RS_ECORRUPT, "List Blobs: unterminated XML tag");
-			break;
-		}
-		closing = lt[1] == '/';
-		tag = lt + 1 + closing;
-		tn = tag < gt ? strcspn(tag, " />") : 0;
-		if (tag + tn > gt)
-			tn = (size_t)(gt - tag);
-#define IS(s) (tn == sizeof(s) - 1 && !memcmp(tag, s, tn))
-		if (!closing && gt[-1] != '/') {
-			if (IS("Blob")) {
-				in_blob = 1;
-				has_size = 0;
-				size = 0;
-				rs_buf_clear(&name);
-			}
-			text = gt + 1;
-		} else if (closing) {
-			if (text && ((in_blob && (IS("Name") || IS("Content-Length"))) ||
-				     IS("NextMarker"))) {
-				rs_buf_clear(&val);
-				err = xml_text(&val, text, (size_t)(lt - text));
-				if (err) {
-					err = rs_error_set(RS_ECORRUPT, "List Blobs: bad or "
-							   "oversized value");
-					break;
-				}
-				if (IS("Name")) {
-					rs_buf_clear(&name);
-					err = rs_buf_put(&name, val.ptr ? val.ptr : "", val.len);
-				} else if (IS("Content-Length")) {
-					char *e;
-
-					size = strtoull(rs_buf_cstr(&val), &e, 10);
-					has_size = e != rs_buf_cstr(&val) && !*e;
-				} else {
-					rs_buf_clear(next_marker);
-					err = rs_buf_put(next_marker, val.ptr ? val.ptr : "",
-							 val.len);
-				}
-			} else if (IS("EnumerationResults")) {
-				complete = 1;
-			} else if (IS("Blob") && in_blob) {
-				struct rs_azure_blob b;
-
-				in_blob = 0;
-				b.name = rs_buf_cstr(&name);
-				b.size = size;
-				b.has_size = has_size;
-				err = fn(&b, payload);
-			}
-			text = NULL;
-		}
-#undef IS
-		p = gt + 1;
-	}
-	/* A cut-off page would silently drop keys: refuse it. */
-	if (!err && !complete)
-		err = rs_error_set(RS_ECORRUPT, "List Blobs answer ends before "
-				   "</EnumerationResults>");
-	rs_buf_release(&name);
-	rs_buf_release(&val);
+	err = rs_xml_parse(xml, n, &h);
+	if (err)
+		rs_buf_clear(next_marker);
+	rs_buf_release(&bp.name);
 	return err;
 }
 

@@ -19,6 +19,7 @@
  * key only delays the message and can lock an account.
  */
 #include "remote/http_transport.h"
+#include "remote/xml.h"
 
 #include "util/error.h"
 #include "util/hash.h"
@@ -846,17 +847,11 @@ static void find_error_code(struct rs_http_response *resp)
 
 	resp->error_code[0] = '\0';
 	v.max = 256;
-	if (!rs_http_response_header(resp, "x-ms-error-code", &v)) {
+	if (!rs_http_response_header(resp, "x-ms-error-code", &v) ||
+	    rs_xml_first_text(rs_buf_cstr(&resp->error_body), resp->error_body.len, "Code",
+			      &v) == 1) {
 		src = rs_buf_cstr(&v);
 		end = src + v.len;
-	} else {
-		const char *b = rs_buf_cstr(&resp->error_body);
-		const char *c = strstr(b, "<Code>");
-
-		if (c) {
-			src = c + 6;
-			end = strstr(src, "</Code>");
-		}
 	}
 	if (src && end) {
 		for (i = 0; src + i < end && o < sizeof(resp->error_code) - 1; i++) {
