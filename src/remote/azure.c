@@ -42,6 +42,7 @@
 #include "remote/xml.h"
 
 #include "util/error.h"
+#include "util/hex.h"
 
 #include <openssl/evp.h>
 
@@ -85,9 +86,9 @@ static int build_url(const struct azure_remote *a, struct rs_buf *out,
 	if (!err && key) {
 		err = rs_buf_putc(out, '/');
 		if (!err)
-			err = rs_http_url_encode(out, a->prefix, 1);
+			err = rs_percent_encode_str(out, a->prefix, RS_SLASH_KEEP);
 		if (!err)
-			err = rs_http_url_encode(out, key, 1);
+			err = rs_percent_encode_str(out, key, RS_SLASH_KEEP);
 	}
 	if (!err && query && *query) {
 		err = rs_buf_printf(out, "?%s", query);
@@ -159,63 +160,26 @@ out:
 	return err;
 }
 
+static int azure_get_url(struct rs_remote *r, const char *key, struct rs_buf *out)
+{
+	return build_url((struct azure_remote *)r, out, key, NULL);
+}
+
+/* A missing container reads as a missing blob: the key is not there. */
+static int azure_get_perform(struct rs_remote *r, struct rs_http_request *req,
+			     struct rs_http_response *resp)
+{
+	int err = perform((struct azure_remote *)r, req, resp);
+
+	return err == RS_EUSAGE && resp->status == 404 ? RS_ENOTFOUND : err;
+}
+
 static int azure_get(struct rs_remote *r, const char *key, uint64_t off,
 		     uint64_t len, struct rs_buf *out)
 {
-	struct azure_remote *a = (struct azure_remote *)r;
-	struct rs_http_request req;
-	struct rs_http_response resp;
-	struct rs_buf url = RS_BUF_INIT;
-	size_t start = out->len;
-	uint64_t size;
-	int err, ranged = 0;
+	static const struct rs_http_get_ops ops = { azure_get_url, azure_get_perform };
 
-	rs_http_request_init(&req, "GET", NULL);
-	rs_http_response_init(&resp);
-	err = rs_remote_check_key(key);
-	if (!err)
-		err = rs_remote_check_get(key, len, out);
-	if (err)
-		goto out;
-	if (len == 0) {
-		err = azure_stat(r, key, &size);
-		if (!err && off > size)
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %llu",
-					   key, (unsigned long long)off);
-		goto out;
-	}
-	err = rs_http_request_set_range(&req, off, len, &ranged);
-	if (!err)
-		err = build_url(a, &url, key, NULL);
-	if (err)
-		goto out;
-	req.url = rs_buf_cstr(&url);
-	req.response_body = out;
-	req.what = key;
-	err = perform(a, &req, &resp);
-	if ((err == RS_ENOTFOUND || err == RS_EUSAGE) && resp.status == 404) {
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
-				   key, r->display_url);
-		goto out;
-	}
-	if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
-		if (!azure_stat(r, key, &size) && size == off)
-			err = 0;
-		goto out;
-	}
-	if (!err)
-		err = rs_http_range_body(out, start, off, len,
-					 key, r->display_url);
-out:
-	if (err) {
-		out->len = start;
-		if (out->ptr)
-			out->ptr[start] = '\0';
-	}
-	rs_buf_release(&url);
-	rs_http_request_release(&req);
-	rs_http_response_release(&resp);
-	return err;
+	return rs_http_get_range(r, &ops, key, off, len, out);
 }
 
 static int azure_del(struct rs_remote *r, const char *key)
@@ -337,7 +301,7 @@ static int put_block(struct azure_remote *a, const char *key, uint32_t i,
 	block_id(id, i);
 	err = rs_buf_puts(&q, "comp=block&blockid=");
 	if (!err)
-		err = rs_http_url_encode(&q, id, 0);
+		err = rs_percent_encode_str(&q, id, RS_SLASH_ENCODE);
 	if (!err)
 		err = build_url(a, &url, key, rs_buf_cstr(&q));
 	rs_http_request_init(&req, "PUT", rs_buf_cstr(&url));
@@ -833,12 +797,12 @@ static int azure_list(struct rs_remote *r, const char *prefix,
 		if (!err && full.len) {
 			err = rs_buf_puts(&q, "&prefix=");
 			if (!err)
-				err = rs_http_url_encode(&q, rs_buf_cstr(&full), 0);
+				err = rs_percent_encode_str(&q, rs_buf_cstr(&full), RS_SLASH_ENCODE);
 		}
 		if (!err && st.marker.len) {
 			err = rs_buf_puts(&q, "&marker=");
 			if (!err)
-				err = rs_http_url_encode(&q, rs_buf_cstr(&st.marker), 0);
+				err = rs_percent_encode_str(&q, rs_buf_cstr(&st.marker), RS_SLASH_ENCODE);
 		}
 		if (!err)
 			err = build_url(a, &url, NULL, rs_buf_cstr(&q));

@@ -29,6 +29,7 @@
 #include "remote/azure_sign.h"
 
 #include "util/error.h"
+#include "util/hex.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -151,37 +152,16 @@ static void kv_free(struct kv *v, size_t n)
 	free(v);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
+/* p[0..n) of a query decoded ('+' is a space), as a new string. */
 static char *decode_component(const char *p, size_t n)
 {
-	char *s = malloc(n + 1);
-	size_t i, o = 0;
+	struct rs_buf b = RS_BUF_INIT;
 
-	if (!s)
+	if (rs_buf_grow(&b, n) || rs_percent_decode(&b, p, n, 1)) {
+		rs_buf_release(&b);
 		return NULL;
-	for (i = 0; i < n; i++) {
-		if (p[i] == '%' && i + 2 < n && hexval(p[i + 1]) >= 0 &&
-		    hexval(p[i + 2]) >= 0) {
-			s[o++] = (char)(hexval(p[i + 1]) * 16 + hexval(p[i + 2]));
-			i += 2;
-		} else if (p[i] == '+') {
-			s[o++] = ' ';
-		} else {
-			s[o++] = p[i];
-		}
 	}
-	s[o] = '\0';
-	return s;
+	return rs_buf_detach(&b, NULL);
 }
 
 static char *lower_dup(const char *p, size_t n)

@@ -523,25 +523,6 @@ int rs_http_redact_url(struct rs_buf *out, const char *url)
 	return rs_buf_put(out, path_start, (size_t)(q - path_start));
 }
 
-int rs_http_url_encode(struct rs_buf *out, const char *s, int keep_slash)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	int err = 0;
-
-	for (; *s && !err; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
-		    (keep_slash && c == '/')) {
-			err = rs_buf_putc(out, (char)c);
-		} else {
-			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
-			err = rs_buf_put(out, e, 3);
-		}
-	}
-	return err;
-}
-
 const char *rs_http_status_text(long status)
 {
 	switch (status) {
@@ -1381,12 +1362,11 @@ out:
 	return err;
 }
 
-int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
-			      uint64_t len, int *ranged)
+/* Ask for [off, off + len) with a Range header, unless that is all of it. */
+static int set_range(struct rs_http_request *req, uint64_t off, uint64_t len)
 {
 	char range[64];
 
-	*ranged = 0;
 	if (len != UINT64_MAX && off > UINT64_MAX - len)
 		return rs_error_set(RS_EUSAGE, "range past 2^64");
 	req->range_set = 1;
@@ -1399,20 +1379,75 @@ int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
 	else
 		snprintf(range, sizeof(range), "bytes=%llu-%llu", (unsigned long long)off,
 			 (unsigned long long)(off + len - 1));
-	*ranged = 1;
 	return rs_http_request_set_header(req, "Range", range);
 }
 
-int rs_http_range_body(struct rs_buf *out, size_t start, uint64_t off, uint64_t len,
-		       const char *key, const char *where)
+/* An empty read at `off`: fine when the object is at least that long. */
+static int get_nothing(struct rs_remote *r, const char *key, uint64_t off, int exact)
 {
-	uint64_t got = out->len - start;
+	uint64_t size;
+	int err = r->stat(r, key, &size);
 
-	if (len != UINT64_MAX && got != len)
-		return rs_error_set(RS_ECORRUPT, "'%s' at %s: asked for %llu bytes at %llu, got %llu",
-				    key, where, (unsigned long long)len,
-				    (unsigned long long)off, (unsigned long long)got);
-	return 0;
+	if (!err && (exact ? size != off : off > size))
+		err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %llu", key,
+				   (unsigned long long)off);
+	return err;
+}
+
+int rs_http_get_range(struct rs_remote *r, const struct rs_http_get_ops *ops,
+		      const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
+{
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT;
+	size_t start = out->len;
+	uint64_t got;
+	int err;
+
+	rs_http_request_init(&req, "GET", NULL);
+	rs_http_response_init(&resp);
+	err = rs_remote_check_key(key);
+	if (!err)
+		err = rs_remote_check_get(key, len, out);
+	if (!err && len == 0) {
+		err = get_nothing(r, key, off, 0);
+		goto out;
+	}
+	if (!err)
+		err = set_range(&req, off, len);
+	if (!err)
+		err = ops->url(r, key, &url);
+	if (err)
+		goto out;
+	req.url = rs_buf_cstr(&url);
+	req.response_body = out;
+	req.what = key;
+	err = ops->perform(r, &req, &resp);
+	if (err == RS_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s", key,
+				   r->display_url);
+	} else if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
+		/* 416 for "bytes=N-" where N is the size: an empty tail. */
+		rs_error_clear();
+		err = get_nothing(r, key, off, 1);
+	} else if (!err) {
+		got = out->len - start;
+		if (len != UINT64_MAX && got != len)
+			err = rs_error_set(RS_ECORRUPT, "'%s' at %s: asked for %llu bytes at "
+					   "%llu, got %llu", key, r->display_url,
+					   (unsigned long long)len, (unsigned long long)off,
+					   (unsigned long long)got);
+	}
+out:
+	if (err) {
+		out->len = start;
+		if (out->ptr)
+			out->ptr[start] = '\0';
+	}
+	rs_buf_release(&url);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	return err;
 }
 
 /* ---- listing guard ---- */

@@ -260,25 +260,26 @@ int rs_http_response_header(const struct rs_http_response *resp,
 			    const char *name, struct rs_buf *out);
 
 /*
- * Ranged reads, shared by every backend's get(). Before the request:
- * ask for bytes [off, off + len) of the resource (len UINT64_MAX: to the
- * end) with a Range header; nothing is set when that is the whole
- * resource. `*ranged` says whether a header was set. Records the slice
- * in req->range_* so the transport refuses more than that. RS_EUSAGE
- * when the range passes 2^64 (len must not be 0: an empty range cannot
- * be asked).
+ * The get() of every HTTP backend: bytes [off, off + len) of `key`
+ * (len UINT64_MAX: to the end) appended to `out`, nothing appended on
+ * failure. It checks the key and the cap, asks for the slice with a Range
+ * header (none when that is the whole object), refuses a body of another
+ * length (a 200 that ignored Range is sliced by the transport), and says
+ * "'<key>' is not in the store at '<display url>'" on RS_ENOTFOUND.
+ *
+ * The backend gives the object's URL and how to perform a request (its
+ * signing, its wording of errors). HTTP cannot ask for an empty range, so
+ * len 0 and a 416 for an empty tail ("bytes=N-" where N is the size) are
+ * answered with r->stat.
  */
-int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
-			      uint64_t len, int *ranged);
+struct rs_http_get_ops {
+	int (*url)(struct rs_remote *r, const char *key, struct rs_buf *out);
+	int (*perform)(struct rs_remote *r, struct rs_http_request *req,
+		       struct rs_http_response *resp);
+};
 
-/*
- * After it: the body was appended to `out` from `start` (already sliced
- * by the transport when the server ignored Range). It must be exactly
- * `len` bytes unless len is UINT64_MAX. RS_ECORRUPT naming `key` and
- * `where` otherwise.
- */
-int rs_http_range_body(struct rs_buf *out, size_t start, uint64_t off, uint64_t len,
-		       const char *key, const char *where);
+int rs_http_get_range(struct rs_remote *r, const struct rs_http_get_ops *ops,
+		      const char *key, uint64_t off, uint64_t len, struct rs_buf *out);
 
 /*
  * Guards a paginated listing (S3 continuation tokens, Azure markers)
@@ -337,13 +338,6 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
  * (SAS tokens and pre-signed URLs carry secrets there), for messages.
  */
 int rs_http_redact_url(struct rs_buf *out, const char *url);
-
-/*
- * Percent-encode `s` into `out` the RFC 3986 way: unreserved characters
- * A-Z a-z 0-9 - . _ ~ stay; '/' stays when `keep_slash`. Used for URL
- * paths and for signing (SigV4 and SharedKey both need exact encoding).
- */
-int rs_http_url_encode(struct rs_buf *out, const char *s, int keep_slash);
 
 /*
  * Short phrase for a status ("access denied", "service unavailable"),

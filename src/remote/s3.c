@@ -41,6 +41,7 @@
 #include "remote/sigv4.h"
 #include "remote/xml.h"
 #include "util/error.h"
+#include "util/hex.h"
 #include "util/hash.h"
 
 #include <ctype.h>
@@ -181,8 +182,8 @@ static int object_url(struct s3_remote *s, struct rs_buf *out, const char *key,
 
 	rs_buf_clear(out);
 	if ((err = rs_buf_printf(out, "%s/", s->base_url)) ||
-	    (err = rs_sigv4_uri_encode(out, s->prefix, 0)) ||
-	    (err = rs_sigv4_uri_encode(out, key, 0)))
+	    (err = rs_percent_encode_str(out, s->prefix, RS_SLASH_KEEP)) ||
+	    (err = rs_percent_encode_str(out, key, RS_SLASH_KEEP)))
 		return err;
 	if (query)
 		err = rs_buf_printf(out, "?%s", query);
@@ -289,68 +290,28 @@ out:
 	return err;
 }
 
+static int s3_get_url(struct rs_remote *r, const char *key, struct rs_buf *out)
+{
+	return object_url((struct s3_remote *)r, out, key, NULL);
+}
+
+static int s3_get_perform(struct rs_remote *r, struct rs_http_request *req,
+			  struct rs_http_response *resp)
+{
+	struct s3_remote *s = (struct s3_remote *)r;
+	int err = rs_http_perform(s->http, req, resp);
+
+	return err ? s3_fail(s, err) : 0;
+}
+
 static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 		  uint64_t len, struct rs_buf *out)
 {
-	struct s3_remote *s = (struct s3_remote *)r;
-	struct rs_buf url = RS_BUF_INIT;
-	struct rs_http_request req;
-	struct rs_http_response resp;
-	size_t start = out->len;
-	int ranged = 0;
-	uint64_t size;
-	int err;
+	static const struct rs_http_get_ops ops = { s3_get_url, s3_get_perform };
 
-	rs_http_request_init(&req, "GET", NULL);
-	rs_http_response_init(&resp);
-	if ((err = rs_remote_check_key(key)) || (err = rs_remote_check_get(key, len, out)))
-		goto out;
-	if (len == 0) {
-		/* An empty range cannot be asked for in HTTP: check it exists. */
-		err = s3_stat(r, key, &size);
-		if (!err && off > size)
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %" PRIu64, key, off);
-		goto out;
-	}
-	err = rs_http_request_set_range(&req, off, len, &ranged);
-	if (!err)
-		err = object_url(s, &url, key, NULL);
-	if (err)
-		goto out;
-	req.url = url.ptr;
-	req.response_body = out;
-	req.what = key;
-	err = rs_http_perform(s->http, &req, &resp);
-	if (err == RS_ENOTFOUND) {
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at '%s'",
-				   key, s->parent.display_url);
-		goto out;
-	}
-	if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
-		/* 416 for "bytes=N-" where N is the size: an empty tail, not an error. */
-		rs_error_clear();
-		err = s3_stat(r, key, &size);
-		if (!err && size != off)
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %" PRIu64, key, off);
-		goto out;
-	}
-	if (err) {
-		err = s3_fail(s, err);
-		goto out;
-	}
-	err = rs_http_range_body(out, start, off, len, key,
-				 s->parent.display_url);
-out:
-	if (err) {
-		out->len = start;
-		if (out->ptr)
-			out->ptr[start] = '\0';
-	}
-	rs_http_request_release(&req);
-	rs_http_response_release(&resp);
-	rs_buf_release(&url);
-	return err;
+	return rs_http_get_range(r, &ops, key, off, len, out);
 }
+
 
 static int s3_del(struct rs_remote *r, const char *key)
 {
@@ -584,7 +545,7 @@ static int multipart_create(struct multipart *m)
 		err = rs_error_set(RS_ECORRUPT, "S3 started a multipart upload without an UploadId");
 		goto out;
 	}
-	if ((err = rs_sigv4_uri_encode(&enc, id.ptr, 1)))
+	if ((err = rs_percent_encode_str(&enc, id.ptr, RS_SLASH_ENCODE)))
 		goto out;
 	if (enc.len >= sizeof(m->upload_id)) {
 		err = rs_error_set(RS_ECORRUPT, "S3 gave an UploadId of %zu bytes", enc.len);
@@ -993,12 +954,12 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 		rs_buf_clear(&page);
 		if ((err = rs_buf_printf(&url, "%s%s?list-type=2&prefix=", s->base_url,
 					 s->path_style ? "" : "/")) ||
-		    (err = rs_sigv4_uri_encode(&url, full.ptr, 1)))
+		    (err = rs_percent_encode_str(&url, full.ptr, RS_SLASH_ENCODE)))
 			goto out;
 		if (mk && (err = rs_buf_printf(&url, "&max-keys=%" PRIu64, mk)))
 			goto out;
 		if (token.len && ((err = rs_buf_puts(&url, "&continuation-token=")) ||
-				  (err = rs_sigv4_uri_encode(&url, token.ptr, 1))))
+				  (err = rs_percent_encode_str(&url, token.ptr, RS_SLASH_ENCODE))))
 			goto out;
 		rs_http_request_init(&req, "GET", url.ptr);
 		req.response_body = &page;
@@ -1198,7 +1159,8 @@ static int sweep_one(const char *key, const char *upload_id, int64_t initiated, 
 		return 0;
 	}
 	rs_http_request_init(&req, "DELETE", NULL);
-	if (!rs_buf_puts(&query, "uploadId=") && !rs_sigv4_uri_encode(&query, upload_id, 1) &&
+	if (!rs_buf_puts(&query, "uploadId=") &&
+	    !rs_percent_encode_str(&query, upload_id, RS_SLASH_ENCODE) &&
 	    !object_url(s, &url, key + plen, query.ptr)) {
 		req.url = url.ptr;
 		req.what = key + plen;
@@ -1249,13 +1211,13 @@ static void sweep_stale_uploads(struct s3_remote *s)
 		rs_buf_clear(&page);
 		if ((err = rs_buf_printf(&url, "%s%s?uploads&prefix=", s->base_url,
 					 s->path_style ? "" : "/")) ||
-		    (err = rs_sigv4_uri_encode(&url, s->prefix, 1)))
+		    (err = rs_percent_encode_str(&url, s->prefix, RS_SLASH_ENCODE)))
 			break;
 		if (kmark.len && ((err = rs_buf_puts(&url, "&key-marker=")) ||
-				  (err = rs_sigv4_uri_encode(&url, kmark.ptr, 1))))
+				  (err = rs_percent_encode_str(&url, kmark.ptr, RS_SLASH_ENCODE))))
 			break;
 		if (imark.len && ((err = rs_buf_puts(&url, "&upload-id-marker=")) ||
-				  (err = rs_sigv4_uri_encode(&url, imark.ptr, 1))))
+				  (err = rs_percent_encode_str(&url, imark.ptr, RS_SLASH_ENCODE))))
 			break;
 		rs_http_request_init(&req, "GET", url.ptr);
 		req.response_body = &page;

@@ -20,6 +20,7 @@
 #include "remote/sigv4.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/hex.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -35,7 +36,6 @@
 /* Every piece of the request we canonicalise is small. */
 #define SIGV4_MAX_CANONICAL (64 * 1024)
 
-static const char hexdig_upper[] = "0123456789ABCDEF";
 static const char hexdig_lower[] = "0123456789abcdef";
 
 void rs_sigv4_result_init(struct rs_sigv4_result *res)
@@ -53,66 +53,16 @@ void rs_sigv4_result_release(struct rs_sigv4_result *res)
 	rs_buf_release(&res->string_to_sign);
 }
 
-static int is_unreserved(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '~';
-}
-
-static int uri_encode_n(struct rs_buf *out, const char *s, size_t n, int encode_slash)
-{
-	size_t i;
-	int err = 0;
-
-	for (i = 0; i < n && !err; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (is_unreserved(c) || (c == '/' && !encode_slash)) {
-			err = rs_buf_putc(out, (char)c);
-		} else {
-			char esc[3] = { '%', hexdig_upper[c >> 4], hexdig_upper[c & 15] };
-
-			err = rs_buf_put(out, esc, 3);
-		}
-	}
-	return err;
-}
-
-int rs_sigv4_uri_encode(struct rs_buf *out, const char *s, int encode_slash)
-{
-	return uri_encode_n(out, s, strlen(s), encode_slash);
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode %XX in [s, s+n) and append it re-encoded to `out`. */
 static int query_part_normalise(struct rs_buf *out, const char *s, size_t n)
 {
 	struct rs_buf raw = RS_BUF_INIT;
-	size_t i;
-	int err = 0;
+	int err;
 
 	rs_buf_init(&raw, SIGV4_MAX_CANONICAL);
-	for (i = 0; i < n && !err; i++) {
-		if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-		    hexval(s[i + 2]) >= 0) {
-			err = rs_buf_putc(&raw, (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2])));
-			i += 2;
-		} else {
-			err = rs_buf_putc(&raw, s[i]);
-		}
-	}
+	err = rs_percent_decode(&raw, s, n, 0);
 	if (!err)
-		err = uri_encode_n(out, raw.ptr ? raw.ptr : "", raw.len, 1);
+		err = rs_percent_encode(out, rs_buf_cstr(&raw), raw.len, RS_SLASH_ENCODE);
 	rs_buf_release(&raw);
 	return err;
 }

@@ -37,6 +37,7 @@
 #include "remote/xml.h"
 
 #include "util/error.h"
+#include "util/hex.h"
 
 #include <openssl/rand.h>
 
@@ -87,36 +88,7 @@ static int key_url(const struct webdav_remote *w, const char *key,
 {
 	int err = rs_buf_puts(out, w->base);
 
-	return err ? err : rs_http_url_encode(out, key, 1);
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int percent_decode(struct rs_buf *out, const char *p, size_t n)
-{
-	size_t i;
-	int err = 0;
-
-	for (i = 0; i < n && !err; i++) {
-		if (p[i] == '%' && i + 2 < n && hexval(p[i + 1]) >= 0 &&
-		    hexval(p[i + 2]) >= 0) {
-			err = rs_buf_putc(out, (char)(hexval(p[i + 1]) * 16 +
-						      hexval(p[i + 2])));
-			i += 2;
-		} else {
-			err = rs_buf_putc(out, p[i]);
-		}
-	}
-	return err;
+	return err ? err : rs_percent_encode_str(out, key, RS_SLASH_KEEP);
 }
 
 /* ---- requests with credentials ---- */
@@ -434,7 +406,7 @@ static int ensure_parent(struct webdav_remote *w, const char *key)
 
 		err = rs_buf_put(&dir, key, (size_t)(slash - key + 1));
 		if (!err)
-			err = rs_http_url_encode(&url, rs_buf_cstr(&dir), 1);
+			err = rs_percent_encode_str(&url, rs_buf_cstr(&dir), RS_SLASH_KEEP);
 		rs_buf_release(&dir);
 	}
 	if (!err)
@@ -471,65 +443,23 @@ static int webdav_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 	return err;
 }
 
+static int webdav_get_url(struct rs_remote *r, const char *key, struct rs_buf *out)
+{
+	return key_url((struct webdav_remote *)r, key, out);
+}
+
+static int webdav_get_perform(struct rs_remote *r, struct rs_http_request *req,
+			      struct rs_http_response *resp)
+{
+	return dav_perform((struct webdav_remote *)r, req, resp);
+}
+
 static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
 		      uint64_t len, struct rs_buf *out)
 {
-	struct webdav_remote *w = (struct webdav_remote *)r;
-	struct rs_http_request req;
-	struct rs_http_response resp;
-	struct rs_buf url = RS_BUF_INIT;
-	size_t start = out->len;
-	uint64_t size;
-	int err, ranged = 0;
+	static const struct rs_http_get_ops ops = { webdav_get_url, webdav_get_perform };
 
-	rs_http_request_init(&req, "GET", NULL);
-	rs_http_response_init(&resp);
-	err = rs_remote_check_key(key);
-	if (!err)
-		err = rs_remote_check_get(key, len, out);
-	if (err)
-		goto out;
-	if (len == 0) {
-		/* An empty range cannot be asked for; still say if the key exists. */
-		err = webdav_stat(r, key, &size);
-		if (!err && off > size)
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset "
-					   "%llu", key, (unsigned long long)off);
-		goto out;
-	}
-	err = rs_http_request_set_range(&req, off, len, &ranged);
-	if (!err)
-		err = key_url(w, key, &url);
-	if (err)
-		goto out;
-	req.url = rs_buf_cstr(&url);
-	req.response_body = out;
-	req.what = key;
-	err = dav_perform(w, &req, &resp);
-	if (err == RS_ENOTFOUND) {
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
-				   key, r->display_url);
-		goto out;
-	}
-	if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
-		/* Asking from exactly the end is an empty read, not an error. */
-		if (!webdav_stat(r, key, &size) && size == off)
-			err = 0;
-		goto out;
-	}
-	if (!err)
-		err = rs_http_range_body(out, start, off, len,
-					 key, r->display_url);
-out:
-	if (err) {
-		out->len = start;
-		if (out->ptr)
-			out->ptr[start] = '\0';
-	}
-	rs_buf_release(&url);
-	rs_http_request_release(&req);
-	rs_http_response_release(&resp);
-	return err;
+	return rs_http_get_range(r, &ops, key, off, len, out);
 }
 
 /*
@@ -874,7 +804,7 @@ static int on_entry(const struct rs_dav_entry *e, void *payload)
 		if (!h)
 			goto out;
 	}
-	err = percent_decode(&path, h, strcspn(h, "?#"));
+	err = rs_percent_decode(&path, h, strcspn(h, "?#"), 0);
 	if (err)
 		goto out;
 	plen = path.len;
@@ -945,7 +875,7 @@ static int list_collection(struct webdav_remote *w, const char *collection,
 	rs_http_response_init(&resp);
 	err = rs_buf_puts(&url, w->base);
 	if (!err)
-		err = rs_http_url_encode(&url, collection, 1);
+		err = rs_percent_encode_str(&url, collection, RS_SLASH_KEEP);
 	if (!err)
 		err = rs_buf_printf(&coll_path, "%s%s", w->base_path, collection);
 	if (!err)
@@ -1087,7 +1017,7 @@ int rs_remote_webdav_open(struct rs_remote **out, const char *url,
 		err = rs_error_set(RS_EUSAGE, "'%s' has no host", w->parent.display_url);
 		goto out;
 	}
-	err = percent_decode(&path, p, strlen(p));
+	err = rs_percent_decode(&path, p, strlen(p), 0);
 	if (err)
 		goto out;
 	w->base = rs_buf_detach(&base, NULL);

@@ -27,6 +27,7 @@
 #include "remote/remote.h"
 #include "stream_check.h"
 #include "util/error.h"
+#include "util/hex.h"
 #include "util/hash.h"
 
 #include <openssl/evp.h>
@@ -180,10 +181,10 @@ static void test_redact_url(void **state)
 	assert_int_equal(rs_http_redact_url(&b, "https://a@b@host"), 0);
 	assert_string_equal(rs_buf_cstr(&b), "https://host");
 	rs_buf_clear(&b);
-	assert_int_equal(rs_http_url_encode(&b, "a b/c~d%e", 1), 0);
+	assert_int_equal(rs_percent_encode_str(&b, "a b/c~d%e", RS_SLASH_KEEP), 0);
 	assert_string_equal(rs_buf_cstr(&b), "a%20b/c~d%25e");
 	rs_buf_clear(&b);
-	assert_int_equal(rs_http_url_encode(&b, "a/b", 0), 0);
+	assert_int_equal(rs_percent_encode_str(&b, "a/b", RS_SLASH_ENCODE), 0);
 	assert_string_equal(rs_buf_cstr(&b), "a%2Fb");
 	rs_buf_release(&b);
 }
@@ -846,7 +847,7 @@ static void make_account_sas(struct rs_buf *out, const char *account, const char
 	assert_non_null(HMAC(EVP_sha256(), key, klen, (unsigned char *)sts.ptr, sts.len, mac, &maclen));
 	EVP_EncodeBlock(sig, mac, (int)maclen);
 	rs_buf_puts(out, "sv=2020-10-02&ss=b&srt=sco&sp=rwdlac&se=2099-01-01T00%3A00%3A00Z&sig=");
-	rs_http_url_encode(out, (const char *)sig, 0);
+	rs_percent_encode_str(out, (const char *)sig, RS_SLASH_ENCODE);
 	rs_buf_release(&sts);
 }
 
