@@ -111,6 +111,25 @@ static int azure_version_only(struct rs_http_request *req, void *payload)
 	return rs_http_request_set_header(req, "x-ms-version", RS_AZURE_VERSION);
 }
 
+/* The error codes Azure Storage names, and what they mean here. */
+static const struct rs_http_error_rule azure_error_rules[] = {
+	{ NULL, "Request date header too old", RS_EAUTH,
+	  RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  "clock skew - this machine's clock differs too much from the server's; "
+	  "check the system time" },
+	{ "ContainerNotFound", NULL, RS_EUSAGE, 0,
+	  "no such container - create it or check the remote URL" },
+	{ "AuthenticationFailed", NULL, RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  "the signature was refused - check the key" },
+	{ "AuthorizationFailure", NULL, RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  "the signature was refused - check the key" },
+};
+
+static const struct rs_http_errors azure_errors = {
+	"x-ms-error-code", azure_error_rules,
+	sizeof(azure_error_rules) / sizeof(azure_error_rules[0]),
+};
+
 static int perform(struct azure_remote *a, struct rs_http_request *req,
 		   struct rs_http_response *resp)
 {
@@ -1073,6 +1092,7 @@ int rs_remote_azure_open(struct rs_remote **out, const char *url,
 		hopts.config_payload = opts->config_payload;
 	}
 	hopts.server = a->parent.display_url;
+	hopts.errors = &azure_errors;
 	if (a->key) {
 		a->signer.account = a->account;
 		a->signer.key = a->key;

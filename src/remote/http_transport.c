@@ -67,6 +67,7 @@ struct rs_http {
 	long timeout_s;   /* results.http.timeout */
 	long min_speed;   /* results.http.minSpeed, bytes per second */
 	char *server;     /* display URL for messages, or NULL */
+	const struct rs_http_errors *errors; /* the backend's, or NULL */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -201,6 +202,7 @@ int rs_http_new(struct rs_http **out, const struct rs_http_options *opts)
 	if (opts) {
 		http->sign = opts->sign;
 		http->sign_payload = opts->sign_payload;
+		http->errors = opts->errors;
 	}
 	http->tries = (unsigned int)env_long("RESULTS_HTTP_RETRIES", 5, 1, 20);
 	http->base_ms = env_long("RESULTS_HTTP_RETRY_BASE_MS", 200, 0, 60000);
@@ -819,23 +821,21 @@ static int status_is_transient(long status)
 	return status == 408 || status == 429 || status >= 500;
 }
 
-/* Copy the server's error code: x-ms-error-code, else an XML <Code>. */
-static void find_error_code(struct rs_http_response *resp)
+/* Copy the server's error code: the backend's code header, else an XML <Code>. */
+static void find_error_code(const struct rs_http *http, struct rs_http_response *resp)
 {
+	const char *header = http->errors ? http->errors->code_header : NULL;
 	struct rs_buf v = RS_BUF_INIT;
-	const char *src = NULL, *end = NULL;
+	const char *src;
 	size_t i, o = 0;
 
 	resp->error_code[0] = '\0';
 	v.max = 256;
-	if (!rs_http_response_header(resp, "x-ms-error-code", &v) ||
+	if ((header && !rs_http_response_header(resp, header, &v)) ||
 	    rs_xml_first_text(rs_buf_cstr(&resp->error_body), resp->error_body.len, "Code",
 			      &v) == 1) {
 		src = rs_buf_cstr(&v);
-		end = src + v.len;
-	}
-	if (src && end) {
-		for (i = 0; src + i < end && o < sizeof(resp->error_code) - 1; i++) {
+		for (i = 0; i < v.len && o < sizeof(resp->error_code) - 1; i++) {
 			unsigned char ch = (unsigned char)src[i];
 
 			if (isalnum(ch) || ch == '.' || ch == '_' || ch == '-')
@@ -846,48 +846,39 @@ static void find_error_code(struct rs_http_response *resp)
 	rs_buf_release(&v);
 }
 
-/* Map a final non-2xx answer to a code and a message that says what to do. */
-static int status_error(const char *method, const char *where, long status,
-			const struct rs_http_response *resp, unsigned int tries)
+/* The backend's rule for this answer, or NULL. */
+static const struct rs_http_error_rule *find_rule(const struct rs_http_errors *errors,
+						  const struct rs_http_response *resp)
 {
-	const char *code = resp->error_code;
 	const char *body = rs_buf_cstr(&resp->error_body);
+	size_t i;
+
+	for (i = 0; errors && i < errors->nrules; i++) {
+		const struct rs_http_error_rule *r = &errors->rules[i];
+
+		if ((r->code && !strcmp(resp->error_code, r->code)) ||
+		    (r->phrase && strstr(body, r->phrase)))
+			return r;
+	}
+	return NULL;
+}
+
+/* Map a final non-2xx answer to a code and a message that says what to do. */
+static int status_error(const struct rs_http *http, const char *method, const char *where,
+			long status, const struct rs_http_response *resp, unsigned int tries)
+{
+	const struct rs_http_error_rule *rule = find_rule(http->errors, resp);
+	const char *code = resp->error_code;
 	const char *text = rs_http_status_text(status);
 	char codepart[96] = "";
 
 	if (*code)
 		snprintf(codepart, sizeof(codepart), " (%s)", code);
-
-	if (!strcmp(code, "RequestTimeTooSkewed") ||
-	    strstr(body, "Request date header too old") ||
-	    strstr(body, "RequestTimeTooSkewed"))
-		return rs_error_set(RS_EAUTH,
-			"%s %s: %ld %s%s: clock skew - this machine's clock differs "
-			"too much from the server's; check the system time",
-			method, where, status, text, codepart);
-	if (!strcmp(code, "NoSuchBucket"))
-		return rs_error_set(RS_EUSAGE, "%s %s: %ld: no such bucket - "
-				    "create it or check the remote URL",
-				    method, where, status);
-	if (!strcmp(code, "ContainerNotFound"))
-		return rs_error_set(RS_EUSAGE, "%s %s: %ld: no such container - "
-				    "create it or check the remote URL",
-				    method, where, status);
-	if (!strcmp(code, "ExpiredToken") || !strcmp(code, "TokenRefreshRequired"))
-		return rs_error_set(RS_EAUTH, "%s %s: %ld%s: the session token has "
-				    "expired - renew the credentials",
-				    method, where, status, codepart);
-	if (!strcmp(code, "InvalidAccessKeyId"))
-		return rs_error_set(RS_EAUTH, "%s %s: %ld%s: unknown access key id - "
-				    "check the credentials", method, where, status,
-				    codepart);
-	if (!strcmp(code, "SignatureDoesNotMatch") ||
-	    !strcmp(code, "AuthenticationFailed") ||
-	    !strcmp(code, "AuthorizationFailure"))
-		return rs_error_set(RS_EAUTH, "%s %s: %ld %s%s: the signature was "
-				    "refused - check the key", method, where, status,
-				    text, codepart);
-
+	if (rule)
+		return rs_error_set(rule->err, "%s %s: %ld%s%s%s: %s", method, where, status,
+				    rule->say & RS_HTTP_SAY_STATUS_TEXT ? " " : "",
+				    rule->say & RS_HTTP_SAY_STATUS_TEXT ? text : "",
+				    rule->say & RS_HTTP_SAY_CODE ? codepart : "", rule->detail);
 	switch (status) {
 	case 401:
 		return rs_error_set(RS_EAUTH, "%s %s: 401 %s%s - check the credentials",
@@ -1321,9 +1312,9 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 				err = 0;
 				goto out;
 			}
-			find_error_code(resp);
+			find_error_code(http, resp);
 			if (!status_is_transient(resp->status) || attempt >= tries) {
-				err = status_error(req->method, rs_buf_cstr(&where),
+				err = status_error(http, req->method, rs_buf_cstr(&where),
 						   resp->status, resp, attempt);
 				goto out;
 			}

@@ -74,6 +74,34 @@ struct rs_http_request;
  */
 typedef int (*rs_http_sign_fn)(struct rs_http_request *req, void *payload);
 
+/*
+ * How a backend reads the errors its servers name. The transport knows
+ * HTTP statuses only; a final non-2xx answer whose error code is `code`
+ * (exactly), or whose error body holds `phrase`, fails with `err` and the
+ * message "<METHOD> <where>: <status>[ <status text>][ (<code>)]: <detail>",
+ * the first matching rule winning, before the status rules apply.
+ */
+enum {
+	RS_HTTP_SAY_STATUS_TEXT = 1, /* the message repeats the status text */
+	RS_HTTP_SAY_CODE = 2,        /* ... and the server's error code */
+};
+
+struct rs_http_error_rule {
+	const char *code;   /* the server's error code, or NULL */
+	const char *phrase; /* or a phrase of its error body, or NULL */
+	int err;            /* RS_E* */
+	unsigned int say;   /* RS_HTTP_SAY_* */
+	const char *detail; /* what it means and what to do */
+};
+
+struct rs_http_errors {
+	/* A header that names the error code (Azure: x-ms-error-code); NULL:
+	   only the <Code> of an XML error body does. */
+	const char *code_header;
+	const struct rs_http_error_rule *rules;
+	size_t nrules;
+};
+
 struct rs_http_options {
 	/* Config lookups (results.http.cainfo, http.sslCAInfo); may be NULL. */
 	rs_config_get_fn config_get;
@@ -83,6 +111,9 @@ struct rs_http_options {
 	void *sign_payload;
 	/* The remote's display URL (no credential), for messages; may be NULL. */
 	const char *server;
+	/* The backend's error rules; may be NULL. Kept (not copied): a
+	   static table. */
+	const struct rs_http_errors *errors;
 };
 
 /*
@@ -239,8 +270,8 @@ struct rs_http_response {
 	long status;          /* final HTTP status; 0 when none arrived */
 	struct rs_buf headers; /* raw header lines of the final response (capped) */
 	/*
-	 * The server's error code when it sent one: S3's <Code>, Azure's
-	 * x-ms-error-code / <Code>. Empty otherwise.
+	 * The server's error code when it sent one: the backend's code header
+	 * (rs_http_errors), else the <Code> of an XML body. Empty otherwise.
 	 */
 	char error_code[64];
 	/* The body of a non-2xx response (capped, for messages). */

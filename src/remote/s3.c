@@ -190,6 +190,31 @@ static int object_url(struct s3_remote *s, struct rs_buf *out, const char *key,
 	return err;
 }
 
+#define S3_SKEW "clock skew - this machine's clock differs too much from the server's; " \
+	"check the system time"
+
+/* The error codes S3 (and its look-alikes) name, and what they mean here. */
+static const struct rs_http_error_rule s3_error_rules[] = {
+	{ "RequestTimeTooSkewed", NULL, RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  S3_SKEW },
+	{ NULL, "RequestTimeTooSkewed", RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  S3_SKEW },
+	{ "NoSuchBucket", NULL, RS_EUSAGE, 0,
+	  "no such bucket - create it or check the remote URL" },
+	{ "ExpiredToken", NULL, RS_EAUTH, RS_HTTP_SAY_CODE,
+	  "the session token has expired - renew the credentials" },
+	{ "TokenRefreshRequired", NULL, RS_EAUTH, RS_HTTP_SAY_CODE,
+	  "the session token has expired - renew the credentials" },
+	{ "InvalidAccessKeyId", NULL, RS_EAUTH, RS_HTTP_SAY_CODE,
+	  "unknown access key id - check the credentials" },
+	{ "SignatureDoesNotMatch", NULL, RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  "the signature was refused - check the key" },
+};
+
+const struct rs_http_errors rs_s3_http_errors = {
+	NULL, s3_error_rules, sizeof(s3_error_rules) / sizeof(s3_error_rules[0]),
+};
+
 /*
  * Add what a user needs to act on an error: which remote, and for
  * authentication failures where the key came from (never the key).
@@ -1410,6 +1435,7 @@ int rs_remote_s3_open(struct rs_remote **out, const char *url,
 	hopts.sign = s3_sign;
 	hopts.sign_payload = s;
 	hopts.server = s->parent.display_url;
+	hopts.errors = &rs_s3_http_errors;
 	err = rs_http_new(&s->http, &hopts);
 out:
 	rs_buf_release(&b);
