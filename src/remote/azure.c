@@ -928,19 +928,219 @@ static char *dup_n(const char *p, size_t n)
 	return s;
 }
 
+/* What an Azure remote URL names besides the account (a->account). */
+struct azure_url {
+	char *container;
+	char *https_endpoint; /* https://account.blob.core.../ form: its endpoint */
+	char *sas;            /* a SAS token as the URL's query (a secret) */
+	struct rs_buf prefix; /* "" or "dir/sub/" */
+};
+
+static void azure_url_release(struct azure_url *u)
+{
+	free(u->container);
+	free(u->https_endpoint);
+	if (u->sas) {
+		memset(u->sas, 0, strlen(u->sas));
+		free(u->sas);
+	}
+	rs_buf_release(&u->prefix);
+}
+
+/* The prefix p[0..n) without slashes at either end, with one after it. */
+static int url_prefix(struct rs_buf *prefix, const char *p, const char *pend)
+{
+	int err;
+
+	while (p < pend && *p == '/')
+		p++;
+	while (pend > p && pend[-1] == '/')
+		pend--;
+	if (pend == p)
+		return 0;
+	err = rs_buf_put(prefix, p, (size_t)(pend - p));
+	if (!err)
+		err = rs_buf_putc(prefix, '/');
+	if (!err && rs_remote_check_key(rs_buf_cstr(prefix)))
+		err = rs_error_set(RS_EUSAGE, "the Azure URL's prefix may only hold "
+				   "[A-Za-z0-9._/-]");
+	return err;
+}
+
+/*
+ * Read azure://account/container/prefix or
+ * https://account.blob.core.windows.net/container/prefix[?sas] into
+ * a->account and `u`.
+ */
+static int parse_url(struct azure_remote *a, const char *url, struct azure_url *u)
+{
+	const char *query = strchr(url, '?'), *rest, *slash, *host;
+	size_t n;
+
+	if (!strncmp(url, "azure://", 8)) {
+		rest = url + 8;
+		slash = strchr(rest, '/');
+		if (!slash || slash == rest)
+			return rs_error_set(RS_EUSAGE, "an Azure remote is "
+					    "azure://account/container[/prefix]");
+		a->account = dup_n(rest, (size_t)(slash - rest));
+		rest = slash + 1;
+	} else if (rs_remote_is_azure_url(url)) {
+		host = strstr(url, "://") + 3;
+		slash = strchr(host, '/');
+		if (!slash || (query && query < slash))
+			return rs_error_set(RS_EUSAGE, "an Azure blob URL needs a container: "
+					    "https://account.blob.core.windows.net/container");
+		a->account = dup_n(host, strcspn(host, "."));
+		u->https_endpoint = dup_n(url, (size_t)(slash - url));
+		rest = slash + 1;
+	} else {
+		return rs_error_set(RS_EUSAGE, "not an Azure URL");
+	}
+	if (!a->account || !*a->account)
+		return rs_error_set(RS_EUSAGE, "the Azure URL names no account");
+	n = query ? (size_t)(query - rest) : strlen(rest);
+	slash = memchr(rest, '/', n);
+	u->container = dup_n(rest, slash ? (size_t)(slash - rest) : n);
+	if (!u->container || !*u->container)
+		return rs_error_set(RS_EUSAGE, "the Azure URL names no container");
+	if (query && query[1])
+		u->sas = strdup(query + 1);
+	return slash ? url_prefix(&u->prefix, slash + 1, rest + n) : 0;
+}
+
+/*
+ * The credential, first found: a SAS in the URL, the connection string's
+ * key or SAS (when it names this account), AZURE_STORAGE_KEY (when
+ * AZURE_STORAGE_ACCOUNT is unset or this account), AZURE_STORAGE_SAS_TOKEN.
+ * None is fine: a public container. `*use_conn` says whether the
+ * connection string is this account's (its endpoint counts then too).
+ */
+static int pick_credentials(struct azure_remote *a, struct azure_url *u,
+			    struct rs_azure_account *conn, int *use_conn)
+{
+	const char *cs = getenv("AZURE_STORAGE_CONNECTION_STRING"), *env;
+	int err;
+
+	*use_conn = 0;
+	if (cs && *cs) {
+		err = rs_azure_connection_string_parse(conn, cs);
+		if (err)
+			return rs_error_wrap(err, "AZURE_STORAGE_CONNECTION_STRING");
+		*use_conn = conn->name && !strcmp(conn->name, a->account);
+	}
+	if (u->sas) {
+		a->sas = u->sas;
+		u->sas = NULL;
+	} else if (*use_conn && conn->key) {
+		a->key = strdup(conn->key);
+		if (!a->key)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	} else if (*use_conn && conn->sas) {
+		a->sas = strdup(conn->sas);
+	} else if ((env = getenv("AZURE_STORAGE_KEY")) && *env &&
+		   (!getenv("AZURE_STORAGE_ACCOUNT") ||
+		    !strcmp(getenv("AZURE_STORAGE_ACCOUNT"), a->account))) {
+		a->key = strdup(env);
+	} else if ((env = getenv("AZURE_STORAGE_SAS_TOKEN")) && *env) {
+		a->sas = strdup(env[0] == '?' ? env + 1 : env);
+	}
+	return 0;
+}
+
+/*
+ * The blob endpoint (results.azure.endpoint, the connection string's,
+ * the https URL's, else https://account.blob.core.windows.net) and from
+ * it a->container_url, a->prefix and the display URL.
+ */
+static int set_urls(struct azure_remote *a, const struct rs_remote_options *opts,
+		    const struct rs_azure_account *conn, int use_conn, struct azure_url *u)
+{
+	struct rs_buf endpoint = RS_BUF_INIT, buf = RS_BUF_INIT;
+	const char *env = config(opts, "results.azure.endpoint");
+	int err;
+
+	if (env && *env)
+		err = rs_buf_puts(&endpoint, env);
+	else if (use_conn && conn->blob_endpoint)
+		err = rs_buf_puts(&endpoint, conn->blob_endpoint);
+	else if (u->https_endpoint)
+		err = rs_buf_puts(&endpoint, u->https_endpoint);
+	else
+		err = rs_buf_printf(&endpoint, "%s://%s.blob.%s",
+				    use_conn && conn->protocol ? conn->protocol : "https",
+				    a->account,
+				    use_conn && conn->suffix ? conn->suffix : "core.windows.net");
+	if (err)
+		goto out;
+	while (endpoint.len && endpoint.ptr[endpoint.len - 1] == '/')
+		endpoint.ptr[--endpoint.len] = '\0';
+	if (strncmp(endpoint.ptr, "http://", 7) && strncmp(endpoint.ptr, "https://", 8)) {
+		err = rs_error_set(RS_EUSAGE, "the Azure blob endpoint must be an http(s) URL");
+		goto out;
+	}
+	err = rs_buf_printf(&buf, "%s/%s", endpoint.ptr, u->container);
+	if (err)
+		goto out;
+	a->container_url = rs_buf_detach(&buf, NULL);
+	a->prefix = rs_buf_detach(&u->prefix, NULL);
+	err = rs_http_redact_url(&buf, a->container_url);
+	if (!err && *a->prefix)
+		err = rs_buf_printf(&buf, "/%.*s", (int)strlen(a->prefix) - 1, a->prefix);
+	if (err)
+		goto out;
+	a->parent.display_url = rs_buf_detach(&buf, NULL);
+	if (!a->container_url || !a->prefix || !a->parent.display_url)
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+out:
+	rs_buf_release(&endpoint);
+	rs_buf_release(&buf);
+	return err;
+}
+
+/* The sizes from git config and the transport, signing when there is a key. */
+static int open_transport(struct azure_remote *a, const struct rs_remote_options *opts)
+{
+	struct rs_http_options hopts;
+	struct rs_buf t = RS_BUF_INIT;
+	int err;
+
+	a->single_put_max = config_size(opts, "results.azure.singleputmax",
+					64u << 20, 0, 5000ull << 20);
+	a->block_size = config_size(opts, "results.azure.blocksize", 8u << 20,
+				    1u << 10, 4000ull << 20);
+	a->threads = (int)config_size(opts, "results.azure.threads", 4, 1,
+				      AZURE_MAX_THREADS);
+	memset(&hopts, 0, sizeof(hopts));
+	if (opts) {
+		hopts.config_get = opts->config_get;
+		hopts.config_payload = opts->config_payload;
+	}
+	hopts.server = a->parent.display_url;
+	hopts.errors = &azure_errors;
+	hopts.sign = azure_version_only;
+	if (a->key) {
+		a->signer.account = a->account;
+		a->signer.key = a->key;
+		hopts.sign = rs_azure_sign;
+		hopts.sign_payload = &a->signer;
+		/* Catch a malformed key now, not on the first request. */
+		err = rs_azure_authorization(&t, "", a->account, a->key);
+		rs_buf_release(&t);
+		if (err)
+			return rs_error_wrap(err, "%s", a->parent.display_url);
+	}
+	return rs_http_new(&a->http, &hopts);
+}
+
 int rs_remote_azure_open(struct rs_remote **out, const char *url,
 			 const struct rs_remote_options *opts)
 {
 	struct azure_remote *a;
 	struct rs_azure_account conn;
-	struct rs_http_options hopts;
-	struct rs_buf endpoint = RS_BUF_INIT, buf = RS_BUF_INIT, prefix = RS_BUF_INIT;
-	const char *rest, *slash, *query, *cs, *env;
-	char *container = NULL, *url_sas = NULL, *https_endpoint = NULL;
-	int err = 0, use_conn = 0;
-	size_t n;
+	struct azure_url u;
+	int err, use_conn = 0;
 
-	rs_azure_account_init(&conn);
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -954,180 +1154,21 @@ int rs_remote_azure_open(struct rs_remote **out, const char *url,
 	a->parent.del = azure_del;
 	a->parent.free = azure_free;
 
-	/* URL: azure://account/container/prefix or https://host/container/prefix */
-	query = strchr(url, '?');
-	if (!strncmp(url, "azure://", 8)) {
-		rest = url + 8;
-		slash = strchr(rest, '/');
-		if (!slash || slash == rest) {
-			err = rs_error_set(RS_EUSAGE, "an Azure remote is "
-					   "azure://account/container[/prefix]");
-			goto out;
-		}
-		a->account = dup_n(rest, (size_t)(slash - rest));
-		rest = slash + 1;
-	} else if (rs_remote_is_azure_url(url)) {
-		const char *host = strstr(url, "://") + 3;
-
-		slash = strchr(host, '/');
-		if (!slash || (query && query < slash)) {
-			err = rs_error_set(RS_EUSAGE, "an Azure blob URL needs a container: "
-					   "https://account.blob.core.windows.net/container");
-			goto out;
-		}
-		a->account = dup_n(host, strcspn(host, "."));
-		https_endpoint = dup_n(url, (size_t)(slash - url));
-		rest = slash + 1;
-	} else {
-		err = rs_error_set(RS_EUSAGE, "not an Azure URL");
-		goto out;
-	}
-	if (!a->account || !*a->account) {
-		err = rs_error_set(RS_EUSAGE, "the Azure URL names no account");
-		goto out;
-	}
-	n = query ? (size_t)(query - rest) : strlen(rest);
-	slash = memchr(rest, '/', n);
-	container = dup_n(rest, slash ? (size_t)(slash - rest) : n);
-	if (!container || !*container) {
-		err = rs_error_set(RS_EUSAGE, "the Azure URL names no container");
-		goto out;
-	}
-	if (slash) {
-		const char *p = slash + 1, *pend = rest + n;
-
-		while (p < pend && *p == '/')
-			p++;
-		while (pend > p && pend[-1] == '/')
-			pend--;
-		if (pend > p) {
-			err = rs_buf_put(&prefix, p, (size_t)(pend - p));
-			if (!err)
-				err = rs_buf_putc(&prefix, '/');
-			if (!err && rs_remote_check_key(rs_buf_cstr(&prefix))) {
-				err = rs_error_set(RS_EUSAGE, "the Azure URL's prefix may "
-						   "only hold [A-Za-z0-9._/-]");
-			}
-			if (err)
-				goto out;
-		}
-	}
-	if (query && query[1])
-		url_sas = strdup(query + 1);
-
-	/* Credentials. */
-	cs = getenv("AZURE_STORAGE_CONNECTION_STRING");
-	if (cs && *cs) {
-		err = rs_azure_connection_string_parse(&conn, cs);
-		if (err) {
-			rs_error_wrap(err, "AZURE_STORAGE_CONNECTION_STRING");
-			goto out;
-		}
-		use_conn = conn.name && !strcmp(conn.name, a->account);
-	}
-	if (url_sas) {
-		a->sas = url_sas;
-		url_sas = NULL;
-	} else if (use_conn && conn.key) {
-		a->key = strdup(conn.key);
-	} else if (use_conn && conn.sas) {
-		a->sas = strdup(conn.sas);
-	} else if ((env = getenv("AZURE_STORAGE_KEY")) && *env &&
-		   (!getenv("AZURE_STORAGE_ACCOUNT") ||
-		    !strcmp(getenv("AZURE_STORAGE_ACCOUNT"), a->account))) {
-		a->key = strdup(env);
-	} else if ((env = getenv("AZURE_STORAGE_SAS_TOKEN")) && *env) {
-		a->sas = strdup(env[0] == '?' ? env + 1 : env);
-	}
-
-	/* Endpoint. */
-	if ((env = config(opts, "results.azure.endpoint")) && *env)
-		err = rs_buf_puts(&endpoint, env);
-	else if (use_conn && conn.blob_endpoint)
-		err = rs_buf_puts(&endpoint, conn.blob_endpoint);
-	else if (https_endpoint)
-		err = rs_buf_puts(&endpoint, https_endpoint);
-	else
-		err = rs_buf_printf(&endpoint, "%s://%s.blob.%s",
-				    use_conn && conn.protocol ? conn.protocol : "https",
-				    a->account,
-				    use_conn && conn.suffix ? conn.suffix : "core.windows.net");
-	if (err)
-		goto out;
-	while (endpoint.len && endpoint.ptr[endpoint.len - 1] == '/')
-		endpoint.ptr[--endpoint.len] = '\0';
-	if (strncmp(endpoint.ptr, "http://", 7) && strncmp(endpoint.ptr, "https://", 8)) {
-		err = rs_error_set(RS_EUSAGE, "the Azure blob endpoint must be an "
-				   "http(s) URL");
-		goto out;
-	}
-	err = rs_buf_printf(&buf, "%s/%s", endpoint.ptr, container);
-	if (err)
-		goto out;
-	a->container_url = rs_buf_detach(&buf, NULL);
-	a->prefix = rs_buf_detach(&prefix, NULL);
-	rs_buf_clear(&buf);
-	err = rs_http_redact_url(&buf, a->container_url);
-	if (!err && *a->prefix)
-		err = rs_buf_printf(&buf, "/%.*s", (int)strlen(a->prefix) - 1, a->prefix);
-	if (err)
-		goto out;
-	a->parent.display_url = rs_buf_detach(&buf, NULL);
-	if (!a->container_url || !a->prefix || !a->parent.display_url ||
-	    (use_conn && conn.key && !a->key)) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-
-	a->single_put_max = config_size(opts, "results.azure.singleputmax",
-					64u << 20, 0, 5000ull << 20);
-	a->block_size = config_size(opts, "results.azure.blocksize", 8u << 20,
-				    1u << 10, 4000ull << 20);
-	a->threads = (int)config_size(opts, "results.azure.threads", 4, 1,
-				      AZURE_MAX_THREADS);
-
-	memset(&hopts, 0, sizeof(hopts));
-	if (opts) {
-		hopts.config_get = opts->config_get;
-		hopts.config_payload = opts->config_payload;
-	}
-	hopts.server = a->parent.display_url;
-	hopts.errors = &azure_errors;
-	if (a->key) {
-		a->signer.account = a->account;
-		a->signer.key = a->key;
-		hopts.sign = rs_azure_sign;
-		hopts.sign_payload = &a->signer;
-		/* Catch a malformed key now, not on the first request. */
-		{
-			struct rs_buf t = RS_BUF_INIT;
-
-			err = rs_azure_authorization(&t, "", a->account, a->key);
-			rs_buf_release(&t);
-			if (err) {
-				rs_error_wrap(err, "%s", a->parent.display_url);
-				goto out;
-			}
-		}
-	} else {
-		hopts.sign = azure_version_only;
-	}
-	err = rs_http_new(&a->http, &hopts);
-	if (err)
-		goto out;
-	*out = &a->parent;
-out:
+	rs_azure_account_init(&conn);
+	memset(&u, 0, sizeof(u));
+	err = parse_url(a, url, &u);
+	if (!err)
+		err = pick_credentials(a, &u, &conn, &use_conn);
+	if (!err)
+		err = set_urls(a, opts, &conn, use_conn, &u);
+	if (!err)
+		err = open_transport(a, opts);
 	rs_azure_account_release(&conn);
-	rs_buf_release(&endpoint);
-	rs_buf_release(&buf);
-	rs_buf_release(&prefix);
-	free(container);
-	free(https_endpoint);
-	if (url_sas) {
-		memset(url_sas, 0, strlen(url_sas));
-		free(url_sas);
-	}
-	if (err)
+	azure_url_release(&u);
+	if (err) {
 		azure_free(&a->parent);
-	return err;
+		return err;
+	}
+	*out = &a->parent;
+	return 0;
 }
