@@ -30,7 +30,7 @@ fi
 # Runtime: what results, lfs-agent and the hooks run or link.
 APT_PACKAGES=(
   git git-lfs ca-certificates
-  libgit2-1.5 libcurl4 libssl3 libzstd1 libjansson4
+  libgit2-1.5 libcurl4 libssl3 libzstd1 libjansson4 libexpat1
 )
 # Build, unit tests and the package.
 if [ "$LEVEL" != runtime ]; then
@@ -38,6 +38,7 @@ if [ "$LEVEL" != runtime ]; then
     build-essential cmake pkg-config zstd python3 curl
     dpkg-dev file                           # scripts/package.sh: dpkg-shlibdeps and CPack use both
     libgit2-dev libcurl4-openssl-dev libssl-dev libzstd-dev libjansson-dev libcmocka-dev
+    libexpat1-dev                           # src/remote/xml.c: the XML answers of S3, Azure, WebDAV
   )
 fi
 # Test servers and tools (issue 4, 5).

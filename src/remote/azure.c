@@ -39,8 +39,10 @@
 #include "remote/azure_sign.h"
 #include "remote/http_parse.h"
 #include "remote/http_transport.h"
+#include "remote/xml.h"
 
 #include "util/error.h"
+#include "util/hex.h"
 
 #include <openssl/evp.h>
 
@@ -84,9 +86,9 @@ static int build_url(const struct azure_remote *a, struct rs_buf *out,
 	if (!err && key) {
 		err = rs_buf_putc(out, '/');
 		if (!err)
-			err = rs_http_url_encode(out, a->prefix, 1);
+			err = rs_percent_encode_str(out, a->prefix, RS_SLASH_KEEP);
 		if (!err)
-			err = rs_http_url_encode(out, key, 1);
+			err = rs_percent_encode_str(out, key, RS_SLASH_KEEP);
 	}
 	if (!err && query && *query) {
 		err = rs_buf_printf(out, "?%s", query);
@@ -108,6 +110,25 @@ static int azure_version_only(struct rs_http_request *req, void *payload)
 	(void)payload;
 	return rs_http_request_set_header(req, "x-ms-version", RS_AZURE_VERSION);
 }
+
+/* The error codes Azure Storage names, and what they mean here. */
+static const struct rs_http_error_rule azure_error_rules[] = {
+	{ NULL, "Request date header too old", RS_EAUTH,
+	  RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  "clock skew - this machine's clock differs too much from the server's; "
+	  "check the system time" },
+	{ "ContainerNotFound", NULL, RS_EUSAGE, 0,
+	  "no such container - create it or check the remote URL" },
+	{ "AuthenticationFailed", NULL, RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  "the signature was refused - check the key" },
+	{ "AuthorizationFailure", NULL, RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  "the signature was refused - check the key" },
+};
+
+static const struct rs_http_errors azure_errors = {
+	"x-ms-error-code", azure_error_rules,
+	sizeof(azure_error_rules) / sizeof(azure_error_rules[0]),
+};
 
 static int perform(struct azure_remote *a, struct rs_http_request *req,
 		   struct rs_http_response *resp)
@@ -158,63 +179,26 @@ out:
 	return err;
 }
 
+static int azure_get_url(struct rs_remote *r, const char *key, struct rs_buf *out)
+{
+	return build_url((struct azure_remote *)r, out, key, NULL);
+}
+
+/* A missing container reads as a missing blob: the key is not there. */
+static int azure_get_perform(struct rs_remote *r, struct rs_http_request *req,
+			     struct rs_http_response *resp)
+{
+	int err = perform((struct azure_remote *)r, req, resp);
+
+	return err == RS_EUSAGE && resp->status == 404 ? RS_ENOTFOUND : err;
+}
+
 static int azure_get(struct rs_remote *r, const char *key, uint64_t off,
 		     uint64_t len, struct rs_buf *out)
 {
-	struct azure_remote *a = (struct azure_remote *)r;
-	struct rs_http_request req;
-	struct rs_http_response resp;
-	struct rs_buf url = RS_BUF_INIT;
-	size_t start = out->len;
-	uint64_t size;
-	int err, ranged = 0;
+	static const struct rs_http_get_ops ops = { azure_get_url, azure_get_perform };
 
-	rs_http_request_init(&req, "GET", NULL);
-	rs_http_response_init(&resp);
-	err = rs_remote_check_key(key);
-	if (!err)
-		err = rs_remote_check_get(key, len, out);
-	if (err)
-		goto out;
-	if (len == 0) {
-		err = azure_stat(r, key, &size);
-		if (!err && off > size)
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %llu",
-					   key, (unsigned long long)off);
-		goto out;
-	}
-	err = rs_http_request_set_range(&req, off, len, &ranged);
-	if (!err)
-		err = build_url(a, &url, key, NULL);
-	if (err)
-		goto out;
-	req.url = rs_buf_cstr(&url);
-	req.response_body = out;
-	req.what = key;
-	err = perform(a, &req, &resp);
-	if ((err == RS_ENOTFOUND || err == RS_EUSAGE) && resp.status == 404) {
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
-				   key, r->display_url);
-		goto out;
-	}
-	if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
-		if (!azure_stat(r, key, &size) && size == off)
-			err = 0;
-		goto out;
-	}
-	if (!err)
-		err = rs_http_range_body(out, start, off, len,
-					 key, r->display_url);
-out:
-	if (err) {
-		out->len = start;
-		if (out->ptr)
-			out->ptr[start] = '\0';
-	}
-	rs_buf_release(&url);
-	rs_http_request_release(&req);
-	rs_http_response_release(&resp);
-	return err;
+	return rs_http_get_range(r, &ops, key, off, len, out);
 }
 
 static int azure_del(struct rs_remote *r, const char *key)
@@ -336,7 +320,7 @@ static int put_block(struct azure_remote *a, const char *key, uint32_t i,
 	block_id(id, i);
 	err = rs_buf_puts(&q, "comp=block&blockid=");
 	if (!err)
-		err = rs_http_url_encode(&q, id, 0);
+		err = rs_percent_encode_str(&q, id, RS_SLASH_ENCODE);
 	if (!err)
 		err = build_url(a, &url, key, rs_buf_cstr(&q));
 	rs_http_request_init(&req, "PUT", rs_buf_cstr(&url));
@@ -688,38 +672,6 @@ static int azure_put_stream(struct rs_remote *r, const char *key, struct rs_grow
 
 /* ---- list ---- */
 
-/* Decode the XML text p[0..n) (entities) into out. */
-static int xml_text(struct rs_buf *out, const char *p, size_t n)
-{
-	size_t i;
-	int err = 0;
-
-	for (i = 0; i < n && !err; i++) {
-		static const struct { const char *ent; char c; } ents[] = {
-			{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' },
-			{ "&quot;", '"' }, { "&apos;", '\'' },
-		};
-		size_t k;
-
-		if (p[i] != '&') {
-			err = rs_buf_putc(out, p[i]);
-			continue;
-		}
-		for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
-			size_t el = strlen(ents[k].ent);
-
-			if (n - i >= el && !memcmp(p + i, ents[k].ent, el)) {
-				err = rs_buf_putc(out, ents[k].c);
-				i += el - 1;
-				break;
-			}
-		}
-		if (k == sizeof(ents) / sizeof(ents[0]))
-			return rs_error_set(RS_ECORRUPT, "List Blobs: unexpected XML entity");
-	}
-	return err;
-}
-
 struct list_state {
 	struct azure_remote *a;
 	const char *prefix;
@@ -728,95 +680,86 @@ struct list_state {
 	struct rs_buf marker;
 };
 
+/* The reading of one EnumerationResults page. */
+struct blob_page {
+	rs_azure_blob_fn fn;
+	void *payload;
+	struct rs_buf name, *next_marker;
+	uint64_t size;
+	int in_blob, has_size;
+};
+
+static int blob_open(void *payload, unsigned int depth, const char *name)
+{
+	struct blob_page *bp = payload;
+
+	if (depth == 1 && strcmp(name, "EnumerationResults"))
+		return rs_error_set(RS_ECORRUPT, "the List Blobs answer is not "
+				    "EnumerationResults XML");
+	if (!strcmp(name, "Blob")) {
+		bp->in_blob = 1;
+		bp->has_size = 0;
+		bp->size = 0;
+		rs_buf_clear(&bp->name);
+	}
+	return 0;
+}
+
+static int blob_close(void *payload, unsigned int depth, const char *name,
+		      const char *text, size_t len)
+{
+	struct blob_page *bp = payload;
+	struct rs_azure_blob b;
+	char *e;
+
+	(void)depth;
+	if (bp->in_blob && !strcmp(name, "Name")) {
+		rs_buf_clear(&bp->name);
+		return rs_buf_put(&bp->name, text, len);
+	}
+	if (bp->in_blob && !strcmp(name, "Content-Length")) {
+		bp->size = strtoull(text, &e, 10);
+		bp->has_size = e != text && !*e;
+		return 0;
+	}
+	if (!strcmp(name, "NextMarker")) {
+		rs_buf_clear(bp->next_marker);
+		return rs_buf_put(bp->next_marker, text, len);
+	}
+	if (!strcmp(name, "Blob") && bp->in_blob) {
+		bp->in_blob = 0;
+		b.name = rs_buf_cstr(&bp->name);
+		b.size = bp->size;
+		b.has_size = bp->has_size;
+		return bp->fn(&b, bp->payload);
+	}
+	return 0;
+}
+
 /*
- * Scan one EnumerationResults page: call back for every <Blob> (its
- * <Name> and <Content-Length>) and keep <NextMarker>. Element names are
- * matched exactly; the document has no namespaces. Values are capped at
- * 2 KiB (blob names are at most 1024 characters).
+ * Read one EnumerationResults page: call back for every <Blob> (its
+ * <Name> and <Content-Length>) and keep <NextMarker>. Values are capped at
+ * 2 KiB (blob names are at most 1024 characters); a page cut off before
+ * its root closes is refused, as it would silently drop keys.
  */
 int rs_azure_parse_blob_list(const char *xml, size_t n, rs_azure_blob_fn fn,
 			     void *payload, struct rs_buf *next_marker)
 {
-	const char *p = xml, *end = xml + n, *text = NULL;
-	struct rs_buf name = RS_BUF_INIT, val = RS_BUF_INIT;
-	uint64_t size = 0;
-	int in_blob = 0, has_size = 0, complete = 0, err = 0;
+	struct blob_page bp;
+	struct rs_xml_handler h = { "the List Blobs answer", blob_open, blob_close, &bp,
+				    AZURE_LIST_PAGE_MAX, 0, 2048 };
+	int err;
 
-	rs_buf_init(&name, 2048);
-	rs_buf_init(&val, 2048);
+	memset(&bp, 0, sizeof(bp));
+	bp.fn = fn;
+	bp.payload = payload;
+	bp.next_marker = next_marker;
+	rs_buf_init(&bp.name, 2048);
 	rs_buf_clear(next_marker);
-	while (p < end && !err) {
-		const char *lt = memchr(p, '<', (size_t)(end - p));
-		const char *gt, *tag;
-		size_t tn;
-		int closing;
-
-		if (!lt)
-			break;
-		gt = memchr(lt, '>', (size_t)(end - lt));
-		if (!gt) {
-			err = rs_error_set(RS_ECORRUPT, "List Blobs: unterminated XML tag");
-			break;
-		}
-		closing = lt[1] == '/';
-		tag = lt + 1 + closing;
-		tn = tag < gt ? strcspn(tag, " />") : 0;
-		if (tag + tn > gt)
-			tn = (size_t)(gt - tag);
-#define IS(s) (tn == sizeof(s) - 1 && !memcmp(tag, s, tn))
-		if (!closing && gt[-1] != '/') {
-			if (IS("Blob")) {
-				in_blob = 1;
-				has_size = 0;
-				size = 0;
-				rs_buf_clear(&name);
-			}
-			text = gt + 1;
-		} else if (closing) {
-			if (text && ((in_blob && (IS("Name") || IS("Content-Length"))) ||
-				     IS("NextMarker"))) {
-				rs_buf_clear(&val);
-				err = xml_text(&val, text, (size_t)(lt - text));
-				if (err) {
-					err = rs_error_set(RS_ECORRUPT, "List Blobs: bad or "
-							   "oversized value");
-					break;
-				}
-				if (IS("Name")) {
-					rs_buf_clear(&name);
-					err = rs_buf_put(&name, val.ptr ? val.ptr : "", val.len);
-				} else if (IS("Content-Length")) {
-					char *e;
-
-					size = strtoull(rs_buf_cstr(&val), &e, 10);
-					has_size = e != rs_buf_cstr(&val) && !*e;
-				} else {
-					rs_buf_clear(next_marker);
-					err = rs_buf_put(next_marker, val.ptr ? val.ptr : "",
-							 val.len);
-				}
-			} else if (IS("EnumerationResults")) {
-				complete = 1;
-			} else if (IS("Blob") && in_blob) {
-				struct rs_azure_blob b;
-
-				in_blob = 0;
-				b.name = rs_buf_cstr(&name);
-				b.size = size;
-				b.has_size = has_size;
-				err = fn(&b, payload);
-			}
-			text = NULL;
-		}
-#undef IS
-		p = gt + 1;
-	}
-	/* A cut-off page would silently drop keys: refuse it. */
-	if (!err && !complete)
-		err = rs_error_set(RS_ECORRUPT, "List Blobs answer ends before "
-				   "</EnumerationResults>");
-	rs_buf_release(&name);
-	rs_buf_release(&val);
+	err = rs_xml_parse(xml, n, &h);
+	if (err)
+		rs_buf_clear(next_marker);
+	rs_buf_release(&bp.name);
 	return err;
 }
 
@@ -873,12 +816,12 @@ static int azure_list(struct rs_remote *r, const char *prefix,
 		if (!err && full.len) {
 			err = rs_buf_puts(&q, "&prefix=");
 			if (!err)
-				err = rs_http_url_encode(&q, rs_buf_cstr(&full), 0);
+				err = rs_percent_encode_str(&q, rs_buf_cstr(&full), RS_SLASH_ENCODE);
 		}
 		if (!err && st.marker.len) {
 			err = rs_buf_puts(&q, "&marker=");
 			if (!err)
-				err = rs_http_url_encode(&q, rs_buf_cstr(&st.marker), 0);
+				err = rs_percent_encode_str(&q, rs_buf_cstr(&st.marker), RS_SLASH_ENCODE);
 		}
 		if (!err)
 			err = build_url(a, &url, NULL, rs_buf_cstr(&q));
@@ -985,19 +928,219 @@ static char *dup_n(const char *p, size_t n)
 	return s;
 }
 
+/* What an Azure remote URL names besides the account (a->account). */
+struct azure_url {
+	char *container;
+	char *https_endpoint; /* https://account.blob.core.../ form: its endpoint */
+	char *sas;            /* a SAS token as the URL's query (a secret) */
+	struct rs_buf prefix; /* "" or "dir/sub/" */
+};
+
+static void azure_url_release(struct azure_url *u)
+{
+	free(u->container);
+	free(u->https_endpoint);
+	if (u->sas) {
+		memset(u->sas, 0, strlen(u->sas));
+		free(u->sas);
+	}
+	rs_buf_release(&u->prefix);
+}
+
+/* The prefix p[0..n) without slashes at either end, with one after it. */
+static int url_prefix(struct rs_buf *prefix, const char *p, const char *pend)
+{
+	int err;
+
+	while (p < pend && *p == '/')
+		p++;
+	while (pend > p && pend[-1] == '/')
+		pend--;
+	if (pend == p)
+		return 0;
+	err = rs_buf_put(prefix, p, (size_t)(pend - p));
+	if (!err)
+		err = rs_buf_putc(prefix, '/');
+	if (!err && rs_remote_check_key(rs_buf_cstr(prefix)))
+		err = rs_error_set(RS_EUSAGE, "the Azure URL's prefix may only hold "
+				   "[A-Za-z0-9._/-]");
+	return err;
+}
+
+/*
+ * Read azure://account/container/prefix or
+ * https://account.blob.core.windows.net/container/prefix[?sas] into
+ * a->account and `u`.
+ */
+static int parse_url(struct azure_remote *a, const char *url, struct azure_url *u)
+{
+	const char *query = strchr(url, '?'), *rest, *slash, *host;
+	size_t n;
+
+	if (!strncmp(url, "azure://", 8)) {
+		rest = url + 8;
+		slash = strchr(rest, '/');
+		if (!slash || slash == rest)
+			return rs_error_set(RS_EUSAGE, "an Azure remote is "
+					    "azure://account/container[/prefix]");
+		a->account = dup_n(rest, (size_t)(slash - rest));
+		rest = slash + 1;
+	} else if (rs_remote_is_azure_url(url)) {
+		host = strstr(url, "://") + 3;
+		slash = strchr(host, '/');
+		if (!slash || (query && query < slash))
+			return rs_error_set(RS_EUSAGE, "an Azure blob URL needs a container: "
+					    "https://account.blob.core.windows.net/container");
+		a->account = dup_n(host, strcspn(host, "."));
+		u->https_endpoint = dup_n(url, (size_t)(slash - url));
+		rest = slash + 1;
+	} else {
+		return rs_error_set(RS_EUSAGE, "not an Azure URL");
+	}
+	if (!a->account || !*a->account)
+		return rs_error_set(RS_EUSAGE, "the Azure URL names no account");
+	n = query ? (size_t)(query - rest) : strlen(rest);
+	slash = memchr(rest, '/', n);
+	u->container = dup_n(rest, slash ? (size_t)(slash - rest) : n);
+	if (!u->container || !*u->container)
+		return rs_error_set(RS_EUSAGE, "the Azure URL names no container");
+	if (query && query[1])
+		u->sas = strdup(query + 1);
+	return slash ? url_prefix(&u->prefix, slash + 1, rest + n) : 0;
+}
+
+/*
+ * The credential, first found: a SAS in the URL, the connection string's
+ * key or SAS (when it names this account), AZURE_STORAGE_KEY (when
+ * AZURE_STORAGE_ACCOUNT is unset or this account), AZURE_STORAGE_SAS_TOKEN.
+ * None is fine: a public container. `*use_conn` says whether the
+ * connection string is this account's (its endpoint counts then too).
+ */
+static int pick_credentials(struct azure_remote *a, struct azure_url *u,
+			    struct rs_azure_account *conn, int *use_conn)
+{
+	const char *cs = getenv("AZURE_STORAGE_CONNECTION_STRING"), *env;
+	int err;
+
+	*use_conn = 0;
+	if (cs && *cs) {
+		err = rs_azure_connection_string_parse(conn, cs);
+		if (err)
+			return rs_error_wrap(err, "AZURE_STORAGE_CONNECTION_STRING");
+		*use_conn = conn->name && !strcmp(conn->name, a->account);
+	}
+	if (u->sas) {
+		a->sas = u->sas;
+		u->sas = NULL;
+	} else if (*use_conn && conn->key) {
+		a->key = strdup(conn->key);
+		if (!a->key)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	} else if (*use_conn && conn->sas) {
+		a->sas = strdup(conn->sas);
+	} else if ((env = getenv("AZURE_STORAGE_KEY")) && *env &&
+		   (!getenv("AZURE_STORAGE_ACCOUNT") ||
+		    !strcmp(getenv("AZURE_STORAGE_ACCOUNT"), a->account))) {
+		a->key = strdup(env);
+	} else if ((env = getenv("AZURE_STORAGE_SAS_TOKEN")) && *env) {
+		a->sas = strdup(env[0] == '?' ? env + 1 : env);
+	}
+	return 0;
+}
+
+/*
+ * The blob endpoint (results.azure.endpoint, the connection string's,
+ * the https URL's, else https://account.blob.core.windows.net) and from
+ * it a->container_url, a->prefix and the display URL.
+ */
+static int set_urls(struct azure_remote *a, const struct rs_remote_options *opts,
+		    const struct rs_azure_account *conn, int use_conn, struct azure_url *u)
+{
+	struct rs_buf endpoint = RS_BUF_INIT, buf = RS_BUF_INIT;
+	const char *env = config(opts, "results.azure.endpoint");
+	int err;
+
+	if (env && *env)
+		err = rs_buf_puts(&endpoint, env);
+	else if (use_conn && conn->blob_endpoint)
+		err = rs_buf_puts(&endpoint, conn->blob_endpoint);
+	else if (u->https_endpoint)
+		err = rs_buf_puts(&endpoint, u->https_endpoint);
+	else
+		err = rs_buf_printf(&endpoint, "%s://%s.blob.%s",
+				    use_conn && conn->protocol ? conn->protocol : "https",
+				    a->account,
+				    use_conn && conn->suffix ? conn->suffix : "core.windows.net");
+	if (err)
+		goto out;
+	while (endpoint.len && endpoint.ptr[endpoint.len - 1] == '/')
+		endpoint.ptr[--endpoint.len] = '\0';
+	if (strncmp(endpoint.ptr, "http://", 7) && strncmp(endpoint.ptr, "https://", 8)) {
+		err = rs_error_set(RS_EUSAGE, "the Azure blob endpoint must be an http(s) URL");
+		goto out;
+	}
+	err = rs_buf_printf(&buf, "%s/%s", endpoint.ptr, u->container);
+	if (err)
+		goto out;
+	a->container_url = rs_buf_detach(&buf, NULL);
+	a->prefix = rs_buf_detach(&u->prefix, NULL);
+	err = rs_http_redact_url(&buf, a->container_url);
+	if (!err && *a->prefix)
+		err = rs_buf_printf(&buf, "/%.*s", (int)strlen(a->prefix) - 1, a->prefix);
+	if (err)
+		goto out;
+	a->parent.display_url = rs_buf_detach(&buf, NULL);
+	if (!a->container_url || !a->prefix || !a->parent.display_url)
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+out:
+	rs_buf_release(&endpoint);
+	rs_buf_release(&buf);
+	return err;
+}
+
+/* The sizes from git config and the transport, signing when there is a key. */
+static int open_transport(struct azure_remote *a, const struct rs_remote_options *opts)
+{
+	struct rs_http_options hopts;
+	struct rs_buf t = RS_BUF_INIT;
+	int err;
+
+	a->single_put_max = config_size(opts, "results.azure.singleputmax",
+					64u << 20, 0, 5000ull << 20);
+	a->block_size = config_size(opts, "results.azure.blocksize", 8u << 20,
+				    1u << 10, 4000ull << 20);
+	a->threads = (int)config_size(opts, "results.azure.threads", 4, 1,
+				      AZURE_MAX_THREADS);
+	memset(&hopts, 0, sizeof(hopts));
+	if (opts) {
+		hopts.config_get = opts->config_get;
+		hopts.config_payload = opts->config_payload;
+	}
+	hopts.server = a->parent.display_url;
+	hopts.errors = &azure_errors;
+	hopts.sign = azure_version_only;
+	if (a->key) {
+		a->signer.account = a->account;
+		a->signer.key = a->key;
+		hopts.sign = rs_azure_sign;
+		hopts.sign_payload = &a->signer;
+		/* Catch a malformed key now, not on the first request. */
+		err = rs_azure_authorization(&t, "", a->account, a->key);
+		rs_buf_release(&t);
+		if (err)
+			return rs_error_wrap(err, "%s", a->parent.display_url);
+	}
+	return rs_http_new(&a->http, &hopts);
+}
+
 int rs_remote_azure_open(struct rs_remote **out, const char *url,
 			 const struct rs_remote_options *opts)
 {
 	struct azure_remote *a;
 	struct rs_azure_account conn;
-	struct rs_http_options hopts;
-	struct rs_buf endpoint = RS_BUF_INIT, buf = RS_BUF_INIT, prefix = RS_BUF_INIT;
-	const char *rest, *slash, *query, *cs, *env;
-	char *container = NULL, *url_sas = NULL, *https_endpoint = NULL;
-	int err = 0, use_conn = 0;
-	size_t n;
+	struct azure_url u;
+	int err, use_conn = 0;
 
-	rs_azure_account_init(&conn);
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -1011,179 +1154,21 @@ int rs_remote_azure_open(struct rs_remote **out, const char *url,
 	a->parent.del = azure_del;
 	a->parent.free = azure_free;
 
-	/* URL: azure://account/container/prefix or https://host/container/prefix */
-	query = strchr(url, '?');
-	if (!strncmp(url, "azure://", 8)) {
-		rest = url + 8;
-		slash = strchr(rest, '/');
-		if (!slash || slash == rest) {
-			err = rs_error_set(RS_EUSAGE, "an Azure remote is "
-					   "azure://account/container[/prefix]");
-			goto out;
-		}
-		a->account = dup_n(rest, (size_t)(slash - rest));
-		rest = slash + 1;
-	} else if (rs_remote_is_azure_url(url)) {
-		const char *host = strstr(url, "://") + 3;
-
-		slash = strchr(host, '/');
-		if (!slash || (query && query < slash)) {
-			err = rs_error_set(RS_EUSAGE, "an Azure blob URL needs a container: "
-					   "https://account.blob.core.windows.net/container");
-			goto out;
-		}
-		a->account = dup_n(host, strcspn(host, "."));
-		https_endpoint = dup_n(url, (size_t)(slash - url));
-		rest = slash + 1;
-	} else {
-		err = rs_error_set(RS_EUSAGE, "not an Azure URL");
-		goto out;
-	}
-	if (!a->account || !*a->account) {
-		err = rs_error_set(RS_EUSAGE, "the Azure URL names no account");
-		goto out;
-	}
-	n = query ? (size_t)(query - rest) : strlen(rest);
-	slash = memchr(rest, '/', n);
-	container = dup_n(rest, slash ? (size_t)(slash - rest) : n);
-	if (!container || !*container) {
-		err = rs_error_set(RS_EUSAGE, "the Azure URL names no container");
-		goto out;
-	}
-	if (slash) {
-		const char *p = slash + 1, *pend = rest + n;
-
-		while (p < pend && *p == '/')
-			p++;
-		while (pend > p && pend[-1] == '/')
-			pend--;
-		if (pend > p) {
-			err = rs_buf_put(&prefix, p, (size_t)(pend - p));
-			if (!err)
-				err = rs_buf_putc(&prefix, '/');
-			if (!err && rs_remote_check_key(rs_buf_cstr(&prefix))) {
-				err = rs_error_set(RS_EUSAGE, "the Azure URL's prefix may "
-						   "only hold [A-Za-z0-9._/-]");
-			}
-			if (err)
-				goto out;
-		}
-	}
-	if (query && query[1])
-		url_sas = strdup(query + 1);
-
-	/* Credentials. */
-	cs = getenv("AZURE_STORAGE_CONNECTION_STRING");
-	if (cs && *cs) {
-		err = rs_azure_connection_string_parse(&conn, cs);
-		if (err) {
-			rs_error_wrap(err, "AZURE_STORAGE_CONNECTION_STRING");
-			goto out;
-		}
-		use_conn = conn.name && !strcmp(conn.name, a->account);
-	}
-	if (url_sas) {
-		a->sas = url_sas;
-		url_sas = NULL;
-	} else if (use_conn && conn.key) {
-		a->key = strdup(conn.key);
-	} else if (use_conn && conn.sas) {
-		a->sas = strdup(conn.sas);
-	} else if ((env = getenv("AZURE_STORAGE_KEY")) && *env &&
-		   (!getenv("AZURE_STORAGE_ACCOUNT") ||
-		    !strcmp(getenv("AZURE_STORAGE_ACCOUNT"), a->account))) {
-		a->key = strdup(env);
-	} else if ((env = getenv("AZURE_STORAGE_SAS_TOKEN")) && *env) {
-		a->sas = strdup(env[0] == '?' ? env + 1 : env);
-	}
-
-	/* Endpoint. */
-	if ((env = config(opts, "results.azure.endpoint")) && *env)
-		err = rs_buf_puts(&endpoint, env);
-	else if (use_conn && conn.blob_endpoint)
-		err = rs_buf_puts(&endpoint, conn.blob_endpoint);
-	else if (https_endpoint)
-		err = rs_buf_puts(&endpoint, https_endpoint);
-	else
-		err = rs_buf_printf(&endpoint, "%s://%s.blob.%s",
-				    use_conn && conn.protocol ? conn.protocol : "https",
-				    a->account,
-				    use_conn && conn.suffix ? conn.suffix : "core.windows.net");
-	if (err)
-		goto out;
-	while (endpoint.len && endpoint.ptr[endpoint.len - 1] == '/')
-		endpoint.ptr[--endpoint.len] = '\0';
-	if (strncmp(endpoint.ptr, "http://", 7) && strncmp(endpoint.ptr, "https://", 8)) {
-		err = rs_error_set(RS_EUSAGE, "the Azure blob endpoint must be an "
-				   "http(s) URL");
-		goto out;
-	}
-	err = rs_buf_printf(&buf, "%s/%s", endpoint.ptr, container);
-	if (err)
-		goto out;
-	a->container_url = rs_buf_detach(&buf, NULL);
-	a->prefix = rs_buf_detach(&prefix, NULL);
-	rs_buf_clear(&buf);
-	err = rs_http_redact_url(&buf, a->container_url);
-	if (!err && *a->prefix)
-		err = rs_buf_printf(&buf, "/%.*s", (int)strlen(a->prefix) - 1, a->prefix);
-	if (err)
-		goto out;
-	a->parent.display_url = rs_buf_detach(&buf, NULL);
-	if (!a->container_url || !a->prefix || !a->parent.display_url ||
-	    (use_conn && conn.key && !a->key)) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-
-	a->single_put_max = config_size(opts, "results.azure.singleputmax",
-					64u << 20, 0, 5000ull << 20);
-	a->block_size = config_size(opts, "results.azure.blocksize", 8u << 20,
-				    1u << 10, 4000ull << 20);
-	a->threads = (int)config_size(opts, "results.azure.threads", 4, 1,
-				      AZURE_MAX_THREADS);
-
-	memset(&hopts, 0, sizeof(hopts));
-	if (opts) {
-		hopts.config_get = opts->config_get;
-		hopts.config_payload = opts->config_payload;
-	}
-	hopts.server = a->parent.display_url;
-	if (a->key) {
-		a->signer.account = a->account;
-		a->signer.key = a->key;
-		hopts.sign = rs_azure_sign;
-		hopts.sign_payload = &a->signer;
-		/* Catch a malformed key now, not on the first request. */
-		{
-			struct rs_buf t = RS_BUF_INIT;
-
-			err = rs_azure_authorization(&t, "", a->account, a->key);
-			rs_buf_release(&t);
-			if (err) {
-				rs_error_wrap(err, "%s", a->parent.display_url);
-				goto out;
-			}
-		}
-	} else {
-		hopts.sign = azure_version_only;
-	}
-	err = rs_http_new(&a->http, &hopts);
-	if (err)
-		goto out;
-	*out = &a->parent;
-out:
+	rs_azure_account_init(&conn);
+	memset(&u, 0, sizeof(u));
+	err = parse_url(a, url, &u);
+	if (!err)
+		err = pick_credentials(a, &u, &conn, &use_conn);
+	if (!err)
+		err = set_urls(a, opts, &conn, use_conn, &u);
+	if (!err)
+		err = open_transport(a, opts);
 	rs_azure_account_release(&conn);
-	rs_buf_release(&endpoint);
-	rs_buf_release(&buf);
-	rs_buf_release(&prefix);
-	free(container);
-	free(https_endpoint);
-	if (url_sas) {
-		memset(url_sas, 0, strlen(url_sas));
-		free(url_sas);
-	}
-	if (err)
+	azure_url_release(&u);
+	if (err) {
 		azure_free(&a->parent);
-	return err;
+		return err;
+	}
+	*out = &a->parent;
+	return 0;
 }

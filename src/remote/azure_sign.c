@@ -27,6 +27,7 @@
  */
 #include "util/secret.h"
 #include "remote/azure_sign.h"
+#include "remote/query.h"
 
 #include "util/error.h"
 
@@ -151,39 +152,6 @@ static void kv_free(struct kv *v, size_t n)
 	free(v);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static char *decode_component(const char *p, size_t n)
-{
-	char *s = malloc(n + 1);
-	size_t i, o = 0;
-
-	if (!s)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (p[i] == '%' && i + 2 < n && hexval(p[i + 1]) >= 0 &&
-		    hexval(p[i + 2]) >= 0) {
-			s[o++] = (char)(hexval(p[i + 1]) * 16 + hexval(p[i + 2]));
-			i += 2;
-		} else if (p[i] == '+') {
-			s[o++] = ' ';
-		} else {
-			s[o++] = p[i];
-		}
-	}
-	s[o] = '\0';
-	return s;
-}
-
 static char *lower_dup(const char *p, size_t n)
 {
 	char *s = malloc(n + 1);
@@ -248,8 +216,8 @@ static int canonical_resource(struct rs_buf *out, const char *url,
 {
 	const char *host = strstr(url, "://");
 	const char *path, *q;
-	struct kv *v = NULL;
-	size_t n = 0, alloc = 0, i;
+	struct rs_query qp = RS_QUERY_INIT;
+	size_t i;
 	int err;
 
 	host = host ? host + 3 : url;
@@ -262,54 +230,15 @@ static int canonical_resource(struct rs_buf *out, const char *url,
 	if (err || *q != '?')
 		return err;
 
-	/* Query parameters. */
-	q++;
-	while (*q && *q != '#') {
-		const char *end = q + strcspn(q, "&#");
-		const char *eq = memchr(q, '=', (size_t)(end - q));
-		const char *name_end = eq ? eq : end;
-
-		if (end > q) {
-			if (n == alloc) {
-				struct kv *nv;
-
-				alloc = alloc ? alloc * 2 : 8;
-				if (alloc > 256) {
-					err = rs_error_set(RS_EUSAGE, "too many query parameters");
-					goto out;
-				}
-				nv = realloc(v, alloc * sizeof(*v));
-				if (!nv) {
-					err = rs_error_set(RS_EGENERIC, "out of memory");
-					goto out;
-				}
-				v = nv;
-			}
-			{
-				char *raw = decode_component(q, (size_t)(name_end - q));
-
-				v[n].name = raw ? lower_dup(raw, strlen(raw)) : NULL;
-				free(raw);
-			}
-			v[n].value = eq ? decode_component(eq + 1, (size_t)(end - eq - 1)) :
-				calloc(1, 1);
-			n++;
-			if (!v[n - 1].name || !v[n - 1].value) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-		}
-		q = *end == '&' ? end + 1 : end;
-	}
-	qsort(v, n, sizeof(*v), kv_cmp);
-	for (i = 0; i < n && !err; i++) {
-		if (i && !strcmp(v[i].name, v[i - 1].name))
-			err = rs_buf_printf(out, ",%s", v[i].value);
+	/* Query parameters: one line a name, its values joined by ','. */
+	err = rs_query_parse(&qp, q + 1, RS_QUERY_PLUS_IS_SPACE | RS_QUERY_LOWER_NAMES, 256);
+	for (i = 0; i < qp.n && !err; i++) {
+		if (i && !strcmp(qp.pairs[i].name, qp.pairs[i - 1].name))
+			err = rs_buf_printf(out, ",%s", qp.pairs[i].value);
 		else
-			err = rs_buf_printf(out, "\n%s:%s", v[i].name, v[i].value);
+			err = rs_buf_printf(out, "\n%s:%s", qp.pairs[i].name, qp.pairs[i].value);
 	}
-out:
-	kv_free(v, n);
+	rs_query_release(&qp);
 	return err;
 }
 

@@ -13,6 +13,7 @@
 #include "remote/credential.h"
 
 #include "util/error.h"
+#include "util/hex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,35 +49,19 @@ void rs_credential_release(struct rs_credential *c)
 	rs_credential_init(c);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decode p[0..n) into a new string in *field. */
 static int set_decoded(char **field, const char *p, size_t n)
 {
-	char *s = malloc(n + 1);
-	size_t i, o = 0;
+	struct rs_buf b = RS_BUF_INIT;
+	size_t o;
+	char *s;
 
-	if (!s)
+	/* Room for all of it first: a realloc would leave the secret behind. */
+	if (rs_buf_grow(&b, n) || rs_percent_decode(&b, p, n, 0)) {
+		rs_buf_release(&b);
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	for (i = 0; i < n; i++) {
-		if (p[i] == '%' && i + 2 < n &&
-		    hexval(p[i + 1]) >= 0 && hexval(p[i + 2]) >= 0) {
-			s[o++] = (char)(hexval(p[i + 1]) * 16 + hexval(p[i + 2]));
-			i += 2;
-		} else {
-			s[o++] = p[i];
-		}
 	}
-	s[o] = '\0';
+	s = rs_buf_detach(&b, &o);
 	if (memchr(s, '\0', o) || memchr(s, '\n', o)) {
 		rs_secret_free(s);
 		return rs_error_set(RS_EUSAGE, "the remote URL's user part holds a "

@@ -1,10 +1,11 @@
 /*
- * The bounded scanners that read the XML answers of the HTTP backends,
- * exposed for tests (and fuzzing) only; backends call them internally.
- * Both read exactly `n` bytes of `xml` (which must be NUL-terminated at
- * xml[n], as an rs_buf is), keep every value under a size cap, and fail
- * with RS_ECORRUPT on input they cannot read. A callback's non-zero
- * return stops the scan and is returned.
+ * The readers of the WebDAV and Azure listings, exposed for tests (and
+ * fuzzing) only; backends call them internally. Both go through the one
+ * XML reader (remote/xml.h, on libexpat, with its entity rule and caps),
+ * read exactly `n` bytes of `xml`, keep every value under a size cap, and
+ * fail with RS_ECORRUPT on input they cannot read (not well-formed, cut
+ * off, a DOCTYPE, another root element). A callback's non-zero return
+ * stops the scan and is returned.
  */
 #ifndef RS_HTTP_PARSE_H
 #define RS_HTTP_PARSE_H

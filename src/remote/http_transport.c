@@ -19,6 +19,7 @@
  * key only delays the message and can lock an account.
  */
 #include "remote/http_transport.h"
+#include "remote/xml.h"
 
 #include "util/error.h"
 #include "util/hash.h"
@@ -66,6 +67,7 @@ struct rs_http {
 	long timeout_s;   /* results.http.timeout */
 	long min_speed;   /* results.http.minSpeed, bytes per second */
 	char *server;     /* display URL for messages, or NULL */
+	const struct rs_http_errors *errors; /* the backend's, or NULL */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -200,6 +202,7 @@ int rs_http_new(struct rs_http **out, const struct rs_http_options *opts)
 	if (opts) {
 		http->sign = opts->sign;
 		http->sign_payload = opts->sign_payload;
+		http->errors = opts->errors;
 	}
 	http->tries = (unsigned int)env_long("RESULTS_HTTP_RETRIES", 5, 1, 20);
 	http->base_ms = env_long("RESULTS_HTTP_RETRY_BASE_MS", 200, 0, 60000);
@@ -522,25 +525,6 @@ int rs_http_redact_url(struct rs_buf *out, const char *url)
 	return rs_buf_put(out, path_start, (size_t)(q - path_start));
 }
 
-int rs_http_url_encode(struct rs_buf *out, const char *s, int keep_slash)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	int err = 0;
-
-	for (; *s && !err; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
-		    (keep_slash && c == '/')) {
-			err = rs_buf_putc(out, (char)c);
-		} else {
-			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
-			err = rs_buf_put(out, e, 3);
-		}
-	}
-	return err;
-}
-
 const char *rs_http_status_text(long status)
 {
 	switch (status) {
@@ -837,29 +821,21 @@ static int status_is_transient(long status)
 	return status == 408 || status == 429 || status >= 500;
 }
 
-/* Copy the server's error code: x-ms-error-code, else an XML <Code>. */
-static void find_error_code(struct rs_http_response *resp)
+/* Copy the server's error code: the backend's code header, else an XML <Code>. */
+static void find_error_code(const struct rs_http *http, struct rs_http_response *resp)
 {
+	const char *header = http->errors ? http->errors->code_header : NULL;
 	struct rs_buf v = RS_BUF_INIT;
-	const char *src = NULL, *end = NULL;
+	const char *src;
 	size_t i, o = 0;
 
 	resp->error_code[0] = '\0';
 	v.max = 256;
-	if (!rs_http_response_header(resp, "x-ms-error-code", &v)) {
+	if ((header && !rs_http_response_header(resp, header, &v)) ||
+	    rs_xml_first_text(rs_buf_cstr(&resp->error_body), resp->error_body.len, "Code",
+			      &v) == 1) {
 		src = rs_buf_cstr(&v);
-		end = src + v.len;
-	} else {
-		const char *b = rs_buf_cstr(&resp->error_body);
-		const char *c = strstr(b, "<Code>");
-
-		if (c) {
-			src = c + 6;
-			end = strstr(src, "</Code>");
-		}
-	}
-	if (src && end) {
-		for (i = 0; src + i < end && o < sizeof(resp->error_code) - 1; i++) {
+		for (i = 0; i < v.len && o < sizeof(resp->error_code) - 1; i++) {
 			unsigned char ch = (unsigned char)src[i];
 
 			if (isalnum(ch) || ch == '.' || ch == '_' || ch == '-')
@@ -870,48 +846,39 @@ static void find_error_code(struct rs_http_response *resp)
 	rs_buf_release(&v);
 }
 
-/* Map a final non-2xx answer to a code and a message that says what to do. */
-static int status_error(const char *method, const char *where, long status,
-			const struct rs_http_response *resp, unsigned int tries)
+/* The backend's rule for this answer, or NULL. */
+static const struct rs_http_error_rule *find_rule(const struct rs_http_errors *errors,
+						  const struct rs_http_response *resp)
 {
-	const char *code = resp->error_code;
 	const char *body = rs_buf_cstr(&resp->error_body);
+	size_t i;
+
+	for (i = 0; errors && i < errors->nrules; i++) {
+		const struct rs_http_error_rule *r = &errors->rules[i];
+
+		if ((r->code && !strcmp(resp->error_code, r->code)) ||
+		    (r->phrase && strstr(body, r->phrase)))
+			return r;
+	}
+	return NULL;
+}
+
+/* Map a final non-2xx answer to a code and a message that says what to do. */
+static int status_error(const struct rs_http *http, const char *method, const char *where,
+			long status, const struct rs_http_response *resp, unsigned int tries)
+{
+	const struct rs_http_error_rule *rule = find_rule(http->errors, resp);
+	const char *code = resp->error_code;
 	const char *text = rs_http_status_text(status);
 	char codepart[96] = "";
 
 	if (*code)
 		snprintf(codepart, sizeof(codepart), " (%s)", code);
-
-	if (!strcmp(code, "RequestTimeTooSkewed") ||
-	    strstr(body, "Request date header too old") ||
-	    strstr(body, "RequestTimeTooSkewed"))
-		return rs_error_set(RS_EAUTH,
-			"%s %s: %ld %s%s: clock skew - this machine's clock differs "
-			"too much from the server's; check the system time",
-			method, where, status, text, codepart);
-	if (!strcmp(code, "NoSuchBucket"))
-		return rs_error_set(RS_EUSAGE, "%s %s: %ld: no such bucket - "
-				    "create it or check the remote URL",
-				    method, where, status);
-	if (!strcmp(code, "ContainerNotFound"))
-		return rs_error_set(RS_EUSAGE, "%s %s: %ld: no such container - "
-				    "create it or check the remote URL",
-				    method, where, status);
-	if (!strcmp(code, "ExpiredToken") || !strcmp(code, "TokenRefreshRequired"))
-		return rs_error_set(RS_EAUTH, "%s %s: %ld%s: the session token has "
-				    "expired - renew the credentials",
-				    method, where, status, codepart);
-	if (!strcmp(code, "InvalidAccessKeyId"))
-		return rs_error_set(RS_EAUTH, "%s %s: %ld%s: unknown access key id - "
-				    "check the credentials", method, where, status,
-				    codepart);
-	if (!strcmp(code, "SignatureDoesNotMatch") ||
-	    !strcmp(code, "AuthenticationFailed") ||
-	    !strcmp(code, "AuthorizationFailure"))
-		return rs_error_set(RS_EAUTH, "%s %s: %ld %s%s: the signature was "
-				    "refused - check the key", method, where, status,
-				    text, codepart);
-
+	if (rule)
+		return rs_error_set(rule->err, "%s %s: %ld%s%s%s: %s", method, where, status,
+				    rule->say & RS_HTTP_SAY_STATUS_TEXT ? " " : "",
+				    rule->say & RS_HTTP_SAY_STATUS_TEXT ? text : "",
+				    rule->say & RS_HTTP_SAY_CODE ? codepart : "", rule->detail);
 	switch (status) {
 	case 401:
 		return rs_error_set(RS_EAUTH, "%s %s: 401 %s%s - check the credentials",
@@ -1345,9 +1312,9 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 				err = 0;
 				goto out;
 			}
-			find_error_code(resp);
+			find_error_code(http, resp);
 			if (!status_is_transient(resp->status) || attempt >= tries) {
-				err = status_error(req->method, rs_buf_cstr(&where),
+				err = status_error(http, req->method, rs_buf_cstr(&where),
 						   resp->status, resp, attempt);
 				goto out;
 			}
@@ -1386,12 +1353,11 @@ out:
 	return err;
 }
 
-int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
-			      uint64_t len, int *ranged)
+/* Ask for [off, off + len) with a Range header, unless that is all of it. */
+static int set_range(struct rs_http_request *req, uint64_t off, uint64_t len)
 {
 	char range[64];
 
-	*ranged = 0;
 	if (len != UINT64_MAX && off > UINT64_MAX - len)
 		return rs_error_set(RS_EUSAGE, "range past 2^64");
 	req->range_set = 1;
@@ -1404,20 +1370,75 @@ int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
 	else
 		snprintf(range, sizeof(range), "bytes=%llu-%llu", (unsigned long long)off,
 			 (unsigned long long)(off + len - 1));
-	*ranged = 1;
 	return rs_http_request_set_header(req, "Range", range);
 }
 
-int rs_http_range_body(struct rs_buf *out, size_t start, uint64_t off, uint64_t len,
-		       const char *key, const char *where)
+/* An empty read at `off`: fine when the object is at least that long. */
+static int get_nothing(struct rs_remote *r, const char *key, uint64_t off, int exact)
 {
-	uint64_t got = out->len - start;
+	uint64_t size;
+	int err = r->stat(r, key, &size);
 
-	if (len != UINT64_MAX && got != len)
-		return rs_error_set(RS_ECORRUPT, "'%s' at %s: asked for %llu bytes at %llu, got %llu",
-				    key, where, (unsigned long long)len,
-				    (unsigned long long)off, (unsigned long long)got);
-	return 0;
+	if (!err && (exact ? size != off : off > size))
+		err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %llu", key,
+				   (unsigned long long)off);
+	return err;
+}
+
+int rs_http_get_range(struct rs_remote *r, const struct rs_http_get_ops *ops,
+		      const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
+{
+	struct rs_http_request req;
+	struct rs_http_response resp;
+	struct rs_buf url = RS_BUF_INIT;
+	size_t start = out->len;
+	uint64_t got;
+	int err;
+
+	rs_http_request_init(&req, "GET", NULL);
+	rs_http_response_init(&resp);
+	err = rs_remote_check_key(key);
+	if (!err)
+		err = rs_remote_check_get(key, len, out);
+	if (!err && len == 0) {
+		err = get_nothing(r, key, off, 0);
+		goto out;
+	}
+	if (!err)
+		err = set_range(&req, off, len);
+	if (!err)
+		err = ops->url(r, key, &url);
+	if (err)
+		goto out;
+	req.url = rs_buf_cstr(&url);
+	req.response_body = out;
+	req.what = key;
+	err = ops->perform(r, &req, &resp);
+	if (err == RS_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s", key,
+				   r->display_url);
+	} else if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
+		/* 416 for "bytes=N-" where N is the size: an empty tail. */
+		rs_error_clear();
+		err = get_nothing(r, key, off, 1);
+	} else if (!err) {
+		got = out->len - start;
+		if (len != UINT64_MAX && got != len)
+			err = rs_error_set(RS_ECORRUPT, "'%s' at %s: asked for %llu bytes at "
+					   "%llu, got %llu", key, r->display_url,
+					   (unsigned long long)len, (unsigned long long)off,
+					   (unsigned long long)got);
+	}
+out:
+	if (err) {
+		out->len = start;
+		if (out->ptr)
+			out->ptr[start] = '\0';
+	}
+	rs_buf_release(&url);
+	rs_http_request_release(&req);
+	rs_http_response_release(&resp);
+	return err;
 }
 
 /* ---- listing guard ---- */

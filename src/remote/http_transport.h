@@ -74,6 +74,34 @@ struct rs_http_request;
  */
 typedef int (*rs_http_sign_fn)(struct rs_http_request *req, void *payload);
 
+/*
+ * How a backend reads the errors its servers name. The transport knows
+ * HTTP statuses only; a final non-2xx answer whose error code is `code`
+ * (exactly), or whose error body holds `phrase`, fails with `err` and the
+ * message "<METHOD> <where>: <status>[ <status text>][ (<code>)]: <detail>",
+ * the first matching rule winning, before the status rules apply.
+ */
+enum {
+	RS_HTTP_SAY_STATUS_TEXT = 1, /* the message repeats the status text */
+	RS_HTTP_SAY_CODE = 2,        /* ... and the server's error code */
+};
+
+struct rs_http_error_rule {
+	const char *code;   /* the server's error code, or NULL */
+	const char *phrase; /* or a phrase of its error body, or NULL */
+	int err;            /* RS_E* */
+	unsigned int say;   /* RS_HTTP_SAY_* */
+	const char *detail; /* what it means and what to do */
+};
+
+struct rs_http_errors {
+	/* A header that names the error code (Azure: x-ms-error-code); NULL:
+	   only the <Code> of an XML error body does. */
+	const char *code_header;
+	const struct rs_http_error_rule *rules;
+	size_t nrules;
+};
+
 struct rs_http_options {
 	/* Config lookups (results.http.cainfo, http.sslCAInfo); may be NULL. */
 	rs_config_get_fn config_get;
@@ -83,6 +111,9 @@ struct rs_http_options {
 	void *sign_payload;
 	/* The remote's display URL (no credential), for messages; may be NULL. */
 	const char *server;
+	/* The backend's error rules; may be NULL. Kept (not copied): a
+	   static table. */
+	const struct rs_http_errors *errors;
 };
 
 /*
@@ -239,8 +270,8 @@ struct rs_http_response {
 	long status;          /* final HTTP status; 0 when none arrived */
 	struct rs_buf headers; /* raw header lines of the final response (capped) */
 	/*
-	 * The server's error code when it sent one: S3's <Code>, Azure's
-	 * x-ms-error-code / <Code>. Empty otherwise.
+	 * The server's error code when it sent one: the backend's code header
+	 * (rs_http_errors), else the <Code> of an XML body. Empty otherwise.
 	 */
 	char error_code[64];
 	/* The body of a non-2xx response (capped, for messages). */
@@ -260,25 +291,26 @@ int rs_http_response_header(const struct rs_http_response *resp,
 			    const char *name, struct rs_buf *out);
 
 /*
- * Ranged reads, shared by every backend's get(). Before the request:
- * ask for bytes [off, off + len) of the resource (len UINT64_MAX: to the
- * end) with a Range header; nothing is set when that is the whole
- * resource. `*ranged` says whether a header was set. Records the slice
- * in req->range_* so the transport refuses more than that. RS_EUSAGE
- * when the range passes 2^64 (len must not be 0: an empty range cannot
- * be asked).
+ * The get() of every HTTP backend: bytes [off, off + len) of `key`
+ * (len UINT64_MAX: to the end) appended to `out`, nothing appended on
+ * failure. It checks the key and the cap, asks for the slice with a Range
+ * header (none when that is the whole object), refuses a body of another
+ * length (a 200 that ignored Range is sliced by the transport), and says
+ * "'<key>' is not in the store at '<display url>'" on RS_ENOTFOUND.
+ *
+ * The backend gives the object's URL and how to perform a request (its
+ * signing, its wording of errors). HTTP cannot ask for an empty range, so
+ * len 0 and a 416 for an empty tail ("bytes=N-" where N is the size) are
+ * answered with r->stat.
  */
-int rs_http_request_set_range(struct rs_http_request *req, uint64_t off,
-			      uint64_t len, int *ranged);
+struct rs_http_get_ops {
+	int (*url)(struct rs_remote *r, const char *key, struct rs_buf *out);
+	int (*perform)(struct rs_remote *r, struct rs_http_request *req,
+		       struct rs_http_response *resp);
+};
 
-/*
- * After it: the body was appended to `out` from `start` (already sliced
- * by the transport when the server ignored Range). It must be exactly
- * `len` bytes unless len is UINT64_MAX. RS_ECORRUPT naming `key` and
- * `where` otherwise.
- */
-int rs_http_range_body(struct rs_buf *out, size_t start, uint64_t off, uint64_t len,
-		       const char *key, const char *where);
+int rs_http_get_range(struct rs_remote *r, const struct rs_http_get_ops *ops,
+		      const char *key, uint64_t off, uint64_t len, struct rs_buf *out);
 
 /*
  * Guards a paginated listing (S3 continuation tokens, Azure markers)
@@ -337,13 +369,6 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
  * (SAS tokens and pre-signed URLs carry secrets there), for messages.
  */
 int rs_http_redact_url(struct rs_buf *out, const char *url);
-
-/*
- * Percent-encode `s` into `out` the RFC 3986 way: unreserved characters
- * A-Z a-z 0-9 - . _ ~ stay; '/' stays when `keep_slash`. Used for URL
- * paths and for signing (SigV4 and SharedKey both need exact encoding).
- */
-int rs_http_url_encode(struct rs_buf *out, const char *s, int keep_slash);
 
 /*
  * Short phrase for a status ("access denied", "service unavailable"),

@@ -39,7 +39,9 @@
 #include "remote/aws_config.h"
 #include "remote/http_transport.h"
 #include "remote/sigv4.h"
+#include "remote/xml.h"
 #include "util/error.h"
+#include "util/hex.h"
 #include "util/hash.h"
 
 #include <ctype.h>
@@ -180,13 +182,38 @@ static int object_url(struct s3_remote *s, struct rs_buf *out, const char *key,
 
 	rs_buf_clear(out);
 	if ((err = rs_buf_printf(out, "%s/", s->base_url)) ||
-	    (err = rs_sigv4_uri_encode(out, s->prefix, 0)) ||
-	    (err = rs_sigv4_uri_encode(out, key, 0)))
+	    (err = rs_percent_encode_str(out, s->prefix, RS_SLASH_KEEP)) ||
+	    (err = rs_percent_encode_str(out, key, RS_SLASH_KEEP)))
 		return err;
 	if (query)
 		err = rs_buf_printf(out, "?%s", query);
 	return err;
 }
+
+#define S3_SKEW "clock skew - this machine's clock differs too much from the server's; " \
+	"check the system time"
+
+/* The error codes S3 (and its look-alikes) name, and what they mean here. */
+static const struct rs_http_error_rule s3_error_rules[] = {
+	{ "RequestTimeTooSkewed", NULL, RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  S3_SKEW },
+	{ NULL, "RequestTimeTooSkewed", RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  S3_SKEW },
+	{ "NoSuchBucket", NULL, RS_EUSAGE, 0,
+	  "no such bucket - create it or check the remote URL" },
+	{ "ExpiredToken", NULL, RS_EAUTH, RS_HTTP_SAY_CODE,
+	  "the session token has expired - renew the credentials" },
+	{ "TokenRefreshRequired", NULL, RS_EAUTH, RS_HTTP_SAY_CODE,
+	  "the session token has expired - renew the credentials" },
+	{ "InvalidAccessKeyId", NULL, RS_EAUTH, RS_HTTP_SAY_CODE,
+	  "unknown access key id - check the credentials" },
+	{ "SignatureDoesNotMatch", NULL, RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
+	  "the signature was refused - check the key" },
+};
+
+const struct rs_http_errors rs_s3_http_errors = {
+	NULL, s3_error_rules, sizeof(s3_error_rules) / sizeof(s3_error_rules[0]),
+};
 
 /*
  * Add what a user needs to act on an error: which remote, and for
@@ -205,90 +232,6 @@ static int s3_fail(struct s3_remote *s, int err)
 				     s->parent.display_url, s->cfg.credential_source,
 				     s->cfg.region);
 	return rs_error_wrap(err, "%s", s->parent.display_url);
-}
-
-/* memmem, which is a GNU extension. */
-static const char *find(const char *h, size_t hn, const char *n, size_t nn)
-{
-	size_t i;
-
-	for (i = 0; nn <= hn && i <= hn - nn; i++)
-		if (h[i] == n[0] && !memcmp(h + i, n, nn))
-			return h + i;
-	return NULL;
-}
-
-/*
- * Find the next <tag>...</tag> in [*pos, end). On success the content is
- * [*vs, *ve) and *pos moves past the closing tag. No nesting of the same
- * tag is assumed, which holds for the S3 responses we read.
- */
-static int xml_next(const char **pos, const char *end, const char *tag,
-		    const char **vs, const char **ve)
-{
-	char open[64], close[64];
-	size_t ol, cl;
-	const char *p = *pos, *a, *b;
-
-	ol = (size_t)snprintf(open, sizeof(open), "<%s>", tag);
-	cl = (size_t)snprintf(close, sizeof(close), "</%s>", tag);
-	a = p < end ? find(p, (size_t)(end - p), open, ol) : NULL;
-	if (!a)
-		return 0;
-	a += ol;
-	b = find(a, (size_t)(end - a), close, cl);
-	if (!b)
-		return 0;
-	*vs = a;
-	*ve = b;
-	*pos = b + cl;
-	return 1;
-}
-
-/* Decode the five XML entities and decimal/hex character references. */
-static int xml_text(struct rs_buf *out, const char *s, const char *e)
-{
-	static const struct { const char *name; char c; } ents[] = {
-		{ "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' }, { "quot;", '"' }, { "apos;", '\'' },
-	};
-	int err = 0;
-	size_t i;
-
-	rs_buf_clear(out);
-	while (s < e && !err) {
-		if (*s != '&') {
-			err = rs_buf_putc(out, *s++);
-			continue;
-		}
-		s++;
-		for (i = 0; i < sizeof(ents) / sizeof(ents[0]); i++) {
-			size_t n = strlen(ents[i].name);
-
-			if ((size_t)(e - s) >= n && !memcmp(s, ents[i].name, n)) {
-				err = rs_buf_putc(out, ents[i].c);
-				s += n;
-				break;
-			}
-		}
-		if (i < sizeof(ents) / sizeof(ents[0]))
-			continue;
-		if (s < e && *s == '#') {
-			unsigned long v = 0;
-			int hex = s + 1 < e && (s[1] == 'x' || s[1] == 'X');
-			const char *q = s + 1 + hex;
-
-			while (q < e && *q != ';' && isxdigit((unsigned char)*q) && v < 0x110000)
-				v = v * (hex ? 16 : 10) + (unsigned long)(isdigit((unsigned char)*q) ?
-					*q - '0' : (tolower((unsigned char)*q) - 'a' + 10));
-			if (q < e && *q == ';' && v > 0 && v < 0x80) {
-				err = rs_buf_putc(out, (char)v);
-				s = q + 1;
-				continue;
-			}
-		}
-		return rs_error_set(RS_ECORRUPT, "S3 answered with XML this client cannot decode");
-	}
-	return err;
 }
 
 static int parse_u64(const char *s, size_t n, uint64_t *out)
@@ -372,68 +315,28 @@ out:
 	return err;
 }
 
+static int s3_get_url(struct rs_remote *r, const char *key, struct rs_buf *out)
+{
+	return object_url((struct s3_remote *)r, out, key, NULL);
+}
+
+static int s3_get_perform(struct rs_remote *r, struct rs_http_request *req,
+			  struct rs_http_response *resp)
+{
+	struct s3_remote *s = (struct s3_remote *)r;
+	int err = rs_http_perform(s->http, req, resp);
+
+	return err ? s3_fail(s, err) : 0;
+}
+
 static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 		  uint64_t len, struct rs_buf *out)
 {
-	struct s3_remote *s = (struct s3_remote *)r;
-	struct rs_buf url = RS_BUF_INIT;
-	struct rs_http_request req;
-	struct rs_http_response resp;
-	size_t start = out->len;
-	int ranged = 0;
-	uint64_t size;
-	int err;
+	static const struct rs_http_get_ops ops = { s3_get_url, s3_get_perform };
 
-	rs_http_request_init(&req, "GET", NULL);
-	rs_http_response_init(&resp);
-	if ((err = rs_remote_check_key(key)) || (err = rs_remote_check_get(key, len, out)))
-		goto out;
-	if (len == 0) {
-		/* An empty range cannot be asked for in HTTP: check it exists. */
-		err = s3_stat(r, key, &size);
-		if (!err && off > size)
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %" PRIu64, key, off);
-		goto out;
-	}
-	err = rs_http_request_set_range(&req, off, len, &ranged);
-	if (!err)
-		err = object_url(s, &url, key, NULL);
-	if (err)
-		goto out;
-	req.url = url.ptr;
-	req.response_body = out;
-	req.what = key;
-	err = rs_http_perform(s->http, &req, &resp);
-	if (err == RS_ENOTFOUND) {
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at '%s'",
-				   key, s->parent.display_url);
-		goto out;
-	}
-	if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
-		/* 416 for "bytes=N-" where N is the size: an empty tail, not an error. */
-		rs_error_clear();
-		err = s3_stat(r, key, &size);
-		if (!err && size != off)
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %" PRIu64, key, off);
-		goto out;
-	}
-	if (err) {
-		err = s3_fail(s, err);
-		goto out;
-	}
-	err = rs_http_range_body(out, start, off, len, key,
-				 s->parent.display_url);
-out:
-	if (err) {
-		out->len = start;
-		if (out->ptr)
-			out->ptr[start] = '\0';
-	}
-	rs_http_request_release(&req);
-	rs_http_response_release(&resp);
-	rs_buf_release(&url);
-	return err;
+	return rs_http_get_range(r, &ops, key, off, len, out);
 }
+
 
 static int s3_del(struct rs_remote *r, const char *key)
 {
@@ -647,7 +550,6 @@ static int multipart_create(struct multipart *m)
 	struct rs_buf url = RS_BUF_INIT, body = RS_BUF_INIT, id = RS_BUF_INIT;
 	struct rs_buf enc = RS_BUF_INIT;
 	struct rs_http_request req;
-	const char *pos, *vs, *ve;
 	int err;
 
 	rs_http_request_init(&req, "POST", NULL);
@@ -661,14 +563,14 @@ static int multipart_create(struct multipart *m)
 	err = rs_http_perform(m->s->http, &req, NULL);
 	if (err)
 		goto out;
-	pos = rs_buf_cstr(&body);
-	if (!xml_next(&pos, body.ptr + body.len, "UploadId", &vs, &ve) ||
-	    (err = xml_text(&id, vs, ve)) || id.len == 0) {
-		err = err ? err : rs_error_set(RS_ECORRUPT,
-					       "S3 started a multipart upload without an UploadId");
+	err = rs_xml_first_text(body.ptr, body.len, "UploadId", &id);
+	if (err < 0)
+		goto out;
+	if (err == 0 || id.len == 0) {
+		err = rs_error_set(RS_ECORRUPT, "S3 started a multipart upload without an UploadId");
 		goto out;
 	}
-	if ((err = rs_sigv4_uri_encode(&enc, id.ptr, 1)))
+	if ((err = rs_percent_encode_str(&enc, id.ptr, RS_SLASH_ENCODE)))
 		goto out;
 	if (enc.len >= sizeof(m->upload_id)) {
 		err = rs_error_set(RS_ECORRUPT, "S3 gave an UploadId of %zu bytes", enc.len);
@@ -953,61 +855,102 @@ static int s3_put_buf(struct rs_remote *r, const char *key, const void *p, size_
 
 /* ---- list ---- */
 
+/*
+ * The reading of one ListObjectsV2 page: keys of <Contents> go to the
+ * callback as they close; <IsTruncated> and <NextContinuationToken> are
+ * children of the root.
+ */
+struct list_page {
+	const char *strip_prefix;
+	rs_remote_list_cb cb;
+	void *payload;
+	struct rs_buf key, *next_token;
+	int *truncated;
+	int in_contents, has_key, has_size;
+	uint64_t size;
+};
+
+static int list_page_open(void *payload, unsigned int depth, const char *name)
+{
+	struct list_page *lp = payload;
+
+	if (depth == 1 && strcmp(name, "ListBucketResult"))
+		return rs_error_set(RS_ECORRUPT, "the bucket listing is not ListObjectsV2 XML");
+	if (depth == 2 && !strcmp(name, "Contents")) {
+		lp->in_contents = 1;
+		lp->has_key = lp->has_size = 0;
+	}
+	return 0;
+}
+
+static int list_page_close(void *payload, unsigned int depth, const char *name,
+			   const char *text, size_t len)
+{
+	struct list_page *lp = payload;
+	size_t plen = strlen(lp->strip_prefix);
+	int err;
+
+	if (lp->in_contents && depth == 3 && !strcmp(name, "Key")) {
+		rs_buf_clear(&lp->key);
+		lp->has_key = 1;
+		return rs_buf_put(&lp->key, text, len);
+	}
+	if (lp->in_contents && depth == 3 && !strcmp(name, "Size")) {
+		lp->has_size = !parse_u64(text, len, &lp->size);
+		return 0;
+	}
+	if (depth == 2 && !strcmp(name, "Contents")) {
+		lp->in_contents = 0;
+		if (!lp->has_key || !lp->has_size)
+			return rs_error_set(RS_ECORRUPT, "a listed object has no Key or Size");
+		/* A key outside our prefix would be a server bug; skip it. */
+		if (lp->key.len <= plen || strncmp(lp->key.ptr, lp->strip_prefix, plen) ||
+		    strlen(lp->key.ptr) != lp->key.len)
+			return 0;
+		return lp->cb(lp->key.ptr + plen, lp->size, lp->payload);
+	}
+	if (depth == 2 && !strcmp(name, "IsTruncated"))
+		*lp->truncated = len == 4 && !memcmp(text, "true", 4);
+	if (depth == 2 && !strcmp(name, "NextContinuationToken")) {
+		rs_buf_clear(lp->next_token);
+		err = rs_buf_put(lp->next_token, text, len);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int rs_s3_list_page_parse(const char *xml, size_t len, const char *strip_prefix,
 			  rs_remote_list_cb cb, void *payload,
 			  struct rs_buf *next_token, int *truncated)
 {
-	struct rs_buf key = RS_BUF_INIT;
-	const char *pos = xml, *end = xml + len, *vs, *ve;
-	size_t plen = strlen(strip_prefix);
-	int err = 0;
+	struct list_page lp;
+	struct rs_xml_handler h = { "the bucket listing", list_page_open, list_page_close,
+				    &lp, S3_LIST_PAGE_MAX, 0, 0 };
+	int err;
 
-	rs_buf_init(&key, S3_MAX_KEY + 1);
+	memset(&lp, 0, sizeof(lp));
+	lp.strip_prefix = strip_prefix;
+	lp.cb = cb;
+	lp.payload = payload;
+	lp.next_token = next_token;
+	lp.truncated = truncated;
+	rs_buf_init(&lp.key, S3_MAX_KEY + 1);
 	rs_buf_clear(next_token);
 	*truncated = 0;
-	if (!find(xml, len, "<ListBucketResult", 17)) {
-		err = rs_error_set(RS_ECORRUPT, "the bucket listing is not ListObjectsV2 XML");
+	err = rs_xml_parse(xml, len, &h);
+	if (err)
+		goto out; /* the callback's value, unchanged */
+	if (!*truncated) {
+		rs_buf_clear(next_token);
 		goto out;
 	}
-	for (;;) {
-		const char *cpos, *kvs, *kve, *svs, *sve;
-		uint64_t size;
-
-		if (!xml_next(&pos, end, "Contents", &vs, &ve))
-			break;
-		cpos = vs;
-		if (!xml_next(&cpos, ve, "Key", &kvs, &kve) ||
-		    (cpos = vs, !xml_next(&cpos, ve, "Size", &svs, &sve)) ||
-		    parse_u64(svs, (size_t)(sve - svs), &size)) {
-			err = rs_error_set(RS_ECORRUPT, "a listed object has no Key or Size");
-			goto out;
-		}
-		if ((err = xml_text(&key, kvs, kve)))
-			goto out;
-		/* A key outside our prefix would be a server bug; skip it. */
-		if (key.len <= plen || strncmp(key.ptr, strip_prefix, plen) ||
-		    strlen(key.ptr) != key.len)
-			continue;
-		err = cb(key.ptr + plen, size, payload);
-		if (err)
-			goto out; /* the callback's value, unchanged */
-	}
-	pos = xml;
-	*truncated = xml_next(&pos, end, "IsTruncated", &vs, &ve) &&
-		     (size_t)(ve - vs) == 4 && !memcmp(vs, "true", 4);
-	if (!*truncated)
-		goto out;
-	pos = xml;
-	if (!xml_next(&pos, end, "NextContinuationToken", &vs, &ve)) {
-		err = rs_error_set(RS_ECORRUPT, "a truncated listing has no continuation token");
-		goto out;
-	}
-	if ((err = xml_text(next_token, vs, ve)))
-		goto out;
 	if (next_token->len == 0 || strlen(next_token->ptr) != next_token->len)
 		err = rs_error_set(RS_ECORRUPT, "a truncated listing has an empty or binary token");
 out:
-	rs_buf_release(&key);
+	if (err)
+		*truncated = 0;
+	rs_buf_release(&lp.key);
 	return err;
 }
 
@@ -1036,12 +979,12 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 		rs_buf_clear(&page);
 		if ((err = rs_buf_printf(&url, "%s%s?list-type=2&prefix=", s->base_url,
 					 s->path_style ? "" : "/")) ||
-		    (err = rs_sigv4_uri_encode(&url, full.ptr, 1)))
+		    (err = rs_percent_encode_str(&url, full.ptr, RS_SLASH_ENCODE)))
 			goto out;
 		if (mk && (err = rs_buf_printf(&url, "&max-keys=%" PRIu64, mk)))
 			goto out;
 		if (token.len && ((err = rs_buf_puts(&url, "&continuation-token=")) ||
-				  (err = rs_sigv4_uri_encode(&url, token.ptr, 1))))
+				  (err = rs_percent_encode_str(&url, token.ptr, RS_SLASH_ENCODE))))
 			goto out;
 		rs_http_request_init(&req, "GET", url.ptr);
 		req.response_body = &page;
@@ -1120,64 +1063,103 @@ static int parse_iso8601(const char *s, size_t n, int64_t *out)
 	return 0;
 }
 
+/* The reading of one ListMultipartUploads page, as list_page above. */
+struct uploads_page {
+	rs_s3_upload_cb cb;
+	void *payload;
+	struct rs_buf key, id, *next_key, *next_id;
+	int *truncated;
+	int in_upload, has_key, has_id, has_time;
+	int64_t initiated;
+};
+
+static int uploads_open(void *payload, unsigned int depth, const char *name)
+{
+	struct uploads_page *up = payload;
+
+	if (depth == 1 && strcmp(name, "ListMultipartUploadsResult"))
+		return rs_error_set(RS_ECORRUPT,
+				    "the upload listing is not ListMultipartUploads XML");
+	if (depth == 2 && !strcmp(name, "Upload")) {
+		up->in_upload = 1;
+		up->has_key = up->has_id = up->has_time = 0;
+	}
+	return 0;
+}
+
+/* Keep the text of an element in `b` (cleared first). */
+static int keep_text(struct rs_buf *b, int *has, const char *text, size_t len)
+{
+	rs_buf_clear(b);
+	if (has)
+		*has = 1;
+	return rs_buf_put(b, text, len);
+}
+
+static int uploads_close(void *payload, unsigned int depth, const char *name,
+			 const char *text, size_t len)
+{
+	struct uploads_page *up = payload;
+
+	if (up->in_upload && depth == 3) {
+		if (!strcmp(name, "Key"))
+			return keep_text(&up->key, &up->has_key, text, len);
+		if (!strcmp(name, "UploadId"))
+			return keep_text(&up->id, &up->has_id, text, len);
+		if (!strcmp(name, "Initiated"))
+			up->has_time = !parse_iso8601(text, len, &up->initiated);
+		return 0;
+	}
+	if (depth != 2)
+		return 0;
+	if (!strcmp(name, "Upload")) {
+		up->in_upload = 0;
+		if (!up->has_key || !up->has_id || !up->has_time)
+			return rs_error_set(RS_ECORRUPT, "a listed upload has no Key, UploadId "
+					    "or Initiated time");
+		if (strlen(rs_buf_cstr(&up->key)) != up->key.len ||
+		    strlen(rs_buf_cstr(&up->id)) != up->id.len || !up->id.len)
+			return 0; /* binary: not one of ours */
+		return up->cb(up->key.ptr, up->id.ptr, up->initiated, up->payload);
+	}
+	if (!strcmp(name, "IsTruncated"))
+		*up->truncated = len == 4 && !memcmp(text, "true", 4);
+	else if (!strcmp(name, "NextKeyMarker"))
+		return keep_text(up->next_key, NULL, text, len);
+	else if (!strcmp(name, "NextUploadIdMarker"))
+		return keep_text(up->next_id, NULL, text, len);
+	return 0;
+}
+
 int rs_s3_uploads_page_parse(const char *xml, size_t len, rs_s3_upload_cb cb, void *payload,
 			     struct rs_buf *next_key, struct rs_buf *next_id, int *truncated)
 {
-	struct rs_buf key = RS_BUF_INIT, id = RS_BUF_INIT;
-	const char *pos = xml, *end = xml + len, *vs, *ve;
-	int err = 0;
+	struct uploads_page up;
+	struct rs_xml_handler h = { "the upload listing", uploads_open, uploads_close, &up,
+				    S3_LIST_PAGE_MAX, 0, 0 };
+	int err;
 
-	rs_buf_init(&key, S3_MAX_KEY + 1);
-	rs_buf_init(&id, 1024);
+	memset(&up, 0, sizeof(up));
+	up.cb = cb;
+	up.payload = payload;
+	up.next_key = next_key;
+	up.next_id = next_id;
+	up.truncated = truncated;
+	rs_buf_init(&up.key, S3_MAX_KEY + 1);
+	rs_buf_init(&up.id, 1024);
 	rs_buf_clear(next_key);
 	rs_buf_clear(next_id);
 	*truncated = 0;
-	if (!find(xml, len, "<ListMultipartUploadsResult", 27)) {
-		err = rs_error_set(RS_ECORRUPT, "the upload listing is not ListMultipartUploads XML");
-		goto out;
-	}
-	for (;;) {
-		const char *upos, *kvs, *kve, *ivs, *ive, *tvs, *tve;
-		int64_t initiated;
-
-		if (!xml_next(&pos, end, "Upload", &vs, &ve))
-			break;
-		upos = vs;
-		if (!xml_next(&upos, ve, "Key", &kvs, &kve) ||
-		    (upos = vs, !xml_next(&upos, ve, "UploadId", &ivs, &ive)) ||
-		    (upos = vs, !xml_next(&upos, ve, "Initiated", &tvs, &tve)) ||
-		    parse_iso8601(tvs, (size_t)(tve - tvs), &initiated)) {
-			err = rs_error_set(RS_ECORRUPT, "a listed upload has no Key, UploadId or "
-					   "Initiated time");
-			goto out;
-		}
-		rs_buf_clear(&key);
-		rs_buf_clear(&id);
-		if ((err = xml_text(&key, kvs, kve)) || (err = xml_text(&id, ivs, ive)))
-			goto out;
-		if (strlen(rs_buf_cstr(&key)) != key.len || strlen(rs_buf_cstr(&id)) != id.len ||
-		    !id.len)
-			continue; /* binary: not one of ours */
-		err = cb(key.ptr, id.ptr, initiated, payload);
-		if (err)
-			goto out;
-	}
-	pos = xml;
-	*truncated = xml_next(&pos, end, "IsTruncated", &vs, &ve) &&
-		     (size_t)(ve - vs) == 4 && !memcmp(vs, "true", 4);
-	if (!*truncated)
-		goto out;
-	pos = xml;
-	if (xml_next(&pos, end, "NextKeyMarker", &vs, &ve) && (err = xml_text(next_key, vs, ve)))
-		goto out;
-	pos = xml;
-	if (xml_next(&pos, end, "NextUploadIdMarker", &vs, &ve) && (err = xml_text(next_id, vs, ve)))
-		goto out;
-	if (!next_key->len)
+	err = rs_xml_parse(xml, len, &h);
+	if (!err && *truncated && !next_key->len)
 		err = rs_error_set(RS_ECORRUPT, "a truncated upload listing has no NextKeyMarker");
-out:
-	rs_buf_release(&key);
-	rs_buf_release(&id);
+	if (err || !*truncated) {
+		*truncated = 0;
+		rs_buf_clear(next_key);
+		rs_buf_clear(next_id);
+	}
+	rs_buf_release(&up.key);
+	rs_buf_release(&up.id);
 	return err;
 }
 
@@ -1202,7 +1184,8 @@ static int sweep_one(const char *key, const char *upload_id, int64_t initiated, 
 		return 0;
 	}
 	rs_http_request_init(&req, "DELETE", NULL);
-	if (!rs_buf_puts(&query, "uploadId=") && !rs_sigv4_uri_encode(&query, upload_id, 1) &&
+	if (!rs_buf_puts(&query, "uploadId=") &&
+	    !rs_percent_encode_str(&query, upload_id, RS_SLASH_ENCODE) &&
 	    !object_url(s, &url, key + plen, query.ptr)) {
 		req.url = url.ptr;
 		req.what = key + plen;
@@ -1253,13 +1236,13 @@ static void sweep_stale_uploads(struct s3_remote *s)
 		rs_buf_clear(&page);
 		if ((err = rs_buf_printf(&url, "%s%s?uploads&prefix=", s->base_url,
 					 s->path_style ? "" : "/")) ||
-		    (err = rs_sigv4_uri_encode(&url, s->prefix, 1)))
+		    (err = rs_percent_encode_str(&url, s->prefix, RS_SLASH_ENCODE)))
 			break;
 		if (kmark.len && ((err = rs_buf_puts(&url, "&key-marker=")) ||
-				  (err = rs_sigv4_uri_encode(&url, kmark.ptr, 1))))
+				  (err = rs_percent_encode_str(&url, kmark.ptr, RS_SLASH_ENCODE))))
 			break;
 		if (imark.len && ((err = rs_buf_puts(&url, "&upload-id-marker=")) ||
-				  (err = rs_sigv4_uri_encode(&url, imark.ptr, 1))))
+				  (err = rs_percent_encode_str(&url, imark.ptr, RS_SLASH_ENCODE))))
 			break;
 		rs_http_request_init(&req, "GET", url.ptr);
 		req.response_body = &page;
@@ -1452,6 +1435,7 @@ int rs_remote_s3_open(struct rs_remote **out, const char *url,
 	hopts.sign = s3_sign;
 	hopts.sign_payload = s;
 	hopts.server = s->parent.display_url;
+	hopts.errors = &rs_s3_http_errors;
 	err = rs_http_new(&s->http, &hopts);
 out:
 	rs_buf_release(&b);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "remote/http_transport.h"
 #include "remote/remote.h"
 #include "util/buf.h"
 
@@ -40,5 +41,8 @@ typedef int (*rs_s3_upload_cb)(const char *key, const char *upload_id, int64_t i
  */
 int rs_s3_uploads_page_parse(const char *xml, size_t len, rs_s3_upload_cb cb, void *payload,
 			     struct rs_buf *next_key, struct rs_buf *next_id, int *truncated);
+
+/* The error codes S3 names and what they mean (the transport's rules). */
+extern const struct rs_http_errors rs_s3_http_errors;
 
 #endif

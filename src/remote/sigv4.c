@@ -18,6 +18,7 @@
  * signs what the server will recompute from the decoded values.
  */
 #include "remote/sigv4.h"
+#include "remote/query.h"
 #include "util/error.h"
 #include "util/hash.h"
 
@@ -35,7 +36,6 @@
 /* Every piece of the request we canonicalise is small. */
 #define SIGV4_MAX_CANONICAL (64 * 1024)
 
-static const char hexdig_upper[] = "0123456789ABCDEF";
 static const char hexdig_lower[] = "0123456789abcdef";
 
 void rs_sigv4_result_init(struct rs_sigv4_result *res)
@@ -53,136 +53,17 @@ void rs_sigv4_result_release(struct rs_sigv4_result *res)
 	rs_buf_release(&res->string_to_sign);
 }
 
-static int is_unreserved(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '~';
-}
-
-static int uri_encode_n(struct rs_buf *out, const char *s, size_t n, int encode_slash)
-{
-	size_t i;
-	int err = 0;
-
-	for (i = 0; i < n && !err; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (is_unreserved(c) || (c == '/' && !encode_slash)) {
-			err = rs_buf_putc(out, (char)c);
-		} else {
-			char esc[3] = { '%', hexdig_upper[c >> 4], hexdig_upper[c & 15] };
-
-			err = rs_buf_put(out, esc, 3);
-		}
-	}
-	return err;
-}
-
-int rs_sigv4_uri_encode(struct rs_buf *out, const char *s, int encode_slash)
-{
-	return uri_encode_n(out, s, strlen(s), encode_slash);
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Decode %XX in [s, s+n) and append it re-encoded to `out`. */
-static int query_part_normalise(struct rs_buf *out, const char *s, size_t n)
-{
-	struct rs_buf raw = RS_BUF_INIT;
-	size_t i;
-	int err = 0;
-
-	rs_buf_init(&raw, SIGV4_MAX_CANONICAL);
-	for (i = 0; i < n && !err; i++) {
-		if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-		    hexval(s[i + 2]) >= 0) {
-			err = rs_buf_putc(&raw, (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2])));
-			i += 2;
-		} else {
-			err = rs_buf_putc(&raw, s[i]);
-		}
-	}
-	if (!err)
-		err = uri_encode_n(out, raw.ptr ? raw.ptr : "", raw.len, 1);
-	rs_buf_release(&raw);
-	return err;
-}
-
-struct query_pair {
-	char *name;
-	char *value;
-};
-
-static int query_pair_cmp(const void *a, const void *b)
-{
-	const struct query_pair *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-
-	return c ? c : strcmp(x->value, y->value);
-}
-
 /* Canonical query string: encoded pairs sorted by name, then value. */
 static int canonical_query(struct rs_buf *out, const char *query)
 {
-	struct query_pair pairs[SIGV4_MAX_QUERY_PAIRS];
-	size_t npairs = 0, i;
-	const char *p = query;
-	int err = 0;
+	struct rs_query q = RS_QUERY_INIT;
+	size_t i;
+	int err = rs_query_parse(&q, query, RS_QUERY_ENCODE, SIGV4_MAX_QUERY_PAIRS);
 
-	memset(pairs, 0, sizeof(pairs));
-	while (p && *p && !err) {
-		const char *amp = strchr(p, '&');
-		size_t len = amp ? (size_t)(amp - p) : strlen(p);
-		const char *eq = memchr(p, '=', len);
-		size_t nlen = eq ? (size_t)(eq - p) : len;
-		struct rs_buf name = RS_BUF_INIT, value = RS_BUF_INIT;
-
-		if (len == 0) { /* "a=1&&b=2": an empty pair carries nothing */
-			p = amp ? amp + 1 : NULL;
-			continue;
-		}
-		if (npairs == SIGV4_MAX_QUERY_PAIRS) {
-			err = rs_error_set(RS_EUSAGE, "query has more than %d parameters",
-					   SIGV4_MAX_QUERY_PAIRS);
-			break;
-		}
-		rs_buf_init(&name, SIGV4_MAX_CANONICAL);
-		rs_buf_init(&value, SIGV4_MAX_CANONICAL);
-		err = query_part_normalise(&name, p, nlen);
-		if (!err && eq)
-			err = query_part_normalise(&value, eq + 1, len - nlen - 1);
-		if (!err && !name.ptr)
-			err = rs_buf_puts(&name, "");
-		if (!err && !value.ptr)
-			err = rs_buf_puts(&value, "");
-		if (err) {
-			rs_buf_release(&name);
-			rs_buf_release(&value);
-			break;
-		}
-		pairs[npairs].name = rs_buf_detach(&name, NULL);
-		pairs[npairs].value = rs_buf_detach(&value, NULL);
-		npairs++;
-		p = amp ? amp + 1 : NULL;
-	}
-	if (!err)
-		qsort(pairs, npairs, sizeof(pairs[0]), query_pair_cmp);
-	for (i = 0; i < npairs && !err; i++)
-		err = rs_buf_printf(out, "%s%s=%s", i ? "&" : "",
-				    pairs[i].name, pairs[i].value);
-	for (i = 0; i < npairs; i++) {
-		free(pairs[i].name);
-		free(pairs[i].value);
-	}
+	for (i = 0; i < q.n && !err; i++)
+		err = rs_buf_printf(out, "%s%s=%s", i ? "&" : "", q.pairs[i].name,
+				    q.pairs[i].value);
+	rs_query_release(&q);
 	return err;
 }
 

@@ -10,7 +10,7 @@
  * unit tests feed it AWS's published examples.
  *
  * Path encoding follows S3's rule: the caller encodes each key segment
- * once (rs_sigv4_uri_encode with encode_slash 0) and the signer uses that
+ * once (rs_percent_encode with RS_SLASH_KEEP, util/hex.h) and the signer uses that
  * path as is. Other AWS services encode the path a second time; we sign
  * only for S3, so this signer does not (their test-suite cases with a
  * plain "/" path sign the same either way).
@@ -93,13 +93,5 @@ int rs_sigv4_sign(struct rs_sigv4_result *res, const struct rs_sigv4_request *re
  */
 int rs_sigv4_signing_key(unsigned char out[32], const char *secret,
 			 const char *date8, const char *region, const char *service);
-
-/*
- * Append `s` to `out` percent-encoded as SigV4 wants: unreserved
- * characters (A-Z a-z 0-9 - _ . ~) as they are, every other byte as %XX
- * with upper-case hex; '/' kept when encode_slash is 0 (object key paths),
- * encoded when 1 (query names and values).
- */
-int rs_sigv4_uri_encode(struct rs_buf *out, const char *s, int encode_slash);
 
 #endif

@@ -34,8 +34,10 @@
 #include "remote/credential.h"
 #include "remote/http_parse.h"
 #include "remote/http_transport.h"
+#include "remote/xml.h"
 
 #include "util/error.h"
+#include "util/hex.h"
 
 #include <openssl/rand.h>
 
@@ -86,36 +88,7 @@ static int key_url(const struct webdav_remote *w, const char *key,
 {
 	int err = rs_buf_puts(out, w->base);
 
-	return err ? err : rs_http_url_encode(out, key, 1);
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int percent_decode(struct rs_buf *out, const char *p, size_t n)
-{
-	size_t i;
-	int err = 0;
-
-	for (i = 0; i < n && !err; i++) {
-		if (p[i] == '%' && i + 2 < n && hexval(p[i + 1]) >= 0 &&
-		    hexval(p[i + 2]) >= 0) {
-			err = rs_buf_putc(out, (char)(hexval(p[i + 1]) * 16 +
-						      hexval(p[i + 2])));
-			i += 2;
-		} else {
-			err = rs_buf_putc(out, p[i]);
-		}
-	}
-	return err;
+	return err ? err : rs_percent_encode_str(out, key, RS_SLASH_KEEP);
 }
 
 /* ---- requests with credentials ---- */
@@ -433,7 +406,7 @@ static int ensure_parent(struct webdav_remote *w, const char *key)
 
 		err = rs_buf_put(&dir, key, (size_t)(slash - key + 1));
 		if (!err)
-			err = rs_http_url_encode(&url, rs_buf_cstr(&dir), 1);
+			err = rs_percent_encode_str(&url, rs_buf_cstr(&dir), RS_SLASH_KEEP);
 		rs_buf_release(&dir);
 	}
 	if (!err)
@@ -470,65 +443,23 @@ static int webdav_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 	return err;
 }
 
+static int webdav_get_url(struct rs_remote *r, const char *key, struct rs_buf *out)
+{
+	return key_url((struct webdav_remote *)r, key, out);
+}
+
+static int webdav_get_perform(struct rs_remote *r, struct rs_http_request *req,
+			      struct rs_http_response *resp)
+{
+	return dav_perform((struct webdav_remote *)r, req, resp);
+}
+
 static int webdav_get(struct rs_remote *r, const char *key, uint64_t off,
 		      uint64_t len, struct rs_buf *out)
 {
-	struct webdav_remote *w = (struct webdav_remote *)r;
-	struct rs_http_request req;
-	struct rs_http_response resp;
-	struct rs_buf url = RS_BUF_INIT;
-	size_t start = out->len;
-	uint64_t size;
-	int err, ranged = 0;
+	static const struct rs_http_get_ops ops = { webdav_get_url, webdav_get_perform };
 
-	rs_http_request_init(&req, "GET", NULL);
-	rs_http_response_init(&resp);
-	err = rs_remote_check_key(key);
-	if (!err)
-		err = rs_remote_check_get(key, len, out);
-	if (err)
-		goto out;
-	if (len == 0) {
-		/* An empty range cannot be asked for; still say if the key exists. */
-		err = webdav_stat(r, key, &size);
-		if (!err && off > size)
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset "
-					   "%llu", key, (unsigned long long)off);
-		goto out;
-	}
-	err = rs_http_request_set_range(&req, off, len, &ranged);
-	if (!err)
-		err = key_url(w, key, &url);
-	if (err)
-		goto out;
-	req.url = rs_buf_cstr(&url);
-	req.response_body = out;
-	req.what = key;
-	err = dav_perform(w, &req, &resp);
-	if (err == RS_ENOTFOUND) {
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
-				   key, r->display_url);
-		goto out;
-	}
-	if (err == RS_ECORRUPT && resp.status == 416 && len == UINT64_MAX) {
-		/* Asking from exactly the end is an empty read, not an error. */
-		if (!webdav_stat(r, key, &size) && size == off)
-			err = 0;
-		goto out;
-	}
-	if (!err)
-		err = rs_http_range_body(out, start, off, len,
-					 key, r->display_url);
-out:
-	if (err) {
-		out->len = start;
-		if (out->ptr)
-			out->ptr[start] = '\0';
-	}
-	rs_buf_release(&url);
-	rs_http_request_release(&req);
-	rs_http_response_release(&resp);
-	return err;
+	return rs_http_get_range(r, &ops, key, off, len, out);
 }
 
 /*
@@ -748,180 +679,84 @@ static int webdav_del(struct rs_remote *r, const char *key)
 
 /* ---- PROPFIND listing ---- */
 
-struct dav_entry {
+/* The reading of one multistatus answer. */
+struct dav_page {
+	rs_dav_entry_fn fn;
+	void *payload;
 	struct rs_buf href;
 	uint64_t size;
-	int has_size;
-	int collection;
+	int in_response, has_size, collection;
 };
 
-/* Append XML text p[0..n) to out, decoding the five entities and &#N;. */
-static int xml_text(struct rs_buf *out, const char *p, size_t n)
+/* Element names match without their prefix and case (servers differ). */
+static int dav_open(void *payload, unsigned int depth, const char *name)
 {
-	size_t i;
-	int err = 0;
+	struct dav_page *d = payload;
 
-	for (i = 0; i < n && !err; i++) {
-		if (p[i] != '&') {
-			err = rs_buf_putc(out, p[i]);
-			continue;
-		}
-		{
-			const char *semi = memchr(p + i, ';', n - i < 12 ? n - i : 12);
-			size_t el;
-
-			if (!semi)
-				return rs_error_set(RS_ECORRUPT, "bad XML entity");
-			el = (size_t)(semi - (p + i)) + 1;
-			if (!strncmp(p + i, "&amp;", el))
-				err = rs_buf_putc(out, '&');
-			else if (!strncmp(p + i, "&lt;", el))
-				err = rs_buf_putc(out, '<');
-			else if (!strncmp(p + i, "&gt;", el))
-				err = rs_buf_putc(out, '>');
-			else if (!strncmp(p + i, "&quot;", el))
-				err = rs_buf_putc(out, '"');
-			else if (!strncmp(p + i, "&apos;", el))
-				err = rs_buf_putc(out, '\'');
-			else if (el > 3 && p[i + 1] == '#') {
-				long c = p[i + 2] == 'x' ? strtol(p + i + 3, NULL, 16) :
-					strtol(p + i + 2, NULL, 10);
-				/* Keys are ASCII: anything else cannot name one. */
-				err = rs_buf_putc(out, c > 0 && c < 128 ? (char)c : '?');
-			} else {
-				return rs_error_set(RS_ECORRUPT, "bad XML entity");
-			}
-			i += el - 1;
-		}
+	if (depth == 1 && strcasecmp(name, "multistatus"))
+		return rs_error_set(RS_ECORRUPT, "the PROPFIND answer is not a multistatus");
+	if (!strcasecmp(name, "response")) {
+		d->in_response = 1;
+		rs_buf_clear(&d->href);
+		d->size = 0;
+		d->has_size = 0;
+		d->collection = 0;
+	} else if (d->in_response && !strcasecmp(name, "collection")) {
+		d->collection = 1;
 	}
-	return err;
+	return 0;
+}
+
+static int dav_close(void *payload, unsigned int depth, const char *name,
+		     const char *text, size_t len)
+{
+	struct dav_page *d = payload;
+	struct rs_dav_entry e;
+	char *num_end;
+
+	(void)depth;
+	if (!d->in_response)
+		return 0;
+	if (!strcasecmp(name, "href")) {
+		rs_buf_clear(&d->href);
+		return rs_buf_put(&d->href, text, len);
+	}
+	if (!strcasecmp(name, "getcontentlength")) {
+		while (*text == ' ' || *text == '\n' || *text == '\t' || *text == '\r')
+			text++;
+		d->size = strtoull(text, &num_end, 10);
+		d->has_size = num_end != text;
+		return 0;
+	}
+	if (!strcasecmp(name, "response")) {
+		d->in_response = 0;
+		e.href = rs_buf_cstr(&d->href);
+		e.size = d->size;
+		e.has_size = d->has_size;
+		e.collection = d->collection;
+		return d->fn(&e, d->payload);
+	}
+	return 0;
 }
 
 /*
- * Scan a multistatus document and call `fn` for every <response>. Only
- * element local names matter (namespace prefixes differ between servers).
+ * Read a multistatus document and call `fn` for every <response>.
  * Bounded: `n` bytes, hrefs up to WEBDAV_HREF_MAX.
  */
 int rs_webdav_parse_multistatus(const char *xml, size_t n, rs_dav_entry_fn fn,
 				void *payload)
 {
-	const char *p = xml, *end = xml + n;
-	const char *text_start = NULL;
-	struct dav_entry e;
-	struct rs_buf text = RS_BUF_INIT;
-	int in_response = 0, capture = 0; /* 1 href, 2 getcontentlength */
-	int complete = 0, err = 0;
+	struct dav_page d;
+	struct rs_xml_handler h = { "the PROPFIND answer", dav_open, dav_close, &d,
+				    WEBDAV_LIST_MAX, 0, WEBDAV_HREF_MAX };
+	int err;
 
-	memset(&e, 0, sizeof(e));
-	rs_buf_init(&e.href, WEBDAV_HREF_MAX);
-	rs_buf_init(&text, WEBDAV_HREF_MAX);
-	while (p < end && !err) {
-		const char *lt = memchr(p, '<', (size_t)(end - p));
-		const char *gt, *name, *name_end, *local;
-		int closing, self_closing;
-		size_t nl;
-
-		if (!lt)
-			break;
-		if (end - lt >= 4 && !memcmp(lt, "<!--", 4)) {
-			const char *c = lt + 4;
-
-			for (; c + 3 <= end && memcmp(c, "-->", 3); c++)
-				;
-			if (c + 3 > end) {
-				err = rs_error_set(RS_ECORRUPT, "unterminated XML comment");
-				break;
-			}
-			p = c + 3;
-			continue;
-		}
-		gt = memchr(lt, '>', (size_t)(end - lt));
-		if (!gt) {
-			err = rs_error_set(RS_ECORRUPT, "unterminated XML tag");
-			break;
-		}
-		if (lt[1] == '?' || lt[1] == '!') {
-			p = gt + 1;
-			continue;
-		}
-		closing = lt[1] == '/';
-		self_closing = gt[-1] == '/';
-		name = lt + 1 + closing;
-		name_end = name;
-		while (name_end < gt && *name_end != ' ' && *name_end != '/' &&
-		       *name_end != '\t' && *name_end != '\r' && *name_end != '\n')
-			name_end++;
-		local = name;
-		{
-			const char *c;
-
-			for (c = name; c < name_end; c++)
-				if (*c == ':')
-					local = c + 1;
-		}
-		nl = (size_t)(name_end - local);
-#define IS(s) (nl == sizeof(s) - 1 && !strncasecmp(local, s, nl))
-		if (closing) {
-			if (capture && text_start) {
-				rs_buf_clear(&text);
-				err = xml_text(&text, text_start, (size_t)(lt - text_start));
-				if (err) {
-					err = rs_error_set(RS_ECORRUPT, "PROPFIND answer has "
-							   "an oversized or bad value");
-					break;
-				}
-				if (capture == 1 && IS("href")) {
-					rs_buf_clear(&e.href);
-					err = rs_buf_put(&e.href, text.ptr ? text.ptr : "",
-							 text.len);
-				} else if (capture == 2 && IS("getcontentlength")) {
-					char *num_end;
-					const char *t = rs_buf_cstr(&text);
-
-					while (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r')
-						t++;
-					e.size = strtoull(t, &num_end, 10);
-					e.has_size = num_end != t;
-				}
-				capture = 0;
-				text_start = NULL;
-			}
-			if (IS("multistatus"))
-				complete = 1;
-			if (IS("response") && in_response) {
-				struct rs_dav_entry pe;
-
-				pe.href = rs_buf_cstr(&e.href);
-				pe.size = e.size;
-				pe.has_size = e.has_size;
-				pe.collection = e.collection;
-				in_response = 0;
-				err = fn(&pe, payload);
-			}
-		} else if (IS("response")) {
-			in_response = 1;
-			rs_buf_clear(&e.href);
-			e.size = 0;
-			e.has_size = 0;
-			e.collection = 0;
-		} else if (in_response && IS("href") && !self_closing) {
-			capture = 1;
-			text_start = gt + 1;
-		} else if (in_response && IS("getcontentlength") && !self_closing) {
-			capture = 2;
-			text_start = gt + 1;
-		} else if (in_response && IS("collection")) {
-			e.collection = 1;
-		}
-#undef IS
-		p = gt + 1;
-	}
-	/* A cut-off answer would silently drop keys: refuse it. */
-	if (!err && !complete)
-		err = rs_error_set(RS_ECORRUPT, "PROPFIND answer ends before "
-				   "</multistatus>");
-	rs_buf_release(&e.href);
-	rs_buf_release(&text);
+	memset(&d, 0, sizeof(d));
+	d.fn = fn;
+	d.payload = payload;
+	rs_buf_init(&d.href, WEBDAV_HREF_MAX);
+	err = rs_xml_parse(xml, n, &h);
+	rs_buf_release(&d.href);
 	return err;
 }
 
@@ -969,7 +804,7 @@ static int on_entry(const struct rs_dav_entry *e, void *payload)
 		if (!h)
 			goto out;
 	}
-	err = percent_decode(&path, h, strcspn(h, "?#"));
+	err = rs_percent_decode(&path, h, strcspn(h, "?#"), 0);
 	if (err)
 		goto out;
 	plen = path.len;
@@ -1040,7 +875,7 @@ static int list_collection(struct webdav_remote *w, const char *collection,
 	rs_http_response_init(&resp);
 	err = rs_buf_puts(&url, w->base);
 	if (!err)
-		err = rs_http_url_encode(&url, collection, 1);
+		err = rs_percent_encode_str(&url, collection, RS_SLASH_KEEP);
 	if (!err)
 		err = rs_buf_printf(&coll_path, "%s%s", w->base_path, collection);
 	if (!err)
@@ -1182,7 +1017,7 @@ int rs_remote_webdav_open(struct rs_remote **out, const char *url,
 		err = rs_error_set(RS_EUSAGE, "'%s' has no host", w->parent.display_url);
 		goto out;
 	}
-	err = percent_decode(&path, p, strlen(p));
+	err = rs_percent_decode(&path, p, strlen(p), 0);
 	if (err)
 		goto out;
 	w->base = rs_buf_detach(&base, NULL);

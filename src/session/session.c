@@ -47,6 +47,7 @@
 #include "session/intern.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/hex.h"
 
 #define MAX_ALIASES (4u * RS_SESSION_MAX_FRAMES)
 #define ARENA_BLOCK (64u * 1024)
@@ -329,17 +330,6 @@ static int grow_array(struct rs_session_parser *p, void **arr, size_t *alloc, si
 
 /* ---- strings --------------------------------------------------------- */
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static long hex4(const unsigned char *s, const unsigned char *e)
 {
 	long v = 0;
@@ -348,7 +338,7 @@ static long hex4(const unsigned char *s, const unsigned char *e)
 	if (e - s < 4)
 		return -1;
 	for (i = 0; i < 4; i++) {
-		int h = hexval(s[i]);
+		int h = rs_hex_val(s[i]);
 
 		if (h < 0)
 			return -1;

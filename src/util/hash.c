@@ -1,5 +1,6 @@
 #include "util/hash.h"
 #include "util/error.h"
+#include "util/hex.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -77,15 +78,6 @@ void rs_id_to_hex(char *out, const struct rs_id *id)
 	out[RS_ID_HEXSZ] = '\0';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 int rs_id_from_hex(struct rs_id *out, const char *hex, size_t len)
 {
 	struct rs_id id;
@@ -94,7 +86,7 @@ int rs_id_from_hex(struct rs_id *out, const char *hex, size_t len)
 	if (len != RS_ID_HEXSZ)
 		return rs_error_set(RS_EUSAGE, "an id is 64 hex digits, got %zu characters", len);
 	for (i = 0; i < RS_ID_RAWSZ; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		int hi = rs_hex_val_lower(hex[2 * i]), lo = rs_hex_val_lower(hex[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return rs_error_set(RS_EUSAGE, "an id is lower-case hex, got '%.64s'", hex);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "remote/http_parse.h"
+#include "remote/s3.h"
 #include "util/error.h"
 
 struct seen {
@@ -181,8 +182,13 @@ static void test_blob_list(void **state)
 
 	/* The last page: an empty <NextMarker/> clears the marker. */
 	memset(&s, 0, sizeof(s));
-	assert_int_equal(rs_azure_parse_blob_list("<E><Blobs></Blobs><NextMarker/></EnumerationResults>",
-						  52, on_blob, &s, &marker), 0);
+	{
+		static const char last[] =
+			"<EnumerationResults><Blobs></Blobs><NextMarker/></EnumerationResults>";
+
+		assert_int_equal(rs_azure_parse_blob_list(last, sizeof(last) - 1, on_blob, &s,
+							  &marker), 0);
+	}
 	assert_int_equal(marker.len, 0);
 
 	assert_int_equal(rs_azure_parse_blob_list("<Blobs><Blob><Name>x", 20, on_blob, &s, &marker),
@@ -192,6 +198,76 @@ static void test_blob_list(void **state)
 	assert_int_equal(rs_azure_parse_blob_list("<Blob><Name>&lt</Name></Blob></EnumerationResults>",
 						  50, on_blob, &s, &marker), RS_ECORRUPT);
 	rs_buf_release(&marker);
+}
+
+static int on_key(const char *key, uint64_t size, void *payload)
+{
+	struct seen *s = payload;
+
+	if (s->n < 16) {
+		snprintf(s->items[s->n], sizeof(s->items[0]), "%s", key);
+		s->sizes[s->n] = size;
+		s->n++;
+	}
+	return 0;
+}
+
+/*
+ * One entity rule for the three backends: the five predefined entities
+ * and numeric references, in every listing; a DOCTYPE (which could define
+ * entities that expand a billion times) is refused by every one.
+ */
+static void test_one_entity_rule(void **state)
+{
+	static const char dav[] =
+		"<D:multistatus xmlns:D=\"DAV:\"><D:response><D:href>/s/&#x41;&#66;&amp;&lt;&gt;"
+		"&quot;&apos;</D:href></D:response></D:multistatus>";
+	static const char blobs[] =
+		"<EnumerationResults><Blobs><Blob><Name>/s/&#x41;&#66;&amp;&lt;&gt;&quot;&apos;"
+		"</Name></Blob></Blobs></EnumerationResults>";
+	static const char keys[] =
+		"<ListBucketResult><Contents><Key>/s/&#x41;&#66;&amp;&lt;&gt;&quot;&apos;</Key>"
+		"<Size>1</Size></Contents></ListBucketResult>";
+	static const char laughs[] =
+		"<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+		"<!ENTITY lol2 \"&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;\">]>";
+	struct rs_buf marker = RS_BUF_INIT, doc = RS_BUF_INIT, token = RS_BUF_INIT;
+	struct seen s;
+	int truncated;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(rs_webdav_parse_multistatus(dav, sizeof(dav) - 1, on_dav, &s), 0);
+	assert_int_equal(rs_azure_parse_blob_list(blobs, sizeof(blobs) - 1, on_blob, &s,
+						  &marker), 0);
+	assert_int_equal(rs_s3_list_page_parse(keys, sizeof(keys) - 1, "/s/", on_key, &s,
+					       &token, &truncated), 0);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.items[0], "/s/AB&<>\"'");
+	assert_string_equal(s.items[1], "/s/AB&<>\"'");
+	assert_string_equal(s.items[2], "AB&<>\"'");
+
+	memset(&s, 0, sizeof(s));
+	rs_buf_printf(&doc, "%s<D:multistatus><D:response><D:href>&lol2;</D:href></D:response>"
+		      "</D:multistatus>", laughs);
+	assert_int_equal(rs_webdav_parse_multistatus(doc.ptr, doc.len, on_dav, &s), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "DOCTYPE"));
+	rs_buf_clear(&doc);
+	rs_buf_printf(&doc, "%s<EnumerationResults><Blobs><Blob><Name>&lol2;</Name></Blob>"
+		      "</Blobs></EnumerationResults>", laughs);
+	assert_int_equal(rs_azure_parse_blob_list(doc.ptr, doc.len, on_blob, &s, &marker),
+			 RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "DOCTYPE"));
+	rs_buf_clear(&doc);
+	rs_buf_printf(&doc, "%s<ListBucketResult><Contents><Key>/s/&lol2;</Key><Size>1</Size>"
+		      "</Contents></ListBucketResult>", laughs);
+	assert_int_equal(rs_s3_list_page_parse(doc.ptr, doc.len, "/s/", on_key, &s, &token,
+					       &truncated), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "DOCTYPE"));
+	assert_int_equal(s.n, 0);
+	rs_buf_release(&doc);
+	rs_buf_release(&marker);
+	rs_buf_release(&token);
 }
 
 static int count_only(const struct rs_dav_entry *e, void *payload)
@@ -253,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_multistatus),
 		cmocka_unit_test(test_multistatus_bad),
 		cmocka_unit_test(test_blob_list),
+		cmocka_unit_test(test_one_entity_rule),
 		cmocka_unit_test(test_mutations),
 	};
 

@@ -25,8 +25,10 @@
 #include "remote/credential.h"
 #include "remote/http_transport.h"
 #include "remote/remote.h"
+#include "remote/s3.h"
 #include "stream_check.h"
 #include "util/error.h"
+#include "util/hex.h"
 #include "util/hash.h"
 
 #include <openssl/evp.h>
@@ -180,10 +182,10 @@ static void test_redact_url(void **state)
 	assert_int_equal(rs_http_redact_url(&b, "https://a@b@host"), 0);
 	assert_string_equal(rs_buf_cstr(&b), "https://host");
 	rs_buf_clear(&b);
-	assert_int_equal(rs_http_url_encode(&b, "a b/c~d%e", 1), 0);
+	assert_int_equal(rs_percent_encode_str(&b, "a b/c~d%e", RS_SLASH_KEEP), 0);
 	assert_string_equal(rs_buf_cstr(&b), "a%20b/c~d%25e");
 	rs_buf_clear(&b);
-	assert_int_equal(rs_http_url_encode(&b, "a/b", 0), 0);
+	assert_int_equal(rs_percent_encode_str(&b, "a/b", RS_SLASH_ENCODE), 0);
 	assert_string_equal(rs_buf_cstr(&b), "a%2Fb");
 	rs_buf_release(&b);
 }
@@ -846,7 +848,7 @@ static void make_account_sas(struct rs_buf *out, const char *account, const char
 	assert_non_null(HMAC(EVP_sha256(), key, klen, (unsigned char *)sts.ptr, sts.len, mac, &maclen));
 	EVP_EncodeBlock(sig, mac, (int)maclen);
 	rs_buf_puts(out, "sv=2020-10-02&ss=b&srt=sco&sp=rwdlac&se=2099-01-01T00%3A00%3A00Z&sig=");
-	rs_http_url_encode(out, (const char *)sig, 0);
+	rs_percent_encode_str(out, (const char *)sig, RS_SLASH_ENCODE);
 	rs_buf_release(&sts);
 }
 
@@ -976,9 +978,11 @@ static void test_azure(void **state)
  * chosen status (and body) to every request: which codes come back, what
  * the message says, and how many tries were made (4xx never retried).
  */
-static void check_status(const char *status_args, int want_err, const char *want_text,
-			 int want_requests)
+/* The same with the backend's error rules (`errors`, may be NULL). */
+static void check_status_with(const struct rs_http_errors *errors, const char *status_args,
+			      int want_err, const char *want_text, int want_requests)
 {
+	struct rs_http_options opts;
 	struct rs_http *http = NULL;
 	struct rs_http_request req;
 	struct rs_http_response resp;
@@ -990,7 +994,9 @@ static void check_status(const char *status_args, int want_err, const char *want
 					   "--target %s --fail 1000 %s", source_dir, work_dir,
 					   getenv("RS_WEBDAV_URL"), status_args), 0);
 	rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL"));
-	assert_int_equal(rs_http_new(&http, NULL), 0);
+	memset(&opts, 0, sizeof(opts));
+	opts.errors = errors;
+	assert_int_equal(rs_http_new(&http, &opts), 0);
 	rs_http_request_init(&req, "GET", rs_buf_cstr(&url));
 	rs_http_response_init(&resp);
 	req.response_body = &body;
@@ -1009,6 +1015,13 @@ static void check_status(const char *status_args, int want_err, const char *want
 	assert_int_equal(count_lines_with(log, marker), want_requests);
 	rs_buf_release(&url);
 	rs_buf_release(&body);
+}
+
+/* A status through the transport with S3's error rules. */
+static void check_status(const char *status_args, int want_err, const char *want_text,
+			 int want_requests)
+{
+	check_status_with(&rs_s3_http_errors, status_args, want_err, want_text, want_requests);
 }
 
 static void test_transport_status(void **state)
@@ -1032,6 +1045,9 @@ static void test_transport_status(void **state)
 	check_status("--status 404 --body '<Error><Code>NoSuchBucket</Code></Error>'",
 		     RS_EUSAGE, "no such bucket", 1);
 	check_status("--status 404", RS_ENOTFOUND, "404 not found", 1);
+	/* The transport knows statuses only: S3's codes are S3's rules. */
+	check_status_with(NULL, "--status 404 --body '<Error><Code>NoSuchBucket</Code></Error>'",
+			  RS_ENOTFOUND, "/store/x: 404 not found (NoSuchBucket)", 1);
 	check_status("--status 401", RS_EAUTH, "401", 1);
 	check_status("--status 400", RS_EGENERIC, "400 bad request", 1);
 	check_status("--status 429", RS_ERETRY, "429 too many requests", 3);

@@ -17,6 +17,7 @@
 #include "remote/sigv4.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/hex.h"
 
 #define S3_DOC_TIME ((time_t)1369353600)  /* 20130524T000000Z */
 #define SUITE_TIME ((time_t)1440938160)   /* 20150830T123600Z */
@@ -88,7 +89,7 @@ static void test_s3_put_object(void **state)
 	(void)state;
 	/* The key "test$file.text" is encoded once: "$" becomes "%24". */
 	assert_int_equal(rs_buf_puts(&path, "/"), 0);
-	assert_int_equal(rs_sigv4_uri_encode(&path, "test$file.text", 0), 0);
+	assert_int_equal(rs_percent_encode_str(&path, "test$file.text", RS_SLASH_KEEP), 0);
 	assert_string_equal(path.ptr, "/test%24file.text");
 	req.path = path.ptr;
 	rs_sigv4_result_init(&res);
@@ -319,10 +320,10 @@ static void test_uri_encode(void **state)
 	struct rs_buf b = RS_BUF_INIT;
 
 	(void)state;
-	assert_int_equal(rs_sigv4_uri_encode(&b, "packs/ab-C_d.e~f g+h=&%\xc3\xa9", 0), 0);
+	assert_int_equal(rs_percent_encode_str(&b, "packs/ab-C_d.e~f g+h=&%\xc3\xa9", RS_SLASH_KEEP), 0);
 	assert_string_equal(b.ptr, "packs/ab-C_d.e~f%20g%2Bh%3D%26%25%C3%A9");
 	rs_buf_clear(&b);
-	assert_int_equal(rs_sigv4_uri_encode(&b, "a/b", 1), 0);
+	assert_int_equal(rs_percent_encode_str(&b, "a/b", RS_SLASH_ENCODE), 0);
 	assert_string_equal(b.ptr, "a%2Fb");
 	rs_buf_release(&b);
 }
