@@ -545,6 +545,27 @@ static int check_foreign_packs(struct put_state *st, int *missing)
 	return err;
 }
 
+/* Send one pack (only once, whatever retries follow) and its index. */
+static int upload_pack(struct rs_remote *r, struct new_pack *p, struct rs_buf *key)
+{
+	int err;
+
+	if (p->grow) {
+		err = join_stream(p);
+		if (err)
+			return err;
+	} else if (!p->sent) {
+		err = r->put_file(r, p->key.ptr, p->path.ptr);
+		if (err)
+			return err;
+		p->sent = 1;
+	}
+	err = rs_key_idx(key, &p->id);
+	if (err)
+		return err;
+	return r->put_buf(r, key->ptr, p->idx.ptr, p->idx.len);
+}
+
 static int upload_packs(struct put_state *st)
 {
 	struct rs_remote *r = st->s->remote;
@@ -552,26 +573,22 @@ static int upload_packs(struct put_state *st)
 	size_t i;
 	int err = 0;
 
-	for (i = 0; !err && i < st->npacks; i++) {
+	for (i = 0; i < st->npacks; i++) {
 		struct new_pack *p = st->packs[i];
 
-		if (p->grow)
-			err = join_stream(p);
-		else if (!p->sent && !(err = r->put_file(r, p->key.ptr, p->path.ptr)))
-			p->sent = 1;
-		if (!err)
-			err = rs_key_idx(&key, &p->id);
-		if (!err)
-			err = r->put_buf(r, key.ptr, p->idx.ptr, p->idx.len);
-		if (err)
+		err = upload_pack(r, p, &key);
+		if (err) {
 			err = rs_error_wrap(err, "cannot upload a pack to '%s'", r->display_url);
+			break;
+		}
 		/*
 		 * From now on the pack is the remote's: if the manifest or a later
 		 * pack fails, a retry in this process borrows it instead of
-		 * sending it again.
+		 * sending it again. Best effort: without the entry a retry
+		 * only sends the pack again.
 		 */
-		if (!err)
-			rs_chunk_index_add(st->s->index, &p->id, (unsigned char *)p->idx.ptr, p->idx.len);
+		if (rs_chunk_index_add(st->s->index, &p->id, (unsigned char *)p->idx.ptr, p->idx.len))
+			rs_error_clear();
 	}
 	rs_buf_release(&key);
 	return err;
@@ -728,7 +745,9 @@ static void collect_hash(struct put_feed *f)
 {
 	void *job;
 
-	rs_workq_collect(f->hq, &job); /* hash_work cannot fail */
+	/* hash_work cannot fail: it only hashes bytes already in memory */
+	if (rs_workq_collect(f->hq, &job))
+		assert(!"hash_work failed");
 	((struct put_segment *)job)->hashing = 0;
 }
 
@@ -1007,9 +1026,19 @@ static void remember_base(struct rs_store *s, const struct session_encoding *c)
 {
 	struct rs_buf path = RS_BUF_INIT;
 
-	if (s->cache_dir && !rs_buf_printf(&path, "%s/%s", s->cache_dir, CODEC_BASE_FILE) &&
-	    !rs_fs_mkdir_p(s->cache_dir, 0700))
-		rs_fs_write_file_atomic(path.ptr, c->base.ptr, c->base.len); /* best effort */
+	int err;
+
+	/* Best effort: without the cached base the next put only compresses less. */
+	if (!s->cache_dir)
+		return;
+	err = rs_buf_printf(&path, "%s/%s", s->cache_dir, CODEC_BASE_FILE);
+	if (err)
+		goto out;
+	err = rs_fs_mkdir_p(s->cache_dir, 0700);
+	if (err)
+		goto out;
+	err = rs_fs_write_file_atomic(path.ptr, c->base.ptr, c->base.len);
+out:
 	rs_buf_release(&path);
 	rs_error_clear();
 }
