@@ -5,6 +5,7 @@
  * that escaping and number formatting are right by construction (NaN,
  * which JSON lacks, becomes null).
  */
+#define _GNU_SOURCE /* qsort_r */
 #include "analysis/render.h"
 #include "util/error.h"
 
@@ -424,12 +425,12 @@ static int func_header(struct rs_buf *out, int md, const char *title, int by_tot
 /* New and vanished functions smaller than this are counted, not listed. */
 #define SMALL_SHARE 0.005
 
-static const struct rs_diff *sort_ctx;
-
-static int cmp_total(const void *a, const void *b)
+/* Indexes into d->funcs (`ctx`), largest change of total time first. */
+static int cmp_total(const void *a, const void *b, void *ctx)
 {
-	const struct rs_func_delta *x = &sort_ctx->funcs[*(const size_t *)a];
-	const struct rs_func_delta *y = &sort_ctx->funcs[*(const size_t *)b];
+	const struct rs_diff *d = ctx;
+	const struct rs_func_delta *x = &d->funcs[*(const size_t *)a];
+	const struct rs_func_delta *y = &d->funcs[*(const size_t *)b];
 	double dx = fabs(x->head_total - x->base_total);
 	double dy = fabs(y->head_total - y->base_total);
 
@@ -465,10 +466,8 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 			      : (f->change == RS_FUNC_CHANGED || f->change == RS_FUNC_RENAMED))
 			order[n++] = i;
 	}
-	if (by_total) {
-		sort_ctx = d;
-		qsort(order, n, sizeof(*order), cmp_total);
-	}
+	if (by_total)
+		qsort_r(order, n, sizeof(*order), cmp_total, (void *)d);
 	if (n) {
 		err = func_header(out, md, title, by_total);
 		for (i = 0; !err && i < n && i < top; i++)
