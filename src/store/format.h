@@ -6,12 +6,16 @@
  *   packs/<packid>.pack    16-byte header, then chunk entries
  *   packs/<packid>.idx     the pack's entries sorted by chunk id
  *   objects/<oid>          the manifest of one LFS object
+ *   (and the collector's packs/<packid>.quarantine, removed/, gc/: maint.h)
  *
- * Every name is the SHA-256 of what it names: a pack's id hashes the
- * whole .pack file, an .idx is named after its pack and carries its own
- * checksum, a manifest is named after the LFS oid of the bytes it
- * rebuilds. Files are never modified once written, so two writers, or a
- * retried push, can only write identical or equally valid bytes.
+ * Not every name is content-addressed. A chunk id and a manifest's name
+ * (the LFS oid) are the SHA-256 of the bytes they stand for, but a pack
+ * id is 32 random bytes drawn when the pack is started, so that the pack
+ * can be uploaded while it is still being written (older writers hashed
+ * the whole .pack; readers assume neither). An .idx is named after its
+ * pack and carries its own checksum, as a manifest does. Files are never
+ * modified once written, so two writers, or a retried push, can only
+ * write identical or equally valid bytes.
  *
  * The parsers here take untrusted bytes (a remote can be damaged or
  * hostile): every length is checked against the buffer and against the

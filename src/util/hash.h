@@ -1,5 +1,6 @@
 /*
- * SHA-256 ids: chunk ids, pack ids and LFS oids are all SHA-256 digests.
+ * 32-byte ids. Chunk ids and LFS oids are SHA-256 digests of the bytes
+ * they name; pack ids have the same size but are random (store/format.h).
  * Hashing goes through OpenSSL's EVP interface (SHA-NI where the CPU has it).
  */
 #ifndef RS_HASH_H
