@@ -487,13 +487,6 @@ void rs_deep_diff_free(struct rs_deep_diff *d)
 	free(d);
 }
 
-#define TRY_DEEP(x)                     \
-	do {                            \
-		int e_ = (x);           \
-		if (e_)                 \
-			return e_;      \
-	} while (0)
-
 /* The last `keep` parts of a path, with "... > " in front when cut. */
 static int short_path(struct rs_buf *out, const char *path, size_t keep)
 {
@@ -564,10 +557,13 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		if (err)
 			return err;
 	}
-	if (d->n_renamed)
-		TRY_DEEP(rs_buf_printf(out, md ? "\n_Renamed functions (%zu, see above) are matched under their new names._\n"
-					       : "\n(renamed functions, %zu, are matched under their new names)\n",
-				       d->n_renamed));
+	if (d->n_renamed) {
+		err = rs_buf_printf(out, md ? "\n_Renamed functions (%zu, see above) are matched under their new names._\n"
+					    : "\n(renamed functions, %zu, are matched under their new names)\n",
+				    d->n_renamed);
+		if (err)
+			return err;
+	}
 	err = rs_buf_puts(out, md ? "\n**Call paths whose total time changed most** (from the sessions)\n\n"
 				    "| call path | base | head | change | own time base → head |\n"
 				    "|---|---:|---:|---:|---:|\n"
@@ -655,6 +651,7 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 	const char *label = p->path, *q = p->path;
 	size_t c;
 	int r, g, b;
+	int err;
 
 	if (depth >= FLAME_DEPTH || w <= 0)
 		return 0;
@@ -680,21 +677,41 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 	} else {                          /* shrank: towards blue */
 		r = 234 - (int)(225 * k), g = 234 - (int)(129 * k), b = 234 - (int)(16 * k);
 	}
-	TRY_DEEP(rs_buf_printf(out, "<div class=\"f%s\" style=\"left:%.4f%%;width:%.4f%%;top:%zupx;"
-				    "background:rgb(%d,%d,%d)\" title=\"",
-			       is_new(fl, p) ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
-			       left * 100, w * 100, depth * FLAME_ROW, r, g, b));
-	TRY_DEEP(rs_html_escape(out, p->path));
-	TRY_DEEP(rs_buf_puts(out, "&#10;"));
-	TRY_DEEP(p->base_total > 0 ? rs_render_seconds(out, p->base_total)
-				   : rs_buf_puts(out, is_new(fl, p) ? "new" : "below the stored tree's cut"));
-	TRY_DEEP(rs_buf_puts(out, " &#8594; "));
-	TRY_DEEP(rs_render_seconds(out, p->head_total));
-	TRY_DEEP(rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100));
-	TRY_DEEP(rs_html_escape(out, label));
-	TRY_DEEP(rs_buf_puts(out, "</div>\n"));
+	err = rs_buf_printf(out, "<div class=\"f%s\" style=\"left:%.4f%%;width:%.4f%%;top:%zupx;"
+				 "background:rgb(%d,%d,%d)\" title=\"",
+			    is_new(fl, p) ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
+			    left * 100, w * 100, depth * FLAME_ROW, r, g, b);
+	if (err)
+		return err;
+	err = rs_html_escape(out, p->path);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "&#10;");
+	if (err)
+		return err;
+	err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
+				: rs_buf_puts(out, is_new(fl, p) ? "new" : "below the stored tree's cut");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " &#8594; ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->head_total);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
+	if (err)
+		return err;
+	err = rs_html_escape(out, label);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</div>\n");
+	if (err)
+		return err;
 	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c]) {
-		TRY_DEEP(flame_node(out, fl, c, left, depth + 1));
+		err = flame_node(out, fl, c, left, depth + 1);
+		if (err)
+			return err;
 		left += fl->d->paths[c].head_total / fl->root;
 	}
 	return 0;
