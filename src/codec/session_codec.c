@@ -808,7 +808,8 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 			return corrupt("a sample names no node of the call tree");
 		for (at = (uint32_t)node; at != 0; at = d->parent[at])
 			d->path[depth++] = d->node_frame[at]; /* depth < MAX_DEPTH: read_tree */
-		if ((err = out_put(o, r ? ", [[" : "[[", r ? 4 : 2)))
+		err = out_put(o, r ? ", [[" : "[[", r ? 4 : 2);
+		if (err)
 			return err;
 		for (i = depth; i-- > 0;) {
 			const struct text *t = &d->frames[d->path[i]];
@@ -817,7 +818,8 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 			    (err = out_put(o, t->p, t->len)) || (err = out_put(o, "\"", 1)))
 				return err;
 		}
-		if ((err = out_put(o, "], ", 3)))
+		err = out_put(o, "], ", 3);
+		if (err)
 			return err;
 		if (d->sec[SEC_TCODE].pos >= d->sec[SEC_TCODE].len)
 			return corrupt("a time is missing");
@@ -1070,7 +1072,8 @@ static int read_prefix(struct enc *e)
 		if (e->pos == e->len) {
 			if (e->eof)
 				return decline(e, "no top-level frame_records");
-			if ((err = refill(e)))
+			err = refill(e);
+			if (err)
 				return err;
 			continue;
 		}
@@ -1417,9 +1420,11 @@ static int commit_record(struct enc *e, const unsigned char *buf, const size_t *
 			}
 		}
 		matching = 0;
-		if ((err = intern_frame(e, s, n, i == 0, &f)))
+		err = intern_frame(e, s, n, i == 0, &f);
+		if (err)
 			return err;
-		if ((err = child_node(e, node, f, &node)))
+		err = child_node(e, node, f, &node);
+		if (err)
 			return err;
 		e->prev_frame[i] = f;
 		e->prev_node[i] = node;
@@ -1641,7 +1646,8 @@ static int read_records(struct enc *e)
 
 			if (e->eof)
 				return decline(e, "the session ends inside frame_records");
-			if ((err = refill(e)))
+			err = refill(e);
+			if (err)
 				return err;
 			if (e->len - e->pos == before && before == READ_BLOCK)
 				return decline(e, "a frame record is longer than the read buffer");
@@ -1666,7 +1672,8 @@ static int read_suffix(struct enc *e)
 		e->pos = e->len;
 		if (e->eof)
 			return 0;
-		if ((err = refill(e)))
+		err = refill(e);
+		if (err)
 			return err;
 	}
 }
@@ -1733,7 +1740,8 @@ static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct rs_buf 
 
 	memset(h, 0, sizeof(h));
 	put_le64(h, raw->len);
-	if ((err = rs_buf_grow(out, SECTION_HEADER_SIZE + bound)))
+	err = rs_buf_grow(out, SECTION_HEADER_SIZE + bound);
+	if (err)
 		return err;
 	n = raw->len && cctx ? ZSTD_compress2(cctx, out->ptr + out->len + SECTION_HEADER_SIZE, bound,
 					      raw->ptr, raw->len) : 0;
@@ -1921,7 +1929,8 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 	stack[top] = 0;
 	stack_pos[top] = 0;
 	dfs[0] = next++;
-	if ((err = put_varint(&sec[SEC_TREE], kid_start[1] - kid_start[0])))
+	err = put_varint(&sec[SEC_TREE], kid_start[1] - kid_start[0]);
+	if (err)
 		goto out;
 	top = 1;
 	while (top) {
@@ -2021,7 +2030,8 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 		int64_t n = 0;
 
 		prev = dfs[e->rec_node[r]];
-		if ((err = put_split(&sec[SEC_SAMPLES], &sec[SEC_SAMPLES_HI], zigzag(delta))))
+		err = put_split(&sec[SEC_SAMPLES], &sec[SEC_SAMPLES_HI], zigzag(delta));
+		if (err)
 			goto out;
 		if (!e->rec_verbatim[r])
 			code = time_code(t, s, &n);
@@ -2030,7 +2040,8 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 				ref = n;
 				have_ref = 1;
 			}
-			if ((err = put_split(&sec[SEC_TVAL], &sec[SEC_TVAL_HI], zigzag(n - ref))))
+			err = put_split(&sec[SEC_TVAL], &sec[SEC_TVAL_HI], zigzag(n - ref));
+			if (err)
 				goto out;
 		} else if (e->rec_verbatim[r]) {
 			uint64_t l = 0;
@@ -2054,7 +2065,8 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 				goto out;
 			e->stats->times_verbatim++;
 		}
-		if ((err = rs_buf_putc(&sec[SEC_TCODE], (char)code)))
+		err = rs_buf_putc(&sec[SEC_TCODE], (char)code);
+		if (err)
 			goto out;
 	}
 

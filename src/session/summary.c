@@ -111,7 +111,8 @@ static int new_node(struct rs_summary *s, uint32_t parent, uint32_t func, uint32
 		*out = RS_INTERN_NONE;
 		return 0;
 	}
-	if ((err = grow((void **)&s->nodes, &s->nodes_alloc, (size_t)s->nnodes + 1, sizeof(*s->nodes))))
+	err = grow((void **)&s->nodes, &s->nodes_alloc, (size_t)s->nnodes + 1, sizeof(*s->nodes));
+	if (err)
 		return err;
 	if (parent != RS_INTERN_NONE &&
 	    (err = rs_intern_u64_insert(&s->edges, (uint64_t)parent << 32 | func, s->nnodes)))
@@ -148,13 +149,16 @@ static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_
 	if (depth > s->fids_alloc) {
 		size_t a = s->fids_alloc;
 
-		if ((err = grow((void **)&s->fids, &a, depth, sizeof(*s->fids))))
+		err = grow((void **)&s->fids, &a, depth, sizeof(*s->fids));
+		if (err)
 			return err;
 		a = s->fids_alloc;
-		if ((err = grow((void **)&s->prev_fids, &a, depth, sizeof(*s->prev_fids))))
+		err = grow((void **)&s->prev_fids, &a, depth, sizeof(*s->prev_fids));
+		if (err)
 			return err;
 		a = s->fids_alloc;
-		if ((err = grow((void **)&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes))))
+		err = grow((void **)&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes));
+		if (err)
 			return err;
 		s->fids_alloc = a;
 	}
@@ -196,7 +200,8 @@ static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_
 		if (child == RS_INTERN_NONE || s->nodes[child].func != s->fids[i])
 			child = rs_intern_u64_find(&s->edges, (uint64_t)node << 32 | s->fids[i]);
 		if (child == RS_INTERN_NONE) {
-			if ((err = new_node(s, node, s->fids[i], &child)))
+			err = new_node(s, node, s->fids[i], &child);
+			if (err)
 				return err;
 			if (child == RS_INTERN_NONE)
 				break; /* node cap: time stays in the ancestors' totals */
@@ -222,7 +227,8 @@ static int on_frame(void *ctx, const struct rs_session_parser *p, uint32_t id,
 	struct rs_summary *s = ctx;
 	int err;
 
-	if ((err = grow((void **)&s->map, &s->map_alloc, (size_t)id + 1, sizeof(*s->map))))
+	err = grow((void **)&s->map, &s->map_alloc, (size_t)id + 1, sizeof(*s->map));
+	if (err)
 		return err;
 	s->map[id].func = f->function_id;
 	s->map[id].file = f->file_id;
@@ -666,7 +672,8 @@ static int build_node(const struct rs_summary *s, uint32_t id, double cut, json_
 		json_decref(kids);
 		goto out;
 	}
-	if ((err = put(o, "children", kids)))
+	err = put(o, "children", kids);
+	if (err)
 		goto out;
 	for (c = n->first_child; c != RS_INTERN_NONE; c = s->nodes[c].next_sibling) {
 		if (s->nodes[c].total < cut)
@@ -683,7 +690,8 @@ static int build_node(const struct rs_summary *s, uint32_t id, double cut, json_
 	for (i = 0; i < m; i++) {
 		json_t *child;
 
-		if ((err = build_node(s, r[i].id, cut, &child)))
+		err = build_node(s, r[i].id, cut, &child);
+		if (err)
 			goto out;
 		if (json_array_append_new(kids, child)) {
 			err = rs_error_set(RS_EGENERIC, "out of memory");
@@ -725,7 +733,8 @@ int rs_summary_json(const struct rs_summary *s, json_t **out)
 		goto out;
 	/* a node's share is of the root's total: sampled time under max_depth */
 	cut = s->nodes[0].total * s->opt.prune_fraction;
-	if ((err = build_node(s, 0, cut, &tree)))
+	err = build_node(s, 0, cut, &tree);
+	if (err)
 		goto out;
 	if ((err = put(o, "layout", json_string(h->layout == 4 ? "4" : "5"))) ||
 	    (err = put(o, "start_time", opt_real(h->present, RS_SESSION_HAS_START_TIME, h->start_time))) ||
@@ -797,7 +806,8 @@ int rs_summary_file(const char *path, const struct rs_summary_options *opts, jso
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	if ((err = rs_summary_new(&s, opts)))
+	err = rs_summary_new(&s, opts);
+	if (err)
 		goto out;
 	for (;;) {
 		n = read(fd, buf, 1u << 20);
@@ -809,10 +819,12 @@ int rs_summary_file(const char *path, const struct rs_summary_options *opts, jso
 		}
 		if (n == 0)
 			break;
-		if ((err = rs_summary_feed(s, buf, (size_t)n)))
+		err = rs_summary_feed(s, buf, (size_t)n);
+		if (err)
 			goto fail;
 	}
-	if ((err = rs_summary_finish(s)))
+	err = rs_summary_finish(s);
+	if (err)
 		goto fail;
 	err = rs_summary_json(s, out);
 	goto out;
