@@ -814,8 +814,14 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 		for (i = depth; i-- > 0;) {
 			const struct text *t = &d->frames[d->path[i]];
 
-			if ((err = out_put(o, i + 1 == depth ? "\"" : ", \"", i + 1 == depth ? 1 : 3)) ||
-			    (err = out_put(o, t->p, t->len)) || (err = out_put(o, "\"", 1)))
+			err = out_put(o, i + 1 == depth ? "\"" : ", \"", i + 1 == depth ? 1 : 3);
+			if (err)
+				return err;
+			err = out_put(o, t->p, t->len);
+			if (err)
+				return err;
+			err = out_put(o, "\"", 1);
+			if (err)
 				return err;
 		}
 		err = out_put(o, "], ", 3);
@@ -845,7 +851,11 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 				return corrupt("a time is out of range");
 			numlen = py_repr_cached(d->repr, ldexp((double)m, -s), num);
 		}
-		if ((err = out_put(o, num, numlen)) || (err = out_put(o, "]", 1)))
+		err = out_put(o, num, numlen);
+		if (err)
+			return err;
+		err = out_put(o, "]", 1);
+		if (err)
 			return err;
 	}
 	return 0;
@@ -1911,7 +1921,11 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 		nbase_out += f->cls == FRAME_BASE;
 		ndict += f->cls == FRAME_NEW;
 		nthreads += f->cls == FRAME_THREAD;
-		if ((err = put_varint(b, f->len)) || (err = rs_buf_put(b, e->arena.ptr + f->off, f->len)))
+		err = put_varint(b, f->len);
+		if (err)
+			goto out;
+		err = rs_buf_put(b, e->arena.ptr + f->off, f->len);
+		if (err)
 			goto out;
 	}
 
@@ -2052,8 +2066,11 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 				l |= (uint64_t)(*esc_pos & 0x7f) << sh;
 				sh += 7;
 			} while (*esc_pos++ & 0x80);
-			if ((err = put_varint(&sec[SEC_TESC], l)) ||
-			    (err = rs_buf_put(&sec[SEC_TESC], esc_pos, (size_t)l)))
+			err = put_varint(&sec[SEC_TESC], l);
+			if (err)
+				goto out;
+			err = rs_buf_put(&sec[SEC_TESC], esc_pos, (size_t)l);
+			if (err)
 				goto out;
 			esc_pos += l;
 			e->stats->times_verbatim++;
@@ -2061,7 +2078,11 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 			char txt[64];
 			size_t l = py_repr(t, txt);
 
-			if ((err = put_varint(&sec[SEC_TESC], l)) || (err = rs_buf_put(&sec[SEC_TESC], txt, l)))
+			err = put_varint(&sec[SEC_TESC], l);
+			if (err)
+				goto out;
+			err = rs_buf_put(&sec[SEC_TESC], txt, l);
+			if (err)
 				goto out;
 			e->stats->times_verbatim++;
 		}
@@ -2070,16 +2091,32 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 			goto out;
 	}
 
-	if ((err = put_varint(&sec[SEC_PARAMS], nbase_out)) ||
-	    (err = put_varint(&sec[SEC_PARAMS], (uint64_t)s)) ||
-	    (err = put_varint(&sec[SEC_PARAMS], zigzag(ref))) ||
-	    (err = put_varint(&sec[SEC_PARAMS], ndict)) ||
-	    (err = put_varint(&sec[SEC_PARAMS], nthreads)) ||
-	    (err = put_varint(&sec[SEC_PARAMS], e->nnodes)) ||
-	    (err = put_varint(&sec[SEC_PARAMS], e->nrecords)))
+	err = put_varint(&sec[SEC_PARAMS], nbase_out);
+	if (err)
 		goto out;
-	if ((err = rs_buf_put(&sec[SEC_PREFIX], e->prefix.ptr, e->prefix.len)) ||
-	    (err = rs_buf_put(&sec[SEC_SUFFIX], e->suffix.ptr, e->suffix.len)))
+	err = put_varint(&sec[SEC_PARAMS], (uint64_t)s);
+	if (err)
+		goto out;
+	err = put_varint(&sec[SEC_PARAMS], zigzag(ref));
+	if (err)
+		goto out;
+	err = put_varint(&sec[SEC_PARAMS], ndict);
+	if (err)
+		goto out;
+	err = put_varint(&sec[SEC_PARAMS], nthreads);
+	if (err)
+		goto out;
+	err = put_varint(&sec[SEC_PARAMS], e->nnodes);
+	if (err)
+		goto out;
+	err = put_varint(&sec[SEC_PARAMS], e->nrecords);
+	if (err)
+		goto out;
+	err = rs_buf_put(&sec[SEC_PREFIX], e->prefix.ptr, e->prefix.len);
+	if (err)
+		goto out;
+	err = rs_buf_put(&sec[SEC_SUFFIX], e->suffix.ptr, e->suffix.len);
+	if (err)
 		goto out;
 
 	memcpy(hdr, RS_CODEC_MAGIC, 8);
@@ -2090,8 +2127,14 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 	put_le32(bhdr + 8, RS_CODEC_VERSION);
 	put_le32(bhdr + 12, 0);
 	rs_buf_clear(out);
-	if ((err = rs_buf_put(&rawc, bhdr, sizeof(bhdr))) || (err = add_section(&rawc, NULL, &sec[SEC_BASE])) ||
-	    (err = rs_buf_put(&rawc, hdr, sizeof(hdr))))
+	err = rs_buf_put(&rawc, bhdr, sizeof(bhdr));
+	if (err)
+		goto out;
+	err = add_section(&rawc, NULL, &sec[SEC_BASE]);
+	if (err)
+		goto out;
+	err = rs_buf_put(&rawc, hdr, sizeof(hdr));
+	if (err)
 		goto out;
 	for (k = 0; k < SEC_COUNT; k++)
 		if ((err = add_section(&rawc, NULL, &sec[k])))

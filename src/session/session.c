@@ -1083,8 +1083,11 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 	role = p->lv[p->depth - 1].role;
 	switch (role) {
 	case ROLE_START_STACK:
-		if ((err = intern_frame(p, raw, len, off, &id, &stored)) ||
-		    (err = push_id(p, &p->start_stack, &p->start_stack_len, &p->start_stack_alloc, id, off)))
+		err = intern_frame(p, raw, len, off, &id, &stored);
+		if (err)
+			return err;
+		err = push_id(p, &p->start_stack, &p->start_stack_len, &p->start_stack_alloc, id, off);
+		if (err)
 			return err;
 		break;
 	case ROLE_ROOT:

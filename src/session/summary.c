@@ -141,10 +141,13 @@ static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_
 	uint32_t node;
 	int err;
 
-	if ((err = grow((void **)&s->funcs, &s->funcs_alloc, rs_session_parser_function_count(p),
-			sizeof(*s->funcs))) ||
-	    (err = grow((void **)&s->files, &s->files_alloc, rs_session_parser_file_count(p),
-			sizeof(*s->files))))
+	err = grow((void **)&s->funcs, &s->funcs_alloc, rs_session_parser_function_count(p),
+		   sizeof(*s->funcs));
+	if (err)
+		return err;
+	err = grow((void **)&s->files, &s->files_alloc, rs_session_parser_file_count(p),
+		   sizeof(*s->files));
+	if (err)
 		return err;
 	if (depth > s->fids_alloc) {
 		size_t a = s->fids_alloc;
@@ -625,9 +628,14 @@ static int build_files(const struct rs_summary *s, json_t *arr)
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 			break;
 		}
-		if ((err = put(o, "file", json_string(rs_session_parser_file(s->parser, r[i].id)))) ||
-		    (err = put(o, "self", json_real(s->files[r[i].id].self))) ||
-		    (err = put(o, "total", json_real(s->files[r[i].id].total))))
+		err = put(o, "file", json_string(rs_session_parser_file(s->parser, r[i].id)));
+		if (err)
+			break;
+		err = put(o, "self", json_real(s->files[r[i].id].self));
+		if (err)
+			break;
+		err = put(o, "total", json_real(s->files[r[i].id].total));
+		if (err)
 			break;
 	}
 	free(r);
@@ -729,27 +737,54 @@ int rs_summary_json(const struct rs_summary *s, json_t **out)
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 			goto out;
 		}
-	if ((err = build_functions(s, funcs, &more, &ran)) || (err = build_files(s, files)))
+	err = build_functions(s, funcs, &more, &ran);
+	if (err)
+		goto out;
+	err = build_files(s, files);
+	if (err)
 		goto out;
 	/* a node's share is of the root's total: sampled time under max_depth */
 	cut = s->nodes[0].total * s->opt.prune_fraction;
 	err = build_node(s, 0, cut, &tree);
 	if (err)
 		goto out;
-	if ((err = put(o, "layout", json_string(h->layout == 4 ? "4" : "5"))) ||
-	    (err = put(o, "start_time", opt_real(h->present, RS_SESSION_HAS_START_TIME, h->start_time))) ||
-	    (err = put(o, "duration", opt_real(h->present, RS_SESSION_HAS_DURATION, h->duration))) ||
-	    (err = put(o, "cpu_time", opt_real(h->present, RS_SESSION_HAS_CPU_TIME, h->cpu_time))) ||
-	    (err = put(o, "min_interval", opt_real(h->present, RS_SESSION_HAS_MIN_INTERVAL, h->min_interval))) ||
-	    (err = put(o, "max_interval", opt_real(h->present, RS_SESSION_HAS_MAX_INTERVAL, h->max_interval))) ||
-	    (err = put(o, "sample_count", (h->present & RS_SESSION_HAS_SAMPLE_COUNT)
-						  ? json_integer((json_int_t)h->sample_count) : json_null())) ||
-	    (err = put(o, "target", str_or_null(h->target_description ? h->target_description
-									: h->program))) ||
-	    (err = put(o, "samples", json_integer((json_int_t)s->samples))) ||
-	    (err = put(o, "sampled_time", json_real(s->sampled_time))) ||
-	    (err = put(o, "distinct_frames", json_integer(rs_session_parser_frame_count(s->parser)))) ||
-	    (err = put(o, "distinct_functions", json_integer(rs_session_parser_function_count(s->parser)))))
+	err = put(o, "layout", json_string(h->layout == 4 ? "4" : "5"));
+	if (err)
+		goto out;
+	err = put(o, "start_time", opt_real(h->present, RS_SESSION_HAS_START_TIME, h->start_time));
+	if (err)
+		goto out;
+	err = put(o, "duration", opt_real(h->present, RS_SESSION_HAS_DURATION, h->duration));
+	if (err)
+		goto out;
+	err = put(o, "cpu_time", opt_real(h->present, RS_SESSION_HAS_CPU_TIME, h->cpu_time));
+	if (err)
+		goto out;
+	err = put(o, "min_interval", opt_real(h->present, RS_SESSION_HAS_MIN_INTERVAL, h->min_interval));
+	if (err)
+		goto out;
+	err = put(o, "max_interval", opt_real(h->present, RS_SESSION_HAS_MAX_INTERVAL, h->max_interval));
+	if (err)
+		goto out;
+	err = put(o, "sample_count", (h->present & RS_SESSION_HAS_SAMPLE_COUNT)
+					     ? json_integer((json_int_t)h->sample_count) : json_null());
+	if (err)
+		goto out;
+	err = put(o, "target", str_or_null(h->target_description ? h->target_description
+								   : h->program));
+	if (err)
+		goto out;
+	err = put(o, "samples", json_integer((json_int_t)s->samples));
+	if (err)
+		goto out;
+	err = put(o, "sampled_time", json_real(s->sampled_time));
+	if (err)
+		goto out;
+	err = put(o, "distinct_frames", json_integer(rs_session_parser_frame_count(s->parser)));
+	if (err)
+		goto out;
+	err = put(o, "distinct_functions", json_integer(rs_session_parser_function_count(s->parser)));
+	if (err)
 		goto out;
 	err = put(o, "sys_path", sp);
 	sp = NULL;
