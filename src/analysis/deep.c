@@ -186,8 +186,9 @@ static int on_sample(void *ctx, const struct rs_session_parser *p,
 		const struct rs_session_frame *fr = rs_session_parser_frame(p, frames[i]);
 
 		err = key_of_function(t, p, fr->function_id, &key);
-		if (!err)
-			err = child_of(t, i ? t->prev_nodes[i - 1] : (size_t)-1, key, &node);
+		if (err)
+			return err;
+		err = child_of(t, i ? t->prev_nodes[i - 1] : (size_t)-1, key, &node);
 		if (err)
 			return err;
 		t->prev[i] = frames[i];
@@ -395,10 +396,12 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 	}
 	d->n_renamed = json_object_size(renames);
 	err = build(&tr[0], base_session, renames);
-	if (!err)
-		err = build(&tr[1], head_session, NULL);
-	if (!err)
-		err = find_new(d, &tr[0], &tr[1], min_share);
+	if (err)
+		goto out;
+	err = build(&tr[1], head_session, NULL);
+	if (err)
+		goto out;
+	err = find_new(d, &tr[0], &tr[1], min_share);
 	if (err)
 		goto out;
 	d->base_time = tr[0].time;
@@ -502,6 +505,77 @@ static int short_path(struct rs_buf *out, const char *path, size_t keep)
 	return rs_buf_puts(out, path);
 }
 
+/* One line of the list of functions new in the head. */
+static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md)
+{
+	int err;
+
+	err = rs_buf_puts(out, md ? "- `" : "  ");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, f->label);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? "`: " : ": ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, f->head_total);
+	if (err)
+		return err;
+	return rs_buf_puts(out, "\n");
+}
+
+/* One row of the call-path table; `path` is the shortened path. */
+static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const char *path, int md)
+{
+	int err;
+
+	if (md) {
+		err = rs_buf_puts(out, "| ");
+		if (err)
+			return err;
+		err = rs_md_escape(out, path);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, " | ");
+	} else {
+		err = rs_buf_printf(out, "  %s\n     ", path);
+	}
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->base_total);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? " | " : " -> ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->head_total);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? " | " : "  (");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, p->head_total >= p->base_total ? "+" : "");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->head_total - p->base_total);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? " | " : "), own ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->base_self);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? " → " : " -> ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->head_self);
+	if (err)
+		return err;
+	return rs_buf_puts(out, md ? " |\n" : "\n");
+}
+
 int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		   enum rs_format fmt, size_t top)
 {
@@ -543,17 +617,8 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 	if (d->n_new) {
 		err = rs_buf_puts(out, md ? "\n**Functions that did not run in the base** (from the sessions)\n\n"
 					  : "\nFunctions that did not run in the base (from the sessions)\n");
-		for (i = 0; !err && i < d->n_new && i < top; i++) {
-			err = rs_buf_puts(out, md ? "- `" : "  ");
-			if (!err)
-				err = rs_buf_puts(out, d->new_funcs[i].label);
-			if (!err)
-				err = rs_buf_puts(out, md ? "`: " : ": ");
-			if (!err)
-				err = rs_render_seconds(out, d->new_funcs[i].head_total);
-			if (!err)
-				err = rs_buf_puts(out, "\n");
-		}
+		for (i = 0; !err && i < d->n_new && i < top; i++)
+			err = new_func_row(out, &d->new_funcs[i], md);
 		if (err)
 			return err;
 	}
@@ -575,37 +640,7 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		err = short_path(&cell, p->path, 4);
 		if (err)
 			break;
-		if (md) {
-			err = rs_buf_puts(out, "| ");
-			if (!err)
-				err = rs_md_escape(out, cell.ptr);
-			if (!err)
-				err = rs_buf_puts(out, " | ");
-		} else {
-			err = rs_buf_printf(out, "  %s\n     ", cell.ptr);
-		}
-		if (!err)
-			err = rs_render_seconds(out, p->base_total);
-		if (!err)
-			err = rs_buf_puts(out, md ? " | " : " -> ");
-		if (!err)
-			err = rs_render_seconds(out, p->head_total);
-		if (!err)
-			err = rs_buf_puts(out, md ? " | " : "  (");
-		if (!err)
-			err = rs_buf_puts(out, p->head_total >= p->base_total ? "+" : "");
-		if (!err)
-			err = rs_render_seconds(out, p->head_total - p->base_total);
-		if (!err)
-			err = rs_buf_puts(out, md ? " | " : "), own ");
-		if (!err)
-			err = rs_render_seconds(out, p->base_self);
-		if (!err)
-			err = rs_buf_puts(out, md ? " → " : " -> ");
-		if (!err)
-			err = rs_render_seconds(out, p->head_self);
-		if (!err)
-			err = rs_buf_puts(out, md ? " |\n" : "\n");
+		err = path_row(out, p, cell.ptr, md);
 	}
 	rs_buf_release(&cell);
 	return err;

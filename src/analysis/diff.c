@@ -864,20 +864,25 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		goto out;
 	}
 	err = load_ancestry(d->ancestry, head);
-	if (!err)
-		err = load_ancestry(d->ancestry, base);
+	if (err)
+		goto out;
+	err = load_ancestry(d->ancestry, base);
 	if (err)
 		goto out;
 
 	err = load_functions(&bl, base);
-	if (!err)
-		err = load_functions(&hl, head);
-	if (!err)
-		err = match_pass(d, &alloc, &bl, &hl, 1, 1, 0);
-	if (!err)
-		err = match_pass(d, &alloc, &bl, &hl, 1, 0, 0);
-	if (!err)
-		err = match_pass(d, &alloc, &bl, &hl, 0, 1, 1);
+	if (err)
+		goto out;
+	err = load_functions(&hl, head);
+	if (err)
+		goto out;
+	err = match_pass(d, &alloc, &bl, &hl, 1, 1, 0);
+	if (err)
+		goto out;
+	err = match_pass(d, &alloc, &bl, &hl, 1, 0, 0);
+	if (err)
+		goto out;
+	err = match_pass(d, &alloc, &bl, &hl, 0, 1, 1);
 	if (err)
 		goto out;
 	classify(&hl, &bl);

@@ -687,10 +687,12 @@ static int metrics_table(struct rs_buf *out, const struct rs_diff *d, int md)
 		rs_buf_clear(&b);
 		rs_buf_clear(&c);
 		err = rs_render_metric_value(&a, m->name, m->base);
-		if (!err)
-			err = rs_render_metric_value(&b, m->name, m->head);
-		if (!err)
-			err = render_change(&c, m->name, m->abs, m->rel);
+		if (err)
+			break;
+		err = rs_render_metric_value(&b, m->name, m->head);
+		if (err)
+			break;
+		err = render_change(&c, m->name, m->abs, m->rel);
 		if (err)
 			break;
 		if (md) {
@@ -1098,10 +1100,12 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		rs_buf_clear(&b);
 		rs_buf_clear(&c);
 		err = rs_render_metric_value(&a, m->name, m->base);
-		if (!err)
-			err = rs_render_metric_value(&b, m->name, m->head);
-		if (!err)
-			err = render_change(&c, m->name, m->head - m->base, m->rel);
+		if (err)
+			break;
+		err = rs_render_metric_value(&b, m->name, m->head);
+		if (err)
+			break;
+		err = render_change(&c, m->name, m->head - m->base, m->rel);
 		if (err)
 			break;
 		if (md)

@@ -919,23 +919,29 @@ static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_code
 		goto out;
 	}
 	err = read_texts(&d.sec[SEC_BASE], d.frames, nbase);
-	if (!err)
-		err = read_texts(&d.sec[SEC_DICT], d.frames + nbase, nframes);
-	if (!err)
-		err = read_texts(&d.sec[SEC_THREADS], d.frames + nbase + nframes, nthreads);
-	if (!err)
-		err = read_tree(&d, nnodes, nbase + nframes + nthreads);
+	if (err)
+		goto out;
+	err = read_texts(&d.sec[SEC_DICT], d.frames + nbase, nframes);
+	if (err)
+		goto out;
+	err = read_texts(&d.sec[SEC_THREADS], d.frames + nbase + nframes, nthreads);
+	if (err)
+		goto out;
+	err = read_tree(&d, nnodes, nbase + nframes + nthreads);
 	if (err)
 		goto out;
 	out_start(o, write, ctx, size);
 	started = 1;
 	err = out_put(o, d.sec[SEC_PREFIX].p, d.sec[SEC_PREFIX].len);
-	if (!err)
-		err = write_records(&d, o, nrecords, nnodes, (int)s, unzigzag(ref));
-	if (!err)
-		err = out_put(o, "]", 1);
-	if (!err)
-		err = out_put(o, d.sec[SEC_SUFFIX].p, d.sec[SEC_SUFFIX].len);
+	if (err)
+		goto out;
+	err = write_records(&d, o, nrecords, nnodes, (int)s, unzigzag(ref));
+	if (err)
+		goto out;
+	err = out_put(o, "]", 1);
+	if (err)
+		goto out;
+	err = out_put(o, d.sec[SEC_SUFFIX].p, d.sec[SEC_SUFFIX].len);
 	if (err)
 		goto out;
 	for (i = SEC_SAMPLES; i < SEC_COUNT; i++)

@@ -505,6 +505,22 @@ static int take_job(struct put_state *st, struct put_job *j)
 	return 0;
 }
 
+/* 0 when pack `pack` and its index are both on the remote, RS_ENOTFOUND when either is not. */
+static int stat_pack(struct rs_remote *r, struct rs_buf *key, const struct rs_id *pack)
+{
+	int err;
+
+	err = rs_key_idx(key, pack);
+	if (err)
+		return err;
+	err = r->stat(r, key->ptr, NULL);
+	if (err)
+		return err;
+	err = rs_key_pack(key, pack);
+	if (err)
+		return err;
+	return r->stat(r, key->ptr, NULL);
+}
 /*
  * Check that every pack the manifest borrows from other pushes still
  * exists: both its .idx (a collector deletes that first, to mark the pack)
@@ -528,13 +544,7 @@ static int check_foreign_packs(struct put_state *st, int *missing)
 				break;
 		if (k < i)
 			continue; /* checked already */
-		err = rs_key_idx(&key, pack);
-		if (!err)
-			err = r->stat(r, key.ptr, NULL);
-		if (!err)
-			err = rs_key_pack(&key, pack);
-		if (!err)
-			err = r->stat(r, key.ptr, NULL);
+		err = stat_pack(r, &key, pack);
 		if (err == RS_ENOTFOUND) {
 			rs_chunk_index_forget(st->s->index, pack);
 			*missing = 1;
@@ -543,6 +553,21 @@ static int check_foreign_packs(struct put_state *st, int *missing)
 	}
 	rs_buf_release(&key);
 	return err;
+}
+
+/* The last step of a put: the manifest, under the object's oid. */
+static int write_manifest(struct rs_remote *r, const struct rs_id *oid, const struct rs_manifest *m,
+			  struct rs_buf *key, struct rs_buf *bytes)
+{
+	int err;
+
+	err = rs_manifest_encode(bytes, m);
+	if (err)
+		return err;
+	err = rs_key_manifest(key, oid);
+	if (err)
+		return err;
+	return r->put_buf(r, key->ptr, bytes->ptr, bytes->len);
 }
 
 /* Send one pack (only once, whatever retries follow) and its index. */
@@ -855,8 +880,9 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		goto out;
 	}
 	err = rs_workq_new(&f.q, s->threads, f.nslots, put_work, s);
-	if (!err)
-		err = rs_workq_new(&f.hq, 1, f.nseg, hash_work, whole);
+	if (err)
+		goto out;
+	err = rs_workq_new(&f.hq, 1, f.nseg, hash_work, whole);
 	if (err)
 		goto out;
 
@@ -935,11 +961,7 @@ drain:
 	for (i = 0; i < (int)st.m.nchunks; i++)
 		if (st.pack_of[i] >= 0)
 			st.m.chunks[i].pack = st.packs[st.pack_of[i]]->id;
-	err = rs_manifest_encode(&mbytes, &st.m);
-	if (!err)
-		err = rs_key_manifest(&key, oid);
-	if (!err)
-		err = s->remote->put_buf(s->remote, key.ptr, mbytes.ptr, mbytes.len);
+	err = write_manifest(s->remote, oid, &st.m, &key, &mbytes);
 	if (err) {
 		err = rs_error_wrap(err, "cannot write the manifest to '%s'", s->remote->display_url);
 		goto out;
@@ -1071,8 +1093,9 @@ static int session_encode(struct rs_store *s, struct session_encoding *c, const 
 	c->base = dict.next;
 	memset(&dict.next, 0, sizeof(dict.next));
 	err = tmp_dir_for(&dir, s);
-	if (!err)
-		err = rs_buf_printf(&c->path, "%s/session-XXXXXX", dir.ptr);
+	if (err)
+		goto out;
+	err = rs_buf_printf(&c->path, "%s/session-XXXXXX", dir.ptr);
 	if (err)
 		goto out;
 	fd = mkstemp(c->path.ptr);
