@@ -251,8 +251,11 @@ int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 		err = remote->list(remote, prefixes[i], on_key, &b);
 	if (!err) {
 		merge_packs(c);
-		qsort(c->objects, c->nobjects, sizeof(*c->objects), id_cmp_v);
-		qsort(c->removed, c->nremoved, sizeof(*c->removed), id_cmp_v);
+		/* qsort(NULL, 0, ...) is undefined: a store may have neither */
+		if (c->nobjects)
+			qsort(c->objects, c->nobjects, sizeof(*c->objects), id_cmp_v);
+		if (c->nremoved)
+			qsort(c->removed, c->nremoved, sizeof(*c->removed), id_cmp_v);
 		err = apply_stamps(&b, remote, b.seen, b.nseen, "gc/seen/", 0);
 	}
 	if (!err)
