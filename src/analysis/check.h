@@ -33,6 +33,8 @@
 #ifndef RS_ANALYSIS_CHECK_H
 #define RS_ANALYSIS_CHECK_H
 
+#include "util/error.h"
+
 #include <jansson.h>
 #include <stddef.h>
 
@@ -101,6 +103,7 @@ struct rs_check_result {
  * on another machine, or on malformed input; RS_EGENERIC out of memory.
  * *out is the caller's (rs_check_free).
  */
+RS_MUST_CHECK
 int rs_check_run(struct rs_check_result **out, const json_t *head,
 		 const json_t *const *history, size_t n_history,
 		 const struct rs_check_opts *opts);

@@ -186,8 +186,9 @@ static int on_sample(void *ctx, const struct rs_session_parser *p,
 		const struct rs_session_frame *fr = rs_session_parser_frame(p, frames[i]);
 
 		err = key_of_function(t, p, fr->function_id, &key);
-		if (!err)
-			err = child_of(t, i ? t->prev_nodes[i - 1] : (size_t)-1, key, &node);
+		if (err)
+			return err;
+		err = child_of(t, i ? t->prev_nodes[i - 1] : (size_t)-1, key, &node);
 		if (err)
 			return err;
 		t->prev[i] = frames[i];
@@ -395,10 +396,12 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 	}
 	d->n_renamed = json_object_size(renames);
 	err = build(&tr[0], base_session, renames);
-	if (!err)
-		err = build(&tr[1], head_session, NULL);
-	if (!err)
-		err = find_new(d, &tr[0], &tr[1], min_share);
+	if (err)
+		goto out;
+	err = build(&tr[1], head_session, NULL);
+	if (err)
+		goto out;
+	err = find_new(d, &tr[0], &tr[1], min_share);
 	if (err)
 		goto out;
 	d->base_time = tr[0].time;
@@ -487,13 +490,6 @@ void rs_deep_diff_free(struct rs_deep_diff *d)
 	free(d);
 }
 
-#define TRY_DEEP(x)                     \
-	do {                            \
-		int e_ = (x);           \
-		if (e_)                 \
-			return e_;      \
-	} while (0)
-
 /* The last `keep` parts of a path, with "... > " in front when cut. */
 static int short_path(struct rs_buf *out, const char *path, size_t keep)
 {
@@ -507,6 +503,77 @@ static int short_path(struct rs_buf *out, const char *path, size_t keep)
 		}
 	}
 	return rs_buf_puts(out, path);
+}
+
+/* One line of the list of functions new in the head. */
+static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md)
+{
+	int err;
+
+	err = rs_buf_puts(out, md ? "- `" : "  ");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, f->label);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? "`: " : ": ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, f->head_total);
+	if (err)
+		return err;
+	return rs_buf_puts(out, "\n");
+}
+
+/* One row of the call-path table; `path` is the shortened path. */
+static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const char *path, int md)
+{
+	int err;
+
+	if (md) {
+		err = rs_buf_puts(out, "| ");
+		if (err)
+			return err;
+		err = rs_md_escape(out, path);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, " | ");
+	} else {
+		err = rs_buf_printf(out, "  %s\n     ", path);
+	}
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->base_total);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? " | " : " -> ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->head_total);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? " | " : "  (");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, p->head_total >= p->base_total ? "+" : "");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->head_total - p->base_total);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? " | " : "), own ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->base_self);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? " → " : " -> ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->head_self);
+	if (err)
+		return err;
+	return rs_buf_puts(out, md ? " |\n" : "\n");
 }
 
 int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
@@ -550,24 +617,18 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 	if (d->n_new) {
 		err = rs_buf_puts(out, md ? "\n**Functions that did not run in the base** (from the sessions)\n\n"
 					  : "\nFunctions that did not run in the base (from the sessions)\n");
-		for (i = 0; !err && i < d->n_new && i < top; i++) {
-			err = rs_buf_puts(out, md ? "- `" : "  ");
-			if (!err)
-				err = rs_buf_puts(out, d->new_funcs[i].label);
-			if (!err)
-				err = rs_buf_puts(out, md ? "`: " : ": ");
-			if (!err)
-				err = rs_render_seconds(out, d->new_funcs[i].head_total);
-			if (!err)
-				err = rs_buf_puts(out, "\n");
-		}
+		for (i = 0; !err && i < d->n_new && i < top; i++)
+			err = new_func_row(out, &d->new_funcs[i], md);
 		if (err)
 			return err;
 	}
-	if (d->n_renamed)
-		TRY_DEEP(rs_buf_printf(out, md ? "\n_Renamed functions (%zu, see above) are matched under their new names._\n"
-					       : "\n(renamed functions, %zu, are matched under their new names)\n",
-				       d->n_renamed));
+	if (d->n_renamed) {
+		err = rs_buf_printf(out, md ? "\n_Renamed functions (%zu, see above) are matched under their new names._\n"
+					    : "\n(renamed functions, %zu, are matched under their new names)\n",
+				    d->n_renamed);
+		if (err)
+			return err;
+	}
 	err = rs_buf_puts(out, md ? "\n**Call paths whose total time changed most** (from the sessions)\n\n"
 				    "| call path | base | head | change | own time base → head |\n"
 				    "|---|---:|---:|---:|---:|\n"
@@ -579,37 +640,7 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		err = short_path(&cell, p->path, 4);
 		if (err)
 			break;
-		if (md) {
-			err = rs_buf_puts(out, "| ");
-			if (!err)
-				err = rs_md_escape(out, cell.ptr);
-			if (!err)
-				err = rs_buf_puts(out, " | ");
-		} else {
-			err = rs_buf_printf(out, "  %s\n     ", cell.ptr);
-		}
-		if (!err)
-			err = rs_render_seconds(out, p->base_total);
-		if (!err)
-			err = rs_buf_puts(out, md ? " | " : " -> ");
-		if (!err)
-			err = rs_render_seconds(out, p->head_total);
-		if (!err)
-			err = rs_buf_puts(out, md ? " | " : "  (");
-		if (!err)
-			err = rs_buf_puts(out, p->head_total >= p->base_total ? "+" : "");
-		if (!err)
-			err = rs_render_seconds(out, p->head_total - p->base_total);
-		if (!err)
-			err = rs_buf_puts(out, md ? " | " : "), own ");
-		if (!err)
-			err = rs_render_seconds(out, p->base_self);
-		if (!err)
-			err = rs_buf_puts(out, md ? " → " : " -> ");
-		if (!err)
-			err = rs_render_seconds(out, p->head_self);
-		if (!err)
-			err = rs_buf_puts(out, md ? " |\n" : "\n");
+		err = path_row(out, p, cell.ptr, md);
 	}
 	rs_buf_release(&cell);
 	return err;
@@ -655,6 +686,7 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 	const char *label = p->path, *q = p->path;
 	size_t c;
 	int r, g, b;
+	int err;
 
 	if (depth >= FLAME_DEPTH || w <= 0)
 		return 0;
@@ -680,21 +712,41 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 	} else {                          /* shrank: towards blue */
 		r = 234 - (int)(225 * k), g = 234 - (int)(129 * k), b = 234 - (int)(16 * k);
 	}
-	TRY_DEEP(rs_buf_printf(out, "<div class=\"f%s\" style=\"left:%.4f%%;width:%.4f%%;top:%zupx;"
-				    "background:rgb(%d,%d,%d)\" title=\"",
-			       is_new(fl, p) ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
-			       left * 100, w * 100, depth * FLAME_ROW, r, g, b));
-	TRY_DEEP(rs_html_escape(out, p->path));
-	TRY_DEEP(rs_buf_puts(out, "&#10;"));
-	TRY_DEEP(p->base_total > 0 ? rs_render_seconds(out, p->base_total)
-				   : rs_buf_puts(out, is_new(fl, p) ? "new" : "below the stored tree's cut"));
-	TRY_DEEP(rs_buf_puts(out, " &#8594; "));
-	TRY_DEEP(rs_render_seconds(out, p->head_total));
-	TRY_DEEP(rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100));
-	TRY_DEEP(rs_html_escape(out, label));
-	TRY_DEEP(rs_buf_puts(out, "</div>\n"));
+	err = rs_buf_printf(out, "<div class=\"f%s\" style=\"left:%.4f%%;width:%.4f%%;top:%zupx;"
+				 "background:rgb(%d,%d,%d)\" title=\"",
+			    is_new(fl, p) ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
+			    left * 100, w * 100, depth * FLAME_ROW, r, g, b);
+	if (err)
+		return err;
+	err = rs_html_escape(out, p->path);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "&#10;");
+	if (err)
+		return err;
+	err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
+				: rs_buf_puts(out, is_new(fl, p) ? "new" : "below the stored tree's cut");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " &#8594; ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->head_total);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
+	if (err)
+		return err;
+	err = rs_html_escape(out, label);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</div>\n");
+	if (err)
+		return err;
 	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c]) {
-		TRY_DEEP(flame_node(out, fl, c, left, depth + 1));
+		err = flame_node(out, fl, c, left, depth + 1);
+		if (err)
+			return err;
 		left += fl->d->paths[c].head_total / fl->root;
 	}
 	return 0;

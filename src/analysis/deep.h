@@ -13,6 +13,8 @@
 #ifndef RS_ANALYSIS_DEEP_H
 #define RS_ANALYSIS_DEEP_H
 
+#include "util/error.h"
+
 #include <jansson.h>
 #include <stddef.h>
 
@@ -51,6 +53,7 @@ struct rs_deep_diff {
  * (rs_deep_diff_free). Errors: RS_ENOTFOUND, the parser's RS_ECORRUPT /
  * RS_EUSAGE (with the file name), RS_EGENERIC.
  */
+RS_MUST_CHECK
 int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
 			  const char *head_session, double min_share);
 
@@ -59,6 +62,7 @@ int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
  * be NULL): a renamed function takes its new name in the base session
  * too, so its paths are matched, not shown as one vanished and one new.
  */
+RS_MUST_CHECK
 int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
 			       const char *head_session, double min_share,
 			       const struct rs_diff *summary);
@@ -66,6 +70,7 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 void rs_deep_diff_free(struct rs_deep_diff *d);
 
 /* Append the `top` paths whose total time changed most. */
+RS_MUST_CHECK
 int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		   enum rs_format fmt, size_t top);
 
@@ -78,6 +83,7 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
  * more: full colour; callers of a changed function stay grey),
  * its figures in the tooltip.
  */
+RS_MUST_CHECK
 int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title);
 
 /*
@@ -85,6 +91,7 @@ int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const c
  * 0.5% of a run), for a flame graph where no session is at hand (the
  * static site). RS_ENOTFOUND when either run has no tree.
  */
+RS_MUST_CHECK
 int rs_deep_diff_trees(struct rs_deep_diff **out, const json_t *base_run,
 		       const json_t *head_run);
 

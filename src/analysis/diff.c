@@ -13,6 +13,7 @@
  * through jansson hash tables keyed by "name\x1f file\x1f line", so a
  * diff costs O(functions), not O(functions^2).
  */
+#define _GNU_SOURCE /* qsort_r */
 #include "analysis/diff.h"
 #include "analysis/owncode.h"
 #include "analysis/runview.h"
@@ -695,14 +696,18 @@ static double delta_of(const struct rs_func_delta *f, double wb, double wh)
 	return f->head_total / wh - f->base_total / wb;
 }
 
-static const struct rs_diff *explain_ctx;
-static double explain_wb, explain_wh;
+/* What cmp_explain needs besides the two indexes it compares. */
+struct explain_sort {
+	const struct rs_diff *d;
+	double wb, wh;
+};
 
-static int cmp_explain(const void *a, const void *b)
+static int cmp_explain(const void *a, const void *b, void *ctx)
 {
-	const struct rs_func_delta *x = &explain_ctx->funcs[*(const size_t *)a];
-	const struct rs_func_delta *y = &explain_ctx->funcs[*(const size_t *)b];
-	double dx = delta_of(x, explain_wb, explain_wh), dy = delta_of(y, explain_wb, explain_wh);
+	const struct explain_sort *e = ctx;
+	const struct rs_func_delta *x = &e->d->funcs[*(const size_t *)a];
+	const struct rs_func_delta *y = &e->d->funcs[*(const size_t *)b];
+	double dx = delta_of(x, e->wb, e->wh), dy = delta_of(y, e->wb, e->wh);
 
 	if (x->own != y->own)
 		return x->own ? -1 : 1;
@@ -716,6 +721,7 @@ static int cmp_explain(const void *a, const void *b)
 size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double floor,
 		       size_t *out, size_t max)
 {
+	struct explain_sort sort = { d, wb, wh };
 	size_t *cand, n = 0, kept = 0, i, j;
 	unsigned char *keep;
 
@@ -779,10 +785,7 @@ size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double flo
 		if (keep[i])
 			cand[kept++] = cand[i];
 	free(keep);
-	explain_ctx = d;
-	explain_wb = wb;
-	explain_wh = wh;
-	qsort(cand, kept, sizeof(*cand), cmp_explain);
+	qsort_r(cand, kept, sizeof(*cand), cmp_explain, &sort);
 	for (i = 0; i < kept && i < max; i++)
 		out[i] = cand[i];
 	free(cand);
@@ -861,20 +864,25 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		goto out;
 	}
 	err = load_ancestry(d->ancestry, head);
-	if (!err)
-		err = load_ancestry(d->ancestry, base);
+	if (err)
+		goto out;
+	err = load_ancestry(d->ancestry, base);
 	if (err)
 		goto out;
 
 	err = load_functions(&bl, base);
-	if (!err)
-		err = load_functions(&hl, head);
-	if (!err)
-		err = match_pass(d, &alloc, &bl, &hl, 1, 1, 0);
-	if (!err)
-		err = match_pass(d, &alloc, &bl, &hl, 1, 0, 0);
-	if (!err)
-		err = match_pass(d, &alloc, &bl, &hl, 0, 1, 1);
+	if (err)
+		goto out;
+	err = load_functions(&hl, head);
+	if (err)
+		goto out;
+	err = match_pass(d, &alloc, &bl, &hl, 1, 1, 0);
+	if (err)
+		goto out;
+	err = match_pass(d, &alloc, &bl, &hl, 1, 0, 0);
+	if (err)
+		goto out;
+	err = match_pass(d, &alloc, &bl, &hl, 0, 1, 1);
 	if (err)
 		goto out;
 	classify(&hl, &bl);

@@ -20,6 +20,8 @@
 #ifndef RS_ANALYSIS_DIFF_H
 #define RS_ANALYSIS_DIFF_H
 
+#include "util/error.h"
+
 #include <jansson.h>
 #include <stddef.h>
 
@@ -92,6 +94,7 @@ struct rs_diff_opts {
  * "summary" simply yield no function rows. Errors: RS_EUSAGE when either
  * argument is not a JSON object, RS_EGENERIC when out of memory.
  */
+RS_MUST_CHECK
 int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		 const struct rs_diff_opts *opts);
 
@@ -114,6 +117,7 @@ size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double flo
 		       size_t *out, size_t max);
 
 /* Whether function `a` calls `b`, directly or not, in either run's tree. */
+RS_MUST_CHECK
 int rs_diff_calls(const struct rs_diff *d, const struct rs_func_delta *a,
 		  const struct rs_func_delta *b);
 

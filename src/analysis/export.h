@@ -21,6 +21,8 @@
 #ifndef RS_ANALYSIS_EXPORT_H
 #define RS_ANALYSIS_EXPORT_H
 
+#include "util/error.h"
+
 #include <stdio.h>
 
 enum rs_export_format {
@@ -29,6 +31,7 @@ enum rs_export_format {
 };
 
 /* "collapsed", "speedscope"; RS_EUSAGE otherwise. */
+RS_MUST_CHECK
 int rs_export_format_parse(enum rs_export_format *out, const char *name);
 
 /*
@@ -37,6 +40,7 @@ int rs_export_format_parse(enum rs_export_format *out, const char *name);
  * file), the parser's RS_ECORRUPT / RS_EUSAGE, or RS_EGENERIC (I/O, out
  * of memory).
  */
+RS_MUST_CHECK
 int rs_export_session(FILE *out, const char *session_path,
 		      enum rs_export_format fmt, const char *name);
 

@@ -18,13 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRY(x)                          \
-	do {                            \
-		int err_ = (x);         \
-		if (err_)               \
-			return err_;    \
-	} while (0)
-
 #define CHART_W 860
 #define CHART_H 240
 #define PAD_L 78
@@ -78,21 +71,30 @@ int rs_html_link(struct rs_buf *out, const char *tmpl, const char *id,
 		 const char *path, const char *commit)
 {
 	const char *p = tmpl;
+	int err;
 
 	while (*p) {
 		if (!strncmp(p, "{id}", 4)) {
-			TRY(esc(out, id));
+			err = esc(out, id);
+			if (err)
+				return err;
 			p += 4;
 		} else if (!strncmp(p, "{path}", 6)) {
-			TRY(esc(out, path));
+			err = esc(out, path);
+			if (err)
+				return err;
 			p += 6;
 		} else if (!strncmp(p, "{commit}", 8)) {
-			TRY(esc(out, commit));
+			err = esc(out, commit);
+			if (err)
+				return err;
 			p += 8;
 		} else {
 			char c[2] = { *p++, 0 };
 
-			TRY(esc(out, c));
+			err = esc(out, c);
+			if (err)
+				return err;
 		}
 	}
 	return 0;
@@ -100,11 +102,21 @@ int rs_html_link(struct rs_buf *out, const char *tmpl, const char *id,
 
 static int page_head(struct rs_buf *out, const char *title)
 {
-	TRY(rs_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-			"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>"));
-	TRY(esc(out, title));
-	TRY(rs_buf_printf(out, "</title>\n<style>%s</style>\n</head><body>\n<h1>", css));
-	TRY(esc(out, title));
+	int err;
+
+	err = rs_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+			  "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>");
+	if (err)
+		return err;
+	err = esc(out, title);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "</title>\n<style>%s</style>\n</head><body>\n<h1>", css);
+	if (err)
+		return err;
+	err = esc(out, title);
+	if (err)
+		return err;
 	return rs_buf_puts(out, "</h1>\n");
 }
 
@@ -152,12 +164,22 @@ int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
 			hi = fmax(hi, s->v[i]);
 			present++;
 		}
-	TRY(rs_buf_puts(out, "<figure class=\"chart\" data-series=\""));
-	TRY(esc(out, s->name));
-	TRY(rs_buf_printf(out, "\" data-points=\"%zu\" data-change-points=\"%zu\"><figcaption>",
-			  present, s->n_changes));
-	TRY(esc(out, s->name));
-	TRY(rs_buf_puts(out, "</figcaption>\n"));
+	err = rs_buf_puts(out, "<figure class=\"chart\" data-series=\"");
+	if (err)
+		return err;
+	err = esc(out, s->name);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "\" data-points=\"%zu\" data-change-points=\"%zu\"><figcaption>",
+			    present, s->n_changes);
+	if (err)
+		return err;
+	err = esc(out, s->name);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</figcaption>\n");
+	if (err)
+		return err;
 	if (!present)
 		return rs_buf_puts(out, "<p class=\"muted\">no values recorded</p></figure>\n");
 	span = hi - lo;
@@ -168,8 +190,10 @@ int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
 	hi += span * 0.08;
 	span = hi - lo;
 	r = t->n > 2000 ? 1.5 : t->n > 300 ? 2.5 : 3.5;
-	TRY(rs_buf_printf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-			  "viewBox=\"0 0 %d %d\" role=\"img\">\n", CHART_W, CHART_H, CHART_W, CHART_H));
+	err = rs_buf_printf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+			    "viewBox=\"0 0 %d %d\" role=\"img\">\n", CHART_W, CHART_H, CHART_W, CHART_H);
+	if (err)
+		return err;
 	/* grid and y labels */
 	for (k = 0; k <= 4; k++) {
 		double v = lo + span * (double)k / 4;
@@ -302,24 +326,46 @@ static int trend_body(struct rs_buf *out, const struct rs_trend *t,
 		      const struct rs_html_links *links)
 {
 	size_t i;
+	int err;
 
-	TRY(rs_buf_printf(out, "<p class=\"muted\">%zu runs", t->n));
-	if (t->n)
-		TRY(rs_buf_printf(out, " from %.10s to %.10s", t->dates[0], t->dates[t->n - 1]));
-	if (t->workload_key) {
-		TRY(rs_buf_puts(out, "; workload <code>"));
-		TRY(esc(out, t->workload_key));
-		TRY(rs_buf_puts(out, "</code>: time is also charted per unit"));
+	err = rs_buf_printf(out, "<p class=\"muted\">%zu runs", t->n);
+	if (err)
+		return err;
+	if (t->n) {
+		err = rs_buf_printf(out, " from %.10s to %.10s", t->dates[0], t->dates[t->n - 1]);
+		if (err)
+			return err;
 	}
-	TRY(rs_buf_puts(out, ". Dashed red lines mark change points; each point links to its run.</p>\n"
-			"<h2>Metrics</h2>\n"));
-	for (i = 0; i < t->n_metrics; i++)
-		TRY(rs_html_chart(out, t, &t->metrics[i],
-				  is_time_series(t->metrics[i].name), links));
+	if (t->workload_key) {
+		err = rs_buf_puts(out, "; workload <code>");
+		if (err)
+			return err;
+		err = esc(out, t->workload_key);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "</code>: time is also charted per unit");
+		if (err)
+			return err;
+	}
+	err = rs_buf_puts(out, ". Dashed red lines mark change points; each point links to its run.</p>\n"
+			  "<h2>Metrics</h2>\n");
+	if (err)
+		return err;
+	for (i = 0; i < t->n_metrics; i++) {
+		err = rs_html_chart(out, t, &t->metrics[i],
+				    is_time_series(t->metrics[i].name), links);
+		if (err)
+			return err;
+	}
 	if (t->n_funcs) {
-		TRY(rs_buf_puts(out, "<h2>Top functions, own time</h2>\n"));
-		for (i = 0; i < t->n_funcs; i++)
-			TRY(rs_html_chart(out, t, &t->funcs[i], 1, links));
+		err = rs_buf_puts(out, "<h2>Top functions, own time</h2>\n");
+		if (err)
+			return err;
+		for (i = 0; i < t->n_funcs; i++) {
+			err = rs_html_chart(out, t, &t->funcs[i], 1, links);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
@@ -327,8 +373,14 @@ static int trend_body(struct rs_buf *out, const struct rs_trend *t,
 int rs_html_trend_page(struct rs_buf *out, const struct rs_trend *t,
 		       const char *title, const struct rs_html_links *links)
 {
-	TRY(page_head(out, title ? title : "Profiling trends"));
-	TRY(trend_body(out, t, links));
+	int err;
+
+	err = page_head(out, title ? title : "Profiling trends");
+	if (err)
+		return err;
+	err = trend_body(out, t, links);
+	if (err)
+		return err;
 	return rs_buf_puts(out, "</body></html>\n");
 }
 
@@ -350,15 +402,30 @@ static int num_cell(struct rs_buf *out, const json_t *metrics, const char *name)
 static int commit_cell(struct rs_buf *out, const char *commit, const char *id,
 		       const char *path, const struct rs_html_links *links)
 {
-	TRY(rs_buf_puts(out, "<td><code>"));
+	int err;
+
+	err = rs_buf_puts(out, "<td><code>");
+	if (err)
+		return err;
 	if (links && links->commit_url) {
-		TRY(rs_buf_puts(out, "<a href=\""));
-		TRY(rs_html_link(out, links->commit_url, id, path, commit));
-		TRY(rs_buf_puts(out, "\">"));
+		err = rs_buf_puts(out, "<a href=\"");
+		if (err)
+			return err;
+		err = rs_html_link(out, links->commit_url, id, path, commit);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "\">");
+		if (err)
+			return err;
 	}
-	TRY(rs_buf_printf(out, "%.7s", commit ? commit : ""));
-	if (links && links->commit_url)
-		TRY(rs_buf_puts(out, "</a>"));
+	err = rs_buf_printf(out, "%.7s", commit ? commit : "");
+	if (err)
+		return err;
+	if (links && links->commit_url) {
+		err = rs_buf_puts(out, "</a>");
+		if (err)
+			return err;
+	}
 	return rs_buf_puts(out, "</code></td>");
 }
 
@@ -367,38 +434,81 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 {
 	const char *run_url = links && links->run_url ? links->run_url : "{path}/summary.md";
 	size_t i;
+	int err;
 
-	TRY(page_head(out, title ? title : "Profiling runs"));
-	TRY(rs_buf_printf(out, "<p><a href=\"trends.html\">Trend charts</a> · %zu runs. "
-			  "Click a column header to sort.</p>\n", n));
-	TRY(rs_buf_puts(out, "<table class=\"sortable\" id=\"runs\"><thead><tr><th>run</th>"
-			"<th>recorded (UTC)</th><th>branch</th><th>trigger</th><th>commit</th>"
-			"<th class=\"n\">duration</th><th class=\"n\">CPU time</th>"
-			"<th class=\"n\">samples</th></tr></thead>\n<tbody>\n"));
+	err = page_head(out, title ? title : "Profiling runs");
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "<p><a href=\"trends.html\">Trend charts</a> · %zu runs. "
+			    "Click a column header to sort.</p>\n", n);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "<table class=\"sortable\" id=\"runs\"><thead><tr><th>run</th>"
+			  "<th>recorded (UTC)</th><th>branch</th><th>trigger</th><th>commit</th>"
+			  "<th class=\"n\">duration</th><th class=\"n\">CPU time</th>"
+			  "<th class=\"n\">samples</th></tr></thead>\n<tbody>\n");
+	if (err)
+		return err;
 	for (i = 0; i < n; i++) {
 		const json_t *r = runs[i], *m = json_object_get(r, "metrics");
 		const char *id = rs_runview_str(r, "id", ""), *path = rs_runview_str(r, "path", "");
 		const char *commit = rs_runview_str(r, "commit", "");
 
-		TRY(rs_buf_puts(out, "<tr><td><a href=\""));
-		TRY(rs_html_link(out, run_url, id, path, commit));
-		TRY(rs_buf_puts(out, "\">"));
-		TRY(esc(out, id));
-		TRY(rs_buf_puts(out, "</a></td><td>"));
-		TRY(esc(out, rs_runview_str(r, "recorded_at", "")));
-		TRY(rs_buf_puts(out, "</td><td>"));
-		TRY(esc(out, rs_runview_str(r, "branch", "")));
-		TRY(rs_buf_puts(out, "</td><td>"));
-		TRY(esc(out, rs_runview_str(r, "trigger", "")));
-		TRY(rs_buf_puts(out, "</td>"));
-		TRY(commit_cell(out, commit, id, path, links));
-		TRY(num_cell(out, m, "duration"));
-		TRY(num_cell(out, m, "cpu_time"));
-		TRY(num_cell(out, m, "samples"));
-		TRY(rs_buf_puts(out, "</tr>\n"));
+		err = rs_buf_puts(out, "<tr><td><a href=\"");
+		if (err)
+			return err;
+		err = rs_html_link(out, run_url, id, path, commit);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "\">");
+		if (err)
+			return err;
+		err = esc(out, id);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "</a></td><td>");
+		if (err)
+			return err;
+		err = esc(out, rs_runview_str(r, "recorded_at", ""));
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "</td><td>");
+		if (err)
+			return err;
+		err = esc(out, rs_runview_str(r, "branch", ""));
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "</td><td>");
+		if (err)
+			return err;
+		err = esc(out, rs_runview_str(r, "trigger", ""));
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "</td>");
+		if (err)
+			return err;
+		err = commit_cell(out, commit, id, path, links);
+		if (err)
+			return err;
+		err = num_cell(out, m, "duration");
+		if (err)
+			return err;
+		err = num_cell(out, m, "cpu_time");
+		if (err)
+			return err;
+		err = num_cell(out, m, "samples");
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "</tr>\n");
+		if (err)
+			return err;
 	}
-	TRY(rs_buf_puts(out, "</tbody></table>\n"));
-	TRY(rs_buf_puts(out, sort_js));
+	err = rs_buf_puts(out, "</tbody></table>\n");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, sort_js);
+	if (err)
+		return err;
 	return rs_buf_puts(out, "</body></html>\n");
 }
 
@@ -419,32 +529,59 @@ static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading,
 {
 	const char *k;
 	json_t *v;
+	int err;
 
 	if (!json_is_object(obj) || !json_object_size(obj))
 		return 0;
-	TRY(rs_buf_printf(out, "<h2>%s</h2>\n<table class=\"sortable\"><thead><tr><th>name</th>"
-			  "<th class=\"n\">value</th></tr></thead><tbody>\n", heading));
+	err = rs_buf_printf(out, "<h2>%s</h2>\n<table class=\"sortable\"><thead><tr><th>name</th>"
+			    "<th class=\"n\">value</th></tr></thead><tbody>\n", heading);
+	if (err)
+		return err;
 	json_object_foreach((json_t *)obj, k, v) {
 		int shadow = session && is_session_metric(k) && json_object_get(session, k);
 
-		TRY(rs_buf_puts(out, "<tr><td>"));
-		if (shadow)
-			TRY(rs_buf_puts(out, "stats."));
-		TRY(esc(out, k));
-		if (shadow)
-			TRY(rs_buf_printf(out, " <span class=\"muted\">(a stat, not the session's %s "
-					  "under Metrics; use --metric stats.%s)</span>", k, k));
-		TRY(rs_buf_puts(out, "</td>"));
-		if (json_is_number(v)) {
-			TRY(num_cell(out, obj, k));
-		} else if (json_is_string(v)) {
-			TRY(rs_buf_puts(out, "<td>"));
-			TRY(esc(out, json_string_value(v)));
-			TRY(rs_buf_puts(out, "</td>"));
-		} else {
-			TRY(rs_buf_puts(out, "<td></td>"));
+		err = rs_buf_puts(out, "<tr><td>");
+		if (err)
+			return err;
+		if (shadow) {
+			err = rs_buf_puts(out, "stats.");
+			if (err)
+				return err;
 		}
-		TRY(rs_buf_puts(out, "</tr>\n"));
+		err = esc(out, k);
+		if (err)
+			return err;
+		if (shadow) {
+			err = rs_buf_printf(out, " <span class=\"muted\">(a stat, not the session's %s "
+					    "under Metrics; use --metric stats.%s)</span>", k, k);
+			if (err)
+				return err;
+		}
+		err = rs_buf_puts(out, "</td>");
+		if (err)
+			return err;
+		if (json_is_number(v)) {
+			err = num_cell(out, obj, k);
+			if (err)
+				return err;
+		} else if (json_is_string(v)) {
+			err = rs_buf_puts(out, "<td>");
+			if (err)
+				return err;
+			err = esc(out, json_string_value(v));
+			if (err)
+				return err;
+			err = rs_buf_puts(out, "</td>");
+			if (err)
+				return err;
+		} else {
+			err = rs_buf_puts(out, "<td></td>");
+			if (err)
+				return err;
+		}
+		err = rs_buf_puts(out, "</tr>\n");
+		if (err)
+			return err;
 	}
 	return rs_buf_puts(out, "</tbody></table>\n");
 }
@@ -454,34 +591,48 @@ static int functions_table(struct rs_buf *out, const json_t *summary)
 	const json_t *fs = json_object_get(summary, "functions");
 	double dur = 0;
 	size_t i;
+	int err;
 
 	if (!json_is_array(fs) || !json_array_size(fs))
 		return 0;
 	/* shares of the sampled time: the one definition show and compare use */
 	if (!rs_runview_num(summary, "sampled_time", &dur) || dur <= 0)
 		rs_runview_num(summary, "duration", &dur);
-	TRY(rs_buf_puts(out, "<h2>Functions</h2>\n<table class=\"sortable\"><thead><tr>"
-			"<th>function</th><th>file:line</th><th class=\"n\">own time</th>"
-			"<th class=\"n\">total time</th><th class=\"n\">own %</th></tr></thead><tbody>\n"));
+	err = rs_buf_puts(out, "<h2>Functions</h2>\n<table class=\"sortable\"><thead><tr>"
+			  "<th>function</th><th>file:line</th><th class=\"n\">own time</th>"
+			  "<th class=\"n\">total time</th><th class=\"n\">own %</th></tr></thead><tbody>\n");
+	if (err)
+		return err;
 	for (i = 0; i < json_array_size(fs); i++) {
 		const json_t *f = json_array_get(fs, i);
 		const char *cls = rs_runview_str(f, "class", NULL);
 		double self = 0, total = 0, line = 0;
 		struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
 		char lt[32];
-		int err;
 
 		rs_runview_num(f, "self", &self);
 		rs_runview_num(f, "total", &total);
 		rs_runview_num(f, "line", &line);
-		TRY(rs_buf_puts(out, "<tr><td><code>"));
+		err = rs_buf_puts(out, "<tr><td><code>");
+		if (err)
+			return err;
 		if (cls && *cls) {
-			TRY(esc(out, cls));
-			TRY(rs_buf_putc(out, '.'));
+			err = esc(out, cls);
+			if (err)
+				return err;
+			err = rs_buf_putc(out, '.');
+			if (err)
+				return err;
 		}
-		TRY(esc(out, rs_runview_str(f, "function", "")));
-		TRY(rs_buf_puts(out, "</code></td><td>"));
-		TRY(esc(out, rs_runview_str(f, "file", "")));
+		err = esc(out, rs_runview_str(f, "function", ""));
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "</code></td><td>");
+		if (err)
+			return err;
+		err = esc(out, rs_runview_str(f, "file", ""));
+		if (err)
+			return err;
 		/* a thread's "line" is its id, new every run: not shown */
 		if (!strcmp(rs_runview_str(f, "file", ""), "<thread>"))
 			line = 0;
@@ -529,8 +680,10 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	}
 	if (depth >= TREE_MAX_DEPTH)
 		shown = 0;
-	TRY(rs_buf_puts(out, shown ? (depth < 3 ? "<details open><summary>" : "<details><summary>")
-				   : "<div class=\"leaf\"><summary>"));
+	err = rs_buf_puts(out, shown ? (depth < 3 ? "<details open><summary>" : "<details><summary>")
+				     : "<div class=\"leaf\"><summary>");
+	if (err)
+		return err;
 	err = rs_render_seconds(&t, total);
 	if (!err)
 		err = rs_buf_printf(out, "%s %.1f%% ", t.ptr,
@@ -538,12 +691,23 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	rs_buf_release(&t);
 	if (err)
 		return err;
-	TRY(esc(out, rs_runview_str(node, "function", "?")));
-	TRY(rs_buf_puts(out, " <span class=\"muted\">"));
-	TRY(esc(out, rs_runview_str(node, "file", "")));
-	if (line > 0 && strcmp(rs_runview_str(node, "file", ""), "<thread>"))
-		TRY(rs_buf_printf(out, ":%.0f", line));
-	TRY(rs_buf_puts(out, "</span></summary>\n"));
+	err = esc(out, rs_runview_str(node, "function", "?"));
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " <span class=\"muted\">");
+	if (err)
+		return err;
+	err = esc(out, rs_runview_str(node, "file", ""));
+	if (err)
+		return err;
+	if (line > 0 && strcmp(rs_runview_str(node, "file", ""), "<thread>")) {
+		err = rs_buf_printf(out, ":%.0f", line);
+		if (err)
+			return err;
+	}
+	err = rs_buf_puts(out, "</span></summary>\n");
+	if (err)
+		return err;
 	for (i = 0; shown && i < json_array_size(kids); i++) {
 		const json_t *k = json_array_get(kids, i);
 		double kt = 0;
@@ -551,7 +715,9 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 		rs_runview_num(k, "total", &kt);
 		if (root_total > 0 && kt / root_total < TREE_MIN_SHARE)
 			continue;
-		TRY(tree_node(out, k, root_total, depth + 1));
+		err = tree_node(out, k, root_total, depth + 1);
+		if (err)
+			return err;
 	}
 	return rs_buf_puts(out, shown ? "</details>\n" : "</div>\n");
 }
@@ -565,45 +731,110 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 	const char *id = rs_runview_str(run, "id", "run");
 	const char *commit = rs_runview_str(run, "commit", "");
 	double root = 0;
+	int err;
 
-	TRY(page_head(out, id));
-	TRY(rs_buf_puts(out, "<p><a href=\"../index.html\">All runs</a> · "
-			"<a href=\"../trends.html\">Trends</a></p>\n<table>"));
-	TRY(rs_buf_puts(out, "<tr><th>commit</th>"));
-	TRY(commit_cell(out, commit, id, rs_runview_str(run, "path", ""), links));
-	TRY(rs_buf_puts(out, "</tr>\n<tr><th>branch</th><td>"));
-	TRY(esc(out, rs_runview_str(run, "branch", "")));
-	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>trigger</th><td>"));
-	TRY(esc(out, rs_runview_str(run, "trigger", "")));
-	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>recorded</th><td>"));
-	TRY(esc(out, rs_runview_str(run, "recorded_at", "")));
-	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>message</th><td>"));
-	TRY(esc(out, rs_runview_str(run, "message", "")));
-	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>machine</th><td>"));
-	TRY(esc(out, rs_runview_str(machine, "hostname", "")));
-	TRY(rs_buf_puts(out, " "));
-	TRY(esc(out, rs_runview_str(machine, "runner", "")));
-	TRY(rs_buf_puts(out, " "));
-	TRY(esc(out, rs_runview_str(machine, "cpu_model", "")));
-	TRY(rs_buf_puts(out, "</td></tr>\n<tr><th>target</th><td><code>"));
-	TRY(esc(out, rs_runview_str(summary, "target", "")));
-	TRY(rs_buf_puts(out, "</code></td></tr></table>\n"));
+	err = page_head(out, id);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "<p><a href=\"../index.html\">All runs</a> · "
+			  "<a href=\"../trends.html\">Trends</a></p>\n<table>");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "<tr><th>commit</th>");
+	if (err)
+		return err;
+	err = commit_cell(out, commit, id, rs_runview_str(run, "path", ""), links);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</tr>\n<tr><th>branch</th><td>");
+	if (err)
+		return err;
+	err = esc(out, rs_runview_str(run, "branch", ""));
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</td></tr>\n<tr><th>trigger</th><td>");
+	if (err)
+		return err;
+	err = esc(out, rs_runview_str(run, "trigger", ""));
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</td></tr>\n<tr><th>recorded</th><td>");
+	if (err)
+		return err;
+	err = esc(out, rs_runview_str(run, "recorded_at", ""));
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</td></tr>\n<tr><th>message</th><td>");
+	if (err)
+		return err;
+	err = esc(out, rs_runview_str(run, "message", ""));
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</td></tr>\n<tr><th>machine</th><td>");
+	if (err)
+		return err;
+	err = esc(out, rs_runview_str(machine, "hostname", ""));
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " ");
+	if (err)
+		return err;
+	err = esc(out, rs_runview_str(machine, "runner", ""));
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " ");
+	if (err)
+		return err;
+	err = esc(out, rs_runview_str(machine, "cpu_model", ""));
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</td></tr>\n<tr><th>target</th><td><code>");
+	if (err)
+		return err;
+	err = esc(out, rs_runview_str(summary, "target", ""));
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</code></td></tr></table>\n");
+	if (err)
+		return err;
 	if (rs_runview_str(run, "diff_page", NULL)) {
-		TRY(rs_buf_puts(out, "<p><a href=\""));
-		TRY(esc(out, rs_runview_str(run, "diff_page", "")));
-		TRY(rs_buf_puts(out, "\">Differential flame graph</a> against the run before it.</p>\n"));
+		err = rs_buf_puts(out, "<p><a href=\"");
+		if (err)
+			return err;
+		err = esc(out, rs_runview_str(run, "diff_page", ""));
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "\">Differential flame graph</a> against the run before it.</p>\n");
+		if (err)
+			return err;
 	}
-	TRY(kv_table(out, json_object_get(run, "metrics"), "Metrics", NULL));
-	TRY(kv_table(out, json_object_get(run, "stats"), "Stats", json_object_get(run, "metrics")));
-	TRY(kv_table(out, json_object_get(run, "meta"), "Metadata", NULL));
-	TRY(functions_table(out, summary));
+	err = kv_table(out, json_object_get(run, "metrics"), "Metrics", NULL);
+	if (err)
+		return err;
+	err = kv_table(out, json_object_get(run, "stats"), "Stats", json_object_get(run, "metrics"));
+	if (err)
+		return err;
+	err = kv_table(out, json_object_get(run, "meta"), "Metadata", NULL);
+	if (err)
+		return err;
+	err = functions_table(out, summary);
+	if (err)
+		return err;
 	if (json_is_object(tree)) {
 		rs_runview_num(tree, "total", &root);
-		TRY(rs_buf_puts(out, "<h2>Call tree</h2>\n<p class=\"muted\">Paths below 0.5% of the "
-				"time are left out; click a line to fold or unfold it.</p>\n<div class=\"tree\">\n"));
-		TRY(tree_node(out, tree, root, 0));
-		TRY(rs_buf_puts(out, "</div>\n"));
+		err = rs_buf_puts(out, "<h2>Call tree</h2>\n<p class=\"muted\">Paths below 0.5% of the "
+				  "time are left out; click a line to fold or unfold it.</p>\n<div class=\"tree\">\n");
+		if (err)
+			return err;
+		err = tree_node(out, tree, root, 0);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "</div>\n");
+		if (err)
+			return err;
 	}
-	TRY(rs_buf_puts(out, sort_js));
+	err = rs_buf_puts(out, sort_js);
+	if (err)
+		return err;
 	return rs_buf_puts(out, "</body></html>\n");
 }

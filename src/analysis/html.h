@@ -13,6 +13,8 @@
 #ifndef RS_ANALYSIS_HTML_H
 #define RS_ANALYSIS_HTML_H
 
+#include "util/error.h"
+
 #include <jansson.h>
 #include <stddef.h>
 
@@ -25,15 +27,18 @@ struct rs_html_links {
 };
 
 /* Expand a link template for one run. */
+RS_MUST_CHECK
 int rs_html_link(struct rs_buf *out, const char *tmpl, const char *id,
 		 const char *path, const char *commit);
 
 /* One <svg> line chart of `s` over the runs of `t`, change points marked. */
+RS_MUST_CHECK
 int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
 		  const struct rs_series *s, int is_time,
 		  const struct rs_html_links *links);
 
 /* A whole page: metric charts, then function charts. */
+RS_MUST_CHECK
 int rs_html_trend_page(struct rs_buf *out, const struct rs_trend *t,
 		       const char *title, const struct rs_html_links *links);
 
@@ -42,6 +47,7 @@ int rs_html_trend_page(struct rs_buf *out, const struct rs_trend *t,
  * objects, shown in the given order) linking to each run's page
  * (links->run_url) and commit, and a link to trends.html.
  */
+RS_MUST_CHECK
 int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 		       const char *title, const struct rs_html_links *links);
 
@@ -52,6 +58,7 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
  * "diff_page" in `run` (set by the caller) is linked as the run's
  * differential flame graph.
  */
+RS_MUST_CHECK
 int rs_html_run_page(struct rs_buf *out, const json_t *run,
 		     const struct rs_html_links *links);
 

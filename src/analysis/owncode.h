@@ -11,6 +11,8 @@
 #ifndef RS_ANALYSIS_OWNCODE_H
 #define RS_ANALYSIS_OWNCODE_H
 
+#include "util/error.h"
+
 #include <jansson.h>
 #include <stddef.h>
 

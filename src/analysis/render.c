@@ -5,6 +5,7 @@
  * that escaping and number formatting are right by construction (NaN,
  * which JSON lacks, becomes null).
  */
+#define _GNU_SOURCE /* qsort_r */
 #include "analysis/render.h"
 #include "util/error.h"
 
@@ -12,13 +13,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TRY(x)                          \
-	do {                            \
-		int err_ = (x);         \
-		if (err_)               \
-			return err_;    \
-	} while (0)
 
 int rs_format_parse(enum rs_format *out, const char *name)
 {
@@ -36,30 +30,42 @@ int rs_format_parse(enum rs_format *out, const char *name)
 
 int rs_md_escape(struct rs_buf *out, const char *s)
 {
+	int err;
+
 	for (; *s; s++) {
-		if (strchr("\\`*_{}[]<>()#+-!|~", *s))
-			TRY(rs_buf_putc(out, '\\'));
-		if (*s == '\n' || *s == '\r')
-			TRY(rs_buf_putc(out, ' '));
-		else
-			TRY(rs_buf_putc(out, *s));
+		if (strchr("\\`*_{}[]<>()#+-!|~", *s)) {
+			err = rs_buf_putc(out, '\\');
+			if (err)
+				return err;
+		}
+		if (*s == '\n' || *s == '\r') {
+			err = rs_buf_putc(out, ' ');
+			if (err)
+				return err;
+		} else {
+			err = rs_buf_putc(out, *s);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
 
 int rs_html_escape(struct rs_buf *out, const char *s)
 {
-	for (; *s; s++) {
+	int err = 0;
+
+	for (; *s && !err; s++) {
 		switch (*s) {
-		case '<': TRY(rs_buf_puts(out, "&lt;")); break;
-		case '>': TRY(rs_buf_puts(out, "&gt;")); break;
-		case '&': TRY(rs_buf_puts(out, "&amp;")); break;
-		case '"': TRY(rs_buf_puts(out, "&quot;")); break;
-		case '\'': TRY(rs_buf_puts(out, "&#39;")); break;
-		default: TRY(rs_buf_putc(out, *s));
+		case '<': err = rs_buf_puts(out, "&lt;"); break;
+		case '>': err = rs_buf_puts(out, "&gt;"); break;
+		case '&': err = rs_buf_puts(out, "&amp;"); break;
+		case '"': err = rs_buf_puts(out, "&quot;"); break;
+		case '\'': err = rs_buf_puts(out, "&#39;"); break;
+		default: err = rs_buf_putc(out, *s);
 		}
 	}
-	return 0;
+	return err;
 }
 
 /* Digits of a non-negative integer-valued double with ',' every three. */
@@ -67,13 +73,19 @@ static int grouped(struct rs_buf *out, double v)
 {
 	char digits[40];
 	size_t n, i;
+	int err;
 
 	snprintf(digits, sizeof(digits), "%.0f", v);
 	n = strlen(digits);
 	for (i = 0; i < n; i++) {
-		TRY(rs_buf_putc(out, digits[i]));
-		if ((n - i - 1) % 3 == 0 && i + 1 < n)
-			TRY(rs_buf_putc(out, ','));
+		err = rs_buf_putc(out, digits[i]);
+		if (err)
+			return err;
+		if ((n - i - 1) % 3 == 0 && i + 1 < n) {
+			err = rs_buf_putc(out, ',');
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
@@ -81,13 +93,17 @@ static int grouped(struct rs_buf *out, double v)
 int rs_render_number(struct rs_buf *out, double v)
 {
 	double a = fabs(v);
+	int err;
 
 	if (isnan(v) || isinf(v))
 		return rs_buf_puts(out, "-");
 	if (a >= 1e15)
 		return rs_buf_printf(out, "%.4g", v);
-	if (v < 0)
-		TRY(rs_buf_putc(out, '-'));
+	if (v < 0) {
+		err = rs_buf_putc(out, '-');
+		if (err)
+			return err;
+	}
 	if (a == floor(a) && a >= 1000)
 		return grouped(out, a);
 	if (a >= 9999.5) { /* 12,345.7 */
@@ -98,7 +114,9 @@ int rs_render_number(struct rs_buf *out, double v)
 			whole += 1;
 			tenth = 0;
 		}
-		TRY(grouped(out, whole));
+		err = grouped(out, whole);
+		if (err)
+			return err;
 		return rs_buf_printf(out, ".%d", tenth);
 	}
 	if (a >= 1000) /* 1,234.5 -> 1,235: four significant digits */
@@ -116,13 +134,16 @@ int rs_render_number(struct rs_buf *out, double v)
 int rs_render_seconds(struct rs_buf *out, double s)
 {
 	double a = fabs(s);
+	int err;
 
 	if (isnan(s))
 		return rs_buf_puts(out, "-");
 	if (a == 0)
 		return rs_buf_puts(out, "0 s");
 	if (a >= 999.5) {
-		TRY(rs_render_number(out, floor(s + 0.5)));
+		err = rs_render_number(out, floor(s + 0.5));
+		if (err)
+			return err;
 		return rs_buf_puts(out, " s");
 	}
 	if (a >= 0.9995)
@@ -158,12 +179,22 @@ int rs_render_metric_value(struct rs_buf *out, const char *name, double v)
 
 static int render_change(struct rs_buf *out, const char *name, double abs, double rel)
 {
+	int err;
+
 	if (is_time_name(name)) {
-		TRY(rs_buf_puts(out, abs >= 0 ? "+" : ""));
-		TRY(rs_render_seconds(out, abs));
+		err = rs_buf_puts(out, abs >= 0 ? "+" : "");
+		if (err)
+			return err;
+		err = rs_render_seconds(out, abs);
+		if (err)
+			return err;
 	} else {
-		TRY(rs_buf_puts(out, abs >= 0 ? "+" : ""));
-		TRY(rs_render_number(out, abs));
+		err = rs_buf_puts(out, abs >= 0 ? "+" : "");
+		if (err)
+			return err;
+		err = rs_render_number(out, abs);
+		if (err)
+			return err;
 	}
 	if (isnan(rel))
 		return 0;
@@ -180,10 +211,16 @@ static const char *short_sha(const char *sha, char buf[8])
 static int pad(struct rs_buf *out, const char *s, size_t w)
 {
 	size_t n = strlen(s);
+	int err;
 
-	TRY(rs_buf_puts(out, s));
-	while (n++ < w)
-		TRY(rs_buf_putc(out, ' '));
+	err = rs_buf_puts(out, s);
+	if (err)
+		return err;
+	while (n++ < w) {
+		err = rs_buf_putc(out, ' ');
+		if (err)
+			return err;
+	}
 	return rs_buf_putc(out, ' ');
 }
 
@@ -304,28 +341,46 @@ static int dump_json(struct rs_buf *out, json_t *j)
 static int func_label(struct rs_buf *out, const struct rs_func_delta *f, int md)
 {
 	const char *file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
+	int err;
 
 	if (!strcmp(f->file, "<thread>")) {
 		if (md) {
-			TRY(rs_buf_printf(out, "`%s` ", f->function));
+			err = rs_buf_printf(out, "`%s` ", f->function);
+			if (err)
+				return err;
 			return rs_md_escape(out, f->file);
 		}
 		return rs_buf_printf(out, "%s (%s)", f->function, f->file);
 	}
 
 	if (md) {
-		TRY(rs_buf_puts(out, "`"));
+		err = rs_buf_puts(out, "`");
+		if (err)
+			return err;
 		if (f->old_function) {
-			TRY(rs_buf_puts(out, f->old_function));
-			TRY(rs_buf_puts(out, "` → `"));
+			err = rs_buf_puts(out, f->old_function);
+			if (err)
+				return err;
+			err = rs_buf_puts(out, "` → `");
+			if (err)
+				return err;
 		}
-		TRY(rs_buf_puts(out, f->function));
-		TRY(rs_buf_puts(out, "` "));
-		TRY(rs_md_escape(out, file));
+		err = rs_buf_puts(out, f->function);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "` ");
+		if (err)
+			return err;
+		err = rs_md_escape(out, file);
+		if (err)
+			return err;
 		return rs_buf_printf(out, ":%ld%s", f->line, f->probable ? " (probably)" : "");
 	}
-	if (f->old_function)
-		TRY(rs_buf_printf(out, "%s -> ", f->old_function));
+	if (f->old_function) {
+		err = rs_buf_printf(out, "%s -> ", f->old_function);
+		if (err)
+			return err;
+	}
 	return rs_buf_printf(out, "%s (%s:%ld)%s", f->function, file, f->line,
 			     f->probable ? " (probably)" : "");
 }
@@ -403,6 +458,7 @@ out:
 static int func_header(struct rs_buf *out, int md, const char *title, int by_total)
 {
 	const char *what = by_total ? "total time" : "own time";
+	int err;
 
 	if (md && by_total)
 		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of time |\n"
@@ -410,26 +466,38 @@ static int func_header(struct rs_buf *out, int md, const char *title, int by_tot
 	if (md)
 		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of time | total time |\n"
 				     "|---|---:|---:|---:|---:|---:|\n", title, what, what);
-	TRY(rs_buf_printf(out, "\n%s\n  ", title));
-	TRY(pad(out, "function", 52));
-	TRY(pad(out, "base", 10));
-	TRY(pad(out, "head", 10));
-	TRY(pad(out, "change", 22));
+	err = rs_buf_printf(out, "\n%s\n  ", title);
+	if (err)
+		return err;
+	err = pad(out, "function", 52);
+	if (err)
+		return err;
+	err = pad(out, "base", 10);
+	if (err)
+		return err;
+	err = pad(out, "head", 10);
+	if (err)
+		return err;
+	err = pad(out, "change", 22);
+	if (err)
+		return err;
 	if (by_total)
 		return rs_buf_puts(out, "share of time\n");
-	TRY(pad(out, "share of time", 16));
+	err = pad(out, "share of time", 16);
+	if (err)
+		return err;
 	return rs_buf_puts(out, "total time\n");
 }
 
 /* New and vanished functions smaller than this are counted, not listed. */
 #define SMALL_SHARE 0.005
 
-static const struct rs_diff *sort_ctx;
-
-static int cmp_total(const void *a, const void *b)
+/* Indexes into d->funcs (`ctx`), largest change of total time first. */
+static int cmp_total(const void *a, const void *b, void *ctx)
 {
-	const struct rs_func_delta *x = &sort_ctx->funcs[*(const size_t *)a];
-	const struct rs_func_delta *y = &sort_ctx->funcs[*(const size_t *)b];
+	const struct rs_diff *d = ctx;
+	const struct rs_func_delta *x = &d->funcs[*(const size_t *)a];
+	const struct rs_func_delta *y = &d->funcs[*(const size_t *)b];
 	double dx = fabs(x->head_total - x->base_total);
 	double dy = fabs(y->head_total - y->base_total);
 
@@ -465,10 +533,8 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 			      : (f->change == RS_FUNC_CHANGED || f->change == RS_FUNC_RENAMED))
 			order[n++] = i;
 	}
-	if (by_total) {
-		sort_ctx = d;
-		qsort(order, n, sizeof(*order), cmp_total);
-	}
+	if (by_total)
+		qsort_r(order, n, sizeof(*order), cmp_total, (void *)d);
 	if (n) {
 		err = func_header(out, md, title, by_total);
 		for (i = 0; !err && i < n && i < top; i++)
@@ -510,25 +576,58 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
  */
 static int explain_line(struct rs_buf *out, const struct rs_func_delta *f, int md)
 {
-	TRY(rs_buf_puts(out, md ? "- " : "  "));
-	TRY(func_label(out, f, md));
-	TRY(rs_buf_puts(out, ": total time "));
-	if (f->change == RS_FUNC_NEW)
-		TRY(rs_buf_puts(out, "-"));
-	else if (f->base_below > 0)
-		TRY(rs_buf_printf(out, "below %.2g%%", f->base_below * 100));
-	else
-		TRY(rs_render_seconds(out, f->base_total));
-	TRY(rs_buf_puts(out, md ? " → " : " -> "));
-	TRY(rs_render_seconds(out, f->head_total));
-	TRY(rs_buf_puts(out, " ("));
-	TRY(render_change(out, "duration", f->head_total - f->base_total, NAN));
-	TRY(rs_buf_printf(out, ", %.1f%% of the run), own time ", f->head_total_share * 100));
-	TRY(rs_render_seconds(out, f->head_self));
-	if (f->change == RS_FUNC_NEW)
-		TRY(rs_buf_puts(out, ", new function"));
-	if (f->change == RS_FUNC_RENAMED)
-		TRY(rs_buf_puts(out, ", renamed"));
+	int err;
+
+	err = rs_buf_puts(out, md ? "- " : "  ");
+	if (err)
+		return err;
+	err = func_label(out, f, md);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, ": total time ");
+	if (err)
+		return err;
+	if (f->change == RS_FUNC_NEW) {
+		err = rs_buf_puts(out, "-");
+		if (err)
+			return err;
+	} else if (f->base_below > 0) {
+		err = rs_buf_printf(out, "below %.2g%%", f->base_below * 100);
+		if (err)
+			return err;
+	} else {
+		err = rs_render_seconds(out, f->base_total);
+		if (err)
+			return err;
+	}
+	err = rs_buf_puts(out, md ? " → " : " -> ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, f->head_total);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " (");
+	if (err)
+		return err;
+	err = render_change(out, "duration", f->head_total - f->base_total, NAN);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, ", %.1f%% of the run), own time ", f->head_total_share * 100);
+	if (err)
+		return err;
+	err = rs_render_seconds(out, f->head_self);
+	if (err)
+		return err;
+	if (f->change == RS_FUNC_NEW) {
+		err = rs_buf_puts(out, ", new function");
+		if (err)
+			return err;
+	}
+	if (f->change == RS_FUNC_RENAMED) {
+		err = rs_buf_puts(out, ", renamed");
+		if (err)
+			return err;
+	}
 	return rs_buf_puts(out, f->own ? ", own code\n" : ", library\n");
 }
 
@@ -551,16 +650,22 @@ static int explain_section(struct rs_buf *out, const struct rs_diff *d, int md)
 	size_t idx[5], n, i;
 	double wb, wh, grow = duration_growth(d, &wb, &wh);
 	const struct rs_metric_delta *m = rs_diff_metric(d, "duration");
+	int err;
 
 	if (!m || !(grow > 0) || !(m->base > 0) || grow * wb < 0.02 * m->base)
 		return 0;
 	n = rs_diff_explain(d, wb, wh, grow / 5, idx, 5);
 	if (!n)
 		return 0;
-	TRY(rs_buf_puts(out, md ? "\n**Where the added time went** (total time, the project's own code first)\n\n"
-				: "\nwhere the added time went (total time, own code first):\n"));
-	for (i = 0; i < n; i++)
-		TRY(explain_line(out, &d->funcs[idx[i]], md));
+	err = rs_buf_puts(out, md ? "\n**Where the added time went** (total time, the project's own code first)\n\n"
+				  : "\nwhere the added time went (total time, own code first):\n");
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		err = explain_line(out, &d->funcs[idx[i]], md);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -582,10 +687,12 @@ static int metrics_table(struct rs_buf *out, const struct rs_diff *d, int md)
 		rs_buf_clear(&b);
 		rs_buf_clear(&c);
 		err = rs_render_metric_value(&a, m->name, m->base);
-		if (!err)
-			err = rs_render_metric_value(&b, m->name, m->head);
-		if (!err)
-			err = render_change(&c, m->name, m->abs, m->rel);
+		if (err)
+			break;
+		err = rs_render_metric_value(&b, m->name, m->head);
+		if (err)
+			break;
+		err = render_change(&c, m->name, m->abs, m->rel);
 		if (err)
 			break;
 		if (md) {
@@ -608,25 +715,47 @@ static int metrics_table(struct rs_buf *out, const struct rs_diff *d, int md)
 static int render_diff_body(struct rs_buf *out, const struct rs_diff *d, int md,
 			    size_t top)
 {
-	TRY(metrics_table(out, d, md));
-	TRY(explain_section(out, d, md));
-	TRY(func_section(out, d, md, top, RS_FUNC_RENAMED, 0,
-			 "Renamed functions (same file and first line, or nearby with a similar time)"));
-	TRY(func_section(out, d, md, top, RS_FUNC_NEW, 0, "New functions"));
-	TRY(func_section(out, d, md, top, RS_FUNC_VANISHED, 0, "Vanished functions"));
-	TRY(func_section(out, d, md, top, -1, 0, "Largest changes in own time"));
-	TRY(func_section(out, d, md, top, -1, 1, "Largest changes in total time"));
-	if (d->n_below)
-		TRY(rs_buf_printf(out, md ? "\n_%zu function%s ran in both runs but below the stored floor "
-					    "in one (shown as <N%%): compared with that bound, never called new._\n"
-					  : "\n%zu function%s ran in both runs but below the stored floor in one "
-					    "(shown as <N%%): compared with that bound, never called new\n",
-				  d->n_below, d->n_below == 1 ? "" : "s"));
-	if (d->n_uncompared)
-		TRY(rs_buf_printf(out, md ? "\n_%zu small functions are in only one run's stored top list "
-					    "and are not compared._\n"
-					  : "\n%zu small functions are in only one run's stored top list "
-					    "and are not compared\n", d->n_uncompared));
+	int err;
+
+	err = metrics_table(out, d, md);
+	if (err)
+		return err;
+	err = explain_section(out, d, md);
+	if (err)
+		return err;
+	err = func_section(out, d, md, top, RS_FUNC_RENAMED, 0,
+			   "Renamed functions (same file and first line, or nearby with a similar time)");
+	if (err)
+		return err;
+	err = func_section(out, d, md, top, RS_FUNC_NEW, 0, "New functions");
+	if (err)
+		return err;
+	err = func_section(out, d, md, top, RS_FUNC_VANISHED, 0, "Vanished functions");
+	if (err)
+		return err;
+	err = func_section(out, d, md, top, -1, 0, "Largest changes in own time");
+	if (err)
+		return err;
+	err = func_section(out, d, md, top, -1, 1, "Largest changes in total time");
+	if (err)
+		return err;
+	if (d->n_below) {
+		err = rs_buf_printf(out, md ? "\n_%zu function%s ran in both runs but below the stored floor "
+					      "in one (shown as <N%%): compared with that bound, never called new._\n"
+					    : "\n%zu function%s ran in both runs but below the stored floor in one "
+					      "(shown as <N%%): compared with that bound, never called new\n",
+				    d->n_below, d->n_below == 1 ? "" : "s");
+		if (err)
+			return err;
+	}
+	if (d->n_uncompared) {
+		err = rs_buf_printf(out, md ? "\n_%zu small functions are in only one run's stored top list "
+					      "and are not compared._\n"
+					    : "\n%zu small functions are in only one run's stored top list "
+					      "and are not compared\n", d->n_uncompared);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -635,29 +764,49 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 {
 	char s1[8], s2[8];
 	int md = fmt == RS_FORMAT_MARKDOWN;
+	int err;
 
 	if (!top)
 		top = 10;
 	if (fmt == RS_FORMAT_JSON)
 		return dump_json(out, diff_json(d));
 	if (md) {
-		TRY(rs_buf_printf(out, "### Profile comparison: `%s` → `%s`\n\n",
-				  short_sha(d->base_commit, s1), short_sha(d->head_commit, s2)));
-		TRY(rs_buf_printf(out, "Base run `%s`, head run `%s`.", d->base_id, d->head_id));
+		err = rs_buf_printf(out, "### Profile comparison: `%s` → `%s`\n\n",
+				    short_sha(d->base_commit, s1), short_sha(d->head_commit, s2));
+		if (err)
+			return err;
+		err = rs_buf_printf(out, "Base run `%s`, head run `%s`.", d->base_id, d->head_id);
+		if (err)
+			return err;
 	} else {
-		TRY(rs_buf_printf(out, "compare %s (%s) -> %s (%s)", d->base_id,
-				  short_sha(d->base_commit, s1), d->head_id,
-				  short_sha(d->head_commit, s2)));
+		err = rs_buf_printf(out, "compare %s (%s) -> %s (%s)", d->base_id,
+				    short_sha(d->base_commit, s1), d->head_id,
+				    short_sha(d->head_commit, s2));
+		if (err)
+			return err;
 	}
 	if (d->workload_key) {
-		TRY(rs_buf_printf(out, md ? " Workload `%s`: " : "\nworkload %s: ", d->workload_key));
-		TRY(rs_render_number(out, d->base_workload));
-		TRY(rs_buf_puts(out, md ? " → " : " -> "));
-		TRY(rs_render_number(out, d->head_workload));
-		TRY(rs_buf_puts(out, md ? "; time metrics are also shown per unit.\n\n"
-					: " (time metrics also shown per unit)\n\n"));
-	} else
-		TRY(rs_buf_puts(out, "\n\n"));
+		err = rs_buf_printf(out, md ? " Workload `%s`: " : "\nworkload %s: ", d->workload_key);
+		if (err)
+			return err;
+		err = rs_render_number(out, d->base_workload);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, md ? " → " : " -> ");
+		if (err)
+			return err;
+		err = rs_render_number(out, d->head_workload);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, md ? "; time metrics are also shown per unit.\n\n"
+					  : " (time metrics also shown per unit)\n\n");
+		if (err)
+			return err;
+	} else {
+		err = rs_buf_puts(out, "\n\n");
+		if (err)
+			return err;
+	}
 	return render_diff_body(out, d, md, top);
 }
 
@@ -749,6 +898,7 @@ int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
 	const struct rs_check_metric *m = NULL;
 	char s1[8];
 	size_t i;
+	int err;
 
 	if (!r->n_baseline)
 		return rs_buf_puts(out, r->n_other_config ? "no comparable baseline (another configuration)"
@@ -759,27 +909,47 @@ int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
 	for (i = 0; i < r->n_metrics && !m; i++)
 		if (r->metrics[i].gating)
 			m = &r->metrics[i];
-	if (!m || isnan(m->rel))
-		TRY(rs_buf_printf(out, "vs %s", short_sha(r->baseline_commit, s1)));
-	else
-		TRY(rs_buf_printf(out, "%+.0f%% vs %s", m->rel * 100, short_sha(r->baseline_commit, s1)));
+	if (!m || isnan(m->rel)) {
+		err = rs_buf_printf(out, "vs %s", short_sha(r->baseline_commit, s1));
+		if (err)
+			return err;
+	} else {
+		err = rs_buf_printf(out, "%+.0f%% vs %s", m->rel * 100, short_sha(r->baseline_commit, s1));
+		if (err)
+			return err;
+	}
 	if (r->n_responsible) {
 		const struct rs_func_delta *f = &r->diff->funcs[r->responsible[0]];
 
-		TRY(rs_buf_printf(out, ": %s (", f->function));
+		err = rs_buf_printf(out, ": %s (", f->function);
+		if (err)
+			return err;
 		if (f->change == RS_FUNC_NEW) {
-			TRY(rs_buf_puts(out, "new, "));
-			TRY(rs_render_seconds(out, f->head_total));
+			err = rs_buf_puts(out, "new, ");
+			if (err)
+				return err;
+			err = rs_render_seconds(out, f->head_total);
+			if (err)
+				return err;
 		} else {
-			TRY(render_change(out, "duration", f->head_total - f->base_total, NAN));
+			err = render_change(out, "duration", f->head_total - f->base_total, NAN);
+			if (err)
+				return err;
 		}
-		TRY(rs_buf_puts(out, ")"));
+		err = rs_buf_puts(out, ")");
+		if (err)
+			return err;
 	} else {
-		TRY(rs_buf_puts(out, r->accepted_regression ? ": accepted"
-				     : r->regressed ? ": regressed" : ": no regression"));
+		err = rs_buf_puts(out, r->accepted_regression ? ": accepted"
+				       : r->regressed ? ": regressed" : ": no regression");
+		if (err)
+			return err;
 	}
-	if (r->accepted_regression)
-		TRY(rs_buf_puts(out, ", accepted"));
+	if (r->accepted_regression) {
+		err = rs_buf_puts(out, ", accepted");
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -794,16 +964,21 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 
 	if (fmt == RS_FORMAT_JSON)
 		return dump_json(out, check_json(r));
-	if (md)
-		TRY(rs_buf_printf(out, "## %s Performance check: `%s`\n\n",
-				  r->regressed ? "❌" : r->accepted_regression ? "⚠️" : "✅",
-				  short_sha(r->head_commit, s1)));
-	else
-		TRY(rs_buf_printf(out, "results check: %s: run %s (%s)\n",
-				  r->regressed ? "REGRESSION"
-				  : r->accepted_regression ? "accepted slowdown"
-				  : r->n_baseline ? "no regression" : "no comparable baseline",
-				  r->head_id, short_sha(r->head_commit, s1)));
+	if (md) {
+		err = rs_buf_printf(out, "## %s Performance check: `%s`\n\n",
+				    r->regressed ? "❌" : r->accepted_regression ? "⚠️" : "✅",
+				    short_sha(r->head_commit, s1));
+		if (err)
+			return err;
+	} else {
+		err = rs_buf_printf(out, "results check: %s: run %s (%s)\n",
+				    r->regressed ? "REGRESSION"
+				    : r->accepted_regression ? "accepted slowdown"
+				    : r->n_baseline ? "no regression" : "no comparable baseline",
+				    r->head_id, short_sha(r->head_commit, s1));
+		if (err)
+			return err;
+	}
 	{
 		struct rs_buf v = RS_BUF_INIT;
 		int e = rs_render_verdict(&v, r);
@@ -811,63 +986,113 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		if (!e)
 			e = rs_buf_printf(out, md ? "**%s**\n\n" : "verdict: %s\n", v.ptr);
 		rs_buf_release(&v);
-		TRY(e);
+		err = e;
+		if (err)
+			return err;
 	}
-	if (r->duplicate_of)
-		TRY(rs_buf_printf(out, md ? "This run records the same session as run `%s` (same oid): not a new measurement.\n\n"
-					  : "this run records the same session as run %s (same oid): not a new measurement\n",
-				  r->duplicate_of));
-	if (r->accepted)
-		TRY(rs_buf_printf(out, md ? "Slowdown accepted with the run: %s\n\n" : "slowdown accepted with the run: %s\n",
-				  r->accepted));
+	if (r->duplicate_of) {
+		err = rs_buf_printf(out, md ? "This run records the same session as run `%s` (same oid): not a new measurement.\n\n"
+					    : "this run records the same session as run %s (same oid): not a new measurement\n",
+				    r->duplicate_of);
+		if (err)
+			return err;
+	}
+	if (r->accepted) {
+		err = rs_buf_printf(out, md ? "Slowdown accepted with the run: %s\n\n" : "slowdown accepted with the run: %s\n",
+				    r->accepted);
+		if (err)
+			return err;
+	}
 	if (!r->n_baseline) {
-		if (r->n_other_config)
-			TRY(rs_buf_printf(out, md ? "No comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check.\n"
-						  : "no comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check\n",
-					  r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config));
-		else
-			TRY(rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
-						  : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
-					  r->n_other_machine ? " (runs from other machines are not compared)" : ""));
+		if (r->n_other_config) {
+			err = rs_buf_printf(out, md ? "No comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check.\n"
+						    : "no comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check\n",
+					    r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config);
+			if (err)
+				return err;
+		} else {
+			err = rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
+						    : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
+					    r->n_other_machine ? " (runs from other machines are not compared)" : "");
+			if (err)
+				return err;
+		}
 		return 0;
 	}
-	TRY(rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
-				  : "baseline: %zu run%s of %s (median), threshold %.1f%%",
-			  r->n_baseline, r->n_baseline == 1 ? "" : "s",
-			  short_sha(r->baseline_commit, s2), r->threshold * 100));
-	if (r->n_noise_runs)
-		TRY(rs_buf_printf(out, ", noise band from %zu repeated runs", r->n_noise_runs));
-	else
-		TRY(rs_buf_puts(out, ", no repeated runs to estimate noise"));
-	if (r->n_other_machine)
-		TRY(rs_buf_printf(out, "; %zu run%s from other machines left out",
-				  r->n_other_machine, r->n_other_machine == 1 ? "" : "s"));
-	if (r->n_other_config)
-		TRY(rs_buf_printf(out, "; %zu run%s of another configuration left out (%s)",
-				  r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config));
-	if (r->n_duplicates)
-		TRY(rs_buf_printf(out, "; %zu repeated record%s of one session not counted",
-				  r->n_duplicates, r->n_duplicates == 1 ? "" : "s"));
+	err = rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
+				    : "baseline: %zu run%s of %s (median), threshold %.1f%%",
+			    r->n_baseline, r->n_baseline == 1 ? "" : "s",
+			    short_sha(r->baseline_commit, s2), r->threshold * 100);
+	if (err)
+		return err;
+	if (r->n_noise_runs) {
+		err = rs_buf_printf(out, ", noise band from %zu repeated runs", r->n_noise_runs);
+		if (err)
+			return err;
+	} else {
+		err = rs_buf_puts(out, ", no repeated runs to estimate noise");
+		if (err)
+			return err;
+	}
+	if (r->n_other_machine) {
+		err = rs_buf_printf(out, "; %zu run%s from other machines left out",
+				    r->n_other_machine, r->n_other_machine == 1 ? "" : "s");
+		if (err)
+			return err;
+	}
+	if (r->n_other_config) {
+		err = rs_buf_printf(out, "; %zu run%s of another configuration left out (%s)",
+				    r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config);
+		if (err)
+			return err;
+	}
+	if (r->n_duplicates) {
+		err = rs_buf_printf(out, "; %zu repeated record%s of one session not counted",
+				    r->n_duplicates, r->n_duplicates == 1 ? "" : "s");
+		if (err)
+			return err;
+	}
 	if (r->workload_key) {
-		TRY(rs_buf_printf(out, md ? "; time judged per unit of `%s` (" : "; time judged per unit of %s (",
-				  r->workload_key));
-		TRY(rs_render_number(out, r->diff ? r->diff->base_workload : NAN));
-		TRY(rs_buf_puts(out, md ? " → " : " -> "));
-		TRY(rs_render_number(out, r->diff ? r->diff->head_workload : NAN));
-		TRY(rs_buf_puts(out, ")"));
-	} else if (r->same_workload)
-		TRY(rs_buf_printf(out, md ? "; workload `%s` on both sides, time compared as is"
-					  : "; workload %s on both sides, time compared as is",
-				  r->same_workload));
-	if (r->baseline_accepted)
-		TRY(rs_buf_printf(out, md ? ".\nThe baseline run was accepted as the new baseline: %s"
-					  : "\nthe baseline run was accepted as the new baseline: %s",
-				  r->baseline_accepted));
-	TRY(rs_buf_puts(out, md ? ".\n\n| metric | baseline | head | change | noise band | verdict |\n|---|---:|---:|---:|---:|---|\n"
-				: "\n\n"));
-	if (!md)
-		TRY(rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-8s %s\n", "metric", "baseline",
-				  "head", "change", "band", "verdict"));
+		err = rs_buf_printf(out, md ? "; time judged per unit of `%s` (" : "; time judged per unit of %s (",
+				    r->workload_key);
+		if (err)
+			return err;
+		err = rs_render_number(out, r->diff ? r->diff->base_workload : NAN);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, md ? " → " : " -> ");
+		if (err)
+			return err;
+		err = rs_render_number(out, r->diff ? r->diff->head_workload : NAN);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, ")");
+		if (err)
+			return err;
+	} else if (r->same_workload) {
+		err = rs_buf_printf(out, md ? "; workload `%s` on both sides, time compared as is"
+					    : "; workload %s on both sides, time compared as is",
+				    r->same_workload);
+		if (err)
+			return err;
+	}
+	if (r->baseline_accepted) {
+		err = rs_buf_printf(out, md ? ".\nThe baseline run was accepted as the new baseline: %s"
+					    : "\nthe baseline run was accepted as the new baseline: %s",
+				    r->baseline_accepted);
+		if (err)
+			return err;
+	}
+	err = rs_buf_puts(out, md ? ".\n\n| metric | baseline | head | change | noise band | verdict |\n|---|---:|---:|---:|---:|---|\n"
+				  : "\n\n");
+	if (err)
+		return err;
+	if (!md) {
+		err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-8s %s\n", "metric", "baseline",
+				    "head", "change", "band", "verdict");
+		if (err)
+			return err;
+	}
 	for (i = 0; !err && i < r->n_metrics; i++) {
 		const struct rs_check_metric *m = &r->metrics[i];
 
@@ -875,10 +1100,12 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		rs_buf_clear(&b);
 		rs_buf_clear(&c);
 		err = rs_render_metric_value(&a, m->name, m->base);
-		if (!err)
-			err = rs_render_metric_value(&b, m->name, m->head);
-		if (!err)
-			err = render_change(&c, m->name, m->head - m->base, m->rel);
+		if (err)
+			break;
+		err = rs_render_metric_value(&b, m->name, m->head);
+		if (err)
+			break;
+		err = render_change(&c, m->name, m->head - m->base, m->rel);
 		if (err)
 			break;
 		if (md)
@@ -900,16 +1127,27 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 	if (err)
 		return err;
 	if (r->n_responsible) {
-		TRY(rs_buf_puts(out, md ? "\n**Functions responsible** (total time grew most; the project's own code first):\n\n"
-					: "\nfunctions responsible (total time grew most; own code first):\n"));
-		for (i = 0; i < r->n_responsible; i++)
-			TRY(explain_line(out, &r->diff->funcs[r->responsible[i]], md));
+		err = rs_buf_puts(out, md ? "\n**Functions responsible** (total time grew most; the project's own code first):\n\n"
+					  : "\nfunctions responsible (total time grew most; own code first):\n");
+		if (err)
+			return err;
+		for (i = 0; i < r->n_responsible; i++) {
+			err = explain_line(out, &r->diff->funcs[r->responsible[i]], md);
+			if (err)
+				return err;
+		}
 	}
 	if (r->diff && md) {
-		TRY(rs_buf_printf(out, "\n<details><summary>Full comparison with run <code>%s</code></summary>\n\n",
-				  r->diff->base_id));
-		TRY(render_diff_body(out, r->diff, 1, 10));
-		TRY(rs_buf_puts(out, "\n</details>\n"));
+		err = rs_buf_printf(out, "\n<details><summary>Full comparison with run <code>%s</code></summary>\n\n",
+				    r->diff->base_id);
+		if (err)
+			return err;
+		err = render_diff_body(out, r->diff, 1, 10);
+		if (err)
+			return err;
+		err = rs_buf_puts(out, "\n</details>\n");
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -936,6 +1174,7 @@ static json_t *series_json(const struct rs_series *s, size_t n)
 int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format fmt)
 {
 	size_t i, j;
+	int err;
 
 	if (fmt == RS_FORMAT_JSON) {
 		json_t *o = json_object(), *runs = json_array(), *ms = json_array(),
@@ -965,12 +1204,22 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format
 		return dump_json(out, o);
 	}
 	/* Text: one line per run, metric columns then function columns. */
-	TRY(rs_buf_printf(out, "%-34s %-8s", "run", "commit"));
-	for (j = 0; j < t->n_metrics; j++)
-		TRY(rs_buf_printf(out, " %14.14s", t->metrics[j].name));
-	for (j = 0; j < t->n_funcs; j++)
-		TRY(rs_buf_printf(out, " %14.14s", t->funcs[j].function));
-	TRY(rs_buf_putc(out, '\n'));
+	err = rs_buf_printf(out, "%-34s %-8s", "run", "commit");
+	if (err)
+		return err;
+	for (j = 0; j < t->n_metrics; j++) {
+		err = rs_buf_printf(out, " %14.14s", t->metrics[j].name);
+		if (err)
+			return err;
+	}
+	for (j = 0; j < t->n_funcs; j++) {
+		err = rs_buf_printf(out, " %14.14s", t->funcs[j].function);
+		if (err)
+			return err;
+	}
+	err = rs_buf_putc(out, '\n');
+	if (err)
+		return err;
 	for (i = 0; i < t->n; i++) {
 		char s[8];
 		int mark = 0;
@@ -982,11 +1231,13 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format
 				if (t->metrics[j].changes[c] == i)
 					mark = 1;
 		}
-		TRY(rs_buf_printf(out, "%-34s %-8s", t->ids[i], short_sha(t->commits[i], s)));
+		err = rs_buf_printf(out, "%-34s %-8s", t->ids[i], short_sha(t->commits[i], s));
+		if (err)
+			return err;
 		for (j = 0; j < t->n_metrics; j++) {
 			struct rs_buf cell = RS_BUF_INIT;
-			int err = rs_render_metric_value(&cell, t->metrics[j].name,
-							 t->metrics[j].v[i]);
+
+			err = rs_render_metric_value(&cell, t->metrics[j].name, t->metrics[j].v[i]);
 
 			if (!err)
 				err = rs_buf_printf(out, " %14s", cell.ptr);
@@ -996,7 +1247,8 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format
 		}
 		for (j = 0; j < t->n_funcs; j++) {
 			struct rs_buf cell = RS_BUF_INIT;
-			int err = rs_render_seconds(&cell, t->funcs[j].v[i]);
+
+			err = rs_render_seconds(&cell, t->funcs[j].v[i]);
 
 			if (!err)
 				err = rs_buf_printf(out, " %14s", cell.ptr);
@@ -1004,12 +1256,17 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format
 			if (err)
 				return err;
 		}
-		TRY(rs_buf_puts(out, mark ? "  <- change point\n" : "\n"));
+		err = rs_buf_puts(out, mark ? "  <- change point\n" : "\n");
+		if (err)
+			return err;
 	}
-	if (t->n_excluded)
-		TRY(rs_buf_printf(out, "%zu run%s shown as '-': another configuration than most runs%s%s%s, or a repeated record of one session\n",
-				  t->n_excluded, t->n_excluded == 1 ? "" : "s",
-				  t->excluded_why[0] ? " (" : "", t->excluded_why,
-				  t->excluded_why[0] ? ")" : ""));
+	if (t->n_excluded) {
+		err = rs_buf_printf(out, "%zu run%s shown as '-': another configuration than most runs%s%s%s, or a repeated record of one session\n",
+				    t->n_excluded, t->n_excluded == 1 ? "" : "s",
+				    t->excluded_why[0] ? " (" : "", t->excluded_why,
+				    t->excluded_why[0] ? ")" : "");
+		if (err)
+			return err;
+	}
 	return 0;
 }

@@ -10,6 +10,8 @@
 #ifndef RS_ANALYSIS_RENDER_H
 #define RS_ANALYSIS_RENDER_H
 
+#include "util/error.h"
+
 #include <stddef.h>
 
 #include "analysis/check.h"
@@ -24,12 +26,15 @@ enum rs_format {
 };
 
 /* "text", "markdown" (or "md"), "json". RS_EUSAGE otherwise. */
+RS_MUST_CHECK
 int rs_format_parse(enum rs_format *out, const char *name);
 
 /* `top`: function rows shown per section (0: 10). */
+RS_MUST_CHECK
 int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 		   enum rs_format fmt, size_t top);
 
+RS_MUST_CHECK
 int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		    enum rs_format fmt);
 
@@ -38,9 +43,11 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
  * "+13% vs c1d2e3f: trace_contacts (new, 4.1 s)", "+0% vs c1d2e3f: no
  * regression", "no comparable baseline (another configuration)".
  */
+RS_MUST_CHECK
 int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r);
 
 /* Text: one row per run with the metric columns; JSON: the whole trend. */
+RS_MUST_CHECK
 int rs_render_trend(struct rs_buf *out, const struct rs_trend *t,
 		    enum rs_format fmt);
 
@@ -48,22 +55,27 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t,
  * Append `s` escaped for a Markdown table cell / HTML text / a JSON
  * string body (no quotes added).
  */
+RS_MUST_CHECK
 int rs_md_escape(struct rs_buf *out, const char *s);
+RS_MUST_CHECK
 int rs_html_escape(struct rs_buf *out, const char *s);
 
 /*
  * A duration in s/ms/us with three significant digits ("1.23 s",
  * "1 ms", never "1e+03 us"); "1,234 s" from 1,000 s on.
  */
+RS_MUST_CHECK
 int rs_render_seconds(struct rs_buf *out, double seconds);
 
 /*
  * A number as people write it: "30,000" (not "3e+04"), "12,345.7",
  * "1,234", "512.5", "0.1234"; "-" for NaN.
  */
+RS_MUST_CHECK
 int rs_render_number(struct rs_buf *out, double v);
 
 /* A metric value: seconds when the name says time, else rs_render_number. */
+RS_MUST_CHECK
 int rs_render_metric_value(struct rs_buf *out, const char *name, double v);
 
 #endif

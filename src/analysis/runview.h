@@ -9,6 +9,8 @@
 #ifndef RS_ANALYSIS_RUNVIEW_H
 #define RS_ANALYSIS_RUNVIEW_H
 
+#include "util/error.h"
+
 #include <jansson.h>
 
 /* A string member of `obj`, or `fallback` when absent or not a string. */

@@ -630,8 +630,9 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 	}
 
 	err = choose_functions(t, &chosen, runs, n, o);
-	if (!err)
-		err = fill_functions(t, chosen, runs);
+	if (err)
+		goto out;
+	err = fill_functions(t, chosen, runs);
 	if (err)
 		goto out;
 	exclude_unlike(t, runs, o);

@@ -6,6 +6,8 @@
 #ifndef RS_ANALYSIS_SERIES_H
 #define RS_ANALYSIS_SERIES_H
 
+#include "util/error.h"
+
 #include <jansson.h>
 #include <stddef.h>
 
@@ -53,6 +55,7 @@ struct rs_trend_opts {
  * without one get NAN there. A requested function matches on its name
  * ("fn" or "Class.fn"). *out is the caller's (rs_trend_free).
  */
+RS_MUST_CHECK
 int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 		   const struct rs_trend_opts *opts);
 

@@ -808,16 +808,24 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 			return corrupt("a sample names no node of the call tree");
 		for (at = (uint32_t)node; at != 0; at = d->parent[at])
 			d->path[depth++] = d->node_frame[at]; /* depth < MAX_DEPTH: read_tree */
-		if ((err = out_put(o, r ? ", [[" : "[[", r ? 4 : 2)))
+		err = out_put(o, r ? ", [[" : "[[", r ? 4 : 2);
+		if (err)
 			return err;
 		for (i = depth; i-- > 0;) {
 			const struct text *t = &d->frames[d->path[i]];
 
-			if ((err = out_put(o, i + 1 == depth ? "\"" : ", \"", i + 1 == depth ? 1 : 3)) ||
-			    (err = out_put(o, t->p, t->len)) || (err = out_put(o, "\"", 1)))
+			err = out_put(o, i + 1 == depth ? "\"" : ", \"", i + 1 == depth ? 1 : 3);
+			if (err)
+				return err;
+			err = out_put(o, t->p, t->len);
+			if (err)
+				return err;
+			err = out_put(o, "\"", 1);
+			if (err)
 				return err;
 		}
-		if ((err = out_put(o, "], ", 3)))
+		err = out_put(o, "], ", 3);
+		if (err)
 			return err;
 		if (d->sec[SEC_TCODE].pos >= d->sec[SEC_TCODE].len)
 			return corrupt("a time is missing");
@@ -843,7 +851,11 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 				return corrupt("a time is out of range");
 			numlen = py_repr_cached(d->repr, ldexp((double)m, -s), num);
 		}
-		if ((err = out_put(o, num, numlen)) || (err = out_put(o, "]", 1)))
+		err = out_put(o, num, numlen);
+		if (err)
+			return err;
+		err = out_put(o, "]", 1);
+		if (err)
 			return err;
 	}
 	return 0;
@@ -907,23 +919,29 @@ static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_code
 		goto out;
 	}
 	err = read_texts(&d.sec[SEC_BASE], d.frames, nbase);
-	if (!err)
-		err = read_texts(&d.sec[SEC_DICT], d.frames + nbase, nframes);
-	if (!err)
-		err = read_texts(&d.sec[SEC_THREADS], d.frames + nbase + nframes, nthreads);
-	if (!err)
-		err = read_tree(&d, nnodes, nbase + nframes + nthreads);
+	if (err)
+		goto out;
+	err = read_texts(&d.sec[SEC_DICT], d.frames + nbase, nframes);
+	if (err)
+		goto out;
+	err = read_texts(&d.sec[SEC_THREADS], d.frames + nbase + nframes, nthreads);
+	if (err)
+		goto out;
+	err = read_tree(&d, nnodes, nbase + nframes + nthreads);
 	if (err)
 		goto out;
 	out_start(o, write, ctx, size);
 	started = 1;
 	err = out_put(o, d.sec[SEC_PREFIX].p, d.sec[SEC_PREFIX].len);
-	if (!err)
-		err = write_records(&d, o, nrecords, nnodes, (int)s, unzigzag(ref));
-	if (!err)
-		err = out_put(o, "]", 1);
-	if (!err)
-		err = out_put(o, d.sec[SEC_SUFFIX].p, d.sec[SEC_SUFFIX].len);
+	if (err)
+		goto out;
+	err = write_records(&d, o, nrecords, nnodes, (int)s, unzigzag(ref));
+	if (err)
+		goto out;
+	err = out_put(o, "]", 1);
+	if (err)
+		goto out;
+	err = out_put(o, d.sec[SEC_SUFFIX].p, d.sec[SEC_SUFFIX].len);
 	if (err)
 		goto out;
 	for (i = SEC_SAMPLES; i < SEC_COUNT; i++)
@@ -1070,7 +1088,8 @@ static int read_prefix(struct enc *e)
 		if (e->pos == e->len) {
 			if (e->eof)
 				return decline(e, "no top-level frame_records");
-			if ((err = refill(e)))
+			err = refill(e);
+			if (err)
 				return err;
 			continue;
 		}
@@ -1417,9 +1436,11 @@ static int commit_record(struct enc *e, const unsigned char *buf, const size_t *
 			}
 		}
 		matching = 0;
-		if ((err = intern_frame(e, s, n, i == 0, &f)))
+		err = intern_frame(e, s, n, i == 0, &f);
+		if (err)
 			return err;
-		if ((err = child_node(e, node, f, &node)))
+		err = child_node(e, node, f, &node);
+		if (err)
 			return err;
 		e->prev_frame[i] = f;
 		e->prev_node[i] = node;
@@ -1641,7 +1662,8 @@ static int read_records(struct enc *e)
 
 			if (e->eof)
 				return decline(e, "the session ends inside frame_records");
-			if ((err = refill(e)))
+			err = refill(e);
+			if (err)
 				return err;
 			if (e->len - e->pos == before && before == READ_BLOCK)
 				return decline(e, "a frame record is longer than the read buffer");
@@ -1666,7 +1688,8 @@ static int read_suffix(struct enc *e)
 		e->pos = e->len;
 		if (e->eof)
 			return 0;
-		if ((err = refill(e)))
+		err = refill(e);
+		if (err)
 			return err;
 	}
 }
@@ -1733,7 +1756,8 @@ static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct rs_buf 
 
 	memset(h, 0, sizeof(h));
 	put_le64(h, raw->len);
-	if ((err = rs_buf_grow(out, SECTION_HEADER_SIZE + bound)))
+	err = rs_buf_grow(out, SECTION_HEADER_SIZE + bound);
+	if (err)
 		return err;
 	n = raw->len && cctx ? ZSTD_compress2(cctx, out->ptr + out->len + SECTION_HEADER_SIZE, bound,
 					      raw->ptr, raw->len) : 0;
@@ -1903,7 +1927,11 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 		nbase_out += f->cls == FRAME_BASE;
 		ndict += f->cls == FRAME_NEW;
 		nthreads += f->cls == FRAME_THREAD;
-		if ((err = put_varint(b, f->len)) || (err = rs_buf_put(b, e->arena.ptr + f->off, f->len)))
+		err = put_varint(b, f->len);
+		if (err)
+			goto out;
+		err = rs_buf_put(b, e->arena.ptr + f->off, f->len);
+		if (err)
 			goto out;
 	}
 
@@ -1921,7 +1949,8 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 	stack[top] = 0;
 	stack_pos[top] = 0;
 	dfs[0] = next++;
-	if ((err = put_varint(&sec[SEC_TREE], kid_start[1] - kid_start[0])))
+	err = put_varint(&sec[SEC_TREE], kid_start[1] - kid_start[0]);
+	if (err)
 		goto out;
 	top = 1;
 	while (top) {
@@ -2021,7 +2050,8 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 		int64_t n = 0;
 
 		prev = dfs[e->rec_node[r]];
-		if ((err = put_split(&sec[SEC_SAMPLES], &sec[SEC_SAMPLES_HI], zigzag(delta))))
+		err = put_split(&sec[SEC_SAMPLES], &sec[SEC_SAMPLES_HI], zigzag(delta));
+		if (err)
 			goto out;
 		if (!e->rec_verbatim[r])
 			code = time_code(t, s, &n);
@@ -2030,7 +2060,8 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 				ref = n;
 				have_ref = 1;
 			}
-			if ((err = put_split(&sec[SEC_TVAL], &sec[SEC_TVAL_HI], zigzag(n - ref))))
+			err = put_split(&sec[SEC_TVAL], &sec[SEC_TVAL_HI], zigzag(n - ref));
+			if (err)
 				goto out;
 		} else if (e->rec_verbatim[r]) {
 			uint64_t l = 0;
@@ -2041,8 +2072,11 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 				l |= (uint64_t)(*esc_pos & 0x7f) << sh;
 				sh += 7;
 			} while (*esc_pos++ & 0x80);
-			if ((err = put_varint(&sec[SEC_TESC], l)) ||
-			    (err = rs_buf_put(&sec[SEC_TESC], esc_pos, (size_t)l)))
+			err = put_varint(&sec[SEC_TESC], l);
+			if (err)
+				goto out;
+			err = rs_buf_put(&sec[SEC_TESC], esc_pos, (size_t)l);
+			if (err)
 				goto out;
 			esc_pos += l;
 			e->stats->times_verbatim++;
@@ -2050,24 +2084,45 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 			char txt[64];
 			size_t l = py_repr(t, txt);
 
-			if ((err = put_varint(&sec[SEC_TESC], l)) || (err = rs_buf_put(&sec[SEC_TESC], txt, l)))
+			err = put_varint(&sec[SEC_TESC], l);
+			if (err)
+				goto out;
+			err = rs_buf_put(&sec[SEC_TESC], txt, l);
+			if (err)
 				goto out;
 			e->stats->times_verbatim++;
 		}
-		if ((err = rs_buf_putc(&sec[SEC_TCODE], (char)code)))
+		err = rs_buf_putc(&sec[SEC_TCODE], (char)code);
+		if (err)
 			goto out;
 	}
 
-	if ((err = put_varint(&sec[SEC_PARAMS], nbase_out)) ||
-	    (err = put_varint(&sec[SEC_PARAMS], (uint64_t)s)) ||
-	    (err = put_varint(&sec[SEC_PARAMS], zigzag(ref))) ||
-	    (err = put_varint(&sec[SEC_PARAMS], ndict)) ||
-	    (err = put_varint(&sec[SEC_PARAMS], nthreads)) ||
-	    (err = put_varint(&sec[SEC_PARAMS], e->nnodes)) ||
-	    (err = put_varint(&sec[SEC_PARAMS], e->nrecords)))
+	err = put_varint(&sec[SEC_PARAMS], nbase_out);
+	if (err)
 		goto out;
-	if ((err = rs_buf_put(&sec[SEC_PREFIX], e->prefix.ptr, e->prefix.len)) ||
-	    (err = rs_buf_put(&sec[SEC_SUFFIX], e->suffix.ptr, e->suffix.len)))
+	err = put_varint(&sec[SEC_PARAMS], (uint64_t)s);
+	if (err)
+		goto out;
+	err = put_varint(&sec[SEC_PARAMS], zigzag(ref));
+	if (err)
+		goto out;
+	err = put_varint(&sec[SEC_PARAMS], ndict);
+	if (err)
+		goto out;
+	err = put_varint(&sec[SEC_PARAMS], nthreads);
+	if (err)
+		goto out;
+	err = put_varint(&sec[SEC_PARAMS], e->nnodes);
+	if (err)
+		goto out;
+	err = put_varint(&sec[SEC_PARAMS], e->nrecords);
+	if (err)
+		goto out;
+	err = rs_buf_put(&sec[SEC_PREFIX], e->prefix.ptr, e->prefix.len);
+	if (err)
+		goto out;
+	err = rs_buf_put(&sec[SEC_SUFFIX], e->suffix.ptr, e->suffix.len);
+	if (err)
 		goto out;
 
 	memcpy(hdr, RS_CODEC_MAGIC, 8);
@@ -2078,8 +2133,14 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 	put_le32(bhdr + 8, RS_CODEC_VERSION);
 	put_le32(bhdr + 12, 0);
 	rs_buf_clear(out);
-	if ((err = rs_buf_put(&rawc, bhdr, sizeof(bhdr))) || (err = add_section(&rawc, NULL, &sec[SEC_BASE])) ||
-	    (err = rs_buf_put(&rawc, hdr, sizeof(hdr))))
+	err = rs_buf_put(&rawc, bhdr, sizeof(bhdr));
+	if (err)
+		goto out;
+	err = add_section(&rawc, NULL, &sec[SEC_BASE]);
+	if (err)
+		goto out;
+	err = rs_buf_put(&rawc, hdr, sizeof(hdr));
+	if (err)
 		goto out;
 	for (k = 0; k < SEC_COUNT; k++)
 		if ((err = add_section(&rawc, NULL, &sec[k])))

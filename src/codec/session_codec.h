@@ -21,6 +21,8 @@
 #ifndef RS_SESSION_CODEC_H
 #define RS_SESSION_CODEC_H
 
+#include "util/error.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,6 +76,7 @@ struct rs_codec_dict {
  * `dict` (may be NULL) carries the shared dictionary in and out;
  * `stats` may be NULL.
  */
+RS_MUST_CHECK
 int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uint64_t size,
 			 const struct rs_id *oid, struct rs_codec_dict *dict,
 			 struct rs_codec_stats *stats);
@@ -85,6 +88,7 @@ int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uin
  * RS_EUSAGE (a container version this build does not know), RS_EGENERIC
  * (out of memory) or the sink's code.
  */
+RS_MUST_CHECK
 int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 		    rs_codec_write_fn write, void *ctx);
 

@@ -10,6 +10,8 @@
 #ifndef RS_SESSION_INTERN_H
 #define RS_SESSION_INTERN_H
 
+#include "util/error.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -85,11 +87,13 @@ uint32_t rs_intern_find(const struct rs_intern *t, const void *key, size_t len, 
 uint32_t rs_intern_lookup(const struct rs_intern *t, const void *key, size_t len, uint64_t hash,
 			  const char **stored);
 /* Add a key known to be absent. RS_EGENERIC when out of memory. */
+RS_MUST_CHECK
 int rs_intern_insert(struct rs_intern *t, const void *key, size_t len, uint64_t hash,
 		     uint32_t value);
 
 void rs_intern_u64_release(struct rs_intern_u64 *t);
 uint32_t rs_intern_u64_find(const struct rs_intern_u64 *t, uint64_t key);
+RS_MUST_CHECK
 int rs_intern_u64_insert(struct rs_intern_u64 *t, uint64_t key, uint32_t value);
 
 #endif

@@ -509,11 +509,13 @@ static int intern_file(struct rs_session_parser *p, const char *file, uint32_t *
 	int err;
 
 	if (id == RS_INTERN_NONE) {
-		if ((err = grow_array(p, (void **)&p->files, &p->files_alloc, (size_t)p->nfiles + 1,
-				      sizeof(*p->files))))
+		err = grow_array(p, (void **)&p->files, &p->files_alloc, (size_t)p->nfiles + 1,
+				 sizeof(*p->files));
+		if (err)
 			return err;
 		id = p->nfiles;
-		if ((err = rs_intern_insert(&p->file_tab, file, n, h, id)))
+		err = rs_intern_insert(&p->file_tab, file, n, h, id);
+		if (err)
 			return fail_keep(p, err);
 		p->files[p->nfiles++] = file;
 	}
@@ -547,8 +549,9 @@ static int intern_function(struct rs_session_parser *p, struct rs_session_frame 
 		f->function_id = id;
 		return 0;
 	}
-	if ((err = grow_array(p, (void **)&p->funcs, &p->funcs_alloc, (size_t)p->nfuncs + 1,
-			      sizeof(*p->funcs))))
+	err = grow_array(p, (void **)&p->funcs, &p->funcs_alloc, (size_t)p->nfuncs + 1,
+			 sizeof(*p->funcs));
+	if (err)
 		return err;
 	key = arena_alloc(p, p->keybuf.len);
 	fn = arena_alloc(p, sizeof(*fn));
@@ -561,7 +564,8 @@ static int intern_function(struct rs_session_parser *p, struct rs_session_frame 
 	fn->line = f->line;
 	fn->file_id = f->file_id;
 	id = p->nfuncs;
-	if ((err = rs_intern_insert(&p->func_tab, key, p->keybuf.len, h, id)))
+	err = rs_intern_insert(&p->func_tab, key, p->keybuf.len, h, id);
+	if (err)
 		return fail_keep(p, err);
 	p->funcs[p->nfuncs++] = fn;
 	f->function_id = id;
@@ -628,14 +632,18 @@ static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint
 	f->line = line;
 	f->exec_line = exec_line;
 	f->hidden = hidden;
-	if ((err = intern_file(p, f->file, &f->file_id)))
+	err = intern_file(p, f->file, &f->file_id);
+	if (err)
 		return err;
-	if ((err = intern_function(p, f)))
+	err = intern_function(p, f);
+	if (err)
 		return err;
-	if ((err = grow_array(p, (void **)&p->frames, &p->frames_alloc, (size_t)p->nframes + 1,
-			      sizeof(*p->frames))))
+	err = grow_array(p, (void **)&p->frames, &p->frames_alloc, (size_t)p->nframes + 1,
+			 sizeof(*p->frames));
+	if (err)
 		return err;
-	if ((err = rs_intern_insert(&p->frame_tab, f->identifier, n, hash, p->nframes)))
+	err = rs_intern_insert(&p->frame_tab, f->identifier, n, hash, p->nframes);
+	if (err)
 		return fail_keep(p, err);
 	*out = p->nframes;
 	p->frames[p->nframes++] = f;
@@ -653,7 +661,8 @@ static int intern_frame_miss(struct rs_session_parser *p, const char *raw, size_
 	const char *key;
 	int err;
 
-	if ((err = decode_string(p, raw, len, off)))
+	err = decode_string(p, raw, len, off);
+	if (err)
 		return err;
 	h = rs_intern_hash(p->scratch.ptr, p->scratch.len, p->seed ^ 0x6672616du);
 	id = rs_intern_find(&p->frame_tab, p->scratch.ptr, p->scratch.len, h);
@@ -665,7 +674,8 @@ static int intern_frame_miss(struct rs_session_parser *p, const char *raw, size_
 		key = p->frames[id]->identifier;
 	else if (!(key = arena_strdup(p, raw, len)))
 		return p->failed;
-	if ((err = rs_intern_insert(&p->raw_tab, key, len, raw_hash, id)))
+	err = rs_intern_insert(&p->raw_tab, key, len, raw_hash, id);
+	if (err)
 		return fail_keep(p, err);
 	*out = id;
 	*stored = key;
@@ -698,13 +708,15 @@ static inline int stack_frame(struct rs_session_parser *p, const char *raw, size
 		*out = p->hints[pos].id;
 		return 0;
 	}
-	if ((err = intern_frame(p, raw, len, off, out, &stored)))
+	err = intern_frame(p, raw, len, off, out, &stored);
+	if (err)
 		return err;
 	if (pos == p->hints_len) {
 		if (pos >= RS_SESSION_MAX_STACK)
 			return 0; /* push_id reports the cap */
-		if ((err = grow_array(p, (void **)&p->hints, &p->hints_alloc, pos + 1,
-				      sizeof(*p->hints))))
+		err = grow_array(p, (void **)&p->hints, &p->hints_alloc, pos + 1,
+				 sizeof(*p->hints));
+		if (err)
 			return err;
 		p->hints_len++;
 	}
@@ -723,7 +735,8 @@ static int push_id(struct rs_session_parser *p, uint32_t **arr, size_t *len, siz
 		if (*len >= RS_SESSION_MAX_STACK)
 			return fail(p, RS_EUSAGE, "stack at byte %llu is deeper than %u frames",
 				    (unsigned long long)off, RS_SESSION_MAX_STACK);
-		if ((err = grow_array(p, (void **)arr, alloc, *len + 1, sizeof(**arr))))
+		err = grow_array(p, (void **)arr, alloc, *len + 1, sizeof(**arr));
+		if (err)
 			return err;
 	}
 	(*arr)[(*len)++] = id;
@@ -867,7 +880,8 @@ static int on_open(struct rs_session_parser *p, int c, uint64_t off)
 {
 	int role, err;
 
-	if ((err = value_position(p, off, c)))
+	err = value_position(p, off, c);
+	if (err)
 		return err;
 	if (p->depth == 0) {
 		if (c != '{')
@@ -1031,7 +1045,8 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 	/* The hot path first: a frame of a sample's stack. */
 	if (p->depth && (p->expect == EXP_VALUE || p->expect == EXP_VALUE_OR_CLOSE) &&
 	    p->lv[p->depth - 1].role == ROLE_STACK) {
-		if ((err = stack_frame(p, raw, len, off, &id)))
+		err = stack_frame(p, raw, len, off, &id);
+		if (err)
 			return err;
 		if (p->stack_len < p->stack_alloc)
 			p->stack[p->stack_len++] = id;
@@ -1042,22 +1057,27 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 		return 0;
 	}
 	if (p->expect == EXP_KEY || p->expect == EXP_KEY_OR_CLOSE) {
-		if ((err = decode_string(p, raw, len, off)))
+		err = decode_string(p, raw, len, off);
+		if (err)
 			return err;
 		if (p->lv[p->depth - 1].role == ROLE_ROOT && (err = on_root_key(p, off)))
 			return err;
 		p->expect = EXP_COLON;
 		return 0;
 	}
-	if ((err = value_position(p, off, '"')))
+	err = value_position(p, off, '"');
+	if (err)
 		return err;
 	if (p->depth == 0)
 		return syntax_error(p, off, '"');
 	role = p->lv[p->depth - 1].role;
 	switch (role) {
 	case ROLE_START_STACK:
-		if ((err = intern_frame(p, raw, len, off, &id, &stored)) ||
-		    (err = push_id(p, &p->start_stack, &p->start_stack_len, &p->start_stack_alloc, id, off)))
+		err = intern_frame(p, raw, len, off, &id, &stored);
+		if (err)
+			return err;
+		err = push_id(p, &p->start_stack, &p->start_stack_len, &p->start_stack_alloc, id, off);
+		if (err)
 			return err;
 		break;
 	case ROLE_ROOT:
@@ -1065,7 +1085,8 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 			return type_error(p, off,
 					  p->key == KEY_FRAME_RECORDS || p->key >= KEY_SYS_PATH
 						  ? "an array" : "a number", '"');
-		if ((err = decode_string(p, raw, len, off)))
+		err = decode_string(p, raw, len, off);
+		if (err)
 			return err;
 		if (p->key == KEY_TARGET && (err = set_string(p, &p->target, &p->hdr.target_description)))
 			return err;
@@ -1077,7 +1098,8 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 	case ROLE_RECORD:
 		return type_error(p, off, "a frame record must be [stack, time]", '"');
 	default:
-		if ((err = decode_string(p, raw, len, off)))
+		err = decode_string(p, raw, len, off);
+		if (err)
 			return err;
 		if (role == ROLE_SYS_PATH && (err = list_add(p, &p->sys_path)))
 			return err;
@@ -1095,11 +1117,13 @@ static int on_number(struct rs_session_parser *p, const char *t, size_t n, uint6
 	int integral = 0, err;
 	struct level *top;
 
-	if ((err = value_position(p, off, (unsigned char)t[0])))
+	err = value_position(p, off, (unsigned char)t[0]);
+	if (err)
 		return err;
 	if (p->depth == 0)
 		return syntax_error(p, off, (unsigned char)t[0]);
-	if ((err = parse_number(p, t, n, off, &v, &integral)))
+	err = parse_number(p, t, n, off, &v, &integral);
+	if (err)
 		return err;
 	top = &p->lv[p->depth - 1];
 	switch (top->role) {
@@ -1146,7 +1170,8 @@ static int on_literal(struct rs_session_parser *p, const char *t, size_t n, uint
 {
 	int err, kind, role;
 
-	if ((err = value_position(p, off, (unsigned char)t[0])))
+	err = value_position(p, off, (unsigned char)t[0]);
+	if (err)
 		return err;
 	if (p->depth == 0)
 		return syntax_error(p, off, (unsigned char)t[0]);
@@ -1400,7 +1425,8 @@ int rs_session_parser_finish(struct rs_session_parser *p)
 		int kind = p->partial;
 
 		p->partial = PART_NONE;
-		if ((err = on_token(p, kind, p->pending.ptr, p->pending.len, p->partial_start)))
+		err = on_token(p, kind, p->pending.ptr, p->pending.len, p->partial_start);
+		if (err)
 			return err;
 	}
 	if (p->consumed == 0 || (p->depth == 0 && p->expect == EXP_VALUE && !p->partial))

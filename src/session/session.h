@@ -34,6 +34,8 @@
 #ifndef RS_SESSION_H
 #define RS_SESSION_H
 
+#include "util/error.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -147,6 +149,7 @@ struct rs_session_callbacks {
  * Returns 0 and the caller's parser in `*out` (free with
  * rs_session_parser_free), or RS_EGENERIC when out of memory.
  */
+RS_MUST_CHECK
 int rs_session_parser_new(struct rs_session_parser **out,
 			  const struct rs_session_callbacks *cb);
 
@@ -156,6 +159,7 @@ int rs_session_parser_new(struct rs_session_parser **out,
  * Returns 0, RS_ECORRUPT (not JSON / not a session), RS_EUSAGE (a cap was
  * exceeded), RS_EGENERIC (out of memory) or a callback's code.
  */
+RS_MUST_CHECK
 int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_t n);
 
 /*
@@ -163,6 +167,7 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
  * (and the header callback has run), RS_ECORRUPT when the input is
  * truncated, empty or lacks frame_records, or the code of an earlier error.
  */
+RS_MUST_CHECK
 int rs_session_parser_finish(struct rs_session_parser *p);
 
 /* Free the parser and everything it owns. NULL is a no-op. */

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -110,7 +111,8 @@ static int new_node(struct rs_summary *s, uint32_t parent, uint32_t func, uint32
 		*out = RS_INTERN_NONE;
 		return 0;
 	}
-	if ((err = grow((void **)&s->nodes, &s->nodes_alloc, (size_t)s->nnodes + 1, sizeof(*s->nodes))))
+	err = grow((void **)&s->nodes, &s->nodes_alloc, (size_t)s->nnodes + 1, sizeof(*s->nodes));
+	if (err)
 		return err;
 	if (parent != RS_INTERN_NONE &&
 	    (err = rs_intern_u64_insert(&s->edges, (uint64_t)parent << 32 | func, s->nnodes)))
@@ -139,21 +141,27 @@ static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_
 	uint32_t node;
 	int err;
 
-	if ((err = grow((void **)&s->funcs, &s->funcs_alloc, rs_session_parser_function_count(p),
-			sizeof(*s->funcs))) ||
-	    (err = grow((void **)&s->files, &s->files_alloc, rs_session_parser_file_count(p),
-			sizeof(*s->files))))
+	err = grow((void **)&s->funcs, &s->funcs_alloc, rs_session_parser_function_count(p),
+		   sizeof(*s->funcs));
+	if (err)
+		return err;
+	err = grow((void **)&s->files, &s->files_alloc, rs_session_parser_file_count(p),
+		   sizeof(*s->files));
+	if (err)
 		return err;
 	if (depth > s->fids_alloc) {
 		size_t a = s->fids_alloc;
 
-		if ((err = grow((void **)&s->fids, &a, depth, sizeof(*s->fids))))
+		err = grow((void **)&s->fids, &a, depth, sizeof(*s->fids));
+		if (err)
 			return err;
 		a = s->fids_alloc;
-		if ((err = grow((void **)&s->prev_fids, &a, depth, sizeof(*s->prev_fids))))
+		err = grow((void **)&s->prev_fids, &a, depth, sizeof(*s->prev_fids));
+		if (err)
 			return err;
 		a = s->fids_alloc;
-		if ((err = grow((void **)&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes))))
+		err = grow((void **)&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes));
+		if (err)
 			return err;
 		s->fids_alloc = a;
 	}
@@ -195,7 +203,8 @@ static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_
 		if (child == RS_INTERN_NONE || s->nodes[child].func != s->fids[i])
 			child = rs_intern_u64_find(&s->edges, (uint64_t)node << 32 | s->fids[i]);
 		if (child == RS_INTERN_NONE) {
-			if ((err = new_node(s, node, s->fids[i], &child)))
+			err = new_node(s, node, s->fids[i], &child);
+			if (err)
 				return err;
 			if (child == RS_INTERN_NONE)
 				break; /* node cap: time stays in the ancestors' totals */
@@ -221,7 +230,8 @@ static int on_frame(void *ctx, const struct rs_session_parser *p, uint32_t id,
 	struct rs_summary *s = ctx;
 	int err;
 
-	if ((err = grow((void **)&s->map, &s->map_alloc, (size_t)id + 1, sizeof(*s->map))))
+	err = grow((void **)&s->map, &s->map_alloc, (size_t)id + 1, sizeof(*s->map));
+	if (err)
 		return err;
 	s->map[id].func = f->function_id;
 	s->map[id].file = f->file_id;
@@ -618,9 +628,14 @@ static int build_files(const struct rs_summary *s, json_t *arr)
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 			break;
 		}
-		if ((err = put(o, "file", json_string(rs_session_parser_file(s->parser, r[i].id)))) ||
-		    (err = put(o, "self", json_real(s->files[r[i].id].self))) ||
-		    (err = put(o, "total", json_real(s->files[r[i].id].total))))
+		err = put(o, "file", json_string(rs_session_parser_file(s->parser, r[i].id)));
+		if (err)
+			break;
+		err = put(o, "self", json_real(s->files[r[i].id].self));
+		if (err)
+			break;
+		err = put(o, "total", json_real(s->files[r[i].id].total));
+		if (err)
 			break;
 	}
 	free(r);
@@ -665,7 +680,8 @@ static int build_node(const struct rs_summary *s, uint32_t id, double cut, json_
 		json_decref(kids);
 		goto out;
 	}
-	if ((err = put(o, "children", kids)))
+	err = put(o, "children", kids);
+	if (err)
 		goto out;
 	for (c = n->first_child; c != RS_INTERN_NONE; c = s->nodes[c].next_sibling) {
 		if (s->nodes[c].total < cut)
@@ -682,7 +698,8 @@ static int build_node(const struct rs_summary *s, uint32_t id, double cut, json_
 	for (i = 0; i < m; i++) {
 		json_t *child;
 
-		if ((err = build_node(s, r[i].id, cut, &child)))
+		err = build_node(s, r[i].id, cut, &child);
+		if (err)
 			goto out;
 		if (json_array_append_new(kids, child)) {
 			err = rs_error_set(RS_EGENERIC, "out of memory");
@@ -720,26 +737,54 @@ int rs_summary_json(const struct rs_summary *s, json_t **out)
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 			goto out;
 		}
-	if ((err = build_functions(s, funcs, &more, &ran)) || (err = build_files(s, files)))
+	err = build_functions(s, funcs, &more, &ran);
+	if (err)
+		goto out;
+	err = build_files(s, files);
+	if (err)
 		goto out;
 	/* a node's share is of the root's total: sampled time under max_depth */
 	cut = s->nodes[0].total * s->opt.prune_fraction;
-	if ((err = build_node(s, 0, cut, &tree)))
+	err = build_node(s, 0, cut, &tree);
+	if (err)
 		goto out;
-	if ((err = put(o, "layout", json_string(h->layout == 4 ? "4" : "5"))) ||
-	    (err = put(o, "start_time", opt_real(h->present, RS_SESSION_HAS_START_TIME, h->start_time))) ||
-	    (err = put(o, "duration", opt_real(h->present, RS_SESSION_HAS_DURATION, h->duration))) ||
-	    (err = put(o, "cpu_time", opt_real(h->present, RS_SESSION_HAS_CPU_TIME, h->cpu_time))) ||
-	    (err = put(o, "min_interval", opt_real(h->present, RS_SESSION_HAS_MIN_INTERVAL, h->min_interval))) ||
-	    (err = put(o, "max_interval", opt_real(h->present, RS_SESSION_HAS_MAX_INTERVAL, h->max_interval))) ||
-	    (err = put(o, "sample_count", (h->present & RS_SESSION_HAS_SAMPLE_COUNT)
-						  ? json_integer((json_int_t)h->sample_count) : json_null())) ||
-	    (err = put(o, "target", str_or_null(h->target_description ? h->target_description
-									: h->program))) ||
-	    (err = put(o, "samples", json_integer((json_int_t)s->samples))) ||
-	    (err = put(o, "sampled_time", json_real(s->sampled_time))) ||
-	    (err = put(o, "distinct_frames", json_integer(rs_session_parser_frame_count(s->parser)))) ||
-	    (err = put(o, "distinct_functions", json_integer(rs_session_parser_function_count(s->parser)))))
+	err = put(o, "layout", json_string(h->layout == 4 ? "4" : "5"));
+	if (err)
+		goto out;
+	err = put(o, "start_time", opt_real(h->present, RS_SESSION_HAS_START_TIME, h->start_time));
+	if (err)
+		goto out;
+	err = put(o, "duration", opt_real(h->present, RS_SESSION_HAS_DURATION, h->duration));
+	if (err)
+		goto out;
+	err = put(o, "cpu_time", opt_real(h->present, RS_SESSION_HAS_CPU_TIME, h->cpu_time));
+	if (err)
+		goto out;
+	err = put(o, "min_interval", opt_real(h->present, RS_SESSION_HAS_MIN_INTERVAL, h->min_interval));
+	if (err)
+		goto out;
+	err = put(o, "max_interval", opt_real(h->present, RS_SESSION_HAS_MAX_INTERVAL, h->max_interval));
+	if (err)
+		goto out;
+	err = put(o, "sample_count", (h->present & RS_SESSION_HAS_SAMPLE_COUNT)
+					     ? json_integer((json_int_t)h->sample_count) : json_null());
+	if (err)
+		goto out;
+	err = put(o, "target", str_or_null(h->target_description ? h->target_description
+								   : h->program));
+	if (err)
+		goto out;
+	err = put(o, "samples", json_integer((json_int_t)s->samples));
+	if (err)
+		goto out;
+	err = put(o, "sampled_time", json_real(s->sampled_time));
+	if (err)
+		goto out;
+	err = put(o, "distinct_frames", json_integer(rs_session_parser_frame_count(s->parser)));
+	if (err)
+		goto out;
+	err = put(o, "distinct_functions", json_integer(rs_session_parser_function_count(s->parser)));
+	if (err)
 		goto out;
 	err = put(o, "sys_path", sp);
 	sp = NULL;
@@ -796,7 +841,8 @@ int rs_summary_file(const char *path, const struct rs_summary_options *opts, jso
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	if ((err = rs_summary_new(&s, opts)))
+	err = rs_summary_new(&s, opts);
+	if (err)
 		goto out;
 	for (;;) {
 		n = read(fd, buf, 1u << 20);
@@ -808,10 +854,12 @@ int rs_summary_file(const char *path, const struct rs_summary_options *opts, jso
 		}
 		if (n == 0)
 			break;
-		if ((err = rs_summary_feed(s, buf, (size_t)n)))
+		err = rs_summary_feed(s, buf, (size_t)n);
+		if (err)
 			goto fail;
 	}
-	if ((err = rs_summary_finish(s)))
+	err = rs_summary_finish(s);
+	if (err)
 		goto fail;
 	err = rs_summary_json(s, out);
 	goto out;
@@ -844,17 +892,68 @@ static const char *str(const json_t *o, const char *k)
 	return v ? v : "";
 }
 
-/* A code span in a table cell: no backticks inside, '|' escaped (GFM). */
-static void md_code(struct rs_buf *b, const char *s)
+/*
+ * The Markdown writer. A page has dozens of pieces, so the first rs_buf
+ * error sticks (as a stdio stream's does) and the writes after it do
+ * nothing; rs_summary_markdown checks it once at the end, so that a page
+ * is either whole or an error, never silently short.
+ */
+struct md {
+	struct rs_buf *b;
+	int err;
+};
+
+static void md_puts(struct md *m, const char *s)
 {
-	rs_buf_putc(b, '`');
+	if (!m->err)
+		m->err = rs_buf_puts(m->b, s);
+}
+
+static void md_putc(struct md *m, char c)
+{
+	if (!m->err)
+		m->err = rs_buf_putc(m->b, c);
+}
+
+static void md_printf(struct md *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void md_printf(struct md *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->err)
+		return;
+	va_start(ap, fmt);
+	m->err = rs_buf_vprintf(m->b, fmt, ap);
+	va_end(ap);
+}
+
+/* A code span in a table cell: no backticks inside, '|' escaped (GFM). */
+static void md_code_open(struct md *b)
+{
+	md_putc(b, '`');
+}
+
+static void md_code_text(struct md *b, const char *s)
+{
 	for (; *s; s++) {
 		if (*s == '|')
-			rs_buf_puts(b, "\\|");
+			md_puts(b, "\\|");
 		else
-			rs_buf_putc(b, *s == '`' ? '\'' : (*s == '\n' || *s == '\r') ? ' ' : *s);
+			md_putc(b, *s == '`' ? '\'' : (*s == '\n' || *s == '\r') ? ' ' : *s);
 	}
-	rs_buf_putc(b, '`');
+}
+
+static void md_code_close(struct md *b)
+{
+	md_putc(b, '`');
+}
+
+static void md_code(struct md *b, const char *s)
+{
+	md_code_open(b);
+	md_code_text(b, s);
+	md_code_close(b);
 }
 
 /* The path relative to the longest sys_path entry that contains it. */
@@ -875,7 +974,7 @@ static const char *short_path(const json_t *summary, const char *file)
 	return file + best;
 }
 
-static void fmt_count(struct rs_buf *b, double v)
+static void fmt_count(struct md *b, double v)
 {
 	char digits[32];
 	size_t n, i;
@@ -883,64 +982,65 @@ static void fmt_count(struct rs_buf *b, double v)
 	snprintf(digits, sizeof(digits), "%.0f", v);
 	n = strlen(digits);
 	for (i = 0; i < n; i++) {
-		rs_buf_putc(b, digits[i]);
+		md_putc(b, digits[i]);
 		if (digits[i] != '-' && (n - i - 1) % 3 == 0 && i + 1 < n)
-			rs_buf_putc(b, ',');
+			md_putc(b, ',');
 	}
 }
 
-static void fmt_secs(struct rs_buf *b, double v)
+static void fmt_secs(struct md *b, double v)
 {
 	if (v >= 100)
-		rs_buf_printf(b, "%.1f s", v);
+		md_printf(b, "%.1f s", v);
 	else
-		rs_buf_printf(b, "%.3f s", v);
+		md_printf(b, "%.3f s", v);
 }
 
-static void fmt_pct(struct rs_buf *b, double v, double of)
+static void fmt_pct(struct md *b, double v, double of)
 {
 	if (of > 0)
-		rs_buf_printf(b, "%.1f%%", 100.0 * v / of);
+		md_printf(b, "%.1f%%", 100.0 * v / of);
 	else
-		rs_buf_puts(b, "n/a");
+		md_puts(b, "n/a");
 }
 
-static void fmt_ms(struct rs_buf *b, double secs)
+static void fmt_ms(struct md *b, double secs)
 {
 	/* the unit after rounding: "1 ms", never "1e+03 us" or "1e+03 ms" */
 	if (secs >= 0.9995)
-		rs_buf_printf(b, "%.3g s", secs);
+		md_printf(b, "%.3g s", secs);
 	else if (secs >= 0.9995e-3 || secs == 0)
-		rs_buf_printf(b, "%.3g ms", secs * 1000);
+		md_printf(b, "%.3g ms", secs * 1000);
 	else
-		rs_buf_printf(b, "%.3g us", secs * 1e6);
+		md_printf(b, "%.3g us", secs * 1e6);
 }
 
-static void md_function_name(struct rs_buf *b, const json_t *f)
+static void md_function_name(struct md *b, const json_t *f)
 {
 	const char *fn = str(f, "function"), *cls = str(f, "class");
-	struct rs_buf name = RS_BUF_INIT;
 
-	if (*cls && !strchr(fn, '.'))
-		rs_buf_printf(&name, "%s.%s", cls, fn);
-	else
-		rs_buf_puts(&name, fn);
-	md_code(b, rs_buf_cstr(&name));
-	rs_buf_release(&name);
+	if (*cls && !strchr(fn, '.')) {
+		md_code_open(b);
+		md_code_text(b, cls);
+		md_code_text(b, ".");
+		md_code_text(b, fn);
+		md_code_close(b);
+	} else {
+		md_code(b, fn);
+	}
 }
 
-static void md_location(struct rs_buf *b, const json_t *summary, const json_t *f)
+static void md_location(struct md *b, const json_t *summary, const json_t *f)
 {
-	struct rs_buf loc = RS_BUF_INIT;
 	int ok;
 	double line = num(f, "line", &ok);
 
-	rs_buf_puts(&loc, short_path(summary, str(f, "file")));
+	md_code_open(b);
+	md_code_text(b, short_path(summary, str(f, "file")));
 	/* a thread's root frame carries the thread id as its "line" */
 	if (ok && line > 0 && strcmp(str(f, "file"), "<thread>"))
-		rs_buf_printf(&loc, ":%.0f", line);
-	md_code(b, rs_buf_cstr(&loc));
-	rs_buf_release(&loc);
+		md_printf(b, ":%.0f", line);
+	md_code_close(b);
 }
 
 /* Ties fall back on the names so that the page never depends on qsort. */
@@ -987,16 +1087,16 @@ static int by_total(const void *x, const void *y)
 	return c ? c : by_name(*l, *r);
 }
 
-static int md_functions(struct rs_buf *b, const json_t *summary, const char *title,
+static int md_functions(struct md *b, const json_t *summary, const char *title,
 			int (*cmp)(const void *, const void *), double of)
 {
 	const json_t *arr = json_object_get(summary, "functions"), *f;
 	const json_t **v;
 	size_t n = json_array_size(arr), i;
 
-	rs_buf_printf(b, "\n### %s\n\n", title);
+	md_printf(b, "\n### %s\n\n", title);
 	if (!n) {
-		rs_buf_puts(b, "No samples.\n");
+		md_puts(b, "No samples.\n");
 		return 0;
 	}
 	v = malloc(n * sizeof(*v));
@@ -1005,7 +1105,7 @@ static int md_functions(struct rs_buf *b, const json_t *summary, const char *tit
 	json_array_foreach(arr, i, f)
 		v[i] = f;
 	qsort(v, n, sizeof(*v), cmp);
-	rs_buf_puts(b, "| # | Function | Location | Own | Own % | Total | Total % |\n"
+	md_puts(b, "| # | Function | Location | Own | Own % | Total | Total % |\n"
 		       "|--:|---|---|--:|--:|--:|--:|\n");
 	for (i = 0; i < n && i < MD_TOP; i++) {
 		int ok;
@@ -1014,19 +1114,19 @@ static int md_functions(struct rs_buf *b, const json_t *summary, const char *tit
 		/* the own-time table lists only functions that had own time */
 		if (cmp == by_self && !(self > 0))
 			break;
-		rs_buf_printf(b, "| %zu | ", i + 1);
+		md_printf(b, "| %zu | ", i + 1);
 		md_function_name(b, v[i]);
-		rs_buf_puts(b, " | ");
+		md_puts(b, " | ");
 		md_location(b, summary, v[i]);
-		rs_buf_puts(b, " | ");
+		md_puts(b, " | ");
 		fmt_secs(b, self);
-		rs_buf_puts(b, " | ");
+		md_puts(b, " | ");
 		fmt_pct(b, self, of);
-		rs_buf_puts(b, " | ");
+		md_puts(b, " | ");
 		fmt_secs(b, total);
-		rs_buf_puts(b, " | ");
+		md_puts(b, " | ");
 		fmt_pct(b, total, of);
-		rs_buf_puts(b, " |\n");
+		md_puts(b, " |\n");
 	}
 	free(v);
 	return 0;
@@ -1034,7 +1134,7 @@ static int md_functions(struct rs_buf *b, const json_t *summary, const char *tit
 
 int rs_summary_markdown(const json_t *summary, struct rs_buf *out)
 {
-	struct rs_buf *b = out;
+	struct md page = { out, 0 }, *b = &page;
 	const json_t *files, *f;
 	double duration, cpu, sampled, samples, mn, mx, start;
 	int has_dur, has_cpu, has_sampled, has_samples, has_mn, has_mx, has_start, err;
@@ -1052,51 +1152,51 @@ int rs_summary_markdown(const json_t *summary, struct rs_buf *out)
 	mx = num(summary, "max_interval", &has_mx);
 	start = num(summary, "start_time", &has_start);
 
-	rs_buf_puts(b, "## Profile\n\n| | |\n|---|---|\n| Duration | ");
+	md_puts(b, "## Profile\n\n| | |\n|---|---|\n| Duration | ");
 	if (has_dur)
 		fmt_secs(b, duration);
 	else
-		rs_buf_puts(b, "n/a");
-	rs_buf_puts(b, " |\n| CPU time | ");
+		md_puts(b, "n/a");
+	md_puts(b, " |\n| CPU time | ");
 	if (has_cpu) {
 		fmt_secs(b, cpu);
 		if (has_dur && duration > 0) {
-			rs_buf_puts(b, " (");
+			md_puts(b, " (");
 			fmt_pct(b, cpu, duration);
-			rs_buf_puts(b, " of duration)");
+			md_puts(b, " of duration)");
 		}
 	} else {
-		rs_buf_puts(b, "n/a");
+		md_puts(b, "n/a");
 	}
-	rs_buf_puts(b, " |\n| Samples | ");
+	md_puts(b, " |\n| Samples | ");
 	if (has_samples) {
 		fmt_count(b, samples);
 		if (has_sampled) {
-			rs_buf_puts(b, " (");
+			md_puts(b, " (");
 			fmt_secs(b, sampled);
-			rs_buf_puts(b, " sampled)");
+			md_puts(b, " sampled)");
 		}
 	} else {
-		rs_buf_puts(b, "n/a");
+		md_puts(b, "n/a");
 	}
-	rs_buf_puts(b, " |\n| Interval | ");
+	md_puts(b, " |\n| Interval | ");
 	if (has_mn && has_mx && mn == mx) {
 		fmt_ms(b, mn);
 	} else if (has_mn && has_mx) {
 		fmt_ms(b, mn);
-		rs_buf_puts(b, " to ");
+		md_puts(b, " to ");
 		fmt_ms(b, mx);
 	} else if (has_samples && samples > 0 && has_sampled) {
 		fmt_ms(b, sampled / samples);
-		rs_buf_puts(b, " (mean per sample)");
+		md_puts(b, " (mean per sample)");
 	} else {
-		rs_buf_puts(b, "n/a");
+		md_puts(b, "n/a");
 	}
-	rs_buf_puts(b, " |\n");
+	md_puts(b, " |\n");
 	if (target && *target) {
-		rs_buf_puts(b, "| Target | ");
+		md_puts(b, "| Target | ");
 		md_code(b, target);
-		rs_buf_puts(b, " |\n");
+		md_puts(b, " |\n");
 	}
 	if (has_start) {
 		char when[64];
@@ -1104,49 +1204,55 @@ int rs_summary_markdown(const json_t *summary, struct rs_buf *out)
 		struct tm tm;
 
 		if (gmtime_r(&t, &tm) && strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm))
-			rs_buf_printf(b, "| Started | %s |\n", when);
+			md_printf(b, "| Started | %s |\n", when);
 	}
 	if (*layout)
-		rs_buf_printf(b, "| Session format | pyinstrument %s.x |\n", *layout == '4' ? "4" : "5");
+		md_printf(b, "| Session format | pyinstrument %s.x |\n", *layout == '4' ? "4" : "5");
 
-	if ((err = md_functions(b, summary, "Top functions by own time", by_self, sampled)) ||
-	    (err = md_functions(b, summary, "Top functions by total time", by_total, sampled)))
-		return err;
+	err = md_functions(b, summary, "Top functions by own time", by_self, sampled);
+	if (err)
+		goto out;
+	err = md_functions(b, summary, "Top functions by total time", by_total, sampled);
+	if (err)
+		goto out;
 
 	files = json_object_get(summary, "files");
-	rs_buf_puts(b, "\n### Top files by own time\n\n");
+	md_puts(b, "\n### Top files by own time\n\n");
 	if (!json_array_size(files)) {
-		rs_buf_puts(b, "No samples.\n");
+		md_puts(b, "No samples.\n");
 	} else {
-		rs_buf_puts(b, "| File | Own | Own % | Total | Total % |\n|---|--:|--:|--:|--:|\n");
+		md_puts(b, "| File | Own | Own % | Total | Total % |\n|---|--:|--:|--:|--:|\n");
 		json_array_foreach(files, i, f) {
 			int ok;
 			double self = num(f, "self", &ok), total = num(f, "total", &ok);
 
 			if (i >= MD_TOP)
 				break;
-			rs_buf_puts(b, "| ");
+			md_puts(b, "| ");
 			md_code(b, short_path(summary, str(f, "file")));
-			rs_buf_puts(b, " | ");
+			md_puts(b, " | ");
 			fmt_secs(b, self);
-			rs_buf_puts(b, " | ");
+			md_puts(b, " | ");
 			fmt_pct(b, self, sampled);
-			rs_buf_puts(b, " | ");
+			md_puts(b, " | ");
 			fmt_secs(b, total);
-			rs_buf_puts(b, " | ");
+			md_puts(b, " | ");
 			fmt_pct(b, total, sampled);
-			rs_buf_puts(b, " |\n");
+			md_puts(b, " |\n");
 		}
 	}
-	rs_buf_puts(b, "\nOwn: time with the function itself executing. Total: time with the "
+	md_puts(b, "\nOwn: time with the function itself executing. Total: time with the "
 		       "function anywhere on the stack (counted once per sample under recursion). "
 		       "Percentages are of the sampled time.\n");
-	/* rs_buf_* failures above leave the buffer short; report them once */
-	if (b->max && b->len + 1 >= b->max) {
-		b->len = before;
-		if (b->ptr)
-			b->ptr[before] = '\0';
-		return rs_error_set(RS_EUSAGE, "summary Markdown exceeds its buffer cap");
+	err = page.err;
+	if (err == RS_EUSAGE)
+		err = rs_error_set(RS_EUSAGE, "summary Markdown exceeds its buffer cap");
+out:
+	if (err) {
+		/* the caller's buffer as it was: no half page */
+		out->len = before;
+		if (out->ptr)
+			out->ptr[before] = '\0';
 	}
-	return 0;
+	return err;
 }

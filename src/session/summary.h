@@ -38,6 +38,8 @@
 #ifndef RS_SUMMARY_H
 #define RS_SUMMARY_H
 
+#include "util/error.h"
+
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,15 +77,18 @@ struct rs_summary;
  * is copied. Returns 0 and the caller's object (rs_summary_free), or
  * RS_EGENERIC when out of memory.
  */
+RS_MUST_CHECK
 int rs_summary_new(struct rs_summary **out, const struct rs_summary_options *opts);
 
 /*
  * Feed the next `n` bytes of the session (pieces of any size). Returns
  * 0 or the parser's error (see rs_session_parser_feed).
  */
+RS_MUST_CHECK
 int rs_summary_feed(struct rs_summary *s, const void *bytes, size_t n);
 
 /* End of input; 0 when a whole session was read (see rs_session_parser_finish). */
+RS_MUST_CHECK
 int rs_summary_finish(struct rs_summary *s);
 
 /*
@@ -91,6 +96,7 @@ int rs_summary_finish(struct rs_summary *s);
  * (RS_EUSAGE otherwise). `*out` is a new reference: the caller's, to be
  * json_decref'd. RS_EGENERIC when out of memory.
  */
+RS_MUST_CHECK
 int rs_summary_json(const struct rs_summary *s, json_t **out);
 
 /* The summary's parser, for its frame tables (borrowed; lives as long as `s`). */
@@ -119,6 +125,7 @@ void rs_summary_free(struct rs_summary *s);
  * RS_ENOTFOUND when the file does not exist; parser errors as above,
  * with the path in front of the message.
  */
+RS_MUST_CHECK
 int rs_summary_file(const char *path, const struct rs_summary_options *opts, json_t **out);
 
 /*
@@ -130,6 +137,7 @@ int rs_summary_file(const char *path, const struct rs_summary_options *opts, jso
  * shown as "n/a", so older stored summaries still render. Returns 0, or
  * RS_EUSAGE when `summary` is not an object or `out` hits its cap.
  */
+RS_MUST_CHECK
 int rs_summary_markdown(const json_t *summary, struct rs_buf *out);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef RS_CHUNKER_H
 #define RS_CHUNKER_H
 
+#include "util/error.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +38,7 @@ struct rs_chunker {
  * min_size, avg_size <= max_size. With avg_size < min_size every cut is
  * the first mask match after min_size. Returns RS_EUSAGE otherwise.
  */
+RS_MUST_CHECK
 int rs_chunker_init(struct rs_chunker *c, size_t min_size, size_t avg_size, size_t max_size);
 
 /*

@@ -12,6 +12,8 @@
 #ifndef RS_CHUNKINDEX_H
 #define RS_CHUNKINDEX_H
 
+#include "util/error.h"
+
 #include <stddef.h>
 
 #include "remote/remote.h"
@@ -23,6 +25,7 @@ struct rs_chunk_index;
  * `dir` is the cache folder (created if missing); NULL keeps the index in
  * memory only. The index is the caller's (rs_chunk_index_free).
  */
+RS_MUST_CHECK
 int rs_chunk_index_open(struct rs_chunk_index **out, const char *dir);
 void rs_chunk_index_free(struct rs_chunk_index *ix);
 
@@ -32,9 +35,11 @@ void rs_chunk_index_free(struct rs_chunk_index *ix);
  * collector removed them). A pack counts only when both its .pack and
  * .idx are listed.
  */
+RS_MUST_CHECK
 int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote);
 
 /* Record a pack this process wrote (its encoded .idx bytes). */
+RS_MUST_CHECK
 int rs_chunk_index_add(struct rs_chunk_index *ix, const struct rs_id *pack,
 		       const unsigned char *idx, size_t len);
 
@@ -45,6 +50,7 @@ void rs_chunk_index_forget(struct rs_chunk_index *ix, const struct rs_id *pack);
  * Where chunk `id` is stored: 0 and `*out`, or RS_ENOTFOUND.
  * Safe to call from several threads while no add/refresh/forget runs.
  */
+RS_MUST_CHECK
 int rs_chunk_index_lookup(struct rs_chunk_index *ix, const struct rs_id *id,
 			  struct rs_chunk_ref *out);
 

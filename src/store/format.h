@@ -6,12 +6,16 @@
  *   packs/<packid>.pack    16-byte header, then chunk entries
  *   packs/<packid>.idx     the pack's entries sorted by chunk id
  *   objects/<oid>          the manifest of one LFS object
+ *   (and the collector's packs/<packid>.quarantine, removed/, gc/: maint.h)
  *
- * Every name is the SHA-256 of what it names: a pack's id hashes the
- * whole .pack file, an .idx is named after its pack and carries its own
- * checksum, a manifest is named after the LFS oid of the bytes it
- * rebuilds. Files are never modified once written, so two writers, or a
- * retried push, can only write identical or equally valid bytes.
+ * Not every name is content-addressed. A chunk id and a manifest's name
+ * (the LFS oid) are the SHA-256 of the bytes they stand for, but a pack
+ * id is 32 random bytes drawn when the pack is started, so that the pack
+ * can be uploaded while it is still being written (older writers hashed
+ * the whole .pack; readers assume neither). An .idx is named after its
+ * pack and carries its own checksum, as a manifest does. Files are never
+ * modified once written, so two writers, or a retried push, can only
+ * write identical or equally valid bytes.
  *
  * The parsers here take untrusted bytes (a remote can be damaged or
  * hostile): every length is checked against the buffer and against the
@@ -19,6 +23,8 @@
  */
 #ifndef RS_FORMAT_H
 #define RS_FORMAT_H
+
+#include "util/error.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -80,12 +86,14 @@ int rs_transform_known(uint32_t transform);
  * Check a pack's 16-byte header: magic, version (RS_EUSAGE: another
  * version, upgrade), reserved bytes zero (RS_ECORRUPT).
  */
+RS_MUST_CHECK
 int rs_pack_header_check(const unsigned char *p, size_t n);
 
 /*
  * Check the bytes of a FORMAT file: 0 when they are exactly
  * RS_FORMAT_TEXT, RS_EUSAGE (another format: upgrade) otherwise.
  */
+RS_MUST_CHECK
 int rs_format_text_check(const char *p, size_t n);
 
 /* Pack header (16 bytes) into `out`. */
@@ -100,12 +108,14 @@ void rs_pack_entry_header(unsigned char out[RS_PACK_ENTRY_HEADER_SIZE],
  * then ref->stored_len bytes. RS_ECORRUPT if the header does not describe
  * `ref`.
  */
+RS_MUST_CHECK
 int rs_pack_entry_check(const unsigned char *p, size_t n, const struct rs_chunk_ref *ref);
 
 /*
  * Encode a pack index for pack `pack` from `refs` (sorted here in place
  * by chunk id) into `out`.
  */
+RS_MUST_CHECK
 int rs_idx_encode(struct rs_buf *out, const struct rs_id *pack,
 		  struct rs_chunk_ref *refs, size_t n);
 
@@ -115,9 +125,11 @@ int rs_idx_encode(struct rs_buf *out, const struct rs_id *pack,
  * damage (length, checksum, order, reserved bytes not zero, impossible
  * lengths or offsets, unknown codec), RS_EUSAGE for another version.
  */
+RS_MUST_CHECK
 int rs_idx_parse(struct rs_chunk_ref **refs, size_t *n, const struct rs_id *pack,
 		 const unsigned char *p, size_t len);
 
+RS_MUST_CHECK
 int rs_manifest_encode(struct rs_buf *out, const struct rs_manifest *m);
 
 /*
@@ -127,13 +139,17 @@ int rs_manifest_encode(struct rs_buf *out, const struct rs_manifest *m);
  * add up to the sizes in the header), RS_EUSAGE for another version or
  * a transform this build does not know.
  */
+RS_MUST_CHECK
 int rs_manifest_parse(struct rs_manifest *m, const struct rs_id *oid,
 		      const unsigned char *p, size_t len);
 void rs_manifest_release(struct rs_manifest *m);
 
 /* Remote key names; `out` is cleared first. */
+RS_MUST_CHECK
 int rs_key_pack(struct rs_buf *out, const struct rs_id *pack);
+RS_MUST_CHECK
 int rs_key_idx(struct rs_buf *out, const struct rs_id *pack);
+RS_MUST_CHECK
 int rs_key_manifest(struct rs_buf *out, const struct rs_id *oid);
 
 #define RS_KEY_FORMAT "FORMAT"

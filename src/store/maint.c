@@ -164,15 +164,17 @@ static int on_key(const char *key, uint64_t size, void *payload)
 static int get_small(struct rs_remote *remote, const char *key, struct rs_buf *b)
 {
 	uint64_t size = 0;
-	int err = remote->stat(remote, key, &size);
+	int err;
 
-	if (!err && size >= STAMP_MAX)
-		err = rs_error_set(RS_ECORRUPT, "'%s' is %" PRIu64 " bytes, more than a stamp", key, size);
-	if (!err)
-		err = remote->get(remote, key, 0, size, b);
-	if (!err)
-		err = rs_buf_putc(b, '\0');
-	return err;
+	err = remote->stat(remote, key, &size);
+	if (err)
+		return err;
+	if (size >= STAMP_MAX)
+		return rs_error_set(RS_ECORRUPT, "'%s' is %" PRIu64 " bytes, more than a stamp", key, size);
+	err = remote->get(remote, key, 0, size, b);
+	if (err)
+		return err;
+	return rs_buf_putc(b, '\0');
 }
 
 /* Read the "<unix seconds>..." stamp at `key`; 0 when absent or unreadable. */
@@ -252,7 +254,7 @@ int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 		err = remote->list(remote, prefixes[i], on_key, &b);
 	if (!err) {
 		merge_packs(c);
-		/* qsort's array must not be NULL, even for no element (UBSan) */
+		/* qsort(NULL, 0, ...) is undefined: a store may have neither */
 		if (c->nobjects)
 			qsort(c->objects, c->nobjects, sizeof(*c->objects), id_cmp_v);
 		if (c->nremoved)
@@ -313,14 +315,20 @@ static int read_manifest(struct rs_remote *remote, const struct rs_id *oid, stru
 
 	rs_buf_init(&bytes, MANIFEST_MAX);
 	err = rs_key_manifest(&key, oid);
-	if (!err)
-		err = remote->stat(remote, key.ptr, &size);
-	if (!err && size > MANIFEST_MAX)
+	if (err)
+		goto out;
+	err = remote->stat(remote, key.ptr, &size);
+	if (err)
+		goto out;
+	if (size > MANIFEST_MAX) {
 		err = rs_error_set(RS_ECORRUPT, "its manifest is %" PRIu64 " bytes, more than any valid one", size);
-	if (!err)
-		err = remote->get(remote, key.ptr, 0, size, &bytes);
-	if (!err)
-		err = rs_manifest_parse(m, oid, (const unsigned char *)bytes.ptr, bytes.len);
+		goto out;
+	}
+	err = remote->get(remote, key.ptr, 0, size, &bytes);
+	if (err)
+		goto out;
+	err = rs_manifest_parse(m, oid, (const unsigned char *)bytes.ptr, bytes.len);
+out:
 	rs_buf_release(&key);
 	rs_buf_release(&bytes);
 	return err;
@@ -562,15 +570,22 @@ static int put_stamp(struct rs_remote *remote, const char *prefix, const struct 
 		     int64_t now, const char *reason)
 {
 	struct rs_buf key = RS_BUF_INIT, text = RS_BUF_INIT;
-	int err = stamp_key(&key, prefix, id);
+	int err;
 
+	err = stamp_key(&key, prefix, id);
+	if (err)
+		goto out;
 	/* The quarantine mark sits beside the pack, where writers list it. */
-	if (!err && !strcmp(prefix, RS_KEY_PACKS))
+	if (!strcmp(prefix, RS_KEY_PACKS)) {
 		err = rs_buf_puts(&key, ".quarantine");
-	if (!err)
-		err = rs_buf_printf(&text, "%" PRId64 "%s%s\n", now, reason ? " " : "", reason ? reason : "");
-	if (!err)
-		err = remote->put_buf(remote, key.ptr, text.ptr, text.len);
+		if (err)
+			goto out;
+	}
+	err = rs_buf_printf(&text, "%" PRId64 "%s%s\n", now, reason ? " " : "", reason ? reason : "");
+	if (err)
+		goto out;
+	err = remote->put_buf(remote, key.ptr, text.ptr, text.len);
+out:
 	rs_buf_release(&key);
 	rs_buf_release(&text);
 	return err;
@@ -605,8 +620,9 @@ int rs_store_removed_date(struct rs_remote *remote, const struct rs_id *oid, str
 
 	rs_buf_init(&b, STAMP_MAX);
 	err = stamp_key(&key, "removed/", oid);
-	if (!err)
-		err = get_small(remote, key.ptr, &b);
+	if (err)
+		goto out;
+	err = get_small(remote, key.ptr, &b);
 	if (err)
 		goto out;
 	/* "removed-by-retention YYYY-MM-DD..." */
@@ -643,13 +659,16 @@ int rs_store_gc_drop(struct rs_remote *remote, struct rs_store_census *c,
 			continue;
 		/* Tombstone first: a crash between the two leaves a readable object. */
 		err = stamp_key(&key, "removed/", &drop[i]);
+		if (err)
+			break;
 		rs_buf_clear(&text);
-		if (!err)
-			err = rs_buf_printf(&text, "removed-by-retention %s\n", date);
-		if (!err)
-			err = remote->put_buf(remote, key.ptr, text.ptr, text.len);
-		if (!err)
-			err = del_key(remote, RS_KEY_OBJECTS, &drop[i], "");
+		err = rs_buf_printf(&text, "removed-by-retention %s\n", date);
+		if (err)
+			break;
+		err = remote->put_buf(remote, key.ptr, text.ptr, text.len);
+		if (err)
+			break;
+		err = del_key(remote, RS_KEY_OBJECTS, &drop[i], "");
 	}
 	rs_buf_release(&key);
 	rs_buf_release(&text);
@@ -759,14 +778,20 @@ static int rebuild_idx(struct rs_remote *remote, const struct rs_pack_state *p)
 		}
 		off += RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)r->stored_len;
 	}
-	if (!err && off != p->pack_size)
+	if (err)
+		goto out;
+	if (off != p->pack_size) {
 		err = rs_error_set(RS_ECORRUPT, "pack '%s' ends inside an entry", key.ptr);
-	if (!err)
-		err = rs_idx_encode(&idx, &p->id, refs, n);
-	if (!err)
-		err = rs_key_idx(&key, &p->id);
-	if (!err)
-		err = remote->put_buf(remote, key.ptr, idx.ptr, idx.len);
+		goto out;
+	}
+	err = rs_idx_encode(&idx, &p->id, refs, n);
+	if (err)
+		goto out;
+	err = rs_key_idx(&key, &p->id);
+	if (err)
+		goto out;
+	err = remote->put_buf(remote, key.ptr, idx.ptr, idx.len);
+out:
 	free(refs);
 	rs_buf_release(&key);
 	rs_buf_release(&head);
@@ -1086,10 +1111,12 @@ int rs_store_repoint(struct rs_remote *remote, struct rs_store_census *c,
 
 	memset(&m, 0, sizeof(m));
 	err = read_manifest(remote, oid, &m);
-	if (!err)
-		err = rs_chunk_index_open(&ix, NULL);
-	if (!err)
-		err = rs_chunk_index_refresh(ix, remote);
+	if (err)
+		goto out;
+	err = rs_chunk_index_open(&ix, NULL);
+	if (err)
+		goto out;
+	err = rs_chunk_index_refresh(ix, remote);
 	if (err)
 		goto out;
 	for (i = 0; i < m.nchunks; i++) {

@@ -14,6 +14,8 @@
 #ifndef RS_MAINT_H
 #define RS_MAINT_H
 
+#include "util/error.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +55,7 @@ struct rs_store_census {
  * `c` (released first), and read the collector's timestamps. Keys that
  * are not of the documented forms are ignored.
  */
+RS_MUST_CHECK
 int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote);
 void rs_store_census_release(struct rs_store_census *c);
 
@@ -83,6 +86,7 @@ const char *rs_verify_state_name(enum rs_verify_state st);
  * sentence for the report. Returns 0 when a verdict was reached (whatever
  * it is), or the remote's error when it could not be asked.
  */
+RS_MUST_CHECK
 int rs_store_verify_object(struct rs_remote *remote, struct rs_store_census *c,
 			   const struct rs_id *oid, uint64_t size, int deep,
 			   enum rs_verify_state *state, struct rs_buf *why);
@@ -115,6 +119,7 @@ struct rs_gc_stats {
  * tombstone removed/<oid> (dated `opts->now`), then delete the manifest.
  * The caller has already taken out every oid that a kept run needs.
  */
+RS_MUST_CHECK
 int rs_store_gc_drop(struct rs_remote *remote, struct rs_store_census *c,
 		     const struct rs_id *drop, size_t ndrop,
 		     const struct rs_gc_options *opts, struct rs_gc_stats *stats);
@@ -124,6 +129,7 @@ int rs_store_gc_drop(struct rs_remote *remote, struct rs_store_census *c,
  * sweep (and repack) packs as the protocol says. Safe against writers
  * pushing at the same time, and idempotent: a killed run is run again.
  */
+RS_MUST_CHECK
 int rs_store_gc_collect(struct rs_remote *remote, struct rs_store_census *c,
 			const struct rs_gc_options *opts, struct rs_gc_stats *stats);
 
@@ -131,6 +137,7 @@ int rs_store_gc_collect(struct rs_remote *remote, struct rs_store_census *c,
  * Repair step 1: quarantine pack `id` (write packs/<id>.quarantine, then
  * delete its .idx) so that no writer borrows from it again.
  */
+RS_MUST_CHECK
 int rs_store_quarantine(struct rs_remote *remote, const struct rs_id *id,
 			const char *reason, int64_t now);
 
@@ -141,6 +148,7 @@ int rs_store_quarantine(struct rs_remote *remote, const struct rs_id *id,
  * after the object it rebuilds was read back and hashed to `oid`.
  * RS_ENOTFOUND when some chunk has no good copy (nothing written).
  */
+RS_MUST_CHECK
 int rs_store_repoint(struct rs_remote *remote, struct rs_store_census *c,
 		     const struct rs_id *oid);
 
@@ -148,6 +156,7 @@ int rs_store_repoint(struct rs_remote *remote, struct rs_store_census *c,
  * When `oid` was removed by retention: 0 and the date ("2026-12-01")
  * appended to `date`; RS_ENOTFOUND otherwise.
  */
+RS_MUST_CHECK
 int rs_store_removed_date(struct rs_remote *remote, const struct rs_id *oid,
 			  struct rs_buf *date);
 

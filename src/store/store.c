@@ -505,6 +505,22 @@ static int take_job(struct put_state *st, struct put_job *j)
 	return 0;
 }
 
+/* 0 when pack `pack` and its index are both on the remote, RS_ENOTFOUND when either is not. */
+static int stat_pack(struct rs_remote *r, struct rs_buf *key, const struct rs_id *pack)
+{
+	int err;
+
+	err = rs_key_idx(key, pack);
+	if (err)
+		return err;
+	err = r->stat(r, key->ptr, NULL);
+	if (err)
+		return err;
+	err = rs_key_pack(key, pack);
+	if (err)
+		return err;
+	return r->stat(r, key->ptr, NULL);
+}
 /*
  * Check that every pack the manifest borrows from other pushes still
  * exists: both its .idx (a collector deletes that first, to mark the pack)
@@ -528,13 +544,7 @@ static int check_foreign_packs(struct put_state *st, int *missing)
 				break;
 		if (k < i)
 			continue; /* checked already */
-		err = rs_key_idx(&key, pack);
-		if (!err)
-			err = r->stat(r, key.ptr, NULL);
-		if (!err)
-			err = rs_key_pack(&key, pack);
-		if (!err)
-			err = r->stat(r, key.ptr, NULL);
+		err = stat_pack(r, &key, pack);
 		if (err == RS_ENOTFOUND) {
 			rs_chunk_index_forget(st->s->index, pack);
 			*missing = 1;
@@ -545,6 +555,42 @@ static int check_foreign_packs(struct put_state *st, int *missing)
 	return err;
 }
 
+/* The last step of a put: the manifest, under the object's oid. */
+static int write_manifest(struct rs_remote *r, const struct rs_id *oid, const struct rs_manifest *m,
+			  struct rs_buf *key, struct rs_buf *bytes)
+{
+	int err;
+
+	err = rs_manifest_encode(bytes, m);
+	if (err)
+		return err;
+	err = rs_key_manifest(key, oid);
+	if (err)
+		return err;
+	return r->put_buf(r, key->ptr, bytes->ptr, bytes->len);
+}
+
+/* Send one pack (only once, whatever retries follow) and its index. */
+static int upload_pack(struct rs_remote *r, struct new_pack *p, struct rs_buf *key)
+{
+	int err;
+
+	if (p->grow) {
+		err = join_stream(p);
+		if (err)
+			return err;
+	} else if (!p->sent) {
+		err = r->put_file(r, p->key.ptr, p->path.ptr);
+		if (err)
+			return err;
+		p->sent = 1;
+	}
+	err = rs_key_idx(key, &p->id);
+	if (err)
+		return err;
+	return r->put_buf(r, key->ptr, p->idx.ptr, p->idx.len);
+}
+
 static int upload_packs(struct put_state *st)
 {
 	struct rs_remote *r = st->s->remote;
@@ -552,26 +598,22 @@ static int upload_packs(struct put_state *st)
 	size_t i;
 	int err = 0;
 
-	for (i = 0; !err && i < st->npacks; i++) {
+	for (i = 0; i < st->npacks; i++) {
 		struct new_pack *p = st->packs[i];
 
-		if (p->grow)
-			err = join_stream(p);
-		else if (!p->sent && !(err = r->put_file(r, p->key.ptr, p->path.ptr)))
-			p->sent = 1;
-		if (!err)
-			err = rs_key_idx(&key, &p->id);
-		if (!err)
-			err = r->put_buf(r, key.ptr, p->idx.ptr, p->idx.len);
-		if (err)
+		err = upload_pack(r, p, &key);
+		if (err) {
 			err = rs_error_wrap(err, "cannot upload a pack to '%s'", r->display_url);
+			break;
+		}
 		/*
 		 * From now on the pack is the remote's: if the manifest or a later
 		 * pack fails, a retry in this process borrows it instead of
-		 * sending it again.
+		 * sending it again. Best effort: without the entry a retry
+		 * only sends the pack again.
 		 */
-		if (!err)
-			rs_chunk_index_add(st->s->index, &p->id, (unsigned char *)p->idx.ptr, p->idx.len);
+		if (rs_chunk_index_add(st->s->index, &p->id, (unsigned char *)p->idx.ptr, p->idx.len))
+			rs_error_clear();
 	}
 	rs_buf_release(&key);
 	return err;
@@ -728,7 +770,9 @@ static void collect_hash(struct put_feed *f)
 {
 	void *job;
 
-	rs_workq_collect(f->hq, &job); /* hash_work cannot fail */
+	/* hash_work cannot fail: it only hashes bytes already in memory */
+	if (rs_workq_collect(f->hq, &job))
+		assert(!"hash_work failed");
 	((struct put_segment *)job)->hashing = 0;
 }
 
@@ -836,8 +880,9 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		goto out;
 	}
 	err = rs_workq_new(&f.q, s->threads, f.nslots, put_work, s);
-	if (!err)
-		err = rs_workq_new(&f.hq, 1, f.nseg, hash_work, whole);
+	if (err)
+		goto out;
+	err = rs_workq_new(&f.hq, 1, f.nseg, hash_work, whole);
 	if (err)
 		goto out;
 
@@ -916,11 +961,7 @@ drain:
 	for (i = 0; i < (int)st.m.nchunks; i++)
 		if (st.pack_of[i] >= 0)
 			st.m.chunks[i].pack = st.packs[st.pack_of[i]]->id;
-	err = rs_manifest_encode(&mbytes, &st.m);
-	if (!err)
-		err = rs_key_manifest(&key, oid);
-	if (!err)
-		err = s->remote->put_buf(s->remote, key.ptr, mbytes.ptr, mbytes.len);
+	err = write_manifest(s->remote, oid, &st.m, &key, &mbytes);
 	if (err) {
 		err = rs_error_wrap(err, "cannot write the manifest to '%s'", s->remote->display_url);
 		goto out;
@@ -1007,9 +1048,19 @@ static void remember_base(struct rs_store *s, const struct session_encoding *c)
 {
 	struct rs_buf path = RS_BUF_INIT;
 
-	if (s->cache_dir && !rs_buf_printf(&path, "%s/%s", s->cache_dir, CODEC_BASE_FILE) &&
-	    !rs_fs_mkdir_p(s->cache_dir, 0700))
-		rs_fs_write_file_atomic(path.ptr, c->base.ptr, c->base.len); /* best effort */
+	int err;
+
+	/* Best effort: without the cached base the next put only compresses less. */
+	if (!s->cache_dir)
+		return;
+	err = rs_buf_printf(&path, "%s/%s", s->cache_dir, CODEC_BASE_FILE);
+	if (err)
+		goto out;
+	err = rs_fs_mkdir_p(s->cache_dir, 0700);
+	if (err)
+		goto out;
+	err = rs_fs_write_file_atomic(path.ptr, c->base.ptr, c->base.len);
+out:
 	rs_buf_release(&path);
 	rs_error_clear();
 }
@@ -1042,8 +1093,9 @@ static int session_encode(struct rs_store *s, struct session_encoding *c, const 
 	c->base = dict.next;
 	memset(&dict.next, 0, sizeof(dict.next));
 	err = tmp_dir_for(&dir, s);
-	if (!err)
-		err = rs_buf_printf(&c->path, "%s/session-XXXXXX", dir.ptr);
+	if (err)
+		goto out;
+	err = rs_buf_printf(&c->path, "%s/session-XXXXXX", dir.ptr);
 	if (err)
 		goto out;
 	fd = mkstemp(c->path.ptr);

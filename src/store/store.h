@@ -7,6 +7,8 @@
 #ifndef RS_STORE_H
 #define RS_STORE_H
 
+#include "util/error.h"
+
 #include <stdint.h>
 
 #include "remote/remote.h"
@@ -54,6 +56,7 @@ struct rs_store_put_stats {
  * Open a store on `remote` (borrowed: it must outlive the store).
  * The result is the caller's (rs_store_free).
  */
+RS_MUST_CHECK
 int rs_store_open(struct rs_store **out, struct rs_remote *remote,
 		  const struct rs_store_options *opts);
 void rs_store_free(struct rs_store *s);
@@ -65,6 +68,7 @@ void rs_store_free(struct rs_store *s);
  * RS_EUSAGE for a store in another format, and the remote's error when it
  * does not answer.
  */
+RS_MUST_CHECK
 int rs_store_check_format(struct rs_store *s);
 
 /*
@@ -72,9 +76,11 @@ int rs_store_check_format(struct rs_store *s);
  * from a remote nothing was pushed to: usually a mistyped
  * results.remote) and return RS_ENOTFOUND. For every program that reads.
  */
+RS_MUST_CHECK
 int rs_store_no_store_error(const struct rs_remote *remote);
 
 /* 0 when the object's manifest is on the remote, RS_ENOTFOUND when not. */
+RS_MUST_CHECK
 int rs_store_has(struct rs_store *s, const struct rs_id *oid);
 
 /*
@@ -84,6 +90,7 @@ int rs_store_has(struct rs_store *s, const struct rs_id *oid);
  * written only after every pack it names is durable on the remote.
  * Safe to run in several processes at once and to retry after a failure.
  */
+RS_MUST_CHECK
 int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *path, rs_progress_fn progress, void *payload,
 		      struct rs_store_put_stats *stats);
@@ -99,6 +106,7 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
  * for the disk would cost more than the copy. A caller that needs it
  * durable fsyncs it.
  */
+RS_MUST_CHECK
 int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *dest, rs_progress_fn progress, void *payload);
 

@@ -11,6 +11,8 @@
 #ifndef RS_WORKQ_H
 #define RS_WORKQ_H
 
+#include "util/error.h"
+
 /* Runs on a worker thread; returns 0 or an RS_E* code with the message set. */
 typedef int (*rs_workq_fn)(void *job, void *ctx);
 
@@ -20,6 +22,7 @@ struct rs_workq;
  * `threads` workers, `slots` jobs in flight at most (slots >= threads).
  * With one thread, jobs run one at a time in submission order.
  */
+RS_MUST_CHECK
 int rs_workq_new(struct rs_workq **out, int threads, int slots, rs_workq_fn fn, void *ctx);
 
 /* Queue `job` (borrowed until collected) in slot `seq % slots`. */
@@ -29,6 +32,7 @@ void rs_workq_submit(struct rs_workq *q, void *job);
  * Wait for the oldest uncollected job; returns it in `*job_out` and its
  * result. On failure the worker's error message is restored on this thread.
  */
+RS_MUST_CHECK
 int rs_workq_collect(struct rs_workq *q, void **job_out);
 
 /* Number of jobs submitted but not collected. */

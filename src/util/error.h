@@ -6,6 +6,17 @@
 #ifndef RS_ERROR_H
 #define RS_ERROR_H
 
+/*
+ * RS_MUST_CHECK marks a function whose result carries an error the caller
+ * must handle (see docs/hacking.md): ignoring it is a -Werror build failure.
+ * Cast to (void) only where a comment says why the error cannot matter.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define RS_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define RS_MUST_CHECK
+#endif
+
 enum rs_error_code {
 	RS_OK = 0,
 	RS_EGENERIC = -1,   /* anything else: I/O, library failures */

@@ -4,12 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,41 +61,52 @@ int rs_fs_fsync_parent(const char *path)
 	return rc;
 }
 
-/*
- * mkstemp makes files 0600; a store in a shared folder must be readable
- * by the team, and a fetched session by its user's tools: give temporary
- * files the mode open(2) would have given them (0666 less the umask).
- * umask can only be read by setting it, so it is read once.
- */
-static mode_t file_mode;
-static pthread_once_t file_mode_once = PTHREAD_ONCE_INIT;
-
-static void read_umask(void)
+/* Six [A-Za-z0-9] for a temporary name: unpredictable, not secret. */
+static void tmp_suffix(char *out)
 {
-	mode_t mask = umask(022);
+	static const char alnum[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	static _Atomic uint64_t counter;
+	unsigned char r[6];
+	size_t i;
 
-	umask(mask);
-	file_mode = 0666 & ~mask;
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+		uint64_t x;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x = ((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+		     ((uint64_t)getpid() << 16)) + counter++ * 0x9E3779B97F4A7C15ull;
+		for (i = 0; i < sizeof(r); i++, x >>= 8)
+			r[i] = (unsigned char)x;
+	}
+	for (i = 0; i < sizeof(r); i++)
+		out[i] = alnum[r[i] % (sizeof(alnum) - 1)];
 }
 
+/*
+ * Not mkstemp: it makes files 0600, and a store in a shared folder must be
+ * readable by the team, a fetched session by its user's tools. open(2)
+ * with 0666 gives the mode any new file gets (0666 less the umask) without
+ * reading the umask, which only umask(2) can do by changing it: process
+ * state a library must leave alone (another thread may be creating files).
+ */
 int rs_fs_tmpfile_near(struct rs_buf *tmp_out, const char *final_path, int *fd_out)
 {
-	int err, fd;
+	int err, fd = -1, tries;
 
 	rs_buf_clear(tmp_out);
 	err = rs_buf_printf(tmp_out, "%s.tmp-XXXXXX", final_path);
 	if (err)
 		return err;
-	fd = mkstemp(tmp_out->ptr);
+	for (tries = 0; tries < 100; tries++) {
+		tmp_suffix(tmp_out->ptr + tmp_out->len - 6);
+		fd = open(tmp_out->ptr, O_RDWR | O_CREAT | O_EXCL, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
 	if (fd < 0)
 		return rs_error_errno(RS_EGENERIC, "cannot create a file next to '%s'", final_path);
-	pthread_once(&file_mode_once, read_umask);
-	if (fchmod(fd, file_mode) != 0) {
-		err = rs_error_errno(RS_EGENERIC, "cannot set the mode of '%s'", tmp_out->ptr);
-		close(fd);
-		unlink(tmp_out->ptr);
-		return err;
-	}
 	rs_fs_mark_live(fd);
 	*fd_out = fd;
 	return 0;

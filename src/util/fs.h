@@ -7,6 +7,8 @@
 #ifndef RS_FS_H
 #define RS_FS_H
 
+#include "util/error.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -14,9 +16,11 @@
 #include "util/buf.h"
 
 /* mkdir -p. */
+RS_MUST_CHECK
 int rs_fs_mkdir_p(const char *path, mode_t mode);
 
 /* fsync the directory that holds `path` (a file or directory name). */
+RS_MUST_CHECK
 int rs_fs_fsync_parent(const char *path);
 
 /*
@@ -26,12 +30,14 @@ int rs_fs_fsync_parent(const char *path);
  * (rs_fs_is_tmp_name), and the descriptor holds a shared flock on it for
  * as long as it is open, which tells rs_fs_remove_stale the file is live.
  */
+RS_MUST_CHECK
 int rs_fs_tmpfile_near(struct rs_buf *tmp_out, const char *final_path, int *fd_out);
 
 /*
  * fsync `fd`, close it, rename `tmp` to `final_path` and fsync the
  * directory. On failure `tmp` is removed. `fd` is always closed.
  */
+RS_MUST_CHECK
 int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path);
 
 /*
@@ -40,21 +46,26 @@ int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path);
  * copies that can be made again (a download of what the remote holds),
  * where waiting for the disk would cost more than the copy itself.
  */
+RS_MUST_CHECK
 int rs_fs_publish_tmp(int fd, const char *tmp, const char *final_path);
 
 /* Write all of `n` bytes, retrying on EINTR and short writes. */
+RS_MUST_CHECK
 int rs_fs_write_all(int fd, const void *p, size_t n);
 
 /* pread exactly `n` bytes or fail (RS_ECORRUPT on a short file). */
+RS_MUST_CHECK
 int rs_fs_pread_all(int fd, void *p, size_t n, uint64_t off);
 
 /* Atomically replace `path` with `n` bytes of `p`. */
+RS_MUST_CHECK
 int rs_fs_write_file_atomic(const char *path, const void *p, size_t n);
 
 /*
  * Read a whole file into `out`, refusing files larger than `max` bytes
  * (RS_EUSAGE). RS_ENOTFOUND when it does not exist.
  */
+RS_MUST_CHECK
 int rs_fs_read_file(struct rs_buf *out, const char *path, size_t max);
 
 int rs_fs_exists(const char *path);
@@ -67,6 +78,7 @@ int rs_fs_exists(const char *path);
  * missing; RS_EUSAGE for a symlink (with `nofollow`), a symlink loop or
  * anything that is not a regular file, with a message naming `path`.
  */
+RS_MUST_CHECK
 int rs_fs_open_regular(const char *path, int nofollow, int *fd_out)
 	__attribute__((warn_unused_result));
 
@@ -74,6 +86,7 @@ int rs_fs_open_regular(const char *path, int nofollow, int *fd_out)
  * Read the whole file open at `fd` (from offset 0) into `out`, refusing
  * more than `max` bytes (RS_EUSAGE). `path` names it in messages.
  */
+RS_MUST_CHECK
 int rs_fs_read_fd(struct rs_buf *out, int fd, const char *path, size_t max)
 	__attribute__((warn_unused_result));
 
@@ -106,6 +119,7 @@ long rs_fs_stale_grace(void);
 unsigned rs_fs_remove_stale(const char *dir, int (*match)(const char *name), long grace);
 
 /* Join two path parts with exactly one '/' into `out`. */
+RS_MUST_CHECK
 int rs_fs_join(struct rs_buf *out, const char *a, const char *b);
 
 #endif

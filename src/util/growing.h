@@ -13,11 +13,14 @@
 #ifndef RS_GROWING_H
 #define RS_GROWING_H
 
+#include "util/error.h"
+
 #include <stdint.h>
 
 struct rs_growing;
 
 /* `path` is copied. The result is the caller's (rs_growing_free). */
+RS_MUST_CHECK
 int rs_growing_new(struct rs_growing **out, const char *path);
 void rs_growing_free(struct rs_growing *g);
 
@@ -36,6 +39,7 @@ void rs_growing_cancel(struct rs_growing *g);
  * is the whole file (both also when it fails). RS_EGENERIC ("cancelled")
  * once the writer cancels.
  */
+RS_MUST_CHECK
 int rs_growing_wait(struct rs_growing *g, uint64_t want, uint64_t *avail,
 		    int *sealed);
 

@@ -1,9 +1,12 @@
 /*
- * SHA-256 ids: chunk ids, pack ids and LFS oids are all SHA-256 digests.
+ * 32-byte ids. Chunk ids and LFS oids are SHA-256 digests of the bytes
+ * they name; pack ids have the same size but are random (store/format.h).
  * Hashing goes through OpenSSL's EVP interface (SHA-NI where the CPU has it).
  */
 #ifndef RS_HASH_H
 #define RS_HASH_H
+
+#include "util/error.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +36,7 @@ void rs_sha256(struct rs_id *out, const void *p, size_t n);
  * needs room for 64 bytes; *outlen gets the digest's length. RS_ECORRUPT
  * when the file is shorter, RS_EGENERIC when it cannot be read.
  */
+RS_MUST_CHECK
 int rs_digest_file(const char *md, const char *path, uint64_t off, uint64_t len,
 		   unsigned char *out, unsigned int *outlen);
 
@@ -43,6 +47,7 @@ void rs_id_to_hex(char *out, const struct rs_id *id);
  * Parse exactly 64 lower-case hex digits (git-lfs's oid form).
  * RS_EUSAGE on anything else; `out` is written only on success.
  */
+RS_MUST_CHECK
 int rs_id_from_hex(struct rs_id *out, const char *hex, size_t len);
 
 int rs_id_cmp(const struct rs_id *a, const struct rs_id *b);

@@ -26,6 +26,8 @@
 #ifndef RS_PATH_H
 #define RS_PATH_H
 
+#include "util/error.h"
+
 #include <stddef.h>
 
 #include "util/buf.h"
@@ -45,14 +47,17 @@ enum rs_path_flags {
  * Returns 0, or RS_ECORRUPT with a message that quotes the name (control
  * characters escaped, long names shortened) and says what is wrong.
  */
+RS_MUST_CHECK
 int rs_path_check(const char *p, size_t len, unsigned flags, const char *what)
 	__attribute__((warn_unused_result));
 
 /* rs_path_check of a C string as one plain name. */
+RS_MUST_CHECK
 int rs_path_check_component(const char *name, const char *what)
 	__attribute__((warn_unused_result));
 
 /* rs_path_check of a C string as a relative path. */
+RS_MUST_CHECK
 int rs_path_check_relative(const char *path, const char *what)
 	__attribute__((warn_unused_result));
 
@@ -61,6 +66,7 @@ int rs_path_check_relative(const char *path, const char *what)
  * and put "<dir>/<rel>" in `out` (appended). `dir` is the caller's, trusted
  * (typically given by the user). RS_ECORRUPT as rs_path_check.
  */
+RS_MUST_CHECK
 int rs_path_join(struct rs_buf *out, const char *dir, const char *rel, unsigned flags,
 		 const char *what)
 	__attribute__((warn_unused_result));
@@ -76,6 +82,7 @@ int rs_path_join(struct rs_buf *out, const char *dir, const char *rel, unsigned 
  * RS_ECORRUPT for a symlink or a non-folder in the way (the message names
  * it), RS_EGENERIC for I/O errors.
  */
+RS_MUST_CHECK
 int rs_path_mkdirs_under(const char *dir, const char *rel)
 	__attribute__((warn_unused_result));
 

@@ -6,6 +6,8 @@
 #ifndef RS_SECRET_H
 #define RS_SECRET_H
 
+#include "util/error.h"
+
 #include <stddef.h>
 
 /* Overwrite the NUL-terminated `s` with zeros, then free it. NULL is a no-op. */
@@ -16,6 +18,7 @@ void rs_secret_free(char *s);
  * bytes at `p`, NUL-terminated. RS_EGENERIC when out of memory, leaving
  * `*field` as it was.
  */
+RS_MUST_CHECK
 int rs_secret_set(char **field, const char *p, size_t n);
 
 #endif

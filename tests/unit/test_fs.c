@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,6 +123,54 @@ static void test_remove_stale(void **state)
 	assert_int_equal(system(p), 0);
 }
 
+/*
+ * The library must not change process state. umask(2) is the only way to
+ * read the umask and it does so by changing it, racing with any thread
+ * that creates a file meanwhile: this definition takes the place of libc's
+ * for the library linked into this test, and counts the calls.
+ */
+static int umask_calls;
+
+mode_t umask(mode_t mask)
+{
+	umask_calls++;
+	return (mode_t)syscall(SYS_umask, mask);
+}
+
+static mode_t tmpfile_mode(const char *folder)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	struct stat st;
+	char p[200];
+	int fd = -1;
+
+	snprintf(p, sizeof(p), "%s/f", folder);
+	assert_int_equal(rs_fs_tmpfile_near(&tmp, p, &fd), 0);
+	assert_true(rs_fs_is_tmp_name(strrchr(tmp.ptr, '/') + 1));
+	assert_int_equal(fstat(fd, &st), 0);
+	close(fd);
+	assert_int_equal(unlink(tmp.ptr), 0);
+	rs_buf_release(&tmp);
+	return st.st_mode & 0777;
+}
+
+/* First in the group: nothing may have created a temporary file before. */
+static void test_tmpfile_mode_leaves_umask_alone(void **state)
+{
+	char folder[] = "/tmp/rs-fs-mode-XXXXXX";
+	mode_t old;
+
+	(void)state;
+	assert_non_null(mkdtemp(folder));
+	old = (mode_t)syscall(SYS_umask, 027);
+	assert_int_equal(tmpfile_mode(folder), 0640);
+	syscall(SYS_umask, 002);
+	assert_int_equal(tmpfile_mode(folder), 0664);
+	syscall(SYS_umask, old);
+	assert_int_equal(umask_calls, 0);
+	assert_int_equal(rmdir(folder), 0);
+}
+
 static void test_grace_from_environment(void **state)
 {
 	(void)state;
@@ -139,6 +188,7 @@ static void test_grace_from_environment(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tmpfile_mode_leaves_umask_alone),
 		cmocka_unit_test(test_tmp_names),
 		cmocka_unit_test(test_remove_stale),
 		cmocka_unit_test(test_grace_from_environment),

@@ -874,6 +874,40 @@ static void test_markdown_escapes(void **state)
 	json_decref(j);
 }
 
+/*
+ * A page is whole or an error: under any cap too small for it, the
+ * Markdown fails with RS_EUSAGE and leaves the buffer as it was, even
+ * when the piece that did not fit left room below the cap (a long footer
+ * after a short cell), where a check of the final length alone saw none.
+ */
+static void test_markdown_cap_never_truncates(void **state)
+{
+	const char *in =
+		"{\"program\": \"a|b`c\", \"frame_records\": [[[\"f|g`h\\u0000/p/q|r.py\\u00003\"], 1.0]]}";
+	json_t *j = summarise_ok(in, strlen(in), 0);
+	struct rs_buf whole = RS_BUF_INIT, md;
+	size_t cap;
+
+	(void)state;
+	assert_int_equal(rs_summary_markdown(j, &whole), 0);
+	for (cap = 2; cap <= whole.len + 1; cap++) {
+		rs_buf_init(&md, cap);
+		assert_int_equal(rs_buf_puts(&md, "x"), 0);
+		if (cap < whole.len + 1) {
+			if (rs_summary_markdown(j, &md) != RS_EUSAGE)
+				fail_msg("cap %zu of %zu: no error, %zu bytes", cap, whole.len + 1, md.len);
+			assert_non_null(strstr(rs_error_message(), "exceeds its buffer cap"));
+			assert_string_equal(md.ptr, "x");
+		} else {
+			assert_int_equal(rs_summary_markdown(j, &md), 0);
+			assert_string_equal(md.ptr + 1, whole.ptr);
+		}
+		rs_buf_release(&md);
+	}
+	rs_buf_release(&whole);
+	json_decref(j);
+}
+
 /* ---- files and benchmark ------------------------------------------------- */
 
 static void test_summary_file(void **state)
@@ -940,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_sticky_error),
 		cmocka_unit_test(test_markdown),
 		cmocka_unit_test(test_markdown_escapes),
+		cmocka_unit_test(test_markdown_cap_never_truncates),
 		cmocka_unit_test(test_summary_file),
 		cmocka_unit_test(bench_real_small),
 	};
