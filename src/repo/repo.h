@@ -14,6 +14,7 @@
 #include <git2.h>
 
 #include "remote/remote.h"
+#include "repo/config.h"
 #include "util/buf.h"
 #include "util/hash.h"
 
@@ -37,10 +38,11 @@
 
 struct rs_repo {
 	git_repository *git;  /* owned */
-	char *workdir;        /* root of the working tree, ends with '/' */
+	char *workdir;        /* root of the working tree, ends with '/'; NULL
+				 when opened bare (RS_REPO_OPEN_BARE) */
 	char *gitdir;         /* the common git dir (.git/), ends with '/' */
 	char *lfs_dir;        /* <gitdir>lfs, or lfs.storage (no trailing '/') */
-	git_config *snapshot; /* private: config read once, for rs_remote_options */
+	struct rs_config *config; /* private: config read once (rs_repo_config) */
 };
 
 /*
@@ -49,6 +51,16 @@ struct rs_repo {
  * repository counts as none: results needs a working tree).
  */
 int rs_repo_open(struct rs_repo **out, const char *path);
+
+/* rs_repo_open_ext flags. */
+#define RS_REPO_OPEN_BARE 1u /* accept a bare repository (workdir NULL) */
+
+/*
+ * rs_repo_open with `flags`. lfs-agent opens the repository git-lfs runs
+ * it in this way: git-lfs also transfers from bare repositories, where
+ * only the LFS folders and the config make sense.
+ */
+int rs_repo_open_ext(struct rs_repo **out, const char *path, unsigned flags);
 void rs_repo_free(struct rs_repo *r);
 
 /*
@@ -64,6 +76,12 @@ int rs_repo_check_results(struct rs_repo *r);
  * RS_ENOTFOUND when unset.
  */
 int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out);
+
+/*
+ * The repository's config, read once at the first call: borrowed, valid
+ * until rs_repo_free. NULL (message set) when it cannot be read.
+ */
+struct rs_config *rs_repo_config(struct rs_repo *r);
 
 /*
  * Read the blob at `path` in the tree of `rev` ("HEAD" when NULL) into
@@ -164,6 +182,14 @@ int rs_repo_lfs_object_path(struct rs_buf *out, const struct rs_repo *r,
  * checked, the content is not re-hashed); RS_ENOTFOUND otherwise.
  */
 int rs_repo_lfs_has(const struct rs_repo *r, const struct rs_id *oid, uint64_t size);
+
+/*
+ * git-lfs's temporary folder, <lfs_dir>/tmp (lfs.storage honoured as
+ * git-lfs does: relative to the common git dir), created, appended to
+ * `out`. What is renamed into .git/lfs/objects is written here: the
+ * same file system as the objects.
+ */
+int rs_repo_lfs_tmp_dir(struct rs_buf *out, const struct rs_repo *r);
 
 /*
  * A fresh temporary file name under .git/lfs/tmp (same file system as the
