@@ -30,6 +30,7 @@
  */
 #include "store/store.h"
 #include "codec/session_codec.h"
+#include "store/backend.h"
 #include "store/cache.h"
 #include "store/chunker.h"
 #include "store/chunkindex.h"
@@ -94,6 +95,9 @@ int rs_store_open(struct rs_store **out, struct rs_remote *remote,
 
 	if (!opts)
 		opts = &defaults;
+	err = rs_store_check_backend(remote);
+	if (err)
+		return err;
 	if (opts->transform != RS_TRANSFORM_IDENTITY)
 		return rs_error_set(RS_EUSAGE, "transform %u is not available in this build", opts->transform);
 	s = calloc(1, sizeof(*s));
