@@ -12,15 +12,14 @@
  */
 #include "protocol.h"
 #include "remote/remote.h"
-#include "repo/config.h"
-#include "repo/repo.h"
+#include "results/config.h"
+#include "results/repo.h"
 #include "store/cache.h"
 #include "store/store.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "results_version.h"
 
-#include <git2.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,9 @@ struct agent {
 	int level;
 	int threads;
 	struct rs_repo *repo;   /* the repository git-lfs runs us in, if found */
-	struct rs_config *config; /* its git config, else the user's (may be NULL) */
+	struct rs_config *config; /* its git config (borrowed from repo), else the
+				     user's (own_config), or NULL */
+	struct rs_config *own_config;
 	struct rs_remote *remote;
 	struct rs_store *store;
 	char *lfs_tmp;          /* where downloads are written (git-lfs renames them) */
@@ -114,8 +115,10 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 	if (rs_repo_open_ext(&a->repo, NULL, RS_REPO_OPEN_BARE) != 0)
 		a->repo = NULL; /* uploads work without; downloads need it */
 	/* Unreadable config reads as unset, as git-lfs would go on too. */
-	if (rs_config_open(&a->config, a->repo ? a->repo->git : NULL) != 0)
-		a->config = NULL;
+	if (a->repo)
+		a->config = rs_repo_config(a->repo);
+	else if (rs_config_open_default(&a->own_config) == 0)
+		a->config = a->own_config;
 	rs_error_clear();
 	if (msg->operation == RS_LFS_OP_DOWNLOAD) {
 		if (!a->repo)
@@ -309,7 +312,7 @@ int main(int argc, char **argv)
 	rc = parse_args(&a, argc, argv);
 	if (rc)
 		return rc;
-	git_libgit2_init();
+	rs_repo_global_init();
 	for (;;) {
 		struct rs_lfs_message msg;
 
@@ -358,12 +361,12 @@ int main(int argc, char **argv)
 	report_usage();
 	rs_store_free(a.store);
 	rs_remote_free(a.remote);
-	rs_config_free(a.config);
+	rs_config_free(a.own_config);
 	rs_repo_free(a.repo);
 	free(a.lfs_tmp);
 	rs_buf_release(&pending);
 	rs_buf_release(&line);
 	rs_buf_release(&out);
-	git_libgit2_shutdown();
+	rs_repo_global_shutdown();
 	return rc;
 }

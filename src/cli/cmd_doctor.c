@@ -24,7 +24,7 @@
 #include "remote/remote.h"
 #include "repo/repo.h"
 #include "repo/retention.h"
-#include "repo/setup.h"
+#include "results/setup.h"
 #include "store/format.h"
 #include "store/maint.h"
 #include "util/buf.h"
@@ -380,7 +380,7 @@ int cmd_doctor(int argc, char **argv)
 		say(&d, 2, RS_EXIT_NOT_REPO, "%s", rs_error_message());
 		return d.status;
 	}
-	say(&d, 0, 0, "git repository %s", d.repo->workdir);
+	say(&d, 0, 0, "git repository %s", rs_repo_workdir(d.repo));
 	if (rs_repo_check_results(d.repo) != 0) {
 		say(&d, 2, RS_EXIT_NOT_REPO, "%s", rs_error_message());
 		goto out;

@@ -24,10 +24,10 @@
 
 #include "cli/cli.h"
 #include "remote/remote.h"
-#include "repo/checkout.h"
 #include "repo/pointer.h"
 #include "repo/repo.h"
 #include "repo/runindex.h"
+#include "results/checkout.h"
 #include "store/store.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -250,13 +250,13 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 		goto out;
 	}
 	/* The run folder in the work tree: never through a symlink there. */
-	err = rs_path_mkdirs_under(f->repo->workdir, rel.ptr);
+	err = rs_path_mkdirs_under(rs_repo_workdir(f->repo), rel.ptr);
 	if (err) {
 		status = rs_cli_fail(rs_cli_exit_for(err), "%s: %s", what.ptr, rs_error_message());
 		goto out;
 	}
 	if (checkout_file(f, rel.ptr, object.ptr, &p, &text, fresh)) {
-		printf("%s%s\n", f->repo->workdir, rel.ptr);
+		printf("%s%s\n", rs_repo_workdir(f->repo), rel.ptr);
 		/* Sessions are large and the work tree is where nobody looks. */
 		fprintf(stderr, "results: %s (%.1f MB) is checked out in the work tree and kept "
 			"in .git/lfs/objects; to free the space: rm '%s' '%s' && GIT_LFS_SKIP_SMUDGE=1 "

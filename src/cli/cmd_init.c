@@ -13,7 +13,7 @@
 #include "cli/cli.h"
 #include "remote/remote.h"
 #include "repo/repo.h"
-#include "repo/setup.h"
+#include "results/setup.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/fs.h"

@@ -3,7 +3,7 @@
  * checkout.h.
  */
 #define _GNU_SOURCE /* copy_file_range */
-#include "repo/checkout.h"
+#include "results/checkout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,11 @@
 
 #include <git2.h>
 
+#include "repo/pointer.h"
+#include "repo/repo.h"
+#include "util/buf.h"
 #include "util/error.h"
+#include "util/hash.h"
 #include "util/fs.h"
 
 #define COPY_BLOCK (1u << 20)

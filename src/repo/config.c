@@ -39,6 +39,11 @@ int rs_config_open(struct rs_config **out, git_repository *repo)
 	return 0;
 }
 
+int rs_config_open_default(struct rs_config **out)
+{
+	return rs_config_open(out, NULL);
+}
+
 void rs_config_free(struct rs_config *c)
 {
 	if (!c)

@@ -15,24 +15,13 @@
 #include <git2.h>
 
 #include "remote/remote.h"
-
-struct rs_config;
+#include "results/config.h"
 
 /*
- * Snapshot the config of `repo` (NULL: the global and system config, as
- * git reads them outside a repository). The object is the caller's
- * (rs_config_free).
+ * Snapshot the config of `repo` (NULL: as rs_config_open_default). The
+ * object is the caller's (rs_config_free). The rest of the interface is
+ * results/config.h.
  */
 int rs_config_open(struct rs_config **out, git_repository *repo);
-void rs_config_free(struct rs_config *c);
-
-/* The value of `key`, borrowed from the snapshot; NULL when unset. */
-const char *rs_config_get(const struct rs_config *c, const char *key);
-
-/*
- * Options for rs_remote_open whose config_get reads `c`: `c` must outlive
- * the remote opened with them.
- */
-void rs_config_remote_options(struct rs_remote_options *out, struct rs_config *c);
 
 #endif

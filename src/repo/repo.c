@@ -38,6 +38,16 @@ static char *dup_str(const char *s)
 	return p;
 }
 
+void rs_repo_global_init(void)
+{
+	git_libgit2_init();
+}
+
+void rs_repo_global_shutdown(void)
+{
+	git_libgit2_shutdown();
+}
+
 int rs_repo_open(struct rs_repo **out, const char *path)
 {
 	return rs_repo_open_ext(out, path, 0);
@@ -496,6 +506,11 @@ out:
 	rs_buf_release(&name);
 	rs_buf_release(&path);
 	return err;
+}
+
+const char *rs_repo_workdir(const struct rs_repo *r)
+{
+	return r->workdir;
 }
 
 struct rs_config *rs_repo_config(struct rs_repo *r)

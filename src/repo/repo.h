@@ -15,14 +15,12 @@
 
 #include "remote/remote.h"
 #include "repo/config.h"
+#include "results/repo.h"
 #include "util/buf.h"
 #include "util/hash.h"
 
 /* The committed file that marks a results repository and names its remote. */
 #define RS_REPO_MARKER ".results.json"
-
-/* Git config key naming the store's remote (read by lfs-agent too). */
-#define RS_REPO_REMOTE_KEY "results.remote"
 
 /*
  * Git config key holding the committed remote (as committed, without
@@ -36,6 +34,7 @@
 /* Caps on committed files read back from the tree (untrusted input). */
 #define RS_REPO_MARKER_MAX (64 * 1024)
 
+/* The library's view of results/repo.h's opaque struct. */
 struct rs_repo {
 	git_repository *git;  /* owned */
 	char *workdir;        /* root of the working tree, ends with '/'; NULL
@@ -46,22 +45,9 @@ struct rs_repo {
 };
 
 /*
- * Find the repository that contains `path` (NULL: the current directory)
- * and open it. RS_ENOTFOUND when `path` is in no git working tree (a bare
- * repository counts as none: results needs a working tree).
+ * rs_repo_open, rs_repo_open_ext, rs_repo_free, rs_repo_workdir,
+ * rs_repo_config and rs_repo_lfs_tmp_dir: declared in results/repo.h.
  */
-int rs_repo_open(struct rs_repo **out, const char *path);
-
-/* rs_repo_open_ext flags. */
-#define RS_REPO_OPEN_BARE 1u /* accept a bare repository (workdir NULL) */
-
-/*
- * rs_repo_open with `flags`. lfs-agent opens the repository git-lfs runs
- * it in this way: git-lfs also transfers from bare repositories, where
- * only the LFS folders and the config make sense.
- */
-int rs_repo_open_ext(struct rs_repo **out, const char *path, unsigned flags);
-void rs_repo_free(struct rs_repo *r);
 
 /*
  * 0 when the repository is a results repository: RS_REPO_MARKER is in
@@ -76,12 +62,6 @@ int rs_repo_check_results(struct rs_repo *r);
  * RS_ENOTFOUND when unset.
  */
 int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out);
-
-/*
- * The repository's config, read once at the first call: borrowed, valid
- * until rs_repo_free. NULL (message set) when it cannot be read.
- */
-struct rs_config *rs_repo_config(struct rs_repo *r);
 
 /*
  * Read the blob at `path` in the tree of `rev` ("HEAD" when NULL) into
@@ -182,14 +162,6 @@ int rs_repo_lfs_object_path(struct rs_buf *out, const struct rs_repo *r,
  * checked, the content is not re-hashed); RS_ENOTFOUND otherwise.
  */
 int rs_repo_lfs_has(const struct rs_repo *r, const struct rs_id *oid, uint64_t size);
-
-/*
- * git-lfs's temporary folder, <lfs_dir>/tmp (lfs.storage honoured as
- * git-lfs does: relative to the common git dir), created, appended to
- * `out`. What is renamed into .git/lfs/objects is written here: the
- * same file system as the objects.
- */
-int rs_repo_lfs_tmp_dir(struct rs_buf *out, const struct rs_repo *r);
 
 /*
  * A fresh temporary file name under .git/lfs/tmp (same file system as the

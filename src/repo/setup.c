@@ -1,7 +1,7 @@
 /*
  * Clone and machine set-up for results: see setup.h.
  */
-#include "repo/setup.h"
+#include "results/setup.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,8 @@
 #include <jansson.h>
 
 #include "repo/commit.h"
+#include "repo/repo.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/hash.h"

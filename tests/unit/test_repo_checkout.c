@@ -1,5 +1,5 @@
 /*
- * repo/checkout.h: verified copies of LFS objects and the checkout that
+ * results/checkout.h: verified copies of LFS objects and the checkout that
  * replaces a pointer in the working tree (results fetch).
  */
 #include <setjmp.h>
@@ -15,7 +15,9 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "repo/checkout.h"
+#include "repo/pointer.h"
+#include "repo/repo.h"
+#include "results/checkout.h"
 #include "util/error.h"
 #include "util/fs.h"
 

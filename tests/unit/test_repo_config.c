@@ -79,7 +79,7 @@ static void test_snapshot(void **state)
 	rs_repo_free(r);
 
 	/* Outside a repository: the user's config. */
-	assert_int_equal(rs_config_open(&c, NULL), 0);
+	assert_int_equal(rs_config_open_default(&c), 0);
 	assert_null(rs_config_get(c, "results.nosuchkey"));
 	rs_config_free(c);
 	rs_config_free(NULL);
@@ -148,6 +148,7 @@ static void test_open_bare(void **state)
 	/* ... lfs-agent does not. */
 	assert_int_equal(rs_repo_open_ext(&r, dir, RS_REPO_OPEN_BARE), 0);
 	assert_null(r->workdir);
+	assert_null(rs_repo_workdir(r));
 	assert_int_equal(rs_repo_lfs_tmp_dir(&tmp, r), 0);
 	assert_string_equal(tmp.ptr + tmp.len - 8, "/lfs/tmp");
 	rs_buf_release(&tmp);

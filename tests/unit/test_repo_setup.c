@@ -1,5 +1,5 @@
 /*
- * repo/setup.h: what `results init` writes, as a library call; run twice
+ * results/setup.h: what `results init` writes, as a library call; run twice
  * it changes nothing, and a user's own hook is left alone.
  */
 #include <setjmp.h>
@@ -15,7 +15,8 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "repo/setup.h"
+#include "repo/repo.h"
+#include "results/setup.h"
 #include "util/error.h"
 #include "util/fs.h"
 

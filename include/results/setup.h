@@ -1,7 +1,8 @@
 /*
- * Setting a clone (or this machine) up for results: what `results init`
- * does, as library calls. The CLI keeps the options, the choice of the
- * remote and the messages (src/cli/cmd_init.c).
+ * results: setting a clone (or this machine) up for results: what
+ * `results init` does, as library calls (conventions: results/repo.h).
+ * The CLI keeps the options, the choice of the remote and the messages
+ * (src/cli/cmd_init.c).
  *
  * Per clone, what git-lfs cannot take from committed files (.lfsconfig may
  * never name a program) goes in the local git config: the standalone
@@ -9,19 +10,19 @@
  * which the agent reads itself. What every clone should share is committed
  * in one commit of its own: .gitattributes (from the template, only if the
  * repository has none), .lfsconfig (fetchexclude of sessions, only if
- * none) and RS_REPO_MARKER naming the remote without credentials, so that
+ * none) and .results.json naming the remote without credentials, so that
  * in a later clone a bare `results init` suffices. Hooks are copied from
  * the installation's hooks/ folder.
  *
  * Every step compares before it writes, so a second run changes nothing.
  */
-#ifndef RS_REPO_SETUP_H
-#define RS_REPO_SETUP_H
+#ifndef RESULTS_SETUP_H
+#define RESULTS_SETUP_H
 
 #include <stddef.h>
 
-#include "repo/repo.h"
-#include "util/buf.h"
+struct rs_buf;
+struct rs_repo;
 
 /* The name of the transfer agent a clone is set up with. */
 #define RS_SETUP_AGENT "results"
@@ -71,8 +72,9 @@ struct rs_setup_report {
 
 /*
  * Set the clone `r` up for `opts->url` as described on top. `report` is
- * filled in as far as the set-up went; on error report->failed says which
- * step failed (the message is set). Returns 0 or the failing step's code.
+ * the caller's, filled in as far as the set-up went (its strings are
+ * static); on error report->failed says which step failed (the message is
+ * set). Returns 0 or the failing step's code.
  */
 int rs_repo_setup_clone(struct rs_repo *r, const struct rs_setup_options *opts,
 			struct rs_setup_report *report);
@@ -91,7 +93,10 @@ int rs_repo_setup_clone(struct rs_repo *r, const struct rs_setup_options *opts,
 int rs_setup_global(const char *endpoint, const char *url, const char *agent_path,
 		    struct rs_buf *name_out, struct rs_buf *path_out, int *changes);
 
-/* Where git runs this clone's hooks from: core.hooksPath, else <gitdir>/hooks. */
+/*
+ * Where git runs this clone's hooks from: core.hooksPath (relative to the
+ * working tree), else <common git dir>/hooks; appended to `out`.
+ */
 int rs_repo_hooks_dir(struct rs_buf *out, struct rs_repo *r);
 
 #endif

@@ -1,15 +1,17 @@
 /*
- * Putting an LFS object where a user reads it: a verified copy, and the
- * working-tree checkout that replaces a pointer file by its content, as
- * `git lfs checkout` does (results fetch).
+ * results: putting an LFS object where a user reads it: a verified copy,
+ * and the working-tree checkout that replaces a pointer file by its
+ * content, as `git lfs checkout` does (results fetch). Conventions:
+ * results/repo.h. The pointer is a parsed LFS pointer (repo/pointer.h),
+ * the oid a SHA-256 (util/hash.h).
  */
-#ifndef RS_REPO_CHECKOUT_H
-#define RS_REPO_CHECKOUT_H
+#ifndef RESULTS_CHECKOUT_H
+#define RESULTS_CHECKOUT_H
 
-#include "repo/pointer.h"
-#include "repo/repo.h"
-#include "util/buf.h"
-#include "util/hash.h"
+struct rs_buf;
+struct rs_id;
+struct rs_pointer;
+struct rs_repo;
 
 /*
  * Copy `src` to a new file `dest` (atomically: temporary name, rename).
