@@ -12,12 +12,14 @@
  */
 #include "protocol.h"
 #include "remote/remote.h"
+#include "results/config.h"
+#include "results/repo.h"
+#include "store/cache.h"
 #include "store/store.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "results_version.h"
 
-#include <git2.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,10 @@ struct agent {
 	const char *remote_arg; /* --remote, else results.remote */
 	int level;
 	int threads;
-	git_repository *repo;   /* the repository git-lfs runs us in, if found */
+	struct rs_repo *repo;   /* the repository git-lfs runs us in, if found */
+	struct rs_config *config; /* its git config (borrowed from repo), else the
+				     user's (own_config), or NULL */
+	struct rs_config *own_config;
 	struct rs_remote *remote;
 	struct rs_store *store;
 	char *lfs_tmp;          /* where downloads are written (git-lfs renames them) */
@@ -63,53 +68,6 @@ static void diag(const char *fmt, const char *a)
 	fputc('\n', stderr);
 }
 
-/* A git config value of the repository we run in, or NULL (caller frees). */
-static char *config_string(struct agent *a, const char *key)
-{
-	git_config *cfg = NULL;
-	git_buf buf = { 0 };
-	char *value = NULL;
-
-	if (a->repo) {
-		if (git_repository_config_snapshot(&cfg, a->repo) != 0)
-			return NULL;
-	} else if (git_config_open_default(&cfg) != 0) {
-		return NULL;
-	}
-	if (git_config_get_string_buf(&buf, cfg, key) == 0)
-		value = strdup(buf.ptr);
-	git_buf_dispose(&buf);
-	git_config_free(cfg);
-	return value;
-}
-
-static const char *remote_config_get(const char *key, void *payload)
-{
-	/* Backends read extra settings (region, endpoint, CA file) from git config. */
-	static _Thread_local char *last;
-
-	free(last);
-	last = config_string(payload, key);
-	return last;
-}
-
-static char *cache_dir(void)
-{
-	const char *env = getenv("RESULTS_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
-		   *home = getenv("HOME");
-	struct rs_buf b = RS_BUF_INIT;
-
-	if (env && *env)
-		rs_buf_puts(&b, env);
-	else if (xdg && *xdg)
-		rs_buf_printf(&b, "%s/results", xdg);
-	else if (home && *home)
-		rs_buf_printf(&b, "%s/.cache/results", home);
-	else
-		return NULL;
-	return rs_buf_detach(&b, NULL);
-}
-
 /*
  * Our downloads in git-lfs's tmp folder: "results-<oid>" once complete
  * (git-lfs moves it away at once) and "results-<oid>.tmp-XXXXXX" while
@@ -124,19 +82,10 @@ static int is_download_name(const char *name)
 /* git-lfs renames downloads into its object store: write them beside it. */
 static int find_lfs_tmp(struct agent *a)
 {
-	char *storage = config_string(a, "lfs.storage");
 	struct rs_buf dir = RS_BUF_INIT;
 	int err;
 
-	if (storage && storage[0] == '/')
-		err = rs_buf_printf(&dir, "%s/tmp", storage);
-	else if (storage)
-		err = rs_buf_printf(&dir, "%s%s/tmp", git_repository_path(a->repo), storage);
-	else
-		err = rs_buf_printf(&dir, "%slfs/tmp", git_repository_path(a->repo));
-	free(storage);
-	if (!err)
-		err = rs_fs_mkdir_p(dir.ptr, 0777);
+	err = rs_repo_lfs_tmp_dir(&dir, a->repo);
 	if (err) {
 		rs_buf_release(&dir);
 		return err;
@@ -147,17 +96,30 @@ static int find_lfs_tmp(struct agent *a)
 	return 0;
 }
 
+/* A git config value of the repository we run in (else the user's), or NULL. */
+static const char *config_string(struct agent *a, const char *key)
+{
+	return rs_config_get(a->config, key);
+}
+
 static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 {
-	struct rs_remote_options ropts = { remote_config_get, a };
+	struct rs_remote_options ropts;
 	struct rs_store_options sopts = { 0 };
-	char *url = NULL, *level = NULL, *cache = NULL;
+	struct rs_buf cache = RS_BUF_INIT;
+	const char *url, *level;
 	int err = 0;
 
 	if (a->store)
 		return rs_error_set(RS_EUSAGE, "a second init");
-	if (git_repository_open_ext(&a->repo, ".", 0, NULL) != 0)
+	if (rs_repo_open_ext(&a->repo, NULL, RS_REPO_OPEN_BARE) != 0)
 		a->repo = NULL; /* uploads work without; downloads need it */
+	/* Unreadable config reads as unset, as git-lfs would go on too. */
+	if (a->repo)
+		a->config = rs_repo_config(a->repo);
+	else if (rs_config_open_default(&a->own_config) == 0)
+		a->config = a->own_config;
+	rs_error_clear();
 	if (msg->operation == RS_LFS_OP_DOWNLOAD) {
 		if (!a->repo)
 			return rs_error_set(RS_EUSAGE, "downloads need a git repository, and none was found here");
@@ -165,12 +127,14 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 		if (err)
 			return err;
 	}
-	url = a->remote_arg ? strdup(a->remote_arg) : config_string(a, "results.remote");
+	url = a->remote_arg ? a->remote_arg : config_string(a, RS_REPO_REMOTE_KEY);
 	if (!url || !*url) {
 		err = rs_error_set(RS_EUSAGE, "no results remote configured: run 'results init --remote <url>' "
 				   "or 'git config results.remote <url>'");
 		goto out;
 	}
+	/* Backends read extra settings (region, endpoint, CA file) from git config. */
+	rs_config_remote_options(&ropts, a->config);
 	err = rs_remote_open(&a->remote, url, &ropts);
 	if (err) {
 		err = rs_error_wrap(err, "results remote");
@@ -178,10 +142,10 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 	}
 	if (!a->level && (level = config_string(a, "results.zstdlevel")))
 		a->level = atoi(level);
-	cache = cache_dir();
 	sopts.zstd_level = a->level;
 	sopts.threads = a->threads;
-	sopts.cache_dir = cache;
+	sopts.cache_dir = rs_store_cache_root(&cache) == 0 ? cache.ptr : NULL;
+	rs_error_clear();
 	err = rs_store_open(&a->store, a->remote, &sopts);
 	if (err)
 		goto out;
@@ -210,9 +174,7 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 		rs_error_clear();
 	}
 out:
-	free(url);
-	free(level);
-	free(cache);
+	rs_buf_release(&cache);
 	return err;
 }
 
@@ -350,7 +312,7 @@ int main(int argc, char **argv)
 	rc = parse_args(&a, argc, argv);
 	if (rc)
 		return rc;
-	git_libgit2_init();
+	rs_repo_global_init();
 	for (;;) {
 		struct rs_lfs_message msg;
 
@@ -399,11 +361,12 @@ int main(int argc, char **argv)
 	report_usage();
 	rs_store_free(a.store);
 	rs_remote_free(a.remote);
-	git_repository_free(a.repo);
+	rs_config_free(a.own_config);
+	rs_repo_free(a.repo);
 	free(a.lfs_tmp);
 	rs_buf_release(&pending);
 	rs_buf_release(&line);
 	rs_buf_release(&out);
-	git_libgit2_shutdown();
+	rs_repo_global_shutdown();
 	return rc;
 }

@@ -24,6 +24,7 @@
 #include "remote/remote.h"
 #include "repo/repo.h"
 #include "repo/retention.h"
+#include "results/setup.h"
 #include "store/format.h"
 #include "store/maint.h"
 #include "util/buf.h"
@@ -190,43 +191,34 @@ static void check_git_lfs(struct doctor *d)
 
 static void check_hooks(struct doctor *d)
 {
-	static const char *const names[] = { "pre-push", "post-checkout", "post-commit",
-					     "post-merge" };
 	struct rs_buf dir = RS_BUF_INIT, path = RS_BUF_INIT, text = RS_BUF_INIT;
 	size_t i;
 	int ours = 0;
 
-	if (config(d, "core.hooksPath", &dir)) {
-		if (dir.ptr[0] != '/') {
-			rs_buf_clear(&path);
-			rs_buf_printf(&path, "%s%s", d->repo->workdir, dir.ptr);
-			rs_buf_clear(&dir);
-			rs_buf_puts(&dir, path.ptr);
-		}
-	} else {
-		rs_buf_printf(&dir, "%shooks", d->repo->gitdir);
-	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	/* Where results init installs them. */
+	rs_repo_hooks_dir(&dir, d->repo);
+	rs_error_clear();
+	for (i = 0; i < RS_SETUP_HOOKS; i++) {
 		rs_buf_clear(&path);
 		rs_buf_clear(&text);
-		rs_buf_printf(&path, "%s/%s", dir.ptr, names[i]);
+		rs_buf_printf(&path, "%s/%s", dir.ptr, rs_setup_hook_names[i]);
 		if (rs_fs_read_file(&text, path.ptr, TEXT_MAX) != 0 || access(path.ptr, X_OK) != 0) {
 			say(d, 2, RS_EXIT_OTHER, "hook %s is missing: git-lfs will not %s; run "
-			    "'results init'", names[i],
+			    "'results init'", rs_setup_hook_names[i],
 			    i == 0 ? "upload sessions on push" : "track locks and checkouts");
 		} else if (strstr(text.ptr, "results hook")) {
 			ours++;
 		} else if (strstr(text.ptr, "git lfs")) {
 			say(d, 1, 0, "hook %s is git-lfs's own: it works, but %s; run 'results init' "
-			    "to install ours", names[i],
+			    "to install ours", rs_setup_hook_names[i],
 			    i == 0 ? "raw sessions are not refused on push" : "it is not ours");
 		} else {
 			say(d, 2, RS_EXIT_OTHER, "hook %s (%s) does not run git-lfs: make it call "
-			    "'git lfs %s \"$@\"'", names[i], path.ptr, names[i]);
+			    "'git lfs %s \"$@\"'", rs_setup_hook_names[i], path.ptr, rs_setup_hook_names[i]);
 		}
 		rs_error_clear();
 	}
-	if (ours == (int)(sizeof(names) / sizeof(names[0])))
+	if (ours == RS_SETUP_HOOKS)
 		say(d, 0, 0, "hooks installed in %s", dir.ptr);
 	rs_buf_release(&dir);
 	rs_buf_release(&path);
@@ -388,7 +380,7 @@ int cmd_doctor(int argc, char **argv)
 		say(&d, 2, RS_EXIT_NOT_REPO, "%s", rs_error_message());
 		return d.status;
 	}
-	say(&d, 0, 0, "git repository %s", d.repo->workdir);
+	say(&d, 0, 0, "git repository %s", rs_repo_workdir(d.repo));
 	if (rs_repo_check_results(d.repo) != 0) {
 		say(&d, 2, RS_EXIT_NOT_REPO, "%s", rs_error_message());
 		goto out;

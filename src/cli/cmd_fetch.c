@@ -15,17 +15,11 @@
  * content, as `git lfs checkout` would do; with -o DIR the session is
  * written to DIR/<run id>/<file> and the repository is left alone.
  */
-#define _GNU_SOURCE /* copy_file_range */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <git2.h>
 #include <jansson.h>
 
 #include "cli/cli.h"
@@ -33,6 +27,7 @@
 #include "repo/pointer.h"
 #include "repo/repo.h"
 #include "repo/runindex.h"
+#include "results/checkout.h"
 #include "store/store.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -41,7 +36,6 @@
 #include "util/path.h"
 
 #define RUN_JSON_MAX (64u * 1024 * 1024)
-#define COPY_BLOCK (1u << 20)
 
 static const char usage[] =
 	"usage: results fetch <commit-or-run>... [-o DIR]\n"
@@ -111,109 +105,6 @@ static int open_store(struct fetcher *f)
 }
 
 /*
- * Copy `src` to a new file `dest` (atomically: temporary name, rename).
- * With `oid`, hash on the way and fail with RS_ECORRUPT unless it matches:
- * objects that were already in the local LFS store are trusted by git-lfs,
- * but a copy we hand out should be as checked as a download. Without
- * `oid` (the object was verified by the store a moment ago) the kernel
- * copies it (copy_file_range). With `repo`, `dest` is in its working tree
- * and the temporary file goes where git never sees it (.git/results/tmp).
- */
-static int copy_verified(struct rs_repo *repo, const char *src, const char *dest,
-			 const struct rs_id *oid)
-{
-	struct rs_buf tmp = RS_BUF_INIT;
-	struct rs_sha256 *h = rs_sha256_new();
-	unsigned char *block = malloc(COPY_BLOCK);
-	struct rs_id got;
-	int in = -1, fd = -1, err;
-
-	if ((oid && !h) || !block) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", src);
-		goto out;
-	}
-	err = repo ? rs_repo_tmpfile_for(repo, dest, &tmp, &fd) : rs_fs_tmpfile_near(&tmp, dest, &fd);
-	/* Just downloaded and checked by the store: let the kernel copy. */
-	while (err == 0 && !oid) {
-		ssize_t n = copy_file_range(in, NULL, fd, NULL, 1u << 30, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP ||
-			      errno == EINVAL)) {
-			rs_sha256_free(h);
-			h = NULL; /* fall back to read/write below, without hashing */
-			break;
-		}
-		if (n < 0)
-			err = rs_error_errno(RS_EGENERIC, "cannot copy '%s'", src);
-		if (n <= 0) {
-			if (err == 0) {
-				err = rs_fs_commit_tmp(fd, tmp.ptr, dest);
-				fd = -1;
-			}
-			goto out;
-		}
-	}
-	while (err == 0) {
-		ssize_t n = read(in, block, COPY_BLOCK);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", src);
-		if (n <= 0)
-			break;
-		if (h)
-			rs_sha256_update(h, block, (size_t)n);
-		err = rs_fs_write_all(fd, block, (size_t)n);
-	}
-	if (err)
-		goto out;
-	if (oid)
-		rs_sha256_final(h, &got);
-	if (oid && rs_id_cmp(&got, oid) != 0) {
-		err = rs_error_set(RS_ECORRUPT, "the local LFS object '%s' is damaged; delete it "
-				   "and fetch again", src);
-		goto out;
-	}
-	err = rs_fs_commit_tmp(fd, tmp.ptr, dest);
-	fd = -1;
-out:
-	if (fd >= 0) {
-		close(fd);
-		unlink(tmp.ptr);
-	}
-	if (in >= 0)
-		close(in);
-	free(block);
-	rs_sha256_free(h);
-	rs_buf_release(&tmp);
-	return err;
-}
-
-static int mkdir_parent(const char *path)
-{
-	char *dir = strdup(path), *slash;
-	int err = 0;
-
-	if (!dir)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		err = rs_fs_mkdir_p(dir, 0755);
-	}
-	free(dir);
-	return err;
-}
-
-/*
  * DIR/<run id>/<file> for -o, checked: the id and the file name come
  * from the repository (rs_path_join refuses what would leave DIR), and
  * the folders below DIR are made without following a symlink that a
@@ -252,82 +143,20 @@ static int download_failed(int err, const char *what)
 }
 
 /*
- * Record the stat data of the checked-out content in the index entry of
- * `rel`, keeping its blob (the pointer): what `git add` would store, since
- * the clean filter turns the content back into that pointer. Without it
- * git sees a size change and reports the file as modified. Best effort:
- * skipped when the entry does not hold `blob_text`'s pointer.
- */
-static void refresh_index_entry(struct fetcher *f, const char *rel, const char *full,
-				const struct rs_buf *blob_text)
-{
-	git_index *index = NULL;
-	const git_index_entry *cur;
-	git_index_entry e;
-	git_oid blob;
-	struct stat st;
-
-	if (git_odb_hash(&blob, blob_text->ptr, blob_text->len, GIT_OBJECT_BLOB) < 0 ||
-	    git_repository_index(&index, f->repo->git) < 0 || git_index_read(index, 0) < 0)
-		goto out;
-	cur = git_index_get_bypath(index, rel, 0);
-	if (!cur || !git_oid_equal(&cur->id, &blob) || stat(full, &st) != 0)
-		goto out;
-	e = *cur;
-	e.ctime.seconds = (int32_t)st.st_ctim.tv_sec;
-	e.ctime.nanoseconds = (uint32_t)st.st_ctim.tv_nsec;
-	e.mtime.seconds = (int32_t)st.st_mtim.tv_sec;
-	e.mtime.nanoseconds = (uint32_t)st.st_mtim.tv_nsec;
-	e.dev = (uint32_t)st.st_dev;
-	e.ino = (uint32_t)st.st_ino;
-	e.uid = (uint32_t)st.st_uid;
-	e.gid = (uint32_t)st.st_gid;
-	e.file_size = (uint32_t)st.st_size;
-	if (git_index_add(index, &e) == 0)
-		git_index_write(index);
-out:
-	git_index_free(index);
-}
-
-/*
- * Replace the pointer in the working tree by the content, like
- * `git lfs checkout`. A file that is neither the pointer nor absent is the
- * user's: leave it. Returns 1 when the working-tree file holds the session.
+ * Replace the pointer in the working tree by the content
+ * (rs_repo_checkout_object). Returns 1 when the working-tree file holds
+ * the session; a failed copy is not fatal (the object is in place), but
+ * says why.
  */
 static int checkout_file(struct fetcher *f, const char *rel, const char *object,
 			 const struct rs_pointer *p, const struct rs_buf *blob_text, int fresh)
 {
-	struct rs_buf full = RS_BUF_INIT, head = RS_BUF_INIT;
-	struct rs_pointer cur = RS_POINTER_INIT;
-	struct stat st;
 	int placed = 0;
 
-	rs_buf_printf(&full, "%s%s", f->repo->workdir, rel);
-	if (lstat(full.ptr, &st) == 0) {
-		if (!S_ISREG(st.st_mode))
-			goto out;
-		if ((uint64_t)st.st_size == p->size && st.st_size >= RS_POINTER_MAX) {
-			placed = 1; /* already checked out */
-			goto out;
-		}
-		if (rs_fs_read_file(&head, full.ptr, RS_POINTER_MAX) != 0 ||
-		    rs_pointer_parse(&cur, head.ptr, head.len) != 0 ||
-		    rs_id_cmp(&cur.oid, &p->oid) != 0)
-			goto out;
-	}
-	if (mkdir_parent(full.ptr) == 0 && copy_verified(f->repo, object, full.ptr, fresh ? NULL : &p->oid) == 0) {
-		placed = 1;
-		refresh_index_entry(f, rel, full.ptr, blob_text);
-	} else {
-		/* Not fatal (the object is in place), but say why. */
+	if (rs_repo_checkout_object(f->repo, rel, object, p, blob_text, fresh, &placed) != 0)
 		fprintf(stderr, "results: cannot check out '%s' (%s); the session is in the "
 			"local LFS store\n", rel, rs_error_message());
-	}
-out:
 	rs_error_clear();
-	rs_pointer_release(&cur);
-	rs_buf_release(&full);
-	rs_buf_release(&head);
 	return placed;
 }
 
@@ -411,7 +240,7 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 					     rs_error_message());
 			goto out;
 		}
-		err = copy_verified(NULL, object.ptr, dest.ptr, &p.oid);
+		err = rs_repo_copy_object(NULL, object.ptr, dest.ptr, &p.oid);
 		if (err) {
 			status = rs_cli_report(err);
 			goto out;
@@ -421,13 +250,13 @@ static int fetch_one(struct fetcher *f, const struct rs_run_entry *run, const ch
 		goto out;
 	}
 	/* The run folder in the work tree: never through a symlink there. */
-	err = rs_path_mkdirs_under(f->repo->workdir, rel.ptr);
+	err = rs_path_mkdirs_under(rs_repo_workdir(f->repo), rel.ptr);
 	if (err) {
 		status = rs_cli_fail(rs_cli_exit_for(err), "%s: %s", what.ptr, rs_error_message());
 		goto out;
 	}
 	if (checkout_file(f, rel.ptr, object.ptr, &p, &text, fresh)) {
-		printf("%s%s\n", f->repo->workdir, rel.ptr);
+		printf("%s%s\n", rs_repo_workdir(f->repo), rel.ptr);
 		/* Sessions are large and the work tree is where nobody looks. */
 		fprintf(stderr, "results: %s (%.1f MB) is checked out in the work tree and kept "
 			"in .git/lfs/objects; to free the space: rm '%s' '%s' && GIT_LFS_SKIP_SMUDGE=1 "

@@ -38,7 +38,22 @@ static char *dup_str(const char *s)
 	return p;
 }
 
+void rs_repo_global_init(void)
+{
+	git_libgit2_init();
+}
+
+void rs_repo_global_shutdown(void)
+{
+	git_libgit2_shutdown();
+}
+
 int rs_repo_open(struct rs_repo **out, const char *path)
+{
+	return rs_repo_open_ext(out, path, 0);
+}
+
+int rs_repo_open_ext(struct rs_repo **out, const char *path, unsigned flags)
 {
 	struct rs_repo *r = NULL;
 	struct rs_buf lfs = RS_BUF_INIT;
@@ -58,7 +73,7 @@ int rs_repo_open(struct rs_repo **out, const char *path)
 		err = git_fail(RS_EGENERIC, "cannot open the git repository");
 		goto out;
 	}
-	if (git_repository_is_bare(r->git)) {
+	if (git_repository_is_bare(r->git) && !(flags & RS_REPO_OPEN_BARE)) {
 		err = rs_error_set(RS_ENOTFOUND,
 				   "not a results repository: '%s' is bare; run results in a clone "
 				   "with a working tree", git_repository_path(r->git));
@@ -83,10 +98,11 @@ int rs_repo_open(struct rs_repo **out, const char *path)
 		goto out;
 	while (lfs.len > 1 && lfs.ptr[lfs.len - 1] == '/')
 		lfs.ptr[--lfs.len] = '\0';
-	r->workdir = dup_str(git_repository_workdir(r->git));
+	r->workdir = git_repository_is_bare(r->git) ? NULL
+						    : dup_str(git_repository_workdir(r->git));
 	r->gitdir = dup_str(git_repository_commondir(r->git));
 	r->lfs_dir = rs_buf_detach(&lfs, NULL);
-	if (!r->workdir || !r->gitdir || !r->lfs_dir) {
+	if ((!r->workdir && !git_repository_is_bare(r->git)) || !r->gitdir || !r->lfs_dir) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
@@ -103,7 +119,7 @@ void rs_repo_free(struct rs_repo *r)
 {
 	if (!r)
 		return;
-	git_config_free(r->snapshot);
+	rs_config_free(r->config);
 	git_repository_free(r->git);
 	free(r->workdir);
 	free(r->gitdir);
@@ -492,23 +508,23 @@ out:
 	return err;
 }
 
-/* rs_remote_options.config_get: values borrowed from the repo's snapshot. */
-static const char *snapshot_get(const char *key, void *payload)
+const char *rs_repo_workdir(const struct rs_repo *r)
 {
-	struct rs_repo *r = payload;
-	const char *val = NULL;
+	return r->workdir;
+}
 
-	if (!r->snapshot || git_config_get_string(&val, r->snapshot, key) < 0)
-		return NULL;
-	return val;
+struct rs_config *rs_repo_config(struct rs_repo *r)
+{
+	if (!r->config && rs_config_open(&r->config, r->git) != 0)
+		r->config = NULL;
+	return r->config;
 }
 
 int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
 			struct rs_buf *url_out)
 {
 	struct rs_buf url = RS_BUF_INIT;
-	struct rs_remote_options opts = { snapshot_get, r };
-	git_config *cfg = NULL;
+	struct rs_remote_options opts;
 	int err;
 
 	err = rs_repo_check_remote(r);
@@ -516,13 +532,11 @@ int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
 		err = rs_repo_remote_url(r, &url, NULL);
 	if (err)
 		goto out;
-	if (!r->snapshot) {
-		if (git_repository_config_snapshot(&cfg, r->git) < 0) {
-			err = git_fail(RS_EGENERIC, "cannot read the git config");
-			goto out;
-		}
-		r->snapshot = cfg;
+	if (!rs_repo_config(r)) {
+		err = RS_EGENERIC; /* rs_config_open's message */
+		goto out;
 	}
+	rs_config_remote_options(&opts, r->config);
 	err = rs_remote_open(out, url.ptr, &opts);
 	if (err == 0 && url_out)
 		err = rs_buf_puts(url_out, url.ptr);
@@ -571,14 +585,23 @@ static int tmp_name_in(struct rs_buf *out, const char *dir)
 			     (unsigned long)ts.tv_sec, ts.tv_nsec);
 }
 
+int rs_repo_lfs_tmp_dir(struct rs_buf *out, const struct rs_repo *r)
+{
+	size_t len = out->len;
+	int err;
+
+	err = rs_buf_printf(out, "%s/tmp", r->lfs_dir);
+	if (err == 0)
+		err = rs_fs_mkdir_p(out->ptr + len, 0755);
+	return err;
+}
+
 int rs_repo_lfs_tmp_path(struct rs_buf *out, const struct rs_repo *r)
 {
 	struct rs_buf dir = RS_BUF_INIT;
 	int err;
 
-	err = rs_buf_printf(&dir, "%s/tmp", r->lfs_dir);
-	if (err == 0)
-		err = rs_fs_mkdir_p(dir.ptr, 0755);
+	err = rs_repo_lfs_tmp_dir(&dir, r);
 	if (err == 0)
 		err = tmp_name_in(out, dir.ptr);
 	rs_buf_release(&dir);

@@ -14,14 +14,13 @@
 #include <git2.h>
 
 #include "remote/remote.h"
+#include "repo/config.h"
+#include "results/repo.h"
 #include "util/buf.h"
 #include "util/hash.h"
 
 /* The committed file that marks a results repository and names its remote. */
 #define RS_REPO_MARKER ".results.json"
-
-/* Git config key naming the store's remote (read by lfs-agent too). */
-#define RS_REPO_REMOTE_KEY "results.remote"
 
 /*
  * Git config key holding the committed remote (as committed, without
@@ -35,21 +34,20 @@
 /* Caps on committed files read back from the tree (untrusted input). */
 #define RS_REPO_MARKER_MAX (64 * 1024)
 
+/* The library's view of results/repo.h's opaque struct. */
 struct rs_repo {
 	git_repository *git;  /* owned */
-	char *workdir;        /* root of the working tree, ends with '/' */
+	char *workdir;        /* root of the working tree, ends with '/'; NULL
+				 when opened bare (RS_REPO_OPEN_BARE) */
 	char *gitdir;         /* the common git dir (.git/), ends with '/' */
 	char *lfs_dir;        /* <gitdir>lfs, or lfs.storage (no trailing '/') */
-	git_config *snapshot; /* private: config read once, for rs_remote_options */
+	struct rs_config *config; /* private: config read once (rs_repo_config) */
 };
 
 /*
- * Find the repository that contains `path` (NULL: the current directory)
- * and open it. RS_ENOTFOUND when `path` is in no git working tree (a bare
- * repository counts as none: results needs a working tree).
+ * rs_repo_open, rs_repo_open_ext, rs_repo_free, rs_repo_workdir,
+ * rs_repo_config and rs_repo_lfs_tmp_dir: declared in results/repo.h.
  */
-int rs_repo_open(struct rs_repo **out, const char *path);
-void rs_repo_free(struct rs_repo *r);
 
 /*
  * 0 when the repository is a results repository: RS_REPO_MARKER is in

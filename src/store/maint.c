@@ -22,6 +22,7 @@
 #include <openssl/rand.h>
 #include <zstd.h>
 
+#include "store/backend.h"
 #include "store/chunkindex.h"
 #include "store/store.h"
 #include "util/error.h"
@@ -248,6 +249,9 @@ int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 	size_t i;
 
 	rs_store_census_release(c);
+	err = rs_store_check_backend(remote);
+	if (err)
+		return err;
 	memset(&b, 0, sizeof(b));
 	b.c = c;
 	for (i = 0; i < sizeof(prefixes) / sizeof(*prefixes) && !err; i++)

@@ -30,6 +30,8 @@
  */
 #include "store/store.h"
 #include "codec/session_codec.h"
+#include "store/backend.h"
+#include "store/cache.h"
 #include "store/chunker.h"
 #include "store/chunkindex.h"
 #include "store/format.h"
@@ -93,6 +95,9 @@ int rs_store_open(struct rs_store **out, struct rs_remote *remote,
 
 	if (!opts)
 		opts = &defaults;
+	err = rs_store_check_backend(remote);
+	if (err)
+		return err;
 	if (opts->transform != RS_TRANSFORM_IDENTITY)
 		return rs_error_set(RS_EUSAGE, "transform %u is not available in this build", opts->transform);
 	s = calloc(1, sizeof(*s));
@@ -111,13 +116,9 @@ int rs_store_open(struct rs_store **out, struct rs_remote *remote,
 	err = rs_chunker_init(&s->chunker, RS_CHUNK_MIN, RS_CHUNK_AVG, RS_CHUNK_MAX);
 	if (!err && opts->cache_dir) {
 		/* One cache folder per remote: name it after the remote's URL. */
-		struct rs_id h;
-		char hex[RS_ID_HEXSZ + 1];
 		struct rs_buf dir = RS_BUF_INIT;
 
-		rs_sha256(&h, remote->display_url, strlen(remote->display_url));
-		rs_id_to_hex(hex, &h);
-		err = rs_buf_printf(&dir, "%s/%.16s", opts->cache_dir, hex);
+		err = rs_store_cache_folder(&dir, opts->cache_dir, remote->display_url);
 		s->cache_dir = rs_buf_detach(&dir, NULL);
 	}
 	if (!err)

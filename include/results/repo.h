@@ -1,0 +1,78 @@
+/*
+ * results: the public interface to a results repository, for programs
+ * (the results CLI, lfs-agent). A results repository is a git clone whose
+ * runs, index and summaries are committed files and whose sessions are
+ * LFS objects kept in a store behind a remote (docs/architecture.md).
+ *
+ * Conventions of every include/results/ header:
+ *  - functions return 0 or a negative RS_E* code (util/error.h) and leave
+ *    a message for rs_error_message(); they never print or exit;
+ *  - `out` parameters are written only on success;
+ *  - objects the library allocates are freed with their _free function,
+ *    which accepts NULL; strings returned as `const char *` are borrowed
+ *    from the object that returned them and live as long as it does;
+ *  - `struct rs_buf *` parameters are the caller's buffers (util/buf.h):
+ *    results are appended to them.
+ *
+ * struct rs_repo is opaque here; the library's own code sees its fields
+ * through src/repo/repo.h.
+ */
+#ifndef RESULTS_REPO_H
+#define RESULTS_REPO_H
+
+struct rs_buf;
+struct rs_config;
+struct rs_repo;
+
+/*
+ * Set up (and, at exit, tear down) what the repository layer needs
+ * process-wide (libgit2): once, before any other call of the library.
+ */
+void rs_repo_global_init(void);
+void rs_repo_global_shutdown(void);
+
+/* Git config key naming the store's remote (read by lfs-agent too). */
+#define RS_REPO_REMOTE_KEY "results.remote"
+
+/*
+ * Find the repository that contains `path` (NULL: the current directory)
+ * and open it. RS_ENOTFOUND when `path` is in no git working tree (a bare
+ * repository counts as none: results needs a working tree). The object
+ * is the caller's (rs_repo_free).
+ */
+int rs_repo_open(struct rs_repo **out, const char *path);
+
+/* rs_repo_open_ext flags. */
+#define RS_REPO_OPEN_BARE 1u /* accept a bare repository (no working tree) */
+
+/*
+ * rs_repo_open with `flags`. lfs-agent opens the repository git-lfs runs
+ * it in this way: git-lfs also transfers from bare repositories, where
+ * only the LFS folders and the config make sense.
+ */
+int rs_repo_open_ext(struct rs_repo **out, const char *path, unsigned flags);
+
+void rs_repo_free(struct rs_repo *r);
+
+/*
+ * The root of the working tree, ending with '/'; NULL for a repository
+ * opened bare. Borrowed from `r`.
+ */
+const char *rs_repo_workdir(const struct rs_repo *r);
+
+/*
+ * The repository's git config (results/config.h), read once at the
+ * first call: borrowed from `r`, valid until rs_repo_free. NULL (message
+ * set) when it cannot be read.
+ */
+struct rs_config *rs_repo_config(struct rs_repo *r);
+
+/*
+ * git-lfs's temporary folder, <lfs dir>/tmp, created, appended to `out`.
+ * The LFS dir is <common git dir>/lfs, or lfs.storage (relative to the
+ * common git dir, as git-lfs reads it). What is renamed into
+ * .git/lfs/objects is written here: the same file system as the objects.
+ */
+int rs_repo_lfs_tmp_dir(struct rs_buf *out, const struct rs_repo *r);
+
+#endif

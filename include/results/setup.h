@@ -1,0 +1,102 @@
+/*
+ * results: setting a clone (or this machine) up for results: what
+ * `results init` does, as library calls (conventions: results/repo.h).
+ * The CLI keeps the options, the choice of the remote and the messages
+ * (src/cli/cmd_init.c).
+ *
+ * Per clone, what git-lfs cannot take from committed files (.lfsconfig may
+ * never name a program) goes in the local git config: the standalone
+ * transfer agent RS_SETUP_AGENT = the given lfs-agent, and results.remote,
+ * which the agent reads itself. What every clone should share is committed
+ * in one commit of its own: .gitattributes (from the template, only if the
+ * repository has none), .lfsconfig (fetchexclude of sessions, only if
+ * none) and .results.json naming the remote without credentials, so that
+ * in a later clone a bare `results init` suffices. Hooks are copied from
+ * the installation's hooks/ folder.
+ *
+ * Every step compares before it writes, so a second run changes nothing.
+ */
+#ifndef RESULTS_SETUP_H
+#define RESULTS_SETUP_H
+
+#include <stddef.h>
+
+struct rs_buf;
+struct rs_repo;
+
+/* The name of the transfer agent a clone is set up with. */
+#define RS_SETUP_AGENT "results"
+
+/* The hooks results installs, in the order it installs them. */
+extern const char *const rs_setup_hook_names[4];
+#define RS_SETUP_HOOKS 4
+
+/*
+ * Where one of the installation's files is ("hooks/pre-push",
+ * ".gitattributes.template"): only the program knows where it was
+ * installed. Appends the path to `out`; RS_ENOTFOUND with a message when
+ * there is none.
+ */
+typedef int (*rs_setup_find_fn)(struct rs_buf *out, const char *rel, void *payload);
+
+struct rs_setup_options {
+	const char *url;        /* results.remote for this clone (may hold credentials) */
+	const char *agent_path; /* absolute path of lfs-agent */
+	/* Commit a marker naming `url` even over a committed one (a move to
+	   another remote, `results init --change-remote`). */
+	int move_marker;
+	rs_setup_find_fn find_resource; /* required */
+	/* Called for each hook left alone because it is neither ours nor
+	   git-lfs's (chaining to it is the user's to decide); may be NULL. */
+	void (*hook_kept)(const char *hook_path, const char *ours_path, void *payload);
+	void *payload;          /* for find_resource and hook_kept */
+};
+
+/* Which step of rs_repo_setup_clone failed. */
+enum rs_setup_step {
+	RS_SETUP_STEP_PREPARE, /* the files to commit, or the local git config */
+	RS_SETUP_STEP_COMMIT,  /* the commit (nothing later was done) */
+	RS_SETUP_STEP_HOOKS,   /* the hooks (everything else is set up) */
+};
+
+struct rs_setup_report {
+	int config_changes;        /* git config keys set (0: already set) */
+	int committed;             /* 1 when a commit was made */
+	char commit_hex[41];       /* that commit, or HEAD when none was */
+	const char *files[3];      /* the files in it (static strings) */
+	size_t nfiles;
+	int hooks_installed;
+	int hooks_kept;            /* left alone (see hook_kept) */
+	enum rs_setup_step failed; /* on error: where */
+};
+
+/*
+ * Set the clone `r` up for `opts->url` as described on top. `report` is
+ * the caller's, filled in as far as the set-up went (its strings are
+ * static); on error report->failed says which step failed (the message is
+ * set). Returns 0 or the failing step's code.
+ */
+int rs_repo_setup_clone(struct rs_repo *r, const struct rs_setup_options *opts,
+			struct rs_setup_report *report);
+
+/*
+ * Machine-wide (`results init --global`): git-lfs looks up
+ * lfs.<endpoint>.standalonetransferagent for the endpoint of the
+ * repository being cloned, so each repository gets its own agent name
+ * (RS_SETUP_AGENT-<first 8 hex digits of the endpoint's SHA-256>) whose
+ * args carry `--remote url`: a plain clone has no results.remote of its
+ * own yet. Written to GIT_CONFIG_GLOBAL as git honours it (libgit2 1.5
+ * does not), else the global config libgit2 finds, else ~/.gitconfig.
+ * The agent name, the config file and the number of keys changed are
+ * returned (`name_out`, `path_out` appended).
+ */
+int rs_setup_global(const char *endpoint, const char *url, const char *agent_path,
+		    struct rs_buf *name_out, struct rs_buf *path_out, int *changes);
+
+/*
+ * Where git runs this clone's hooks from: core.hooksPath (relative to the
+ * working tree), else <common git dir>/hooks; appended to `out`.
+ */
+int rs_repo_hooks_dir(struct rs_buf *out, struct rs_repo *r);
+
+#endif

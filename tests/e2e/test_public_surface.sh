@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The library's public headers (include/results/, docs/architecture.md):
+#  - each compiles on its own with include/ alone on the path: no public
+#    header leans on an internal one (src/) or on libgit2;
+#  - struct rs_repo and struct rs_config are opaque there: a program that
+#    reaches into them does not compile;
+#  - lfs-agent reaches the repository layer only through them: no
+#    src/repo header and no libgit2 in its sources.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_public_surface
+
+pass() { echo "ok - $*"; }
+CC=${CC:-cc}
+INC=$RS_SOURCE_DIR/include
+command -v "$CC" >/dev/null || fail "no C compiler '$CC' to compile the public headers with"
+
+[ -d "$INC/results" ] || fail "no public headers: $INC/results is missing"
+n=0
+for h in "$INC"/results/*.h; do
+	name=results/${h##*/}
+	printf '#include "%s"\n#include "%s"\nint main(void) { return 0; }\n' "$name" "$name" >"$T/one.c"
+	"$CC" -std=c11 -Wall -Werror -fsyntax-only -I "$INC" "$T/one.c" 2>"$T/err" ||
+		fail "$name does not compile on its own with only include/ on the path: $(cat "$T/err")"
+	n=$((n + 1))
+done
+[ "$n" -ge 4 ] || fail "expected at least 4 public headers in $INC/results, found $n"
+pass "$n public headers compile alone, twice included, with include/ only"
+
+cat >"$T/peek.c" <<'C'
+#include "results/repo.h"
+const char *peek(struct rs_repo *r) { return r->workdir; }
+C
+if "$CC" -std=c11 -fsyntax-only -I "$INC" "$T/peek.c" 2>"$T/err"; then
+	fail "struct rs_repo is not opaque in results/repo.h"
+fi
+grep -q "undefined type\|incomplete" "$T/err" || fail "unexpected error: $(cat "$T/err")"
+cat >"$T/peek2.c" <<'C'
+#include "results/config.h"
+unsigned long size(void) { return sizeof(struct rs_config); }
+C
+if "$CC" -std=c11 -fsyntax-only -I "$INC" "$T/peek2.c" 2>"$T/err"; then
+	fail "struct rs_config is not opaque in results/config.h"
+fi
+pass "struct rs_repo and struct rs_config are opaque to programs"
+
+bad=$(grep -n '#include *[<"]\(repo/\|git2\.h\)' "$RS_SOURCE_DIR"/lfs-agent/*.c "$RS_SOURCE_DIR"/lfs-agent/*.h || true)
+[ -z "$bad" ] || fail "lfs-agent uses the repository layer outside include/results/: $bad"
+grep -q '#include "results/repo.h"' "$RS_SOURCE_DIR/lfs-agent/main.c" ||
+	fail "lfs-agent/main.c does not include results/repo.h"
+pass "lfs-agent uses the repository layer only through include/results/"
