@@ -11,6 +11,7 @@
 #include "analysis/check.h"
 #include "analysis/render.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "analysis/owncode.h"
 #include "cli/runsel.h"
 #include "util/error.h"
@@ -93,15 +94,15 @@ static int run(int argc, char **argv)
 	struct rs_owncode own = { NULL, 0 };
 	const char *own_specs[OWN_SPECS_MAX];
 	json_t *config = NULL;
+	struct rs_cli_opts opts = {
+		.command = "check", .usage = usage, .shortopts = "ho:", .longopts = options,
+		.take = RS_CLI_OPT_FORMAT | RS_CLI_OPT_BRANCH | RS_CLI_OPT_WORKLOAD |
+			 RS_CLI_OPT_OUTPUT,
+	};
 	int opt, err, status = RS_EXIT_OK, opened = 0, strict = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
 		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
 		case 'b': baseline = optarg; break;
 		case 'w':
 			status = rs_runsel_parse_count(optarg, &copts.window);
@@ -123,21 +124,16 @@ static int run(int argc, char **argv)
 			metrics[copts.n_metrics++] = optarg;
 			copts.metrics = metrics;
 			break;
-		case 'B': branch = optarg; break;
-		case 'p': copts.per = optarg; break;
-		case 'W': copts.no_workload = 1; break;
 		case 'S': strict = 1; break;
-		case 'f':
-			if (rs_format_parse(&fmt, optarg))
-				return rs_cli_error(RS_EXIT_USAGE);
-			break;
-		case 'o': output = optarg; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE,
-					   "unknown option '%s'; see 'results check --help'",
-					   argv[optind - 1]);
 		}
 	}
+	if (opt < 0)
+		return opts.status;
+	fmt = opts.fmt;
+	output = opts.output;
+	branch = opts.branch;
+	copts.per = opts.per;
+	copts.no_workload = opts.no_workload;
 	if (optind < argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give at most one run or commit; "
 				   "see 'results check --help'");

@@ -11,6 +11,7 @@
 #include "analysis/diff.h"
 #include "analysis/render.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "analysis/owncode.h"
 #include "cli/runsel.h"
 #include "util/error.h"
@@ -77,35 +78,29 @@ int cmd_compare(int argc, char **argv)
 	struct rs_owncode own = { NULL, 0 };
 	const char *own_specs[OWN_SPECS_MAX];
 	json_t *config = NULL;
+	struct rs_cli_opts opts = {
+		.command = "compare", .usage = usage, .shortopts = "ho:", .longopts = options,
+		.take = RS_CLI_OPT_FORMAT | RS_CLI_OPT_WORKLOAD | RS_CLI_OPT_OUTPUT,
+	};
 	int opt, err, status = RS_EXIT_OK, opened = 0, deep = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
 		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
-		case 'f':
-			if (rs_format_parse(&fmt, optarg))
-				return rs_cli_error(RS_EXIT_USAGE);
-			break;
 		case 't':
 			status = rs_runsel_parse_count(optarg, &top);
 			if (status)
 				return status;
 			break;
-		case 'p': dopts.per = optarg; break;
-		case 'W': dopts.no_workload = 1; break;
-		case 'o': output = optarg; break;
 		case 'd': deep = 1; break;
 		case 'H': html = optarg; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE,
-					   "unknown option '%s'; see 'results compare --help'",
-					   argv[optind - 1]);
 		}
 	}
+	if (opt < 0)
+		return opts.status;
+	fmt = opts.fmt;
+	output = opts.output;
+	dopts.per = opts.per;
+	dopts.no_workload = opts.no_workload;
 	if (optind != argc - 2)
 		return rs_cli_fail(RS_EXIT_USAGE, "give two runs or commits, base first; "
 				   "see 'results compare --help'");

@@ -13,6 +13,7 @@
 #include "analysis/runview.h"
 #include "analysis/series.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/runsel.h"
 #include "util/error.h"
 
@@ -50,30 +51,23 @@ int cmd_find(int argc, char **argv)
 	double *vals = NULL, step = 0, rel = NAN, before = 0, after = 0;
 	size_t lo, hi, n = 0, i, k, nb = 0, na = 0;
 	char *from = NULL, *dots;
+	struct rs_cli_opts opts = {
+		.command = "find", .usage = usage, .shortopts = "h", .longopts = options,
+		.take = RS_CLI_OPT_TEXT_JSON | RS_CLI_OPT_BRANCH | RS_CLI_OPT_WORKLOAD,
+	};
 	int opt, status = RS_EXIT_OK, opened = 0, no_workload = 0, normalise = 0;
 	const char *wkey = NULL;
 	json_t *ej = NULL;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
-		case 'm': metric = optarg; break;
-		case 'B': branch = optarg; break;
-		case 'p': per = optarg; break;
-		case 'W': no_workload = 1; break;
-		case 'f':
-			if (rs_format_parse(&fmt, optarg) || fmt == RS_FORMAT_MARKDOWN)
-				return rs_cli_fail(RS_EXIT_USAGE, "find formats are text and json");
-			break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE, "unknown option '%s'; see 'results find --help'",
-					   argv[optind - 1]);
-		}
-	}
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0)
+		if (opt == 'm')
+			metric = optarg;
+	if (opt < 0)
+		return opts.status;
+	fmt = opts.fmt;
+	branch = opts.branch;
+	per = opts.per;
+	no_workload = opts.no_workload;
 	if (optind != argc - 1 || !(dots = strstr(argv[optind], "..")) ||
 	    dots == argv[optind] || !dots[2])
 		return rs_cli_fail(RS_EXIT_USAGE, "give a range <from>..<to>; see 'results find --help'");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "repo/repo.h"
 #include "repo/runindex.h"
 #include "util/error.h"
@@ -32,7 +33,7 @@ static const char usage[] =
 static const struct option options[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "limit", required_argument, NULL, 'n' },
-	{ "branch", required_argument, NULL, 'b' },
+	{ "branch", required_argument, NULL, 'B' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -54,20 +55,18 @@ int cmd_list(int argc, char **argv)
 	const char *branch = NULL;
 	json_t *arr = NULL;
 	size_t limit = DEFAULT_LIMIT, shown = 0, skipped = 0;
+	struct rs_cli_opts opts = {
+		.command = "list", .usage = usage, .shortopts = ":h", .longopts = options,
+		.take = RS_CLI_OPT_BRANCH,
+	};
 	int opt, err, json = 0, status = RS_EXIT_OK;
 
 	rs_runindex_init(&idx);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
 		char *end;
 
 		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			goto out;
 		case 'j': json = 1; break;
-		case 'b': branch = optarg; break;
 		case 'n':
 			limit = strtoul(optarg, &end, 10);
 			if (!*optarg || *end || optarg[0] == '-') {
@@ -76,17 +75,13 @@ int cmd_list(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case ':':
-			status = rs_cli_fail(RS_EXIT_USAGE, "option '%s' needs a value",
-					     argv[optind - 1]);
-			goto out;
-		default:
-			status = rs_cli_fail(RS_EXIT_USAGE,
-					     "unknown option '%s'; see 'results list --help'",
-					     argv[optind - 1]);
-			goto out;
 		}
 	}
+	if (opt < 0) {
+		status = opts.status;
+		goto out;
+	}
+	branch = opts.branch;
 	if (optind < argc) {
 		status = rs_cli_fail(RS_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 		goto out;

@@ -16,6 +16,7 @@
 #include "analysis/runview.h"
 #include "analysis/series.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/runsel.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -115,16 +116,14 @@ int cmd_site(int argc, char **argv)
 	struct rs_trend *t = NULL;
 	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
 	json_t *prev = NULL;
+	struct rs_cli_opts opts = {
+		.command = "site", .usage = usage, .shortopts = "h", .longopts = options,
+		.take = RS_CLI_OPT_BRANCH,
+	};
 	int opt, err = 0, status = RS_EXIT_OK, opened = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
 		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
-		case 'B': branch = optarg; break;
 		case 'l':
 		case 's':
 			status = rs_runsel_parse_count(optarg, opt == 'l' ? &limit : &summaries);
@@ -133,11 +132,11 @@ int cmd_site(int argc, char **argv)
 			break;
 		case 'T': title = optarg; break;
 		case 'c': site_links.commit_url = run_links.commit_url = optarg; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE, "unknown option '%s'; see 'results site --help'",
-					   argv[optind - 1]);
 		}
 	}
+	if (opt < 0)
+		return opts.status;
+	branch = opts.branch;
 	if (optind != argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give the output directory; see 'results site --help'");
 	dir = argv[optind];

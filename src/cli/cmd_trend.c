@@ -15,6 +15,7 @@
 #include "analysis/render.h"
 #include "analysis/series.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/runsel.h"
 #include "util/error.h"
 
@@ -77,16 +78,15 @@ int cmd_trend(int argc, char **argv)
 	struct rs_trend *t = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	json_t **runs = NULL;
+	struct rs_cli_opts opts = {
+		.command = "trend", .usage = usage, .shortopts = "ho:", .longopts = options,
+		.take = RS_CLI_OPT_TEXT_JSON | RS_CLI_OPT_BRANCH | RS_CLI_OPT_WORKLOAD |
+			 RS_CLI_OPT_OUTPUT,
+	};
 	int opt, err, status = RS_EXIT_OK, opened = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
 		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
-		case 'B': branch = optarg; break;
 		case 'm':
 			if (topts.n_metrics == NAMES_MAX)
 				return rs_cli_fail(RS_EXIT_USAGE, "too many --metric options");
@@ -106,24 +106,20 @@ int cmd_trend(int argc, char **argv)
 			if (status)
 				return status;
 			break;
-		case 'p': topts.per = optarg; break;
-		case 'W': topts.no_workload = 1; break;
-		case 'j': fmt = RS_FORMAT_JSON; break;
-		case 'f':
-			if (rs_format_parse(&fmt, optarg) || fmt == RS_FORMAT_MARKDOWN)
-				return rs_cli_fail(RS_EXIT_USAGE, "trend formats are text and json");
-			break;
+		case 'j': opts.fmt = RS_FORMAT_JSON; break;
 		case 'H': html = optarg; break;
 		case 'T': title = optarg; break;
 		case 'r': links.run_url = optarg; break;
 		case 'c': links.commit_url = optarg; break;
-		case 'o': output = optarg; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE,
-					   "unknown option '%s'; see 'results trend --help'",
-					   argv[optind - 1]);
 		}
 	}
+	if (opt < 0)
+		return opts.status;
+	fmt = opts.fmt;
+	output = opts.output;
+	branch = opts.branch;
+	topts.per = opts.per;
+	topts.no_workload = opts.no_workload;
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "unexpected argument '%s'; see 'results trend --help'",
 				   argv[optind]);
