@@ -402,11 +402,47 @@ static int render_attributes(struct rs_buf *out, const struct rs_run *run,
 	return err;
 }
 
+/* "<folder>/<leaf>" for each file of the run, then run.json and summary.md. */
+static int folder_paths(char **names, const struct rs_run *run)
+{
+	struct rs_buf path = RS_BUF_INIT;
+	int err = 0;
+
+	for (size_t i = 0; i < run->nfiles + 2 && !err; i++) {
+		const char *leaf = i < run->nfiles ? run->files[i].name
+			: i == run->nfiles ? "run.json" : "summary.md";
+
+		rs_buf_clear(&path);
+		err = rs_buf_printf(&path, "%s/%s", run->folder, leaf);
+		if (!err)
+			names[i] = rs_buf_detach(&path, NULL);
+	}
+	rs_buf_release(&path);
+	return err;
+}
+
+static int render_message(struct rs_buf *msg, const struct rs_run *run)
+{
+	int err = rs_buf_printf(msg, "Record run %s\n\nProfiled commit %s on %s (%s).\n",
+				run->id, run->commit, run->branch, run->trigger);
+
+	if (!err && run->message)
+		err = rs_buf_printf(msg, "\n%s\n", run->message);
+	return err;
+}
+
+static void set_file(struct rs_commit_file *cf, const char *path, const struct rs_buf *b)
+{
+	cf->path = path;
+	cf->data = b->ptr ? b->ptr : "";
+	cf->size = b->len;
+}
+
 int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out)
 {
 	struct rs_buf runjson = RS_BUF_INIT, md = RS_BUF_INIT, shard_path = RS_BUF_INIT;
 	struct rs_buf shard = RS_BUF_INIT, readme = RS_BUF_INIT, msg = RS_BUF_INIT;
-	struct rs_buf paths = RS_BUF_INIT, attrs = RS_BUF_INIT, attrs_path = RS_BUF_INIT;
+	struct rs_buf attrs = RS_BUF_INIT, attrs_path = RS_BUF_INIT;
 	struct rs_commit_file *cf = NULL;
 	struct rs_commit_options opts;
 	char **names = NULL;
@@ -429,45 +465,20 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < run->nfiles + 2; i++) {
-		const char *leaf = i < run->nfiles ? run->files[i].name
-			: i == run->nfiles ? "run.json" : "summary.md";
-
-		rs_buf_clear(&paths);
-		if ((err = rs_buf_printf(&paths, "%s/%s", run->folder, leaf)))
-			goto out;
-		names[i] = rs_buf_detach(&paths, NULL);
-		cf[n].path = names[i];
-		if (i < run->nfiles) {
-			cf[n].data = run->files[i].blob.ptr ? run->files[i].blob.ptr : "";
-			cf[n].size = run->files[i].blob.len;
-		} else if (i == run->nfiles) {
-			cf[n].data = runjson.ptr;
-			cf[n].size = runjson.len;
-		} else {
-			cf[n].data = md.ptr;
-			cf[n].size = md.len;
-		}
-		n++;
-	}
-	cf[n].path = shard_path.ptr;
-	cf[n].data = shard.ptr;
-	cf[n++].size = shard.len;
-	cf[n].path = "README.md";
-	cf[n].data = readme.ptr;
-	cf[n++].size = readme.len;
+	if ((err = folder_paths(names, run)))
+		goto out;
+	for (size_t i = 0; i < run->nfiles; i++)
+		set_file(&cf[n++], names[i], &run->files[i].blob);
+	set_file(&cf[n++], names[run->nfiles], &runjson);
+	set_file(&cf[n++], names[run->nfiles + 1], &md);
+	set_file(&cf[n++], shard_path.ptr, &shard);
+	set_file(&cf[n++], "README.md", &readme);
 	if (attrs.len) {
 		if ((err = rs_buf_printf(&attrs_path, "%s/.gitattributes", run->folder)))
 			goto out;
-		cf[n].path = attrs_path.ptr;
-		cf[n].data = attrs.ptr;
-		cf[n++].size = attrs.len;
+		set_file(&cf[n++], attrs_path.ptr, &attrs);
 	}
-
-	if ((err = rs_buf_printf(&msg, "Record run %s\n\nProfiled commit %s on %s (%s).\n",
-				 run->id, run->commit, run->branch, run->trigger)))
-		goto out;
-	if (run->message && (err = rs_buf_printf(&msg, "\n%s\n", run->message)))
+	if ((err = render_message(&msg, run)))
 		goto out;
 	memset(&opts, 0, sizeof(opts));
 	opts.message = msg.ptr;
@@ -488,7 +499,6 @@ out:
 	rs_buf_release(&shard);
 	rs_buf_release(&readme);
 	rs_buf_release(&msg);
-	rs_buf_release(&paths);
 	rs_buf_release(&attrs);
 	rs_buf_release(&attrs_path);
 	return err;

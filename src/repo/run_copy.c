@@ -91,6 +91,113 @@ static void *pipe_writer(void *arg)
 	return NULL;
 }
 
+/* Buffers, hash and locks of an idle pipe; RS_EGENERIC when out of memory. */
+static int pipe_init(struct copy_pipe *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->h = rs_sha256_new();
+	for (int i = 0; i < PIPE_SLOTS; i++)
+		if (!(p->buf[i] = malloc(READ_CHUNK)))
+			p->h = (rs_sha256_free(p->h), NULL);
+	if (!p->h)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	return 0;
+}
+
+static void pipe_release(struct copy_pipe *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	rs_sha256_free(p->h);
+	for (int i = 0; i < PIPE_SLOTS; i++)
+		free(p->buf[i]);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+}
+
+/* No more slots: let the writer drain what it has, and wait for it. */
+static void pipe_stop(struct copy_pipe *p, pthread_t writer)
+{
+	pthread_mutex_lock(&p->mu);
+	p->closing = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(writer, NULL);
+}
+
+/*
+ * The reader's side: fill a free slot from `in`, hand it to the writer,
+ * parse it (when `pass`), until the end of the file or an error (the
+ * writer's is reported by the caller). `*parse_failed` when the parser
+ * refused the input.
+ */
+static int pipe_pump(struct copy_pipe *p, int in, const char *path, struct rs_summary *pass,
+		     int *parse_failed)
+{
+	int err = 0;
+
+	for (;;) {
+		unsigned char *chunk;
+		size_t slot;
+		ssize_t n;
+		int writer_failed;
+
+		pthread_mutex_lock(&p->mu);
+		while (p->queued == PIPE_SLOTS && !p->err)
+			pthread_cond_wait(&p->cv, &p->mu);
+		slot = p->head;
+		writer_failed = p->err;
+		pthread_mutex_unlock(&p->mu);
+		if (writer_failed)
+			break;
+		chunk = p->buf[slot];
+		do
+			n = read(in, chunk, READ_CHUNK);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
+		if (n == 0)
+			break;
+		pthread_mutex_lock(&p->mu);
+		p->len[slot] = (size_t)n;
+		p->head = (p->head + 1) % PIPE_SLOTS;
+		p->queued++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		if (pass && (err = rs_summary_feed(pass, chunk, (size_t)n))) {
+			*parse_failed = 1;
+			return err;
+		}
+	}
+	if (pass && (err = rs_summary_finish(pass)))
+		*parse_failed = 1;
+	return err;
+}
+
+/* The copy is complete: make it durable and describe it as an LFS file. */
+static int pipe_finish(struct rs_run_file *f, struct copy_pipe *p, struct rs_buf *tmp)
+{
+	struct rs_pointer ptr = RS_POINTER_INIT;
+	int err;
+
+	/* The object must be durable before a push can announce it. */
+	if (fsync(p->fd) != 0)
+		return rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp->ptr);
+	rs_sha256_final(p->h, &f->oid);
+	f->size = p->size;
+	f->lfs = 1;
+	rs_pointer_init(&ptr, &f->oid, p->size);
+	rs_buf_clear(&f->blob);
+	err = rs_pointer_format(&f->blob, &ptr);
+	if (!err)
+		f->tmp = rs_buf_detach(tmp, NULL);
+	rs_pointer_release(&ptr);
+	return err;
+}
+
 /*
  * Read `path` once: hash it, copy it to a new temporary file under
  * .git/lfs/tmp and, when `pass` is given, feed it to that summary (and so
@@ -102,23 +209,13 @@ int rs_run_copy_to_lfs(struct rs_repo *repo, struct rs_run_file *f, int in, cons
 {
 	struct copy_pipe p;
 	struct rs_buf tmp = RS_BUF_INIT;
-	struct rs_pointer ptr = RS_POINTER_INIT;
 	pthread_t writer;
-	int err = 0, started = 0, parse_failed = 0;
+	int err, parse_failed = 0;
 
-	memset(&p, 0, sizeof(p));
-	p.fd = -1;
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
-	p.h = rs_sha256_new();
-	for (int i = 0; i < PIPE_SLOTS; i++)
-		if (!(p.buf[i] = malloc(READ_CHUNK)))
-			p.h = (rs_sha256_free(p.h), NULL);
-	if (!p.h) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	if ((err = rs_repo_lfs_tmp_path(&tmp, repo)))
+	err = pipe_init(&p);
+	if (!err)
+		err = rs_repo_lfs_tmp_path(&tmp, repo);
+	if (err)
 		goto out;
 	p.fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (p.fd < 0) {
@@ -129,90 +226,21 @@ int rs_run_copy_to_lfs(struct rs_repo *repo, struct rs_run_file *f, int in, cons
 		err = rs_error_set(RS_EGENERIC, "cannot start a thread");
 		goto out;
 	}
-	started = 1;
-	for (;;) {
-		unsigned char *chunk;
-		size_t slot;
-		ssize_t n;
-		int writer_failed;
-
-		pthread_mutex_lock(&p.mu);
-		while (p.queued == PIPE_SLOTS && !p.err)
-			pthread_cond_wait(&p.cv, &p.mu);
-		slot = p.head;
-		writer_failed = p.err;
-		pthread_mutex_unlock(&p.mu);
-		if (writer_failed)
-			break;
-		chunk = p.buf[slot];
-		do
-			n = read(in, chunk, READ_CHUNK);
-		while (n < 0 && errno == EINTR);
-		if (n < 0) {
-			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
-			break;
-		}
-		if (n == 0)
-			break;
-		pthread_mutex_lock(&p.mu);
-		p.len[slot] = (size_t)n;
-		p.head = (p.head + 1) % PIPE_SLOTS;
-		p.queued++;
-		pthread_cond_broadcast(&p.cv);
-		pthread_mutex_unlock(&p.mu);
-		if (pass && (err = rs_summary_feed(pass, chunk, (size_t)n))) {
-			parse_failed = 1;
-			break;
-		}
-	}
-	if (!err && pass && (err = rs_summary_finish(pass)))
-		parse_failed = 1;
-	pthread_mutex_lock(&p.mu);
-	p.closing = 1;
-	pthread_cond_broadcast(&p.cv);
-	pthread_mutex_unlock(&p.mu);
-	pthread_join(writer, NULL);
-	started = 0;
+	err = pipe_pump(&p, in, path, pass, &parse_failed);
+	pipe_stop(&p, writer);
 	if (!err && p.err)
 		err = rs_error_set(p.err, "%s", p.msg);
-	if (err)
-		goto out;
-	/* The object must be durable before a push can announce it. */
-	if (fsync(p.fd) != 0) {
-		err = rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp.ptr);
-		goto out;
-	}
-	rs_sha256_final(p.h, &f->oid);
-	f->size = p.size;
-	f->lfs = 1;
-	rs_pointer_init(&ptr, &f->oid, p.size);
-	rs_buf_clear(&f->blob);
-	if ((err = rs_pointer_format(&f->blob, &ptr)))
-		goto out;
-	f->tmp = rs_buf_detach(&tmp, NULL);
+	if (!err)
+		err = pipe_finish(f, &p, &tmp);
 out:
-	if (started) {
-		pthread_mutex_lock(&p.mu);
-		p.closing = 1;
-		pthread_cond_broadcast(&p.cv);
-		pthread_mutex_unlock(&p.mu);
-		pthread_join(writer, NULL);
-	}
 	if (parse_failed && err == RS_ECORRUPT)
 		err = rs_error_wrap(err, "'%s' is not a pyinstrument session (use --raw to "
 				    "store it as an opaque file)", path);
 	else if (parse_failed)
 		err = rs_error_wrap(err, "cannot summarise '%s'", path);
-	if (p.fd >= 0)
-		close(p.fd);
 	if (err && tmp.ptr)
 		unlink(tmp.ptr);
-	rs_pointer_release(&ptr);
-	rs_sha256_free(p.h);
-	for (int i = 0; i < PIPE_SLOTS; i++)
-		free(p.buf[i]);
-	pthread_cond_destroy(&p.cv);
-	pthread_mutex_destroy(&p.mu);
+	pipe_release(&p);
 	rs_buf_release(&tmp);
 	return err;
 }

@@ -199,18 +199,26 @@ static int add_file(struct rs_run *run, struct rs_repo *repo, const char *path,
 	return err;
 }
 
-/* The regular files of `dir` (not recursing), in name order. */
-static int add_folder(struct rs_run *run, struct rs_repo *repo, const char *dir)
+static void free_names(char **names, size_t n)
 {
-	DIR *d = opendir(dir);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/*
+ * The names of the regular files in `dir` (not recursing, no dot files),
+ * sorted; a symbolic link there is refused, never read through. The
+ * caller frees *names_out (free_names) on success.
+ */
+static int list_folder(char ***names_out, size_t *n_out, DIR *d, const char *dir)
+{
 	struct dirent *de;
 	char **names = NULL;
 	size_t n = 0, alloc = 0;
 	struct rs_buf path = RS_BUF_INIT;
 	int err = 0;
 
-	if (!d)
-		return rs_error_errno(RS_EGENERIC, "cannot list '%s'", dir);
 	while ((de = readdir(d))) {
 		struct stat st;
 
@@ -255,16 +263,36 @@ static int add_folder(struct rs_run *run, struct rs_repo *repo, const char *dir)
 		goto out;
 	}
 	qsort(names, n, sizeof(*names), rs_run_cmp_str);
+out:
+	rs_buf_release(&path);
+	if (err) {
+		free_names(names, n);
+		return err;
+	}
+	*names_out = names;
+	*n_out = n;
+	return 0;
+}
+
+/* The regular files of `dir` (not recursing), in name order. */
+static int add_folder(struct rs_run *run, struct rs_repo *repo, const char *dir)
+{
+	DIR *d = opendir(dir);
+	char **names = NULL;
+	size_t n = 0;
+	struct rs_buf path = RS_BUF_INIT;
+	int err;
+
+	if (!d)
+		return rs_error_errno(RS_EGENERIC, "cannot list '%s'", dir);
+	err = list_folder(&names, &n, d, dir);
 	for (size_t i = 0; i < n && !err; i++) {
 		rs_buf_clear(&path);
 		err = rs_fs_join(&path, dir, names[i]);
 		if (!err)
 			err = add_file(run, repo, path.ptr, names[i], 0);
 	}
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	free_names(names, n);
 	rs_buf_release(&path);
 	closedir(d);
 	return err;

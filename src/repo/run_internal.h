@@ -1,7 +1,7 @@
 /*
  * Internal to the run module (run.c, run_intake.c, run_copy.c,
- * run_json.c, run_markdown.c; machine.c needs none of it): what those files share and nothing else
- * includes.
+ * run_json.c, run_markdown.c; machine.c needs none of it): what those
+ * files share, and nothing else includes.
  */
 #ifndef RS_RUN_INTERNAL_H
 #define RS_RUN_INTERNAL_H
