@@ -470,87 +470,64 @@ static int write_blob_file(struct rs_repo *r, const git_oid *id, int executable,
 }
 
 /*
- * Make the working tree (and, unless APPLY_NO_INDEX, the index) hold
- * `target`'s version of every path that differs between `other` and
- * `target`. A path is touched only when what is there now is one of the
- * two versions or absent, so an edit of the user's is never overwritten
- * (unless APPLY_FORCE); `*skipped` counts the paths left alone.
- * `*index_failed` is set when writing the index was what failed.
+ * One path of the diff (`full`: its working-tree name) to `target`'s
+ * version: written or removed, unless what is there now is neither
+ * version (a local edit, or not a regular file) and APPLY_FORCE is not
+ * given; then `*skip` is set and nothing is touched.
  */
-static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int flags,
-		      size_t *skipped, int *index_failed)
+static int apply_file(struct rs_repo *r, const git_diff_delta *d, const char *full, int flags,
+		      unsigned char *skip)
 {
-	git_repository *repo = r->git;
-	git_diff *diff = NULL;
+	int want = d->status != GIT_DELTA_DELETED, had = d->status != GIT_DELTA_ADDED;
+	struct stat st;
+	git_oid wid;
+	int ok = 1;
+
+	if (lstat(full, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			ok = 0;
+		} else if (git_odb_hashfile(&wid, full, GIT_OBJECT_BLOB) < 0) {
+			return git_fail(RS_EGENERIC, "cannot hash a working-tree file");
+		} else if (want && git_oid_equal(&wid, &d->new_file.id) &&
+			   !!(st.st_mode & 0100) ==
+			   (d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE)) {
+			return 0; /* already there */
+		} else {
+			ok = (had && git_oid_equal(&wid, &d->old_file.id)) ||
+			     (want && git_oid_equal(&wid, &d->new_file.id));
+		}
+	}
+	if (!ok && !(flags & APPLY_FORCE)) {
+		*skip = 1;
+		return 0;
+	}
+	if (want)
+		return write_blob_file(r, &d->new_file.id,
+				       d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE, full);
+	if (unlink(full) != 0 && errno != ENOENT)
+		return rs_error_errno(RS_EGENERIC, "cannot remove '%s'", full);
+	rmdir_parents(full, r->workdir);
+	return 0;
+}
+
+/*
+ * The index entries of the paths apply_file wrote (not those in `skip`),
+ * unless the index holds a version of the user's there (and not
+ * APPLY_FORCE). `*skipped` counts those left alone.
+ */
+static int apply_index(struct rs_repo *r, git_diff *diff, const unsigned char *skip, int flags,
+		       size_t *skipped, int *index_failed)
+{
 	git_index *index = NULL;
 	struct rs_buf full = RS_BUF_INIT;
-	unsigned char *skip = NULL;
-	size_t i, n;
+	size_t n = git_diff_num_deltas(diff);
 	int err = 0, dirty = 0;
 
-	*skipped = 0;
-	*index_failed = 0;
-	if (git_diff_tree_to_tree(&diff, repo, other, target, NULL) < 0) {
-		err = git_fail(RS_EGENERIC, "cannot compare two trees");
-		goto out;
-	}
-	n = git_diff_num_deltas(diff);
-	skip = calloc(n ? n : 1, 1);
-	if (!skip) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		const git_diff_delta *d = git_diff_get_delta(diff, i);
-		int want = d->status != GIT_DELTA_DELETED, had = d->status != GIT_DELTA_ADDED;
-		struct stat st;
-		git_oid wid;
-		int ok = 1;
-
-		rs_buf_clear(&full);
-		err = rs_buf_printf(&full, "%s%s", r->workdir, d->new_file.path);
-		if (err)
-			goto out;
-		if (lstat(full.ptr, &st) == 0) {
-			if (!S_ISREG(st.st_mode)) {
-				ok = 0;
-			} else if (git_odb_hashfile(&wid, full.ptr, GIT_OBJECT_BLOB) < 0) {
-				err = git_fail(RS_EGENERIC, "cannot hash a working-tree file");
-				goto out;
-			} else if (want && git_oid_equal(&wid, &d->new_file.id) &&
-				   !!(st.st_mode & 0100) ==
-				   (d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE)) {
-				continue; /* already there */
-			} else {
-				ok = (had && git_oid_equal(&wid, &d->old_file.id)) ||
-				     (want && git_oid_equal(&wid, &d->new_file.id));
-			}
-		}
-		if (!ok && !(flags & APPLY_FORCE)) {
-			skip[i] = 1;
-			(*skipped)++;
-			continue;
-		}
-		if (want) {
-			err = write_blob_file(r, &d->new_file.id,
-					      d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE, full.ptr);
-			if (err)
-				goto out;
-		} else {
-			if (unlink(full.ptr) != 0 && errno != ENOENT) {
-				err = rs_error_errno(RS_EGENERIC, "cannot remove '%s'", full.ptr);
-				goto out;
-			}
-			rmdir_parents(full.ptr, r->workdir);
-		}
-	}
-	if (flags & APPLY_NO_INDEX)
-		goto out;
-	if (git_repository_index(&index, repo) < 0 || git_index_read(index, 1) < 0) {
+	if (git_repository_index(&index, r->git) < 0 || git_index_read(index, 1) < 0) {
 		err = git_fail(RS_EGENERIC, "cannot read the index");
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
 		const char *path = d->new_file.path;
 		const git_index_entry *ie = git_index_get_bypath(index, path, 0);
@@ -583,14 +560,59 @@ static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int 
 	}
 	if (dirty && git_index_write(index) < 0) {
 		*index_failed = 1;
-		err = index_write_failed(repo);
+		err = index_write_failed(r->git);
 		/* The repository's index object is shared: drop our changes. */
 		git_index_read(index, 1);
 	}
 out:
-	free(skip);
 	rs_buf_release(&full);
 	git_index_free(index);
+	return err;
+}
+
+/*
+ * Make the working tree (and, unless APPLY_NO_INDEX, the index) hold
+ * `target`'s version of every path that differs between `other` and
+ * `target`. A path is touched only when what is there now is one of the
+ * two versions or absent, so an edit of the user's is never overwritten
+ * (unless APPLY_FORCE); `*skipped` counts the paths left alone.
+ * `*index_failed` is set when writing the index was what failed.
+ */
+static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int flags,
+		      size_t *skipped, int *index_failed)
+{
+	git_diff *diff = NULL;
+	struct rs_buf full = RS_BUF_INIT;
+	unsigned char *skip = NULL;
+	size_t n;
+	int err = 0;
+
+	*skipped = 0;
+	*index_failed = 0;
+	if (git_diff_tree_to_tree(&diff, r->git, other, target, NULL) < 0) {
+		err = git_fail(RS_EGENERIC, "cannot compare two trees");
+		goto out;
+	}
+	n = git_diff_num_deltas(diff);
+	skip = calloc(n ? n : 1, 1);
+	if (!skip) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+
+		rs_buf_clear(&full);
+		err = rs_buf_printf(&full, "%s%s", r->workdir, d->new_file.path);
+		if (!err)
+			err = apply_file(r, d, full.ptr, flags, &skip[i]);
+		*skipped += skip[i];
+	}
+	if (!err && !(flags & APPLY_NO_INDEX))
+		err = apply_index(r, diff, skip, flags, skipped, index_failed);
+out:
+	free(skip);
+	rs_buf_release(&full);
 	git_diff_free(diff);
 	return err;
 }
