@@ -51,14 +51,14 @@ static const char usage[] =
 	"missing on the remote (--deep), 7 corrupt run files, 8 other.\n";
 
 static const struct option options[] = {
-	{ "format", required_argument, NULL, 'f' },
+	RS_CLI_OPTION_FORMAT,
 	{ "top", required_argument, NULL, 't' },
-	{ "per", required_argument, NULL, 'p' },
-	{ "no-workload", no_argument, NULL, 'W' },
+	RS_CLI_OPTION_PER,
+	RS_CLI_OPTION_NO_WORKLOAD,
 	{ "deep", no_argument, NULL, 'd' },
 	{ "html", required_argument, NULL, 'H' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_OUTPUT,
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 

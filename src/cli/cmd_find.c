@@ -33,11 +33,11 @@ static const char usage[] =
 
 static const struct option options[] = {
 	{ "metric", required_argument, NULL, 'm' },
-	{ "branch", required_argument, NULL, 'B' },
-	{ "per", required_argument, NULL, 'p' },
-	{ "no-workload", no_argument, NULL, 'W' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_BRANCH,
+	RS_CLI_OPTION_PER,
+	RS_CLI_OPTION_NO_WORKLOAD,
+	RS_CLI_OPTION_FORMAT,
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 

@@ -33,8 +33,8 @@ static const char usage[] =
 static const struct option options[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "limit", required_argument, NULL, 'n' },
-	{ "branch", required_argument, NULL, 'B' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_BRANCH,
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 

@@ -40,12 +40,12 @@ static const char usage[] =
 	"7 corrupt run files, 8 other (e.g. <dir> not writable).\n";
 
 static const struct option options[] = {
-	{ "branch", required_argument, NULL, 'B' },
+	RS_CLI_OPTION_BRANCH,
 	{ "limit", required_argument, NULL, 'l' },
 	{ "summaries", required_argument, NULL, 's' },
 	{ "title", required_argument, NULL, 'T' },
 	{ "commit-url", required_argument, NULL, 'c' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -152,19 +152,14 @@ int cmd_site(int argc, char **argv)
 		goto out;
 	}
 
-	picked = calloc(limit, sizeof(*picked));
+	status = rs_runsel_newest(&picked, &n, &sel, branch, limit);
+	if (status)
+		goto out;
 	newest_first = calloc(limit, sizeof(*newest_first));
 	oldest_first = calloc(limit, sizeof(*oldest_first));
-	if (!picked || !newest_first || !oldest_first) {
+	if (!newest_first || !oldest_first) {
 		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		goto out;
-	}
-	for (i = sel.idx.count; i-- > 0 && n < limit;) {
-		const struct rs_run_entry *e = &sel.idx.runs[i];
-
-		if (branch && (!e->branch || strcmp(e->branch, branch)))
-			continue;
-		picked[n++] = e;
 	}
 	/* One page per run; the run.json read for it also feeds the trend's
 	 * function series for the newest `summaries` runs. */

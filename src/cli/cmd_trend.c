@@ -46,22 +46,22 @@ static const char usage[] =
 	"7 corrupt run files, 8 other.\n";
 
 static const struct option options[] = {
-	{ "branch", required_argument, NULL, 'B' },
+	RS_CLI_OPTION_BRANCH,
 	{ "metric", required_argument, NULL, 'm' },
 	{ "function", required_argument, NULL, 'F' },
 	{ "all-metrics", no_argument, NULL, 'A' },
 	{ "limit", required_argument, NULL, 'l' },
 	{ "summaries", required_argument, NULL, 's' },
-	{ "per", required_argument, NULL, 'p' },
-	{ "no-workload", no_argument, NULL, 'W' },
+	RS_CLI_OPTION_PER,
+	RS_CLI_OPTION_NO_WORKLOAD,
 	{ "json", no_argument, NULL, 'j' },
-	{ "format", required_argument, NULL, 'f' },
+	RS_CLI_OPTION_FORMAT,
 	{ "html", required_argument, NULL, 'H' },
 	{ "title", required_argument, NULL, 'T' },
 	{ "run-url", required_argument, NULL, 'r' },
 	{ "commit-url", required_argument, NULL, 'c' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_OUTPUT,
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -129,18 +129,13 @@ int cmd_trend(int argc, char **argv)
 		goto out;
 
 	/* The newest `limit` runs of the branch, then back to oldest first. */
-	picked = calloc(limit, sizeof(*picked));
+	status = rs_runsel_newest(&picked, &n, &sel, branch, limit);
+	if (status)
+		goto out;
 	runs = calloc(limit, sizeof(*runs));
-	if (!picked || !runs) {
+	if (!runs) {
 		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		goto out;
-	}
-	for (i = sel.idx.count; i-- > 0 && n < limit;) {
-		const struct rs_run_entry *e = &sel.idx.runs[i];
-
-		if (branch && (!e->branch || strcmp(e->branch, branch)))
-			continue;
-		picked[n++] = e;
 	}
 	for (i = 0; i < n; i++) {
 		const struct rs_run_entry *e = picked[n - 1 - i];

@@ -17,7 +17,8 @@
  *             return opts.status;
  *
  * The shared options use these codes in the tables: 'f' --format,
- * 'B' --branch, 'p' --per, 'W' --no-workload, 'o' --output.
+ * 'B' --branch, 'p' --per, 'W' --no-workload, 'o' --output, 'h' --help;
+ * the RS_CLI_OPTION_* lines below spell them.
  */
 #ifndef RS_CLI_OPTS_H
 #define RS_CLI_OPTS_H
@@ -25,6 +26,13 @@
 #include <getopt.h>
 
 #include "analysis/render.h"
+
+#define RS_CLI_OPTION_FORMAT { "format", required_argument, NULL, 'f' }
+#define RS_CLI_OPTION_BRANCH { "branch", required_argument, NULL, 'B' }
+#define RS_CLI_OPTION_PER { "per", required_argument, NULL, 'p' }
+#define RS_CLI_OPTION_NO_WORKLOAD { "no-workload", no_argument, NULL, 'W' }
+#define RS_CLI_OPTION_OUTPUT { "output", required_argument, NULL, 'o' }
+#define RS_CLI_OPTION_HELP { "help", no_argument, NULL, 'h' }
 
 enum {
 	RS_CLI_OPT_FORMAT = 1 << 0,    /* --format text|json|markdown */
