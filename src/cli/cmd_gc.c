@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/survey.h"
 #include "repo/repo.h"
 #include "repo/retention.h"
 #include "store/maint.h"
@@ -136,23 +137,9 @@ int cmd_gc(int argc, char **argv)
 		status = rs_cli_error(RS_EXIT_REMOTE);
 		goto out;
 	}
-	err = rs_repo_open_remote(repo, &remote, NULL);
-	if (err) {
-		status = rs_cli_fail(err == RS_ENOTFOUND ? RS_EXIT_NOT_REPO : RS_EXIT_REMOTE,
-				     "cannot open the remote: %s", rs_error_message());
+	status = rs_cli_survey(&remote, &plan, &census, repo, (time_t)o.now, 0);
+	if (status)
 		goto out;
-	}
-	err = rs_retention_plan_make(repo, (time_t)o.now, 0, &plan);
-	if (err) {
-		status = rs_cli_report(err);
-		goto out;
-	}
-	err = rs_store_census_take(&census, remote);
-	if (err) {
-		status = rs_cli_fail(RS_EXIT_REMOTE, "cannot list the remote '%s': %s",
-				     remote->display_url, rs_error_message());
-		goto out;
-	}
 	drop = calloc(plan.n ? plan.n : 1, sizeof(*drop));
 	if (!drop) {
 		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
