@@ -62,6 +62,45 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The summary diff, then (--deep) the call paths; one document in JSON. */
+static int render_report(struct rs_buf *out, const struct rs_diff *d, int deep,
+			 const struct rs_deep_diff *dd, enum rs_format fmt, size_t top)
+{
+	struct rs_buf a1 = RS_BUF_INIT, a2 = RS_BUF_INIT;
+	int err;
+
+	if (!deep || fmt != RS_FORMAT_JSON) {
+		err = rs_render_diff(out, d, fmt, top);
+		if (!err && deep)
+			err = rs_render_deep(out, dd, fmt, top);
+		return err;
+	}
+	/* one JSON document: {"summary": <diff>, "deep": <paths>} */
+	err = rs_render_diff(&a1, d, fmt, top);
+	if (!err)
+		err = rs_render_deep(&a2, dd, fmt, top);
+	if (!err)
+		err = rs_buf_printf(out, "{\"summary\": %s, \"deep\": %s}\n", a1.ptr, a2.ptr);
+	rs_buf_release(&a1);
+	rs_buf_release(&a2);
+	return err;
+}
+
+/* --html FILE: the differential flame graph page. RS_EXIT_*. */
+static int write_flame(const char *html, const struct rs_diff *d, const struct rs_deep_diff *dd)
+{
+	struct rs_buf page = RS_BUF_INIT, title = RS_BUF_INIT;
+	int status, err;
+
+	err = rs_buf_printf(&title, "%s -> %s: differential flame graph", d->base_id, d->head_id);
+	if (!err)
+		err = rs_deep_flame_html(&page, dd, title.ptr);
+	status = err ? rs_cli_report(err) : rs_runsel_write(html, &page);
+	rs_buf_release(&page);
+	rs_buf_release(&title);
+	return status;
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
@@ -135,43 +174,16 @@ int cmd_compare(int argc, char **argv)
 	err = rs_diff_runs(&d, ra, rb, &dopts);
 	if (!err && deep)
 		err = rs_deep_diff_sessions_with(&dd, sa.ptr, sb.ptr, 0, d);
-	if (!err && deep && fmt == RS_FORMAT_JSON) {
-		/* one JSON document: {"summary": <diff>, "deep": <paths>} */
-		struct rs_buf a1 = RS_BUF_INIT, a2 = RS_BUF_INIT;
-
-		err = rs_render_diff(&a1, d, fmt, top);
-		if (!err)
-			err = rs_render_deep(&a2, dd, fmt, top);
-		if (!err)
-			err = rs_buf_printf(&out, "{\"summary\": %s, \"deep\": %s}\n", a1.ptr, a2.ptr);
-		rs_buf_release(&a1);
-		rs_buf_release(&a2);
-	} else {
-		if (!err)
-			err = rs_render_diff(&out, d, fmt, top);
-		if (!err && deep)
-			err = rs_render_deep(&out, dd, fmt, top);
-	}
-	if (!err && html) {
-		struct rs_buf page = RS_BUF_INIT, title = RS_BUF_INIT;
-
-		err = rs_buf_printf(&title, "%s -> %s: differential flame graph", d->base_id, d->head_id);
-		if (!err)
-			err = rs_deep_flame_html(&page, dd, title.ptr);
-		if (!err) {
-			status = rs_runsel_write(html, &page);
-			if (status) {
-				rs_buf_release(&page);
-				rs_buf_release(&title);
-				goto out;
-			}
-		}
-		rs_buf_release(&page);
-		rs_buf_release(&title);
-	}
+	if (!err)
+		err = render_report(&out, d, deep, dd, fmt, top);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
+	}
+	if (html) {
+		status = write_flame(html, d, dd);
+		if (status)
+			goto out;
 	}
 	status = rs_runsel_write(output, &out);
 out:
