@@ -48,6 +48,29 @@ static void print_metric(json_t *metrics, const char *key, const char *fmt, int 
 		printf("%*s", width, "-");
 }
 
+static void print_row(const struct rs_run_entry *e)
+{
+	printf("%-40s %-8.8s %-16s %-10s ", e->id, e->commit, e->branch, e->trigger);
+	print_metric(e->metrics, "duration", "%*.3f", 10);
+	putchar(' ');
+	print_metric(e->metrics, "cpu_time", "%*.3f", 10);
+	putchar(' ');
+	print_metric(e->metrics, "samples", "%*.0f", 9);
+	putchar('\n');
+}
+
+/* -1 when out of memory. */
+static int append_row(json_t *arr, const struct rs_run_entry *e)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}",
+			      "id", e->id, "commit", e->commit,
+			      "branch", e->branch, "trigger", e->trigger,
+			      "recorded_at", e->recorded_at, "path", e->path,
+			      "metrics", e->metrics);
+
+	return !o || json_array_append_new(arr, o) < 0 ? -1 : 0;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	struct rs_repo *repo = NULL;
@@ -112,26 +135,12 @@ int cmd_list(int argc, char **argv)
 			continue;
 		}
 		shown++;
-		if (json) {
-			json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}",
-					      "id", e->id, "commit", e->commit,
-					      "branch", e->branch, "trigger", e->trigger,
-					      "recorded_at", e->recorded_at, "path", e->path,
-					      "metrics", e->metrics);
-
-			if (!o || json_array_append_new(arr, o) < 0) {
-				status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-				goto out;
-			}
-			continue;
+		if (!json) {
+			print_row(e);
+		} else if (append_row(arr, e)) {
+			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+			goto out;
 		}
-		printf("%-40s %-8.8s %-16s %-10s ", e->id, e->commit, e->branch, e->trigger);
-		print_metric(e->metrics, "duration", "%*.3f", 10);
-		putchar(' ');
-		print_metric(e->metrics, "cpu_time", "%*.3f", 10);
-		putchar(' ');
-		print_metric(e->metrics, "samples", "%*.0f", 9);
-		putchar('\n');
 	}
 	if (json) {
 		char *s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER |

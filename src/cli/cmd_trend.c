@@ -65,6 +65,27 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * The runs `picked` (newest first) into `runs`, oldest first: the newest
+ * `summaries` as their whole run.json (function series need the
+ * summary), the others as their index entry.
+ */
+static int load_runs(json_t **runs, struct rs_runsel *sel, const struct rs_run_entry **picked,
+		     size_t n, size_t summaries)
+{
+	int status = RS_EXIT_OK;
+
+	for (size_t i = 0; i < n && !status; i++) {
+		const struct rs_run_entry *e = picked[n - 1 - i];
+
+		if (n - 1 - i < summaries)
+			status = rs_runsel_load(&runs[i], sel, e);
+		else if (!(runs[i] = rs_runsel_entry_json(e)))
+			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+	}
+	return status;
+}
+
 int cmd_trend(int argc, char **argv)
 {
 	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
@@ -133,20 +154,10 @@ int cmd_trend(int argc, char **argv)
 	if (status)
 		goto out;
 	runs = calloc(limit, sizeof(*runs));
-	if (!runs) {
-		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+	status = runs ? load_runs(runs, &sel, picked, n, summaries)
+		      : rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+	if (status)
 		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		const struct rs_run_entry *e = picked[n - 1 - i];
-
-		if (n - 1 - i < summaries)
-			status = rs_runsel_load(&runs[i], &sel, e);
-		else if (!(runs[i] = rs_runsel_entry_json(e)))
-			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-		if (status)
-			goto out;
-	}
 	err = rs_trend_build(&t, (const json_t *const *)runs, n, &topts);
 	if (!err) {
 		if (html)
