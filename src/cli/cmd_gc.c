@@ -80,6 +80,54 @@ static void print_bytes(const char *label, uint64_t n)
 	printf("%s %.1f MB (%llu bytes)\n", label, (double)n / 1e6, (unsigned long long)n);
 }
 
+/*
+ * The raw sessions to remove: those no ref's retention keeps that the
+ * remote still holds, each once, announced as it is picked. Returns how
+ * many.
+ */
+static size_t pick_drops(struct rs_id *drop, uint64_t *drop_bytes,
+			 const struct rs_retention_plan *plan,
+			 const struct rs_store_census *census, int dry_run)
+{
+	size_t ndrop = 0;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct rs_plan_item *it = &plan->items[i];
+		int dup = 0;
+
+		if (it->keep || rs_retention_plan_keeps(plan, &it->oid) ||
+		    !rs_store_census_has_object(census, &it->oid))
+			continue;
+		for (size_t j = 0; j < ndrop && !dup; j++)
+			dup = !rs_id_cmp(&drop[j], &it->oid);
+		if (dup)
+			continue;
+		drop[ndrop++] = it->oid;
+		*drop_bytes += it->size;
+		printf("%s raw session of run %s (%s)\n", dry_run ? "would remove" : "removing",
+		       it->run_id, it->recorded_at);
+	}
+	return ndrop;
+}
+
+static void print_stats(const struct rs_gc_options *o, const struct rs_gc_stats *st,
+			const struct rs_retention_plan *plan, size_t dropped_runs,
+			uint64_t drop_bytes)
+{
+	printf("%s %zu raw sessions of %zu runs (%.1f MB of sessions) of %zu runs on %zu refs\n",
+	       o->dry_run ? "would remove" : "removed", st->manifests_removed, dropped_runs,
+	       (double)drop_bytes / 1e6, plan->runs, plan->refs);
+	printf("packs: %zu listed, %zu swept, %zu marked, %zu rescued, %zu waiting for the grace period, "
+	       "%zu clocks started\n", st->packs, st->packs_swept, st->packs_marked, st->packs_rescued,
+	       st->packs_waiting, st->packs_started);
+	print_bytes(o->dry_run ? "would free now:" : "freed now:", st->bytes_swept);
+	print_bytes("unreferenced, freed by later runs:", st->bytes_unreferenced - st->bytes_swept);
+	if (o->repack > 0)
+		printf("%s %zu packs less than %.0f%% used: %.1f MB freed once later runs sweep the old ones\n",
+		       o->dry_run ? "would repack" : "repacked", st->packs_repacked, o->repack * 100,
+		       (double)st->bytes_repacked / 1e6);
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -97,7 +145,7 @@ int cmd_gc(int argc, char **argv)
 	struct rs_gc_options o = { 0 };
 	struct rs_gc_stats st = { 0 };
 	struct rs_id *drop = NULL;
-	size_t ndrop = 0, i, dropped_runs = 0;
+	size_t ndrop = 0;
 	uint64_t drop_bytes = 0;
 	int fetch = 1, c, status = RS_EXIT_OK, err;
 
@@ -145,24 +193,7 @@ int cmd_gc(int argc, char **argv)
 		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < plan.n; i++) {
-		const struct rs_plan_item *it = &plan.items[i];
-		size_t j;
-		int dup = 0;
-
-		if (it->keep || rs_retention_plan_keeps(&plan, &it->oid) ||
-		    !rs_store_census_has_object(&census, &it->oid))
-			continue;
-		for (j = 0; j < ndrop && !dup; j++)
-			dup = !rs_id_cmp(&drop[j], &it->oid);
-		if (dup)
-			continue;
-		drop[ndrop++] = it->oid;
-		drop_bytes += it->size;
-		dropped_runs++;
-		printf("%s raw session of run %s (%s)\n", o.dry_run ? "would remove" : "removing",
-		       it->run_id, it->recorded_at);
-	}
+	ndrop = pick_drops(drop, &drop_bytes, &plan, &census, o.dry_run);
 	/* Killed writers' leftovers (temporary files, S3 multipart uploads). */
 	if (!o.dry_run && remote->tidy)
 		remote->tidy(remote);
@@ -174,18 +205,7 @@ int cmd_gc(int argc, char **argv)
 				     "gc stopped: %s; nothing is lost, run it again", rs_error_message());
 		goto out;
 	}
-	printf("%s %zu raw sessions of %zu runs (%.1f MB of sessions) of %zu runs on %zu refs\n",
-	       o.dry_run ? "would remove" : "removed", st.manifests_removed, dropped_runs,
-	       (double)drop_bytes / 1e6, plan.runs, plan.refs);
-	printf("packs: %zu listed, %zu swept, %zu marked, %zu rescued, %zu waiting for the grace period, "
-	       "%zu clocks started\n", st.packs, st.packs_swept, st.packs_marked, st.packs_rescued,
-	       st.packs_waiting, st.packs_started);
-	print_bytes(o.dry_run ? "would free now:" : "freed now:", st.bytes_swept);
-	print_bytes("unreferenced, freed by later runs:", st.bytes_unreferenced - st.bytes_swept);
-	if (o.repack > 0)
-		printf("%s %zu packs less than %.0f%% used: %.1f MB freed once later runs sweep the old ones\n",
-		       o.dry_run ? "would repack" : "repacked", st.packs_repacked, o.repack * 100,
-		       (double)st.bytes_repacked / 1e6);
+	print_stats(&o, &st, &plan, ndrop, drop_bytes);
 out:
 	free(drop);
 	rs_store_census_release(&census);
