@@ -107,7 +107,8 @@ static void merge_packs(struct rs_store_census *c)
 {
 	size_t i, n = 0;
 
-	qsort(c->packs, c->npacks, sizeof(*c->packs), pack_cmp_v);
+	if (c->npacks)
+		qsort(c->packs, c->npacks, sizeof(*c->packs), pack_cmp_v);
 	for (i = 0; i < c->npacks; i++) {
 		if (n && !rs_id_cmp(&c->packs[n - 1].id, &c->packs[i].id)) {
 			struct rs_pack_state *d = &c->packs[n - 1], *s = &c->packs[i];
@@ -249,8 +250,11 @@ int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 		err = remote->list(remote, prefixes[i], on_key, &b);
 	if (!err) {
 		merge_packs(c);
-		qsort(c->objects, c->nobjects, sizeof(*c->objects), id_cmp_v);
-		qsort(c->removed, c->nremoved, sizeof(*c->removed), id_cmp_v);
+		/* qsort wants an array even for no elements (UBSan says so). */
+		if (c->nobjects)
+			qsort(c->objects, c->nobjects, sizeof(*c->objects), id_cmp_v);
+		if (c->nremoved)
+			qsort(c->removed, c->nremoved, sizeof(*c->removed), id_cmp_v);
 		err = apply_stamps(&b, remote, b.seen, b.nseen, "gc/seen/", 0);
 	}
 	if (!err)
