@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "repo/repo.h"
 #include "repo/run.h"
 #include "util/error.h"
@@ -87,57 +88,137 @@ static int input_status(int err)
 	return rs_cli_exit_for(err);
 }
 
+/* The arguments of one `results add`, as given. */
+struct add_args {
+	const char *commit, *branch, *trigger;
+	const char **metas, **stats;  /* argc slots each */
+	size_t nmeta, nstats;
+	int raw;
+};
+
+/* The options into `a` (and -m into run->message); -1 with *status to return. */
+static int parse_args(struct add_args *a, struct rs_run *run, int argc, char **argv,
+		      int *status)
+{
+	struct rs_cli_opts opts = {
+		.command = "add", .usage = usage, .shortopts = ":hm:", .longopts = options,
+	};
+	int opt;
+
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
+		switch (opt) {
+		case OPT_COMMIT: a->commit = optarg; break;
+		case OPT_BRANCH: a->branch = optarg; break;
+		case OPT_TRIGGER: a->trigger = optarg; break;
+		case OPT_META: a->metas[a->nmeta++] = optarg; break;
+		case OPT_STATS: a->stats[a->nstats++] = optarg; break;
+		case 'm':
+			free(run->message);
+			run->message = strdup(optarg);
+			if (!run->message) {
+				*status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+				return -1;
+			}
+			break;
+		case OPT_RAW: a->raw = 1; break;
+		}
+	}
+	*status = opts.status;
+	return opt;
+}
+
+/* Who, what and when, before the repository is opened: RS_EXIT_*. */
+static int describe_run(struct rs_run *run, const struct add_args *a)
+{
+	const char *at;
+
+	run->raw = a->raw;
+	if (rs_run_set_commit(run, a->commit) || rs_run_set_trigger(run, a->trigger) ||
+	    (a->branch && rs_run_set_branch(run, a->branch)))
+		return rs_cli_error(RS_EXIT_USAGE);
+	for (size_t i = 0; i < a->nmeta; i++)
+		if (rs_run_add_meta(run, a->metas[i]))
+			return rs_cli_error(RS_EXIT_USAGE);
+	if (run->message && (strlen(run->message) > 64 * 1024 || !*run->message))
+		return rs_cli_fail(RS_EXIT_USAGE, "--message must have 1 to 65536 bytes");
+	at = getenv("RESULTS_RECORDED_AT");
+	if (at && *at) {
+		char *end;
+		long long t = strtoll(at, &end, 10);
+
+		if (*end || t < 0 || t > 253402300799LL)
+			return rs_cli_fail(RS_EXIT_USAGE, "RESULTS_RECORDED_AT='%s' is not "
+					   "Unix seconds", at);
+		rs_run_set_time(run, (time_t)t);
+	} else {
+		rs_run_set_time(run, time(NULL));
+	}
+	return RS_EXIT_OK;
+}
+
+/*
+ * The profiled checkout's branch when the session (`path`) lies in it and
+ * it is at --commit; else what CI says; else "main".
+ */
+static int guess_branch(struct rs_run *run, struct rs_repo *repo, const char *path)
+{
+	struct rs_buf b = RS_BUF_INIT;
+	int err = rs_run_profiled_branch(&b, run, repo, path);
+
+	err = rs_run_set_branch(run, err == 0 ? b.ptr : default_branch());
+	rs_buf_release(&b);
+	return err ? rs_cli_error(RS_EXIT_USAGE) : RS_EXIT_OK;
+}
+
+/* The machine, the --stats files and the files named: RS_EXIT_*. */
+static int gather(struct rs_run *run, struct rs_repo *repo, const struct add_args *a,
+		  char **paths, int npaths)
+{
+	int err = rs_run_detect_machine(run);
+
+	if (err)
+		return rs_cli_report(err);
+	for (size_t i = 0; i < a->nstats; i++)
+		if ((err = rs_run_add_stats_file(run, a->stats[i])))
+			return rs_cli_error(input_status(err));
+	for (int i = 0; i < npaths; i++)
+		if ((err = rs_run_add_path(run, repo, paths[i])))
+			return rs_cli_error(input_status(err));
+	return RS_EXIT_OK;
+}
+
+/* Open the repository and make it ready to take a run: RS_EXIT_*. */
+static int open_for_add(struct rs_repo **repo)
+{
+	int status = rs_cli_open_repo(repo);
+
+	if (status != RS_EXIT_OK)
+		return status;
+	/* Before anything is written: a clone whose pushes would take the
+	   session to the git host's own LFS server records nothing. */
+	if (rs_repo_check_transfer(*repo) != 0)
+		return rs_cli_fail(RS_EXIT_OTHER, "%s; nothing was recorded", rs_error_message());
+	return rs_cli_repair_repo(*repo);
+}
+
 int cmd_add(int argc, char **argv)
 {
 	struct rs_repo *repo = NULL;
 	struct rs_run run;
-	const char *commit = NULL, *branch = NULL, *trigger = "manual";
-	const char **metas = NULL, **stats = NULL;
-	size_t nmeta = 0, nstats = 0;
+	struct add_args a = { NULL, NULL, "manual", NULL, NULL, 0, 0, 0 };
 	char head[41] = "";
-	const char *at;
-	int opt, err, status = RS_EXIT_OK, raw = 0;
+	int err, status = RS_EXIT_OK;
 
 	rs_run_init(&run);
-	metas = calloc((size_t)argc, sizeof(*metas));
-	stats = calloc((size_t)argc, sizeof(*stats));
-	if (!metas || !stats) {
+	a.metas = calloc((size_t)argc, sizeof(*a.metas));
+	a.stats = calloc((size_t)argc, sizeof(*a.stats));
+	if (!a.metas || !a.stats) {
 		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		goto out;
 	}
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":hm:", options, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			goto out;
-		case OPT_COMMIT: commit = optarg; break;
-		case OPT_BRANCH: branch = optarg; break;
-		case OPT_TRIGGER: trigger = optarg; break;
-		case OPT_META: metas[nmeta++] = optarg; break;
-		case OPT_STATS: stats[nstats++] = optarg; break;
-		case 'm':
-			free(run.message);
-			run.message = strdup(optarg);
-			if (!run.message) {
-				status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-				goto out;
-			}
-			break;
-		case OPT_RAW: raw = 1; break;
-		case ':':
-			status = rs_cli_fail(RS_EXIT_USAGE, "option '%s' needs a value",
-					     argv[optind - 1]);
-			goto out;
-		default:
-			status = rs_cli_fail(RS_EXIT_USAGE,
-					     "unknown option '%s'; see 'results add --help'",
-					     argv[optind - 1]);
-			goto out;
-		}
-	}
-	if (!commit) {
+	if (parse_args(&a, &run, argc, argv, &status) < 0)
+		goto out;
+	if (!a.commit) {
 		status = rs_cli_fail(RS_EXIT_USAGE, "--commit <sha> is required "
 				     "(the profiled commit); see 'results add --help'");
 		goto out;
@@ -147,76 +228,15 @@ int cmd_add(int argc, char **argv)
 				     "see 'results add --help'");
 		goto out;
 	}
-	run.raw = raw;
-	if ((err = rs_run_set_commit(&run, commit)) ||
-	    (err = rs_run_set_trigger(&run, trigger)) ||
-	    (branch && (err = rs_run_set_branch(&run, branch)))) {
-		status = rs_cli_error(RS_EXIT_USAGE);
+	status = describe_run(&run, &a);
+	if (!status)
+		status = open_for_add(&repo);
+	if (!status && !a.branch)
+		status = guess_branch(&run, repo, argv[optind]);
+	if (!status)
+		status = gather(&run, repo, &a, argv + optind, argc - optind);
+	if (status)
 		goto out;
-	}
-	for (size_t i = 0; i < nmeta; i++)
-		if ((err = rs_run_add_meta(&run, metas[i]))) {
-			status = rs_cli_error(RS_EXIT_USAGE);
-			goto out;
-		}
-	if (run.message && (strlen(run.message) > 64 * 1024 || !*run.message)) {
-		status = rs_cli_fail(RS_EXIT_USAGE, "--message must have 1 to 65536 bytes");
-		goto out;
-	}
-	at = getenv("RESULTS_RECORDED_AT");
-	if (at && *at) {
-		char *end;
-		long long t = strtoll(at, &end, 10);
-
-		if (*end || t < 0 || t > 253402300799LL) {
-			status = rs_cli_fail(RS_EXIT_USAGE, "RESULTS_RECORDED_AT='%s' is not "
-					     "Unix seconds", at);
-			goto out;
-		}
-		rs_run_set_time(&run, (time_t)t);
-	} else {
-		rs_run_set_time(&run, time(NULL));
-	}
-
-	status = rs_cli_open_repo(&repo);
-	if (status != RS_EXIT_OK)
-		goto out;
-	/* Before anything is written: a clone whose pushes would take the
-	   session to the git host's own LFS server records nothing. */
-	if (rs_repo_check_transfer(repo) != 0) {
-		status = rs_cli_fail(RS_EXIT_OTHER, "%s; nothing was recorded", rs_error_message());
-		goto out;
-	}
-	status = rs_cli_repair_repo(repo);
-	if (status != RS_EXIT_OK)
-		goto out;
-	if (!branch) {
-		/* The profiled checkout's branch when the session lies in it and
-		   it is at --commit; else what CI says; else "main". */
-		struct rs_buf b = RS_BUF_INIT;
-
-		err = rs_run_profiled_branch(&b, &run, repo, argv[optind]);
-		err = rs_run_set_branch(&run, err == 0 ? b.ptr : default_branch());
-		rs_buf_release(&b);
-		if (err) {
-			status = rs_cli_error(RS_EXIT_USAGE);
-			goto out;
-		}
-	}
-	if ((err = rs_run_detect_machine(&run))) {
-		status = rs_cli_report(err);
-		goto out;
-	}
-	for (size_t i = 0; i < nstats; i++)
-		if ((err = rs_run_add_stats_file(&run, stats[i]))) {
-			status = rs_cli_error(input_status(err));
-			goto out;
-		}
-	for (int i = optind; i < argc; i++)
-		if ((err = rs_run_add_path(&run, repo, argv[i]))) {
-			status = rs_cli_error(input_status(err));
-			goto out;
-		}
 	err = rs_run_record(&run, repo, head);
 	if (err == RS_ERETRY) {
 		status = rs_cli_fail(RS_EXIT_OTHER, "%s; nothing was recorded, run the "
@@ -235,7 +255,7 @@ int cmd_add(int argc, char **argv)
 out:
 	rs_run_release(&run);
 	rs_repo_free(repo);
-	free(metas);
-	free(stats);
+	free(a.metas);
+	free(a.stats);
 	return status;
 }

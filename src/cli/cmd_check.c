@@ -11,6 +11,7 @@
 #include "analysis/check.h"
 #include "analysis/render.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "analysis/owncode.h"
 #include "cli/runsel.h"
 #include "util/error.h"
@@ -68,15 +69,56 @@ static const struct option options[] = {
 	{ "window", required_argument, NULL, 'w' },
 	{ "threshold", required_argument, NULL, 't' },
 	{ "metric", required_argument, NULL, 'm' },
-	{ "branch", required_argument, NULL, 'B' },
-	{ "per", required_argument, NULL, 'p' },
-	{ "no-workload", no_argument, NULL, 'W' },
+	RS_CLI_OPTION_BRANCH,
+	RS_CLI_OPTION_PER,
+	RS_CLI_OPTION_NO_WORKLOAD,
 	{ "strict", no_argument, NULL, 'S' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_FORMAT,
+	RS_CLI_OPTION_OUTPUT,
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
+
+/* The run named (`query`), or else the newest run (on `branch` when given). */
+static int pick_head(const struct rs_run_entry **head, struct rs_runsel *sel, const char *query,
+		     const char *branch)
+{
+	if (query)
+		return rs_runsel_resolve(head, sel, query);
+	for (size_t i = sel->idx.count; i-- > 0;)
+		if (!branch || (sel->idx.runs[i].branch &&
+				!strcmp(sel->idx.runs[i].branch, branch))) {
+			*head = &sel->idx.runs[i];
+			return RS_EXIT_OK;
+		}
+	return rs_cli_fail(RS_EXIT_UNKNOWN, branch ? "no run recorded on branch '%s'"
+			   : "no run recorded yet%s", branch ? branch : "");
+}
+
+/*
+ * The runs before `head` on its branch (or `branch`), newest first, at
+ * most the window (or HISTORY_DEFAULT); `*n` counts those loaded, also
+ * when one fails.
+ */
+static int load_history(json_t **hist, size_t *n, struct rs_runsel *sel,
+			const struct rs_run_entry *head, const char *branch, size_t window)
+{
+	const char *hb = branch ? branch : head->branch;
+	size_t want = window > HISTORY_DEFAULT ? window : HISTORY_DEFAULT;
+	int status;
+
+	for (size_t i = rs_runsel_pos(sel, head); i-- > 0 && *n < want;) {
+		const struct rs_run_entry *e = &sel->idx.runs[i];
+
+		if (hb && (!e->branch || strcmp(e->branch, hb)))
+			continue;
+		status = rs_runsel_load(&hist[*n], sel, e);
+		if (status)
+			return status;
+		(*n)++;
+	}
+	return RS_EXIT_OK;
+}
 
 static int run(int argc, char **argv)
 {
@@ -89,19 +131,19 @@ static int run(int argc, char **argv)
 	struct rs_check_result *res = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	json_t *hj = NULL, *hist[HISTORY_MAX];
-	size_t n_hist = 0, i, pos;
+	size_t n_hist = 0, i;
 	struct rs_owncode own = { NULL, 0 };
 	const char *own_specs[OWN_SPECS_MAX];
 	json_t *config = NULL;
+	struct rs_cli_opts opts = {
+		.command = "check", .usage = usage, .shortopts = "ho:", .longopts = options,
+		.take = RS_CLI_OPT_FORMAT | RS_CLI_OPT_BRANCH | RS_CLI_OPT_WORKLOAD |
+			 RS_CLI_OPT_OUTPUT,
+	};
 	int opt, err, status = RS_EXIT_OK, opened = 0, strict = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
 		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
 		case 'b': baseline = optarg; break;
 		case 'w':
 			status = rs_runsel_parse_count(optarg, &copts.window);
@@ -123,21 +165,16 @@ static int run(int argc, char **argv)
 			metrics[copts.n_metrics++] = optarg;
 			copts.metrics = metrics;
 			break;
-		case 'B': branch = optarg; break;
-		case 'p': copts.per = optarg; break;
-		case 'W': copts.no_workload = 1; break;
 		case 'S': strict = 1; break;
-		case 'f':
-			if (rs_format_parse(&fmt, optarg))
-				return rs_cli_error(RS_EXIT_USAGE);
-			break;
-		case 'o': output = optarg; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE,
-					   "unknown option '%s'; see 'results check --help'",
-					   argv[optind - 1]);
 		}
 	}
+	if (opt < 0)
+		return opts.status;
+	fmt = opts.fmt;
+	output = opts.output;
+	branch = opts.branch;
+	copts.per = opts.per;
+	copts.no_workload = opts.no_workload;
 	if (optind < argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give at most one run or commit; "
 				   "see 'results check --help'");
@@ -153,54 +190,22 @@ static int run(int argc, char **argv)
 	own.n_specs = rs_owncode_from_config(config, own_specs, OWN_SPECS_MAX);
 	own.specs = own_specs;
 	copts.own = &own;
-	if (optind == argc - 1) {
-		status = rs_runsel_resolve(&head, &sel, argv[optind]);
-		if (status)
-			goto out;
-	} else {
-		for (i = sel.idx.count; i-- > 0;)
-			if (!branch || (sel.idx.runs[i].branch &&
-					!strcmp(sel.idx.runs[i].branch, branch))) {
-				head = &sel.idx.runs[i];
-				break;
-			}
-		if (!head) {
-			status = rs_cli_fail(RS_EXIT_UNKNOWN, branch
-					     ? "no run recorded on branch '%s'"
-					     : "no run recorded yet%s", branch ? branch : "");
-			goto out;
-		}
-	}
-	status = rs_runsel_load(&hj, &sel, head);
-	if (status)
-		goto out;
-
-	if (baseline) {
+	status = pick_head(&head, &sel, optind == argc - 1 ? argv[optind] : NULL, branch);
+	if (!status)
+		status = rs_runsel_load(&hj, &sel, head);
+	if (!status && baseline) {
 		status = rs_runsel_resolve(&base, &sel, baseline);
 		if (!status)
 			status = rs_runsel_load(&hist[0], &sel, base);
-		if (status)
-			goto out;
-		n_hist = 1;
-		copts.explicit_baseline = 1;
-	} else {
-		/* Earlier runs of the head's branch, newest first. */
-		const char *hb = branch ? branch : head->branch;
-
-		size_t want = copts.window > HISTORY_DEFAULT ? copts.window : HISTORY_DEFAULT;
-
-		pos = rs_runsel_pos(&sel, head);
-		for (i = pos; i-- > 0 && n_hist < want;) {
-			const struct rs_run_entry *e = &sel.idx.runs[i];
-
-			if (hb && (!e->branch || strcmp(e->branch, hb)))
-				continue;
-			status = rs_runsel_load(&hist[n_hist], &sel, e);
-			if (status)
-				goto out;
-			n_hist++;
+		if (!status) {
+			n_hist = 1;
+			copts.explicit_baseline = 1;
 		}
+	} else if (!status) {
+		status = load_history(hist, &n_hist, &sel, head, branch, copts.window);
 	}
+	if (status)
+		goto out;
 
 	err = rs_check_run(&res, hj, (const json_t *const *)hist, n_hist, &copts);
 	if (!err)

@@ -11,6 +11,7 @@
 #include "analysis/diff.h"
 #include "analysis/render.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "analysis/owncode.h"
 #include "cli/runsel.h"
 #include "util/error.h"
@@ -50,16 +51,55 @@ static const char usage[] =
 	"missing on the remote (--deep), 7 corrupt run files, 8 other.\n";
 
 static const struct option options[] = {
-	{ "format", required_argument, NULL, 'f' },
+	RS_CLI_OPTION_FORMAT,
 	{ "top", required_argument, NULL, 't' },
-	{ "per", required_argument, NULL, 'p' },
-	{ "no-workload", no_argument, NULL, 'W' },
+	RS_CLI_OPTION_PER,
+	RS_CLI_OPTION_NO_WORKLOAD,
 	{ "deep", no_argument, NULL, 'd' },
 	{ "html", required_argument, NULL, 'H' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_OUTPUT,
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
+
+/* The summary diff, then (--deep) the call paths; one document in JSON. */
+static int render_report(struct rs_buf *out, const struct rs_diff *d, int deep,
+			 const struct rs_deep_diff *dd, enum rs_format fmt, size_t top)
+{
+	struct rs_buf a1 = RS_BUF_INIT, a2 = RS_BUF_INIT;
+	int err;
+
+	if (!deep || fmt != RS_FORMAT_JSON) {
+		err = rs_render_diff(out, d, fmt, top);
+		if (!err && deep)
+			err = rs_render_deep(out, dd, fmt, top);
+		return err;
+	}
+	/* one JSON document: {"summary": <diff>, "deep": <paths>} */
+	err = rs_render_diff(&a1, d, fmt, top);
+	if (!err)
+		err = rs_render_deep(&a2, dd, fmt, top);
+	if (!err)
+		err = rs_buf_printf(out, "{\"summary\": %s, \"deep\": %s}\n", a1.ptr, a2.ptr);
+	rs_buf_release(&a1);
+	rs_buf_release(&a2);
+	return err;
+}
+
+/* --html FILE: the differential flame graph page. RS_EXIT_*. */
+static int write_flame(const char *html, const struct rs_diff *d, const struct rs_deep_diff *dd)
+{
+	struct rs_buf page = RS_BUF_INIT, title = RS_BUF_INIT;
+	int status, err;
+
+	err = rs_buf_printf(&title, "%s -> %s: differential flame graph", d->base_id, d->head_id);
+	if (!err)
+		err = rs_deep_flame_html(&page, dd, title.ptr);
+	status = err ? rs_cli_report(err) : rs_runsel_write(html, &page);
+	rs_buf_release(&page);
+	rs_buf_release(&title);
+	return status;
+}
 
 int cmd_compare(int argc, char **argv)
 {
@@ -77,35 +117,29 @@ int cmd_compare(int argc, char **argv)
 	struct rs_owncode own = { NULL, 0 };
 	const char *own_specs[OWN_SPECS_MAX];
 	json_t *config = NULL;
+	struct rs_cli_opts opts = {
+		.command = "compare", .usage = usage, .shortopts = "ho:", .longopts = options,
+		.take = RS_CLI_OPT_FORMAT | RS_CLI_OPT_WORKLOAD | RS_CLI_OPT_OUTPUT,
+	};
 	int opt, err, status = RS_EXIT_OK, opened = 0, deep = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
 		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
-		case 'f':
-			if (rs_format_parse(&fmt, optarg))
-				return rs_cli_error(RS_EXIT_USAGE);
-			break;
 		case 't':
 			status = rs_runsel_parse_count(optarg, &top);
 			if (status)
 				return status;
 			break;
-		case 'p': dopts.per = optarg; break;
-		case 'W': dopts.no_workload = 1; break;
-		case 'o': output = optarg; break;
 		case 'd': deep = 1; break;
 		case 'H': html = optarg; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE,
-					   "unknown option '%s'; see 'results compare --help'",
-					   argv[optind - 1]);
 		}
 	}
+	if (opt < 0)
+		return opts.status;
+	fmt = opts.fmt;
+	output = opts.output;
+	dopts.per = opts.per;
+	dopts.no_workload = opts.no_workload;
 	if (optind != argc - 2)
 		return rs_cli_fail(RS_EXIT_USAGE, "give two runs or commits, base first; "
 				   "see 'results compare --help'");
@@ -140,43 +174,16 @@ int cmd_compare(int argc, char **argv)
 	err = rs_diff_runs(&d, ra, rb, &dopts);
 	if (!err && deep)
 		err = rs_deep_diff_sessions_with(&dd, sa.ptr, sb.ptr, 0, d);
-	if (!err && deep && fmt == RS_FORMAT_JSON) {
-		/* one JSON document: {"summary": <diff>, "deep": <paths>} */
-		struct rs_buf a1 = RS_BUF_INIT, a2 = RS_BUF_INIT;
-
-		err = rs_render_diff(&a1, d, fmt, top);
-		if (!err)
-			err = rs_render_deep(&a2, dd, fmt, top);
-		if (!err)
-			err = rs_buf_printf(&out, "{\"summary\": %s, \"deep\": %s}\n", a1.ptr, a2.ptr);
-		rs_buf_release(&a1);
-		rs_buf_release(&a2);
-	} else {
-		if (!err)
-			err = rs_render_diff(&out, d, fmt, top);
-		if (!err && deep)
-			err = rs_render_deep(&out, dd, fmt, top);
-	}
-	if (!err && html) {
-		struct rs_buf page = RS_BUF_INIT, title = RS_BUF_INIT;
-
-		err = rs_buf_printf(&title, "%s -> %s: differential flame graph", d->base_id, d->head_id);
-		if (!err)
-			err = rs_deep_flame_html(&page, dd, title.ptr);
-		if (!err) {
-			status = rs_runsel_write(html, &page);
-			if (status) {
-				rs_buf_release(&page);
-				rs_buf_release(&title);
-				goto out;
-			}
-		}
-		rs_buf_release(&page);
-		rs_buf_release(&title);
-	}
+	if (!err)
+		err = render_report(&out, d, deep, dd, fmt, top);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
+	}
+	if (html) {
+		status = write_flame(html, d, dd);
+		if (status)
+			goto out;
 	}
 	status = rs_runsel_write(output, &out);
 out:

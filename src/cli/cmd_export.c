@@ -13,6 +13,7 @@
 
 #include "analysis/export.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/runsel.h"
 #include "util/error.h"
 
@@ -32,9 +33,9 @@ static const char usage[] =
 	"session, 8 other.\n";
 
 static const struct option options[] = {
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_FORMAT,
+	RS_CLI_OPTION_OUTPUT,
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -47,26 +48,22 @@ int cmd_export(int argc, char **argv)
 	struct rs_buf session = RS_BUF_INIT;
 	struct stat sb;
 	FILE *out = stdout;
+	struct rs_cli_opts opts = {
+		.command = "export", .usage = usage, .shortopts = "ho:", .longopts = options,
+		.take = RS_CLI_OPT_OUTPUT,
+	};
 	int opt, err, status = RS_EXIT_OK, opened = 0, have_fmt = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
-		case 'f':
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
+		if (opt == 'f') {
 			if (rs_export_format_parse(&fmt, optarg))
 				return rs_cli_error(RS_EXIT_USAGE);
 			have_fmt = 1;
-			break;
-		case 'o': output = optarg; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE, "unknown option '%s'; see 'results export --help'",
-					   argv[optind - 1]);
 		}
 	}
+	if (opt < 0)
+		return opts.status;
+	output = opts.output;
 	if (optind != argc - 1 || !have_fmt)
 		return rs_cli_fail(RS_EXIT_USAGE, "give one run and --format speedscope|collapsed; "
 				   "see 'results export --help'");

@@ -16,6 +16,7 @@
 #include "analysis/owncode.h"
 #include "cli/cli.h"
 #include "cli/runsel.h"
+#include "cli/survey.h"
 #include "repo/repo.h"
 #include "repo/retention.h"
 #include "store/maint.h"
@@ -152,6 +153,54 @@ fail:
 	return RS_EXIT_CORRUPT;
 }
 
+/*
+ * The raw sessions to remove: those no ref's retention keeps that the
+ * remote still holds, each once, announced as it is picked. Returns how
+ * many.
+ */
+static size_t pick_drops(struct rs_id *drop, uint64_t *drop_bytes,
+			 const struct rs_retention_plan *plan,
+			 const struct rs_store_census *census, int dry_run)
+{
+	size_t ndrop = 0;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct rs_plan_item *it = &plan->items[i];
+		int dup = 0;
+
+		if (it->keep || rs_retention_plan_keeps(plan, &it->oid) ||
+		    !rs_store_census_has_object(census, &it->oid))
+			continue;
+		for (size_t j = 0; j < ndrop && !dup; j++)
+			dup = !rs_id_cmp(&drop[j], &it->oid);
+		if (dup)
+			continue;
+		drop[ndrop++] = it->oid;
+		*drop_bytes += it->size;
+		printf("%s raw session of run %s (%s)\n", dry_run ? "would remove" : "removing",
+		       it->run_id, it->recorded_at);
+	}
+	return ndrop;
+}
+
+static void print_stats(const struct rs_gc_options *o, const struct rs_gc_stats *st,
+			const struct rs_retention_plan *plan, size_t dropped_runs,
+			uint64_t drop_bytes)
+{
+	printf("%s %zu raw sessions of %zu runs (%.1f MB of sessions) of %zu runs on %zu refs\n",
+	       o->dry_run ? "would remove" : "removed", st->manifests_removed, dropped_runs,
+	       (double)drop_bytes / 1e6, plan->runs, plan->refs);
+	printf("packs: %zu listed, %zu swept, %zu marked, %zu rescued, %zu waiting for the grace period, "
+	       "%zu clocks started\n", st->packs, st->packs_swept, st->packs_marked, st->packs_rescued,
+	       st->packs_waiting, st->packs_started);
+	print_bytes(o->dry_run ? "would free now:" : "freed now:", st->bytes_swept);
+	print_bytes("unreferenced, freed by later runs:", st->bytes_unreferenced - st->bytes_swept);
+	if (o->repack > 0)
+		printf("%s %zu packs less than %.0f%% used: %.1f MB freed once later runs sweep the old ones\n",
+		       o->dry_run ? "would repack" : "repacked", st->packs_repacked, o->repack * 100,
+		       (double)st->bytes_repacked / 1e6);
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -170,7 +219,7 @@ int cmd_gc(int argc, char **argv)
 	struct rs_gc_stats st = { 0 };
 	struct rs_retention policy;
 	struct rs_id *drop = NULL;
-	size_t ndrop = 0, i, dropped_runs = 0;
+	size_t ndrop = 0;
 	uint64_t drop_bytes = 0;
 	int fetch = 1, c, status = RS_EXIT_OK, err;
 
@@ -210,17 +259,9 @@ int cmd_gc(int argc, char **argv)
 		status = rs_cli_error(RS_EXIT_REMOTE);
 		goto out;
 	}
-	err = rs_repo_open_remote(repo, &remote, NULL);
-	if (err) {
-		status = rs_cli_fail(err == RS_ENOTFOUND ? RS_EXIT_NOT_REPO : RS_EXIT_REMOTE,
-				     "cannot open the remote: %s", rs_error_message());
+	status = rs_cli_survey(&remote, &plan, &census, repo, (time_t)o.now, 0);
+	if (status)
 		goto out;
-	}
-	err = rs_retention_plan_make(repo, (time_t)o.now, 0, &plan);
-	if (err) {
-		status = rs_cli_report(err);
-		goto out;
-	}
 	err = rs_retention_load(repo, NULL, &policy);
 	if (!err && policy.keep_flagged) {
 		size_t flagged = 0;
@@ -234,35 +275,12 @@ int cmd_gc(int argc, char **argv)
 		status = rs_cli_report(err);
 		goto out;
 	}
-	err = rs_store_census_take(&census, remote);
-	if (err) {
-		status = rs_cli_fail(RS_EXIT_REMOTE, "cannot list the remote '%s': %s",
-				     remote->display_url, rs_error_message());
-		goto out;
-	}
 	drop = calloc(plan.n ? plan.n : 1, sizeof(*drop));
 	if (!drop) {
 		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < plan.n; i++) {
-		const struct rs_plan_item *it = &plan.items[i];
-		size_t j;
-		int dup = 0;
-
-		if (it->keep || rs_retention_plan_keeps(&plan, &it->oid) ||
-		    !rs_store_census_has_object(&census, &it->oid))
-			continue;
-		for (j = 0; j < ndrop && !dup; j++)
-			dup = !rs_id_cmp(&drop[j], &it->oid);
-		if (dup)
-			continue;
-		drop[ndrop++] = it->oid;
-		drop_bytes += it->size;
-		dropped_runs++;
-		printf("%s raw session of run %s (%s)\n", o.dry_run ? "would remove" : "removing",
-		       it->run_id, it->recorded_at);
-	}
+	ndrop = pick_drops(drop, &drop_bytes, &plan, &census, o.dry_run);
 	/* Killed writers' leftovers (temporary files, S3 multipart uploads). */
 	if (!o.dry_run && remote->tidy)
 		remote->tidy(remote);
@@ -274,18 +292,7 @@ int cmd_gc(int argc, char **argv)
 				     "gc stopped: %s; nothing is lost, run it again", rs_error_message());
 		goto out;
 	}
-	printf("%s %zu raw sessions of %zu runs (%.1f MB of sessions) of %zu runs on %zu refs\n",
-	       o.dry_run ? "would remove" : "removed", st.manifests_removed, dropped_runs,
-	       (double)drop_bytes / 1e6, plan.runs, plan.refs);
-	printf("packs: %zu listed, %zu swept, %zu marked, %zu rescued, %zu waiting for the grace period, "
-	       "%zu clocks started\n", st.packs, st.packs_swept, st.packs_marked, st.packs_rescued,
-	       st.packs_waiting, st.packs_started);
-	print_bytes(o.dry_run ? "would free now:" : "freed now:", st.bytes_swept);
-	print_bytes("unreferenced, freed by later runs:", st.bytes_unreferenced - st.bytes_swept);
-	if (o.repack > 0)
-		printf("%s %zu packs less than %.0f%% used: %.1f MB freed once later runs sweep the old ones\n",
-		       o.dry_run ? "would repack" : "repacked", st.packs_repacked, o.repack * 100,
-		       (double)st.bytes_repacked / 1e6);
+	print_stats(&o, &st, &plan, ndrop, drop_bytes);
 out:
 	free(drop);
 	rs_store_census_release(&census);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "repo/repo.h"
 #include "repo/runindex.h"
 #include "util/error.h"
@@ -32,8 +33,8 @@ static const char usage[] =
 static const struct option options[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "limit", required_argument, NULL, 'n' },
-	{ "branch", required_argument, NULL, 'b' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_BRANCH,
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -47,6 +48,29 @@ static void print_metric(json_t *metrics, const char *key, const char *fmt, int 
 		printf("%*s", width, "-");
 }
 
+static void print_row(const struct rs_run_entry *e)
+{
+	printf("%-40s %-8.8s %-16s %-10s ", e->id, e->commit, e->branch, e->trigger);
+	print_metric(e->metrics, "duration", "%*.3f", 10);
+	putchar(' ');
+	print_metric(e->metrics, "cpu_time", "%*.3f", 10);
+	putchar(' ');
+	print_metric(e->metrics, "samples", "%*.0f", 9);
+	putchar('\n');
+}
+
+/* -1 when out of memory. */
+static int append_row(json_t *arr, const struct rs_run_entry *e)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}",
+			      "id", e->id, "commit", e->commit,
+			      "branch", e->branch, "trigger", e->trigger,
+			      "recorded_at", e->recorded_at, "path", e->path,
+			      "metrics", e->metrics);
+
+	return !o || json_array_append_new(arr, o) < 0 ? -1 : 0;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	struct rs_repo *repo = NULL;
@@ -54,20 +78,18 @@ int cmd_list(int argc, char **argv)
 	const char *branch = NULL;
 	json_t *arr = NULL;
 	size_t limit = DEFAULT_LIMIT, shown = 0, skipped = 0;
+	struct rs_cli_opts opts = {
+		.command = "list", .usage = usage, .shortopts = ":h", .longopts = options,
+		.take = RS_CLI_OPT_BRANCH,
+	};
 	int opt, err, json = 0, status = RS_EXIT_OK;
 
 	rs_runindex_init(&idx);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
 		char *end;
 
 		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			goto out;
 		case 'j': json = 1; break;
-		case 'b': branch = optarg; break;
 		case 'n':
 			limit = strtoul(optarg, &end, 10);
 			if (!*optarg || *end || optarg[0] == '-') {
@@ -76,17 +98,13 @@ int cmd_list(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case ':':
-			status = rs_cli_fail(RS_EXIT_USAGE, "option '%s' needs a value",
-					     argv[optind - 1]);
-			goto out;
-		default:
-			status = rs_cli_fail(RS_EXIT_USAGE,
-					     "unknown option '%s'; see 'results list --help'",
-					     argv[optind - 1]);
-			goto out;
 		}
 	}
+	if (opt < 0) {
+		status = opts.status;
+		goto out;
+	}
+	branch = opts.branch;
 	if (optind < argc) {
 		status = rs_cli_fail(RS_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 		goto out;
@@ -117,26 +135,12 @@ int cmd_list(int argc, char **argv)
 			continue;
 		}
 		shown++;
-		if (json) {
-			json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}",
-					      "id", e->id, "commit", e->commit,
-					      "branch", e->branch, "trigger", e->trigger,
-					      "recorded_at", e->recorded_at, "path", e->path,
-					      "metrics", e->metrics);
-
-			if (!o || json_array_append_new(arr, o) < 0) {
-				status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-				goto out;
-			}
-			continue;
+		if (!json) {
+			print_row(e);
+		} else if (append_row(arr, e)) {
+			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+			goto out;
 		}
-		printf("%-40s %-8.8s %-16s %-10s ", e->id, e->commit, e->branch, e->trigger);
-		print_metric(e->metrics, "duration", "%*.3f", 10);
-		putchar(' ');
-		print_metric(e->metrics, "cpu_time", "%*.3f", 10);
-		putchar(' ');
-		print_metric(e->metrics, "samples", "%*.0f", 9);
-		putchar('\n');
 	}
 	if (json) {
 		char *s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER |

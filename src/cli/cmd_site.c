@@ -16,6 +16,7 @@
 #include "analysis/runview.h"
 #include "analysis/series.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/runsel.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -39,12 +40,12 @@ static const char usage[] =
 	"7 corrupt run files, 8 other (e.g. <dir> not writable).\n";
 
 static const struct option options[] = {
-	{ "branch", required_argument, NULL, 'B' },
+	RS_CLI_OPTION_BRANCH,
 	{ "limit", required_argument, NULL, 'l' },
 	{ "summaries", required_argument, NULL, 's' },
 	{ "title", required_argument, NULL, 'T' },
 	{ "commit-url", required_argument, NULL, 'c' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -103,6 +104,57 @@ static int flame_page(const char *dir, const json_t *head, const json_t *base,
 	return err;
 }
 
+/*
+ * runs/<id>.html for `run`, and the flame graph of `newer` (the run after
+ * it, if any) against it. `has_older`: a run before it will get such a
+ * page, so this one links to it.
+ */
+static int run_pages(const char *dir, const json_t *newer, json_t *run, const char *newer_id,
+		     const char *id, int has_older, const struct rs_html_links *links)
+{
+	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
+	int err = flame_page(dir, newer, run, newer_id);
+
+	if (!err && has_older && rs_buf_printf(&sub, "%s.diff.html", id) == 0)
+		json_object_set_new(run, "diff_page", json_string(sub.ptr));
+	rs_buf_clear(&sub);
+	if (!err)
+		err = rs_html_run_page(&out, run, links);
+	if (!err)
+		err = rs_buf_printf(&sub, "runs/%s.html", id);
+	if (!err)
+		err = write_page(dir, sub.ptr, &out);
+	rs_buf_release(&out);
+	rs_buf_release(&sub);
+	return err;
+}
+
+/* index.html (the table of runs) and trends.html. */
+static int index_pages(const char *dir, json_t **newest_first, json_t **oldest_first, size_t n,
+		       const char *title, const struct rs_html_links *links)
+{
+	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
+	struct rs_trend *t = NULL;
+	int err;
+
+	err = rs_html_site_index(&out, (const json_t *const *)newest_first, n, title, links);
+	if (!err)
+		err = write_page(dir, "index.html", &out);
+	if (!err)
+		err = rs_trend_build(&t, (const json_t *const *)oldest_first, n, NULL);
+	rs_buf_clear(&out);
+	if (!err)
+		err = rs_buf_printf(&sub, "%s: trends", title);
+	if (!err)
+		err = rs_html_trend_page(&out, t, sub.ptr, links);
+	if (!err)
+		err = write_page(dir, "trends.html", &out);
+	rs_trend_free(t);
+	rs_buf_release(&out);
+	rs_buf_release(&sub);
+	return err;
+}
+
 int cmd_site(int argc, char **argv)
 {
 	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
@@ -112,19 +164,15 @@ int cmd_site(int argc, char **argv)
 	size_t limit = 1000, summaries = 100, n = 0, i, pages = 0;
 	const struct rs_run_entry **picked = NULL;
 	json_t **newest_first = NULL, **oldest_first = NULL;
-	struct rs_trend *t = NULL;
-	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
 	json_t *prev = NULL;
+	struct rs_cli_opts opts = {
+		.command = "site", .usage = usage, .shortopts = "h", .longopts = options,
+		.take = RS_CLI_OPT_BRANCH,
+	};
 	int opt, err = 0, status = RS_EXIT_OK, opened = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
 		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
-		case 'B': branch = optarg; break;
 		case 'l':
 		case 's':
 			status = rs_runsel_parse_count(optarg, opt == 'l' ? &limit : &summaries);
@@ -133,11 +181,11 @@ int cmd_site(int argc, char **argv)
 			break;
 		case 'T': title = optarg; break;
 		case 'c': site_links.commit_url = run_links.commit_url = optarg; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE, "unknown option '%s'; see 'results site --help'",
-					   argv[optind - 1]);
 		}
 	}
+	if (opt < 0)
+		return opts.status;
+	branch = opts.branch;
 	if (optind != argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give the output directory; see 'results site --help'");
 	dir = argv[optind];
@@ -153,19 +201,14 @@ int cmd_site(int argc, char **argv)
 		goto out;
 	}
 
-	picked = calloc(limit, sizeof(*picked));
+	status = rs_runsel_newest(&picked, &n, &sel, branch, limit);
+	if (status)
+		goto out;
 	newest_first = calloc(limit, sizeof(*newest_first));
 	oldest_first = calloc(limit, sizeof(*oldest_first));
-	if (!picked || !newest_first || !oldest_first) {
+	if (!newest_first || !oldest_first) {
 		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		goto out;
-	}
-	for (i = sel.idx.count; i-- > 0 && n < limit;) {
-		const struct rs_run_entry *e = &sel.idx.runs[i];
-
-		if (branch && (!e->branch || strcmp(e->branch, branch)))
-			continue;
-		picked[n++] = e;
 	}
 	/* One page per run; the run.json read for it also feeds the trend's
 	 * function series for the newest `summaries` runs. */
@@ -175,20 +218,10 @@ int cmd_site(int argc, char **argv)
 		status = rs_runsel_load(&run, &sel, picked[i]);
 		if (status)
 			goto out;
-		rs_buf_clear(&out);
-		rs_buf_clear(&sub);
-		err = flame_page(dir, prev, run, picked[i > 0 ? i - 1 : 0]->id);
+		err = run_pages(dir, prev, run, picked[i > 0 ? i - 1 : 0]->id, picked[i]->id,
+				i + 1 < n, &run_links);
 		json_decref(prev);
 		prev = json_incref(run);
-		if (!err && i + 1 < n && rs_buf_printf(&sub, "%s.diff.html", picked[i]->id) == 0)
-			json_object_set_new(run, "diff_page", json_string(sub.ptr));
-		rs_buf_clear(&sub);
-		if (!err)
-			err = rs_html_run_page(&out, run, &run_links);
-		if (!err)
-			err = rs_buf_printf(&sub, "runs/%s.html", picked[i]->id);
-		if (!err)
-			err = write_page(dir, sub.ptr, &out);
 		if (err) {
 			json_decref(run);
 			status = rs_cli_report(err);
@@ -209,20 +242,7 @@ int cmd_site(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		oldest_first[i] = newest_first[n - 1 - i];
 
-	rs_buf_clear(&out);
-	err = rs_html_site_index(&out, (const json_t *const *)newest_first, n, title, &site_links);
-	if (!err)
-		err = write_page(dir, "index.html", &out);
-	if (!err)
-		err = rs_trend_build(&t, (const json_t *const *)oldest_first, n, NULL);
-	rs_buf_clear(&out);
-	rs_buf_clear(&sub);
-	if (!err)
-		err = rs_buf_printf(&sub, "%s: trends", title);
-	if (!err)
-		err = rs_html_trend_page(&out, t, sub.ptr, &site_links);
-	if (!err)
-		err = write_page(dir, "trends.html", &out);
+	err = index_pages(dir, newest_first, oldest_first, n, title, &site_links);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
@@ -230,14 +250,11 @@ int cmd_site(int argc, char **argv)
 	fprintf(stderr, "wrote %s: index.html, trends.html and %zu run pages\n", dir, pages);
 out:
 	json_decref(prev);
-	rs_trend_free(t);
 	for (i = 0; newest_first && i < n; i++)
 		json_decref(newest_first[i]);
 	free(newest_first);
 	free(oldest_first);
 	free(picked);
-	rs_buf_release(&out);
-	rs_buf_release(&sub);
 	if (opened)
 		rs_runsel_close(&sel);
 	return status;

@@ -15,6 +15,7 @@
 #include "analysis/render.h"
 #include "analysis/series.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/runsel.h"
 #include "util/error.h"
 
@@ -45,24 +46,45 @@ static const char usage[] =
 	"7 corrupt run files, 8 other.\n";
 
 static const struct option options[] = {
-	{ "branch", required_argument, NULL, 'B' },
+	RS_CLI_OPTION_BRANCH,
 	{ "metric", required_argument, NULL, 'm' },
 	{ "function", required_argument, NULL, 'F' },
 	{ "all-metrics", no_argument, NULL, 'A' },
 	{ "limit", required_argument, NULL, 'l' },
 	{ "summaries", required_argument, NULL, 's' },
-	{ "per", required_argument, NULL, 'p' },
-	{ "no-workload", no_argument, NULL, 'W' },
+	RS_CLI_OPTION_PER,
+	RS_CLI_OPTION_NO_WORKLOAD,
 	{ "json", no_argument, NULL, 'j' },
-	{ "format", required_argument, NULL, 'f' },
+	RS_CLI_OPTION_FORMAT,
 	{ "html", required_argument, NULL, 'H' },
 	{ "title", required_argument, NULL, 'T' },
 	{ "run-url", required_argument, NULL, 'r' },
 	{ "commit-url", required_argument, NULL, 'c' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
+	RS_CLI_OPTION_OUTPUT,
+	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
+
+/*
+ * The runs `picked` (newest first) into `runs`, oldest first: the newest
+ * `summaries` as their whole run.json (function series need the
+ * summary), the others as their index entry.
+ */
+static int load_runs(json_t **runs, struct rs_runsel *sel, const struct rs_run_entry **picked,
+		     size_t n, size_t summaries)
+{
+	int status = RS_EXIT_OK;
+
+	for (size_t i = 0; i < n && !status; i++) {
+		const struct rs_run_entry *e = picked[n - 1 - i];
+
+		if (n - 1 - i < summaries)
+			status = rs_runsel_load(&runs[i], sel, e);
+		else if (!(runs[i] = rs_runsel_entry_json(e)))
+			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+	}
+	return status;
+}
 
 int cmd_trend(int argc, char **argv)
 {
@@ -77,16 +99,15 @@ int cmd_trend(int argc, char **argv)
 	struct rs_trend *t = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	json_t **runs = NULL;
+	struct rs_cli_opts opts = {
+		.command = "trend", .usage = usage, .shortopts = "ho:", .longopts = options,
+		.take = RS_CLI_OPT_TEXT_JSON | RS_CLI_OPT_BRANCH | RS_CLI_OPT_WORKLOAD |
+			 RS_CLI_OPT_OUTPUT,
+	};
 	int opt, err, status = RS_EXIT_OK, opened = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
 		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
-		case 'B': branch = optarg; break;
 		case 'm':
 			if (topts.n_metrics == NAMES_MAX)
 				return rs_cli_fail(RS_EXIT_USAGE, "too many --metric options");
@@ -106,24 +127,20 @@ int cmd_trend(int argc, char **argv)
 			if (status)
 				return status;
 			break;
-		case 'p': topts.per = optarg; break;
-		case 'W': topts.no_workload = 1; break;
-		case 'j': fmt = RS_FORMAT_JSON; break;
-		case 'f':
-			if (rs_format_parse(&fmt, optarg) || fmt == RS_FORMAT_MARKDOWN)
-				return rs_cli_fail(RS_EXIT_USAGE, "trend formats are text and json");
-			break;
+		case 'j': opts.fmt = RS_FORMAT_JSON; break;
 		case 'H': html = optarg; break;
 		case 'T': title = optarg; break;
 		case 'r': links.run_url = optarg; break;
 		case 'c': links.commit_url = optarg; break;
-		case 'o': output = optarg; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE,
-					   "unknown option '%s'; see 'results trend --help'",
-					   argv[optind - 1]);
 		}
 	}
+	if (opt < 0)
+		return opts.status;
+	fmt = opts.fmt;
+	output = opts.output;
+	branch = opts.branch;
+	topts.per = opts.per;
+	topts.no_workload = opts.no_workload;
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "unexpected argument '%s'; see 'results trend --help'",
 				   argv[optind]);
@@ -133,29 +150,14 @@ int cmd_trend(int argc, char **argv)
 		goto out;
 
 	/* The newest `limit` runs of the branch, then back to oldest first. */
-	picked = calloc(limit, sizeof(*picked));
-	runs = calloc(limit, sizeof(*runs));
-	if (!picked || !runs) {
-		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+	status = rs_runsel_newest(&picked, &n, &sel, branch, limit);
+	if (status)
 		goto out;
-	}
-	for (i = sel.idx.count; i-- > 0 && n < limit;) {
-		const struct rs_run_entry *e = &sel.idx.runs[i];
-
-		if (branch && (!e->branch || strcmp(e->branch, branch)))
-			continue;
-		picked[n++] = e;
-	}
-	for (i = 0; i < n; i++) {
-		const struct rs_run_entry *e = picked[n - 1 - i];
-
-		if (n - 1 - i < summaries)
-			status = rs_runsel_load(&runs[i], &sel, e);
-		else if (!(runs[i] = rs_runsel_entry_json(e)))
-			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-		if (status)
-			goto out;
-	}
+	runs = calloc(limit, sizeof(*runs));
+	status = runs ? load_runs(runs, &sel, picked, n, summaries)
+		      : rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+	if (status)
+		goto out;
 	err = rs_trend_build(&t, (const json_t *const *)runs, n, &topts);
 	if (!err) {
 		if (html)

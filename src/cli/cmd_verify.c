@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/survey.h"
 #include "repo/repo.h"
 #include "repo/retention.h"
 #include "store/maint.h"
@@ -84,6 +85,171 @@ static int find_oid(const struct rs_retention_plan *plan, size_t upto, const str
 	return -1;
 }
 
+/* One verify: what it reads, and what it found (a verdict per plan item). */
+struct verify {
+	struct rs_repo *repo;
+	struct rs_remote *remote;
+	struct rs_store_census census;
+	struct rs_retention_plan plan;
+	struct verdict *v;
+	size_t counts[RS_VERIFY_DAMAGED + 1], objects, restored, lost;
+};
+
+/* A verdict for every plan item; an object named twice is checked once. */
+static int check_objects(struct verify *vr, int deep)
+{
+	const struct rs_retention_plan *plan = &vr->plan;
+	struct rs_buf why = RS_BUF_INIT;
+	int status = RS_EXIT_OK;
+
+	vr->v = calloc(plan->n ? plan->n : 1, sizeof(*vr->v));
+	if (!vr->v)
+		return rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct rs_plan_item *it = &plan->items[i];
+		struct verdict *v = &vr->v[i];
+		int first = find_oid(plan, i, &it->oid);
+
+		if (first >= 0) {
+			v->state = vr->v[first].state;
+			continue;
+		}
+		vr->objects++;
+		if (rs_store_verify_object(vr->remote, &vr->census, &it->oid, it->size, deep,
+					   &v->state, &why)) {
+			status = rs_cli_fail(RS_EXIT_REMOTE, "cannot read from the remote '%s': %s",
+					     vr->remote->display_url, rs_error_message());
+			break;
+		}
+		v->why = strdup(rs_buf_cstr(&why));
+		vr->counts[v->state]++;
+	}
+	rs_buf_release(&why);
+	return status;
+}
+
+static int quarantine_damaged(struct verify *vr)
+{
+	for (size_t i = 0; i < vr->census.npacks; i++) {
+		const struct rs_pack_state *pack = &vr->census.packs[i];
+		char hex[RS_ID_HEXSZ + 1];
+
+		if (!pack->damaged || pack->quarantined)
+			continue;
+		rs_id_to_hex(hex, &pack->id);
+		if (rs_store_quarantine(vr->remote, &pack->id, "damaged chunk found by verify --deep",
+					(int64_t)time(NULL)))
+			return rs_cli_fail(RS_EXIT_REMOTE, "cannot quarantine pack %.12s: %s", hex,
+					   rs_error_message());
+		printf("quarantined pack %.12s\n", hex);
+	}
+	return RS_EXIT_OK;
+}
+
+/* The damaged objects (their first item) this clone holds: pushed again. */
+static void repush_local(struct verify *vr)
+{
+	for (size_t i = 0; i < vr->plan.n; i++) {
+		const struct rs_plan_item *it = &vr->plan.items[i];
+		char hex[RS_ID_HEXSZ + 1];
+
+		if (vr->v[i].state != RS_VERIFY_DAMAGED || find_oid(&vr->plan, i, &it->oid) >= 0)
+			continue;
+		rs_id_to_hex(hex, &it->oid);
+		if (repush(vr->repo, vr->remote, it) == 0) {
+			vr->v[i].state = RS_VERIFY_OK;
+			vr->restored++;
+			printf("pushed again %.12s (run %s) from this clone\n", hex, it->run_id);
+		} else if (rs_error_last() != RS_ENOTFOUND) {
+			printf("cannot push %.12s (run %s) again from this clone: %s\n", hex,
+			       it->run_id, rs_error_message());
+			rs_error_clear();
+		} else {
+			rs_error_clear();
+		}
+	}
+}
+
+/* The damaged objects left: re-pointed at good copies of their chunks. */
+static int repoint_rest(struct verify *vr)
+{
+	int err = rs_store_census_take(&vr->census, vr->remote);
+
+	for (size_t i = 0; !err && i < vr->plan.n; i++) {
+		const struct rs_plan_item *it = &vr->plan.items[i];
+		char hex[RS_ID_HEXSZ + 1];
+
+		if (vr->v[i].state != RS_VERIFY_DAMAGED || find_oid(&vr->plan, i, &it->oid) >= 0)
+			continue;
+		rs_id_to_hex(hex, &it->oid);
+		if (rs_store_repoint(vr->remote, &vr->census, &it->oid) == 0) {
+			vr->v[i].state = RS_VERIFY_OK;
+			vr->restored++;
+			printf("re-pointed %.12s (run %s) at good copies of its chunks\n", hex,
+			       it->run_id);
+		} else {
+			printf("cannot restore %.12s (run %s): %s; no clone here holds it: run "
+			       "'results verify --repair' in a clone that has it\n",
+			       hex, it->run_id, rs_error_message());
+			rs_error_clear();
+			vr->lost++;
+		}
+	}
+	return err;
+}
+
+/* --repair: quarantine, push again, re-point; later items share the verdicts. */
+static int repair_damaged(struct verify *vr)
+{
+	int err, status = quarantine_damaged(vr);
+
+	if (status)
+		return status;
+	/* Local copies first: their new packs are what the others re-point at. */
+	repush_local(vr);
+	err = repoint_rest(vr);
+	if (err)
+		return rs_cli_report(err);
+	for (size_t i = 0; i < vr->plan.n; i++) {
+		int first = find_oid(&vr->plan, i, &vr->plan.items[i].oid);
+
+		if (first >= 0)
+			vr->v[i].state = vr->v[first].state;
+	}
+	return RS_EXIT_OK;
+}
+
+/* A line per run, the totals, and the exit status they make. */
+static int report(const struct verify *vr, int deep, int repair)
+{
+	const size_t *counts = vr->counts;
+
+	for (size_t i = 0; i < vr->plan.n; i++) {
+		const struct rs_plan_item *it = &vr->plan.items[i];
+		const struct verdict *v = &vr->v[i];
+		int first = find_oid(&vr->plan, i, &it->oid);
+		const char *why_text = first >= 0 ? vr->v[first].why : v->why;
+		char hex[RS_ID_HEXSZ + 1];
+
+		rs_id_to_hex(hex, &it->oid);
+		printf("%-10s run %s  %.12s%s%s\n", rs_verify_state_name(v->state), it->run_id, hex,
+		       v->state != RS_VERIFY_OK && why_text && *why_text ? ": " : "",
+		       v->state != RS_VERIFY_OK && why_text ? why_text : "");
+	}
+	printf("%zu runs, %zu objects%s: %zu ok, %zu removed by retention, %zu missing, %zu incomplete, "
+	       "%zu damaged", vr->plan.runs, vr->objects, deep ? " (deep)" : "", counts[RS_VERIFY_OK],
+	       counts[RS_VERIFY_REMOVED], counts[RS_VERIFY_MISSING], counts[RS_VERIFY_INCOMPLETE],
+	       counts[RS_VERIFY_DAMAGED]);
+	if (repair)
+		printf("; repaired %zu, not restorable here %zu", vr->restored, vr->lost);
+	printf("\n");
+	if (repair ? vr->lost : counts[RS_VERIFY_DAMAGED])
+		return RS_EXIT_CORRUPT;
+	if (counts[RS_VERIFY_MISSING] || counts[RS_VERIFY_INCOMPLETE])
+		return RS_EXIT_MISSING;
+	return RS_EXIT_OK;
+}
+
 int cmd_verify(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -93,14 +259,9 @@ int cmd_verify(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rs_repo *repo = NULL;
-	struct rs_remote *remote = NULL;
-	struct rs_store_census census = RS_STORE_CENSUS_INIT;
-	struct rs_retention_plan plan = RS_RETENTION_PLAN_INIT;
-	struct rs_buf why = RS_BUF_INIT;
-	struct verdict *v = NULL;
-	int deep = 0, repair = 0, head = 0, c, status = RS_EXIT_OK, err;
-	size_t i, counts[RS_VERIFY_DAMAGED + 1] = { 0 }, objects = 0, restored = 0, lost = 0;
+	struct verify vr = { NULL, NULL, RS_STORE_CENSUS_INIT, RS_RETENTION_PLAN_INIT, NULL,
+			     { 0 }, 0, 0, 0 };
+	int deep = 0, repair = 0, head = 0, c, status;
 
 	if (rs_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
@@ -117,149 +278,27 @@ int cmd_verify(int argc, char **argv)
 	}
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "verify takes no run names; see 'results verify --help'");
-	status = rs_cli_open_repo(&repo);
+	status = rs_cli_open_repo(&vr.repo);
 	if (status)
 		return status;
-	err = rs_repo_open_remote(repo, &remote, NULL);
-	if (err) {
-		status = rs_cli_fail(err == RS_ENOTFOUND ? RS_EXIT_NOT_REPO : RS_EXIT_REMOTE,
-				     "cannot open the remote: %s", rs_error_message());
+	status = rs_cli_survey(&vr.remote, &vr.plan, &vr.census, vr.repo, time(NULL), head);
+	if (status)
 		goto out;
-	}
-	err = rs_retention_plan_make(repo, time(NULL), head, &plan);
-	if (err) {
-		status = rs_cli_report(err);
-		goto out;
-	}
-	err = rs_store_census_take(&census, remote);
-	if (err) {
-		status = rs_cli_fail(RS_EXIT_REMOTE, "cannot list the remote '%s': %s",
-				     remote->display_url, rs_error_message());
-		goto out;
-	}
-	if (!census.has_format && census.nobjects == 0 && plan.n > 0)
+	if (!vr.census.has_format && vr.census.nobjects == 0 && vr.plan.n > 0)
 		fprintf(stderr, "results: the remote '%s' holds no results store (no FORMAT): "
-			"check results.remote, or push\n", remote->display_url);
-	v = calloc(plan.n ? plan.n : 1, sizeof(*v));
-	if (!v) {
-		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < plan.n; i++) {
-		const struct rs_plan_item *it = &plan.items[i];
-		int first = find_oid(&plan, i, &it->oid);
-
-		if (first >= 0) {
-			v[i].state = v[first].state;
-			continue;
-		}
-		objects++;
-		err = rs_store_verify_object(remote, &census, &it->oid, it->size, deep, &v[i].state, &why);
-		if (err) {
-			status = rs_cli_fail(RS_EXIT_REMOTE, "cannot read from the remote '%s': %s",
-					     remote->display_url, rs_error_message());
-			goto out;
-		}
-		v[i].why = strdup(rs_buf_cstr(&why));
-		counts[v[i].state]++;
-	}
-	if (repair && counts[RS_VERIFY_DAMAGED]) {
-		for (i = 0; i < census.npacks; i++) {
-			char hex[RS_ID_HEXSZ + 1];
-
-			if (!census.packs[i].damaged || census.packs[i].quarantined)
-				continue;
-			rs_id_to_hex(hex, &census.packs[i].id);
-			err = rs_store_quarantine(remote, &census.packs[i].id, "damaged chunk found by verify --deep",
-						  (int64_t)time(NULL));
-			if (err) {
-				status = rs_cli_fail(RS_EXIT_REMOTE, "cannot quarantine pack %.12s: %s", hex,
-						     rs_error_message());
-				goto out;
-			}
-			printf("quarantined pack %.12s\n", hex);
-		}
-		/* Local copies first: their new packs are what the others re-point at. */
-		for (i = 0; i < plan.n; i++) {
-			char hex[RS_ID_HEXSZ + 1];
-
-			if (v[i].state != RS_VERIFY_DAMAGED || find_oid(&plan, i, &plan.items[i].oid) >= 0)
-				continue;
-			rs_id_to_hex(hex, &plan.items[i].oid);
-			if (repush(repo, remote, &plan.items[i]) == 0) {
-				v[i].state = RS_VERIFY_OK;
-				restored++;
-				printf("pushed again %.12s (run %s) from this clone\n", hex, plan.items[i].run_id);
-			} else if (rs_error_last() != RS_ENOTFOUND) {
-				printf("cannot push %.12s (run %s) again from this clone: %s\n", hex,
-				       plan.items[i].run_id, rs_error_message());
-				rs_error_clear();
-			} else {
-				rs_error_clear();
-			}
-		}
-		err = rs_store_census_take(&census, remote);
-		for (i = 0; !err && i < plan.n; i++) {
-			char hex[RS_ID_HEXSZ + 1];
-
-			if (v[i].state != RS_VERIFY_DAMAGED || find_oid(&plan, i, &plan.items[i].oid) >= 0)
-				continue;
-			rs_id_to_hex(hex, &plan.items[i].oid);
-			if (rs_store_repoint(remote, &census, &plan.items[i].oid) == 0) {
-				v[i].state = RS_VERIFY_OK;
-				restored++;
-				printf("re-pointed %.12s (run %s) at good copies of its chunks\n", hex,
-				       plan.items[i].run_id);
-			} else {
-				printf("cannot restore %.12s (run %s): %s; no clone here holds it: run "
-				       "'results verify --repair' in a clone that has it\n",
-				       hex, plan.items[i].run_id, rs_error_message());
-				rs_error_clear();
-				lost++;
-			}
-		}
-		if (err) {
-			status = rs_cli_report(err);
-			goto out;
-		}
-		for (i = 0; i < plan.n; i++) {
-			int first = find_oid(&plan, i, &plan.items[i].oid);
-
-			if (first >= 0)
-				v[i].state = v[first].state;
-		}
-	}
-	for (i = 0; i < plan.n; i++) {
-		const struct rs_plan_item *it = &plan.items[i];
-		int first = find_oid(&plan, i, &it->oid);
-		const char *why_text = first >= 0 ? v[first].why : v[i].why;
-		char hex[RS_ID_HEXSZ + 1];
-
-		rs_id_to_hex(hex, &it->oid);
-		printf("%-10s run %s  %.12s%s%s\n", rs_verify_state_name(v[i].state), it->run_id, hex,
-		       v[i].state != RS_VERIFY_OK && why_text && *why_text ? ": " : "",
-		       v[i].state != RS_VERIFY_OK && why_text ? why_text : "");
-	}
-	printf("%zu runs, %zu objects%s: %zu ok, %zu removed by retention, %zu missing, %zu incomplete, "
-	       "%zu damaged", plan.runs, objects, deep ? " (deep)" : "", counts[RS_VERIFY_OK],
-	       counts[RS_VERIFY_REMOVED], counts[RS_VERIFY_MISSING], counts[RS_VERIFY_INCOMPLETE],
-	       counts[RS_VERIFY_DAMAGED]);
-	if (repair)
-		printf("; repaired %zu, not restorable here %zu", restored, lost);
-	printf("\n");
-	if (repair ? lost : counts[RS_VERIFY_DAMAGED])
-		status = RS_EXIT_CORRUPT;
-	else if (counts[RS_VERIFY_MISSING] || counts[RS_VERIFY_INCOMPLETE])
-		status = RS_EXIT_MISSING;
+			"check results.remote, or push\n", vr.remote->display_url);
+	status = check_objects(&vr, deep);
+	if (!status && repair && vr.counts[RS_VERIFY_DAMAGED])
+		status = repair_damaged(&vr);
+	if (!status)
+		status = report(&vr, deep, repair);
 out:
-	if (v)
-		for (i = 0; i < plan.n; i++)
-			free(v[i].why);
-	free(v);
-	rs_buf_release(&why);
-	rs_store_census_release(&census);
-	rs_retention_plan_release(&plan);
-	rs_remote_free(remote);
-	rs_repo_free(repo);
+	for (size_t i = 0; vr.v && i < vr.plan.n; i++)
+		free(vr.v[i].why);
+	free(vr.v);
+	rs_store_census_release(&vr.census);
+	rs_retention_plan_release(&vr.plan);
+	rs_remote_free(vr.remote);
+	rs_repo_free(vr.repo);
 	return status;
 }

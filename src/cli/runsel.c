@@ -88,6 +88,25 @@ out:
 	return status;
 }
 
+int rs_runsel_newest(const struct rs_run_entry ***out, size_t *n, const struct rs_runsel *s,
+		     const char *branch, size_t limit)
+{
+	const struct rs_run_entry **picked = calloc(limit, sizeof(*picked));
+
+	*out = picked;
+	*n = 0;
+	if (!picked)
+		return rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+	for (size_t i = s->idx.count; i-- > 0 && *n < limit;) {
+		const struct rs_run_entry *e = &s->idx.runs[i];
+
+		if (branch && (!e->branch || strcmp(e->branch, branch)))
+			continue;
+		picked[(*n)++] = e;
+	}
+	return RS_EXIT_OK;
+}
+
 json_t *rs_runsel_entry_json(const struct rs_run_entry *e)
 {
 	json_t *o = json_object();

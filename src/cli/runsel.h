@@ -45,6 +45,14 @@ int rs_runsel_load(json_t **out, struct rs_runsel *s, const struct rs_run_entry 
 int rs_runsel_session_path(struct rs_buf *path, struct rs_runsel *s,
 			   const struct rs_run_entry *e);
 
+/*
+ * The newest `limit` runs on `branch` (NULL: any branch), newest first:
+ * `*out` is a new array of `limit` slots (the caller frees it), its
+ * entries borrowed from s; `*n` says how many are set.
+ */
+int rs_runsel_newest(const struct rs_run_entry ***out, size_t *n, const struct rs_runsel *s,
+		     const char *branch, size_t limit);
+
 /* An index entry as a JSON object shaped like run.json (caller's). */
 json_t *rs_runsel_entry_json(const struct rs_run_entry *e);
 

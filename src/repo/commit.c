@@ -470,87 +470,64 @@ static int write_blob_file(struct rs_repo *r, const git_oid *id, int executable,
 }
 
 /*
- * Make the working tree (and, unless APPLY_NO_INDEX, the index) hold
- * `target`'s version of every path that differs between `other` and
- * `target`. A path is touched only when what is there now is one of the
- * two versions or absent, so an edit of the user's is never overwritten
- * (unless APPLY_FORCE); `*skipped` counts the paths left alone.
- * `*index_failed` is set when writing the index was what failed.
+ * One path of the diff (`full`: its working-tree name) to `target`'s
+ * version: written or removed, unless what is there now is neither
+ * version (a local edit, or not a regular file) and APPLY_FORCE is not
+ * given; then `*skip` is set and nothing is touched.
  */
-static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int flags,
-		      size_t *skipped, int *index_failed)
+static int apply_file(struct rs_repo *r, const git_diff_delta *d, const char *full, int flags,
+		      unsigned char *skip)
 {
-	git_repository *repo = r->git;
-	git_diff *diff = NULL;
+	int want = d->status != GIT_DELTA_DELETED, had = d->status != GIT_DELTA_ADDED;
+	struct stat st;
+	git_oid wid;
+	int ok = 1;
+
+	if (lstat(full, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			ok = 0;
+		} else if (git_odb_hashfile(&wid, full, GIT_OBJECT_BLOB) < 0) {
+			return git_fail(RS_EGENERIC, "cannot hash a working-tree file");
+		} else if (want && git_oid_equal(&wid, &d->new_file.id) &&
+			   !!(st.st_mode & 0100) ==
+			   (d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE)) {
+			return 0; /* already there */
+		} else {
+			ok = (had && git_oid_equal(&wid, &d->old_file.id)) ||
+			     (want && git_oid_equal(&wid, &d->new_file.id));
+		}
+	}
+	if (!ok && !(flags & APPLY_FORCE)) {
+		*skip = 1;
+		return 0;
+	}
+	if (want)
+		return write_blob_file(r, &d->new_file.id,
+				       d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE, full);
+	if (unlink(full) != 0 && errno != ENOENT)
+		return rs_error_errno(RS_EGENERIC, "cannot remove '%s'", full);
+	rmdir_parents(full, r->workdir);
+	return 0;
+}
+
+/*
+ * The index entries of the paths apply_file wrote (not those in `skip`),
+ * unless the index holds a version of the user's there (and not
+ * APPLY_FORCE). `*skipped` counts those left alone.
+ */
+static int apply_index(struct rs_repo *r, git_diff *diff, const unsigned char *skip, int flags,
+		       size_t *skipped, int *index_failed)
+{
 	git_index *index = NULL;
 	struct rs_buf full = RS_BUF_INIT;
-	unsigned char *skip = NULL;
-	size_t i, n;
+	size_t n = git_diff_num_deltas(diff);
 	int err = 0, dirty = 0;
 
-	*skipped = 0;
-	*index_failed = 0;
-	if (git_diff_tree_to_tree(&diff, repo, other, target, NULL) < 0) {
-		err = git_fail(RS_EGENERIC, "cannot compare two trees");
-		goto out;
-	}
-	n = git_diff_num_deltas(diff);
-	skip = calloc(n ? n : 1, 1);
-	if (!skip) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		const git_diff_delta *d = git_diff_get_delta(diff, i);
-		int want = d->status != GIT_DELTA_DELETED, had = d->status != GIT_DELTA_ADDED;
-		struct stat st;
-		git_oid wid;
-		int ok = 1;
-
-		rs_buf_clear(&full);
-		err = rs_buf_printf(&full, "%s%s", r->workdir, d->new_file.path);
-		if (err)
-			goto out;
-		if (lstat(full.ptr, &st) == 0) {
-			if (!S_ISREG(st.st_mode)) {
-				ok = 0;
-			} else if (git_odb_hashfile(&wid, full.ptr, GIT_OBJECT_BLOB) < 0) {
-				err = git_fail(RS_EGENERIC, "cannot hash a working-tree file");
-				goto out;
-			} else if (want && git_oid_equal(&wid, &d->new_file.id) &&
-				   !!(st.st_mode & 0100) ==
-				   (d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE)) {
-				continue; /* already there */
-			} else {
-				ok = (had && git_oid_equal(&wid, &d->old_file.id)) ||
-				     (want && git_oid_equal(&wid, &d->new_file.id));
-			}
-		}
-		if (!ok && !(flags & APPLY_FORCE)) {
-			skip[i] = 1;
-			(*skipped)++;
-			continue;
-		}
-		if (want) {
-			err = write_blob_file(r, &d->new_file.id,
-					      d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE, full.ptr);
-			if (err)
-				goto out;
-		} else {
-			if (unlink(full.ptr) != 0 && errno != ENOENT) {
-				err = rs_error_errno(RS_EGENERIC, "cannot remove '%s'", full.ptr);
-				goto out;
-			}
-			rmdir_parents(full.ptr, r->workdir);
-		}
-	}
-	if (flags & APPLY_NO_INDEX)
-		goto out;
-	if (git_repository_index(&index, repo) < 0 || git_index_read(index, 1) < 0) {
+	if (git_repository_index(&index, r->git) < 0 || git_index_read(index, 1) < 0) {
 		err = git_fail(RS_EGENERIC, "cannot read the index");
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
 		const char *path = d->new_file.path;
 		const git_index_entry *ie = git_index_get_bypath(index, path, 0);
@@ -583,14 +560,59 @@ static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int 
 	}
 	if (dirty && git_index_write(index) < 0) {
 		*index_failed = 1;
-		err = index_write_failed(repo);
+		err = index_write_failed(r->git);
 		/* The repository's index object is shared: drop our changes. */
 		git_index_read(index, 1);
 	}
 out:
-	free(skip);
 	rs_buf_release(&full);
 	git_index_free(index);
+	return err;
+}
+
+/*
+ * Make the working tree (and, unless APPLY_NO_INDEX, the index) hold
+ * `target`'s version of every path that differs between `other` and
+ * `target`. A path is touched only when what is there now is one of the
+ * two versions or absent, so an edit of the user's is never overwritten
+ * (unless APPLY_FORCE); `*skipped` counts the paths left alone.
+ * `*index_failed` is set when writing the index was what failed.
+ */
+static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int flags,
+		      size_t *skipped, int *index_failed)
+{
+	git_diff *diff = NULL;
+	struct rs_buf full = RS_BUF_INIT;
+	unsigned char *skip = NULL;
+	size_t n;
+	int err = 0;
+
+	*skipped = 0;
+	*index_failed = 0;
+	if (git_diff_tree_to_tree(&diff, r->git, other, target, NULL) < 0) {
+		err = git_fail(RS_EGENERIC, "cannot compare two trees");
+		goto out;
+	}
+	n = git_diff_num_deltas(diff);
+	skip = calloc(n ? n : 1, 1);
+	if (!skip) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+
+		rs_buf_clear(&full);
+		err = rs_buf_printf(&full, "%s%s", r->workdir, d->new_file.path);
+		if (!err)
+			err = apply_file(r, d, full.ptr, flags, &skip[i]);
+		*skipped += skip[i];
+	}
+	if (!err && !(flags & APPLY_NO_INDEX))
+		err = apply_index(r, diff, skip, flags, skipped, index_failed);
+out:
+	free(skip);
+	rs_buf_release(&full);
 	git_diff_free(diff);
 	return err;
 }
@@ -805,242 +827,308 @@ struct pending {
 	git_oid id;
 };
 
-int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
-		    size_t nfiles, const struct rs_commit_options *opts,
-		    char *commit_hex_out, int *changed)
-{
-	git_repository *repo = r->git;
-	git_reference *head = NULL, *sym = NULL, *newref = NULL;
-	git_commit *parent = NULL;
-	git_tree *base = NULL, *tree = NULL;
-	git_treebuilder *tb = NULL;
-	git_index *index = NULL;
-	git_signature *author = NULL, *committer = NULL;
-	git_tree_update *updates = NULL;
-	struct pending *pend = NULL;
-	struct rs_buf jpath = RS_BUF_INIT;
+/* What one rs_commit_files call holds between its steps; all owned. */
+struct commit_state {
+	struct rs_repo *r;
+	git_repository *repo;
+	git_reference *head, *sym, *newref;
+	git_commit *parent;
+	git_tree *base, *tree;
+	git_treebuilder *tb;
+	git_index *index;
+	git_signature *author, *committer;
+	git_tree_update *updates;
+	struct pending *pend;
+	size_t nfiles, nupdates;
+	struct rs_buf jpath;
 	struct journal j;
 	git_oid old_id, tree_oid, commit_id;
-	const git_commit *parents[1];
-	char *refname = NULL;
-	char reflog[256], msg[1024];
-	size_t i, k, nupdates = 0, skipped;
-	int gerr, err = 0, unborn = 0, locked = 0, keep_journal = 0, index_failed = 0, saved, ifail;
+	char *refname;
+	int unborn, locked, keep_journal, index_failed;
+};
 
-	if (changed)
-		*changed = 0;
+static void commit_state_release(struct commit_state *s)
+{
+	if (s->locked && !s->keep_journal)
+		unlink(s->jpath.ptr);
+	for (size_t i = 0; s->pend && i < s->nfiles; i++)
+		free(s->pend[i].full);
+	rs_buf_release(&s->jpath);
+	free(s->pend);
+	free(s->updates);
+	free(s->refname);
+	git_signature_free(s->author);
+	git_signature_free(s->committer);
+	git_index_free(s->index);
+	git_tree_free(s->tree);
+	git_tree_free(s->base);
+	git_treebuilder_free(s->tb);
+	git_commit_free(s->parent);
+	git_reference_free(s->newref);
+	git_reference_free(s->sym);
+	git_reference_free(s->head);
+}
 
+/* The arguments: a message, good paths, content for each, no path twice. */
+static int check_request(const struct rs_commit_file *files, size_t nfiles,
+			 const struct rs_commit_options *opts)
+{
 	if (!opts || !opts->message || !opts->message[0])
 		return rs_error_set(RS_EUSAGE, "a commit needs a message");
-	for (i = 0; i < nfiles; i++) {
+	for (size_t i = 0; i < nfiles; i++) {
 		if (!path_ok(files[i].path))
 			return rs_error_set(RS_EUSAGE, "bad path '%s' for a commit", files[i].path);
 		if (!files[i].remove && !files[i].data && files[i].size)
 			return rs_error_set(RS_EUSAGE, "no content for '%s'", files[i].path);
-		for (k = 0; k < i; k++)
+		for (size_t k = 0; k < i; k++)
 			if (strcmp(files[i].path, files[k].path) == 0)
 				return rs_error_set(RS_EUSAGE, "'%s' given twice", files[i].path);
 	}
+	return 0;
+}
 
-	/* 0. The journal, which is also the lock among results processes. */
-	journal_self(&j);
-	err = rs_repo_state_path(&jpath, r, JOURNAL_LEAF);
-	if (err == 0)
-		err = journal_acquire(r, &j, jpath.ptr);
-	if (err)
-		goto out;
-	locked = 1;
+/* Step 1: the branch to move, its commit and tree (an empty one if unborn). */
+static int read_head(struct commit_state *s)
+{
+	git_repository *repo = s->repo;
+	int gerr = git_repository_head(&s->head, repo);
 
-	/* 1. HEAD. */
-	gerr = git_repository_head(&head, repo);
 	if (gerr == GIT_EUNBORNBRANCH) {
-		unborn = 1;
-		if (git_reference_lookup(&sym, repo, "HEAD") < 0 ||
-		    git_reference_type(sym) != GIT_REFERENCE_SYMBOLIC) {
-			err = git_fail(RS_EGENERIC, "cannot read HEAD");
-			goto out;
-		}
-		refname = strdup(git_reference_symbolic_target(sym));
+		s->unborn = 1;
+		if (git_reference_lookup(&s->sym, repo, "HEAD") < 0 ||
+		    git_reference_type(s->sym) != GIT_REFERENCE_SYMBOLIC)
+			return git_fail(RS_EGENERIC, "cannot read HEAD");
+		s->refname = strdup(git_reference_symbolic_target(s->sym));
 	} else if (gerr < 0) {
-		err = git_fail(RS_EGENERIC, "cannot read HEAD");
-		goto out;
+		return git_fail(RS_EGENERIC, "cannot read HEAD");
 	} else {
-		refname = strdup(git_repository_head_detached(repo) ? "HEAD"
-								    : git_reference_name(head));
-		git_oid_cpy(&old_id, git_reference_target(head));
-		if (git_commit_lookup(&parent, repo, &old_id) < 0 ||
-		    git_commit_tree(&base, parent) < 0) {
-			err = git_fail(RS_EGENERIC, "cannot read the HEAD commit");
-			goto out;
-		}
+		s->refname = strdup(git_repository_head_detached(repo) ? "HEAD"
+								       : git_reference_name(s->head));
+		git_oid_cpy(&s->old_id, git_reference_target(s->head));
+		if (git_commit_lookup(&s->parent, repo, &s->old_id) < 0 ||
+		    git_commit_tree(&s->base, s->parent) < 0)
+			return git_fail(RS_EGENERIC, "cannot read the HEAD commit");
 	}
-	if (!refname) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	if (unborn) {
+	if (!s->refname)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (s->unborn) {
 		git_oid empty;
 
-		if (git_treebuilder_new(&tb, repo, NULL) < 0 || git_treebuilder_write(&empty, tb) < 0 ||
-		    git_tree_lookup(&base, repo, &empty) < 0) {
-			err = git_fail(RS_EGENERIC, "cannot make an empty tree");
-			goto out;
-		}
+		if (git_treebuilder_new(&s->tb, repo, NULL) < 0 ||
+		    git_treebuilder_write(&empty, s->tb) < 0 ||
+		    git_tree_lookup(&s->base, repo, &empty) < 0)
+			return git_fail(RS_EGENERIC, "cannot make an empty tree");
 	}
+	return 0;
+}
 
-	/* 2. Blobs and the new tree. */
-	updates = calloc(nfiles ? nfiles : 1, sizeof(*updates));
-	pend = calloc(nfiles ? nfiles : 1, sizeof(*pend));
-	if (!updates || !pend) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < nfiles; i++) {
+/* Step 2: a blob for each file, and the tree update that places it. */
+static int write_blobs(struct commit_state *s, const struct rs_commit_file *files)
+{
+	const char *workdir = s->r->workdir;
+
+	s->updates = calloc(s->nfiles ? s->nfiles : 1, sizeof(*s->updates));
+	s->pend = calloc(s->nfiles ? s->nfiles : 1, sizeof(*s->pend));
+	if (!s->updates || !s->pend)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < s->nfiles; i++) {
 		const struct rs_commit_file *f = &files[i];
+		git_tree_update *u = &s->updates[s->nupdates];
 		git_oid cur;
 
-		pend[i].full = malloc(strlen(r->workdir) + strlen(f->path) + 1);
-		if (!pend[i].full) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto out;
-		}
-		sprintf(pend[i].full, "%s%s", r->workdir, f->path);
+		s->pend[i].full = malloc(strlen(workdir) + strlen(f->path) + 1);
+		if (!s->pend[i].full)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		sprintf(s->pend[i].full, "%s%s", workdir, f->path);
 		if (f->remove) {
-			if (!tree_id(&cur, base, f->path))
+			if (!tree_id(&cur, s->base, f->path))
 				continue;
-			updates[nupdates].action = GIT_TREE_UPDATE_REMOVE;
-			updates[nupdates].path = f->path;
-			nupdates++;
+			u->action = GIT_TREE_UPDATE_REMOVE;
+			u->path = f->path;
+			s->nupdates++;
 			continue;
 		}
-		if (git_blob_create_from_buffer(&pend[i].id, repo, f->data ? f->data : "", f->size) < 0) {
-			err = git_fail(RS_EGENERIC, "cannot write a blob");
-			goto out;
-		}
-		updates[nupdates].action = GIT_TREE_UPDATE_UPSERT;
-		git_oid_cpy(&updates[nupdates].id, &pend[i].id);
-		updates[nupdates].filemode = f->executable ? GIT_FILEMODE_BLOB_EXECUTABLE
-							   : GIT_FILEMODE_BLOB;
-		updates[nupdates].path = f->path;
-		nupdates++;
+		if (git_blob_create_from_buffer(&s->pend[i].id, s->repo, f->data ? f->data : "",
+						f->size) < 0)
+			return git_fail(RS_EGENERIC, "cannot write a blob");
+		u->action = GIT_TREE_UPDATE_UPSERT;
+		git_oid_cpy(&u->id, &s->pend[i].id);
+		u->filemode = f->executable ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
+		u->path = f->path;
+		s->nupdates++;
 	}
-	if (git_tree_create_updated(&tree_oid, repo, base, nupdates, updates) < 0) {
-		err = git_fail(RS_EUSAGE, "cannot build the new tree");
-		goto out;
-	}
-	if (!unborn && git_oid_equal(&tree_oid, git_tree_id(base))) {
-		if (commit_hex_out)
-			git_oid_tostr(commit_hex_out, GIT_OID_HEXSZ + 1, &old_id);
-		if (changed)
-			*changed = 0;
-		goto out;
-	}
-	if (git_tree_lookup(&tree, repo, &tree_oid) < 0) {
-		err = git_fail(RS_EGENERIC, "cannot read the new tree");
-		goto out;
-	}
+	return 0;
+}
 
-	/* 3. Local changes in the way. */
-	if (git_repository_index(&index, repo) < 0 || git_index_read(index, 0) < 0) {
-		err = git_fail(RS_EGENERIC, "cannot read the index");
-		goto out;
+/*
+ * Step 2 on: the new tree. `*same` when it is HEAD's own tree (nothing to
+ * commit); s->tree is then left unset.
+ */
+static int build_tree(struct commit_state *s, const struct rs_commit_file *files, int *same)
+{
+	int err = write_blobs(s, files);
+
+	*same = 0;
+	if (err)
+		return err;
+	if (git_tree_create_updated(&s->tree_oid, s->repo, s->base, s->nupdates, s->updates) < 0)
+		return git_fail(RS_EUSAGE, "cannot build the new tree");
+	if (!s->unborn && git_oid_equal(&s->tree_oid, git_tree_id(s->base))) {
+		*same = 1;
+		return 0;
 	}
-	if (git_index_has_conflicts(index)) {
-		err = rs_error_set(RS_EUSAGE, "the index has unresolved conflicts; resolve them first");
-		goto out;
-	}
-	for (i = 0; i < nfiles && !opts->force; i++) {
-		err = check_local_changes(r, index, base, &files[i],
-					  files[i].remove ? NULL : &pend[i].id, pend[i].full);
+	if (git_tree_lookup(&s->tree, s->repo, &s->tree_oid) < 0)
+		return git_fail(RS_EGENERIC, "cannot read the new tree");
+	return 0;
+}
+
+/* Step 3: no conflicts in the index, no local change in the way. */
+static int check_worktree(struct commit_state *s, const struct rs_commit_file *files,
+			  const struct rs_commit_options *opts)
+{
+	int err;
+
+	if (git_repository_index(&s->index, s->repo) < 0 || git_index_read(s->index, 0) < 0)
+		return git_fail(RS_EGENERIC, "cannot read the index");
+	if (git_index_has_conflicts(s->index))
+		return rs_error_set(RS_EUSAGE,
+				    "the index has unresolved conflicts; resolve them first");
+	for (size_t i = 0; i < s->nfiles && !opts->force; i++) {
+		err = check_local_changes(s->r, s->index, s->base, &files[i],
+					  files[i].remove ? NULL : &s->pend[i].id,
+					  s->pend[i].full);
 		if (err)
-			goto out;
+			return err;
 	}
+	return 0;
+}
 
-	/* 4. The commit object, and the journal says what comes. */
-	err = make_signature(&author, repo, opts, "AUTHOR");
+/* Step 4: the commit object, and the journal says what comes. */
+static int create_commit(struct commit_state *s, const struct rs_commit_options *opts)
+{
+	const git_commit *parents[1];
+	int err = make_signature(&s->author, s->repo, opts, "AUTHOR");
+
 	if (err == 0)
-		err = make_signature(&committer, repo, opts, "COMMITTER");
+		err = make_signature(&s->committer, s->repo, opts, "COMMITTER");
 	if (err)
-		goto out;
-	parents[0] = parent;
-	if (git_commit_create(&commit_id, repo, NULL, author, committer, NULL, opts->message,
-			      tree, parent ? 1 : 0, parents) < 0) {
-		err = git_fail(RS_EGENERIC, "cannot create the commit");
-		goto out;
-	}
-	snprintf(j.ref, sizeof(j.ref), "%s", refname);
-	if (!unborn)
-		git_oid_cpy(&j.old_id, &old_id);
-	git_oid_cpy(&j.new_id, &commit_id);
-	j.unborn = unborn;
-	j.intent = 1;
-	err = journal_set_intent(r, &j, jpath.ptr);
-	if (err)
-		goto out;
+		return err;
+	parents[0] = s->parent;
+	if (git_commit_create(&s->commit_id, s->repo, NULL, s->author, s->committer, NULL,
+			      opts->message, s->tree, s->parent ? 1 : 0, parents) < 0)
+		return git_fail(RS_EGENERIC, "cannot create the commit");
+	snprintf(s->j.ref, sizeof(s->j.ref), "%s", s->refname);
+	if (!s->unborn)
+		git_oid_cpy(&s->j.old_id, &s->old_id);
+	git_oid_cpy(&s->j.new_id, &s->commit_id);
+	s->j.unborn = s->unborn;
+	s->j.intent = 1;
+	return journal_set_intent(s->r, &s->j, s->jpath.ptr);
+}
 
-	/* 5. Working tree, then index. */
-	err = apply_tree(r, tree, base, opts->force ? APPLY_FORCE : 0, &skipped, &index_failed);
-	if (err)
-		goto undo;
+/* Step 6: the commit point, a compare-and-swap of the branch. */
+static int move_branch(struct commit_state *s, const struct rs_commit_options *opts)
+{
+	char reflog[256];
+	int gerr;
 
-	/* 6. The commit point, last. */
-	snprintf(reflog, sizeof(reflog), "commit%s: %.*s", unborn ? " (initial)" : "",
+	snprintf(reflog, sizeof(reflog), "commit%s: %.*s", s->unborn ? " (initial)" : "",
 		 (int)strcspn(opts->message, "\n"), opts->message);
-	if (unborn)
-		gerr = git_reference_create(&newref, repo, refname, &commit_id, 0, reflog);
+	if (s->unborn)
+		gerr = git_reference_create(&s->newref, s->repo, s->refname, &s->commit_id, 0,
+					    reflog);
 	else
-		gerr = git_reference_create_matching(&newref, repo, refname, &commit_id, 1,
-						     &old_id, reflog);
-	if (gerr == GIT_EMODIFIED || gerr == GIT_EEXISTS) {
-		err = rs_error_set(RS_ERETRY, "'%s' moved while committing; try again", refname);
-		goto undo;
+		gerr = git_reference_create_matching(&s->newref, s->repo, s->refname,
+						     &s->commit_id, 1, &s->old_id, reflog);
+	if (gerr == GIT_EMODIFIED || gerr == GIT_EEXISTS)
+		return rs_error_set(RS_ERETRY, "'%s' moved while committing; try again",
+				    s->refname);
+	if (gerr == GIT_ELOCKED)
+		return git_fail(RS_ERETRY, "cannot update the branch (another git command holds "
+				"its lock; when none is running, remove the '.lock' file named)");
+	if (gerr < 0)
+		return git_fail(RS_EGENERIC, "cannot update the branch");
+	return 0;
+}
+
+/*
+ * Before the commit point, `err` failed: put the working tree (and the
+ * index, unless writing it is what failed) back as HEAD has it. Returns
+ * `err` with its message, and says so when the undo failed too.
+ */
+static int undo_worktree(struct commit_state *s, int err)
+{
+	char msg[1024];
+	size_t skipped;
+	int ifail;
+
+	snprintf(msg, sizeof(msg), "%s", rs_error_message());
+	if (apply_tree(s->r, s->base, s->tree, s->index_failed ? APPLY_NO_INDEX : 0,
+		       &skipped, &ifail)) {
+		s->keep_journal = 1; /* the next results command finishes the undo */
+		return rs_error_set(err, "%s; the working tree could not be put back (%s): "
+				    "run 'results add' again to repair it", msg, rs_error_message());
 	}
-	if (gerr == GIT_ELOCKED) {
-		err = git_fail(RS_ERETRY, "cannot update the branch (another git command holds "
-			       "its lock; when none is running, remove the '.lock' file named)");
-		goto undo;
+	return rs_error_set(err, "%s", msg);
+}
+
+int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
+		    size_t nfiles, const struct rs_commit_options *opts,
+		    char *commit_hex_out, int *changed)
+{
+	struct commit_state s;
+	size_t skipped;
+	int err, same = 0;
+
+	if (changed)
+		*changed = 0;
+	err = check_request(files, nfiles, opts);
+	if (err)
+		return err;
+	memset(&s, 0, sizeof(s));
+	s.r = r;
+	s.repo = r->git;
+	s.nfiles = nfiles;
+	rs_buf_init(&s.jpath, 0);
+
+	/* 0. The journal, which is also the lock among results processes. */
+	journal_self(&s.j);
+	err = rs_repo_state_path(&s.jpath, r, JOURNAL_LEAF);
+	if (err == 0)
+		err = journal_acquire(r, &s.j, s.jpath.ptr);
+	if (err)
+		goto out;
+	s.locked = 1;
+
+	err = read_head(&s);
+	if (err == 0)
+		err = build_tree(&s, files, &same);
+	if (err == 0 && same) {
+		if (commit_hex_out)
+			git_oid_tostr(commit_hex_out, GIT_OID_HEXSZ + 1, &s.old_id);
+		goto out;
 	}
-	if (gerr < 0) {
-		err = git_fail(RS_EGENERIC, "cannot update the branch");
-		goto undo;
+	if (err == 0)
+		err = check_worktree(&s, files, opts);
+	if (err == 0)
+		err = create_commit(&s, opts);
+	if (err)
+		goto out;
+
+	/* 5. Working tree, then index; 6. the commit point, last. */
+	err = apply_tree(r, s.tree, s.base, opts->force ? APPLY_FORCE : 0, &skipped,
+			 &s.index_failed);
+	if (err == 0)
+		err = move_branch(&s, opts);
+	if (err) {
+		err = undo_worktree(&s, err);
+		goto out;
 	}
 	if (commit_hex_out)
-		git_oid_tostr(commit_hex_out, GIT_OID_HEXSZ + 1, &commit_id);
+		git_oid_tostr(commit_hex_out, GIT_OID_HEXSZ + 1, &s.commit_id);
 	if (changed)
 		*changed = 1;
-	goto out;
-
-undo:
-	/* Before the commit point: put the working tree (and the index, unless
-	   writing it is what failed) back as HEAD has it. */
-	saved = err;
-	snprintf(msg, sizeof(msg), "%s", rs_error_message());
-	err = apply_tree(r, base, tree, index_failed ? APPLY_NO_INDEX : 0, &skipped, &ifail);
-	if (err) {
-		keep_journal = 1; /* the next results command finishes the undo */
-		err = rs_error_set(saved, "%s; the working tree could not be put back (%s): "
-				   "run 'results add' again to repair it", msg, rs_error_message());
-	} else {
-		err = rs_error_set(saved, "%s", msg);
-	}
 out:
-	if (locked && !keep_journal)
-		unlink(jpath.ptr);
-	for (i = 0; pend && i < nfiles; i++)
-		free(pend[i].full);
-	rs_buf_release(&jpath);
-	free(pend);
-	free(updates);
-	free(refname);
-	git_signature_free(author);
-	git_signature_free(committer);
-	git_index_free(index);
-	git_tree_free(tree);
-	git_tree_free(base);
-	git_treebuilder_free(tb);
-	git_commit_free(parent);
-	git_reference_free(newref);
-	git_reference_free(sym);
-	git_reference_free(head);
+	commit_state_release(&s);
 	return err;
 }

@@ -1,0 +1,95 @@
+/*
+ * The option loop shared by the analysis commands (see opts.h).
+ */
+#include "cli/opts.h"
+
+#include <stdio.h>
+
+#include "cli/cli.h"
+
+/* --format: -1 (o->status set) when the value is not one this command takes. */
+static int take_format(struct rs_cli_opts *o, const char *value)
+{
+	if (o->take & RS_CLI_OPT_TEXT_JSON) {
+		if (rs_format_parse(&o->fmt, value) || o->fmt == RS_FORMAT_MARKDOWN) {
+			o->status = rs_cli_fail(RS_EXIT_USAGE, "%s formats are text and json",
+						o->command);
+			return -1;
+		}
+		return 0;
+	}
+	if (rs_format_parse(&o->fmt, value)) {
+		o->status = rs_cli_error(RS_EXIT_USAGE);
+		return -1;
+	}
+	return 0;
+}
+
+/* A shared option this command takes: 1 taken, 0 not one, -1 bad value. */
+static int take_shared(struct rs_cli_opts *o, int opt)
+{
+	switch (opt) {
+	case 'f':
+		if (!(o->take & (RS_CLI_OPT_FORMAT | RS_CLI_OPT_TEXT_JSON)))
+			return 0;
+		return take_format(o, optarg) ? -1 : 1;
+	case 'B':
+		if (!(o->take & RS_CLI_OPT_BRANCH))
+			return 0;
+		o->branch = optarg;
+		return 1;
+	case 'p':
+	case 'W':
+		if (!(o->take & RS_CLI_OPT_WORKLOAD))
+			return 0;
+		if (opt == 'p')
+			o->per = optarg;
+		else
+			o->no_workload = 1;
+		return 1;
+	case 'o':
+		if (!(o->take & RS_CLI_OPT_OUTPUT))
+			return 0;
+		o->output = optarg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int rs_cli_opts_next(struct rs_cli_opts *o, int argc, char **argv)
+{
+	int opt, taken;
+
+	if (!o->started) {
+		o->started = 1;
+		optind = 1;
+		opterr = 0;
+	}
+	for (;;) {
+		opt = getopt_long(argc, argv, o->shortopts, o->longopts, NULL);
+		if (opt == -1)
+			return 0;
+		if (opt == 'h') {
+			fputs(o->usage, stdout);
+			o->status = RS_EXIT_OK;
+			return -1;
+		}
+		if (opt == ':') {
+			o->status = rs_cli_fail(RS_EXIT_USAGE, "option '%s' needs a value",
+						argv[optind - 1]);
+			return -1;
+		}
+		if (opt == '?') {
+			o->status = rs_cli_fail(RS_EXIT_USAGE,
+						"unknown option '%s'; see 'results %s --help'",
+						argv[optind - 1], o->command);
+			return -1;
+		}
+		taken = take_shared(o, opt);
+		if (taken < 0)
+			return -1;
+		if (!taken)
+			return opt;
+	}
+}

@@ -1,0 +1,70 @@
+/*
+ * The option loop the analysis commands (compare, check, trend, find,
+ * site, export, list) share: -h/--help, the unknown-option message, and
+ * the options several of them take (--format, --branch, --per,
+ * --no-workload, -o/--output), each parsed and checked in one place.
+ *
+ * A command keeps its own `struct option` table (what it accepts) and
+ * says which shared options the helper handles for it; every other
+ * option comes back to the command:
+ *
+ *     struct rs_cli_opts opts = { .command = "trend", .usage = usage,
+ *             .shortopts = "ho:", .longopts = options,
+ *             .take = RS_CLI_OPT_BRANCH | RS_CLI_OPT_OUTPUT };
+ *     while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0)
+ *             switch (opt) { case 'l': ... }
+ *     if (opt < 0)
+ *             return opts.status;
+ *
+ * The shared options use these codes in the tables: 'f' --format,
+ * 'B' --branch, 'p' --per, 'W' --no-workload, 'o' --output, 'h' --help;
+ * the RS_CLI_OPTION_* lines below spell them.
+ */
+#ifndef RS_CLI_OPTS_H
+#define RS_CLI_OPTS_H
+
+#include <getopt.h>
+
+#include "analysis/render.h"
+
+#define RS_CLI_OPTION_FORMAT { "format", required_argument, NULL, 'f' }
+#define RS_CLI_OPTION_BRANCH { "branch", required_argument, NULL, 'B' }
+#define RS_CLI_OPTION_PER { "per", required_argument, NULL, 'p' }
+#define RS_CLI_OPTION_NO_WORKLOAD { "no-workload", no_argument, NULL, 'W' }
+#define RS_CLI_OPTION_OUTPUT { "output", required_argument, NULL, 'o' }
+#define RS_CLI_OPTION_HELP { "help", no_argument, NULL, 'h' }
+
+enum {
+	RS_CLI_OPT_FORMAT = 1 << 0,    /* --format text|json|markdown */
+	RS_CLI_OPT_TEXT_JSON = 1 << 1, /* --format text|json: "<cmd> formats are ..." */
+	RS_CLI_OPT_BRANCH = 1 << 2,    /* --branch NAME */
+	RS_CLI_OPT_WORKLOAD = 1 << 3,  /* --per KEY, --no-workload */
+	RS_CLI_OPT_OUTPUT = 1 << 4,    /* -o/--output FILE */
+};
+
+struct rs_cli_opts {
+	/* the command's */
+	const char *command;           /* its name, for the messages */
+	const char *usage;             /* printed by -h/--help */
+	const char *shortopts;         /* getopt's; a leading ':' reports missing values */
+	const struct option *longopts;
+	unsigned take;                 /* RS_CLI_OPT_*: what the helper handles */
+	/* the helper's (zero: not given; fmt: RS_FORMAT_TEXT) */
+	enum rs_format fmt;
+	const char *branch;
+	const char *per;
+	int no_workload;
+	const char *output;
+	int status;                    /* RS_EXIT_* once rs_cli_opts_next returned -1 */
+	int started;                   /* the scan has begun */
+};
+
+/*
+ * The next option the command handles itself (its getopt code, > 0); 0
+ * at the end of the options (optind is then the first operand); -1 when
+ * the command should return o->status: --help was printed (RS_EXIT_OK),
+ * or a usage error was (RS_EXIT_USAGE). The first call starts the scan.
+ */
+int rs_cli_opts_next(struct rs_cli_opts *o, int argc, char **argv);
+
+#endif
