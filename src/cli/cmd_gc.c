@@ -102,13 +102,15 @@ static int keep_flagged(struct rs_retention_plan *plan, size_t *flagged)
 	struct rs_owncode own = { NULL, 0 };
 	const char *own_specs[OWN_SPECS_MAX];
 	json_t *hist[FLAG_HISTORY] = { NULL };
-	json_t *head = NULL;
+	json_t *head = NULL, *config;
 	size_t i, k;
 	int status = rs_runsel_open(&sel), err = 0;
 
 	if (status)
 		return status;
-	own.n_specs = rs_owncode_from_config(rs_runsel_config(&sel), own_specs, OWN_SPECS_MAX);
+	/* The caller's; own_specs borrow its strings until the end. */
+	config = rs_runsel_config(&sel);
+	own.n_specs = rs_owncode_from_config(config, own_specs, OWN_SPECS_MAX);
 	own.specs = own_specs;
 	copts.own = &own;
 	for (i = 0; i < sel.idx.count && !err; i++) {
@@ -143,12 +145,14 @@ static int keep_flagged(struct rs_retention_plan *plan, size_t *flagged)
 			hist[k] = NULL;
 		}
 	}
+	json_decref(config);
 	rs_runsel_close(&sel);
 	return err ? rs_cli_report(err) : RS_EXIT_OK;
 fail:
 	json_decref(head);
 	for (k = 0; k < FLAG_HISTORY; k++)
 		json_decref(hist[k]);
+	json_decref(config);
 	rs_runsel_close(&sel);
 	return RS_EXIT_CORRUPT;
 }
