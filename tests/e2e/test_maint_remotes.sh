@@ -9,7 +9,7 @@ set -euo pipefail
 on_exit() { bash "$SERVERS/webdav.sh" stop "$T/dav" 2>/dev/null || true; }
 eval "$(bash "$SERVERS/webdav.sh" start "$T/dav")"
 [ -n "${RS_WEBDAV_URL:-}" ] || fail "the WebDAV server did not start"
-export RS_TEST_MAINT_URL=$RS_WEBDAV_URL RS_TEST_MAINT_ROOT=$RS_WEBDAV_ROOT/store
+export RS_TEST_REMOTE_URL=$RS_WEBDAV_URL RS_TEST_REMOTE_ROOT=$RS_WEBDAV_ROOT/store
 "$RS_BIN_DIR/tests/test_maint" || fail "test_maint against WebDAV"
 # The tests really went through the server.
 grep -q '"DELETE /store/' "$T/dav/logs/access.log" || fail "no DELETE reached the server"

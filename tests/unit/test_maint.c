@@ -25,58 +25,16 @@
 #include "util/fs.h"
 #include "util/hash.h"
 
-struct fixture {
-	char dir[256];
-	char remote_dir[600];
-	char cache_dir[300];
-	struct rs_remote *remote;
-};
+#include "store_fixture.h"
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	strcpy(f->dir, "/tmp/rs-test-maint-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->cache_dir, sizeof(f->cache_dir), "%s/cache", f->dir);
-	if (getenv("RS_TEST_MAINT_URL")) {
-		/* A network backend (tests/e2e/test_maint_remotes.sh): a fresh prefix
-		   per test; RS_TEST_MAINT_ROOT is where the server keeps its files. */
-		char url[600];
-		const char *sub = strrchr(f->dir, '/') + 1;
-
-		snprintf(url, sizeof(url), "%s/%s", getenv("RS_TEST_MAINT_URL"), sub);
-		snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/%s", getenv("RS_TEST_MAINT_ROOT"), sub);
-		assert_int_equal(rs_remote_open(&f->remote, url, NULL), 0);
-	} else {
-		snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/remote", f->dir);
-		assert_int_equal(rs_fs_mkdir_p(f->remote_dir, 0755), 0);
-		assert_int_equal(rs_remote_open(&f->remote, f->remote_dir, NULL), 0);
-	}
-	*state = f;
-	return 0;
+	return store_fixture_setup(state, "maint", STORE_FIXTURE_MKDIR | STORE_FIXTURE_ENV_URL);
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	char cmd[400];
-
-	rs_remote_free(f->remote);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd) != 0)
-		return -1;
-	free(f);
-	return 0;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return store_fixture_teardown(state);
 }
 
 /* `n` incompressible bytes from `seed`, optionally after the bytes of `prefix_file`. */
@@ -94,37 +52,14 @@ static void write_file(const char *path, size_t n, uint64_t seed, const char *pr
 		rs_buf_release(&b);
 	}
 	for (i = 0; i < n; i += 8) {
-		uint64_t v = splitmix(&seed);
+		uint64_t v = test_splitmix(&seed);
 
 		assert_int_equal(fwrite(&v, 1, 8, out), 8);
 	}
 	assert_int_equal(fclose(out), 0);
 }
 
-static void file_id(const char *path, struct rs_id *oid, uint64_t *size)
-{
-	struct rs_buf b = RS_BUF_INIT;
-
-	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
-	rs_sha256(oid, b.ptr, b.len);
-	*size = b.len;
-	rs_buf_release(&b);
-}
-
-static int files_equal(const char *a, const char *b)
-{
-	struct rs_buf x = RS_BUF_INIT, y = RS_BUF_INIT;
-	int same;
-
-	assert_int_equal(rs_fs_read_file(&x, a, 1u << 30), 0);
-	assert_int_equal(rs_fs_read_file(&y, b, 1u << 30), 0);
-	same = x.len == y.len && !memcmp(x.ptr, y.ptr, x.len);
-	rs_buf_release(&x);
-	rs_buf_release(&y);
-	return same;
-}
-
-static void put(struct fixture *f, const char *name, size_t n, uint64_t seed,
+static void put(struct store_fixture *f, const char *name, size_t n, uint64_t seed,
 		const char *prefix_file, struct rs_id *oid, uint64_t *size)
 {
 	struct rs_store_options o = { 0 };
@@ -133,7 +68,7 @@ static void put(struct fixture *f, const char *name, size_t n, uint64_t seed,
 
 	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
 	write_file(path, n, seed, prefix_file);
-	file_id(path, oid, size);
+	test_file_id(path, oid, size);
 	o.cache_dir = f->cache_dir;
 	o.threads = 2;
 	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
@@ -142,7 +77,7 @@ static void put(struct fixture *f, const char *name, size_t n, uint64_t seed,
 }
 
 /* 0 when `oid` reads back equal to the file `name`. */
-static int get_equals(struct fixture *f, const struct rs_id *oid, uint64_t size, const char *name)
+static int get_equals(struct store_fixture *f, const struct rs_id *oid, uint64_t size, const char *name)
 {
 	struct rs_store *s = NULL;
 	char src[400], dst[400];
@@ -156,12 +91,12 @@ static int get_equals(struct fixture *f, const struct rs_id *oid, uint64_t size,
 		fprintf(stderr, "get: %s\n", rs_error_message());
 	rs_store_free(s);
 	if (!err)
-		err = files_equal(src, dst) ? 0 : -100;
+		err = test_files_equal(src, dst) ? 0 : -100;
 	unlink(dst);
 	return err;
 }
 
-static int exists(struct fixture *f, const char *key)
+static int exists(struct store_fixture *f, const char *key)
 {
 	uint64_t n;
 
@@ -188,7 +123,7 @@ static struct rs_id only_new_pack(const struct rs_store_census *c, const struct 
 	return c->packs[0].id;
 }
 
-static enum rs_verify_state verify(struct fixture *f, const struct rs_id *oid, uint64_t size, int deep)
+static enum rs_verify_state verify(struct store_fixture *f, const struct rs_id *oid, uint64_t size, int deep)
 {
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_buf why = RS_BUF_INIT;
@@ -201,7 +136,7 @@ static enum rs_verify_state verify(struct fixture *f, const struct rs_id *oid, u
 	return st;
 }
 
-static void gc(struct fixture *f, int64_t now, const struct rs_id *drop, size_t ndrop,
+static void gc(struct store_fixture *f, int64_t now, const struct rs_id *drop, size_t ndrop,
 	       struct rs_gc_stats *st)
 {
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
@@ -218,7 +153,7 @@ static void gc(struct fixture *f, int64_t now, const struct rs_id *drop, size_t 
 
 static void test_verify_finds_each_kind_of_damage(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_id a, pack, missing;
 	uint64_t asize;
@@ -255,7 +190,7 @@ static void test_verify_finds_each_kind_of_damage(void **state)
 
 static void test_gc_clock_mark_sweep(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_gc_stats st;
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_id a, b, apack;
@@ -308,7 +243,7 @@ static void test_gc_clock_mark_sweep(void **state)
  */
 static void test_gc_rescues_a_push_in_flight(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_gc_stats st;
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_buf manifest, idx, idx2;
@@ -406,7 +341,7 @@ static int fk_del(struct rs_remote *r, const char *key)
 /* Every gc run (drop, clock, mark, sweep) killed after each of its writes, then run whole. */
 static void test_gc_interrupted_at_every_step(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct flaky k;
 	struct rs_id a, b, apack;
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
@@ -464,7 +399,7 @@ static void test_gc_interrupted_at_every_step(void **state)
  */
 static void test_repair_restores_what_a_clone_holds(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_store_options o = { 0 };
 	struct rs_store *s = NULL;
@@ -534,7 +469,7 @@ static void test_repair_restores_what_a_clone_holds(void **state)
  */
 static void test_gc_repacks_a_mostly_unused_pack(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_gc_options o = { 0 };
 	struct rs_gc_stats st;

@@ -30,46 +30,16 @@
 #include "util/fs.h"
 #include "util/hash.h"
 
-struct fixture {
-	char dir[256];
-	char remote_dir[300];
-	char cache_dir[300];
-	struct rs_remote *remote;
-};
+#include "store_fixture.h"
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	strcpy(f->dir, "/tmp/rs-test-store-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/remote", f->dir);
-	snprintf(f->cache_dir, sizeof(f->cache_dir), "%s/cache", f->dir);
-	assert_int_equal(rs_remote_open(&f->remote, f->remote_dir, NULL), 0);
-	*state = f;
-	return 0;
+	return store_fixture_setup(state, "store", 0);
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	char cmd[400];
-
-	rs_remote_free(f->remote);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd) != 0)
-		return -1;
-	free(f);
-	return 0;
-}
-
-static uint64_t splitmix(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return store_fixture_teardown(state);
 }
 
 /* Session-like text: repeated frame strings with varying numbers. */
@@ -87,7 +57,7 @@ static void write_sample(const char *path, size_t n, uint64_t seed, size_t inser
 	assert_non_null(out);
 	while (written < n) {
 		char num[64];
-		uint64_t r = splitmix(&seed);
+		uint64_t r = test_splitmix(&seed);
 		int len;
 
 		if (insert_len && written >= insert_at) {
@@ -106,30 +76,7 @@ static void write_sample(const char *path, size_t n, uint64_t seed, size_t inser
 	fclose(out);
 }
 
-static void file_id(const char *path, struct rs_id *oid, uint64_t *size)
-{
-	struct rs_buf b = RS_BUF_INIT;
-
-	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
-	rs_sha256(oid, b.ptr, b.len);
-	*size = b.len;
-	rs_buf_release(&b);
-}
-
-static int files_equal(const char *a, const char *b)
-{
-	struct rs_buf x = RS_BUF_INIT, y = RS_BUF_INIT;
-	int same;
-
-	assert_int_equal(rs_fs_read_file(&x, a, 1u << 30), 0);
-	assert_int_equal(rs_fs_read_file(&y, b, 1u << 30), 0);
-	same = x.len == y.len && !memcmp(x.ptr, y.ptr, x.len);
-	rs_buf_release(&x);
-	rs_buf_release(&y);
-	return same;
-}
-
-static struct rs_store *open_store(struct fixture *f)
+static struct rs_store *open_store(struct store_fixture *f)
 {
 	struct rs_store_options o = { 0 };
 	struct rs_store *s = NULL;
@@ -140,14 +87,14 @@ static struct rs_store *open_store(struct fixture *f)
 	return s;
 }
 
-static void path_in(char *out, size_t n, const struct fixture *f, const char *name)
+static void path_in(char *out, size_t n, const struct store_fixture *f, const char *name)
 {
 	snprintf(out, n, "%s/%s", f->dir, name);
 }
 
 static void test_round_trip_and_idempotent_push(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	struct rs_store_put_stats st;
 	char src[400], dst[400];
@@ -157,7 +104,7 @@ static void test_round_trip_and_idempotent_push(void **state)
 	path_in(src, sizeof(src), f, "a.pyisession");
 	path_in(dst, sizeof(dst), f, "a.out");
 	write_sample(src, 6u << 20, 1, 0, 0);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 
 	assert_int_equal(rs_store_has(s, &oid), RS_ENOTFOUND);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), 0);
@@ -170,7 +117,7 @@ static void test_round_trip_and_idempotent_push(void **state)
 	assert_int_equal(rs_store_has(s, &oid), 0);
 
 	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
-	assert_true(files_equal(src, dst));
+	assert_true(test_files_equal(src, dst));
 	{
 		/* Files get the mode open(2) gives (a shared folder's team reads them). */
 		struct stat sb;
@@ -190,7 +137,7 @@ static void test_round_trip_and_idempotent_push(void **state)
 
 static void test_empty_object(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	char src[400], dst[400];
 	struct rs_id oid;
@@ -202,17 +149,17 @@ static void test_empty_object(void **state)
 	fp = fopen(src, "wb");
 	assert_non_null(fp);
 	fclose(fp);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	assert_int_equal(size, 0);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
 	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
-	assert_true(files_equal(src, dst));
+	assert_true(test_files_equal(src, dst));
 	rs_store_free(s);
 }
 
 static void test_dedup_across_objects_and_processes(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f), *s2;
 	struct rs_store_put_stats st;
 	char a[400], b[400], out[400];
@@ -224,8 +171,8 @@ static void test_dedup_across_objects_and_processes(void **state)
 	path_in(out, sizeof(out), f, "b.out");
 	write_sample(a, 24u << 20, 5, 0, 0);
 	write_sample(b, 24u << 20, 5, 12u << 20, 300); /* same with an insertion */
-	file_id(a, &oa, &sa);
-	file_id(b, &ob, &sb);
+	test_file_id(a, &oa, &sa);
+	test_file_id(b, &ob, &sb);
 	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, &st), 0);
 	rs_store_free(s);
 
@@ -235,12 +182,12 @@ static void test_dedup_across_objects_and_processes(void **state)
 	assert_true(st.chunks >= 5);
 	assert_true(st.chunks_new <= 3); /* only the chunks around the insertion */
 	assert_int_equal(rs_store_get_file(s2, &ob, sb, out, NULL, NULL), 0);
-	assert_true(files_equal(b, out));
+	assert_true(test_files_equal(b, out));
 	rs_store_free(s2);
 }
 
 /* Apply `fn` (unless NULL) to every file of the remote's packs/ with the suffix; count them. */
-static int for_each_pack(struct fixture *f, const char *suffix, void (*fn)(const char *))
+static int for_each_pack(struct store_fixture *f, const char *suffix, void (*fn)(const char *))
 {
 	char dir[400], path[800];
 	struct dirent *e;
@@ -295,7 +242,7 @@ static void remove_file(const char *path)
 	assert_int_equal(unlink(path), 0);
 }
 
-static void check_damage_detected(struct fixture *f, void (*damage)(const char *), const char *says)
+static void check_damage_detected(struct store_fixture *f, void (*damage)(const char *), const char *says)
 {
 	struct rs_store *s = open_store(f);
 	char src[400], dst[400];
@@ -305,7 +252,7 @@ static void check_damage_detected(struct fixture *f, void (*damage)(const char *
 	path_in(src, sizeof(src), f, "a.pyisession");
 	path_in(dst, sizeof(dst), f, "a.out");
 	write_sample(src, 3u << 20, 9, 0, 0);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
 	assert_true(for_each_pack(f, ".pack", damage) >= 1);
 
@@ -337,7 +284,7 @@ static void test_missing_pack_detected(void **state)
 
 static void test_wrong_content_stores_nothing(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	char src[400], key[400];
 	struct rs_id oid;
@@ -347,7 +294,7 @@ static void test_wrong_content_stores_nothing(void **state)
 
 	path_in(src, sizeof(src), f, "a.pyisession");
 	write_sample(src, 1u << 20, 3, 0, 0);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	oid.id[0] ^= 1; /* git-lfs hashed other bytes than the file now holds */
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), RS_ECORRUPT);
 	assert_int_equal(rs_store_has(s, &oid), RS_ENOTFOUND);
@@ -362,14 +309,14 @@ static void test_wrong_content_stores_nothing(void **state)
 	}
 	assert_int_equal(packs, 0);
 	/* And a size that does not match is refused before reading. */
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	assert_int_equal(rs_store_put_file(s, &oid, size + 1, src, NULL, NULL, NULL), RS_ECORRUPT);
 	rs_store_free(s);
 }
 
 static void test_missing_object(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	struct rs_id oid;
 	char dst[400];
@@ -385,7 +332,7 @@ static void test_missing_object(void **state)
 /* A pack known to the index vanishes (garbage collected): the push re-uploads. */
 static void test_vanished_pack_is_reuploaded(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	struct rs_store_put_stats st;
 	char a[400], b[400], out[400];
@@ -398,8 +345,8 @@ static void test_vanished_pack_is_reuploaded(void **state)
 	path_in(out, sizeof(out), f, "b.out");
 	write_sample(a, 8u << 20, 11, 0, 0);
 	write_sample(b, 8u << 20, 11, 4u << 20, 50);
-	file_id(a, &oa, &sa);
-	file_id(b, &ob, &sb);
+	test_file_id(a, &oa, &sa);
+	test_file_id(b, &ob, &sb);
 	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, &st), 0);
 	/* The collector removes a's manifest and packs while s still knows them. */
 	assert_int_equal(rs_key_manifest(&key, &oa), 0);
@@ -409,7 +356,7 @@ static void test_vanished_pack_is_reuploaded(void **state)
 	assert_int_equal(rs_store_put_file(s, &ob, sb, b, NULL, NULL, &st), 0);
 	assert_int_equal(st.chunks_new, st.chunks);
 	assert_int_equal(rs_store_get_file(s, &ob, sb, out, NULL, NULL), 0);
-	assert_true(files_equal(b, out));
+	assert_true(test_files_equal(b, out));
 	rs_buf_release(&key);
 	rs_store_free(s);
 }
@@ -542,7 +489,7 @@ static void faulty_init(struct faulty_remote *f, struct rs_remote *inner, const 
 /* A push cut off before its manifest: the retry sends only the manifest. */
 static void test_retry_after_interruption_sends_only_what_is_missing(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct faulty_remote faulty;
 	struct rs_store_options o = { 0 };
 	struct rs_store_put_stats st;
@@ -554,7 +501,7 @@ static void test_retry_after_interruption_sends_only_what_is_missing(void **stat
 	path_in(src, sizeof(src), f, "a.pyisession");
 	path_in(dst, sizeof(dst), f, "a.out");
 	write_sample(src, 10u << 20, 23, 0, 0);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	faulty_init(&faulty, f->remote, "objects/", 2);
 	o.cache_dir = f->cache_dir;
 	assert_int_equal(rs_store_open(&s, &faulty.parent, &o), 0);
@@ -575,7 +522,7 @@ static void test_retry_after_interruption_sends_only_what_is_missing(void **stat
 	assert_int_equal(st.bytes_stored, 0);
 	assert_int_equal(faulty.puts, 1); /* the manifest alone */
 	assert_int_equal(rs_store_get_file(s2, &oid, size, dst, NULL, NULL), 0);
-	assert_true(files_equal(src, dst));
+	assert_true(test_files_equal(src, dst));
 	rs_store_free(s);
 	rs_store_free(s2);
 }
@@ -588,7 +535,7 @@ static void test_retry_after_interruption_sends_only_what_is_missing(void **stat
  */
 static void test_streaming_remote(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct faulty_remote faulty;
 	struct rs_store_options o = { 0 };
 	struct rs_store_put_stats st;
@@ -602,7 +549,7 @@ static void test_streaming_remote(void **state)
 	path_in(dst, sizeof(dst), f, "a.out");
 	path_in(other, sizeof(other), f, "b.pyisession");
 	write_sample(src, 10u << 20, 29, 0, 0);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	faulty_init(&faulty, f->remote, "packs/", 1);
 	faulty.parent.put_stream = faulty_put_stream;
 	o.cache_dir = f->cache_dir;
@@ -617,11 +564,11 @@ static void test_streaming_remote(void **state)
 	assert_true(faulty.streams >= 1);
 	assert_int_equal(for_each_pack(f, ".pack", NULL), faulty.streams);
 	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
-	assert_true(files_equal(src, dst));
+	assert_true(test_files_equal(src, dst));
 
 	/* The file changed since git-lfs hashed it: no new pack shows. */
 	write_sample(other, 1u << 20, 31, 0, 0);
-	file_id(other, &bad, &bad_size);
+	test_file_id(other, &bad, &bad_size);
 	bad.id[0] ^= 1;
 	packs = for_each_pack(f, ".pack", NULL);
 	assert_int_equal(rs_store_put_file(s, &bad, bad_size, other, NULL, NULL, &st), RS_ECORRUPT);
@@ -633,7 +580,7 @@ static void test_streaming_remote(void **state)
 }
 
 struct racer {
-	struct fixture *f;
+	struct store_fixture *f;
 	const char *src;
 	struct rs_id oid;
 	uint64_t size;
@@ -657,7 +604,7 @@ static void *race(void *arg)
 /* Only the .idx is gone (a collector marked the pack): do not borrow it. */
 static void test_marked_pack_is_not_borrowed(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	struct rs_store_put_stats st;
 	char a[400], b[400];
@@ -668,8 +615,8 @@ static void test_marked_pack_is_not_borrowed(void **state)
 	path_in(b, sizeof(b), f, "b.pyisession");
 	write_sample(a, 8u << 20, 17, 0, 0);
 	write_sample(b, 8u << 20, 17, 6u << 20, 50);
-	file_id(a, &oa, &sa);
-	file_id(b, &ob, &sb);
+	test_file_id(a, &oa, &sa);
+	test_file_id(b, &ob, &sb);
 	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, &st), 0);
 	assert_true(for_each_pack(f, ".idx", remove_file) >= 1);
 	assert_int_equal(rs_store_put_file(s, &ob, sb, b, NULL, NULL, &st), 0);
@@ -679,7 +626,7 @@ static void test_marked_pack_is_not_borrowed(void **state)
 
 static void test_two_writers_at_once(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct racer r[2];
 	pthread_t t[2];
 	char src[400], dst[400];
@@ -692,7 +639,7 @@ static void test_two_writers_at_once(void **state)
 	for (i = 0; i < 2; i++) {
 		r[i].f = f;
 		r[i].src = src;
-		file_id(src, &r[i].oid, &r[i].size);
+		test_file_id(src, &r[i].oid, &r[i].size);
 		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
 	}
 	for (i = 0; i < 2; i++) {
@@ -701,7 +648,7 @@ static void test_two_writers_at_once(void **state)
 	}
 	s = open_store(f);
 	assert_int_equal(rs_store_get_file(s, &r[0].oid, r[0].size, dst, NULL, NULL), 0);
-	assert_true(files_equal(src, dst));
+	assert_true(test_files_equal(src, dst));
 	rs_store_free(s);
 }
 
@@ -712,11 +659,11 @@ static void append_bytes(const char *path, size_t n, int byte, uint64_t seed)
 
 	assert_non_null(out);
 	while (n--)
-		fputc(byte >= 0 ? byte : (int)(splitmix(&seed) & 0xff), out);
+		fputc(byte >= 0 ? byte : (int)(test_splitmix(&seed) & 0xff), out);
 	fclose(out);
 }
 
-static struct rs_store *open_store_threads(struct fixture *f, int threads)
+static struct rs_store *open_store_threads(struct store_fixture *f, int threads)
 {
 	struct rs_store_options o = { 0 };
 	struct rs_store *s = NULL;
@@ -752,7 +699,7 @@ static int log_progress(uint64_t done, uint64_t total, void *payload)
  */
 static void test_chunks_are_cut_as_in_one_buffer(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_chunker c;
 	struct rs_buf whole = RS_BUF_INIT, key = RS_BUF_INIT, mbytes = RS_BUF_INIT;
 	char src[400];
@@ -764,7 +711,7 @@ static void test_chunks_are_cut_as_in_one_buffer(void **state)
 	write_sample(src, 20u << 20, 23, 0, 0);
 	append_bytes(src, (17u << 20) + 5, 0, 0);
 	append_bytes(src, 5u << 20, -1, 3);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	assert_int_equal(rs_fs_read_file(&whole, src, 1u << 30), 0);
 	assert_int_equal(rs_chunker_init(&c, RS_CHUNK_MIN, RS_CHUNK_AVG, RS_CHUNK_MAX), 0);
 	assert_int_equal(rs_key_manifest(&key, &oid), 0);
@@ -809,7 +756,7 @@ static void test_chunks_are_cut_as_in_one_buffer(void **state)
 /* A progress callback's refusal stops the put mid-way, and nothing is committed. */
 static void test_progress_abort_stores_nothing(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	struct progress_log log = { 0 };
 	char src[400];
@@ -818,7 +765,7 @@ static void test_progress_abort_stores_nothing(void **state)
 
 	path_in(src, sizeof(src), f, "a.pyisession");
 	write_sample(src, 40u << 20, 29, 0, 0);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	log.stop_after = 10u << 20;
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, log_progress, &log, NULL), 42);
 	assert_true(log.last >= log.stop_after && log.last < size);
@@ -828,18 +775,18 @@ static void test_progress_abort_stores_nothing(void **state)
 
 
 /* Store a 1 MiB sample as "a"; its oid and size. */
-static void put_sample(struct fixture *f, struct rs_store *s, struct rs_id *oid, uint64_t *size)
+static void put_sample(struct store_fixture *f, struct rs_store *s, struct rs_id *oid, uint64_t *size)
 {
 	char src[400];
 
 	path_in(src, sizeof(src), f, "a.pyisession");
 	write_sample(src, 1u << 20, 21, 0, 0);
-	file_id(src, oid, size);
+	test_file_id(src, oid, size);
 	assert_int_equal(rs_store_put_file(s, oid, *size, src, NULL, NULL, NULL), 0);
 }
 
 /* Read, change (by `edit`) and rewrite the manifest of `oid`, as a hostile store would. */
-static void edit_manifest(struct fixture *f, const struct rs_id *oid,
+static void edit_manifest(struct store_fixture *f, const struct rs_id *oid,
 			  void (*edit)(struct rs_manifest *m, void *arg), void *arg)
 {
 	struct rs_buf key = RS_BUF_INIT, path = RS_BUF_INIT, bytes = RS_BUF_INIT;
@@ -902,7 +849,7 @@ static int entries_in(const char *dir)
  */
 static void test_hostile_manifest_refused_before_writing(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	char outdir[400], dst[420];
 	struct rs_id oid;
@@ -927,7 +874,7 @@ static void test_hostile_manifest_refused_before_writing(void **state)
 /* An offset past the end of its pack: named as such, not "truncated". */
 static void test_offset_past_pack(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	char dst[400];
 	struct rs_id oid;
@@ -951,7 +898,7 @@ static void test_offset_past_pack(void **state)
  */
 static void test_reads_are_capped_and_exact(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct faulty_remote faulty;
 	struct rs_store_options o = { 0 };
 	struct rs_store *s = NULL;
@@ -965,7 +912,7 @@ static void test_reads_are_capped_and_exact(void **state)
 	path_in(src, sizeof(src), f, "a.pyisession");
 	path_in(dst, sizeof(dst), f, "a.out");
 	write_sample(src, 1u << 20, 22, 0, 0);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	/* A first push fills the store; a second process reads its indexes. */
 	assert_int_equal(rs_store_open(&s, &faulty.parent, &o), 0);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
@@ -977,7 +924,7 @@ static void test_reads_are_capped_and_exact(void **state)
 		struct rs_id other;
 		uint64_t osize;
 
-		file_id(src, &other, &osize);
+		test_file_id(src, &other, &osize);
 		assert_int_equal(rs_store_put_file(s, &other, osize, src, NULL, NULL, NULL), 0);
 	}
 	assert_int_equal(rs_store_check_format(s), 0);
@@ -1006,7 +953,7 @@ static void test_reads_are_capped_and_exact(void **state)
 
 
 /* Count the files in the remote's packs/ whose names end in `suffix`. */
-static int count_packs(struct fixture *f, const char *suffix)
+static int count_packs(struct store_fixture *f, const char *suffix)
 {
 	char dir[400];
 	DIR *d;
@@ -1043,7 +990,7 @@ static void quarantine_pack(const char *pack_path)
  */
 static void test_quarantined_pack_is_not_borrowed(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f), *s2;
 	struct rs_store_put_stats st;
 	char a[400], b[400], out[400];
@@ -1055,8 +1002,8 @@ static void test_quarantined_pack_is_not_borrowed(void **state)
 	path_in(out, sizeof(out), f, "b.out");
 	write_sample(a, 16u << 20, 31, 0, 0);
 	write_sample(b, 16u << 20, 31, 8u << 20, 50);
-	file_id(a, &oa, &sa);
-	file_id(b, &ob, &sb);
+	test_file_id(a, &oa, &sa);
+	test_file_id(b, &ob, &sb);
 	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, NULL), 0);
 	rs_store_free(s);
 	assert_int_equal(for_each_pack(f, ".pack", quarantine_pack), 1);
@@ -1066,7 +1013,7 @@ static void test_quarantined_pack_is_not_borrowed(void **state)
 	assert_int_equal(st.chunks_new, st.chunks);
 	assert_true(count_packs(f, ".pack") >= 2);
 	assert_int_equal(rs_store_get_file(s2, &ob, sb, out, NULL, NULL), 0);
-	assert_true(files_equal(b, out));
+	assert_true(test_files_equal(b, out));
 	rs_store_free(s2);
 }
 
@@ -1091,7 +1038,7 @@ static void on_alarm(int sig)
  */
 static void test_fifo_in_store_refused(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	struct rs_buf b = RS_BUF_INIT;
 	char dst[400], path[400];
@@ -1127,7 +1074,7 @@ static void test_fifo_in_store_refused(void **state)
 /* The folder backend never returns more than its caller's buffer takes. */
 static void test_folder_get_honours_cap(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_buf b = RS_BUF_INIT;
 
 	assert_int_equal(f->remote->put_buf(f->remote, "objects/big", "0123456789", 10), 0);
@@ -1148,7 +1095,7 @@ static void test_folder_get_honours_cap(void **state)
  */
 static void test_missing_folder_not_created(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_remote *r = NULL;
 	struct rs_store *s = NULL;
 	char path[400];
@@ -1180,7 +1127,7 @@ static void test_missing_folder_not_created(void **state)
 
 		path_in(src, sizeof(src), f, "n.pyisession");
 		write_sample(src, 100000, 41, 0, 0);
-		file_id(src, &oid, &size);
+		test_file_id(src, &oid, &size);
 		assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
 	}
 	assert_int_equal(rs_store_has(s, &oid), 0);
@@ -1191,7 +1138,7 @@ static void test_missing_folder_not_created(void **state)
 /* A folder store's stale temporary files go at the first put; live ones stay. */
 static void test_folder_removes_stale_tmp(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	char stale[440], fresh[440], packs[400];
 	struct timespec old[2] = { { 0, 0 }, { 0, 0 } };
@@ -1221,7 +1168,7 @@ static void test_folder_removes_stale_tmp(void **state)
  */
 static void test_write_failure_names_the_path(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rlimit old, small;
 	char want[400], *big;
 	int err;

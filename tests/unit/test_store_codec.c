@@ -24,40 +24,19 @@
 #include "util/fs.h"
 #include "util/hash.h"
 
-struct fixture {
-	char dir[256];
-	char remote_dir[300];
-	char cache_dir[300];
-	struct rs_remote *remote;
-};
+#include "store_fixture.h"
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	strcpy(f->dir, "/tmp/rs-test-store-codec-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->remote_dir, sizeof(f->remote_dir), "%s/remote", f->dir);
-	snprintf(f->cache_dir, sizeof(f->cache_dir), "%s/cache", f->dir);
-	assert_int_equal(rs_remote_open(&f->remote, f->remote_dir, NULL), 0);
-	*state = f;
-	return 0;
+	return store_fixture_setup(state, "store-codec", 0);
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	char cmd[400];
-
-	rs_remote_free(f->remote);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd) != 0)
-		return -1;
-	free(f);
-	return 0;
+	return store_fixture_teardown(state);
 }
 
-static struct rs_store *open_store(struct fixture *f, int generic_only)
+static struct rs_store *open_store(struct store_fixture *f, int generic_only)
 {
 	struct rs_store_options o = { 0 };
 	struct rs_store *s = NULL;
@@ -77,30 +56,7 @@ static void data_path(char *out, size_t n, const char *name)
 	snprintf(out, n, "%s/%s", dir, name);
 }
 
-static void file_id(const char *path, struct rs_id *oid, uint64_t *size)
-{
-	struct rs_buf b = RS_BUF_INIT;
-
-	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
-	rs_sha256(oid, b.ptr, b.len);
-	*size = b.len;
-	rs_buf_release(&b);
-}
-
-static int files_equal(const char *a, const char *b)
-{
-	struct rs_buf x = RS_BUF_INIT, y = RS_BUF_INIT;
-	int same;
-
-	assert_int_equal(rs_fs_read_file(&x, a, 1u << 30), 0);
-	assert_int_equal(rs_fs_read_file(&y, b, 1u << 30), 0);
-	same = x.len == y.len && !memcmp(x.ptr, y.ptr, x.len);
-	rs_buf_release(&x);
-	rs_buf_release(&y);
-	return same;
-}
-
-static void manifest_path(char *out, size_t n, const struct fixture *f, const struct rs_id *oid)
+static void manifest_path(char *out, size_t n, const struct store_fixture *f, const struct rs_id *oid)
 {
 	char hex[RS_ID_HEXSZ + 1];
 
@@ -108,7 +64,7 @@ static void manifest_path(char *out, size_t n, const struct fixture *f, const st
 	snprintf(out, n, "%s/objects/%s", f->remote_dir, hex);
 }
 
-static void read_manifest(const struct fixture *f, const struct rs_id *oid, struct rs_manifest *m)
+static void read_manifest(const struct store_fixture *f, const struct rs_id *oid, struct rs_manifest *m)
 {
 	char path[512];
 	struct rs_buf b = RS_BUF_INIT;
@@ -119,7 +75,7 @@ static void read_manifest(const struct fixture *f, const struct rs_id *oid, stru
 	rs_buf_release(&b);
 }
 
-static void write_manifest(const struct fixture *f, const struct rs_manifest *m)
+static void write_manifest(const struct store_fixture *f, const struct rs_manifest *m)
 {
 	char path[512];
 	struct rs_buf b = RS_BUF_INIT;
@@ -132,7 +88,7 @@ static void write_manifest(const struct fixture *f, const struct rs_manifest *m)
 
 static void test_session_is_stored_transformed(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f, 0);
 	struct rs_store_put_stats st;
 	struct rs_manifest m;
@@ -142,7 +98,7 @@ static void test_session_is_stored_transformed(void **state)
 
 	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
 	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), 0);
 	read_manifest(f, &oid, &m);
 	assert_int_equal(m.transform, RS_TRANSFORM_SESSION);
@@ -154,13 +110,13 @@ static void test_session_is_stored_transformed(void **state)
 	assert_true(st.bytes_stored * 80 < size);
 	rs_manifest_release(&m);
 	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
-	assert_true(files_equal(src, dst));
+	assert_true(test_files_equal(src, dst));
 	rs_store_free(s);
 }
 
 static void test_generic_only_and_other_objects_keep_identity(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f, 1);
 	struct rs_manifest m;
 	char src[512], dst[512], other[512];
@@ -169,32 +125,32 @@ static void test_generic_only_and_other_objects_keep_identity(void **state)
 
 	data_path(src, sizeof(src), "tiny_pyinstrument_4.6.2.pyisession");
 	snprintf(dst, sizeof(dst), "%s/out", f->dir);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
 	read_manifest(f, &oid, &m);
 	assert_int_equal(m.transform, RS_TRANSFORM_IDENTITY);
 	rs_manifest_release(&m);
 	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
-	assert_true(files_equal(src, dst));
+	assert_true(test_files_equal(src, dst));
 	rs_store_free(s);
 
 	/* a file that is not a session in json.dump's spelling: identity */
 	s = open_store(f, 0);
 	data_path(other, sizeof(other), "session_tiny_5.1.2_indented.pyisession");
-	file_id(other, &oid, &size);
+	test_file_id(other, &oid, &size);
 	assert_int_equal(rs_store_put_file(s, &oid, size, other, NULL, NULL, NULL), 0);
 	read_manifest(f, &oid, &m);
 	assert_int_equal(m.transform, RS_TRANSFORM_IDENTITY);
 	rs_manifest_release(&m);
 	unlink(dst);
 	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
-	assert_true(files_equal(other, dst));
+	assert_true(test_files_equal(other, dst));
 	rs_store_free(s);
 }
 
 static void test_unknown_transform_refused(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f, 0);
 	struct rs_manifest m;
 	char src[512], dst[512];
@@ -203,7 +159,7 @@ static void test_unknown_transform_refused(void **state)
 
 	data_path(src, sizeof(src), "tiny_pyinstrument_5.1.2.pyisession");
 	snprintf(dst, sizeof(dst), "%s/out", f->dir);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
 	read_manifest(f, &oid, &m);
 	m.transform = 9;
@@ -218,7 +174,7 @@ static void test_unknown_transform_refused(void **state)
 /* Identity chunks that a manifest claims are a container: refused, no file left. */
 static void test_damaged_container_refused(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f, 1);
 	struct rs_manifest m;
 	char src[512], dst[512];
@@ -227,7 +183,7 @@ static void test_damaged_container_refused(void **state)
 
 	data_path(src, sizeof(src), "tiny_pyinstrument_5.1.2.pyisession");
 	snprintf(dst, sizeof(dst), "%s/out", f->dir);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
 	read_manifest(f, &oid, &m);
 	m.transform = RS_TRANSFORM_SESSION;
@@ -242,14 +198,14 @@ static void test_damaged_container_refused(void **state)
 /* A session that changed since git-lfs hashed it is refused, as on the generic path. */
 static void test_changed_session_stores_nothing(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f, 0);
 	char src[512];
 	struct rs_id oid;
 	uint64_t size;
 
 	data_path(src, sizeof(src), "tiny_pyinstrument_4.3.0.pyisession");
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	oid.id[3] ^= 0x10;
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "the file changed since git-lfs hashed it"));
@@ -265,7 +221,7 @@ static void test_changed_session_stores_nothing(void **state)
  */
 static void test_next_run_shares_the_dictionary(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f, 0);
 	struct rs_store_put_stats first, second;
 	struct rs_buf b = RS_BUF_INIT;
@@ -286,8 +242,8 @@ static void test_next_run_shares_the_dictionary(void **state)
 	assert_int_equal(fwrite(b.ptr, 1, b.len, fp), b.len);
 	assert_int_equal(fclose(fp), 0);
 	rs_buf_release(&b);
-	file_id(src, &oid, &size);
-	file_id(next, &oid2, &size2);
+	test_file_id(src, &oid, &size);
+	test_file_id(next, &oid2, &size2);
 	assert_true(rs_id_cmp(&oid, &oid2) != 0);
 
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &first), 0);
@@ -302,7 +258,7 @@ static void test_next_run_shares_the_dictionary(void **state)
 		      (unsigned long long)second.bytes_stored);
 	assert_true(second.bytes_stored * 2 < first.bytes_stored);
 	assert_int_equal(rs_store_get_file(s, &oid2, size2, dst, NULL, NULL), 0);
-	assert_true(files_equal(next, dst));
+	assert_true(test_files_equal(next, dst));
 	rs_store_free(s);
 }
 
@@ -325,7 +281,7 @@ static int note_progress(uint64_t done, uint64_t total, void *payload)
 /* Progress counts object bytes, up to the object's size, both ways. */
 static void test_progress_in_object_bytes(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f, 0);
 	struct progress_seen put = { 0, 0, 0 }, get = { 0, 0, 0 };
 	char src[512], dst[512];
@@ -334,7 +290,7 @@ static void test_progress_in_object_bytes(void **state)
 
 	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
 	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
-	file_id(src, &oid, &size);
+	test_file_id(src, &oid, &size);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, note_progress, &put, NULL), 0);
 	assert_true(put.calls > 0);
 	assert_int_equal(put.last, size);
