@@ -376,6 +376,7 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 			       const struct rs_diff *summary)
 {
 	struct trie tr[2];
+	const struct trie *head = &tr[0]; /* tr[1] unless head and base are one file */
 	struct rs_deep_diff *d = calloc(1, sizeof(*d));
 	json_t *index = json_object(), *renames = NULL;
 	struct rs_buf text = RS_BUF_INIT;
@@ -398,16 +399,20 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 	err = build(&tr[0], base_session, renames);
 	if (err)
 		goto out;
-	err = build(&tr[1], head_session, NULL);
-	if (err)
-		goto out;
-	err = find_new(d, &tr[0], &tr[1], min_share);
+	/* A session against itself (`results open`): parse it once. */
+	if (strcmp(head_session, base_session) || d->n_renamed) {
+		err = build(&tr[1], head_session, NULL);
+		if (err)
+			goto out;
+		head = &tr[1];
+	}
+	err = find_new(d, &tr[0], head, min_share);
 	if (err)
 		goto out;
 	d->base_time = tr[0].time;
-	d->head_time = tr[1].time;
+	d->head_time = head->time;
 	for (side = 0; side < 2; side++) {
-		const struct trie *t = &tr[side];
+		const struct trie *t = side ? head : &tr[0];
 
 		for (i = 0; i < t->n; i++) {
 			const struct node *nd = &t->nodes[i];
@@ -763,69 +768,83 @@ static size_t path_depth(const char *p)
 	return n;
 }
 
-int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title)
+int rs_deep_tree(const struct rs_deep_diff *d, int skip_empty, size_t **first,
+		 size_t **next, size_t **order)
 {
-	struct flame fl = { d, NULL, NULL, d->head_time, 0 };
 	json_t *index = json_object();
-	size_t *order = NULL, *last = NULL, i, depth = 0;
+	size_t n = d->n_paths ? d->n_paths : 1, *last = malloc(n * sizeof(size_t)), i;
 	struct rs_buf parent = RS_BUF_INIT;
-	double left = 0;
 	int err = 0;
 
-	fl.first = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
-	fl.next = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
-	last = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
-	order = malloc((d->n_paths ? d->n_paths : 1) * sizeof(size_t));
-	if (!index || !fl.first || !fl.next || !last || !order) {
+	*first = malloc(n * sizeof(size_t));
+	*next = malloc(n * sizeof(size_t));
+	*order = malloc(n * sizeof(size_t));
+	if (!index || !*first || !*next || !*order || !last) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
 	for (i = 0; i < d->n_paths; i++) {
-		fl.first[i] = fl.next[i] = last[i] = (size_t)-1;
+		(*first)[i] = (*next)[i] = last[i] = (size_t)-1;
+		(*order)[i] = i;
 		if (json_object_set_new(index, d->paths[i].path, json_integer((json_int_t)i))) {
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 			goto out;
 		}
 	}
-	/* children in order of head time, heaviest left: walk the paths by
-	 * head time (a selection of indices, then link) */
-	for (i = 0; i < d->n_paths; i++)
-		order[i] = i;
-	for (i = 1; i < d->n_paths; i++) { /* insertion sort: few hundred paths */
-		size_t j = i, x = order[i];
+	/* insertion sort by head time, heaviest first: a few thousand paths at most */
+	for (i = 1; i < d->n_paths; i++) {
+		size_t j = i, x = (*order)[i];
 
-		while (j > 0 && d->paths[order[j - 1]].head_total < d->paths[x].head_total) {
-			order[j] = order[j - 1];
+		while (j > 0 && d->paths[(*order)[j - 1]].head_total < d->paths[x].head_total) {
+			(*order)[j] = (*order)[j - 1];
 			j--;
 		}
-		order[j] = x;
+		(*order)[j] = x;
 	}
+	/* link each path under its parent (the path without its last " > " step) */
 	for (i = 0; i < d->n_paths; i++) {
-		const char *p = d->paths[order[i]].path, *cut = NULL, *q = p;
+		size_t o = (*order)[i], pi;
+		const char *p = d->paths[o].path, *cut = NULL, *q = p;
 		json_t *at;
-		size_t pi;
 
 		while ((q = strstr(q, " > ")) != NULL)
 			cut = q++;
-		if (path_depth(p) > depth)
-			depth = path_depth(p);
-		if (!cut)
+		if (!cut || (skip_empty && d->paths[o].head_total <= 0))
 			continue;
 		rs_buf_clear(&parent);
-		if (rs_buf_put(&parent, p, (size_t)(cut - p))) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
+		err = rs_buf_put(&parent, p, (size_t)(cut - p));
+		if (err)
 			goto out;
-		}
 		at = json_object_get(index, parent.ptr);
 		if (!at)
-			continue; /* parent below the cut on both sides */
+			continue; /* parent below the stored floor */
 		pi = (size_t)json_integer_value(at);
-		if (fl.first[pi] == (size_t)-1)
-			fl.first[pi] = order[i];
+		if ((*first)[pi] == (size_t)-1)
+			(*first)[pi] = o;
 		else
-			fl.next[last[pi]] = order[i];
-		last[pi] = order[i];
+			(*next)[last[pi]] = o;
+		last[pi] = o;
 	}
+out:
+	rs_buf_release(&parent);
+	json_decref(index);
+	free(last);
+	return err;
+}
+
+int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title)
+{
+	struct flame fl = { d, NULL, NULL, d->head_time, 0 };
+	size_t *order = NULL, i, depth = 0;
+	double left = 0;
+	int err;
+
+	err = rs_deep_tree(d, 0, &fl.first, &fl.next, &order);
+	if (err)
+		goto out;
+	for (i = 0; i < d->n_paths; i++)
+		if (path_depth(d->paths[i].path) > depth)
+			depth = path_depth(d->paths[i].path);
 	if (depth > FLAME_DEPTH)
 		depth = FLAME_DEPTH;
 	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
@@ -868,11 +887,8 @@ int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const c
 	if (!err)
 		err = rs_buf_puts(out, "</div>\n</body></html>\n");
 out:
-	rs_buf_release(&parent);
-	json_decref(index);
 	free(fl.first);
 	free(fl.next);
-	free(last);
 	free(order);
 	return err;
 }

@@ -75,6 +75,20 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		   enum rs_format fmt, size_t top);
 
 /*
+ * The head run's call tree over the paths of `d`: `*first` and `*next`
+ * (n_paths entries each) link every path to its first child and its next
+ * sibling, (size_t)-1 ending a list; siblings come heaviest first by head
+ * total time, and `*order` lists every path index in that order. A path
+ * whose parent path is not in `d` is linked nowhere (a root, or a child of
+ * a parent below the stored floor). With `skip_empty`, paths without head
+ * time are left unlinked. The three arrays are the caller's to free, also
+ * on error.
+ */
+RS_MUST_CHECK
+int rs_deep_tree(const struct rs_deep_diff *d, int skip_empty, size_t **first,
+		 size_t **next, size_t **order);
+
+/*
  * A differential flame graph as one self-contained HTML page (inline CSS,
  * no script, no network): the head run's call paths as an icicle, widths
  * by the head's time, each frame coloured by the change in its time that

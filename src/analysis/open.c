@@ -116,62 +116,12 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 		  double min_share)
 {
 	struct tree t = { d, NULL, NULL, d->head_time };
-	json_t *index = json_object();
-	size_t *order = NULL, *last = NULL, n = d->n_paths ? d->n_paths : 1, i;
-	struct rs_buf parent = RS_BUF_INIT;
-	int err = 0;
+	size_t *order = NULL, i;
+	int err;
 
-	t.first = malloc(n * sizeof(size_t));
-	t.next = malloc(n * sizeof(size_t));
-	last = malloc(n * sizeof(size_t));
-	order = malloc(n * sizeof(size_t));
-	if (!index || !t.first || !t.next || !last || !order) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
+	err = rs_deep_tree(d, 1, &t.first, &t.next, &order);
+	if (err)
 		goto out;
-	}
-	for (i = 0; i < d->n_paths; i++) {
-		t.first[i] = t.next[i] = last[i] = (size_t)-1;
-		order[i] = i;
-		if (json_object_set_new(index, d->paths[i].path, json_integer((json_int_t)i))) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto out;
-		}
-	}
-	/* children by total time, heaviest first: walk the paths so ordered
-	 * (insertion sort: a few thousand paths at most above the share) */
-	for (i = 1; i < d->n_paths; i++) {
-		size_t j = i, x = order[i];
-
-		while (j > 0 && d->paths[order[j - 1]].head_total < d->paths[x].head_total) {
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = x;
-	}
-	for (i = 0; i < d->n_paths; i++) {
-		const char *p = d->paths[order[i]].path, *cut = NULL, *q = p;
-		json_t *at;
-		size_t pi;
-
-		while ((q = strstr(q, " > ")) != NULL)
-			cut = q++;
-		if (!cut || d->paths[order[i]].head_total <= 0)
-			continue;
-		rs_buf_clear(&parent);
-		if (rs_buf_put(&parent, p, (size_t)(cut - p))) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto out;
-		}
-		at = json_object_get(index, parent.ptr);
-		if (!at)
-			continue;
-		pi = (size_t)json_integer_value(at);
-		if (t.first[pi] == (size_t)-1)
-			t.first[pi] = order[i];
-		else
-			t.next[last[pi]] = order[i];
-		last[pi] = order[i];
-	}
 	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
 	if (!err)
 		err = rs_html_escape(out, title);
@@ -201,11 +151,8 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 	if (!err)
 		err = rs_buf_printf(out, "</div>\n%s</body></html>\n", page_js);
 out:
-	rs_buf_release(&parent);
-	json_decref(index);
 	free(t.first);
 	free(t.next);
-	free(last);
 	free(order);
 	return err;
 }
