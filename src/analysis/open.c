@@ -17,8 +17,6 @@
 #define OPEN_OPEN_SHARE 0.20   /* and below them frames of this share of the run */
 #define OPEN_HOT_SHARE 0.10    /* frames highlighted from this share of the run */
 
-#define TRY_OPEN(x) do { int e_ = (x); if (e_) return e_; } while (0)
-
 struct tree {
 	const struct rs_deep_diff *d;
 	size_t *first, *next;  /* first child, next sibling; (size_t)-1 none */
@@ -95,20 +93,34 @@ static int node(struct rs_buf *out, const struct tree *t, size_t i, size_t depth
 	int hot = t->root > 0 && p->head_total >= OPEN_HOT_SHARE * t->root;
 	int kids = t->first[i] != (size_t)-1 && depth + 1 < OPEN_MAX_DEPTH;
 	size_t c;
+	int err;
 
 	if (!kids) {
-		TRY_OPEN(rs_buf_printf(out, "<div class=\"leaf%s\" data-t=\"%.6f\">", hot ? " hot" : "",
-				       p->head_total));
-		TRY_OPEN(node_line(out, t, p));
+		err = rs_buf_printf(out, "<div class=\"leaf%s\" data-t=\"%.6f\">", hot ? " hot" : "",
+				    p->head_total);
+		if (err)
+			return err;
+		err = node_line(out, t, p);
+		if (err)
+			return err;
 		return rs_buf_puts(out, "</div>\n");
 	}
-	TRY_OPEN(rs_buf_printf(out, "<details%s data-t=\"%.6f\"%s><summary>", hot ? " class=\"hot\"" : "",
-			       p->head_total, depth < OPEN_OPEN_DEPTH ||
-			       (t->root > 0 && p->head_total >= OPEN_OPEN_SHARE * t->root) ? " open" : ""));
-	TRY_OPEN(node_line(out, t, p));
-	TRY_OPEN(rs_buf_puts(out, "</summary>\n"));
-	for (c = t->first[i]; c != (size_t)-1; c = t->next[c])
-		TRY_OPEN(node(out, t, c, depth + 1));
+	err = rs_buf_printf(out, "<details%s data-t=\"%.6f\"%s><summary>", hot ? " class=\"hot\"" : "",
+			    p->head_total, depth < OPEN_OPEN_DEPTH ||
+			    (t->root > 0 && p->head_total >= OPEN_OPEN_SHARE * t->root) ? " open" : "");
+	if (err)
+		return err;
+	err = node_line(out, t, p);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</summary>\n");
+	if (err)
+		return err;
+	for (c = t->first[i]; c != (size_t)-1; c = t->next[c]) {
+		err = node(out, t, c, depth + 1);
+		if (err)
+			return err;
+	}
 	return rs_buf_puts(out, "</details>\n");
 }
 
