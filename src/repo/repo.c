@@ -710,36 +710,6 @@ static int is_partial_object(const char *name, const void *arg)
 	       strlen(name + n + 5) == 6;
 }
 
-static void clean_dir(const char *dir, int (*ours)(const char *name, const void *arg),
-		      const void *arg, time_t cutoff, uid_t me, unsigned *removed)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	struct rs_buf path = RS_BUF_INIT;
-	struct stat st;
-
-	if (!d)
-		return;
-	for (;;) {
-		de = readdir(d);
-		if (!de)
-			break;
-		if (!ours(de->d_name, arg))
-			continue;
-		rs_buf_clear(&path);
-		if (rs_buf_printf(&path, "%s/%s", dir, de->d_name) != 0)
-			break;
-		/* lstat: a symlink is never ours, and is never followed. */
-		if (lstat(path.ptr, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != me ||
-		    st.st_mtime > cutoff)
-			continue;
-		if (unlink(path.ptr) == 0)
-			(*removed)++;
-	}
-	closedir(d);
-	rs_buf_release(&path);
-}
-
 /* results.tmpGracePeriod in seconds, RS_REPO_TMP_GRACE when unset. */
 static int tmp_grace(struct rs_repo *r, long long *out)
 {
@@ -777,12 +747,12 @@ int rs_repo_clean_stale_tmp(struct rs_repo *r, unsigned *removed_out)
 	err = rs_buf_printf(&dir, "%s/tmp", r->lfs_dir);
 	if (err)
 		goto out;
-	clean_dir(dir.ptr, is_our_tmp, NULL, time(NULL) - (time_t)grace, geteuid(), &removed);
+	removed += rs_fs_remove_stale_with(dir.ptr, is_our_tmp, NULL, (long)grace);
 	rs_buf_clear(&dir);
 	err = rs_buf_printf(&dir, "%sresults/tmp", git_repository_path(r->git));
 	if (err)
 		goto out;
-	clean_dir(dir.ptr, is_our_tmp, NULL, time(NULL) - (time_t)grace, geteuid(), &removed);
+	removed += rs_fs_remove_stale_with(dir.ptr, is_our_tmp, NULL, (long)grace);
 	if (removed_out)
 		*removed_out = removed;
 out:
@@ -815,12 +785,10 @@ int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oi
 		   left "<oid>.tmp-XXXXXX" there. Now that the object is whole,
 		   its stale partial copies go. */
 		long long grace;
-		unsigned removed = 0;
 
 		*slash = '\0';
 		if (tmp_grace(r, &grace) == 0)
-			clean_dir(path.ptr, is_partial_object, slash + 1,
-				  time(NULL) - (time_t)grace, geteuid(), &removed);
+			rs_fs_remove_stale_with(path.ptr, is_partial_object, slash + 1, (long)grace);
 		*slash = '/';
 		rs_error_clear();
 	}

@@ -147,7 +147,8 @@ long rs_fs_stale_grace(void)
 	return v;
 }
 
-unsigned rs_fs_remove_stale(const char *dir, int (*match)(const char *name), long grace)
+unsigned rs_fs_remove_stale_with(const char *dir, int (*match)(const char *name, const void *arg),
+				const void *arg, long grace)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -161,7 +162,7 @@ unsigned rs_fs_remove_stale(const char *dir, int (*match)(const char *name), lon
 		struct stat st;
 		int fd;
 
-		if (e->d_name[0] == '.' || !match(e->d_name))
+		if (e->d_name[0] == '.' || !match(e->d_name, arg))
 			continue;
 		/*
 		 * Opened, not merely stat'ed, to take the lock: O_NONBLOCK
@@ -179,6 +180,18 @@ unsigned rs_fs_remove_stale(const char *dir, int (*match)(const char *name), lon
 	}
 	closedir(d);
 	return removed;
+}
+
+static int match_plain(const char *name, const void *arg)
+{
+	int (*const *match)(const char *) = arg;
+
+	return (*match)(name);
+}
+
+unsigned rs_fs_remove_stale(const char *dir, int (*match)(const char *name), long grace)
+{
+	return rs_fs_remove_stale_with(dir, match_plain, &match, grace);
 }
 
 int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path)

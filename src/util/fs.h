@@ -118,6 +118,10 @@ long rs_fs_stale_grace(void);
  */
 unsigned rs_fs_remove_stale(const char *dir, int (*match)(const char *name), long grace);
 
+/* The same with a matcher that takes `arg` (a name to match against, say). */
+unsigned rs_fs_remove_stale_with(const char *dir, int (*match)(const char *name, const void *arg),
+				 const void *arg, long grace);
+
 /* Join two path parts with exactly one '/' into `out`. */
 RS_MUST_CHECK
 int rs_fs_join(struct rs_buf *out, const char *a, const char *b);
