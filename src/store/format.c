@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 void rs_pack_header(unsigned char out[RS_PACK_HEADER_SIZE])
 {
 	memcpy(out, RS_PACK_MAGIC, 8);
@@ -69,6 +71,39 @@ int rs_pack_entry_check(const unsigned char *p, size_t n, const struct rs_chunk_
 		return rs_error_set(RS_ECORRUPT,
 				    "pack %.12s does not hold the expected chunk at offset %llu",
 				    hex, (unsigned long long)ref->offset);
+	}
+	return 0;
+}
+
+int rs_chunk_decode(const unsigned char *p, size_t n, const struct rs_chunk_ref *ref,
+		    unsigned char *raw, struct ZSTD_DCtx_s *dctx, const char **why)
+{
+	const unsigned char *stored = p + RS_PACK_ENTRY_HEADER_SIZE;
+	struct rs_id id;
+
+	if (n != RS_PACK_ENTRY_HEADER_SIZE + (size_t)ref->stored_len ||
+	    rs_pack_entry_check(p, n, ref)) {
+		rs_error_clear();
+		*why = "is not where the manifest says";
+		return RS_ECORRUPT;
+	}
+	if (ref->codec == RS_CODEC_ZSTD && dctx) {
+		size_t got = ZSTD_decompressDCtx(dctx, raw, ref->raw_len, stored, ref->stored_len);
+
+		if (ZSTD_isError(got) || got != ref->raw_len) {
+			*why = "does not decompress";
+			return RS_ECORRUPT;
+		}
+	} else if (ref->codec == RS_CODEC_STORED && ref->stored_len == ref->raw_len) {
+		memcpy(raw, stored, ref->raw_len);
+	} else {
+		*why = "has an unknown codec";
+		return RS_ECORRUPT;
+	}
+	rs_sha256(&id, raw, ref->raw_len);
+	if (rs_id_cmp(&id, &ref->chunk)) {
+		*why = "does not match its id";
+		return RS_ECORRUPT;
 	}
 	return 0;
 }

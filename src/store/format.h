@@ -111,6 +111,20 @@ void rs_pack_entry_header(unsigned char out[RS_PACK_ENTRY_HEADER_SIZE],
 RS_MUST_CHECK
 int rs_pack_entry_check(const unsigned char *p, size_t n, const struct rs_chunk_ref *ref);
 
+struct ZSTD_DCtx_s;
+
+/*
+ * Rebuild the chunk of entry `p` (n bytes: what rs_pack_entry_check takes)
+ * into `raw`, which has room for ref->raw_len bytes, and check it: the
+ * header repeats `ref`, the stored bytes decompress to exactly raw_len
+ * (`dctx` is needed for zstd chunks only), and they hash to the chunk id.
+ * 0, or RS_ECORRUPT with `*why` saying which check failed ("does not
+ * decompress", ...) for the caller's message; no error message is set.
+ */
+RS_MUST_CHECK
+int rs_chunk_decode(const unsigned char *p, size_t n, const struct rs_chunk_ref *ref,
+		    unsigned char *raw, struct ZSTD_DCtx_s *dctx, const char **why);
+
 /*
  * Encode a pack index for pack `pack` from `refs` (sorted here in place
  * by chunk id) into `out`.

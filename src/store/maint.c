@@ -347,8 +347,6 @@ static int read_chunk(struct rs_remote *remote, const struct rs_chunk_ref *ref,
 {
 	struct rs_buf key = RS_BUF_INIT, got;
 	uint64_t want = RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref->stored_len;
-	const unsigned char *stored;
-	struct rs_id id;
 	int err;
 
 	*why = NULL;
@@ -370,36 +368,13 @@ static int read_chunk(struct rs_remote *remote, const struct rs_chunk_ref *ref,
 	}
 	if (err)
 		goto out;
-	if (got.len != want || rs_pack_entry_check((const unsigned char *)got.ptr, got.len, ref)) {
-		*why = "is not where the manifest says (entry header differs)";
-		err = RS_ECORRUPT;
-		goto out;
-	}
 	err = rs_buf_grow(raw, ref->raw_len ? ref->raw_len : 1);
 	if (err)
 		goto out;
-	stored = (const unsigned char *)got.ptr + RS_PACK_ENTRY_HEADER_SIZE;
-	if (ref->codec == RS_CODEC_ZSTD) {
-		size_t n = ZSTD_decompressDCtx(dctx, raw->ptr, ref->raw_len, stored, ref->stored_len);
-
-		if (ZSTD_isError(n) || n != ref->raw_len) {
-			*why = "does not decompress";
-			err = RS_ECORRUPT;
-			goto out;
-		}
-	} else if (ref->codec == RS_CODEC_STORED && ref->stored_len == ref->raw_len) {
-		memcpy(raw->ptr, stored, ref->raw_len);
-	} else {
-		*why = "has an unknown codec";
-		err = RS_ECORRUPT;
-		goto out;
-	}
-	raw->len = ref->raw_len;
-	rs_sha256(&id, raw->ptr, raw->len);
-	if (rs_id_cmp(&id, &ref->chunk)) {
-		*why = "does not match its id";
-		err = RS_ECORRUPT;
-	}
+	err = rs_chunk_decode((const unsigned char *)got.ptr, got.len, ref, (unsigned char *)raw->ptr,
+			      dctx, why);
+	if (!err)
+		raw->len = ref->raw_len;
 out:
 	rs_buf_release(&key);
 	rs_buf_release(&got);

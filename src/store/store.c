@@ -1249,8 +1249,7 @@ static int get_work(void *arg, void *ctx)
 	struct rs_store *s = ctx;
 	const struct rs_chunk_ref *ref = j->ref;
 	struct rs_buf key = RS_BUF_INIT;
-	const unsigned char *stored;
-	struct rs_id id;
+	const char *why = NULL;
 	size_t want;
 	int err;
 
@@ -1270,8 +1269,6 @@ static int get_work(void *arg, void *ctx)
 	rs_buf_release(&key);
 	if (err)
 		return err;
-	if (rs_pack_entry_check((unsigned char *)j->fetched.ptr, j->fetched.len, ref))
-		return corrupt_chunk(s, ref, "is not where the manifest says");
 	if (ref->raw_len > j->raw_alloc) {
 		/*
 		 * In whole huge pages, like put's segments: a buffer is
@@ -1288,21 +1285,11 @@ static int get_work(void *arg, void *ctx)
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		j->raw_alloc = n;
 	}
-	stored = (unsigned char *)j->fetched.ptr + RS_PACK_ENTRY_HEADER_SIZE;
-	if (ref->codec == RS_CODEC_ZSTD) {
-		size_t n;
-
-		if (!j->dctx && !(j->dctx = ZSTD_createDCtx()))
-			return rs_error_set(RS_EGENERIC, "cannot create a zstd context");
-		n = ZSTD_decompressDCtx(j->dctx, j->raw, ref->raw_len, stored, ref->stored_len);
-		if (ZSTD_isError(n) || n != ref->raw_len)
-			return corrupt_chunk(s, ref, "does not decompress");
-	} else {
-		memcpy(j->raw, stored, ref->raw_len);
-	}
-	rs_sha256(&id, j->raw, ref->raw_len);
-	if (rs_id_cmp(&id, &ref->chunk))
-		return corrupt_chunk(s, ref, "does not match its id");
+	if (ref->codec == RS_CODEC_ZSTD && !j->dctx && !(j->dctx = ZSTD_createDCtx()))
+		return rs_error_set(RS_EGENERIC, "cannot create a zstd context");
+	if (rs_chunk_decode((const unsigned char *)j->fetched.ptr, j->fetched.len, ref, j->raw,
+			    j->dctx, &why))
+		return corrupt_chunk(s, ref, why);
 	return 0;
 }
 
