@@ -9,9 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The largest .idx the format allows. */
-#define IDX_LIMIT ((size_t)RS_IDX_HEADER_SIZE + (size_t)RS_IDX_MAX_ENTRIES * RS_IDX_ENTRY_SIZE + RS_ID_RAWSZ)
-
 struct pack_slot {
 	struct rs_id id;
 	unsigned char *bytes; /* in-memory index only */
@@ -295,7 +292,7 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 	int err;
 
 	memset(&l, 0, sizeof(l));
-	rs_buf_init(&bytes, IDX_LIMIT);
+	rs_buf_init(&bytes, RS_IDX_MAX_SIZE);
 	err = remote->list(remote, RS_KEY_PACKS, on_key, &l);
 	if (err) {
 		err = rs_error_wrap(err, "cannot list the packs on '%s'", remote->display_url);
@@ -328,7 +325,7 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 			err = cache_path(&path, ix, pack);
 			if (err)
 				goto out;
-			err = rs_fs_read_file(&bytes, path.ptr, IDX_LIMIT);
+			err = rs_fs_read_file(&bytes, path.ptr, RS_IDX_MAX_SIZE);
 			from_cache = !err;
 			rs_error_clear();
 		}
@@ -342,13 +339,13 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 		 * Exactly the listed size, into a buffer capped at it; an index
 		 * larger than the format allows is damaged: skipped.
 		 */
-		if (l.idx_sizes[i] > IDX_LIMIT || l.idx_sizes[i] < RS_IDX_HEADER_SIZE + RS_ID_RAWSZ)
+		if (l.idx_sizes[i] > RS_IDX_MAX_SIZE || l.idx_sizes[i] < RS_IDX_HEADER_SIZE + RS_ID_RAWSZ)
 			continue;
 		bytes.max = (size_t)l.idx_sizes[i];
 		err = rs_key_idx(&key, pack);
 		if (!err)
 			err = remote->get(remote, key.ptr, 0, l.idx_sizes[i], &bytes);
-		bytes.max = IDX_LIMIT;
+		bytes.max = RS_IDX_MAX_SIZE;
 		if (err == RS_ENOTFOUND) {
 			err = 0; /* removed since the listing */
 			continue;

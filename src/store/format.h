@@ -50,6 +50,11 @@
 /* And manifests with more entries than this (a 64 GiB object at 4 KiB chunks). */
 #define RS_MANIFEST_MAX_CHUNKS (16u * 1024 * 1024)
 #define RS_IDX_MAX_ENTRIES (16u * 1024 * 1024)
+/* The largest manifest and .idx those caps allow: the cap of a read of one. */
+#define RS_MANIFEST_MAX_SIZE ((size_t)RS_MANIFEST_HEADER_SIZE + \
+			      (size_t)RS_MANIFEST_MAX_CHUNKS * RS_MANIFEST_ENTRY_SIZE + RS_ID_RAWSZ)
+#define RS_IDX_MAX_SIZE ((size_t)RS_IDX_HEADER_SIZE + \
+			 (size_t)RS_IDX_MAX_ENTRIES * RS_IDX_ENTRY_SIZE + RS_ID_RAWSZ)
 
 /* How a chunk's bytes are stored in its pack entry. */
 #define RS_CODEC_STORED 0

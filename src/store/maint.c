@@ -29,8 +29,6 @@
 
 /* Caps on what the collector reads from the remote (untrusted). */
 #define STAMP_MAX 256
-#define MANIFEST_MAX ((size_t)RS_MANIFEST_HEADER_SIZE + \
-		      (size_t)RS_MANIFEST_MAX_CHUNKS * RS_MANIFEST_ENTRY_SIZE + RS_ID_RAWSZ)
 /* A pack holds at most this many entries before the census gives up walking it. */
 #define PACK_ENTRIES_MAX (1u << 20)
 
@@ -317,14 +315,14 @@ static int read_manifest(struct rs_remote *remote, const struct rs_id *oid, stru
 	uint64_t size = 0;
 	int err;
 
-	rs_buf_init(&bytes, MANIFEST_MAX);
+	rs_buf_init(&bytes, RS_MANIFEST_MAX_SIZE);
 	err = rs_key_manifest(&key, oid);
 	if (err)
 		goto out;
 	err = remote->stat(remote, key.ptr, &size);
 	if (err)
 		goto out;
-	if (size > MANIFEST_MAX) {
+	if (size > RS_MANIFEST_MAX_SIZE) {
 		err = rs_error_set(RS_ECORRUPT, "its manifest is %" PRIu64 " bytes, more than any valid one", size);
 		goto out;
 	}

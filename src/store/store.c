@@ -60,9 +60,6 @@
 #define PACK_TARGET (32u * 1024 * 1024)
 /* Packs of one object uploading at the same time, at most. */
 #define STREAMS_MAX 2
-/* Largest manifest a reader accepts before fetching it. */
-#define MANIFEST_LIMIT ((uint64_t)RS_MANIFEST_HEADER_SIZE + \
-			(uint64_t)RS_MANIFEST_MAX_CHUNKS * RS_MANIFEST_ENTRY_SIZE + RS_ID_RAWSZ)
 
 struct rs_store {
 	struct rs_remote *remote;
@@ -1301,7 +1298,7 @@ static int fetch_manifest(struct rs_store *s, const struct rs_id *oid, struct rs
 	int err;
 
 	rs_id_to_hex(hex, oid);
-	rs_buf_init(&bytes, (size_t)MANIFEST_LIMIT); /* remote.h: a get to the end needs a cap */
+	rs_buf_init(&bytes, (size_t)RS_MANIFEST_MAX_SIZE); /* remote.h: a get to the end needs a cap */
 	err = rs_key_manifest(&key, oid);
 	if (!err)
 		err = s->remote->stat(s->remote, key.ptr, &msize);
@@ -1319,7 +1316,7 @@ static int fetch_manifest(struct rs_store *s, const struct rs_id *oid, struct rs
 	}
 	if (err)
 		goto out;
-	if (msize > MANIFEST_LIMIT || msize < RS_MANIFEST_HEADER_SIZE + RS_ID_RAWSZ) {
+	if (msize > RS_MANIFEST_MAX_SIZE || msize < RS_MANIFEST_HEADER_SIZE + RS_ID_RAWSZ) {
 		err = rs_error_set(RS_ECORRUPT, "it is %llu bytes, which no valid manifest is",
 				   (unsigned long long)msize);
 		goto damaged;
