@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "codec/session_codec.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hash.h"
 
 static double now(void)

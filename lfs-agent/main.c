@@ -16,7 +16,7 @@
 #include "results/repo.h"
 #include "store/cache.h"
 #include "store/store.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 #include "results_version.h"
 

@@ -1,5 +1,5 @@
 #include "protocol.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 #include "util/hash.h"
 
 /* The longest request line accepted (a path can be long, but not this long). */

@@ -5,13 +5,13 @@
  * LFS objects kept in a store behind a remote (docs/architecture.md).
  *
  * Conventions of every include/results/ header:
- *  - functions return 0 or a negative RS_E* code (util/error.h) and leave
+ *  - functions return 0 or a negative RS_E* code (results/error.h) and leave
  *    a message for rs_error_message(); they never print or exit;
  *  - `out` parameters are written only on success;
  *  - objects the library allocates are freed with their _free function,
  *    which accepts NULL; strings returned as `const char *` are borrowed
  *    from the object that returned them and live as long as it does;
- *  - `struct rs_buf *` parameters are the caller's buffers (util/buf.h):
+ *  - `struct rs_buf *` parameters are the caller's buffers (results/buf.h):
  *    results are appended to them.
  *
  * struct rs_repo is opaque here; the library's own code sees its fields

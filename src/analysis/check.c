@@ -14,8 +14,8 @@
 #include "analysis/check.h"
 #include "analysis/render.h"
 #include "analysis/runview.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 
 #include <math.h>
 #include <stdlib.h>

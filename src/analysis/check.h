@@ -33,7 +33,7 @@
 #ifndef RS_ANALYSIS_CHECK_H
 #define RS_ANALYSIS_CHECK_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <jansson.h>
 #include <stddef.h>

@@ -14,7 +14,7 @@
  */
 #include "analysis/deep.h"
 #include "session/session.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <errno.h>
 #include <math.h>

@@ -13,14 +13,14 @@
 #ifndef RS_ANALYSIS_DEEP_H
 #define RS_ANALYSIS_DEEP_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <jansson.h>
 #include <stddef.h>
 
 #include "analysis/diff.h"
 #include "analysis/render.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 struct rs_path_delta {
 	char *path;        /* function names joined by " > " (borrowed labels) */

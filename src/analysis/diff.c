@@ -18,8 +18,8 @@
 #include "analysis/owncode.h"
 #include "analysis/runview.h"
 #include "session/summary.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
 #ifndef RS_ANALYSIS_DIFF_H
 #define RS_ANALYSIS_DIFF_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <jansson.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 #include "analysis/export.h"
 #include "session/session.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 
 #include <errno.h>
 #include <math.h>

@@ -21,7 +21,7 @@
 #ifndef RS_ANALYSIS_EXPORT_H
 #define RS_ANALYSIS_EXPORT_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stdio.h>
 

@@ -12,7 +12,7 @@
 #include "analysis/html.h"
 #include "analysis/render.h"
 #include "analysis/runview.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -13,13 +13,13 @@
 #ifndef RS_ANALYSIS_HTML_H
 #define RS_ANALYSIS_HTML_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <jansson.h>
 #include <stddef.h>
 
 #include "analysis/series.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 struct rs_html_links {
 	const char *run_url;

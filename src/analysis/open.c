@@ -10,7 +10,7 @@
 
 #include "analysis/deep.h"
 #include "analysis/render.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #define OPEN_MAX_DEPTH 64      /* deeper frames are not drawn (bounded recursion) */
 #define OPEN_OPEN_DEPTH 2      /* levels unfolded when the page opens, */

@@ -11,7 +11,7 @@
 #ifndef RS_ANALYSIS_OPEN_H
 #define RS_ANALYSIS_OPEN_H
 
-#include "util/buf.h"
+#include "results/buf.h"
 
 /*
  * Read the session at `session_path` and append the page to `out`.

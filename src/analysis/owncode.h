@@ -11,7 +11,7 @@
 #ifndef RS_ANALYSIS_OWNCODE_H
 #define RS_ANALYSIS_OWNCODE_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <jansson.h>
 #include <stddef.h>

@@ -7,7 +7,7 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "analysis/render.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -10,14 +10,14 @@
 #ifndef RS_ANALYSIS_RENDER_H
 #define RS_ANALYSIS_RENDER_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 
 #include "analysis/check.h"
 #include "analysis/diff.h"
 #include "analysis/series.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 enum rs_format {
 	RS_FORMAT_TEXT = 0,

@@ -9,7 +9,7 @@
 #ifndef RS_ANALYSIS_RUNVIEW_H
 #define RS_ANALYSIS_RUNVIEW_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <jansson.h>
 

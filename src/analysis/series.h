@@ -6,7 +6,7 @@
 #ifndef RS_ANALYSIS_SERIES_H
 #define RS_ANALYSIS_SERIES_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <jansson.h>
 #include <stddef.h>

@@ -12,7 +12,7 @@
 #include "cli/opts.h"
 #include "repo/repo.h"
 #include "repo/run.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static const char usage[] =
 	"usage: results add <session-or-run-folder>... --commit <sha> [options]\n"

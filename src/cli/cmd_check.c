@@ -14,7 +14,7 @@
 #include "cli/opts.h"
 #include "analysis/owncode.h"
 #include "cli/runsel.h"
-#include "util/error.h"
+#include "results/error.h"
 
 /* Earlier runs read for the baseline and the noise estimate: every run
  * costs a run.json read, so look back only as far as the window (or this

@@ -14,7 +14,7 @@
 #include "cli/opts.h"
 #include "analysis/owncode.h"
 #include "cli/runsel.h"
-#include "util/error.h"
+#include "results/error.h"
 
 /* Entries of "own_code" in .results.json used, at most. */
 #define OWN_SPECS_MAX 64

@@ -27,8 +27,8 @@
 #include "results/setup.h"
 #include "store/format.h"
 #include "store/maint.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 #define TEXT_MAX (1u << 20)

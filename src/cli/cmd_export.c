@@ -15,7 +15,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/runsel.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static const char usage[] =
 	"usage: results export <run-or-commit | session-file> --format speedscope|collapsed\n"

@@ -20,7 +20,7 @@
 #include "repo/repo.h"
 #include "repo/retention.h"
 #include "store/maint.h"
-#include "util/error.h"
+#include "results/error.h"
 
 extern char **environ;
 

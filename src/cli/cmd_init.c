@@ -14,8 +14,8 @@
 #include "remote/remote.h"
 #include "repo/repo.h"
 #include "results/setup.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 static const char usage[] =

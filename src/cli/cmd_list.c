@@ -11,7 +11,7 @@
 #include "cli/opts.h"
 #include "repo/repo.h"
 #include "repo/runindex.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #define DEFAULT_LIMIT 20
 

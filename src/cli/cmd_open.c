@@ -17,7 +17,7 @@
 #include "analysis/open.h"
 #include "cli/cli.h"
 #include "cli/runsel.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static const char usage[] =
 	"usage: results open <run-or-commit | session-file> [--speedscope] [-o FILE] [--force]\n"

@@ -13,7 +13,7 @@
 #include "repo/repo.h"
 #include "repo/retention.h"
 #include "repo/runindex.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #define PINS_MAX (1u * 1024 * 1024)
 

@@ -16,7 +16,7 @@
 #include "repo/runindex.h"
 #include "store/format.h"
 #include "store/maint.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hash.h"
 
 static const char usage[] =

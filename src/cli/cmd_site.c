@@ -18,7 +18,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/runsel.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 #include "util/path.h"
 

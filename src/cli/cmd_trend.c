@@ -17,7 +17,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/runsel.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #define NAMES_MAX 32
 

@@ -17,7 +17,7 @@
 #include "repo/retention.h"
 #include "store/maint.h"
 #include "store/store.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static const char usage[] =
 	"usage: results verify [--deep] [--repair] [--head]\n"

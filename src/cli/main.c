@@ -14,7 +14,7 @@
 
 #include "cli/cli.h"
 #include "repo/repo.h"
-#include "util/error.h"
+#include "results/error.h"
 
 /* Keep in the order `results --help` should show them. */
 const struct rs_command rs_commands[] = {

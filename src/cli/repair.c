@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "repo/commit.h"
 #include "repo/repo.h"
-#include "util/error.h"
+#include "results/error.h"
 
 int rs_cli_repair_repo(struct rs_repo *repo)
 {

@@ -1,7 +1,7 @@
 #include "cli/runsel.h"
 #include "cli/cli.h"
 #include "repo/run.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hash.h"
 
 #include <errno.h>

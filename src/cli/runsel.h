@@ -14,7 +14,7 @@
 
 #include "repo/repo.h"
 #include "repo/runindex.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 struct rs_runsel {
 	struct rs_repo *repo;     /* owned */

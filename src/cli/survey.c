@@ -5,7 +5,7 @@
 #include "cli/survey.h"
 
 #include "cli/cli.h"
-#include "util/error.h"
+#include "results/error.h"
 
 int rs_cli_survey(struct rs_remote **remote, struct rs_retention_plan *plan,
 		  struct rs_store_census *census, struct rs_repo *repo, time_t now,

@@ -29,7 +29,7 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "codec/session_codec.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

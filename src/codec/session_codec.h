@@ -21,12 +21,12 @@
 #ifndef RS_SESSION_CODEC_H
 #define RS_SESSION_CODEC_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 #include "util/hash.h"
 
 /* The container version this build writes and reads. */

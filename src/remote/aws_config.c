@@ -5,7 +5,7 @@
  * machine in EC2 can export its role's keys to the environment).
  */
 #include "remote/aws_config.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 #include <ctype.h>

@@ -29,7 +29,7 @@
 #include "remote/azure_sign.h"
 #include "remote/query.h"
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "remote/http_transport.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 #define RS_AZURE_VERSION "2021-12-02" /* x-ms-version sent with every request */
 

@@ -12,7 +12,7 @@
 #include "util/secret.h"
 #include "remote/credential.h"
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hex.h"
 
 #include <errno.h>

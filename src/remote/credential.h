@@ -17,7 +17,7 @@
 #ifndef RS_CREDENTIAL_H
 #define RS_CREDENTIAL_H
 
-#include "util/buf.h"
+#include "results/buf.h"
 
 struct rs_credential {
 	char *protocol; /* "https" */

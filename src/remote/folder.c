@@ -15,7 +15,7 @@
  * must exist).
  */
 #include "remote/remote.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 #include <dirent.h>

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 
 /* One <response> of a WebDAV multistatus (PROPFIND) answer. */
 struct rs_dav_entry {

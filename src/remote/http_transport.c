@@ -21,7 +21,7 @@
 #include "remote/http_transport.h"
 #include "remote/xml.h"
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hash.h"
 
 #include <curl/curl.h>

@@ -56,7 +56,7 @@
 #include <stdint.h>
 
 #include "remote/remote.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 #define RS_HTTP_MAX_HEADERS 32
 

@@ -1,7 +1,7 @@
 /* A query string as sorted pairs (see query.h). */
 #include "remote/query.h"
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hex.h"
 
 #include <ctype.h>

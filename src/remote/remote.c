@@ -1,6 +1,6 @@
 #define _GNU_SOURCE /* memmem */
 #include "remote/remote.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <assert.h>
 #include <string.h>

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 #include "util/growing.h"
 
 #define RS_REMOTE_VERSION 1

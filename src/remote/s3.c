@@ -40,7 +40,7 @@
 #include "remote/http_transport.h"
 #include "remote/sigv4.h"
 #include "remote/xml.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hex.h"
 #include "util/hash.h"
 

@@ -10,7 +10,7 @@
 
 #include "remote/http_transport.h"
 #include "remote/remote.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 /*
  * Parse one ListObjectsV2 response page (untrusted: `len` bytes of `xml`,

@@ -19,7 +19,7 @@
  */
 #include "remote/sigv4.h"
 #include "remote/query.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hash.h"
 
 #include <ctype.h>

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 
 /* The hash to put in x-amz-content-sha256 when the body is not hashed. */
 #define RS_SIGV4_UNSIGNED_PAYLOAD "UNSIGNED-PAYLOAD"

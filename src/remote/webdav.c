@@ -36,7 +36,7 @@
 #include "remote/http_transport.h"
 #include "remote/xml.h"
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hex.h"
 
 #include <openssl/rand.h>

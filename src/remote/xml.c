@@ -8,7 +8,7 @@
  */
 #include "remote/xml.h"
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <expat.h>
 

@@ -27,7 +27,7 @@
 
 #include <stddef.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 
 #define RS_XML_DOC_MAX (32u << 20)
 #define RS_XML_DEPTH_MAX 64u

@@ -16,8 +16,8 @@
 
 #include "repo/pointer.h"
 #include "repo/repo.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/hash.h"
 #include "util/fs.h"
 

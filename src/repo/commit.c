@@ -43,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 #define PATH_LIMIT 4096

@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "util/error.h"
+#include "results/error.h"
 
 struct rs_config {
 	git_config *snapshot;

@@ -10,7 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "util/error.h"
+#include "results/error.h"
 
 /* The first "model name" of /proc/cpuinfo (x86), or "Model"/"Hardware" (arm). */
 static json_t *cpu_model(void)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/error.h"
+#include "results/error.h"
 
 #define VERSION_LINE "version " RS_POINTER_VERSION "\n"
 #define OID_PREFIX "sha256:"

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 #include "util/hash.h"
 
 #define RS_POINTER_VERSION "https://git-lfs.github.com/spec/v1"

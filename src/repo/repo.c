@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 static int git_fail(int code, const char *what)

@@ -16,7 +16,7 @@
 #include "remote/remote.h"
 #include "repo/config.h"
 #include "results/repo.h"
-#include "util/buf.h"
+#include "results/buf.h"
 #include "util/hash.h"
 
 /* The committed file that marks a results repository and names its remote. */

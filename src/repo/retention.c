@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "repo/runindex.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #define RUN_JSON_MAX (64u * 1024 * 1024)
 #define PINS_MAX (1u * 1024 * 1024)

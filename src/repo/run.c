@@ -17,7 +17,7 @@
 #include "repo/commit.h"
 #include "repo/run_internal.h"
 #include "repo/verdict.h"
-#include "util/error.h"
+#include "results/error.h"
 
 void rs_run_init(struct rs_run *run)
 {

@@ -39,7 +39,7 @@
 
 #include "repo/repo.h"
 #include "repo/runindex.h"
-#include "util/buf.h"
+#include "results/buf.h"
 #include "util/hash.h"
 
 #define RS_RUN_FORMAT 1

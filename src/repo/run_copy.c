@@ -24,7 +24,7 @@
 #include "repo/pointer.h"
 #include "repo/run_internal.h"
 #include "session/summary.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 #define READ_CHUNK (1u << 20)

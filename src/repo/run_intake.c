@@ -17,7 +17,7 @@
 #include "repo/run_internal.h"
 #include "repo/stats.h"
 #include "session/summary.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 #include "util/path.h"
 

@@ -10,7 +10,7 @@
 
 #include "repo/run_internal.h"
 #include "repo/stats.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static int set_number_from(json_t *metrics, const char *name, json_t *summary,
 			   const char *key)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "repo/run_internal.h"
-#include "util/error.h"
+#include "results/error.h"
 
 /*
  * A table cell from an untrusted string: no '|' (column break), no

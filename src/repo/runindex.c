@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/path.h"
 
 void rs_runindex_init(struct rs_runindex *idx)

@@ -28,7 +28,7 @@
 #include <jansson.h>
 
 #include "repo/repo.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 /* Caps on untrusted input: index lines and shards come from a clone. */
 #define RS_RUNINDEX_MAX_LINE  (64u * 1024)        /* one run's line */

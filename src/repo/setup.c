@@ -12,8 +12,8 @@
 
 #include "repo/commit.h"
 #include "repo/repo.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/fs.h"
 #include "util/hash.h"
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 static int set_value(json_t *out, const char *name, json_t *v, const char *what)

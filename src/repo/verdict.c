@@ -12,7 +12,7 @@
 #include "analysis/owncode.h"
 #include "analysis/render.h"
 #include "repo/runindex.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #define VERDICT_HISTORY 24   /* as `results check` without --window */
 #define VERDICT_OWN_SPECS 64

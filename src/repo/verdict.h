@@ -8,7 +8,7 @@
 #define RS_REPO_VERDICT_H
 
 #include "repo/run.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 /*
  * Judge `run` (run.json rendered in `runjson`) against the earlier runs

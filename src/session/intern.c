@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "util/error.h"
+#include "results/error.h"
 
 void rs_intern_release(struct rs_intern *t)
 {

@@ -10,7 +10,7 @@
 #ifndef RS_SESSION_INTERN_H
 #define RS_SESSION_INTERN_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 #include <stdint.h>

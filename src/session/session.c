@@ -45,8 +45,8 @@
 #include <time.h>
 
 #include "session/intern.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/hex.h"
 
 #define MAX_ALIASES (4u * RS_SESSION_MAX_FRAMES)

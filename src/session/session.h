@@ -34,7 +34,7 @@
 #ifndef RS_SESSION_H
 #define RS_SESSION_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "session/intern.h"
-#include "util/error.h"
+#include "results/error.h"
 
 struct func_stat {
 	double self, total;

@@ -38,14 +38,14 @@
 #ifndef RS_SUMMARY_H
 #define RS_SUMMARY_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "session/session.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 /* Share of the sampled time above which every function is stored ... */
 #define RS_SUMMARY_FLOOR 0.001

@@ -4,7 +4,7 @@
  */
 #include "store/backend.h"
 
-#include "util/error.h"
+#include "results/error.h"
 
 int rs_store_check_backend(const struct rs_remote *remote)
 {

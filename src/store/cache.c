@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hash.h"
 
 int rs_store_cache_root(struct rs_buf *out)

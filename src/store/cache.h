@@ -6,7 +6,7 @@
 #ifndef RS_STORE_CACHE_H
 #define RS_STORE_CACHE_H
 
-#include "util/buf.h"
+#include "results/buf.h"
 
 /*
  * The root of the cache, appended to `out`: $RESULTS_CACHE_DIR, else

@@ -1,5 +1,5 @@
 #include "store/chunker.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <pthread.h>
 

@@ -7,7 +7,7 @@
 #ifndef RS_CHUNKER_H
 #define RS_CHUNKER_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 #include "store/chunkindex.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 #include <assert.h>

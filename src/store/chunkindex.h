@@ -12,7 +12,7 @@
 #ifndef RS_CHUNKINDEX_H
 #define RS_CHUNKINDEX_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 

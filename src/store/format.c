@@ -1,5 +1,5 @@
 #include "store/format.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -24,12 +24,12 @@
 #ifndef RS_FORMAT_H
 #define RS_FORMAT_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 #include "util/hash.h"
 
 #define RS_FORMAT_VERSION 1

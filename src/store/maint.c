@@ -25,7 +25,7 @@
 #include "store/backend.h"
 #include "store/chunkindex.h"
 #include "store/store.h"
-#include "util/error.h"
+#include "results/error.h"
 
 /* Caps on what the collector reads from the remote (untrusted). */
 #define STAMP_MAX 256

@@ -14,14 +14,14 @@
 #ifndef RS_MAINT_H
 #define RS_MAINT_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "remote/remote.h"
 #include "store/format.h"
-#include "util/buf.h"
+#include "results/buf.h"
 #include "util/hash.h"
 
 /* One pack as the remote lists it, with the collector's bookkeeping. */

@@ -37,7 +37,7 @@
 #include "store/format.h"
 #include "store/maint.h"
 #include "store/workq.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 #include "util/growing.h"
 

@@ -7,7 +7,7 @@
 #ifndef RS_STORE_H
 #define RS_STORE_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stdint.h>
 

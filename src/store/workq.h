@@ -11,7 +11,7 @@
 #ifndef RS_WORKQ_H
 #define RS_WORKQ_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 /* Runs on a worker thread; returns 0 or an RS_E* code with the message set. */
 typedef int (*rs_workq_fn)(void *job, void *ctx);

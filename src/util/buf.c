@@ -1,5 +1,5 @@
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

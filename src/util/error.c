@@ -1,4 +1,4 @@
-#include "util/error.h"
+#include "results/error.h"
 
 #include <errno.h>
 #include <stdarg.h>

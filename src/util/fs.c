@@ -1,5 +1,5 @@
 #include "util/fs.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

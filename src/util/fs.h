@@ -7,13 +7,13 @@
 #ifndef RS_FS_H
 #define RS_FS_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 
 /* mkdir -p. */
 RS_MUST_CHECK

@@ -1,5 +1,5 @@
 #include "util/growing.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #ifndef RS_GROWING_H
 #define RS_GROWING_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stdint.h>
 

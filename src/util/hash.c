@@ -1,5 +1,5 @@
 #include "util/hash.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hex.h"
 
 #include <assert.h>

@@ -6,7 +6,7 @@
 #ifndef RS_HASH_H
 #define RS_HASH_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 
 /* The value of hex digit `c` (0-9, a-f, A-F), or -1. */
 int rs_hex_val(int c);

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "util/error.h"
+#include "results/error.h"
 
 #define SHOW_MAX 64 /* bytes of a refused name quoted in the message */
 

@@ -26,11 +26,11 @@
 #ifndef RS_PATH_H
 #define RS_PATH_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 
 #define RS_PATH_MAX_COMPONENT 255
 #define RS_PATH_MAX_RELATIVE 4096

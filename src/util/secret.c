@@ -1,5 +1,5 @@
 #include "util/secret.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #ifndef RS_SECRET_H
 #define RS_SECRET_H
 
-#include "util/error.h"
+#include "results/error.h"
 
 #include <stddef.h>
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "codec/session_codec.h"
-#include "util/buf.h"
+#include "results/buf.h"
 #include "util/hash.h"
 
 #define MAX_OUT (4u * 1024 * 1024)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/path.h"
 
 /* An accepted component: none of the bytes and spellings a path must not hold. */

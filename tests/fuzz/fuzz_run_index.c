@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "repo/runindex.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 /* Not assert(): release builds define NDEBUG and the calls must run. */
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "check failed: %s\n", #c); abort(); } } while (0)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "remote/s3.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static int check_key(const char *key, uint64_t size, void *payload)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "remote/s3.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static int check_upload(const char *key, const char *id, int64_t initiated, void *payload)
 {

@@ -12,7 +12,7 @@
 
 #include "session/session.h"
 #include "session/summary.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "store/format.h"
-#include "util/buf.h"
+#include "results/buf.h"
 
 static void fuzz_manifest(const unsigned char *p, size_t n)
 {

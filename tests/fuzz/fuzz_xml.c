@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "remote/xml.h"
-#include "util/error.h"
+#include "results/error.h"
 
 struct state {
 	unsigned int depth;

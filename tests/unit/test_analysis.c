@@ -23,7 +23,7 @@
 #include "analysis/runview.h"
 #include "analysis/series.h"
 #include "session/summary.h"
-#include "util/error.h"
+#include "results/error.h"
 
 /* A function row: name, file, line, own seconds, total seconds. */
 struct fn {

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "remote/azure_sign.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #define DEV_KEY RS_AZURE_DEV_KEY
 

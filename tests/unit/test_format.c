@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "store/format.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static void fill_ref(struct rs_chunk_ref *r, unsigned seed)
 {

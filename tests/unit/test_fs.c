@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 static char dir[64];

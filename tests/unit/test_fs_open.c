@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 static char base[] = "/tmp/rs-test-fsopen-XXXXXX";

@@ -29,7 +29,7 @@
 #include "remote/http_transport.h"
 #include "remote/remote.h"
 #include "remote/s3.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #define MIB (1024u * 1024u)
 #define RSS_LIMIT_KB (64L * 1024) /* peak RSS may grow at most this much */

@@ -16,7 +16,7 @@
 
 #include "remote/http_parse.h"
 #include "remote/s3.h"
-#include "util/error.h"
+#include "results/error.h"
 
 struct seen {
 	char items[16][512];

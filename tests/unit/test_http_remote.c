@@ -27,7 +27,7 @@
 #include "remote/remote.h"
 #include "remote/s3.h"
 #include "stream_check.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hex.h"
 #include "util/hash.h"
 

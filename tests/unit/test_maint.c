@@ -20,8 +20,8 @@
 #include "store/format.h"
 #include "store/maint.h"
 #include "store/store.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/fs.h"
 #include "util/hash.h"
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "util/error.h"
+#include "results/error.h"
 #include "util/path.h"
 
 static const char *const hostile_components[] = {

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "repo/pointer.h"
-#include "util/error.h"
+#include "results/error.h"
 
 #define OID "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393"
 #define VER "version https://git-lfs.github.com/spec/v1\n"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "remote/query.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static void expect(const struct rs_query *q, size_t i, const char *name, const char *value)
 {

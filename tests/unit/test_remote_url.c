@@ -12,7 +12,7 @@
 
 #include "remote/remote.h"
 #include "repo/repo.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static void ok(const char *url)
 {

@@ -11,7 +11,7 @@
 #include <git2.h>
 
 #include "repo/repo.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 static void check_strip(const char *in, const char *want)

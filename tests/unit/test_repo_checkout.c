@@ -18,7 +18,7 @@
 #include "repo/pointer.h"
 #include "repo/repo.h"
 #include "results/checkout.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 #define CONTENT_SIZE 5000 /* more than a pointer: checkout tells them apart by size */

@@ -17,7 +17,7 @@
 
 #include "repo/config.h"
 #include "repo/repo.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 static void rm_rf(const char *dir)

@@ -17,7 +17,7 @@
 
 #include "repo/repo.h"
 #include "results/setup.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 struct ctx {

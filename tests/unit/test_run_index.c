@@ -19,8 +19,8 @@
 #include "repo/commit.h"
 #include "repo/repo.h"
 #include "repo/runindex.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 
 static void make_entry(struct rs_run_entry *e, const char *id, const char *commit,
 		       const char *at, double duration)

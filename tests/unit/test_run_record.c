@@ -20,8 +20,8 @@
 
 #include "repo/repo.h"
 #include "repo/run.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/fs.h"
 
 struct fixture {

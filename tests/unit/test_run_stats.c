@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "repo/stats.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static char *write_tmp(const char *text)
 {

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "remote/aws_config.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static char tmpdir[64];
 static char cred_path[128], conf_path[128];

@@ -25,8 +25,8 @@
 #include "remote/remote.h"
 #include "remote/sigv4.h"
 #include "stream_check.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 
 /* remote.h: a get to the end needs a capped buffer. */
 #define GET_BUF_INIT { NULL, 0, 0, 64u << 20 }

@@ -30,8 +30,8 @@
 
 #include "session/session.h"
 #include "session/summary.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 
 #define EPS 1e-12
 

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "codec/session_codec.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/fs.h"
 #include "util/hash.h"
 

@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "remote/sigv4.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/hex.h"
 
 #define S3_DOC_TIME ((time_t)1369353600)  /* 20130524T000000Z */

@@ -14,7 +14,7 @@
 #include "store/backend.h"
 #include "store/maint.h"
 #include "store/store.h"
-#include "util/error.h"
+#include "results/error.h"
 
 static int calls;
 

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "store/cache.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/hash.h"
 
 static void check_root(const char *want)

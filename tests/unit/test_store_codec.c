@@ -19,8 +19,8 @@
 #include "remote/remote.h"
 #include "store/format.h"
 #include "store/store.h"
-#include "util/buf.h"
-#include "util/error.h"
+#include "results/buf.h"
+#include "results/error.h"
 #include "util/fs.h"
 #include "util/hash.h"
 

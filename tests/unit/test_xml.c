@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "remote/xml.h"
-#include "util/error.h"
+#include "results/error.h"
 
 struct trace {
 	char log[1024];

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/buf.h"
+#include "results/buf.h"
 #include "util/fs.h"
 
 int store_fixture_setup(void **state, const char *name, int flags)

@@ -1,7 +1,7 @@
 #include "stream_check.h"
 
 #include "store/store.h"
-#include "util/error.h"
+#include "results/error.h"
 #include "util/growing.h"
 #include "util/hash.h"
 

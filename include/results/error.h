@@ -3,8 +3,8 @@
  * leaves a human message in a per-thread slot. Only the programs
  * (results, lfs-agent) print messages.
  */
-#ifndef RS_ERROR_H
-#define RS_ERROR_H
+#ifndef RESULTS_ERROR_H
+#define RESULTS_ERROR_H
 
 /*
  * RS_MUST_CHECK marks a function whose result carries an error the caller

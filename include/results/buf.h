@@ -6,13 +6,13 @@
  * Every buffer has a cap (`max`): growing past it fails with RS_EUSAGE,
  * which is how a parser refuses oversized untrusted input.
  */
-#ifndef RS_BUF_H
-#define RS_BUF_H
+#ifndef RESULTS_BUF_H
+#define RESULTS_BUF_H
 
 #include <stdarg.h>
 #include <stddef.h>
 
-#include "util/error.h"
+#include "results/error.h"
 
 /*
  * The layers that build with RS_BUF_MUST_CHECK (src/CMakeLists.txt) must
