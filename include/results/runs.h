@@ -1,0 +1,110 @@
+/*
+ * results: the runs of a results repository, for programs. A run is one
+ * recorded profiling run: a line of the run index (index/YYYY-MM.jsonl,
+ * what `results list` shows) and a record in its run folder (run.json,
+ * what compare, check, trend and site read). Conventions as in
+ * results/repo.h: 0 or a negative RS_E* code with a message; objects the
+ * caller gets are freed with their _free function (NULL is fine);
+ * `const char *` results are borrowed from the object that gave them.
+ *
+ * All three types are opaque: programs see runs only through these
+ * functions, never through the library's JSON or index structures.
+ */
+#ifndef RESULTS_RUNS_H
+#define RESULTS_RUNS_H
+
+#include <stddef.h>
+
+#include "results/error.h"
+
+struct rs_buf;
+struct rs_repo;
+
+/* The run index of one repository at one revision, loaded. */
+struct rs_runs;
+/* One run of an index; borrowed from its struct rs_runs. */
+struct rs_run_entry;
+/* One run's record (run.json), loaded; the caller's. */
+struct rs_run_doc;
+
+/*
+ * Load the run index of `repo` at `rev` (a revspec; NULL: HEAD). `repo`
+ * is borrowed and must outlive the result. An unborn HEAD or a tree with
+ * no index gives no runs (0). RS_ECORRUPT for a malformed index (the
+ * message names the shard and line), RS_ENOTFOUND if `rev` does not
+ * resolve.
+ */
+RS_MUST_CHECK int rs_runs_open(struct rs_runs **out, struct rs_repo *repo, const char *rev);
+void rs_runs_free(struct rs_runs *runs);
+
+/* The repository the runs were loaded from (borrowed). */
+struct rs_repo *rs_runs_repo(const struct rs_runs *runs);
+
+/* How many runs, and the i-th, oldest first (NULL past the end). */
+size_t rs_runs_count(const struct rs_runs *runs);
+const struct rs_run_entry *rs_runs_at(const struct rs_runs *runs, size_t i);
+
+/* The position of `e` (a run of `runs`) in rs_runs_at's order. */
+size_t rs_runs_pos(const struct rs_runs *runs, const struct rs_run_entry *e);
+
+/*
+ * The run named by `query`: a run id, or a profiled commit (full sha or a
+ * unique prefix of 4+ hex digits; the newest run of that commit).
+ * RS_ENOTFOUND with a message saying what to do when nothing or more than
+ * one commit matches.
+ */
+RS_MUST_CHECK int rs_runs_resolve(const struct rs_run_entry **out, const struct rs_runs *runs,
+				  const char *query);
+
+/*
+ * The newest runs (at most `limit`), newest first, of `branch` (NULL: of
+ * every branch). `*out` is the caller's array (free()) of borrowed runs;
+ * `*n` how many it holds.
+ */
+RS_MUST_CHECK int rs_runs_newest(const struct rs_run_entry ***out, size_t *n,
+				 const struct rs_runs *runs, const char *branch, size_t limit);
+
+/* What the index says of a run (borrowed; NULL where it says nothing). */
+const char *rs_run_entry_id(const struct rs_run_entry *e);
+const char *rs_run_entry_commit(const struct rs_run_entry *e);      /* full sha, hex */
+const char *rs_run_entry_branch(const struct rs_run_entry *e);
+const char *rs_run_entry_trigger(const struct rs_run_entry *e);
+const char *rs_run_entry_recorded_at(const struct rs_run_entry *e); /* ISO 8601 UTC */
+const char *rs_run_entry_path(const struct rs_run_entry *e);        /* run folder */
+const char *rs_run_entry_verdict(const struct rs_run_entry *e);
+
+/* The value of metric `name` of the run in `*out`; RS_ENOTFOUND if it has none. */
+int rs_run_entry_metric(const struct rs_run_entry *e, const char *name, double *out);
+
+/*
+ * Append the run's index entry as one JSON object (id, commit, branch,
+ * trigger, recorded_at, path, metrics) to `out`, compact, no newline.
+ */
+RS_MUST_CHECK int rs_run_entry_json(struct rs_buf *out, const struct rs_run_entry *e);
+
+/*
+ * Load the record of run `e` of `runs`. The index is the authority on
+ * where the run lives and what it is called: a record of an older format
+ * that lacks them gets the index's id, commit and path. RS_ECORRUPT when
+ * the index names a run whose run.json is missing, too large or not a
+ * JSON object (the message names the run and file).
+ */
+RS_MUST_CHECK int rs_run_doc_load(struct rs_run_doc **out, const struct rs_runs *runs,
+				  const struct rs_run_entry *e);
+void rs_run_doc_free(struct rs_run_doc *doc);
+
+/* The run's id (never NULL for a loaded record). */
+const char *rs_run_doc_id(const struct rs_run_doc *doc);
+
+/*
+ * The run's main session, as its LFS object: `oid_hex` (64 hex digits,
+ * borrowed) and size. RS_ENOTFOUND if the run was recorded without one
+ * (--raw) or the record does not name a well-formed one.
+ */
+RS_MUST_CHECK int rs_run_doc_session(const struct rs_run_doc *doc, const char **oid_hex,
+				     unsigned long long *size);
+
+/* Append the whole record as JSON text (pretty-printed, sorted keys, '\n'). */
+RS_MUST_CHECK int rs_run_doc_json(struct rs_buf *out, const struct rs_run_doc *doc);
+
+#endif

@@ -1,0 +1,270 @@
+/* The runs of a repository for programs (results/runs.h). */
+#include "repo/runs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "repo/repo.h"
+#include "repo/run.h"
+#include "results/buf.h"
+#include "util/hash.h"
+
+int rs_runs_open(struct rs_runs **out, struct rs_repo *repo, const char *rev)
+{
+	struct rs_runs *runs = calloc(1, sizeof(*runs));
+	int err;
+
+	if (!runs)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	runs->repo = repo;
+	rs_runindex_init(&runs->idx);
+	err = rs_runindex_load(&runs->idx, repo, rev, 0);
+	if (err) {
+		rs_runs_free(runs);
+		return err;
+	}
+	*out = runs;
+	return 0;
+}
+
+void rs_runs_free(struct rs_runs *runs)
+{
+	if (!runs)
+		return;
+	rs_runindex_release(&runs->idx);
+	free(runs);
+}
+
+struct rs_repo *rs_runs_repo(const struct rs_runs *runs)
+{
+	return runs->repo;
+}
+
+size_t rs_runs_count(const struct rs_runs *runs)
+{
+	return runs->idx.count;
+}
+
+const struct rs_run_entry *rs_runs_at(const struct rs_runs *runs, size_t i)
+{
+	return i < runs->idx.count ? &runs->idx.runs[i] : NULL;
+}
+
+size_t rs_runs_pos(const struct rs_runs *runs, const struct rs_run_entry *e)
+{
+	return (size_t)(e - runs->idx.runs);
+}
+
+int rs_runs_resolve(const struct rs_run_entry **out, const struct rs_runs *runs,
+		    const char *query)
+{
+	return rs_runindex_resolve(out, &runs->idx, query);
+}
+
+int rs_runs_newest(const struct rs_run_entry ***out, size_t *n, const struct rs_runs *runs,
+		   const char *branch, size_t limit)
+{
+	const struct rs_run_entry **picked = calloc(limit ? limit : 1, sizeof(*picked));
+	size_t got = 0;
+
+	if (!picked)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = runs->idx.count; i-- > 0 && got < limit;) {
+		const struct rs_run_entry *e = &runs->idx.runs[i];
+
+		if (branch && (!e->branch || strcmp(e->branch, branch)))
+			continue;
+		picked[got++] = e;
+	}
+	*out = picked;
+	*n = got;
+	return 0;
+}
+
+const char *rs_run_entry_id(const struct rs_run_entry *e)
+{
+	return e->id;
+}
+
+const char *rs_run_entry_commit(const struct rs_run_entry *e)
+{
+	return e->commit;
+}
+
+const char *rs_run_entry_branch(const struct rs_run_entry *e)
+{
+	return e->branch;
+}
+
+const char *rs_run_entry_trigger(const struct rs_run_entry *e)
+{
+	return e->trigger;
+}
+
+const char *rs_run_entry_recorded_at(const struct rs_run_entry *e)
+{
+	return e->recorded_at;
+}
+
+const char *rs_run_entry_path(const struct rs_run_entry *e)
+{
+	return e->path;
+}
+
+const char *rs_run_entry_verdict(const struct rs_run_entry *e)
+{
+	return e->verdict;
+}
+
+int rs_run_entry_metric(const struct rs_run_entry *e, const char *name, double *out)
+{
+	const json_t *v = json_object_get(e->metrics, name);
+
+	if (!json_is_number(v))
+		return rs_error_set(RS_ENOTFOUND, "run %s has no metric '%s'", e->id, name);
+	*out = json_number_value(v);
+	return 0;
+}
+
+/* Set `key` to a new string `value` (skipped when NULL); -1 on failure. */
+static int set_string(json_t *o, const char *key, const char *value)
+{
+	if (!value)
+		return 0;
+	return json_object_set_new(o, key, json_string(value));
+}
+
+int rs_run_entry_json(struct rs_buf *out, const struct rs_run_entry *e)
+{
+	json_t *o = json_object();
+	char *text = NULL;
+	int err = RS_EGENERIC;
+
+	if (!o || set_string(o, "id", e->id) || set_string(o, "commit", e->commit) ||
+	    set_string(o, "branch", e->branch) || set_string(o, "trigger", e->trigger) ||
+	    set_string(o, "recorded_at", e->recorded_at) || set_string(o, "path", e->path) ||
+	    json_object_set(o, "metrics", e->metrics))
+		goto out;
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (!text)
+		goto out;
+	err = rs_buf_puts(out, text);
+out:
+	if (err == RS_EGENERIC)
+		rs_error_set(err, "out of memory writing run %s as JSON", e->id);
+	free(text);
+	json_decref(o);
+	return err;
+}
+
+int rs_run_doc_wrap(struct rs_run_doc **out, json_t *json)
+{
+	struct rs_run_doc *doc = calloc(1, sizeof(*doc));
+
+	if (!doc) {
+		json_decref(json);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	doc->json = json;
+	*out = doc;
+	return 0;
+}
+
+/* Give `doc` the index's `key` when the record lacks it or (force) always. */
+static int take_from_index(json_t *doc, const char *key, const char *value, int force)
+{
+	if (!force && json_is_string(json_object_get(doc, key)))
+		return 0;
+	if (json_object_set_new(doc, key, json_string(value)))
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	return 0;
+}
+
+int rs_run_doc_load(struct rs_run_doc **out, const struct rs_runs *runs,
+		    const struct rs_run_entry *e)
+{
+	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
+	json_error_t jerr;
+	json_t *doc = NULL;
+	int err;
+
+	err = rs_buf_printf(&path, "%s/run.json", e->path);
+	if (err)
+		goto out;
+	err = rs_repo_read_tree_file(runs->repo, NULL, path.ptr, RS_RUN_MAX_RUN_JSON, &text);
+	if (err) {
+		err = rs_error_set(err == RS_ENOTFOUND ? RS_ECORRUPT : err,
+				   "run %s is in the index but %s cannot be read: %s", e->id,
+				   path.ptr, rs_error_message());
+		goto out;
+	}
+	doc = json_loadb(text.ptr, text.len, 0, &jerr);
+	if (!json_is_object(doc)) {
+		err = rs_error_set(RS_ECORRUPT, "%s is not a JSON object: %s", path.ptr,
+				   doc ? "wrong type" : jerr.text);
+		goto out;
+	}
+	/* The index is the authority on where the run lives and what it is
+	 * called; run.json of an older format may lack these. */
+	err = take_from_index(doc, "path", e->path, 1);
+	if (err)
+		goto out;
+	err = take_from_index(doc, "id", e->id, 0);
+	if (err)
+		goto out;
+	err = take_from_index(doc, "commit", e->commit, 0);
+	if (err)
+		goto out;
+	err = rs_run_doc_wrap(out, doc);
+	doc = NULL;
+out:
+	json_decref(doc);
+	rs_buf_release(&path);
+	rs_buf_release(&text);
+	return err;
+}
+
+void rs_run_doc_free(struct rs_run_doc *doc)
+{
+	if (!doc)
+		return;
+	json_decref(doc->json);
+	free(doc);
+}
+
+const char *rs_run_doc_id(const struct rs_run_doc *doc)
+{
+	return json_string_value(json_object_get(doc->json, "id"));
+}
+
+int rs_run_doc_session(const struct rs_run_doc *doc, const char **oid_hex,
+		       unsigned long long *size)
+{
+	const json_t *s = json_object_get(doc->json, "session");
+	const char *hex = json_string_value(json_object_get(s, "oid"));
+	const json_t *jsize = json_object_get(s, "size");
+	struct rs_id oid;
+
+	if (!json_is_object(s) || !hex || rs_id_from_hex(&oid, hex, strlen(hex)) ||
+	    !json_is_number(jsize) || json_number_value(jsize) < 0)
+		return rs_error_set(RS_ENOTFOUND, "run %s has no session (recorded with --raw?)",
+				    rs_run_doc_id(doc));
+	*oid_hex = hex;
+	*size = (unsigned long long)json_number_value(jsize);
+	return 0;
+}
+
+int rs_run_doc_json(struct rs_buf *out, const struct rs_run_doc *doc)
+{
+	char *text = json_dumps(doc->json, JSON_INDENT(2) | JSON_SORT_KEYS);
+	int err;
+
+	if (!text)
+		return rs_error_set(RS_EGENERIC, "out of memory writing run %s as JSON",
+				    rs_run_doc_id(doc));
+	err = rs_buf_puts(out, text);
+	if (!err)
+		err = rs_buf_putc(out, '\n');
+	free(text);
+	return err;
+}
