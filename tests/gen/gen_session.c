@@ -2723,7 +2723,9 @@ int main(int argc, char **argv)
 	}
 
 	FILE *f = stdout;
-	if (opt.output && !(f = fopen(opt.output, "wb"))) {
+	if (opt.output)
+		f = fopen(opt.output, "wb");
+	if (!f) {
 		fprintf(stderr, "gen-session: cannot open '%s': %s\n", opt.output, strerror(errno));
 		rc = 1;
 		goto done;

@@ -75,7 +75,7 @@ static void assert_file(struct fixture *fx, const char *path, const char *want)
 {
 	struct rs_buf full = RS_BUF_INIT, got = RS_BUF_INIT;
 
-	rs_buf_printf(&full, "%s/%s", fx->dir, path);
+	assert_int_equal(rs_buf_printf(&full, "%s/%s", fx->dir, path), 0);
 	assert_int_equal(rs_fs_read_file(&got, full.ptr, 1 << 20), 0);
 	assert_string_equal(got.ptr, want);
 	rs_buf_release(&full);
@@ -184,7 +184,7 @@ static void test_replace_add_remove_and_noop(void **state)
 	assert_int_equal(commit2(fx, "b.txt", NULL, "nothing-here", NULL, hex, &changed), 0);
 	assert_int_equal(changed, 1);
 	assert_tree_file(fx, "b.txt", NULL);
-	rs_buf_printf(&full, "%s/b.txt", fx->dir);
+	assert_int_equal(rs_buf_printf(&full, "%s/b.txt", fx->dir), 0);
 	assert_false(rs_fs_exists(full.ptr));
 	assert_int_equal(status_count(fx), 0);
 	rs_buf_release(&full);
@@ -197,7 +197,7 @@ static void test_other_staged_changes_stay_out(void **state)
 	git_index *index = NULL;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
-	rs_buf_printf(&full, "%s/staged.txt", fx->dir);
+	assert_int_equal(rs_buf_printf(&full, "%s/staged.txt", fx->dir), 0);
 	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "s\n", 2), 0);
 	assert_int_equal(git_repository_index(&index, fx->repo->git), 0);
 	assert_int_equal(git_index_add_bypath(index, "staged.txt"), 0);
@@ -219,7 +219,7 @@ static void test_refuses_to_overwrite_local_changes(void **state)
 	struct rs_buf full = RS_BUF_INIT;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
-	rs_buf_printf(&full, "%s/a.txt", fx->dir);
+	assert_int_equal(rs_buf_printf(&full, "%s/a.txt", fx->dir), 0);
 	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "mine\n", 5), 0);
 	head_hex(fx, before);
 	assert_int_equal(commit2(fx, "new.txt", "n\n", "a.txt", "theirs\n", NULL, NULL),
@@ -229,12 +229,12 @@ static void test_refuses_to_overwrite_local_changes(void **state)
 	assert_string_equal(before, after);
 	assert_file(fx, "a.txt", "mine\n");
 	rs_buf_clear(&full);
-	rs_buf_printf(&full, "%s/new.txt", fx->dir);
+	assert_int_equal(rs_buf_printf(&full, "%s/new.txt", fx->dir), 0);
 	assert_false(rs_fs_exists(full.ptr));
 
 	/* An untracked file in the way is refused too. */
 	rs_buf_clear(&full);
-	rs_buf_printf(&full, "%s/untracked.txt", fx->dir);
+	assert_int_equal(rs_buf_printf(&full, "%s/untracked.txt", fx->dir), 0);
 	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "u\n", 2), 0);
 	assert_int_equal(commit2(fx, "untracked.txt", "x\n", NULL, NULL, NULL, NULL),
 			 RS_EUSAGE);
@@ -266,7 +266,7 @@ static void test_locked_branch_changes_nothing(void **state)
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
 	assert_int_equal(git_repository_head(&head, fx->repo->git), 0);
-	rs_buf_printf(&lock, "%s/.git/%s.lock", fx->dir, git_reference_name(head));
+	assert_int_equal(rs_buf_printf(&lock, "%s/.git/%s.lock", fx->dir, git_reference_name(head)), 0);
 	git_reference_free(head);
 	assert_int_equal(rs_fs_write_file_atomic(lock.ptr, "", 0), 0);
 	head_hex(fx, before);
@@ -275,7 +275,7 @@ static void test_locked_branch_changes_nothing(void **state)
 	head_hex(fx, after);
 	assert_string_equal(before, after);
 	assert_file(fx, "a.txt", "alpha\n");
-	rs_buf_printf(&full, "%s/new/b.txt", fx->dir);
+	assert_int_equal(rs_buf_printf(&full, "%s/new/b.txt", fx->dir), 0);
 	assert_false(rs_fs_exists(full.ptr));
 	unlink(lock.ptr);
 	assert_int_equal(status_count(fx), 0); /* a.txt untouched; no stray files */
@@ -298,7 +298,7 @@ static void test_index_lock_commits_nothing(void **state)
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
 	head_hex(fx, before);
-	rs_buf_printf(&lock, "%s/.git/index.lock", fx->dir);
+	assert_int_equal(rs_buf_printf(&lock, "%s/.git/index.lock", fx->dir), 0);
 	assert_int_equal(rs_fs_write_file_atomic(lock.ptr, "", 0), 0);
 	assert_int_equal(commit2(fx, "a.txt", "changed\n", "b/b.txt", "beta\n", hex, &changed),
 			 RS_ERETRY);
@@ -308,7 +308,7 @@ static void test_index_lock_commits_nothing(void **state)
 	head_hex(fx, after);
 	assert_string_equal(before, after);
 	assert_file(fx, "a.txt", "alpha\n");
-	rs_buf_printf(&full, "%s/b", fx->dir);
+	assert_int_equal(rs_buf_printf(&full, "%s/b", fx->dir), 0);
 	assert_false(rs_fs_exists(full.ptr)); /* not even the folder */
 	unlink(lock.ptr);
 	assert_int_equal(status_count(fx), 0);
@@ -350,13 +350,13 @@ static void write_journal(struct fixture *fx, long pid, const char *old_hex, con
 	char host[256] = "";
 
 	gethostname(host, sizeof(host) - 1);
-	rs_buf_printf(&path, "%s/.git/results", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/.git/results", fx->dir), 0);
 	assert_int_equal(rs_fs_mkdir_p(path.ptr, 0755), 0);
-	rs_buf_puts(&path, "/commit-journal");
-	rs_buf_printf(&text, "results commit journal 1\npid %ld\nstart 1\nhost %s\n", pid, host);
+	assert_int_equal(rs_buf_puts(&path, "/commit-journal"), 0);
+	assert_int_equal(rs_buf_printf(&text, "results commit journal 1\npid %ld\nstart 1\nhost %s\n", pid, host), 0);
 	branch_name(fx, branch, sizeof(branch));
 	if (new_hex)
-		rs_buf_printf(&text, "ref %s\nold %s\nnew %s\n", branch, old_hex, new_hex);
+		assert_int_equal(rs_buf_printf(&text, "ref %s\nold %s\nnew %s\n", branch, old_hex, new_hex), 0);
 	assert_int_equal(rs_fs_write_file_atomic(path.ptr, text.ptr, text.len), 0);
 	rs_buf_release(&path);
 	rs_buf_release(&text);
@@ -367,7 +367,7 @@ static int journal_exists(struct fixture *fx)
 	struct rs_buf path = RS_BUF_INIT;
 	int e;
 
-	rs_buf_printf(&path, "%s/.git/results/commit-journal", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/.git/results/commit-journal", fx->dir), 0);
 	e = rs_fs_exists(path.ptr);
 	rs_buf_release(&path);
 	return e;
@@ -383,7 +383,7 @@ static void unstage_and_delete(struct fixture *fx, const char *path)
 	assert_int_equal(git_index_remove(index, path, 0), 0);
 	assert_int_equal(git_index_write(index), 0);
 	git_index_free(index);
-	rs_buf_printf(&full, "%s/%s", fx->dir, path);
+	assert_int_equal(rs_buf_printf(&full, "%s/%s", fx->dir, path), 0);
 	unlink(full.ptr);
 	rs_buf_release(&full);
 }
@@ -440,7 +440,7 @@ static void test_recover_undoes_an_unmoved_branch(void **state)
 	assert_int_equal(rs_commit_recover(fx->repo, &note), 0);
 	assert_non_null(strstr(note.ptr, "undid an interrupted 'results add'"));
 	assert_file(fx, "a.txt", "alpha\n");
-	rs_buf_printf(&full, "%s/run", fx->dir);
+	assert_int_equal(rs_buf_printf(&full, "%s/run", fx->dir), 0);
 	assert_false(rs_fs_exists(full.ptr));
 	assert_int_equal(status_count(fx), 0);
 	assert_false(journal_exists(fx));
@@ -472,19 +472,19 @@ static void test_journal_is_a_lock(void **state)
 		n = fread(buf, 1, sizeof(buf) - 1, f);
 		fclose(f);
 		buf[n] = '\0';
-		rs_buf_puts(&text, buf);
+		assert_int_equal(rs_buf_puts(&text, buf), 0);
 	}
 	p = strrchr(text.ptr, ')') + 1;
 	for (field = 3; field < 22; field++)
 		p = strchr(p + 1, ' ');
 	start = strtoull(p + 1, NULL, 10);
 	gethostname(host, sizeof(host) - 1);
-	rs_buf_printf(&path, "%s/.git/results", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/.git/results", fx->dir), 0);
 	assert_int_equal(rs_fs_mkdir_p(path.ptr, 0755), 0);
-	rs_buf_puts(&path, "/commit-journal");
+	assert_int_equal(rs_buf_puts(&path, "/commit-journal"), 0);
 	rs_buf_clear(&text);
-	rs_buf_printf(&text, "results commit journal 1\npid %ld\nstart %llu\nhost %s\n",
-		      (long)getpid(), start, host);
+	assert_int_equal(rs_buf_printf(&text, "results commit journal 1\npid %ld\nstart %llu\nhost %s\n",
+		      (long)getpid(), start, host), 0);
 	assert_int_equal(rs_fs_write_file_atomic(path.ptr, text.ptr, text.len), 0);
 	assert_int_equal(rs_commit_recover(fx->repo, &note), 0);
 	assert_int_equal(note.len, 0);

@@ -602,7 +602,7 @@ static int dir_has(const char *dir, const char *needle)
 	int found = 0;
 
 	assert_non_null(d);
-	while ((e = readdir(d)))
+	for (e = readdir(d); e; e = readdir(d))
 		if (strstr(e->d_name, needle))
 			found = 1;
 	closedir(d);

@@ -132,10 +132,10 @@ static void test_multistatus_bad(void **state)
 		assert_int_equal(s.n, 0);
 	}
 	/* An href past the cap is refused, not truncated. */
-	rs_buf_puts(&big, "<response><href>/");
+	assert_int_equal(rs_buf_puts(&big, "<response><href>/"), 0);
 	for (i = 0; i < 5000; i++)
-		rs_buf_putc(&big, 'a');
-	rs_buf_puts(&big, "</href></response>");
+		assert_int_equal(rs_buf_putc(&big, 'a'), 0);
+	assert_int_equal(rs_buf_puts(&big, "</href></response>"), 0);
 	memset(&s, 0, sizeof(s));
 	assert_int_not_equal(rs_webdav_parse_multistatus(big.ptr, big.len, on_dav, &s), 0);
 	assert_int_equal(s.n, 0);
@@ -248,19 +248,19 @@ static void test_one_entity_rule(void **state)
 	assert_string_equal(s.items[2], "AB&<>\"'");
 
 	memset(&s, 0, sizeof(s));
-	rs_buf_printf(&doc, "%s<D:multistatus><D:response><D:href>&lol2;</D:href></D:response>"
-		      "</D:multistatus>", laughs);
+	assert_int_equal(rs_buf_printf(&doc, "%s<D:multistatus><D:response><D:href>&lol2;</D:href></D:response>"
+		      "</D:multistatus>", laughs), 0);
 	assert_int_equal(rs_webdav_parse_multistatus(doc.ptr, doc.len, on_dav, &s), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "DOCTYPE"));
 	rs_buf_clear(&doc);
-	rs_buf_printf(&doc, "%s<EnumerationResults><Blobs><Blob><Name>&lol2;</Name></Blob>"
-		      "</Blobs></EnumerationResults>", laughs);
+	assert_int_equal(rs_buf_printf(&doc, "%s<EnumerationResults><Blobs><Blob><Name>&lol2;</Name></Blob>"
+		      "</Blobs></EnumerationResults>", laughs), 0);
 	assert_int_equal(rs_azure_parse_blob_list(doc.ptr, doc.len, on_blob, &s, &marker),
 			 RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "DOCTYPE"));
 	rs_buf_clear(&doc);
-	rs_buf_printf(&doc, "%s<ListBucketResult><Contents><Key>/s/&lol2;</Key><Size>1</Size>"
-		      "</Contents></ListBucketResult>", laughs);
+	assert_int_equal(rs_buf_printf(&doc, "%s<ListBucketResult><Contents><Key>/s/&lol2;</Key><Size>1</Size>"
+		      "</Contents></ListBucketResult>", laughs), 0);
 	assert_int_equal(rs_s3_list_page_parse(doc.ptr, doc.len, "/s/", on_key, &s, &token,
 					       &truncated), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "DOCTYPE"));

@@ -531,13 +531,13 @@ static void test_webdav_https_auth(void **state)
 
 	/* User and password in the URL (discouraged, but git allows it): used, never shown. */
 	rs_buf_clear(&url);
-	rs_buf_printf(&url, "https://alice:wonder@%s", base + 8);
+	assert_int_equal(rs_buf_printf(&url, "https://alice:wonder@%s", base + 8), 0);
 	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
 	assert_string_equal(r->display_url, base);
 	assert_int_equal(r->put_buf(r, "manifests/inurl", "abc", 3), 0);
 	rs_remote_free(r);
 	rs_buf_clear(&url);
-	rs_buf_printf(&url, "https://alice:wrong-in-url@%s", base + 8);
+	assert_int_equal(rs_buf_printf(&url, "https://alice:wrong-in-url@%s", base + 8), 0);
 	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
 	assert_int_equal(r->put_buf(r, "manifests/inurl2", "abc", 3), RS_EAUTH);
 	assert_null(strstr(rs_error_message(), "wrong-in-url"));
@@ -571,7 +571,7 @@ static void test_webdav_https_auth(void **state)
 	f = fopen(store, "w");
 	assert_non_null(f);
 	/* git-credential-store keys on protocol://host[:port] */
-	rs_buf_puts(&url, base);
+	assert_int_equal(rs_buf_puts(&url, base), 0);
 	{
 		char *slash = strchr(url.ptr + 8, '/');
 
@@ -844,10 +844,10 @@ static void make_account_sas(struct rs_buf *out, const char *account, const char
 
 	klen = EVP_DecodeBlock(key, (const unsigned char *)key_b64, (int)strlen(key_b64)) - 2;
 	assert_int_equal(klen, 64);
-	rs_buf_printf(&sts, "%s\nrwdlac\nb\nsco\n\n2099-01-01T00:00:00Z\n\n\n2020-10-02\n", account);
+	assert_int_equal(rs_buf_printf(&sts, "%s\nrwdlac\nb\nsco\n\n2099-01-01T00:00:00Z\n\n\n2020-10-02\n", account), 0);
 	assert_non_null(HMAC(EVP_sha256(), key, klen, (unsigned char *)sts.ptr, sts.len, mac, &maclen));
 	EVP_EncodeBlock(sig, mac, (int)maclen);
-	rs_buf_puts(out, "sv=2020-10-02&ss=b&srt=sco&sp=rwdlac&se=2099-01-01T00%3A00%3A00Z&sig=");
+	assert_int_equal(rs_buf_puts(out, "sv=2020-10-02&ss=b&srt=sco&sp=rwdlac&se=2099-01-01T00%3A00%3A00Z&sig="), 0);
 	rs_percent_encode_str(out, (const char *)sig, RS_SLASH_ENCODE);
 	rs_buf_release(&sts);
 }
@@ -897,10 +897,10 @@ static void test_azure(void **state)
 	}
 
 	/* A wrong key: refused with a clear message, nothing written. */
-	rs_buf_printf(&cs, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
+	assert_int_equal(rs_buf_printf(&cs, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
 		      "AccountKey=%s;BlobEndpoint=%s;",
 		      "AAAAvdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
-		      getenv("RS_AZURITE_ENDPOINT"));
+		      getenv("RS_AZURITE_ENDPOINT")), 0);
 	setenv("AZURE_STORAGE_CONNECTION_STRING", rs_buf_cstr(&cs), 1);
 	assert_int_equal(rs_remote_open(&r, "azure://devstoreaccount1/results/wrongkey", &opts), 0);
 	err = r->put_buf(r, "manifests/m1", "abc", 3);
@@ -949,11 +949,11 @@ static void test_azure(void **state)
 	unsetenv("AZURE_STORAGE_SAS_TOKEN");
 
 	/* 503s in front of azurite: retried with fresh signatures. */
-	rs_buf_printf(&u, "bash %s/tests/servers/fault-proxy.sh start %s/proxy1 --target %s --fail 3",
-		      source_dir, work_dir, getenv("RS_AZURITE_ENDPOINT"));
+	assert_int_equal(rs_buf_printf(&u, "bash %s/tests/servers/fault-proxy.sh start %s/proxy1 --target %s --fail 3",
+		      source_dir, work_dir, getenv("RS_AZURITE_ENDPOINT")), 0);
 	assert_int_equal(run_server_script("%s", rs_buf_cstr(&u)), 0);
 	rs_buf_clear(&u);
-	rs_buf_printf(&u, "%s/devstoreaccount1", getenv("RS_PROXY_URL"));
+	assert_int_equal(rs_buf_printf(&u, "%s/devstoreaccount1", getenv("RS_PROXY_URL")), 0);
 	setenv("RS_TEST_AZURE_ENDPOINT", rs_buf_cstr(&u), 1);
 	setenv("AZURE_STORAGE_KEY", RS_TEST_DEV_KEY, 1);
 	assert_int_equal(rs_remote_open(&r, "azure://devstoreaccount1/results/flaky", &opts), 0);
@@ -993,7 +993,7 @@ static void check_status_with(const struct rs_http_errors *errors, const char *s
 	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
 					   "--target %s --fail 1000 %s", source_dir, work_dir,
 					   getenv("RS_WEBDAV_URL"), status_args), 0);
-	rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL"));
+	assert_int_equal(rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL")), 0);
 	memset(&opts, 0, sizeof(opts));
 	opts.errors = errors;
 	assert_int_equal(rs_http_new(&http, &opts), 0);
@@ -1064,7 +1064,7 @@ static void test_transport_status(void **state)
 	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
 					   "--target %s --fail 2", source_dir, work_dir,
 					   getenv("RS_WEBDAV_URL")), 0);
-	rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL"));
+	assert_int_equal(rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL")), 0);
 	assert_int_equal(rs_http_new(&http, NULL), 0);
 	rs_http_request_init(&req, "GET", rs_buf_cstr(&url));
 	rs_http_response_init(&resp);

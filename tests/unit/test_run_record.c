@@ -48,11 +48,13 @@ static int setup(void **state)
 	git_repository_free(g);
 	if (rs_repo_open(&fx->repo, fx->dir) < 0)
 		return -1;
-	rs_buf_printf(&src, "%s/tiny_pyinstrument_5.1.2.pyisession",
-		      data ? data : "tests/data");
+	if (rs_buf_printf(&src, "%s/tiny_pyinstrument_5.1.2.pyisession",
+			  data ? data : "tests/data") < 0)
+		return -1;
 	if (rs_fs_read_file(&bytes, src.ptr, 1 << 20) < 0)
 		return -1;
-	rs_buf_printf(&fx->session, "%s/in.pyisession", fx->dir);
+	if (rs_buf_printf(&fx->session, "%s/in.pyisession", fx->dir) < 0)
+		return -1;
 	if (rs_fs_write_file_atomic(fx->session.ptr, bytes.ptr, bytes.len) < 0)
 		return -1;
 	rs_buf_release(&src);
@@ -94,7 +96,7 @@ static int count_files(const char *dir)
 
 	if (!d)
 		return 0;
-	while ((de = readdir(d))) {
+	for (de = readdir(d); de; de = readdir(d)) {
 		char sub[1024];
 		struct stat st;
 
@@ -219,10 +221,10 @@ static void test_record_one_commit(void **state)
 						1 << 20, &text), 0);
 	assert_non_null(strstr(text.ptr, "\"id\":\"20261201-035320-ci-abcdef7\""));
 	assert_int_equal(rs_repo_lfs_has(fx->repo, &run.files[0].oid, run.files[0].size), 0);
-	rs_buf_printf(&objdir, "%s/objects", fx->repo->lfs_dir);
+	assert_int_equal(rs_buf_printf(&objdir, "%s/objects", fx->repo->lfs_dir), 0);
 	assert_int_equal(count_files(objdir.ptr), 1);
 	rs_buf_clear(&objdir);
-	rs_buf_printf(&objdir, "%s/tmp", fx->repo->lfs_dir);
+	assert_int_equal(rs_buf_printf(&objdir, "%s/tmp", fx->repo->lfs_dir), 0);
 	assert_int_equal(count_files(objdir.ptr), 0);
 	rs_run_release(&run);
 
@@ -246,18 +248,18 @@ static void test_bad_input_leaves_nothing(void **state)
 	write_text(fx->dir, "trunc.pyisession", "{\"frame_records\": [[[\"a\\u0000b\\u00001\"], 0.5]");
 	prepare(&run);
 	assert_int_equal(rs_run_add_path(&run, fx->repo, fx->session.ptr), 0);
-	rs_buf_printf(&path, "%s/notes.txt", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/notes.txt", fx->dir), 0);
 	assert_int_equal(rs_run_add_path(&run, fx->repo, path.ptr), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "not a pyinstrument session"));
 	rs_buf_clear(&path);
-	rs_buf_printf(&path, "%s/trunc.pyisession", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/trunc.pyisession", fx->dir), 0);
 	assert_int_equal(rs_run_add_path(&run, fx->repo, path.ptr), RS_ECORRUPT);
 	/* the same name twice */
 	assert_int_equal(rs_run_add_path(&run, fx->repo, fx->session.ptr), RS_EUSAGE);
 	assert_int_equal(run.nfiles, 1);
 	rs_run_release(&run); /* the caller gives up */
 
-	rs_buf_printf(&lfs, "%s", fx->repo->lfs_dir);
+	assert_int_equal(rs_buf_printf(&lfs, "%s", fx->repo->lfs_dir), 0);
 	assert_int_equal(count_files(lfs.ptr), 0);
 	{
 		git_oid oid;
@@ -268,7 +270,7 @@ static void test_bad_input_leaves_nothing(void **state)
 	prepare(&run);
 	run.raw = 1;
 	rs_buf_clear(&path);
-	rs_buf_printf(&path, "%s/notes.txt", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/notes.txt", fx->dir), 0);
 	assert_int_equal(rs_run_add_path(&run, fx->repo, path.ptr), 0);
 	assert_string_equal(run.files[0].role, "other");
 	assert_int_equal(run.files[0].lfs, 0);

@@ -199,7 +199,7 @@ static int for_each_pack(struct store_fixture *f, const char *suffix, void (*fn)
 	if (!d && !fn)
 		return 0; /* only counting, and nothing was ever stored */
 	assert_non_null(d);
-	while ((e = readdir(d))) {
+	for (e = readdir(d); e; e = readdir(d)) {
 		size_t len = strlen(e->d_name);
 
 		if (len > strlen(suffix) && !strcmp(e->d_name + len - strlen(suffix), suffix)) {
@@ -303,7 +303,7 @@ static void test_wrong_content_stores_nothing(void **state)
 	if (d) {
 		struct dirent *e;
 
-		while ((e = readdir(d)))
+		for (e = readdir(d); e; e = readdir(d))
 			packs += e->d_name[0] != '.';
 		closedir(d);
 	}
@@ -835,7 +835,7 @@ static int entries_in(const char *dir)
 
 	if (!d)
 		return -1;
-	while ((e = readdir(d)))
+	for (e = readdir(d); e; e = readdir(d))
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
@@ -963,7 +963,7 @@ static int count_packs(struct store_fixture *f, const char *suffix)
 	snprintf(dir, sizeof(dir), "%s/packs", f->remote_dir);
 	d = opendir(dir);
 	assert_non_null(d);
-	while ((e = readdir(d))) {
+	for (e = readdir(d); e; e = readdir(d)) {
 		size_t l = strlen(e->d_name), k = strlen(suffix);
 
 		n += l > k && !strcmp(e->d_name + l - k, suffix);

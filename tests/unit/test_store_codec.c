@@ -235,7 +235,7 @@ static void test_next_run_shares_the_dictionary(void **state)
 	snprintf(next, sizeof(next), "%s/next.pyisession", f->dir);
 	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
 	assert_int_equal(rs_fs_read_file(&b, src, 1u << 26), 0);
-	for (at = b.ptr; (at = strstr(at, "<thread>\\u0000")); at++)
+	for (at = strstr(b.ptr, "<thread>\\u0000"); at; at = strstr(at + 1, "<thread>\\u0000"))
 		at[14] = at[14] == '9' ? '8' : '9';
 	fp = fopen(next, "wb");
 	assert_non_null(fp);
