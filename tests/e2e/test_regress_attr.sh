@@ -9,19 +9,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_regress_attr
 
-pass() { echo "ok - $*"; }
 has() { grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output lacks '$1' ($2)"; }; }
 hasnt() { ! grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output has '$1' ($2)"; }; }
 # the line after the one matching $1
 line_after() { sed -n "/$1/{n;p;q}" "$T/out"; }
 
-git init -q "$T/repo"
-cd "$T/repo"
-git config results.remote "file://$T/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$AGENT"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
+results_repo "$T/repo"
 
 C0=c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0
 C1=c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1

@@ -6,16 +6,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_verdict
 
-pass() { echo "ok - $*"; }
 has() { grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "$1 lacks '$2' ($3)"; }; }
 
-git init -q "$T/repo"
-cd "$T/repo"
-git config results.remote "file://$T/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$AGENT"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
+results_repo "$T/repo"
 
 CLOCK=1796097200
 record() {
