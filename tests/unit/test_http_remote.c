@@ -26,6 +26,7 @@
 #include "remote/http_transport.h"
 #include "remote/remote.h"
 #include "remote/s3.h"
+#include "server_script.h"
 #include "stream_check.h"
 #include "results/error.h"
 #include "util/hex.h"
@@ -42,61 +43,6 @@
 
 static char source_dir[2048];
 static char work_dir[1024];
-
-static void find_source_dir(void)
-{
-	const char *data = getenv("RS_TEST_DATA");
-	char *p;
-
-	if (data) {
-		snprintf(source_dir, sizeof(source_dir), "%s", data);
-		p = strstr(source_dir, "/tests/data");
-		if (p)
-			*p = '\0';
-		return;
-	}
-	snprintf(source_dir, sizeof(source_dir), "%s", __FILE__);
-	p = strstr(source_dir, "/tests/unit/");
-	assert_non_null(p);
-	*p = '\0';
-}
-
-/*
- * Run a tests/servers script and export the KEY=VALUE lines it prints
- * (values may be single-quoted) into this process's environment.
- */
-static int run_server_script(const char *fmt, ...)
-{
-	char cmd[8192], line[4096];
-	va_list ap;
-	FILE *f;
-	int ok = 0;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *eq = strchr(line, '='), *v;
-		size_t n;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (!eq)
-			continue;
-		*eq = '\0';
-		v = eq + 1;
-		n = strlen(v);
-		if (n >= 2 && v[0] == '\'' && v[n - 1] == '\'') {
-			v[n - 1] = '\0';
-			v++;
-		}
-		setenv(line, v, 1);
-		ok = 1;
-	}
-	return pclose(f) == 0 && ok ? 0 : -1;
-}
 
 static void stop_server(const char *script, const char *sub)
 {
@@ -127,7 +73,7 @@ static int group_setup(void **state)
 	FILE *f;
 
 	(void)state;
-	find_source_dir();
+	test_source_dir(source_dir, sizeof(source_dir));
 	assert_non_null(mkdtemp(tmpl));
 	snprintf(work_dir, sizeof(work_dir), "%s", tmpl);
 	/* No user or system git config (credential helpers), no prompts. */
@@ -292,6 +238,14 @@ static void *par_get_main(void *arg)
 	return NULL;
 }
 
+/* The whole of `key`, read into the empty `b`, is the n bytes at `data`. */
+static void assert_get_is(struct rs_remote *r, const char *key, struct rs_buf *b, const void *data, size_t n)
+{
+	assert_int_equal(r->get(r, key, 0, UINT64_MAX, b), 0);
+	assert_int_equal(b->len, n);
+	assert_memory_equal(b->ptr, data, n);
+}
+
 /*
  * put_stream: bytes go out while the file is still being written (the
  * upload asks for more than 1 MiB before the writer goes past 2 MiB),
@@ -314,15 +268,11 @@ static void run_stream_checks(struct rs_remote *r, const unsigned char *data, si
 	assert_true(grow.overlapped);
 	assert_int_equal(r->stat(r, "packs/stream.pack", &size), 0);
 	assert_int_equal(size, n);
-	assert_int_equal(r->get(r, "packs/stream.pack", 0, UINT64_MAX, &b), 0);
-	assert_int_equal(b.len, n);
-	assert_memory_equal(b.ptr, data, n);
+	assert_get_is(r, "packs/stream.pack", &b, data, n);
 	rs_buf_clear(&b);
 
 	assert_int_equal(stream_check_put(r, "packs/stream-small.pack", path, data, 1000, &small), 0);
-	assert_int_equal(r->get(r, "packs/stream-small.pack", 0, UINT64_MAX, &b), 0);
-	assert_int_equal(b.len, 1000);
-	assert_memory_equal(b.ptr, data, 1000);
+	assert_get_is(r, "packs/stream-small.pack", &b, data, 1000);
 
 	assert_int_not_equal(stream_check_put(r, "packs/stream-cancel.pack", path, data, n, &cancel), 0);
 	assert_true(cancel.overlapped);
@@ -461,7 +411,7 @@ static void test_webdav_plain(void **state)
 	struct rs_remote *r = NULL;
 
 	(void)state;
-	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/dav",
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/webdav.sh start %s/dav",
 					   source_dir, work_dir), 0);
 	assert_int_equal(rs_remote_open(&r, getenv("RS_WEBDAV_URL"), NULL), 0);
 	assert_string_equal(r->display_url, getenv("RS_WEBDAV_URL"));
@@ -489,7 +439,7 @@ static void test_webdav_https_auth(void **state)
 	int err;
 
 	(void)state;
-	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/davs "
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/webdav.sh start %s/davs "
 					   "--https --user alice:wonder --token t0ken",
 					   source_dir, work_dir), 0);
 	base = getenv("RS_WEBDAV_URL");
@@ -685,7 +635,7 @@ static struct rs_remote *open_via_proxy(const char *sub, const char *opts, const
 	struct rs_remote *r = NULL;
 	struct rs_buf url = RS_BUF_INIT;
 
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/%s "
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/%s "
 					   "--target %s %s", source_dir, work_dir, sub,
 					   getenv("RS_WEBDAV_URL"), opts), 0);
 	assert_int_equal(rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path), 0);
@@ -703,7 +653,7 @@ static void test_webdav_retry(void **state)
 	int err;
 
 	(void)state;
-	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/davr",
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/webdav.sh start %s/davr",
 					   source_dir, work_dir), 0);
 	path = strstr(getenv("RS_WEBDAV_URL") + 8, "/");
 
@@ -757,9 +707,7 @@ static void test_webdav_retry(void **state)
 		assert_int_equal(stream_check_put(r, "packs/s411", spath, data, N, &c), 0);
 		assert_int_equal(stream_check_put(r, "packs/s411b", spath, data, 1000, &c), 0);
 		rs_buf_clear(&b);
-		assert_int_equal(r->get(r, "packs/s411", 0, UINT64_MAX, &b), 0);
-		assert_int_equal(b.len, N);
-		assert_memory_equal(b.ptr, data, N);
+		assert_get_is(r, "packs/s411", &b, data, N);
 		rs_remote_free(r);
 		stop_server("fault-proxy.sh", "proxy6");
 		snprintf(log, sizeof(log), "%s/proxy6/proxy.log", work_dir);
@@ -772,9 +720,7 @@ static void test_webdav_retry(void **state)
 		r = open_via_proxy("proxy6", "--empty-chunked", path);
 		assert_int_equal(stream_check_put(r, "packs/s0", spath, data, N, &c), 0);
 		rs_buf_clear(&b);
-		assert_int_equal(r->get(r, "packs/s0", 0, UINT64_MAX, &b), 0);
-		assert_int_equal(b.len, N);
-		assert_memory_equal(b.ptr, data, N);
+		assert_get_is(r, "packs/s0", &b, data, N);
 		rs_remote_free(r);
 		stop_server("fault-proxy.sh", "proxy6");
 		assert_int_equal(count_lines_with(log, "body dropped"), 1);
@@ -786,7 +732,7 @@ static void test_webdav_retry(void **state)
 	 * libcurl's proxy variables are honoured: the fault proxy (failing
 	 * nothing) also works as a forward proxy, and logs what went through.
 	 */
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy4 "
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy4 "
 					   "--target %s", source_dir, work_dir,
 					   getenv("RS_WEBDAV_URL")), 0);
 	setenv("http_proxy", getenv("RS_PROXY_URL"), 1);
@@ -862,7 +808,7 @@ static void test_azure(void **state)
 
 	(void)state;
 	clear_auth_env();
-	assert_int_equal(run_server_script("bash %s/tests/servers/azurite.sh start %s/azurite",
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/azurite.sh start %s/azurite",
 					   source_dir, work_dir), 0);
 
 	/* azurite's development connection string, as printed, just works. */
@@ -887,9 +833,7 @@ static void test_azure(void **state)
 		snprintf(path, sizeof(path), "%s/stream-fresh.bin", work_dir);
 		assert_int_equal(rs_remote_open(&r, "azure://devstoreaccount1/freshstream", &opts), 0);
 		assert_int_equal(stream_check_put(r, "packs/fresh.pack", path, data, N, &grow), 0);
-		assert_int_equal(r->get(r, "packs/fresh.pack", 0, UINT64_MAX, &b), 0);
-		assert_int_equal(b.len, N);
-		assert_memory_equal(b.ptr, data, N);
+		assert_get_is(r, "packs/fresh.pack", &b, data, N);
 		assert_int_equal(r->del(r, "packs/fresh.pack"), 0);
 		rs_buf_clear(&b);
 		rs_remote_free(r);
@@ -951,7 +895,7 @@ static void test_azure(void **state)
 	/* 503s in front of azurite: retried with fresh signatures. */
 	assert_int_equal(rs_buf_printf(&u, "bash %s/tests/servers/fault-proxy.sh start %s/proxy1 --target %s --fail 3",
 		      source_dir, work_dir, getenv("RS_AZURITE_ENDPOINT")), 0);
-	assert_int_equal(run_server_script("%s", rs_buf_cstr(&u)), 0);
+	assert_int_equal(test_run_server_script("%s", rs_buf_cstr(&u)), 0);
 	rs_buf_clear(&u);
 	assert_int_equal(rs_buf_printf(&u, "%s/devstoreaccount1", getenv("RS_PROXY_URL")), 0);
 	setenv("RS_TEST_AZURE_ENDPOINT", rs_buf_cstr(&u), 1);
@@ -990,7 +934,7 @@ static void check_status_with(const struct rs_http_errors *errors, const char *s
 	char log[1200], marker[16];
 	int err;
 
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
 					   "--target %s --fail 1000 %s", source_dir, work_dir,
 					   getenv("RS_WEBDAV_URL"), status_args), 0);
 	assert_int_equal(rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL")), 0);
@@ -1034,7 +978,7 @@ static void test_transport_status(void **state)
 	FILE *f;
 
 	(void)state;
-	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/davt",
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/webdav.sh start %s/davt",
 					   source_dir, work_dir), 0);
 	setenv("RESULTS_HTTP_RETRIES", "3", 1);
 	check_status("--status 403", RS_EAUTH, "403 access denied - check the key", 1);
@@ -1061,7 +1005,7 @@ static void test_transport_status(void **state)
 	assert_non_null(f);
 	fputs("the object", f);
 	fclose(f);
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
 					   "--target %s --fail 2", source_dir, work_dir,
 					   getenv("RS_WEBDAV_URL")), 0);
 	assert_int_equal(rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL")), 0);
