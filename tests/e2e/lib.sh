@@ -82,6 +82,17 @@ agent_repo() {
 	git lfs track '*.pyisession' >/dev/null
 }
 
+# record_session RUNNER SHA [ADD-OPTIONS...]: $T/s.pyisession recorded by
+# `results add` for commit SHA on branch main, trigger nightly, runner
+# RUNNER, an hour after the previous run (the caller's $CLOCK).
+record_session() {
+	local runner=$1 sha=$2
+	shift 2
+	CLOCK=$((CLOCK + 3600))
+	RUNNER_NAME=$runner RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
+		--commit "$sha" --branch main --trigger nightly "$@" >/dev/null
+}
+
 # need_chromium: Debian's chromium ($CHROMIUM) and python3 for
 # tests/browser/check_html.py ($BROWSER_DIR); a failure without them.
 need_chromium() {

@@ -43,11 +43,9 @@ CLOCK=1796097200
 # record <sha> <months> <runner> <gen-session options...>
 record() {
 	local sha=$1 months=$2 runner=$3; shift 3
-	CLOCK=$((CLOCK + 3600))
 	gen --population 100 --months "$months" "$@" -o "$T/s.pyisession"
 	printf '{"months": %s, "population": 100, "mem": {"peak_mb": 812}}\n' "$months" >"$T/stats.json"
-	RUNNER_NAME=$runner RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-		--commit "$sha" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null
+	record_session "$runner" "$sha" --stats "$T/stats.json"
 }
 
 # --- c0, c1: the same code, c1 run three times, with noise ------------

@@ -25,11 +25,9 @@ CLOCK=1796097200
 # record <sha> <months> <population> <gen-session options...>
 record() {
 	local sha=$1 months=$2 pop=$3; shift 3
-	CLOCK=$((CLOCK + 3600))
 	gen --population "$pop" --months "$months" "$@" -o "$T/s.pyisession"
 	printf '{"months": %s, "population": %s}\n' "$months" "$pop" >"$T/stats.json"
-	RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-		--commit "$sha" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null
+	record_session ci-1 "$sha" --stats "$T/stats.json"
 }
 
 record $C0 6 100 --seed 11 --noise 1
@@ -206,9 +204,7 @@ pass "a run of another configuration has no baseline: exit 0 with a note, 2 with
 C5=c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5
 record $C5 6 100 --seed 5 --run 4 --noise 1 --new-lib-function "$NEWFN:0.14" \
 	--rename "$SMALLFN:${SMALLFN}_v2" --slow "$SLOWFN:5"
-CLOCK=$((CLOCK + 3600))
-RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-	--commit "$C5" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null || true
+record_session ci-1 "$C5" --stats "$T/stats.json" || true
 FIRST5=$(ls -d runs/*/*/*/*-c5c5c5c | head -1 | xargs basename)
 expect_status 0 "$RESULTS" check --format json
 python3 - "$T/out" "$FIRST5" <<'PY' || fail "check json of a duplicate record"

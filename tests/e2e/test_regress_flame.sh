@@ -15,10 +15,8 @@ results_repo "$T/repo"
 CLOCK=1796097200
 record() {
 	local sha=$1; shift
-	CLOCK=$((CLOCK + 3600))
 	gen --population 100 --months 3 "$@" -o "$T/s.pyisession"
-	RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-		--commit "$sha" --branch main --trigger nightly >/dev/null
+	record_session ci-1 "$sha"
 }
 record aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa --seed 1
 record bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb --seed 1 --run 2 --new-lib-function trace_contacts:0.14

@@ -13,11 +13,9 @@ results_repo "$T/repo"
 CLOCK=1796097200
 record() {
 	local sha=$1 pop=$2; shift 2
-	CLOCK=$((CLOCK + 3600))
 	gen --population "$pop" --months 6 "$@" -o "$T/s.pyisession"
 	printf '{"months": 6, "population": %s}\n' "$pop" >"$T/stats.json"
-	RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-		--commit "$sha" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null
+	record_session ci-1 "$sha" --stats "$T/stats.json"
 }
 summary_of() { # the committed summary.md of the run of commit $1
 	local path
