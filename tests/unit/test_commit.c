@@ -18,6 +18,8 @@
 #include "results/error.h"
 #include "util/fs.h"
 
+#include "repo_fixture.h"
+
 struct fixture {
 	char dir[64];
 	struct rs_repo *repo;
@@ -26,22 +28,10 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	git_repository *g = NULL;
 
 	strcpy(fx->dir, "/tmp/test_commit-XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
 	/* Never read the user's global config. */
-	setenv("HOME", fx->dir, 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	git_libgit2_init();
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, fx->dir);
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_XDG, fx->dir);
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_SYSTEM, fx->dir);
-	if (git_repository_init(&g, fx->dir, 0) < 0)
-		return -1;
-	git_repository_free(g);
-	if (rs_repo_open(&fx->repo, fx->dir) < 0)
+	if (repo_fixture_new(fx->dir, REPO_FIXTURE_SEARCH_PATH, &fx->repo) < 0)
 		return -1;
 	*state = fx;
 	return 0;

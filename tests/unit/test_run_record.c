@@ -24,6 +24,8 @@
 #include "results/error.h"
 #include "util/fs.h"
 
+#include "repo_fixture.h"
+
 struct fixture {
 	char dir[64];
 	struct rs_repo *repo;
@@ -33,20 +35,11 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	git_repository *g = NULL;
 	const char *data = getenv("RS_TEST_DATA");
 	struct rs_buf src = RS_BUF_INIT, bytes = RS_BUF_INIT;
 
 	strcpy(fx->dir, "/tmp/test_run_record-XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
-	setenv("HOME", fx->dir, 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	git_libgit2_init();
-	if (git_repository_init(&g, fx->dir, 0) < 0)
-		return -1;
-	git_repository_free(g);
-	if (rs_repo_open(&fx->repo, fx->dir) < 0)
+	if (repo_fixture_new(fx->dir, 0, &fx->repo) < 0)
 		return -1;
 	if (rs_buf_printf(&src, "%s/tiny_pyinstrument_5.1.2.pyisession",
 			  data ? data : "tests/data") < 0)
