@@ -25,6 +25,26 @@ struct fixture {
 	struct rs_repo *repo;
 };
 
+/* `path` is not in the work tree. */
+static void assert_absent(struct fixture *fx, const char *path)
+{
+	struct rs_buf full = RS_BUF_INIT;
+
+	assert_int_equal(rs_buf_printf(&full, "%s/%s", fx->dir, path), 0);
+	assert_false(rs_fs_exists(full.ptr));
+	rs_buf_release(&full);
+}
+
+/* `path` in the work tree written with `text`. */
+static void write_worktree(struct fixture *fx, const char *path, const char *text)
+{
+	struct rs_buf full = RS_BUF_INIT;
+
+	assert_int_equal(rs_buf_printf(&full, "%s/%s", fx->dir, path), 0);
+	assert_int_equal(rs_fs_write_file_atomic(full.ptr, text, strlen(text)), 0);
+	rs_buf_release(&full);
+}
+
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
@@ -151,7 +171,6 @@ static void test_replace_add_remove_and_noop(void **state)
 	struct fixture *fx = *state;
 	char first[GIT_OID_HEXSZ + 1], hex[GIT_OID_HEXSZ + 1], head[GIT_OID_HEXSZ + 1];
 	int changed = -1;
-	struct rs_buf full = RS_BUF_INIT;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", "b.txt", "beta\n", first, NULL), 0);
 	assert_int_equal(commit2(fx, "a.txt", "alpha 2\n", "dir/c.txt", "gamma\n", hex,
@@ -174,21 +193,17 @@ static void test_replace_add_remove_and_noop(void **state)
 	assert_int_equal(commit2(fx, "b.txt", NULL, "nothing-here", NULL, hex, &changed), 0);
 	assert_int_equal(changed, 1);
 	assert_tree_file(fx, "b.txt", NULL);
-	assert_int_equal(rs_buf_printf(&full, "%s/b.txt", fx->dir), 0);
-	assert_false(rs_fs_exists(full.ptr));
+	assert_absent(fx, "b.txt");
 	assert_int_equal(status_count(fx), 0);
-	rs_buf_release(&full);
 }
 
 static void test_other_staged_changes_stay_out(void **state)
 {
 	struct fixture *fx = *state;
-	struct rs_buf full = RS_BUF_INIT;
 	git_index *index = NULL;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
-	assert_int_equal(rs_buf_printf(&full, "%s/staged.txt", fx->dir), 0);
-	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "s\n", 2), 0);
+	write_worktree(fx, "staged.txt", "s\n");
 	assert_int_equal(git_repository_index(&index, fx->repo->git), 0);
 	assert_int_equal(git_index_add_bypath(index, "staged.txt"), 0);
 	assert_int_equal(git_index_write(index), 0);
@@ -199,18 +214,15 @@ static void test_other_staged_changes_stay_out(void **state)
 	assert_tree_file(fx, "b.txt", "beta\n");
 	/* staged.txt is still staged, nothing else differs. */
 	assert_int_equal(status_count(fx), 1);
-	rs_buf_release(&full);
 }
 
 static void test_refuses_to_overwrite_local_changes(void **state)
 {
 	struct fixture *fx = *state;
 	char before[GIT_OID_HEXSZ + 1], after[GIT_OID_HEXSZ + 1];
-	struct rs_buf full = RS_BUF_INIT;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
-	assert_int_equal(rs_buf_printf(&full, "%s/a.txt", fx->dir), 0);
-	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "mine\n", 5), 0);
+	write_worktree(fx, "a.txt", "mine\n");
 	head_hex(fx, before);
 	assert_int_equal(commit2(fx, "new.txt", "n\n", "a.txt", "theirs\n", NULL, NULL),
 			 RS_EUSAGE);
@@ -218,19 +230,14 @@ static void test_refuses_to_overwrite_local_changes(void **state)
 	head_hex(fx, after);
 	assert_string_equal(before, after);
 	assert_file(fx, "a.txt", "mine\n");
-	rs_buf_clear(&full);
-	assert_int_equal(rs_buf_printf(&full, "%s/new.txt", fx->dir), 0);
-	assert_false(rs_fs_exists(full.ptr));
+	assert_absent(fx, "new.txt");
 
 	/* An untracked file in the way is refused too. */
-	rs_buf_clear(&full);
-	assert_int_equal(rs_buf_printf(&full, "%s/untracked.txt", fx->dir), 0);
-	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "u\n", 2), 0);
+	write_worktree(fx, "untracked.txt", "u\n");
 	assert_int_equal(commit2(fx, "untracked.txt", "x\n", NULL, NULL, NULL, NULL),
 			 RS_EUSAGE);
 	/* ...unless it already holds the new content. */
 	assert_int_equal(commit2(fx, "untracked.txt", "u\n", NULL, NULL, NULL, NULL), 0);
-	rs_buf_release(&full);
 }
 
 static void test_bad_paths(void **state)
@@ -251,7 +258,7 @@ static void test_locked_branch_changes_nothing(void **state)
 {
 	struct fixture *fx = *state;
 	char before[GIT_OID_HEXSZ + 1], after[GIT_OID_HEXSZ + 1];
-	struct rs_buf lock = RS_BUF_INIT, full = RS_BUF_INIT;
+	struct rs_buf lock = RS_BUF_INIT;
 	git_reference *head = NULL;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
@@ -265,12 +272,10 @@ static void test_locked_branch_changes_nothing(void **state)
 	head_hex(fx, after);
 	assert_string_equal(before, after);
 	assert_file(fx, "a.txt", "alpha\n");
-	assert_int_equal(rs_buf_printf(&full, "%s/new/b.txt", fx->dir), 0);
-	assert_false(rs_fs_exists(full.ptr));
+	assert_absent(fx, "new/b.txt");
 	unlink(lock.ptr);
 	assert_int_equal(status_count(fx), 0); /* a.txt untouched; no stray files */
 	rs_buf_release(&lock);
-	rs_buf_release(&full);
 }
 
 /*
@@ -283,7 +288,7 @@ static void test_index_lock_commits_nothing(void **state)
 {
 	struct fixture *fx = *state;
 	char hex[GIT_OID_HEXSZ + 1], before[GIT_OID_HEXSZ + 1], after[GIT_OID_HEXSZ + 1];
-	struct rs_buf lock = RS_BUF_INIT, full = RS_BUF_INIT;
+	struct rs_buf lock = RS_BUF_INIT;
 	int changed = -1;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
@@ -298,8 +303,7 @@ static void test_index_lock_commits_nothing(void **state)
 	head_hex(fx, after);
 	assert_string_equal(before, after);
 	assert_file(fx, "a.txt", "alpha\n");
-	assert_int_equal(rs_buf_printf(&full, "%s/b", fx->dir), 0);
-	assert_false(rs_fs_exists(full.ptr)); /* not even the folder */
+	assert_absent(fx, "b"); /* not even the folder */
 	unlink(lock.ptr);
 	assert_int_equal(status_count(fx), 0);
 
@@ -307,7 +311,6 @@ static void test_index_lock_commits_nothing(void **state)
 	assert_int_equal(commit2(fx, "../x", "x", NULL, NULL, NULL, &changed), RS_EUSAGE);
 	assert_int_equal(changed, 0);
 	rs_buf_release(&lock);
-	rs_buf_release(&full);
 }
 
 /* The pid of a process that has exited (and been reaped). */
@@ -408,7 +411,7 @@ static void test_recover_undoes_an_unmoved_branch(void **state)
 {
 	struct fixture *fx = *state;
 	char c1[GIT_OID_HEXSZ + 1], c2[GIT_OID_HEXSZ + 1];
-	struct rs_buf note = RS_BUF_INIT, full = RS_BUF_INIT;
+	struct rs_buf note = RS_BUF_INIT;
 	char branch[256];
 	git_oid id;
 
@@ -430,12 +433,10 @@ static void test_recover_undoes_an_unmoved_branch(void **state)
 	assert_int_equal(rs_commit_recover(fx->repo, &note), 0);
 	assert_non_null(strstr(note.ptr, "undid an interrupted 'results add'"));
 	assert_file(fx, "a.txt", "alpha\n");
-	assert_int_equal(rs_buf_printf(&full, "%s/run", fx->dir), 0);
-	assert_false(rs_fs_exists(full.ptr));
+	assert_absent(fx, "run");
 	assert_int_equal(status_count(fx), 0);
 	assert_false(journal_exists(fx));
 	rs_buf_release(&note);
-	rs_buf_release(&full);
 }
 
 /*
