@@ -78,14 +78,19 @@ static const char apache_answer[] =
 	"</lp1:resourcetype><getcontentlength/></prop></propstat></response>"
 	"</multistatus>";
 
+/* A multistatus document parsed into a fresh `s`, which must work. */
+static void parse_dav(const char *doc, size_t n, struct seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(rs_webdav_parse_multistatus(doc, n, on_dav, s), 0);
+}
+
 static void test_multistatus(void **state)
 {
 	struct seen s;
 
 	(void)state;
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(rs_webdav_parse_multistatus(nginx_answer, sizeof(nginx_answer) - 1,
-						     on_dav, &s), 0);
+	parse_dav(nginx_answer, sizeof(nginx_answer) - 1, &s);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.items[0], "/store/packs/");
 	assert_int_equal(s.flags[0], 1);
@@ -93,9 +98,7 @@ static void test_multistatus(void **state)
 	assert_int_equal(s.flags[1], 2);
 	assert_int_equal(s.sizes[1], 12345);
 
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(rs_webdav_parse_multistatus(apache_answer, sizeof(apache_answer) - 1,
-						     on_dav, &s), 0);
+	parse_dav(apache_answer, sizeof(apache_answer) - 1, &s);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.items[0], "http://h:8080/dav/a%20b&c");
 	assert_int_equal(s.flags[0], 2);
@@ -236,8 +239,7 @@ static void test_one_entity_rule(void **state)
 	int truncated;
 
 	(void)state;
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(rs_webdav_parse_multistatus(dav, sizeof(dav) - 1, on_dav, &s), 0);
+	parse_dav(dav, sizeof(dav) - 1, &s);
 	assert_int_equal(rs_azure_parse_blob_list(blobs, sizeof(blobs) - 1, on_blob, &s,
 						  &marker), 0);
 	assert_int_equal(rs_s3_list_page_parse(keys, sizeof(keys) - 1, "/s/", on_key, &s,
