@@ -60,14 +60,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
-	char cmd[128];
 
-	rs_repo_free(fx->repo);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-	if (system(cmd) != 0)
+	if (repo_fixture_free(fx->dir, fx->repo) < 0)
 		return -1;
 	free(fx);
-	git_libgit2_shutdown();
 	return 0;
 }
 

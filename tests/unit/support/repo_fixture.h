@@ -7,6 +7,7 @@
 #ifndef RS_TEST_REPO_FIXTURE_H
 #define RS_TEST_REPO_FIXTURE_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <git2.h>
@@ -40,6 +41,19 @@ static inline int repo_fixture_new(char *dir, int flags, struct rs_repo **repo)
 	git_repository_free(g);
 	if (rs_repo_open(repo, dir) < 0)
 		return -1;
+	return 0;
+}
+
+/* The repository closed and its folder removed; -1 when rm fails. */
+static inline int repo_fixture_free(const char *dir, struct rs_repo *repo)
+{
+	char cmd[128];
+
+	rs_repo_free(repo);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		return -1;
+	git_libgit2_shutdown();
 	return 0;
 }
 
