@@ -159,6 +159,23 @@ remote_push_third() {
 	git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push through a server that recovers"; }
 }
 
+# remote_push_refused SECRET SAYS VAR=VALUE...: session d added in $T/ci
+# (the current folder; commit 4444444...) and pushed with VAR=VALUE (a
+# wrong key) in the environment: the push fails saying SAYS (a grep
+# pattern), and SECRET appears nowhere in what it printed.
+remote_push_refused() {
+	local secret=$1 says=$2 got=0
+	shift 2
+	cd "$T/ci"
+	RESULTS_RECORDED_AT=1764494300 "$RESULTS" add "$T/d.pyisession" \
+		--commit 4444444444444444444444444444444444444444 --trigger ci >/dev/null
+	env "$@" GIT_TRACE=1 git push origin main >"$T/out" 2>"$T/err" || got=$?
+	[ "$got" != 0 ] || fail "a push with a wrong key succeeded"
+	grep -q "$says" "$T/err" ||
+		fail "the wrong-key push does not say the signature was refused: $(grep -i 'error' "$T/err" | tail -5)"
+	! grep -q "$secret" "$T/out" "$T/err" || fail "the key appears in the output"
+}
+
 # remote_pull_three: the current clone pulls the commits, then sessions a,
 # b and c through a server that fails, then recovers: the same bytes.
 remote_pull_three() {
