@@ -12,11 +12,6 @@ set -euo pipefail
 me=fault-proxy.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/node-server.sh"
-node_server_usage "$@"
-shift 2
-case $cmd in
-stop) node_server_stop "$dir" proxy ;;
 # its stderr is the request log
-start) node_server_start "$dir" proxy proxy "$dir/proxy.log" RS_PROXY_URL "$here/fault-proxy.js" "$@" ;;
-*) die "unknown command '$cmd'" ;;
-esac
+start() { node_server_start "$1" proxy proxy "$1/proxy.log" RS_PROXY_URL "$here/fault-proxy.js" "${@:2}"; }
+node_server_main proxy "$@"

@@ -12,15 +12,10 @@ set -euo pipefail
 me=hostile-server.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/node-server.sh"
-node_server_usage "$@"
-shift 2
-case $cmd in
-stop) node_server_stop "$dir" hostile ;;
-start)
-	mkdir -p "$dir"
-	: >"$dir/hostile.log"
-	node_server_start "$dir" hostile server "$dir/hostile.err" RS_HOSTILE_URL \
-		"$here/hostile-server.js" --log "$dir/hostile.log" "$@"
-	;;
-*) die "unknown command '$cmd'" ;;
-esac
+start() {
+	mkdir -p "$1"
+	: >"$1/hostile.log"
+	node_server_start "$1" hostile server "$1/hostile.err" RS_HOSTILE_URL \
+		"$here/hostile-server.js" --log "$1/hostile.log" "${@:2}"
+}
+node_server_main hostile "$@"

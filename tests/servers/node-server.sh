@@ -4,12 +4,17 @@
 
 die() { echo "$me: $*" >&2; exit 1; }
 
-# node_server_usage "$@": sets cmd and dir from "start|stop DIR"; the
-# caller then shifts them off.
-node_server_usage() {
-	cmd=${1:-}
-	dir=${2:-}
+# node_server_main NAME "$@": "stop DIR" stops the server of DIR/NAME.pid;
+# "start DIR OPTIONS..." calls the caller's start DIR OPTIONS....
+node_server_main() {
+	local name=$1 cmd=${2:-} dir=${3:-}
 	[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: $me start|stop DIR [options]"
+	shift 3
+	case $cmd in
+	stop) node_server_stop "$dir" "$name" ;;
+	start) start "$dir" "$@" ;;
+	*) die "unknown command '$cmd'" ;;
+	esac
 }
 
 # node_server_stop DIR NAME: stops the server whose pid is in DIR/NAME.pid.
