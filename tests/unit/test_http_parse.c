@@ -318,8 +318,12 @@ static void test_mutations(void **state)
 			doc[i] = alphabet[(rng >> 16) % (sizeof(alphabet) - 1)];
 		}
 		count = 0;
-		rs_webdav_parse_multistatus(doc, n, count_only, &count);
-		rs_azure_parse_blob_list(doc, n, count_blob, &count, &marker);
+		/* Mangled documents: refused or parsed, either is right; what
+		 * is checked is that neither crashes nor overruns. */
+		if (rs_webdav_parse_multistatus(doc, n, count_only, &count))
+			rs_error_clear();
+		if (rs_azure_parse_blob_list(doc, n, count_blob, &count, &marker))
+			rs_error_clear();
 		free(doc);
 	}
 	rs_buf_release(&marker);

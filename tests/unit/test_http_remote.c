@@ -794,7 +794,7 @@ static void make_account_sas(struct rs_buf *out, const char *account, const char
 	assert_non_null(HMAC(EVP_sha256(), key, klen, (unsigned char *)sts.ptr, sts.len, mac, &maclen));
 	EVP_EncodeBlock(sig, mac, (int)maclen);
 	assert_int_equal(rs_buf_puts(out, "sv=2020-10-02&ss=b&srt=sco&sp=rwdlac&se=2099-01-01T00%3A00%3A00Z&sig="), 0);
-	rs_percent_encode_str(out, (const char *)sig, RS_SLASH_ENCODE);
+	assert_int_equal(rs_percent_encode_str(out, (const char *)sig, RS_SLASH_ENCODE), 0);
 	rs_buf_release(&sts);
 }
 
