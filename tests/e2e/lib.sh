@@ -47,3 +47,141 @@ git config --global advice.detachedHead false
 # git-lfs's filters, in this test's own global config (GIT_CONFIG_NOSYSTEM
 # keeps the machine's out: a fresh machine may have none).
 git lfs install --skip-repo >/dev/null
+
+pass() { echo "ok - $*"; }
+
+# --- results repositories ----------------------------------------------------
+
+# results_repo_setup: the current git repository made a results repository
+# by hand, as `results init` would (so that a test depends on add and what
+# it checks only): store file://$T/store, lfs-agent as the standalone
+# transfer agent (results add refuses without it), sessions in LFS.
+results_repo_setup() {
+	git config results.remote "file://$T/store"
+	git config lfs.standalonetransferagent results
+	git config lfs.customtransfer.results.path "$AGENT"
+	printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
+	git add .gitattributes && git commit -qm "results repository"
+}
+
+# results_repo DIR: a new results repository at DIR, the current folder.
+results_repo() {
+	git init -q "$1"
+	cd "$1"
+	results_repo_setup
+}
+
+# agent_repo DIR STORE: a new git repository at DIR, the current folder,
+# whose *.pyisession files go through lfs-agent to the store folder STORE.
+agent_repo() {
+	git init -q "$1"
+	cd "$1"
+	git config lfs.standalonetransferagent results
+	git config lfs.customtransfer.results.path "$AGENT"
+	git config results.remote "file://$2"
+	git lfs track '*.pyisession' >/dev/null
+}
+
+# record_session RUNNER SHA [ADD-OPTIONS...]: $T/s.pyisession recorded by
+# `results add` for commit SHA on branch main, trigger nightly, runner
+# RUNNER, an hour after the previous run (the caller's $CLOCK).
+record_session() {
+	local runner=$1 sha=$2
+	shift 2
+	CLOCK=$((CLOCK + 3600))
+	RUNNER_NAME=$runner RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
+		--commit "$sha" --branch main --trigger nightly "$@" >/dev/null
+}
+
+# need_chromium: Debian's chromium ($CHROMIUM) and python3 for
+# tests/browser/check_html.py ($BROWSER_DIR); a failure without them.
+need_chromium() {
+	BROWSER_DIR=$RS_SOURCE_DIR/tests/browser
+	CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+	[ -x "$CHROMIUM" ] || fail "no $CHROMIUM: run scripts/install-deps.sh (Debian package chromium)"
+	command -v python3 >/dev/null || fail "no python3: run scripts/install-deps.sh"
+}
+
+# --- the round trip of the remote tests (test_remote_*.sh) --------------------
+
+# sums FILE...: their sha256 sums, sorted, on one line.
+sums() { sha256sum "$@" | cut -d' ' -f1 | sort | tr '\n' ' '; }
+# pulled_sums: the same for the sessions of the current clone.
+pulled_sums() { git ls-files '*.pyisession' | xargs sha256sum | cut -d' ' -f1 | sort | tr '\n' ' '; }
+
+# remote_sessions: $T/a, b and c.pyisession of 3 MB (seeds 1 to 3) and
+# $T/d.pyisession of 1 MB (seed 4).
+remote_sessions() {
+	gen --seed 1 --size 3M -o "$T/a.pyisession"
+	gen --seed 2 --size 3M -o "$T/b.pyisession"
+	gen --seed 3 --size 3M -o "$T/c.pyisession"
+	gen --seed 4 --size 1M -o "$T/d.pyisession"
+}
+
+# remote_push_two REMOTE: a bare $T/results.git and its clone $T/ci (the
+# current folder), set up with `results init --remote REMOTE`; sessions a
+# and b added (commits 1111111... and 2222222...) and pushed.
+remote_push_two() {
+	git init -q --bare "$T/results.git"
+	git clone -q "$T/results.git" "$T/ci" 2>/dev/null
+	cd "$T/ci"
+	expect_status 0 "$RESULTS" init --remote "$1"
+	RESULTS_RECORDED_AT=1764494000 "$RESULTS" add "$T/a.pyisession" \
+		--commit 1111111111111111111111111111111111111111 --trigger ci >/dev/null
+	RESULTS_RECORDED_AT=1764494100 "$RESULTS" add "$T/b.pyisession" \
+		--commit 2222222222222222222222222222222222222222 --trigger ci >/dev/null
+	git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push to $1"; }
+}
+
+# remote_pull_two: a fresh clone $T/dev pulls sessions a and b with git lfs
+# pull, another, $T/dev2 (the current folder), gets b with `results fetch`:
+# the same bytes both ways.
+remote_pull_two() {
+	git clone -q "$T/results.git" "$T/dev" 2>"$T/clone.err" || { cat "$T/clone.err"; fail "clone"; }
+	cd "$T/dev"
+	expect_status 0 "$RESULTS" init
+	git lfs pull --include='*.pyisession' --exclude= 2>"$T/pull.err" || { cat "$T/pull.err"; fail "git lfs pull"; }
+	[ "$(sums "$T/a.pyisession" "$T/b.pyisession")" = "$(pulled_sums)" ] ||
+		fail "pulled sessions differ: want $(sums "$T/a.pyisession" "$T/b.pyisession") got $(pulled_sums)"
+	git clone -q "$T/results.git" "$T/dev2" 2>/dev/null
+	cd "$T/dev2"
+	expect_status 0 "$RESULTS" init
+	expect_status 0 "$RESULTS" fetch 2222222
+	cmp -s "$(cat "$T/out")" "$T/b.pyisession" || fail "results fetch gave different bytes"
+}
+
+# remote_push_third: session c added in $T/ci (the current folder; commit
+# 3333333...) and pushed through a server that fails, then recovers.
+remote_push_third() {
+	cd "$T/ci"
+	RESULTS_RECORDED_AT=1764494200 "$RESULTS" add "$T/c.pyisession" \
+		--commit 3333333333333333333333333333333333333333 --trigger ci >/dev/null
+	git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push through a server that recovers"; }
+}
+
+# remote_push_refused SECRET SAYS VAR=VALUE...: session d added in $T/ci
+# (the current folder; commit 4444444...) and pushed with VAR=VALUE (a
+# wrong key) in the environment: the push fails saying SAYS (a grep
+# pattern), and SECRET appears nowhere in what it printed.
+remote_push_refused() {
+	local secret=$1 says=$2 got=0
+	shift 2
+	cd "$T/ci"
+	RESULTS_RECORDED_AT=1764494300 "$RESULTS" add "$T/d.pyisession" \
+		--commit 4444444444444444444444444444444444444444 --trigger ci >/dev/null
+	env "$@" GIT_TRACE=1 git push origin main >"$T/out" 2>"$T/err" || got=$?
+	[ "$got" != 0 ] || fail "a push with a wrong key succeeded"
+	grep -q "$says" "$T/err" ||
+		fail "the wrong-key push does not say the signature was refused: $(grep -i 'error' "$T/err" | tail -5)"
+	! grep -q "$secret" "$T/out" "$T/err" || fail "the key appears in the output"
+}
+
+# remote_pull_three: the current clone pulls the commits, then sessions a,
+# b and c through a server that fails, then recovers: the same bytes.
+remote_pull_three() {
+	git pull -q 2>/dev/null || fail "git pull of the commits"
+	git lfs pull --include='*.pyisession' --exclude= 2>"$T/pull.err" ||
+		{ cat "$T/pull.err"; fail "pull through a server that recovers"; }
+	[ "$(sums "$T/a.pyisession" "$T/b.pyisession" "$T/c.pyisession")" = "$(pulled_sums)" ] ||
+		fail "sessions pulled through the recovering server differ"
+}

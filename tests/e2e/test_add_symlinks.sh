@@ -33,14 +33,20 @@ no_secret() {
 	[ -z "$(find .git/lfs/tmp -type f 2>/dev/null)" ] || fail "$1: temporary files left"
 }
 
+# refused DIR SAYS WHAT: `results add DIR` exits 2 with a message that has
+# SAYS, and the secret is nowhere (WHAT names the case).
+refused() {
+	expect_status 2 "$RESULTS" add "$1" --commit $SHA
+	grep -q "$2" "$T/err" || fail "message: $(cat "$T/err")"
+	no_secret "$3"
+}
+
 # --- a notes.html linking to a credentials file -------------------------
 mkdir "$T/run1"
 cp "$T/a.pyisession" "$T/run1/"
 ln -s "$T/credentials" "$T/run1/notes.html"
-expect_status 2 "$RESULTS" add "$T/run1" --commit $SHA
-grep -q "'$T/run1/notes.html' is a symbolic link" "$T/err" || fail "message: $(cat "$T/err")"
+refused "$T/run1" "'$T/run1/notes.html' is a symbolic link" "notes.html link"
 [ "$(wc -l <"$T/err")" = 1 ] || fail "more than one line: $(cat "$T/err")"
-no_secret "notes.html link"
 ok "a symlinked notes.html is refused, the secret is nowhere"
 
 # The same with --raw and with a stats file linking to the secret.
@@ -48,18 +54,14 @@ expect_status 2 "$RESULTS" add "$T/run1" --commit $SHA --raw
 no_secret "notes.html link, --raw"
 rm "$T/run1/notes.html"
 ln -s "$T/credentials" "$T/run1/x.stats.json"
-expect_status 2 "$RESULTS" add "$T/run1" --commit $SHA
-grep -q "x.stats.json' is a symbolic link" "$T/err" || fail "message: $(cat "$T/err")"
-no_secret "stats link"
+refused "$T/run1" "x.stats.json' is a symbolic link" "stats link"
 rm "$T/run1/x.stats.json"
 ok "a symlinked stats file is refused"
 
 # --- the session itself a symlink inside the folder ----------------------
 mkdir "$T/run2"
 ln -s "$T/a.pyisession" "$T/run2/a.pyisession"
-expect_status 2 "$RESULTS" add "$T/run2" --commit $SHA
-grep -q "run2/a.pyisession' is a symbolic link" "$T/err" || fail "message: $(cat "$T/err")"
-no_secret "session link in folder"
+refused "$T/run2" "run2/a.pyisession' is a symbolic link" "session link in folder"
 ok "a symlinked session inside the folder is refused"
 
 # --- symlink loops: in the folder, and as the argument --------------------
@@ -67,14 +69,10 @@ mkdir "$T/run3"
 cp "$T/a.pyisession" "$T/run3/"
 ln -s loop2 "$T/run3/loop1"
 ln -s loop1 "$T/run3/loop2"
-expect_status 2 "$RESULTS" add "$T/run3" --commit $SHA
-grep -q "run3/loop1' is a symbolic link" "$T/err" || fail "message: $(cat "$T/err")"
-no_secret "loop in folder"
+refused "$T/run3" "run3/loop1' is a symbolic link" "loop in folder"
 ln -s loopB "$T/loopA"
 ln -s loopA "$T/loopB"
-expect_status 2 "$RESULTS" add "$T/loopA" --commit $SHA
-grep -q "'$T/loopA' is a symbolic link loop" "$T/err" || fail "message: $(cat "$T/err")"
-no_secret "loop as argument"
+refused "$T/loopA" "'$T/loopA' is a symbolic link loop" "loop as argument"
 ok "symlink loops exit 2"
 
 # --- a session named directly may be a symlink: followed ------------------

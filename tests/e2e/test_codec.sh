@@ -40,12 +40,7 @@ grep -q 'u00e9' "$T/u5.pyisession" || fail "--names unicode wrote no escaped non
 grep -q 'ud83d' "$T/u5.pyisession" || fail "--names unicode wrote no surrogate pair"
 
 git init -q --bare "$T/results.git"
-git init -q "$T/ci"
-cd "$T/ci"
-git config lfs.standalonetransferagent results
-git config lfs.customtransfer.results.path "$AGENT"
-git config results.remote "file://$STORE"
-git lfs track '*.pyisession' >/dev/null
+agent_repo "$T/ci" "$STORE"
 cp "$T/u5.pyisession" "$T/u4.pyisession" "$T/u43.pyisession" "$T/real.pyisession" "$T/big.pyisession" .
 git add .gitattributes ./*.pyisession
 git commit -qm "five sessions"
@@ -87,12 +82,7 @@ cost_of_push() { # dir: bytes the store grew by
 }
 STORE="$T/series"
 git init -q --bare "$T/series.git"
-git init -q "$T/s"
-cd "$T/s"
-git config lfs.standalonetransferagent results
-git config lfs.customtransfer.results.path "$AGENT"
-git config results.remote "file://$STORE"
-git lfs track '*.pyisession' >/dev/null
+agent_repo "$T/s" "$STORE"
 git add .gitattributes
 git commit -qm start
 git remote add origin "$T/series.git"

@@ -17,7 +17,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_github_action
 
-pass() { echo "ok - $*"; }
 ACTION=$RS_SOURCE_DIR/docs/github-action/run.sh
 if [ "${RS_ACTION_INSTALLED:-}" = 1 ]; then
 	# only the system's programs: nothing of the build on PATH

@@ -10,30 +10,16 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_html
 
-BROWSER_DIR=$RS_SOURCE_DIR/tests/browser
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+need_chromium
 
-pass() { echo "ok - $*"; }
-[ -x "$CHROMIUM" ] || fail "no $CHROMIUM: run scripts/install-deps.sh (Debian package chromium)"
-command -v python3 >/dev/null || fail "no python3: run scripts/install-deps.sh"
-
-
-git init -q "$T/repo"
-cd "$T/repo"
-git config results.remote "file://$T/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$AGENT"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
+results_repo "$T/repo"
 
 CLOCK=1796097200
 record() {
 	local sha=$1; shift
-	CLOCK=$((CLOCK + 3600))
 	gen --population 100 --months 1 "$@" -o "$T/s.pyisession"
 	printf '{"months": 1, "mem": {"peak_mb": 700}}\n' >"$T/stats.json"
-	RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-		--commit "$sha" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null
+	record_session ci-1 "$sha" --stats "$T/stats.json"
 }
 # three runs of the old code, three with a new function taking ~15%: one step
 for i in 1 2 3; do record "$(printf 'a%.0s' {1..39})$i" --seed $i; done

@@ -35,12 +35,7 @@ cmp -s "$T/base.pyisession" "$T/next.pyisession" && fail "the next-commit varian
 
 # --- push --------------------------------------------------------------------
 git init -q --bare "$T/results.git"
-git init -q "$T/ci"
-cd "$T/ci"
-git config lfs.standalonetransferagent results
-git config lfs.customtransfer.results.path "$AGENT"
-git config results.remote "file://$STORE"
-git lfs track '*.pyisession' >/dev/null
+agent_repo "$T/ci" "$STORE"
 mkdir -p runs/1 runs/2
 cp "$T/base.pyisession" runs/1/session.pyisession
 cp "$T/next.pyisession" runs/2/session.pyisession

@@ -10,7 +10,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_man
 
-pass() { echo "ok - $*"; }
 DOCS=$RS_BIN_DIR/docs
 GEN_DOCS=$RS_SOURCE_DIR/scripts/gen-docs.py
 for f in results.1.gz lfs-agent.1.gz results.bash; do

@@ -10,11 +10,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_open
 
-pass() { echo "ok - $*"; }
-BROWSER_DIR=$RS_SOURCE_DIR/tests/browser
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-[ -x "$CHROMIUM" ] || fail "no $CHROMIUM: run scripts/install-deps.sh (Debian package chromium)"
-command -v python3 >/dev/null || fail "no python3: run scripts/install-deps.sh"
+need_chromium
 
 gen --seed 3 --population 100 --months 1 --new-lib-function trace_contacts:0.14 -o "$T/s.pyisession"
 git init -q --bare "$T/results.git"

@@ -9,7 +9,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_public_surface
 
-pass() { echo "ok - $*"; }
 CC=${CC:-cc}
 INC=$RS_SOURCE_DIR/include
 command -v "$CC" >/dev/null || fail "no C compiler '$CC' to compile the public headers with"

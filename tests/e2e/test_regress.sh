@@ -19,19 +19,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_regress
 
-
-pass() { echo "ok - $*"; }
-
 has() { grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output lacks '$1' ($2)"; }; }
 hasnt() { ! grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output has '$1' ($2)"; }; }
 
-git init -q "$T/repo"
-cd "$T/repo"
-git config results.remote "file://$T/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$AGENT"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
+results_repo "$T/repo"
 
 C0=c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0
 C1=c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1
@@ -52,11 +43,9 @@ CLOCK=1796097200
 # record <sha> <months> <runner> <gen-session options...>
 record() {
 	local sha=$1 months=$2 runner=$3; shift 3
-	CLOCK=$((CLOCK + 3600))
 	gen --population 100 --months "$months" "$@" -o "$T/s.pyisession"
 	printf '{"months": %s, "population": 100, "mem": {"peak_mb": 812}}\n' "$months" >"$T/stats.json"
-	RUNNER_NAME=$runner RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-		--commit "$sha" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null
+	record_session "$runner" "$sha" --stats "$T/stats.json"
 }
 
 # --- c0, c1: the same code, c1 run three times, with noise ------------

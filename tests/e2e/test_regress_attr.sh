@@ -9,19 +9,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_regress_attr
 
-pass() { echo "ok - $*"; }
 has() { grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output lacks '$1' ($2)"; }; }
 hasnt() { ! grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output has '$1' ($2)"; }; }
 # the line after the one matching $1
 line_after() { sed -n "/$1/{n;p;q}" "$T/out"; }
 
-git init -q "$T/repo"
-cd "$T/repo"
-git config results.remote "file://$T/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$AGENT"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
+results_repo "$T/repo"
 
 C0=c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0
 C1=c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1
@@ -32,11 +25,9 @@ CLOCK=1796097200
 # record <sha> <months> <population> <gen-session options...>
 record() {
 	local sha=$1 months=$2 pop=$3; shift 3
-	CLOCK=$((CLOCK + 3600))
 	gen --population "$pop" --months "$months" "$@" -o "$T/s.pyisession"
 	printf '{"months": %s, "population": %s}\n' "$months" "$pop" >"$T/stats.json"
-	RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-		--commit "$sha" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null
+	record_session ci-1 "$sha" --stats "$T/stats.json"
 }
 
 record $C0 6 100 --seed 11 --noise 1
@@ -213,9 +204,7 @@ pass "a run of another configuration has no baseline: exit 0 with a note, 2 with
 C5=c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5
 record $C5 6 100 --seed 5 --run 4 --noise 1 --new-lib-function "$NEWFN:0.14" \
 	--rename "$SMALLFN:${SMALLFN}_v2" --slow "$SLOWFN:5"
-CLOCK=$((CLOCK + 3600))
-RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-	--commit "$C5" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null || true
+record_session ci-1 "$C5" --stats "$T/stats.json" || true
 FIRST5=$(ls -d runs/*/*/*/*-c5c5c5c | head -1 | xargs basename)
 expect_status 0 "$RESULTS" check --format json
 python3 - "$T/out" "$FIRST5" <<'PY' || fail "check json of a duplicate record"

@@ -7,16 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_regress_export
 
-
-pass() { echo "ok - $*"; }
-
-git init -q "$T/repo"
-cd "$T/repo"
-git config results.remote "file://$T/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$AGENT"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
+results_repo "$T/repo"
 gen --seed 3 --population 100 --months 1 -o "$T/s.pyisession"
 SHA=e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0
 "$RESULTS" add "$T/s.pyisession" --commit $SHA --branch main >/dev/null

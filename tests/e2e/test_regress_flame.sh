@@ -9,25 +9,14 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_regress_flame
 
-BROWSER_DIR=$RS_SOURCE_DIR/tests/browser
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-[ -x "$CHROMIUM" ] || fail "no $CHROMIUM: run scripts/install-deps.sh (Debian package chromium)"
-command -v python3 >/dev/null || fail "no python3: run scripts/install-deps.sh"
+need_chromium
 
-git init -q "$T/repo"
-cd "$T/repo"
-git config results.remote "file://$T/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$AGENT"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
+results_repo "$T/repo"
 CLOCK=1796097200
 record() {
 	local sha=$1; shift
-	CLOCK=$((CLOCK + 3600))
 	gen --population 100 --months 3 "$@" -o "$T/s.pyisession"
-	RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-		--commit "$sha" --branch main --trigger nightly >/dev/null
+	record_session ci-1 "$sha"
 }
 record aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa --seed 1
 record bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb --seed 1 --run 2 --new-lib-function trace_contacts:0.14

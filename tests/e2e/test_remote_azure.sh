@@ -23,8 +23,6 @@ on_exit() {
 	bash "$SERVERS/azurite.sh" stop "$T/azurite" 2>/dev/null || true
 }
 
-sums() { sha256sum "$@" | cut -d' ' -f1 | sort | tr '\n' ' '; }
-pulled_sums() { git ls-files '*.pyisession' | xargs sha256sum | cut -d' ' -f1 | sort | tr '\n' ' '; }
 
 command -v node >/dev/null || fail "node is needed (scripts/install-deps.sh)"
 eval "$(bash "$SERVERS/azurite.sh" start "$T/azurite")"
@@ -51,23 +49,10 @@ unset GIT_DIR GIT_WORK_TREE AZURE_STORAGE_ACCOUNT AZURE_STORAGE_KEY AZURE_STORAG
 export AZURE_STORAGE_CONNECTION_STRING="$RS_AZURITE_CONNECTION_STRING"
 export RESULTS_HTTP_RETRY_BASE_MS=20
 REMOTE=azure://devstoreaccount1/results/team/store
-SHA1=1111111111111111111111111111111111111111
-SHA2=2222222222222222222222222222222222222222
-SHA3=3333333333333333333333333333333333333333
-
-"$GEN" --seed 1 --size 3M -o "$T/a.pyisession"
-"$GEN" --seed 2 --size 3M -o "$T/b.pyisession"
-"$GEN" --seed 3 --size 3M -o "$T/c.pyisession"
-"$GEN" --seed 4 --size 1M -o "$T/d.pyisession"
+remote_sessions
 
 # --- A. push two sessions, pull them back --------------------------------------
-git init -q --bare "$T/results.git"
-git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-cd "$T/ci"
-expect_status 0 "$RESULTS" init --remote "$REMOTE"
-RESULTS_RECORDED_AT=1764494000 "$RESULTS" add "$T/a.pyisession" --commit $SHA1 --trigger ci >/dev/null
-RESULTS_RECORDED_AT=1764494100 "$RESULTS" add "$T/b.pyisession" --commit $SHA2 --trigger ci >/dev/null
-git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push to $REMOTE"; }
+remote_push_two "$REMOTE"
 blobs >"$T/blobs.a"
 grep -q '^team/store/' "$T/blobs.a" || fail "nothing reached the container under the prefix"
 grep -v '^team/store/' "$T/blobs.a" && fail "blobs outside the prefix"
@@ -75,34 +60,18 @@ awk '$2 > 16384' "$T/blobs.a" | grep -q . || fail "no blob large enough to have 
 [ -z "$(find "$T/results.git" -path '*lfs/objects*' -type f | head -n 1)" ] ||
 	fail "objects went to the bare repository, not through lfs-agent"
 
-git clone -q "$T/results.git" "$T/dev" 2>"$T/clone.err" || { cat "$T/clone.err"; fail "clone"; }
-cd "$T/dev"
-expect_status 0 "$RESULTS" init
-git lfs pull --include='*.pyisession' --exclude= 2>"$T/pull.err" || { cat "$T/pull.err"; fail "git lfs pull"; }
-[ "$(sums "$T/a.pyisession" "$T/b.pyisession")" = "$(pulled_sums)" ] || fail "pulled sessions differ"
-
-git clone -q "$T/results.git" "$T/dev2" 2>/dev/null
-cd "$T/dev2"
-expect_status 0 "$RESULTS" init
-expect_status 0 "$RESULTS" fetch 2222222
-cmp -s "$(cat "$T/out")" "$T/b.pyisession" || fail "results fetch gave different bytes"
+remote_pull_two
 
 # --- B. 503 three times, then the server recovers -----------------------------
 eval "$(bash "$SERVERS/fault-proxy.sh" start "$T/fault" --target "${ENDPOINT%/devstoreaccount1}" --fail 3 --status 503)"
 git config --global results.azure.endpoint "$RS_PROXY_URL/devstoreaccount1"
-cd "$T/ci"
-RESULTS_RECORDED_AT=1764494200 "$RESULTS" add "$T/c.pyisession" --commit $SHA3 --trigger ci >/dev/null
-git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push through a server that recovers"; }
+remote_push_third
 grep -q -- '-> 503' "$T/fault/proxy.log" || fail "the fault proxy failed nothing"
 bash "$SERVERS/fault-proxy.sh" stop "$T/fault"
 eval "$(bash "$SERVERS/fault-proxy.sh" start "$T/fault" --target "${ENDPOINT%/devstoreaccount1}" --fail 3 --status 503)"
 git config --global results.azure.endpoint "$RS_PROXY_URL/devstoreaccount1"
 cd "$T/dev"
-git pull -q 2>/dev/null || fail "git pull of the commits"
-git lfs pull --include='*.pyisession' --exclude= 2>"$T/pull.err" ||
-	{ cat "$T/pull.err"; fail "pull through a server that recovers"; }
-[ "$(sums "$T/a.pyisession" "$T/b.pyisession" "$T/c.pyisession")" = "$(pulled_sums)" ] ||
-	fail "sessions pulled through the recovering server differ"
+remote_pull_three
 [ "$(grep -c -- '-> 503' "$T/fault/proxy.log")" = 3 ] || fail "expected 3 injected failures on pull"
 bash "$SERVERS/fault-proxy.sh" stop "$T/fault"
 git config --global --unset results.azure.endpoint
@@ -110,15 +79,8 @@ git config --global --unset results.azure.endpoint
 # --- C. a wrong account key: a clear error and nothing half-written -----------
 blobs >"$T/blobs.before"
 WRONG_KEY="Zm9v${DEV_KEY:4}"
-cd "$T/ci"
-RESULTS_RECORDED_AT=1764494300 "$RESULTS" add "$T/d.pyisession" --commit 4444444444444444444444444444444444444444 --trigger ci >/dev/null
-got=0
-AZURE_STORAGE_CONNECTION_STRING="${RS_AZURITE_CONNECTION_STRING/$DEV_KEY/$WRONG_KEY}" GIT_TRACE=1 \
-	git push origin main >"$T/out" 2>"$T/err" || got=$?
-[ "$got" != 0 ] || fail "a push with a wrong key succeeded"
-grep -q "signature was refused - check the key" "$T/err" ||
-	fail "the wrong-key push does not say the signature was refused: $(grep -i 'error' "$T/err" | tail -5)"
-grep -q "$WRONG_KEY" "$T/out" "$T/err" && fail "the key appears in the output"
+remote_push_refused "$WRONG_KEY" "signature was refused - check the key" \
+	AZURE_STORAGE_CONNECTION_STRING="${RS_AZURITE_CONNECTION_STRING/$DEV_KEY/$WRONG_KEY}"
 blobs >"$T/blobs.after"
 cmp -s "$T/blobs.before" "$T/blobs.after" ||
 	fail "a refused push changed the container: $(diff "$T/blobs.before" "$T/blobs.after")"

@@ -44,23 +44,10 @@ unset GIT_DIR GIT_WORK_TREE AWS_PROFILE AWS_SESSION_TOKEN AWS_REGION AWS_DEFAULT
 export AWS_ENDPOINT_URL="$S3_VERIFY_URL" AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
 export RESULTS_HTTP_RETRY_BASE_MS=20
 REMOTE=s3://results-e2e/team/store
-SHA1=1111111111111111111111111111111111111111
-SHA2=2222222222222222222222222222222222222222
-SHA3=3333333333333333333333333333333333333333
-
-"$GEN" --seed 1 --size 3M -o "$T/a.pyisession"
-"$GEN" --seed 2 --size 3M -o "$T/b.pyisession"
-"$GEN" --seed 3 --size 3M -o "$T/c.pyisession"
-"$GEN" --seed 4 --size 1M -o "$T/d.pyisession"
+remote_sessions
 
 # --- push two sessions --------------------------------------------------------
-git init -q --bare "$T/results.git"
-git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-cd "$T/ci"
-expect_status 0 "$RESULTS" init --remote "$REMOTE"
-RESULTS_RECORDED_AT=1764494000 "$RESULTS" add "$T/a.pyisession" --commit $SHA1 --trigger ci >/dev/null
-RESULTS_RECORDED_AT=1764494100 "$RESULTS" add "$T/b.pyisession" --commit $SHA2 --trigger ci >/dev/null
-git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push to $REMOTE"; }
+remote_push_two "$REMOTE"
 [ -n "$(find "$T/s3/data/results-e2e" -path '*team/store/*' -type f | head -n 1)" ] ||
 	fail "nothing reached the bucket under the prefix"
 # (The start script's unsigned readiness probe of "/" is the only refusal.)
@@ -71,53 +58,26 @@ grep -q '^PUT /results-e2e/team/store/.* 200$' "$T/s3/s3-verify-proxy.requests" 
 [ -z "$(find "$T/results.git" -path '*lfs/objects*' -type f | head -n 1)" ] ||
 	fail "objects went to the bare repository, not through lfs-agent"
 
-# --- fresh clone: git lfs pull -------------------------------------------------
-git clone -q "$T/results.git" "$T/dev" 2>"$T/clone.err" || { cat "$T/clone.err"; fail "clone"; }
-cd "$T/dev"
-expect_status 0 "$RESULTS" init
-git lfs pull --include='*.pyisession' --exclude= 2>"$T/pull.err" || { cat "$T/pull.err"; fail "git lfs pull"; }
-want=$(sha256sum "$T/a.pyisession" "$T/b.pyisession" | cut -d' ' -f1 | sort | tr '\n' ' ')
-got=$(git ls-files '*.pyisession' | xargs sha256sum | cut -d' ' -f1 | sort | tr '\n' ' ')
-[ "$want" = "$got" ] || fail "pulled sessions differ: want $want got $got"
-
-# --- another clone: results fetch ----------------------------------------------
-git clone -q "$T/results.git" "$T/dev2" 2>/dev/null
-cd "$T/dev2"
-expect_status 0 "$RESULTS" init
-expect_status 0 "$RESULTS" fetch 2222222
-cmp -s "$(cat "$T/out")" "$T/b.pyisession" || fail "results fetch gave different bytes"
+# --- fresh clone: git lfs pull; another clone: results fetch -------------------
+remote_pull_two
 
 # --- 503 three times, then the server recovers --------------------------------
 eval "$(bash "$SERVERS/fault-proxy.sh" start "$T/fault" --target "$S3_VERIFY_URL" --fail 3 --status 503)"
 export AWS_ENDPOINT_URL="$RS_PROXY_URL"
-cd "$T/ci"
-RESULTS_RECORDED_AT=1764494200 "$RESULTS" add "$T/c.pyisession" --commit $SHA3 --trigger ci >/dev/null
-git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push through a server that recovers"; }
+remote_push_third
 grep -q '503' "$T/fault/proxy.log" || fail "the fault proxy failed nothing: $(cat "$T/fault/proxy.log")"
 bash "$SERVERS/fault-proxy.sh" stop "$T/fault"
 eval "$(bash "$SERVERS/fault-proxy.sh" start "$T/fault" --target "$S3_VERIFY_URL" --fail 3 --status 503)"
 export AWS_ENDPOINT_URL="$RS_PROXY_URL"
 cd "$T/dev"
-git pull -q 2>/dev/null || fail "git pull of the commits"
-git lfs pull --include='*.pyisession' --exclude= 2>"$T/pull.err" ||
-	{ cat "$T/pull.err"; fail "pull through a server that recovers"; }
-got=$(git ls-files '*.pyisession' | xargs sha256sum | cut -d' ' -f1 | sort | tr '\n' ' ')
-want=$(sha256sum "$T/a.pyisession" "$T/b.pyisession" "$T/c.pyisession" | cut -d' ' -f1 | sort | tr '\n' ' ')
-[ "$want" = "$got" ] || fail "sessions pulled through the recovering server differ"
+remote_pull_three
 bash "$SERVERS/fault-proxy.sh" stop "$T/fault"
 export AWS_ENDPOINT_URL="$S3_VERIFY_URL"
 
 # --- a wrong secret key: a clear error and nothing half-written ---------------
 bucket_files >"$T/bucket.before"
 SECRET="wrong-secret-$RANDOM-do-not-print"
-cd "$T/ci"
-RESULTS_RECORDED_AT=1764494300 "$RESULTS" add "$T/d.pyisession" --commit 4444444444444444444444444444444444444444 --trigger ci >/dev/null
-got=0
-AWS_SECRET_ACCESS_KEY="$SECRET" GIT_TRACE=1 git push origin main >"$T/out" 2>"$T/err" || got=$?
-[ "$got" != 0 ] || fail "a push with a wrong key succeeded"
-grep -q "signature was refused\|SignatureDoesNotMatch" "$T/err" ||
-	fail "the wrong-key push does not say the signature was refused: $(tail -5 "$T/err")"
-grep -q "$SECRET" "$T/out" "$T/err" && fail "the secret key appears in the output"
+remote_push_refused "$SECRET" "signature was refused\|SignatureDoesNotMatch" AWS_SECRET_ACCESS_KEY="$SECRET"
 bucket_files >"$T/bucket.after"
 cmp -s "$T/bucket.before" "$T/bucket.after" ||
 	fail "a refused push changed the bucket: $(diff "$T/bucket.before" "$T/bucket.after")"

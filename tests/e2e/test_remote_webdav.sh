@@ -23,8 +23,6 @@ on_exit() {
 	bash "$SERVERS/webdav.sh" stop "$T/davs" 2>/dev/null || true
 }
 
-sums() { sha256sum "$@" | cut -d' ' -f1 | sort | tr '\n' ' '; }
-pulled_sums() { git ls-files '*.pyisession' | xargs sha256sum | cut -d' ' -f1 | sort | tr '\n' ' '; }
 store_files() { (cd "$1" && find . -type f | sort); }
 
 unset GIT_DIR GIT_WORK_TREE RESULTS_HTTP_TOKEN RESULTS_HTTP_USER RESULTS_HTTP_PASSWORD \
@@ -33,14 +31,9 @@ unset GIT_DIR GIT_WORK_TREE RESULTS_HTTP_TOKEN RESULTS_HTTP_USER RESULTS_HTTP_PA
 export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false SSH_ASKPASS=/bin/false
 export RESULTS_HTTP_RETRY_BASE_MS=20
 SHA1=1111111111111111111111111111111111111111
-SHA2=2222222222222222222222222222222222222222
-SHA3=3333333333333333333333333333333333333333
 SHA4=4444444444444444444444444444444444444444
 
-"$GEN" --seed 1 --size 3M -o "$T/a.pyisession"
-"$GEN" --seed 2 --size 3M -o "$T/b.pyisession"
-"$GEN" --seed 3 --size 3M -o "$T/c.pyisession"
-"$GEN" --seed 4 --size 1M -o "$T/d.pyisession"
+remote_sessions
 
 # --- A. http:// + basic auth from git's credential helper ---------------------
 eval "$(bash "$SERVERS/webdav.sh" start "$T/dav" --user alice:wonder)"
@@ -51,13 +44,7 @@ hostport=${hostport%%/*}
 git config --global credential.helper "store --file=$T/home/.git-credentials"
 printf 'http://alice:wonder@%s\n' "$hostport" >"$T/home/.git-credentials"
 
-git init -q --bare "$T/results.git"
-git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-cd "$T/ci"
-expect_status 0 "$RESULTS" init --remote "$REMOTE"
-RESULTS_RECORDED_AT=1764494000 "$RESULTS" add "$T/a.pyisession" --commit $SHA1 --trigger ci >/dev/null
-RESULTS_RECORDED_AT=1764494100 "$RESULTS" add "$T/b.pyisession" --commit $SHA2 --trigger ci >/dev/null
-git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push to $REMOTE"; }
+remote_push_two "$REMOTE"
 [ -n "$(find "$DAV_ROOT/store/team/store" -type f | head -n 1)" ] ||
 	fail "nothing reached the WebDAV server under the prefix"
 [ -z "$(find "$DAV_ROOT" -name '*.tmp-*' | head -n 1)" ] ||
@@ -67,37 +54,21 @@ grep -q '"MKCOL /store/' "$T/dav/logs/access.log" || fail "no collection was mad
 [ -z "$(find "$T/results.git" -path '*lfs/objects*' -type f | head -n 1)" ] ||
 	fail "objects went to the bare repository, not through lfs-agent"
 
-git clone -q "$T/results.git" "$T/dev" 2>"$T/clone.err" || { cat "$T/clone.err"; fail "clone"; }
-cd "$T/dev"
-expect_status 0 "$RESULTS" init
-git lfs pull --include='*.pyisession' --exclude= 2>"$T/pull.err" || { cat "$T/pull.err"; fail "git lfs pull"; }
-[ "$(sums "$T/a.pyisession" "$T/b.pyisession")" = "$(pulled_sums)" ] || fail "pulled sessions differ"
-
-git clone -q "$T/results.git" "$T/dev2" 2>/dev/null
-cd "$T/dev2"
-expect_status 0 "$RESULTS" init
-expect_status 0 "$RESULTS" fetch 2222222
-cmp -s "$(cat "$T/out")" "$T/b.pyisession" || fail "results fetch gave different bytes"
+remote_pull_two
 
 # --- B. 503 three times, then the server recovers -----------------------------
 eval "$(bash "$SERVERS/fault-proxy.sh" start "$T/fault" --target "http://$hostport" --fail 3 --status 503)"
 PROXY_REMOTE="$RS_PROXY_URL/store/team/store"
 printf 'http://alice:wonder@%s\n' "${RS_PROXY_URL#http://}" >>"$T/home/.git-credentials"
-cd "$T/ci"
-git config results.remote "$PROXY_REMOTE"
-RESULTS_RECORDED_AT=1764494200 "$RESULTS" add "$T/c.pyisession" --commit $SHA3 --trigger ci >/dev/null
-git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push through a server that recovers"; }
+git -C "$T/ci" config results.remote "$PROXY_REMOTE"
+remote_push_third
 grep -q -- '-> 503' "$T/fault/proxy.log" || fail "the fault proxy failed nothing"
 bash "$SERVERS/fault-proxy.sh" stop "$T/fault"
 eval "$(bash "$SERVERS/fault-proxy.sh" start "$T/fault" --target "http://$hostport" --fail 3 --status 503)"
 printf 'http://alice:wonder@%s\n' "${RS_PROXY_URL#http://}" >>"$T/home/.git-credentials"
 cd "$T/dev"
 git config results.remote "$RS_PROXY_URL/store/team/store"
-git pull -q 2>/dev/null || fail "git pull of the commits"
-git lfs pull --include='*.pyisession' --exclude= 2>"$T/pull.err" ||
-	{ cat "$T/pull.err"; fail "pull through a server that recovers"; }
-[ "$(sums "$T/a.pyisession" "$T/b.pyisession" "$T/c.pyisession")" = "$(pulled_sums)" ] ||
-	fail "sessions pulled through the recovering server differ"
+remote_pull_three
 [ "$(grep -c -- '-> 503' "$T/fault/proxy.log")" = 3 ] || fail "expected 3 injected failures on pull"
 bash "$SERVERS/fault-proxy.sh" stop "$T/fault"
 git -C "$T/ci" config results.remote "$REMOTE"

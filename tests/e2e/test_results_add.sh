@@ -18,8 +18,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_results_add
 
-
-pass() { echo "ok - $*"; }
 # grep that reads all of its input: with pipefail, `cmd | grep -q` fails
 # when grep exits first and cmd dies of SIGPIPE.
 has() { grep "$@" >/dev/null; }
@@ -42,11 +40,7 @@ git clone -q "$T/origin.git" "$T/ci" 2>/dev/null
 cd "$T/ci"
 # What `results init` would set up; done by hand so that this test
 # depends on add/list/show only.
-git config results.remote "file://$T/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$AGENT"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
+results_repo_setup
 
 SHA_A=1234aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 SHA_B=1234bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb

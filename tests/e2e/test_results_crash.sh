@@ -16,7 +16,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_results_crash
 
-pass() { echo "ok - $*"; }
 has() { grep "$@" >/dev/null; }
 command -v strace >/dev/null || fail "strace is needed for the kill tests"
 # LeakSanitizer cannot run under ptrace: the sanitizer build checks leaks
@@ -28,13 +27,7 @@ cp "$RS_SOURCE_DIR/tests/data/tiny_pyinstrument_5.1.2.pyisession" "$T/in/small.p
 cp "$RS_SOURCE_DIR/tests/data/tiny_pyinstrument_4.6.2.pyisession" "$T/in/other.pyisession"
 gen --seed 4 --size 4M -o "$T/in/big.pyisession"
 
-git init -q "$T/repo"
-cd "$T/repo"
-git config results.remote "file://$T/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$AGENT"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
+results_repo "$T/repo"
 SHA=1234aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 
 runs_count() { git ls-tree -r --name-only HEAD -- runs | grep -c '/run\.json$' || true; }

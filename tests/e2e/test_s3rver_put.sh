@@ -9,7 +9,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_s3rver_put
 
-pass() { echo "ok - $*"; }
 on_exit() { bash "$SERVERS/s3-servers.sh" stop "$T/s3" 2>/dev/null || true; }
 S3RVER_SLOW_WRITES_MS=300 S3_TEST_BUCKETS=durable bash "$SERVERS/s3-servers.sh" start "$T/s3" >/dev/null ||
 	fail "the S3 test servers did not start (scripts/install-deps.sh)"

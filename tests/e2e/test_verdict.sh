@@ -6,25 +6,16 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_verdict
 
-pass() { echo "ok - $*"; }
 has() { grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "$1 lacks '$2' ($3)"; }; }
 
-git init -q "$T/repo"
-cd "$T/repo"
-git config results.remote "file://$T/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$AGENT"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
+results_repo "$T/repo"
 
 CLOCK=1796097200
 record() {
 	local sha=$1 pop=$2; shift 2
-	CLOCK=$((CLOCK + 3600))
 	gen --population "$pop" --months 6 "$@" -o "$T/s.pyisession"
 	printf '{"months": 6, "population": %s}\n' "$pop" >"$T/stats.json"
-	RUNNER_NAME=ci-1 RESULTS_RECORDED_AT=$CLOCK "$RESULTS" add "$T/s.pyisession" \
-		--commit "$sha" --branch main --trigger nightly --stats "$T/stats.json" >/dev/null
+	record_session ci-1 "$sha" --stats "$T/stats.json"
 }
 summary_of() { # the committed summary.md of the run of commit $1
 	local path

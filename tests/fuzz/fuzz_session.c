@@ -23,7 +23,8 @@ static int run(const uint8_t *data, size_t size, size_t split, int bytewise, jso
 	int err;
 
 	*out = NULL;
-	if ((err = rs_summary_new(&s, NULL)))
+	err = rs_summary_new(&s, NULL);
+	if (err)
 		return err;
 	if (bytewise) {
 		for (i = 0; i < size && !err; i++)

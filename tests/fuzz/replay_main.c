@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		d = opendir(argv[i]);
-		while (d && (e = readdir(d))) {
+		for (e = d ? readdir(d) : NULL; e; e = readdir(d)) {
 			char path[4096];
 
 			if (e->d_name[0] == '.')

@@ -1909,6 +1909,22 @@ static void write_start_stack(struct engine *e)
 	OUT_LIT(o, "]");
 }
 
+/* start_time, duration, `between` (written as it is), sample_count and
+ * the start stack: what the header of 5.x and the trailer of 4.x share. */
+static void write_times(struct engine *e, const struct run_facts *f, const char *between)
+{
+	struct out *o = e->o;
+	OUT_LIT(o, "\"start_time\": ");
+	out_float(o, f->start_time);
+	OUT_LIT(o, ", \"duration\": ");
+	out_float(o, f->duration);
+	out_bytes(o, between, strlen(between));
+	OUT_LIT(o, ", \"sample_count\": ");
+	out_uint(o, f->samples);
+	OUT_LIT(o, ", ");
+	write_start_stack(e);
+}
+
 static void write_header5(struct engine *e, const struct run_facts *f)
 {
 	static const char *const sys_path[] = {
@@ -1919,14 +1935,8 @@ static void write_header5(struct engine *e, const struct run_facts *f)
 	static const char *const prefixes[] = {"/usr", "/usr", "/usr", "/usr"};
 	struct out *o = e->o;
 	struct model *m = e->m;
-	OUT_LIT(o, "{\"start_time\": ");
-	out_float(o, f->start_time);
-	OUT_LIT(o, ", \"duration\": ");
-	out_float(o, f->duration);
-	OUT_LIT(o, ", \"min_interval\": 0.001, \"max_interval\": 0.001, \"sample_count\": ");
-	out_uint(o, f->samples);
-	OUT_LIT(o, ", ");
-	write_start_stack(e);
+	OUT_LIT(o, "{");
+	write_times(e, f, ", \"min_interval\": 0.001, \"max_interval\": 0.001");
 	OUT_LIT(o, ", \"target_description\": \"Profile at ");
 	out_bytes(o, m->files[m->fns[m->fn_main].file].path, strlen(m->files[m->fns[m->fn_main].file].path));
 	OUT_LIT(o, ":");
@@ -1943,14 +1953,8 @@ static void write_header5(struct engine *e, const struct run_facts *f)
 static void write_trailer4(struct engine *e, const struct run_facts *f)
 {
 	struct out *o = e->o;
-	OUT_LIT(o, "], \"start_time\": ");
-	out_float(o, f->start_time);
-	OUT_LIT(o, ", \"duration\": ");
-	out_float(o, f->duration);
-	OUT_LIT(o, ", \"sample_count\": ");
-	out_uint(o, f->samples);
-	OUT_LIT(o, ", ");
-	write_start_stack(e);
+	OUT_LIT(o, "], ");
+	write_times(e, f, "");
 	OUT_LIT(o, ", \"program\": \"run_profile.py --output session.pyisession\", \"cpu_time\": ");
 	out_float(o, f->cpu_time);
 	OUT_LIT(o, "}");
@@ -2007,6 +2011,21 @@ static int is_model_fn(struct model *m, int fn)
 	return k == K_MODEL || k == K_SCRIPT;
 }
 
+/* An engine at time 0 that samples every ms, its random streams seeded
+ * from the options' --seed (execution) and run seed (jitter). */
+static void engine_start(struct engine *e, struct model *m, const struct options *opt, struct out *o)
+{
+	memset(e, 0, sizeof *e);
+	e->m = m;
+	e->opt = opt;
+	e->o = o;
+	e->tick = 1000000;
+	e->next_tick = e->tick;
+	rng_seed(&e->exec, opt->seed, 2);
+	rng_seed(&e->jitter, run_seed(opt), 4);
+	rng_seed(&e->jitter2, run_seed(opt), 6);
+}
+
 /* Run the model as it stands for `months` months into a byte counter and
  * return the simulated ns spent before simulate() and per month.  The
  * expected costs of compute_costs are only an estimate (library branches
@@ -2020,59 +2039,95 @@ static void measure_run(struct model *m, const struct options *opt, int months, 
 	o.buf = xrealloc(NULL, o.cap);
 	o2.have_months = 1;
 	o2.months = months;
-	memset(&e, 0, sizeof e);
-	e.m = m;
-	e.opt = &o2;
-	e.o = &o;
-	e.tick = 1000000;
-	e.next_tick = e.tick;
+	engine_start(&e, m, &o2, &o);
 	e.attrs = 1;
 	e.thread_frame = "\"t\"";
 	e.thread_len = 3;
-	rng_seed(&e.exec, opt->seed, 2);
-	rng_seed(&e.jitter, run_seed(opt), 4);
-	rng_seed(&e.jitter2, run_seed(opt), 6);
 	run_simulation(&e);
 	*startup = (double)e.sim_start;
 	*per_month = (double)(e.now - e.sim_start) / months;
 	free(o.buf);
 }
 
-/* --new-function: a new function in the health system's file, called at
- * the end of the daily scheduler event's apply(): exactly 30 calls a month,
- * so its share is steady from run to run.  Its cost per call (own time plus
- * a looped pandas call) is calibrated to take `share` of all samples. */
-static int add_new_function(struct model *m, struct rng *r, const struct options *opt)
+/* The function the daily scheduler event's apply() calls last: where
+ * --new-function and --new-lib-function call their new function (exactly
+ * 30 calls a month, so its share is steady from run to run); -1 if the
+ * model has no such event. */
+static int daily_apply_fn(struct model *m)
 {
-	const char *name = opt->new_fn;
-	double share = opt->new_share;
-	int best = -1;
-	for (int e = 0; e < m->nevents && best < 0; e++)
+	for (int e = 0; e < m->nevents; e++)
 		if (m->events[e].kind == 1) {
 			struct gfn *fire = &m->fns[m->events[e].fire_fn];
 			struct gfn *run = &m->fns[m->stmts[fire->stmt0 + 1].target];
-			best = m->stmts[run->stmt0].target;
+			return m->stmts[run->stmt0].target;
 		}
-	if (best < 0)
-		return -1;
-	/* the share is of the whole run for a fixed number of months, of the
-	 * steady state (per month) for runs cut by --size or --samples */
+	return -1;
+}
+
+/* The ns one call of a new function called 30 times a month must take to
+ * be `share` of all samples: the share is of the whole run for a fixed
+ * number of months, of the steady state (per month) for runs cut by
+ * --size or --samples. */
+static double new_fn_per_call(struct model *m, const struct options *opt, double share)
+{
 	double startup, per_month;
 	int months = opt->months ? opt->months : 3;
 	measure_run(m, opt, months < 3 ? months : 3, &startup, &per_month);
 	double total = opt->months ? startup + per_month * opt->months : per_month;
 	double calls = 30.0 * (opt->months ? opt->months : 1);
-	struct gfn *caller = &m->fns[best];
-	int file = caller->file;
+	double want = share / (1.0 - share) * total; /* ns over the run */
+	return want / calls;
+}
+
+/* A new function `name` in `file`, after the file's last function:
+ * nothing else moves. */
+static int add_fn_at_end(struct model *m, const char *name, int file)
+{
 	int fn = add_fn(m, name, file, LV_HELPER + 2);
-	/* after the last function of the file: nothing else moves */
 	int last = 0;
 	for (int i = 0; i < m->nfns - 1; i++)
 		if (m->fns[i].file == file && m->fns[i].alias < 0 && m->fns[i].first_line + m->fns[i].span > last)
 			last = m->fns[i].first_line + m->fns[i].span;
 	m->fns[fn].first_line = last + 3;
-	double want = share / (1.0 - share) * total; /* ns over the run */
-	double per_call = want / calls;
+	return fn;
+}
+
+/* The call of `fn`, appended to the body of `caller_fn` (its statements
+ * must stay contiguous, so copy them to the end of the statement array). */
+static void append_call(struct model *m, int caller_fn, int fn)
+{
+	struct gfn *caller = &m->fns[caller_fn];
+	int old0 = caller->stmt0, n = caller->nstmt;
+	for (int i = 0; i < n; i++) {
+		GROW(m->stmts, m->nstmts, m->capstmts);
+		m->stmts[m->nstmts++] = m->stmts[old0 + i];
+	}
+	caller = &m->fns[caller_fn];
+	caller->stmt0 = m->nstmts - n;
+	int off = m->stmts[m->nstmts - 1].off + 1;
+	GROW(m->stmts, m->nstmts, m->capstmts);
+	struct gstmt *c = &m->stmts[m->nstmts++];
+	memset(c, 0, sizeof *c);
+	c->kind = S_CALL;
+	c->prob = 255;
+	c->reps = 1;
+	c->off = off;
+	c->target = fn;
+	c->cls = CLS_NONE;
+	caller->nstmt++;
+}
+
+/* --new-function: a new function in the health system's file, called at
+ * the end of the daily scheduler event's apply().  Its cost per call (own
+ * time plus a looped pandas call) is calibrated to take `share` of all
+ * samples. */
+static int add_new_function(struct model *m, struct rng *r, const struct options *opt)
+{
+	int best = daily_apply_fn(m);
+	if (best < 0)
+		return -1;
+	double per_call = new_fn_per_call(m, opt, opt->new_share);
+	int fn = add_fn_at_end(m, opt->new_fn, m->fns[best].file);
 	int lib = lib_entry(m, r, 1.2);
 	for (int k = 0; k < 50 && m->fns[lib].ecost * 3.0 > per_call * 0.6; k++)
 		lib = lib_entry(m, r, 1.2);
@@ -2087,27 +2142,7 @@ static int add_new_function(struct model *m, struct rng *r, const struct options
 	}
 	st_self(m, fn, 5, self * 0.4 / 1000.0);
 	m->fns[fn].span = 7;
-	/* the call: appended to the caller's body (its statements must stay
-	 * contiguous, so copy them to the end of the statement array) */
-	caller = &m->fns[best];
-	int old0 = caller->stmt0, n = caller->nstmt;
-	for (int i = 0; i < n; i++) {
-		GROW(m->stmts, m->nstmts, m->capstmts);
-		m->stmts[m->nstmts++] = m->stmts[old0 + i];
-	}
-	caller = &m->fns[best];
-	caller->stmt0 = m->nstmts - n;
-	int off = m->stmts[m->nstmts - 1].off + 1;
-	GROW(m->stmts, m->nstmts, m->capstmts);
-	struct gstmt *c = &m->stmts[m->nstmts++];
-	memset(c, 0, sizeof *c);
-	c->kind = S_CALL;
-	c->prob = 255;
-	c->reps = 1;
-	c->off = off;
-	c->target = fn;
-	c->cls = CLS_NONE;
-	caller->nstmt++;
+	append_call(m, best, fn);
 	return fn;
 }
 
@@ -2119,30 +2154,11 @@ static int add_new_function(struct model *m, struct rng *r, const struct options
  * of own time, seconds of total time spread over shared library code. */
 static int add_new_lib_function(struct model *m, struct rng *r, const struct options *opt)
 {
-	const char *name = opt->newlib_fn;
-	double share = opt->newlib_share;
-	int best = -1;
-	for (int e = 0; e < m->nevents && best < 0; e++)
-		if (m->events[e].kind == 1) {
-			struct gfn *fire = &m->fns[m->events[e].fire_fn];
-			struct gfn *run = &m->fns[m->stmts[fire->stmt0 + 1].target];
-			best = m->stmts[run->stmt0].target;
-		}
+	int best = daily_apply_fn(m);
 	if (best < 0)
 		return -1;
-	double startup, per_month;
-	int months = opt->months ? opt->months : 3;
-	measure_run(m, opt, months < 3 ? months : 3, &startup, &per_month);
-	double total = opt->months ? startup + per_month * opt->months : per_month;
-	double calls = 30.0 * (opt->months ? opt->months : 1);
-	int file = m->fns[best].file;
-	int fn = add_fn(m, name, file, LV_HELPER + 2);
-	int last = 0;
-	for (int i = 0; i < m->nfns - 1; i++)
-		if (m->fns[i].file == file && m->fns[i].alias < 0 && m->fns[i].first_line + m->fns[i].span > last)
-			last = m->fns[i].first_line + m->fns[i].span;
-	m->fns[fn].first_line = last + 3;
-	double per_call = share / (1.0 - share) * total / calls; /* ns */
+	double per_call = new_fn_per_call(m, opt, opt->newlib_share);
+	int fn = add_fn_at_end(m, opt->newlib_fn, m->fns[best].file);
 	st_self(m, fn, 1, per_call * 0.01 / 1000.0);
 	double lib_part = per_call * 0.99 / 3.0;
 	for (int k = 0; k < 3; k++) {
@@ -2165,26 +2181,25 @@ static int add_new_lib_function(struct model *m, struct rng *r, const struct opt
 		s->reps = (uint16_t)reps;
 	}
 	m->fns[fn].span = 7;
-	struct gfn *caller = &m->fns[best];
-	int old0 = caller->stmt0, n = caller->nstmt;
-	for (int i = 0; i < n; i++) {
-		GROW(m->stmts, m->nstmts, m->capstmts);
-		m->stmts[m->nstmts++] = m->stmts[old0 + i];
-	}
-	caller = &m->fns[best];
-	caller->stmt0 = m->nstmts - n;
-	int off = m->stmts[m->nstmts - 1].off + 1;
-	GROW(m->stmts, m->nstmts, m->capstmts);
-	struct gstmt *c = &m->stmts[m->nstmts++];
-	memset(c, 0, sizeof *c);
-	c->kind = S_CALL;
-	c->prob = 255;
-	c->reps = 1;
-	c->off = off;
-	c->target = fn;
-	c->cls = CLS_NONE;
-	caller->nstmt++;
+	append_call(m, best, fn);
 	return fn;
+}
+
+/* Apply --new-function or --new-lib-function (`add`) with its own random
+ * stream (`stream` of the model seed); -1, said on stderr, if the model
+ * has no caller for it. */
+static int add_fn_option(struct model *m, const struct options *opt,
+			 int (*add)(struct model *, struct rng *, const struct options *),
+			 int stream, const char *flag)
+{
+	struct rng r;
+	rng_seed(&r, opt->model_seed, stream);
+	render_prefixes(m);
+	if (add(m, &r, opt) < 0) {
+		fprintf(stderr, "gen-session: %s: no caller found\n", flag);
+		return -1;
+	}
+	return 0;
 }
 
 static void topo_visit(struct model *m, int fn, char *seen, int *order, int *n)
@@ -2357,6 +2372,19 @@ static int valid_ident(const char *s)
 	return 1;
 }
 
+/* FUNC:SHARE of --new-function and --new-lib-function, given once, SHARE
+ * in (0, 0.9); nonzero if it is not. */
+static int parse_fn_share(const char *v, char **fn, double *share)
+{
+	char *x, *y;
+	if (*fn || split_pair(v, &x, &y))
+		return -1;
+	*fn = x;
+	*share = strtod(y, NULL);
+	free(y);
+	return !valid_ident(x) || !(*share > 0 && *share < 0.9);
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -2448,21 +2476,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->nslow++;
 		} else if (!strcmp(a, "--new-function")) {
 			NEED();
-			if (o->new_fn || split_pair(v, &x, &y))
-				goto bad;
-			o->new_fn = x;
-			o->new_share = strtod(y, NULL);
-			free(y);
-			if (!valid_ident(x) || !(o->new_share > 0 && o->new_share < 0.9))
+			if (parse_fn_share(v, &o->new_fn, &o->new_share))
 				goto bad;
 		} else if (!strcmp(a, "--new-lib-function")) {
 			NEED();
-			if (o->newlib_fn || split_pair(v, &x, &y))
-				goto bad;
-			o->newlib_fn = x;
-			o->newlib_share = strtod(y, NULL);
-			free(y);
-			if (!valid_ident(x) || !(o->newlib_share > 0 && o->newlib_share < 0.9))
+			if (parse_fn_share(v, &o->newlib_fn, &o->newlib_share))
 				goto bad;
 		} else if (!strcmp(a, "--rename")) {
 			NEED();
@@ -2670,25 +2688,13 @@ int main(int argc, char **argv)
 	compute_calls(m, months_for_calls, scale);
 
 	/* modifiers that change the code */
-	if (opt.new_fn) {
-		struct rng r2;
-		rng_seed(&r2, opt.model_seed, 11);
-		render_prefixes(m);
-		if (add_new_function(m, &r2, &opt) < 0) {
-			fprintf(stderr, "gen-session: --new-function: no caller found\n");
-			rc = 2;
-			goto done;
-		}
+	if (opt.new_fn && add_fn_option(m, &opt, add_new_function, 11, "--new-function") < 0) {
+		rc = 2;
+		goto done;
 	}
-	if (opt.newlib_fn) {
-		struct rng r4;
-		rng_seed(&r4, opt.model_seed, 17);
-		render_prefixes(m);
-		if (add_new_lib_function(m, &r4, &opt) < 0) {
-			fprintf(stderr, "gen-session: --new-lib-function: no caller found\n");
-			rc = 2;
-			goto done;
-		}
+	if (opt.newlib_fn && add_fn_option(m, &opt, add_new_lib_function, 17, "--new-lib-function") < 0) {
+		rc = 2;
+		goto done;
 	}
 	if (opt.variant_next) {
 		struct rng r3;
@@ -2723,7 +2729,9 @@ int main(int argc, char **argv)
 	}
 
 	FILE *f = stdout;
-	if (opt.output && !(f = fopen(opt.output, "wb"))) {
+	if (opt.output)
+		f = fopen(opt.output, "wb");
+	if (!f) {
 		fprintf(stderr, "gen-session: cannot open '%s': %s\n", opt.output, strerror(errno));
 		rc = 1;
 		goto done;
@@ -2741,12 +2749,7 @@ int main(int argc, char **argv)
 	struct engine e;
 	struct run_facts facts = {0};
 	for (int pass = (opt.layout == 5 ? 0 : 1); pass < 2; pass++) {
-		memset(&e, 0, sizeof e);
-		e.m = m;
-		e.opt = &opt;
-		e.o = &o;
-		e.tick = 1000000;
-		e.next_tick = e.tick;
+		engine_start(&e, m, &opt, &o);
 		if (opt.run) { /* a repeat samples at other moments of the same execution */
 			struct rng pr;
 			rng_seed(&pr, run_seed(&opt), 8);
@@ -2757,9 +2760,6 @@ int main(int argc, char **argv)
 		e.thread_len = (uint32_t)strlen(thread);
 		e.clock_ns = (int64_t)(clock0 * 1e9);
 		e.last_t = (double)e.clock_ns / 1e9;
-		rng_seed(&e.exec, opt.seed, 2);
-		rng_seed(&e.jitter, run_seed(&opt), 4);
-		rng_seed(&e.jitter2, run_seed(&opt), 6);
 		o.discard = pass == 0;
 		o.total = 0;
 		o.len = 0;

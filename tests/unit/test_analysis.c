@@ -712,10 +712,8 @@ static size_t count(const char *hay, const char *needle)
 {
 	size_t n = 0;
 
-	while ((hay = strstr(hay, needle))) {
+	for (hay = strstr(hay, needle); hay; hay = strstr(hay + strlen(needle), needle))
 		n++;
-		hay += strlen(needle);
-	}
 	return n;
 }
 

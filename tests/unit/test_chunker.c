@@ -94,6 +94,18 @@ static size_t shared_chunks(const struct rs_id *a, size_t na, const struct rs_id
 	return shared;
 }
 
+/* Frees the two inputs of a comparison and their chunk ids and lengths. */
+static void free_inputs(unsigned char *a, unsigned char *b, struct rs_id *ia, struct rs_id *ib, size_t *la,
+			size_t *lb)
+{
+	free(a);
+	free(b);
+	free(ia);
+	free(ib);
+	free(la);
+	free(lb);
+}
+
 static void test_insertion_changes_only_nearby_chunks(void **state)
 {
 	enum { CAP = 4096 };
@@ -126,12 +138,7 @@ static void test_insertion_changes_only_nearby_chunks(void **state)
 	shared = shared_chunks(ia, na, ib, nb);
 	print_message("deletion: %zu of %zu chunks shared\n", shared, na);
 	assert_true(shared + 5 >= na);
-	free(a);
-	free(b);
-	free(ia);
-	free(ib);
-	free(la);
-	free(lb);
+	free_inputs(a, b, ia, ib, la, lb);
 }
 
 /* The store's regime: the mask is set below the minimum size. */
@@ -155,12 +162,7 @@ static void test_insertion_with_mask_below_min(void **state)
 	print_message("mask below min: %zu of %zu chunks shared\n", shared, na);
 	assert_true(shared + 5 >= na);
 	assert_true(shared < na);
-	free(a);
-	free(b);
-	free(ia);
-	free(ib);
-	free(la);
-	free(lb);
+	free_inputs(a, b, ia, ib, la, lb);
 }
 
 static void test_deterministic_and_short_input(void **state)

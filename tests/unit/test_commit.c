@@ -18,30 +18,40 @@
 #include "results/error.h"
 #include "util/fs.h"
 
+#include "repo_fixture.h"
+
 struct fixture {
 	char dir[64];
 	struct rs_repo *repo;
 };
 
+/* `path` is not in the work tree. */
+static void assert_absent(struct fixture *fx, const char *path)
+{
+	struct rs_buf full = RS_BUF_INIT;
+
+	assert_int_equal(rs_buf_printf(&full, "%s/%s", fx->dir, path), 0);
+	assert_false(rs_fs_exists(full.ptr));
+	rs_buf_release(&full);
+}
+
+/* `path` in the work tree written with `text`. */
+static void write_worktree(struct fixture *fx, const char *path, const char *text)
+{
+	struct rs_buf full = RS_BUF_INIT;
+
+	assert_int_equal(rs_buf_printf(&full, "%s/%s", fx->dir, path), 0);
+	assert_int_equal(rs_fs_write_file_atomic(full.ptr, text, strlen(text)), 0);
+	rs_buf_release(&full);
+}
+
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	git_repository *g = NULL;
 
 	strcpy(fx->dir, "/tmp/test_commit-XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
 	/* Never read the user's global config. */
-	setenv("HOME", fx->dir, 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	git_libgit2_init();
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, fx->dir);
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_XDG, fx->dir);
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_SYSTEM, fx->dir);
-	if (git_repository_init(&g, fx->dir, 0) < 0)
-		return -1;
-	git_repository_free(g);
-	if (rs_repo_open(&fx->repo, fx->dir) < 0)
+	if (repo_fixture_new(fx->dir, REPO_FIXTURE_SEARCH_PATH, &fx->repo) < 0)
 		return -1;
 	*state = fx;
 	return 0;
@@ -50,14 +60,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
-	char cmd[128];
 
-	rs_repo_free(fx->repo);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-	if (system(cmd) != 0)
+	if (repo_fixture_free(fx->dir, fx->repo) < 0)
 		return -1;
 	free(fx);
-	git_libgit2_shutdown();
 	return 0;
 }
 
@@ -75,7 +81,7 @@ static void assert_file(struct fixture *fx, const char *path, const char *want)
 {
 	struct rs_buf full = RS_BUF_INIT, got = RS_BUF_INIT;
 
-	rs_buf_printf(&full, "%s/%s", fx->dir, path);
+	assert_int_equal(rs_buf_printf(&full, "%s/%s", fx->dir, path), 0);
 	assert_int_equal(rs_fs_read_file(&got, full.ptr, 1 << 20), 0);
 	assert_string_equal(got.ptr, want);
 	rs_buf_release(&full);
@@ -161,7 +167,6 @@ static void test_replace_add_remove_and_noop(void **state)
 	struct fixture *fx = *state;
 	char first[GIT_OID_HEXSZ + 1], hex[GIT_OID_HEXSZ + 1], head[GIT_OID_HEXSZ + 1];
 	int changed = -1;
-	struct rs_buf full = RS_BUF_INIT;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", "b.txt", "beta\n", first, NULL), 0);
 	assert_int_equal(commit2(fx, "a.txt", "alpha 2\n", "dir/c.txt", "gamma\n", hex,
@@ -184,21 +189,17 @@ static void test_replace_add_remove_and_noop(void **state)
 	assert_int_equal(commit2(fx, "b.txt", NULL, "nothing-here", NULL, hex, &changed), 0);
 	assert_int_equal(changed, 1);
 	assert_tree_file(fx, "b.txt", NULL);
-	rs_buf_printf(&full, "%s/b.txt", fx->dir);
-	assert_false(rs_fs_exists(full.ptr));
+	assert_absent(fx, "b.txt");
 	assert_int_equal(status_count(fx), 0);
-	rs_buf_release(&full);
 }
 
 static void test_other_staged_changes_stay_out(void **state)
 {
 	struct fixture *fx = *state;
-	struct rs_buf full = RS_BUF_INIT;
 	git_index *index = NULL;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
-	rs_buf_printf(&full, "%s/staged.txt", fx->dir);
-	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "s\n", 2), 0);
+	write_worktree(fx, "staged.txt", "s\n");
 	assert_int_equal(git_repository_index(&index, fx->repo->git), 0);
 	assert_int_equal(git_index_add_bypath(index, "staged.txt"), 0);
 	assert_int_equal(git_index_write(index), 0);
@@ -209,18 +210,15 @@ static void test_other_staged_changes_stay_out(void **state)
 	assert_tree_file(fx, "b.txt", "beta\n");
 	/* staged.txt is still staged, nothing else differs. */
 	assert_int_equal(status_count(fx), 1);
-	rs_buf_release(&full);
 }
 
 static void test_refuses_to_overwrite_local_changes(void **state)
 {
 	struct fixture *fx = *state;
 	char before[GIT_OID_HEXSZ + 1], after[GIT_OID_HEXSZ + 1];
-	struct rs_buf full = RS_BUF_INIT;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
-	rs_buf_printf(&full, "%s/a.txt", fx->dir);
-	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "mine\n", 5), 0);
+	write_worktree(fx, "a.txt", "mine\n");
 	head_hex(fx, before);
 	assert_int_equal(commit2(fx, "new.txt", "n\n", "a.txt", "theirs\n", NULL, NULL),
 			 RS_EUSAGE);
@@ -228,19 +226,14 @@ static void test_refuses_to_overwrite_local_changes(void **state)
 	head_hex(fx, after);
 	assert_string_equal(before, after);
 	assert_file(fx, "a.txt", "mine\n");
-	rs_buf_clear(&full);
-	rs_buf_printf(&full, "%s/new.txt", fx->dir);
-	assert_false(rs_fs_exists(full.ptr));
+	assert_absent(fx, "new.txt");
 
 	/* An untracked file in the way is refused too. */
-	rs_buf_clear(&full);
-	rs_buf_printf(&full, "%s/untracked.txt", fx->dir);
-	assert_int_equal(rs_fs_write_file_atomic(full.ptr, "u\n", 2), 0);
+	write_worktree(fx, "untracked.txt", "u\n");
 	assert_int_equal(commit2(fx, "untracked.txt", "x\n", NULL, NULL, NULL, NULL),
 			 RS_EUSAGE);
 	/* ...unless it already holds the new content. */
 	assert_int_equal(commit2(fx, "untracked.txt", "u\n", NULL, NULL, NULL, NULL), 0);
-	rs_buf_release(&full);
 }
 
 static void test_bad_paths(void **state)
@@ -261,12 +254,12 @@ static void test_locked_branch_changes_nothing(void **state)
 {
 	struct fixture *fx = *state;
 	char before[GIT_OID_HEXSZ + 1], after[GIT_OID_HEXSZ + 1];
-	struct rs_buf lock = RS_BUF_INIT, full = RS_BUF_INIT;
+	struct rs_buf lock = RS_BUF_INIT;
 	git_reference *head = NULL;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
 	assert_int_equal(git_repository_head(&head, fx->repo->git), 0);
-	rs_buf_printf(&lock, "%s/.git/%s.lock", fx->dir, git_reference_name(head));
+	assert_int_equal(rs_buf_printf(&lock, "%s/.git/%s.lock", fx->dir, git_reference_name(head)), 0);
 	git_reference_free(head);
 	assert_int_equal(rs_fs_write_file_atomic(lock.ptr, "", 0), 0);
 	head_hex(fx, before);
@@ -275,12 +268,10 @@ static void test_locked_branch_changes_nothing(void **state)
 	head_hex(fx, after);
 	assert_string_equal(before, after);
 	assert_file(fx, "a.txt", "alpha\n");
-	rs_buf_printf(&full, "%s/new/b.txt", fx->dir);
-	assert_false(rs_fs_exists(full.ptr));
+	assert_absent(fx, "new/b.txt");
 	unlink(lock.ptr);
 	assert_int_equal(status_count(fx), 0); /* a.txt untouched; no stray files */
 	rs_buf_release(&lock);
-	rs_buf_release(&full);
 }
 
 /*
@@ -293,12 +284,12 @@ static void test_index_lock_commits_nothing(void **state)
 {
 	struct fixture *fx = *state;
 	char hex[GIT_OID_HEXSZ + 1], before[GIT_OID_HEXSZ + 1], after[GIT_OID_HEXSZ + 1];
-	struct rs_buf lock = RS_BUF_INIT, full = RS_BUF_INIT;
+	struct rs_buf lock = RS_BUF_INIT;
 	int changed = -1;
 
 	assert_int_equal(commit2(fx, "a.txt", "alpha\n", NULL, NULL, NULL, NULL), 0);
 	head_hex(fx, before);
-	rs_buf_printf(&lock, "%s/.git/index.lock", fx->dir);
+	assert_int_equal(rs_buf_printf(&lock, "%s/.git/index.lock", fx->dir), 0);
 	assert_int_equal(rs_fs_write_file_atomic(lock.ptr, "", 0), 0);
 	assert_int_equal(commit2(fx, "a.txt", "changed\n", "b/b.txt", "beta\n", hex, &changed),
 			 RS_ERETRY);
@@ -308,8 +299,7 @@ static void test_index_lock_commits_nothing(void **state)
 	head_hex(fx, after);
 	assert_string_equal(before, after);
 	assert_file(fx, "a.txt", "alpha\n");
-	rs_buf_printf(&full, "%s/b", fx->dir);
-	assert_false(rs_fs_exists(full.ptr)); /* not even the folder */
+	assert_absent(fx, "b"); /* not even the folder */
 	unlink(lock.ptr);
 	assert_int_equal(status_count(fx), 0);
 
@@ -317,7 +307,6 @@ static void test_index_lock_commits_nothing(void **state)
 	assert_int_equal(commit2(fx, "../x", "x", NULL, NULL, NULL, &changed), RS_EUSAGE);
 	assert_int_equal(changed, 0);
 	rs_buf_release(&lock);
-	rs_buf_release(&full);
 }
 
 /* The pid of a process that has exited (and been reaped). */
@@ -350,13 +339,13 @@ static void write_journal(struct fixture *fx, long pid, const char *old_hex, con
 	char host[256] = "";
 
 	gethostname(host, sizeof(host) - 1);
-	rs_buf_printf(&path, "%s/.git/results", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/.git/results", fx->dir), 0);
 	assert_int_equal(rs_fs_mkdir_p(path.ptr, 0755), 0);
-	rs_buf_puts(&path, "/commit-journal");
-	rs_buf_printf(&text, "results commit journal 1\npid %ld\nstart 1\nhost %s\n", pid, host);
+	assert_int_equal(rs_buf_puts(&path, "/commit-journal"), 0);
+	assert_int_equal(rs_buf_printf(&text, "results commit journal 1\npid %ld\nstart 1\nhost %s\n", pid, host), 0);
 	branch_name(fx, branch, sizeof(branch));
 	if (new_hex)
-		rs_buf_printf(&text, "ref %s\nold %s\nnew %s\n", branch, old_hex, new_hex);
+		assert_int_equal(rs_buf_printf(&text, "ref %s\nold %s\nnew %s\n", branch, old_hex, new_hex), 0);
 	assert_int_equal(rs_fs_write_file_atomic(path.ptr, text.ptr, text.len), 0);
 	rs_buf_release(&path);
 	rs_buf_release(&text);
@@ -367,7 +356,7 @@ static int journal_exists(struct fixture *fx)
 	struct rs_buf path = RS_BUF_INIT;
 	int e;
 
-	rs_buf_printf(&path, "%s/.git/results/commit-journal", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/.git/results/commit-journal", fx->dir), 0);
 	e = rs_fs_exists(path.ptr);
 	rs_buf_release(&path);
 	return e;
@@ -383,7 +372,7 @@ static void unstage_and_delete(struct fixture *fx, const char *path)
 	assert_int_equal(git_index_remove(index, path, 0), 0);
 	assert_int_equal(git_index_write(index), 0);
 	git_index_free(index);
-	rs_buf_printf(&full, "%s/%s", fx->dir, path);
+	assert_int_equal(rs_buf_printf(&full, "%s/%s", fx->dir, path), 0);
 	unlink(full.ptr);
 	rs_buf_release(&full);
 }
@@ -418,7 +407,7 @@ static void test_recover_undoes_an_unmoved_branch(void **state)
 {
 	struct fixture *fx = *state;
 	char c1[GIT_OID_HEXSZ + 1], c2[GIT_OID_HEXSZ + 1];
-	struct rs_buf note = RS_BUF_INIT, full = RS_BUF_INIT;
+	struct rs_buf note = RS_BUF_INIT;
 	char branch[256];
 	git_oid id;
 
@@ -440,12 +429,10 @@ static void test_recover_undoes_an_unmoved_branch(void **state)
 	assert_int_equal(rs_commit_recover(fx->repo, &note), 0);
 	assert_non_null(strstr(note.ptr, "undid an interrupted 'results add'"));
 	assert_file(fx, "a.txt", "alpha\n");
-	rs_buf_printf(&full, "%s/run", fx->dir);
-	assert_false(rs_fs_exists(full.ptr));
+	assert_absent(fx, "run");
 	assert_int_equal(status_count(fx), 0);
 	assert_false(journal_exists(fx));
 	rs_buf_release(&note);
-	rs_buf_release(&full);
 }
 
 /*
@@ -472,19 +459,19 @@ static void test_journal_is_a_lock(void **state)
 		n = fread(buf, 1, sizeof(buf) - 1, f);
 		fclose(f);
 		buf[n] = '\0';
-		rs_buf_puts(&text, buf);
+		assert_int_equal(rs_buf_puts(&text, buf), 0);
 	}
 	p = strrchr(text.ptr, ')') + 1;
 	for (field = 3; field < 22; field++)
 		p = strchr(p + 1, ' ');
 	start = strtoull(p + 1, NULL, 10);
 	gethostname(host, sizeof(host) - 1);
-	rs_buf_printf(&path, "%s/.git/results", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/.git/results", fx->dir), 0);
 	assert_int_equal(rs_fs_mkdir_p(path.ptr, 0755), 0);
-	rs_buf_puts(&path, "/commit-journal");
+	assert_int_equal(rs_buf_puts(&path, "/commit-journal"), 0);
 	rs_buf_clear(&text);
-	rs_buf_printf(&text, "results commit journal 1\npid %ld\nstart %llu\nhost %s\n",
-		      (long)getpid(), start, host);
+	assert_int_equal(rs_buf_printf(&text, "results commit journal 1\npid %ld\nstart %llu\nhost %s\n",
+		      (long)getpid(), start, host), 0);
 	assert_int_equal(rs_fs_write_file_atomic(path.ptr, text.ptr, text.len), 0);
 	assert_int_equal(rs_commit_recover(fx->repo, &note), 0);
 	assert_int_equal(note.len, 0);

@@ -31,6 +31,8 @@
 #include "remote/s3.h"
 #include "results/error.h"
 
+#include "server_script.h"
+
 #define MIB (1024u * 1024u)
 #define RSS_LIMIT_KB (64L * 1024) /* peak RSS may grow at most this much */
 
@@ -41,24 +43,6 @@ static char azure_ep[600];   /* base_url/devstoreaccount1 */
 static const char *cfg_timeout = "10";
 static const char *cfg_min_speed;
 static const char *cfg_abort_after;
-
-static void find_source_dir(void)
-{
-	const char *data = getenv("RS_TEST_DATA");
-	char *p;
-
-	if (data) {
-		snprintf(source_dir, sizeof(source_dir), "%s", data);
-		p = strstr(source_dir, "/tests/data");
-		if (p)
-			*p = '\0';
-		return;
-	}
-	snprintf(source_dir, sizeof(source_dir), "%s", __FILE__);
-	p = strstr(source_dir, "/tests/unit/");
-	assert_non_null(p);
-	*p = '\0';
-}
 
 static const char *config(const char *key, void *payload)
 {
@@ -81,27 +65,23 @@ static const char *config(const char *key, void *payload)
 static int group_setup(void **state)
 {
 	char tmpl[] = "/tmp/rs-hostile-test-XXXXXX";
-	char cmd[4096], line[512];
-	FILE *f;
+	const char *url;
+	int err;
 
 	(void)state;
-	find_source_dir();
+	test_source_dir(source_dir, sizeof(source_dir));
 	assert_non_null(mkdtemp(tmpl));
 	snprintf(work_dir, sizeof(work_dir), "%s", tmpl);
-	snprintf(cmd, sizeof(cmd), "bash '%s/tests/servers/hostile-server.sh' start '%s/srv' "
-		 "--lifetime 300", source_dir, work_dir);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!strncmp(line, "RS_HOSTILE_URL=", 15))
-			snprintf(base_url, sizeof(base_url), "%.200s", line + 15);
-	}
-	if (pclose(f) != 0 || !base_url[0]) {
+	unsetenv("RS_HOSTILE_URL");
+	err = test_run_server_script("bash '%s/tests/servers/hostile-server.sh' start '%s/srv' --lifetime 300",
+				     source_dir, work_dir);
+	url = getenv("RS_HOSTILE_URL");
+	if (err || !url) {
 		/* Not a skip: a suite whose server cannot start fails. */
-		fprintf(stderr, "the hostile server did not start (%s)\n", cmd);
+		fprintf(stderr, "the hostile server did not start (in %s/srv)\n", work_dir);
 		return -1;
 	}
+	snprintf(base_url, sizeof(base_url), "%.200s", url);
 	snprintf(azure_ep, sizeof(azure_ep), "%s/devstoreaccount1", base_url);
 	setenv("RESULTS_HTTP_RETRY_BASE_MS", "20", 1);
 	setenv("RESULTS_HTTP_RETRIES", "1", 1);
@@ -602,7 +582,7 @@ static int dir_has(const char *dir, const char *needle)
 	int found = 0;
 
 	assert_non_null(d);
-	while ((e = readdir(d)))
+	for (e = readdir(d); e; e = readdir(d))
 		if (strstr(e->d_name, needle))
 			found = 1;
 	closedir(d);

@@ -78,14 +78,19 @@ static const char apache_answer[] =
 	"</lp1:resourcetype><getcontentlength/></prop></propstat></response>"
 	"</multistatus>";
 
+/* A multistatus document parsed into a fresh `s`, which must work. */
+static void parse_dav(const char *doc, size_t n, struct seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(rs_webdav_parse_multistatus(doc, n, on_dav, s), 0);
+}
+
 static void test_multistatus(void **state)
 {
 	struct seen s;
 
 	(void)state;
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(rs_webdav_parse_multistatus(nginx_answer, sizeof(nginx_answer) - 1,
-						     on_dav, &s), 0);
+	parse_dav(nginx_answer, sizeof(nginx_answer) - 1, &s);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.items[0], "/store/packs/");
 	assert_int_equal(s.flags[0], 1);
@@ -93,9 +98,7 @@ static void test_multistatus(void **state)
 	assert_int_equal(s.flags[1], 2);
 	assert_int_equal(s.sizes[1], 12345);
 
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(rs_webdav_parse_multistatus(apache_answer, sizeof(apache_answer) - 1,
-						     on_dav, &s), 0);
+	parse_dav(apache_answer, sizeof(apache_answer) - 1, &s);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.items[0], "http://h:8080/dav/a%20b&c");
 	assert_int_equal(s.flags[0], 2);
@@ -132,10 +135,10 @@ static void test_multistatus_bad(void **state)
 		assert_int_equal(s.n, 0);
 	}
 	/* An href past the cap is refused, not truncated. */
-	rs_buf_puts(&big, "<response><href>/");
+	assert_int_equal(rs_buf_puts(&big, "<response><href>/"), 0);
 	for (i = 0; i < 5000; i++)
-		rs_buf_putc(&big, 'a');
-	rs_buf_puts(&big, "</href></response>");
+		assert_int_equal(rs_buf_putc(&big, 'a'), 0);
+	assert_int_equal(rs_buf_puts(&big, "</href></response>"), 0);
 	memset(&s, 0, sizeof(s));
 	assert_int_not_equal(rs_webdav_parse_multistatus(big.ptr, big.len, on_dav, &s), 0);
 	assert_int_equal(s.n, 0);
@@ -236,8 +239,7 @@ static void test_one_entity_rule(void **state)
 	int truncated;
 
 	(void)state;
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(rs_webdav_parse_multistatus(dav, sizeof(dav) - 1, on_dav, &s), 0);
+	parse_dav(dav, sizeof(dav) - 1, &s);
 	assert_int_equal(rs_azure_parse_blob_list(blobs, sizeof(blobs) - 1, on_blob, &s,
 						  &marker), 0);
 	assert_int_equal(rs_s3_list_page_parse(keys, sizeof(keys) - 1, "/s/", on_key, &s,
@@ -248,19 +250,19 @@ static void test_one_entity_rule(void **state)
 	assert_string_equal(s.items[2], "AB&<>\"'");
 
 	memset(&s, 0, sizeof(s));
-	rs_buf_printf(&doc, "%s<D:multistatus><D:response><D:href>&lol2;</D:href></D:response>"
-		      "</D:multistatus>", laughs);
+	assert_int_equal(rs_buf_printf(&doc, "%s<D:multistatus><D:response><D:href>&lol2;</D:href></D:response>"
+		      "</D:multistatus>", laughs), 0);
 	assert_int_equal(rs_webdav_parse_multistatus(doc.ptr, doc.len, on_dav, &s), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "DOCTYPE"));
 	rs_buf_clear(&doc);
-	rs_buf_printf(&doc, "%s<EnumerationResults><Blobs><Blob><Name>&lol2;</Name></Blob>"
-		      "</Blobs></EnumerationResults>", laughs);
+	assert_int_equal(rs_buf_printf(&doc, "%s<EnumerationResults><Blobs><Blob><Name>&lol2;</Name></Blob>"
+		      "</Blobs></EnumerationResults>", laughs), 0);
 	assert_int_equal(rs_azure_parse_blob_list(doc.ptr, doc.len, on_blob, &s, &marker),
 			 RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "DOCTYPE"));
 	rs_buf_clear(&doc);
-	rs_buf_printf(&doc, "%s<ListBucketResult><Contents><Key>/s/&lol2;</Key><Size>1</Size>"
-		      "</Contents></ListBucketResult>", laughs);
+	assert_int_equal(rs_buf_printf(&doc, "%s<ListBucketResult><Contents><Key>/s/&lol2;</Key><Size>1</Size>"
+		      "</Contents></ListBucketResult>", laughs), 0);
 	assert_int_equal(rs_s3_list_page_parse(doc.ptr, doc.len, "/s/", on_key, &s, &token,
 					       &truncated), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "DOCTYPE"));
@@ -316,8 +318,12 @@ static void test_mutations(void **state)
 			doc[i] = alphabet[(rng >> 16) % (sizeof(alphabet) - 1)];
 		}
 		count = 0;
-		rs_webdav_parse_multistatus(doc, n, count_only, &count);
-		rs_azure_parse_blob_list(doc, n, count_blob, &count, &marker);
+		/* Mangled documents: refused or parsed, either is right; what
+		 * is checked is that neither crashes nor overruns. */
+		if (rs_webdav_parse_multistatus(doc, n, count_only, &count))
+			rs_error_clear();
+		if (rs_azure_parse_blob_list(doc, n, count_blob, &count, &marker))
+			rs_error_clear();
 		free(doc);
 	}
 	rs_buf_release(&marker);

@@ -26,6 +26,7 @@
 #include "remote/http_transport.h"
 #include "remote/remote.h"
 #include "remote/s3.h"
+#include "server_script.h"
 #include "stream_check.h"
 #include "results/error.h"
 #include "util/hex.h"
@@ -42,61 +43,6 @@
 
 static char source_dir[2048];
 static char work_dir[1024];
-
-static void find_source_dir(void)
-{
-	const char *data = getenv("RS_TEST_DATA");
-	char *p;
-
-	if (data) {
-		snprintf(source_dir, sizeof(source_dir), "%s", data);
-		p = strstr(source_dir, "/tests/data");
-		if (p)
-			*p = '\0';
-		return;
-	}
-	snprintf(source_dir, sizeof(source_dir), "%s", __FILE__);
-	p = strstr(source_dir, "/tests/unit/");
-	assert_non_null(p);
-	*p = '\0';
-}
-
-/*
- * Run a tests/servers script and export the KEY=VALUE lines it prints
- * (values may be single-quoted) into this process's environment.
- */
-static int run_server_script(const char *fmt, ...)
-{
-	char cmd[8192], line[4096];
-	va_list ap;
-	FILE *f;
-	int ok = 0;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *eq = strchr(line, '='), *v;
-		size_t n;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (!eq)
-			continue;
-		*eq = '\0';
-		v = eq + 1;
-		n = strlen(v);
-		if (n >= 2 && v[0] == '\'' && v[n - 1] == '\'') {
-			v[n - 1] = '\0';
-			v++;
-		}
-		setenv(line, v, 1);
-		ok = 1;
-	}
-	return pclose(f) == 0 && ok ? 0 : -1;
-}
 
 static void stop_server(const char *script, const char *sub)
 {
@@ -127,7 +73,7 @@ static int group_setup(void **state)
 	FILE *f;
 
 	(void)state;
-	find_source_dir();
+	test_source_dir(source_dir, sizeof(source_dir));
 	assert_non_null(mkdtemp(tmpl));
 	snprintf(work_dir, sizeof(work_dir), "%s", tmpl);
 	/* No user or system git config (credential helpers), no prompts. */
@@ -292,6 +238,14 @@ static void *par_get_main(void *arg)
 	return NULL;
 }
 
+/* The whole of `key`, read into the empty `b`, is the n bytes at `data`. */
+static void assert_get_is(struct rs_remote *r, const char *key, struct rs_buf *b, const void *data, size_t n)
+{
+	assert_int_equal(r->get(r, key, 0, UINT64_MAX, b), 0);
+	assert_int_equal(b->len, n);
+	assert_memory_equal(b->ptr, data, n);
+}
+
 /*
  * put_stream: bytes go out while the file is still being written (the
  * upload asks for more than 1 MiB before the writer goes past 2 MiB),
@@ -314,15 +268,11 @@ static void run_stream_checks(struct rs_remote *r, const unsigned char *data, si
 	assert_true(grow.overlapped);
 	assert_int_equal(r->stat(r, "packs/stream.pack", &size), 0);
 	assert_int_equal(size, n);
-	assert_int_equal(r->get(r, "packs/stream.pack", 0, UINT64_MAX, &b), 0);
-	assert_int_equal(b.len, n);
-	assert_memory_equal(b.ptr, data, n);
+	assert_get_is(r, "packs/stream.pack", &b, data, n);
 	rs_buf_clear(&b);
 
 	assert_int_equal(stream_check_put(r, "packs/stream-small.pack", path, data, 1000, &small), 0);
-	assert_int_equal(r->get(r, "packs/stream-small.pack", 0, UINT64_MAX, &b), 0);
-	assert_int_equal(b.len, 1000);
-	assert_memory_equal(b.ptr, data, 1000);
+	assert_get_is(r, "packs/stream-small.pack", &b, data, 1000);
 
 	assert_int_not_equal(stream_check_put(r, "packs/stream-cancel.pack", path, data, n, &cancel), 0);
 	assert_true(cancel.overlapped);
@@ -461,7 +411,7 @@ static void test_webdav_plain(void **state)
 	struct rs_remote *r = NULL;
 
 	(void)state;
-	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/dav",
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/webdav.sh start %s/dav",
 					   source_dir, work_dir), 0);
 	assert_int_equal(rs_remote_open(&r, getenv("RS_WEBDAV_URL"), NULL), 0);
 	assert_string_equal(r->display_url, getenv("RS_WEBDAV_URL"));
@@ -489,7 +439,7 @@ static void test_webdav_https_auth(void **state)
 	int err;
 
 	(void)state;
-	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/davs "
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/webdav.sh start %s/davs "
 					   "--https --user alice:wonder --token t0ken",
 					   source_dir, work_dir), 0);
 	base = getenv("RS_WEBDAV_URL");
@@ -531,13 +481,13 @@ static void test_webdav_https_auth(void **state)
 
 	/* User and password in the URL (discouraged, but git allows it): used, never shown. */
 	rs_buf_clear(&url);
-	rs_buf_printf(&url, "https://alice:wonder@%s", base + 8);
+	assert_int_equal(rs_buf_printf(&url, "https://alice:wonder@%s", base + 8), 0);
 	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
 	assert_string_equal(r->display_url, base);
 	assert_int_equal(r->put_buf(r, "manifests/inurl", "abc", 3), 0);
 	rs_remote_free(r);
 	rs_buf_clear(&url);
-	rs_buf_printf(&url, "https://alice:wrong-in-url@%s", base + 8);
+	assert_int_equal(rs_buf_printf(&url, "https://alice:wrong-in-url@%s", base + 8), 0);
 	assert_int_equal(rs_remote_open(&r, rs_buf_cstr(&url), NULL), 0);
 	assert_int_equal(r->put_buf(r, "manifests/inurl2", "abc", 3), RS_EAUTH);
 	assert_null(strstr(rs_error_message(), "wrong-in-url"));
@@ -571,7 +521,7 @@ static void test_webdav_https_auth(void **state)
 	f = fopen(store, "w");
 	assert_non_null(f);
 	/* git-credential-store keys on protocol://host[:port] */
-	rs_buf_puts(&url, base);
+	assert_int_equal(rs_buf_puts(&url, base), 0);
 	{
 		char *slash = strchr(url.ptr + 8, '/');
 
@@ -685,7 +635,7 @@ static struct rs_remote *open_via_proxy(const char *sub, const char *opts, const
 	struct rs_remote *r = NULL;
 	struct rs_buf url = RS_BUF_INIT;
 
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/%s "
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/%s "
 					   "--target %s %s", source_dir, work_dir, sub,
 					   getenv("RS_WEBDAV_URL"), opts), 0);
 	assert_int_equal(rs_buf_printf(&url, "%s%s", getenv("RS_PROXY_URL"), path), 0);
@@ -703,7 +653,7 @@ static void test_webdav_retry(void **state)
 	int err;
 
 	(void)state;
-	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/davr",
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/webdav.sh start %s/davr",
 					   source_dir, work_dir), 0);
 	path = strstr(getenv("RS_WEBDAV_URL") + 8, "/");
 
@@ -757,9 +707,7 @@ static void test_webdav_retry(void **state)
 		assert_int_equal(stream_check_put(r, "packs/s411", spath, data, N, &c), 0);
 		assert_int_equal(stream_check_put(r, "packs/s411b", spath, data, 1000, &c), 0);
 		rs_buf_clear(&b);
-		assert_int_equal(r->get(r, "packs/s411", 0, UINT64_MAX, &b), 0);
-		assert_int_equal(b.len, N);
-		assert_memory_equal(b.ptr, data, N);
+		assert_get_is(r, "packs/s411", &b, data, N);
 		rs_remote_free(r);
 		stop_server("fault-proxy.sh", "proxy6");
 		snprintf(log, sizeof(log), "%s/proxy6/proxy.log", work_dir);
@@ -772,9 +720,7 @@ static void test_webdav_retry(void **state)
 		r = open_via_proxy("proxy6", "--empty-chunked", path);
 		assert_int_equal(stream_check_put(r, "packs/s0", spath, data, N, &c), 0);
 		rs_buf_clear(&b);
-		assert_int_equal(r->get(r, "packs/s0", 0, UINT64_MAX, &b), 0);
-		assert_int_equal(b.len, N);
-		assert_memory_equal(b.ptr, data, N);
+		assert_get_is(r, "packs/s0", &b, data, N);
 		rs_remote_free(r);
 		stop_server("fault-proxy.sh", "proxy6");
 		assert_int_equal(count_lines_with(log, "body dropped"), 1);
@@ -786,7 +732,7 @@ static void test_webdav_retry(void **state)
 	 * libcurl's proxy variables are honoured: the fault proxy (failing
 	 * nothing) also works as a forward proxy, and logs what went through.
 	 */
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy4 "
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy4 "
 					   "--target %s", source_dir, work_dir,
 					   getenv("RS_WEBDAV_URL")), 0);
 	setenv("http_proxy", getenv("RS_PROXY_URL"), 1);
@@ -844,11 +790,11 @@ static void make_account_sas(struct rs_buf *out, const char *account, const char
 
 	klen = EVP_DecodeBlock(key, (const unsigned char *)key_b64, (int)strlen(key_b64)) - 2;
 	assert_int_equal(klen, 64);
-	rs_buf_printf(&sts, "%s\nrwdlac\nb\nsco\n\n2099-01-01T00:00:00Z\n\n\n2020-10-02\n", account);
+	assert_int_equal(rs_buf_printf(&sts, "%s\nrwdlac\nb\nsco\n\n2099-01-01T00:00:00Z\n\n\n2020-10-02\n", account), 0);
 	assert_non_null(HMAC(EVP_sha256(), key, klen, (unsigned char *)sts.ptr, sts.len, mac, &maclen));
 	EVP_EncodeBlock(sig, mac, (int)maclen);
-	rs_buf_puts(out, "sv=2020-10-02&ss=b&srt=sco&sp=rwdlac&se=2099-01-01T00%3A00%3A00Z&sig=");
-	rs_percent_encode_str(out, (const char *)sig, RS_SLASH_ENCODE);
+	assert_int_equal(rs_buf_puts(out, "sv=2020-10-02&ss=b&srt=sco&sp=rwdlac&se=2099-01-01T00%3A00%3A00Z&sig="), 0);
+	assert_int_equal(rs_percent_encode_str(out, (const char *)sig, RS_SLASH_ENCODE), 0);
 	rs_buf_release(&sts);
 }
 
@@ -862,7 +808,7 @@ static void test_azure(void **state)
 
 	(void)state;
 	clear_auth_env();
-	assert_int_equal(run_server_script("bash %s/tests/servers/azurite.sh start %s/azurite",
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/azurite.sh start %s/azurite",
 					   source_dir, work_dir), 0);
 
 	/* azurite's development connection string, as printed, just works. */
@@ -887,9 +833,7 @@ static void test_azure(void **state)
 		snprintf(path, sizeof(path), "%s/stream-fresh.bin", work_dir);
 		assert_int_equal(rs_remote_open(&r, "azure://devstoreaccount1/freshstream", &opts), 0);
 		assert_int_equal(stream_check_put(r, "packs/fresh.pack", path, data, N, &grow), 0);
-		assert_int_equal(r->get(r, "packs/fresh.pack", 0, UINT64_MAX, &b), 0);
-		assert_int_equal(b.len, N);
-		assert_memory_equal(b.ptr, data, N);
+		assert_get_is(r, "packs/fresh.pack", &b, data, N);
 		assert_int_equal(r->del(r, "packs/fresh.pack"), 0);
 		rs_buf_clear(&b);
 		rs_remote_free(r);
@@ -897,10 +841,10 @@ static void test_azure(void **state)
 	}
 
 	/* A wrong key: refused with a clear message, nothing written. */
-	rs_buf_printf(&cs, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
+	assert_int_equal(rs_buf_printf(&cs, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
 		      "AccountKey=%s;BlobEndpoint=%s;",
 		      "AAAAvdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
-		      getenv("RS_AZURITE_ENDPOINT"));
+		      getenv("RS_AZURITE_ENDPOINT")), 0);
 	setenv("AZURE_STORAGE_CONNECTION_STRING", rs_buf_cstr(&cs), 1);
 	assert_int_equal(rs_remote_open(&r, "azure://devstoreaccount1/results/wrongkey", &opts), 0);
 	err = r->put_buf(r, "manifests/m1", "abc", 3);
@@ -949,11 +893,11 @@ static void test_azure(void **state)
 	unsetenv("AZURE_STORAGE_SAS_TOKEN");
 
 	/* 503s in front of azurite: retried with fresh signatures. */
-	rs_buf_printf(&u, "bash %s/tests/servers/fault-proxy.sh start %s/proxy1 --target %s --fail 3",
-		      source_dir, work_dir, getenv("RS_AZURITE_ENDPOINT"));
-	assert_int_equal(run_server_script("%s", rs_buf_cstr(&u)), 0);
+	assert_int_equal(rs_buf_printf(&u, "bash %s/tests/servers/fault-proxy.sh start %s/proxy1 --target %s --fail 3",
+		      source_dir, work_dir, getenv("RS_AZURITE_ENDPOINT")), 0);
+	assert_int_equal(test_run_server_script("%s", rs_buf_cstr(&u)), 0);
 	rs_buf_clear(&u);
-	rs_buf_printf(&u, "%s/devstoreaccount1", getenv("RS_PROXY_URL"));
+	assert_int_equal(rs_buf_printf(&u, "%s/devstoreaccount1", getenv("RS_PROXY_URL")), 0);
 	setenv("RS_TEST_AZURE_ENDPOINT", rs_buf_cstr(&u), 1);
 	setenv("AZURE_STORAGE_KEY", RS_TEST_DEV_KEY, 1);
 	assert_int_equal(rs_remote_open(&r, "azure://devstoreaccount1/results/flaky", &opts), 0);
@@ -990,10 +934,10 @@ static void check_status_with(const struct rs_http_errors *errors, const char *s
 	char log[1200], marker[16];
 	int err;
 
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
 					   "--target %s --fail 1000 %s", source_dir, work_dir,
 					   getenv("RS_WEBDAV_URL"), status_args), 0);
-	rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL"));
+	assert_int_equal(rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL")), 0);
 	memset(&opts, 0, sizeof(opts));
 	opts.errors = errors;
 	assert_int_equal(rs_http_new(&http, &opts), 0);
@@ -1034,7 +978,7 @@ static void test_transport_status(void **state)
 	FILE *f;
 
 	(void)state;
-	assert_int_equal(run_server_script("bash %s/tests/servers/webdav.sh start %s/davt",
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/webdav.sh start %s/davt",
 					   source_dir, work_dir), 0);
 	setenv("RESULTS_HTTP_RETRIES", "3", 1);
 	check_status("--status 403", RS_EAUTH, "403 access denied - check the key", 1);
@@ -1061,10 +1005,10 @@ static void test_transport_status(void **state)
 	assert_non_null(f);
 	fputs("the object", f);
 	fclose(f);
-	assert_int_equal(run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
+	assert_int_equal(test_run_server_script("bash %s/tests/servers/fault-proxy.sh start %s/proxy5 "
 					   "--target %s --fail 2", source_dir, work_dir,
 					   getenv("RS_WEBDAV_URL")), 0);
-	rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL"));
+	assert_int_equal(rs_buf_printf(&url, "%s/store/x", getenv("RS_PROXY_URL")), 0);
 	assert_int_equal(rs_http_new(&http, NULL), 0);
 	rs_http_request_init(&req, "GET", rs_buf_cstr(&url));
 	rs_http_response_init(&resp);

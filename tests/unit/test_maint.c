@@ -123,6 +123,34 @@ static struct rs_id only_new_pack(const struct rs_store_census *c, const struct 
 	return c->packs[0].id;
 }
 
+/* The only pack on the remote that is not `not` (NULL: the first). */
+static struct rs_id remote_new_pack(struct store_fixture *f, const struct rs_id *not)
+{
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_id id;
+
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	id = only_new_pack(&c, not);
+	rs_store_census_release(&c);
+	return id;
+}
+
+/* Byte `at` of `pack`'s .pack file (its key in `key`, kn bytes) made `byte`. */
+static void overwrite_pack_byte(struct store_fixture *f, const struct rs_id *pack, long at, int byte,
+				char *key, size_t kn)
+{
+	char path[1000];
+	FILE *fp;
+
+	pack_key(key, kn, pack, "pack");
+	snprintf(path, sizeof(path), "%s/%s", f->remote_dir, key);
+	fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+	assert_int_equal(fputc(byte, fp) == EOF, 0);
+	assert_int_equal(fclose(fp), 0);
+}
+
 static enum rs_verify_state verify(struct store_fixture *f, const struct rs_id *oid, uint64_t size, int deep)
 {
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
@@ -157,8 +185,7 @@ static void test_verify_finds_each_kind_of_damage(void **state)
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_id a, pack, missing;
 	uint64_t asize;
-	char key[300], path[1000];
-	FILE *fp;
+	char key[300];
 
 	put(f, "a", 5u << 20, 1, NULL, &a, &asize);
 	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_OK);
@@ -173,13 +200,7 @@ static void test_verify_finds_each_kind_of_damage(void **state)
 	assert_int_equal(c.npacks, 1);
 	pack = c.packs[0].id;
 	rs_store_census_release(&c);
-	pack_key(key, sizeof(key), &pack, "pack");
-	snprintf(path, sizeof(path), "%s/%s", f->remote_dir, key);
-	fp = fopen(path, "r+b");
-	assert_non_null(fp);
-	assert_int_equal(fseek(fp, 4096, SEEK_SET), 0);
-	assert_int_equal(fputc(0x5a ^ 0xff, fp) == EOF, 0);
-	assert_int_equal(fclose(fp), 0);
+	overwrite_pack_byte(f, &pack, 4096, 0x5a ^ 0xff, key, sizeof(key));
 	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_OK);
 	assert_int_equal(verify(f, &a, asize, 1), RS_VERIFY_DAMAGED);
 
@@ -192,16 +213,13 @@ static void test_gc_clock_mark_sweep(void **state)
 {
 	struct store_fixture *f = *state;
 	struct rs_gc_stats st;
-	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_id a, b, apack;
 	struct rs_buf date = RS_BUF_INIT;
 	uint64_t asize, bsize;
 	char pk[300], ik[300];
 
 	put(f, "a", 4u << 20, 11, NULL, &a, &asize);
-	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
-	apack = only_new_pack(&c, NULL);
-	rs_store_census_release(&c);
+	apack = remote_new_pack(f, NULL);
 	put(f, "b", 4u << 20, 12, NULL, &b, &bsize);
 	pack_key(pk, sizeof(pk), &apack, "pack");
 	pack_key(ik, sizeof(ik), &apack, "idx");
@@ -245,7 +263,6 @@ static void test_gc_rescues_a_push_in_flight(void **state)
 {
 	struct store_fixture *f = *state;
 	struct rs_gc_stats st;
-	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_buf manifest, idx, idx2;
 	struct rs_id a, pack;
 	uint64_t asize;
@@ -257,9 +274,7 @@ static void test_gc_rescues_a_push_in_flight(void **state)
 	put(f, "a", 6u << 20, 21, NULL, &a, &asize);
 	rs_id_to_hex(hex, &a);
 	snprintf(mk, sizeof(mk), "objects/%s", hex);
-	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
-	pack = only_new_pack(&c, NULL);
-	rs_store_census_release(&c);
+	pack = remote_new_pack(f, NULL);
 	pack_key(ik, sizeof(ik), &pack, "idx");
 	assert_int_equal(f->remote->get(f->remote, mk, 0, UINT64_MAX, &manifest), 0);
 	assert_int_equal(f->remote->get(f->remote, ik, 0, UINT64_MAX, &idx), 0);
@@ -351,9 +366,7 @@ static void test_gc_interrupted_at_every_step(void **state)
 	char pk[300];
 
 	put(f, "a", 4u << 20, 31, NULL, &a, &asize);
-	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
-	apack = only_new_pack(&c, NULL);
-	rs_store_census_release(&c);
+	apack = remote_new_pack(f, NULL);
 	put(f, "b", 4u << 20, 32, NULL, &b, &bsize);
 	pack_key(pk, sizeof(pk), &apack, "pack");
 	memset(&k, 0, sizeof(k));
@@ -405,21 +418,12 @@ static void test_repair_restores_what_a_clone_holds(void **state)
 	struct rs_store *s = NULL;
 	struct rs_id x, y, xpack;
 	uint64_t xsize, ysize;
-	char key[300], path[1000], xpath[400], mk[300], hex[RS_ID_HEXSZ + 1];
-	FILE *fp;
+	char key[300], xpath[400], mk[300], hex[RS_ID_HEXSZ + 1];
 	size_t i;
 
 	put(f, "x", 7u << 20, 41, NULL, &x, &xsize);
-	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
-	xpack = only_new_pack(&c, NULL);
-	rs_store_census_release(&c);
-	pack_key(key, sizeof(key), &xpack, "pack");
-	snprintf(path, sizeof(path), "%s/%s", f->remote_dir, key);
-	fp = fopen(path, "r+b");
-	assert_non_null(fp);
-	assert_int_equal(fseek(fp, 100, SEEK_SET), 0);
-	assert_int_equal(fputc(0x00, fp) == EOF, 0);
-	assert_int_equal(fclose(fp), 0);
+	xpack = remote_new_pack(f, NULL);
+	overwrite_pack_byte(f, &xpack, 100, 0x00, key, sizeof(key));
 	snprintf(xpath, sizeof(xpath), "%s/x", f->dir);
 	put(f, "y", 3u << 20, 42, xpath, &y, &ysize);
 	assert_int_not_equal(get_equals(f, &y, ysize, "y"), 0);

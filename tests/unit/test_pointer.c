@@ -99,10 +99,10 @@ static void test_size_cap(void **state)
 	struct rs_pointer p = RS_POINTER_INIT;
 
 	/* A valid shape padded to exactly 1024 bytes with an unknown key. */
-	rs_buf_puts(&s, VER "oid sha256:" OID "\nsize 1\nzz ");
+	assert_int_equal(rs_buf_puts(&s, VER "oid sha256:" OID "\nsize 1\nzz "), 0);
 	while (s.len < RS_POINTER_MAX - 1)
-		rs_buf_putc(&s, 'x');
-	rs_buf_putc(&s, '\n');
+		assert_int_equal(rs_buf_putc(&s, 'x'), 0);
+	assert_int_equal(rs_buf_putc(&s, '\n'), 0);
 	assert_int_equal(s.len, RS_POINTER_MAX);
 	assert_int_equal(rs_pointer_parse(&p, s.ptr, s.len), RS_ECORRUPT);
 	/* One byte shorter is fine. */

@@ -67,7 +67,7 @@ static void test_lfs_store_file(void **state)
 	assert_int_equal(git_repository_init(&g, dir, 0), 0);
 	git_repository_free(g);
 	assert_int_equal(rs_repo_open(&r, dir), 0);
-	rs_buf_printf(&path, "%s/session", dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/session", dir), 0);
 	assert_int_equal(rs_fs_write_file_atomic(path.ptr, "hello\n", 6), 0);
 	rs_sha256(&want, "hello\n", 6);
 
@@ -93,7 +93,7 @@ static void test_lfs_store_file(void **state)
 	assert_non_null(strstr(rs_error_message(), "results init"));
 
 	rs_repo_free(r);
-	rs_buf_printf(&cmd, "rm -rf '%s'", dir);
+	assert_int_equal(rs_buf_printf(&cmd, "rm -rf '%s'", dir), 0);
 	assert_int_equal(system(cmd.ptr), 0);
 	rs_buf_release(&cmd);
 	rs_buf_release(&path);

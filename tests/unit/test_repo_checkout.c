@@ -47,15 +47,15 @@ static void test_checkout(void **state)
 	assert_int_equal(rs_repo_open(&r, dir), 0);
 
 	/* An object in the local LFS store, its pointer in the tree and index. */
-	rs_buf_printf(&src, "%s/../session-src", dir);
+	assert_int_equal(rs_buf_printf(&src, "%s/../session-src", dir), 0);
 	assert_int_equal(rs_fs_write_file_atomic(src.ptr, content, sizeof(content)), 0);
 	assert_int_equal(rs_repo_lfs_store_file(r, src.ptr, NULL, &oid, NULL), 0);
 	assert_int_equal(rs_repo_lfs_object_path(&obj, r, &oid), 0);
 	rs_pointer_init(&p, &oid, sizeof(content));
 	assert_int_equal(rs_pointer_format(&ptext, &p), 0);
-	rs_buf_printf(&full, "%s/runs/a", dir);
+	assert_int_equal(rs_buf_printf(&full, "%s/runs/a", dir), 0);
 	assert_int_equal(rs_fs_mkdir_p(full.ptr, 0755), 0);
-	rs_buf_puts(&full, "/s.pyisession");
+	assert_int_equal(rs_buf_puts(&full, "/s.pyisession"), 0);
 	assert_int_equal(rs_fs_write_file_atomic(full.ptr, ptext.ptr, ptext.len), 0);
 	assert_int_equal(git_repository_index(&index, g), 0);
 	assert_int_equal(git_index_add_bypath(index, "runs/a/s.pyisession"), 0);
@@ -64,7 +64,7 @@ static void test_checkout(void **state)
 	index = NULL;
 
 	/* A copy with a wrong oid is refused and leaves nothing. */
-	rs_buf_printf(&out, "%s/../copy-out", dir);
+	assert_int_equal(rs_buf_printf(&out, "%s/../copy-out", dir), 0);
 	memset(&other, 7, sizeof(other));
 	assert_int_equal(rs_repo_copy_object(NULL, obj.ptr, out.ptr, &other), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "is damaged"));
@@ -108,7 +108,7 @@ static void test_checkout(void **state)
 	rs_pointer_release(&p);
 	rs_repo_free(r);
 	git_repository_free(g);
-	rs_buf_printf(&cmd, "rm -rf '%s' '%s'", dir, src.ptr);
+	assert_int_equal(rs_buf_printf(&cmd, "rm -rf '%s' '%s'", dir, src.ptr), 0);
 	assert_int_equal(system(cmd.ptr), 0);
 	rs_buf_release(&cmd);
 	rs_buf_release(&src);

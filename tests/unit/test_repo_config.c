@@ -24,7 +24,7 @@ static void rm_rf(const char *dir)
 {
 	struct rs_buf cmd = RS_BUF_INIT;
 
-	rs_buf_printf(&cmd, "rm -rf '%s'", dir);
+	assert_int_equal(rs_buf_printf(&cmd, "rm -rf '%s'", dir), 0);
 	assert_int_equal(system(cmd.ptr), 0);
 	rs_buf_release(&cmd);
 }
@@ -95,7 +95,7 @@ static void check_tmp_dir(const char *dir, const char *want_suffix)
 	struct stat st;
 
 	assert_int_equal(rs_repo_open(&r, dir), 0);
-	rs_buf_puts(&tmp, "prefix:");
+	assert_int_equal(rs_buf_puts(&tmp, "prefix:"), 0);
 	assert_int_equal(rs_repo_lfs_tmp_dir(&tmp, r), 0);
 	assert_int_equal(strncmp(tmp.ptr, "prefix:", 7), 0);
 	assert_true(tmp.len > strlen(want_suffix));
@@ -122,7 +122,7 @@ static void test_lfs_storage(void **state)
 	set_config(dir, "lfs.storage", "big-lfs");
 	check_tmp_dir(dir, "/.git/big-lfs/tmp");
 	/* Absolute: as it is. */
-	rs_buf_printf(&abs, "%s/elsewhere/", dir);
+	assert_int_equal(rs_buf_printf(&abs, "%s/elsewhere/", dir), 0);
 	set_config(dir, "lfs.storage", abs.ptr);
 	check_tmp_dir(dir, "/elsewhere/tmp");
 	rs_buf_release(&abs);

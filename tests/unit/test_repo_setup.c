@@ -32,7 +32,7 @@ static int find_resource(struct rs_buf *out, const char *rel, void *payload)
 	struct rs_buf p = RS_BUF_INIT;
 	int err;
 
-	rs_buf_printf(&p, "%s/%s", c->src, rel);
+	assert_int_equal(rs_buf_printf(&p, "%s/%s", c->src, rel), 0);
 	err = rs_fs_exists(p.ptr) ? rs_buf_puts(out, p.ptr)
 				  : rs_error_set(RS_ENOTFOUND, "no '%s'", rel);
 	rs_buf_release(&p);
@@ -75,14 +75,14 @@ static void test_setup_clone(void **state)
 	memset(&c, 0, sizeof(c));
 	snprintf(c.src, sizeof(c.src), "%s/../..", data);
 	assert_non_null(mkdtemp(dir));
-	rs_buf_printf(&home, "%s/home", dir);
+	assert_int_equal(rs_buf_printf(&home, "%s/home", dir), 0);
 	assert_int_equal(rs_fs_mkdir_p(home.ptr, 0755), 0);
 	setenv("HOME", home.ptr, 1);
 	setenv("XDG_CONFIG_HOME", home.ptr, 1);
 	unsetenv("GIT_CONFIG_GLOBAL");
 	git_libgit2_init();
 	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, home.ptr);
-	rs_buf_printf(&path, "%s/clone", dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/clone", dir), 0);
 	assert_int_equal(git_repository_init(&g, path.ptr, 0), 0);
 	git_repository_free(g);
 	assert_int_equal(rs_repo_open(&r, path.ptr), 0);
@@ -112,7 +112,7 @@ static void test_setup_clone(void **state)
 	assert_null(strstr(text.ptr, "secret"));
 	for (i = 0; i < RS_SETUP_HOOKS; i++) {
 		rs_buf_clear(&text);
-		rs_buf_printf(&text, "%s/.git/hooks/%s", path.ptr, rs_setup_hook_names[i]);
+		assert_int_equal(rs_buf_printf(&text, "%s/.git/hooks/%s", path.ptr, rs_setup_hook_names[i]), 0);
 		assert_int_equal(stat(text.ptr, &st), 0);
 		assert_true(st.st_mode & 0100);
 	}
@@ -127,7 +127,7 @@ static void test_setup_clone(void **state)
 
 	/* A user's own hook stays, and the caller hears of it. */
 	rs_buf_clear(&text);
-	rs_buf_printf(&text, "%s/.git/hooks/post-merge", path.ptr);
+	assert_int_equal(rs_buf_printf(&text, "%s/.git/hooks/post-merge", path.ptr), 0);
 	assert_int_equal(rs_fs_write_file_atomic(text.ptr, "#!/bin/sh\necho mine\n", 20), 0);
 	assert_int_equal(rs_repo_setup_clone(r, &opts, &rep), 0);
 	assert_int_equal(rep.hooks_kept, 1);
@@ -137,7 +137,7 @@ static void test_setup_clone(void **state)
 	/* A missing resource fails before anything is committed. */
 	rs_repo_free(r);
 	rs_buf_clear(&text);
-	rs_buf_printf(&text, "%s/clone2", dir);
+	assert_int_equal(rs_buf_printf(&text, "%s/clone2", dir), 0);
 	assert_int_equal(git_repository_init(&g, text.ptr, 0), 0);
 	git_repository_free(g);
 	assert_int_equal(rs_repo_open(&r, text.ptr), 0);
@@ -147,7 +147,7 @@ static void test_setup_clone(void **state)
 	assert_int_equal(rep.committed, 0);
 
 	rs_repo_free(r);
-	rs_buf_printf(&cmd, "rm -rf '%s'", dir);
+	assert_int_equal(rs_buf_printf(&cmd, "rm -rf '%s'", dir), 0);
 	assert_int_equal(system(cmd.ptr), 0);
 	rs_buf_release(&cmd);
 	rs_buf_release(&home);
@@ -165,7 +165,7 @@ static void test_setup_global(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	rs_buf_printf(&cfgpath, "%s/gitconfig", dir);
+	assert_int_equal(rs_buf_printf(&cfgpath, "%s/gitconfig", dir), 0);
 	setenv("GIT_CONFIG_GLOBAL", cfgpath.ptr, 1);
 	git_libgit2_init();
 	assert_int_equal(rs_setup_global("https://git.example/org/r.git/info/lfs",
@@ -186,7 +186,7 @@ static void test_setup_global(void **state)
 					 &changes), 0);
 	assert_int_equal(changes, 0);
 	unsetenv("GIT_CONFIG_GLOBAL");
-	rs_buf_printf(&cmd, "rm -rf '%s'", dir);
+	assert_int_equal(rs_buf_printf(&cmd, "rm -rf '%s'", dir), 0);
 	assert_int_equal(system(cmd.ptr), 0);
 	rs_buf_release(&cmd);
 	rs_buf_release(&cfgpath);

@@ -154,7 +154,7 @@ static void test_readme_bounded(void **state)
 		json_decref(e.metrics);
 	}
 	assert_int_equal(rs_runindex_readme(&md, &idx, 20), 0);
-	for (p = md.ptr; (p = strstr(p, "/summary.md)")); p++)
+	for (p = strstr(md.ptr, "/summary.md)"); p; p = strstr(p + 1, "/summary.md)"))
 		rows++;
 	assert_int_equal(rows, 20);
 	assert_non_null(strstr(md.ptr, "feat\\|x"));

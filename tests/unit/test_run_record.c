@@ -24,6 +24,8 @@
 #include "results/error.h"
 #include "util/fs.h"
 
+#include "repo_fixture.h"
+
 struct fixture {
 	char dir[64];
 	struct rs_repo *repo;
@@ -33,26 +35,19 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	git_repository *g = NULL;
 	const char *data = getenv("RS_TEST_DATA");
 	struct rs_buf src = RS_BUF_INIT, bytes = RS_BUF_INIT;
 
 	strcpy(fx->dir, "/tmp/test_run_record-XXXXXX");
-	if (!mkdtemp(fx->dir))
+	if (repo_fixture_new(fx->dir, 0, &fx->repo) < 0)
 		return -1;
-	setenv("HOME", fx->dir, 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	git_libgit2_init();
-	if (git_repository_init(&g, fx->dir, 0) < 0)
+	if (rs_buf_printf(&src, "%s/tiny_pyinstrument_5.1.2.pyisession",
+			  data ? data : "tests/data") < 0)
 		return -1;
-	git_repository_free(g);
-	if (rs_repo_open(&fx->repo, fx->dir) < 0)
-		return -1;
-	rs_buf_printf(&src, "%s/tiny_pyinstrument_5.1.2.pyisession",
-		      data ? data : "tests/data");
 	if (rs_fs_read_file(&bytes, src.ptr, 1 << 20) < 0)
 		return -1;
-	rs_buf_printf(&fx->session, "%s/in.pyisession", fx->dir);
+	if (rs_buf_printf(&fx->session, "%s/in.pyisession", fx->dir) < 0)
+		return -1;
 	if (rs_fs_write_file_atomic(fx->session.ptr, bytes.ptr, bytes.len) < 0)
 		return -1;
 	rs_buf_release(&src);
@@ -64,15 +59,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
-	char cmd[128];
 
-	rs_repo_free(fx->repo);
 	rs_buf_release(&fx->session);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-	if (system(cmd) != 0)
+	if (repo_fixture_free(fx->dir, fx->repo) < 0)
 		return -1;
 	free(fx);
-	git_libgit2_shutdown();
 	return 0;
 }
 
@@ -94,7 +85,7 @@ static int count_files(const char *dir)
 
 	if (!d)
 		return 0;
-	while ((de = readdir(d))) {
+	for (de = readdir(d); de; de = readdir(d)) {
 		char sub[1024];
 		struct stat st;
 
@@ -219,10 +210,10 @@ static void test_record_one_commit(void **state)
 						1 << 20, &text), 0);
 	assert_non_null(strstr(text.ptr, "\"id\":\"20261201-035320-ci-abcdef7\""));
 	assert_int_equal(rs_repo_lfs_has(fx->repo, &run.files[0].oid, run.files[0].size), 0);
-	rs_buf_printf(&objdir, "%s/objects", fx->repo->lfs_dir);
+	assert_int_equal(rs_buf_printf(&objdir, "%s/objects", fx->repo->lfs_dir), 0);
 	assert_int_equal(count_files(objdir.ptr), 1);
 	rs_buf_clear(&objdir);
-	rs_buf_printf(&objdir, "%s/tmp", fx->repo->lfs_dir);
+	assert_int_equal(rs_buf_printf(&objdir, "%s/tmp", fx->repo->lfs_dir), 0);
 	assert_int_equal(count_files(objdir.ptr), 0);
 	rs_run_release(&run);
 
@@ -246,18 +237,18 @@ static void test_bad_input_leaves_nothing(void **state)
 	write_text(fx->dir, "trunc.pyisession", "{\"frame_records\": [[[\"a\\u0000b\\u00001\"], 0.5]");
 	prepare(&run);
 	assert_int_equal(rs_run_add_path(&run, fx->repo, fx->session.ptr), 0);
-	rs_buf_printf(&path, "%s/notes.txt", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/notes.txt", fx->dir), 0);
 	assert_int_equal(rs_run_add_path(&run, fx->repo, path.ptr), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "not a pyinstrument session"));
 	rs_buf_clear(&path);
-	rs_buf_printf(&path, "%s/trunc.pyisession", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/trunc.pyisession", fx->dir), 0);
 	assert_int_equal(rs_run_add_path(&run, fx->repo, path.ptr), RS_ECORRUPT);
 	/* the same name twice */
 	assert_int_equal(rs_run_add_path(&run, fx->repo, fx->session.ptr), RS_EUSAGE);
 	assert_int_equal(run.nfiles, 1);
 	rs_run_release(&run); /* the caller gives up */
 
-	rs_buf_printf(&lfs, "%s", fx->repo->lfs_dir);
+	assert_int_equal(rs_buf_printf(&lfs, "%s", fx->repo->lfs_dir), 0);
 	assert_int_equal(count_files(lfs.ptr), 0);
 	{
 		git_oid oid;
@@ -268,7 +259,7 @@ static void test_bad_input_leaves_nothing(void **state)
 	prepare(&run);
 	run.raw = 1;
 	rs_buf_clear(&path);
-	rs_buf_printf(&path, "%s/notes.txt", fx->dir);
+	assert_int_equal(rs_buf_printf(&path, "%s/notes.txt", fx->dir), 0);
 	assert_int_equal(rs_run_add_path(&run, fx->repo, path.ptr), 0);
 	assert_string_equal(run.files[0].role, "other");
 	assert_int_equal(run.files[0].lfs, 0);

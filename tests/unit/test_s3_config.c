@@ -78,6 +78,17 @@ static const char *fake_get(const char *key, void *payload)
 	return NULL;
 }
 
+/* `cfg` holds these keys (`token` NULL: no session token). */
+static void assert_keys(const struct rs_aws_config *cfg, const char *id, const char *secret, const char *token)
+{
+	assert_string_equal(cfg->access_key_id, id);
+	assert_string_equal(cfg->secret_access_key, secret);
+	if (token)
+		assert_string_equal(cfg->session_token, token);
+	else
+		assert_null(cfg->session_token);
+}
+
 static void test_env_credentials(void **state)
 {
 	struct rs_aws_config cfg;
@@ -87,9 +98,7 @@ static void test_env_credentials(void **state)
 	setenv("AWS_SECRET_ACCESS_KEY", "envsecret", 1);
 	setenv("AWS_SESSION_TOKEN", "envtoken", 1);
 	assert_int_equal(rs_aws_config_load(&cfg, NULL, NULL), 0);
-	assert_string_equal(cfg.access_key_id, "AKIDENV");
-	assert_string_equal(cfg.secret_access_key, "envsecret");
-	assert_string_equal(cfg.session_token, "envtoken");
+	assert_keys(&cfg, "AKIDENV", "envsecret", "envtoken");
 	assert_string_equal(cfg.region, "us-east-1");
 	assert_null(cfg.endpoint);
 	assert_int_equal(cfg.path_style, 0);
@@ -128,18 +137,14 @@ static void test_profile_files(void **state)
 	setenv("AWS_CONFIG_FILE", conf_path, 1);
 
 	assert_int_equal(rs_aws_config_load(&cfg, NULL, NULL), 0);
-	assert_string_equal(cfg.access_key_id, "AKIDDEFAULT");
-	assert_string_equal(cfg.secret_access_key, "defsecret");
-	assert_null(cfg.session_token);
+	assert_keys(&cfg, "AKIDDEFAULT", "defsecret", NULL);
 	assert_string_equal(cfg.region, "eu-central-1");
 	assert_null(cfg.endpoint);
 	rs_aws_config_release(&cfg);
 
 	setenv("AWS_PROFILE", "dev", 1);
 	assert_int_equal(rs_aws_config_load(&cfg, NULL, NULL), 0);
-	assert_string_equal(cfg.access_key_id, "AKIDDEV");
-	assert_string_equal(cfg.secret_access_key, "devsecret");
-	assert_string_equal(cfg.session_token, "devtoken");
+	assert_keys(&cfg, "AKIDDEV", "devsecret", "devtoken");
 	assert_string_equal(cfg.region, "ap-south-1");
 	assert_string_equal(cfg.endpoint, "http://127.0.0.1:9000");
 	assert_int_equal(cfg.path_style, 1);
@@ -181,6 +186,19 @@ static void test_credentials_in_config_file(void **state)
 	assert_non_null(strstr(rs_error_message(), "no aws_secret_access_key"));
 }
 
+/* The settings load: `region`, `endpoint` and (unless -1) `path_style`. */
+static void assert_loaded(struct fake_config *fc, const char *region, const char *endpoint, int path_style)
+{
+	struct rs_aws_config cfg;
+
+	assert_int_equal(rs_aws_config_load(&cfg, fake_get, fc), 0);
+	assert_string_equal(cfg.region, region);
+	assert_string_equal(cfg.endpoint, endpoint);
+	if (path_style >= 0)
+		assert_int_equal(cfg.path_style, path_style);
+	rs_aws_config_release(&cfg);
+}
+
 static void test_region_and_endpoint_precedence(void **state)
 {
 	struct fake_config fc = { NULL, NULL, NULL };
@@ -192,34 +210,20 @@ static void test_region_and_endpoint_precedence(void **state)
 	write_file(conf_path, "[default]\nregion = from-file-1\nendpoint_url = http://file:1\n");
 	setenv("AWS_CONFIG_FILE", conf_path, 1);
 
-	assert_int_equal(rs_aws_config_load(&cfg, fake_get, &fc), 0);
-	assert_string_equal(cfg.region, "from-file-1");
-	assert_string_equal(cfg.endpoint, "http://file:1");
-	rs_aws_config_release(&cfg);
+	assert_loaded(&fc, "from-file-1", "http://file:1", -1);
 
 	setenv("AWS_DEFAULT_REGION", "default-region-1", 1);
 	setenv("AWS_ENDPOINT_URL", "http://generic:2", 1);
-	assert_int_equal(rs_aws_config_load(&cfg, fake_get, &fc), 0);
-	assert_string_equal(cfg.region, "default-region-1");
-	assert_string_equal(cfg.endpoint, "http://generic:2");
-	rs_aws_config_release(&cfg);
+	assert_loaded(&fc, "default-region-1", "http://generic:2", -1);
 
 	setenv("AWS_REGION", "region-1", 1);
 	setenv("AWS_ENDPOINT_URL_S3", "https://s3only:3/", 1);
-	assert_int_equal(rs_aws_config_load(&cfg, fake_get, &fc), 0);
-	assert_string_equal(cfg.region, "region-1");
-	assert_string_equal(cfg.endpoint, "https://s3only:3");
-	assert_int_equal(cfg.path_style, 1);
-	rs_aws_config_release(&cfg);
+	assert_loaded(&fc, "region-1", "https://s3only:3", 1);
 
 	fc.region = "repo-region-1";
 	fc.endpoint = "http://repo:4";
 	fc.addressing = "virtual";
-	assert_int_equal(rs_aws_config_load(&cfg, fake_get, &fc), 0);
-	assert_string_equal(cfg.region, "repo-region-1");
-	assert_string_equal(cfg.endpoint, "http://repo:4");
-	assert_int_equal(cfg.path_style, 0);
-	rs_aws_config_release(&cfg);
+	assert_loaded(&fc, "repo-region-1", "http://repo:4", 0);
 
 	fc.endpoint = "http://repo:4/some/path";
 	assert_int_equal(rs_aws_config_load(&cfg, fake_get, &fc), RS_EUSAGE);

@@ -304,25 +304,35 @@ static void test_list_pages(void **state)
 	rs_remote_free(other);
 }
 
+/* n pattern bytes of `seed`, returned (free them) and written to the
+ * state folder's file `name` (its path in `path`, pn bytes). */
+static unsigned char *pattern_file(char *path, size_t pn, const char *name, size_t n, uint32_t seed)
+{
+	unsigned char *data = malloc(n);
+	FILE *f;
+
+	assert_non_null(data);
+	fill_pattern(data, n, seed);
+	snprintf(path, pn, "%s/%s", state_dir, name);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	fclose(f);
+	return data;
+}
+
 static void test_multipart(void **state)
 {
 	struct rs_remote *r;
 	struct rs_buf b = GET_BUF_INIT;
 	size_t n = 21u << 20; /* 8 + 8 + 5 MiB parts */
-	unsigned char *data = malloc(n);
+	unsigned char *data;
 	char path[128];
 	uint64_t size = 0;
-	FILE *f;
 
 	(void)state;
 	NEED_SERVERS();
-	assert_non_null(data);
-	fill_pattern(data, n, 7);
-	snprintf(path, sizeof(path), "%s/big.bin", state_dir);
-	f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, n, f), n);
-	fclose(f);
+	data = pattern_file(path, sizeof(path), "big.bin", n, 7);
 
 	r = open_good("s3://results-test/t3");
 	assert_int_equal(r->put_file(r, "packs/big.pack", path), 0);
@@ -381,20 +391,11 @@ static void test_multipart_failure_leaves_nothing(void **state)
 	struct rs_remote *r = NULL, *good;
 	char path[128];
 	size_t n = 17u << 20;
-	unsigned char *data = malloc(n);
 	uint64_t size;
-	FILE *f;
 
 	(void)state;
 	NEED_SERVERS();
-	assert_non_null(data);
-	fill_pattern(data, n, 9);
-	snprintf(path, sizeof(path), "%s/fail.bin", state_dir);
-	f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, n, f), n);
-	fclose(f);
-	free(data);
+	free(pattern_file(path, sizeof(path), "fail.bin", n, 9));
 
 	assert_int_equal(open_s3(&r, failpart_url, "s3://results-test/t4", "S3RVER", "S3RVER"), 0);
 	assert_int_equal(r->put_file(r, "packs/half.pack", path), RS_EAUTH);

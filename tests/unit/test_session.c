@@ -82,11 +82,13 @@ static int summarise(const char *buf, size_t n, size_t piece, json_t **out)
 		}
 		if (k > n - off)
 			k = n - off;
-		if ((err = rs_summary_feed(s, buf + off, k)))
+		err = rs_summary_feed(s, buf + off, k);
+		if (err)
 			goto out;
 		off += k;
 	}
-	if ((err = rs_summary_finish(s)))
+	err = rs_summary_finish(s);
+	if (err)
 		goto out;
 	err = rs_summary_json(s, out);
 out:
@@ -358,7 +360,7 @@ static char *spread_whitespace(const char *in, size_t n, size_t *out_len)
 		char c = in[i];
 
 		if (in_str) {
-			rs_buf_putc(&b, c);
+			assert_int_equal(rs_buf_putc(&b, c), 0);
 			if (esc)
 				esc = 0;
 			else if (c == '\\')
@@ -370,12 +372,12 @@ static char *spread_whitespace(const char *in, size_t n, size_t *out_len)
 		if (c == ' ')
 			continue;
 		if (strchr("]}", c))
-			rs_buf_puts(&b, "\r\n\t ");
-		rs_buf_putc(&b, c);
+			assert_int_equal(rs_buf_puts(&b, "\r\n\t "), 0);
+		assert_int_equal(rs_buf_putc(&b, c), 0);
 		if (c == '"')
 			in_str = 1;
 		if (strchr(",:[{", c))
-			rs_buf_puts(&b, " \t\r\n");
+			assert_int_equal(rs_buf_puts(&b, " \t\r\n"), 0);
 	}
 	return rs_buf_detach(&b, out_len);
 }
@@ -766,37 +768,37 @@ static void test_caps(void **state)
 
 	(void)state;
 	/* a frame string over 64 KiB, whole and in pieces */
-	rs_buf_puts(&b, "{\"frame_records\": [[[\"");
+	assert_int_equal(rs_buf_puts(&b, "{\"frame_records\": [[[\""), 0);
 	for (i = 0; i < RS_SESSION_MAX_STRING + 10; i++)
-		rs_buf_putc(&b, 'x');
-	rs_buf_puts(&b, "\"], 1]]}");
+		assert_int_equal(rs_buf_putc(&b, 'x'), 0);
+	assert_int_equal(rs_buf_puts(&b, "\"], 1]]}"), 0);
 	assert_error(summarise(b.ptr, b.len, 0, &j), RS_EUSAGE, "longer than 65536 bytes");
 	assert_error(summarise(b.ptr, b.len, 1000, &j), RS_EUSAGE, "string at byte 21 is longer");
 	/* exactly at the cap is fine */
 	rs_buf_clear(&b);
-	rs_buf_puts(&b, "{\"frame_records\": [[[\"");
+	assert_int_equal(rs_buf_puts(&b, "{\"frame_records\": [[[\""), 0);
 	for (i = 0; i < RS_SESSION_MAX_STRING; i++)
-		rs_buf_putc(&b, 'x');
-	rs_buf_puts(&b, "\"], 1]]}");
+		assert_int_equal(rs_buf_putc(&b, 'x'), 0);
+	assert_int_equal(rs_buf_puts(&b, "\"], 1]]}"), 0);
 	assert_int_equal(summarise(b.ptr, b.len, 777, &j), 0);
 	json_decref(j);
 
 	/* nesting */
 	rs_buf_clear(&b);
-	rs_buf_puts(&b, "{\"frame_records\": [], \"x\": ");
+	assert_int_equal(rs_buf_puts(&b, "{\"frame_records\": [], \"x\": "), 0);
 	for (i = 0; i < 100; i++)
-		rs_buf_putc(&b, '[');
+		assert_int_equal(rs_buf_putc(&b, '['), 0);
 	for (i = 0; i < 100; i++)
-		rs_buf_putc(&b, ']');
-	rs_buf_putc(&b, '}');
+		assert_int_equal(rs_buf_putc(&b, ']'), 0);
+	assert_int_equal(rs_buf_putc(&b, '}'), 0);
 	assert_error(summarise(b.ptr, b.len, 0, &j), RS_EUSAGE, "nests deeper than 64");
 
 	/* a number too long */
 	rs_buf_clear(&b);
-	rs_buf_puts(&b, "{\"frame_records\": [[[\"a\"], 1");
+	assert_int_equal(rs_buf_puts(&b, "{\"frame_records\": [[[\"a\"], 1"), 0);
 	for (i = 0; i < 100; i++)
-		rs_buf_putc(&b, '0');
-	rs_buf_puts(&b, "]]}");
+		assert_int_equal(rs_buf_putc(&b, '0'), 0);
+	assert_int_equal(rs_buf_puts(&b, "]]}"), 0);
 	assert_error(summarise(b.ptr, b.len, 0, &j), RS_ECORRUPT, "token too long");
 	assert_error(summarise(b.ptr, b.len, 3, &j), RS_ECORRUPT, "token too long");
 	rs_buf_release(&b);
@@ -850,7 +852,7 @@ static void test_markdown(void **state)
 		if (!strstr(md.ptr, want[i]))
 			fail_msg("Markdown lacks '%s':\n%s", want[i], md.ptr);
 	/* 15 rows in each function table */
-	for (p = md.ptr; (p = strstr(p, "\n| 15 | ")); p++)
+	for (p = strstr(md.ptr, "\n| 15 | "); p; p = strstr(p + 1, "\n| 15 | "))
 		rows++;
 	assert_int_equal(rows, 2);
 	assert_null(strstr(md.ptr, "\n| 16 | "));

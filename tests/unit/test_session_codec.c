@@ -27,6 +27,12 @@ static int collect(void *ctx, const void *p, size_t n)
 	return rs_buf_put(ctx, p, n);
 }
 
+/* The first n bytes of container `c` decoded into `back`, at most `size`. */
+static int decode(const struct rs_buf *c, size_t n, size_t size, struct rs_buf *back)
+{
+	return rs_codec_decode((unsigned char *)c->ptr, n, size, collect, back);
+}
+
 static void data_path(char *out, size_t n, const char *name)
 {
 	const char *dir = getenv("RS_TEST_DATA");
@@ -42,6 +48,16 @@ static void write_file(const char *path, const char *text, size_t n)
 	assert_non_null(f);
 	assert_int_equal(fwrite(text, 1, n, f), n);
 	assert_int_equal(fclose(f), 0);
+}
+
+/* `text` in a new temporary file, named in `path` (a mkstemp template). */
+static void write_temp(char *path, const char *text, size_t n)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, text, n);
 }
 
 /* Encode `path`; returns `applies`, fills `out` and `st`. */
@@ -65,7 +81,7 @@ static void round_trip(const char *path, struct rs_codec_stats *st)
 
 	assert_int_equal(rs_fs_read_file(&orig, path, 1u << 30), 0);
 	assert_int_equal(encode(path, &out, st), 1);
-	assert_int_equal(rs_codec_decode((unsigned char *)out.ptr, out.len, orig.len, collect, &back), 0);
+	assert_int_equal(decode(&out, out.len, orig.len, &back), 0);
 	assert_int_equal(back.len, orig.len);
 	assert_memory_equal(back.ptr, orig.ptr, orig.len);
 	rs_buf_release(&orig);
@@ -133,12 +149,9 @@ static void test_times_off_the_model_are_kept_verbatim(void **state)
 		"], \"sample_count\": 16}";
 	char path[] = "/tmp/rs-test-codec-XXXXXX";
 	struct rs_codec_stats st;
-	int fd = mkstemp(path);
 
 	(void)state;
-	assert_true(fd >= 0);
-	close(fd);
-	write_file(path, text, sizeof(text) - 1);
+	write_temp(path, text, sizeof(text) - 1);
 	round_trip(path, &st);
 	assert_int_equal(st.records, 16);
 	/*
@@ -166,12 +179,9 @@ static void test_escape_traps_round_trip(void **state)
 		"], \"start_time\": 1796029753.6230605, \"program\": \"x \\\"y\\\" ]\", \"sample_count\": 2}";
 	char path[] = "/tmp/rs-test-codec-XXXXXX";
 	struct rs_codec_stats st;
-	int fd = mkstemp(path);
 
 	(void)state;
-	assert_true(fd >= 0);
-	close(fd);
-	write_file(path, text, sizeof(text) - 1);
+	write_temp(path, text, sizeof(text) - 1);
 	round_trip(path, &st);
 	assert_int_equal(st.records, 2);
 	assert_int_equal(st.frames, 5);
@@ -183,11 +193,8 @@ static void expect_decline(const char *text, size_t n, const char *why)
 	char path[] = "/tmp/rs-test-codec-XXXXXX";
 	struct rs_codec_stats st;
 	struct rs_buf out = RS_BUF_INIT;
-	int fd = mkstemp(path);
 
-	assert_true(fd >= 0);
-	close(fd);
-	write_file(path, text, n);
+	write_temp(path, text, n);
 	assert_int_equal(encode(path, &out, &st), 0);
 	assert_int_equal(out.len, 0);
 	if (!strstr(st.declined, why))
@@ -261,11 +268,11 @@ static void test_truncated_container_refused(void **state)
 	container_of("tiny_pyinstrument_4.6.2.pyisession", &c, &size);
 	for (cut = 0; cut < c.len; cut++) {
 		rs_buf_clear(&back);
-		assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, cut, size, collect, &back),
+		assert_int_equal(decode(&c, cut, size, &back),
 				 RS_ECORRUPT);
 	}
 	rs_buf_clear(&back);
-	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, size, collect, &back), 0);
+	assert_int_equal(decode(&c, c.len, size, &back), 0);
 	rs_buf_release(&c);
 	rs_buf_release(&back);
 }
@@ -279,13 +286,13 @@ static void test_flipped_bytes_never_crash(void **state)
 
 	(void)state;
 	container_of("tiny_pyinstrument_5.1.2.pyisession", &c, &size);
-	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, size, collect, &good), 0);
+	assert_int_equal(decode(&c, c.len, size, &good), 0);
 	for (at = 0; at < c.len; at++) {
 		int err;
 
 		c.ptr[at] ^= 0x5a;
 		rs_buf_clear(&back);
-		err = rs_codec_decode((unsigned char *)c.ptr, c.len, size, collect, &back);
+		err = decode(&c, c.len, size, &back);
 		c.ptr[at] ^= 0x5a;
 		if (err) {
 			assert_true(err == RS_ECORRUPT || err == RS_EUSAGE);
@@ -308,7 +315,7 @@ static void test_unknown_version_refused(void **state)
 	(void)state;
 	container_of("tiny_pyinstrument_4.3.0.pyisession", &c, &size);
 	c.ptr[8] = 2;
-	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, size, collect, &back), RS_EUSAGE);
+	assert_int_equal(decode(&c, c.len, size, &back), RS_EUSAGE);
 	assert_non_null(strstr(rs_error_message(), "session codec version 2"));
 	assert_non_null(strstr(rs_error_message(), "upgrade results"));
 	assert_int_equal(back.len, 0);
@@ -324,8 +331,7 @@ static void test_output_is_capped(void **state)
 
 	(void)state;
 	container_of("tiny_pyinstrument_4.3.0.pyisession", &c, &size);
-	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, size - 1, collect, &back),
-			 RS_ECORRUPT);
+	assert_int_equal(decode(&c, c.len, size - 1, &back), RS_ECORRUPT);
 	assert_true(back.len < size);
 	rs_buf_release(&c);
 	rs_buf_release(&back);

@@ -29,6 +29,33 @@ static const struct rs_sigv4_credentials suite_cred = {
 	"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", NULL
 };
 
+/* An S3 request with an empty payload, x-amz-content-sha256 signed,
+ * in us-east-1. */
+static struct rs_sigv4_request s3_request(const char *method, const char *host, const char *path,
+					  const char *query)
+{
+	struct rs_sigv4_request req = {
+		.method = method, .host = host, .path = path, .query = query,
+		.payload_sha256 = RS_SIGV4_EMPTY_SHA256, .content_sha256_header = 1,
+		.region = "us-east-1", .service = "s3",
+	};
+
+	return req;
+}
+
+/* A request of the generic test suite: service "service", no
+ * x-amz-content-sha256. */
+static struct rs_sigv4_request suite_request(const char *query)
+{
+	struct rs_sigv4_request req = {
+		.method = "GET", .host = "example.amazonaws.com", .path = "/", .query = query,
+		.payload_sha256 = RS_SIGV4_EMPTY_SHA256, .content_sha256_header = 0,
+		.region = "us-east-1", .service = "service",
+	};
+
+	return req;
+}
+
 static void sign_ok(struct rs_sigv4_result *res, const struct rs_sigv4_request *req,
 		    const struct rs_sigv4_credentials *cred, time_t t)
 {
@@ -38,18 +65,31 @@ static void sign_ok(struct rs_sigv4_result *res, const struct rs_sigv4_request *
 		fail_msg("sign failed: %s", rs_error_message());
 }
 
+/* Signs `req`: its canonical request holds `canonical` and its
+ * Authorization header holds `authorization` (NULL: not checked). */
+static void assert_signed(const struct rs_sigv4_request *req, const struct rs_sigv4_credentials *cred,
+			  time_t t, const char *canonical, const char *authorization)
+{
+	struct rs_sigv4_result res;
+
+	rs_sigv4_result_init(&res);
+	sign_ok(&res, req, cred, t);
+	if (canonical && !strstr(res.canonical_request.ptr, canonical))
+		fail_msg("canonical request lacks '%s':\n%s", canonical, res.canonical_request.ptr);
+	if (authorization && !strstr(res.authorization.ptr, authorization))
+		fail_msg("authorization lacks '%s':\n%s", authorization, res.authorization.ptr);
+	rs_sigv4_result_release(&res);
+}
+
 static void test_s3_get_object_range(void **state)
 {
 	struct rs_sigv4_header hdr[] = { { "Range", "bytes=0-9" } };
-	struct rs_sigv4_request req = {
-		.method = "GET", .host = "examplebucket.s3.amazonaws.com",
-		.path = "/test.txt", .query = NULL, .headers = hdr, .nheaders = 1,
-		.payload_sha256 = RS_SIGV4_EMPTY_SHA256, .content_sha256_header = 1,
-		.region = "us-east-1", .service = "s3",
-	};
+	struct rs_sigv4_request req = s3_request("GET", "examplebucket.s3.amazonaws.com", "/test.txt", NULL);
 	struct rs_sigv4_result res;
 
 	(void)state;
+	req.headers = hdr;
+	req.nheaders = 1;
 	rs_sigv4_result_init(&res);
 	sign_ok(&res, &req, &s3_doc_cred, S3_DOC_TIME);
 	assert_string_equal(res.amz_date, "20130524T000000Z");
@@ -84,7 +124,6 @@ static void test_s3_put_object(void **state)
 		.payload_sha256 = "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072",
 		.content_sha256_header = 1, .region = "us-east-1", .service = "s3",
 	};
-	struct rs_sigv4_result res;
 
 	(void)state;
 	/* The key "test$file.text" is encoded once: "$" becomes "%24". */
@@ -92,61 +131,36 @@ static void test_s3_put_object(void **state)
 	assert_int_equal(rs_percent_encode_str(&path, "test$file.text", RS_SLASH_KEEP), 0);
 	assert_string_equal(path.ptr, "/test%24file.text");
 	req.path = path.ptr;
-	rs_sigv4_result_init(&res);
-	sign_ok(&res, &req, &s3_doc_cred, S3_DOC_TIME);
-	assert_non_null(strstr(res.authorization.ptr,
+	assert_signed(&req, &s3_doc_cred, S3_DOC_TIME, NULL,
 		"SignedHeaders=date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class, "
-		"Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd"));
-	rs_sigv4_result_release(&res);
+		"Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd");
 	rs_buf_release(&path);
 }
 
 static void test_s3_get_bucket_lifecycle(void **state)
 {
-	struct rs_sigv4_request req = {
-		.method = "GET", .host = "examplebucket.s3.amazonaws.com",
-		.path = "/", .query = "lifecycle",
-		.payload_sha256 = RS_SIGV4_EMPTY_SHA256, .content_sha256_header = 1,
-		.region = "us-east-1", .service = "s3",
-	};
-	struct rs_sigv4_result res;
+	struct rs_sigv4_request req = s3_request("GET", "examplebucket.s3.amazonaws.com", "/", "lifecycle");
 
 	(void)state;
-	rs_sigv4_result_init(&res);
-	sign_ok(&res, &req, &s3_doc_cred, S3_DOC_TIME);
 	/* A parameter without a value is signed as "lifecycle=". */
-	assert_non_null(strstr(res.canonical_request.ptr, "GET\n/\nlifecycle=\n"));
-	assert_non_null(strstr(res.authorization.ptr,
-		"Signature=fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543"));
-	rs_sigv4_result_release(&res);
+	assert_signed(&req, &s3_doc_cred, S3_DOC_TIME, "GET\n/\nlifecycle=\n",
+		"Signature=fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543");
 }
 
 static void test_s3_list_objects(void **state)
 {
-	struct rs_sigv4_request req = {
-		.method = "GET", .host = "examplebucket.s3.amazonaws.com",
-		.path = "/", .query = "prefix=J&max-keys=2", /* unsorted on purpose */
-		.payload_sha256 = RS_SIGV4_EMPTY_SHA256, .content_sha256_header = 1,
-		.region = "us-east-1", .service = "s3",
-	};
-	struct rs_sigv4_result res;
+	/* the query unsorted on purpose */
+	struct rs_sigv4_request req = s3_request("GET", "examplebucket.s3.amazonaws.com", "/",
+						 "prefix=J&max-keys=2");
 
 	(void)state;
-	rs_sigv4_result_init(&res);
-	sign_ok(&res, &req, &s3_doc_cred, S3_DOC_TIME);
-	assert_non_null(strstr(res.canonical_request.ptr, "GET\n/\nmax-keys=2&prefix=J\n"));
-	assert_non_null(strstr(res.authorization.ptr,
-		"Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7"));
-	rs_sigv4_result_release(&res);
+	assert_signed(&req, &s3_doc_cred, S3_DOC_TIME, "GET\n/\nmax-keys=2&prefix=J\n",
+		"Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7");
 }
 
 static void test_suite_get_vanilla(void **state)
 {
-	struct rs_sigv4_request req = {
-		.method = "GET", .host = "example.amazonaws.com", .path = "/",
-		.payload_sha256 = RS_SIGV4_EMPTY_SHA256, .content_sha256_header = 0,
-		.region = "us-east-1", .service = "service",
-	};
+	struct rs_sigv4_request req = suite_request(NULL);
 	struct rs_sigv4_result res;
 
 	(void)state;
@@ -162,22 +176,11 @@ static void test_suite_get_vanilla(void **state)
 static void test_suite_query_order(void **state)
 {
 	/* get-vanilla-query-order-key-case: parameters sorted by name. */
-	struct rs_sigv4_request req = {
-		.method = "GET", .host = "example.amazonaws.com", .path = "/",
-		.query = "Param2=value2&Param1=value1",
-		.payload_sha256 = RS_SIGV4_EMPTY_SHA256, .content_sha256_header = 0,
-		.region = "us-east-1", .service = "service",
-	};
-	struct rs_sigv4_result res;
+	struct rs_sigv4_request req = suite_request("Param2=value2&Param1=value1");
 
 	(void)state;
-	rs_sigv4_result_init(&res);
-	sign_ok(&res, &req, &suite_cred, SUITE_TIME);
-	assert_non_null(strstr(res.canonical_request.ptr,
-			       "\nParam1=value1&Param2=value2\n"));
-	assert_non_null(strstr(res.authorization.ptr,
-		"Signature=b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500"));
-	rs_sigv4_result_release(&res);
+	assert_signed(&req, &suite_cred, SUITE_TIME, "\nParam1=value1&Param2=value2\n",
+		"Signature=b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500");
 }
 
 static void test_signing_key(void **state)
@@ -199,11 +202,7 @@ static void test_signing_key(void **state)
 static void test_session_token_is_signed(void **state)
 {
 	struct rs_sigv4_credentials cred = s3_doc_cred;
-	struct rs_sigv4_request req = {
-		.method = "GET", .host = "examplebucket.s3.amazonaws.com",
-		.path = "/test.txt", .payload_sha256 = RS_SIGV4_EMPTY_SHA256,
-		.content_sha256_header = 1, .region = "us-east-1", .service = "s3",
-	};
+	struct rs_sigv4_request req = s3_request("GET", "examplebucket.s3.amazonaws.com", "/test.txt", NULL);
 	struct rs_sigv4_result res;
 
 	(void)state;
@@ -222,11 +221,7 @@ static void test_session_token_is_signed(void **state)
 
 static void test_signature_depends_on_everything(void **state)
 {
-	struct rs_sigv4_request req = {
-		.method = "GET", .host = "examplebucket.s3.amazonaws.com",
-		.path = "/test.txt", .payload_sha256 = RS_SIGV4_EMPTY_SHA256,
-		.content_sha256_header = 1, .region = "us-east-1", .service = "s3",
-	};
+	struct rs_sigv4_request req = s3_request("GET", "examplebucket.s3.amazonaws.com", "/test.txt", NULL);
 	struct rs_sigv4_credentials wrong = s3_doc_cred;
 	struct rs_sigv4_result a, b;
 
@@ -250,11 +245,7 @@ static void test_query_normalised(void **state)
 {
 	/* A continuation token with '/', '+' and '=' signs the same whether the
 	 * caller encoded it or not. */
-	struct rs_sigv4_request req = {
-		.method = "GET", .host = "h", .path = "/b",
-		.payload_sha256 = RS_SIGV4_EMPTY_SHA256, .content_sha256_header = 1,
-		.region = "us-east-1", .service = "s3",
-	};
+	struct rs_sigv4_request req = s3_request("GET", "h", "/b", NULL);
 	struct rs_sigv4_result a, b;
 
 	(void)state;
@@ -274,29 +265,19 @@ static void test_query_normalised(void **state)
 static void test_header_values_trimmed(void **state)
 {
 	struct rs_sigv4_header hdr[] = { { "X-Amz-Meta-Note", "  a   b  c " } };
-	struct rs_sigv4_request req = {
-		.method = "PUT", .host = "h", .path = "/b/k", .headers = hdr, .nheaders = 1,
-		.payload_sha256 = RS_SIGV4_EMPTY_SHA256, .content_sha256_header = 1,
-		.region = "us-east-1", .service = "s3",
-	};
-	struct rs_sigv4_result res;
+	struct rs_sigv4_request req = s3_request("PUT", "h", "/b/k", NULL);
 
 	(void)state;
-	rs_sigv4_result_init(&res);
-	sign_ok(&res, &req, &s3_doc_cred, S3_DOC_TIME);
-	assert_non_null(strstr(res.canonical_request.ptr, "\nx-amz-meta-note:a b c\n"));
-	rs_sigv4_result_release(&res);
+	req.headers = hdr;
+	req.nheaders = 1;
+	assert_signed(&req, &s3_doc_cred, S3_DOC_TIME, "\nx-amz-meta-note:a b c\n", NULL);
 }
 
 static void test_bad_input_refused(void **state)
 {
 	struct rs_sigv4_header bad[] = { { "x-evil", "a\r\nInjected: 1" } };
 	struct rs_sigv4_header dup[] = { { "Host", "other" } };
-	struct rs_sigv4_request req = {
-		.method = "GET", .host = "h", .path = "/b/k",
-		.payload_sha256 = RS_SIGV4_EMPTY_SHA256, .content_sha256_header = 1,
-		.region = "us-east-1", .service = "s3",
-	};
+	struct rs_sigv4_request req = s3_request("GET", "h", "/b/k", NULL);
 	struct rs_sigv4_credentials nokey = { "AKID", "", NULL };
 	struct rs_sigv4_result res;
 

@@ -92,6 +92,45 @@ static void path_in(char *out, size_t n, const struct store_fixture *f, const ch
 	snprintf(out, n, "%s/%s", f->dir, name);
 }
 
+/* A sample file in the fixture's folder, with its id and size. */
+struct sample {
+	char path[400];
+	struct rs_id oid;
+	uint64_t size;
+};
+
+/* `name` in the fixture's folder made a sample (write_sample's bytes). */
+static void make_sample(struct sample *x, const struct store_fixture *f, const char *name, size_t n,
+			uint64_t seed, size_t insert_at, size_t insert_len)
+{
+	path_in(x->path, sizeof(x->path), f, name);
+	write_sample(x->path, n, seed, insert_at, insert_len);
+	test_file_id(x->path, &x->oid, &x->size);
+}
+
+/* Samples a and b, b being a with `len` bytes inserted at `at`; a put by
+ * a store handle that is closed again: what a later process finds. */
+static void put_first_of_pair(struct store_fixture *f, struct sample *a, struct sample *b, size_t n,
+			      uint64_t seed, size_t at, size_t len)
+{
+	struct rs_store *s = open_store(f);
+
+	make_sample(a, f, "a.pyisession", n, seed, 0, 0);
+	make_sample(b, f, "b.pyisession", n, seed, at, len);
+	assert_int_equal(rs_store_put_file(s, &a->oid, a->size, a->path, NULL, NULL, NULL), 0);
+	rs_store_free(s);
+}
+
+/* `x` comes back from the store byte for byte (as b.out). */
+static void assert_gets_back(struct store_fixture *f, struct rs_store *s, const struct sample *x)
+{
+	char out[400];
+
+	path_in(out, sizeof(out), f, "b.out");
+	assert_int_equal(rs_store_get_file(s, &x->oid, x->size, out, NULL, NULL), 0);
+	assert_true(test_files_equal(x->path, out));
+}
+
 static void test_round_trip_and_idempotent_push(void **state)
 {
 	struct store_fixture *f = *state;
@@ -160,29 +199,18 @@ static void test_empty_object(void **state)
 static void test_dedup_across_objects_and_processes(void **state)
 {
 	struct store_fixture *f = *state;
-	struct rs_store *s = open_store(f), *s2;
+	struct rs_store *s2;
 	struct rs_store_put_stats st;
-	char a[400], b[400], out[400];
-	struct rs_id oa, ob;
-	uint64_t sa, sb;
+	struct sample a, b;
 
-	path_in(a, sizeof(a), f, "a.pyisession");
-	path_in(b, sizeof(b), f, "b.pyisession");
-	path_in(out, sizeof(out), f, "b.out");
-	write_sample(a, 24u << 20, 5, 0, 0);
-	write_sample(b, 24u << 20, 5, 12u << 20, 300); /* same with an insertion */
-	test_file_id(a, &oa, &sa);
-	test_file_id(b, &ob, &sb);
-	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, &st), 0);
-	rs_store_free(s);
+	put_first_of_pair(f, &a, &b, 24u << 20, 5, 12u << 20, 300);
 
 	/* A new store handle, as a later agent process: learns from the remote. */
 	s2 = open_store(f);
-	assert_int_equal(rs_store_put_file(s2, &ob, sb, b, NULL, NULL, &st), 0);
+	assert_int_equal(rs_store_put_file(s2, &b.oid, b.size, b.path, NULL, NULL, &st), 0);
 	assert_true(st.chunks >= 5);
 	assert_true(st.chunks_new <= 3); /* only the chunks around the insertion */
-	assert_int_equal(rs_store_get_file(s2, &ob, sb, out, NULL, NULL), 0);
-	assert_true(test_files_equal(b, out));
+	assert_gets_back(f, s2, &b);
 	rs_store_free(s2);
 }
 
@@ -199,7 +227,7 @@ static int for_each_pack(struct store_fixture *f, const char *suffix, void (*fn)
 	if (!d && !fn)
 		return 0; /* only counting, and nothing was ever stored */
 	assert_non_null(d);
-	while ((e = readdir(d))) {
+	for (e = readdir(d); e; e = readdir(d)) {
 		size_t len = strlen(e->d_name);
 
 		if (len > strlen(suffix) && !strcmp(e->d_name + len - strlen(suffix), suffix)) {
@@ -303,7 +331,7 @@ static void test_wrong_content_stores_nothing(void **state)
 	if (d) {
 		struct dirent *e;
 
-		while ((e = readdir(d)))
+		for (e = readdir(d); e; e = readdir(d))
 			packs += e->d_name[0] != '.';
 		closedir(d);
 	}
@@ -335,28 +363,20 @@ static void test_vanished_pack_is_reuploaded(void **state)
 	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	struct rs_store_put_stats st;
-	char a[400], b[400], out[400];
-	struct rs_id oa, ob;
-	uint64_t sa, sb;
+	struct sample a, b;
 	struct rs_buf key = RS_BUF_INIT;
 
-	path_in(a, sizeof(a), f, "a.pyisession");
-	path_in(b, sizeof(b), f, "b.pyisession");
-	path_in(out, sizeof(out), f, "b.out");
-	write_sample(a, 8u << 20, 11, 0, 0);
-	write_sample(b, 8u << 20, 11, 4u << 20, 50);
-	test_file_id(a, &oa, &sa);
-	test_file_id(b, &ob, &sb);
-	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, &st), 0);
+	make_sample(&a, f, "a.pyisession", 8u << 20, 11, 0, 0);
+	make_sample(&b, f, "b.pyisession", 8u << 20, 11, 4u << 20, 50);
+	assert_int_equal(rs_store_put_file(s, &a.oid, a.size, a.path, NULL, NULL, &st), 0);
 	/* The collector removes a's manifest and packs while s still knows them. */
-	assert_int_equal(rs_key_manifest(&key, &oa), 0);
+	assert_int_equal(rs_key_manifest(&key, &a.oid), 0);
 	assert_int_equal(f->remote->del(f->remote, key.ptr), 0);
 	assert_true(for_each_pack(f, ".idx", remove_file) >= 1);
 	assert_true(for_each_pack(f, ".pack", remove_file) >= 1);
-	assert_int_equal(rs_store_put_file(s, &ob, sb, b, NULL, NULL, &st), 0);
+	assert_int_equal(rs_store_put_file(s, &b.oid, b.size, b.path, NULL, NULL, &st), 0);
 	assert_int_equal(st.chunks_new, st.chunks);
-	assert_int_equal(rs_store_get_file(s, &ob, sb, out, NULL, NULL), 0);
-	assert_true(test_files_equal(b, out));
+	assert_gets_back(f, s, &b);
 	rs_buf_release(&key);
 	rs_store_free(s);
 }
@@ -607,19 +627,13 @@ static void test_marked_pack_is_not_borrowed(void **state)
 	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f);
 	struct rs_store_put_stats st;
-	char a[400], b[400];
-	struct rs_id oa, ob;
-	uint64_t sa, sb;
+	struct sample a, b;
 
-	path_in(a, sizeof(a), f, "a.pyisession");
-	path_in(b, sizeof(b), f, "b.pyisession");
-	write_sample(a, 8u << 20, 17, 0, 0);
-	write_sample(b, 8u << 20, 17, 6u << 20, 50);
-	test_file_id(a, &oa, &sa);
-	test_file_id(b, &ob, &sb);
-	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, &st), 0);
+	make_sample(&a, f, "a.pyisession", 8u << 20, 17, 0, 0);
+	make_sample(&b, f, "b.pyisession", 8u << 20, 17, 6u << 20, 50);
+	assert_int_equal(rs_store_put_file(s, &a.oid, a.size, a.path, NULL, NULL, &st), 0);
 	assert_true(for_each_pack(f, ".idx", remove_file) >= 1);
-	assert_int_equal(rs_store_put_file(s, &ob, sb, b, NULL, NULL, &st), 0);
+	assert_int_equal(rs_store_put_file(s, &b.oid, b.size, b.path, NULL, NULL, &st), 0);
 	assert_int_equal(st.chunks_new, st.chunks);
 	rs_store_free(s);
 }
@@ -835,7 +849,7 @@ static int entries_in(const char *dir)
 
 	if (!d)
 		return -1;
-	while ((e = readdir(d)))
+	for (e = readdir(d); e; e = readdir(d))
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
@@ -963,7 +977,7 @@ static int count_packs(struct store_fixture *f, const char *suffix)
 	snprintf(dir, sizeof(dir), "%s/packs", f->remote_dir);
 	d = opendir(dir);
 	assert_non_null(d);
-	while ((e = readdir(d))) {
+	for (e = readdir(d); e; e = readdir(d)) {
 		size_t l = strlen(e->d_name), k = strlen(suffix);
 
 		n += l > k && !strcmp(e->d_name + l - k, suffix);
@@ -991,29 +1005,18 @@ static void quarantine_pack(const char *pack_path)
 static void test_quarantined_pack_is_not_borrowed(void **state)
 {
 	struct store_fixture *f = *state;
-	struct rs_store *s = open_store(f), *s2;
+	struct rs_store *s2;
 	struct rs_store_put_stats st;
-	char a[400], b[400], out[400];
-	struct rs_id oa, ob;
-	uint64_t sa, sb;
+	struct sample a, b;
 
-	path_in(a, sizeof(a), f, "a.pyisession");
-	path_in(b, sizeof(b), f, "b.pyisession");
-	path_in(out, sizeof(out), f, "b.out");
-	write_sample(a, 16u << 20, 31, 0, 0);
-	write_sample(b, 16u << 20, 31, 8u << 20, 50);
-	test_file_id(a, &oa, &sa);
-	test_file_id(b, &ob, &sb);
-	assert_int_equal(rs_store_put_file(s, &oa, sa, a, NULL, NULL, NULL), 0);
-	rs_store_free(s);
+	put_first_of_pair(f, &a, &b, 16u << 20, 31, 8u << 20, 50);
 	assert_int_equal(for_each_pack(f, ".pack", quarantine_pack), 1);
 	s2 = open_store(f); /* its cache knows the pack: quarantine overrides it */
-	assert_int_equal(rs_store_put_file(s2, &ob, sb, b, NULL, NULL, &st), 0);
+	assert_int_equal(rs_store_put_file(s2, &b.oid, b.size, b.path, NULL, NULL, &st), 0);
 	assert_true(st.chunks >= 5);
 	assert_int_equal(st.chunks_new, st.chunks);
 	assert_true(count_packs(f, ".pack") >= 2);
-	assert_int_equal(rs_store_get_file(s2, &ob, sb, out, NULL, NULL), 0);
-	assert_true(test_files_equal(b, out));
+	assert_gets_back(f, s2, &b);
 	rs_store_free(s2);
 }
 

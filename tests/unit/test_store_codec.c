@@ -86,6 +86,63 @@ static void write_manifest(const struct store_fixture *f, const struct rs_manife
 	rs_buf_release(&b);
 }
 
+/* The path (in `src`, n bytes), id and size of the data file `name`. */
+static void data_file(char *src, size_t n, const char *name, struct rs_id *oid, uint64_t *size)
+{
+	data_path(src, n, name);
+	test_file_id(src, oid, size);
+}
+
+/* Puts the data file `name` (its path in `src`, n bytes), which must work. */
+static void put_data(struct rs_store *s, const char *name, char *src, size_t n, struct rs_id *oid,
+		     uint64_t *size)
+{
+	data_file(src, n, name, oid, size);
+	assert_int_equal(rs_store_put_file(s, oid, *size, src, NULL, NULL, NULL), 0);
+}
+
+/* Puts the data file `name`: its manifest says `transform`, and it comes
+ * back byte for byte. */
+static void assert_round_trip(struct store_fixture *f, struct rs_store *s, const char *name, int transform)
+{
+	struct rs_manifest m;
+	char src[512], dst[512];
+	struct rs_id oid;
+	uint64_t size;
+
+	snprintf(dst, sizeof(dst), "%s/out", f->dir);
+	unlink(dst);
+	put_data(s, name, src, sizeof(src), &oid, &size);
+	read_manifest(f, &oid, &m);
+	assert_int_equal(m.transform, transform);
+	rs_manifest_release(&m);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
+	assert_true(test_files_equal(src, dst));
+}
+
+/* A stored session whose manifest is then made to say `transform`: its get
+ * fails with `err` and `msg`, and leaves no file. */
+static void assert_get_refused(struct store_fixture *f, int generic_only, int transform, int err,
+			       const char *msg)
+{
+	struct rs_store *s = open_store(f, generic_only);
+	struct rs_manifest m;
+	char src[512], dst[512];
+	struct rs_id oid;
+	uint64_t size;
+
+	snprintf(dst, sizeof(dst), "%s/out", f->dir);
+	put_data(s, "tiny_pyinstrument_5.1.2.pyisession", src, sizeof(src), &oid, &size);
+	read_manifest(f, &oid, &m);
+	m.transform = transform;
+	write_manifest(f, &m);
+	rs_manifest_release(&m);
+	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), err);
+	assert_non_null(strstr(rs_error_message(), msg));
+	assert_int_equal(access(dst, F_OK), -1);
+	rs_store_free(s);
+}
+
 static void test_session_is_stored_transformed(void **state)
 {
 	struct store_fixture *f = *state;
@@ -96,9 +153,8 @@ static void test_session_is_stored_transformed(void **state)
 	struct rs_id oid;
 	uint64_t size;
 
-	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
 	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
-	test_file_id(src, &oid, &size);
+	data_file(src, sizeof(src), "real_small_pop1k.pyisession", &oid, &size);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, &st), 0);
 	read_manifest(f, &oid, &m);
 	assert_int_equal(m.transform, RS_TRANSFORM_SESSION);
@@ -118,81 +174,25 @@ static void test_generic_only_and_other_objects_keep_identity(void **state)
 {
 	struct store_fixture *f = *state;
 	struct rs_store *s = open_store(f, 1);
-	struct rs_manifest m;
-	char src[512], dst[512], other[512];
-	struct rs_id oid;
-	uint64_t size;
 
-	data_path(src, sizeof(src), "tiny_pyinstrument_4.6.2.pyisession");
-	snprintf(dst, sizeof(dst), "%s/out", f->dir);
-	test_file_id(src, &oid, &size);
-	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
-	read_manifest(f, &oid, &m);
-	assert_int_equal(m.transform, RS_TRANSFORM_IDENTITY);
-	rs_manifest_release(&m);
-	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
-	assert_true(test_files_equal(src, dst));
+	assert_round_trip(f, s, "tiny_pyinstrument_4.6.2.pyisession", RS_TRANSFORM_IDENTITY);
 	rs_store_free(s);
 
 	/* a file that is not a session in json.dump's spelling: identity */
 	s = open_store(f, 0);
-	data_path(other, sizeof(other), "session_tiny_5.1.2_indented.pyisession");
-	test_file_id(other, &oid, &size);
-	assert_int_equal(rs_store_put_file(s, &oid, size, other, NULL, NULL, NULL), 0);
-	read_manifest(f, &oid, &m);
-	assert_int_equal(m.transform, RS_TRANSFORM_IDENTITY);
-	rs_manifest_release(&m);
-	unlink(dst);
-	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), 0);
-	assert_true(test_files_equal(other, dst));
+	assert_round_trip(f, s, "session_tiny_5.1.2_indented.pyisession", RS_TRANSFORM_IDENTITY);
 	rs_store_free(s);
 }
 
 static void test_unknown_transform_refused(void **state)
 {
-	struct store_fixture *f = *state;
-	struct rs_store *s = open_store(f, 0);
-	struct rs_manifest m;
-	char src[512], dst[512];
-	struct rs_id oid;
-	uint64_t size;
-
-	data_path(src, sizeof(src), "tiny_pyinstrument_5.1.2.pyisession");
-	snprintf(dst, sizeof(dst), "%s/out", f->dir);
-	test_file_id(src, &oid, &size);
-	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
-	read_manifest(f, &oid, &m);
-	m.transform = 9;
-	write_manifest(f, &m);
-	rs_manifest_release(&m);
-	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_EUSAGE);
-	assert_non_null(strstr(rs_error_message(), "uses transform 9, which this build cannot undo"));
-	assert_int_equal(access(dst, F_OK), -1);
-	rs_store_free(s);
+	assert_get_refused(*state, 0, 9, RS_EUSAGE, "uses transform 9, which this build cannot undo");
 }
 
 /* Identity chunks that a manifest claims are a container: refused, no file left. */
 static void test_damaged_container_refused(void **state)
 {
-	struct store_fixture *f = *state;
-	struct rs_store *s = open_store(f, 1);
-	struct rs_manifest m;
-	char src[512], dst[512];
-	struct rs_id oid;
-	uint64_t size;
-
-	data_path(src, sizeof(src), "tiny_pyinstrument_5.1.2.pyisession");
-	snprintf(dst, sizeof(dst), "%s/out", f->dir);
-	test_file_id(src, &oid, &size);
-	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
-	read_manifest(f, &oid, &m);
-	m.transform = RS_TRANSFORM_SESSION;
-	write_manifest(f, &m);
-	rs_manifest_release(&m);
-	assert_int_equal(rs_store_get_file(s, &oid, size, dst, NULL, NULL), RS_ECORRUPT);
-	assert_non_null(strstr(rs_error_message(), "session container is damaged"));
-	assert_int_equal(access(dst, F_OK), -1);
-	rs_store_free(s);
+	assert_get_refused(*state, 1, RS_TRANSFORM_SESSION, RS_ECORRUPT, "session container is damaged");
 }
 
 /* A session that changed since git-lfs hashed it is refused, as on the generic path. */
@@ -204,8 +204,7 @@ static void test_changed_session_stores_nothing(void **state)
 	struct rs_id oid;
 	uint64_t size;
 
-	data_path(src, sizeof(src), "tiny_pyinstrument_4.3.0.pyisession");
-	test_file_id(src, &oid, &size);
+	data_file(src, sizeof(src), "tiny_pyinstrument_4.3.0.pyisession", &oid, &size);
 	oid.id[3] ^= 0x10;
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "the file changed since git-lfs hashed it"));
@@ -235,7 +234,7 @@ static void test_next_run_shares_the_dictionary(void **state)
 	snprintf(next, sizeof(next), "%s/next.pyisession", f->dir);
 	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
 	assert_int_equal(rs_fs_read_file(&b, src, 1u << 26), 0);
-	for (at = b.ptr; (at = strstr(at, "<thread>\\u0000")); at++)
+	for (at = strstr(b.ptr, "<thread>\\u0000"); at; at = strstr(at + 1, "<thread>\\u0000"))
 		at[14] = at[14] == '9' ? '8' : '9';
 	fp = fopen(next, "wb");
 	assert_non_null(fp);
@@ -288,9 +287,8 @@ static void test_progress_in_object_bytes(void **state)
 	struct rs_id oid;
 	uint64_t size;
 
-	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
 	snprintf(dst, sizeof(dst), "%s/out.pyisession", f->dir);
-	test_file_id(src, &oid, &size);
+	data_file(src, sizeof(src), "real_small_pop1k.pyisession", &oid, &size);
 	assert_int_equal(rs_store_put_file(s, &oid, size, src, note_progress, &put, NULL), 0);
 	assert_true(put.calls > 0);
 	assert_int_equal(put.last, size);
