@@ -96,6 +96,19 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 		      struct rs_store_put_stats *stats);
 
 /*
+ * Fetch and parse the manifest of `oid` from `remote` into `m` (release
+ * it with rs_manifest_release): exactly its listed size, capped at what
+ * the format allows. RS_ENOTFOUND when it is not there (the message says
+ * whether retention removed it), RS_ECORRUPT when it is damaged (the
+ * message says to delete it and push again), RS_EUSAGE for a version or
+ * transform this build does not know, RS_ERETRY for a transfer fault.
+ * The one reader of manifests, for get, verify, gc and repair.
+ */
+RS_MUST_CHECK
+int rs_store_fetch_manifest(struct rs_remote *remote, const struct rs_id *oid,
+			    struct rs_manifest *m);
+
+/*
  * Reassemble object `oid` into the new file `dest` (which must not be
  * relied on to exist before). Every chunk is checked against its id and the
  * whole object against `oid` and `size` (pass UINT64_MAX to skip the size
