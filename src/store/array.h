@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "results/error.h"
+#include "util/hash.h"
 
 /*
  * Make room for `need` elements of `size` bytes in the array whose
@@ -35,6 +36,18 @@ static inline int rs_array_reserve(void *arrp, size_t *alloc, size_t need, size_
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	memcpy(arrp, &p, sizeof(p));
 	*alloc = want;
+	return 0;
+}
+
+/* Append `id` to the array `*arr` of `*n` ids (capacity `*alloc`). */
+RS_MUST_CHECK
+static inline int rs_array_push_id(struct rs_id **arr, size_t *n, size_t *alloc, const struct rs_id *id)
+{
+	int err = rs_array_reserve(arr, alloc, *n + 1, sizeof(**arr));
+
+	if (err)
+		return err;
+	(*arr)[(*n)++] = *id;
 	return 0;
 }
 

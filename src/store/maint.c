@@ -52,17 +52,6 @@ void rs_store_census_release(struct rs_store_census *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* "<prefix><64 hex><suffix>" exactly: 0 and the id, or -1. */
-static int key_id(const char *key, const char *prefix, const char *suffix, struct rs_id *out)
-{
-	size_t pl = strlen(prefix), sl = strlen(suffix), kl = strlen(key);
-
-	if (kl != pl + RS_ID_HEXSZ + sl || strncmp(key, prefix, pl) ||
-	    strcmp(key + pl + RS_ID_HEXSZ, suffix))
-		return -1;
-	return rs_id_from_hex(out, key + pl, RS_ID_HEXSZ) ? -1 : 0;
-}
-
 struct census_build {
 	struct rs_store_census *c;
 	size_t packs_alloc, objects_alloc, removed_alloc;
@@ -70,16 +59,6 @@ struct census_build {
 	struct rs_id *seen, *marked, *quar;
 	size_t nseen, nmarked, nquar, seen_alloc, marked_alloc, quar_alloc;
 };
-
-static int push_id(struct rs_id **arr, size_t *n, size_t *alloc, const struct rs_id *id)
-{
-	int err = rs_array_reserve(arr, alloc, *n + 1, sizeof(**arr));
-
-	if (err)
-		return err;
-	(*arr)[(*n)++] = *id;
-	return 0;
-}
 
 /* A new pack `id` at the end of the census' packs (unsorted), in `*out`. */
 static int add_pack(struct census_build *b, const struct rs_id *id, struct rs_pack_state **out)
@@ -124,7 +103,7 @@ static int on_key(const char *key, uint64_t size, void *payload)
 	struct rs_pack_state *p;
 	struct rs_id id;
 
-	if (!key_id(key, RS_KEY_PACKS, ".pack", &id) || !key_id(key, RS_KEY_PACKS, ".idx", &id)) {
+	if (!rs_key_parse(key, RS_KEY_PACKS, ".pack", &id) || !rs_key_parse(key, RS_KEY_PACKS, ".idx", &id)) {
 		int is_pack = key[strlen(key) - 1] == 'k';
 		int err = add_pack(b, &id, &p);
 
@@ -136,16 +115,16 @@ static int on_key(const char *key, uint64_t size, void *payload)
 		} else {
 			p->has_idx = 1;
 		}
-	} else if (!key_id(key, RS_KEY_OBJECTS, "", &id)) {
-		return push_id(&b->c->objects, &b->c->nobjects, &b->objects_alloc, &id);
-	} else if (!key_id(key, "removed/", "", &id)) {
-		return push_id(&b->c->removed, &b->c->nremoved, &b->removed_alloc, &id);
-	} else if (!key_id(key, "gc/seen/", "", &id)) {
-		return push_id(&b->seen, &b->nseen, &b->seen_alloc, &id);
-	} else if (!key_id(key, "gc/marked/", "", &id)) {
-		return push_id(&b->marked, &b->nmarked, &b->marked_alloc, &id);
-	} else if (!key_id(key, RS_KEY_PACKS, ".quarantine", &id)) {
-		return push_id(&b->quar, &b->nquar, &b->quar_alloc, &id);
+	} else if (!rs_key_parse(key, RS_KEY_OBJECTS, "", &id)) {
+		return rs_array_push_id(&b->c->objects, &b->c->nobjects, &b->objects_alloc, &id);
+	} else if (!rs_key_parse(key, "removed/", "", &id)) {
+		return rs_array_push_id(&b->c->removed, &b->c->nremoved, &b->removed_alloc, &id);
+	} else if (!rs_key_parse(key, "gc/seen/", "", &id)) {
+		return rs_array_push_id(&b->seen, &b->nseen, &b->seen_alloc, &id);
+	} else if (!rs_key_parse(key, "gc/marked/", "", &id)) {
+		return rs_array_push_id(&b->marked, &b->nmarked, &b->marked_alloc, &id);
+	} else if (!rs_key_parse(key, RS_KEY_PACKS, ".quarantine", &id)) {
+		return rs_array_push_id(&b->quar, &b->nquar, &b->quar_alloc, &id);
 	} else if (!strcmp(key, RS_KEY_FORMAT)) {
 		b->c->has_format = 1;
 	}
@@ -182,15 +161,6 @@ static int64_t read_stamp(struct rs_remote *remote, const char *key)
 	return (int64_t)v;
 }
 
-static int stamp_key(struct rs_buf *out, const char *prefix, const struct rs_id *id)
-{
-	char hex[RS_ID_HEXSZ + 1];
-
-	rs_id_to_hex(hex, id);
-	rs_buf_clear(out);
-	return rs_buf_printf(out, "%s%s", prefix, hex);
-}
-
 /* Resolve timestamped keys onto their packs (a key whose pack is gone is kept for sweeping). */
 static int apply_stamps(struct census_build *b, struct rs_remote *remote,
 			const struct rs_id *ids, size_t n, const char *prefix, int kind)
@@ -213,7 +183,7 @@ static int apply_stamps(struct census_build *b, struct rs_remote *remote,
 			p->quarantined = 1;
 			continue;
 		}
-		err = stamp_key(&key, prefix, &ids[i]);
+		err = rs_key_make(&key, prefix, &ids[i], "");
 		if (err)
 			break;
 		if (kind == 0)
@@ -377,80 +347,102 @@ static int verify_decoded(struct rs_remote *remote, const struct rs_manifest *m,
 	return err;
 }
 
-/* A chunk of an object failed its checks: its pack is damaged; the first one says why. */
-static int note_bad_chunk(struct rs_store_census *c, const struct rs_chunk_ref *ref,
-			  const char *what, size_t bad_before, struct rs_buf *why)
+/* A chunk failed read_chunk's checks (`why`); `nbad` failed before it. 0 goes on. */
+typedef int (*bad_chunk_fn)(void *payload, const struct rs_chunk_ref *ref, const char *why,
+			    size_t nbad);
+
+/*
+ * Read and check every chunk of `m` in order, hashing them into `whole`
+ * (may be NULL) as long as none has failed. A chunk that fails goes to
+ * `bad`; `*nbad` counts them. The one walk for verify and repair.
+ */
+static int read_chunks(struct rs_remote *remote, const struct rs_manifest *m,
+		       struct rs_sha256 *whole, bad_chunk_fn bad, void *payload, size_t *nbad)
 {
-	struct rs_pack_state *p = rs_store_census_pack(c, &ref->pack);
+	struct rs_buf raw = RS_BUF_INIT;
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	uint32_t i;
+	int err = 0;
+
+	*nbad = 0;
+	if (!dctx)
+		return rs_error_set(RS_EGENERIC, "out of memory reading chunks");
+	for (i = 0; i < m->nchunks; i++) {
+		const char *why = NULL;
+
+		err = read_chunk(remote, &m->chunks[i], &raw, dctx, &why);
+		if (err == RS_ECORRUPT) {
+			err = bad(payload, &m->chunks[i], why, (*nbad)++);
+			if (err)
+				break;
+			continue;
+		}
+		if (err)
+			break;
+		if (whole && !*nbad)
+			rs_sha256_update(whole, raw.ptr, raw.len);
+	}
+	ZSTD_freeDCtx(dctx);
+	rs_buf_release(&raw);
+	return err;
+}
+
+struct deep_check {
+	struct rs_store_census *c;
+	struct rs_buf *why;
+};
+
+/* A chunk of an object failed its checks: its pack is damaged; the first one says why. */
+static int note_bad_chunk(void *payload, const struct rs_chunk_ref *ref, const char *what,
+			  size_t nbad)
+{
+	struct deep_check *d = payload;
+	struct rs_pack_state *p = rs_store_census_pack(d->c, &ref->pack);
 	char chex[RS_ID_HEXSZ + 1], phex[RS_ID_HEXSZ + 1];
 
 	if (p)
 		p->damaged = 1;
-	if (bad_before)
+	if (nbad)
 		return 0;
 	rs_id_to_hex(chex, &ref->chunk);
 	rs_id_to_hex(phex, &ref->pack);
-	return rs_buf_printf(why, "chunk %.12s in pack %.12s %s", chex, phex, what);
-}
-
-/*
- * The verdict once every chunk was read: `bad` chunks failed; `whole`
- * (identity transform, no bad chunk) hashed the object.
- */
-static int deep_verdict(struct rs_remote *remote, const struct rs_manifest *m, size_t bad,
-			struct rs_sha256 *whole, enum rs_verify_state *state, struct rs_buf *why)
-{
-	struct rs_id id;
-
-	if (bad) {
-		*state = RS_VERIFY_DAMAGED;
-		return bad > 1 ? rs_buf_printf(why, " (and %zu more bad chunks)", bad - 1) : 0;
-	}
-	if (m->transform != RS_TRANSFORM_IDENTITY)
-		return verify_decoded(remote, m, state, why);
-	rs_sha256_final(whole, &id);
-	if (!rs_id_cmp(&id, &m->oid))
-		return 0;
-	*state = RS_VERIFY_DAMAGED;
-	return rs_buf_puts(why, "its chunks check out but do not rebuild the object");
+	return rs_buf_printf(d->why, "chunk %.12s in pack %.12s %s", chex, phex, what);
 }
 
 static int verify_deep(struct rs_remote *remote, struct rs_store_census *c,
 		       const struct rs_manifest *m, enum rs_verify_state *state, struct rs_buf *why)
 {
-	struct rs_buf raw = RS_BUF_INIT;
+	struct deep_check d = { c, why };
 	struct rs_sha256 *whole = NULL;
-	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	struct rs_id id;
 	size_t bad = 0;
-	uint32_t i;
-	int err = 0;
+	int err;
 
-	if (m->transform == RS_TRANSFORM_IDENTITY)
+	if (m->transform == RS_TRANSFORM_IDENTITY) {
 		whole = rs_sha256_new();
-	if (!dctx || (m->transform == RS_TRANSFORM_IDENTITY && !whole)) {
-		err = rs_error_set(RS_EGENERIC, "out of memory verifying an object");
+		if (!whole)
+			return rs_error_set(RS_EGENERIC, "out of memory verifying an object");
+	}
+	err = read_chunks(remote, m, whole, note_bad_chunk, &d, &bad);
+	if (err)
+		goto out;
+	if (bad) {
+		*state = RS_VERIFY_DAMAGED;
+		if (bad > 1)
+			err = rs_buf_printf(why, " (and %zu more bad chunks)", bad - 1);
 		goto out;
 	}
-	for (i = 0; i < m->nchunks; i++) {
-		const char *what = NULL;
-
-		err = read_chunk(remote, &m->chunks[i], &raw, dctx, &what);
-		if (err == RS_ECORRUPT) {
-			err = note_bad_chunk(c, &m->chunks[i], what, bad++, why);
-			if (err)
-				goto out;
-			continue;
-		}
-		if (err)
-			goto out;
-		if (whole && !bad)
-			rs_sha256_update(whole, raw.ptr, raw.len);
+	if (!whole) {
+		err = verify_decoded(remote, m, state, why);
+		goto out;
 	}
-	err = deep_verdict(remote, m, bad, whole, state, why);
+	rs_sha256_final(whole, &id);
+	if (rs_id_cmp(&id, &m->oid)) {
+		*state = RS_VERIFY_DAMAGED;
+		err = rs_buf_puts(why, "its chunks check out but do not rebuild the object");
+	}
 out:
 	rs_sha256_free(whole);
-	ZSTD_freeDCtx(dctx);
-	rs_buf_release(&raw);
 	return err;
 }
 
@@ -521,15 +513,10 @@ static int put_stamp(struct rs_remote *remote, const char *prefix, const struct 
 	struct rs_buf key = RS_BUF_INIT, text = RS_BUF_INIT;
 	int err;
 
-	err = stamp_key(&key, prefix, id);
+	/* The quarantine mark sits beside the pack, where writers list it. */
+	err = rs_key_make(&key, prefix, id, strcmp(prefix, RS_KEY_PACKS) ? "" : ".quarantine");
 	if (err)
 		goto out;
-	/* The quarantine mark sits beside the pack, where writers list it. */
-	if (!strcmp(prefix, RS_KEY_PACKS)) {
-		err = rs_buf_puts(&key, ".quarantine");
-		if (err)
-			goto out;
-	}
 	err = rs_buf_printf(&text, "%" PRId64 "%s%s\n", now, reason ? " " : "", reason ? reason : "");
 	if (err)
 		goto out;
@@ -545,11 +532,9 @@ static int del_key(struct rs_remote *remote, const char *prefix, const struct rs
 		   const char *suffix)
 {
 	struct rs_buf key = RS_BUF_INIT;
-	char hex[RS_ID_HEXSZ + 1];
 	int err;
 
-	rs_id_to_hex(hex, id);
-	err = rs_buf_printf(&key, "%s%s%s", prefix, hex, suffix);
+	err = rs_key_make(&key, prefix, id, suffix);
 	if (!err)
 		err = remote->del(remote, key.ptr);
 	if (err == RS_ENOTFOUND) {
@@ -568,7 +553,7 @@ int rs_store_removed_date(struct rs_remote *remote, const struct rs_id *oid, str
 	size_t n;
 
 	rs_buf_init(&b, STAMP_MAX);
-	err = stamp_key(&key, "removed/", oid);
+	err = rs_key_make(&key, "removed/", oid, "");
 	if (err)
 		goto out;
 	err = get_small(remote, key.ptr, &b);
@@ -607,7 +592,7 @@ int rs_store_gc_drop(struct rs_remote *remote, struct rs_store_census *c,
 		if (opts->dry_run)
 			continue;
 		/* Tombstone first: a crash between the two leaves a readable object. */
-		err = stamp_key(&key, "removed/", &drop[i]);
+		err = rs_key_make(&key, "removed/", &drop[i], "");
 		if (err)
 			break;
 		rs_buf_clear(&text);
@@ -1025,7 +1010,6 @@ out:
 /* Rewrite the manifest of `oid` if it points into the old pack. */
 static int repack_repoint(struct repack *rp, const struct rs_id *oid)
 {
-	struct rs_buf key = RS_BUF_INIT, enc = RS_BUF_INIT;
 	struct rs_manifest m;
 	uint32_t k;
 	int err, touched = 0;
@@ -1047,19 +1031,10 @@ static int repack_repoint(struct repack *rp, const struct rs_id *oid)
 		m.chunks[k].offset = hit->new_offset;
 		touched = 1;
 	}
-	if (!touched)
-		goto out;
-	err = rs_manifest_encode(&enc, &m);
-	if (err)
-		goto out;
-	err = rs_key_manifest(&key, oid);
-	if (err)
-		goto out;
-	err = rp->remote->put_buf(rp->remote, key.ptr, enc.ptr, enc.len);
+	if (touched)
+		err = rs_store_put_manifest(rp->remote, oid, &m);
 out:
 	rs_manifest_release(&m);
-	rs_buf_release(&key);
-	rs_buf_release(&enc);
 	return err;
 }
 
@@ -1183,38 +1158,33 @@ static int repoint_refs(struct rs_remote *remote, const struct rs_store_census *
 	return err;
 }
 
+static int replacement_bad(void *payload, const struct rs_chunk_ref *ref, const char *why,
+			   size_t nbad)
+{
+	(void)payload;
+	(void)ref;
+	(void)nbad;
+	return rs_error_set(RS_ENOTFOUND, "the replacement chunk %s", why);
+}
+
 /* Prove a manifest before writing it: read every chunk back, hash the object. */
 static int prove_manifest(struct rs_remote *remote, const struct rs_manifest *m,
 			  const struct rs_id *oid)
 {
-	struct rs_buf raw = RS_BUF_INIT;
 	struct rs_sha256 *whole = rs_sha256_new();
-	ZSTD_DCtx *dctx = ZSTD_createDCtx();
 	struct rs_id got;
-	uint32_t i;
-	int err = 0;
+	size_t bad = 0;
+	int err;
 
-	if (!dctx || !whole) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
+	if (!whole)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = read_chunks(remote, m, whole, replacement_bad, NULL, &bad);
+	if (!err) {
+		rs_sha256_final(whole, &got);
+		if (m->transform == RS_TRANSFORM_IDENTITY && rs_id_cmp(&got, oid))
+			err = rs_error_set(RS_ENOTFOUND, "the good chunks do not rebuild the object");
 	}
-	for (i = 0; i < m->nchunks; i++) {
-		const char *why = NULL;
-
-		err = read_chunk(remote, &m->chunks[i], &raw, dctx, &why);
-		if (err == RS_ECORRUPT)
-			err = rs_error_set(RS_ENOTFOUND, "the replacement chunk %s", why);
-		if (err)
-			goto out;
-		rs_sha256_update(whole, raw.ptr, raw.len);
-	}
-	rs_sha256_final(whole, &got);
-	if (m->transform == RS_TRANSFORM_IDENTITY && rs_id_cmp(&got, oid))
-		err = rs_error_set(RS_ENOTFOUND, "the good chunks do not rebuild the object");
-out:
 	rs_sha256_free(whole);
-	ZSTD_freeDCtx(dctx);
-	rs_buf_release(&raw);
 	return err;
 }
 
@@ -1222,7 +1192,6 @@ int rs_store_repoint(struct rs_remote *remote, struct rs_store_census *c,
 		     const struct rs_id *oid)
 {
 	struct rs_manifest m;
-	struct rs_buf enc = RS_BUF_INIT, key = RS_BUF_INIT;
 	int err;
 
 	memset(&m, 0, sizeof(m));
@@ -1235,16 +1204,8 @@ int rs_store_repoint(struct rs_remote *remote, struct rs_store_census *c,
 	err = prove_manifest(remote, &m, oid);
 	if (err)
 		goto out;
-	err = rs_manifest_encode(&enc, &m);
-	if (err)
-		goto out;
-	err = rs_key_manifest(&key, oid);
-	if (err)
-		goto out;
-	err = remote->put_buf(remote, key.ptr, enc.ptr, enc.len);
+	err = rs_store_put_manifest(remote, oid, &m);
 out:
 	rs_manifest_release(&m);
-	rs_buf_release(&enc);
-	rs_buf_release(&key);
 	return err;
 }

@@ -547,19 +547,23 @@ static int check_foreign_packs(struct put_state *st, int *missing)
 	return err;
 }
 
-/* The last step of a put: the manifest, under the object's oid. */
-static int write_manifest(struct rs_remote *r, const struct rs_id *oid, const struct rs_manifest *m,
-			  struct rs_buf *key, struct rs_buf *bytes)
+int rs_store_put_manifest(struct rs_remote *remote, const struct rs_id *oid,
+			  const struct rs_manifest *m)
 {
+	struct rs_buf key = RS_BUF_INIT, bytes = RS_BUF_INIT;
 	int err;
 
-	err = rs_manifest_encode(bytes, m);
+	err = rs_manifest_encode(&bytes, m);
 	if (err)
-		return err;
-	err = rs_key_manifest(key, oid);
+		goto out;
+	err = rs_key_manifest(&key, oid);
 	if (err)
-		return err;
-	return r->put_buf(r, key->ptr, bytes->ptr, bytes->len);
+		goto out;
+	err = remote->put_buf(remote, key.ptr, bytes.ptr, bytes.len);
+out:
+	rs_buf_release(&key);
+	rs_buf_release(&bytes);
+	return err;
 }
 
 /* Send one pack (only once, whatever retries follow) and its index. */
@@ -1005,36 +1009,30 @@ static int check_source(struct put_feed *f, const struct put_state *st, const ch
 static int put_publish(struct put_state *st, const struct rs_id *oid, int *again)
 {
 	struct rs_remote *r = st->s->remote;
-	struct rs_buf key = RS_BUF_INIT, bytes = RS_BUF_INIT;
 	int err, missing = 0;
 	uint32_t i;
 
 	err = check_foreign_packs(st, &missing);
 	if (err)
-		goto out;
+		return err;
 	if (missing) {
 		*again = 1;
-		goto out;
+		return 0;
 	}
 	err = close_pack(st);
 	if (err)
-		goto out;
+		return err;
 	err = upload_packs(st);
 	if (err)
-		goto out;
+		return err;
 	for (i = 0; i < st->m.nchunks; i++)
 		if (st->pack_of[i] >= 0)
 			st->m.chunks[i].pack = st->packs[st->pack_of[i]]->id;
-	err = write_manifest(r, oid, &st->m, &key, &bytes);
-	if (err) {
-		err = rs_error_wrap(err, "cannot write the manifest to '%s'", r->display_url);
-		goto out;
-	}
+	err = rs_store_put_manifest(r, oid, &st->m);
+	if (err)
+		return rs_error_wrap(err, "cannot write the manifest to '%s'", r->display_url);
 	rs_error_clear();
-out:
-	rs_buf_release(&key);
-	rs_buf_release(&bytes);
-	return err;
+	return 0;
 }
 
 /*

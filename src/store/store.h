@@ -109,6 +109,15 @@ int rs_store_fetch_manifest(struct rs_remote *remote, const struct rs_id *oid,
 			    struct rs_manifest *m);
 
 /*
+ * Encode manifest `m` and write it as objects/<oid>: the last step of
+ * every write of one (put, repack, repair), once every pack it names is
+ * on the remote.
+ */
+RS_MUST_CHECK
+int rs_store_put_manifest(struct rs_remote *remote, const struct rs_id *oid,
+			  const struct rs_manifest *m);
+
+/*
  * Reassemble object `oid` into the new file `dest` (which must not be
  * relied on to exist before). Every chunk is checked against its id and the
  * whole object against `oid` and `size` (pass UINT64_MAX to skip the size
