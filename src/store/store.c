@@ -69,6 +69,7 @@ struct rs_store {
 	int threads;
 	uint32_t transform;
 	int generic_only;
+	long tmp_grace;     /* opts->tmp_grace, or the default */
 	char *cache_dir;
 	struct rs_chunk_index *index;
 	int index_fresh;
@@ -111,6 +112,7 @@ int rs_store_open(struct rs_store **out, struct rs_remote *remote,
 	s->threads = opts->threads > 0 ? opts->threads : cpu_count();
 	s->transform = opts->transform;
 	s->generic_only = opts->generic_only;
+	s->tmp_grace = opts->tmp_grace > 0 ? opts->tmp_grace : RS_TMP_GRACE_DEFAULT;
 	err = rs_chunker_init(&s->chunker, RS_CHUNK_MIN, RS_CHUNK_AVG, RS_CHUNK_MAX);
 	if (!err && opts->cache_dir) {
 		/* One cache folder per remote: name it after the remote's URL. */
@@ -653,10 +655,8 @@ static int tmp_dir_for(struct rs_buf *out, struct rs_store *s)
 		 * and cached indexes half written), never a live writer's.
 		 */
 		if (!err && !s->tmp_cleaned) {
-			long grace = rs_fs_stale_grace();
-
-			rs_fs_remove_stale(out->ptr, is_pack_tmp_name, grace);
-			rs_fs_remove_stale(s->cache_dir, rs_fs_is_tmp_name, grace);
+			rs_fs_remove_stale(out->ptr, is_pack_tmp_name, s->tmp_grace);
+			rs_fs_remove_stale(s->cache_dir, rs_fs_is_tmp_name, s->tmp_grace);
 			s->tmp_cleaned = 1;
 		}
 		return err;

@@ -32,6 +32,10 @@ struct rs_store_options {
 	uint32_t transform;    /* must be RS_TRANSFORM_IDENTITY (0); kept for callers */
 	int generic_only;      /* 1: never the session codec, every object takes
 				  transform 0 (benchmarks, tests) */
+	long tmp_grace;        /* seconds after which a leftover temporary file in
+				  the cache folder is stale: the caller reads
+				  results.tmpGracePeriod (rs_fs_parse_grace);
+				  0: RS_TMP_GRACE_DEFAULT */
 };
 
 #define RS_STORE_DEFAULT_LEVEL 3
