@@ -38,6 +38,7 @@ struct agent {
 	struct rs_remote *remote;
 	struct rs_store *store;
 	char *lfs_tmp;          /* where downloads are written (git-lfs renames them) */
+	long tmp_grace;         /* results.tmpGracePeriod */
 	const char *oid_hex;    /* object in flight, for progress */
 	uint64_t last_progress;
 };
@@ -92,7 +93,7 @@ static int find_lfs_tmp(struct agent *a)
 	}
 	a->lfs_tmp = rs_buf_detach(&dir, NULL);
 	/* What killed agents left there: see is_download_name. */
-	rs_fs_remove_stale(a->lfs_tmp, is_download_name, rs_fs_stale_grace());
+	rs_fs_remove_stale(a->lfs_tmp, is_download_name, a->tmp_grace);
 	return 0;
 }
 
@@ -120,6 +121,10 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 	else if (rs_config_open_default(&a->own_config) == 0)
 		a->config = a->own_config;
 	rs_error_clear();
+	/* One grace period for the downloads here, the store's cache and a folder remote. */
+	err = rs_fs_parse_grace(config_string(a, RS_TMP_GRACE_KEY), &a->tmp_grace);
+	if (err)
+		return err;
 	if (msg->operation == RS_LFS_OP_DOWNLOAD) {
 		if (!a->repo)
 			return rs_error_set(RS_EUSAGE, "downloads need a git repository, and none was found here");
@@ -144,6 +149,7 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 		a->level = atoi(level);
 	sopts.zstd_level = a->level;
 	sopts.threads = a->threads;
+	sopts.tmp_grace = a->tmp_grace;
 	sopts.cache_dir = rs_store_cache_root(&cache) == 0 ? cache.ptr : NULL;
 	rs_error_clear();
 	err = rs_store_open(&a->store, a->remote, &sopts);

@@ -30,6 +30,7 @@
 struct folder_remote {
 	struct rs_remote parent;
 	char *root;
+	long grace;  /* results.tmpGracePeriod */
 	int cleaned; /* stale temporary files removed (first put) */
 };
 
@@ -43,15 +44,13 @@ static void remove_stale_tmp(struct folder_remote *f)
 {
 	static const char *const dirs[] = { "", "packs", "objects" };
 	struct rs_buf dir = RS_BUF_INIT;
-	long grace;
 	size_t i;
 
 	if (__atomic_exchange_n(&f->cleaned, 1, __ATOMIC_ACQ_REL))
 		return;
-	grace = rs_fs_stale_grace();
 	for (i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
 		if (!rs_fs_join(&dir, f->root, dirs[i]))
-			rs_fs_remove_stale(dir.ptr, rs_fs_is_tmp_name, grace);
+			rs_fs_remove_stale(dir.ptr, rs_fs_is_tmp_name, f->grace);
 	rs_buf_release(&dir);
 	rs_error_clear();
 }
@@ -381,15 +380,21 @@ out:
 	return out;
 }
 
-int rs_remote_folder_open(struct rs_remote **out, const char *path)
+int rs_remote_folder_open(struct rs_remote **out, const char *path,
+			  const struct rs_remote_options *opts)
 {
 	struct folder_remote *f;
 	struct stat st;
 	char *root;
-	int missing = 0;
+	long grace;
+	int missing = 0, err;
 
 	if (!path || !*path)
 		return rs_error_set(RS_EUSAGE, "empty folder path for the remote");
+	err = rs_fs_parse_grace(opts && opts->config_get ?
+				opts->config_get(RS_TMP_GRACE_KEY, opts->config_payload) : NULL, &grace);
+	if (err)
+		return err;
 	root = realpath(path, NULL);
 	if (!root && errno == ENOENT) {
 		/*
@@ -410,7 +415,7 @@ int rs_remote_folder_open(struct rs_remote **out, const char *path)
 		return rs_error_set(RS_EUSAGE, "the remote '%s' is not a folder", path);
 	}
 	if (!missing && access(root, R_OK | X_OK) != 0) {
-		int err = rs_error_errno(RS_EUSAGE, "the remote folder '%s' cannot be read", root);
+		err = rs_error_errno(RS_EUSAGE, "the remote folder '%s' cannot be read", root);
 
 		free(root);
 		return err;
@@ -421,6 +426,7 @@ int rs_remote_folder_open(struct rs_remote **out, const char *path)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
 	f->root = root;
+	f->grace = grace;
 	f->parent.version = RS_REMOTE_VERSION;
 	f->parent.get = folder_get;
 	f->parent.put_file = folder_put_file;

@@ -205,7 +205,7 @@ int rs_remote_open(struct rs_remote **out, const char *url,
 	if (!strncmp(url, "file://", 7)) {
 		if (url[7] != '/')
 			return rs_error_set(RS_EUSAGE, "'%s' is not a file URL with an absolute path (file:///abs/path)", url);
-		return rs_remote_folder_open(out, url + 7);
+		return rs_remote_folder_open(out, url + 7, opts);
 	}
 	if (!strncmp(url, "s3://", 5))
 		err = rs_remote_s3_open(out, url, opts);
@@ -214,7 +214,7 @@ int rs_remote_open(struct rs_remote **out, const char *url,
 	else if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))
 		err = rs_remote_webdav_open(out, url, opts);
 	else
-		return rs_remote_folder_open(out, url);
+		return rs_remote_folder_open(out, url, opts);
 	if (err)
 		scrub_message(url);
 	return err;

@@ -154,7 +154,13 @@ int rs_remote_check_key(const char *key);
 int rs_remote_check_get(const char *key, uint64_t len, const struct rs_buf *out);
 
 /* Backends (one file each). */
-int rs_remote_folder_open(struct rs_remote **out, const char *path);
+/*
+ * A folder; of the settings only results.tmpGracePeriod, the age after
+ * which a killed writer's temporary file is removed (util/fs.h): a bad
+ * value is RS_EUSAGE here.
+ */
+int rs_remote_folder_open(struct rs_remote **out, const char *path,
+			  const struct rs_remote_options *opts);
 /* s3://bucket/prefix; settings as in remote/aws_config.h. */
 int rs_remote_s3_open(struct rs_remote **out, const char *url,
 		      const struct rs_remote_options *opts);

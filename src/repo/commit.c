@@ -275,7 +275,7 @@ static int owner_alive(const struct journal *j)
 		return 0;
 	if (gethostname(host, sizeof(host) - 1) != 0 || strcmp(host, j->host) != 0)
 		/* Another machine (a shared folder): trust it for a while. */
-		return time(NULL) - j->mtime < RS_REPO_TMP_GRACE;
+		return time(NULL) - j->mtime < RS_TMP_GRACE_DEFAULT;
 	if (proc_start(j->pid, &start) == 0)
 		return start == j->start;
 	if (access("/proc/self/stat", R_OK) == 0)

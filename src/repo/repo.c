@@ -710,26 +710,17 @@ static int is_partial_object(const char *name, const void *arg)
 	       strlen(name + n + 5) == 6;
 }
 
-/* results.tmpGracePeriod in seconds, RS_REPO_TMP_GRACE when unset. */
+/* results.tmpGracePeriod in seconds (rs_fs_parse_grace), the default when unset. */
 static int tmp_grace(struct rs_repo *r, long long *out)
 {
 	struct rs_buf val = RS_BUF_INIT;
-	int err = 0;
+	int set = rs_repo_config_get(r, RS_TMP_GRACE_KEY, &val) == 0;
+	long grace;
+	int err;
 
-	*out = RS_REPO_TMP_GRACE;
-	if (rs_repo_config_get(r, RS_REPO_TMP_GRACE_KEY, &val) == 0) {
-		char *end;
-		long long v = strtoll(val.ptr, &end, 10);
-
-		if (*end || end == val.ptr || v < 60)
-			err = rs_error_set(RS_EUSAGE, "git config %s = '%s' is not a number of "
-					   "seconds (60 or more); fix it with 'git config %s 3600'",
-					   RS_REPO_TMP_GRACE_KEY, val.ptr, RS_REPO_TMP_GRACE_KEY);
-		else
-			*out = v;
-	}
-	if (err == 0)
-		rs_error_clear(); /* unset is fine: the default applies */
+	rs_error_clear(); /* unset is fine: the default applies */
+	err = rs_fs_parse_grace(set ? rs_buf_cstr(&val) : NULL, &grace);
+	*out = grace;
 	rs_buf_release(&val);
 	return err;
 }

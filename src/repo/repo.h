@@ -188,16 +188,12 @@ int rs_repo_state_path(struct rs_buf *out, const struct rs_repo *r, const char *
 int rs_repo_tmpfile_for(const struct rs_repo *r, const char *final_path,
 			struct rs_buf *tmp_out, int *fd_out);
 
-/* Default age, in seconds, after which one of our temporary files is stale. */
-#define RS_REPO_TMP_GRACE 3600
-#define RS_REPO_TMP_GRACE_KEY "results.tmpGracePeriod"
-
 /*
  * Remove temporary files that killed results processes left in
  * .git/lfs/tmp and .git/results/tmp. Only files that are ours by name
  * (see is_our_tmp in repo.c), regular (not symlinks), owned by this user
- * and not modified for RS_REPO_TMP_GRACE seconds (git config
- * results.tmpGracePeriod) go: a live process's file is younger than that,
+ * and not modified for the grace period (git config
+ * results.tmpGracePeriod, util/fs.h) go: a live process's file is younger than that,
  * since it writes to it. Best effort; `removed_out` (may be NULL) counts
  * them. RS_EUSAGE for a bad results.tmpGracePeriod.
  */

@@ -1,4 +1,5 @@
 #include "store/chunkindex.h"
+#include "store/array.h"
 #include "results/error.h"
 #include "util/fs.h"
 
@@ -114,19 +115,11 @@ static int add_entries(struct rs_chunk_index *ix, uint32_t slot,
 		       const struct rs_chunk_ref *refs, size_t n)
 {
 	size_t i;
+	int err;
 
-	if (ix->nentries + n > ix->aentries) {
-		size_t want = ix->aentries ? ix->aentries : 1024;
-		struct entry *e;
-
-		while (want < ix->nentries + n)
-			want *= 2;
-		e = realloc(ix->entries, want * sizeof(*e));
-		if (!e)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		ix->entries = e;
-		ix->aentries = want;
-	}
+	err = rs_array_reserve(&ix->entries, &ix->aentries, ix->nentries + n, sizeof(*ix->entries));
+	if (err)
+		return err;
 	for (i = 0; i < n; i++) {
 		struct entry *e = &ix->entries[ix->nentries++];
 
@@ -155,16 +148,10 @@ static int load_pack(struct rs_chunk_index *ix, const struct rs_id *pack,
 	err = rs_idx_parse(&refs, &n, pack, p, len);
 	if (err)
 		return err;
-	if (ix->npacks == ix->apacks) {
-		size_t want = ix->apacks ? ix->apacks * 2 : 64;
-		struct pack_slot *ps = realloc(ix->packs, want * sizeof(*ps));
-
-		if (!ps) {
-			free(refs);
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		}
-		ix->packs = ps;
-		ix->apacks = want;
+	err = rs_array_reserve(&ix->packs, &ix->apacks, ix->npacks + 1, sizeof(*ix->packs));
+	if (err) {
+		free(refs);
+		return err;
 	}
 	slot = &ix->packs[ix->npacks];
 	memset(slot, 0, sizeof(*slot));
@@ -217,21 +204,6 @@ struct listing {
 	size_t nquar, aquar;
 };
 
-static int push_id(struct rs_id **arr, size_t *n, size_t *alloc, const struct rs_id *id)
-{
-	if (*n == *alloc) {
-		size_t want = *alloc ? *alloc * 2 : 64;
-		struct rs_id *a = realloc(*arr, want * sizeof(**arr));
-
-		if (!a)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		*arr = a;
-		*alloc = want;
-	}
-	(*arr)[(*n)++] = *id;
-	return 0;
-}
-
 /*
  * Collect "packs/<hex>.pack", "packs/<hex>.idx" (with its size) and
  * "packs/<hex>.quarantine"; ignore anything else.
@@ -239,31 +211,19 @@ static int push_id(struct rs_id **arr, size_t *n, size_t *alloc, const struct rs
 static int on_key(const char *key, uint64_t size, void *payload)
 {
 	struct listing *l = payload;
-	size_t plen = strlen(RS_KEY_PACKS), klen = strlen(key);
 	struct rs_id id;
-	const char *hex = key + plen;
 
-	if (klen < plen + RS_ID_HEXSZ || strncmp(key, RS_KEY_PACKS, plen) ||
-	    rs_id_from_hex(&id, hex, RS_ID_HEXSZ)) {
-		rs_error_clear();
-		return 0;
-	}
-	if (!strcmp(hex + RS_ID_HEXSZ, ".pack"))
-		return push_id(&l->packs, &l->n, &l->alloc, &id);
-	if (!strcmp(hex + RS_ID_HEXSZ, ".quarantine"))
-		return push_id(&l->quarantined, &l->nquar, &l->aquar, &id);
-	if (!strcmp(hex + RS_ID_HEXSZ, ".idx")) {
-		if (l->nidx == l->asizes) {
-			size_t want = l->asizes ? l->asizes * 2 : 64;
-			uint64_t *a = realloc(l->idx_sizes, want * sizeof(*a));
+	if (!rs_key_parse(key, RS_KEY_PACKS, ".pack", &id))
+		return rs_array_push_id(&l->packs, &l->n, &l->alloc, &id);
+	if (!rs_key_parse(key, RS_KEY_PACKS, ".quarantine", &id))
+		return rs_array_push_id(&l->quarantined, &l->nquar, &l->aquar, &id);
+	if (!rs_key_parse(key, RS_KEY_PACKS, ".idx", &id)) {
+		int err = rs_array_reserve(&l->idx_sizes, &l->asizes, l->nidx + 1, sizeof(*l->idx_sizes));
 
-			if (!a)
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			l->idx_sizes = a;
-			l->asizes = want;
-		}
+		if (err)
+			return err;
 		l->idx_sizes[l->nidx] = size;
-		return push_id(&l->idxs, &l->nidx, &l->aidx, &id);
+		return rs_array_push_id(&l->idxs, &l->nidx, &l->aidx, &id);
 	}
 	return 0;
 }
@@ -284,6 +244,86 @@ static void compact(struct rs_chunk_index *ix)
 	ix->nentries = j;
 }
 
+/* Whether sorted `ids` (n of them) hold `id`. */
+static int has_id(const struct rs_id *ids, size_t n, const struct rs_id *id)
+{
+	return n && bsearch(id, ids, n, sizeof(*ids), id_cmp);
+}
+
+static void listing_release(struct listing *l)
+{
+	free(l->packs);
+	free(l->idxs);
+	free(l->idx_sizes);
+	free(l->quarantined);
+}
+
+/* List packs/ into `l`, its packs and quarantine marks sorted. */
+static int listing_take(struct listing *l, struct rs_remote *remote)
+{
+	int err = remote->list(remote, RS_KEY_PACKS, on_key, l);
+
+	if (err)
+		return rs_error_wrap(err, "cannot list the packs on '%s'", remote->display_url);
+	if (l->n)
+		qsort(l->packs, l->n, sizeof(*l->packs), id_cmp);
+	if (l->nquar)
+		qsort(l->quarantined, l->nquar, sizeof(*l->quarantined), id_cmp);
+	return 0;
+}
+
+/* The cached copy of the .idx of `pack`, if it loads; 1 when it did. */
+static int load_cached(struct rs_chunk_index *ix, const struct rs_id *pack, struct rs_buf *bytes,
+		       struct rs_buf *path, int *loaded)
+{
+	int err;
+
+	*loaded = 0;
+	if (!ix->dir)
+		return 0;
+	err = cache_path(path, ix, pack);
+	if (err)
+		return err;
+	rs_buf_clear(bytes);
+	if (rs_fs_read_file(bytes, path->ptr, RS_IDX_MAX_SIZE)) {
+		rs_error_clear(); /* not cached yet */
+		return 0;
+	}
+	/* A damaged cache file is fetched again. */
+	*loaded = !load_pack(ix, pack, (unsigned char *)bytes->ptr, bytes->len, 0);
+	rs_error_clear();
+	return 0;
+}
+
+/*
+ * Fetch the .idx of `pack`, listed as `size` bytes: exactly that, into a
+ * buffer capped at it. An index the format does not allow, one that is
+ * damaged, or an answer of another size than listed, only costs
+ * deduplication against its pack: skipped, as one removed since the
+ * listing is.
+ */
+static int load_remote(struct rs_chunk_index *ix, struct rs_remote *remote, const struct rs_id *pack,
+		       uint64_t size, struct rs_buf *bytes, struct rs_buf *key)
+{
+	int err;
+
+	if (size > RS_IDX_MAX_SIZE || size < RS_IDX_HEADER_SIZE + RS_ID_RAWSZ)
+		return 0;
+	rs_buf_clear(bytes);
+	bytes->max = (size_t)size;
+	err = rs_key_idx(key, pack);
+	if (!err)
+		err = remote->get(remote, key->ptr, 0, size, bytes);
+	bytes->max = RS_IDX_MAX_SIZE;
+	if (!err)
+		err = load_pack(ix, pack, (unsigned char *)bytes->ptr, bytes->len, 1);
+	if (err == RS_ENOTFOUND || err == RS_ECORRUPT || err == RS_EUSAGE) {
+		rs_error_clear();
+		err = 0;
+	}
+	return err;
+}
+
 int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 {
 	struct listing l;
@@ -293,83 +333,33 @@ int rs_chunk_index_refresh(struct rs_chunk_index *ix, struct rs_remote *remote)
 
 	memset(&l, 0, sizeof(l));
 	rs_buf_init(&bytes, RS_IDX_MAX_SIZE);
-	err = remote->list(remote, RS_KEY_PACKS, on_key, &l);
-	if (err) {
-		err = rs_error_wrap(err, "cannot list the packs on '%s'", remote->display_url);
+	err = listing_take(&l, remote);
+	if (err)
 		goto out;
-	}
-	if (l.n)
-		qsort(l.packs, l.n, sizeof(*l.packs), id_cmp);
-	if (l.nquar)
-		qsort(l.quarantined, l.nquar, sizeof(*l.quarantined), id_cmp);
 	/* Packs the remote no longer has, or has put in quarantine. */
-	for (i = 0; i < ix->npacks; i++) {
-		if (!ix->packs[i].live)
-			continue;
-		if (!l.n || !bsearch(&ix->packs[i].id, l.packs, l.n, sizeof(*l.packs), id_cmp) ||
-		    (l.nquar && bsearch(&ix->packs[i].id, l.quarantined, l.nquar, sizeof(*l.quarantined), id_cmp)))
+	for (i = 0; i < ix->npacks; i++)
+		if (ix->packs[i].live && (!has_id(l.packs, l.n, &ix->packs[i].id) ||
+					  has_id(l.quarantined, l.nquar, &ix->packs[i].id)))
 			rs_chunk_index_forget(ix, &ix->packs[i].id);
-	}
 	for (i = 0; i < l.nidx; i++) {
 		const struct rs_id *pack = &l.idxs[i];
-		int from_cache = 0;
+		int cached;
 
-		if (!l.n || !bsearch(pack, l.packs, l.n, sizeof(*l.packs), id_cmp))
+		if (!has_id(l.packs, l.n, pack))
 			continue; /* .idx without its pack: an interrupted writer */
-		if (l.nquar && bsearch(pack, l.quarantined, l.nquar, sizeof(*l.quarantined), id_cmp))
+		if (has_id(l.quarantined, l.nquar, pack))
 			continue; /* known damaged: never borrow from it */
 		if (find_pack(ix, pack) >= 0)
 			continue;
-		rs_buf_clear(&bytes);
-		if (ix->dir) {
-			err = cache_path(&path, ix, pack);
-			if (err)
-				goto out;
-			err = rs_fs_read_file(&bytes, path.ptr, RS_IDX_MAX_SIZE);
-			from_cache = !err;
-			rs_error_clear();
-		}
-		if (from_cache) {
-			err = load_pack(ix, pack, (unsigned char *)bytes.ptr, bytes.len, 0);
-			if (!err)
-				continue;
-			rs_buf_clear(&bytes); /* damaged cache file: fetch it again */
-		}
-		/*
-		 * Exactly the listed size, into a buffer capped at it; an index
-		 * larger than the format allows is damaged: skipped.
-		 */
-		if (l.idx_sizes[i] > RS_IDX_MAX_SIZE || l.idx_sizes[i] < RS_IDX_HEADER_SIZE + RS_ID_RAWSZ)
-			continue;
-		bytes.max = (size_t)l.idx_sizes[i];
-		err = rs_key_idx(&key, pack);
-		if (!err)
-			err = remote->get(remote, key.ptr, 0, l.idx_sizes[i], &bytes);
-		bytes.max = RS_IDX_MAX_SIZE;
-		if (err == RS_ENOTFOUND) {
-			err = 0; /* removed since the listing */
-			continue;
-		}
-		if (!err)
-			err = load_pack(ix, pack, (unsigned char *)bytes.ptr, bytes.len, 1);
-		if (err == RS_ECORRUPT || err == RS_EUSAGE) {
-			/*
-			 * A damaged index (or an answer of another size than
-			 * listed) only costs deduplication against its pack.
-			 */
-			rs_error_clear();
-			err = 0;
-			continue;
-		}
+		err = load_cached(ix, pack, &bytes, &path, &cached);
+		if (!err && !cached)
+			err = load_remote(ix, remote, pack, l.idx_sizes[i], &bytes, &key);
 		if (err)
 			goto out;
 	}
 out:
 	ensure_sorted(ix);
-	free(l.packs);
-	free(l.idxs);
-	free(l.idx_sizes);
-	free(l.quarantined);
+	listing_release(&l);
 	rs_buf_release(&key);
 	rs_buf_release(&bytes);
 	rs_buf_release(&path);
@@ -445,12 +435,7 @@ int rs_chunk_index_lookup(struct rs_chunk_index *ix, const struct rs_id *id,
 			continue;
 		if (memcmp(e, id->id, RS_ID_RAWSZ))
 			continue;
-		out->chunk = *id;
-		out->pack = slot->id;
-		out->offset = rs_get_le64(e + 32);
-		out->raw_len = rs_get_le32(e + 40);
-		out->stored_len = rs_get_le32(e + 44);
-		out->codec = e[48];
+		rs_idx_entry_get(out, e, &slot->id);
 		return 0;
 	}
 	return RS_ENOTFOUND;

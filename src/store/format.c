@@ -108,6 +108,45 @@ int rs_chunk_decode(const unsigned char *p, size_t n, const struct rs_chunk_ref 
 	return 0;
 }
 
+/*
+ * A chunk's location as .idx entries and manifests both store it, at
+ * `p`: offset (8), raw length (4), stored length (4), codec (1),
+ * reserved (7, zero).
+ */
+static void put_location(unsigned char *p, const struct rs_chunk_ref *r)
+{
+	rs_put_le64(p, r->offset);
+	rs_put_le32(p + 8, r->raw_len);
+	rs_put_le32(p + 12, r->stored_len);
+	p[16] = r->codec;
+	memset(p + 17, 0, 7);
+}
+
+/* The inverse of put_location (the reserved bytes are the caller's to check). */
+static void get_location(struct rs_chunk_ref *r, const unsigned char *p)
+{
+	r->offset = rs_get_le64(p);
+	r->raw_len = rs_get_le32(p + 8);
+	r->stored_len = rs_get_le32(p + 12);
+	r->codec = p[16];
+}
+
+void rs_idx_entry_get(struct rs_chunk_ref *r, const unsigned char *e, const struct rs_id *pack)
+{
+	memcpy(r->chunk.id, e, RS_ID_RAWSZ);
+	r->pack = *pack;
+	get_location(r, e + 32);
+}
+
+/* The SHA-256 of everything in `out`, appended: the trailer of .idx files and manifests. */
+static int put_trailer(struct rs_buf *out)
+{
+	struct rs_id sum;
+
+	rs_sha256(&sum, out->ptr, out->len);
+	return rs_buf_put(out, sum.id, RS_ID_RAWSZ);
+}
+
 static int ref_cmp(const void *a, const void *b)
 {
 	return rs_id_cmp(&((const struct rs_chunk_ref *)a)->chunk,
@@ -118,7 +157,6 @@ int rs_idx_encode(struct rs_buf *out, const struct rs_id *pack,
 		  struct rs_chunk_ref *refs, size_t n)
 {
 	unsigned char h[RS_IDX_HEADER_SIZE], e[RS_IDX_ENTRY_SIZE];
-	struct rs_id sum;
 	size_t i;
 	int err;
 
@@ -134,17 +172,12 @@ int rs_idx_encode(struct rs_buf *out, const struct rs_id *pack,
 	err = rs_buf_put(out, h, sizeof(h));
 	for (i = 0; !err && i < n; i++) {
 		memcpy(e, refs[i].chunk.id, RS_ID_RAWSZ);
-		rs_put_le64(e + 32, refs[i].offset);
-		rs_put_le32(e + 40, refs[i].raw_len);
-		rs_put_le32(e + 44, refs[i].stored_len);
-		e[48] = refs[i].codec;
-		memset(e + 49, 0, 7);
+		put_location(e + 32, &refs[i]);
 		err = rs_buf_put(out, e, sizeof(e));
 	}
 	if (err)
 		return err;
-	rs_sha256(&sum, out->ptr, out->len);
-	return rs_buf_put(out, sum.id, RS_ID_RAWSZ);
+	return put_trailer(out);
 }
 
 /* The checksum trailer of idx and manifest files. */
@@ -207,10 +240,32 @@ static int check_codec_lengths(uint8_t codec, uint32_t raw_len, uint32_t stored_
 	return 0;
 }
 
+/*
+ * The checks an .idx entry and a manifest's chunk reference share: codec
+ * and lengths, offset, and the 7 reserved bytes at `reserved`. `what`
+ * and `i` name the entry in the message.
+ */
+static int check_ref(const struct rs_chunk_ref *r, const unsigned char *reserved, const char *what,
+		     uint32_t i)
+{
+	int err;
+
+	err = check_codec_lengths(r->codec, r->raw_len, r->stored_len);
+	if (err)
+		return err;
+	err = check_offset(r->offset, r->stored_len);
+	if (err)
+		return err;
+	if (!all_zero(reserved, 7))
+		return rs_error_set(RS_ECORRUPT, "%s %u has reserved bytes set", what, i);
+	return 0;
+}
+
 int rs_idx_parse(struct rs_chunk_ref **refs_out, size_t *n_out, const struct rs_id *pack,
 		 const unsigned char *p, size_t len)
 {
 	struct rs_chunk_ref *refs = NULL;
+	struct rs_id self;
 	uint32_t n, i;
 	int err;
 
@@ -227,23 +282,15 @@ int rs_idx_parse(struct rs_chunk_ref **refs_out, size_t *n_out, const struct rs_
 		return err;
 	if (pack && memcmp(p + 16, pack->id, RS_ID_RAWSZ) != 0)
 		return rs_error_set(RS_ECORRUPT, "pack index describes another pack");
+	memcpy(self.id, p + 16, RS_ID_RAWSZ);
 	refs = calloc(n ? n : 1, sizeof(*refs));
 	if (!refs)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (i = 0; i < n; i++) {
 		const unsigned char *e = p + RS_IDX_HEADER_SIZE + (size_t)i * RS_IDX_ENTRY_SIZE;
 
-		memcpy(refs[i].chunk.id, e, RS_ID_RAWSZ);
-		memcpy(refs[i].pack.id, p + 16, RS_ID_RAWSZ);
-		refs[i].offset = rs_get_le64(e + 32);
-		refs[i].raw_len = rs_get_le32(e + 40);
-		refs[i].stored_len = rs_get_le32(e + 44);
-		refs[i].codec = e[48];
-		err = check_codec_lengths(refs[i].codec, refs[i].raw_len, refs[i].stored_len);
-		if (!err)
-			err = check_offset(refs[i].offset, refs[i].stored_len);
-		if (!err && !all_zero(e + 49, 7))
-			err = rs_error_set(RS_ECORRUPT, "pack index entry %u has reserved bytes set", i);
+		rs_idx_entry_get(&refs[i], e, &self);
+		err = check_ref(&refs[i], e + 49, "pack index entry", i);
 		if (!err && i > 0 && rs_id_cmp(&refs[i - 1].chunk, &refs[i].chunk) >= 0)
 			err = rs_error_set(RS_ECORRUPT, "pack index is not sorted");
 		if (err) {
@@ -259,7 +306,6 @@ int rs_idx_parse(struct rs_chunk_ref **refs_out, size_t *n_out, const struct rs_
 int rs_manifest_encode(struct rs_buf *out, const struct rs_manifest *m)
 {
 	unsigned char h[RS_MANIFEST_HEADER_SIZE], e[RS_MANIFEST_ENTRY_SIZE];
-	struct rs_id sum;
 	uint32_t i;
 	int err;
 
@@ -278,85 +324,92 @@ int rs_manifest_encode(struct rs_buf *out, const struct rs_manifest *m)
 
 		memcpy(e, r->chunk.id, RS_ID_RAWSZ);
 		memcpy(e + 32, r->pack.id, RS_ID_RAWSZ);
-		rs_put_le64(e + 64, r->offset);
-		rs_put_le32(e + 72, r->raw_len);
-		rs_put_le32(e + 76, r->stored_len);
-		e[80] = r->codec;
-		memset(e + 81, 0, 7);
+		put_location(e + 64, r);
 		err = rs_buf_put(out, e, sizeof(e));
 	}
 	if (err)
 		return err;
-	rs_sha256(&sum, out->ptr, out->len);
-	return rs_buf_put(out, sum.id, RS_ID_RAWSZ);
+	return put_trailer(out);
+}
+
+/* The manifest's header: everything but the chunk references, into `m`. */
+static int parse_manifest_header(struct rs_manifest *m, const struct rs_id *oid,
+				 const unsigned char *p, size_t len)
+{
+	int err;
+
+	if (len < RS_MANIFEST_HEADER_SIZE + RS_ID_RAWSZ || memcmp(p, RS_MANIFEST_MAGIC, 8) != 0)
+		return rs_error_set(RS_ECORRUPT, "not an object manifest");
+	if (rs_get_le32(p + 8) != RS_FORMAT_VERSION)
+		return other_version(p, len, "manifest");
+	m->transform = rs_get_le32(p + 12);
+	memcpy(m->oid.id, p + 16, RS_ID_RAWSZ);
+	m->size = rs_get_le64(p + 48);
+	m->transformed_size = rs_get_le64(p + 56);
+	m->nchunks = rs_get_le32(p + 64);
+	if (m->nchunks > RS_MANIFEST_MAX_CHUNKS ||
+	    len != RS_MANIFEST_HEADER_SIZE + (size_t)m->nchunks * RS_MANIFEST_ENTRY_SIZE + RS_ID_RAWSZ)
+		return rs_error_set(RS_ECORRUPT, "manifest length does not match its %u chunks", m->nchunks);
+	err = check_trailer(p, len, "manifest");
+	if (err)
+		return err;
+	if (oid && rs_id_cmp(oid, &m->oid) != 0)
+		return rs_error_set(RS_ECORRUPT, "manifest describes another object");
+	if (!all_zero(p + 68, 4))
+		return rs_error_set(RS_ECORRUPT, "manifest header has reserved bytes set");
+	if (!rs_transform_known(m->transform))
+		return rs_error_set(RS_EUSAGE, "the object uses transform %u, which this build cannot undo: "
+				    "upgrade results", m->transform);
+	return 0;
+}
+
+/* The chunk references after the header, checked, into m->chunks (allocated here). */
+static int parse_manifest_chunks(struct rs_manifest *m, const unsigned char *p)
+{
+	uint64_t total = 0;
+	uint32_t i;
+	int err;
+
+	m->chunks = calloc(m->nchunks ? m->nchunks : 1, sizeof(*m->chunks));
+	if (!m->chunks)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < m->nchunks; i++) {
+		const unsigned char *e = p + RS_MANIFEST_HEADER_SIZE + (size_t)i * RS_MANIFEST_ENTRY_SIZE;
+		struct rs_chunk_ref *r = &m->chunks[i];
+
+		memcpy(r->chunk.id, e, RS_ID_RAWSZ);
+		memcpy(r->pack.id, e + 32, RS_ID_RAWSZ);
+		get_location(r, e + 64);
+		err = check_ref(r, e + 81, "manifest chunk", i);
+		if (err)
+			return err;
+		total += r->raw_len;
+	}
+	/* No overflow: at most 2^24 chunks of at most 2^26 bytes. */
+	if (total != m->transformed_size ||
+	    (m->transform == RS_TRANSFORM_IDENTITY && m->transformed_size != m->size))
+		return rs_error_set(RS_ECORRUPT, "manifest chunk sizes add up to %llu, but it says %llu "
+				    "(object size %llu)", (unsigned long long)total,
+				    (unsigned long long)m->transformed_size, (unsigned long long)m->size);
+	return 0;
 }
 
 int rs_manifest_parse(struct rs_manifest *m, const struct rs_id *oid,
 		      const unsigned char *p, size_t len)
 {
 	struct rs_manifest tmp;
-	uint64_t total = 0;
-	uint32_t i;
 	int err;
 
 	memset(&tmp, 0, sizeof(tmp));
-	if (len < RS_MANIFEST_HEADER_SIZE + RS_ID_RAWSZ || memcmp(p, RS_MANIFEST_MAGIC, 8) != 0)
-		return rs_error_set(RS_ECORRUPT, "not an object manifest");
-	if (rs_get_le32(p + 8) != RS_FORMAT_VERSION)
-		return other_version(p, len, "manifest");
-	tmp.transform = rs_get_le32(p + 12);
-	memcpy(tmp.oid.id, p + 16, RS_ID_RAWSZ);
-	tmp.size = rs_get_le64(p + 48);
-	tmp.transformed_size = rs_get_le64(p + 56);
-	tmp.nchunks = rs_get_le32(p + 64);
-	if (tmp.nchunks > RS_MANIFEST_MAX_CHUNKS ||
-	    len != RS_MANIFEST_HEADER_SIZE + (size_t)tmp.nchunks * RS_MANIFEST_ENTRY_SIZE + RS_ID_RAWSZ)
-		return rs_error_set(RS_ECORRUPT, "manifest length does not match its %u chunks", tmp.nchunks);
-	err = check_trailer(p, len, "manifest");
-	if (err)
+	err = parse_manifest_header(&tmp, oid, p, len);
+	if (!err)
+		err = parse_manifest_chunks(&tmp, p);
+	if (err) {
+		free(tmp.chunks);
 		return err;
-	if (oid && rs_id_cmp(oid, &tmp.oid) != 0)
-		return rs_error_set(RS_ECORRUPT, "manifest describes another object");
-	if (!all_zero(p + 68, 4))
-		return rs_error_set(RS_ECORRUPT, "manifest header has reserved bytes set");
-	if (!rs_transform_known(tmp.transform))
-		return rs_error_set(RS_EUSAGE, "the object uses transform %u, which this build cannot undo: "
-				    "upgrade results", tmp.transform);
-	tmp.chunks = calloc(tmp.nchunks ? tmp.nchunks : 1, sizeof(*tmp.chunks));
-	if (!tmp.chunks)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	for (i = 0; i < tmp.nchunks; i++) {
-		const unsigned char *e = p + RS_MANIFEST_HEADER_SIZE + (size_t)i * RS_MANIFEST_ENTRY_SIZE;
-		struct rs_chunk_ref *r = &tmp.chunks[i];
-
-		memcpy(r->chunk.id, e, RS_ID_RAWSZ);
-		memcpy(r->pack.id, e + 32, RS_ID_RAWSZ);
-		r->offset = rs_get_le64(e + 64);
-		r->raw_len = rs_get_le32(e + 72);
-		r->stored_len = rs_get_le32(e + 76);
-		r->codec = e[80];
-		err = check_codec_lengths(r->codec, r->raw_len, r->stored_len);
-		if (!err)
-			err = check_offset(r->offset, r->stored_len);
-		if (!err && !all_zero(e + 81, 7))
-			err = rs_error_set(RS_ECORRUPT, "manifest chunk %u has reserved bytes set", i);
-		if (err)
-			goto fail;
-		total += r->raw_len;
-	}
-	/* No overflow: at most 2^24 chunks of at most 2^26 bytes. */
-	if (total != tmp.transformed_size ||
-	    (tmp.transform == RS_TRANSFORM_IDENTITY && tmp.transformed_size != tmp.size)) {
-		err = rs_error_set(RS_ECORRUPT, "manifest chunk sizes add up to %llu, but it says %llu "
-				   "(object size %llu)", (unsigned long long)total,
-				   (unsigned long long)tmp.transformed_size, (unsigned long long)tmp.size);
-		goto fail;
 	}
 	*m = tmp;
 	return 0;
-fail:
-	free(tmp.chunks);
-	return err;
 }
 
 void rs_manifest_release(struct rs_manifest *m)
@@ -366,8 +419,7 @@ void rs_manifest_release(struct rs_manifest *m)
 	m->nchunks = 0;
 }
 
-static int key_with_id(struct rs_buf *out, const char *prefix, const struct rs_id *id,
-		       const char *suffix)
+int rs_key_make(struct rs_buf *out, const char *prefix, const struct rs_id *id, const char *suffix)
 {
 	char hex[RS_ID_HEXSZ + 1];
 
@@ -376,17 +428,31 @@ static int key_with_id(struct rs_buf *out, const char *prefix, const struct rs_i
 	return rs_buf_printf(out, "%s%s%s", prefix, hex, suffix);
 }
 
+int rs_key_parse(const char *key, const char *prefix, const char *suffix, struct rs_id *id)
+{
+	size_t pl = strlen(prefix), sl = strlen(suffix), kl = strlen(key);
+
+	if (kl != pl + RS_ID_HEXSZ + sl || strncmp(key, prefix, pl) ||
+	    strcmp(key + pl + RS_ID_HEXSZ, suffix))
+		return -1;
+	if (rs_id_from_hex(id, key + pl, RS_ID_HEXSZ)) {
+		rs_error_clear();
+		return -1;
+	}
+	return 0;
+}
+
 int rs_key_pack(struct rs_buf *out, const struct rs_id *pack)
 {
-	return key_with_id(out, RS_KEY_PACKS, pack, ".pack");
+	return rs_key_make(out, RS_KEY_PACKS, pack, ".pack");
 }
 
 int rs_key_idx(struct rs_buf *out, const struct rs_id *pack)
 {
-	return key_with_id(out, RS_KEY_PACKS, pack, ".idx");
+	return rs_key_make(out, RS_KEY_PACKS, pack, ".idx");
 }
 
 int rs_key_manifest(struct rs_buf *out, const struct rs_id *oid)
 {
-	return key_with_id(out, RS_KEY_OBJECTS, oid, "");
+	return rs_key_make(out, RS_KEY_OBJECTS, oid, "");
 }

@@ -144,6 +144,12 @@ int rs_idx_encode(struct rs_buf *out, const struct rs_id *pack,
  * damage (length, checksum, order, reserved bytes not zero, impossible
  * lengths or offsets, unknown codec), RS_EUSAGE for another version.
  */
+/*
+ * Entry `e` (RS_IDX_ENTRY_SIZE bytes) of the .idx of `pack`, unchecked,
+ * into `r`: for readers of an index rs_idx_parse has already checked.
+ */
+void rs_idx_entry_get(struct rs_chunk_ref *r, const unsigned char *e, const struct rs_id *pack);
+
 RS_MUST_CHECK
 int rs_idx_parse(struct rs_chunk_ref **refs, size_t *n, const struct rs_id *pack,
 		 const unsigned char *p, size_t len);
@@ -170,6 +176,14 @@ RS_MUST_CHECK
 int rs_key_idx(struct rs_buf *out, const struct rs_id *pack);
 RS_MUST_CHECK
 int rs_key_manifest(struct rs_buf *out, const struct rs_id *oid);
+/* "<prefix><64 hex digits of id><suffix>": every other key (marks, tombstones). */
+RS_MUST_CHECK
+int rs_key_make(struct rs_buf *out, const char *prefix, const struct rs_id *id, const char *suffix);
+/*
+ * The inverse: 0 and the id when `key` is exactly "<prefix><64 hex
+ * digits><suffix>", -1 otherwise (no message).
+ */
+int rs_key_parse(const char *key, const char *prefix, const char *suffix, struct rs_id *id);
 
 #define RS_KEY_FORMAT "FORMAT"
 #define RS_FORMAT_TEXT "results-store 1\n"

@@ -22,6 +22,7 @@
 #include <openssl/rand.h>
 #include <zstd.h>
 
+#include "store/array.h"
 #include "store/backend.h"
 #include "store/chunkindex.h"
 #include "store/store.h"
@@ -51,17 +52,6 @@ void rs_store_census_release(struct rs_store_census *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* "<prefix><64 hex><suffix>" exactly: 0 and the id, or -1. */
-static int key_id(const char *key, const char *prefix, const char *suffix, struct rs_id *out)
-{
-	size_t pl = strlen(prefix), sl = strlen(suffix), kl = strlen(key);
-
-	if (kl != pl + RS_ID_HEXSZ + sl || strncmp(key, prefix, pl) ||
-	    strcmp(key + pl + RS_ID_HEXSZ, suffix))
-		return -1;
-	return rs_id_from_hex(out, key + pl, RS_ID_HEXSZ) ? -1 : 0;
-}
-
 struct census_build {
 	struct rs_store_census *c;
 	size_t packs_alloc, objects_alloc, removed_alloc;
@@ -70,37 +60,18 @@ struct census_build {
 	size_t nseen, nmarked, nquar, seen_alloc, marked_alloc, quar_alloc;
 };
 
-static int push_id(struct rs_id **arr, size_t *n, size_t *alloc, const struct rs_id *id)
-{
-	if (*n == *alloc) {
-		size_t na = *alloc ? *alloc * 2 : 64;
-		struct rs_id *p = realloc(*arr, na * sizeof(**arr));
-
-		if (!p)
-			return rs_error_set(RS_EGENERIC, "out of memory listing the store");
-		*arr = p;
-		*alloc = na;
-	}
-	(*arr)[(*n)++] = *id;
-	return 0;
-}
-
-static struct rs_pack_state *add_pack(struct census_build *b, const struct rs_id *id)
+/* A new pack `id` at the end of the census' packs (unsorted), in `*out`. */
+static int add_pack(struct census_build *b, const struct rs_id *id, struct rs_pack_state **out)
 {
 	struct rs_store_census *c = b->c;
+	int err = rs_array_reserve(&c->packs, &b->packs_alloc, c->npacks + 1, sizeof(*c->packs));
 
-	if (c->npacks == b->packs_alloc) {
-		size_t na = b->packs_alloc ? b->packs_alloc * 2 : 64;
-		struct rs_pack_state *p = realloc(c->packs, na * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		c->packs = p;
-		b->packs_alloc = na;
-	}
+	if (err)
+		return err;
 	memset(&c->packs[c->npacks], 0, sizeof(c->packs[0]));
 	c->packs[c->npacks].id = *id;
-	return &c->packs[c->npacks++];
+	*out = &c->packs[c->npacks++];
+	return 0;
 }
 
 /* Sort the packs and fold the .pack and .idx entries of one id together. */
@@ -132,27 +103,28 @@ static int on_key(const char *key, uint64_t size, void *payload)
 	struct rs_pack_state *p;
 	struct rs_id id;
 
-	if (!key_id(key, RS_KEY_PACKS, ".pack", &id) || !key_id(key, RS_KEY_PACKS, ".idx", &id)) {
+	if (!rs_key_parse(key, RS_KEY_PACKS, ".pack", &id) || !rs_key_parse(key, RS_KEY_PACKS, ".idx", &id)) {
 		int is_pack = key[strlen(key) - 1] == 'k';
+		int err = add_pack(b, &id, &p);
 
-		if (!(p = add_pack(b, &id)))
-			return rs_error_set(RS_EGENERIC, "out of memory listing the store");
+		if (err)
+			return err;
 		if (is_pack) {
 			p->has_pack = 1;
 			p->pack_size = size;
 		} else {
 			p->has_idx = 1;
 		}
-	} else if (!key_id(key, RS_KEY_OBJECTS, "", &id)) {
-		return push_id(&b->c->objects, &b->c->nobjects, &b->objects_alloc, &id);
-	} else if (!key_id(key, "removed/", "", &id)) {
-		return push_id(&b->c->removed, &b->c->nremoved, &b->removed_alloc, &id);
-	} else if (!key_id(key, "gc/seen/", "", &id)) {
-		return push_id(&b->seen, &b->nseen, &b->seen_alloc, &id);
-	} else if (!key_id(key, "gc/marked/", "", &id)) {
-		return push_id(&b->marked, &b->nmarked, &b->marked_alloc, &id);
-	} else if (!key_id(key, RS_KEY_PACKS, ".quarantine", &id)) {
-		return push_id(&b->quar, &b->nquar, &b->quar_alloc, &id);
+	} else if (!rs_key_parse(key, RS_KEY_OBJECTS, "", &id)) {
+		return rs_array_push_id(&b->c->objects, &b->c->nobjects, &b->objects_alloc, &id);
+	} else if (!rs_key_parse(key, "removed/", "", &id)) {
+		return rs_array_push_id(&b->c->removed, &b->c->nremoved, &b->removed_alloc, &id);
+	} else if (!rs_key_parse(key, "gc/seen/", "", &id)) {
+		return rs_array_push_id(&b->seen, &b->nseen, &b->seen_alloc, &id);
+	} else if (!rs_key_parse(key, "gc/marked/", "", &id)) {
+		return rs_array_push_id(&b->marked, &b->nmarked, &b->marked_alloc, &id);
+	} else if (!rs_key_parse(key, RS_KEY_PACKS, ".quarantine", &id)) {
+		return rs_array_push_id(&b->quar, &b->nquar, &b->quar_alloc, &id);
 	} else if (!strcmp(key, RS_KEY_FORMAT)) {
 		b->c->has_format = 1;
 	}
@@ -189,15 +161,6 @@ static int64_t read_stamp(struct rs_remote *remote, const char *key)
 	return (int64_t)v;
 }
 
-static int stamp_key(struct rs_buf *out, const char *prefix, const struct rs_id *id)
-{
-	char hex[RS_ID_HEXSZ + 1];
-
-	rs_id_to_hex(hex, id);
-	rs_buf_clear(out);
-	return rs_buf_printf(out, "%s%s", prefix, hex);
-}
-
 /* Resolve timestamped keys onto their packs (a key whose pack is gone is kept for sweeping). */
 static int apply_stamps(struct census_build *b, struct rs_remote *remote,
 			const struct rs_id *ids, size_t n, const char *prefix, int kind)
@@ -210,10 +173,9 @@ static int apply_stamps(struct census_build *b, struct rs_remote *remote,
 		struct rs_pack_state *p = rs_store_census_pack(b->c, &ids[i]);
 
 		if (!p) {
-			if (!(p = add_pack(b, &ids[i]))) {
-				err = rs_error_set(RS_EGENERIC, "out of memory listing the store");
+			err = add_pack(b, &ids[i], &p);
+			if (err)
 				break;
-			}
 			qsort(b->c->packs, b->c->npacks, sizeof(*b->c->packs), pack_cmp_v);
 			p = rs_store_census_pack(b->c, &ids[i]);
 		}
@@ -221,7 +183,7 @@ static int apply_stamps(struct census_build *b, struct rs_remote *remote,
 			p->quarantined = 1;
 			continue;
 		}
-		err = stamp_key(&key, prefix, &ids[i]);
+		err = rs_key_make(&key, prefix, &ids[i], "");
 		if (err)
 			break;
 		if (kind == 0)
@@ -308,34 +270,6 @@ const char *rs_verify_state_name(enum rs_verify_state st)
 	return "?";
 }
 
-/* Fetch and parse the manifest of `oid`, capped at what the format allows. */
-static int read_manifest(struct rs_remote *remote, const struct rs_id *oid, struct rs_manifest *m)
-{
-	struct rs_buf key = RS_BUF_INIT, bytes;
-	uint64_t size = 0;
-	int err;
-
-	rs_buf_init(&bytes, RS_MANIFEST_MAX_SIZE);
-	err = rs_key_manifest(&key, oid);
-	if (err)
-		goto out;
-	err = remote->stat(remote, key.ptr, &size);
-	if (err)
-		goto out;
-	if (size > RS_MANIFEST_MAX_SIZE) {
-		err = rs_error_set(RS_ECORRUPT, "its manifest is %" PRIu64 " bytes, more than any valid one", size);
-		goto out;
-	}
-	err = remote->get(remote, key.ptr, 0, size, &bytes);
-	if (err)
-		goto out;
-	err = rs_manifest_parse(m, oid, (const unsigned char *)bytes.ptr, bytes.len);
-out:
-	rs_buf_release(&key);
-	rs_buf_release(&bytes);
-	return err;
-}
-
 /*
  * Read one chunk and check it; 0, RS_ECORRUPT (the chunk is bad: `why`
  * says how) or the remote's error. `raw` receives the raw bytes.
@@ -413,72 +347,102 @@ static int verify_decoded(struct rs_remote *remote, const struct rs_manifest *m,
 	return err;
 }
 
-static int verify_deep(struct rs_remote *remote, struct rs_store_census *c,
-		       const struct rs_manifest *m, enum rs_verify_state *state, struct rs_buf *why)
+/* A chunk failed read_chunk's checks (`why`); `nbad` failed before it. 0 goes on. */
+typedef int (*bad_chunk_fn)(void *payload, const struct rs_chunk_ref *ref, const char *why,
+			    size_t nbad);
+
+/*
+ * Read and check every chunk of `m` in order, hashing them into `whole`
+ * (may be NULL) as long as none has failed. A chunk that fails goes to
+ * `bad`; `*nbad` counts them. The one walk for verify and repair.
+ */
+static int read_chunks(struct rs_remote *remote, const struct rs_manifest *m,
+		       struct rs_sha256 *whole, bad_chunk_fn bad, void *payload, size_t *nbad)
 {
 	struct rs_buf raw = RS_BUF_INIT;
-	struct rs_sha256 *whole = NULL;
 	ZSTD_DCtx *dctx = ZSTD_createDCtx();
-	size_t bad = 0;
 	uint32_t i;
 	int err = 0;
 
-	if (!dctx || (m->transform == 0 && !(whole = rs_sha256_new()))) {
-		err = rs_error_set(RS_EGENERIC, "out of memory verifying an object");
-		goto out;
-	}
+	*nbad = 0;
+	if (!dctx)
+		return rs_error_set(RS_EGENERIC, "out of memory reading chunks");
 	for (i = 0; i < m->nchunks; i++) {
-		const struct rs_chunk_ref *ref = &m->chunks[i];
-		const char *what = NULL;
-		char chex[RS_ID_HEXSZ + 1], phex[RS_ID_HEXSZ + 1];
+		const char *why = NULL;
 
-		err = read_chunk(remote, ref, &raw, dctx, &what);
-		if (err && err != RS_ECORRUPT)
-			goto out;
+		err = read_chunk(remote, &m->chunks[i], &raw, dctx, &why);
 		if (err == RS_ECORRUPT) {
-			struct rs_pack_state *p = rs_store_census_pack(c, &ref->pack);
-
-			err = 0;
-			if (p)
-				p->damaged = 1;
-			if (!bad++) {
-				rs_id_to_hex(chex, &ref->chunk);
-				rs_id_to_hex(phex, &ref->pack);
-				if (rs_buf_printf(why, "chunk %.12s in pack %.12s %s", chex, phex, what))
-					goto oom;
-			}
-			if (whole) {
-				rs_sha256_free(whole);
-				whole = NULL;
-			}
+			err = bad(payload, &m->chunks[i], why, (*nbad)++);
+			if (err)
+				break;
 			continue;
 		}
-		if (whole)
+		if (err)
+			break;
+		if (whole && !*nbad)
 			rs_sha256_update(whole, raw.ptr, raw.len);
 	}
-	if (bad) {
-		*state = RS_VERIFY_DAMAGED;
-		if (bad > 1 && rs_buf_printf(why, " (and %zu more bad chunks)", bad - 1))
-			goto oom;
-	} else if (m->transform != RS_TRANSFORM_IDENTITY) {
-		err = verify_decoded(remote, m, state, why);
-	} else if (whole) {
-		struct rs_id id;
-
-		rs_sha256_final(whole, &id);
-		if (rs_id_cmp(&id, &m->oid)) {
-			*state = RS_VERIFY_DAMAGED;
-			if (rs_buf_puts(why, "its chunks check out but do not rebuild the object"))
-				goto oom;
-		}
-	}
-	goto out;
-oom:
-	err = rs_error_set(RS_EGENERIC, "out of memory");
-out:
-	rs_sha256_free(whole);
 	ZSTD_freeDCtx(dctx);
 	rs_buf_release(&raw);
+	return err;
+}
+
+struct deep_check {
+	struct rs_store_census *c;
+	struct rs_buf *why;
+};
+
+/* A chunk of an object failed its checks: its pack is damaged; the first one says why. */
+static int note_bad_chunk(void *payload, const struct rs_chunk_ref *ref, const char *what,
+			  size_t nbad)
+{
+	struct deep_check *d = payload;
+	struct rs_pack_state *p = rs_store_census_pack(d->c, &ref->pack);
+	char chex[RS_ID_HEXSZ + 1], phex[RS_ID_HEXSZ + 1];
+
+	if (p)
+		p->damaged = 1;
+	if (nbad)
+		return 0;
+	rs_id_to_hex(chex, &ref->chunk);
+	rs_id_to_hex(phex, &ref->pack);
+	return rs_buf_printf(d->why, "chunk %.12s in pack %.12s %s", chex, phex, what);
+}
+
+static int verify_deep(struct rs_remote *remote, struct rs_store_census *c,
+		       const struct rs_manifest *m, enum rs_verify_state *state, struct rs_buf *why)
+{
+	struct deep_check d = { c, why };
+	struct rs_sha256 *whole = NULL;
+	struct rs_id id;
+	size_t bad = 0;
+	int err;
+
+	if (m->transform == RS_TRANSFORM_IDENTITY) {
+		whole = rs_sha256_new();
+		if (!whole)
+			return rs_error_set(RS_EGENERIC, "out of memory verifying an object");
+	}
+	err = read_chunks(remote, m, whole, note_bad_chunk, &d, &bad);
+	if (err)
+		goto out;
+	if (bad) {
+		*state = RS_VERIFY_DAMAGED;
+		if (bad > 1)
+			err = rs_buf_printf(why, " (and %zu more bad chunks)", bad - 1);
+		goto out;
+	}
+	if (!whole) {
+		err = verify_decoded(remote, m, state, why);
+		goto out;
+	}
+	rs_sha256_final(whole, &id);
+	if (rs_id_cmp(&id, &m->oid)) {
+		*state = RS_VERIFY_DAMAGED;
+		err = rs_buf_puts(why, "its chunks check out but do not rebuild the object");
+	}
+out:
+	rs_sha256_free(whole);
 	return err;
 }
 
@@ -507,7 +471,7 @@ int rs_store_verify_object(struct rs_remote *remote, struct rs_store_census *c,
 		*state = RS_VERIFY_MISSING;
 		return rs_buf_puts(why, "no manifest on the remote: push it from a clone that has it");
 	}
-	err = read_manifest(remote, oid, &m);
+	err = rs_store_fetch_manifest(remote, oid, &m);
 	if (err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ENOTFOUND) {
 		*state = err == RS_ENOTFOUND ? RS_VERIFY_MISSING : RS_VERIFY_DAMAGED;
 		err = rs_buf_printf(why, "its manifest %s: %s",
@@ -549,15 +513,10 @@ static int put_stamp(struct rs_remote *remote, const char *prefix, const struct 
 	struct rs_buf key = RS_BUF_INIT, text = RS_BUF_INIT;
 	int err;
 
-	err = stamp_key(&key, prefix, id);
+	/* The quarantine mark sits beside the pack, where writers list it. */
+	err = rs_key_make(&key, prefix, id, strcmp(prefix, RS_KEY_PACKS) ? "" : ".quarantine");
 	if (err)
 		goto out;
-	/* The quarantine mark sits beside the pack, where writers list it. */
-	if (!strcmp(prefix, RS_KEY_PACKS)) {
-		err = rs_buf_puts(&key, ".quarantine");
-		if (err)
-			goto out;
-	}
 	err = rs_buf_printf(&text, "%" PRId64 "%s%s\n", now, reason ? " " : "", reason ? reason : "");
 	if (err)
 		goto out;
@@ -573,11 +532,9 @@ static int del_key(struct rs_remote *remote, const char *prefix, const struct rs
 		   const char *suffix)
 {
 	struct rs_buf key = RS_BUF_INIT;
-	char hex[RS_ID_HEXSZ + 1];
 	int err;
 
-	rs_id_to_hex(hex, id);
-	err = rs_buf_printf(&key, "%s%s%s", prefix, hex, suffix);
+	err = rs_key_make(&key, prefix, id, suffix);
 	if (!err)
 		err = remote->del(remote, key.ptr);
 	if (err == RS_ENOTFOUND) {
@@ -596,7 +553,7 @@ int rs_store_removed_date(struct rs_remote *remote, const struct rs_id *oid, str
 	size_t n;
 
 	rs_buf_init(&b, STAMP_MAX);
-	err = stamp_key(&key, "removed/", oid);
+	err = rs_key_make(&key, "removed/", oid, "");
 	if (err)
 		goto out;
 	err = get_small(remote, key.ptr, &b);
@@ -635,7 +592,7 @@ int rs_store_gc_drop(struct rs_remote *remote, struct rs_store_census *c,
 		if (opts->dry_run)
 			continue;
 		/* Tombstone first: a crash between the two leaves a readable object. */
-		err = stamp_key(&key, "removed/", &drop[i]);
+		err = rs_key_make(&key, "removed/", &drop[i], "");
 		if (err)
 			break;
 		rs_buf_clear(&text);
@@ -669,7 +626,7 @@ static int collect_references(struct rs_remote *remote, struct rs_store_census *
 		uint32_t k;
 
 		memset(&m, 0, sizeof(m));
-		err = read_manifest(remote, &c->objects[i], &m);
+		err = rs_store_fetch_manifest(remote, &c->objects[i], &m);
 		if (err == RS_ENOTFOUND) {
 			/* Deleted meanwhile (another collector): it references nothing. */
 			rs_error_clear();
@@ -698,69 +655,79 @@ static int collect_references(struct rs_remote *remote, struct rs_store_census *
 	return err;
 }
 
+/* Read the entry header at `off` of pack `p` (key `key`) into `r`. */
+static int read_entry_header(struct rs_remote *remote, const struct rs_pack_state *p,
+			     const char *key, uint64_t off, struct rs_buf *head,
+			     struct rs_chunk_ref *r)
+{
+	const unsigned char *h;
+	int err;
+
+	rs_buf_clear(head);
+	err = remote->get(remote, key, off, RS_PACK_ENTRY_HEADER_SIZE, head);
+	if (err)
+		return err;
+	if (head->len != RS_PACK_ENTRY_HEADER_SIZE)
+		return rs_error_set(RS_ECORRUPT, "pack '%s' answered a short entry header", key);
+	h = (const unsigned char *)head->ptr;
+	memset(r, 0, sizeof(*r));
+	memcpy(r->chunk.id, h, RS_ID_RAWSZ);
+	r->pack = p->id;
+	r->offset = off;
+	r->raw_len = rs_get_le32(h + 32);
+	r->stored_len = rs_get_le32(h + 36);
+	r->codec = h[40];
+	if (r->raw_len > RS_CHUNK_LIMIT || r->codec > RS_CODEC_ZSTD)
+		return rs_error_set(RS_ECORRUPT, "pack '%s' has an invalid entry at offset %" PRIu64,
+				    key, off);
+	return 0;
+}
+
+/* Walk pack `p` (key `key`) entry by entry: its entries into `*refs` (the caller's). */
+static int walk_pack(struct rs_remote *remote, const struct rs_pack_state *p, const char *key,
+		     struct rs_chunk_ref **refs, size_t *n)
+{
+	struct rs_buf head;
+	size_t alloc = 0;
+	uint64_t off = RS_PACK_HEADER_SIZE;
+	int err = 0;
+
+	rs_buf_init(&head, RS_PACK_ENTRY_HEADER_SIZE);
+	while (off < p->pack_size) {
+		if (off + RS_PACK_ENTRY_HEADER_SIZE > p->pack_size || *n >= PACK_ENTRIES_MAX)
+			break; /* "ends inside an entry", below */
+		err = rs_array_reserve(refs, &alloc, *n + 1, sizeof(**refs));
+		if (err)
+			goto out;
+		err = read_entry_header(remote, p, key, off, &head, &(*refs)[*n]);
+		if (err)
+			goto out;
+		off += RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)(*refs)[(*n)++].stored_len;
+	}
+	if (off != p->pack_size)
+		err = rs_error_set(RS_ECORRUPT, "pack '%s' ends inside an entry", key);
+out:
+	rs_buf_release(&head);
+	return err;
+}
+
 /*
  * Rebuild the .idx of pack `p` from the pack itself (its entry headers)
  * and upload it. The pack id comes from the file name.
  */
 static int rebuild_idx(struct rs_remote *remote, const struct rs_pack_state *p)
 {
-	struct rs_buf key = RS_BUF_INIT, head, idx = RS_BUF_INIT;
+	struct rs_buf key = RS_BUF_INIT, idx = RS_BUF_INIT;
 	struct rs_chunk_ref *refs = NULL;
-	size_t n = 0, alloc = 0;
-	uint64_t off = RS_PACK_HEADER_SIZE;
+	size_t n = 0;
 	int err;
 
-	rs_buf_init(&head, RS_PACK_ENTRY_HEADER_SIZE);
 	err = rs_key_pack(&key, &p->id);
-	while (!err && off < p->pack_size) {
-		const unsigned char *h;
-		struct rs_chunk_ref *r;
-
-		if (off + RS_PACK_ENTRY_HEADER_SIZE > p->pack_size || n >= PACK_ENTRIES_MAX) {
-			err = rs_error_set(RS_ECORRUPT, "pack '%s' ends inside an entry", key.ptr);
-			break;
-		}
-		rs_buf_clear(&head);
-		err = remote->get(remote, key.ptr, off, RS_PACK_ENTRY_HEADER_SIZE, &head);
-		if (err)
-			break;
-		if (head.len != RS_PACK_ENTRY_HEADER_SIZE) {
-			err = rs_error_set(RS_ECORRUPT, "pack '%s' answered a short entry header", key.ptr);
-			break;
-		}
-		if (n == alloc) {
-			size_t na = alloc ? alloc * 2 : 16;
-			struct rs_chunk_ref *q = realloc(refs, na * sizeof(*q));
-
-			if (!q) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				break;
-			}
-			refs = q;
-			alloc = na;
-		}
-		h = (const unsigned char *)head.ptr;
-		r = &refs[n++];
-		memset(r, 0, sizeof(*r));
-		memcpy(r->chunk.id, h, RS_ID_RAWSZ);
-		r->pack = p->id;
-		r->offset = off;
-		r->raw_len = rs_get_le32(h + 32);
-		r->stored_len = rs_get_le32(h + 36);
-		r->codec = h[40];
-		if (r->raw_len > RS_CHUNK_LIMIT || r->codec > RS_CODEC_ZSTD) {
-			err = rs_error_set(RS_ECORRUPT, "pack '%s' has an invalid entry at offset %" PRIu64,
-					   key.ptr, off);
-			break;
-		}
-		off += RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)r->stored_len;
-	}
 	if (err)
 		goto out;
-	if (off != p->pack_size) {
-		err = rs_error_set(RS_ECORRUPT, "pack '%s' ends inside an entry", key.ptr);
+	err = walk_pack(remote, p, key.ptr, &refs, &n);
+	if (err)
 		goto out;
-	}
 	err = rs_idx_encode(&idx, &p->id, refs, n);
 	if (err)
 		goto out;
@@ -771,7 +738,6 @@ static int rebuild_idx(struct rs_remote *remote, const struct rs_pack_state *p)
 out:
 	free(refs);
 	rs_buf_release(&key);
-	rs_buf_release(&head);
 	rs_buf_release(&idx);
 	return err;
 }
@@ -781,83 +747,118 @@ static int older(int64_t stamp, const struct rs_gc_options *o)
 	return stamp && stamp != INT64_MAX && o->now - stamp >= o->grace;
 }
 
+/* The collector's bookkeeping of a pack that is gone: its marks and quarantine. */
+static int drop_bookkeeping(struct rs_remote *remote, const struct rs_id *id)
+{
+	int err;
+
+	err = del_key(remote, "gc/marked/", id, "");
+	if (err)
+		return err;
+	err = del_key(remote, "gc/seen/", id, "");
+	if (err)
+		return err;
+	return del_key(remote, RS_KEY_PACKS, id, ".quarantine");
+}
+
+/* Step 3, no .pack listed: an orphan .idx (an interrupted sweep), and leftover bookkeeping. */
+static int collect_unlisted(struct rs_remote *remote, const struct rs_pack_state *p,
+			    const struct rs_gc_options *o, struct rs_gc_stats *st)
+{
+	int err;
+
+	if (p->has_idx) {
+		st->orphan_indexes++;
+		if (!o->dry_run) {
+			err = del_key(remote, RS_KEY_PACKS, &p->id, ".idx");
+			if (err)
+				return err;
+		}
+	}
+	if (o->dry_run || !(p->seen_at || p->marked_at || p->quarantined))
+		return 0;
+	return drop_bookkeeping(remote, &p->id);
+}
+
+/* Step 3, a referenced pack: rescue it if it was marked, stop its clock. */
+static int collect_referenced(struct rs_remote *remote, const struct rs_pack_state *p,
+			      const struct rs_gc_options *o, struct rs_gc_stats *st)
+{
+	int err;
+
+	if (!p->has_idx && !p->quarantined) {
+		st->packs_rescued++;
+		if (o->dry_run)
+			return 0;
+		err = rebuild_idx(remote, p);
+		if (err)
+			return err;
+		err = del_key(remote, "gc/marked/", &p->id, "");
+		if (err)
+			return err;
+	}
+	if (o->dry_run || !p->seen_at)
+		return 0;
+	return del_key(remote, "gc/seen/", &p->id, "");
+}
+
+/*
+ * Step 3, an unreferenced pack. Its clock is gc/seen while it has an
+ * .idx (then it is marked: gc/marked written, .idx deleted) and gc/marked
+ * once it has none (then it is swept): start the clock, wait, or act once
+ * the clock is older than G.
+ */
+static int collect_unreferenced(struct rs_remote *remote, const struct rs_pack_state *p,
+				const struct rs_gc_options *o, struct rs_gc_stats *st)
+{
+	int64_t clock = p->has_idx ? p->seen_at : p->marked_at;
+	int err;
+
+	st->bytes_unreferenced += p->pack_size;
+	if (!clock) {
+		st->packs_started++;
+		if (o->dry_run)
+			return 0;
+		return put_stamp(remote, p->has_idx ? "gc/seen/" : "gc/marked/", &p->id, o->now, NULL);
+	}
+	if (!older(clock, o)) {
+		st->packs_waiting++;
+		return 0;
+	}
+	if (p->has_idx) {
+		st->packs_marked++;
+		if (o->dry_run)
+			return 0;
+		err = put_stamp(remote, "gc/marked/", &p->id, o->now, NULL);
+		if (err)
+			return err;
+		return del_key(remote, RS_KEY_PACKS, &p->id, ".idx");
+	}
+	st->packs_swept++;
+	st->bytes_swept += p->pack_size;
+	if (o->dry_run)
+		return 0;
+	err = del_key(remote, RS_KEY_PACKS, &p->id, ".pack");
+	if (err)
+		return err;
+	return drop_bookkeeping(remote, &p->id);
+}
+
 /* Step 3 for one pack. */
 static int collect_pack(struct rs_remote *remote, struct rs_pack_state *p,
 			const struct rs_gc_options *o, struct rs_gc_stats *st)
 {
-	int dry = o->dry_run, err = 0;
-
-	if (!p->has_pack) {
-		if (p->has_idx) {
-			st->orphan_indexes++;
-			if (!dry)
-				err = del_key(remote, RS_KEY_PACKS, &p->id, ".idx");
-		}
-		/* Leftover bookkeeping of a swept pack. */
-		if (!err && !dry && (p->seen_at || p->marked_at || p->quarantined)) {
-			err = del_key(remote, "gc/marked/", &p->id, "");
-			if (!err)
-				err = del_key(remote, "gc/seen/", &p->id, "");
-			if (!err)
-				err = del_key(remote, RS_KEY_PACKS, &p->id, ".quarantine");
-		}
-		return err;
-	}
+	if (!p->has_pack)
+		return collect_unlisted(remote, p, o, st);
 	st->packs++;
-	if (p->referenced) {
-		if (!p->has_idx && !p->quarantined) {
-			st->packs_rescued++;
-			if (!dry)
-				err = rebuild_idx(remote, p);
-			if (!err && !dry)
-				err = del_key(remote, "gc/marked/", &p->id, "");
-		}
-		if (!err && !dry && p->seen_at)
-			err = del_key(remote, "gc/seen/", &p->id, "");
-		return err;
-	}
-	st->bytes_unreferenced += p->pack_size;
-	if (p->has_idx) {
-		if (older(p->seen_at, o)) {
-			st->packs_marked++;
-			if (!dry)
-				err = put_stamp(remote, "gc/marked/", &p->id, o->now, NULL);
-			if (!err && !dry)
-				err = del_key(remote, RS_KEY_PACKS, &p->id, ".idx");
-		} else if (!p->seen_at) {
-			st->packs_started++;
-			if (!dry)
-				err = put_stamp(remote, "gc/seen/", &p->id, o->now, NULL);
-		} else {
-			st->packs_waiting++;
-		}
-		return err;
-	}
-	if (older(p->marked_at, o)) {
-		st->packs_swept++;
-		st->bytes_swept += p->pack_size;
-		if (!dry)
-			err = del_key(remote, RS_KEY_PACKS, &p->id, ".pack");
-		if (!err && !dry)
-			err = del_key(remote, "gc/marked/", &p->id, "");
-		if (!err && !dry)
-			err = del_key(remote, "gc/seen/", &p->id, "");
-		if (!err && !dry)
-			err = del_key(remote, RS_KEY_PACKS, &p->id, ".quarantine");
-	} else if (!p->marked_at) {
-		st->packs_started++;
-		if (!dry)
-			err = put_stamp(remote, "gc/marked/", &p->id, o->now, NULL);
-	} else {
-		st->packs_waiting++;
-	}
-	return err;
+	if (p->referenced)
+		return collect_referenced(remote, p, o, st);
+	return collect_unreferenced(remote, p, o, st);
 }
 
-/* A chunk moved by a repack: where it was, where it is now. */
+/* A chunk moved by a repack: its reference in the old pack, and where it is now. */
 struct moved {
-	struct rs_id chunk;
-	uint64_t old_offset;
+	struct rs_chunk_ref ref;
 	uint64_t new_offset;
 };
 
@@ -865,7 +866,176 @@ static int moved_cmp(const void *a, const void *b)
 {
 	const struct moved *x = a, *y = b;
 
-	return x->old_offset < y->old_offset ? -1 : x->old_offset > y->old_offset;
+	return x->ref.offset < y->ref.offset ? -1 : x->ref.offset > y->ref.offset;
+}
+
+/* One repack of pack `old` into the new pack `id`. */
+struct repack {
+	struct rs_remote *remote;
+	const struct rs_store_census *c;
+	const struct rs_pack_state *old;
+	struct rs_id id;
+	struct moved *mv;   /* the entries manifests reference, each once */
+	size_t nmv, amv;
+	struct rs_buf pack; /* the new pack's bytes */
+};
+
+/* Add the references of `m` into the old pack, each entry once. */
+static int repack_note(struct repack *rp, const struct rs_manifest *m)
+{
+	uint32_t k;
+	int err;
+
+	for (k = 0; k < m->nchunks; k++) {
+		size_t j;
+		int dup = 0;
+
+		if (rs_id_cmp(&m->chunks[k].pack, &rp->old->id))
+			continue;
+		for (j = 0; j < rp->nmv && !dup; j++)
+			dup = rp->mv[j].ref.offset == m->chunks[k].offset;
+		if (dup)
+			continue;
+		err = rs_array_reserve(&rp->mv, &rp->amv, rp->nmv + 1, sizeof(*rp->mv));
+		if (err)
+			return err;
+		rp->mv[rp->nmv].ref = m->chunks[k];
+		rp->mv[rp->nmv++].new_offset = 0;
+	}
+	return 0;
+}
+
+/* Which entries of the old pack are referenced: from every manifest. */
+static int repack_find(struct repack *rp)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < rp->c->nobjects; i++) {
+		struct rs_manifest m;
+
+		memset(&m, 0, sizeof(m));
+		err = rs_store_fetch_manifest(rp->remote, &rp->c->objects[i], &m);
+		if (!err)
+			err = repack_note(rp, &m);
+		rs_manifest_release(&m);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Check one entry, then append it as stored to the new pack. */
+static int repack_copy_entry(struct repack *rp, struct moved *mv, ZSTD_DCtx *dctx,
+			     struct rs_buf *raw, struct rs_buf *entry, struct rs_buf *key)
+{
+	const char *why = NULL;
+	int err;
+
+	err = read_chunk(rp->remote, &mv->ref, raw, dctx, &why);
+	if (err == RS_ECORRUPT)
+		return rs_error_set(RS_ECORRUPT, "cannot repack: a chunk %s", why);
+	if (err)
+		return err;
+	rs_buf_clear(entry);
+	err = rs_key_pack(key, &mv->ref.pack);
+	if (err)
+		return err;
+	err = rp->remote->get(rp->remote, key->ptr, mv->ref.offset,
+			      RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)mv->ref.stored_len, entry);
+	if (err)
+		return err;
+	mv->new_offset = rp->pack.len;
+	return rs_buf_put(&rp->pack, entry->ptr, entry->len);
+}
+
+/* Copy the referenced entries, checked, into the new pack, in their old order. */
+static int repack_copy(struct repack *rp)
+{
+	struct rs_buf key = RS_BUF_INIT, entry = RS_BUF_INIT, raw = RS_BUF_INIT;
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	unsigned char hdr[RS_PACK_HEADER_SIZE];
+	size_t i;
+	int err;
+
+	if (!dctx)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	qsort(rp->mv, rp->nmv, sizeof(*rp->mv), moved_cmp);
+	rs_pack_header(hdr);
+	err = rs_buf_put(&rp->pack, hdr, sizeof(hdr));
+	for (i = 0; !err && i < rp->nmv; i++)
+		err = repack_copy_entry(rp, &rp->mv[i], dctx, &raw, &entry, &key);
+	ZSTD_freeDCtx(dctx);
+	rs_buf_release(&key);
+	rs_buf_release(&entry);
+	rs_buf_release(&raw);
+	return err;
+}
+
+/* Upload the new pack, then its index. */
+static int repack_send(struct repack *rp)
+{
+	struct rs_buf key = RS_BUF_INIT, idx = RS_BUF_INIT;
+	struct rs_chunk_ref *refs = calloc(rp->nmv, sizeof(*refs));
+	size_t i;
+	int err;
+
+	if (!refs)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < rp->nmv; i++) {
+		refs[i] = rp->mv[i].ref;
+		refs[i].pack = rp->id;
+		refs[i].offset = rp->mv[i].new_offset;
+	}
+	err = rs_idx_encode(&idx, &rp->id, refs, rp->nmv);
+	if (err)
+		goto out;
+	err = rs_key_pack(&key, &rp->id);
+	if (err)
+		goto out;
+	err = rp->remote->put_buf(rp->remote, key.ptr, rp->pack.ptr, rp->pack.len);
+	if (err)
+		goto out;
+	err = rs_key_idx(&key, &rp->id);
+	if (err)
+		goto out;
+	err = rp->remote->put_buf(rp->remote, key.ptr, idx.ptr, idx.len);
+out:
+	free(refs);
+	rs_buf_release(&key);
+	rs_buf_release(&idx);
+	return err;
+}
+
+/* Rewrite the manifest of `oid` if it points into the old pack. */
+static int repack_repoint(struct repack *rp, const struct rs_id *oid)
+{
+	struct rs_manifest m;
+	uint32_t k;
+	int err, touched = 0;
+
+	memset(&m, 0, sizeof(m));
+	err = rs_store_fetch_manifest(rp->remote, oid, &m);
+	if (err)
+		goto out;
+	for (k = 0; k < m.nchunks; k++) {
+		struct moved probe, *hit;
+
+		if (rs_id_cmp(&m.chunks[k].pack, &rp->old->id))
+			continue;
+		probe.ref.offset = m.chunks[k].offset;
+		hit = bsearch(&probe, rp->mv, rp->nmv, sizeof(*rp->mv), moved_cmp);
+		if (!hit)
+			continue;
+		m.chunks[k].pack = rp->id;
+		m.chunks[k].offset = hit->new_offset;
+		touched = 1;
+	}
+	if (touched)
+		err = rs_store_put_manifest(rp->remote, oid, &m);
+out:
+	rs_manifest_release(&m);
+	return err;
 }
 
 /*
@@ -874,158 +1044,40 @@ static int moved_cmp(const void *a, const void *b)
  * the old one. The old pack is then unreferenced and collected by later
  * runs. The entries are copied as stored (no recompression) after their
  * header and chunk id were checked; a bad one stops the repack and leaves
- * everything as it was (verify --deep finds it).
+ * everything as it was (verify --deep finds it). Pack, then index, then
+ * manifests: each step leaves a valid store.
  */
 static int repack_one(struct rs_remote *remote, struct rs_store_census *c,
 		      const struct rs_pack_state *p, struct rs_gc_stats *st)
 {
-	struct rs_buf key = RS_BUF_INIT, entry = RS_BUF_INIT, pack = RS_BUF_INIT, idx = RS_BUF_INIT;
-	struct rs_buf raw = RS_BUF_INIT, menc = RS_BUF_INIT;
-	struct moved *mv = NULL;
-	struct rs_chunk_ref *refs = NULL;
-	size_t nmv = 0, amv = 0, i;
-	ZSTD_DCtx *dctx = ZSTD_createDCtx();
-	struct rs_id newid;
-	unsigned char hdr[RS_PACK_HEADER_SIZE];
-	int err = 0;
+	struct repack rp;
+	size_t i;
+	int err;
 
-	if (!dctx)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	if (RAND_bytes(newid.id, sizeof(newid.id)) != 1) {
+	memset(&rp, 0, sizeof(rp));
+	rp.remote = remote;
+	rp.c = c;
+	rp.old = p;
+	if (RAND_bytes(rp.id.id, sizeof(rp.id.id)) != 1) {
 		err = rs_error_set(RS_EGENERIC, "no random bytes for a pack id");
 		goto out;
 	}
-	/* Which entries are referenced: from every manifest. */
-	for (i = 0; i < c->nobjects && !err; i++) {
-		struct rs_manifest m;
-		uint32_t k;
-
-		memset(&m, 0, sizeof(m));
-		err = read_manifest(remote, &c->objects[i], &m);
-		for (k = 0; !err && k < m.nchunks; k++) {
-			size_t j;
-			int dup = 0;
-
-			if (rs_id_cmp(&m.chunks[k].pack, &p->id))
-				continue;
-			for (j = 0; j < nmv && !dup; j++)
-				dup = mv[j].old_offset == m.chunks[k].offset;
-			if (dup)
-				continue;
-			if (nmv == amv) {
-				size_t na = amv ? amv * 2 : 16;
-				struct moved *q = realloc(mv, na * sizeof(*q));
-				struct rs_chunk_ref *r = realloc(refs, na * sizeof(*r));
-
-				if (q)
-					mv = q;
-				if (r)
-					refs = r;
-				if (!q || !r) {
-					err = rs_error_set(RS_EGENERIC, "out of memory");
-					break;
-				}
-				amv = na;
-			}
-			mv[nmv].chunk = m.chunks[k].chunk;
-			mv[nmv].old_offset = m.chunks[k].offset;
-			refs[nmv] = m.chunks[k];
-			nmv++;
-		}
-		rs_manifest_release(&m);
-	}
-	if (err || !nmv)
+	err = repack_find(&rp);
+	if (err || !rp.nmv)
 		goto out;
-	/* Copy them, checked, into the new pack, in their old order. */
-	qsort(mv, nmv, sizeof(*mv), moved_cmp);
-	rs_pack_header(hdr);
-	err = rs_buf_put(&pack, hdr, sizeof(hdr));
-	for (i = 0; !err && i < nmv; i++) {
-		struct rs_chunk_ref ref;
-		const char *why = NULL;
-		size_t j;
-
-		for (j = 0; j < nmv && refs[j].offset != mv[i].old_offset; j++)
-			;
-		ref = refs[j];
-		err = read_chunk(remote, &ref, &raw, dctx, &why);
-		if (err == RS_ECORRUPT)
-			err = rs_error_set(RS_ECORRUPT, "cannot repack: a chunk %s", why);
-		if (err)
-			break;
-		rs_buf_clear(&entry);
-		err = rs_key_pack(&key, &ref.pack);
-		if (!err)
-			err = remote->get(remote, key.ptr, ref.offset,
-					  RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref.stored_len, &entry);
-		if (!err) {
-			mv[i].new_offset = pack.len;
-			err = rs_buf_put(&pack, entry.ptr, entry.len);
-		}
-	}
+	err = repack_copy(&rp);
 	if (err)
 		goto out;
-	for (i = 0; i < nmv; i++) {
-		size_t j;
-
-		for (j = 0; j < nmv && refs[j].offset != mv[i].old_offset; j++)
-			;
-		refs[j].pack = newid;
-		refs[j].offset = mv[i].new_offset;
-	}
-	err = rs_idx_encode(&idx, &newid, refs, nmv);
-	/* Pack, then index, then manifests: each step leaves a valid store. */
-	if (!err)
-		err = rs_key_pack(&key, &newid);
-	if (!err)
-		err = remote->put_buf(remote, key.ptr, pack.ptr, pack.len);
-	if (!err)
-		err = rs_key_idx(&key, &newid);
-	if (!err)
-		err = remote->put_buf(remote, key.ptr, idx.ptr, idx.len);
-	for (i = 0; i < c->nobjects && !err; i++) {
-		struct rs_manifest m;
-		uint32_t k;
-		int touched = 0;
-
-		memset(&m, 0, sizeof(m));
-		err = read_manifest(remote, &c->objects[i], &m);
-		for (k = 0; !err && k < m.nchunks; k++) {
-			struct moved probe, *hit;
-
-			if (rs_id_cmp(&m.chunks[k].pack, &p->id))
-				continue;
-			probe.old_offset = m.chunks[k].offset;
-			hit = bsearch(&probe, mv, nmv, sizeof(*mv), moved_cmp);
-			if (!hit)
-				continue;
-			m.chunks[k].pack = newid;
-			m.chunks[k].offset = hit->new_offset;
-			touched = 1;
-		}
-		rs_buf_clear(&menc);
-		if (!err && touched)
-			err = rs_manifest_encode(&menc, &m);
-		if (!err && touched)
-			err = rs_key_manifest(&key, &c->objects[i]);
-		if (!err && touched)
-			err = remote->put_buf(remote, key.ptr, menc.ptr, menc.len);
-		rs_manifest_release(&m);
-	}
-	if (!err) {
-		st->packs_repacked++;
-		st->bytes_repacked += p->pack_size - pack.len;
-	}
+	err = repack_send(&rp);
+	for (i = 0; !err && i < c->nobjects; i++)
+		err = repack_repoint(&rp, &c->objects[i]);
+	if (err)
+		goto out;
+	st->packs_repacked++;
+	st->bytes_repacked += p->pack_size - rp.pack.len;
 out:
-	ZSTD_freeDCtx(dctx);
-	free(mv);
-	free(refs);
-	rs_buf_release(&key);
-	rs_buf_release(&entry);
-	rs_buf_release(&pack);
-	rs_buf_release(&idx);
-	rs_buf_release(&raw);
-	rs_buf_release(&menc);
+	free(rp.mv);
+	rs_buf_release(&rp.pack);
 	return err;
 }
 
@@ -1074,76 +1126,86 @@ static int bad_pack(const struct rs_store_census *c, const struct rs_id *id)
 	return !p || !p->has_pack || p->quarantined || p->damaged;
 }
 
-int rs_store_repoint(struct rs_remote *remote, struct rs_store_census *c,
-		     const struct rs_id *oid)
+/*
+ * Point every reference of `m` into a bad pack at a good copy of its
+ * chunk, looked up among the packs that have an index.
+ */
+static int repoint_refs(struct rs_remote *remote, const struct rs_store_census *c,
+			struct rs_manifest *m)
 {
 	struct rs_chunk_index *ix = NULL;
-	struct rs_manifest m;
-	struct rs_buf raw = RS_BUF_INIT, enc = RS_BUF_INIT, key = RS_BUF_INIT;
-	struct rs_sha256 *whole = NULL;
-	ZSTD_DCtx *dctx = NULL;
-	struct rs_id got;
 	uint32_t i;
 	int err;
 
-	memset(&m, 0, sizeof(m));
-	err = read_manifest(remote, oid, &m);
-	if (err)
-		goto out;
 	err = rs_chunk_index_open(&ix, NULL);
 	if (err)
-		goto out;
+		return err;
 	err = rs_chunk_index_refresh(ix, remote);
+	for (i = 0; !err && i < m->nchunks; i++) {
+		struct rs_chunk_ref good;
+		char hex[RS_ID_HEXSZ + 1];
+
+		if (!bad_pack(c, &m->chunks[i].pack))
+			continue;
+		if (!rs_chunk_index_lookup(ix, &m->chunks[i].chunk, &good) && !bad_pack(c, &good.pack)) {
+			m->chunks[i] = good;
+			continue;
+		}
+		rs_id_to_hex(hex, &m->chunks[i].chunk);
+		err = rs_error_set(RS_ENOTFOUND, "no good copy of chunk %.12s is on the remote", hex);
+	}
+	rs_chunk_index_free(ix);
+	return err;
+}
+
+static int replacement_bad(void *payload, const struct rs_chunk_ref *ref, const char *why,
+			   size_t nbad)
+{
+	(void)payload;
+	(void)ref;
+	(void)nbad;
+	return rs_error_set(RS_ENOTFOUND, "the replacement chunk %s", why);
+}
+
+/* Prove a manifest before writing it: read every chunk back, hash the object. */
+static int prove_manifest(struct rs_remote *remote, const struct rs_manifest *m,
+			  const struct rs_id *oid)
+{
+	struct rs_sha256 *whole = rs_sha256_new();
+	struct rs_id got;
+	size_t bad = 0;
+	int err;
+
+	if (!whole)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = read_chunks(remote, m, whole, replacement_bad, NULL, &bad);
+	if (!err) {
+		rs_sha256_final(whole, &got);
+		if (m->transform == RS_TRANSFORM_IDENTITY && rs_id_cmp(&got, oid))
+			err = rs_error_set(RS_ENOTFOUND, "the good chunks do not rebuild the object");
+	}
+	rs_sha256_free(whole);
+	return err;
+}
+
+int rs_store_repoint(struct rs_remote *remote, struct rs_store_census *c,
+		     const struct rs_id *oid)
+{
+	struct rs_manifest m;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	err = rs_store_fetch_manifest(remote, oid, &m);
 	if (err)
 		goto out;
-	for (i = 0; i < m.nchunks; i++) {
-		struct rs_chunk_ref good;
-
-		if (!bad_pack(c, &m.chunks[i].pack))
-			continue;
-		if (rs_chunk_index_lookup(ix, &m.chunks[i].chunk, &good) || bad_pack(c, &good.pack)) {
-			char hex[RS_ID_HEXSZ + 1];
-
-			rs_id_to_hex(hex, &m.chunks[i].chunk);
-			err = rs_error_set(RS_ENOTFOUND, "no good copy of chunk %.12s is on the remote", hex);
-			goto out;
-		}
-		m.chunks[i] = good;
-	}
-	/* Prove the new manifest before writing it: read every chunk back. */
-	dctx = ZSTD_createDCtx();
-	whole = rs_sha256_new();
-	if (!dctx || !whole) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
+	err = repoint_refs(remote, c, &m);
+	if (err)
 		goto out;
-	}
-	for (i = 0; i < m.nchunks; i++) {
-		const char *why = NULL;
-
-		err = read_chunk(remote, &m.chunks[i], &raw, dctx, &why);
-		if (err == RS_ECORRUPT)
-			err = rs_error_set(RS_ENOTFOUND, "the replacement chunk %s", why);
-		if (err)
-			goto out;
-		rs_sha256_update(whole, raw.ptr, raw.len);
-	}
-	rs_sha256_final(whole, &got);
-	if (m.transform == 0 && rs_id_cmp(&got, oid)) {
-		err = rs_error_set(RS_ENOTFOUND, "the good chunks do not rebuild the object");
+	err = prove_manifest(remote, &m, oid);
+	if (err)
 		goto out;
-	}
-	err = rs_manifest_encode(&enc, &m);
-	if (!err)
-		err = rs_key_manifest(&key, oid);
-	if (!err)
-		err = remote->put_buf(remote, key.ptr, enc.ptr, enc.len);
+	err = rs_store_put_manifest(remote, oid, &m);
 out:
-	rs_chunk_index_free(ix);
 	rs_manifest_release(&m);
-	rs_sha256_free(whole);
-	ZSTD_freeDCtx(dctx);
-	rs_buf_release(&raw);
-	rs_buf_release(&enc);
-	rs_buf_release(&key);
 	return err;
 }

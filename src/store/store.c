@@ -30,6 +30,7 @@
  */
 #include "store/store.h"
 #include "codec/session_codec.h"
+#include "store/array.h"
 #include "store/backend.h"
 #include "store/cache.h"
 #include "store/chunker.h"
@@ -68,6 +69,7 @@ struct rs_store {
 	int threads;
 	uint32_t transform;
 	int generic_only;
+	long tmp_grace;     /* opts->tmp_grace, or the default */
 	char *cache_dir;
 	struct rs_chunk_index *index;
 	int index_fresh;
@@ -110,6 +112,7 @@ int rs_store_open(struct rs_store **out, struct rs_remote *remote,
 	s->threads = opts->threads > 0 ? opts->threads : cpu_count();
 	s->transform = opts->transform;
 	s->generic_only = opts->generic_only;
+	s->tmp_grace = opts->tmp_grace > 0 ? opts->tmp_grace : RS_TMP_GRACE_DEFAULT;
 	err = rs_chunker_init(&s->chunker, RS_CHUNK_MIN, RS_CHUNK_AVG, RS_CHUNK_MAX);
 	if (!err && opts->cache_dir) {
 		/* One cache folder per remote: name it after the remote's URL. */
@@ -275,10 +278,10 @@ struct new_pack {
 struct put_state {
 	struct rs_store *s;
 	struct rs_manifest m;
-	uint32_t achunks;
+	size_t achunks, apack_of;
 	long *pack_of;            /* per manifest chunk: new pack number, or -1 */
 	struct new_pack **packs;  /* each its own allocation: upload threads point at them */
-	size_t npacks;
+	size_t npacks, apacks;
 	int open_pack;            /* index of the pack being filled, or -1 */
 	struct rs_buf tmp_dir;
 	struct rs_store_put_stats *stats;
@@ -334,25 +337,27 @@ static void new_pack_release(struct new_pack *p)
  */
 static int start_pack(struct put_state *st)
 {
-	struct new_pack **packs = realloc(st->packs, (st->npacks + 1) * sizeof(*packs));
 	struct rs_remote *r = st->s->remote;
 	struct new_pack *p;
 	unsigned char h[RS_PACK_HEADER_SIZE];
 	int err;
 
-	if (!packs)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	st->packs = packs;
+	err = rs_array_reserve(&st->packs, &st->apacks, st->npacks + 1, sizeof(*st->packs));
+	if (err)
+		return err;
 	/*
 	 * At most STREAMS_MAX uploads at once: when the link is slower than
 	 * the compression, wait for the oldest (it is sealed, so it ends).
 	 */
-	if (st->npacks >= STREAMS_MAX && (err = join_stream(packs[st->npacks - STREAMS_MAX])))
-		return err;
+	if (st->npacks >= STREAMS_MAX) {
+		err = join_stream(st->packs[st->npacks - STREAMS_MAX]);
+		if (err)
+			return err;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	packs[st->npacks++] = p;
+	st->packs[st->npacks++] = p;
 	p->fd = -1;
 	p->remote = r;
 	err = rs_buf_printf(&p->path, "%s/pack-XXXXXX", st->tmp_dir.ptr);
@@ -416,8 +421,11 @@ static int append_chunk(struct put_state *st, struct put_job *j, struct rs_chunk
 	struct new_pack *p;
 	int err;
 
-	if (st->open_pack < 0 && (err = start_pack(st)))
-		return err;
+	if (st->open_pack < 0) {
+		err = start_pack(st);
+		if (err)
+			return err;
+	}
 	p = st->packs[st->open_pack];
 	memset(ref, 0, sizeof(*ref));
 	ref->chunk = j->id;
@@ -435,15 +443,9 @@ static int append_chunk(struct put_state *st, struct put_job *j, struct rs_chunk
 	p->size += sizeof(h) + j->stored_len;
 	if (p->grow)
 		rs_growing_publish(p->grow, p->size);
-	if (p->nrefs == p->arefs) {
-		size_t want = p->arefs ? p->arefs * 2 : 64;
-		struct rs_chunk_ref *r = realloc(p->refs, want * sizeof(*r));
-
-		if (!r)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		p->refs = r;
-		p->arefs = want;
-	}
+	err = rs_array_reserve(&p->refs, &p->arefs, p->nrefs + 1, sizeof(*p->refs));
+	if (err)
+		return err;
 	p->refs[p->nrefs++] = *ref;
 	st->stats->chunks_new++;
 	st->stats->bytes_stored += sizeof(h) + j->stored_len;
@@ -467,26 +469,20 @@ static long find_in_object(const struct put_state *st, const struct rs_id *id)
 static int take_job(struct put_state *st, struct put_job *j)
 {
 	struct rs_chunk_ref ref;
-	long pack_no = -1, earlier;
+	long pack_no = -1, earlier = -1;
 	int err;
 
-	if (st->m.nchunks == st->achunks) {
-		uint32_t want = st->achunks ? st->achunks * 2 : 256;
-		struct rs_chunk_ref *c = realloc(st->m.chunks, want * sizeof(*c));
-		long *po;
-
-		if (!c)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		st->m.chunks = c;
-		po = realloc(st->pack_of, want * sizeof(*po));
-		if (!po)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		st->pack_of = po;
-		st->achunks = want;
-	}
+	err = rs_array_reserve(&st->m.chunks, &st->achunks, st->m.nchunks + 1, sizeof(*st->m.chunks));
+	if (err)
+		return err;
+	err = rs_array_reserve(&st->pack_of, &st->apack_of, st->m.nchunks + 1, sizeof(*st->pack_of));
+	if (err)
+		return err;
+	if (!j->known)
+		earlier = find_in_object(st, &j->id);
 	if (j->known) {
 		ref = j->ref;
-	} else if ((earlier = find_in_object(st, &j->id)) >= 0) {
+	} else if (earlier >= 0) {
 		ref = st->m.chunks[earlier];
 		pack_no = st->pack_of[earlier];
 	} else {
@@ -553,19 +549,23 @@ static int check_foreign_packs(struct put_state *st, int *missing)
 	return err;
 }
 
-/* The last step of a put: the manifest, under the object's oid. */
-static int write_manifest(struct rs_remote *r, const struct rs_id *oid, const struct rs_manifest *m,
-			  struct rs_buf *key, struct rs_buf *bytes)
+int rs_store_put_manifest(struct rs_remote *remote, const struct rs_id *oid,
+			  const struct rs_manifest *m)
 {
+	struct rs_buf key = RS_BUF_INIT, bytes = RS_BUF_INIT;
 	int err;
 
-	err = rs_manifest_encode(bytes, m);
+	err = rs_manifest_encode(&bytes, m);
 	if (err)
-		return err;
-	err = rs_key_manifest(key, oid);
+		goto out;
+	err = rs_key_manifest(&key, oid);
 	if (err)
-		return err;
-	return r->put_buf(r, key->ptr, bytes->ptr, bytes->len);
+		goto out;
+	err = remote->put_buf(remote, key.ptr, bytes.ptr, bytes.len);
+out:
+	rs_buf_release(&key);
+	rs_buf_release(&bytes);
+	return err;
 }
 
 /* Send one pack (only once, whatever retries follow) and its index. */
@@ -655,10 +655,8 @@ static int tmp_dir_for(struct rs_buf *out, struct rs_store *s)
 		 * and cached indexes half written), never a live writer's.
 		 */
 		if (!err && !s->tmp_cleaned) {
-			long grace = rs_fs_stale_grace();
-
-			rs_fs_remove_stale(out->ptr, is_pack_tmp_name, grace);
-			rs_fs_remove_stale(s->cache_dir, rs_fs_is_tmp_name, grace);
+			rs_fs_remove_stale(out->ptr, is_pack_tmp_name, s->tmp_grace);
+			rs_fs_remove_stale(s->cache_dir, rs_fs_is_tmp_name, s->tmp_grace);
 			s->tmp_cleaned = 1;
 		}
 		return err;
@@ -703,6 +701,7 @@ struct put_segment {
 struct put_feed {
 	struct rs_workq *q;  /* chunk jobs, on s->threads workers */
 	struct rs_workq *hq; /* whole-object hash, one thread */
+	struct rs_sha256 *whole;
 	struct put_job *jobs;
 	int nslots;
 	uint64_t seq;
@@ -779,9 +778,11 @@ static int release_segment(struct put_feed *f, struct put_state *st, int n)
 {
 	int err;
 
-	while (f->seg[n].chunks > 0)
-		if ((err = collect_chunk(f, st, 1)))
+	while (f->seg[n].chunks > 0) {
+		err = collect_chunk(f, st, 1);
+		if (err)
 			return err;
+	}
 	while (f->seg[n].hashing)
 		collect_hash(f);
 	return 0;
@@ -813,6 +814,227 @@ static int fill_segment(struct put_feed *f, int n, int fd, const unsigned char *
 	return 0;
 }
 
+/* Collect every job still queued, taking chunks only while `err` is 0; the first error wins. */
+static int drain_feed(struct put_feed *f, struct put_state *st, int err)
+{
+	while (rs_workq_pending(f->q) > 0) {
+		int e = collect_chunk(f, st, !err);
+
+		if (!err && e)
+			err = e;
+	}
+	while (rs_workq_pending(f->hq) > 0)
+		collect_hash(f);
+	return err;
+}
+
+/* Queue bytes [pos, pos + len) of segment `seg` as the next chunk job. */
+static int submit_chunk(struct put_feed *f, struct put_state *st, int seg, size_t pos, size_t len)
+{
+	struct put_job *j;
+	int err;
+
+	if (rs_workq_pending(f->q) == f->nslots) {
+		err = collect_chunk(f, st, 1);
+		if (err)
+			return err;
+	}
+	j = &f->jobs[f->seq++ % (uint64_t)f->nslots];
+	j->raw = f->seg[seg].buf + pos;
+	j->raw_len = len;
+	j->segment = seg;
+	f->seg[seg].chunks++;
+	rs_workq_submit(f->q, j);
+	return 0;
+}
+
+/*
+ * Read the file at `fd` through the segments (see above), cut it into
+ * chunks and queue them; every job is collected, in order, before this
+ * returns. A boundary is forced at `cut_at` when it is not 0.
+ */
+static int chunk_file(struct put_feed *f, struct put_state *st, int fd, const char *path,
+		      uint64_t cut_at)
+{
+	struct rs_chunker *chunker = &st->s->chunker;
+	size_t pos = 0, max = chunker->max_size;
+	uint64_t at = 0; /* file offset of g->buf + pos */
+	int cur = f->nseg - 1, eof = 0, err = 0; /* the first fill goes to segment 0 */
+
+	for (;;) {
+		struct put_segment *g = &f->seg[cur];
+		size_t left = g->len - pos, cut;
+
+		cut = left ? rs_chunker_next(chunker, g->buf + pos, left) : 0;
+		if (cut_at > at && cut_at < at + cut)
+			cut = (size_t)(cut_at - at);
+		if (!eof && cut == left && left < max) {
+			/* No cut in the bytes at hand: carry them over and read on. */
+			int next = (cur + 1) % f->nseg;
+
+			err = release_segment(f, st, next);
+			if (err)
+				break;
+			err = fill_segment(f, next, fd, g->buf + pos, left, &eof);
+			if (err) {
+				err = rs_error_wrap(err, "cannot read '%s'", path);
+				break;
+			}
+			cur = next;
+			pos = 0;
+			continue;
+		}
+		if (!left)
+			break;
+		err = submit_chunk(f, st, cur, pos, cut);
+		if (err)
+			break;
+		pos += cut;
+		at += cut;
+	}
+	return drain_feed(f, st, err);
+}
+
+/* The segments, the job slots and both queues of one put. */
+static int put_feed_open(struct put_feed *f, struct rs_store *s, uint64_t file_size,
+			 rs_progress_fn progress, void *payload)
+{
+	size_t max = s->chunker.max_size;
+	int i, err;
+
+	f->nslots = s->threads + 1;
+	f->nseg = 1 + (f->nslots + 2) / 3;
+	f->seg_size = (max + max / 2 + SEGMENT_ALIGN - 1) & ~(SEGMENT_ALIGN - 1);
+	f->progress = progress;
+	f->payload = payload;
+	f->size = file_size;
+	f->jobs = calloc((size_t)f->nslots, sizeof(*f->jobs));
+	f->seg = calloc((size_t)f->nseg, sizeof(*f->seg));
+	f->whole = rs_sha256_new();
+	if (!f->jobs || !f->seg || !f->whole)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < f->nseg; i++) {
+		f->seg[i].buf = segment_alloc(f->seg_size);
+		if (!f->seg[i].buf)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	err = rs_workq_new(&f->q, s->threads, f->nslots, put_work, s);
+	if (err)
+		return err;
+	return rs_workq_new(&f->hq, 1, f->nseg, hash_work, f->whole);
+}
+
+static void put_feed_release(struct put_feed *f)
+{
+	int i;
+
+	/* The queues first: their threads may still read the segments. */
+	rs_workq_free(f->q);
+	rs_workq_free(f->hq);
+	for (i = 0; f->jobs && i < f->nslots; i++) {
+		free(f->jobs[i].stored);
+		ZSTD_freeCCtx(f->jobs[i].cctx);
+	}
+	free(f->jobs);
+	for (i = 0; f->seg && i < f->nseg; i++)
+		free(f->seg[i].buf);
+	free(f->seg);
+	rs_sha256_free(f->whole);
+	memset(f, 0, sizeof(*f));
+}
+
+static void put_state_init(struct put_state *st, struct rs_store *s, const struct rs_id *oid,
+			   uint64_t size, uint32_t transform, struct rs_store_put_stats *stats)
+{
+	memset(st, 0, sizeof(*st));
+	st->s = s;
+	st->open_pack = -1;
+	st->stats = stats;
+	st->m.oid = *oid;
+	st->m.size = size;
+	st->m.transform = transform;
+}
+
+static void put_state_release(struct put_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->npacks; i++)
+		new_pack_release(st->packs[i]);
+	free(st->packs);
+	free(st->pack_of);
+	rs_manifest_release(&st->m);
+	rs_buf_release(&st->tmp_dir);
+}
+
+/* Open the file to chunk, which must be `file_size` bytes. */
+static int open_source(const char *path, uint64_t file_size, int *fd_out)
+{
+	struct stat sb;
+	int fd;
+
+	memset(&sb, 0, sizeof(sb));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return rs_error_errno(RS_ENOTFOUND, "cannot open '%s'", path);
+	*fd_out = fd;
+	if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != file_size)
+		return rs_error_set(RS_ECORRUPT, "'%s' is %lld bytes, but the object should be %llu",
+				    path, (long long)sb.st_size, (unsigned long long)file_size);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return 0;
+}
+
+/* The bytes chunked are the ones git-lfs hashed: checked before the last pack is sealed. */
+static int check_source(struct put_feed *f, const struct put_state *st, const char *path,
+			const struct rs_id *file_id, uint64_t file_size)
+{
+	char want_hex[RS_ID_HEXSZ + 1], got_hex[RS_ID_HEXSZ + 1];
+	struct rs_id got;
+
+	rs_sha256_final(f->whole, &got);
+	if (!rs_id_cmp(&got, file_id) && st->m.transformed_size == file_size)
+		return 0;
+	rs_id_to_hex(want_hex, file_id);
+	rs_id_to_hex(got_hex, &got);
+	return rs_error_set(RS_ECORRUPT, "'%s' does not match object %.12s (its SHA-256 is %.12s): "
+			    "the file changed since git-lfs hashed it", path, want_hex, got_hex);
+}
+
+/*
+ * The object is chunked and checked: send its packs, then their indexes,
+ * then the manifest (docs/store-format.md, "Writing an object"). *again
+ * is set, and nothing sent, when a borrowed pack vanished.
+ */
+static int put_publish(struct put_state *st, const struct rs_id *oid, int *again)
+{
+	struct rs_remote *r = st->s->remote;
+	int err, missing = 0;
+	uint32_t i;
+
+	err = check_foreign_packs(st, &missing);
+	if (err)
+		return err;
+	if (missing) {
+		*again = 1;
+		return 0;
+	}
+	err = close_pack(st);
+	if (err)
+		return err;
+	err = upload_packs(st);
+	if (err)
+		return err;
+	for (i = 0; i < st->m.nchunks; i++)
+		if (st->pack_of[i] >= 0)
+			st->m.chunks[i].pack = st->packs[st->pack_of[i]]->id;
+	err = rs_store_put_manifest(r, oid, &st->m);
+	if (err)
+		return rs_error_wrap(err, "cannot write the manifest to '%s'", r->display_url);
+	rs_error_clear();
+	return 0;
+}
+
 /*
  * One attempt; *again is set when a borrowed pack vanished mid-way. The
  * file at `path` is what gets chunked: the object itself (transform 0),
@@ -827,169 +1049,32 @@ static int put_once(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 {
 	struct put_state st;
 	struct put_feed f;
-	struct rs_sha256 *whole = NULL;
-	size_t pos = 0, max = s->chunker.max_size;
-	uint64_t at = 0; /* file offset of g->buf + pos */
-	int cur, fd = -1, eof = 0, err, i, missing = 0;
-	struct rs_id got;
-	struct rs_buf key = RS_BUF_INIT, mbytes = RS_BUF_INIT;
-	struct stat sb;
+	int fd = -1, err;
 
-	memset(&st, 0, sizeof(st));
-	st.s = s;
-	st.open_pack = -1;
-	st.stats = stats;
-	st.m.oid = *oid;
-	st.m.size = size;
-	st.m.transform = transform;
+	put_state_init(&st, s, oid, size, transform, stats);
 	memset(&f, 0, sizeof(f));
-	f.nslots = s->threads + 1;
-	f.nseg = 1 + (f.nslots + 2) / 3;
-	f.seg_size = (max + max / 2 + SEGMENT_ALIGN - 1) & ~(SEGMENT_ALIGN - 1);
-	f.progress = progress;
-	f.payload = payload;
-	f.size = file_size;
-	cur = f.nseg - 1; /* the first fill goes to segment 0 */
 	*again = 0;
-
 	err = tmp_dir_for(&st.tmp_dir, s);
 	if (err)
 		goto out;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = rs_error_errno(RS_ENOTFOUND, "cannot open '%s'", path);
-		goto out;
-	}
-	if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != file_size) {
-		err = rs_error_set(RS_ECORRUPT, "'%s' is %lld bytes, but the object should be %llu",
-				   path, (long long)sb.st_size, (unsigned long long)file_size);
-		goto out;
-	}
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	f.jobs = calloc((size_t)f.nslots, sizeof(*f.jobs));
-	f.seg = calloc((size_t)f.nseg, sizeof(*f.seg));
-	whole = rs_sha256_new();
-	err = f.jobs && f.seg && whole ? 0 : RS_EGENERIC;
-	for (i = 0; !err && i < f.nseg; i++)
-		if (!(f.seg[i].buf = segment_alloc(f.seg_size)))
-			err = RS_EGENERIC;
-	if (err) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = rs_workq_new(&f.q, s->threads, f.nslots, put_work, s);
+	err = open_source(path, file_size, &fd);
 	if (err)
 		goto out;
-	err = rs_workq_new(&f.hq, 1, f.nseg, hash_work, whole);
+	err = put_feed_open(&f, s, file_size, progress, payload);
 	if (err)
 		goto out;
-
-	for (;;) {
-		struct put_segment *g = &f.seg[cur];
-		size_t left = g->len - pos, cut;
-		struct put_job *j;
-
-		cut = left ? rs_chunker_next(&s->chunker, g->buf + pos, left) : 0;
-		if (cut_at > at && cut_at < at + cut)
-			cut = (size_t)(cut_at - at);
-		if (!eof && cut == left && left < max) {
-			/* No cut in the bytes at hand: carry them over and read on. */
-			int next = (cur + 1) % f.nseg;
-
-			err = release_segment(&f, &st, next);
-			if (err)
-				goto drain;
-			err = fill_segment(&f, next, fd, g->buf + pos, left, &eof);
-			if (err) {
-				err = rs_error_wrap(err, "cannot read '%s'", path);
-				goto drain;
-			}
-			cur = next;
-			pos = 0;
-			continue;
-		}
-		if (!left)
-			break;
-		if (rs_workq_pending(f.q) == f.nslots && (err = collect_chunk(&f, &st, 1)))
-			goto drain;
-		j = &f.jobs[f.seq++ % (uint64_t)f.nslots];
-		j->raw = g->buf + pos;
-		j->raw_len = cut;
-		j->segment = cur;
-		g->chunks++;
-		rs_workq_submit(f.q, j);
-		pos += cut;
-		at += cut;
-	}
-drain:
-	while (rs_workq_pending(f.q) > 0) {
-		int e = collect_chunk(&f, &st, !err);
-
-		if (!err && e)
-			err = e;
-	}
-	while (rs_workq_pending(f.hq) > 0)
-		collect_hash(&f);
+	err = chunk_file(&f, &st, fd, path, cut_at);
 	if (err)
 		goto out;
-	/* Before the last pack is sealed: a mismatch then shows nowhere. */
-	rs_sha256_final(whole, &got);
-	if (rs_id_cmp(&got, file_id) != 0 || st.m.transformed_size != file_size) {
-		char want_hex[RS_ID_HEXSZ + 1], got_hex[RS_ID_HEXSZ + 1];
-
-		rs_id_to_hex(want_hex, file_id);
-		rs_id_to_hex(got_hex, &got);
-		err = rs_error_set(RS_ECORRUPT, "'%s' does not match object %.12s (its SHA-256 is %.12s): "
-				   "the file changed since git-lfs hashed it", path, want_hex, got_hex);
-		goto out;
-	}
-	err = check_foreign_packs(&st, &missing);
+	err = check_source(&f, &st, path, file_id, file_size);
 	if (err)
 		goto out;
-	if (missing) {
-		*again = 1;
-		goto out;
-	}
-	err = close_pack(&st);
-	if (err)
-		goto out;
-	err = upload_packs(&st);
-	if (err)
-		goto out;
-	for (i = 0; i < (int)st.m.nchunks; i++)
-		if (st.pack_of[i] >= 0)
-			st.m.chunks[i].pack = st.packs[st.pack_of[i]]->id;
-	err = write_manifest(s->remote, oid, &st.m, &key, &mbytes);
-	if (err) {
-		err = rs_error_wrap(err, "cannot write the manifest to '%s'", s->remote->display_url);
-		goto out;
-	}
-	rs_error_clear();
+	err = put_publish(&st, oid, again);
 out:
-	/* The queues first: their threads may still read the segments. */
-	rs_workq_free(f.q);
-	rs_workq_free(f.hq);
-	if (f.jobs) {
-		for (i = 0; i < f.nslots; i++) {
-			free(f.jobs[i].stored);
-			ZSTD_freeCCtx(f.jobs[i].cctx);
-		}
-	}
-	for (i = 0; f.seg && i < f.nseg; i++)
-		free(f.seg[i].buf);
-	free(f.seg);
-	for (i = 0; i < (int)st.npacks; i++)
-		new_pack_release(st.packs[i]);
-	free(st.packs);
-	free(st.pack_of);
-	rs_manifest_release(&st.m);
-	rs_sha256_free(whole);
-	free(f.jobs);
+	put_feed_release(&f);
+	put_state_release(&st);
 	if (fd >= 0)
 		close(fd);
-	rs_buf_release(&st.tmp_dir);
-	rs_buf_release(&key);
-	rs_buf_release(&mbytes);
 	return err;
 }
 
@@ -1278,19 +1363,59 @@ static int get_work(void *arg, void *ctx)
 
 		free(j->raw);
 		j->raw_alloc = 0;
-		if (!(j->raw = segment_alloc(n)))
+		j->raw = segment_alloc(n);
+		if (!j->raw)
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		j->raw_alloc = n;
 	}
-	if (ref->codec == RS_CODEC_ZSTD && !j->dctx && !(j->dctx = ZSTD_createDCtx()))
-		return rs_error_set(RS_EGENERIC, "cannot create a zstd context");
+	if (ref->codec == RS_CODEC_ZSTD && !j->dctx) {
+		j->dctx = ZSTD_createDCtx();
+		if (!j->dctx)
+			return rs_error_set(RS_EGENERIC, "cannot create a zstd context");
+	}
 	if (rs_chunk_decode((const unsigned char *)j->fetched.ptr, j->fetched.len, ref, j->raw,
 			    j->dctx, &why))
 		return corrupt_chunk(s, ref, why);
 	return 0;
 }
 
-static int fetch_manifest(struct rs_store *s, const struct rs_id *oid, struct rs_manifest *m)
+/* The manifest of `oid` is not listed: removed by retention, or never pushed. */
+static int manifest_missing(struct rs_remote *remote, const struct rs_id *oid, const char *hex)
+{
+	struct rs_buf date = RS_BUF_INIT;
+	int err;
+
+	if (!rs_store_removed_date(remote, oid, &date))
+		err = rs_error_set(RS_ENOTFOUND, "raw session %.12s removed by retention on %s; summary kept",
+				   hex, rs_buf_cstr(&date));
+	else
+		err = rs_error_set(RS_ENOTFOUND, "object %s is not on the remote '%s': push it from a clone that has it",
+				   hex, remote->display_url);
+	rs_buf_release(&date);
+	return err;
+}
+
+/*
+ * Exactly the `size` bytes the listing gave for the manifest at `key`,
+ * into a buffer capped at them: an answer of another length is a
+ * transfer fault (RS_ERETRY), never damage.
+ */
+static int get_manifest_bytes(struct rs_remote *remote, const char *key, uint64_t size,
+			      struct rs_buf *bytes)
+{
+	int err;
+
+	rs_buf_init(bytes, (size_t)size);
+	err = remote->get(remote, key, 0, size, bytes);
+	if (err == RS_ECORRUPT || err == RS_EUSAGE || (!err && bytes->len != size))
+		return rs_error_set(RS_ERETRY, "'%s' answered a read of the %llu-byte '%s' with %s bytes: a "
+				    "transfer fault, run the command again", remote->display_url,
+				    (unsigned long long)size, key,
+				    err == RS_ECORRUPT || (!err && bytes->len < size) ? "fewer" : "more");
+	return err;
+}
+
+int rs_store_fetch_manifest(struct rs_remote *remote, const struct rs_id *oid, struct rs_manifest *m)
 {
 	struct rs_buf key = RS_BUF_INIT, bytes = RS_BUF_INIT;
 	char hex[RS_ID_HEXSZ + 1];
@@ -1298,47 +1423,25 @@ static int fetch_manifest(struct rs_store *s, const struct rs_id *oid, struct rs
 	int err;
 
 	rs_id_to_hex(hex, oid);
-	rs_buf_init(&bytes, (size_t)RS_MANIFEST_MAX_SIZE); /* remote.h: a get to the end needs a cap */
 	err = rs_key_manifest(&key, oid);
 	if (!err)
-		err = s->remote->stat(s->remote, key.ptr, &msize);
-	if (err == RS_ENOTFOUND) {
-		struct rs_buf date = RS_BUF_INIT;
-
-		if (!rs_store_removed_date(s->remote, oid, &date))
-			err = rs_error_set(RS_ENOTFOUND, "raw session %.12s removed by retention on %s; summary kept",
-					   hex, rs_buf_cstr(&date));
-		else
-			err = rs_error_set(RS_ENOTFOUND, "object %s is not on the remote '%s': push it from a clone that has it",
-					   hex, s->remote->display_url);
-		rs_buf_release(&date);
-		goto out;
-	}
+		err = remote->stat(remote, key.ptr, &msize);
+	if (err == RS_ENOTFOUND)
+		err = manifest_missing(remote, oid, hex);
 	if (err)
 		goto out;
-	if (msize > RS_MANIFEST_MAX_SIZE || msize < RS_MANIFEST_HEADER_SIZE + RS_ID_RAWSZ) {
+	if (msize > RS_MANIFEST_MAX_SIZE || msize < RS_MANIFEST_HEADER_SIZE + RS_ID_RAWSZ)
 		err = rs_error_set(RS_ECORRUPT, "it is %llu bytes, which no valid manifest is",
 				   (unsigned long long)msize);
-		goto damaged;
-	}
-	/* Exactly the size the listing gave, into a buffer capped at it. */
-	rs_buf_init(&bytes, (size_t)msize);
-	err = s->remote->get(s->remote, key.ptr, 0, msize, &bytes);
-	if (err == RS_ECORRUPT || err == RS_EUSAGE || (!err && bytes.len != msize)) {
-		err = rs_error_set(RS_ERETRY, "'%s' answered a read of the %llu-byte '%s' with %s bytes: a "
-				   "transfer fault, run the command again", s->remote->display_url,
-				   (unsigned long long)msize, key.ptr,
-				   err == RS_ECORRUPT || (!err && bytes.len < msize) ? "fewer" : "more");
-		goto out;
-	}
+	else
+		err = get_manifest_bytes(remote, key.ptr, msize, &bytes);
 	if (!err)
 		err = rs_manifest_parse(m, oid, (unsigned char *)bytes.ptr, bytes.len);
-damaged:
 	/* Here, and only here, the manifest itself is at fault: a new push rewrites it. */
 	if (err == RS_ECORRUPT)
 		err = rs_error_wrap(err, "the manifest 'objects/%s' on '%s' is damaged (delete it on the remote, "
 				    "then push the file again from a clone that has it)", hex,
-				    s->remote->display_url);
+				    remote->display_url);
 out:
 	rs_buf_release(&key);
 	rs_buf_release(&bytes);
@@ -1374,140 +1477,194 @@ static int session_decode(const struct rs_buf *container, const struct rs_manife
 			       session_sink_write, &k);
 }
 
-int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
-		      const char *dest, rs_progress_fn progress, void *payload)
+/* One get in flight: where the chunks go, in object order. */
+struct get_state {
+	struct rs_store *s;
+	const struct rs_manifest *m;
+	const char *hex;         /* the oid, for messages */
+	int fd;                  /* the temporary file, at `tmp` */
+	const char *tmp;
+	struct rs_sha256 *whole;
+	struct rs_buf container; /* transform 1: the container, gathered */
+	uint64_t done;           /* object bytes written */
+	rs_progress_fn progress;
+	void *payload;
+};
+
+/*
+ * Refuse, before anything is written, a manifest this build cannot undo
+ * or whose object is not the one asked for.
+ */
+static int check_wanted(const struct rs_store *s, const struct rs_manifest *m, const char *hex,
+			uint64_t size)
 {
-	struct rs_manifest m;
-	struct rs_workq *q = NULL;
-	struct get_job *jobs = NULL;
-	struct rs_sha256 *whole = NULL;
-	struct rs_buf tmp = RS_BUF_INIT, container = RS_BUF_INIT;
-	char hex[RS_ID_HEXSZ + 1];
-	int threads = s->threads < 4 ? 4 : s->threads; /* fetches wait on I/O too */
-	int nslots = threads + 2, fd = -1, err, i;
-	uint32_t next = 0;
-	uint64_t done = 0;
-	struct rs_id got;
-
-	memset(&m, 0, sizeof(m));
-	rs_id_to_hex(hex, oid);
-	err = fetch_manifest(s, oid, &m);
-	if (err)
-		goto out;
-	if (m.transform != RS_TRANSFORM_IDENTITY && m.transform != RS_TRANSFORM_SESSION) {
-		err = rs_error_set(RS_EUSAGE, "object %.12s uses transform %u, which this build cannot undo: upgrade results",
-				   hex, m.transform);
-		goto out;
-	}
-	if (m.transform == RS_TRANSFORM_SESSION && m.transformed_size > RS_CODEC_MAX_CONTAINER) {
-		err = rs_error_set(RS_ECORRUPT, "object %.12s on '%s' is damaged: its session container is "
-				   "%llu bytes, more than any valid one", hex, s->remote->display_url,
-				   (unsigned long long)m.transformed_size);
-		goto out;
-	}
-	rs_buf_init(&container, RS_CODEC_MAX_CONTAINER);
+	if (m->transform != RS_TRANSFORM_IDENTITY && m->transform != RS_TRANSFORM_SESSION)
+		return rs_error_set(RS_EUSAGE, "object %.12s uses transform %u, which this build cannot undo: "
+				    "upgrade results", hex, m->transform);
+	if (m->transform == RS_TRANSFORM_SESSION && m->transformed_size > RS_CODEC_MAX_CONTAINER)
+		return rs_error_set(RS_ECORRUPT, "object %.12s on '%s' is damaged: its session container is "
+				    "%llu bytes, more than any valid one", hex, s->remote->display_url,
+				    (unsigned long long)m->transformed_size);
 	/*
-	 * Before anything is written: the manifest's chunks add up to its
-	 * size (rs_manifest_parse), and its size must be the one asked for.
-	 * The manifest is named by the oid, so when the two differ it is the
-	 * repository's pointer that is wrong (edited, or hostile), not the
-	 * store: nothing there needs deleting.
+	 * The manifest's chunks add up to its size (rs_manifest_parse), and
+	 * its size must be the one asked for. The manifest is named by the
+	 * oid, so when the two differ it is the repository's pointer that is
+	 * wrong (edited, or hostile), not the store: nothing there needs
+	 * deleting.
 	 */
-	if (size != UINT64_MAX && m.size != size) {
-		err = rs_error_set(RS_ECORRUPT, "the repository's pointer for object %.12s says %llu bytes, but "
-				   "the object with that oid on '%s' is %llu bytes: the pointer is wrong (edited "
-				   "or damaged in the repository), the store is fine; nothing was written",
-				   hex, (unsigned long long)size, s->remote->display_url,
-				   (unsigned long long)m.size);
-		goto out;
-	}
-	jobs = calloc((size_t)nslots, sizeof(*jobs));
-	whole = rs_sha256_new();
-	if (!jobs || !whole) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = rs_fs_tmpfile_near(&tmp, dest, &fd);
-	if (err)
-		goto out;
-	err = rs_workq_new(&q, threads, nslots, get_work, s);
-	if (err)
-		goto out;
-	while (!err && (next < m.nchunks || rs_workq_pending(q) > 0)) {
-		void *job;
-		struct get_job *j;
+	if (size != UINT64_MAX && m->size != size)
+		return rs_error_set(RS_ECORRUPT, "the repository's pointer for object %.12s says %llu bytes, but "
+				    "the object with that oid on '%s' is %llu bytes: the pointer is wrong (edited "
+				    "or damaged in the repository), the store is fine; nothing was written",
+				    hex, (unsigned long long)size, s->remote->display_url,
+				    (unsigned long long)m->size);
+	return 0;
+}
 
-		if (next < m.nchunks && rs_workq_pending(q) < nslots) {
-			j = &jobs[next % (uint32_t)nslots];
-			j->ref = &m.chunks[next++];
+/* Take one fetched chunk, in object order. */
+static int take_chunk(struct get_state *g, const struct get_job *j)
+{
+	uint32_t n = j->ref->raw_len;
+	int err;
+
+	if (g->m->transform == RS_TRANSFORM_SESSION)
+		/* The container is small: gather it, decode it once complete. */
+		return rs_buf_put(&g->container, j->raw, n);
+	/* Never more than the object's size, whatever the chunks say. */
+	if (n > g->m->size - g->done)
+		return rs_error_set(RS_ECORRUPT, "the chunks of object %.12s add up to more than its "
+				    "%llu bytes", g->hex, (unsigned long long)g->m->size);
+	err = rs_fs_write_all(g->fd, j->raw, n);
+	if (err)
+		return rs_error_wrap(err, "cannot write '%s'", g->tmp);
+	rs_sha256_update(g->whole, j->raw, n);
+	g->done += n;
+	return g->progress ? g->progress(g->done, g->m->size, g->payload) : 0;
+}
+
+/* Fetch every chunk on `threads` workers, `nslots` in flight, and take them in order. */
+static int get_chunks(struct get_state *g, struct get_job *jobs, int threads, int nslots)
+{
+	struct rs_workq *q = NULL;
+	uint32_t next = 0;
+	int err;
+
+	err = rs_workq_new(&q, threads, nslots, get_work, g->s);
+	if (err)
+		return err;
+	while (!err && (next < g->m->nchunks || rs_workq_pending(q) > 0)) {
+		void *job;
+
+		if (next < g->m->nchunks && rs_workq_pending(q) < nslots) {
+			struct get_job *j = &jobs[next % (uint32_t)nslots];
+
+			j->ref = &g->m->chunks[next++];
 			rs_workq_submit(q, j);
 			continue;
 		}
 		err = rs_workq_collect(q, &job);
-		if (err)
-			break;
-		j = job;
-		if (m.transform == RS_TRANSFORM_SESSION) {
-			/* The container is small: gather it, decode it once complete. */
-			err = rs_buf_put(&container, j->raw, j->ref->raw_len);
-			continue;
-		}
-		/* Never more than the object's size, whatever the chunks say. */
-		if (j->ref->raw_len > m.size - done) {
-			err = rs_error_set(RS_ECORRUPT, "the chunks of object %.12s add up to more than its "
-					   "%llu bytes", hex, (unsigned long long)m.size);
-			break;
-		}
-		err = rs_fs_write_all(fd, j->raw, j->ref->raw_len);
-		if (err) {
-			err = rs_error_wrap(err, "cannot write '%s'", tmp.ptr);
-			break;
-		}
-		rs_sha256_update(whole, j->raw, j->ref->raw_len);
-		done += j->ref->raw_len;
-		if (progress)
-			err = progress(done, m.size, payload);
+		if (!err)
+			err = take_chunk(g, job);
 	}
 	rs_workq_free(q);
-	q = NULL;
-	if (!err && m.transform == RS_TRANSFORM_SESSION) {
-		err = session_decode(&container, &m, fd, tmp.ptr, whole, &done);
-		if (!err && progress)
-			err = progress(done, m.size, payload);
+	return err;
+}
+
+/* Transform 1: decode the gathered container into the file. */
+static int get_decode(struct get_state *g)
+{
+	int err = session_decode(&g->container, g->m, g->fd, g->tmp, g->whole, &g->done);
+
+	if (!err && g->progress)
+		err = g->progress(g->done, g->m->size, g->payload);
+	return err;
+}
+
+/* Every chunk matched its id: the whole must match the oid. */
+static int check_rebuilt(struct get_state *g, const struct rs_id *oid)
+{
+	struct rs_id got;
+
+	rs_sha256_final(g->whole, &got);
+	if (!rs_id_cmp(&got, oid) && g->done == g->m->size)
+		return 0;
+	return rs_error_set(RS_ECORRUPT, "object %.12s rebuilt from '%s' does not match its oid, although "
+			    "every chunk matched its id: the manifest names the wrong chunks (delete "
+			    "'objects/%s' on the remote, then push the file again from a clone that has it)",
+			    g->hex, g->s->remote->display_url, g->hex);
+}
+
+static void get_jobs_free(struct get_job *jobs, int nslots)
+{
+	int i;
+
+	for (i = 0; jobs && i < nslots; i++) {
+		rs_buf_release(&jobs[i].fetched);
+		free(jobs[i].raw);
+		ZSTD_freeDCtx(jobs[i].dctx);
 	}
-	if (err) {
-		if (err == RS_ECORRUPT)
-			err = rs_error_wrap(err, "object %.12s cannot be rebuilt", hex);
+	free(jobs);
+}
+
+int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
+		      const char *dest, rs_progress_fn progress, void *payload)
+{
+	struct rs_manifest m;
+	struct get_state g;
+	struct get_job *jobs = NULL;
+	struct rs_buf tmp = RS_BUF_INIT;
+	char hex[RS_ID_HEXSZ + 1];
+	int threads = s->threads < 4 ? 4 : s->threads; /* fetches wait on I/O too */
+	int nslots = threads + 2, err;
+
+	memset(&m, 0, sizeof(m));
+	memset(&g, 0, sizeof(g));
+	rs_id_to_hex(hex, oid);
+	g.s = s;
+	g.m = &m;
+	g.hex = hex;
+	g.fd = -1;
+	g.progress = progress;
+	g.payload = payload;
+	err = rs_store_fetch_manifest(s->remote, oid, &m);
+	if (err)
+		goto out;
+	err = check_wanted(s, &m, hex, size);
+	if (err)
+		goto out;
+	rs_buf_init(&g.container, RS_CODEC_MAX_CONTAINER);
+	jobs = calloc((size_t)nslots, sizeof(*jobs));
+	g.whole = rs_sha256_new();
+	if (!jobs || !g.whole) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	rs_sha256_final(whole, &got);
-	if (rs_id_cmp(&got, oid) || done != m.size) {
-		err = rs_error_set(RS_ECORRUPT, "object %.12s rebuilt from '%s' does not match its oid, although "
-				   "every chunk matched its id: the manifest names the wrong chunks (delete "
-				   "'objects/%s' on the remote, then push the file again from a clone that has it)",
-				   hex, s->remote->display_url, hex);
+	err = rs_fs_tmpfile_near(&tmp, dest, &g.fd);
+	if (err)
 		goto out;
-	}
+	g.tmp = tmp.ptr;
+	err = get_chunks(&g, jobs, threads, nslots);
+	if (!err && m.transform == RS_TRANSFORM_SESSION)
+		err = get_decode(&g);
+	if (err == RS_ECORRUPT)
+		err = rs_error_wrap(err, "object %.12s cannot be rebuilt", hex);
+	if (err)
+		goto out;
+	err = check_rebuilt(&g, oid);
+	if (err)
+		goto out;
 	/* Not fsynced: the file is a verified copy the remote can give again. */
-	err = rs_fs_publish_tmp(fd, tmp.ptr, dest);
-	fd = -1;
+	err = rs_fs_publish_tmp(g.fd, tmp.ptr, dest);
+	g.fd = -1;
 out:
-	rs_workq_free(q);
-	if (fd >= 0) {
-		close(fd);
+	if (g.fd >= 0) {
+		close(g.fd);
 		unlink(tmp.ptr);
 	}
-	if (jobs) {
-		for (i = 0; i < nslots; i++) {
-			rs_buf_release(&jobs[i].fetched);
-			free(jobs[i].raw);
-			ZSTD_freeDCtx(jobs[i].dctx);
-		}
-		free(jobs);
-	}
-	rs_sha256_free(whole);
+	get_jobs_free(jobs, nslots);
+	rs_sha256_free(g.whole);
 	rs_manifest_release(&m);
 	rs_buf_release(&tmp);
-	rs_buf_release(&container);
+	rs_buf_release(&g.container);
 	return err;
 }

@@ -32,6 +32,10 @@ struct rs_store_options {
 	uint32_t transform;    /* must be RS_TRANSFORM_IDENTITY (0); kept for callers */
 	int generic_only;      /* 1: never the session codec, every object takes
 				  transform 0 (benchmarks, tests) */
+	long tmp_grace;        /* seconds after which a leftover temporary file in
+				  the cache folder is stale: the caller reads
+				  results.tmpGracePeriod (rs_fs_parse_grace);
+				  0: RS_TMP_GRACE_DEFAULT */
 };
 
 #define RS_STORE_DEFAULT_LEVEL 3
@@ -94,6 +98,28 @@ RS_MUST_CHECK
 int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *path, rs_progress_fn progress, void *payload,
 		      struct rs_store_put_stats *stats);
+
+/*
+ * Fetch and parse the manifest of `oid` from `remote` into `m` (release
+ * it with rs_manifest_release): exactly its listed size, capped at what
+ * the format allows. RS_ENOTFOUND when it is not there (the message says
+ * whether retention removed it), RS_ECORRUPT when it is damaged (the
+ * message says to delete it and push again), RS_EUSAGE for a version or
+ * transform this build does not know, RS_ERETRY for a transfer fault.
+ * The one reader of manifests, for get, verify, gc and repair.
+ */
+RS_MUST_CHECK
+int rs_store_fetch_manifest(struct rs_remote *remote, const struct rs_id *oid,
+			    struct rs_manifest *m);
+
+/*
+ * Encode manifest `m` and write it as objects/<oid>: the last step of
+ * every write of one (put, repack, repair), once every pack it names is
+ * on the remote.
+ */
+RS_MUST_CHECK
+int rs_store_put_manifest(struct rs_remote *remote, const struct rs_id *oid,
+			  const struct rs_manifest *m);
 
 /*
  * Reassemble object `oid` into the new file `dest` (which must not be

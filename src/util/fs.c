@@ -132,19 +132,22 @@ int rs_fs_is_tmp_name(const char *name)
 	return i == 6;
 }
 
-long rs_fs_stale_grace(void)
+int rs_fs_parse_grace(const char *value, long *out)
 {
-	const char *env = getenv("RESULTS_TMP_GRACE");
 	char *end;
 	long v;
 
-	if (!env || !*env)
-		return 3600;
+	*out = RS_TMP_GRACE_DEFAULT;
+	if (!value)
+		return 0;
 	errno = 0;
-	v = strtol(env, &end, 10);
-	if (errno || *end || v < 0)
-		return 3600;
-	return v;
+	v = strtol(value, &end, 10);
+	if (errno || *end || end == value || v < RS_TMP_GRACE_MIN)
+		return rs_error_set(RS_EUSAGE, "git config %s = '%s' is not a number of seconds (%d or more); "
+				    "fix it with 'git config %s %d'", RS_TMP_GRACE_KEY, value, RS_TMP_GRACE_MIN,
+				    RS_TMP_GRACE_KEY, RS_TMP_GRACE_DEFAULT);
+	*out = v;
+	return 0;
 }
 
 unsigned rs_fs_remove_stale_with(const char *dir, int (*match)(const char *name, const void *arg),

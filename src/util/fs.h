@@ -101,10 +101,23 @@ int rs_fs_is_tmp_name(const char *name);
 void rs_fs_mark_live(int fd);
 
 /*
- * The grace period before a leftover temporary file counts as stale:
- * $RESULTS_TMP_GRACE seconds if set (a number >= 0), else one hour.
+ * The grace period before a leftover temporary file counts as stale, in
+ * seconds: git config results.tmpGracePeriod, one hour when unset, never
+ * under a minute. One setting for every folder that is cleaned (the
+ * repository's, the store's cache, a folder remote, lfs-agent's
+ * downloads); programs read it and pass it down.
  */
-long rs_fs_stale_grace(void);
+#define RS_TMP_GRACE_KEY "results.tmpGracePeriod"
+#define RS_TMP_GRACE_DEFAULT 3600
+#define RS_TMP_GRACE_MIN 60
+
+/*
+ * Parse a value of RS_TMP_GRACE_KEY into `*out`: RS_TMP_GRACE_DEFAULT
+ * when `value` is NULL (unset); RS_EUSAGE, naming the key and the fix,
+ * when it is not a number of seconds of at least RS_TMP_GRACE_MIN.
+ */
+int rs_fs_parse_grace(const char *value, long *out)
+	__attribute__((warn_unused_result));
 
 /*
  * Remove the stale temporary files of `dir` (not recursive): regular

@@ -171,17 +171,26 @@ static void test_tmpfile_mode_leaves_umask_alone(void **state)
 	assert_int_equal(rmdir(folder), 0);
 }
 
-static void test_grace_from_environment(void **state)
+/* results.tmpGracePeriod: one parser for every reader; the environment plays no part. */
+static void test_grace_setting(void **state)
 {
+	long g = 0;
+
 	(void)state;
-	unsetenv("RESULTS_TMP_GRACE");
-	assert_int_equal(rs_fs_stale_grace(), 3600);
-	setenv("RESULTS_TMP_GRACE", "60", 1);
-	assert_int_equal(rs_fs_stale_grace(), 60);
-	setenv("RESULTS_TMP_GRACE", "-5", 1);
-	assert_int_equal(rs_fs_stale_grace(), 3600);
-	setenv("RESULTS_TMP_GRACE", "1h", 1);
-	assert_int_equal(rs_fs_stale_grace(), 3600);
+	setenv("RESULTS_TMP_GRACE", "5", 1); /* the old variable: ignored now */
+	assert_int_equal(rs_fs_parse_grace(NULL, &g), 0);
+	assert_int_equal(g, RS_TMP_GRACE_DEFAULT);
+	assert_int_equal(rs_fs_parse_grace("60", &g), 0);
+	assert_int_equal(g, 60);
+	assert_int_equal(rs_fs_parse_grace("86400", &g), 0);
+	assert_int_equal(g, 86400);
+	assert_int_equal(rs_fs_parse_grace("59", &g), RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "results.tmpGracePeriod = '59'"));
+	assert_int_equal(g, RS_TMP_GRACE_DEFAULT);
+	assert_int_equal(rs_fs_parse_grace("1h", &g), RS_EUSAGE);
+	assert_int_equal(rs_fs_parse_grace("", &g), RS_EUSAGE);
+	assert_int_equal(rs_fs_parse_grace("-5", &g), RS_EUSAGE);
+	assert_non_null(strstr(rs_error_message(), "git config results.tmpGracePeriod 3600"));
 	unsetenv("RESULTS_TMP_GRACE");
 }
 
@@ -191,7 +200,7 @@ int main(void)
 		cmocka_unit_test(test_tmpfile_mode_leaves_umask_alone),
 		cmocka_unit_test(test_tmp_names),
 		cmocka_unit_test(test_remove_stale),
-		cmocka_unit_test(test_grace_from_environment),
+		cmocka_unit_test(test_grace_setting),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "remote/remote.h"
+#include "store/cache.h"
 #include "store/chunker.h"
 #include "store/format.h"
 #include "store/store.h"
@@ -1165,6 +1166,55 @@ static void test_folder_removes_stale_tmp(void **state)
 	rs_store_free(s);
 }
 
+/* A 10-minute-old pack-XXXXXX in the cache's tmp/, put by a store opened with `grace`. */
+static int cache_tmp_survives(struct store_fixture *f, long grace, const char *name)
+{
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+	struct rs_buf dir = RS_BUF_INIT;
+	struct timespec old[2] = { { 0, 0 }, { 0, 0 } };
+	char path[600], src[400];
+	struct rs_id oid;
+	uint64_t size;
+	FILE *fp;
+	int survives;
+
+	o.cache_dir = f->cache_dir;
+	o.threads = 2;
+	o.tmp_grace = grace;
+	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
+	assert_int_equal(rs_store_cache_folder(&dir, f->cache_dir, f->remote->display_url), 0);
+	assert_int_equal(rs_buf_puts(&dir, "/tmp"), 0);
+	assert_int_equal(rs_fs_mkdir_p(dir.ptr, 0700), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir.ptr, name);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	old[0].tv_sec = old[1].tv_sec = time(NULL) - 600;
+	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+	/* A new object each time: a put of one already there writes nothing. */
+	path_in(src, sizeof(src), f, name);
+	write_sample(src, 1u << 20, (uint64_t)grace + 1, 0, 0);
+	test_file_id(src, &oid, &size);
+	assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), 0);
+	survives = rs_fs_exists(path);
+	unlink(path);
+	rs_store_free(s);
+	rs_buf_release(&dir);
+	return survives;
+}
+
+/* The cache's grace period is the caller's (results.tmpGracePeriod), not the environment's. */
+static void test_cache_grace_is_a_parameter(void **state)
+{
+	struct store_fixture *f = *state;
+
+	setenv("RESULTS_TMP_GRACE", "1", 1); /* read by no library code */
+	assert_true(cache_tmp_survives(f, 0, "pack-Keep01"));   /* the default: one hour */
+	assert_false(cache_tmp_survives(f, 60, "pack-Gone01")); /* a minute */
+	unsetenv("RESULTS_TMP_GRACE");
+}
+
 /*
  * A write that fails (the disk full, here the file size limit) names the
  * file it was writing, so the user knows which disk to free.
@@ -1219,6 +1269,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_folder_get_honours_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_folder_not_created, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folder_removes_stale_tmp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_grace_is_a_parameter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_failure_names_the_path, setup, teardown),
 	};
 
