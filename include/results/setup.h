@@ -99,4 +99,32 @@ int rs_setup_global(const char *endpoint, const char *url, const char *agent_pat
  */
 int rs_repo_hooks_dir(struct rs_buf *out, struct rs_repo *r);
 
+/*
+ * Which remote `results init` sets the clone `r` up for. `remote_arg`
+ * (--remote, may be NULL) must name the committed remote (or, without a
+ * marker, this clone's results.remote) unless `change` says the move is
+ * meant: otherwise RS_EUSAGE with a message saying how to move or keep
+ * it. Without `remote_arg` the committed marker wins, keeping this
+ * clone's URL when it names the same store (it may carry credentials);
+ * RS_EUSAGE when no remote is known at all, and for a URL no backend
+ * understands. Appended: `url` (what to configure, credentials and all),
+ * `shown` (it without credentials) and `old` (the remote replaced,
+ * without credentials; nothing when none was).
+ */
+int rs_setup_choose_remote(struct rs_repo *r, const char *remote_arg, int change,
+			   struct rs_buf *url, struct rs_buf *shown, struct rs_buf *old);
+
+/*
+ * What rs_setup_global is given by `results init --global`: the LFS
+ * endpoint of `repo_arg` (NULL: remote.origin.url of `r`), or a URL
+ * ending in '/' as a prefix covering every repository below it, without
+ * credentials; and the store's URL, `remote_arg` (NULL: `r`'s remote,
+ * rs_repo_remote_url), with `shown`, it without credentials. `r` may be
+ * NULL when both are given. RS_EUSAGE, with a message naming the option
+ * to give, when `r` has no origin or no remote, or for a URL no backend
+ * understands.
+ */
+int rs_setup_global_target(struct rs_repo *r, const char *repo_arg, const char *remote_arg,
+			   struct rs_buf *endpoint, struct rs_buf *url, struct rs_buf *shown);
+
 #endif

@@ -435,7 +435,11 @@ int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
 			goto out;
 		}
 		rs_buf_clear(&label);
-		rs_buf_printf(&label, "index/%s", names[i]);
+		err = rs_buf_printf(&label, "index/%s", names[i]);
+		if (err) {
+			git_blob_free(blob);
+			goto out;
+		}
 		{
 			size_t before = idx->count;
 
