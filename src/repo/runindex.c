@@ -16,6 +16,7 @@
 #include "repo/verdict.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,6 +196,20 @@ static int is_hex(const char *s)
 	return 1;
 }
 
+/* The string fields of an index line, in the order they are checked, with their caps. */
+static const struct {
+	const char *key;
+	size_t max;
+	size_t offset; /* of the char * in struct rs_run_entry */
+} line_strings[] = {
+	{ "id", 128, offsetof(struct rs_run_entry, id) },
+	{ "commit", 64, offsetof(struct rs_run_entry, commit) },
+	{ "branch", 1024, offsetof(struct rs_run_entry, branch) },
+	{ "trigger", 1024, offsetof(struct rs_run_entry, trigger) },
+	{ "recorded_at", 64, offsetof(struct rs_run_entry, recorded_at) },
+	{ "path", 4096, offsetof(struct rs_run_entry, path) },
+};
+
 int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 {
 	struct rs_run_entry e;
@@ -214,13 +229,13 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 				   root ? "wrong type" : jerr.text);
 		goto out;
 	}
-	if ((err = take_string(&e.id, root, "id", 128)) ||
-	    (err = take_string(&e.commit, root, "commit", 64)) ||
-	    (err = take_string(&e.branch, root, "branch", 1024)) ||
-	    (err = take_string(&e.trigger, root, "trigger", 1024)) ||
-	    (err = take_string(&e.recorded_at, root, "recorded_at", 64)) ||
-	    (err = take_string(&e.path, root, "path", 4096)))
-		goto out;
+	for (size_t i = 0; i < sizeof(line_strings) / sizeof(line_strings[0]); i++) {
+		char **slot = (char **)((char *)&e + line_strings[i].offset);
+
+		err = take_string(slot, root, line_strings[i].key, line_strings[i].max);
+		if (err)
+			goto out;
+	}
 	if (!is_hex(e.commit)) {
 		err = rs_error_set(RS_ECORRUPT, "commit '%s' is not hex", e.commit);
 		goto out;
@@ -292,8 +307,10 @@ int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e)
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	if ((err = rs_buf_puts(out, s)) || (err = rs_buf_putc(out, '\n')))
+	err = rs_buf_puts(out, s);
+	if (err)
 		goto out;
+	err = rs_buf_putc(out, '\n');
 out:
 	free(s);
 	json_decref(o);
@@ -321,7 +338,8 @@ static int parse_shard_unsorted(struct rs_runindex *idx, const char *text,
 			l--;
 		if (l == 0)
 			continue;
-		if ((err = reserve_one(idx)))
+		err = reserve_one(idx);
+		if (err)
 			goto out;
 		err = rs_run_entry_parse(&idx->runs[idx->count], p, l);
 		if (err) {
