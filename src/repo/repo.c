@@ -843,36 +843,16 @@ out:
 	return err;
 }
 
-int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
-			   const struct rs_id *expect, struct rs_id *oid_out,
-			   uint64_t *size_out)
+/* Copy `in` (the file `src`) to `fd`, hashing on the way: its oid and size. */
+static int copy_hashing(int in, int fd, const char *src, struct rs_id *oid, uint64_t *size)
 {
-	struct rs_buf tmp = RS_BUF_INIT;
-	struct rs_sha256 *h = NULL;
-	struct rs_id oid;
-	unsigned char *chunk = NULL;
-	uint64_t size = 0;
-	int in = -1, fd = -1, err;
-	char hex[RS_ID_HEXSZ + 1];
+	unsigned char *chunk = malloc(1 << 20);
+	struct rs_sha256 *h = rs_sha256_new();
+	int err = 0;
 
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		err = rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
-				     "cannot open '%s'", src);
-		goto out;
-	}
-	chunk = malloc(1 << 20);
-	h = rs_sha256_new();
+	*size = 0;
 	if (!chunk || !h) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = rs_repo_lfs_tmp_path(&tmp, r);
-	if (err)
-		goto out;
-	fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = rs_error_errno(RS_EGENERIC, "cannot create '%s'", tmp.ptr);
 		goto out;
 	}
 	for (;;) {
@@ -887,22 +867,51 @@ int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
 		if (n == 0)
 			break;
 		rs_sha256_update(h, chunk, (size_t)n);
-		size += (uint64_t)n;
+		*size += (uint64_t)n;
 		err = rs_fs_write_all(fd, chunk, (size_t)n);
 		if (err)
 			goto out;
 	}
-	rs_sha256_final(h, &oid);
+	rs_sha256_final(h, oid);
+out:
+	free(chunk);
+	rs_sha256_free(h);
+	return err;
+}
+
+int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
+			   const struct rs_id *expect, struct rs_id *oid_out,
+			   uint64_t *size_out)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	struct rs_id oid;
+	uint64_t size = 0;
+	int in = -1, fd = -1, err;
+	char hex[RS_ID_HEXSZ + 1];
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		err = rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
+				     "cannot open '%s'", src);
+		goto out;
+	}
+	err = rs_repo_lfs_tmp_path(&tmp, r);
+	if (err)
+		goto out;
+	fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot create '%s'", tmp.ptr);
+		goto out;
+	}
+	err = copy_hashing(in, fd, src, &oid, &size);
+	if (err)
+		goto out;
 	if (expect && rs_id_cmp(expect, &oid) != 0) {
 		rs_id_to_hex(hex, expect);
 		err = rs_error_set(RS_ECORRUPT, "'%s' does not match object %s", src, hex);
 		goto out;
 	}
-	if (rs_repo_lfs_has(r, &oid, size) == 0) {
-		close(fd);
-		fd = -1;
-		unlink(tmp.ptr);
-	} else {
+	if (rs_repo_lfs_has(r, &oid, size) != 0) {
 		if (fsync(fd) != 0) {
 			err = rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp.ptr);
 			goto out;
@@ -918,7 +927,6 @@ int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
 		*oid_out = oid;
 	if (size_out)
 		*size_out = size;
-	err = 0;
 out:
 	if (fd >= 0) {
 		close(fd);
@@ -926,8 +934,6 @@ out:
 	}
 	if (in >= 0)
 		close(in);
-	free(chunk);
-	rs_sha256_free(h);
 	rs_buf_release(&tmp);
 	return err;
 }

@@ -214,6 +214,25 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
+/* Append a copy of `name` to the growing array `*names`. */
+static int push_name(char ***names, size_t *n, size_t *alloc, const char *name)
+{
+	if (*n == *alloc) {
+		size_t grown = *alloc ? *alloc * 2 : 16;
+		char **nn = realloc(*names, grown * sizeof(*nn));
+
+		if (!nn)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		*names = nn;
+		*alloc = grown;
+	}
+	(*names)[*n] = strdup(name);
+	if (!(*names)[*n])
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	(*n)++;
+	return 0;
+}
+
 /*
  * The names of the regular files in `dir` (not recursing, no dot files),
  * sorted; a symbolic link there is refused, never read through. The
@@ -255,23 +274,9 @@ static int list_folder(char ***names_out, size_t *n_out, DIR *d, const char *dir
 					   "a run folder?", dir, RS_RUN_MAX_FILES);
 			goto out;
 		}
-		if (n == alloc) {
-			size_t grown = alloc ? alloc * 2 : 16;
-			char **nn = realloc(names, grown * sizeof(*nn));
-
-			if (!nn) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-			names = nn;
-			alloc = grown;
-		}
-		names[n] = strdup(de->d_name);
-		if (!names[n]) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
+		err = push_name(&names, &n, &alloc, de->d_name);
+		if (err)
 			goto out;
-		}
-		n++;
 	}
 	if (n == 0) {
 		err = rs_error_set(RS_EUSAGE, "'%s' holds no files", dir);

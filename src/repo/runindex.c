@@ -196,6 +196,25 @@ static int is_hex(const char *s)
 	return 1;
 }
 
+/* The line's numeric metrics into e->metrics (a new object; no "metrics": none). */
+static int take_metrics(struct rs_run_entry *e, json_t *root)
+{
+	json_t *metrics = json_object_get(root, "metrics"), *val;
+	const char *key;
+
+	e->metrics = json_object();
+	if (!e->metrics)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (metrics && !json_is_object(metrics))
+		return rs_error_set(RS_ECORRUPT, "\"metrics\" is not an object");
+	/* Keep only numbers: metrics are what comparisons work on. */
+	json_object_foreach(metrics, key, val) {
+		if (json_is_number(val) && json_object_set(e->metrics, key, val) < 0)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	return 0;
+}
+
 /* The string fields of an index line, in the order they are checked, with their caps. */
 static const struct {
 	const char *key;
@@ -214,9 +233,7 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 {
 	struct rs_run_entry e;
 	json_error_t jerr;
-	json_t *root = NULL, *metrics;
-	const char *key;
-	json_t *val;
+	json_t *root = NULL;
 	int err = 0;
 
 	memset(&e, 0, sizeof(e));
@@ -253,21 +270,9 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 			    "run path");
 	if (err)
 		goto out;
-	metrics = json_object_get(root, "metrics");
-	e.metrics = json_object();
-	if (!e.metrics) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
+	err = take_metrics(&e, root);
+	if (err)
 		goto out;
-	}
-	if (metrics && !json_is_object(metrics)) {
-		err = rs_error_set(RS_ECORRUPT, "\"metrics\" is not an object");
-		goto out;
-	}
-	/* Keep only numbers: metrics are what comparisons work on. */
-	json_object_foreach(metrics, key, val) {
-		if (json_is_number(val))
-			json_object_set(e.metrics, key, val);
-	}
 	/* optional, display only: anything but a string is ignored */
 	if (json_is_string(json_object_get(root, "verdict"))) {
 		const char *v = json_string_value(json_object_get(root, "verdict"));
@@ -388,18 +393,18 @@ static int cmp_names_desc(const void *a, const void *b)
 	return -strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
-		     const char *rev, size_t want_recent)
+/*
+ * The index/ folder of the tree of `rev` (NULL: HEAD) into `*sub`; NULL
+ * (and 0) when there is none: an unborn HEAD, or no index/ folder.
+ */
+static int index_tree(git_tree **sub, git_repository *repo, const char *rev)
 {
-	git_repository *repo = r->git;
 	git_object *treeish = NULL;
-	git_tree *tree = NULL, *sub = NULL;
+	git_tree *tree = NULL;
 	git_tree_entry *te = NULL;
-	const char **names = NULL;
-	struct rs_buf text = RS_BUF_INIT, label = RS_BUF_INIT;
-	size_t n = 0, loaded = 0;
 	int err = 0, gerr;
 
+	*sub = NULL;
 	gerr = git_revparse_single(&treeish, repo, rev ? rev : "HEAD");
 	if (!rev && (gerr == GIT_ENOTFOUND || gerr == GIT_EUNBORNBRANCH))
 		goto out; /* a new repository: no runs yet */
@@ -413,72 +418,90 @@ int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
 		goto out;
 	}
 	gerr = git_tree_entry_bypath(&te, tree, "index");
-	if (gerr == GIT_ENOTFOUND)
-		goto out;
 	if (gerr < 0 || git_tree_entry_type(te) != GIT_OBJECT_TREE)
 		goto out; /* no index folder: no runs */
-	if (git_tree_lookup(&sub, repo, git_tree_entry_id(te)) < 0) {
+	if (git_tree_lookup(sub, repo, git_tree_entry_id(te)) < 0) {
+		*sub = NULL;
 		err = rs_error_set(RS_ECORRUPT, "cannot read index/: %s",
 				   git_error_last() ? git_error_last()->message : "?");
-		goto out;
 	}
-	n = git_tree_entrycount(sub);
-	names = calloc(n ? n : 1, sizeof(*names));
-	if (!names) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	{
-		size_t k = 0;
+out:
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	git_object_free(treeish);
+	return err;
+}
 
-		for (size_t i = 0; i < n; i++) {
-			const git_tree_entry *e = git_tree_entry_byindex(sub, i);
+/* The shard names of index/ (borrowed from `sub`), newest month first; `*names` the caller's. */
+static int shard_names(const char ***names, size_t *n, git_tree *sub)
+{
+	size_t count = git_tree_entrycount(sub), k = 0;
+	const char **out = calloc(count ? count : 1, sizeof(*out));
 
-			if (git_tree_entry_type(e) == GIT_OBJECT_BLOB &&
-			    is_shard_name(git_tree_entry_name(e)))
-				names[k++] = git_tree_entry_name(e);
-		}
-		n = k;
+	if (!out)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < count; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(sub, i);
+
+		if (git_tree_entry_type(e) == GIT_OBJECT_BLOB && is_shard_name(git_tree_entry_name(e)))
+			out[k++] = git_tree_entry_name(e);
 	}
 	/* Newest month first, so that a bounded load can stop early. */
-	qsort(names, n, sizeof(*names), cmp_names_desc);
-	for (size_t i = 0; i < n; i++) {
-		const git_tree_entry *e = git_tree_entry_byname(sub, names[i]);
-		git_blob *blob = NULL;
+	qsort(out, k, sizeof(*out), cmp_names_desc);
+	*names = out;
+	*n = k;
+	return 0;
+}
 
+/* Parse shard `name` of `sub` into `idx` (unsorted); `*loaded` counts the runs added. */
+static int load_shard(struct rs_runindex *idx, git_repository *repo, git_tree *sub,
+		      const char *name, size_t *loaded)
+{
+	const git_tree_entry *e = git_tree_entry_byname(sub, name);
+	struct rs_buf label = RS_BUF_INIT;
+	git_blob *blob = NULL;
+	size_t before = idx->count;
+	int err;
+
+	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0)
+		return rs_error_set(RS_ECORRUPT, "cannot read index/%s", name);
+	err = rs_buf_printf(&label, "index/%s", name);
+	if (err)
+		goto out;
+	err = parse_shard_unsorted(idx, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
+				   label.ptr);
+	*loaded += idx->count - before;
+out:
+	git_blob_free(blob);
+	rs_buf_release(&label);
+	return err;
+}
+
+int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
+		     const char *rev, size_t want_recent)
+{
+	git_tree *sub = NULL;
+	const char **names = NULL;
+	size_t n = 0, loaded = 0;
+	int err;
+
+	err = index_tree(&sub, r->git, rev);
+	if (err || !sub)
+		goto out;
+	err = shard_names(&names, &n, sub);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
 		if (want_recent && loaded >= want_recent)
 			break;
-		if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0) {
-			err = rs_error_set(RS_ECORRUPT, "cannot read index/%s", names[i]);
-			goto out;
-		}
-		rs_buf_clear(&label);
-		err = rs_buf_printf(&label, "index/%s", names[i]);
-		if (err) {
-			git_blob_free(blob);
-			goto out;
-		}
-		{
-			size_t before = idx->count;
-
-			err = parse_shard_unsorted(idx, git_blob_rawcontent(blob),
-						      (size_t)git_blob_rawsize(blob),
-						      rs_buf_cstr(&label));
-			loaded += idx->count - before;
-		}
-		git_blob_free(blob);
+		err = load_shard(idx, r->git, sub, names[i], &loaded);
 		if (err)
 			goto out;
 	}
 	err = sort_tail(idx, 0);
 out:
-	rs_buf_release(&text);
-	rs_buf_release(&label);
 	free(names);
-	git_tree_entry_free(te);
 	git_tree_free(sub);
-	git_tree_free(tree);
-	git_object_free(treeish);
 	return err;
 }
 
