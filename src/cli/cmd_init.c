@@ -93,9 +93,14 @@ out:
 	return err;
 }
 
-/* The agent's absolute path into `agent`, or the printed error's status. */
-static int resolve_agent(struct rs_buf *agent, const char *agent_arg)
+/*
+ * After the look-up of the remote (`err`, printed if set), the agent's
+ * absolute path into `agent`: RS_EXIT_OK or the printed error's status.
+ */
+static int remote_then_agent(int err, struct rs_buf *agent, const char *agent_arg)
 {
+	if (err)
+		return rs_cli_report(err);
 	if (find_agent(agent, agent_arg) != 0)
 		return rs_cli_error(RS_EXIT_OTHER);
 	return RS_EXIT_OK;
@@ -207,11 +212,7 @@ static int init_local(const char *remote_arg, const char *agent_arg, int change)
 		goto out;
 	}
 	err = rs_setup_choose_remote(r, remote_arg, change, &url, &shown, &old_remote);
-	if (err) {
-		status = rs_cli_report(err);
-		goto out;
-	}
-	status = resolve_agent(&agent, agent_arg);
+	status = remote_then_agent(err, &agent, agent_arg);
 	if (status)
 		goto out;
 	opts.url = url.ptr;
@@ -249,11 +250,7 @@ static int init_global(const char *repo_arg, const char *remote_arg, const char 
 		goto out;
 	}
 	err = rs_setup_global_target(r, repo_arg, remote_arg, &endpoint, &url, &shown);
-	if (err) {
-		status = rs_cli_report(err);
-		goto out;
-	}
-	status = resolve_agent(&agent, agent_arg);
+	status = remote_then_agent(err, &agent, agent_arg);
 	if (status)
 		goto out;
 	err = rs_setup_global(endpoint.ptr, url.ptr, agent.ptr, &name, &path, &changes);

@@ -14,6 +14,7 @@
 
 #include <git2.h>
 
+#include "repo/commit.h"
 #include "repo/pointer.h"
 #include "repo/repo.h"
 #include "results/buf.h"
@@ -165,15 +166,7 @@ static void refresh_index_entry(struct rs_repo *r, const char *rel, const char *
 	if (!cur || !git_oid_equal(&cur->id, &blob) || stat(full, &st) != 0)
 		goto out;
 	e = *cur;
-	e.ctime.seconds = (int32_t)st.st_ctim.tv_sec;
-	e.ctime.nanoseconds = (uint32_t)st.st_ctim.tv_nsec;
-	e.mtime.seconds = (int32_t)st.st_mtim.tv_sec;
-	e.mtime.nanoseconds = (uint32_t)st.st_mtim.tv_nsec;
-	e.dev = (uint32_t)st.st_dev;
-	e.ino = (uint32_t)st.st_ino;
-	e.uid = (uint32_t)st.st_uid;
-	e.gid = (uint32_t)st.st_gid;
-	e.file_size = (uint32_t)st.st_size;
+	rs_commit_entry_stat(&e, &st);
 	if (git_index_add(index, &e) == 0)
 		git_index_write(index);
 out:

@@ -154,6 +154,19 @@ static int check_local_changes(struct rs_repo *r, git_index *index, git_tree *ba
 			    "commit, move or remove it first", f->path);
 }
 
+void rs_commit_entry_stat(git_index_entry *e, const struct stat *st)
+{
+	e->ctime.seconds = (int32_t)st->st_ctim.tv_sec;
+	e->ctime.nanoseconds = (uint32_t)st->st_ctim.tv_nsec;
+	e->mtime.seconds = (int32_t)st->st_mtim.tv_sec;
+	e->mtime.nanoseconds = (uint32_t)st->st_mtim.tv_nsec;
+	e->dev = (uint32_t)st->st_dev;
+	e->ino = (uint32_t)st->st_ino;
+	e->uid = (uint32_t)st->st_uid;
+	e->gid = (uint32_t)st->st_gid;
+	e->file_size = (uint32_t)st->st_size;
+}
+
 /* Step 6: the index entry of a file we just wrote, from its stat data. */
 static int index_add_written(git_index *index, const char *path, const char *full,
 			     const git_oid *id, int executable)
@@ -164,16 +177,8 @@ static int index_add_written(git_index *index, const char *path, const char *ful
 	if (stat(full, &st) != 0)
 		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", full);
 	memset(&e, 0, sizeof(e));
-	e.ctime.seconds = (int32_t)st.st_ctim.tv_sec;
-	e.ctime.nanoseconds = (uint32_t)st.st_ctim.tv_nsec;
-	e.mtime.seconds = (int32_t)st.st_mtim.tv_sec;
-	e.mtime.nanoseconds = (uint32_t)st.st_mtim.tv_nsec;
-	e.dev = (uint32_t)st.st_dev;
-	e.ino = (uint32_t)st.st_ino;
+	rs_commit_entry_stat(&e, &st);
 	e.mode = executable ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
-	e.uid = (uint32_t)st.st_uid;
-	e.gid = (uint32_t)st.st_gid;
-	e.file_size = (uint32_t)st.st_size;
 	git_oid_cpy(&e.id, id);
 	e.path = path;
 	if (git_index_add(index, &e) < 0)
