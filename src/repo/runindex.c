@@ -580,6 +580,45 @@ static int put_metric(struct rs_buf *out, json_t *metrics, const char *key,
 	return rs_buf_printf(out, fmt, json_number_value(v));
 }
 
+/* One row of the README's table of recent runs. */
+static int readme_row(struct rs_buf *out, const struct rs_run_entry *e)
+{
+	int err;
+
+	err = rs_buf_printf(out, "| %.10s %.8s | `%.7s` | ", e->recorded_at,
+			    strlen(e->recorded_at) > 11 ? e->recorded_at + 11 : "", e->commit);
+	if (err)
+		return err;
+	err = put_cell(out, e->branch);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = put_cell(out, e->trigger);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = put_metric(out, e->metrics, "duration", "%.3f");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = put_metric(out, e->metrics, "samples", "%.0f");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = e->verdict ? rs_md_inline(out, e->verdict) : rs_buf_puts(out, "–");
+	if (err)
+		return err;
+	return rs_buf_printf(out, " | [%s](%s/summary.md) |\n", e->id, e->path);
+}
+
 int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,
 		       size_t limit)
 {
@@ -604,19 +643,7 @@ int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,
 	for (size_t i = idx->count; i-- > 0 && shown < limit && !err; shown++) {
 		const struct rs_run_entry *e = &idx->runs[i];
 
-		err = rs_buf_printf(out, "| %.10s %.8s | `%.7s` | ", e->recorded_at,
-				    strlen(e->recorded_at) > 11 ? e->recorded_at + 11 : "",
-				    e->commit);
-		if (!err) err = put_cell(out, e->branch);
-		if (!err) err = rs_buf_puts(out, " | ");
-		if (!err) err = put_cell(out, e->trigger);
-		if (!err) err = rs_buf_puts(out, " | ");
-		if (!err) err = put_metric(out, e->metrics, "duration", "%.3f");
-		if (!err) err = rs_buf_puts(out, " | ");
-		if (!err) err = put_metric(out, e->metrics, "samples", "%.0f");
-		if (!err) err = rs_buf_puts(out, " | ");
-		if (!err) err = e->verdict ? rs_md_inline(out, e->verdict) : rs_buf_puts(out, "–");
-		if (!err) err = rs_buf_printf(out, " | [%s](%s/summary.md) |\n", e->id, e->path);
+		err = readme_row(out, e);
 	}
 	/* No count: the index given may be a bounded load of recent shards. */
 	if (!err && idx->count > shown)
