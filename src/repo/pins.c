@@ -118,18 +118,21 @@ int rs_pins_change(struct rs_pins *pins, const char *query, int pin, const char 
 	err = drop_line(&next, &pins->text, id, &had);
 	if (err)
 		goto out;
-	if (pin) {
-		err = rs_buf_printf(&next, "%s\n", id);
-		if (err)
-			goto out;
-	}
 	err = note_change(pins, pin, id);
 	if (err)
 		goto out;
-	/* The new text replaces the old one whole, so a failure leaves it as it was. */
-	rs_buf_release(&pins->text);
-	pins->text = next;
-	rs_buf_init(&next, 0);
+	/* Already as asked: the file stays as it is (lines in their order). */
+	if (pin != had) {
+		if (pin) {
+			err = rs_buf_printf(&next, "%s\n", id);
+			if (err)
+				goto out;
+		}
+		/* The new text replaces the old one whole, so a failure leaves it as it was. */
+		rs_buf_release(&pins->text);
+		pins->text = next;
+		rs_buf_init(&next, 0);
+	}
 	*run_id = id;
 	*was_pinned = had;
 out:
