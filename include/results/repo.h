@@ -20,6 +20,8 @@
 #ifndef RESULTS_REPO_H
 #define RESULTS_REPO_H
 
+#include "results/error.h"
+
 struct rs_buf;
 struct rs_config;
 struct rs_repo;
@@ -30,6 +32,9 @@ struct rs_repo;
  */
 void rs_repo_global_init(void);
 void rs_repo_global_shutdown(void);
+
+/* The version of libgit2 the library runs with (`results version`). */
+void rs_repo_libgit2_version(int *major, int *minor, int *rev);
 
 /* Git config key naming the store's remote (read by lfs-agent too). */
 #define RS_REPO_REMOTE_KEY "results.remote"
@@ -74,5 +79,28 @@ struct rs_config *rs_repo_config(struct rs_repo *r);
  * .git/lfs/objects is written here: the same file system as the objects.
  */
 int rs_repo_lfs_tmp_dir(struct rs_buf *out, const struct rs_repo *r);
+
+/*
+ * 0 when the repository is a results repository: its marker
+ * (.results.json) is in HEAD's tree, or results.remote is configured, or
+ * index/ is in HEAD's tree. RS_ENOTFOUND (with a message saying to run `results init`)
+ * otherwise.
+ */
+RS_MUST_CHECK int rs_repo_check_results(struct rs_repo *r);
+
+/*
+ * 0 when git-lfs, uploading from this clone, would hand LFS objects to a
+ * results lfs-agent: the standalone transfer agent that git-lfs picks for
+ * the clone's LFS endpoint (lfs.<url>.standalonetransferagent matched
+ * against the endpoint as git matches http.<url>.* keys, else
+ * lfs.standalonetransferagent; local, global and GIT_CONFIG_GLOBAL
+ * config) has an lfs.customtransfer.<name>.path whose file name is
+ * lfs-agent. RS_EGENERIC otherwise, with a message saying where git-lfs
+ * would send the sessions instead and to run `results init`. The
+ * endpoint is lfs.url, else remote.origin.lfsurl, else lfs.url of the
+ * working tree's .lfsconfig, else the one git-lfs derives from
+ * remote.origin.url.
+ */
+RS_MUST_CHECK int rs_repo_check_transfer(struct rs_repo *r);
 
 #endif

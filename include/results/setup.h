@@ -1,8 +1,9 @@
 /*
  * results: setting a clone (or this machine) up for results: what
- * `results init` does, as library calls (conventions: results/repo.h).
- * The CLI keeps the options, the choice of the remote and the messages
- * (src/cli/cmd_init.c).
+ * `results init` does, as library calls (conventions: results/repo.h):
+ * the choice of the remote (rs_setup_choose_remote, rs_setup_global_target)
+ * and the set-up itself. The CLI keeps the options, where the installation's
+ * files are, and the messages (src/cli/cmd_init.c).
  *
  * Per clone, what git-lfs cannot take from committed files (.lfsconfig may
  * never name a program) goes in the local git config: the standalone
@@ -20,6 +21,8 @@
 #define RESULTS_SETUP_H
 
 #include <stddef.h>
+
+#include "results/error.h"
 
 struct rs_buf;
 struct rs_repo;
@@ -76,6 +79,7 @@ struct rs_setup_report {
  * static); on error report->failed says which step failed (the message is
  * set). Returns 0 or the failing step's code.
  */
+RS_MUST_CHECK
 int rs_repo_setup_clone(struct rs_repo *r, const struct rs_setup_options *opts,
 			struct rs_setup_report *report);
 
@@ -90,6 +94,7 @@ int rs_repo_setup_clone(struct rs_repo *r, const struct rs_setup_options *opts,
  * The agent name, the config file and the number of keys changed are
  * returned (`name_out`, `path_out` appended).
  */
+RS_MUST_CHECK
 int rs_setup_global(const char *endpoint, const char *url, const char *agent_path,
 		    struct rs_buf *name_out, struct rs_buf *path_out, int *changes);
 
@@ -98,5 +103,35 @@ int rs_setup_global(const char *endpoint, const char *url, const char *agent_pat
  * working tree), else <common git dir>/hooks; appended to `out`.
  */
 int rs_repo_hooks_dir(struct rs_buf *out, struct rs_repo *r);
+
+/*
+ * Which remote `results init` sets the clone `r` up for. `remote_arg`
+ * (--remote, may be NULL) must name the committed remote (or, without a
+ * marker, this clone's results.remote) unless `change` says the move is
+ * meant: otherwise RS_EUSAGE with a message saying how to move or keep
+ * it. Without `remote_arg` the committed marker wins, keeping this
+ * clone's URL when it names the same store (it may carry credentials);
+ * RS_EUSAGE when no remote is known at all, and for a URL no backend
+ * understands. Appended: `url` (what to configure, credentials and all),
+ * `shown` (it without credentials) and `old` (the remote replaced,
+ * without credentials; nothing when none was).
+ */
+RS_MUST_CHECK
+int rs_setup_choose_remote(struct rs_repo *r, const char *remote_arg, int change,
+			   struct rs_buf *url, struct rs_buf *shown, struct rs_buf *old);
+
+/*
+ * What rs_setup_global is given by `results init --global`: the LFS
+ * endpoint of `repo_arg` (NULL: remote.origin.url of `r`), or a URL
+ * ending in '/' as a prefix covering every repository below it, without
+ * credentials; and the store's URL, `remote_arg` (NULL: `r`'s remote,
+ * rs_repo_remote_url), with `shown`, it without credentials. `r` may be
+ * NULL when both are given. RS_EUSAGE, with a message naming the option
+ * to give, when `r` has no origin or no remote, or for a URL no backend
+ * understands.
+ */
+RS_MUST_CHECK
+int rs_setup_global_target(struct rs_repo *r, const char *repo_arg, const char *remote_arg,
+			   struct rs_buf *endpoint, struct rs_buf *url, struct rs_buf *shown);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * `results add`: record one profiling run as one commit (src/repo/run.h
+ * `results add`: record one profiling run as one commit (results/record.h
  * does the work; this file reads the command line and reports).
  */
 #include <getopt.h>
@@ -10,9 +10,10 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "repo/repo.h"
-#include "repo/run.h"
+#include "results/buf.h"
 #include "results/error.h"
+#include "results/record.h"
+#include "results/repo.h"
 
 static const char usage[] =
 	"usage: results add <session-or-run-folder>... --commit <sha> [options]\n"
@@ -90,36 +91,31 @@ static int input_status(int err)
 
 /* The arguments of one `results add`, as given. */
 struct add_args {
-	const char *commit, *branch, *trigger;
+	const char *commit, *branch, *trigger, *message;
 	const char **metas, **stats;  /* argc slots each */
 	size_t nmeta, nstats;
 	int raw;
 };
 
-/* The options into `a` (and -m into run->message); -1 with *status to return. */
-static int parse_args(struct add_args *a, struct rs_run *run, int argc, char **argv,
-		      int *status)
+/* The options into `a`; -1 with *status to return. */
+static int parse_args(struct add_args *a, int argc, char **argv, int *status)
 {
 	struct rs_cli_opts opts = {
 		.command = "add", .usage = usage, .shortopts = ":hm:", .longopts = options,
 	};
 	int opt;
 
-	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
+	for (;;) {
+		opt = rs_cli_opts_next(&opts, argc, argv);
+		if (opt <= 0)
+			break;
 		switch (opt) {
 		case OPT_COMMIT: a->commit = optarg; break;
 		case OPT_BRANCH: a->branch = optarg; break;
 		case OPT_TRIGGER: a->trigger = optarg; break;
 		case OPT_META: a->metas[a->nmeta++] = optarg; break;
 		case OPT_STATS: a->stats[a->nstats++] = optarg; break;
-		case 'm':
-			free(run->message);
-			run->message = strdup(optarg);
-			if (!run->message) {
-				*status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-				return -1;
-			}
-			break;
+		case 'm': a->message = optarg; break;
 		case OPT_RAW: a->raw = 1; break;
 		}
 	}
@@ -127,63 +123,74 @@ static int parse_args(struct add_args *a, struct rs_run *run, int argc, char **a
 	return opt;
 }
 
-/* Who, what and when, before the repository is opened: RS_EXIT_*. */
-static int describe_run(struct rs_run *run, const struct add_args *a)
+/* RESULTS_RECORDED_AT, else now: RS_EXIT_*. */
+static int set_time(struct rs_record *rec)
 {
-	const char *at;
+	const char *at = getenv("RESULTS_RECORDED_AT");
+	char *end;
+	long long t;
 
-	run->raw = a->raw;
-	if (rs_run_set_commit(run, a->commit) || rs_run_set_trigger(run, a->trigger) ||
-	    (a->branch && rs_run_set_branch(run, a->branch)))
+	if (!at || !*at) {
+		rs_record_set_time(rec, time(NULL));
+		return RS_EXIT_OK;
+	}
+	t = strtoll(at, &end, 10);
+	if (*end || t < 0 || t > 253402300799LL)
+		return rs_cli_fail(RS_EXIT_USAGE, "RESULTS_RECORDED_AT='%s' is not "
+				   "Unix seconds", at);
+	rs_record_set_time(rec, (time_t)t);
+	return RS_EXIT_OK;
+}
+
+/* Who, what and when, before the repository is opened: RS_EXIT_*. */
+static int describe_run(struct rs_record *rec, const struct add_args *a)
+{
+	rs_record_set_raw(rec, a->raw);
+	if (rs_record_set_commit(rec, a->commit) || rs_record_set_trigger(rec, a->trigger) ||
+	    (a->branch && rs_record_set_branch(rec, a->branch)))
 		return rs_cli_error(RS_EXIT_USAGE);
 	for (size_t i = 0; i < a->nmeta; i++)
-		if (rs_run_add_meta(run, a->metas[i]))
+		if (rs_record_add_meta(rec, a->metas[i]))
 			return rs_cli_error(RS_EXIT_USAGE);
-	if (run->message && (strlen(run->message) > 64 * 1024 || !*run->message))
+	if (a->message && (strlen(a->message) > 64 * 1024 || !*a->message))
 		return rs_cli_fail(RS_EXIT_USAGE, "--message must have 1 to 65536 bytes");
-	at = getenv("RESULTS_RECORDED_AT");
-	if (at && *at) {
-		char *end;
-		long long t = strtoll(at, &end, 10);
-
-		if (*end || t < 0 || t > 253402300799LL)
-			return rs_cli_fail(RS_EXIT_USAGE, "RESULTS_RECORDED_AT='%s' is not "
-					   "Unix seconds", at);
-		rs_run_set_time(run, (time_t)t);
-	} else {
-		rs_run_set_time(run, time(NULL));
-	}
-	return RS_EXIT_OK;
+	if (a->message && rs_record_set_message(rec, a->message))
+		return rs_cli_error(RS_EXIT_OTHER);
+	return set_time(rec);
 }
 
 /*
  * The profiled checkout's branch when the session (`path`) lies in it and
  * it is at --commit; else what CI says; else "main".
  */
-static int guess_branch(struct rs_run *run, struct rs_repo *repo, const char *path)
+static int guess_branch(struct rs_record *rec, struct rs_repo *repo, const char *path)
 {
 	struct rs_buf b = RS_BUF_INIT;
-	int err = rs_run_profiled_branch(&b, run, repo, path);
+	int err = rs_record_profiled_branch(&b, rec, repo, path);
 
-	err = rs_run_set_branch(run, err == 0 ? b.ptr : default_branch());
+	err = rs_record_set_branch(rec, err == 0 ? b.ptr : default_branch());
 	rs_buf_release(&b);
 	return err ? rs_cli_error(RS_EXIT_USAGE) : RS_EXIT_OK;
 }
 
 /* The machine, the --stats files and the files named: RS_EXIT_*. */
-static int gather(struct rs_run *run, struct rs_repo *repo, const struct add_args *a,
+static int gather(struct rs_record *rec, struct rs_repo *repo, const struct add_args *a,
 		  char **paths, int npaths)
 {
-	int err = rs_run_detect_machine(run);
+	int err = rs_record_detect_machine(rec);
 
 	if (err)
 		return rs_cli_report(err);
-	for (size_t i = 0; i < a->nstats; i++)
-		if ((err = rs_run_add_stats_file(run, a->stats[i])))
+	for (size_t i = 0; i < a->nstats; i++) {
+		err = rs_record_add_stats_file(rec, a->stats[i]);
+		if (err)
 			return rs_cli_error(input_status(err));
-	for (int i = 0; i < npaths; i++)
-		if ((err = rs_run_add_path(run, repo, paths[i])))
+	}
+	for (int i = 0; i < npaths; i++) {
+		err = rs_record_add_path(rec, repo, paths[i]);
+		if (err)
 			return rs_cli_error(input_status(err));
+	}
 	return RS_EXIT_OK;
 }
 
@@ -201,59 +208,76 @@ static int open_for_add(struct rs_repo **repo)
 	return rs_cli_repair_repo(*repo);
 }
 
+/* The command line checked before anything is read: RS_EXIT_*. */
+static int check_args(const struct add_args *a, int argc)
+{
+	if (!a->commit)
+		return rs_cli_fail(RS_EXIT_USAGE, "--commit <sha> is required "
+				   "(the profiled commit); see 'results add --help'");
+	if (optind >= argc)
+		return rs_cli_fail(RS_EXIT_USAGE, "give a session file or a run folder; "
+				   "see 'results add --help'");
+	return RS_EXIT_OK;
+}
+
+/* Commit the run and say what was recorded: RS_EXIT_*. */
+static int record(struct rs_record *rec, struct rs_repo *repo)
+{
+	char head[41] = "";
+	const char *session;
+	unsigned long long size;
+	int err = rs_record_commit(rec, repo, head);
+
+	if (err == RS_ERETRY)
+		return rs_cli_fail(RS_EXIT_OTHER, "%s; nothing was recorded, run the "
+				   "command again", rs_error_message());
+	if (err)
+		return rs_cli_report(err);
+	printf("recorded run %s in %s (commit %.12s)\n", rs_record_id(rec),
+	       rs_record_folder(rec), head);
+	if (rs_record_session(rec, &session, &size) == 0)
+		printf("session %s (%llu bytes) is in the local LFS store; "
+		       "'git push' uploads it\n", session, size);
+	else
+		rs_error_clear(); /* a raw run has no session to mention */
+	return RS_EXIT_OK;
+}
+
 int cmd_add(int argc, char **argv)
 {
 	struct rs_repo *repo = NULL;
-	struct rs_run run;
-	struct add_args a = { NULL, NULL, "manual", NULL, NULL, 0, 0, 0 };
-	char head[41] = "";
-	int err, status = RS_EXIT_OK;
+	struct rs_record *rec = NULL;
+	struct add_args a = { NULL, NULL, "manual", NULL, NULL, NULL, 0, 0, 0 };
+	int status = RS_EXIT_OK;
 
-	rs_run_init(&run);
 	a.metas = calloc((size_t)argc, sizeof(*a.metas));
 	a.stats = calloc((size_t)argc, sizeof(*a.stats));
-	if (!a.metas || !a.stats) {
+	if (!a.metas || !a.stats || rs_record_new(&rec)) {
 		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		goto out;
 	}
-	if (parse_args(&a, &run, argc, argv, &status) < 0)
+	if (parse_args(&a, argc, argv, &status) < 0)
 		goto out;
-	if (!a.commit) {
-		status = rs_cli_fail(RS_EXIT_USAGE, "--commit <sha> is required "
-				     "(the profiled commit); see 'results add --help'");
-		goto out;
-	}
-	if (optind >= argc) {
-		status = rs_cli_fail(RS_EXIT_USAGE, "give a session file or a run folder; "
-				     "see 'results add --help'");
-		goto out;
-	}
-	status = describe_run(&run, &a);
-	if (!status)
-		status = open_for_add(&repo);
-	if (!status && !a.branch)
-		status = guess_branch(&run, repo, argv[optind]);
-	if (!status)
-		status = gather(&run, repo, &a, argv + optind, argc - optind);
+	status = check_args(&a, argc);
 	if (status)
 		goto out;
-	err = rs_run_record(&run, repo, head);
-	if (err == RS_ERETRY) {
-		status = rs_cli_fail(RS_EXIT_OTHER, "%s; nothing was recorded, run the "
-				     "command again", rs_error_message());
+	status = describe_run(rec, &a);
+	if (status)
 		goto out;
-	}
-	if (err) {
-		status = rs_cli_report(err);
+	status = open_for_add(&repo);
+	if (status)
 		goto out;
+	if (!a.branch) {
+		status = guess_branch(rec, repo, argv[optind]);
+		if (status)
+			goto out;
 	}
-	printf("recorded run %s in %s (commit %.12s)\n", run.id, run.folder, head);
-	if (run.main_session >= 0)
-		printf("session %s (%llu bytes) is in the local LFS store; "
-		       "'git push' uploads it\n", run.files[run.main_session].name,
-		       (unsigned long long)run.files[run.main_session].size);
+	status = gather(rec, repo, &a, argv + optind, argc - optind);
+	if (status)
+		goto out;
+	status = record(rec, repo);
 out:
-	rs_run_release(&run);
+	rs_record_free(rec);
 	rs_repo_free(repo);
 	free(a.metas);
 	free(a.stats);

@@ -1,8 +1,10 @@
 /*
  * results init: make a clone (or, with --global, this machine) ready for
- * results. The options, the choice of the remote (--remote against the
- * committed one) and the messages are here; what is written where is
- * src/repo/setup.c (rs_repo_setup_clone, rs_setup_global).
+ * results. The options, where the installation's files are and the
+ * messages are here; the choice of the remote (--remote against the
+ * committed one) and what is written where are results/setup.h's
+ * (rs_setup_choose_remote, rs_repo_setup_clone, rs_setup_global_target,
+ * rs_setup_global).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -10,13 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "cli/cli.h"
-#include "remote/remote.h"
-#include "repo/repo.h"
-#include "results/setup.h"
 #include "results/buf.h"
 #include "results/error.h"
-#include "util/fs.h"
+#include "results/repo.h"
+#include "results/setup.h"
 
 static const char usage[] =
 	"usage: results init [--remote URL [--change-remote]] [--agent PATH]\n"
@@ -61,16 +63,20 @@ static int find_agent(struct rs_buf *out, const char *given)
 	char abs[4096];
 	const char *cand[3] = { NULL, NULL, NULL };
 	struct rs_buf c1 = RS_BUF_INIT, c2 = RS_BUF_INIT;
-	int i, err = RS_ENOTFOUND;
+	int i, err = 0;
 
 	if (given) {
 		cand[0] = given;
 	} else if (dir) {
-		rs_buf_printf(&c1, "%s/lfs-agent", dir);
-		rs_buf_printf(&c2, "%s/../lfs-agent/lfs-agent", dir);
+		err = rs_buf_printf(&c1, "%s/lfs-agent", dir);
+		if (!err)
+			err = rs_buf_printf(&c2, "%s/../lfs-agent/lfs-agent", dir);
+		if (err)
+			goto out;
 		cand[0] = c1.ptr;
 		cand[1] = c2.ptr;
 	}
+	err = RS_ENOTFOUND;
 	for (i = 0; i < 3 && cand[i]; i++) {
 		if (realpath(cand[i], abs) && access(abs, X_OK) == 0) {
 			err = rs_buf_puts(out, abs);
@@ -81,8 +87,37 @@ static int find_agent(struct rs_buf *out, const char *given)
 		rs_error_set(RS_ENOTFOUND, "cannot find lfs-agent %s%s; install results with "
 			     "'cmake --install' or give --agent PATH",
 			     given ? "at " : "next to results in ", given ? given : (dir ? dir : "?"));
+out:
 	rs_buf_release(&c1);
 	rs_buf_release(&c2);
+	return err;
+}
+
+/*
+ * After the look-up of the remote (`err`, printed if set), the agent's
+ * absolute path into `agent`: RS_EXIT_OK or the printed error's status.
+ */
+static int remote_then_agent(int err, struct rs_buf *agent, const char *agent_arg)
+{
+	if (err)
+		return rs_cli_report(err);
+	if (find_agent(agent, agent_arg) != 0)
+		return rs_cli_error(RS_EXIT_OTHER);
+	return RS_EXIT_OK;
+}
+
+/* `<dir>/<rel>` appended to `out` when it exists; RS_ENOTFOUND when it does not. */
+static int existing(struct rs_buf *out, const char *dir, const char *rel)
+{
+	struct rs_buf p = RS_BUF_INIT;
+	struct stat st;
+	int err = rs_buf_printf(&p, "%s/%s", dir, rel);
+
+	if (!err && stat(p.ptr, &st) != 0)
+		err = RS_ENOTFOUND;
+	if (!err)
+		err = rs_buf_puts(out, p.ptr);
+	rs_buf_release(&p);
 	return err;
 }
 
@@ -90,104 +125,22 @@ static int find_agent(struct rs_buf *out, const char *given)
 static int find_resource(struct rs_buf *out, const char *rel)
 {
 	const char *dir = rs_cli_exe_dir();
-	struct rs_buf p = RS_BUF_INIT;
+	struct rs_buf share = RS_BUF_INIT;
 	int err = RS_ENOTFOUND;
 
 	if (dir) {
-		rs_buf_printf(&p, "%s/../share/results/%s", dir, rel);
-		if (rs_fs_exists(p.ptr))
-			err = rs_buf_puts(out, p.ptr);
+		err = rs_buf_printf(&share, "%s/../share/results", dir);
+		if (!err)
+			err = existing(out, share.ptr, rel);
 	}
 #ifdef RS_SOURCE_DIR
-	if (err == RS_ENOTFOUND) {
-		rs_buf_clear(&p);
-		rs_buf_printf(&p, "%s/%s", RS_SOURCE_DIR, rel);
-		if (rs_fs_exists(p.ptr))
-			err = rs_buf_puts(out, p.ptr);
-	}
+	if (err == RS_ENOTFOUND)
+		err = existing(out, RS_SOURCE_DIR, rel);
 #endif
 	if (err == RS_ENOTFOUND)
 		rs_error_set(RS_ENOTFOUND, "cannot find '%s' of the results installation", rel);
-	rs_buf_release(&p);
+	rs_buf_release(&share);
 	return err;
-}
-
-/* Refuse a URL no backend understands; anything else is doctor's business. */
-static int check_remote_url(const char *url)
-{
-	struct rs_remote *rem = NULL;
-	int err = rs_remote_open(&rem, url, NULL);
-
-	rs_remote_free(rem);
-	if (err == RS_EUSAGE)
-		return err;
-	rs_error_clear();
-	return 0;
-}
-
-/*
- * Which remote this clone is set up for, and whether that changes it:
- * --remote must agree with the committed one (and, without a marker, with
- * this clone's results.remote) unless --change-remote says the move is
- * meant; a bare init follows the committed marker, keeping this clone's
- * URL only when it names the same store (it may carry credentials).
- * `old` receives the remote replaced (empty when none).
- */
-static int choose_remote(struct rs_repo *r, const char *remote_arg, int change,
-			 struct rs_buf *url, struct rs_buf *old)
-{
-	struct rs_buf committed = RS_BUF_INIT, local = RS_BUF_INIT;
-	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
-	const char *current;
-	int err, status = RS_EXIT_OK;
-
-	err = rs_repo_committed_remote(r, &committed);
-	if (err && err != RS_ENOTFOUND) {
-		status = rs_cli_report(err);
-		goto out;
-	}
-	if (rs_repo_config_get(r, RS_REPO_REMOTE_KEY, &local) != 0)
-		rs_buf_clear(&local);
-	rs_error_clear();
-	current = committed.len ? committed.ptr : local.len ? local.ptr : NULL;
-	if (remote_arg) {
-		if (current && !rs_url_same_remote(current, remote_arg)) {
-			rs_url_strip_credentials(&a, current);
-			rs_url_strip_credentials(&b, remote_arg);
-			if (!change) {
-				status = rs_cli_fail(RS_EXIT_USAGE, "this repository's remote is '%s' (%s), "
-						     "--remote names '%s': to move it, run 'results init "
-						     "--change-remote --remote %s'; to keep it, run 'results "
-						     "init' without --remote", a.ptr,
-						     committed.len ? "committed in " RS_REPO_MARKER
-								   : "results.remote of this clone",
-						     b.ptr, b.ptr);
-				goto out;
-			}
-			rs_buf_puts(old, a.ptr);
-		}
-		err = rs_buf_puts(url, remote_arg);
-	} else if (committed.len) {
-		if (local.len && !rs_url_same_remote(local.ptr, committed.ptr)) {
-			rs_url_strip_credentials(&a, local.ptr);
-			rs_buf_puts(old, a.ptr);
-		}
-		err = rs_buf_puts(url, local.len && !old->len ? local.ptr : committed.ptr);
-	} else if (local.len) {
-		err = rs_buf_puts(url, local.ptr);
-	} else {
-		status = rs_cli_fail(RS_EXIT_USAGE, "no remote known for this repository: run "
-				     "'results init --remote URL' (for example file:///srv/results-store)");
-		goto out;
-	}
-	if (err)
-		status = rs_cli_report(err);
-out:
-	rs_buf_release(&committed);
-	rs_buf_release(&local);
-	rs_buf_release(&a);
-	rs_buf_release(&b);
-	return status;
 }
 
 /* setup.h's rs_setup_options.hook_kept: the user's own hook stays. */
@@ -204,6 +157,46 @@ static int find_resource_cb(struct rs_buf *out, const char *rel, void *payload)
 	return find_resource(out, rel);
 }
 
+/* rs_repo_setup_clone's error, by the step that failed: RS_EXIT_*. */
+static int setup_failed(int err, const struct rs_setup_report *rep)
+{
+	if (rep->failed == RS_SETUP_STEP_COMMIT)
+		return rs_cli_fail(rs_cli_exit_for(err), "cannot commit the set-up files: %s",
+				   rs_error_message());
+	if (rep->failed == RS_SETUP_STEP_HOOKS) {
+		rs_error_wrap(err, "cannot install the git hooks (the rest is set up)");
+		return rs_cli_fail(RS_EXIT_OTHER, "%s; fix it (core.hooksPath, permissions), then "
+				   "run 'results init' again", rs_error_message());
+	}
+	return rs_cli_report(err);
+}
+
+/* What init did to the clone. */
+static void print_local(const struct rs_setup_report *rep, const char *url, const char *shown,
+			const char *old, const char *agent, int remote_given)
+{
+	if (*old)
+		printf("remote:     %s (changed from %s%s)\n", shown, old,
+		       remote_given ? "" : ": followed the committed .results.json");
+	else
+		printf("remote:     %s\n", shown);
+	if (strcmp(shown, url) != 0)
+		printf("credentials: the URL's user, password or query are kept in this clone's "
+		       "git config (%s) only, never committed\n", RS_REPO_REMOTE_KEY);
+	printf("lfs-agent:  %s\n", agent);
+	printf("git config: %s\n", rep->config_changes ? "updated (local)" : "already set");
+	if (rep->committed) {
+		printf("committed:  %.12s", rep->commit_hex);
+		for (size_t i = 0; i < rep->nfiles; i++)
+			printf(" %s", rep->files[i]);
+		printf("\n            (push it: git push)\n");
+	} else {
+		printf("committed:  nothing (already set up)\n");
+	}
+	printf("hooks:      %s\n", rep->hooks_installed ? "installed"
+			       : rep->hooks_kept ? "some left as they were" : "already installed");
+}
+
 static int init_local(const char *remote_arg, const char *agent_arg, int change)
 {
 	struct rs_repo *r = NULL;
@@ -211,74 +204,29 @@ static int init_local(const char *remote_arg, const char *agent_arg, int change)
 	struct rs_buf old_remote = RS_BUF_INIT;
 	struct rs_setup_options opts = { 0 };
 	struct rs_setup_report rep;
-	size_t i;
-	int err, status = RS_EXIT_OTHER;
+	int err, status;
 
 	err = rs_repo_open(&r, NULL);
 	if (err) {
 		status = err == RS_ENOTFOUND ? rs_cli_error(RS_EXIT_NOT_REPO) : rs_cli_report(err);
 		goto out;
 	}
-	status = choose_remote(r, remote_arg, change, &url, &old_remote);
-	if (status != RS_EXIT_OK)
+	err = rs_setup_choose_remote(r, remote_arg, change, &url, &shown, &old_remote);
+	status = remote_then_agent(err, &agent, agent_arg);
+	if (status)
 		goto out;
-	status = RS_EXIT_OTHER;
-	err = check_remote_url(url.ptr);
-	if (err == 0)
-		err = rs_url_strip_credentials(&shown, url.ptr);
-	if (err) {
-		status = rs_cli_report(err);
-		goto out;
-	}
-	err = find_agent(&agent, agent_arg);
-	if (err) {
-		status = rs_cli_error(RS_EXIT_OTHER);
-		goto out;
-	}
-
 	opts.url = url.ptr;
 	opts.agent_path = agent.ptr;
 	opts.move_marker = remote_arg && old_remote.len;
 	opts.find_resource = find_resource_cb;
 	opts.hook_kept = warn_hook_kept;
 	err = rs_repo_setup_clone(r, &opts, &rep);
-	if (err && rep.failed == RS_SETUP_STEP_COMMIT) {
-		status = rs_cli_fail(rs_cli_exit_for(err), "cannot commit the set-up files: %s",
-				     rs_error_message());
-		goto out;
-	}
-	if (err && rep.failed == RS_SETUP_STEP_HOOKS) {
-		rs_error_wrap(err, "cannot install the git hooks (the rest is set up)");
-		status = rs_cli_fail(RS_EXIT_OTHER, "%s; fix it (core.hooksPath, permissions), then run "
-				     "'results init' again", rs_error_message());
-		goto out;
-	}
 	if (err) {
-		status = rs_cli_report(err);
+		status = setup_failed(err, &rep);
 		goto out;
 	}
-
-	if (old_remote.len)
-		printf("remote:     %s (changed from %s%s)\n", shown.ptr, old_remote.ptr,
-		       remote_arg ? "" : ": followed the committed " RS_REPO_MARKER);
-	else
-		printf("remote:     %s\n", shown.ptr);
-	if (strcmp(shown.ptr, url.ptr) != 0)
-		printf("credentials: the URL's user, password or query are kept in this clone's "
-		       "git config (%s) only, never committed\n", RS_REPO_REMOTE_KEY);
-	printf("lfs-agent:  %s\n", agent.ptr);
-	printf("git config: %s\n", rep.config_changes ? "updated (local)" : "already set");
-	if (rep.committed) {
-		printf("committed:  %.12s", rep.commit_hex);
-		for (i = 0; i < rep.nfiles; i++)
-			printf(" %s", rep.files[i]);
-		printf("\n            (push it: git push)\n");
-	} else {
-		printf("committed:  nothing (already set up)\n");
-	}
-	printf("hooks:      %s\n", rep.hooks_installed ? "installed"
-			       : rep.hooks_kept ? "some left as they were" : "already installed");
-	status = RS_EXIT_OK;
+	print_local(&rep, url.ptr, shown.ptr, rs_buf_cstr(&old_remote), agent.ptr,
+		    remote_arg != NULL);
 out:
 	rs_buf_release(&url);
 	rs_buf_release(&agent);
@@ -292,52 +240,19 @@ out:
 static int init_global(const char *repo_arg, const char *remote_arg, const char *agent_arg)
 {
 	struct rs_repo *r = NULL;
-	struct rs_buf repo_url = RS_BUF_INIT, url = RS_BUF_INIT, agent = RS_BUF_INIT;
-	struct rs_buf endpoint = RS_BUF_INIT, path = RS_BUF_INIT, name = RS_BUF_INIT;
-	struct rs_buf shown = RS_BUF_INIT;
-	int err = 0, status = RS_EXIT_OTHER, changes = 0;
+	struct rs_buf url = RS_BUF_INIT, agent = RS_BUF_INIT, endpoint = RS_BUF_INIT;
+	struct rs_buf path = RS_BUF_INIT, name = RS_BUF_INIT, shown = RS_BUF_INIT;
+	int err, status, changes = 0;
 
-	if (!repo_arg || !remote_arg) {
-		if (rs_repo_open(&r, NULL) != 0) {
-			status = rs_cli_fail(RS_EXIT_USAGE, "--global outside a clone needs --repo "
-					     "GIT-URL and --remote URL");
-			goto out;
-		}
-	}
-	if (repo_arg) {
-		err = rs_buf_puts(&repo_url, repo_arg);
-	} else if (rs_repo_config_get(r, "remote.origin.url", &repo_url) == 0) {
-		/* Not git_remote_lookup: it leaks pcre2 match data (libgit2 1.5). */
-		err = 0;
-	} else {
-		status = rs_cli_fail(RS_EXIT_USAGE, "this clone has no 'origin': give --repo GIT-URL");
+	if ((!repo_arg || !remote_arg) && rs_repo_open(&r, NULL) != 0) {
+		status = rs_cli_fail(RS_EXIT_USAGE, "--global outside a clone needs --repo "
+				     "GIT-URL and --remote URL");
 		goto out;
 	}
-	if (err == 0)
-		err = remote_arg ? rs_buf_puts(&url, remote_arg) : rs_repo_remote_url(r, &url, NULL);
-	if (err == RS_ENOTFOUND) {
-		status = rs_cli_fail(RS_EXIT_USAGE, "no remote known: give --remote URL");
+	err = rs_setup_global_target(r, repo_arg, remote_arg, &endpoint, &url, &shown);
+	status = remote_then_agent(err, &agent, agent_arg);
+	if (status)
 		goto out;
-	}
-	if (err == 0)
-		err = check_remote_url(url.ptr);
-	/* "https://host/org/": a prefix, which git-lfs matches the way git
-	   matches http.<url>.* keys, covering every repository below it. */
-	if (err == 0 && repo_url.len && repo_url.ptr[repo_url.len - 1] == '/')
-		err = rs_url_strip_credentials(&endpoint, repo_url.ptr);
-	else if (err == 0)
-		err = rs_lfs_endpoint(&endpoint, repo_url.ptr);
-	if (err == 0)
-		err = rs_url_strip_credentials(&shown, url.ptr);
-	if (err) {
-		status = rs_cli_report(err);
-		goto out;
-	}
-	err = find_agent(&agent, agent_arg);
-	if (err) {
-		status = rs_cli_error(RS_EXIT_OTHER);
-		goto out;
-	}
 	err = rs_setup_global(endpoint.ptr, url.ptr, agent.ptr, &name, &path, &changes);
 	if (err) {
 		status = rs_cli_report(err);
@@ -347,9 +262,7 @@ static int init_global(const char *repo_arg, const char *remote_arg, const char 
 	printf("remote:     %s\n", shown.ptr);
 	printf("lfs-agent:  %s (as '%s')\n", agent.ptr, name.ptr);
 	printf("git config: %s (%s)\n", changes ? "updated" : "already set", path.ptr);
-	status = RS_EXIT_OK;
 out:
-	rs_buf_release(&repo_url);
 	rs_buf_release(&url);
 	rs_buf_release(&agent);
 	rs_buf_release(&endpoint);
@@ -376,7 +289,10 @@ int cmd_init(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	for (;;) {
+		c = getopt_long(argc, argv, "h", longopts, NULL);
+		if (c == -1)
+			break;
 		switch (c) {
 		case 'r': remote = optarg; break;
 		case 'a': agent = optarg; break;

@@ -9,9 +9,11 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "repo/repo.h"
-#include "repo/runindex.h"
+#include "results/buf.h"
 #include "results/error.h"
+#include "results/record.h"
+#include "results/repo.h"
+#include "results/runs.h"
 
 #define DEFAULT_LIMIT 20
 
@@ -38,129 +40,141 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void print_metric(json_t *metrics, const char *key, const char *fmt, int width)
+static void print_metric(const struct rs_run_entry *e, const char *key, const char *fmt,
+			 int width)
 {
-	json_t *v = json_object_get(metrics, key);
+	double v;
 
-	if (json_is_number(v))
-		printf(fmt, width, json_number_value(v));
-	else
+	if (rs_run_entry_metric(e, key, &v) == 0) {
+		printf(fmt, width, v);
+	} else {
+		rs_error_clear(); /* a run without this metric shows "-" */
 		printf("%*s", width, "-");
+	}
 }
 
 static void print_row(const struct rs_run_entry *e)
 {
-	printf("%-40s %-8.8s %-16s %-10s ", e->id, e->commit, e->branch, e->trigger);
-	print_metric(e->metrics, "duration", "%*.3f", 10);
+	printf("%-40s %-8.8s %-16s %-10s ", rs_run_entry_id(e), rs_run_entry_commit(e),
+	       rs_run_entry_branch(e), rs_run_entry_trigger(e));
+	print_metric(e, "duration", "%*.3f", 10);
 	putchar(' ');
-	print_metric(e->metrics, "cpu_time", "%*.3f", 10);
+	print_metric(e, "cpu_time", "%*.3f", 10);
 	putchar(' ');
-	print_metric(e->metrics, "samples", "%*.0f", 9);
+	print_metric(e, "samples", "%*.0f", 9);
 	putchar('\n');
 }
 
-/* -1 when out of memory. */
-static int append_row(json_t *arr, const struct rs_run_entry *e)
-{
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}",
-			      "id", e->id, "commit", e->commit,
-			      "branch", e->branch, "trigger", e->trigger,
-			      "recorded_at", e->recorded_at, "path", e->path,
-			      "metrics", e->metrics);
+struct list_args {
+	const char *branch;
+	size_t limit;
+	int json;
+};
 
-	return !o || json_array_append_new(arr, o) < 0 ? -1 : 0;
+/* The options into `a`: 0, or -1 with *status to return. */
+static int parse_args(struct list_args *a, int argc, char **argv, int *status)
+{
+	struct rs_cli_opts opts = {
+		.command = "list", .usage = usage, .shortopts = ":h", .longopts = options,
+		.take = RS_CLI_OPT_BRANCH,
+	};
+	char *end;
+	int opt;
+
+	for (;;) {
+		opt = rs_cli_opts_next(&opts, argc, argv);
+		if (opt <= 0)
+			break;
+		if (opt == 'j') {
+			a->json = 1;
+		} else if (opt == 'n') {
+			a->limit = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || optarg[0] == '-') {
+				*status = rs_cli_fail(RS_EXIT_USAGE, "--limit '%s' is not a count",
+						      optarg);
+				return -1;
+			}
+		}
+	}
+	*status = opts.status;
+	if (opt < 0)
+		return -1;
+	a->branch = opts.branch;
+	if (optind < argc) {
+		*status = rs_cli_fail(RS_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* The table (a header whenever runs were loaded), and a note when older runs are left out. */
+static void print_table(const struct rs_run_entry **shown, size_t n, const struct list_args *a,
+			size_t loaded, int skipped)
+{
+	if (loaded)
+		printf("%-40s %-8s %-16s %-10s %10s %10s %9s\n", "RUN", "COMMIT", "BRANCH",
+		       "TRIGGER", "DURATION", "CPU", "SAMPLES");
+	for (size_t i = 0; i < n; i++)
+		print_row(shown[i]);
+	if (n == 0) {
+		printf(a->branch ? "no runs of branch '%s'\n" : "no runs recorded yet\n", a->branch);
+		return;
+	}
+	/* A bounded load cannot know how many older runs exist. */
+	if (skipped || (!a->branch && a->limit && loaded >= a->limit))
+		fprintf(stderr, "(showing the %zu most recent; --limit 0 shows all)\n", n);
+}
+
+static int print_json(const struct rs_run_entry **shown, size_t n)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	int err = rs_run_entries_json(&text, shown, n);
+
+	if (err) {
+		rs_buf_release(&text);
+		return rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+	}
+	puts(text.ptr);
+	rs_buf_release(&text);
+	return RS_EXIT_OK;
 }
 
 int cmd_list(int argc, char **argv)
 {
 	struct rs_repo *repo = NULL;
-	struct rs_runindex idx;
-	const char *branch = NULL;
-	json_t *arr = NULL;
-	size_t limit = DEFAULT_LIMIT, shown = 0, skipped = 0;
-	struct rs_cli_opts opts = {
-		.command = "list", .usage = usage, .shortopts = ":h", .longopts = options,
-		.take = RS_CLI_OPT_BRANCH,
-	};
-	int opt, err, json = 0, status = RS_EXIT_OK;
+	struct rs_runs *runs = NULL;
+	const struct rs_run_entry **shown = NULL;
+	struct list_args a = { NULL, DEFAULT_LIMIT, 0 };
+	size_t count, want, n = 0;
+	int err, status;
 
-	rs_runindex_init(&idx);
-	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
-		char *end;
-
-		switch (opt) {
-		case 'j': json = 1; break;
-		case 'n':
-			limit = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || optarg[0] == '-') {
-				status = rs_cli_fail(RS_EXIT_USAGE, "--limit '%s' is not a count",
-						     optarg);
-				goto out;
-			}
-			break;
-		}
-	}
-	if (opt < 0) {
-		status = opts.status;
+	if (parse_args(&a, argc, argv, &status) < 0)
 		goto out;
-	}
-	branch = opts.branch;
-	if (optind < argc) {
-		status = rs_cli_fail(RS_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
-		goto out;
-	}
 	status = rs_cli_open_repo(&repo);
 	if (status != RS_EXIT_OK)
 		goto out;
 	/* Without a branch filter only the newest shards need reading. */
-	err = rs_runindex_load(&idx, repo, NULL, branch ? 0 : limit);
+	err = rs_runs_open_recent(&runs, repo, NULL, a.branch ? 0 : a.limit);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
 	}
-	if (json && !(arr = json_array())) {
+	/* One more than shown tells whether runs were left out. */
+	count = rs_runs_count(runs);
+	want = a.limit && a.limit < count ? a.limit + 1 : count;
+	err = rs_runs_newest(&shown, &n, runs, a.branch, want);
+	if (err) {
 		status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		goto out;
 	}
-	if (!json && idx.count)
-		printf("%-40s %-8s %-16s %-10s %10s %10s %9s\n", "RUN", "COMMIT", "BRANCH",
-		       "TRIGGER", "DURATION", "CPU", "SAMPLES");
-	for (size_t i = idx.count; i-- > 0;) {
-		const struct rs_run_entry *e = &idx.runs[i];
-
-		if (branch && strcmp(e->branch, branch) != 0)
-			continue;
-		if (limit && shown >= limit) {
-			skipped++;
-			continue;
-		}
-		shown++;
-		if (!json) {
-			print_row(e);
-		} else if (append_row(arr, e)) {
-			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-			goto out;
-		}
-	}
-	if (json) {
-		char *s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-				     JSON_REAL_PRECISION(15));
-
-		if (!s) {
-			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-			goto out;
-		}
-		puts(s);
-		free(s);
-	} else if (shown == 0) {
-		printf(branch ? "no runs of branch '%s'\n" : "no runs recorded yet\n", branch);
-	} else if (skipped || (!branch && limit && idx.count >= limit)) {
-		/* A bounded load cannot know how many older runs exist. */
-		fprintf(stderr, "(showing the %zu most recent; --limit 0 shows all)\n", shown);
-	}
+	if (a.json)
+		status = print_json(shown, a.limit && n > a.limit ? a.limit : n);
+	else
+		print_table(shown, a.limit && n > a.limit ? a.limit : n, &a, count,
+			    a.limit && n > a.limit);
 out:
-	json_decref(arr);
-	rs_runindex_release(&idx);
+	free(shown);
+	rs_runs_free(runs);
 	rs_repo_free(repo);
 	return status;
 }

@@ -1,7 +1,9 @@
 /*
  * results pin <run>... [--unpin]: keep (or stop keeping) the raw sessions
  * of runs whatever the retention policy says. Pins are committed in
- * pins.txt, one run id per line, so that every clone's gc honours them.
+ * pins.txt, one run id per line, so that every clone's gc honours them
+ * (results/pins.h does the work; this file reads the command line and
+ * reports).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -9,13 +11,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "repo/commit.h"
-#include "repo/repo.h"
-#include "repo/retention.h"
-#include "repo/runindex.h"
 #include "results/error.h"
-
-#define PINS_MAX (1u * 1024 * 1024)
+#include "results/pins.h"
+#include "results/repo.h"
 
 static const char usage[] =
 	"usage: results pin <run-or-commit>... [--unpin]\n"
@@ -23,110 +21,83 @@ static const char usage[] =
 	"Keep the raw sessions of these runs whatever the retention policy says\n"
 	"('results gc'); --unpin stops keeping them. Commits pins.txt.\n";
 
-/* `text` without the line `id`; 1 when it was there. */
-static int drop_line(struct rs_buf *out, const struct rs_buf *text, const char *id)
-{
-	const char *p = text->ptr, *end = text->ptr + text->len;
-	int found = 0;
-
-	while (p && p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-
-		if (len == strlen(id) && !memcmp(p, id, len))
-			found = 1;
-		else if (rs_buf_put(out, p, len) || rs_buf_putc(out, '\n'))
-			return -1;
-		p = nl ? nl + 1 : NULL;
-	}
-	return found;
-}
-
-int cmd_pin(int argc, char **argv)
+/* The options: 1 for --unpin, 0 without; -1 with *status to return. */
+static int parse_args(int argc, char **argv, int *status)
 {
 	static const struct option longopts[] = {
 		{ "unpin", no_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rs_repo *repo = NULL;
-	struct rs_runindex idx;
-	struct rs_buf pins = RS_BUF_INIT, next = RS_BUF_INIT, msg = RS_BUF_INIT;
-	struct rs_commit_options co = { 0 };
-	struct rs_commit_file file = { 0 };
-	int unpin = 0, c, status = RS_EXIT_OK, err, changed = 0, i;
+	int c, unpin = 0;
 
+	*status = RS_EXIT_OK;
 	if (rs_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
-		return RS_EXIT_OK;
+		return -1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c != 'u')
-			return rs_cli_fail(RS_EXIT_USAGE, "see 'results pin --help'");
+	for (;;) {
+		c = getopt_long(argc, argv, "", longopts, NULL);
+		if (c == -1)
+			break;
+		if (c != 'u') {
+			*status = rs_cli_fail(RS_EXIT_USAGE, "see 'results pin --help'");
+			return -1;
+		}
 		unpin = 1;
 	}
-	if (optind == argc)
-		return rs_cli_fail(RS_EXIT_USAGE, "name at least one run; see 'results pin --help'");
-	rs_runindex_init(&idx);
+	if (optind == argc) {
+		*status = rs_cli_fail(RS_EXIT_USAGE, "name at least one run; see 'results pin --help'");
+		return -1;
+	}
+	return unpin;
+}
+
+/* Pin or unpin each run named, saying what it was: RS_EXIT_*. */
+static int change_all(struct rs_pins *pins, int unpin, int argc, char **argv)
+{
+	for (int i = optind; i < argc; i++) {
+		const char *id;
+		int had, err = rs_pins_change(pins, argv[i], !unpin, &id, &had);
+
+		if (err == RS_ENOTFOUND)
+			return rs_cli_error(RS_EXIT_UNKNOWN);
+		if (err)
+			return rs_cli_report(err);
+		printf("%s %s\n", unpin ? (had ? "unpinned" : "was not pinned:")
+				       : (had ? "already pinned:" : "pinned"), id);
+	}
+	return RS_EXIT_OK;
+}
+
+int cmd_pin(int argc, char **argv)
+{
+	struct rs_repo *repo = NULL;
+	struct rs_pins *pins = NULL;
+	int unpin, status, err, changed = 0;
+
+	unpin = parse_args(argc, argv, &status);
+	if (unpin < 0)
+		return status;
 	status = rs_cli_open_repo(&repo);
 	if (status)
 		return status;
-	err = rs_runindex_load(&idx, repo, NULL, 0);
-	if (!err) {
-		err = rs_repo_read_tree_file(repo, NULL, RS_PINS_FILE, PINS_MAX, &pins);
-		if (err == RS_ENOTFOUND) {
-			rs_error_clear();
-			err = rs_buf_puts(&pins, "# Runs whose raw sessions 'results gc' keeps: 'results pin <run>'\n");
-		}
-	}
+	err = rs_pins_open(&pins, repo);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
 	}
-	err = rs_buf_puts(&msg, unpin ? "results: unpin" : "results: pin");
-	for (i = optind; !err && i < argc; i++) {
-		const struct rs_run_entry *run = NULL;
-		int had;
-
-		if (rs_runindex_resolve(&run, &idx, argv[i])) {
-			status = rs_cli_error(RS_EXIT_UNKNOWN);
-			goto out;
-		}
-		rs_buf_clear(&next);
-		had = drop_line(&next, &pins, run->id);
-		if (had < 0) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			break;
-		}
-		if (!unpin && !had)
-			err = rs_buf_printf(&next, "%s\n", run->id);
-		if (!err) {
-			rs_buf_clear(&pins);
-			err = rs_buf_put(&pins, next.ptr, next.len);
-		}
-		if (!err)
-			err = rs_buf_printf(&msg, " %s", run->id);
-		if (!err)
-			printf("%s %s\n", unpin ? (had ? "unpinned" : "was not pinned:") : (had ? "already pinned:" : "pinned"),
-			       run->id);
-	}
-	if (!err) {
-		file.path = RS_PINS_FILE;
-		file.data = pins.ptr;
-		file.size = pins.len;
-		co.message = msg.ptr;
-		err = rs_commit_files(repo, &file, 1, &co, NULL, &changed);
-	}
+	status = change_all(pins, unpin, argc, argv);
+	if (status)
+		goto out;
+	err = rs_pins_commit(pins, &changed);
 	if (err)
 		status = rs_cli_report(err);
 	else if (changed)
-		printf("committed %s: 'git push' to share it\n", RS_PINS_FILE);
+		printf("committed pins.txt: 'git push' to share it\n");
 out:
-	rs_runindex_release(&idx);
-	rs_buf_release(&pins);
-	rs_buf_release(&next);
-	rs_buf_release(&msg);
+	rs_pins_free(pins);
 	rs_repo_free(repo);
 	return status;
 }

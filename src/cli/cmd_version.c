@@ -1,8 +1,7 @@
 #include <stdio.h>
 
-#include <git2.h>
-
 #include "cli/cli.h"
+#include "results/repo.h"
 #include "results_version.h"
 
 int cmd_version(int argc, char **argv)
@@ -14,7 +13,7 @@ int cmd_version(int argc, char **argv)
 		       "Print the version of results and of the libgit2 it uses.\n");
 		return RS_EXIT_OK;
 	}
-	git_libgit2_version(&major, &minor, &rev);
+	rs_repo_libgit2_version(&major, &minor, &rev);
 	printf("results %s (libgit2 %d.%d.%d)\n", RS_VERSION, major, minor, rev);
 	return RS_EXIT_OK;
 }

@@ -10,11 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <git2.h>
-
 #include "cli/cli.h"
-#include "repo/repo.h"
 #include "results/error.h"
+#include "results/repo.h"
 
 /* Keep in the order `results --help` should show them. */
 const struct rs_command rs_commands[] = {
@@ -165,8 +163,8 @@ int main(int argc, char **argv)
 		return rs_cli_fail(RS_EXIT_USAGE,
 				   "'%s' is not a results command; see 'results --help'",
 				   argv[1]);
-	git_libgit2_init();
+	rs_repo_global_init();
 	status = cmd->fn(argc - 1, argv + 1);
-	git_libgit2_shutdown();
+	rs_repo_global_shutdown();
 	return status;
 }

@@ -14,6 +14,7 @@
 
 #include <git2.h>
 
+#include "repo/commit.h"
 #include "repo/pointer.h"
 #include "repo/repo.h"
 #include "results/buf.h"
@@ -23,47 +24,39 @@
 
 #define COPY_BLOCK (1u << 20)
 
-int rs_repo_copy_object(struct rs_repo *r, const char *src, const char *dest,
-			const struct rs_id *oid)
+/*
+ * Let the kernel copy `in` to `fd` (copy_file_range). `*copied` 1 when all
+ * of it was; 0 when this file system cannot, and the caller copies the
+ * rest itself.
+ */
+static int kernel_copy(int in, int fd, const char *src, int *copied)
 {
-	struct rs_buf tmp = RS_BUF_INIT;
-	struct rs_sha256 *h = rs_sha256_new();
-	unsigned char *block = malloc(COPY_BLOCK);
-	struct rs_id got;
-	int in = -1, fd = -1, err;
-
-	if ((oid && !h) || !block) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", src);
-		goto out;
-	}
-	err = r ? rs_repo_tmpfile_for(r, dest, &tmp, &fd) : rs_fs_tmpfile_near(&tmp, dest, &fd);
-	/* Just downloaded and checked by the store: let the kernel copy. */
-	while (err == 0 && !oid) {
+	*copied = 0;
+	for (;;) {
 		ssize_t n = copy_file_range(in, NULL, fd, NULL, 1u << 30, 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP ||
-			      errno == EINVAL)) {
-			rs_sha256_free(h);
-			h = NULL; /* fall back to read/write below, without hashing */
-			break;
-		}
+			      errno == EINVAL))
+			return 0;
 		if (n < 0)
-			err = rs_error_errno(RS_EGENERIC, "cannot copy '%s'", src);
-		if (n <= 0) {
-			if (err == 0) {
-				err = rs_fs_commit_tmp(fd, tmp.ptr, dest);
-				fd = -1;
-			}
-			goto out;
+			return rs_error_errno(RS_EGENERIC, "cannot copy '%s'", src);
+		if (n == 0) {
+			*copied = 1;
+			return 0;
 		}
 	}
+}
+
+/* Copy the rest of `in` to `fd` by blocks, hashing into `h` (may be NULL). */
+static int block_copy(int in, int fd, const char *src, struct rs_sha256 *h)
+{
+	unsigned char *block = malloc(COPY_BLOCK);
+	int err = 0;
+
+	if (!block)
+		return rs_error_set(RS_EGENERIC, "out of memory");
 	while (err == 0) {
 		ssize_t n = read(in, block, COPY_BLOCK);
 
@@ -77,8 +70,44 @@ int rs_repo_copy_object(struct rs_repo *r, const char *src, const char *dest,
 			rs_sha256_update(h, block, (size_t)n);
 		err = rs_fs_write_all(fd, block, (size_t)n);
 	}
+	free(block);
+	return err;
+}
+
+int rs_repo_copy_object(struct rs_repo *r, const char *src, const char *dest,
+			const struct rs_id *oid)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	struct rs_sha256 *h = NULL;
+	struct rs_id got;
+	int in = -1, fd = -1, copied = 0, err;
+
+	if (oid) {
+		h = rs_sha256_new();
+		if (!h) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+	}
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", src);
+		goto out;
+	}
+	err = r ? rs_repo_tmpfile_for(r, dest, &tmp, &fd) : rs_fs_tmpfile_near(&tmp, dest, &fd);
 	if (err)
 		goto out;
+	/* Just downloaded and checked by the store: let the kernel copy. */
+	if (!oid) {
+		err = kernel_copy(in, fd, src, &copied);
+		if (err)
+			goto out;
+	}
+	if (!copied) {
+		err = block_copy(in, fd, src, h);
+		if (err)
+			goto out;
+	}
 	if (oid)
 		rs_sha256_final(h, &got);
 	if (oid && rs_id_cmp(&got, oid) != 0) {
@@ -95,7 +124,6 @@ out:
 	}
 	if (in >= 0)
 		close(in);
-	free(block);
 	rs_sha256_free(h);
 	rs_buf_release(&tmp);
 	return err;
@@ -138,15 +166,7 @@ static void refresh_index_entry(struct rs_repo *r, const char *rel, const char *
 	if (!cur || !git_oid_equal(&cur->id, &blob) || stat(full, &st) != 0)
 		goto out;
 	e = *cur;
-	e.ctime.seconds = (int32_t)st.st_ctim.tv_sec;
-	e.ctime.nanoseconds = (uint32_t)st.st_ctim.tv_nsec;
-	e.mtime.seconds = (int32_t)st.st_mtim.tv_sec;
-	e.mtime.nanoseconds = (uint32_t)st.st_mtim.tv_nsec;
-	e.dev = (uint32_t)st.st_dev;
-	e.ino = (uint32_t)st.st_ino;
-	e.uid = (uint32_t)st.st_uid;
-	e.gid = (uint32_t)st.st_gid;
-	e.file_size = (uint32_t)st.st_size;
+	rs_commit_entry_stat(&e, &st);
 	if (git_index_add(index, &e) == 0)
 		git_index_write(index);
 out:

@@ -154,6 +154,19 @@ static int check_local_changes(struct rs_repo *r, git_index *index, git_tree *ba
 			    "commit, move or remove it first", f->path);
 }
 
+void rs_commit_entry_stat(git_index_entry *e, const struct stat *st)
+{
+	e->ctime.seconds = (int32_t)st->st_ctim.tv_sec;
+	e->ctime.nanoseconds = (uint32_t)st->st_ctim.tv_nsec;
+	e->mtime.seconds = (int32_t)st->st_mtim.tv_sec;
+	e->mtime.nanoseconds = (uint32_t)st->st_mtim.tv_nsec;
+	e->dev = (uint32_t)st->st_dev;
+	e->ino = (uint32_t)st->st_ino;
+	e->uid = (uint32_t)st->st_uid;
+	e->gid = (uint32_t)st->st_gid;
+	e->file_size = (uint32_t)st->st_size;
+}
+
 /* Step 6: the index entry of a file we just wrote, from its stat data. */
 static int index_add_written(git_index *index, const char *path, const char *full,
 			     const git_oid *id, int executable)
@@ -164,16 +177,8 @@ static int index_add_written(git_index *index, const char *path, const char *ful
 	if (stat(full, &st) != 0)
 		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", full);
 	memset(&e, 0, sizeof(e));
-	e.ctime.seconds = (int32_t)st.st_ctim.tv_sec;
-	e.ctime.nanoseconds = (uint32_t)st.st_ctim.tv_nsec;
-	e.mtime.seconds = (int32_t)st.st_mtim.tv_sec;
-	e.mtime.nanoseconds = (uint32_t)st.st_mtim.tv_nsec;
-	e.dev = (uint32_t)st.st_dev;
-	e.ino = (uint32_t)st.st_ino;
+	rs_commit_entry_stat(&e, &st);
 	e.mode = executable ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
-	e.uid = (uint32_t)st.st_uid;
-	e.gid = (uint32_t)st.st_gid;
-	e.file_size = (uint32_t)st.st_size;
 	git_oid_cpy(&e.id, id);
 	e.path = path;
 	if (git_index_add(index, &e) < 0)
@@ -671,6 +676,38 @@ out:
 	git_index_free(idx);
 }
 
+/*
+ * The working tree of a killed commit whose branch is at its new commit
+ * (finished: checked out) or still at the old one (undone); else the
+ * branch moved on since (the user committed or reset): their state wins,
+ * there is nothing of ours to finish. `note` says what was done.
+ */
+static int finish_or_undo(struct rs_repo *r, const struct journal *j, git_reference *ref,
+			  git_tree *new_tree, git_tree *old_tree, struct rs_buf *note)
+{
+	const git_oid *target = ref ? git_reference_target(ref) : NULL;
+	char hex[GIT_OID_HEXSZ + 1];
+	size_t skipped = 0;
+	int err = 0, index_failed;
+
+	git_oid_tostr(hex, sizeof(hex), &j->new_id);
+	if (target && git_oid_equal(target, &j->new_id)) {
+		err = apply_tree(r, new_tree, old_tree, 0, &skipped, &index_failed);
+		if (err == 0 && note)
+			err = rs_buf_printf(note, "finished an interrupted 'results add': commit %.12s "
+					    "is recorded and now checked out", hex);
+	} else if (j->unborn ? !ref : target && git_oid_equal(target, &j->old_id)) {
+		err = apply_tree(r, old_tree, new_tree, 0, &skipped, &index_failed);
+		if (err == 0 && note)
+			err = rs_buf_printf(note, "undid an interrupted 'results add' (its commit "
+					    "%.12s was never recorded); run that 'results add' again", hex);
+	}
+	if (err == 0 && skipped && note)
+		err = rs_buf_printf(note, "; %zu path(s) with changes of yours were left as they are",
+				    skipped);
+	return err;
+}
+
 static int recover(struct rs_repo *r, const char *jpath, const struct journal *j,
 		   struct rs_buf *note)
 {
@@ -678,13 +715,10 @@ static int recover(struct rs_repo *r, const char *jpath, const struct journal *j
 	git_commit *newc = NULL, *oldc = NULL;
 	git_tree *new_tree = NULL, *old_tree = NULL;
 	git_reference *ref = NULL;
-	char hex[GIT_OID_HEXSZ + 1];
-	size_t skipped = 0;
-	int err = 0, index_failed, gerr, at_new, at_old;
+	int err = 0, gerr;
 
 	if (!j->intent)
 		goto done; /* killed before anything visible changed */
-	git_oid_tostr(hex, sizeof(hex), &j->new_id);
 	if (git_commit_lookup(&newc, repo, &j->new_id) < 0 || git_commit_tree(&new_tree, newc) < 0)
 		goto done; /* the commit object is gone (gc): nothing refers to it */
 	if (!j->unborn && (git_commit_lookup(&oldc, repo, &j->old_id) < 0 ||
@@ -700,26 +734,7 @@ static int recover(struct rs_repo *r, const char *jpath, const struct journal *j
 		err = git_fail(RS_EGENERIC, "cannot read the branch");
 		goto out;
 	}
-	at_new = ref && git_reference_target(ref) &&
-		 git_oid_equal(git_reference_target(ref), &j->new_id);
-	at_old = j->unborn ? !ref : ref && git_reference_target(ref) &&
-		 git_oid_equal(git_reference_target(ref), &j->old_id);
-	if (at_new) {
-		err = apply_tree(r, new_tree, old_tree, 0, &skipped, &index_failed);
-		if (err == 0 && note)
-			err = rs_buf_printf(note, "finished an interrupted 'results add': commit %.12s "
-					    "is recorded and now checked out", hex);
-	} else if (at_old) {
-		err = apply_tree(r, old_tree, new_tree, 0, &skipped, &index_failed);
-		if (err == 0 && note)
-			err = rs_buf_printf(note, "undid an interrupted 'results add' (its commit "
-					    "%.12s was never recorded); run that 'results add' again", hex);
-	}
-	/* Else the branch moved on since (the user committed or reset): their
-	   state wins, there is nothing of ours to finish. */
-	if (err == 0 && skipped && note)
-		err = rs_buf_printf(note, "; %zu path(s) with changes of yours were left as they are",
-				    skipped);
+	err = finish_or_undo(r, j, ref, new_tree, old_tree, note);
 	if (err)
 		goto out;
 done:

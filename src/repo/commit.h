@@ -49,6 +49,15 @@ struct rs_commit_options {
 	int force;
 };
 
+struct stat;
+
+/*
+ * Copy the stat data git keeps in an index entry (times, device, inode,
+ * owner, size) from `st` into `e`: what makes git see a file we wrote as
+ * unchanged without hashing it again.
+ */
+void rs_commit_entry_stat(git_index_entry *e, const struct stat *st);
+
 /*
  * Commit `nfiles` changes as ONE commit on top of HEAD (the current branch,
  * or an unborn branch: the commit is then the first one; a detached HEAD

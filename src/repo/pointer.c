@@ -122,15 +122,66 @@ static char *dup_n(const char *s, size_t n)
 	return p;
 }
 
+/* What rs_pointer_parse has read so far. */
+struct pointer_parse {
+	struct rs_id oid;
+	uint64_t size;
+	int have_oid, have_size;
+	struct rs_pointer_kv *extra;
+	size_t nextra;
+};
+
+/* A key other than version, oid and size: kept as it is, within the cap. */
+static int take_extra(struct pointer_parse *pp, const char *key, size_t klen, const char *val,
+		      size_t vlen)
+{
+	struct rs_pointer_kv *grown;
+
+	if (pp->nextra == RS_POINTER_MAX_EXTRA)
+		return rs_error_set(RS_ECORRUPT, "LFS pointer has too many keys");
+	grown = realloc(pp->extra, (pp->nextra + 1) * sizeof(*grown));
+	if (!grown)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	pp->extra = grown;
+	grown[pp->nextra].key = dup_n(key, klen);
+	grown[pp->nextra].value = dup_n(val, vlen);
+	pp->nextra++;
+	if (!grown[pp->nextra - 1].key || !grown[pp->nextra - 1].value)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	return 0;
+}
+
+/* One "key value" line after the version line, its syntax checked. */
+static int take_line(struct pointer_parse *pp, const char *key, size_t klen, const char *val,
+		     size_t vlen)
+{
+	size_t pl = sizeof(OID_PREFIX) - 1;
+
+	if (klen == 7 && memcmp(key, "version", 7) == 0)
+		return rs_error_set(RS_ECORRUPT, "LFS pointer repeats its version");
+	if (klen == 3 && memcmp(key, "oid", 3) == 0) {
+		if (vlen != pl + RS_ID_HEXSZ || memcmp(val, OID_PREFIX, pl) != 0 ||
+		    rs_id_from_hex(&pp->oid, val + pl, RS_ID_HEXSZ) < 0)
+			return rs_error_set(RS_ECORRUPT, "LFS pointer oid is not sha256:<64 hex>");
+		pp->have_oid = 1;
+		return 0;
+	}
+	if (klen == 4 && memcmp(key, "size", 4) == 0) {
+		if (parse_size(&pp->size, val, vlen) < 0)
+			return rs_error_set(RS_ECORRUPT, "LFS pointer size is not a canonical number");
+		pp->have_size = 1;
+		return 0;
+	}
+	return take_extra(pp, key, klen, val, vlen);
+}
+
 int rs_pointer_parse(struct rs_pointer *out, const void *data, size_t n)
 {
 	const char *s = data, *end = s + n, *line;
 	const char *prev_key = NULL;
-	size_t prev_len = 0, nextra = 0;
-	struct rs_pointer_kv *extra = NULL;
-	struct rs_id oid;
-	uint64_t size = 0;
-	int have_oid = 0, have_size = 0, err = RS_ECORRUPT;
+	size_t prev_len = 0;
+	struct pointer_parse pp;
+	int err;
 
 	if (n >= RS_POINTER_MAX)
 		return rs_error_set(RS_ECORRUPT, "not an LFS pointer: %zu bytes (a pointer is under %d)",
@@ -140,83 +191,40 @@ int rs_pointer_parse(struct rs_pointer *out, const void *data, size_t n)
 	if (s[n - 1] != '\n')
 		return rs_error_set(RS_ECORRUPT, "LFS pointer does not end with a newline");
 
-	line = s + sizeof(VERSION_LINE) - 1;
-	while (line < end) {
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		const char *sp, *val;
-		size_t klen, vlen;
-
+	memset(&pp, 0, sizeof(pp));
+	for (line = s + sizeof(VERSION_LINE) - 1; line < end;) {
 		/* nl cannot be NULL: the last byte is '\n'. */
-		sp = memchr(line, ' ', (size_t)(nl - line));
-		if (!sp) {
-			rs_error_set(RS_ECORRUPT, "LFS pointer line without a value");
-			goto out;
-		}
-		klen = (size_t)(sp - line);
-		val = sp + 1;
-		vlen = (size_t)(nl - val);
-		if (!key_ok(line, klen) || !value_ok(val, vlen)) {
-			rs_error_set(RS_ECORRUPT, "malformed LFS pointer line");
-			goto out;
-		}
-		if (prev_key && key_cmp(prev_key, prev_len, line, klen) >= 0) {
-			rs_error_set(RS_ECORRUPT, "LFS pointer keys not sorted or repeated");
-			goto out;
-		}
-		if (klen == 7 && memcmp(line, "version", 7) == 0) {
-			rs_error_set(RS_ECORRUPT, "LFS pointer repeats its version");
-			goto out;
-		} else if (klen == 3 && memcmp(line, "oid", 3) == 0) {
-			size_t pl = sizeof(OID_PREFIX) - 1;
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *sp = memchr(line, ' ', (size_t)(nl - line));
+		size_t klen = sp ? (size_t)(sp - line) : 0;
+		size_t vlen = sp ? (size_t)(nl - sp - 1) : 0;
 
-			if (vlen != pl + RS_ID_HEXSZ || memcmp(val, OID_PREFIX, pl) != 0 ||
-			    rs_id_from_hex(&oid, val + pl, RS_ID_HEXSZ) < 0) {
-				rs_error_set(RS_ECORRUPT, "LFS pointer oid is not sha256:<64 hex>");
-				goto out;
-			}
-			have_oid = 1;
-		} else if (klen == 4 && memcmp(line, "size", 4) == 0) {
-			if (parse_size(&size, val, vlen) < 0) {
-				rs_error_set(RS_ECORRUPT, "LFS pointer size is not a canonical number");
-				goto out;
-			}
-			have_size = 1;
-		} else {
-			struct rs_pointer_kv *grown;
-
-			if (nextra == RS_POINTER_MAX_EXTRA) {
-				rs_error_set(RS_ECORRUPT, "LFS pointer has too many keys");
-				goto out;
-			}
-			grown = realloc(extra, (nextra + 1) * sizeof(*extra));
-			if (!grown) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-			extra = grown;
-			extra[nextra].key = dup_n(line, klen);
-			extra[nextra].value = dup_n(val, vlen);
-			nextra++;
-			if (!extra[nextra - 1].key || !extra[nextra - 1].value) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-		}
+		if (!sp)
+			err = rs_error_set(RS_ECORRUPT, "LFS pointer line without a value");
+		else if (!key_ok(line, klen) || !value_ok(sp + 1, vlen))
+			err = rs_error_set(RS_ECORRUPT, "malformed LFS pointer line");
+		else if (prev_key && key_cmp(prev_key, prev_len, line, klen) >= 0)
+			err = rs_error_set(RS_ECORRUPT, "LFS pointer keys not sorted or repeated");
+		else
+			err = take_line(&pp, line, klen, sp + 1, vlen);
+		if (err)
+			goto out;
 		prev_key = line;
 		prev_len = klen;
 		line = nl + 1;
 	}
-	if (!have_oid || !have_size) {
-		rs_error_set(RS_ECORRUPT, "LFS pointer lacks its %s", have_oid ? "size" : "oid");
+	if (!pp.have_oid || !pp.have_size) {
+		err = rs_error_set(RS_ECORRUPT, "LFS pointer lacks its %s",
+				   pp.have_oid ? "size" : "oid");
 		goto out;
 	}
-	out->oid = oid;
-	out->size = size;
-	out->nextra = nextra;
-	out->extra = extra;
+	out->oid = pp.oid;
+	out->size = pp.size;
+	out->nextra = pp.nextra;
+	out->extra = pp.extra;
 	return 0;
 out:
-	free_kvs(extra, nextra);
+	free_kvs(pp.extra, pp.nextra);
 	return err;
 }
 

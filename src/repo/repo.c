@@ -48,6 +48,11 @@ void rs_repo_global_shutdown(void)
 	git_libgit2_shutdown();
 }
 
+void rs_repo_libgit2_version(int *major, int *minor, int *rev)
+{
+	git_libgit2_version(major, minor, rev);
+}
+
 int rs_repo_open(struct rs_repo **out, const char *path)
 {
 	return rs_repo_open_ext(out, path, 0);
@@ -364,38 +369,43 @@ static git_config *extra_global_config(void)
 	return cfg;
 }
 
-/* The value of `key` in the first of `cfgs` that has it, appended; 1 if found. */
-static int cfgs_get(git_config *const *cfgs, size_t n, const char *key, struct rs_buf *out)
+/* The value of `key` in the first of `cfgs` that has it, appended; `*found` 1 if found. */
+static int cfgs_get(git_config *const *cfgs, size_t n, const char *key, struct rs_buf *out,
+		    int *found)
 {
 	git_buf val = { 0 };
 	size_t i;
+	int err;
 
+	*found = 0;
 	for (i = 0; i < n; i++) {
 		if (cfgs[i] && git_config_get_string_buf(&val, cfgs[i], key) == 0) {
-			rs_buf_puts(out, val.ptr);
+			err = rs_buf_puts(out, val.ptr);
 			git_buf_dispose(&val);
-			return 1;
+			*found = 1;
+			return err;
 		}
 	}
 	git_error_clear();
 	return 0;
 }
 
-/* The best-matching lfs.<url>.standalonetransferagent for `endpoint`. */
-static void agent_for_endpoint(git_config *const *cfgs, size_t n, const char *endpoint,
-			       struct rs_buf *out)
+/* The best-matching lfs.<url>.standalonetransferagent for `endpoint`, appended. */
+static int agent_for_endpoint(git_config *const *cfgs, size_t n, const char *endpoint,
+			      struct rs_buf *out)
 {
 	static const char suffix[] = ".standalonetransferagent";
 	git_config_iterator *it = NULL;
 	git_config_entry *e;
 	size_t i, best = 0;
+	int err = 0;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !err; i++) {
 		/* Not git_config_iterator_glob_new: its regex leaks pcre2 match
 		   data (libgit2 1.5 with Debian's pcre2), as git_remote_lookup does. */
 		if (!cfgs[i] || git_config_iterator_new(&it, cfgs[i]) < 0)
 			continue;
-		while (git_config_next(&e, it) == 0) {
+		while (!err && git_config_next(&e, it) == 0) {
 			size_t klen = strlen(e->name), m;
 			char *pattern;
 
@@ -409,7 +419,7 @@ static void agent_for_endpoint(git_config *const *cfgs, size_t n, const char *en
 			if (m > best) {
 				best = m;
 				rs_buf_clear(out);
-				rs_buf_puts(out, e->value);
+				err = rs_buf_puts(out, e->value);
 			}
 		}
 		git_config_iterator_free(it);
@@ -418,56 +428,90 @@ static void agent_for_endpoint(git_config *const *cfgs, size_t n, const char *en
 			break; /* the first config holding a match wins, as levels do */
 	}
 	git_error_clear();
+	return err;
+}
+
+/*
+ * The LFS endpoint git-lfs uses for the default remote, appended to `out`
+ * (nothing when none can be told): lfs.url, remote.origin.lfsurl, lfs.url
+ * of the working tree's .lfsconfig (opened into cfgs[2]), else derived
+ * from remote.origin.url.
+ */
+static int lfs_endpoint_of(git_config **cfgs, const char *workdir, struct rs_buf *out)
+{
+	struct rs_buf path = RS_BUF_INIT, val = RS_BUF_INIT;
+	int found, err;
+
+	err = cfgs_get(cfgs, 2, "lfs.url", out, &found);
+	if (!err && !found)
+		err = cfgs_get(cfgs, 2, "remote.origin.lfsurl", out, &found);
+	if (err || found)
+		goto out;
+	err = rs_buf_printf(&path, "%s.lfsconfig", workdir);
+	if (err)
+		goto out;
+	if (rs_fs_exists(path.ptr) && git_config_open_ondisk(&cfgs[2], path.ptr) < 0)
+		cfgs[2] = NULL;
+	err = cfgs_get(&cfgs[2], 1, "lfs.url", out, &found);
+	if (err || found)
+		goto out;
+	err = cfgs_get(cfgs, 2, "remote.origin.url", &val, &found);
+	if (err || !found)
+		goto out;
+	if (rs_lfs_endpoint(out, val.ptr) != 0) {
+		rs_buf_clear(out); /* a URL git-lfs derives nothing from: no endpoint */
+		rs_error_clear();
+	}
+out:
+	rs_buf_release(&path);
+	rs_buf_release(&val);
+	return err;
 }
 
 int rs_repo_transfer_agent(struct rs_repo *r, struct rs_buf *name_out,
 			   struct rs_buf *path_out, struct rs_buf *endpoint_out)
 {
 	git_config *cfgs[3] = { NULL, NULL, NULL };
-	struct rs_buf endpoint = RS_BUF_INIT, val = RS_BUF_INIT, name = RS_BUF_INIT;
-	struct rs_buf key = RS_BUF_INIT, path = RS_BUF_INIT;
-	int err = 0;
+	struct rs_buf endpoint = RS_BUF_INIT, name = RS_BUF_INIT, key = RS_BUF_INIT;
+	int found, err;
 
 	if (git_repository_config_snapshot(&cfgs[0], r->git) < 0) {
 		err = git_fail(RS_EGENERIC, "cannot read the git config");
 		goto out;
 	}
 	cfgs[1] = extra_global_config();
-	/* The LFS endpoint git-lfs uses for the default remote. */
-	if (cfgs_get(cfgs, 2, "lfs.url", &endpoint) ||
-	    cfgs_get(cfgs, 2, "remote.origin.lfsurl", &endpoint)) {
-		/* given as is */
-	} else {
-		rs_buf_printf(&path, "%s.lfsconfig", r->workdir);
-		if (rs_fs_exists(path.ptr) && git_config_open_ondisk(&cfgs[2], path.ptr) < 0)
-			cfgs[2] = NULL;
-		if (!cfgs_get(&cfgs[2], 1, "lfs.url", &endpoint) &&
-		    cfgs_get(cfgs, 2, "remote.origin.url", &val) &&
-		    rs_lfs_endpoint(&endpoint, val.ptr) != 0)
-			rs_buf_clear(&endpoint);
+	err = lfs_endpoint_of(cfgs, r->workdir, &endpoint);
+	if (err)
+		goto out;
+	if (endpoint.len) {
+		err = agent_for_endpoint(cfgs, 2, endpoint.ptr, &name);
+		if (err)
+			goto out;
 	}
-	rs_error_clear();
-	if (endpoint.len)
-		agent_for_endpoint(cfgs, 2, endpoint.ptr, &name);
-	if (!name.len)
-		cfgs_get(cfgs, 2, "lfs.standalonetransferagent", &name);
-	rs_buf_clear(&val);
-	if (endpoint.len)
+	if (!name.len) {
+		err = cfgs_get(cfgs, 2, "lfs.standalonetransferagent", &name, &found);
+		if (err)
+			goto out;
+	}
+	if (endpoint.len) {
 		err = rs_url_strip_credentials(endpoint_out, endpoint.ptr);
-	if (err == 0 && name.len) {
-		rs_buf_printf(&key, "lfs.customtransfer.%s.path", name.ptr);
-		cfgs_get(cfgs, 2, key.ptr, path_out);
-		err = rs_buf_puts(name_out, name.ptr);
+		if (err)
+			goto out;
+	}
+	if (name.len) {
+		err = rs_buf_printf(&key, "lfs.customtransfer.%s.path", name.ptr);
+		if (!err)
+			err = cfgs_get(cfgs, 2, key.ptr, path_out, &found);
+		if (!err)
+			err = rs_buf_puts(name_out, name.ptr);
 	}
 out:
 	git_config_free(cfgs[0]);
 	git_config_free(cfgs[1]);
 	git_config_free(cfgs[2]);
 	rs_buf_release(&endpoint);
-	rs_buf_release(&val);
 	rs_buf_release(&name);
 	rs_buf_release(&key);
-	rs_buf_release(&path);
 	return err;
 }
 
@@ -790,36 +834,16 @@ out:
 	return err;
 }
 
-int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
-			   const struct rs_id *expect, struct rs_id *oid_out,
-			   uint64_t *size_out)
+/* Copy `in` (the file `src`) to `fd`, hashing on the way: its oid and size. */
+static int copy_hashing(int in, int fd, const char *src, struct rs_id *oid, uint64_t *size)
 {
-	struct rs_buf tmp = RS_BUF_INIT;
-	struct rs_sha256 *h = NULL;
-	struct rs_id oid;
-	unsigned char *chunk = NULL;
-	uint64_t size = 0;
-	int in = -1, fd = -1, err;
-	char hex[RS_ID_HEXSZ + 1];
+	unsigned char *chunk = malloc(1 << 20);
+	struct rs_sha256 *h = rs_sha256_new();
+	int err = 0;
 
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		err = rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
-				     "cannot open '%s'", src);
-		goto out;
-	}
-	chunk = malloc(1 << 20);
-	h = rs_sha256_new();
+	*size = 0;
 	if (!chunk || !h) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = rs_repo_lfs_tmp_path(&tmp, r);
-	if (err)
-		goto out;
-	fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = rs_error_errno(RS_EGENERIC, "cannot create '%s'", tmp.ptr);
 		goto out;
 	}
 	for (;;) {
@@ -834,22 +858,51 @@ int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
 		if (n == 0)
 			break;
 		rs_sha256_update(h, chunk, (size_t)n);
-		size += (uint64_t)n;
+		*size += (uint64_t)n;
 		err = rs_fs_write_all(fd, chunk, (size_t)n);
 		if (err)
 			goto out;
 	}
-	rs_sha256_final(h, &oid);
+	rs_sha256_final(h, oid);
+out:
+	free(chunk);
+	rs_sha256_free(h);
+	return err;
+}
+
+int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
+			   const struct rs_id *expect, struct rs_id *oid_out,
+			   uint64_t *size_out)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	struct rs_id oid;
+	uint64_t size = 0;
+	int in = -1, fd = -1, err;
+	char hex[RS_ID_HEXSZ + 1];
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		err = rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
+				     "cannot open '%s'", src);
+		goto out;
+	}
+	err = rs_repo_lfs_tmp_path(&tmp, r);
+	if (err)
+		goto out;
+	fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot create '%s'", tmp.ptr);
+		goto out;
+	}
+	err = copy_hashing(in, fd, src, &oid, &size);
+	if (err)
+		goto out;
 	if (expect && rs_id_cmp(expect, &oid) != 0) {
 		rs_id_to_hex(hex, expect);
 		err = rs_error_set(RS_ECORRUPT, "'%s' does not match object %s", src, hex);
 		goto out;
 	}
-	if (rs_repo_lfs_has(r, &oid, size) == 0) {
-		close(fd);
-		fd = -1;
-		unlink(tmp.ptr);
-	} else {
+	if (rs_repo_lfs_has(r, &oid, size) != 0) {
 		if (fsync(fd) != 0) {
 			err = rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp.ptr);
 			goto out;
@@ -865,7 +918,6 @@ int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
 		*oid_out = oid;
 	if (size_out)
 		*size_out = size;
-	err = 0;
 out:
 	if (fd >= 0) {
 		close(fd);
@@ -873,8 +925,6 @@ out:
 	}
 	if (in >= 0)
 		close(in);
-	free(chunk);
-	rs_sha256_free(h);
 	rs_buf_release(&tmp);
 	return err;
 }

@@ -46,16 +46,9 @@ struct rs_repo {
 
 /*
  * rs_repo_open, rs_repo_open_ext, rs_repo_free, rs_repo_workdir,
- * rs_repo_config and rs_repo_lfs_tmp_dir: declared in results/repo.h.
+ * rs_repo_config, rs_repo_lfs_tmp_dir, rs_repo_check_results and
+ * rs_repo_check_transfer: declared in results/repo.h.
  */
-
-/*
- * 0 when the repository is a results repository: RS_REPO_MARKER is in
- * HEAD's tree, or results.remote is configured, or index/ is in HEAD's
- * tree. RS_ENOTFOUND (with a message saying to run `results init`)
- * otherwise.
- */
-int rs_repo_check_results(struct rs_repo *r);
 
 /*
  * A git config value (all levels, local winning) appended to `out`.
@@ -98,21 +91,6 @@ int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out);
  * checks it (rs_repo_open_remote does).
  */
 int rs_repo_check_remote(struct rs_repo *r);
-
-/*
- * 0 when git-lfs, uploading from this clone, would hand LFS objects to a
- * results lfs-agent: the standalone transfer agent that git-lfs picks for
- * the clone's LFS endpoint (lfs.<url>.standalonetransferagent matched
- * against the endpoint as git matches http.<url>.* keys, else
- * lfs.standalonetransferagent; local, global and GIT_CONFIG_GLOBAL
- * config) has an lfs.customtransfer.<name>.path whose file name is
- * lfs-agent. RS_EGENERIC otherwise, with a message saying where git-lfs
- * would send the sessions instead and to run `results init`. The
- * endpoint is lfs.url, else remote.origin.lfsurl, else lfs.url of the
- * working tree's .lfsconfig, else the one git-lfs derives from
- * remote.origin.url.
- */
-int rs_repo_check_transfer(struct rs_repo *r);
 
 /*
  * What rs_repo_check_transfer looks at: the name of the standalone

@@ -261,10 +261,13 @@ static int choose_id(struct rs_run *run, struct rs_repo *repo)
 			snprintf(suffix, sizeof(suffix), "-%d", n);
 		rs_buf_clear(&id);
 		rs_buf_clear(&folder);
-		if ((err = rs_buf_printf(&id, "%s-%s-%s-%.7s%s", ymd, hms, run->trigger,
-					 run->commit, suffix)) ||
-		    (err = rs_buf_printf(&folder, "runs/%s/%s-%s-%.7s%s", day, hms,
-					 run->trigger, run->commit, suffix)))
+		err = rs_buf_printf(&id, "%s-%s-%s-%.7s%s", ymd, hms, run->trigger,
+				    run->commit, suffix);
+		if (err)
+			break;
+		err = rs_buf_printf(&folder, "runs/%s/%s-%s-%.7s%s", day, hms,
+				    run->trigger, run->commit, suffix);
+		if (err)
 			break;
 		err = tree_has(repo, folder.ptr, &has);
 	}
@@ -291,7 +294,8 @@ static int render_index(struct rs_run *run, struct rs_repo *repo, struct rs_buf 
 
 	rs_runindex_init(&idx);
 	memset(&e, 0, sizeof(e));
-	if ((err = rs_runindex_shard_path(shard_path, run->recorded_at)))
+	err = rs_runindex_shard_path(shard_path, run->recorded_at);
+	if (err)
 		goto out;
 	rs_buf_init(shard, RS_RUNINDEX_MAX_SHARD);
 	err = rs_repo_read_tree_file(repo, NULL, shard_path->ptr, RS_RUNINDEX_MAX_SHARD, shard);
@@ -301,16 +305,25 @@ static int render_index(struct rs_run *run, struct rs_repo *repo, struct rs_buf 
 	}
 	if (err)
 		goto out;
-	if (shard->len && shard->ptr[shard->len - 1] != '\n' && (err = rs_buf_putc(shard, '\n')))
+	if (shard->len && shard->ptr[shard->len - 1] != '\n') {
+		err = rs_buf_putc(shard, '\n');
+		if (err)
+			goto out;
+	}
+	err = rs_run_index_entry(&e, run);
+	if (err)
 		goto out;
-	if ((err = rs_run_index_entry(&e, run)) ||
-	    (err = rs_run_entry_to_line(shard, &e)))
+	err = rs_run_entry_to_line(shard, &e);
+	if (err)
 		goto out;
 	/* The README needs only the latest runs: a bounded load. */
-	if ((err = rs_runindex_load(&idx, repo, NULL, RS_RUN_README_ROWS)) ||
-	    (err = rs_runindex_add(&idx, &e)) ||
-	    (err = rs_runindex_readme(readme, &idx, RS_RUN_README_ROWS)))
+	err = rs_runindex_load(&idx, repo, NULL, RS_RUN_README_ROWS);
+	if (err)
 		goto out;
+	err = rs_runindex_add(&idx, &e);
+	if (err)
+		goto out;
+	err = rs_runindex_readme(readme, &idx, RS_RUN_README_ROWS);
 out:
 	rs_run_entry_release(&e);
 	rs_runindex_release(&idx);
@@ -441,11 +454,57 @@ static void set_file(struct rs_commit_file *cf, const char *path, const struct r
 	cf->size = b->len;
 }
 
+/* What rs_run_record commits besides the run's own files. */
+struct rendered {
+	struct rs_buf runjson, md, shard_path, shard, readme, msg, attrs, attrs_path;
+};
+
+static void rendered_release(struct rendered *r)
+{
+	rs_buf_release(&r->runjson);
+	rs_buf_release(&r->md);
+	rs_buf_release(&r->shard_path);
+	rs_buf_release(&r->shard);
+	rs_buf_release(&r->readme);
+	rs_buf_release(&r->msg);
+	rs_buf_release(&r->attrs);
+	rs_buf_release(&r->attrs_path);
+}
+
+/* Choose the id and render every committed file that is not the run's own. */
+static int render_all(struct rs_run *run, struct rs_repo *repo, struct rendered *r)
+{
+	int err;
+
+	err = choose_id(run, repo);
+	if (err)
+		return err;
+	err = rs_run_render_json(&r->runjson, run);
+	if (err)
+		return err;
+	err = rs_run_render_markdown(&r->md, run);
+	if (err)
+		return err;
+	err = rs_run_verdict(run, repo, &r->runjson, &r->md);
+	if (err)
+		return err;
+	err = render_index(run, repo, &r->shard_path, &r->shard, &r->readme);
+	if (err)
+		return err;
+	err = render_attributes(&r->attrs, run, repo);
+	if (err)
+		return err;
+	if (r->attrs.len) {
+		err = rs_buf_printf(&r->attrs_path, "%s/.gitattributes", run->folder);
+		if (err)
+			return err;
+	}
+	return render_message(&r->msg, run);
+}
+
 int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out)
 {
-	struct rs_buf runjson = RS_BUF_INIT, md = RS_BUF_INIT, shard_path = RS_BUF_INIT;
-	struct rs_buf shard = RS_BUF_INIT, readme = RS_BUF_INIT, msg = RS_BUF_INIT;
-	struct rs_buf attrs = RS_BUF_INIT, attrs_path = RS_BUF_INIT;
+	struct rendered r;
 	struct rs_commit_file *cf = NULL;
 	struct rs_commit_options opts;
 	char **names = NULL;
@@ -456,12 +515,9 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 		return rs_error_set(RS_EUSAGE, "a run needs a commit, branch, trigger and time");
 	if (run->nfiles == 0)
 		return rs_error_set(RS_EUSAGE, "a run needs at least one file");
-	if ((err = choose_id(run, repo)) ||
-	    (err = rs_run_render_json(&runjson, run)) ||
-	    (err = rs_run_render_markdown(&md, run)) ||
-	    (err = rs_run_verdict(run, repo, &runjson, &md)) ||
-	    (err = render_index(run, repo, &shard_path, &shard, &readme)) ||
-	    (err = render_attributes(&attrs, run, repo)))
+	memset(&r, 0, sizeof(r));
+	err = render_all(run, repo, &r);
+	if (err)
 		goto out;
 	cf = calloc(run->nfiles + 5, sizeof(*cf));
 	names = calloc(run->nfiles + 2, sizeof(*names));
@@ -469,26 +525,23 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	if ((err = folder_paths(names, run)))
+	err = folder_paths(names, run);
+	if (err)
 		goto out;
 	for (size_t i = 0; i < run->nfiles; i++)
 		set_file(&cf[n++], names[i], &run->files[i].blob);
-	set_file(&cf[n++], names[run->nfiles], &runjson);
-	set_file(&cf[n++], names[run->nfiles + 1], &md);
-	set_file(&cf[n++], shard_path.ptr, &shard);
-	set_file(&cf[n++], "README.md", &readme);
-	if (attrs.len) {
-		if ((err = rs_buf_printf(&attrs_path, "%s/.gitattributes", run->folder)))
-			goto out;
-		set_file(&cf[n++], attrs_path.ptr, &attrs);
-	}
-	if ((err = render_message(&msg, run)))
-		goto out;
+	set_file(&cf[n++], names[run->nfiles], &r.runjson);
+	set_file(&cf[n++], names[run->nfiles + 1], &r.md);
+	set_file(&cf[n++], r.shard_path.ptr, &r.shard);
+	set_file(&cf[n++], "README.md", &r.readme);
+	if (r.attrs.len)
+		set_file(&cf[n++], r.attrs_path.ptr, &r.attrs);
 	memset(&opts, 0, sizeof(opts));
-	opts.message = msg.ptr;
+	opts.message = r.msg.ptr;
 
 	/* Objects first: a commit must never point at an object we lack. */
-	if ((err = place_objects(run, repo)))
+	err = place_objects(run, repo);
+	if (err)
 		goto out;
 	err = rs_commit_files(repo, cf, n, &opts, commit_hex_out, &changed);
 out:
@@ -497,13 +550,6 @@ out:
 			free(names[i]);
 	free(names);
 	free(cf);
-	rs_buf_release(&runjson);
-	rs_buf_release(&md);
-	rs_buf_release(&shard_path);
-	rs_buf_release(&shard);
-	rs_buf_release(&readme);
-	rs_buf_release(&msg);
-	rs_buf_release(&attrs);
-	rs_buf_release(&attrs_path);
+	rendered_release(&r);
 	return err;
 }

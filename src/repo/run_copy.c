@@ -99,9 +99,13 @@ static int pipe_init(struct copy_pipe *p)
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	p->h = rs_sha256_new();
-	for (int i = 0; i < PIPE_SLOTS; i++)
-		if (!(p->buf[i] = malloc(READ_CHUNK)))
-			p->h = (rs_sha256_free(p->h), NULL);
+	for (int i = 0; i < PIPE_SLOTS; i++) {
+		p->buf[i] = malloc(READ_CHUNK);
+		if (!p->buf[i] && p->h) {
+			rs_sha256_free(p->h);
+			p->h = NULL;
+		}
+	}
 	if (!p->h)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	return 0;
@@ -167,12 +171,18 @@ static int pipe_pump(struct copy_pipe *p, int in, const char *path, struct rs_su
 		p->queued++;
 		pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
-		if (pass && (err = rs_summary_feed(pass, chunk, (size_t)n))) {
+		if (!pass)
+			continue;
+		err = rs_summary_feed(pass, chunk, (size_t)n);
+		if (err) {
 			*parse_failed = 1;
 			return err;
 		}
 	}
-	if (pass && (err = rs_summary_finish(pass)))
+	if (!pass)
+		return err;
+	err = rs_summary_finish(pass);
+	if (err)
 		*parse_failed = 1;
 	return err;
 }

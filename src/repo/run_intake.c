@@ -85,16 +85,21 @@ static int add_session(struct rs_run *run, struct rs_repo *repo, struct rs_run_f
 	struct rs_buf md = RS_BUF_INIT;
 	int err;
 
-	if ((err = rs_summary_new(&sum, NULL)))
+	err = rs_summary_new(&sum, NULL);
+	if (err)
 		goto out;
 	/* Every session is parsed (a broken one is refused); only the main
 	   one's summary is kept. */
-	if ((err = rs_run_copy_to_lfs(repo, f, fd, path, sum)))
+	err = rs_run_copy_to_lfs(repo, f, fd, path, sum);
+	if (err)
 		goto out;
 	if (run->main_session >= 0)
 		goto out;
-	if ((err = rs_summary_json(sum, &summary)) ||
-	    (err = rs_summary_markdown(summary, &md)))
+	err = rs_summary_json(sum, &summary);
+	if (err)
+		goto out;
+	err = rs_summary_markdown(summary, &md);
+	if (err)
 		goto out;
 	run->summary = summary;
 	summary = NULL;
@@ -120,7 +125,8 @@ static int read_known(struct rs_run *run, const struct rs_run_file *f, int fd, c
 	if (strcmp(f->role, "args") == 0)
 		return rs_stats_flatten_json(run->args, NULL, text->ptr, text->len, path);
 	if (strcmp(f->role, "logged-stats") == 0) {
-		if ((err = rs_stats_file_stem(stem, sizeof(stem), f->name)))
+		err = rs_stats_file_stem(stem, sizeof(stem), f->name);
+		if (err)
 			return err;
 		/* Read again from the descriptor already checked, not by name. */
 		if (lseek(fd, 0, SEEK_SET) < 0)
@@ -155,7 +161,8 @@ static int add_file(struct rs_run *run, struct rs_repo *repo, const char *path,
 	struct stat st;
 	int err, is_session, fd = -1;
 
-	if ((err = check_name(run, name)))
+	err = check_name(run, name);
+	if (err)
 		return err;
 	err = rs_fs_open_regular(path, !direct, &fd);
 	if (err)
@@ -170,7 +177,8 @@ static int add_file(struct rs_run *run, struct rs_repo *repo, const char *path,
 	if (direct && strcmp(role, "other") == 0)
 		role = run->raw ? "other" : "session";
 	is_session = strcmp(role, "session") == 0;
-	if (!(f = new_file(run, name, role))) {
+	f = new_file(run, name, role);
+	if (!f) {
 		close(fd);
 		return rs_error_last();
 	}
@@ -206,6 +214,25 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
+/* Append a copy of `name` to the growing array `*names`. */
+static int push_name(char ***names, size_t *n, size_t *alloc, const char *name)
+{
+	if (*n == *alloc) {
+		size_t grown = *alloc ? *alloc * 2 : 16;
+		char **nn = realloc(*names, grown * sizeof(*nn));
+
+		if (!nn)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		*names = nn;
+		*alloc = grown;
+	}
+	(*names)[*n] = strdup(name);
+	if (!(*names)[*n])
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	(*n)++;
+	return 0;
+}
+
 /*
  * The names of the regular files in `dir` (not recursing, no dot files),
  * sorted; a symbolic link there is refused, never read through. The
@@ -219,13 +246,17 @@ static int list_folder(char ***names_out, size_t *n_out, DIR *d, const char *dir
 	struct rs_buf path = RS_BUF_INIT;
 	int err = 0;
 
-	while ((de = readdir(d))) {
+	for (;;) {
 		struct stat st;
 
+		de = readdir(d);
+		if (!de)
+			break;
 		if (de->d_name[0] == '.')
 			continue;
 		rs_buf_clear(&path);
-		if ((err = rs_fs_join(&path, dir, de->d_name)))
+		err = rs_fs_join(&path, dir, de->d_name);
+		if (err)
 			goto out;
 		/* lstat: a link in the folder is refused, never read through. */
 		if (lstat(path.ptr, &st) != 0)
@@ -243,20 +274,9 @@ static int list_folder(char ***names_out, size_t *n_out, DIR *d, const char *dir
 					   "a run folder?", dir, RS_RUN_MAX_FILES);
 			goto out;
 		}
-		if (n == alloc) {
-			char **nn = realloc(names, (alloc = alloc ? alloc * 2 : 16) * sizeof(*nn));
-
-			if (!nn) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-			names = nn;
-		}
-		if (!(names[n] = strdup(de->d_name))) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
+		err = push_name(&names, &n, &alloc, de->d_name);
+		if (err)
 			goto out;
-		}
-		n++;
 	}
 	if (n == 0) {
 		err = rs_error_set(RS_EUSAGE, "'%s' holds no files", dir);

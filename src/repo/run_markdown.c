@@ -59,34 +59,48 @@ static int md_row(struct rs_buf *out, const char *label, const char *value)
 	return err;
 }
 
+/* One "| key | value |" row of a map's table. */
+static int md_map_row(struct rs_buf *out, const char *key, json_t *value)
+{
+	int err = rs_buf_puts(out, "| ");
+
+	if (err)
+		return err;
+	err = md_cell(out, key);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = md_value(out, value);
+	if (err)
+		return err;
+	return rs_buf_puts(out, " |\n");
+}
+
 static int md_map(struct rs_buf *out, const char *title, const char *col, json_t *map)
 {
+	size_t n = json_object_size(map), i = 0;
+	const char **keys;
 	const char *k;
 	json_t *v;
 	int err;
 
-	if (json_object_size(map) == 0)
+	if (n == 0)
 		return 0;
 	err = rs_buf_printf(out, "\n## %s\n\n| %s | value |\n|---|---:|\n", title, col);
+	if (err)
+		return err;
 	/* Sorted for a stable page: jansson iterates in hash order. */
-	{
-		size_t n = json_object_size(map), i = 0;
-		const char **keys = calloc(n, sizeof(*keys));
-
-		if (!keys)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		json_object_foreach(map, k, v)
-			keys[i++] = k;
-		qsort(keys, n, sizeof(*keys), rs_run_cmp_str);
-		for (i = 0; i < n && !err; i++) {
-			err = rs_buf_puts(out, "| ");
-			if (!err) err = md_cell(out, keys[i]);
-			if (!err) err = rs_buf_puts(out, " | ");
-			if (!err) err = md_value(out, json_object_get(map, keys[i]));
-			if (!err) err = rs_buf_puts(out, " |\n");
-		}
-		free(keys);
-	}
+	keys = calloc(n, sizeof(*keys));
+	if (!keys)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	json_object_foreach(map, k, v)
+		keys[i++] = k;
+	qsort(keys, n, sizeof(*keys), rs_run_cmp_str);
+	for (i = 0; i < n && !err; i++)
+		err = md_map_row(out, keys[i], json_object_get(map, keys[i]));
+	free(keys);
 	return err;
 }
 
@@ -105,9 +119,11 @@ static void human_size(char *out, size_t n, uint64_t size)
 		snprintf(out, n, "%llu B", (unsigned long long)size);
 }
 
-int rs_run_render_markdown(struct rs_buf *out, const struct rs_run *run)
+/* The table of who, what and when on top of the page. */
+static int md_header(struct rs_buf *out, const struct rs_run *run)
 {
-	char machine[1024], size[32];
+	const char *runner = str_of(run->machine, "runner");
+	char machine[1024];
 	int err;
 
 	snprintf(machine, sizeof(machine), "%s (%s, %s, %s × %lld)",
@@ -117,17 +133,56 @@ int rs_run_render_markdown(struct rs_buf *out, const struct rs_run *run)
 		 str_of(run->machine, "cpu_model") ? str_of(run->machine, "cpu_model") : "?",
 		 (long long)json_integer_value(json_object_get(run->machine, "cpus")));
 	err = rs_buf_printf(out, "# Profiling run %s\n\n| | |\n|---|---|\n", run->id);
-	if (!err) err = rs_buf_printf(out, "| Profiled commit | `%s` |\n", run->commit);
-	if (!err) err = md_row(out, "Branch", run->branch);
-	if (!err) err = md_row(out, "Trigger", run->trigger);
-	if (!err) err = md_row(out, "Recorded (UTC)", run->recorded_at);
-	if (!err) err = md_row(out, "Machine", machine);
-	if (!err && str_of(run->machine, "runner"))
-		err = md_row(out, "Runner", str_of(run->machine, "runner"));
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "| Profiled commit | `%s` |\n", run->commit);
+	if (err)
+		return err;
+	err = md_row(out, "Branch", run->branch);
+	if (err)
+		return err;
+	err = md_row(out, "Trigger", run->trigger);
+	if (err)
+		return err;
+	err = md_row(out, "Recorded (UTC)", run->recorded_at);
+	if (err)
+		return err;
+	err = md_row(out, "Machine", machine);
+	if (!err && runner)
+		err = md_row(out, "Runner", runner);
 	if (!err && run->message)
 		err = md_row(out, "Message", run->message);
 	if (!err && run->main_session >= 0)
 		err = md_row(out, "Session", run->files[run->main_session].name);
+	return err;
+}
+
+/* One row of the files table: a link to a file in git, the name of an LFS one. */
+static int md_file_row(struct rs_buf *out, const struct rs_run_file *f)
+{
+	char size[32];
+	int err;
+
+	human_size(size, sizeof(size), f->size);
+	err = rs_buf_puts(out, f->lfs ? "| " : "| [");
+	if (err)
+		return err;
+	err = md_cell(out, f->name);
+	if (err)
+		return err;
+	if (!f->lfs) {
+		err = rs_buf_printf(out, "](%s)", f->name);
+		if (err)
+			return err;
+	}
+	return rs_buf_printf(out, " | %s | %s | %s |\n", f->role, size,
+			     f->lfs ? "Git LFS (`results fetch`)" : "in git");
+}
+
+int rs_run_render_markdown(struct rs_buf *out, const struct rs_run *run)
+{
+	int err = md_header(out, run);
+
 	if (err)
 		return err;
 	if (run->session_md)
@@ -135,26 +190,19 @@ int rs_run_render_markdown(struct rs_buf *out, const struct rs_run *run)
 	else
 		err = rs_buf_puts(out, "\n_No session summary: the files were stored with "
 				  "`--raw`._\n");
-	if (!err) err = md_map(out, "Stats", "stat", run->stats);
-	if (!err) err = md_map(out, "Arguments", "argument", run->args);
-	if (!err) err = md_map(out, "Metadata", "key", run->meta);
+	if (err)
+		return err;
+	err = md_map(out, "Stats", "stat", run->stats);
+	if (err)
+		return err;
+	err = md_map(out, "Arguments", "argument", run->args);
+	if (err)
+		return err;
+	err = md_map(out, "Metadata", "key", run->meta);
 	if (!err && run->nfiles)
 		err = rs_buf_puts(out, "\n## Files\n\n| file | role | size | stored |\n"
 				  "|---|---|---:|---|\n");
-	for (size_t i = 0; i < run->nfiles && !err; i++) {
-		const struct rs_run_file *f = &run->files[i];
-
-		human_size(size, sizeof(size), f->size);
-		err = rs_buf_puts(out, "| ");
-		if (!err && f->lfs) err = md_cell(out, f->name);
-		else if (!err) {
-			err = rs_buf_puts(out, "[");
-			if (!err) err = md_cell(out, f->name);
-			if (!err) err = rs_buf_printf(out, "](%s)", f->name);
-		}
-		if (!err)
-			err = rs_buf_printf(out, " | %s | %s | %s |\n", f->role, size,
-					    f->lfs ? "Git LFS (`results fetch`)" : "in git");
-	}
+	for (size_t i = 0; i < run->nfiles && !err; i++)
+		err = md_file_row(out, &run->files[i]);
 	return err;
 }

@@ -16,6 +16,7 @@
 #include "repo/verdict.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,13 +196,44 @@ static int is_hex(const char *s)
 	return 1;
 }
 
+/* The line's numeric metrics into e->metrics (a new object; no "metrics": none). */
+static int take_metrics(struct rs_run_entry *e, json_t *root)
+{
+	json_t *metrics = json_object_get(root, "metrics"), *val;
+	const char *key;
+
+	e->metrics = json_object();
+	if (!e->metrics)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (metrics && !json_is_object(metrics))
+		return rs_error_set(RS_ECORRUPT, "\"metrics\" is not an object");
+	/* Keep only numbers: metrics are what comparisons work on. */
+	json_object_foreach(metrics, key, val) {
+		if (json_is_number(val) && json_object_set(e->metrics, key, val) < 0)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	return 0;
+}
+
+/* The string fields of an index line, in the order they are checked, with their caps. */
+static const struct {
+	const char *key;
+	size_t max;
+	size_t offset; /* of the char * in struct rs_run_entry */
+} line_strings[] = {
+	{ "id", 128, offsetof(struct rs_run_entry, id) },
+	{ "commit", 64, offsetof(struct rs_run_entry, commit) },
+	{ "branch", 1024, offsetof(struct rs_run_entry, branch) },
+	{ "trigger", 1024, offsetof(struct rs_run_entry, trigger) },
+	{ "recorded_at", 64, offsetof(struct rs_run_entry, recorded_at) },
+	{ "path", 4096, offsetof(struct rs_run_entry, path) },
+};
+
 int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 {
 	struct rs_run_entry e;
 	json_error_t jerr;
-	json_t *root = NULL, *metrics;
-	const char *key;
-	json_t *val;
+	json_t *root = NULL;
 	int err = 0;
 
 	memset(&e, 0, sizeof(e));
@@ -214,13 +246,13 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 				   root ? "wrong type" : jerr.text);
 		goto out;
 	}
-	if ((err = take_string(&e.id, root, "id", 128)) ||
-	    (err = take_string(&e.commit, root, "commit", 64)) ||
-	    (err = take_string(&e.branch, root, "branch", 1024)) ||
-	    (err = take_string(&e.trigger, root, "trigger", 1024)) ||
-	    (err = take_string(&e.recorded_at, root, "recorded_at", 64)) ||
-	    (err = take_string(&e.path, root, "path", 4096)))
-		goto out;
+	for (size_t i = 0; i < sizeof(line_strings) / sizeof(line_strings[0]); i++) {
+		char **slot = (char **)((char *)&e + line_strings[i].offset);
+
+		err = take_string(slot, root, line_strings[i].key, line_strings[i].max);
+		if (err)
+			goto out;
+	}
 	if (!is_hex(e.commit)) {
 		err = rs_error_set(RS_ECORRUPT, "commit '%s' is not hex", e.commit);
 		goto out;
@@ -238,21 +270,9 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 			    "run path");
 	if (err)
 		goto out;
-	metrics = json_object_get(root, "metrics");
-	e.metrics = json_object();
-	if (!e.metrics) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
+	err = take_metrics(&e, root);
+	if (err)
 		goto out;
-	}
-	if (metrics && !json_is_object(metrics)) {
-		err = rs_error_set(RS_ECORRUPT, "\"metrics\" is not an object");
-		goto out;
-	}
-	/* Keep only numbers: metrics are what comparisons work on. */
-	json_object_foreach(metrics, key, val) {
-		if (json_is_number(val))
-			json_object_set(e.metrics, key, val);
-	}
 	/* optional, display only: anything but a string is ignored */
 	if (json_is_string(json_object_get(root, "verdict"))) {
 		const char *v = json_string_value(json_object_get(root, "verdict"));
@@ -292,8 +312,10 @@ int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e)
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	if ((err = rs_buf_puts(out, s)) || (err = rs_buf_putc(out, '\n')))
+	err = rs_buf_puts(out, s);
+	if (err)
 		goto out;
+	err = rs_buf_putc(out, '\n');
 out:
 	free(s);
 	json_decref(o);
@@ -321,7 +343,8 @@ static int parse_shard_unsorted(struct rs_runindex *idx, const char *text,
 			l--;
 		if (l == 0)
 			continue;
-		if ((err = reserve_one(idx)))
+		err = reserve_one(idx);
+		if (err)
 			goto out;
 		err = rs_run_entry_parse(&idx->runs[idx->count], p, l);
 		if (err) {
@@ -370,18 +393,18 @@ static int cmp_names_desc(const void *a, const void *b)
 	return -strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
-		     const char *rev, size_t want_recent)
+/*
+ * The index/ folder of the tree of `rev` (NULL: HEAD) into `*sub`; NULL
+ * (and 0) when there is none: an unborn HEAD, or no index/ folder.
+ */
+static int index_tree(git_tree **sub, git_repository *repo, const char *rev)
 {
-	git_repository *repo = r->git;
 	git_object *treeish = NULL;
-	git_tree *tree = NULL, *sub = NULL;
+	git_tree *tree = NULL;
 	git_tree_entry *te = NULL;
-	const char **names = NULL;
-	struct rs_buf text = RS_BUF_INIT, label = RS_BUF_INIT;
-	size_t n = 0, loaded = 0;
 	int err = 0, gerr;
 
+	*sub = NULL;
 	gerr = git_revparse_single(&treeish, repo, rev ? rev : "HEAD");
 	if (!rev && (gerr == GIT_ENOTFOUND || gerr == GIT_EUNBORNBRANCH))
 		goto out; /* a new repository: no runs yet */
@@ -395,68 +418,90 @@ int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
 		goto out;
 	}
 	gerr = git_tree_entry_bypath(&te, tree, "index");
-	if (gerr == GIT_ENOTFOUND)
-		goto out;
 	if (gerr < 0 || git_tree_entry_type(te) != GIT_OBJECT_TREE)
 		goto out; /* no index folder: no runs */
-	if (git_tree_lookup(&sub, repo, git_tree_entry_id(te)) < 0) {
+	if (git_tree_lookup(sub, repo, git_tree_entry_id(te)) < 0) {
+		*sub = NULL;
 		err = rs_error_set(RS_ECORRUPT, "cannot read index/: %s",
 				   git_error_last() ? git_error_last()->message : "?");
-		goto out;
 	}
-	n = git_tree_entrycount(sub);
-	names = calloc(n ? n : 1, sizeof(*names));
-	if (!names) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	{
-		size_t k = 0;
+out:
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	git_object_free(treeish);
+	return err;
+}
 
-		for (size_t i = 0; i < n; i++) {
-			const git_tree_entry *e = git_tree_entry_byindex(sub, i);
+/* The shard names of index/ (borrowed from `sub`), newest month first; `*names` the caller's. */
+static int shard_names(const char ***names, size_t *n, git_tree *sub)
+{
+	size_t count = git_tree_entrycount(sub), k = 0;
+	const char **out = calloc(count ? count : 1, sizeof(*out));
 
-			if (git_tree_entry_type(e) == GIT_OBJECT_BLOB &&
-			    is_shard_name(git_tree_entry_name(e)))
-				names[k++] = git_tree_entry_name(e);
-		}
-		n = k;
+	if (!out)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < count; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(sub, i);
+
+		if (git_tree_entry_type(e) == GIT_OBJECT_BLOB && is_shard_name(git_tree_entry_name(e)))
+			out[k++] = git_tree_entry_name(e);
 	}
 	/* Newest month first, so that a bounded load can stop early. */
-	qsort(names, n, sizeof(*names), cmp_names_desc);
-	for (size_t i = 0; i < n; i++) {
-		const git_tree_entry *e = git_tree_entry_byname(sub, names[i]);
-		git_blob *blob = NULL;
+	qsort(out, k, sizeof(*out), cmp_names_desc);
+	*names = out;
+	*n = k;
+	return 0;
+}
 
+/* Parse shard `name` of `sub` into `idx` (unsorted); `*loaded` counts the runs added. */
+static int load_shard(struct rs_runindex *idx, git_repository *repo, git_tree *sub,
+		      const char *name, size_t *loaded)
+{
+	const git_tree_entry *e = git_tree_entry_byname(sub, name);
+	struct rs_buf label = RS_BUF_INIT;
+	git_blob *blob = NULL;
+	size_t before = idx->count;
+	int err;
+
+	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0)
+		return rs_error_set(RS_ECORRUPT, "cannot read index/%s", name);
+	err = rs_buf_printf(&label, "index/%s", name);
+	if (err)
+		goto out;
+	err = parse_shard_unsorted(idx, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
+				   label.ptr);
+	*loaded += idx->count - before;
+out:
+	git_blob_free(blob);
+	rs_buf_release(&label);
+	return err;
+}
+
+int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
+		     const char *rev, size_t want_recent)
+{
+	git_tree *sub = NULL;
+	const char **names = NULL;
+	size_t n = 0, loaded = 0;
+	int err;
+
+	err = index_tree(&sub, r->git, rev);
+	if (err || !sub)
+		goto out;
+	err = shard_names(&names, &n, sub);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
 		if (want_recent && loaded >= want_recent)
 			break;
-		if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0) {
-			err = rs_error_set(RS_ECORRUPT, "cannot read index/%s", names[i]);
-			goto out;
-		}
-		rs_buf_clear(&label);
-		rs_buf_printf(&label, "index/%s", names[i]);
-		{
-			size_t before = idx->count;
-
-			err = parse_shard_unsorted(idx, git_blob_rawcontent(blob),
-						      (size_t)git_blob_rawsize(blob),
-						      rs_buf_cstr(&label));
-			loaded += idx->count - before;
-		}
-		git_blob_free(blob);
+		err = load_shard(idx, r->git, sub, names[i], &loaded);
 		if (err)
 			goto out;
 	}
 	err = sort_tail(idx, 0);
 out:
-	rs_buf_release(&text);
-	rs_buf_release(&label);
 	free(names);
-	git_tree_entry_free(te);
 	git_tree_free(sub);
-	git_tree_free(tree);
-	git_object_free(treeish);
 	return err;
 }
 
@@ -535,6 +580,45 @@ static int put_metric(struct rs_buf *out, json_t *metrics, const char *key,
 	return rs_buf_printf(out, fmt, json_number_value(v));
 }
 
+/* One row of the README's table of recent runs. */
+static int readme_row(struct rs_buf *out, const struct rs_run_entry *e)
+{
+	int err;
+
+	err = rs_buf_printf(out, "| %.10s %.8s | `%.7s` | ", e->recorded_at,
+			    strlen(e->recorded_at) > 11 ? e->recorded_at + 11 : "", e->commit);
+	if (err)
+		return err;
+	err = put_cell(out, e->branch);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = put_cell(out, e->trigger);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = put_metric(out, e->metrics, "duration", "%.3f");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = put_metric(out, e->metrics, "samples", "%.0f");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = e->verdict ? rs_md_inline(out, e->verdict) : rs_buf_puts(out, "–");
+	if (err)
+		return err;
+	return rs_buf_printf(out, " | [%s](%s/summary.md) |\n", e->id, e->path);
+}
+
 int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,
 		       size_t limit)
 {
@@ -559,19 +643,7 @@ int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,
 	for (size_t i = idx->count; i-- > 0 && shown < limit && !err; shown++) {
 		const struct rs_run_entry *e = &idx->runs[i];
 
-		err = rs_buf_printf(out, "| %.10s %.8s | `%.7s` | ", e->recorded_at,
-				    strlen(e->recorded_at) > 11 ? e->recorded_at + 11 : "",
-				    e->commit);
-		if (!err) err = put_cell(out, e->branch);
-		if (!err) err = rs_buf_puts(out, " | ");
-		if (!err) err = put_cell(out, e->trigger);
-		if (!err) err = rs_buf_puts(out, " | ");
-		if (!err) err = put_metric(out, e->metrics, "duration", "%.3f");
-		if (!err) err = rs_buf_puts(out, " | ");
-		if (!err) err = put_metric(out, e->metrics, "samples", "%.0f");
-		if (!err) err = rs_buf_puts(out, " | ");
-		if (!err) err = e->verdict ? rs_md_inline(out, e->verdict) : rs_buf_puts(out, "–");
-		if (!err) err = rs_buf_printf(out, " | [%s](%s/summary.md) |\n", e->id, e->path);
+		err = readme_row(out, e);
 	}
 	/* No count: the index given may be a bounded load of recent shards. */
 	if (!err && idx->count > shown)

@@ -73,20 +73,56 @@ static int ensure_lfs_filters(git_config *all, git_config *target, int *changes)
  * Does the committed tree or the working tree already hold `path`? Either
  * way set-up leaves the file to the user.
  */
-static int repo_has_file(struct rs_repo *r, const char *path)
+static int repo_has_file(struct rs_repo *r, const char *path, int *present)
 {
 	struct rs_buf tmp = RS_BUF_INIT;
-	int present;
+	int err = 0;
 
-	present = rs_repo_read_tree_file(r, NULL, path, 1 << 20, &tmp) != RS_ENOTFOUND;
+	*present = rs_repo_read_tree_file(r, NULL, path, 1 << 20, &tmp) != RS_ENOTFOUND;
 	rs_buf_clear(&tmp);
-	if (!present) {
-		rs_buf_printf(&tmp, "%s%s", r->workdir, path);
-		present = rs_fs_exists(tmp.ptr);
+	if (!*present) {
+		err = rs_buf_printf(&tmp, "%s%s", r->workdir, path);
+		if (!err)
+			*present = rs_fs_exists(tmp.ptr);
 	}
 	rs_buf_release(&tmp);
-	rs_error_clear();
-	return present;
+	if (!err)
+		rs_error_clear();
+	return err;
+}
+
+/*
+ * .gitattributes (the template's bytes, read into `tmpl`) and .lfsconfig
+ * appended to `files`, each only when the repository has none.
+ */
+static int default_files(struct rs_repo *r, const struct rs_setup_options *opts,
+			 struct rs_buf *tmpl, struct rs_commit_file *files, size_t *nfiles)
+{
+	struct rs_buf tmpl_path = RS_BUF_INIT;
+	int present, err;
+
+	err = repo_has_file(r, ".gitattributes", &present);
+	if (err)
+		goto out;
+	if (!present) {
+		err = opts->find_resource(&tmpl_path, ".gitattributes.template", opts->payload);
+		if (err)
+			goto out;
+		err = rs_fs_read_file(tmpl, tmpl_path.ptr, TEMPLATE_MAX);
+		if (err)
+			goto out;
+		files[(*nfiles)++] = (struct rs_commit_file){ ".gitattributes", tmpl->ptr, tmpl->len,
+							      0, 0 };
+	}
+	err = repo_has_file(r, ".lfsconfig", &present);
+	if (err)
+		goto out;
+	if (!present)
+		files[(*nfiles)++] = (struct rs_commit_file){ ".lfsconfig", LFSCONFIG_DEFAULT,
+							      strlen(LFSCONFIG_DEFAULT), 0, 0 };
+out:
+	rs_buf_release(&tmpl_path);
+	return err;
 }
 
 /* The marker's bytes for `url` (credentials stripped), deterministic. */
@@ -131,6 +167,59 @@ int rs_repo_hooks_dir(struct rs_buf *out, struct rs_repo *r)
 	return err;
 }
 
+/* Install hook `name` into `dir` (see install_hooks). */
+static int install_hook(const char *dir, const char *name, const struct rs_setup_options *opts,
+			int *installed, int *kept)
+{
+	struct rs_buf src = RS_BUF_INIT, dst = RS_BUF_INIT, rel = RS_BUF_INIT;
+	struct rs_buf want = RS_BUF_INIT, have = RS_BUF_INIT;
+	struct stat st;
+	int e, err;
+
+	err = rs_buf_printf(&rel, "hooks/%s", name);
+	if (err)
+		goto out;
+	err = opts->find_resource(&src, rel.ptr, opts->payload);
+	if (err)
+		goto out;
+	err = rs_fs_read_file(&want, src.ptr, HOOK_MAX);
+	if (err)
+		goto out;
+	err = rs_buf_printf(&dst, "%s/%s", dir, name);
+	if (err)
+		goto out;
+	e = rs_fs_read_file(&have, dst.ptr, HOOK_MAX);
+	if (e == 0 && have.len == want.len && memcmp(have.ptr, want.ptr, want.len) == 0) {
+		if (stat(dst.ptr, &st) == 0 && (st.st_mode & 0111))
+			goto out;
+	} else if (e == 0 && !strstr(have.ptr, "results hook") && !strstr(have.ptr, "git lfs")) {
+		if (opts->hook_kept)
+			opts->hook_kept(dst.ptr, src.ptr, opts->payload);
+		(*kept)++;
+		goto out;
+	} else if (e != 0 && e != RS_ENOTFOUND) {
+		err = rs_error_wrap(e, "cannot read the hook '%s'", dst.ptr);
+		goto out;
+	}
+	rs_error_clear(); /* no hook there yet: not an error */
+	err = rs_fs_write_file_atomic(dst.ptr, want.ptr, want.len);
+	if (err)
+		goto out;
+	if (chmod(dst.ptr, 0755) != 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot make '%s' executable", dst.ptr);
+		goto out;
+	}
+	(*installed)++;
+out:
+	/* The message of a failure stays for the caller. */
+	rs_buf_release(&src);
+	rs_buf_release(&dst);
+	rs_buf_release(&rel);
+	rs_buf_release(&want);
+	rs_buf_release(&have);
+	return err;
+}
+
 /*
  * Copy our hooks in. A hook that is already ours or git-lfs's own (which
  * ours run anyway) is replaced; any other is the user's and is left alone
@@ -139,59 +228,18 @@ int rs_repo_hooks_dir(struct rs_buf *out, struct rs_repo *r)
 static int install_hooks(struct rs_repo *r, const struct rs_setup_options *opts,
 			 int *installed, int *kept)
 {
-	struct rs_buf dir = RS_BUF_INIT, src = RS_BUF_INIT, dst = RS_BUF_INIT;
-	struct rs_buf want = RS_BUF_INIT, have = RS_BUF_INIT, rel = RS_BUF_INIT;
+	struct rs_buf dir = RS_BUF_INIT;
 	size_t i;
 	int err;
 
 	err = rs_repo_hooks_dir(&dir, r);
-	if (err == 0)
-		err = rs_fs_mkdir_p(dir.ptr, 0755);
-	for (i = 0; err == 0 && i < RS_SETUP_HOOKS; i++) {
-		int e;
-
-		rs_buf_clear(&src);
-		rs_buf_clear(&dst);
-		rs_buf_clear(&want);
-		rs_buf_clear(&have);
-		rs_buf_clear(&rel);
-		rs_buf_printf(&rel, "hooks/%s", rs_setup_hook_names[i]);
-		err = opts->find_resource(&src, rel.ptr, opts->payload);
-		if (err == 0)
-			err = rs_fs_read_file(&want, src.ptr, HOOK_MAX);
-		if (err)
-			break;
-		rs_buf_printf(&dst, "%s/%s", dir.ptr, rs_setup_hook_names[i]);
-		e = rs_fs_read_file(&have, dst.ptr, HOOK_MAX);
-		if (e == 0 && have.len == want.len && memcmp(have.ptr, want.ptr, want.len) == 0) {
-			struct stat st;
-
-			if (stat(dst.ptr, &st) == 0 && (st.st_mode & 0111))
-				continue;
-		} else if (e == 0 && !strstr(have.ptr, "results hook") &&
-			   !strstr(have.ptr, "git lfs")) {
-			if (opts->hook_kept)
-				opts->hook_kept(dst.ptr, src.ptr, opts->payload);
-			(*kept)++;
-			continue;
-		} else if (e != 0 && e != RS_ENOTFOUND) {
-			err = rs_error_wrap(e, "cannot read the hook '%s'", dst.ptr);
-			break;
-		}
-		rs_error_clear(); /* no hook there yet: not an error */
-		err = rs_fs_write_file_atomic(dst.ptr, want.ptr, want.len);
-		if (err == 0 && chmod(dst.ptr, 0755) != 0)
-			err = rs_error_errno(RS_EGENERIC, "cannot make '%s' executable", dst.ptr);
-		if (err == 0)
-			(*installed)++;
-	}
-	/* The message of a failure stays for the caller. */
+	if (err)
+		goto out;
+	err = rs_fs_mkdir_p(dir.ptr, 0755);
+	for (i = 0; err == 0 && i < RS_SETUP_HOOKS; i++)
+		err = install_hook(dir.ptr, rs_setup_hook_names[i], opts, installed, kept);
+out:
 	rs_buf_release(&dir);
-	rs_buf_release(&src);
-	rs_buf_release(&dst);
-	rs_buf_release(&want);
-	rs_buf_release(&have);
-	rs_buf_release(&rel);
 	return err;
 }
 
@@ -241,7 +289,7 @@ out:
 int rs_repo_setup_clone(struct rs_repo *r, const struct rs_setup_options *opts,
 			struct rs_setup_report *report)
 {
-	struct rs_buf tmpl_path = RS_BUF_INIT, tmpl = RS_BUF_INIT, marker = RS_BUF_INIT;
+	struct rs_buf tmpl = RS_BUF_INIT, marker = RS_BUF_INIT;
 	struct rs_buf old_marker = RS_BUF_INIT, followed = RS_BUF_INIT;
 	struct rs_commit_file files[3];
 	struct rs_commit_options copts = { "results init: LFS settings and the remote of this "
@@ -252,17 +300,9 @@ int rs_repo_setup_clone(struct rs_repo *r, const struct rs_setup_options *opts,
 	memset(report, 0, sizeof(*report));
 	report->failed = RS_SETUP_STEP_PREPARE;
 	/* Committed files. */
-	if (!repo_has_file(r, ".gitattributes")) {
-		err = opts->find_resource(&tmpl_path, ".gitattributes.template", opts->payload);
-		if (err == 0)
-			err = rs_fs_read_file(&tmpl, tmpl_path.ptr, TEMPLATE_MAX);
-		if (err)
-			goto out;
-		files[nfiles++] = (struct rs_commit_file){ ".gitattributes", tmpl.ptr, tmpl.len, 0, 0 };
-	}
-	if (!repo_has_file(r, ".lfsconfig"))
-		files[nfiles++] = (struct rs_commit_file){ ".lfsconfig", LFSCONFIG_DEFAULT,
-							   strlen(LFSCONFIG_DEFAULT), 0, 0 };
+	err = default_files(r, opts, &tmpl, files, &nfiles);
+	if (err)
+		goto out;
 	err = marker_bytes(&marker, opts->url);
 	if (err)
 		goto out;
@@ -293,7 +333,6 @@ int rs_repo_setup_clone(struct rs_repo *r, const struct rs_setup_options *opts,
 	report->failed = RS_SETUP_STEP_HOOKS;
 	err = install_hooks(r, opts, &report->hooks_installed, &report->hooks_kept);
 out:
-	rs_buf_release(&tmpl_path);
 	rs_buf_release(&tmpl);
 	rs_buf_release(&marker);
 	rs_buf_release(&old_marker);

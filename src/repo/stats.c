@@ -51,11 +51,16 @@ static int flatten(json_t *out, struct rs_buf *name, json_t *v, int depth,
 		json_object_foreach(v, k, c) {
 			name->len = keep;
 			name->ptr[keep] = '\0';
-			if (keep && (err = rs_buf_putc(name, '.')))
+			if (keep) {
+				err = rs_buf_putc(name, '.');
+				if (err)
+					break;
+			}
+			err = rs_buf_puts(name, k);
+			if (err)
 				break;
-			if ((err = rs_buf_puts(name, k)))
-				break;
-			if ((err = flatten(out, name, c, depth + 1, what)))
+			err = flatten(out, name, c, depth + 1, what);
+			if (err)
 				break;
 		}
 	} else if (json_is_array(v)) {
@@ -65,9 +70,11 @@ static int flatten(json_t *out, struct rs_buf *name, json_t *v, int depth,
 		json_array_foreach(v, i, c) {
 			name->len = keep;
 			name->ptr[keep] = '\0';
-			if ((err = rs_buf_printf(name, "%s%zu", keep ? "." : "", i)))
+			err = rs_buf_printf(name, "%s%zu", keep ? "." : "", i);
+			if (err)
 				break;
-			if ((err = flatten(out, name, c, depth + 1, what)))
+			err = flatten(out, name, c, depth + 1, what);
+			if (err)
 				break;
 		}
 	} else if (json_is_null(v)) {
@@ -222,7 +229,10 @@ static int read_line(FILE *f, struct rs_buf *line, const char *path)
 	int c, any = 0;
 
 	rs_buf_clear(line);
-	while ((c = getc(f)) != EOF) {
+	for (;;) {
+		c = getc(f);
+		if (c == EOF)
+			break;
 		any = 1;
 		if (c == '\n')
 			break;
@@ -248,131 +258,174 @@ int rs_stats_read_csv_file(json_t *out, const char *prefix, const char *path)
 	return err;
 }
 
-int rs_stats_read_csv_stream(json_t *out, const char *prefix, FILE *f, const char *path)
-{
-	struct rs_buf line = RS_BUF_INIT, name = RS_BUF_INIT;
-	struct csv_column *cols = NULL;
-	char **cells = NULL;
-	int ncols = 0, err = 0, r;
-	unsigned long long lineno = 0;
+/* One logged-stats CSV being read (rs_stats_read_csv_stream). */
+struct csv_reader {
+	FILE *f;
+	const char *path;
+	struct rs_buf line;        /* capped at RS_STATS_MAX_CSV_LINE */
+	char **cells;              /* RS_STATS_MAX_CSV_COLUMNS, into `line` */
+	struct csv_column *cols;   /* RS_STATS_MAX_CSV_COLUMNS */
+	int ncols;
+	unsigned long long lineno;
+};
 
-	rs_buf_init(&line, RS_STATS_MAX_CSV_LINE);
-	cells = calloc(RS_STATS_MAX_CSV_COLUMNS, sizeof(*cells));
-	cols = calloc(RS_STATS_MAX_CSV_COLUMNS, sizeof(*cols));
-	if (!cells || !cols) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	/* Header row: the first non-empty line. */
+/* The header row, the first non-empty line: the columns' names. */
+static int csv_read_header(struct csv_reader *rd)
+{
+	int r;
+
 	do {
-		r = read_line(f, &line, path);
-		lineno++;
-	} while (r == 1 && !*trim(line.ptr ? line.ptr : ""));
-	if (r < 0) {
-		err = r;
-		goto out;
+		r = read_line(rd->f, &rd->line, rd->path);
+		rd->lineno++;
+	} while (r == 1 && !*trim(rd->line.ptr ? rd->line.ptr : ""));
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return rs_error_set(RS_ECORRUPT, "%s: no header row", rd->path);
+	rd->ncols = csv_split(rd->line.ptr, rd->cells, RS_STATS_MAX_CSV_COLUMNS);
+	if (rd->ncols < 0) {
+		rd->ncols = 0;
+		return rs_error_set(RS_ECORRUPT, "%s:%llu: unterminated quote", rd->path,
+				    rd->lineno);
 	}
-	if (r == 0) {
-		err = rs_error_set(RS_ECORRUPT, "%s: no header row", path);
-		goto out;
-	}
-	ncols = csv_split(line.ptr, cells, RS_STATS_MAX_CSV_COLUMNS);
-	if (ncols < 0) {
-		err = rs_error_set(RS_ECORRUPT, "%s:%llu: unterminated quote", path, lineno);
-		goto out;
-	}
-	for (int i = 0; i < ncols; i++) {
-		const char *h = trim(cells[i]);
+	for (int i = 0; i < rd->ncols; i++) {
+		const char *h = trim(rd->cells[i]);
 		char fallback[32];
 
 		if (!*h) {
 			snprintf(fallback, sizeof(fallback), "column%d", i + 1);
 			h = fallback;
 		}
-		cols[i].name = strdup(h);
-		cols[i].max = -INFINITY;
-		if (!cols[i].name) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto out;
-		}
+		rd->cols[i].name = strdup(h);
+		rd->cols[i].max = -INFINITY;
+		if (!rd->cols[i].name)
+			return rs_error_set(RS_EGENERIC, "out of memory");
 	}
-	while ((r = read_line(f, &line, path)) == 1) {
+	return 0;
+}
+
+/* One cell of column `c`: its last value, and its figures while it is numeric. */
+static int csv_take_cell(struct csv_column *c, const char *cell)
+{
+	double d;
+
+	free(c->last);
+	c->last = strdup(cell);
+	if (!c->last)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (parse_number(cell, &d)) {
+		if (d > c->max)
+			c->max = d;
+		c->sum += d;
+		c->n++;
+	} else {
+		c->non_numeric = 1;
+	}
+	return 0;
+}
+
+/* Every row after the header, into the columns. */
+static int csv_read_rows(struct csv_reader *rd)
+{
+	int r, err;
+
+	for (;;) {
 		int n;
 
-		lineno++;
-		if (!*trim(line.ptr ? line.ptr : ""))
+		r = read_line(rd->f, &rd->line, rd->path);
+		if (r != 1)
+			break;
+		rd->lineno++;
+		if (!*trim(rd->line.ptr ? rd->line.ptr : ""))
 			continue;
-		n = csv_split(line.ptr, cells, ncols);
-		if (n < 0) {
-			err = rs_error_set(RS_ECORRUPT, "%s:%llu: unterminated quote", path,
-					   lineno);
-			goto out;
-		}
+		n = csv_split(rd->line.ptr, rd->cells, rd->ncols);
+		if (n < 0)
+			return rs_error_set(RS_ECORRUPT, "%s:%llu: unterminated quote", rd->path,
+					    rd->lineno);
 		for (int i = 0; i < n; i++) {
-			char *cell = trim(cells[i]);
-			double d;
+			char *cell = trim(rd->cells[i]);
 
 			if (!*cell)
 				continue;
-			free(cols[i].last);
-			cols[i].last = strdup(cell);
-			if (!cols[i].last) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-			if (parse_number(cell, &d)) {
-				if (d > cols[i].max)
-					cols[i].max = d;
-				cols[i].sum += d;
-				cols[i].n++;
-			} else {
-				cols[i].non_numeric = 1;
-			}
+			err = csv_take_cell(&rd->cols[i], cell);
+			if (err)
+				return err;
 		}
 	}
-	if (r < 0) {
-		err = r;
+	return r < 0 ? r : 0;
+}
+
+/* `<name>.<suffix>` = `v` into `out` (`v` taken over); `name` back to its length after. */
+static int put_figure(json_t *out, struct rs_buf *name, const char *suffix, json_t *v,
+		      const char *path)
+{
+	size_t base = name->len;
+	int err = rs_buf_puts(name, suffix);
+
+	if (err) {
+		json_decref(v);
+		return err;
+	}
+	err = set_value(out, name->ptr, v, path);
+	name->len = base;
+	name->ptr[base] = '\0';
+	return err;
+}
+
+/* Column `c`'s figures: last, and max and mean when every value was a number. */
+static int csv_put_column(json_t *out, const char *prefix, const struct csv_column *c,
+			  struct rs_buf *name, const char *path)
+{
+	double d;
+	int err;
+
+	rs_buf_clear(name);
+	err = rs_buf_printf(name, "%s%s%s", prefix ? prefix : "", prefix ? "." : "", c->name);
+	if (err)
+		return err;
+	if (!c->non_numeric && parse_number(c->last, &d))
+		err = put_figure(out, name, ".last", json_real(d), path);
+	else
+		err = put_figure(out, name, ".last", json_string(c->last), path);
+	if (err || c->non_numeric || c->n == 0)
+		return err;
+	err = put_figure(out, name, ".max", json_real(c->max), path);
+	if (err)
+		return err;
+	return put_figure(out, name, ".mean", json_real(c->sum / (double)c->n), path);
+}
+
+int rs_stats_read_csv_stream(json_t *out, const char *prefix, FILE *f, const char *path)
+{
+	struct csv_reader rd = { f, path, RS_BUF_INIT, NULL, NULL, 0, 0 };
+	struct rs_buf name = RS_BUF_INIT;
+	int err;
+
+	rs_buf_init(&rd.line, RS_STATS_MAX_CSV_LINE);
+	rd.cells = calloc(RS_STATS_MAX_CSV_COLUMNS, sizeof(*rd.cells));
+	rd.cols = calloc(RS_STATS_MAX_CSV_COLUMNS, sizeof(*rd.cols));
+	if (!rd.cells || !rd.cols) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	rs_buf_init(&name, 0);
-	for (int i = 0; i < ncols && !err; i++) {
-		struct csv_column *c = &cols[i];
-		size_t base;
-		double d;
-
-		if (!c->last)
-			continue;
-		rs_buf_clear(&name);
-		if ((err = rs_buf_printf(&name, "%s%s%s", prefix ? prefix : "",
-					 prefix ? "." : "", c->name)))
-			break;
-		base = name.len;
-		if ((err = rs_buf_puts(&name, ".last")))
-			break;
-		if (!c->non_numeric && parse_number(c->last, &d))
-			err = set_value(out, name.ptr, json_real(d), path);
-		else
-			err = set_value(out, name.ptr, json_string(c->last), path);
-		if (err || c->non_numeric || c->n == 0)
-			continue;
-		name.len = base;
-		if ((err = rs_buf_puts(&name, ".max")) ||
-		    (err = set_value(out, name.ptr, json_real(c->max), path)))
-			break;
-		name.len = base;
-		if ((err = rs_buf_puts(&name, ".mean")) ||
-		    (err = set_value(out, name.ptr, json_real(c->sum / (double)c->n), path)))
-			break;
-	}
+	err = csv_read_header(&rd);
+	if (err)
+		goto out;
+	err = csv_read_rows(&rd);
+	if (err)
+		goto out;
+	for (int i = 0; i < rd.ncols && !err; i++)
+		if (rd.cols[i].last)
+			err = csv_put_column(out, prefix, &rd.cols[i], &name, path);
 out:
-	if (cols)
-		for (int i = 0; i < ncols; i++) {
-			free(cols[i].name);
-			free(cols[i].last);
+	if (rd.cols)
+		for (int i = 0; i < rd.ncols; i++) {
+			free(rd.cols[i].name);
+			free(rd.cols[i].last);
 		}
-	free(cols);
-	free(cells);
-	rs_buf_release(&line);
+	free(rd.cols);
+	free(rd.cells);
+	rs_buf_release(&rd.line);
 	rs_buf_release(&name);
 	return err;
 }

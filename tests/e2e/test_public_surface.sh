@@ -5,7 +5,11 @@
 #  - struct rs_repo and struct rs_config are opaque there: a program that
 #    reaches into them does not compile;
 #  - lfs-agent reaches the repository layer only through them: no
-#    src/repo header and no libgit2 in its sources.
+#    src/repo header and no libgit2 in its sources;
+#  - struct rs_record (results/record.h) and struct rs_pins (results/pins.h)
+#    are opaque too, and the CLI files that record, list and pin runs, set
+#    a clone up and dispatch include only system, cli/ and results/ headers
+#    (and the generated results_version.h).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_public_surface
 
@@ -47,3 +51,27 @@ bad=$(grep -n '#include *[<"]\(repo/\|git2\.h\)' "$RS_SOURCE_DIR"/lfs-agent/*.c 
 grep -q '#include "results/repo.h"' "$RS_SOURCE_DIR/lfs-agent/main.c" ||
 	fail "lfs-agent/main.c does not include results/repo.h"
 pass "lfs-agent uses the repository layer only through include/results/"
+
+for t in "record.h rs_record" "pins.h rs_pins"; do
+	set -- $t
+	printf '#include "results/%s"\nunsigned long size(void) { return sizeof(struct %s); }\n' "$1" "$2" >"$T/peek3.c"
+	if "$CC" -std=c11 -fsyntax-only -I "$INC" "$T/peek3.c" 2>"$T/err"; then
+		fail "struct $2 is not opaque in results/$1"
+	fi
+	grep -q "incomplete\|invalid application of 'sizeof'" "$T/err" || fail "unexpected error: $(cat "$T/err")"
+done
+pass "struct rs_record and struct rs_pins are opaque to programs"
+
+cli_files="cmd_add.c cmd_list.c cmd_pin.c cmd_init.c main.c cmd_help.c cmd_version.c"
+n=0
+for f in $cli_files; do
+	[ -f "$RS_SOURCE_DIR/src/cli/$f" ] || fail "src/cli/$f is missing"
+	bad=$(grep -n '^[[:space:]]*#[[:space:]]*include' "$RS_SOURCE_DIR/src/cli/$f" |
+		grep -v '#include <[^>]*>' | grep -v '#include "\(cli\|results\)/[^"]*"' |
+		grep -v '#include "results_version\.h"' || true)
+	[ -z "$bad" ] || fail "src/cli/$f includes more than system, cli/ and results/ headers: $bad"
+	bad=$(grep -n 'json_t\|git_[a-z_]*(\|<jansson\.h>\|<git2\.h>' "$RS_SOURCE_DIR/src/cli/$f" || true)
+	[ -z "$bad" ] || fail "src/cli/$f uses jansson or libgit2: $bad"
+	n=$((n + 1))
+done
+pass "$n CLI files use only system, cli/ and results/ headers"
