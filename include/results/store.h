@@ -244,11 +244,14 @@ void rs_fetch_free(struct rs_fetch *f);
 
 /* One session put in place. */
 struct rs_fetched {
-	const char *path;           /* where the user finds it */
-	const char *worktree_rel;   /* checked out at this path of the work tree, else NULL */
-	const char *object_path;    /* the local LFS object (NULL with an outdir) */
+	const char *path;           /* where the user finds it: the file in the outdir,
+				       the work-tree file, or the local LFS object */
+	const char *worktree_rel;   /* without an outdir: its path in the work tree */
+	const char *object_path;    /* without an outdir: the local LFS object */
+	int checked_out;            /* the work-tree file holds the content */
+	const char *checkout_error; /* why it could not be checked out, else NULL
+				       (not fatal: the object is in place) */
 	uint64_t size;
-	const char *checkout_error; /* why it could not be checked out, else NULL */
 };
 
 /* What a failed rs_fetch_run was doing (the message says what failed). */
