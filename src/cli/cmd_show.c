@@ -35,43 +35,20 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int cmd_show(int argc, char **argv)
+/* Print the run `query` names in `repo`: its summary, or with `json` its record. */
+static int show(struct rs_repo *repo, const char *query, int json)
 {
-	struct rs_repo *repo = NULL;
 	struct rs_runs *runs = NULL;
 	const struct rs_run_entry *e = NULL;
 	struct rs_buf text = RS_BUF_INIT;
-	int opt, err, json = 0, status = RS_EXIT_OK;
+	int err, status = RS_EXIT_OK;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			goto out;
-		case 'j': json = 1; break;
-		default:
-			status = rs_cli_fail(RS_EXIT_USAGE,
-					     "unknown option '%s'; see 'results show --help'",
-					     argv[optind - 1]);
-			goto out;
-		}
-	}
-	if (optind != argc - 1) {
-		status = rs_cli_fail(RS_EXIT_USAGE, "give exactly one commit or run id; "
-				     "see 'results show --help'");
-		goto out;
-	}
-	status = rs_cli_open_repo(&repo);
-	if (status != RS_EXIT_OK)
-		goto out;
 	err = rs_runs_open(&runs, repo, NULL);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
 	}
-	err = rs_runs_resolve(&e, runs, argv[optind]);
+	err = rs_runs_resolve(&e, runs, query);
 	if (err) {
 		status = rs_cli_error(RS_EXIT_UNKNOWN);
 		goto out;
@@ -95,6 +72,33 @@ int cmd_show(int argc, char **argv)
 out:
 	rs_buf_release(&text);
 	rs_runs_free(runs);
+	return status;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	struct rs_repo *repo = NULL;
+	int opt, json = 0, status;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(usage, stdout);
+			return RS_EXIT_OK;
+		case 'j': json = 1; break;
+		default:
+			return rs_cli_fail(RS_EXIT_USAGE, "unknown option '%s'; see 'results show --help'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return rs_cli_fail(RS_EXIT_USAGE, "give exactly one commit or run id; "
+				   "see 'results show --help'");
+	status = rs_cli_open_repo(&repo);
+	if (status == RS_EXIT_OK)
+		status = show(repo, argv[optind], json);
 	rs_repo_free(repo);
 	return status;
 }

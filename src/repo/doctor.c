@@ -32,24 +32,49 @@ struct doctor {
 	int fails;
 };
 
-static void say(struct doctor *d, enum rs_doctor_level level, enum rs_doctor_kind kind,
-		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void say(struct doctor *d, enum rs_doctor_level level, enum rs_doctor_kind kind,
-		const char *fmt, ...)
+static void vsay(struct doctor *d, enum rs_doctor_level level, enum rs_doctor_kind kind,
+		 const char *fmt, va_list ap)
 {
 	struct rs_buf line = RS_BUF_INIT;
-	va_list ap;
-	int err;
+	int err = rs_buf_vprintf(&line, fmt, ap);
 
-	va_start(ap, fmt);
-	err = rs_buf_vprintf(&line, fmt, ap);
-	va_end(ap);
 	/* A finding that cannot be formatted is still a finding. */
 	d->o->say(level, kind, err ? "out of memory" : line.ptr, d->o->payload);
 	if (level == RS_DOCTOR_FAIL)
 		d->fails++;
 	rs_buf_release(&line);
+}
+
+static void ok(struct doctor *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct doctor *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct doctor *d, enum rs_doctor_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void ok(struct doctor *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, fmt, ap);
+	va_end(ap);
+}
+
+static void warn(struct doctor *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(d, RS_DOCTOR_WARN, RS_DOCTOR_SETUP, fmt, ap);
+	va_end(ap);
+}
+
+static void fail(struct doctor *d, enum rs_doctor_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(d, RS_DOCTOR_FAIL, kind, fmt, ap);
+	va_end(ap);
 }
 
 static int config(struct doctor *d, const char *key, struct rs_buf *out)
@@ -70,33 +95,36 @@ static void check_agent(struct doctor *d)
 	struct rs_buf endpoint = RS_BUF_INIT;
 
 	if (rs_repo_transfer_agent(d->repo, &name, &val, &endpoint) != 0) {
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "%s", rs_error_message());
+		fail(d, RS_DOCTOR_SETUP, "%s", rs_error_message());
 		goto out;
 	}
 	if (!name.len) {
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "no standalone transfer agent: git-lfs would not use "
+		fail(d, RS_DOCTOR_SETUP, "no standalone transfer agent: git-lfs would not use "
 		    "lfs-agent; run 'results init'");
 		goto out;
 	}
-	say(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, "git-lfs transfers through the agent '%s'", name.ptr);
-	rs_buf_printf(&key, "lfs.customtransfer.%s.path", name.ptr);
+	ok(d, "git-lfs transfers through the agent '%s'", name.ptr);
+	if (rs_buf_printf(&key, "lfs.customtransfer.%s.path", name.ptr) != 0) {
+		fail(d, RS_DOCTOR_SETUP, "%s", rs_error_message());
+		goto out;
+	}
 	if (!val.len) {
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "%s is not set; run 'results init'", key.ptr);
+		fail(d, RS_DOCTOR_SETUP, "%s is not set; run 'results init'", key.ptr);
 		goto out;
 	}
 	if (val.ptr[0] != '/')
-		say(d, RS_DOCTOR_WARN, RS_DOCTOR_SETUP, "%s is not an absolute path ('%s'): it only works where it is on PATH",
+		warn(d, "%s is not an absolute path ('%s'): it only works where it is on PATH",
 		    key.ptr, val.ptr);
 	if (access(val.ptr, X_OK) != 0)
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "the agent '%s' is missing or not executable; reinstall "
+		fail(d, RS_DOCTOR_SETUP, "the agent '%s' is missing or not executable; reinstall "
 		    "results or run 'results init --agent PATH'", val.ptr);
 	else if (d->o->runs_ok(val.ptr, "--version", d->o->payload) != 0)
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "the agent '%s' does not run ('%s --version' fails); "
+		fail(d, RS_DOCTOR_SETUP, "the agent '%s' does not run ('%s --version' fails); "
 		    "reinstall results", val.ptr, val.ptr);
 	else
-		say(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, "lfs-agent %s runs", val.ptr);
+		ok(d, "lfs-agent %s runs", val.ptr);
 	if (config(d, "lfs.url", &val))
-		say(d, RS_DOCTOR_WARN, RS_DOCTOR_SETUP, "lfs.url is set ('%s'): it replaces the LFS endpoint of every remote, "
+		warn(d, "lfs.url is set ('%s'): it replaces the LFS endpoint of every remote, "
 		    "so per-repository agent settings may not apply; 'git config --unset lfs.url' "
 		    "unless you need it", val.ptr);
 out:
@@ -111,13 +139,13 @@ static void check_git_lfs(struct doctor *d)
 	struct rs_buf val = RS_BUF_INIT;
 
 	if (!d->o->on_path("git-lfs", d->o->payload))
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "git-lfs is not on PATH; install it (Debian: apt-get "
+		fail(d, RS_DOCTOR_SETUP, "git-lfs is not on PATH; install it (Debian: apt-get "
 		    "install git-lfs)");
 	else if (!config(d, "filter.lfs.process", &val) && !config(d, "filter.lfs.smudge", &val))
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "the git-lfs filters are not configured; run 'git lfs "
+		fail(d, RS_DOCTOR_SETUP, "the git-lfs filters are not configured; run 'git lfs "
 		    "install' or 'results init'");
 	else
-		say(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, "git-lfs and its filters are set up");
+		ok(d, "git-lfs and its filters are set up");
 	rs_buf_release(&val);
 }
 
@@ -133,25 +161,28 @@ static void check_hooks(struct doctor *d)
 	for (i = 0; i < RS_SETUP_HOOKS; i++) {
 		rs_buf_clear(&path);
 		rs_buf_clear(&text);
-		rs_buf_printf(&path, "%s/%s", dir.ptr, rs_setup_hook_names[i]);
+		if (rs_buf_printf(&path, "%s/%s", dir.ptr, rs_setup_hook_names[i]) != 0) {
+			fail(d, RS_DOCTOR_SETUP, "%s", rs_error_message());
+			break;
+		}
 		if (rs_fs_read_file(&text, path.ptr, TEXT_MAX) != 0 || access(path.ptr, X_OK) != 0) {
-			say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "hook %s is missing: git-lfs will not %s; run "
+			fail(d, RS_DOCTOR_SETUP, "hook %s is missing: git-lfs will not %s; run "
 			    "'results init'", rs_setup_hook_names[i],
 			    i == 0 ? "upload sessions on push" : "track locks and checkouts");
 		} else if (strstr(text.ptr, "results hook")) {
 			ours++;
 		} else if (strstr(text.ptr, "git lfs")) {
-			say(d, RS_DOCTOR_WARN, RS_DOCTOR_SETUP, "hook %s is git-lfs's own: it works, but %s; run 'results init' "
+			warn(d, "hook %s is git-lfs's own: it works, but %s; run 'results init' "
 			    "to install ours", rs_setup_hook_names[i],
 			    i == 0 ? "raw sessions are not refused on push" : "it is not ours");
 		} else {
-			say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "hook %s (%s) does not run git-lfs: make it call "
+			fail(d, RS_DOCTOR_SETUP, "hook %s (%s) does not run git-lfs: make it call "
 			    "'git lfs %s \"$@\"'", rs_setup_hook_names[i], path.ptr, rs_setup_hook_names[i]);
 		}
 		rs_error_clear();
 	}
 	if (ours == RS_SETUP_HOOKS)
-		say(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, "hooks installed in %s", dir.ptr);
+		ok(d, "hooks installed in %s", dir.ptr);
 	rs_buf_release(&dir);
 	rs_buf_release(&path);
 	rs_buf_release(&text);
@@ -178,23 +209,23 @@ static void check_files(struct doctor *d)
 	struct rs_buf text = RS_BUF_INIT;
 
 	if (rs_repo_read_tree_file(d->repo, NULL, ".gitattributes", TEXT_MAX, &text) != 0)
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "no .gitattributes committed: sessions would be stored as "
+		fail(d, RS_DOCTOR_SETUP, "no .gitattributes committed: sessions would be stored as "
 		    "raw blobs; run 'results init'");
 	else if (!line_has(text.ptr, "*.pyisession", "filter=lfs"))
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, ".gitattributes does not send *.pyisession through LFS; add "
+		fail(d, RS_DOCTOR_SETUP, ".gitattributes does not send *.pyisession through LFS; add "
 		    "'*.pyisession filter=lfs diff=lfs merge=lfs -text'");
 	else
-		say(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, ".gitattributes sends *.pyisession through Git LFS");
+		ok(d, ".gitattributes sends *.pyisession through Git LFS");
 	rs_buf_clear(&text);
 	rs_error_clear();
 	if (rs_repo_read_tree_file(d->repo, NULL, ".lfsconfig", TEXT_MAX, &text) != 0)
-		say(d, RS_DOCTOR_WARN, RS_DOCTOR_SETUP, "no .lfsconfig committed: every clone downloads every session; "
+		warn(d, "no .lfsconfig committed: every clone downloads every session; "
 		    "run 'results init'");
 	else if (!line_has(text.ptr, "fetchexclude", "pyisession"))
-		say(d, RS_DOCTOR_WARN, RS_DOCTOR_SETUP, ".lfsconfig does not exclude *.pyisession from fetches: clones "
+		warn(d, ".lfsconfig does not exclude *.pyisession from fetches: clones "
 		    "download every session");
 	else
-		say(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, ".lfsconfig keeps sessions out of clones and pulls");
+		ok(d, ".lfsconfig keeps sessions out of clones and pulls");
 	rs_error_clear();
 	rs_buf_release(&text);
 }
@@ -207,20 +238,20 @@ static void check_remote(struct doctor *d)
 
 	err = rs_repo_remote_url(d->repo, &url, &from_config);
 	if (err) {
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "%s", rs_error_message());
+		fail(d, RS_DOCTOR_SETUP, "%s", rs_error_message());
 		goto out;
 	}
 	rs_url_strip_credentials(&shown, url.ptr);
 	if (!from_config) {
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "results.remote is not set in this clone (%s names '%s'); "
+		fail(d, RS_DOCTOR_SETUP, "results.remote is not set in this clone (%s names '%s'); "
 		    "run 'results init'", RS_REPO_MARKER, shown.ptr);
 	} else if (rs_repo_check_remote(d->repo) != 0) {
 		/* A pulled change of remote: asking the old one proves nothing. */
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "%s", rs_error_message());
+		fail(d, RS_DOCTOR_SETUP, "%s", rs_error_message());
 		rs_error_clear();
 		goto out;
 	} else {
-		say(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, "remote %s", shown.ptr);
+		ok(d, "remote %s", shown.ptr);
 	}
 	err = rs_repo_open_remote(d->repo, &remote, NULL);
 	if (err == 0) {
@@ -229,10 +260,10 @@ static void check_remote(struct doctor *d)
 			err = 0;
 	}
 	if (err)
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_REMOTE, "the remote does not answer: %s; check the URL and "
+		fail(d, RS_DOCTOR_REMOTE, "the remote does not answer: %s; check the URL and "
 		    "credentials", rs_error_message());
 	else
-		say(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, "the remote answers");
+		ok(d, "the remote answers");
 	rs_error_clear();
 out:
 	rs_remote_free(remote);
@@ -278,17 +309,17 @@ static void check_newest_runs(struct doctor *d)
 		}
 		rs_error_clear();
 		if (rs_store_removed_date(remote, &it->oid, &date) == 0) {
-			say(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, "the raw session of run %s was removed by retention on %s", it->run_id,
+			ok(d, "the raw session of run %s was removed by retention on %s", it->run_id,
 			    date.ptr);
 			continue;
 		}
 		rs_error_clear();
 		missing++;
-		say(d, RS_DOCTOR_FAIL, RS_DOCTOR_MISSING, "the session %.12s of run %s is not on the remote: 'git push' from "
+		fail(d, RS_DOCTOR_MISSING, "the session %.12s of run %s is not on the remote: 'git push' from "
 		    "the clone that recorded it ('results verify' checks every run)", hex, it->run_id);
 	}
 	if (runs && !missing)
-		say(d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, "the newest run%s' sessions are on the remote", runs > 1 ? "s" : "");
+		ok(d, "the newest run%s' sessions are on the remote", runs > 1 ? "s" : "");
 out:
 	rs_retention_plan_release(&plan);
 	rs_remote_free(remote);
@@ -302,12 +333,12 @@ int rs_doctor_run(const char *path, const struct rs_doctor_options *o)
 	int fails;
 
 	if (rs_repo_open(&d.repo, path) != 0) {
-		say(&d, RS_DOCTOR_FAIL, RS_DOCTOR_NOT_REPO, "%s", rs_error_message());
+		fail(&d, RS_DOCTOR_NOT_REPO, "%s", rs_error_message());
 		return 0;
 	}
-	say(&d, RS_DOCTOR_OK, RS_DOCTOR_SETUP, "git repository %s", rs_repo_workdir(d.repo));
+	ok(&d, "git repository %s", rs_repo_workdir(d.repo));
 	if (rs_repo_check_results(d.repo) != 0) {
-		say(&d, RS_DOCTOR_FAIL, RS_DOCTOR_NOT_REPO, "%s", rs_error_message());
+		fail(&d, RS_DOCTOR_NOT_REPO, "%s", rs_error_message());
 		goto out;
 	}
 	check_remote(&d);
@@ -315,7 +346,7 @@ int rs_doctor_run(const char *path, const struct rs_doctor_options *o)
 	check_agent(&d);
 	/* What `results add` refuses on (the url-matched agent, lfs-agent). */
 	if (d.fails == fails && rs_repo_check_transfer(d.repo) != 0)
-		say(&d, RS_DOCTOR_FAIL, RS_DOCTOR_SETUP, "%s", rs_error_message());
+		fail(&d, RS_DOCTOR_SETUP, "%s", rs_error_message());
 	rs_error_clear();
 	check_git_lfs(&d);
 	check_hooks(&d);
