@@ -108,8 +108,9 @@ RS_MUST_CHECK int rs_objstore_get(struct rs_objstore *s, const char *oid_hex, ui
  * Where lfs-agent writes the download of `oid_hex` in the repository `r`
  * (opened bare or not): <git-lfs's tmp folder>/results-<oid>, on the file
  * system of .git/lfs/objects, where git-lfs renames it. Appended to
- * `out`. The first call of a process also removes the downloads that
- * killed agents left there (older than the stale-file grace period).
+ * `out` by rs_objstore_download_path; rs_objstore_download_dir appends
+ * the folder, and removes the downloads that killed agents left there
+ * (older than the stale-file grace period: call it once per process).
  */
 RS_MUST_CHECK int rs_objstore_download_dir(struct rs_buf *out, struct rs_repo *r);
 RS_MUST_CHECK int rs_objstore_download_path(struct rs_buf *out, const char *dir,
@@ -329,10 +330,10 @@ struct rs_doctor_options {
  * directory) for results: the repository, its remote and whether it
  * answers, the transfer agent, git-lfs, the hooks, the committed
  * .gitattributes and .lfsconfig, and the newest runs' sessions on the
- * remote. Reads only. Every finding goes to `opts->say`; returns 0, or an
- * error that stopped the checks early (out of memory).
+ * remote. Reads only. Every finding, failures included, goes to
+ * `opts->say`.
  */
-RS_MUST_CHECK int rs_doctor_run(const char *path, const struct rs_doctor_options *opts);
+void rs_doctor_run(const char *path, const struct rs_doctor_options *opts);
 
 /* ---- repository upkeep ---------------------------------------------- */
 

@@ -327,14 +327,14 @@ out:
 	rs_buf_release(&date);
 }
 
-int rs_doctor_run(const char *path, const struct rs_doctor_options *o)
+void rs_doctor_run(const char *path, const struct rs_doctor_options *o)
 {
 	struct doctor d = { NULL, o, 0 };
 	int fails;
 
 	if (rs_repo_open(&d.repo, path) != 0) {
 		fail(&d, RS_DOCTOR_NOT_REPO, "%s", rs_error_message());
-		return 0;
+		return;
 	}
 	ok(&d, "git repository %s", rs_repo_workdir(d.repo));
 	if (rs_repo_check_results(d.repo) != 0) {
@@ -355,5 +355,4 @@ int rs_doctor_run(const char *path, const struct rs_doctor_options *o)
 out:
 	rs_error_clear();
 	rs_repo_free(d.repo);
-	return 0;
 }
