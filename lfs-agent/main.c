@@ -144,7 +144,8 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 			goto out;
 		}
 		if (e && e != RS_ENOTFOUND) {
-			err = rs_error_wrap(e, "the results remote '%s' does not answer", rs_objstore_display_url(a->store));
+			err = rs_error_wrap(e, "the results remote '%s' does not answer",
+					    rs_objstore_display_url(a->store));
 			goto out;
 		}
 		rs_error_clear();

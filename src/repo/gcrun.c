@@ -194,8 +194,8 @@ int rs_gc_run(struct rs_survey *s, const struct rs_gc_settings *settings,
 	      void (*picked)(const char *run_id, const char *recorded_at, void *payload),
 	      void *payload, struct rs_gc_totals *totals)
 {
-	struct rs_gc_options o = { settings->dry_run, settings->now, settings->grace,
-				   settings->repack };
+	struct rs_gc_options o = { .dry_run = settings->dry_run, .now = settings->now,
+				   .grace = settings->grace, .repack = settings->repack };
 	struct rs_gc_stats st = { 0 };
 	struct rs_id *drop = calloc(s->plan.n ? s->plan.n : 1, sizeof(*drop));
 	int err;
