@@ -11,13 +11,11 @@
  * (at init) or a broken protocol stream does.
  */
 #include "protocol.h"
-#include "remote/remote.h"
+#include "results/buf.h"
 #include "results/config.h"
-#include "results/repo.h"
-#include "store/cache.h"
-#include "store/store.h"
 #include "results/error.h"
-#include "util/fs.h"
+#include "results/repo.h"
+#include "results/store.h"
 #include "results_version.h"
 
 #include <getopt.h>
@@ -35,10 +33,8 @@ struct agent {
 	struct rs_config *config; /* its git config (borrowed from repo), else the
 				     user's (own_config), or NULL */
 	struct rs_config *own_config;
-	struct rs_remote *remote;
-	struct rs_store *store;
+	struct rs_objstore *store; /* with its remote */
 	char *lfs_tmp;          /* where downloads are written (git-lfs renames them) */
-	long tmp_grace;         /* results.tmpGracePeriod */
 	const char *oid_hex;    /* object in flight, for progress */
 	uint64_t last_progress;
 };
@@ -69,31 +65,19 @@ static void diag(const char *fmt, const char *a)
 	fputc('\n', stderr);
 }
 
-/*
- * Our downloads in git-lfs's tmp folder: "results-<oid>" once complete
- * (git-lfs moves it away at once) and "results-<oid>.tmp-XXXXXX" while
- * being written. One older than the grace period is a killed agent's.
- */
-static int is_download_name(const char *name)
-{
-	return !strncmp(name, "results-", 8) && strlen(name) >= 8 + 64 &&
-	       (name[8 + 64] == '\0' || rs_fs_is_tmp_name(name));
-}
-
-/* git-lfs renames downloads into its object store: write them beside it. */
+/* git-lfs renames downloads into its object store: write them beside it
+   (and remove what killed agents left there). */
 static int find_lfs_tmp(struct agent *a)
 {
 	struct rs_buf dir = RS_BUF_INIT;
 	int err;
 
-	err = rs_repo_lfs_tmp_dir(&dir, a->repo);
+	err = rs_objstore_download_dir(&dir, a->repo);
 	if (err) {
 		rs_buf_release(&dir);
 		return err;
 	}
 	a->lfs_tmp = rs_buf_detach(&dir, NULL);
-	/* What killed agents left there: see is_download_name. */
-	rs_fs_remove_stale(a->lfs_tmp, is_download_name, a->tmp_grace);
 	return 0;
 }
 
@@ -105,9 +89,7 @@ static const char *config_string(struct agent *a, const char *key)
 
 static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 {
-	struct rs_remote_options ropts;
-	struct rs_store_options sopts = { 0 };
-	struct rs_buf cache = RS_BUF_INIT;
+	struct rs_objstore_options sopts = { 0 };
 	const char *url, *level;
 	int err = 0;
 
@@ -121,10 +103,6 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 	else if (rs_config_open_default(&a->own_config) == 0)
 		a->config = a->own_config;
 	rs_error_clear();
-	/* One grace period for the downloads here, the store's cache and a folder remote. */
-	err = rs_fs_parse_grace(config_string(a, RS_TMP_GRACE_KEY), &a->tmp_grace);
-	if (err)
-		return err;
 	if (msg->operation == RS_LFS_OP_DOWNLOAD) {
 		if (!a->repo)
 			return rs_error_set(RS_EUSAGE, "downloads need a git repository, and none was found here");
@@ -138,21 +116,13 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 				   "or 'git config results.remote <url>'");
 		goto out;
 	}
-	/* Backends read extra settings (region, endpoint, CA file) from git config. */
-	rs_config_remote_options(&ropts, a->config);
-	err = rs_remote_open(&a->remote, url, &ropts);
-	if (err) {
-		err = rs_error_wrap(err, "results remote");
-		goto out;
-	}
 	if (!a->level && (level = config_string(a, "results.zstdlevel")))
 		a->level = atoi(level);
 	sopts.zstd_level = a->level;
 	sopts.threads = a->threads;
-	sopts.tmp_grace = a->tmp_grace;
-	sopts.cache_dir = rs_store_cache_root(&cache) == 0 ? cache.ptr : NULL;
-	rs_error_clear();
-	err = rs_store_open(&a->store, a->remote, &sopts);
+	sopts.use_cache = 1;
+	/* Backends read extra settings (region, endpoint, CA file) from git config. */
+	err = rs_objstore_open_url(&a->store, url, a->config, &sopts);
 	if (err)
 		goto out;
 	/*
@@ -163,7 +133,7 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 	 * also spares each upload that request.
 	 */
 	{
-		int e = rs_store_check_format(a->store);
+		int e = rs_objstore_check_format(a->store);
 
 		if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD) {
 			err = e; /* rs_store_no_store_error's message, as results fetch says it */
@@ -174,13 +144,13 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 			goto out;
 		}
 		if (e && e != RS_ENOTFOUND) {
-			err = rs_error_wrap(e, "the results remote '%s' does not answer", a->remote->display_url);
+			err = rs_error_wrap(e, "the results remote '%s' does not answer",
+					    rs_objstore_display_url(a->store));
 			goto out;
 		}
 		rs_error_clear();
 	}
 out:
-	rs_buf_release(&cache);
 	return err;
 }
 
@@ -224,14 +194,14 @@ static const char *advice(int err, int download)
 static void do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 {
 	struct rs_buf line = RS_BUF_INIT, dest = RS_BUF_INIT, text = RS_BUF_INIT;
-	struct rs_store_put_stats stats;
+	struct rs_objstore_put_stats stats;
 	int err;
 
 	a->oid_hex = msg->oid_hex;
 	a->last_progress = 0;
 	rs_error_clear();
 	if (msg->event == RS_LFS_UPLOAD) {
-		err = rs_store_put_file(a->store, &msg->oid, msg->size, msg->path, progress, a, &stats);
+		err = rs_objstore_put(a->store, msg->oid_hex, msg->size, msg->path, progress, a, &stats);
 		if (!err)
 			fprintf(stderr, "lfs-agent: stored %.12s: %llu chunks, %llu new, %llu bytes written%s\n",
 				msg->oid_hex, (unsigned long long)stats.chunks,
@@ -239,9 +209,9 @@ static void do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 				(unsigned long long)stats.bytes_stored,
 				stats.already_present ? " (already present)" : "");
 	} else {
-		err = rs_buf_printf(&dest, "%s/results-%s", a->lfs_tmp, msg->oid_hex);
+		err = rs_objstore_download_path(&dest, a->lfs_tmp, msg->oid_hex);
 		if (!err)
-			err = rs_store_get_file(a->store, &msg->oid, msg->size, dest.ptr, progress, a);
+			err = rs_objstore_get(a->store, msg->oid_hex, msg->size, dest.ptr, progress, a);
 	}
 	if (err) {
 		rs_buf_printf(&text, "results: %s%s", rs_error_message(),
@@ -365,8 +335,7 @@ int main(int argc, char **argv)
 		rs_lfs_message_release(&msg);
 	}
 	report_usage();
-	rs_store_free(a.store);
-	rs_remote_free(a.remote);
+	rs_objstore_free(a.store);
 	rs_config_free(a.own_config);
 	rs_repo_free(a.repo);
 	free(a.lfs_tmp);

@@ -13,6 +13,15 @@ void rs_lfs_message_release(struct rs_lfs_message *msg)
 	msg->path = NULL;
 }
 
+/* The first `n` characters of `s` are digits and a-f (an oid as git-lfs sends it). */
+static int is_lower_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
 static int get_oid(struct rs_lfs_message *msg, json_t *root)
 {
 	json_t *oid = json_object_get(root, "oid"), *size = json_object_get(root, "size");
@@ -21,9 +30,9 @@ static int get_oid(struct rs_lfs_message *msg, json_t *root)
 	if (!json_is_string(oid))
 		return rs_error_set(RS_EUSAGE, "transfer request without an \"oid\" string");
 	s = json_string_value(oid);
-	if (json_string_length(oid) != RS_ID_HEXSZ || rs_id_from_hex(&msg->oid, s, RS_ID_HEXSZ))
+	if (json_string_length(oid) != RS_OID_HEXSZ || !is_lower_hex(s, RS_OID_HEXSZ))
 		return rs_error_set(RS_EUSAGE, "transfer request with a bad oid (64 lower-case hex digits expected)");
-	memcpy(msg->oid_hex, s, RS_ID_HEXSZ + 1);
+	memcpy(msg->oid_hex, s, RS_OID_HEXSZ + 1);
 	if (!json_is_integer(size) || json_integer_value(size) < 0)
 		return rs_error_set(RS_EUSAGE, "transfer request without a non-negative \"size\"");
 	msg->size = (uint64_t)json_integer_value(size);

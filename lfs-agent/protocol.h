@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "results/buf.h"
-#include "util/hash.h"
+#include "results/store.h"
 
 /* The longest request line accepted (a path can be long, but not this long). */
 #define RS_LFS_LINE_MAX (64u * 1024)
@@ -36,8 +36,7 @@ struct rs_lfs_message {
 	char remote[256];
 	int concurrent;
 	/* upload, download */
-	char oid_hex[RS_ID_HEXSZ + 1];
-	struct rs_id oid;
+	char oid_hex[RS_OID_HEXSZ + 1]; /* 64 lower-case hex digits */
 	uint64_t size;
 	char *path; /* upload: the file to read (owned; rs_lfs_message_release) */
 };

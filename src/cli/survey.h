@@ -1,25 +1,21 @@
 /*
- * What gc and verify both start from: the repository's remote, the
- * retention plan (which raw sessions the refs keep) and the census of
- * what the remote holds.
+ * What gc and verify both start from: the survey of a repository
+ * (results/store.h: its remote, the retention plan, the census of what
+ * the remote holds), with its failures turned into exit statuses.
  */
 #ifndef RS_CLI_SURVEY_H
 #define RS_CLI_SURVEY_H
 
-#include <time.h>
+#include <stdint.h>
 
-#include "repo/repo.h"
-#include "repo/retention.h"
-#include "store/maint.h"
+struct rs_repo;
+struct rs_survey;
 
 /*
- * Open `repo`'s remote into *remote, make the plan as of `now` (only
- * HEAD's runs when `only_head`) and take the remote's census. Returns an
- * RS_EXIT_* status, the error already printed; whatever was filled is
- * the caller's to release either way.
+ * Survey `repo` as of `now` (only HEAD's runs when `only_head`) into
+ * `*out` (the caller's, rs_survey_free). Returns an RS_EXIT_* status,
+ * the error already printed.
  */
-int rs_cli_survey(struct rs_remote **remote, struct rs_retention_plan *plan,
-		  struct rs_store_census *census, struct rs_repo *repo, time_t now,
-		  int only_head);
+int rs_cli_survey(struct rs_survey **out, struct rs_repo *repo, int64_t now, int only_head);
 
 #endif

@@ -56,7 +56,11 @@ const char *rs_config_get(const struct rs_config *c, const char *key)
 {
 	const char *val = NULL;
 
-	if (!c || !c->snapshot || git_config_get_string(&val, c->snapshot, key) < 0) {
+	/* No config is all unset, without calling libgit2 (it may not be
+	   initialised in a program that opened no repository). */
+	if (!c || !c->snapshot)
+		return NULL;
+	if (git_config_get_string(&val, c->snapshot, key) < 0) {
 		git_error_clear();
 		return NULL;
 	}

@@ -755,7 +755,7 @@ static int is_partial_object(const char *name, const void *arg)
 }
 
 /* results.tmpGracePeriod in seconds (rs_fs_parse_grace), the default when unset. */
-static int tmp_grace(struct rs_repo *r, long long *out)
+int rs_repo_tmp_grace(struct rs_repo *r, long *out)
 {
 	struct rs_buf val = RS_BUF_INIT;
 	int set = rs_repo_config_get(r, RS_TMP_GRACE_KEY, &val) == 0;
@@ -764,7 +764,8 @@ static int tmp_grace(struct rs_repo *r, long long *out)
 
 	rs_error_clear(); /* unset is fine: the default applies */
 	err = rs_fs_parse_grace(set ? rs_buf_cstr(&val) : NULL, &grace);
-	*out = grace;
+	if (!err)
+		*out = grace;
 	rs_buf_release(&val);
 	return err;
 }
@@ -772,22 +773,22 @@ static int tmp_grace(struct rs_repo *r, long long *out)
 int rs_repo_clean_stale_tmp(struct rs_repo *r, unsigned *removed_out)
 {
 	struct rs_buf dir = RS_BUF_INIT;
-	long long grace;
+	long grace;
 	unsigned removed = 0;
 	int err;
 
-	err = tmp_grace(r, &grace);
+	err = rs_repo_tmp_grace(r, &grace);
 	if (err)
 		goto out;
 	err = rs_buf_printf(&dir, "%s/tmp", r->lfs_dir);
 	if (err)
 		goto out;
-	removed += rs_fs_remove_stale_with(dir.ptr, is_our_tmp, NULL, (long)grace);
+	removed += rs_fs_remove_stale_with(dir.ptr, is_our_tmp, NULL, grace);
 	rs_buf_clear(&dir);
 	err = rs_buf_printf(&dir, "%sresults/tmp", git_repository_path(r->git));
 	if (err)
 		goto out;
-	removed += rs_fs_remove_stale_with(dir.ptr, is_our_tmp, NULL, (long)grace);
+	removed += rs_fs_remove_stale_with(dir.ptr, is_our_tmp, NULL, grace);
 	if (removed_out)
 		*removed_out = removed;
 out:
@@ -819,11 +820,11 @@ int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oi
 		/* Older versions downloaded beside the object: a killed fetch
 		   left "<oid>.tmp-XXXXXX" there. Now that the object is whole,
 		   its stale partial copies go. */
-		long long grace;
+		long grace;
 
 		*slash = '\0';
-		if (tmp_grace(r, &grace) == 0)
-			rs_fs_remove_stale_with(path.ptr, is_partial_object, slash + 1, (long)grace);
+		if (rs_repo_tmp_grace(r, &grace) == 0)
+			rs_fs_remove_stale_with(path.ptr, is_partial_object, slash + 1, grace);
 		*slash = '/';
 		rs_error_clear();
 	}

@@ -178,6 +178,13 @@ int rs_repo_tmpfile_for(const struct rs_repo *r, const char *final_path,
 int rs_repo_clean_stale_tmp(struct rs_repo *r, unsigned *removed_out);
 
 /*
+ * results.tmpGracePeriod of `r` in seconds: the age after which a leftover
+ * temporary file of a killed process counts as stale (the default when
+ * unset). RS_EUSAGE naming the key for a bad value.
+ */
+RS_MUST_CHECK int rs_repo_tmp_grace(struct rs_repo *r, long *out);
+
+/*
  * Copy the file at `src` into the local LFS store, hashing it on the way:
  * the copy goes to .git/lfs/tmp, is fsynced and renamed to its object
  * path only when complete. `oid_out` and `size_out` (may be NULL) receive

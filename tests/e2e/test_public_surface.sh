@@ -10,6 +10,9 @@
 #    are opaque too, and the CLI files that record, list and pin runs, set
 #    a clone up and dispatch include only system, cli/ and results/ headers
 #    (and the generated results_version.h).
+#  - struct rs_objstore, rs_survey and rs_fetch (results/store.h) are opaque;
+#  - the CLI's verify, gc, repair, doctor, fetch and show files and
+#    lfs-agent include only system, their own and results/*.h headers.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_public_surface
 
@@ -75,3 +78,45 @@ for f in $cli_files; do
 	n=$((n + 1))
 done
 pass "$n CLI files use only system, cli/ and results/ headers"
+# The store's public surface (results/store.h): its handles are opaque.
+for t in rs_objstore rs_survey rs_fetch; do
+	printf '#include "results/store.h"\nunsigned long size(void) { return sizeof(struct %s); }\n' "$t" >"$T/peek3.c"
+	if "$CC" -std=c11 -fsyntax-only -I "$INC" "$T/peek3.c" 2>"$T/err"; then
+		fail "struct $t is not opaque in results/store.h"
+	fi
+	grep -q "incomplete\|undefined" "$T/err" || fail "unexpected error for struct $t: $(cat "$T/err")"
+done
+pass "struct rs_objstore, rs_survey and rs_fetch are opaque to programs"
+
+# Programs on the public surface only (issue 14): these CLI files and
+# lfs-agent include system headers, their own (cli/, protocol.h, the
+# generated version header) and results/*.h, and nothing of the library's
+# layers (repo/, store/, remote/, util/, analysis/, session/, codec/), nor
+# jansson or libgit2 (lfs-agent's protocol.c parses JSON lines: jansson is
+# its own business there).
+public_only() {
+	local f=$1 allow=$2 line
+	[ -f "$f" ] || fail "no such file to check: $f"
+	while IFS= read -r line; do
+		case $line in
+		'#include "results/'*) ;;
+		*) printf '%s\n' "$line" | grep -qE "$allow" || echo "$f: $line" ;;
+		esac
+	done < <(grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f")
+	grep -HnE '#[[:space:]]*include[[:space:]]*<(jansson|git2)(\.h|/)' "$f" || true
+	grep -HnwE 'json_t|git_[a-z_]+' "$f" || true
+}
+cli_files="cmd_verify.c cmd_gc.c repair.c cmd_doctor.c cmd_fetch.c cmd_show.c survey.c survey.h"
+: >"$T/bad"
+for f in $cli_files; do
+	public_only "$RS_SOURCE_DIR/src/cli/$f" '^#[[:space:]]*include[[:space:]]*"cli/' >>"$T/bad"
+done
+for f in main.c protocol.h; do
+	public_only "$RS_SOURCE_DIR/lfs-agent/$f" \
+		'^#[[:space:]]*include[[:space:]]*"(protocol\.h|results_version\.h)"' >>"$T/bad"
+done
+grep -HnE '#[[:space:]]*include[[:space:]]*"(repo|store|remote|util|analysis|session|codec)/' \
+	"$RS_SOURCE_DIR"/lfs-agent/*.c "$RS_SOURCE_DIR"/lfs-agent/*.h >>"$T/bad" || true
+[ ! -s "$T/bad" ] || fail "programs reach past include/results/:
+$(cat "$T/bad")"
+pass "verify, gc, repair, doctor, fetch, show and lfs-agent use only public headers"

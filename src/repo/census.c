@@ -1,0 +1,150 @@
+/*
+ * What verify and gc start from (rs_survey: the remote, the retention
+ * plan, the census), and verify with its repair (results/store.h;
+ * docs/store-format.md, "Garbage collection and repair").
+ */
+#include "repo/census.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "repo/objstore.h"
+#include "results/buf.h"
+#include "store/store.h"
+#include "util/hash.h"
+
+int rs_survey_open(struct rs_survey **out, struct rs_repo *repo, int64_t now, int only_head,
+		   enum rs_survey_step *failed)
+{
+	struct rs_survey *s = calloc(1, sizeof(*s));
+	int err;
+
+	*failed = RS_SURVEY_REMOTE;
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	s->repo = repo;
+	s->plan = (struct rs_retention_plan)RS_RETENTION_PLAN_INIT;
+	s->census = (struct rs_store_census)RS_STORE_CENSUS_INIT;
+	err = rs_repo_open_remote(repo, &s->remote, NULL);
+	if (err) {
+		err = rs_error_wrap(err, "cannot open the remote");
+		goto out;
+	}
+	*failed = RS_SURVEY_PLAN;
+	err = rs_retention_plan_make(repo, (time_t)now, only_head, &s->plan);
+	if (err)
+		goto out;
+	*failed = RS_SURVEY_CENSUS;
+	err = rs_store_census_take(&s->census, s->remote);
+	if (err)
+		err = rs_error_wrap(err, "cannot list the remote '%s'", s->remote->display_url);
+out:
+	if (err) {
+		rs_survey_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+void rs_survey_free(struct rs_survey *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; s->v && i < s->plan.n; i++)
+		free(s->v[i].why);
+	free(s->v);
+	rs_store_census_release(&s->census);
+	rs_retention_plan_release(&s->plan);
+	rs_remote_free(s->remote);
+	free(s);
+}
+
+const char *rs_survey_display_url(const struct rs_survey *s)
+{
+	return s->remote->display_url;
+}
+
+int rs_survey_remote_empty(const struct rs_survey *s)
+{
+	return !s->census.has_format && s->census.nobjects == 0 && s->plan.n > 0;
+}
+
+int rs_survey_find_oid(const struct rs_retention_plan *plan, size_t upto,
+		       const struct rs_id *oid)
+{
+	for (size_t i = 0; i < upto; i++)
+		if (!rs_id_cmp(&plan->items[i].oid, oid))
+			return (int)i;
+	return -1;
+}
+
+int rs_verify_check(struct rs_survey *s, int deep)
+{
+	const struct rs_retention_plan *plan = &s->plan;
+	struct rs_buf why = RS_BUF_INIT;
+	int err = 0;
+
+	s->v = calloc(plan->n ? plan->n : 1, sizeof(*s->v));
+	if (!s->v)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct rs_plan_item *it = &plan->items[i];
+		struct rs_verdict *v = &s->v[i];
+		int first = rs_survey_find_oid(plan, i, &it->oid);
+
+		rs_id_to_hex(v->hex, &it->oid);
+		if (first >= 0) {
+			v->state = s->v[first].state;
+			continue;
+		}
+		s->objects++;
+		err = rs_store_verify_object(s->remote, &s->census, &it->oid, it->size, deep,
+					     &v->state, &why);
+		if (err) {
+			err = rs_error_wrap(err, "cannot read from the remote '%s'",
+					    s->remote->display_url);
+			break;
+		}
+		v->why = strdup(rs_buf_cstr(&why));
+		if (!v->why) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			break;
+		}
+		s->counts[v->state]++;
+	}
+	rs_buf_release(&why);
+	return err;
+}
+
+size_t rs_verify_rows(const struct rs_survey *s)
+{
+	return s->v ? s->plan.n : 0;
+}
+
+void rs_verify_row(const struct rs_survey *s, size_t i, struct rs_verify_row *row)
+{
+	const struct rs_plan_item *it = &s->plan.items[i];
+	const struct rs_verdict *v = &s->v[i];
+	int first = rs_survey_find_oid(&s->plan, i, &it->oid);
+	const char *why = first >= 0 ? s->v[first].why : v->why;
+
+	row->state = rs_verify_state_name(v->state);
+	row->run_id = it->run_id;
+	row->oid_hex = v->hex;
+	row->why = v->state != RS_VERIFY_OK && why ? why : "";
+}
+
+void rs_verify_totals(const struct rs_survey *s, struct rs_verify_totals *out)
+{
+	out->runs = s->plan.runs;
+	out->objects = s->objects;
+	out->ok = s->counts[RS_VERIFY_OK];
+	out->removed = s->counts[RS_VERIFY_REMOVED];
+	out->missing = s->counts[RS_VERIFY_MISSING];
+	out->incomplete = s->counts[RS_VERIFY_INCOMPLETE];
+	out->damaged = s->counts[RS_VERIFY_DAMAGED];
+	out->restored = s->restored;
+	out->lost = s->lost;
+}

@@ -1,0 +1,220 @@
+/*
+ * gc of a repository's remote (results/store.h): the committed retention
+ * policy applied to the survey, then the store's mark / grace / sweep
+ * collection (store/maint.h, docs/store-format.md).
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/check.h"
+#include "analysis/owncode.h"
+#include "repo/census.h"
+#include "repo/runindex.h"
+#include "repo/runs.h"
+#include "results/buf.h"
+#include "results/runs.h"
+
+/* Runs of one branch `check` compares a run with, at most. */
+#define FLAG_HISTORY 12
+#define OWN_SPECS_MAX 64
+
+/*
+ * The committed results config (.results.json in HEAD) as a JSON object
+ * (the caller's); an empty object when there is none or it does not
+ * parse, so that analysis settings in it (e.g. "own_code") stay optional.
+ */
+static json_t *committed_config(struct rs_repo *repo)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	json_t *j = NULL;
+
+	if (!rs_repo_read_tree_file(repo, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text) &&
+	    text.len)
+		j = json_loadb(text.ptr, text.len, 0, NULL);
+	rs_buf_release(&text);
+	rs_error_clear();
+	if (!json_is_object(j)) {
+		json_decref(j);
+		j = json_object();
+	}
+	return j;
+}
+
+/* One keep_flagged pass: the runs, and what every check is judged with. */
+struct flagger {
+	struct rs_runs *runs;
+	struct rs_check_opts copts;
+	struct rs_owncode own;
+	const char *own_specs[OWN_SPECS_MAX];
+	struct rs_run_doc *hist[FLAG_HISTORY];
+	struct rs_run_doc *head;
+};
+
+static void flagger_clear_docs(struct flagger *fl)
+{
+	rs_run_doc_free(fl->head);
+	fl->head = NULL;
+	for (size_t k = 0; k < FLAG_HISTORY; k++) {
+		rs_run_doc_free(fl->hist[k]);
+		fl->hist[k] = NULL;
+	}
+}
+
+/* Judge run `i` as `check` does; a regression keeps it and its baselines. */
+static int judge_run(struct flagger *fl, struct rs_retention_plan *plan, size_t i,
+		     size_t *flagged)
+{
+	const struct rs_run_entry *e = rs_runs_at(fl->runs, i);
+	const json_t *hist[FLAG_HISTORY];
+	struct rs_check_result *res = NULL;
+	size_t n = 0;
+	int err = 0;
+
+	for (size_t k = i; k-- > 0 && n < FLAG_HISTORY;) {
+		const struct rs_run_entry *b = rs_runs_at(fl->runs, k);
+
+		if (!e->branch || !b->branch || strcmp(e->branch, b->branch))
+			continue;
+		err = rs_run_doc_load(&fl->hist[n], fl->runs, b);
+		if (err)
+			goto out;
+		hist[n] = rs_run_doc_get(fl->hist[n]);
+		n++;
+	}
+	if (!n)
+		goto out;
+	err = rs_run_doc_load(&fl->head, fl->runs, e);
+	if (err)
+		goto out;
+	err = rs_check_run(&res, rs_run_doc_get(fl->head), hist, n, &fl->copts);
+	if (err || !res->regressed)
+		goto out;
+	(*flagged)++;
+	rs_retention_plan_keep_run(plan, e->id);
+	for (size_t k = 0; k < res->n_baseline; k++)
+		rs_retention_plan_keep_run(plan, res->baseline_ids[k]);
+out:
+	rs_check_free(res);
+	flagger_clear_docs(fl);
+	return err;
+}
+
+/*
+ * keep_flagged: every run of this checkout's history that `results check`
+ * flags as a regression, and the baseline runs it was judged against,
+ * keep their raw sessions (to find out why, later). Judged as `check`
+ * judges (same branch, comparable runs, noise band), from the committed
+ * summaries only.
+ */
+static int keep_flagged(struct rs_survey *s, size_t *flagged)
+{
+	struct flagger fl;
+	json_t *config = committed_config(s->repo);
+	int err;
+
+	memset(&fl, 0, sizeof(fl));
+	err = rs_runs_open(&fl.runs, s->repo, NULL);
+	if (err)
+		goto out;
+	/* own_specs borrow the strings of `config` until the end. */
+	fl.own.n_specs = rs_owncode_from_config(config, fl.own_specs, OWN_SPECS_MAX);
+	fl.own.specs = fl.own_specs;
+	fl.copts.own = &fl.own;
+	for (size_t i = 0; i < rs_runs_count(fl.runs) && !err; i++)
+		err = judge_run(&fl, &s->plan, i, flagged);
+out:
+	json_decref(config);
+	rs_runs_free(fl.runs);
+	return err;
+}
+
+int rs_gc_keep_flagged(struct rs_survey *s, int *applied, size_t *flagged)
+{
+	struct rs_retention policy;
+	int err;
+
+	*applied = 0;
+	*flagged = 0;
+	err = rs_retention_load(s->repo, NULL, &policy);
+	if (err || !policy.keep_flagged)
+		return err;
+	*applied = 1;
+	return keep_flagged(s, flagged);
+}
+
+/*
+ * The raw sessions to remove: those no ref's retention keeps that the
+ * remote still holds, each once, announced as they are picked.
+ */
+static size_t pick_drops(struct rs_id *drop, uint64_t *drop_bytes, const struct rs_survey *s,
+			 void (*picked)(const char *, const char *, void *), void *payload)
+{
+	const struct rs_retention_plan *plan = &s->plan;
+	size_t ndrop = 0;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct rs_plan_item *it = &plan->items[i];
+		int dup = 0;
+
+		if (it->keep || rs_retention_plan_keeps(plan, &it->oid) ||
+		    !rs_store_census_has_object(&s->census, &it->oid))
+			continue;
+		for (size_t j = 0; j < ndrop && !dup; j++)
+			dup = !rs_id_cmp(&drop[j], &it->oid);
+		if (dup)
+			continue;
+		drop[ndrop++] = it->oid;
+		*drop_bytes += it->size;
+		if (picked)
+			picked(it->run_id, it->recorded_at, payload);
+	}
+	return ndrop;
+}
+
+static void fill_totals(struct rs_gc_totals *t, const struct rs_survey *s,
+			const struct rs_gc_stats *st)
+{
+	t->runs = s->plan.runs;
+	t->refs = s->plan.refs;
+	t->manifests_removed = st->manifests_removed;
+	t->packs = st->packs;
+	t->packs_started = st->packs_started;
+	t->packs_marked = st->packs_marked;
+	t->packs_rescued = st->packs_rescued;
+	t->packs_swept = st->packs_swept;
+	t->packs_waiting = st->packs_waiting;
+	t->packs_repacked = st->packs_repacked;
+	t->bytes_swept = st->bytes_swept;
+	t->bytes_unreferenced = st->bytes_unreferenced;
+	t->bytes_repacked = st->bytes_repacked;
+}
+
+int rs_gc_run(struct rs_survey *s, const struct rs_gc_settings *settings,
+	      void (*picked)(const char *run_id, const char *recorded_at, void *payload),
+	      void *payload, struct rs_gc_totals *totals)
+{
+	struct rs_gc_options o = { .dry_run = settings->dry_run, .now = settings->now,
+				   .grace = settings->grace, .repack = settings->repack };
+	struct rs_gc_stats st = { 0 };
+	struct rs_id *drop = calloc(s->plan.n ? s->plan.n : 1, sizeof(*drop));
+	int err;
+
+	memset(totals, 0, sizeof(*totals));
+	if (!drop)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	totals->dropped_runs = pick_drops(drop, &totals->dropped_bytes, s, picked, payload);
+	/* Killed writers' leftovers (temporary files, S3 multipart uploads). */
+	if (!o.dry_run && s->remote->tidy)
+		s->remote->tidy(s->remote);
+	err = rs_store_gc_drop(s->remote, &s->census, drop, totals->dropped_runs, &o, &st);
+	if (err)
+		goto out;
+	err = rs_store_gc_collect(s->remote, &s->census, &o, &st);
+	if (err)
+		goto out;
+	fill_totals(totals, s, &st);
+out:
+	free(drop);
+	return err;
+}
