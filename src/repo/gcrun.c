@@ -41,24 +41,44 @@ static json_t *committed_config(struct rs_repo *repo)
 	return j;
 }
 
-/* One keep_flagged pass: the runs, and what every check is judged with. */
+/*
+ * One keep_flagged pass: the runs, and what every check is judged with.
+ * Each run's record is loaded once: `docs[k]` holds run k's from its first
+ * use until the FLAG_HISTORY-th later run of its branch has been judged
+ * (`later[k]` counts them), after which no run can need it again. So a
+ * pass loads every record at most once and holds at most FLAG_HISTORY + 1
+ * per branch, whatever the length of the history.
+ */
 struct flagger {
 	struct rs_runs *runs;
 	struct rs_check_opts copts;
 	struct rs_owncode own;
 	const char *own_specs[OWN_SPECS_MAX];
-	struct rs_run_doc *hist[FLAG_HISTORY];
-	struct rs_run_doc *head;
+	struct rs_run_doc **docs;  /* [rs_runs_count], loaded on first use */
+	unsigned char *later;      /* [rs_runs_count] */
 };
 
-static void flagger_clear_docs(struct flagger *fl)
+/* Run k's record, loaded on first use; borrowed from `fl`. */
+static int flagger_doc(const json_t **out, struct flagger *fl, size_t k)
 {
-	rs_run_doc_free(fl->head);
-	fl->head = NULL;
-	for (size_t k = 0; k < FLAG_HISTORY; k++) {
-		rs_run_doc_free(fl->hist[k]);
-		fl->hist[k] = NULL;
+	int err;
+
+	if (!fl->docs[k]) {
+		err = rs_run_doc_load(&fl->docs[k], fl->runs, rs_runs_at(fl->runs, k));
+		if (err)
+			return err;
 	}
+	*out = rs_run_doc_get(fl->docs[k]);
+	return 0;
+}
+
+/* The run at `k` was history for one more run: drop it after the last. */
+static void flagger_used(struct flagger *fl, size_t k)
+{
+	if (++fl->later[k] < FLAG_HISTORY)
+		return;
+	rs_run_doc_free(fl->docs[k]);
+	fl->docs[k] = NULL;
 }
 
 /* Judge run `i` as `check` does; a regression keeps it and its baselines. */
@@ -66,7 +86,8 @@ static int judge_run(struct flagger *fl, struct rs_retention_plan *plan, size_t 
 		     size_t *flagged)
 {
 	const struct rs_run_entry *e = rs_runs_at(fl->runs, i);
-	const json_t *hist[FLAG_HISTORY];
+	const json_t *hist[FLAG_HISTORY], *head;
+	size_t used[FLAG_HISTORY];
 	struct rs_check_result *res = NULL;
 	size_t n = 0;
 	int err = 0;
@@ -76,18 +97,17 @@ static int judge_run(struct flagger *fl, struct rs_retention_plan *plan, size_t 
 
 		if (!e->branch || !b->branch || strcmp(e->branch, b->branch))
 			continue;
-		err = rs_run_doc_load(&fl->hist[n], fl->runs, b);
+		err = flagger_doc(&hist[n], fl, k);
 		if (err)
 			goto out;
-		hist[n] = rs_run_doc_get(fl->hist[n]);
-		n++;
+		used[n++] = k;
 	}
 	if (!n)
 		goto out;
-	err = rs_run_doc_load(&fl->head, fl->runs, e);
+	err = flagger_doc(&head, fl, i);
 	if (err)
 		goto out;
-	err = rs_check_run(&res, rs_run_doc_get(fl->head), hist, n, &fl->copts);
+	err = rs_check_run(&res, head, hist, n, &fl->copts);
 	if (err || !res->regressed)
 		goto out;
 	(*flagged)++;
@@ -96,7 +116,12 @@ static int judge_run(struct flagger *fl, struct rs_retention_plan *plan, size_t 
 		rs_retention_plan_keep_run(plan, res->baseline_ids[k]);
 out:
 	rs_check_free(res);
-	flagger_clear_docs(fl);
+	for (size_t k = 0; k < n; k++)
+		flagger_used(fl, used[k]);
+	if (!e->branch) { /* never history for a later run */
+		rs_run_doc_free(fl->docs[i]);
+		fl->docs[i] = NULL;
+	}
 	return err;
 }
 
@@ -117,6 +142,12 @@ static int keep_flagged(struct rs_survey *s, size_t *flagged)
 	err = rs_runs_open(&fl.runs, s->repo, NULL);
 	if (err)
 		goto out;
+	fl.docs = calloc(rs_runs_count(fl.runs) + 1, sizeof(*fl.docs));
+	fl.later = calloc(rs_runs_count(fl.runs) + 1, 1);
+	if (!fl.docs || !fl.later) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
 	/* own_specs borrow the strings of `config` until the end. */
 	fl.own.n_specs = rs_owncode_from_config(config, fl.own_specs, OWN_SPECS_MAX);
 	fl.own.specs = fl.own_specs;
@@ -124,6 +155,10 @@ static int keep_flagged(struct rs_survey *s, size_t *flagged)
 	for (size_t i = 0; i < rs_runs_count(fl.runs) && !err; i++)
 		err = judge_run(&fl, &s->plan, i, flagged);
 out:
+	for (size_t k = 0; fl.docs && k < rs_runs_count(fl.runs); k++)
+		rs_run_doc_free(fl.docs[k]);
+	free(fl.docs);
+	free(fl.later);
 	json_decref(config);
 	rs_runs_free(fl.runs);
 	return err;
