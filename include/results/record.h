@@ -104,21 +104,4 @@ const char *rs_record_folder(const struct rs_record *rec);
 RS_MUST_CHECK int rs_record_session(const struct rs_record *rec, const char **name,
 				    unsigned long long *size);
 
-/*
- * The runs of `repo` at `rev` (NULL: HEAD) as rs_runs_open loads them
- * (results/runs.h), reading the index newest month first only until at
- * least `want_recent` runs are held (0: all): what `results list` needs
- * costs the same whatever the length of the history.
- */
-RS_MUST_CHECK int rs_runs_open_recent(struct rs_runs **out, struct rs_repo *repo,
-				      const char *rev, size_t want_recent);
-
-/*
- * `results list --json`: the index entries of `runs` (n of them, in that
- * order) as one pretty-printed JSON array (id, commit, branch, trigger,
- * recorded_at, path, metrics), appended to `out` without a final newline.
- */
-RS_MUST_CHECK int rs_run_entries_json(struct rs_buf *out,
-				      const struct rs_run_entry *const *runs, size_t n);
-
 #endif

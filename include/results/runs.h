@@ -37,6 +37,14 @@ struct rs_run_doc;
 RS_MUST_CHECK int rs_runs_open(struct rs_runs **out, struct rs_repo *repo, const char *rev);
 void rs_runs_free(struct rs_runs *runs);
 
+/*
+ * The runs of `repo` at `rev` (NULL: HEAD) as rs_runs_open loads them, reading the index newest month first only until at
+ * least `want_recent` runs are held (0: all): what `results list` needs
+ * costs the same whatever the length of the history.
+ */
+RS_MUST_CHECK int rs_runs_open_recent(struct rs_runs **out, struct rs_repo *repo,
+				      const char *rev, size_t want_recent);
+
 /* The repository the runs were loaded from (borrowed). */
 struct rs_repo *rs_runs_repo(const struct rs_runs *runs);
 
@@ -81,6 +89,14 @@ int rs_run_entry_metric(const struct rs_run_entry *e, const char *name, double *
  * trigger, recorded_at, path, metrics) to `out`, compact, no newline.
  */
 RS_MUST_CHECK int rs_run_entry_json(struct rs_buf *out, const struct rs_run_entry *e);
+
+/*
+ * `results list --json`: the index entries of `runs` (n of them, in that
+ * order) as one pretty-printed JSON array (id, commit, branch, trigger,
+ * recorded_at, path, metrics), appended to `out` without a final newline.
+ */
+RS_MUST_CHECK int rs_run_entries_json(struct rs_buf *out,
+				      const struct rs_run_entry *const *runs, size_t n);
 
 /*
  * Load the record of run `e` of `runs`. The index is the authority on

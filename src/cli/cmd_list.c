@@ -11,7 +11,6 @@
 #include "cli/opts.h"
 #include "results/buf.h"
 #include "results/error.h"
-#include "results/record.h"
 #include "results/repo.h"
 #include "results/runs.h"
 
