@@ -140,7 +140,8 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 		err = rs_error_wrap(err, "results remote");
 		goto out;
 	}
-	if (!a->level && (level = config_string(a, "results.zstdlevel")))
+	level = config_string(a, "results.zstdlevel");
+	if (!a->level && level)
 		a->level = atoi(level);
 	sopts.zstd_level = a->level;
 	sopts.threads = a->threads;
@@ -186,7 +187,10 @@ static int progress(uint64_t done, uint64_t total, void *payload)
 	(void)total;
 	if (done < a->last_progress)
 		a->last_progress = 0;
-	if (!rs_lfs_reply_progress(&line, a->oid_hex, done, done - a->last_progress))
+	/* Best effort: a progress line that cannot be written is left out. */
+	if (rs_lfs_reply_progress(&line, a->oid_hex, done, done - a->last_progress))
+		rs_error_clear();
+	else
 		send_line(&line);
 	a->last_progress = done;
 	rs_buf_release(&line);
@@ -215,7 +219,12 @@ static const char *advice(int err, int download)
 	}
 }
 
-static void do_transfer(struct agent *a, const struct rs_lfs_message *msg)
+/*
+ * Move one object and answer with its `complete`. A failed object is
+ * told to git-lfs there; only a reply that cannot be written at all
+ * (out of memory) is returned, and ends the agent.
+ */
+static int do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 {
 	struct rs_buf line = RS_BUF_INIT, dest = RS_BUF_INIT, text = RS_BUF_INIT;
 	struct rs_store_put_stats stats;
@@ -237,19 +246,51 @@ static void do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 		if (!err)
 			err = rs_store_get_file(a->store, &msg->oid, msg->size, dest.ptr, progress, a);
 	}
+	if (!err)
+		err = rs_lfs_reply_complete(&line, msg->oid_hex,
+					    msg->event == RS_LFS_DOWNLOAD ? dest.ptr : NULL, 0, NULL);
 	if (err) {
-		rs_buf_printf(&text, "results: %s%s", rs_error_message(),
-			      advice(err, msg->event == RS_LFS_DOWNLOAD));
+		int failed = err;
+
+		err = rs_buf_printf(&text, "results: %s%s", rs_error_message(),
+				    advice(failed, msg->event == RS_LFS_DOWNLOAD));
+		if (err)
+			goto out;
 		diag("%s", text.ptr);
-		rs_lfs_reply_complete(&line, msg->oid_hex, NULL, err == RS_ENOTFOUND ? 404 : 500, text.ptr);
-	} else {
-		rs_lfs_reply_complete(&line, msg->oid_hex,
-				      msg->event == RS_LFS_DOWNLOAD ? dest.ptr : NULL, 0, NULL);
+		err = rs_lfs_reply_complete(&line, msg->oid_hex, NULL,
+					    failed == RS_ENOTFOUND ? 404 : 500, text.ptr);
+		if (err)
+			goto out;
 	}
 	send_line(&line);
+out:
 	rs_buf_release(&line);
 	rs_buf_release(&dest);
 	rs_buf_release(&text);
+	return err;
+}
+
+/*
+ * Set up for git-lfs's init and answer it. An init that fails is told to
+ * git-lfs and returned: the agent cannot go on without its store.
+ */
+static int answer_init(struct agent *a, const struct rs_lfs_message *msg, struct rs_buf *out)
+{
+	int err, reply;
+
+	err = do_init(a, msg);
+	if (err) {
+		fprintf(stderr, "lfs-agent: %s\n", rs_error_message());
+		reply = rs_lfs_reply_init_error(out, 1, rs_error_message());
+	} else {
+		reply = rs_lfs_reply_init_ok(out);
+	}
+	if (reply) {
+		fprintf(stderr, "lfs-agent: cannot answer git-lfs: %s\n", rs_error_message());
+		return reply;
+	}
+	send_line(out);
+	return err;
 }
 
 /*
@@ -285,7 +326,10 @@ static int parse_args(struct agent *a, int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	for (;;) {
+		c = getopt_long(argc, argv, "", longopts, NULL);
+		if (c == -1)
+			break;
 		switch (c) {
 		case 'r': a->remote_arg = optarg; break;
 		case 'l': a->level = atoi(optarg); break;
@@ -324,7 +368,8 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		if (rs_lfs_parse(&msg, line.ptr, line.len)) {
+		err = rs_lfs_parse(&msg, line.ptr, line.len);
+		if (err) {
 			fprintf(stderr, "lfs-agent: bad request from git-lfs: %s\n", rs_error_message());
 			rc = 1;
 			break;
@@ -334,14 +379,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (msg.event == RS_LFS_INIT) {
-			err = do_init(&a, &msg);
-			if (err) {
-				fprintf(stderr, "lfs-agent: %s\n", rs_error_message());
-				rs_lfs_reply_init_error(&out, 1, rs_error_message());
-			} else {
-				rs_lfs_reply_init_ok(&out);
-			}
-			send_line(&out);
+			err = answer_init(&a, &msg, &out);
 			rs_lfs_message_release(&msg);
 			if (err) {
 				rc = 1;
@@ -355,8 +393,13 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		do_transfer(&a, &msg);
+		err = do_transfer(&a, &msg);
 		rs_lfs_message_release(&msg);
+		if (err) {
+			fprintf(stderr, "lfs-agent: cannot answer git-lfs: %s\n", rs_error_message());
+			rc = 1;
+			break;
+		}
 	}
 	report_usage();
 	rs_store_free(a.store);
