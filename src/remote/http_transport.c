@@ -642,8 +642,13 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *userp)
 		struct rs_buf *eb = &t->resp->error_body;
 		size_t space = eb->max - 1 > eb->len ? eb->max - 1 - eb->len : 0;
 
-		if (space)
-			rs_buf_put(eb, p, n < space ? n : space);
+		/*
+		 * Best effort: the error body only adds detail to the message
+		 * about the status, so a failed copy (out of memory) leaves it
+		 * shorter rather than failing the transfer for it.
+		 */
+		if (space && rs_buf_put(eb, p, n < space ? n : space))
+			rs_error_clear();
 		t->error_got += n;
 		if (t->error_got > RS_HTTP_ERROR_BODY_READ) {
 			/* An endless error page: what we have is enough to explain it. */
@@ -714,8 +719,12 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *userp)
 	if (n >= 5 && !memcmp(p, "HTTP/", 5))
 		rs_buf_clear(&t->resp->headers);
 	/* Headers past the cap are ignored: only a few are ever looked up. */
-	if (t->resp->headers.len + n < RS_HTTP_HEADERS_MAX)
-		rs_buf_put(&t->resp->headers, p, n);
+	if (t->resp->headers.len + n >= RS_HTTP_HEADERS_MAX)
+		return n;
+	/* Out of memory: stop, rather than go on with a header missing. */
+	t->err = rs_buf_put(&t->resp->headers, p, n);
+	if (t->err)
+		return 0;
 	return n;
 }
 

@@ -147,7 +147,7 @@ static void scrub_message(const char *url)
 	size_t len[2] = { 0, 0 };
 	struct rs_buf msg = RS_BUF_INIT;
 	const char *m, *hit;
-	int code = rs_error_last(), i, any = 0;
+	int code = rs_error_last(), i, any = 0, err = 0;
 
 	if (!url_split(url, &u))
 		return;
@@ -179,14 +179,27 @@ static void scrub_message(const char *url)
 			}
 		}
 		if (!first) {
-			rs_buf_puts(&msg, m);
+			err = rs_buf_puts(&msg, m);
 			break;
 		}
-		rs_buf_put(&msg, m, (size_t)(first - m));
-		rs_buf_puts(&msg, which == 0 ? "" : "?<hidden>");
+		err = rs_buf_put(&msg, m, (size_t)(first - m));
+		if (err)
+			break;
+		err = rs_buf_puts(&msg, which == 0 ? "" : "?<hidden>");
+		if (err)
+			break;
 		m = first + len[which];
 	}
-	rs_error_set(code, "%s", msg.ptr ? msg.ptr : "the remote URL is not valid");
+	/*
+	 * Out of memory: the failed put has overwritten the message `m` was
+	 * reading, and msg holds only part of it; say what is known without
+	 * quoting the URL.
+	 */
+	if (err)
+		rs_error_set(code, "the remote URL is not valid (and there was no memory to "
+			     "say more without quoting its credential)");
+	else
+		rs_error_set(code, "%s", msg.ptr ? msg.ptr : "the remote URL is not valid");
 	rs_buf_release(&msg);
 }
 
