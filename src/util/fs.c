@@ -379,13 +379,18 @@ int rs_fs_exists(const char *path)
 int rs_fs_join(struct rs_buf *out, const char *a, const char *b)
 {
 	size_t la = strlen(a);
+	int err;
 
 	rs_buf_clear(out);
 	while (la > 1 && a[la - 1] == '/')
 		la--;
 	while (*b == '/')
 		b++;
-	if (rs_buf_put(out, a, la) || rs_buf_putc(out, '/') || rs_buf_puts(out, b))
-		return rs_error_last();
-	return 0;
+	err = rs_buf_put(out, a, la);
+	if (err)
+		return err;
+	err = rs_buf_putc(out, '/');
+	if (err)
+		return err;
+	return rs_buf_puts(out, b);
 }
