@@ -647,8 +647,11 @@ static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint
 		return fail_keep(p, err);
 	*out = p->nframes;
 	p->frames[p->nframes++] = f;
-	if (p->cb.frame && (err = p->cb.frame(p->cb.ctx, p, *out, f)))
-		return fail_keep(p, err);
+	if (p->cb.frame) {
+		err = p->cb.frame(p->cb.ctx, p, *out, f);
+		if (err)
+			return fail_keep(p, err);
+	}
 	return 0;
 }
 
@@ -666,13 +669,18 @@ static int intern_frame_miss(struct rs_session_parser *p, const char *raw, size_
 		return err;
 	h = rs_intern_hash(p->scratch.ptr, p->scratch.len, p->seed ^ 0x6672616du);
 	id = rs_intern_find(&p->frame_tab, p->scratch.ptr, p->scratch.len, h);
-	if (id == RS_INTERN_NONE && (err = new_frame(p, p->scratch.ptr, p->scratch.len, h, &id)))
-		return err;
+	if (id == RS_INTERN_NONE) {
+		err = new_frame(p, p->scratch.ptr, p->scratch.len, h, &id);
+		if (err)
+			return err;
+	}
 	if (p->raw_tab.count >= MAX_ALIASES)
 		return fail(p, RS_EUSAGE, "session spells its frames in more than %u ways", MAX_ALIASES);
 	if (len == p->frames[id]->identifier_len && memcmp(raw, p->frames[id]->identifier, len) == 0)
 		key = p->frames[id]->identifier;
-	else if (!(key = arena_strdup(p, raw, len)))
+	else
+		key = arena_strdup(p, raw, len);
+	if (!key)
 		return p->failed;
 	err = rs_intern_insert(&p->raw_tab, key, len, raw_hash, id);
 	if (err)
@@ -777,7 +785,8 @@ static int list_add(struct rs_session_parser *p, struct str_list *l)
 			return fail(p, RS_EGENERIC, "out of memory");
 		l->items = n;
 	}
-	if (!(s = malloc(p->scratch.len + 1)))
+	s = malloc(p->scratch.len + 1);
+	if (!s)
 		return fail(p, RS_EGENERIC, "out of memory");
 	memcpy(s, p->scratch.ptr, p->scratch.len + 1);
 	l->items[l->len++] = s;
@@ -967,8 +976,11 @@ static int end_root(struct rs_session_parser *p, uint64_t off)
 		p->hdr.layout = 4;
 	else
 		p->hdr.layout = p->records_first ? 4 : 5;
-	if (p->cb.header && (err = p->cb.header(p->cb.ctx, p, &p->hdr)))
-		return fail_keep(p, err);
+	if (p->cb.header) {
+		err = p->cb.header(p->cb.ctx, p, &p->hdr);
+		if (err)
+			return fail_keep(p, err);
+	}
 	return 0;
 }
 
@@ -1036,6 +1048,64 @@ static int on_root_key(struct rs_session_parser *p, uint64_t off)
 	return 0;
 }
 
+/* A frame of a sample's stack: the parser's hot path. */
+static inline int stack_string(struct rs_session_parser *p, const char *raw, size_t len,
+			       uint64_t off)
+{
+	uint32_t id;
+	int err;
+
+	err = stack_frame(p, raw, len, off, &id);
+	if (err)
+		return err;
+	if (p->stack_len < p->stack_alloc) {
+		p->stack[p->stack_len++] = id;
+	} else {
+		err = push_id(p, &p->stack, &p->stack_len, &p->stack_alloc, id, off);
+		if (err)
+			return err;
+	}
+	p->lv[p->depth - 1].count++;
+	p->expect = EXP_COMMA_OR_CLOSE;
+	return 0;
+}
+
+/* An object's key; the top-level object's keys are looked at. */
+static int key_string(struct rs_session_parser *p, const char *raw, size_t len, uint64_t off)
+{
+	int err;
+
+	err = decode_string(p, raw, len, off);
+	if (err)
+		return err;
+	if (p->lv[p->depth - 1].role == ROLE_ROOT) {
+		err = on_root_key(p, off);
+		if (err)
+			return err;
+	}
+	p->expect = EXP_COLON;
+	return 0;
+}
+
+/* A string value of the top-level object: "target_description" or "program". */
+static int root_string(struct rs_session_parser *p, const char *raw, size_t len, uint64_t off)
+{
+	int err;
+
+	if (p->key != KEY_OTHER && p->key != KEY_TARGET && p->key != KEY_PROGRAM)
+		return type_error(p, off,
+				  p->key == KEY_FRAME_RECORDS || p->key >= KEY_SYS_PATH
+					  ? "an array" : "a number", '"');
+	err = decode_string(p, raw, len, off);
+	if (err)
+		return err;
+	if (p->key == KEY_TARGET)
+		return set_string(p, &p->target, &p->hdr.target_description);
+	if (p->key == KEY_PROGRAM)
+		return set_string(p, &p->program, &p->hdr.program);
+	return 0;
+}
+
 static int on_string(struct rs_session_parser *p, const char *raw, size_t len, uint64_t off)
 {
 	const char *stored;
@@ -1044,27 +1114,10 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 
 	/* The hot path first: a frame of a sample's stack. */
 	if (p->depth && (p->expect == EXP_VALUE || p->expect == EXP_VALUE_OR_CLOSE) &&
-	    p->lv[p->depth - 1].role == ROLE_STACK) {
-		err = stack_frame(p, raw, len, off, &id);
-		if (err)
-			return err;
-		if (p->stack_len < p->stack_alloc)
-			p->stack[p->stack_len++] = id;
-		else if ((err = push_id(p, &p->stack, &p->stack_len, &p->stack_alloc, id, off)))
-			return err;
-		p->lv[p->depth - 1].count++;
-		p->expect = EXP_COMMA_OR_CLOSE;
-		return 0;
-	}
-	if (p->expect == EXP_KEY || p->expect == EXP_KEY_OR_CLOSE) {
-		err = decode_string(p, raw, len, off);
-		if (err)
-			return err;
-		if (p->lv[p->depth - 1].role == ROLE_ROOT && (err = on_root_key(p, off)))
-			return err;
-		p->expect = EXP_COLON;
-		return 0;
-	}
+	    p->lv[p->depth - 1].role == ROLE_STACK)
+		return stack_string(p, raw, len, off);
+	if (p->expect == EXP_KEY || p->expect == EXP_KEY_OR_CLOSE)
+		return key_string(p, raw, len, off);
 	err = value_position(p, off, '"');
 	if (err)
 		return err;
@@ -1081,16 +1134,8 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 			return err;
 		break;
 	case ROLE_ROOT:
-		if (p->key != KEY_OTHER && p->key != KEY_TARGET && p->key != KEY_PROGRAM)
-			return type_error(p, off,
-					  p->key == KEY_FRAME_RECORDS || p->key >= KEY_SYS_PATH
-						  ? "an array" : "a number", '"');
-		err = decode_string(p, raw, len, off);
+		err = root_string(p, raw, len, off);
 		if (err)
-			return err;
-		if (p->key == KEY_TARGET && (err = set_string(p, &p->target, &p->hdr.target_description)))
-			return err;
-		if (p->key == KEY_PROGRAM && (err = set_string(p, &p->program, &p->hdr.program)))
 			return err;
 		break;
 	case ROLE_RECORDS:
@@ -1101,9 +1146,11 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 		err = decode_string(p, raw, len, off);
 		if (err)
 			return err;
-		if (role == ROLE_SYS_PATH && (err = list_add(p, &p->sys_path)))
-			return err;
-		if (role == ROLE_SYS_PREFIXES && (err = list_add(p, &p->sys_prefixes)))
+		if (role == ROLE_SYS_PATH)
+			err = list_add(p, &p->sys_path);
+		else if (role == ROLE_SYS_PREFIXES)
+			err = list_add(p, &p->sys_prefixes);
+		if (err)
 			return err;
 		break;
 	}
@@ -1321,8 +1368,11 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
 	if (n == 0)
 		return 0;
 #define OFF(ptr) (p->consumed + (uint64_t)((ptr) - start))
-	if (p->partial && (err = resume_partial(p, &s, e)))
-		goto out;
+	if (p->partial) {
+		err = resume_partial(p, &s, e);
+		if (err)
+			goto out;
+	}
 	while (s < e) {
 		const unsigned char *t;
 		size_t lim;
