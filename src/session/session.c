@@ -1358,6 +1358,72 @@ static int resume_partial(struct rs_session_parser *p, const unsigned char **sp,
 	return err;
 }
 
+/*
+ * The tokens that may run past the end of a chunk: a string, a number, a
+ * literal. Each reads from *s (at byte `off` of the session), hands the
+ * whole token on or starts a partial one, and moves *s past what it used.
+ * Inline: they are the feed loop's own cases, split out to be read.
+ */
+static inline int feed_string(struct rs_session_parser *p, const unsigned char **s,
+			      const unsigned char *e, uint64_t off)
+{
+	const unsigned char *t;
+	size_t lim = (size_t)(e - *s - 1);
+	int err;
+
+	if (lim > RS_SESSION_MAX_STRING + 1)
+		lim = RS_SESSION_MAX_STRING + 1;
+	t = find_quote(*s + 1, *s + 1, *s + 1 + lim);
+	if (t) {
+		if ((size_t)(t - *s - 1) > RS_SESSION_MAX_STRING)
+			return too_long(p, PART_STRING, off);
+		err = on_string(p, (const char *)*s + 1, (size_t)(t - *s - 1), off);
+		*s = t + 1;
+		return err;
+	}
+	if (*s + 1 + lim < e)
+		return too_long(p, PART_STRING, off);
+	err = start_partial(p, PART_STRING, *s + 1, e, off);
+	*s = e;
+	return err;
+}
+
+static inline int feed_number(struct rs_session_parser *p, const unsigned char **s,
+			      const unsigned char *e, uint64_t off)
+{
+	const unsigned char *t;
+	int err;
+
+	for (t = *s; t < e && is_number_char(*t); t++)
+		;
+	if ((size_t)(t - *s) > RS_SESSION_MAX_NUMBER)
+		err = too_long(p, PART_NUMBER, off);
+	else if (t == e)
+		err = start_partial(p, PART_NUMBER, *s, e, off);
+	else
+		err = on_number(p, (const char *)*s, (size_t)(t - *s), off);
+	*s = t;
+	return err;
+}
+
+static inline int feed_literal(struct rs_session_parser *p, const unsigned char **s,
+			       const unsigned char *e, uint64_t off)
+{
+	const unsigned char *t;
+	int err;
+
+	for (t = *s; t < e && is_literal_char(*t) && t - *s <= RS_SESSION_MAX_NUMBER; t++)
+		;
+	if ((size_t)(t - *s) > RS_SESSION_MAX_NUMBER)
+		err = too_long(p, PART_LITERAL, off);
+	else if (t == e)
+		err = start_partial(p, PART_LITERAL, *s, e, off);
+	else
+		err = on_literal(p, (const char *)*s, (size_t)(t - *s), off);
+	*s = t;
+	return err;
+}
+
 int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_t n)
 {
 	const unsigned char *start = bytes, *s = start, *e = start + n;
@@ -1374,8 +1440,6 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
 			goto out;
 	}
 	while (s < e) {
-		const unsigned char *t;
-		size_t lim;
 		int c = *s;
 
 		switch (c) {
@@ -1383,23 +1447,7 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
 			s++;
 			continue;
 		case '"':
-			lim = (size_t)(e - s - 1);
-			if (lim > RS_SESSION_MAX_STRING + 1)
-				lim = RS_SESSION_MAX_STRING + 1;
-			t = find_quote(s + 1, s + 1, s + 1 + lim);
-			if (t) {
-				if ((size_t)(t - s - 1) > RS_SESSION_MAX_STRING) {
-					err = too_long(p, PART_STRING, OFF(s));
-					goto out;
-				}
-				err = on_string(p, (const char *)s + 1, (size_t)(t - s - 1), OFF(s));
-				s = t + 1;
-			} else if (s + 1 + lim < e) {
-				err = too_long(p, PART_STRING, OFF(s));
-			} else {
-				err = start_partial(p, PART_STRING, s + 1, e, OFF(s));
-				s = e;
-			}
+			err = feed_string(p, &s, e, OFF(s));
 			break;
 		case ',':
 			if (p->expect != EXP_COMMA_OR_CLOSE) {
@@ -1427,28 +1475,10 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
 			break;
 		case '-': case '0': case '1': case '2': case '3': case '4':
 		case '5': case '6': case '7': case '8': case '9':
-			for (t = s; t < e && is_number_char(*t); t++)
-				;
-			if ((size_t)(t - s) > RS_SESSION_MAX_NUMBER) {
-				err = too_long(p, PART_NUMBER, OFF(s));
-			} else if (t == e) {
-				err = start_partial(p, PART_NUMBER, s, e, OFF(s));
-			} else {
-				err = on_number(p, (const char *)s, (size_t)(t - s), OFF(s));
-			}
-			s = t;
+			err = feed_number(p, &s, e, OFF(s));
 			break;
 		case 't': case 'f': case 'n':
-			for (t = s; t < e && is_literal_char(*t) && t - s <= RS_SESSION_MAX_NUMBER; t++)
-				;
-			if ((size_t)(t - s) > RS_SESSION_MAX_NUMBER) {
-				err = too_long(p, PART_LITERAL, OFF(s));
-			} else if (t == e) {
-				err = start_partial(p, PART_LITERAL, s, e, OFF(s));
-			} else {
-				err = on_literal(p, (const char *)s, (size_t)(t - s), OFF(s));
-			}
-			s = t;
+			err = feed_literal(p, &s, e, OFF(s));
 			break;
 		default:
 			err = syntax_error(p, OFF(s), c);
