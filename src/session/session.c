@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include "session/intern.h"
+#include "util/array.h"
 #include "results/buf.h"
 #include "results/error.h"
 #include "util/hex.h"
@@ -313,18 +314,8 @@ static void *arena_alloc(struct rs_session_parser *p, size_t n)
 static int grow_array(struct rs_session_parser *p, void **arr, size_t *alloc, size_t need,
 		      size_t elem)
 {
-	size_t n = *alloc ? *alloc : 16;
-	void *q;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*arr, n * elem);
-	if (!q)
+	if (rs_array_grow(arr, alloc, need, elem, 16))
 		return fail(p, RS_EGENERIC, "out of memory");
-	*arr = q;
-	*alloc = n;
 	return 0;
 }
 

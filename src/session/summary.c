@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "session/intern.h"
+#include "util/array.h"
 #include "results/error.h"
 
 struct func_stat {
@@ -85,19 +86,8 @@ struct rs_summary {
 
 static int grow(void **arr, size_t *alloc, size_t need, size_t elem)
 {
-	size_t n = *alloc ? *alloc : 64;
-	void *q;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*arr, n * elem);
-	if (!q)
+	if (rs_array_grow(arr, alloc, need, elem, 64))
 		return rs_error_set(RS_EGENERIC, "out of memory summarising a session");
-	memset((char *)q + *alloc * elem, 0, (n - *alloc) * elem);
-	*arr = q;
-	*alloc = n;
 	return 0;
 }
 
