@@ -260,6 +260,12 @@ static int put_param(struct rs_buf *url, const char *name, const char *value)
 	return rs_percent_encode_str(url, value, RS_SLASH_ENCODE);
 }
 
+/* A listing's place to go on from, as put_param; nothing when it is empty. */
+static int put_marker(struct rs_buf *url, const char *name, const struct rs_buf *marker)
+{
+	return marker->len ? put_param(url, name, marker->ptr) : 0;
+}
+
 /* A bucket-level listing: "<base>/?<what>&prefix=<prefix>". */
 static int listing_url(struct s3_remote *s, struct rs_buf *url, const char *what,
 		       const char *prefix)
@@ -1116,9 +1122,7 @@ static int list_url(struct s3_remote *s, struct rs_buf *url, const char *full, u
 		if (err)
 			return err;
 	}
-	if (token->len)
-		return put_param(url, "&continuation-token=", token->ptr);
-	return 0;
+	return put_marker(url, "&continuation-token=", token);
 }
 
 static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb,
@@ -1363,14 +1367,10 @@ static int uploads_url(struct s3_remote *s, struct rs_buf *url, const struct rs_
 	err = listing_url(s, url, "uploads", s->prefix);
 	if (err)
 		return err;
-	if (kmark->len) {
-		err = put_param(url, "&key-marker=", kmark->ptr);
-		if (err)
-			return err;
-	}
-	if (imark->len)
-		return put_param(url, "&upload-id-marker=", imark->ptr);
-	return 0;
+	err = put_marker(url, "&key-marker=", kmark);
+	if (err)
+		return err;
+	return put_marker(url, "&upload-id-marker=", imark);
 }
 
 /*

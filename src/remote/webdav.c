@@ -620,6 +620,17 @@ out:
 	return err;
 }
 
+/* webdav_put of bytes the server is to take as they are. */
+static int put_octets(struct webdav_remote *w, const char *key, struct rs_http_request *req,
+		      long *status)
+{
+	int err = rs_http_request_set_header(req, "Content-Type", "application/octet-stream");
+
+	if (err)
+		return err;
+	return webdav_put(w, key, req, status);
+}
+
 static int webdav_put_buf(struct rs_remote *r, const char *key, const void *p,
 			  size_t n)
 {
@@ -629,10 +640,7 @@ static int webdav_put_buf(struct rs_remote *r, const char *key, const void *p,
 
 	rs_http_request_init(&req, "PUT", NULL);
 	rs_http_request_set_body_mem(&req, p, n);
-	err = rs_http_request_set_header(&req, "Content-Type",
-					 "application/octet-stream");
-	if (!err)
-		err = webdav_put((struct webdav_remote *)r, key, &req, &status);
+	err = put_octets((struct webdav_remote *)r, key, &req, &status);
 	rs_http_request_release(&req);
 	return err;
 }
@@ -648,10 +656,7 @@ static int webdav_put_file(struct rs_remote *r, const char *key, const char *pat
 		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
 	rs_http_request_init(&req, "PUT", NULL);
 	rs_http_request_set_body_file(&req, path, 0, (uint64_t)st.st_size);
-	err = rs_http_request_set_header(&req, "Content-Type",
-					 "application/octet-stream");
-	if (!err)
-		err = webdav_put((struct webdav_remote *)r, key, &req, &status);
+	err = put_octets((struct webdav_remote *)r, key, &req, &status);
 	rs_http_request_release(&req);
 	return err;
 }
@@ -679,10 +684,7 @@ static int webdav_put_stream(struct rs_remote *r, const char *key,
 	if (!no_chunked) {
 		rs_http_request_init(&req, "PUT", NULL);
 		rs_http_request_set_body_stream(&req, g);
-		err = rs_http_request_set_header(&req, "Content-Type",
-						 "application/octet-stream");
-		if (!err)
-			err = webdav_put(w, key, &req, &status);
+		err = put_octets(w, key, &req, &status);
 		rs_http_request_release(&req);
 		if (!err || (err != RS_ECORRUPT && status != 400 && status != 411 && status != 501))
 			return err;
