@@ -998,9 +998,11 @@ static int on_close(struct rs_session_parser *p, int c, uint64_t off)
 				    "not a pyinstrument session: the frame record ending at byte %llu must be [stack, time]",
 				    (unsigned long long)off);
 		p->samples++;
-		if (p->cb.sample &&
-		    (err = p->cb.sample(p->cb.ctx, p, p->stack, p->stack_len, p->record_time)))
-			return fail_keep(p, err);
+		if (p->cb.sample) {
+			err = p->cb.sample(p->cb.ctx, p, p->stack, p->stack_len, p->record_time);
+			if (err)
+				return fail_keep(p, err);
+		}
 		break;
 	case ROLE_START_STACK:
 		p->hdr.start_call_stack = p->start_stack;
