@@ -391,6 +391,29 @@ static char *put_utf8(char *o, unsigned long cp)
 }
 
 /*
+ * The \uXXXX escape at *s, moving *s past it: a surrogate pair is one
+ * code point, a lone surrogate U+FFFD. -1 without four hex digits.
+ */
+static long u_escape(const unsigned char **s, const unsigned char *e)
+{
+	long cp = hex4(*s + 2, e), lo;
+
+	if (cp < 0)
+		return -1;
+	*s += 6;
+	if (cp >= 0xd800 && cp <= 0xdbff && e - *s >= 6 && (*s)[0] == '\\' && (*s)[1] == 'u') {
+		lo = hex4(*s + 2, e);
+		if (lo >= 0xdc00 && lo <= 0xdfff) {
+			*s += 6;
+			return 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+		}
+	}
+	if (cp >= 0xd800 && cp <= 0xdfff)
+		return 0xfffd;
+	return cp;
+}
+
+/*
  * Decode and validate the body of a JSON string (`raw`, without quotes,
  * starting at byte `off` + 1) into p->scratch, NUL-terminated. Decoding
  * never lengthens a string, so the output fits in len + 1 bytes. A lone
@@ -411,7 +434,7 @@ static int decode_string(struct rs_session_parser *p, const char *raw, size_t le
 		unsigned long long at = (unsigned long long)(off + 1 + (uint64_t)(s - (const unsigned char *)raw));
 
 		if (c == '\\') {
-			long cp, lo;
+			long cp;
 
 			if (e - s < 2)
 				return fail(p, RS_ECORRUPT, "invalid session JSON at byte %llu: unfinished escape", at);
@@ -425,18 +448,10 @@ static int decode_string(struct rs_session_parser *p, const char *raw, size_t le
 			case 'r': *o++ = '\r'; s += 2; continue;
 			case 't': *o++ = '\t'; s += 2; continue;
 			case 'u':
-				cp = hex4(s + 2, e);
+				cp = u_escape(&s, e);
 				if (cp < 0)
 					return fail(p, RS_ECORRUPT,
 						    "invalid session JSON at byte %llu: '\\u' needs four hex digits", at);
-				s += 6;
-				if (cp >= 0xd800 && cp <= 0xdbff && e - s >= 6 && s[0] == '\\' &&
-				    s[1] == 'u' && (lo = hex4(s + 2, e)) >= 0xdc00 && lo <= 0xdfff) {
-					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-					s += 6;
-				} else if (cp >= 0xd800 && cp <= 0xdfff) {
-					cp = 0xfffd;
-				}
 				o = put_utf8(o, (unsigned long)cp);
 				continue;
 			default:
