@@ -102,6 +102,28 @@ static const char *config_string(struct agent *a, const char *key)
 	return rs_config_get(a->config, key);
 }
 
+/*
+ * An unreachable remote should fail here, once, not on every object; so
+ * should a download from a store nothing was ever pushed to (its FORMAT
+ * file is written by the first push): a wrong results.remote. A store in
+ * another format is refused here too. Reading FORMAT now also spares each
+ * upload that request.
+ */
+static int check_store(struct agent *a, const struct rs_lfs_message *msg)
+{
+	int e = rs_store_check_format(a->store);
+
+	if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD)
+		return e; /* rs_store_no_store_error's message, as results fetch says it */
+	if (e == RS_EUSAGE)
+		return e;
+	if (e && e != RS_ENOTFOUND)
+		return rs_error_wrap(e, "the results remote '%s' does not answer",
+				     a->remote->display_url);
+	rs_error_clear();
+	return 0;
+}
+
 static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 {
 	struct rs_remote_options ropts;
@@ -150,30 +172,7 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 	err = rs_store_open(&a->store, a->remote, &sopts);
 	if (err)
 		goto out;
-	/*
-	 * An unreachable remote should fail here, once, not on every object;
-	 * so should a download from a store nothing was ever pushed to (its
-	 * FORMAT file is written by the first push): a wrong results.remote.
-	 * A store in another format is refused here too. Reading FORMAT now
-	 * also spares each upload that request.
-	 */
-	{
-		int e = rs_store_check_format(a->store);
-
-		if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD) {
-			err = e; /* rs_store_no_store_error's message, as results fetch says it */
-			goto out;
-		}
-		if (e == RS_EUSAGE) {
-			err = e;
-			goto out;
-		}
-		if (e && e != RS_ENOTFOUND) {
-			err = rs_error_wrap(e, "the results remote '%s' does not answer", a->remote->display_url);
-			goto out;
-		}
-		rs_error_clear();
-	}
+	err = check_store(a, msg);
 out:
 	rs_buf_release(&cache);
 	return err;
@@ -346,17 +345,34 @@ static int parse_args(struct agent *a, int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * Answer one request: 0 to read the next, 1 when git-lfs is done with us
+ * (terminate), or an error that ends the agent (said on stderr).
+ */
+static int answer(struct agent *a, struct rs_lfs_message *msg, struct rs_buf *out)
 {
-	struct agent a;
+	int err;
+
+	if (msg->event == RS_LFS_TERMINATE)
+		return 1;
+	if (msg->event == RS_LFS_INIT)
+		return answer_init(a, msg, out);
+	if (!a->store) {
+		fprintf(stderr, "lfs-agent: transfer request before init\n");
+		return RS_EUSAGE;
+	}
+	err = do_transfer(a, msg);
+	if (err)
+		fprintf(stderr, "lfs-agent: cannot answer git-lfs: %s\n", rs_error_message());
+	return err;
+}
+
+/* Read and answer requests until git-lfs is done: main's exit status. */
+static int serve(struct agent *a)
+{
 	struct rs_buf pending = RS_BUF_INIT, line = RS_BUF_INIT, out = RS_BUF_INIT;
 	int rc = 0, err;
 
-	memset(&a, 0, sizeof(a));
-	rc = parse_args(&a, argc, argv);
-	if (rc)
-		return rc;
-	rs_repo_global_init();
 	for (;;) {
 		struct rs_lfs_message msg;
 
@@ -374,42 +390,36 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		if (msg.event == RS_LFS_TERMINATE) {
-			rs_lfs_message_release(&msg);
-			break;
-		}
-		if (msg.event == RS_LFS_INIT) {
-			err = answer_init(&a, &msg, &out);
-			rs_lfs_message_release(&msg);
-			if (err) {
-				rc = 1;
-				break;
-			}
-			continue;
-		}
-		if (!a.store) {
-			fprintf(stderr, "lfs-agent: transfer request before init\n");
-			rs_lfs_message_release(&msg);
-			rc = 1;
-			break;
-		}
-		err = do_transfer(&a, &msg);
+		err = answer(a, &msg, &out);
 		rs_lfs_message_release(&msg);
 		if (err) {
-			fprintf(stderr, "lfs-agent: cannot answer git-lfs: %s\n", rs_error_message());
-			rc = 1;
+			rc = err > 0 ? 0 : 1;
 			break;
 		}
 	}
+	rs_buf_release(&pending);
+	rs_buf_release(&line);
+	rs_buf_release(&out);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct agent a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = parse_args(&a, argc, argv);
+	if (rc)
+		return rc;
+	rs_repo_global_init();
+	rc = serve(&a);
 	report_usage();
 	rs_store_free(a.store);
 	rs_remote_free(a.remote);
 	rs_config_free(a.own_config);
 	rs_repo_free(a.repo);
 	free(a.lfs_tmp);
-	rs_buf_release(&pending);
-	rs_buf_release(&line);
-	rs_buf_release(&out);
 	rs_repo_global_shutdown();
 	return rc;
 }
