@@ -1432,6 +1432,7 @@ static inline int feed_literal(struct rs_session_parser *p, const unsigned char 
 	return err;
 }
 
+/* Not split further: what is left are the one-line cases of the per-byte switch. */
 int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_t n)
 {
 	const unsigned char *start = bytes, *s = start, *e = start + n;
