@@ -583,29 +583,34 @@ static int intern_function(struct rs_session_parser *p, struct rs_session_frame 
  * into a new frame. Identifiers that do not follow the pattern (synthetic
  * frames like "[await]") are kept whole as the function name.
  */
-static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint64_t hash,
-		     uint32_t *out)
+/* The pieces of a frame identifier, pointing into it. */
+struct frame_parts {
+	const char *fn, *file, *cls;
+	size_t fn_len, file_len, cls_len;
+	int64_t line, exec_line;
+	int hidden;
+};
+
+static void split_identifier(const char *id, size_t n, struct frame_parts *fp)
 {
 	const char *attr = memchr(id, '\1', n);
 	size_t base = attr ? (size_t)(attr - id) : n;
-	const char *z1 = memchr(id, '\0', base), *z2 = NULL;
-	const char *fn = id, *file = "", *cls = NULL;
-	size_t fn_len = base, file_len = 0, cls_len = 0;
-	struct rs_session_frame *f;
-	int64_t line = 0, exec_line = -1;
-	int hidden = 0, err;
+	const char *z1 = memchr(id, '\0', base), *z2;
 
-	if (p->nframes >= RS_SESSION_MAX_FRAMES)
-		return fail(p, RS_EUSAGE, "session has more than %u distinct frames", RS_SESSION_MAX_FRAMES);
+	memset(fp, 0, sizeof(*fp));
+	fp->fn = id;
+	fp->fn_len = base;
+	fp->file = "";
+	fp->exec_line = -1;
 	if (z1) {
-		fn_len = (size_t)(z1 - id);
-		file = z1 + 1;
-		z2 = memchr(file, '\0', base - fn_len - 1);
-		file_len = z2 ? (size_t)(z2 - file) : base - fn_len - 1;
+		fp->fn_len = (size_t)(z1 - id);
+		fp->file = z1 + 1;
+		z2 = memchr(fp->file, '\0', base - fp->fn_len - 1);
+		fp->file_len = z2 ? (size_t)(z2 - fp->file) : base - fp->fn_len - 1;
 		if (z2) {
-			line = parse_line(z2 + 1, base - (size_t)(z2 + 1 - id));
-			if (line < 0)
-				line = 0;
+			fp->line = parse_line(z2 + 1, base - (size_t)(z2 + 1 - id));
+			if (fp->line < 0)
+				fp->line = 0;
 		}
 	}
 	while (attr) {
@@ -613,31 +618,42 @@ static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint
 		size_t vl = (next ? (size_t)(next - v) : n - (size_t)(v - id));
 
 		if (vl >= 1 && v[0] == 'c') {
-			cls = v + 1;
-			cls_len = vl - 1;
+			fp->cls = v + 1;
+			fp->cls_len = vl - 1;
 		} else if (vl >= 1 && v[0] == 'l') {
-			exec_line = parse_line(v + 1, vl - 1);
+			fp->exec_line = parse_line(v + 1, vl - 1);
 		} else if (vl >= 1 && v[0] == 'h') {
-			hidden = 1;
+			fp->hidden = 1;
 		}
 		attr = next;
 	}
+}
 
+static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint64_t hash,
+		     uint32_t *out)
+{
+	struct frame_parts fp;
+	struct rs_session_frame *f;
+	int err;
+
+	if (p->nframes >= RS_SESSION_MAX_FRAMES)
+		return fail(p, RS_EUSAGE, "session has more than %u distinct frames", RS_SESSION_MAX_FRAMES);
+	split_identifier(id, n, &fp);
 	f = arena_alloc(p, sizeof(*f));
 	if (!f)
 		return p->failed;
 	memset(f, 0, sizeof(*f));
 	f->identifier = arena_strdup(p, id, n);
-	f->function = arena_strdup(p, fn, fn_len);
-	f->file = arena_strdup(p, file, file_len);
-	if (cls)
-		f->class_name = arena_strdup(p, cls, cls_len);
-	if (!f->identifier || !f->function || !f->file || (cls && !f->class_name))
+	f->function = arena_strdup(p, fp.fn, fp.fn_len);
+	f->file = arena_strdup(p, fp.file, fp.file_len);
+	if (fp.cls)
+		f->class_name = arena_strdup(p, fp.cls, fp.cls_len);
+	if (!f->identifier || !f->function || !f->file || (fp.cls && !f->class_name))
 		return p->failed;
 	f->identifier_len = n;
-	f->line = line;
-	f->exec_line = exec_line;
-	f->hidden = hidden;
+	f->line = fp.line;
+	f->exec_line = fp.exec_line;
+	f->hidden = fp.hidden;
 	err = intern_file(p, f->file, &f->file_id);
 	if (err)
 		return err;
@@ -891,6 +907,41 @@ static void end_value(struct rs_session_parser *p)
 	p->expect = EXP_COMMA_OR_CLOSE;
 }
 
+/*
+ * The role of an array or object opened as a value of the top-level
+ * object, or a (negative) error code.
+ */
+static int root_value_role(struct rs_session_parser *p, int c, uint64_t off)
+{
+	switch (p->key) {
+	case KEY_OTHER:
+		return c == '{' ? ROLE_SKIP_OBJ : ROLE_SKIP_ARR;
+	case KEY_FRAME_RECORDS:
+		if (c != '[')
+			return type_error(p, off, "an array", c);
+		return ROLE_RECORDS;
+	case KEY_START_CALL_STACK:
+		if (c != '[')
+			return type_error(p, off, "an array of frame strings", c);
+		p->start_stack_len = 0;
+		p->hdr.start_call_stack = NULL;
+		p->hdr.start_call_stack_len = 0;
+		return ROLE_START_STACK;
+	case KEY_SYS_PATH:
+	case KEY_SYS_PREFIXES:
+		if (c != '[')
+			return type_error(p, off, "an array of strings", c);
+		list_free(p->key == KEY_SYS_PATH ? &p->sys_path : &p->sys_prefixes);
+		sync_lists(p);
+		return p->key == KEY_SYS_PATH ? ROLE_SYS_PATH : ROLE_SYS_PREFIXES;
+	case KEY_TARGET:
+	case KEY_PROGRAM:
+		return type_error(p, off, "a string", c);
+	default:
+		return type_error(p, off, "a number", c);
+	}
+}
+
 static int on_open(struct rs_session_parser *p, int c, uint64_t off)
 {
 	int role, err;
@@ -905,37 +956,9 @@ static int on_open(struct rs_session_parser *p, int c, uint64_t off)
 	} else {
 		switch (p->lv[p->depth - 1].role) {
 		case ROLE_ROOT:
-			switch (p->key) {
-			case KEY_OTHER:
-				role = c == '{' ? ROLE_SKIP_OBJ : ROLE_SKIP_ARR;
-				break;
-			case KEY_FRAME_RECORDS:
-				if (c != '[')
-					return type_error(p, off, "an array", c);
-				role = ROLE_RECORDS;
-				break;
-			case KEY_START_CALL_STACK:
-				if (c != '[')
-					return type_error(p, off, "an array of frame strings", c);
-				p->start_stack_len = 0;
-				p->hdr.start_call_stack = NULL;
-				p->hdr.start_call_stack_len = 0;
-				role = ROLE_START_STACK;
-				break;
-			case KEY_SYS_PATH:
-			case KEY_SYS_PREFIXES:
-				if (c != '[')
-					return type_error(p, off, "an array of strings", c);
-				list_free(p->key == KEY_SYS_PATH ? &p->sys_path : &p->sys_prefixes);
-				sync_lists(p);
-				role = p->key == KEY_SYS_PATH ? ROLE_SYS_PATH : ROLE_SYS_PREFIXES;
-				break;
-			case KEY_TARGET:
-			case KEY_PROGRAM:
-				return type_error(p, off, "a string", c);
-			default:
-				return type_error(p, off, "a number", c);
-			}
+			role = root_value_role(p, c, off);
+			if (role < 0)
+				return role; /* an error code */
 			break;
 		case ROLE_RECORDS:
 			if (c != '[')
