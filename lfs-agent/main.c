@@ -87,6 +87,28 @@ static const char *config_string(struct agent *a, const char *key)
 	return rs_config_get(a->config, key);
 }
 
+/*
+ * An unreachable remote should fail here, once, not on every object; so
+ * should a download from a store nothing was ever pushed to (its FORMAT
+ * file is written by the first push): a wrong results.remote. A store in
+ * another format is refused here too. Reading FORMAT now also spares each
+ * upload that request.
+ */
+static int check_store(struct agent *a, const struct rs_lfs_message *msg)
+{
+	int e = rs_objstore_check_format(a->store);
+
+	if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD)
+		return e; /* rs_store_no_store_error's message, as results fetch says it */
+	if (e == RS_EUSAGE)
+		return e;
+	if (e && e != RS_ENOTFOUND)
+		return rs_error_wrap(e, "the results remote '%s' does not answer",
+				     rs_objstore_display_url(a->store));
+	rs_error_clear();
+	return 0;
+}
+
 static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 {
 	struct rs_objstore_options sopts = { 0 };
@@ -116,7 +138,8 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 				   "or 'git config results.remote <url>'");
 		goto out;
 	}
-	if (!a->level && (level = config_string(a, "results.zstdlevel")))
+	level = config_string(a, "results.zstdlevel");
+	if (!a->level && level)
 		a->level = atoi(level);
 	sopts.zstd_level = a->level;
 	sopts.threads = a->threads;
@@ -125,31 +148,7 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 	err = rs_objstore_open_url(&a->store, url, a->config, &sopts);
 	if (err)
 		goto out;
-	/*
-	 * An unreachable remote should fail here, once, not on every object;
-	 * so should a download from a store nothing was ever pushed to (its
-	 * FORMAT file is written by the first push): a wrong results.remote.
-	 * A store in another format is refused here too. Reading FORMAT now
-	 * also spares each upload that request.
-	 */
-	{
-		int e = rs_objstore_check_format(a->store);
-
-		if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD) {
-			err = e; /* rs_store_no_store_error's message, as results fetch says it */
-			goto out;
-		}
-		if (e == RS_EUSAGE) {
-			err = e;
-			goto out;
-		}
-		if (e && e != RS_ENOTFOUND) {
-			err = rs_error_wrap(e, "the results remote '%s' does not answer",
-					    rs_objstore_display_url(a->store));
-			goto out;
-		}
-		rs_error_clear();
-	}
+	err = check_store(a, msg);
 out:
 	return err;
 }
@@ -162,7 +161,10 @@ static int progress(uint64_t done, uint64_t total, void *payload)
 	(void)total;
 	if (done < a->last_progress)
 		a->last_progress = 0;
-	if (!rs_lfs_reply_progress(&line, a->oid_hex, done, done - a->last_progress))
+	/* Best effort: a progress line that cannot be written is left out. */
+	if (rs_lfs_reply_progress(&line, a->oid_hex, done, done - a->last_progress))
+		rs_error_clear();
+	else
 		send_line(&line);
 	a->last_progress = done;
 	rs_buf_release(&line);
@@ -191,7 +193,12 @@ static const char *advice(int err, int download)
 	}
 }
 
-static void do_transfer(struct agent *a, const struct rs_lfs_message *msg)
+/*
+ * Move one object and answer with its `complete`. A failed object is
+ * told to git-lfs there; only a reply that cannot be written at all
+ * (out of memory) is returned, and ends the agent.
+ */
+static int do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 {
 	struct rs_buf line = RS_BUF_INIT, dest = RS_BUF_INIT, text = RS_BUF_INIT;
 	struct rs_objstore_put_stats stats;
@@ -213,19 +220,51 @@ static void do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 		if (!err)
 			err = rs_objstore_get(a->store, msg->oid_hex, msg->size, dest.ptr, progress, a);
 	}
+	if (!err)
+		err = rs_lfs_reply_complete(&line, msg->oid_hex,
+					    msg->event == RS_LFS_DOWNLOAD ? dest.ptr : NULL, 0, NULL);
 	if (err) {
-		rs_buf_printf(&text, "results: %s%s", rs_error_message(),
-			      advice(err, msg->event == RS_LFS_DOWNLOAD));
+		int failed = err;
+
+		err = rs_buf_printf(&text, "results: %s%s", rs_error_message(),
+				    advice(failed, msg->event == RS_LFS_DOWNLOAD));
+		if (err)
+			goto out;
 		diag("%s", text.ptr);
-		rs_lfs_reply_complete(&line, msg->oid_hex, NULL, err == RS_ENOTFOUND ? 404 : 500, text.ptr);
-	} else {
-		rs_lfs_reply_complete(&line, msg->oid_hex,
-				      msg->event == RS_LFS_DOWNLOAD ? dest.ptr : NULL, 0, NULL);
+		err = rs_lfs_reply_complete(&line, msg->oid_hex, NULL,
+					    failed == RS_ENOTFOUND ? 404 : 500, text.ptr);
+		if (err)
+			goto out;
 	}
 	send_line(&line);
+out:
 	rs_buf_release(&line);
 	rs_buf_release(&dest);
 	rs_buf_release(&text);
+	return err;
+}
+
+/*
+ * Set up for git-lfs's init and answer it. An init that fails is told to
+ * git-lfs and returned: the agent cannot go on without its store.
+ */
+static int answer_init(struct agent *a, const struct rs_lfs_message *msg, struct rs_buf *out)
+{
+	int err, reply;
+
+	err = do_init(a, msg);
+	if (err) {
+		fprintf(stderr, "lfs-agent: %s\n", rs_error_message());
+		reply = rs_lfs_reply_init_error(out, 1, rs_error_message());
+	} else {
+		reply = rs_lfs_reply_init_ok(out);
+	}
+	if (reply) {
+		fprintf(stderr, "lfs-agent: cannot answer git-lfs: %s\n", rs_error_message());
+		return reply;
+	}
+	send_line(out);
+	return err;
 }
 
 /*
@@ -261,7 +300,10 @@ static int parse_args(struct agent *a, int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	for (;;) {
+		c = getopt_long(argc, argv, "", longopts, NULL);
+		if (c == -1)
+			break;
 		switch (c) {
 		case 'r': a->remote_arg = optarg; break;
 		case 'l': a->level = atoi(optarg); break;
@@ -278,17 +320,34 @@ static int parse_args(struct agent *a, int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * Answer one request: 0 to read the next, 1 when git-lfs is done with us
+ * (terminate), or an error that ends the agent (said on stderr).
+ */
+static int answer(struct agent *a, struct rs_lfs_message *msg, struct rs_buf *out)
 {
-	struct agent a;
+	int err;
+
+	if (msg->event == RS_LFS_TERMINATE)
+		return 1;
+	if (msg->event == RS_LFS_INIT)
+		return answer_init(a, msg, out);
+	if (!a->store) {
+		fprintf(stderr, "lfs-agent: transfer request before init\n");
+		return RS_EUSAGE;
+	}
+	err = do_transfer(a, msg);
+	if (err)
+		fprintf(stderr, "lfs-agent: cannot answer git-lfs: %s\n", rs_error_message());
+	return err;
+}
+
+/* Read and answer requests until git-lfs is done: main's exit status. */
+static int serve(struct agent *a)
+{
 	struct rs_buf pending = RS_BUF_INIT, line = RS_BUF_INIT, out = RS_BUF_INIT;
 	int rc = 0, err;
 
-	memset(&a, 0, sizeof(a));
-	rc = parse_args(&a, argc, argv);
-	if (rc)
-		return rc;
-	rs_repo_global_init();
 	for (;;) {
 		struct rs_lfs_message msg;
 
@@ -300,48 +359,41 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		if (rs_lfs_parse(&msg, line.ptr, line.len)) {
+		err = rs_lfs_parse(&msg, line.ptr, line.len);
+		if (err) {
 			fprintf(stderr, "lfs-agent: bad request from git-lfs: %s\n", rs_error_message());
 			rc = 1;
 			break;
 		}
-		if (msg.event == RS_LFS_TERMINATE) {
-			rs_lfs_message_release(&msg);
-			break;
-		}
-		if (msg.event == RS_LFS_INIT) {
-			err = do_init(&a, &msg);
-			if (err) {
-				fprintf(stderr, "lfs-agent: %s\n", rs_error_message());
-				rs_lfs_reply_init_error(&out, 1, rs_error_message());
-			} else {
-				rs_lfs_reply_init_ok(&out);
-			}
-			send_line(&out);
-			rs_lfs_message_release(&msg);
-			if (err) {
-				rc = 1;
-				break;
-			}
-			continue;
-		}
-		if (!a.store) {
-			fprintf(stderr, "lfs-agent: transfer request before init\n");
-			rs_lfs_message_release(&msg);
-			rc = 1;
-			break;
-		}
-		do_transfer(&a, &msg);
+		err = answer(a, &msg, &out);
 		rs_lfs_message_release(&msg);
+		if (err) {
+			rc = err > 0 ? 0 : 1;
+			break;
+		}
 	}
+	rs_buf_release(&pending);
+	rs_buf_release(&line);
+	rs_buf_release(&out);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct agent a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = parse_args(&a, argc, argv);
+	if (rc)
+		return rc;
+	rs_repo_global_init();
+	rc = serve(&a);
 	report_usage();
 	rs_objstore_free(a.store);
 	rs_config_free(a.own_config);
 	rs_repo_free(a.repo);
 	free(a.lfs_tmp);
-	rs_buf_release(&pending);
-	rs_buf_release(&line);
-	rs_buf_release(&out);
 	rs_repo_global_shutdown();
 	return rc;
 }

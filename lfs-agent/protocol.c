@@ -118,7 +118,9 @@ static int dump_line(struct rs_buf *out, json_t *obj)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	err = rs_buf_puts(out, s);
 	free(s);
-	return err ? err : rs_buf_putc(out, '\n');
+	if (err)
+		return err;
+	return rs_buf_putc(out, '\n');
 }
 
 int rs_lfs_reply_init_ok(struct rs_buf *out)
@@ -126,9 +128,35 @@ int rs_lfs_reply_init_ok(struct rs_buf *out)
 	return dump_line(out, json_object());
 }
 
+/*
+ * A message as a JSON string. JSON carries only UTF-8, and a message may
+ * not be (a path's bytes, a message cut in the middle of a character):
+ * then its other bytes become '?', so that the error still reaches
+ * git-lfs. NULL: out of memory.
+ */
+static json_t *message_string(const char *message)
+{
+	json_t *v = json_string(message);
+	char *ascii;
+	size_t i;
+
+	if (v)
+		return v;
+	ascii = strdup(message);
+	if (!ascii)
+		return NULL;
+	for (i = 0; ascii[i]; i++)
+		if ((unsigned char)ascii[i] >= 0x80)
+			ascii[i] = '?';
+	v = json_string(ascii);
+	free(ascii);
+	return v;
+}
+
 int rs_lfs_reply_init_error(struct rs_buf *out, int code, const char *message)
 {
-	return dump_line(out, json_pack("{s:{s:i,s:s}}", "error", "code", code, "message", message));
+	return dump_line(out, json_pack("{s:{s:i,s:o}}", "error", "code", code, "message",
+					message_string(message)));
 }
 
 int rs_lfs_reply_progress(struct rs_buf *out, const char *oid_hex, uint64_t so_far, uint64_t since_last)
@@ -138,21 +166,44 @@ int rs_lfs_reply_progress(struct rs_buf *out, const char *oid_hex, uint64_t so_f
 					"bytesSinceLast", (json_int_t)since_last));
 }
 
+/*
+ * git-lfs takes a `complete` without "error" as success: a member that
+ * cannot be added fails the reply instead of being left out.
+ */
 int rs_lfs_reply_complete(struct rs_buf *out, const char *oid_hex, const char *path,
 			  int code, const char *message)
 {
 	json_t *o = json_pack("{s:s,s:s}", "event", "complete", "oid", oid_hex);
+	json_t *v = NULL;
 
-	if (o && message)
-		json_object_set_new(o, "error", json_pack("{s:i,s:s}", "code", code, "message", message));
-	else if (o && path)
-		json_object_set_new(o, "path", json_string(path));
+	if (!o)
+		return dump_line(out, NULL);
+	if (message) {
+		v = json_pack("{s:i,s:o}", "code", code, "message", message_string(message));
+		if (!v || json_object_set_new(o, "error", v))
+			goto fail;
+	} else if (path) {
+		v = json_string(path);
+		if (!v) {
+			json_decref(o);
+			rs_buf_clear(out);
+			return rs_error_set(RS_EUSAGE, "the download's path '%s' is not UTF-8, which "
+					    "the Git LFS protocol cannot carry: move the repository "
+					    "to a folder whose name is UTF-8", path);
+		}
+		if (json_object_set_new(o, "path", v))
+			goto fail;
+	}
 	return dump_line(out, o);
+fail:
+	json_decref(o);
+	return dump_line(out, NULL);
 }
 
 int rs_lfs_read_line(int fd, struct rs_buf *pending, struct rs_buf *line)
 {
 	char chunk[4096];
+	int err;
 
 	for (;;) {
 		char *nl = pending->len ? memchr(pending->ptr, '\n', pending->len) : NULL;
@@ -162,8 +213,9 @@ int rs_lfs_read_line(int fd, struct rs_buf *pending, struct rs_buf *line)
 			size_t n = (size_t)(nl - pending->ptr);
 
 			rs_buf_clear(line);
-			if (rs_buf_put(line, pending->ptr, n))
-				return rs_error_last();
+			err = rs_buf_put(line, pending->ptr, n);
+			if (err)
+				return err;
 			memmove(pending->ptr, nl + 1, pending->len - n - 1);
 			pending->len -= n + 1;
 			return 0;
@@ -181,12 +233,14 @@ int rs_lfs_read_line(int fd, struct rs_buf *pending, struct rs_buf *line)
 				return RS_ENOTFOUND;
 			/* A last line without its newline still counts. */
 			rs_buf_clear(line);
-			if (rs_buf_put(line, pending->ptr, pending->len))
-				return rs_error_last();
+			err = rs_buf_put(line, pending->ptr, pending->len);
+			if (err)
+				return err;
 			pending->len = 0;
 			return 0;
 		}
-		if (rs_buf_put(pending, chunk, (size_t)r))
-			return rs_error_last();
+		err = rs_buf_put(pending, chunk, (size_t)r);
+		if (err)
+			return err;
 	}
 }

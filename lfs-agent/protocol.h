@@ -46,14 +46,23 @@ struct rs_lfs_message {
  * naming the problem for anything that is not a well-formed request.
  * On success `msg` must be released with rs_lfs_message_release.
  */
+RS_MUST_CHECK
 int rs_lfs_parse(struct rs_lfs_message *msg, const char *line, size_t len);
 void rs_lfs_message_release(struct rs_lfs_message *msg);
 
 /* Reply lines (each ends in '\n'), written into `out` (cleared first). */
+RS_MUST_CHECK
 int rs_lfs_reply_init_ok(struct rs_buf *out);
+RS_MUST_CHECK
 int rs_lfs_reply_init_error(struct rs_buf *out, int code, const char *message);
+RS_MUST_CHECK
 int rs_lfs_reply_progress(struct rs_buf *out, const char *oid_hex, uint64_t so_far, uint64_t since_last);
-/* path: the downloaded file, or NULL for uploads; message NULL on success. */
+/*
+ * path: the downloaded file, or NULL for uploads; message NULL on success.
+ * A message that is not UTF-8 is sent with '?' for its other bytes; a
+ * path that is not is refused (RS_EUSAGE), as it must be sent exactly.
+ */
+RS_MUST_CHECK
 int rs_lfs_reply_complete(struct rs_buf *out, const char *oid_hex, const char *path,
 			  int code, const char *message);
 
@@ -62,6 +71,7 @@ int rs_lfs_reply_complete(struct rs_buf *out, const char *oid_hex, const char *p
  * lines longer than RS_LFS_LINE_MAX. 0 on a line, RS_ENOTFOUND at end of
  * input. `pending` carries bytes read past the line between calls.
  */
+RS_MUST_CHECK
 int rs_lfs_read_line(int fd, struct rs_buf *pending, struct rs_buf *line);
 
 #endif

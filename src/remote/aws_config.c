@@ -168,12 +168,30 @@ static void aws_files_release(struct aws_files *f)
 	free(f->config_section);
 }
 
+/* `set` (an environment variable's value) if not NULL, else <home>/<rel> if HOME is set. */
+static int file_path(char **out, const char *set, const char *home, const char *rel)
+{
+	struct rs_buf b = RS_BUF_INIT;
+	int err;
+
+	*out = NULL;
+	if (set) {
+		*out = strdup(set);
+		return *out ? 0 : rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	if (!home)
+		return 0;
+	err = rs_fs_join(&b, home, rel);
+	if (!err)
+		*out = rs_buf_detach(&b, NULL);
+	rs_buf_release(&b);
+	return err;
+}
+
 static int aws_files_init(struct aws_files *f)
 {
 	const char *home = env_nonempty("HOME");
-	const char *v;
-	struct rs_buf b = RS_BUF_INIT;
-	int err = 0;
+	int err;
 
 	memset(f, 0, sizeof(*f));
 	f->profile = env_nonempty("AWS_PROFILE");
@@ -182,18 +200,11 @@ static int aws_files_init(struct aws_files *f)
 	if (!f->profile)
 		f->profile = "default";
 
-	v = env_nonempty("AWS_SHARED_CREDENTIALS_FILE");
-	if (v)
-		f->credentials = strdup(v);
-	else if (home && !(err = rs_fs_join(&b, home, ".aws/credentials")))
-		f->credentials = rs_buf_detach(&b, NULL);
-	rs_buf_clear(&b);
-	v = env_nonempty("AWS_CONFIG_FILE");
-	if (!err && v)
-		f->config = strdup(v);
-	else if (!err && home && !(err = rs_fs_join(&b, home, ".aws/config")))
-		f->config = rs_buf_detach(&b, NULL);
-	rs_buf_release(&b);
+	err = file_path(&f->credentials, env_nonempty("AWS_SHARED_CREDENTIALS_FILE"), home,
+			".aws/credentials");
+	if (err)
+		return err;
+	err = file_path(&f->config, env_nonempty("AWS_CONFIG_FILE"), home, ".aws/config");
 	if (err)
 		return err;
 	/* In the config file every profile but "default" is "[profile name]". */
@@ -252,12 +263,16 @@ static int load_credentials(struct rs_aws_config *cfg, struct aws_files *f)
 		goto check;
 	}
 	for (i = 0; i < 2; i++) {
-		if ((err = ini_lookup(&fid, where[i], sections[i], "aws_access_key_id")))
+		err = ini_lookup(&fid, where[i], sections[i], "aws_access_key_id");
+		if (err)
 			goto out;
 		if (!fid)
 			continue;
-		if ((err = ini_lookup(&fsecret, where[i], sections[i], "aws_secret_access_key")) ||
-		    (err = ini_lookup(&ftoken, where[i], sections[i], "aws_session_token")))
+		err = ini_lookup(&fsecret, where[i], sections[i], "aws_secret_access_key");
+		if (err)
+			goto out;
+		err = ini_lookup(&ftoken, where[i], sections[i], "aws_session_token");
+		if (err)
 			goto out;
 		if (!fsecret) {
 			err = rs_error_set(RS_EAUTH,
@@ -331,31 +346,21 @@ static int valid_region(const char *r)
 	return i > 0 && i < 64;
 }
 
-int rs_aws_config_load(struct rs_aws_config *out, rs_config_get_fn config_get,
-		       void *config_payload)
+/* results.s3.region, AWS_REGION, AWS_DEFAULT_REGION, the config file, us-east-1. */
+static int load_region(struct rs_aws_config *cfg, rs_config_get_fn config_get,
+		       void *config_payload, const struct aws_files *files)
 {
-	struct rs_aws_config cfg;
-	struct aws_files files;
-	char *file_region = NULL, *file_endpoint = NULL;
-	const char *v, *source = NULL, *addressing;
-	int err;
+	char *file_region = NULL;
+	const char *v;
+	int err = 0;
 
-	memset(&cfg, 0, sizeof(cfg));
-	err = aws_files_init(&files);
-	if (err)
-		goto out;
-	err = load_credentials(&cfg, &files);
-	if (err)
-		goto out;
-
-	/* Region. */
 	v = cfg_nonempty(config_get, config_payload, "results.s3.region");
 	if (!v)
 		v = env_nonempty("AWS_REGION");
 	if (!v)
 		v = env_nonempty("AWS_DEFAULT_REGION");
 	if (!v) {
-		err = ini_lookup(&file_region, files.config, files.config_section, "region");
+		err = ini_lookup(&file_region, files->config, files->config_section, "region");
 		if (err)
 			goto out;
 		v = file_region;
@@ -366,48 +371,94 @@ int rs_aws_config_load(struct rs_aws_config *out, rs_config_get_fn config_get,
 		err = rs_error_set(RS_EUSAGE, "'%.64s' is not an AWS region name", v);
 		goto out;
 	}
-	cfg.region = strdup(v);
+	cfg->region = strdup(v);
+	if (!cfg->region)
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+out:
+	free(file_region);
+	return err;
+}
 
-	/* Endpoint. */
-	if ((v = cfg_nonempty(config_get, config_payload, "results.s3.endpoint")))
-		source = "results.s3.endpoint";
-	else if ((v = env_nonempty("AWS_ENDPOINT_URL_S3")))
-		source = "AWS_ENDPOINT_URL_S3";
-	else if ((v = env_nonempty("AWS_ENDPOINT_URL")))
-		source = "AWS_ENDPOINT_URL";
-	else {
-		err = ini_lookup(&file_endpoint, files.config, files.config_section, "endpoint_url");
+/*
+ * results.s3.endpoint, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the config
+ * file's endpoint_url, else none (AWS itself).
+ */
+static int load_endpoint(struct rs_aws_config *cfg, rs_config_get_fn config_get,
+			 void *config_payload, const struct aws_files *files)
+{
+	static const char *const envs[] = { "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL" };
+	char *file_endpoint = NULL;
+	const char *v, *source = "results.s3.endpoint";
+	size_t i;
+	int err = 0;
+
+	v = cfg_nonempty(config_get, config_payload, "results.s3.endpoint");
+	for (i = 0; !v && i < sizeof(envs) / sizeof(envs[0]); i++) {
+		v = env_nonempty(envs[i]);
+		source = envs[i];
+	}
+	if (!v) {
+		err = ini_lookup(&file_endpoint, files->config, files->config_section,
+				 "endpoint_url");
 		if (err)
 			goto out;
 		v = file_endpoint;
 		source = "endpoint_url in the AWS config file";
 	}
-	if (v && (err = normalise_endpoint(&cfg.endpoint, v, source)))
-		goto out;
+	if (v)
+		err = normalise_endpoint(&cfg->endpoint, v, source);
+out:
+	free(file_endpoint);
+	return err;
+}
 
-	/* Addressing. */
-	cfg.path_style = cfg.endpoint != NULL;
-	addressing = cfg_nonempty(config_get, config_payload, "results.s3.addressing");
-	if (addressing && !strcmp(addressing, "path")) {
-		cfg.path_style = 1;
-	} else if (addressing && !strcmp(addressing, "virtual")) {
-		cfg.path_style = 0;
-	} else if (addressing) {
-		err = rs_error_set(RS_EUSAGE, "results.s3.addressing is '%.32s'; use 'path' or 'virtual'",
-				   addressing);
+/* Path-style with an endpoint, else virtual hosts; results.s3.addressing decides. */
+static int load_addressing(struct rs_aws_config *cfg, rs_config_get_fn config_get,
+			   void *config_payload)
+{
+	const char *addressing = cfg_nonempty(config_get, config_payload, "results.s3.addressing");
+
+	cfg->path_style = cfg->endpoint != NULL;
+	if (!addressing)
+		return 0;
+	if (!strcmp(addressing, "path"))
+		cfg->path_style = 1;
+	else if (!strcmp(addressing, "virtual"))
+		cfg->path_style = 0;
+	else
+		return rs_error_set(RS_EUSAGE, "results.s3.addressing is '%.32s'; use 'path' or "
+				    "'virtual'", addressing);
+	return 0;
+}
+
+int rs_aws_config_load(struct rs_aws_config *out, rs_config_get_fn config_get,
+		       void *config_payload)
+{
+	struct rs_aws_config cfg;
+	struct aws_files files;
+	int err;
+
+	memset(&cfg, 0, sizeof(cfg));
+	err = aws_files_init(&files);
+	if (err)
 		goto out;
-	}
-	if (!cfg.region) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
+	err = load_credentials(&cfg, &files);
+	if (err)
 		goto out;
-	}
+	err = load_region(&cfg, config_get, config_payload, &files);
+	if (err)
+		goto out;
+	err = load_endpoint(&cfg, config_get, config_payload, &files);
+	if (err)
+		goto out;
+	err = load_addressing(&cfg, config_get, config_payload);
+	if (err)
+		goto out;
 	*out = cfg;
 	memset(&cfg, 0, sizeof(cfg));
 out:
 	rs_aws_config_release(&cfg);
 	aws_files_release(&files);
-	free(file_region);
-	free(file_endpoint);
 	return err;
 }
 

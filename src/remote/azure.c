@@ -144,37 +144,52 @@ static int perform(struct azure_remote *a, struct rs_http_request *req,
 
 /* ---- stat / get / del ---- */
 
-static int azure_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
+/*
+ * One request on the blob `key` with no body either way (HEAD, DELETE).
+ * A 404 is RS_ENOTFOUND, said for this store; with `say_container`, the
+ * message says when the container itself is missing.
+ */
+static int blob_request(struct azure_remote *a, const char *method, const char *key,
+			struct rs_http_response *resp, int say_container)
 {
-	struct azure_remote *a = (struct azure_remote *)r;
 	struct rs_http_request req;
-	struct rs_http_response resp;
 	struct rs_buf url = RS_BUF_INIT;
-	uint64_t size;
 	int err;
 
-	rs_http_request_init(&req, "HEAD", NULL);
-	rs_http_response_init(&resp);
+	rs_http_request_init(&req, method, NULL);
 	err = rs_remote_check_key(key);
-	if (!err)
-		err = build_url(a, &url, key, NULL);
+	if (err)
+		goto out;
+	err = build_url(a, &url, key, NULL);
 	if (err)
 		goto out;
 	req.url = rs_buf_cstr(&url);
-	err = perform(a, &req, &resp);
-	if ((err == RS_ENOTFOUND || err == RS_EUSAGE) && resp.status == 404) {
+	err = perform(a, &req, resp);
+	if ((err == RS_ENOTFOUND || err == RS_EUSAGE) && resp->status == 404)
 		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s%s",
-				   key, r->display_url, is_container_missing(&resp) ?
+				   key, a->parent.display_url,
+				   say_container && is_container_missing(resp) ?
 				   " (the container does not exist yet)" : "");
-		goto out;
-	}
-	if (!err)
-		err = rs_http_response_content_length(&resp, key, r->display_url, &size);
-	if (!err && size_out)
-		*size_out = size; /* callers may only ask whether it exists */
 out:
 	rs_buf_release(&url);
 	rs_http_request_release(&req);
+	return err;
+}
+
+static int azure_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
+{
+	struct rs_http_response resp;
+	uint64_t size;
+	int err;
+
+	rs_http_response_init(&resp);
+	err = blob_request((struct azure_remote *)r, "HEAD", key, &resp, 1);
+	if (err)
+		goto out;
+	err = rs_http_response_content_length(&resp, key, r->display_url, &size);
+	if (!err && size_out)
+		*size_out = size; /* callers may only ask whether it exists */
+out:
 	rs_http_response_release(&resp);
 	return err;
 }
@@ -203,27 +218,11 @@ static int azure_get(struct rs_remote *r, const char *key, uint64_t off,
 
 static int azure_del(struct rs_remote *r, const char *key)
 {
-	struct azure_remote *a = (struct azure_remote *)r;
-	struct rs_http_request req;
 	struct rs_http_response resp;
-	struct rs_buf url = RS_BUF_INIT;
 	int err;
 
-	rs_http_request_init(&req, "DELETE", NULL);
 	rs_http_response_init(&resp);
-	err = rs_remote_check_key(key);
-	if (!err)
-		err = build_url(a, &url, key, NULL);
-	if (err)
-		goto out;
-	req.url = rs_buf_cstr(&url);
-	err = perform(a, &req, &resp);
-	if ((err == RS_ENOTFOUND || err == RS_EUSAGE) && resp.status == 404)
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
-				   key, r->display_url);
-out:
-	rs_buf_release(&url);
-	rs_http_request_release(&req);
+	err = blob_request((struct azure_remote *)r, "DELETE", key, &resp, 0);
 	rs_http_response_release(&resp);
 	return err;
 }
@@ -543,6 +542,26 @@ static void stream_job_fail(struct stream_job *s, int err)
 }
 
 /*
+ * Put Block i of a stream, [off, off + len). The first put into a container
+ * that is not there yet makes it and tries again. Both threads may get
+ * there; the second create is a 409 that create_container takes for success.
+ */
+static int put_stream_block(struct stream_job *s, uint32_t i, uint64_t off, uint64_t len,
+			    int *made_container)
+{
+	int err, missing = 0;
+
+	err = put_block(s->a, s->key, i, s->path, NULL, off, len, &missing);
+	if (!err || !missing || *made_container)
+		return err;
+	*made_container = 1;
+	err = create_container(s->a);
+	if (err)
+		return err;
+	return put_block(s->a, s->key, i, s->path, NULL, off, len, &missing);
+}
+
+/*
  * One of azure_put_stream's two uploaders: wait until `least` bytes past
  * the next unclaimed one are published (or the file is sealed), claim
  * them as the next block under the lock, Put Block, repeat. A thread that
@@ -563,7 +582,7 @@ static void *stream_worker(void *arg)
 	for (;;) {
 		uint64_t off = s->off, avail = 0, len;
 		uint32_t i;
-		int err, sealed = 0, missing = 0;
+		int err, sealed = 0;
 
 		if (s->err || s->single)
 			break;
@@ -596,19 +615,7 @@ static void *stream_worker(void *arg)
 		s->off = off + len;
 		pthread_mutex_unlock(&s->lock);
 
-		err = put_block(a, s->key, i, s->path, NULL, off, len, &missing);
-		if (err && missing && !made_container) {
-			/*
-			 * First put into a container that is not there yet. Both
-			 * threads may get here; the second create is a 409 that
-			 * create_container takes for success.
-			 */
-			made_container = 1;
-			err = create_container(a);
-			if (!err)
-				err = put_block(a, s->key, i, s->path, NULL, off, len,
-						&missing);
-		}
+		err = put_stream_block(s, i, off, len, &made_container);
 		pthread_mutex_lock(&s->lock);
 		if (err) {
 			stream_job_fail(s, err);
@@ -784,13 +791,48 @@ static int on_blob(const struct rs_azure_blob *b, void *payload)
 	return st->cb(k, b->size, st->payload);
 }
 
+/* "&<name><value>" with the value percent-encoded, '/' too; nothing for "". */
+static int put_param(struct rs_buf *q, const char *name, const struct rs_buf *value)
+{
+	int err;
+
+	if (!value->len)
+		return 0;
+	err = rs_buf_puts(q, name);
+	if (err)
+		return err;
+	return rs_percent_encode_str(q, rs_buf_cstr(value), RS_SLASH_ENCODE);
+}
+
+/* One List Blobs request: the full prefix, and the marker to go on from. */
+static int list_url(struct azure_remote *a, struct rs_buf *url, const struct rs_buf *full,
+		    const struct rs_buf *marker)
+{
+	struct rs_buf q = RS_BUF_INIT;
+	int err;
+
+	rs_buf_clear(url);
+	err = rs_buf_puts(&q, "restype=container&comp=list&maxresults=5000");
+	if (err)
+		goto out;
+	err = put_param(&q, "&prefix=", full);
+	if (err)
+		goto out;
+	err = put_param(&q, "&marker=", marker);
+	if (err)
+		goto out;
+	err = build_url(a, url, NULL, rs_buf_cstr(&q));
+out:
+	rs_buf_release(&q);
+	return err;
+}
+
 static int azure_list(struct rs_remote *r, const char *prefix,
 		      rs_remote_list_cb cb, void *payload)
 {
 	struct azure_remote *a = (struct azure_remote *)r;
 	struct list_state st;
-	struct rs_buf q = RS_BUF_INIT, url = RS_BUF_INIT, body = RS_BUF_INIT;
-	struct rs_buf full = RS_BUF_INIT;
+	struct rs_buf url = RS_BUF_INIT, body = RS_BUF_INIT, full = RS_BUF_INIT;
 	struct rs_http_pages pages = RS_HTTP_PAGES_INIT;
 	int err = 0;
 
@@ -808,23 +850,9 @@ static int azure_list(struct rs_remote *r, const char *prefix,
 		struct rs_http_request req;
 		struct rs_http_response resp;
 
-		rs_buf_clear(&q);
-		rs_buf_clear(&url);
 		rs_buf_clear(&body);
 		if (!err)
-			err = rs_buf_puts(&q, "restype=container&comp=list&maxresults=5000");
-		if (!err && full.len) {
-			err = rs_buf_puts(&q, "&prefix=");
-			if (!err)
-				err = rs_percent_encode_str(&q, rs_buf_cstr(&full), RS_SLASH_ENCODE);
-		}
-		if (!err && st.marker.len) {
-			err = rs_buf_puts(&q, "&marker=");
-			if (!err)
-				err = rs_percent_encode_str(&q, rs_buf_cstr(&st.marker), RS_SLASH_ENCODE);
-		}
-		if (!err)
-			err = build_url(a, &url, NULL, rs_buf_cstr(&q));
+			err = list_url(a, &url, &full, &st.marker);
 		if (err)
 			break;
 		rs_http_request_init(&req, "GET", rs_buf_cstr(&url));
@@ -848,7 +876,6 @@ static int azure_list(struct rs_remote *r, const char *prefix,
 	} while (!err && st.marker.len);
 	rs_http_pages_release(&pages);
 	rs_buf_release(&st.marker);
-	rs_buf_release(&q);
 	rs_buf_release(&url);
 	rs_buf_release(&body);
 	rs_buf_release(&full);
@@ -1010,6 +1037,28 @@ static int parse_url(struct azure_remote *a, const char *url, struct azure_url *
 }
 
 /*
+ * AZURE_STORAGE_KEY (when AZURE_STORAGE_ACCOUNT is unset or this account),
+ * else AZURE_STORAGE_SAS_TOKEN, else none.
+ */
+static int credentials_from_env(struct azure_remote *a)
+{
+	const char *key = getenv("AZURE_STORAGE_KEY");
+	const char *account = getenv("AZURE_STORAGE_ACCOUNT");
+	const char *sas = getenv("AZURE_STORAGE_SAS_TOKEN");
+
+	if (key && *key && (!account || !strcmp(account, a->account))) {
+		a->key = strdup(key);
+		if (!a->key)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	} else if (sas && *sas) {
+		a->sas = strdup(sas[0] == '?' ? sas + 1 : sas);
+		if (!a->sas)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	return 0;
+}
+
+/*
  * The credential, first found: a SAS in the URL, the connection string's
  * key or SAS (when it names this account), AZURE_STORAGE_KEY (when
  * AZURE_STORAGE_ACCOUNT is unset or this account), AZURE_STORAGE_SAS_TOKEN.
@@ -1019,7 +1068,7 @@ static int parse_url(struct azure_remote *a, const char *url, struct azure_url *
 static int pick_credentials(struct azure_remote *a, struct azure_url *u,
 			    struct rs_azure_account *conn, int *use_conn)
 {
-	const char *cs = getenv("AZURE_STORAGE_CONNECTION_STRING"), *env;
+	const char *cs = getenv("AZURE_STORAGE_CONNECTION_STRING");
 	int err;
 
 	*use_conn = 0;
@@ -1038,12 +1087,10 @@ static int pick_credentials(struct azure_remote *a, struct azure_url *u,
 			return rs_error_set(RS_EGENERIC, "out of memory");
 	} else if (*use_conn && conn->sas) {
 		a->sas = strdup(conn->sas);
-	} else if ((env = getenv("AZURE_STORAGE_KEY")) && *env &&
-		   (!getenv("AZURE_STORAGE_ACCOUNT") ||
-		    !strcmp(getenv("AZURE_STORAGE_ACCOUNT"), a->account))) {
-		a->key = strdup(env);
-	} else if ((env = getenv("AZURE_STORAGE_SAS_TOKEN")) && *env) {
-		a->sas = strdup(env[0] == '?' ? env + 1 : env);
+		if (!a->sas)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	} else {
+		return credentials_from_env(a);
 	}
 	return 0;
 }

@@ -56,6 +56,53 @@ void rs_azure_account_release(struct rs_azure_account *a)
 	rs_azure_account_init(a);
 }
 
+/* One Key=Value of a connection string (key case-insensitive); others are ignored. */
+static int set_field(struct rs_azure_account *a, const char *k, size_t kn, const char *v,
+		     size_t vn, int *dev)
+{
+#define KEY(name) (kn == sizeof(name) - 1 && !strncasecmp(k, name, sizeof(name) - 1))
+	if (KEY("AccountName"))
+		return rs_secret_set(&a->name, v, vn);
+	if (KEY("AccountKey"))
+		return rs_secret_set(&a->key, v, vn);
+	if (KEY("SharedAccessSignature"))
+		return rs_secret_set(&a->sas, v[0] == '?' ? v + 1 : v, v[0] == '?' ? vn - 1 : vn);
+	if (KEY("BlobEndpoint")) {
+		while (vn && v[vn - 1] == '/')
+			vn--;
+		return rs_secret_set(&a->blob_endpoint, v, vn);
+	}
+	if (KEY("DefaultEndpointsProtocol"))
+		return rs_secret_set(&a->protocol, v, vn);
+	if (KEY("EndpointSuffix"))
+		return rs_secret_set(&a->suffix, v, vn);
+	if (KEY("UseDevelopmentStorage"))
+		*dev = vn == 4 && !strncasecmp(v, "true", 4);
+#undef KEY
+	return 0;
+}
+
+/* UseDevelopmentStorage=true: Azurite's account, key and endpoint where not given. */
+static int set_dev_defaults(struct rs_azure_account *a)
+{
+	const char *ep = "http://127.0.0.1:10000/" RS_AZURE_DEV_ACCOUNT;
+	int err;
+
+	if (!a->name) {
+		err = rs_secret_set(&a->name, RS_AZURE_DEV_ACCOUNT, strlen(RS_AZURE_DEV_ACCOUNT));
+		if (err)
+			return err;
+	}
+	if (!a->key) {
+		err = rs_secret_set(&a->key, RS_AZURE_DEV_KEY, strlen(RS_AZURE_DEV_KEY));
+		if (err)
+			return err;
+	}
+	if (!a->blob_endpoint)
+		return rs_secret_set(&a->blob_endpoint, ep, strlen(ep));
+	return 0;
+}
+
 int rs_azure_connection_string_parse(struct rs_azure_account *a, const char *s)
 {
 	const char *p = s;
@@ -87,43 +134,14 @@ int rs_azure_connection_string_parse(struct rs_azure_account *a, const char *s)
 		vn = (size_t)(end - v);
 		while (vn && isspace((unsigned char)v[vn - 1]))
 			vn--;
-#define KEY(name) ((size_t)(k_end - k) == sizeof(name) - 1 && \
-		   !strncasecmp(k, name, sizeof(name) - 1))
-		if (KEY("AccountName"))
-			err = rs_secret_set(&a->name, v, vn);
-		else if (KEY("AccountKey"))
-			err = rs_secret_set(&a->key, v, vn);
-		else if (KEY("SharedAccessSignature"))
-			err = rs_secret_set(&a->sas, v[0] == '?' ? v + 1 : v,
-				      v[0] == '?' ? vn - 1 : vn);
-		else if (KEY("BlobEndpoint")) {
-			while (vn && v[vn - 1] == '/')
-				vn--;
-			err = rs_secret_set(&a->blob_endpoint, v, vn);
-		} else if (KEY("DefaultEndpointsProtocol"))
-			err = rs_secret_set(&a->protocol, v, vn);
-		else if (KEY("EndpointSuffix"))
-			err = rs_secret_set(&a->suffix, v, vn);
-		else if (KEY("UseDevelopmentStorage"))
-			dev = vn == 4 && !strncasecmp(v, "true", 4);
-#undef KEY
+		err = set_field(a, k, (size_t)(k_end - k), v, vn, &dev);
 		p = *end ? end + 1 : end;
 	}
 	if (err)
 		return err;
-	if (dev) {
-		if (!a->name)
-			err = rs_secret_set(&a->name, RS_AZURE_DEV_ACCOUNT,
-				      strlen(RS_AZURE_DEV_ACCOUNT));
-		if (!err && !a->key)
-			err = rs_secret_set(&a->key, RS_AZURE_DEV_KEY, strlen(RS_AZURE_DEV_KEY));
-		if (!err && !a->blob_endpoint) {
-			const char *ep = "http://127.0.0.1:10000/" RS_AZURE_DEV_ACCOUNT;
-
-			err = rs_secret_set(&a->blob_endpoint, ep, strlen(ep));
-		}
-	}
-	return err;
+	if (dev)
+		return set_dev_defaults(a);
+	return 0;
 }
 
 /* ---- canonicalization ---- */

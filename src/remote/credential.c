@@ -55,9 +55,13 @@ static int set_decoded(char **field, const char *p, size_t n)
 	struct rs_buf b = RS_BUF_INIT;
 	size_t o;
 	char *s;
+	int err;
 
 	/* Room for all of it first: a realloc would leave the secret behind. */
-	if (rs_buf_grow(&b, n) || rs_percent_decode(&b, p, n, 0)) {
+	err = rs_buf_grow(&b, n);
+	if (!err)
+		err = rs_percent_decode(&b, p, n, 0);
+	if (err) {
 		rs_buf_release(&b);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
@@ -190,56 +194,52 @@ int rs_credential_parse(struct rs_credential *c, const char *text, size_t n)
 }
 
 /*
- * Run `git credential <op>`, write `input` to its stdin and, when `output`
- * is not NULL, collect its stdout (capped). Returns git's exit status
- * (0 success) or a negative RS_E* code when it could not be run.
+ * Start `git credential <op>` with its stdin and stdout on the two pipes
+ * and its stderr on /dev/null; the child's ends are closed here.
  */
-static int run_git_credential(const char *op, const struct rs_buf *input,
-			      struct rs_buf *output)
+static int spawn_git_credential(const char *op, int in[2], int outp[2], pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	char *argv[] = { "git", "credential", (char *)op, NULL };
-	int in[2] = { -1, -1 }, outp[2] = { -1, -1 };
-	sigset_t block, old;
-	pid_t pid = -1;
-	size_t written = 0;
-	int status = 0, err = 0, rc, fa_ready = 0, masked = 0;
+	int rc;
 
-	if (pipe2(in, O_CLOEXEC) || pipe2(outp, O_CLOEXEC)) {
-		err = rs_error_errno(RS_EGENERIC, "cannot create a pipe");
-		goto out;
-	}
-	if (posix_spawn_file_actions_init(&fa)) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	fa_ready = 1;
+	if (posix_spawn_file_actions_init(&fa))
+		return rs_error_set(RS_EGENERIC, "out of memory");
 	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
 	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
+	rc = posix_spawnp(pid, "git", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
 	if (rc) {
 		errno = rc;
-		pid = -1;
-		err = rs_error_errno(RS_EGENERIC, "cannot run 'git credential %s'", op);
-		goto out;
+		*pid = -1;
+		return rs_error_errno(RS_EGENERIC, "cannot run 'git credential %s'", op);
 	}
 	close(in[0]);
 	in[0] = -1;
 	close(outp[1]);
 	outp[1] = -1;
+	return 0;
+}
 
-	/*
-	 * A helper that exits without reading would make our write raise
-	 * SIGPIPE and kill the whole program: block it for this thread and
-	 * swallow a pending one afterwards.
-	 */
+/*
+ * Write all of `input` to the helper's stdin, and close it. A helper that
+ * exits without reading would make our write raise SIGPIPE and kill the
+ * whole program: block it for this thread and swallow a pending one
+ * afterwards.
+ */
+static void write_input(int *fd, const struct rs_buf *input)
+{
+	sigset_t block, old;
+	size_t written = 0;
+	int masked = 0;
+
 	sigemptyset(&block);
 	sigaddset(&block, SIGPIPE);
 	if (!pthread_sigmask(SIG_BLOCK, &block, &old))
 		masked = 1;
 	while (written < input->len) {
-		ssize_t n = write(in[1], input->ptr + written, input->len - written);
+		ssize_t n = write(*fd, input->ptr + written, input->len - written);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -247,8 +247,8 @@ static int run_git_credential(const char *op, const struct rs_buf *input,
 			break;
 		written += (size_t)n;
 	}
-	close(in[1]);
-	in[1] = -1;
+	close(*fd);
+	*fd = -1;
 	if (masked) {
 		struct timespec zero = { 0, 0 };
 		sigset_t pending;
@@ -258,31 +258,60 @@ static int run_git_credential(const char *op, const struct rs_buf *input,
 			sigtimedwait(&block, NULL, &zero);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
+}
+
+/* Read the helper's stdout to its end, into `output` (capped) if not NULL. */
+static int read_output(int fd, struct rs_buf *output, const char *op)
+{
+	int err = 0;
 
 	for (;;) {
 		char chunk[4096];
-		ssize_t n = read(outp[0], chunk, sizeof(chunk));
+		ssize_t n = read(fd, chunk, sizeof(chunk));
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		if (output && !err && rs_buf_put(output, chunk, (size_t)n))
+		if (!output || err)
+			continue; /* read on to the end, so that git is not cut off */
+		err = rs_buf_put(output, chunk, (size_t)n);
+		if (err == RS_EUSAGE)
 			err = rs_error_set(RS_ECORRUPT, "'git credential %s' answered "
 					   "more than %d bytes", op,
 					   RS_CREDENTIAL_OUTPUT_MAX);
 	}
+	return err;
+}
+
+/*
+ * Run `git credential <op>`, write `input` to its stdin and, when `output`
+ * is not NULL, collect its stdout (capped). Returns git's exit status
+ * (0 success) or a negative RS_E* code when it could not be run.
+ */
+static int run_git_credential(const char *op, const struct rs_buf *input,
+			      struct rs_buf *output)
+{
+	int in[2] = { -1, -1 }, outp[2] = { -1, -1 };
+	pid_t pid = -1;
+	int status = 0, err = 0, i;
+
+	if (pipe2(in, O_CLOEXEC) || pipe2(outp, O_CLOEXEC)) {
+		err = rs_error_errno(RS_EGENERIC, "cannot create a pipe");
+		goto out;
+	}
+	err = spawn_git_credential(op, in, outp, &pid);
+	if (err)
+		goto out;
+	write_input(&in[1], input);
+	err = read_output(outp[0], output, op);
 out:
-	if (fa_ready)
-		posix_spawn_file_actions_destroy(&fa);
-	if (in[0] >= 0)
-		close(in[0]);
-	if (in[1] >= 0)
-		close(in[1]);
-	if (outp[0] >= 0)
-		close(outp[0]);
-	if (outp[1] >= 0)
-		close(outp[1]);
+	for (i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (outp[i] >= 0)
+			close(outp[i]);
+	}
 	if (pid > 0) {
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
@@ -392,21 +421,25 @@ int rs_credential_lock_path(struct rs_buf *out)
 
 	rs_buf_clear(out);
 	if (xdg && *xdg == '/' && private_dir(xdg) == 0) {
-		if ((err = rs_buf_printf(out, "%s/results", xdg)))
+		err = rs_buf_printf(out, "%s/results", xdg);
+		if (err)
 			return err;
 	} else if (home && *home == '/') {
 		/* ~/.cache may be shared with nothing, but check ours anyway. */
-		if ((err = rs_buf_printf(out, "%s/.cache", home)))
+		err = rs_buf_printf(out, "%s/.cache", home);
+		if (err)
 			return err;
 		if (mkdir(out->ptr, 0700) != 0 && errno != EEXIST)
 			return rs_error_errno(RS_EUSAGE, "cannot make the folder '%s'", out->ptr);
-		if ((err = rs_buf_puts(out, "/results")))
+		err = rs_buf_puts(out, "/results");
+		if (err)
 			return err;
 	} else {
 		return rs_error_set(RS_ENOTFOUND, "neither XDG_RUNTIME_DIR nor HOME is set: "
 				    "no private folder for the credential lock");
 	}
-	if ((err = make_private_dir(out->ptr)))
+	err = make_private_dir(out->ptr);
+	if (err)
 		return err;
 	return rs_buf_puts(out, "/credential.lock");
 }

@@ -77,6 +77,58 @@ static int not_regular(const struct folder_remote *f, const char *key, mode_t mo
 			    S_ISLNK(mode) ? "a symbolic link" : S_ISSOCK(mode) ? "a socket" : "a device");
 }
 
+/* Open the file of `key` for reading, refusing what the store did not write. */
+static int open_object(const struct folder_remote *f, const char *key, const char *path,
+		       int *fd, struct stat *st)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (*fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at '%s'", key,
+					    f->root);
+		if (errno == ELOOP)
+			return rs_error_set(RS_ECORRUPT, "'%s' in the store at '%s' is a symbolic "
+					    "link, not a file the store wrote: remove it", key, f->root);
+		return rs_error_errno(RS_EGENERIC, "cannot open '%s'", path);
+	}
+	if (fstat(*fd, st) != 0)
+		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
+	if (!S_ISREG(st->st_mode))
+		return not_regular(f, key, st->st_mode);
+	return 0;
+}
+
+/*
+ * Check [off, off + *len) against the file's size (*len UINT64_MAX: to
+ * its end, set here) and against what `out` takes.
+ */
+static int check_range(const struct folder_remote *f, const char *key, const struct stat *st,
+		       uint64_t off, uint64_t *len, const struct rs_buf *out)
+{
+	uint64_t size = (uint64_t)st->st_size;
+
+	if (*len == UINT64_MAX) {
+		if (off > size)
+			return rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %llu", key,
+					    (unsigned long long)off);
+		*len = size - off;
+	}
+	if (off > size || *len > size - off)
+		return rs_error_set(RS_ECORRUPT, "'%s' is %lld bytes, shorter than the %llu asked "
+				    "at %llu", key, (long long)st->st_size,
+				    (unsigned long long)*len, (unsigned long long)off);
+	if (*len > SIZE_MAX / 2)
+		return rs_error_set(RS_EUSAGE, "read of %llu bytes is too large",
+				    (unsigned long long)*len);
+	/* Never more than the caller's buffer takes: its cap says what it expects. */
+	if (out->max && (out->len > out->max || *len > out->max - out->len))
+		return rs_error_set(RS_EUSAGE, "'%s' in the store at '%s' is %llu bytes from offset "
+				    "%llu, more than the %zu expected", key, f->root,
+				    (unsigned long long)*len, (unsigned long long)off,
+				    out->max - (out->len < out->max ? out->len : out->max));
+	return 0;
+}
+
 static int folder_get(struct rs_remote *r, const char *key, uint64_t off,
 		      uint64_t len, struct rs_buf *out)
 {
@@ -89,50 +141,12 @@ static int folder_get(struct rs_remote *r, const char *key, uint64_t off,
 	err = key_path(f, key, &path);
 	if (err)
 		goto out;
-	fd = open(path.ptr, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at '%s'", key, f->root);
-		else if (errno == ELOOP)
-			err = rs_error_set(RS_ECORRUPT, "'%s' in the store at '%s' is a symbolic link, not a "
-					   "file the store wrote: remove it", key, f->root);
-		else
-			err = rs_error_errno(RS_EGENERIC, "cannot open '%s'", path.ptr);
+	err = open_object(f, key, path.ptr, &fd, &st);
+	if (err)
 		goto out;
-	}
-	if (fstat(fd, &st) != 0) {
-		err = rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path.ptr);
+	err = check_range(f, key, &st, off, &len, out);
+	if (err)
 		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = not_regular(f, key, st.st_mode);
-		goto out;
-	}
-	if (len == UINT64_MAX) {
-		if (off > (uint64_t)st.st_size) {
-			err = rs_error_set(RS_ECORRUPT, "'%s' is shorter than offset %llu", key,
-					   (unsigned long long)off);
-			goto out;
-		}
-		len = (uint64_t)st.st_size - off;
-	}
-	if (off > (uint64_t)st.st_size || len > (uint64_t)st.st_size - off) {
-		err = rs_error_set(RS_ECORRUPT, "'%s' is %lld bytes, shorter than the %llu asked at %llu",
-				   key, (long long)st.st_size, (unsigned long long)len,
-				   (unsigned long long)off);
-		goto out;
-	}
-	if (len > SIZE_MAX / 2) {
-		err = rs_error_set(RS_EUSAGE, "read of %llu bytes is too large", (unsigned long long)len);
-		goto out;
-	}
-	/* Never more than the caller's buffer takes: its cap says what it expects. */
-	if (out->max && (out->len > out->max || len > out->max - out->len)) {
-		err = rs_error_set(RS_EUSAGE, "'%s' in the store at '%s' is %llu bytes from offset %llu, "
-				   "more than the %zu expected", key, f->root, (unsigned long long)len,
-				   (unsigned long long)off, out->max - (out->len < out->max ? out->len : out->max));
-		goto out;
-	}
 	err = rs_buf_grow(out, (size_t)len);
 	if (err)
 		goto out;
@@ -170,11 +184,38 @@ static int ensure_parent(struct folder_remote *f, const char *path)
 	return rs_fs_mkdir_p(dir, 0777);
 }
 
+/* Copy the rest of src_fd into fd. */
+static int copy_fd(int fd, int src_fd, const char *key)
+{
+	enum { COPY = 1 << 20 };
+	char *copy = malloc(COPY);
+	int err = 0;
+
+	if (!copy)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (;;) {
+		ssize_t r = read(src_fd, copy, COPY);
+
+		if (r == 0)
+			break;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			err = rs_error_errno(RS_EGENERIC, "cannot read the file for '%s'", key);
+			break;
+		}
+		err = rs_fs_write_all(fd, copy, (size_t)r);
+		if (err)
+			break;
+	}
+	free(copy);
+	return err;
+}
+
 static int put_from_fd(struct folder_remote *f, const char *key, int src_fd,
 		       const void *p, size_t n)
 {
 	struct rs_buf path = RS_BUF_INIT, tmp = RS_BUF_INIT;
-	char *copy = NULL;
 	int fd = -1, err;
 
 	err = key_path(f, key, &path);
@@ -187,31 +228,12 @@ static int put_from_fd(struct folder_remote *f, const char *key, int src_fd,
 	err = rs_fs_tmpfile_near(&tmp, path.ptr, &fd);
 	if (err)
 		goto out;
-	if (src_fd >= 0) {
-		enum { COPY = 1 << 20 };
-		ssize_t r;
-
-		copy = malloc(COPY);
-		if (!copy) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto fail;
-		}
-		while ((r = read(src_fd, copy, COPY)) != 0) {
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				err = rs_error_errno(RS_EGENERIC, "cannot read the file for '%s'", key);
-				goto fail;
-			}
-			err = rs_fs_write_all(fd, copy, (size_t)r);
-			if (err)
-				goto fail;
-		}
-	} else {
+	if (src_fd >= 0)
+		err = copy_fd(fd, src_fd, key);
+	else
 		err = rs_fs_write_all(fd, p, n);
-		if (err)
-			goto fail;
-	}
+	if (err)
+		goto fail;
 	err = rs_fs_commit_tmp(fd, tmp.ptr, path.ptr);
 	fd = -1;
 	goto out;
@@ -220,7 +242,6 @@ fail:
 	unlink(tmp.ptr);
 	err = rs_error_wrap(err, "cannot write '%s'", tmp.ptr);
 out:
-	free(copy);
 	rs_buf_release(&tmp);
 	rs_buf_release(&path);
 	return err;
@@ -263,12 +284,46 @@ static int folder_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 	return err;
 }
 
+static int walk(struct folder_remote *f, const char *dir, const char *rel,
+		const char *prefix, rs_remote_list_cb cb, void *payload);
+
+/* One entry `name` of `dir`: a file to report, a folder to descend into, or neither. */
+static int visit(struct folder_remote *f, const char *dir, const char *rel, const char *name,
+		 const char *prefix, rs_remote_list_cb cb, void *payload)
+{
+	struct rs_buf child = RS_BUF_INIT, key = RS_BUF_INIT;
+	struct stat st;
+	size_t plen = strlen(prefix);
+	int err;
+
+	err = rs_fs_join(&child, dir, name);
+	if (err)
+		goto out;
+	err = *rel ? rs_fs_join(&key, rel, name) : rs_buf_puts(&key, name);
+	if (err)
+		goto out;
+	if (stat(child.ptr, &st) != 0)
+		goto out; /* removed while we listed: not an error */
+	if (S_ISDIR(st.st_mode)) {
+		/* Descend only where the prefix can still match. */
+		size_t n = key.len < plen ? key.len : plen;
+
+		if (!strncmp(key.ptr, prefix, n))
+			err = walk(f, child.ptr, key.ptr, prefix, cb, payload);
+	} else if (S_ISREG(st.st_mode) && !strncmp(key.ptr, prefix, plen)) {
+		err = cb(key.ptr, (uint64_t)st.st_size, payload);
+	}
+out:
+	rs_buf_release(&child);
+	rs_buf_release(&key);
+	return err;
+}
+
 /* Walk `dir` (whose key prefix is `rel`) calling cb for files matching prefix. */
 static int walk(struct folder_remote *f, const char *dir, const char *rel,
 		const char *prefix, rs_remote_list_cb cb, void *payload)
 {
 	DIR *d = opendir(dir);
-	struct dirent *e;
 	int err = 0;
 
 	if (!d) {
@@ -276,29 +331,14 @@ static int walk(struct folder_remote *f, const char *dir, const char *rel,
 			return 0;
 		return rs_error_errno(RS_EGENERIC, "cannot list '%s'", dir);
 	}
-	while (!err && (e = readdir(d))) {
-		struct rs_buf child = RS_BUF_INIT, key = RS_BUF_INIT;
-		struct stat st;
-		size_t plen = strlen(prefix);
+	while (!err) {
+		struct dirent *e = readdir(d);
 
+		if (!e)
+			break;
 		if (e->d_name[0] == '.' || strstr(e->d_name, ".tmp-"))
 			continue;
-		if (rs_fs_join(&child, dir, e->d_name) ||
-		    (*rel ? rs_fs_join(&key, rel, e->d_name) : rs_buf_puts(&key, e->d_name))) {
-			err = rs_error_last();
-		} else if (stat(child.ptr, &st) != 0) {
-			/* Removed while we listed: not an error. */
-		} else if (S_ISDIR(st.st_mode)) {
-			/* Descend only where the prefix can still match. */
-			size_t n = key.len < plen ? key.len : plen;
-
-			if (!strncmp(key.ptr, prefix, n))
-				err = walk(f, child.ptr, key.ptr, prefix, cb, payload);
-		} else if (S_ISREG(st.st_mode) && !strncmp(key.ptr, prefix, plen)) {
-			err = cb(key.ptr, (uint64_t)st.st_size, payload);
-		}
-		rs_buf_release(&child);
-		rs_buf_release(&key);
+		err = visit(f, dir, rel, e->d_name, prefix, cb, payload);
 	}
 	closedir(d);
 	return err;
@@ -353,15 +393,16 @@ static char *missing_root(const char *path)
 	while (n > 1 && path[n - 1] == '/')
 		n--;
 	if (rs_buf_put(&abs, path, n))
-		goto out;
+		goto out; /* NULL with rs_buf_put's error */
 	slash = strrchr(abs.ptr, '/');
 	base = slash ? slash + 1 : abs.ptr;
 	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
 		rs_error_set(RS_EUSAGE, "the remote folder '%s' cannot be used", path);
 		goto out;
 	}
-	if (rs_buf_put(&parent, abs.ptr, slash ? (size_t)(slash - abs.ptr) : 0) ||
-	    (!parent.len && rs_buf_puts(&parent, slash ? "/" : ".")))
+	if (rs_buf_put(&parent, abs.ptr, slash ? (size_t)(slash - abs.ptr) : 0))
+		goto out;
+	if (!parent.len && rs_buf_puts(&parent, slash ? "/" : "."))
 		goto out;
 	real = realpath(parent.ptr, NULL);
 	if (!real) {

@@ -174,6 +174,25 @@ static const char *config_first(const struct rs_http_options *opts)
 	return NULL;
 }
 
+/* Tries, backoff, timeout and speed floor: git config, else the environment. */
+static int read_limits(struct rs_http *http, const struct rs_http_options *opts)
+{
+	http->tries = (unsigned int)env_long("RESULTS_HTTP_RETRIES", 5, 1, 20);
+	http->base_ms = env_long("RESULTS_HTTP_RETRY_BASE_MS", 200, 0, 60000);
+	http->timeout_s = RS_HTTP_DEFAULT_TIMEOUT;
+	http->min_speed = RS_HTTP_DEFAULT_MIN_SPEED;
+	if (setting_long(opts, "results.http.timeout", "RESULTS_HTTP_TIMEOUT", 0, 1, 86400,
+			 &http->timeout_s))
+		return RS_EUSAGE;
+	if (setting_long(opts, "results.http.minSpeed", "RESULTS_HTTP_MIN_SPEED", 1, 1,
+			 1L << 30, &http->min_speed))
+		return RS_EUSAGE;
+	http->low_speed_time = env_long("RESULTS_HTTP_LOW_SPEED_TIME",
+					http->timeout_s < RS_HTTP_STALL_WINDOW ?
+					http->timeout_s : RS_HTTP_STALL_WINDOW, 1, 3600);
+	return 0;
+}
+
 int rs_http_new(struct rs_http **out, const struct rs_http_options *opts)
 {
 	struct rs_http *http;
@@ -204,20 +223,10 @@ int rs_http_new(struct rs_http **out, const struct rs_http_options *opts)
 		http->sign_payload = opts->sign_payload;
 		http->errors = opts->errors;
 	}
-	http->tries = (unsigned int)env_long("RESULTS_HTTP_RETRIES", 5, 1, 20);
-	http->base_ms = env_long("RESULTS_HTTP_RETRY_BASE_MS", 200, 0, 60000);
-	http->timeout_s = RS_HTTP_DEFAULT_TIMEOUT;
-	http->min_speed = RS_HTTP_DEFAULT_MIN_SPEED;
-	if (setting_long(opts, "results.http.timeout", "RESULTS_HTTP_TIMEOUT", 0, 1, 86400,
-			 &http->timeout_s) ||
-	    setting_long(opts, "results.http.minSpeed", "RESULTS_HTTP_MIN_SPEED", 1, 1,
-			 1L << 30, &http->min_speed)) {
+	if (read_limits(http, opts)) {
 		rs_http_free(http);
 		return RS_EUSAGE;
 	}
-	http->low_speed_time = env_long("RESULTS_HTTP_LOW_SPEED_TIME",
-					http->timeout_s < RS_HTTP_STALL_WINDOW ?
-					http->timeout_s : RS_HTTP_STALL_WINDOW, 1, 3600);
 	if (opts && opts->server) {
 		http->server = strdup(opts->server);
 		if (!http->server) {
@@ -565,6 +574,14 @@ struct transfer {
 	struct rs_http_response *resp;
 	const char *server; /* for messages */
 	const char *what;   /* for messages */
+	const char *where;  /* the URL without credentials, for messages */
+	rs_http_sign_fn sign;
+	void *sign_payload;
+	unsigned int tries; /* attempts at most */
+	double t0;          /* when the first attempt started */
+	uint64_t size;      /* what the deadline allows for (transfer_size) */
+	long deadline_ms;   /* for all attempts; 0: none */
+	size_t body_start;  /* response_body's length before the request */
 	long floor;         /* the speed floor of this request, bytes/s */
 	int err;            /* an error raised inside a callback */
 	/* download */
@@ -630,28 +647,43 @@ static int body_start(struct transfer *t)
 	return 0;
 }
 
+/* Keep what fits of an error body for the message; drop the rest. */
+static size_t on_error_body(struct transfer *t, const char *p, size_t n)
+{
+	struct rs_buf *eb = &t->resp->error_body;
+	size_t space = eb->max - 1 > eb->len ? eb->max - 1 - eb->len : 0;
+
+	/*
+	 * Best effort: the error body only adds detail to the message about
+	 * the status, so a failed copy (out of memory) leaves it shorter
+	 * rather than failing the transfer for it.
+	 */
+	if (space && rs_buf_put(eb, p, n < space ? n : space))
+		rs_error_clear();
+	t->error_got += n;
+	if (t->error_got > RS_HTTP_ERROR_BODY_READ) {
+		/* An endless error page: what we have is enough to explain it. */
+		t->error_cut = 1;
+		return 0;
+	}
+	return n;
+}
+
+/*
+ * curl's write callback. Not split further: slicing a 200 to the range
+ * asked, the cap and the early hang-up share keep_from/keep and the
+ * callback's return protocol.
+ */
 static size_t on_write(char *p, size_t size, size_t nmemb, void *userp)
 {
 	struct transfer *t = userp;
 	struct rs_http_request *req = t->req;
 	size_t n = size * nmemb;
 	uint64_t keep_from = 0, keep, room;
+	int err;
 
-	if (!status_is_success(t->h)) {
-		/* Keep what fits of an error body for the message; drop the rest. */
-		struct rs_buf *eb = &t->resp->error_body;
-		size_t space = eb->max - 1 > eb->len ? eb->max - 1 - eb->len : 0;
-
-		if (space)
-			rs_buf_put(eb, p, n < space ? n : space);
-		t->error_got += n;
-		if (t->error_got > RS_HTTP_ERROR_BODY_READ) {
-			/* An endless error page: what we have is enough to explain it. */
-			t->error_cut = 1;
-			return 0;
-		}
-		return n;
-	}
+	if (!status_is_success(t->h))
+		return on_error_body(t, p, n);
 	if (!t->started) {
 		t->err = body_start(t);
 		if (t->err)
@@ -685,13 +717,18 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *userp)
 	}
 	if (!req->response_body)
 		return t->done_early ? 0 : n;
-	if (rs_buf_put(req->response_body, p + keep_from, (size_t)keep)) {
+	err = rs_buf_put(req->response_body, p + keep_from, (size_t)keep);
+	if (err == RS_EUSAGE) {
 		char hs[32];
 
 		t->err = rs_error_set(req->range_set ? RS_ECORRUPT : RS_EUSAGE,
 				      "server '%s' sent more than the %s allowed for '%s'",
 				      t->server, human_size(hs, sizeof(hs), req->response_body->max),
 				      t->what);
+		return 0;
+	}
+	if (err) {
+		t->err = err; /* out of memory, as rs_buf_put says */
 		return 0;
 	}
 	t->kept += keep;
@@ -714,8 +751,12 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *userp)
 	if (n >= 5 && !memcmp(p, "HTTP/", 5))
 		rs_buf_clear(&t->resp->headers);
 	/* Headers past the cap are ignored: only a few are ever looked up. */
-	if (t->resp->headers.len + n < RS_HTTP_HEADERS_MAX)
-		rs_buf_put(&t->resp->headers, p, n);
+	if (t->resp->headers.len + n >= RS_HTTP_HEADERS_MAX)
+		return n;
+	/* Out of memory: stop, rather than go on with a header missing. */
+	t->err = rs_buf_put(&t->resp->headers, p, n);
+	if (t->err)
+		return 0;
 	return n;
 }
 
@@ -759,8 +800,11 @@ static size_t on_read(char *p, size_t size, size_t nmemb, void *userp)
 	size_t n;
 	ssize_t got;
 
-	if (req->body_kind == RS_HTTP_BODY_STREAM && (t->err = stream_wait(t, &left)))
-		return CURL_READFUNC_ABORT;
+	if (req->body_kind == RS_HTTP_BODY_STREAM) {
+		t->err = stream_wait(t, &left);
+		if (t->err)
+			return CURL_READFUNC_ABORT;
+	}
 	n = left < room ? (size_t)left : room;
 	if (!n)
 		return 0;
@@ -1176,6 +1220,184 @@ static int timeout_error(const struct rs_http *http, struct transfer *t,
 			    (unsigned long long)(is_get ? down : up), is_get ? "received" : "sent");
 }
 
+/*
+ * The speed floor: minSpeed for a transfer big enough to measure it over
+ * the window. A small request (a HEAD, a DELETE, completing an upload) may
+ * wait for the server without a byte moving; only a dead connection
+ * (under 1 byte/s) is cut, and its deadline bounds it. A body we are
+ * still writing goes at our own pace: 1 byte/s too, and no deadline.
+ */
+static void set_limits(const struct rs_http *http, struct transfer *t)
+{
+	const struct rs_http_request *req = t->req;
+
+	t->floor = req->body_kind == RS_HTTP_BODY_STREAM ||
+		   t->size < (uint64_t)http->min_speed * (uint64_t)http->low_speed_time ?
+		   1L : http->min_speed;
+	if (req->body_kind != RS_HTTP_BODY_STREAM) {
+		/* timeout + size / minSpeed, in ms, saturating. */
+		uint64_t secs = t->size / (uint64_t)http->min_speed, ms;
+
+		ms = secs > 1000000000 ? UINT64_MAX :
+			(uint64_t)http->timeout_s * 1000 + secs * 1000 +
+			t->size % (uint64_t)http->min_speed * 1000 / (uint64_t)http->min_speed;
+		t->deadline_ms = ms > (uint64_t)LONG_MAX / 2 ? LONG_MAX / 2 : (long)ms;
+	}
+}
+
+/* The remote contract: a read to the end needs a capped buffer. */
+static int check_capped(const struct transfer *t)
+{
+	const struct rs_http_request *req = t->req;
+
+	if (req->range_set && req->range_len == UINT64_MAX &&
+	    (!req->response_body || !req->response_body->max)) {
+		assert(!"a get to the end needs out->max");
+		return rs_error_set(RS_EUSAGE, "internal: reading '%s' to the end needs a "
+				    "capped buffer", t->what);
+	}
+	return 0;
+}
+
+/* What stays the same over the attempts of one request. */
+static void transfer_init(struct transfer *t, const struct rs_http *http,
+			  struct rs_http_request *req, struct rs_http_response *resp)
+{
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	t->req = req;
+	t->resp = resp;
+	t->body_start = req->response_body ? req->response_body->len : 0;
+	t->sign = req->sign ? req->sign : http->sign;
+	t->sign_payload = req->sign ? req->sign_payload : http->sign_payload;
+	t->tries = req->max_tries ? req->max_tries : http->tries;
+	t->t0 = now_s();
+	t->size = transfer_size(req);
+}
+
+/* The body's file, if it has one, and a curl handle from the pool. */
+static int transfer_open(struct rs_http *http, struct transfer *t)
+{
+	const struct rs_http_request *req = t->req;
+
+	if (req->body_kind == RS_HTTP_BODY_FILE || req->body_kind == RS_HTTP_BODY_STREAM) {
+		t->fd = open(req->body_path, O_RDONLY | O_CLOEXEC);
+		if (t->fd < 0)
+			return rs_error_errno(RS_EGENERIC, "cannot open '%s'", req->body_path);
+	}
+	t->h = pool_take(http);
+	if (!t->h)
+		return rs_error_set(RS_EGENERIC, "cannot create a libcurl handle");
+	return 0;
+}
+
+/* Drop what an attempt appended to the caller's response body. */
+static void truncate_body(struct rs_http_request *req, size_t body_start)
+{
+	if (!req->response_body)
+		return;
+	req->response_body->len = body_start;
+	if (req->response_body->ptr)
+		req->response_body->ptr[body_start] = '\0';
+}
+
+/* Forget what the last attempt got. */
+static void attempt_reset(struct transfer *t, unsigned int attempt, char *errbuf)
+{
+	struct rs_http_response *resp = t->resp;
+
+	resp->attempts = attempt;
+	resp->status = 0;
+	resp->error_code[0] = '\0';
+	rs_buf_clear(&resp->headers);
+	rs_buf_clear(&resp->error_body);
+	truncate_body(t->req, t->body_start);
+	t->err = 0;
+	t->pos = 0;
+	t->started = t->skip_range = t->done_early = t->error_cut = 0;
+	t->got = t->kept = t->error_got = 0;
+	errbuf[0] = '\0';
+}
+
+/*
+ * The time this attempt has (*left_ms, unchanged without a deadline); an
+ * error when the backoff ate the rest: the last failure (last_rc) stands.
+ */
+static int attempt_time(const struct rs_http *http, struct transfer *t, CURLcode last_rc,
+			const char *errbuf, long *left_ms)
+{
+	if (!t->deadline_ms)
+		return 0;
+	*left_ms = t->deadline_ms - (long)((now_s() - t->t0) * 1000);
+	if (*left_ms > 0)
+		return 0;
+	if (last_rc == CURLE_OPERATION_TIMEDOUT)
+		return timeout_error(http, t, errbuf, now_s() - t->t0, t->deadline_ms, t->size);
+	return rs_error_set(RS_ERETRY, "server '%s' did not finish '%s' within "
+			    "its deadline of %ld s; check the server or raise "
+			    "results.http.timeout", t->server, t->what, t->deadline_ms / 1000);
+}
+
+/* Sign the request afresh, set the handle up and send it: curl's code in *rc. */
+static int attempt_send(struct rs_http *http, struct transfer *t, struct curl_slist **headers,
+			char *errbuf, long left_ms, CURLcode *rc)
+{
+	struct rs_http_request *req = t->req;
+	int err;
+
+	drop_headers_from(req, req->ncaller_headers);
+	if (t->sign) {
+		err = t->sign(req, t->sign_payload);
+		if (err)
+			return err;
+	}
+	curl_slist_free_all(*headers);
+	*headers = NULL;
+	err = build_headers(headers, req);
+	if (err)
+		return err;
+	curl_easy_reset(t->h);
+	setup_handle(http, t, *headers, errbuf, left_ms);
+	*rc = curl_easy_perform(t->h);
+	if (*rc == CURLE_WRITE_ERROR && !t->err && (t->done_early || t->error_cut))
+		*rc = CURLE_OK; /* we hung up on purpose */
+	/* Our own callback failed (response too large, file read), or 0. */
+	return t->err;
+}
+
+/*
+ * Whether this attempt's outcome is final: 1 with *err (0: a 2xx answer,
+ * else the failure, said), or 0 to try again.
+ */
+static int attempt_final(const struct rs_http *http, struct transfer *t, CURLcode rc,
+			 unsigned int attempt, const char *errbuf, int *err)
+{
+	struct rs_http_response *resp = t->resp;
+	double elapsed = now_s() - t->t0;
+
+	if (rc == CURLE_OK) {
+		curl_easy_getinfo(t->h, CURLINFO_RESPONSE_CODE, &resp->status);
+		if (resp->status >= 200 && resp->status < 300) {
+			*err = 0;
+			return 1;
+		}
+		find_error_code(http, resp);
+		if (status_is_transient(resp->status) && attempt < t->tries)
+			return 0;
+		*err = status_error(http, t->req->method, t->where, resp->status, resp, attempt);
+		return 1;
+	}
+	if (rc == CURLE_OPERATION_TIMEDOUT &&
+	    (attempt >= t->tries || (t->deadline_ms && elapsed * 1000 >= t->deadline_ms))) {
+		*err = timeout_error(http, t, errbuf, elapsed, t->deadline_ms, t->size);
+		return 1;
+	}
+	if (curl_is_transient(rc) && attempt < t->tries)
+		return 0;
+	*err = curl_error(t->req->method, t->where, rc, errbuf, attempt);
+	return 1;
+}
+
 int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 		    struct rs_http_response *resp)
 {
@@ -1184,25 +1406,16 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 	struct curl_slist *headers = NULL;
 	struct transfer t;
 	char errbuf[CURL_ERROR_SIZE];
-	size_t body_start = req->response_body ? req->response_body->len : 0;
-	rs_http_sign_fn sign = req->sign ? req->sign : http->sign;
-	void *sign_payload = req->sign ? req->sign_payload : http->sign_payload;
-	unsigned int tries = req->max_tries ? req->max_tries : http->tries;
 	unsigned int attempt;
 	CURLcode rc = CURLE_OK;
-	double t0 = now_s();
-	uint64_t size = transfer_size(req);
-	long deadline_ms = 0, left_ms = 0;
+	long left_ms = 0;
 	int err = 0;
 
 	if (!resp) {
 		rs_http_response_init(&local);
 		resp = &local;
 	}
-	memset(&t, 0, sizeof(t));
-	t.fd = -1;
-	t.req = req;
-	t.resp = resp;
+	transfer_init(&t, http, req, resp);
 	resp->status = 0;
 	resp->attempts = 0;
 	req->ncaller_headers = req->nheaders;
@@ -1210,128 +1423,31 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 	err = rs_http_redact_url(&where, req->url);
 	if (err)
 		goto out;
-	t.server = http->server ? http->server : rs_buf_cstr(&where);
-	t.what = req->what ? req->what : rs_buf_cstr(&where);
-	if (req->range_set && req->range_len == UINT64_MAX &&
-	    (!req->response_body || !req->response_body->max)) {
-		/* The remote contract: a read to the end needs a capped buffer. */
-		assert(!"a get to the end needs out->max");
-		err = rs_error_set(RS_EUSAGE, "internal: reading '%s' to the end needs a "
-				   "capped buffer", t.what);
+	t.where = rs_buf_cstr(&where);
+	t.server = http->server ? http->server : t.where;
+	t.what = req->what ? req->what : t.where;
+	err = check_capped(&t);
+	if (err)
 		goto out;
-	}
-	/*
-	 * The speed floor: minSpeed for a transfer big enough to measure it
-	 * over the window. A small request (a HEAD, a DELETE, completing an
-	 * upload) may wait for the server without a byte moving; only a dead
-	 * connection (under 1 byte/s) is cut, and its deadline bounds it. A
-	 * body we are still writing goes at our own pace: 1 byte/s too, and
-	 * no deadline.
-	 */
-	t.floor = req->body_kind == RS_HTTP_BODY_STREAM ||
-		  size < (uint64_t)http->min_speed * (uint64_t)http->low_speed_time ?
-		  1L : http->min_speed;
-	if (req->body_kind != RS_HTTP_BODY_STREAM) {
-		/* timeout + size / minSpeed, in ms, saturating. */
-		uint64_t secs = size / (uint64_t)http->min_speed, ms;
-
-		ms = secs > 1000000000 ? UINT64_MAX :
-			(uint64_t)http->timeout_s * 1000 + secs * 1000 +
-			size % (uint64_t)http->min_speed * 1000 / (uint64_t)http->min_speed;
-		deadline_ms = ms > (uint64_t)LONG_MAX / 2 ? LONG_MAX / 2 : (long)ms;
-	}
-	if (req->body_kind == RS_HTTP_BODY_FILE || req->body_kind == RS_HTTP_BODY_STREAM) {
-		t.fd = open(req->body_path, O_RDONLY | O_CLOEXEC);
-		if (t.fd < 0) {
-			err = rs_error_errno(RS_EGENERIC, "cannot open '%s'",
-					     req->body_path);
-			goto out;
-		}
-	}
-	t.h = pool_take(http);
-	if (!t.h) {
-		err = rs_error_set(RS_EGENERIC, "cannot create a libcurl handle");
+	set_limits(http, &t);
+	err = transfer_open(http, &t);
+	if (err)
 		goto out;
-	}
-
 	for (attempt = 1;; attempt++) {
-		resp->attempts = attempt;
-		resp->status = 0;
-		resp->error_code[0] = '\0';
-		rs_buf_clear(&resp->headers);
-		rs_buf_clear(&resp->error_body);
-		if (req->response_body) {
-			req->response_body->len = body_start;
-			if (req->response_body->ptr)
-				req->response_body->ptr[body_start] = '\0';
-		}
-		t.err = 0;
-		t.pos = 0;
-		t.started = t.skip_range = t.done_early = t.error_cut = 0;
-		t.got = t.kept = t.error_got = 0;
-		errbuf[0] = '\0';
-		if (deadline_ms) {
-			left_ms = deadline_ms - (long)((now_s() - t0) * 1000);
-			if (left_ms <= 0) {
-				/* The backoff ate the rest: the last failure stands. */
-				err = rc == CURLE_OPERATION_TIMEDOUT ?
-					timeout_error(http, &t, errbuf, now_s() - t0, deadline_ms, size) :
-					rs_error_set(RS_ERETRY, "server '%s' did not finish '%s' within "
-						     "its deadline of %ld s; check the server or raise "
-						     "results.http.timeout", t.server, t.what,
-						     deadline_ms / 1000);
-				goto out;
-			}
-		}
-
-		drop_headers_from(req, req->ncaller_headers);
-		if (sign) {
-			err = sign(req, sign_payload);
-			if (err)
-				goto out;
-		}
-		curl_slist_free_all(headers);
-		headers = NULL;
-		err = build_headers(&headers, req);
+		attempt_reset(&t, attempt, errbuf);
+		err = attempt_time(http, &t, rc, errbuf, &left_ms);
 		if (err)
 			goto out;
-
-		curl_easy_reset(t.h);
-		setup_handle(http, &t, headers, errbuf, left_ms);
-		rc = curl_easy_perform(t.h);
-		if (rc == CURLE_WRITE_ERROR && !t.err && (t.done_early || t.error_cut))
-			rc = CURLE_OK; /* we hung up on purpose */
-		if (t.err) {
-			/* Our own callback failed (response too large, file read). */
-			err = t.err;
+		err = attempt_send(http, &t, &headers, errbuf, left_ms, &rc);
+		if (err)
 			goto out;
-		}
-		if (rc == CURLE_OK) {
-			curl_easy_getinfo(t.h, CURLINFO_RESPONSE_CODE, &resp->status);
-			if (resp->status >= 200 && resp->status < 300) {
-				err = 0;
-				goto out;
-			}
-			find_error_code(http, resp);
-			if (!status_is_transient(resp->status) || attempt >= tries) {
-				err = status_error(http, req->method, rs_buf_cstr(&where),
-						   resp->status, resp, attempt);
-				goto out;
-			}
-		} else if (rc == CURLE_OPERATION_TIMEDOUT &&
-			   (attempt >= tries || (deadline_ms && (now_s() - t0) * 1000 >= deadline_ms))) {
-			err = timeout_error(http, &t, errbuf, now_s() - t0, deadline_ms, size);
+		if (attempt_final(http, &t, rc, attempt, errbuf, &err))
 			goto out;
-		} else if (!curl_is_transient(rc) || attempt >= tries) {
-			err = curl_error(req->method, rs_buf_cstr(&where), rc, errbuf,
-					 attempt);
-			goto out;
-		}
 		sleep_ms(backoff_ms(http, attempt, resp));
 	}
 
 out:
-	trace_request(req, rs_buf_cstr(&where), resp, t0, t.pos);
+	trace_request(req, rs_buf_cstr(&where), resp, t.t0, t.pos);
 	/* Drop the signer's headers: they hold secrets and a stale date. */
 	drop_headers_from(req, req->ncaller_headers);
 	if (t.h) {
@@ -1342,11 +1458,8 @@ out:
 	curl_slist_free_all(headers);
 	if (t.fd >= 0)
 		close(t.fd);
-	if (err && req->response_body) {
-		req->response_body->len = body_start;
-		if (req->response_body->ptr)
-			req->response_body->ptr[body_start] = '\0';
-	}
+	if (err)
+		truncate_body(req, t.body_start);
 	rs_buf_release(&where);
 	if (resp == &local)
 		rs_http_response_release(&local);

@@ -66,11 +66,49 @@ static int scheme_is(const struct url_parts *u, const char *url, const char *nam
 	return strlen(name) == n && strncmp(url, name, n) == 0;
 }
 
+/* The host (a name, or an IPv6 address in brackets) and the port, if any, of `u`. */
+static int check_authority(const struct url_parts *u, const char *url)
+{
+	const char *p, *host = u->at ? u->at + 1 : u->auth, *host_end = u->auth_end;
+	const char *port = NULL;
+	unsigned long val = 0;
+
+	if (*host == '[') {
+		p = memchr(host, ']', (size_t)(host_end - host));
+		if (!p)
+			return rs_error_set(RS_EUSAGE, "the remote URL's host has '[' without ']'");
+		if (p + 1 < host_end && p[1] != ':')
+			return rs_error_set(RS_EUSAGE, "the remote URL has text after its host's ']'");
+		port = p + 1 < host_end ? p + 2 : NULL;
+		host_end = p + 1;
+	} else {
+		p = memchr(host, ':', (size_t)(host_end - host));
+		if (p) {
+			port = p + 1;
+			host_end = p;
+		}
+	}
+	if (host_end == host || (host_end - host == 2 && *host == '['))
+		return rs_error_set(RS_EUSAGE, "the remote URL names no host (%.*s://HOST/...)",
+				    (int)(u->scheme_end - url), url);
+	if (!port)
+		return 0;
+	for (p = port; p < u->auth_end && p - port < 6; p++) {
+		if (*p < '0' || *p > '9')
+			break;
+		val = val * 10 + (unsigned long)(*p - '0');
+	}
+	if (p == port || p != u->auth_end || val < 1 || val > 65535)
+		return rs_error_set(RS_EUSAGE, "the remote URL's port '%.*s' is not a port "
+				    "number (1 to 65535)",
+				    (int)(u->auth_end - port > 12 ? 12 : u->auth_end - port), port);
+	return 0;
+}
+
 int rs_remote_check_url(const char *url)
 {
 	struct url_parts u;
-	const char *p, *host, *host_end, *port = NULL;
-	unsigned long val = 0;
+	const char *p;
 
 	if (!url || !*url)
 		return rs_error_set(RS_EUSAGE, "no remote given: set 'git config results.remote <url>' "
@@ -101,38 +139,7 @@ int rs_remote_check_url(const char *url)
 		return rs_error_set(RS_EUSAGE, "an azure:// URL takes no user name or password: give "
 				    "credentials as Azure tools read them (AZURE_STORAGE_KEY, "
 				    "AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_SAS_TOKEN)");
-	host = u.at ? u.at + 1 : u.auth;
-	host_end = u.auth_end;
-	if (*host == '[') {
-		p = memchr(host, ']', (size_t)(host_end - host));
-		if (!p)
-			return rs_error_set(RS_EUSAGE, "the remote URL's host has '[' without ']'");
-		if (p + 1 < host_end && p[1] != ':')
-			return rs_error_set(RS_EUSAGE, "the remote URL has text after its host's ']'");
-		port = p + 1 < host_end ? p + 2 : NULL;
-		host_end = p + 1;
-	} else {
-		p = memchr(host, ':', (size_t)(host_end - host));
-		if (p) {
-			port = p + 1;
-			host_end = p;
-		}
-	}
-	if (host_end == host || (host_end - host == 2 && *host == '['))
-		return rs_error_set(RS_EUSAGE, "the remote URL names no host (%.*s://HOST/...)",
-				    (int)(u.scheme_end - url), url);
-	if (port) {
-		for (p = port; p < u.auth_end && p - port < 6; p++) {
-			if (*p < '0' || *p > '9')
-				break;
-			val = val * 10 + (unsigned long)(*p - '0');
-		}
-		if (p == port || p != u.auth_end || val < 1 || val > 65535)
-			return rs_error_set(RS_EUSAGE, "the remote URL's port '%.*s' is not a port "
-					    "number (1 to 65535)",
-					    (int)(u.auth_end - port > 12 ? 12 : u.auth_end - port), port);
-	}
-	return 0;
+	return check_authority(&u, url);
 }
 
 /*
@@ -147,7 +154,7 @@ static void scrub_message(const char *url)
 	size_t len[2] = { 0, 0 };
 	struct rs_buf msg = RS_BUF_INIT;
 	const char *m, *hit;
-	int code = rs_error_last(), i, any = 0;
+	int code = rs_error_last(), i, any = 0, err = 0;
 
 	if (!url_split(url, &u))
 		return;
@@ -179,14 +186,27 @@ static void scrub_message(const char *url)
 			}
 		}
 		if (!first) {
-			rs_buf_puts(&msg, m);
+			err = rs_buf_puts(&msg, m);
 			break;
 		}
-		rs_buf_put(&msg, m, (size_t)(first - m));
-		rs_buf_puts(&msg, which == 0 ? "" : "?<hidden>");
+		err = rs_buf_put(&msg, m, (size_t)(first - m));
+		if (err)
+			break;
+		err = rs_buf_puts(&msg, which == 0 ? "" : "?<hidden>");
+		if (err)
+			break;
 		m = first + len[which];
 	}
-	rs_error_set(code, "%s", msg.ptr ? msg.ptr : "the remote URL is not valid");
+	/*
+	 * Out of memory: the failed put has overwritten the message `m` was
+	 * reading, and msg holds only part of it; say what is known without
+	 * quoting the URL.
+	 */
+	if (err)
+		rs_error_set(code, "the remote URL is not valid (and there was no memory to "
+			     "say more without quoting its credential)");
+	else
+		rs_error_set(code, "%s", msg.ptr ? msg.ptr : "the remote URL is not valid");
 	rs_buf_release(&msg);
 }
 

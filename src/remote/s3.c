@@ -63,6 +63,8 @@
 #define S3_LIST_PAGE_MAX (8u << 20)  /* one ListObjectsV2 page of 1000 keys is ~400 KiB */
 #define S3_SMALL_XML_MAX (64u << 10)
 #define S3_MAX_KEY 1024
+#define S3_HOST_MAX 512   /* the authority of a request URL, signed as Host */
+#define S3_PATH_MAX 4096  /* its encoded path */
 
 struct s3_remote {
 	struct rs_remote parent;
@@ -83,10 +85,68 @@ static void sweep_stale_uploads(struct s3_remote *s);
 /* ---- signing ---- */
 
 /*
- * The transport's signer hook. Our URLs are built here, so they are always
- * scheme://authority/path[?query] with the path already encoded once;
- * the Host header is set to the authority we sign, so curl cannot send a
- * different one (it drops default ports, for instance).
+ * Our URLs are built here, so they are always scheme://authority/path[?query]
+ * with the path already encoded once: the authority and the path, copied
+ * out to sign, and the query (NULL: none) within `url`.
+ */
+static int split_url(const char *url, char host[S3_HOST_MAX], char pathbuf[S3_PATH_MAX],
+		     const char **query)
+{
+	const char *authority, *path;
+	size_t alen, plen;
+
+	authority = strstr(url, "://");
+	if (!authority)
+		return rs_error_set(RS_EUSAGE, "internal: URL without a scheme");
+	authority += 3;
+	path = strchr(authority, '/');
+	if (!path)
+		path = authority + strlen(authority);
+	alen = (size_t)(path - authority);
+	*query = strchr(path, '?');
+	plen = *query ? (size_t)(*query - path) : strlen(path);
+	if (alen == 0 || alen >= S3_HOST_MAX || plen >= S3_PATH_MAX)
+		return rs_error_set(RS_EUSAGE, "S3 request URL too long");
+	memcpy(host, authority, alen);
+	host[alen] = '\0';
+	if (plen == 0)
+		strcpy(pathbuf, "/");
+	else {
+		memcpy(pathbuf, path, plen);
+		pathbuf[plen] = '\0';
+	}
+	return 0;
+}
+
+/* Send what was signed: the Host we signed, the date, the hash, the signature. */
+static int set_signed_headers(struct rs_http_request *req, const struct s3_remote *s,
+			      const char *host, const char *hash,
+			      const struct rs_sigv4_result *res)
+{
+	int err;
+
+	err = rs_http_request_set_header(req, "Host", host);
+	if (err)
+		return err;
+	err = rs_http_request_set_header(req, "x-amz-date", res->amz_date);
+	if (err)
+		return err;
+	err = rs_http_request_set_header(req, "x-amz-content-sha256", hash);
+	if (err)
+		return err;
+	if (s->cfg.session_token) {
+		err = rs_http_request_set_header(req, "x-amz-security-token",
+						 s->cfg.session_token);
+		if (err)
+			return err;
+	}
+	return rs_http_request_set_header(req, "Authorization", rs_buf_cstr(&res->authorization));
+}
+
+/*
+ * The transport's signer hook. The Host header is set to the authority we
+ * sign, so curl cannot send a different one (it drops default ports, for
+ * instance).
  */
 static int s3_sign(struct rs_http_request *req, void *payload)
 {
@@ -97,44 +157,26 @@ static int s3_sign(struct rs_http_request *req, void *payload)
 	struct rs_sigv4_header extra[4];
 	struct rs_sigv4_request sreq;
 	struct rs_sigv4_result res;
-	const char *authority, *path, *query, *hash = NULL;
-	char host[512], pathbuf[4096];
-	size_t alen, plen, nextra = 0;
+	const char *query = NULL, *hash = NULL;
+	char host[S3_HOST_MAX], pathbuf[S3_PATH_MAX];
+	size_t nextra = 0;
 	int err;
 
 	rs_sigv4_result_init(&res);
-	authority = strstr(req->url, "://");
-	if (!authority) {
-		err = rs_error_set(RS_EUSAGE, "internal: URL without a scheme");
+	err = split_url(req->url, host, pathbuf, &query);
+	if (err)
 		goto out;
-	}
-	authority += 3;
-	path = strchr(authority, '/');
-	if (!path)
-		path = authority + strlen(authority);
-	alen = (size_t)(path - authority);
-	query = strchr(path, '?');
-	plen = query ? (size_t)(query - path) : strlen(path);
-	if (alen == 0 || alen >= sizeof(host) || plen >= sizeof(pathbuf)) {
-		err = rs_error_set(RS_EUSAGE, "S3 request URL too long");
-		goto out;
-	}
-	memcpy(host, authority, alen);
-	host[alen] = '\0';
-	if (plen == 0)
-		strcpy(pathbuf, "/");
-	else {
-		memcpy(pathbuf, path, plen);
-		pathbuf[plen] = '\0';
-	}
 	/*
 	 * A body still being written has no hash yet: UNSIGNED-PAYLOAD, as
 	 * aws-cli sends over HTTPS; put_stream checks the part's ETag instead.
 	 */
-	if (req->body_kind == RS_HTTP_BODY_STREAM)
+	if (req->body_kind == RS_HTTP_BODY_STREAM) {
 		hash = "UNSIGNED-PAYLOAD";
-	else if ((err = rs_http_request_payload_sha256(req, &hash)))
-		goto out;
+	} else {
+		err = rs_http_request_payload_sha256(req, &hash);
+		if (err)
+			goto out;
+	}
 	/* Sign the caller's headers that S3 cares about. */
 	if (rs_http_request_header(req, "Range")) {
 		extra[nextra].name = "range";
@@ -158,15 +200,7 @@ static int s3_sign(struct rs_http_request *req, void *payload)
 	err = rs_sigv4_sign(&res, &sreq, &cred, time(NULL));
 	if (err)
 		goto out;
-	if ((err = rs_http_request_set_header(req, "Host", host)) ||
-	    (err = rs_http_request_set_header(req, "x-amz-date", res.amz_date)) ||
-	    (err = rs_http_request_set_header(req, "x-amz-content-sha256", hash)) ||
-	    (s->cfg.session_token &&
-	     (err = rs_http_request_set_header(req, "x-amz-security-token",
-					       s->cfg.session_token))) ||
-	    (err = rs_http_request_set_header(req, "Authorization",
-					      rs_buf_cstr(&res.authorization))))
-		goto out;
+	err = set_signed_headers(req, s, host, hash, &res);
 out:
 	rs_sigv4_result_release(&res);
 	return err;
@@ -181,13 +215,68 @@ static int object_url(struct s3_remote *s, struct rs_buf *out, const char *key,
 	int err;
 
 	rs_buf_clear(out);
-	if ((err = rs_buf_printf(out, "%s/", s->base_url)) ||
-	    (err = rs_percent_encode_str(out, s->prefix, RS_SLASH_KEEP)) ||
-	    (err = rs_percent_encode_str(out, key, RS_SLASH_KEEP)))
+	err = rs_buf_printf(out, "%s/", s->base_url);
+	if (err)
+		return err;
+	err = rs_percent_encode_str(out, s->prefix, RS_SLASH_KEEP);
+	if (err)
+		return err;
+	err = rs_percent_encode_str(out, key, RS_SLASH_KEEP);
+	if (err)
 		return err;
 	if (query)
 		err = rs_buf_printf(out, "?%s", query);
 	return err;
+}
+
+/*
+ * The URL of a multipart upload's object: "?uploadId=<id>", with
+ * "partNumber=<part>&" before it for a part (part from 1; 0: none).
+ * upload_id is URL-encoded already.
+ */
+static int upload_url(struct s3_remote *s, struct rs_buf *out, const char *key,
+		      const char *upload_id, uint64_t part)
+{
+	struct rs_buf query = RS_BUF_INIT;
+	int err;
+
+	if (part)
+		err = rs_buf_printf(&query, "partNumber=%" PRIu64 "&uploadId=%s", part, upload_id);
+	else
+		err = rs_buf_printf(&query, "uploadId=%s", upload_id);
+	if (!err)
+		err = object_url(s, out, key, query.ptr);
+	rs_buf_release(&query);
+	return err;
+}
+
+/* "<name><value>", the value percent-encoded, '/' too: one query parameter. */
+static int put_param(struct rs_buf *url, const char *name, const char *value)
+{
+	int err = rs_buf_puts(url, name);
+
+	if (err)
+		return err;
+	return rs_percent_encode_str(url, value, RS_SLASH_ENCODE);
+}
+
+/* A listing's place to go on from, as put_param; nothing when it is empty. */
+static int put_marker(struct rs_buf *url, const char *name, const struct rs_buf *marker)
+{
+	return marker->len ? put_param(url, name, marker->ptr) : 0;
+}
+
+/* A bucket-level listing: "<base>/?<what>&prefix=<prefix>". */
+static int listing_url(struct s3_remote *s, struct rs_buf *url, const char *what,
+		       const char *prefix)
+{
+	int err;
+
+	rs_buf_clear(url);
+	err = rs_buf_printf(url, "%s%s?%s", s->base_url, s->path_style ? "" : "/", what);
+	if (err)
+		return err;
+	return put_param(url, "&prefix=", prefix);
 }
 
 #define S3_SKEW "clock skew - this machine's clock differs too much from the server's; " \
@@ -255,6 +344,28 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
 static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 		  uint64_t len, struct rs_buf *out);
 
+/*
+ * A HEAD answer has no body, so S3 cannot say why it refused (wrong key?
+ * clock skew?). Ask again with a one-byte GET, whose error body names the
+ * reason; only on this failure path. *probed: the GET's error is returned,
+ * with its message.
+ */
+static int explain_refusal(struct rs_remote *r, const char *key, int err, long status,
+			   int *probed)
+{
+	struct rs_buf probe = RS_BUF_INIT;
+	int perr;
+
+	rs_buf_init(&probe, 16);
+	perr = s3_get(r, key, 0, 1, &probe);
+	rs_buf_release(&probe);
+	if (perr && perr != RS_ENOTFOUND && perr != RS_ECORRUPT) {
+		*probed = 1;
+		return perr;
+	}
+	return rs_error_set(err, "HEAD '%s': %ld %s", key, status, rs_http_status_text(status));
+}
+
 static int s3_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 {
 	struct s3_remote *s = (struct s3_remote *)r;
@@ -267,7 +378,11 @@ static int s3_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 	rs_http_request_init(&req, "HEAD", NULL);
 	rs_http_response_init(&resp);
 	rs_buf_init(&len, 64);
-	if ((err = rs_remote_check_key(key)) || (err = object_url(s, &url, key, NULL)))
+	err = rs_remote_check_key(key);
+	if (err)
+		goto out;
+	err = object_url(s, &url, key, NULL);
+	if (err)
 		goto out;
 	req.url = url.ptr;
 	err = rs_http_perform(s->http, &req, &resp);
@@ -277,23 +392,11 @@ static int s3_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 		goto out;
 	}
 	if (err && (resp.status == 400 || resp.status == 403) && !resp.error_code[0]) {
-		/*
-		 * A HEAD answer has no body, so S3 cannot say why it refused
-		 * (wrong key? clock skew?). Ask again with a one-byte GET,
-		 * whose error body names the reason; only on this failure path.
-		 */
-		struct rs_buf probe = RS_BUF_INIT;
-		int perr;
+		int probed = 0;
 
-		rs_buf_init(&probe, 16);
-		perr = s3_get(r, key, 0, 1, &probe);
-		rs_buf_release(&probe);
-		if (perr && perr != RS_ENOTFOUND && perr != RS_ECORRUPT) {
-			err = perr; /* s3_get has set its message already */
-			goto out;
-		}
-		err = rs_error_set(err, "HEAD '%s': %ld %s", key, resp.status,
-				   rs_http_status_text(resp.status));
+		err = explain_refusal(r, key, err, resp.status, &probed);
+		if (probed)
+			goto out; /* s3_get has set its message already */
 	}
 	if (err) {
 		err = s3_fail(s, err);
@@ -338,27 +441,21 @@ static int s3_get(struct rs_remote *r, const char *key, uint64_t off,
 }
 
 
+/*
+ * One request on the object `key` without an answer to read (DELETE, a
+ * single PUT with `body`), its failure said for this remote.
+ */
+struct put_source;
+static int object_request(struct s3_remote *s, const char *method, const char *key,
+			  const struct put_source *body);
+
 static int s3_del(struct rs_remote *r, const char *key)
 {
-	struct s3_remote *s = (struct s3_remote *)r;
-	struct rs_buf url = RS_BUF_INIT;
-	struct rs_http_request req;
-	int err;
+	int err = s3_stat(r, key, NULL);
 
-	rs_http_request_init(&req, "DELETE", NULL);
-	err = s3_stat(r, key, NULL);
 	if (err)
-		goto out;
-	if ((err = object_url(s, &url, key, NULL)))
-		goto out;
-	req.url = url.ptr;
-	err = rs_http_perform(s->http, &req, NULL);
-	if (err)
-		err = s3_fail(s, err);
-out:
-	rs_http_request_release(&req);
-	rs_buf_release(&url);
-	return err;
+		return err;
+	return object_request((struct s3_remote *)r, "DELETE", key, NULL);
 }
 
 /* ---- put ---- */
@@ -379,17 +476,20 @@ static void set_body(struct rs_http_request *req, const struct put_source *src,
 		rs_http_request_set_body_mem(req, src->mem + off, (size_t)len);
 }
 
-static int put_single(struct s3_remote *s, const char *key, const struct put_source *src)
+static int object_request(struct s3_remote *s, const char *method, const char *key,
+			  const struct put_source *body)
 {
 	struct rs_buf url = RS_BUF_INIT;
 	struct rs_http_request req;
 	int err;
 
-	rs_http_request_init(&req, "PUT", NULL);
-	if ((err = object_url(s, &url, key, NULL)))
+	rs_http_request_init(&req, method, NULL);
+	err = object_url(s, &url, key, NULL);
+	if (err)
 		goto out;
 	req.url = url.ptr;
-	set_body(&req, src, 0, src->size);
+	if (body)
+		set_body(&req, body, 0, body->size);
 	err = rs_http_perform(s->http, &req, NULL);
 	if (err)
 		err = s3_fail(s, err);
@@ -397,6 +497,11 @@ out:
 	rs_http_request_release(&req);
 	rs_buf_release(&url);
 	return err;
+}
+
+static int put_single(struct s3_remote *s, const char *key, const struct put_source *src)
+{
+	return object_request(s, "PUT", key, src);
 }
 
 struct multipart {
@@ -447,6 +552,23 @@ static int check_part_md5(struct multipart *m, uint64_t i, uint64_t off, uint64_
 	return 0;
 }
 
+/* Part i's ETag from S3's answer, checked to be fit for the XML we send back. */
+static int part_etag(const struct multipart *m, uint64_t i, const struct rs_http_response *resp,
+		     struct rs_buf *etag)
+{
+	size_t k;
+
+	if (rs_http_response_header(resp, "ETag", etag) || etag->len == 0 ||
+	    etag->len >= sizeof(m->etags[0]))
+		return rs_error_set(RS_ECORRUPT, "S3 gave no ETag for part %" PRIu64, i + 1);
+	/* It goes into XML we send back: allow only what ETags are made of. */
+	for (k = 0; k < etag->len; k++)
+		if (!(isalnum((unsigned char)etag->ptr[k]) || etag->ptr[k] == '"' ||
+		      etag->ptr[k] == '-'))
+			return rs_error_set(RS_ECORRUPT, "S3 gave an odd ETag for part %" PRIu64, i + 1);
+	return 0;
+}
+
 /*
  * Send bytes [off, off + len) of the source as part i (from 0); with `g`,
  * of the file g is still writing, unsigned and as the bytes arrive.
@@ -454,18 +576,16 @@ static int check_part_md5(struct multipart *m, uint64_t i, uint64_t off, uint64_
 static int upload_part_stream(struct multipart *m, uint64_t i, uint64_t off, uint64_t len,
 			      struct rs_growing *g)
 {
-	struct rs_buf url = RS_BUF_INIT, query = RS_BUF_INIT, etag = RS_BUF_INIT;
+	struct rs_buf url = RS_BUF_INIT, etag = RS_BUF_INIT;
 	struct rs_http_request req;
 	struct rs_http_response resp;
-	size_t k;
 	int err;
 
 	rs_http_request_init(&req, "PUT", NULL);
 	rs_http_response_init(&resp);
 	rs_buf_init(&etag, 128);
-	if ((err = rs_buf_printf(&query, "partNumber=%" PRIu64 "&uploadId=%s",
-				 i + 1, m->upload_id)) ||
-	    (err = object_url(m->s, &url, m->key, query.ptr)))
+	err = upload_url(m->s, &url, m->key, m->upload_id, i + 1);
+	if (err)
 		goto out;
 	req.url = url.ptr;
 	if (g)
@@ -479,26 +599,19 @@ static int upload_part_stream(struct multipart *m, uint64_t i, uint64_t off, uin
 			rs_error_wrap(err, "part %" PRIu64, i + 1);
 		goto out;
 	}
-	if (rs_http_response_header(&resp, "ETag", &etag) || etag.len == 0 ||
-	    etag.len >= sizeof(m->etags[0])) {
-		err = rs_error_set(RS_ECORRUPT, "S3 gave no ETag for part %" PRIu64, i + 1);
+	err = part_etag(m, i, &resp, &etag);
+	if (err)
 		goto out;
-	}
-	/* It goes into XML we send back: allow only what ETags are made of. */
-	for (k = 0; k < etag.len; k++)
-		if (!(isalnum((unsigned char)etag.ptr[k]) || etag.ptr[k] == '"' ||
-		      etag.ptr[k] == '-')) {
-			err = rs_error_set(RS_ECORRUPT, "S3 gave an odd ETag for part %" PRIu64, i + 1);
+	if (g) {
+		err = check_part_md5(m, i, off, len, &resp, etag.ptr);
+		if (err)
 			goto out;
-		}
-	if (g && (err = check_part_md5(m, i, off, len, &resp, etag.ptr)))
-		goto out;
+	}
 	memcpy(m->etags[i], etag.ptr, etag.len + 1);
 out:
 	rs_http_request_release(&req);
 	rs_http_response_release(&resp);
 	rs_buf_release(&url);
-	rs_buf_release(&query);
 	rs_buf_release(&etag);
 	return err;
 }
@@ -555,7 +668,8 @@ static int multipart_create(struct multipart *m)
 	rs_http_request_init(&req, "POST", NULL);
 	rs_buf_init(&body, S3_SMALL_XML_MAX);
 	rs_buf_init(&id, 1024);
-	if ((err = object_url(m->s, &url, m->key, "uploads")))
+	err = object_url(m->s, &url, m->key, "uploads");
+	if (err)
 		goto out;
 	req.url = url.ptr;
 	rs_http_request_set_body_mem(&req, "", 0);
@@ -570,7 +684,8 @@ static int multipart_create(struct multipart *m)
 		err = rs_error_set(RS_ECORRUPT, "S3 started a multipart upload without an UploadId");
 		goto out;
 	}
-	if ((err = rs_percent_encode_str(&enc, id.ptr, RS_SLASH_ENCODE)))
+	err = rs_percent_encode_str(&enc, id.ptr, RS_SLASH_ENCODE);
+	if (err)
 		goto out;
 	if (enc.len >= sizeof(m->upload_id)) {
 		err = rs_error_set(RS_ECORRUPT, "S3 gave an UploadId of %zu bytes", enc.len);
@@ -586,25 +701,37 @@ out:
 	return err;
 }
 
+/* The body of CompleteMultipartUpload: each part's number and ETag. */
+static int complete_xml(const struct multipart *m, struct rs_buf *xml)
+{
+	uint64_t i;
+	int err;
+
+	err = rs_buf_puts(xml, "<CompleteMultipartUpload>");
+	if (err)
+		return err;
+	for (i = 0; i < m->nparts; i++) {
+		err = rs_buf_printf(xml, "<Part><PartNumber>%" PRIu64 "</PartNumber>"
+				    "<ETag>%s</ETag></Part>", i + 1, m->etags[i]);
+		if (err)
+			return err;
+	}
+	return rs_buf_puts(xml, "</CompleteMultipartUpload>");
+}
+
 static int multipart_complete(struct multipart *m)
 {
 	struct rs_buf url = RS_BUF_INIT, xml = RS_BUF_INIT, body = RS_BUF_INIT;
-	struct rs_buf query = RS_BUF_INIT;
 	struct rs_http_request req;
-	uint64_t i;
 	int err;
 
 	rs_http_request_init(&req, "POST", NULL);
 	rs_buf_init(&body, S3_SMALL_XML_MAX);
-	if ((err = rs_buf_printf(&query, "uploadId=%s", m->upload_id)) ||
-	    (err = object_url(m->s, &url, m->key, query.ptr)) ||
-	    (err = rs_buf_puts(&xml, "<CompleteMultipartUpload>")))
+	err = upload_url(m->s, &url, m->key, m->upload_id, 0);
+	if (err)
 		goto out;
-	for (i = 0; i < m->nparts; i++)
-		if ((err = rs_buf_printf(&xml, "<Part><PartNumber>%" PRIu64 "</PartNumber>"
-					 "<ETag>%s</ETag></Part>", i + 1, m->etags[i])))
-			goto out;
-	if ((err = rs_buf_puts(&xml, "</CompleteMultipartUpload>")))
+	err = complete_xml(m, &xml);
+	if (err)
 		goto out;
 	req.url = url.ptr;
 	rs_http_request_set_body_mem(&req, xml.ptr, xml.len);
@@ -626,29 +753,43 @@ out:
 	rs_buf_release(&url);
 	rs_buf_release(&xml);
 	rs_buf_release(&body);
-	rs_buf_release(&query);
+	return err;
+}
+
+/*
+ * AbortMultipartUpload of `key`'s upload `upload_id` (URL-encoded), tried
+ * twice at most: for the callers below, who ignore its failure.
+ */
+static int abort_upload(struct s3_remote *s, const char *key, const char *upload_id,
+			const char *what)
+{
+	struct rs_buf url = RS_BUF_INIT;
+	struct rs_http_request req;
+	int err;
+
+	rs_http_request_init(&req, "DELETE", NULL);
+	err = upload_url(s, &url, key, upload_id, 0);
+	if (err)
+		goto out;
+	req.url = url.ptr;
+	req.what = what;
+	req.max_tries = 2;
+	err = rs_http_perform(s->http, &req, NULL);
+out:
+	rs_http_request_release(&req);
+	rs_buf_release(&url);
 	return err;
 }
 
 /* Best effort: the caller already has the error worth reporting. */
 static void multipart_abort(struct multipart *m)
 {
-	struct rs_buf url = RS_BUF_INIT, query = RS_BUF_INIT;
-	struct rs_http_request req;
 	char saved[1024];
 	int code = rs_error_last();
 
 	snprintf(saved, sizeof(saved), "%s", rs_error_message());
-	rs_http_request_init(&req, "DELETE", NULL);
-	if (!rs_buf_printf(&query, "uploadId=%s", m->upload_id) &&
-	    !object_url(m->s, &url, m->key, query.ptr)) {
-		req.url = url.ptr;
-		req.max_tries = 2;
-		(void)rs_http_perform(m->s->http, &req, NULL);
-	}
-	rs_http_request_release(&req);
-	rs_buf_release(&url);
-	rs_buf_release(&query);
+	if (abort_upload(m->s, m->key, m->upload_id, NULL))
+		rs_error_clear(); /* ignored: the saved message goes back just below */
 	rs_error_set(code, "%s", saved);
 }
 
@@ -756,6 +897,24 @@ static int grow_etags(struct multipart *m, uint64_t want, uint64_t *cap)
 	return 0;
 }
 
+/* A streamed upload's last part, [off, avail), sent signed; then complete it. */
+static int stream_last_part(struct multipart *m, uint64_t *cap, uint64_t off, uint64_t avail)
+{
+	int err;
+
+	if (avail > off) {
+		err = grow_etags(m, m->next + 1, cap);
+		if (err)
+			return err;
+		err = upload_part_range(m, m->next, off, avail - off);
+		if (err)
+			return err;
+		m->next++;
+	}
+	m->nparts = m->next;
+	return multipart_complete(m);
+}
+
 /*
  * A pack while it is being written. A multipart upload starts with the
  * pack, and each 5 MiB part (S3's minimum; all but the last of one size,
@@ -770,6 +929,7 @@ static int grow_etags(struct multipart *m, uint64_t want, uint64_t *cap)
  * remote signs every part. Any failure or a cancel aborts the
  * upload, so nothing appears at `key`.
  */
+/* One loop, not split: its three ways to send a part share off, avail and created. */
 static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing *g)
 {
 	struct s3_remote *s = (struct s3_remote *)r;
@@ -778,7 +938,8 @@ static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing
 	uint64_t off = 0, avail, cap = 0, part = S3_MIN_PART;
 	int err, sealed, created = 0, refused;
 
-	if ((err = rs_remote_check_key(key)))
+	err = rs_remote_check_key(key);
+	if (err)
 		return err;
 	sweep_stale_uploads(s);
 	memset(&m, 0, sizeof(m));
@@ -792,24 +953,17 @@ static int s3_put_stream(struct rs_remote *r, const char *key, struct rs_growing
 			break;
 		if (sealed && avail - off <= part) {
 			/* The last piece, all there: signed. */
-			if (!created)
-				break;
-			if (avail > off) {
-				err = grow_etags(&m, m.next + 1, &cap);
-				if (!err)
-					err = upload_part_range(&m, m.next, off, avail - off);
-				if (err)
-					break;
-				m.next++;
-			}
-			m.nparts = m.next;
-			err = multipart_complete(&m);
+			if (created)
+				err = stream_last_part(&m, &cap, off, avail);
 			break;
 		}
-		if (!created && !(err = multipart_create(&m)))
+		if (!created) {
+			err = multipart_create(&m);
+			if (err)
+				break;
 			created = 1;
-		if (!err)
-			err = grow_etags(&m, m.next + 1, &cap);
+		}
+		err = grow_etags(&m, m.next + 1, &cap);
 		if (err)
 			break;
 		refused = 0;
@@ -954,6 +1108,23 @@ out:
 	return err;
 }
 
+/* One ListObjectsV2 request: the prefix, max-keys (0: the server's), the token. */
+static int list_url(struct s3_remote *s, struct rs_buf *url, const char *full, uint64_t mk,
+		    const struct rs_buf *token)
+{
+	int err;
+
+	err = listing_url(s, url, "list-type=2", full);
+	if (err)
+		return err;
+	if (mk) {
+		err = rs_buf_printf(url, "&max-keys=%" PRIu64, mk);
+		if (err)
+			return err;
+	}
+	return put_marker(url, "&continuation-token=", token);
+}
+
 static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb,
 		   void *payload)
 {
@@ -972,19 +1143,13 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 	rs_buf_init(&page, S3_LIST_PAGE_MAX);
 	rs_buf_init(&token, 4096);
 	rs_buf_init(&next, 4096);
-	if ((err = rs_buf_printf(&full, "%s%s", s->prefix, prefix ? prefix : "")))
+	err = rs_buf_printf(&full, "%s%s", s->prefix, prefix ? prefix : "");
+	if (err)
 		goto out;
 	while (truncated) {
-		rs_buf_clear(&url);
 		rs_buf_clear(&page);
-		if ((err = rs_buf_printf(&url, "%s%s?list-type=2&prefix=", s->base_url,
-					 s->path_style ? "" : "/")) ||
-		    (err = rs_percent_encode_str(&url, full.ptr, RS_SLASH_ENCODE)))
-			goto out;
-		if (mk && (err = rs_buf_printf(&url, "&max-keys=%" PRIu64, mk)))
-			goto out;
-		if (token.len && ((err = rs_buf_puts(&url, "&continuation-token=")) ||
-				  (err = rs_percent_encode_str(&url, token.ptr, RS_SLASH_ENCODE))))
+		err = list_url(s, &url, full.ptr, mk, &token);
+		if (err)
 			goto out;
 		rs_http_request_init(&req, "GET", url.ptr);
 		req.response_body = &page;
@@ -1007,8 +1172,11 @@ static int s3_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb
 		if (err)
 			goto out;
 		rs_buf_clear(&token);
-		if (truncated && (err = rs_buf_put(&token, next.ptr, next.len)))
-			goto out;
+		if (truncated) {
+			err = rs_buf_put(&token, next.ptr, next.len);
+			if (err)
+				goto out;
+		}
 	}
 out:
 	rs_buf_release(&url);
@@ -1175,29 +1343,34 @@ static int sweep_one(const char *key, const char *upload_id, int64_t initiated, 
 	struct sweep *sw = payload;
 	struct s3_remote *s = sw->s;
 	size_t plen = strlen(s->prefix);
-	struct rs_buf url = RS_BUF_INIT, query = RS_BUF_INIT;
-	struct rs_http_request req;
+	struct rs_buf enc = RS_BUF_INIT;
 
 	if (initiated >= sw->before || strncmp(key, s->prefix, plen) ||
 	    rs_remote_check_key(key + plen)) {
 		rs_error_clear();
 		return 0;
 	}
-	rs_http_request_init(&req, "DELETE", NULL);
-	if (!rs_buf_puts(&query, "uploadId=") &&
-	    !rs_percent_encode_str(&query, upload_id, RS_SLASH_ENCODE) &&
-	    !object_url(s, &url, key + plen, query.ptr)) {
-		req.url = url.ptr;
-		req.what = key + plen;
-		req.max_tries = 2;
-		if (!rs_http_perform(s->http, &req, NULL))
-			sw->aborted++;
-	}
+	if (!rs_percent_encode_str(&enc, upload_id, RS_SLASH_ENCODE) &&
+	    !abort_upload(s, key + plen, enc.ptr, key + plen))
+		sw->aborted++;
 	rs_error_clear();
-	rs_http_request_release(&req);
-	rs_buf_release(&url);
-	rs_buf_release(&query);
+	rs_buf_release(&enc);
 	return 0;
+}
+
+/* One ListMultipartUploads request under our prefix, from the markers on. */
+static int uploads_url(struct s3_remote *s, struct rs_buf *url, const struct rs_buf *kmark,
+		       const struct rs_buf *imark)
+{
+	int err;
+
+	err = listing_url(s, url, "uploads", s->prefix);
+	if (err)
+		return err;
+	err = put_marker(url, "&key-marker=", kmark);
+	if (err)
+		return err;
+	return put_marker(url, "&upload-id-marker=", imark);
 }
 
 /*
@@ -1232,17 +1405,9 @@ static void sweep_stale_uploads(struct s3_remote *s)
 	while (truncated && !err) {
 		struct rs_http_request req;
 
-		rs_buf_clear(&url);
 		rs_buf_clear(&page);
-		if ((err = rs_buf_printf(&url, "%s%s?uploads&prefix=", s->base_url,
-					 s->path_style ? "" : "/")) ||
-		    (err = rs_percent_encode_str(&url, s->prefix, RS_SLASH_ENCODE)))
-			break;
-		if (kmark.len && ((err = rs_buf_puts(&url, "&key-marker=")) ||
-				  (err = rs_percent_encode_str(&url, kmark.ptr, RS_SLASH_ENCODE))))
-			break;
-		if (imark.len && ((err = rs_buf_puts(&url, "&upload-id-marker=")) ||
-				  (err = rs_percent_encode_str(&url, imark.ptr, RS_SLASH_ENCODE))))
+		err = uploads_url(s, &url, &kmark, &imark);
+		if (err)
 			break;
 		rs_http_request_init(&req, "GET", url.ptr);
 		req.response_body = &page;
@@ -1341,76 +1506,75 @@ static int parse_stale_uploads(struct s3_remote *s, rs_config_get_fn get, void *
 	return 0;
 }
 
-int rs_remote_s3_open(struct rs_remote **out, const char *url,
-		      const struct rs_remote_options *opts)
+/*
+ * s3://bucket[/prefix]: the bucket's name, and where the prefix starts
+ * (NULL: none), checked.
+ */
+static int split_s3_url(const char *url, const char **slash, size_t *blen)
 {
-	struct s3_remote *s = NULL;
-	struct rs_http_options hopts;
-	struct rs_buf b = RS_BUF_INIT;
-	const char *rest, *slash, *p;
-	rs_config_get_fn get = opts ? opts->config_get : NULL;
-	void *payload = opts ? opts->config_payload : NULL;
-	size_t blen;
-	int err;
+	const char *rest, *p;
 
 	if (strncmp(url, "s3://", 5))
 		return rs_error_set(RS_EUSAGE, "'%.200s' is not an s3:// URL", url);
 	rest = url + 5;
-	slash = strchr(rest, '/');
-	blen = slash ? (size_t)(slash - rest) : strlen(rest);
-	if (!valid_bucket(rest, blen))
+	*slash = strchr(rest, '/');
+	*blen = *slash ? (size_t)(*slash - rest) : strlen(rest);
+	if (!valid_bucket(rest, *blen))
 		return rs_error_set(RS_EUSAGE, "'%.200s' does not name an S3 bucket "
 				    "(s3://bucket/prefix; 3 to 63 letters, digits, '.', '-')", url);
-	for (p = slash ? slash : ""; *p; p++)
+	for (p = *slash ? *slash : ""; *p; p++)
 		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 127 || *p == '?' || *p == '#')
 			return rs_error_set(RS_EUSAGE, "the prefix of '%.200s' has a character "
 					    "that has no place in it", url);
-	if (slash && strstr(slash, ".."))
+	if (*slash && strstr(*slash, ".."))
 		return rs_error_set(RS_EUSAGE, "the prefix of '%.200s' has '..'", url);
+	return 0;
+}
 
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	s->parent.version = RS_REMOTE_VERSION;
-	s->parent.get = s3_get;
-	s->parent.put_file = s3_put_file;
-	s->parent.put_buf = s3_put_buf;
-	s->parent.put_stream = s3_put_stream;
-	s->parent.stat = s3_stat;
-	s->parent.list = s3_list;
-	s->parent.del = s3_del;
-	s->parent.tidy = s3_tidy;
-	s->parent.free = s3_free;
-	s->bucket = strndup(rest, blen);
+/* Prefix: no leading or doubled '/', one trailing '/'. Then the display URL. */
+static int set_prefix(struct s3_remote *s, const char *slash)
+{
+	struct rs_buf b = RS_BUF_INIT;
+	const char *p;
+	int err = 0;
 
-	/* Prefix: no leading or doubled '/', one trailing '/'. */
 	for (p = slash; p && *p; p++) {
 		if (*p == '/' && (b.len == 0 || b.ptr[b.len - 1] == '/'))
 			continue;
-		if ((err = rs_buf_putc(&b, *p)))
+		err = rs_buf_putc(&b, *p);
+		if (err)
 			goto out;
 	}
-	if (b.len && b.ptr[b.len - 1] != '/' && (err = rs_buf_putc(&b, '/')))
-		goto out;
+	if (b.len && b.ptr[b.len - 1] != '/') {
+		err = rs_buf_putc(&b, '/');
+		if (err)
+			goto out;
+	}
 	s->prefix = b.len ? rs_buf_detach(&b, NULL) : strdup("");
 	if (!s->bucket || !s->prefix) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	if ((err = rs_buf_printf(&b, "s3://%s/%s", s->bucket, s->prefix)))
+	err = rs_buf_printf(&b, "s3://%s/%s", s->bucket, s->prefix);
+	if (err)
 		goto out;
 	if (b.ptr[b.len - 1] == '/')
 		b.ptr[--b.len] = '\0';
 	s->parent.display_url = rs_buf_detach(&b, NULL);
+out:
+	rs_buf_release(&b);
+	return err;
+}
 
-	if ((err = parse_part_size(s, get, payload)) || (err = parse_stale_uploads(s, get, payload)))
-		goto out;
-	if ((err = rs_aws_config_load(&s->cfg, get, payload)))
-		goto out;
-	/*
-	 * Addressing. A bucket name with '.' cannot be a virtual host under
-	 * AWS's wildcard certificate, so it goes path-style there too.
-	 */
+/*
+ * Addressing. A bucket name with '.' cannot be a virtual host under
+ * AWS's wildcard certificate, so it goes path-style there too.
+ */
+static int set_base_url(struct s3_remote *s)
+{
+	struct rs_buf b = RS_BUF_INIT;
+	int err;
+
 	s->path_style = s->cfg.path_style || (!s->cfg.endpoint && strchr(s->bucket, '.'));
 	if (s->cfg.endpoint) {
 		const char *host = strstr(s->cfg.endpoint, "://") + 3;
@@ -1425,9 +1589,64 @@ int rs_remote_s3_open(struct rs_remote **out, const char *url,
 	} else {
 		err = rs_buf_printf(&b, "https://%s.s3.%s.amazonaws.com", s->bucket, s->cfg.region);
 	}
+	if (!err)
+		s->base_url = rs_buf_detach(&b, NULL);
+	rs_buf_release(&b);
+	return err;
+}
+
+static struct s3_remote *s3_new(void)
+{
+	struct s3_remote *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->parent.version = RS_REMOTE_VERSION;
+	s->parent.get = s3_get;
+	s->parent.put_file = s3_put_file;
+	s->parent.put_buf = s3_put_buf;
+	s->parent.put_stream = s3_put_stream;
+	s->parent.stat = s3_stat;
+	s->parent.list = s3_list;
+	s->parent.del = s3_del;
+	s->parent.tidy = s3_tidy;
+	s->parent.free = s3_free;
+	return s;
+}
+
+int rs_remote_s3_open(struct rs_remote **out, const char *url,
+		      const struct rs_remote_options *opts)
+{
+	struct s3_remote *s = NULL;
+	struct rs_http_options hopts;
+	const char *slash = NULL;
+	rs_config_get_fn get = opts ? opts->config_get : NULL;
+	void *payload = opts ? opts->config_payload : NULL;
+	size_t blen = 0;
+	int err;
+
+	err = split_s3_url(url, &slash, &blen);
+	if (err)
+		return err;
+	s = s3_new();
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	s->bucket = strndup(url + 5, blen);
+	err = set_prefix(s, slash);
 	if (err)
 		goto out;
-	s->base_url = rs_buf_detach(&b, NULL);
+	err = parse_part_size(s, get, payload);
+	if (err)
+		goto out;
+	err = parse_stale_uploads(s, get, payload);
+	if (err)
+		goto out;
+	err = rs_aws_config_load(&s->cfg, get, payload);
+	if (err)
+		goto out;
+	err = set_base_url(s);
+	if (err)
+		goto out;
 
 	memset(&hopts, 0, sizeof(hopts));
 	hopts.config_get = get;
@@ -1438,7 +1657,6 @@ int rs_remote_s3_open(struct rs_remote **out, const char *url,
 	hopts.errors = &rs_s3_http_errors;
 	err = rs_http_new(&s->http, &hopts);
 out:
-	rs_buf_release(&b);
 	if (err) {
 		s3_free(&s->parent);
 		return err;

@@ -159,14 +159,19 @@ int rs_sigv4_signing_key(unsigned char out[32], const char *secret,
 
 	rs_buf_init(&k, 4096);
 	err = rs_buf_printf(&k, "AWS4%s", secret);
-	if (!err)
-		err = hmac(a, k.ptr, k.len, date8, strlen(date8));
-	if (!err)
-		err = hmac(b, a, 32, region, strlen(region));
-	if (!err)
-		err = hmac(a, b, 32, service, strlen(service));
-	if (!err)
-		err = hmac(out, a, 32, "aws4_request", 12);
+	if (err)
+		goto out;
+	err = hmac(a, k.ptr, k.len, date8, strlen(date8));
+	if (err)
+		goto out;
+	err = hmac(b, a, 32, region, strlen(region));
+	if (err)
+		goto out;
+	err = hmac(a, b, 32, service, strlen(service));
+	if (err)
+		goto out;
+	err = hmac(out, a, 32, "aws4_request", 12);
+out:
 	/* The buffer held the secret: wipe it before it goes back to malloc. */
 	if (k.ptr)
 		OPENSSL_cleanse(k.ptr, k.alloc);
@@ -188,16 +193,132 @@ static int valid_token(const char *s, const char *what)
 	return 0;
 }
 
+/* What signing needs, checked before anything is written. */
+static int check_request(const struct rs_sigv4_request *req,
+			 const struct rs_sigv4_credentials *cred)
+{
+	const struct {
+		const char *value, *what;
+	} tokens[] = {
+		{ req->method, "method" },
+		{ req->host, "host" },
+		{ req->region, "region" },
+		{ req->service, "service" },
+		{ req->payload_sha256, "payload hash" },
+		{ cred->access_key_id, "access key id" },
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++) {
+		err = valid_token(tokens[i].value, tokens[i].what);
+		if (err)
+			return err;
+	}
+	if (!cred->secret_access_key || !*cred->secret_access_key)
+		return rs_error_set(RS_EUSAGE, "signing needs a secret access key");
+	if (!req->path || req->path[0] != '/')
+		return rs_error_set(RS_EUSAGE, "request path must start with '/'");
+	return 0;
+}
+
+/* The headers to sign (ours, then the caller's), sorted by name. */
+static int collect_headers(struct canon_header *h, size_t *nh,
+			   const struct rs_sigv4_request *req,
+			   const struct rs_sigv4_credentials *cred, const char *amz_date)
+{
+	size_t i;
+	int err;
+
+	err = add_header(h, nh, "host", req->host);
+	if (err)
+		return err;
+	err = add_header(h, nh, "x-amz-date", amz_date);
+	if (err)
+		return err;
+	if (req->content_sha256_header) {
+		err = add_header(h, nh, "x-amz-content-sha256", req->payload_sha256);
+		if (err)
+			return err;
+	}
+	if (cred->session_token && *cred->session_token) {
+		err = add_header(h, nh, "x-amz-security-token", cred->session_token);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < req->nheaders; i++) {
+		err = add_header(h, nh, req->headers[i].name, req->headers[i].value);
+		if (err)
+			return err;
+	}
+	qsort(h, *nh, sizeof(h[0]), canon_header_cmp);
+	return 0;
+}
+
+/* One canonical header line, and its name in the signed list. */
+static int put_header(struct rs_buf *creq, struct rs_buf *signed_names,
+		      const struct canon_header *h, int first)
+{
+	int err;
+
+	err = rs_buf_printf(creq, "%s:", h->name);
+	if (err)
+		return err;
+	err = put_trimmed(creq, h->value);
+	if (err)
+		return err;
+	err = rs_buf_putc(creq, '\n');
+	if (err)
+		return err;
+	return rs_buf_printf(signed_names, "%s%s", first ? "" : ";", h->name);
+}
+
+/* Step 1: the canonical request, and the signed header names. */
+static int canonical_request(struct rs_buf *creq, struct rs_buf *signed_names,
+			     const struct rs_sigv4_request *req,
+			     const struct canon_header *h, size_t nh)
+{
+	size_t i;
+	int err;
+
+	err = rs_buf_printf(creq, "%s\n%s\n", req->method, req->path);
+	if (err)
+		return err;
+	err = canonical_query(creq, req->query);
+	if (err)
+		return err;
+	err = rs_buf_putc(creq, '\n');
+	if (err)
+		return err;
+	for (i = 0; i < nh; i++) {
+		err = put_header(creq, signed_names, &h[i], i == 0);
+		if (err)
+			return err;
+	}
+	return rs_buf_printf(creq, "\n%s\n%s", signed_names->ptr, req->payload_sha256);
+}
+
+/* Step 2: the string to sign, over the scope and the canonical request. */
+static int string_to_sign(struct rs_sigv4_result *res, const char *scope)
+{
+	struct rs_id creq_id;
+	char digest_hex[65];
+
+	rs_sha256(&creq_id, res->canonical_request.ptr, res->canonical_request.len);
+	to_hex(digest_hex, creq_id.id, 32);
+	return rs_buf_printf(&res->string_to_sign, "AWS4-HMAC-SHA256\n%s\n%s\n%s",
+			     res->amz_date, scope, digest_hex);
+}
+
 int rs_sigv4_sign(struct rs_sigv4_result *res, const struct rs_sigv4_request *req,
 		  const struct rs_sigv4_credentials *cred, time_t now)
 {
 	struct canon_header h[SIGV4_MAX_HEADERS];
 	struct rs_buf signed_names = RS_BUF_INIT, scope = RS_BUF_INIT;
-	unsigned char digest[32], key[32], sig[32];
-	char digest_hex[65], sig_hex[65], date8[9];
-	struct rs_id creq_id;
+	unsigned char key[32], sig[32];
+	char sig_hex[65], date8[9];
 	struct tm tm;
-	size_t nh = 0, i;
+	size_t nh = 0;
 	int err = 0;
 
 	rs_buf_init(&signed_names, SIGV4_MAX_CANONICAL);
@@ -205,22 +326,11 @@ int rs_sigv4_sign(struct rs_sigv4_result *res, const struct rs_sigv4_request *re
 	rs_buf_clear(&res->authorization);
 	rs_buf_clear(&res->canonical_request);
 	rs_buf_clear(&res->string_to_sign);
+	memset(key, 0, sizeof(key));
 
-	if ((err = valid_token(req->method, "method")) ||
-	    (err = valid_token(req->host, "host")) ||
-	    (err = valid_token(req->region, "region")) ||
-	    (err = valid_token(req->service, "service")) ||
-	    (err = valid_token(req->payload_sha256, "payload hash")) ||
-	    (err = valid_token(cred->access_key_id, "access key id")))
+	err = check_request(req, cred);
+	if (err)
 		goto out;
-	if (!cred->secret_access_key || !*cred->secret_access_key) {
-		err = rs_error_set(RS_EUSAGE, "signing needs a secret access key");
-		goto out;
-	}
-	if (!req->path || req->path[0] != '/') {
-		err = rs_error_set(RS_EUSAGE, "request path must start with '/'");
-		goto out;
-	}
 	if (!gmtime_r(&now, &tm) ||
 	    strftime(res->amz_date, sizeof(res->amz_date), "%Y%m%dT%H%M%SZ", &tm) != 16) {
 		err = rs_error_set(RS_EUSAGE, "cannot format the request time");
@@ -229,52 +339,25 @@ int rs_sigv4_sign(struct rs_sigv4_result *res, const struct rs_sigv4_request *re
 	memcpy(date8, res->amz_date, 8);
 	date8[8] = '\0';
 
-	/* Step 1: the canonical request. */
-	if ((err = add_header(h, &nh, "host", req->host)) ||
-	    (err = add_header(h, &nh, "x-amz-date", res->amz_date)))
+	err = collect_headers(h, &nh, req, cred, res->amz_date);
+	if (err)
 		goto out;
-	if (req->content_sha256_header &&
-	    (err = add_header(h, &nh, "x-amz-content-sha256", req->payload_sha256)))
+	err = canonical_request(&res->canonical_request, &signed_names, req, h, nh);
+	if (err)
 		goto out;
-	if (cred->session_token && *cred->session_token &&
-	    (err = add_header(h, &nh, "x-amz-security-token", cred->session_token)))
+	err = rs_buf_printf(&scope, "%s/%s/%s/aws4_request", date8, req->region, req->service);
+	if (err)
 		goto out;
-	for (i = 0; i < req->nheaders; i++)
-		if ((err = add_header(h, &nh, req->headers[i].name, req->headers[i].value)))
-			goto out;
-	qsort(h, nh, sizeof(h[0]), canon_header_cmp);
-
-	if ((err = rs_buf_printf(&res->canonical_request, "%s\n%s\n",
-				 req->method, req->path)) ||
-	    (err = canonical_query(&res->canonical_request, req->query)) ||
-	    (err = rs_buf_putc(&res->canonical_request, '\n')))
-		goto out;
-	for (i = 0; i < nh; i++) {
-		if ((err = rs_buf_printf(&res->canonical_request, "%s:", h[i].name)) ||
-		    (err = put_trimmed(&res->canonical_request, h[i].value)) ||
-		    (err = rs_buf_putc(&res->canonical_request, '\n')) ||
-		    (err = rs_buf_printf(&signed_names, "%s%s", i ? ";" : "", h[i].name)))
-			goto out;
-	}
-	if ((err = rs_buf_printf(&res->canonical_request, "\n%s\n%s",
-				 signed_names.ptr, req->payload_sha256)))
-		goto out;
-
-	/* Step 2: the string to sign. */
-	if ((err = rs_buf_printf(&scope, "%s/%s/%s/aws4_request",
-				 date8, req->region, req->service)))
-		goto out;
-	rs_sha256(&creq_id, res->canonical_request.ptr, res->canonical_request.len);
-	memcpy(digest, creq_id.id, 32);
-	to_hex(digest_hex, digest, 32);
-	if ((err = rs_buf_printf(&res->string_to_sign, "AWS4-HMAC-SHA256\n%s\n%s\n%s",
-				 res->amz_date, scope.ptr, digest_hex)))
+	err = string_to_sign(res, scope.ptr);
+	if (err)
 		goto out;
 
 	/* Steps 3 and 4: the key and the signature. */
-	if ((err = rs_sigv4_signing_key(key, cred->secret_access_key, date8,
-					req->region, req->service)) ||
-	    (err = hmac(sig, key, 32, res->string_to_sign.ptr, res->string_to_sign.len)))
+	err = rs_sigv4_signing_key(key, cred->secret_access_key, date8, req->region, req->service);
+	if (err)
+		goto out;
+	err = hmac(sig, key, 32, res->string_to_sign.ptr, res->string_to_sign.len);
+	if (err)
 		goto out;
 	to_hex(sig_hex, sig, 32);
 	err = rs_buf_printf(&res->authorization,

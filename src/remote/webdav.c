@@ -114,6 +114,19 @@ static void snapshot_release(struct cred_snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* A copy of `v` (NULL for NULL); *err is set to RS_EGENERIC when out of memory. */
+static char *dup_or_null(const char *v, int *err)
+{
+	char *copy;
+
+	if (!v)
+		return NULL;
+	copy = strdup(v);
+	if (!copy)
+		*err = RS_EGENERIC;
+	return copy;
+}
+
 static int snapshot_take(struct webdav_remote *w, struct cred_snapshot *s)
 {
 	int err = 0;
@@ -122,12 +135,9 @@ static int snapshot_take(struct webdav_remote *w, struct cred_snapshot *s)
 	pthread_mutex_lock(&w->lock);
 	s->gen = w->cred_gen;
 	s->source = w->source;
-	if (w->cred.username && !(s->username = strdup(w->cred.username)))
-		err = RS_EGENERIC;
-	if (w->cred.password && !(s->password = strdup(w->cred.password)))
-		err = RS_EGENERIC;
-	if (w->cred.token && !(s->token = strdup(w->cred.token)))
-		err = RS_EGENERIC;
+	s->username = dup_or_null(w->cred.username, &err);
+	s->password = dup_or_null(w->cred.password, &err);
+	s->token = dup_or_null(w->cred.token, &err);
 	pthread_mutex_unlock(&w->lock);
 	if (err) {
 		snapshot_release(s);
@@ -417,28 +427,43 @@ static int ensure_parent(struct webdav_remote *w, const char *key)
 
 /* ---- operations ---- */
 
+/*
+ * One request on `key` with no body either way (HEAD, DELETE); a 404 is
+ * RS_ENOTFOUND, said for this store.
+ */
+static int key_request(struct webdav_remote *w, const char *method, const char *key,
+		       struct rs_http_response *resp)
+{
+	struct rs_buf url = RS_BUF_INIT;
+	int err;
+
+	err = rs_remote_check_key(key);
+	if (err)
+		goto out;
+	err = key_url(w, key, &url);
+	if (err)
+		goto out;
+	err = dav_simple(w, method, rs_buf_cstr(&url), NULL, resp);
+	if (err == RS_ENOTFOUND)
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
+				   key, w->parent.display_url);
+out:
+	rs_buf_release(&url);
+	return err;
+}
+
 static int webdav_stat(struct rs_remote *r, const char *key, uint64_t *size_out)
 {
-	struct webdav_remote *w = (struct webdav_remote *)r;
 	struct rs_http_response resp;
-	struct rs_buf url = RS_BUF_INIT;
 	uint64_t size;
 	int err;
 
 	rs_http_response_init(&resp);
-	err = rs_remote_check_key(key);
-	if (!err)
-		err = key_url(w, key, &url);
-	if (!err)
-		err = dav_simple(w, "HEAD", rs_buf_cstr(&url), NULL, &resp);
-	if (err == RS_ENOTFOUND)
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
-				   key, r->display_url);
+	err = key_request((struct webdav_remote *)r, "HEAD", key, &resp);
 	if (!err)
 		err = rs_http_response_content_length(&resp, key, r->display_url, &size);
 	if (!err && size_out)
 		*size_out = size; /* callers may only ask whether it exists */
-	rs_buf_release(&url);
 	rs_http_response_release(&resp);
 	return err;
 }
@@ -489,6 +514,64 @@ static int check_stored_size(struct webdav_remote *w, const struct rs_http_reque
 	return err;
 }
 
+/* "<url>.tmp-<16 random hex digits>": where a PUT goes before its MOVE. */
+static int tmp_url(struct rs_buf *tmp, const struct rs_buf *url)
+{
+	unsigned char rnd[8];
+	size_t i;
+	int err;
+
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		return rs_error_set(RS_EGENERIC, "no random bytes for a temporary name");
+	err = rs_buf_printf(tmp, "%s.tmp-", rs_buf_cstr(url));
+	for (i = 0; !err && i < sizeof(rnd); i++)
+		err = rs_buf_printf(tmp, "%02x", rnd[i]);
+	return err;
+}
+
+/* Best effort: do not leave the temporary file behind; the message stays the caller's. */
+static void remove_tmp(struct webdav_remote *w, const char *tmp, int err)
+{
+	struct rs_http_response dresp;
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%s", rs_error_message());
+	rs_http_response_init(&dresp);
+	if (dav_simple(w, "DELETE", tmp, NULL, &dresp))
+		rs_error_clear(); /* ignored: the message is put back below */
+	rs_http_response_release(&dresp);
+	rs_error_set(err, "%s", msg);
+}
+
+/* MOVE the temporary file over the key, overwriting it. */
+static int move_into_place(struct webdav_remote *w, const char *key, const char *tmp,
+			   const char *url, uint64_t body_len)
+{
+	struct rs_http_request mv;
+	struct rs_http_response resp;
+	uint64_t size;
+	int err;
+
+	rs_http_request_init(&mv, "MOVE", tmp);
+	rs_http_response_init(&resp);
+	err = rs_http_request_set_header(&mv, "Destination", url);
+	if (!err)
+		err = rs_http_request_set_header(&mv, "Overwrite", "T");
+	if (!err)
+		err = dav_perform(w, &mv, &resp);
+	if (err == RS_ENOTFOUND &&
+	    !webdav_stat(&w->parent, key, &size) && size == body_len) {
+		/*
+		 * A retried MOVE whose first try went through but whose answer
+		 * was lost finds its source gone; the key is in place.
+		 */
+		err = 0;
+	}
+	rs_http_request_release(&mv);
+	rs_http_response_release(&resp);
+	return err;
+}
+
 /*
  * PUT the body of `req` to a temporary name next to `key` and MOVE it
  * over the key (or PUT straight to the key with direct_put). *put_status
@@ -497,88 +580,55 @@ static int check_stored_size(struct webdav_remote *w, const struct rs_http_reque
 static int webdav_put(struct webdav_remote *w, const char *key,
 		      struct rs_http_request *req, long *put_status)
 {
-	struct rs_http_request mv;
 	struct rs_http_response resp;
 	struct rs_buf url = RS_BUF_INIT, tmp = RS_BUF_INIT;
-	unsigned char rnd[8];
-	uint64_t size;
-	int err, i;
+	int err;
 
 	*put_status = 0;
-	rs_http_request_init(&mv, "MOVE", NULL);
 	rs_http_response_init(&resp);
 	err = rs_remote_check_key(key);
 	if (!err)
 		err = ensure_parent(w, key);
-	if (!err)
-		err = key_url(w, key, &url);
 	if (err)
 		goto out;
-	if (w->direct_put) {
-		req->url = rs_buf_cstr(&url);
-		err = dav_perform(w, req, &resp);
-		*put_status = resp.status;
-		if (!err)
-			err = check_stored_size(w, req, rs_buf_cstr(&url));
-		goto out;
-	}
-
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1) {
-		err = rs_error_set(RS_EGENERIC, "no random bytes for a temporary name");
-		goto out;
-	}
-	err = rs_buf_printf(&tmp, "%s.tmp-", rs_buf_cstr(&url));
-	for (i = 0; !err && i < (int)sizeof(rnd); i++)
-		err = rs_buf_printf(&tmp, "%02x", rnd[i]);
+	err = key_url(w, key, &url);
 	if (err)
 		goto out;
-	req->url = rs_buf_cstr(&tmp);
+	if (!w->direct_put) {
+		err = tmp_url(&tmp, &url);
+		if (err)
+			goto out;
+	}
+	req->url = rs_buf_cstr(w->direct_put ? &url : &tmp);
 	err = dav_perform(w, req, &resp);
 	*put_status = resp.status;
-	if (!err && (err = check_stored_size(w, req, rs_buf_cstr(&tmp)))) {
-		char msg[512];
-
-		snprintf(msg, sizeof(msg), "%s", rs_error_message());
-		dav_simple(w, "DELETE", rs_buf_cstr(&tmp), NULL, &resp);
-		rs_error_set(err, "%s", msg);
-	}
 	if (err)
 		goto out;
-
-	mv.url = rs_buf_cstr(&tmp);
-	err = rs_http_request_set_header(&mv, "Destination", rs_buf_cstr(&url));
-	if (!err)
-		err = rs_http_request_set_header(&mv, "Overwrite", "T");
-	if (!err)
-		err = dav_perform(w, &mv, &resp);
-	if (err == RS_ENOTFOUND &&
-	    !webdav_stat(&w->parent, key, &size) && size == req->body_len) {
-		/*
-		 * A retried MOVE whose first try went through but whose answer
-		 * was lost finds its source gone; the key is in place.
-		 */
-		err = 0;
-	}
-	if (err) {
-		struct rs_http_response dresp;
-		char msg[512];
-
-		/* Best effort: do not leave the temporary file behind. */
-		snprintf(msg, sizeof(msg), "%s", rs_error_message());
-		rs_http_response_init(&dresp);
-		dav_simple(w, "DELETE", rs_buf_cstr(&tmp), NULL, &dresp);
-		rs_http_response_release(&dresp);
-		rs_error_set(err, "%s", msg);
-	}
+	err = check_stored_size(w, req, req->url);
+	if (!err && !w->direct_put)
+		err = move_into_place(w, key, rs_buf_cstr(&tmp), rs_buf_cstr(&url),
+				      req->body_len);
+	if (err && !w->direct_put)
+		remove_tmp(w, rs_buf_cstr(&tmp), err);
 out:
 	if (err)
 		rs_error_wrap(err, "cannot store '%s' at %s", key, w->parent.display_url);
 	req->url = NULL;
 	rs_buf_release(&url);
 	rs_buf_release(&tmp);
-	rs_http_request_release(&mv);
 	rs_http_response_release(&resp);
 	return err;
+}
+
+/* webdav_put of bytes the server is to take as they are. */
+static int put_octets(struct webdav_remote *w, const char *key, struct rs_http_request *req,
+		      long *status)
+{
+	int err = rs_http_request_set_header(req, "Content-Type", "application/octet-stream");
+
+	if (err)
+		return err;
+	return webdav_put(w, key, req, status);
 }
 
 static int webdav_put_buf(struct rs_remote *r, const char *key, const void *p,
@@ -590,10 +640,7 @@ static int webdav_put_buf(struct rs_remote *r, const char *key, const void *p,
 
 	rs_http_request_init(&req, "PUT", NULL);
 	rs_http_request_set_body_mem(&req, p, n);
-	err = rs_http_request_set_header(&req, "Content-Type",
-					 "application/octet-stream");
-	if (!err)
-		err = webdav_put((struct webdav_remote *)r, key, &req, &status);
+	err = put_octets((struct webdav_remote *)r, key, &req, &status);
 	rs_http_request_release(&req);
 	return err;
 }
@@ -609,10 +656,7 @@ static int webdav_put_file(struct rs_remote *r, const char *key, const char *pat
 		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
 	rs_http_request_init(&req, "PUT", NULL);
 	rs_http_request_set_body_file(&req, path, 0, (uint64_t)st.st_size);
-	err = rs_http_request_set_header(&req, "Content-Type",
-					 "application/octet-stream");
-	if (!err)
-		err = webdav_put((struct webdav_remote *)r, key, &req, &status);
+	err = put_octets((struct webdav_remote *)r, key, &req, &status);
 	rs_http_request_release(&req);
 	return err;
 }
@@ -640,10 +684,7 @@ static int webdav_put_stream(struct rs_remote *r, const char *key,
 	if (!no_chunked) {
 		rs_http_request_init(&req, "PUT", NULL);
 		rs_http_request_set_body_stream(&req, g);
-		err = rs_http_request_set_header(&req, "Content-Type",
-						 "application/octet-stream");
-		if (!err)
-			err = webdav_put(w, key, &req, &status);
+		err = put_octets(w, key, &req, &status);
 		rs_http_request_release(&req);
 		if (!err || (err != RS_ECORRUPT && status != 400 && status != 411 && status != 501))
 			return err;
@@ -658,21 +699,11 @@ static int webdav_put_stream(struct rs_remote *r, const char *key,
 
 static int webdav_del(struct rs_remote *r, const char *key)
 {
-	struct webdav_remote *w = (struct webdav_remote *)r;
 	struct rs_http_response resp;
-	struct rs_buf url = RS_BUF_INIT;
 	int err;
 
 	rs_http_response_init(&resp);
-	err = rs_remote_check_key(key);
-	if (!err)
-		err = key_url(w, key, &url);
-	if (!err)
-		err = dav_simple(w, "DELETE", rs_buf_cstr(&url), NULL, &resp);
-	if (err == RS_ENOTFOUND)
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not in the store at %s",
-				   key, r->display_url);
-	rs_buf_release(&url);
+	err = key_request((struct webdav_remote *)r, "DELETE", key, &resp);
 	rs_http_response_release(&resp);
 	return err;
 }
@@ -789,50 +820,75 @@ static int valid_name(const char *s, size_t n)
 	return 1;
 }
 
-static int on_entry(const struct rs_dav_entry *e, void *payload)
+/*
+ * The name of a direct child of the listed collection in an href, or
+ * *nlen = 0 when the entry is not one (the collection itself, a deeper
+ * path, a name the store does not use). *name points into `path`, the
+ * decoded path.
+ */
+static int child_name(const struct list_ctx *ctx, const char *h, struct rs_buf *path,
+		      const char **name, size_t *nlen)
 {
-	struct list_ctx *ctx = payload;
-	struct rs_buf path = RS_BUF_INIT, key = RS_BUF_INIT;
-	const char *h = e->href, *name;
-	size_t plen, clen = strlen(ctx->coll_path), nlen;
-	int err = 0;
+	size_t plen, clen = strlen(ctx->coll_path);
+	int err;
 
+	*nlen = 0;
 	/* An href is an absolute URL or an absolute path. */
 	if (!strncasecmp(h, "http://", 7) || !strncasecmp(h, "https://", 8)) {
 		h = strstr(h, "://") + 3;
 		h = strchr(h, '/');
 		if (!h)
-			goto out;
+			return 0;
 	}
-	err = rs_percent_decode(&path, h, strcspn(h, "?#"), 0);
+	err = rs_percent_decode(path, h, strcspn(h, "?#"), 0);
 	if (err)
-		goto out;
-	plen = path.len;
-	while (plen && path.ptr[plen - 1] == '/')
+		return err;
+	plen = path->len;
+	while (plen && path->ptr[plen - 1] == '/')
 		plen--;
 	/* Only direct children of the collection listed; skips itself. */
-	if (plen <= clen || strncmp(path.ptr, ctx->coll_path, clen))
-		goto out;
-	name = path.ptr + clen;
-	nlen = plen - clen;
-	if (memchr(name, '/', nlen) || !valid_name(name, nlen))
+	if (plen <= clen || strncmp(path->ptr, ctx->coll_path, clen))
+		return 0;
+	if (memchr(path->ptr + clen, '/', plen - clen) || !valid_name(path->ptr + clen, plen - clen))
+		return 0;
+	*name = path->ptr + clen;
+	*nlen = plen - clen;
+	return 0;
+}
+
+/* A sub-collection `key`: recurse only when it can hold matching keys. */
+static int descend(struct list_ctx *ctx, struct rs_buf *key)
+{
+	size_t pl = strlen(ctx->prefix);
+	int err = rs_buf_putc(key, '/');
+
+	if (err || ctx->depth <= 0 || strncmp(key->ptr, ctx->prefix, pl < key->len ? pl : key->len))
+		return err;
+	err = list_collection(ctx->w, key->ptr, ctx->prefix, ctx->cb, ctx->payload,
+			      ctx->depth - 1);
+	if (err > 0) {
+		ctx->stop = err;
+		err = 1;
+	}
+	return err;
+}
+
+static int on_entry(const struct rs_dav_entry *e, void *payload)
+{
+	struct list_ctx *ctx = payload;
+	struct rs_buf path = RS_BUF_INIT, key = RS_BUF_INIT;
+	const char *name = NULL;
+	size_t nlen;
+	int err;
+
+	err = child_name(ctx, e->href, &path, &name, &nlen);
+	if (err || !nlen)
 		goto out;
 	err = rs_buf_printf(&key, "%s%.*s", ctx->collection, (int)nlen, name);
 	if (err)
 		goto out;
 	if (e->collection) {
-		/* Recurse only when the sub-collection can hold matching keys. */
-		size_t pl = strlen(ctx->prefix);
-		err = rs_buf_putc(&key, '/');
-		if (!err && ctx->depth > 0 &&
-		    (!strncmp(key.ptr, ctx->prefix, pl < key.len ? pl : key.len))) {
-			err = list_collection(ctx->w, key.ptr, ctx->prefix, ctx->cb,
-					      ctx->payload, ctx->depth - 1);
-			if (err > 0) {
-				ctx->stop = err;
-				err = 1;
-			}
-		}
+		err = descend(ctx, &key);
 		goto out;
 	}
 	if (strstr(key.ptr, ".tmp-"))
@@ -972,23 +1028,12 @@ static int config_true(const char *v)
 		     !strcasecmp(v, "on") || !strcmp(v, "1"));
 }
 
-int rs_remote_webdav_open(struct rs_remote **out, const char *url,
-			  const struct rs_remote_options *opts)
+static struct webdav_remote *webdav_new(void)
 {
-	struct webdav_remote *w;
-	struct rs_http_options hopts;
-	struct rs_buf base = RS_BUF_INIT, path = RS_BUF_INIT;
-	const char *sep, *p;
-	int err;
+	struct webdav_remote *w = calloc(1, sizeof(*w));
 
-	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
-		return rs_error_set(RS_EUSAGE, "not an http(s) URL");
-	if (strpbrk(url, "?#"))
-		return rs_error_set(RS_EUSAGE, "a WebDAV remote URL takes no query "
-				    "or fragment");
-	w = calloc(1, sizeof(*w));
 	if (!w)
-		return rs_error_set(RS_EGENERIC, "out of memory");
+		return NULL;
 	pthread_mutex_init(&w->lock, NULL);
 	w->parent.version = RS_REMOTE_VERSION;
 	w->parent.get = webdav_get;
@@ -999,8 +1044,19 @@ int rs_remote_webdav_open(struct rs_remote **out, const char *url,
 	w->parent.list = webdav_list;
 	w->parent.del = webdav_del;
 	w->parent.free = webdav_free;
+	return w;
+}
 
-	/* The base URL without userinfo, ending in exactly one '/'. */
+/*
+ * The base URL without userinfo, ending in exactly one '/'; its decoded
+ * path; and the display URL (no userinfo, no trailing '/').
+ */
+static int set_base(struct webdav_remote *w, const char *url)
+{
+	struct rs_buf base = RS_BUF_INIT, path = RS_BUF_INIT;
+	const char *sep, *p;
+	int err;
+
 	err = rs_http_redact_url(&base, url);
 	if (err)
 		goto out;
@@ -1022,11 +1078,32 @@ int rs_remote_webdav_open(struct rs_remote **out, const char *url,
 		goto out;
 	w->base = rs_buf_detach(&base, NULL);
 	w->base_path = rs_buf_detach(&path, NULL);
-	if (!w->parent.display_url || !w->base || !w->base_path) {
+	if (!w->parent.display_url || !w->base || !w->base_path)
 		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
+out:
+	rs_buf_release(&base);
+	rs_buf_release(&path);
+	return err;
+}
 
+int rs_remote_webdav_open(struct rs_remote **out, const char *url,
+			  const struct rs_remote_options *opts)
+{
+	struct webdav_remote *w;
+	struct rs_http_options hopts;
+	int err;
+
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+		return rs_error_set(RS_EUSAGE, "not an http(s) URL");
+	if (strpbrk(url, "?#"))
+		return rs_error_set(RS_EUSAGE, "a WebDAV remote URL takes no query "
+				    "or fragment");
+	w = webdav_new();
+	if (!w)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = set_base(w, url);
+	if (err)
+		goto out;
 	err = rs_credential_from_url(&w->cred, url);
 	if (err)
 		goto out;
@@ -1047,8 +1124,6 @@ int rs_remote_webdav_open(struct rs_remote **out, const char *url,
 		goto out;
 	*out = &w->parent;
 out:
-	rs_buf_release(&base);
-	rs_buf_release(&path);
 	if (err)
 		webdav_free(&w->parent);
 	return err;

@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include "session/intern.h"
+#include "util/array.h"
 #include "results/buf.h"
 #include "results/error.h"
 #include "util/hex.h"
@@ -313,18 +314,8 @@ static void *arena_alloc(struct rs_session_parser *p, size_t n)
 static int grow_array(struct rs_session_parser *p, void **arr, size_t *alloc, size_t need,
 		      size_t elem)
 {
-	size_t n = *alloc ? *alloc : 16;
-	void *q;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*arr, n * elem);
-	if (!q)
+	if (rs_array_grow(arr, alloc, need, elem, 16))
 		return fail(p, RS_EGENERIC, "out of memory");
-	*arr = q;
-	*alloc = n;
 	return 0;
 }
 
@@ -400,6 +391,29 @@ static char *put_utf8(char *o, unsigned long cp)
 }
 
 /*
+ * The \uXXXX escape at *s, moving *s past it: a surrogate pair is one
+ * code point, a lone surrogate U+FFFD. -1 without four hex digits.
+ */
+static long u_escape(const unsigned char **s, const unsigned char *e)
+{
+	long cp = hex4(*s + 2, e), lo;
+
+	if (cp < 0)
+		return -1;
+	*s += 6;
+	if (cp >= 0xd800 && cp <= 0xdbff && e - *s >= 6 && (*s)[0] == '\\' && (*s)[1] == 'u') {
+		lo = hex4(*s + 2, e);
+		if (lo >= 0xdc00 && lo <= 0xdfff) {
+			*s += 6;
+			return 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+		}
+	}
+	if (cp >= 0xd800 && cp <= 0xdfff)
+		return 0xfffd;
+	return cp;
+}
+
+/*
  * Decode and validate the body of a JSON string (`raw`, without quotes,
  * starting at byte `off` + 1) into p->scratch, NUL-terminated. Decoding
  * never lengthens a string, so the output fits in len + 1 bytes. A lone
@@ -420,7 +434,7 @@ static int decode_string(struct rs_session_parser *p, const char *raw, size_t le
 		unsigned long long at = (unsigned long long)(off + 1 + (uint64_t)(s - (const unsigned char *)raw));
 
 		if (c == '\\') {
-			long cp, lo;
+			long cp;
 
 			if (e - s < 2)
 				return fail(p, RS_ECORRUPT, "invalid session JSON at byte %llu: unfinished escape", at);
@@ -434,18 +448,10 @@ static int decode_string(struct rs_session_parser *p, const char *raw, size_t le
 			case 'r': *o++ = '\r'; s += 2; continue;
 			case 't': *o++ = '\t'; s += 2; continue;
 			case 'u':
-				cp = hex4(s + 2, e);
+				cp = u_escape(&s, e);
 				if (cp < 0)
 					return fail(p, RS_ECORRUPT,
 						    "invalid session JSON at byte %llu: '\\u' needs four hex digits", at);
-				s += 6;
-				if (cp >= 0xd800 && cp <= 0xdbff && e - s >= 6 && s[0] == '\\' &&
-				    s[1] == 'u' && (lo = hex4(s + 2, e)) >= 0xdc00 && lo <= 0xdfff) {
-					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-					s += 6;
-				} else if (cp >= 0xd800 && cp <= 0xdfff) {
-					cp = 0xfffd;
-				}
 				o = put_utf8(o, (unsigned long)cp);
 				continue;
 			default:
@@ -577,29 +583,34 @@ static int intern_function(struct rs_session_parser *p, struct rs_session_frame 
  * into a new frame. Identifiers that do not follow the pattern (synthetic
  * frames like "[await]") are kept whole as the function name.
  */
-static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint64_t hash,
-		     uint32_t *out)
+/* The pieces of a frame identifier, pointing into it. */
+struct frame_parts {
+	const char *fn, *file, *cls;
+	size_t fn_len, file_len, cls_len;
+	int64_t line, exec_line;
+	int hidden;
+};
+
+static void split_identifier(const char *id, size_t n, struct frame_parts *fp)
 {
 	const char *attr = memchr(id, '\1', n);
 	size_t base = attr ? (size_t)(attr - id) : n;
-	const char *z1 = memchr(id, '\0', base), *z2 = NULL;
-	const char *fn = id, *file = "", *cls = NULL;
-	size_t fn_len = base, file_len = 0, cls_len = 0;
-	struct rs_session_frame *f;
-	int64_t line = 0, exec_line = -1;
-	int hidden = 0, err;
+	const char *z1 = memchr(id, '\0', base), *z2;
 
-	if (p->nframes >= RS_SESSION_MAX_FRAMES)
-		return fail(p, RS_EUSAGE, "session has more than %u distinct frames", RS_SESSION_MAX_FRAMES);
+	memset(fp, 0, sizeof(*fp));
+	fp->fn = id;
+	fp->fn_len = base;
+	fp->file = "";
+	fp->exec_line = -1;
 	if (z1) {
-		fn_len = (size_t)(z1 - id);
-		file = z1 + 1;
-		z2 = memchr(file, '\0', base - fn_len - 1);
-		file_len = z2 ? (size_t)(z2 - file) : base - fn_len - 1;
+		fp->fn_len = (size_t)(z1 - id);
+		fp->file = z1 + 1;
+		z2 = memchr(fp->file, '\0', base - fp->fn_len - 1);
+		fp->file_len = z2 ? (size_t)(z2 - fp->file) : base - fp->fn_len - 1;
 		if (z2) {
-			line = parse_line(z2 + 1, base - (size_t)(z2 + 1 - id));
-			if (line < 0)
-				line = 0;
+			fp->line = parse_line(z2 + 1, base - (size_t)(z2 + 1 - id));
+			if (fp->line < 0)
+				fp->line = 0;
 		}
 	}
 	while (attr) {
@@ -607,31 +618,42 @@ static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint
 		size_t vl = (next ? (size_t)(next - v) : n - (size_t)(v - id));
 
 		if (vl >= 1 && v[0] == 'c') {
-			cls = v + 1;
-			cls_len = vl - 1;
+			fp->cls = v + 1;
+			fp->cls_len = vl - 1;
 		} else if (vl >= 1 && v[0] == 'l') {
-			exec_line = parse_line(v + 1, vl - 1);
+			fp->exec_line = parse_line(v + 1, vl - 1);
 		} else if (vl >= 1 && v[0] == 'h') {
-			hidden = 1;
+			fp->hidden = 1;
 		}
 		attr = next;
 	}
+}
 
+static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint64_t hash,
+		     uint32_t *out)
+{
+	struct frame_parts fp;
+	struct rs_session_frame *f;
+	int err;
+
+	if (p->nframes >= RS_SESSION_MAX_FRAMES)
+		return fail(p, RS_EUSAGE, "session has more than %u distinct frames", RS_SESSION_MAX_FRAMES);
+	split_identifier(id, n, &fp);
 	f = arena_alloc(p, sizeof(*f));
 	if (!f)
 		return p->failed;
 	memset(f, 0, sizeof(*f));
 	f->identifier = arena_strdup(p, id, n);
-	f->function = arena_strdup(p, fn, fn_len);
-	f->file = arena_strdup(p, file, file_len);
-	if (cls)
-		f->class_name = arena_strdup(p, cls, cls_len);
-	if (!f->identifier || !f->function || !f->file || (cls && !f->class_name))
+	f->function = arena_strdup(p, fp.fn, fp.fn_len);
+	f->file = arena_strdup(p, fp.file, fp.file_len);
+	if (fp.cls)
+		f->class_name = arena_strdup(p, fp.cls, fp.cls_len);
+	if (!f->identifier || !f->function || !f->file || (fp.cls && !f->class_name))
 		return p->failed;
 	f->identifier_len = n;
-	f->line = line;
-	f->exec_line = exec_line;
-	f->hidden = hidden;
+	f->line = fp.line;
+	f->exec_line = fp.exec_line;
+	f->hidden = fp.hidden;
 	err = intern_file(p, f->file, &f->file_id);
 	if (err)
 		return err;
@@ -647,8 +669,11 @@ static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint
 		return fail_keep(p, err);
 	*out = p->nframes;
 	p->frames[p->nframes++] = f;
-	if (p->cb.frame && (err = p->cb.frame(p->cb.ctx, p, *out, f)))
-		return fail_keep(p, err);
+	if (p->cb.frame) {
+		err = p->cb.frame(p->cb.ctx, p, *out, f);
+		if (err)
+			return fail_keep(p, err);
+	}
 	return 0;
 }
 
@@ -666,13 +691,18 @@ static int intern_frame_miss(struct rs_session_parser *p, const char *raw, size_
 		return err;
 	h = rs_intern_hash(p->scratch.ptr, p->scratch.len, p->seed ^ 0x6672616du);
 	id = rs_intern_find(&p->frame_tab, p->scratch.ptr, p->scratch.len, h);
-	if (id == RS_INTERN_NONE && (err = new_frame(p, p->scratch.ptr, p->scratch.len, h, &id)))
-		return err;
+	if (id == RS_INTERN_NONE) {
+		err = new_frame(p, p->scratch.ptr, p->scratch.len, h, &id);
+		if (err)
+			return err;
+	}
 	if (p->raw_tab.count >= MAX_ALIASES)
 		return fail(p, RS_EUSAGE, "session spells its frames in more than %u ways", MAX_ALIASES);
 	if (len == p->frames[id]->identifier_len && memcmp(raw, p->frames[id]->identifier, len) == 0)
 		key = p->frames[id]->identifier;
-	else if (!(key = arena_strdup(p, raw, len)))
+	else
+		key = arena_strdup(p, raw, len);
+	if (!key)
 		return p->failed;
 	err = rs_intern_insert(&p->raw_tab, key, len, raw_hash, id);
 	if (err)
@@ -777,7 +807,8 @@ static int list_add(struct rs_session_parser *p, struct str_list *l)
 			return fail(p, RS_EGENERIC, "out of memory");
 		l->items = n;
 	}
-	if (!(s = malloc(p->scratch.len + 1)))
+	s = malloc(p->scratch.len + 1);
+	if (!s)
 		return fail(p, RS_EGENERIC, "out of memory");
 	memcpy(s, p->scratch.ptr, p->scratch.len + 1);
 	l->items[l->len++] = s;
@@ -876,6 +907,41 @@ static void end_value(struct rs_session_parser *p)
 	p->expect = EXP_COMMA_OR_CLOSE;
 }
 
+/*
+ * The role of an array or object opened as a value of the top-level
+ * object, or a (negative) error code.
+ */
+static int root_value_role(struct rs_session_parser *p, int c, uint64_t off)
+{
+	switch (p->key) {
+	case KEY_OTHER:
+		return c == '{' ? ROLE_SKIP_OBJ : ROLE_SKIP_ARR;
+	case KEY_FRAME_RECORDS:
+		if (c != '[')
+			return type_error(p, off, "an array", c);
+		return ROLE_RECORDS;
+	case KEY_START_CALL_STACK:
+		if (c != '[')
+			return type_error(p, off, "an array of frame strings", c);
+		p->start_stack_len = 0;
+		p->hdr.start_call_stack = NULL;
+		p->hdr.start_call_stack_len = 0;
+		return ROLE_START_STACK;
+	case KEY_SYS_PATH:
+	case KEY_SYS_PREFIXES:
+		if (c != '[')
+			return type_error(p, off, "an array of strings", c);
+		list_free(p->key == KEY_SYS_PATH ? &p->sys_path : &p->sys_prefixes);
+		sync_lists(p);
+		return p->key == KEY_SYS_PATH ? ROLE_SYS_PATH : ROLE_SYS_PREFIXES;
+	case KEY_TARGET:
+	case KEY_PROGRAM:
+		return type_error(p, off, "a string", c);
+	default:
+		return type_error(p, off, "a number", c);
+	}
+}
+
 static int on_open(struct rs_session_parser *p, int c, uint64_t off)
 {
 	int role, err;
@@ -890,37 +956,9 @@ static int on_open(struct rs_session_parser *p, int c, uint64_t off)
 	} else {
 		switch (p->lv[p->depth - 1].role) {
 		case ROLE_ROOT:
-			switch (p->key) {
-			case KEY_OTHER:
-				role = c == '{' ? ROLE_SKIP_OBJ : ROLE_SKIP_ARR;
-				break;
-			case KEY_FRAME_RECORDS:
-				if (c != '[')
-					return type_error(p, off, "an array", c);
-				role = ROLE_RECORDS;
-				break;
-			case KEY_START_CALL_STACK:
-				if (c != '[')
-					return type_error(p, off, "an array of frame strings", c);
-				p->start_stack_len = 0;
-				p->hdr.start_call_stack = NULL;
-				p->hdr.start_call_stack_len = 0;
-				role = ROLE_START_STACK;
-				break;
-			case KEY_SYS_PATH:
-			case KEY_SYS_PREFIXES:
-				if (c != '[')
-					return type_error(p, off, "an array of strings", c);
-				list_free(p->key == KEY_SYS_PATH ? &p->sys_path : &p->sys_prefixes);
-				sync_lists(p);
-				role = p->key == KEY_SYS_PATH ? ROLE_SYS_PATH : ROLE_SYS_PREFIXES;
-				break;
-			case KEY_TARGET:
-			case KEY_PROGRAM:
-				return type_error(p, off, "a string", c);
-			default:
-				return type_error(p, off, "a number", c);
-			}
+			role = root_value_role(p, c, off);
+			if (role < 0)
+				return role; /* an error code */
 			break;
 		case ROLE_RECORDS:
 			if (c != '[')
@@ -967,8 +1005,11 @@ static int end_root(struct rs_session_parser *p, uint64_t off)
 		p->hdr.layout = 4;
 	else
 		p->hdr.layout = p->records_first ? 4 : 5;
-	if (p->cb.header && (err = p->cb.header(p->cb.ctx, p, &p->hdr)))
-		return fail_keep(p, err);
+	if (p->cb.header) {
+		err = p->cb.header(p->cb.ctx, p, &p->hdr);
+		if (err)
+			return fail_keep(p, err);
+	}
 	return 0;
 }
 
@@ -995,9 +1036,11 @@ static int on_close(struct rs_session_parser *p, int c, uint64_t off)
 				    "not a pyinstrument session: the frame record ending at byte %llu must be [stack, time]",
 				    (unsigned long long)off);
 		p->samples++;
-		if (p->cb.sample &&
-		    (err = p->cb.sample(p->cb.ctx, p, p->stack, p->stack_len, p->record_time)))
-			return fail_keep(p, err);
+		if (p->cb.sample) {
+			err = p->cb.sample(p->cb.ctx, p, p->stack, p->stack_len, p->record_time);
+			if (err)
+				return fail_keep(p, err);
+		}
 		break;
 	case ROLE_START_STACK:
 		p->hdr.start_call_stack = p->start_stack;
@@ -1036,6 +1079,64 @@ static int on_root_key(struct rs_session_parser *p, uint64_t off)
 	return 0;
 }
 
+/* A frame of a sample's stack: the parser's hot path. */
+static inline int stack_string(struct rs_session_parser *p, const char *raw, size_t len,
+			       uint64_t off)
+{
+	uint32_t id;
+	int err;
+
+	err = stack_frame(p, raw, len, off, &id);
+	if (err)
+		return err;
+	if (p->stack_len < p->stack_alloc) {
+		p->stack[p->stack_len++] = id;
+	} else {
+		err = push_id(p, &p->stack, &p->stack_len, &p->stack_alloc, id, off);
+		if (err)
+			return err;
+	}
+	p->lv[p->depth - 1].count++;
+	p->expect = EXP_COMMA_OR_CLOSE;
+	return 0;
+}
+
+/* An object's key; the top-level object's keys are looked at. */
+static int key_string(struct rs_session_parser *p, const char *raw, size_t len, uint64_t off)
+{
+	int err;
+
+	err = decode_string(p, raw, len, off);
+	if (err)
+		return err;
+	if (p->lv[p->depth - 1].role == ROLE_ROOT) {
+		err = on_root_key(p, off);
+		if (err)
+			return err;
+	}
+	p->expect = EXP_COLON;
+	return 0;
+}
+
+/* A string value of the top-level object: "target_description" or "program". */
+static int root_string(struct rs_session_parser *p, const char *raw, size_t len, uint64_t off)
+{
+	int err;
+
+	if (p->key != KEY_OTHER && p->key != KEY_TARGET && p->key != KEY_PROGRAM)
+		return type_error(p, off,
+				  p->key == KEY_FRAME_RECORDS || p->key >= KEY_SYS_PATH
+					  ? "an array" : "a number", '"');
+	err = decode_string(p, raw, len, off);
+	if (err)
+		return err;
+	if (p->key == KEY_TARGET)
+		return set_string(p, &p->target, &p->hdr.target_description);
+	if (p->key == KEY_PROGRAM)
+		return set_string(p, &p->program, &p->hdr.program);
+	return 0;
+}
+
 static int on_string(struct rs_session_parser *p, const char *raw, size_t len, uint64_t off)
 {
 	const char *stored;
@@ -1044,27 +1145,10 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 
 	/* The hot path first: a frame of a sample's stack. */
 	if (p->depth && (p->expect == EXP_VALUE || p->expect == EXP_VALUE_OR_CLOSE) &&
-	    p->lv[p->depth - 1].role == ROLE_STACK) {
-		err = stack_frame(p, raw, len, off, &id);
-		if (err)
-			return err;
-		if (p->stack_len < p->stack_alloc)
-			p->stack[p->stack_len++] = id;
-		else if ((err = push_id(p, &p->stack, &p->stack_len, &p->stack_alloc, id, off)))
-			return err;
-		p->lv[p->depth - 1].count++;
-		p->expect = EXP_COMMA_OR_CLOSE;
-		return 0;
-	}
-	if (p->expect == EXP_KEY || p->expect == EXP_KEY_OR_CLOSE) {
-		err = decode_string(p, raw, len, off);
-		if (err)
-			return err;
-		if (p->lv[p->depth - 1].role == ROLE_ROOT && (err = on_root_key(p, off)))
-			return err;
-		p->expect = EXP_COLON;
-		return 0;
-	}
+	    p->lv[p->depth - 1].role == ROLE_STACK)
+		return stack_string(p, raw, len, off);
+	if (p->expect == EXP_KEY || p->expect == EXP_KEY_OR_CLOSE)
+		return key_string(p, raw, len, off);
 	err = value_position(p, off, '"');
 	if (err)
 		return err;
@@ -1081,16 +1165,8 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 			return err;
 		break;
 	case ROLE_ROOT:
-		if (p->key != KEY_OTHER && p->key != KEY_TARGET && p->key != KEY_PROGRAM)
-			return type_error(p, off,
-					  p->key == KEY_FRAME_RECORDS || p->key >= KEY_SYS_PATH
-						  ? "an array" : "a number", '"');
-		err = decode_string(p, raw, len, off);
+		err = root_string(p, raw, len, off);
 		if (err)
-			return err;
-		if (p->key == KEY_TARGET && (err = set_string(p, &p->target, &p->hdr.target_description)))
-			return err;
-		if (p->key == KEY_PROGRAM && (err = set_string(p, &p->program, &p->hdr.program)))
 			return err;
 		break;
 	case ROLE_RECORDS:
@@ -1101,9 +1177,11 @@ static int on_string(struct rs_session_parser *p, const char *raw, size_t len, u
 		err = decode_string(p, raw, len, off);
 		if (err)
 			return err;
-		if (role == ROLE_SYS_PATH && (err = list_add(p, &p->sys_path)))
-			return err;
-		if (role == ROLE_SYS_PREFIXES && (err = list_add(p, &p->sys_prefixes)))
+		if (role == ROLE_SYS_PATH)
+			err = list_add(p, &p->sys_path);
+		else if (role == ROLE_SYS_PREFIXES)
+			err = list_add(p, &p->sys_prefixes);
+		if (err)
 			return err;
 		break;
 	}
@@ -1311,6 +1389,73 @@ static int resume_partial(struct rs_session_parser *p, const unsigned char **sp,
 	return err;
 }
 
+/*
+ * The tokens that may run past the end of a chunk: a string, a number, a
+ * literal. Each reads from *s (at byte `off` of the session), hands the
+ * whole token on or starts a partial one, and moves *s past what it used.
+ * Inline: they are the feed loop's own cases, split out to be read.
+ */
+static inline int feed_string(struct rs_session_parser *p, const unsigned char **s,
+			      const unsigned char *e, uint64_t off)
+{
+	const unsigned char *t;
+	size_t lim = (size_t)(e - *s - 1);
+	int err;
+
+	if (lim > RS_SESSION_MAX_STRING + 1)
+		lim = RS_SESSION_MAX_STRING + 1;
+	t = find_quote(*s + 1, *s + 1, *s + 1 + lim);
+	if (t) {
+		if ((size_t)(t - *s - 1) > RS_SESSION_MAX_STRING)
+			return too_long(p, PART_STRING, off);
+		err = on_string(p, (const char *)*s + 1, (size_t)(t - *s - 1), off);
+		*s = t + 1;
+		return err;
+	}
+	if (*s + 1 + lim < e)
+		return too_long(p, PART_STRING, off);
+	err = start_partial(p, PART_STRING, *s + 1, e, off);
+	*s = e;
+	return err;
+}
+
+static inline int feed_number(struct rs_session_parser *p, const unsigned char **s,
+			      const unsigned char *e, uint64_t off)
+{
+	const unsigned char *t;
+	int err;
+
+	for (t = *s; t < e && is_number_char(*t); t++)
+		;
+	if ((size_t)(t - *s) > RS_SESSION_MAX_NUMBER)
+		err = too_long(p, PART_NUMBER, off);
+	else if (t == e)
+		err = start_partial(p, PART_NUMBER, *s, e, off);
+	else
+		err = on_number(p, (const char *)*s, (size_t)(t - *s), off);
+	*s = t;
+	return err;
+}
+
+static inline int feed_literal(struct rs_session_parser *p, const unsigned char **s,
+			       const unsigned char *e, uint64_t off)
+{
+	const unsigned char *t;
+	int err;
+
+	for (t = *s; t < e && is_literal_char(*t) && t - *s <= RS_SESSION_MAX_NUMBER; t++)
+		;
+	if ((size_t)(t - *s) > RS_SESSION_MAX_NUMBER)
+		err = too_long(p, PART_LITERAL, off);
+	else if (t == e)
+		err = start_partial(p, PART_LITERAL, *s, e, off);
+	else
+		err = on_literal(p, (const char *)*s, (size_t)(t - *s), off);
+	*s = t;
+	return err;
+}
+
+/* Not split further: what is left are the one-line cases of the per-byte switch. */
 int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_t n)
 {
 	const unsigned char *start = bytes, *s = start, *e = start + n;
@@ -1321,11 +1466,12 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
 	if (n == 0)
 		return 0;
 #define OFF(ptr) (p->consumed + (uint64_t)((ptr) - start))
-	if (p->partial && (err = resume_partial(p, &s, e)))
-		goto out;
+	if (p->partial) {
+		err = resume_partial(p, &s, e);
+		if (err)
+			goto out;
+	}
 	while (s < e) {
-		const unsigned char *t;
-		size_t lim;
 		int c = *s;
 
 		switch (c) {
@@ -1333,23 +1479,7 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
 			s++;
 			continue;
 		case '"':
-			lim = (size_t)(e - s - 1);
-			if (lim > RS_SESSION_MAX_STRING + 1)
-				lim = RS_SESSION_MAX_STRING + 1;
-			t = find_quote(s + 1, s + 1, s + 1 + lim);
-			if (t) {
-				if ((size_t)(t - s - 1) > RS_SESSION_MAX_STRING) {
-					err = too_long(p, PART_STRING, OFF(s));
-					goto out;
-				}
-				err = on_string(p, (const char *)s + 1, (size_t)(t - s - 1), OFF(s));
-				s = t + 1;
-			} else if (s + 1 + lim < e) {
-				err = too_long(p, PART_STRING, OFF(s));
-			} else {
-				err = start_partial(p, PART_STRING, s + 1, e, OFF(s));
-				s = e;
-			}
+			err = feed_string(p, &s, e, OFF(s));
 			break;
 		case ',':
 			if (p->expect != EXP_COMMA_OR_CLOSE) {
@@ -1377,28 +1507,10 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
 			break;
 		case '-': case '0': case '1': case '2': case '3': case '4':
 		case '5': case '6': case '7': case '8': case '9':
-			for (t = s; t < e && is_number_char(*t); t++)
-				;
-			if ((size_t)(t - s) > RS_SESSION_MAX_NUMBER) {
-				err = too_long(p, PART_NUMBER, OFF(s));
-			} else if (t == e) {
-				err = start_partial(p, PART_NUMBER, s, e, OFF(s));
-			} else {
-				err = on_number(p, (const char *)s, (size_t)(t - s), OFF(s));
-			}
-			s = t;
+			err = feed_number(p, &s, e, OFF(s));
 			break;
 		case 't': case 'f': case 'n':
-			for (t = s; t < e && is_literal_char(*t) && t - s <= RS_SESSION_MAX_NUMBER; t++)
-				;
-			if ((size_t)(t - s) > RS_SESSION_MAX_NUMBER) {
-				err = too_long(p, PART_LITERAL, OFF(s));
-			} else if (t == e) {
-				err = start_partial(p, PART_LITERAL, s, e, OFF(s));
-			} else {
-				err = on_literal(p, (const char *)s, (size_t)(t - s), OFF(s));
-			}
-			s = t;
+			err = feed_literal(p, &s, e, OFF(s));
 			break;
 		default:
 			err = syntax_error(p, OFF(s), c);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "session/intern.h"
+#include "util/array.h"
 #include "results/error.h"
 
 struct func_stat {
@@ -85,19 +86,8 @@ struct rs_summary {
 
 static int grow(void **arr, size_t *alloc, size_t need, size_t elem)
 {
-	size_t n = *alloc ? *alloc : 64;
-	void *q;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*arr, n * elem);
-	if (!q)
+	if (rs_array_grow(arr, alloc, need, elem, 64))
 		return rs_error_set(RS_EGENERIC, "out of memory summarising a session");
-	memset((char *)q + *alloc * elem, 0, (n - *alloc) * elem);
-	*arr = q;
-	*alloc = n;
 	return 0;
 }
 
@@ -114,9 +104,11 @@ static int new_node(struct rs_summary *s, uint32_t parent, uint32_t func, uint32
 	err = grow((void **)&s->nodes, &s->nodes_alloc, (size_t)s->nnodes + 1, sizeof(*s->nodes));
 	if (err)
 		return err;
-	if (parent != RS_INTERN_NONE &&
-	    (err = rs_intern_u64_insert(&s->edges, (uint64_t)parent << 32 | func, s->nnodes)))
-		return err;
+	if (parent != RS_INTERN_NONE) {
+		err = rs_intern_u64_insert(&s->edges, (uint64_t)parent << 32 | func, s->nnodes);
+		if (err)
+			return err;
+	}
 	n = &s->nodes[s->nnodes];
 	n->func = func;
 	n->first_child = RS_INTERN_NONE;
@@ -132,13 +124,10 @@ static int new_node(struct rs_summary *s, uint32_t parent, uint32_t func, uint32
 	return 0;
 }
 
-static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_t *frames,
-		     size_t depth, double t)
+/* Room for every function and file the parser knows, and for `depth` frames. */
+static int sample_room(struct rs_summary *s, const struct rs_session_parser *p, size_t depth)
 {
-	struct rs_summary *s = ctx;
-	uint64_t stamp;
-	size_t i, k, lim;
-	uint32_t node;
+	size_t a;
 	int err;
 
 	err = grow((void **)&s->funcs, &s->funcs_alloc, rs_session_parser_function_count(p),
@@ -149,24 +138,30 @@ static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_
 		   sizeof(*s->files));
 	if (err)
 		return err;
-	if (depth > s->fids_alloc) {
-		size_t a = s->fids_alloc;
+	if (depth <= s->fids_alloc)
+		return 0;
+	a = s->fids_alloc;
+	err = grow((void **)&s->fids, &a, depth, sizeof(*s->fids));
+	if (err)
+		return err;
+	a = s->fids_alloc;
+	err = grow((void **)&s->prev_fids, &a, depth, sizeof(*s->prev_fids));
+	if (err)
+		return err;
+	a = s->fids_alloc;
+	err = grow((void **)&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes));
+	if (err)
+		return err;
+	s->fids_alloc = a;
+	return 0;
+}
 
-		err = grow((void **)&s->fids, &a, depth, sizeof(*s->fids));
-		if (err)
-			return err;
-		a = s->fids_alloc;
-		err = grow((void **)&s->prev_fids, &a, depth, sizeof(*s->prev_fids));
-		if (err)
-			return err;
-		a = s->fids_alloc;
-		err = grow((void **)&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes));
-		if (err)
-			return err;
-		s->fids_alloc = a;
-	}
+/* The flat tables: each function and file once per sample, and the leaf's self time. */
+static void count_sample(struct rs_summary *s, const uint32_t *frames, size_t depth, double t)
+{
+	uint64_t stamp = ++s->samples;
+	size_t i;
 
-	stamp = ++s->samples;
 	s->sampled_time += t;
 	for (i = 0; i < depth; i++) {
 		uint32_t f = s->map[frames[i]].func, file = s->map[frames[i]].file;
@@ -189,9 +184,15 @@ static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_
 		s->funcs[leaf].self_n++;
 		s->files[s->map[frames[depth - 1]].file].self += t;
 	}
+}
 
-	/* the tree: reuse the previous sample's nodes for the common prefix */
-	lim = depth < s->opt.max_depth ? depth : s->opt.max_depth;
+/* The tree: reuse the previous sample's nodes for the common prefix. */
+static int tree_sample(struct rs_summary *s, size_t depth, double t)
+{
+	size_t i, k, lim = depth < s->opt.max_depth ? depth : s->opt.max_depth;
+	uint32_t node;
+	int err;
+
 	s->nodes[0].total += t;
 	for (k = 0; k < lim && k < s->prev_len && s->fids[k] == s->prev_fids[k]; k++)
 		s->nodes[s->prev_nodes[k]].total += t;
@@ -218,7 +219,22 @@ static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_
 	s->prev_len = i;
 	if (i == depth)
 		s->nodes[node].self += t; /* the leaf is in the tree (or depth 0: root) */
+	return 0;
+}
 
+static int on_sample(void *ctx, const struct rs_session_parser *p, const uint32_t *frames,
+		     size_t depth, double t)
+{
+	struct rs_summary *s = ctx;
+	int err;
+
+	err = sample_room(s, p, depth);
+	if (err)
+		return err;
+	count_sample(s, frames, depth, t);
+	err = tree_sample(s, depth, t);
+	if (err)
+		return err;
 	if (s->chain.sample)
 		return s->chain.sample(s->chain.ctx, p, frames, depth, t);
 	return 0;
@@ -275,13 +291,17 @@ int rs_summary_new(struct rs_summary **out, const struct rs_summary_options *opt
 	cb.frame = on_frame;
 	cb.sample = on_sample;
 	cb.header = on_header;
-	if ((err = rs_session_parser_new(&s->parser, &cb)) ||
-	    (err = new_node(s, RS_INTERN_NONE, RS_INTERN_NONE, &root))) {
-		rs_summary_free(s);
-		return err;
-	}
+	err = rs_session_parser_new(&s->parser, &cb);
+	if (err)
+		goto fail;
+	err = new_node(s, RS_INTERN_NONE, RS_INTERN_NONE, &root);
+	if (err)
+		goto fail;
 	*out = s;
 	return 0;
+fail:
+	rs_summary_free(s);
+	return err;
 }
 
 int rs_summary_feed(struct rs_summary *s, const void *bytes, size_t n)
@@ -356,6 +376,20 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+/* "function", "file" and "line": where a function (or a tree node) is. */
+static int put_place(json_t *o, const char *function, const char *file, int64_t line)
+{
+	int err;
+
+	err = put(o, "function", json_string(function));
+	if (err)
+		return err;
+	err = put(o, "file", json_string(file));
+	if (err)
+		return err;
+	return put(o, "line", json_integer(line));
+}
+
 static int add_function(const struct rs_summary *s, json_t *arr, uint32_t id)
 {
 	const struct rs_session_function *fn = rs_session_parser_function(s->parser, id);
@@ -365,16 +399,24 @@ static int add_function(const struct rs_summary *s, json_t *arr, uint32_t id)
 
 	if (!o || json_array_append_new(arr, o))
 		return rs_error_set(RS_EGENERIC, "out of memory building the summary JSON");
-	if ((err = put(o, "function", json_string(fn->function))) ||
-	    (err = put(o, "file", json_string(fn->file))) ||
-	    (err = put(o, "line", json_integer(fn->line))) ||
-	    (fn->class_name && (err = put(o, "class", json_string(fn->class_name)))) ||
-	    (err = put(o, "self", json_real(st->self))) ||
-	    (err = put(o, "total", json_real(st->total))) ||
-	    (err = put(o, "self_samples", json_integer((json_int_t)st->self_n))) ||
-	    (err = put(o, "total_samples", json_integer((json_int_t)st->total_n))))
+	err = put_place(o, fn->function, fn->file, fn->line);
+	if (err)
 		return err;
-	return 0;
+	if (fn->class_name) {
+		err = put(o, "class", json_string(fn->class_name));
+		if (err)
+			return err;
+	}
+	err = put(o, "self", json_real(st->self));
+	if (err)
+		return err;
+	err = put(o, "total", json_real(st->total));
+	if (err)
+		return err;
+	err = put(o, "self_samples", json_integer((json_int_t)st->self_n));
+	if (err)
+		return err;
+	return put(o, "total_samples", json_integer((json_int_t)st->total_n));
 }
 
 static int build_more(const struct rs_summary *s, uint32_t n, const unsigned char *pick,
@@ -529,6 +571,29 @@ int rs_summary_ran(const json_t *summary, const char *function, const char *file
 	return 0;
 }
 
+/* One row of "more_functions", its file added to the file table if new. */
+static int add_more_row(const struct rs_session_function *fn, const struct func_stat *st,
+			json_t *files, json_t *fidx, json_t *rows)
+{
+	const json_t *at = json_object_get(fidx, fn->file);
+	json_int_t fi;
+
+	if (at) {
+		fi = json_integer_value(at);
+	} else {
+		fi = (json_int_t)json_array_size(files);
+		if (json_array_append_new(files, json_string(fn->file)) ||
+		    json_object_set_new(fidx, fn->file, json_integer(fi)))
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	if (json_array_append_new(rows, json_pack("[sIIII]", fn->function, fi,
+						   (json_int_t)fn->line,
+						   (json_int_t)(st->self * 1e6 + 0.5),
+						   (json_int_t)(st->total * 1e6 + 0.5))))
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	return 0;
+}
+
 /*
  * "more_functions": the functions not in "functions" whose own or total
  * time is at least floor_share of the sampled time, compactly: a file
@@ -555,29 +620,10 @@ static int build_more(const struct rs_summary *s, uint32_t n, const unsigned cha
 	}
 	for (i = 0; i < n && !err; i++) {
 		const struct func_stat *st = &s->funcs[i];
-		const struct rs_session_function *fn;
-		const json_t *at;
-		json_int_t fi;
 
 		if (pick[i] || !st->total_n || (st->total < floor && st->self < floor))
 			continue;
-		fn = rs_session_parser_function(s->parser, i);
-		at = json_object_get(fidx, fn->file);
-		if (at) {
-			fi = json_integer_value(at);
-		} else {
-			fi = (json_int_t)json_array_size(files);
-			if (json_array_append_new(files, json_string(fn->file)) ||
-			    json_object_set_new(fidx, fn->file, json_integer(fi))) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				break;
-			}
-		}
-		if (json_array_append_new(rows, json_pack("[sIIII]", fn->function, fi,
-							   (json_int_t)fn->line,
-							   (json_int_t)(st->self * 1e6 + 0.5),
-							   (json_int_t)(st->total * 1e6 + 0.5))))
-			err = rs_error_set(RS_EGENERIC, "out of memory");
+		err = add_more_row(rs_session_parser_function(s->parser, i), st, files, fidx, rows);
 	}
 	if (!err)
 		err = put(o, "floor", json_real(s->sampled_time > 0 ? floor / s->sampled_time
@@ -642,6 +688,26 @@ static int build_files(const struct rs_summary *s, json_t *arr)
 	return err;
 }
 
+/* A tree node's place and times (the root is "[root]"). */
+static int put_node(json_t *o, const struct rs_summary *s, const struct node *n)
+{
+	const struct rs_session_function *fn;
+	int err;
+
+	if (n->func == RS_INTERN_NONE) {
+		err = put_place(o, "[root]", "", 0);
+	} else {
+		fn = rs_session_parser_function(s->parser, n->func);
+		err = put_place(o, fn->function, fn->file, fn->line);
+	}
+	if (err)
+		return err;
+	err = put(o, "total", json_real(n->total));
+	if (err)
+		return err;
+	return put(o, "self", json_real(n->self));
+}
+
 /* Recursion depth is bounded by opt.max_depth (the tree is no deeper). */
 static int build_node(const struct rs_summary *s, uint32_t id, double cut, json_t **out)
 {
@@ -657,25 +723,7 @@ static int build_node(const struct rs_summary *s, uint32_t id, double cut, json_
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	if (n->func == RS_INTERN_NONE) {
-		err = put(o, "function", json_string("[root]"));
-		if (!err)
-			err = put(o, "file", json_string(""));
-		if (!err)
-			err = put(o, "line", json_integer(0));
-	} else {
-		const struct rs_session_function *fn = rs_session_parser_function(s->parser, n->func);
-
-		err = put(o, "function", json_string(fn->function));
-		if (!err)
-			err = put(o, "file", json_string(fn->file));
-		if (!err)
-			err = put(o, "line", json_integer(fn->line));
-	}
-	if (!err)
-		err = put(o, "total", json_real(n->total));
-	if (!err)
-		err = put(o, "self", json_real(n->self));
+	err = put_node(o, s, n);
 	if (err) {
 		json_decref(kids);
 		goto out;
@@ -686,8 +734,11 @@ static int build_node(const struct rs_summary *s, uint32_t id, double cut, json_
 	for (c = n->first_child; c != RS_INTERN_NONE; c = s->nodes[c].next_sibling) {
 		if (s->nodes[c].total < cut)
 			continue;
-		if (m == cap && (err = grow((void **)&r, &cap, m + 1, sizeof(*r))))
-			goto out;
+		if (m == cap) {
+			err = grow((void **)&r, &cap, m + 1, sizeof(*r));
+			if (err)
+				goto out;
+		}
 		r[m].id = c;
 		r[m].a = s->nodes[c].total;
 		r[m].b = s->nodes[c].self;
@@ -716,27 +767,94 @@ out:
 	return 0;
 }
 
+/* The session's header fields and the sampling counts. */
+static int put_header(json_t *o, const struct rs_summary *s, const struct rs_session_header *h)
+{
+	int err;
+
+	err = put(o, "layout", json_string(h->layout == 4 ? "4" : "5"));
+	if (err)
+		return err;
+	err = put(o, "start_time", opt_real(h->present, RS_SESSION_HAS_START_TIME, h->start_time));
+	if (err)
+		return err;
+	err = put(o, "duration", opt_real(h->present, RS_SESSION_HAS_DURATION, h->duration));
+	if (err)
+		return err;
+	err = put(o, "cpu_time", opt_real(h->present, RS_SESSION_HAS_CPU_TIME, h->cpu_time));
+	if (err)
+		return err;
+	err = put(o, "min_interval", opt_real(h->present, RS_SESSION_HAS_MIN_INTERVAL, h->min_interval));
+	if (err)
+		return err;
+	err = put(o, "max_interval", opt_real(h->present, RS_SESSION_HAS_MAX_INTERVAL, h->max_interval));
+	if (err)
+		return err;
+	err = put(o, "sample_count", (h->present & RS_SESSION_HAS_SAMPLE_COUNT)
+					     ? json_integer((json_int_t)h->sample_count) : json_null());
+	if (err)
+		return err;
+	err = put(o, "target", str_or_null(h->target_description ? h->target_description
+								   : h->program));
+	if (err)
+		return err;
+	err = put(o, "samples", json_integer((json_int_t)s->samples));
+	if (err)
+		return err;
+	err = put(o, "sampled_time", json_real(s->sampled_time));
+	if (err)
+		return err;
+	err = put(o, "distinct_frames", json_integer(rs_session_parser_frame_count(s->parser)));
+	if (err)
+		return err;
+	return put(o, "distinct_functions", json_integer(rs_session_parser_function_count(s->parser)));
+}
+
+/* sys_path as the session gave it, its first 64 entries. */
+static int build_sys_path(const struct rs_session_header *h, json_t **out)
+{
+	json_t *sp = json_array();
+	size_t i;
+
+	if (!sp)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < h->sys_path_len && i < 64; i++)
+		if (json_array_append_new(sp, json_string(h->sys_path[i]))) {
+			json_decref(sp);
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		}
+	*out = sp;
+	return 0;
+}
+
 int rs_summary_json(const struct rs_summary *s, json_t **out)
 {
 	const struct rs_session_header *h = rs_session_parser_header(s->parser);
 	json_t *o = NULL, *funcs = NULL, *files = NULL, *tree = NULL, *sp = NULL;
 	json_t *more = NULL, *ran = NULL;
+	const struct {
+		const char *key;
+		json_t **value;
+	} parts[] = {
+		{ "sys_path", &sp }, { "functions", &funcs }, { "more_functions", &more },
+		{ "ran", &ran }, { "files", &files }, { "tree", &tree },
+	};
 	double cut;
 	size_t i;
 	int err;
 
 	if (!s->finished)
 		return rs_error_set(RS_EUSAGE, "summary asked for before the whole session was read");
-	if (!(o = json_object()) || !(funcs = json_array()) || !(files = json_array()) ||
-	    !(sp = json_array())) {
+	o = json_object();
+	funcs = json_array();
+	files = json_array();
+	if (!o || !funcs || !files) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < h->sys_path_len && i < 64; i++)
-		if (json_array_append_new(sp, json_string(h->sys_path[i]))) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto out;
-		}
+	err = build_sys_path(h, &sp);
+	if (err)
+		goto out;
 	err = build_functions(s, funcs, &more, &ran);
 	if (err)
 		goto out;
@@ -748,67 +866,17 @@ int rs_summary_json(const struct rs_summary *s, json_t **out)
 	err = build_node(s, 0, cut, &tree);
 	if (err)
 		goto out;
-	err = put(o, "layout", json_string(h->layout == 4 ? "4" : "5"));
+	err = put_header(o, s, h);
 	if (err)
 		goto out;
-	err = put(o, "start_time", opt_real(h->present, RS_SESSION_HAS_START_TIME, h->start_time));
-	if (err)
-		goto out;
-	err = put(o, "duration", opt_real(h->present, RS_SESSION_HAS_DURATION, h->duration));
-	if (err)
-		goto out;
-	err = put(o, "cpu_time", opt_real(h->present, RS_SESSION_HAS_CPU_TIME, h->cpu_time));
-	if (err)
-		goto out;
-	err = put(o, "min_interval", opt_real(h->present, RS_SESSION_HAS_MIN_INTERVAL, h->min_interval));
-	if (err)
-		goto out;
-	err = put(o, "max_interval", opt_real(h->present, RS_SESSION_HAS_MAX_INTERVAL, h->max_interval));
-	if (err)
-		goto out;
-	err = put(o, "sample_count", (h->present & RS_SESSION_HAS_SAMPLE_COUNT)
-					     ? json_integer((json_int_t)h->sample_count) : json_null());
-	if (err)
-		goto out;
-	err = put(o, "target", str_or_null(h->target_description ? h->target_description
-								   : h->program));
-	if (err)
-		goto out;
-	err = put(o, "samples", json_integer((json_int_t)s->samples));
-	if (err)
-		goto out;
-	err = put(o, "sampled_time", json_real(s->sampled_time));
-	if (err)
-		goto out;
-	err = put(o, "distinct_frames", json_integer(rs_session_parser_frame_count(s->parser)));
-	if (err)
-		goto out;
-	err = put(o, "distinct_functions", json_integer(rs_session_parser_function_count(s->parser)));
-	if (err)
-		goto out;
-	err = put(o, "sys_path", sp);
-	sp = NULL;
-	if (!err) {
-		err = put(o, "functions", funcs);
-		funcs = NULL;
+	/* put() takes each part, whether it succeeds or not */
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		err = put(o, parts[i].key, *parts[i].value);
+		*parts[i].value = NULL;
+		if (err)
+			goto out;
 	}
-	if (!err) {
-		err = put(o, "more_functions", more);
-		more = NULL;
-	}
-	if (!err) {
-		err = put(o, "ran", ran);
-		ran = NULL;
-	}
-	if (!err) {
-		err = put(o, "files", files);
-		files = NULL;
-	}
-	if (!err) {
-		err = put(o, "tree", tree);
-		tree = NULL;
-	}
-	if (!err && s->tree_truncated)
+	if (s->tree_truncated)
 		err = put(o, "tree_truncated", json_true());
 out:
 	json_decref(funcs);
@@ -832,12 +900,14 @@ int rs_summary_file(const char *path, const struct rs_summary_options *opts, jso
 	int fd = -1, err;
 	ssize_t n;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		err = rs_error_errno(errno == ENOENT ? RS_ENOTFOUND : RS_EGENERIC,
 				     "cannot open '%s'", path);
 		goto out;
 	}
-	if (!(buf = malloc(1u << 20))) {
+	buf = malloc(1u << 20);
+	if (!buf) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
@@ -1132,27 +1202,20 @@ static int md_functions(struct md *b, const json_t *summary, const char *title,
 	return 0;
 }
 
-int rs_summary_markdown(const json_t *summary, struct rs_buf *out)
+/* The profile table's rows of times: duration, CPU time, samples, interval. */
+static void md_time_rows(struct md *b, const json_t *summary)
 {
-	struct md page = { out, 0 }, *b = &page;
-	const json_t *files, *f;
-	double duration, cpu, sampled, samples, mn, mx, start;
-	int has_dur, has_cpu, has_sampled, has_samples, has_mn, has_mx, has_start, err;
-	size_t i, before = out->len;
-	const char *target = json_string_value(json_object_get(summary, "target"));
-	const char *layout = str(summary, "layout");
+	double duration, cpu, sampled, samples, mn, mx;
+	int has_dur, has_cpu, has_sampled, has_samples, has_mn, has_mx;
 
-	if (!json_is_object(summary))
-		return rs_error_set(RS_EUSAGE, "summary is not a JSON object");
 	duration = num(summary, "duration", &has_dur);
 	cpu = num(summary, "cpu_time", &has_cpu);
 	sampled = num(summary, "sampled_time", &has_sampled);
 	samples = num(summary, "samples", &has_samples);
 	mn = num(summary, "min_interval", &has_mn);
 	mx = num(summary, "max_interval", &has_mx);
-	start = num(summary, "start_time", &has_start);
 
-	md_puts(b, "## Profile\n\n| | |\n|---|---|\n| Duration | ");
+	md_puts(b, "| Duration | ");
 	if (has_dur)
 		fmt_secs(b, duration);
 	else
@@ -1193,6 +1256,17 @@ int rs_summary_markdown(const json_t *summary, struct rs_buf *out)
 		md_puts(b, "n/a");
 	}
 	md_puts(b, " |\n");
+}
+
+/* The profile table's rows about the run: target, start, session format. */
+static void md_run_rows(struct md *b, const json_t *summary)
+{
+	const char *target = json_string_value(json_object_get(summary, "target"));
+	const char *layout = str(summary, "layout");
+	double start;
+	int has_start;
+
+	start = num(summary, "start_time", &has_start);
 	if (target && *target) {
 		md_puts(b, "| Target | ");
 		md_code(b, target);
@@ -1208,39 +1282,61 @@ int rs_summary_markdown(const json_t *summary, struct rs_buf *out)
 	}
 	if (*layout)
 		md_printf(b, "| Session format | pyinstrument %s.x |\n", *layout == '4' ? "4" : "5");
+}
 
+/* The top files by own time, shares of the sampled time. */
+static void md_files(struct md *b, const json_t *summary, double sampled)
+{
+	const json_t *files = json_object_get(summary, "files"), *f;
+	size_t i;
+
+	md_puts(b, "\n### Top files by own time\n\n");
+	if (!json_array_size(files)) {
+		md_puts(b, "No samples.\n");
+		return;
+	}
+	md_puts(b, "| File | Own | Own % | Total | Total % |\n|---|--:|--:|--:|--:|\n");
+	json_array_foreach(files, i, f) {
+		int ok;
+		double self = num(f, "self", &ok), total = num(f, "total", &ok);
+
+		if (i >= MD_TOP)
+			break;
+		md_puts(b, "| ");
+		md_code(b, short_path(summary, str(f, "file")));
+		md_puts(b, " | ");
+		fmt_secs(b, self);
+		md_puts(b, " | ");
+		fmt_pct(b, self, sampled);
+		md_puts(b, " | ");
+		fmt_secs(b, total);
+		md_puts(b, " | ");
+		fmt_pct(b, total, sampled);
+		md_puts(b, " |\n");
+	}
+}
+
+int rs_summary_markdown(const json_t *summary, struct rs_buf *out)
+{
+	struct md page = { out, 0 }, *b = &page;
+	double sampled;
+	int has_sampled, err;
+	size_t before = out->len;
+
+	if (!json_is_object(summary))
+		return rs_error_set(RS_EUSAGE, "summary is not a JSON object");
+	sampled = num(summary, "sampled_time", &has_sampled);
+
+	md_puts(b, "## Profile\n\n| | |\n|---|---|\n");
+	md_time_rows(b, summary);
+	md_run_rows(b, summary);
 	err = md_functions(b, summary, "Top functions by own time", by_self, sampled);
 	if (err)
 		goto out;
 	err = md_functions(b, summary, "Top functions by total time", by_total, sampled);
 	if (err)
 		goto out;
-
-	files = json_object_get(summary, "files");
-	md_puts(b, "\n### Top files by own time\n\n");
-	if (!json_array_size(files)) {
-		md_puts(b, "No samples.\n");
-	} else {
-		md_puts(b, "| File | Own | Own % | Total | Total % |\n|---|--:|--:|--:|--:|\n");
-		json_array_foreach(files, i, f) {
-			int ok;
-			double self = num(f, "self", &ok), total = num(f, "total", &ok);
-
-			if (i >= MD_TOP)
-				break;
-			md_puts(b, "| ");
-			md_code(b, short_path(summary, str(f, "file")));
-			md_puts(b, " | ");
-			fmt_secs(b, self);
-			md_puts(b, " | ");
-			fmt_pct(b, self, sampled);
-			md_puts(b, " | ");
-			fmt_secs(b, total);
-			md_puts(b, " | ");
-			fmt_pct(b, total, sampled);
-			md_puts(b, " |\n");
-		}
-	}
+	md_files(b, summary, sampled);
 	md_puts(b, "\nOwn: time with the function itself executing. Total: time with the "
 		       "function anywhere on the stack (counted once per sample under recursion). "
 		       "Percentages are of the sampled time.\n");

@@ -154,17 +154,19 @@ unsigned rs_fs_remove_stale_with(const char *dir, int (*match)(const char *name,
 				const void *arg, long grace)
 {
 	DIR *d = opendir(dir);
-	struct dirent *e;
 	unsigned removed = 0;
 	time_t now = time(NULL);
 	uid_t me = geteuid();
 
 	if (!d)
 		return 0;
-	while ((e = readdir(d))) {
+	for (;;) {
+		struct dirent *e = readdir(d);
 		struct stat st;
 		int fd;
 
+		if (!e)
+			break;
 		if (e->d_name[0] == '.' || !match(e->d_name, arg))
 			continue;
 		/*
@@ -199,23 +201,18 @@ unsigned rs_fs_remove_stale(const char *dir, int (*match)(const char *name), lon
 
 int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path)
 {
+	int err;
+
 	if (fsync(fd) != 0) {
-		int err = rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp);
+		err = rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp);
 
 		close(fd);
 		unlink(tmp);
 		return err;
 	}
-	if (close(fd) != 0) {
-		unlink(tmp);
-		return rs_error_errno(RS_EGENERIC, "cannot close '%s'", tmp);
-	}
-	if (rename(tmp, final_path) != 0) {
-		int err = rs_error_errno(RS_EGENERIC, "cannot rename '%s' to '%s'", tmp, final_path);
-
-		unlink(tmp);
+	err = rs_fs_publish_tmp(fd, tmp, final_path);
+	if (err)
 		return err;
-	}
 	return rs_fs_fsync_parent(final_path);
 }
 
@@ -382,13 +379,18 @@ int rs_fs_exists(const char *path)
 int rs_fs_join(struct rs_buf *out, const char *a, const char *b)
 {
 	size_t la = strlen(a);
+	int err;
 
 	rs_buf_clear(out);
 	while (la > 1 && a[la - 1] == '/')
 		la--;
 	while (*b == '/')
 		b++;
-	if (rs_buf_put(out, a, la) || rs_buf_putc(out, '/') || rs_buf_puts(out, b))
-		return rs_error_last();
-	return 0;
+	err = rs_buf_put(out, a, la);
+	if (err)
+		return err;
+	err = rs_buf_putc(out, '/');
+	if (err)
+		return err;
+	return rs_buf_puts(out, b);
 }

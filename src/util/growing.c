@@ -20,7 +20,9 @@ int rs_growing_new(struct rs_growing **out, const char *path)
 	struct rs_growing *g = calloc(1, sizeof(*g));
 
 	*out = NULL;
-	if (!g || !(g->path = strdup(path))) {
+	if (g)
+		g->path = strdup(path);
+	if (!g || !g->path) {
 		free(g);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
