@@ -953,43 +953,31 @@ int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
 	return 0;
 }
 
-int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
-		    enum rs_format fmt)
+/* The check's heading, its verdict line and what the head run says of itself. */
+static int check_heading(struct rs_buf *out, const struct rs_check_result *r, int md)
 {
-	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT, c = RS_BUF_INIT;
-	int md = fmt == RS_FORMAT_MARKDOWN;
-	char s1[8], s2[8];
-	size_t i;
-	int err = 0;
+	struct rs_buf v = RS_BUF_INIT;
+	char s1[8];
+	int err;
 
-	if (fmt == RS_FORMAT_JSON)
-		return dump_json(out, check_json(r));
-	if (md) {
+	if (md)
 		err = rs_buf_printf(out, "## %s Performance check: `%s`\n\n",
 				    r->regressed ? "❌" : r->accepted_regression ? "⚠️" : "✅",
 				    short_sha(r->head_commit, s1));
-		if (err)
-			return err;
-	} else {
+	else
 		err = rs_buf_printf(out, "results check: %s: run %s (%s)\n",
 				    r->regressed ? "REGRESSION"
 				    : r->accepted_regression ? "accepted slowdown"
 				    : r->n_baseline ? "no regression" : "no comparable baseline",
 				    r->head_id, short_sha(r->head_commit, s1));
-		if (err)
-			return err;
-	}
-	{
-		struct rs_buf v = RS_BUF_INIT;
-		int e = rs_render_verdict(&v, r);
-
-		if (!e)
-			e = rs_buf_printf(out, md ? "**%s**\n\n" : "verdict: %s\n", v.ptr);
-		rs_buf_release(&v);
-		err = e;
-		if (err)
-			return err;
-	}
+	if (err)
+		return err;
+	err = rs_render_verdict(&v, r);
+	if (!err)
+		err = rs_buf_printf(out, md ? "**%s**\n\n" : "verdict: %s\n", v.ptr);
+	rs_buf_release(&v);
+	if (err)
+		return err;
 	if (r->duplicate_of) {
 		err = rs_buf_printf(out, md ? "This run records the same session as run `%s` (same oid): not a new measurement.\n\n"
 					    : "this run records the same session as run %s (same oid): not a new measurement\n",
@@ -997,85 +985,96 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		if (err)
 			return err;
 	}
-	if (r->accepted) {
+	if (r->accepted)
 		err = rs_buf_printf(out, md ? "Slowdown accepted with the run: %s\n\n" : "slowdown accepted with the run: %s\n",
 				    r->accepted);
-		if (err)
-			return err;
-	}
-	if (!r->n_baseline) {
-		if (r->n_other_config) {
-			err = rs_buf_printf(out, md ? "No comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check.\n"
-						    : "no comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check\n",
-					    r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config);
-			if (err)
-				return err;
-		} else {
-			err = rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
-						    : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
-					    r->n_other_machine ? " (runs from other machines are not compared)" : "");
-			if (err)
-				return err;
-		}
-		return 0;
-	}
-	err = rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
-				    : "baseline: %zu run%s of %s (median), threshold %.1f%%",
-			    r->n_baseline, r->n_baseline == 1 ? "" : "s",
-			    short_sha(r->baseline_commit, s2), r->threshold * 100);
-	if (err)
-		return err;
-	if (r->n_noise_runs) {
+	return err;
+}
+
+/* Why there is nothing to check. */
+static int check_no_baseline(struct rs_buf *out, const struct rs_check_result *r, int md)
+{
+	if (r->n_other_config)
+		return rs_buf_printf(out, md ? "No comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check.\n"
+					     : "no comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check\n",
+				     r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config);
+	return rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
+				     : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
+			     r->n_other_machine ? " (runs from other machines are not compared)" : "");
+}
+
+/* The noise estimate and the history runs left out, on the baseline line. */
+static int check_left_out(struct rs_buf *out, const struct rs_check_result *r)
+{
+	int err;
+
+	if (r->n_noise_runs)
 		err = rs_buf_printf(out, ", noise band from %zu repeated runs", r->n_noise_runs);
-		if (err)
-			return err;
-	} else {
+	else
 		err = rs_buf_puts(out, ", no repeated runs to estimate noise");
-		if (err)
-			return err;
-	}
-	if (r->n_other_machine) {
+	if (!err && r->n_other_machine)
 		err = rs_buf_printf(out, "; %zu run%s from other machines left out",
 				    r->n_other_machine, r->n_other_machine == 1 ? "" : "s");
-		if (err)
-			return err;
-	}
+	if (err)
+		return err;
 	if (r->n_other_config) {
 		err = rs_buf_printf(out, "; %zu run%s of another configuration left out (%s)",
 				    r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config);
 		if (err)
 			return err;
 	}
-	if (r->n_duplicates) {
+	if (r->n_duplicates)
 		err = rs_buf_printf(out, "; %zu repeated record%s of one session not counted",
 				    r->n_duplicates, r->n_duplicates == 1 ? "" : "s");
-		if (err)
-			return err;
+	return err;
+}
+
+/* How the workload is handled, on the baseline line. */
+static int check_workload(struct rs_buf *out, const struct rs_check_result *r, int md)
+{
+	int err;
+
+	if (!r->workload_key) {
+		if (!r->same_workload)
+			return 0;
+		return rs_buf_printf(out, md ? "; workload `%s` on both sides, time compared as is"
+					     : "; workload %s on both sides, time compared as is",
+				     r->same_workload);
 	}
-	if (r->workload_key) {
-		err = rs_buf_printf(out, md ? "; time judged per unit of `%s` (" : "; time judged per unit of %s (",
-				    r->workload_key);
-		if (err)
-			return err;
-		err = rs_render_number(out, r->diff ? r->diff->base_workload : NAN);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, md ? " → " : " -> ");
-		if (err)
-			return err;
-		err = rs_render_number(out, r->diff ? r->diff->head_workload : NAN);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, ")");
-		if (err)
-			return err;
-	} else if (r->same_workload) {
-		err = rs_buf_printf(out, md ? "; workload `%s` on both sides, time compared as is"
-					    : "; workload %s on both sides, time compared as is",
-				    r->same_workload);
-		if (err)
-			return err;
-	}
+	err = rs_buf_printf(out, md ? "; time judged per unit of `%s` (" : "; time judged per unit of %s (",
+			    r->workload_key);
+	if (err)
+		return err;
+	err = rs_render_number(out, r->diff ? r->diff->base_workload : NAN);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? " → " : " -> ");
+	if (err)
+		return err;
+	err = rs_render_number(out, r->diff ? r->diff->head_workload : NAN);
+	if (err)
+		return err;
+	return rs_buf_puts(out, ")");
+}
+
+/* What the head was compared with, then the table's heading. */
+static int check_baseline(struct rs_buf *out, const struct rs_check_result *r, int md)
+{
+	char s2[8];
+	int err;
+
+	err = rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
+				    : "baseline: %zu run%s of %s (median), threshold %.1f%%",
+			    r->n_baseline, r->n_baseline == 1 ? "" : "s",
+			    short_sha(r->baseline_commit, s2), r->threshold * 100);
+	if (err)
+		return err;
+	err = check_left_out(out, r);
+	if (err)
+		return err;
+	err = check_workload(out, r, md);
+	if (err)
+		return err;
 	if (r->baseline_accepted) {
 		err = rs_buf_printf(out, md ? ".\nThe baseline run was accepted as the new baseline: %s"
 					    : "\nthe baseline run was accepted as the new baseline: %s",
@@ -1085,71 +1084,96 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 	}
 	err = rs_buf_puts(out, md ? ".\n\n| metric | baseline | head | change | noise band | verdict |\n|---|---:|---:|---:|---:|---|\n"
 				  : "\n\n");
-	if (err)
+	if (err || md)
 		return err;
-	if (!md) {
-		err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-8s %s\n", "metric", "baseline",
-				    "head", "change", "band", "verdict");
-		if (err)
-			return err;
-	}
-	for (i = 0; !err && i < r->n_metrics; i++) {
-		const struct rs_check_metric *m = &r->metrics[i];
+	return rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-8s %s\n", "metric", "baseline",
+			     "head", "change", "band", "verdict");
+}
 
-		rs_buf_clear(&a);
-		rs_buf_clear(&b);
-		rs_buf_clear(&c);
-		err = rs_render_metric_value(&a, m->name, m->base);
-		if (err)
-			break;
-		err = rs_render_metric_value(&b, m->name, m->head);
-		if (err)
-			break;
-		err = render_change(&c, m->name, m->head - m->base, m->rel);
-		if (err)
-			break;
-		if (md)
-			err = rs_buf_printf(out, "| %s%s%s | %s | %s | %s | ±%.1f%% | %s |\n",
-					    m->regressed && m->gating ? "**" : "", m->name,
-					    m->regressed && m->gating ? "**" : "", a.ptr, b.ptr,
-					    c.ptr, m->band * 100, verdict(m, r->accepted_regression));
-		else {
-			char band[24];
+/* One row of the check's table. */
+static int check_row(struct rs_buf *out, const struct rs_check_metric *m,
+		     const struct rs_check_result *r, int md)
+{
+	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT, c = RS_BUF_INIT;
+	char band[24];
+	int err;
 
-			snprintf(band, sizeof(band), "±%.1f%%", m->band * 100);
-			err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-9s %s\n", m->name,
-					    a.ptr, b.ptr, c.ptr, band, verdict(m, r->accepted_regression));
-		}
+	err = rs_render_metric_value(&a, m->name, m->base);
+	if (err)
+		goto out;
+	err = rs_render_metric_value(&b, m->name, m->head);
+	if (err)
+		goto out;
+	err = render_change(&c, m->name, m->head - m->base, m->rel);
+	if (err)
+		goto out;
+	if (md) {
+		err = rs_buf_printf(out, "| %s%s%s | %s | %s | %s | ±%.1f%% | %s |\n",
+				    m->regressed && m->gating ? "**" : "", m->name,
+				    m->regressed && m->gating ? "**" : "", a.ptr, b.ptr,
+				    c.ptr, m->band * 100, verdict(m, r->accepted_regression));
+		goto out;
 	}
+	snprintf(band, sizeof(band), "±%.1f%%", m->band * 100);
+	err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-9s %s\n", m->name,
+			    a.ptr, b.ptr, c.ptr, band, verdict(m, r->accepted_regression));
+out:
 	rs_buf_release(&a);
 	rs_buf_release(&b);
 	rs_buf_release(&c);
-	if (err)
-		return err;
+	return err;
+}
+
+/* The functions responsible and (Markdown) the full comparison, folded. */
+static int check_details(struct rs_buf *out, const struct rs_check_result *r, int md)
+{
+	int err;
+
 	if (r->n_responsible) {
 		err = rs_buf_puts(out, md ? "\n**Functions responsible** (total time grew most; the project's own code first):\n\n"
 					  : "\nfunctions responsible (total time grew most; own code first):\n");
 		if (err)
 			return err;
-		for (i = 0; i < r->n_responsible; i++) {
+		for (size_t i = 0; i < r->n_responsible; i++) {
 			err = explain_line(out, &r->diff->funcs[r->responsible[i]], md);
 			if (err)
 				return err;
 		}
 	}
-	if (r->diff && md) {
-		err = rs_buf_printf(out, "\n<details><summary>Full comparison with run <code>%s</code></summary>\n\n",
-				    r->diff->base_id);
-		if (err)
-			return err;
-		err = render_diff_body(out, r->diff, 1, 10);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "\n</details>\n");
+	if (!r->diff || !md)
+		return 0;
+	err = rs_buf_printf(out, "\n<details><summary>Full comparison with run <code>%s</code></summary>\n\n",
+			    r->diff->base_id);
+	if (err)
+		return err;
+	err = render_diff_body(out, r->diff, 1, 10);
+	if (err)
+		return err;
+	return rs_buf_puts(out, "\n</details>\n");
+}
+
+int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
+		    enum rs_format fmt)
+{
+	int md = fmt == RS_FORMAT_MARKDOWN;
+	int err;
+
+	if (fmt == RS_FORMAT_JSON)
+		return dump_json(out, check_json(r));
+	err = check_heading(out, r, md);
+	if (err)
+		return err;
+	if (!r->n_baseline)
+		return check_no_baseline(out, r, md);
+	err = check_baseline(out, r, md);
+	if (err)
+		return err;
+	for (size_t i = 0; i < r->n_metrics; i++) {
+		err = check_row(out, &r->metrics[i], r, md);
 		if (err)
 			return err;
 	}
-	return 0;
+	return check_details(out, r, md);
 }
 
 /* ---- trend ---- */
