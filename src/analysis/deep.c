@@ -371,16 +371,115 @@ int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
 	return rs_deep_diff_sessions_with(out, base_session, head_session, min_share, NULL);
 }
 
+/*
+ * The row of call path `text` (`depth` frames) in d->paths, added when
+ * new; `index` maps a path's text to its row, `*alloc` is the rows' room.
+ */
+static int path_delta_at(struct rs_path_delta **out, struct rs_deep_diff *d, json_t *index,
+			 size_t *alloc, const char *text, size_t depth)
+{
+	json_t *at = json_object_get(index, text);
+	struct rs_path_delta *pd;
+
+	if (at) {
+		*out = &d->paths[json_integer_value(at)];
+		return 0;
+	}
+	if (d->n_paths == *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 256;
+		void *np = realloc(d->paths, na * sizeof(*d->paths));
+
+		if (!np)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		d->paths = np;
+		*alloc = na;
+	}
+	pd = &d->paths[d->n_paths];
+	memset(pd, 0, sizeof(*pd));
+	pd->path = strdup(text);
+	pd->depth = depth;
+	if (!pd->path || json_object_set_new(index, text, json_integer((json_int_t)d->n_paths))) {
+		free(pd->path);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	d->n_paths++;
+	*out = pd;
+	return 0;
+}
+
+/*
+ * Add a frame's times to its path's row, on the base (side 0) or head
+ * side. Two functions may share a label (same name, same file name in
+ * two folders): their paths are one row, summed.
+ */
+static void path_delta_add(struct rs_path_delta *pd, int side, double total, double self)
+{
+	if (side == 0) {
+		pd->base_total += total;
+		pd->base_self += self;
+	} else {
+		pd->head_total += total;
+		pd->head_self += self;
+	}
+}
+
+/* The call paths of trie `t` above `min_share` of its time, into d->paths on `side`. */
+static int trie_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc,
+		      const struct trie *t, double min_share, int side)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	struct rs_path_delta *pd;
+	size_t depth;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < t->n; i++) {
+		const struct node *nd = &t->nodes[i];
+
+		if (t->time <= 0 || nd->total < min_share * t->time)
+			continue;
+		if (path_text(&text, t, i, &depth))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+		if (!err)
+			err = path_delta_at(&pd, d, index, alloc, text.ptr, depth);
+		if (!err)
+			path_delta_add(pd, side, nd->total, nd->self);
+	}
+	rs_buf_release(&text);
+	return err;
+}
+
+/*
+ * Parse both sessions into tries (base with the summary's renames
+ * applied); `*head` is tr[1], or tr[0] when the two are one file.
+ */
+static int build_tries(struct trie tr[2], const struct trie **head, const char *base_session,
+		       const char *head_session, const json_t *renames)
+{
+	int err;
+
+	*head = &tr[0];
+	err = build(&tr[0], base_session, renames);
+	if (err)
+		return err;
+	/* A session against itself (`results open`): parse it once. */
+	if (!strcmp(head_session, base_session) && !json_object_size(renames))
+		return 0;
+	err = build(&tr[1], head_session, NULL);
+	if (err)
+		return err;
+	*head = &tr[1];
+	return 0;
+}
+
 int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
 			       const char *head_session, double min_share,
 			       const struct rs_diff *summary)
 {
 	struct trie tr[2];
-	const struct trie *head = &tr[0]; /* tr[1] unless head and base are one file */
+	const struct trie *head = &tr[0];
 	struct rs_deep_diff *d = calloc(1, sizeof(*d));
 	json_t *index = json_object(), *renames = NULL;
-	struct rs_buf text = RS_BUF_INIT;
-	size_t alloc = 0, side, i;
+	size_t alloc = 0;
 	int err = 0;
 
 	memset(tr, 0, sizeof(tr));
@@ -396,74 +495,20 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 		goto out;
 	}
 	d->n_renamed = json_object_size(renames);
-	err = build(&tr[0], base_session, renames);
+	err = build_tries(tr, &head, base_session, head_session, renames);
 	if (err)
 		goto out;
-	/* A session against itself (`results open`): parse it once. */
-	if (strcmp(head_session, base_session) || d->n_renamed) {
-		err = build(&tr[1], head_session, NULL);
-		if (err)
-			goto out;
-		head = &tr[1];
-	}
 	err = find_new(d, &tr[0], head, min_share);
 	if (err)
 		goto out;
 	d->base_time = tr[0].time;
 	d->head_time = head->time;
-	for (side = 0; side < 2; side++) {
-		const struct trie *t = side ? head : &tr[0];
-
-		for (i = 0; i < t->n; i++) {
-			const struct node *nd = &t->nodes[i];
-			struct rs_path_delta *pd;
-			size_t depth;
-			json_t *at;
-
-			if (t->time <= 0 || nd->total < min_share * t->time)
-				continue;
-			if (path_text(&text, t, i, &depth)) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-			at = json_object_get(index, text.ptr);
-			if (at) {
-				pd = &d->paths[json_integer_value(at)];
-			} else {
-				if (d->n_paths == alloc) {
-					size_t na = alloc ? alloc * 2 : 256;
-					void *np = realloc(d->paths, na * sizeof(*d->paths));
-
-					if (!np) {
-						err = rs_error_set(RS_EGENERIC, "out of memory");
-						goto out;
-					}
-					d->paths = np;
-					alloc = na;
-				}
-				pd = &d->paths[d->n_paths];
-				memset(pd, 0, sizeof(*pd));
-				pd->path = strdup(text.ptr);
-				pd->depth = depth;
-				if (!pd->path || json_object_set_new(index, text.ptr,
-						json_integer((json_int_t)d->n_paths))) {
-					free(pd->path);
-					err = rs_error_set(RS_EGENERIC, "out of memory");
-					goto out;
-				}
-				d->n_paths++;
-			}
-			/* two functions may share a label (same name, same file
-			 * name in two folders): their paths are one row, summed */
-			if (side == 0) {
-				pd->base_total += nd->total;
-				pd->base_self += nd->self;
-			} else {
-				pd->head_total += nd->total;
-				pd->head_self += nd->self;
-			}
-		}
-	}
+	err = trie_paths(d, index, &alloc, &tr[0], min_share, 0);
+	if (err)
+		goto out;
+	err = trie_paths(d, index, &alloc, head, min_share, 1);
+	if (err)
+		goto out;
 	if (d->n_paths)
 		qsort(d->paths, d->n_paths, sizeof(*d->paths), cmp_path);
 out:
@@ -471,7 +516,6 @@ out:
 	trie_release(&tr[1]);
 	json_decref(index);
 	json_decref(renames);
-	rs_buf_release(&text);
 	if (err) {
 		rs_deep_diff_free(d);
 		return err;
@@ -911,52 +955,19 @@ static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, cons
 	if (depth > 0) { /* [root] is nobody's frame */
 		const char *base = file ? (strrchr(file, '/') ? strrchr(file, '/') + 1 : file) : "";
 		struct rs_path_delta *pd;
-		json_t *at;
+		const json_t *v;
+		double total, self;
 
 		if (rs_buf_printf(&text, "%s%s%s (%s)", prefix, *prefix ? " > " : "", fn, base))
 			return rs_error_set(RS_EGENERIC, "out of memory");
-		at = json_object_get(index, text.ptr);
-		if (at) {
-			pd = &d->paths[json_integer_value(at)];
-		} else {
-			if (d->n_paths == *alloc) {
-				size_t na = *alloc ? *alloc * 2 : 256;
-				void *np = realloc(d->paths, na * sizeof(*d->paths));
-
-				if (!np) {
-					err = rs_error_set(RS_EGENERIC, "out of memory");
-					goto out;
-				}
-				d->paths = np;
-				*alloc = na;
-			}
-			pd = &d->paths[d->n_paths];
-			memset(pd, 0, sizeof(*pd));
-			pd->path = strdup(text.ptr);
-			pd->depth = depth;
-			if (!pd->path || json_object_set_new(index, text.ptr,
-							     json_integer((json_int_t)d->n_paths))) {
-				free(pd->path);
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-			d->n_paths++;
-		}
-		{
-			double total = 0, self = 0;
-			const json_t *v = json_object_get(node, "total");
-
-			total = json_is_number(v) ? json_number_value(v) : 0;
-			v = json_object_get(node, "self");
-			self = json_is_number(v) ? json_number_value(v) : 0;
-			if (side == 0) {
-				pd->base_total += total;
-				pd->base_self += self;
-			} else {
-				pd->head_total += total;
-				pd->head_self += self;
-			}
-		}
+		err = path_delta_at(&pd, d, index, alloc, text.ptr, depth);
+		if (err)
+			goto out;
+		v = json_object_get(node, "total");
+		total = json_is_number(v) ? json_number_value(v) : 0;
+		v = json_object_get(node, "self");
+		self = json_is_number(v) ? json_number_value(v) : 0;
+		path_delta_add(pd, side, total, self);
 		here = text.ptr;
 	}
 	for (i = 0; !err && json_is_array(kids) && i < json_array_size(kids); i++)

@@ -1195,102 +1195,94 @@ static json_t *series_json(const struct rs_series *s, size_t n)
 	return o;
 }
 
+/* The whole trend as one JSON document. */
+static int trend_json(struct rs_buf *out, const struct rs_trend *t)
+{
+	json_t *o = json_object(), *runs = json_array(), *ms = json_array(), *fs = json_array();
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		json_t *r = json_object();
+
+		json_object_set_new(r, "id", json_string(t->ids[i]));
+		json_object_set_new(r, "commit", json_string(t->commits[i]));
+		json_object_set_new(r, "recorded_at", json_string(t->dates[i]));
+		json_object_set_new(r, "path", json_string(t->paths[i]));
+		json_array_append_new(runs, r);
+	}
+	for (i = 0; i < t->n_metrics; i++)
+		json_array_append_new(ms, series_json(&t->metrics[i], t->n));
+	for (i = 0; i < t->n_funcs; i++)
+		json_array_append_new(fs, series_json(&t->funcs[i], t->n));
+	json_object_set_new(o, "runs", runs);
+	json_object_set_new(o, "workload", t->workload_key ? json_string(t->workload_key)
+							   : json_null());
+	json_object_set_new(o, "metrics", ms);
+	json_object_set_new(o, "functions", fs);
+	json_object_set_new(o, "excluded_runs", json_integer((json_int_t)t->n_excluded));
+	if (t->excluded_why[0])
+		json_object_set_new(o, "excluded_config", json_string(t->excluded_why));
+	return dump_json(out, o);
+}
+
+/* One cell of the text table: `v` as the metric `metric`, or (NULL) as seconds. */
+static int trend_cell(struct rs_buf *out, const char *metric, double v)
+{
+	struct rs_buf cell = RS_BUF_INIT;
+	int err;
+
+	if (metric)
+		err = rs_render_metric_value(&cell, metric, v);
+	else
+		err = rs_render_seconds(&cell, v);
+	if (!err)
+		err = rs_buf_printf(out, " %14s", cell.ptr);
+	rs_buf_release(&cell);
+	return err;
+}
+
+/* The text line of run `i`: id, commit, the values, and a mark at a change point. */
+static int trend_row(struct rs_buf *out, const struct rs_trend *t, size_t i)
+{
+	char s[8];
+	int mark = 0, err;
+	size_t j;
+
+	for (j = 0; j < t->n_metrics; j++)
+		for (size_t c = 0; c < t->metrics[j].n_changes; c++)
+			if (t->metrics[j].changes[c] == i)
+				mark = 1;
+	err = rs_buf_printf(out, "%-34s %-8s", t->ids[i], short_sha(t->commits[i], s));
+	for (j = 0; !err && j < t->n_metrics; j++)
+		err = trend_cell(out, t->metrics[j].name, t->metrics[j].v[i]);
+	for (j = 0; !err && j < t->n_funcs; j++)
+		err = trend_cell(out, NULL, t->funcs[j].v[i]);
+	if (!err)
+		err = rs_buf_puts(out, mark ? "  <- change point\n" : "\n");
+	return err;
+}
+
 int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format fmt)
 {
 	size_t i, j;
 	int err;
 
-	if (fmt == RS_FORMAT_JSON) {
-		json_t *o = json_object(), *runs = json_array(), *ms = json_array(),
-		       *fs = json_array();
-
-		for (i = 0; i < t->n; i++) {
-			json_t *r = json_object();
-
-			json_object_set_new(r, "id", json_string(t->ids[i]));
-			json_object_set_new(r, "commit", json_string(t->commits[i]));
-			json_object_set_new(r, "recorded_at", json_string(t->dates[i]));
-			json_object_set_new(r, "path", json_string(t->paths[i]));
-			json_array_append_new(runs, r);
-		}
-		for (i = 0; i < t->n_metrics; i++)
-			json_array_append_new(ms, series_json(&t->metrics[i], t->n));
-		for (i = 0; i < t->n_funcs; i++)
-			json_array_append_new(fs, series_json(&t->funcs[i], t->n));
-		json_object_set_new(o, "runs", runs);
-		json_object_set_new(o, "workload", t->workload_key ? json_string(t->workload_key)
-								   : json_null());
-		json_object_set_new(o, "metrics", ms);
-		json_object_set_new(o, "functions", fs);
-		json_object_set_new(o, "excluded_runs", json_integer((json_int_t)t->n_excluded));
-		if (t->excluded_why[0])
-			json_object_set_new(o, "excluded_config", json_string(t->excluded_why));
-		return dump_json(out, o);
-	}
+	if (fmt == RS_FORMAT_JSON)
+		return trend_json(out, t);
 	/* Text: one line per run, metric columns then function columns. */
 	err = rs_buf_printf(out, "%-34s %-8s", "run", "commit");
-	if (err)
-		return err;
-	for (j = 0; j < t->n_metrics; j++) {
+	for (j = 0; !err && j < t->n_metrics; j++)
 		err = rs_buf_printf(out, " %14.14s", t->metrics[j].name);
-		if (err)
-			return err;
-	}
-	for (j = 0; j < t->n_funcs; j++) {
+	for (j = 0; !err && j < t->n_funcs; j++)
 		err = rs_buf_printf(out, " %14.14s", t->funcs[j].function);
-		if (err)
-			return err;
-	}
-	err = rs_buf_putc(out, '\n');
-	if (err)
+	if (!err)
+		err = rs_buf_putc(out, '\n');
+	for (i = 0; !err && i < t->n; i++)
+		err = trend_row(out, t, i);
+	if (err || !t->n_excluded)
 		return err;
-	for (i = 0; i < t->n; i++) {
-		char s[8];
-		int mark = 0;
-
-		for (j = 0; j < t->n_metrics; j++) {
-			size_t c;
-
-			for (c = 0; c < t->metrics[j].n_changes; c++)
-				if (t->metrics[j].changes[c] == i)
-					mark = 1;
-		}
-		err = rs_buf_printf(out, "%-34s %-8s", t->ids[i], short_sha(t->commits[i], s));
-		if (err)
-			return err;
-		for (j = 0; j < t->n_metrics; j++) {
-			struct rs_buf cell = RS_BUF_INIT;
-
-			err = rs_render_metric_value(&cell, t->metrics[j].name, t->metrics[j].v[i]);
-
-			if (!err)
-				err = rs_buf_printf(out, " %14s", cell.ptr);
-			rs_buf_release(&cell);
-			if (err)
-				return err;
-		}
-		for (j = 0; j < t->n_funcs; j++) {
-			struct rs_buf cell = RS_BUF_INIT;
-
-			err = rs_render_seconds(&cell, t->funcs[j].v[i]);
-
-			if (!err)
-				err = rs_buf_printf(out, " %14s", cell.ptr);
-			rs_buf_release(&cell);
-			if (err)
-				return err;
-		}
-		err = rs_buf_puts(out, mark ? "  <- change point\n" : "\n");
-		if (err)
-			return err;
-	}
-	if (t->n_excluded) {
-		err = rs_buf_printf(out, "%zu run%s shown as '-': another configuration than most runs%s%s%s, or a repeated record of one session\n",
-				    t->n_excluded, t->n_excluded == 1 ? "" : "s",
-				    t->excluded_why[0] ? " (" : "", t->excluded_why,
-				    t->excluded_why[0] ? ")" : "");
-		if (err)
-			return err;
-	}
-	return 0;
+	return rs_buf_printf(out, "%zu run%s shown as '-': another configuration than most runs%s%s%s, or a repeated record of one session\n",
+			     t->n_excluded, t->n_excluded == 1 ? "" : "s",
+			     t->excluded_why[0] ? " (" : "", t->excluded_why,
+			     t->excluded_why[0] ? ")" : "");
 }
