@@ -225,8 +225,12 @@ static int build(struct trie *t, const char *path, const json_t *renames)
 	cb.sample = on_sample;
 	chunk = malloc(1 << 20);
 	err = chunk ? rs_session_parser_new(&p, &cb) : rs_error_set(RS_EGENERIC, "out of memory");
-	while (!err && (got = fread(chunk, 1, 1 << 20, in)) > 0)
+	while (!err) {
+		got = fread(chunk, 1, 1 << 20, in);
+		if (!got)
+			break;
 		err = rs_session_parser_feed(p, chunk, got);
+	}
 	if (!err && ferror(in))
 		err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
 	if (!err)
@@ -732,15 +736,13 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 {
 	const struct rs_path_delta *p = &fl->d->paths[i];
 	double w = p->head_total / fl->root, delta, k;
-	const char *label = p->path, *q = p->path;
+	const char *label = rs_deep_last_label(p->path);
 	size_t c;
 	int r, g, b;
 	int err;
 
 	if (depth >= FLAME_DEPTH || w <= 0)
 		return 0;
-	while ((q = strstr(q, " > ")) != NULL) /* names hold '>': "<module>" */
-		label = q += 3;
 	/* the change in seconds not passed on to the frames drawn below
 	 * (its own time and calls too small to draw), as a share of the base
 	 * run: callers of a changed function stay grey, as in a differential
@@ -801,14 +803,21 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 	return 0;
 }
 
+const char *rs_deep_last_label(const char *path)
+{
+	const char *label = path;
+
+	for (const char *q = strstr(path, " > "); q; q = strstr(q + 3, " > "))
+		label = q + 3;
+	return label;
+}
+
 static size_t path_depth(const char *p)
 {
 	size_t n = 1;
 
-	while ((p = strstr(p, " > ")) != NULL) {
+	for (p = strstr(p, " > "); p; p = strstr(p + 3, " > "))
 		n++;
-		p += 3;
-	}
 	return n;
 }
 
@@ -848,11 +857,11 @@ int rs_deep_tree(const struct rs_deep_diff *d, int skip_empty, size_t **first,
 	/* link each path under its parent (the path without its last " > " step) */
 	for (i = 0; i < d->n_paths; i++) {
 		size_t o = (*order)[i], pi;
-		const char *p = d->paths[o].path, *cut = NULL, *q = p;
+		const char *p = d->paths[o].path, *cut = NULL, *q;
 		json_t *at;
 
-		while ((q = strstr(q, " > ")) != NULL)
-			cut = q++;
+		for (q = strstr(p, " > "); q; q = strstr(q + 1, " > "))
+			cut = q;
 		if (!cut || (skip_empty && d->paths[o].head_total <= 0))
 			continue;
 		rs_buf_clear(&parent);

@@ -201,7 +201,10 @@ int rs_export_session(FILE *out, const char *session_path,
 			goto out;
 		fputs(",\"unit\":\"seconds\",\"samples\":[", out);
 	}
-	while ((got = fread(chunk, 1, 1 << 20, in)) > 0) {
+	for (;;) {
+		got = fread(chunk, 1, 1 << 20, in);
+		if (!got)
+			break;
 		err = rs_session_parser_feed(p, chunk, got);
 		if (err)
 			goto out;

@@ -44,19 +44,9 @@ static const char page_js[] =
 	"document.getElementById('collapse').addEventListener('click',function(){rsFold(false);});\n"
 	"</script>\n";
 
-/* The last "name (file)" of a path. */
-static const char *last_label(const char *path)
-{
-	const char *label = path, *q = path;
-
-	while ((q = strstr(q, " > ")) != NULL) /* names hold '>': "<module>" */
-		label = q += 3;
-	return label;
-}
-
 static int node_line(struct rs_buf *out, const struct tree *t, const struct rs_path_delta *p)
 {
-	const char *label = last_label(p->path), *paren = strrchr(label, '(');
+	const char *label = rs_deep_last_label(p->path), *paren = strrchr(label, '(');
 	struct rs_buf name = RS_BUF_INIT;
 	int err;
 
