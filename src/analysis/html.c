@@ -67,6 +67,20 @@ static int esc(struct rs_buf *out, const char *s)
 	return rs_html_escape(out, s ? s : "");
 }
 
+/* `before`, `value` escaped, `after`. */
+static int esc_between(struct rs_buf *out, const char *before, const char *value,
+		       const char *after)
+{
+	int err;
+
+	err = rs_buf_puts(out, before);
+	if (!err)
+		err = esc(out, value);
+	if (!err)
+		err = rs_buf_puts(out, after);
+	return err;
+}
+
 int rs_html_link(struct rs_buf *out, const char *tmpl, const char *id,
 		 const char *path, const char *commit)
 {
@@ -498,11 +512,43 @@ static int commit_cell(struct rs_buf *out, const char *commit, const char *id,
 	return rs_buf_puts(out, "</code></td>");
 }
 
+/* One row of the site's table of runs. */
+static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_url,
+			  const struct rs_html_links *links)
+{
+	const json_t *m = json_object_get(r, "metrics");
+	const char *id = rs_runview_str(r, "id", ""), *path = rs_runview_str(r, "path", "");
+	const char *commit = rs_runview_str(r, "commit", "");
+	int err;
+
+	err = rs_buf_puts(out, "<tr><td><a href=\"");
+	if (!err)
+		err = rs_html_link(out, run_url, id, path, commit);
+	if (!err)
+		err = esc_between(out, "\">", id, "</a></td><td>");
+	if (!err)
+		err = esc_between(out, "", rs_runview_str(r, "recorded_at", ""), "</td><td>");
+	if (!err)
+		err = esc_between(out, "", rs_runview_str(r, "branch", ""), "</td><td>");
+	if (!err)
+		err = esc_between(out, "", rs_runview_str(r, "trigger", ""), "</td>");
+	if (!err)
+		err = commit_cell(out, commit, id, path, links);
+	if (!err)
+		err = num_cell(out, m, "duration");
+	if (!err)
+		err = num_cell(out, m, "cpu_time");
+	if (!err)
+		err = num_cell(out, m, "samples");
+	if (!err)
+		err = rs_buf_puts(out, "</tr>\n");
+	return err;
+}
+
 int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 		       const char *title, const struct rs_html_links *links)
 {
 	const char *run_url = links && links->run_url ? links->run_url : "{path}/summary.md";
-	size_t i;
 	int err;
 
 	err = page_head(out, title ? title : "Profiling runs");
@@ -516,69 +562,15 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 			  "<th>recorded (UTC)</th><th>branch</th><th>trigger</th><th>commit</th>"
 			  "<th class=\"n\">duration</th><th class=\"n\">CPU time</th>"
 			  "<th class=\"n\">samples</th></tr></thead>\n<tbody>\n");
-	if (err)
-		return err;
-	for (i = 0; i < n; i++) {
-		const json_t *r = runs[i], *m = json_object_get(r, "metrics");
-		const char *id = rs_runview_str(r, "id", ""), *path = rs_runview_str(r, "path", "");
-		const char *commit = rs_runview_str(r, "commit", "");
-
-		err = rs_buf_puts(out, "<tr><td><a href=\"");
-		if (err)
-			return err;
-		err = rs_html_link(out, run_url, id, path, commit);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "\">");
-		if (err)
-			return err;
-		err = esc(out, id);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</a></td><td>");
-		if (err)
-			return err;
-		err = esc(out, rs_runview_str(r, "recorded_at", ""));
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</td><td>");
-		if (err)
-			return err;
-		err = esc(out, rs_runview_str(r, "branch", ""));
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</td><td>");
-		if (err)
-			return err;
-		err = esc(out, rs_runview_str(r, "trigger", ""));
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</td>");
-		if (err)
-			return err;
-		err = commit_cell(out, commit, id, path, links);
-		if (err)
-			return err;
-		err = num_cell(out, m, "duration");
-		if (err)
-			return err;
-		err = num_cell(out, m, "cpu_time");
-		if (err)
-			return err;
-		err = num_cell(out, m, "samples");
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</tr>\n");
-		if (err)
-			return err;
-	}
-	err = rs_buf_puts(out, "</tbody></table>\n");
-	if (err)
-		return err;
-	err = rs_buf_puts(out, sort_js);
-	if (err)
-		return err;
-	return rs_buf_puts(out, "</body></html>\n");
+	for (size_t i = 0; !err && i < n; i++)
+		err = site_index_row(out, runs[i], run_url, links);
+	if (!err)
+		err = rs_buf_puts(out, "</tbody></table>\n");
+	if (!err)
+		err = rs_buf_puts(out, sort_js);
+	if (!err)
+		err = rs_buf_puts(out, "</body></html>\n");
+	return err;
 }
 
 /* The session's own figures: a stat of the same name does not replace them. */
@@ -655,11 +647,54 @@ static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading,
 	return rs_buf_puts(out, "</tbody></table>\n");
 }
 
+/* One row of the functions table; `dur` is the sampled time shares are of. */
+static int function_row(struct rs_buf *out, const json_t *f, double dur)
+{
+	const char *cls = rs_runview_str(f, "class", NULL);
+	const char *file = rs_runview_str(f, "file", "");
+	double self = 0, total = 0, line = 0;
+	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
+	char lt[32];
+	int err;
+
+	rs_runview_num(f, "self", &self);
+	rs_runview_num(f, "total", &total);
+	rs_runview_num(f, "line", &line);
+	if (cls && *cls)
+		err = esc_between(out, "<tr><td><code>", cls, ".");
+	else
+		err = rs_buf_puts(out, "<tr><td><code>");
+	if (!err)
+		err = esc_between(out, "", rs_runview_str(f, "function", ""), "</code></td><td>");
+	if (!err)
+		err = esc(out, file);
+	/* a thread's "line" is its id, new every run: not shown */
+	if (!strcmp(file, "<thread>"))
+		line = 0;
+	if (line > 0)
+		snprintf(lt, sizeof(lt), ":%.0f", line);
+	else
+		lt[0] = 0;
+	if (!err)
+		err = rs_render_seconds(&a, self);
+	if (!err)
+		err = rs_render_seconds(&b, total);
+	if (!err)
+		err = rs_buf_printf(out, "%s</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
+				    "<td class=\"n\" data-v=\"%.9g\">%s</td>"
+				    "<td class=\"n\" data-v=\"%.9g\">%.1f%%</td></tr>\n",
+				    lt, self, a.ptr, total, b.ptr,
+				    dur > 0 ? self / dur : 0,
+				    dur > 0 ? self / dur * 100 : 0);
+	rs_buf_release(&a);
+	rs_buf_release(&b);
+	return err;
+}
+
 static int functions_table(struct rs_buf *out, const json_t *summary)
 {
 	const json_t *fs = json_object_get(summary, "functions");
 	double dur = 0;
-	size_t i;
 	int err;
 
 	if (!json_is_array(fs) || !json_array_size(fs))
@@ -670,61 +705,11 @@ static int functions_table(struct rs_buf *out, const json_t *summary)
 	err = rs_buf_puts(out, "<h2>Functions</h2>\n<table class=\"sortable\"><thead><tr>"
 			  "<th>function</th><th>file:line</th><th class=\"n\">own time</th>"
 			  "<th class=\"n\">total time</th><th class=\"n\">own %</th></tr></thead><tbody>\n");
-	if (err)
-		return err;
-	for (i = 0; i < json_array_size(fs); i++) {
-		const json_t *f = json_array_get(fs, i);
-		const char *cls = rs_runview_str(f, "class", NULL);
-		double self = 0, total = 0, line = 0;
-		struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
-		char lt[32];
-
-		rs_runview_num(f, "self", &self);
-		rs_runview_num(f, "total", &total);
-		rs_runview_num(f, "line", &line);
-		err = rs_buf_puts(out, "<tr><td><code>");
-		if (err)
-			return err;
-		if (cls && *cls) {
-			err = esc(out, cls);
-			if (err)
-				return err;
-			err = rs_buf_putc(out, '.');
-			if (err)
-				return err;
-		}
-		err = esc(out, rs_runview_str(f, "function", ""));
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</code></td><td>");
-		if (err)
-			return err;
-		err = esc(out, rs_runview_str(f, "file", ""));
-		if (err)
-			return err;
-		/* a thread's "line" is its id, new every run: not shown */
-		if (!strcmp(rs_runview_str(f, "file", ""), "<thread>"))
-			line = 0;
-		if (line > 0)
-			snprintf(lt, sizeof(lt), ":%.0f", line);
-		else
-			lt[0] = 0;
-		err = rs_render_seconds(&a, self);
-		if (!err)
-			err = rs_render_seconds(&b, total);
-		if (!err)
-			err = rs_buf_printf(out, "%s</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
-					    "<td class=\"n\" data-v=\"%.9g\">%s</td>"
-					    "<td class=\"n\" data-v=\"%.9g\">%.1f%%</td></tr>\n",
-					    lt, self, a.ptr, total, b.ptr,
-					    dur > 0 ? self / dur : 0,
-					    dur > 0 ? self / dur * 100 : 0);
-		rs_buf_release(&a);
-		rs_buf_release(&b);
-		if (err)
-			return err;
-	}
-	return rs_buf_puts(out, "</tbody></table>\n");
+	for (size_t i = 0; !err && i < json_array_size(fs); i++)
+		err = function_row(out, json_array_get(fs, i), dur);
+	if (!err)
+		err = rs_buf_puts(out, "</tbody></table>\n");
+	return err;
 }
 
 /* One tree node and its heavy children; bounded depth (untrusted input). */
@@ -760,13 +745,9 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	rs_buf_release(&t);
 	if (err)
 		return err;
-	err = esc(out, rs_runview_str(node, "function", "?"));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, " <span class=\"muted\">");
-	if (err)
-		return err;
-	err = esc(out, rs_runview_str(node, "file", ""));
+	err = esc_between(out, "", rs_runview_str(node, "function", "?"), " <span class=\"muted\">");
+	if (!err)
+		err = esc(out, rs_runview_str(node, "file", ""));
 	if (err)
 		return err;
 	if (line > 0 && strcmp(rs_runview_str(node, "file", ""), "<thread>")) {
@@ -789,20 +770,6 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 			return err;
 	}
 	return rs_buf_puts(out, shown ? "</details>\n" : "</div>\n");
-}
-
-/* `before`, `value` escaped, `after`. */
-static int esc_between(struct rs_buf *out, const char *before, const char *value,
-		       const char *after)
-{
-	int err;
-
-	err = rs_buf_puts(out, before);
-	if (!err)
-		err = esc(out, value);
-	if (!err)
-		err = rs_buf_puts(out, after);
-	return err;
 }
 
 /* The run page's table of what the run is: commit, branch, ..., machine, target. */
