@@ -812,6 +812,40 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 
 /* ---- check ---- */
 
+/* One gated metric of a check, as JSON. */
+static json_t *check_metric_json(const struct rs_check_metric *m)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "name", json_string(m->name));
+	json_object_set_new(j, "base", num_or_null(m->base));
+	json_object_set_new(j, "head", num_or_null(m->head));
+	json_object_set_new(j, "rel", num_or_null(m->rel));
+	json_object_set_new(j, "band", num_or_null(m->band));
+	json_object_set_new(j, "baseline_runs", json_integer((json_int_t)m->n_base));
+	json_object_set_new(j, "gating", json_boolean(m->gating));
+	json_object_set_new(j, "regressed", json_boolean(m->regressed));
+	json_object_set_new(j, "improved", json_boolean(m->improved));
+	return j;
+}
+
+/* What the check left out or was told, into `o` (after "verdict", in this order). */
+static void check_json_notes(json_t *o, const struct rs_check_result *r)
+{
+	json_object_set_new(o, "other_config_runs", json_integer((json_int_t)r->n_other_config));
+	if (r->n_other_config)
+		json_object_set_new(o, "other_config", json_string(r->other_config));
+	json_object_set_new(o, "duplicate_runs", json_integer((json_int_t)r->n_duplicates));
+	json_object_set_new(o, "duplicate_of", r->duplicate_of ? json_string(r->duplicate_of)
+							       : json_null());
+	json_object_set_new(o, "accepted", r->accepted ? json_string(r->accepted) : json_null());
+	json_object_set_new(o, "accepted_regression", json_boolean(r->accepted_regression));
+	if (r->baseline_accepted)
+		json_object_set_new(o, "baseline_accepted", json_string(r->baseline_accepted));
+	if (r->same_workload)
+		json_object_set_new(o, "same_workload", json_string(r->same_workload));
+}
+
 static json_t *check_json(const struct rs_check_result *r)
 {
 	json_t *o = json_object(), *ms = json_array(), *fs = json_array(),
@@ -846,33 +880,9 @@ static json_t *check_json(const struct rs_check_result *r)
 			json_object_set_new(o, "verdict", json_string(v.ptr));
 		rs_buf_release(&v);
 	}
-	json_object_set_new(o, "other_config_runs", json_integer((json_int_t)r->n_other_config));
-	if (r->n_other_config)
-		json_object_set_new(o, "other_config", json_string(r->other_config));
-	json_object_set_new(o, "duplicate_runs", json_integer((json_int_t)r->n_duplicates));
-	json_object_set_new(o, "duplicate_of", r->duplicate_of ? json_string(r->duplicate_of)
-							       : json_null());
-	json_object_set_new(o, "accepted", r->accepted ? json_string(r->accepted) : json_null());
-	json_object_set_new(o, "accepted_regression", json_boolean(r->accepted_regression));
-	if (r->baseline_accepted)
-		json_object_set_new(o, "baseline_accepted", json_string(r->baseline_accepted));
-	if (r->same_workload)
-		json_object_set_new(o, "same_workload", json_string(r->same_workload));
-	for (i = 0; i < r->n_metrics; i++) {
-		const struct rs_check_metric *m = &r->metrics[i];
-		json_t *j = json_object();
-
-		json_object_set_new(j, "name", json_string(m->name));
-		json_object_set_new(j, "base", num_or_null(m->base));
-		json_object_set_new(j, "head", num_or_null(m->head));
-		json_object_set_new(j, "rel", num_or_null(m->rel));
-		json_object_set_new(j, "band", num_or_null(m->band));
-		json_object_set_new(j, "baseline_runs", json_integer((json_int_t)m->n_base));
-		json_object_set_new(j, "gating", json_boolean(m->gating));
-		json_object_set_new(j, "regressed", json_boolean(m->regressed));
-		json_object_set_new(j, "improved", json_boolean(m->improved));
-		json_array_append_new(ms, j);
-	}
+	check_json_notes(o, r);
+	for (i = 0; i < r->n_metrics; i++)
+		json_array_append_new(ms, check_metric_json(&r->metrics[i]));
 	json_object_set_new(o, "metrics", ms);
 	for (i = 0; i < r->n_responsible; i++)
 		json_array_append_new(fs, func_json(&r->diff->funcs[r->responsible[i]]));

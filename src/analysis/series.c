@@ -377,82 +377,100 @@ out:
 	return 0;
 }
 
+/*
+ * The starting value of each chosen function in run `i` (summary `sum`):
+ * not stored is 0 only when the run says it did not run at all; below
+ * the stored floor (or an older summary's cut) it is unknown (NAN).
+ */
+static void fill_absent(struct rs_trend *t, const json_t *chosen, const json_t *sum, size_t i)
+{
+	int has_ran = json_is_string(json_object_get(sum, "ran"));
+	const char *k;
+	json_t *at0;
+
+	json_object_foreach((json_t *)chosen, k, at0) {
+		const char *sep = strchr(k, '\x1f');
+		size_t q = (size_t)json_integer_value(at0);
+		int ran = -1;
+
+		if (q >= t->n_funcs)
+			continue;
+		if (has_ran && sep) {
+			char *bare = strndup(k, (size_t)(sep - k));
+
+			if (bare)
+				ran = rs_summary_ran(sum, bare, sep + 1);
+			free(bare);
+		}
+		t->funcs[q].v[i] = ran == 0 || !has_ran ? 0 : NAN;
+	}
+}
+
+/* Add `seconds` to function series `q` at run `i` (NAN counts as 0). */
+static void fill_add(struct rs_trend *t, size_t q, size_t i, double seconds)
+{
+	if (isnan(t->funcs[q].v[i]))
+		t->funcs[q].v[i] = 0;
+	t->funcs[q].v[i] += seconds;
+}
+
+/* The chosen functions' own time in run `i` from summary.more_functions' rows. */
+static int fill_more(struct rs_trend *t, const json_t *chosen, const json_t *sum, size_t i,
+		     struct rs_buf *key)
+{
+	const json_t *more = json_object_get(sum, "more_functions");
+	const json_t *rows = json_object_get(more, "rows");
+	const json_t *files = json_object_get(more, "files");
+	int err;
+
+	for (size_t j = 0; json_is_array(rows) && j < json_array_size(rows); j++) {
+		const json_t *row = json_array_get(rows, j);
+		const json_t *fl = json_array_get(files, (size_t)json_integer_value(
+							 json_array_get(row, 1)));
+		const json_t *at;
+
+		if (!json_is_string(json_array_get(row, 0)) || !json_is_string(fl))
+			continue;
+		rs_buf_clear(key);
+		err = rs_buf_printf(key, "%s\x1f%s", json_string_value(json_array_get(row, 0)),
+				    json_string_value(fl));
+		if (err)
+			return err;
+		at = json_object_get(chosen, key->ptr);
+		if (at)
+			fill_add(t, (size_t)json_integer_value(at), i,
+				 (double)json_integer_value(json_array_get(row, 3)) / 1e6);
+	}
+	return 0;
+}
+
 static int fill_functions(struct rs_trend *t, const json_t *chosen,
 			  const json_t *const *runs)
 {
 	struct rs_buf key = RS_BUF_INIT, disp = RS_BUF_INIT;
-	size_t i, j;
 	int err = 0;
 
-	for (i = 0; i < t->n; i++) {
+	for (size_t i = 0; !err && i < t->n; i++) {
 		const json_t *sum = json_object_get(runs[i], "summary");
 		const json_t *fs = json_object_get(sum, "functions");
-		const json_t *more = json_object_get(sum, "more_functions");
-		const json_t *rows = json_object_get(more, "rows");
-		const json_t *files = json_object_get(more, "files");
-		int has_ran = json_is_string(json_object_get(sum, "ran"));
-		const char *k;
-		json_t *at0;
 
 		if (!json_is_array(fs))
 			continue; /* no summary: unknown, stays NAN */
-		/* Not stored: 0 only when the run says it did not run at all;
-		 * below the stored floor (or an older summary's cut) is unknown. */
-		json_object_foreach((json_t *)chosen, k, at0) {
-			const char *sep = strchr(k, '\x1f');
-			size_t q = (size_t)json_integer_value(at0);
-			int ran = -1;
-
-			if (q >= t->n_funcs)
-				continue;
-			if (has_ran && sep) {
-				char *bare = strndup(k, (size_t)(sep - k));
-
-				if (bare)
-					ran = rs_summary_ran(sum, bare, sep + 1);
-				free(bare);
-			}
-			t->funcs[q].v[i] = ran == 0 || !has_ran ? 0 : NAN;
-		}
-		for (j = 0; json_is_array(rows) && j < json_array_size(rows); j++) {
-			const json_t *row = json_array_get(rows, j);
-			const json_t *fl = json_array_get(files, (size_t)json_integer_value(
-								 json_array_get(row, 1)));
-			const json_t *at;
-			size_t q;
-
-			if (!json_is_string(json_array_get(row, 0)) || !json_is_string(fl))
-				continue;
-			rs_buf_clear(&key);
-			err = rs_buf_printf(&key, "%s\x1f%s", json_string_value(json_array_get(row, 0)),
-					    json_string_value(fl));
-			if (err)
-				goto out;
-			at = json_object_get(chosen, key.ptr);
-			if (!at)
-				continue;
-			q = (size_t)json_integer_value(at);
-			if (isnan(t->funcs[q].v[i]))
-				t->funcs[q].v[i] = 0;
-			t->funcs[q].v[i] += (double)json_integer_value(json_array_get(row, 3)) / 1e6;
-		}
-		for (j = 0; j < json_array_size(fs); j++) {
+		fill_absent(t, chosen, sum, i);
+		err = fill_more(t, chosen, sum, i, &key);
+		for (size_t j = 0; !err && j < json_array_size(fs); j++) {
 			const json_t *f = json_array_get(fs, j);
 			const json_t *at;
 			double self;
 
 			err = fn_key(&key, &disp, f);
 			if (err)
-				goto out;
+				break;
 			at = json_object_get(chosen, key.ptr);
-			if (!at || !rs_runview_num(f, "self", &self))
-				continue;
-			if (isnan(t->funcs[json_integer_value(at)].v[i]))
-				t->funcs[json_integer_value(at)].v[i] = 0;
-			t->funcs[json_integer_value(at)].v[i] += self;
+			if (at && rs_runview_num(f, "self", &self))
+				fill_add(t, (size_t)json_integer_value(at), i, self);
 		}
 	}
-out:
 	rs_buf_release(&key);
 	rs_buf_release(&disp);
 	return err;
