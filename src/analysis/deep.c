@@ -629,6 +629,40 @@ static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const cha
 	return rs_buf_puts(out, md ? " |\n" : "\n");
 }
 
+/* The call paths and new functions as one JSON document. */
+static int deep_json(struct rs_buf *out, const struct rs_deep_diff *d)
+{
+	json_t *o = json_object(), *a = json_array();
+	size_t i;
+	char *s;
+	int err;
+
+	for (i = 0; i < d->n_paths; i++) {
+		const struct rs_path_delta *p = &d->paths[i];
+
+		json_array_append_new(a, json_pack("{s:s,s:i,s:f,s:f,s:f,s:f}", "path", p->path,
+			"depth", (json_int_t)p->depth, "base_total", p->base_total,
+			"head_total", p->head_total, "base_self", p->base_self,
+			"head_self", p->head_self));
+	}
+	json_object_set_new(o, "base_time", json_real(d->base_time));
+	json_object_set_new(o, "head_time", json_real(d->head_time));
+	json_object_set_new(o, "paths", a);
+	a = json_array();
+	for (i = 0; i < d->n_new; i++)
+		json_array_append_new(a, json_pack("{s:s,s:f}", "function", d->new_funcs[i].label,
+						   "head_total", d->new_funcs[i].head_total));
+	json_object_set_new(o, "new_functions", a);
+	json_object_set_new(o, "renames_applied", json_integer((json_int_t)d->n_renamed));
+	s = json_dumps(o, JSON_INDENT(2));
+	json_decref(o);
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = rs_buf_printf(out, "%s\n", s);
+	free(s);
+	return err;
+}
+
 int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		   enum rs_format fmt, size_t top)
 {
@@ -638,35 +672,8 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 
 	if (!top)
 		top = 15;
-	if (fmt == RS_FORMAT_JSON) {
-		json_t *o = json_object(), *a = json_array();
-		char *s;
-
-		for (i = 0; i < d->n_paths; i++) {
-			const struct rs_path_delta *p = &d->paths[i];
-
-			json_array_append_new(a, json_pack("{s:s,s:i,s:f,s:f,s:f,s:f}", "path", p->path,
-				"depth", (json_int_t)p->depth, "base_total", p->base_total,
-				"head_total", p->head_total, "base_self", p->base_self,
-				"head_self", p->head_self));
-		}
-		json_object_set_new(o, "base_time", json_real(d->base_time));
-		json_object_set_new(o, "head_time", json_real(d->head_time));
-		json_object_set_new(o, "paths", a);
-		a = json_array();
-		for (i = 0; i < d->n_new; i++)
-			json_array_append_new(a, json_pack("{s:s,s:f}", "function", d->new_funcs[i].label,
-							   "head_total", d->new_funcs[i].head_total));
-		json_object_set_new(o, "new_functions", a);
-		json_object_set_new(o, "renames_applied", json_integer((json_int_t)d->n_renamed));
-		s = json_dumps(o, JSON_INDENT(2));
-		json_decref(o);
-		if (!s)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		err = rs_buf_printf(out, "%s\n", s);
-		free(s);
-		return err;
-	}
+	if (fmt == RS_FORMAT_JSON)
+		return deep_json(out, d);
 	if (d->n_new) {
 		err = rs_buf_puts(out, md ? "\n**Functions that did not run in the base** (from the sessions)\n\n"
 					  : "\nFunctions that did not run in the base (from the sessions)\n");
@@ -731,30 +738,59 @@ static double flame_change(const struct flame *fl, const struct rs_path_delta *p
 	return p->head_total - p->base_total;
 }
 
-static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,
-		      size_t depth)
+/*
+ * The change in seconds of path `i` not passed on to the frames drawn
+ * below it (its own time and calls too small to draw), as a share of the
+ * base run: callers of a changed function stay grey, as in a differential
+ * flame graph of own time.
+ */
+static double flame_delta(const struct flame *fl, size_t i)
 {
 	const struct rs_path_delta *p = &fl->d->paths[i];
-	double w = p->head_total / fl->root, delta, k;
-	const char *label = rs_deep_last_label(p->path);
-	size_t c;
-	int r, g, b;
-	int err;
+	double delta = flame_change(fl, p);
 
-	if (depth >= FLAME_DEPTH || w <= 0)
-		return 0;
-	/* the change in seconds not passed on to the frames drawn below
-	 * (its own time and calls too small to draw), as a share of the base
-	 * run: callers of a changed function stay grey, as in a differential
-	 * flame graph of own time; a path new in the head is all red */
-	delta = flame_change(fl, p);
-	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c])
+	for (size_t c = fl->first[i]; c != (size_t)-1; c = fl->next[c])
 		delta -= flame_change(fl, &fl->d->paths[c]);
 	/* pruned trees miss small children on one side: a frame whose total
 	 * grew is not shown as shrinking (nor the reverse) for that */
 	if (fl->d->unknown_below > 0 && delta * flame_change(fl, p) < 0)
 		delta = 0;
-	delta = fl->d->base_time > 0 ? delta / fl->d->base_time : 0;
+	return fl->d->base_time > 0 ? delta / fl->d->base_time : 0;
+}
+
+/* The frame's tooltip: its path, base -> head total and its own change. */
+static int flame_title(struct rs_buf *out, const struct flame *fl,
+		       const struct rs_path_delta *p, double delta)
+{
+	int err;
+
+	err = rs_html_escape(out, p->path);
+	if (!err)
+		err = rs_buf_puts(out, "&#10;");
+	if (!err)
+		err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
+					: rs_buf_puts(out, is_new(fl, p) ? "new"
+								 : "below the stored tree's cut");
+	if (!err)
+		err = rs_buf_puts(out, " &#8594; ");
+	if (!err)
+		err = rs_render_seconds(out, p->head_total);
+	if (!err)
+		err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
+	return err;
+}
+
+static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,
+		      size_t depth)
+{
+	const struct rs_path_delta *p = &fl->d->paths[i];
+	double w = p->head_total / fl->root, delta, k;
+	int r, g, b;
+	int err;
+
+	if (depth >= FLAME_DEPTH || w <= 0)
+		return 0;
+	delta = flame_delta(fl, i);
 	k = fmin(1.0, fabs(delta) / 0.02);
 	if (is_new(fl, p)) {              /* new in the head: full red */
 		r = 207, g = 34, b = 46;
@@ -767,40 +803,17 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 				 "background:rgb(%d,%d,%d)\" title=\"",
 			    is_new(fl, p) ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
 			    left * 100, w * 100, depth * FLAME_ROW, r, g, b);
-	if (err)
-		return err;
-	err = rs_html_escape(out, p->path);
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "&#10;");
-	if (err)
-		return err;
-	err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
-				: rs_buf_puts(out, is_new(fl, p) ? "new" : "below the stored tree's cut");
-	if (err)
-		return err;
-	err = rs_buf_puts(out, " &#8594; ");
-	if (err)
-		return err;
-	err = rs_render_seconds(out, p->head_total);
-	if (err)
-		return err;
-	err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
-	if (err)
-		return err;
-	err = rs_html_escape(out, label);
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "</div>\n");
-	if (err)
-		return err;
-	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c]) {
+	if (!err)
+		err = flame_title(out, fl, p, delta);
+	if (!err)
+		err = rs_html_escape(out, rs_deep_last_label(p->path));
+	if (!err)
+		err = rs_buf_puts(out, "</div>\n");
+	for (size_t c = fl->first[i]; !err && c != (size_t)-1; c = fl->next[c]) {
 		err = flame_node(out, fl, c, left, depth + 1);
-		if (err)
-			return err;
 		left += fl->d->paths[c].head_total / fl->root;
 	}
-	return 0;
+	return err;
 }
 
 const char *rs_deep_last_label(const char *path)
