@@ -557,6 +557,53 @@ static int push_metric(struct rs_diff *d, size_t *alloc, const char *name,
 	return 0;
 }
 
+/* The metrics every run has, shown first and in this order. */
+static const char *const headline[] = { "duration", "cpu_time", "samples", "sampled_time" };
+#define N_HEADLINE (sizeof(headline) / sizeof(headline[0]))
+
+static int is_headline(const char *key)
+{
+	for (size_t i = 0; i < N_HEADLINE; i++)
+		if (!strcmp(key, headline[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The time metrics per unit of workload, when both runs record the same
+ * workload key with different values (the same workload on both sides:
+ * per-unit rows would only repeat every time metric with the same change).
+ */
+static int diff_per_unit(struct rs_diff *d, size_t *alloc, const json_t *base,
+			 const json_t *head, const char *per)
+{
+	const char *kb = NULL, *kh = NULL;
+	struct rs_buf name = RS_BUF_INIT;
+	double wb, wh, bv, hv;
+	int err = 0;
+
+	if (!rs_runview_workload(base, per, &kb, &wb) ||
+	    !rs_runview_workload(head, per, &kh, &wh) || strcmp(kb, kh) || wb == wh)
+		return 0;
+	d->workload_key = strdup(kh);
+	if (!d->workload_key)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	d->base_workload = wb;
+	d->head_workload = wh;
+	for (size_t i = 0; !err && i < N_HEADLINE; i++) {
+		if (!rs_diff_is_time_metric(headline[i]) ||
+		    !rs_runview_metric(base, headline[i], &bv) ||
+		    !rs_runview_metric(head, headline[i], &hv))
+			continue;
+		rs_buf_clear(&name);
+		err = rs_buf_printf(&name, "%s/%s", headline[i], kh);
+		if (!err)
+			err = push_metric(d, alloc, name.ptr, bv / wb, hv / wh, 1);
+	}
+	rs_buf_release(&name);
+	return err;
+}
+
 /*
  * Metrics in a stable order: the four headline ones first (as a reader
  * expects them), then the others in the head run's order, then the
@@ -565,8 +612,6 @@ static int push_metric(struct rs_diff *d, size_t *alloc, const char *name,
 static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *head,
 			const struct rs_diff_opts *opts)
 {
-	static const char *const headline[] = { "duration", "cpu_time", "samples",
-						"sampled_time" };
 	const json_t *hm = json_object_get(head, "metrics");
 	size_t alloc = 0, i;
 	const char *key;
@@ -574,7 +619,7 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 	double bv, hv;
 	int err;
 
-	for (i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
+	for (i = 0; i < N_HEADLINE; i++)
 		if (rs_runview_metric(base, headline[i], &bv) &&
 		    rs_runview_metric(head, headline[i], &hv)) {
 			err = push_metric(d, &alloc, headline[i], bv, hv, 0);
@@ -583,12 +628,7 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 		}
 	if (json_is_object(hm)) {
 		json_object_foreach((json_t *)hm, key, v) {
-			int skip = 0;
-
-			for (i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
-				if (!strcmp(key, headline[i]))
-					skip = 1;
-			if (skip || !json_is_number(v))
+			if (is_headline(key) || !json_is_number(v))
 				continue;
 			if (!rs_runview_metric(base, key, &bv))
 				continue;
@@ -597,42 +637,9 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 				return err;
 		}
 	}
-
-	if (!opts || !opts->no_workload) {
-		const char *per = opts ? opts->per : NULL;
-		const char *kb = NULL, *kh = NULL;
-		double wb, wh;
-		struct rs_buf name = RS_BUF_INIT;
-
-		/* the same workload on both sides: per-unit rows would only
-		 * repeat every time metric with the same change */
-		if (rs_runview_workload(base, per, &kb, &wb) &&
-		    rs_runview_workload(head, per, &kh, &wh) && !strcmp(kb, kh) && wb != wh) {
-			d->workload_key = strdup(kh);
-			if (!d->workload_key)
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			d->base_workload = wb;
-			d->head_workload = wh;
-			for (i = 0; i < sizeof(headline) / sizeof(headline[0]); i++) {
-				if (!rs_diff_is_time_metric(headline[i]))
-					continue;
-				if (!rs_runview_metric(base, headline[i], &bv) ||
-				    !rs_runview_metric(head, headline[i], &hv))
-					continue;
-				rs_buf_clear(&name);
-				err = rs_buf_printf(&name, "%s/%s", headline[i], kh);
-				if (!err)
-					err = push_metric(d, &alloc, name.ptr, bv / wb,
-							  hv / wh, 1);
-				if (err) {
-					rs_buf_release(&name);
-					return err;
-				}
-			}
-		}
-		rs_buf_release(&name);
-	}
-	return 0;
+	if (opts && opts->no_workload)
+		return 0;
+	return diff_per_unit(d, &alloc, base, head, opts ? opts->per : NULL);
 }
 
 
@@ -748,11 +755,60 @@ static int cmp_explain(const void *a, const void *b, void *ctx)
  * Candidates are few (each explains at least `floor` of the growth), so
  * the pairwise "is there a candidate below it" is cheap.
  */
+/*
+ * The growth of the candidates nearest below candidate `i` (those with no
+ * candidate between them and it). Own code counts only own code below it.
+ */
+static double growth_below(const struct rs_diff *d, const size_t *cand, size_t n, size_t i,
+			   double wb, double wh)
+{
+	const struct rs_func_delta *f = &d->funcs[cand[i]];
+	double below = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		const struct rs_func_delta *g = &d->funcs[cand[j]];
+		int leaf = 1;
+
+		if (j == i || (f->own && !g->own) || !rs_diff_calls(d, f, g))
+			continue;
+		for (size_t k = 0; k < n && leaf; k++) {
+			const struct rs_func_delta *h = &d->funcs[cand[k]];
+
+			/* g counts when no candidate sits between f and g */
+			if (k != j && k != i && (f->own ? h->own : 1) &&
+			    rs_diff_calls(d, f, h) && rs_diff_calls(d, h, g))
+				leaf = 0;
+		}
+		if (leaf)
+			below += delta_of(g, wb, wh);
+	}
+	return below;
+}
+
+/*
+ * Library code below a kept own frame is how that frame spends its time,
+ * already counted in it: not named again.
+ */
+static void drop_library_below_own(const struct rs_diff *d, const size_t *cand, size_t n,
+				   unsigned char *keep)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!keep[i] || d->funcs[cand[i]].own)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (keep[j] && d->funcs[cand[j]].own &&
+			    rs_diff_calls(d, &d->funcs[cand[j]], &d->funcs[cand[i]])) {
+				keep[i] = 0;
+				break;
+			}
+	}
+}
+
 size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double floor,
 		       size_t *out, size_t max)
 {
 	struct explain_sort sort = { d, wb, wh };
-	size_t *cand, n = 0, kept = 0, i, j;
+	size_t *cand, n = 0, kept = 0, i;
 	unsigned char *keep;
 
 	if (!max || !d->n_funcs || !(wb > 0) || !(wh > 0))
@@ -775,42 +831,10 @@ size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double flo
 		free(cand);
 		return 0;
 	}
-	for (i = 0; i < n; i++) {
-		const struct rs_func_delta *f = &d->funcs[cand[i]];
-		double below = 0;
-
-		for (j = 0; j < n; j++) {
-			const struct rs_func_delta *g = &d->funcs[cand[j]];
-			size_t k;
-			int leaf = 1;
-
-			if (j == i || (f->own && !g->own) || !rs_diff_calls(d, f, g))
-				continue;
-			for (k = 0; k < n && leaf; k++) {
-				const struct rs_func_delta *h = &d->funcs[cand[k]];
-
-				/* g counts when no candidate sits between f and g */
-				if (k != j && k != i && (f->own ? h->own : 1) &&
-				    rs_diff_calls(d, f, h) && rs_diff_calls(d, h, g))
-					leaf = 0;
-			}
-			if (leaf)
-				below += delta_of(g, wb, wh);
-		}
-		keep[i] = below < 0.8 * delta_of(f, wb, wh);
-	}
-	/* library code below a kept own frame is how that frame spends its
-	 * time, already counted in it: not named again */
-	for (i = 0; i < n; i++) {
-		if (!keep[i] || d->funcs[cand[i]].own)
-			continue;
-		for (j = 0; j < n; j++)
-			if (keep[j] && d->funcs[cand[j]].own &&
-			    rs_diff_calls(d, &d->funcs[cand[j]], &d->funcs[cand[i]])) {
-				keep[i] = 0;
-				break;
-			}
-	}
+	for (i = 0; i < n; i++)
+		keep[i] = growth_below(d, cand, n, i, wb, wh) <
+			  0.8 * delta_of(&d->funcs[cand[i]], wb, wh);
+	drop_library_below_own(d, cand, n, keep);
 	for (i = 0; i < n; i++)
 		if (keep[i])
 			cand[kept++] = cand[i];
