@@ -765,18 +765,23 @@ static int flame_title(struct rs_buf *out, const struct flame *fl,
 	int err;
 
 	err = rs_html_escape(out, p->path);
-	if (!err)
-		err = rs_buf_puts(out, "&#10;");
-	if (!err)
-		err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
-					: rs_buf_puts(out, is_new(fl, p) ? "new"
-								 : "below the stored tree's cut");
-	if (!err)
-		err = rs_buf_puts(out, " &#8594; ");
-	if (!err)
-		err = rs_render_seconds(out, p->head_total);
-	if (!err)
-		err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "&#10;");
+	if (err)
+		return err;
+	err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
+				: rs_buf_puts(out, is_new(fl, p) ? "new"
+							 : "below the stored tree's cut");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " &#8594; ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->head_total);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
 	return err;
 }
 
@@ -803,12 +808,15 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 				 "background:rgb(%d,%d,%d)\" title=\"",
 			    is_new(fl, p) ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
 			    left * 100, w * 100, depth * FLAME_ROW, r, g, b);
-	if (!err)
-		err = flame_title(out, fl, p, delta);
-	if (!err)
-		err = rs_html_escape(out, rs_deep_last_label(p->path));
-	if (!err)
-		err = rs_buf_puts(out, "</div>\n");
+	if (err)
+		return err;
+	err = flame_title(out, fl, p, delta);
+	if (err)
+		return err;
+	err = rs_html_escape(out, rs_deep_last_label(p->path));
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</div>\n");
 	for (size_t c = fl->first[i]; !err && c != (size_t)-1; c = fl->next[c]) {
 		err = flame_node(out, fl, c, left, depth + 1);
 		left += fl->d->paths[c].head_total / fl->root;

@@ -281,17 +281,21 @@ static int chart_change(struct rs_buf *out, struct chart *c, size_t k)
 
 	err = rs_buf_printf(out, "<line class=\"cp\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\">"
 			    "<title>change point at run ", x, x, PAD_T, CHART_H - PAD_B);
-	if (!err)
-		err = esc(out, c->t->ids[cp]);
+	if (err)
+		return err;
+	err = esc(out, c->t->ids[cp]);
+	if (err)
+		return err;
 	/* a level from zero (a new function) has no relative step:
 	 * label it with the new level instead */
 	rs_buf_clear(&c->label);
-	if (!err && before == 0)
+	if (before == 0)
 		err = value_text(&c->label, s->name, after, c->is_time);
-	if (!err && before != 0)
+	else
 		err = rs_buf_printf(&c->label, "%+.1f%%", rel);
-	if (!err)
-		err = rs_buf_printf(out, "</title></line><text class=\"cpl\" x=\"%.1f\" y=\"%d\">%s%s</text>\n",
+	if (err)
+		return err;
+	return rs_buf_printf(out, "</title></line><text class=\"cpl\" x=\"%.1f\" y=\"%d\">%s%s</text>\n",
 				    x + 3, PAD_T + 10, before == 0 ? "from 0 to " : "", c->label.ptr);
 	return err;
 }
@@ -303,20 +307,26 @@ static int chart_point(struct rs_buf *out, struct chart *c, size_t i, const char
 	int err;
 
 	err = rs_buf_puts(out, "<a href=\"");
-	if (!err)
-		err = rs_html_link(out, run_url, t->ids[i], t->paths[i], t->commits[i]);
-	if (!err)
-		err = rs_buf_printf(out, "\"><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"><title>",
-				    xpos(i, t->n), chart_y(c, c->s->v[i]), c->r);
-	if (!err)
-		err = esc(out, t->ids[i]);
-	if (!err)
-		err = rs_buf_printf(out, " commit %.7s: ", t->commits[i]);
+	if (err)
+		return err;
+	err = rs_html_link(out, run_url, t->ids[i], t->paths[i], t->commits[i]);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "\"><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"><title>",
+			    xpos(i, t->n), chart_y(c, c->s->v[i]), c->r);
+	if (err)
+		return err;
+	err = esc(out, t->ids[i]);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, " commit %.7s: ", t->commits[i]);
+	if (err)
+		return err;
 	rs_buf_clear(&c->label);
-	if (!err)
-		err = value_text(&c->label, c->s->name, c->s->v[i], c->is_time);
-	if (!err)
-		err = rs_buf_printf(out, "%s</title></circle></a>\n", c->label.ptr);
+	err = value_text(&c->label, c->s->name, c->s->v[i], c->is_time);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "%s</title></circle></a>\n", c->label.ptr);
 	return err;
 }
 
@@ -329,23 +339,21 @@ static int chart_commit_link(struct rs_buf *out, const struct rs_trend *t, size_
 	err = rs_buf_puts(out, "<div class=\"muted\">change between ");
 	if (!err && cp > 0)
 		err = rs_buf_printf(out, "<code>%.7s</code> and ", t->commits[cp - 1]);
-	if (!err && links && links->commit_url) {
+	if (err)
+		return err;
+	if (links && links->commit_url) {
 		err = rs_buf_puts(out, "<a href=\"");
 		if (!err)
 			err = rs_html_link(out, links->commit_url, t->ids[cp], t->paths[cp],
 					   t->commits[cp]);
 		if (!err)
 			err = rs_buf_printf(out, "\"><code>%.7s</code></a>", t->commits[cp]);
-	} else if (!err) {
+	} else {
 		err = rs_buf_printf(out, "<code>%.7s</code>", t->commits[cp]);
 	}
-	if (!err)
-		err = rs_buf_puts(out, " (run ");
-	if (!err)
-		err = esc(out, t->ids[cp]);
-	if (!err)
-		err = rs_buf_puts(out, ")</div>\n");
-	return err;
+	if (err)
+		return err;
+	return esc_between(out, " (run ", t->ids[cp], ")</div>\n");
 }
 
 /* The drawing itself: grid, line, change points, points, then the commit links. */
@@ -522,26 +530,36 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 	int err;
 
 	err = rs_buf_puts(out, "<tr><td><a href=\"");
-	if (!err)
-		err = rs_html_link(out, run_url, id, path, commit);
-	if (!err)
-		err = esc_between(out, "\">", id, "</a></td><td>");
-	if (!err)
-		err = esc_between(out, "", rs_runview_str(r, "recorded_at", ""), "</td><td>");
-	if (!err)
-		err = esc_between(out, "", rs_runview_str(r, "branch", ""), "</td><td>");
-	if (!err)
-		err = esc_between(out, "", rs_runview_str(r, "trigger", ""), "</td>");
-	if (!err)
-		err = commit_cell(out, commit, id, path, links);
-	if (!err)
-		err = num_cell(out, m, "duration");
-	if (!err)
-		err = num_cell(out, m, "cpu_time");
-	if (!err)
-		err = num_cell(out, m, "samples");
-	if (!err)
-		err = rs_buf_puts(out, "</tr>\n");
+	if (err)
+		return err;
+	err = rs_html_link(out, run_url, id, path, commit);
+	if (err)
+		return err;
+	err = esc_between(out, "\">", id, "</a></td><td>");
+	if (err)
+		return err;
+	err = esc_between(out, "", rs_runview_str(r, "recorded_at", ""), "</td><td>");
+	if (err)
+		return err;
+	err = esc_between(out, "", rs_runview_str(r, "branch", ""), "</td><td>");
+	if (err)
+		return err;
+	err = esc_between(out, "", rs_runview_str(r, "trigger", ""), "</td>");
+	if (err)
+		return err;
+	err = commit_cell(out, commit, id, path, links);
+	if (err)
+		return err;
+	err = num_cell(out, m, "duration");
+	if (err)
+		return err;
+	err = num_cell(out, m, "cpu_time");
+	if (err)
+		return err;
+	err = num_cell(out, m, "samples");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</tr>\n");
 	return err;
 }
 
@@ -564,12 +582,15 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 			  "<th class=\"n\">samples</th></tr></thead>\n<tbody>\n");
 	for (size_t i = 0; !err && i < n; i++)
 		err = site_index_row(out, runs[i], run_url, links);
-	if (!err)
-		err = rs_buf_puts(out, "</tbody></table>\n");
-	if (!err)
-		err = rs_buf_puts(out, sort_js);
-	if (!err)
-		err = rs_buf_puts(out, "</body></html>\n");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</tbody></table>\n");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, sort_js);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</body></html>\n");
 	return err;
 }
 
@@ -660,14 +681,6 @@ static int function_row(struct rs_buf *out, const json_t *f, double dur)
 	rs_runview_num(f, "self", &self);
 	rs_runview_num(f, "total", &total);
 	rs_runview_num(f, "line", &line);
-	if (cls && *cls)
-		err = esc_between(out, "<tr><td><code>", cls, ".");
-	else
-		err = rs_buf_puts(out, "<tr><td><code>");
-	if (!err)
-		err = esc_between(out, "", rs_runview_str(f, "function", ""), "</code></td><td>");
-	if (!err)
-		err = esc(out, file);
 	/* a thread's "line" is its id, new every run: not shown */
 	if (!strcmp(file, "<thread>"))
 		line = 0;
@@ -675,17 +688,31 @@ static int function_row(struct rs_buf *out, const json_t *f, double dur)
 		snprintf(lt, sizeof(lt), ":%.0f", line);
 	else
 		lt[0] = 0;
-	if (!err)
-		err = rs_render_seconds(&a, self);
-	if (!err)
-		err = rs_render_seconds(&b, total);
-	if (!err)
-		err = rs_buf_printf(out, "%s</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
-				    "<td class=\"n\" data-v=\"%.9g\">%s</td>"
-				    "<td class=\"n\" data-v=\"%.9g\">%.1f%%</td></tr>\n",
-				    lt, self, a.ptr, total, b.ptr,
-				    dur > 0 ? self / dur : 0,
-				    dur > 0 ? self / dur * 100 : 0);
+	if (cls && *cls)
+		err = esc_between(out, "<tr><td><code>", cls, ".");
+	else
+		err = rs_buf_puts(out, "<tr><td><code>");
+	if (err)
+		goto out;
+	err = esc_between(out, "", rs_runview_str(f, "function", ""), "</code></td><td>");
+	if (err)
+		goto out;
+	err = esc(out, file);
+	if (err)
+		goto out;
+	err = rs_render_seconds(&a, self);
+	if (err)
+		goto out;
+	err = rs_render_seconds(&b, total);
+	if (err)
+		goto out;
+	err = rs_buf_printf(out, "%s</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
+			    "<td class=\"n\" data-v=\"%.9g\">%s</td>"
+			    "<td class=\"n\" data-v=\"%.9g\">%.1f%%</td></tr>\n",
+			    lt, self, a.ptr, total, b.ptr,
+			    dur > 0 ? self / dur : 0,
+			    dur > 0 ? self / dur * 100 : 0);
+out:
 	rs_buf_release(&a);
 	rs_buf_release(&b);
 	return err;
@@ -800,17 +827,20 @@ static int run_page_facts(struct rs_buf *out, const json_t *run,
 					  "</td></tr>\n");
 	}
 	rs_buf_release(&th);
-	if (!err)
-		err = esc_between(out, "<tr><th>machine</th><td>",
-				  rs_runview_str(machine, "hostname", ""), " ");
-	if (!err)
-		err = esc_between(out, "", rs_runview_str(machine, "runner", ""), " ");
-	if (!err)
-		err = esc_between(out, "", rs_runview_str(machine, "cpu_model", ""), "</td></tr>\n");
-	if (!err)
-		err = esc_between(out, "<tr><th>target</th><td><code>",
-				  rs_runview_str(summary, "target", ""), "</code></td></tr></table>\n");
-	return err;
+	if (err)
+		return err;
+	err = esc_between(out, "<tr><th>machine</th><td>", rs_runview_str(machine, "hostname", ""),
+			  " ");
+	if (err)
+		return err;
+	err = esc_between(out, "", rs_runview_str(machine, "runner", ""), " ");
+	if (err)
+		return err;
+	err = esc_between(out, "", rs_runview_str(machine, "cpu_model", ""), "</td></tr>\n");
+	if (err)
+		return err;
+	return esc_between(out, "<tr><th>target</th><td><code>",
+			   rs_runview_str(summary, "target", ""), "</code></td></tr></table>\n");
 }
 
 /* The call tree of summary.tree as nested <details>, if the run has one. */
@@ -825,10 +855,12 @@ static int run_page_tree(struct rs_buf *out, const json_t *summary)
 	rs_runview_num(tree, "total", &root);
 	err = rs_buf_puts(out, "<h2>Call tree</h2>\n<p class=\"muted\">Paths below 0.5% of the "
 			  "time are left out; click a line to fold or unfold it.</p>\n<div class=\"tree\">\n");
-	if (!err)
-		err = tree_node(out, tree, root, 0);
-	if (!err)
-		err = rs_buf_puts(out, "</div>\n");
+	if (err)
+		return err;
+	err = tree_node(out, tree, root, 0);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</div>\n");
 	return err;
 }
 
