@@ -8,8 +8,6 @@
  */
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/opts.h"
