@@ -906,6 +906,47 @@ out:
 	return err;
 }
 
+/* The page up to the graph: title, style (the graph `depth` rows high) and key. */
+static int flame_page_head(struct rs_buf *out, const struct rs_deep_diff *d, const char *title,
+			   size_t depth)
+{
+	int err;
+
+	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
+	if (err)
+		return err;
+	err = rs_html_escape(out, title ? title : "differential flame graph");
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "</title><style>"
+		"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1f2328}"
+		".fg{position:relative;width:100%%;height:%zupx;border:1px solid #d0d7de}"
+		/* no padding, one border: a tiny frame stays tiny instead
+		 * of growing to its padding and borders */
+		".f{position:absolute;height:%dpx;box-sizing:border-box;border-right:1px solid #fff;"
+		"border-bottom:1px solid #fff;overflow:hidden;white-space:nowrap;"
+		"font:11px/16px ui-monospace,monospace;text-indent:2px}"
+		".f:hover{outline:1px solid #1f2328}.key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}"
+		"</style></head><body>\n<h1>", depth * FLAME_ROW + 2, FLAME_ROW);
+	if (err)
+		return err;
+	err = rs_html_escape(out, title ? title : "differential flame graph");
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "</h1>\n<p class=\"key\">The head run's call paths (at least %g%% of a run), ",
+			    d->unknown_below > 0 ? d->unknown_below * 100 : 0.1);
+	if (err)
+		return err;
+	return rs_buf_puts(out, ""
+			  "widths by the head's time, colour by the change in each frame's time that is not in the frames below it "
+			  "(as a share of the base run; paths new in the head in full red):"
+			  "<span style=\"background:rgb(207,34,46)\"></span>new"
+			  "<span style=\"background:rgb(214,71,104)\"></span>grew"
+			  "<span style=\"background:rgb(234,234,234)\"></span>same"
+			  "<span style=\"background:rgb(9,105,218)\"></span>shrank. Hover a frame for its figures.</p>\n"
+			  "<div class=\"fg\">\n");
+}
+
 int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title)
 {
 	struct flame fl = { d, NULL, NULL, d->head_time, 0 };
@@ -921,34 +962,9 @@ int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const c
 			depth = path_depth(d->paths[i].path);
 	if (depth > FLAME_DEPTH)
 		depth = FLAME_DEPTH;
-	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
-	if (!err)
-		err = rs_html_escape(out, title ? title : "differential flame graph");
-	if (!err)
-		err = rs_buf_printf(out, "</title><style>"
-			"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1f2328}"
-			".fg{position:relative;width:100%%;height:%zupx;border:1px solid #d0d7de}"
-			/* no padding, one border: a tiny frame stays tiny instead
-			 * of growing to its padding and borders */
-			".f{position:absolute;height:%dpx;box-sizing:border-box;border-right:1px solid #fff;"
-			"border-bottom:1px solid #fff;overflow:hidden;white-space:nowrap;"
-			"font:11px/16px ui-monospace,monospace;text-indent:2px}"
-			".f:hover{outline:1px solid #1f2328}.key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}"
-			"</style></head><body>\n<h1>", depth * FLAME_ROW + 2, FLAME_ROW);
-	if (!err)
-		err = rs_html_escape(out, title ? title : "differential flame graph");
-	if (!err)
-		err = rs_buf_printf(out, "</h1>\n<p class=\"key\">The head run's call paths (at least %g%% of a run), ",
-				    d->unknown_below > 0 ? d->unknown_below * 100 : 0.1);
-	if (!err)
-		err = rs_buf_puts(out, ""
-				  "widths by the head's time, colour by the change in each frame's time that is not in the frames below it "
-				  "(as a share of the base run; paths new in the head in full red):"
-				  "<span style=\"background:rgb(207,34,46)\"></span>new"
-				  "<span style=\"background:rgb(214,71,104)\"></span>grew"
-				  "<span style=\"background:rgb(234,234,234)\"></span>same"
-				  "<span style=\"background:rgb(9,105,218)\"></span>shrank. Hover a frame for its figures.</p>\n"
-				  "<div class=\"fg\">\n");
+	err = flame_page_head(out, d, title, depth);
+	if (err)
+		goto out;
 	for (i = 0; !err && i < d->n_paths && fl.root > 0; i++) {
 		const char *p = d->paths[order[i]].path;
 
@@ -958,8 +974,9 @@ int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const c
 		err = flame_node(out, &fl, order[i], left, 0);
 		left += d->paths[order[i]].head_total / fl.root;
 	}
-	if (!err)
-		err = rs_buf_puts(out, "</div>\n</body></html>\n");
+	if (err)
+		goto out;
+	err = rs_buf_puts(out, "</div>\n</body></html>\n");
 out:
 	free(fl.first);
 	free(fl.next);

@@ -320,13 +320,16 @@ static int make_function_series(struct rs_trend *t, json_t *sel, const struct to
 		rs_buf_clear(&name);
 		rs_buf_clear(&label);
 		err = rs_buf_put(&name, tops[i].key, (size_t)(sep - tops[i].key));
-		if (!err)
-			err = rs_buf_printf(&label, "%s (%s)", name.ptr, basename_of(sep + 1));
-		if (!err)
-			err = series_init(&t->funcs[t->n_funcs], label.ptr, name.ptr, t->n);
-		if (!err)
-			t->n_funcs++;
-		if (!err && json_object_set_new(sel, tops[i].key, json_integer((json_int_t)i)))
+		if (err)
+			break;
+		err = rs_buf_printf(&label, "%s (%s)", name.ptr, basename_of(sep + 1));
+		if (err)
+			break;
+		err = series_init(&t->funcs[t->n_funcs], label.ptr, name.ptr, t->n);
+		if (err)
+			break;
+		t->n_funcs++;
+		if (json_object_set_new(sel, tops[i].key, json_integer((json_int_t)i)))
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 	}
 	rs_buf_release(&name);
