@@ -142,307 +142,437 @@ static int pick_responsible(struct rs_check_result *r, size_t max)
 	return 0;
 }
 
-int rs_check_run(struct rs_check_result **out, const json_t *head,
-		 const json_t *const *history, size_t n_history,
-		 const struct rs_check_opts *opts)
-{
-	static const char *const default_metrics[] = { "duration", "cpu_time" };
-	const json_t **comparable = NULL, **baseline = NULL;
+/* What rs_check_run works on, step by step. */
+struct check_ctx {
+	const json_t *head;
+	const struct rs_check_opts *opts;  /* may be NULL */
+	int explicit_baseline;
+	struct rs_check_result *r;
+	const json_t **comparable;         /* history runs that may be compared */
+	size_t n_comp;
+	const json_t **baseline;           /* of those, the baseline */
+	size_t n_base;
+	struct spec *specs;                /* what is judged */
+	size_t n_specs;
+	size_t *metric_spec;               /* r->metrics[i] is specs[metric_spec[i]] */
+	double *vals;                      /* scratch: one value per history run */
 	const json_t *noise_runs[NOISE_RUNS_MAX];
-	struct rs_check_result *r = NULL;
-	struct spec *specs = NULL;
-	size_t *metric_spec = NULL;
-	size_t n_comp = 0, n_base = 0, n_specs = 0, n_noise = 0, i, j;
-	const char *const *names;
-	size_t n_names, max_funcs;
-	const char *wkey = NULL, *head_id, *vary = NULL, *head_oid;
-	double threshold, w, wb, *vals = NULL;
-	int reached_accepted = 0;
-	int err = 0;
+	size_t n_noise;
+};
 
-	if (!json_is_object(head))
-		return rs_error_set(RS_EUSAGE, "the run to check is not a JSON object");
-	threshold = opts && opts->threshold > 0 ? opts->threshold : 0.05;
-	names = opts && opts->metrics ? opts->metrics : default_metrics;
-	n_names = opts && opts->metrics ? opts->n_metrics : 2;
-	max_funcs = opts && opts->max_functions ? opts->max_functions : 5;
-	head_id = rs_runview_str(head, "id", "");
+static int out_of_memory(void)
+{
+	return rs_error_set(RS_EGENERIC, "out of memory");
+}
 
-	r = calloc(1, sizeof(*r));
-	comparable = calloc(n_history ? n_history : 1, sizeof(*comparable));
-	baseline = calloc(n_history ? n_history : 1, sizeof(*baseline));
-	vals = calloc(n_history ? n_history : 1, sizeof(*vals));
-	specs = calloc(2 * n_names + 1, sizeof(*specs));
-	metric_spec = calloc(2 * n_names + 1, sizeof(*metric_spec));
-	if (!r || !comparable || !baseline || !vals || !specs || !metric_spec) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
+/* The result and the working arrays, sized for the history and the metric names. */
+static int check_alloc(struct check_ctx *c, size_t n_history, size_t n_names)
+{
+	size_t nh = n_history ? n_history : 1;
+
+	c->r = calloc(1, sizeof(*c->r));
+	c->comparable = calloc(nh, sizeof(*c->comparable));
+	c->baseline = calloc(nh, sizeof(*c->baseline));
+	c->vals = calloc(nh, sizeof(*c->vals));
+	c->specs = calloc(2 * n_names + 1, sizeof(*c->specs));
+	c->metric_spec = calloc(2 * n_names + 1, sizeof(*c->metric_spec));
+	if (!c->r || !c->comparable || !c->baseline || !c->vals || !c->specs || !c->metric_spec)
+		return out_of_memory();
+	c->r->head_id = xstrdup(rs_runview_str(c->head, "id", ""));
+	c->r->head_commit = xstrdup(rs_runview_str(c->head, "commit", ""));
+	if (!c->r->head_id || !c->r->head_commit)
+		return out_of_memory();
+	return 0;
+}
+
+static void check_release(struct check_ctx *c)
+{
+	free(c->comparable);
+	free(c->baseline);
+	free(c->vals);
+	free(c->specs);
+	free(c->metric_spec);
+}
+
+/* A history run from another machine: left out, or (the user's baseline) an error. */
+static int other_machine(struct check_ctx *c, const json_t *h, const char *why)
+{
+	if (!c->explicit_baseline) {
+		c->r->n_other_machine++;
+		return 0;
 	}
-	r->threshold = threshold;
-	r->head_id = xstrdup(head_id);
-	r->head_commit = xstrdup(rs_runview_str(head, "commit", ""));
-	if (!r->head_id || !r->head_commit) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
+	return rs_error_set(RS_EUSAGE,
+		"baseline '%s' ran on another machine (%s '%s', not '%s'); "
+		"compare runs of the same runner, or use 'results compare'",
+		rs_runview_str(h, "id", "?"), why,
+		rs_runview_str(json_object_get(h, "machine"), why, ""),
+		rs_runview_str(json_object_get(c->head, "machine"), why, ""));
+}
 
-	/* 1. Runs that may be compared with the head at all: same machine,
-	 * same configuration, not a repeat of a session already counted. */
-	if (!rs_runview_workload(head, opts ? opts->per : NULL, &vary, &w))
-		vary = NULL;
-	head_oid = rs_runview_session_oid(head);
-	for (i = 0; i < n_history; i++) {
-		const char *why = NULL, *oid;
+/*
+ * Whether history run `h` (session `oid`) repeats a session already
+ * counted: the head's (remembered in duplicate_of) or a comparable run's.
+ */
+static int is_duplicate(struct check_ctx *c, const json_t *h, const char *oid,
+			const char *head_oid, int *dup)
+{
+	size_t j;
+
+	*dup = 0;
+	if (!oid)
+		return 0;
+	if (head_oid && !strcmp(oid, head_oid)) {
+		if (!c->r->duplicate_of) {
+			c->r->duplicate_of = xstrdup(rs_runview_str(h, "id", "?"));
+			if (!c->r->duplicate_of)
+				return out_of_memory();
+		}
+		*dup = 1;
+		return 0;
+	}
+	for (j = 0; j < c->n_comp; j++) {
+		const char *o2 = rs_runview_session_oid(c->comparable[j]);
+
+		if (o2 && !strcmp(o2, oid)) {
+			*dup = 1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Step 1: the runs that may be compared with the head at all: same
+ * machine, same configuration (`vary`, the workload key, may differ), not
+ * a repeat of a session already counted.
+ */
+static int pick_comparable(struct check_ctx *c, const json_t *const *history, size_t n_history,
+			   const char *vary)
+{
+	const char *head_id = c->r->head_id, *head_oid = rs_runview_session_oid(c->head);
+	struct rs_check_result *r = c->r;
+	int err, dup;
+
+	for (size_t i = 0; i < n_history; i++) {
+		const char *why = NULL;
 		char cwhy[sizeof(r->other_config)];
 
-		if (!json_is_object(history[i])) {
-			err = rs_error_set(RS_EUSAGE, "a history run is not a JSON object");
-			goto out;
-		}
+		if (!json_is_object(history[i]))
+			return rs_error_set(RS_EUSAGE, "a history run is not a JSON object");
 		if (*head_id && !strcmp(rs_runview_str(history[i], "id", ""), head_id))
 			continue;
-		if (!rs_runview_same_machine(head, history[i], &why)) {
-			if (opts && opts->explicit_baseline) {
-				err = rs_error_set(RS_EUSAGE,
-					"baseline '%s' ran on another machine (%s '%s', not '%s'); "
-					"compare runs of the same runner, or use 'results compare'",
-					rs_runview_str(history[i], "id", "?"), why,
-					rs_runview_str(json_object_get(history[i], "machine"), why, ""),
-					rs_runview_str(json_object_get(head, "machine"), why, ""));
-				goto out;
-			}
-			r->n_other_machine++;
+		if (!rs_runview_same_machine(c->head, history[i], &why)) {
+			err = other_machine(c, history[i], why);
+			if (err)
+				return err;
 			continue;
 		}
-		if (!(opts && opts->explicit_baseline) &&
-		    !rs_runview_same_config(head, history[i], vary, cwhy, sizeof(cwhy))) {
+		if (!c->explicit_baseline &&
+		    !rs_runview_same_config(c->head, history[i], vary, cwhy, sizeof(cwhy))) {
 			if (!r->n_other_config)
 				memcpy(r->other_config, cwhy, sizeof(cwhy));
 			r->n_other_config++;
 			continue;
 		}
-		oid = rs_runview_session_oid(history[i]);
-		if (oid && head_oid && !strcmp(oid, head_oid)) {
-			if (!r->duplicate_of) {
-				r->duplicate_of = xstrdup(rs_runview_str(history[i], "id", "?"));
-				if (!r->duplicate_of) {
-					err = rs_error_set(RS_EGENERIC, "out of memory");
-					goto out;
-				}
-			}
+		err = is_duplicate(c, history[i], rs_runview_session_oid(history[i]), head_oid,
+				   &dup);
+		if (err)
+			return err;
+		if (dup)
 			r->n_duplicates++;
+		else
+			c->comparable[c->n_comp++] = history[i];
+	}
+	return 0;
+}
+
+/*
+ * Step 2: the baseline, other code than the head's. Earlier runs of the
+ * head's own commit (re-runs) say how noisy the figures are, not whether
+ * this code is slower -- a retried nightly job must not pass by being
+ * compared with its own first attempt.
+ */
+static void pick_baseline(struct check_ctx *c)
+{
+	const char *hc = rs_runview_str(c->head, "commit", "");
+	size_t window = c->opts ? c->opts->window : 0;
+	const char *prev = NULL;
+	int reached_accepted = 0;
+
+	for (size_t i = 0; i < c->n_comp; i++) {
+		const char *cm = rs_runview_str(c->comparable[i], "commit", "");
+
+		if (c->explicit_baseline) {
+			c->baseline[c->n_base++] = c->comparable[i];
 			continue;
 		}
-		for (j = 0; oid && j < n_comp; j++) {
-			const char *o2 = rs_runview_session_oid(comparable[j]);
-
-			if (o2 && !strcmp(o2, oid))
-				break;
-		}
-		if (oid && j < n_comp) {
-			r->n_duplicates++;
+		if (*hc && !strcmp(cm, hc))
+			continue;
+		if (window) {
+			/* an accepted slowdown starts a new baseline */
+			if (c->n_base < window && !reached_accepted) {
+				c->baseline[c->n_base++] = c->comparable[i];
+				reached_accepted = rs_runview_accepted(c->comparable[i]) != NULL;
+			}
 			continue;
 		}
-		comparable[n_comp++] = history[i];
+		if (!prev)
+			prev = cm;
+		if (!strcmp(cm, prev))
+			c->baseline[c->n_base++] = c->comparable[i];
 	}
+}
 
-	/* 2. The baseline: other code than the head's. Earlier runs of the
-	 * head's own commit (re-runs) say how noisy the figures are, not
-	 * whether this code is slower -- a retried nightly job must not pass
-	 * by being compared with its own first attempt. */
-	{
-		const char *hc = rs_runview_str(head, "commit", "");
-		const char *prev = NULL;
+/* The baseline's ids, commit and "accept" reason in the result. */
+static int record_baseline(struct check_ctx *c)
+{
+	struct rs_check_result *r = c->r;
+	const char *accepted;
 
-		for (i = 0; i < n_comp; i++) {
-			const char *c = rs_runview_str(comparable[i], "commit", "");
-
-			if (opts && opts->explicit_baseline) {
-				baseline[n_base++] = comparable[i];
-				continue;
-			}
-			if (*hc && !strcmp(c, hc))
-				continue;
-			if (opts && opts->window) {
-				/* an accepted slowdown starts a new baseline */
-				if (n_base < opts->window && !reached_accepted) {
-					baseline[n_base++] = comparable[i];
-					reached_accepted = rs_runview_accepted(comparable[i]) != NULL;
-				}
-				continue;
-			}
-			if (!prev)
-				prev = c;
-			if (!strcmp(c, prev))
-				baseline[n_base++] = comparable[i];
-		}
-	}
-	r->baseline_ids = calloc(n_base ? n_base : 1, sizeof(*r->baseline_ids));
-	if (!r->baseline_ids) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < n_base; i++) {
-		r->baseline_ids[i] = xstrdup(rs_runview_str(baseline[i], "id", "?"));
-		if (!r->baseline_ids[i]) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto out;
-		}
+	r->baseline_ids = calloc(c->n_base ? c->n_base : 1, sizeof(*r->baseline_ids));
+	if (!r->baseline_ids)
+		return out_of_memory();
+	for (size_t i = 0; i < c->n_base; i++) {
+		r->baseline_ids[i] = xstrdup(rs_runview_str(c->baseline[i], "id", "?"));
+		if (!r->baseline_ids[i])
+			return out_of_memory();
 		r->n_baseline++;
 	}
-	if (!n_base)
-		goto out; /* nothing to compare with: passes, the report says why */
-	r->baseline_commit = xstrdup(rs_runview_str(baseline[0], "commit", ""));
-	if (!r->baseline_commit) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
+	if (!c->n_base)
+		return 0;
+	r->baseline_commit = xstrdup(rs_runview_str(c->baseline[0], "commit", ""));
+	if (!r->baseline_commit)
+		return out_of_memory();
+	accepted = rs_runview_accepted(c->baseline[0]);
+	if (accepted) {
+		r->baseline_accepted = xstrdup(accepted);
+		if (!r->baseline_accepted)
+			return out_of_memory();
 	}
+	return 0;
+}
 
-	if (rs_runview_accepted(baseline[0])) {
-		r->baseline_accepted = xstrdup(rs_runview_accepted(baseline[0]));
-		if (!r->baseline_accepted) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto out;
-		}
+/*
+ * Step 3a: whether to gate per unit of workload: when the head and the
+ * baseline record one and it differs (r->workload_key); the same
+ * workload on both sides would only print every time twice
+ * (r->same_workload says which).
+ */
+static int pick_workload(struct check_ctx *c)
+{
+	const char *per = c->opts ? c->opts->per : NULL, *wkey = NULL;
+	struct rs_buf b = RS_BUF_INIT;
+	double w, wb, wj;
+	int differs = 0;
+
+	if ((c->opts && c->opts->no_workload) ||
+	    !rs_runview_workload(c->head, per, &wkey, &w) ||
+	    !rs_runview_workload(c->baseline[0], wkey, &wkey, &wb))
+		return 0;
+	for (size_t j = 0; j < c->n_base; j++)
+		if (!rs_runview_workload(c->baseline[j], wkey, &wkey, &wj) || wj != w)
+			differs = 1;
+	if (differs) {
+		c->r->workload_key = xstrdup(wkey);
+		return c->r->workload_key ? 0 : out_of_memory();
 	}
-
-	/* 3. What to gate on: per unit of workload when the head and the
-	 * baseline record one and it differs; the same workload on both
-	 * sides would only print every time twice. */
-	if (!(opts && opts->no_workload) &&
-	    rs_runview_workload(head, opts ? opts->per : NULL, &wkey, &w) &&
-	    rs_runview_workload(baseline[0], wkey, &wkey, &wb)) {
-		int differs = 0;
-		double wj;
-
-		for (j = 0; j < n_base; j++)
-			if (!rs_runview_workload(baseline[j], wkey, &wkey, &wj) || wj != w)
-				differs = 1;
-		if (differs) {
-			r->workload_key = xstrdup(wkey);
-			if (!r->workload_key) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-		} else {
-			struct rs_buf b = RS_BUF_INIT;
-
-			if (rs_buf_printf(&b, "%s = ", wkey) || rs_render_number(&b, w)) {
-				rs_buf_release(&b);
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-			r->same_workload = rs_buf_detach(&b, NULL);
-		}
+	if (rs_buf_printf(&b, "%s = ", wkey) || rs_render_number(&b, w)) {
+		rs_buf_release(&b);
+		return out_of_memory();
 	}
-	for (i = 0; i < n_names; i++) {
+	c->r->same_workload = rs_buf_detach(&b, NULL);
+	return 0;
+}
+
+/* Step 3b: what is judged: each metric, and per unit of workload for times. */
+static void pick_specs(struct check_ctx *c, const char *const *names, size_t n_names)
+{
+	const char *wkey = c->r->workload_key;
+
+	for (size_t i = 0; i < n_names; i++) {
 		int timed = rs_diff_is_time_metric(names[i]);
 
-		specs[n_specs++] = (struct spec){ names[i], NULL,
-						  !(timed && r->workload_key) };
-		if (timed && r->workload_key)
-			specs[n_specs++] = (struct spec){ names[i], r->workload_key, 1 };
+		c->specs[c->n_specs++] = (struct spec){ names[i], NULL, !(timed && wkey) };
+		if (timed && wkey)
+			c->specs[c->n_specs++] = (struct spec){ names[i], wkey, 1 };
 	}
+}
 
-	/* 4. Noise: repeated commits among the newest comparable runs. */
-	noise_runs[n_noise++] = head;
-	for (i = 0; i < n_comp && n_noise < NOISE_RUNS_MAX; i++)
-		noise_runs[n_noise++] = comparable[i];
-	for (i = 0; i < n_noise; i++) {
-		for (j = 0; j < n_noise; j++)
-			if (j != i && !strcmp(rs_runview_str(noise_runs[i], "commit", "a"),
-					      rs_runview_str(noise_runs[j], "commit", "b")))
+/* Step 4: the noise runs (head and the newest comparable ones), and how many repeat a commit. */
+static void pick_noise_runs(struct check_ctx *c)
+{
+	size_t i, j;
+
+	c->noise_runs[c->n_noise++] = c->head;
+	for (i = 0; i < c->n_comp && c->n_noise < NOISE_RUNS_MAX; i++)
+		c->noise_runs[c->n_noise++] = c->comparable[i];
+	for (i = 0; i < c->n_noise; i++) {
+		for (j = 0; j < c->n_noise; j++)
+			if (j != i && !strcmp(rs_runview_str(c->noise_runs[i], "commit", "a"),
+					      rs_runview_str(c->noise_runs[j], "commit", "b")))
 				break;
-		if (j < n_noise)
-			r->n_noise_runs++;
+		if (j < c->n_noise)
+			c->r->n_noise_runs++;
 	}
+}
 
-	r->metrics = calloc(n_specs, sizeof(*r->metrics));
-	if (!r->metrics) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
+/* Judge spec `i` into the next r->metrics slot (skipped when a side lacks it). */
+static int judge_spec(struct check_ctx *c, size_t i, double threshold)
+{
+	struct rs_check_result *r = c->r;
+	struct rs_check_metric *m = &r->metrics[r->n_metrics];
+	const struct spec *sp = &c->specs[i];
+	struct rs_buf name = RS_BUF_INIT;
+	size_t k = 0;
+	double hv, limit;
+	int err;
+
+	if (!spec_value(c->head, sp, &hv))
+		return 0;
+	for (size_t j = 0; j < c->n_base; j++)
+		if (spec_value(c->baseline[j], sp, &c->vals[k]))
+			k++;
+	if (!k)
+		return 0;
+	if (sp->per)
+		err = rs_buf_printf(&name, "%s/%s", sp->metric, sp->per);
+	else
+		err = rs_buf_puts(&name, sp->metric);
+	if (err)
+		return err;
+	m->name = rs_buf_detach(&name, NULL);
+	m->head = hv;
+	m->base = rs_median(c->vals, k);
+	m->n_base = k;
+	m->rel = m->base != 0 ? (hv - m->base) / fabs(m->base) : NAN;
+	m->band = noise_band(sp, c->noise_runs, c->n_noise);
+	m->gating = sp->gating;
+	limit = fmax(threshold, m->band);
+	if (!isnan(m->rel)) {
+		m->regressed = m->rel > limit;
+		m->improved = m->rel < -limit;
 	}
-	for (i = 0; i < n_specs; i++) {
-		struct rs_check_metric *m = &r->metrics[r->n_metrics];
-		struct rs_buf name = RS_BUF_INIT;
-		size_t k = 0;
-		double hv, limit;
+	if (m->gating && m->regressed)
+		r->regressed = 1;
+	c->metric_spec[r->n_metrics] = i;
+	r->n_metrics++;
+	return 0;
+}
 
-		if (!spec_value(head, &specs[i], &hv))
-			continue;
-		for (j = 0; j < n_base; j++)
-			if (spec_value(baseline[j], &specs[i], &vals[k]))
-				k++;
-		if (!k)
-			continue;
-		if (specs[i].per)
-			err = rs_buf_printf(&name, "%s/%s", specs[i].metric, specs[i].per);
-		else
-			err = rs_buf_puts(&name, specs[i].metric);
-		if (err)
-			goto out;
-		m->name = rs_buf_detach(&name, NULL);
-		m->head = hv;
-		m->base = rs_median(vals, k);
-		m->n_base = k;
-		m->rel = m->base != 0 ? (hv - m->base) / fabs(m->base) : NAN;
-		m->band = noise_band(&specs[i], noise_runs, n_noise);
-		m->gating = specs[i].gating;
-		limit = fmax(threshold, m->band);
-		if (!isnan(m->rel)) {
-			m->regressed = m->rel > limit;
-			m->improved = m->rel < -limit;
+/*
+ * Step 5: the run-level diff behind the verdict, against the baseline run
+ * closest to the median of the first gating metric, so one outlier does
+ * not explain anything.
+ */
+static int diff_typical(struct check_ctx *c)
+{
+	struct rs_check_result *r = c->r;
+	const json_t *typical = c->baseline[0];
+	struct rs_diff_opts dopts = { r->workload_key, r->workload_key == NULL,
+				      c->opts ? c->opts->own : NULL };
+	double best = INFINITY, v;
+	size_t i, j;
+
+	for (i = 0; i < r->n_metrics; i++)
+		if (r->metrics[i].gating)
+			break;
+	for (j = 0; i < r->n_metrics && j < c->n_base; j++)
+		if (spec_value(c->baseline[j], &c->specs[c->metric_spec[i]], &v) &&
+		    fabs(v - r->metrics[i].base) < best) {
+			best = fabs(v - r->metrics[i].base);
+			typical = c->baseline[j];
 		}
-		if (m->gating && m->regressed)
-			r->regressed = 1;
-		metric_spec[r->n_metrics] = i;
-		r->n_metrics++;
-	}
+	return rs_diff_runs(&r->diff, typical, c->head, &dopts);
+}
 
-	/* 5. The run-level diff behind the verdict: against the baseline run
-	 * closest to the median, so one outlier does not explain anything. */
-	{
-		const json_t *typical = baseline[0];
-		struct rs_diff_opts dopts = { r->workload_key, r->workload_key == NULL,
-					      opts ? opts->own : NULL };
-		double best = INFINITY, v;
+/* The functions responsible, and a head run that accepts its slowdown. */
+static int explain(struct check_ctx *c, size_t max_funcs)
+{
+	struct rs_check_result *r = c->r;
+	const char *accepted = rs_runview_accepted(c->head);
+	int err;
 
-		for (i = 0; i < r->n_metrics; i++)
-			if (r->metrics[i].gating)
-				break;
-		for (j = 0; i < r->n_metrics && j < n_base; j++)
-			if (spec_value(baseline[j], &specs[metric_spec[i]], &v) &&
-			    fabs(v - r->metrics[i].base) < best) {
-				best = fabs(v - r->metrics[i].base);
-				typical = baseline[j];
-			}
-		err = rs_diff_runs(&r->diff, typical, head, &dopts);
-		if (err)
-			goto out;
-	}
-	if (r->regressed)
+	if (r->regressed) {
 		err = pick_responsible(r, max_funcs);
-	if (!err && rs_runview_accepted(head)) {
-		r->accepted = xstrdup(rs_runview_accepted(head));
-		if (!r->accepted)
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-		else if (r->regressed) {
-			r->accepted_regression = 1;
-			r->regressed = 0;
-		}
+		if (err)
+			return err;
 	}
+	if (!accepted)
+		return 0;
+	r->accepted = xstrdup(accepted);
+	if (!r->accepted)
+		return out_of_memory();
+	if (r->regressed) {
+		r->accepted_regression = 1;
+		r->regressed = 0;
+	}
+	return 0;
+}
 
+/* Steps 3 to 5, once there is a baseline. */
+static int judge(struct check_ctx *c, const char *const *names, size_t n_names)
+{
+	const struct rs_check_opts *o = c->opts;
+	double threshold = c->r->threshold;
+	int err;
+
+	err = pick_workload(c);
+	if (err)
+		return err;
+	pick_specs(c, names, n_names);
+	pick_noise_runs(c);
+	c->r->metrics = calloc(c->n_specs, sizeof(*c->r->metrics));
+	if (!c->r->metrics)
+		return out_of_memory();
+	for (size_t i = 0; i < c->n_specs; i++) {
+		err = judge_spec(c, i, threshold);
+		if (err)
+			return err;
+	}
+	err = diff_typical(c);
+	if (err)
+		return err;
+	return explain(c, o && o->max_functions ? o->max_functions : 5);
+}
+
+int rs_check_run(struct rs_check_result **out, const json_t *head,
+		 const json_t *const *history, size_t n_history,
+		 const struct rs_check_opts *opts)
+{
+	static const char *const default_metrics[] = { "duration", "cpu_time" };
+	const char *const *names = opts && opts->metrics ? opts->metrics : default_metrics;
+	size_t n_names = opts && opts->metrics ? opts->n_metrics : 2;
+	struct check_ctx c = { .head = head, .opts = opts };
+	const char *vary = NULL;
+	double w;
+	int err;
+
+	if (!json_is_object(head))
+		return rs_error_set(RS_EUSAGE, "the run to check is not a JSON object");
+	c.explicit_baseline = opts && opts->explicit_baseline;
+	err = check_alloc(&c, n_history, n_names);
+	if (err)
+		goto out;
+	c.r->threshold = opts && opts->threshold > 0 ? opts->threshold : 0.05;
+	if (!rs_runview_workload(head, opts ? opts->per : NULL, &vary, &w))
+		vary = NULL;
+	err = pick_comparable(&c, history, n_history, vary);
+	if (err)
+		goto out;
+	pick_baseline(&c);
+	err = record_baseline(&c);
+	if (err)
+		goto out;
+	/* without a baseline the check passes; the report says why */
+	if (c.n_base)
+		err = judge(&c, names, n_names);
 out:
-	free(comparable);
-	free(baseline);
-	free(vals);
-	free(specs);
-	free(metric_spec);
+	check_release(&c);
 	if (err) {
-		rs_check_free(r);
+		rs_check_free(c.r);
 		return err;
 	}
-	*out = r;
+	*out = c.r;
 	return 0;
 }
 

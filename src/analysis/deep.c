@@ -225,8 +225,12 @@ static int build(struct trie *t, const char *path, const json_t *renames)
 	cb.sample = on_sample;
 	chunk = malloc(1 << 20);
 	err = chunk ? rs_session_parser_new(&p, &cb) : rs_error_set(RS_EGENERIC, "out of memory");
-	while (!err && (got = fread(chunk, 1, 1 << 20, in)) > 0)
+	while (!err) {
+		got = fread(chunk, 1, 1 << 20, in);
+		if (!got)
+			break;
 		err = rs_session_parser_feed(p, chunk, got);
+	}
 	if (!err && ferror(in))
 		err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
 	if (!err)
@@ -371,16 +375,115 @@ int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
 	return rs_deep_diff_sessions_with(out, base_session, head_session, min_share, NULL);
 }
 
+/*
+ * The row of call path `text` (`depth` frames) in d->paths, added when
+ * new; `index` maps a path's text to its row, `*alloc` is the rows' room.
+ */
+static int path_delta_at(struct rs_path_delta **out, struct rs_deep_diff *d, json_t *index,
+			 size_t *alloc, const char *text, size_t depth)
+{
+	json_t *at = json_object_get(index, text);
+	struct rs_path_delta *pd;
+
+	if (at) {
+		*out = &d->paths[json_integer_value(at)];
+		return 0;
+	}
+	if (d->n_paths == *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 256;
+		void *np = realloc(d->paths, na * sizeof(*d->paths));
+
+		if (!np)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		d->paths = np;
+		*alloc = na;
+	}
+	pd = &d->paths[d->n_paths];
+	memset(pd, 0, sizeof(*pd));
+	pd->path = strdup(text);
+	pd->depth = depth;
+	if (!pd->path || json_object_set_new(index, text, json_integer((json_int_t)d->n_paths))) {
+		free(pd->path);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	d->n_paths++;
+	*out = pd;
+	return 0;
+}
+
+/*
+ * Add a frame's times to its path's row, on the base (side 0) or head
+ * side. Two functions may share a label (same name, same file name in
+ * two folders): their paths are one row, summed.
+ */
+static void path_delta_add(struct rs_path_delta *pd, int side, double total, double self)
+{
+	if (side == 0) {
+		pd->base_total += total;
+		pd->base_self += self;
+	} else {
+		pd->head_total += total;
+		pd->head_self += self;
+	}
+}
+
+/* The call paths of trie `t` above `min_share` of its time, into d->paths on `side`. */
+static int trie_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc,
+		      const struct trie *t, double min_share, int side)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	struct rs_path_delta *pd;
+	size_t depth;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < t->n; i++) {
+		const struct node *nd = &t->nodes[i];
+
+		if (t->time <= 0 || nd->total < min_share * t->time)
+			continue;
+		if (path_text(&text, t, i, &depth))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+		if (!err)
+			err = path_delta_at(&pd, d, index, alloc, text.ptr, depth);
+		if (!err)
+			path_delta_add(pd, side, nd->total, nd->self);
+	}
+	rs_buf_release(&text);
+	return err;
+}
+
+/*
+ * Parse both sessions into tries (base with the summary's renames
+ * applied); `*head` is tr[1], or tr[0] when the two are one file.
+ */
+static int build_tries(struct trie tr[2], const struct trie **head, const char *base_session,
+		       const char *head_session, const json_t *renames)
+{
+	int err;
+
+	*head = &tr[0];
+	err = build(&tr[0], base_session, renames);
+	if (err)
+		return err;
+	/* A session against itself (`results open`): parse it once. */
+	if (!strcmp(head_session, base_session) && !json_object_size(renames))
+		return 0;
+	err = build(&tr[1], head_session, NULL);
+	if (err)
+		return err;
+	*head = &tr[1];
+	return 0;
+}
+
 int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
 			       const char *head_session, double min_share,
 			       const struct rs_diff *summary)
 {
 	struct trie tr[2];
-	const struct trie *head = &tr[0]; /* tr[1] unless head and base are one file */
+	const struct trie *head = &tr[0];
 	struct rs_deep_diff *d = calloc(1, sizeof(*d));
 	json_t *index = json_object(), *renames = NULL;
-	struct rs_buf text = RS_BUF_INIT;
-	size_t alloc = 0, side, i;
+	size_t alloc = 0;
 	int err = 0;
 
 	memset(tr, 0, sizeof(tr));
@@ -396,74 +499,20 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 		goto out;
 	}
 	d->n_renamed = json_object_size(renames);
-	err = build(&tr[0], base_session, renames);
+	err = build_tries(tr, &head, base_session, head_session, renames);
 	if (err)
 		goto out;
-	/* A session against itself (`results open`): parse it once. */
-	if (strcmp(head_session, base_session) || d->n_renamed) {
-		err = build(&tr[1], head_session, NULL);
-		if (err)
-			goto out;
-		head = &tr[1];
-	}
 	err = find_new(d, &tr[0], head, min_share);
 	if (err)
 		goto out;
 	d->base_time = tr[0].time;
 	d->head_time = head->time;
-	for (side = 0; side < 2; side++) {
-		const struct trie *t = side ? head : &tr[0];
-
-		for (i = 0; i < t->n; i++) {
-			const struct node *nd = &t->nodes[i];
-			struct rs_path_delta *pd;
-			size_t depth;
-			json_t *at;
-
-			if (t->time <= 0 || nd->total < min_share * t->time)
-				continue;
-			if (path_text(&text, t, i, &depth)) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-			at = json_object_get(index, text.ptr);
-			if (at) {
-				pd = &d->paths[json_integer_value(at)];
-			} else {
-				if (d->n_paths == alloc) {
-					size_t na = alloc ? alloc * 2 : 256;
-					void *np = realloc(d->paths, na * sizeof(*d->paths));
-
-					if (!np) {
-						err = rs_error_set(RS_EGENERIC, "out of memory");
-						goto out;
-					}
-					d->paths = np;
-					alloc = na;
-				}
-				pd = &d->paths[d->n_paths];
-				memset(pd, 0, sizeof(*pd));
-				pd->path = strdup(text.ptr);
-				pd->depth = depth;
-				if (!pd->path || json_object_set_new(index, text.ptr,
-						json_integer((json_int_t)d->n_paths))) {
-					free(pd->path);
-					err = rs_error_set(RS_EGENERIC, "out of memory");
-					goto out;
-				}
-				d->n_paths++;
-			}
-			/* two functions may share a label (same name, same file
-			 * name in two folders): their paths are one row, summed */
-			if (side == 0) {
-				pd->base_total += nd->total;
-				pd->base_self += nd->self;
-			} else {
-				pd->head_total += nd->total;
-				pd->head_self += nd->self;
-			}
-		}
-	}
+	err = trie_paths(d, index, &alloc, &tr[0], min_share, 0);
+	if (err)
+		goto out;
+	err = trie_paths(d, index, &alloc, head, min_share, 1);
+	if (err)
+		goto out;
 	if (d->n_paths)
 		qsort(d->paths, d->n_paths, sizeof(*d->paths), cmp_path);
 out:
@@ -471,7 +520,6 @@ out:
 	trie_release(&tr[1]);
 	json_decref(index);
 	json_decref(renames);
-	rs_buf_release(&text);
 	if (err) {
 		rs_deep_diff_free(d);
 		return err;
@@ -581,6 +629,40 @@ static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const cha
 	return rs_buf_puts(out, md ? " |\n" : "\n");
 }
 
+/* The call paths and new functions as one JSON document. */
+static int deep_json(struct rs_buf *out, const struct rs_deep_diff *d)
+{
+	json_t *o = json_object(), *a = json_array();
+	size_t i;
+	char *s;
+	int err;
+
+	for (i = 0; i < d->n_paths; i++) {
+		const struct rs_path_delta *p = &d->paths[i];
+
+		json_array_append_new(a, json_pack("{s:s,s:i,s:f,s:f,s:f,s:f}", "path", p->path,
+			"depth", (json_int_t)p->depth, "base_total", p->base_total,
+			"head_total", p->head_total, "base_self", p->base_self,
+			"head_self", p->head_self));
+	}
+	json_object_set_new(o, "base_time", json_real(d->base_time));
+	json_object_set_new(o, "head_time", json_real(d->head_time));
+	json_object_set_new(o, "paths", a);
+	a = json_array();
+	for (i = 0; i < d->n_new; i++)
+		json_array_append_new(a, json_pack("{s:s,s:f}", "function", d->new_funcs[i].label,
+						   "head_total", d->new_funcs[i].head_total));
+	json_object_set_new(o, "new_functions", a);
+	json_object_set_new(o, "renames_applied", json_integer((json_int_t)d->n_renamed));
+	s = json_dumps(o, JSON_INDENT(2));
+	json_decref(o);
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = rs_buf_printf(out, "%s\n", s);
+	free(s);
+	return err;
+}
+
 int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		   enum rs_format fmt, size_t top)
 {
@@ -590,35 +672,8 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 
 	if (!top)
 		top = 15;
-	if (fmt == RS_FORMAT_JSON) {
-		json_t *o = json_object(), *a = json_array();
-		char *s;
-
-		for (i = 0; i < d->n_paths; i++) {
-			const struct rs_path_delta *p = &d->paths[i];
-
-			json_array_append_new(a, json_pack("{s:s,s:i,s:f,s:f,s:f,s:f}", "path", p->path,
-				"depth", (json_int_t)p->depth, "base_total", p->base_total,
-				"head_total", p->head_total, "base_self", p->base_self,
-				"head_self", p->head_self));
-		}
-		json_object_set_new(o, "base_time", json_real(d->base_time));
-		json_object_set_new(o, "head_time", json_real(d->head_time));
-		json_object_set_new(o, "paths", a);
-		a = json_array();
-		for (i = 0; i < d->n_new; i++)
-			json_array_append_new(a, json_pack("{s:s,s:f}", "function", d->new_funcs[i].label,
-							   "head_total", d->new_funcs[i].head_total));
-		json_object_set_new(o, "new_functions", a);
-		json_object_set_new(o, "renames_applied", json_integer((json_int_t)d->n_renamed));
-		s = json_dumps(o, JSON_INDENT(2));
-		json_decref(o);
-		if (!s)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		err = rs_buf_printf(out, "%s\n", s);
-		free(s);
-		return err;
-	}
+	if (fmt == RS_FORMAT_JSON)
+		return deep_json(out, d);
 	if (d->n_new) {
 		err = rs_buf_puts(out, md ? "\n**Functions that did not run in the base** (from the sessions)\n\n"
 					  : "\nFunctions that did not run in the base (from the sessions)\n");
@@ -683,32 +738,64 @@ static double flame_change(const struct flame *fl, const struct rs_path_delta *p
 	return p->head_total - p->base_total;
 }
 
-static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,
-		      size_t depth)
+/*
+ * The change in seconds of path `i` not passed on to the frames drawn
+ * below it (its own time and calls too small to draw), as a share of the
+ * base run: callers of a changed function stay grey, as in a differential
+ * flame graph of own time.
+ */
+static double flame_delta(const struct flame *fl, size_t i)
 {
 	const struct rs_path_delta *p = &fl->d->paths[i];
-	double w = p->head_total / fl->root, delta, k;
-	const char *label = p->path, *q = p->path;
-	size_t c;
-	int r, g, b;
-	int err;
+	double delta = flame_change(fl, p);
 
-	if (depth >= FLAME_DEPTH || w <= 0)
-		return 0;
-	while ((q = strstr(q, " > ")) != NULL) /* names hold '>': "<module>" */
-		label = q += 3;
-	/* the change in seconds not passed on to the frames drawn below
-	 * (its own time and calls too small to draw), as a share of the base
-	 * run: callers of a changed function stay grey, as in a differential
-	 * flame graph of own time; a path new in the head is all red */
-	delta = flame_change(fl, p);
-	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c])
+	for (size_t c = fl->first[i]; c != (size_t)-1; c = fl->next[c])
 		delta -= flame_change(fl, &fl->d->paths[c]);
 	/* pruned trees miss small children on one side: a frame whose total
 	 * grew is not shown as shrinking (nor the reverse) for that */
 	if (fl->d->unknown_below > 0 && delta * flame_change(fl, p) < 0)
 		delta = 0;
-	delta = fl->d->base_time > 0 ? delta / fl->d->base_time : 0;
+	return fl->d->base_time > 0 ? delta / fl->d->base_time : 0;
+}
+
+/* The frame's tooltip: its path, base -> head total and its own change. */
+static int flame_title(struct rs_buf *out, const struct flame *fl,
+		       const struct rs_path_delta *p, double delta)
+{
+	int err;
+
+	err = rs_html_escape(out, p->path);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "&#10;");
+	if (err)
+		return err;
+	err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
+				: rs_buf_puts(out, is_new(fl, p) ? "new"
+							 : "below the stored tree's cut");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " &#8594; ");
+	if (err)
+		return err;
+	err = rs_render_seconds(out, p->head_total);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
+	return err;
+}
+
+static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,
+		      size_t depth)
+{
+	const struct rs_path_delta *p = &fl->d->paths[i];
+	double w = p->head_total / fl->root, delta, k;
+	int r, g, b;
+	int err;
+
+	if (depth >= FLAME_DEPTH || w <= 0)
+		return 0;
+	delta = flame_delta(fl, i);
 	k = fmin(1.0, fabs(delta) / 0.02);
 	if (is_new(fl, p)) {              /* new in the head: full red */
 		r = 207, g = 34, b = 46;
@@ -723,48 +810,35 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 			    left * 100, w * 100, depth * FLAME_ROW, r, g, b);
 	if (err)
 		return err;
-	err = rs_html_escape(out, p->path);
+	err = flame_title(out, fl, p, delta);
 	if (err)
 		return err;
-	err = rs_buf_puts(out, "&#10;");
-	if (err)
-		return err;
-	err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
-				: rs_buf_puts(out, is_new(fl, p) ? "new" : "below the stored tree's cut");
-	if (err)
-		return err;
-	err = rs_buf_puts(out, " &#8594; ");
-	if (err)
-		return err;
-	err = rs_render_seconds(out, p->head_total);
-	if (err)
-		return err;
-	err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
-	if (err)
-		return err;
-	err = rs_html_escape(out, label);
+	err = rs_html_escape(out, rs_deep_last_label(p->path));
 	if (err)
 		return err;
 	err = rs_buf_puts(out, "</div>\n");
-	if (err)
-		return err;
-	for (c = fl->first[i]; c != (size_t)-1; c = fl->next[c]) {
+	for (size_t c = fl->first[i]; !err && c != (size_t)-1; c = fl->next[c]) {
 		err = flame_node(out, fl, c, left, depth + 1);
-		if (err)
-			return err;
 		left += fl->d->paths[c].head_total / fl->root;
 	}
-	return 0;
+	return err;
+}
+
+const char *rs_deep_last_label(const char *path)
+{
+	const char *label = path;
+
+	for (const char *q = strstr(path, " > "); q; q = strstr(q + 3, " > "))
+		label = q + 3;
+	return label;
 }
 
 static size_t path_depth(const char *p)
 {
 	size_t n = 1;
 
-	while ((p = strstr(p, " > ")) != NULL) {
+	for (p = strstr(p, " > "); p; p = strstr(p + 3, " > "))
 		n++;
-		p += 3;
-	}
 	return n;
 }
 
@@ -804,11 +878,11 @@ int rs_deep_tree(const struct rs_deep_diff *d, int skip_empty, size_t **first,
 	/* link each path under its parent (the path without its last " > " step) */
 	for (i = 0; i < d->n_paths; i++) {
 		size_t o = (*order)[i], pi;
-		const char *p = d->paths[o].path, *cut = NULL, *q = p;
+		const char *p = d->paths[o].path, *cut = NULL, *q;
 		json_t *at;
 
-		while ((q = strstr(q, " > ")) != NULL)
-			cut = q++;
+		for (q = strstr(p, " > "); q; q = strstr(q + 1, " > "))
+			cut = q;
 		if (!cut || (skip_empty && d->paths[o].head_total <= 0))
 			continue;
 		rs_buf_clear(&parent);
@@ -832,6 +906,47 @@ out:
 	return err;
 }
 
+/* The page up to the graph: title, style (the graph `depth` rows high) and key. */
+static int flame_page_head(struct rs_buf *out, const struct rs_deep_diff *d, const char *title,
+			   size_t depth)
+{
+	int err;
+
+	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
+	if (err)
+		return err;
+	err = rs_html_escape(out, title ? title : "differential flame graph");
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "</title><style>"
+		"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1f2328}"
+		".fg{position:relative;width:100%%;height:%zupx;border:1px solid #d0d7de}"
+		/* no padding, one border: a tiny frame stays tiny instead
+		 * of growing to its padding and borders */
+		".f{position:absolute;height:%dpx;box-sizing:border-box;border-right:1px solid #fff;"
+		"border-bottom:1px solid #fff;overflow:hidden;white-space:nowrap;"
+		"font:11px/16px ui-monospace,monospace;text-indent:2px}"
+		".f:hover{outline:1px solid #1f2328}.key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}"
+		"</style></head><body>\n<h1>", depth * FLAME_ROW + 2, FLAME_ROW);
+	if (err)
+		return err;
+	err = rs_html_escape(out, title ? title : "differential flame graph");
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "</h1>\n<p class=\"key\">The head run's call paths (at least %g%% of a run), ",
+			    d->unknown_below > 0 ? d->unknown_below * 100 : 0.1);
+	if (err)
+		return err;
+	return rs_buf_puts(out, ""
+			  "widths by the head's time, colour by the change in each frame's time that is not in the frames below it "
+			  "(as a share of the base run; paths new in the head in full red):"
+			  "<span style=\"background:rgb(207,34,46)\"></span>new"
+			  "<span style=\"background:rgb(214,71,104)\"></span>grew"
+			  "<span style=\"background:rgb(234,234,234)\"></span>same"
+			  "<span style=\"background:rgb(9,105,218)\"></span>shrank. Hover a frame for its figures.</p>\n"
+			  "<div class=\"fg\">\n");
+}
+
 int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title)
 {
 	struct flame fl = { d, NULL, NULL, d->head_time, 0 };
@@ -847,34 +962,9 @@ int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const c
 			depth = path_depth(d->paths[i].path);
 	if (depth > FLAME_DEPTH)
 		depth = FLAME_DEPTH;
-	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
-	if (!err)
-		err = rs_html_escape(out, title ? title : "differential flame graph");
-	if (!err)
-		err = rs_buf_printf(out, "</title><style>"
-			"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1f2328}"
-			".fg{position:relative;width:100%%;height:%zupx;border:1px solid #d0d7de}"
-			/* no padding, one border: a tiny frame stays tiny instead
-			 * of growing to its padding and borders */
-			".f{position:absolute;height:%dpx;box-sizing:border-box;border-right:1px solid #fff;"
-			"border-bottom:1px solid #fff;overflow:hidden;white-space:nowrap;"
-			"font:11px/16px ui-monospace,monospace;text-indent:2px}"
-			".f:hover{outline:1px solid #1f2328}.key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}"
-			"</style></head><body>\n<h1>", depth * FLAME_ROW + 2, FLAME_ROW);
-	if (!err)
-		err = rs_html_escape(out, title ? title : "differential flame graph");
-	if (!err)
-		err = rs_buf_printf(out, "</h1>\n<p class=\"key\">The head run's call paths (at least %g%% of a run), ",
-				    d->unknown_below > 0 ? d->unknown_below * 100 : 0.1);
-	if (!err)
-		err = rs_buf_puts(out, ""
-				  "widths by the head's time, colour by the change in each frame's time that is not in the frames below it "
-				  "(as a share of the base run; paths new in the head in full red):"
-				  "<span style=\"background:rgb(207,34,46)\"></span>new"
-				  "<span style=\"background:rgb(214,71,104)\"></span>grew"
-				  "<span style=\"background:rgb(234,234,234)\"></span>same"
-				  "<span style=\"background:rgb(9,105,218)\"></span>shrank. Hover a frame for its figures.</p>\n"
-				  "<div class=\"fg\">\n");
+	err = flame_page_head(out, d, title, depth);
+	if (err)
+		goto out;
 	for (i = 0; !err && i < d->n_paths && fl.root > 0; i++) {
 		const char *p = d->paths[order[i]].path;
 
@@ -884,8 +974,9 @@ int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const c
 		err = flame_node(out, &fl, order[i], left, 0);
 		left += d->paths[order[i]].head_total / fl.root;
 	}
-	if (!err)
-		err = rs_buf_puts(out, "</div>\n</body></html>\n");
+	if (err)
+		goto out;
+	err = rs_buf_puts(out, "</div>\n</body></html>\n");
 out:
 	free(fl.first);
 	free(fl.next);
@@ -911,52 +1002,19 @@ static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, cons
 	if (depth > 0) { /* [root] is nobody's frame */
 		const char *base = file ? (strrchr(file, '/') ? strrchr(file, '/') + 1 : file) : "";
 		struct rs_path_delta *pd;
-		json_t *at;
+		const json_t *v;
+		double total, self;
 
 		if (rs_buf_printf(&text, "%s%s%s (%s)", prefix, *prefix ? " > " : "", fn, base))
 			return rs_error_set(RS_EGENERIC, "out of memory");
-		at = json_object_get(index, text.ptr);
-		if (at) {
-			pd = &d->paths[json_integer_value(at)];
-		} else {
-			if (d->n_paths == *alloc) {
-				size_t na = *alloc ? *alloc * 2 : 256;
-				void *np = realloc(d->paths, na * sizeof(*d->paths));
-
-				if (!np) {
-					err = rs_error_set(RS_EGENERIC, "out of memory");
-					goto out;
-				}
-				d->paths = np;
-				*alloc = na;
-			}
-			pd = &d->paths[d->n_paths];
-			memset(pd, 0, sizeof(*pd));
-			pd->path = strdup(text.ptr);
-			pd->depth = depth;
-			if (!pd->path || json_object_set_new(index, text.ptr,
-							     json_integer((json_int_t)d->n_paths))) {
-				free(pd->path);
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-			d->n_paths++;
-		}
-		{
-			double total = 0, self = 0;
-			const json_t *v = json_object_get(node, "total");
-
-			total = json_is_number(v) ? json_number_value(v) : 0;
-			v = json_object_get(node, "self");
-			self = json_is_number(v) ? json_number_value(v) : 0;
-			if (side == 0) {
-				pd->base_total += total;
-				pd->base_self += self;
-			} else {
-				pd->head_total += total;
-				pd->head_self += self;
-			}
-		}
+		err = path_delta_at(&pd, d, index, alloc, text.ptr, depth);
+		if (err)
+			goto out;
+		v = json_object_get(node, "total");
+		total = json_is_number(v) ? json_number_value(v) : 0;
+		v = json_object_get(node, "self");
+		self = json_is_number(v) ? json_number_value(v) : 0;
+		path_delta_add(pd, side, total, self);
 		here = text.ptr;
 	}
 	for (i = 0; !err && json_is_array(kids) && i < json_array_size(kids); i++)

@@ -84,6 +84,13 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
  * time are left unlinked. The three arrays are the caller's to free, also
  * on error.
  */
+/*
+ * The last frame, "name (file)", of a call path "a (f) > b (g)". Names
+ * hold '>' themselves ("<module>"): only " > " separates. Borrowed from
+ * `path`.
+ */
+const char *rs_deep_last_label(const char *path);
+
 RS_MUST_CHECK
 int rs_deep_tree(const struct rs_deep_diff *d, int skip_empty, size_t **first,
 		 size_t **next, size_t **order);

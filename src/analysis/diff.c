@@ -99,12 +99,120 @@ static void fnlist_release(struct fnlist *l)
  * The denominator for "share of samples": the summary's sample count
  * when rows carry sample counts, else its sampled time (or duration).
  */
+/*
+ * One row of summary.functions into `r` (`*taken` 0 when `f` is not an
+ * object). Shares are of the sampled time (`timebase`, the summary
+ * page's one definition); sample counts only when times are missing.
+ */
+static int load_top_row(struct fnrow *r, int *taken, const json_t *f, double timebase,
+			double samples)
+{
+	const char *name = rs_runview_str(f, "function", "<unknown>");
+	const char *cls = rs_runview_str(f, "class", NULL);
+	struct rs_buf b = RS_BUF_INIT;
+	double line = 0, ss, ts;
+	int err;
+
+	*taken = 0;
+	if (!json_is_object(f))
+		return 0;
+	if (cls && *cls)
+		err = rs_buf_printf(&b, "%s.%s", cls, name);
+	else
+		err = rs_buf_puts(&b, name);
+	if (err) {
+		rs_buf_release(&b);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	r->name = rs_buf_detach(&b, NULL);
+	r->bare = name;
+	r->file = rs_runview_str(f, "file", "");
+	rs_runview_num(f, "line", &line);
+	r->line = (long)line;
+	rs_runview_num(f, "self", &r->self);
+	rs_runview_num(f, "total", &r->total);
+	if (timebase > 0) {
+		r->self_share = r->self / timebase;
+		r->total_share = r->total / timebase;
+	} else if (samples > 0 && rs_runview_num(f, "self_samples", &ss) &&
+		   rs_runview_num(f, "total_samples", &ts)) {
+		r->self_share = ss / samples;
+		r->total_share = ts / samples;
+	}
+	*taken = 1;
+	return 0;
+}
+
+/*
+ * The rows of summary.more_functions (summaries since issue 10: every
+ * function above a floor, as [name, file index, line, self us, total us])
+ * appended to `out`, whose rows array holds `n` slots so far.
+ */
+static int load_more_rows(struct fnlist *out, const json_t *summary, size_t n, double timebase)
+{
+	const json_t *more = json_object_get(summary, "more_functions");
+	const json_t *files = json_object_get(more, "files");
+	const json_t *rows = json_object_get(more, "rows");
+	size_t m = json_array_size(rows);
+
+	if (!rs_runview_num(more, "floor", &out->floor))
+		out->floor = 0;
+	if (m) {
+		void *p = realloc(out->rows, (n + m) * sizeof(*out->rows));
+
+		if (!p)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		out->rows = p;
+	}
+	for (size_t i = 0; i < m; i++) {
+		const json_t *row = json_array_get(rows, i);
+		const json_t *fn = json_array_get(row, 0);
+		const json_t *fl = json_array_get(files, (size_t)json_integer_value(
+							 json_array_get(row, 1)));
+		struct fnrow *r = &out->rows[out->n];
+
+		if (!json_is_string(fn) || !json_is_string(fl))
+			continue;
+		memset(r, 0, sizeof(*r));
+		r->name = strdup(json_string_value(fn));
+		if (!r->name)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		r->bare = json_string_value(fn);
+		r->file = json_string_value(fl);
+		r->line = (long)json_integer_value(json_array_get(row, 2));
+		r->self = (double)json_integer_value(json_array_get(row, 3)) / 1e6;
+		r->total = (double)json_integer_value(json_array_get(row, 4)) / 1e6;
+		if (timebase > 0) {
+			r->self_share = r->self / timebase;
+			r->total_share = r->total / timebase;
+		}
+		out->n++;
+	}
+	return 0;
+}
+
+/* Whether the list is the top of a longer one, and its cuts. */
+static void set_cuts(struct fnlist *out, const json_t *summary)
+{
+	double distinct;
+
+	if (!out->n)
+		return;
+	if (rs_runview_num(summary, "distinct_functions", &distinct))
+		out->truncated = distinct > (double)out->n;
+	else
+		out->truncated = out->n >= SUMMARY_TOP;
+	out->self_cut = cut_of(out, 0);
+	out->total_cut = cut_of(out, 1);
+}
+
 static int load_functions(struct fnlist *out, const json_t *run)
 {
 	const json_t *summary = json_object_get(run, "summary");
 	const json_t *funcs = json_object_get(summary, "functions");
 	double samples = 0, timebase = 0;
 	size_t i, n;
+	int err, taken;
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_array(funcs) && !json_is_object(json_object_get(summary, "more_functions")))
@@ -120,100 +228,22 @@ static int load_functions(struct fnlist *out, const json_t *run)
 	if (!out->rows)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (i = 0; i < n; i++) {
-		const json_t *f = json_array_get(funcs, i);
-		const char *name = rs_runview_str(f, "function", "<unknown>");
-		const char *cls = rs_runview_str(f, "class", NULL);
-		struct fnrow *r = &out->rows[out->n];
-		double line = 0, ss, ts;
-		struct rs_buf b = RS_BUF_INIT;
-
-		if (!json_is_object(f))
-			continue;
-		if (cls && *cls && rs_buf_printf(&b, "%s.%s", cls, name))
-			goto oom;
-		if (!(cls && *cls) && rs_buf_puts(&b, name))
-			goto oom;
-		r->name = rs_buf_detach(&b, NULL);
-		r->bare = name;
-		r->file = rs_runview_str(f, "file", "");
-		rs_runview_num(f, "line", &line);
-		r->line = (long)line;
-		rs_runview_num(f, "self", &r->self);
-		rs_runview_num(f, "total", &r->total);
-		/* One definition of a share, the summary page's: of the
-		 * sampled time. Sample counts only when times are missing. */
-		if (timebase > 0) {
-			r->self_share = r->self / timebase;
-			r->total_share = r->total / timebase;
-		} else if (samples > 0 && rs_runview_num(f, "self_samples", &ss) &&
-			   rs_runview_num(f, "total_samples", &ts)) {
-			r->self_share = ss / samples;
-			r->total_share = ts / samples;
-		}
-		out->n++;
-		continue;
-oom:
-		rs_buf_release(&b);
-		fnlist_release(out);
-		return rs_error_set(RS_EGENERIC, "out of memory");
+		err = load_top_row(&out->rows[out->n], &taken, json_array_get(funcs, i), timebase,
+				   samples);
+		if (err)
+			goto fail;
+		out->n += (size_t)taken;
 	}
 	out->summary = summary;
 	out->has_ran = json_is_string(json_object_get(summary, "ran"));
-	{
-		const json_t *more = json_object_get(summary, "more_functions");
-		const json_t *files = json_object_get(more, "files");
-		const json_t *rows = json_object_get(more, "rows");
-		size_t m = json_array_size(rows);
-
-		if (!rs_runview_num(more, "floor", &out->floor))
-			out->floor = 0;
-		if (m) {
-			void *p = realloc(out->rows, (n + m) * sizeof(*out->rows));
-
-			if (!p) {
-				fnlist_release(out);
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			}
-			out->rows = p;
-		}
-		for (i = 0; i < m; i++) {
-			const json_t *row = json_array_get(rows, i);
-			const json_t *fn = json_array_get(row, 0);
-			const json_t *fl = json_array_get(files, (size_t)json_integer_value(
-								 json_array_get(row, 1)));
-			struct fnrow *r = &out->rows[out->n];
-
-			if (!json_is_string(fn) || !json_is_string(fl))
-				continue;
-			memset(r, 0, sizeof(*r));
-			r->name = strdup(json_string_value(fn));
-			if (!r->name) {
-				fnlist_release(out);
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			}
-			r->bare = json_string_value(fn);
-			r->file = json_string_value(fl);
-			r->line = (long)json_integer_value(json_array_get(row, 2));
-			r->self = (double)json_integer_value(json_array_get(row, 3)) / 1e6;
-			r->total = (double)json_integer_value(json_array_get(row, 4)) / 1e6;
-			if (timebase > 0) {
-				r->self_share = r->self / timebase;
-				r->total_share = r->total / timebase;
-			}
-			out->n++;
-		}
-	}
-	if (out->n) {
-		double distinct;
-
-		if (rs_runview_num(summary, "distinct_functions", &distinct))
-			out->truncated = distinct > (double)out->n;
-		else
-			out->truncated = out->n >= SUMMARY_TOP;
-		out->self_cut = cut_of(out, 0);
-		out->total_cut = cut_of(out, 1);
-	}
+	err = load_more_rows(out, summary, n, timebase);
+	if (err)
+		goto fail;
+	set_cuts(out, summary);
 	return 0;
+fail:
+	fnlist_release(out);
+	return err;
 }
 
 /*
@@ -527,6 +557,53 @@ static int push_metric(struct rs_diff *d, size_t *alloc, const char *name,
 	return 0;
 }
 
+/* The metrics every run has, shown first and in this order. */
+static const char *const headline[] = { "duration", "cpu_time", "samples", "sampled_time" };
+#define N_HEADLINE (sizeof(headline) / sizeof(headline[0]))
+
+static int is_headline(const char *key)
+{
+	for (size_t i = 0; i < N_HEADLINE; i++)
+		if (!strcmp(key, headline[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The time metrics per unit of workload, when both runs record the same
+ * workload key with different values (the same workload on both sides:
+ * per-unit rows would only repeat every time metric with the same change).
+ */
+static int diff_per_unit(struct rs_diff *d, size_t *alloc, const json_t *base,
+			 const json_t *head, const char *per)
+{
+	const char *kb = NULL, *kh = NULL;
+	struct rs_buf name = RS_BUF_INIT;
+	double wb, wh, bv, hv;
+	int err = 0;
+
+	if (!rs_runview_workload(base, per, &kb, &wb) ||
+	    !rs_runview_workload(head, per, &kh, &wh) || strcmp(kb, kh) || wb == wh)
+		return 0;
+	d->workload_key = strdup(kh);
+	if (!d->workload_key)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	d->base_workload = wb;
+	d->head_workload = wh;
+	for (size_t i = 0; !err && i < N_HEADLINE; i++) {
+		if (!rs_diff_is_time_metric(headline[i]) ||
+		    !rs_runview_metric(base, headline[i], &bv) ||
+		    !rs_runview_metric(head, headline[i], &hv))
+			continue;
+		rs_buf_clear(&name);
+		err = rs_buf_printf(&name, "%s/%s", headline[i], kh);
+		if (!err)
+			err = push_metric(d, alloc, name.ptr, bv / wb, hv / wh, 1);
+	}
+	rs_buf_release(&name);
+	return err;
+}
+
 /*
  * Metrics in a stable order: the four headline ones first (as a reader
  * expects them), then the others in the head run's order, then the
@@ -535,8 +612,6 @@ static int push_metric(struct rs_diff *d, size_t *alloc, const char *name,
 static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *head,
 			const struct rs_diff_opts *opts)
 {
-	static const char *const headline[] = { "duration", "cpu_time", "samples",
-						"sampled_time" };
 	const json_t *hm = json_object_get(head, "metrics");
 	size_t alloc = 0, i;
 	const char *key;
@@ -544,7 +619,7 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 	double bv, hv;
 	int err;
 
-	for (i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
+	for (i = 0; i < N_HEADLINE; i++)
 		if (rs_runview_metric(base, headline[i], &bv) &&
 		    rs_runview_metric(head, headline[i], &hv)) {
 			err = push_metric(d, &alloc, headline[i], bv, hv, 0);
@@ -553,12 +628,7 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 		}
 	if (json_is_object(hm)) {
 		json_object_foreach((json_t *)hm, key, v) {
-			int skip = 0;
-
-			for (i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
-				if (!strcmp(key, headline[i]))
-					skip = 1;
-			if (skip || !json_is_number(v))
+			if (is_headline(key) || !json_is_number(v))
 				continue;
 			if (!rs_runview_metric(base, key, &bv))
 				continue;
@@ -567,42 +637,9 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 				return err;
 		}
 	}
-
-	if (!opts || !opts->no_workload) {
-		const char *per = opts ? opts->per : NULL;
-		const char *kb = NULL, *kh = NULL;
-		double wb, wh;
-		struct rs_buf name = RS_BUF_INIT;
-
-		/* the same workload on both sides: per-unit rows would only
-		 * repeat every time metric with the same change */
-		if (rs_runview_workload(base, per, &kb, &wb) &&
-		    rs_runview_workload(head, per, &kh, &wh) && !strcmp(kb, kh) && wb != wh) {
-			d->workload_key = strdup(kh);
-			if (!d->workload_key)
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			d->base_workload = wb;
-			d->head_workload = wh;
-			for (i = 0; i < sizeof(headline) / sizeof(headline[0]); i++) {
-				if (!rs_diff_is_time_metric(headline[i]))
-					continue;
-				if (!rs_runview_metric(base, headline[i], &bv) ||
-				    !rs_runview_metric(head, headline[i], &hv))
-					continue;
-				rs_buf_clear(&name);
-				err = rs_buf_printf(&name, "%s/%s", headline[i], kh);
-				if (!err)
-					err = push_metric(d, &alloc, name.ptr, bv / wb,
-							  hv / wh, 1);
-				if (err) {
-					rs_buf_release(&name);
-					return err;
-				}
-			}
-		}
-		rs_buf_release(&name);
-	}
-	return 0;
+	if (opts && opts->no_workload)
+		return 0;
+	return diff_per_unit(d, &alloc, base, head, opts ? opts->per : NULL);
 }
 
 
@@ -718,11 +755,60 @@ static int cmp_explain(const void *a, const void *b, void *ctx)
  * Candidates are few (each explains at least `floor` of the growth), so
  * the pairwise "is there a candidate below it" is cheap.
  */
+/*
+ * The growth of the candidates nearest below candidate `i` (those with no
+ * candidate between them and it). Own code counts only own code below it.
+ */
+static double growth_below(const struct rs_diff *d, const size_t *cand, size_t n, size_t i,
+			   double wb, double wh)
+{
+	const struct rs_func_delta *f = &d->funcs[cand[i]];
+	double below = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		const struct rs_func_delta *g = &d->funcs[cand[j]];
+		int leaf = 1;
+
+		if (j == i || (f->own && !g->own) || !rs_diff_calls(d, f, g))
+			continue;
+		for (size_t k = 0; k < n && leaf; k++) {
+			const struct rs_func_delta *h = &d->funcs[cand[k]];
+
+			/* g counts when no candidate sits between f and g */
+			if (k != j && k != i && (f->own ? h->own : 1) &&
+			    rs_diff_calls(d, f, h) && rs_diff_calls(d, h, g))
+				leaf = 0;
+		}
+		if (leaf)
+			below += delta_of(g, wb, wh);
+	}
+	return below;
+}
+
+/*
+ * Library code below a kept own frame is how that frame spends its time,
+ * already counted in it: not named again.
+ */
+static void drop_library_below_own(const struct rs_diff *d, const size_t *cand, size_t n,
+				   unsigned char *keep)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!keep[i] || d->funcs[cand[i]].own)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (keep[j] && d->funcs[cand[j]].own &&
+			    rs_diff_calls(d, &d->funcs[cand[j]], &d->funcs[cand[i]])) {
+				keep[i] = 0;
+				break;
+			}
+	}
+}
+
 size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double floor,
 		       size_t *out, size_t max)
 {
 	struct explain_sort sort = { d, wb, wh };
-	size_t *cand, n = 0, kept = 0, i, j;
+	size_t *cand, n = 0, kept = 0, i;
 	unsigned char *keep;
 
 	if (!max || !d->n_funcs || !(wb > 0) || !(wh > 0))
@@ -745,42 +831,10 @@ size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double flo
 		free(cand);
 		return 0;
 	}
-	for (i = 0; i < n; i++) {
-		const struct rs_func_delta *f = &d->funcs[cand[i]];
-		double below = 0;
-
-		for (j = 0; j < n; j++) {
-			const struct rs_func_delta *g = &d->funcs[cand[j]];
-			size_t k;
-			int leaf = 1;
-
-			if (j == i || (f->own && !g->own) || !rs_diff_calls(d, f, g))
-				continue;
-			for (k = 0; k < n && leaf; k++) {
-				const struct rs_func_delta *h = &d->funcs[cand[k]];
-
-				/* g counts when no candidate sits between f and g */
-				if (k != j && k != i && (f->own ? h->own : 1) &&
-				    rs_diff_calls(d, f, h) && rs_diff_calls(d, h, g))
-					leaf = 0;
-			}
-			if (leaf)
-				below += delta_of(g, wb, wh);
-		}
-		keep[i] = below < 0.8 * delta_of(f, wb, wh);
-	}
-	/* library code below a kept own frame is how that frame spends its
-	 * time, already counted in it: not named again */
-	for (i = 0; i < n; i++) {
-		if (!keep[i] || d->funcs[cand[i]].own)
-			continue;
-		for (j = 0; j < n; j++)
-			if (keep[j] && d->funcs[cand[j]].own &&
-			    rs_diff_calls(d, &d->funcs[cand[j]], &d->funcs[cand[i]])) {
-				keep[i] = 0;
-				break;
-			}
-	}
+	for (i = 0; i < n; i++)
+		keep[i] = growth_below(d, cand, n, i, wb, wh) <
+			  0.8 * delta_of(&d->funcs[cand[i]], wb, wh);
+	drop_library_below_own(d, cand, n, keep);
 	for (i = 0; i < n; i++)
 		if (keep[i])
 			cand[kept++] = cand[i];
@@ -831,12 +885,96 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* The diff's ids, its metrics and the call ancestry of both runs. */
+static int diff_header(struct rs_diff *d, const json_t *base, const json_t *head,
+		       const struct rs_diff_opts *opts)
+{
+	int err;
+
+	d->base_id = dup_or_null(rs_runview_str(base, "id", "base"));
+	d->head_id = dup_or_null(rs_runview_str(head, "id", "head"));
+	d->base_commit = dup_or_null(rs_runview_str(base, "commit", ""));
+	d->head_commit = dup_or_null(rs_runview_str(head, "commit", ""));
+	if (!d->base_id || !d->head_id || !d->base_commit || !d->head_commit)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = diff_metrics(d, base, head, opts);
+	if (err)
+		return err;
+	d->own = opts ? opts->own : NULL;
+	d->ancestry = json_object();
+	if (!d->ancestry)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = load_ancestry(d->ancestry, head);
+	if (err)
+		return err;
+	return load_ancestry(d->ancestry, base);
+}
+
+/*
+ * The functions of one side (`list`) that matched none of the other:
+ * hidden (not compared), below the other side's floor (`other_floor`),
+ * or new (head side) / vanished.
+ */
+static int push_unmatched(struct rs_diff *d, size_t *alloc, struct fnlist *list,
+			  double other_floor, int head_side)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < list->n; i++) {
+		struct fnrow *r = &list->rows[i];
+
+		if (r->matched)
+			continue;
+		if (r->fate == FATE_HIDDEN)
+			d->n_uncompared++;
+		else if (r->fate == FATE_BELOW)
+			err = push_below(d, alloc, head_side ? NULL : r, head_side ? r : NULL,
+					 other_floor);
+		else if (head_side)
+			err = push_func(d, alloc, RS_FUNC_NEW, NULL, r);
+		else
+			err = push_func(d, alloc, RS_FUNC_VANISHED, r, NULL);
+	}
+	return err;
+}
+
+/* Match the functions of both runs: same name and file, then looser, then renames. */
+static int diff_functions(struct rs_diff *d, struct fnlist *bl, struct fnlist *hl)
+{
+	size_t alloc = 0;
+	int err;
+
+	err = match_pass(d, &alloc, bl, hl, 1, 1, 0);
+	if (err)
+		return err;
+	err = match_pass(d, &alloc, bl, hl, 1, 0, 0);
+	if (err)
+		return err;
+	err = match_pass(d, &alloc, bl, hl, 0, 1, 1);
+	if (err)
+		return err;
+	classify(hl, bl);
+	classify(bl, hl);
+	err = probable_renames(d, &alloc, bl, hl);
+	if (err)
+		return err;
+	err = push_unmatched(d, &alloc, hl, bl->floor, 1);
+	if (err)
+		return err;
+	err = push_unmatched(d, &alloc, bl, hl->floor, 0);
+	if (err)
+		return err;
+	if (d->n_funcs)
+		qsort(d->funcs, d->n_funcs, sizeof(*d->funcs), cmp_func);
+	mark_wrappers(d);
+	return 0;
+}
+
 int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 		 const struct rs_diff_opts *opts)
 {
 	struct fnlist bl, hl;
 	struct rs_diff *d = NULL;
-	size_t alloc = 0, i;
 	int err;
 
 	memset(&bl, 0, sizeof(bl));
@@ -846,80 +984,18 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	d->base_id = dup_or_null(rs_runview_str(base, "id", "base"));
-	d->head_id = dup_or_null(rs_runview_str(head, "id", "head"));
-	d->base_commit = dup_or_null(rs_runview_str(base, "commit", ""));
-	d->head_commit = dup_or_null(rs_runview_str(head, "commit", ""));
-	if (!d->base_id || !d->head_id || !d->base_commit || !d->head_commit) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = diff_metrics(d, base, head, opts);
+	err = diff_header(d, base, head, opts);
 	if (err)
 		goto out;
-	d->own = opts ? opts->own : NULL;
-	d->ancestry = json_object();
-	if (!d->ancestry) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = load_ancestry(d->ancestry, head);
-	if (err)
-		goto out;
-	err = load_ancestry(d->ancestry, base);
-	if (err)
-		goto out;
-
 	err = load_functions(&bl, base);
 	if (err)
 		goto out;
 	err = load_functions(&hl, head);
 	if (err)
 		goto out;
-	err = match_pass(d, &alloc, &bl, &hl, 1, 1, 0);
-	if (err)
-		goto out;
-	err = match_pass(d, &alloc, &bl, &hl, 1, 0, 0);
-	if (err)
-		goto out;
-	err = match_pass(d, &alloc, &bl, &hl, 0, 1, 1);
-	if (err)
-		goto out;
-	classify(&hl, &bl);
-	classify(&bl, &hl);
-	err = probable_renames(d, &alloc, &bl, &hl);
-	for (i = 0; !err && i < hl.n; i++) {
-		struct fnrow *r = &hl.rows[i];
-
-		if (r->matched)
-			continue;
-		if (r->fate == FATE_HIDDEN)
-			d->n_uncompared++;
-		else if (r->fate == FATE_BELOW)
-			err = push_below(d, &alloc, NULL, r, bl.floor);
-		else
-			err = push_func(d, &alloc, RS_FUNC_NEW, NULL, r);
-	}
-	for (i = 0; !err && i < bl.n; i++) {
-		struct fnrow *r = &bl.rows[i];
-
-		if (r->matched)
-			continue;
-		if (r->fate == FATE_HIDDEN)
-			d->n_uncompared++;
-		else if (r->fate == FATE_BELOW)
-			err = push_below(d, &alloc, r, NULL, hl.floor);
-		else
-			err = push_func(d, &alloc, RS_FUNC_VANISHED, r, NULL);
-	}
-	if (err)
-		goto out;
-	if (d->n_funcs)
-		qsort(d->funcs, d->n_funcs, sizeof(*d->funcs), cmp_func);
-	mark_wrappers(d);
+	err = diff_functions(d, &bl, &hl);
 out:
-	if (d)
-		d->own = NULL;
+	d->own = NULL;
 	fnlist_release(&bl);
 	fnlist_release(&hl);
 	if (err) {

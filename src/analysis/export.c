@@ -160,6 +160,43 @@ int rs_export_format_parse(enum rs_export_format *out, const char *name)
 	return 0;
 }
 
+/* Speedscope's file up to its samples, the profile named `name`. */
+static int speedscope_head(FILE *out, const char *name)
+{
+	int err;
+
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+	      "\"exporter\":\"results\",\"name\":", out);
+	err = json_str(out, name);
+	if (err)
+		return err;
+	fputs(",\"activeProfileIndex\":0,\"profiles\":[{\"type\":\"sampled\",\"name\":", out);
+	err = json_str(out, name);
+	if (err)
+		return err;
+	fputs(",\"unit\":\"seconds\",\"samples\":[", out);
+	return 0;
+}
+
+/* Feed the whole file `in` (`path`, for the message) to the parser, 1 MiB at a time. */
+static int feed_file(struct rs_session_parser *p, FILE *in, char *chunk, const char *path)
+{
+	size_t got;
+	int err;
+
+	for (;;) {
+		got = fread(chunk, 1, 1 << 20, in);
+		if (!got)
+			break;
+		err = rs_session_parser_feed(p, chunk, got);
+		if (err)
+			return err;
+	}
+	if (ferror(in))
+		return rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
+	return 0;
+}
+
 int rs_export_session(FILE *out, const char *session_path,
 		      enum rs_export_format fmt, const char *name)
 {
@@ -168,7 +205,6 @@ int rs_export_session(FILE *out, const char *session_path,
 	struct rs_session_parser *p = NULL;
 	char *chunk = NULL;
 	FILE *in = NULL;
-	size_t got;
 	int err = 0;
 
 	memset(&x, 0, sizeof(x));
@@ -190,26 +226,13 @@ int rs_export_session(FILE *out, const char *session_path,
 	if (err)
 		goto out;
 	if (fmt == RS_EXPORT_SPEEDSCOPE) {
-		fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
-		      "\"exporter\":\"results\",\"name\":", out);
-		err = json_str(out, name ? name : session_path);
-		if (err)
-			goto out;
-		fputs(",\"activeProfileIndex\":0,\"profiles\":[{\"type\":\"sampled\",\"name\":", out);
-		err = json_str(out, name ? name : session_path);
-		if (err)
-			goto out;
-		fputs(",\"unit\":\"seconds\",\"samples\":[", out);
-	}
-	while ((got = fread(chunk, 1, 1 << 20, in)) > 0) {
-		err = rs_session_parser_feed(p, chunk, got);
+		err = speedscope_head(out, name ? name : session_path);
 		if (err)
 			goto out;
 	}
-	if (ferror(in)) {
-		err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", session_path);
+	err = feed_file(p, in, chunk, session_path);
+	if (err)
 		goto out;
-	}
 	err = rs_session_parser_finish(p);
 	if (!err && fmt == RS_EXPORT_SPEEDSCOPE)
 		err = speedscope_tail(&x, p);

@@ -25,23 +25,9 @@
 
 #include <stdio.h>
 
-enum rs_export_format {
-	RS_EXPORT_COLLAPSED = 0,
-	RS_EXPORT_SPEEDSCOPE,
-};
+#include "results/report.h"
 
-/* "collapsed", "speedscope"; RS_EUSAGE otherwise. */
-RS_MUST_CHECK
-int rs_export_format_parse(enum rs_export_format *out, const char *name);
-
-/*
- * Read the session at `session_path` and write it to `out` in `fmt`.
- * `name` labels the profile (speedscope). Returns 0, RS_ENOTFOUND (no
- * file), the parser's RS_ECORRUPT / RS_EUSAGE, or RS_EGENERIC (I/O, out
- * of memory).
- */
-RS_MUST_CHECK
-int rs_export_session(FILE *out, const char *session_path,
-		      enum rs_export_format fmt, const char *name);
+/* enum rs_export_format, rs_export_format_parse and rs_export_session are
+ * declared in results/report.h (public). */
 
 #endif

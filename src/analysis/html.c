@@ -67,6 +67,20 @@ static int esc(struct rs_buf *out, const char *s)
 	return rs_html_escape(out, s ? s : "");
 }
 
+/* `before`, `value` escaped, `after`. */
+static int esc_between(struct rs_buf *out, const char *before, const char *value,
+		       const char *after)
+{
+	int err;
+
+	err = rs_buf_puts(out, before);
+	if (!err)
+		err = esc(out, value);
+	if (!err)
+		err = rs_buf_puts(out, after);
+	return err;
+}
+
 int rs_html_link(struct rs_buf *out, const char *tmpl, const char *id,
 		 const char *path, const char *commit)
 {
@@ -148,22 +162,27 @@ static double range_mean(const double *v, size_t from, size_t to)
 	return got ? sum / (double)got : NAN;
 }
 
-int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
-		  const struct rs_series *s, int is_time,
-		  const struct rs_html_links *links)
-{
-	const char *run_url = links && links->run_url ? links->run_url : "{path}/summary.md";
-	double lo = INFINITY, hi = -INFINITY, span, r;
-	struct rs_buf label = RS_BUF_INIT;
-	size_t i, k, present = 0;
-	int pen = 0, err = 0;
+/* One chart being drawn: its series and the value scale. */
+struct chart {
+	const struct rs_trend *t;
+	const struct rs_series *s;
+	int is_time;
+	double lo, span;          /* the y axis: lo .. lo + span */
+	double r;                 /* point radius */
+	struct rs_buf label;      /* scratch */
+};
 
-	for (i = 0; i < t->n; i++)
-		if (!isnan(s->v[i])) {
-			lo = fmin(lo, s->v[i]);
-			hi = fmax(hi, s->v[i]);
-			present++;
-		}
+/* The y position of value `v`. */
+static double chart_y(const struct chart *c, double v)
+{
+	return CHART_H - PAD_B - (CHART_H - PAD_T - PAD_B) * (v - c->lo) / c->span;
+}
+
+/* <figure> and its caption; `present` values are recorded. */
+static int chart_open(struct rs_buf *out, const struct rs_series *s, size_t present)
+{
+	int err;
+
 	err = rs_buf_puts(out, "<figure class=\"chart\" data-series=\"");
 	if (err)
 		return err;
@@ -177,141 +196,213 @@ int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
 	err = esc(out, s->name);
 	if (err)
 		return err;
-	err = rs_buf_puts(out, "</figcaption>\n");
-	if (err)
-		return err;
-	if (!present)
-		return rs_buf_puts(out, "<p class=\"muted\">no values recorded</p></figure>\n");
-	span = hi - lo;
+	return rs_buf_puts(out, "</figcaption>\n");
+}
+
+/* The y range of the values, padded 8% (a series never negative keeps 0 as floor). */
+static void chart_scale(struct chart *c, double lo, double hi)
+{
+	double span = hi - lo;
+
 	if (span <= 0)
 		span = hi != 0 ? fabs(hi) * 0.02 : 1;
-	/* pad 8%, but a series that never goes negative keeps 0 as floor */
 	lo = lo >= 0 && lo - span * 0.08 < 0 ? 0 : lo - span * 0.08;
 	hi += span * 0.08;
-	span = hi - lo;
-	r = t->n > 2000 ? 1.5 : t->n > 300 ? 2.5 : 3.5;
+	c->lo = lo;
+	c->span = hi - lo;
+	c->r = c->t->n > 2000 ? 1.5 : c->t->n > 300 ? 2.5 : 3.5;
+}
+
+/* <svg>, the grid with the y labels, the axis and the first and last dates. */
+static int chart_grid(struct rs_buf *out, struct chart *c)
+{
+	const struct rs_trend *t = c->t;
+	int err;
+
 	err = rs_buf_printf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 			    "viewBox=\"0 0 %d %d\" role=\"img\">\n", CHART_W, CHART_H, CHART_W, CHART_H);
-	if (err)
-		return err;
-	/* grid and y labels */
-	for (k = 0; k <= 4; k++) {
-		double v = lo + span * (double)k / 4;
+	for (size_t k = 0; !err && k <= 4; k++) {
+		double v = c->lo + c->span * (double)k / 4;
 		double y = CHART_H - PAD_B - (CHART_H - PAD_T - PAD_B) * (double)k / 4;
 
-		rs_buf_clear(&label);
-		err = value_text(&label, s->name, v, is_time);
+		rs_buf_clear(&c->label);
+		err = value_text(&c->label, c->s->name, v, c->is_time);
 		if (!err)
 			err = rs_buf_printf(out, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
 					    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-					    PAD_L, CHART_W - PAD_R, y, y, PAD_L - 6, y + 4, label.ptr);
-		if (err)
-			goto out;
+					    PAD_L, CHART_W - PAD_R, y, y, PAD_L - 6, y + 4, c->label.ptr);
 	}
-	err = rs_buf_printf(out, "<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n",
-			    PAD_L, CHART_W - PAD_R, CHART_H - PAD_B, CHART_H - PAD_B);
-	/* x labels: first and last recording dates */
+	if (!err)
+		err = rs_buf_printf(out, "<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n",
+				    PAD_L, CHART_W - PAD_R, CHART_H - PAD_B, CHART_H - PAD_B);
 	if (!err && t->n)
 		err = rs_buf_printf(out, "<text x=\"%d\" y=\"%d\">%.10s</text>"
 				    "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.10s</text>\n",
 				    PAD_L, CHART_H - PAD_B + 16, t->dates[0], CHART_W - PAD_R,
 				    CHART_H - PAD_B + 16, t->dates[t->n - 1]);
-	if (err)
-		goto out;
-	/* the line */
-	err = rs_buf_puts(out, "<path class=\"line\" d=\"");
-	for (i = 0; !err && i < t->n; i++) {
-		double y;
+	return err;
+}
 
-		if (isnan(s->v[i])) {
+/* The line through the values, lifted over missing ones. */
+static int chart_line(struct rs_buf *out, const struct chart *c)
+{
+	int pen = 0, err;
+
+	err = rs_buf_puts(out, "<path class=\"line\" d=\"");
+	for (size_t i = 0; !err && i < c->t->n; i++) {
+		if (isnan(c->s->v[i])) {
 			pen = 0;
 			continue;
 		}
-		y = CHART_H - PAD_B - (CHART_H - PAD_T - PAD_B) * (s->v[i] - lo) / span;
-		err = rs_buf_printf(out, "%c%.1f %.1f ", pen ? 'L' : 'M', xpos(i, t->n), y);
+		err = rs_buf_printf(out, "%c%.1f %.1f ", pen ? 'L' : 'M', xpos(i, c->t->n),
+				    chart_y(c, c->s->v[i]));
 		pen = 1;
 	}
 	if (!err)
 		err = rs_buf_puts(out, "\"/>\n");
-	/* change points */
-	for (k = 0; !err && k < s->n_changes; k++) {
-		size_t c = s->changes[k];
-		double x = c ? (xpos(c - 1, t->n) + xpos(c, t->n)) / 2 : xpos(c, t->n);
-		/* the step between the levels on either side, each level
-		 * running to the neighbouring change point */
-		size_t from = k ? s->changes[k - 1] : 0;
-		size_t to = k + 1 < s->n_changes ? s->changes[k + 1] : t->n;
-		double before = range_mean(s->v, from, c), after = range_mean(s->v, c, to);
-		double rel = before != 0 ? (after - before) / fabs(before) * 100 : 0;
+	return err;
+}
 
-		err = rs_buf_printf(out, "<line class=\"cp\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\">"
-				    "<title>change point at run ", x, x, PAD_T, CHART_H - PAD_B);
-		if (!err)
-			err = esc(out, t->ids[c]);
-		/* a level from zero (a new function) has no relative step:
-		 * label it with the new level instead */
-		rs_buf_clear(&label);
-		if (!err && before == 0)
-			err = value_text(&label, s->name, after, is_time);
-		if (!err && before != 0)
-			err = rs_buf_printf(&label, "%+.1f%%", rel);
-		if (!err)
-			err = rs_buf_printf(out, "</title></line><text class=\"cpl\" x=\"%.1f\" y=\"%d\">%s%s</text>\n",
-					    x + 3, PAD_T + 10, before == 0 ? "from 0 to " : "", label.ptr);
-	}
-	/* points, each a link to its run */
-	for (i = 0; !err && i < t->n; i++) {
-		double y;
+/*
+ * Change point `k`: a vertical line, labelled with the step between the
+ * levels on either side, each level running to the neighbouring change
+ * point.
+ */
+static int chart_change(struct rs_buf *out, struct chart *c, size_t k)
+{
+	const struct rs_series *s = c->s;
+	size_t cp = s->changes[k], n = c->t->n;
+	double x = cp ? (xpos(cp - 1, n) + xpos(cp, n)) / 2 : xpos(cp, n);
+	size_t from = k ? s->changes[k - 1] : 0;
+	size_t to = k + 1 < s->n_changes ? s->changes[k + 1] : n;
+	double before = range_mean(s->v, from, cp), after = range_mean(s->v, cp, to);
+	double rel = before != 0 ? (after - before) / fabs(before) * 100 : 0;
+	int err;
 
-		if (isnan(s->v[i]))
-			continue;
-		y = CHART_H - PAD_B - (CHART_H - PAD_T - PAD_B) * (s->v[i] - lo) / span;
+	err = rs_buf_printf(out, "<line class=\"cp\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\">"
+			    "<title>change point at run ", x, x, PAD_T, CHART_H - PAD_B);
+	if (err)
+		return err;
+	err = esc(out, c->t->ids[cp]);
+	if (err)
+		return err;
+	/* a level from zero (a new function) has no relative step:
+	 * label it with the new level instead */
+	rs_buf_clear(&c->label);
+	if (before == 0)
+		err = value_text(&c->label, s->name, after, c->is_time);
+	else
+		err = rs_buf_printf(&c->label, "%+.1f%%", rel);
+	if (err)
+		return err;
+	return rs_buf_printf(out, "</title></line><text class=\"cpl\" x=\"%.1f\" y=\"%d\">%s%s</text>\n",
+				    x + 3, PAD_T + 10, before == 0 ? "from 0 to " : "", c->label.ptr);
+	return err;
+}
+
+/* Point `i`, a link to its run. */
+static int chart_point(struct rs_buf *out, struct chart *c, size_t i, const char *run_url)
+{
+	const struct rs_trend *t = c->t;
+	int err;
+
+	err = rs_buf_puts(out, "<a href=\"");
+	if (err)
+		return err;
+	err = rs_html_link(out, run_url, t->ids[i], t->paths[i], t->commits[i]);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "\"><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"><title>",
+			    xpos(i, t->n), chart_y(c, c->s->v[i]), c->r);
+	if (err)
+		return err;
+	err = esc(out, t->ids[i]);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, " commit %.7s: ", t->commits[i]);
+	if (err)
+		return err;
+	rs_buf_clear(&c->label);
+	err = value_text(&c->label, c->s->name, c->s->v[i], c->is_time);
+	if (err)
+		return err;
+	err = rs_buf_printf(out, "%s</title></circle></a>\n", c->label.ptr);
+	return err;
+}
+
+/* Under the chart: the commits on either side of change point `cp`, linked. */
+static int chart_commit_link(struct rs_buf *out, const struct rs_trend *t, size_t cp,
+			     const struct rs_html_links *links)
+{
+	int err;
+
+	err = rs_buf_puts(out, "<div class=\"muted\">change between ");
+	if (!err && cp > 0)
+		err = rs_buf_printf(out, "<code>%.7s</code> and ", t->commits[cp - 1]);
+	if (err)
+		return err;
+	if (links && links->commit_url) {
 		err = rs_buf_puts(out, "<a href=\"");
 		if (!err)
-			err = rs_html_link(out, run_url, t->ids[i], t->paths[i], t->commits[i]);
+			err = rs_html_link(out, links->commit_url, t->ids[cp], t->paths[cp],
+					   t->commits[cp]);
 		if (!err)
-			err = rs_buf_printf(out, "\"><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"><title>",
-					    xpos(i, t->n), y, r);
-		if (!err)
-			err = esc(out, t->ids[i]);
-		if (!err)
-			err = rs_buf_printf(out, " commit %.7s: ", t->commits[i]);
-		rs_buf_clear(&label);
-		if (!err)
-			err = value_text(&label, s->name, s->v[i], is_time);
-		if (!err)
-			err = rs_buf_printf(out, "%s</title></circle></a>\n", label.ptr);
+			err = rs_buf_printf(out, "\"><code>%.7s</code></a>", t->commits[cp]);
+	} else {
+		err = rs_buf_printf(out, "<code>%.7s</code>", t->commits[cp]);
 	}
+	if (err)
+		return err;
+	return esc_between(out, " (run ", t->ids[cp], ")</div>\n");
+}
+
+/* The drawing itself: grid, line, change points, points, then the commit links. */
+static int chart_body(struct rs_buf *out, struct chart *c, const struct rs_html_links *links)
+{
+	const char *run_url = links && links->run_url ? links->run_url : "{path}/summary.md";
+	size_t i, k;
+	int err;
+
+	err = chart_grid(out, c);
+	if (!err)
+		err = chart_line(out, c);
+	for (k = 0; !err && k < c->s->n_changes; k++)
+		err = chart_change(out, c, k);
+	for (i = 0; !err && i < c->t->n; i++)
+		if (!isnan(c->s->v[i]))
+			err = chart_point(out, c, i, run_url);
 	if (!err)
 		err = rs_buf_puts(out, "</svg>\n");
-	/* commit links under the chart for the change points */
-	for (k = 0; !err && k < s->n_changes; k++) {
-		size_t c = s->changes[k];
+	for (k = 0; !err && k < c->s->n_changes; k++)
+		err = chart_commit_link(out, c->t, c->s->changes[k], links);
+	return err;
+}
 
-		err = rs_buf_puts(out, "<div class=\"muted\">change between ");
-		if (!err && c > 0)
-			err = rs_buf_printf(out, "<code>%.7s</code> and ", t->commits[c - 1]);
-		if (!err && links && links->commit_url) {
-			err = rs_buf_puts(out, "<a href=\"");
-			if (!err)
-				err = rs_html_link(out, links->commit_url, t->ids[c], t->paths[c],
-						   t->commits[c]);
-			if (!err)
-				err = rs_buf_printf(out, "\"><code>%.7s</code></a>", t->commits[c]);
-		} else if (!err) {
-			err = rs_buf_printf(out, "<code>%.7s</code>", t->commits[c]);
+int rs_html_chart(struct rs_buf *out, const struct rs_trend *t,
+		  const struct rs_series *s, int is_time,
+		  const struct rs_html_links *links)
+{
+	struct chart c = { t, s, is_time, 0, 0, 0, RS_BUF_INIT };
+	double lo = INFINITY, hi = -INFINITY;
+	size_t present = 0;
+	int err;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (!isnan(s->v[i])) {
+			lo = fmin(lo, s->v[i]);
+			hi = fmax(hi, s->v[i]);
+			present++;
 		}
-		if (!err)
-			err = rs_buf_puts(out, " (run ");
-		if (!err)
-			err = esc(out, t->ids[c]);
-		if (!err)
-			err = rs_buf_puts(out, ")</div>\n");
-	}
+	err = chart_open(out, s, present);
+	if (err)
+		return err;
+	if (!present)
+		return rs_buf_puts(out, "<p class=\"muted\">no values recorded</p></figure>\n");
+	chart_scale(&c, lo, hi);
+	err = chart_body(out, &c, links);
 	if (!err)
 		err = rs_buf_puts(out, "</figure>\n");
-out:
-	rs_buf_release(&label);
+	rs_buf_release(&c.label);
 	return err;
 }
 
@@ -429,11 +520,53 @@ static int commit_cell(struct rs_buf *out, const char *commit, const char *id,
 	return rs_buf_puts(out, "</code></td>");
 }
 
+/* One row of the site's table of runs. */
+static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_url,
+			  const struct rs_html_links *links)
+{
+	const json_t *m = json_object_get(r, "metrics");
+	const char *id = rs_runview_str(r, "id", ""), *path = rs_runview_str(r, "path", "");
+	const char *commit = rs_runview_str(r, "commit", "");
+	int err;
+
+	err = rs_buf_puts(out, "<tr><td><a href=\"");
+	if (err)
+		return err;
+	err = rs_html_link(out, run_url, id, path, commit);
+	if (err)
+		return err;
+	err = esc_between(out, "\">", id, "</a></td><td>");
+	if (err)
+		return err;
+	err = esc_between(out, "", rs_runview_str(r, "recorded_at", ""), "</td><td>");
+	if (err)
+		return err;
+	err = esc_between(out, "", rs_runview_str(r, "branch", ""), "</td><td>");
+	if (err)
+		return err;
+	err = esc_between(out, "", rs_runview_str(r, "trigger", ""), "</td>");
+	if (err)
+		return err;
+	err = commit_cell(out, commit, id, path, links);
+	if (err)
+		return err;
+	err = num_cell(out, m, "duration");
+	if (err)
+		return err;
+	err = num_cell(out, m, "cpu_time");
+	if (err)
+		return err;
+	err = num_cell(out, m, "samples");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</tr>\n");
+	return err;
+}
+
 int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 		       const char *title, const struct rs_html_links *links)
 {
 	const char *run_url = links && links->run_url ? links->run_url : "{path}/summary.md";
-	size_t i;
 	int err;
 
 	err = page_head(out, title ? title : "Profiling runs");
@@ -447,69 +580,18 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 			  "<th>recorded (UTC)</th><th>branch</th><th>trigger</th><th>commit</th>"
 			  "<th class=\"n\">duration</th><th class=\"n\">CPU time</th>"
 			  "<th class=\"n\">samples</th></tr></thead>\n<tbody>\n");
+	for (size_t i = 0; !err && i < n; i++)
+		err = site_index_row(out, runs[i], run_url, links);
 	if (err)
 		return err;
-	for (i = 0; i < n; i++) {
-		const json_t *r = runs[i], *m = json_object_get(r, "metrics");
-		const char *id = rs_runview_str(r, "id", ""), *path = rs_runview_str(r, "path", "");
-		const char *commit = rs_runview_str(r, "commit", "");
-
-		err = rs_buf_puts(out, "<tr><td><a href=\"");
-		if (err)
-			return err;
-		err = rs_html_link(out, run_url, id, path, commit);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "\">");
-		if (err)
-			return err;
-		err = esc(out, id);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</a></td><td>");
-		if (err)
-			return err;
-		err = esc(out, rs_runview_str(r, "recorded_at", ""));
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</td><td>");
-		if (err)
-			return err;
-		err = esc(out, rs_runview_str(r, "branch", ""));
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</td><td>");
-		if (err)
-			return err;
-		err = esc(out, rs_runview_str(r, "trigger", ""));
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</td>");
-		if (err)
-			return err;
-		err = commit_cell(out, commit, id, path, links);
-		if (err)
-			return err;
-		err = num_cell(out, m, "duration");
-		if (err)
-			return err;
-		err = num_cell(out, m, "cpu_time");
-		if (err)
-			return err;
-		err = num_cell(out, m, "samples");
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</tr>\n");
-		if (err)
-			return err;
-	}
 	err = rs_buf_puts(out, "</tbody></table>\n");
 	if (err)
 		return err;
 	err = rs_buf_puts(out, sort_js);
 	if (err)
 		return err;
-	return rs_buf_puts(out, "</body></html>\n");
+	err = rs_buf_puts(out, "</body></html>\n");
+	return err;
 }
 
 /* The session's own figures: a stat of the same name does not replace them. */
@@ -586,11 +668,60 @@ static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading,
 	return rs_buf_puts(out, "</tbody></table>\n");
 }
 
+/* One row of the functions table; `dur` is the sampled time shares are of. */
+static int function_row(struct rs_buf *out, const json_t *f, double dur)
+{
+	const char *cls = rs_runview_str(f, "class", NULL);
+	const char *file = rs_runview_str(f, "file", "");
+	double self = 0, total = 0, line = 0;
+	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
+	char lt[32];
+	int err;
+
+	rs_runview_num(f, "self", &self);
+	rs_runview_num(f, "total", &total);
+	rs_runview_num(f, "line", &line);
+	/* a thread's "line" is its id, new every run: not shown */
+	if (!strcmp(file, "<thread>"))
+		line = 0;
+	if (line > 0)
+		snprintf(lt, sizeof(lt), ":%.0f", line);
+	else
+		lt[0] = 0;
+	if (cls && *cls)
+		err = esc_between(out, "<tr><td><code>", cls, ".");
+	else
+		err = rs_buf_puts(out, "<tr><td><code>");
+	if (err)
+		goto out;
+	err = esc_between(out, "", rs_runview_str(f, "function", ""), "</code></td><td>");
+	if (err)
+		goto out;
+	err = esc(out, file);
+	if (err)
+		goto out;
+	err = rs_render_seconds(&a, self);
+	if (err)
+		goto out;
+	err = rs_render_seconds(&b, total);
+	if (err)
+		goto out;
+	err = rs_buf_printf(out, "%s</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
+			    "<td class=\"n\" data-v=\"%.9g\">%s</td>"
+			    "<td class=\"n\" data-v=\"%.9g\">%.1f%%</td></tr>\n",
+			    lt, self, a.ptr, total, b.ptr,
+			    dur > 0 ? self / dur : 0,
+			    dur > 0 ? self / dur * 100 : 0);
+out:
+	rs_buf_release(&a);
+	rs_buf_release(&b);
+	return err;
+}
+
 static int functions_table(struct rs_buf *out, const json_t *summary)
 {
 	const json_t *fs = json_object_get(summary, "functions");
 	double dur = 0;
-	size_t i;
 	int err;
 
 	if (!json_is_array(fs) || !json_array_size(fs))
@@ -601,61 +732,11 @@ static int functions_table(struct rs_buf *out, const json_t *summary)
 	err = rs_buf_puts(out, "<h2>Functions</h2>\n<table class=\"sortable\"><thead><tr>"
 			  "<th>function</th><th>file:line</th><th class=\"n\">own time</th>"
 			  "<th class=\"n\">total time</th><th class=\"n\">own %</th></tr></thead><tbody>\n");
-	if (err)
-		return err;
-	for (i = 0; i < json_array_size(fs); i++) {
-		const json_t *f = json_array_get(fs, i);
-		const char *cls = rs_runview_str(f, "class", NULL);
-		double self = 0, total = 0, line = 0;
-		struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
-		char lt[32];
-
-		rs_runview_num(f, "self", &self);
-		rs_runview_num(f, "total", &total);
-		rs_runview_num(f, "line", &line);
-		err = rs_buf_puts(out, "<tr><td><code>");
-		if (err)
-			return err;
-		if (cls && *cls) {
-			err = esc(out, cls);
-			if (err)
-				return err;
-			err = rs_buf_putc(out, '.');
-			if (err)
-				return err;
-		}
-		err = esc(out, rs_runview_str(f, "function", ""));
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</code></td><td>");
-		if (err)
-			return err;
-		err = esc(out, rs_runview_str(f, "file", ""));
-		if (err)
-			return err;
-		/* a thread's "line" is its id, new every run: not shown */
-		if (!strcmp(rs_runview_str(f, "file", ""), "<thread>"))
-			line = 0;
-		if (line > 0)
-			snprintf(lt, sizeof(lt), ":%.0f", line);
-		else
-			lt[0] = 0;
-		err = rs_render_seconds(&a, self);
-		if (!err)
-			err = rs_render_seconds(&b, total);
-		if (!err)
-			err = rs_buf_printf(out, "%s</td><td class=\"n\" data-v=\"%.9g\">%s</td>"
-					    "<td class=\"n\" data-v=\"%.9g\">%s</td>"
-					    "<td class=\"n\" data-v=\"%.9g\">%.1f%%</td></tr>\n",
-					    lt, self, a.ptr, total, b.ptr,
-					    dur > 0 ? self / dur : 0,
-					    dur > 0 ? self / dur * 100 : 0);
-		rs_buf_release(&a);
-		rs_buf_release(&b);
-		if (err)
-			return err;
-	}
-	return rs_buf_puts(out, "</tbody></table>\n");
+	for (size_t i = 0; !err && i < json_array_size(fs); i++)
+		err = function_row(out, json_array_get(fs, i), dur);
+	if (!err)
+		err = rs_buf_puts(out, "</tbody></table>\n");
+	return err;
 }
 
 /* One tree node and its heavy children; bounded depth (untrusted input). */
@@ -691,13 +772,9 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	rs_buf_release(&t);
 	if (err)
 		return err;
-	err = esc(out, rs_runview_str(node, "function", "?"));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, " <span class=\"muted\">");
-	if (err)
-		return err;
-	err = esc(out, rs_runview_str(node, "file", ""));
+	err = esc_between(out, "", rs_runview_str(node, "function", "?"), " <span class=\"muted\">");
+	if (!err)
+		err = esc(out, rs_runview_str(node, "file", ""));
 	if (err)
 		return err;
 	if (line > 0 && strcmp(rs_runview_str(node, "file", ""), "<thread>")) {
@@ -722,89 +799,91 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	return rs_buf_puts(out, shown ? "</details>\n" : "</div>\n");
 }
 
+/* The run page's table of what the run is: commit, branch, ..., machine, target. */
+static int run_page_facts(struct rs_buf *out, const json_t *run,
+			  const struct rs_html_links *links)
+{
+	static const char *const rows[][2] = {
+		{ "branch", "branch" }, { "trigger", "trigger" },
+		{ "recorded", "recorded_at" }, { "message", "message" },
+	};
+	const json_t *machine = json_object_get(run, "machine");
+	const json_t *summary = json_object_get(run, "summary");
+	const char *id = rs_runview_str(run, "id", "run");
+	struct rs_buf th = RS_BUF_INIT;
+	int err;
+
+	err = rs_buf_puts(out, "<tr><th>commit</th>");
+	if (!err)
+		err = commit_cell(out, rs_runview_str(run, "commit", ""), id,
+				  rs_runview_str(run, "path", ""), links);
+	if (!err)
+		err = rs_buf_puts(out, "</tr>\n");
+	for (size_t i = 0; !err && i < sizeof(rows) / sizeof(rows[0]); i++) {
+		rs_buf_clear(&th);
+		err = rs_buf_printf(&th, "<tr><th>%s</th><td>", rows[i][0]);
+		if (!err)
+			err = esc_between(out, th.ptr, rs_runview_str(run, rows[i][1], ""),
+					  "</td></tr>\n");
+	}
+	rs_buf_release(&th);
+	if (err)
+		return err;
+	err = esc_between(out, "<tr><th>machine</th><td>", rs_runview_str(machine, "hostname", ""),
+			  " ");
+	if (err)
+		return err;
+	err = esc_between(out, "", rs_runview_str(machine, "runner", ""), " ");
+	if (err)
+		return err;
+	err = esc_between(out, "", rs_runview_str(machine, "cpu_model", ""), "</td></tr>\n");
+	if (err)
+		return err;
+	return esc_between(out, "<tr><th>target</th><td><code>",
+			   rs_runview_str(summary, "target", ""), "</code></td></tr></table>\n");
+}
+
+/* The call tree of summary.tree as nested <details>, if the run has one. */
+static int run_page_tree(struct rs_buf *out, const json_t *summary)
+{
+	const json_t *tree = json_object_get(summary, "tree");
+	double root = 0;
+	int err;
+
+	if (!json_is_object(tree))
+		return 0;
+	rs_runview_num(tree, "total", &root);
+	err = rs_buf_puts(out, "<h2>Call tree</h2>\n<p class=\"muted\">Paths below 0.5% of the "
+			  "time are left out; click a line to fold or unfold it.</p>\n<div class=\"tree\">\n");
+	if (err)
+		return err;
+	err = tree_node(out, tree, root, 0);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "</div>\n");
+	return err;
+}
+
 int rs_html_run_page(struct rs_buf *out, const json_t *run,
 		     const struct rs_html_links *links)
 {
 	const json_t *summary = json_object_get(run, "summary");
-	const json_t *machine = json_object_get(run, "machine");
-	const json_t *tree = json_object_get(summary, "tree");
-	const char *id = rs_runview_str(run, "id", "run");
-	const char *commit = rs_runview_str(run, "commit", "");
-	double root = 0;
+	const char *diff_page = rs_runview_str(run, "diff_page", NULL);
 	int err;
 
-	err = page_head(out, id);
+	err = page_head(out, rs_runview_str(run, "id", "run"));
 	if (err)
 		return err;
 	err = rs_buf_puts(out, "<p><a href=\"../index.html\">All runs</a> · "
 			  "<a href=\"../trends.html\">Trends</a></p>\n<table>");
 	if (err)
 		return err;
-	err = rs_buf_puts(out, "<tr><th>commit</th>");
+	err = run_page_facts(out, run, links);
 	if (err)
 		return err;
-	err = commit_cell(out, commit, id, rs_runview_str(run, "path", ""), links);
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "</tr>\n<tr><th>branch</th><td>");
-	if (err)
-		return err;
-	err = esc(out, rs_runview_str(run, "branch", ""));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "</td></tr>\n<tr><th>trigger</th><td>");
-	if (err)
-		return err;
-	err = esc(out, rs_runview_str(run, "trigger", ""));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "</td></tr>\n<tr><th>recorded</th><td>");
-	if (err)
-		return err;
-	err = esc(out, rs_runview_str(run, "recorded_at", ""));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "</td></tr>\n<tr><th>message</th><td>");
-	if (err)
-		return err;
-	err = esc(out, rs_runview_str(run, "message", ""));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "</td></tr>\n<tr><th>machine</th><td>");
-	if (err)
-		return err;
-	err = esc(out, rs_runview_str(machine, "hostname", ""));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, " ");
-	if (err)
-		return err;
-	err = esc(out, rs_runview_str(machine, "runner", ""));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, " ");
-	if (err)
-		return err;
-	err = esc(out, rs_runview_str(machine, "cpu_model", ""));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "</td></tr>\n<tr><th>target</th><td><code>");
-	if (err)
-		return err;
-	err = esc(out, rs_runview_str(summary, "target", ""));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "</code></td></tr></table>\n");
-	if (err)
-		return err;
-	if (rs_runview_str(run, "diff_page", NULL)) {
-		err = rs_buf_puts(out, "<p><a href=\"");
-		if (err)
-			return err;
-		err = esc(out, rs_runview_str(run, "diff_page", ""));
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "\">Differential flame graph</a> against the run before it.</p>\n");
+	if (diff_page) {
+		err = esc_between(out, "<p><a href=\"", diff_page,
+				  "\">Differential flame graph</a> against the run before it.</p>\n");
 		if (err)
 			return err;
 	}
@@ -820,19 +899,9 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 	err = functions_table(out, summary);
 	if (err)
 		return err;
-	if (json_is_object(tree)) {
-		rs_runview_num(tree, "total", &root);
-		err = rs_buf_puts(out, "<h2>Call tree</h2>\n<p class=\"muted\">Paths below 0.5% of the "
-				  "time are left out; click a line to fold or unfold it.</p>\n<div class=\"tree\">\n");
-		if (err)
-			return err;
-		err = tree_node(out, tree, root, 0);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "</div>\n");
-		if (err)
-			return err;
-	}
+	err = run_page_tree(out, summary);
+	if (err)
+		return err;
 	err = rs_buf_puts(out, sort_js);
 	if (err)
 		return err;

@@ -44,45 +44,44 @@ static const char page_js[] =
 	"document.getElementById('collapse').addEventListener('click',function(){rsFold(false);});\n"
 	"</script>\n";
 
-/* The last "name (file)" of a path. */
-static const char *last_label(const char *path)
-{
-	const char *label = path, *q = path;
-
-	while ((q = strstr(q, " > ")) != NULL) /* names hold '>': "<module>" */
-		label = q += 3;
-	return label;
-}
-
 static int node_line(struct rs_buf *out, const struct tree *t, const struct rs_path_delta *p)
 {
-	const char *label = last_label(p->path), *paren = strrchr(label, '(');
+	const char *label = rs_deep_last_label(p->path), *paren = strrchr(label, '(');
+	int has_file = paren && paren > label && paren[-1] == ' ';
 	struct rs_buf name = RS_BUF_INIT;
 	int err;
 
-	if (paren && paren > label && paren[-1] == ' ')
+	if (has_file)
 		err = rs_buf_put(&name, label, (size_t)(paren - 1 - label));
 	else
 		err = rs_buf_puts(&name, label);
-	if (!err)
-		err = rs_buf_puts(out, "<span class=\"t\" title=\"total\">");
-	if (!err)
-		err = rs_render_seconds(out, p->head_total);
-	if (!err)
-		err = rs_buf_puts(out, "</span><span class=\"o\" title=\"own\">");
-	if (!err)
-		err = rs_render_seconds(out, p->head_self);
-	if (!err)
-		err = rs_buf_printf(out, "</span><span class=\"p\">%.1f%%</span><span class=\"n\">",
-				    t->root > 0 ? p->head_total / t->root * 100 : 0);
-	if (!err)
-		err = rs_html_escape(out, name.ptr ? name.ptr : "");
-	if (!err)
-		err = rs_buf_puts(out, "</span> <span class=\"muted\">");
-	if (!err && paren && paren > label && paren[-1] == ' ')
+	if (err)
+		goto out;
+	err = rs_buf_puts(out, "<span class=\"t\" title=\"total\">");
+	if (err)
+		goto out;
+	err = rs_render_seconds(out, p->head_total);
+	if (err)
+		goto out;
+	err = rs_buf_puts(out, "</span><span class=\"o\" title=\"own\">");
+	if (err)
+		goto out;
+	err = rs_render_seconds(out, p->head_self);
+	if (err)
+		goto out;
+	err = rs_buf_printf(out, "</span><span class=\"p\">%.1f%%</span><span class=\"n\">",
+			    t->root > 0 ? p->head_total / t->root * 100 : 0);
+	if (err)
+		goto out;
+	err = rs_html_escape(out, name.ptr ? name.ptr : "");
+	if (err)
+		goto out;
+	err = rs_buf_puts(out, "</span> <span class=\"muted\">");
+	if (!err && has_file)
 		err = rs_html_escape(out, paren);
 	if (!err)
 		err = rs_buf_puts(out, "</span>");
+out:
 	rs_buf_release(&name);
 	return err;
 }
@@ -135,24 +134,30 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 	if (err)
 		goto out;
 	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
-	if (!err)
-		err = rs_html_escape(out, title);
-	if (!err)
-		err = rs_buf_printf(out, "</title><style>%s</style></head><body>\n<h1>", page_css);
-	if (!err)
-		err = rs_html_escape(out, title);
-	if (!err)
-		err = rs_buf_puts(out, "</h1>\n<p class=\"muted\">Call tree of the whole session: ");
-	if (!err)
-		err = rs_render_seconds(out, d->head_time);
-	if (!err)
-		err = rs_buf_printf(out, " sampled. Each line: total time (the frame and what it calls), own "
-				    "time (the frame itself executing), share of the run, function and file; "
-				    "children sorted by total time, frames below %g%% of the run left out, "
-				    "frames of %.0f%% or more in red. Click a line to unfold or fold it.</p>\n"
-				    "<p><button id=\"expand\" type=\"button\">expand all</button>"
-				    "<button id=\"collapse\" type=\"button\">collapse all</button></p>\n"
-				    "<div class=\"tree\">\n", min_share * 100, OPEN_HOT_SHARE * 100);
+	if (err)
+		goto out;
+	err = rs_html_escape(out, title);
+	if (err)
+		goto out;
+	err = rs_buf_printf(out, "</title><style>%s</style></head><body>\n<h1>", page_css);
+	if (err)
+		goto out;
+	err = rs_html_escape(out, title);
+	if (err)
+		goto out;
+	err = rs_buf_puts(out, "</h1>\n<p class=\"muted\">Call tree of the whole session: ");
+	if (err)
+		goto out;
+	err = rs_render_seconds(out, d->head_time);
+	if (err)
+		goto out;
+	err = rs_buf_printf(out, " sampled. Each line: total time (the frame and what it calls), own "
+			    "time (the frame itself executing), share of the run, function and file; "
+			    "children sorted by total time, frames below %g%% of the run left out, "
+			    "frames of %.0f%% or more in red. Click a line to unfold or fold it.</p>\n"
+			    "<p><button id=\"expand\" type=\"button\">expand all</button>"
+			    "<button id=\"collapse\" type=\"button\">collapse all</button></p>\n"
+			    "<div class=\"tree\">\n", min_share * 100, OPEN_HOT_SHARE * 100);
 	for (i = 0; !err && i < d->n_paths; i++) {
 		const struct rs_path_delta *p = &d->paths[order[i]];
 
@@ -160,8 +165,9 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 			continue;
 		err = node(out, &t, order[i], 0);
 	}
-	if (!err)
-		err = rs_buf_printf(out, "</div>\n%s</body></html>\n", page_js);
+	if (err)
+		goto out;
+	err = rs_buf_printf(out, "</div>\n%s</body></html>\n", page_js);
 out:
 	free(t.first);
 	free(t.next);

@@ -21,14 +21,13 @@ static int is_stdlib(const char *file)
 static int module_match(const char *file, const char *name)
 {
 	size_t n = strlen(name);
-	const char *p = file;
+	const char *p;
 
-	while ((p = strstr(p, name)) != NULL) {
+	for (p = strstr(file, name); p; p = strstr(p + 1, name)) {
 		int start = p == file || p[-1] == '/' || p[-1] == '\\';
 
 		if (start && (p[n] == '/' || p[n] == '\\' || !strcmp(p + n, ".py")))
 			return 1;
-		p++;
 	}
 	return 0;
 }

@@ -812,6 +812,40 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 
 /* ---- check ---- */
 
+/* One gated metric of a check, as JSON. */
+static json_t *check_metric_json(const struct rs_check_metric *m)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "name", json_string(m->name));
+	json_object_set_new(j, "base", num_or_null(m->base));
+	json_object_set_new(j, "head", num_or_null(m->head));
+	json_object_set_new(j, "rel", num_or_null(m->rel));
+	json_object_set_new(j, "band", num_or_null(m->band));
+	json_object_set_new(j, "baseline_runs", json_integer((json_int_t)m->n_base));
+	json_object_set_new(j, "gating", json_boolean(m->gating));
+	json_object_set_new(j, "regressed", json_boolean(m->regressed));
+	json_object_set_new(j, "improved", json_boolean(m->improved));
+	return j;
+}
+
+/* What the check left out or was told, into `o` (after "verdict", in this order). */
+static void check_json_notes(json_t *o, const struct rs_check_result *r)
+{
+	json_object_set_new(o, "other_config_runs", json_integer((json_int_t)r->n_other_config));
+	if (r->n_other_config)
+		json_object_set_new(o, "other_config", json_string(r->other_config));
+	json_object_set_new(o, "duplicate_runs", json_integer((json_int_t)r->n_duplicates));
+	json_object_set_new(o, "duplicate_of", r->duplicate_of ? json_string(r->duplicate_of)
+							       : json_null());
+	json_object_set_new(o, "accepted", r->accepted ? json_string(r->accepted) : json_null());
+	json_object_set_new(o, "accepted_regression", json_boolean(r->accepted_regression));
+	if (r->baseline_accepted)
+		json_object_set_new(o, "baseline_accepted", json_string(r->baseline_accepted));
+	if (r->same_workload)
+		json_object_set_new(o, "same_workload", json_string(r->same_workload));
+}
+
 static json_t *check_json(const struct rs_check_result *r)
 {
 	json_t *o = json_object(), *ms = json_array(), *fs = json_array(),
@@ -846,33 +880,9 @@ static json_t *check_json(const struct rs_check_result *r)
 			json_object_set_new(o, "verdict", json_string(v.ptr));
 		rs_buf_release(&v);
 	}
-	json_object_set_new(o, "other_config_runs", json_integer((json_int_t)r->n_other_config));
-	if (r->n_other_config)
-		json_object_set_new(o, "other_config", json_string(r->other_config));
-	json_object_set_new(o, "duplicate_runs", json_integer((json_int_t)r->n_duplicates));
-	json_object_set_new(o, "duplicate_of", r->duplicate_of ? json_string(r->duplicate_of)
-							       : json_null());
-	json_object_set_new(o, "accepted", r->accepted ? json_string(r->accepted) : json_null());
-	json_object_set_new(o, "accepted_regression", json_boolean(r->accepted_regression));
-	if (r->baseline_accepted)
-		json_object_set_new(o, "baseline_accepted", json_string(r->baseline_accepted));
-	if (r->same_workload)
-		json_object_set_new(o, "same_workload", json_string(r->same_workload));
-	for (i = 0; i < r->n_metrics; i++) {
-		const struct rs_check_metric *m = &r->metrics[i];
-		json_t *j = json_object();
-
-		json_object_set_new(j, "name", json_string(m->name));
-		json_object_set_new(j, "base", num_or_null(m->base));
-		json_object_set_new(j, "head", num_or_null(m->head));
-		json_object_set_new(j, "rel", num_or_null(m->rel));
-		json_object_set_new(j, "band", num_or_null(m->band));
-		json_object_set_new(j, "baseline_runs", json_integer((json_int_t)m->n_base));
-		json_object_set_new(j, "gating", json_boolean(m->gating));
-		json_object_set_new(j, "regressed", json_boolean(m->regressed));
-		json_object_set_new(j, "improved", json_boolean(m->improved));
-		json_array_append_new(ms, j);
-	}
+	check_json_notes(o, r);
+	for (i = 0; i < r->n_metrics; i++)
+		json_array_append_new(ms, check_metric_json(&r->metrics[i]));
 	json_object_set_new(o, "metrics", ms);
 	for (i = 0; i < r->n_responsible; i++)
 		json_array_append_new(fs, func_json(&r->diff->funcs[r->responsible[i]]));
@@ -953,43 +963,31 @@ int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
 	return 0;
 }
 
-int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
-		    enum rs_format fmt)
+/* The check's heading, its verdict line and what the head run says of itself. */
+static int check_heading(struct rs_buf *out, const struct rs_check_result *r, int md)
 {
-	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT, c = RS_BUF_INIT;
-	int md = fmt == RS_FORMAT_MARKDOWN;
-	char s1[8], s2[8];
-	size_t i;
-	int err = 0;
+	struct rs_buf v = RS_BUF_INIT;
+	char s1[8];
+	int err;
 
-	if (fmt == RS_FORMAT_JSON)
-		return dump_json(out, check_json(r));
-	if (md) {
+	if (md)
 		err = rs_buf_printf(out, "## %s Performance check: `%s`\n\n",
 				    r->regressed ? "❌" : r->accepted_regression ? "⚠️" : "✅",
 				    short_sha(r->head_commit, s1));
-		if (err)
-			return err;
-	} else {
+	else
 		err = rs_buf_printf(out, "results check: %s: run %s (%s)\n",
 				    r->regressed ? "REGRESSION"
 				    : r->accepted_regression ? "accepted slowdown"
 				    : r->n_baseline ? "no regression" : "no comparable baseline",
 				    r->head_id, short_sha(r->head_commit, s1));
-		if (err)
-			return err;
-	}
-	{
-		struct rs_buf v = RS_BUF_INIT;
-		int e = rs_render_verdict(&v, r);
-
-		if (!e)
-			e = rs_buf_printf(out, md ? "**%s**\n\n" : "verdict: %s\n", v.ptr);
-		rs_buf_release(&v);
-		err = e;
-		if (err)
-			return err;
-	}
+	if (err)
+		return err;
+	err = rs_render_verdict(&v, r);
+	if (!err)
+		err = rs_buf_printf(out, md ? "**%s**\n\n" : "verdict: %s\n", v.ptr);
+	rs_buf_release(&v);
+	if (err)
+		return err;
 	if (r->duplicate_of) {
 		err = rs_buf_printf(out, md ? "This run records the same session as run `%s` (same oid): not a new measurement.\n\n"
 					    : "this run records the same session as run %s (same oid): not a new measurement\n",
@@ -997,85 +995,96 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 		if (err)
 			return err;
 	}
-	if (r->accepted) {
+	if (r->accepted)
 		err = rs_buf_printf(out, md ? "Slowdown accepted with the run: %s\n\n" : "slowdown accepted with the run: %s\n",
 				    r->accepted);
-		if (err)
-			return err;
-	}
-	if (!r->n_baseline) {
-		if (r->n_other_config) {
-			err = rs_buf_printf(out, md ? "No comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check.\n"
-						    : "no comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check\n",
-					    r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config);
-			if (err)
-				return err;
-		} else {
-			err = rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
-						    : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
-					    r->n_other_machine ? " (runs from other machines are not compared)" : "");
-			if (err)
-				return err;
-		}
-		return 0;
-	}
-	err = rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
-				    : "baseline: %zu run%s of %s (median), threshold %.1f%%",
-			    r->n_baseline, r->n_baseline == 1 ? "" : "s",
-			    short_sha(r->baseline_commit, s2), r->threshold * 100);
-	if (err)
-		return err;
-	if (r->n_noise_runs) {
+	return err;
+}
+
+/* Why there is nothing to check. */
+static int check_no_baseline(struct rs_buf *out, const struct rs_check_result *r, int md)
+{
+	if (r->n_other_config)
+		return rs_buf_printf(out, md ? "No comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check.\n"
+					     : "no comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check\n",
+				     r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config);
+	return rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
+				     : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
+			     r->n_other_machine ? " (runs from other machines are not compared)" : "");
+}
+
+/* The noise estimate and the history runs left out, on the baseline line. */
+static int check_left_out(struct rs_buf *out, const struct rs_check_result *r)
+{
+	int err;
+
+	if (r->n_noise_runs)
 		err = rs_buf_printf(out, ", noise band from %zu repeated runs", r->n_noise_runs);
-		if (err)
-			return err;
-	} else {
+	else
 		err = rs_buf_puts(out, ", no repeated runs to estimate noise");
-		if (err)
-			return err;
-	}
-	if (r->n_other_machine) {
+	if (!err && r->n_other_machine)
 		err = rs_buf_printf(out, "; %zu run%s from other machines left out",
 				    r->n_other_machine, r->n_other_machine == 1 ? "" : "s");
-		if (err)
-			return err;
-	}
+	if (err)
+		return err;
 	if (r->n_other_config) {
 		err = rs_buf_printf(out, "; %zu run%s of another configuration left out (%s)",
 				    r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config);
 		if (err)
 			return err;
 	}
-	if (r->n_duplicates) {
+	if (r->n_duplicates)
 		err = rs_buf_printf(out, "; %zu repeated record%s of one session not counted",
 				    r->n_duplicates, r->n_duplicates == 1 ? "" : "s");
-		if (err)
-			return err;
+	return err;
+}
+
+/* How the workload is handled, on the baseline line. */
+static int check_workload(struct rs_buf *out, const struct rs_check_result *r, int md)
+{
+	int err;
+
+	if (!r->workload_key) {
+		if (!r->same_workload)
+			return 0;
+		return rs_buf_printf(out, md ? "; workload `%s` on both sides, time compared as is"
+					     : "; workload %s on both sides, time compared as is",
+				     r->same_workload);
 	}
-	if (r->workload_key) {
-		err = rs_buf_printf(out, md ? "; time judged per unit of `%s` (" : "; time judged per unit of %s (",
-				    r->workload_key);
-		if (err)
-			return err;
-		err = rs_render_number(out, r->diff ? r->diff->base_workload : NAN);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, md ? " → " : " -> ");
-		if (err)
-			return err;
-		err = rs_render_number(out, r->diff ? r->diff->head_workload : NAN);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, ")");
-		if (err)
-			return err;
-	} else if (r->same_workload) {
-		err = rs_buf_printf(out, md ? "; workload `%s` on both sides, time compared as is"
-					    : "; workload %s on both sides, time compared as is",
-				    r->same_workload);
-		if (err)
-			return err;
-	}
+	err = rs_buf_printf(out, md ? "; time judged per unit of `%s` (" : "; time judged per unit of %s (",
+			    r->workload_key);
+	if (err)
+		return err;
+	err = rs_render_number(out, r->diff ? r->diff->base_workload : NAN);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, md ? " → " : " -> ");
+	if (err)
+		return err;
+	err = rs_render_number(out, r->diff ? r->diff->head_workload : NAN);
+	if (err)
+		return err;
+	return rs_buf_puts(out, ")");
+}
+
+/* What the head was compared with, then the table's heading. */
+static int check_baseline(struct rs_buf *out, const struct rs_check_result *r, int md)
+{
+	char s2[8];
+	int err;
+
+	err = rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
+				    : "baseline: %zu run%s of %s (median), threshold %.1f%%",
+			    r->n_baseline, r->n_baseline == 1 ? "" : "s",
+			    short_sha(r->baseline_commit, s2), r->threshold * 100);
+	if (err)
+		return err;
+	err = check_left_out(out, r);
+	if (err)
+		return err;
+	err = check_workload(out, r, md);
+	if (err)
+		return err;
 	if (r->baseline_accepted) {
 		err = rs_buf_printf(out, md ? ".\nThe baseline run was accepted as the new baseline: %s"
 					    : "\nthe baseline run was accepted as the new baseline: %s",
@@ -1085,71 +1094,96 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 	}
 	err = rs_buf_puts(out, md ? ".\n\n| metric | baseline | head | change | noise band | verdict |\n|---|---:|---:|---:|---:|---|\n"
 				  : "\n\n");
-	if (err)
+	if (err || md)
 		return err;
-	if (!md) {
-		err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-8s %s\n", "metric", "baseline",
-				    "head", "change", "band", "verdict");
-		if (err)
-			return err;
-	}
-	for (i = 0; !err && i < r->n_metrics; i++) {
-		const struct rs_check_metric *m = &r->metrics[i];
+	return rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-8s %s\n", "metric", "baseline",
+			     "head", "change", "band", "verdict");
+}
 
-		rs_buf_clear(&a);
-		rs_buf_clear(&b);
-		rs_buf_clear(&c);
-		err = rs_render_metric_value(&a, m->name, m->base);
-		if (err)
-			break;
-		err = rs_render_metric_value(&b, m->name, m->head);
-		if (err)
-			break;
-		err = render_change(&c, m->name, m->head - m->base, m->rel);
-		if (err)
-			break;
-		if (md)
-			err = rs_buf_printf(out, "| %s%s%s | %s | %s | %s | ±%.1f%% | %s |\n",
-					    m->regressed && m->gating ? "**" : "", m->name,
-					    m->regressed && m->gating ? "**" : "", a.ptr, b.ptr,
-					    c.ptr, m->band * 100, verdict(m, r->accepted_regression));
-		else {
-			char band[24];
+/* One row of the check's table. */
+static int check_row(struct rs_buf *out, const struct rs_check_metric *m,
+		     const struct rs_check_result *r, int md)
+{
+	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT, c = RS_BUF_INIT;
+	char band[24];
+	int err;
 
-			snprintf(band, sizeof(band), "±%.1f%%", m->band * 100);
-			err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-9s %s\n", m->name,
-					    a.ptr, b.ptr, c.ptr, band, verdict(m, r->accepted_regression));
-		}
+	err = rs_render_metric_value(&a, m->name, m->base);
+	if (err)
+		goto out;
+	err = rs_render_metric_value(&b, m->name, m->head);
+	if (err)
+		goto out;
+	err = render_change(&c, m->name, m->head - m->base, m->rel);
+	if (err)
+		goto out;
+	if (md) {
+		err = rs_buf_printf(out, "| %s%s%s | %s | %s | %s | ±%.1f%% | %s |\n",
+				    m->regressed && m->gating ? "**" : "", m->name,
+				    m->regressed && m->gating ? "**" : "", a.ptr, b.ptr,
+				    c.ptr, m->band * 100, verdict(m, r->accepted_regression));
+		goto out;
 	}
+	snprintf(band, sizeof(band), "±%.1f%%", m->band * 100);
+	err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-9s %s\n", m->name,
+			    a.ptr, b.ptr, c.ptr, band, verdict(m, r->accepted_regression));
+out:
 	rs_buf_release(&a);
 	rs_buf_release(&b);
 	rs_buf_release(&c);
-	if (err)
-		return err;
+	return err;
+}
+
+/* The functions responsible and (Markdown) the full comparison, folded. */
+static int check_details(struct rs_buf *out, const struct rs_check_result *r, int md)
+{
+	int err;
+
 	if (r->n_responsible) {
 		err = rs_buf_puts(out, md ? "\n**Functions responsible** (total time grew most; the project's own code first):\n\n"
 					  : "\nfunctions responsible (total time grew most; own code first):\n");
 		if (err)
 			return err;
-		for (i = 0; i < r->n_responsible; i++) {
+		for (size_t i = 0; i < r->n_responsible; i++) {
 			err = explain_line(out, &r->diff->funcs[r->responsible[i]], md);
 			if (err)
 				return err;
 		}
 	}
-	if (r->diff && md) {
-		err = rs_buf_printf(out, "\n<details><summary>Full comparison with run <code>%s</code></summary>\n\n",
-				    r->diff->base_id);
-		if (err)
-			return err;
-		err = render_diff_body(out, r->diff, 1, 10);
-		if (err)
-			return err;
-		err = rs_buf_puts(out, "\n</details>\n");
+	if (!r->diff || !md)
+		return 0;
+	err = rs_buf_printf(out, "\n<details><summary>Full comparison with run <code>%s</code></summary>\n\n",
+			    r->diff->base_id);
+	if (err)
+		return err;
+	err = render_diff_body(out, r->diff, 1, 10);
+	if (err)
+		return err;
+	return rs_buf_puts(out, "\n</details>\n");
+}
+
+int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
+		    enum rs_format fmt)
+{
+	int md = fmt == RS_FORMAT_MARKDOWN;
+	int err;
+
+	if (fmt == RS_FORMAT_JSON)
+		return dump_json(out, check_json(r));
+	err = check_heading(out, r, md);
+	if (err)
+		return err;
+	if (!r->n_baseline)
+		return check_no_baseline(out, r, md);
+	err = check_baseline(out, r, md);
+	if (err)
+		return err;
+	for (size_t i = 0; i < r->n_metrics; i++) {
+		err = check_row(out, &r->metrics[i], r, md);
 		if (err)
 			return err;
 	}
-	return 0;
+	return check_details(out, r, md);
 }
 
 /* ---- trend ---- */
@@ -1171,102 +1205,94 @@ static json_t *series_json(const struct rs_series *s, size_t n)
 	return o;
 }
 
+/* The whole trend as one JSON document. */
+static int trend_json(struct rs_buf *out, const struct rs_trend *t)
+{
+	json_t *o = json_object(), *runs = json_array(), *ms = json_array(), *fs = json_array();
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		json_t *r = json_object();
+
+		json_object_set_new(r, "id", json_string(t->ids[i]));
+		json_object_set_new(r, "commit", json_string(t->commits[i]));
+		json_object_set_new(r, "recorded_at", json_string(t->dates[i]));
+		json_object_set_new(r, "path", json_string(t->paths[i]));
+		json_array_append_new(runs, r);
+	}
+	for (i = 0; i < t->n_metrics; i++)
+		json_array_append_new(ms, series_json(&t->metrics[i], t->n));
+	for (i = 0; i < t->n_funcs; i++)
+		json_array_append_new(fs, series_json(&t->funcs[i], t->n));
+	json_object_set_new(o, "runs", runs);
+	json_object_set_new(o, "workload", t->workload_key ? json_string(t->workload_key)
+							   : json_null());
+	json_object_set_new(o, "metrics", ms);
+	json_object_set_new(o, "functions", fs);
+	json_object_set_new(o, "excluded_runs", json_integer((json_int_t)t->n_excluded));
+	if (t->excluded_why[0])
+		json_object_set_new(o, "excluded_config", json_string(t->excluded_why));
+	return dump_json(out, o);
+}
+
+/* One cell of the text table: `v` as the metric `metric`, or (NULL) as seconds. */
+static int trend_cell(struct rs_buf *out, const char *metric, double v)
+{
+	struct rs_buf cell = RS_BUF_INIT;
+	int err;
+
+	if (metric)
+		err = rs_render_metric_value(&cell, metric, v);
+	else
+		err = rs_render_seconds(&cell, v);
+	if (!err)
+		err = rs_buf_printf(out, " %14s", cell.ptr);
+	rs_buf_release(&cell);
+	return err;
+}
+
+/* The text line of run `i`: id, commit, the values, and a mark at a change point. */
+static int trend_row(struct rs_buf *out, const struct rs_trend *t, size_t i)
+{
+	char s[8];
+	int mark = 0, err;
+	size_t j;
+
+	for (j = 0; j < t->n_metrics; j++)
+		for (size_t c = 0; c < t->metrics[j].n_changes; c++)
+			if (t->metrics[j].changes[c] == i)
+				mark = 1;
+	err = rs_buf_printf(out, "%-34s %-8s", t->ids[i], short_sha(t->commits[i], s));
+	for (j = 0; !err && j < t->n_metrics; j++)
+		err = trend_cell(out, t->metrics[j].name, t->metrics[j].v[i]);
+	for (j = 0; !err && j < t->n_funcs; j++)
+		err = trend_cell(out, NULL, t->funcs[j].v[i]);
+	if (!err)
+		err = rs_buf_puts(out, mark ? "  <- change point\n" : "\n");
+	return err;
+}
+
 int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format fmt)
 {
 	size_t i, j;
 	int err;
 
-	if (fmt == RS_FORMAT_JSON) {
-		json_t *o = json_object(), *runs = json_array(), *ms = json_array(),
-		       *fs = json_array();
-
-		for (i = 0; i < t->n; i++) {
-			json_t *r = json_object();
-
-			json_object_set_new(r, "id", json_string(t->ids[i]));
-			json_object_set_new(r, "commit", json_string(t->commits[i]));
-			json_object_set_new(r, "recorded_at", json_string(t->dates[i]));
-			json_object_set_new(r, "path", json_string(t->paths[i]));
-			json_array_append_new(runs, r);
-		}
-		for (i = 0; i < t->n_metrics; i++)
-			json_array_append_new(ms, series_json(&t->metrics[i], t->n));
-		for (i = 0; i < t->n_funcs; i++)
-			json_array_append_new(fs, series_json(&t->funcs[i], t->n));
-		json_object_set_new(o, "runs", runs);
-		json_object_set_new(o, "workload", t->workload_key ? json_string(t->workload_key)
-								   : json_null());
-		json_object_set_new(o, "metrics", ms);
-		json_object_set_new(o, "functions", fs);
-		json_object_set_new(o, "excluded_runs", json_integer((json_int_t)t->n_excluded));
-		if (t->excluded_why[0])
-			json_object_set_new(o, "excluded_config", json_string(t->excluded_why));
-		return dump_json(out, o);
-	}
+	if (fmt == RS_FORMAT_JSON)
+		return trend_json(out, t);
 	/* Text: one line per run, metric columns then function columns. */
 	err = rs_buf_printf(out, "%-34s %-8s", "run", "commit");
-	if (err)
-		return err;
-	for (j = 0; j < t->n_metrics; j++) {
+	for (j = 0; !err && j < t->n_metrics; j++)
 		err = rs_buf_printf(out, " %14.14s", t->metrics[j].name);
-		if (err)
-			return err;
-	}
-	for (j = 0; j < t->n_funcs; j++) {
+	for (j = 0; !err && j < t->n_funcs; j++)
 		err = rs_buf_printf(out, " %14.14s", t->funcs[j].function);
-		if (err)
-			return err;
-	}
-	err = rs_buf_putc(out, '\n');
-	if (err)
+	if (!err)
+		err = rs_buf_putc(out, '\n');
+	for (i = 0; !err && i < t->n; i++)
+		err = trend_row(out, t, i);
+	if (err || !t->n_excluded)
 		return err;
-	for (i = 0; i < t->n; i++) {
-		char s[8];
-		int mark = 0;
-
-		for (j = 0; j < t->n_metrics; j++) {
-			size_t c;
-
-			for (c = 0; c < t->metrics[j].n_changes; c++)
-				if (t->metrics[j].changes[c] == i)
-					mark = 1;
-		}
-		err = rs_buf_printf(out, "%-34s %-8s", t->ids[i], short_sha(t->commits[i], s));
-		if (err)
-			return err;
-		for (j = 0; j < t->n_metrics; j++) {
-			struct rs_buf cell = RS_BUF_INIT;
-
-			err = rs_render_metric_value(&cell, t->metrics[j].name, t->metrics[j].v[i]);
-
-			if (!err)
-				err = rs_buf_printf(out, " %14s", cell.ptr);
-			rs_buf_release(&cell);
-			if (err)
-				return err;
-		}
-		for (j = 0; j < t->n_funcs; j++) {
-			struct rs_buf cell = RS_BUF_INIT;
-
-			err = rs_render_seconds(&cell, t->funcs[j].v[i]);
-
-			if (!err)
-				err = rs_buf_printf(out, " %14s", cell.ptr);
-			rs_buf_release(&cell);
-			if (err)
-				return err;
-		}
-		err = rs_buf_puts(out, mark ? "  <- change point\n" : "\n");
-		if (err)
-			return err;
-	}
-	if (t->n_excluded) {
-		err = rs_buf_printf(out, "%zu run%s shown as '-': another configuration than most runs%s%s%s, or a repeated record of one session\n",
-				    t->n_excluded, t->n_excluded == 1 ? "" : "s",
-				    t->excluded_why[0] ? " (" : "", t->excluded_why,
-				    t->excluded_why[0] ? ")" : "");
-		if (err)
-			return err;
-	}
-	return 0;
+	return rs_buf_printf(out, "%zu run%s shown as '-': another configuration than most runs%s%s%s, or a repeated record of one session\n",
+			     t->n_excluded, t->n_excluded == 1 ? "" : "s",
+			     t->excluded_why[0] ? " (" : "", t->excluded_why,
+			     t->excluded_why[0] ? ")" : "");
 }

@@ -18,16 +18,7 @@
 #include "analysis/diff.h"
 #include "analysis/series.h"
 #include "results/buf.h"
-
-enum rs_format {
-	RS_FORMAT_TEXT = 0,
-	RS_FORMAT_MARKDOWN,
-	RS_FORMAT_JSON,
-};
-
-/* "text", "markdown" (or "md"), "json". RS_EUSAGE otherwise. */
-RS_MUST_CHECK
-int rs_format_parse(enum rs_format *out, const char *name);
+#include "results/report.h" /* enum rs_format, rs_format_parse */
 
 /* `top`: function rows shown per section (0: 10). */
 RS_MUST_CHECK

@@ -255,14 +255,95 @@ static int cmp_top(const void *a, const void *b)
 /* Choose the function series: requested names, or the heaviest by the
  * sum over runs of their share of own time. Returns a json object
  * key -> series index (caller's). */
+/* Whether function `f` (displayed as `disp`) is one the options ask for. */
+static int fn_wanted(const json_t *f, const char *disp, const struct rs_trend_opts *o)
+{
+	if (!o || !o->functions)
+		return 1;
+	for (size_t q = 0; q < o->n_functions; q++)
+		if (!strcmp(disp, o->functions[q]) ||
+		    !strcmp(rs_runview_str(f, "function", ""), o->functions[q]))
+			return 1;
+	return 0;
+}
+
+/*
+ * Every wanted function's weight in `weights` (key -> number): its own
+ * time as a share of each run's duration, summed over the runs.
+ */
+static int weigh_functions(json_t *weights, const json_t *const *runs, size_t n,
+			   const struct rs_trend_opts *o)
+{
+	struct rs_buf key = RS_BUF_INIT, disp = RS_BUF_INIT;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		const json_t *sum = json_object_get(runs[i], "summary");
+		const json_t *fs = json_object_get(sum, "functions");
+		double base = 0, self;
+
+		if (!rs_runview_num(sum, "duration", &base) || base <= 0)
+			base = 1;
+		for (size_t j = 0; !err && j < json_array_size(fs); j++) {
+			const json_t *f = json_array_get(fs, j);
+			const json_t *v;
+
+			err = fn_key(&key, &disp, f);
+			if (err || !fn_wanted(f, disp.ptr, o))
+				continue;
+			if (!rs_runview_num(f, "self", &self))
+				self = 0;
+			v = json_object_get(weights, key.ptr);
+			if (json_object_set_new(weights, key.ptr,
+				json_real((v ? json_real_value(v) : 0) + self / base + 1e-12)))
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+		}
+	}
+	rs_buf_release(&key);
+	rs_buf_release(&disp);
+	return err;
+}
+
+/* One function series per top entry (`want` of them); `sel` maps each key to its series. */
+static int make_function_series(struct rs_trend *t, json_t *sel, const struct top *tops,
+				size_t want)
+{
+	struct rs_buf label = RS_BUF_INIT, name = RS_BUF_INIT;
+	int err = 0;
+
+	t->funcs = calloc(want ? want : 1, sizeof(*t->funcs));
+	if (!t->funcs)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; !err && i < want; i++) {
+		const char *sep = strchr(tops[i].key, '\x1f');
+
+		rs_buf_clear(&name);
+		rs_buf_clear(&label);
+		err = rs_buf_put(&name, tops[i].key, (size_t)(sep - tops[i].key));
+		if (err)
+			break;
+		err = rs_buf_printf(&label, "%s (%s)", name.ptr, basename_of(sep + 1));
+		if (err)
+			break;
+		err = series_init(&t->funcs[t->n_funcs], label.ptr, name.ptr, t->n);
+		if (err)
+			break;
+		t->n_funcs++;
+		if (json_object_set_new(sel, tops[i].key, json_integer((json_int_t)i)))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	rs_buf_release(&name);
+	rs_buf_release(&label);
+	return err;
+}
+
 static int choose_functions(struct rs_trend *t, json_t **chosen,
 			    const json_t *const *runs, size_t n,
 			    const struct rs_trend_opts *o)
 {
 	json_t *weights = json_object(), *sel = json_object();
-	struct rs_buf key = RS_BUF_INIT, disp = RS_BUF_INIT, label = RS_BUF_INIT;
 	struct top *tops = NULL;
-	size_t ntop = 0, want, i, j;
+	size_t ntop = 0, want;
 	const char *k;
 	json_t *v;
 	int err = 0;
@@ -271,37 +352,9 @@ static int choose_functions(struct rs_trend *t, json_t **chosen,
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		const json_t *sum = json_object_get(runs[i], "summary");
-		const json_t *fs = json_object_get(sum, "functions");
-		double base = 0, self;
-
-		if (!rs_runview_num(sum, "duration", &base) || base <= 0)
-			base = 1;
-		for (j = 0; j < json_array_size(fs); j++) {
-			const json_t *f = json_array_get(fs, j);
-			int wanted = !o || !o->functions;
-			size_t q;
-
-			err = fn_key(&key, &disp, f);
-			if (err)
-				goto out;
-			for (q = 0; o && o->functions && q < o->n_functions; q++)
-				if (!strcmp(disp.ptr, o->functions[q]) ||
-				    !strcmp(rs_runview_str(f, "function", ""), o->functions[q]))
-					wanted = 1;
-			if (!wanted)
-				continue;
-			if (!rs_runview_num(f, "self", &self))
-				self = 0;
-			v = json_object_get(weights, key.ptr);
-			if (json_object_set_new(weights, key.ptr,
-				json_real((v ? json_real_value(v) : 0) + self / base + 1e-12))) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-		}
-	}
+	err = weigh_functions(weights, runs, n, o);
+	if (err)
+		goto out;
 	tops = calloc(json_object_size(weights) + 1, sizeof(*tops));
 	if (!tops) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
@@ -315,35 +368,10 @@ static int choose_functions(struct rs_trend *t, json_t **chosen,
 	want = o && o->functions ? ntop : (o && o->top_functions ? o->top_functions : 8);
 	if (want > ntop)
 		want = ntop;
-	t->funcs = calloc(want ? want : 1, sizeof(*t->funcs));
-	if (!t->funcs) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < want; i++) {
-		const char *sep = strchr(tops[i].key, '\x1f');
-		struct rs_buf name = RS_BUF_INIT;
-
-		err = rs_buf_put(&name, tops[i].key, (size_t)(sep - tops[i].key));
-		rs_buf_clear(&label);
-		if (!err)
-			err = rs_buf_printf(&label, "%s (%s)", name.ptr, basename_of(sep + 1));
-		if (!err)
-			err = series_init(&t->funcs[t->n_funcs], label.ptr, name.ptr, t->n);
-		rs_buf_release(&name);
-		if (!err)
-			t->n_funcs++;
-		if (!err && json_object_set_new(sel, tops[i].key, json_integer((json_int_t)i)))
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-		if (err)
-			goto out;
-	}
+	err = make_function_series(t, sel, tops, want);
 out:
 	free(tops);
 	json_decref(weights);
-	rs_buf_release(&key);
-	rs_buf_release(&disp);
-	rs_buf_release(&label);
 	if (err) {
 		json_decref(sel);
 		return err;
@@ -352,82 +380,100 @@ out:
 	return 0;
 }
 
+/*
+ * The starting value of each chosen function in run `i` (summary `sum`):
+ * not stored is 0 only when the run says it did not run at all; below
+ * the stored floor (or an older summary's cut) it is unknown (NAN).
+ */
+static void fill_absent(struct rs_trend *t, const json_t *chosen, const json_t *sum, size_t i)
+{
+	int has_ran = json_is_string(json_object_get(sum, "ran"));
+	const char *k;
+	json_t *at0;
+
+	json_object_foreach((json_t *)chosen, k, at0) {
+		const char *sep = strchr(k, '\x1f');
+		size_t q = (size_t)json_integer_value(at0);
+		int ran = -1;
+
+		if (q >= t->n_funcs)
+			continue;
+		if (has_ran && sep) {
+			char *bare = strndup(k, (size_t)(sep - k));
+
+			if (bare)
+				ran = rs_summary_ran(sum, bare, sep + 1);
+			free(bare);
+		}
+		t->funcs[q].v[i] = ran == 0 || !has_ran ? 0 : NAN;
+	}
+}
+
+/* Add `seconds` to function series `q` at run `i` (NAN counts as 0). */
+static void fill_add(struct rs_trend *t, size_t q, size_t i, double seconds)
+{
+	if (isnan(t->funcs[q].v[i]))
+		t->funcs[q].v[i] = 0;
+	t->funcs[q].v[i] += seconds;
+}
+
+/* The chosen functions' own time in run `i` from summary.more_functions' rows. */
+static int fill_more(struct rs_trend *t, const json_t *chosen, const json_t *sum, size_t i,
+		     struct rs_buf *key)
+{
+	const json_t *more = json_object_get(sum, "more_functions");
+	const json_t *rows = json_object_get(more, "rows");
+	const json_t *files = json_object_get(more, "files");
+	int err;
+
+	for (size_t j = 0; json_is_array(rows) && j < json_array_size(rows); j++) {
+		const json_t *row = json_array_get(rows, j);
+		const json_t *fl = json_array_get(files, (size_t)json_integer_value(
+							 json_array_get(row, 1)));
+		const json_t *at;
+
+		if (!json_is_string(json_array_get(row, 0)) || !json_is_string(fl))
+			continue;
+		rs_buf_clear(key);
+		err = rs_buf_printf(key, "%s\x1f%s", json_string_value(json_array_get(row, 0)),
+				    json_string_value(fl));
+		if (err)
+			return err;
+		at = json_object_get(chosen, key->ptr);
+		if (at)
+			fill_add(t, (size_t)json_integer_value(at), i,
+				 (double)json_integer_value(json_array_get(row, 3)) / 1e6);
+	}
+	return 0;
+}
+
 static int fill_functions(struct rs_trend *t, const json_t *chosen,
 			  const json_t *const *runs)
 {
 	struct rs_buf key = RS_BUF_INIT, disp = RS_BUF_INIT;
-	size_t i, j;
 	int err = 0;
 
-	for (i = 0; i < t->n; i++) {
+	for (size_t i = 0; !err && i < t->n; i++) {
 		const json_t *sum = json_object_get(runs[i], "summary");
 		const json_t *fs = json_object_get(sum, "functions");
-		const json_t *more = json_object_get(sum, "more_functions");
-		const json_t *rows = json_object_get(more, "rows");
-		const json_t *files = json_object_get(more, "files");
-		int has_ran = json_is_string(json_object_get(sum, "ran"));
-		const char *k;
-		json_t *at0;
 
 		if (!json_is_array(fs))
 			continue; /* no summary: unknown, stays NAN */
-		/* Not stored: 0 only when the run says it did not run at all;
-		 * below the stored floor (or an older summary's cut) is unknown. */
-		json_object_foreach((json_t *)chosen, k, at0) {
-			const char *sep = strchr(k, '\x1f');
-			size_t q = (size_t)json_integer_value(at0);
-			int ran = -1;
-
-			if (q >= t->n_funcs)
-				continue;
-			if (has_ran && sep) {
-				char *bare = strndup(k, (size_t)(sep - k));
-
-				if (bare)
-					ran = rs_summary_ran(sum, bare, sep + 1);
-				free(bare);
-			}
-			t->funcs[q].v[i] = ran == 0 || !has_ran ? 0 : NAN;
-		}
-		for (j = 0; json_is_array(rows) && j < json_array_size(rows); j++) {
-			const json_t *row = json_array_get(rows, j);
-			const json_t *fl = json_array_get(files, (size_t)json_integer_value(
-								 json_array_get(row, 1)));
-			const json_t *at;
-			size_t q;
-
-			if (!json_is_string(json_array_get(row, 0)) || !json_is_string(fl))
-				continue;
-			rs_buf_clear(&key);
-			err = rs_buf_printf(&key, "%s\x1f%s", json_string_value(json_array_get(row, 0)),
-					    json_string_value(fl));
-			if (err)
-				goto out;
-			at = json_object_get(chosen, key.ptr);
-			if (!at)
-				continue;
-			q = (size_t)json_integer_value(at);
-			if (isnan(t->funcs[q].v[i]))
-				t->funcs[q].v[i] = 0;
-			t->funcs[q].v[i] += (double)json_integer_value(json_array_get(row, 3)) / 1e6;
-		}
-		for (j = 0; j < json_array_size(fs); j++) {
+		fill_absent(t, chosen, sum, i);
+		err = fill_more(t, chosen, sum, i, &key);
+		for (size_t j = 0; !err && j < json_array_size(fs); j++) {
 			const json_t *f = json_array_get(fs, j);
 			const json_t *at;
 			double self;
 
 			err = fn_key(&key, &disp, f);
 			if (err)
-				goto out;
+				break;
 			at = json_object_get(chosen, key.ptr);
-			if (!at || !rs_runview_num(f, "self", &self))
-				continue;
-			if (isnan(t->funcs[json_integer_value(at)].v[i]))
-				t->funcs[json_integer_value(at)].v[i] = 0;
-			t->funcs[json_integer_value(at)].v[i] += self;
+			if (at && rs_runview_num(f, "self", &self))
+				fill_add(t, (size_t)json_integer_value(at), i, self);
 		}
 	}
-out:
 	rs_buf_release(&key);
 	rs_buf_release(&disp);
 	return err;
@@ -539,96 +585,123 @@ static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
 	}
 }
 
-int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
-		   const struct rs_trend_opts *o)
+/* The runs' ids, commits, dates and folders. */
+static int trend_runs(struct rs_trend *t, const json_t *const *runs, size_t n)
 {
-	static const char *const default_metrics[] = { "duration", "cpu_time" };
-	const char *const *names = o && o->metrics ? o->metrics : default_metrics;
-	size_t n_names = o && o->metrics ? o->n_metrics : 2;
-	double min_step = o && o->min_step > 0 ? o->min_step : 0.05;
-	struct rs_trend *t = calloc(1, sizeof(*t));
-	json_t *chosen = NULL, *all = NULL;
-	size_t alloc = 0, i;
-	int err = 0;
-
-	if (!t)
-		return rs_error_set(RS_EGENERIC, "out of memory");
 	t->n = n;
 	t->ids = calloc(n ? n : 1, sizeof(char *));
 	t->commits = calloc(n ? n : 1, sizeof(char *));
 	t->dates = calloc(n ? n : 1, sizeof(char *));
 	t->paths = calloc(n ? n : 1, sizeof(char *));
-	if (!t->ids || !t->commits || !t->dates || !t->paths) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
+	if (!t->ids || !t->commits || !t->dates || !t->paths)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < n; i++) {
 		t->ids[i] = dup_str(runs[i], "id");
 		t->commits[i] = dup_str(runs[i], "commit");
 		t->dates[i] = dup_str(runs[i], "recorded_at");
 		t->paths[i] = dup_str(runs[i], "path");
-		if (!t->ids[i] || !t->commits[i] || !t->dates[i] || !t->paths[i]) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto out;
-		}
+		if (!t->ids[i] || !t->commits[i] || !t->dates[i] || !t->paths[i])
+			return rs_error_set(RS_EGENERIC, "out of memory");
 	}
+	return 0;
+}
 
-	if (o && o->all_metrics) {
-		/* Union of numeric metric names, first seen first; jansson
-		 * objects keep insertion order. */
-		const char *k;
-		json_t *v;
+/*
+ * --all-metrics: a series for every numeric metric any run has, first
+ * seen first (jansson objects keep insertion order), and the `names`.
+ */
+static int all_metric_series(struct rs_trend *t, size_t *alloc, const json_t *const *runs,
+			     size_t n, const char *const *names, size_t n_names)
+{
+	json_t *all = json_object();
+	const char *k;
+	json_t *v;
+	size_t i;
+	int err = 0;
 
-		all = json_object();
-		if (!all) {
-			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto out;
-		}
-		for (i = 0; i < n; i++)
-			json_object_foreach(json_object_get(runs[i], "metrics"), k, v)
-				if (json_is_number(v))
-					json_object_set_new(all, k, json_true());
-		for (i = 0; i < n_names; i++)
-			if (!json_object_get(all, names[i]))
-				json_object_set_new(all, names[i], json_true());
-		json_object_foreach(all, k, v) {
-			err = add_metric_series(t, &alloc, k, NULL, runs);
-			if (err)
-				goto out;
-		}
-	} else {
-		for (i = 0; i < n_names; i++) {
-			err = add_metric_series(t, &alloc, names[i], NULL, runs);
-			if (err)
-				goto out;
-		}
+	if (!all)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < n; i++)
+		json_object_foreach(json_object_get(runs[i], "metrics"), k, v)
+			if (json_is_number(v))
+				json_object_set_new(all, k, json_true());
+	for (i = 0; i < n_names; i++)
+		if (!json_object_get(all, names[i]))
+			json_object_set_new(all, names[i], json_true());
+	json_object_foreach(all, k, v) {
+		err = add_metric_series(t, alloc, k, NULL, runs);
+		if (err)
+			break;
 	}
+	json_decref(all);
+	return err;
+}
 
-	if (!(o && o->no_workload)) {
-		const char *key = NULL;
-		double w;
+/*
+ * The time metrics among `names` per unit of workload, the one the newest
+ * run that records a workload names.
+ */
+static int workload_series(struct rs_trend *t, size_t *alloc, const json_t *const *runs,
+			   size_t n, const char *const *names, size_t n_names, const char *per)
+{
+	const char *key = NULL;
+	double w;
+	size_t i;
+	int err;
 
-		/* The newest run that records a workload names it. */
-		for (i = n; i-- > 0;)
-			if (rs_runview_workload(runs[i], o ? o->per : NULL, &key, &w))
-				break;
-		if (key) {
-			t->workload_key = strdup(key);
-			if (!t->workload_key) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-				goto out;
-			}
-			for (i = 0; i < n_names; i++) {
-				if (!rs_diff_is_time_metric(names[i]))
-					continue;
-				err = add_metric_series(t, &alloc, names[i],
-							t->workload_key, runs);
-				if (err)
-					goto out;
-			}
-		}
+	for (i = n; i-- > 0;)
+		if (rs_runview_workload(runs[i], per, &key, &w))
+			break;
+	if (!key)
+		return 0;
+	t->workload_key = strdup(key);
+	if (!t->workload_key)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < n_names; i++) {
+		if (!rs_diff_is_time_metric(names[i]))
+			continue;
+		err = add_metric_series(t, alloc, names[i], t->workload_key, runs);
+		if (err)
+			return err;
 	}
+	return 0;
+}
 
+/* Every metric series: the names (or all, --all-metrics), then per unit of workload. */
+static int metric_series(struct rs_trend *t, const json_t *const *runs, size_t n,
+			 const struct rs_trend_opts *o)
+{
+	static const char *const default_metrics[] = { "duration", "cpu_time" };
+	const char *const *names = o && o->metrics ? o->metrics : default_metrics;
+	size_t n_names = o && o->metrics ? o->n_metrics : 2, alloc = 0;
+	int err = 0;
+
+	if (o && o->all_metrics)
+		err = all_metric_series(t, &alloc, runs, n, names, n_names);
+	for (size_t i = 0; !(o && o->all_metrics) && !err && i < n_names; i++)
+		err = add_metric_series(t, &alloc, names[i], NULL, runs);
+	if (err || (o && o->no_workload))
+		return err;
+	return workload_series(t, &alloc, runs, n, names, n_names, o ? o->per : NULL);
+}
+
+int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
+		   const struct rs_trend_opts *o)
+{
+	double min_step = o && o->min_step > 0 ? o->min_step : 0.05;
+	struct rs_trend *t = calloc(1, sizeof(*t));
+	json_t *chosen = NULL;
+	size_t i;
+	int err;
+
+	if (!t)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = trend_runs(t, runs, n);
+	if (err)
+		goto out;
+	err = metric_series(t, runs, n, o);
+	if (err)
+		goto out;
 	err = choose_functions(t, &chosen, runs, n, o);
 	if (err)
 		goto out;
@@ -644,7 +717,6 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 							t->funcs[i].changes, MAX_CHANGES);
 out:
 	json_decref(chosen);
-	json_decref(all);
 	if (err) {
 		rs_trend_free(t);
 		return err;

@@ -6,25 +6,16 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "analysis/check.h"
-#include "analysis/render.h"
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "analysis/owncode.h"
+#include "cli/reportsel.h"
 #include "cli/runsel.h"
 #include "results/error.h"
+#include "results/report.h"
+#include "results/runs.h"
 
-/* Earlier runs read for the baseline and the noise estimate: every run
- * costs a run.json read, so look back only as far as the window (or this
- * default) needs -- enough for a commit's re-runs and a noise estimate. */
-#define HISTORY_MAX 64
-#define HISTORY_DEFAULT 24
 #define METRICS_MAX 32
-
-/* Entries of "own_code" in .results.json used, at most. */
-#define OWN_SPECS_MAX 64
 
 static const char usage[] =
 	"usage: results check [<run-or-commit>] [--baseline <run-or-commit> | --window N]\n"
@@ -80,156 +71,156 @@ static const struct option options[] = {
 };
 
 /* The run named (`query`), or else the newest run (on `branch` when given). */
-static int pick_head(const struct rs_run_entry **head, struct rs_runsel *sel, const char *query,
-		     const char *branch)
+static int pick_head(const struct rs_run_entry **head, const struct rs_reportsel *sel,
+		     const char *query, const char *branch)
 {
+	const struct rs_run_entry **newest = NULL;
+	size_t n = 0;
+	int err;
+
 	if (query)
-		return rs_runsel_resolve(head, sel, query);
-	for (size_t i = sel->idx.count; i-- > 0;)
-		if (!branch || (sel->idx.runs[i].branch &&
-				!strcmp(sel->idx.runs[i].branch, branch))) {
-			*head = &sel->idx.runs[i];
-			return RS_EXIT_OK;
-		}
+		return rs_reportsel_resolve(head, sel, query);
+	err = rs_runs_newest(&newest, &n, sel->runs, branch, 1);
+	if (err)
+		return rs_cli_report(err);
+	if (n)
+		*head = newest[0];
+	free(newest);
+	if (n)
+		return RS_EXIT_OK;
 	return rs_cli_fail(RS_EXIT_UNKNOWN, branch ? "no run recorded on branch '%s'"
 			   : "no run recorded yet%s", branch ? branch : "");
 }
 
-/*
- * The runs before `head` on its branch (or `branch`), newest first, at
- * most the window (or HISTORY_DEFAULT); `*n` counts those loaded, also
- * when one fails.
- */
-static int load_history(json_t **hist, size_t *n, struct rs_runsel *sel,
-			const struct rs_run_entry *head, const char *branch, size_t window)
+/* What the command line asks for. */
+struct check_args {
+	struct rs_report_check_opts copts;
+	const char *metrics[METRICS_MAX];
+	const char *baseline, *output, *query;
+	int strict;
+};
+
+/* One option of the command's own; RS_EXIT_*. */
+static int take_option(struct check_args *a, int opt)
 {
-	const char *hb = branch ? branch : head->branch;
-	size_t want = window > HISTORY_DEFAULT ? window : HISTORY_DEFAULT;
 	int status;
 
-	for (size_t i = rs_runsel_pos(sel, head); i-- > 0 && *n < want;) {
-		const struct rs_run_entry *e = &sel->idx.runs[i];
-
-		if (hb && (!e->branch || strcmp(e->branch, hb)))
-			continue;
-		status = rs_runsel_load(&hist[*n], sel, e);
+	switch (opt) {
+	case 'b': a->baseline = optarg; break;
+	case 'w':
+		status = rs_runsel_parse_count(optarg, &a->copts.window);
 		if (status)
 			return status;
-		(*n)++;
+		if (a->copts.window > RS_REPORT_CHECK_HISTORY_MAX)
+			return rs_cli_fail(RS_EXIT_USAGE, "--window is at most %d runs",
+					   RS_REPORT_CHECK_HISTORY_MAX);
+		break;
+	case 't':
+		return rs_runsel_parse_pct(optarg, &a->copts.threshold);
+	case 'm':
+		if (a->copts.n_metrics == METRICS_MAX)
+			return rs_cli_fail(RS_EXIT_USAGE, "at most %d --metric options",
+					   METRICS_MAX);
+		a->metrics[a->copts.n_metrics++] = optarg;
+		a->copts.metrics = a->metrics;
+		break;
+	case 'S': a->strict = 1; break;
 	}
 	return RS_EXIT_OK;
 }
 
-static int run(int argc, char **argv)
+/* Parse the command line into `a`; RS_EXIT_OK to go on, else the status to return. */
+static int parse_args(struct check_args *a, int argc, char **argv, int *done)
 {
-	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
-	struct rs_check_opts copts = { 0 };
-	const char *metrics[METRICS_MAX];
-	const char *baseline = NULL, *branch = NULL, *output = NULL;
-	const struct rs_run_entry *head = NULL, *base = NULL;
-	enum rs_format fmt = RS_FORMAT_TEXT;
-	struct rs_check_result *res = NULL;
-	struct rs_buf out = RS_BUF_INIT;
-	json_t *hj = NULL, *hist[HISTORY_MAX];
-	size_t n_hist = 0, i;
-	struct rs_owncode own = { NULL, 0 };
-	const char *own_specs[OWN_SPECS_MAX];
-	json_t *config = NULL;
 	struct rs_cli_opts opts = {
 		.command = "check", .usage = usage, .shortopts = "ho:", .longopts = options,
 		.take = RS_CLI_OPT_FORMAT | RS_CLI_OPT_BRANCH | RS_CLI_OPT_WORKLOAD |
 			 RS_CLI_OPT_OUTPUT,
 	};
-	int opt, err, status = RS_EXIT_OK, opened = 0, strict = 0;
+	int opt, status;
 
-	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
-		switch (opt) {
-		case 'b': baseline = optarg; break;
-		case 'w':
-			status = rs_runsel_parse_count(optarg, &copts.window);
-			if (status)
-				return status;
-			if (copts.window > HISTORY_MAX)
-				return rs_cli_fail(RS_EXIT_USAGE, "--window is at most %d runs",
-						   HISTORY_MAX);
+	*done = 1;
+	for (;;) {
+		opt = rs_cli_opts_next(&opts, argc, argv);
+		if (opt <= 0)
 			break;
-		case 't':
-			status = rs_runsel_parse_pct(optarg, &copts.threshold);
-			if (status)
-				return status;
-			break;
-		case 'm':
-			if (copts.n_metrics == METRICS_MAX)
-				return rs_cli_fail(RS_EXIT_USAGE, "at most %d --metric options",
-						   METRICS_MAX);
-			metrics[copts.n_metrics++] = optarg;
-			copts.metrics = metrics;
-			break;
-		case 'S': strict = 1; break;
-		}
+		status = take_option(a, opt);
+		if (status)
+			return status;
 	}
 	if (opt < 0)
 		return opts.status;
-	fmt = opts.fmt;
-	output = opts.output;
-	branch = opts.branch;
-	copts.per = opts.per;
-	copts.no_workload = opts.no_workload;
+	a->copts.format = opts.fmt;
+	a->output = opts.output;
+	a->copts.branch = opts.branch;
+	a->copts.per = opts.per;
+	a->copts.no_workload = opts.no_workload;
 	if (optind < argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give at most one run or commit; "
 				   "see 'results check --help'");
-	if (baseline && copts.window)
+	if (a->baseline && a->copts.window)
 		return rs_cli_fail(RS_EXIT_USAGE, "--baseline and --window exclude each other");
+	a->query = optind == argc - 1 ? argv[optind] : NULL;
+	*done = 0;
+	return RS_EXIT_OK;
+}
 
-	status = rs_runsel_open(&sel);
-	opened = 1;
+/* The head run and (--baseline) the baseline run, resolved and loaded. */
+static int load_runs(struct rs_run_doc **hd, struct rs_run_doc **bd,
+		     const struct rs_run_entry **head, const struct rs_reportsel *sel,
+		     const struct check_args *a)
+{
+	const struct rs_run_entry *base = NULL;
+	int status;
+
+	status = pick_head(head, sel, a->query, a->copts.branch);
 	if (status)
-		goto out;
-	/* the project's own code, from the committed config */
-	config = rs_runsel_config(&sel);
-	own.n_specs = rs_owncode_from_config(config, own_specs, OWN_SPECS_MAX);
-	own.specs = own_specs;
-	copts.own = &own;
-	status = pick_head(&head, &sel, optind == argc - 1 ? argv[optind] : NULL, branch);
+		return status;
+	status = rs_reportsel_load(hd, sel, *head);
+	if (status || !a->baseline)
+		return status;
+	status = rs_reportsel_resolve(&base, sel, a->baseline);
+	if (status)
+		return status;
+	return rs_reportsel_load(bd, sel, base);
+}
+
+static int run(int argc, char **argv)
+{
+	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct check_args a = { .baseline = NULL };
+	struct rs_report_verdict verdict = { 0, 0 };
+	const struct rs_run_entry *head = NULL;
+	struct rs_run_doc *hd = NULL, *bd = NULL;
+	struct rs_buf out = RS_BUF_INIT;
+	int err, status, done;
+
+	status = parse_args(&a, argc, argv, &done);
+	if (done)
+		return status;
+	status = rs_reportsel_open(&sel);
 	if (!status)
-		status = rs_runsel_load(&hj, &sel, head);
-	if (!status && baseline) {
-		status = rs_runsel_resolve(&base, &sel, baseline);
-		if (!status)
-			status = rs_runsel_load(&hist[0], &sel, base);
-		if (!status) {
-			n_hist = 1;
-			copts.explicit_baseline = 1;
-		}
-	} else if (!status) {
-		status = load_history(hist, &n_hist, &sel, head, branch, copts.window);
-	}
+		status = load_runs(&hd, &bd, &head, &sel, &a);
 	if (status)
 		goto out;
-
-	err = rs_check_run(&res, hj, (const json_t *const *)hist, n_hist, &copts);
-	if (!err)
-		err = rs_render_check(&out, res, fmt);
+	a.copts.baseline = bd;
+	err = rs_report_check(&out, &verdict, sel.runs, head, hd, &a.copts);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
 	}
-	status = rs_runsel_write(output, &out);
-	if (!status && res->regressed)
+	status = rs_runsel_write(a.output, &out);
+	if (!status && verdict.regressed)
 		status = RS_EXIT_REGRESSION;
-	if (!status && strict && !res->n_baseline)
+	if (!status && a.strict && !verdict.n_baseline)
 		status = rs_cli_fail(RS_EXIT_USAGE, "no comparable baseline for run '%s' "
 				     "(--strict); record a run of the same configuration "
-				     "on this machine first", res->head_id);
+				     "on this machine first", rs_run_doc_id(hd));
 out:
-	rs_check_free(res);
-	json_decref(hj);
-	for (i = 0; i < n_hist; i++)
-		json_decref(hist[i]);
+	rs_run_doc_free(hd);
+	rs_run_doc_free(bd);
 	rs_buf_release(&out);
-	json_decref(config);
-	if (opened)
-		rs_runsel_close(&sel);
+	rs_reportsel_close(&sel);
 	return status;
 }
 

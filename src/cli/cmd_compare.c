@@ -4,20 +4,14 @@
  */
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "analysis/deep.h"
-#include "analysis/diff.h"
-#include "analysis/render.h"
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "analysis/owncode.h"
+#include "cli/reportsel.h"
 #include "cli/runsel.h"
 #include "results/error.h"
-
-/* Entries of "own_code" in .results.json used, at most. */
-#define OWN_SPECS_MAX 64
+#include "results/report.h"
+#include "results/runs.h"
 
 static const char usage[] =
 	"usage: results compare <run-or-commit> <run-or-commit>\n"
@@ -62,140 +56,116 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The summary diff, then (--deep) the call paths; one document in JSON. */
-static int render_report(struct rs_buf *out, const struct rs_diff *d, int deep,
-			 const struct rs_deep_diff *dd, enum rs_format fmt, size_t top)
+/* What the command line asks for. */
+struct compare_args {
+	struct rs_report_compare_opts copts;
+	const char *output, *html;
+	int deep;
+};
+
+/* Parse the command line into `a`; `*done` when the command ends with the status returned. */
+static int parse_args(struct compare_args *a, int argc, char **argv, int *done)
 {
-	struct rs_buf a1 = RS_BUF_INIT, a2 = RS_BUF_INIT;
-	int err;
-
-	if (!deep || fmt != RS_FORMAT_JSON) {
-		err = rs_render_diff(out, d, fmt, top);
-		if (!err && deep)
-			err = rs_render_deep(out, dd, fmt, top);
-		return err;
-	}
-	/* one JSON document: {"summary": <diff>, "deep": <paths>} */
-	err = rs_render_diff(&a1, d, fmt, top);
-	if (!err)
-		err = rs_render_deep(&a2, dd, fmt, top);
-	if (!err)
-		err = rs_buf_printf(out, "{\"summary\": %s, \"deep\": %s}\n", a1.ptr, a2.ptr);
-	rs_buf_release(&a1);
-	rs_buf_release(&a2);
-	return err;
-}
-
-/* --html FILE: the differential flame graph page. RS_EXIT_*. */
-static int write_flame(const char *html, const struct rs_diff *d, const struct rs_deep_diff *dd)
-{
-	struct rs_buf page = RS_BUF_INIT, title = RS_BUF_INIT;
-	int status, err;
-
-	err = rs_buf_printf(&title, "%s -> %s: differential flame graph", d->base_id, d->head_id);
-	if (!err)
-		err = rs_deep_flame_html(&page, dd, title.ptr);
-	status = err ? rs_cli_report(err) : rs_runsel_write(html, &page);
-	rs_buf_release(&page);
-	rs_buf_release(&title);
-	return status;
-}
-
-int cmd_compare(int argc, char **argv)
-{
-	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
-	const struct rs_run_entry *a = NULL, *b = NULL;
-	struct rs_diff_opts dopts = { NULL, 0, NULL };
-	enum rs_format fmt = RS_FORMAT_TEXT;
-	struct rs_diff *d = NULL;
-	struct rs_buf out = RS_BUF_INIT;
-	json_t *ra = NULL, *rb = NULL;
-	const char *output = NULL, *html = NULL;
-	size_t top = 10;
-	struct rs_buf sa = RS_BUF_INIT, sb = RS_BUF_INIT;
-	struct rs_deep_diff *dd = NULL;
-	struct rs_owncode own = { NULL, 0 };
-	const char *own_specs[OWN_SPECS_MAX];
-	json_t *config = NULL;
 	struct rs_cli_opts opts = {
 		.command = "compare", .usage = usage, .shortopts = "ho:", .longopts = options,
 		.take = RS_CLI_OPT_FORMAT | RS_CLI_OPT_WORKLOAD | RS_CLI_OPT_OUTPUT,
 	};
-	int opt, err, status = RS_EXIT_OK, opened = 0, deep = 0;
+	int opt, status;
 
-	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
+	*done = 1;
+	a->copts.top = 10;
+	for (;;) {
+		opt = rs_cli_opts_next(&opts, argc, argv);
+		if (opt <= 0)
+			break;
 		switch (opt) {
 		case 't':
-			status = rs_runsel_parse_count(optarg, &top);
+			status = rs_runsel_parse_count(optarg, &a->copts.top);
 			if (status)
 				return status;
 			break;
-		case 'd': deep = 1; break;
-		case 'H': html = optarg; break;
+		case 'd': a->deep = 1; break;
+		case 'H': a->html = optarg; break;
 		}
 	}
 	if (opt < 0)
 		return opts.status;
-	fmt = opts.fmt;
-	output = opts.output;
-	dopts.per = opts.per;
-	dopts.no_workload = opts.no_workload;
+	a->copts.format = opts.fmt;
+	a->output = opts.output;
+	a->copts.per = opts.per;
+	a->copts.no_workload = opts.no_workload;
 	if (optind != argc - 2)
 		return rs_cli_fail(RS_EXIT_USAGE, "give two runs or commits, base first; "
 				   "see 'results compare --help'");
-	if (html && !deep)
+	if (a->html && !a->deep)
 		return rs_cli_fail(RS_EXIT_USAGE, "--html needs --deep (the flame graph is "
 				   "built from the sessions)");
-	status = rs_runsel_open(&sel);
-	opened = 1;
+	*done = 0;
+	return RS_EXIT_OK;
+}
+
+/* The two runs, resolved and loaded. */
+static int load_runs(struct rs_run_doc **da, struct rs_run_doc **db,
+		     const struct rs_run_entry **a, const struct rs_run_entry **b,
+		     const struct rs_reportsel *sel, char **names)
+{
+	int status;
+
+	status = rs_reportsel_resolve(a, sel, names[0]);
 	if (status)
-		goto out;
-	/* the project's own code, from the committed config */
-	config = rs_runsel_config(&sel);
-	own.n_specs = rs_owncode_from_config(config, own_specs, OWN_SPECS_MAX);
-	own.specs = own_specs;
-	dopts.own = &own;
-	status = rs_runsel_resolve(&a, &sel, argv[optind]);
-	if (!status)
-		status = rs_runsel_resolve(&b, &sel, argv[optind + 1]);
-	if (!status)
-		status = rs_runsel_load(&ra, &sel, a);
-	if (!status)
-		status = rs_runsel_load(&rb, &sel, b);
+		return status;
+	status = rs_reportsel_resolve(b, sel, names[1]);
 	if (status)
-		goto out;
-	if (deep) {
-		status = rs_runsel_session_path(&sa, &sel, a);
+		return status;
+	status = rs_reportsel_load(da, sel, *a);
+	if (status)
+		return status;
+	return rs_reportsel_load(db, sel, *b);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct compare_args args = { .output = NULL };
+	const struct rs_run_entry *a = NULL, *b = NULL;
+	struct rs_run_doc *da = NULL, *db = NULL;
+	struct rs_buf out = RS_BUF_INIT, flame = RS_BUF_INIT;
+	struct rs_buf sa = RS_BUF_INIT, sb = RS_BUF_INIT;
+	int err, status, done;
+
+	status = parse_args(&args, argc, argv, &done);
+	if (done)
+		return status;
+	status = rs_reportsel_open(&sel);
+	if (!status)
+		status = load_runs(&da, &db, &a, &b, &sel, argv + optind);
+	if (!status && args.deep) {
+		status = rs_reportsel_session_path(&sa, &sel, a, da);
 		if (!status)
-			status = rs_runsel_session_path(&sb, &sel, b);
-		if (status)
-			goto out;
+			status = rs_reportsel_session_path(&sb, &sel, b, db);
+		args.copts.base_session = sa.ptr;
+		args.copts.head_session = sb.ptr;
 	}
-	err = rs_diff_runs(&d, ra, rb, &dopts);
-	if (!err && deep)
-		err = rs_deep_diff_sessions_with(&dd, sa.ptr, sb.ptr, 0, d);
-	if (!err)
-		err = render_report(&out, d, deep, dd, fmt, top);
+	if (status)
+		goto out;
+	err = rs_report_compare(&out, args.html ? &flame : NULL, sel.runs, da, db, &args.copts);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
 	}
-	if (html) {
-		status = write_flame(html, d, dd);
+	if (args.html) {
+		status = rs_runsel_write(args.html, &flame);
 		if (status)
 			goto out;
 	}
-	status = rs_runsel_write(output, &out);
+	status = rs_runsel_write(args.output, &out);
 out:
-	rs_deep_diff_free(dd);
 	rs_buf_release(&sa);
 	rs_buf_release(&sb);
-	rs_diff_free(d);
-	json_decref(ra);
-	json_decref(rb);
+	rs_run_doc_free(da);
+	rs_run_doc_free(db);
 	rs_buf_release(&out);
-	json_decref(config);
-	if (opened)
-		rs_runsel_close(&sel);
+	rs_buf_release(&flame);
+	rs_reportsel_close(&sel);
 	return status;
 }

@@ -11,11 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analysis/export.h"
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "cli/runsel.h"
+#include "cli/reportsel.h"
 #include "results/error.h"
+#include "results/report.h"
+#include "results/runs.h"
 
 static const char usage[] =
 	"usage: results export <run-or-commit | session-file> --format speedscope|collapsed\n"
@@ -39,10 +40,35 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * The session of run `name` (a run or commit) appended to `session`, and
+ * the run's id in `*id` (borrowed from `sel`).
+ */
+static int run_session(struct rs_buf *session, const char **id, struct rs_reportsel *sel,
+		       const char *name)
+{
+	const struct rs_run_entry *e = NULL;
+	struct rs_run_doc *doc = NULL;
+	int status;
+
+	status = rs_reportsel_open(sel);
+	if (status)
+		return status;
+	status = rs_reportsel_resolve(&e, sel, name);
+	if (status)
+		return status;
+	status = rs_reportsel_load(&doc, sel, e);
+	if (status)
+		return status;
+	status = rs_reportsel_session_path(session, sel, e, doc);
+	rs_run_doc_free(doc);
+	*id = rs_run_entry_id(e);
+	return status;
+}
+
 int cmd_export(int argc, char **argv)
 {
-	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
-	const struct rs_run_entry *e = NULL;
+	struct rs_reportsel sel = RS_REPORTSEL_INIT;
 	enum rs_export_format fmt = RS_EXPORT_COLLAPSED;
 	const char *output = NULL, *name;
 	struct rs_buf session = RS_BUF_INIT;
@@ -52,9 +78,12 @@ int cmd_export(int argc, char **argv)
 		.command = "export", .usage = usage, .shortopts = "ho:", .longopts = options,
 		.take = RS_CLI_OPT_OUTPUT,
 	};
-	int opt, err, status = RS_EXIT_OK, opened = 0, have_fmt = 0;
+	int opt, err, status = RS_EXIT_OK, have_fmt = 0;
 
-	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
+	for (;;) {
+		opt = rs_cli_opts_next(&opts, argc, argv);
+		if (opt <= 0)
+			break;
 		if (opt == 'f') {
 			if (rs_export_format_parse(&fmt, optarg))
 				return rs_cli_error(RS_EXIT_USAGE);
@@ -72,15 +101,9 @@ int cmd_export(int argc, char **argv)
 		if (rs_buf_puts(&session, name))
 			return rs_cli_report(RS_EGENERIC);
 	} else {
-		status = rs_runsel_open(&sel);
-		opened = 1;
-		if (!status)
-			status = rs_runsel_resolve(&e, &sel, name);
-		if (!status)
-			status = rs_runsel_session_path(&session, &sel, e);
+		status = run_session(&session, &name, &sel, name);
 		if (status)
 			goto out;
-		name = e->id;
 	}
 	if (output && strcmp(output, "-")) {
 		out = fopen(output, "wb");
@@ -100,7 +123,6 @@ out:
 	if (out != stdout && fclose(out) && !status)
 		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s'", output);
 	rs_buf_release(&session);
-	if (opened)
-		rs_runsel_close(&sel);
+	rs_reportsel_close(&sel);
 	return status;
 }

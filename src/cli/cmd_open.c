@@ -13,11 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/export.h"
-#include "analysis/open.h"
 #include "cli/cli.h"
-#include "cli/runsel.h"
+#include "cli/reportsel.h"
 #include "results/error.h"
+#include "results/report.h"
+#include "results/runs.h"
 
 static const char usage[] =
 	"usage: results open <run-or-commit | session-file> [--speedscope] [-o FILE] [--force]\n"
@@ -68,26 +68,31 @@ static int create_output(FILE **out, const char *path, int force)
 	return RS_EXIT_OK;
 }
 
-int cmd_open(int argc, char **argv)
-{
-	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
-	const struct rs_run_entry *e = NULL;
-	struct rs_buf session = RS_BUF_INIT, page = RS_BUF_INIT, deflt = RS_BUF_INIT;
-	const char *output = NULL, *name;
-	struct stat sb;
-	FILE *out = NULL;
-	int opt, err, status = RS_EXIT_OK, opened = 0, speedscope = 0, force = 0, written = 0;
+/* What the command line asks for. */
+struct open_args {
+	const char *output, *name;
+	int speedscope, force;
+};
 
+/* Parse the command line into `a`; `*done` when the command ends with the status returned. */
+static int parse_args(struct open_args *a, int argc, char **argv, int *done)
+{
+	int opt;
+
+	*done = 1;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	for (;;) {
+		opt = getopt_long(argc, argv, "ho:", options, NULL);
+		if (opt == -1)
+			break;
 		switch (opt) {
 		case 'h':
 			fputs(usage, stdout);
 			return RS_EXIT_OK;
-		case 'o': output = optarg; break;
-		case 's': speedscope = 1; break;
-		case 'F': force = 1; break;
+		case 'o': a->output = optarg; break;
+		case 's': a->speedscope = 1; break;
+		case 'F': a->force = 1; break;
 		default:
 			return rs_cli_fail(RS_EXIT_USAGE, "unknown option '%s'; see 'results open --help'",
 					   argv[optind - 1]);
@@ -95,79 +100,137 @@ int cmd_open(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give one run; see 'results open --help'");
-	if (output && !*output)
+	if (a->output && !*a->output)
 		return rs_cli_fail(RS_EXIT_USAGE, "-o needs a file name");
-	name = argv[optind];
-	if (stat(name, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	a->name = argv[optind];
+	*done = 0;
+	return RS_EXIT_OK;
+}
+
+/*
+ * What `a->name` names: a session file (appended to `session`), or a run
+ * (`*e`, resolved; a->name becomes its id). `deflt` gets the default
+ * output name without its extension.
+ */
+static int pick_source(const struct rs_run_entry **e, struct rs_buf *session,
+		       struct rs_buf *deflt, struct rs_reportsel *sel, struct open_args *a)
+{
+	struct stat sb;
+	int status;
+
+	if (stat(a->name, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		const char *base = strrchr(a->name, '/') ? strrchr(a->name, '/') + 1 : a->name;
 		size_t n = strlen(base);
 
 		if (n > 11 && !strcmp(base + n - 11, ".pyisession"))
 			n -= 11;
-		if (rs_buf_puts(&session, name) || rs_buf_put(&deflt, base, n))
+		if (rs_buf_puts(session, a->name) || rs_buf_put(deflt, base, n))
 			return rs_cli_report(RS_EGENERIC);
-	} else {
-		status = rs_runsel_open(&sel);
-		opened = 1;
-		if (!status)
-			status = rs_runsel_resolve(&e, &sel, name);
-		if (status)
-			goto out;
-		name = e->id;
-		if (rs_buf_puts(&deflt, e->id)) {
-			status = rs_cli_report(RS_EGENERIC);
-			goto out;
-		}
+		return RS_EXIT_OK;
 	}
-	if (!output) {
-		if (rs_buf_puts(&deflt, speedscope ? ".speedscope.json" : ".html")) {
+	status = rs_reportsel_open(sel);
+	if (!status)
+		status = rs_reportsel_resolve(e, sel, a->name);
+	if (status)
+		return status;
+	a->name = rs_run_entry_id(*e);
+	if (rs_buf_puts(deflt, a->name))
+		return rs_cli_report(RS_EGENERIC);
+	return RS_EXIT_OK;
+}
+
+/* The session of run `e` (fetched when needed), appended to `session`. */
+static int run_session(struct rs_buf *session, const struct rs_reportsel *sel,
+		       const struct rs_run_entry *e)
+{
+	struct rs_run_doc *doc = NULL;
+	int status;
+
+	status = rs_reportsel_load(&doc, sel, e);
+	if (!status)
+		status = rs_reportsel_session_path(session, sel, e, doc);
+	rs_run_doc_free(doc);
+	return status;
+}
+
+/* Write the page (or, with --speedscope, the export) to a new file `a->output`. */
+static int write_output(const struct open_args *a, const char *session,
+			const struct rs_buf *page, int *written)
+{
+	FILE *out = NULL;
+	int err, status;
+
+	status = create_output(&out, a->output, a->force);
+	if (status)
+		return status;
+	*written = 1;
+	if (a->speedscope) {
+		err = rs_export_session(out, session, RS_EXPORT_SPEEDSCOPE, a->name);
+		if (err)
+			status = rs_cli_report(err);
+	} else if (fwrite(page->ptr, 1, page->len, out) != page->len) {
+		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", a->output,
+				     strerror(errno));
+	}
+	if (fclose(out) && !status)
+		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", a->output,
+				     strerror(errno));
+	return status;
+}
+
+int cmd_open(int argc, char **argv)
+{
+	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct open_args a = { NULL, NULL, 0, 0 };
+	const struct rs_run_entry *e = NULL;
+	struct rs_buf session = RS_BUF_INIT, page = RS_BUF_INIT, deflt = RS_BUF_INIT;
+	struct stat sb;
+	int err, status, done, written = 0;
+
+	status = parse_args(&a, argc, argv, &done);
+	if (done)
+		return status;
+	status = pick_source(&e, &session, &deflt, &sel, &a);
+	if (status)
+		goto out;
+	if (!a.output) {
+		if (rs_buf_puts(&deflt, a.speedscope ? ".speedscope.json" : ".html")) {
 			status = rs_cli_report(RS_EGENERIC);
 			goto out;
 		}
-		output = deflt.ptr;
+		a.output = deflt.ptr;
 	}
 	/* refuse before any download */
-	if (!force && lstat(output, &sb) == 0) {
+	if (!a.force && lstat(a.output, &sb) == 0) {
 		status = rs_cli_fail(RS_EXIT_USAGE, "'%s' exists; give --force to overwrite it, "
-				     "or -o another file", output);
+				     "or -o another file", a.output);
 		goto out;
 	}
-	if (e && (status = rs_runsel_session_path(&session, &sel, e)))
-		goto out;
-	if (!speedscope) { /* render first: a failure leaves no file */
-		err = rs_open_html(&page, session.ptr, name, 0);
+	if (e) {
+		status = run_session(&session, &sel, e);
+		if (status)
+			goto out;
+	}
+	if (!a.speedscope) { /* render first: a failure leaves no file */
+		err = rs_report_open_html(&page, session.ptr, a.name);
 		if (err) {
 			status = rs_cli_report(err);
 			goto out;
 		}
 	}
-	status = create_output(&out, output, force);
+	status = write_output(&a, session.ptr, &page, &written);
 	if (status)
 		goto out;
-	written = 1;
-	if (speedscope) {
-		err = rs_export_session(out, session.ptr, RS_EXPORT_SPEEDSCOPE, name);
-		if (err)
-			status = rs_cli_report(err);
-	} else if (fwrite(page.ptr, 1, page.len, out) != page.len) {
-		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", output, strerror(errno));
-	}
-	if (fclose(out) && !status)
-		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", output, strerror(errno));
-	out = NULL;
-	if (status)
-		goto out;
-	if (speedscope)
-		printf("open https://www.speedscope.app and load %s\n", output);
+	if (a.speedscope)
+		printf("open https://www.speedscope.app and load %s\n", a.output);
 	else
-		printf("wrote %s: open it in a browser\n", output);
+		printf("wrote %s: open it in a browser\n", a.output);
 out:
 	if (status && written)
-		remove(output); /* no half-written file */
+		remove(a.output); /* no half-written file */
 	rs_buf_release(&session);
 	rs_buf_release(&page);
 	rs_buf_release(&deflt);
-	if (opened)
-		rs_runsel_close(&sel);
+	rs_reportsel_close(&sel);
 	return status;
 }

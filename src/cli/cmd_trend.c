@@ -8,16 +8,13 @@
  */
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "analysis/html.h"
-#include "analysis/render.h"
-#include "analysis/series.h"
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "cli/reportsel.h"
 #include "cli/runsel.h"
 #include "results/error.h"
+#include "results/report.h"
 
 #define NAMES_MAX 32
 
@@ -65,122 +62,104 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/*
- * The runs `picked` (newest first) into `runs`, oldest first: the newest
- * `summaries` as their whole run.json (function series need the
- * summary), the others as their index entry.
- */
-static int load_runs(json_t **runs, struct rs_runsel *sel, const struct rs_run_entry **picked,
-		     size_t n, size_t summaries)
+/* What the command line asks for. */
+struct trend_args {
+	struct rs_report_trend_opts topts;
+	const char *metrics[NAMES_MAX], *functions[NAMES_MAX];
+	const char *html, *output;
+};
+
+/* One option of the command's own; RS_EXIT_*. */
+static int take_option(struct trend_args *a, struct rs_cli_opts *opts, int opt)
 {
-	int status = RS_EXIT_OK;
+	struct rs_report_trend_opts *t = &a->topts;
 
-	for (size_t i = 0; i < n && !status; i++) {
-		const struct rs_run_entry *e = picked[n - 1 - i];
-
-		if (n - 1 - i < summaries)
-			status = rs_runsel_load(&runs[i], sel, e);
-		else if (!(runs[i] = rs_runsel_entry_json(e)))
-			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+	switch (opt) {
+	case 'm':
+		if (t->n_metrics == NAMES_MAX)
+			return rs_cli_fail(RS_EXIT_USAGE, "too many --metric options");
+		a->metrics[t->n_metrics++] = optarg;
+		t->metrics = a->metrics;
+		break;
+	case 'F':
+		if (t->n_functions == NAMES_MAX)
+			return rs_cli_fail(RS_EXIT_USAGE, "too many --function options");
+		a->functions[t->n_functions++] = optarg;
+		t->functions = a->functions;
+		break;
+	case 'A': t->all_metrics = 1; break;
+	case 'l':
+	case 's':
+		return rs_runsel_parse_count(optarg, opt == 'l' ? &t->limit : &t->summaries);
+	case 'j': opts->fmt = RS_FORMAT_JSON; break;
+	case 'H': a->html = optarg; break;
+	case 'T': t->title = optarg; break;
+	case 'r': t->run_url = optarg; break;
+	case 'c': t->commit_url = optarg; break;
 	}
-	return status;
+	return RS_EXIT_OK;
 }
 
-int cmd_trend(int argc, char **argv)
+/* Parse the command line into `a`; `*done` when the command ends with the status returned. */
+static int parse_args(struct trend_args *a, int argc, char **argv, int *done)
 {
-	struct rs_runsel sel = { NULL, { NULL, 0, 0 } };
-	struct rs_trend_opts topts = { 0 };
-	struct rs_html_links links = { NULL, NULL };
-	const char *metrics[NAMES_MAX], *functions[NAMES_MAX];
-	const char *branch = NULL, *html = NULL, *title = NULL, *output = NULL;
-	enum rs_format fmt = RS_FORMAT_TEXT;
-	size_t limit = 500, summaries = 50, n = 0, i;
-	const struct rs_run_entry **picked = NULL;
-	struct rs_trend *t = NULL;
-	struct rs_buf out = RS_BUF_INIT;
-	json_t **runs = NULL;
 	struct rs_cli_opts opts = {
 		.command = "trend", .usage = usage, .shortopts = "ho:", .longopts = options,
 		.take = RS_CLI_OPT_TEXT_JSON | RS_CLI_OPT_BRANCH | RS_CLI_OPT_WORKLOAD |
 			 RS_CLI_OPT_OUTPUT,
 	};
-	int opt, err, status = RS_EXIT_OK, opened = 0;
+	int opt, status;
 
-	while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0) {
-		switch (opt) {
-		case 'm':
-			if (topts.n_metrics == NAMES_MAX)
-				return rs_cli_fail(RS_EXIT_USAGE, "too many --metric options");
-			metrics[topts.n_metrics++] = optarg;
-			topts.metrics = metrics;
+	*done = 1;
+	a->topts.limit = 500;
+	a->topts.summaries = 50;
+	for (;;) {
+		opt = rs_cli_opts_next(&opts, argc, argv);
+		if (opt <= 0)
 			break;
-		case 'F':
-			if (topts.n_functions == NAMES_MAX)
-				return rs_cli_fail(RS_EXIT_USAGE, "too many --function options");
-			functions[topts.n_functions++] = optarg;
-			topts.functions = functions;
-			break;
-		case 'A': topts.all_metrics = 1; break;
-		case 'l':
-		case 's':
-			status = rs_runsel_parse_count(optarg, opt == 'l' ? &limit : &summaries);
-			if (status)
-				return status;
-			break;
-		case 'j': opts.fmt = RS_FORMAT_JSON; break;
-		case 'H': html = optarg; break;
-		case 'T': title = optarg; break;
-		case 'r': links.run_url = optarg; break;
-		case 'c': links.commit_url = optarg; break;
-		}
+		status = take_option(a, &opts, opt);
+		if (status)
+			return status;
 	}
 	if (opt < 0)
 		return opts.status;
-	fmt = opts.fmt;
-	output = opts.output;
-	branch = opts.branch;
-	topts.per = opts.per;
-	topts.no_workload = opts.no_workload;
+	a->topts.format = opts.fmt;
+	a->output = opts.output;
+	a->topts.branch = opts.branch;
+	a->topts.per = opts.per;
+	a->topts.no_workload = opts.no_workload;
+	a->topts.html = a->html != NULL;
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "unexpected argument '%s'; see 'results trend --help'",
 				   argv[optind]);
-	status = rs_runsel_open(&sel);
-	opened = 1;
-	if (status)
-		goto out;
+	*done = 0;
+	return RS_EXIT_OK;
+}
 
-	/* The newest `limit` runs of the branch, then back to oldest first. */
-	status = rs_runsel_newest(&picked, &n, &sel, branch, limit);
+int cmd_trend(int argc, char **argv)
+{
+	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct trend_args a = { .html = NULL };
+	struct rs_buf out = RS_BUF_INIT;
+	size_t n = 0, charts = 0;
+	int err, status, done;
+
+	status = parse_args(&a, argc, argv, &done);
+	if (done)
+		return status;
+	status = rs_reportsel_open(&sel);
 	if (status)
 		goto out;
-	runs = calloc(limit, sizeof(*runs));
-	status = runs ? load_runs(runs, &sel, picked, n, summaries)
-		      : rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-	if (status)
-		goto out;
-	err = rs_trend_build(&t, (const json_t *const *)runs, n, &topts);
-	if (!err) {
-		if (html)
-			err = rs_html_trend_page(&out, t, title, &links);
-		else
-			err = rs_render_trend(&out, t, fmt);
-	}
+	err = rs_report_trend(&out, &n, &charts, sel.runs, &a.topts);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
 	}
-	status = rs_runsel_write(html ? html : output, &out);
-	if (!status && html)
-		fprintf(stderr, "wrote %s (%zu runs, %zu charts)\n", html, n,
-			t->n_metrics + t->n_funcs);
+	status = rs_runsel_write(a.html ? a.html : a.output, &out);
+	if (!status && a.html)
+		fprintf(stderr, "wrote %s (%zu runs, %zu charts)\n", a.html, n, charts);
 out:
-	rs_trend_free(t);
-	for (i = 0; runs && i < n; i++)
-		json_decref(runs[i]);
-	free(runs);
-	free(picked);
 	rs_buf_release(&out);
-	if (opened)
-		rs_runsel_close(&sel);
+	rs_reportsel_close(&sel);
 	return status;
 }

@@ -25,7 +25,7 @@
 
 #include <getopt.h>
 
-#include "analysis/render.h"
+#include "results/report.h"
 
 #define RS_CLI_OPTION_FORMAT { "format", required_argument, NULL, 'f' }
 #define RS_CLI_OPTION_BRANCH { "branch", required_argument, NULL, 'B' }

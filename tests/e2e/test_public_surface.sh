@@ -120,3 +120,30 @@ grep -HnE '#[[:space:]]*include[[:space:]]*"(repo|store|remote|util|analysis|ses
 [ ! -s "$T/bad" ] || fail "programs reach past include/results/:
 $(cat "$T/bad")"
 pass "verify, gc, repair, doctor, fetch, show and lfs-agent use only public headers"
+# The report commands (issue 14) use the library only through include/results/
+# (results/report.h, results/runs.h): no src/ layer header, no jansson or
+# libgit2 of their own, no run index internals.
+report_cli="cmd_check.c cmd_compare.c cmd_find.c cmd_site.c cmd_trend.c cmd_open.c cmd_export.c
+	reportsel.c reportsel.h"
+for f in $report_cli; do
+	src=$RS_SOURCE_DIR/src/cli/$f
+	[ -f "$src" ] || fail "src/cli/$f is missing"
+	bad=$(grep -n '^#include *"' "$src" | grep -v '#include *"\(cli\|results\)/' || true)
+	[ -z "$bad" ] || fail "src/cli/$f includes a header outside cli/ and results/: $bad"
+	bad=$(grep -n '^#include *<\(jansson\|git2\)' "$src" || true)
+	[ -z "$bad" ] || fail "src/cli/$f includes a library's header of its own: $bad"
+	bad=$(grep -n '\bjson_t\b\|\bjson_[a-z_]*(\|\bgit_[a-z_]*(\|\.idx\b' "$src" || true)
+	[ -z "$bad" ] || fail "src/cli/$f reaches into the library's JSON, libgit2 or the run index: $bad"
+done
+pass "the report commands include only system, cli/ and results/ headers"
+
+cat >"$T/peek3.c" <<'C'
+#include "results/report.h"
+#include "results/runs.h"
+const void *peek(const struct rs_run_doc *d) { return d->json; }
+C
+if "$CC" -std=c11 -fsyntax-only -I "$INC" "$T/peek3.c" 2>"$T/err"; then
+	fail "struct rs_run_doc is not opaque to users of results/report.h"
+fi
+grep -q "undefined type\|incomplete" "$T/err" || fail "unexpected error: $(cat "$T/err")"
+pass "the run records results/report.h takes are opaque"

@@ -1,0 +1,96 @@
+#include "cli/reportsel.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "results/error.h"
+#include "results/report.h"
+
+int rs_reportsel_open(struct rs_reportsel *s)
+{
+	int status, err;
+
+	s->repo = NULL;
+	s->runs = NULL;
+	status = rs_cli_open_repo(&s->repo);
+	if (status != RS_EXIT_OK)
+		return status;
+	err = rs_runs_open(&s->runs, s->repo, NULL);
+	if (err)
+		return rs_cli_report(err);
+	return RS_EXIT_OK;
+}
+
+void rs_reportsel_close(struct rs_reportsel *s)
+{
+	rs_runs_free(s->runs);
+	s->runs = NULL;
+	rs_repo_free(s->repo);
+	s->repo = NULL;
+}
+
+int rs_reportsel_resolve(const struct rs_run_entry **out, const struct rs_reportsel *s,
+			 const char *query)
+{
+	if (rs_runs_resolve(out, s->runs, query))
+		return rs_cli_error(RS_EXIT_UNKNOWN);
+	return RS_EXIT_OK;
+}
+
+int rs_reportsel_load(struct rs_run_doc **out, const struct rs_reportsel *s,
+		      const struct rs_run_entry *e)
+{
+	int err;
+
+	err = rs_run_doc_load(out, s->runs, e);
+	if (err)
+		return rs_cli_report(err);
+	return RS_EXIT_OK;
+}
+
+/* Run `results fetch <id>` and return its exit status. */
+static int fetch_with_child(const char *id)
+{
+	const char *dir = rs_cli_exe_dir();
+	char exe[4096];
+	pid_t pid;
+	int st;
+
+	if (!dir || snprintf(exe, sizeof(exe), "%s/results", dir) >= (int)sizeof(exe))
+		return rs_cli_fail(RS_EXIT_OTHER, "cannot find the results program to fetch with");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return rs_cli_fail(RS_EXIT_OTHER, "cannot start 'results fetch': %s", strerror(errno));
+	if (pid == 0) {
+		/* the fetched path is not this command's output */
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(RS_EXIT_OTHER);
+		/* "--": an id from the repository is never taken for an option. */
+		execl(exe, "results", "fetch", "--", id, (char *)NULL);
+		_exit(RS_EXIT_OTHER);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return rs_cli_fail(RS_EXIT_OTHER, "waiting for 'results fetch': %s", strerror(errno));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : RS_EXIT_OTHER;
+}
+
+int rs_reportsel_session_path(struct rs_buf *path, const struct rs_reportsel *s,
+			      const struct rs_run_entry *e, const struct rs_run_doc *doc)
+{
+	int err, present = 0;
+
+	err = rs_report_session_path(path, &present, s->runs, doc);
+	if (err == RS_ENOTFOUND)
+		return rs_cli_fail(RS_EXIT_UNKNOWN, "run %s has no session "
+				   "(recorded with --raw?)", rs_run_entry_id(e));
+	if (err)
+		return rs_cli_report(err);
+	if (!present)
+		return fetch_with_child(rs_run_entry_id(e)); /* fetch printed why */
+	return RS_EXIT_OK;
+}

@@ -1,0 +1,46 @@
+/*
+ * Run selection for the report commands (compare, check, trend, find,
+ * site, open, export) through the library's public run interface
+ * (results/runs.h, results/report.h): open the results repository and
+ * its run index, resolve a run or commit, load a run's record, find a
+ * run's session (fetching it first when the local store lacks it).
+ *
+ * Every function that returns an int returns an RS_EXIT_* status and has
+ * already printed "results: ..." when it is not RS_EXIT_OK, so commands
+ * can simply pass it on.
+ */
+#ifndef RS_CLI_REPORTSEL_H
+#define RS_CLI_REPORTSEL_H
+
+#include "results/buf.h"
+#include "results/repo.h"
+#include "results/runs.h"
+
+struct rs_reportsel {
+	struct rs_repo *repo;     /* owned */
+	struct rs_runs *runs;     /* owned: every run, oldest first */
+};
+
+#define RS_REPORTSEL_INIT { NULL, NULL }
+
+int rs_reportsel_open(struct rs_reportsel *s);
+void rs_reportsel_close(struct rs_reportsel *s);
+
+/* A run id or a profiled commit (prefix); *out is borrowed from s. */
+int rs_reportsel_resolve(const struct rs_run_entry **out, const struct rs_reportsel *s,
+			 const char *query);
+
+/* The record of `e` (the caller's: rs_run_doc_free). */
+int rs_reportsel_load(struct rs_run_doc **out, const struct rs_reportsel *s,
+		      const struct rs_run_entry *e);
+
+/*
+ * The local LFS object holding the main session of run `e` (`doc` its
+ * record), appended to `path`; when the local store lacks it, `results
+ * fetch` (this program, as a child process: one download path) brings
+ * it first.
+ */
+int rs_reportsel_session_path(struct rs_buf *path, const struct rs_reportsel *s,
+			      const struct rs_run_entry *e, const struct rs_run_doc *doc);
+
+#endif
