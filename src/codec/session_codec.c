@@ -1149,6 +1149,18 @@ static void hasher_parsed(struct hasher *z, size_t pos)
 	pthread_mutex_unlock(&z->mu);
 }
 
+/* The parse is done with every page: the hash may run to the end. */
+static void hasher_parse_done(struct hasher *z)
+{
+	if (!z->sync)
+		return;
+	pthread_mutex_lock(&z->mu);
+	z->parsed = z->len;
+	hasher_drop(z);
+	pthread_cond_broadcast(&z->cv);
+	pthread_mutex_unlock(&z->mu);
+}
+
 /* Stop the thread (`abandon`) or let it finish, and wait for it. */
 static void hasher_join(struct hasher *z, int abandon)
 {
@@ -2647,11 +2659,27 @@ static int proof_verdict(struct enc *e, const struct proof *pr, const struct rs_
 }
 
 /*
+ * The file's hash, taken as it was read, must be the oid, over `size`
+ * bytes; else the file is not the object: decline, and the generic path
+ * reports it.
+ */
+static int input_is_the_object(struct enc *e, const struct rs_id *oid, uint64_t size)
+{
+	struct rs_id got;
+
+	hasher_join(&e->hz, 0);
+	rs_sha256_final(e->hz.h, &got);
+	if (e->hz.hashed != size || rs_id_cmp(&got, oid))
+		return decline(e, "the file does not hash to the object's oid");
+	return 0;
+}
+
+/*
  * Build the streams and the container from what the parse collected, and
  * prove it: 0 only when `out` rebuilds exactly the `size` bytes of the
- * file, which enc_parse found hashing to the oid.
+ * file, and those hash to `oid`.
  */
-static int build(struct enc *e, struct rs_buf *out, uint64_t size)
+static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct rs_id *oid)
 {
 	struct streams st;
 	struct rs_buf rawc = RS_BUF_INIT;
@@ -2663,6 +2691,9 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size)
 	streams_init(&st);
 	memset(&pr, 0, sizeof(pr));
 	err = make_streams(e, &st);
+	if (err)
+		goto out;
+	err = input_is_the_object(e, oid, size);
 	if (err)
 		goto out;
 	err = put_container(&rawc, NULL, &st, size, NULL);
@@ -2801,13 +2832,12 @@ static int enc_open(struct enc *e, const char *path, uint64_t size, struct rs_co
 }
 
 /*
- * Parse the file: prefix, records, suffix; then its hash, taken as it was
- * read, must be the oid (else the file is not the object: decline, and
- * the generic path reports it).
+ * Parse the file: prefix, records, suffix. A mapped file's hash may still
+ * be running: build() checks it (input_is_the_object) once the streams
+ * are made, so that the two overlap.
  */
-static int enc_parse(struct enc *e, const struct rs_id *oid, uint64_t size)
+static int enc_parse(struct enc *e)
 {
-	struct rs_id got;
 	int err;
 
 	err = read_prefix(e);
@@ -2819,10 +2849,7 @@ static int enc_parse(struct enc *e, const struct rs_id *oid, uint64_t size)
 	err = read_suffix(e);
 	if (err)
 		return err;
-	hasher_join(&e->hz, 0);
-	rs_sha256_final(e->hz.h, &got);
-	if (e->hz.hashed != size || rs_id_cmp(&got, oid))
-		return decline(e, "the file does not hash to the object's oid");
+	hasher_parse_done(&e->hz);
 	return 0;
 }
 
@@ -2840,11 +2867,11 @@ int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uin
 	err = enc_open(&e, path, size, dict, stats);
 	if (err)
 		goto out;
-	err = enc_parse(&e, oid, size);
+	err = enc_parse(&e);
 	if (err)
 		goto out;
-	/* build() proves the container: what it rebuilds is the file, byte for byte. */
-	err = build(&e, out, size);
+	/* build() proves the container: what it rebuilds is the object, byte for byte. */
+	err = build(&e, out, size, oid);
 	if (err)
 		goto out;
 	stats->records = e.nrecords;

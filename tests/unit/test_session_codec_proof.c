@@ -71,20 +71,19 @@ static void file_oid(const char *path, struct rs_id *oid, uint64_t *size)
 }
 
 /* Open and parse `path` with encoder `e`; the parse must take it. */
-static void open_and_parse(struct enc *e, struct rs_codec_stats *st, const char *path,
-			   const struct rs_id *oid, uint64_t size)
+static void open_and_parse(struct enc *e, struct rs_codec_stats *st, const char *path, uint64_t size)
 {
 	memset(st, 0, sizeof(*st));
 	assert_int_equal(enc_open(e, path, size, NULL, st), 0);
-	assert_int_equal(enc_parse(e, oid, size), 0);
+	assert_int_equal(enc_parse(e), 0);
 }
 
 /* build() must decline with a reason containing `why`. */
 static void expect_build_declines(struct enc *e, struct rs_codec_stats *st, uint64_t size,
-				  const char *why)
+				  const struct rs_id *oid, const char *why)
 {
 	struct rs_buf out = RS_BUF_INIT;
-	int err = build(e, &out, size);
+	int err = build(e, &out, size, oid);
 
 	if (err != DECLINE || !strstr(st->declined, why))
 		fail_msg("build gave %d ('%s'), expected to decline with '%s'", err, st->declined, why);
@@ -111,18 +110,18 @@ static void wrong_byte_is_caught(size_t nrec, int mapped)
 	write_session(path, nrec, 100);
 	file_oid(path, &oid, &size);
 	/* untouched, it is proven */
-	open_and_parse(&e, &st, path, &oid, size);
+	open_and_parse(&e, &st, path, size);
 	assert_int_equal(e.mapped, mapped);
-	assert_int_equal(build(&e, &out, size), 0);
+	assert_int_equal(build(&e, &out, size, &oid), 0);
 	assert_true(out.len > 0);
 	enc_release(&e);
 	for (where = 0; where < 2; where++) {
-		open_and_parse(&e, &st, path, &oid, size);
+		open_and_parse(&e, &st, path, size);
 		if (where == 0)
 			e.arena.ptr[e.frames[e.nframes - 1].off + 2] ^= 1;
 		else
 			e.suffix.ptr[e.suffix.len - 1] ^= 1;
-		expect_build_declines(&e, &st, size, "does not rebuild the object");
+		expect_build_declines(&e, &st, size, &oid, "does not rebuild the object");
 		enc_release(&e);
 	}
 	rs_buf_release(&out);
@@ -142,7 +141,7 @@ static void test_proof_catches_a_wrong_byte_mapped(void **state)
 	wrong_byte_is_caught(80000, 1);
 }
 
-/* The hash the parse takes must be the oid's, on either path. */
+/* The hash the parse takes (in line, or on its thread) must be the oid's. */
 static void test_parse_hash_must_be_the_oid(void **state)
 {
 	static const size_t nrec[] = { 2000, 80000 };
@@ -159,11 +158,9 @@ static void test_parse_hash_must_be_the_oid(void **state)
 		write_session(path, nrec[k], 100);
 		file_oid(path, &oid, &size);
 		oid.id[31] ^= 0x80;
-		memset(&st, 0, sizeof(st));
-		assert_int_equal(enc_open(&e, path, size, NULL, &st), 0);
+		open_and_parse(&e, &st, path, size);
 		assert_int_equal(e.mapped, k);
-		assert_int_equal(enc_parse(&e, &oid, size), DECLINE);
-		assert_non_null(strstr(st.declined, "does not hash to the object's oid"));
+		expect_build_declines(&e, &st, size, &oid, "does not hash to the object's oid");
 		enc_release(&e);
 		unlink(path);
 	}
@@ -192,12 +189,12 @@ static void test_file_written_during_encoding_declines(void **state)
 	file_oid(path, &oid, &size);
 	assert_int_equal(utimensat(AT_FDCWD, path, past, 0), 0);
 	assert_int_equal(rs_fs_read_file(&bytes, path, 1u << 30), 0);
-	open_and_parse(&e, &st, path, &oid, size);
+	open_and_parse(&e, &st, path, size);
 	f = fopen(path, "r+");
 	assert_non_null(f);
 	assert_int_equal(fwrite(bytes.ptr, 1, bytes.len, f), bytes.len);
 	assert_int_equal(fclose(f), 0);
-	expect_build_declines(&e, &st, size, "the file changed while it was encoded");
+	expect_build_declines(&e, &st, size, &oid, "the file changed while it was encoded");
 	enc_release(&e);
 	rs_buf_release(&bytes);
 	unlink(path);
@@ -219,8 +216,8 @@ static void test_each_distinct_time_is_formatted_once(void **state)
 	(void)state;
 	write_session(path, 30000, 12000);
 	file_oid(path, &oid, &size);
-	open_and_parse(&e, &st, path, &oid, size);
-	assert_int_equal(build(&e, &out, size), 0);
+	open_and_parse(&e, &st, path, size);
+	assert_int_equal(build(&e, &out, size, &oid), 0);
 	assert_int_equal(e.nrecords, 30000);
 	if (e.repr->misses > 12000 + 12000 / 20)
 		fail_msg("%llu times formatted for 12000 distinct ones",
