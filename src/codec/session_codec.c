@@ -590,7 +590,8 @@ struct text {
 struct decoded {
 	unsigned char *owned[SEC_COUNT + 1];
 	struct cursor sec[SEC_COUNT + 1];
-	struct text *frames;
+	struct text *frames;      /* after quote_frames: each frame as `, "frame"` */
+	unsigned char *quoted;    /* where those are */
 	uint32_t *parent, *node_frame, *path;
 	struct repr_cache *repr;
 	int repr_owned;
@@ -603,6 +604,7 @@ static void decoded_release(struct decoded *d)
 	for (i = 0; i <= SEC_COUNT; i++)
 		free(d->owned[i]);
 	free(d->frames);
+	free(d->quoted);
 	free(d->parent);
 	free(d->node_frame);
 	free(d->path);
@@ -721,6 +723,35 @@ static int read_texts(struct cursor *c, struct text *t, uint64_t n)
 	}
 	if (c->pos != c->len)
 		return corrupt("bytes follow the last frame string");
+	return 0;
+}
+
+/*
+ * Each frame as written after another, `, "frame"`, in one piece (the
+ * first of a stack skips the `, `): one copy per frame instead of three.
+ * The frames' bytes come from streams of at most RS_CODEC_MAX_STREAMS in
+ * all, and there are at most MAX_FRAMES of them: the sum cannot overflow.
+ */
+static int quote_frames(struct decoded *d, uint64_t n)
+{
+	size_t total = 0, at = 0;
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		total += (size_t)d->frames[i].len + 4;
+	d->quoted = malloc(total ? total : 1);
+	if (!d->quoted)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < n; i++) {
+		struct text *t = &d->frames[i];
+
+		memcpy(d->quoted + at, ", \"", 3);
+		memcpy(d->quoted + at + 3, t->p, t->len);
+		d->quoted[at + 3 + t->len] = '"';
+		t->p = d->quoted + at;
+		t->len += 4;
+		at += t->len;
+	}
 	return 0;
 }
 
@@ -870,7 +901,7 @@ static int read_time(struct decoded *d, int s, int64_t ref, double *x, const uns
 	return 0;
 }
 
-/* `[[` (`, [[` after the first record), the frames from the root to `node`, quoted, and `], `. */
+/* `[[` (`, [[` after the first record), the frames from the root to `node`, quoted (quote_frames), and `], `. */
 static int write_stack(struct decoded *d, struct out *o, uint32_t node, int first)
 {
 	size_t depth = 0, i;
@@ -882,12 +913,9 @@ static int write_stack(struct decoded *d, struct out *o, uint32_t node, int firs
 	err = out_put(o, first ? "[[" : ", [[", first ? 2 : 4);
 	for (i = depth; !err && i-- > 0;) {
 		const struct text *t = &d->frames[d->path[i]];
+		size_t skip = i + 1 == depth ? 2 : 0; /* the root's has no `, ` */
 
-		err = out_put(o, i + 1 == depth ? "\"" : ", \"", i + 1 == depth ? 1 : 3);
-		if (!err)
-			err = out_put(o, t->p, t->len);
-		if (!err)
-			err = out_put(o, "\"", 1);
+		err = out_put(o, t->p + skip, t->len - skip);
 	}
 	return err ? err : out_put(o, "], ", 3);
 }
@@ -1002,6 +1030,9 @@ static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_code
 	if (err)
 		goto out;
 	err = read_texts(&d.sec[SEC_THREADS], d.frames + nbase + nframes, nthreads);
+	if (err)
+		goto out;
+	err = quote_frames(&d, nbase + nframes + nthreads);
 	if (err)
 		goto out;
 	err = read_tree(&d, nnodes, nbase + nframes + nthreads);
