@@ -1572,6 +1572,16 @@ static const unsigned char number_char[256] = {
 	['8'] = 1, ['9'] = 1, ['.'] = 1, ['-'] = 1, ['+'] = 1, ['e'] = 1, ['E'] = 1,
 };
 
+/* strtod of the `n` (at most MAX_NUMBER) characters at p. */
+static double number_value(const unsigned char *p, size_t n)
+{
+	char num[MAX_NUMBER + 1];
+
+	memcpy(num, p, n);
+	num[n] = '\0';
+	return strtod(num, NULL);
+}
+
 struct tok {
 	size_t depth;
 	size_t num_off, numlen;
@@ -1652,13 +1662,7 @@ static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, siz
 #undef NEED
 #undef BAD
 	t->next = (size_t)(p - buf);
-	{
-		char num[MAX_NUMBER + 1];
-
-		memcpy(num, buf + t->num_off, t->numlen);
-		num[t->numlen] = '\0';
-		t->time = strtod(num, NULL);
-	}
+	t->time = number_value(buf + t->num_off, t->numlen);
 	return 0;
 }
 
