@@ -132,12 +132,14 @@ int main(int argc, char **argv)
 			}
 		}
 		if (getenv("CODEC_SECTIONS")) {
-			static const char *names[] = { "params", "prefix", "suffix", "dict", "threads", "tree",
-						       "samples", "samp_hi", "tcode", "tval", "tval_hi", "tesc" };
-			size_t pos = 24;
+			/* the base block (16-byte header, one stream), the main header (24), twelve streams */
+			static const char *names[] = { "base", "params", "prefix", "suffix", "dict", "threads",
+						       "tree", "samples", "samp_hi", "tcode", "tval", "tval_hi",
+						       "tesc" };
+			size_t pos = 16;
 			int k;
 
-			for (k = 0; k < 12 && pos + 24 <= out.len; k++) {
+			for (k = 0; k < 13 && pos + 24 <= out.len; k++) {
 				const unsigned char *h = (const unsigned char *)out.ptr + pos;
 				unsigned long long raw = 0, stored = 0;
 				int b;
@@ -147,7 +149,7 @@ int main(int argc, char **argv)
 					stored = stored << 8 | h[8 + b];
 				}
 				printf("    %-8s raw %10llu stored %8llu\n", names[k], raw, stored);
-				pos += 24 + stored;
+				pos += 24 + stored + (k == 0 ? 24 : 0);
 			}
 		}
 		rs_buf_release(&out);

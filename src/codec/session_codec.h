@@ -10,8 +10,9 @@
  * would write differently, a clock off the grid) is kept verbatim per
  * value; any other layout makes the encoder decline, and the caller
  * stores the object with the generic path. The encoder proves every
- * container it returns: it decodes it and checks that the result hashes
- * to the object's oid, so nothing is ever stored that cannot be rebuilt.
+ * container it returns: the file it read hashes to the object's oid, and
+ * the container decodes to that file byte for byte, so nothing is ever
+ * stored that cannot be rebuilt.
  *
  * Containers come back from a remote: the decoder treats them as
  * untrusted. Every length is checked, memory is capped

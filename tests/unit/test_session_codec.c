@@ -240,7 +240,7 @@ static void test_wrong_oid_declines(void **state)
 	oid.id[0] ^= 1;
 	assert_int_equal(rs_codec_encode_file(&out, &applies, path, b.len, &oid, NULL, &st), 0);
 	assert_int_equal(applies, 0);
-	assert_non_null(strstr(st.declined, "does not rebuild the object"));
+	assert_non_null(strstr(st.declined, "does not hash to the object's oid"));
 	rs_buf_release(&out);
 	rs_buf_release(&b);
 }
