@@ -112,9 +112,12 @@ int main(int argc, char **argv)
 			       (unsigned long long)dict.block_len, shared ? "shared" : "new", cost, total,
 			       (double)total / (double)first);
 			rs_buf_clear(&block);
-			rs_buf_put(&block, out.ptr, dict.block_len);
 			rs_buf_clear(&base);
-			rs_buf_put(&base, dict.next.ptr, dict.next.len);
+			if (rs_buf_put(&block, out.ptr, dict.block_len) ||
+			    rs_buf_put(&base, dict.next.ptr, dict.next.len)) {
+				fprintf(stderr, "codec_ratio: %s\n", rs_error_message());
+				return 1;
+			}
 		}
 		if (getenv("CODEC_DUMP")) {
 			/* the container, for a fuzz corpus: one marker byte, then the bytes */

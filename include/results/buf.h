@@ -14,15 +14,8 @@
 
 #include "results/error.h"
 
-/*
- * The layers that build with RS_BUF_MUST_CHECK (src/CMakeLists.txt) must
- * check every result below; the others do not yet (docs/hacking.md).
- */
-#ifdef RS_BUF_MUST_CHECK
+/* Every result below that is an error code must be checked (docs/hacking.md). */
 #define RS_BUF_CHECK RS_MUST_CHECK
-#else
-#define RS_BUF_CHECK
-#endif
 
 struct rs_buf {
 	char *ptr;

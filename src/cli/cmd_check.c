@@ -9,7 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "cli/reportsel.h"
+#include "cli/runsel.h"
 #include "cli/runsel.h"
 #include "results/error.h"
 #include "results/report.h"
@@ -71,7 +71,7 @@ static const struct option options[] = {
 };
 
 /* The run named (`query`), or else the newest run (on `branch` when given). */
-static int pick_head(const struct rs_run_entry **head, const struct rs_reportsel *sel,
+static int pick_head(const struct rs_run_entry **head, const struct rs_runsel *sel,
 		     const char *query, const char *branch)
 {
 	const struct rs_run_entry **newest = NULL;
@@ -79,7 +79,7 @@ static int pick_head(const struct rs_run_entry **head, const struct rs_reportsel
 	int err;
 
 	if (query)
-		return rs_reportsel_resolve(head, sel, query);
+		return rs_runsel_resolve(head, sel, query);
 	err = rs_runs_newest(&newest, &n, sel->runs, branch, 1);
 	if (err)
 		return rs_cli_report(err);
@@ -167,7 +167,7 @@ static int parse_args(struct check_args *a, int argc, char **argv, int *done)
 
 /* The head run and (--baseline) the baseline run, resolved and loaded. */
 static int load_runs(struct rs_run_doc **hd, struct rs_run_doc **bd,
-		     const struct rs_run_entry **head, const struct rs_reportsel *sel,
+		     const struct rs_run_entry **head, const struct rs_runsel *sel,
 		     const struct check_args *a)
 {
 	const struct rs_run_entry *base = NULL;
@@ -176,18 +176,18 @@ static int load_runs(struct rs_run_doc **hd, struct rs_run_doc **bd,
 	status = pick_head(head, sel, a->query, a->copts.branch);
 	if (status)
 		return status;
-	status = rs_reportsel_load(hd, sel, *head);
+	status = rs_runsel_load(hd, sel, *head);
 	if (status || !a->baseline)
 		return status;
-	status = rs_reportsel_resolve(&base, sel, a->baseline);
+	status = rs_runsel_resolve(&base, sel, a->baseline);
 	if (status)
 		return status;
-	return rs_reportsel_load(bd, sel, base);
+	return rs_runsel_load(bd, sel, base);
 }
 
 static int run(int argc, char **argv)
 {
-	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct rs_runsel sel = RS_RUNSEL_INIT;
 	struct check_args a = { .baseline = NULL };
 	struct rs_report_verdict verdict = { 0, 0 };
 	const struct rs_run_entry *head = NULL;
@@ -198,7 +198,7 @@ static int run(int argc, char **argv)
 	status = parse_args(&a, argc, argv, &done);
 	if (done)
 		return status;
-	status = rs_reportsel_open(&sel);
+	status = rs_runsel_open(&sel);
 	if (!status)
 		status = load_runs(&hd, &bd, &head, &sel, &a);
 	if (status)
@@ -220,7 +220,7 @@ out:
 	rs_run_doc_free(hd);
 	rs_run_doc_free(bd);
 	rs_buf_release(&out);
-	rs_reportsel_close(&sel);
+	rs_runsel_close(&sel);
 	return status;
 }
 

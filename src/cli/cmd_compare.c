@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "cli/reportsel.h"
+#include "cli/runsel.h"
 #include "cli/runsel.h"
 #include "results/error.h"
 #include "results/report.h"
@@ -107,25 +107,25 @@ static int parse_args(struct compare_args *a, int argc, char **argv, int *done)
 /* The two runs, resolved and loaded. */
 static int load_runs(struct rs_run_doc **da, struct rs_run_doc **db,
 		     const struct rs_run_entry **a, const struct rs_run_entry **b,
-		     const struct rs_reportsel *sel, char **names)
+		     const struct rs_runsel *sel, char **names)
 {
 	int status;
 
-	status = rs_reportsel_resolve(a, sel, names[0]);
+	status = rs_runsel_resolve(a, sel, names[0]);
 	if (status)
 		return status;
-	status = rs_reportsel_resolve(b, sel, names[1]);
+	status = rs_runsel_resolve(b, sel, names[1]);
 	if (status)
 		return status;
-	status = rs_reportsel_load(da, sel, *a);
+	status = rs_runsel_load(da, sel, *a);
 	if (status)
 		return status;
-	return rs_reportsel_load(db, sel, *b);
+	return rs_runsel_load(db, sel, *b);
 }
 
 int cmd_compare(int argc, char **argv)
 {
-	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct rs_runsel sel = RS_RUNSEL_INIT;
 	struct compare_args args = { .output = NULL };
 	const struct rs_run_entry *a = NULL, *b = NULL;
 	struct rs_run_doc *da = NULL, *db = NULL;
@@ -136,13 +136,13 @@ int cmd_compare(int argc, char **argv)
 	status = parse_args(&args, argc, argv, &done);
 	if (done)
 		return status;
-	status = rs_reportsel_open(&sel);
+	status = rs_runsel_open(&sel);
 	if (!status)
 		status = load_runs(&da, &db, &a, &b, &sel, argv + optind);
 	if (!status && args.deep) {
-		status = rs_reportsel_session_path(&sa, &sel, a, da);
+		status = rs_runsel_session_path(&sa, &sel, a, da);
 		if (!status)
-			status = rs_reportsel_session_path(&sb, &sel, b, db);
+			status = rs_runsel_session_path(&sb, &sel, b, db);
 		args.copts.base_session = sa.ptr;
 		args.copts.head_session = sb.ptr;
 	}
@@ -166,6 +166,6 @@ out:
 	rs_run_doc_free(db);
 	rs_buf_release(&out);
 	rs_buf_release(&flame);
-	rs_reportsel_close(&sel);
+	rs_runsel_close(&sel);
 	return status;
 }

@@ -13,7 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "cli/reportsel.h"
+#include "cli/runsel.h"
 #include "results/error.h"
 #include "results/report.h"
 #include "results/runs.h"
@@ -44,23 +44,23 @@ static const struct option options[] = {
  * The session of run `name` (a run or commit) appended to `session`, and
  * the run's id in `*id` (borrowed from `sel`).
  */
-static int run_session(struct rs_buf *session, const char **id, struct rs_reportsel *sel,
+static int run_session(struct rs_buf *session, const char **id, struct rs_runsel *sel,
 		       const char *name)
 {
 	const struct rs_run_entry *e = NULL;
 	struct rs_run_doc *doc = NULL;
 	int status;
 
-	status = rs_reportsel_open(sel);
+	status = rs_runsel_open(sel);
 	if (status)
 		return status;
-	status = rs_reportsel_resolve(&e, sel, name);
+	status = rs_runsel_resolve(&e, sel, name);
 	if (status)
 		return status;
-	status = rs_reportsel_load(&doc, sel, e);
+	status = rs_runsel_load(&doc, sel, e);
 	if (status)
 		return status;
-	status = rs_reportsel_session_path(session, sel, e, doc);
+	status = rs_runsel_session_path(session, sel, e, doc);
 	rs_run_doc_free(doc);
 	*id = rs_run_entry_id(e);
 	return status;
@@ -68,7 +68,7 @@ static int run_session(struct rs_buf *session, const char **id, struct rs_report
 
 int cmd_export(int argc, char **argv)
 {
-	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct rs_runsel sel = RS_RUNSEL_INIT;
 	enum rs_export_format fmt = RS_EXPORT_COLLAPSED;
 	const char *output = NULL, *name;
 	struct rs_buf session = RS_BUF_INIT;
@@ -123,6 +123,6 @@ out:
 	if (out != stdout && fclose(out) && !status)
 		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s'", output);
 	rs_buf_release(&session);
-	rs_reportsel_close(&sel);
+	rs_runsel_close(&sel);
 	return status;
 }

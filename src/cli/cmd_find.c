@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "cli/reportsel.h"
+#include "cli/runsel.h"
 #include "cli/runsel.h"
 #include "results/error.h"
 #include "results/report.h"
@@ -44,18 +44,18 @@ static const struct option options[] = {
  * resolved.
  */
 static int resolve_range(const struct rs_run_entry **a, const struct rs_run_entry **b,
-			 const struct rs_reportsel *sel, const char *arg, const char *dots)
+			 const struct rs_runsel *sel, const char *arg, const char *dots)
 {
 	char *from = strndup(arg, (size_t)(dots - arg));
 	int status;
 
 	if (!from)
 		return rs_cli_fail(RS_EXIT_OTHER, "out of memory");
-	status = rs_reportsel_resolve(a, sel, from);
+	status = rs_runsel_resolve(a, sel, from);
 	free(from);
 	if (status)
 		return status;
-	return rs_reportsel_resolve(b, sel, dots + 2);
+	return rs_runsel_resolve(b, sel, dots + 2);
 }
 
 /* The ".." of a range "<from>..<to>" with both ends given, or NULL. */
@@ -70,7 +70,7 @@ static const char *range_dots(const char *arg)
 
 int cmd_find(int argc, char **argv)
 {
-	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct rs_runsel sel = RS_RUNSEL_INIT;
 	struct rs_report_find_opts fopts = { .metric = "duration" };
 	const struct rs_run_entry *from = NULL, *to = NULL;
 	struct rs_buf out = RS_BUF_INIT;
@@ -99,7 +99,7 @@ int cmd_find(int argc, char **argv)
 	fopts.per = opts.per;
 	fopts.no_workload = opts.no_workload;
 	fopts.range = argv[optind];
-	status = rs_reportsel_open(&sel);
+	status = rs_runsel_open(&sel);
 	if (!status)
 		status = resolve_range(&from, &to, &sel, argv[optind], dots);
 	if (status)
@@ -112,6 +112,6 @@ int cmd_find(int argc, char **argv)
 	status = rs_runsel_write(NULL, &out);
 out:
 	rs_buf_release(&out);
-	rs_reportsel_close(&sel);
+	rs_runsel_close(&sel);
 	return status;
 }

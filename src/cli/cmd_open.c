@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/reportsel.h"
+#include "cli/runsel.h"
 #include "results/error.h"
 #include "results/report.h"
 #include "results/runs.h"
@@ -113,7 +113,7 @@ static int parse_args(struct open_args *a, int argc, char **argv, int *done)
  * output name without its extension.
  */
 static int pick_source(const struct rs_run_entry **e, struct rs_buf *session,
-		       struct rs_buf *deflt, struct rs_reportsel *sel, struct open_args *a)
+		       struct rs_buf *deflt, struct rs_runsel *sel, struct open_args *a)
 {
 	struct stat sb;
 	int status;
@@ -128,9 +128,9 @@ static int pick_source(const struct rs_run_entry **e, struct rs_buf *session,
 			return rs_cli_report(RS_EGENERIC);
 		return RS_EXIT_OK;
 	}
-	status = rs_reportsel_open(sel);
+	status = rs_runsel_open(sel);
 	if (!status)
-		status = rs_reportsel_resolve(e, sel, a->name);
+		status = rs_runsel_resolve(e, sel, a->name);
 	if (status)
 		return status;
 	a->name = rs_run_entry_id(*e);
@@ -140,15 +140,15 @@ static int pick_source(const struct rs_run_entry **e, struct rs_buf *session,
 }
 
 /* The session of run `e` (fetched when needed), appended to `session`. */
-static int run_session(struct rs_buf *session, const struct rs_reportsel *sel,
+static int run_session(struct rs_buf *session, const struct rs_runsel *sel,
 		       const struct rs_run_entry *e)
 {
 	struct rs_run_doc *doc = NULL;
 	int status;
 
-	status = rs_reportsel_load(&doc, sel, e);
+	status = rs_runsel_load(&doc, sel, e);
 	if (!status)
-		status = rs_reportsel_session_path(session, sel, e, doc);
+		status = rs_runsel_session_path(session, sel, e, doc);
 	rs_run_doc_free(doc);
 	return status;
 }
@@ -180,7 +180,7 @@ static int write_output(const struct open_args *a, const char *session,
 
 int cmd_open(int argc, char **argv)
 {
-	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct rs_runsel sel = RS_RUNSEL_INIT;
 	struct open_args a = { NULL, NULL, 0, 0 };
 	const struct rs_run_entry *e = NULL;
 	struct rs_buf session = RS_BUF_INIT, page = RS_BUF_INIT, deflt = RS_BUF_INIT;
@@ -231,6 +231,6 @@ out:
 	rs_buf_release(&session);
 	rs_buf_release(&page);
 	rs_buf_release(&deflt);
-	rs_reportsel_close(&sel);
+	rs_runsel_close(&sel);
 	return status;
 }

@@ -9,7 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "cli/reportsel.h"
+#include "cli/runsel.h"
 #include "cli/runsel.h"
 #include "results/error.h"
 #include "results/report.h"
@@ -43,7 +43,7 @@ static const struct option options[] = {
 
 int cmd_site(int argc, char **argv)
 {
-	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct rs_runsel sel = RS_RUNSEL_INIT;
 	struct rs_report_site_opts sopts = {
 		.limit = 1000, .summaries = 100, .title = "Profiling results",
 	};
@@ -75,7 +75,7 @@ int cmd_site(int argc, char **argv)
 	sopts.branch = opts.branch;
 	if (optind != argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give the output directory; see 'results site --help'");
-	status = rs_reportsel_open(&sel);
+	status = rs_runsel_open(&sel);
 	if (status)
 		goto out;
 	err = rs_report_site(sel.runs, argv[optind], &sopts, &pages);
@@ -86,6 +86,6 @@ int cmd_site(int argc, char **argv)
 	fprintf(stderr, "wrote %s: index.html, trends.html and %zu run pages\n", argv[optind],
 		pages);
 out:
-	rs_reportsel_close(&sel);
+	rs_runsel_close(&sel);
 	return status;
 }

@@ -11,7 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "cli/reportsel.h"
+#include "cli/runsel.h"
 #include "cli/runsel.h"
 #include "results/error.h"
 #include "results/report.h"
@@ -138,7 +138,7 @@ static int parse_args(struct trend_args *a, int argc, char **argv, int *done)
 
 int cmd_trend(int argc, char **argv)
 {
-	struct rs_reportsel sel = RS_REPORTSEL_INIT;
+	struct rs_runsel sel = RS_RUNSEL_INIT;
 	struct trend_args a = { .html = NULL };
 	struct rs_buf out = RS_BUF_INIT;
 	size_t n = 0, charts = 0;
@@ -147,7 +147,7 @@ int cmd_trend(int argc, char **argv)
 	status = parse_args(&a, argc, argv, &done);
 	if (done)
 		return status;
-	status = rs_reportsel_open(&sel);
+	status = rs_runsel_open(&sel);
 	if (status)
 		goto out;
 	err = rs_report_trend(&out, &n, &charts, sel.runs, &a.topts);
@@ -160,6 +160,6 @@ int cmd_trend(int argc, char **argv)
 		fprintf(stderr, "wrote %s (%zu runs, %zu charts)\n", a.html, n, charts);
 out:
 	rs_buf_release(&out);
-	rs_reportsel_close(&sel);
+	rs_runsel_close(&sel);
 	return status;
 }

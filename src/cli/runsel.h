@@ -1,7 +1,9 @@
 /*
- * Run selection shared by the analysis commands (compare, check, trend,
- * find, site, export): open the results repository and its whole run
- * index, resolve a run or commit, read a run's committed run.json.
+ * Run selection for the report commands (compare, check, trend, find,
+ * site, open, export) through the library's public run interface
+ * (results/runs.h, results/report.h): open the results repository and
+ * its run index, resolve a run or commit, load a run's record, find a
+ * run's session (fetching it first when the local store lacks it).
  *
  * Every function that returns an int returns an RS_EXIT_* status and has
  * already printed "results: ..." when it is not RS_EXIT_OK, so commands
@@ -10,58 +12,36 @@
 #ifndef RS_CLI_RUNSEL_H
 #define RS_CLI_RUNSEL_H
 
-#include <jansson.h>
-
-#include "repo/repo.h"
-#include "repo/runindex.h"
 #include "results/buf.h"
+#include "results/repo.h"
+#include "results/runs.h"
 
 struct rs_runsel {
 	struct rs_repo *repo;     /* owned */
-	struct rs_runindex idx;   /* every run, oldest first */
+	struct rs_runs *runs;     /* owned: every run, oldest first */
 };
+
+#define RS_RUNSEL_INIT { NULL, NULL }
 
 int rs_runsel_open(struct rs_runsel *s);
 void rs_runsel_close(struct rs_runsel *s);
 
 /* A run id or a profiled commit (prefix); *out is borrowed from s. */
-int rs_runsel_resolve(const struct rs_run_entry **out, struct rs_runsel *s,
+int rs_runsel_resolve(const struct rs_run_entry **out, const struct rs_runsel *s,
 		      const char *query);
 
-/* Position of `e` in s->idx.runs. */
-size_t rs_runsel_pos(const struct rs_runsel *s, const struct rs_run_entry *e);
+/* The record of `e` (the caller's: rs_run_doc_free). */
+int rs_runsel_load(struct rs_run_doc **out, const struct rs_runsel *s,
+		   const struct rs_run_entry *e);
 
 /*
- * The committed run.json of `e` (caller's reference), with "path" set to
- * the run folder so that renderers can link to it.
+ * The local LFS object holding the main session of run `e` (`doc` its
+ * record), appended to `path`; when the local store lacks it, `results
+ * fetch` (this program, as a child process: one download path) brings
+ * it first.
  */
-int rs_runsel_load(json_t **out, struct rs_runsel *s, const struct rs_run_entry *e);
-
-/*
- * The local LFS object holding the run's main session, appended to
- * `path`; when the local store lacks it, `results fetch` (this program,
- * as a child process: one download path) brings it first.
- */
-int rs_runsel_session_path(struct rs_buf *path, struct rs_runsel *s,
-			   const struct rs_run_entry *e);
-
-/*
- * The newest `limit` runs on `branch` (NULL: any branch), newest first:
- * `*out` is a new array of `limit` slots (the caller frees it), its
- * entries borrowed from s; `*n` says how many are set.
- */
-int rs_runsel_newest(const struct rs_run_entry ***out, size_t *n, const struct rs_runsel *s,
-		     const char *branch, size_t limit);
-
-/* An index entry as a JSON object shaped like run.json (caller's). */
-json_t *rs_runsel_entry_json(const struct rs_run_entry *e);
-
-/*
- * The committed results config (.results.json in HEAD) as a JSON object
- * (caller's); an empty object when there is none or it does not parse,
- * so that analysis settings in it (e.g. "own_code") stay optional.
- */
-json_t *rs_runsel_config(struct rs_runsel *s);
+int rs_runsel_session_path(struct rs_buf *path, const struct rs_runsel *s,
+			      const struct rs_run_entry *e, const struct rs_run_doc *doc);
 
 /* Write `b` to `path` ("-" or NULL: stdout). */
 int rs_runsel_write(const char *path, const struct rs_buf *b);
