@@ -233,28 +233,22 @@ static int round_digits(const char *d, int e, int p, char *out, int *oe)
 	return 0;
 }
 
-static size_t py_repr(double x, char *out)
+/*
+ * The shortest round-tripping digits of finite nonzero x: from 17 (always
+ * enough) downwards, each candidate the correctly rounded one, made by
+ * rounding the 17 digits as text (one snprintf in all, one strtod per
+ * candidate). Leaves the digits in digits[0..*nd) and the decimal
+ * exponent of the first one in *exp10.
+ */
+static inline void shortest_digits(double x, char *digits, int *nd, int *exp10)
 {
-	char d17[24], digits[24], cand[48];
-	int p, exp10, e17, nd, i;
-	size_t n = 0;
+	char d17[24], cand[48];
+	int p, e17;
 
-	if (!isfinite(x))
-		return (size_t)snprintf(out, 48, "%g", x); /* never equal to JSON text */
-	if (x == 0) {
-		memcpy(out, signbit(x) ? "-0.0" : "0.0", signbit(x) ? 5 : 4);
-		return signbit(x) ? 4 : 3;
-	}
-	/*
-	 * The shortest round-tripping digits: from 17 (always enough)
-	 * downwards, each candidate the correctly rounded one, made by
-	 * rounding the 17 digits as text (one snprintf in all, one strtod
-	 * per candidate).
-	 */
 	sci_digits(x, 17, d17, &e17);
 	memcpy(digits, d17, 17);
-	nd = 17;
-	exp10 = e17;
+	*nd = 17;
+	*exp10 = e17;
 	for (p = 16; p >= 1; p--) {
 		char dp[24];
 		int ep, k = 0;
@@ -271,13 +265,16 @@ static size_t py_repr(double x, char *out)
 		if (strtod(cand, NULL) != x)
 			break;
 		memcpy(digits, dp, (size_t)p);
-		nd = p;
-		exp10 = ep;
+		*nd = p;
+		*exp10 = ep;
 	}
-	if (x < 0)
-		out[n++] = '-';
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
+}
+
+/* Python's repr layout of digits[0..nd) with exponent exp10, from out[n]. */
+static inline size_t repr_layout(const char *digits, int nd, int exp10, char *out, size_t n)
+{
+	int i;
+
 	if (exp10 >= -4 && exp10 < 16) {
 		if (exp10 >= 0) {
 			for (i = 0; i <= exp10; i++)
@@ -305,6 +302,27 @@ static size_t py_repr(double x, char *out)
 		}
 		n += (size_t)snprintf(out + n, 16, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
 	}
+	return n;
+}
+
+static size_t py_repr(double x, char *out)
+{
+	char digits[24];
+	int exp10, nd;
+	size_t n = 0;
+
+	if (!isfinite(x))
+		return (size_t)snprintf(out, 48, "%g", x); /* never equal to JSON text */
+	if (x == 0) {
+		memcpy(out, signbit(x) ? "-0.0" : "0.0", signbit(x) ? 5 : 4);
+		return signbit(x) ? 4 : 3;
+	}
+	shortest_digits(x, digits, &nd, &exp10);
+	if (x < 0)
+		out[n++] = '-';
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	n = repr_layout(digits, nd, exp10, out, n);
 	out[n] = '\0';
 	return n;
 }
@@ -685,9 +703,11 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len, 
 	if (get_le32(p + pos + 8) != RS_CODEC_VERSION || get_le32(p + pos + 12) != SEC_COUNT)
 		return corrupt("it does not have the streams of its version");
 	pos += HEADER_SIZE;
-	for (i = 0; i < SEC_COUNT; i++)
-		if ((err = read_section(d, i, p, len, &pos, &total)))
+	for (i = 0; i < SEC_COUNT; i++) {
+		err = read_section(d, i, p, len, &pos, &total);
+		if (err)
 			return err;
+	}
 	if (pos != len)
 		return corrupt("bytes follow the last stream");
 	return 0;
@@ -768,32 +788,53 @@ struct succ {
 };
 
 /*
+ * A child's frame after its code *frame (read by the caller): its place
+ * in its parent frame's successor list l, or, for 0, its dictionary rank,
+ * which joins the list.
+ */
+static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nframes,
+				   uint64_t *frame)
+{
+	if (*frame != 0) {
+		if (*frame - 1 >= l->n)
+			return corrupt("the call tree names a frame it does not have");
+		*frame = l->v[*frame - 1];
+		return 0;
+	}
+	/* new under this parent frame: its rank follows */
+	if (get_varint(c, frame) || *frame >= nframes)
+		return corrupt("the call tree names a frame it does not have");
+	if (l->n == l->cap) {
+		uint32_t want = l->cap ? l->cap * 2 : 4, *nv = realloc(l->v, want * sizeof(*nv));
+
+		if (!nv)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		l->v = nv;
+		l->cap = want;
+	}
+	l->v[l->n++] = (uint32_t)*frame;
+	return 0;
+}
+
+/*
  * The tree in depth-first preorder: the root's child count, then per node
  * its frame (successor-coded) and child count. Node numbers are the
- * preorder ranks.
+ * preorder ranks. stack_node/stack_left hold MAX_DEPTH entries each, succ
+ * nframes + 1 lists (the last the root's).
  */
-static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
+static int walk_tree(struct decoded *d, uint32_t *stack_node, uint32_t *stack_left,
+		     struct succ *succ, uint64_t nnodes, uint64_t nframes)
 {
 	struct cursor *c = &d->sec[SEC_TREE];
-	uint32_t *stack_node = NULL, *stack_left = NULL, pf;
-	struct succ *succ = NULL;
-	uint64_t k = 1, v, i;
+	uint64_t k = 1, v;
 	size_t top = 0;
-	int err = 0;
+	uint32_t pf;
+	int err;
 
-	stack_node = malloc(MAX_DEPTH * sizeof(*stack_node));
-	stack_left = malloc(MAX_DEPTH * sizeof(*stack_left));
-	succ = calloc((size_t)nframes + 1, sizeof(*succ));
-	if (!stack_node || !stack_left || !succ) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
 	d->parent[0] = UINT32_MAX;
 	d->node_frame[0] = UINT32_MAX;
-	if (get_varint(c, &v) || v >= nnodes) {
-		err = corrupt("the call tree's root is wrong");
-		goto out;
-	}
+	if (get_varint(c, &v) || v >= nnodes)
+		return corrupt("the call tree's root is wrong");
 	if (v) {
 		stack_node[0] = 0;
 		stack_left[0] = (uint32_t)v;
@@ -808,46 +849,18 @@ static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
 		}
 		stack_left[top - 1]--;
 		pf = stack_node[top - 1] ? d->node_frame[stack_node[top - 1]] : (uint32_t)nframes;
-		if (k >= nnodes || get_varint(c, &frame)) {
-			err = corrupt("the call tree is inconsistent");
-			goto out;
-		}
-		if (frame == 0) {
-			/* new under this parent frame: its rank follows */
-			struct succ *l = &succ[pf];
-
-			if (get_varint(c, &frame) || frame >= nframes) {
-				err = corrupt("the call tree names a frame it does not have");
-				goto out;
-			}
-			if (l->n == l->cap) {
-				uint32_t want = l->cap ? l->cap * 2 : 4, *nv = realloc(l->v, want * sizeof(*nv));
-
-				if (!nv) {
-					err = rs_error_set(RS_EGENERIC, "out of memory");
-					goto out;
-				}
-				l->v = nv;
-				l->cap = want;
-			}
-			l->v[l->n++] = (uint32_t)frame;
-		} else if (frame - 1 < succ[pf].n) {
-			frame = succ[pf].v[frame - 1];
-		} else {
-			err = corrupt("the call tree names a frame it does not have");
-			goto out;
-		}
-		if (get_varint(c, &kids) || kids >= nnodes) {
-			err = corrupt("the call tree is inconsistent");
-			goto out;
-		}
+		if (k >= nnodes || get_varint(c, &frame))
+			return corrupt("the call tree is inconsistent");
+		err = read_child_frame(c, &succ[pf], nframes, &frame);
+		if (err)
+			return err;
+		if (get_varint(c, &kids) || kids >= nnodes)
+			return corrupt("the call tree is inconsistent");
 		d->parent[k] = stack_node[top - 1];
 		d->node_frame[k] = (uint32_t)frame;
 		if (kids) {
-			if (top >= MAX_DEPTH) {
-				err = corrupt("the call tree is too deep");
-				goto out;
-			}
+			if (top >= MAX_DEPTH)
+				return corrupt("the call tree is too deep");
 			stack_node[top] = (uint32_t)k;
 			stack_left[top] = (uint32_t)kids;
 			top++;
@@ -855,7 +868,26 @@ static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
 		k++;
 	}
 	if (k != nnodes || c->pos != c->len)
-		err = corrupt("the call tree does not have the nodes it says");
+		return corrupt("the call tree does not have the nodes it says");
+	return 0;
+}
+
+/* The call tree (walk_tree) with its working memory. */
+static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
+{
+	uint32_t *stack_node = NULL, *stack_left = NULL;
+	struct succ *succ = NULL;
+	uint64_t i;
+	int err = 0;
+
+	stack_node = malloc(MAX_DEPTH * sizeof(*stack_node));
+	stack_left = malloc(MAX_DEPTH * sizeof(*stack_left));
+	succ = calloc((size_t)nframes + 1, sizeof(*succ));
+	if (!stack_node || !stack_left || !succ) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = walk_tree(d, stack_node, stack_left, succ, nnodes, nframes);
 out:
 	for (i = 0; succ && i <= nframes; i++)
 		free(succ[i].v);
