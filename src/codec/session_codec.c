@@ -1007,15 +1007,89 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 	return decode(p, len, max_size, write, ctx, NULL);
 }
 
+/* The counts of the parameters stream. */
+struct dec_params {
+	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, nbase;
+};
+
+/* The parameters stream, each count checked against the stream it sizes. */
+static int read_params(struct decoded *d, struct dec_params *pr)
+{
+	struct cursor *c = &d->sec[SEC_PARAMS];
+	uint64_t nbase_said;
+	int err;
+
+	err = count_texts(&d->sec[SEC_BASE], &pr->nbase);
+	if (err)
+		return err;
+	if (get_varint(c, &nbase_said) || nbase_said != pr->nbase || get_varint(c, &pr->s) ||
+	    get_varint(c, &pr->ref) || get_varint(c, &pr->nframes) || get_varint(c, &pr->nthreads) ||
+	    get_varint(c, &pr->nnodes) || get_varint(c, &pr->nrecords) || c->pos != c->len)
+		return corrupt("its parameters are unreadable");
+	/* Every count is backed by at least one byte of its stream: allocations stay bounded. */
+	if (pr->s > 62 || pr->ref >> 52 || pr->nframes > d->sec[SEC_DICT].len ||
+	    pr->nthreads > d->sec[SEC_THREADS].len || pr->nbase > MAX_FRAMES ||
+	    pr->nframes + pr->nthreads > MAX_FRAMES - pr->nbase || pr->nnodes < 1 ||
+	    pr->nnodes - 1 > d->sec[SEC_TREE].len / 2 || pr->nnodes > MAX_NODES ||
+	    pr->nrecords != d->sec[SEC_SAMPLES].len || pr->nrecords != d->sec[SEC_TCODE].len)
+		return corrupt("its counts do not fit its streams");
+	return 0;
+}
+
+/* The frame texts (base dictionary, dictionary, threads), quoted, and the call tree. */
+static int read_frames_and_tree(struct decoded *d, const struct dec_params *pr)
+{
+	uint64_t nall = pr->nbase + pr->nframes + pr->nthreads;
+	int err;
+
+	err = read_texts(&d->sec[SEC_BASE], d->frames, pr->nbase);
+	if (err)
+		return err;
+	err = read_texts(&d->sec[SEC_DICT], d->frames + pr->nbase, pr->nframes);
+	if (err)
+		return err;
+	err = read_texts(&d->sec[SEC_THREADS], d->frames + pr->nbase + pr->nframes, pr->nthreads);
+	if (err)
+		return err;
+	err = quote_frames(d, nall);
+	if (err)
+		return err;
+	return read_tree(d, pr->nnodes, nall);
+}
+
+/* The session's text: prefix, records, suffix; then every stream must be used up. */
+static int write_decoded(struct decoded *d, struct out *o, const struct dec_params *pr)
+{
+	int err, i;
+
+	err = out_put(o, d->sec[SEC_PREFIX].p, d->sec[SEC_PREFIX].len);
+	if (err)
+		return err;
+	err = write_records(d, o, pr->nrecords, pr->nnodes, (int)pr->s, unzigzag(pr->ref));
+	if (err)
+		return err;
+	err = out_put(o, "]", 1);
+	if (err)
+		return err;
+	err = out_put(o, d->sec[SEC_SUFFIX].p, d->sec[SEC_SUFFIX].len);
+	if (err)
+		return err;
+	for (i = SEC_SAMPLES; i < SEC_COUNT; i++)
+		if (d->sec[i].pos != d->sec[i].len)
+			return corrupt("a stream has bytes no record uses");
+	return 0;
+}
+
 /* `repr`: a cache to use (the encoder's, for its proof), or NULL for one of its own. */
 static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_codec_write_fn write,
 		  void *ctx, struct repr_cache *repr)
 {
 	struct decoded d;
+	struct dec_params pr;
 	struct out *o = NULL;
-	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, size, nbase, nbase_said;
+	uint64_t size;
 	size_t main_at = 0;
-	int err, i, started = 0;
+	int err, started = 0;
 
 	memset(&d, 0, sizeof(d));
 	err = read_sections(&d, p, len, &main_at);
@@ -1026,27 +1100,12 @@ static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_code
 		err = corrupt("it rebuilds more bytes than the object has");
 		goto out;
 	}
-	err = count_texts(&d.sec[SEC_BASE], &nbase);
+	err = read_params(&d, &pr);
 	if (err)
 		goto out;
-	if (get_varint(&d.sec[SEC_PARAMS], &nbase_said) || nbase_said != nbase ||
-	    get_varint(&d.sec[SEC_PARAMS], &s) || get_varint(&d.sec[SEC_PARAMS], &ref) ||
-	    get_varint(&d.sec[SEC_PARAMS], &nframes) || get_varint(&d.sec[SEC_PARAMS], &nthreads) ||
-	    get_varint(&d.sec[SEC_PARAMS], &nnodes) || get_varint(&d.sec[SEC_PARAMS], &nrecords) ||
-	    d.sec[SEC_PARAMS].pos != d.sec[SEC_PARAMS].len) {
-		err = corrupt("its parameters are unreadable");
-		goto out;
-	}
-	/* Every count is backed by at least one byte of its stream: allocations stay bounded. */
-	if (s > 62 || ref >> 52 || nframes > d.sec[SEC_DICT].len || nthreads > d.sec[SEC_THREADS].len ||
-	    nbase > MAX_FRAMES || nframes + nthreads > MAX_FRAMES - nbase || nnodes < 1 || nnodes - 1 > d.sec[SEC_TREE].len / 2 ||
-	    nnodes > MAX_NODES || nrecords != d.sec[SEC_SAMPLES].len || nrecords != d.sec[SEC_TCODE].len) {
-		err = corrupt("its counts do not fit its streams");
-		goto out;
-	}
-	d.frames = malloc((size_t)(nbase + nframes + nthreads + 1) * sizeof(*d.frames));
-	d.parent = malloc((size_t)nnodes * sizeof(*d.parent));
-	d.node_frame = malloc((size_t)nnodes * sizeof(*d.node_frame));
+	d.frames = malloc((size_t)(pr.nbase + pr.nframes + pr.nthreads + 1) * sizeof(*d.frames));
+	d.parent = malloc((size_t)pr.nnodes * sizeof(*d.parent));
+	d.node_frame = malloc((size_t)pr.nnodes * sizeof(*d.node_frame));
 	d.path = malloc(MAX_DEPTH * sizeof(*d.path));
 	d.repr = repr ? repr : repr_cache_new();
 	d.repr_owned = !repr;
@@ -1055,40 +1114,14 @@ static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_code
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	err = read_texts(&d.sec[SEC_BASE], d.frames, nbase);
-	if (err)
-		goto out;
-	err = read_texts(&d.sec[SEC_DICT], d.frames + nbase, nframes);
-	if (err)
-		goto out;
-	err = read_texts(&d.sec[SEC_THREADS], d.frames + nbase + nframes, nthreads);
-	if (err)
-		goto out;
-	err = quote_frames(&d, nbase + nframes + nthreads);
-	if (err)
-		goto out;
-	err = read_tree(&d, nnodes, nbase + nframes + nthreads);
+	err = read_frames_and_tree(&d, &pr);
 	if (err)
 		goto out;
 	out_start(o, write, ctx, size);
 	started = 1;
-	err = out_put(o, d.sec[SEC_PREFIX].p, d.sec[SEC_PREFIX].len);
+	err = write_decoded(&d, o, &pr);
 	if (err)
 		goto out;
-	err = write_records(&d, o, nrecords, nnodes, (int)s, unzigzag(ref));
-	if (err)
-		goto out;
-	err = out_put(o, "]", 1);
-	if (err)
-		goto out;
-	err = out_put(o, d.sec[SEC_SUFFIX].p, d.sec[SEC_SUFFIX].len);
-	if (err)
-		goto out;
-	for (i = SEC_SAMPLES; i < SEC_COUNT; i++)
-		if (d.sec[i].pos != d.sec[i].len) {
-			err = corrupt("a stream has bytes no record uses");
-			goto out;
-		}
 	if (o->total != size) {
 		err = corrupt("it rebuilds fewer bytes than the object has");
 		goto out;
