@@ -589,8 +589,11 @@ static int out_put_slow(struct out *o, const void *p, size_t n)
 		o->len += k;
 		p = (const char *)p + k;
 		n -= k;
-		if (o->len == OUT_BUF && (err = out_flush(o)))
-			return err;
+		if (o->len == OUT_BUF) {
+			err = out_flush(o);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
@@ -1380,6 +1383,31 @@ static int refill(struct enc *e)
 	return 0;
 }
 
+/* A JSON string being scanned for the key frame_records (keylen -1: not it). */
+struct key_scan {
+	int in_str, esc, keylen;
+	char key[16];
+};
+
+/* One byte inside a string: 1 when it closes the string and that string was frame_records. */
+static inline int key_scan_char(struct key_scan *k, unsigned char c)
+{
+	if (k->esc) {
+		k->esc = 0;
+		k->keylen = -1;
+	} else if (c == '\\') {
+		k->esc = 1;
+	} else if (c == '"') {
+		k->in_str = 0;
+		return k->keylen == 13 && !memcmp(k->key, "frame_records", 13);
+	} else if (k->keylen >= 0 && k->keylen < (int)sizeof(k->key)) {
+		k->key[k->keylen++] = (char)c;
+	} else {
+		k->keylen = -1;
+	}
+	return 0;
+}
+
 /*
  * The prefix: bytes up to and including the `[` that opens the top-level
  * key frame_records, written `"frame_records": [`. A tiny JSON scanner
@@ -1389,9 +1417,8 @@ static int refill(struct enc *e)
 static int read_prefix(struct enc *e)
 {
 	static const char want_text[] = ": [";
-	int depth = 0, in_str = 0, esc = 0, want = 0, started = 0, err;
-	int keylen = 0;
-	char key[16];
+	struct key_scan k = { 0, 0, 0, { 0 } };
+	int depth = 0, want = 0, started = 0, err;
 
 	for (;;) {
 		if (e->pos == e->len) {
@@ -1413,21 +1440,9 @@ static int read_prefix(struct enc *e)
 			depth = 1;
 			continue;
 		}
-		if (in_str) {
-			if (esc) {
-				esc = 0;
-				keylen = -1;
-			} else if (c == '\\') {
-				esc = 1;
-			} else if (c == '"') {
-				in_str = 0;
-				if (depth == 1 && keylen == 13 && !memcmp(key, "frame_records", 13))
-					want = 1;
-			} else if (keylen >= 0 && keylen < (int)sizeof(key)) {
-				key[keylen++] = (char)c;
-			} else {
-				keylen = -1;
-			}
+		if (k.in_str) {
+			if (key_scan_char(&k, c) && depth == 1)
+				want = 1;
 			continue;
 		}
 		if (want) {
@@ -1439,8 +1454,8 @@ static int read_prefix(struct enc *e)
 			want = 0;
 		}
 		if (c == '"') {
-			in_str = 1;
-			keylen = 0;
+			k.in_str = 1;
+			k.keylen = 0;
 		} else if (c == '{' || c == '[') {
 			depth++;
 		} else if (c == '}' || c == ']') {
@@ -1507,8 +1522,11 @@ static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int dep
 		return decline(e, "the frame strings are too long");
 	e->ftab[at] = e->nframes + 1;
 	*id = e->nframes++;
-	if ((size_t)e->nframes * 2 > e->ftab_mask && (err = frame_table_grow(e)))
-		return err;
+	if ((size_t)e->nframes * 2 > e->ftab_mask) {
+		err = frame_table_grow(e);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -1598,8 +1616,11 @@ static int child_node(struct enc *e, uint32_t parent, uint32_t frame, uint32_t *
 	e->ntab[at].key = key;
 	e->ntab[at].node1 = e->nnodes + 1;
 	*out = e->nnodes++;
-	if ((size_t)e->nnodes * 2 > e->ntab_mask && (err = node_table_grow(e)))
-		return err;
+	if ((size_t)e->nnodes * 2 > e->ntab_mask) {
+		err = node_table_grow(e);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -1963,8 +1984,11 @@ static int read_records(struct enc *e)
 	struct tok t;
 	int err;
 
-	if (e->pos == e->len && (err = refill(e)))
-		return err;
+	if (e->pos == e->len) {
+		err = refill(e);
+		if (err)
+			return err;
+	}
 	if (e->pos < e->len && e->buf[e->pos] == ']') {
 		e->pos++; /* an empty frame_records */
 		return 0;
