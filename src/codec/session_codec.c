@@ -1644,14 +1644,6 @@ static const unsigned char *string_end(const unsigned char *p, const unsigned ch
 	}
 }
 
-/*
- * The shape of one record at buf[pos]: `[[` frames `], ` number `]` then
- * `, ` or `]` (the end of frame_records). Fills the frame spans (offsets
- * into buf), the number's offset and length, the position after it and
- * `last`. Returns 0, 1 with `why` set (not json.dump's spelling: decline)
- * or 2 when the record is not all in buf[..len) yet. Touches nothing
- * else: the tokenizer thread runs it ahead of the commit.
- */
 /* The characters a time may be written with (a table: strchr per character cost 2% of the encode). */
 static const unsigned char number_char[256] = {
 	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
@@ -1677,10 +1669,59 @@ struct tok {
 	const char *why;
 };
 
+/*
+ * A record's frames from *p (after `[[`, not at `]`) to after the `]`
+ * that ends them: their spans in span_off/span_len, their count in
+ * t->depth. Returns as tokenize_record does.
+ */
+static inline int tokenize_frames(const unsigned char *buf, const unsigned char **at,
+				  const unsigned char *end, size_t *span_off, uint32_t *span_len,
+				  struct tok *t)
+{
+	const unsigned char *p = *at, *q;
+
+#define NEED(k) do { if (end - p < (ptrdiff_t)(k)) return 2; } while (0)
+#define BAD(w) do { t->why = (w); return 1; } while (0)
+	for (;;) {
+		NEED(1);
+		if (*p != '"')
+			BAD("a frame is not a string");
+		q = string_end(p, end);
+		if (!q)
+			return 2;
+		if (t->depth >= MAX_DEPTH || q - p - 1 > (ptrdiff_t)UINT32_MAX)
+			BAD("a stack is too deep");
+		span_off[t->depth] = (size_t)(p + 1 - buf);
+		span_len[t->depth] = (uint32_t)(q - p - 1);
+		t->depth++;
+		p = q + 1;
+		NEED(1);
+		if (*p == ']') {
+			*at = p + 1;
+			return 0;
+		}
+		NEED(2);
+		if (p[0] != ',' || p[1] != ' ')
+			BAD("frames are not separated by ', '");
+		p += 2;
+	}
+#undef NEED
+#undef BAD
+}
+
+/*
+ * The shape of one record at buf[pos]: `[[` frames `], ` number `]` then
+ * `, ` or `]` (the end of frame_records). Fills the frame spans (offsets
+ * into buf), the number's offset and length, the position after it and
+ * `last`. Returns 0, 1 with `why` set (not json.dump's spelling: decline)
+ * or 2 when the record is not all in buf[..len) yet. Touches nothing
+ * else: the tokenizer thread runs it ahead of the commit.
+ */
 static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, size_t *span_off,
 			   uint32_t *span_len, struct tok *t)
 {
-	const unsigned char *p = buf + pos, *end = buf + len, *q;
+	const unsigned char *p = buf + pos, *end = buf + len;
+	int err;
 
 	t->depth = 0;
 	t->numlen = 0;
@@ -1693,29 +1734,9 @@ static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, siz
 	if (*p == ']') {
 		p++;
 	} else {
-		for (;;) {
-			NEED(1);
-			if (*p != '"')
-				BAD("a frame is not a string");
-			q = string_end(p, end);
-			if (!q)
-				return 2;
-			if (t->depth >= MAX_DEPTH || q - p - 1 > (ptrdiff_t)UINT32_MAX)
-				BAD("a stack is too deep");
-			span_off[t->depth] = (size_t)(p + 1 - buf);
-			span_len[t->depth] = (uint32_t)(q - p - 1);
-			t->depth++;
-			p = q + 1;
-			NEED(1);
-			if (*p == ']') {
-				p++;
-				break;
-			}
-			NEED(2);
-			if (p[0] != ',' || p[1] != ' ')
-				BAD("frames are not separated by ', '");
-			p += 2;
-		}
+		err = tokenize_frames(buf, &p, end, span_off, span_len, t);
+		if (err)
+			return err;
 	}
 	NEED(2);
 	if (p[0] != ',' || p[1] != ' ')
@@ -1752,18 +1773,16 @@ static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, siz
 	return 0;
 }
 
-/* Take one tokenized record into the frame table, the tree and the times. */
-static int commit_record(struct enc *e, const unsigned char *buf, const size_t *span_off,
-			 const uint32_t *span_len, const struct tok *tk)
+/*
+ * A record's stack into the frame table and the tree: *node its end node.
+ * The frames it shares with the record before are known without a lookup.
+ */
+static inline int record_stack(struct enc *e, const unsigned char *buf, const size_t *span_off,
+			       const uint32_t *span_len, size_t depth, uint32_t *node)
 {
-	size_t depth = tk->depth, i, numlen = tk->numlen;
-	uint32_t node = 0;
 	int matching = 1, err;
-	char num[MAX_NUMBER + 1], again[64];
-	double t;
+	size_t i;
 
-	memcpy(num, buf + tk->num_off, numlen);
-	num[numlen] = '\0';
 	for (i = 0; i < depth; i++) {
 		const unsigned char *s = buf + span_off[i];
 		size_t n = span_len[i];
@@ -1773,7 +1792,7 @@ static int commit_record(struct enc *e, const unsigned char *buf, const size_t *
 			const struct frame_entry *pf = &e->frames[e->prev_frame[i]];
 
 			if (pf->len == n && !memcmp(e->arena.ptr + pf->off, s, n)) {
-				node = e->prev_node[i];
+				*node = e->prev_node[i];
 				continue;
 			}
 		}
@@ -1781,33 +1800,60 @@ static int commit_record(struct enc *e, const unsigned char *buf, const size_t *
 		err = intern_frame(e, s, n, i == 0, &f);
 		if (err)
 			return err;
-		err = child_node(e, node, f, &node);
+		err = child_node(e, *node, f, node);
 		if (err)
 			return err;
 		e->prev_frame[i] = f;
-		e->prev_node[i] = node;
+		e->prev_node[i] = *node;
 	}
 	e->prev_depth = depth;
+	return 0;
+}
+
+/* Room for twice as many records (the first time, 65536). */
+static int records_grow(struct enc *e)
+{
+	uint64_t want = e->arecords ? e->arecords * 2 : 65536;
+	uint32_t *rn = realloc(e->rec_node, want * sizeof(*rn));
+	double *rt;
+	unsigned char *rv;
+
+	if (!rn)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	e->rec_node = rn;
+	rt = realloc(e->rec_time, want * sizeof(*rt));
+	if (!rt)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	e->rec_time = rt;
+	rv = realloc(e->rec_verbatim, want);
+	if (!rv)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	e->rec_verbatim = rv;
+	e->arecords = want;
+	return 0;
+}
+
+/* Take one tokenized record into the frame table, the tree and the times. */
+static int commit_record(struct enc *e, const unsigned char *buf, const size_t *span_off,
+			 const uint32_t *span_len, const struct tok *tk)
+{
+	size_t numlen = tk->numlen;
+	uint32_t node = 0;
+	int err;
+	char num[MAX_NUMBER + 1], again[64];
+	double t;
+
+	memcpy(num, buf + tk->num_off, numlen);
+	num[numlen] = '\0';
+	err = record_stack(e, buf, span_off, span_len, tk->depth, &node);
+	if (err)
+		return err;
 	if (e->nrecords >= MAX_RECORDS)
 		return decline(e, "too many records");
 	if (e->nrecords == e->arecords) {
-		uint64_t want = e->arecords ? e->arecords * 2 : 65536;
-		uint32_t *rn = realloc(e->rec_node, want * sizeof(*rn));
-		double *rt;
-		unsigned char *rv;
-
-		if (!rn)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->rec_node = rn;
-		rt = realloc(e->rec_time, want * sizeof(*rt));
-		if (!rt)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->rec_time = rt;
-		rv = realloc(e->rec_verbatim, want);
-		if (!rv)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->rec_verbatim = rv;
-		e->arecords = want;
+		err = records_grow(e);
+		if (err)
+			return err;
 	}
 	t = tk->time;
 	e->rec_node[e->nrecords] = node;
@@ -1914,6 +1960,34 @@ static void *tokenizer_run(void *arg)
 	return NULL;
 }
 
+/*
+ * Commit a batch the tokenizer filled; *ended once the last record is in.
+ * When the batch ends short of that, its status (or oom) says why.
+ */
+static inline int commit_batch(struct enc *e, const struct batch *b, int oom, int *ended)
+{
+	size_t i, sp = 0;
+	int err = 0;
+
+	for (i = 0; !err && i < b->n; i++) {
+		if (i + 2 < b->n) /* see write_records */
+			repr_prefetch(e->repr, b->tok[i + 2].time);
+		err = commit_record(e, e->buf, b->span_off + sp, b->span_len + sp, &b->tok[i]);
+		sp += b->tok[i].depth;
+		e->pos = b->tok[i].next;
+		*ended = b->tok[i].last;
+	}
+	if (!err && !*ended) {
+		if (oom)
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+		else if (b->status == 1)
+			err = decline(e, b->tok[b->n].why);
+		else if (b->status == 2)
+			err = decline(e, "the session ends inside frame_records");
+	}
+	return err;
+}
+
 static int read_records_mapped(struct enc *e)
 {
 	struct tokenizer z;
@@ -1934,28 +2008,12 @@ static int read_records_mapped(struct enc *e)
 	}
 	while (!err && !ended) {
 		struct batch *b = &z.b[k];
-		size_t i, sp = 0;
 
 		pthread_mutex_lock(&z.mu);
 		while (!b->full)
 			pthread_cond_wait(&z.cv, &z.mu);
 		pthread_mutex_unlock(&z.mu);
-		for (i = 0; !err && i < b->n; i++) {
-			if (i + 2 < b->n) /* see write_records */
-				repr_prefetch(e->repr, b->tok[i + 2].time);
-			err = commit_record(e, e->buf, b->span_off + sp, b->span_len + sp, &b->tok[i]);
-			sp += b->tok[i].depth;
-			e->pos = b->tok[i].next;
-			ended = b->tok[i].last;
-		}
-		if (!err && !ended) {
-			if (z.oom)
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-			else if (b->status == 1)
-				err = decline(e, b->tok[b->n].why);
-			else if (b->status == 2)
-				err = decline(e, "the session ends inside frame_records");
-		}
+		err = commit_batch(e, b, z.oom, &ended);
 		/* The committed pages are done with (once hashed): out of memory, not of the file. */
 		if (e->pos - reported >= DROP_STEP) {
 			hasher_parsed(&e->hz, e->pos);
