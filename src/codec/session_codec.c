@@ -233,28 +233,22 @@ static int round_digits(const char *d, int e, int p, char *out, int *oe)
 	return 0;
 }
 
-static size_t py_repr(double x, char *out)
+/*
+ * The shortest round-tripping digits of finite nonzero x: from 17 (always
+ * enough) downwards, each candidate the correctly rounded one, made by
+ * rounding the 17 digits as text (one snprintf in all, one strtod per
+ * candidate). Leaves the digits in digits[0..*nd) and the decimal
+ * exponent of the first one in *exp10.
+ */
+static inline void shortest_digits(double x, char *digits, int *nd, int *exp10)
 {
-	char d17[24], digits[24], cand[48];
-	int p, exp10, e17, nd, i;
-	size_t n = 0;
+	char d17[24], cand[48];
+	int p, e17;
 
-	if (!isfinite(x))
-		return (size_t)snprintf(out, 48, "%g", x); /* never equal to JSON text */
-	if (x == 0) {
-		memcpy(out, signbit(x) ? "-0.0" : "0.0", signbit(x) ? 5 : 4);
-		return signbit(x) ? 4 : 3;
-	}
-	/*
-	 * The shortest round-tripping digits: from 17 (always enough)
-	 * downwards, each candidate the correctly rounded one, made by
-	 * rounding the 17 digits as text (one snprintf in all, one strtod
-	 * per candidate).
-	 */
 	sci_digits(x, 17, d17, &e17);
 	memcpy(digits, d17, 17);
-	nd = 17;
-	exp10 = e17;
+	*nd = 17;
+	*exp10 = e17;
 	for (p = 16; p >= 1; p--) {
 		char dp[24];
 		int ep, k = 0;
@@ -271,13 +265,16 @@ static size_t py_repr(double x, char *out)
 		if (strtod(cand, NULL) != x)
 			break;
 		memcpy(digits, dp, (size_t)p);
-		nd = p;
-		exp10 = ep;
+		*nd = p;
+		*exp10 = ep;
 	}
-	if (x < 0)
-		out[n++] = '-';
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
+}
+
+/* Python's repr layout of digits[0..nd) with exponent exp10, from out[n]. */
+static inline size_t repr_layout(const char *digits, int nd, int exp10, char *out, size_t n)
+{
+	int i;
+
 	if (exp10 >= -4 && exp10 < 16) {
 		if (exp10 >= 0) {
 			for (i = 0; i <= exp10; i++)
@@ -305,6 +302,27 @@ static size_t py_repr(double x, char *out)
 		}
 		n += (size_t)snprintf(out + n, 16, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
 	}
+	return n;
+}
+
+static size_t py_repr(double x, char *out)
+{
+	char digits[24];
+	int exp10, nd;
+	size_t n = 0;
+
+	if (!isfinite(x))
+		return (size_t)snprintf(out, 48, "%g", x); /* never equal to JSON text */
+	if (x == 0) {
+		memcpy(out, signbit(x) ? "-0.0" : "0.0", signbit(x) ? 5 : 4);
+		return signbit(x) ? 4 : 3;
+	}
+	shortest_digits(x, digits, &nd, &exp10);
+	if (x < 0)
+		out[n++] = '-';
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	n = repr_layout(digits, nd, exp10, out, n);
 	out[n] = '\0';
 	return n;
 }
@@ -571,8 +589,11 @@ static int out_put_slow(struct out *o, const void *p, size_t n)
 		o->len += k;
 		p = (const char *)p + k;
 		n -= k;
-		if (o->len == OUT_BUF && (err = out_flush(o)))
-			return err;
+		if (o->len == OUT_BUF) {
+			err = out_flush(o);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
@@ -685,9 +706,11 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len, 
 	if (get_le32(p + pos + 8) != RS_CODEC_VERSION || get_le32(p + pos + 12) != SEC_COUNT)
 		return corrupt("it does not have the streams of its version");
 	pos += HEADER_SIZE;
-	for (i = 0; i < SEC_COUNT; i++)
-		if ((err = read_section(d, i, p, len, &pos, &total)))
+	for (i = 0; i < SEC_COUNT; i++) {
+		err = read_section(d, i, p, len, &pos, &total);
+		if (err)
 			return err;
+	}
 	if (pos != len)
 		return corrupt("bytes follow the last stream");
 	return 0;
@@ -768,32 +791,53 @@ struct succ {
 };
 
 /*
+ * A child's frame after its code *frame (read by the caller): its place
+ * in its parent frame's successor list l, or, for 0, its dictionary rank,
+ * which joins the list.
+ */
+static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nframes,
+				   uint64_t *frame)
+{
+	if (*frame != 0) {
+		if (*frame - 1 >= l->n)
+			return corrupt("the call tree names a frame it does not have");
+		*frame = l->v[*frame - 1];
+		return 0;
+	}
+	/* new under this parent frame: its rank follows */
+	if (get_varint(c, frame) || *frame >= nframes)
+		return corrupt("the call tree names a frame it does not have");
+	if (l->n == l->cap) {
+		uint32_t want = l->cap ? l->cap * 2 : 4, *nv = realloc(l->v, want * sizeof(*nv));
+
+		if (!nv)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		l->v = nv;
+		l->cap = want;
+	}
+	l->v[l->n++] = (uint32_t)*frame;
+	return 0;
+}
+
+/*
  * The tree in depth-first preorder: the root's child count, then per node
  * its frame (successor-coded) and child count. Node numbers are the
- * preorder ranks.
+ * preorder ranks. stack_node/stack_left hold MAX_DEPTH entries each, succ
+ * nframes + 1 lists (the last the root's).
  */
-static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
+static int walk_tree(struct decoded *d, uint32_t *stack_node, uint32_t *stack_left,
+		     struct succ *succ, uint64_t nnodes, uint64_t nframes)
 {
 	struct cursor *c = &d->sec[SEC_TREE];
-	uint32_t *stack_node = NULL, *stack_left = NULL, pf;
-	struct succ *succ = NULL;
-	uint64_t k = 1, v, i;
+	uint64_t k = 1, v;
 	size_t top = 0;
-	int err = 0;
+	uint32_t pf;
+	int err;
 
-	stack_node = malloc(MAX_DEPTH * sizeof(*stack_node));
-	stack_left = malloc(MAX_DEPTH * sizeof(*stack_left));
-	succ = calloc((size_t)nframes + 1, sizeof(*succ));
-	if (!stack_node || !stack_left || !succ) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
 	d->parent[0] = UINT32_MAX;
 	d->node_frame[0] = UINT32_MAX;
-	if (get_varint(c, &v) || v >= nnodes) {
-		err = corrupt("the call tree's root is wrong");
-		goto out;
-	}
+	if (get_varint(c, &v) || v >= nnodes)
+		return corrupt("the call tree's root is wrong");
 	if (v) {
 		stack_node[0] = 0;
 		stack_left[0] = (uint32_t)v;
@@ -808,46 +852,18 @@ static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
 		}
 		stack_left[top - 1]--;
 		pf = stack_node[top - 1] ? d->node_frame[stack_node[top - 1]] : (uint32_t)nframes;
-		if (k >= nnodes || get_varint(c, &frame)) {
-			err = corrupt("the call tree is inconsistent");
-			goto out;
-		}
-		if (frame == 0) {
-			/* new under this parent frame: its rank follows */
-			struct succ *l = &succ[pf];
-
-			if (get_varint(c, &frame) || frame >= nframes) {
-				err = corrupt("the call tree names a frame it does not have");
-				goto out;
-			}
-			if (l->n == l->cap) {
-				uint32_t want = l->cap ? l->cap * 2 : 4, *nv = realloc(l->v, want * sizeof(*nv));
-
-				if (!nv) {
-					err = rs_error_set(RS_EGENERIC, "out of memory");
-					goto out;
-				}
-				l->v = nv;
-				l->cap = want;
-			}
-			l->v[l->n++] = (uint32_t)frame;
-		} else if (frame - 1 < succ[pf].n) {
-			frame = succ[pf].v[frame - 1];
-		} else {
-			err = corrupt("the call tree names a frame it does not have");
-			goto out;
-		}
-		if (get_varint(c, &kids) || kids >= nnodes) {
-			err = corrupt("the call tree is inconsistent");
-			goto out;
-		}
+		if (k >= nnodes || get_varint(c, &frame))
+			return corrupt("the call tree is inconsistent");
+		err = read_child_frame(c, &succ[pf], nframes, &frame);
+		if (err)
+			return err;
+		if (get_varint(c, &kids) || kids >= nnodes)
+			return corrupt("the call tree is inconsistent");
 		d->parent[k] = stack_node[top - 1];
 		d->node_frame[k] = (uint32_t)frame;
 		if (kids) {
-			if (top >= MAX_DEPTH) {
-				err = corrupt("the call tree is too deep");
-				goto out;
-			}
+			if (top >= MAX_DEPTH)
+				return corrupt("the call tree is too deep");
 			stack_node[top] = (uint32_t)k;
 			stack_left[top] = (uint32_t)kids;
 			top++;
@@ -855,7 +871,26 @@ static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
 		k++;
 	}
 	if (k != nnodes || c->pos != c->len)
-		err = corrupt("the call tree does not have the nodes it says");
+		return corrupt("the call tree does not have the nodes it says");
+	return 0;
+}
+
+/* The call tree (walk_tree) with its working memory. */
+static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
+{
+	uint32_t *stack_node = NULL, *stack_left = NULL;
+	struct succ *succ = NULL;
+	uint64_t i;
+	int err = 0;
+
+	stack_node = malloc(MAX_DEPTH * sizeof(*stack_node));
+	stack_left = malloc(MAX_DEPTH * sizeof(*stack_left));
+	succ = calloc((size_t)nframes + 1, sizeof(*succ));
+	if (!stack_node || !stack_left || !succ) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = walk_tree(d, stack_node, stack_left, succ, nnodes, nframes);
 out:
 	for (i = 0; succ && i <= nframes; i++)
 		free(succ[i].v);
@@ -975,15 +1010,89 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 	return decode(p, len, max_size, write, ctx, NULL);
 }
 
+/* The counts of the parameters stream. */
+struct dec_params {
+	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, nbase;
+};
+
+/* The parameters stream, each count checked against the stream it sizes. */
+static int read_params(struct decoded *d, struct dec_params *pr)
+{
+	struct cursor *c = &d->sec[SEC_PARAMS];
+	uint64_t nbase_said;
+	int err;
+
+	err = count_texts(&d->sec[SEC_BASE], &pr->nbase);
+	if (err)
+		return err;
+	if (get_varint(c, &nbase_said) || nbase_said != pr->nbase || get_varint(c, &pr->s) ||
+	    get_varint(c, &pr->ref) || get_varint(c, &pr->nframes) || get_varint(c, &pr->nthreads) ||
+	    get_varint(c, &pr->nnodes) || get_varint(c, &pr->nrecords) || c->pos != c->len)
+		return corrupt("its parameters are unreadable");
+	/* Every count is backed by at least one byte of its stream: allocations stay bounded. */
+	if (pr->s > 62 || pr->ref >> 52 || pr->nframes > d->sec[SEC_DICT].len ||
+	    pr->nthreads > d->sec[SEC_THREADS].len || pr->nbase > MAX_FRAMES ||
+	    pr->nframes + pr->nthreads > MAX_FRAMES - pr->nbase || pr->nnodes < 1 ||
+	    pr->nnodes - 1 > d->sec[SEC_TREE].len / 2 || pr->nnodes > MAX_NODES ||
+	    pr->nrecords != d->sec[SEC_SAMPLES].len || pr->nrecords != d->sec[SEC_TCODE].len)
+		return corrupt("its counts do not fit its streams");
+	return 0;
+}
+
+/* The frame texts (base dictionary, dictionary, threads), quoted, and the call tree. */
+static int read_frames_and_tree(struct decoded *d, const struct dec_params *pr)
+{
+	uint64_t nall = pr->nbase + pr->nframes + pr->nthreads;
+	int err;
+
+	err = read_texts(&d->sec[SEC_BASE], d->frames, pr->nbase);
+	if (err)
+		return err;
+	err = read_texts(&d->sec[SEC_DICT], d->frames + pr->nbase, pr->nframes);
+	if (err)
+		return err;
+	err = read_texts(&d->sec[SEC_THREADS], d->frames + pr->nbase + pr->nframes, pr->nthreads);
+	if (err)
+		return err;
+	err = quote_frames(d, nall);
+	if (err)
+		return err;
+	return read_tree(d, pr->nnodes, nall);
+}
+
+/* The session's text: prefix, records, suffix; then every stream must be used up. */
+static int write_decoded(struct decoded *d, struct out *o, const struct dec_params *pr)
+{
+	int err, i;
+
+	err = out_put(o, d->sec[SEC_PREFIX].p, d->sec[SEC_PREFIX].len);
+	if (err)
+		return err;
+	err = write_records(d, o, pr->nrecords, pr->nnodes, (int)pr->s, unzigzag(pr->ref));
+	if (err)
+		return err;
+	err = out_put(o, "]", 1);
+	if (err)
+		return err;
+	err = out_put(o, d->sec[SEC_SUFFIX].p, d->sec[SEC_SUFFIX].len);
+	if (err)
+		return err;
+	for (i = SEC_SAMPLES; i < SEC_COUNT; i++)
+		if (d->sec[i].pos != d->sec[i].len)
+			return corrupt("a stream has bytes no record uses");
+	return 0;
+}
+
 /* `repr`: a cache to use (the encoder's, for its proof), or NULL for one of its own. */
 static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_codec_write_fn write,
 		  void *ctx, struct repr_cache *repr)
 {
 	struct decoded d;
+	struct dec_params pr;
 	struct out *o = NULL;
-	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, size, nbase, nbase_said;
+	uint64_t size;
 	size_t main_at = 0;
-	int err, i, started = 0;
+	int err, started = 0;
 
 	memset(&d, 0, sizeof(d));
 	err = read_sections(&d, p, len, &main_at);
@@ -994,27 +1103,12 @@ static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_code
 		err = corrupt("it rebuilds more bytes than the object has");
 		goto out;
 	}
-	err = count_texts(&d.sec[SEC_BASE], &nbase);
+	err = read_params(&d, &pr);
 	if (err)
 		goto out;
-	if (get_varint(&d.sec[SEC_PARAMS], &nbase_said) || nbase_said != nbase ||
-	    get_varint(&d.sec[SEC_PARAMS], &s) || get_varint(&d.sec[SEC_PARAMS], &ref) ||
-	    get_varint(&d.sec[SEC_PARAMS], &nframes) || get_varint(&d.sec[SEC_PARAMS], &nthreads) ||
-	    get_varint(&d.sec[SEC_PARAMS], &nnodes) || get_varint(&d.sec[SEC_PARAMS], &nrecords) ||
-	    d.sec[SEC_PARAMS].pos != d.sec[SEC_PARAMS].len) {
-		err = corrupt("its parameters are unreadable");
-		goto out;
-	}
-	/* Every count is backed by at least one byte of its stream: allocations stay bounded. */
-	if (s > 62 || ref >> 52 || nframes > d.sec[SEC_DICT].len || nthreads > d.sec[SEC_THREADS].len ||
-	    nbase > MAX_FRAMES || nframes + nthreads > MAX_FRAMES - nbase || nnodes < 1 || nnodes - 1 > d.sec[SEC_TREE].len / 2 ||
-	    nnodes > MAX_NODES || nrecords != d.sec[SEC_SAMPLES].len || nrecords != d.sec[SEC_TCODE].len) {
-		err = corrupt("its counts do not fit its streams");
-		goto out;
-	}
-	d.frames = malloc((size_t)(nbase + nframes + nthreads + 1) * sizeof(*d.frames));
-	d.parent = malloc((size_t)nnodes * sizeof(*d.parent));
-	d.node_frame = malloc((size_t)nnodes * sizeof(*d.node_frame));
+	d.frames = malloc((size_t)(pr.nbase + pr.nframes + pr.nthreads + 1) * sizeof(*d.frames));
+	d.parent = malloc((size_t)pr.nnodes * sizeof(*d.parent));
+	d.node_frame = malloc((size_t)pr.nnodes * sizeof(*d.node_frame));
 	d.path = malloc(MAX_DEPTH * sizeof(*d.path));
 	d.repr = repr ? repr : repr_cache_new();
 	d.repr_owned = !repr;
@@ -1023,40 +1117,14 @@ static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_code
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	err = read_texts(&d.sec[SEC_BASE], d.frames, nbase);
-	if (err)
-		goto out;
-	err = read_texts(&d.sec[SEC_DICT], d.frames + nbase, nframes);
-	if (err)
-		goto out;
-	err = read_texts(&d.sec[SEC_THREADS], d.frames + nbase + nframes, nthreads);
-	if (err)
-		goto out;
-	err = quote_frames(&d, nbase + nframes + nthreads);
-	if (err)
-		goto out;
-	err = read_tree(&d, nnodes, nbase + nframes + nthreads);
+	err = read_frames_and_tree(&d, &pr);
 	if (err)
 		goto out;
 	out_start(o, write, ctx, size);
 	started = 1;
-	err = out_put(o, d.sec[SEC_PREFIX].p, d.sec[SEC_PREFIX].len);
+	err = write_decoded(&d, o, &pr);
 	if (err)
 		goto out;
-	err = write_records(&d, o, nrecords, nnodes, (int)s, unzigzag(ref));
-	if (err)
-		goto out;
-	err = out_put(o, "]", 1);
-	if (err)
-		goto out;
-	err = out_put(o, d.sec[SEC_SUFFIX].p, d.sec[SEC_SUFFIX].len);
-	if (err)
-		goto out;
-	for (i = SEC_SAMPLES; i < SEC_COUNT; i++)
-		if (d.sec[i].pos != d.sec[i].len) {
-			err = corrupt("a stream has bytes no record uses");
-			goto out;
-		}
 	if (o->total != size) {
 		err = corrupt("it rebuilds fewer bytes than the object has");
 		goto out;
@@ -1315,6 +1383,31 @@ static int refill(struct enc *e)
 	return 0;
 }
 
+/* A JSON string being scanned for the key frame_records (keylen -1: not it). */
+struct key_scan {
+	int in_str, esc, keylen;
+	char key[16];
+};
+
+/* One byte inside a string: 1 when it closes the string and that string was frame_records. */
+static inline int key_scan_char(struct key_scan *k, unsigned char c)
+{
+	if (k->esc) {
+		k->esc = 0;
+		k->keylen = -1;
+	} else if (c == '\\') {
+		k->esc = 1;
+	} else if (c == '"') {
+		k->in_str = 0;
+		return k->keylen == 13 && !memcmp(k->key, "frame_records", 13);
+	} else if (k->keylen >= 0 && k->keylen < (int)sizeof(k->key)) {
+		k->key[k->keylen++] = (char)c;
+	} else {
+		k->keylen = -1;
+	}
+	return 0;
+}
+
 /*
  * The prefix: bytes up to and including the `[` that opens the top-level
  * key frame_records, written `"frame_records": [`. A tiny JSON scanner
@@ -1324,9 +1417,8 @@ static int refill(struct enc *e)
 static int read_prefix(struct enc *e)
 {
 	static const char want_text[] = ": [";
-	int depth = 0, in_str = 0, esc = 0, want = 0, started = 0, err;
-	int keylen = 0;
-	char key[16];
+	struct key_scan k = { 0, 0, 0, { 0 } };
+	int depth = 0, want = 0, started = 0, err;
 
 	for (;;) {
 		if (e->pos == e->len) {
@@ -1348,21 +1440,9 @@ static int read_prefix(struct enc *e)
 			depth = 1;
 			continue;
 		}
-		if (in_str) {
-			if (esc) {
-				esc = 0;
-				keylen = -1;
-			} else if (c == '\\') {
-				esc = 1;
-			} else if (c == '"') {
-				in_str = 0;
-				if (depth == 1 && keylen == 13 && !memcmp(key, "frame_records", 13))
-					want = 1;
-			} else if (keylen >= 0 && keylen < (int)sizeof(key)) {
-				key[keylen++] = (char)c;
-			} else {
-				keylen = -1;
-			}
+		if (k.in_str) {
+			if (key_scan_char(&k, c) && depth == 1)
+				want = 1;
 			continue;
 		}
 		if (want) {
@@ -1374,8 +1454,8 @@ static int read_prefix(struct enc *e)
 			want = 0;
 		}
 		if (c == '"') {
-			in_str = 1;
-			keylen = 0;
+			k.in_str = 1;
+			k.keylen = 0;
 		} else if (c == '{' || c == '[') {
 			depth++;
 		} else if (c == '}' || c == ']') {
@@ -1442,8 +1522,11 @@ static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int dep
 		return decline(e, "the frame strings are too long");
 	e->ftab[at] = e->nframes + 1;
 	*id = e->nframes++;
-	if ((size_t)e->nframes * 2 > e->ftab_mask && (err = frame_table_grow(e)))
-		return err;
+	if ((size_t)e->nframes * 2 > e->ftab_mask) {
+		err = frame_table_grow(e);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -1533,8 +1616,11 @@ static int child_node(struct enc *e, uint32_t parent, uint32_t frame, uint32_t *
 	e->ntab[at].key = key;
 	e->ntab[at].node1 = e->nnodes + 1;
 	*out = e->nnodes++;
-	if ((size_t)e->nnodes * 2 > e->ntab_mask && (err = node_table_grow(e)))
-		return err;
+	if ((size_t)e->nnodes * 2 > e->ntab_mask) {
+		err = node_table_grow(e);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -1558,14 +1644,6 @@ static const unsigned char *string_end(const unsigned char *p, const unsigned ch
 	}
 }
 
-/*
- * The shape of one record at buf[pos]: `[[` frames `], ` number `]` then
- * `, ` or `]` (the end of frame_records). Fills the frame spans (offsets
- * into buf), the number's offset and length, the position after it and
- * `last`. Returns 0, 1 with `why` set (not json.dump's spelling: decline)
- * or 2 when the record is not all in buf[..len) yet. Touches nothing
- * else: the tokenizer thread runs it ahead of the commit.
- */
 /* The characters a time may be written with (a table: strchr per character cost 2% of the encode). */
 static const unsigned char number_char[256] = {
 	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
@@ -1591,10 +1669,59 @@ struct tok {
 	const char *why;
 };
 
+/*
+ * A record's frames from *p (after `[[`, not at `]`) to after the `]`
+ * that ends them: their spans in span_off/span_len, their count in
+ * t->depth. Returns as tokenize_record does.
+ */
+static inline int tokenize_frames(const unsigned char *buf, const unsigned char **at,
+				  const unsigned char *end, size_t *span_off, uint32_t *span_len,
+				  struct tok *t)
+{
+	const unsigned char *p = *at, *q;
+
+#define NEED(k) do { if (end - p < (ptrdiff_t)(k)) return 2; } while (0)
+#define BAD(w) do { t->why = (w); return 1; } while (0)
+	for (;;) {
+		NEED(1);
+		if (*p != '"')
+			BAD("a frame is not a string");
+		q = string_end(p, end);
+		if (!q)
+			return 2;
+		if (t->depth >= MAX_DEPTH || q - p - 1 > (ptrdiff_t)UINT32_MAX)
+			BAD("a stack is too deep");
+		span_off[t->depth] = (size_t)(p + 1 - buf);
+		span_len[t->depth] = (uint32_t)(q - p - 1);
+		t->depth++;
+		p = q + 1;
+		NEED(1);
+		if (*p == ']') {
+			*at = p + 1;
+			return 0;
+		}
+		NEED(2);
+		if (p[0] != ',' || p[1] != ' ')
+			BAD("frames are not separated by ', '");
+		p += 2;
+	}
+#undef NEED
+#undef BAD
+}
+
+/*
+ * The shape of one record at buf[pos]: `[[` frames `], ` number `]` then
+ * `, ` or `]` (the end of frame_records). Fills the frame spans (offsets
+ * into buf), the number's offset and length, the position after it and
+ * `last`. Returns 0, 1 with `why` set (not json.dump's spelling: decline)
+ * or 2 when the record is not all in buf[..len) yet. Touches nothing
+ * else: the tokenizer thread runs it ahead of the commit.
+ */
 static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, size_t *span_off,
 			   uint32_t *span_len, struct tok *t)
 {
-	const unsigned char *p = buf + pos, *end = buf + len, *q;
+	const unsigned char *p = buf + pos, *end = buf + len;
+	int err;
 
 	t->depth = 0;
 	t->numlen = 0;
@@ -1607,29 +1734,9 @@ static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, siz
 	if (*p == ']') {
 		p++;
 	} else {
-		for (;;) {
-			NEED(1);
-			if (*p != '"')
-				BAD("a frame is not a string");
-			q = string_end(p, end);
-			if (!q)
-				return 2;
-			if (t->depth >= MAX_DEPTH || q - p - 1 > (ptrdiff_t)UINT32_MAX)
-				BAD("a stack is too deep");
-			span_off[t->depth] = (size_t)(p + 1 - buf);
-			span_len[t->depth] = (uint32_t)(q - p - 1);
-			t->depth++;
-			p = q + 1;
-			NEED(1);
-			if (*p == ']') {
-				p++;
-				break;
-			}
-			NEED(2);
-			if (p[0] != ',' || p[1] != ' ')
-				BAD("frames are not separated by ', '");
-			p += 2;
-		}
+		err = tokenize_frames(buf, &p, end, span_off, span_len, t);
+		if (err)
+			return err;
 	}
 	NEED(2);
 	if (p[0] != ',' || p[1] != ' ')
@@ -1666,18 +1773,16 @@ static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, siz
 	return 0;
 }
 
-/* Take one tokenized record into the frame table, the tree and the times. */
-static int commit_record(struct enc *e, const unsigned char *buf, const size_t *span_off,
-			 const uint32_t *span_len, const struct tok *tk)
+/*
+ * A record's stack into the frame table and the tree: *node its end node.
+ * The frames it shares with the record before are known without a lookup.
+ */
+static inline int record_stack(struct enc *e, const unsigned char *buf, const size_t *span_off,
+			       const uint32_t *span_len, size_t depth, uint32_t *node)
 {
-	size_t depth = tk->depth, i, numlen = tk->numlen;
-	uint32_t node = 0;
 	int matching = 1, err;
-	char num[MAX_NUMBER + 1], again[64];
-	double t;
+	size_t i;
 
-	memcpy(num, buf + tk->num_off, numlen);
-	num[numlen] = '\0';
 	for (i = 0; i < depth; i++) {
 		const unsigned char *s = buf + span_off[i];
 		size_t n = span_len[i];
@@ -1687,7 +1792,7 @@ static int commit_record(struct enc *e, const unsigned char *buf, const size_t *
 			const struct frame_entry *pf = &e->frames[e->prev_frame[i]];
 
 			if (pf->len == n && !memcmp(e->arena.ptr + pf->off, s, n)) {
-				node = e->prev_node[i];
+				*node = e->prev_node[i];
 				continue;
 			}
 		}
@@ -1695,33 +1800,60 @@ static int commit_record(struct enc *e, const unsigned char *buf, const size_t *
 		err = intern_frame(e, s, n, i == 0, &f);
 		if (err)
 			return err;
-		err = child_node(e, node, f, &node);
+		err = child_node(e, *node, f, node);
 		if (err)
 			return err;
 		e->prev_frame[i] = f;
-		e->prev_node[i] = node;
+		e->prev_node[i] = *node;
 	}
 	e->prev_depth = depth;
+	return 0;
+}
+
+/* Room for twice as many records (the first time, 65536). */
+static int records_grow(struct enc *e)
+{
+	uint64_t want = e->arecords ? e->arecords * 2 : 65536;
+	uint32_t *rn = realloc(e->rec_node, want * sizeof(*rn));
+	double *rt;
+	unsigned char *rv;
+
+	if (!rn)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	e->rec_node = rn;
+	rt = realloc(e->rec_time, want * sizeof(*rt));
+	if (!rt)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	e->rec_time = rt;
+	rv = realloc(e->rec_verbatim, want);
+	if (!rv)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	e->rec_verbatim = rv;
+	e->arecords = want;
+	return 0;
+}
+
+/* Take one tokenized record into the frame table, the tree and the times. */
+static int commit_record(struct enc *e, const unsigned char *buf, const size_t *span_off,
+			 const uint32_t *span_len, const struct tok *tk)
+{
+	size_t numlen = tk->numlen;
+	uint32_t node = 0;
+	int err;
+	char num[MAX_NUMBER + 1], again[64];
+	double t;
+
+	memcpy(num, buf + tk->num_off, numlen);
+	num[numlen] = '\0';
+	err = record_stack(e, buf, span_off, span_len, tk->depth, &node);
+	if (err)
+		return err;
 	if (e->nrecords >= MAX_RECORDS)
 		return decline(e, "too many records");
 	if (e->nrecords == e->arecords) {
-		uint64_t want = e->arecords ? e->arecords * 2 : 65536;
-		uint32_t *rn = realloc(e->rec_node, want * sizeof(*rn));
-		double *rt;
-		unsigned char *rv;
-
-		if (!rn)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->rec_node = rn;
-		rt = realloc(e->rec_time, want * sizeof(*rt));
-		if (!rt)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->rec_time = rt;
-		rv = realloc(e->rec_verbatim, want);
-		if (!rv)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->rec_verbatim = rv;
-		e->arecords = want;
+		err = records_grow(e);
+		if (err)
+			return err;
 	}
 	t = tk->time;
 	e->rec_node[e->nrecords] = node;
@@ -1828,6 +1960,34 @@ static void *tokenizer_run(void *arg)
 	return NULL;
 }
 
+/*
+ * Commit a batch the tokenizer filled; *ended once the last record is in.
+ * When the batch ends short of that, its status (or oom) says why.
+ */
+static inline int commit_batch(struct enc *e, const struct batch *b, int oom, int *ended)
+{
+	size_t i, sp = 0;
+	int err = 0;
+
+	for (i = 0; !err && i < b->n; i++) {
+		if (i + 2 < b->n) /* see write_records */
+			repr_prefetch(e->repr, b->tok[i + 2].time);
+		err = commit_record(e, e->buf, b->span_off + sp, b->span_len + sp, &b->tok[i]);
+		sp += b->tok[i].depth;
+		e->pos = b->tok[i].next;
+		*ended = b->tok[i].last;
+	}
+	if (!err && !*ended) {
+		if (oom)
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+		else if (b->status == 1)
+			err = decline(e, b->tok[b->n].why);
+		else if (b->status == 2)
+			err = decline(e, "the session ends inside frame_records");
+	}
+	return err;
+}
+
 static int read_records_mapped(struct enc *e)
 {
 	struct tokenizer z;
@@ -1848,28 +2008,12 @@ static int read_records_mapped(struct enc *e)
 	}
 	while (!err && !ended) {
 		struct batch *b = &z.b[k];
-		size_t i, sp = 0;
 
 		pthread_mutex_lock(&z.mu);
 		while (!b->full)
 			pthread_cond_wait(&z.cv, &z.mu);
 		pthread_mutex_unlock(&z.mu);
-		for (i = 0; !err && i < b->n; i++) {
-			if (i + 2 < b->n) /* see write_records */
-				repr_prefetch(e->repr, b->tok[i + 2].time);
-			err = commit_record(e, e->buf, b->span_off + sp, b->span_len + sp, &b->tok[i]);
-			sp += b->tok[i].depth;
-			e->pos = b->tok[i].next;
-			ended = b->tok[i].last;
-		}
-		if (!err && !ended) {
-			if (z.oom)
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-			else if (b->status == 1)
-				err = decline(e, b->tok[b->n].why);
-			else if (b->status == 2)
-				err = decline(e, "the session ends inside frame_records");
-		}
+		err = commit_batch(e, b, z.oom, &ended);
 		/* The committed pages are done with (once hashed): out of memory, not of the file. */
 		if (e->pos - reported >= DROP_STEP) {
 			hasher_parsed(&e->hz, e->pos);
@@ -1898,8 +2042,11 @@ static int read_records(struct enc *e)
 	struct tok t;
 	int err;
 
-	if (e->pos == e->len && (err = refill(e)))
-		return err;
+	if (e->pos == e->len) {
+		err = refill(e);
+		if (err)
+			return err;
+	}
 	if (e->pos < e->len && e->buf[e->pos] == ']') {
 		e->pos++; /* an empty frame_records */
 		return 0;
