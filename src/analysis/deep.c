@@ -558,6 +558,17 @@ static int short_path(struct rs_buf *out, const char *path, size_t keep)
 	return rs_buf_puts(out, path);
 }
 
+/* `before`, then `secs` as the reports write seconds. */
+static int put_seconds(struct rs_buf *out, const char *before, double secs)
+{
+	int err;
+
+	err = rs_buf_puts(out, before);
+	if (err)
+		return err;
+	return rs_render_seconds(out, secs);
+}
+
 /* One line of the list of functions new in the head. */
 static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md)
 {
@@ -569,10 +580,7 @@ static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md
 	err = rs_buf_puts(out, f->label);
 	if (err)
 		return err;
-	err = rs_buf_puts(out, md ? "`: " : ": ");
-	if (err)
-		return err;
-	err = rs_render_seconds(out, f->head_total);
+	err = put_seconds(out, md ? "`: " : ": ", f->head_total);
 	if (err)
 		return err;
 	return rs_buf_puts(out, "\n");
@@ -590,40 +598,29 @@ static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const cha
 		err = rs_md_escape(out, path);
 		if (err)
 			return err;
-		err = rs_buf_puts(out, " | ");
+		err = put_seconds(out, " | ", p->base_total);
 	} else {
 		err = rs_buf_printf(out, "  %s\n     ", path);
+		if (err)
+			return err;
+		err = rs_render_seconds(out, p->base_total);
 	}
 	if (err)
 		return err;
-	err = rs_render_seconds(out, p->base_total);
-	if (err)
-		return err;
-	err = rs_buf_puts(out, md ? " | " : " -> ");
-	if (err)
-		return err;
-	err = rs_render_seconds(out, p->head_total);
+	err = put_seconds(out, md ? " | " : " -> ", p->head_total);
 	if (err)
 		return err;
 	err = rs_buf_puts(out, md ? " | " : "  (");
 	if (err)
 		return err;
-	err = rs_buf_puts(out, p->head_total >= p->base_total ? "+" : "");
+	err = put_seconds(out, p->head_total >= p->base_total ? "+" : "",
+			  p->head_total - p->base_total);
 	if (err)
 		return err;
-	err = rs_render_seconds(out, p->head_total - p->base_total);
+	err = put_seconds(out, md ? " | " : "), own ", p->base_self);
 	if (err)
 		return err;
-	err = rs_buf_puts(out, md ? " | " : "), own ");
-	if (err)
-		return err;
-	err = rs_render_seconds(out, p->base_self);
-	if (err)
-		return err;
-	err = rs_buf_puts(out, md ? " → " : " -> ");
-	if (err)
-		return err;
-	err = rs_render_seconds(out, p->head_self);
+	err = put_seconds(out, md ? " → " : " -> ", p->head_self);
 	if (err)
 		return err;
 	return rs_buf_puts(out, md ? " |\n" : "\n");
@@ -775,14 +772,10 @@ static int flame_title(struct rs_buf *out, const struct flame *fl,
 							 : "below the stored tree's cut");
 	if (err)
 		return err;
-	err = rs_buf_puts(out, " &#8594; ");
+	err = put_seconds(out, " &#8594; ", p->head_total);
 	if (err)
 		return err;
-	err = rs_render_seconds(out, p->head_total);
-	if (err)
-		return err;
-	err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
-	return err;
+	return rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
 }
 
 static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,
