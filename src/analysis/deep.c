@@ -308,6 +308,24 @@ static json_t *rename_map(const struct rs_diff *sd)
 }
 
 /*
+ * 1 when label `i` of the head (`total` its outermost calls' time) takes
+ * at least `min_share` of the head's time and never ran in the base.
+ */
+static int is_new_func(const struct trie *base, const struct trie *head, double total,
+		       size_t i, double min_share)
+{
+	const char *k = NULL;
+	json_t *v;
+
+	if (total < min_share * head->time)
+		return 0;
+	json_object_foreach(head->keys, k, v)
+		if ((size_t)json_integer_value(v) == i)
+			break;
+	return k && !json_object_get(base->keys, k);
+}
+
+/*
  * Functions of the head that never ran in the base, by the total time of
  * their outermost calls (a recursive call is not counted twice).
  */
@@ -329,34 +347,15 @@ static int find_new(struct rs_deep_diff *d, const struct trie *base, const struc
 		if (a == (size_t)-1)
 			tot[nd->key] += nd->total;
 	}
-	for (i = 0; i < head->n_labels; i++) {
-		const char *k = NULL;
-		json_t *v;
-
-		if (tot[i] < min_share * head->time)
-			continue;
-		json_object_foreach(head->keys, k, v)
-			if ((size_t)json_integer_value(v) == i)
-				break;
-		if (!k || json_object_get(base->keys, k))
-			continue;
-		n++;
-	}
+	for (i = 0; i < head->n_labels; i++)
+		n += is_new_func(base, head, tot[i], i, min_share);
 	d->new_funcs = calloc(n ? n : 1, sizeof(*d->new_funcs));
 	if (!d->new_funcs) {
 		free(tot);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
 	for (i = 0; i < head->n_labels && !err; i++) {
-		const char *k = NULL;
-		json_t *v;
-
-		if (tot[i] < min_share * head->time)
-			continue;
-		json_object_foreach(head->keys, k, v)
-			if ((size_t)json_integer_value(v) == i)
-				break;
-		if (!k || json_object_get(base->keys, k))
+		if (!is_new_func(base, head, tot[i], i, min_share))
 			continue;
 		d->new_funcs[d->n_new].label = strdup(head->labels[i]);
 		d->new_funcs[d->n_new].head_total = tot[i];
