@@ -19,10 +19,42 @@
 #define RUN_JSON_MAX (64u * 1024 * 1024)
 #define PINS_MAX (1u * 1024 * 1024)
 
+/* The "retention" object `ret` of the marker file into `out`. */
+static int parse_policy(struct rs_retention *out, json_t *ret)
+{
+	json_t *v;
+
+	out->configured = 1;
+	v = json_object_get(ret, "keep_last");
+	if (v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000)
+			return rs_error_set(RS_ECORRUPT, "'retention.keep_last' in '%s' must be a count", RS_REPO_MARKER);
+		out->keep_last = (unsigned)json_integer_value(v);
+	}
+	v = json_object_get(ret, "keep_days");
+	if (v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 100000)
+			return rs_error_set(RS_ECORRUPT, "'retention.keep_days' in '%s' must be a number of days",
+					    RS_REPO_MARKER);
+		out->keep_days = (unsigned)json_integer_value(v);
+	}
+	v = json_object_get(ret, "keep_flagged");
+	if (v) {
+		if (!json_is_boolean(v))
+			return rs_error_set(RS_ECORRUPT, "'retention.keep_flagged' in '%s' must be true or false",
+					    RS_REPO_MARKER);
+		out->keep_flagged = json_is_true(v);
+	}
+	if (!out->keep_last && !out->keep_days)
+		return rs_error_set(RS_EUSAGE, "'retention' in '%s' keeps nothing: set keep_last or keep_days",
+				    RS_REPO_MARKER);
+	return 0;
+}
+
 int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *out)
 {
 	struct rs_buf text = RS_BUF_INIT;
-	json_t *root = NULL, *ret, *v;
+	json_t *root = NULL, *ret;
 	json_error_t jerr;
 	int err;
 
@@ -47,37 +79,7 @@ int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *o
 		err = rs_error_set(RS_ECORRUPT, "'retention' in '%s' must be an object", RS_REPO_MARKER);
 		goto out;
 	}
-	out->configured = 1;
-	v = json_object_get(ret, "keep_last");
-	if (v) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000) {
-			err = rs_error_set(RS_ECORRUPT, "'retention.keep_last' in '%s' must be a count", RS_REPO_MARKER);
-			goto out;
-		}
-		out->keep_last = (unsigned)json_integer_value(v);
-	}
-	v = json_object_get(ret, "keep_days");
-	if (v) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 100000) {
-			err = rs_error_set(RS_ECORRUPT, "'retention.keep_days' in '%s' must be a number of days",
-					   RS_REPO_MARKER);
-			goto out;
-		}
-		out->keep_days = (unsigned)json_integer_value(v);
-	}
-	v = json_object_get(ret, "keep_flagged");
-	if (v) {
-		if (!json_is_boolean(v)) {
-			err = rs_error_set(RS_ECORRUPT, "'retention.keep_flagged' in '%s' must be true or false",
-					   RS_REPO_MARKER);
-			goto out;
-		}
-		out->keep_flagged = json_is_true(v);
-	}
-	if (!out->keep_last && !out->keep_days) {
-		err = rs_error_set(RS_EUSAGE, "'retention' in '%s' keeps nothing: set keep_last or keep_days",
-				   RS_REPO_MARKER);
-	}
+	err = parse_policy(out, ret);
 out:
 	json_decref(root);
 	rs_buf_release(&text);
