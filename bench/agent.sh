@@ -17,14 +17,10 @@ GEN="$BUILD/tests/gen-session"
 T=$(mktemp -d "${TMPDIR:-/tmp}/bench_agent.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
-export HOME="$T/home" GIT_CONFIG_GLOBAL="$T/home/.gitconfig" RESULTS_CACHE_DIR="$T/cache"
-mkdir -p "$HOME"
-git config --global user.name bench
-git config --global user.email bench@example.com
-git config --global init.defaultBranch main
-git lfs install --skip-repo >/dev/null
+. "$(dirname "$0")/lib.sh"
+export RESULTS_CACHE_DIR="$T/cache"
+bench_home "$T"
 
-now() { date +%s.%N; }
 secs() { python3 -c "print(f'{$2 - $1:.3f}')"; }
 timeit() { # var command...: run, store seconds in var
 	local var=$1 t0 t1

@@ -22,14 +22,9 @@ RESULTS=$B/src/results
 GEN=$B/tests/gen-session
 T=$(mktemp -d "${TMPDIR:-/tmp}/bench-gc.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-export HOME=$T/home GIT_CONFIG_GLOBAL=$T/home/.gitconfig GIT_CONFIG_NOSYSTEM=1
-mkdir -p "$HOME"
-git config --global user.name bench
-git config --global user.email bench@example.com
-git config --global init.defaultBranch main
-git lfs install --skip-repo >/dev/null
-
-now() { date +%s.%N; }
+. "$(dirname "$0")/lib.sh"
+export GIT_CONFIG_NOSYSTEM=1
+bench_home "$T"
 git init -q --bare "$T/results.git"
 git clone -q "$T/results.git" "$T/ci" 2>/dev/null
 cd "$T/ci"

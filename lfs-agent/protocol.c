@@ -39,6 +39,38 @@ static int get_oid(struct rs_lfs_message *msg, json_t *root)
 	return 0;
 }
 
+/* The init event's operation, remote and concurrency. */
+static int get_init(struct rs_lfs_message *msg, json_t *root)
+{
+	json_t *op = json_object_get(root, "operation"), *remote = json_object_get(root, "remote");
+
+	msg->event = RS_LFS_INIT;
+	if (json_is_string(op) && !strcmp(json_string_value(op), "upload"))
+		msg->operation = RS_LFS_OP_UPLOAD;
+	else if (json_is_string(op) && !strcmp(json_string_value(op), "download"))
+		msg->operation = RS_LFS_OP_DOWNLOAD;
+	else
+		return rs_error_set(RS_EUSAGE, "init without operation \"upload\" or \"download\"");
+	if (json_is_string(remote) && json_string_length(remote) < sizeof(msg->remote))
+		memcpy(msg->remote, json_string_value(remote), json_string_length(remote) + 1);
+	msg->concurrent = json_is_true(json_object_get(root, "concurrent"));
+	return 0;
+}
+
+/* An upload's "path": a non-empty string without NUL bytes, copied. */
+static int get_path(struct rs_lfs_message *msg, json_t *root)
+{
+	json_t *path = json_object_get(root, "path");
+
+	if (!json_is_string(path) || json_string_length(path) == 0 ||
+	    strlen(json_string_value(path)) != json_string_length(path))
+		return rs_error_set(RS_EUSAGE, "upload request without a \"path\"");
+	msg->path = strdup(json_string_value(path));
+	if (!msg->path)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	return 0;
+}
+
 int rs_lfs_parse(struct rs_lfs_message *msg, const char *line, size_t len)
 {
 	json_error_t jerr;
@@ -63,35 +95,12 @@ int rs_lfs_parse(struct rs_lfs_message *msg, const char *line, size_t len)
 	}
 	ev = json_string_value(event);
 	if (!strcmp(ev, "init")) {
-		json_t *op = json_object_get(root, "operation"), *remote = json_object_get(root, "remote");
-
-		msg->event = RS_LFS_INIT;
-		if (json_is_string(op) && !strcmp(json_string_value(op), "upload"))
-			msg->operation = RS_LFS_OP_UPLOAD;
-		else if (json_is_string(op) && !strcmp(json_string_value(op), "download"))
-			msg->operation = RS_LFS_OP_DOWNLOAD;
-		else {
-			err = rs_error_set(RS_EUSAGE, "init without operation \"upload\" or \"download\"");
-			goto out;
-		}
-		if (json_is_string(remote) && json_string_length(remote) < sizeof(msg->remote))
-			memcpy(msg->remote, json_string_value(remote), json_string_length(remote) + 1);
-		msg->concurrent = json_is_true(json_object_get(root, "concurrent"));
+		err = get_init(msg, root);
 	} else if (!strcmp(ev, "upload") || !strcmp(ev, "download")) {
 		msg->event = ev[0] == 'u' ? RS_LFS_UPLOAD : RS_LFS_DOWNLOAD;
 		err = get_oid(msg, root);
-		if (!err && msg->event == RS_LFS_UPLOAD) {
-			json_t *path = json_object_get(root, "path");
-
-			if (!json_is_string(path) || json_string_length(path) == 0 ||
-			    strlen(json_string_value(path)) != json_string_length(path)) {
-				err = rs_error_set(RS_EUSAGE, "upload request without a \"path\"");
-				goto out;
-			}
-			msg->path = strdup(json_string_value(path));
-			if (!msg->path)
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-		}
+		if (!err && msg->event == RS_LFS_UPLOAD)
+			err = get_path(msg, root);
 	} else if (!strcmp(ev, "terminate")) {
 		msg->event = RS_LFS_TERMINATE;
 	} else {

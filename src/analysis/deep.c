@@ -308,6 +308,24 @@ static json_t *rename_map(const struct rs_diff *sd)
 }
 
 /*
+ * 1 when label `i` of the head (`total` its outermost calls' time) takes
+ * at least `min_share` of the head's time and never ran in the base.
+ */
+static int is_new_func(const struct trie *base, const struct trie *head, double total,
+		       size_t i, double min_share)
+{
+	const char *k = NULL;
+	json_t *v;
+
+	if (total < min_share * head->time)
+		return 0;
+	json_object_foreach(head->keys, k, v)
+		if ((size_t)json_integer_value(v) == i)
+			break;
+	return k && !json_object_get(base->keys, k);
+}
+
+/*
  * Functions of the head that never ran in the base, by the total time of
  * their outermost calls (a recursive call is not counted twice).
  */
@@ -329,34 +347,15 @@ static int find_new(struct rs_deep_diff *d, const struct trie *base, const struc
 		if (a == (size_t)-1)
 			tot[nd->key] += nd->total;
 	}
-	for (i = 0; i < head->n_labels; i++) {
-		const char *k = NULL;
-		json_t *v;
-
-		if (tot[i] < min_share * head->time)
-			continue;
-		json_object_foreach(head->keys, k, v)
-			if ((size_t)json_integer_value(v) == i)
-				break;
-		if (!k || json_object_get(base->keys, k))
-			continue;
-		n++;
-	}
+	for (i = 0; i < head->n_labels; i++)
+		n += is_new_func(base, head, tot[i], i, min_share);
 	d->new_funcs = calloc(n ? n : 1, sizeof(*d->new_funcs));
 	if (!d->new_funcs) {
 		free(tot);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
 	for (i = 0; i < head->n_labels && !err; i++) {
-		const char *k = NULL;
-		json_t *v;
-
-		if (tot[i] < min_share * head->time)
-			continue;
-		json_object_foreach(head->keys, k, v)
-			if ((size_t)json_integer_value(v) == i)
-				break;
-		if (!k || json_object_get(base->keys, k))
+		if (!is_new_func(base, head, tot[i], i, min_share))
 			continue;
 		d->new_funcs[d->n_new].label = strdup(head->labels[i]);
 		d->new_funcs[d->n_new].head_total = tot[i];
@@ -558,6 +557,17 @@ static int short_path(struct rs_buf *out, const char *path, size_t keep)
 	return rs_buf_puts(out, path);
 }
 
+/* `before`, then `secs` as the reports write seconds. */
+static int put_seconds(struct rs_buf *out, const char *before, double secs)
+{
+	int err;
+
+	err = rs_buf_puts(out, before);
+	if (err)
+		return err;
+	return rs_render_seconds(out, secs);
+}
+
 /* One line of the list of functions new in the head. */
 static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md)
 {
@@ -569,10 +579,7 @@ static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md
 	err = rs_buf_puts(out, f->label);
 	if (err)
 		return err;
-	err = rs_buf_puts(out, md ? "`: " : ": ");
-	if (err)
-		return err;
-	err = rs_render_seconds(out, f->head_total);
+	err = put_seconds(out, md ? "`: " : ": ", f->head_total);
 	if (err)
 		return err;
 	return rs_buf_puts(out, "\n");
@@ -590,40 +597,29 @@ static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const cha
 		err = rs_md_escape(out, path);
 		if (err)
 			return err;
-		err = rs_buf_puts(out, " | ");
+		err = put_seconds(out, " | ", p->base_total);
 	} else {
 		err = rs_buf_printf(out, "  %s\n     ", path);
+		if (err)
+			return err;
+		err = rs_render_seconds(out, p->base_total);
 	}
 	if (err)
 		return err;
-	err = rs_render_seconds(out, p->base_total);
-	if (err)
-		return err;
-	err = rs_buf_puts(out, md ? " | " : " -> ");
-	if (err)
-		return err;
-	err = rs_render_seconds(out, p->head_total);
+	err = put_seconds(out, md ? " | " : " -> ", p->head_total);
 	if (err)
 		return err;
 	err = rs_buf_puts(out, md ? " | " : "  (");
 	if (err)
 		return err;
-	err = rs_buf_puts(out, p->head_total >= p->base_total ? "+" : "");
+	err = put_seconds(out, p->head_total >= p->base_total ? "+" : "",
+			  p->head_total - p->base_total);
 	if (err)
 		return err;
-	err = rs_render_seconds(out, p->head_total - p->base_total);
+	err = put_seconds(out, md ? " | " : "), own ", p->base_self);
 	if (err)
 		return err;
-	err = rs_buf_puts(out, md ? " | " : "), own ");
-	if (err)
-		return err;
-	err = rs_render_seconds(out, p->base_self);
-	if (err)
-		return err;
-	err = rs_buf_puts(out, md ? " → " : " -> ");
-	if (err)
-		return err;
-	err = rs_render_seconds(out, p->head_self);
+	err = put_seconds(out, md ? " → " : " -> ", p->head_self);
 	if (err)
 		return err;
 	return rs_buf_puts(out, md ? " |\n" : "\n");
@@ -775,14 +771,10 @@ static int flame_title(struct rs_buf *out, const struct flame *fl,
 							 : "below the stored tree's cut");
 	if (err)
 		return err;
-	err = rs_buf_puts(out, " &#8594; ");
+	err = put_seconds(out, " &#8594; ", p->head_total);
 	if (err)
 		return err;
-	err = rs_render_seconds(out, p->head_total);
-	if (err)
-		return err;
-	err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
-	return err;
+	return rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
 }
 
 static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,

@@ -101,10 +101,12 @@ struct check_args {
 };
 
 /* One option of the command's own; RS_EXIT_*. */
-static int take_option(struct check_args *a, int opt)
+static int take_option(void *ctx, struct rs_cli_opts *opts, int opt)
 {
+	struct check_args *a = ctx;
 	int status;
 
+	(void)opts;
 	switch (opt) {
 	case 'b': a->baseline = optarg; break;
 	case 'w':
@@ -137,17 +139,10 @@ static int parse_args(struct check_args *a, int argc, char **argv, int *done)
 		.take = RS_CLI_OPT_FORMAT | RS_CLI_OPT_BRANCH | RS_CLI_OPT_WORKLOAD |
 			 RS_CLI_OPT_OUTPUT,
 	};
-	int opt, status;
+	int opt;
 
 	*done = 1;
-	for (;;) {
-		opt = rs_cli_opts_next(&opts, argc, argv);
-		if (opt <= 0)
-			break;
-		status = take_option(a, opt);
-		if (status)
-			return status;
-	}
+	opt = rs_cli_opts_parse(&opts, argc, argv, take_option, a);
 	if (opt < 0)
 		return opts.status;
 	a->copts.format = opts.fmt;

@@ -63,6 +63,20 @@ struct compare_args {
 	int deep;
 };
 
+/* One option of the command's own; RS_EXIT_*. */
+static int take_option(void *ctx, struct rs_cli_opts *opts, int opt)
+{
+	struct compare_args *a = ctx;
+
+	(void)opts;
+	switch (opt) {
+	case 't': return rs_runsel_parse_count(optarg, &a->copts.top);
+	case 'd': a->deep = 1; break;
+	case 'H': a->html = optarg; break;
+	}
+	return RS_EXIT_OK;
+}
+
 /* Parse the command line into `a`; `*done` when the command ends with the status returned. */
 static int parse_args(struct compare_args *a, int argc, char **argv, int *done)
 {
@@ -70,24 +84,11 @@ static int parse_args(struct compare_args *a, int argc, char **argv, int *done)
 		.command = "compare", .usage = usage, .shortopts = "ho:", .longopts = options,
 		.take = RS_CLI_OPT_FORMAT | RS_CLI_OPT_WORKLOAD | RS_CLI_OPT_OUTPUT,
 	};
-	int opt, status;
+	int opt;
 
 	*done = 1;
 	a->copts.top = 10;
-	for (;;) {
-		opt = rs_cli_opts_next(&opts, argc, argv);
-		if (opt <= 0)
-			break;
-		switch (opt) {
-		case 't':
-			status = rs_runsel_parse_count(optarg, &a->copts.top);
-			if (status)
-				return status;
-			break;
-		case 'd': a->deep = 1; break;
-		case 'H': a->html = optarg; break;
-		}
-	}
+	opt = rs_cli_opts_parse(&opts, argc, argv, take_option, a);
 	if (opt < 0)
 		return opts.status;
 	a->copts.format = opts.fmt;

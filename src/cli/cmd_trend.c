@@ -70,23 +70,27 @@ struct trend_args {
 };
 
 /* One option of the command's own; RS_EXIT_*. */
-static int take_option(struct trend_args *a, struct rs_cli_opts *opts, int opt)
+/* `name` added to `names` (`*n` of NAMES_MAX so far), given as --`option`; RS_EXIT_*. */
+static int add_name(const char **names, size_t *n, const char *option, const char *name)
 {
+	if (*n == NAMES_MAX)
+		return rs_cli_fail(RS_EXIT_USAGE, "too many --%s options", option);
+	names[(*n)++] = name;
+	return RS_EXIT_OK;
+}
+
+static int take_option(void *ctx, struct rs_cli_opts *opts, int opt)
+{
+	struct trend_args *a = ctx;
 	struct rs_report_trend_opts *t = &a->topts;
 
 	switch (opt) {
 	case 'm':
-		if (t->n_metrics == NAMES_MAX)
-			return rs_cli_fail(RS_EXIT_USAGE, "too many --metric options");
-		a->metrics[t->n_metrics++] = optarg;
 		t->metrics = a->metrics;
-		break;
+		return add_name(a->metrics, &t->n_metrics, "metric", optarg);
 	case 'F':
-		if (t->n_functions == NAMES_MAX)
-			return rs_cli_fail(RS_EXIT_USAGE, "too many --function options");
-		a->functions[t->n_functions++] = optarg;
 		t->functions = a->functions;
-		break;
+		return add_name(a->functions, &t->n_functions, "function", optarg);
 	case 'A': t->all_metrics = 1; break;
 	case 'l':
 	case 's':
@@ -108,19 +112,12 @@ static int parse_args(struct trend_args *a, int argc, char **argv, int *done)
 		.take = RS_CLI_OPT_TEXT_JSON | RS_CLI_OPT_BRANCH | RS_CLI_OPT_WORKLOAD |
 			 RS_CLI_OPT_OUTPUT,
 	};
-	int opt, status;
+	int opt;
 
 	*done = 1;
 	a->topts.limit = 500;
 	a->topts.summaries = 50;
-	for (;;) {
-		opt = rs_cli_opts_next(&opts, argc, argv);
-		if (opt <= 0)
-			break;
-		status = take_option(a, &opts, opt);
-		if (status)
-			return status;
-	}
+	opt = rs_cli_opts_parse(&opts, argc, argv, take_option, a);
 	if (opt < 0)
 		return opts.status;
 	a->topts.format = opts.fmt;

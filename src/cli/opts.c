@@ -93,3 +93,18 @@ int rs_cli_opts_next(struct rs_cli_opts *o, int argc, char **argv)
 			return opt;
 	}
 }
+
+int rs_cli_opts_parse(struct rs_cli_opts *o, int argc, char **argv, rs_cli_take_fn take,
+		      void *ctx)
+{
+	int opt;
+
+	for (;;) {
+		opt = rs_cli_opts_next(o, argc, argv);
+		if (opt <= 0)
+			return opt;
+		o->status = take(ctx, o, opt);
+		if (o->status)
+			return -1;
+	}
+}

@@ -11,10 +11,11 @@
  *     struct rs_cli_opts opts = { .command = "trend", .usage = usage,
  *             .shortopts = "ho:", .longopts = options,
  *             .take = RS_CLI_OPT_BRANCH | RS_CLI_OPT_OUTPUT };
- *     while ((opt = rs_cli_opts_next(&opts, argc, argv)) > 0)
- *             switch (opt) { case 'l': ... }
- *     if (opt < 0)
+ *     if (rs_cli_opts_parse(&opts, argc, argv, take_option, &args) < 0)
  *             return opts.status;
+ *
+ * where take_option(ctx, o, opt) handles the command's own options
+ * (switch (opt) { case 'l': ... }) and returns RS_EXIT_OK to go on.
  *
  * The shared options use these codes in the tables: 'f' --format,
  * 'B' --branch, 'p' --per, 'W' --no-workload, 'o' --output, 'h' --help;
@@ -66,5 +67,17 @@ struct rs_cli_opts {
  * or a usage error was (RS_EXIT_USAGE). The first call starts the scan.
  */
 int rs_cli_opts_next(struct rs_cli_opts *o, int argc, char **argv);
+
+/* A command's own options, one at a time: RS_EXIT_OK to go on, else the status to end with. */
+typedef int (*rs_cli_take_fn)(void *ctx, struct rs_cli_opts *o, int opt);
+
+/*
+ * The whole loop of rs_cli_opts_next, handing each of the command's own
+ * options to `take(ctx, o, opt)`: 0 when every option was taken (optind
+ * is then the first operand), -1 when the command should return
+ * o->status (--help, a usage error, or what `take` returned).
+ */
+int rs_cli_opts_parse(struct rs_cli_opts *o, int argc, char **argv, rs_cli_take_fn take,
+		      void *ctx);
 
 #endif

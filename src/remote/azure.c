@@ -944,17 +944,6 @@ int rs_remote_is_azure_url(const char *url)
 	return b && b < host_end;
 }
 
-static char *dup_n(const char *p, size_t n)
-{
-	char *s = malloc(n + 1);
-
-	if (s) {
-		memcpy(s, p, n);
-		s[n] = '\0';
-	}
-	return s;
-}
-
 /* What an Azure remote URL names besides the account (a->account). */
 struct azure_url {
 	char *container;
@@ -1010,7 +999,7 @@ static int parse_url(struct azure_remote *a, const char *url, struct azure_url *
 		if (!slash || slash == rest)
 			return rs_error_set(RS_EUSAGE, "an Azure remote is "
 					    "azure://account/container[/prefix]");
-		a->account = dup_n(rest, (size_t)(slash - rest));
+		a->account = strndup(rest, (size_t)(slash - rest));
 		rest = slash + 1;
 	} else if (rs_remote_is_azure_url(url)) {
 		host = strstr(url, "://") + 3;
@@ -1018,8 +1007,8 @@ static int parse_url(struct azure_remote *a, const char *url, struct azure_url *
 		if (!slash || (query && query < slash))
 			return rs_error_set(RS_EUSAGE, "an Azure blob URL needs a container: "
 					    "https://account.blob.core.windows.net/container");
-		a->account = dup_n(host, strcspn(host, "."));
-		u->https_endpoint = dup_n(url, (size_t)(slash - url));
+		a->account = strndup(host, strcspn(host, "."));
+		u->https_endpoint = strndup(url, (size_t)(slash - url));
 		rest = slash + 1;
 	} else {
 		return rs_error_set(RS_EUSAGE, "not an Azure URL");
@@ -1028,7 +1017,7 @@ static int parse_url(struct azure_remote *a, const char *url, struct azure_url *
 		return rs_error_set(RS_EUSAGE, "the Azure URL names no account");
 	n = query ? (size_t)(query - rest) : strlen(rest);
 	slash = memchr(rest, '/', n);
-	u->container = dup_n(rest, slash ? (size_t)(slash - rest) : n);
+	u->container = strndup(rest, slash ? (size_t)(slash - rest) : n);
 	if (!u->container || !*u->container)
 		return rs_error_set(RS_EUSAGE, "the Azure URL names no container");
 	if (query && query[1])

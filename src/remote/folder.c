@@ -421,21 +421,17 @@ out:
 	return out;
 }
 
-int rs_remote_folder_open(struct rs_remote **out, const char *path,
-			  const struct rs_remote_options *opts)
+/*
+ * The remote's folder, `path` made absolute (the caller's to free): an
+ * existing folder it may read, or one that does not exist yet under an
+ * existing parent.
+ */
+static int folder_root(char **root_out, const char *path)
 {
-	struct folder_remote *f;
 	struct stat st;
 	char *root;
-	long grace;
-	int missing = 0, err;
+	int err;
 
-	if (!path || !*path)
-		return rs_error_set(RS_EUSAGE, "empty folder path for the remote");
-	err = rs_fs_parse_grace(opts && opts->config_get ?
-				opts->config_get(RS_TMP_GRACE_KEY, opts->config_payload) : NULL, &grace);
-	if (err)
-		return err;
 	root = realpath(path, NULL);
 	if (!root && errno == ENOENT) {
 		/*
@@ -444,23 +440,45 @@ int rs_remote_folder_open(struct rs_remote **out, const char *path,
 		 * creates the folder, one level deep, so a mistyped parent
 		 * is an error rather than a new tree of folders.
 		 */
-		missing = 1;
 		root = missing_root(path);
 		if (!root)
 			return rs_error_last();
+		*root_out = root;
+		return 0;
 	}
 	if (!root)
 		return rs_error_errno(RS_EUSAGE, "the remote folder '%s' cannot be used", path);
-	if (!missing && (stat(root, &st) != 0 || !S_ISDIR(st.st_mode))) {
+	if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		free(root);
 		return rs_error_set(RS_EUSAGE, "the remote '%s' is not a folder", path);
 	}
-	if (!missing && access(root, R_OK | X_OK) != 0) {
+	if (access(root, R_OK | X_OK) != 0) {
 		err = rs_error_errno(RS_EUSAGE, "the remote folder '%s' cannot be read", root);
 
 		free(root);
 		return err;
 	}
+	*root_out = root;
+	return 0;
+}
+
+int rs_remote_folder_open(struct rs_remote **out, const char *path,
+			  const struct rs_remote_options *opts)
+{
+	struct folder_remote *f;
+	char *root = NULL;
+	long grace;
+	int err;
+
+	if (!path || !*path)
+		return rs_error_set(RS_EUSAGE, "empty folder path for the remote");
+	err = rs_fs_parse_grace(opts && opts->config_get ?
+				opts->config_get(RS_TMP_GRACE_KEY, opts->config_payload) : NULL, &grace);
+	if (err)
+		return err;
+	err = folder_root(&root, path);
+	if (err)
+		return err;
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		free(root);

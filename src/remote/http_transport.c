@@ -1398,6 +1398,32 @@ static int attempt_final(const struct rs_http *http, struct transfer *t, CURLcod
 	return 1;
 }
 
+/*
+ * The attempts of transfer `t`, until one is final: a response, or an
+ * error not worth another try (attempt_final), with a backoff between.
+ */
+static int transfer_run(struct rs_http *http, struct transfer *t, struct curl_slist **headers,
+			char *errbuf)
+{
+	CURLcode rc = CURLE_OK;
+	unsigned int attempt;
+	long left_ms = 0;
+	int err = 0;
+
+	for (attempt = 1;; attempt++) {
+		attempt_reset(t, attempt, errbuf);
+		err = attempt_time(http, t, rc, errbuf, &left_ms);
+		if (err)
+			return err;
+		err = attempt_send(http, t, headers, errbuf, left_ms, &rc);
+		if (err)
+			return err;
+		if (attempt_final(http, t, rc, attempt, errbuf, &err))
+			return err;
+		sleep_ms(backoff_ms(http, attempt, t->resp));
+	}
+}
+
 int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 		    struct rs_http_response *resp)
 {
@@ -1406,9 +1432,6 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 	struct curl_slist *headers = NULL;
 	struct transfer t;
 	char errbuf[CURL_ERROR_SIZE];
-	unsigned int attempt;
-	CURLcode rc = CURLE_OK;
-	long left_ms = 0;
 	int err = 0;
 
 	if (!resp) {
@@ -1433,19 +1456,7 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 	err = transfer_open(http, &t);
 	if (err)
 		goto out;
-	for (attempt = 1;; attempt++) {
-		attempt_reset(&t, attempt, errbuf);
-		err = attempt_time(http, &t, rc, errbuf, &left_ms);
-		if (err)
-			goto out;
-		err = attempt_send(http, &t, &headers, errbuf, left_ms, &rc);
-		if (err)
-			goto out;
-		if (attempt_final(http, &t, rc, attempt, errbuf, &err))
-			goto out;
-		sleep_ms(backoff_ms(http, attempt, resp));
-	}
-
+	err = transfer_run(http, &t, &headers, errbuf);
 out:
 	trace_request(req, rs_buf_cstr(&where), resp, t.t0, t.pos);
 	/* Drop the signer's headers: they hold secrets and a stale date. */

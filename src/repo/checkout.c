@@ -118,10 +118,7 @@ int rs_repo_copy_object(struct rs_repo *r, const char *src, const char *dest,
 	err = rs_fs_commit_tmp(fd, tmp.ptr, dest);
 	fd = -1;
 out:
-	if (fd >= 0) {
-		close(fd);
-		unlink(tmp.ptr);
-	}
+	rs_fs_drop_tmp(fd, tmp.ptr);
 	if (in >= 0)
 		close(in);
 	rs_sha256_free(h);

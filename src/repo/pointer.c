@@ -111,17 +111,6 @@ static int parse_size(uint64_t *out, const char *s, size_t n)
 	return 0;
 }
 
-static char *dup_n(const char *s, size_t n)
-{
-	char *p = malloc(n + 1);
-
-	if (p) {
-		memcpy(p, s, n);
-		p[n] = '\0';
-	}
-	return p;
-}
-
 /* What rs_pointer_parse has read so far. */
 struct pointer_parse {
 	struct rs_id oid;
@@ -143,8 +132,8 @@ static int take_extra(struct pointer_parse *pp, const char *key, size_t klen, co
 	if (!grown)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	pp->extra = grown;
-	grown[pp->nextra].key = dup_n(key, klen);
-	grown[pp->nextra].value = dup_n(val, vlen);
+	grown[pp->nextra].key = strndup(key, klen);
+	grown[pp->nextra].value = strndup(val, vlen);
 	pp->nextra++;
 	if (!grown[pp->nextra - 1].key || !grown[pp->nextra - 1].value)
 		return rs_error_set(RS_EGENERIC, "out of memory");

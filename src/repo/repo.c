@@ -920,10 +920,7 @@ int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
 	if (size_out)
 		*size_out = size;
 out:
-	if (fd >= 0) {
-		close(fd);
-		unlink(tmp.ptr);
-	}
+	rs_fs_drop_tmp(fd, tmp.ptr);
 	if (in >= 0)
 		close(in);
 	rs_buf_release(&tmp);

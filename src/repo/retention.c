@@ -13,15 +13,48 @@
 #include <jansson.h>
 
 #include "repo/runindex.h"
+#include "util/array.h"
 #include "results/error.h"
 
 #define RUN_JSON_MAX (64u * 1024 * 1024)
 #define PINS_MAX (1u * 1024 * 1024)
 
+/* The "retention" object `ret` of the marker file into `out`. */
+static int parse_policy(struct rs_retention *out, json_t *ret)
+{
+	json_t *v;
+
+	out->configured = 1;
+	v = json_object_get(ret, "keep_last");
+	if (v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000)
+			return rs_error_set(RS_ECORRUPT, "'retention.keep_last' in '%s' must be a count", RS_REPO_MARKER);
+		out->keep_last = (unsigned)json_integer_value(v);
+	}
+	v = json_object_get(ret, "keep_days");
+	if (v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 100000)
+			return rs_error_set(RS_ECORRUPT, "'retention.keep_days' in '%s' must be a number of days",
+					    RS_REPO_MARKER);
+		out->keep_days = (unsigned)json_integer_value(v);
+	}
+	v = json_object_get(ret, "keep_flagged");
+	if (v) {
+		if (!json_is_boolean(v))
+			return rs_error_set(RS_ECORRUPT, "'retention.keep_flagged' in '%s' must be true or false",
+					    RS_REPO_MARKER);
+		out->keep_flagged = json_is_true(v);
+	}
+	if (!out->keep_last && !out->keep_days)
+		return rs_error_set(RS_EUSAGE, "'retention' in '%s' keeps nothing: set keep_last or keep_days",
+				    RS_REPO_MARKER);
+	return 0;
+}
+
 int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *out)
 {
 	struct rs_buf text = RS_BUF_INIT;
-	json_t *root = NULL, *ret, *v;
+	json_t *root = NULL, *ret;
 	json_error_t jerr;
 	int err;
 
@@ -46,34 +79,7 @@ int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *o
 		err = rs_error_set(RS_ECORRUPT, "'retention' in '%s' must be an object", RS_REPO_MARKER);
 		goto out;
 	}
-	out->configured = 1;
-	if ((v = json_object_get(ret, "keep_last"))) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000) {
-			err = rs_error_set(RS_ECORRUPT, "'retention.keep_last' in '%s' must be a count", RS_REPO_MARKER);
-			goto out;
-		}
-		out->keep_last = (unsigned)json_integer_value(v);
-	}
-	if ((v = json_object_get(ret, "keep_days"))) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 100000) {
-			err = rs_error_set(RS_ECORRUPT, "'retention.keep_days' in '%s' must be a number of days",
-					   RS_REPO_MARKER);
-			goto out;
-		}
-		out->keep_days = (unsigned)json_integer_value(v);
-	}
-	if ((v = json_object_get(ret, "keep_flagged"))) {
-		if (!json_is_boolean(v)) {
-			err = rs_error_set(RS_ECORRUPT, "'retention.keep_flagged' in '%s' must be true or false",
-					   RS_REPO_MARKER);
-			goto out;
-		}
-		out->keep_flagged = json_is_true(v);
-	}
-	if (!out->keep_last && !out->keep_days) {
-		err = rs_error_set(RS_EUSAGE, "'retention' in '%s' keeps nothing: set keep_last or keep_days",
-				   RS_REPO_MARKER);
-	}
+	err = parse_policy(out, ret);
 out:
 	json_decref(root);
 	rs_buf_release(&text);
@@ -155,15 +161,8 @@ static int add_item(struct rs_retention_plan *plan, const struct rs_run_entry *r
 			return 0;
 		}
 	}
-	if (plan->n == plan->alloc) {
-		size_t na = plan->alloc ? plan->alloc * 2 : 64;
-		struct rs_plan_item *p = realloc(plan->items, na * sizeof(*p));
-
-		if (!p)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		plan->items = p;
-		plan->alloc = na;
-	}
+	if (rs_array_grow((void **)&plan->items, &plan->alloc, plan->n + 1, sizeof(*it), 64))
+		return rs_error_set(RS_EGENERIC, "out of memory");
 	it = &plan->items[plan->n];
 	memset(it, 0, sizeof(*it));
 	it->run_id = strdup(run->id);
@@ -266,69 +265,99 @@ static int plan_rev(struct rs_repo *r, const char *rev, time_t now, struct rs_re
 	return err;
 }
 
-int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
-			   struct rs_retention_plan *plan)
+/* Whether the runs of ref `name` are kept: a branch, a tag or a remote-tracking branch. */
+static int is_kept_ref(const char *name)
+{
+	return !strncmp(name, "refs/heads/", 11) || !strncmp(name, "refs/tags/", 10) ||
+	       !strncmp(name, "refs/remotes/", 13);
+}
+
+/*
+ * Plan the commit `ref` points to, unless it is one of the `*ntrees`
+ * commits of `*trees` planned already (it is then added to them).
+ */
+static int plan_ref(struct rs_repo *r, git_reference *ref, time_t now, git_oid **trees,
+		    size_t *ntrees, struct rs_retention_plan *plan)
+{
+	const char *name = git_reference_name(ref);
+	git_object *commit = NULL;
+	char hex[GIT_OID_HEXSZ + 1];
+	git_oid *t;
+	size_t i;
+	int err = 0;
+
+	if (!is_kept_ref(name) || git_reference_peel(&commit, ref, GIT_OBJECT_COMMIT) < 0) {
+		git_error_clear();
+		return 0;
+	}
+	for (i = 0; i < *ntrees; i++)
+		if (git_oid_equal(&(*trees)[i], git_object_id(commit)))
+			goto out;
+	t = realloc(*trees, (*ntrees + 1) * sizeof(*t));
+	if (!t) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	*trees = t;
+	git_oid_cpy(&t[(*ntrees)++], git_object_id(commit));
+	git_oid_tostr(hex, sizeof(hex), git_object_id(commit));
+	err = plan_rev(r, hex, now, plan);
+	if (err)
+		err = rs_error_wrap(err, "in %s", name);
+	plan->refs++;
+out:
+	git_object_free(commit);
+	return err;
+}
+
+/* Plan the commit of every kept ref, each commit once. */
+static int plan_refs(struct rs_repo *r, time_t now, struct rs_retention_plan *plan)
 {
 	git_reference_iterator *it = NULL;
 	git_reference *ref = NULL;
 	git_oid *trees = NULL;
-	size_t ntrees = 0, i;
-	int err = 0, gerr;
+	size_t ntrees = 0;
+	int err = 0;
+
+	if (git_reference_iterator_new(&it, r->git) < 0)
+		return rs_error_set(RS_EGENERIC, "cannot list the refs: %s", git_error_last()->message);
+	while (!err && git_reference_next(&ref, it) == 0) {
+		err = plan_ref(r, ref, now, &trees, &ntrees, plan);
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	free(trees);
+	return err;
+}
+
+/* The distinct runs of the plan's items. */
+static size_t distinct_runs(const struct rs_retention_plan *plan)
+{
+	size_t i, j, n = 0;
+	int dup;
+
+	for (i = 0; i < plan->n; i++) {
+		dup = 0;
+		for (j = 0; j < i && !dup; j++)
+			dup = !strcmp(plan->items[j].run_id, plan->items[i].run_id);
+		n += !dup;
+	}
+	return n;
+}
+
+int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
+			   struct rs_retention_plan *plan)
+{
+	int err;
 
 	rs_retention_plan_release(plan);
 	if (only_head) {
 		err = plan_rev(r, NULL, now, plan);
 		plan->refs = 1;
-		goto count;
+	} else {
+		err = plan_refs(r, now, plan);
 	}
-	if (git_reference_iterator_new(&it, r->git) < 0)
-		return rs_error_set(RS_EGENERIC, "cannot list the refs: %s", git_error_last()->message);
-	while (!err && (gerr = git_reference_next(&ref, it)) == 0) {
-		const char *name = git_reference_name(ref);
-		git_object *commit = NULL;
-		char hex[GIT_OID_HEXSZ + 1];
-		int seen = 0;
-
-		if ((strncmp(name, "refs/heads/", 11) && strncmp(name, "refs/tags/", 10) &&
-		     strncmp(name, "refs/remotes/", 13)) ||
-		    git_reference_peel(&commit, ref, GIT_OBJECT_COMMIT) < 0) {
-			git_error_clear();
-			git_reference_free(ref);
-			continue;
-		}
-		for (i = 0; i < ntrees; i++)
-			seen |= git_oid_equal(&trees[i], git_object_id(commit));
-		if (!seen) {
-			git_oid *t = realloc(trees, (ntrees + 1) * sizeof(*t));
-
-			if (!t) {
-				err = rs_error_set(RS_EGENERIC, "out of memory");
-			} else {
-				trees = t;
-				git_oid_cpy(&trees[ntrees++], git_object_id(commit));
-				git_oid_tostr(hex, sizeof(hex), git_object_id(commit));
-				err = plan_rev(r, hex, now, plan);
-				if (err)
-					err = rs_error_wrap(err, "in %s", name);
-				plan->refs++;
-			}
-		}
-		git_object_free(commit);
-		git_reference_free(ref);
-	}
-	git_reference_iterator_free(it);
-	free(trees);
-count:
-	if (!err) {
-		/* Distinct runs. */
-		for (i = 0; i < plan->n; i++) {
-			size_t j;
-			int dup = 0;
-
-			for (j = 0; j < i && !dup; j++)
-				dup = !strcmp(plan->items[j].run_id, plan->items[i].run_id);
-			plan->runs += !dup;
-		}
-	}
+	if (!err)
+		plan->runs = distinct_runs(plan);
 	return err;
 }

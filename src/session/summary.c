@@ -827,43 +827,70 @@ static int build_sys_path(const struct rs_session_header *h, json_t **out)
 	return 0;
 }
 
+/* The parts of the summary's JSON, built before any goes into it. */
+struct summary_parts {
+	json_t *sys_path, *functions, *more_functions, *ran, *files, *tree;
+};
+
+static void summary_parts_release(struct summary_parts *p)
+{
+	json_decref(p->functions);
+	json_decref(p->more_functions);
+	json_decref(p->ran);
+	json_decref(p->files);
+	json_decref(p->tree);
+	json_decref(p->sys_path);
+}
+
+/* Every part into `p`; on failure what was built stays there for summary_parts_release. */
+static int build_parts(const struct rs_summary *s, const struct rs_session_header *h,
+		       struct summary_parts *p)
+{
+	double cut;
+	int err;
+
+	p->functions = json_array();
+	p->files = json_array();
+	if (!p->functions || !p->files)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = build_sys_path(h, &p->sys_path);
+	if (err)
+		return err;
+	err = build_functions(s, p->functions, &p->more_functions, &p->ran);
+	if (err)
+		return err;
+	err = build_files(s, p->files);
+	if (err)
+		return err;
+	/* a node's share is of the root's total: sampled time under max_depth */
+	cut = s->nodes[0].total * s->opt.prune_fraction;
+	return build_node(s, 0, cut, &p->tree);
+}
+
 int rs_summary_json(const struct rs_summary *s, json_t **out)
 {
 	const struct rs_session_header *h = rs_session_parser_header(s->parser);
-	json_t *o = NULL, *funcs = NULL, *files = NULL, *tree = NULL, *sp = NULL;
-	json_t *more = NULL, *ran = NULL;
+	struct summary_parts p = { NULL };
 	const struct {
 		const char *key;
 		json_t **value;
 	} parts[] = {
-		{ "sys_path", &sp }, { "functions", &funcs }, { "more_functions", &more },
-		{ "ran", &ran }, { "files", &files }, { "tree", &tree },
+		{ "sys_path", &p.sys_path }, { "functions", &p.functions },
+		{ "more_functions", &p.more_functions }, { "ran", &p.ran },
+		{ "files", &p.files }, { "tree", &p.tree },
 	};
-	double cut;
+	json_t *o;
 	size_t i;
 	int err;
 
 	if (!s->finished)
 		return rs_error_set(RS_EUSAGE, "summary asked for before the whole session was read");
 	o = json_object();
-	funcs = json_array();
-	files = json_array();
-	if (!o || !funcs || !files) {
+	if (!o) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	err = build_sys_path(h, &sp);
-	if (err)
-		goto out;
-	err = build_functions(s, funcs, &more, &ran);
-	if (err)
-		goto out;
-	err = build_files(s, files);
-	if (err)
-		goto out;
-	/* a node's share is of the root's total: sampled time under max_depth */
-	cut = s->nodes[0].total * s->opt.prune_fraction;
-	err = build_node(s, 0, cut, &tree);
+	err = build_parts(s, h, &p);
 	if (err)
 		goto out;
 	err = put_header(o, s, h);
@@ -879,12 +906,7 @@ int rs_summary_json(const struct rs_summary *s, json_t **out)
 	if (s->tree_truncated)
 		err = put(o, "tree_truncated", json_true());
 out:
-	json_decref(funcs);
-	json_decref(more);
-	json_decref(ran);
-	json_decref(files);
-	json_decref(tree);
-	json_decref(sp);
+	summary_parts_release(&p);
 	if (err) {
 		json_decref(o);
 		return err;

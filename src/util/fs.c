@@ -394,3 +394,11 @@ int rs_fs_join(struct rs_buf *out, const char *a, const char *b)
 		return err;
 	return rs_buf_puts(out, b);
 }
+
+void rs_fs_drop_tmp(int fd, const char *tmp)
+{
+	if (fd < 0)
+		return;
+	close(fd);
+	unlink(tmp);
+}

@@ -49,6 +49,13 @@ int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path);
 RS_MUST_CHECK
 int rs_fs_publish_tmp(int fd, const char *tmp, const char *final_path);
 
+/*
+ * A writer's way out when its temporary file (open at `fd`, named `tmp`)
+ * was not committed: close it and remove it. Nothing when `fd` < 0 (not
+ * created, or already handed to rs_fs_commit_tmp).
+ */
+void rs_fs_drop_tmp(int fd, const char *tmp);
+
 /* Write all of `n` bytes, retrying on EINTR and short writes. */
 RS_MUST_CHECK
 int rs_fs_write_all(int fd, const void *p, size_t n);

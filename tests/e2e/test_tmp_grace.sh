@@ -51,12 +51,7 @@ push_one() { # a new session, pushed through the agent
 }
 
 git init -q --bare "$T/results.git"
-git init -q "$T/ci"
-cd "$T/ci"
-git config lfs.standalonetransferagent results
-git config lfs.customtransfer.results.path "$AGENT"
-git config results.remote "file://$STORE"
-git lfs track '*.pyisession' >/dev/null
+agent_repo "$T/ci" "$STORE"
 mkdir runs
 git add .gitattributes
 git commit -qm "track sessions"
