@@ -1088,7 +1088,7 @@ static int decode(const unsigned char *p, size_t len, uint64_t max_size, rs_code
 		  void *ctx, struct repr_cache *repr)
 {
 	struct decoded d;
-	struct dec_params pr;
+	struct dec_params pr = { 0 };
 	struct out *o = NULL;
 	uint64_t size;
 	size_t main_at = 0;
