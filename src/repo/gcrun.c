@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "analysis/check.h"
-#include "analysis/owncode.h"
 #include "repo/census.h"
+#include "repo/owncode_config.h"
 #include "repo/runindex.h"
 #include "repo/runs.h"
 #include "results/buf.h"
@@ -17,29 +17,6 @@
 
 /* Runs of one branch `check` compares a run with, at most. */
 #define FLAG_HISTORY 12
-#define OWN_SPECS_MAX 64
-
-/*
- * The committed results config (.results.json in HEAD) as a JSON object
- * (the caller's); an empty object when there is none or it does not
- * parse, so that analysis settings in it (e.g. "own_code") stay optional.
- */
-static json_t *committed_config(struct rs_repo *repo)
-{
-	struct rs_buf text = RS_BUF_INIT;
-	json_t *j = NULL;
-
-	if (!rs_repo_read_tree_file(repo, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text) &&
-	    text.len)
-		j = json_loadb(text.ptr, text.len, 0, NULL);
-	rs_buf_release(&text);
-	rs_error_clear();
-	if (!json_is_object(j)) {
-		json_decref(j);
-		j = json_object();
-	}
-	return j;
-}
 
 /*
  * One keep_flagged pass: the runs, and what every check is judged with.
@@ -52,8 +29,7 @@ static json_t *committed_config(struct rs_repo *repo)
 struct flagger {
 	struct rs_runs *runs;
 	struct rs_check_opts copts;
-	struct rs_owncode own;
-	const char *own_specs[OWN_SPECS_MAX];
+	struct rs_own_code own;
 	struct rs_run_doc **docs;  /* [rs_runs_count], loaded on first use */
 	unsigned char *later;      /* [rs_runs_count] */
 };
@@ -135,10 +111,11 @@ out:
 static int keep_flagged(struct rs_survey *s, size_t *flagged)
 {
 	struct flagger fl;
-	json_t *config = committed_config(s->repo);
 	int err;
 
 	memset(&fl, 0, sizeof(fl));
+	rs_own_code_load(&fl.own, s->repo);
+	fl.copts.own = &fl.own.oc;
 	err = rs_runs_open(&fl.runs, s->repo, NULL);
 	if (err)
 		goto out;
@@ -148,10 +125,6 @@ static int keep_flagged(struct rs_survey *s, size_t *flagged)
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	/* own_specs borrow the strings of `config` until the end. */
-	fl.own.n_specs = rs_owncode_from_config(config, fl.own_specs, OWN_SPECS_MAX);
-	fl.own.specs = fl.own_specs;
-	fl.copts.own = &fl.own;
 	for (size_t i = 0; i < rs_runs_count(fl.runs) && !err; i++)
 		err = judge_run(&fl, &s->plan, i, flagged);
 out:
@@ -159,7 +132,7 @@ out:
 		rs_run_doc_free(fl.docs[k]);
 	free(fl.docs);
 	free(fl.later);
-	json_decref(config);
+	rs_own_code_release(&fl.own);
 	rs_runs_free(fl.runs);
 	return err;
 }

@@ -14,55 +14,16 @@
 #include "analysis/deep.h"
 #include "analysis/diff.h"
 #include "analysis/open.h"
-#include "analysis/owncode.h"
+#include "repo/owncode_config.h"
 #include "analysis/render.h"
 #include "repo/repo.h"
 #include "results/buf.h"
 #include "util/hash.h"
 
-/* Entries of "own_code" in .results.json used, at most. */
-#define OWN_SPECS_MAX 64
-
 /* Earlier runs a check reads without --window: every run costs a run.json
  * read, so look back only as far as a commit's re-runs and a noise
  * estimate need. */
 #define CHECK_HISTORY_DEFAULT 24
-
-/* The project's own code, from the committed .results.json. */
-struct own_code {
-	json_t *config;                  /* owned: the parsed marker file */
-	const char *specs[OWN_SPECS_MAX];/* borrowed from config */
-	struct rs_owncode oc;
-};
-
-/*
- * Read "own_code" from the committed marker file. Best effort: without
- * the file, or when it does not parse, the default rule applies (the
- * setting is optional), so nothing here fails.
- */
-static void own_code_load(struct own_code *own, struct rs_repo *repo)
-{
-	struct rs_buf text = RS_BUF_INIT;
-
-	own->config = NULL;
-	if (!rs_repo_read_tree_file(repo, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text) &&
-	    text.len)
-		own->config = json_loadb(text.ptr, text.len, 0, NULL);
-	rs_buf_release(&text);
-	rs_error_clear();
-	if (!json_is_object(own->config)) {
-		json_decref(own->config);
-		own->config = json_object();
-	}
-	own->oc.n_specs = rs_owncode_from_config(own->config, own->specs, OWN_SPECS_MAX);
-	own->oc.specs = own->specs;
-}
-
-static void own_code_release(struct own_code *own)
-{
-	json_decref(own->config);
-	own->config = NULL;
-}
 
 /* Set `key` to a new string `value` (skipped when NULL, as the index says nothing). */
 static void set_string(json_t *o, const char *key, const char *value)
@@ -151,10 +112,10 @@ int rs_report_compare(struct rs_buf *out, struct rs_buf *flame, const struct rs_
 	int deep = opts->base_session && opts->head_session;
 	struct rs_deep_diff *dd = NULL;
 	struct rs_diff *d = NULL;
-	struct own_code own;
+	struct rs_own_code own;
 	int err;
 
-	own_code_load(&own, runs->repo);
+	rs_own_code_load(&own, runs->repo);
 	dopts.own = &own.oc;
 	err = rs_diff_runs(&d, base->json, head->json, &dopts);
 	if (err)
@@ -172,7 +133,7 @@ int rs_report_compare(struct rs_buf *out, struct rs_buf *flame, const struct rs_
 out:
 	rs_deep_diff_free(dd);
 	rs_diff_free(d);
-	own_code_release(&own);
+	rs_own_code_release(&own);
 	return err;
 }
 
@@ -215,11 +176,11 @@ int rs_report_check(struct rs_buf *out, struct rs_report_verdict *verdict,
 	};
 	json_t *hist[RS_REPORT_CHECK_HISTORY_MAX];
 	struct rs_check_result *res = NULL;
-	struct own_code own;
+	struct rs_own_code own;
 	size_t n_hist = 0;
 	int err;
 
-	own_code_load(&own, runs->repo);
+	rs_own_code_load(&own, runs->repo);
 	copts.own = &own.oc;
 	if (opts->baseline) {
 		hist[n_hist++] = json_incref(opts->baseline->json);
@@ -241,7 +202,7 @@ out:
 	rs_check_free(res);
 	for (size_t i = 0; i < n_hist; i++)
 		json_decref(hist[i]);
-	own_code_release(&own);
+	rs_own_code_release(&own);
 	return err;
 }
 

@@ -9,13 +9,12 @@
 #include <string.h>
 
 #include "analysis/check.h"
-#include "analysis/owncode.h"
 #include "analysis/render.h"
-#include "repo/runindex.h"
+#include "repo/owncode_config.h"
+#include "repo/runs.h"
 #include "results/error.h"
 
 #define VERDICT_HISTORY 24   /* as `results check` without --window */
-#define VERDICT_OWN_SPECS 64
 
 int rs_md_inline(struct rs_buf *out, const char *s)
 {
@@ -32,79 +31,49 @@ int rs_md_inline(struct rs_buf *out, const char *s)
 	return err;
 }
 
-/* The run.json of `e` from HEAD's tree, or NULL (unreadable: left out). */
-static json_t *load_run(struct rs_repo *repo, const struct rs_run_entry *e)
-{
-	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
-	json_t *doc = NULL;
-
-	if (!rs_buf_printf(&path, "%s/run.json", e->path) &&
-	    !rs_repo_read_tree_file(repo, NULL, path.ptr, RS_RUN_MAX_RUN_JSON, &text))
-		doc = json_loadb(text.ptr, text.len, 0, NULL);
-	if (doc && !json_is_object(doc)) {
-		json_decref(doc);
-		doc = NULL;
-	}
-	if (doc) {
-		json_object_set_new(doc, "path", json_string(e->path));
-		if (!json_is_string(json_object_get(doc, "id")))
-			json_object_set_new(doc, "id", json_string(e->id));
-		if (!json_is_string(json_object_get(doc, "commit")))
-			json_object_set_new(doc, "commit", json_string(e->commit));
-	}
-	rs_error_clear();
-	rs_buf_release(&path);
-	rs_buf_release(&text);
-	return doc;
-}
-
 /* The verdict text, or NULL when the history cannot be judged. */
 static char *judge(struct rs_run *run, struct rs_repo *repo, const struct rs_buf *runjson)
 {
-	struct rs_runindex idx;
+	struct rs_runs *runs = NULL;
 	struct rs_check_opts opts;
 	struct rs_check_result *res = NULL;
-	struct rs_buf text = RS_BUF_INIT, v = RS_BUF_INIT;
-	const char *specs[VERDICT_OWN_SPECS];
-	struct rs_owncode own = { specs, 0 };
-	json_t *head = NULL, *config = NULL, *hist[VERDICT_HISTORY];
+	struct rs_buf v = RS_BUF_INIT;
+	struct rs_own_code own;
+	struct rs_run_doc *docs[VERDICT_HISTORY];
+	const json_t *hist[VERDICT_HISTORY];
+	json_t *head = NULL;
 	size_t n = 0, i;
 	char *out = NULL;
 
-	rs_runindex_init(&idx);
 	memset(&opts, 0, sizeof(opts));
+	rs_own_code_load(&own, repo);
+	opts.own = &own.oc;
 	head = json_loadb(runjson->ptr, runjson->len, 0, NULL);
-	if (!json_is_object(head) || rs_runindex_load(&idx, repo, NULL, VERDICT_HISTORY * 2))
+	if (!json_is_object(head) || rs_runs_open_recent(&runs, repo, NULL, VERDICT_HISTORY * 2))
 		goto out;
 	json_object_set_new(head, "path", json_string(run->folder));
-	if (!rs_repo_read_tree_file(repo, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text))
-		config = json_loadb(text.ptr, text.len, 0, NULL);
-	own.n_specs = rs_owncode_from_config(json_is_object(config) ? config : NULL, specs,
-					     VERDICT_OWN_SPECS);
-	opts.own = &own;
-	/* earlier runs of the branch, newest first */
-	for (i = idx.count; i-- > 0 && n < VERDICT_HISTORY;) {
-		const struct rs_run_entry *e = &idx.runs[i];
+	/* earlier runs of the branch, newest first; an unreadable one is left out */
+	for (i = rs_runs_count(runs); i-- > 0 && n < VERDICT_HISTORY;) {
+		const struct rs_run_entry *e = rs_runs_at(runs, i);
 
 		if (!e->branch || strcmp(e->branch, run->branch) ||
 		    strcmp(e->recorded_at, run->recorded_at) > 0)
 			continue;
-		hist[n] = load_run(repo, e);
-		if (hist[n])
+		if (rs_run_doc_load(&docs[n], runs, e) == 0) {
+			hist[n] = rs_run_doc_get(docs[n]);
 			n++;
+		}
 	}
-	if (!rs_check_run(&res, head, (const json_t *const *)hist, n, &opts) &&
-	    !rs_render_verdict(&v, res))
+	if (!rs_check_run(&res, head, hist, n, &opts) && !rs_render_verdict(&v, res))
 		out = rs_buf_detach(&v, NULL);
 out:
 	rs_error_clear();
 	rs_check_free(res);
 	for (i = 0; i < n; i++)
-		json_decref(hist[i]);
+		rs_run_doc_free(docs[i]);
 	json_decref(head);
-	json_decref(config);
-	rs_runindex_release(&idx);
-	rs_buf_release(&text);
+	rs_runs_free(runs);
+	rs_own_code_release(&own);
 	rs_buf_release(&v);
 	return out;
 }
