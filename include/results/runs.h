@@ -45,9 +45,6 @@ void rs_runs_free(struct rs_runs *runs);
 RS_MUST_CHECK int rs_runs_open_recent(struct rs_runs **out, struct rs_repo *repo,
 				      const char *rev, size_t want_recent);
 
-/* The repository the runs were loaded from (borrowed). */
-struct rs_repo *rs_runs_repo(const struct rs_runs *runs);
-
 /* How many runs, and the i-th, oldest first (NULL past the end). */
 size_t rs_runs_count(const struct rs_runs *runs);
 const struct rs_run_entry *rs_runs_at(const struct rs_runs *runs, size_t i);
@@ -79,16 +76,9 @@ const char *rs_run_entry_branch(const struct rs_run_entry *e);
 const char *rs_run_entry_trigger(const struct rs_run_entry *e);
 const char *rs_run_entry_recorded_at(const struct rs_run_entry *e); /* ISO 8601 UTC */
 const char *rs_run_entry_path(const struct rs_run_entry *e);        /* run folder */
-const char *rs_run_entry_verdict(const struct rs_run_entry *e);
 
 /* The value of metric `name` of the run in `*out`; RS_ENOTFOUND if it has none. */
 int rs_run_entry_metric(const struct rs_run_entry *e, const char *name, double *out);
-
-/*
- * Append the run's index entry as one JSON object (id, commit, branch,
- * trigger, recorded_at, path, metrics) to `out`, compact, no newline.
- */
-RS_MUST_CHECK int rs_run_entry_json(struct rs_buf *out, const struct rs_run_entry *e);
 
 /*
  * `results list --json`: the index entries of `runs` (n of them, in that
@@ -111,16 +101,5 @@ void rs_run_doc_free(struct rs_run_doc *doc);
 
 /* The run's id (never NULL for a loaded record). */
 const char *rs_run_doc_id(const struct rs_run_doc *doc);
-
-/*
- * The run's main session, as its LFS object: `oid_hex` (64 hex digits,
- * borrowed) and size. RS_ENOTFOUND if the run was recorded without one
- * (--raw) or the record does not name a well-formed one.
- */
-RS_MUST_CHECK int rs_run_doc_session(const struct rs_run_doc *doc, const char **oid_hex,
-				     unsigned long long *size);
-
-/* Append the whole record as JSON text (pretty-printed, sorted keys, '\n'). */
-RS_MUST_CHECK int rs_run_doc_json(struct rs_buf *out, const struct rs_run_doc *doc);
 
 #endif

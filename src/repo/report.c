@@ -25,31 +25,6 @@
  * estimate need. */
 #define CHECK_HISTORY_DEFAULT 24
 
-/* Set `key` to a new string `value` (skipped when NULL, as the index says nothing). */
-static void set_string(json_t *o, const char *key, const char *value)
-{
-	if (value)
-		json_object_set_new(o, key, json_string(value));
-}
-
-json_t *rs_report_entry_object(const struct rs_run_entry *e)
-{
-	json_t *o = json_object();
-
-	if (!o) {
-		rs_error_set(RS_EGENERIC, "out of memory");
-		return NULL;
-	}
-	set_string(o, "id", e->id);
-	set_string(o, "commit", e->commit);
-	set_string(o, "branch", e->branch);
-	set_string(o, "trigger", e->trigger);
-	set_string(o, "recorded_at", e->recorded_at);
-	set_string(o, "path", e->path);
-	json_object_set(o, "metrics", e->metrics);
-	return o;
-}
-
 int rs_report_load_object(json_t **out, const struct rs_runs *runs, const struct rs_run_entry *e)
 {
 	struct rs_run_doc *doc = NULL;

@@ -10,13 +10,6 @@
 #include "repo/runs.h"
 #include "results/report.h"
 
-/*
- * An index entry as a JSON object shaped like run.json (id, commit,
- * branch, trigger, recorded_at, path, metrics); the caller's reference,
- * NULL (message set) out of memory.
- */
-json_t *rs_report_entry_object(const struct rs_run_entry *e);
-
 /* The record of `e` as a JSON object (the caller's reference). */
 RS_MUST_CHECK
 int rs_report_load_object(json_t **out, const struct rs_runs *runs,

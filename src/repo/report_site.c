@@ -180,7 +180,7 @@ static int site_run(struct site_walk *w, size_t i, const struct rs_runs *runs, c
 		return 0;
 	}
 	json_decref(run);
-	w->newest_first[i] = rs_report_entry_object(w->picked[i]);
+	w->newest_first[i] = rs_run_entry_object(w->picked[i]);
 	return w->newest_first[i] ? 0 : RS_EGENERIC;
 }
 

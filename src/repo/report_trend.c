@@ -34,7 +34,7 @@ static int load_runs(json_t **out, const struct rs_runs *runs,
 		if (n - 1 - i < summaries) {
 			err = rs_report_load_object(&out[i], runs, e);
 		} else {
-			out[i] = rs_report_entry_object(e);
+			out[i] = rs_run_entry_object(e);
 			if (!out[i])
 				err = RS_EGENERIC;
 		}
@@ -142,7 +142,7 @@ static void find_range(size_t *lo, size_t *hi, const struct rs_runs *runs,
 static int find_value(double *out, const struct rs_run_entry *e, const char *metric,
 		      const char *wkey)
 {
-	json_t *j = rs_report_entry_object(e);
+	json_t *j = rs_run_entry_object(e);
 	const char *k2;
 	double v, w;
 
@@ -173,7 +173,7 @@ static int find_workload(const char **wkey, const struct rs_run_entry *newest,
 	*wkey = NULL;
 	if (o->no_workload || !rs_diff_is_time_metric(metric))
 		return 0;
-	ej = rs_report_entry_object(newest);
+	ej = rs_run_entry_object(newest);
 	if (!ej)
 		return RS_EGENERIC;
 	if (!rs_runview_workload(ej, o->per, wkey, &w))

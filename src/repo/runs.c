@@ -7,7 +7,6 @@
 #include "repo/repo.h"
 #include "repo/run.h"
 #include "results/buf.h"
-#include "util/hash.h"
 
 int rs_runs_open(struct rs_runs **out, struct rs_repo *repo, const char *rev)
 {
@@ -39,11 +38,6 @@ void rs_runs_free(struct rs_runs *runs)
 		return;
 	rs_runindex_release(&runs->idx);
 	free(runs);
-}
-
-struct rs_repo *rs_runs_repo(const struct rs_runs *runs)
-{
-	return runs->repo;
 }
 
 size_t rs_runs_count(const struct rs_runs *runs)
@@ -117,11 +111,6 @@ const char *rs_run_entry_path(const struct rs_run_entry *e)
 	return e->path;
 }
 
-const char *rs_run_entry_verdict(const struct rs_run_entry *e)
-{
-	return e->verdict;
-}
-
 int rs_run_entry_metric(const struct rs_run_entry *e, const char *name, double *out)
 {
 	const json_t *v = json_object_get(e->metrics, name);
@@ -132,38 +121,33 @@ int rs_run_entry_metric(const struct rs_run_entry *e, const char *name, double *
 	return 0;
 }
 
-/* Set `key` to a new string `value` (skipped when NULL); -1 on failure. */
-static int set_string(json_t *o, const char *key, const char *value)
+/* Set `key` to a new string `value` (skipped when NULL: the index says nothing). */
+static void set_string(json_t *o, const char *key, const char *value)
 {
-	if (!value)
-		return 0;
-	return json_object_set_new(o, key, json_string(value));
+	if (value)
+		json_object_set_new(o, key, json_string(value));
 }
 
-int rs_run_entry_json(struct rs_buf *out, const struct rs_run_entry *e)
+json_t *rs_run_entry_object(const struct rs_run_entry *e)
 {
 	json_t *o = json_object();
-	char *text = NULL;
-	int err = RS_EGENERIC;
 
-	if (!o || set_string(o, "id", e->id) || set_string(o, "commit", e->commit) ||
-	    set_string(o, "branch", e->branch) || set_string(o, "trigger", e->trigger) ||
-	    set_string(o, "recorded_at", e->recorded_at) || set_string(o, "path", e->path) ||
-	    json_object_set(o, "metrics", e->metrics))
-		goto out;
-	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (!text)
-		goto out;
-	err = rs_buf_puts(out, text);
-out:
-	if (err == RS_EGENERIC)
-		rs_error_set(err, "out of memory writing run %s as JSON", e->id);
-	free(text);
-	json_decref(o);
-	return err;
+	if (!o) {
+		rs_error_set(RS_EGENERIC, "out of memory");
+		return NULL;
+	}
+	set_string(o, "id", e->id);
+	set_string(o, "commit", e->commit);
+	set_string(o, "branch", e->branch);
+	set_string(o, "trigger", e->trigger);
+	set_string(o, "recorded_at", e->recorded_at);
+	set_string(o, "path", e->path);
+	json_object_set(o, "metrics", e->metrics);
+	return o;
 }
 
-int rs_run_doc_wrap(struct rs_run_doc **out, json_t *json)
+/* Wrap `json` (the reference is taken over, also on failure) as a record. */
+static int doc_wrap(struct rs_run_doc **out, json_t *json)
 {
 	struct rs_run_doc *doc = calloc(1, sizeof(*doc));
 
@@ -221,7 +205,7 @@ int rs_run_doc_load(struct rs_run_doc **out, const struct rs_runs *runs,
 	err = take_from_index(doc, "commit", e->commit, 0);
 	if (err)
 		goto out;
-	err = rs_run_doc_wrap(out, doc);
+	err = doc_wrap(out, doc);
 	doc = NULL;
 out:
 	json_decref(doc);
@@ -243,48 +227,6 @@ const char *rs_run_doc_id(const struct rs_run_doc *doc)
 	return json_string_value(json_object_get(doc->json, "id"));
 }
 
-int rs_run_doc_session(const struct rs_run_doc *doc, const char **oid_hex,
-		       unsigned long long *size)
-{
-	const json_t *s = json_object_get(doc->json, "session");
-	const char *hex = json_string_value(json_object_get(s, "oid"));
-	const json_t *jsize = json_object_get(s, "size");
-	struct rs_id oid;
-
-	if (!json_is_object(s) || !hex || rs_id_from_hex(&oid, hex, strlen(hex)) ||
-	    !json_is_number(jsize) || json_number_value(jsize) < 0)
-		return rs_error_set(RS_ENOTFOUND, "run %s has no session (recorded with --raw?)",
-				    rs_run_doc_id(doc));
-	*oid_hex = hex;
-	*size = (unsigned long long)json_number_value(jsize);
-	return 0;
-}
-
-int rs_run_doc_json(struct rs_buf *out, const struct rs_run_doc *doc)
-{
-	char *text = json_dumps(doc->json, JSON_INDENT(2) | JSON_SORT_KEYS);
-	int err;
-
-	if (!text)
-		return rs_error_set(RS_EGENERIC, "out of memory writing run %s as JSON",
-				    rs_run_doc_id(doc));
-	err = rs_buf_puts(out, text);
-	if (!err)
-		err = rs_buf_putc(out, '\n');
-	free(text);
-	return err;
-}
-
-/* The index entry `e` as a new object, keys in index order; NULL when out of memory. */
-static json_t *entry_object(const struct rs_run_entry *e)
-{
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}",
-			 "id", e->id, "commit", e->commit,
-			 "branch", e->branch, "trigger", e->trigger,
-			 "recorded_at", e->recorded_at, "path", e->path,
-			 "metrics", e->metrics);
-}
-
 int rs_run_entries_json(struct rs_buf *out, const struct rs_run_entry *const *runs, size_t n)
 {
 	json_t *arr = json_array();
@@ -296,7 +238,7 @@ int rs_run_entries_json(struct rs_buf *out, const struct rs_run_entry *const *ru
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		json_t *o = entry_object(runs[i]);
+		json_t *o = rs_run_entry_object(runs[i]);
 
 		if (!o || json_array_append_new(arr, o) < 0) {
 			err = rs_error_set(RS_EGENERIC, "out of memory");

@@ -25,7 +25,11 @@ static inline const json_t *rs_run_doc_get(const struct rs_run_doc *doc)
 	return doc ? doc->json : NULL;
 }
 
-/* Wrap `json` (the reference is taken over, also on failure) as a record. */
-RS_MUST_CHECK int rs_run_doc_wrap(struct rs_run_doc **out, json_t *json);
+/*
+ * An index entry as a JSON object shaped like run.json (id, commit,
+ * branch, trigger, recorded_at, path, metrics); the caller's reference,
+ * NULL (message set) out of memory.
+ */
+json_t *rs_run_entry_object(const struct rs_run_entry *e);
 
 #endif
