@@ -1657,10 +1657,7 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	err = rs_fs_publish_tmp(g.fd, tmp.ptr, dest);
 	g.fd = -1;
 out:
-	if (g.fd >= 0) {
-		close(g.fd);
-		unlink(tmp.ptr);
-	}
+	rs_fs_drop_tmp(g.fd, tmp.ptr);
 	get_jobs_free(jobs, nslots);
 	rs_sha256_free(g.whole);
 	rs_manifest_release(&m);

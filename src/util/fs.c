@@ -206,8 +206,7 @@ int rs_fs_commit_tmp(int fd, const char *tmp, const char *final_path)
 	if (fsync(fd) != 0) {
 		err = rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp);
 
-		close(fd);
-		unlink(tmp);
+		rs_fs_drop_tmp(fd, tmp);
 		return err;
 	}
 	err = rs_fs_publish_tmp(fd, tmp, final_path);
