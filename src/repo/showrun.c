@@ -54,24 +54,18 @@ out:
 }
 
 /* The oid of the run's first session stored in LFS, as run.json lists it. */
-static int session_oid(struct rs_id *oid, struct rs_repo *repo, const struct rs_run_entry *e)
+static int session_oid(struct rs_id *oid, const struct rs_runs *runs, const struct rs_run_entry *e)
 {
-	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
-	const json_t *files, *f;
-	json_t *doc = NULL;
+	struct rs_run_doc *doc = NULL;
+	const json_t *f;
 	const char *hex = NULL;
 	size_t i;
 	int err;
 
-	err = rs_buf_printf(&path, "%s/run.json", e->path);
+	err = rs_run_doc_load(&doc, runs, e);
 	if (err)
-		goto out;
-	err = rs_repo_read_tree_file(repo, NULL, path.ptr, RS_RUN_MAX_RUN_JSON, &text);
-	if (err)
-		goto out;
-	doc = json_loadb(text.ptr, text.len, 0, NULL);
-	files = json_object_get(doc, "files");
-	json_array_foreach(files, i, f) {
+		return err;
+	json_array_foreach(json_object_get(rs_run_doc_get(doc), "files"), i, f) {
 		const char *role = json_string_value(json_object_get(f, "role"));
 
 		if (role && !strcmp(role, "session") && json_is_true(json_object_get(f, "lfs"))) {
@@ -81,10 +75,7 @@ static int session_oid(struct rs_id *oid, struct rs_repo *repo, const struct rs_
 	}
 	err = hex ? rs_id_from_hex(oid, hex, strlen(hex))
 		  : rs_error_set(RS_ENOTFOUND, "run %s has no session", e->id);
-out:
-	json_decref(doc);
-	rs_buf_release(&path);
-	rs_buf_release(&text);
+	rs_run_doc_free(doc);
 	return err;
 }
 
@@ -96,7 +87,7 @@ int rs_show_removed_by_retention(struct rs_buf *date, const struct rs_runs *runs
 	struct rs_id oid;
 	int removed = 0;
 
-	if (session_oid(&oid, runs->repo, e) || rs_key_manifest(&key, &oid) ||
+	if (session_oid(&oid, runs, e) || rs_key_manifest(&key, &oid) ||
 	    rs_repo_open_remote(runs->repo, &remote, NULL))
 		goto out;
 	/* only a manifest that is not there: a remote that does not answer
