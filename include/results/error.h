@@ -26,6 +26,8 @@ enum rs_error_code {
 	RS_EUSAGE = -5,     /* bad input from the user or caller */
 	RS_EAUTH = -6,      /* credentials refused */
 	RS_EEXISTS = -7,    /* already there */
+	RS_ENEWER = -8,     /* written by a newer results (another store, pack,
+	                       manifest or codec version): upgrade; never damage */
 };
 
 /*

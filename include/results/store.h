@@ -62,7 +62,7 @@ const char *rs_objstore_display_url(const struct rs_objstore *s);
 /*
  * Read the remote's FORMAT file: 0 when it names this format,
  * RS_ENOTFOUND when the remote holds no store yet (the message says it
- * is probably a mistyped remote; the first upload writes it), RS_EUSAGE
+ * is probably a mistyped remote; the first upload writes it), RS_ENEWER
  * for a store in another format, and the remote's error when it does
  * not answer.
  */
@@ -175,7 +175,8 @@ RS_MUST_CHECK int rs_verify_repair(struct rs_survey *s,
 
 /* One line of the verify report: a (run, object) of the survey. */
 struct rs_verify_row {
-	const char *state;  /* "ok", "missing", "removed", "incomplete", "damaged" */
+	const char *state;  /* "ok", "missing", "removed", "incomplete", "damaged",
+			       "newer" (written by a newer results: upgrade, never damage) */
 	const char *run_id;
 	const char *oid_hex;
 	const char *why;    /* what is wrong ("" when ok or unknown) */
@@ -183,8 +184,11 @@ struct rs_verify_row {
 
 struct rs_verify_totals {
 	size_t runs, objects;
-	size_t ok, removed, missing, incomplete, damaged;
+	size_t ok, removed, missing, incomplete, damaged, newer;
 	size_t restored, lost; /* by rs_verify_repair */
+	/* Objects still damaged, and still missing or incomplete, now (after
+	   rs_verify_repair: what it could not restore). */
+	size_t left_damaged, left_missing;
 };
 
 size_t rs_verify_rows(const struct rs_survey *s);
@@ -261,7 +265,7 @@ enum rs_fetch_stage {
 	RS_FETCH_FOLLOW,   /* the committed remote is not the one this clone uses */
 	RS_FETCH_OPEN,     /* opening the remote (RS_ENOTFOUND: none configured) */
 	RS_FETCH_REMOTE,   /* the remote does not answer or holds no store;
-			      RS_EUSAGE: a store in another format */
+			      RS_ENEWER: a store in another format */
 	RS_FETCH_DOWNLOAD, /* the object: RS_ENOTFOUND missing, RS_ECORRUPT damaged */
 	RS_FETCH_LOCAL,    /* writing here */
 };
@@ -312,6 +316,7 @@ enum rs_doctor_kind {
 	RS_DOCTOR_NOT_REPO, /* not a results repository */
 	RS_DOCTOR_REMOTE,   /* the remote does not answer */
 	RS_DOCTOR_MISSING,  /* a newest run's session is not on the remote */
+	RS_DOCTOR_NEWER,    /* the store was written by a newer results: upgrade */
 };
 
 struct rs_doctor_options {

@@ -19,6 +19,7 @@ enum rs_exit {
 	RS_EXIT_MISSING = 6,    /* object missing on the remote */
 	RS_EXIT_CORRUPT = 7,    /* corrupt data */
 	RS_EXIT_OTHER = 8,      /* anything else */
+	RS_EXIT_NEWER = 9,      /* written by a newer results: upgrade */
 };
 
 /* One line of the dispatch table in main.c. */

@@ -51,12 +51,12 @@ static int fetch_failed(const struct rs_fetch *f, int err)
 	case RS_FETCH_OPEN:
 		return rs_cli_error(err == RS_ENOTFOUND ? RS_EXIT_NOT_REPO : RS_EXIT_REMOTE);
 	case RS_FETCH_REMOTE:
-		return rs_cli_error(err == RS_EUSAGE ? RS_EXIT_USAGE : RS_EXIT_REMOTE);
+		return rs_cli_error(err == RS_ENEWER ? RS_EXIT_NEWER : RS_EXIT_REMOTE);
 	case RS_FETCH_DOWNLOAD:
 		if (err == RS_ENOTFOUND)
 			return rs_cli_error(RS_EXIT_MISSING);
-		if (err == RS_ECORRUPT)
-			return rs_cli_error(RS_EXIT_CORRUPT);
+		if (err == RS_ECORRUPT || err == RS_ENEWER)
+			return rs_cli_report(err);
 		if (err == RS_EAUTH || err == RS_ERETRY)
 			return rs_cli_error(RS_EXIT_REMOTE);
 		return rs_cli_error(RS_EXIT_OTHER);

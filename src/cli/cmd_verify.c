@@ -26,11 +26,13 @@ static const char usage[] =
 	"\n"
 	"  --deep     also read every chunk and hash every session\n"
 	"  --repair   (implies --deep) quarantine damaged packs, push again every\n"
-	"             damaged session this clone holds, re-point the others at good\n"
-	"             copies, and list what no clone here can restore\n"
+	"             damaged, missing or incomplete session this clone holds,\n"
+	"             re-point the others at good copies, prove each repair by\n"
+	"             rebuilding the session, and list what no clone here can restore\n"
 	"\n"
 	"Exit: 0 all present (or removed by retention), 6 some missing, 7 some\n"
-	"damaged (after --repair: not restorable here), 5 remote unreachable.\n";
+	"damaged (after --repair: what is left), 5 remote unreachable, 9 the store\n"
+	"or some session was written by a newer results (upgrade results).\n";
 
 static void print_line(const char *line, void *payload)
 {
@@ -65,13 +67,19 @@ static int report(const struct rs_survey *s, int deep, int repair)
 	printf("%zu runs, %zu objects%s: %zu ok, %zu removed by retention, %zu missing, %zu incomplete, "
 	       "%zu damaged", t.runs, t.objects, deep ? " (deep)" : "", t.ok, t.removed, t.missing,
 	       t.incomplete, t.damaged);
+	if (t.newer)
+		printf(", %zu need a newer results", t.newer);
 	if (repair)
 		printf("; repaired %zu, not restorable here %zu", t.restored, t.lost);
 	printf("\n");
-	if (repair ? t.lost : t.damaged)
+	if (t.left_damaged)
 		return RS_EXIT_CORRUPT;
-	if (t.missing || t.incomplete)
+	if (t.left_missing)
 		return RS_EXIT_MISSING;
+	if (t.newer)
+		return rs_cli_fail(RS_EXIT_NEWER, "%zu session%s written by a newer results: upgrade "
+				   "results to read %s", t.newer, t.newer > 1 ? "s were" : " was",
+				   t.newer > 1 ? "them" : "it");
 	return RS_EXIT_OK;
 }
 
@@ -118,7 +126,7 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	rs_verify_totals(s, &t);
-	if (repair && t.damaged)
+	if (repair && (t.damaged || t.missing || t.incomplete))
 		status = repair_damaged(s);
 	if (!status)
 		status = report(s, deep, repair);

@@ -59,6 +59,8 @@ int rs_cli_exit_for(int err)
 		return RS_EXIT_USAGE;
 	case RS_ECORRUPT:
 		return RS_EXIT_CORRUPT;
+	case RS_ENEWER:
+		return RS_EXIT_NEWER;
 	case RS_EAUTH:
 	case RS_ERETRY:
 		return RS_EXIT_REMOTE;

@@ -21,6 +21,6 @@ int rs_cli_survey(struct rs_survey **out, struct rs_repo *repo, int64_t now, int
 	case RS_SURVEY_PLAN:
 		return rs_cli_report(err);
 	default:
-		return rs_cli_error(RS_EXIT_REMOTE);
+		return rs_cli_error(err == RS_ENEWER ? RS_EXIT_NEWER : RS_EXIT_REMOTE);
 	}
 }

@@ -145,6 +145,16 @@ void rs_verify_totals(const struct rs_survey *s, struct rs_verify_totals *out)
 	out->missing = s->counts[RS_VERIFY_MISSING];
 	out->incomplete = s->counts[RS_VERIFY_INCOMPLETE];
 	out->damaged = s->counts[RS_VERIFY_DAMAGED];
+	out->newer = s->counts[RS_VERIFY_NEWER];
 	out->restored = s->restored;
 	out->lost = s->lost;
+	out->left_damaged = out->left_missing = 0;
+	for (size_t i = 0; s->v && i < s->plan.n; i++) {
+		enum rs_verify_state st = s->v[i].state;
+
+		if (rs_survey_find_oid(&s->plan, i, &s->plan.items[i].oid) >= 0)
+			continue;
+		out->left_damaged += st == RS_VERIFY_DAMAGED;
+		out->left_missing += st == RS_VERIFY_MISSING || st == RS_VERIFY_INCOMPLETE;
+	}
 }

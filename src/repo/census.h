@@ -23,7 +23,7 @@ struct rs_survey {
 	struct rs_retention_plan plan;
 	struct rs_store_census census;
 	struct rs_verdict *v;      /* one per plan item, after rs_verify_check */
-	size_t counts[RS_VERIFY_DAMAGED + 1], objects, restored, lost;
+	size_t counts[RS_VERIFY_STATES], objects, restored, lost;
 };
 
 /* The index of the first item before `upto` naming `oid`, or -1. */

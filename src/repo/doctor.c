@@ -21,6 +21,7 @@
 #include "results/store.h"
 #include "store/format.h"
 #include "store/maint.h"
+#include "store/store.h"
 #include "util/fs.h"
 #include "util/hash.h"
 
@@ -254,12 +255,14 @@ static void check_remote(struct doctor *d)
 		ok(d, "remote %s", shown.ptr);
 	}
 	err = rs_repo_open_remote(d->repo, &remote, NULL);
-	if (err == 0) {
-		err = remote->stat(remote, "FORMAT", NULL);
-		if (err == RS_ENOTFOUND)
-			err = 0;
-	}
-	if (err)
+	/* The remote answers, and its FORMAT (if any yet) is this results' own. */
+	if (err == 0)
+		err = rs_store_read_format(remote);
+	if (err == RS_ENOTFOUND)
+		err = 0; /* no store yet: the first push writes it */
+	if (err == RS_ENEWER)
+		fail(d, RS_DOCTOR_NEWER, "%s", rs_error_message());
+	else if (err)
 		fail(d, RS_DOCTOR_REMOTE, "the remote does not answer: %s; check the URL and "
 		    "credentials", rs_error_message());
 	else

@@ -91,6 +91,7 @@ const char *rs_error_name(int code)
 	case RS_EUSAGE: return "usage";
 	case RS_EAUTH: return "authentication";
 	case RS_EEXISTS: return "exists";
+	case RS_ENEWER: return "newer format";
 	default: return "error";
 	}
 }
