@@ -133,6 +133,15 @@ static int proven(struct rs_survey *s, const struct rs_plan_item *it, struct rs_
 	return err;
 }
 
+/* Item `i` is restored (proven): counted, and said so ("<how> <oid> (run <id>) <where>"). */
+static void restored(struct rs_survey *s, const struct notes *n, size_t i, const char *how,
+		     const char *where)
+{
+	s->v[i].state = RS_VERIFY_OK;
+	s->restored++;
+	note(n, "%s %.12s (run %s) %s", how, s->v[i].hex, s->plan.items[i].run_id, where);
+}
+
 /* Per item of the plan: where its repair stands. */
 enum attempt { NOT_TRIED, NOT_HERE, PUSHED, PUSH_FAILED };
 
@@ -180,9 +189,7 @@ static int prove_pushed(struct rs_survey *s, const struct notes *n, enum attempt
 		if (err)
 			break;
 		if (ok) {
-			s->v[i].state = RS_VERIFY_OK;
-			s->restored++;
-			note(n, "pushed again %.12s (run %s) from this clone", s->v[i].hex, it->run_id);
+			restored(s, n, i, "pushed again", "from this clone");
 		} else if (!last) {
 			a[i] = NOT_TRIED;
 			*again = 1;
@@ -220,10 +227,7 @@ static int repoint_rest(struct rs_survey *s, const struct notes *n, const enum a
 			if (err)
 				break;
 			if (ok) {
-				s->v[i].state = RS_VERIFY_OK;
-				s->restored++;
-				note(n, "re-pointed %.12s (run %s) at good copies of its chunks",
-				     s->v[i].hex, it->run_id);
+				restored(s, n, i, "re-pointed", "at good copies of its chunks");
 				continue;
 			}
 			rs_error_set(RS_ECORRUPT, "re-pointed, it still does not rebuild: %s",

@@ -83,6 +83,20 @@ damaged_then_repaired() {
 	for n in "$@"; do in_dev_reads_back "$n"; done
 }
 
+# lost_then_restored CASE N: run N lost a part on the remote (CASE); the
+# clone without its bytes cannot restore it (exit 6, it says so), the
+# clone with them pushes it again, and it reads back in the other clone.
+lost_then_restored() {
+	local what=$1 n=$2
+	verdict 6 "$T/dev" --repair
+	grep -q "cannot restore ${OID[$n]:0:12}.*no clone here holds it" "$T/out" ||
+		fail "repair without the bytes of $what: $(cat "$T/out")"
+	verdict 0 "$T/ci" --repair
+	grep -q "^pushed again ${OID[$n]:0:12}" "$T/out" || fail "repair of $what: $(cat "$T/out")"
+	verdict 0 "$T/dev" --deep
+	in_dev_reads_back "$n"
+}
+
 repair_scenario() {
 	local name=$1 REMOTE=$2 i
 	echo "== $name"
@@ -153,13 +167,7 @@ repair_scenario() {
 	"$DAMAGE" "$REMOTE" manifest "${OID[2]}" >"$T/m2"
 	pack=$(tail -n 1 "$T/m2" | cut -d' ' -f3)
 	"$DAMAGE" "$REMOTE" del "packs/$pack.pack" || fail "del pack"
-	verdict 6 "$T/dev" --repair
-	grep -q "cannot restore ${OID[2]:0:12}.*no clone here holds it" "$T/out" ||
-		fail "repair without the bytes of a missing pack: $(cat "$T/out")"
-	verdict 0 "$T/ci" --repair
-	grep -q "^pushed again ${OID[2]:0:12}" "$T/out" || fail "repair of a missing pack: $(cat "$T/out")"
-	verdict 0 "$T/dev" --deep
-	in_dev_reads_back 2
+	lost_then_restored "a missing pack" 2
 	fi
 
 	if want manifest; then
@@ -169,13 +177,7 @@ repair_scenario() {
 	grep -q "^missing .*run ${RID[1]}" "$T/out" || fail "verify of a missing manifest: $(cat "$T/out")"
 	(cd "$T/dev" && expect_status 6 "$RESULTS" fetch "${RID[1]}" -o "$T/o1") || fail "fetch of a missing manifest"
 	! grep -q planned "$T/err" || fail "fetch points to a planned feature: $(cat "$T/err")"
-	verdict 6 "$T/dev" --repair
-	grep -q "cannot restore ${OID[1]:0:12}.*no clone here holds it" "$T/out" ||
-		fail "repair without the bytes of a missing manifest: $(cat "$T/out")"
-	verdict 0 "$T/ci" --repair
-	grep -q "^pushed again ${OID[1]:0:12}" "$T/out" || fail "repair of a missing manifest: $(cat "$T/out")"
-	verdict 0 "$T/dev" --deep
-	in_dev_reads_back 1
+	lost_then_restored "a missing manifest" 1
 	fi
 
 	# --- item 9: a newer writer's store or session is not damage ----------
