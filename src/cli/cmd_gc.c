@@ -165,8 +165,14 @@ static int collect(struct rs_repo *repo, const struct rs_gc_settings *o)
 		printf("%zu runs flagged by check keep their sessions and their baselines'\n", flagged);
 	err = rs_gc_run(s, o, print_picked, (void *)o, &t);
 	if (err) {
-		status = rs_cli_fail(err == RS_ECORRUPT ? RS_EXIT_CORRUPT : RS_EXIT_REMOTE,
-				     "gc stopped: %s; nothing is lost, run it again", rs_error_message());
+		/* A newer writer's manifest may name any pack: upgrade, never guess. */
+		if (err == RS_ENEWER)
+			status = rs_cli_fail(RS_EXIT_NEWER, "gc stopped: %s; nothing was collected",
+					     rs_error_message());
+		else
+			status = rs_cli_fail(err == RS_ECORRUPT ? RS_EXIT_CORRUPT : RS_EXIT_REMOTE,
+					     "gc stopped: %s; nothing is lost, run it again",
+					     rs_error_message());
 		goto out;
 	}
 	print_stats(o, &t);

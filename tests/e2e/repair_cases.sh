@@ -223,6 +223,25 @@ repair_scenario() {
 	verdict 0 "$T/dev" --deep
 	fi
 
+	if want manifest-version; then
+	echo "-- a manifest of format version 2"
+	"$DAMAGE" "$REMOTE" manifest-version "${OID[1]}" 2 || fail "manifest-version"
+	verdict 9 "$T/dev" --deep
+	grep -q "^newer .*run ${RID[1]}.*needs a newer results.*upgrade results" "$T/out" ||
+		fail "verify of a newer manifest: $(cat "$T/out")"
+	"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.before"
+	verdict 9 "$T/ci" --repair
+	! grep -q "^pushed again\|^quarantined\|^re-pointed" "$T/out" || fail "a newer manifest was repaired: $(cat "$T/out")"
+	# gc cannot know which packs a newer manifest names: it collects nothing.
+	(cd "$T/ci" && expect_status 9 "$RESULTS" gc --grace 0) || fail "gc with a newer manifest"
+	grep -q "nothing was collected" "$T/err" || fail "gc with a newer manifest: $(cat "$T/err")"
+	"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.after"
+	cmp -s "$T/keys.before" "$T/keys.after" || fail "gc or repair changed the store around a newer manifest"
+	"$DAMAGE" "$REMOTE" del "objects/${OID[1]}" || fail "del"
+	verdict 0 "$T/ci" --repair
+	verdict 0 "$T/dev" --deep
+	fi
+
 	# --- gc: a policy drops the oldest run, its packs go over three runs --
 	if want gc; then
 	echo "-- gc"

@@ -16,6 +16,8 @@
  *        ("flip": its complement); the chunk gets its new id and is written
  *        alone to a new pack with its index; OID's manifest (--all: every
  *        manifest naming the old chunk) is re-pointed at it
+ *   store-damage URL manifest-version OID V  OID's manifest says format version V
+ *                                            (its trailing checksum recomputed)
  *   store-damage URL put KEY TEXT | del KEY | list PREFIX
  *
  * Exit 0, or 1 with a message. A test tool: it trusts its arguments.
@@ -268,6 +270,34 @@ out:
 	return err;
 }
 
+static int manifest_version(struct rs_remote *r, const struct rs_id *oid, uint32_t v)
+{
+	struct rs_buf key = RS_BUF_INIT, b;
+	struct rs_id sum;
+	int err;
+
+	rs_buf_init(&b, RS_MANIFEST_MAX_SIZE);
+	err = rs_key_manifest(&key, oid);
+	if (!err)
+		err = r->get(r, key.ptr, 0, UINT64_MAX, &b);
+	if (!err && b.len < RS_MANIFEST_HEADER_SIZE + RS_ID_RAWSZ)
+		err = rs_error_set(RS_ECORRUPT, "the manifest is too short");
+	if (!err) {
+		unsigned char *p = (unsigned char *)b.ptr;
+
+		p[8] = (unsigned char)v;
+		p[9] = (unsigned char)(v >> 8);
+		p[10] = (unsigned char)(v >> 16);
+		p[11] = (unsigned char)(v >> 24);
+		rs_sha256(&sum, p, b.len - RS_ID_RAWSZ);
+		memcpy(p + b.len - RS_ID_RAWSZ, sum.id, RS_ID_RAWSZ);
+		err = r->put_buf(r, key.ptr, b.ptr, b.len);
+	}
+	rs_buf_release(&key);
+	rs_buf_release(&b);
+	return err;
+}
+
 static int print_key(const char *key, uint64_t size, void *payload)
 {
 	(void)payload;
@@ -299,6 +329,9 @@ int main(int argc, char **argv)
 		err = oid_arg(&a, argv[3]) ||
 		      set_byte(r, &a, strtol(argv[4], NULL, 10), strtol(argv[5], NULL, 10), argv[6],
 			       argc == 8 && !strcmp(argv[7], "--all"));
+	else if (!strcmp(cmd, "manifest-version") && argc == 5)
+		err = oid_arg(&a, argv[3]) ||
+		      manifest_version(r, &a, (uint32_t)strtoul(argv[4], NULL, 10));
 	else if (!strcmp(cmd, "put") && argc == 5)
 		err = r->put_buf(r, argv[3], argv[4], strlen(argv[4]));
 	else if (!strcmp(cmd, "del") && argc == 4)
