@@ -150,120 +150,141 @@ repair_scenario() {
 		damaged_then_repaired 0 "the shared dictionary chunk changed" 0 1 2
 	fi
 
+	# A pack whose index lies (it claims a chunk it holds damaged) is what a
+	# push again may borrow from: the proof finds it, the pack is
+	# quarantined and the session pushed once more.
+	if want lying-pack; then
+		echo "-- a push again borrows from a pack whose index lies"
+		"$DAMAGE" "$REMOTE" manifest "${OID[2]}" >"$T/m2"
+		last=$(($(head -n 1 "$T/m2" | sed 's/.* chunks //') - 1))
+		pack=$(tail -n 1 "$T/m2" | cut -d' ' -f3)
+		"$DAMAGE" "$REMOTE" list packs/ | sort >"$T/packs.before"
+		"$DAMAGE" "$REMOTE" lying-pack "${OID[2]}" "$last" || fail "lying-pack"
+		liar=$("$DAMAGE" "$REMOTE" list packs/ | sort | comm -13 "$T/packs.before" - |
+			sed -n 's|^packs/\([0-9a-f]*\)\.pack .*|\1|p')
+		[ -n "$liar" ] || fail "no lying pack was written"
+		"$DAMAGE" "$REMOTE" del "packs/$pack.pack" || fail "del pack"
+		"$DAMAGE" "$REMOTE" del "packs/$pack.idx" || fail "del idx"
+		verdict 6 "$T/dev"
+		verdict 0 "$T/ci" --repair
+		grep -q "^quarantined pack ${liar:0:12}" "$T/out" || fail "the lying pack was not quarantined: $(cat "$T/out")"
+		grep -q "^pushed again ${OID[2]:0:12}" "$T/out" || fail "not pushed again past the lying pack: $(cat "$T/out")"
+		verdict 0 "$T/dev" --deep
+		in_dev_reads_back 2
+	fi
+
 	# --- item 7: parts missing on the remote ------------------------------
 	if want pack; then
-	echo "-- a pack missing"
-	"$DAMAGE" "$REMOTE" manifest "${OID[2]}" >"$T/m2"
-	pack=$(tail -n 1 "$T/m2" | cut -d' ' -f3)
-	"$DAMAGE" "$REMOTE" del "packs/$pack.pack" || fail "del pack"
-	"$DAMAGE" "$REMOTE" del "packs/$pack.idx" || fail "del idx"
-	verdict 6 "$T/dev"
-	grep -q "^incomplete .*run ${RID[2]}" "$T/out" || fail "verify of a missing pack: $(cat "$T/out")"
-	# The push path does not take the manifest for the object: it checks its packs.
-	(cd "$T/ci" && git lfs push --object-id origin "${OID[2]}" >"$T/out" 2>&1) ||
-		fail "git lfs push --object-id: $(cat "$T/out")"
-	verdict 0 "$T/dev" --deep
-	in_dev_reads_back 2
-	"$DAMAGE" "$REMOTE" manifest "${OID[2]}" >"$T/m2"
-	pack=$(tail -n 1 "$T/m2" | cut -d' ' -f3)
-	"$DAMAGE" "$REMOTE" del "packs/$pack.pack" || fail "del pack"
-	lost_then_restored "a missing pack" 2
+		echo "-- a pack missing"
+		"$DAMAGE" "$REMOTE" manifest "${OID[2]}" >"$T/m2"
+		pack=$(tail -n 1 "$T/m2" | cut -d' ' -f3)
+		"$DAMAGE" "$REMOTE" del "packs/$pack.pack" || fail "del pack"
+		"$DAMAGE" "$REMOTE" del "packs/$pack.idx" || fail "del idx"
+		verdict 6 "$T/dev"
+		grep -q "^incomplete .*run ${RID[2]}" "$T/out" || fail "verify of a missing pack: $(cat "$T/out")"
+		# The push path does not take the manifest for the object: it checks its packs.
+		(cd "$T/ci" && git lfs push --object-id origin "${OID[2]}" >"$T/out" 2>&1) ||
+			fail "git lfs push --object-id: $(cat "$T/out")"
+		verdict 0 "$T/dev" --deep
+		in_dev_reads_back 2
+		"$DAMAGE" "$REMOTE" manifest "${OID[2]}" >"$T/m2"
+		pack=$(tail -n 1 "$T/m2" | cut -d' ' -f3)
+		"$DAMAGE" "$REMOTE" del "packs/$pack.pack" || fail "del pack"
+		lost_then_restored "a missing pack" 2
 	fi
 
 	if want manifest; then
-	echo "-- a manifest missing"
-	"$DAMAGE" "$REMOTE" del "objects/${OID[1]}" || fail "del manifest"
-	verdict 6 "$T/dev"
-	grep -q "^missing .*run ${RID[1]}" "$T/out" || fail "verify of a missing manifest: $(cat "$T/out")"
-	(cd "$T/dev" && expect_status 6 "$RESULTS" fetch "${RID[1]}" -o "$T/o1") || fail "fetch of a missing manifest"
-	! grep -q planned "$T/err" || fail "fetch points to a planned feature: $(cat "$T/err")"
-	lost_then_restored "a missing manifest" 1
+		echo "-- a manifest missing"
+		"$DAMAGE" "$REMOTE" del "objects/${OID[1]}" || fail "del manifest"
+		verdict 6 "$T/dev"
+		grep -q "^missing .*run ${RID[1]}" "$T/out" || fail "verify of a missing manifest: $(cat "$T/out")"
+		(cd "$T/dev" && expect_status 6 "$RESULTS" fetch "${RID[1]}" -o "$T/o1") || fail "fetch of a missing manifest"
+		! grep -q planned "$T/err" || fail "fetch points to a planned feature: $(cat "$T/err")"
+		lost_then_restored "a missing manifest" 1
 	fi
 
 	# --- item 9: a newer writer's store or session is not damage ----------
 	if want format; then
-	echo "-- a store of format version 2"
-	"$DAMAGE" "$REMOTE" put FORMAT "results-store 2
-" || fail "put FORMAT"
-	(cd "$T/dev" && expect_status 9 "$RESULTS" verify --deep) || fail "verify --deep of a newer store"
-	grep -q "upgrade results" "$T/err" || fail "verify of a newer store: $(cat "$T/out" "$T/err")"
-	(cd "$T/dev" && expect_status 9 "$RESULTS" doctor) || fail "doctor of a newer store"
-	grep -q "upgrade results" "$T/out" || fail "doctor of a newer store: $(cat "$T/out")"
-	"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.before"
-	(cd "$T/ci" && expect_status 9 "$RESULTS" gc --grace 0) || fail "gc of a newer store"
-	(cd "$T/ci" && expect_status 9 "$RESULTS" verify --repair) || fail "verify --repair of a newer store"
-	"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.after"
-	cmp -s "$T/keys.before" "$T/keys.after" || fail "gc or repair changed a newer store"
-	"$DAMAGE" "$REMOTE" put FORMAT "results-store 1
-" || fail "put FORMAT back"
-	verdict 0 "$T/dev" --deep
+		echo "-- a store of format version 2"
+		"$DAMAGE" "$REMOTE" put FORMAT $'results-store 2\n' || fail "put FORMAT"
+		(cd "$T/dev" && expect_status 9 "$RESULTS" verify --deep) || fail "verify --deep of a newer store"
+		grep -q "upgrade results" "$T/err" || fail "verify of a newer store: $(cat "$T/out" "$T/err")"
+		(cd "$T/dev" && expect_status 9 "$RESULTS" doctor) || fail "doctor of a newer store"
+		grep -q "upgrade results" "$T/out" || fail "doctor of a newer store: $(cat "$T/out")"
+		"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.before"
+		(cd "$T/ci" && expect_status 9 "$RESULTS" gc --grace 0) || fail "gc of a newer store"
+		(cd "$T/ci" && expect_status 9 "$RESULTS" verify --repair) || fail "verify --repair of a newer store"
+		"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.after"
+		cmp -s "$T/keys.before" "$T/keys.after" || fail "gc or repair changed a newer store"
+		"$DAMAGE" "$REMOTE" put FORMAT $'results-store 1\n' || fail "put FORMAT back"
+		verdict 0 "$T/dev" --deep
 	fi
 
 	if want codec; then
-	echo "-- a session of a newer codec version"
-	"$DAMAGE" "$REMOTE" set-byte "${OID[2]}" 0 8 2 || fail "set-byte version"
-	"$DAMAGE" "$REMOTE" manifest "${OID[2]}" >"$T/m2.newer"
-	(cd "$T/dev" && expect_status 9 "$RESULTS" verify --deep) || fail "verify --deep of a newer session"
-	grep -q "^newer .*run ${RID[2]}.*needs a newer results" "$T/out" || fail "verify of a newer session: $(cat "$T/out")"
-	! grep -q "^damaged" "$T/out" || fail "a newer session reported damaged: $(cat "$T/out")"
-	(cd "$T/dev" && expect_status 9 "$RESULTS" fetch "${RID[2]}" -o "$T/o2") || fail "fetch of a newer session"
-	grep -q "upgrade results" "$T/err" || fail "fetch of a newer session: $(cat "$T/err")"
-	"$DAMAGE" "$REMOTE" list packs/ | grep -c '\.quarantine ' >"$T/q.before" || true
-	(cd "$T/ci" && expect_status 9 "$RESULTS" verify --repair) || fail "verify --repair of a newer session"
-	! grep -q "^pushed again\|^quarantined\|^re-pointed" "$T/out" || fail "a newer session was repaired: $(cat "$T/out")"
-	"$DAMAGE" "$REMOTE" list packs/ | grep -c '\.quarantine ' >"$T/q.after" || true
-	cmp -s "$T/q.before" "$T/q.after" || fail "a newer session's pack was quarantined"
-	"$DAMAGE" "$REMOTE" manifest "${OID[2]}" | cmp -s - "$T/m2.newer" || fail "a newer session's manifest was rewritten"
-	# A push of it leaves a newer writer's manifest alone, too.
-	(cd "$T/ci" && git lfs push --object-id origin "${OID[2]}" >/dev/null 2>&1) || fail "git lfs push of a newer session"
-	"$DAMAGE" "$REMOTE" manifest "${OID[2]}" | cmp -s - "$T/m2.newer" || fail "a push overwrote a newer session's manifest"
-	# Put it back as this version wrote it: the case after is gc's.
-	"$DAMAGE" "$REMOTE" del "objects/${OID[2]}" || fail "del"
-	verdict 0 "$T/ci" --repair
-	verdict 0 "$T/dev" --deep
+		echo "-- a session of a newer codec version"
+		"$DAMAGE" "$REMOTE" set-byte "${OID[2]}" 0 8 2 || fail "set-byte version"
+		"$DAMAGE" "$REMOTE" manifest "${OID[2]}" >"$T/m2.newer"
+		(cd "$T/dev" && expect_status 9 "$RESULTS" verify --deep) || fail "verify --deep of a newer session"
+		grep -q "^newer .*run ${RID[2]}.*needs a newer results" "$T/out" || fail "verify of a newer session: $(cat "$T/out")"
+		! grep -q "^damaged" "$T/out" || fail "a newer session reported damaged: $(cat "$T/out")"
+		(cd "$T/dev" && expect_status 9 "$RESULTS" fetch "${RID[2]}" -o "$T/o2") || fail "fetch of a newer session"
+		grep -q "upgrade results" "$T/err" || fail "fetch of a newer session: $(cat "$T/err")"
+		"$DAMAGE" "$REMOTE" list packs/ | grep -c '\.quarantine ' >"$T/q.before" || true
+		(cd "$T/ci" && expect_status 9 "$RESULTS" verify --repair) || fail "verify --repair of a newer session"
+		! grep -q "^pushed again\|^quarantined\|^re-pointed" "$T/out" || fail "a newer session was repaired: $(cat "$T/out")"
+		"$DAMAGE" "$REMOTE" list packs/ | grep -c '\.quarantine ' >"$T/q.after" || true
+		cmp -s "$T/q.before" "$T/q.after" || fail "a newer session's pack was quarantined"
+		"$DAMAGE" "$REMOTE" manifest "${OID[2]}" | cmp -s - "$T/m2.newer" || fail "a newer session's manifest was rewritten"
+		# A push of it leaves a newer writer's manifest alone, too.
+		(cd "$T/ci" && git lfs push --object-id origin "${OID[2]}" >/dev/null 2>&1) || fail "git lfs push of a newer session"
+		"$DAMAGE" "$REMOTE" manifest "${OID[2]}" | cmp -s - "$T/m2.newer" || fail "a push overwrote a newer session's manifest"
+		# Put it back as this version wrote it: the case after is gc's.
+		"$DAMAGE" "$REMOTE" del "objects/${OID[2]}" || fail "del"
+		verdict 0 "$T/ci" --repair
+		verdict 0 "$T/dev" --deep
 	fi
 
 	if want manifest-version; then
-	echo "-- a manifest of format version 2"
-	"$DAMAGE" "$REMOTE" manifest-version "${OID[1]}" 2 || fail "manifest-version"
-	verdict 9 "$T/dev" --deep
-	grep -q "^newer .*run ${RID[1]}.*needs a newer results.*upgrade results" "$T/out" ||
-		fail "verify of a newer manifest: $(cat "$T/out")"
-	"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.before"
-	verdict 9 "$T/ci" --repair
-	! grep -q "^pushed again\|^quarantined\|^re-pointed" "$T/out" || fail "a newer manifest was repaired: $(cat "$T/out")"
-	# gc cannot know which packs a newer manifest names: it collects nothing.
-	(cd "$T/ci" && expect_status 9 "$RESULTS" gc --grace 0) || fail "gc with a newer manifest"
-	grep -q "nothing was collected" "$T/err" || fail "gc with a newer manifest: $(cat "$T/err")"
-	"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.after"
-	cmp -s "$T/keys.before" "$T/keys.after" || fail "gc or repair changed the store around a newer manifest"
-	"$DAMAGE" "$REMOTE" del "objects/${OID[1]}" || fail "del"
-	verdict 0 "$T/ci" --repair
-	verdict 0 "$T/dev" --deep
+		echo "-- a manifest of format version 2"
+		"$DAMAGE" "$REMOTE" manifest-version "${OID[1]}" 2 || fail "manifest-version"
+		verdict 9 "$T/dev" --deep
+		grep -q "^newer .*run ${RID[1]}.*needs a newer results.*upgrade results" "$T/out" ||
+			fail "verify of a newer manifest: $(cat "$T/out")"
+		"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.before"
+		verdict 9 "$T/ci" --repair
+		! grep -q "^pushed again\|^quarantined\|^re-pointed" "$T/out" || fail "a newer manifest was repaired: $(cat "$T/out")"
+		# gc cannot know which packs a newer manifest names: it collects nothing.
+		(cd "$T/ci" && expect_status 9 "$RESULTS" gc --grace 0) || fail "gc with a newer manifest"
+		grep -q "nothing was collected" "$T/err" || fail "gc with a newer manifest: $(cat "$T/err")"
+		"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.after"
+		cmp -s "$T/keys.before" "$T/keys.after" || fail "gc or repair changed the store around a newer manifest"
+		"$DAMAGE" "$REMOTE" del "objects/${OID[1]}" || fail "del"
+		verdict 0 "$T/ci" --repair
+		verdict 0 "$T/dev" --deep
 	fi
 
 	# --- gc: a policy drops the oldest run, its packs go over three runs --
 	if want gc; then
-	echo "-- gc"
-	cd "$T/ci"
-	python3 - <<'PY'
+		echo "-- gc"
+		cd "$T/ci"
+		python3 - <<'PY'
 import json
 d = json.load(open('.results.json'))
 d['retention'] = {'keep_last': 2}
 json.dump(d, open('.results.json', 'w'), indent=2)
 PY
-	git commit -qam "results: keep the newest two runs"
-	git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
-	expect_status 0 "$RESULTS" gc --grace 0
-	grep -q '^removed 1 raw sessions' "$T/out" || fail "gc: $(cat "$T/out")"
-	expect_status 0 "$RESULTS" gc --grace 0
-	expect_status 0 "$RESULTS" gc --grace 0
-	grep -q ' [1-9][0-9]* swept' "$T/out" || fail "the third gc swept nothing: $(cat "$T/out")"
-	(cd "$T/dev" && git pull -q 2>/dev/null) || fail "git pull in dev"
-	verdict 0 "$T/dev" --deep
-	grep -q "^removed .*run ${RID[0]}" "$T/out" || fail "verify after gc: $(cat "$T/out")"
-	grep -q '3 runs, 3 objects (deep): 2 ok, 1 removed by retention' "$T/out" || fail "verify after gc: $(cat "$T/out")"
-	in_dev_reads_back 1
-	in_dev_reads_back 2
+		git commit -qam "results: keep the newest two runs"
+		git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
+		expect_status 0 "$RESULTS" gc --grace 0
+		grep -q '^removed 1 raw sessions' "$T/out" || fail "gc: $(cat "$T/out")"
+		expect_status 0 "$RESULTS" gc --grace 0
+		expect_status 0 "$RESULTS" gc --grace 0
+		grep -q ' [1-9][0-9]* swept' "$T/out" || fail "the third gc swept nothing: $(cat "$T/out")"
+		(cd "$T/dev" && git pull -q 2>/dev/null) || fail "git pull in dev"
+		verdict 0 "$T/dev" --deep
+		grep -q "^removed .*run ${RID[0]}" "$T/out" || fail "verify after gc: $(cat "$T/out")"
+		grep -q '3 runs, 3 objects (deep): 2 ok, 1 removed by retention' "$T/out" || fail "verify after gc: $(cat "$T/out")"
+		in_dev_reads_back 1
+		in_dev_reads_back 2
 	fi
 }

@@ -18,6 +18,9 @@
  *        manifest naming the old chunk) is re-pointed at it
  *   store-damage URL manifest-version OID V  OID's manifest says format version V
  *                                            (its trailing checksum recomputed)
+ *   store-damage URL lying-pack OID K        a new pack whose entry and index claim
+ *        chunk K of OID but hold it with one byte flipped: a pack whose
+ *        index lies; no manifest names it, a push may borrow from it
  *   store-damage URL put KEY TEXT | del KEY | list PREFIX
  *
  * Exit 0, or 1 with a message. A test tool: it trusts its arguments.
@@ -138,8 +141,12 @@ static int read_raw(struct rs_remote *r, const struct rs_chunk_ref *ref, struct 
 	return err;
 }
 
-/* `raw` stored as is, alone in a new pack (and its index): its reference into `ref`. */
-static int write_pack(struct rs_remote *r, const struct rs_buf *raw, struct rs_chunk_ref *ref)
+/*
+ * `raw` stored as is, alone in a new pack (and its index): its reference
+ * into `ref`. The entry claims chunk id `claim` (NULL: the bytes' own).
+ */
+static int write_pack(struct rs_remote *r, const struct rs_buf *raw, const struct rs_id *claim,
+		      struct rs_chunk_ref *ref)
 {
 	struct rs_buf pack = RS_BUF_INIT, idx = RS_BUF_INIT, key = RS_BUF_INIT;
 	unsigned char h[RS_PACK_HEADER_SIZE], e[RS_PACK_ENTRY_HEADER_SIZE];
@@ -147,6 +154,8 @@ static int write_pack(struct rs_remote *r, const struct rs_buf *raw, struct rs_c
 
 	memset(ref, 0, sizeof(*ref));
 	rs_sha256(&ref->chunk, raw->ptr, raw->len);
+	if (claim)
+		ref->chunk = *claim;
 	/* The chunk's id names the pack too: unique, and the same again on a rerun. */
 	ref->pack = ref->chunk;
 	ref->pack.id[0] ^= 0x5a;
@@ -253,7 +262,7 @@ static int set_byte(struct rs_remote *r, const struct rs_id *oid, long k, long p
 		raw.ptr[pos] = (char)~raw.ptr[pos];
 	else
 		raw.ptr[pos] = (char)strtol(value, NULL, 0);
-	err = write_pack(r, &raw, &now);
+	err = write_pack(r, &raw, NULL, &now);
 	if (err)
 		goto out;
 	if (!all) {
@@ -265,6 +274,28 @@ static int set_byte(struct rs_remote *r, const struct rs_id *oid, long k, long p
 		err = repoint(r, &o.v[i], &old, &now);
 out:
 	free(o.v);
+	rs_buf_release(&raw);
+	rs_manifest_release(&m);
+	return err;
+}
+
+static int lying_pack(struct rs_remote *r, const struct rs_id *oid, long k)
+{
+	struct rs_manifest m;
+	struct rs_buf raw = RS_BUF_INIT;
+	struct rs_chunk_ref now;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	err = rs_store_fetch_manifest(r, oid, &m);
+	if (!err && (k < 0 || (uint32_t)k >= m.nchunks))
+		err = rs_error_set(RS_EUSAGE, "no chunk %ld", k);
+	if (!err)
+		err = read_raw(r, &m.chunks[k], &raw);
+	if (!err) {
+		raw.ptr[raw.len / 2] = (char)~raw.ptr[raw.len / 2];
+		err = write_pack(r, &raw, &m.chunks[k].chunk, &now);
+	}
 	rs_buf_release(&raw);
 	rs_manifest_release(&m);
 	return err;
@@ -329,6 +360,8 @@ int main(int argc, char **argv)
 		err = oid_arg(&a, argv[3]) ||
 		      set_byte(r, &a, strtol(argv[4], NULL, 10), strtol(argv[5], NULL, 10), argv[6],
 			       argc == 8 && !strcmp(argv[7], "--all"));
+	else if (!strcmp(cmd, "lying-pack") && argc == 5)
+		err = oid_arg(&a, argv[3]) || lying_pack(r, &a, strtol(argv[4], NULL, 10));
 	else if (!strcmp(cmd, "manifest-version") && argc == 5)
 		err = oid_arg(&a, argv[3]) ||
 		      manifest_version(r, &a, (uint32_t)strtoul(argv[4], NULL, 10));
