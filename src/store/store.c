@@ -1281,12 +1281,15 @@ static int manifest_whole(struct rs_store *s, const struct rs_id *oid, int *whol
 	if (err == RS_ENEWER) {
 		*whole = 1; /* a newer writer's: never overwritten by this one */
 		err = 0;
-	}
-	if (err == RS_ENOTFOUND || err == RS_ECORRUPT)
-		err = 0; /* vanished, or damaged: written again */
-	if (err || *whole || !m.nchunks)
 		goto out;
-	*whole = 1;
+	}
+	if (err == RS_ENOTFOUND || err == RS_ECORRUPT) {
+		err = 0; /* vanished, or damaged: written again */
+		goto out;
+	}
+	if (err)
+		goto out;
+	*whole = 1; /* an empty object names no pack */
 	for (i = 0; i < m.nchunks && *whole && !err; i++)
 		if (!i || rs_id_cmp(&m.chunks[i].pack, &m.chunks[i - 1].pack))
 			err = pack_on_remote(s, &m.chunks[i].pack, whole);

@@ -552,6 +552,17 @@ static void test_put_checks_the_packs_of_a_listed_manifest(void **state)
 	assert_int_equal(get_equals(f, &x, xsize, "x"), 0);
 	st = put_again(f, "x", &x, xsize);
 	assert_true(st.already_present);
+
+	/* An empty object names no pack: its manifest alone is the object. */
+	{
+		struct rs_id e;
+		uint64_t esize;
+
+		put(f, "e", 0, 1, NULL, &e, &esize);
+		st = put_again(f, "e", &e, esize);
+		assert_true(st.already_present);
+		assert_int_equal(get_equals(f, &e, esize, "e"), 0);
+	}
 }
 
 /*
