@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by test_repair_real.sh (a folder store) and test_radosgw.sh
 # (Ceph's S3 gateway): the life of a store of real sessions, and every way
 # of damaging it that verify --repair must see through, on one backend.
@@ -100,11 +101,11 @@ lost_then_restored() {
 repair_scenario() {
 	local name=$1 REMOTE=$2 i
 	echo "== $name"
-	rm -rf "$T/results.git" "$T/ci" "$T/dev" "$T"/o?
+	rm -rf "${T:?}/results.git" "${T:?}/ci" "${T:?}/dev" "${T:?}"/o?
 	real_sessions
 	git init -q --bare "$T/results.git"
 	git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-	cd "$T/ci"
+	cd "$T/ci" || fail "no clone $T/ci"
 	expect_status 0 "$RESULTS" init --remote "$REMOTE"
 	for i in 1 2 3; do
 		RESULTS_RECORDED_AT=$((1764500000 + i * 100)) "$RESULTS" add "$T/r$i.pyisession" \
@@ -116,7 +117,7 @@ repair_scenario() {
 		python3 -c 'import sys,json; [print(json.loads(l)["id"]) for l in sys.stdin if l.strip()]')
 	[ "${#RID[@]}" = 3 ] || fail "expected 3 runs, got ${#RID[@]}"
 	for i in 0 1 2; do
-		OID[$i]=$(oid_of "$T/r$((i + 1)).pyisession")
+		OID[i]=$(oid_of "$T/r$((i + 1)).pyisession")
 		"$DAMAGE" "$REMOTE" manifest "${OID[$i]}" >"$T/m$i" || fail "no manifest for run $((i + 1))"
 		head -n 1 "$T/m$i" | grep -q '^transform 1 ' || fail "run $((i + 1)) is not stored with the session codec"
 	done
@@ -266,7 +267,7 @@ repair_scenario() {
 	# --- gc: a policy drops the oldest run, its packs go over three runs --
 	if want gc; then
 		echo "-- gc"
-		cd "$T/ci"
+		cd "$T/ci" || fail "no clone $T/ci"
 		python3 - <<'PY'
 import json
 d = json.load(open('.results.json'))

@@ -68,9 +68,9 @@ give_up() {
 
 # wait_for SECONDS WHAT PIDFILE COMMAND...: until COMMAND succeeds.
 wait_for() {
-	local limit=$1 what=$2 pidfile=$3 i
+	local limit=$1 what=$2 pidfile=$3
 	shift 3
-	for i in $(seq 1 $((limit * 5))); do
+	for _ in $(seq 1 $((limit * 5))); do
 		if "$@" >/dev/null 2>&1; then
 			return 0
 		fi
