@@ -1220,7 +1220,11 @@ static int proof_write(void *ctx, const void *p, size_t n)
  * Prove a manifest before writing it: read every chunk back, undo the
  * transform as a reader does (transform 1: decode the session container,
  * capped at the object's size), and hash the object against `oid`.
- * RS_ENOTFOUND, naming what failed, when it does not rebuild.
+ * RS_ENOTFOUND, naming what failed, when it does not rebuild. The
+ * container is held whole, as a reader's get holds it, because the
+ * decoder needs it whole: it is about 1/400 of its session, and capped
+ * (RS_CODEC_MAX_CONTAINER) before a byte is read; the session itself
+ * is only hashed as it is decoded.
  */
 static int prove_manifest(struct rs_remote *remote, const struct rs_manifest *m,
 			  const struct rs_id *oid)
