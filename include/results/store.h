@@ -165,9 +165,12 @@ enum rs_repair_step {
 
 /*
  * After a deep rs_verify_check: quarantine the damaged packs, push again
- * every damaged object this clone holds, re-point the others at good
- * copies of their chunks. `note` gets one line (no newline) per action
- * and per object that no clone here can restore, as it happens.
+ * every damaged, missing or incomplete object this clone holds, re-point
+ * the others at good copies of their chunks. An object counts as
+ * restored (its row "ok") only once it is read back as a reader reads it
+ * and hashes to its oid; objects verify found "newer" are never touched.
+ * `note` gets one line (no newline) per action and per object that no
+ * clone here can restore, as it happens.
  */
 RS_MUST_CHECK int rs_verify_repair(struct rs_survey *s,
 				   void (*note)(const char *line, void *payload), void *payload,

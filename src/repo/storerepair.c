@@ -2,7 +2,9 @@
  * verify --repair (results/store.h, rs_verify_repair): quarantine damaged
  * packs, push again what this clone holds, re-point the rest at good
  * copies of their chunks, and say what nobody here can restore
- * (docs/store-format.md, "Garbage collection and repair").
+ * (docs/store-format.md, "Garbage collection and repair"). Nothing is
+ * reported repaired on the strength of a write that succeeded: each
+ * object is read back, decoded and hashed first (proven()).
  */
 #include <stdarg.h>
 #include <stdint.h>
