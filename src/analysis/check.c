@@ -417,6 +417,27 @@ static void pick_noise_runs(struct check_ctx *c)
 	}
 }
 
+/*
+ * A phase (phase.* metric) is judged on its own, so that a slower phase
+ * hidden in the total is named; but a small phase moves by large
+ * fractions from run to run (a 0.25 s phase of a 9 s run moves 40%
+ * between reruns of generated sessions). So a phase's change counts only
+ * when it also amounts to half the threshold of the whole run's duration
+ * (on the same basis: per unit of workload when the spec is).
+ */
+static int phase_matters(const struct check_ctx *c, const struct spec *sp, double change,
+			 double threshold)
+{
+	struct spec dur = { "duration", sp->per, sp->gating };
+	double d;
+
+	if (strncmp(sp->metric, "phase.", 6) != 0)
+		return 1;
+	if (!spec_value(c->head, &dur, &d) || !(d > 0))
+		return 1;
+	return fabs(change) >= 0.5 * threshold * d;
+}
+
 /* Judge spec `i` into the next r->metrics slot (skipped when a side lacks it). */
 static int judge_spec(struct check_ctx *c, size_t i, double threshold)
 {
@@ -449,7 +470,7 @@ static int judge_spec(struct check_ctx *c, size_t i, double threshold)
 	m->band = noise_band(sp, c->noise_runs, c->n_noise);
 	m->gating = sp->gating;
 	limit = fmax(threshold, m->band);
-	if (!isnan(m->rel)) {
+	if (!isnan(m->rel) && phase_matters(c, sp, hv - m->base, threshold)) {
 		m->regressed = m->rel > limit;
 		m->improved = m->rel < -limit;
 	}

@@ -16,6 +16,8 @@ B=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
 # the population is built 3x slower, the simulation 10% faster: the total
 # moves about 2%, under the 5% threshold
 python3 "$RESHAPE" "$REAL" "$T/slow_init.pyisession" make_initial_population=3 simulate=0.9
+# a small phase twice as slow: +34 ms, 1.4% of the run: noise-sized, not a finding
+python3 "$RESHAPE" "$REAL" "$T/slow_small.pyisession" build_simulation=2
 command -v jq >/dev/null || fail "jq is needed"
 
 # --- the default: top-level frames under the entry point ---------------------------------
@@ -65,6 +67,11 @@ jq -e '[.metrics[] | select(.name == "duration" and (.regressed | not))] | lengt
 "$RESULTS" check >"$T/check.txt" || true
 grep -q "phase.initialise" "$T/check.txt" || fail "the text report does not name the phase"
 pass "check: a 3x slower phase flagged by name though the total moved ~2%"
+
+C=cccccccccccccccccccccccccccccccccccccccc
+"$RESULTS" add "$T/slow_small.pyisession" --commit "$C" >/dev/null
+"$RESULTS" check --baseline "$A" --format json >"$T/check2.json" || fail "a small phase's small change failed the check: $(jq -c .metrics "$T/check2.json")"
+pass "check: a small phase twice as slow (1.4% of the run) is not called a regression"
 
 expect_status 0 "$RESULTS" compare "$A" "$B"
 grep -q "phase.initialise" "$T/out" || fail "compare shows no phase rows"
