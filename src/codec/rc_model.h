@@ -8,7 +8,7 @@
  * is written once.
  *
  * The coder is the binary adaptive kind LZMA uses: 32-bit range, 12-bit
- * probabilities that move 1/16 of the way toward each bit seen, carries
+ * probabilities that move 1/32 of the way toward each bit seen, carries
  * propagated through a cached byte. A stream is a sequence of unsigned
  * integers (the varints of the raw stream); each is coded as its length
  * in bits (a 7-level bit tree: 0-64), then the bits below its top one:
@@ -28,7 +28,7 @@
 
 #define RC_PROB_BITS 12
 #define RC_PROB_ONE (1u << RC_PROB_BITS)
-#define RC_ADAPT 4
+#define RC_ADAPT 5
 #define RC_TOP (1u << 24)
 
 typedef uint16_t rc_prob;

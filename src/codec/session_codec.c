@@ -842,17 +842,27 @@ struct succ {
  * in its parent frame's successor list l, or, for 0, its dictionary rank,
  * which joins the list.
  */
-static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nframes,
+static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nframes, int version,
 				   uint64_t *frame)
 {
+	uint64_t v;
+
 	if (*frame != 0) {
 		if (*frame - 1 >= l->n)
 			return corrupt("the call tree names a frame it does not have");
 		*frame = l->v[*frame - 1];
 		return 0;
 	}
-	/* new under this parent frame: its rank follows */
-	if (get_varint(c, frame) || *frame >= nframes)
+	/*
+	 * New under this parent frame: its rank follows. Version 2 codes it as
+	 * the difference from the rank the list got last, when it has one: a
+	 * new child is mostly another line of a function already called there,
+	 * a neighbour in the sorted dictionary.
+	 */
+	if (get_varint(c, &v))
+		return corrupt("the call tree names a frame it does not have");
+	*frame = version >= 2 && l->n ? l->v[l->n - 1] + (uint64_t)unzigzag(v) : v;
+	if (*frame >= nframes)
 		return corrupt("the call tree names a frame it does not have");
 	if (l->n == l->cap) {
 		uint32_t want = l->cap ? l->cap * 2 : 4, *nv = realloc(l->v, want * sizeof(*nv));
@@ -901,7 +911,7 @@ static int walk_tree(struct decoded *d, uint32_t *stack_node, uint32_t *stack_le
 		pf = stack_node[top - 1] ? d->node_frame[stack_node[top - 1]] : (uint32_t)nframes;
 		if (k >= nnodes || get_varint(c, &frame))
 			return corrupt("the call tree is inconsistent");
-		err = read_child_frame(c, &succ[pf], nframes, &frame);
+		err = read_child_frame(c, &succ[pf], nframes, d->version, &frame);
 		if (err)
 			return err;
 		if (get_varint(c, &kids) || kids >= nnodes)
@@ -2370,6 +2380,7 @@ struct succ_table {
 	uint64_t *key;           /* (parent frame << 32 | frame) + 1; 0: empty */
 	uint32_t *val;
 	uint32_t *len;
+	uint32_t *last;          /* per parent frame, the frame its list got last */
 	size_t mask;
 };
 
@@ -2382,8 +2393,9 @@ static int succ_init(struct succ_table *t, uint32_t nnodes, uint32_t nframes)
 	t->key = calloc(size, sizeof(*t->key));
 	t->val = malloc(size * sizeof(*t->val));
 	t->len = calloc((size_t)nframes + 1, sizeof(*t->len));
+	t->last = calloc((size_t)nframes + 1, sizeof(*t->last));
 	t->mask = size - 1;
-	if (!t->key || !t->val || !t->len)
+	if (!t->key || !t->val || !t->len || !t->last)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	return 0;
 }
@@ -2393,6 +2405,7 @@ static void succ_release(struct succ_table *t)
 	free(t->key);
 	free(t->val);
 	free(t->len);
+	free(t->last);
 }
 
 static int put_node_frame(struct rs_buf *tree, struct succ_table *t, uint32_t pf, uint32_t f)
@@ -2406,11 +2419,12 @@ static int put_node_frame(struct rs_buf *tree, struct succ_table *t, uint32_t pf
 	if (t->key[at])
 		return put_varint(tree, (uint64_t)t->val[at] + 1);
 	t->key[at] = key;
-	t->val[at] = t->len[pf]++;
 	err = put_varint(tree, 0);
-	if (err)
-		return err;
-	return put_varint(tree, f);
+	if (!err)
+		err = put_varint(tree, t->len[pf] ? zigzag((int64_t)f - (int64_t)t->last[pf]) : f);
+	t->val[at] = t->len[pf]++;
+	t->last[pf] = f;
+	return err;
 }
 
 /* Every node's children, in the order they were met: kids[kid_start[n]..kid_start[n + 1]). */
