@@ -783,7 +783,16 @@ static const struct libfile_spec LIBFILES[] = {
 /* Knobs of the synthetic program.  Tuned (see tests/gen/README.md) so that
  * depth, sharing, vocabulary and compressibility match real sessions. */
 #define LIB_LEVELS 12        /* internal levels below the entry points */
-#define LIB_FNS_PER_UNIT 10  /* library functions per unit of file weight */
+/*
+ * Library functions per unit of file weight, and how strongly a library
+ * call prefers the popular callees of its level (Zipf exponent). Tuned,
+ * with LIB_BRANCH_NOISE, on the session codec's bits per sample of the
+ * real 78 MB run (tests/e2e/test_gen_codec_bits.sh): 10 and 2.2 (with
+ * noise 0.08) gave a call tree 31% and sample references 14% cheaper to
+ * code than real ones; 16, 1.8 and 0.4 give +8% and -9%.
+ */
+#define LIB_FNS_PER_UNIT 16
+#define LIB_CALLEE_ZIPF 1.8
 #define LIB_API_SHARE 0.22   /* of the functions of an api file */
 #define MODEL_HELPERS_MIN 5
 #define MODEL_HELPERS_MAX 11
@@ -833,7 +842,7 @@ static void lib_body(struct model *m, struct rng *r, int fn, int **bylevel, int 
 				tl = LIB_LEVELS;
 			int *cands = bylevel[tl];
 			int nc = nbylevel[tl];
-			int t = cands[rng_zipf_index(r, (uint32_t)nc, 2.2)];
+			int t = cands[rng_zipf_index(r, (uint32_t)nc, LIB_CALLEE_ZIPF)];
 			/* prefer staying in the same package, as real call graphs do */
 			for (int k = 0; k < 3 && m->files[m->fns[t].file].kind != m->files[g->file].kind; k++)
 				t = cands[rng_zipf_index(r, (uint32_t)nc, 2.2)];
@@ -1756,7 +1765,7 @@ static inline uint64_t mix64(uint64_t z)
  * sessions settle at about one distinct stack per three samples instead of
  * exploring every path of the call graph.
  */
-#define LIB_BRANCH_NOISE 0.08
+#define LIB_BRANCH_NOISE 0.4
 static void exec_fn(struct engine *e, int fn, int cls, uint64_t ctx)
 {
 	struct model *m = e->m;
