@@ -431,6 +431,29 @@ static int64_t ns_of_grid(int64_t m, int s)
 	return (int64_t)(v >> s);
 }
 
+/*
+ * The clock's phase (version 2). pyinstrument's times are differences of
+ * successive readings: reading k + 1 is reading k plus the time, so the
+ * readings in nanoseconds are x_0 + n_1 + ... + n_k, and each time in
+ * grid steps is grid_of_ns(x_k) - grid_of_ns(x_{k-1}). That depends only
+ * on x mod CLOCK_PERIOD (1e9 = 2^9 * 1953125: grid_of_ns(x + 1953125) is
+ * grid_of_ns(x) + 2^(s - 9)), so with the reading's phase known the
+ * residual is 0 and costs nothing; a residual is coded against this
+ * prediction (phase_steps) when a reading was missed. Both sides keep x
+ * in [0, CLOCK_PERIOD).
+ */
+#define CLOCK_PERIOD 1953125
+
+static int64_t phase_steps(int64_t x, int64_t n, int s)
+{
+	return grid_of_ns(x + n, s) - grid_of_ns(x, s);
+}
+
+static int64_t phase_next(int64_t x, int64_t n)
+{
+	return (int64_t)(((__int128)x + n) % CLOCK_PERIOD);
+}
+
 /* ---- decoder ------------------------------------------------------------ */
 
 /*
@@ -613,6 +636,8 @@ struct text {
 
 struct decoded {
 	int version;
+	int phased;               /* version 2: times follow the clock's phase (clock_x) */
+	int64_t clock_x;
 	uint64_t size;            /* the object's, as the main header says (at most the caller's) */
 	unsigned char *owned[SEC_COUNT + 1];
 	struct cursor sec[SEC_COUNT + 1];
@@ -1017,7 +1042,12 @@ static int read_time(struct decoded *d, int s, int64_t ref, double *x, const uns
 	n = ref + unzigzag(v);
 	if (n < 0 || n > (INT64_C(1) << 50))
 		return corrupt("a time is out of range");
-	m = grid_of_ns(n, s) + (int64_t)code - 128;
+	if (d->phased) {
+		m = phase_steps(d->clock_x, n, s) + (int64_t)code - 128;
+		d->clock_x = phase_next(d->clock_x, n);
+	} else {
+		m = grid_of_ns(n, s) + (int64_t)code - 128;
+	}
 	if (m <= 0 || m >= (INT64_C(1) << 53))
 		return corrupt("a time is out of range");
 	*text = NULL;
@@ -1121,7 +1151,7 @@ int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 
 /* The counts of the parameters stream. */
 struct dec_params {
-	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, nbase;
+	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, nbase, phase;
 };
 
 /* The parameters stream, each count checked against the stream it sizes. */
@@ -1136,8 +1166,13 @@ static int read_params(struct decoded *d, struct dec_params *pr)
 		return err;
 	if (get_varint(c, &nbase_said) || nbase_said != pr->nbase || get_varint(c, &pr->s) ||
 	    get_varint(c, &pr->ref) || get_varint(c, &pr->nframes) || get_varint(c, &pr->nthreads) ||
-	    get_varint(c, &pr->nnodes) || get_varint(c, &pr->nrecords) || c->pos != c->len)
+	    get_varint(c, &pr->nnodes) || get_varint(c, &pr->nrecords) ||
+	    (d->version >= 2 && get_varint(c, &pr->phase)) || c->pos != c->len)
 		return corrupt("its parameters are unreadable");
+	if (pr->phase > CLOCK_PERIOD || (pr->phase && pr->s < 9))
+		return corrupt("its clock's phase is out of range");
+	d->phased = pr->phase != 0;
+	d->clock_x = pr->phase ? (int64_t)pr->phase - 1 : 0;
 	/*
 	 * Every count is backed by at least one byte of its stream, and the
 	 * streams by the object's size and the caps: allocations stay bounded.
@@ -2284,7 +2319,8 @@ struct streams {
 	uint32_t *dfs;           /* node id -> its depth-first number */
 	uint32_t nbase, ndict, nthreads;
 	int s;                   /* the clock's grid is 2^-s seconds (0: no grid) */
-	int64_t ref;             /* the first modelled time, in nanoseconds */
+	int64_t ref;             /* the median modelled time, in nanoseconds */
+	int64_t phase;           /* the clock's reading mod CLOCK_PERIOD before the first time, + 1; 0: none */
 };
 
 static void streams_init(struct streams *st)
@@ -2637,6 +2673,68 @@ static int put_samples(struct enc *e, struct streams *st)
 	return err;
 }
 
+/*
+ * The time t (on the grid: time_code said so) against the clock's phase
+ * *x: n is the nanoseconds that take the reading from *x to one exactly t
+ * later, when there is such a reading (residual 0), else the nearest
+ * whole nanoseconds and the residual that makes up the difference.
+ * Returns residual + 128, or 0 (keep it as text); *x moves on by n.
+ */
+static int phase_code(double t, int s, int64_t *x, int64_t *n)
+{
+	int64_t m = (int64_t)ldexp(t, s), g = grid_of_ns(*x, s) + m, res;
+	__int128 v = (__int128)g * 1000000000 - 500000000; /* the first y with grid_of_ns(y) >= g */
+	int64_t y = v <= 0 ? 0 : (int64_t)((v + ((__int128)1 << s) - 1) >> s);
+
+	if (y > *x && grid_of_ns(y, s) == g) {
+		*n = y - *x;
+	} else {
+		*n = ns_of_grid(m, s);
+	}
+	res = m - phase_steps(*x, *n, s);
+	if (*n <= 0 || *n > (INT64_C(1) << 50) || res < -127 || res > 127)
+		return 0;
+	*x = phase_next(*x, *n);
+	return (int)res + 128;
+}
+
+/*
+ * The clock's phase that explains the most times from the start (the
+ * first that explains them all ends the search): a candidate usually
+ * fails within a few times, so the search over all 1,953,125 costs a few
+ * ms (3 ms for the real 78 MB run). A budget of steps bounds it whatever
+ * the times. Returns phase + 1, or 0 when none explains any.
+ */
+#define PHASE_BUDGET (64u << 20)
+
+static int64_t find_phase(const struct enc *e, int s)
+{
+	uint64_t steps = 0, best_run = 0;
+	int64_t q0, best = 0;
+
+	if (s < 9 || s > 62)
+		return 0;
+	for (q0 = 0; q0 < CLOCK_PERIOD && steps < PHASE_BUDGET; q0++) {
+		int64_t x = q0, n;
+		uint64_t r, run = 0;
+
+		for (r = 0; r < e->nrecords; r++, steps++) {
+			if (e->rec_verbatim[r] || !time_code(e->rec_time[r], s, &n))
+				continue;
+			if (phase_code(e->rec_time[r], s, &x, &n) != 128)
+				break;
+			run++;
+		}
+		if (run > best_run) {
+			best_run = run;
+			best = q0 + 1;
+		}
+		if (r == e->nrecords)
+			break;
+	}
+	return best;
+}
+
 /* Per record its time: the code and value in SEC_TIMES, or the text in tesc. */
 static int put_times(struct enc *e, struct streams *st)
 {
@@ -2645,6 +2743,8 @@ static int put_times(struct enc *e, struct streams *st)
 	uint64_t r;
 	int err;
 
+	int64_t x = st->phase - 1;
+
 	err = time_ref(e, st);
 	for (r = 0; !err && r < e->nrecords; r++) {
 		int64_t n = 0;
@@ -2652,6 +2752,8 @@ static int put_times(struct enc *e, struct streams *st)
 
 		if (!e->rec_verbatim[r])
 			code = time_code(e->rec_time[r], st->s, &n);
+		if (code && st->phase)
+			code = phase_code(e->rec_time[r], st->s, &x, &n);
 		if (code) {
 			err = put_varint(b, 1 + zigzag(code - 128));
 			if (!err)
@@ -2668,7 +2770,7 @@ static int put_times(struct enc *e, struct streams *st)
 /* The params stream (its counts, in the order docs/codec.md lists), prefix and suffix. */
 static int put_params(const struct enc *e, struct streams *st)
 {
-	uint64_t v[7];
+	uint64_t v[8];
 	int k, err;
 
 	v[0] = st->nbase;
@@ -2678,7 +2780,8 @@ static int put_params(const struct enc *e, struct streams *st)
 	v[4] = st->nthreads;
 	v[5] = e->nnodes;
 	v[6] = e->nrecords;
-	for (k = 0; k < 7; k++) {
+	v[7] = (uint64_t)st->phase;
+	for (k = 0; k < 8; k++) {
 		err = put_varint(&st->sec[SEC_PARAMS], v[k]);
 		if (err)
 			return err;
@@ -2700,6 +2803,7 @@ static int make_streams(struct enc *e, struct streams *st)
 	if (err)
 		return err;
 	st->s = choose_grid(e);
+	st->phase = find_phase(e, st->s);
 	err = put_samples(e, st);
 	if (!err)
 		err = put_times(e, st);
