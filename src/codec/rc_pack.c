@@ -4,6 +4,7 @@
  * a time, so that one byte costs no call.
  */
 #include "codec/rc_model.h"
+#include "codec/varint.h"
 
 #include <stdlib.h>
 
@@ -100,28 +101,6 @@ static void rc_put_uint(struct rc_enc *e, struct rc_uint *u, uint64_t v)
 		rc_bit(e, &u->low[len][i], (unsigned)(v >> i) & 1);
 }
 
-static int read_varint(const unsigned char *p, size_t len, size_t *pos, uint64_t *out)
-{
-	uint64_t v = 0;
-	int shift;
-
-	for (shift = 0; shift < 64; shift += 7) {
-		unsigned char b;
-
-		if (*pos >= len)
-			return -1;
-		b = p[(*pos)++];
-		if (shift == 63 && b > 1)
-			return -1;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 int rs_rc_pack(struct rs_buf *out, enum rc_kind kind, const unsigned char *raw, size_t len)
 {
 	struct rc_enc e;
@@ -142,7 +121,7 @@ int rs_rc_pack(struct rs_buf *out, enum rc_kind kind, const unsigned char *raw, 
 	while (pos < len && !e.err) {
 		uint64_t v;
 
-		if (read_varint(raw, len, &pos, &v)) {
+		if (codec_varint_get(raw, len, &pos, &v)) {
 			err = 1;
 			goto out;
 		}

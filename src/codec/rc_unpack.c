@@ -7,6 +7,7 @@
  * refused.
  */
 #include "codec/rc_model.h"
+#include "codec/varint.h"
 
 #include <stdlib.h>
 
@@ -103,7 +104,9 @@ int rs_rc_unpack(unsigned char *raw, size_t raw_len, enum rc_kind kind, const un
 	for (i = 0; i < 5; i++)
 		d.code = d.code << 8 | rc_next(&d);
 	while (at < raw_len) {
+		unsigned char tmp[10];
 		uint64_t v;
+		size_t vl;
 
 		if (rc_get_uint(&d, rc_model_context(&m), &v) || d.overrun) {
 			err = corrupt();
@@ -111,14 +114,13 @@ int rs_rc_unpack(unsigned char *raw, size_t raw_len, enum rc_kind kind, const un
 		}
 		rc_model_saw(&m, v);
 		/* the value as a varint, which must fit what is left of the output */
-		do {
-			if (at == raw_len) {
-				err = corrupt();
-				goto out;
-			}
-			raw[at++] = (unsigned char)(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
-			v >>= 7;
-		} while (v);
+		vl = codec_varint_put(tmp, v);
+		if (vl > raw_len - at) {
+			err = corrupt();
+			goto out;
+		}
+		memcpy(raw + at, tmp, vl);
+		at += vl;
 	}
 	if (d.pos != d.len || d.overrun)
 		err = corrupt();

@@ -45,6 +45,7 @@
 #include <zstd.h>
 
 #include "codec/rc_model.h"
+#include "codec/varint.h"
 
 #define HEADER_SIZE 24
 #define SECTION_HEADER_SIZE 24
@@ -90,14 +91,8 @@ static const int v2_streams[V2_COUNT] = {
 static int put_varint(struct rs_buf *b, uint64_t v)
 {
 	unsigned char tmp[10];
-	int n = 0;
 
-	while (v >= 0x80) {
-		tmp[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	tmp[n++] = (unsigned char)v;
-	return rs_buf_put(b, tmp, (size_t)n);
+	return rs_buf_put(b, tmp, codec_varint_put(tmp, v));
 }
 
 static uint64_t zigzag(int64_t v)
@@ -118,24 +113,7 @@ struct cursor {
 
 static int get_varint(struct cursor *c, uint64_t *out)
 {
-	uint64_t v = 0;
-	int shift;
-
-	for (shift = 0; shift < 64; shift += 7) {
-		unsigned char b;
-
-		if (c->pos >= c->len)
-			return -1;
-		b = c->p[c->pos++];
-		if (shift == 63 && b > 1)
-			return -1;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			return 0;
-		}
-	}
-	return -1;
+	return codec_varint_get(c->p, c->len, &c->pos, out);
 }
 
 static int get_split(struct cursor *lo, struct cursor *hi, uint64_t *out)
@@ -691,12 +669,11 @@ static int unfront(unsigned char *raw, size_t raw_len, const unsigned char *fc, 
 	while (c.pos < c.len) {
 		uint64_t k, rest;
 		unsigned char tmp[10];
-		size_t vl = 0;
+		size_t vl;
 
 		if (get_varint(&c, &k) || get_varint(&c, &rest) || k > prev_len || rest > c.len - c.pos)
 			return corrupt("a front-coded frame list is inconsistent");
-		for (uint64_t v = k + rest; vl == 0 || v; v >>= 7)
-			tmp[vl++] = (unsigned char)(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
+		vl = codec_varint_put(tmp, k + rest);
 		if (vl > raw_len - at || k + rest > raw_len - at - vl)
 			return corrupt("a front-coded frame list is larger than it says");
 		memcpy(raw + at, tmp, vl);
