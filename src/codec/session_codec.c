@@ -1866,6 +1866,13 @@ struct tok {
 	const char *why;
 };
 
+/* The tokenizer's refusal: why, and 1. */
+static int tok_bad(struct tok *t, const char *why)
+{
+	t->why = why;
+	return 1;
+}
+
 /*
  * A record's frames from *p (after `[[`, not at `]`) to after the `]`
  * that ends them: their spans in span_off/span_len, their count in
@@ -1877,33 +1884,32 @@ static inline int tokenize_frames(const unsigned char *buf, const unsigned char 
 {
 	const unsigned char *p = *at, *q;
 
-#define NEED(k) do { if (end - p < (ptrdiff_t)(k)) return 2; } while (0)
-#define BAD(w) do { t->why = (w); return 1; } while (0)
 	for (;;) {
-		NEED(1);
+		if (end - p < 1)
+			return 2;
 		if (*p != '"')
-			BAD("a frame is not a string");
+			return tok_bad(t, "a frame is not a string");
 		q = string_end(p, end);
 		if (!q)
 			return 2;
 		if (t->depth >= MAX_DEPTH || q - p - 1 > (ptrdiff_t)UINT32_MAX)
-			BAD("a stack is too deep");
+			return tok_bad(t, "a stack is too deep");
 		span_off[t->depth] = (size_t)(p + 1 - buf);
 		span_len[t->depth] = (uint32_t)(q - p - 1);
 		t->depth++;
 		p = q + 1;
-		NEED(1);
+		if (end - p < 1)
+			return 2;
 		if (*p == ']') {
 			*at = p + 1;
 			return 0;
 		}
-		NEED(2);
+		if (end - p < 2)
+			return 2;
 		if (p[0] != ',' || p[1] != ' ')
-			BAD("frames are not separated by ', '");
+			return tok_bad(t, "frames are not separated by ', '");
 		p += 2;
 	}
-#undef NEED
-#undef BAD
 }
 
 /*
@@ -1922,11 +1928,10 @@ static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, siz
 
 	t->depth = 0;
 	t->numlen = 0;
-#define NEED(k) do { if (end - p < (ptrdiff_t)(k)) return 2; } while (0)
-#define BAD(w) do { t->why = (w); return 1; } while (0)
-	NEED(3);
+	if (end - p < 3)
+		return 2;
 	if (p[0] != '[' || p[1] != '[')
-		BAD("a frame record is not written as json.dump writes it");
+		return tok_bad(t, "a frame record is not written as json.dump writes it");
 	p += 2;
 	if (*p == ']') {
 		p++;
@@ -1935,36 +1940,38 @@ static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, siz
 		if (err)
 			return err;
 	}
-	NEED(2);
+	if (end - p < 2)
+		return 2;
 	if (p[0] != ',' || p[1] != ' ')
-		BAD("a record's time is not after ', '");
+		return tok_bad(t, "a record's time is not after ', '");
 	p += 2;
 	t->num_off = (size_t)(p - buf);
 	for (;;) {
-		NEED(1);
+		if (end - p < 1)
+			return 2;
 		if (*p == ']')
 			break;
 		if (!number_char[*p] || t->numlen >= MAX_NUMBER)
-			BAD("a record's time is not a plain number");
+			return tok_bad(t, "a record's time is not a plain number");
 		t->numlen++;
 		p++;
 	}
 	p++;
-	NEED(1);
+	if (end - p < 1)
+		return 2;
 	if (*p == ']') {
 		t->last = 1;
 		p++;
 	} else {
-		NEED(2);
+		if (end - p < 2)
+			return 2;
 		if (p[0] != ',' || p[1] != ' ')
-			BAD("records are not separated by ', '");
+			return tok_bad(t, "records are not separated by ', '");
 		t->last = 0;
 		p += 2;
 	}
 	if (!t->numlen)
-		BAD("a record has no time");
-#undef NEED
-#undef BAD
+		return tok_bad(t, "a record has no time");
 	t->next = (size_t)(p - buf);
 	t->time = number_value(buf + t->num_off, t->numlen);
 	return 0;
@@ -3112,8 +3119,8 @@ static int put_container(struct rs_buf *out, ZSTD_CCtx *cctx, const struct strea
  * decodes a container of the uncompressed streams and compares the
  * output, as it comes, with the file (the mapped bytes, or read again);
  * enc_parse has already checked that the file hashes to the oid. The
- * compressed container is then checked stream by stream against the
- * uncompressed one, and the file's change time against the one it had
+ * compressed container is checked stream by stream against the
+ * uncompressed one meanwhile, and then the file's change time against the one it had
  * when it was opened: together they prove that the stored bytes rebuild
  * the very bytes that hash to the oid.
  *
@@ -3248,9 +3255,12 @@ static int file_unchanged(struct enc *e)
 	return 0;
 }
 
-/* What the proof found; 0 when `out` is proven to rebuild the file. */
-static int proof_verdict(struct enc *e, const struct proof *pr, const struct rs_buf *out,
-			 const struct rs_buf *rawc)
+/*
+ * What the proof found; 0 when `out` is proven to rebuild the file.
+ * `same`: every stream of `out` decodes to the stream of the
+ * uncompressed container (same_streams, checked while the proof ran).
+ */
+static int proof_verdict(struct enc *e, const struct proof *pr, const struct rs_buf *out, int same)
 {
 	if (out->len > RS_CODEC_MAX_CONTAINER)
 		return decline(e, "the container would be too large");
@@ -3260,7 +3270,7 @@ static int proof_verdict(struct enc *e, const struct proof *pr, const struct rs_
 		return rs_error_set(pr->err, "%s", pr->msg);
 	if (pr->n != pr->size)
 		return decline(e, "the container does not rebuild the object");
-	if (!same_streams(out, rawc))
+	if (!same)
 		return decline(e, "a compressed stream does not give back its bytes");
 	return file_unchanged(e);
 }
@@ -3315,7 +3325,7 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 	struct proof pr;
 	pthread_t thread;
 	ZSTD_CCtx *cctx = NULL;
-	int started = 0, err;
+	int started = 0, same = 0, err;
 
 	streams_init(&st);
 	memset(&pr, 0, sizeof(pr));
@@ -3343,11 +3353,13 @@ static int build(struct enc *e, struct rs_buf *out, uint64_t size, const struct 
 		rs_buf_clear(e->next_base);
 		err = rs_buf_put(e->next_base, st.sec[SEC_BASE].ptr, st.sec[SEC_BASE].len);
 	}
+	/* undoing the range coder and zstd takes as long as they did: beside the proof's decode */
+	same = !err && same_streams(out, &rawc);
 	if (started)
 		pthread_join(thread, NULL);
 	if (err)
 		goto out;
-	err = proof_verdict(e, &pr, out, &rawc);
+	err = proof_verdict(e, &pr, out, same);
 out:
 	free(pr.scratch);
 	rs_buf_release(&rawc);
