@@ -40,7 +40,7 @@ if [ -f "$SIZE" ]; then
 	cp "$SIZE" "$F"
 else
 	echo "generating a $SIZE session..."
-	"$GEN" --seed 42 --size "$SIZE" -o "$F"
+	"$GEN" --library wide --seed 42 --size "$SIZE" -o "$F"
 fi
 BYTES=$(stat -c %s "$F")
 cat "$F" >/dev/null # warm the page cache for every contender alike

@@ -28,11 +28,11 @@ ratio() { python3 -c "print(f'{$1 / $2:.1f}')"; }
 
 echo "generating sessions..."
 zstd -q -d --long=27 "$HERE/../tests/data/real_medium_pop20k_2months.pyisession.zst" -o "$T/real78.pyisession"
-"$GEN" --seed 42 --size 70M -o "$T/s70.pyisession"
-"$GEN" --seed 43 --size 224M -o "$T/s224.pyisession"
-"$GEN" --seed 44 --size 70M --names unicode --layout 4 -o "$T/s70u4.pyisession"
+"$GEN" --library wide --seed 42 --size 70M -o "$T/s70.pyisession"
+"$GEN" --library wide --seed 43 --size 224M -o "$T/s224.pyisession"
+"$GEN" --library wide --seed 44 --size 70M --names unicode --layout 4 -o "$T/s70u4.pyisession"
 for run in 1 2 3 4 5; do
-	"$GEN" --seed 45 --run "$run" --size 70M -o "$T/run$run.pyisession"
+	"$GEN" --library wide --seed 45 --run "$run" --size 70M -o "$T/run$run.pyisession"
 done
 
 echo
