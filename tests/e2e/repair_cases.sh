@@ -223,7 +223,7 @@ repair_scenario() {
 
 	if want codec; then
 		echo "-- a session of a newer codec version"
-		"$DAMAGE" "$REMOTE" set-byte "${OID[2]}" 0 8 2 || fail "set-byte version"
+		"$DAMAGE" "$REMOTE" set-byte "${OID[2]}" 0 8 200 || fail "set-byte version"
 		"$DAMAGE" "$REMOTE" manifest "${OID[2]}" >"$T/m2.newer"
 		(cd "$T/dev" && expect_status 9 "$RESULTS" verify --deep) || fail "verify --deep of a newer session"
 		grep -q "^newer .*run ${RID[2]}.*needs a newer results" "$T/out" || fail "verify of a newer session: $(cat "$T/out")"
