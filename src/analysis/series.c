@@ -545,7 +545,7 @@ static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
 	 * tie), so one odd run at the end does not hide the history. */
 	for (i = t->n; i-- > 0;) {
 		for (j = 0; j < n_rep; j++)
-			if (rs_runview_same_config(runs[rep[j]], runs[i], vary, NULL, 0))
+			if (rs_runview_same_config(runs[rep[j]], runs[i], vary, NULL, NULL, NULL, 0))
 				break;
 		if (j < n_rep) {
 			count[j]++;
@@ -565,7 +565,8 @@ static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
 		char why[sizeof(t->excluded_why)];
 		int out = 0;
 
-		if (!rs_runview_same_config(runs[i], runs[ref], vary, why, sizeof(why))) {
+		if (!rs_runview_same_config(runs[i], runs[ref], vary, "in that run",
+					    "in most runs", why, sizeof(why))) {
 			if (!t->n_excluded || !t->excluded_why[0])
 				memcpy(t->excluded_why, why, sizeof(why));
 			out = 1;

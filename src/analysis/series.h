@@ -30,7 +30,7 @@ struct rs_trend {
 	size_t n_excluded;            /* runs left out (values NAN): another
 	                                 configuration than most runs, or
 	                                 a repeated record of one session */
-	char excluded_why[160];       /* the first configuration difference */
+	char excluded_why[320];       /* the first configuration difference */
 };
 
 struct rs_trend_opts {
