@@ -281,7 +281,7 @@ static int pick_comparable(struct check_ctx *c, const json_t *const *history, si
 			continue;
 		}
 		if (!c->explicit_baseline &&
-		    !rs_runview_same_config(c->head, history[i], vary, "here", "in the run left out",
+		    !rs_runview_same_config(c->head, history[i], vary, "here", "in those runs",
 					    cwhy, sizeof(cwhy))) {
 			if (!r->n_other_config)
 				memcpy(r->other_config, cwhy, sizeof(cwhy));
@@ -621,23 +621,30 @@ static int grew(const struct rs_noise_finding *f)
 	return f->head_share > f->base_share;
 }
 
+/* The time a run's profile covers (its summary's sampled time): 1 and *out, or 0. */
+static int sampled_time(const json_t *run, double *out)
+{
+	return (rs_runview_num(json_object_get(run, "summary"), "sampled_time", out) ||
+		rs_runview_metric(run, "sampled_time", out)) && *out > 0;
+}
+
 /*
  * Step 6b: the machine, not the code. The head is slower, but no
  * function's share of the run moved beyond its noise while the profile
  * itself took longer by about as much (every function slowed by the same
- * factor) -- or its wall time is distorted and CPU time did not show a
- * code change either. Such a run is reported as "the machine was
+ * factor) and its samples did (pyinstrument's sampler is delayed on a
+ * busy machine: the same count of longer samples) -- or its wall time is
+ * distorted and CPU time did not show a code change either. Such a run is reported as "the machine was
  * slower", and does not fail.
  */
 static void judge_machine(struct check_ctx *c)
 {
 	struct rs_check_result *r = c->r;
 	const struct rs_check_metric *m = first_gating(r);
-	const struct rs_metric_delta *st = r->diff ? rs_diff_metric(r->diff, "sampled_time") : NULL;
-	double wb = 1, wh = 1;
+	double wb = 1, wh = 1, sb, sh, nb, nh;
 	size_t i;
 
-	if (!r->functions_judged || !st || !(st->base > 0))
+	if (!r->functions_judged || !sampled_time(c->typical, &sb) || !sampled_time(c->head, &sh))
 		return;
 	for (i = 0; i < r->n_findings; i++)
 		if (grew(&r->findings[i]))
@@ -646,10 +653,16 @@ static void judge_machine(struct check_ctx *c)
 		wb = r->diff->base_workload;
 		wh = r->diff->head_workload;
 	}
-	r->machine_factor = (st->head / wh) / (st->base / wb);
+	r->machine_factor = (sh / wh) / (sb / wb);
 	if (r->wall_distorted && r->wall_cpu_head > r->wall_cpu_base) {
 		r->machine_slower = 1;
-	} else if (r->regressed && m && !isnan(m->rel) && r->machine_factor - 1 >= 0.5 * m->rel) {
+	} else if (r->regressed && m && !isnan(m->rel) && r->machine_factor - 1 >= 0.5 * m->rel &&
+		   rs_runview_num(json_object_get(c->typical, "summary"), "samples", &nb) &&
+		   rs_runview_num(json_object_get(c->head, "summary"), "samples", &nh) &&
+		   (sh / nh) / (sb / nb) - 1 >= 0.5 * (r->machine_factor - 1)) {
+		/* every sample took longer, not more samples of the usual
+		 * length: a contended machine, not more work (which also
+		 * leaves the shares alone) */
 		r->machine_slower = 1;
 	}
 	if (r->machine_slower)
