@@ -529,21 +529,15 @@ static char *dup_str(const json_t *o, const char *key)
 /* Distinct configurations told apart when choosing the trend's reference. */
 #define CONFIGS_MAX 16
 
-/* Like with like: see rs_trend_build. */
-static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
-			   const struct rs_trend_opts *o)
+size_t rs_trend_reference(const json_t *const *runs, size_t n, const char *vary)
 {
-	const char *vary = NULL;
-	size_t rep[CONFIGS_MAX], count[CONFIGS_MAX], n_rep = 0, ref, i, j;
-	double w;
+	size_t rep[CONFIGS_MAX] = { 0 }, count[CONFIGS_MAX] = { 0 }, n_rep = 0, ref, best, i, j;
 
-	if (!t->n)
-		return;
-	if (!rs_runview_workload(runs[t->n - 1], o ? o->per : NULL, &vary, &w))
-		vary = NULL;
+	if (!n)
+		return 0;
 	/* The reference: the configuration most runs share (the newest on a
 	 * tie), so one odd run at the end does not hide the history. */
-	for (i = t->n; i-- > 0;) {
+	for (i = n; i-- > 0;) {
 		for (j = 0; j < n_rep; j++)
 			if (rs_runview_same_config(runs[rep[j]], runs[i], vary, NULL, NULL, NULL, 0))
 				break;
@@ -555,11 +549,27 @@ static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
 		}
 	}
 	ref = rep[0];
-	for (j = 1, i = count[0]; j < n_rep; j++)
-		if (count[j] > i) {
-			i = count[j];
+	for (j = 1, best = count[0]; j < n_rep; j++)
+		if (count[j] > best) {
+			best = count[j];
 			ref = rep[j];
 		}
+	return ref;
+}
+
+/* Like with like: see rs_trend_build. */
+static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
+			   const struct rs_trend_opts *o)
+{
+	const char *vary = NULL;
+	size_t ref, i, j;
+	double w;
+
+	if (!t->n)
+		return;
+	if (!rs_runview_workload(runs[t->n - 1], o ? o->per : NULL, &vary, &w))
+		vary = NULL;
+	ref = rs_trend_reference(runs, t->n, vary);
 	for (i = 0; i < t->n; i++) {
 		const char *oid = rs_runview_session_oid(runs[i]);
 		char why[sizeof(t->excluded_why)];

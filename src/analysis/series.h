@@ -61,6 +61,14 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 
 void rs_trend_free(struct rs_trend *t);
 
+/*
+ * The like-with-like reference of `runs` (n > 0, any order): the index of
+ * a run of the configuration most of them share (rs_runview_same_config,
+ * `vary` may differ), the last such run on a tie. Trend and find leave
+ * out the runs of any other configuration.
+ */
+size_t rs_trend_reference(const json_t *const *runs, size_t n, const char *vary);
+
 /* The metric series named `name`, or NULL (borrowed). */
 const struct rs_series *rs_trend_metric(const struct rs_trend *t, const char *name);
 
