@@ -105,6 +105,16 @@ record 6 faster 10000
 expect_status 0 "$RESULTS" check
 has "verdict: -[0-9]*% vs .*: faster: HealthSystemScheduler.apply (-1.[0-9]* s)" "the saving named"
 has "where the time was saved" "the savings listed"
+expect_status 0 "$RESULTS" check --format json
+python3 - "$T/out" <<'PY' || fail "check json of the faster run"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["saved"][0]["function"] == "HealthSystemScheduler.apply", r["saved"]
+# a saving in one function is no growth of the others (their shares grow
+# as the run shrinks): no warning
+assert r["function_warning"] is False, r["functions_beyond_noise"]
+assert all(f["head_share"] < f["expected_share"] for f in r["functions_beyond_noise"]), r
+PY
 pass "a speedup is reported as one, with the function that got faster"
 
 # --- like with like: 4x the population, a run without stats ----------------
