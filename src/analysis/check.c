@@ -618,7 +618,7 @@ static int judge_functions(struct check_ctx *c)
 /* Whether a finding says a function took a larger share of the run. */
 static int grew(const struct rs_noise_finding *f)
 {
-	return f->head_share > f->expected;
+	return f->head_share > f->base_share;
 }
 
 /* The time a run's profile covers (its summary's sampled time): 1 and *out, or 0. */

@@ -155,7 +155,7 @@ static double window_spread(const json_t *const *window, size_t n_window, const 
 static int cmp_finding(const void *a, const void *b)
 {
 	const struct rs_noise_finding *x = a, *y = b;
-	double dx = fabs(x->head_share - x->expected), dy = fabs(y->head_share - y->expected);
+	double dx = fabs(x->head_share - x->base_share), dy = fabs(y->head_share - y->base_share);
 
 	return dx < dy ? 1 : dx > dy ? -1 : 0;
 }
@@ -164,10 +164,10 @@ static int cmp_finding(const void *a, const void *b)
 static int passes_on(const struct rs_diff *d, const struct rs_noise_finding *c, size_t n,
 		     size_t i)
 {
-	double df = c[i].head_share - c[i].expected;
+	double df = c[i].head_share - c[i].base_share;
 
 	for (size_t j = 0; j < n; j++) {
-		double dg = c[j].head_share - c[j].expected;
+		double dg = c[j].head_share - c[j].base_share;
 
 		if (j != i && dg * df > 0 && fabs(dg) >= 0.8 * fabs(df) &&
 		    rs_diff_calls(d, &d->funcs[c[i].func], &d->funcs[c[j].func]))
@@ -177,94 +177,53 @@ static int passes_on(const struct rs_diff *d, const struct rs_noise_finding *c, 
 }
 
 /*
- * The factor by which the run's time in general changed: the median of
- * the functions' own-time ratios head / base, weighted by their base own
- * time (own times partition the run, totals nest). A machine twice as
- * slow gives 2 for nearly every function; one function that got slower
- * moves the weighted median hardly at all. NAN when no function has own
- * time on both sides.
+ * Whether function `f`'s time moved the way its share did, by at least
+ * half as much (`sr`: head share / base share; per unit of workload when
+ * normalised). A share also moves when the rest of the run does: a
+ * saving of 1.2 s elsewhere raises every unchanged function's share by
+ * 15%, and that is no growth of theirs.
  */
-static double general_factor(const struct rs_diff *d)
+static int time_agrees(const struct rs_func_delta *f, double sr, double wb, double wh)
 {
-	struct wr { double ratio, weight; } *v = calloc(d->n_funcs ? d->n_funcs : 1, sizeof(*v));
-	double total = 0, acc = 0, out = NAN;
-	size_t n = 0, i, j;
+	double tb = f->base_total / wb, th = f->head_total / wh, tr;
 
-	if (!v)
-		return NAN;
-	for (i = 0; i < d->n_funcs; i++) {
-		const struct rs_func_delta *f = &d->funcs[i];
-
-		if (f->change == RS_FUNC_CHANGED && f->base_self > 0 && f->head_self > 0 &&
-		    !(f->base_below > 0) && !(f->head_below > 0)) {
-			v[n].ratio = f->head_self / f->base_self;
-			v[n++].weight = f->base_self;
-			total += f->base_self;
-		}
-	}
-	/* insertion sort by ratio: a few hundred rows */
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && v[j - 1].ratio > v[j].ratio; j--) {
-			struct wr t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	for (i = 0; i < n; i++) {
-		acc += v[i].weight;
-		if (acc >= total / 2) {
-			out = v[i].ratio;
-			break;
-		}
-	}
-	free(v);
-	return out;
+	if (!(tb > 0))
+		return th > 0 && sr > 1; /* new: from nothing to something */
+	tr = th / tb;
+	if (sr > 1)
+		return tr - 1 >= 0.5 * (sr - 1);
+	return 1 - tr >= 0.5 * (1 - sr);
 }
 
-/*
- * The share test of noise.h for one function: 1 and *out filled when it
- * is a finding. `scale` turns the base share into the expected head
- * share: the general factor over the runs' ratio of sampled time, so a
- * saving in one function does not make every other function's share
- * "grow".
- */
+/* The share test of noise.h for one function: 1 and *out filled when it is a finding. */
 static int judge_function(const struct rs_diff *d, size_t i, double nb, double nh,
-			  double scale, const json_t *const *window, size_t n_window,
+			  const json_t *const *window, size_t n_window,
 			  struct rs_noise_finding *out)
 {
 	const struct rs_func_delta *f = &d->funcs[i];
-	double pb = f->base_total_share, ph = f->head_total_share, pe = pb * scale, var, sw, z;
+	double pb = f->base_total_share, ph = f->head_total_share, var, sw, z;
 	double wb = 1, wh = 1;
 
 	if (f->root || f->base_below > 0 || f->head_below > 0)
 		return 0;
-	if (fabs(ph - pe) < NOISE_MIN_SHARE || fabs(ph - pe) < NOISE_MIN_REL * fmax(pe, ph))
+	if (fabs(ph - pb) < NOISE_MIN_SHARE || fabs(ph - pb) < NOISE_MIN_REL * fmax(pb, ph))
 		return 0;
 	var = pb / nb + ph / nh;
-	if (!(var > 0) || fabs(ph - pe) / sqrt(var) < NOISE_Z)
-		return 0;
-	/* only now the costlier window look-up, for the few that passed */
-	sw = f->key ? window_spread(window, n_window, f->key, f->line) : 0;
-	z = (ph - pe) / sqrt(var + sw * sw);
-	if (fabs(z) < NOISE_Z)
+	if (!(var > 0) || fabs(ph - pb) / sqrt(var) < NOISE_Z)
 		return 0;
 	if (d->workload_key && d->base_workload > 0 && d->head_workload > 0) {
 		wb = d->base_workload;
 		wh = d->head_workload;
 	}
-	*out = (struct rs_noise_finding){ i, pb, ph, pe, z,
-					  f->head_total / wh - f->base_total / wb };
+	if (!time_agrees(f, pb > 0 ? ph / pb : INFINITY, wb, wh))
+		return 0;
+	/* only now the costlier window look-up, for the few that passed */
+	sw = f->key ? window_spread(window, n_window, f->key, f->line) : 0;
+	z = (ph - pb) / sqrt(var + sw * sw);
+	if (fabs(z) < NOISE_Z)
+		return 0;
+	*out = (struct rs_noise_finding){ i, pb, ph, z, f->head_total / wh - f->base_total / wb };
 	return 1;
-}
-
-/* The time a run's profile covers: its summary's sampled time, else 0. */
-static double run_sampled(const json_t *run)
-{
-	double t;
-
-	if (rs_runview_num(json_object_get(run, "summary"), "sampled_time", &t) && t > 0)
-		return t;
-	return 0;
 }
 
 size_t rs_noise_functions(const struct rs_diff *d, const json_t *base, const json_t *head,
@@ -273,16 +232,12 @@ size_t rs_noise_functions(const struct rs_diff *d, const json_t *base, const jso
 {
 	struct rs_noise_finding cand[NOISE_CAND_MAX];
 	double nb = run_samples(base), nh = run_samples(head);
-	double sb = run_sampled(base), sh = run_sampled(head), g, scale = 1;
 	size_t n = 0, kept = 0;
 
 	if (!d || nb <= 0 || nh <= 0)
 		return 0;
-	g = general_factor(d);
-	if (sb > 0 && sh > 0 && isfinite(g) && g > 0)
-		scale = g / (sh / sb);
 	for (size_t i = 0; i < d->n_funcs && n < NOISE_CAND_MAX; i++)
-		if (judge_function(d, i, nb, nh, scale, window, n_window, &cand[n]))
+		if (judge_function(d, i, nb, nh, window, n_window, &cand[n]))
 			n++;
 	qsort(cand, n, sizeof(*cand), cmp_finding);
 	for (size_t i = 0; i < n && kept < max; i++)

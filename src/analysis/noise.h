@@ -50,8 +50,6 @@ struct rs_noise_finding {
 	size_t func;          /* index into the diff's funcs */
 	double base_share;    /* share of the run's samples (total time), base */
 	double head_share;
-	double expected;      /* the head share had it changed as the run's
-	                         time in general did (see rs_noise_functions) */
 	double z;             /* change / its standard error (signed) */
 	double delta;         /* total time, head - base, in seconds (per unit of
 	                         workload when the diff normalises) */
@@ -59,12 +57,9 @@ struct rs_noise_finding {
 
 /*
  * The functions of `d` (base run vs head run) whose share of the run's
- * total time moved beyond their noise. The share expected in the head is
- * the base share scaled as the run's time in general changed (the median
- * of the functions' own-time ratios, weighted by own time, over the ratio
- * of the runs' sampled times): a uniformly slower machine expects the
- * same shares; a saving in one function expects the others' shares to
- * grow by as much as they do. A finding: |z| >= 4 with the standard error
+ * total time moved beyond their noise, and whose time moved the same way
+ * (by at least half as much: a saving elsewhere raises an unchanged
+ * function's share, not its time): |z| >= 4 with the standard error
  * sqrt(p_b/N_b + p_h/N_h + s_w^2) (N: the runs' sample counts, the
  * sampling error of a share; s_w: the robust spread of the function's
  * share over the `window` runs, when at least three record it), and by

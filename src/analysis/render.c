@@ -867,7 +867,6 @@ static void check_json_noise(json_t *o, const struct rs_check_result *r)
 
 		json_object_set_new(j, "base_share", json_real(f->base_share));
 		json_object_set_new(j, "head_share", json_real(f->head_share));
-		json_object_set_new(j, "expected_share", json_real(f->expected));
 		json_object_set_new(j, "z", num_or_null(f->z));
 		json_object_set_new(j, "delta", num_or_null(f->delta));
 		json_array_append_new(fs, j);
@@ -998,7 +997,7 @@ static int verdict_quiet(struct rs_buf *out, const struct rs_check_result *r)
 		err = rs_buf_puts(out, r->regressed ? ": REGRESSION of a function beyond its noise: "
 					   : ": no regression; a function beyond its noise: ");
 		for (size_t i = 0; !err && i < r->n_findings; i++)
-			if (r->findings[i].head_share > r->findings[i].expected) {
+			if (r->findings[i].head_share > r->findings[i].base_share) {
 				err = render_named_change(out, &r->diff->funcs[r->findings[i].func]);
 				break;
 			}
