@@ -3,20 +3,33 @@
  * runs before it, telling real changes from run-to-run noise.
  *
  * Model. Every checked metric is "higher is worse" (times, memory). The
- * baseline value is the median over the baseline runs; the change is
- * (head - baseline) / baseline. The noise band comes from the history
- * itself: wherever the same commit was profiled more than once on the
- * same machine (scheduled re-runs, retries), the spread of those runs is
- * what chance alone does to that metric. A metric regressed only when its
- * change is beyond both the band and the threshold.
+ * baseline is a window of the newest comparable runs of earlier commits
+ * (RS_CHECK_WINDOW), its value their median; the change is (head -
+ * baseline) / baseline. The noise band comes from the history itself:
+ * the window's robust spread (noise.h), and wherever the same commit was
+ * profiled more than once on the same machine (scheduled re-runs,
+ * retries), the spread of those runs -- what chance alone does to that
+ * metric. A metric regressed only when its change is beyond both the band
+ * and the threshold.
+ *
+ * The machine, not the code (noise.h): a run whose wall/CPU ratio is far
+ * from the window's has a distorted wall time -- CPU time gates instead,
+ * and such a baseline run's wall time is left out; a slower run whose
+ * functions' shares did not move beyond their sampling noise, with every
+ * sample longer, is "the machine was slower" and does not fail. Functions
+ * beyond their own noise are listed; with the run within its band they
+ * are a warning (a failure with fail_on_functions). A faster run names
+ * where the time was saved.
  *
  * Runs from another machine or runner (machine.runner / hostname /
  * cpu_model in run.json) are left out of the baseline and of the noise
  * estimate: a faster CI runner is not an improvement.
  *
  * Like with like: runs of another configuration -- another value of a
- * workload stat (population, months...) or of a recorded argument -- are
- * left out too, except for the one workload key time is normalised by.
+ * workload stat (population, months...), of a recorded argument or of the
+ * profiled program and its arguments -- are left out too, except for the
+ * one workload key time is normalised by; a run without stats is an
+ * unknown configuration, never the baseline of a known one.
  * A run recorded twice (the same session oid) counts once: a repeat is
  * not evidence of noise.
  *
