@@ -168,15 +168,18 @@ static int first_workload(const json_t *stats, const char **key, double *v)
 	return 0;
 }
 
-/* Whether a run says what it ran: a workload stat or recorded arguments. */
+/*
+ * Whether a run says what it ran: a workload stat. (Not its arguments:
+ * an index line, which trend reads for older runs, carries the stats
+ * among its metrics but no arguments, and must judge a run as its
+ * record does.)
+ */
 static int config_known(const json_t *run)
 {
-	const json_t *args = json_object_get(run, "args");
 	const char *key;
 	double v;
 
-	return first_workload(config_stats(run), &key, &v) ||
-	       (json_is_object(args) && json_object_size(args));
+	return first_workload(config_stats(run), &key, &v);
 }
 
 /*
@@ -247,10 +250,9 @@ static int unknown_config(const json_t *a, const json_t *b, const char *here,
 
 	if (ka == kb)
 		return 0;
-	if (first_workload(config_stats(known), &key, &v))
-		snprintf(what, sizeof(what), "%s %.15g", key, v);
-	else
-		snprintf(what, sizeof(what), "recorded arguments");
+	if (!first_workload(config_stats(known), &key, &v))
+		return 0;
+	snprintf(what, sizeof(what), "%s %.15g", key, v);
 	if (why)
 		snprintf(why, why_len, "%s %s, %s %s",
 			 ka ? what : "no stats", here, kb ? what : "no stats", there);

@@ -48,9 +48,9 @@ int rs_runview_same_machine(const json_t *a, const json_t *b, const char **why);
  * arguments (summary.target: pyinstrument's target_description, 4.x's
  * program) when both record one, `vary`'s value left out; and, when both
  * record arguments ("args", the flattened *.args.json), the same
- * arguments (again except `vary`). A run with neither a workload stat nor
- * arguments is an unknown configuration: like another unknown one, never
- * like a known one. On a difference `why` gets it with `a`'s value first,
+ * arguments (again except `vary`). A run without a workload stat (one
+ * recorded without stats) is an unknown configuration: like another
+ * unknown one, never like a known one. On a difference `why` gets it with `a`'s value first,
  * labelled `here`, and `b`'s labelled `there` ("population 120000 here,
  * 30000 in the baseline") and 0 is returned.
  */
