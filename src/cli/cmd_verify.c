@@ -26,7 +26,9 @@ static const char usage[] =
 	"\n"
 	"  --deep     also read every chunk and hash every session\n"
 	"  --repair   (implies --deep) quarantine damaged packs, push again every\n"
-	"             damaged session this clone holds, re-point the others at good\n"
+	"             damaged or missing session this clone holds (also one git lfs\n"
+	"             prune deleted: results add keeps a copy until the store has\n"
+	"             it), re-point the other damaged ones at good\n"
 	"             copies, and list what no clone here can restore\n"
 	"\n"
 	"Exit: 0 all present (or removed by retention), 6 some missing, 7 some\n"
@@ -118,7 +120,9 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	rs_verify_totals(s, &t);
-	if (repair && t.damaged)
+	/* Missing ones too: a session pushed without its object (git push
+	   --no-verify) that this clone still holds is pushed now. */
+	if (repair && (t.damaged || t.missing))
 		status = repair_damaged(s);
 	if (!status)
 		status = report(s, deep, repair);

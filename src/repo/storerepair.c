@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "repo/census.h"
+#include "repo/unpushed.h"
 #include "results/buf.h"
 #include "store/store.h"
 #include "util/hash.h"
@@ -37,14 +38,18 @@ static void note(const struct notes *n, const char *fmt, ...)
 	rs_buf_release(&line);
 }
 
-/* The local LFS object of `it`, hashed: RS_ENOTFOUND when this clone lacks it. */
+/*
+ * The local LFS object of `it`, hashed: RS_ENOTFOUND when this clone
+ * lacks it (also as the copy it holds until the store has it, which is
+ * put back where git-lfs keeps it: results/unpushed.h).
+ */
 static int check_local(struct rs_buf *path, struct rs_repo *repo, const struct rs_plan_item *it)
 {
 	unsigned char md[64];
 	unsigned int mdlen = 0;
 	int err;
 
-	err = rs_repo_lfs_has(repo, &it->oid, it->size);
+	err = rs_unpushed_restore(repo, &it->oid, it->size);
 	if (err)
 		return err;
 	err = rs_repo_lfs_object_path(path, repo, &it->oid);
@@ -83,6 +88,12 @@ static int repush(struct rs_repo *repo, struct rs_remote *remote, const struct r
 	if (err)
 		goto out;
 	err = rs_store_put_file(store, &it->oid, it->size, path.ptr, NULL, NULL, NULL);
+	if (err == 0) {
+		char hex[RS_ID_HEXSZ + 1];
+
+		rs_id_to_hex(hex, &it->oid);
+		err = rs_unpushed_release(repo, hex);
+	}
 out:
 	rs_store_free(store);
 	rs_buf_release(&path);
@@ -116,15 +127,28 @@ static int damaged_first(const struct rs_survey *s, size_t i)
 	       rs_survey_find_oid(&s->plan, i, &s->plan.items[i].oid) < 0;
 }
 
-/* The damaged objects (their first item) this clone holds: pushed again. */
+/* Item `i` is missing (never pushed, say with --no-verify) and the first to name its object. */
+static int missing_first(const struct rs_survey *s, size_t i)
+{
+	return s->v[i].state == RS_VERIFY_MISSING &&
+	       rs_survey_find_oid(&s->plan, i, &s->plan.items[i].oid) < 0;
+}
+
+/* The damaged or missing objects (their first item) this clone holds: pushed again. */
 static void repush_local(struct rs_survey *s, const struct notes *n)
 {
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const struct rs_plan_item *it = &s->plan.items[i];
 
-		if (!damaged_first(s, i))
+		if (!damaged_first(s, i) && !missing_first(s, i))
 			continue;
 		if (repush(s->repo, s->remote, it) == 0) {
+			/* A missing one is now simply there (it counts as ok); a
+			   damaged one stays counted as found, and repaired. */
+			if (s->v[i].state == RS_VERIFY_MISSING) {
+				s->counts[RS_VERIFY_MISSING]--;
+				s->counts[RS_VERIFY_OK]++;
+			}
 			s->v[i].state = RS_VERIFY_OK;
 			s->restored++;
 			note(n, "pushed again %.12s (run %s) from this clone", s->v[i].hex, it->run_id);

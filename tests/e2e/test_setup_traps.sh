@@ -101,7 +101,7 @@ grep -q '"remote": "https://127.0.0.1:9/store"' .results.json || fail "marker: $
 run_all 5 "$RESULTS" doctor         # nothing listens on port 9
 run_all 0 "$RESULTS" add "$T/a.pyisession" --commit $SHA1 --trigger ci
 run_all 0 "$RESULTS" list
-rm -rf .git/lfs/objects           # so that fetch asks the remote
+rm -rf .git/lfs/objects .git/results/unpushed  # so that fetch asks the remote
 run_all 5 "$RESULTS" fetch 1111111 -o "$T/cred-out"
 # An Azure SAS in the query string: kept in this clone's config only.
 run_all 0 "$RESULTS" init --change-remote --remote "https://acct.blob.core.windows.net/c/p?sv=2022-11-02&sig=$SIG"
