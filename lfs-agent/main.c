@@ -142,6 +142,16 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 				   "or 'git config results.remote <url>'");
 		goto out;
 	}
+	/* A pulled change of .results.json's remote does not redirect this
+	   clone's sessions: the agent keeps its remote and refuses, naming
+	   both and the commit that changed it, as every results command does.
+	   A --remote (results init --global) must name the committed store. */
+	if (a->repo) {
+		err = a->remote_arg ? rs_repo_check_remote_arg(a->repo, url)
+				    : rs_repo_check_remote(a->repo);
+		if (err)
+			goto out;
+	}
 	level = config_string(a, "results.zstdlevel");
 	if (!a->level && level)
 		a->level = atoi(level);
