@@ -63,9 +63,9 @@ static int take_remote_arg(struct rs_repo *r, const char *remote_arg, const char
 			if (err)
 				goto out;
 			err = rs_error_set(RS_EUSAGE, "this repository's remote is '%s' (%s), --remote "
-					   "names '%s': to move it, run 'results init --change-remote "
-					   "--remote %s'; to keep it, run 'results init' without "
-					   "--remote", a.ptr, by.ptr, b.ptr, b.ptr);
+					   "names '%s': check that; to move it, run 'results init "
+					   "--change-remote --remote %s'; to take it, run 'results "
+					   "init' without --remote", a.ptr, by.ptr, b.ptr, b.ptr);
 			goto out;
 		}
 		err = rs_buf_puts(old, a.ptr);
