@@ -10,11 +10,11 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "repo/note.h"
 #include "repo/repo.h"
 #include "repo/unpushed.h"
 #include "results/buf.h"
@@ -34,26 +34,8 @@ struct prune {
 	struct rs_repo *repo;
 	struct copy *c;
 	size_t n, alloc;
-	void (*fn)(const char *line, void *payload);
-	void *payload;
+	struct rs_notes notes;
 };
-
-static void say(const struct prune *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* A line for the user; one that cannot be formatted is not worth failing for. */
-static void say(const struct prune *p, const char *fmt, ...)
-{
-	struct rs_buf line = RS_BUF_INIT;
-	va_list ap;
-	int err;
-
-	va_start(ap, fmt);
-	err = rs_buf_vprintf(&line, fmt, ap);
-	va_end(ap);
-	if (!err && p->fn)
-		p->fn(line.ptr, p->payload);
-	rs_buf_release(&line);
-}
 
 static struct copy *find(struct prune *p, const struct rs_id *oid)
 {
@@ -94,36 +76,13 @@ static int hex_name(const char *name, size_t len)
 	return strlen(name) == len && strspn(name, "0123456789abcdef") == len;
 }
 
-/* .git/lfs/objects/<xx>/<yy>/<oid>: regular files named as git-lfs names them. */
-static int scan_leaf(struct prune *p, const char *dir, const char *prefix)
+static int add_lfs(const struct rs_id *oid, uint64_t size, void *payload)
 {
-	struct rs_buf path = RS_BUF_INIT;
-	struct dirent *de;
-	struct stat st;
-	struct rs_id oid;
 	struct copy *c;
-	DIR *d = opendir(dir);
-	int err = 0;
+	int err = add(payload, oid, size, &c);
 
-	if (!d)
-		return 0; /* gone meanwhile, or not a folder: nothing of ours */
-	while (err == 0) {
-		de = readdir(d);
-		if (!de)
-			break;
-		if (!hex_name(de->d_name, RS_ID_HEXSZ) || strncmp(de->d_name, prefix, 4) != 0 ||
-		    rs_id_from_hex(&oid, de->d_name, RS_ID_HEXSZ) != 0)
-			continue;
-		rs_buf_clear(&path);
-		err = rs_buf_printf(&path, "%s/%s", dir, de->d_name);
-		if (err || lstat(path.ptr, &st) != 0 || !S_ISREG(st.st_mode))
-			continue;
-		err = add(p, &oid, (uint64_t)st.st_size, &c);
-		if (err == 0)
-			c->in_lfs = 1;
-	}
-	closedir(d);
-	rs_buf_release(&path);
+	if (err == 0)
+		c->in_lfs = 1;
 	return err;
 }
 
@@ -150,7 +109,7 @@ static int scan_mid(struct prune *p, const char *mid, const char *xx)
 		rs_buf_clear(&leaf);
 		err = rs_buf_printf(&leaf, "%s/%s", mid, de->d_name);
 		if (err == 0)
-			err = scan_leaf(p, leaf.ptr, prefix);
+			err = rs_oid_dir_each(leaf.ptr, prefix, add_lfs, p);
 	}
 	closedir(d);
 	rs_buf_release(&leaf);
@@ -260,7 +219,7 @@ static int open_store(struct prune *p, struct rs_remote **remote, struct rs_stor
 		return err;
 	err = rs_store_check_format(*store);
 	if (err == RS_ENOTFOUND) {
-		say(p, "%s", rs_error_message());
+		rs_note(&p->notes, "%s", rs_error_message());
 		rs_error_clear();
 		rs_store_free(*store);
 		*store = NULL;
@@ -283,7 +242,7 @@ static int judge(struct prune *p, struct rs_store *store, struct copy *c, int dr
 		goto out;
 	err = prove(p, store, c);
 	if (err) {
-		say(p, "kept %.12s (%llu bytes): %s", hex, (unsigned long long)c->disk,
+		rs_note(&p->notes, "kept %.12s (%llu bytes): %s", hex, (unsigned long long)c->disk,
 		    err == RS_ENOTFOUND ? "not in the store (push it: git push, or 'results verify "
 					  "--repair')" : rs_error_message());
 		rs_error_clear();
@@ -307,7 +266,7 @@ out:
 int rs_prune_local(struct rs_repo *r, int dry_run, void (*fn)(const char *line, void *payload),
 		   void *payload, struct rs_prune_report *report)
 {
-	struct prune p = { r, NULL, 0, 0, fn, payload };
+	struct prune p = { r, NULL, 0, 0, { fn, payload } };
 	struct rs_remote *remote = NULL;
 	struct rs_store *store = NULL;
 	int err;

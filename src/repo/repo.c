@@ -774,10 +774,7 @@ int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oi
 	err = rs_repo_lfs_object_path(&path, r, oid);
 	if (err)
 		goto out;
-	slash = strrchr(path.ptr, '/');
-	*slash = '\0';
-	err = rs_fs_mkdir_p(path.ptr, 0755);
-	*slash = '/';
+	err = rs_fs_mkdir_parent(path.ptr, 0755);
 	if (err)
 		goto out;
 	if (rename(tmp, path.ptr) != 0) {
@@ -791,6 +788,7 @@ int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oi
 		   its stale partial copies go. */
 		long grace;
 
+		slash = strrchr(path.ptr, '/');
 		*slash = '\0';
 		if (rs_repo_tmp_grace(r, &grace) == 0)
 			rs_fs_remove_stale_with(path.ptr, is_partial_object, slash + 1, grace);

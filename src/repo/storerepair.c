@@ -10,33 +10,11 @@
 #include <time.h>
 
 #include "repo/census.h"
+#include "repo/note.h"
 #include "repo/unpushed.h"
 #include "results/buf.h"
 #include "store/store.h"
 #include "util/hash.h"
-
-struct notes {
-	void (*fn)(const char *line, void *payload);
-	void *payload;
-};
-
-static void note(const struct notes *n, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* One line for the user; one that cannot be formatted is not worth failing for. */
-static void note(const struct notes *n, const char *fmt, ...)
-{
-	struct rs_buf line = RS_BUF_INIT;
-	va_list ap;
-	int err;
-
-	va_start(ap, fmt);
-	err = rs_buf_vprintf(&line, fmt, ap);
-	va_end(ap);
-	if (!err)
-		n->fn(line.ptr, n->payload);
-	rs_buf_release(&line);
-}
 
 /*
  * The local LFS object of `it`, hashed: RS_ENOTFOUND when this clone
@@ -101,7 +79,7 @@ out:
 	return err;
 }
 
-static int quarantine_damaged(struct rs_survey *s, const struct notes *n)
+static int quarantine_damaged(struct rs_survey *s, const struct rs_notes *n)
 {
 	for (size_t i = 0; i < s->census.npacks; i++) {
 		const struct rs_pack_state *pack = &s->census.packs[i];
@@ -115,7 +93,7 @@ static int quarantine_damaged(struct rs_survey *s, const struct notes *n)
 					  (int64_t)time(NULL));
 		if (err)
 			return rs_error_wrap(err, "cannot quarantine pack %.12s", hex);
-		note(n, "quarantined pack %.12s", hex);
+		rs_note(n, "quarantined pack %.12s", hex);
 	}
 	return 0;
 }
@@ -135,7 +113,7 @@ static int missing_first(const struct rs_survey *s, size_t i)
 }
 
 /* The damaged or missing objects (their first item) this clone holds: pushed again. */
-static void repush_local(struct rs_survey *s, const struct notes *n)
+static void repush_local(struct rs_survey *s, const struct rs_notes *n)
 {
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const struct rs_plan_item *it = &s->plan.items[i];
@@ -151,9 +129,9 @@ static void repush_local(struct rs_survey *s, const struct notes *n)
 			}
 			s->v[i].state = RS_VERIFY_OK;
 			s->restored++;
-			note(n, "pushed again %.12s (run %s) from this clone", s->v[i].hex, it->run_id);
+			rs_note(n, "pushed again %.12s (run %s) from this clone", s->v[i].hex, it->run_id);
 		} else if (rs_error_last() != RS_ENOTFOUND) {
-			note(n, "cannot push %.12s (run %s) again from this clone: %s", s->v[i].hex,
+			rs_note(n, "cannot push %.12s (run %s) again from this clone: %s", s->v[i].hex,
 			     it->run_id, rs_error_message());
 			rs_error_clear();
 		} else {
@@ -163,7 +141,7 @@ static void repush_local(struct rs_survey *s, const struct notes *n)
 }
 
 /* The damaged objects left: re-pointed at good copies of their chunks. */
-static int repoint_rest(struct rs_survey *s, const struct notes *n)
+static int repoint_rest(struct rs_survey *s, const struct rs_notes *n)
 {
 	int err = rs_store_census_take(&s->census, s->remote);
 
@@ -175,10 +153,10 @@ static int repoint_rest(struct rs_survey *s, const struct notes *n)
 		if (rs_store_repoint(s->remote, &s->census, &it->oid) == 0) {
 			s->v[i].state = RS_VERIFY_OK;
 			s->restored++;
-			note(n, "re-pointed %.12s (run %s) at good copies of its chunks", s->v[i].hex,
+			rs_note(n, "re-pointed %.12s (run %s) at good copies of its chunks", s->v[i].hex,
 			     it->run_id);
 		} else {
-			note(n, "cannot restore %.12s (run %s): %s; no clone here holds it: run "
+			rs_note(n, "cannot restore %.12s (run %s): %s; no clone here holds it: run "
 			     "'results verify --repair' in a clone that has it",
 			     s->v[i].hex, it->run_id, rs_error_message());
 			rs_error_clear();
@@ -191,7 +169,7 @@ static int repoint_rest(struct rs_survey *s, const struct notes *n)
 int rs_verify_repair(struct rs_survey *s, void (*fn)(const char *line, void *payload),
 		     void *payload, enum rs_repair_step *failed)
 {
-	struct notes n = { fn, payload };
+	struct rs_notes n = { fn, payload };
 	int err;
 
 	*failed = RS_REPAIR_QUARANTINE;

@@ -105,7 +105,6 @@ out:
 int rs_unpushed_restore(struct rs_repo *r, const struct rs_id *oid, uint64_t size)
 {
 	struct rs_buf path = RS_BUF_INIT, obj = RS_BUF_INIT;
-	char *slash;
 	int err, linked;
 
 	if (rs_repo_lfs_has(r, oid, size) == 0)
@@ -114,12 +113,8 @@ int rs_unpushed_restore(struct rs_repo *r, const struct rs_id *oid, uint64_t siz
 	if (err)
 		goto out;
 	err = rs_repo_lfs_object_path(&obj, r, oid);
-	if (err)
-		goto out;
-	slash = strrchr(obj.ptr, '/');
-	*slash = '\0';
-	err = rs_fs_mkdir_p(obj.ptr, 0755);
-	*slash = '/';
+	if (err == 0)
+		err = rs_fs_mkdir_parent(obj.ptr, 0755);
 	if (err == 0)
 		err = link_or_exists(path.ptr, obj.ptr, &linked);
 	/* Across file systems: a copy, hashed against the oid on the way in. */
@@ -169,45 +164,48 @@ out:
 	return err;
 }
 
-int rs_unpushed_each(struct rs_repo *r,
-		     int (*fn)(const struct rs_id *oid, uint64_t size, void *payload), void *payload)
+int rs_oid_dir_each(const char *dir, const char *prefix,
+		    int (*fn)(const struct rs_id *oid, uint64_t size, void *payload), void *payload)
 {
-	struct rs_buf dir = RS_BUF_INIT, path = RS_BUF_INIT;
+	struct rs_buf path = RS_BUF_INIT;
 	struct dirent *de;
 	struct stat st;
 	struct rs_id oid;
-	DIR *d = NULL;
-	int err;
+	DIR *d = opendir(dir);
+	int err = 0;
 
-	err = hold_dir(&dir, r, 0);
-	if (err)
-		goto out;
-	d = opendir(dir.ptr);
-	if (!d) {
-		if (errno != ENOENT)
-			err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", dir.ptr);
-		goto out;
-	}
+	if (!d)
+		return errno == ENOENT || errno == ENOTDIR ? 0
+			: rs_error_errno(RS_EGENERIC, "cannot read '%s'", dir);
 	while (err == 0) {
-		errno = 0;
 		de = readdir(d);
 		if (!de)
 			break;
-		if (!oid_name(de->d_name, &oid))
+		if (!oid_name(de->d_name, &oid) || (prefix && strncmp(de->d_name, prefix, strlen(prefix))))
 			continue;
 		rs_buf_clear(&path);
-		err = rs_buf_printf(&path, "%s/%s", dir.ptr, de->d_name);
+		err = rs_buf_printf(&path, "%s/%s", dir, de->d_name);
 		if (err)
 			break;
 		if (lstat(path.ptr, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
 		err = fn(&oid, (uint64_t)st.st_size, payload);
 	}
-out:
-	if (d)
-		closedir(d);
-	rs_buf_release(&dir);
+	closedir(d);
 	rs_buf_release(&path);
+	return err;
+}
+
+int rs_unpushed_each(struct rs_repo *r,
+		     int (*fn)(const struct rs_id *oid, uint64_t size, void *payload), void *payload)
+{
+	struct rs_buf dir = RS_BUF_INIT;
+	int err;
+
+	err = hold_dir(&dir, r, 0);
+	if (err == 0)
+		err = rs_oid_dir_each(dir.ptr, NULL, fn, payload);
+	rs_buf_release(&dir);
 	return err;
 }
 

@@ -35,6 +35,16 @@ RS_MUST_CHECK
 int rs_unpushed_restore(struct rs_repo *r, const struct rs_id *oid, uint64_t size);
 
 /*
+ * Call `fn` for every entry of the folder `dir` named by an oid (64
+ * lower-case hex digits; starting with `prefix` unless NULL) that is a
+ * regular file, with its size, until it returns non-zero (returned).
+ * A folder that does not exist holds nothing.
+ */
+RS_MUST_CHECK
+int rs_oid_dir_each(const char *dir, const char *prefix,
+		    int (*fn)(const struct rs_id *oid, uint64_t size, void *payload), void *payload);
+
+/*
  * Call `fn` for every held copy (its oid and size), in no order, until it
  * returns non-zero (returned). Entries whose name is not an oid, or that
  * are not regular files, are skipped.

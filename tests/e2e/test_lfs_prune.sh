@@ -38,12 +38,8 @@ in_store() { [ -f "$STORE/objects/$1" ]; }
 held() { [ -f .git/results/unpushed/"$1" ]; }
 lfs_objects() { find .git/lfs/objects -type f 2>/dev/null | wc -l; }
 
-git init -q --bare "$T/results.git"
-git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-cd "$T/ci"
-expect_status 0 "$RESULTS" init --remote "file://$STORE"
+results_ci "$STORE"
 [ "$(git config -f .lfsconfig lfs.fetchexclude)" = "*.pyisession" ] || fail "init's .lfsconfig"
-git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push the set-up"; }
 
 # --- 1. pushed without its session, then git lfs prune ---------------------
 RESULTS_RECORDED_AT=1764494000 expect_status 0 "$RESULTS" add "$T/a.pyisession" --commit $SHA1 --trigger ci

@@ -32,12 +32,7 @@ ln -s "$AGENT" "$T/bin/lfs-agent"
 export PATH="$T/bin:$PATH"
 nothing_in() { [ -z "$(find "$1" -path '*/objects/*' -type f 2>/dev/null)" ]; }
 
-git init -q --bare "$T/results.git"
-git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-cd "$T/ci"
-expect_status 0 "$RESULTS" init --remote "file://$STORE"
-RESULTS_RECORDED_AT=1764494000 expect_status 0 "$RESULTS" add "$T/a.pyisession" --commit $SHA1 --trigger ci
-git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "first push"; }
+results_ci "$STORE" "$T/a.pyisession" $SHA1
 git clone -q "$T/results.git" "$T/dev" 2>/dev/null
 (cd "$T/dev" && expect_status 0 "$RESULTS" init)
 

@@ -140,12 +140,7 @@ grep -qF "$T/hooks-dir/pre-push" "$T/err" || fail "hook message does not name th
 echo "ok - 3. a hooks folder init cannot write is named (exit 8)"
 
 # --- 4. add refuses a clone whose LFS uploads bypass lfs-agent ---------------
-git init -q --bare "$T/results.git"
-git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-cd "$T/ci"
-expect_status 0 "$RESULTS" init --remote "file://$STORE"
-RESULTS_RECORDED_AT=1764494000 expect_status 0 "$RESULTS" add "$T/a.pyisession" --commit $SHA1 --trigger ci
-git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
+results_ci "$STORE" "$T/a.pyisession" $SHA1
 
 git clone -q "$T/results.git" "$T/noinit" 2>/dev/null
 cd "$T/noinit"
