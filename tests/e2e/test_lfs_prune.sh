@@ -14,7 +14,9 @@
 #  3. `results verify --repair` uploads a held session the store lacks;
 #  4. `results prune` frees only the local copies the store proved it
 #     can rebuild (`--dry-run` first, which deletes nothing), never a
-#     held one the store lacks.
+#     held one the store lacks;
+#  5. the same with lfs.storage on another file system (/dev/shm), where
+#     the held copy cannot be a hard link.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_lfs_prune
 
@@ -135,5 +137,30 @@ in_store "$E" && ! held "$E" || fail "e was not uploaded by the next push"
 expect_status 0 "$RESULTS" prune
 [ "$(lfs_objects)" = 0 ] || fail "prune left objects the store holds: $(find .git/lfs/objects -type f)"
 pass "4. results prune frees only what the store can rebuild; a dry run deletes nothing"
+
+# --- 5. lfs.storage on another file system: the held copy is a copy ----------------
+SHM=$(mktemp -d /dev/shm/test_lfs_prune.XXXXXX)
+on_exit() { rm -rf "$SHM"; }
+[ "$(stat -c %d "$SHM")" != "$(stat -c %d "$T")" ] || fail "/dev/shm is on the file system of $T: no cross-device case"
+git clone -q "$T/results.git" "$T/far" 2>/dev/null
+cd "$T/far"
+git config lfs.storage "$SHM/lfs"
+expect_status 0 "$RESULTS" init
+gen --seed 11 --size 120k -o "$T/f.pyisession"
+F=$(oid_of "$T/f.pyisession")
+RESULTS_RECORDED_AT=1764494500 expect_status 0 "$RESULTS" add "$T/f.pyisession" --commit $SHA4 --trigger far
+[ -f "$SHM/lfs/objects/${F:0:2}/${F:2:2}/$F" ] && held "$F" || fail "lfs.storage elsewhere: no object or no held copy"
+[ "$(stat -c %i "$SHM/lfs/objects/${F:0:2}/${F:2:2}/$F")" != "$(stat -c %i ".git/results/unpushed/$F")" ] ||
+	fail "a hard link across file systems?"
+git push -q --no-verify origin main 2>/dev/null
+git lfs prune >/dev/null 2>&1
+[ ! -e "$SHM/lfs/objects/${F:0:2}/${F:2:2}/$F" ] || fail "git lfs prune kept the object (the premise is gone)"
+expect_status 0 "$RESULTS" fetch $SHA4 -o "$T/far-out"
+cmp -s "$(tail -n 1 "$T/out")" "$T/f.pyisession" || fail "lfs.storage elsewhere: the session does not rebuild after prune"
+git lfs prune >/dev/null 2>&1
+git commit -q --allow-empty -m "push f"
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push f"; }
+in_store "$F" && ! held "$F" || fail "lfs.storage elsewhere: the next push did not upload the held copy"
+pass "5. lfs.storage on another file system: the held copy is a copy, put back and uploaded the same way"
 
 echo "ok: test_lfs_prune"
