@@ -81,11 +81,17 @@ static int link_or_exists(const char *from, const char *to, int *linked)
 int rs_unpushed_hold(struct rs_repo *r, const struct rs_id *oid)
 {
 	struct rs_buf dir = RS_BUF_INIT, obj = RS_BUF_INIT, path = RS_BUF_INIT;
+	long grace;
 	int err, linked;
 
 	err = hold_dir(&dir, r, 1);
 	if (err == 0)
-		err = rs_repo_lfs_object_path(&obj, r, oid);
+		err = rs_repo_tmp_grace(r, &grace);
+	if (err)
+		goto out;
+	/* What a killed copy (across file systems) left: "<oid>.tmp-XXXXXX". */
+	rs_fs_remove_stale(dir.ptr, rs_fs_is_tmp_name, grace);
+	err = rs_repo_lfs_object_path(&obj, r, oid);
 	if (err == 0)
 		err = rs_unpushed_path(&path, r, oid);
 	if (err)
