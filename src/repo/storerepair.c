@@ -4,7 +4,6 @@
  * copies of their chunks, and say what nobody here can restore
  * (docs/store-format.md, "Garbage collection and repair").
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
