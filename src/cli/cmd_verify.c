@@ -26,9 +26,11 @@ static const char usage[] =
 	"\n"
 	"  --deep     also read every chunk and hash every session\n"
 	"  --repair   (implies --deep) quarantine damaged packs, push again every\n"
-	"             damaged, missing or incomplete session this clone holds,\n"
-	"             re-point the others at good copies, prove each repair by\n"
-	"             rebuilding the session, and list what no clone here can restore\n"
+	"             damaged, missing or incomplete session this clone holds (also\n"
+	"             one git lfs prune deleted: results add keeps a copy until the\n"
+	"             store has it), re-point the others at good copies, prove each\n"
+	"             repair by rebuilding the session, and list what no clone here\n"
+	"             can restore\n"
 	"\n"
 	"Exit: 0 all present (or removed by retention), 6 some missing, 7 some\n"
 	"damaged (after --repair: what is left), 5 remote unreachable, 9 the store\n"
@@ -126,6 +128,8 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	rs_verify_totals(s, &t);
+	/* Missing ones too: a session pushed without its object (git push
+	   --no-verify) that this clone still holds is pushed now. */
 	if (repair && (t.damaged || t.missing || t.incomplete))
 		status = repair_damaged(s);
 	if (!status)

@@ -30,6 +30,7 @@ const struct rs_command rs_commands[] = {
 	{ "site", cmd_site, "write a static HTML site of the runs and their trends" },
 	{ "verify", cmd_verify, "check that every run's raw session is on the remote and intact; --repair" },
 	{ "gc", cmd_gc, "delete raw sessions the retention policy no longer keeps, free unused packs" },
+	{ "prune", cmd_prune, "delete local copies of sessions the store is proven to hold" },
 	{ "pin", cmd_pin, "keep runs' raw sessions whatever the retention policy says" },
 	{ "open", cmd_open, "write one run's call tree as interactive HTML (or speedscope JSON)" },
 	{ "export", cmd_export, "convert a run's session to speedscope JSON or collapsed stacks" },

@@ -26,6 +26,7 @@
 #include "repo/repo.h"
 #include "repo/runindex.h"
 #include "repo/runs.h"
+#include "repo/unpushed.h"
 #include "results/buf.h"
 #include "results/checkout.h"
 #include "util/fs.h"
@@ -291,7 +292,9 @@ static int fetch_one(struct rs_fetch *f, const struct rs_run_entry *run, const c
 	err = read_pointer(f, &o, json_oid);
 	if (err)
 		goto out;
-	if (rs_repo_lfs_has(f->repo, &o.p.oid, o.p.size) != 0) {
+	/* git lfs prune may have taken a session the store never got: the
+	   copy this clone holds for it (results/unpushed.h) is put back. */
+	if (rs_unpushed_restore(f->repo, &o.p.oid, o.p.size) != 0) {
 		rs_error_clear();
 		err = download(f, &o);
 		if (err)

@@ -6,48 +6,30 @@
  * reported repaired on the strength of a write that succeeded: each
  * object is read back, decoded and hashed first (proven()).
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "repo/census.h"
+#include "repo/note.h"
+#include "repo/unpushed.h"
 #include "results/buf.h"
 #include "store/store.h"
 #include "util/hash.h"
 
-struct notes {
-	void (*fn)(const char *line, void *payload);
-	void *payload;
-};
-
-static void note(const struct notes *n, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* One line for the user; one that cannot be formatted is not worth failing for. */
-static void note(const struct notes *n, const char *fmt, ...)
-{
-	struct rs_buf line = RS_BUF_INIT;
-	va_list ap;
-	int err;
-
-	va_start(ap, fmt);
-	err = rs_buf_vprintf(&line, fmt, ap);
-	va_end(ap);
-	if (!err)
-		n->fn(line.ptr, n->payload);
-	rs_buf_release(&line);
-}
-
-/* The local LFS object of `it`, hashed: RS_ENOTFOUND when this clone lacks it. */
+/*
+ * The local LFS object of `it`, hashed: RS_ENOTFOUND when this clone
+ * lacks it (also as the copy it holds until the store has it, which is
+ * put back where git-lfs keeps it: results/unpushed.h).
+ */
 static int check_local(struct rs_buf *path, struct rs_repo *repo, const struct rs_plan_item *it)
 {
 	unsigned char md[64];
 	unsigned int mdlen = 0;
 	int err;
 
-	err = rs_repo_lfs_has(repo, &it->oid, it->size);
+	err = rs_unpushed_restore(repo, &it->oid, it->size);
 	if (err)
 		return err;
 	err = rs_repo_lfs_object_path(path, repo, &it->oid);
@@ -81,13 +63,19 @@ static int repush(struct rs_repo *repo, struct rs_remote *remote, const struct r
 	if (err)
 		goto out;
 	err = rs_store_put_file(store, &it->oid, it->size, path.ptr, NULL, NULL, NULL);
+	if (err == 0) {
+		char hex[RS_ID_HEXSZ + 1];
+
+		rs_id_to_hex(hex, &it->oid);
+		err = rs_unpushed_release(repo, hex);
+	}
 out:
 	rs_store_free(store);
 	rs_buf_release(&path);
 	return err;
 }
 
-static int quarantine_damaged(struct rs_survey *s, const struct notes *n)
+static int quarantine_damaged(struct rs_survey *s, const struct rs_notes *n)
 {
 	for (size_t i = 0; i < s->census.npacks; i++) {
 		struct rs_pack_state *pack = &s->census.packs[i];
@@ -102,7 +90,7 @@ static int quarantine_damaged(struct rs_survey *s, const struct notes *n)
 		if (err)
 			return rs_error_wrap(err, "cannot quarantine pack %.12s", hex);
 		pack->quarantined = 1;
-		note(n, "quarantined pack %.12s", hex);
+		rs_note(n, "quarantined pack %.12s", hex);
 	}
 	return 0;
 }
@@ -136,19 +124,19 @@ static int proven(struct rs_survey *s, const struct rs_plan_item *it, struct rs_
 }
 
 /* Item `i` is restored (proven): counted, and said so ("<how> <oid> (run <id>) <where>"). */
-static void restored(struct rs_survey *s, const struct notes *n, size_t i, const char *how,
+static void restored(struct rs_survey *s, const struct rs_notes *n, size_t i, const char *how,
 		     const char *where)
 {
 	s->v[i].state = RS_VERIFY_OK;
 	s->restored++;
-	note(n, "%s %.12s (run %s) %s", how, s->v[i].hex, s->plan.items[i].run_id, where);
+	rs_note(n, "%s %.12s (run %s) %s", how, s->v[i].hex, s->plan.items[i].run_id, where);
 }
 
 /* Per item of the plan: where its repair stands. */
 enum attempt { NOT_TRIED, NOT_HERE, PUSHED, PUSH_FAILED };
 
 /* Push again each object to repair that this clone holds (not yet pushed). */
-static void repush_local(struct rs_survey *s, const struct notes *n, enum attempt *a)
+static void repush_local(struct rs_survey *s, const struct rs_notes *n, enum attempt *a)
 {
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const struct rs_plan_item *it = &s->plan.items[i];
@@ -158,7 +146,7 @@ static void repush_local(struct rs_survey *s, const struct notes *n, enum attemp
 		if (repush(s->repo, s->remote, it) == 0) {
 			a[i] = PUSHED;
 		} else if (rs_error_last() != RS_ENOTFOUND) {
-			note(n, "cannot push %.12s (run %s) again from this clone: %s", s->v[i].hex,
+			rs_note(n, "cannot push %.12s (run %s) again from this clone: %s", s->v[i].hex,
 			     it->run_id, rs_error_message());
 			rs_error_clear();
 			a[i] = PUSH_FAILED;
@@ -174,7 +162,7 @@ static void repush_local(struct rs_survey *s, const struct notes *n, enum attemp
  * it borrowed a chunk from a pack that turns out damaged (its .idx lied)
  * is tried again once that pack is quarantined: `*again` says so.
  */
-static int prove_pushed(struct rs_survey *s, const struct notes *n, enum attempt *a, int last,
+static int prove_pushed(struct rs_survey *s, const struct rs_notes *n, enum attempt *a, int last,
 			int *again)
 {
 	struct rs_buf why = RS_BUF_INIT;
@@ -196,7 +184,7 @@ static int prove_pushed(struct rs_survey *s, const struct notes *n, enum attempt
 			a[i] = NOT_TRIED;
 			*again = 1;
 		} else {
-			note(n, "pushed %.12s (run %s) again, but it still does not rebuild: %s",
+			rs_note(n, "pushed %.12s (run %s) again, but it still does not rebuild: %s",
 			     s->v[i].hex, it->run_id, rs_buf_cstr(&why));
 			a[i] = PUSH_FAILED;
 		}
@@ -212,7 +200,7 @@ static int prove_pushed(struct rs_survey *s, const struct notes *n, enum attempt
  * their chunks (rs_store_repoint proves the new manifest before writing
  * it), then proven again as a reader reads them.
  */
-static int repoint_rest(struct rs_survey *s, const struct notes *n, const enum attempt *a)
+static int repoint_rest(struct rs_survey *s, const struct rs_notes *n, const enum attempt *a)
 {
 	struct rs_buf why = RS_BUF_INIT;
 	int err = 0;
@@ -237,7 +225,7 @@ static int repoint_rest(struct rs_survey *s, const struct notes *n, const enum a
 		} else if (s->v[i].state == RS_VERIFY_MISSING) {
 			rs_error_set(RS_ENOTFOUND, "its manifest is not on the remote");
 		}
-		note(n, "cannot restore %.12s (run %s): %s%s", s->v[i].hex, it->run_id,
+		rs_note(n, "cannot restore %.12s (run %s): %s%s", s->v[i].hex, it->run_id,
 		     rs_error_message(), a[i] == PUSH_FAILED ? "" :
 		     "; no clone here holds it: run 'results verify --repair' in a clone that has it");
 		rs_error_clear();
@@ -250,7 +238,7 @@ static int repoint_rest(struct rs_survey *s, const struct notes *n, const enum a
 int rs_verify_repair(struct rs_survey *s, void (*fn)(const char *line, void *payload),
 		     void *payload, enum rs_repair_step *failed)
 {
-	struct notes n = { fn, payload };
+	struct rs_notes n = { fn, payload };
 	enum attempt *a = calloc(s->plan.n ? s->plan.n : 1, sizeof(*a));
 	int err, again = 0;
 

@@ -71,6 +71,21 @@ results_repo() {
 	results_repo_setup
 }
 
+# results_ci STORE [SESSION SHA]: a bare $T/results.git and its clone $T/ci
+# (the current folder) set up with `results init --remote file://STORE`
+# and pushed; with SESSION, that session recorded first for commit SHA
+# (trigger ci, at a fixed time).
+results_ci() {
+	git init -q --bare "$T/results.git"
+	git clone -q "$T/results.git" "$T/ci" 2>/dev/null
+	cd "$T/ci"
+	expect_status 0 "$RESULTS" init --remote "file://$1"
+	if [ -n "${2:-}" ]; then
+		RESULTS_RECORDED_AT=1764494000 expect_status 0 "$RESULTS" add "$2" --commit "$3" --trigger ci
+	fi
+	git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "the first push of $T/ci"; }
+}
+
 # agent_repo DIR STORE: a new git repository at DIR, the current folder,
 # whose *.pyisession files go through lfs-agent to the store folder STORE.
 agent_repo() {
