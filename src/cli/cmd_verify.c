@@ -21,8 +21,10 @@ static const char usage[] =
 	"usage: results verify [--deep] [--repair] [--head]\n"
 	"\n"
 	"Check that the raw session of every run is on the remote: its manifest\n"
-	"and the packs it names. Runs of every branch, tag and remote-tracking\n"
-	"branch are checked (--head: only this checkout's).\n"
+	"and the packs it names. Runs of every branch and tag of the git remote\n"
+	"(tips this clone lacks are fetched into refs/results/gc/) and of every\n"
+	"ref of this clone are checked (--head: only this checkout's). A ref or\n"
+	"file that cannot be read is a warning, and the rest is verified.\n"
 	"\n"
 	"  --deep     also read every chunk and hash every session\n"
 	"  --repair   (implies --deep) quarantine damaged packs, push again every\n"
@@ -30,7 +32,8 @@ static const char usage[] =
 	"             copies, and list what no clone here can restore\n"
 	"\n"
 	"Exit: 0 all present (or removed by retention), 6 some missing, 7 some\n"
-	"damaged (after --repair: not restorable here), 5 remote unreachable.\n";
+	"damaged (after --repair: not restorable here) or a run's record or\n"
+	"index unreadable, 5 remote unreachable.\n";
 
 static void print_line(const char *line, void *payload)
 {
@@ -107,9 +110,11 @@ int cmd_verify(int argc, char **argv)
 	status = rs_cli_open_repo(&repo);
 	if (status)
 		return status;
-	status = rs_cli_survey(&s, repo, (int64_t)time(NULL), head);
+	status = rs_cli_survey(&s, repo, (int64_t)time(NULL), head ? RS_SURVEY_HEAD : RS_SURVEY_REFS);
 	if (status)
 		goto out;
+	/* What could not be read is said and verify goes on with the rest. */
+	rs_cli_survey_say(s, "warning: ");
 	if (rs_survey_remote_empty(s))
 		fprintf(stderr, "results: the remote '%s' holds no results store (no FORMAT): "
 			"check results.remote, or push\n", rs_survey_display_url(s));
@@ -122,6 +127,10 @@ int cmd_verify(int argc, char **argv)
 		status = repair_damaged(s);
 	if (!status)
 		status = report(s, deep, repair);
+	/* An index or run record that does not parse hides runs: damage too, once the rest is verified. */
+	if (rs_survey_unread(s) && status == RS_EXIT_OK)
+		status = rs_cli_fail(RS_EXIT_CORRUPT, "%zu run records or indexes could not be read "
+				     "(warnings above): their runs were not verified", rs_survey_unread(s));
 out:
 	rs_survey_free(s);
 	rs_repo_free(repo);

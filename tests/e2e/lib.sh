@@ -52,6 +52,30 @@ pass() { echo "ok - $*"; }
 
 # --- results repositories ----------------------------------------------------
 
+# store_url: the store the retention, gc and verify tests record to: a
+# folder, file://$T/store, unless RS_E2E_STORE names another one (an S3
+# URL of a server the caller started, with its settings in the
+# environment). One place, so that those tests run on any store.
+store_url() { echo "${RS_E2E_STORE:-file://$T/store}"; }
+
+# set_retention JSON: .results.json's "retention" set to JSON, committed.
+set_retention() {
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open('.results.json'))
+d['retention'] = json.loads(sys.argv[1])
+json.dump(d, open('.results.json', 'w'), indent=2)
+PY
+	git commit -qam "results: retention $1"
+}
+
+# run_ids [REV]: the run ids of the index at REV (HEAD), oldest first.
+run_ids() {
+	local rev=${1:-HEAD}
+	git ls-tree -r --name-only "$rev" index | xargs -I{} git show "$rev:{}" |
+		python3 -c 'import sys,json; [print(json.loads(l)["id"]) for l in sys.stdin if l.strip()]'
+}
+
 # results_repo_setup: the current git repository made a results repository
 # by hand, as `results init` would (so that a test depends on add and what
 # it checks only): store file://$T/store, lfs-agent as the standalone
