@@ -1,8 +1,10 @@
 /*
  * Retention: which raw sessions a results repository still needs. The
  * policy is committed in .results.json ("retention"), pins in pins.txt;
- * both are read from every branch, tag and remote-tracking ref, so that
- * what one branch still needs is never collected because of another.
+ * both are read from every branch and tag of the git remote (listed by
+ * repo/gitremote.h, whatever this clone fetched) and every ref of this
+ * clone, so that what one branch still needs is never collected because
+ * of another. What cannot be read is a doubt, and keeps.
  * docs/run-format.md describes the keys; docs/store-format.md what gc
  * then does with the plan.
  *
