@@ -58,6 +58,35 @@ pass() { echo "ok - $*"; }
 # environment). One place, so that those tests run on any store.
 store_url() { echo "${RS_E2E_STORE:-file://$T/store}"; }
 
+# store_repo: a bare $T/results.git and its clone $T/ci (the current
+# folder), set up with `results init --remote $(store_url)`.
+store_repo() {
+	git init -q --bare "$T/results.git"
+	git clone -q "$T/results.git" "$T/ci" 2>/dev/null
+	cd "$T/ci"
+	"$RESULTS" init --remote "$(store_url)" >/dev/null
+}
+
+# store_state: every file of a folder store and its sum, to compare the
+# store before and after a gc that must change nothing.
+store_state() {
+	local dir
+	dir=$(store_url)
+	find "${dir#file://}" -type f | sort | xargs sha256sum
+}
+
+# gc_refuses STATUS PATTERN: `results gc --grace 0` exits STATUS saying
+# PATTERN (grep) and that it deletes nothing, and the store is as it was.
+gc_refuses() {
+	local before
+	before=$(store_state)
+	expect_status "$1" "$RESULTS" gc --grace 0
+	grep -q "$2" "$T/err" || fail "gc does not say '$2': $(cat "$T/err")"
+	grep -q "gc deletes nothing" "$T/err" || fail "gc does not say it deletes nothing: $(cat "$T/err")"
+	! grep -q "^removed\|removing" "$T/out" || fail "gc removed something: $(cat "$T/out")"
+	[ "$(store_state)" = "$before" ] || fail "gc changed the store"
+}
+
 # set_retention JSON: .results.json's "retention" set to JSON, committed.
 set_retention() {
 	python3 - "$1" <<'PY'

@@ -8,11 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_gc_policy
 
-git init -q --bare "$T/results.git"
-git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-cd "$T/ci"
-"$RESULTS" init --remote "$(store_url)" >/dev/null
-gen --seed 1 --size 200K -o "$T/s.pyisession"
+store_repo
 # nightly, pr, nightly, pr, nightly: a session each (the same bytes would be one object).
 k=0
 for trig in nightly pr nightly pr nightly; do
@@ -26,6 +22,14 @@ mapfile -t ID < <(run_ids)
 [ "${#ID[@]}" = 5 ] || fail "expected 5 runs, got ${#ID[@]}"
 N1=${ID[0]} P1=${ID[1]} N2=${ID[2]} P2=${ID[3]} N3=${ID[4]}
 
+# policy_drops JSON WANT...: with the policy JSON committed and pushed,
+# gc --dry-run would remove exactly the runs WANT.
+policy_drops() {
+	set_retention "$1"
+	git push -q origin main 2>/dev/null
+	shift
+	dry_run_drops "$@"
+}
 # dry_run_drops WANT...: gc --dry-run would remove exactly the runs WANT.
 dry_run_drops() {
 	expect_status 0 "$RESULTS" gc --dry-run --grace 0
@@ -41,22 +45,14 @@ dry_run_drops() {
 	grep -q "^would remove $# raw sessions" "$T/out" || fail "count: $(cat "$T/out")"
 }
 
-set_retention '{"keep_last": 2}'
-git push -q origin main 2>/dev/null
-dry_run_drops "$N1" "$P1" "$N2"
+policy_drops '{"keep_last": 2}' "$N1" "$P1" "$N2"
 pass "keep_last as a number counts every trigger of the branch, as it did"
 
-set_retention '{"keep_last": {"nightly": 2, "pr": 1}}'
-git push -q origin main 2>/dev/null
-dry_run_drops "$N1" "$P1"
+policy_drops '{"keep_last": {"nightly": 2, "pr": 1}}' "$N1" "$P1"
 pass "keep_last per trigger: a pull-request run no longer evicts a nightly session"
 
-set_retention '{"keep_last": {"pr": 1}}'
-git push -q origin main 2>/dev/null
-dry_run_drops "$P1"
-set_retention '{"keep_last": {"pr": 1, "*": 1}}'
-git push -q origin main 2>/dev/null
-dry_run_drops "$P1" "$N1" "$N2"
+policy_drops '{"keep_last": {"pr": 1}}' "$P1"
+policy_drops '{"keep_last": {"pr": 1, "*": 1}}' "$P1" "$N1" "$N2"
 pass "triggers keep_last does not name keep their sessions, unless \"*\" counts them"
 
 set_retention '{"keep_last": {"nightly": -1}}'
@@ -94,10 +90,7 @@ pass "an unknown age keeps the session, and says so; list lists the run"
 printf '{"id": "not a run"\n' >>"$shard"
 git commit -qam "a malformed index line"
 git push -q origin main 2>/dev/null
-expect_status 7 "$RESULTS" gc --grace 0
-grep -q "branch 'main' of the git remote 'origin': $shard:6: " "$T/err" || fail "malformed line: $(cat "$T/err")"
-grep -q "gc deletes nothing" "$T/err" || fail "malformed line: $(cat "$T/err")"
-! grep -q "^removed\|removing" "$T/out" || fail "gc removed something: $(cat "$T/out")"
+gc_refuses 7 "branch 'main' of the git remote 'origin': $shard:6: "
 expect_status 7 "$RESULTS" list
 grep -q "$shard:6" "$T/err" || fail "list does not name the line: $(cat "$T/err")"
 pass "a malformed index line: gc deletes nothing, gc and list name the file and line"

@@ -10,15 +10,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_gc_refs
 
-STORE=$(store_url)
 for i in 1 2 3; do gen --seed $i --size 300K -o "$T/s$i.pyisession"; done
-# store_state: what the store holds, to compare before and after a refusal.
-store_state() { find "${STORE#file://}" -type f | sort | xargs sha256sum; }
-
-git init -q --bare "$T/results.git"
-git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-cd "$T/ci"
-"$RESULTS" init --remote "$STORE" >/dev/null
+store_repo
 set_retention '{"keep_last": 1}'
 for i in 1 2 3; do
 	RESULTS_RECORDED_AT=$((1700000000 + i * 100)) "$RESULTS" add "$T/s$i.pyisession" \
@@ -47,12 +40,7 @@ shallow_clone() {
 # A git remote that cannot be asked: nothing deleted, and said why.
 shallow_clone unreachable
 git remote set-url origin "file://$T/nowhere.git"
-before=$(store_state)
-expect_status 5 "$RESULTS" gc --grace 0
-grep -q "cannot see the refs of the git remote 'origin'" "$T/err" || fail "unreachable: $(cat "$T/err")"
-grep -q "gc deletes nothing" "$T/err" || fail "unreachable does not say nothing is deleted: $(cat "$T/err")"
-! grep -q "^removed\|removing" "$T/out" || fail "unreachable: $(cat "$T/out")"
-[ "$(store_state)" = "$before" ] || fail "gc changed the store with an unreachable git remote"
+gc_refuses 5 "cannot see the refs of the git remote 'origin'"
 # verify still verifies this clone's runs, and warns.
 expect_status 0 "$RESULTS" verify
 grep -q "^results: warning: cannot see the refs of the git remote 'origin'" "$T/err" ||
@@ -62,8 +50,10 @@ pass "an unreachable git remote: gc deletes nothing and says why, verify verifie
 
 # --no-fetch in a clone that lacks release's tip: nothing deleted.
 shallow_clone nofetch
+before=$(store_state)
 expect_status 5 "$RESULTS" gc --no-fetch --grace 0
 grep -q "does not have the tip of 'refs/heads/release'" "$T/err" || fail "--no-fetch: $(cat "$T/err")"
+grep -q "gc deletes nothing" "$T/err" || fail "--no-fetch: $(cat "$T/err")"
 [ "$(store_state)" = "$before" ] || fail "gc --no-fetch changed the store while lacking a tip"
 pass "--no-fetch without the other branch's tip deletes nothing"
 
@@ -95,6 +85,12 @@ git -C "$T/ci" push -q origin release 2>/dev/null
 pass "refs/results/gc/ mirrors the remote's branches"
 
 # --- item 11: a bad .results.json, a bad run record, a branch without policy --
+# drop_branch NAME: branch NAME deleted here and on the git remote.
+drop_branch() {
+	git push -q origin --delete "$1" 2>/dev/null
+	git branch -q -D "$1"
+	git update-ref -d "refs/remotes/origin/$1" 2>/dev/null || true
+}
 cd "$T/ci"
 git checkout -q -b broken release
 printf '{"remote": ' >.results.json
@@ -102,22 +98,15 @@ git commit -qam "a broken marker file"
 git push -q origin broken 2>/dev/null
 git checkout -q main
 git fetch -q origin
-before=$(store_state)
-expect_status 7 "$RESULTS" gc --grace 0
-grep -q "^results: branch 'broken' of the git remote 'origin': '.results.json' is not a JSON object" "$T/err" ||
-	fail "bad .results.json: $(cat "$T/err")"
+gc_refuses 7 "^results: branch 'broken' of the git remote 'origin': '.results.json' is not a JSON object"
 grep -q "commit a fix on that branch, or delete the branch" "$T/err" || fail "no way out said: $(cat "$T/err")"
-grep -q "gc deletes nothing" "$T/err" || fail "bad .results.json: $(cat "$T/err")"
-[ "$(store_state)" = "$before" ] || fail "gc changed the store despite a bad .results.json"
 expect_status 0 "$RESULTS" verify
 grep -q "^results: warning: branch 'broken' of the git remote 'origin': '.results.json'" "$T/err" ||
 	fail "verify does not warn of the bad .results.json: $(cat "$T/err")"
 grep -q '^3 runs, 3 objects: 2 ok, 1 removed' "$T/out" || fail "verify with a bad .results.json: $(cat "$T/out")"
 pass "a bad .results.json on a branch: gc deletes nothing and says where, verify still verifies"
 
-git push -q origin --delete broken 2>/dev/null
-git branch -q -D broken
-git update-ref -d refs/remotes/origin/broken 2>/dev/null || true
+drop_branch broken
 git checkout -q -b badrun release
 p=$(git ls-tree -r --name-only HEAD index | xargs -I{} git show "HEAD:{}" |
 	python3 -c 'import sys,json; [print(d["path"] + "/run.json") for d in map(json.loads, filter(str.strip, sys.stdin)) if d["id"] == sys.argv[1]]' "${ID[2]}")
@@ -126,17 +115,12 @@ printf '{"files": [' >"$p"
 git commit -qam "a broken run record"
 git push -q origin badrun 2>/dev/null
 git checkout -q main
-expect_status 7 "$RESULTS" gc --grace 0
-grep -q "^results: branch 'badrun' .*run ${ID[2]}: '$p' is not valid JSON" "$T/err" ||
-	fail "bad run.json: $(cat "$T/err")"
-[ "$(store_state)" = "$before" ] || fail "gc changed the store despite a bad run.json"
+gc_refuses 7 "^results: branch 'badrun' .*run ${ID[2]}: '$p' is not valid JSON"
 expect_status 7 "$RESULTS" verify
 grep -q '^3 runs, 3 objects: 2 ok, 1 removed' "$T/out" || fail "verify with a bad run.json: $(cat "$T/out")"
 grep -q "run records or indexes could not be read" "$T/err" || fail "verify with a bad run.json: $(cat "$T/err")"
 pass "a bad run.json on a branch: gc deletes nothing, verify verifies the rest and exits 7"
-git push -q origin --delete badrun 2>/dev/null
-git branch -q -D badrun
-git update-ref -d refs/remotes/origin/badrun 2>/dev/null || true
+drop_branch badrun
 
 git checkout -q -b nopolicy release
 python3 - <<'PY'
