@@ -174,11 +174,11 @@ size_t rs_survey_unread(const struct rs_survey *s);
 const char *rs_survey_notes(const struct rs_survey *s);
 
 /*
- * The refs read: `*remote_refs` of the git remote `*git_remote` (NULL: the
+ * The refs read: `*remote_refs` of the git remote `*remote_name` (NULL: the
  * clone has none, or it was not asked) and `*local_refs` of this clone
  * whose commits no remote ref has.
  */
-void rs_survey_refs(const struct rs_survey *s, const char **git_remote, size_t *remote_refs,
+void rs_survey_refs(const struct rs_survey *s, const char **remote_name, size_t *remote_refs,
 		    size_t *local_refs);
 
 /* 1 when some run has a session but the remote holds no store at all. */

@@ -21,7 +21,8 @@ static const char usage[] =
 	"usage: results gc [--dry-run] [--grace DURATION] [--repack PCT] [--no-fetch]\n"
 	"\n"
 	"Delete the raw sessions that the committed retention policy no longer\n"
-	"keeps (.results.json \"retention\": keep_last runs per branch, keep_days,\n"
+	"keeps (.results.json \"retention\": keep_last runs per branch or per\n"
+	"trigger, keep_days,\n"
 	"keep_flagged: runs check flags and their baselines;\n"
 	"runs in pins.txt: 'results pin'), on every branch and tag of the git\n"
 	"remote as it has them now (listed, and tips this clone lacks fetched\n"
@@ -31,7 +32,7 @@ static const char usage[] =
 	"is deleted only after runs of gc at least DURATION apart (default 24h)\n"
 	"saw it unused: run gc daily. Summaries and run records are kept forever.\n"
 	"\n"
-	"  --dry-run       say what would be freed, write nothing\n"
+	"  --dry-run       say what would be freed, write nothing to the store\n"
 	"  --grace D       the grace period: 24h, 90m, 3600s, 2d, 0 (tests only)\n"
 	"  --repack PCT    copy what is used of packs less than PCT% used into new\n"
 	"                  packs, so that later runs free the old ones\n"
@@ -74,13 +75,13 @@ static void print_picked(const char *run_id, const char *recorded_at, void *payl
 }
 
 static void print_stats(const struct rs_gc_settings *o, const struct rs_gc_totals *t,
-			const char *git_remote)
+			const char *remote_name)
 {
 	printf("%s %zu raw sessions of %zu runs (%.1f MB of sessions) of %zu runs on %zu refs",
 	       o->dry_run ? "would remove" : "removed", t->manifests_removed, t->dropped_runs,
 	       (double)t->dropped_bytes / 1e6, t->runs, t->refs + t->local_refs);
-	if (git_remote)
-		printf(" (%zu of the git remote '%s', %zu of this clone only)\n", t->refs, git_remote,
+	if (remote_name)
+		printf(" (%zu of the git remote '%s', %zu of this clone only)\n", t->refs, remote_name,
 		       t->local_refs);
 	else
 		printf(" (of this clone: it has no git remote)\n");
@@ -140,7 +141,7 @@ static int collect(struct rs_repo *repo, const struct rs_gc_settings *o, int fet
 {
 	struct rs_survey *s = NULL;
 	struct rs_gc_totals t;
-	const char *git_remote;
+	const char *remote_name;
 	size_t flagged = 0, remote_refs, local_refs;
 	int applied = 0, status, err, code;
 
@@ -168,8 +169,8 @@ static int collect(struct rs_repo *repo, const struct rs_gc_settings *o, int fet
 				     "gc stopped: %s; nothing is lost, run it again", rs_error_message());
 		goto out;
 	}
-	rs_survey_refs(s, &git_remote, &remote_refs, &local_refs);
-	print_stats(o, &t, git_remote);
+	rs_survey_refs(s, &remote_name, &remote_refs, &local_refs);
+	print_stats(o, &t, remote_name);
 out:
 	rs_survey_free(s);
 	return status;

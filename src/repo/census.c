@@ -113,10 +113,10 @@ const char *rs_survey_notes(const struct rs_survey *s)
 	return rs_buf_cstr(&s->plan.notes);
 }
 
-void rs_survey_refs(const struct rs_survey *s, const char **git_remote, size_t *remote_refs,
+void rs_survey_refs(const struct rs_survey *s, const char **remote_name, size_t *remote_refs,
 		    size_t *local_refs)
 {
-	*git_remote = s->git_refs.remote;
+	*remote_name = s->git_refs.remote;
 	*remote_refs = s->plan.refs;
 	*local_refs = s->plan.local_refs;
 }
