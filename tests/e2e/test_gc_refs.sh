@@ -10,7 +10,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_gc_refs
 
-for i in 1 2 3; do gen --seed $i --size 300K -o "$T/s$i.pyisession"; done
+# The run pinned on release is a real pyinstrument session; the others generated.
+cp "$RS_SOURCE_DIR/tests/data/real_small_pop1k.pyisession" "$T/s1.pyisession"
+for i in 2 3; do gen --seed $i --size 300K -o "$T/s$i.pyisession"; done
 store_repo
 set_retention '{"keep_last": 1}'
 for i in 1 2 3; do
@@ -77,12 +79,31 @@ expect_status 0 "$RESULTS" fetch -o "$T/o" "${ID[0]}"
 cmp -s "$T/o/${ID[0]}/"*.pyisession "$T/s1.pyisession" || fail "the pinned run's session does not read back"
 pass "a shallow single-branch clone keeps the session pinned on another branch"
 
-# A branch deleted on the remote leaves refs/results/gc/ too.
+# A branch deleted on the remote leaves refs/results/gc/ too; a tag of
+# the remote keeps what its commit pins.
+git -C "$T/results.git" tag v1 release
 git -C "$T/results.git" branch -q -D release
 expect_status 0 "$RESULTS" gc --dry-run --grace 0
 ! git rev-parse -q --verify refs/results/gc/heads/release >/dev/null || fail "a deleted branch stays in refs/results/gc/"
+[ "$(git rev-parse refs/results/gc/tags/v1)" = "$(git -C "$T/results.git" rev-parse v1)" ] ||
+	fail "the remote's tag is not in refs/results/gc/tags/v1"
+! grep -q "${ID[0]}" "$T/out" || fail "the run pinned at tag v1 would go: $(cat "$T/out")"
+git -C "$T/results.git" tag -d v1 >/dev/null
+expect_status 0 "$RESULTS" gc --dry-run --grace 0
+grep -q "would remove raw session of run ${ID[0]}" "$T/out" || fail "pinned nowhere, yet kept: $(cat "$T/out")"
 git -C "$T/ci" push -q origin release 2>/dev/null
-pass "refs/results/gc/ mirrors the remote's branches"
+pass "refs/results/gc/ mirrors the remote's branches and tags"
+
+# A single-branch clone that is not shallow stays a full clone.
+rm -rf "$T/single"
+git clone -q --single-branch "file://$T/results.git" "$T/single" 2>/dev/null
+cd "$T/single"
+"$RESULTS" init >/dev/null
+expect_status 0 "$RESULTS" gc --dry-run --grace 0
+! grep -q "${ID[0]}" "$T/out" || fail "a single-branch clone would remove the pinned run: $(cat "$T/out")"
+[ ! -f .git/shallow ] || fail "gc made a full clone shallow"
+git rev-parse -q --verify refs/results/gc/heads/release >/dev/null || fail "release was not fetched"
+pass "a full single-branch clone fetches the other tips whole and stays full"
 
 # --- item 11: a bad .results.json, a bad run record, a branch without policy --
 # drop_branch NAME: branch NAME deleted here and on the git remote.
