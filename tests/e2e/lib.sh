@@ -55,7 +55,8 @@ pass() { echo "ok - $*"; }
 # store_url: the store the retention, gc and verify tests record to: a
 # folder, file://$T/store, unless RS_E2E_STORE names another one (an S3
 # URL of a server the caller started, with its settings in the
-# environment). One place, so that those tests run on any store.
+# environment, and RS_E2E_STORE_DIR the folder where it keeps the
+# objects). One place, so that those tests run on any store.
 store_url() { echo "${RS_E2E_STORE:-file://$T/store}"; }
 
 # store_repo: a bare $T/results.git and its clone $T/ci (the current
@@ -67,12 +68,15 @@ store_repo() {
 	"$RESULTS" init --remote "$(store_url)" >/dev/null
 }
 
-# store_state: every file of a folder store and its sum, to compare the
-# store before and after a gc that must change nothing.
+# store_state: every file of the store and its sum, to compare the store
+# before and after a gc that must change nothing: the folder of the
+# file:// URL, or RS_E2E_STORE_DIR (where the server of RS_E2E_STORE
+# keeps its objects).
 store_state() {
 	local dir
 	dir=$(store_url)
-	find "${dir#file://}" -type f | sort | xargs sha256sum
+	dir=${RS_E2E_STORE_DIR:-${dir#file://}}
+	find "$dir" -type f | sort | xargs sha256sum
 }
 
 # gc_refuses STATUS PATTERN: `results gc --grace 0` exits STATUS saying
