@@ -216,7 +216,7 @@ int rs_gc_run(struct rs_survey *s, const struct rs_gc_settings *settings,
 	if (s->plan.ndoubts) {
 		free(drop);
 		return rs_error_set(s->plan.doubt_code, "gc deletes nothing: %zu of the refs, files or remotes "
-				    "that retention needs could not be read (each said above)",
+				    "that retention needs could not be read (said above, the first 20 at most)",
 				    s->plan.ndoubts);
 	}
 	totals->dropped_runs = pick_drops(drop, &totals->dropped_bytes, s, picked, payload);

@@ -18,6 +18,7 @@
 #include "results/error.h"
 
 #define RUN_JSON_MAX (64u * 1024 * 1024)
+#define RS_PLAN_DOUBTS_SAID 20 /* doubts whose lines are kept; the rest are counted */
 
 /* A count of runs for 'retention.keep_last' (`what` names it in the message). */
 static int parse_count(unsigned *out, json_t *v, const char *what)
@@ -153,6 +154,11 @@ int rs_retention_plan_doubt(struct rs_retention_plan *plan, int code, const char
 	va_list ap;
 	int err;
 
+	/* A history of broken records would say the same thing thousands of times. */
+	if (plan->ndoubts >= RS_PLAN_DOUBTS_SAID) {
+		plan->ndoubts++;
+		return 0;
+	}
 	va_start(ap, fmt);
 	err = rs_buf_vprintf(&plan->doubts, fmt, ap);
 	va_end(ap);

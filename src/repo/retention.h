@@ -65,7 +65,8 @@ struct rs_retention_plan {
 	/*
 	 * Why gc may delete nothing: one line per ref or file that could not
 	 * be read, or the git remote that could not be asked (empty: none).
-	 * `doubt_code` is the first one's error code. Verify still verifies
+	 * `doubt_code` is the first one's error code; past 20, doubts are
+	 * counted (`ndoubts`) but not said. Verify still verifies
 	 * what could be read, and says these.
 	 */
 	struct rs_buf doubts;
