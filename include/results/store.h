@@ -133,16 +133,53 @@ enum rs_survey_step {
 	RS_SURVEY_CENSUS, /* listing the remote: "cannot list the remote '...': ..." */
 };
 
+/* Which runs a survey reads (docs/retention.md, "Which refs count"). */
+enum rs_survey_scope {
+	RS_SURVEY_HEAD,         /* the runs of HEAD alone */
+	RS_SURVEY_REFS,         /* of every branch and tag of the git remote, as it has
+				   them now (tips this clone lacks are fetched into
+				   refs/results/gc/), and of every ref of this clone */
+	RS_SURVEY_REFS_NOFETCH, /* the same, fetching nothing: a tip this clone
+				   lacks is a doubt */
+};
+
 /*
  * Survey `repo` (borrowed; it must outlive the survey) as of `now` (unix
- * seconds); `only_head`: the runs of HEAD alone. On error `*failed` says
- * which step failed.
+ * seconds), reading the runs `scope` says. On error `*failed` says which
+ * step failed. What could not be read or asked (the git remote, a ref's
+ * policy, a run's record) is not an error but a doubt
+ * (rs_survey_doubts): gc then deletes nothing, verify verifies the rest.
  */
 RS_MUST_CHECK int rs_survey_open(struct rs_survey **out, struct rs_repo *repo, int64_t now,
-				 int only_head, enum rs_survey_step *failed);
+				 enum rs_survey_scope scope, enum rs_survey_step *failed);
 void rs_survey_free(struct rs_survey *s);
 
 const char *rs_survey_display_url(const struct rs_survey *s);
+
+/*
+ * Why gc may delete nothing: one line (each ending in '\n') per ref,
+ * file or remote that could not be read, saying what and how to proceed;
+ * "" when there is no doubt. `*code` (may be NULL) gets the first one's
+ * RS_E* code (RS_ERETRY: the git remote could not be asked). Borrowed.
+ */
+const char *rs_survey_doubts(const struct rs_survey *s, int *code);
+
+/* How many of the doubts hide runs (an index or a run's record unreadable): verify cannot check those. */
+size_t rs_survey_unread(const struct rs_survey *s);
+
+/*
+ * What the policies keep by default, one line each ('\n'): refs without
+ * a policy, runs of an unknown age. Borrowed; "" when none.
+ */
+const char *rs_survey_notes(const struct rs_survey *s);
+
+/*
+ * The refs read: `*remote_refs` of the git remote `*remote_name` (NULL: the
+ * clone has none, or it was not asked) and `*local_refs` of this clone
+ * whose commits no remote ref has.
+ */
+void rs_survey_refs(const struct rs_survey *s, const char **remote_name, size_t *remote_refs,
+		    size_t *local_refs);
 
 /* 1 when some run has a session but the remote holds no store at all. */
 int rs_survey_remote_empty(const struct rs_survey *s);
@@ -217,7 +254,8 @@ struct rs_gc_settings {
 };
 
 struct rs_gc_totals {
-	size_t runs, refs;             /* of the survey */
+	size_t runs, refs;             /* of the survey (refs: of the git remote) */
+	size_t local_refs;             /* refs of this clone only */
 	size_t dropped_runs;           /* sessions picked for removal */
 	uint64_t dropped_bytes;        /* their sizes */
 	size_t manifests_removed;
@@ -231,7 +269,9 @@ struct rs_gc_totals {
  * (`picked` is told of each as it is chosen), tidy what killed writers
  * left, then collect the packs nothing references with the mark / grace
  * / sweep protocol (docs/store-format.md). Safe while others push, and
- * idempotent: an error loses nothing, run it again.
+ * idempotent: an error loses nothing, run it again. A survey with doubts
+ * (rs_survey_doubts) is refused whole: RS_E* of the first doubt, nothing
+ * written.
  */
 RS_MUST_CHECK int rs_gc_run(struct rs_survey *s, const struct rs_gc_settings *settings,
 			    void (*picked)(const char *run_id, const char *recorded_at,

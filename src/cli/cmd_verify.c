@@ -21,8 +21,10 @@ static const char usage[] =
 	"usage: results verify [--deep] [--repair] [--head]\n"
 	"\n"
 	"Check that the raw session of every run is on the remote: its manifest\n"
-	"and the packs it names. Runs of every branch, tag and remote-tracking\n"
-	"branch are checked (--head: only this checkout's).\n"
+	"and the packs it names. Runs of every branch and tag of the git remote\n"
+	"(tips this clone lacks are fetched into refs/results/gc/) and of every\n"
+	"ref of this clone are checked (--head: only this checkout's). A ref or\n"
+	"file that cannot be read is a warning, and the rest is verified.\n"
 	"\n"
 	"  --deep     also read every chunk and hash every session\n"
 	"  --repair   (implies --deep) quarantine damaged packs, push again every\n"
@@ -33,8 +35,9 @@ static const char usage[] =
 	"             can restore\n"
 	"\n"
 	"Exit: 0 all present (or removed by retention), 6 some missing, 7 some\n"
-	"damaged (after --repair: what is left), 5 remote unreachable, 9 the store\n"
-	"or some session was written by a newer results (upgrade results).\n";
+	"damaged (after --repair: what is left) or a run's record or index\n"
+	"unreadable, 5 remote unreachable, 9 the store or some session was written\n"
+	"by a newer results (upgrade results).\n";
 
 static void print_line(const char *line, void *payload)
 {
@@ -117,9 +120,11 @@ int cmd_verify(int argc, char **argv)
 	status = rs_cli_open_repo(&repo);
 	if (status)
 		return status;
-	status = rs_cli_survey(&s, repo, (int64_t)time(NULL), head);
+	status = rs_cli_survey(&s, repo, (int64_t)time(NULL), head ? RS_SURVEY_HEAD : RS_SURVEY_REFS);
 	if (status)
 		goto out;
+	/* What could not be read is said and verify goes on with the rest. */
+	rs_cli_survey_say(s, "warning: ");
 	if (rs_survey_remote_empty(s))
 		fprintf(stderr, "results: the remote '%s' holds no results store (no FORMAT): "
 			"check results.remote, or push\n", rs_survey_display_url(s));
@@ -134,6 +139,10 @@ int cmd_verify(int argc, char **argv)
 		status = repair_damaged(s);
 	if (!status)
 		status = report(s, deep, repair);
+	/* An index or run record that does not parse hides runs: damage too, once the rest is verified. */
+	if (rs_survey_unread(s) && status == RS_EXIT_OK)
+		status = rs_cli_fail(RS_EXIT_CORRUPT, "%zu run records or indexes could not be read "
+				     "(warnings above): their runs were not verified", rs_survey_unread(s));
 out:
 	rs_survey_free(s);
 	rs_repo_free(repo);

@@ -290,7 +290,7 @@ static void check_newest_runs(struct doctor *d)
 	size_t i, runs = 0, missing = 0;
 	const char *last = "";
 
-	if (rs_retention_plan_make(d->repo, time(NULL), 1, &plan) ||
+	if (rs_retention_plan_make(d->repo, time(NULL), 1, NULL, &plan) ||
 	    rs_repo_open_remote(d->repo, &remote, NULL)) {
 		rs_error_clear();
 		goto out; /* said by check_remote or check_files */
