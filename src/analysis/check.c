@@ -113,19 +113,45 @@ static char *xstrdup(const char *s)
 	return strdup(s ? s : "");
 }
 
+/* The row of d->funcs that culprit `x` names, or (size_t)-1. */
+static size_t culprit_row(const struct rs_diff *d, const struct rs_culprit *x)
+{
+	for (size_t i = 0; i < d->n_funcs; i++) {
+		const struct rs_func_delta *f = &d->funcs[i];
+
+		if (f->change != RS_FUNC_VANISHED && f->line == x->line && !strcmp(f->file, x->file) &&
+		    !strcmp(f->function, x->function))
+			return i;
+	}
+	for (size_t i = 0; i < d->n_funcs; i++) {
+		const struct rs_func_delta *f = &d->funcs[i];
+		const char *bare = strrchr(x->function, '.');
+
+		bare = bare ? bare + 1 : x->function;
+		if (f->change != RS_FUNC_VANISHED && !strcmp(f->file, x->file) && f->key &&
+		    !strncmp(f->key, bare, strlen(bare)) && f->key[strlen(bare)] == '\x1f')
+			return i;
+	}
+	return (size_t)-1;
+}
+
 /*
- * Name the functions behind a regression by total (inclusive) time: the
+ * Name the functions behind a regression. First by calling context
+ * (rs_culprits_find: a new call, a function slower wherever it is called,
+ * or slower in its own body), from the two runs' stored summaries; then,
+ * to fill the list, by total (inclusive) time (rs_diff_explain): the
  * deepest frames whose total grew by at least a fifth of the growth of
- * the run's duration (per unit of workload when normalised), the
- * project's own code first (rs_diff_explain). Own time alone misses the
- * usual culprit in library-heavy code: a new function with 13 ms of its
- * own and 4 s in the pandas calls it makes.
+ * the run's duration (per unit of workload when normalised). Own time
+ * alone misses the usual culprit in library-heavy code: a new function
+ * with 13 ms of its own and 4 s in the pandas calls it makes.
  */
-static int pick_responsible(struct rs_check_result *r, size_t max)
+static int pick_responsible(struct rs_check_result *r, const json_t *base, const json_t *head,
+			    size_t max)
 {
 	const struct rs_diff *d = r->diff;
 	double wb = 1, wh = 1, grow = 0;
-	size_t i;
+	size_t i, n = 0, *more = NULL, nmore;
+	int err;
 
 	if (d->workload_key && d->base_workload > 0 && d->head_workload > 0) {
 		wb = d->base_workload;
@@ -135,10 +161,37 @@ static int pick_responsible(struct rs_check_result *r, size_t max)
 		if (!strcmp(d->metrics[i].name, "duration"))
 			grow = d->metrics[i].head / wh - d->metrics[i].base / wb;
 	r->responsible = calloc(max ? max : 1, sizeof(*r->responsible));
-	if (!r->responsible)
+	more = calloc(max ? max : 1, sizeof(*more));
+	if (!r->responsible || !more) {
+		free(more);
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	r->n_responsible = rs_diff_explain(d, wb, wh, grow > 0 ? grow / 5 : 0,
-					   r->responsible, max);
+	}
+	err = rs_culprits_find(&r->culprits, json_object_get(base, "summary"),
+			       json_object_get(head, "summary"), wh / wb, 0);
+	if (err) {
+		free(more);
+		return err;
+	}
+	for (i = 0; i < r->culprits->n && n < max; i++) {
+		size_t row = culprit_row(d, &r->culprits->c[i]), j;
+
+		for (j = 0; j < n && row != (size_t)-1; j++)
+			if (r->responsible[j] == row)
+				row = (size_t)-1;
+		if (row != (size_t)-1)
+			r->responsible[n++] = row;
+	}
+	nmore = rs_diff_explain(d, wb, wh, grow > 0 ? grow / 5 : 0, more, max);
+	for (i = 0; i < nmore && n < max; i++) {
+		size_t j;
+
+		for (j = 0; j < n && r->responsible[j] != more[i]; j++)
+			;
+		if (j == n)
+			r->responsible[n++] = more[i];
+	}
+	r->n_responsible = n;
+	free(more);
 	return 0;
 }
 
@@ -158,6 +211,7 @@ struct check_ctx {
 	double *vals;                      /* scratch: one value per history run */
 	const json_t *noise_runs[NOISE_RUNS_MAX];
 	size_t n_noise;
+	const json_t *typical;             /* the baseline run the diff is against */
 };
 
 static int out_of_memory(void)
@@ -482,6 +536,7 @@ static int diff_typical(struct check_ctx *c)
 			best = fabs(v - r->metrics[i].base);
 			typical = c->baseline[j];
 		}
+	c->typical = typical;
 	return rs_diff_runs(&r->diff, typical, c->head, &dopts);
 }
 
@@ -493,7 +548,7 @@ static int explain(struct check_ctx *c, size_t max_funcs)
 	int err;
 
 	if (r->regressed) {
-		err = pick_responsible(r, max_funcs);
+		err = pick_responsible(r, c->typical, c->head, max_funcs);
 		if (err)
 			return err;
 	}
@@ -593,6 +648,7 @@ void rs_check_free(struct rs_check_result *r)
 	free(r->baseline_commit);
 	free(r->workload_key);
 	free(r->responsible);
+	rs_culprits_free(r->culprits);
 	free(r->duplicate_of);
 	free(r->accepted);
 	free(r->baseline_accepted);

@@ -38,6 +38,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "analysis/culprit.h"
 #include "analysis/diff.h"
 #include "analysis/owncode.h"
 
@@ -81,8 +82,10 @@ struct rs_check_result {
 	size_t n_metrics;
 	struct rs_diff *diff;          /* head vs the most typical baseline run;
 	                                  NULL without a baseline */
-	size_t *responsible;           /* indices into diff->funcs */
+	size_t *responsible;           /* indices into diff->funcs, the
+	                                  culprits' functions first */
 	size_t n_responsible;
+	struct rs_culprits *culprits;  /* by calling context (culprit.h), or NULL */
 	size_t n_other_config;         /* history runs of another configuration */
 	char other_config[160];        /* the first difference, "population 400, not 100" */
 	size_t n_duplicates;           /* history runs repeating a session (same oid) */

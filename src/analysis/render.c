@@ -846,6 +846,8 @@ static void check_json_notes(json_t *o, const struct rs_check_result *r)
 		json_object_set_new(o, "same_workload", json_string(r->same_workload));
 }
 
+static json_t *culprits_json(const struct rs_culprits *cs);
+
 static json_t *check_json(const struct rs_check_result *r)
 {
 	json_t *o = json_object(), *ms = json_array(), *fs = json_array(),
@@ -887,9 +889,103 @@ static json_t *check_json(const struct rs_check_result *r)
 	for (i = 0; i < r->n_responsible; i++)
 		json_array_append_new(fs, func_json(&r->diff->funcs[r->responsible[i]]));
 	json_object_set_new(o, "responsible", fs);
+	json_object_set_new(o, "culprits", culprits_json(r->culprits));
 	if (r->diff)
 		json_object_set_new(o, "diff", diff_json(r->diff));
 	return o;
+}
+
+/*
+ * A culprit in one line: "new call A -> B (4.13 s)", "slower wherever it
+ * is called, 31 callers: F (+1.9 s)", "slower in its own body: F (+1.2 s)".
+ * `md`: names as code spans.
+ */
+static int culprit_title(struct rs_buf *out, const struct rs_culprit *x, int md)
+{
+	const char *q = md ? "`" : "";
+	int err;
+
+	if (x->kind == RS_CULPRIT_NEW_CALL)
+		err = rs_buf_printf(out, "new call %s%s -> %s%s (", q, x->caller, x->function, q);
+	else if (x->kind == RS_CULPRIT_EVERYWHERE)
+		err = rs_buf_printf(out, "%s, %zu callers: %s%s%s (", rs_culprit_case_name(x->kind),
+				    x->n_callers, q, x->function, q);
+	else
+		err = rs_buf_printf(out, "%s: %s%s%s (", rs_culprit_case_name(x->kind), q,
+				    x->function, q);
+	if (err)
+		return err;
+	if (x->kind == RS_CULPRIT_NEW_CALL)
+		err = rs_render_seconds(out, x->growth);
+	else
+		err = render_change(out, "duration", x->growth, NAN);
+	if (err)
+		return err;
+	return rs_buf_puts(out, ")");
+}
+
+/* The culprits, each with its figures and call path. */
+static int culprit_section(struct rs_buf *out, const struct rs_culprits *cs, int md)
+{
+	int err;
+
+	err = rs_buf_puts(out, md ? "\n**Culprits** (where the added time appears, by calling context):\n\n"
+				  : "\nculprits (where the added time appears, by calling context):\n");
+	for (size_t i = 0; !err && i < cs->n; i++) {
+		const struct rs_culprit *x = &cs->c[i];
+
+		err = rs_buf_puts(out, md ? "- " : "  ");
+		if (!err)
+			err = culprit_title(out, x, md);
+		if (!err)
+			err = rs_buf_printf(out, ", %.1f%% of the run's sampled time", x->share * 100);
+		if (!err && x->kind != RS_CULPRIT_NEW_CALL) {
+			err = rs_buf_puts(out, "; its total time ");
+			if (!err)
+				err = rs_render_seconds(out, x->base_total);
+			if (!err)
+				err = rs_buf_puts(out, md ? " → " : " -> ");
+			if (!err)
+				err = rs_render_seconds(out, x->head_total);
+		}
+		if (!err && x->path)
+			err = rs_buf_printf(out, md ? "\n  call path: `%s`\n" : "\n      call path: %s\n",
+					    x->path);
+		else if (!err)
+			err = rs_buf_puts(out, "\n");
+	}
+	if (!err && cs->from_tree)
+		err = rs_buf_puts(out, md ? "\n_A run was recorded before call tables were stored: "
+					    "calls above 0.5% of a run only._\n"
+					  : "  (a run was recorded before call tables were stored: "
+					    "calls above 0.5% of a run only)\n");
+	return err;
+}
+
+static json_t *culprits_json(const struct rs_culprits *cs)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && cs && i < cs->n; i++) {
+		const struct rs_culprit *x = &cs->c[i];
+		json_t *o = json_object();
+
+		if (!o)
+			break;
+		json_object_set_new(o, "case", json_string(rs_culprit_case_name(x->kind)));
+		json_object_set_new(o, "function", json_string(x->function));
+		json_object_set_new(o, "file", json_string(x->file));
+		json_object_set_new(o, "line", json_integer(x->line));
+		json_object_set_new(o, "caller", x->caller ? json_string(x->caller) : json_null());
+		json_object_set_new(o, "growth", json_real(x->growth));
+		json_object_set_new(o, "growth_share", json_real(x->share));
+		json_object_set_new(o, "base_total", json_real(x->base_total));
+		json_object_set_new(o, "head_total", json_real(x->head_total));
+		json_object_set_new(o, "callers", json_integer((json_int_t)x->n_callers));
+		json_object_set_new(o, "path", x->path ? json_string(x->path) : json_null());
+		json_array_append_new(a, o);
+	}
+	return a;
 }
 
 static const char *verdict(const struct rs_check_metric *m, int accepted)
@@ -928,7 +1024,13 @@ int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
 		if (err)
 			return err;
 	}
-	if (r->n_responsible) {
+	if (r->culprits && r->culprits->n) {
+		err = rs_buf_puts(out, ": ");
+		if (!err)
+			err = culprit_title(out, &r->culprits->c[0], 0);
+		if (err)
+			return err;
+	} else if (r->n_responsible) {
 		const struct rs_func_delta *f = &r->diff->funcs[r->responsible[0]];
 
 		err = rs_buf_printf(out, ": %s (", f->function);
@@ -1139,6 +1241,11 @@ static int check_details(struct rs_buf *out, const struct rs_check_result *r, in
 {
 	int err;
 
+	if (r->culprits && r->culprits->n) {
+		err = culprit_section(out, r->culprits, md);
+		if (err)
+			return err;
+	}
 	if (r->n_responsible) {
 		err = rs_buf_puts(out, md ? "\n**Functions responsible** (total time grew most; the project's own code first):\n\n"
 					  : "\nfunctions responsible (total time grew most; own code first):\n");

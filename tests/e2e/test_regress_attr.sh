@@ -39,7 +39,7 @@ record $C2 6 100 --seed 5 --noise 1 --new-lib-function "$NEWFN:0.14"
 cp "$T/s.pyisession" "$T/c2.pyisession"
 expect_status 1 "$RESULTS" check
 has "REGRESSION" "the step is flagged"
-has "^verdict: +[0-9]*% vs c1c1c1c: $NEWFN (new, [0-9.]* s)$" "a one-line verdict"
+has "^verdict: +[0-9]*% vs c1c1c1c: new call HealthSystemScheduler.apply -> $NEWFN ([0-9.]* s)$" "a one-line verdict naming the new call"
 first=$(line_after "^functions responsible")
 case "$first" in
 "  $NEWFN (healthsystem.py:"*"): total time - -> "*", new function, own code") ;;
