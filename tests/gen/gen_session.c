@@ -345,6 +345,8 @@ struct gstmt {
 	int32_t off;    /* line offset from the def line */
 	uint8_t kind;
 	uint8_t prob;   /* 255: always; else chance/255 that the statement runs */
+	uint8_t isolated; /* added by a modifier: its draws come from a stream of
+	                     their own, so the simulated events stay the same */
 	uint16_t reps;  /* loop: runs 1..reps times */
 	int32_t target; /* callee for S_CALL */
 	int32_t cls;    /* class given to the callee, or CLS_* */
@@ -1582,6 +1584,8 @@ struct engine {
 	const struct options *opt;
 	struct out *o;
 	struct rng exec, jitter, jitter2;
+	struct rng added;   /* the draws of code a modifier added */
+	struct rng *draw;   /* exec, or added while such code runs */
 	int64_t now, next_tick, tick;
 	int64_t sim_start; /* simulated time when simulate() began */
 	double months_done; /* simulated months completed, by whole days */
@@ -1775,26 +1779,27 @@ static void exec_fn(struct engine *e, int fn, int cls, uint64_t ctx)
 			top->line = g->first_line + s->off + (g->touched > 0 && s->off >= g->touched ? 1 : 0);
 			if (m->files[g->file].kind == K_BUILTIN)
 				top->line = 0;
-			spend(e, (int64_t)(s->cost * g->self_factor * (0.3 + 1.4 * rng_unit(&e->exec))));
+			spend(e, (int64_t)(s->cost * g->self_factor * (0.3 + 1.4 * rng_unit(e->draw))));
 			continue;
 		}
 		uint64_t h = mix64(ctx + 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1));
-		int drawn = !lib || ((s->prob != 255 || s->reps > 1) && rng_unit(&e->exec) < LIB_BRANCH_NOISE);
-		if (s->prob != 255 && (drawn ? rng_below(&e->exec, 255) : (uint32_t)(h % 255)) >= s->prob)
+		struct rng *dr = s->isolated ? &e->added : e->draw;
+		int drawn = !lib || ((s->prob != 255 || s->reps > 1) && rng_unit(dr) < LIB_BRANCH_NOISE);
+		if (s->prob != 255 && (drawn ? rng_below(dr, 255) : (uint32_t)(h % 255)) >= s->prob)
 			continue;
 		/* loop counts: mean (1 + reps) / 2 as compute_costs assumes; the
 		 * drawn ones triangular, which keeps month-to-month work steady */
 		int reps = 1;
 		if (s->reps > 1)
-			reps = drawn ? 1 + (int)((rng_below(&e->exec, s->reps) + rng_below(&e->exec, s->reps) +
-						  rng_below(&e->exec, 2)) / 2)
+			reps = drawn ? 1 + (int)((rng_below(dr, s->reps) + rng_below(dr, s->reps) +
+						  rng_below(dr, 2)) / 2)
 				     : 1 + (int)((h >> 16) % s->reps);
 		top->line = g->first_line + s->off + (g->touched > 0 && s->off >= g->touched ? 1 : 0);
 		if (m->files[g->file].kind == K_BUILTIN)
 			top->line = 0;
 		for (int k = 0; k < reps && !e->done; k++) {
 			if (s->kind == S_SELF) {
-				double c = s->cost * g->self_factor * (0.3 + 1.4 * rng_unit(&e->exec));
+				double c = s->cost * g->self_factor * (0.3 + 1.4 * rng_unit(e->draw));
 				spend(e, (int64_t)c);
 			} else {
 				struct gfn *t = &m->fns[s->target];
@@ -1805,7 +1810,11 @@ static void exec_fn(struct engine *e, int fn, int cls, uint64_t ctx)
 				 * the call site, not on how the model got there */
 				uint64_t cctx = lib ? h ^ (uint64_t)k
 						    : mix64(((uint64_t)fn << 20) + (uint64_t)i * 0x9e37 + (uint64_t)k);
+				struct rng *was = e->draw;
+				if (s->isolated)
+					e->draw = &e->added;
 				exec_fn(e, s->target, c2, cctx);
+				e->draw = was;
 			}
 		}
 	}
@@ -2033,6 +2042,8 @@ static void engine_start(struct engine *e, struct model *m, const struct options
 	e->tick = 1000000;
 	e->next_tick = e->tick;
 	rng_seed(&e->exec, opt->seed, 2);
+	rng_seed(&e->added, opt->seed, 8);
+	e->draw = &e->exec;
 	rng_seed(&e->jitter, run_seed(opt), 4);
 	rng_seed(&e->jitter2, run_seed(opt), 6);
 }
@@ -2242,15 +2253,18 @@ static int add_new_caller(struct model *m, struct rng *r, const struct options *
 	if (calls >= 2) {
 		struct gstmt *s = st_call(m, fn, 2, lm, m->fns[lm].cls[0]);
 		s->reps = (uint16_t)(calls * 2.0 - 1.5 < 60000 ? calls * 2.0 - 1.5 : 60000);
+		s->isolated = 1;
 	} else {
 		for (int k = 0; k < 2 && calls > 0; k++, calls -= 1.0) {
 			struct gstmt *s = st_call(m, fn, 2 + k, lm, m->fns[lm].cls[0]);
+			s->isolated = 1;
 			if (calls < 1)
 				s->prob = (uint8_t)(calls * 255.0 > 1 ? calls * 255.0 : 1);
 		}
 	}
 	m->fns[fn].span = 5;
 	append_call(m, best, fn);
+	m->stmts[m->nstmts - 1].isolated = 1;
 	return fn;
 }
 
@@ -2283,6 +2297,7 @@ static int add_slow_lib(struct model *m, struct rng *r, const char *spec, double
 	int off = m->stmts[m->nstmts - 1].off + 1;
 	struct gstmt *s = st_call(m, fn, off, lib, m->fns[lib].ncls ? m->fns[lib].cls[0] : CLS_NONE);
 	s->reps = (uint16_t)reps;
+	s->isolated = 1;
 	return fn;
 }
 
