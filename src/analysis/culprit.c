@@ -45,6 +45,10 @@
 #define PROPORTIONAL 0.3
 /* ... when they held this share of the old time at least. */
 #define REST_SHARE 0.1
+/* The stored tree's pruning (summary.c): pairs below it are not seen. */
+#define TREE_FLOOR 0.005
+/* A call missing from the base is new when this many times its floor. */
+#define NEW_CALL_FLOORS 3
 /* Levels of a stored tree walked at most (it has 40 under the root). */
 #define TREE_DEPTH 64
 
@@ -86,6 +90,7 @@ struct ctx {
 	size_t *rows[2];   /* row index of a side's lists -> function */
 	size_t nrows[2];
 	double time[2];
+	double floor[2];   /* a call below this (seconds) is not stored */
 	const json_t *sum[2];
 	struct rs_buf k;
 	int from_tree;
@@ -528,7 +533,9 @@ static void bodies(struct ctx *c, double scale)
 
 		if (is_new(b) || e->a == e->b)
 			continue;
-		if (!b->blamable || !e->seen[0])
+		/* a call the base did not store is new only when it is well above
+		 * what the base could have left out */
+		if (!b->blamable || (!e->seen[0] && head_of(e) >= NEW_CALL_FLOORS * scale * c->floor[0]))
 			c->f[e->a].body += fmax(0, head_of(e) - scale * e->t[0]);
 	}
 }
@@ -651,6 +658,13 @@ static int load(struct ctx *c)
 	 * from their pruned trees, so that the two are alike */
 	ran_in_base(c);
 	c->from_tree = !had[0] || !had[1];
+	for (int side = 0; side < 2; side++) {
+		double share = 0;
+
+		if (c->from_tree || !rs_runview_num(json_object_get(c->sum[side], "calls"), "floor", &share))
+			share = TREE_FLOOR;
+		c->floor[side] = share * c->time[side];
+	}
 	if (c->from_tree) {
 		for (size_t i = 0; i < c->ne; i++)
 			for (int side = 0; side < 2; side++) {
