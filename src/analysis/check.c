@@ -12,6 +12,7 @@
  * With no repeated runs the band is 0 and only the threshold applies.
  */
 #include "analysis/check.h"
+#include "analysis/culprit.h"
 #include "analysis/render.h"
 #include "analysis/runview.h"
 #include "results/buf.h"
@@ -136,22 +137,20 @@ static size_t culprit_row(const struct rs_diff *d, const struct rs_culprit *x)
 }
 
 /*
- * Name the functions behind a regression. First by calling context
- * (rs_culprits_find: a new call, a function slower wherever it is called,
- * or slower in its own body), from the two runs' stored summaries; then,
+ * Name the functions behind a regression. First the culprits the diff
+ * found by calling context (rs_culprits_find: a new call, a function
+ * slower wherever it is called, or slower in its own body); then,
  * to fill the list, by total (inclusive) time (rs_diff_explain): the
  * deepest frames whose total grew by at least a fifth of the growth of
  * the run's duration (per unit of workload when normalised). Own time
  * alone misses the usual culprit in library-heavy code: a new function
  * with 13 ms of its own and 4 s in the pandas calls it makes.
  */
-static int pick_responsible(struct rs_check_result *r, const json_t *base, const json_t *head,
-			    size_t max)
+static int pick_responsible(struct rs_check_result *r, size_t max)
 {
 	const struct rs_diff *d = r->diff;
 	double wb = 1, wh = 1, grow = 0;
 	size_t i, n = 0, *more = NULL, nmore;
-	int err;
 
 	if (d->workload_key && d->base_workload > 0 && d->head_workload > 0) {
 		wb = d->base_workload;
@@ -166,14 +165,8 @@ static int pick_responsible(struct rs_check_result *r, const json_t *base, const
 		free(more);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
-	err = rs_culprits_find(&r->culprits, json_object_get(base, "summary"),
-			       json_object_get(head, "summary"), wh / wb, 0);
-	if (err) {
-		free(more);
-		return err;
-	}
-	for (i = 0; i < r->culprits->n && n < max; i++) {
-		size_t row = culprit_row(d, &r->culprits->c[i]), j;
+	for (i = 0; d->culprits && i < d->culprits->n && n < max; i++) {
+		size_t row = culprit_row(d, &d->culprits->c[i]), j;
 
 		for (j = 0; j < n && row != (size_t)-1; j++)
 			if (r->responsible[j] == row)
@@ -211,7 +204,6 @@ struct check_ctx {
 	double *vals;                      /* scratch: one value per history run */
 	const json_t *noise_runs[NOISE_RUNS_MAX];
 	size_t n_noise;
-	const json_t *typical;             /* the baseline run the diff is against */
 };
 
 static int out_of_memory(void)
@@ -536,7 +528,6 @@ static int diff_typical(struct check_ctx *c)
 			best = fabs(v - r->metrics[i].base);
 			typical = c->baseline[j];
 		}
-	c->typical = typical;
 	return rs_diff_runs(&r->diff, typical, c->head, &dopts);
 }
 
@@ -548,7 +539,7 @@ static int explain(struct check_ctx *c, size_t max_funcs)
 	int err;
 
 	if (r->regressed) {
-		err = pick_responsible(r, c->typical, c->head, max_funcs);
+		err = pick_responsible(r, max_funcs);
 		if (err)
 			return err;
 	}
@@ -648,7 +639,6 @@ void rs_check_free(struct rs_check_result *r)
 	free(r->baseline_commit);
 	free(r->workload_key);
 	free(r->responsible);
-	rs_culprits_free(r->culprits);
 	free(r->duplicate_of);
 	free(r->accepted);
 	free(r->baseline_accepted);

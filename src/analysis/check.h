@@ -38,7 +38,6 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "analysis/culprit.h"
 #include "analysis/diff.h"
 #include "analysis/owncode.h"
 
@@ -85,7 +84,6 @@ struct rs_check_result {
 	size_t *responsible;           /* indices into diff->funcs, the
 	                                  culprits' functions first */
 	size_t n_responsible;
-	struct rs_culprits *culprits;  /* by calling context (culprit.h), or NULL */
 	size_t n_other_config;         /* history runs of another configuration */
 	char other_config[160];        /* the first difference, "population 400, not 100" */
 	size_t n_duplicates;           /* history runs repeating a session (same oid) */

@@ -119,9 +119,13 @@ static int grow_arr(void **p, size_t *alloc, size_t need, size_t size)
 	return 0;
 }
 
-/* The function (bare, file, line) of `side`, matched or added; its index in *out. */
-static int fn_at(struct ctx *c, int side, const char *bare, const char *cls, const char *file,
-		 long line, size_t *out)
+/*
+ * The function (bare, file, line) of `side`, matched or added; its index
+ * in *out. `tree`: a tree node, matched by name and file alone when that
+ * is unique (a node may carry no line, or a moved function's).
+ */
+static int fn_at(struct ctx *c, int side, int tree, const char *bare, const char *cls,
+		 const char *file, long line, size_t *out)
 {
 	json_t *v;
 	struct cfn *f;
@@ -135,14 +139,14 @@ static int fn_at(struct ctx *c, int side, const char *bare, const char *cls, con
 	if (err)
 		return err;
 	v = json_object_get(c->by_key, c->k.ptr);
-	if (!v && side == 1) {
+	if (!v && (side == 1 || tree)) {
 		/* moved: the same name in the same file, when only one */
 		rs_buf_clear(&c->k);
 		err = rs_buf_printf(&c->k, "%s\x1f%s", bare, file);
 		if (err)
 			return err;
 		v = json_object_get(c->by_name, c->k.ptr);
-		if (v && (json_integer_value(v) < 0 || c->f[json_integer_value(v)].listed[1]))
+		if (v && (json_integer_value(v) < 0 || (!tree && c->f[json_integer_value(v)].listed[1])))
 			v = NULL;
 	}
 	if (v) {
@@ -203,7 +207,7 @@ static int take_row(struct ctx *c, int side, size_t row, const char *bare, const
 	size_t i;
 	int err;
 
-	err = fn_at(c, side, bare, cls, file, line, &i);
+	err = fn_at(c, side, 0, bare, cls, file, line, &i);
 	if (err)
 		return err;
 	c->f[i].t[side] = total;
@@ -377,7 +381,7 @@ static int walk_node(struct walk *w, const json_t *node, size_t depth)
 		rs_runview_num(node, "line", &line);
 		rs_runview_num(node, "total", &total);
 		rs_runview_num(node, "self", &self);
-		err = fn_at(w->c, w->side, rs_runview_str(node, "function", ""), NULL,
+		err = fn_at(w->c, w->side, 1, rs_runview_str(node, "function", ""), NULL,
 			    rs_runview_str(node, "file", ""), (long)line, &fi);
 		if (err)
 			return err;

@@ -65,9 +65,9 @@ pass "json and markdown agree"
 
 # --- compare: the explanation, and no root wrappers on top ----------------
 expect_status 0 "$RESULTS" compare $C1 $C2
-first=$(line_after "^where the added time went")
+first=$(line_after "^culprits (where the added time appears")
 case "$first" in
-"  $NEWFN (healthsystem.py:"*) ;;
+"  new call HealthSystemScheduler.apply -> $NEWFN ("*) ;;
 *) cat "$T/out" >&2; fail "compare does not lead with $NEWFN: '$first'" ;;
 esac
 top=$(sed -n '/^Largest changes in total time/{n;n;p;q}' "$T/out")
