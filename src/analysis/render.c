@@ -1409,6 +1409,7 @@ static int trend_json(struct rs_buf *out, const struct rs_trend *t)
 							   : json_null());
 	json_object_set_new(o, "metrics", ms);
 	json_object_set_new(o, "functions", fs);
+	json_object_set_new(o, "function_measure", json_string(t->total ? "total time" : "own time"));
 	json_object_set_new(o, "excluded_runs", json_integer((json_int_t)t->n_excluded));
 	if (t->excluded_why[0])
 		json_object_set_new(o, "excluded_config", json_string(t->excluded_why));
@@ -1469,6 +1470,9 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format
 		err = rs_buf_putc(out, '\n');
 	for (i = 0; !err && i < t->n; i++)
 		err = trend_row(out, t, i);
+	if (!err && t->n_funcs)
+		err = rs_buf_printf(out, "function columns: %s in seconds\n",
+				    t->total ? "total time (the function and what it calls)" : "own time");
 	if (err || !t->n_excluded)
 		return err;
 	return rs_buf_printf(out, "%zu run%s shown as '-': another configuration than most runs%s%s%s, or a repeated record of one session\n",

@@ -1156,6 +1156,56 @@ static void test_below_floor_never_zero(void **state)
 	json_decref(h);
 }
 
+/*
+ * Issue 19: `trend --function`: a name stored only in the compact list is
+ * drawn, a rename (same file and first line) continues the series, total
+ * time can be followed, and a name no run holds is an error.
+ */
+static void test_trend_function_names(void **state)
+{
+	const struct fn fns[] = {
+		{ "main", "model/run.py", 1, 0.5, 10 },
+		{ "step", "model/sim.py", 40, 6, 9.5 },
+	};
+	const char *names[] = { "get_squeeze_factors" }, *bad[] = { "no_such_function" };
+	struct rs_trend_opts o = { .functions = names, .n_functions = 1 };
+	struct rs_trend *t = NULL;
+	json_t *runs[3];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		char id[8];
+
+		snprintf(id, sizeof(id), "r%zu", i);
+		runs[i] = make_run(id, id, "ci-1", 10, 12, fns, 2);
+		/* 242 ms of total time, 12 ms own: only in the compact list */
+		json_object_set_new(json_object_get(runs[i], "summary"), "more_functions",
+			json_pack("{s:f,s:[s],s:[[s,i,i,i,i]]}", "floor", 0.001, "files",
+				  "model/squeeze.py", "rows", i == 1 ? "get_squeeze_factors_v2"
+								     : "get_squeeze_factors",
+				  0, 30, 12000 + 1000 * (int)i, 242000 + 10000 * (int)i));
+	}
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 3, &o), 0);
+	assert_int_equal(t->n_funcs, 1);
+	assert_string_equal(t->funcs[0].function, "get_squeeze_factors");
+	for (i = 0; i < 3; i++) /* r1 is the renamed one */
+		assert_true(fabs(t->funcs[0].v[i] - (0.012 + 0.001 * (double)i)) < 1e-9);
+	rs_trend_free(t);
+	o.total = 1;
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 3, &o), 0);
+	assert_true(t->total);
+	assert_true(fabs(t->funcs[0].v[2] - 0.262) < 1e-9);
+	rs_trend_free(t);
+	t = NULL;
+	o.functions = bad;
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 3, &o), RS_EUSAGE);
+	assert_null(t);
+	assert_non_null(strstr(rs_error_message(), "no function 'no_such_function'"));
+	for (i = 0; i < 3; i++)
+		json_decref(runs[i]);
+}
+
 /* Numbers as people write them. */
 static void test_render_numbers(void **state)
 {
@@ -1259,6 +1309,7 @@ int main(void)
 		cmocka_unit_test(test_explain_by_total),
 		cmocka_unit_test(test_ran_below_and_probable_rename),
 		cmocka_unit_test(test_below_floor_never_zero),
+		cmocka_unit_test(test_trend_function_names),
 		cmocka_unit_test(test_render_numbers),
 		cmocka_unit_test(test_trend_like_with_like),
 	};
