@@ -61,6 +61,16 @@ expect_status 1 "$RESULTS" check --baseline $C0 --format markdown
 grep -q '^- new call `HealthSystemScheduler.apply -> trace_contacts` (' "$T/out" &&
 	grep -q '^  call path: `… > .*HealthSystemScheduler.apply > trace_contacts`$' "$T/out" ||
 	{ cat "$T/out" >&2; fail "markdown lacks the culprit and its call path"; }
+# compare --deep: the call paths start where the paths part, not at the
+# frames every stack shares (MainThread, <module>, main, run, simulate)
+expect_status 0 "$RESULTS" compare $C0 a1a1a1a --deep
+first=$(sed -n '/^Call paths whose total time changed most/{n;p;q}' "$T/out")
+case "$first" in
+"  … > "*"apply (healthsystem.py) > trace_contacts (healthsystem.py)") ;;
+*) cat "$T/out" >&2; fail "compare --deep's first call path is not the new call: '$first'" ;;
+esac
+grep -q "^  (left out: [0-9]* call paths whose change is that of one call below them" "$T/out" ||
+	{ cat "$T/out" >&2; fail "compare --deep does not count the paths it leaves out"; }
 pass "a new caller of a shared helper is the culprit, with its call path; the helper is not"
 
 # --- B: the shared helper slower wherever it is called --------------------
