@@ -296,7 +296,12 @@ static int load_calls(struct ctx *c, int side, int *had)
 	size_t i, e;
 	int err = 0;
 
-	*had = json_is_array(rows);
+	/* a later layout of the rows is not guessed at: the tree stands in */
+	*had = json_is_array(rows) &&
+	       json_integer_value(json_object_get(json_object_get(c->sum[side], "calls"), "version")) ==
+		       RS_SUMMARY_CALLS_VERSION;
+	if (!*had)
+		return 0;
 	for (i = 0; i < json_array_size(rows) && !err; i++) {
 		const json_t *r = json_array_get(rows, i);
 		json_int_t a = json_integer_value(json_array_get(r, 0));

@@ -894,8 +894,8 @@ static int build_calls(const struct rs_summary *s, const uint32_t *pos, uint32_t
 	}
 	if (err)
 		goto out;
-	o = json_pack("{s:f,s:O}", "floor", s->sampled_time > 0 ? floor / s->sampled_time
-								  : s->opt.floor_share, "rows", rows);
+	o = json_pack("{s:i,s:f,s:O}", "version", RS_SUMMARY_CALLS_VERSION, "floor",
+		      s->sampled_time > 0 ? floor / s->sampled_time : s->opt.floor_share, "rows", rows);
 	if (!o)
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 out:

@@ -152,6 +152,38 @@ EDIT=$RS_SOURCE_DIR/tests/gen/edit_session.py
 R0=e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0
 cp "$REAL" "$T/s.pyisession"
 record_session ci-1 $R0
+# the stored calls table, checked against the session's records: time per
+# caller -> callee pair, each sample once per pair, the first 40 levels
+"$RESULTS" show $R0 --json >"$T/run.json"
+python3 - "$T/run.json" "$REAL" <<'PY' || fail "the calls table does not match the session"
+import collections, json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+rows = [(f["function"], f["file"], f["line"]) for f in s["functions"]]
+files = s["more_functions"]["files"]
+rows += [(r[0], files[r[1]], r[2]) for r in s["more_functions"]["rows"]]
+calls = s["calls"]
+assert calls["version"] == 1 and calls["rows"], calls
+got = {(rows[a], rows[b]): (t, o) for a, b, t, o in calls["rows"]}
+want, own = collections.Counter(), collections.Counter()
+for frames, t in json.load(open(sys.argv[2]))["frame_records"]:
+    ks = []
+    for f in frames[:40]:
+        p = f.split("\x00")
+        line = 0 if p[1] == "<thread>" else int(p[2].split("\x01")[0])
+        ks.append((p[0], p[1], line))
+    for e in set(zip(ks, ks[1:])):
+        want[e] += t
+    if len(frames) <= 40 and len(ks) >= 2:
+        own[(ks[-2], ks[-1])] += t
+norm = lambda k: (k[0], k[1], 0 if k[1] == "<thread>" else k[2])
+got = {(norm(a), norm(b)): v for (a, b), v in got.items()}
+floor = calls["floor"] * s["sampled_time"]
+for e, (t, o) in got.items():
+    assert abs(t / 1e6 - want[e]) < 2e-6, (e, t, want[e])
+    assert abs(o / 1e6 - own[e]) < 2e-6, (e, o, own[e])
+for e, t in want.items():
+    assert t < floor or e in got, (e, t, floor)
+PY
 IFS=$'\t' read -r helper caller < <(python3 "$EDIT" "$REAL" "$T/s.pyisession" new-caller trace_contacts 0.13)
 record_session ci-1 e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1
 expect_status 1 "$RESULTS" check --baseline $R0 --format json
