@@ -30,6 +30,7 @@
 #include "analysis/owncode.h"
 #include "analysis/runview.h"
 #include "session/summary.h"
+#include "util/array.h"
 #include "results/buf.h"
 #include "results/error.h"
 
@@ -103,19 +104,8 @@ static int oom(void)
 
 static int grow_arr(void **p, size_t *alloc, size_t need, size_t size)
 {
-	void *q;
-	size_t na;
-
-	if (need <= *alloc)
-		return 0;
-	na = *alloc ? *alloc * 2 : 256;
-	while (na < need)
-		na *= 2;
-	q = realloc(*p, na * size);
-	if (!q)
+	if (rs_array_grow(p, alloc, need, size, 256))
 		return oom();
-	*p = q;
-	*alloc = na;
 	return 0;
 }
 

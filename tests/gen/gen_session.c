@@ -2116,17 +2116,24 @@ static int add_fn_at_end(struct model *m, const char *name, int file)
 
 /* The call of `fn`, appended to the body of `caller_fn` (its statements
  * must stay contiguous, so copy them to the end of the statement array). */
-static void append_call(struct model *m, int caller_fn, int fn)
+/* Move the body of `fn` to the end of the statement array, so that a
+ * statement can be added to it (a function's statements are contiguous);
+ * returns the line offset after its last statement. */
+static int body_to_end(struct model *m, int fn)
 {
-	struct gfn *caller = &m->fns[caller_fn];
-	int old0 = caller->stmt0, n = caller->nstmt;
+	int old0 = m->fns[fn].stmt0, n = m->fns[fn].nstmt;
 	for (int i = 0; i < n; i++) {
 		GROW(m->stmts, m->nstmts, m->capstmts);
 		m->stmts[m->nstmts++] = m->stmts[old0 + i];
 	}
-	caller = &m->fns[caller_fn];
-	caller->stmt0 = m->nstmts - n;
-	int off = m->stmts[m->nstmts - 1].off + 1;
+	m->fns[fn].stmt0 = m->nstmts - n;
+	return m->stmts[m->nstmts - 1].off + 1;
+}
+
+static void append_call(struct model *m, int caller_fn, int fn)
+{
+	int off = body_to_end(m, caller_fn);
+	struct gfn *caller = &m->fns[caller_fn];
 	GROW(m->stmts, m->nstmts, m->capstmts);
 	struct gstmt *c = &m->stmts[m->nstmts++];
 	memset(c, 0, sizeof *c);
@@ -2284,17 +2291,7 @@ static int add_slow_lib(struct model *m, struct rng *r, const char *spec, double
 	int lib = lib_call_for(m, r, frac * m->fns[fn].ecost, &reps);
 	if (lib < 0)
 		return -1;
-	/* a copy of the body with the call added at its end (a function's
-	 * statements are contiguous), as append_call does */
-	struct gfn *g = &m->fns[fn];
-	int old0 = g->stmt0, n = g->nstmt;
-	for (int i = 0; i < n; i++) {
-		GROW(m->stmts, m->nstmts, m->capstmts);
-		m->stmts[m->nstmts++] = m->stmts[old0 + i];
-	}
-	g = &m->fns[fn];
-	g->stmt0 = m->nstmts - n;
-	int off = m->stmts[m->nstmts - 1].off + 1;
+	int off = body_to_end(m, fn);
 	struct gstmt *s = st_call(m, fn, off, lib, m->fns[lib].ncls ? m->fns[lib].cls[0] : CLS_NONE);
 	s->reps = (uint16_t)reps;
 	s->isolated = 1;
