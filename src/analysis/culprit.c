@@ -8,7 +8,8 @@
  *
  *  0. The time under a function that did not run in the base (a new
  *     frame, from the head's stored tree) is that new call's: it is left
- *     out of every function and call below it.
+ *     out of every function and call below it, and of the calls on the
+ *     path down to it.
  *  1. For every function c, whether it grew wherever it is called: set
  *     aside the call into c that grew most; c is "blamable" when the
  *     other calls held 10% of its old time or more (each caller with 2%
@@ -50,6 +51,8 @@
 #define TREE_FLOOR 0.005
 /* A call missing from the base is new when this many times its floor. */
 #define NEW_CALL_FLOORS 3
+/* A call path shown is cut after this many bytes. */
+#define PATH_BYTES 2048
 /* Levels of a stored tree walked at most (it has 40 under the root). */
 #define TREE_DEPTH 64
 
@@ -75,7 +78,8 @@ struct cedge {
 	size_t a, b;
 	double t[2], s[2];
 	int seen[2];
-	double under_new;  /* head time of the call under a new frame */
+	double under_new;  /* head time of the call under a new frame, or on
+	                      the path down to one (that new call's time) */
 	double best_total;
 	char *best_path;
 };
@@ -352,7 +356,8 @@ static int path_push(struct walk *w, const struct cfn *f, size_t depth)
 	int err = 0;
 
 	w->plen[depth] = w->path.len;
-	if (root)
+	/* a hostile record's names could make every kept path huge */
+	if (root || w->path.len > PATH_BYTES)
 		return 0;
 	if (!w->path.len)
 		err = rs_buf_puts(&w->path, depth > 1 ? "… > " : "");
@@ -407,8 +412,20 @@ static int walk_node(struct walk *w, const json_t *node, size_t depth)
 			if (e != (size_t)-1 && !dup)
 				w->c->e[e].under_new += total;
 		}
-		if (w->side == 1 && !w->new_at && is_new(&w->c->f[fi]))
+		if (w->side == 1 && !w->new_at && is_new(&w->c->f[fi])) {
 			w->new_at = depth;
+			/* the calls on the way down to a new call carry its time:
+			 * it is that call's, not growth of the frames above it */
+			for (i = 2; i < depth; i++) {
+				size_t k, ei = w->edge[i];
+				int again = 0;
+
+				for (k = 2; k < i && !again; k++)
+					again = w->edge[k] == ei;
+				if (ei != (size_t)-1 && !again)
+					w->c->e[ei].under_new += total;
+			}
+		}
 		if (w->side == 1) {
 			err = path_push(w, &w->c->f[fi], depth);
 			if (!err)

@@ -203,3 +203,34 @@ IFS='|' read -r kind fn _ callers path <<<"$(first_culprit)"
 	{ cat "$T/out" >&2; fail "real frames: first culprit is '$kind' '$fn' ($callers callers), not $helper slower everywhere"; }
 case "$path" in *" > $fn") ;; *) fail "real frames: $fn's call path: '$path'" ;; esac
 pass "real frames: a new caller is the culprit, and a helper slower everywhere is"
+
+# --- against real run-to-run noise --------------------------------------------
+# Two real runs of the same code (tests/data/real_rerun_{a,b}_pop10k): b
+# edited into a new caller and into a helper slower everywhere, each
+# checked against a: the noise between the runs must not change the answer.
+results_repo "$T/noise"
+zstd -q -d --long=27 "$RS_SOURCE_DIR/tests/data/real_rerun_a_pop10k.pyisession.zst" -o "$T/a.pyisession"
+zstd -q -d --long=27 "$RS_SOURCE_DIR/tests/data/real_rerun_b_pop10k.pyisession.zst" -o "$T/b.pyisession"
+cp "$T/a.pyisession" "$T/s.pyisession"
+record_session ci-1 f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0
+cp "$T/b.pyisession" "$T/s.pyisession"
+record_session ci-1 f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1
+expect_status 0 "$RESULTS" check f1f1f1f --baseline f0f0f0f
+grep -q '^verdict: [-+][0-9]*% vs f0f0f0f: no regression$' "$T/out" || { cat "$T/out" >&2; fail "a rerun is a regression"; }
+IFS=$'\t' read -r helper caller < <(python3 "$EDIT" "$T/b.pyisession" "$T/s.pyisession" new-caller trace_contacts 0.13)
+record_session ci-1 f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2
+expect_status 1 "$RESULTS" check f2f2f2f --baseline f0f0f0f --format json
+python3 - "$T/out" "$helper" "$caller" <<'PY' || fail "real noise: the new call is not the only culprit"
+import json, sys
+cs = json.load(open(sys.argv[1]))["culprits"]
+assert cs and cs[0]["case"] == "new call" and cs[0]["function"] == "trace_contacts", cs
+assert cs[0]["caller"].split(".")[-1] == sys.argv[3], cs[0]
+assert len(cs) == 1, cs     # neither the helper nor the frames above the new call
+PY
+python3 "$EDIT" "$T/b.pyisession" "$T/s.pyisession" slower 1.0 >/dev/null
+record_session ci-1 f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3
+expect_status 1 "$RESULTS" check f3f3f3f --baseline f0f0f0f --format json
+IFS='|' read -r kind fn _ callers _ <<<"$(first_culprit)"
+[ "$kind" = "slower wherever it is called" ] && [ "${fn##*.}" = "$helper" ] && [ "$callers" -ge 10 ] ||
+	{ cat "$T/out" >&2; fail "real noise: first culprit is '$kind' '$fn' ($callers callers), not $helper slower everywhere"; }
+pass "against real run-to-run noise: a rerun passes, the new call and the helper slower everywhere are named"
