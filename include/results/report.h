@@ -105,6 +105,7 @@ struct rs_report_trend_opts {
 	int all_metrics;
 	const char *const *functions;
 	size_t n_functions;
+	int total;                 /* function series of total, not own, time */
 	const char *per;
 	int no_workload;
 	int html;                  /* 1: one self-contained HTML page */

@@ -14,6 +14,7 @@
  * With neither, the band is 0 and only the threshold applies.
  */
 #include "analysis/check.h"
+#include "analysis/culprit.h"
 #include "analysis/render.h"
 #include "analysis/runview.h"
 #include "results/buf.h"
@@ -122,19 +123,43 @@ static char *xstrdup(const char *s)
 	return strdup(s ? s : "");
 }
 
+/* The row of d->funcs that culprit `x` names, or (size_t)-1. */
+static size_t culprit_row(const struct rs_diff *d, const struct rs_culprit *x)
+{
+	for (size_t i = 0; i < d->n_funcs; i++) {
+		const struct rs_func_delta *f = &d->funcs[i];
+
+		if (f->change != RS_FUNC_VANISHED && f->line == x->line && !strcmp(f->file, x->file) &&
+		    !strcmp(f->function, x->function))
+			return i;
+	}
+	for (size_t i = 0; i < d->n_funcs; i++) {
+		const struct rs_func_delta *f = &d->funcs[i];
+		const char *bare = strrchr(x->function, '.');
+
+		bare = bare ? bare + 1 : x->function;
+		if (f->change != RS_FUNC_VANISHED && !strcmp(f->file, x->file) && f->key &&
+		    !strncmp(f->key, bare, strlen(bare)) && f->key[strlen(bare)] == '\x1f')
+			return i;
+	}
+	return (size_t)-1;
+}
+
 /*
- * Name the functions behind a regression by total (inclusive) time: the
+ * Name the functions behind a regression. First the culprits the diff
+ * found by calling context (rs_culprits_find: a new call, a function
+ * slower wherever it is called, or slower in its own body); then,
+ * to fill the list, by total (inclusive) time (rs_diff_explain): the
  * deepest frames whose total grew by at least a fifth of the growth of
- * the run's duration (per unit of workload when normalised), the
- * project's own code first (rs_diff_explain). Own time alone misses the
- * usual culprit in library-heavy code: a new function with 13 ms of its
- * own and 4 s in the pandas calls it makes.
+ * the run's duration (per unit of workload when normalised). Own time
+ * alone misses the usual culprit in library-heavy code: a new function
+ * with 13 ms of its own and 4 s in the pandas calls it makes.
  */
 static int pick_responsible(struct rs_check_result *r, size_t max)
 {
 	const struct rs_diff *d = r->diff;
 	double wb = 1, wh = 1, grow = 0;
-	size_t i;
+	size_t i, n = 0, *more = NULL, nmore;
 
 	if (d->workload_key && d->base_workload > 0 && d->head_workload > 0) {
 		wb = d->base_workload;
@@ -144,10 +169,31 @@ static int pick_responsible(struct rs_check_result *r, size_t max)
 		if (!strcmp(d->metrics[i].name, "duration"))
 			grow = d->metrics[i].head / wh - d->metrics[i].base / wb;
 	r->responsible = calloc(max ? max : 1, sizeof(*r->responsible));
-	if (!r->responsible)
+	more = calloc(max ? max : 1, sizeof(*more));
+	if (!r->responsible || !more) {
+		free(more);
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	r->n_responsible = rs_diff_explain(d, wb, wh, grow > 0 ? grow / 5 : 0,
-					   r->responsible, max);
+	}
+	for (i = 0; d->culprits && i < d->culprits->n && n < max; i++) {
+		size_t row = culprit_row(d, &d->culprits->c[i]), j;
+
+		for (j = 0; j < n && row != (size_t)-1; j++)
+			if (r->responsible[j] == row)
+				row = (size_t)-1;
+		if (row != (size_t)-1)
+			r->responsible[n++] = row;
+	}
+	nmore = rs_diff_explain(d, wb, wh, grow > 0 ? grow / 5 : 0, more, max);
+	for (i = 0; i < nmore && n < max; i++) {
+		size_t j;
+
+		for (j = 0; j < n && r->responsible[j] != more[i]; j++)
+			;
+		if (j == n)
+			r->responsible[n++] = more[i];
+	}
+	r->n_responsible = n;
+	free(more);
 	return 0;
 }
 

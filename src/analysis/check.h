@@ -104,7 +104,8 @@ struct rs_check_result {
 	size_t n_metrics;
 	struct rs_diff *diff;          /* head vs the most typical baseline run;
 	                                  NULL without a baseline */
-	size_t *responsible;           /* indices into diff->funcs */
+	size_t *responsible;           /* indices into diff->funcs, the
+	                                  culprits' functions first */
 	size_t n_responsible;
 	size_t n_other_config;         /* history runs of another configuration */
 	char other_config[320];        /* the first difference: "population 120000 here,

@@ -659,11 +659,79 @@ static int deep_json(struct rs_buf *out, const struct rs_deep_diff *d)
 	return err;
 }
 
+/*
+ * passed[i] = 1 when path i only passes its change on: one path below it
+ * (its child) holds 80% or more of that change, same sign, or it lies
+ * below a path that is new in the head (part of that new call). The root
+ * frames every stack shares (MainThread, <module>, main, run, simulate)
+ * are such paths; what is left are the paths where the change divides or
+ * starts: the highest new path of a new call, where the paths part.
+ */
+static int passed_on(const struct rs_deep_diff *d, unsigned char *passed)
+{
+	json_t *index = json_object();
+	double *best = calloc(d->n_paths ? d->n_paths : 1, sizeof(double));
+	struct rs_buf parent = RS_BUF_INIT;
+	size_t i;
+	int err = 0;
+
+	if (!index || !best) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < d->n_paths && !err; i++)
+		if (json_object_set_new(index, d->paths[i].path, json_integer((json_int_t)i)))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < d->n_paths && !err; i++) {
+		const char *p = d->paths[i].path, *cut = NULL;
+		double ci = d->paths[i].head_total - d->paths[i].base_total;
+		json_t *at;
+		size_t pi;
+
+		for (const char *q = strstr(p, " > "); q; q = strstr(q + 1, " > "))
+			cut = q;
+		if (!cut)
+			continue;
+		rs_buf_clear(&parent);
+		err = rs_buf_put(&parent, p, (size_t)(cut - p));
+		if (err)
+			break;
+		at = json_object_get(index, parent.ptr);
+		if (!at)
+			continue;
+		pi = (size_t)json_integer_value(at);
+		/* below a path new in the head: part of that new call */
+		if (d->paths[i].base_total <= 0 && d->paths[pi].base_total <= 0)
+			passed[i] = 2;
+		{
+			double cp = d->paths[pi].head_total - d->paths[pi].base_total;
+
+			if (cp * ci > 0 && fabs(ci) > best[pi])
+				best[pi] = fabs(ci);
+		}
+	}
+	for (i = 0; i < d->n_paths; i++) {
+		double c = fabs(d->paths[i].head_total - d->paths[i].base_total);
+
+		/* the highest new path is where the paths part: always shown */
+		if (passed[i] == 2)
+			passed[i] = 1;
+		else if (d->paths[i].base_total > 0)
+			passed[i] = c > 0 && best[i] >= 0.8 * c;
+	}
+out:
+	rs_buf_release(&parent);
+	json_decref(index);
+	free(best);
+	return err;
+}
+
 int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		   enum rs_format fmt, size_t top)
 {
 	struct rs_buf cell = RS_BUF_INIT;
-	size_t i;
+	unsigned char *passed = NULL;
+	size_t i, shown = 0, left = 0;
 	int md = fmt == RS_FORMAT_MARKDOWN, err = 0;
 
 	if (!top)
@@ -685,19 +753,42 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 		if (err)
 			return err;
 	}
-	err = rs_buf_puts(out, md ? "\n**Call paths whose total time changed most** (from the sessions)\n\n"
-				    "| call path | base | head | change | own time base → head |\n"
-				    "|---|---:|---:|---:|---:|\n"
-				  : "\nCall paths whose total time changed most (from the sessions)\n");
-	for (i = 0; !err && i < d->n_paths && i < top; i++) {
+	passed = calloc(d->n_paths ? d->n_paths : 1, 1);
+	if (!passed)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = passed_on(d, passed);
+	if (!err)
+		err = rs_buf_puts(out, md ? "\n**Call paths whose total time changed most** (from the sessions; "
+					    "where the paths divide, not the frames they share)\n\n"
+					    "| call path | base | head | change | own time base → head |\n"
+					    "|---|---:|---:|---:|---:|\n"
+					  : "\nCall paths whose total time changed most (from the sessions; "
+					    "where the paths divide, not the frames they share)\n");
+	for (i = 0; !err && i < d->n_paths; i++) {
 		const struct rs_path_delta *p = &d->paths[i];
 
+		if (passed[i]) {
+			left++;
+			continue;
+		}
+		if (shown == top)
+			continue;
 		rs_buf_clear(&cell);
 		err = short_path(&cell, p->path, 4);
 		if (err)
 			break;
 		err = path_row(out, p, cell.ptr, md);
+		shown++;
 	}
+	if (!err && left)
+		err = rs_buf_printf(out, md ? "\n_Left out: %zu call path%s whose change is that of one call below them "
+					      "(the frames every stack shares: MainThread, `<module>`, main...) or "
+					      "that lie below a new call shown._\n"
+					    : "  (left out: %zu call path%s whose change is that of one call below them, "
+					      "the frames every stack shares: MainThread, <module>, main..., or that lie "
+					      "below a new call shown)\n",
+				    left, left == 1 ? "" : "s");
+	free(passed);
 	rs_buf_release(&cell);
 	return err;
 }

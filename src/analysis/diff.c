@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "analysis/diff.h"
+#include "analysis/culprit.h"
 #include "analysis/owncode.h"
 #include "analysis/runview.h"
 #include "session/summary.h"
@@ -56,6 +57,7 @@ struct fnlist {
 	const json_t *summary;
 	int has_ran;
 	double floor;
+	double timebase;   /* the run's sampled time: floor * timebase seconds */
 };
 
 /* Rows per ranking in a stored summary (rs_summary's default). */
@@ -223,6 +225,7 @@ static int load_functions(struct fnlist *out, const json_t *run)
 	if (!rs_runview_num(summary, "sampled_time", &timebase) || timebase <= 0)
 		if (!rs_runview_num(summary, "duration", &timebase))
 			timebase = 0;
+	out->timebase = timebase;
 	n = json_array_size(funcs);
 	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
 	if (!out->rows)
@@ -286,18 +289,25 @@ static void classify(struct fnlist *l, const struct fnlist *other)
 	}
 }
 
-/* A function stored on one side, below the other side's floor. */
+/* A function stored on one side, below the other side's floor (`timebase`: that side's time). */
 static int push_below(struct rs_diff *d, size_t *alloc, const struct fnrow *b,
-		      const struct fnrow *h, double floor)
+		      const struct fnrow *h, double floor, double timebase)
 {
 	int err = push_func(d, alloc, RS_FUNC_CHANGED, b, h);
+	struct rs_func_delta *f;
 
 	if (err)
 		return err;
-	if (b)
-		d->funcs[d->n_funcs - 1].head_below = floor > 0 ? floor : RS_SUMMARY_FLOOR;
-	else
-		d->funcs[d->n_funcs - 1].base_below = floor > 0 ? floor : RS_SUMMARY_FLOOR;
+	f = &d->funcs[d->n_funcs - 1];
+	if (!(floor > 0))
+		floor = RS_SUMMARY_FLOOR;
+	if (b) {
+		f->head_below = floor;
+		f->head_max = floor * timebase;
+	} else {
+		f->base_below = floor;
+		f->base_max = floor * timebase;
+	}
 	d->n_below++;
 	return 0;
 }
@@ -504,11 +514,24 @@ out:
 	return err;
 }
 
+double rs_func_self_change_min(const struct rs_func_delta *f)
+{
+	double c = fabs(f->head_self - f->base_self);
+
+	/* a side below the floor was somewhere in [0, max]: the change is at
+	 * least the distance from the stored side to that range */
+	if (f->head_below > 0)
+		c = fmax(0, f->base_self - f->head_max);
+	else if (f->base_below > 0)
+		c = fmax(0, f->head_self - f->base_max);
+	return c;
+}
+
 static int cmp_func(const void *a, const void *b)
 {
 	const struct rs_func_delta *x = a, *y = b;
-	double dx = fabs(x->head_self - x->base_self);
-	double dy = fabs(y->head_self - y->base_self);
+	double dx = rs_func_self_change_min(x);
+	double dy = rs_func_self_change_min(y);
 
 	if (dx != dy)
 		return dx < dy ? 1 : -1;
@@ -917,7 +940,7 @@ static int diff_header(struct rs_diff *d, const json_t *base, const json_t *head
  * or new (head side) / vanished.
  */
 static int push_unmatched(struct rs_diff *d, size_t *alloc, struct fnlist *list,
-			  double other_floor, int head_side)
+			  const struct fnlist *other, int head_side)
 {
 	int err = 0;
 
@@ -930,7 +953,7 @@ static int push_unmatched(struct rs_diff *d, size_t *alloc, struct fnlist *list,
 			d->n_uncompared++;
 		else if (r->fate == FATE_BELOW)
 			err = push_below(d, alloc, head_side ? NULL : r, head_side ? r : NULL,
-					 other_floor);
+					 other->floor, other->timebase);
 		else if (head_side)
 			err = push_func(d, alloc, RS_FUNC_NEW, NULL, r);
 		else
@@ -959,16 +982,30 @@ static int diff_functions(struct rs_diff *d, struct fnlist *bl, struct fnlist *h
 	err = probable_renames(d, &alloc, bl, hl);
 	if (err)
 		return err;
-	err = push_unmatched(d, &alloc, hl, bl->floor, 1);
+	err = push_unmatched(d, &alloc, hl, bl, 1);
 	if (err)
 		return err;
-	err = push_unmatched(d, &alloc, bl, hl->floor, 0);
+	err = push_unmatched(d, &alloc, bl, hl, 0);
 	if (err)
 		return err;
 	if (d->n_funcs)
 		qsort(d->funcs, d->n_funcs, sizeof(*d->funcs), cmp_func);
 	mark_wrappers(d);
 	return 0;
+}
+
+/*
+ * The culprits of a longer run (per unit of workload when normalised),
+ * from the two summaries' calls by context; none when it did not grow.
+ */
+static int diff_culprits(struct rs_diff *d, const json_t *base, const json_t *head)
+{
+	double scale = 1;
+
+	if (d->workload_key && d->base_workload > 0 && d->head_workload > 0)
+		scale = d->head_workload / d->base_workload;
+	return rs_culprits_find(&d->culprits, json_object_get(base, "summary"),
+				json_object_get(head, "summary"), scale, 0);
 }
 
 int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
@@ -995,6 +1032,8 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 	if (err)
 		goto out;
 	err = diff_functions(d, &bl, &hl);
+	if (!err)
+		err = diff_culprits(d, base, head);
 out:
 	d->own = NULL;
 	fnlist_release(&bl);
@@ -1016,6 +1055,7 @@ void rs_diff_free(struct rs_diff *d)
 	for (i = 0; i < d->n_metrics; i++)
 		free(d->metrics[i].name);
 	json_decref(d->ancestry);
+	rs_culprits_free(d->culprits);
 	for (i = 0; i < d->n_funcs; i++) {
 		free(d->funcs[i].key);
 		free(d->funcs[i].function);

@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 struct rs_owncode;
+struct rs_culprits;
 
 struct rs_metric_delta {
 	char *name;        /* "duration", "mem.peak_mb", "duration/months" */
@@ -61,6 +62,8 @@ struct rs_func_delta {
 	double base_below;   /* > 0: ran in base below this share of the time,
 	                        so base figures are 0 but unknown (not stored) */
 	double head_below;   /* the same for head */
+	double base_max, head_max; /* with *_below: that side's floor in seconds,
+	                              the most its unstored figures can be */
 	int probable;        /* a rename judged by place and size, not exact line */
 };
 
@@ -79,6 +82,9 @@ struct rs_diff {
 	size_t n_wrappers;              /* callers left out of "total time" rows */
 	size_t n_below;                 /* rows with base_below or head_below */
 	void *ancestry;                 /* call-tree pairs (private) */
+	struct rs_culprits *culprits;   /* who is to blame for a longer run, by
+	                                   calling context (culprit.h); NULL
+	                                   when the run did not grow */
 	const struct rs_owncode *own;   /* during rs_diff_runs only; then NULL */
 };
 
@@ -120,6 +126,15 @@ size_t rs_diff_explain(const struct rs_diff *d, double wb, double wh, double flo
 RS_MUST_CHECK
 int rs_diff_calls(const struct rs_diff *d, const struct rs_func_delta *a,
 		  const struct rs_func_delta *b);
+
+/*
+ * The smallest change of own time `f` can have had, in seconds: the
+ * change itself, or, with a side below its floor (*_below), the distance
+ * from the stored side to what the unstored side can have been. The
+ * own-time rows are ranked by it, so a function that merely dropped
+ * under the floor does not push real changes out of the table.
+ */
+double rs_func_self_change_min(const struct rs_func_delta *f);
 
 /* The metric named `name` in `d`, or NULL (borrowed). */
 const struct rs_metric_delta *rs_diff_metric(const struct rs_diff *d, const char *name);

@@ -449,7 +449,8 @@ static int trend_body(struct rs_buf *out, const struct rs_trend *t,
 			return err;
 	}
 	if (t->n_funcs) {
-		err = rs_buf_puts(out, "<h2>Top functions, own time</h2>\n");
+		err = rs_buf_puts(out, t->total ? "<h2>Functions, total time (the function and what it calls)</h2>\n"
+					: "<h2>Functions, own time</h2>\n");
 		if (err)
 			return err;
 		for (i = 0; i < t->n_funcs; i++) {

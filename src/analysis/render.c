@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "analysis/render.h"
+#include "analysis/culprit.h"
 #include "results/error.h"
 
 #include <jansson.h>
@@ -385,17 +386,71 @@ static int func_label(struct rs_buf *out, const struct rs_func_delta *f, int md)
 			     f->probable ? " (probably)" : "");
 }
 
-/* A figure that was not stored: "<0.1%" of the run. */
-static int below_cell(struct rs_buf *out, double share)
+/*
+ * A figure that was not stored: below the floor, "<31.1 ms" (the floor's
+ * time in that run), or "<0.1%" of the run when that time is unknown.
+ * Never 0: the function ran.
+ */
+static int below_cell(struct rs_buf *out, double share, double max)
 {
-	return rs_buf_printf(out, "<%.2g%%", share * 100);
+	int err;
+
+	if (!(max > 0))
+		return rs_buf_printf(out, "<%.2g%%", share * 100);
+	err = rs_buf_putc(out, '<');
+	if (err)
+		return err;
+	return rs_render_seconds(out, max);
 }
 
-static int share_cell(struct rs_buf *out, double base, double head)
+/*
+ * The change of a row with a side below the floor: the range it lies in,
+ * "-58.2 ms..-27.1 ms", since the unstored side was between 0 and the
+ * floor's time.
+ */
+static int below_change(struct rs_buf *out, const struct rs_func_delta *f, double b, double h)
 {
-	return rs_buf_printf(out, "%.1f%% -> %.1f%%", base * 100, head * 100);
+	double lo, hi;
+	int err;
+
+	if (f->head_below > 0) {
+		lo = -b;
+		hi = f->head_max - b;
+	} else {
+		lo = h - f->base_max;
+		hi = h;
+	}
+	err = rs_buf_puts(out, lo > 0 ? "+" : "");
+	if (!err)
+		err = rs_render_seconds(out, lo);
+	if (!err)
+		err = rs_buf_puts(out, hi > 0 ? "..+" : "..");
+	if (!err)
+		err = rs_render_seconds(out, hi);
+	return err;
 }
 
+/* "6.1% -> 6.5%"; a side below the floor (`*_below` > 0) as "<0.1%". */
+static int share_cell(struct rs_buf *out, double base, double head, double base_below,
+		      double head_below)
+{
+	int err;
+
+	err = base_below > 0 ? rs_buf_printf(out, "<%.2g%%", base_below * 100)
+			     : rs_buf_printf(out, "%.1f%%", base * 100);
+	if (!err)
+		err = rs_buf_puts(out, " -> ");
+	if (!err)
+		err = head_below > 0 ? rs_buf_printf(out, "<%.2g%%", head_below * 100)
+				     : rs_buf_printf(out, "%.1f%%", head * 100);
+	return err;
+}
+
+/*
+ * One row of a function table. by_total: 0 own time (total time
+ * alongside), 1 total time, 2 total time with own time alongside (new and
+ * vanished functions: own time says little of library-heavy code).
+ */
 static int func_row(struct rs_buf *out, const struct rs_func_delta *f, int md,
 		    int by_total)
 {
@@ -420,32 +475,37 @@ static int func_row(struct rs_buf *out, const struct rs_func_delta *f, int md,
 		goto out;
 	rs_buf_clear(&cell);
 	err = f->change == RS_FUNC_NEW ? rs_buf_puts(&cell, "-")
-	      : f->base_below > 0      ? below_cell(&cell, f->base_below)
+	      : f->base_below > 0      ? below_cell(&cell, f->base_below, f->base_max)
 				       : rs_render_seconds(&cell, b);
 	if (!err)
 		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 10);
 	rs_buf_clear(&cell);
 	if (!err)
 		err = f->change == RS_FUNC_VANISHED ? rs_buf_puts(&cell, "-")
-		      : f->head_below > 0 ? below_cell(&cell, f->head_below)
+		      : f->head_below > 0 ? below_cell(&cell, f->head_below, f->head_max)
 					  : rs_render_seconds(&cell, h);
 	if (!err)
 		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 10);
 	rs_buf_clear(&cell);
-	if (!err)
+	if (!err && (f->base_below > 0 || f->head_below > 0) && (f->base_max > 0 || f->head_max > 0))
+		err = below_change(&cell, f, b, h);
+	else if (!err)
 		err = render_change(&cell, "duration", h - b, rel);
 	if (!err)
 		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 22);
 	rs_buf_clear(&cell);
 	if (!err)
-		err = share_cell(&cell, bs, hs);
-	if (!err && !by_total) {
-		/* own-time rows also say how much ran below the function */
+		err = share_cell(&cell, bs, hs, f->base_below, f->head_below);
+	if (!err && by_total != 1) {
+		/* own-time rows also say how much ran below the function, and
+		 * total-time rows of new functions how much was their own */
+		double other = by_total ? (f->change == RS_FUNC_VANISHED ? f->base_self : f->head_self)
+					: (f->change == RS_FUNC_VANISHED ? f->base_total : f->head_total);
+
 		err = md ? rs_buf_printf(out, "%s | ", cell.ptr) : pad(out, cell.ptr, 16);
 		rs_buf_clear(&cell);
 		if (!err)
-			err = rs_render_seconds(&cell, f->change == RS_FUNC_VANISHED ? f->base_total
-										  : f->head_total);
+			err = rs_render_seconds(&cell, other);
 	}
 	if (!err)
 		err = md ? rs_buf_printf(out, "%s |\n", cell.ptr)
@@ -458,35 +518,38 @@ out:
 static int func_header(struct rs_buf *out, int md, const char *title, int by_total)
 {
 	const char *what = by_total ? "total time" : "own time";
+	const char *other = by_total == 2 ? "own time" : by_total ? NULL : "total time";
+	char share[48];
 	int err;
 
-	if (md && by_total)
-		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of time |\n"
-				     "|---|---:|---:|---:|---:|\n", title, what, what);
+	snprintf(share, sizeof(share), "%s, share of the run", what);
+	if (md && !other)
+		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | %s |\n"
+				     "|---|---:|---:|---:|---:|\n", title, what, what, share);
 	if (md)
-		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | share of time | total time |\n"
-				     "|---|---:|---:|---:|---:|---:|\n", title, what, what);
+		return rs_buf_printf(out, "\n**%s**\n\n| function | base %s | head %s | change | %s | %s |\n"
+				     "|---|---:|---:|---:|---:|---:|\n", title, what, what, share, other);
 	err = rs_buf_printf(out, "\n%s\n  ", title);
 	if (err)
 		return err;
 	err = pad(out, "function", 52);
 	if (err)
 		return err;
-	err = pad(out, "base", 10);
+	err = pad(out, by_total ? "base total" : "base own", 10);
 	if (err)
 		return err;
-	err = pad(out, "head", 10);
+	err = pad(out, by_total ? "head total" : "head own", 10);
 	if (err)
 		return err;
 	err = pad(out, "change", 22);
 	if (err)
 		return err;
-	if (by_total)
-		return rs_buf_puts(out, "share of time\n");
-	err = pad(out, "share of time", 16);
+	if (!other)
+		return rs_buf_puts(out, "share of run\n");
+	err = pad(out, "share of run", 16);
 	if (err)
 		return err;
-	return rs_buf_puts(out, "total time\n");
+	return rs_buf_printf(out, "%s\n", other);
 }
 
 /* New and vanished functions smaller than this are counted, not listed. */
@@ -520,7 +583,7 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 
 		/* total time: root frames and callers whose change is that of
 		 * a function below them say nothing new; they are counted */
-		if (by_total && (f->root || f->wrapper))
+		if (by_total == 1 && (f->root || f->wrapper))
 			continue;
 		/* new and vanished: the small ones come and go with the
 		 * simulated events; they are counted below, not listed */
@@ -546,7 +609,7 @@ static int func_section(struct rs_buf *out, const struct rs_diff *d, int md,
 			err = rs_buf_printf(out, md ? "\n_And %zu small function%s (under %g%% of the run each)._\n"
 						    : "  ... and %zu small function%s (under %g%% of the run each)\n",
 					    small, small == 1 ? "" : "s", SMALL_SHARE * 100);
-		if (!err && by_total) {
+		if (!err && by_total == 1) {
 			size_t roots = 0;
 
 			for (i = 0; i < d->n_funcs; i++)
@@ -612,7 +675,15 @@ static int explain_line(struct rs_buf *out, const struct rs_func_delta *f, int m
 	err = render_change(out, "duration", f->head_total - f->base_total, NAN);
 	if (err)
 		return err;
-	err = rs_buf_printf(out, ", %.1f%% of the run), own time ", f->head_total_share * 100);
+	/* every share says what it is of: the growth as a share of the head
+	 * run's time, then the function's total as a share of it */
+	{
+		double run = f->head_total_share > 0 ? f->head_total / f->head_total_share : 0;
+
+		err = rs_buf_printf(out, " = %.1f%% of the head run; total %.1f%% of the head run), own time ",
+				    run > 0 ? (f->head_total - f->base_total) / run * 100 : 0,
+				    f->head_total_share * 100);
+	}
 	if (err)
 		return err;
 	err = rs_render_seconds(out, f->head_self);
@@ -644,6 +715,99 @@ static double duration_growth(const struct rs_diff *d, double *wb, double *wh)
 	return m ? m->head / *wh - m->base / *wb : 0;
 }
 
+/*
+ * A culprit in one line: "new call A -> B (4.13 s)", "slower wherever it
+ * is called, 31 callers: F (+1.9 s)", "slower in its own body: F (+1.2 s)".
+ * `md`: names as code spans.
+ */
+static int culprit_title(struct rs_buf *out, const struct rs_culprit *x, int md)
+{
+	const char *q = md ? "`" : "";
+	int err;
+
+	if (x->kind == RS_CULPRIT_NEW_CALL)
+		err = rs_buf_printf(out, "new call %s%s -> %s%s (", q, x->caller, x->function, q);
+	else if (x->kind == RS_CULPRIT_EVERYWHERE)
+		err = rs_buf_printf(out, "%s, %zu callers: %s%s%s (", rs_culprit_case_name(x->kind),
+				    x->n_callers, q, x->function, q);
+	else
+		err = rs_buf_printf(out, "%s: %s%s%s (", rs_culprit_case_name(x->kind), q,
+				    x->function, q);
+	if (err)
+		return err;
+	if (x->kind == RS_CULPRIT_NEW_CALL)
+		err = rs_render_seconds(out, x->growth);
+	else
+		err = render_change(out, "duration", x->growth, NAN);
+	if (err)
+		return err;
+	return rs_buf_puts(out, ")");
+}
+
+/* The culprits, each with its figures and call path. */
+static int culprit_section(struct rs_buf *out, const struct rs_culprits *cs, int md)
+{
+	int err;
+
+	err = rs_buf_puts(out, md ? "\n**Culprits** (where the added time appears, by calling context):\n\n"
+				  : "\nculprits (where the added time appears, by calling context):\n");
+	for (size_t i = 0; !err && i < cs->n; i++) {
+		const struct rs_culprit *x = &cs->c[i];
+
+		err = rs_buf_puts(out, md ? "- " : "  ");
+		if (!err)
+			err = culprit_title(out, x, md);
+		if (!err)
+			err = rs_buf_printf(out, ", %.1f%% of the run's sampled time", x->share * 100);
+		if (!err && x->kind != RS_CULPRIT_NEW_CALL) {
+			err = rs_buf_puts(out, "; its total time ");
+			if (!err)
+				err = rs_render_seconds(out, x->base_total);
+			if (!err)
+				err = rs_buf_puts(out, md ? " → " : " -> ");
+			if (!err)
+				err = rs_render_seconds(out, x->head_total);
+		}
+		if (!err && x->path)
+			err = rs_buf_printf(out, md ? "\n  call path: `%s`\n" : "\n      call path: %s\n",
+					    x->path);
+		else if (!err)
+			err = rs_buf_puts(out, "\n");
+	}
+	if (!err && cs->from_tree)
+		err = rs_buf_puts(out, md ? "\n_A run was recorded before call tables were stored: "
+					    "calls above 0.5% of a run only._\n"
+					  : "  (a run was recorded before call tables were stored: "
+					    "calls above 0.5% of a run only)\n");
+	return err;
+}
+
+static json_t *culprits_json(const struct rs_culprits *cs)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && cs && i < cs->n; i++) {
+		const struct rs_culprit *x = &cs->c[i];
+		json_t *o = json_object();
+
+		if (!o)
+			break;
+		json_object_set_new(o, "case", json_string(rs_culprit_case_name(x->kind)));
+		json_object_set_new(o, "function", json_string(x->function));
+		json_object_set_new(o, "file", json_string(x->file));
+		json_object_set_new(o, "line", json_integer(x->line));
+		json_object_set_new(o, "caller", x->caller ? json_string(x->caller) : json_null());
+		json_object_set_new(o, "growth", json_real(x->growth));
+		json_object_set_new(o, "growth_share", json_real(x->share));
+		json_object_set_new(o, "base_total", json_real(x->base_total));
+		json_object_set_new(o, "head_total", json_real(x->head_total));
+		json_object_set_new(o, "callers", json_integer((json_int_t)x->n_callers));
+		json_object_set_new(o, "path", x->path ? json_string(x->path) : json_null());
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 /* compare: which frames explain a longer run, when it is longer. */
 static int explain_section(struct rs_buf *out, const struct rs_diff *d, int md)
 {
@@ -654,6 +818,8 @@ static int explain_section(struct rs_buf *out, const struct rs_diff *d, int md)
 
 	if (!m || !(grow > 0) || !(m->base > 0) || grow * wb < 0.02 * m->base)
 		return 0;
+	if (d->culprits && d->culprits->n)
+		return culprit_section(out, d->culprits, md);
 	n = rs_diff_explain(d, wb, wh, grow / 5, idx, 5);
 	if (!n)
 		return 0;
@@ -727,10 +893,10 @@ static int render_diff_body(struct rs_buf *out, const struct rs_diff *d, int md,
 			   "Renamed functions (same file and first line, or nearby with a similar time)");
 	if (err)
 		return err;
-	err = func_section(out, d, md, top, RS_FUNC_NEW, 0, "New functions");
+	err = func_section(out, d, md, top, RS_FUNC_NEW, 2, "New functions");
 	if (err)
 		return err;
-	err = func_section(out, d, md, top, RS_FUNC_VANISHED, 0, "Vanished functions");
+	err = func_section(out, d, md, top, RS_FUNC_VANISHED, 2, "Vanished functions");
 	if (err)
 		return err;
 	err = func_section(out, d, md, top, -1, 0, "Largest changes in own time");
@@ -741,9 +907,11 @@ static int render_diff_body(struct rs_buf *out, const struct rs_diff *d, int md,
 		return err;
 	if (d->n_below) {
 		err = rs_buf_printf(out, md ? "\n_%zu function%s ran in both runs but below the stored floor "
-					      "in one (shown as <N%%): compared with that bound, never called new._\n"
+					      "in one (shown as <N ms, the floor's time in that run, its change as the "
+					      "range it lies in): compared with that bound, never called new, never 0._\n"
 					    : "\n%zu function%s ran in both runs but below the stored floor in one "
-					      "(shown as <N%%): compared with that bound, never called new\n",
+					      "(shown as <N ms, the floor's time in that run, its change as the range "
+					      "it lies in): compared with that bound, never called new, never 0\n",
 				    d->n_below, d->n_below == 1 ? "" : "s");
 		if (err)
 			return err;
@@ -919,6 +1087,7 @@ static json_t *check_json(const struct rs_check_result *r)
 	for (i = 0; i < r->n_responsible; i++)
 		json_array_append_new(fs, func_json(&r->diff->funcs[r->responsible[i]]));
 	json_object_set_new(o, "responsible", fs);
+	json_object_set_new(o, "culprits", culprits_json(r->diff ? r->diff->culprits : NULL));
 	if (r->diff)
 		json_object_set_new(o, "diff", diff_json(r->diff));
 	return o;
@@ -1033,7 +1202,13 @@ int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
 		if (err)
 			return err;
 	}
-	if (r->n_responsible) {
+	if (r->n_responsible && r->diff && r->diff->culprits && r->diff->culprits->n) {
+		err = rs_buf_puts(out, ": ");
+		if (!err)
+			err = culprit_title(out, &r->diff->culprits->c[0], 0);
+		if (err)
+			return err;
+	} else if (r->n_responsible) {
 		const struct rs_func_delta *f = &r->diff->funcs[r->responsible[0]];
 
 		err = rs_buf_printf(out, ": %s (", f->function);
@@ -1318,6 +1493,11 @@ static int check_details(struct rs_buf *out, const struct rs_check_result *r, in
 {
 	int err;
 
+	if (r->n_responsible && r->diff && r->diff->culprits && r->diff->culprits->n) {
+		err = culprit_section(out, r->diff->culprits, md);
+		if (err)
+			return err;
+	}
 	if (r->n_responsible) {
 		err = rs_buf_puts(out, md ? "\n**Functions responsible** (total time grew most; the project's own code first):\n\n"
 					  : "\nfunctions responsible (total time grew most; own code first):\n");
@@ -1411,6 +1591,7 @@ static int trend_json(struct rs_buf *out, const struct rs_trend *t)
 							   : json_null());
 	json_object_set_new(o, "metrics", ms);
 	json_object_set_new(o, "functions", fs);
+	json_object_set_new(o, "function_measure", json_string(t->total ? "total time" : "own time"));
 	json_object_set_new(o, "excluded_runs", json_integer((json_int_t)t->n_excluded));
 	if (t->excluded_why[0])
 		json_object_set_new(o, "excluded_config", json_string(t->excluded_why));
@@ -1471,6 +1652,9 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t, enum rs_format
 		err = rs_buf_putc(out, '\n');
 	for (i = 0; !err && i < t->n; i++)
 		err = trend_row(out, t, i);
+	if (!err && t->n_funcs)
+		err = rs_buf_printf(out, "function columns: %s in seconds\n",
+				    t->total ? "total time (the function and what it calls)" : "own time");
 	if (err || !t->n_excluded)
 		return err;
 	return rs_buf_printf(out, "%zu run%s shown as '-': another configuration than most runs%s%s%s, or a repeated record of one session\n",

@@ -207,28 +207,70 @@ static int series_init(struct rs_series *s, const char *name, const char *functi
 }
 
 
-static int fn_display(struct rs_buf *b, const json_t *f)
-{
-	const char *cls = rs_runview_str(f, "class", NULL);
-	const char *name = rs_runview_str(f, "function", "<unknown>");
+/* One function row of a summary: "functions" then "more_functions".rows. */
+struct fnrow_view {
+	const char *bare, *cls, *file;
+	long line;
+	double self, total;
+};
 
-	rs_buf_clear(b);
-	if (cls && *cls)
-		return rs_buf_printf(b, "%s.%s", cls, name);
-	return rs_buf_puts(b, name);
+static size_t summary_rows(const json_t *sum)
+{
+	return json_array_size(json_object_get(sum, "functions")) +
+	       json_array_size(json_object_get(json_object_get(sum, "more_functions"), "rows"));
+}
+
+/* Row `j` of `sum` into `r`; 0 when it is not a well-formed row. */
+static int summary_row(const json_t *sum, size_t j, struct fnrow_view *r)
+{
+	const json_t *fs = json_object_get(sum, "functions");
+	const json_t *more = json_object_get(sum, "more_functions");
+	size_t nf = json_array_size(fs);
+	double line = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (j < nf) {
+		const json_t *f = json_array_get(fs, j);
+
+		if (!json_is_object(f))
+			return 0;
+		r->bare = rs_runview_str(f, "function", "<unknown>");
+		r->cls = rs_runview_str(f, "class", NULL);
+		r->file = rs_runview_str(f, "file", "");
+		rs_runview_num(f, "line", &line);
+		r->line = (long)line;
+		rs_runview_num(f, "self", &r->self);
+		rs_runview_num(f, "total", &r->total);
+		return 1;
+	} else {
+		const json_t *row = json_array_get(json_object_get(more, "rows"), j - nf);
+		const json_t *fl = json_array_get(json_object_get(more, "files"),
+						  (size_t)json_integer_value(json_array_get(row, 1)));
+
+		if (!json_is_string(json_array_get(row, 0)) || !json_is_string(fl))
+			return 0;
+		r->bare = json_string_value(json_array_get(row, 0));
+		r->file = json_string_value(fl);
+		r->line = (long)json_integer_value(json_array_get(row, 2));
+		r->self = (double)json_integer_value(json_array_get(row, 3)) / 1e6;
+		r->total = (double)json_integer_value(json_array_get(row, 4)) / 1e6;
+		return 1;
+	}
 }
 
 /* Key of a function across runs: its bare name and file (lines move,
  * and the class of a base-class method's `self` varies). */
-static int fn_key(struct rs_buf *key, struct rs_buf *disp, const json_t *f)
+static int fn_key(struct rs_buf *key, const struct fnrow_view *r)
 {
-	int err = fn_display(disp, f);
-
-	if (err)
-		return err;
 	rs_buf_clear(key);
-	return rs_buf_printf(key, "%s\x1f%s", rs_runview_str(f, "function", "<unknown>"),
-			     rs_runview_str(f, "file", ""));
+	return rs_buf_printf(key, "%s\x1f%s", r->bare, r->file);
+}
+
+/* Its place: file and first line, which a rename keeps. */
+static int fn_place(struct rs_buf *key, const struct fnrow_view *r)
+{
+	rs_buf_clear(key);
+	return rs_buf_printf(key, "%s\x1f%ld", r->file, r->line);
 }
 
 static const char *basename_of(const char *path)
@@ -252,55 +294,134 @@ static int cmp_top(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
-/* Choose the function series: requested names, or the heaviest by the
- * sum over runs of their share of own time. Returns a json object
- * key -> series index (caller's). */
-/* Whether function `f` (displayed as `disp`) is one the options ask for. */
-static int fn_wanted(const json_t *f, const char *disp, const struct rs_trend_opts *o)
+/* The requested name (index) function row `r` is, or -1; every row when none are requested. */
+static long fn_wanted(const struct fnrow_view *r, const struct rs_trend_opts *o)
 {
+	size_t bl = strlen(r->bare);
+
 	if (!o || !o->functions)
-		return 1;
-	for (size_t q = 0; q < o->n_functions; q++)
-		if (!strcmp(disp, o->functions[q]) ||
-		    !strcmp(rs_runview_str(f, "function", ""), o->functions[q]))
-			return 1;
-	return 0;
+		return 0;
+	for (size_t q = 0; q < o->n_functions; q++) {
+		const char *w = o->functions[q];
+		size_t wl = strlen(w);
+
+		if (!strcmp(w, r->bare))
+			return (long)q;
+		/* "Class.fn": the class a row names, or any when a row names none */
+		if (wl > bl + 1 && w[wl - bl - 1] == '.' && !strcmp(w + wl - bl, r->bare) &&
+		    (!r->cls || (strlen(r->cls) == wl - bl - 1 && !strncmp(w, r->cls, wl - bl - 1))))
+			return (long)q;
+	}
+	return -1;
+}
+
+/* The measure a trend follows: own time, or total time with opts.total. */
+static double measure(const struct fnrow_view *r, const struct rs_trend_opts *o)
+{
+	return o && o->total ? r->total : r->self;
 }
 
 /*
- * Every wanted function's weight in `weights` (key -> number): its own
- * time as a share of each run's duration, summed over the runs.
+ * Pass 1 for requested functions: the places (file, first line) where
+ * each was seen, mapped to its key, so that a run where it carries
+ * another name (a rename keeps file and first line) continues its series.
+ * `found[q]` is set for each requested name seen at all.
  */
-static int weigh_functions(json_t *weights, const json_t *const *runs, size_t n,
-			   const struct rs_trend_opts *o)
+static int wanted_places(json_t *places, unsigned char *found, const json_t *const *runs,
+			 size_t n, const struct rs_trend_opts *o)
 {
-	struct rs_buf key = RS_BUF_INIT, disp = RS_BUF_INIT;
+	struct rs_buf key = RS_BUF_INIT, place = RS_BUF_INIT;
+	struct fnrow_view r;
 	int err = 0;
 
 	for (size_t i = 0; !err && i < n; i++) {
 		const json_t *sum = json_object_get(runs[i], "summary");
-		const json_t *fs = json_object_get(sum, "functions");
-		double base = 0, self;
 
-		if (!rs_runview_num(sum, "duration", &base) || base <= 0)
-			base = 1;
-		for (size_t j = 0; !err && j < json_array_size(fs); j++) {
-			const json_t *f = json_array_get(fs, j);
-			const json_t *v;
+		for (size_t j = 0; !err && j < summary_rows(sum); j++) {
+			long q;
 
-			err = fn_key(&key, &disp, f);
-			if (err || !fn_wanted(f, disp.ptr, o))
+			if (!summary_row(sum, j, &r))
 				continue;
-			if (!rs_runview_num(f, "self", &self))
-				self = 0;
-			v = json_object_get(weights, key.ptr);
-			if (json_object_set_new(weights, key.ptr,
-				json_real((v ? json_real_value(v) : 0) + self / base + 1e-12)))
+			q = fn_wanted(&r, o);
+			if (q < 0)
+				continue;
+			found[q] = 1;
+			err = fn_key(&key, &r);
+			if (!err && r.line > 0)
+				err = fn_place(&place, &r);
+			if (!err && r.line > 0 && !json_object_get(places, place.ptr) &&
+			    json_object_set_new(places, place.ptr, json_string(key.ptr)))
 				err = rs_error_set(RS_EGENERIC, "out of memory");
 		}
 	}
 	rs_buf_release(&key);
-	rs_buf_release(&disp);
+	rs_buf_release(&place);
+	return err;
+}
+
+/*
+ * The series key of row `r` into `key`: its own, or (a renamed requested
+ * function) the key its place maps to; 0 when the row is not followed.
+ */
+static int series_key(struct rs_buf *key, const struct fnrow_view *r, const json_t *places,
+		      const struct rs_trend_opts *o, int *follow)
+{
+	const json_t *v;
+	int err;
+
+	*follow = 0;
+	err = fn_key(key, r);
+	if (err)
+		return err;
+	if (fn_wanted(r, o) >= 0) {
+		*follow = 1;
+		return 0;
+	}
+	if (!places || r->line <= 0)
+		return 0;
+	err = fn_place(key, r);
+	if (err)
+		return err;
+	v = json_object_get(places, key->ptr);
+	if (!json_is_string(v))
+		return 0;
+	rs_buf_clear(key);
+	*follow = 1;
+	return rs_buf_puts(key, json_string_value(v));
+}
+
+/*
+ * Every followed function's weight in `weights` (key -> number): its
+ * measure as a share of each run's duration, summed over the runs.
+ */
+static int weigh_functions(json_t *weights, const json_t *places, const json_t *const *runs,
+			   size_t n, const struct rs_trend_opts *o)
+{
+	struct rs_buf key = RS_BUF_INIT;
+	struct fnrow_view r;
+	int err = 0, follow;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		const json_t *sum = json_object_get(runs[i], "summary");
+		double base = 0;
+
+		if (!rs_runview_num(sum, "duration", &base) || base <= 0)
+			base = 1;
+		for (size_t j = 0; !err && j < summary_rows(sum); j++) {
+			const json_t *v;
+
+			if (!summary_row(sum, j, &r))
+				continue;
+			err = series_key(&key, &r, places, o, &follow);
+			if (err || !follow)
+				continue;
+			v = json_object_get(weights, key.ptr);
+			if (json_object_set_new(weights, key.ptr,
+				json_real((v ? json_real_value(v) : 0) + measure(&r, o) / base + 1e-12)))
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+		}
+	}
+	rs_buf_release(&key);
 	return err;
 }
 
@@ -337,22 +458,55 @@ static int make_function_series(struct rs_trend *t, json_t *sel, const struct to
 	return err;
 }
 
-static int choose_functions(struct rs_trend *t, json_t **chosen,
+/* A requested name no run has: an error that says where it looked. */
+static int unknown_function(const unsigned char *found, size_t n,
+			    const struct rs_trend_opts *o)
+{
+	for (size_t q = 0; o && o->functions && q < o->n_functions; q++)
+		if (!found[q])
+			return rs_error_set(RS_EUSAGE,
+				"no function '%s' in the stored summaries of the %zu run%s read "
+				"(functions above 0.1%% of a run are stored; 'results show RUN' lists them)",
+				o->functions[q], n, n == 1 ? "" : "s");
+	return 0;
+}
+
+/*
+ * Choose the function series: requested names (an error when one is in
+ * no run), or the heaviest by the sum over runs of their share of the
+ * measure. *chosen maps key -> series index, *places (requested only:
+ * file and first line -> key) follows renames; both the caller's.
+ */
+static int choose_functions(struct rs_trend *t, json_t **chosen, json_t **places,
 			    const json_t *const *runs, size_t n,
 			    const struct rs_trend_opts *o)
 {
 	json_t *weights = json_object(), *sel = json_object();
+	unsigned char *found = calloc(o && o->functions ? o->n_functions + 1 : 1, 1);
 	struct top *tops = NULL;
 	size_t ntop = 0, want;
 	const char *k;
 	json_t *v;
 	int err = 0;
 
-	if (!weights || !sel) {
+	*places = NULL;
+	if (!weights || !sel || !found) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	err = weigh_functions(weights, runs, n, o);
+	if (o && o->functions) {
+		*places = json_object();
+		if (!*places) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+		err = wanted_places(*places, found, runs, n, o);
+		if (!err)
+			err = unknown_function(found, n, o);
+		if (err)
+			goto out;
+	}
+	err = weigh_functions(weights, *places, runs, n, o);
 	if (err)
 		goto out;
 	tops = calloc(json_object_size(weights) + 1, sizeof(*tops));
@@ -371,9 +525,12 @@ static int choose_functions(struct rs_trend *t, json_t **chosen,
 	err = make_function_series(t, sel, tops, want);
 out:
 	free(tops);
+	free(found);
 	json_decref(weights);
 	if (err) {
 		json_decref(sel);
+		json_decref(*places);
+		*places = NULL;
 		return err;
 	}
 	*chosen = sel;
@@ -417,65 +574,33 @@ static void fill_add(struct rs_trend *t, size_t q, size_t i, double seconds)
 	t->funcs[q].v[i] += seconds;
 }
 
-/* The chosen functions' own time in run `i` from summary.more_functions' rows. */
-static int fill_more(struct rs_trend *t, const json_t *chosen, const json_t *sum, size_t i,
-		     struct rs_buf *key)
+static int fill_functions(struct rs_trend *t, const json_t *chosen, const json_t *places,
+			  const json_t *const *runs, const struct rs_trend_opts *o)
 {
-	const json_t *more = json_object_get(sum, "more_functions");
-	const json_t *rows = json_object_get(more, "rows");
-	const json_t *files = json_object_get(more, "files");
-	int err;
-
-	for (size_t j = 0; json_is_array(rows) && j < json_array_size(rows); j++) {
-		const json_t *row = json_array_get(rows, j);
-		const json_t *fl = json_array_get(files, (size_t)json_integer_value(
-							 json_array_get(row, 1)));
-		const json_t *at;
-
-		if (!json_is_string(json_array_get(row, 0)) || !json_is_string(fl))
-			continue;
-		rs_buf_clear(key);
-		err = rs_buf_printf(key, "%s\x1f%s", json_string_value(json_array_get(row, 0)),
-				    json_string_value(fl));
-		if (err)
-			return err;
-		at = json_object_get(chosen, key->ptr);
-		if (at)
-			fill_add(t, (size_t)json_integer_value(at), i,
-				 (double)json_integer_value(json_array_get(row, 3)) / 1e6);
-	}
-	return 0;
-}
-
-static int fill_functions(struct rs_trend *t, const json_t *chosen,
-			  const json_t *const *runs)
-{
-	struct rs_buf key = RS_BUF_INIT, disp = RS_BUF_INIT;
-	int err = 0;
+	struct rs_buf key = RS_BUF_INIT;
+	struct fnrow_view r;
+	int err = 0, follow;
 
 	for (size_t i = 0; !err && i < t->n; i++) {
 		const json_t *sum = json_object_get(runs[i], "summary");
-		const json_t *fs = json_object_get(sum, "functions");
 
-		if (!json_is_array(fs))
+		if (!json_is_array(json_object_get(sum, "functions")))
 			continue; /* no summary: unknown, stays NAN */
 		fill_absent(t, chosen, sum, i);
-		err = fill_more(t, chosen, sum, i, &key);
-		for (size_t j = 0; !err && j < json_array_size(fs); j++) {
-			const json_t *f = json_array_get(fs, j);
+		for (size_t j = 0; !err && j < summary_rows(sum); j++) {
 			const json_t *at;
-			double self;
 
-			err = fn_key(&key, &disp, f);
+			if (!summary_row(sum, j, &r))
+				continue;
+			err = series_key(&key, &r, places, o && o->functions ? o : NULL, &follow);
 			if (err)
 				break;
 			at = json_object_get(chosen, key.ptr);
-			if (at && rs_runview_num(f, "self", &self))
-				fill_add(t, (size_t)json_integer_value(at), i, self);
+			if (at)
+				fill_add(t, (size_t)json_integer_value(at), i, measure(&r, o));
 		}
 	}
 	rs_buf_release(&key);
-	rs_buf_release(&disp);
 	return err;
 }
 
@@ -701,22 +826,23 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 {
 	double min_step = o && o->min_step > 0 ? o->min_step : 0.05;
 	struct rs_trend *t = calloc(1, sizeof(*t));
-	json_t *chosen = NULL;
+	json_t *chosen = NULL, *places = NULL;
 	size_t i;
 	int err;
 
 	if (!t)
 		return rs_error_set(RS_EGENERIC, "out of memory");
+	t->total = o && o->total;
 	err = trend_runs(t, runs, n);
 	if (err)
 		goto out;
 	err = metric_series(t, runs, n, o);
 	if (err)
 		goto out;
-	err = choose_functions(t, &chosen, runs, n, o);
+	err = choose_functions(t, &chosen, &places, runs, n, o);
 	if (err)
 		goto out;
-	err = fill_functions(t, chosen, runs);
+	err = fill_functions(t, chosen, places, runs, o);
 	if (err)
 		goto out;
 	exclude_unlike(t, runs, o);
@@ -728,6 +854,7 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 							t->funcs[i].changes, MAX_CHANGES);
 out:
 	json_decref(chosen);
+	json_decref(places);
 	if (err) {
 		rs_trend_free(t);
 		return err;

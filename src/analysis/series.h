@@ -24,8 +24,10 @@ struct rs_trend {
 	char **ids, **commits, **dates, **paths;
 	struct rs_series *metrics;
 	size_t n_metrics;
-	struct rs_series *funcs;      /* own time (seconds) of the top functions */
+	struct rs_series *funcs;      /* own (or total) time in seconds of the
+	                                 top or requested functions */
 	size_t n_funcs;
+	int total;                    /* funcs are total (inclusive) time */
 	char *workload_key;           /* NULL when no workload was found */
 	size_t n_excluded;            /* runs left out (values NAN): another
 	                                 configuration than most runs, or
@@ -40,6 +42,7 @@ struct rs_trend_opts {
 	const char *const *functions; /* NULL: the top_functions by own time */
 	size_t n_functions;
 	size_t top_functions;         /* 0: 8 */
+	int total;                    /* 1: total (inclusive) time, not own time */
 	const char *per;              /* workload key; NULL: detect */
 	int no_workload;
 	double min_step;              /* change points: relative step; 0: 0.05 */
@@ -53,7 +56,11 @@ struct rs_trend_opts {
  * and repeated records of a session get NAN everywhere, so a run with 4x
  * the population does not hide a +13% step. Function series need the runs' "summary"; runs
  * without one get NAN there. A requested function matches on its name
- * ("fn" or "Class.fn"). *out is the caller's (rs_trend_free).
+ * ("fn" or "Class.fn") in the stored lists (the top functions and the
+ * compact list above the floor); a run where a function of the same file
+ * and first line carries another name (a rename) continues its series.
+ * Errors: RS_EUSAGE when a requested function is in no run's summary.
+ * *out is the caller's (rs_trend_free).
  */
 RS_MUST_CHECK
 int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,

@@ -20,15 +20,18 @@
 
 static const char usage[] =
 	"usage: results trend [--branch NAME] [--metric NAME]... [--function NAME]...\n"
-	"                     [--all-metrics] [--limit N] [--summaries N]\n"
+	"                     [--total] [--all-metrics] [--limit N] [--summaries N]\n"
 	"                     [--per KEY | --no-workload] [--json | --format text|json]\n"
 	"                     [--html FILE [--title T] [--run-url TEMPLATE]\n"
 	"                      [--commit-url TEMPLATE]] [-o FILE]\n"
 	"\n"
 	"Series of run metrics (default duration and cpu_time; --metric names any\n"
 	"numeric metric or stat, --all-metrics takes every one) and of the top\n"
-	"functions' own time (or those named with --function), over the newest\n"
+	"functions' own time (or those named with --function; --total: their total\n"
+	"time, what a function and everything it calls took), over the newest\n"
 	"--limit runs (default 500) in recording order, with change points.\n"
+	"A --function name no run's stored summary holds is an error; a function\n"
+	"renamed on the way (same file and first line) keeps its series.\n"
 	"When the runs record a workload (months, population ... or --per KEY),\n"
 	"time metrics are also given per unit of it.\n"
 	"\n"
@@ -46,6 +49,7 @@ static const struct option options[] = {
 	RS_CLI_OPTION_BRANCH,
 	{ "metric", required_argument, NULL, 'm' },
 	{ "function", required_argument, NULL, 'F' },
+	{ "total", no_argument, NULL, 'U' },
 	{ "all-metrics", no_argument, NULL, 'A' },
 	{ "limit", required_argument, NULL, 'l' },
 	{ "summaries", required_argument, NULL, 's' },
@@ -92,6 +96,7 @@ static int take_option(void *ctx, struct rs_cli_opts *opts, int opt)
 		t->functions = a->functions;
 		return add_name(a->functions, &t->n_functions, "function", optarg);
 	case 'A': t->all_metrics = 1; break;
+	case 'U': t->total = 1; break;
 	case 'l':
 	case 's':
 		return rs_runsel_parse_count(optarg, opt == 'l' ? &t->limit : &t->summaries);

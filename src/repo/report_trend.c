@@ -48,7 +48,7 @@ static int render_trend(struct rs_buf *out, size_t *n_charts, json_t **runs, siz
 {
 	struct rs_trend_opts topts = {
 		.metrics = o->metrics, .n_metrics = o->n_metrics, .all_metrics = o->all_metrics,
-		.functions = o->functions, .n_functions = o->n_functions,
+		.functions = o->functions, .n_functions = o->n_functions, .total = o->total,
 		.per = o->per, .no_workload = o->no_workload,
 	};
 	struct rs_html_links links = { o->run_url, o->commit_url };

@@ -49,7 +49,7 @@ struct rs_run_entry {
 	char *path;        /* run folder, relative to the repository root */
 	json_t *metrics;   /* object name -> number; never NULL */
 	char *verdict;     /* one line against the earlier comparable runs
-	                      ("+13% vs c1d2e3f: f (new, 4.1 s)"), or NULL
+	                      ("+13% vs c1d2e3f: new call g -> f (4.1 s)"), or NULL
 	                      (runs recorded before verdicts) */
 };
 

@@ -1,6 +1,6 @@
 /*
  * The one-line verdict of a run against the earlier comparable runs
- * ("+13% vs c1d2e3f: trace_contacts (new, 4.1 s)"), as `results check`
+ * ("+13% vs c1d2e3f: new call do_incidence -> trace_contacts (4.13 s)"), as `results check`
  * words it (rs_render_verdict), written into summary.md and the index
  * line (and so the README table) when the run is recorded.
  */

@@ -390,13 +390,14 @@ static int put_place(json_t *o, const char *function, const char *file, int64_t 
 	return put(o, "line", json_integer(line));
 }
 
-static int add_function(const struct rs_summary *s, json_t *arr, uint32_t id)
+static int add_function(const struct rs_summary *s, json_t *arr, uint32_t id, uint32_t *pos)
 {
 	const struct rs_session_function *fn = rs_session_parser_function(s->parser, id);
 	const struct func_stat *st = &s->funcs[id];
 	json_t *o = json_object();
 	int err;
 
+	pos[id] = (uint32_t)json_array_size(arr);
 	if (!o || json_array_append_new(arr, o))
 		return rs_error_set(RS_EGENERIC, "out of memory building the summary JSON");
 	err = put_place(o, fn->function, fn->file, fn->line);
@@ -420,11 +421,16 @@ static int add_function(const struct rs_summary *s, json_t *arr, uint32_t id)
 }
 
 static int build_more(const struct rs_summary *s, uint32_t n, const unsigned char *pick,
-		      json_t **out);
+		      uint32_t first, uint32_t *pos, json_t **out);
 static int build_ran(const struct rs_summary *s, uint32_t n, json_t **out);
 
+/*
+ * "functions", "more_functions" and "ran". pos[id] (n entries, the
+ * caller's, set to RS_INTERN_NONE) becomes each listed function's index
+ * in "functions" followed by "more_functions".rows, for "calls".
+ */
 static int build_functions(const struct rs_summary *s, json_t *arr, json_t **more,
-			   json_t **ran)
+			   json_t **ran, uint32_t *pos)
 {
 	uint32_t n = rs_session_parser_function_count(s->parser), i, m = 0;
 	struct rank *r = NULL;
@@ -458,9 +464,9 @@ static int build_functions(const struct rs_summary *s, json_t *arr, json_t **mor
 		pick[r[i].id] = 1;
 	for (i = 0; i < m && !err; i++)
 		if (pick[r[i].id])
-			err = add_function(s, arr, r[i].id);
+			err = add_function(s, arr, r[i].id, pos);
 	if (!err)
-		err = build_more(s, n, pick, more);
+		err = build_more(s, n, pick, (uint32_t)json_array_size(arr), pos, more);
 	if (!err)
 		err = build_ran(s, n, ran);
 out:
@@ -599,18 +605,27 @@ static int add_more_row(const struct rs_session_function *fn, const struct func_
  * time is at least floor_share of the sampled time, compactly: a file
  * table and one row [function, file index, line, self us, total us] each.
  */
-static int build_more(const struct rs_summary *s, uint32_t n, const unsigned char *pick,
-		      json_t **out)
+/*
+ * The floor of "more_functions" and "calls" in seconds: floor_share of
+ * the sampled time, and at least RS_SUMMARY_FLOOR_SAMPLES samples' worth:
+ * in a short run 0.1% is two or three samples, which is noise, not a
+ * measurement, and storing it doubled the bytes of a run.
+ */
+static double stored_floor(const struct rs_summary *s)
 {
-	json_t *o = json_object(), *files = json_array(), *rows = json_array(),
-	       *fidx = json_object();
-	/* at least RS_SUMMARY_FLOOR_SAMPLES samples' worth of time too: in a
-	 * short run 0.1% is two or three samples, which is noise, not a
-	 * measurement, and storing it doubled the bytes of a run */
 	double floor = s->sampled_time * s->opt.floor_share;
 
 	if (s->samples && s->sampled_time * RS_SUMMARY_FLOOR_SAMPLES / (double)s->samples > floor)
 		floor = s->sampled_time * RS_SUMMARY_FLOOR_SAMPLES / (double)s->samples;
+	return floor;
+}
+
+static int build_more(const struct rs_summary *s, uint32_t n, const unsigned char *pick,
+		      uint32_t first, uint32_t *pos, json_t **out)
+{
+	json_t *o = json_object(), *files = json_array(), *rows = json_array(),
+	       *fidx = json_object();
+	double floor = stored_floor(s);
 	uint32_t i;
 	int err = 0;
 
@@ -623,6 +638,7 @@ static int build_more(const struct rs_summary *s, uint32_t n, const unsigned cha
 
 		if (pick[i] || !st->total_n || (st->total < floor && st->self < floor))
 			continue;
+		pos[i] = first + (uint32_t)json_array_size(rows);
 		err = add_more_row(rs_session_parser_function(s->parser, i), st, files, fidx, rows);
 	}
 	if (!err)
@@ -767,6 +783,131 @@ out:
 	return 0;
 }
 
+/* ---- calls: time per (caller, callee) pair ---------------------------- */
+
+struct call_edge {
+	uint32_t caller, callee;   /* function ids */
+	double total, self;
+};
+
+/* The walk of the in-memory tree that sums its nodes into call edges. */
+struct calls_walk {
+	const struct rs_summary *s;
+	struct rs_intern_u64 map;  /* caller << 32 | callee -> index into e */
+	struct call_edge *e;
+	size_t n, alloc;
+	uint64_t *active;          /* the pairs on the path walked, root first */
+	size_t depth;
+};
+
+/*
+ * Add node `id` (called by `parent`, RS_INTERN_NONE at the top) and its
+ * subtree to the edges. A pair already on the path (recursion: a > b > a
+ * > b) adds no total, so an edge's total counts each sample once, as a
+ * function's does. Depth is bounded by the tree's (opt.max_depth).
+ */
+static int calls_visit(struct calls_walk *w, uint32_t id, uint32_t parent)
+{
+	const struct node *n = &w->s->nodes[id];
+	int pushed = 0, err = 0;
+
+	if (parent != RS_INTERN_NONE && n->func != RS_INTERN_NONE) {
+		uint64_t key = (uint64_t)parent << 32 | n->func;
+		uint32_t at = rs_intern_u64_find(&w->map, key);
+		int dup = 0;
+
+		for (size_t i = 0; i < w->depth && !dup; i++)
+			dup = w->active[i] == key;
+		if (at == RS_INTERN_NONE) {
+			err = grow((void **)&w->e, &w->alloc, w->n + 1, sizeof(*w->e));
+			if (err)
+				return err;
+			at = (uint32_t)w->n++;
+			w->e[at] = (struct call_edge){ parent, n->func, 0, 0 };
+			err = rs_intern_u64_insert(&w->map, key, at);
+			if (err)
+				return err;
+		}
+		if (!dup)
+			w->e[at].total += n->total;
+		w->e[at].self += n->self;
+		w->active[w->depth++] = key;
+		pushed = 1;
+	}
+	for (uint32_t c = n->first_child; c != RS_INTERN_NONE && !err; c = w->s->nodes[c].next_sibling)
+		err = calls_visit(w, c, n->func);
+	if (pushed)
+		w->depth--;
+	return err;
+}
+
+static int cmp_edge(const void *x, const void *y)
+{
+	const struct call_edge *l = x, *r = y;
+
+	if (l->total != r->total)
+		return l->total > r->total ? -1 : 1;
+	if (l->caller != r->caller)
+		return l->caller < r->caller ? -1 : 1;
+	return l->callee < r->callee ? -1 : l->callee > r->callee;
+}
+
+/*
+ * "calls": every (caller, callee) pair of functions whose time through
+ * that call is at least the stored floor, as [caller, callee, total us,
+ * self us], the functions by their index in "functions" followed by
+ * "more_functions".rows (`pos`). This is what telling a new caller from
+ * a callee slower everywhere needs (docs/regressions.md), at a fraction of
+ * the bytes of a finer tree: a pair above the floor has both functions
+ * above it, so both are listed. Pairs deeper than the tree's max_depth
+ * are not seen.
+ */
+static int build_calls(const struct rs_summary *s, const uint32_t *pos, uint32_t npos,
+		       json_t **out)
+{
+	struct calls_walk w = { .s = s };
+	double floor = stored_floor(s);
+	json_t *o = NULL, *rows = json_array();
+	int err;
+
+	w.active = calloc((size_t)s->opt.max_depth + 2, sizeof(*w.active));
+	if (!w.active || !rows) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = calls_visit(&w, 0, RS_INTERN_NONE);
+	if (err)
+		goto out;
+	if (w.n)
+		qsort(w.e, w.n, sizeof(*w.e), cmp_edge);
+	for (size_t i = 0; i < w.n && !err; i++) {
+		const struct call_edge *e = &w.e[i];
+
+		if (e->total < floor || e->caller >= npos || e->callee >= npos ||
+		    pos[e->caller] == RS_INTERN_NONE || pos[e->callee] == RS_INTERN_NONE)
+			continue;
+		if (json_array_append_new(rows, json_pack("[IIII]", (json_int_t)pos[e->caller],
+							   (json_int_t)pos[e->callee],
+							   (json_int_t)(e->total * 1e6 + 0.5),
+							   (json_int_t)(e->self * 1e6 + 0.5))))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	if (err)
+		goto out;
+	o = json_pack("{s:i,s:f,s:O}", "version", RS_SUMMARY_CALLS_VERSION, "floor",
+		      s->sampled_time > 0 ? floor / s->sampled_time : s->opt.floor_share, "rows", rows);
+	if (!o)
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+out:
+	json_decref(rows);
+	rs_intern_u64_release(&w.map);
+	free(w.e);
+	free(w.active);
+	if (!err)
+		*out = o;
+	return err;
+}
+
 /* The session's header fields and the sampling counts. */
 static int put_header(json_t *o, const struct rs_summary *s, const struct rs_session_header *h)
 {
@@ -829,7 +970,7 @@ static int build_sys_path(const struct rs_session_header *h, json_t **out)
 
 /* The parts of the summary's JSON, built before any goes into it. */
 struct summary_parts {
-	json_t *sys_path, *functions, *more_functions, *ran, *files, *tree;
+	json_t *sys_path, *functions, *more_functions, *ran, *files, *tree, *calls;
 };
 
 static void summary_parts_release(struct summary_parts *p)
@@ -839,6 +980,7 @@ static void summary_parts_release(struct summary_parts *p)
 	json_decref(p->ran);
 	json_decref(p->files);
 	json_decref(p->tree);
+	json_decref(p->calls);
 	json_decref(p->sys_path);
 }
 
@@ -846,17 +988,27 @@ static void summary_parts_release(struct summary_parts *p)
 static int build_parts(const struct rs_summary *s, const struct rs_session_header *h,
 		       struct summary_parts *p)
 {
+	uint32_t n = rs_session_parser_function_count(s->parser), *pos = NULL;
 	double cut;
 	int err;
 
 	p->functions = json_array();
 	p->files = json_array();
-	if (!p->functions || !p->files)
+	if (n > s->funcs_alloc)
+		n = (uint32_t)s->funcs_alloc;
+	pos = malloc((n ? n : 1) * sizeof(*pos));
+	if (!p->functions || !p->files || !pos) {
+		free(pos);
 		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (uint32_t i = 0; i < n; i++)
+		pos[i] = RS_INTERN_NONE;
 	err = build_sys_path(h, &p->sys_path);
-	if (err)
-		return err;
-	err = build_functions(s, p->functions, &p->more_functions, &p->ran);
+	if (!err)
+		err = build_functions(s, p->functions, &p->more_functions, &p->ran, pos);
+	if (!err)
+		err = build_calls(s, pos, n, &p->calls);
+	free(pos);
 	if (err)
 		return err;
 	err = build_files(s, p->files);
@@ -877,7 +1029,7 @@ int rs_summary_json(const struct rs_summary *s, json_t **out)
 	} parts[] = {
 		{ "sys_path", &p.sys_path }, { "functions", &p.functions },
 		{ "more_functions", &p.more_functions }, { "ran", &p.ran },
-		{ "files", &p.files }, { "tree", &p.tree },
+		{ "files", &p.files }, { "calls", &p.calls }, { "tree", &p.tree },
 	};
 	json_t *o;
 	size_t i;

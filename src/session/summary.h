@@ -51,6 +51,8 @@
 #define RS_SUMMARY_FLOOR 0.001
 /* ... and at least this many samples' worth of time (short runs). */
 #define RS_SUMMARY_FLOOR_SAMPLES 10
+/* The layout of summary.calls rows: [caller, callee, total us, self us]. */
+#define RS_SUMMARY_CALLS_VERSION 1
 
 /* Call-tree nodes kept while reading; beyond this the tree stops growing. */
 #define RS_SUMMARY_MAX_NODES (1u << 20)

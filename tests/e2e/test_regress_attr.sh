@@ -39,7 +39,7 @@ record $C2 6 100 --seed 5 --noise 1 --new-lib-function "$NEWFN:0.14"
 cp "$T/s.pyisession" "$T/c2.pyisession"
 expect_status 1 "$RESULTS" check
 has "REGRESSION" "the step is flagged"
-has "^verdict: +[0-9]*% vs c1c1c1c: $NEWFN (new, [0-9.]* s)$" "a one-line verdict"
+has "^verdict: +[0-9]*% vs c1c1c1c: new call HealthSystemScheduler.apply -> $NEWFN ([0-9.]* s)$" "a one-line verdict naming the new call"
 first=$(line_after "^functions responsible")
 case "$first" in
 "  $NEWFN (healthsystem.py:"*"): total time - -> "*", new function, own code") ;;
@@ -65,9 +65,9 @@ pass "json and markdown agree"
 
 # --- compare: the explanation, and no root wrappers on top ----------------
 expect_status 0 "$RESULTS" compare $C1 $C2
-first=$(line_after "^where the added time went")
+first=$(line_after "^culprits (where the added time appears")
 case "$first" in
-"  $NEWFN (healthsystem.py:"*) ;;
+"  new call HealthSystemScheduler.apply -> $NEWFN ("*) ;;
 *) cat "$T/out" >&2; fail "compare does not lead with $NEWFN: '$first'" ;;
 esac
 top=$(sed -n '/^Largest changes in total time/{n;n;p;q}' "$T/out")

@@ -345,6 +345,8 @@ struct gstmt {
 	int32_t off;    /* line offset from the def line */
 	uint8_t kind;
 	uint8_t prob;   /* 255: always; else chance/255 that the statement runs */
+	uint8_t isolated; /* added by a modifier: its draws come from a stream of
+	                     their own, so the simulated events stay the same */
 	uint16_t reps;  /* loop: runs 1..reps times */
 	int32_t target; /* callee for S_CALL */
 	int32_t cls;    /* class given to the callee, or CLS_* */
@@ -1582,6 +1584,11 @@ struct options {
 	double new_share;
 	char *newlib_fn;    /* --new-lib-function */
 	double newlib_share;
+	char *newcaller_fn; /* --new-caller */
+	double newcaller_share;
+	char *slowlib_fn[4];  /* --slow-lib */
+	double slowlib_frac[4];
+	int nslowlib;
 	char *rename_old[8], *rename_new[8];
 	int nrename;
 	int list;
@@ -1603,6 +1610,8 @@ struct engine {
 	struct out *o;
 	struct rng exec, jitter, jitter2;
 	double load;        /* the run's wall/CPU factor (--load, --wall-noise) */
+	struct rng added;   /* the draws of code a modifier added */
+	struct rng *draw;   /* exec, or added while such code runs */
 	int64_t now, next_tick, tick;
 	int64_t sim_start; /* simulated time when simulate() began */
 	double months_done; /* simulated months completed, by whole days */
@@ -1800,26 +1809,27 @@ static void exec_fn(struct engine *e, int fn, int cls, uint64_t ctx)
 			top->line = g->first_line + s->off + (g->touched > 0 && s->off >= g->touched ? 1 : 0);
 			if (m->files[g->file].kind == K_BUILTIN)
 				top->line = 0;
-			spend(e, (int64_t)(s->cost * g->self_factor * (0.3 + 1.4 * rng_unit(&e->exec))));
+			spend(e, (int64_t)(s->cost * g->self_factor * (0.3 + 1.4 * rng_unit(e->draw))));
 			continue;
 		}
 		uint64_t h = mix64(ctx + 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1));
-		int drawn = !lib || ((s->prob != 255 || s->reps > 1) && rng_unit(&e->exec) < LIB_BRANCH_NOISE);
-		if (s->prob != 255 && (drawn ? rng_below(&e->exec, 255) : (uint32_t)(h % 255)) >= s->prob)
+		struct rng *dr = s->isolated ? &e->added : e->draw;
+		int drawn = !lib || ((s->prob != 255 || s->reps > 1) && rng_unit(dr) < LIB_BRANCH_NOISE);
+		if (s->prob != 255 && (drawn ? rng_below(dr, 255) : (uint32_t)(h % 255)) >= s->prob)
 			continue;
 		/* loop counts: mean (1 + reps) / 2 as compute_costs assumes; the
 		 * drawn ones triangular, which keeps month-to-month work steady */
 		int reps = 1;
 		if (s->reps > 1)
-			reps = drawn ? 1 + (int)((rng_below(&e->exec, s->reps) + rng_below(&e->exec, s->reps) +
-						  rng_below(&e->exec, 2)) / 2)
+			reps = drawn ? 1 + (int)((rng_below(dr, s->reps) + rng_below(dr, s->reps) +
+						  rng_below(dr, 2)) / 2)
 				     : 1 + (int)((h >> 16) % s->reps);
 		top->line = g->first_line + s->off + (g->touched > 0 && s->off >= g->touched ? 1 : 0);
 		if (m->files[g->file].kind == K_BUILTIN)
 			top->line = 0;
 		for (int k = 0; k < reps && !e->done; k++) {
 			if (s->kind == S_SELF) {
-				double c = s->cost * g->self_factor * (0.3 + 1.4 * rng_unit(&e->exec));
+				double c = s->cost * g->self_factor * (0.3 + 1.4 * rng_unit(e->draw));
 				spend(e, (int64_t)c);
 			} else {
 				struct gfn *t = &m->fns[s->target];
@@ -1830,7 +1840,11 @@ static void exec_fn(struct engine *e, int fn, int cls, uint64_t ctx)
 				 * the call site, not on how the model got there */
 				uint64_t cctx = lib ? h ^ (uint64_t)k
 						    : mix64(((uint64_t)fn << 20) + (uint64_t)i * 0x9e37 + (uint64_t)k);
+				struct rng *was = e->draw;
+				if (s->isolated)
+					e->draw = &e->added;
 				exec_fn(e, s->target, c2, cctx);
+				e->draw = was;
 			}
 		}
 	}
@@ -2052,6 +2066,12 @@ static int fn_matches(struct model *m, int fn, const char *spec)
 	const char *dot = strrchr(spec, '.');
 	if (!dot)
 		return !strcmp(g->name, spec);
+	/* Class.method: one of the classes the method runs with */
+	size_t cl = (size_t)(dot - spec);
+	for (int i = 0; i < g->ncls; i++)
+		if (g->cls[i] >= 0 && !strcmp(g->name, dot + 1) && strlen(m->classes[g->cls[i]].name) == cl &&
+		    !strncmp(m->classes[g->cls[i]].name, spec, cl))
+			return 1;
 	/* module.func: module is the file's stem */
 	const char *path = m->files[g->file].path;
 	const char *base = strrchr(path, '/');
@@ -2077,6 +2097,8 @@ static void engine_start(struct engine *e, struct model *m, const struct options
 	e->tick = 1000000;
 	e->next_tick = e->tick;
 	rng_seed(&e->exec, opt->seed, 2);
+	rng_seed(&e->added, opt->seed, 8);
+	e->draw = &e->exec;
 	rng_seed(&e->jitter, run_seed(opt), 4);
 	rng_seed(&e->jitter2, run_seed(opt), 6);
 	e->load = run_load(opt);
@@ -2150,17 +2172,24 @@ static int add_fn_at_end(struct model *m, const char *name, int file)
 
 /* The call of `fn`, appended to the body of `caller_fn` (its statements
  * must stay contiguous, so copy them to the end of the statement array). */
-static void append_call(struct model *m, int caller_fn, int fn)
+/* Move the body of `fn` to the end of the statement array, so that a
+ * statement can be added to it (a function's statements are contiguous);
+ * returns the line offset after its last statement. */
+static int body_to_end(struct model *m, int fn)
 {
-	struct gfn *caller = &m->fns[caller_fn];
-	int old0 = caller->stmt0, n = caller->nstmt;
+	int old0 = m->fns[fn].stmt0, n = m->fns[fn].nstmt;
 	for (int i = 0; i < n; i++) {
 		GROW(m->stmts, m->nstmts, m->capstmts);
 		m->stmts[m->nstmts++] = m->stmts[old0 + i];
 	}
-	caller = &m->fns[caller_fn];
-	caller->stmt0 = m->nstmts - n;
-	int off = m->stmts[m->nstmts - 1].off + 1;
+	m->fns[fn].stmt0 = m->nstmts - n;
+	return m->stmts[m->nstmts - 1].off + 1;
+}
+
+static void append_call(struct model *m, int caller_fn, int fn)
+{
+	int off = body_to_end(m, caller_fn);
+	struct gfn *caller = &m->fns[caller_fn];
 	GROW(m->stmts, m->nstmts, m->capstmts);
 	struct gstmt *c = &m->stmts[m->nstmts++];
 	memset(c, 0, sizeof *c);
@@ -2238,6 +2267,90 @@ static int add_new_lib_function(struct model *m, struct rng *r, const struct opt
 	}
 	m->fns[fn].span = 7;
 	append_call(m, best, fn);
+	return fn;
+}
+
+/* A popular library entry point one call of which costs at most `cost`
+ * ns, and how many loop repetitions (drawn: mean (reps + 1.5) / 2) make
+ * `cost` of it; -1 when none fits in 200 draws. */
+static int lib_call_for(struct model *m, struct rng *r, double cost, double *reps)
+{
+	for (int t = 0; t < 200; t++) {
+		int c = lib_entry(m, r, 1.2);
+		double ec = m->fns[c].ecost;
+		if (!(ec > 0))
+			continue;
+		*reps = 2.0 * cost / ec - 1.5;
+		if (*reps >= 2 && *reps <= 60000)
+			return c;
+	}
+	return -1;
+}
+
+/* The model's shared linear-model helper, LinearModel.predict. */
+static int lm_predict_fn(struct model *m)
+{
+	for (int fn = 0; fn < m->nfns; fn++)
+		if (m->fns[fn].alias < 0 && fn_matches(m, fn, "LinearModel.predict"))
+			return fn;
+	return -1;
+}
+
+/* --new-caller FUNC:SHARE: a new method FUNC (same caller and place as
+ * --new-function) whose time, `share` of the samples, is almost all in
+ * calls of the model's shared helper LinearModel.predict -- the helper
+ * every module already calls. Of the helper's growth nearly all lies
+ * under the new caller; under its old callers nothing changed. */
+static int add_new_caller(struct model *m, struct rng *r, const struct options *opt)
+{
+	int best = daily_apply_fn(m), lm = lm_predict_fn(m);
+	(void)r;
+	if (best < 0 || lm < 0 || !(m->fns[lm].ecost > 0))
+		return -1;
+	double per_call = new_fn_per_call(m, opt, opt->newcaller_share);
+	int fn = add_fn_at_end(m, opt->newcaller_fn, m->fns[best].file);
+	st_self(m, fn, 1, per_call * 0.003 / 1000.0);
+	/* one call of the helper is several ms: a loop when the share asks
+	 * for two or more a call, else calls that run with a chance */
+	double calls = per_call * 0.997 / m->fns[lm].ecost;
+	if (calls >= 2) {
+		struct gstmt *s = st_call(m, fn, 2, lm, m->fns[lm].cls[0]);
+		s->reps = (uint16_t)(calls * 2.0 - 1.5 < 60000 ? calls * 2.0 - 1.5 : 60000);
+		s->isolated = 1;
+	} else {
+		for (int k = 0; k < 2 && calls > 0; k++, calls -= 1.0) {
+			struct gstmt *s = st_call(m, fn, 2 + k, lm, m->fns[lm].cls[0]);
+			s->isolated = 1;
+			if (calls < 1)
+				s->prob = (uint8_t)(calls * 255.0 > 1 ? calls * 255.0 : 1);
+		}
+	}
+	m->fns[fn].span = 5;
+	append_call(m, best, fn);
+	m->stmts[m->nstmts - 1].isolated = 1;
+	return fn;
+}
+
+/* --slow-lib FUNC:FRACTION: FUNC's body gains a looped call of a popular
+ * pandas/numpy entry point costing FRACTION of what one call of FUNC cost
+ * ("it now copies its input"): every call of FUNC, from wherever, is that
+ * much slower, in the library code it calls, not in its own lines. */
+static int add_slow_lib(struct model *m, struct rng *r, const char *spec, double frac)
+{
+	int fn = -1;
+	for (int i = 0; i < m->nfns && fn < 0; i++)
+		if (m->fns[i].alias < 0 && m->fns[i].nstmt > 0 && fn_matches(m, i, spec))
+			fn = i;
+	if (fn < 0 || !(m->fns[fn].ecost > 0))
+		return -1;
+	double reps;
+	int lib = lib_call_for(m, r, frac * m->fns[fn].ecost, &reps);
+	if (lib < 0)
+		return -1;
+	int off = body_to_end(m, fn);
+	struct gstmt *s = st_call(m, fn, off, lib, m->fns[lib].ncls ? m->fns[lib].cls[0] : CLS_NONE);
+	s->reps = (uint16_t)reps;
+	s->isolated = 1;
 	return fn;
 }
 
@@ -2374,6 +2487,13 @@ static void usage(FILE *f)
 	      "  --new-lib-function FUNC:SHARE\n"
 	      "                        like --new-function, but FUNC's time is in the\n"
 	      "                        library calls it makes (own time 1% of it)\n"
+	      "  --new-caller FUNC:SHARE\n"
+	      "                        add FUNC (like --new-function), its time, SHARE of\n"
+	      "                        the samples, in calls of the shared helper\n"
+	      "                        LinearModel.predict\n"
+	      "  --slow-lib FUNC:FRACTION\n"
+	      "                        every call of FUNC (FUNC, module.FUNC or Class.FUNC)\n"
+	      "                        also makes library calls costing FRACTION of it\n"
 	      "  --rename OLD:NEW      rename function OLD (same file, same first line)\n"
 	      "  --noise PCT           per-run random timing noise of PCT percent, drawn\n"
 	      "                        from --seed (machine speed and per-function)\n"
@@ -2552,6 +2672,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 			NEED();
 			if (parse_fn_share(v, &o->newlib_fn, &o->newlib_share))
 				goto bad;
+		} else if (!strcmp(a, "--new-caller")) {
+			NEED();
+			if (parse_fn_share(v, &o->newcaller_fn, &o->newcaller_share))
+				goto bad;
+		} else if (!strcmp(a, "--slow-lib")) {
+			NEED();
+			if (o->nslowlib >= 4 || split_pair(v, &x, &y))
+				goto bad;
+			o->slowlib_fn[o->nslowlib] = x;
+			o->slowlib_frac[o->nslowlib] = strtod(y, NULL);
+			if (!(o->slowlib_frac[o->nslowlib] > 0 && o->slowlib_frac[o->nslowlib] <= 100))
+				goto bad;
+			o->nslowlib++;
 		} else if (!strcmp(a, "--rename")) {
 			NEED();
 			if (o->nrename >= 8 || split_pair(v, &x, &y) || !valid_ident(y))
@@ -2630,8 +2763,11 @@ static void options_release(struct options *o)
 		free(o->rename_old[i]);
 		free(o->rename_new[i]);
 	}
+	for (int i = 0; i < o->nslowlib; i++)
+		free(o->slowlib_fn[i]);
 	free(o->new_fn);
 	free(o->newlib_fn);
+	free(o->newcaller_fn);
 }
 
 /* The workload of the run, as a profiling script would record it next to
@@ -2776,6 +2912,20 @@ int main(int argc, char **argv)
 	if (opt.newlib_fn && add_fn_option(m, &opt, add_new_lib_function, 17, "--new-lib-function") < 0) {
 		rc = 2;
 		goto done;
+	}
+	if (opt.newcaller_fn && add_fn_option(m, &opt, add_new_caller, 19, "--new-caller") < 0) {
+		rc = 2;
+		goto done;
+	}
+	for (int i = 0; i < opt.nslowlib; i++) {
+		struct rng r4;
+		rng_seed(&r4, opt.model_seed, 23 + (uint64_t)i);
+		if (add_slow_lib(m, &r4, opt.slowlib_fn[i], opt.slowlib_frac[i]) < 0) {
+			fprintf(stderr, "gen-session: --slow-lib: no function '%s' with a body (see --list-functions)\n",
+				opt.slowlib_fn[i]);
+			rc = 2;
+			goto done;
+		}
 	}
 	if (opt.variant_next) {
 		struct rng r3;

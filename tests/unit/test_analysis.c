@@ -1008,9 +1008,9 @@ static void test_explain_by_total(void **state)
 	for (size_t i = 0; i < n; i++)
 		assert_string_not_equal(d->funcs[idx[i]].function, "step");
 	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_TEXT, 10), 0);
-	assert_non_null(strstr(out.ptr, "where the added time went (total time, own code first):\n"
-					"  trace (sim.py:60): total time - -> 1 s (+1 s, 9.1% of the run), "
-					"own time 10 ms, new function, own code\n\n"));
+	assert_non_null(strstr(out.ptr, "culprits (where the added time appears, by calling context):\n"
+					"  new call step -> trace (1 s), 9.1% of the run's sampled time\n"
+					"      call path: … > step > trace\n"));
 	/* main is a root frame, step a wrapper: neither is in the total-time rows */
 	assert_non_null(strstr(out.ptr, "(left out: 1 root frame, 90% or more of both runs, "
 					"and 1 caller whose change is that of a function they call)"));
@@ -1096,7 +1096,7 @@ static void test_ran_below_and_probable_rename(void **state)
 	assert_int_equal(d->n_below, 1);
 	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_TEXT, 10), 0);
 	assert_non_null(strstr(out.ptr, "  old_name -> new_name (sim.py:104) (probably) "));
-	assert_non_null(strstr(out.ptr, "  tiny (sim.py:300)                                    <0.1%      2 s "));
+	assert_non_null(strstr(out.ptr, "  tiny (sim.py:300)                                    <10 ms     2 s "));
 	rs_buf_release(&out);
 	rs_diff_free(d);
 	/* three times the time is not a rename */
@@ -1108,6 +1108,102 @@ static void test_ran_below_and_probable_rename(void **state)
 	rs_diff_free(d);
 	json_decref(b);
 	json_decref(h);
+}
+
+/*
+ * Issue 19: a function that ran on both sides but fell under the head's
+ * stored floor (58.2 ms -> 31.1 ms in a 31.1 s run: 0.1%) is never shown
+ * as 0 nor as -100%, and does not push a real change out of the own-time
+ * table: it is ranked by the smallest change it can have had.
+ */
+static void test_below_floor_never_zero(void **state)
+{
+	const struct fn bf[] = {
+		{ "main", "m/run.py", 1, 0.1, 30.0 },
+		{ "real", "m/sim.py", 10, 0.5, 0.5 },
+		{ "dropped", "m/sim.py", 50, 0.0582, 0.0582 },
+	};
+	const struct fn hf[] = {
+		{ "main", "m/run.py", 1, 0.1, 31.1 },
+		{ "real", "m/sim.py", 10, 0.53, 0.53 },
+		{ "dropped", "m/sim.py", 50, 0.0311, 0.0311 }, /* ran, not stored */
+	};
+	json_t *b = make_run("b", "aaaa", "r", 30, 0, bf, 3);
+	json_t *h = make_run("h", "bbbb", "r", 31.1, 0, hf, 2);
+	struct rs_diff *d = NULL;
+	struct rs_buf out = RS_BUF_INIT;
+	const char *own, *real, *dropped;
+
+	(void)state;
+	set_ran(b, bf, 3);
+	set_ran(h, hf, 3);
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	assert_true(find_func(d, "dropped")->head_below > 0);
+	assert_true(rs_func_self_change_min(find_func(d, "dropped")) < 0.03);
+	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_TEXT, 10), 0);
+	own = strstr(out.ptr, "Largest changes in own time");
+	assert_non_null(own);
+	real = strstr(own, "  real (sim.py:10)");
+	dropped = strstr(own, "  dropped (sim.py:50)");
+	assert_non_null(real);
+	assert_non_null(dropped);
+	assert_true(real < dropped);
+	assert_non_null(strstr(dropped, "58.2 ms    <31.1 ms   -58.2 ms..-27.1 ms "));
+	assert_null(strstr(out.ptr, "-100"));
+	rs_buf_release(&out);
+	rs_diff_free(d);
+	json_decref(b);
+	json_decref(h);
+}
+
+/*
+ * Issue 19: `trend --function`: a name stored only in the compact list is
+ * drawn, a rename (same file and first line) continues the series, total
+ * time can be followed, and a name no run holds is an error.
+ */
+static void test_trend_function_names(void **state)
+{
+	const struct fn fns[] = {
+		{ "main", "model/run.py", 1, 0.5, 10 },
+		{ "step", "model/sim.py", 40, 6, 9.5 },
+	};
+	const char *names[] = { "get_squeeze_factors" }, *bad[] = { "no_such_function" };
+	struct rs_trend_opts o = { .functions = names, .n_functions = 1 };
+	struct rs_trend *t = NULL;
+	json_t *runs[3];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		char id[8];
+
+		snprintf(id, sizeof(id), "r%zu", i);
+		runs[i] = make_run(id, id, "ci-1", 10, 12, fns, 2);
+		/* 242 ms of total time, 12 ms own: only in the compact list */
+		json_object_set_new(json_object_get(runs[i], "summary"), "more_functions",
+			json_pack("{s:f,s:[s],s:[[s,i,i,i,i]]}", "floor", 0.001, "files",
+				  "model/squeeze.py", "rows", i == 1 ? "get_squeeze_factors_v2"
+								     : "get_squeeze_factors",
+				  0, 30, 12000 + 1000 * (int)i, 242000 + 10000 * (int)i));
+	}
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 3, &o), 0);
+	assert_int_equal(t->n_funcs, 1);
+	assert_string_equal(t->funcs[0].function, "get_squeeze_factors");
+	for (i = 0; i < 3; i++) /* r1 is the renamed one */
+		assert_true(fabs(t->funcs[0].v[i] - (0.012 + 0.001 * (double)i)) < 1e-9);
+	rs_trend_free(t);
+	o.total = 1;
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 3, &o), 0);
+	assert_true(t->total);
+	assert_true(fabs(t->funcs[0].v[2] - 0.262) < 1e-9);
+	rs_trend_free(t);
+	t = NULL;
+	o.functions = bad;
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 3, &o), RS_EUSAGE);
+	assert_null(t);
+	assert_non_null(strstr(rs_error_message(), "no function 'no_such_function'"));
+	for (i = 0; i < 3; i++)
+		json_decref(runs[i]);
 }
 
 /* Numbers as people write them. */
@@ -1492,6 +1588,8 @@ int main(void)
 		cmocka_unit_test(test_owncode),
 		cmocka_unit_test(test_explain_by_total),
 		cmocka_unit_test(test_ran_below_and_probable_rename),
+		cmocka_unit_test(test_below_floor_never_zero),
+		cmocka_unit_test(test_trend_function_names),
 		cmocka_unit_test(test_render_numbers),
 		cmocka_unit_test(test_trend_like_with_like),
 		cmocka_unit_test(test_check_window_outlier),
