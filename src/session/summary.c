@@ -30,6 +30,7 @@
 #include "session/intern.h"
 #include "util/array.h"
 #include "results/error.h"
+#include "results/escape.h"
 
 struct func_stat {
 	double self, total;
@@ -1020,32 +1021,28 @@ static void md_printf(struct md *m, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A code span in a table cell: no backticks inside, '|' escaped (GFM). */
-static void md_code_open(struct md *b)
-{
-	md_putc(b, '`');
-}
-
-static void md_code_text(struct md *b, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|')
-			md_puts(b, "\\|");
-		else
-			md_putc(b, *s == '`' ? '\'' : (*s == '\n' || *s == '\r') ? ' ' : *s);
-	}
-}
-
-static void md_code_close(struct md *b)
-{
-	md_putc(b, '`');
-}
-
+/* A code span in a table cell (results/escape.h): shown as it is, whatever it holds. */
 static void md_code(struct md *b, const char *s)
 {
-	md_code_open(b);
-	md_code_text(b, s);
-	md_code_close(b);
+	if (!b->err)
+		b->err = rs_escape_md_code(b->b, s, RS_ESCAPE_IN_TABLE);
+}
+
+/* A code span of `fmt`'s text (the parts are untrusted: one span, one escape). */
+static void md_code_printf(struct md *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void md_code_printf(struct md *b, const char *fmt, ...)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	va_list ap;
+
+	if (b->err)
+		return;
+	va_start(ap, fmt);
+	b->err = rs_buf_vprintf(&text, fmt, ap);
+	va_end(ap);
+	md_code(b, text.ptr ? text.ptr : "");
+	rs_buf_release(&text);
 }
 
 /* The path relative to the longest sys_path entry that contains it. */
@@ -1112,11 +1109,7 @@ static void md_function_name(struct md *b, const json_t *f)
 	const char *fn = str(f, "function"), *cls = str(f, "class");
 
 	if (*cls && !strchr(fn, '.')) {
-		md_code_open(b);
-		md_code_text(b, cls);
-		md_code_text(b, ".");
-		md_code_text(b, fn);
-		md_code_close(b);
+		md_code_printf(b, "%s.%s", cls, fn);
 	} else {
 		md_code(b, fn);
 	}
@@ -1127,12 +1120,11 @@ static void md_location(struct md *b, const json_t *summary, const json_t *f)
 	int ok;
 	double line = num(f, "line", &ok);
 
-	md_code_open(b);
-	md_code_text(b, short_path(summary, str(f, "file")));
 	/* a thread's root frame carries the thread id as its "line" */
 	if (ok && line > 0 && strcmp(str(f, "file"), "<thread>"))
-		md_printf(b, ":%.0f", line);
-	md_code_close(b);
+		md_code_printf(b, "%s:%.0f", short_path(summary, str(f, "file")), line);
+	else
+		md_code(b, short_path(summary, str(f, "file")));
 }
 
 /* Ties fall back on the names so that the page never depends on qsort. */
