@@ -9,6 +9,10 @@
 #ifndef RS_CLI_H
 #define RS_CLI_H
 
+#include <stdio.h>
+
+#include "results/buf.h"
+
 enum rs_exit {
 	RS_EXIT_OK = 0,
 	RS_EXIT_REGRESSION = 1, /* results check found a regression */
@@ -59,7 +63,18 @@ int rs_cli_wants_help(int argc, char **argv);
    more (not found = unknown run, or = object missing) map it themselves. */
 int rs_cli_exit_for(int err);
 
-/* Print "results: <fmt...>" on stderr and return `status`. */
+/*
+ * Text from a repository, a session or a server on its way to a terminal
+ * (results/escape.h: ESC, BEL and every other control shown, not sent).
+ * rs_cli_term: `s` as one line in `b` (cleared first), for a printf %s;
+ * "?" when out of memory. rs_cli_print: the `n` bytes of `p` (lines kept,
+ * NUL bytes shown too) to `f`; 0, or -1 with errno when writing fails.
+ */
+const char *rs_cli_term(struct rs_buf *b, const char *s);
+int rs_cli_print(FILE *f, const char *p, size_t n);
+
+/* Print "results: <fmt...>" on stderr (the message made safe for a
+   terminal, as rs_cli_term does) and return `status`. */
 int rs_cli_fail(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

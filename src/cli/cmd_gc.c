@@ -84,9 +84,12 @@ static void print_bytes(const char *label, uint64_t n)
 static void print_picked(const char *run_id, const char *recorded_at, void *payload)
 {
 	const struct rs_gc_settings *o = payload;
+	struct rs_buf id = RS_BUF_INIT, when = RS_BUF_INIT;
 
-	printf("%s raw session of run %s (%s)\n", o->dry_run ? "would remove" : "removing", run_id,
-	       recorded_at);
+	printf("%s raw session of run %s (%s)\n", o->dry_run ? "would remove" : "removing",
+	       rs_cli_term(&id, run_id), rs_cli_term(&when, recorded_at));
+	rs_buf_release(&id);
+	rs_buf_release(&when);
 }
 
 static void print_stats(const struct rs_gc_settings *o, const struct rs_gc_totals *t)

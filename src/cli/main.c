@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "results/error.h"
+#include "results/escape.h"
 #include "results/repo.h"
 
 /* Keep in the order `results --help` should show them. */
@@ -67,15 +68,64 @@ int rs_cli_exit_for(int err)
 	}
 }
 
+const char *rs_cli_term(struct rs_buf *b, const char *s)
+{
+	rs_buf_clear(b);
+	if (rs_escape_term(b, s, 0)) {
+		rs_error_clear(); /* display only: a placeholder, not a failure */
+		return "?";
+	}
+	return b->ptr ? b->ptr : "";
+}
+
+int rs_cli_print(FILE *f, const char *p, size_t n)
+{
+	struct rs_buf piece = RS_BUF_INIT, safe = RS_BUF_INIT;
+	size_t at = 0, len;
+	int ret = 0;
+
+	/* piece by piece between NUL bytes, which the escapers cannot see */
+	while (at < n && !ret) {
+		len = strnlen(p + at, n - at);
+		rs_buf_clear(&piece);
+		rs_buf_clear(&safe);
+		if (rs_buf_put(&piece, p + at, len) ||
+		    rs_escape_term(&safe, piece.ptr, RS_ESCAPE_KEEP_LINES)) {
+			rs_error_clear();
+			errno = ENOMEM;
+			ret = -1;
+		} else if (safe.len && fwrite(safe.ptr, 1, safe.len, f) != safe.len) {
+			ret = -1;
+		}
+		at += len;
+		if (at < n && !ret) {
+			if (fputs("\\x00", f) == EOF)
+				ret = -1;
+			at++;
+		}
+	}
+	rs_buf_release(&piece);
+	rs_buf_release(&safe);
+	return ret;
+}
+
 int rs_cli_fail(int status, const char *fmt, ...)
 {
+	struct rs_buf msg = RS_BUF_INIT, safe = RS_BUF_INIT;
 	va_list ap;
+	int err;
 
-	fputs("results: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	err = rs_buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
+	fputs("results: ", stderr);
+	/* a message quotes names from outside: a terminal gets no control byte */
+	if (!err)
+		err = rs_escape_term(&safe, msg.ptr ? msg.ptr : "", 0);
+	fputs(err ? "(out of memory while reporting an error)" : safe.ptr ? safe.ptr : "", stderr);
 	fputc('\n', stderr);
+	rs_buf_release(&msg);
+	rs_buf_release(&safe);
 	return status;
 }
 

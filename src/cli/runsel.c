@@ -102,8 +102,8 @@ int rs_runsel_write(const char *path, const struct rs_buf *b)
 	FILE *f;
 
 	if (!path || !strcmp(path, "-")) {
-		fwrite(b->ptr ? b->ptr : "", 1, b->len, stdout);
-		if (fflush(stdout))
+		/* no control byte from a run or a session reaches a terminal */
+		if (rs_cli_print(stdout, b->ptr ? b->ptr : "", b->len) || fflush(stdout))
 			return rs_cli_fail(RS_EXIT_OTHER, "cannot write the output");
 		return RS_EXIT_OK;
 	}
