@@ -100,7 +100,7 @@ static int check_store(struct agent *a, const struct rs_lfs_message *msg)
 
 	if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD)
 		return e; /* rs_store_no_store_error's message, as results fetch says it */
-	if (e == RS_EUSAGE)
+	if (e == RS_EUSAGE || e == RS_EFORMAT || e == RS_ETOOBIG || e == RS_EREMOTE)
 		return e;
 	if (e && e != RS_ENOTFOUND)
 		return rs_error_wrap(e, "the results remote '%s' does not answer",

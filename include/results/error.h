@@ -26,6 +26,9 @@ enum rs_error_code {
 	RS_EUSAGE = -5,     /* bad input from the user or caller */
 	RS_EAUTH = -6,      /* credentials refused */
 	RS_EEXISTS = -7,    /* already there */
+	RS_ETOOBIG = -8,    /* larger than its cap: a buffer, a file, a session */
+	RS_EFORMAT = -9,    /* a format or version this build does not read */
+	RS_EREMOTE = -10,   /* the remote cannot serve as addressed (no such bucket) */
 };
 
 /*

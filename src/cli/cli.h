@@ -58,10 +58,23 @@ int cmd_version(int argc, char **argv);
 /* True when argv[1..] holds -h or --help (every command answers it). */
 int rs_cli_wants_help(int argc, char **argv);
 
-/* The generic mapping of an RS_E* code to an exit status (RS_EUSAGE -> 2,
-   RS_ECORRUPT -> 7, RS_EAUTH/RS_ERETRY -> 5, else 8). Commands that know
-   more (not found = unknown run, or = object missing) map it themselves. */
-int rs_cli_exit_for(int err);
+/* Of what an error is said, for the exit table of main.c. */
+enum rs_cli_where {
+	RS_CLI_ANY,    /* the repository, a store, the program itself */
+	RS_CLI_INPUT,  /* files the user named (`results add`): theirs to fix, 2 */
+	RS_CLI_REMOTE, /* opening the remote: what is not a usage, size or
+			  format error is a remote problem, 5 */
+	RS_CLI_WHERE_COUNT
+};
+
+/*
+ * An RS_E* code's exit status, from the one table in main.c (documented
+ * in docs/cli.md): RS_EUSAGE 2; RS_ECORRUPT, RS_ETOOBIG and RS_EFORMAT 7;
+ * RS_EAUTH, RS_ERETRY and RS_EREMOTE 5; else 8. Commands that know more
+ * (not found = unknown run, or = object missing) say so themselves.
+ */
+int rs_cli_exit_in(int err, enum rs_cli_where where);
+int rs_cli_exit_for(int err); /* rs_cli_exit_in(err, RS_CLI_ANY) */
 
 /*
  * Text from a repository, a session or a server on its way to a terminal

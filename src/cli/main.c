@@ -51,21 +51,42 @@ int rs_cli_wants_help(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * The one table from error codes to exit statuses (docs/cli.md, "Exit
+ * statuses"). A code says what went wrong; the column says of what: the
+ * same "corrupt" is the user's to fix in a file given to `results add`
+ * (2) and damage in a store (7). What a command knows beyond that (not
+ * found = unknown run, or = object missing) it says itself.
+ */
+static const struct {
+	int code;
+	unsigned char status[RS_CLI_WHERE_COUNT];
+} exit_table[] = {
+	/* code            any              input            remote */
+	{ RS_OK,        { RS_EXIT_OK,      RS_EXIT_OK,      RS_EXIT_OK } },
+	{ RS_EUSAGE,    { RS_EXIT_USAGE,   RS_EXIT_USAGE,   RS_EXIT_USAGE } },
+	{ RS_ENOTFOUND, { RS_EXIT_OTHER,   RS_EXIT_USAGE,   RS_EXIT_REMOTE } },
+	{ RS_ECORRUPT,  { RS_EXIT_CORRUPT, RS_EXIT_USAGE,   RS_EXIT_CORRUPT } },
+	{ RS_ETOOBIG,   { RS_EXIT_CORRUPT, RS_EXIT_USAGE,   RS_EXIT_CORRUPT } },
+	{ RS_EFORMAT,   { RS_EXIT_CORRUPT, RS_EXIT_USAGE,   RS_EXIT_CORRUPT } },
+	{ RS_EAUTH,     { RS_EXIT_REMOTE,  RS_EXIT_REMOTE,  RS_EXIT_REMOTE } },
+	{ RS_ERETRY,    { RS_EXIT_REMOTE,  RS_EXIT_REMOTE,  RS_EXIT_REMOTE } },
+	{ RS_EREMOTE,   { RS_EXIT_REMOTE,  RS_EXIT_REMOTE,  RS_EXIT_REMOTE } },
+	{ RS_EEXISTS,   { RS_EXIT_OTHER,   RS_EXIT_OTHER,   RS_EXIT_OTHER } },
+	{ RS_EGENERIC,  { RS_EXIT_OTHER,   RS_EXIT_OTHER,   RS_EXIT_REMOTE } },
+};
+
+int rs_cli_exit_in(int err, enum rs_cli_where where)
+{
+	for (size_t i = 0; i < sizeof(exit_table) / sizeof(exit_table[0]); i++)
+		if (exit_table[i].code == err)
+			return exit_table[i].status[where];
+	return RS_EXIT_OTHER;
+}
+
 int rs_cli_exit_for(int err)
 {
-	switch (err) {
-	case RS_OK:
-		return RS_EXIT_OK;
-	case RS_EUSAGE:
-		return RS_EXIT_USAGE;
-	case RS_ECORRUPT:
-		return RS_EXIT_CORRUPT;
-	case RS_EAUTH:
-	case RS_ERETRY:
-		return RS_EXIT_REMOTE;
-	default:
-		return RS_EXIT_OTHER;
-	}
+	return rs_cli_exit_in(err, RS_CLI_ANY);
 }
 
 const char *rs_cli_term(struct rs_buf *b, const char *s)

@@ -695,7 +695,7 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len, 
 	if (len < BASE_HEADER_SIZE || memcmp(p, BASE_MAGIC, 8))
 		return corrupt("it does not start with its magic");
 	if (get_le32(p + 8) != RS_CODEC_VERSION)
-		return rs_error_set(RS_EUSAGE, "the object was stored with session codec version %u, "
+		return rs_error_set(RS_EFORMAT, "the object was stored with session codec version %u, "
 				    "which this build cannot read: upgrade results", get_le32(p + 8));
 	err = read_section(d, SEC_BASE, p, len, &pos, &total);
 	if (err)
@@ -2829,7 +2829,8 @@ static int proof_verdict(struct enc *e, const struct proof *pr, const struct rs_
 {
 	if (out->len > RS_CODEC_MAX_CONTAINER)
 		return decline(e, "the container would be too large");
-	if (pr->err == RS_ECORRUPT || pr->err == RS_EUSAGE)
+	if (pr->err == RS_ECORRUPT || pr->err == RS_EUSAGE || pr->err == RS_ETOOBIG ||
+	    pr->err == RS_EFORMAT)
 		return decline(e, pr->msg);
 	if (pr->err)
 		return rs_error_set(pr->err, "%s", pr->msg);

@@ -276,7 +276,7 @@ static int read_output(int fd, struct rs_buf *output, const char *op)
 		if (!output || err)
 			continue; /* read on to the end, so that git is not cut off */
 		err = rs_buf_put(output, chunk, (size_t)n);
-		if (err == RS_EUSAGE)
+		if (err == RS_ETOOBIG)
 			err = rs_error_set(RS_ECORRUPT, "'git credential %s' answered "
 					   "more than %d bytes", op,
 					   RS_CREDENTIAL_OUTPUT_MAX);

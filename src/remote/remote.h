@@ -48,8 +48,9 @@ struct rs_remote {
 	 * caller accepts: what the format allows): RS_EUSAGE otherwise (an
 	 * assert in debug builds). A backend never accepts more bytes than
 	 * asked for, or than out->max allows, from its server: it stops
-	 * reading as soon as they pass and fails with RS_ECORRUPT naming the
-	 * server (display_url) and the key. RS_ENOTFOUND when the key does
+	 * reading as soon as they pass and fails, naming the server
+	 * (display_url) and the key, with RS_ECORRUPT (more than a range
+	 * asked for) or RS_ETOOBIG (past out->max). RS_ENOTFOUND when the key does
 	 * not exist, RS_ECORRUPT when it is shorter than asked.
 	 */
 	int (*get)(struct rs_remote *r, const char *key, uint64_t off,

@@ -288,7 +288,7 @@ static const struct rs_http_error_rule s3_error_rules[] = {
 	  S3_SKEW },
 	{ NULL, "RequestTimeTooSkewed", RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
 	  S3_SKEW },
-	{ "NoSuchBucket", NULL, RS_EUSAGE, 0,
+	{ "NoSuchBucket", NULL, RS_EREMOTE, 0,
 	  "no such bucket - create it or check the remote URL" },
 	{ "ExpiredToken", NULL, RS_EAUTH, RS_HTTP_SAY_CODE,
 	  "the session token has expired - renew the credentials" },

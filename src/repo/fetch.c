@@ -121,7 +121,8 @@ static int open_store(struct rs_fetch *f)
 		return fail(f, RS_FETCH_LOCAL, err);
 	/* A remote without FORMAT is a wrong results.remote: the store's one message. */
 	err = rs_store_check_format(f->store->store);
-	if (err && err != RS_ENOTFOUND && err != RS_EUSAGE)
+	if (err && err != RS_ENOTFOUND && err != RS_EFORMAT && err != RS_ETOOBIG &&
+	    err != RS_EREMOTE)
 		rs_error_set(err, "the remote '%s' does not answer: %s; check the URL ('results "
 			     "doctor') and your credentials", f->store->remote->display_url,
 			     saved_message(old));

@@ -289,7 +289,7 @@ static void *arena_alloc(struct rs_session_parser *p, size_t n)
 
 	n = (n + 15) & ~(size_t)15;
 	if (n > RS_SESSION_MAX_INTERNED - p->interned_bytes) {
-		fail(p, RS_EUSAGE, "session has more than %u MiB of distinct frame strings",
+		fail(p, RS_ETOOBIG, "session has more than %u MiB of distinct frame strings",
 		     RS_SESSION_MAX_INTERNED >> 20);
 		return NULL;
 	}
@@ -637,7 +637,7 @@ static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint
 	int err;
 
 	if (p->nframes >= RS_SESSION_MAX_FRAMES)
-		return fail(p, RS_EUSAGE, "session has more than %u distinct frames", RS_SESSION_MAX_FRAMES);
+		return fail(p, RS_ETOOBIG, "session has more than %u distinct frames", RS_SESSION_MAX_FRAMES);
 	split_identifier(id, n, &fp);
 	f = arena_alloc(p, sizeof(*f));
 	if (!f)
@@ -697,7 +697,7 @@ static int intern_frame_miss(struct rs_session_parser *p, const char *raw, size_
 			return err;
 	}
 	if (p->raw_tab.count >= MAX_ALIASES)
-		return fail(p, RS_EUSAGE, "session spells its frames in more than %u ways", MAX_ALIASES);
+		return fail(p, RS_ETOOBIG, "session spells its frames in more than %u ways", MAX_ALIASES);
 	if (len == p->frames[id]->identifier_len && memcmp(raw, p->frames[id]->identifier, len) == 0)
 		key = p->frames[id]->identifier;
 	else
@@ -763,7 +763,7 @@ static int push_id(struct rs_session_parser *p, uint32_t **arr, size_t *len, siz
 
 	if (*len == *alloc) {
 		if (*len >= RS_SESSION_MAX_STACK)
-			return fail(p, RS_EUSAGE, "stack at byte %llu is deeper than %u frames",
+			return fail(p, RS_ETOOBIG, "stack at byte %llu is deeper than %u frames",
 				    (unsigned long long)off, RS_SESSION_MAX_STACK);
 		err = grow_array(p, (void **)arr, alloc, *len + 1, sizeof(**arr));
 		if (err)
@@ -982,7 +982,7 @@ static int on_open(struct rs_session_parser *p, int c, uint64_t off)
 		}
 	}
 	if (p->depth >= RS_SESSION_MAX_DEPTH)
-		return fail(p, RS_EUSAGE, "session JSON at byte %llu nests deeper than %d levels",
+		return fail(p, RS_ETOOBIG, "session JSON at byte %llu nests deeper than %d levels",
 			    (unsigned long long)off, RS_SESSION_MAX_DEPTH);
 	p->lv[p->depth].role = (uint8_t)role;
 	p->lv[p->depth].count = 0;
@@ -1319,7 +1319,7 @@ static int is_literal_char(int c)
 static int too_long(struct rs_session_parser *p, int kind, uint64_t off)
 {
 	if (kind == PART_STRING)
-		return fail(p, RS_EUSAGE, "string at byte %llu is longer than %u bytes",
+		return fail(p, RS_ETOOBIG, "string at byte %llu is longer than %u bytes",
 			    (unsigned long long)off, RS_SESSION_MAX_STRING);
 	return fail(p, RS_ECORRUPT, "invalid session JSON at byte %llu: token too long",
 		    (unsigned long long)off);

@@ -1355,8 +1355,8 @@ int rs_summary_markdown(const json_t *summary, struct rs_buf *out)
 		       "function anywhere on the stack (counted once per sample under recursion). "
 		       "Percentages are of the sampled time.\n");
 	err = page.err;
-	if (err == RS_EUSAGE)
-		err = rs_error_set(RS_EUSAGE, "summary Markdown exceeds its buffer cap");
+	if (err == RS_ETOOBIG)
+		err = rs_error_set(RS_ETOOBIG, "summary Markdown exceeds its buffer cap");
 out:
 	if (err) {
 		/* the caller's buffer as it was: no half page */

@@ -340,7 +340,7 @@ static int verify_decoded(struct rs_remote *remote, const struct rs_manifest *m,
 		unlink(path);
 	}
 	rs_store_free(store);
-	if (err == RS_ECORRUPT || err == RS_EUSAGE) {
+	if (err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ETOOBIG || err == RS_EFORMAT) {
 		*state = RS_VERIFY_DAMAGED;
 		err = rs_buf_printf(why, "its chunks check out but it cannot be rebuilt: %s", rs_error_message());
 	}
@@ -472,7 +472,8 @@ int rs_store_verify_object(struct rs_remote *remote, struct rs_store_census *c,
 		return rs_buf_puts(why, "no manifest on the remote: push it from a clone that has it");
 	}
 	err = rs_store_fetch_manifest(remote, oid, &m);
-	if (err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ENOTFOUND) {
+	if (err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ETOOBIG || err == RS_EFORMAT ||
+	    err == RS_ENOTFOUND) {
 		*state = err == RS_ENOTFOUND ? RS_VERIFY_MISSING : RS_VERIFY_DAMAGED;
 		err = rs_buf_printf(why, "its manifest %s: %s",
 				    *state == RS_VERIFY_MISSING ? "vanished" : "is damaged",

@@ -162,7 +162,7 @@ int rs_store_check_format(struct rs_store *s)
 	err = s->remote->get(s->remote, RS_KEY_FORMAT, 0, UINT64_MAX, &text);
 	if (!err)
 		err = rs_format_text_check(text.ptr, text.len);
-	if (err == RS_EUSAGE)
+	if (err == RS_EFORMAT || err == RS_ETOOBIG)
 		err = rs_error_wrap(err, "'%s'", s->remote->display_url);
 	if (err == RS_ENOTFOUND)
 		err = rs_store_no_store_error(s->remote);
@@ -1344,7 +1344,7 @@ static int get_work(void *arg, void *ctx)
 		err = s->remote->get(s->remote, key.ptr, ref->offset, want, &j->fetched);
 	if (err == RS_ENOTFOUND || err == RS_ECORRUPT)
 		err = short_chunk(s, ref, key.ptr);
-	else if (err == RS_EUSAGE || (!err && j->fetched.len != want))
+	else if (err == RS_ETOOBIG || (!err && j->fetched.len != want))
 		err = rs_error_set(RS_ERETRY, "'%s' answered a read of %zu bytes of '%s' with %s bytes: a "
 				   "transfer fault, run the command again", s->remote->display_url, want,
 				   key.ptr, err || j->fetched.len > want ? "more" : "fewer");
@@ -1407,7 +1407,7 @@ static int get_manifest_bytes(struct rs_remote *remote, const char *key, uint64_
 
 	rs_buf_init(bytes, (size_t)size);
 	err = remote->get(remote, key, 0, size, bytes);
-	if (err == RS_ECORRUPT || err == RS_EUSAGE || (!err && bytes->len != size))
+	if (err == RS_ECORRUPT || err == RS_ETOOBIG || (!err && bytes->len != size))
 		return rs_error_set(RS_ERETRY, "'%s' answered a read of the %llu-byte '%s' with %s bytes: a "
 				    "transfer fault, run the command again", remote->display_url,
 				    (unsigned long long)size, key,
@@ -1499,7 +1499,7 @@ static int check_wanted(const struct rs_store *s, const struct rs_manifest *m, c
 			uint64_t size)
 {
 	if (m->transform != RS_TRANSFORM_IDENTITY && m->transform != RS_TRANSFORM_SESSION)
-		return rs_error_set(RS_EUSAGE, "object %.12s uses transform %u, which this build cannot undo: "
+		return rs_error_set(RS_EFORMAT, "object %.12s uses transform %u, which this build cannot undo: "
 				    "upgrade results", hex, m->transform);
 	if (m->transform == RS_TRANSFORM_SESSION && m->transformed_size > RS_CODEC_MAX_CONTAINER)
 		return rs_error_set(RS_ECORRUPT, "object %.12s on '%s' is damaged: its session container is "

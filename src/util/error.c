@@ -91,6 +91,9 @@ const char *rs_error_name(int code)
 	case RS_EUSAGE: return "usage";
 	case RS_EAUTH: return "authentication";
 	case RS_EEXISTS: return "exists";
+	case RS_ETOOBIG: return "too large";
+	case RS_EFORMAT: return "unknown format";
+	case RS_EREMOTE: return "remote unusable";
 	default: return "error";
 	}
 }

@@ -91,4 +91,11 @@ grep -q "signature was refused\|SignatureDoesNotMatch" "$T/err" || fail "fetch m
 grep -q "$SECRET" "$T/out" "$T/err" && fail "the secret key appears in the fetch output"
 [ -z "$(find "$T/out-wrong" -type f 2>/dev/null)" ] || fail "a refused fetch left a file"
 
+# A bucket that does not exist is a remote problem (5), not a usage error.
+git config results.remote s3://no-such-bucket-e2e/team/store
+expect_status 5 "$RESULTS" fetch 3333333 -o "$T/out-nobucket"
+grep -q "no such bucket" "$T/err" || fail "a missing bucket is not named: $(cat "$T/err")"
+[ -z "$(find "$T/out-nobucket" -type f 2>/dev/null)" ] || fail "a fetch from no bucket left a file"
+git config results.remote "$REMOTE"
+
 echo "ok: test_remote_s3"
