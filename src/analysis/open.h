@@ -18,6 +18,7 @@
  * `title` heads it; `min_share` 0 means 0.001. Errors: RS_ENOTFOUND,
  * the parser's RS_ECORRUPT / RS_EUSAGE, RS_EGENERIC.
  */
+RS_MUST_CHECK
 int rs_open_html(struct rs_buf *out, const char *session_path, const char *title,
 		 double min_share);
 

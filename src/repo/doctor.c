@@ -157,8 +157,11 @@ static void check_hooks(struct doctor *d)
 	int ours = 0;
 
 	/* Where results init installs them. */
-	rs_repo_hooks_dir(&dir, d->repo);
-	rs_error_clear();
+	if (rs_repo_hooks_dir(&dir, d->repo) != 0) {
+		/* no "(null)/pre-push": the check cannot run, and says why */
+		fail(d, RS_DOCTOR_SETUP, "cannot tell where the hooks are: %s", rs_error_message());
+		goto out;
+	}
 	for (i = 0; i < RS_SETUP_HOOKS; i++) {
 		rs_buf_clear(&path);
 		rs_buf_clear(&text);
@@ -184,6 +187,8 @@ static void check_hooks(struct doctor *d)
 	}
 	if (ours == RS_SETUP_HOOKS)
 		ok(d, "hooks installed in %s", dir.ptr);
+out:
+	rs_error_clear();
 	rs_buf_release(&dir);
 	rs_buf_release(&path);
 	rs_buf_release(&text);
@@ -242,7 +247,11 @@ static void check_remote(struct doctor *d)
 		fail(d, RS_DOCTOR_SETUP, "%s", rs_error_message());
 		goto out;
 	}
-	rs_url_strip_credentials(&shown, url.ptr);
+	err = rs_url_strip_credentials(&shown, url.ptr);
+	if (err) {
+		fail(d, RS_DOCTOR_SETUP, "%s", rs_error_message());
+		goto out;
+	}
 	if (!from_config) {
 		fail(d, RS_DOCTOR_SETUP, "results.remote is not set in this clone (%s names '%s'); "
 		    "run 'results init'", RS_REPO_MARKER, shown.ptr);

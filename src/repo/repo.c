@@ -321,10 +321,13 @@ int rs_repo_check_remote(struct rs_repo *r)
 	rs_error_clear();
 	if (have_followed ? !rs_url_same_remote(committed.ptr, followed.ptr)
 			  : !rs_url_same_remote(committed.ptr, local.ptr)) {
-		rs_url_strip_credentials(&a, committed.ptr);
-		rs_url_strip_credentials(&b, local.ptr);
-		err = rs_error_set(RS_EGENERIC, "the committed remote is '%s', this clone uses '%s': "
-				   "run 'results init' to follow the committed one", a.ptr, b.ptr);
+		err = rs_url_strip_credentials(&a, committed.ptr);
+		if (!err)
+			err = rs_url_strip_credentials(&b, local.ptr);
+		if (!err)
+			err = rs_error_set(RS_EGENERIC, "the committed remote is '%s', this clone uses "
+					   "'%s': run 'results init' to follow the committed one",
+					   a.ptr, b.ptr);
 	}
 out:
 	rs_buf_release(&committed);

@@ -12,6 +12,8 @@
 #ifndef RS_RETENTION_H
 #define RS_RETENTION_H
 
+#include "results/error.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -53,6 +55,7 @@ struct rs_retention_plan {
  * The policy committed at `rev` (NULL: HEAD). A missing file or key is
  * "keep everything" (configured = 0); a malformed one RS_ECORRUPT.
  */
+RS_MUST_CHECK
 int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *out);
 
 /*
@@ -61,6 +64,7 @@ int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *o
  * one item per (run, object). An object is kept when any item naming it
  * is kept. `only_head` reads HEAD alone (verify of this checkout).
  */
+RS_MUST_CHECK
 int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
 			   struct rs_retention_plan *plan);
 void rs_retention_plan_release(struct rs_retention_plan *plan);
