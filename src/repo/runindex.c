@@ -21,6 +21,7 @@
 
 #include "results/error.h"
 #include "results/escape.h"
+#include "util/array.h"
 #include "util/hex.h"
 #include "util/path.h"
 
@@ -138,21 +139,12 @@ static int sort_tail(struct rs_runindex *idx, size_t from)
 
 static int reserve_one(struct rs_runindex *idx)
 {
-	struct rs_run_entry *n;
-	size_t alloc;
-
 	if (idx->count < idx->alloc)
 		return 0;
 	if (idx->count >= RS_RUNINDEX_MAX_RUNS)
 		return rs_error_set(RS_ECORRUPT, "too many runs in the index (more than %u)",
 				    RS_RUNINDEX_MAX_RUNS);
-	alloc = idx->alloc ? idx->alloc * 2 : 64;
-	n = realloc(idx->runs, alloc * sizeof(*n));
-	if (!n)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	idx->runs = n;
-	idx->alloc = alloc;
-	return 0;
+	return rs_array_grow(&idx->runs, &idx->alloc, idx->count + 1, sizeof(*idx->runs), 64);
 }
 
 int rs_runindex_add(struct rs_runindex *idx, const struct rs_run_entry *e)

@@ -311,10 +311,10 @@ static void *arena_alloc(struct rs_session_parser *p, size_t n)
 	return b->data + b->used - n;
 }
 
-static int grow_array(struct rs_session_parser *p, void **arr, size_t *alloc, size_t need,
+static int grow_array(struct rs_session_parser *p, void *arrp, size_t *alloc, size_t need,
 		      size_t elem)
 {
-	if (rs_array_grow(arr, alloc, need, elem, 16))
+	if (rs_array_grow(arrp, alloc, need, elem, 16))
 		return fail(p, RS_EGENERIC, "out of memory");
 	return 0;
 }
@@ -515,7 +515,7 @@ static int intern_file(struct rs_session_parser *p, const char *file, uint32_t *
 	int err;
 
 	if (id == RS_INTERN_NONE) {
-		err = grow_array(p, (void **)&p->files, &p->files_alloc, (size_t)p->nfiles + 1,
+		err = grow_array(p, &p->files, &p->files_alloc, (size_t)p->nfiles + 1,
 				 sizeof(*p->files));
 		if (err)
 			return err;
@@ -555,7 +555,7 @@ static int intern_function(struct rs_session_parser *p, struct rs_session_frame 
 		f->function_id = id;
 		return 0;
 	}
-	err = grow_array(p, (void **)&p->funcs, &p->funcs_alloc, (size_t)p->nfuncs + 1,
+	err = grow_array(p, &p->funcs, &p->funcs_alloc, (size_t)p->nfuncs + 1,
 			 sizeof(*p->funcs));
 	if (err)
 		return err;
@@ -660,7 +660,7 @@ static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint
 	err = intern_function(p, f);
 	if (err)
 		return err;
-	err = grow_array(p, (void **)&p->frames, &p->frames_alloc, (size_t)p->nframes + 1,
+	err = grow_array(p, &p->frames, &p->frames_alloc, (size_t)p->nframes + 1,
 			 sizeof(*p->frames));
 	if (err)
 		return err;
@@ -744,7 +744,7 @@ static inline int stack_frame(struct rs_session_parser *p, const char *raw, size
 	if (pos == p->hints_len) {
 		if (pos >= RS_SESSION_MAX_STACK)
 			return 0; /* push_id reports the cap */
-		err = grow_array(p, (void **)&p->hints, &p->hints_alloc, pos + 1,
+		err = grow_array(p, &p->hints, &p->hints_alloc, pos + 1,
 				 sizeof(*p->hints));
 		if (err)
 			return err;
@@ -765,7 +765,7 @@ static int push_id(struct rs_session_parser *p, uint32_t **arr, size_t *len, siz
 		if (*len >= RS_SESSION_MAX_STACK)
 			return fail(p, RS_ETOOBIG, "stack at byte %llu is deeper than %u frames",
 				    (unsigned long long)off, RS_SESSION_MAX_STACK);
-		err = grow_array(p, (void **)arr, alloc, *len + 1, sizeof(**arr));
+		err = grow_array(p, arr, alloc, *len + 1, sizeof(**arr));
 		if (err)
 			return err;
 	}

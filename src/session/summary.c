@@ -85,9 +85,9 @@ struct rs_summary {
 	size_t prev_len, fids_alloc;
 };
 
-static int grow(void **arr, size_t *alloc, size_t need, size_t elem)
+static int grow(void *arrp, size_t *alloc, size_t need, size_t elem)
 {
-	if (rs_array_grow(arr, alloc, need, elem, 64))
+	if (rs_array_grow(arrp, alloc, need, elem, 64))
 		return rs_error_set(RS_EGENERIC, "out of memory summarising a session");
 	return 0;
 }
@@ -102,7 +102,7 @@ static int new_node(struct rs_summary *s, uint32_t parent, uint32_t func, uint32
 		*out = RS_INTERN_NONE;
 		return 0;
 	}
-	err = grow((void **)&s->nodes, &s->nodes_alloc, (size_t)s->nnodes + 1, sizeof(*s->nodes));
+	err = grow(&s->nodes, &s->nodes_alloc, (size_t)s->nnodes + 1, sizeof(*s->nodes));
 	if (err)
 		return err;
 	if (parent != RS_INTERN_NONE) {
@@ -131,26 +131,26 @@ static int sample_room(struct rs_summary *s, const struct rs_session_parser *p, 
 	size_t a;
 	int err;
 
-	err = grow((void **)&s->funcs, &s->funcs_alloc, rs_session_parser_function_count(p),
+	err = grow(&s->funcs, &s->funcs_alloc, rs_session_parser_function_count(p),
 		   sizeof(*s->funcs));
 	if (err)
 		return err;
-	err = grow((void **)&s->files, &s->files_alloc, rs_session_parser_file_count(p),
+	err = grow(&s->files, &s->files_alloc, rs_session_parser_file_count(p),
 		   sizeof(*s->files));
 	if (err)
 		return err;
 	if (depth <= s->fids_alloc)
 		return 0;
 	a = s->fids_alloc;
-	err = grow((void **)&s->fids, &a, depth, sizeof(*s->fids));
+	err = grow(&s->fids, &a, depth, sizeof(*s->fids));
 	if (err)
 		return err;
 	a = s->fids_alloc;
-	err = grow((void **)&s->prev_fids, &a, depth, sizeof(*s->prev_fids));
+	err = grow(&s->prev_fids, &a, depth, sizeof(*s->prev_fids));
 	if (err)
 		return err;
 	a = s->fids_alloc;
-	err = grow((void **)&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes));
+	err = grow(&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes));
 	if (err)
 		return err;
 	s->fids_alloc = a;
@@ -247,7 +247,7 @@ static int on_frame(void *ctx, const struct rs_session_parser *p, uint32_t id,
 	struct rs_summary *s = ctx;
 	int err;
 
-	err = grow((void **)&s->map, &s->map_alloc, (size_t)id + 1, sizeof(*s->map));
+	err = grow(&s->map, &s->map_alloc, (size_t)id + 1, sizeof(*s->map));
 	if (err)
 		return err;
 	s->map[id].func = f->function_id;
@@ -736,7 +736,7 @@ static int build_node(const struct rs_summary *s, uint32_t id, double cut, json_
 		if (s->nodes[c].total < cut)
 			continue;
 		if (m == cap) {
-			err = grow((void **)&r, &cap, m + 1, sizeof(*r));
+			err = grow(&r, &cap, m + 1, sizeof(*r));
 			if (err)
 				goto out;
 		}

@@ -30,7 +30,7 @@
  */
 #include "store/store.h"
 #include "codec/session_codec.h"
-#include "store/array.h"
+#include "util/array.h"
 #include "store/backend.h"
 #include "store/cache.h"
 #include "store/chunker.h"
@@ -342,7 +342,7 @@ static int start_pack(struct put_state *st)
 	unsigned char h[RS_PACK_HEADER_SIZE];
 	int err;
 
-	err = rs_array_reserve(&st->packs, &st->apacks, st->npacks + 1, sizeof(*st->packs));
+	err = rs_array_grow(&st->packs, &st->apacks, st->npacks + 1, sizeof(*st->packs), 64);
 	if (err)
 		return err;
 	/*
@@ -443,7 +443,7 @@ static int append_chunk(struct put_state *st, struct put_job *j, struct rs_chunk
 	p->size += sizeof(h) + j->stored_len;
 	if (p->grow)
 		rs_growing_publish(p->grow, p->size);
-	err = rs_array_reserve(&p->refs, &p->arefs, p->nrefs + 1, sizeof(*p->refs));
+	err = rs_array_grow(&p->refs, &p->arefs, p->nrefs + 1, sizeof(*p->refs), 64);
 	if (err)
 		return err;
 	p->refs[p->nrefs++] = *ref;
@@ -472,10 +472,10 @@ static int take_job(struct put_state *st, struct put_job *j)
 	long pack_no = -1, earlier = -1;
 	int err;
 
-	err = rs_array_reserve(&st->m.chunks, &st->achunks, st->m.nchunks + 1, sizeof(*st->m.chunks));
+	err = rs_array_grow(&st->m.chunks, &st->achunks, st->m.nchunks + 1, sizeof(*st->m.chunks), 64);
 	if (err)
 		return err;
-	err = rs_array_reserve(&st->pack_of, &st->apack_of, st->m.nchunks + 1, sizeof(*st->pack_of));
+	err = rs_array_grow(&st->pack_of, &st->apack_of, st->m.nchunks + 1, sizeof(*st->pack_of), 64);
 	if (err)
 		return err;
 	if (!j->known)
