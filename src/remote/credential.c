@@ -451,10 +451,10 @@ int rs_credential_lock_take(long timeout_ms)
 	struct stat st;
 	long waited = 0;
 	int fd = -1, code = rs_error_last();
-	char saved[1024];
+	struct rs_error_saved saved;
 
 	/* Best effort: whatever happens here, the caller's error stays as it was. */
-	snprintf(saved, sizeof(saved), "%s", rs_error_message());
+	rs_error_save(&saved, code);
 	rs_buf_init(&path, 4096);
 	if (rs_credential_lock_path(&path))
 		goto fail;
@@ -473,7 +473,7 @@ int rs_credential_lock_take(long timeout_ms)
 fail:
 	/* The caller goes on without the lock. */
 	if (code)
-		rs_error_set(code, "%s", saved);
+		rs_error_restore(&saved);
 	else
 		rs_error_clear();
 	if (fd >= 0)

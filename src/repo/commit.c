@@ -1051,18 +1051,18 @@ static int move_branch(struct commit_state *s, const struct rs_commit_options *o
  */
 static int undo_worktree(struct commit_state *s, int err)
 {
-	char msg[1024];
+	struct rs_error_saved saved;
 	size_t skipped;
 	int ifail;
 
-	snprintf(msg, sizeof(msg), "%s", rs_error_message());
+	rs_error_save(&saved, err);
 	if (apply_tree(s->r, s->base, s->tree, s->index_failed ? APPLY_NO_INDEX : 0,
 		       &skipped, &ifail)) {
 		s->keep_journal = 1; /* the next results command finishes the undo */
 		return rs_error_set(err, "%s; the working tree could not be put back (%s): "
-				    "run 'results add' again to repair it", msg, rs_error_message());
+				    "run 'results add' again to repair it", saved.message, rs_error_message());
 	}
-	return rs_error_set(err, "%s", msg);
+	return rs_error_restore(&saved);
 }
 
 int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,

@@ -132,7 +132,7 @@ struct rs_session_parser {
 	uint64_t seed;
 	uint64_t consumed;        /* bytes before the current piece */
 	int failed;               /* sticky error code */
-	char errmsg[512];
+	struct rs_error_saved saved; /* its message, for every later call */
 
 	int expect;
 	int depth;
@@ -181,19 +181,21 @@ static int fail(struct rs_session_parser *p, int code, const char *fmt, ...)
 
 static int fail(struct rs_session_parser *p, int code, const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(p->errmsg, sizeof(p->errmsg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	p->failed = code;
-	return rs_error_set(code, "%s", p->errmsg);
+	p->failed = rs_error_set(code, "%s", msg);
+	rs_error_save(&p->saved, code);
+	return code;
 }
 
 /* A callback or allocator already set the thread's message: keep it. */
 static int fail_keep(struct rs_session_parser *p, int code)
 {
-	snprintf(p->errmsg, sizeof(p->errmsg), "%s", rs_error_message());
+	rs_error_save(&p->saved, code);
 	p->failed = code;
 	return code;
 }
@@ -1462,7 +1464,7 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
 	int err = 0;
 
 	if (p->failed)
-		return rs_error_set(p->failed, "%s", p->errmsg);
+		return rs_error_restore(&p->saved);
 	if (n == 0)
 		return 0;
 #define OFF(ptr) (p->consumed + (uint64_t)((ptr) - start))
@@ -1530,7 +1532,7 @@ int rs_session_parser_finish(struct rs_session_parser *p)
 	int err = 0;
 
 	if (p->failed)
-		return rs_error_set(p->failed, "%s", p->errmsg);
+		return rs_error_restore(&p->saved);
 	if (p->partial == PART_NUMBER || p->partial == PART_LITERAL) {
 		/* a number or literal ends at the end of input; only a bare
 		 * top-level scalar could end that way, and that is refused */

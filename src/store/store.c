@@ -272,7 +272,7 @@ struct new_pack {
 	pthread_t thread;
 	int stream_err;             /* the upload's result, once joined */
 	int sent;                   /* the .pack is on the remote */
-	char stream_msg[1024];      /* its message: threads have their own */
+	struct rs_error_saved stream_saved; /* its failure: threads have their own slots */
 };
 
 struct put_state {
@@ -293,7 +293,7 @@ static void *stream_pack(void *arg)
 
 	p->stream_err = p->remote->put_stream(p->remote, p->key.ptr, p->grow);
 	if (p->stream_err)
-		snprintf(p->stream_msg, sizeof(p->stream_msg), "%s", rs_error_message());
+		rs_error_save(&p->stream_saved, p->stream_err);
 	return NULL;
 }
 
@@ -306,7 +306,7 @@ static int join_stream(struct new_pack *p)
 	rs_growing_free(p->grow);
 	p->grow = NULL;
 	if (p->stream_err)
-		return rs_error_set(p->stream_err, "%s", p->stream_msg);
+		return rs_error_restore(&p->stream_saved);
 	p->sent = 1;
 	return 0;
 }
@@ -1301,11 +1301,12 @@ static int corrupt_chunk(const struct rs_store *s, const struct rs_chunk_ref *re
  */
 static int short_chunk(const struct rs_store *s, const struct rs_chunk_ref *ref, const char *key)
 {
-	char pack[RS_ID_HEXSZ + 1], why[512];
+	char pack[RS_ID_HEXSZ + 1];
+	struct rs_error_saved why; /* the backend's own words */
 	uint64_t end = ref->offset + RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref->stored_len, size = 0;
 	int err;
 
-	snprintf(why, sizeof(why), "%s", rs_error_message()); /* the backend's own words */
+	rs_error_save(&why, rs_error_last());
 	err = s->remote->stat(s->remote, key, &size);
 	rs_id_to_hex(pack, &ref->pack);
 	if (err == RS_ENOTFOUND)
@@ -1322,7 +1323,7 @@ static int short_chunk(const struct rs_store *s, const struct rs_chunk_ref *ref,
 				    (unsigned long long)ref->offset, (unsigned long long)end, (unsigned long long)size);
 	return rs_error_set(RS_ERETRY, "'%s' answered a read of '%s' with another number of bytes than asked, "
 			    "though the file holds them (%s): a transfer fault, run the command again",
-			    s->remote->display_url, key, why);
+			    s->remote->display_url, key, why.message);
 }
 
 static int get_work(void *arg, void *ctx)
