@@ -125,6 +125,19 @@ static int walk(struct rs_buf *out, const char *s, put_fn put, void *ctx,
 	return err;
 }
 
+/* The entity of an HTML-special byte, or NULL. */
+static const char *html_entity(char c)
+{
+	switch (c) {
+	case '<': return "&lt;";
+	case '>': return "&gt;";
+	case '&': return "&amp;";
+	case '"': return "&quot;";
+	case '\'': return "&#39;";
+	default: return NULL;
+	}
+}
+
 static int put_raw(struct rs_buf *out, const char *p, size_t n, void *ctx)
 {
 	(void)ctx;
@@ -143,12 +156,8 @@ static int put_md_text(struct rs_buf *out, const char *p, size_t n, void *ctx)
 	(void)ctx;
 	if (n != 1)
 		return rs_buf_put(out, p, n);
-	switch (p[0]) {
-	case '<': return rs_buf_puts(out, "&lt;");
-	case '>': return rs_buf_puts(out, "&gt;");
-	case '&': return rs_buf_puts(out, "&amp;");
-	default: break;
-	}
+	if (strchr("<>&", p[0]))
+		return rs_buf_puts(out, html_entity(p[0]));
 	if (strchr("\\`*_[]~|$!", p[0])) {
 		int err = rs_buf_putc(out, '\\');
 
@@ -216,17 +225,12 @@ int rs_escape_md_code(struct rs_buf *out, const char *s, unsigned flags)
 
 static int put_html(struct rs_buf *out, const char *p, size_t n, void *ctx)
 {
+	const char *e = n == 1 ? html_entity(p[0]) : NULL;
+
 	(void)ctx;
 	if (n != 1)
 		return rs_buf_put(out, p, n);
-	switch (p[0]) {
-	case '<': return rs_buf_puts(out, "&lt;");
-	case '>': return rs_buf_puts(out, "&gt;");
-	case '&': return rs_buf_puts(out, "&amp;");
-	case '"': return rs_buf_puts(out, "&quot;");
-	case '\'': return rs_buf_puts(out, "&#39;");
-	default: return rs_buf_putc(out, p[0]);
-	}
+	return e ? rs_buf_puts(out, e) : rs_buf_putc(out, p[0]);
 }
 
 int rs_escape_html_text(struct rs_buf *out, const char *s)
