@@ -411,6 +411,9 @@ static int index_write_failed(git_repository *repo)
 	return git_fail(RS_EGENERIC, "cannot write the index");
 }
 
+/* The largest committed file written into the working tree (read whole first). */
+#define CHECKOUT_BLOB_MAX (256u << 20)
+
 /*
  * Write blob `id` to the working-tree file `path` (`full` with the work
  * tree in front; temporary name, rename). The path is checked as every
@@ -427,8 +430,9 @@ static int write_blob_file(struct rs_repo *r, const git_oid *id, int executable,
 	err = rs_path_check_relative(path, "a path to check out");
 	if (err)
 		return err;
-	if (git_blob_lookup(&blob, r->git, id) < 0)
-		return git_fail(RS_EGENERIC, "cannot read a blob");
+	err = rs_repo_blob_capped(&blob, r->git, id, CHECKOUT_BLOB_MAX, full);
+	if (err)
+		return err;
 	err = rs_path_mkdirs_under(r->workdir, path);
 	if (err == 0)
 		err = rs_repo_tmpfile_for(r, full, &tmp, &fd);
