@@ -16,6 +16,7 @@
 #include "results/error.h"
 #include "results/repo.h"
 #include "results/store.h"
+#include "results/unpushed.h"
 #include "results_version.h"
 
 #include <getopt.h>
@@ -96,11 +97,15 @@ static const char *config_string(struct agent *a, const char *key)
  */
 static int check_store(struct agent *a, const struct rs_lfs_message *msg)
 {
+	int held = msg->operation == RS_LFS_OP_DOWNLOAD && rs_unpushed_any(a->repo);
 	int e = rs_objstore_check_format(a->store);
 
-	if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD)
-		return e; /* rs_store_no_store_error's message, as results fetch says it */
-	if (e == RS_EUSAGE || e == RS_EFORMAT || e == RS_ETOOBIG || e == RS_EREMOTE)
+	/* rs_store_no_store_error's message, as results fetch says it; unless
+	   this clone holds sessions the store never got, which it serves. */
+	if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD && !held)
+		return e;
+	if (e == RS_EUSAGE || e == RS_EFORMAT || e == RS_ETOOBIG || e == RS_EREMOTE ||
+	    e == RS_ENEWER)
 		return e;
 	if (e && e != RS_ENOTFOUND)
 		return rs_error_wrap(e, "the results remote '%s' does not answer",
@@ -137,6 +142,16 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 		err = rs_error_set(RS_EUSAGE, "no results remote configured: run 'results init --remote <url>' "
 				   "or 'git config results.remote <url>'");
 		goto out;
+	}
+	/* A pulled change of .results.json's remote does not redirect this
+	   clone's sessions: the agent keeps its remote and refuses, naming
+	   both and the commit that changed it, as every results command does.
+	   A --remote (results init --global) must name the committed store. */
+	if (a->repo) {
+		err = a->remote_arg ? rs_repo_check_remote_arg(a->repo, url)
+				    : rs_repo_check_remote(a->repo);
+		if (err)
+			goto out;
 	}
 	level = config_string(a, "results.zstdlevel");
 	if (!a->level && level)
@@ -194,6 +209,21 @@ static const char *advice(int err, int download)
 }
 
 /*
+ * A download: the copy this clone holds of a session it recorded, when
+ * git lfs prune took it from .git/lfs/objects before the store had it
+ * (results/unpushed.h), else the store's.
+ */
+static int download(struct agent *a, const struct rs_lfs_message *msg, const char *dest)
+{
+	int err = rs_unpushed_copy(a->repo, msg->oid_hex, msg->size, dest);
+
+	if (err != RS_ENOTFOUND)
+		return err;
+	rs_error_clear();
+	return rs_objstore_get(a->store, msg->oid_hex, msg->size, dest, progress, a);
+}
+
+/*
  * Move one object and answer with its `complete`. A failed object is
  * told to git-lfs there; only a reply that cannot be written at all
  * (out of memory) is returned, and ends the agent.
@@ -215,10 +245,13 @@ static int do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 				(unsigned long long)stats.chunks_new,
 				(unsigned long long)stats.bytes_stored,
 				stats.already_present ? " (already present)" : "");
+		/* The store has it now: the copy held against git lfs prune goes. */
+		if (!err)
+			err = rs_unpushed_release(a->repo, msg->oid_hex);
 	} else {
 		err = rs_objstore_download_path(&dest, a->lfs_tmp, msg->oid_hex);
 		if (!err)
-			err = rs_objstore_get(a->store, msg->oid_hex, msg->size, dest.ptr, progress, a);
+			err = download(a, msg, dest.ptr);
 	}
 	if (!err)
 		err = rs_lfs_reply_complete(&line, msg->oid_hex,

@@ -9,8 +9,8 @@
 #   --build    runtime + compiler, -dev packages, cmocka, python3 (man
 #              pages), dpkg-dev (the package's library dependencies)
 #   --all      (default) build + the test servers and tools: nginx
-#              (WebDAV), chromium (HTML checks), Node.js and the npm
-#              packages of tests/servers (azurite, s3rver)
+#              (WebDAV), Ceph's radosgw (S3), chromium (HTML checks),
+#              Node.js and the npm packages of tests/servers (azurite, s3rver)
 set -euo pipefail
 
 LEVEL=all
@@ -50,6 +50,7 @@ if [ "$LEVEL" = all ]; then
     strace                                    # tests/e2e/test_results_crash.sh: kills at exact system calls
     jq                                        # tests/e2e/test_hostile_repo.sh: edits committed JSON
     cmark-gfm                                 # tests/e2e/test_hostile_text.sh: renders the Markdown as GitHub does
+    ceph-mon ceph-osd radosgw ceph-common     # tests/servers/radosgw.sh: Ceph's S3 gateway on loopback (test_radosgw.sh)
   )
   # Node.js 18 (Debian 12's) or newer runs azurite and s3rver. It may come
   # from another packager (nodesource bundles npm): only install Debian's

@@ -10,7 +10,10 @@
 #   INPUT_TRIGGER     what started the run (default: ci)
 #   INPUT_STATS       a stats JSON file (optional)
 #   INPUT_REMOTE      the store URL for `results init --remote` (default:
-#                     the one committed in .results.json)
+#                     the one committed in .results.json). Given, the step
+#                     fails (exit 2) when .results.json names another store,
+#                     naming the commit and author that set it: a pushed
+#                     change of remote never redirects the job's sessions
 #   INPUT_REPOSITORY  the checked-out results repository (default: .)
 #   INPUT_PACKAGE     the .deb to install: a path or an http(s) URL
 #                     (default: none; results must then be on PATH)

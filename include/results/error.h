@@ -27,8 +27,10 @@ enum rs_error_code {
 	RS_EAUTH = -6,      /* credentials refused */
 	RS_EEXISTS = -7,    /* already there */
 	RS_ETOOBIG = -8,    /* larger than its cap: a buffer, a file, a session */
-	RS_EFORMAT = -9,    /* a format or version this build does not read */
+	RS_EFORMAT = -9,    /* a format this build does not read, not simply newer */
 	RS_EREMOTE = -10,   /* the remote cannot serve as addressed (no such bucket) */
+	RS_ENEWER = -11,    /* written by a newer results (another store, pack,
+	                       manifest or codec version): upgrade; never damage */
 };
 
 /*

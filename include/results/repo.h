@@ -62,6 +62,27 @@ int rs_repo_open_ext(struct rs_repo **out, const char *path, unsigned flags);
 void rs_repo_free(struct rs_repo *r);
 
 /*
+ * 0 unless the remote committed in .results.json changed since this clone
+ * was set up (a pulled change this clone has not followed: it keeps its
+ * results.remote). Then RS_EGENERIC with a message naming both remotes
+ * and the commit and author that changed it, and how to follow
+ * (`results init --follow-remote`) or keep. 0 as well when either remote
+ * is missing. Every command that talks to the store checks it, and so
+ * does lfs-agent.
+ */
+RS_MUST_CHECK
+int rs_repo_check_remote(struct rs_repo *r);
+
+/*
+ * 0 unless `url`, a remote given explicitly (lfs-agent's --remote, which
+ * `results init --global` writes), names another store than the one
+ * committed in .results.json: then RS_EUSAGE with the same message. 0
+ * when nothing is committed.
+ */
+RS_MUST_CHECK
+int rs_repo_check_remote_arg(struct rs_repo *r, const char *url);
+
+/*
  * The root of the working tree, ending with '/'; NULL for a repository
  * opened bare. Borrowed from `r`.
  */

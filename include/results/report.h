@@ -67,13 +67,15 @@ struct rs_report_check_opts {
 	   else the runs before `head` on `branch` (NULL: the head's branch) */
 	const struct rs_run_doc *baseline;
 	const char *branch;
-	size_t window;            /* 0: the newest earlier commit's runs; N: N runs
-	                             (at most RS_REPORT_CHECK_HISTORY_MAX) */
+	size_t window;            /* the N newest comparable runs of earlier commits
+	                             (0: 5; at most RS_REPORT_CHECK_HISTORY_MAX) */
 	double threshold;         /* relative; <= 0: 0.05 */
 	const char *const *metrics; /* metrics to gate on; NULL: time metrics */
 	size_t n_metrics;
 	const char *per;          /* workload key; NULL: detect */
 	int no_workload;
+	int fail_on_functions;    /* 1: a function beyond its own noise fails the
+	                             check even when the run did not regress */
 };
 
 struct rs_report_verdict {

@@ -105,21 +105,36 @@ int rs_setup_global(const char *endpoint, const char *url, const char *agent_pat
 RS_MUST_CHECK
 int rs_repo_hooks_dir(struct rs_buf *out, struct rs_repo *r);
 
+/* What `results init` was asked for (rs_setup_choose_remote). */
+struct rs_setup_choice {
+	const char *remote_arg; /* --remote URL, or NULL */
+	int change;             /* --change-remote: --remote may move the committed remote */
+	int follow;             /* --follow-remote: take a committed change of remote */
+};
+
 /*
- * Which remote `results init` sets the clone `r` up for. `remote_arg`
- * (--remote, may be NULL) must name the committed remote (or, without a
- * marker, this clone's results.remote) unless `change` says the move is
- * meant: otherwise RS_EUSAGE with a message saying how to move or keep
- * it. Without `remote_arg` the committed marker wins, keeping this
- * clone's URL when it names the same store (it may carry credentials);
- * RS_EUSAGE when no remote is known at all, and for a URL no backend
- * understands. Appended: `url` (what to configure, credentials and all),
- * `shown` (it without credentials) and `old` (the remote replaced,
- * without credentials; nothing when none was).
+ * Which remote `results init` sets the clone `r` up for.
+ * `how->remote_arg` must name the committed remote (or, without a
+ * marker, this clone's results.remote) unless `how->change` says the move
+ * is meant: otherwise RS_EUSAGE with a message naming both, the commit
+ * that set the committed one, and how to move or keep it. Without
+ * `remote_arg`: a fresh clone (no results.remote) takes the committed
+ * remote; a set-up clone keeps its URL when it names the committed store
+ * (it may carry credentials), and refuses, RS_EUSAGE naming both remotes
+ * and the commit and author that changed it, a committed change of
+ * remote it has not followed (rs_repo_check_remote's test) unless
+ * `how->follow`. RS_EUSAGE as well when no remote is known at all, and
+ * for a URL no backend understands. Appended: `url` (what to configure,
+ * credentials and all), `shown` (it without credentials), `old` (the
+ * remote replaced, without credentials; nothing when none was) and
+ * `set_by` (when the remote comes from .results.json: the commit that
+ * set it there, "commit <12 hex> by <name> <<email>> on <date>:
+ * "<subject>"", made safe for a terminal; nothing when unknown).
  */
 RS_MUST_CHECK
-int rs_setup_choose_remote(struct rs_repo *r, const char *remote_arg, int change,
-			   struct rs_buf *url, struct rs_buf *shown, struct rs_buf *old);
+int rs_setup_choose_remote(struct rs_repo *r, const struct rs_setup_choice *how,
+			   struct rs_buf *url, struct rs_buf *shown, struct rs_buf *old,
+			   struct rs_buf *set_by);
 
 /*
  * What rs_setup_global is given by `results init --global`: the LFS

@@ -62,9 +62,10 @@ const char *rs_objstore_display_url(const struct rs_objstore *s);
 /*
  * Read the remote's FORMAT file: 0 when it names this format,
  * RS_ENOTFOUND when the remote holds no store yet (the message says it
- * is probably a mistyped remote; the first upload writes it), RS_EUSAGE
- * for a store in another format, and the remote's error when it does
- * not answer.
+ * is probably a mistyped remote; the first upload writes it), RS_ENEWER
+ * for a newer format ("results-store N", N above this build's),
+ * RS_EFORMAT for another FORMAT text, RS_ETOOBIG for one past its cap,
+ * and the remote's error when it does not answer.
  */
 RS_MUST_CHECK int rs_objstore_check_format(struct rs_objstore *s);
 
@@ -133,16 +134,53 @@ enum rs_survey_step {
 	RS_SURVEY_CENSUS, /* listing the remote: "cannot list the remote '...': ..." */
 };
 
+/* Which runs a survey reads (docs/retention.md, "Which refs count"). */
+enum rs_survey_scope {
+	RS_SURVEY_HEAD,         /* the runs of HEAD alone */
+	RS_SURVEY_REFS,         /* of every branch and tag of the git remote, as it has
+				   them now (tips this clone lacks are fetched into
+				   refs/results/gc/), and of every ref of this clone */
+	RS_SURVEY_REFS_NOFETCH, /* the same, fetching nothing: a tip this clone
+				   lacks is a doubt */
+};
+
 /*
  * Survey `repo` (borrowed; it must outlive the survey) as of `now` (unix
- * seconds); `only_head`: the runs of HEAD alone. On error `*failed` says
- * which step failed.
+ * seconds), reading the runs `scope` says. On error `*failed` says which
+ * step failed. What could not be read or asked (the git remote, a ref's
+ * policy, a run's record) is not an error but a doubt
+ * (rs_survey_doubts): gc then deletes nothing, verify verifies the rest.
  */
 RS_MUST_CHECK int rs_survey_open(struct rs_survey **out, struct rs_repo *repo, int64_t now,
-				 int only_head, enum rs_survey_step *failed);
+				 enum rs_survey_scope scope, enum rs_survey_step *failed);
 void rs_survey_free(struct rs_survey *s);
 
 const char *rs_survey_display_url(const struct rs_survey *s);
+
+/*
+ * Why gc may delete nothing: one line (each ending in '\n') per ref,
+ * file or remote that could not be read, saying what and how to proceed;
+ * "" when there is no doubt. `*code` (may be NULL) gets the first one's
+ * RS_E* code (RS_ERETRY: the git remote could not be asked). Borrowed.
+ */
+const char *rs_survey_doubts(const struct rs_survey *s, int *code);
+
+/* How many of the doubts hide runs (an index or a run's record unreadable): verify cannot check those. */
+size_t rs_survey_unread(const struct rs_survey *s);
+
+/*
+ * What the policies keep by default, one line each ('\n'): refs without
+ * a policy, runs of an unknown age. Borrowed; "" when none.
+ */
+const char *rs_survey_notes(const struct rs_survey *s);
+
+/*
+ * The refs read: `*remote_refs` of the git remote `*remote_name` (NULL: the
+ * clone has none, or it was not asked) and `*local_refs` of this clone
+ * whose commits no remote ref has.
+ */
+void rs_survey_refs(const struct rs_survey *s, const char **remote_name, size_t *remote_refs,
+		    size_t *local_refs);
 
 /* 1 when some run has a session but the remote holds no store at all. */
 int rs_survey_remote_empty(const struct rs_survey *s);
@@ -165,9 +203,12 @@ enum rs_repair_step {
 
 /*
  * After a deep rs_verify_check: quarantine the damaged packs, push again
- * every damaged object this clone holds, re-point the others at good
- * copies of their chunks. `note` gets one line (no newline) per action
- * and per object that no clone here can restore, as it happens.
+ * every damaged, missing or incomplete object this clone holds, re-point
+ * the others at good copies of their chunks. An object counts as
+ * restored (its row "ok") only once it is read back as a reader reads it
+ * and hashes to its oid; objects verify found "newer" are never touched.
+ * `note` gets one line (no newline) per action and per object that no
+ * clone here can restore, as it happens.
  */
 RS_MUST_CHECK int rs_verify_repair(struct rs_survey *s,
 				   void (*note)(const char *line, void *payload), void *payload,
@@ -175,7 +216,8 @@ RS_MUST_CHECK int rs_verify_repair(struct rs_survey *s,
 
 /* One line of the verify report: a (run, object) of the survey. */
 struct rs_verify_row {
-	const char *state;  /* "ok", "missing", "removed", "incomplete", "damaged" */
+	const char *state;  /* "ok", "missing", "removed", "incomplete", "damaged",
+			       "newer" (written by a newer results: upgrade, never damage) */
 	const char *run_id;
 	const char *oid_hex;
 	const char *why;    /* what is wrong ("" when ok or unknown) */
@@ -183,8 +225,11 @@ struct rs_verify_row {
 
 struct rs_verify_totals {
 	size_t runs, objects;
-	size_t ok, removed, missing, incomplete, damaged;
+	size_t ok, removed, missing, incomplete, damaged, newer;
 	size_t restored, lost; /* by rs_verify_repair */
+	/* Objects still damaged, and still missing or incomplete, now (after
+	   rs_verify_repair: what it could not restore). */
+	size_t left_damaged, left_missing;
 };
 
 size_t rs_verify_rows(const struct rs_survey *s);
@@ -210,7 +255,8 @@ struct rs_gc_settings {
 };
 
 struct rs_gc_totals {
-	size_t runs, refs;             /* of the survey */
+	size_t runs, refs;             /* of the survey (refs: of the git remote) */
+	size_t local_refs;             /* refs of this clone only */
 	size_t dropped_runs;           /* sessions picked for removal */
 	uint64_t dropped_bytes;        /* their sizes */
 	size_t manifests_removed;
@@ -224,7 +270,9 @@ struct rs_gc_totals {
  * (`picked` is told of each as it is chosen), tidy what killed writers
  * left, then collect the packs nothing references with the mark / grace
  * / sweep protocol (docs/store-format.md). Safe while others push, and
- * idempotent: an error loses nothing, run it again.
+ * idempotent: an error loses nothing, run it again. A survey with doubts
+ * (rs_survey_doubts) is refused whole: RS_E* of the first doubt, nothing
+ * written.
  */
 RS_MUST_CHECK int rs_gc_run(struct rs_survey *s, const struct rs_gc_settings *settings,
 			    void (*picked)(const char *run_id, const char *recorded_at,
@@ -261,7 +309,8 @@ enum rs_fetch_stage {
 	RS_FETCH_FOLLOW,   /* the committed remote is not the one this clone uses */
 	RS_FETCH_OPEN,     /* opening the remote (RS_ENOTFOUND: none configured) */
 	RS_FETCH_REMOTE,   /* the remote does not answer or holds no store;
-			      RS_EUSAGE: a store in another format */
+			      RS_ENEWER: a newer store; RS_EFORMAT,
+			      RS_ETOOBIG: not a FORMAT this build reads */
 	RS_FETCH_DOWNLOAD, /* the object: RS_ENOTFOUND missing, RS_ECORRUPT damaged */
 	RS_FETCH_LOCAL,    /* writing here */
 };
@@ -312,6 +361,7 @@ enum rs_doctor_kind {
 	RS_DOCTOR_NOT_REPO, /* not a results repository */
 	RS_DOCTOR_REMOTE,   /* the remote does not answer */
 	RS_DOCTOR_MISSING,  /* a newest run's session is not on the remote */
+	RS_DOCTOR_NEWER,    /* the store was written by a newer results: upgrade */
 };
 
 struct rs_doctor_options {

@@ -9,7 +9,9 @@
  *   - the largest relative range (max - min) / median seen in a group.
  * The band is max(3 s, largest range): a change that big has been seen
  * to happen with no code change at all, so it is not evidence of one.
- * With no repeated runs the band is 0 and only the threshold applies.
+ * The baseline window adds its own: three robust spreads (noise.h) of
+ * the window's values relative to their median, once it holds three runs.
+ * With neither, the band is 0 and only the threshold applies.
  */
 #include "analysis/check.h"
 #include "analysis/render.h"
@@ -61,6 +63,12 @@ static int spec_value(const json_t *run, const struct spec *s, double *out)
 		return 0;
 	*out = v / w;
 	return 1;
+}
+
+/* Whether a spec is wall time, which a loaded machine distorts. */
+static int is_wall(const struct spec *s)
+{
+	return !strcmp(s->metric, "duration");
 }
 
 static double noise_band(const struct spec *s, const json_t *const *runs, size_t n)
@@ -159,6 +167,8 @@ struct check_ctx {
 	double *vals;                      /* scratch: one value per history run */
 	const json_t *noise_runs[NOISE_RUNS_MAX];
 	size_t n_noise;
+	unsigned char *wall_out;           /* baseline[i]'s wall time is distorted */
+	const json_t *typical;             /* the baseline run the diff is against */
 };
 
 static int out_of_memory(void)
@@ -177,7 +187,9 @@ static int check_alloc(struct check_ctx *c, size_t n_history, size_t n_names)
 	c->vals = calloc(nh, sizeof(*c->vals));
 	c->specs = calloc(2 * n_names + 1, sizeof(*c->specs));
 	c->metric_spec = calloc(2 * n_names + 1, sizeof(*c->metric_spec));
-	if (!c->r || !c->comparable || !c->baseline || !c->vals || !c->specs || !c->metric_spec)
+	c->wall_out = calloc(nh, sizeof(*c->wall_out));
+	if (!c->r || !c->comparable || !c->baseline || !c->vals || !c->specs || !c->metric_spec ||
+	    !c->wall_out)
 		return out_of_memory();
 	c->r->head_id = xstrdup(rs_runview_str(c->head, "id", ""));
 	c->r->head_commit = xstrdup(rs_runview_str(c->head, "commit", ""));
@@ -193,6 +205,7 @@ static void check_release(struct check_ctx *c)
 	free(c->vals);
 	free(c->specs);
 	free(c->metric_spec);
+	free(c->wall_out);
 }
 
 /* A history run from another machine: left out, or (the user's baseline) an error. */
@@ -269,7 +282,8 @@ static int pick_comparable(struct check_ctx *c, const json_t *const *history, si
 			continue;
 		}
 		if (!c->explicit_baseline &&
-		    !rs_runview_same_config(c->head, history[i], vary, cwhy, sizeof(cwhy))) {
+		    !rs_runview_same_config(c->head, history[i], vary, "here", "in those runs",
+					    cwhy, sizeof(cwhy))) {
 			if (!r->n_other_config)
 				memcpy(r->other_config, cwhy, sizeof(cwhy));
 			r->n_other_config++;
@@ -288,16 +302,20 @@ static int pick_comparable(struct check_ctx *c, const json_t *const *history, si
 }
 
 /*
- * Step 2: the baseline, other code than the head's. Earlier runs of the
- * head's own commit (re-runs) say how noisy the figures are, not whether
- * this code is slower -- a retried nightly job must not pass by being
- * compared with its own first attempt.
+ * Step 2: the baseline, other code than the head's: the window of the
+ * newest comparable runs of earlier commits (RS_CHECK_WINDOW by default),
+ * never past a run that accepted a slowdown. Their median is the
+ * baseline, so one odd run among them neither becomes the baseline nor
+ * hides a change (Bencher and conbench judge a run against a window of
+ * history the same way). Earlier runs of the head's own commit (re-runs)
+ * say how noisy the figures are, not whether this code is slower -- a
+ * retried nightly job must not pass by being compared with its own first
+ * attempt.
  */
 static void pick_baseline(struct check_ctx *c)
 {
 	const char *hc = rs_runview_str(c->head, "commit", "");
-	size_t window = c->opts ? c->opts->window : 0;
-	const char *prev = NULL;
+	size_t window = c->opts && c->opts->window ? c->opts->window : RS_CHECK_WINDOW;
 	int reached_accepted = 0;
 
 	for (size_t i = 0; i < c->n_comp; i++) {
@@ -309,18 +327,11 @@ static void pick_baseline(struct check_ctx *c)
 		}
 		if (*hc && !strcmp(cm, hc))
 			continue;
-		if (window) {
-			/* an accepted slowdown starts a new baseline */
-			if (c->n_base < window && !reached_accepted) {
-				c->baseline[c->n_base++] = c->comparable[i];
-				reached_accepted = rs_runview_accepted(c->comparable[i]) != NULL;
-			}
-			continue;
-		}
-		if (!prev)
-			prev = cm;
-		if (!strcmp(cm, prev))
+		/* an accepted slowdown starts a new baseline */
+		if (c->n_base < window && !reached_accepted) {
 			c->baseline[c->n_base++] = c->comparable[i];
+			reached_accepted = rs_runview_accepted(c->comparable[i]) != NULL;
+		}
 	}
 }
 
@@ -334,10 +345,18 @@ static int record_baseline(struct check_ctx *c)
 	if (!r->baseline_ids)
 		return out_of_memory();
 	for (size_t i = 0; i < c->n_base; i++) {
+		const char *cm = rs_runview_str(c->baseline[i], "commit", "");
+		size_t j;
+
 		r->baseline_ids[i] = xstrdup(rs_runview_str(c->baseline[i], "id", "?"));
 		if (!r->baseline_ids[i])
 			return out_of_memory();
 		r->n_baseline++;
+		for (j = 0; j < i; j++)
+			if (!strcmp(cm, rs_runview_str(c->baseline[j], "commit", "")))
+				break;
+		if (j == i)
+			r->n_baseline_commits++;
 	}
 	if (!c->n_base)
 		return 0;
@@ -446,13 +465,13 @@ static int judge_spec(struct check_ctx *c, size_t i, double threshold)
 	const struct spec *sp = &c->specs[i];
 	struct rs_buf name = RS_BUF_INIT;
 	size_t k = 0;
-	double hv, limit;
+	double hv, limit, spread;
 	int err;
 
 	if (!spec_value(c->head, sp, &hv))
 		return 0;
 	for (size_t j = 0; j < c->n_base; j++)
-		if (spec_value(c->baseline[j], sp, &c->vals[k]))
+		if (!(c->wall_out[j] && is_wall(sp)) && spec_value(c->baseline[j], sp, &c->vals[k]))
 			k++;
 	if (!k)
 		return 0;
@@ -464,10 +483,12 @@ static int judge_spec(struct check_ctx *c, size_t i, double threshold)
 		return err;
 	m->name = rs_buf_detach(&name, NULL);
 	m->head = hv;
-	m->base = rs_median(c->vals, k);
+	spread = rs_noise_spread(c->vals, k, &m->base);
 	m->n_base = k;
 	m->rel = m->base != 0 ? (hv - m->base) / fabs(m->base) : NAN;
 	m->band = noise_band(sp, c->noise_runs, c->n_noise);
+	if (m->base != 0 && 3 * spread / fabs(m->base) > m->band)
+		m->band = 3 * spread / fabs(m->base);
 	m->gating = sp->gating;
 	limit = fmax(threshold, m->band);
 	if (!isnan(m->rel) && phase_matters(c, sp, hv - m->base, threshold)) {
@@ -476,6 +497,8 @@ static int judge_spec(struct check_ctx *c, size_t i, double threshold)
 	}
 	if (m->gating && m->regressed)
 		r->regressed = 1;
+	if (m->gating && m->improved)
+		r->improved = 1;
 	c->metric_spec[r->n_metrics] = i;
 	r->n_metrics++;
 	return 0;
@@ -484,12 +507,13 @@ static int judge_spec(struct check_ctx *c, size_t i, double threshold)
 /*
  * Step 5: the run-level diff behind the verdict, against the baseline run
  * closest to the median of the first gating metric, so one outlier does
- * not explain anything.
+ * not explain anything; a run whose wall time was distorted is never it
+ * while another is there (its every function is slower).
  */
 static int diff_typical(struct check_ctx *c)
 {
 	struct rs_check_result *r = c->r;
-	const json_t *typical = c->baseline[0];
+	const json_t *typical = NULL;
 	struct rs_diff_opts dopts = { r->workload_key, r->workload_key == NULL,
 				      c->opts ? c->opts->own : NULL };
 	double best = INFINITY, v;
@@ -499,11 +523,21 @@ static int diff_typical(struct check_ctx *c)
 		if (r->metrics[i].gating)
 			break;
 	for (j = 0; i < r->n_metrics && j < c->n_base; j++)
-		if (spec_value(c->baseline[j], &c->specs[c->metric_spec[i]], &v) &&
+		if (!c->wall_out[j] && spec_value(c->baseline[j], &c->specs[c->metric_spec[i]], &v) &&
 		    fabs(v - r->metrics[i].base) < best) {
 			best = fabs(v - r->metrics[i].base);
 			typical = c->baseline[j];
 		}
+	for (j = 0; !typical && j < c->n_base; j++)
+		if (!c->wall_out[j])
+			typical = c->baseline[j];
+	if (!typical)
+		typical = c->baseline[0];
+	c->typical = typical;
+	free(r->baseline_commit);
+	r->baseline_commit = xstrdup(rs_runview_str(typical, "commit", ""));
+	if (!r->baseline_commit)
+		return out_of_memory();
 	return rs_diff_runs(&r->diff, typical, c->head, &dopts);
 }
 
@@ -531,7 +565,189 @@ static int explain(struct check_ctx *c, size_t max_funcs)
 	return 0;
 }
 
-/* Steps 3 to 5, once there is a baseline. */
+/*
+ * Step 3c, the machine check of wall time: the wall/CPU ratio of each
+ * baseline run and of the head against the baseline's median ratio. A
+ * loaded runner stretches wall time (every sample takes longer), not the
+ * CPU time the program used, so a ratio far from the window's is the
+ * machine: such a baseline run's wall time is left out of the baseline,
+ * and when the head's is, its wall time does not gate -- CPU time does
+ * (with the default metrics), and the report says so.
+ */
+static void machine_wall(struct check_ctx *c)
+{
+	struct rs_check_result *r = c->r;
+	double q, spread, ref;
+	size_t k = 0;
+
+	r->wall_cpu_head = r->wall_cpu_base = NAN;
+	for (size_t j = 0; j < c->n_base; j++)
+		if (rs_noise_wall_cpu(c->baseline[j], &c->vals[k]))
+			k++;
+	if (!k)
+		return;
+	spread = rs_noise_spread(c->vals, k, &ref);
+	r->wall_cpu_base = ref;
+	for (size_t j = 0; j < c->n_base; j++)
+		if (rs_noise_wall_cpu(c->baseline[j], &q) && rs_noise_wall_distorted(q, ref, spread)) {
+			c->wall_out[j] = 1;
+			r->n_wall_left_out++;
+		}
+	if (!rs_noise_wall_cpu(c->head, &q))
+		return;
+	r->wall_cpu_head = q;
+	r->wall_distorted = rs_noise_wall_distorted(q, ref, spread);
+	if (!r->wall_distorted || (c->opts && c->opts->metrics))
+		return;
+	for (size_t i = 0; i < c->n_specs; i++)
+		if (!strcmp(c->specs[i].metric, "cpu_time") && c->specs[i].gating)
+			r->gating = "cpu_time";
+	for (size_t i = 0; r->gating && i < c->n_specs; i++)
+		if (is_wall(&c->specs[i]))
+			c->specs[i].gating = 0;
+}
+
+/* The first gating metric's judgement, or NULL. */
+static const struct rs_check_metric *first_gating(const struct rs_check_result *r)
+{
+	for (size_t i = 0; i < r->n_metrics; i++)
+		if (r->metrics[i].gating)
+			return &r->metrics[i];
+	return NULL;
+}
+
+/* Step 6a: the functions whose share of the run moved beyond their own noise. */
+static int judge_functions(struct check_ctx *c)
+{
+	struct rs_check_result *r = c->r;
+	size_t max = r->diff ? r->diff->n_funcs : 0;
+	double nb, nh;
+
+	if (!max)
+		return 0;
+	r->findings = calloc(max, sizeof(*r->findings));
+	if (!r->findings)
+		return out_of_memory();
+	r->functions_judged = rs_runview_num(json_object_get(c->typical, "summary"), "samples", &nb) &&
+			      rs_runview_num(json_object_get(c->head, "summary"), "samples", &nh) &&
+			      nb > 0 && nh > 0;
+	if (r->functions_judged)
+		r->n_findings = rs_noise_functions(r->diff, c->typical, c->head, c->baseline,
+						   c->n_base, r->findings, max);
+	return 0;
+}
+
+/* Whether a finding says a function took a larger share of the run. */
+static int grew(const struct rs_noise_finding *f)
+{
+	return f->head_share > f->base_share;
+}
+
+/* The time a run's profile covers (its summary's sampled time): 1 and *out, or 0. */
+static int sampled_time(const json_t *run, double *out)
+{
+	return (rs_runview_num(json_object_get(run, "summary"), "sampled_time", out) ||
+		rs_runview_metric(run, "sampled_time", out)) && *out > 0;
+}
+
+/*
+ * Step 6b: the machine, not the code. The head is slower, but no
+ * function's share of the run moved beyond its noise while the profile
+ * itself took longer by about as much (every function slowed by the same
+ * factor) and its samples did (pyinstrument's sampler is delayed on a
+ * busy machine: the same count of longer samples) -- or its wall time is
+ * distorted and CPU time did not show a code change either. Such a run is reported as "the machine was
+ * slower", and does not fail.
+ */
+static void judge_machine(struct check_ctx *c)
+{
+	struct rs_check_result *r = c->r;
+	const struct rs_check_metric *m = first_gating(r);
+	double wb = 1, wh = 1, sb, sh, nb, nh;
+	size_t i;
+
+	if (!r->functions_judged || !sampled_time(c->typical, &sb) || !sampled_time(c->head, &sh))
+		return;
+	for (i = 0; i < r->n_findings; i++)
+		if (grew(&r->findings[i]))
+			return;
+	if (r->diff->workload_key && r->diff->base_workload > 0 && r->diff->head_workload > 0) {
+		wb = r->diff->base_workload;
+		wh = r->diff->head_workload;
+	}
+	r->machine_factor = (sh / wh) / (sb / wb);
+	if (r->wall_distorted && r->wall_cpu_head > r->wall_cpu_base) {
+		r->machine_slower = 1;
+	} else if (r->regressed && m && !isnan(m->rel) && r->machine_factor - 1 >= 0.5 * m->rel &&
+		   rs_runview_num(json_object_get(c->typical, "summary"), "samples", &nb) &&
+		   rs_runview_num(json_object_get(c->head, "summary"), "samples", &nh) &&
+		   (sh / nh) / (sb / nb) - 1 >= 0.5 * (r->machine_factor - 1)) {
+		/* every sample took longer, not more samples of the usual
+		 * length: a contended machine, not more work (which also
+		 * leaves the shares alone) */
+		r->machine_slower = 1;
+	}
+	if (r->machine_slower)
+		r->regressed = 0;
+}
+
+/*
+ * Step 6c: a run within its noise with a function beyond its own (a
+ * helper holding 5% of the run that grew by 90% moves the run by 4%): a
+ * warning, or a failure when configured.
+ */
+static void judge_function_warning(struct check_ctx *c)
+{
+	struct rs_check_result *r = c->r;
+
+	if (r->regressed || r->machine_slower)
+		return;
+	for (size_t i = 0; i < r->n_findings; i++)
+		if (grew(&r->findings[i]))
+			r->function_warning = 1;
+	if (r->function_warning && c->opts && c->opts->fail_on_functions)
+		r->regressed = 1;
+}
+
+/*
+ * Step 6d: where a faster run saved its time, as a slower one names
+ * where it went: the functions beyond their noise that lost time, else
+ * the largest savings in total time that are not root frames nor callers
+ * passing a saving on; most saved first.
+ */
+static int pick_savings(struct check_ctx *c, size_t max)
+{
+	struct rs_check_result *r = c->r;
+	const struct rs_diff *d = r->diff;
+
+	if (!r->improved || r->regressed || r->machine_slower || !d || !d->n_funcs)
+		return 0;
+	r->saved = calloc(max ? max : 1, sizeof(*r->saved));
+	if (!r->saved)
+		return out_of_memory();
+	for (size_t i = 0; i < r->n_findings && r->n_saved < max; i++)
+		if (!grew(&r->findings[i]) && r->findings[i].delta < 0)
+			r->saved[r->n_saved++] = r->findings[i].func;
+	if (!r->n_saved) {
+		size_t best = d->n_funcs;
+		double most = 0;
+
+		for (size_t i = 0; i < d->n_funcs; i++) {
+			const struct rs_func_delta *f = &d->funcs[i];
+			double df = f->head_total - f->base_total;
+
+			if (!f->root && !f->wrapper && df < most) {
+				most = df;
+				best = i;
+			}
+		}
+		if (best < d->n_funcs && max)
+			r->saved[r->n_saved++] = best;
+	}
+	return 0;
+}
+
+/* Steps 3 to 6, once there is a baseline. */
 static int judge(struct check_ctx *c, const char *const *names, size_t n_names)
 {
 	const struct rs_check_opts *o = c->opts;
@@ -542,6 +758,7 @@ static int judge(struct check_ctx *c, const char *const *names, size_t n_names)
 	if (err)
 		return err;
 	pick_specs(c, names, n_names);
+	machine_wall(c);
 	pick_noise_runs(c);
 	c->r->metrics = calloc(c->n_specs, sizeof(*c->r->metrics));
 	if (!c->r->metrics)
@@ -554,7 +771,15 @@ static int judge(struct check_ctx *c, const char *const *names, size_t n_names)
 	err = diff_typical(c);
 	if (err)
 		return err;
-	return explain(c, o && o->max_functions ? o->max_functions : 5);
+	err = judge_functions(c);
+	if (err)
+		return err;
+	judge_machine(c);
+	judge_function_warning(c);
+	err = explain(c, o && o->max_functions ? o->max_functions : 5);
+	if (err)
+		return err;
+	return pick_savings(c, o && o->max_functions ? o->max_functions : 5);
 }
 
 /*
@@ -640,6 +865,8 @@ void rs_check_free(struct rs_check_result *r)
 	free(r->accepted);
 	free(r->baseline_accepted);
 	free(r->same_workload);
+	free(r->findings);
+	free(r->saved);
 	rs_diff_free(r->diff);
 	free(r);
 }

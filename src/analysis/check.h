@@ -3,20 +3,33 @@
  * runs before it, telling real changes from run-to-run noise.
  *
  * Model. Every checked metric is "higher is worse" (times, memory). The
- * baseline value is the median over the baseline runs; the change is
- * (head - baseline) / baseline. The noise band comes from the history
- * itself: wherever the same commit was profiled more than once on the
- * same machine (scheduled re-runs, retries), the spread of those runs is
- * what chance alone does to that metric. A metric regressed only when its
- * change is beyond both the band and the threshold.
+ * baseline is a window of the newest comparable runs of earlier commits
+ * (RS_CHECK_WINDOW), its value their median; the change is (head -
+ * baseline) / baseline. The noise band comes from the history itself:
+ * the window's robust spread (noise.h), and wherever the same commit was
+ * profiled more than once on the same machine (scheduled re-runs,
+ * retries), the spread of those runs -- what chance alone does to that
+ * metric. A metric regressed only when its change is beyond both the band
+ * and the threshold.
+ *
+ * The machine, not the code (noise.h): a run whose wall/CPU ratio is far
+ * from the window's has a distorted wall time -- CPU time gates instead,
+ * and such a baseline run's wall time is left out; a slower run whose
+ * functions' shares did not move beyond their sampling noise, with every
+ * sample longer, is "the machine was slower" and does not fail. Functions
+ * beyond their own noise are listed; with the run within its band they
+ * are a warning (a failure with fail_on_functions). A faster run names
+ * where the time was saved.
  *
  * Runs from another machine or runner (machine.runner / hostname /
  * cpu_model in run.json) are left out of the baseline and of the noise
  * estimate: a faster CI runner is not an improvement.
  *
  * Like with like: runs of another configuration -- another value of a
- * workload stat (population, months...) or of a recorded argument -- are
- * left out too, except for the one workload key time is normalised by.
+ * workload stat (population, months...), of a recorded argument or of the
+ * profiled program and its arguments -- are left out too, except for the
+ * one workload key time is normalised by; a run without stats is an
+ * unknown configuration, never the baseline of a known one.
  * A run recorded twice (the same session oid) counts once: a repeat is
  * not evidence of noise.
  *
@@ -39,13 +52,14 @@
 #include <stddef.h>
 
 #include "analysis/diff.h"
+#include "analysis/noise.h"
 #include "analysis/owncode.h"
 
 struct rs_check_opts {
 	double threshold;          /* relative, e.g. 0.05; <= 0 means 0.05 */
-	size_t window;             /* 0: the runs of the newest earlier commit;
-	                              N: the N newest comparable runs; both
-	                              leave out runs of the head's own commit */
+	size_t window;             /* the N newest comparable runs of earlier
+	                              commits (0: RS_CHECK_WINDOW); runs of the
+	                              head's own commit are never the baseline */
 	int explicit_baseline;     /* history is the user's chosen baseline */
 	const char *per;           /* workload key; NULL: detect */
 	int no_workload;           /* 1: never normalise */
@@ -53,14 +67,21 @@ struct rs_check_opts {
 	size_t n_metrics;
 	size_t max_functions;      /* functions named when regressed; 0: 5 */
 	const struct rs_owncode *own; /* the project's own code; NULL: default */
+	int fail_on_functions;     /* 1: a function beyond its noise fails the
+	                              check even when the run as a whole did not */
 };
+
+/* The default baseline window: comparable runs of earlier commits. */
+#define RS_CHECK_WINDOW 5
 
 struct rs_check_metric {
 	char *name;
 	double base;      /* median over the baseline runs */
 	double head;
 	double rel;       /* (head - base) / base; NAN when base is 0 */
-	double band;      /* relative noise band; 0 when no repeated runs */
+	double band;      /* relative noise band: the larger of the repeated
+	                     runs' and 3 robust spreads of the window; 0 when
+	                     neither can be told */
 	size_t n_base;    /* baseline runs that had the metric */
 	int gating;       /* 1: this metric decides the verdict */
 	int regressed;
@@ -70,9 +91,11 @@ struct rs_check_metric {
 struct rs_check_result {
 	int regressed;                 /* 1 when a gating metric regressed */
 	char *head_id, *head_commit;
-	char *baseline_commit;         /* newest baseline run's commit */
+	char *baseline_commit;         /* the commit of the baseline run the diff is
+	                                  against (closest to the median) */
 	char **baseline_ids;
 	size_t n_baseline;
+	size_t n_baseline_commits;     /* distinct commits among them */
 	size_t n_other_machine;        /* history runs left out */
 	size_t n_noise_runs;           /* runs in repeated-commit groups */
 	double threshold;
@@ -84,7 +107,8 @@ struct rs_check_result {
 	size_t *responsible;           /* indices into diff->funcs */
 	size_t n_responsible;
 	size_t n_other_config;         /* history runs of another configuration */
-	char other_config[160];        /* the first difference, "population 400, not 100" */
+	char other_config[320];        /* the first difference: "population 120000 here,
+					  30000 in the baseline" */
 	size_t n_duplicates;           /* history runs repeating a session (same oid) */
 	char *duplicate_of;            /* the head repeats this run's session, or NULL */
 	char *accepted;                /* the head's "accept" reason, or NULL */
@@ -92,6 +116,28 @@ struct rs_check_result {
 	char *baseline_accepted;       /* the newest baseline run's "accept" reason */
 	char *same_workload;           /* "months = 6": equal on both sides, so time
 	                                  is compared as is (no per-unit rows) */
+	/* Telling the machine from the code (noise.h). */
+	int wall_distorted;            /* the head's wall/CPU ratio is far from the
+	                                  baseline's: its wall time does not gate */
+	double wall_cpu_head, wall_cpu_base; /* those ratios; NAN when not recorded */
+	size_t n_wall_left_out;        /* baseline runs whose wall time was distorted
+	                                  (left out of the wall-time baseline) */
+	const char *gating;            /* "cpu_time" when wall time was distorted and
+	                                  CPU time decided instead; else NULL (static) */
+	int functions_judged;          /* both runs give sample counts: the
+	                                  function-level test below was made */
+	int machine_slower;            /* slower, but no function's share moved:
+	                                  the machine, not the code (exit 0) */
+	double machine_factor;         /* head / base sampled time: "all functions x2.1" */
+	struct rs_noise_finding *findings; /* functions beyond their own noise */
+	size_t n_findings;
+	int function_warning;          /* the run within its noise, a function beyond
+	                                  its own: a warning (a failure with
+	                                  fail_on_functions, then regressed is 1) */
+	size_t *saved;                 /* a faster run: where the time was saved,
+	                                  indices into diff->funcs, most first */
+	size_t n_saved;
+	int improved;                  /* a gating metric improved beyond its band */
 };
 
 /*

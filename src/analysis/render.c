@@ -854,6 +854,37 @@ static void check_json_notes(json_t *o, const struct rs_check_result *r)
 		json_object_set_new(o, "same_workload", json_string(r->same_workload));
 }
 
+/* The machine check and the function-level findings, into `o` (noise.h). */
+static void check_json_noise(json_t *o, const struct rs_check_result *r)
+{
+	json_t *m = json_object(), *fs = json_array(), *sv = json_array();
+
+	json_object_set_new(m, "slower", json_boolean(r->machine_slower));
+	json_object_set_new(m, "factor", r->machine_slower ? num_or_null(r->machine_factor)
+							    : json_null());
+	json_object_set_new(m, "wall_distorted", json_boolean(r->wall_distorted));
+	json_object_set_new(m, "wall_cpu_head", num_or_null(r->wall_cpu_head));
+	json_object_set_new(m, "wall_cpu_base", num_or_null(r->wall_cpu_base));
+	json_object_set_new(m, "wall_left_out", json_integer((json_int_t)r->n_wall_left_out));
+	json_object_set_new(o, "machine", m);
+	json_object_set_new(o, "gating", r->gating ? json_string(r->gating) : json_null());
+	json_object_set_new(o, "function_warning", json_boolean(r->function_warning));
+	for (size_t i = 0; i < r->n_findings; i++) {
+		const struct rs_noise_finding *f = &r->findings[i];
+		json_t *j = func_json(&r->diff->funcs[f->func]);
+
+		json_object_set_new(j, "base_share", json_real(f->base_share));
+		json_object_set_new(j, "head_share", json_real(f->head_share));
+		json_object_set_new(j, "z", num_or_null(f->z));
+		json_object_set_new(j, "delta", num_or_null(f->delta));
+		json_array_append_new(fs, j);
+	}
+	json_object_set_new(o, "functions_beyond_noise", fs);
+	for (size_t i = 0; i < r->n_saved; i++)
+		json_array_append_new(sv, func_json(&r->diff->funcs[r->saved[i]]));
+	json_object_set_new(o, "saved", sv);
+}
+
 static json_t *check_json(const struct rs_check_result *r)
 {
 	json_t *o = json_object(), *ms = json_array(), *fs = json_array(),
@@ -889,6 +920,7 @@ static json_t *check_json(const struct rs_check_result *r)
 		rs_buf_release(&v);
 	}
 	check_json_notes(o, r);
+	check_json_noise(o, r);
 	for (i = 0; i < r->n_metrics; i++)
 		json_array_append_new(ms, check_metric_json(&r->metrics[i]));
 	json_object_set_new(o, "metrics", ms);
@@ -900,15 +932,88 @@ static json_t *check_json(const struct rs_check_result *r)
 	return o;
 }
 
-static const char *verdict(const struct rs_check_metric *m, int accepted)
+static const char *verdict(const struct rs_check_metric *m, int accepted, int machine)
 {
 	if (m->regressed && m->gating && accepted)
 		return "slower (accepted)";
+	if (m->regressed && machine)
+		return "slower (the machine)";
 	if (m->regressed)
 		return m->gating ? "REGRESSED" : "slower (not gating)";
 	if (m->improved)
 		return "faster";
 	return "ok";
+}
+
+/* A metric's relative change in the check, as "+110%", or "?" when not judged. */
+static int check_pct(struct rs_buf *out, const struct rs_check_result *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_metrics; i++)
+		if (!strcmp(r->metrics[i].name, name) && !isnan(r->metrics[i].rel))
+			return rs_buf_printf(out, "%+.0f%%", r->metrics[i].rel * 100);
+	return rs_buf_puts(out, "?");
+}
+
+/* "the machine was slower (wall +110%, CPU +4%, all functions x2.2)" */
+static int render_machine(struct rs_buf *out, const struct rs_check_result *r)
+{
+	int err;
+
+	err = rs_buf_puts(out, "the machine was slower (wall ");
+	if (!err)
+		err = check_pct(out, r, "duration");
+	if (!err)
+		err = rs_buf_puts(out, ", CPU ");
+	if (!err)
+		err = check_pct(out, r, "cpu_time");
+	if (!err)
+		err = rs_buf_printf(out, ", all functions x%.2g)", r->machine_factor);
+	return err;
+}
+
+/* "Name (-1.2 s)" for where a faster run saved time, or a function beyond its noise. */
+static int render_named_change(struct rs_buf *out, const struct rs_func_delta *f)
+{
+	int err;
+
+	err = rs_buf_printf(out, "%s (", f->function);
+	if (!err)
+		err = render_change(out, "duration", f->head_total - f->base_total, NAN);
+	if (!err)
+		err = rs_buf_puts(out, ")");
+	return err;
+}
+
+/*
+ * The verdict's tail when nothing regressed: the machine, where a faster
+ * run saved time, a function beyond its noise, or "no regression"; and
+ * which metric decided when wall time was distorted.
+ */
+static int verdict_quiet(struct rs_buf *out, const struct rs_check_result *r)
+{
+	int err;
+
+	if (r->machine_slower) {
+		err = rs_buf_puts(out, ": ");
+		if (!err)
+			err = render_machine(out, r);
+	} else if (r->n_saved) {
+		err = rs_buf_puts(out, ": faster: ");
+		if (!err)
+			err = render_named_change(out, &r->diff->funcs[r->saved[0]]);
+	} else if (r->function_warning) {
+		err = rs_buf_puts(out, r->regressed ? ": REGRESSION of a function beyond its noise: "
+					   : ": no regression; a function beyond its noise: ");
+		for (size_t i = 0; !err && i < r->n_findings; i++)
+			if (r->findings[i].head_share > r->findings[i].base_share) {
+				err = render_named_change(out, &r->diff->funcs[r->findings[i].func]);
+				break;
+			}
+	} else {
+		err = rs_buf_puts(out, r->accepted_regression ? ": accepted"
+				       : r->regressed ? ": regressed" : ": no regression");
+	}
+	return err;
 }
 
 int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
@@ -958,8 +1063,12 @@ int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
 		if (err)
 			return err;
 	} else {
-		err = rs_buf_puts(out, r->accepted_regression ? ": accepted"
-				       : r->regressed ? ": regressed" : ": no regression");
+		err = verdict_quiet(out, r);
+		if (err)
+			return err;
+	}
+	if (r->gating) {
+		err = rs_buf_puts(out, ", judged on CPU time (wall time distorted)");
 		if (err)
 			return err;
 	}
@@ -1084,16 +1193,41 @@ static int check_workload(struct rs_buf *out, const struct rs_check_result *r, i
 	return rs_buf_puts(out, ")");
 }
 
+/* The machine check of wall time, on the baseline line. */
+static int check_wall(struct rs_buf *out, const struct rs_check_result *r)
+{
+	int err = 0;
+
+	if (r->wall_distorted)
+		err = rs_buf_printf(out, "; wall time distorted (wall/CPU %.2f here, %.2f in the baseline)%s",
+				    r->wall_cpu_head, r->wall_cpu_base,
+				    r->gating ? ": CPU time decides" : "");
+	if (!err && r->n_wall_left_out)
+		err = rs_buf_printf(out, "; %zu baseline run%s with a distorted wall time (wall/CPU far from %.2f) left out of the wall-time baseline",
+				    r->n_wall_left_out, r->n_wall_left_out == 1 ? "" : "s",
+				    r->wall_cpu_base);
+	return err;
+}
+
 /* What the head was compared with, then the table's heading. */
 static int check_baseline(struct rs_buf *out, const struct rs_check_result *r, int md)
 {
 	char s2[8];
 	int err;
 
-	err = rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
-				    : "baseline: %zu run%s of %s (median), threshold %.1f%%",
-			    r->n_baseline, r->n_baseline == 1 ? "" : "s",
-			    short_sha(r->baseline_commit, s2), r->threshold * 100);
+	if (r->n_baseline_commits > 1)
+		err = rs_buf_printf(out, md ? "Compared with the median of %zu runs of %zu commits (detail against `%s`), threshold %.1f%%"
+					    : "baseline: median of %zu runs of %zu commits (detail against %s), threshold %.1f%%",
+				    r->n_baseline, r->n_baseline_commits,
+				    short_sha(r->baseline_commit, s2), r->threshold * 100);
+	else
+		err = rs_buf_printf(out, md ? "Compared with %zu run%s of `%s` (median), threshold %.1f%%"
+					    : "baseline: %zu run%s of %s (median), threshold %.1f%%",
+				    r->n_baseline, r->n_baseline == 1 ? "" : "s",
+				    short_sha(r->baseline_commit, s2), r->threshold * 100);
+	if (err)
+		return err;
+	err = check_wall(out, r);
 	if (err)
 		return err;
 	err = check_left_out(out, r, md);
@@ -1143,16 +1277,61 @@ static int check_row(struct rs_buf *out, const struct rs_check_metric *m,
 		if (!err)
 			err = rs_buf_printf(out, "%s | %s | %s | %s | ±%.1f%% | %s |\n", strong,
 					    a.ptr, b.ptr, c.ptr, m->band * 100,
-					    verdict(m, r->accepted_regression));
+					    verdict(m, r->accepted_regression, r->machine_slower));
 		goto out;
 	}
 	snprintf(band, sizeof(band), "±%.1f%%", m->band * 100);
 	err = rs_buf_printf(out, "  %-28s %-12s %-12s %-22s %-9s %s\n", m->name,
-			    a.ptr, b.ptr, c.ptr, band, verdict(m, r->accepted_regression));
+			    a.ptr, b.ptr, c.ptr, band, verdict(m, r->accepted_regression, r->machine_slower));
 out:
 	rs_buf_release(&a);
 	rs_buf_release(&b);
 	rs_buf_release(&c);
+	return err;
+}
+
+/* One function beyond its noise: "name (file:line): 12.2% -> 18.7% of the run (+740 ms, 11.3 standard errors)". */
+static int finding_line(struct rs_buf *out, const struct rs_check_result *r,
+			const struct rs_noise_finding *f, int md)
+{
+	int err;
+
+	err = rs_buf_puts(out, md ? "- " : "  ");
+	if (!err)
+		err = func_label(out, &r->diff->funcs[f->func], md, 0);
+	if (!err)
+		err = rs_buf_printf(out, ": total time %.1f%% %s %.1f%% of the run (", f->base_share * 100,
+				    md ? "→" : "->", f->head_share * 100);
+	if (!err)
+		err = render_change(out, "duration", f->delta, NAN);
+	if (!err)
+		err = rs_buf_printf(out, ", %.1f standard errors)\n", fabs(f->z));
+	return err;
+}
+
+/* The machine, the functions beyond their noise, and where a faster run saved time. */
+static int check_noise_details(struct rs_buf *out, const struct rs_check_result *r, int md)
+{
+	int err = 0;
+
+	if (r->machine_slower) {
+		err = rs_buf_puts(out, md ? "\n**" : "\n");
+		if (!err)
+			err = render_machine(out, r);
+		if (!err)
+			err = rs_buf_puts(out, md ? "**: no function's share of the run moved beyond its sampling noise, so the code is not slower; this run's wall time is not a baseline for later runs.\n"
+						  : ": no function's share of the run moved beyond its sampling noise, so the code is not slower\n");
+	}
+	if (!err && r->n_findings)
+		err = rs_buf_puts(out, md ? "\n**Functions beyond their own noise** (share of the run's samples; sampling error and the window's spread):\n\n"
+					  : "\nfunctions beyond their own noise (share of the run's samples; sampling error and the window's spread):\n");
+	for (size_t i = 0; !err && i < r->n_findings; i++)
+		err = finding_line(out, r, &r->findings[i], md);
+	if (!err && r->n_saved)
+		err = rs_buf_puts(out, md ? "\n**Where the time was saved** (total time fell most):\n\n"
+					  : "\nwhere the time was saved (total time fell most):\n");
+	for (size_t i = 0; !err && i < r->n_saved; i++)
+		err = explain_line(out, &r->diff->funcs[r->saved[i]], md);
 	return err;
 }
 
@@ -1172,6 +1351,9 @@ static int check_details(struct rs_buf *out, const struct rs_check_result *r, in
 				return err;
 		}
 	}
+	err = check_noise_details(out, r, md);
+	if (err)
+		return err;
 	if (!r->diff || !md)
 		return 0;
 	err = rs_buf_puts(out, "\n<details><summary>Full comparison with run <code>");

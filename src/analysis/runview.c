@@ -159,16 +159,118 @@ static const json_t *config_stats(const json_t *run)
 	return json_is_object(st) && json_object_size(st) ? st : json_object_get(run, "metrics");
 }
 
+/* The first workload stat a run records (key and value), or 0: an unknown configuration. */
+static int first_workload(const json_t *stats, const char **key, double *v)
+{
+	for (size_t i = 0; i < sizeof(workload_keys) / sizeof(workload_keys[0]); i++)
+		if (lookup_suffix(stats, workload_keys[i], key, v))
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether a run says what it ran: a workload stat. (Not its arguments:
+ * an index line, which trend reads for older runs, carries the stats
+ * among its metrics but no arguments, and must judge a run as its
+ * record does.)
+ */
+static int config_known(const json_t *run)
+{
+	const char *key;
+	double v;
+
+	return first_workload(config_stats(run), &key, &v);
+}
+
+/*
+ * Whether the token at `s` (`n` bytes) names the workload key `vary`:
+ * "--months", "--n-months", "months=" ... so that its value may differ.
+ */
+static int names_vary(const char *s, size_t n, const char *vary)
+{
+	const char *want = last_part(vary);
+	size_t wn = strlen(want);
+
+	while (n && *s == '-') {
+		s++;
+		n--;
+	}
+	if (n >= wn && (n == wn || s[wn] == '=')) {
+		for (size_t i = 0; i < wn; i++)
+			if (s[i] != want[i] && !(s[i] == '-' && want[i] == '_'))
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The profiled program and its arguments (summary.target: pyinstrument's
+ * target_description, or `program` in 4.x) with the workload key's value
+ * left out ("--months 12", "--months=12"), into `out`. 0 when not recorded.
+ */
+static int target_text(const json_t *run, const char *vary, char *out, size_t n)
+{
+	const char *t = rs_runview_str(json_object_get(run, "summary"), "target", NULL);
+	size_t len = 0;
+	int skip_next = 0;
+
+	if (!t || !*t || n < 2)
+		return 0;
+	while (*t) {
+		size_t tn = strcspn(t, " ");
+
+		if (skip_next) {
+			skip_next = 0;
+		} else if (vary && tn && names_vary(t, tn, vary)) {
+			skip_next = !memchr(t, '=', tn);
+		} else if (tn && len + tn + 2 < n) {
+			if (len)
+				out[len++] = ' ';
+			memcpy(out + len, t, tn);
+			len += tn;
+		}
+		t += tn;
+		while (*t == ' ')
+			t++;
+	}
+	out[len] = '\0';
+	return 1;
+}
+
+/* An unknown configuration on one side only, into `why`: 0 when both sides are alike. */
+static int unknown_config(const json_t *a, const json_t *b, const char *here,
+			  const char *there, char *why, size_t why_len)
+{
+	int ka = config_known(a), kb = config_known(b);
+	const json_t *known = ka ? a : b;
+	const char *key = NULL;
+	double v = 0;
+	char what[96];
+
+	if (ka == kb)
+		return 0;
+	if (!first_workload(config_stats(known), &key, &v))
+		return 0;
+	snprintf(what, sizeof(what), "%s %.15g", key, v);
+	if (why)
+		snprintf(why, why_len, "%s %s, %s %s",
+			 ka ? what : "no stats", here, kb ? what : "no stats", there);
+	return 1;
+}
+
 int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
-			   char *why, size_t why_len)
+			   const char *here, const char *there, char *why, size_t why_len)
 {
 	const json_t *sa = config_stats(a), *sb = config_stats(b);
 	const json_t *aa = json_object_get(a, "args"), *ab = json_object_get(b, "args");
 	const char *key;
 	json_t *v;
 	size_t i;
-	char x[64], y[64];
+	char x[160], y[160];
 
+	if (unknown_config(a, b, here, there, why, why_len))
+		return 0;
 	for (i = 0; i < sizeof(workload_keys) / sizeof(workload_keys[0]); i++) {
 		const char *ka = NULL, *kb = NULL;
 		double va, vb;
@@ -178,9 +280,15 @@ int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
 			continue;
 		if (va != vb) {
 			if (why)
-				snprintf(why, why_len, "%s %.15g, not %.15g", ka, va, vb);
+				snprintf(why, why_len, "%s %.15g %s, %.15g %s", ka, va, here, vb, there);
 			return 0;
 		}
+	}
+	if (target_text(a, vary, x, sizeof(x)) && target_text(b, vary, y, sizeof(y)) &&
+	    strcmp(x, y)) {
+		if (why)
+			snprintf(why, why_len, "program '%s' %s, '%s' %s", x, here, y, there);
+		return 0;
 	}
 	if (!json_is_object(aa) || !json_is_object(ab) || !json_object_size(aa) ||
 	    !json_object_size(ab))
@@ -191,9 +299,9 @@ int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
 		if (is_vary(key, vary) || (w && json_equal(v, (json_t *)w)))
 			continue;
 		if (why) {
-			value_text(v, x, sizeof(x));
-			value_text(w, y, sizeof(y));
-			snprintf(why, why_len, "argument %s %s, not %s", key, x, y);
+			value_text(v, x, 64);
+			value_text(w, y, 64);
+			snprintf(why, why_len, "argument %s %s %s, %s %s", key, x, here, y, there);
 		}
 		return 0;
 	}
@@ -201,8 +309,8 @@ int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
 		if (is_vary(key, vary) || json_object_get(aa, key))
 			continue;
 		if (why) {
-			value_text(v, y, sizeof(y));
-			snprintf(why, why_len, "argument %s (none), not %s", key, y);
+			value_text(v, y, 64);
+			snprintf(why, why_len, "argument %s (none) %s, %s %s", key, here, y, there);
 		}
 		return 0;
 	}

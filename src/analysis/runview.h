@@ -44,13 +44,18 @@ int rs_runview_same_machine(const json_t *a, const json_t *b, const char **why);
  * Whether two runs ran the same configuration: the same value for every
  * workload stat (months, population, n_individuals... as in
  * rs_runview_workload) that both record, except `vary` (the workload key
- * time is normalised by; NULL: none), and, when both record arguments
- * ("args", the flattened *.args.json), the same arguments (again except
- * `vary`). On a difference `why` gets e.g. "population 100, not 400"
- * (a's value first) and 0 is returned.
+ * time is normalised by; NULL: none); the same profiled program and
+ * arguments (summary.target: pyinstrument's target_description, 4.x's
+ * program) when both record one, `vary`'s value left out; and, when both
+ * record arguments ("args", the flattened *.args.json), the same
+ * arguments (again except `vary`). A run without a workload stat (one
+ * recorded without stats) is an unknown configuration: like another
+ * unknown one, never like a known one. On a difference `why` gets it with `a`'s value first,
+ * labelled `here`, and `b`'s labelled `there` ("population 120000 here,
+ * 30000 in the baseline") and 0 is returned.
  */
 int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
-			   char *why, size_t why_len);
+			   const char *here, const char *there, char *why, size_t why_len);
 
 /* Whether the run is marked as an accepted (intended) slowdown: its
  * meta "accept" (a reason), else NULL. */

@@ -529,23 +529,17 @@ static char *dup_str(const json_t *o, const char *key)
 /* Distinct configurations told apart when choosing the trend's reference. */
 #define CONFIGS_MAX 16
 
-/* Like with like: see rs_trend_build. */
-static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
-			   const struct rs_trend_opts *o)
+size_t rs_trend_reference(const json_t *const *runs, size_t n, const char *vary)
 {
-	const char *vary = NULL;
-	size_t rep[CONFIGS_MAX], count[CONFIGS_MAX], n_rep = 0, ref, i, j;
-	double w;
+	size_t rep[CONFIGS_MAX] = { 0 }, count[CONFIGS_MAX] = { 0 }, n_rep = 0, ref, best, i, j;
 
-	if (!t->n)
-		return;
-	if (!rs_runview_workload(runs[t->n - 1], o ? o->per : NULL, &vary, &w))
-		vary = NULL;
+	if (!n)
+		return 0;
 	/* The reference: the configuration most runs share (the newest on a
 	 * tie), so one odd run at the end does not hide the history. */
-	for (i = t->n; i-- > 0;) {
+	for (i = n; i-- > 0;) {
 		for (j = 0; j < n_rep; j++)
-			if (rs_runview_same_config(runs[rep[j]], runs[i], vary, NULL, 0))
+			if (rs_runview_same_config(runs[rep[j]], runs[i], vary, NULL, NULL, NULL, 0))
 				break;
 		if (j < n_rep) {
 			count[j]++;
@@ -555,17 +549,34 @@ static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
 		}
 	}
 	ref = rep[0];
-	for (j = 1, i = count[0]; j < n_rep; j++)
-		if (count[j] > i) {
-			i = count[j];
+	for (j = 1, best = count[0]; j < n_rep; j++)
+		if (count[j] > best) {
+			best = count[j];
 			ref = rep[j];
 		}
+	return ref;
+}
+
+/* Like with like: see rs_trend_build. */
+static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
+			   const struct rs_trend_opts *o)
+{
+	const char *vary = NULL;
+	size_t ref, i, j;
+	double w;
+
+	if (!t->n)
+		return;
+	if (!rs_runview_workload(runs[t->n - 1], o ? o->per : NULL, &vary, &w))
+		vary = NULL;
+	ref = rs_trend_reference(runs, t->n, vary);
 	for (i = 0; i < t->n; i++) {
 		const char *oid = rs_runview_session_oid(runs[i]);
 		char why[sizeof(t->excluded_why)];
 		int out = 0;
 
-		if (!rs_runview_same_config(runs[i], runs[ref], vary, why, sizeof(why))) {
+		if (!rs_runview_same_config(runs[i], runs[ref], vary, "in that run",
+					    "in most runs", why, sizeof(why))) {
 			if (!t->n_excluded || !t->excluded_why[0])
 				memcpy(t->excluded_why, why, sizeof(why));
 			out = 1;

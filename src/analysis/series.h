@@ -30,7 +30,7 @@ struct rs_trend {
 	size_t n_excluded;            /* runs left out (values NAN): another
 	                                 configuration than most runs, or
 	                                 a repeated record of one session */
-	char excluded_why[160];       /* the first configuration difference */
+	char excluded_why[320];       /* the first configuration difference */
 };
 
 struct rs_trend_opts {
@@ -60,6 +60,14 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 		   const struct rs_trend_opts *opts);
 
 void rs_trend_free(struct rs_trend *t);
+
+/*
+ * The like-with-like reference of `runs` (n > 0, any order): the index of
+ * a run of the configuration most of them share (rs_runview_same_config,
+ * `vary` may differ), the last such run on a tie. Trend and find leave
+ * out the runs of any other configuration.
+ */
+size_t rs_trend_reference(const json_t *const *runs, size_t n, const char *vary);
 
 /* The metric series named `name`, or NULL (borrowed). */
 const struct rs_series *rs_trend_metric(const struct rs_trend *t, const char *name);

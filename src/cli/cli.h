@@ -23,6 +23,7 @@ enum rs_exit {
 	RS_EXIT_MISSING = 6,    /* object missing on the remote */
 	RS_EXIT_CORRUPT = 7,    /* corrupt data */
 	RS_EXIT_OTHER = 8,      /* anything else */
+	RS_EXIT_NEWER = 9,      /* written by a newer results: upgrade */
 };
 
 /* One line of the dispatch table in main.c. */
@@ -49,6 +50,7 @@ int cmd_init(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_open(int argc, char **argv);
 int cmd_pin(int argc, char **argv);
+int cmd_prune(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_site(int argc, char **argv);

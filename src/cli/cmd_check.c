@@ -20,19 +20,27 @@
 static const char usage[] =
 	"usage: results check [<run-or-commit>] [--baseline <run-or-commit> | --window N]\n"
 	"                     [--threshold PCT] [--metric NAME]... [--branch NAME]\n"
-	"                     [--per KEY | --no-workload] [--strict]\n"
+	"                     [--per KEY | --no-workload] [--strict] [--fail-on-functions]\n"
 	"                     [--format text|markdown|json] [-o FILE]\n"
 	"\n"
 	"Decide whether a run (default: the newest, on --branch if given) is\n"
-	"slower than its baseline: by default the runs of the previous profiled\n"
-	"commit on the same branch (their median); --window N takes the N\n"
-	"newest earlier runs instead; --baseline names one run.\n"
+	"slower than its baseline: the median of a window of the newest\n"
+	"comparable runs of earlier commits (5; --window N for N), so one odd run\n"
+	"neither becomes the baseline nor hides a change; --baseline names one run.\n"
 	"\n"
-	"Noise-aware: where the history holds repeated runs of the same commit\n"
-	"on the same machine, their spread sets a noise band, and a metric is\n"
-	"flagged only when its change exceeds both the band and the threshold\n"
-	"(default 5%). Runs from other machines or runners (machine.runner,\n"
-	"hostname, cpu_model in run.json) are never used as the baseline.\n"
+	"Noise-aware: the spread of the window (median absolute deviation) and of\n"
+	"repeated runs of one commit set a noise band, and a metric is flagged only\n"
+	"when its change exceeds both the band and the threshold (default 5%).\n"
+	"Runs from other machines or runners (machine.runner, hostname, cpu_model\n"
+	"in run.json) are never used as the baseline. A run whose wall and CPU time\n"
+	"disagree far more than in the window, or whose functions all slowed alike\n"
+	"(shares of the run unchanged, every sample longer), is reported as \"the\n"
+	"machine was slower\" and passes; CPU time decides when wall time is\n"
+	"distorted, and such a run's wall time is never a baseline. Functions are\n"
+	"judged against their own noise (sampling error from their sample counts,\n"
+	"the window's spread): one beyond it is a warning when the run as a whole\n"
+	"is within its noise, a failure with --fail-on-functions. A faster run\n"
+	"names where the time was saved.\n"
 	"\n"
 	"Checked metrics: duration and cpu_time, or those named with --metric\n"
 	"(any numeric metric or stat, e.g. mem.peak_mb; higher is worse). When\n"
@@ -40,8 +48,10 @@ static const char usage[] =
 	"--per KEY), time is judged per unit of it, so a commit that simulates\n"
 	"more is not called slower; with the same workload on both sides time is\n"
 	"compared as is. Runs of another configuration (another population,\n"
-	"months or recorded argument, apart from the workload key time is\n"
-	"normalised by) are never the baseline: with no comparable run the check\n"
+	"months, recorded argument or profiled program and arguments, apart from\n"
+	"the workload key time is normalised by) are never the baseline; a run\n"
+	"recorded without stats is an unknown configuration,\n"
+	"compared only with others like it. With no comparable run the check\n"
 	"says so and passes, or fails with status 2 under --strict. A session\n"
 	"recorded twice (same oid) counts once. A run recorded with\n"
 	"--meta accept=REASON is an accepted slowdown: reported, exit 0.\n"
@@ -64,6 +74,7 @@ static const struct option options[] = {
 	RS_CLI_OPTION_PER,
 	RS_CLI_OPTION_NO_WORKLOAD,
 	{ "strict", no_argument, NULL, 'S' },
+	{ "fail-on-functions", no_argument, NULL, 'F' },
 	RS_CLI_OPTION_FORMAT,
 	RS_CLI_OPTION_OUTPUT,
 	RS_CLI_OPTION_HELP,
@@ -127,6 +138,7 @@ static int take_option(void *ctx, struct rs_cli_opts *opts, int opt)
 		a->copts.metrics = a->metrics;
 		break;
 	case 'S': a->strict = 1; break;
+	case 'F': a->copts.fail_on_functions = 1; break;
 	}
 	return RS_EXIT_OK;
 }

@@ -48,6 +48,7 @@ static int status_for(enum rs_doctor_kind kind)
 	case RS_DOCTOR_NOT_REPO: return RS_EXIT_NOT_REPO;
 	case RS_DOCTOR_REMOTE: return RS_EXIT_REMOTE;
 	case RS_DOCTOR_MISSING: return RS_EXIT_MISSING;
+	case RS_DOCTOR_NEWER: return RS_EXIT_NEWER;
 	default: return RS_EXIT_OTHER;
 	}
 }

@@ -1,15 +1,14 @@
 /*
  * results gc [--dry-run] [--grace DURATION] [--no-fetch]: apply the
- * committed retention policy to the remote, then collect packs that no
+ * committed retention policy of every ref of the git remote and of this
+ * clone (src/repo/gitremote.c lists them) to the store, then collect packs that no
  * manifest references with the mark / grace / sweep protocol of
  * docs/store-format.md, safe while other machines push.
  */
 #include <getopt.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -18,24 +17,27 @@
 #include "results/repo.h"
 #include "results/store.h"
 
-extern char **environ;
-
 static const char usage[] =
 	"usage: results gc [--dry-run] [--grace DURATION] [--repack PCT] [--no-fetch]\n"
 	"\n"
 	"Delete the raw sessions that the committed retention policy no longer\n"
-	"keeps (.results.json \"retention\": keep_last runs per branch, keep_days,\n"
+	"keeps (.results.json \"retention\": keep_last runs per branch or per\n"
+	"trigger, keep_days,\n"
 	"keep_flagged: runs check flags and their baselines;\n"
 	"runs in pins.txt: 'results pin'), on every branch and tag of the git\n"
-	"remote (fetched first), then free the packs nothing references. A pack\n"
+	"remote as it has them now (listed, and tips this clone lacks fetched\n"
+	"into refs/results/gc/, also in a shallow single-branch clone) and of\n"
+	"this clone, then free the packs nothing references. When a branch, its\n"
+	"policy or a run's record cannot be read, gc deletes nothing. A pack\n"
 	"is deleted only after runs of gc at least DURATION apart (default 24h)\n"
 	"saw it unused: run gc daily. Summaries and run records are kept forever.\n"
 	"\n"
-	"  --dry-run       say what would be freed, write nothing\n"
+	"  --dry-run       say what would be freed, write nothing to the store\n"
 	"  --grace D       the grace period: 24h, 90m, 3600s, 2d, 0 (tests only)\n"
 	"  --repack PCT    copy what is used of packs less than PCT% used into new\n"
 	"                  packs, so that later runs free the old ones\n"
-	"  --no-fetch      use the refs this clone has, do not run 'git fetch'\n";
+	"  --no-fetch      fetch nothing: the git remote's refs are still listed,\n"
+	"                  and gc deletes nothing if this clone lacks a tip\n";
 
 static int parse_duration(const char *s, int64_t *out)
 {
@@ -59,23 +61,6 @@ static int parse_duration(const char *s, int64_t *out)
 	return 0;
 }
 
-/* git fetch --prune of every remote, so that their branches count. */
-static int fetch_refs(struct rs_repo *repo)
-{
-	char *args[] = { "git", "-C", (char *)rs_repo_workdir(repo), "fetch", "--all", "--prune",
-			 "--quiet", NULL };
-	pid_t pid;
-	int st = 0;
-
-	if (posix_spawnp(&pid, "git", NULL, NULL, args, environ) != 0)
-		return rs_error_set(RS_EGENERIC, "cannot run 'git fetch'");
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return rs_error_set(RS_EGENERIC, "'git fetch --all' failed: the branches of the git remote "
-				    "cannot be seen, so nothing is collected (use --no-fetch to collect "
-				    "with this clone's refs)");
-	return 0;
-}
-
 static void print_bytes(const char *label, uint64_t n)
 {
 	printf("%s %.1f MB (%llu bytes)\n", label, (double)n / 1e6, (unsigned long long)n);
@@ -92,11 +77,17 @@ static void print_picked(const char *run_id, const char *recorded_at, void *payl
 	rs_buf_release(&when);
 }
 
-static void print_stats(const struct rs_gc_settings *o, const struct rs_gc_totals *t)
+static void print_stats(const struct rs_gc_settings *o, const struct rs_gc_totals *t,
+			const char *remote_name)
 {
-	printf("%s %zu raw sessions of %zu runs (%.1f MB of sessions) of %zu runs on %zu refs\n",
+	printf("%s %zu raw sessions of %zu runs (%.1f MB of sessions) of %zu runs on %zu refs",
 	       o->dry_run ? "would remove" : "removed", t->manifests_removed, t->dropped_runs,
-	       (double)t->dropped_bytes / 1e6, t->runs, t->refs);
+	       (double)t->dropped_bytes / 1e6, t->runs, t->refs + t->local_refs);
+	if (remote_name)
+		printf(" (%zu of the git remote '%s', %zu of this clone only)\n", t->refs, remote_name,
+		       t->local_refs);
+	else
+		printf(" (of this clone: it has no git remote)\n");
 	printf("packs: %zu listed, %zu swept, %zu marked, %zu rescued, %zu waiting for the grace period, "
 	       "%zu clocks started\n", t->packs, t->packs_swept, t->packs_marked, t->packs_rescued,
 	       t->packs_waiting, t->packs_started);
@@ -149,16 +140,25 @@ static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *f
 }
 
 /* The survey, the runs check flags, then the collection itself. */
-static int collect(struct rs_repo *repo, const struct rs_gc_settings *o)
+static int collect(struct rs_repo *repo, const struct rs_gc_settings *o, int fetch)
 {
 	struct rs_survey *s = NULL;
 	struct rs_gc_totals t;
-	size_t flagged = 0;
-	int applied = 0, status, err;
+	const char *remote_name;
+	size_t flagged = 0, remote_refs, local_refs;
+	int applied = 0, status, err, code;
 
-	status = rs_cli_survey(&s, repo, o->now, 0);
+	status = rs_cli_survey(&s, repo, o->now, fetch ? RS_SURVEY_REFS : RS_SURVEY_REFS_NOFETCH);
 	if (status)
 		goto out;
+	if (rs_cli_survey_say(s, "")) {
+		/* Refused by rs_gc_run, which says so; flags are not judged then. */
+		rs_survey_doubts(s, &code);
+		err = rs_gc_run(s, o, NULL, NULL, &t);
+		status = rs_cli_fail(err ? rs_cli_exit_for(code) : RS_EXIT_OTHER, "%s",
+				     rs_error_message());
+		goto out;
+	}
 	err = rs_gc_keep_flagged(s, &applied, &flagged);
 	if (err) {
 		status = rs_cli_report(err);
@@ -168,11 +168,18 @@ static int collect(struct rs_repo *repo, const struct rs_gc_settings *o)
 		printf("%zu runs flagged by check keep their sessions and their baselines'\n", flagged);
 	err = rs_gc_run(s, o, print_picked, (void *)o, &t);
 	if (err) {
-		status = rs_cli_fail(err == RS_ECORRUPT ? RS_EXIT_CORRUPT : RS_EXIT_REMOTE,
-				     "gc stopped: %s; nothing is lost, run it again", rs_error_message());
+		/* A newer writer's manifest may name any pack: upgrade, never guess. */
+		if (err == RS_ENEWER)
+			status = rs_cli_fail(RS_EXIT_NEWER, "gc stopped: %s; nothing was collected",
+					     rs_error_message());
+		else
+			status = rs_cli_fail(rs_cli_exit_in(err, RS_CLI_REMOTE),
+					     "gc stopped: %s; nothing is lost, run it again",
+					     rs_error_message());
 		goto out;
 	}
-	print_stats(o, &t);
+	rs_survey_refs(s, &remote_name, &remote_refs, &local_refs);
+	print_stats(o, &t, remote_name);
 out:
 	rs_survey_free(s);
 	return status;
@@ -195,10 +202,7 @@ int cmd_gc(int argc, char **argv)
 	status = rs_cli_open_repo(&repo);
 	if (status)
 		return status;
-	if (fetch && fetch_refs(repo))
-		status = rs_cli_error(RS_EXIT_REMOTE);
-	else
-		status = collect(repo, &o);
+	status = collect(repo, &o, fetch);
 	rs_repo_free(repo);
 	return status;
 }

@@ -21,17 +21,20 @@
 #include "results/setup.h"
 
 static const char usage[] =
-	"usage: results init [--remote URL [--change-remote]] [--agent PATH]\n"
+	"usage: results init [--remote URL [--change-remote] | --follow-remote] [--agent PATH]\n"
 	"       results init --global [--repo GIT-URL --remote URL] [--agent PATH]\n"
 	"\n"
 	"Set up this clone of a results repository: local git config for\n"
 	"lfs-agent (lfs.standalonetransferagent, lfs.customtransfer.results.*,\n"
 	"results.remote), the git hooks, and one commit with .gitattributes (if\n"
 	"none), .lfsconfig (if none; keeps sessions out of clones and pulls) and\n"
-	".results.json naming the remote (never its credentials). In a later clone\n"
-	"a bare 'results init' reads the remote from .results.json (and follows\n"
-	"it when this clone's git config names another). Running it again\n"
-	"changes nothing.\n"
+	".results.json naming the remote (never its credentials). In a fresh\n"
+	"clone a bare 'results init' takes the remote from .results.json and\n"
+	"names the commit and author that set it there. A clone already set up\n"
+	"keeps its remote: when a pulled commit changed the one in .results.json,\n"
+	"init (like every command that talks to the store, the pre-push hook and\n"
+	"lfs-agent) refuses, naming both remotes and that commit and its author.\n"
+	"Running it again changes nothing.\n"
 	"\n"
 	"  --remote URL   where the store lives: file:///abs/path or a folder\n"
 	"                 path, s3://bucket/prefix, azure://account/container/prefix,\n"
@@ -42,6 +45,10 @@ static const char usage[] =
 	"  --change-remote  with --remote: move a set-up repository to another\n"
 	"                 remote (without it, a --remote other than the committed\n"
 	"                 one is refused); prints the old and the new remote\n"
+	"  --follow-remote  take the remote a pulled commit put in .results.json\n"
+	"                 (check that commit first: anyone who can push here can\n"
+	"                 commit a store of their own); prints the old and the new\n"
+	"                 remote and the commit and author of the change\n"
 	"  --agent PATH   the lfs-agent program (default: next to results)\n"
 	"  --global       configure this machine instead (global git config,\n"
 	"                 GIT_CONFIG_GLOBAL if set): a plain 'git clone' of the\n"
@@ -51,7 +58,8 @@ static const char usage[] =
 	"                 prefix: it covers every repository below it\n"
 	"\n"
 	"exit status: 0 set up, 2 bad usage or URL (or --remote differs from the\n"
-	"committed remote without --change-remote), 3 not in a git clone, 8 other\n";
+	"committed remote without --change-remote, or the committed remote changed\n"
+	"without --follow-remote), 3 not in a git clone, 8 other\n";
 
 /*
  * The lfs-agent to configure: --agent, else next to this binary (installed
@@ -171,15 +179,24 @@ static int setup_failed(int err, const struct rs_setup_report *rep)
 	return rs_cli_report(err);
 }
 
+/* The remote line: what it is, what it replaced, and which commit set it. */
+static void print_remote(const char *shown, const char *old, const char *set_by, int follow)
+{
+	printf("remote:     %s", shown);
+	if (*old && *set_by)
+		printf(" (changed from %s: %s .results.json of %s)", old,
+		       follow ? "followed" : "back to", set_by);
+	else if (*old)
+		printf(" (changed from %s)", old);
+	else if (*set_by)
+		printf(" (from .results.json, set by %s)", set_by);
+	printf("\n");
+}
+
 /* What init did to the clone. */
 static void print_local(const struct rs_setup_report *rep, const char *url, const char *shown,
-			const char *old, const char *agent, int remote_given)
+			const char *agent)
 {
-	if (*old)
-		printf("remote:     %s (changed from %s%s)\n", shown, old,
-		       remote_given ? "" : ": followed the committed .results.json");
-	else
-		printf("remote:     %s\n", shown);
 	if (strcmp(shown, url) != 0)
 		printf("credentials: the URL's user, password or query are kept in this clone's "
 		       "git config (%s) only, never committed\n", RS_REPO_REMOTE_KEY);
@@ -197,11 +214,11 @@ static void print_local(const struct rs_setup_report *rep, const char *url, cons
 			       : rep->hooks_kept ? "some left as they were" : "already installed");
 }
 
-static int init_local(const char *remote_arg, const char *agent_arg, int change)
+static int init_local(const struct rs_setup_choice *how, const char *agent_arg)
 {
 	struct rs_repo *r = NULL;
 	struct rs_buf url = RS_BUF_INIT, agent = RS_BUF_INIT, shown = RS_BUF_INIT;
-	struct rs_buf old_remote = RS_BUF_INIT;
+	struct rs_buf old_remote = RS_BUF_INIT, set_by = RS_BUF_INIT;
 	struct rs_setup_options opts = { 0 };
 	struct rs_setup_report rep;
 	int err, status;
@@ -211,13 +228,13 @@ static int init_local(const char *remote_arg, const char *agent_arg, int change)
 		status = err == RS_ENOTFOUND ? rs_cli_error(RS_EXIT_NOT_REPO) : rs_cli_report(err);
 		goto out;
 	}
-	err = rs_setup_choose_remote(r, remote_arg, change, &url, &shown, &old_remote);
+	err = rs_setup_choose_remote(r, how, &url, &shown, &old_remote, &set_by);
 	status = remote_then_agent(err, &agent, agent_arg);
 	if (status)
 		goto out;
 	opts.url = url.ptr;
 	opts.agent_path = agent.ptr;
-	opts.move_marker = remote_arg && old_remote.len;
+	opts.move_marker = how->remote_arg && old_remote.len;
 	opts.find_resource = find_resource_cb;
 	opts.hook_kept = warn_hook_kept;
 	err = rs_repo_setup_clone(r, &opts, &rep);
@@ -225,9 +242,10 @@ static int init_local(const char *remote_arg, const char *agent_arg, int change)
 		status = setup_failed(err, &rep);
 		goto out;
 	}
-	print_local(&rep, url.ptr, shown.ptr, rs_buf_cstr(&old_remote), agent.ptr,
-		    remote_arg != NULL);
+	print_remote(shown.ptr, rs_buf_cstr(&old_remote), rs_buf_cstr(&set_by), how->follow);
+	print_local(&rep, url.ptr, shown.ptr, agent.ptr);
 out:
+	rs_buf_release(&set_by);
 	rs_buf_release(&url);
 	rs_buf_release(&agent);
 	rs_buf_release(&shown);
@@ -281,11 +299,13 @@ int cmd_init(int argc, char **argv)
 		{ "repo", required_argument, NULL, 'R' },
 		{ "global", no_argument, NULL, 'g' },
 		{ "change-remote", no_argument, NULL, 'c' },
+		{ "follow-remote", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *remote = NULL, *agent = NULL, *repo = NULL;
-	int c, global = 0, change = 0;
+	struct rs_setup_choice how = { NULL, 0, 0 };
+	int c, global = 0, change = 0, follow = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -299,6 +319,7 @@ int cmd_init(int argc, char **argv)
 		case 'R': repo = optarg; break;
 		case 'g': global = 1; break;
 		case 'c': change = 1; break;
+		case 'f': follow = 1; break;
 		case 'h': fputs(usage, stdout); return RS_EXIT_OK;
 		default:
 			return rs_cli_fail(RS_EXIT_USAGE, "init: unknown option '%s'; see 'results init --help'",
@@ -314,5 +335,11 @@ int cmd_init(int argc, char **argv)
 	if (change && (global || !remote))
 		return rs_cli_fail(RS_EXIT_USAGE, "init: --change-remote goes with --remote URL, "
 				   "without --global");
-	return global ? init_global(repo, remote, agent) : init_local(remote, agent, change);
+	if (follow && (global || remote))
+		return rs_cli_fail(RS_EXIT_USAGE, "init: --follow-remote takes the committed remote: "
+				   "it goes without --remote and --global");
+	how.remote_arg = remote;
+	how.change = change;
+	how.follow = follow;
+	return global ? init_global(repo, remote, agent) : init_local(&how, agent);
 }

@@ -21,16 +21,23 @@ static const char usage[] =
 	"usage: results verify [--deep] [--repair] [--head]\n"
 	"\n"
 	"Check that the raw session of every run is on the remote: its manifest\n"
-	"and the packs it names. Runs of every branch, tag and remote-tracking\n"
-	"branch are checked (--head: only this checkout's).\n"
+	"and the packs it names. Runs of every branch and tag of the git remote\n"
+	"(tips this clone lacks are fetched into refs/results/gc/) and of every\n"
+	"ref of this clone are checked (--head: only this checkout's). A ref or\n"
+	"file that cannot be read is a warning, and the rest is verified.\n"
 	"\n"
 	"  --deep     also read every chunk and hash every session\n"
 	"  --repair   (implies --deep) quarantine damaged packs, push again every\n"
-	"             damaged session this clone holds, re-point the others at good\n"
-	"             copies, and list what no clone here can restore\n"
+	"             damaged, missing or incomplete session this clone holds (also\n"
+	"             one git lfs prune deleted: results add keeps a copy until the\n"
+	"             store has it), re-point the others at good copies, prove each\n"
+	"             repair by rebuilding the session, and list what no clone here\n"
+	"             can restore\n"
 	"\n"
 	"Exit: 0 all present (or removed by retention), 6 some missing, 7 some\n"
-	"damaged (after --repair: not restorable here), 5 remote unreachable.\n";
+	"damaged (after --repair: what is left) or a run's record or index\n"
+	"unreadable, 5 remote unreachable, 9 the store or some session was written\n"
+	"by a newer results (upgrade results).\n";
 
 static void print_line(const char *line, void *payload)
 {
@@ -71,13 +78,19 @@ static int report(const struct rs_survey *s, int deep, int repair)
 	printf("%zu runs, %zu objects%s: %zu ok, %zu removed by retention, %zu missing, %zu incomplete, "
 	       "%zu damaged", t.runs, t.objects, deep ? " (deep)" : "", t.ok, t.removed, t.missing,
 	       t.incomplete, t.damaged);
+	if (t.newer)
+		printf(", %zu need a newer results", t.newer);
 	if (repair)
 		printf("; repaired %zu, not restorable here %zu", t.restored, t.lost);
 	printf("\n");
-	if (repair ? t.lost : t.damaged)
+	if (t.left_damaged)
 		return RS_EXIT_CORRUPT;
-	if (t.missing || t.incomplete)
+	if (t.left_missing)
 		return RS_EXIT_MISSING;
+	if (t.newer)
+		return rs_cli_fail(RS_EXIT_NEWER, "%zu session%s written by a newer results: upgrade "
+				   "results to read %s", t.newer, t.newer > 1 ? "s were" : " was",
+				   t.newer > 1 ? "them" : "it");
 	return RS_EXIT_OK;
 }
 
@@ -113,9 +126,11 @@ int cmd_verify(int argc, char **argv)
 	status = rs_cli_open_repo(&repo);
 	if (status)
 		return status;
-	status = rs_cli_survey(&s, repo, (int64_t)time(NULL), head);
+	status = rs_cli_survey(&s, repo, (int64_t)time(NULL), head ? RS_SURVEY_HEAD : RS_SURVEY_REFS);
 	if (status)
 		goto out;
+	/* What could not be read is said and verify goes on with the rest. */
+	rs_cli_survey_say(s, "warning: ");
 	if (rs_survey_remote_empty(s))
 		fprintf(stderr, "results: the remote '%s' holds no results store (no FORMAT): "
 			"check results.remote, or push\n", rs_survey_display_url(s));
@@ -124,10 +139,16 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	rs_verify_totals(s, &t);
-	if (repair && t.damaged)
+	/* Missing ones too: a session pushed without its object (git push
+	   --no-verify) that this clone still holds is pushed now. */
+	if (repair && (t.damaged || t.missing || t.incomplete))
 		status = repair_damaged(s);
 	if (!status)
 		status = report(s, deep, repair);
+	/* An index or run record that does not parse hides runs: damage too, once the rest is verified. */
+	if (rs_survey_unread(s) && status == RS_EXIT_OK)
+		status = rs_cli_fail(RS_EXIT_CORRUPT, "%zu run records or indexes could not be read "
+				     "(warnings above): their runs were not verified", rs_survey_unread(s));
 out:
 	rs_survey_free(s);
 	rs_repo_free(repo);

@@ -31,6 +31,7 @@ const struct rs_command rs_commands[] = {
 	{ "site", cmd_site, "write a static HTML site of the runs and their trends" },
 	{ "verify", cmd_verify, "check that every run's raw session is on the remote and intact; --repair" },
 	{ "gc", cmd_gc, "delete raw sessions the retention policy no longer keeps, free unused packs" },
+	{ "prune", cmd_prune, "delete local copies of sessions the store is proven to hold" },
 	{ "pin", cmd_pin, "keep runs' raw sessions whatever the retention policy says" },
 	{ "open", cmd_open, "write one run's call tree as interactive HTML (or speedscope JSON)" },
 	{ "export", cmd_export, "convert a run's session to speedscope JSON or collapsed stacks" },
@@ -70,6 +71,8 @@ static const struct {
 	{ RS_ECORRUPT,  { RS_EXIT_CORRUPT, RS_EXIT_USAGE,   RS_EXIT_CORRUPT } },
 	{ RS_ETOOBIG,   { RS_EXIT_CORRUPT, RS_EXIT_USAGE,   RS_EXIT_CORRUPT } },
 	{ RS_EFORMAT,   { RS_EXIT_CORRUPT, RS_EXIT_USAGE,   RS_EXIT_CORRUPT } },
+	/* a newer writer's format or version: upgrade, wherever it was met */
+	{ RS_ENEWER,    { RS_EXIT_NEWER,   RS_EXIT_NEWER,   RS_EXIT_NEWER } },
 	{ RS_EAUTH,     { RS_EXIT_REMOTE,  RS_EXIT_REMOTE,  RS_EXIT_REMOTE } },
 	{ RS_ERETRY,    { RS_EXIT_REMOTE,  RS_EXIT_REMOTE,  RS_EXIT_REMOTE } },
 	{ RS_EREMOTE,   { RS_EXIT_REMOTE,  RS_EXIT_REMOTE,  RS_EXIT_REMOTE } },

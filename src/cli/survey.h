@@ -8,14 +8,23 @@
 
 #include <stdint.h>
 
+#include "results/store.h"
+
 struct rs_repo;
-struct rs_survey;
 
 /*
- * Survey `repo` as of `now` (only HEAD's runs when `only_head`) into
- * `*out` (the caller's, rs_survey_free). Returns an RS_EXIT_* status,
- * the error already printed.
+ * Survey `repo` as of `now` (the runs `scope` says) into `*out` (the
+ * caller's, rs_survey_free). Returns an RS_EXIT_* status, the error
+ * already printed.
  */
-int rs_cli_survey(struct rs_survey **out, struct rs_repo *repo, int64_t now, int only_head);
+int rs_cli_survey(struct rs_survey **out, struct rs_repo *repo, int64_t now,
+		  enum rs_survey_scope scope);
+
+/*
+ * Say what the survey's policies keep by default (stdout) and its doubts
+ * (stderr, "results: <line>", after `doubt_prefix`). Returns the number of
+ * doubts.
+ */
+size_t rs_cli_survey_say(const struct rs_survey *s, const char *doubt_prefix);
 
 #endif

@@ -783,8 +783,11 @@ static int read_version(const unsigned char *p, int *version)
 {
 	uint32_t v = get_le32(p + 8);
 
-	if (v < RS_CODEC_OLDEST || v > RS_CODEC_VERSION)
-		return rs_error_set(RS_EFORMAT, "the object was stored with session codec version %u, "
+	/* Below the oldest: no results wrote it, damage. Above: a newer writer's. */
+	if (v < RS_CODEC_OLDEST)
+		return corrupt("it states a session codec version no results writes");
+	if (v > RS_CODEC_VERSION)
+		return rs_error_set(RS_ENEWER, "the object was stored with session codec version %u, "
 				    "which this build cannot read: upgrade results", v);
 	*version = (int)v;
 	return 0;
@@ -3265,7 +3268,7 @@ static int proof_verdict(struct enc *e, const struct proof *pr, const struct rs_
 	if (out->len > RS_CODEC_MAX_CONTAINER)
 		return decline(e, "the container would be too large");
 	if (pr->err == RS_ECORRUPT || pr->err == RS_EUSAGE || pr->err == RS_ETOOBIG ||
-	    pr->err == RS_EFORMAT)
+	    pr->err == RS_EFORMAT || pr->err == RS_ENEWER)
 		return decline(e, pr->msg);
 	if (pr->err)
 		return rs_error_set(pr->err, "%s", pr->msg);

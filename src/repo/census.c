@@ -14,8 +14,30 @@
 #include "store/store.h"
 #include "util/hash.h"
 
-int rs_survey_open(struct rs_survey **out, struct rs_repo *repo, int64_t now, int only_head,
-		   enum rs_survey_step *failed)
+/*
+ * The git remote's refs into `s->git_refs`: what every clone shares, so
+ * what retention judges with. Not seeing them is a doubt, never a guess:
+ * gc then deletes nothing, verify judges with this clone's refs.
+ */
+static int survey_git_refs(struct rs_survey *s, enum rs_survey_scope scope)
+{
+	int err = rs_git_refs_sync(&s->git_refs, s->repo, scope == RS_SURVEY_REFS);
+
+	if (!err && !s->git_refs.remote)
+		return rs_buf_puts(&s->plan.notes, "this clone has no git remote: judged with its own "
+				   "refs only\n");
+	if (!err)
+		return 0;
+	err = rs_retention_plan_doubt(&s->plan, RS_ERETRY, "%s: gc deletes nothing until every branch "
+				      "of the git remote can be read (check the network and 'git "
+				      "ls-remote %s'); verify judges with this clone's refs",
+				      rs_error_message(), s->git_refs.remote ? s->git_refs.remote : "origin");
+	rs_error_clear();
+	return err;
+}
+
+int rs_survey_open(struct rs_survey **out, struct rs_repo *repo, int64_t now,
+		   enum rs_survey_scope scope, enum rs_survey_step *failed)
 {
 	struct rs_survey *s = calloc(1, sizeof(*s));
 	int err;
@@ -25,6 +47,7 @@ int rs_survey_open(struct rs_survey **out, struct rs_repo *repo, int64_t now, in
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	s->repo = repo;
 	s->plan = (struct rs_retention_plan)RS_RETENTION_PLAN_INIT;
+	s->git_refs = (struct rs_git_refs)RS_GIT_REFS_INIT;
 	s->census = (struct rs_store_census)RS_STORE_CENSUS_INIT;
 	err = rs_repo_open_remote(repo, &s->remote, NULL);
 	if (err) {
@@ -32,7 +55,13 @@ int rs_survey_open(struct rs_survey **out, struct rs_repo *repo, int64_t now, in
 		goto out;
 	}
 	*failed = RS_SURVEY_PLAN;
-	err = rs_retention_plan_make(repo, (time_t)now, only_head, &s->plan);
+	if (scope != RS_SURVEY_HEAD) {
+		err = survey_git_refs(s, scope);
+		if (err)
+			goto out;
+	}
+	err = rs_retention_plan_make(repo, (time_t)now, scope == RS_SURVEY_HEAD, &s->git_refs,
+				     &s->plan);
 	if (err)
 		goto out;
 	*failed = RS_SURVEY_CENSUS;
@@ -57,6 +86,7 @@ void rs_survey_free(struct rs_survey *s)
 	free(s->v);
 	rs_store_census_release(&s->census);
 	rs_retention_plan_release(&s->plan);
+	rs_git_refs_release(&s->git_refs);
 	rs_remote_free(s->remote);
 	free(s);
 }
@@ -64,6 +94,31 @@ void rs_survey_free(struct rs_survey *s)
 const char *rs_survey_display_url(const struct rs_survey *s)
 {
 	return s->remote->display_url;
+}
+
+const char *rs_survey_doubts(const struct rs_survey *s, int *code)
+{
+	if (code)
+		*code = s->plan.doubt_code;
+	return rs_buf_cstr(&s->plan.doubts);
+}
+
+size_t rs_survey_unread(const struct rs_survey *s)
+{
+	return s->plan.unread;
+}
+
+const char *rs_survey_notes(const struct rs_survey *s)
+{
+	return rs_buf_cstr(&s->plan.notes);
+}
+
+void rs_survey_refs(const struct rs_survey *s, const char **remote_name, size_t *remote_refs,
+		    size_t *local_refs)
+{
+	*remote_name = s->git_refs.remote;
+	*remote_refs = s->plan.refs;
+	*local_refs = s->plan.local_refs;
 }
 
 int rs_survey_remote_empty(const struct rs_survey *s)
@@ -145,6 +200,16 @@ void rs_verify_totals(const struct rs_survey *s, struct rs_verify_totals *out)
 	out->missing = s->counts[RS_VERIFY_MISSING];
 	out->incomplete = s->counts[RS_VERIFY_INCOMPLETE];
 	out->damaged = s->counts[RS_VERIFY_DAMAGED];
+	out->newer = s->counts[RS_VERIFY_NEWER];
 	out->restored = s->restored;
 	out->lost = s->lost;
+	out->left_damaged = out->left_missing = 0;
+	for (size_t i = 0; s->v && i < s->plan.n; i++) {
+		enum rs_verify_state st = s->v[i].state;
+
+		if (rs_survey_find_oid(&s->plan, i, &s->plan.items[i].oid) >= 0)
+			continue;
+		out->left_damaged += st == RS_VERIFY_DAMAGED;
+		out->left_missing += st == RS_VERIFY_MISSING || st == RS_VERIFY_INCOMPLETE;
+	}
 }

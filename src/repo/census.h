@@ -20,10 +20,11 @@ struct rs_verdict {
 struct rs_survey {
 	struct rs_repo *repo;      /* borrowed */
 	struct rs_remote *remote;  /* owned */
+	struct rs_git_refs git_refs; /* the git remote's branches and tags */
 	struct rs_retention_plan plan;
 	struct rs_store_census census;
 	struct rs_verdict *v;      /* one per plan item, after rs_verify_check */
-	size_t counts[RS_VERIFY_DAMAGED + 1], objects, restored, lost;
+	size_t counts[RS_VERIFY_STATES], objects, restored, lost;
 };
 
 /* The index of the first item before `upto` naming `oid`, or -1. */

@@ -21,6 +21,7 @@
 #include "results/store.h"
 #include "store/format.h"
 #include "store/maint.h"
+#include "store/store.h"
 #include "util/fs.h"
 #include "util/hash.h"
 
@@ -264,13 +265,15 @@ static void check_remote(struct doctor *d)
 		ok(d, "remote %s", shown.ptr);
 	}
 	err = rs_repo_open_remote(d->repo, &remote, NULL);
-	if (err == 0) {
-		err = remote->stat(remote, "FORMAT", NULL);
-		if (err == RS_ENOTFOUND)
-			err = 0;
-	}
+	/* The remote answers, and its FORMAT (if any yet) is this results' own. */
+	if (err == 0)
+		err = rs_store_read_format(remote);
+	if (err == RS_ENOTFOUND)
+		err = 0; /* no store yet: the first push writes it */
 	d->remote_failed = err != 0;
-	if (err)
+	if (err == RS_ENEWER)
+		fail(d, RS_DOCTOR_NEWER, "%s", rs_error_message());
+	else if (err)
 		fail(d, RS_DOCTOR_REMOTE, "the remote does not answer: %s; check the URL and "
 		    "credentials", rs_error_message());
 	else
@@ -306,7 +309,7 @@ static void check_newest_runs(struct doctor *d)
 		warn(d, "the newest runs' sessions were not looked for: the remote does not answer");
 		goto out;
 	}
-	if (rs_retention_plan_make(d->repo, time(NULL), 1, &plan) ||
+	if (rs_retention_plan_make(d->repo, time(NULL), 1, NULL, &plan) ||
 	    rs_repo_open_remote(d->repo, &remote, NULL)) {
 		rs_error_clear();
 		goto out; /* said by check_remote or check_files */

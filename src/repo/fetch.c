@@ -26,6 +26,7 @@
 #include "repo/repo.h"
 #include "repo/runindex.h"
 #include "repo/runs.h"
+#include "repo/unpushed.h"
 #include "results/buf.h"
 #include "results/checkout.h"
 #include "util/fs.h"
@@ -121,7 +122,7 @@ static int open_store(struct rs_fetch *f)
 	/* A remote without FORMAT is a wrong results.remote: the store's one message. */
 	err = rs_store_check_format(f->store->store);
 	if (err && err != RS_ENOTFOUND && err != RS_EFORMAT && err != RS_ETOOBIG &&
-	    err != RS_EREMOTE)
+	    err != RS_EREMOTE && err != RS_ENEWER)
 		rs_error_set(err, "the remote '%s' does not answer: %s; check the URL ('results "
 			     "doctor') and your credentials", f->store->remote->display_url,
 			     saved_message(&old));
@@ -292,7 +293,9 @@ static int fetch_one(struct rs_fetch *f, const struct rs_run_entry *run, const c
 	err = read_pointer(f, &o, json_oid);
 	if (err)
 		goto out;
-	if (rs_repo_lfs_has(f->repo, &o.p.oid, o.p.size) != 0) {
+	/* git lfs prune may have taken a session the store never got: the
+	   copy this clone holds for it (results/unpushed.h) is put back. */
+	if (rs_unpushed_restore(f->repo, &o.p.oid, o.p.size) != 0) {
 		rs_error_clear();
 		err = download(f, &o);
 		if (err)

@@ -185,6 +185,7 @@ static void fill_totals(struct rs_gc_totals *t, const struct rs_survey *s,
 {
 	t->runs = s->plan.runs;
 	t->refs = s->plan.refs;
+	t->local_refs = s->plan.local_refs;
 	t->manifests_removed = st->manifests_removed;
 	t->packs = st->packs;
 	t->packs_started = st->packs_started;
@@ -211,6 +212,13 @@ int rs_gc_run(struct rs_survey *s, const struct rs_gc_settings *settings,
 	memset(totals, 0, sizeof(*totals));
 	if (!drop)
 		return rs_error_set(RS_EGENERIC, "out of memory");
+	/* What could not be read may keep anything: judge nothing, delete nothing. */
+	if (s->plan.ndoubts) {
+		free(drop);
+		return rs_error_set(s->plan.doubt_code, "gc deletes nothing: %zu of the refs, files or remotes "
+				    "that retention needs could not be read (said above, the first 20 at most)",
+				    s->plan.ndoubts);
+	}
 	totals->dropped_runs = pick_drops(drop, &totals->dropped_bytes, s, picked, payload);
 	/* Killed writers' leftovers (temporary files, S3 multipart uploads). */
 	if (!o.dry_run && s->remote->tidy)

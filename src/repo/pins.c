@@ -12,8 +12,6 @@
 #include "repo/retention.h"
 #include "repo/runs.h"
 
-#define PINS_MAX (1u * 1024 * 1024)
-
 struct rs_pins {
 	struct rs_repo *repo;  /* borrowed */
 	struct rs_runs *runs;  /* HEAD's index, to resolve queries */
@@ -34,7 +32,7 @@ int rs_pins_open(struct rs_pins **out, struct rs_repo *repo)
 	err = rs_runs_open(&p->runs, repo, NULL);
 	if (err)
 		goto out;
-	err = rs_repo_read_tree_file(repo, NULL, RS_PINS_FILE, PINS_MAX, &p->text);
+	err = rs_repo_read_tree_file(repo, NULL, RS_PINS_FILE, RS_PINS_MAX, &p->text);
 	if (err == RS_ENOTFOUND) {
 		rs_error_clear();
 		err = rs_buf_puts(&p->text, "# Runs whose raw sessions 'results gc' keeps: "
@@ -59,31 +57,73 @@ void rs_pins_free(struct rs_pins *pins)
 	free(pins);
 }
 
-/* `text` without the line `id` into `out`; `*found` 1 when it was there. */
-static int drop_line(struct rs_buf *out, const struct rs_buf *text, const char *id, int *found)
+/*
+ * The next line of pins.txt from `*p` (before `end`): the whole line
+ * (`*line`, `*len`, without its '\n') and the run id it names (`*id`,
+ * `*idlen`: trimmed of blanks and a CR; 0 for a blank or '#' line).
+ * `*p` moves past the line; 0 at the end.
+ */
+static int next_pin_line(const char **p, const char *end, const char **line, size_t *len,
+			 const char **id, size_t *idlen)
 {
-	const char *p = text->ptr, *end = text->ptr + text->len;
-	size_t idlen = strlen(id);
-	int err = 0;
+	const char *nl, *a, *z;
+
+	if (!*p || *p >= end)
+		return 0;
+	nl = memchr(*p, '\n', (size_t)(end - *p));
+	*line = *p;
+	*len = nl ? (size_t)(nl - *p) : (size_t)(end - *p);
+	*p = nl ? nl + 1 : NULL;
+	a = *line;
+	z = *line + *len;
+	while (a < z && (*a == ' ' || *a == '\t' || *a == '\r'))
+		a++;
+	while (z > a && (z[-1] == ' ' || z[-1] == '\t' || z[-1] == '\r'))
+		z--;
+	*id = a;
+	*idlen = a < z && *a != '#' ? (size_t)(z - a) : 0;
+	return 1;
+}
+
+int rs_pins_text_names(const struct rs_buf *text, const char *id)
+{
+	const char *p = text->ptr, *end = text->ptr + text->len, *line, *name;
+	size_t len, nlen, want = strlen(id);
+
+	while (next_pin_line(&p, end, &line, &len, &name, &nlen))
+		if (nlen == want && !memcmp(name, id, want))
+			return 1;
+	return 0;
+}
+
+int rs_pins_text_drop(struct rs_buf *out, const struct rs_buf *text, const char *id, int *found)
+{
+	const char *p = text->ptr, *end = text->ptr + text->len, *line, *name;
+	size_t len, nlen, want = strlen(id);
+	int err;
 
 	*found = 0;
-	while (p && p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-
-		if (len == idlen && !memcmp(p, id, len)) {
+	while (next_pin_line(&p, end, &line, &len, &name, &nlen)) {
+		if (nlen == want && !memcmp(name, id, want)) {
 			*found = 1;
-		} else {
-			err = rs_buf_put(out, p, len);
-			if (err)
-				return err;
-			err = rs_buf_putc(out, '\n');
-			if (err)
-				return err;
+			continue;
 		}
-		p = nl ? nl + 1 : NULL;
+		err = rs_buf_put(out, line, len);
+		if (err)
+			return err;
+		err = rs_buf_putc(out, '\n');
+		if (err)
+			return err;
 	}
 	return 0;
+}
+
+/* The line ending of `text`: CRLF when its first line has one (a file edited on Windows). */
+static const char *line_ending(const struct rs_buf *text)
+{
+	const char *nl = text->len ? memchr(text->ptr, '\n', text->len) : NULL;
+
+	return nl && nl > text->ptr && nl[-1] == '\r' ? "\r\n" : "\n";
 }
 
 /* Name run `id` in the commit message, after its verb when it changes. */
@@ -115,7 +155,7 @@ int rs_pins_change(struct rs_pins *pins, const char *query, int pin, const char 
 	if (err)
 		return err;
 	id = rs_run_entry_id(run);
-	err = drop_line(&next, &pins->text, id, &had);
+	err = rs_pins_text_drop(&next, &pins->text, id, &had);
 	if (err)
 		goto out;
 	err = note_change(pins, pin, id);
@@ -124,7 +164,7 @@ int rs_pins_change(struct rs_pins *pins, const char *query, int pin, const char 
 	/* Already as asked: the file stays as it is (lines in their order). */
 	if (pin != had) {
 		if (pin) {
-			err = rs_buf_printf(&next, "%s\n", id);
+			err = rs_buf_printf(&next, "%s%s", id, line_ending(&pins->text));
 			if (err)
 				goto out;
 		}

@@ -228,14 +228,22 @@ int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, 
 int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out)
 {
 	struct rs_buf text = RS_BUF_INIT;
+	int err;
+
+	err = rs_repo_read_tree_file(r, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text);
+	if (err == 0)
+		err = rs_repo_marker_remote(text.ptr, text.len, out);
+	rs_buf_release(&text);
+	return err;
+}
+
+int rs_repo_marker_remote(const char *text, size_t len, struct rs_buf *out)
+{
 	json_t *root = NULL, *remote;
 	json_error_t jerr;
 	int err;
 
-	err = rs_repo_read_tree_file(r, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text);
-	if (err)
-		goto out;
-	root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root || !json_is_object(root)) {
 		err = rs_error_set(RS_ECORRUPT, "%s is not a JSON object: %s", RS_REPO_MARKER,
 				   jerr.text);
@@ -249,7 +257,6 @@ int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out)
 	err = rs_buf_puts(out, json_string_value(remote));
 out:
 	json_decref(root);
-	rs_buf_release(&text);
 	return err;
 }
 
@@ -315,47 +322,6 @@ int rs_url_same_remote(const char *a, const char *b)
 	rs_buf_release(&ka);
 	rs_buf_release(&kb);
 	return same;
-}
-
-int rs_repo_check_remote(struct rs_repo *r)
-{
-	struct rs_buf committed = RS_BUF_INIT, local = RS_BUF_INIT, followed = RS_BUF_INIT;
-	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
-	int err, have_followed;
-
-	err = rs_repo_committed_remote(r, &committed);
-	if (err == 0)
-		err = rs_repo_config_get(r, RS_REPO_REMOTE_KEY, &local);
-	if (err == RS_ENOTFOUND || (err == 0 && local.len == 0)) {
-		rs_error_clear();
-		err = 0;
-		goto out;
-	}
-	if (err)
-		goto out;
-	/* The committed remote this clone was set up for: when it is still
-	   the committed one, a results.remote set by hand (a mirror, a
-	   proxy) is this clone's choice, not a change it missed. */
-	have_followed = rs_repo_config_get(r, RS_REPO_FOLLOWED_KEY, &followed) == 0 &&
-			followed.len > 0;
-	rs_error_clear();
-	if (have_followed ? !rs_url_same_remote(committed.ptr, followed.ptr)
-			  : !rs_url_same_remote(committed.ptr, local.ptr)) {
-		err = rs_url_strip_credentials(&a, committed.ptr);
-		if (!err)
-			err = rs_url_strip_credentials(&b, local.ptr);
-		if (!err)
-			err = rs_error_set(RS_EGENERIC, "the committed remote is '%s', this clone uses "
-					   "'%s': run 'results init' to follow the committed one",
-					   a.ptr, b.ptr);
-	}
-out:
-	rs_buf_release(&committed);
-	rs_buf_release(&local);
-	rs_buf_release(&followed);
-	rs_buf_release(&a);
-	rs_buf_release(&b);
-	return err;
 }
 
 /*
@@ -828,10 +794,7 @@ int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oi
 	err = rs_repo_lfs_object_path(&path, r, oid);
 	if (err)
 		goto out;
-	slash = strrchr(path.ptr, '/');
-	*slash = '\0';
-	err = rs_fs_mkdir_p(path.ptr, 0755);
-	*slash = '/';
+	err = rs_fs_mkdir_parent(path.ptr, 0755);
 	if (err)
 		goto out;
 	if (rename(tmp, path.ptr) != 0) {
@@ -845,6 +808,7 @@ int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oi
 		   its stale partial copies go. */
 		long grace;
 
+		slash = strrchr(path.ptr, '/');
 		*slash = '\0';
 		if (rs_repo_tmp_grace(r, &grace) == 0)
 			rs_fs_remove_stale_with(path.ptr, is_partial_object, slash + 1, grace);

@@ -95,18 +95,39 @@ int rs_repo_remote_url(struct rs_repo *r, struct rs_buf *out, int *from_config);
 RS_MUST_CHECK
 int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out);
 
+/* The "remote" of the RS_REPO_MARKER bytes `text` (as rs_repo_committed_remote). */
+RS_MUST_CHECK
+int rs_repo_marker_remote(const char *text, size_t len, struct rs_buf *out);
+
 /*
- * 0 unless the remote committed in RS_REPO_MARKER changed since this
- * clone was set up: it differs from RS_REPO_FOLLOWED_KEY, or (in a clone
- * set up before that key existed) from results.remote; compared without
- * credentials and trailing '/'. 0 as well when either is missing.
- * RS_EGENERIC otherwise, with the message "the committed remote is X,
- * this clone uses Y: run 'results init'" (a pulled change of remote that
- * this clone has not followed). Every command that talks to the store
- * checks it (rs_repo_open_remote does).
+ * rs_repo_check_remote and rs_repo_check_remote_arg: results/repo.h.
+ * The pieces (remote_change.c):
+ *
+ * rs_repo_remote_moved: 1 when `committed` (the remote committed in
+ * RS_REPO_MARKER) is not the one this clone was set up for: it differs
+ * from RS_REPO_FOLLOWED_KEY, or (in a clone set up before that key
+ * existed) from `local` (results.remote); compared without credentials
+ * and trailing '/'.
+ *
+ * rs_repo_remote_moved_error: the error for it (`code`, returned), naming
+ * both remotes, the commit and author that set the committed one
+ * (rs_repo_remote_set_by) and how to follow or keep.
+ *
+ * rs_repo_remote_set_by: the commit that made HEAD's committed remote
+ * what it is, appended as "commit <12 hex> by <name> <<email>> on
+ * <date>: "<subject>"" (control bytes of the untrusted name and subject
+ * as '?'; "(or an earlier commit ...)" when a shallow clone's history
+ * stops first). Found by following, from HEAD, a parent whose marker
+ * names the same store, until none does: a merge names the side that
+ * brought the change, not the merge. RS_ENOTFOUND without a marker.
  */
 RS_MUST_CHECK
-int rs_repo_check_remote(struct rs_repo *r);
+int rs_repo_remote_moved(struct rs_repo *r, const char *committed, const char *local);
+RS_MUST_CHECK
+int rs_repo_remote_moved_error(struct rs_repo *r, int code, const char *committed,
+			       const char *local);
+RS_MUST_CHECK
+int rs_repo_remote_set_by(struct rs_repo *r, struct rs_buf *out);
 
 /*
  * What rs_repo_check_transfer looks at: the name of the standalone

@@ -147,7 +147,7 @@ int rs_report_check(struct rs_buf *out, struct rs_report_verdict *verdict,
 	struct rs_check_opts copts = {
 		.threshold = opts->threshold, .window = opts->window, .per = opts->per,
 		.no_workload = opts->no_workload, .metrics = opts->metrics,
-		.n_metrics = opts->n_metrics,
+		.n_metrics = opts->n_metrics, .fail_on_functions = opts->fail_on_functions,
 	};
 	json_t *hist[RS_REPORT_CHECK_HISTORY_MAX];
 	struct rs_check_result *res = NULL;

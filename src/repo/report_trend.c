@@ -110,6 +110,8 @@ struct find_series {
 	double *vals;        /* NAN where a run lacks the metric or workload */
 	size_t n;
 	struct rs_buf name;  /* "duration", or "duration/<workload key>" */
+	size_t n_excluded;   /* runs of another configuration (values NAN) */
+	char excluded_why[320];
 };
 
 /* The largest step: the means on each side and the runs around it. */
@@ -183,6 +185,49 @@ static int find_workload(const char **wkey, const struct rs_run_entry *newest,
 	return 0;
 }
 
+/*
+ * Like with like, as check and trend: the runs of another configuration
+ * than most of the range's (rs_trend_reference) get NAN, so a run with 4x
+ * the population is not the step.
+ */
+static int find_exclude(struct find_series *s, const struct rs_report_find_opts *o)
+{
+	json_t **objs = calloc(s->n ? s->n : 1, sizeof(*objs));
+	const char *vary = NULL;
+	size_t ref, i;
+	double w;
+	int err = 0;
+
+	if (!objs)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < s->n && !err; i++) {
+		objs[i] = rs_run_entry_object(s->runs[i]);
+		if (!objs[i])
+			err = RS_EGENERIC;
+	}
+	if (err || !s->n)
+		goto out;
+	if (!rs_runview_workload(objs[s->n - 1], o->per, &vary, &w))
+		vary = NULL;
+	ref = rs_trend_reference((const json_t *const *)objs, s->n, vary);
+	for (i = 0; i < s->n; i++) {
+		char why[sizeof(s->excluded_why)];
+
+		if (rs_runview_same_config(objs[i], objs[ref], vary, "in that run", "in most runs",
+					   why, sizeof(why)))
+			continue;
+		if (!s->n_excluded)
+			memcpy(s->excluded_why, why, sizeof(why));
+		s->n_excluded++;
+		s->vals[i] = NAN;
+	}
+out:
+	for (i = 0; i < s->n; i++)
+		json_decref(objs[i]);
+	free(objs);
+	return err;
+}
+
 /* The values of `metric` for the runs lo..hi on `branch`. */
 static int find_collect(struct find_series *s, const struct rs_runs *runs, size_t lo,
 			size_t hi, const char *branch, const char *metric,
@@ -211,7 +256,7 @@ static int find_collect(struct find_series *s, const struct rs_runs *runs, size_
 			return err;
 		s->runs[s->n++] = e;
 	}
-	return 0;
+	return find_exclude(s, o);
 }
 
 /* The largest step of the series (`range`: the argument, for the message). */
@@ -253,8 +298,9 @@ static int find_render_json(struct rs_buf *out, const struct find_series *s,
 			    const struct find_step *st)
 {
 	const struct rs_run_entry *lb = s->runs[st->last_before], *fa = s->runs[st->first_after];
-	json_t *o = json_pack("{s:s,s:i,s:f,s:f,s:f,s:o,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}",
-		"metric", s->name.ptr, "runs", (json_int_t)s->n, "before", st->before,
+	json_t *o = json_pack("{s:s,s:i,s:i,s:f,s:f,s:f,s:o,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}",
+		"metric", s->name.ptr, "runs", (json_int_t)s->n,
+		"excluded_runs", (json_int_t)s->n_excluded, "before", st->before,
 		"after", st->after, "step", st->step,
 		"rel", isnan(st->rel) ? json_null() : json_real(st->rel),
 		"last_before", "id", lb->id, "commit", lb->commit,
@@ -295,6 +341,10 @@ static int find_render(struct rs_buf *out, enum rs_format fmt, const struct find
 			  s->name.ptr, s->n, v1.ptr, v2.ptr, isnan(st->rel) ? 0 : st->rel * 100,
 			  lb->id, lb->commit, fa->id, fa->commit))
 		err = rs_error_set(RS_EGENERIC, "out of memory");
+	if (!err && s->n_excluded &&
+	    rs_buf_printf(out, "%zu run%s of another configuration left out (%s)\n", s->n_excluded,
+			  s->n_excluded == 1 ? "" : "s", s->excluded_why))
+		err = rs_error_set(RS_EGENERIC, "out of memory");
 out:
 	rs_buf_release(&v1);
 	rs_buf_release(&v2);
@@ -305,7 +355,7 @@ int rs_report_find(struct rs_buf *out, const struct rs_runs *runs,
 		   const struct rs_run_entry *from, const struct rs_run_entry *to,
 		   const struct rs_report_find_opts *opts)
 {
-	struct find_series s = { NULL, NULL, 0, RS_BUF_INIT };
+	struct find_series s = { NULL, NULL, 0, RS_BUF_INIT, 0, "" };
 	const char *metric = opts->metric ? opts->metric : "duration";
 	const char *branch;
 	struct find_step st;

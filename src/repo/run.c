@@ -16,6 +16,7 @@
 
 #include "repo/commit.h"
 #include "repo/run_internal.h"
+#include "repo/unpushed.h"
 #include "repo/verdict.h"
 #include "results/error.h"
 
@@ -335,7 +336,10 @@ out:
  * Move the LFS copies into the object store. Objects are never taken out
  * again: they are content-addressed and complete, another commit (or a
  * concurrent add of the same session) may refer to the same one, and an
- * unreferenced object costs only disk (`git lfs prune` removes it).
+ * unreferenced object costs only disk (`results prune` frees what the
+ * store holds). Each is also held outside git-lfs's reach until the store
+ * has it (results/unpushed.h): `git lfs prune` would otherwise delete
+ * the only copy of a session whose commit went out without it.
  */
 static int place_objects(struct rs_run *run, struct rs_repo *repo)
 {
@@ -353,6 +357,8 @@ static int place_objects(struct rs_run *run, struct rs_repo *repo)
 			err = rs_repo_lfs_adopt(repo, f->tmp, &f->oid);
 			f->placed = !err;
 		}
+		if (err == 0)
+			err = rs_unpushed_hold(repo, &f->oid);
 		free(f->tmp);
 		f->tmp = NULL;
 	}

@@ -95,7 +95,7 @@ struct rs_run {
 	json_t *phases;    /* the main session's phases and timeline (session/phases.h), or NULL */
 	char *session_md;  /* the session summary rendered as Markdown, or NULL */
 	int main_session;  /* index into files of the main session, -1: none */
-	char *verdict;     /* against the previous comparable run (verdict.h), or NULL */
+	char *verdict;     /* against the earlier comparable runs (verdict.h), or NULL */
 
 	struct rs_run_file *files;
 	size_t nfiles;

@@ -49,7 +49,7 @@ struct rs_run_entry {
 	char *recorded_at; /* ISO 8601 UTC, "2026-11-30T09:30:12Z" */
 	char *path;        /* run folder, relative to the repository root */
 	json_t *metrics;   /* object name -> number; never NULL */
-	char *verdict;     /* one line against the previous comparable run
+	char *verdict;     /* one line against the earlier comparable runs
 	                      ("+13% vs c1d2e3f: f (new, 4.1 s)"), or NULL
 	                      (runs recorded before verdicts) */
 };

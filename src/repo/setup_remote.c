@@ -32,11 +32,17 @@ static int checked_shown(struct rs_buf *shown, const char *url)
 	return rs_url_strip_credentials(shown, url);
 }
 
-/* --remote against `current` (the committed remote, else this clone's). */
-static int take_remote_arg(const char *remote_arg, const char *current, int committed,
-			   int change, struct rs_buf *url, struct rs_buf *old)
+/*
+ * --remote against `current` (the committed remote, else this clone's).
+ * A --remote that differs from the committed one is refused unless
+ * `change` says the move is meant: it names both and the commit that set
+ * the committed one, so that a CI job whose configured remote no longer
+ * matches what someone committed fails instead of following either.
+ */
+static int take_remote_arg(struct rs_repo *r, const char *remote_arg, const char *current,
+			   int committed, int change, struct rs_buf *url, struct rs_buf *old)
 {
-	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
+	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT, by = RS_BUF_INIT, where = RS_BUF_INIT;
 	int err = 0;
 
 	if (current && !rs_url_same_remote(current, remote_arg)) {
@@ -47,13 +53,19 @@ static int take_remote_arg(const char *remote_arg, const char *current, int comm
 		if (err)
 			goto out;
 		if (!change) {
-			err = rs_error_set(RS_EUSAGE, "this repository's remote is '%s' (%s), "
-					   "--remote names '%s': to move it, run 'results init "
-					   "--change-remote --remote %s'; to keep it, run 'results "
-					   "init' without --remote", a.ptr,
-					   committed ? "committed in " RS_REPO_MARKER
-						     : "results.remote of this clone",
-					   b.ptr, b.ptr);
+			if (!committed)
+				err = rs_buf_puts(&by, "results.remote of this clone");
+			else if (rs_repo_remote_set_by(r, &where) == 0)
+				err = rs_buf_printf(&by, "set in " RS_REPO_MARKER " by %s", where.ptr);
+			else
+				err = rs_buf_puts(&by, "committed in " RS_REPO_MARKER);
+			rs_error_clear();
+			if (err)
+				goto out;
+			err = rs_error_set(RS_EUSAGE, "this repository's remote is '%s' (%s), --remote "
+					   "names '%s': check that; to move it, run 'results init "
+					   "--change-remote --remote %s'; to take it, run 'results "
+					   "init' without --remote", a.ptr, by.ptr, b.ptr, b.ptr);
 			goto out;
 		}
 		err = rs_buf_puts(old, a.ptr);
@@ -64,25 +76,40 @@ static int take_remote_arg(const char *remote_arg, const char *current, int comm
 out:
 	rs_buf_release(&a);
 	rs_buf_release(&b);
+	rs_buf_release(&by);
+	rs_buf_release(&where);
 	return err;
 }
 
-/* A bare init follows the committed remote, keeping `local` when it names the same store. */
-static int follow_committed(const struct rs_buf *committed, const struct rs_buf *local,
-			    struct rs_buf *url, struct rs_buf *old)
+/*
+ * A bare init with a committed remote: a fresh clone (no results.remote)
+ * takes it; a set-up clone keeps its remote when the committed one is
+ * still the one it was set up for (its results.remote, or the committed
+ * one when results.remote names another store: a mirror set by hand
+ * goes back to the committed remote), and refuses a committed change it
+ * has not followed unless `follow` (--follow-remote).
+ */
+static int take_committed(struct rs_repo *r, const struct rs_buf *committed,
+			  const struct rs_buf *local, int follow, struct rs_buf *url,
+			  struct rs_buf *old)
 {
 	int err;
 
-	if (local->len && !rs_url_same_remote(local->ptr, committed->ptr)) {
+	if (!local->len)
+		return rs_buf_puts(url, committed->ptr);
+	if (!follow && rs_repo_remote_moved(r, committed->ptr, local->ptr))
+		return rs_repo_remote_moved_error(r, RS_EUSAGE, committed->ptr, local->ptr);
+	if (!rs_url_same_remote(local->ptr, committed->ptr)) {
 		err = rs_url_strip_credentials(old, local->ptr);
 		if (err)
 			return err;
 	}
-	return rs_buf_puts(url, local->len && !old->len ? local->ptr : committed->ptr);
+	return rs_buf_puts(url, old->len ? committed->ptr : local->ptr);
 }
 
-int rs_setup_choose_remote(struct rs_repo *r, const char *remote_arg, int change,
-			   struct rs_buf *url, struct rs_buf *shown, struct rs_buf *old)
+int rs_setup_choose_remote(struct rs_repo *r, const struct rs_setup_choice *how,
+			   struct rs_buf *url, struct rs_buf *shown, struct rs_buf *old,
+			   struct rs_buf *set_by)
 {
 	struct rs_buf committed = RS_BUF_INIT, local = RS_BUF_INIT;
 	const char *current;
@@ -95,10 +122,11 @@ int rs_setup_choose_remote(struct rs_repo *r, const char *remote_arg, int change
 		rs_buf_clear(&local);
 	rs_error_clear();
 	current = committed.len ? committed.ptr : local.len ? local.ptr : NULL;
-	if (remote_arg)
-		err = take_remote_arg(remote_arg, current, committed.len > 0, change, url, old);
+	if (how->remote_arg)
+		err = take_remote_arg(r, how->remote_arg, current, committed.len > 0, how->change,
+				      url, old);
 	else if (committed.len)
-		err = follow_committed(&committed, &local, url, old);
+		err = take_committed(r, &committed, &local, how->follow, url, old);
 	else if (local.len)
 		err = rs_buf_puts(url, local.ptr);
 	else
@@ -108,6 +136,12 @@ int rs_setup_choose_remote(struct rs_repo *r, const char *remote_arg, int change
 	if (err)
 		goto out;
 	err = checked_shown(shown, url->ptr);
+	/* Which commit set the remote this clone now takes from .results.json. */
+	if (err == 0 && !how->remote_arg && committed.len && rs_url_same_remote(url->ptr, committed.ptr) &&
+	    rs_repo_remote_set_by(r, set_by) != 0) {
+		rs_buf_clear(set_by);
+		rs_error_clear();
+	}
 out:
 	rs_buf_release(&committed);
 	rs_buf_release(&local);

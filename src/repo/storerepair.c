@@ -2,49 +2,34 @@
  * verify --repair (results/store.h, rs_verify_repair): quarantine damaged
  * packs, push again what this clone holds, re-point the rest at good
  * copies of their chunks, and say what nobody here can restore
- * (docs/store-format.md, "Garbage collection and repair").
+ * (docs/store-format.md, "Garbage collection and repair"). Nothing is
+ * reported repaired on the strength of a write that succeeded: each
+ * object is read back, decoded and hashed first (proven()).
  */
-#include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "repo/census.h"
+#include "repo/note.h"
+#include "repo/unpushed.h"
 #include "results/buf.h"
 #include "store/store.h"
 #include "util/hash.h"
 
-struct notes {
-	void (*fn)(const char *line, void *payload);
-	void *payload;
-};
-
-static void note(const struct notes *n, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* One line for the user; one that cannot be formatted is not worth failing for. */
-static void note(const struct notes *n, const char *fmt, ...)
-{
-	struct rs_buf line = RS_BUF_INIT;
-	va_list ap;
-	int err;
-
-	va_start(ap, fmt);
-	err = rs_buf_vprintf(&line, fmt, ap);
-	va_end(ap);
-	if (!err)
-		n->fn(line.ptr, n->payload);
-	rs_buf_release(&line);
-}
-
-/* The local LFS object of `it`, hashed: RS_ENOTFOUND when this clone lacks it. */
+/*
+ * The local LFS object of `it`, hashed: RS_ENOTFOUND when this clone
+ * lacks it (also as the copy it holds until the store has it, which is
+ * put back where git-lfs keeps it: results/unpushed.h).
+ */
 static int check_local(struct rs_buf *path, struct rs_repo *repo, const struct rs_plan_item *it)
 {
 	unsigned char md[64];
 	unsigned int mdlen = 0;
 	int err;
 
-	err = rs_repo_lfs_has(repo, &it->oid, it->size);
+	err = rs_unpushed_restore(repo, &it->oid, it->size);
 	if (err)
 		return err;
 	err = rs_repo_lfs_object_path(path, repo, &it->oid);
@@ -58,42 +43,42 @@ static int check_local(struct rs_buf *path, struct rs_repo *repo, const struct r
 	return 0;
 }
 
-/* Push `it` again from the local LFS object, after hashing it. */
+/*
+ * Push `it` again from the local LFS object, after hashing it. The store
+ * replaces whatever manifest is listed (it may list the wrong chunks) and
+ * borrows only from packs that are listed, indexed and not quarantined.
+ */
 static int repush(struct rs_repo *repo, struct rs_remote *remote, const struct rs_plan_item *it)
 {
-	struct rs_buf path = RS_BUF_INIT, key = RS_BUF_INIT;
+	struct rs_store_options o = { 0 };
+	struct rs_buf path = RS_BUF_INIT;
 	struct rs_store *store = NULL;
 	int err;
 
 	err = check_local(&path, repo, it);
 	if (err)
 		goto out;
-	err = rs_key_manifest(&key, &it->oid);
-	if (err)
-		goto out;
-	err = remote->del(remote, key.ptr);
-	if (err == RS_ENOTFOUND) {
-		rs_error_clear();
-		err = 0;
-	}
-	if (err)
-		goto out;
-	/* No cache: borrow nothing, so every chunk of it is written anew. */
-	err = rs_store_open(&store, remote, NULL);
+	o.replace = 1;
+	err = rs_store_open(&store, remote, &o);
 	if (err)
 		goto out;
 	err = rs_store_put_file(store, &it->oid, it->size, path.ptr, NULL, NULL, NULL);
+	if (err == 0) {
+		char hex[RS_ID_HEXSZ + 1];
+
+		rs_id_to_hex(hex, &it->oid);
+		err = rs_unpushed_release(repo, hex);
+	}
 out:
 	rs_store_free(store);
 	rs_buf_release(&path);
-	rs_buf_release(&key);
 	return err;
 }
 
-static int quarantine_damaged(struct rs_survey *s, const struct notes *n)
+static int quarantine_damaged(struct rs_survey *s, const struct rs_notes *n)
 {
 	for (size_t i = 0; i < s->census.npacks; i++) {
-		const struct rs_pack_state *pack = &s->census.packs[i];
+		struct rs_pack_state *pack = &s->census.packs[i];
 		char hex[RS_ID_HEXSZ + 1];
 		int err;
 
@@ -104,80 +89,174 @@ static int quarantine_damaged(struct rs_survey *s, const struct notes *n)
 					  (int64_t)time(NULL));
 		if (err)
 			return rs_error_wrap(err, "cannot quarantine pack %.12s", hex);
-		note(n, "quarantined pack %.12s", hex);
+		pack->quarantined = 1;
+		rs_note(n, "quarantined pack %.12s", hex);
 	}
 	return 0;
 }
 
-/* Item `i` is damaged and the first to name its object. */
-static int damaged_first(const struct rs_survey *s, size_t i)
+/* What a repair restores: damage and loss, never a newer writer's object. */
+static int needs_repair(enum rs_verify_state st)
 {
-	return s->v[i].state == RS_VERIFY_DAMAGED &&
+	return st == RS_VERIFY_DAMAGED || st == RS_VERIFY_MISSING || st == RS_VERIFY_INCOMPLETE;
+}
+
+/* Item `i` needs repair and is the first to name its object. */
+static int to_repair(const struct rs_survey *s, size_t i)
+{
+	return needs_repair(s->v[i].state) &&
 	       rs_survey_find_oid(&s->plan, i, &s->plan.items[i].oid) < 0;
 }
 
-/* The damaged objects (their first item) this clone holds: pushed again. */
-static void repush_local(struct rs_survey *s, const struct notes *n)
+/*
+ * The proof that a repair worked: the object, read as a reader reads it
+ * (every chunk checked, the transform undone, the oid hashed), is OK.
+ * Packs with a bad chunk get `damaged` set in the census.
+ */
+static int proven(struct rs_survey *s, const struct rs_plan_item *it, struct rs_buf *why, int *ok)
+{
+	enum rs_verify_state st = RS_VERIFY_DAMAGED;
+	int err;
+
+	err = rs_store_verify_object(s->remote, &s->census, &it->oid, it->size, 1, &st, why);
+	*ok = !err && st == RS_VERIFY_OK;
+	return err;
+}
+
+/* Item `i` is restored (proven): counted, and said so ("<how> <oid> (run <id>) <where>"). */
+static void restored(struct rs_survey *s, const struct rs_notes *n, size_t i, const char *how,
+		     const char *where)
+{
+	s->v[i].state = RS_VERIFY_OK;
+	s->restored++;
+	rs_note(n, "%s %.12s (run %s) %s", how, s->v[i].hex, s->plan.items[i].run_id, where);
+}
+
+/* Per item of the plan: where its repair stands. */
+enum attempt { NOT_TRIED, NOT_HERE, PUSHED, PUSH_FAILED };
+
+/* Push again each object to repair that this clone holds (not yet pushed). */
+static void repush_local(struct rs_survey *s, const struct rs_notes *n, enum attempt *a)
 {
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const struct rs_plan_item *it = &s->plan.items[i];
 
-		if (!damaged_first(s, i))
+		if (!to_repair(s, i) || a[i] == NOT_HERE || a[i] == PUSH_FAILED)
 			continue;
 		if (repush(s->repo, s->remote, it) == 0) {
-			s->v[i].state = RS_VERIFY_OK;
-			s->restored++;
-			note(n, "pushed again %.12s (run %s) from this clone", s->v[i].hex, it->run_id);
+			a[i] = PUSHED;
 		} else if (rs_error_last() != RS_ENOTFOUND) {
-			note(n, "cannot push %.12s (run %s) again from this clone: %s", s->v[i].hex,
+			rs_note(n, "cannot push %.12s (run %s) again from this clone: %s", s->v[i].hex,
 			     it->run_id, rs_error_message());
 			rs_error_clear();
+			a[i] = PUSH_FAILED;
 		} else {
 			rs_error_clear();
+			a[i] = NOT_HERE;
 		}
 	}
 }
 
-/* The damaged objects left: re-pointed at good copies of their chunks. */
-static int repoint_rest(struct rs_survey *s, const struct notes *n)
+/*
+ * Prove what repush_local pushed. One that still does not rebuild because
+ * it borrowed a chunk from a pack that turns out damaged (its .idx lied)
+ * is tried again once that pack is quarantined: `*again` says so.
+ */
+static int prove_pushed(struct rs_survey *s, const struct rs_notes *n, enum attempt *a, int last,
+			int *again)
 {
+	struct rs_buf why = RS_BUF_INIT;
 	int err = rs_store_census_take(&s->census, s->remote);
+
+	*again = 0;
+	for (size_t i = 0; !err && i < s->plan.n; i++) {
+		const struct rs_plan_item *it = &s->plan.items[i];
+		int ok = 0;
+
+		if (a[i] != PUSHED || !to_repair(s, i))
+			continue;
+		err = proven(s, it, &why, &ok);
+		if (err)
+			break;
+		if (ok) {
+			restored(s, n, i, "pushed again", "from this clone");
+		} else if (!last) {
+			a[i] = NOT_TRIED;
+			*again = 1;
+		} else {
+			rs_note(n, "pushed %.12s (run %s) again, but it still does not rebuild: %s",
+			     s->v[i].hex, it->run_id, rs_buf_cstr(&why));
+			a[i] = PUSH_FAILED;
+		}
+	}
+	rs_buf_release(&why);
+	if (!err && *again)
+		err = quarantine_damaged(s, n);
+	return err;
+}
+
+/*
+ * The objects left that have a manifest: re-pointed at good copies of
+ * their chunks (rs_store_repoint proves the new manifest before writing
+ * it), then proven again as a reader reads them.
+ */
+static int repoint_rest(struct rs_survey *s, const struct rs_notes *n, const enum attempt *a)
+{
+	struct rs_buf why = RS_BUF_INIT;
+	int err = 0;
 
 	for (size_t i = 0; !err && i < s->plan.n; i++) {
 		const struct rs_plan_item *it = &s->plan.items[i];
+		int ok = 0;
 
-		if (!damaged_first(s, i))
+		if (!to_repair(s, i))
 			continue;
-		if (rs_store_repoint(s->remote, &s->census, &it->oid) == 0) {
-			s->v[i].state = RS_VERIFY_OK;
-			s->restored++;
-			note(n, "re-pointed %.12s (run %s) at good copies of its chunks", s->v[i].hex,
-			     it->run_id);
-		} else {
-			note(n, "cannot restore %.12s (run %s): %s; no clone here holds it: run "
-			     "'results verify --repair' in a clone that has it",
-			     s->v[i].hex, it->run_id, rs_error_message());
-			rs_error_clear();
-			s->lost++;
+		if (s->v[i].state != RS_VERIFY_MISSING &&
+		    rs_store_repoint(s->remote, &s->census, &it->oid) == 0) {
+			err = proven(s, it, &why, &ok);
+			if (err)
+				break;
+			if (ok) {
+				restored(s, n, i, "re-pointed", "at good copies of its chunks");
+				continue;
+			}
+			rs_error_set(RS_ECORRUPT, "re-pointed, it still does not rebuild: %s",
+				     rs_buf_cstr(&why));
+		} else if (s->v[i].state == RS_VERIFY_MISSING) {
+			rs_error_set(RS_ENOTFOUND, "its manifest is not on the remote");
 		}
+		rs_note(n, "cannot restore %.12s (run %s): %s%s", s->v[i].hex, it->run_id,
+		     rs_error_message(), a[i] == PUSH_FAILED ? "" :
+		     "; no clone here holds it: run 'results verify --repair' in a clone that has it");
+		rs_error_clear();
+		s->lost++;
 	}
+	rs_buf_release(&why);
 	return err;
 }
 
 int rs_verify_repair(struct rs_survey *s, void (*fn)(const char *line, void *payload),
 		     void *payload, enum rs_repair_step *failed)
 {
-	struct notes n = { fn, payload };
-	int err;
+	struct rs_notes n = { fn, payload };
+	enum attempt *a = calloc(s->plan.n ? s->plan.n : 1, sizeof(*a));
+	int err, again = 0;
 
 	*failed = RS_REPAIR_QUARANTINE;
+	if (!a)
+		return rs_error_set(RS_EGENERIC, "out of memory");
 	err = quarantine_damaged(s, &n);
-	if (err)
-		return err;
 	/* Local copies first: their new packs are what the others re-point at. */
-	repush_local(s, &n);
-	*failed = RS_REPAIR_CENSUS;
-	err = repoint_rest(s, &n);
+	for (int round = 0; !err && round < 2; round++) {
+		repush_local(s, &n, a);
+		*failed = RS_REPAIR_CENSUS;
+		err = prove_pushed(s, &n, a, round == 1, &again);
+		if (!again)
+			break;
+	}
+	if (!err)
+		err = repoint_rest(s, &n, a);
+	free(a);
 	if (err)
 		return err;
 	/* Later items share the verdicts of the first. */

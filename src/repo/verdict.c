@@ -80,7 +80,7 @@ int rs_run_verdict(struct rs_run *run, struct rs_repo *repo, const struct rs_buf
 	if (!cut)
 		return 0;
 	cut += 2;
-	err = rs_buf_puts(&line, "**Verdict** (against the previous comparable run): ");
+	err = rs_buf_puts(&line, "**Verdict** (against the earlier comparable runs): ");
 	if (!err)
 		err = rs_escape_md_text(&line, run->verdict);
 	if (!err)

@@ -1,5 +1,5 @@
 /*
- * The one-line verdict of a run against the previous comparable run
+ * The one-line verdict of a run against the earlier comparable runs
  * ("+13% vs c1d2e3f: trace_contacts (new, 4.1 s)"), as `results check`
  * words it (rs_render_verdict), written into summary.md and the index
  * line (and so the README table) when the run is recorded.

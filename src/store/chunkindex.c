@@ -318,7 +318,7 @@ static int load_remote(struct rs_chunk_index *ix, struct rs_remote *remote, cons
 	if (!err)
 		err = load_pack(ix, pack, (unsigned char *)bytes->ptr, bytes->len, 1);
 	if (err == RS_ENOTFOUND || err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ETOOBIG ||
-	    err == RS_EFORMAT) {
+	    err == RS_EFORMAT || err == RS_ENEWER) {
 		rs_error_clear();
 		err = 0;
 	}

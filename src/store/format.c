@@ -37,11 +37,31 @@ int rs_pack_header_check(const unsigned char *p, size_t n)
 	if (n < RS_PACK_HEADER_SIZE || memcmp(p, RS_PACK_MAGIC, 8) != 0)
 		return rs_error_set(RS_ECORRUPT, "not a pack file");
 	if (rs_get_le32(p + 8) != RS_FORMAT_VERSION)
-		return rs_error_set(RS_EFORMAT, "pack version %u is not supported (this build reads %u): "
+		return rs_error_set(RS_ENEWER, "pack version %u is not supported (this build reads %u): "
 				    "upgrade results", rs_get_le32(p + 8), RS_FORMAT_VERSION);
 	if (!all_zero(p + 12, 4))
 		return rs_error_set(RS_ECORRUPT, "pack header has reserved bytes set");
 	return 0;
+}
+
+/*
+ * Is `p`/`n` exactly "results-store N\n" with N (decimal, no leading zero)
+ * above RS_FORMAT_VERSION: a newer writer's store, not garbage?
+ */
+static int newer_format_text(const char *p, size_t n)
+{
+	static const char prefix[] = "results-store ";
+	size_t at = sizeof(prefix) - 1, digits = 0;
+	uint64_t v = 0;
+
+	if (n < at + 2 || memcmp(p, prefix, at) != 0 || p[n - 1] != '\n' || p[at] == '0')
+		return 0;
+	for (; at < n - 1; at++, digits++) {
+		if (p[at] < '0' || p[at] > '9' || digits >= 9)
+			return 0;
+		v = v * 10 + (uint64_t)(p[at] - '0');
+	}
+	return digits > 0 && v > RS_FORMAT_VERSION;
 }
 
 int rs_format_text_check(const char *p, size_t n)
@@ -53,6 +73,10 @@ int rs_format_text_check(const char *p, size_t n)
 	/* Quote at most one printable line of it: it came from outside. */
 	for (i = 0; i < n && i < 40 && p[i] >= 0x20 && p[i] < 0x7f; i++)
 		;
+	if (newer_format_text(p, n))
+		return rs_error_set(RS_ENEWER, "the store is in another format ('%.*s'), written by "
+				    "a newer results: upgrade results",
+				    (int)i, p);
 	return rs_error_set(RS_EFORMAT, "the store is in another format ('%.*s'): upgrade results",
 			    (int)i, p);
 }
@@ -226,7 +250,7 @@ static int other_version(const unsigned char *p, size_t len, const char *what)
 	rs_sha256(&sum, p, len - RS_ID_RAWSZ);
 	if (memcmp(sum.id, p + len - RS_ID_RAWSZ, RS_ID_RAWSZ) != 0)
 		return rs_error_set(RS_ECORRUPT, "%s fails its checksum", what);
-	return rs_error_set(RS_EFORMAT, "%s version %u is not supported (this build reads %u): "
+	return rs_error_set(RS_ENEWER, "%s version %u is not supported (this build reads %u): "
 			    "upgrade results", what, rs_get_le32(p + 8), RS_FORMAT_VERSION);
 }
 
@@ -358,7 +382,7 @@ static int parse_manifest_header(struct rs_manifest *m, const struct rs_id *oid,
 	if (!all_zero(p + 68, 4))
 		return rs_error_set(RS_ECORRUPT, "manifest header has reserved bytes set");
 	if (!rs_transform_known(m->transform))
-		return rs_error_set(RS_EFORMAT, "the object uses transform %u, which this build cannot undo: "
+		return rs_error_set(RS_ENEWER, "the object uses transform %u, which this build cannot undo: "
 				    "upgrade results", m->transform);
 	return 0;
 }

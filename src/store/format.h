@@ -88,7 +88,7 @@ struct rs_manifest {
 int rs_transform_known(uint32_t transform);
 
 /*
- * Check a pack's 16-byte header: magic, version (RS_EUSAGE: another
+ * Check a pack's 16-byte header: magic, version (RS_ENEWER: another
  * version, upgrade), reserved bytes zero (RS_ECORRUPT).
  */
 RS_MUST_CHECK
@@ -96,7 +96,9 @@ int rs_pack_header_check(const unsigned char *p, size_t n);
 
 /*
  * Check the bytes of a FORMAT file: 0 when they are exactly
- * RS_FORMAT_TEXT, RS_EUSAGE (another format: upgrade) otherwise.
+ * RS_FORMAT_TEXT; RS_ENEWER when they are "results-store N\n" with N
+ * above RS_FORMAT_VERSION (a newer writer's: upgrade); RS_EFORMAT
+ * otherwise (not a FORMAT this build reads, and not simply newer).
  */
 RS_MUST_CHECK
 int rs_format_text_check(const char *p, size_t n);
@@ -142,7 +144,7 @@ int rs_idx_encode(struct rs_buf *out, const struct rs_id *pack,
  * Parse an index. `pack` is the id it must describe. On success `*refs`
  * (caller frees) holds `*n` entries sorted by chunk id. RS_ECORRUPT for
  * damage (length, checksum, order, reserved bytes not zero, impossible
- * lengths or offsets, unknown codec), RS_EUSAGE for another version.
+ * lengths or offsets, unknown codec), RS_ENEWER for another version.
  */
 /*
  * Entry `e` (RS_IDX_ENTRY_SIZE bytes) of the .idx of `pack`, unchecked,
@@ -161,7 +163,7 @@ int rs_manifest_encode(struct rs_buf *out, const struct rs_manifest *m);
  * Parse a manifest. `oid` is the object it must describe (NULL: any).
  * `m` is filled on success; release it with rs_manifest_release.
  * RS_ECORRUPT for damage (as rs_idx_parse, and chunk sizes that do not
- * add up to the sizes in the header), RS_EUSAGE for another version or
+ * add up to the sizes in the header), RS_ENEWER for another version or
  * a transform this build does not know.
  */
 RS_MUST_CHECK

@@ -22,6 +22,7 @@
 #include <openssl/rand.h>
 #include <zstd.h>
 
+#include "codec/session_codec.h"
 #include "util/array.h"
 #include "store/backend.h"
 #include "store/chunkindex.h"
@@ -200,6 +201,22 @@ static int apply_stamps(struct census_build *b, struct rs_remote *remote,
 	return err;
 }
 
+/*
+ * A store whose FORMAT names another format was written by a newer
+ * results: nothing in it may be judged (or collected) by this one's rules.
+ */
+static int check_census_format(struct rs_remote *remote)
+{
+	int err = rs_store_read_format(remote);
+
+	if (err == RS_ENOTFOUND) {
+		/* Deleted since the listing: as if never listed. */
+		rs_error_clear();
+		err = 0;
+	}
+	return err;
+}
+
 int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 {
 	static const char *const prefixes[] = { RS_KEY_PACKS, RS_KEY_OBJECTS, "removed/",
@@ -223,8 +240,10 @@ int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 			qsort(c->objects, c->nobjects, sizeof(*c->objects), id_cmp_v);
 		if (c->nremoved)
 			qsort(c->removed, c->nremoved, sizeof(*c->removed), id_cmp_v);
-		err = apply_stamps(&b, remote, b.seen, b.nseen, "gc/seen/", 0);
+		err = c->has_format ? check_census_format(remote) : 0;
 	}
+	if (!err)
+		err = apply_stamps(&b, remote, b.seen, b.nseen, "gc/seen/", 0);
 	if (!err)
 		err = apply_stamps(&b, remote, b.marked, b.nmarked, "gc/marked/", 1);
 	if (!err)
@@ -266,6 +285,7 @@ const char *rs_verify_state_name(enum rs_verify_state st)
 	case RS_VERIFY_REMOVED: return "removed";
 	case RS_VERIFY_INCOMPLETE: return "incomplete";
 	case RS_VERIFY_DAMAGED: return "damaged";
+	case RS_VERIFY_NEWER: return "newer";
 	}
 	return "?";
 }
@@ -340,7 +360,10 @@ static int verify_decoded(struct rs_remote *remote, const struct rs_manifest *m,
 		unlink(path);
 	}
 	rs_store_free(store);
-	if (err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ETOOBIG || err == RS_EFORMAT) {
+	if (err == RS_ENEWER) {
+		*state = RS_VERIFY_NEWER;
+		err = rs_buf_printf(why, "needs a newer results: %s", rs_error_message());
+	} else if (err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ETOOBIG || err == RS_EFORMAT) {
 		*state = RS_VERIFY_DAMAGED;
 		err = rs_buf_printf(why, "its chunks check out but it cannot be rebuilt: %s", rs_error_message());
 	}
@@ -353,11 +376,13 @@ typedef int (*bad_chunk_fn)(void *payload, const struct rs_chunk_ref *ref, const
 
 /*
  * Read and check every chunk of `m` in order, hashing them into `whole`
- * (may be NULL) as long as none has failed. A chunk that fails goes to
- * `bad`; `*nbad` counts them. The one walk for verify and repair.
+ * (may be NULL) and appending them to `gather` (may be NULL; its cap
+ * holds) as long as none has failed. A chunk that fails goes to `bad`;
+ * `*nbad` counts them. The one walk for verify and repair.
  */
 static int read_chunks(struct rs_remote *remote, const struct rs_manifest *m,
-		       struct rs_sha256 *whole, bad_chunk_fn bad, void *payload, size_t *nbad)
+		       struct rs_sha256 *whole, struct rs_buf *gather, bad_chunk_fn bad,
+		       void *payload, size_t *nbad)
 {
 	struct rs_buf raw = RS_BUF_INIT;
 	ZSTD_DCtx *dctx = ZSTD_createDCtx();
@@ -381,6 +406,11 @@ static int read_chunks(struct rs_remote *remote, const struct rs_manifest *m,
 			break;
 		if (whole && !*nbad)
 			rs_sha256_update(whole, raw.ptr, raw.len);
+		if (gather && !*nbad) {
+			err = rs_buf_put(gather, raw.ptr, raw.len);
+			if (err)
+				break;
+		}
 	}
 	ZSTD_freeDCtx(dctx);
 	rs_buf_release(&raw);
@@ -423,7 +453,7 @@ static int verify_deep(struct rs_remote *remote, struct rs_store_census *c,
 		if (!whole)
 			return rs_error_set(RS_EGENERIC, "out of memory verifying an object");
 	}
-	err = read_chunks(remote, m, whole, note_bad_chunk, &d, &bad);
+	err = read_chunks(remote, m, whole, NULL, note_bad_chunk, &d, &bad);
 	if (err)
 		goto out;
 	if (bad) {
@@ -472,6 +502,11 @@ int rs_store_verify_object(struct rs_remote *remote, struct rs_store_census *c,
 		return rs_buf_puts(why, "no manifest on the remote: push it from a clone that has it");
 	}
 	err = rs_store_fetch_manifest(remote, oid, &m);
+	if (err == RS_ENEWER) {
+		*state = RS_VERIFY_NEWER;
+		err = rs_buf_printf(why, "needs a newer results: %s", rs_error_message());
+		goto out;
+	}
 	if (err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ETOOBIG || err == RS_EFORMAT ||
 	    err == RS_ENOTFOUND) {
 		*state = err == RS_ENOTFOUND ? RS_VERIFY_MISSING : RS_VERIFY_DAMAGED;
@@ -1168,23 +1203,67 @@ static int replacement_bad(void *payload, const struct rs_chunk_ref *ref, const 
 	return rs_error_set(RS_ENOTFOUND, "the replacement chunk %s", why);
 }
 
-/* Prove a manifest before writing it: read every chunk back, hash the object. */
+struct proof_sink {
+	struct rs_sha256 *whole;
+	uint64_t n;
+};
+
+static int proof_write(void *ctx, const void *p, size_t n)
+{
+	struct proof_sink *k = ctx;
+
+	rs_sha256_update(k->whole, p, n);
+	k->n += n;
+	return 0;
+}
+
+/*
+ * Prove a manifest before writing it: read every chunk back, undo the
+ * transform as a reader does (transform 1: decode the session container,
+ * capped at the object's size), and hash the object against `oid`.
+ * RS_ENOTFOUND, naming what failed, when it does not rebuild. The
+ * container is held whole, as a reader's get holds it, because the
+ * decoder needs it whole: it is about 1/400 of its session, and capped
+ * (RS_CODEC_MAX_CONTAINER) before a byte is read; the session itself
+ * is only hashed as it is decoded.
+ */
 static int prove_manifest(struct rs_remote *remote, const struct rs_manifest *m,
 			  const struct rs_id *oid)
 {
 	struct rs_sha256 *whole = rs_sha256_new();
+	struct proof_sink sink = { whole, 0 };
+	struct rs_buf container;
+	int session = m->transform == RS_TRANSFORM_SESSION;
 	struct rs_id got;
 	size_t bad = 0;
 	int err;
 
+	rs_buf_init(&container, RS_CODEC_MAX_CONTAINER);
 	if (!whole)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	err = read_chunks(remote, m, whole, replacement_bad, NULL, &bad);
-	if (!err) {
-		rs_sha256_final(whole, &got);
-		if (m->transform == RS_TRANSFORM_IDENTITY && rs_id_cmp(&got, oid))
-			err = rs_error_set(RS_ENOTFOUND, "the good chunks do not rebuild the object");
+	if (session && m->transformed_size > RS_CODEC_MAX_CONTAINER) {
+		err = rs_error_set(RS_ENOTFOUND, "its session container is larger than any valid one");
+		goto out;
 	}
+	err = read_chunks(remote, m, session ? NULL : whole, session ? &container : NULL,
+			  replacement_bad, NULL, &bad);
+	if (err)
+		goto out;
+	if (session) {
+		err = rs_codec_decode((const unsigned char *)container.ptr, container.len, m->size,
+				      proof_write, &sink);
+		if (err == RS_ECORRUPT)
+			err = rs_error_wrap(RS_ENOTFOUND, "the good chunks do not decode");
+		if (err)
+			goto out;
+	} else {
+		sink.n = m->transformed_size;
+	}
+	rs_sha256_final(whole, &got);
+	if (sink.n != m->size || rs_id_cmp(&got, oid))
+		err = rs_error_set(RS_ENOTFOUND, "the good chunks do not rebuild the object");
+out:
+	rs_buf_release(&container);
 	rs_sha256_free(whole);
 	return err;
 }

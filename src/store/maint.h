@@ -53,7 +53,8 @@ struct rs_store_census {
 /*
  * List packs/ (with their .quarantine marks), objects/, removed/ and gc/ of `remote` into
  * `c` (released first), and read the collector's timestamps. Keys that
- * are not of the documented forms are ignored.
+ * are not of the documented forms are ignored. RS_ENEWER (nothing
+ * listed) when FORMAT names another format: a newer results wrote it.
  */
 RS_MUST_CHECK
 int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote);
@@ -72,7 +73,11 @@ enum rs_verify_state {
 	RS_VERIFY_REMOVED,     /* removed by retention (a tombstone) */
 	RS_VERIFY_INCOMPLETE,  /* a pack it names is not listed */
 	RS_VERIFY_DAMAGED,     /* manifest or chunk bytes do not check out */
+	RS_VERIFY_NEWER,       /* written by a newer results (manifest version or
+				  transform, codec version): never damage */
 };
+
+#define RS_VERIFY_STATES (RS_VERIFY_NEWER + 1)
 
 const char *rs_verify_state_name(enum rs_verify_state st);
 

@@ -69,6 +69,7 @@ struct rs_store {
 	int threads;
 	uint32_t transform;
 	int generic_only;
+	int replace;        /* opts->replace */
 	long tmp_grace;     /* opts->tmp_grace, or the default */
 	char *cache_dir;
 	struct rs_chunk_index *index;
@@ -76,6 +77,10 @@ struct rs_store {
 	int format_known;
 	int format_missing; /* the last look found no FORMAT */
 	int tmp_cleaned;    /* stale temporary files removed (tmp_dir_for) */
+	/* Packs an existing manifest named that were found on the remote
+	   (listed, not quarantined) by this store: asked once per process. */
+	struct rs_id *packs_seen;
+	size_t npacks_seen, packs_seen_alloc;
 };
 
 static int cpu_count(void)
@@ -112,6 +117,7 @@ int rs_store_open(struct rs_store **out, struct rs_remote *remote,
 	s->threads = opts->threads > 0 ? opts->threads : cpu_count();
 	s->transform = opts->transform;
 	s->generic_only = opts->generic_only;
+	s->replace = opts->replace;
 	s->tmp_grace = opts->tmp_grace > 0 ? opts->tmp_grace : RS_TMP_GRACE_DEFAULT;
 	err = rs_chunker_init(&s->chunker, RS_CHUNK_MIN, RS_CHUNK_AVG, RS_CHUNK_MAX);
 	if (!err && opts->cache_dir) {
@@ -136,6 +142,7 @@ void rs_store_free(struct rs_store *s)
 	if (!s)
 		return;
 	rs_chunk_index_free(s->index);
+	free(s->packs_seen);
 	free(s->cache_dir);
 	free(s);
 }
@@ -151,22 +158,30 @@ int rs_store_has(struct rs_store *s, const struct rs_id *oid)
 	return err;
 }
 
+int rs_store_read_format(struct rs_remote *remote)
+{
+	struct rs_buf text;
+	int err;
+
+	rs_buf_init(&text, 4096); /* FORMAT is one short line */
+	err = remote->get(remote, RS_KEY_FORMAT, 0, UINT64_MAX, &text);
+	if (!err)
+		err = rs_format_text_check(text.ptr, text.len);
+	if (err == RS_ENEWER || err == RS_EFORMAT || err == RS_ETOOBIG)
+		err = rs_error_wrap(err, "'%s'", remote->display_url);
+	rs_buf_release(&text);
+	return err;
+}
+
 int rs_store_check_format(struct rs_store *s)
 {
-	struct rs_buf text = RS_BUF_INIT;
 	int err;
 
 	if (s->format_known)
 		return 0;
-	rs_buf_init(&text, 4096); /* FORMAT is one short line */
-	err = s->remote->get(s->remote, RS_KEY_FORMAT, 0, UINT64_MAX, &text);
-	if (!err)
-		err = rs_format_text_check(text.ptr, text.len);
-	if (err == RS_EFORMAT || err == RS_ETOOBIG)
-		err = rs_error_wrap(err, "'%s'", s->remote->display_url);
+	err = rs_store_read_format(s->remote);
 	if (err == RS_ENOTFOUND)
 		err = rs_store_no_store_error(s->remote);
-	rs_buf_release(&text);
 	if (!err)
 		s->format_known = 1;
 	s->format_missing = err == RS_ENOTFOUND;
@@ -1203,6 +1218,88 @@ out:
 	return err;
 }
 
+/*
+ * Pack `pack`, which an existing manifest names, is on the remote: its
+ * .pack is there and no .quarantine says it is damaged. Two stats the
+ * first time, nothing after (the answer is kept in `s`). Its .idx is not
+ * needed: a reader never reads one, and a collector that removed it to
+ * mark the pack rescues it once it finds the manifest naming it.
+ */
+static int pack_on_remote(struct rs_store *s, const struct rs_id *pack, int *present)
+{
+	struct rs_buf key = RS_BUF_INIT;
+	size_t i;
+	int err;
+
+	*present = 1;
+	for (i = 0; i < s->npacks_seen; i++)
+		if (!rs_id_cmp(&s->packs_seen[i], pack))
+			return 0;
+	err = rs_key_pack(&key, pack);
+	if (!err)
+		err = s->remote->stat(s->remote, key.ptr, NULL);
+	if (!err)
+		err = rs_key_make(&key, RS_KEY_PACKS, pack, ".quarantine");
+	if (!err) {
+		/* A quarantine mark: the pack is damaged, as good as gone. */
+		int q = s->remote->stat(s->remote, key.ptr, NULL);
+
+		if (q == 0)
+			err = RS_ENOTFOUND;
+		else if (q != RS_ENOTFOUND)
+			err = q;
+	}
+	rs_buf_release(&key);
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		*present = 0;
+		return 0;
+	}
+	if (err)
+		return err;
+	return rs_array_push_id(&s->packs_seen, &s->npacks_seen, &s->packs_seen_alloc, pack);
+}
+
+/*
+ * The manifest of `oid` is listed: is the object really stored? Only if
+ * the manifest parses and every pack it names is on the remote (a pack
+ * lost to a bad gc, a hand-made deletion or a quarantine leaves a
+ * manifest that cannot be read back, and a push that trusted it would
+ * upload nothing: the object would stay lost while the only clone that
+ * has it reports success). A manifest of a newer results is left alone.
+ * One check per pack, not per chunk, cached for the process.
+ */
+static int manifest_whole(struct rs_store *s, const struct rs_id *oid, int *whole)
+{
+	struct rs_manifest m;
+	uint32_t i;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	*whole = 0;
+	err = rs_store_fetch_manifest(s->remote, oid, &m);
+	if (err == RS_ENEWER) {
+		*whole = 1; /* a newer writer's: never overwritten by this one */
+		err = 0;
+		goto out;
+	}
+	if (err == RS_ENOTFOUND || err == RS_ECORRUPT) {
+		err = 0; /* vanished, or damaged: written again */
+		goto out;
+	}
+	if (err)
+		goto out;
+	*whole = 1; /* an empty object names no pack */
+	for (i = 0; i < m.nchunks && *whole && !err; i++)
+		if (!i || rs_id_cmp(&m.chunks[i].pack, &m.chunks[i - 1].pack))
+			err = pack_on_remote(s, &m.chunks[i].pack, whole);
+out:
+	if (!err)
+		rs_error_clear();
+	rs_manifest_release(&m);
+	return err;
+}
+
 int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *path, rs_progress_fn progress, void *payload,
 		      struct rs_store_put_stats *stats)
@@ -1215,10 +1312,18 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 		stats = &local;
 	memset(stats, 0, sizeof(*stats));
 	stats->bytes_raw = size;
-	err = rs_store_has(s, oid);
+	err = s->replace ? RS_ENOTFOUND : rs_store_has(s, oid);
 	if (!err) {
-		stats->already_present = 1;
-		return progress ? progress(size, size, payload) : 0;
+		int whole = 0;
+
+		err = manifest_whole(s, oid, &whole);
+		if (err)
+			return err;
+		if (whole) {
+			stats->already_present = 1;
+			return progress ? progress(size, size, payload) : 0;
+		}
+		err = RS_ENOTFOUND; /* stored again: the new manifest replaces it */
 	}
 	if (err != RS_ENOTFOUND)
 		return err;
@@ -1286,11 +1391,10 @@ static int corrupt_chunk(const struct rs_store *s, const struct rs_chunk_ref *re
 	rs_id_to_hex(chunk, &ref->chunk);
 	rs_id_to_hex(pack, &ref->pack);
 	return rs_error_set(RS_ECORRUPT, "pack 'packs/%s.pack' on '%s' is damaged: its chunk %.12s %s; "
-			    "the object's manifest is fine, do not delete it; an empty file "
-			    "'packs/%s.quarantine' on the remote stops new pushes from borrowing its chunks; "
-			    "once the pack is repaired ('results verify --repair', planned), push the file "
-			    "again from a clone that has it",
-			    pack, s->remote->display_url, chunk, why, pack);
+			    "the object's manifest is fine, do not delete it; run 'results verify --repair' "
+			    "in a clone that holds the session (it quarantines the pack and pushes the "
+			    "session again, or re-points it at good copies of its chunks)",
+			    pack, s->remote->display_url, chunk, why);
 }
 
 /*
@@ -1311,15 +1415,15 @@ static int short_chunk(const struct rs_store *s, const struct rs_chunk_ref *ref,
 	rs_id_to_hex(pack, &ref->pack);
 	if (err == RS_ENOTFOUND)
 		return rs_error_set(RS_ECORRUPT, "pack 'packs/%s.pack' is missing from '%s': the object's manifest "
-				    "names it; push the file again from a clone that has it once the store is "
-				    "repaired ('results verify --repair', planned)", pack, s->remote->display_url);
+				    "names it; run 'results verify --repair' in a clone that holds the session "
+				    "(it pushes it again)", pack, s->remote->display_url);
 	if (err)
 		return err;
 	if (end > size)
 		return rs_error_set(RS_ECORRUPT, "the manifest points past the end of pack 'packs/%s.pack' on '%s' "
 				    "(bytes %llu..%llu of a %llu-byte pack): the pack is shorter than the manifest "
-				    "expects; push the file again from a clone that has it once the store is "
-				    "repaired ('results verify --repair', planned)", pack, s->remote->display_url,
+				    "expects; run 'results verify --repair' in a clone that holds the session "
+				    "(it pushes it again)", pack, s->remote->display_url,
 				    (unsigned long long)ref->offset, (unsigned long long)end, (unsigned long long)size);
 	return rs_error_set(RS_ERETRY, "'%s' answered a read of '%s' with another number of bytes than asked, "
 			    "though the file holds them (%s): a transfer fault, run the command again",
@@ -1500,7 +1604,7 @@ static int check_wanted(const struct rs_store *s, const struct rs_manifest *m, c
 			uint64_t size)
 {
 	if (m->transform != RS_TRANSFORM_IDENTITY && m->transform != RS_TRANSFORM_SESSION)
-		return rs_error_set(RS_EFORMAT, "object %.12s uses transform %u, which this build cannot undo: "
+		return rs_error_set(RS_ENEWER, "object %.12s uses transform %u, which this build cannot undo: "
 				    "upgrade results", hex, m->transform);
 	if (m->transform == RS_TRANSFORM_SESSION && m->transformed_size > RS_CODEC_MAX_CONTAINER)
 		return rs_error_set(RS_ECORRUPT, "object %.12s on '%s' is damaged: its session container is "

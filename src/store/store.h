@@ -32,6 +32,10 @@ struct rs_store_options {
 	uint32_t transform;    /* must be RS_TRANSFORM_IDENTITY (0); kept for callers */
 	int generic_only;      /* 1: never the session codec, every object takes
 				  transform 0 (benchmarks, tests) */
+	int replace;           /* 1: put stores the object even when its manifest
+				  is listed and whole, and replaces it (verify
+				  --repair, for a manifest that lists the wrong
+				  chunks) */
 	long tmp_grace;        /* seconds after which a leftover temporary file in
 				  the cache folder is stale: the caller reads
 				  results.tmpGracePeriod (rs_fs_parse_grace);
@@ -69,11 +73,20 @@ void rs_store_free(struct rs_store *s);
  * Read the remote's FORMAT file: 0 when it names this format (later calls
  * then cost nothing), RS_ENOTFOUND when the remote holds no store yet
  * (the first upload writes it; the message is rs_store_no_store_error's),
- * RS_EUSAGE for a store in another format, and the remote's error when it
+ * RS_ENEWER for a store in another format, and the remote's error when it
  * does not answer.
  */
 RS_MUST_CHECK
 int rs_store_check_format(struct rs_store *s);
+
+/*
+ * The one reader of a remote's FORMAT file, for the store, the census and
+ * doctor: 0 when it names this format, RS_ENEWER when it names another
+ * (written by a newer results: "upgrade results", naming the remote),
+ * RS_ENOTFOUND when there is none, the remote's error otherwise.
+ */
+RS_MUST_CHECK
+int rs_store_read_format(struct rs_remote *remote);
 
 /*
  * Set the one message for "this remote holds no results store" (a read
@@ -104,7 +117,7 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
  * it with rs_manifest_release): exactly its listed size, capped at what
  * the format allows. RS_ENOTFOUND when it is not there (the message says
  * whether retention removed it), RS_ECORRUPT when it is damaged (the
- * message says to delete it and push again), RS_EUSAGE for a version or
+ * message says to delete it and push again), RS_ENEWER for a version or
  * transform this build does not know, RS_ERETRY for a transfer fault.
  * The one reader of manifests, for get, verify, gc and repair.
  */

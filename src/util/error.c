@@ -109,6 +109,7 @@ const char *rs_error_name(int code)
 	case RS_ETOOBIG: return "too large";
 	case RS_EFORMAT: return "unknown format";
 	case RS_EREMOTE: return "remote unusable";
+	case RS_ENEWER: return "newer format";
 	default: return "error";
 	}
 }

@@ -35,6 +35,21 @@ int rs_fs_mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+int rs_fs_mkdir_parent(const char *path, mode_t mode)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (n == 0)
+		return 0;
+	if (n >= sizeof(dir))
+		return rs_error_set(RS_EUSAGE, "bad directory name '%s'", path);
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	return rs_fs_mkdir_p(dir, mode);
+}
+
 int rs_fs_fsync_parent(const char *path)
 {
 	char dir[PATH_MAX];

@@ -19,6 +19,10 @@
 RS_MUST_CHECK
 int rs_fs_mkdir_p(const char *path, mode_t mode);
 
+/* mkdir -p of the folder that holds the file `path` (nothing when it has no '/'). */
+RS_MUST_CHECK
+int rs_fs_mkdir_parent(const char *path, mode_t mode);
+
 /* fsync the directory that holds `path` (a file or directory name). */
 RS_MUST_CHECK
 int rs_fs_fsync_parent(const char *path);

@@ -52,6 +52,63 @@ pass() { echo "ok - $*"; }
 
 # --- results repositories ----------------------------------------------------
 
+# store_url: the store the retention, gc and verify tests record to: a
+# folder, file://$T/store, unless RS_E2E_STORE names another one (an S3
+# URL of a server the caller started, with its settings in the
+# environment, and RS_E2E_STORE_DIR the folder where it keeps the
+# objects). One place, so that those tests run on any store.
+store_url() { echo "${RS_E2E_STORE:-file://$T/store}"; }
+
+# store_repo: a bare $T/results.git and its clone $T/ci (the current
+# folder), set up with `results init --remote $(store_url)`.
+store_repo() {
+	git init -q --bare "$T/results.git"
+	git clone -q "$T/results.git" "$T/ci" 2>/dev/null
+	cd "$T/ci"
+	"$RESULTS" init --remote "$(store_url)" >/dev/null
+}
+
+# store_state: every file of the store and its sum, to compare the store
+# before and after a gc that must change nothing: the folder of the
+# file:// URL, or RS_E2E_STORE_DIR (where the server of RS_E2E_STORE
+# keeps its objects).
+store_state() {
+	local dir
+	dir=$(store_url)
+	dir=${RS_E2E_STORE_DIR:-${dir#file://}}
+	find "$dir" -type f | sort | xargs sha256sum
+}
+
+# gc_refuses STATUS PATTERN: `results gc --grace 0` exits STATUS saying
+# PATTERN (grep) and that it deletes nothing, and the store is as it was.
+gc_refuses() {
+	local before
+	before=$(store_state)
+	expect_status "$1" "$RESULTS" gc --grace 0
+	grep -q "$2" "$T/err" || fail "gc does not say '$2': $(cat "$T/err")"
+	grep -q "gc deletes nothing" "$T/err" || fail "gc does not say it deletes nothing: $(cat "$T/err")"
+	! grep -q "^removed\|removing" "$T/out" || fail "gc removed something: $(cat "$T/out")"
+	[ "$(store_state)" = "$before" ] || fail "gc changed the store"
+}
+
+# set_retention JSON: .results.json's "retention" set to JSON, committed.
+set_retention() {
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open('.results.json'))
+d['retention'] = json.loads(sys.argv[1])
+json.dump(d, open('.results.json', 'w'), indent=2)
+PY
+	git commit -qam "results: retention $1"
+}
+
+# run_ids [REV]: the run ids of the index at REV (HEAD), oldest first.
+run_ids() {
+	local rev=${1:-HEAD}
+	git ls-tree -r --name-only "$rev" index | xargs -I{} git show "$rev:{}" |
+		python3 -c 'import sys,json; [print(json.loads(l)["id"]) for l in sys.stdin if l.strip()]'
+}
+
 # results_repo_setup: the current git repository made a results repository
 # by hand, as `results init` would (so that a test depends on add and what
 # it checks only): store file://$T/store, lfs-agent as the standalone
@@ -69,6 +126,21 @@ results_repo() {
 	git init -q "$1"
 	cd "$1"
 	results_repo_setup
+}
+
+# results_ci STORE [SESSION SHA]: a bare $T/results.git and its clone $T/ci
+# (the current folder) set up with `results init --remote file://STORE`
+# and pushed; with SESSION, that session recorded first for commit SHA
+# (trigger ci, at a fixed time).
+results_ci() {
+	git init -q --bare "$T/results.git"
+	git clone -q "$T/results.git" "$T/ci" 2>/dev/null
+	cd "$T/ci"
+	expect_status 0 "$RESULTS" init --remote "file://$1"
+	if [ -n "${2:-}" ]; then
+		RESULTS_RECORDED_AT=1764494000 expect_status 0 "$RESULTS" add "$2" --commit "$3" --trigger ci
+	fi
+	git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "the first push of $T/ci"; }
 }
 
 # agent_repo DIR STORE: a new git repository at DIR, the current folder,

@@ -5,10 +5,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_gc_flagged
 
-git init -q --bare "$T/results.git"
-git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-cd "$T/ci"
-"$RESULTS" init --remote "file://$T/store" >/dev/null
+store_repo
 gen --list-functions >"$T/functions"
 SLOWFN=$(awk 'NR > 1 && $2 !~ /\./ && $3 !~ /^</ { print $2; exit }' "$T/functions")
 [ -n "$SLOWFN" ] || fail "no function to slow down"

@@ -267,6 +267,31 @@ c2=$(py count "$T/r_run2.pyisession")
 echo "repeats with --noise 2: $c3 (run 0, no noise), $c1, $c2 samples"
 python3 -c "import sys; sys.exit(not (0.92 < $c1 / $c3 < 1.08 and 0.92 < $c2 / $c3 < 1.08))" || fail "--run repeats too far apart"
 
+# load: a loaded runner stretches every sample, not the program's CPU time
+# (the real loaded run in tests/data: wall/CPU 2.00 at 4% more samples)
+# (py valid wants CPU time just below wall time: not so on a loaded machine)
+"$BIN" --seed 4 --months 3 --load 2 -o "$T/r_load.pyisession"
+python3 - "$T/r_run1.pyisession" "$T/r_load.pyisession" <<'PY' || fail "--load 2"
+import json, sys
+q, l = (json.load(open(p)) for p in sys.argv[1:])
+ratio = l["duration"] / l["cpu_time"]
+assert 1.9 < ratio < 2.1, ratio                                       # wall x2, CPU flat
+assert 0.98 < l["sample_count"] / q["sample_count"] < 1.12, (l["sample_count"], q["sample_count"])
+assert 1.9 < (l["duration"] / l["sample_count"]) / (q["duration"] / q["sample_count"]) < 2.1
+PY
+# wall noise: reruns a few % apart in wall time, CPU time within 1%
+for r in 1 2 3 4 5; do
+	"$BIN" --seed 4 --months 3 --run "$r" --noise 0.5 --wall-noise 3 -o "$T/r_w$r.pyisession"
+done
+python3 - "$T"/r_w[1-5].pyisession <<'PY' || fail "--wall-noise 3"
+import json, sys
+runs = [json.load(open(p)) for p in sys.argv[1:]]
+q = [r["duration"] / r["cpu_time"] for r in runs]
+cpu = [r["cpu_time"] for r in runs]
+assert all(1.0 <= x < 1.15 for x in q) and max(q) - min(q) > 0.01, q
+assert (max(cpu) - min(cpu)) / min(cpu) < 0.03, cpu
+PY
+
 step "streaming: bounded memory and fast on 100 MB"
 if [ -x /usr/bin/time ]; then
 	/usr/bin/time -f "%M %e" -o "$T/time" "$BIN" --size 100M -o /dev/null

@@ -75,9 +75,10 @@ assert want > 0 and abs(got - want) <= 0.02 * want, (got, want)   # paths under 
 PY
 pass "compare --deep reports the call paths of the new function, with its time"
 
-# The session not in the local LFS store: export goes through fetch, which
-# cannot find it on the (never pushed) store and says so.
-rm -rf .git/lfs/objects
+# The session nowhere in this clone (neither in the local LFS store nor
+# held for a push): export goes through fetch, which cannot find it on
+# the (never pushed) store and says so.
+rm -rf .git/lfs/objects .git/results/unpushed
 code=0; "$RESULTS" export $SHA --format collapsed -o "$T/c3.txt" 2>"$T/err" || code=$?
 [ "$code" -ge 5 ] && [ "$code" -le 8 ] || { cat "$T/err" >&2; fail "export of an absent session exited $code"; }
 grep -q "^results: " "$T/err" || fail "no error message: $(cat "$T/err")"

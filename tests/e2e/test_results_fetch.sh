@@ -107,9 +107,13 @@ git config results.remote "file://$T/big-format"
 expect_status 7 "$RESULTS" fetch 2222222 -o "$T/out-missing"
 one_line_error
 grep -q "more than the 4096" "$T/err" || fail "unclear error for a huge FORMAT: $(cat "$T/err")"
-# A store of a newer format: 7 too, and the message says to upgrade.
-printf 'results-store 99\n' >"$T/big-format/FORMAT"
+# A FORMAT that is no format (garbage): 7, and the message says to upgrade.
+printf 'not a results store\n' >"$T/big-format/FORMAT"
 expect_status 7 "$RESULTS" fetch 2222222 -o "$T/out-missing"
+grep -q "upgrade results" "$T/err" || fail "no advice to upgrade: $(cat "$T/err")"
+# A store of a newer format: 9 (written by a newer results), never damage.
+printf 'results-store 99\n' >"$T/big-format/FORMAT"
+expect_status 9 "$RESULTS" fetch 2222222 -o "$T/out-missing"
 grep -q "upgrade results" "$T/err" || fail "no advice to upgrade: $(cat "$T/err")"
 rm -rf "$STORE"
 mv "$T/store.saved" "$STORE"

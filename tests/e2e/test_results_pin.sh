@@ -68,4 +68,24 @@ expect_status 2 "$RESULTS" pin
 grep -q "name at least one run" "$T/err" || fail "no run: $(cat "$T/err")"
 [ -z "$(git status --porcelain)" ] || fail "pin left the work tree dirty: $(git status --porcelain)"
 pass "an unknown run is exit 4 and commits nothing; no run is exit 2"
+# pins.txt edited on Windows or by hand: CRLF line ends, trailing blanks.
+# gc read such a line as a pin while `pin --unpin` said "was not pinned"
+# and `pin` added a second line: one parser now serves all three.
+printf '%s\r\n%s \r\n%s\t\r\n' "$HEADER" "$A" "$B" >pins.txt
+git commit -qam "pins edited by hand"
+head=$(git rev-parse HEAD)
+expect_status 0 "$RESULTS" pin "$A"
+[ "$(cat "$T/out")" = "already pinned: $A" ] || fail "pin of a CRLF line: $(cat "$T/out")"
+[ "$(git rev-parse HEAD)" = "$head" ] || fail "pinning a run pinned on a CRLF line made a commit"
+expect_status 0 "$RESULTS" pin --unpin "$A"
+[ "$(head -1 "$T/out")" = "unpinned $A" ] || fail "unpin of a line with a trailing blank: $(cat "$T/out")"
+[ "$(git show HEAD:pins.txt)" = "$(printf '%s\r\n%s\t\r' "$HEADER" "$B")" ] ||
+	fail "pins.txt after unpinning a CRLF line: $(git show HEAD:pins.txt | od -c | head)"
+expect_status 0 "$RESULTS" pin "$A" "$B"
+[ "$(cat "$T/out")" = "pinned $A
+already pinned: $B
+committed pins.txt: 'git push' to share it" ] || fail "pin beside a CRLF line: $(cat "$T/out")"
+[ "$(git show HEAD:pins.txt)" = "$(printf '%s\r\n%s\t\r\n%s\r' "$HEADER" "$B" "$A")" ] ||
+	fail "pins.txt after pin in a CRLF file: $(git show HEAD:pins.txt | od -c | head)"
+pass "pins.txt with CRLF and trailing blanks: one parser, no duplicate line"
 echo "all results pin checks passed"

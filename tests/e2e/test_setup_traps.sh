@@ -12,7 +12,8 @@
 #     session that went to the wrong LFS server is recovered as the user
 #     guide says;
 #  5. changing the remote is explicit; a pulled change is noticed by
-#     doctor, fetch, compare --deep and export, and followed by a bare init;
+#     doctor, fetch, compare --deep and export, and followed only by
+#     `init --follow-remote` (test_remote_redirect.sh has the rest);
 #  6. a run file over 1 MiB is committed so that the committed attributes
 #     and the content agree (a fresh clone gets the content back);
 #  7. a fetch that checks a session out into the work tree says so and how
@@ -101,7 +102,7 @@ grep -q '"remote": "https://127.0.0.1:9/store"' .results.json || fail "marker: $
 run_all 5 "$RESULTS" doctor         # nothing listens on port 9
 run_all 0 "$RESULTS" add "$T/a.pyisession" --commit $SHA1 --trigger ci
 run_all 0 "$RESULTS" list
-rm -rf .git/lfs/objects           # so that fetch asks the remote
+rm -rf .git/lfs/objects .git/results/unpushed  # so that fetch asks the remote
 run_all 5 "$RESULTS" fetch 1111111 -o "$T/cred-out"
 # An Azure SAS in the query string: kept in this clone's config only.
 run_all 0 "$RESULTS" init --change-remote --remote "https://acct.blob.core.windows.net/c/p?sv=2022-11-02&sig=$SIG"
@@ -139,12 +140,7 @@ grep -qF "$T/hooks-dir/pre-push" "$T/err" || fail "hook message does not name th
 echo "ok - 3. a hooks folder init cannot write is named (exit 8)"
 
 # --- 4. add refuses a clone whose LFS uploads bypass lfs-agent ---------------
-git init -q --bare "$T/results.git"
-git clone -q "$T/results.git" "$T/ci" 2>/dev/null
-cd "$T/ci"
-expect_status 0 "$RESULTS" init --remote "file://$STORE"
-RESULTS_RECORDED_AT=1764494000 expect_status 0 "$RESULTS" add "$T/a.pyisession" --commit $SHA1 --trigger ci
-git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
+results_ci "$STORE" "$T/a.pyisession" $SHA1
 
 git clone -q "$T/results.git" "$T/noinit" 2>/dev/null
 cd "$T/noinit"
@@ -252,7 +248,7 @@ git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push the c
 # The other clone pulls the change: everything that talks to the store says so.
 cd "$T/dev"
 git pull -q --no-rebase origin main 2>/dev/null
-msg="the committed remote is 'file://$STORE2', this clone uses 'file://$STORE': run 'results init'"
+msg="the committed remote is 'file://$STORE2' (set in .results.json by commit $(git rev-parse --short=12 HEAD) by CI <ci@example.com> on "
 expect_status 8 "$RESULTS" doctor
 grep -qF "FAIL  $msg" "$T/out" || fail "doctor after a pulled change: $(cat "$T/out")"
 expect_status 8 "$RESULTS" fetch 1111111
@@ -266,13 +262,19 @@ gen --seed 6 --size 100k -o "$T/d.pyisession"
 RESULTS_RECORDED_AT=1764494250 expect_status 0 "$RESULTS" add "$T/d.pyisession" --commit $SHA2 --trigger dev
 remote_head=$(git -C "$T/results.git" rev-parse main)
 expect_status 1 git push origin main
-grep -qF "the committed remote is 'file://$STORE2', this clone
-uses 'file://$STORE': run 'results init'" "$T/err" || fail "pre-push after a pulled change: $(cat "$T/err")"
+grep -qF "the committed remote is 'file://$STORE2'
+(set in .results.json by commit $(git rev-parse --short=12 HEAD~1) by CI <ci@example.com> on " "$T/err" ||
+	fail "pre-push after a pulled change: $(cat "$T/err")"
+grep -qF "this clone uses 'file://$STORE' and keeps it" "$T/err" || fail "pre-push: $(cat "$T/err")"
 [ "$(git -C "$T/results.git" rev-parse main)" = "$remote_head" ] || fail "the push went through"
-# A bare init follows the committed remote and says so.
-expect_status 0 "$RESULTS" init
-grep -qF "file://$STORE2 (changed from file://$STORE: followed the committed .results.json)" "$T/out" ||
-	fail "bare init after a pulled change: $(cat "$T/out")"
+# A bare init keeps this clone's remote and says why (issue 18, item 14) ...
+expect_status 2 "$RESULTS" init
+grep -qF "$msg" "$T/err" || fail "bare init after a pulled change: $(cat "$T/err")"
+[ "$(git config --local results.remote)" = "file://$STORE" ] || fail "bare init followed the change"
+# ... and --follow-remote follows it, naming the commit.
+expect_status 0 "$RESULTS" init --follow-remote
+grep -qF "file://$STORE2 (changed from file://$STORE: followed .results.json of commit " "$T/out" ||
+	fail "init --follow-remote after a pulled change: $(cat "$T/out")"
 [ "$(git config --local results.remote)" = "file://$STORE2" ] || fail "bare init kept the stale remote"
 git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push after following the change"; }
 (cd "$T/ci" && git pull -q --no-rebase origin main 2>/dev/null) || fail "pull in ci"
@@ -291,11 +293,13 @@ expect_status 0 "$RESULTS" fetch 1111111 -o "$T/mirror-out"
 # ... while a clone set up before that key existed compares results.remote.
 git config --unset results.committedremote
 expect_status 8 "$RESULTS" fetch 1111111 -o "$T/mirror-out2"
-grep -qF "the committed remote is 'file://$STORE2', this clone uses 'file://$T/mirror'" "$T/err" ||
+grep -qF "the committed remote is 'file://$STORE2' (set in .results.json by commit " "$T/err" &&
+	grep -qF "this clone uses 'file://$T/mirror' and keeps it" "$T/err" ||
 	fail "fetch in a clone without results.committedremote: $(cat "$T/err")"
-expect_status 0 "$RESULTS" init
-[ "$(git config --local results.remote)" = "file://$STORE2" ] || fail "bare init did not follow the committed remote"
-echo "ok - 5. --change-remote is explicit; a pulled change is noticed and followed"
+expect_status 2 "$RESULTS" init
+expect_status 0 "$RESULTS" init --follow-remote
+[ "$(git config --local results.remote)" = "file://$STORE2" ] || fail "init --follow-remote did not follow the committed remote"
+echo "ok - 5. --change-remote is explicit; a pulled change is noticed and followed only with --follow-remote"
 
 # --- 6. a run file over 1 MiB: attributes and content agree -------------------
 cd "$T/ci"

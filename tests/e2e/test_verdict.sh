@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one-line verdict against the previous comparable run (issue 10),
+# The one-line verdict against the earlier comparable runs (issue 10),
 # written by `results add` into the run's summary.md and the README
 # table: the first run has nothing to compare with, the slow run names
 # the new function, a run of another configuration is not judged.
@@ -25,7 +25,7 @@ summary_of() { # the committed summary.md of the run of commit $1
 
 record a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1 100 --seed 1 --noise 1
 summary_of a1a1
-has "$T/summary-a1a1.md" "**Verdict** (against the previous comparable run): no earlier run to compare with" "first run"
+has "$T/summary-a1a1.md" "**Verdict** (against the earlier comparable runs): no earlier run to compare with" "first run"
 git show HEAD:README.md >"$T/readme"
 has "$T/readme" "| verdict | summary |" "the README table has a verdict column"
 has "$T/readme" "| no earlier run to compare with | [" "the first run's row"
@@ -33,7 +33,7 @@ pass "the first run says there is no earlier run to compare with"
 
 record b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2 100 --seed 5 --noise 1 --new-lib-function trace_contacts:0.14
 summary_of b2b2
-grep -qE '^\*\*Verdict\*\* \(against the previous comparable run\): \+[0-9]+% vs a1a1a1a: trace\\_contacts \(new, [0-9.]+ s\)$' \
+grep -qE '^\*\*Verdict\*\* \(against the earlier comparable runs\): \+[0-9]+% vs a1a1a1a: trace\\_contacts \(new, [0-9.]+ s\)$' \
 	"$T/summary-b2b2.md" || { cat "$T/summary-b2b2.md" >&2; fail "summary.md of the slow run lacks the verdict naming trace_contacts"; }
 # the verdict sits under the title, before the run's table
 [ "$(sed -n 3p "$T/summary-b2b2.md" | cut -c1-11)" = "**Verdict**" ] ||
@@ -49,6 +49,6 @@ pass "the slow run's summary.md and README row name the new function"
 
 record c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3 400 --seed 2 --noise 1
 summary_of c3c3
-has "$T/summary-c3c3.md" "**Verdict** (against the previous comparable run): no comparable baseline (another configuration)" \
+has "$T/summary-c3c3.md" "**Verdict** (against the earlier comparable runs): no comparable baseline (another configuration)" \
 	"another population"
 pass "a run of another configuration is not judged"

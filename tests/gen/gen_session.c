@@ -1571,6 +1571,8 @@ struct options {
 	int layout; /* 5, 4 (4.4+: attributes), 43 (4.3: none) */
 	int variant_next;
 	double noise;
+	double load;       /* --load: wall time per unit of the program's CPU time (>= 1) */
+	double wall_noise; /* --wall-noise: a per-run draw of light contention, percent */
 	const char *output;
 	const char *stats;
 	char *slow_fn[8];
@@ -1600,6 +1602,7 @@ struct engine {
 	const struct options *opt;
 	struct out *o;
 	struct rng exec, jitter, jitter2;
+	double load;        /* the run's wall/CPU factor (--load, --wall-noise) */
 	int64_t now, next_tick, tick;
 	int64_t sim_start; /* simulated time when simulate() began */
 	double months_done; /* simulated months completed, by whole days */
@@ -1663,6 +1666,10 @@ static double next_delta(struct engine *e, int touched)
 	 * untouched sample gives the difference back, so the clock and with it
 	 * the rounding digits of every later interval stay as in the base run */
 	int64_t ns = e->tick + (int64_t)j;
+	/* a loaded machine: the program gets the core for 1 ms of CPU time
+	 * per sample, the wall clock moves `load` times as far */
+	if (e->load > 1.0)
+		ns = (int64_t)((double)ns * e->load);
 	if (touched) {
 		int64_t p = (int64_t)(rng_normal(&e->jitter2) * 2000.0);
 		ns += p;
@@ -1992,6 +1999,29 @@ static uint64_t run_seed(const struct options *opt)
 	return opt->run ? splitmix64(&x) : opt->seed;
 }
 
+/*
+ * How much longer wall time runs than the program's CPU time: --load, times
+ * a draw of light contention (--wall-noise PCT: 1 + |N(0, PCT%)|, from the
+ * run seed, so every rerun gets its own), as on a shared CI runner. Real
+ * reruns on a quiet machine differ by ~2% in wall time with wall = CPU
+ * (tests/data/README.md); a busy neighbour on the same core doubles wall
+ * time and leaves CPU time within a few percent.
+ */
+static double run_load(const struct options *opt)
+{
+	struct rng r;
+	double load = opt->load >= 1.0 ? opt->load : 1.0;
+
+	if (opt->wall_noise > 0) {
+		double g;
+
+		rng_seed(&r, run_seed(opt), 9);
+		g = rng_normal(&r);
+		load *= 1.0 + (g < 0 ? -g : g) * opt->wall_noise / 100.0;
+	}
+	return load;
+}
+
 /* Wall-clock facts of the run, from the sum of the sample intervals: the
  * start is time.time() (a double near 1.79e9, so differences of two of them
  * have its rounding), CPU time slightly below the duration, in whole ns. */
@@ -2007,7 +2037,9 @@ static void run_facts(const struct options *opt, double sum_dt, uint64_t samples
 	double end = start + sum_dt + overhead;
 	f->start_time = start;
 	f->duration = end - start;
-	double cpu = (sum_dt + overhead) * (0.9955 + 0.004 * rng_unit(&r));
+	/* CPU time is what the program used: on a loaded machine the wall
+	 * clock ran `load` times as fast */
+	double cpu = (sum_dt / run_load(opt) + overhead) * (0.9955 + 0.004 * rng_unit(&r));
 	f->cpu_time = (double)(int64_t)(cpu * 1e9) / 1e9;
 	f->samples = samples;
 }
@@ -2047,6 +2079,7 @@ static void engine_start(struct engine *e, struct model *m, const struct options
 	rng_seed(&e->exec, opt->seed, 2);
 	rng_seed(&e->jitter, run_seed(opt), 4);
 	rng_seed(&e->jitter2, run_seed(opt), 6);
+	e->load = run_load(opt);
 }
 
 /* Run the model as it stands for `months` months into a byte counter and
@@ -2344,6 +2377,11 @@ static void usage(FILE *f)
 	      "  --rename OLD:NEW      rename function OLD (same file, same first line)\n"
 	      "  --noise PCT           per-run random timing noise of PCT percent, drawn\n"
 	      "                        from --seed (machine speed and per-function)\n"
+	      "  --load F              a loaded machine: wall time F times the program's\n"
+	      "                        CPU time, every sample longer, shares unchanged\n"
+	      "                        (CPU time +5% per unit of F-1: contention)\n"
+	      "  --wall-noise PCT      light contention drawn per run (--run): wall time\n"
+	      "                        1 + |N(0, PCT%)| times CPU time\n"
 	      "  --list-functions      print the model's functions by expected own time\n"
 	      "  --stats FILE          also write the run's workload as JSON (simulated\n"
 	      "                        months, population, samples, duration, cpu_time)\n"
@@ -2524,6 +2562,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 			NEED();
 			o->noise = strtod(v, NULL);
 			if (!(o->noise >= 0 && o->noise <= 100))
+				goto bad;
+		} else if (!strcmp(a, "--load")) {
+			NEED();
+			o->load = strtod(v, NULL);
+			if (!(o->load >= 1.0 && o->load <= 100))
+				goto bad;
+		} else if (!strcmp(a, "--wall-noise")) {
+			NEED();
+			o->wall_noise = strtod(v, NULL);
+			if (!(o->wall_noise >= 0 && o->wall_noise <= 100))
 				goto bad;
 		} else if (!strcmp(a, "--list-functions")) {
 			o->list = 1;
@@ -2746,6 +2794,11 @@ int main(int argc, char **argv)
 			m->fns[fn].self_factor *= f;
 		}
 	}
+	/* --load: contention costs some CPU time too (caches, a shared core):
+	 * the real loaded run used 6% more CPU at 2.1 times the wall time */
+	if (opt.load > 1.0)
+		for (int fn = 0; fn < m->nfns; fn++)
+			m->fns[fn].self_factor *= 1.0 + 0.05 * (opt.load - 1.0);
 	render_prefixes(m);
 
 	if (opt.list) {

@@ -316,7 +316,7 @@ static void test_check_flags_new_function(void **state)
 	head = make_run("r4", "c3", "ci-1", 11.1, 12, head_fns, 4);
 	r = check(head, hist, 3, NULL);
 	assert_true(r->regressed);
-	assert_int_equal(r->n_baseline, 1); /* default: the previous commit's runs */
+	assert_int_equal(r->n_baseline, 3); /* default: a window of the earlier commits' runs */
 	assert_string_equal(r->baseline_commit, "c2");
 	/* the same 12 months on both sides: one row per fact, no per-unit rows */
 	assert_true(check_metric(r, "duration")->regressed);
@@ -1174,12 +1174,292 @@ static void test_trend_like_with_like(void **state)
 	assert_non_null(d);
 	assert_true(isnan(d->v[3]) && isnan(d->v[4]));
 	assert_int_equal(t->n_excluded, 2);
-	assert_string_equal(t->excluded_why, "population 4000, not 1000");
+	assert_string_equal(t->excluded_why, "population 4000 in that run, 1000 in most runs");
 	assert_int_equal(d->n_changes, 1);
 	assert_int_equal(d->changes[0], 1);   /* the +13% step */
 	rs_trend_free(t);
 	for (i = 0; i < 6; i++)
 		json_decref(runs[i]);
+}
+
+/* ---- issue 19: a baseline one noisy run cannot poison; the machine told from the code ---- */
+
+/* The usual model's functions with `helper` (5% of the run) and a pandas internal. */
+static json_t *helper_run(const char *id, const char *commit, double duration, double cpu,
+			  double births, double helper, double take)
+{
+	const struct fn fns[] = {
+		{ "main", "model/run.py", 1, 0.5, duration },
+		{ "step", "model/sim.py", 40, 1, duration - 0.5 },
+		{ "apply_births", "model/births.py", 12, births, births },
+		{ "fit_lm", "model/lm.py", 30, helper, helper },
+		{ "take", "/usr/lib/python3/dist-packages/pandas/core/generic.py", 900, take, take },
+	};
+	json_t *r = make_run(id, commit, "ci-1", duration, 12, fns, 5);
+
+	json_object_set_new(json_object_get(r, "metrics"), "cpu_time", json_real(cpu));
+	return r;
+}
+
+/* The sample counts of `run` divided by `factor`: as many samples as before, each longer. */
+static void same_samples(json_t *run, double factor)
+{
+	json_t *sum = json_object_get(run, "summary"), *fs = json_object_get(sum, "functions");
+	double n = json_number_value(json_object_get(sum, "samples"));
+
+	json_object_set_new(sum, "samples", json_integer((json_int_t)(n / factor)));
+	for (size_t i = 0; i < json_array_size(fs); i++) {
+		json_t *f = json_array_get(fs, i);
+		double t = json_number_value(json_object_get(f, "total_samples"));
+
+		json_object_set_new(f, "total_samples", json_integer((json_int_t)(t / factor)));
+	}
+}
+
+static char *verdict_of(const struct rs_check_result *r)
+{
+	struct rs_buf v = RS_BUF_INIT;
+
+	assert_int_equal(rs_render_verdict(&v, r), 0);
+	return rs_buf_detach(&v, NULL);
+}
+
+static void test_check_window_outlier(void **state)
+{
+	/* one odd run, the newest: neither the baseline nor hiding a change */
+	static const double dur[] = { 13.0, 10.0, 10.1, 9.9, 10.0 };
+	json_t *hist[5], *head;
+	struct rs_check_result *r;
+	const struct rs_check_metric *m;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		char id[8], commit[8];
+
+		snprintf(id, sizeof(id), "r%zu", 5 - i);
+		snprintf(commit, sizeof(commit), "c%zu", 5 - i);
+		hist[i] = helper_run(id, commit, dur[i], dur[i] * 0.98, 3.5 * dur[i] / 10,
+				     0.5 * dur[i] / 10, 1.0 * dur[i] / 10);
+	}
+	/* the same code again: no change, not "-23% faster" than the odd run */
+	head = helper_run("r6", "c6", 10.05, 9.85, 3.5, 0.5, 1.0);
+	r = check(head, hist, 5, NULL);
+	m = check_metric(r, "duration");
+	assert_int_equal(r->n_baseline, 5);
+	assert_true(fabs(m->base - 10.0) < 1e-9);
+	assert_false(r->regressed);
+	assert_false(r->improved);
+	assert_int_equal(r->n_saved, 0);
+	rs_check_free(r);
+	json_decref(head);
+	/* +9% in apply_births: a regression, not hidden by the odd run */
+	head = helper_run("r6", "c6", 10.9, 10.68, 4.4, 0.5, 1.0);
+	r = check(head, hist, 5, NULL);
+	assert_true(r->regressed);
+	assert_false(r->machine_slower);
+	assert_true(r->n_responsible >= 1);
+	assert_string_equal(r->diff->funcs[r->responsible[0]].function, "apply_births");
+	rs_check_free(r);
+	json_decref(head);
+	for (i = 0; i < 5; i++)
+		json_decref(hist[i]);
+}
+
+static void test_check_machine_slower(void **state)
+{
+	json_t *hist[4], *head;
+	struct rs_check_result *r;
+	char *v;
+
+	(void)state;
+	hist[0] = helper_run("r3", "c3", 10.0, 9.8, 3.5, 0.5, 1.0);
+	hist[1] = helper_run("r2", "c2", 10.1, 9.9, 3.5, 0.5, 1.0);
+	hist[2] = helper_run("r1", "c1", 9.95, 9.75, 3.5, 0.5, 1.0);
+	/* a loaded runner: wall x2.1, CPU +4%, every function 2.1 times slower */
+	head = helper_run("r4", "c4", 21.0, 10.2, 3.5 * 2.1, 0.5 * 2.1, 1.0 * 2.1);
+	r = check(head, hist, 3, NULL);
+	assert_false(r->regressed);
+	assert_true(r->machine_slower);
+	assert_true(r->wall_distorted);
+	assert_non_null(r->gating);
+	assert_string_equal(r->gating, "cpu_time");
+	assert_false(check_metric(r, "duration")->gating);
+	assert_true(check_metric(r, "cpu_time")->gating);
+	v = verdict_of(r);
+	assert_non_null(strstr(v, "the machine was slower (wall +110%, CPU +4%, all functions x2.1)"));
+	assert_non_null(strstr(v, "judged on CPU time"));
+	free(v);
+	rs_check_free(r);
+
+	/* the next run, +8% in apply_births, against a window holding the loaded run */
+	hist[3] = hist[2];
+	hist[2] = hist[1];
+	hist[1] = hist[0];
+	hist[0] = head;
+	head = helper_run("r5", "c5", 10.8, 10.58, 4.3, 0.5, 1.0);
+	r = check(head, hist, 4, NULL);
+	assert_true(r->regressed);
+	assert_false(r->machine_slower);
+	assert_int_equal(r->n_wall_left_out, 1);     /* the loaded run's wall time */
+	assert_true(fabs(check_metric(r, "duration")->base - 10.0) < 1e-9);
+	assert_true(r->n_responsible >= 1);
+	assert_string_equal(r->diff->funcs[r->responsible[0]].function, "apply_births");
+	assert_string_not_equal(r->baseline_commit, "c4"); /* never explained against it */
+	rs_check_free(r);
+	json_decref(head);
+
+	/* a machine busy for CPU time too (all x1.3, shares unchanged, the
+	 * same samples, each longer): not the code */
+	head = helper_run("r5", "c5", 13.0, 12.74, 3.5 * 1.3, 0.5 * 1.3, 1.0 * 1.3);
+	same_samples(head, 1.3);
+	r = check(head, &hist[1], 3, NULL);
+	assert_false(r->regressed);
+	assert_true(r->machine_slower);
+	assert_false(r->wall_distorted);
+	rs_check_free(r);
+	json_decref(head);
+	/* the same factor with 1.3 times the samples is more work, not the machine */
+	head = helper_run("r5", "c5", 13.0, 12.74, 3.5 * 1.3, 0.5 * 1.3, 1.0 * 1.3);
+	r = check(head, &hist[1], 3, NULL);
+	assert_true(r->regressed);
+	assert_false(r->machine_slower);
+	rs_check_free(r);
+	json_decref(head);
+	for (size_t i = 0; i < 4; i++)
+		json_decref(hist[i]);
+}
+
+static void test_check_function_noise(void **state)
+{
+	json_t *hist[3], *head;
+	struct rs_check_result *r;
+	struct rs_check_opts o = { 0 };
+	char *v;
+	size_t i;
+
+	(void)state;
+	hist[0] = helper_run("r3", "c3", 10.0, 9.8, 3.5, 0.5, 1.0);
+	hist[1] = helper_run("r2", "c2", 10.1, 9.9, 3.5, 0.5, 1.0);
+	hist[2] = helper_run("r1", "c1", 9.95, 9.75, 3.5, 0.5, 1.0);
+	/* the helper (5% of the run) +90%: the run +4.5%, under the threshold;
+	 * the pandas internal +10%, within its sampling noise */
+	head = helper_run("r4", "c4", 10.45, 10.24, 3.4, 0.95, 1.1);
+	r = check(head, hist, 3, NULL);
+	assert_false(r->regressed);
+	assert_true(r->function_warning);
+	assert_int_equal(r->n_findings, 1);
+	assert_string_equal(r->diff->funcs[r->findings[0].func].function, "fit_lm");
+	v = verdict_of(r);
+	assert_non_null(strstr(v, "fit_lm"));
+	free(v);
+	rs_check_free(r);
+	/* a failure when configured */
+	o.fail_on_functions = 1;
+	r = check(head, hist, 3, &o);
+	assert_true(r->regressed);
+	rs_check_free(r);
+	json_decref(head);
+
+	/* a faster run names where the time was saved */
+	head = helper_run("r4", "c4", 8.8, 8.62, 2.3, 0.5, 1.0);
+	r = check(head, hist, 3, NULL);
+	assert_false(r->regressed);
+	assert_true(r->improved);
+	assert_false(r->function_warning); /* the others' shares grew with the saving */
+	assert_true(r->n_saved >= 1);
+	assert_string_equal(r->diff->funcs[r->saved[0]].function, "apply_births");
+	v = verdict_of(r);
+	assert_non_null(strstr(v, "-12% vs c3: faster: apply_births (-1.2 s)"));
+	free(v);
+	rs_check_free(r);
+	json_decref(head);
+	for (i = 0; i < 3; i++)
+		json_decref(hist[i]);
+}
+
+/* A run recorded without stats: no workload stat, no arguments. */
+static json_t *run_without_stats(const char *id, const char *commit, double duration)
+{
+	json_t *r = helper_run(id, commit, duration, duration * 0.98, 3.5, 0.5, 1.0);
+
+	json_object_clear(json_object_get(r, "stats"));
+	json_object_del(json_object_get(r, "metrics"), "sim.months");
+	return r;
+}
+
+static void test_check_unknown_config(void **state)
+{
+	json_t *hist[3], *head;
+	struct rs_check_result *r;
+
+	(void)state;
+	hist[0] = helper_run("r3", "c3", 10.0, 9.8, 3.5, 0.5, 1.0);
+	hist[1] = helper_run("r2", "c2", 10.1, 9.9, 3.5, 0.5, 1.0);
+	hist[2] = helper_run("r1", "c1", 9.95, 9.75, 3.5, 0.5, 1.0);
+	json_object_set_new(json_object_get(hist[0], "stats"), "population", json_integer(30000));
+	json_object_set_new(json_object_get(hist[1], "stats"), "population", json_integer(30000));
+	json_object_set_new(json_object_get(hist[2], "stats"), "population", json_integer(120000));
+	/* without stats: an unknown configuration, never compared with a known one */
+	head = run_without_stats("r4", "c4", 1.0);
+	r = check(head, hist, 3, NULL);
+	assert_int_equal(r->n_baseline, 0);
+	assert_int_equal(r->n_other_config, 3);
+	assert_string_equal(r->other_config, "no stats here, sim.months 12 in those runs");
+	rs_check_free(r);
+	json_decref(head);
+	/* a known configuration never has an unknown one as its baseline */
+	json_decref(hist[2]);
+	hist[2] = hist[1];
+	hist[1] = hist[0];
+	hist[0] = run_without_stats("r4", "c4", 1.0);
+	head = helper_run("r5", "c5", 10.0, 9.8, 3.5, 0.5, 1.0);
+	json_object_set_new(json_object_get(head, "stats"), "population", json_integer(30000));
+	r = check(head, hist, 3, NULL);
+	assert_int_equal(r->n_baseline, 2);
+	assert_int_equal(r->n_other_config, 1);
+	assert_string_equal(r->other_config, "sim.months 12 here, no stats in those runs");
+	assert_false(r->regressed);
+	rs_check_free(r);
+	/* the left-out run of another population, the right way round */
+	json_object_set_new(json_object_get(hist[2], "stats"), "population", json_integer(120000));
+	r = check(head, &hist[1], 2, NULL);
+	assert_int_equal(r->n_other_config, 1);
+	assert_string_equal(r->other_config, "population 30000 here, 120000 in those runs");
+	rs_check_free(r);
+	json_decref(head);
+	for (size_t i = 0; i < 3; i++)
+		json_decref(hist[i]);
+}
+
+static void test_check_config_from_session(void **state)
+{
+	json_t *hist[2], *head;
+	struct rs_check_result *r;
+
+	(void)state;
+	hist[0] = helper_run("r2", "c2", 10.0, 9.8, 3.5, 0.5, 1.0);
+	hist[1] = helper_run("r1", "c1", 10.0, 9.8, 3.5, 0.5, 1.0);
+	json_object_set_new(json_object_get(hist[0], "summary"), "target",
+			    json_string("Program: run_model.py --population 120000 --months 12"));
+	json_object_set_new(json_object_get(hist[1], "summary"), "target",
+			    json_string("Program: run_model.py --population 30000 --months 6"));
+	head = helper_run("r3", "c3", 10.0, 9.8, 3.5, 0.5, 1.0);
+	json_object_set_new(json_object_get(head, "summary"), "target",
+			    json_string("Program: run_model.py --population 30000 --months=12"));
+	/* the program's arguments are the configuration; the months time is
+	 * normalised by may differ */
+	r = check(head, hist, 2, NULL);
+	assert_int_equal(r->n_baseline, 1);
+	assert_int_equal(r->n_other_config, 1);
+	assert_string_equal(r->other_config,
+		"program 'Program: run_model.py --population 30000' here, "
+		"'Program: run_model.py --population 120000' in those runs");
+	assert_string_equal(r->baseline_ids[0], "r1");
+	rs_check_free(r);
+	json_decref(head);
+	for (size_t i = 0; i < 2; i++)
+		json_decref(hist[i]);
 }
 
 int main(void)
@@ -1208,6 +1488,11 @@ int main(void)
 		cmocka_unit_test(test_ran_below_and_probable_rename),
 		cmocka_unit_test(test_render_numbers),
 		cmocka_unit_test(test_trend_like_with_like),
+		cmocka_unit_test(test_check_window_outlier),
+		cmocka_unit_test(test_check_machine_slower),
+		cmocka_unit_test(test_check_function_noise),
+		cmocka_unit_test(test_check_unknown_config),
+		cmocka_unit_test(test_check_config_from_session),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -210,10 +210,10 @@ static void test_manifest_hostile_fields(void **state)
 	rs_put_le64((unsigned char *)b.ptr + 48, m.size);
 	/* Another version, an unknown transform: upgrade, not "damaged". */
 	rs_put_le32((unsigned char *)b.ptr + 8, 2);
-	assert_true(parse_expect(&b, RS_EFORMAT, "upgrade results"));
+	assert_true(parse_expect(&b, RS_ENEWER, "upgrade results"));
 	rs_put_le32((unsigned char *)b.ptr + 8, RS_FORMAT_VERSION);
 	rs_put_le32((unsigned char *)b.ptr + 12, 9);
-	assert_true(parse_expect(&b, RS_EFORMAT, "transform 9"));
+	assert_true(parse_expect(&b, RS_ENEWER, "transform 9"));
 	rs_put_le32((unsigned char *)b.ptr + 12, 0);
 	/* An unknown codec. */
 	b.ptr[e0 + 80] = 7;
@@ -248,7 +248,7 @@ static void test_idx_hostile_fields(void **state)
 	assert_int_equal(rs_idx_parse(&back, &n, &pack, (unsigned char *)b.ptr, b.len), RS_ECORRUPT);
 	rs_put_le32((unsigned char *)b.ptr + 8, 3);
 	reseal(&b);
-	assert_int_equal(rs_idx_parse(&back, &n, &pack, (unsigned char *)b.ptr, b.len), RS_EFORMAT);
+	assert_int_equal(rs_idx_parse(&back, &n, &pack, (unsigned char *)b.ptr, b.len), RS_ENEWER);
 	assert_non_null(strstr(rs_error_message(), "upgrade results"));
 	rs_buf_release(&b);
 }
@@ -266,11 +266,13 @@ static void test_pack_header_and_format_text(void **state)
 	assert_non_null(strstr(rs_error_message(), "reserved"));
 	h[14] = 0;
 	rs_put_le32(h + 8, 2);
-	assert_int_equal(rs_pack_header_check(h, sizeof(h)), RS_EFORMAT);
+	assert_int_equal(rs_pack_header_check(h, sizeof(h)), RS_ENEWER);
 	assert_int_equal(rs_format_text_check(RS_FORMAT_TEXT, strlen(RS_FORMAT_TEXT)), 0);
-	assert_int_equal(rs_format_text_check("results-store 2\n", 16), RS_EFORMAT);
+	assert_int_equal(rs_format_text_check("results-store 2\n", 16), RS_ENEWER);
 	assert_non_null(strstr(rs_error_message(), "'results-store 2'"));
 	assert_int_equal(rs_format_text_check(RS_FORMAT_TEXT "x", strlen(RS_FORMAT_TEXT) + 1), RS_EFORMAT);
+	assert_int_equal(rs_format_text_check("garbage\n", 8), RS_EFORMAT);
+	assert_int_equal(rs_format_text_check("results-store 0\n", 16), RS_EFORMAT);
 }
 
 static void test_pack_entry_check(void **state)

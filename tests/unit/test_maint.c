@@ -466,6 +466,105 @@ static void test_repair_restores_what_a_clone_holds(void **state)
 	assert_int_equal(verify(f, &x, xsize, 1), RS_VERIFY_OK);
 }
 
+/* The remote's stat, counted: how many questions a push asks. */
+static int (*real_stat)(struct rs_remote *r, const char *key, uint64_t *size);
+static int stat_calls;
+
+static int counted_stat(struct rs_remote *r, const char *key, uint64_t *size)
+{
+	stat_calls++;
+	return real_stat(r, key, size);
+}
+
+/* Put `name` (already written) again with a store of its own: its stats. */
+static struct rs_store_put_stats put_again(struct store_fixture *f, const char *name,
+					   const struct rs_id *oid, uint64_t size)
+{
+	struct rs_store_put_stats st;
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	o.cache_dir = f->cache_dir;
+	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
+	assert_int_equal(rs_store_put_file(s, oid, size, path, NULL, NULL, &st), 0);
+	rs_store_free(s);
+	return st;
+}
+
+/*
+ * A listed manifest is not proof that the object is stored: the push
+ * checks the packs it names (a stat of the .pack and of a .quarantine
+ * per pack, once per process, never per chunk) and stores the object
+ * again when one is gone or quarantined. Before, it uploaded nothing and
+ * the object stayed lost while the clone that has it reported success.
+ */
+static void test_put_checks_the_packs_of_a_listed_manifest(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_store_options o = { 0 };
+	struct rs_store_put_stats st;
+	struct rs_store *s = NULL;
+	struct rs_id x, xpack;
+	uint64_t xsize;
+	char key[300], path[400];
+
+	put(f, "x", 3u << 20, 51, NULL, &x, &xsize);
+	xpack = remote_new_pack(f, NULL);
+	snprintf(path, sizeof(path), "%s/x", f->dir);
+
+	/* Whole: nothing is sent; the packs are asked about once per process. */
+	real_stat = f->remote->stat;
+	f->remote->stat = counted_stat;
+	stat_calls = 0;
+	o.cache_dir = f->cache_dir;
+	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
+	assert_int_equal(rs_store_put_file(s, &x, xsize, path, NULL, NULL, &st), 0);
+	assert_true(st.already_present);
+	/* the manifest listed, its size read; the .pack and its .quarantine */
+	assert_int_equal(stat_calls, 2 + 2);
+	stat_calls = 0;
+	assert_int_equal(rs_store_put_file(s, &x, xsize, path, NULL, NULL, &st), 0);
+	assert_true(st.already_present);
+	assert_int_equal(stat_calls, 2);
+	rs_store_free(s);
+	f->remote->stat = real_stat;
+
+	/* Its pack gone (both files): stored again, and it reads back. */
+	pack_key(key, sizeof(key), &xpack, "pack");
+	assert_int_equal(f->remote->del(f->remote, key), 0);
+	pack_key(key, sizeof(key), &xpack, "idx");
+	assert_int_equal(f->remote->del(f->remote, key), 0);
+	assert_int_not_equal(get_equals(f, &x, xsize, "x"), 0);
+	st = put_again(f, "x", &x, xsize);
+	assert_false(st.already_present);
+	assert_int_equal(st.chunks_new, st.chunks);
+	assert_int_equal(get_equals(f, &x, xsize, "x"), 0);
+	assert_int_equal(verify(f, &x, xsize, 1), RS_VERIFY_OK);
+
+	/* Its pack quarantined (damaged): stored again into a new pack. */
+	xpack = remote_new_pack(f, NULL);
+	assert_int_equal(rs_store_quarantine(f->remote, &xpack, "test", 7), 0);
+	st = put_again(f, "x", &x, xsize);
+	assert_false(st.already_present);
+	assert_int_equal(st.chunks_new, st.chunks);
+	assert_int_equal(get_equals(f, &x, xsize, "x"), 0);
+	st = put_again(f, "x", &x, xsize);
+	assert_true(st.already_present);
+
+	/* An empty object names no pack: its manifest alone is the object. */
+	{
+		struct rs_id e;
+		uint64_t esize;
+
+		put(f, "e", 0, 1, NULL, &e, &esize);
+		st = put_again(f, "e", &e, esize);
+		assert_true(st.already_present);
+		assert_int_equal(get_equals(f, &e, esize, "e"), 0);
+	}
+}
+
 /*
  * Repack: y borrowed x's first chunk; x is dropped, so x's pack is mostly
  * unused. gc --repack copies the one used chunk into a new pack, rewrites
@@ -530,6 +629,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gc_interrupted_at_every_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repair_restores_what_a_clone_holds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc_repacks_a_mostly_unused_pack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_put_checks_the_packs_of_a_listed_manifest, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -186,7 +186,7 @@ static void test_generic_only_and_other_objects_keep_identity(void **state)
 
 static void test_unknown_transform_refused(void **state)
 {
-	assert_get_refused(*state, 0, 9, RS_EFORMAT, "uses transform 9, which this build cannot undo");
+	assert_get_refused(*state, 0, 9, RS_ENEWER, "uses transform 9, which this build cannot undo");
 }
 
 /* Identity chunks that a manifest claims are a container: refused, no file left. */
