@@ -104,7 +104,8 @@ static int check_store(struct agent *a, const struct rs_lfs_message *msg)
 	   this clone holds sessions the store never got, which it serves. */
 	if (e == RS_ENOTFOUND && msg->operation == RS_LFS_OP_DOWNLOAD && !held)
 		return e;
-	if (e == RS_ENEWER)
+	if (e == RS_EUSAGE || e == RS_EFORMAT || e == RS_ETOOBIG || e == RS_EREMOTE ||
+	    e == RS_ENEWER)
 		return e;
 	if (e && e != RS_ENOTFOUND)
 		return rs_error_wrap(e, "the results remote '%s' does not answer",

@@ -49,6 +49,7 @@ if [ "$LEVEL" = all ]; then
     chromium                                  # tests/e2e/test_html.sh: headless rendering of trend/site pages (no Node.js)
     strace                                    # tests/e2e/test_results_crash.sh: kills at exact system calls
     jq                                        # tests/e2e/test_hostile_repo.sh: edits committed JSON
+    cmark-gfm                                 # tests/e2e/test_hostile_text.sh: renders the Markdown as GitHub does
     ceph-mon ceph-osd radosgw ceph-common     # tests/servers/radosgw.sh: Ceph's S3 gateway on loopback (test_radosgw.sh)
   )
   # Node.js 18 (Debian 12's) or newer runs azurite and s3rver. It may come

@@ -8,6 +8,8 @@
 #ifndef RESULTS_CHECKOUT_H
 #define RESULTS_CHECKOUT_H
 
+#include "results/error.h"
+
 struct rs_buf;
 struct rs_id;
 struct rs_pointer;
@@ -23,6 +25,7 @@ struct rs_repo;
  * tree and the temporary file goes where git never sees it
  * (.git/results/tmp, rs_repo_tmpfile_for); without, beside `dest`.
  */
+RS_MUST_CHECK
 int rs_repo_copy_object(struct rs_repo *r, const char *src, const char *dest,
 			const struct rs_id *oid);
 
@@ -41,6 +44,7 @@ int rs_repo_copy_object(struct rs_repo *r, const char *src, const char *dest,
  * holds the content (also when it already did). Returns 0, or the copy's
  * error (`*placed` 0; the object itself is still in place).
  */
+RS_MUST_CHECK
 int rs_repo_checkout_object(struct rs_repo *r, const char *rel, const char *object_path,
 			    const struct rs_pointer *p, const struct rs_buf *pointer_text,
 			    int verified, int *placed);

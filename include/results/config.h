@@ -13,10 +13,13 @@
 #ifndef RESULTS_CONFIG_H
 #define RESULTS_CONFIG_H
 
+#include "results/error.h"
+
 struct rs_config;
 struct rs_remote_options;
 
 /* Snapshot the global and system config, as git reads them outside a repository. */
+RS_MUST_CHECK
 int rs_config_open_default(struct rs_config **out);
 
 /* Free a snapshot from rs_config_open_default (never rs_repo_config's). */

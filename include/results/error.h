@@ -26,7 +26,10 @@ enum rs_error_code {
 	RS_EUSAGE = -5,     /* bad input from the user or caller */
 	RS_EAUTH = -6,      /* credentials refused */
 	RS_EEXISTS = -7,    /* already there */
-	RS_ENEWER = -8,     /* written by a newer results (another store, pack,
+	RS_ETOOBIG = -8,    /* larger than its cap: a buffer, a file, a session */
+	RS_EFORMAT = -9,    /* a format this build does not read, not simply newer */
+	RS_EREMOTE = -10,   /* the remote cannot serve as addressed (no such bucket) */
+	RS_ENEWER = -11,    /* written by a newer results (another store, pack,
 	                       manifest or codec version): upgrade; never damage */
 };
 
@@ -55,6 +58,24 @@ const char *rs_error_message(void);
 int rs_error_last(void);
 
 void rs_error_clear(void);
+
+#define RS_ERROR_MESSAGE_MAX 1024 /* a message is cut to this, its NUL included */
+
+/*
+ * A thread's error, kept. Error slots are per thread: a worker saves its
+ * failure for the thread that joins it, and a caller keeps a message
+ * across calls that set their own. The one way to do either.
+ */
+struct rs_error_saved {
+	int code;
+	char message[RS_ERROR_MESSAGE_MAX];
+};
+
+/* `code` and this thread's current message into `s`. */
+void rs_error_save(struct rs_error_saved *s, int code);
+
+/* Make `s` this thread's error again; returns its code. */
+int rs_error_restore(const struct rs_error_saved *s);
 
 /* A short stable name for a code ("not found", "corrupt", ...). */
 const char *rs_error_name(int code);

@@ -45,6 +45,7 @@ void rs_repo_libgit2_version(int *major, int *minor, int *rev);
  * repository counts as none: results needs a working tree). The object
  * is the caller's (rs_repo_free).
  */
+RS_MUST_CHECK
 int rs_repo_open(struct rs_repo **out, const char *path);
 
 /* rs_repo_open_ext flags. */
@@ -55,6 +56,7 @@ int rs_repo_open(struct rs_repo **out, const char *path);
  * it in this way: git-lfs also transfers from bare repositories, where
  * only the LFS folders and the config make sense.
  */
+RS_MUST_CHECK
 int rs_repo_open_ext(struct rs_repo **out, const char *path, unsigned flags);
 
 void rs_repo_free(struct rs_repo *r);
@@ -99,6 +101,7 @@ struct rs_config *rs_repo_config(struct rs_repo *r);
  * common git dir, as git-lfs reads it). What is renamed into
  * .git/lfs/objects is written here: the same file system as the objects.
  */
+RS_MUST_CHECK
 int rs_repo_lfs_tmp_dir(struct rs_buf *out, const struct rs_repo *r);
 
 /*

@@ -102,6 +102,7 @@ int rs_setup_global(const char *endpoint, const char *url, const char *agent_pat
  * Where git runs this clone's hooks from: core.hooksPath (relative to the
  * working tree), else <common git dir>/hooks; appended to `out`.
  */
+RS_MUST_CHECK
 int rs_repo_hooks_dir(struct rs_buf *out, struct rs_repo *r);
 
 /* What `results init` was asked for (rs_setup_choose_remote). */

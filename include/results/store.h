@@ -63,8 +63,9 @@ const char *rs_objstore_display_url(const struct rs_objstore *s);
  * Read the remote's FORMAT file: 0 when it names this format,
  * RS_ENOTFOUND when the remote holds no store yet (the message says it
  * is probably a mistyped remote; the first upload writes it), RS_ENEWER
- * for a store in another format, and the remote's error when it does
- * not answer.
+ * for a newer format ("results-store N", N above this build's),
+ * RS_EFORMAT for another FORMAT text, RS_ETOOBIG for one past its cap,
+ * and the remote's error when it does not answer.
  */
 RS_MUST_CHECK int rs_objstore_check_format(struct rs_objstore *s);
 
@@ -308,7 +309,8 @@ enum rs_fetch_stage {
 	RS_FETCH_FOLLOW,   /* the committed remote is not the one this clone uses */
 	RS_FETCH_OPEN,     /* opening the remote (RS_ENOTFOUND: none configured) */
 	RS_FETCH_REMOTE,   /* the remote does not answer or holds no store;
-			      RS_ENEWER: a store in another format */
+			      RS_ENEWER: a newer store; RS_EFORMAT,
+			      RS_ETOOBIG: not a FORMAT this build reads */
 	RS_FETCH_DOWNLOAD, /* the object: RS_ENOTFOUND missing, RS_ECORRUPT damaged */
 	RS_FETCH_LOCAL,    /* writing here */
 };

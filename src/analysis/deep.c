@@ -15,6 +15,7 @@
 #include "analysis/deep.h"
 #include "session/session.h"
 #include "results/error.h"
+#include "results/escape.h"
 
 #include <errno.h>
 #include <math.h>
@@ -573,13 +574,13 @@ static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md
 {
 	int err;
 
-	err = rs_buf_puts(out, md ? "- `" : "  ");
+	err = rs_buf_puts(out, md ? "- " : "  ");
 	if (err)
 		return err;
-	err = rs_buf_puts(out, f->label);
+	err = md ? rs_escape_md_code(out, f->label, 0) : rs_buf_puts(out, f->label);
 	if (err)
 		return err;
-	err = put_seconds(out, md ? "`: " : ": ", f->head_total);
+	err = put_seconds(out, ": ", f->head_total);
 	if (err)
 		return err;
 	return rs_buf_puts(out, "\n");
@@ -594,7 +595,7 @@ static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const cha
 		err = rs_buf_puts(out, "| ");
 		if (err)
 			return err;
-		err = rs_md_escape(out, path);
+		err = rs_escape_md_text(out, path);
 		if (err)
 			return err;
 		err = put_seconds(out, " | ", p->base_total);
@@ -851,7 +852,7 @@ static int flame_title(struct rs_buf *out, const struct flame *fl,
 {
 	int err;
 
-	err = rs_html_escape(out, p->path);
+	err = rs_escape_html_attr(out, p->path);
 	if (err)
 		return err;
 	err = rs_buf_puts(out, "&#10;");
@@ -896,7 +897,7 @@ static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, doub
 	err = flame_title(out, fl, p, delta);
 	if (err)
 		return err;
-	err = rs_html_escape(out, rs_deep_last_label(p->path));
+	err = rs_escape_html_text(out, rs_deep_last_label(p->path));
 	if (err)
 		return err;
 	err = rs_buf_puts(out, "</div>\n");
@@ -998,7 +999,7 @@ static int flame_page_head(struct rs_buf *out, const struct rs_deep_diff *d, con
 	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
 	if (err)
 		return err;
-	err = rs_html_escape(out, title ? title : "differential flame graph");
+	err = rs_escape_html_text(out, title ? title : "differential flame graph");
 	if (err)
 		return err;
 	err = rs_buf_printf(out, "</title><style>"
@@ -1013,7 +1014,7 @@ static int flame_page_head(struct rs_buf *out, const struct rs_deep_diff *d, con
 		"</style></head><body>\n<h1>", depth * FLAME_ROW + 2, FLAME_ROW);
 	if (err)
 		return err;
-	err = rs_html_escape(out, title ? title : "differential flame graph");
+	err = rs_escape_html_text(out, title ? title : "differential flame graph");
 	if (err)
 		return err;
 	err = rs_buf_printf(out, "</h1>\n<p class=\"key\">The head run's call paths (at least %g%% of a run), ",

@@ -13,6 +13,7 @@
 #include "analysis/render.h"
 #include "analysis/runview.h"
 #include "results/error.h"
+#include "results/escape.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,7 +65,12 @@ static const char sort_js[] =
 
 static int esc(struct rs_buf *out, const char *s)
 {
-	return rs_html_escape(out, s ? s : "");
+	return rs_escape_html_text(out, s);
+}
+
+static int esc_attr(struct rs_buf *out, const char *s)
+{
+	return rs_escape_html_attr(out, s);
 }
 
 /* `before`, `value` escaped, `after`. */
@@ -81,6 +87,25 @@ static int esc_between(struct rs_buf *out, const char *before, const char *value
 	return err;
 }
 
+/*
+ * A value from a run at the very start of an href would choose its
+ * scheme: "javascript:..." is a valid run path component. Such a value
+ * (a ':' before any '/') is written after "./", which keeps it a
+ * relative link.
+ */
+static int link_value(struct rs_buf *out, const char *v, int first)
+{
+	const char *colon = strchr(v, ':'), *slash = strchr(v, '/');
+	int err;
+
+	if (first && colon && (!slash || colon < slash)) {
+		err = rs_buf_puts(out, "./");
+		if (err)
+			return err;
+	}
+	return esc_attr(out, v);
+}
+
 int rs_html_link(struct rs_buf *out, const char *tmpl, const char *id,
 		 const char *path, const char *commit)
 {
@@ -88,25 +113,27 @@ int rs_html_link(struct rs_buf *out, const char *tmpl, const char *id,
 	int err;
 
 	while (*p) {
+		int first = p == tmpl;
+
 		if (!strncmp(p, "{id}", 4)) {
-			err = esc(out, id);
+			err = link_value(out, id, first);
 			if (err)
 				return err;
 			p += 4;
 		} else if (!strncmp(p, "{path}", 6)) {
-			err = esc(out, path);
+			err = link_value(out, path, first);
 			if (err)
 				return err;
 			p += 6;
 		} else if (!strncmp(p, "{commit}", 8)) {
-			err = esc(out, commit);
+			err = link_value(out, commit, first);
 			if (err)
 				return err;
 			p += 8;
 		} else {
 			char c[2] = { *p++, 0 };
 
-			err = esc(out, c);
+			err = esc_attr(out, c);
 			if (err)
 				return err;
 		}
@@ -186,7 +213,7 @@ static int chart_open(struct rs_buf *out, const struct rs_series *s, size_t pres
 	err = rs_buf_puts(out, "<figure class=\"chart\" data-series=\"");
 	if (err)
 		return err;
-	err = esc(out, s->name);
+	err = esc_attr(out, s->name);
 	if (err)
 		return err;
 	err = rs_buf_printf(out, "\" data-points=\"%zu\" data-change-points=\"%zu\"><figcaption>",
@@ -883,8 +910,11 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 	if (err)
 		return err;
 	if (diff_page) {
-		err = esc_between(out, "<p><a href=\"", diff_page,
-				  "\">Differential flame graph</a> against the run before it.</p>\n");
+		err = rs_buf_puts(out, "<p><a href=\"");
+		if (!err)
+			err = esc_attr(out, diff_page);
+		if (!err)
+			err = rs_buf_puts(out, "\">Differential flame graph</a> against the run before it.</p>\n");
 		if (err)
 			return err;
 	}

@@ -12,6 +12,7 @@
 #include "analysis/html.h"
 #include "analysis/render.h"
 #include "results/error.h"
+#include "results/escape.h"
 
 #define OPEN_MAX_DEPTH 64      /* deeper frames are not drawn (bounded recursion) */
 #define OPEN_OPEN_DEPTH 2      /* levels unfolded when the page opens, */
@@ -74,12 +75,12 @@ static int node_line(struct rs_buf *out, const struct tree *t, const struct rs_p
 			    t->root > 0 ? p->head_total / t->root * 100 : 0);
 	if (err)
 		goto out;
-	err = rs_html_escape(out, name.ptr ? name.ptr : "");
+	err = rs_escape_html_text(out, name.ptr ? name.ptr : "");
 	if (err)
 		goto out;
 	err = rs_buf_puts(out, "</span> <span class=\"muted\">");
 	if (!err && has_file)
-		err = rs_html_escape(out, paren);
+		err = rs_escape_html_text(out, paren);
 	if (!err)
 		err = rs_buf_puts(out, "</span>");
 out:
@@ -137,13 +138,13 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
 	if (err)
 		goto out;
-	err = rs_html_escape(out, title);
+	err = rs_escape_html_text(out, title);
 	if (err)
 		goto out;
 	err = rs_buf_printf(out, "</title><style>%s</style></head><body>\n<h1>", page_css);
 	if (err)
 		goto out;
-	err = rs_html_escape(out, title);
+	err = rs_escape_html_text(out, title);
 	if (err)
 		goto out;
 	err = rs_buf_puts(out, "</h1>\n");

@@ -22,6 +22,7 @@
  * (rs_html_run_charts). Errors: RS_ENOTFOUND,
  * the parser's RS_ECORRUPT / RS_EUSAGE, RS_EGENERIC.
  */
+RS_MUST_CHECK
 int rs_open_html(struct rs_buf *out, const char *session_path, const char *title,
 		 double min_share, const json_t *run);
 

@@ -1,7 +1,9 @@
 /*
- * Renderers. Text is for a terminal (fixed columns), Markdown for GitHub
- * (tables; escaping of '|' and markup characters so a function name such
- * as "__init__" or "<lambda>" survives), JSON is built with jansson so
+ * Renderers. Text is for a terminal (fixed columns; the program writes it
+ * through rs_escape_term), Markdown for GitHub (tables; every name from a
+ * run or a session through results/escape.h, a function name as a code
+ * span so that "__init__", "<lambda>" or "a`b|<img>" shows as it is and
+ * nothing else), JSON is built with jansson so
  * that escaping and number formatting are right by construction (NaN,
  * which JSON lacks, becomes null).
  */
@@ -9,6 +11,7 @@
 #include "analysis/render.h"
 #include "analysis/culprit.h"
 #include "results/error.h"
+#include "results/escape.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -29,43 +32,45 @@ int rs_format_parse(enum rs_format *out, const char *name)
 	return 0;
 }
 
-int rs_md_escape(struct rs_buf *out, const char *s)
+/*
+ * An untrusted name (a function, a run id, a workload key): a code span
+ * in Markdown (`flags`: RS_ESCAPE_IN_TABLE in a table cell), as it is in
+ * text, which the program writes through rs_escape_term.
+ */
+static int put_code(struct rs_buf *out, const char *s, int md, unsigned flags)
 {
-	int err;
-
-	for (; *s; s++) {
-		if (strchr("\\`*_{}[]<>()#+-!|~", *s)) {
-			err = rs_buf_putc(out, '\\');
-			if (err)
-				return err;
-		}
-		if (*s == '\n' || *s == '\r') {
-			err = rs_buf_putc(out, ' ');
-			if (err)
-				return err;
-		} else {
-			err = rs_buf_putc(out, *s);
-			if (err)
-				return err;
-		}
-	}
-	return 0;
+	return md ? rs_escape_md_code(out, s, flags) : rs_buf_puts(out, s ? s : "");
 }
 
-int rs_html_escape(struct rs_buf *out, const char *s)
+/* Untrusted prose (an accept message, a verdict): Markdown text, or as it is. */
+static int put_text(struct rs_buf *out, const char *s, int md)
 {
-	int err = 0;
+	return md ? rs_escape_md_text(out, s) : rs_buf_puts(out, s ? s : "");
+}
 
-	for (; *s && !err; s++) {
-		switch (*s) {
-		case '<': err = rs_buf_puts(out, "&lt;"); break;
-		case '>': err = rs_buf_puts(out, "&gt;"); break;
-		case '&': err = rs_buf_puts(out, "&amp;"); break;
-		case '"': err = rs_buf_puts(out, "&quot;"); break;
-		case '\'': err = rs_buf_puts(out, "&#39;"); break;
-		default: err = rs_buf_putc(out, *s);
-		}
-	}
+/* `before`, put_code(`s`), `after`. */
+static int put_code_between(struct rs_buf *out, const char *before, const char *s,
+			    const char *after, int md)
+{
+	int err = rs_buf_puts(out, before);
+
+	if (!err)
+		err = put_code(out, s, md, 0);
+	if (!err)
+		err = rs_buf_puts(out, after);
+	return err;
+}
+
+/* `before`, put_text(`s`), `after`. */
+static int put_text_between(struct rs_buf *out, const char *before, const char *s,
+			    const char *after, int md)
+{
+	int err = rs_buf_puts(out, before);
+
+	if (!err)
+		err = put_text(out, s, md);
+	if (!err)
+		err = rs_buf_puts(out, after);
 	return err;
 }
 
@@ -339,40 +344,41 @@ static int dump_json(struct rs_buf *out, json_t *j)
 /* "name (file:line)" or, for a rename, "old -> new (file:line)". A
  * thread's root frame has its thread id as "line", new every run: it is
  * shown as "MainThread (<thread>)". */
-static int func_label(struct rs_buf *out, const struct rs_func_delta *f, int md)
+static int func_label(struct rs_buf *out, const struct rs_func_delta *f, int md,
+		      unsigned flags)
 {
 	const char *file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
 	int err;
 
 	if (!strcmp(f->file, "<thread>")) {
 		if (md) {
-			err = rs_buf_printf(out, "`%s` ", f->function);
+			err = rs_escape_md_code(out, f->function, flags);
 			if (err)
 				return err;
-			return rs_md_escape(out, f->file);
+			err = rs_buf_putc(out, ' ');
+			if (err)
+				return err;
+			return rs_escape_md_text(out, f->file);
 		}
 		return rs_buf_printf(out, "%s (%s)", f->function, f->file);
 	}
 
 	if (md) {
-		err = rs_buf_puts(out, "`");
-		if (err)
-			return err;
 		if (f->old_function) {
-			err = rs_buf_puts(out, f->old_function);
+			err = rs_escape_md_code(out, f->old_function, flags);
 			if (err)
 				return err;
-			err = rs_buf_puts(out, "` → `");
+			err = rs_buf_puts(out, " → ");
 			if (err)
 				return err;
 		}
-		err = rs_buf_puts(out, f->function);
+		err = rs_escape_md_code(out, f->function, flags);
 		if (err)
 			return err;
-		err = rs_buf_puts(out, "` ");
+		err = rs_buf_putc(out, ' ');
 		if (err)
 			return err;
-		err = rs_md_escape(out, file);
+		err = rs_escape_md_text(out, file);
 		if (err)
 			return err;
 		return rs_buf_printf(out, ":%ld%s", f->line, f->probable ? " (probably)" : "");
@@ -462,7 +468,7 @@ static int func_row(struct rs_buf *out, const struct rs_func_delta *f, int md,
 	double rel = b > 0 ? (h - b) / b : NAN;
 	int err;
 
-	err = func_label(&cell, f, md);
+	err = func_label(&cell, f, md, RS_ESCAPE_IN_TABLE);
 	if (err)
 		goto out;
 	if (md)
@@ -644,7 +650,7 @@ static int explain_line(struct rs_buf *out, const struct rs_func_delta *f, int m
 	err = rs_buf_puts(out, md ? "- " : "  ");
 	if (err)
 		return err;
-	err = func_label(out, f, md);
+	err = func_label(out, f, md, 0);
 	if (err)
 		return err;
 	err = rs_buf_puts(out, ": total time ");
@@ -864,7 +870,7 @@ static int metrics_table(struct rs_buf *out, const struct rs_diff *d, int md)
 		if (md) {
 			err = rs_buf_puts(out, "| ");
 			if (!err)
-				err = rs_md_escape(out, m->name);
+				err = rs_escape_md_text(out, m->name);
 			if (!err)
 				err = rs_buf_printf(out, " | %s | %s | %s |\n", a.ptr, b.ptr, c.ptr);
 		} else {
@@ -943,7 +949,9 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 				    short_sha(d->base_commit, s1), short_sha(d->head_commit, s2));
 		if (err)
 			return err;
-		err = rs_buf_printf(out, "Base run `%s`, head run `%s`.", d->base_id, d->head_id);
+		err = put_code_between(out, "Base run ", d->base_id, ", ", md);
+		if (!err)
+			err = put_code_between(out, "head run ", d->head_id, ".", md);
 		if (err)
 			return err;
 	} else {
@@ -954,7 +962,7 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 			return err;
 	}
 	if (d->workload_key) {
-		err = rs_buf_printf(out, md ? " Workload `%s`: " : "\nworkload %s: ", d->workload_key);
+		err = put_code_between(out, md ? " Workload " : "\nworkload ", d->workload_key, ": ", md);
 		if (err)
 			return err;
 		err = rs_render_number(out, d->base_workload);
@@ -1268,37 +1276,46 @@ static int check_heading(struct rs_buf *out, const struct rs_check_result *r, in
 		return err;
 	err = rs_render_verdict(&v, r);
 	if (!err)
-		err = rs_buf_printf(out, md ? "**%s**\n\n" : "verdict: %s\n", v.ptr);
+		err = put_text_between(out, md ? "**" : "verdict: ", v.ptr, md ? "**\n\n" : "\n", md);
 	rs_buf_release(&v);
 	if (err)
 		return err;
 	if (r->duplicate_of) {
-		err = rs_buf_printf(out, md ? "This run records the same session as run `%s` (same oid): not a new measurement.\n\n"
-					    : "this run records the same session as run %s (same oid): not a new measurement\n",
-				    r->duplicate_of);
+		err = put_code_between(out, md ? "This run records the same session as run "
+					       : "this run records the same session as run ",
+				       r->duplicate_of, md ? " (same oid): not a new measurement.\n\n"
+							   : " (same oid): not a new measurement\n", md);
 		if (err)
 			return err;
 	}
 	if (r->accepted)
-		err = rs_buf_printf(out, md ? "Slowdown accepted with the run: %s\n\n" : "slowdown accepted with the run: %s\n",
-				    r->accepted);
+		err = put_text_between(out, md ? "Slowdown accepted with the run: "
+					       : "slowdown accepted with the run: ",
+				       r->accepted, md ? "\n\n" : "\n", md);
 	return err;
 }
 
 /* Why there is nothing to check. */
 static int check_no_baseline(struct rs_buf *out, const struct rs_check_result *r, int md)
 {
-	if (r->n_other_config)
-		return rs_buf_printf(out, md ? "No comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check.\n"
-					     : "no comparable baseline: the %zu earlier run%s on this machine ran another configuration (%s); nothing to check\n",
-				     r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config);
+	int err;
+
+	if (r->n_other_config) {
+		err = rs_buf_printf(out, md ? "No comparable baseline: the %zu earlier run%s on this machine ran another configuration ("
+					    : "no comparable baseline: the %zu earlier run%s on this machine ran another configuration (",
+				    r->n_other_config, r->n_other_config == 1 ? "" : "s");
+		if (err)
+			return err;
+		return put_text_between(out, "", r->other_config,
+					md ? "); nothing to check.\n" : "); nothing to check\n", md);
+	}
 	return rs_buf_printf(out, md ? "No earlier commit profiled on the same machine to compare with%s; nothing to check.\n"
 				     : "no earlier commit profiled on the same machine to compare with%s; nothing to check\n",
 			     r->n_other_machine ? " (runs from other machines are not compared)" : "");
 }
 
 /* The noise estimate and the history runs left out, on the baseline line. */
-static int check_left_out(struct rs_buf *out, const struct rs_check_result *r)
+static int check_left_out(struct rs_buf *out, const struct rs_check_result *r, int md)
 {
 	int err;
 
@@ -1312,8 +1329,10 @@ static int check_left_out(struct rs_buf *out, const struct rs_check_result *r)
 	if (err)
 		return err;
 	if (r->n_other_config) {
-		err = rs_buf_printf(out, "; %zu run%s of another configuration left out (%s)",
-				    r->n_other_config, r->n_other_config == 1 ? "" : "s", r->other_config);
+		err = rs_buf_printf(out, "; %zu run%s of another configuration left out (",
+				    r->n_other_config, r->n_other_config == 1 ? "" : "s");
+		if (!err)
+			err = put_text_between(out, "", r->other_config, ")", md);
 		if (err)
 			return err;
 	}
@@ -1331,12 +1350,10 @@ static int check_workload(struct rs_buf *out, const struct rs_check_result *r, i
 	if (!r->workload_key) {
 		if (!r->same_workload)
 			return 0;
-		return rs_buf_printf(out, md ? "; workload `%s` on both sides, time compared as is"
-					     : "; workload %s on both sides, time compared as is",
-				     r->same_workload);
+		return put_code_between(out, "; workload ", r->same_workload,
+					" on both sides, time compared as is", md);
 	}
-	err = rs_buf_printf(out, md ? "; time judged per unit of `%s` (" : "; time judged per unit of %s (",
-			    r->workload_key);
+	err = put_code_between(out, "; time judged per unit of ", r->workload_key, " (", md);
 	if (err)
 		return err;
 	err = rs_render_number(out, r->diff ? r->diff->base_workload : NAN);
@@ -1388,16 +1405,16 @@ static int check_baseline(struct rs_buf *out, const struct rs_check_result *r, i
 	err = check_wall(out, r);
 	if (err)
 		return err;
-	err = check_left_out(out, r);
+	err = check_left_out(out, r, md);
 	if (err)
 		return err;
 	err = check_workload(out, r, md);
 	if (err)
 		return err;
 	if (r->baseline_accepted) {
-		err = rs_buf_printf(out, md ? ".\nThe baseline run was accepted as the new baseline: %s"
-					    : "\nthe baseline run was accepted as the new baseline: %s",
-				    r->baseline_accepted);
+		err = put_text_between(out, md ? ".\nThe baseline run was accepted as the new baseline: "
+					       : "\nthe baseline run was accepted as the new baseline: ",
+				       r->baseline_accepted, "", md);
 		if (err)
 			return err;
 	}
@@ -1427,10 +1444,15 @@ static int check_row(struct rs_buf *out, const struct rs_check_metric *m,
 	if (err)
 		goto out;
 	if (md) {
-		err = rs_buf_printf(out, "| %s%s%s | %s | %s | %s | ±%.1f%% | %s |\n",
-				    m->regressed && m->gating ? "**" : "", m->name,
-				    m->regressed && m->gating ? "**" : "", a.ptr, b.ptr,
-				    c.ptr, m->band * 100, verdict(m, r->accepted_regression, r->machine_slower));
+		const char *strong = m->regressed && m->gating ? "**" : "";
+
+		err = rs_buf_printf(out, "| %s", strong);
+		if (!err)
+			err = rs_escape_md_text(out, m->name);
+		if (!err)
+			err = rs_buf_printf(out, "%s | %s | %s | %s | ±%.1f%% | %s |\n", strong,
+					    a.ptr, b.ptr, c.ptr, m->band * 100,
+					    verdict(m, r->accepted_regression, r->machine_slower));
 		goto out;
 	}
 	snprintf(band, sizeof(band), "±%.1f%%", m->band * 100);
@@ -1451,7 +1473,7 @@ static int finding_line(struct rs_buf *out, const struct rs_check_result *r,
 
 	err = rs_buf_puts(out, md ? "- " : "  ");
 	if (!err)
-		err = func_label(out, &r->diff->funcs[f->func], md);
+		err = func_label(out, &r->diff->funcs[f->func], md, 0);
 	if (!err)
 		err = rs_buf_printf(out, ": total time %.1f%% %s %.1f%% of the run (", f->base_share * 100,
 				    md ? "→" : "->", f->head_share * 100);
@@ -1514,8 +1536,11 @@ static int check_details(struct rs_buf *out, const struct rs_check_result *r, in
 		return err;
 	if (!r->diff || !md)
 		return 0;
-	err = rs_buf_printf(out, "\n<details><summary>Full comparison with run <code>%s</code></summary>\n\n",
-			    r->diff->base_id);
+	err = rs_buf_puts(out, "\n<details><summary>Full comparison with run <code>");
+	if (!err)
+		err = rs_escape_html_text(out, r->diff->base_id);
+	if (!err)
+		err = rs_buf_puts(out, "</code></summary>\n\n");
 	if (err)
 		return err;
 	err = render_diff_body(out, r->diff, 1, 10);

@@ -33,6 +33,8 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
  * The check in one line, for a summary page or a table cell:
  * "+13% vs c1d2e3f: trace_contacts (new, 4.1 s)", "+0% vs c1d2e3f: no
  * regression", "no comparable baseline (another configuration)".
+ * Plain text holding a function name: a Markdown or HTML writer escapes
+ * it (results/escape.h).
  */
 RS_MUST_CHECK
 int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r);
@@ -41,15 +43,6 @@ int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r);
 RS_MUST_CHECK
 int rs_render_trend(struct rs_buf *out, const struct rs_trend *t,
 		    enum rs_format fmt);
-
-/*
- * Append `s` escaped for a Markdown table cell / HTML text / a JSON
- * string body (no quotes added).
- */
-RS_MUST_CHECK
-int rs_md_escape(struct rs_buf *out, const char *s);
-RS_MUST_CHECK
-int rs_html_escape(struct rs_buf *out, const char *s);
 
 /*
  * A duration in s/ms/us with three significant digits ("1.23 s",

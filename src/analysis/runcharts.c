@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analysis/render.h"
+#include "results/escape.h"
 #include "util/array.h"
 
 #define W 720.0          /* plot width, px */
@@ -78,7 +79,7 @@ static int open_chart(struct rs_buf *out, const char *caption, const char *cls,
 	int err = rs_buf_printf(out, "<figure class=\"chart %s\"><figcaption>", cls);
 
 	if (!err)
-		err = rs_html_escape(out, caption);
+		err = rs_escape_html_text(out, caption);
 	if (!err)
 		err = rs_buf_printf(out, "</figcaption><svg role=\"img\" width=\"%.0f\" height=\"%.0f\" "
 				    "viewBox=\"0 0 %.0f %.0f\">", LEFT + W + 8, H + BOTTOM + 8,
@@ -167,7 +168,7 @@ static int legend(struct rs_buf *out, const json_t *names, const json_t *totals,
 		err = rs_buf_printf(out, "<span class=\"key\"><span class=\"sw\" style=\"background:%s\">"
 				    "</span>", palette[i % 9]);
 		if (!err)
-			err = rs_html_escape(out, json_string_value(n));
+			err = rs_escape_html_text(out, json_string_value(n));
 		if (!err)
 			err = rs_buf_printf(out, " %.3g s</span> ", t);
 	}
@@ -465,7 +466,7 @@ static int logged_charts(struct rs_buf *out, const struct csv *c, const char *fi
 	size_t drawn = 0;
 
 	if (!err)
-		err = rs_html_escape(out, file);
+		err = rs_escape_html_text(out, file);
 	if (!err)
 		err = rs_buf_printf(out, "</code></h2>\n<p class=\"muted\">The model's own statistics, "
 				    "one point per logging tick (%zu ticks).</p>\n", c->nrows);

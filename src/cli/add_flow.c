@@ -70,12 +70,10 @@ static const char *default_branch(void)
 	return "main";
 }
 
-/* Input errors (a missing file, not a session) are the user's to fix. */
+/* Input errors (a missing file, not a session, over a cap) are the user's to fix. */
 static int input_status(int err)
 {
-	if (err == RS_ENOTFOUND || err == RS_ECORRUPT || err == RS_EUSAGE)
-		return RS_EXIT_USAGE;
-	return rs_cli_exit_for(err);
+	return rs_cli_exit_in(err, RS_CLI_INPUT);
 }
 
 /* RESULTS_RECORDED_AT, else now: RS_EXIT_*. */

@@ -9,6 +9,10 @@
 #ifndef RS_CLI_H
 #define RS_CLI_H
 
+#include <stdio.h>
+
+#include "results/buf.h"
+
 enum rs_exit {
 	RS_EXIT_OK = 0,
 	RS_EXIT_REGRESSION = 1, /* results check found a regression */
@@ -57,12 +61,36 @@ int cmd_version(int argc, char **argv);
 /* True when argv[1..] holds -h or --help (every command answers it). */
 int rs_cli_wants_help(int argc, char **argv);
 
-/* The generic mapping of an RS_E* code to an exit status (RS_EUSAGE -> 2,
-   RS_ECORRUPT -> 7, RS_EAUTH/RS_ERETRY -> 5, else 8). Commands that know
-   more (not found = unknown run, or = object missing) map it themselves. */
-int rs_cli_exit_for(int err);
+/* Of what an error is said, for the exit table of main.c. */
+enum rs_cli_where {
+	RS_CLI_ANY,    /* the repository, a store, the program itself */
+	RS_CLI_INPUT,  /* files the user named (`results add`): theirs to fix, 2 */
+	RS_CLI_REMOTE, /* opening the remote: what is not a usage, size or
+			  format error is a remote problem, 5 */
+	RS_CLI_WHERE_COUNT
+};
 
-/* Print "results: <fmt...>" on stderr and return `status`. */
+/*
+ * An RS_E* code's exit status, from the one table in main.c (documented
+ * in docs/cli.md): RS_EUSAGE 2; RS_ECORRUPT, RS_ETOOBIG and RS_EFORMAT 7;
+ * RS_EAUTH, RS_ERETRY and RS_EREMOTE 5; else 8. Commands that know more
+ * (not found = unknown run, or = object missing) say so themselves.
+ */
+int rs_cli_exit_in(int err, enum rs_cli_where where);
+int rs_cli_exit_for(int err); /* rs_cli_exit_in(err, RS_CLI_ANY) */
+
+/*
+ * Text from a repository, a session or a server on its way to a terminal
+ * (results/escape.h: ESC, BEL and every other control shown, not sent).
+ * rs_cli_term: `s` as one line in `b` (cleared first), for a printf %s;
+ * "?" when out of memory. rs_cli_print: the `n` bytes of `p` (lines kept,
+ * NUL bytes shown too) to `f`; 0, or -1 with errno when writing fails.
+ */
+const char *rs_cli_term(struct rs_buf *b, const char *s);
+int rs_cli_print(FILE *f, const char *p, size_t n);
+
+/* Print "results: <fmt...>" on stderr (the message made safe for a
+   terminal, as rs_cli_term does) and return `status`. */
 int rs_cli_fail(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -59,8 +59,10 @@ static void say(enum rs_doctor_level level, enum rs_doctor_kind kind, const char
 {
 	static const char *const tag[] = { "ok  ", "warn", "FAIL" };
 	struct doctor *d = payload;
+	struct rs_buf safe = RS_BUF_INIT;
 
-	printf("%s  %s\n", tag[level], line);
+	printf("%s  %s\n", tag[level], rs_cli_term(&safe, line));
+	rs_buf_release(&safe);
 	d->lines++;
 	if (level == RS_DOCTOR_WARN)
 		d->warns++;

@@ -51,15 +51,9 @@ static int fetch_failed(const struct rs_fetch *f, int err)
 	case RS_FETCH_OPEN:
 		return rs_cli_error(err == RS_ENOTFOUND ? RS_EXIT_NOT_REPO : RS_EXIT_REMOTE);
 	case RS_FETCH_REMOTE:
-		return rs_cli_error(err == RS_ENEWER ? RS_EXIT_NEWER : RS_EXIT_REMOTE);
+		return rs_cli_error(rs_cli_exit_in(err, RS_CLI_REMOTE));
 	case RS_FETCH_DOWNLOAD:
-		if (err == RS_ENOTFOUND)
-			return rs_cli_error(RS_EXIT_MISSING);
-		if (err == RS_ECORRUPT || err == RS_ENEWER)
-			return rs_cli_report(err);
-		if (err == RS_EAUTH || err == RS_ERETRY)
-			return rs_cli_error(RS_EXIT_REMOTE);
-		return rs_cli_error(RS_EXIT_OTHER);
+		return rs_cli_error(err == RS_ENOTFOUND ? RS_EXIT_MISSING : rs_cli_exit_for(err));
 	default:
 		return rs_cli_report(err);
 	}

@@ -69,9 +69,12 @@ static void print_bytes(const char *label, uint64_t n)
 static void print_picked(const char *run_id, const char *recorded_at, void *payload)
 {
 	const struct rs_gc_settings *o = payload;
+	struct rs_buf id = RS_BUF_INIT, when = RS_BUF_INIT;
 
-	printf("%s raw session of run %s (%s)\n", o->dry_run ? "would remove" : "removing", run_id,
-	       recorded_at);
+	printf("%s raw session of run %s (%s)\n", o->dry_run ? "would remove" : "removing",
+	       rs_cli_term(&id, run_id), rs_cli_term(&when, recorded_at));
+	rs_buf_release(&id);
+	rs_buf_release(&when);
 }
 
 static void print_stats(const struct rs_gc_settings *o, const struct rs_gc_totals *t,
@@ -170,7 +173,7 @@ static int collect(struct rs_repo *repo, const struct rs_gc_settings *o, int fet
 			status = rs_cli_fail(RS_EXIT_NEWER, "gc stopped: %s; nothing was collected",
 					     rs_error_message());
 		else
-			status = rs_cli_fail(err == RS_ECORRUPT ? RS_EXIT_CORRUPT : RS_EXIT_REMOTE,
+			status = rs_cli_fail(rs_cli_exit_in(err, RS_CLI_REMOTE),
 					     "gc stopped: %s; nothing is lost, run it again",
 					     rs_error_message());
 		goto out;

@@ -52,10 +52,16 @@ static void print_metric(const struct rs_run_entry *e, const char *key, const ch
 	}
 }
 
+/* Every field is a committed index line's: escaped for the terminal. */
 static void print_row(const struct rs_run_entry *e)
 {
-	printf("%-40s %-8.8s %-16s %-10s ", rs_run_entry_id(e), rs_run_entry_commit(e),
-	       rs_run_entry_branch(e), rs_run_entry_trigger(e));
+	struct rs_buf f[4] = { RS_BUF_INIT, RS_BUF_INIT, RS_BUF_INIT, RS_BUF_INIT };
+
+	printf("%-40s %-8.8s %-16s %-10s ", rs_cli_term(&f[0], rs_run_entry_id(e)),
+	       rs_cli_term(&f[1], rs_run_entry_commit(e)), rs_cli_term(&f[2], rs_run_entry_branch(e)),
+	       rs_cli_term(&f[3], rs_run_entry_trigger(e)));
+	for (size_t i = 0; i < 4; i++)
+		rs_buf_release(&f[i]);
 	print_metric(e, "duration", "%*.3f", 10);
 	putchar(' ');
 	print_metric(e, "cpu_time", "%*.3f", 10);

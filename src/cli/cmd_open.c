@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/runsel.h"
 #include "results/error.h"
+#include "results/output.h"
 #include "results/report.h"
 #include "results/runs.h"
 
@@ -50,22 +51,10 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Open `path` for writing: a new file, or with `force` any file. */
-static int create_output(FILE **out, const char *path, int force)
+static int exists_error(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
-
-	if (fd < 0 && errno == EEXIST)
-		return rs_cli_fail(RS_EXIT_USAGE, "'%s' exists; give --force to overwrite it, "
-				   "or -o another file", path);
-	if (fd < 0)
-		return rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", path, strerror(errno));
-	*out = fdopen(fd, "wb");
-	if (!*out) {
-		close(fd);
-		return rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", path, strerror(errno));
-	}
-	return RS_EXIT_OK;
+	return rs_cli_fail(RS_EXIT_USAGE, "'%s' exists; give --force to overwrite it, "
+			   "or -o another file", path);
 }
 
 /* What the command line asks for. */
@@ -152,26 +141,35 @@ static int run_session(struct rs_buf *session, struct rs_run_doc **doc,
 
 /* Write the page (or, with --speedscope, the export) to a new file `a->output`. */
 static int write_output(const struct open_args *a, const char *session,
-			const struct rs_buf *page, int *written)
+			const struct rs_buf *page)
 {
-	FILE *out = NULL;
-	int err, status;
+	struct rs_output out = RS_OUTPUT_INIT;
+	int err, status = RS_EXIT_OK;
 
-	status = create_output(&out, a->output, a->force);
-	if (status)
-		return status;
-	*written = 1;
-	if (a->speedscope) {
-		err = rs_export_session(out, session, RS_EXPORT_SPEEDSCOPE, a->name);
-		if (err)
-			status = rs_cli_report(err);
-	} else if (fwrite(page->ptr, 1, page->len, out) != page->len) {
-		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", a->output,
-				     strerror(errno));
+	/* a temporary file renamed over FILE: a link at FILE is replaced, not followed */
+	err = rs_output_open(&out, a->output);
+	if (err) {
+		status = rs_cli_error(RS_EXIT_OTHER);
+		goto out;
 	}
-	if (fclose(out) && !status)
+	if (a->speedscope) {
+		err = rs_export_session(out.f, session, RS_EXPORT_SPEEDSCOPE, a->name);
+		if (err) {
+			status = rs_cli_report(err);
+			goto out;
+		}
+	} else if (fwrite(page->ptr, 1, page->len, out.f) != page->len) {
 		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", a->output,
 				     strerror(errno));
+		goto out;
+	}
+	err = rs_output_commit(&out, a->force ? RS_OUTPUT_REPLACE : 0);
+	if (err == RS_EEXISTS)
+		status = exists_error(a->output);
+	else if (err)
+		status = rs_cli_error(RS_EXIT_OTHER);
+out:
+	rs_output_release(&out);
 	return status;
 }
 
@@ -183,7 +181,7 @@ int cmd_open(int argc, char **argv)
 	struct rs_run_doc *doc = NULL;
 	struct rs_buf session = RS_BUF_INIT, page = RS_BUF_INIT, deflt = RS_BUF_INIT;
 	struct stat sb;
-	int err, status, done, written = 0;
+	int err, status, done;
 
 	status = parse_args(&a, argc, argv, &done);
 	if (done)
@@ -200,8 +198,7 @@ int cmd_open(int argc, char **argv)
 	}
 	/* refuse before any download */
 	if (!a.force && lstat(a.output, &sb) == 0) {
-		status = rs_cli_fail(RS_EXIT_USAGE, "'%s' exists; give --force to overwrite it, "
-				     "or -o another file", a.output);
+		status = exists_error(a.output);
 		goto out;
 	}
 	if (e) {
@@ -216,7 +213,7 @@ int cmd_open(int argc, char **argv)
 			goto out;
 		}
 	}
-	status = write_output(&a, session.ptr, &page, &written);
+	status = write_output(&a, session.ptr, &page);
 	if (status)
 		goto out;
 	if (a.speedscope)
@@ -224,8 +221,6 @@ int cmd_open(int argc, char **argv)
 	else
 		printf("wrote %s: open it in a browser\n", a.output);
 out:
-	if (status && written)
-		remove(a.output); /* no half-written file */
 	rs_buf_release(&session);
 	rs_buf_release(&page);
 	rs_buf_release(&deflt);

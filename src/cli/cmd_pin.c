@@ -65,8 +65,11 @@ static int change_all(struct rs_pins *pins, int unpin, int argc, char **argv)
 			return rs_cli_error(RS_EXIT_UNKNOWN);
 		if (err)
 			return rs_cli_report(err);
+		struct rs_buf safe = RS_BUF_INIT;
+
 		printf("%s %s\n", unpin ? (had ? "unpinned" : "was not pinned:")
-				       : (had ? "already pinned:" : "pinned"), id);
+				       : (had ? "already pinned:" : "pinned"), rs_cli_term(&safe, id));
+		rs_buf_release(&safe);
 	}
 	return RS_EXIT_OK;
 }

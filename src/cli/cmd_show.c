@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "results/buf.h"
@@ -59,14 +61,25 @@ static int show(struct rs_repo *repo, const char *query, int json)
 		status = rs_cli_report(err);
 		goto out;
 	}
-	fwrite(text.ptr, 1, text.len, stdout);
+	/*
+	 * The committed bytes: a terminal sees no control byte of them; a
+	 * pipe gets --json's record as committed (JSON escapes its controls).
+	 */
+	if (json && !isatty(STDOUT_FILENO))
+		fwrite(text.ptr, 1, text.len, stdout);
+	else if (rs_cli_print(stdout, text.ptr, text.len))
+		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write the output: %s", strerror(errno));
 	if (text.len && text.ptr[text.len - 1] != '\n')
 		putchar('\n');
 	rs_buf_clear(&text);
 	/* a note, never an error; on stderr with --json (stdout is JSON) */
-	if (rs_show_removed_by_retention(&text, runs, e))
+	if (rs_show_removed_by_retention(&text, runs, e)) {
+		struct rs_buf when = RS_BUF_INIT;
+
 		fprintf(json ? stderr : stdout, "\nraw session removed by retention on %s; summary kept\n",
-			text.ptr);
+			rs_cli_term(&when, text.ptr));
+		rs_buf_release(&when);
+	}
 	if (fflush(stdout) != 0)
 		status = rs_cli_fail(RS_EXIT_OTHER, "cannot write the output");
 out:

@@ -41,8 +41,11 @@ static const char usage[] =
 
 static void print_line(const char *line, void *payload)
 {
+	struct rs_buf safe = RS_BUF_INIT;
+
 	(void)payload;
-	printf("%s\n", line);
+	printf("%s\n", rs_cli_term(&safe, line));
+	rs_buf_release(&safe);
 }
 
 /* --repair: quarantine, push again, re-point; lines as they happen. */
@@ -63,10 +66,13 @@ static int report(const struct rs_survey *s, int deep, int repair)
 
 	for (size_t i = 0; i < rs_verify_rows(s); i++) {
 		struct rs_verify_row row;
+		struct rs_buf id = RS_BUF_INIT, why = RS_BUF_INIT;
 
 		rs_verify_row(s, i, &row);
-		printf("%-10s run %s  %.12s%s%s\n", row.state, row.run_id, row.oid_hex,
-		       *row.why ? ": " : "", row.why);
+		printf("%-10s run %s  %.12s%s%s\n", row.state, rs_cli_term(&id, row.run_id),
+		       row.oid_hex, *row.why ? ": " : "", rs_cli_term(&why, row.why));
+		rs_buf_release(&id);
+		rs_buf_release(&why);
 	}
 	rs_verify_totals(s, &t);
 	printf("%zu runs, %zu objects%s: %zu ok, %zu removed by retention, %zu missing, %zu incomplete, "

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "results/error.h"
+#include "results/escape.h"
 #include "results/repo.h"
 
 /* Keep in the order `results --help` should show them. */
@@ -52,34 +53,104 @@ int rs_cli_wants_help(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * The one table from error codes to exit statuses (docs/cli.md, "Exit
+ * statuses"). A code says what went wrong; the column says of what: the
+ * same "corrupt" is the user's to fix in a file given to `results add`
+ * (2) and damage in a store (7). What a command knows beyond that (not
+ * found = unknown run, or = object missing) it says itself.
+ */
+static const struct {
+	int code;
+	unsigned char status[RS_CLI_WHERE_COUNT];
+} exit_table[] = {
+	/* code            any              input            remote */
+	{ RS_OK,        { RS_EXIT_OK,      RS_EXIT_OK,      RS_EXIT_OK } },
+	{ RS_EUSAGE,    { RS_EXIT_USAGE,   RS_EXIT_USAGE,   RS_EXIT_USAGE } },
+	{ RS_ENOTFOUND, { RS_EXIT_OTHER,   RS_EXIT_USAGE,   RS_EXIT_REMOTE } },
+	{ RS_ECORRUPT,  { RS_EXIT_CORRUPT, RS_EXIT_USAGE,   RS_EXIT_CORRUPT } },
+	{ RS_ETOOBIG,   { RS_EXIT_CORRUPT, RS_EXIT_USAGE,   RS_EXIT_CORRUPT } },
+	{ RS_EFORMAT,   { RS_EXIT_CORRUPT, RS_EXIT_USAGE,   RS_EXIT_CORRUPT } },
+	/* a newer writer's format or version: upgrade, wherever it was met */
+	{ RS_ENEWER,    { RS_EXIT_NEWER,   RS_EXIT_NEWER,   RS_EXIT_NEWER } },
+	{ RS_EAUTH,     { RS_EXIT_REMOTE,  RS_EXIT_REMOTE,  RS_EXIT_REMOTE } },
+	{ RS_ERETRY,    { RS_EXIT_REMOTE,  RS_EXIT_REMOTE,  RS_EXIT_REMOTE } },
+	{ RS_EREMOTE,   { RS_EXIT_REMOTE,  RS_EXIT_REMOTE,  RS_EXIT_REMOTE } },
+	{ RS_EEXISTS,   { RS_EXIT_OTHER,   RS_EXIT_OTHER,   RS_EXIT_OTHER } },
+	{ RS_EGENERIC,  { RS_EXIT_OTHER,   RS_EXIT_OTHER,   RS_EXIT_REMOTE } },
+};
+
+int rs_cli_exit_in(int err, enum rs_cli_where where)
+{
+	for (size_t i = 0; i < sizeof(exit_table) / sizeof(exit_table[0]); i++)
+		if (exit_table[i].code == err)
+			return exit_table[i].status[where];
+	return RS_EXIT_OTHER;
+}
+
 int rs_cli_exit_for(int err)
 {
-	switch (err) {
-	case RS_OK:
-		return RS_EXIT_OK;
-	case RS_EUSAGE:
-		return RS_EXIT_USAGE;
-	case RS_ECORRUPT:
-		return RS_EXIT_CORRUPT;
-	case RS_ENEWER:
-		return RS_EXIT_NEWER;
-	case RS_EAUTH:
-	case RS_ERETRY:
-		return RS_EXIT_REMOTE;
-	default:
-		return RS_EXIT_OTHER;
+	return rs_cli_exit_in(err, RS_CLI_ANY);
+}
+
+const char *rs_cli_term(struct rs_buf *b, const char *s)
+{
+	rs_buf_clear(b);
+	if (rs_escape_term(b, s, 0)) {
+		rs_error_clear(); /* display only: a placeholder, not a failure */
+		return "?";
 	}
+	return b->ptr ? b->ptr : "";
+}
+
+int rs_cli_print(FILE *f, const char *p, size_t n)
+{
+	struct rs_buf piece = RS_BUF_INIT, safe = RS_BUF_INIT;
+	size_t at = 0, len;
+	int ret = 0;
+
+	/* piece by piece between NUL bytes, which the escapers cannot see */
+	while (at < n && !ret) {
+		len = strnlen(p + at, n - at);
+		rs_buf_clear(&piece);
+		rs_buf_clear(&safe);
+		if (rs_buf_put(&piece, p + at, len) ||
+		    rs_escape_term(&safe, piece.ptr, RS_ESCAPE_KEEP_LINES)) {
+			rs_error_clear();
+			errno = ENOMEM;
+			ret = -1;
+		} else if (safe.len && fwrite(safe.ptr, 1, safe.len, f) != safe.len) {
+			ret = -1;
+		}
+		at += len;
+		if (at < n && !ret) {
+			if (fputs("\\x00", f) == EOF)
+				ret = -1;
+			at++;
+		}
+	}
+	rs_buf_release(&piece);
+	rs_buf_release(&safe);
+	return ret;
 }
 
 int rs_cli_fail(int status, const char *fmt, ...)
 {
+	struct rs_buf msg = RS_BUF_INIT, safe = RS_BUF_INIT;
 	va_list ap;
+	int err;
 
-	fputs("results: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	err = rs_buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
+	fputs("results: ", stderr);
+	/* a message quotes names from outside: a terminal gets no control byte */
+	if (!err)
+		err = rs_escape_term(&safe, msg.ptr ? msg.ptr : "", 0);
+	fputs(err ? "(out of memory while reporting an error)" : safe.ptr ? safe.ptr : "", stderr);
 	fputc('\n', stderr);
+	rs_buf_release(&msg);
+	rs_buf_release(&safe);
 	return status;
 }
 

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "results/error.h"
+#include "results/output.h"
 #include "results/report.h"
 
 int rs_runsel_open(struct rs_runsel *s)
@@ -99,20 +100,15 @@ int rs_runsel_session_path(struct rs_buf *path, const struct rs_runsel *s,
 
 int rs_runsel_write(const char *path, const struct rs_buf *b)
 {
-	FILE *f;
-
 	if (!path || !strcmp(path, "-")) {
-		fwrite(b->ptr ? b->ptr : "", 1, b->len, stdout);
-		if (fflush(stdout))
+		/* no control byte from a run or a session reaches a terminal */
+		if (rs_cli_print(stdout, b->ptr ? b->ptr : "", b->len) || fflush(stdout))
 			return rs_cli_fail(RS_EXIT_OTHER, "cannot write the output");
 		return RS_EXIT_OK;
 	}
-	f = fopen(path, "wb");
-	if (!f)
-		return rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", path, strerror(errno));
-	fwrite(b->ptr ? b->ptr : "", 1, b->len, f);
-	if (fclose(f))
-		return rs_cli_fail(RS_EXIT_OTHER, "cannot write '%s': %s", path, strerror(errno));
+	/* beside it and renamed over it: a link at `path` is replaced, not followed */
+	if (rs_output_write_file(path, b->ptr ? b->ptr : "", b->len, RS_OUTPUT_REPLACE))
+		return rs_cli_error(RS_EXIT_OTHER);
 	return RS_EXIT_OK;
 }
 

@@ -25,7 +25,7 @@ int rs_cli_survey(struct rs_survey **out, struct rs_repo *repo, int64_t now,
 	case RS_SURVEY_PLAN:
 		return rs_cli_report(err);
 	default:
-		return rs_cli_error(err == RS_ENEWER ? RS_EXIT_NEWER : RS_EXIT_REMOTE);
+		return rs_cli_error(rs_cli_exit_in(err, RS_CLI_REMOTE));
 	}
 }
 

@@ -3267,7 +3267,8 @@ static int proof_verdict(struct enc *e, const struct proof *pr, const struct rs_
 {
 	if (out->len > RS_CODEC_MAX_CONTAINER)
 		return decline(e, "the container would be too large");
-	if (pr->err == RS_ECORRUPT || pr->err == RS_ENEWER)
+	if (pr->err == RS_ECORRUPT || pr->err == RS_EUSAGE || pr->err == RS_ETOOBIG ||
+	    pr->err == RS_EFORMAT || pr->err == RS_ENEWER)
 		return decline(e, pr->msg);
 	if (pr->err)
 		return rs_error_set(pr->err, "%s", pr->msg);

@@ -94,7 +94,7 @@ int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uin
  * Decode container `p`/`len` and write the object, in order, to `write`.
  * At most `max_size` bytes are written: a container that would write more
  * is refused. Returns 0, RS_ECORRUPT (a damaged or hostile container),
- * RS_ENEWER (a container version this build does not know), RS_EGENERIC
+ * RS_ENEWER (a container version above this build's), RS_EGENERIC
  * (out of memory) or the sink's code.
  */
 RS_MUST_CHECK

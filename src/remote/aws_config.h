@@ -35,6 +35,8 @@
 #ifndef RS_AWS_CONFIG_H
 #define RS_AWS_CONFIG_H
 
+#include "results/error.h"
+
 #include "remote/remote.h"
 
 /* Every string is owned by the struct (rs_aws_config_release). */
@@ -55,6 +57,7 @@ struct rs_aws_config {
  * message says where it looked); RS_EUSAGE for a malformed file or
  * endpoint; `out` is filled only on success and must be released.
  */
+RS_MUST_CHECK
 int rs_aws_config_load(struct rs_aws_config *out, rs_config_get_fn config_get,
 		       void *config_payload);
 
@@ -66,6 +69,7 @@ void rs_aws_config_release(struct rs_aws_config *cfg);
  * *out; RS_ENOTFOUND when the file, section or key is missing;
  * RS_EUSAGE for a file over the caps. Exposed for the unit tests.
  */
+RS_MUST_CHECK
 int rs_aws_ini_get(char **out, const char *path, const char *section,
 		   const char *key);
 
@@ -73,6 +77,7 @@ int rs_aws_ini_get(char **out, const char *path, const char *section,
  * The same lookup in `len` bytes of `text` (untrusted; need not be
  * NUL-terminated; at most 1 MiB). Exposed for the fuzz target.
  */
+RS_MUST_CHECK
 int rs_aws_ini_find(char **out, const char *text, size_t len, const char *section,
 		    const char *key);
 

@@ -289,7 +289,7 @@ struct block_job {
 	pthread_mutex_t lock;
 	uint32_t next;
 	int err;
-	char message[512];
+	struct rs_error_saved saved; /* its message: threads have their own slots */
 	int container_missing;
 };
 
@@ -365,8 +365,7 @@ static void *block_worker(void *arg)
 			if (!job->err) {
 				job->err = err;
 				job->container_missing = missing;
-				snprintf(job->message, sizeof(job->message), "%s",
-					 rs_error_message());
+				rs_error_save(&job->saved, err);
 			}
 			pthread_mutex_unlock(&job->lock);
 		}
@@ -454,7 +453,7 @@ static int put_blocks(struct azure_remote *a, const char *key, const char *path,
 	pthread_mutex_destroy(&job.lock);
 	if (job.err) {
 		*container_missing = job.container_missing;
-		return rs_error_set(job.err, "%s", job.message);
+		return rs_error_restore(&job.saved);
 	}
 
 	return commit_blocks(a, key, job.nblocks, container_missing);
@@ -529,7 +528,7 @@ struct stream_job {
 	int single;            /* sealed before any block: one Put Blob */
 	uint64_t single_size;
 	int err;               /* the first failure, with its message */
-	char message[1024];
+	struct rs_error_saved saved;
 };
 
 /* Keep the first failure and this thread's message for it; lock held. */
@@ -538,7 +537,7 @@ static void stream_job_fail(struct stream_job *s, int err)
 	if (s->err)
 		return;
 	s->err = err;
-	snprintf(s->message, sizeof(s->message), "%s", rs_error_message());
+	rs_error_save(&s->saved, err);
 }
 
 /*
@@ -667,7 +666,7 @@ static int azure_put_stream(struct rs_remote *r, const char *key, struct rs_grow
 	pthread_mutex_destroy(&s.lock);
 
 	if (s.err)
-		err = rs_error_set(s.err, "%s", s.message);
+		err = rs_error_restore(&s.saved);
 	else if (s.single)
 		return azure_put(a, key, s.path, NULL, s.single_size);
 	else

@@ -47,12 +47,14 @@ void rs_azure_account_release(struct rs_azure_account *a);
  * Unknown keys are ignored. RS_EUSAGE for a malformed string; the message
  * never quotes a value.
  */
+RS_MUST_CHECK
 int rs_azure_connection_string_parse(struct rs_azure_account *a, const char *s);
 
 /*
  * Build the SharedKey StringToSign of `req` for `account` into `out`.
  * The request must already carry its x-ms-date and x-ms-version headers.
  */
+RS_MUST_CHECK
 int rs_azure_string_to_sign(struct rs_buf *out, const struct rs_http_request *req,
 			    const char *account);
 
@@ -60,6 +62,7 @@ int rs_azure_string_to_sign(struct rs_buf *out, const struct rs_http_request *re
  * "SharedKey <account>:<signature>" for `string_to_sign` into `out`.
  * RS_EUSAGE when `key_b64` is not base64.
  */
+RS_MUST_CHECK
 int rs_azure_authorization(struct rs_buf *out, const char *string_to_sign,
 			   const char *account, const char *key_b64);
 
@@ -75,6 +78,7 @@ struct rs_azure_signer {
 	const char *key;     /* borrowed, base64 */
 };
 
+RS_MUST_CHECK
 int rs_azure_sign(struct rs_http_request *req, void *payload);
 
 #endif

@@ -276,7 +276,7 @@ static int read_output(int fd, struct rs_buf *output, const char *op)
 		if (!output || err)
 			continue; /* read on to the end, so that git is not cut off */
 		err = rs_buf_put(output, chunk, (size_t)n);
-		if (err == RS_EUSAGE)
+		if (err == RS_ETOOBIG)
 			err = rs_error_set(RS_ECORRUPT, "'git credential %s' answered "
 					   "more than %d bytes", op,
 					   RS_CREDENTIAL_OUTPUT_MAX);
@@ -451,10 +451,10 @@ int rs_credential_lock_take(long timeout_ms)
 	struct stat st;
 	long waited = 0;
 	int fd = -1, code = rs_error_last();
-	char saved[1024];
+	struct rs_error_saved saved;
 
 	/* Best effort: whatever happens here, the caller's error stays as it was. */
-	snprintf(saved, sizeof(saved), "%s", rs_error_message());
+	rs_error_save(&saved, code);
 	rs_buf_init(&path, 4096);
 	if (rs_credential_lock_path(&path))
 		goto fail;
@@ -473,7 +473,7 @@ int rs_credential_lock_take(long timeout_ms)
 fail:
 	/* The caller goes on without the lock. */
 	if (code)
-		rs_error_set(code, "%s", saved);
+		rs_error_restore(&saved);
 	else
 		rs_error_clear();
 	if (fd >= 0)

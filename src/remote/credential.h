@@ -18,6 +18,7 @@
 #define RS_CREDENTIAL_H
 
 #include "results/buf.h"
+#include "results/error.h"
 
 struct rs_credential {
 	char *protocol; /* "https" */
@@ -40,12 +41,14 @@ void rs_credential_release(struct rs_credential *c);
  * taken too, as git does, though it is discouraged.
  * RS_EUSAGE for a URL without "scheme://host".
  */
+RS_MUST_CHECK
 int rs_credential_from_url(struct rs_credential *c, const char *url);
 
 /*
  * Take a token or a user/password pair from the environment variables
  * above. Returns 1 when it found one, 0 when not.
  */
+RS_MUST_CHECK
 int rs_credential_from_env(struct rs_credential *c);
 
 /*
@@ -53,6 +56,7 @@ int rs_credential_from_env(struct rs_credential *c);
  * and password it answers. RS_EAUTH when git has none (no helper, prompts
  * disabled or cancelled); RS_EGENERIC when git cannot be run.
  */
+RS_MUST_CHECK
 int rs_credential_fill(struct rs_credential *c);
 
 /* `git credential approve` / `reject`: best effort, errors are ignored. */
@@ -64,6 +68,7 @@ void rs_credential_reject(const struct rs_credential *c);
  * setting username and password. At most `n` bytes are read; lines that
  * are too long or malformed give RS_ECORRUPT. Exposed for tests.
  */
+RS_MUST_CHECK
 int rs_credential_parse(struct rs_credential *c, const char *text, size_t n);
 
 /*
@@ -71,6 +76,7 @@ int rs_credential_parse(struct rs_credential *c, const char *text, size_t n);
  * an empty line. RS_EUSAGE when a field holds a newline or NUL.
  * `with_secret` adds the password (for approve / reject).
  */
+RS_MUST_CHECK
 int rs_credential_describe(struct rs_buf *out, const struct rs_credential *c,
 			   int with_secret);
 
@@ -93,6 +99,7 @@ int rs_credential_describe(struct rs_buf *out, const struct rs_credential *c,
  * timeout): the caller then goes on unordered, which is only less
  * convenient. rs_credential_lock_release(-1) is a no-op.
  */
+RS_MUST_CHECK
 int rs_credential_lock_path(struct rs_buf *out);
 int rs_credential_lock_take(long timeout_ms);
 void rs_credential_lock_release(int fd);

@@ -122,7 +122,7 @@ static int check_range(const struct folder_remote *f, const char *key, const str
 				    (unsigned long long)*len);
 	/* Never more than the caller's buffer takes: its cap says what it expects. */
 	if (out->max && (out->len > out->max || *len > out->max - out->len))
-		return rs_error_set(RS_EUSAGE, "'%s' in the store at '%s' is %llu bytes from offset "
+		return rs_error_set(RS_ETOOBIG, "'%s' in the store at '%s' is %llu bytes from offset "
 				    "%llu, more than the %zu expected", key, f->root,
 				    (unsigned long long)*len, (unsigned long long)off,
 				    out->max - (out->len < out->max ? out->len : out->max));

@@ -25,6 +25,7 @@ struct rs_dav_entry {
 
 typedef int (*rs_dav_entry_fn)(const struct rs_dav_entry *e, void *payload);
 
+RS_MUST_CHECK
 int rs_webdav_parse_multistatus(const char *xml, size_t n, rs_dav_entry_fn fn,
 				void *payload);
 
@@ -38,6 +39,7 @@ struct rs_azure_blob {
 typedef int (*rs_azure_blob_fn)(const struct rs_azure_blob *b, void *payload);
 
 /* `next_marker` receives <NextMarker> (cleared first; empty on the last page). */
+RS_MUST_CHECK
 int rs_azure_parse_blob_list(const char *xml, size_t n, rs_azure_blob_fn fn,
 			     void *payload, struct rs_buf *next_marker);
 

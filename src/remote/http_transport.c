@@ -718,10 +718,10 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *userp)
 	if (!req->response_body)
 		return t->done_early ? 0 : n;
 	err = rs_buf_put(req->response_body, p + keep_from, (size_t)keep);
-	if (err == RS_EUSAGE) {
+	if (err == RS_ETOOBIG) {
 		char hs[32];
 
-		t->err = rs_error_set(req->range_set ? RS_ECORRUPT : RS_EUSAGE,
+		t->err = rs_error_set(req->range_set ? RS_ECORRUPT : RS_ETOOBIG,
 				      "server '%s' sent more than the %s allowed for '%s'",
 				      t->server, human_size(hs, sizeof(hs), req->response_body->max),
 				      t->what);

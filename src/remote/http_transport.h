@@ -57,6 +57,7 @@
 
 #include "remote/remote.h"
 #include "results/buf.h"
+#include "results/error.h"
 
 #define RS_HTTP_MAX_HEADERS 32
 
@@ -121,6 +122,7 @@ struct rs_http_options {
  * results.http.minSpeed. `opts` may be NULL. The strings it names are read
  * during the call only. The result is the caller's (rs_http_free).
  */
+RS_MUST_CHECK
 int rs_http_new(struct rs_http **out, const struct rs_http_options *opts);
 
 /* Close every pooled connection. NULL is a no-op. */
@@ -216,6 +218,7 @@ void rs_http_request_release(struct rs_http_request *req);
  * (case-insensitive). Both strings are copied. RS_EUSAGE when more than
  * RS_HTTP_MAX_HEADERS headers or a CR/LF in either string.
  */
+RS_MUST_CHECK
 int rs_http_request_set_header(struct rs_http_request *req, const char *name,
 			       const char *value);
 
@@ -262,6 +265,7 @@ void rs_http_request_set_body_stream_range(struct rs_http_request *req,
  * of the body; the empty string's digest without a body. For signers.
  * Reads the file region for RS_HTTP_BODY_FILE.
  */
+RS_MUST_CHECK
 int rs_http_request_payload_sha256(struct rs_http_request *req,
 				   const char **hex_out);
 
@@ -287,6 +291,7 @@ void rs_http_response_release(struct rs_http_response *resp);
  * surrounding blanks trimmed) into `out` (cleared first).
  * RS_ENOTFOUND when the response has no such header.
  */
+RS_MUST_CHECK
 int rs_http_response_header(const struct rs_http_response *resp,
 			    const char *name, struct rs_buf *out);
 
@@ -309,6 +314,7 @@ struct rs_http_get_ops {
 		       struct rs_http_response *resp);
 };
 
+RS_MUST_CHECK
 int rs_http_get_range(struct rs_remote *r, const struct rs_http_get_ops *ops,
 		      const char *key, uint64_t off, uint64_t len, struct rs_buf *out);
 
@@ -334,6 +340,7 @@ struct rs_http_pages {
  * the listing `what` when the token came before or there are too many
  * pages.
  */
+RS_MUST_CHECK
 int rs_http_pages_next(struct rs_http_pages *p, const char *token, size_t len,
 		       const char *server, const char *what);
 void rs_http_pages_release(struct rs_http_pages *p);
@@ -342,6 +349,7 @@ void rs_http_pages_release(struct rs_http_pages *p);
  * The Content-Length of a HEAD answer, as `*size`. RS_ECORRUPT naming
  * `key` and `where` when it is missing or not a number.
  */
+RS_MUST_CHECK
 int rs_http_response_content_length(const struct rs_http_response *resp,
 				    const char *key, const char *where, uint64_t *size);
 
@@ -361,6 +369,7 @@ int rs_http_response_content_length(const struct rs_http_response *resp,
  * filled in every case, so a caller may treat a status as success
  * itself (for example 405 for a WebDAV MKCOL of an existing collection).
  */
+RS_MUST_CHECK
 int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
 		    struct rs_http_response *resp);
 
@@ -368,6 +377,7 @@ int rs_http_perform(struct rs_http *http, struct rs_http_request *req,
  * Append `url` to `out` without userinfo and without the query string
  * (SAS tokens and pre-signed URLs carry secrets there), for messages.
  */
+RS_MUST_CHECK
 int rs_http_redact_url(struct rs_buf *out, const char *url);
 
 /*

@@ -2,6 +2,7 @@
 #include "remote/query.h"
 
 #include "results/error.h"
+#include "util/array.h"
 #include "util/hex.h"
 
 #include <ctype.h>
@@ -43,6 +44,7 @@ int rs_query_parse(struct rs_query *out, const char *query, unsigned int flags, 
 {
 	const char *q = query ? query : "";
 	size_t alloc = 0;
+	int err;
 
 	while (*q && *q != '#') {
 		const char *end = q + strcspn(q, "&#");
@@ -55,13 +57,9 @@ int rs_query_parse(struct rs_query *out, const char *query, unsigned int flags, 
 		}
 		if (out->n == max)
 			return rs_error_set(RS_EUSAGE, "the query has more than %zu parameters", max);
-		if (out->n == alloc) {
-			alloc = alloc ? alloc * 2 : 8;
-			p = realloc(out->pairs, alloc * sizeof(*p));
-			if (!p)
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			out->pairs = p;
-		}
+		err = rs_array_grow(&out->pairs, &alloc, out->n + 1, sizeof(*out->pairs), 8);
+		if (err)
+			return err;
 		p = &out->pairs[out->n];
 		p->name = part(q, (size_t)((eq ? eq : end) - q), flags, 1);
 		p->value = eq ? part(eq + 1, (size_t)(end - eq - 1), flags, 0) : calloc(1, 1);

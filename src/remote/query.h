@@ -7,6 +7,8 @@
 #ifndef RS_QUERY_H
 #define RS_QUERY_H
 
+#include "results/error.h"
+
 #include <stddef.h>
 
 struct rs_query_pair {
@@ -35,6 +37,7 @@ enum {
  * caller's (RS_QUERY_INIT); release it with rs_query_release, also after
  * a failure.
  */
+RS_MUST_CHECK
 int rs_query_parse(struct rs_query *out, const char *query, unsigned int flags, size_t max);
 void rs_query_release(struct rs_query *q);
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "results/buf.h"
+#include "results/error.h"
 #include "util/growing.h"
 
 #define RS_REMOTE_VERSION 1
@@ -39,6 +40,7 @@ struct rs_remote_options {
 	void *config_payload;
 };
 
+/* Every operation that returns an error is RS_MUST_CHECK, through the pointer too. */
 struct rs_remote {
 	unsigned int version;
 
@@ -48,18 +50,19 @@ struct rs_remote {
 	 * caller accepts: what the format allows): RS_EUSAGE otherwise (an
 	 * assert in debug builds). A backend never accepts more bytes than
 	 * asked for, or than out->max allows, from its server: it stops
-	 * reading as soon as they pass and fails with RS_ECORRUPT naming the
-	 * server (display_url) and the key. RS_ENOTFOUND when the key does
+	 * reading as soon as they pass and fails, naming the server
+	 * (display_url) and the key, with RS_ECORRUPT (more than a range
+	 * asked for) or RS_ETOOBIG (past out->max). RS_ENOTFOUND when the key does
 	 * not exist, RS_ECORRUPT when it is shorter than asked.
 	 */
 	int (*get)(struct rs_remote *r, const char *key, uint64_t off,
-		   uint64_t len, struct rs_buf *out);
+		   uint64_t len, struct rs_buf *out) RS_MUST_CHECK;
 
 	/* Store the local file at `path` under `key`, atomically. */
-	int (*put_file)(struct rs_remote *r, const char *key, const char *path);
+	int (*put_file)(struct rs_remote *r, const char *key, const char *path) RS_MUST_CHECK;
 
 	/* Store `n` bytes of `p` under `key`, atomically. */
-	int (*put_buf)(struct rs_remote *r, const char *key, const void *p, size_t n);
+	int (*put_buf)(struct rs_remote *r, const char *key, const void *p, size_t n) RS_MUST_CHECK;
 
 	/*
 	 * Optional: NULL when it would gain nothing (a local folder); the
@@ -71,17 +74,17 @@ struct rs_remote {
 	 * calls it on a thread of its own while it goes on writing, so a
 	 * pack's upload overlaps its compression.
 	 */
-	int (*put_stream)(struct rs_remote *r, const char *key, struct rs_growing *src);
+	int (*put_stream)(struct rs_remote *r, const char *key, struct rs_growing *src) RS_MUST_CHECK;
 
 	/* 0 and the size when `key` exists; RS_ENOTFOUND when not. */
-	int (*stat)(struct rs_remote *r, const char *key, uint64_t *size_out);
+	int (*stat)(struct rs_remote *r, const char *key, uint64_t *size_out) RS_MUST_CHECK;
 
 	/* Call `cb` for every key that starts with `prefix`, in any order. */
 	int (*list)(struct rs_remote *r, const char *prefix,
-		    rs_remote_list_cb cb, void *payload);
+		    rs_remote_list_cb cb, void *payload) RS_MUST_CHECK;
 
 	/* Remove `key`; RS_ENOTFOUND when it was not there. */
-	int (*del)(struct rs_remote *r, const char *key);
+	int (*del)(struct rs_remote *r, const char *key) RS_MUST_CHECK;
 
 	/*
 	 * Optional (NULL: nothing to do): remove what killed writers left
@@ -116,6 +119,7 @@ struct rs_remote {
  * the URL's user, password or query (they may be credentials). Whether
  * the remote answers is not checked here.
  */
+RS_MUST_CHECK
 int rs_remote_check_url(const char *url);
 
 /*
@@ -123,6 +127,7 @@ int rs_remote_check_url(const char *url);
  * "#fragment" (a SAS token is a query), for messages and committed files;
  * appended to `out`.
  */
+RS_MUST_CHECK
 int rs_remote_url_display(struct rs_buf *out, const char *url);
 
 /*
@@ -133,6 +138,7 @@ int rs_remote_url_display(struct rs_buf *out, const char *url);
  * RS_EUSAGE for a URL that names no known backend or is malformed; no
  * error message of this function holds the URL's credentials.
  */
+RS_MUST_CHECK
 int rs_remote_open(struct rs_remote **out, const char *url,
 		   const struct rs_remote_options *opts);
 
@@ -143,6 +149,7 @@ void rs_remote_free(struct rs_remote *r);
  * 512 bytes of [A-Za-z0-9._/-], no "..". RS_EUSAGE otherwise, naming it.
  * Every backend checks keys with it before they reach a path or a URL.
  */
+RS_MUST_CHECK
 int rs_remote_check_key(const char *key);
 
 /*
@@ -151,6 +158,7 @@ int rs_remote_check_key(const char *key);
  * backend's get calls it first: a read to the end without a cap would let
  * the remote's bytes grow the buffer without bound.
  */
+RS_MUST_CHECK
 int rs_remote_check_get(const char *key, uint64_t len, const struct rs_buf *out);
 
 /* Backends (one file each). */
@@ -159,15 +167,18 @@ int rs_remote_check_get(const char *key, uint64_t len, const struct rs_buf *out)
  * which a killed writer's temporary file is removed (util/fs.h): a bad
  * value is RS_EUSAGE here.
  */
+RS_MUST_CHECK
 int rs_remote_folder_open(struct rs_remote **out, const char *path,
 			  const struct rs_remote_options *opts);
 /* s3://bucket/prefix; settings as in remote/aws_config.h. */
+RS_MUST_CHECK
 int rs_remote_s3_open(struct rs_remote **out, const char *url,
 		      const struct rs_remote_options *opts);
 /*
  * http(s)://host/path: WebDAV (PUT + MOVE, PROPFIND listing); credentials
  * from the environment or git's credential helpers (remote/credential.h).
  */
+RS_MUST_CHECK
 int rs_remote_webdav_open(struct rs_remote **out, const char *url,
 			  const struct rs_remote_options *opts);
 /*
@@ -175,6 +186,7 @@ int rs_remote_webdav_open(struct rs_remote **out, const char *url,
  * https://account.blob.core.windows.net/container/prefix: Azure Blob
  * storage with SharedKey or SAS (credentials as Azure's tools read them).
  */
+RS_MUST_CHECK
 int rs_remote_azure_open(struct rs_remote **out, const char *url,
 			 const struct rs_remote_options *opts);
 /* Whether an https:// URL names an Azure blob endpoint (*.blob.core.*). */

@@ -288,7 +288,7 @@ static const struct rs_http_error_rule s3_error_rules[] = {
 	  S3_SKEW },
 	{ NULL, "RequestTimeTooSkewed", RS_EAUTH, RS_HTTP_SAY_STATUS_TEXT | RS_HTTP_SAY_CODE,
 	  S3_SKEW },
-	{ "NoSuchBucket", NULL, RS_EUSAGE, 0,
+	{ "NoSuchBucket", NULL, RS_EREMOTE, 0,
 	  "no such bucket - create it or check the remote URL" },
 	{ "ExpiredToken", NULL, RS_EAUTH, RS_HTTP_SAY_CODE,
 	  "the session token has expired - renew the credentials" },
@@ -515,7 +515,7 @@ struct multipart {
 	pthread_mutex_t lock;
 	uint64_t next;        /* next part index to send */
 	int err;              /* first failure */
-	char errmsg[1024];    /* its message: threads have their own error slot */
+	struct rs_error_saved saved; /* its message: threads have their own error slot */
 };
 
 /*
@@ -649,7 +649,7 @@ static void *upload_worker(void *arg)
 			pthread_mutex_lock(&m->lock);
 			if (!m->err) {
 				m->err = err;
-				snprintf(m->errmsg, sizeof(m->errmsg), "%s", rs_error_message());
+				rs_error_save(&m->saved, err);
 			}
 			pthread_mutex_unlock(&m->lock);
 			break;
@@ -784,13 +784,12 @@ out:
 /* Best effort: the caller already has the error worth reporting. */
 static void multipart_abort(struct multipart *m)
 {
-	char saved[1024];
-	int code = rs_error_last();
+	struct rs_error_saved saved;
 
-	snprintf(saved, sizeof(saved), "%s", rs_error_message());
+	rs_error_save(&saved, rs_error_last());
 	if (abort_upload(m->s, m->key, m->upload_id, NULL))
 		rs_error_clear(); /* ignored: the saved message goes back just below */
-	rs_error_set(code, "%s", saved);
+	rs_error_restore(&saved);
 }
 
 /*
@@ -846,7 +845,7 @@ static int put_multipart(struct s3_remote *s, const char *key, const struct put_
 	for (i = 0; i < nthreads; i++)
 		pthread_join(threads[i], NULL);
 	if (m.err) {
-		err = rs_error_set(m.err, "%s", m.errmsg);
+		err = rs_error_restore(&m.saved);
 		goto out;
 	}
 	err = multipart_complete(&m);
@@ -1390,12 +1389,12 @@ static void sweep_stale_uploads(struct s3_remote *s)
 	struct rs_buf imark = RS_BUF_INIT;
 	struct rs_http_pages pages = RS_HTTP_PAGES_INIT;
 	struct sweep sw;
-	char saved[1024];
+	struct rs_error_saved saved;
 	int code = rs_error_last(), truncated = 1, err = 0;
 
 	if (!s->stale_upload_s || __atomic_exchange_n(&s->swept, 1, __ATOMIC_ACQ_REL))
 		return;
-	snprintf(saved, sizeof(saved), "%s", rs_error_message());
+	rs_error_save(&saved, code);
 	sw.s = s;
 	sw.before = (int64_t)time(NULL) - (int64_t)s->stale_upload_s;
 	sw.aborted = 0;
@@ -1435,7 +1434,7 @@ static void sweep_stale_uploads(struct s3_remote *s)
 	rs_buf_release(&imark);
 	rs_http_pages_release(&pages);
 	if (code)
-		rs_error_set(code, "%s", saved);
+		rs_error_restore(&saved);
 	else
 		rs_error_clear();
 }

@@ -23,6 +23,7 @@
  * adds the remote's name), a buffer cap's RS_EUSAGE, or the callback's
  * non-zero value unchanged.
  */
+RS_MUST_CHECK
 int rs_s3_list_page_parse(const char *xml, size_t len, const char *strip_prefix,
 			  rs_remote_list_cb cb, void *payload,
 			  struct rs_buf *next_token, int *truncated);
@@ -39,6 +40,7 @@ typedef int (*rs_s3_upload_cb)(const char *key, const char *upload_id, int64_t i
  * <NextUploadIdMarker>. RS_ECORRUPT for malformed XML, or the callback's
  * non-zero value unchanged.
  */
+RS_MUST_CHECK
 int rs_s3_uploads_page_parse(const char *xml, size_t len, rs_s3_upload_cb cb, void *payload,
 			     struct rs_buf *next_key, struct rs_buf *next_id, int *truncated);
 

@@ -84,6 +84,7 @@ void rs_sigv4_result_release(struct rs_sigv4_result *res);
  * RS_EUSAGE for a missing field or a header name or value with a control
  * character; RS_EGENERIC when OpenSSL fails.
  */
+RS_MUST_CHECK
 int rs_sigv4_sign(struct rs_sigv4_result *res, const struct rs_sigv4_request *req,
 		  const struct rs_sigv4_credentials *cred, time_t now);
 
@@ -91,6 +92,7 @@ int rs_sigv4_sign(struct rs_sigv4_result *res, const struct rs_sigv4_request *re
  * The signing key: HMAC chain over "AWS4" + secret, the date (YYYYMMDD),
  * region, service and "aws4_request". `out` gets 32 bytes.
  */
+RS_MUST_CHECK
 int rs_sigv4_signing_key(unsigned char out[32], const char *secret,
 			 const char *date8, const char *region, const char *service);
 

@@ -533,14 +533,14 @@ static int tmp_url(struct rs_buf *tmp, const struct rs_buf *url)
 static void remove_tmp(struct webdav_remote *w, const char *tmp, int err)
 {
 	struct rs_http_response dresp;
-	char msg[512];
+	struct rs_error_saved saved;
 
-	snprintf(msg, sizeof(msg), "%s", rs_error_message());
+	rs_error_save(&saved, err);
 	rs_http_response_init(&dresp);
 	if (dav_simple(w, "DELETE", tmp, NULL, &dresp))
 		rs_error_clear(); /* ignored: the message is put back below */
 	rs_http_response_release(&dresp);
-	rs_error_set(err, "%s", msg);
+	rs_error_restore(&saved);
 }
 
 /* MOVE the temporary file over the key, overwriting it. */

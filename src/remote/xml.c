@@ -217,7 +217,12 @@ int rs_xml_parse(const char *p, size_t n, const struct rs_xml_handler *h)
 	err = rs_xml_begin(&x, h);
 	if (err)
 		return err;
-	rs_xml_feed(x, p, n); /* a failure stays in x->err for finish */
+	err = rs_xml_feed(x, p, n);
+	if (err) {
+		int finished = rs_xml_finish(x, 0); /* frees the reader; says x->err */
+
+		return finished ? finished : err;
+	}
 	return rs_xml_finish(x, 1);
 }
 

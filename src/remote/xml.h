@@ -47,13 +47,17 @@ struct rs_xml_handler {
 struct rs_xml;
 
 /* Start a document. `h` is borrowed until rs_xml_finish. */
+RS_MUST_CHECK
 int rs_xml_begin(struct rs_xml **out, const struct rs_xml_handler *h);
 /* Parse the next `n` bytes. On failure the reader is spent: finish it. */
+RS_MUST_CHECK
 int rs_xml_feed(struct rs_xml *x, const char *p, size_t n);
 /* The end of the document (`ok`: no earlier failure); frees the reader. */
+RS_MUST_CHECK
 int rs_xml_finish(struct rs_xml *x, int ok);
 
 /* The whole document p[0..n) at once. */
+RS_MUST_CHECK
 int rs_xml_parse(const char *p, size_t n, const struct rs_xml_handler *h);
 
 /*

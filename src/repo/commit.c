@@ -45,6 +45,7 @@
 
 #include "results/error.h"
 #include "util/fs.h"
+#include "util/path.h"
 
 #define PATH_LIMIT 4096
 
@@ -55,28 +56,6 @@ static int git_fail(int code, const char *what)
 	return rs_error_set(code, "%s: %s", what, e && e->message ? e->message : "libgit2 error");
 }
 
-static int path_ok(const char *path)
-{
-	const char *p = path;
-	size_t len = strlen(path);
-
-	if (len == 0 || len >= PATH_LIMIT || path[0] == '/')
-		return 0;
-	while (*p) {
-		size_t n = strcspn(p, "/");
-
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && memcmp(p, "..", 2) == 0) ||
-		    (n == 4 && strncasecmp(p, ".git", 4) == 0))
-			return 0;
-		p += n;
-		if (*p == '/') {
-			p++;
-			if (!*p)
-				return 0; /* trailing slash */
-		}
-	}
-	return 1;
-}
 
 /* Author or committer: environment, then git config, then a fixed name. */
 static int make_signature(git_signature **out, git_repository *repo,
@@ -186,21 +165,6 @@ static int index_add_written(git_index *index, const char *path, const char *ful
 	return 0;
 }
 
-/* Create the directories above `full` (a path inside the working tree). */
-static int mkdir_parent(const char *full)
-{
-	char dir[PATH_LIMIT * 2];
-	const char *slash = strrchr(full, '/');
-	size_t n = slash ? (size_t)(slash - full) : 0;
-
-	if (n == 0)
-		return 0;
-	if (n >= sizeof(dir))
-		return rs_error_set(RS_EUSAGE, "path too long '%s'", full);
-	memcpy(dir, full, n);
-	dir[n] = '\0';
-	return rs_fs_mkdir_p(dir, 0777);
-}
 
 
 /* ---- the journal ------------------------------------------------------ */
@@ -450,17 +414,26 @@ static int index_write_failed(git_repository *repo)
 /* The largest committed file written into the working tree (read whole first). */
 #define CHECKOUT_BLOB_MAX (256u << 20)
 
-/* Write blob `id` to the working-tree file `full` (temporary name, rename). */
-static int write_blob_file(struct rs_repo *r, const git_oid *id, int executable, const char *full)
+/*
+ * Write blob `id` to the working-tree file `path` (`full` with the work
+ * tree in front; temporary name, rename). The path is checked as every
+ * name from a repository is (util/path.h), and its folders are made
+ * without following a symlink a hostile tree may have put in their place.
+ */
+static int write_blob_file(struct rs_repo *r, const git_oid *id, int executable,
+			   const char *path, const char *full)
 {
 	git_blob *blob = NULL;
 	struct rs_buf tmp = RS_BUF_INIT;
 	int fd = -1, err;
 
+	err = rs_path_check_relative(path, "a path to check out");
+	if (err)
+		return err;
 	err = rs_repo_blob_capped(&blob, r->git, id, CHECKOUT_BLOB_MAX, full);
 	if (err)
 		return err;
-	err = mkdir_parent(full);
+	err = rs_path_mkdirs_under(r->workdir, path);
 	if (err == 0)
 		err = rs_repo_tmpfile_for(r, full, &tmp, &fd);
 	if (err == 0)
@@ -512,7 +485,8 @@ static int apply_file(struct rs_repo *r, const git_diff_delta *d, const char *fu
 	}
 	if (want)
 		return write_blob_file(r, &d->new_file.id,
-				       d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE, full);
+				       d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE,
+				       d->new_file.path, full);
 	if (unlink(full) != 0 && errno != ENOENT)
 		return rs_error_errno(RS_EGENERIC, "cannot remove '%s'", full);
 	rmdir_parents(full, r->workdir);
@@ -895,8 +869,12 @@ static int check_request(const struct rs_commit_file *files, size_t nfiles,
 	if (!opts || !opts->message || !opts->message[0])
 		return rs_error_set(RS_EUSAGE, "a commit needs a message");
 	for (size_t i = 0; i < nfiles; i++) {
-		if (!path_ok(files[i].path))
-			return rs_error_set(RS_EUSAGE, "bad path '%s' for a commit", files[i].path);
+		if (strlen(files[i].path) >= PATH_LIMIT)
+			return rs_error_set(RS_EUSAGE, "bad path '%.64s...' for a commit: too long",
+					    files[i].path);
+		/* the one checker of names that become paths (util/path.h) */
+		if (rs_path_check_relative(files[i].path, "a path to commit"))
+			return rs_error_wrap(RS_EUSAGE, "bad path for a commit");
 		if (!files[i].remove && !files[i].data && files[i].size)
 			return rs_error_set(RS_EUSAGE, "no content for '%s'", files[i].path);
 		for (size_t k = 0; k < i; k++)
@@ -1077,18 +1055,18 @@ static int move_branch(struct commit_state *s, const struct rs_commit_options *o
  */
 static int undo_worktree(struct commit_state *s, int err)
 {
-	char msg[1024];
+	struct rs_error_saved saved;
 	size_t skipped;
 	int ifail;
 
-	snprintf(msg, sizeof(msg), "%s", rs_error_message());
+	rs_error_save(&saved, err);
 	if (apply_tree(s->r, s->base, s->tree, s->index_failed ? APPLY_NO_INDEX : 0,
 		       &skipped, &ifail)) {
 		s->keep_journal = 1; /* the next results command finishes the undo */
 		return rs_error_set(err, "%s; the working tree could not be put back (%s): "
-				    "run 'results add' again to repair it", msg, rs_error_message());
+				    "run 'results add' again to repair it", saved.message, rs_error_message());
 	}
-	return rs_error_set(err, "%s", msg);
+	return rs_error_restore(&saved);
 }
 
 int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,

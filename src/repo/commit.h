@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "repo/repo.h"
+#include "results/error.h"
 
 /* One change. `path` is relative to the repository root, '/'-separated. */
 struct rs_commit_file {
@@ -84,6 +85,7 @@ void rs_commit_entry_stat(git_index_entry *e, const struct stat *st);
  * the way (the branch moved, another results command is recording, a
  * '.git/index.lock' exists).
  */
+RS_MUST_CHECK
 int rs_commit_files(struct rs_repo *repo, const struct rs_commit_file *files,
 		    size_t nfiles, const struct rs_commit_options *opts,
 		    char *commit_hex_out, int *changed);
@@ -97,6 +99,7 @@ int rs_commit_files(struct rs_repo *repo, const struct rs_commit_file *files,
  * sentence for the user when something was done. 0 also when there was
  * nothing to do or the journal's owner is still running.
  */
+RS_MUST_CHECK
 int rs_commit_recover(struct rs_repo *repo, struct rs_buf *note);
 
 #endif

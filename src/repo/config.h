@@ -12,6 +12,8 @@
 #ifndef RS_REPO_CONFIG_H
 #define RS_REPO_CONFIG_H
 
+#include "results/error.h"
+
 #include <git2.h>
 
 #include "remote/remote.h"
@@ -22,6 +24,7 @@
  * object is the caller's (rs_config_free). The rest of the interface is
  * results/config.h.
  */
+RS_MUST_CHECK
 int rs_config_open(struct rs_config **out, git_repository *repo);
 
 #endif

@@ -31,6 +31,7 @@ struct doctor {
 	struct rs_repo *repo;
 	const struct rs_doctor_options *o;
 	int fails;
+	int remote_failed; /* check_remote found it not answering */
 };
 
 static void vsay(struct doctor *d, enum rs_doctor_level level, enum rs_doctor_kind kind,
@@ -157,8 +158,11 @@ static void check_hooks(struct doctor *d)
 	int ours = 0;
 
 	/* Where results init installs them. */
-	rs_repo_hooks_dir(&dir, d->repo);
-	rs_error_clear();
+	if (rs_repo_hooks_dir(&dir, d->repo) != 0) {
+		/* no "(null)/pre-push": the check cannot run, and says why */
+		fail(d, RS_DOCTOR_SETUP, "cannot tell where the hooks are: %s", rs_error_message());
+		goto out;
+	}
 	for (i = 0; i < RS_SETUP_HOOKS; i++) {
 		rs_buf_clear(&path);
 		rs_buf_clear(&text);
@@ -184,6 +188,8 @@ static void check_hooks(struct doctor *d)
 	}
 	if (ours == RS_SETUP_HOOKS)
 		ok(d, "hooks installed in %s", dir.ptr);
+out:
+	rs_error_clear();
 	rs_buf_release(&dir);
 	rs_buf_release(&path);
 	rs_buf_release(&text);
@@ -242,7 +248,11 @@ static void check_remote(struct doctor *d)
 		fail(d, RS_DOCTOR_SETUP, "%s", rs_error_message());
 		goto out;
 	}
-	rs_url_strip_credentials(&shown, url.ptr);
+	err = rs_url_strip_credentials(&shown, url.ptr);
+	if (err) {
+		fail(d, RS_DOCTOR_SETUP, "%s", rs_error_message());
+		goto out;
+	}
 	if (!from_config) {
 		fail(d, RS_DOCTOR_SETUP, "results.remote is not set in this clone (%s names '%s'); "
 		    "run 'results init'", RS_REPO_MARKER, shown.ptr);
@@ -260,6 +270,7 @@ static void check_remote(struct doctor *d)
 		err = rs_store_read_format(remote);
 	if (err == RS_ENOTFOUND)
 		err = 0; /* no store yet: the first push writes it */
+	d->remote_failed = err != 0;
 	if (err == RS_ENEWER)
 		fail(d, RS_DOCTOR_NEWER, "%s", rs_error_message());
 	else if (err)
@@ -280,7 +291,10 @@ out:
 /*
  * Spot check: the sessions of the newest runs of this checkout are on the
  * remote (manifest present), or were removed by retention. A cheap stat
- * each; `results verify` checks them all.
+ * each; `results verify` checks them all. Only "not found" means missing:
+ * a remote that refuses the credentials or does not answer says nothing
+ * about the sessions, so the check says it could not run and stops
+ * (check_remote has named the failure).
  */
 static void check_newest_runs(struct doctor *d)
 {
@@ -289,7 +303,12 @@ static void check_newest_runs(struct doctor *d)
 	struct rs_buf key = RS_BUF_INIT, date = RS_BUF_INIT;
 	size_t i, runs = 0, missing = 0;
 	const char *last = "";
+	int err;
 
+	if (d->remote_failed) {
+		warn(d, "the newest runs' sessions were not looked for: the remote does not answer");
+		goto out;
+	}
 	if (rs_retention_plan_make(d->repo, time(NULL), 1, NULL, &plan) ||
 	    rs_repo_open_remote(d->repo, &remote, NULL)) {
 		rs_error_clear();
@@ -306,15 +325,27 @@ static void check_newest_runs(struct doctor *d)
 		}
 		rs_id_to_hex(hex, &it->oid);
 		rs_buf_clear(&date);
-		if (rs_key_manifest(&key, &it->oid) || remote->stat(remote, key.ptr, NULL) == 0) {
+		err = rs_key_manifest(&key, &it->oid);
+		if (err) {
 			rs_error_clear();
 			continue;
 		}
-		rs_error_clear();
-		if (rs_store_removed_date(remote, &it->oid, &date) == 0) {
+		err = remote->stat(remote, key.ptr, NULL);
+		if (err == 0)
+			continue;
+		if (err == RS_ENOTFOUND)
+			err = rs_store_removed_date(remote, &it->oid, &date);
+		if (err == 0) {
 			ok(d, "the raw session of run %s was removed by retention on %s", it->run_id,
 			    date.ptr);
 			continue;
+		}
+		if (err != RS_ENOTFOUND) {
+			warn(d, "could not look for the session %.12s of run %s on the remote: %s",
+			     hex, it->run_id, rs_error_message());
+			rs_error_clear();
+			runs = 0; /* no "sessions are on the remote" either */
+			break;
 		}
 		rs_error_clear();
 		missing++;
@@ -332,7 +363,7 @@ out:
 
 void rs_doctor_run(const char *path, const struct rs_doctor_options *o)
 {
-	struct doctor d = { NULL, o, 0 };
+	struct doctor d = { NULL, o, 0, 0 };
 	int fails;
 
 	if (rs_repo_open(&d.repo, path) != 0) {

@@ -76,12 +76,11 @@ enum rs_fetch_stage rs_fetch_stage(const struct rs_fetch *f)
 	return f->stage;
 }
 
-/* The current message, copied: rs_error_set must not format from its own slot. */
-#define MESSAGE_MAX 1024
-static const char *saved_message(char *buf)
+/* The current message, saved: rs_error_set must not format from its own slot. */
+static const char *saved_message(struct rs_error_saved *old)
 {
-	snprintf(buf, MESSAGE_MAX, "%s", rs_error_message());
-	return buf;
+	rs_error_save(old, rs_error_last());
+	return old->message;
 }
 
 static int fail(struct rs_fetch *f, enum rs_fetch_stage stage, int err)
@@ -95,7 +94,7 @@ static int open_store(struct rs_fetch *f)
 {
 	struct rs_remote *remote = NULL;
 	long grace;
-	char old[MESSAGE_MAX];
+	struct rs_error_saved old;
 	int err;
 
 	if (f->store)
@@ -109,7 +108,7 @@ static int open_store(struct rs_fetch *f)
 	   the backend's reason (missing folder, bad host, refused credentials). */
 	if (err && err != RS_ENOTFOUND)
 		rs_error_set(err, "cannot open the remote: %s; check results.remote ('results doctor')",
-			     saved_message(old));
+			     saved_message(&old));
 	if (err)
 		return fail(f, RS_FETCH_OPEN, err);
 	err = rs_repo_tmp_grace(f->repo, &grace);
@@ -122,10 +121,11 @@ static int open_store(struct rs_fetch *f)
 		return fail(f, RS_FETCH_LOCAL, err);
 	/* A remote without FORMAT is a wrong results.remote: the store's one message. */
 	err = rs_store_check_format(f->store->store);
-	if (err && err != RS_ENOTFOUND && err != RS_ENEWER)
+	if (err && err != RS_ENOTFOUND && err != RS_EFORMAT && err != RS_ETOOBIG &&
+	    err != RS_EREMOTE && err != RS_ENEWER)
 		rs_error_set(err, "the remote '%s' does not answer: %s; check the URL ('results "
 			     "doctor') and your credentials", f->store->remote->display_url,
-			     saved_message(old));
+			     saved_message(&old));
 	if (err) {
 		/* Not usable: the next call must not take it for an open store. */
 		rs_objstore_free(f->store);
@@ -170,7 +170,8 @@ static int about(const struct one *o, int err)
 /* The committed pointer of the file, cross-checked with run.json's oid. */
 static int read_pointer(struct rs_fetch *f, struct one *o, const char *json_oid)
 {
-	char hex[RS_ID_HEXSZ + 1], old[MESSAGE_MAX];
+	char hex[RS_ID_HEXSZ + 1];
+	struct rs_error_saved old;
 	struct rs_id want;
 	int err;
 
@@ -180,7 +181,7 @@ static int read_pointer(struct rs_fetch *f, struct one *o, const char *json_oid)
 	if (err) {
 		err = rs_error_set(err == RS_EGENERIC ? RS_EGENERIC : RS_ECORRUPT,
 				   "%s: no valid LFS pointer at '%s': %s", o->what.ptr, o->rel.ptr,
-				   saved_message(old));
+				   saved_message(&old));
 		return fail(f, RS_FETCH_RUN, err);
 	}
 	rs_id_to_hex(hex, &o->p.oid);
@@ -320,11 +321,11 @@ out:
 static int check_file_name(struct rs_fetch *f, const struct rs_run_entry *run,
 			   const char *run_json, const char *name)
 {
-	char old[MESSAGE_MAX];
+	struct rs_error_saved old;
 
 	if (rs_path_check(name, strlen(name), RS_PATH_NO_DOTFILES, "file name") != 0)
 		return fail(f, RS_FETCH_RUN, rs_error_set(RS_ECORRUPT, "run %s: %s: %s", run->id,
-							  run_json, saved_message(old)));
+							  run_json, saved_message(&old)));
 	return 0;
 }
 
@@ -335,7 +336,7 @@ static int load_run_json(json_t **out, struct rs_fetch *f, const struct rs_run_e
 	struct rs_buf text = RS_BUF_INIT;
 	json_error_t jerr;
 	json_t *root = NULL;
-	char old[MESSAGE_MAX];
+	struct rs_error_saved old;
 	int err;
 
 	err = rs_buf_printf(rel, "%s/run.json", run->path);
@@ -344,7 +345,7 @@ static int load_run_json(json_t **out, struct rs_fetch *f, const struct rs_run_e
 	err = rs_repo_read_tree_file(f->repo, NULL, rel->ptr, RUN_JSON_MAX, &text);
 	if (err) {
 		err = rs_error_set(err == RS_ENOTFOUND ? RS_ECORRUPT : err, "run %s: cannot read %s: %s",
-				   run->id, rel->ptr, saved_message(old));
+				   run->id, rel->ptr, saved_message(&old));
 		goto out;
 	}
 	root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);

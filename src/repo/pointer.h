@@ -51,6 +51,7 @@ void rs_pointer_release(struct rs_pointer *p);
  * (including too large input); `out` is written only on success and must
  * then be released with rs_pointer_release.
  */
+RS_MUST_CHECK
 int rs_pointer_parse(struct rs_pointer *out, const void *data, size_t n);
 
 /* Cheap test: does `data` start like a pointer file (and is it small)? */
@@ -60,6 +61,7 @@ int rs_pointer_looks_like(const void *data, size_t n);
  * Append the canonical encoding to `out`. RS_EUSAGE when an unknown key
  * is malformed, out of order, or the result would reach 1024 bytes.
  */
+RS_MUST_CHECK
 int rs_pointer_format(struct rs_buf *out, const struct rs_pointer *p);
 
 #endif

@@ -272,7 +272,7 @@ int rs_repo_check_results(struct rs_repo *r)
 	if (err == RS_ENOTFOUND && git_revparse_single(&obj, r->git, "HEAD:index") == 0 &&
 	    git_object_type(obj) == GIT_OBJECT_TREE)
 		err = 0;
-	if (err == RS_ENOTFOUND || err == RS_EUSAGE)
+	if (err == RS_ENOTFOUND || err == RS_EUSAGE || err == RS_ETOOBIG)
 		err = rs_error_set(RS_ENOTFOUND,
 				   "not a results repository: no %s and no %s in '%s'; "
 				   "run 'results init --remote URL' to make it one",

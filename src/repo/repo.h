@@ -54,6 +54,7 @@ struct rs_repo {
  * A git config value (all levels, local winning) appended to `out`.
  * RS_ENOTFOUND when unset.
  */
+RS_MUST_CHECK
 int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out);
 
 /*
@@ -82,6 +83,7 @@ int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
  * `out`. `*from_config` (may be NULL) says which one answered.
  * RS_ENOTFOUND when neither names one.
  */
+RS_MUST_CHECK
 int rs_repo_remote_url(struct rs_repo *r, struct rs_buf *out, int *from_config);
 
 /*
@@ -90,9 +92,11 @@ int rs_repo_remote_url(struct rs_repo *r, struct rs_buf *out, int *from_config);
  * there is no marker or it names no remote; RS_ECORRUPT when it is not
  * JSON.
  */
+RS_MUST_CHECK
 int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out);
 
 /* The "remote" of the RS_REPO_MARKER bytes `text` (as rs_repo_committed_remote). */
+RS_MUST_CHECK
 int rs_repo_marker_remote(const char *text, size_t len, struct rs_buf *out);
 
 /*
@@ -117,9 +121,12 @@ int rs_repo_marker_remote(const char *text, size_t len, struct rs_buf *out);
  * names the same store, until none does: a merge names the side that
  * brought the change, not the merge. RS_ENOTFOUND without a marker.
  */
+RS_MUST_CHECK
 int rs_repo_remote_moved(struct rs_repo *r, const char *committed, const char *local);
+RS_MUST_CHECK
 int rs_repo_remote_moved_error(struct rs_repo *r, int code, const char *committed,
 			       const char *local);
+RS_MUST_CHECK
 int rs_repo_remote_set_by(struct rs_repo *r, struct rs_buf *out);
 
 /*
@@ -128,6 +135,7 @@ int rs_repo_remote_set_by(struct rs_repo *r, struct rs_buf *out);
  * lfs.customtransfer.<name>.path (empty when unset) and the LFS endpoint
  * without credentials (empty when unknown), each appended.
  */
+RS_MUST_CHECK
 int rs_repo_transfer_agent(struct rs_repo *r, struct rs_buf *name_out,
 			   struct rs_buf *path_out, struct rs_buf *endpoint_out);
 
@@ -136,6 +144,7 @@ int rs_repo_transfer_agent(struct rs_repo *r, struct rs_buf *name_out,
  * read them from this repository's git config. The remote is the caller's
  * (rs_remote_free); `url_out` (may be NULL) receives the URL.
  */
+RS_MUST_CHECK
 int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
 			struct rs_buf *url_out);
 
@@ -144,6 +153,7 @@ int rs_repo_open_remote(struct rs_repo *r, struct rs_remote **out,
  * token), for committed files and messages, appended to `out`
  * (rs_remote_url_display).
  */
+RS_MUST_CHECK
 int rs_url_strip_credentials(struct rs_buf *out, const char *url);
 
 /*
@@ -159,9 +169,11 @@ int rs_url_same_remote(const char *a, const char *b);
  * become https://host/path.git/info/lfs; file:// URLs and local paths
  * become file:///abs/path. User credentials are dropped. Appended to `out`.
  */
+RS_MUST_CHECK
 int rs_lfs_endpoint(struct rs_buf *out, const char *git_url);
 
 /* .git/lfs/objects/<oid[0:2]>/<oid[2:4]>/<oid>, appended to `out`. */
+RS_MUST_CHECK
 int rs_repo_lfs_object_path(struct rs_buf *out, const struct rs_repo *r,
 			    const struct rs_id *oid);
 
@@ -176,6 +188,7 @@ int rs_repo_lfs_has(const struct rs_repo *r, const struct rs_id *oid, uint64_t s
  * objects, so a rename into place is atomic), appended to `out`. The
  * directory is created; the file is not.
  */
+RS_MUST_CHECK
 int rs_repo_lfs_tmp_path(struct rs_buf *out, const struct rs_repo *r);
 
 /*
@@ -183,6 +196,7 @@ int rs_repo_lfs_tmp_path(struct rs_buf *out, const struct rs_repo *r);
  * "<git dir>/results/<leaf>" appended to `out` (the folder is created).
  * Git never looks there, so nothing in it can be committed by accident.
  */
+RS_MUST_CHECK
 int rs_repo_state_path(struct rs_buf *out, const struct rs_repo *r, const char *leaf);
 
 /*
@@ -193,6 +207,7 @@ int rs_repo_state_path(struct rs_buf *out, const struct rs_repo *r, const char *
  * rs_fs_tmpfile_near) otherwise. The name goes in `tmp_out` (caller's),
  * the open descriptor in `fd_out`.
  */
+RS_MUST_CHECK
 int rs_repo_tmpfile_for(const struct rs_repo *r, const char *final_path,
 			struct rs_buf *tmp_out, int *fd_out);
 
@@ -205,6 +220,7 @@ int rs_repo_tmpfile_for(const struct rs_repo *r, const char *final_path,
  * since it writes to it. Best effort; `removed_out` (may be NULL) counts
  * them. RS_EUSAGE for a bad results.tmpGracePeriod.
  */
+RS_MUST_CHECK
 int rs_repo_clean_stale_tmp(struct rs_repo *r, unsigned *removed_out);
 
 /*
@@ -222,6 +238,7 @@ RS_MUST_CHECK int rs_repo_tmp_grace(struct rs_repo *r, long *out);
  * to it (RS_ECORRUPT otherwise, nothing placed). An object already
  * present is left as it is.
  */
+RS_MUST_CHECK
 int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
 			   const struct rs_id *expect, struct rs_id *oid_out,
 			   uint64_t *size_out);
@@ -230,6 +247,7 @@ int rs_repo_lfs_store_file(struct rs_repo *r, const char *src,
  * Move the complete, verified file `tmp` (under .git/lfs/tmp) to the
  * object path of `oid`. On failure `tmp` is removed.
  */
+RS_MUST_CHECK
 int rs_repo_lfs_adopt(struct rs_repo *r, const char *tmp, const struct rs_id *oid);
 
 #endif

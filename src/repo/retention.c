@@ -221,7 +221,7 @@ static int add_item(struct rs_retention_plan *plan, const struct rs_run_entry *r
 			return 0;
 		}
 	}
-	if (rs_array_grow((void **)&plan->items, &plan->alloc, plan->n + 1, sizeof(*it), 64))
+	if (rs_array_grow(&plan->items, &plan->alloc, plan->n + 1, sizeof(*it), 64))
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	it = &plan->items[plan->n];
 	memset(it, 0, sizeof(*it));

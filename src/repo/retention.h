@@ -14,6 +14,8 @@
 #ifndef RS_RETENTION_H
 #define RS_RETENTION_H
 
+#include "results/error.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -83,6 +85,7 @@ struct rs_retention_plan {
  * The policy committed at `rev` (NULL: HEAD). A missing file or key is
  * "keep everything" (configured = 0); a malformed one RS_ECORRUPT.
  */
+RS_MUST_CHECK
 int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *out);
 
 /*
@@ -96,6 +99,7 @@ int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *o
  * not an error: its runs are kept, the others still planned. Errors: out
  * of memory, or the refs cannot be listed.
  */
+RS_MUST_CHECK
 int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
 			   const struct rs_git_refs *remote, struct rs_retention_plan *plan);
 void rs_retention_plan_release(struct rs_retention_plan *plan);

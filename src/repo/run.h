@@ -40,6 +40,7 @@
 #include "repo/repo.h"
 #include "repo/runindex.h"
 #include "results/buf.h"
+#include "results/error.h"
 #include "util/hash.h"
 
 #define RS_RUN_FORMAT 1
@@ -109,12 +110,15 @@ void rs_run_release(struct rs_run *run);
  * case). RS_EUSAGE otherwise: a short sha cannot be resolved here, since
  * the profiled repository is elsewhere.
  */
+RS_MUST_CHECK
 int rs_run_set_commit(struct rs_run *run, const char *sha);
 
 /* Trigger: 1..32 of [A-Za-z0-9._], it is part of folder names. RS_EUSAGE. */
+RS_MUST_CHECK
 int rs_run_set_trigger(struct rs_run *run, const char *trigger);
 
 /* Branch: any non-empty string without control characters, <= 255 bytes. */
+RS_MUST_CHECK
 int rs_run_set_branch(struct rs_run *run, const char *branch);
 
 /*
@@ -125,10 +129,12 @@ int rs_run_set_branch(struct rs_run *run, const char *branch);
  * otherwise (no such repository, another commit, a detached HEAD). Needs
  * rs_run_set_commit first.
  */
+RS_MUST_CHECK
 int rs_run_profiled_branch(struct rs_buf *out, const struct rs_run *run,
 			   const struct rs_repo *repo, const char *path);
 
 /* "KEY=VALUE" (KEY: 1..64 of [A-Za-z0-9._-]); a repeated KEY replaces. */
+RS_MUST_CHECK
 int rs_run_add_meta(struct rs_run *run, const char *key_value);
 
 /* Recording time (UTC seconds); also fills recorded_at. */
@@ -139,12 +145,14 @@ void rs_run_set_time(struct rs_run *run, time_t t);
  * cpu_model (from /proc/cpuinfo), cpus (online), runner (env RUNNER_NAME,
  * null when unset). Replaces run->machine.
  */
+RS_MUST_CHECK
 int rs_run_detect_machine(struct rs_run *run);
 
 /*
  * Add a --stats FILE.json: its flattened values go into run->stats
  * (replacing same names).
  */
+RS_MUST_CHECK
 int rs_run_add_stats_file(struct rs_run *run, const char *path);
 
 /*
@@ -170,6 +178,7 @@ int rs_run_add_stats_file(struct rs_run *run, const char *path);
  * RS_EUSAGE for two files of the same name, RS_ENOTFOUND for a missing
  * path.
  */
+RS_MUST_CHECK
 int rs_run_add_path(struct rs_run *run, struct rs_repo *repo, const char *path);
 
 /*
@@ -180,12 +189,15 @@ int rs_run_add_path(struct rs_run *run, struct rs_repo *repo, const char *path);
 json_t *rs_run_metrics(const struct rs_run *run);
 
 /* run.json (format 1), pretty-printed with sorted keys. */
+RS_MUST_CHECK
 int rs_run_render_json(struct rs_buf *out, const struct rs_run *run);
 
 /* summary.md: header figures, metadata, the session summary, stats. */
+RS_MUST_CHECK
 int rs_run_render_markdown(struct rs_buf *out, const struct rs_run *run);
 
 /* The index entry of this run (caller releases with rs_run_entry_release). */
+RS_MUST_CHECK
 int rs_run_index_entry(struct rs_run_entry *out, const struct rs_run *run);
 
 /*
@@ -196,6 +208,7 @@ int rs_run_index_entry(struct rs_run_entry *out, const struct rs_run *run);
  * objects placed stay (see above). `commit_hex_out` (>= 41
  * bytes, may be NULL) receives the new commit of the results repository.
  */
+RS_MUST_CHECK
 int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out);
 
 #endif

@@ -51,7 +51,7 @@ struct copy_pipe {
 	size_t queued;      /* slots handed over, not yet written */
 	int closing;        /* no more slots will come */
 	int err;            /* the writer's error; it then drops the rest */
-	char msg[512];      /* its message (error slots are per thread) */
+	struct rs_error_saved saved; /* its message (error slots are per thread) */
 	int fd;
 	struct rs_sha256 *h;
 	uint64_t size;
@@ -81,7 +81,7 @@ static void *pipe_writer(void *arg)
 		pthread_mutex_lock(&p->mu);
 		if (err && !p->err) {
 			p->err = err;
-			snprintf(p->msg, sizeof(p->msg), "%s", rs_error_message());
+			rs_error_save(&p->saved, err);
 		}
 		p->tail = (p->tail + 1) % PIPE_SLOTS;
 		p->queued--;
@@ -239,7 +239,7 @@ int rs_run_copy_to_lfs(struct rs_repo *repo, struct rs_run_file *f, int in, cons
 	err = pipe_pump(&p, in, path, pass, &parse_failed);
 	pipe_stop(&p, writer);
 	if (!err && p.err)
-		err = rs_error_set(p.err, "%s", p.msg);
+		err = rs_error_restore(&p.saved);
 	if (!err)
 		err = pipe_finish(f, &p, &tmp);
 out:

@@ -19,6 +19,7 @@
 #include "session/phases.h"
 #include "session/summary.h"
 #include "results/error.h"
+#include "util/array.h"
 #include "util/fs.h"
 #include "util/path.h"
 
@@ -273,15 +274,10 @@ static void free_names(char **names, size_t n)
 /* Append a copy of `name` to the growing array `*names`. */
 static int push_name(char ***names, size_t *n, size_t *alloc, const char *name)
 {
-	if (*n == *alloc) {
-		size_t grown = *alloc ? *alloc * 2 : 16;
-		char **nn = realloc(*names, grown * sizeof(*nn));
+	int err = rs_array_grow(names, alloc, *n + 1, sizeof(**names), 16);
 
-		if (!nn)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		*names = nn;
-		*alloc = grown;
-	}
+	if (err)
+		return err;
 	(*names)[*n] = strdup(name);
 	if (!(*names)[*n])
 		return rs_error_set(RS_EGENERIC, "out of memory");

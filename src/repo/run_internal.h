@@ -6,6 +6,8 @@
 #ifndef RS_RUN_INTERNAL_H
 #define RS_RUN_INTERNAL_H
 
+#include "results/error.h"
+
 #include "repo/repo.h"
 #include "repo/run.h"
 #include "session/summary.h"
@@ -23,6 +25,7 @@ int rs_run_cmp_str(const void *a, const void *b);
  * f->tmp and f->blob (the pointer) are set; on failure the temporary file
  * is gone. (run_copy.c)
  */
+RS_MUST_CHECK
 int rs_run_copy_to_lfs(struct rs_repo *repo, struct rs_run_file *f, int in,
 		       const char *path, struct rs_summary *pass);
 

@@ -10,27 +10,16 @@
 
 #include "repo/run_internal.h"
 #include "results/error.h"
+#include "results/escape.h"
+#include "util/hex.h"
 
 /*
- * A table cell from an untrusted string: no '|' (column break), no
- * newline (row break), and no raw '<' so that GitHub does not render
- * HTML someone smuggled into a --meta value.
+ * Every string of a run (branch, message, --meta keys and values, file
+ * names) is untrusted: a table cell goes through rs_escape_md_text.
  */
 static int md_cell(struct rs_buf *out, const char *s)
 {
-	int err = 0;
-
-	for (; *s && !err; s++) {
-		switch (*s) {
-		case '|': err = rs_buf_puts(out, "\\|"); break;
-		case '<': err = rs_buf_puts(out, "&lt;"); break;
-		case '>': err = rs_buf_puts(out, "&gt;"); break;
-		case '&': err = rs_buf_puts(out, "&amp;"); break;
-		case '\n': case '\r': case '\t': err = rs_buf_putc(out, ' '); break;
-		default: err = rs_buf_putc(out, *s);
-		}
-	}
-	return err;
+	return rs_escape_md_text(out, s);
 }
 
 static int md_value(struct rs_buf *out, json_t *v)
@@ -132,10 +121,15 @@ static int md_header(struct rs_buf *out, const struct rs_run *run)
 		 str_of(run->machine, "arch") ? str_of(run->machine, "arch") : "?",
 		 str_of(run->machine, "cpu_model") ? str_of(run->machine, "cpu_model") : "?",
 		 (long long)json_integer_value(json_object_get(run->machine, "cpus")));
-	err = rs_buf_printf(out, "# Profiling run %s\n\n| | |\n|---|---|\n", run->id);
-	if (err)
-		return err;
-	err = rs_buf_printf(out, "| Profiled commit | `%s` |\n", run->commit);
+	err = rs_buf_puts(out, "# Profiling run ");
+	if (!err)
+		err = rs_escape_md_text(out, run->id);
+	if (!err)
+		err = rs_buf_puts(out, "\n\n| | |\n|---|---|\n| Profiled commit | ");
+	if (!err)
+		err = rs_escape_md_code(out, run->commit, RS_ESCAPE_IN_TABLE);
+	if (!err)
+		err = rs_buf_puts(out, " |\n");
 	if (err)
 		return err;
 	err = md_row(out, "Branch", run->branch);
@@ -171,7 +165,12 @@ static int md_file_row(struct rs_buf *out, const struct rs_run_file *f)
 	if (err)
 		return err;
 	if (!f->lfs) {
-		err = rs_buf_printf(out, "](%s)", f->name);
+		/* percent-encoded: no ')', space or scheme ends the link early */
+		err = rs_buf_puts(out, "](");
+		if (!err)
+			err = rs_percent_encode_str(out, f->name, RS_SLASH_KEEP);
+		if (!err)
+			err = rs_buf_putc(out, ')');
 		if (err)
 			return err;
 	}

@@ -14,7 +14,6 @@
  */
 #include "repo/repo.h"
 #include "repo/runindex.h"
-#include "repo/verdict.h"
 
 #include <ctype.h>
 #include <stddef.h>
@@ -22,6 +21,9 @@
 #include <string.h>
 
 #include "results/error.h"
+#include "results/escape.h"
+#include "util/array.h"
+#include "util/hex.h"
 #include "util/path.h"
 
 void rs_runindex_init(struct rs_runindex *idx)
@@ -138,21 +140,12 @@ static int sort_tail(struct rs_runindex *idx, size_t from)
 
 static int reserve_one(struct rs_runindex *idx)
 {
-	struct rs_run_entry *n;
-	size_t alloc;
-
 	if (idx->count < idx->alloc)
 		return 0;
 	if (idx->count >= RS_RUNINDEX_MAX_RUNS)
 		return rs_error_set(RS_ECORRUPT, "too many runs in the index (more than %u)",
 				    RS_RUNINDEX_MAX_RUNS);
-	alloc = idx->alloc ? idx->alloc * 2 : 64;
-	n = realloc(idx->runs, alloc * sizeof(*n));
-	if (!n)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	idx->runs = n;
-	idx->alloc = alloc;
-	return 0;
+	return rs_array_grow(&idx->runs, &idx->alloc, idx->count + 1, sizeof(*idx->runs), 64);
 }
 
 int rs_runindex_add(struct rs_runindex *idx, const struct rs_run_entry *e)
@@ -556,22 +549,6 @@ int rs_runindex_resolve(const struct rs_run_entry **out,
 	return 0;
 }
 
-/* Markdown table cell: no '|' or newlines from untrusted strings. */
-static int put_cell(struct rs_buf *out, const char *s)
-{
-	int err = 0;
-
-	for (; *s && !err; s++) {
-		if (*s == '|')
-			err = rs_buf_puts(out, "\\|");
-		else if (*s == '\n' || *s == '\r')
-			err = rs_buf_putc(out, ' ');
-		else
-			err = rs_buf_putc(out, *s);
-	}
-	return err;
-}
-
 static int put_metric(struct rs_buf *out, json_t *metrics, const char *key,
 		      const char *fmt)
 {
@@ -587,17 +564,30 @@ static int readme_row(struct rs_buf *out, const struct rs_run_entry *e)
 {
 	int err;
 
-	err = rs_buf_printf(out, "| %.10s %.8s | `%.7s` | ", e->recorded_at,
-			    strlen(e->recorded_at) > 11 ? e->recorded_at + 11 : "", e->commit);
+	char when[20], commit[8];
+
+	/* every field is a committed index line's: untrusted, escaped */
+	snprintf(when, sizeof(when), "%.10s %.8s", e->recorded_at,
+		 strlen(e->recorded_at) > 11 ? e->recorded_at + 11 : "");
+	snprintf(commit, sizeof(commit), "%.7s", e->commit);
+	err = rs_buf_puts(out, "| ");
+	if (!err)
+		err = rs_escape_md_text(out, when);
+	if (!err)
+		err = rs_buf_puts(out, " | ");
+	if (!err)
+		err = rs_escape_md_code(out, commit, RS_ESCAPE_IN_TABLE);
+	if (!err)
+		err = rs_buf_puts(out, " | ");
 	if (err)
 		return err;
-	err = put_cell(out, e->branch);
+	err = rs_escape_md_text(out, e->branch);
 	if (err)
 		return err;
 	err = rs_buf_puts(out, " | ");
 	if (err)
 		return err;
-	err = put_cell(out, e->trigger);
+	err = rs_escape_md_text(out, e->trigger);
 	if (err)
 		return err;
 	err = rs_buf_puts(out, " | ");
@@ -615,10 +605,19 @@ static int readme_row(struct rs_buf *out, const struct rs_run_entry *e)
 	err = rs_buf_puts(out, " | ");
 	if (err)
 		return err;
-	err = e->verdict ? rs_md_inline(out, e->verdict) : rs_buf_puts(out, "–");
+	err = e->verdict ? rs_escape_md_text(out, e->verdict) : rs_buf_puts(out, "–");
 	if (err)
 		return err;
-	return rs_buf_printf(out, " | [%s](%s/summary.md) |\n", e->id, e->path);
+	err = rs_buf_puts(out, " | [");
+	if (!err)
+		err = rs_escape_md_text(out, e->id);
+	if (!err)
+		err = rs_buf_puts(out, "](");
+	if (!err)
+		err = rs_percent_encode_str(out, e->path, RS_SLASH_KEEP);
+	if (!err)
+		err = rs_buf_puts(out, "/summary.md) |\n");
+	return err;
 }
 
 int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,

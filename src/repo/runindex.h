@@ -29,6 +29,7 @@
 
 #include "repo/repo.h"
 #include "results/buf.h"
+#include "results/error.h"
 
 /* Caps on untrusted input: index lines and shards come from a clone. */
 #define RS_RUNINDEX_MAX_LINE  (64u * 1024)        /* one run's line */
@@ -71,6 +72,7 @@ void rs_runindex_release(struct rs_runindex *idx);
  * (0). Returns RS_ECORRUPT for a malformed line (message names the shard
  * and line), RS_ENOTFOUND if `rev` does not resolve.
  */
+RS_MUST_CHECK
 int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *repo,
 		     const char *rev, size_t want_recent);
 
@@ -80,6 +82,7 @@ int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *repo,
  * skipped. RS_ECORRUPT on a malformed line and past the caps (the text
  * comes from a clone: too much of it is bad data, exit 7).
  */
+RS_MUST_CHECK
 int rs_runindex_parse_shard(struct rs_runindex *idx, const char *text,
 			    size_t len, const char *name);
 
@@ -87,6 +90,7 @@ int rs_runindex_parse_shard(struct rs_runindex *idx, const char *text,
  * Append a copy of `e` (deep copy; the caller keeps `e`) and keep the
  * index sorted.
  */
+RS_MUST_CHECK
 int rs_runindex_add(struct rs_runindex *idx, const struct rs_run_entry *e);
 
 /*
@@ -99,20 +103,25 @@ int rs_runindex_add(struct rs_runindex *idx, const struct rs_run_entry *e);
  * or when the prefix matches runs of two or more different commits (the
  * message lists a few candidates). `*out` is borrowed from `idx`.
  */
+RS_MUST_CHECK
 int rs_runindex_resolve(const struct rs_run_entry **out,
 			const struct rs_runindex *idx, const char *query);
 
 /* Serialise one entry as its index line, with the trailing '\n'. */
+RS_MUST_CHECK
 int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e);
 
 /* Parse one index line (no '\n' needed) into `out` (caller releases). */
+RS_MUST_CHECK
 int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len);
 
 /* Deep copy; `out` is the caller's (release with rs_run_entry_release). */
+RS_MUST_CHECK
 int rs_run_entry_copy(struct rs_run_entry *out, const struct rs_run_entry *e);
 void rs_run_entry_release(struct rs_run_entry *e);
 
 /* "index/YYYY-MM.jsonl" for an ISO 8601 recorded_at. RS_EUSAGE if malformed. */
+RS_MUST_CHECK
 int rs_runindex_shard_path(struct rs_buf *out, const char *recorded_at);
 
 /*
@@ -121,6 +130,7 @@ int rs_runindex_shard_path(struct rs_buf *out, const char *recorded_at);
  * `idx` (newest first) with links to their summary.md. Bounded by
  * `limit`, whatever the size of the history.
  */
+RS_MUST_CHECK
 int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,
 		       size_t limit);
 

@@ -24,7 +24,7 @@ int rs_show_run_file(struct rs_buf *out, const struct rs_runs *runs,
 	struct rs_buf path = RS_BUF_INIT;
 	json_error_t jerr;
 	json_t *doc = NULL;
-	char old[1024];
+	struct rs_error_saved old;
 	size_t start = out->len;
 	int err;
 
@@ -34,10 +34,10 @@ int rs_show_run_file(struct rs_buf *out, const struct rs_runs *runs,
 	err = rs_repo_read_tree_file(runs->repo, NULL, path.ptr,
 				     json ? RS_RUN_MAX_RUN_JSON : RS_RUN_MAX_SUMMARY_MD, out);
 	if (err) {
-		snprintf(old, sizeof(old), "%s", rs_error_message());
+		rs_error_save(&old, err);
 		err = rs_error_set(err == RS_ENOTFOUND ? RS_ECORRUPT : err,
 				   "run %s is in the index but %s cannot be read: %s", e->id, path.ptr,
-				   old);
+				   old.message);
 		goto out;
 	}
 	if (!json)

@@ -25,6 +25,8 @@
 #ifndef RS_STATS_H
 #define RS_STATS_H
 
+#include "results/error.h"
+
 #include <stddef.h>
 
 #include <stdio.h>
@@ -44,10 +46,12 @@
  * `out` is replaced. `what` names the input in error messages.
  * RS_ECORRUPT if the text is not a JSON object, RS_EUSAGE past the caps.
  */
+RS_MUST_CHECK
 int rs_stats_flatten_json(json_t *out, const char *prefix, const char *text,
 			  size_t len, const char *what);
 
 /* rs_stats_flatten_json on the contents of the file `path`. */
+RS_MUST_CHECK
 int rs_stats_read_json_file(json_t *out, const char *prefix, const char *path);
 
 /*
@@ -56,6 +60,7 @@ int rs_stats_read_json_file(json_t *out, const char *prefix, const char *path);
  * the number of rows. Quoted fields ("a,b", "" for a quote) are handled.
  * RS_ECORRUPT for a file with no header row or an unterminated quote.
  */
+RS_MUST_CHECK
 int rs_stats_read_csv_file(json_t *out, const char *prefix, const char *path);
 
 /*
@@ -63,9 +68,11 @@ int rs_stats_read_csv_file(json_t *out, const char *prefix, const char *path);
  * for a file opened without following symlinks. `path` names it in
  * messages.
  */
+RS_MUST_CHECK
 int rs_stats_read_csv_stream(json_t *out, const char *prefix, FILE *f, const char *path);
 
 /* Copy every number of `stats` into `metrics` (same names). */
+RS_MUST_CHECK
 int rs_stats_numbers(json_t *metrics, const json_t *stats);
 
 /*
@@ -81,6 +88,7 @@ const char *rs_stats_file_role(const char *name);
  * written to `out` (the whole name for other files). RS_EUSAGE when it
  * does not fit in `outsz`. Used as the prefix of logged-stats names.
  */
+RS_MUST_CHECK
 int rs_stats_file_stem(char *out, size_t outsz, const char *name);
 
 #endif

@@ -13,23 +13,9 @@
 #include "repo/owncode_config.h"
 #include "repo/runs.h"
 #include "results/error.h"
+#include "results/escape.h"
 
 #define VERDICT_HISTORY 24   /* as `results check` without --window */
-
-int rs_md_inline(struct rs_buf *out, const char *s)
-{
-	int err = 0;
-
-	for (; *s && !err; s++) {
-		if (strchr("\\*_`[]<>|", *s))
-			err = rs_buf_printf(out, "\\%c", *s);
-		else if (*s == '\n' || *s == '\r')
-			err = rs_buf_putc(out, ' ');
-		else
-			err = rs_buf_putc(out, *s);
-	}
-	return err;
-}
 
 /* The verdict text, or NULL when the history cannot be judged. */
 static char *judge(struct rs_run *run, struct rs_repo *repo, const struct rs_buf *runjson)
@@ -96,7 +82,7 @@ int rs_run_verdict(struct rs_run *run, struct rs_repo *repo, const struct rs_buf
 	cut += 2;
 	err = rs_buf_puts(&line, "**Verdict** (against the earlier comparable runs): ");
 	if (!err)
-		err = rs_md_inline(&line, run->verdict);
+		err = rs_escape_md_text(&line, run->verdict);
 	if (!err)
 		err = rs_buf_puts(&line, "\n\n");
 	if (!err)

@@ -18,11 +18,9 @@
  * a history that cannot be read gives no verdict, never an error; only
  * out of memory fails (RS_EGENERIC).
  */
+RS_MUST_CHECK
 int rs_run_verdict(struct rs_run *run, struct rs_repo *repo, const struct rs_buf *runjson,
 		   struct rs_buf *md);
 
-/* `s` for a Markdown line or table cell: `\`, `*`, `_`, `` ` ``, `[`, `]`,
- * `<`, `>` and `|` escaped, line breaks as spaces. */
-int rs_md_inline(struct rs_buf *out, const char *s);
 
 #endif

@@ -132,7 +132,7 @@ struct rs_session_parser {
 	uint64_t seed;
 	uint64_t consumed;        /* bytes before the current piece */
 	int failed;               /* sticky error code */
-	char errmsg[512];
+	struct rs_error_saved saved; /* its message, for every later call */
 
 	int expect;
 	int depth;
@@ -181,19 +181,21 @@ static int fail(struct rs_session_parser *p, int code, const char *fmt, ...)
 
 static int fail(struct rs_session_parser *p, int code, const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(p->errmsg, sizeof(p->errmsg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	p->failed = code;
-	return rs_error_set(code, "%s", p->errmsg);
+	p->failed = rs_error_set(code, "%s", msg);
+	rs_error_save(&p->saved, code);
+	return code;
 }
 
 /* A callback or allocator already set the thread's message: keep it. */
 static int fail_keep(struct rs_session_parser *p, int code)
 {
-	snprintf(p->errmsg, sizeof(p->errmsg), "%s", rs_error_message());
+	rs_error_save(&p->saved, code);
 	p->failed = code;
 	return code;
 }
@@ -289,7 +291,7 @@ static void *arena_alloc(struct rs_session_parser *p, size_t n)
 
 	n = (n + 15) & ~(size_t)15;
 	if (n > RS_SESSION_MAX_INTERNED - p->interned_bytes) {
-		fail(p, RS_EUSAGE, "session has more than %u MiB of distinct frame strings",
+		fail(p, RS_ETOOBIG, "session has more than %u MiB of distinct frame strings",
 		     RS_SESSION_MAX_INTERNED >> 20);
 		return NULL;
 	}
@@ -311,10 +313,10 @@ static void *arena_alloc(struct rs_session_parser *p, size_t n)
 	return b->data + b->used - n;
 }
 
-static int grow_array(struct rs_session_parser *p, void **arr, size_t *alloc, size_t need,
+static int grow_array(struct rs_session_parser *p, void *arrp, size_t *alloc, size_t need,
 		      size_t elem)
 {
-	if (rs_array_grow(arr, alloc, need, elem, 16))
+	if (rs_array_grow(arrp, alloc, need, elem, 16))
 		return fail(p, RS_EGENERIC, "out of memory");
 	return 0;
 }
@@ -515,7 +517,7 @@ static int intern_file(struct rs_session_parser *p, const char *file, uint32_t *
 	int err;
 
 	if (id == RS_INTERN_NONE) {
-		err = grow_array(p, (void **)&p->files, &p->files_alloc, (size_t)p->nfiles + 1,
+		err = grow_array(p, &p->files, &p->files_alloc, (size_t)p->nfiles + 1,
 				 sizeof(*p->files));
 		if (err)
 			return err;
@@ -555,7 +557,7 @@ static int intern_function(struct rs_session_parser *p, struct rs_session_frame 
 		f->function_id = id;
 		return 0;
 	}
-	err = grow_array(p, (void **)&p->funcs, &p->funcs_alloc, (size_t)p->nfuncs + 1,
+	err = grow_array(p, &p->funcs, &p->funcs_alloc, (size_t)p->nfuncs + 1,
 			 sizeof(*p->funcs));
 	if (err)
 		return err;
@@ -637,7 +639,7 @@ static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint
 	int err;
 
 	if (p->nframes >= RS_SESSION_MAX_FRAMES)
-		return fail(p, RS_EUSAGE, "session has more than %u distinct frames", RS_SESSION_MAX_FRAMES);
+		return fail(p, RS_ETOOBIG, "session has more than %u distinct frames", RS_SESSION_MAX_FRAMES);
 	split_identifier(id, n, &fp);
 	f = arena_alloc(p, sizeof(*f));
 	if (!f)
@@ -660,7 +662,7 @@ static int new_frame(struct rs_session_parser *p, const char *id, size_t n, uint
 	err = intern_function(p, f);
 	if (err)
 		return err;
-	err = grow_array(p, (void **)&p->frames, &p->frames_alloc, (size_t)p->nframes + 1,
+	err = grow_array(p, &p->frames, &p->frames_alloc, (size_t)p->nframes + 1,
 			 sizeof(*p->frames));
 	if (err)
 		return err;
@@ -697,7 +699,7 @@ static int intern_frame_miss(struct rs_session_parser *p, const char *raw, size_
 			return err;
 	}
 	if (p->raw_tab.count >= MAX_ALIASES)
-		return fail(p, RS_EUSAGE, "session spells its frames in more than %u ways", MAX_ALIASES);
+		return fail(p, RS_ETOOBIG, "session spells its frames in more than %u ways", MAX_ALIASES);
 	if (len == p->frames[id]->identifier_len && memcmp(raw, p->frames[id]->identifier, len) == 0)
 		key = p->frames[id]->identifier;
 	else
@@ -744,7 +746,7 @@ static inline int stack_frame(struct rs_session_parser *p, const char *raw, size
 	if (pos == p->hints_len) {
 		if (pos >= RS_SESSION_MAX_STACK)
 			return 0; /* push_id reports the cap */
-		err = grow_array(p, (void **)&p->hints, &p->hints_alloc, pos + 1,
+		err = grow_array(p, &p->hints, &p->hints_alloc, pos + 1,
 				 sizeof(*p->hints));
 		if (err)
 			return err;
@@ -763,9 +765,9 @@ static int push_id(struct rs_session_parser *p, uint32_t **arr, size_t *len, siz
 
 	if (*len == *alloc) {
 		if (*len >= RS_SESSION_MAX_STACK)
-			return fail(p, RS_EUSAGE, "stack at byte %llu is deeper than %u frames",
+			return fail(p, RS_ETOOBIG, "stack at byte %llu is deeper than %u frames",
 				    (unsigned long long)off, RS_SESSION_MAX_STACK);
-		err = grow_array(p, (void **)arr, alloc, *len + 1, sizeof(**arr));
+		err = grow_array(p, arr, alloc, *len + 1, sizeof(**arr));
 		if (err)
 			return err;
 	}
@@ -982,7 +984,7 @@ static int on_open(struct rs_session_parser *p, int c, uint64_t off)
 		}
 	}
 	if (p->depth >= RS_SESSION_MAX_DEPTH)
-		return fail(p, RS_EUSAGE, "session JSON at byte %llu nests deeper than %d levels",
+		return fail(p, RS_ETOOBIG, "session JSON at byte %llu nests deeper than %d levels",
 			    (unsigned long long)off, RS_SESSION_MAX_DEPTH);
 	p->lv[p->depth].role = (uint8_t)role;
 	p->lv[p->depth].count = 0;
@@ -1319,7 +1321,7 @@ static int is_literal_char(int c)
 static int too_long(struct rs_session_parser *p, int kind, uint64_t off)
 {
 	if (kind == PART_STRING)
-		return fail(p, RS_EUSAGE, "string at byte %llu is longer than %u bytes",
+		return fail(p, RS_ETOOBIG, "string at byte %llu is longer than %u bytes",
 			    (unsigned long long)off, RS_SESSION_MAX_STRING);
 	return fail(p, RS_ECORRUPT, "invalid session JSON at byte %llu: token too long",
 		    (unsigned long long)off);
@@ -1462,7 +1464,7 @@ int rs_session_parser_feed(struct rs_session_parser *p, const void *bytes, size_
 	int err = 0;
 
 	if (p->failed)
-		return rs_error_set(p->failed, "%s", p->errmsg);
+		return rs_error_restore(&p->saved);
 	if (n == 0)
 		return 0;
 #define OFF(ptr) (p->consumed + (uint64_t)((ptr) - start))
@@ -1530,7 +1532,7 @@ int rs_session_parser_finish(struct rs_session_parser *p)
 	int err = 0;
 
 	if (p->failed)
-		return rs_error_set(p->failed, "%s", p->errmsg);
+		return rs_error_restore(&p->saved);
 	if (p->partial == PART_NUMBER || p->partial == PART_LITERAL) {
 		/* a number or literal ends at the end of input; only a bare
 		 * top-level scalar could end that way, and that is refused */

@@ -30,6 +30,7 @@
 #include "session/intern.h"
 #include "util/array.h"
 #include "results/error.h"
+#include "results/escape.h"
 
 struct func_stat {
 	double self, total;
@@ -84,9 +85,9 @@ struct rs_summary {
 	size_t prev_len, fids_alloc;
 };
 
-static int grow(void **arr, size_t *alloc, size_t need, size_t elem)
+static int grow(void *arrp, size_t *alloc, size_t need, size_t elem)
 {
-	if (rs_array_grow(arr, alloc, need, elem, 64))
+	if (rs_array_grow(arrp, alloc, need, elem, 64))
 		return rs_error_set(RS_EGENERIC, "out of memory summarising a session");
 	return 0;
 }
@@ -101,7 +102,7 @@ static int new_node(struct rs_summary *s, uint32_t parent, uint32_t func, uint32
 		*out = RS_INTERN_NONE;
 		return 0;
 	}
-	err = grow((void **)&s->nodes, &s->nodes_alloc, (size_t)s->nnodes + 1, sizeof(*s->nodes));
+	err = grow(&s->nodes, &s->nodes_alloc, (size_t)s->nnodes + 1, sizeof(*s->nodes));
 	if (err)
 		return err;
 	if (parent != RS_INTERN_NONE) {
@@ -130,26 +131,26 @@ static int sample_room(struct rs_summary *s, const struct rs_session_parser *p, 
 	size_t a;
 	int err;
 
-	err = grow((void **)&s->funcs, &s->funcs_alloc, rs_session_parser_function_count(p),
+	err = grow(&s->funcs, &s->funcs_alloc, rs_session_parser_function_count(p),
 		   sizeof(*s->funcs));
 	if (err)
 		return err;
-	err = grow((void **)&s->files, &s->files_alloc, rs_session_parser_file_count(p),
+	err = grow(&s->files, &s->files_alloc, rs_session_parser_file_count(p),
 		   sizeof(*s->files));
 	if (err)
 		return err;
 	if (depth <= s->fids_alloc)
 		return 0;
 	a = s->fids_alloc;
-	err = grow((void **)&s->fids, &a, depth, sizeof(*s->fids));
+	err = grow(&s->fids, &a, depth, sizeof(*s->fids));
 	if (err)
 		return err;
 	a = s->fids_alloc;
-	err = grow((void **)&s->prev_fids, &a, depth, sizeof(*s->prev_fids));
+	err = grow(&s->prev_fids, &a, depth, sizeof(*s->prev_fids));
 	if (err)
 		return err;
 	a = s->fids_alloc;
-	err = grow((void **)&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes));
+	err = grow(&s->prev_nodes, &a, depth, sizeof(*s->prev_nodes));
 	if (err)
 		return err;
 	s->fids_alloc = a;
@@ -246,7 +247,7 @@ static int on_frame(void *ctx, const struct rs_session_parser *p, uint32_t id,
 	struct rs_summary *s = ctx;
 	int err;
 
-	err = grow((void **)&s->map, &s->map_alloc, (size_t)id + 1, sizeof(*s->map));
+	err = grow(&s->map, &s->map_alloc, (size_t)id + 1, sizeof(*s->map));
 	if (err)
 		return err;
 	s->map[id].func = f->function_id;
@@ -751,7 +752,7 @@ static int build_node(const struct rs_summary *s, uint32_t id, double cut, json_
 		if (s->nodes[c].total < cut)
 			continue;
 		if (m == cap) {
-			err = grow((void **)&r, &cap, m + 1, sizeof(*r));
+			err = grow(&r, &cap, m + 1, sizeof(*r));
 			if (err)
 				goto out;
 		}
@@ -1172,32 +1173,28 @@ static void md_printf(struct md *m, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A code span in a table cell: no backticks inside, '|' escaped (GFM). */
-static void md_code_open(struct md *b)
-{
-	md_putc(b, '`');
-}
-
-static void md_code_text(struct md *b, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|')
-			md_puts(b, "\\|");
-		else
-			md_putc(b, *s == '`' ? '\'' : (*s == '\n' || *s == '\r') ? ' ' : *s);
-	}
-}
-
-static void md_code_close(struct md *b)
-{
-	md_putc(b, '`');
-}
-
+/* A code span in a table cell (results/escape.h): shown as it is, whatever it holds. */
 static void md_code(struct md *b, const char *s)
 {
-	md_code_open(b);
-	md_code_text(b, s);
-	md_code_close(b);
+	if (!b->err)
+		b->err = rs_escape_md_code(b->b, s, RS_ESCAPE_IN_TABLE);
+}
+
+/* A code span of `fmt`'s text (the parts are untrusted: one span, one escape). */
+static void md_code_printf(struct md *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void md_code_printf(struct md *b, const char *fmt, ...)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	va_list ap;
+
+	if (b->err)
+		return;
+	va_start(ap, fmt);
+	b->err = rs_buf_vprintf(&text, fmt, ap);
+	va_end(ap);
+	md_code(b, text.ptr ? text.ptr : "");
+	rs_buf_release(&text);
 }
 
 /* The path relative to the longest sys_path entry that contains it. */
@@ -1264,11 +1261,7 @@ static void md_function_name(struct md *b, const json_t *f)
 	const char *fn = str(f, "function"), *cls = str(f, "class");
 
 	if (*cls && !strchr(fn, '.')) {
-		md_code_open(b);
-		md_code_text(b, cls);
-		md_code_text(b, ".");
-		md_code_text(b, fn);
-		md_code_close(b);
+		md_code_printf(b, "%s.%s", cls, fn);
 	} else {
 		md_code(b, fn);
 	}
@@ -1279,12 +1272,11 @@ static void md_location(struct md *b, const json_t *summary, const json_t *f)
 	int ok;
 	double line = num(f, "line", &ok);
 
-	md_code_open(b);
-	md_code_text(b, short_path(summary, str(f, "file")));
 	/* a thread's root frame carries the thread id as its "line" */
 	if (ok && line > 0 && strcmp(str(f, "file"), "<thread>"))
-		md_printf(b, ":%.0f", line);
-	md_code_close(b);
+		md_code_printf(b, "%s:%.0f", short_path(summary, str(f, "file")), line);
+	else
+		md_code(b, short_path(summary, str(f, "file")));
 }
 
 /* Ties fall back on the names so that the page never depends on qsort. */
@@ -1515,8 +1507,8 @@ int rs_summary_markdown(const json_t *summary, struct rs_buf *out)
 		       "function anywhere on the stack (counted once per sample under recursion). "
 		       "Percentages are of the sampled time.\n");
 	err = page.err;
-	if (err == RS_EUSAGE)
-		err = rs_error_set(RS_EUSAGE, "summary Markdown exceeds its buffer cap");
+	if (err == RS_ETOOBIG)
+		err = rs_error_set(RS_ETOOBIG, "summary Markdown exceeds its buffer cap");
 out:
 	if (err) {
 		/* the caller's buffer as it was: no half page */

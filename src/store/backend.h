@@ -9,6 +9,8 @@
 #ifndef RS_STORE_BACKEND_H
 #define RS_STORE_BACKEND_H
 
+#include "results/error.h"
+
 #include "remote/remote.h"
 
 /*
@@ -17,6 +19,7 @@
  * Called by rs_store_open and rs_store_census_take, the entry points
  * through which the store starts using a remote.
  */
+RS_MUST_CHECK
 int rs_store_check_backend(const struct rs_remote *remote);
 
 #endif

@@ -14,6 +14,7 @@
  * count as unset). RS_ENOTFOUND when none of them is set: the store then
  * works without a cache (rs_store_options.cache_dir NULL).
  */
+RS_MUST_CHECK
 int rs_store_cache_root(struct rs_buf *out);
 
 /*
@@ -22,6 +23,7 @@ int rs_store_cache_root(struct rs_buf *out);
  * URL without user, password or ?query (rs_remote.display_url), so that
  * changing a credential keeps the cache. Appended to `out`.
  */
+RS_MUST_CHECK
 int rs_store_cache_folder(struct rs_buf *out, const char *root, const char *display_url);
 
 #endif

@@ -1,5 +1,5 @@
 #include "store/chunkindex.h"
-#include "store/array.h"
+#include "util/array.h"
 #include "results/error.h"
 #include "util/fs.h"
 
@@ -117,7 +117,7 @@ static int add_entries(struct rs_chunk_index *ix, uint32_t slot,
 	size_t i;
 	int err;
 
-	err = rs_array_reserve(&ix->entries, &ix->aentries, ix->nentries + n, sizeof(*ix->entries));
+	err = rs_array_grow(&ix->entries, &ix->aentries, ix->nentries + n, sizeof(*ix->entries), 64);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
@@ -148,7 +148,7 @@ static int load_pack(struct rs_chunk_index *ix, const struct rs_id *pack,
 	err = rs_idx_parse(&refs, &n, pack, p, len);
 	if (err)
 		return err;
-	err = rs_array_reserve(&ix->packs, &ix->apacks, ix->npacks + 1, sizeof(*ix->packs));
+	err = rs_array_grow(&ix->packs, &ix->apacks, ix->npacks + 1, sizeof(*ix->packs), 64);
 	if (err) {
 		free(refs);
 		return err;
@@ -218,7 +218,7 @@ static int on_key(const char *key, uint64_t size, void *payload)
 	if (!rs_key_parse(key, RS_KEY_PACKS, ".quarantine", &id))
 		return rs_array_push_id(&l->quarantined, &l->nquar, &l->aquar, &id);
 	if (!rs_key_parse(key, RS_KEY_PACKS, ".idx", &id)) {
-		int err = rs_array_reserve(&l->idx_sizes, &l->asizes, l->nidx + 1, sizeof(*l->idx_sizes));
+		int err = rs_array_grow(&l->idx_sizes, &l->asizes, l->nidx + 1, sizeof(*l->idx_sizes), 64);
 
 		if (err)
 			return err;
@@ -317,7 +317,8 @@ static int load_remote(struct rs_chunk_index *ix, struct rs_remote *remote, cons
 	bytes->max = RS_IDX_MAX_SIZE;
 	if (!err)
 		err = load_pack(ix, pack, (unsigned char *)bytes->ptr, bytes->len, 1);
-	if (err == RS_ENOTFOUND || err == RS_ECORRUPT || err == RS_ENEWER) {
+	if (err == RS_ENOTFOUND || err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ETOOBIG ||
+	    err == RS_EFORMAT || err == RS_ENEWER) {
 		rs_error_clear();
 		err = 0;
 	}

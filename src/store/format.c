@@ -44,6 +44,26 @@ int rs_pack_header_check(const unsigned char *p, size_t n)
 	return 0;
 }
 
+/*
+ * Is `p`/`n` exactly "results-store N\n" with N (decimal, no leading zero)
+ * above RS_FORMAT_VERSION: a newer writer's store, not garbage?
+ */
+static int newer_format_text(const char *p, size_t n)
+{
+	static const char prefix[] = "results-store ";
+	size_t at = sizeof(prefix) - 1, digits = 0;
+	uint64_t v = 0;
+
+	if (n < at + 2 || memcmp(p, prefix, at) != 0 || p[n - 1] != '\n' || p[at] == '0')
+		return 0;
+	for (; at < n - 1; at++, digits++) {
+		if (p[at] < '0' || p[at] > '9' || digits >= 9)
+			return 0;
+		v = v * 10 + (uint64_t)(p[at] - '0');
+	}
+	return digits > 0 && v > RS_FORMAT_VERSION;
+}
+
 int rs_format_text_check(const char *p, size_t n)
 {
 	size_t i;
@@ -53,7 +73,11 @@ int rs_format_text_check(const char *p, size_t n)
 	/* Quote at most one printable line of it: it came from outside. */
 	for (i = 0; i < n && i < 40 && p[i] >= 0x20 && p[i] < 0x7f; i++)
 		;
-	return rs_error_set(RS_ENEWER, "the store is in another format ('%.*s'): upgrade results",
+	if (newer_format_text(p, n))
+		return rs_error_set(RS_ENEWER, "the store is in another format ('%.*s'), written by "
+				    "a newer results: upgrade results",
+				    (int)i, p);
+	return rs_error_set(RS_EFORMAT, "the store is in another format ('%.*s'): upgrade results",
 			    (int)i, p);
 }
 

@@ -96,7 +96,9 @@ int rs_pack_header_check(const unsigned char *p, size_t n);
 
 /*
  * Check the bytes of a FORMAT file: 0 when they are exactly
- * RS_FORMAT_TEXT, RS_ENEWER (another format: upgrade) otherwise.
+ * RS_FORMAT_TEXT; RS_ENEWER when they are "results-store N\n" with N
+ * above RS_FORMAT_VERSION (a newer writer's: upgrade); RS_EFORMAT
+ * otherwise (not a FORMAT this build reads, and not simply newer).
  */
 RS_MUST_CHECK
 int rs_format_text_check(const char *p, size_t n);

@@ -23,7 +23,7 @@
 #include <zstd.h>
 
 #include "codec/session_codec.h"
-#include "store/array.h"
+#include "util/array.h"
 #include "store/backend.h"
 #include "store/chunkindex.h"
 #include "store/store.h"
@@ -65,7 +65,7 @@ struct census_build {
 static int add_pack(struct census_build *b, const struct rs_id *id, struct rs_pack_state **out)
 {
 	struct rs_store_census *c = b->c;
-	int err = rs_array_reserve(&c->packs, &b->packs_alloc, c->npacks + 1, sizeof(*c->packs));
+	int err = rs_array_grow(&c->packs, &b->packs_alloc, c->npacks + 1, sizeof(*c->packs), 64);
 
 	if (err)
 		return err;
@@ -363,7 +363,7 @@ static int verify_decoded(struct rs_remote *remote, const struct rs_manifest *m,
 	if (err == RS_ENEWER) {
 		*state = RS_VERIFY_NEWER;
 		err = rs_buf_printf(why, "needs a newer results: %s", rs_error_message());
-	} else if (err == RS_ECORRUPT) {
+	} else if (err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ETOOBIG || err == RS_EFORMAT) {
 		*state = RS_VERIFY_DAMAGED;
 		err = rs_buf_printf(why, "its chunks check out but it cannot be rebuilt: %s", rs_error_message());
 	}
@@ -507,7 +507,8 @@ int rs_store_verify_object(struct rs_remote *remote, struct rs_store_census *c,
 		err = rs_buf_printf(why, "needs a newer results: %s", rs_error_message());
 		goto out;
 	}
-	if (err == RS_ECORRUPT || err == RS_ENOTFOUND) {
+	if (err == RS_ECORRUPT || err == RS_EUSAGE || err == RS_ETOOBIG || err == RS_EFORMAT ||
+	    err == RS_ENOTFOUND) {
 		*state = err == RS_ENOTFOUND ? RS_VERIFY_MISSING : RS_VERIFY_DAMAGED;
 		err = rs_buf_printf(why, "its manifest %s: %s",
 				    *state == RS_VERIFY_MISSING ? "vanished" : "is damaged",
@@ -731,7 +732,7 @@ static int walk_pack(struct rs_remote *remote, const struct rs_pack_state *p, co
 	while (off < p->pack_size) {
 		if (off + RS_PACK_ENTRY_HEADER_SIZE > p->pack_size || *n >= PACK_ENTRIES_MAX)
 			break; /* "ends inside an entry", below */
-		err = rs_array_reserve(refs, &alloc, *n + 1, sizeof(**refs));
+		err = rs_array_grow(refs, &alloc, *n + 1, sizeof(**refs), 64);
 		if (err)
 			goto out;
 		err = read_entry_header(remote, p, key, off, &head, &(*refs)[*n]);
@@ -931,7 +932,7 @@ static int repack_note(struct repack *rp, const struct rs_manifest *m)
 			dup = rp->mv[j].ref.offset == m->chunks[k].offset;
 		if (dup)
 			continue;
-		err = rs_array_reserve(&rp->mv, &rp->amv, rp->nmv + 1, sizeof(*rp->mv));
+		err = rs_array_grow(&rp->mv, &rp->amv, rp->nmv + 1, sizeof(*rp->mv), 64);
 		if (err)
 			return err;
 		rp->mv[rp->nmv].ref = m->chunks[k];

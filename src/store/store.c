@@ -30,7 +30,7 @@
  */
 #include "store/store.h"
 #include "codec/session_codec.h"
-#include "store/array.h"
+#include "util/array.h"
 #include "store/backend.h"
 #include "store/cache.h"
 #include "store/chunker.h"
@@ -167,7 +167,7 @@ int rs_store_read_format(struct rs_remote *remote)
 	err = remote->get(remote, RS_KEY_FORMAT, 0, UINT64_MAX, &text);
 	if (!err)
 		err = rs_format_text_check(text.ptr, text.len);
-	if (err == RS_ENEWER)
+	if (err == RS_ENEWER || err == RS_EFORMAT || err == RS_ETOOBIG)
 		err = rs_error_wrap(err, "'%s'", remote->display_url);
 	rs_buf_release(&text);
 	return err;
@@ -287,7 +287,7 @@ struct new_pack {
 	pthread_t thread;
 	int stream_err;             /* the upload's result, once joined */
 	int sent;                   /* the .pack is on the remote */
-	char stream_msg[1024];      /* its message: threads have their own */
+	struct rs_error_saved stream_saved; /* its failure: threads have their own slots */
 };
 
 struct put_state {
@@ -308,7 +308,7 @@ static void *stream_pack(void *arg)
 
 	p->stream_err = p->remote->put_stream(p->remote, p->key.ptr, p->grow);
 	if (p->stream_err)
-		snprintf(p->stream_msg, sizeof(p->stream_msg), "%s", rs_error_message());
+		rs_error_save(&p->stream_saved, p->stream_err);
 	return NULL;
 }
 
@@ -321,7 +321,7 @@ static int join_stream(struct new_pack *p)
 	rs_growing_free(p->grow);
 	p->grow = NULL;
 	if (p->stream_err)
-		return rs_error_set(p->stream_err, "%s", p->stream_msg);
+		return rs_error_restore(&p->stream_saved);
 	p->sent = 1;
 	return 0;
 }
@@ -357,7 +357,7 @@ static int start_pack(struct put_state *st)
 	unsigned char h[RS_PACK_HEADER_SIZE];
 	int err;
 
-	err = rs_array_reserve(&st->packs, &st->apacks, st->npacks + 1, sizeof(*st->packs));
+	err = rs_array_grow(&st->packs, &st->apacks, st->npacks + 1, sizeof(*st->packs), 64);
 	if (err)
 		return err;
 	/*
@@ -458,7 +458,7 @@ static int append_chunk(struct put_state *st, struct put_job *j, struct rs_chunk
 	p->size += sizeof(h) + j->stored_len;
 	if (p->grow)
 		rs_growing_publish(p->grow, p->size);
-	err = rs_array_reserve(&p->refs, &p->arefs, p->nrefs + 1, sizeof(*p->refs));
+	err = rs_array_grow(&p->refs, &p->arefs, p->nrefs + 1, sizeof(*p->refs), 64);
 	if (err)
 		return err;
 	p->refs[p->nrefs++] = *ref;
@@ -487,10 +487,10 @@ static int take_job(struct put_state *st, struct put_job *j)
 	long pack_no = -1, earlier = -1;
 	int err;
 
-	err = rs_array_reserve(&st->m.chunks, &st->achunks, st->m.nchunks + 1, sizeof(*st->m.chunks));
+	err = rs_array_grow(&st->m.chunks, &st->achunks, st->m.nchunks + 1, sizeof(*st->m.chunks), 64);
 	if (err)
 		return err;
-	err = rs_array_reserve(&st->pack_of, &st->apack_of, st->m.nchunks + 1, sizeof(*st->pack_of));
+	err = rs_array_grow(&st->pack_of, &st->apack_of, st->m.nchunks + 1, sizeof(*st->pack_of), 64);
 	if (err)
 		return err;
 	if (!j->known)
@@ -1405,11 +1405,12 @@ static int corrupt_chunk(const struct rs_store *s, const struct rs_chunk_ref *re
  */
 static int short_chunk(const struct rs_store *s, const struct rs_chunk_ref *ref, const char *key)
 {
-	char pack[RS_ID_HEXSZ + 1], why[512];
+	char pack[RS_ID_HEXSZ + 1];
+	struct rs_error_saved why; /* the backend's own words */
 	uint64_t end = ref->offset + RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)ref->stored_len, size = 0;
 	int err;
 
-	snprintf(why, sizeof(why), "%s", rs_error_message()); /* the backend's own words */
+	rs_error_save(&why, rs_error_last());
 	err = s->remote->stat(s->remote, key, &size);
 	rs_id_to_hex(pack, &ref->pack);
 	if (err == RS_ENOTFOUND)
@@ -1426,7 +1427,7 @@ static int short_chunk(const struct rs_store *s, const struct rs_chunk_ref *ref,
 				    (unsigned long long)ref->offset, (unsigned long long)end, (unsigned long long)size);
 	return rs_error_set(RS_ERETRY, "'%s' answered a read of '%s' with another number of bytes than asked, "
 			    "though the file holds them (%s): a transfer fault, run the command again",
-			    s->remote->display_url, key, why);
+			    s->remote->display_url, key, why.message);
 }
 
 static int get_work(void *arg, void *ctx)
@@ -1448,7 +1449,7 @@ static int get_work(void *arg, void *ctx)
 		err = s->remote->get(s->remote, key.ptr, ref->offset, want, &j->fetched);
 	if (err == RS_ENOTFOUND || err == RS_ECORRUPT)
 		err = short_chunk(s, ref, key.ptr);
-	else if (err == RS_EUSAGE || (!err && j->fetched.len != want))
+	else if (err == RS_ETOOBIG || (!err && j->fetched.len != want))
 		err = rs_error_set(RS_ERETRY, "'%s' answered a read of %zu bytes of '%s' with %s bytes: a "
 				   "transfer fault, run the command again", s->remote->display_url, want,
 				   key.ptr, err || j->fetched.len > want ? "more" : "fewer");
@@ -1511,7 +1512,7 @@ static int get_manifest_bytes(struct rs_remote *remote, const char *key, uint64_
 
 	rs_buf_init(bytes, (size_t)size);
 	err = remote->get(remote, key, 0, size, bytes);
-	if (err == RS_ECORRUPT || err == RS_EUSAGE || (!err && bytes->len != size))
+	if (err == RS_ECORRUPT || err == RS_ETOOBIG || (!err && bytes->len != size))
 		return rs_error_set(RS_ERETRY, "'%s' answered a read of the %llu-byte '%s' with %s bytes: a "
 				    "transfer fault, run the command again", remote->display_url,
 				    (unsigned long long)size, key,

@@ -12,7 +12,7 @@ struct slot {
 	void *job;
 	int state;
 	int err;
-	char message[1024];
+	struct rs_error_saved saved; /* its failure: error slots are per thread */
 };
 
 struct rs_workq {
@@ -52,7 +52,7 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&q->lock);
 		s->err = err;
 		if (err)
-			snprintf(s->message, sizeof(s->message), "%s", rs_error_message());
+			rs_error_save(&s->saved, err);
 		s->state = SLOT_DONE;
 		pthread_cond_broadcast(&q->changed);
 	}
@@ -131,7 +131,7 @@ int rs_workq_collect(struct rs_workq *q, void **job_out)
 	*job_out = s->job;
 	err = s->err;
 	if (err)
-		rs_error_set(err, "%s", s->message);
+		rs_error_restore(&s->saved);
 	s->state = SLOT_FREE;
 	q->next_collect++;
 	pthread_cond_broadcast(&q->changed);

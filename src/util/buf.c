@@ -33,7 +33,7 @@ int rs_buf_grow(struct rs_buf *b, size_t extra)
 	char *p;
 
 	if (extra > limit || b->len > limit - extra)
-		return rs_error_set(RS_EUSAGE,
+		return rs_error_set(RS_ETOOBIG,
 				    "input larger than the limit of %zu bytes", limit);
 	want = b->len + extra + 1;
 	if (want <= b->alloc)

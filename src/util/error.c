@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define RS_ERROR_MAX 1024
+#define RS_ERROR_MAX RS_ERROR_MESSAGE_MAX
 
 static _Thread_local char error_message[RS_ERROR_MAX];
 static _Thread_local int error_code;
@@ -65,6 +65,21 @@ int rs_error_wrap(int code, const char *fmt, ...)
 	return code;
 }
 
+void rs_error_save(struct rs_error_saved *s, int code)
+{
+	s->code = code;
+	memcpy(s->message, error_message, sizeof(s->message));
+	s->message[sizeof(s->message) - 1] = '\0';
+}
+
+int rs_error_restore(const struct rs_error_saved *s)
+{
+	memcpy(error_message, s->message, sizeof(error_message));
+	error_message[sizeof(error_message) - 1] = '\0';
+	error_code = s->code;
+	return s->code;
+}
+
 const char *rs_error_message(void)
 {
 	return error_message[0] ? error_message : "unknown error";
@@ -91,6 +106,9 @@ const char *rs_error_name(int code)
 	case RS_EUSAGE: return "usage";
 	case RS_EAUTH: return "authentication";
 	case RS_EEXISTS: return "exists";
+	case RS_ETOOBIG: return "too large";
+	case RS_EFORMAT: return "unknown format";
+	case RS_EREMOTE: return "remote unusable";
 	case RS_ENEWER: return "newer format";
 	default: return "error";
 	}

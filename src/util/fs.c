@@ -329,7 +329,7 @@ int rs_fs_read_fd(struct rs_buf *out, int fd, const char *path, size_t max)
 	if (fstat(fd, &st) != 0)
 		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", path);
 	if ((uint64_t)st.st_size > max)
-		return rs_error_set(RS_EUSAGE, "'%s' is %lld bytes, more than the %zu allowed",
+		return rs_error_set(RS_ETOOBIG, "'%s' is %lld bytes, more than the %zu allowed",
 				    path, (long long)st.st_size, max);
 	rs_buf_clear(out);
 	err = rs_buf_grow(out, (size_t)st.st_size);

@@ -26,8 +26,10 @@ enum rs_slash {
 };
 
 /* Append s[0..n) percent-encoded to `out`. */
+RS_MUST_CHECK
 int rs_percent_encode(struct rs_buf *out, const char *s, size_t n, enum rs_slash slash);
 /* The same for a C string. */
+RS_MUST_CHECK
 int rs_percent_encode_str(struct rs_buf *out, const char *s, enum rs_slash slash);
 
 /*
@@ -35,6 +37,7 @@ int rs_percent_encode_str(struct rs_buf *out, const char *s, enum rs_slash slash
  * followed by two hex digits stays as it is. With `plus_is_space`, '+'
  * becomes ' ' (application/x-www-form-urlencoded).
  */
+RS_MUST_CHECK
 int rs_percent_decode(struct rs_buf *out, const char *p, size_t n, int plus_is_space);
 
 #endif

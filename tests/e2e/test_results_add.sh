@@ -157,7 +157,7 @@ assert r["session"]["path"] == "pop.pyisession"
 PY
 git show "HEAD:$RUN2/pop.stats.json" | cmp - "$T/folder/pop.stats.json" || fail "small file not committed as is"
 git show "HEAD:$RUN2/big.html" | cmp - "$T/folder/big.html" || fail "big file not committed as is (only sessions go to LFS)"
-git show "HEAD:$RUN2/summary.md" | has "memory.peak_mb" || fail "summary.md lacks the stats"
+git show "HEAD:$RUN2/summary.md" | has -F 'memory.peak\_mb' || fail "summary.md lacks the stats"
 [ "$(git show HEAD:index/2026-12.jsonl | wc -l)" = 2 ] || fail "shard should hold 2 runs"
 pass "run folder: files as they are, sessions as pointers, stats read into run.json"
 

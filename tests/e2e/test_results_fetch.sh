@@ -99,6 +99,22 @@ grep -q "'file://$T/typo-store' holds no results store (no FORMAT file): check r
 	fail "unclear error for a mistyped folder remote: $(cat "$T/err")"
 grep -q "push it" "$T/err" && fail "advice to push to a mistyped remote: $(cat "$T/err")"
 [ ! -e "$T/typo-store" ] || fail "results fetch created the folder of a mistyped remote"
+# A FORMAT past its cap (5 KB; a results store writes one short line):
+# data that is not what it should be, 7, not a usage error (2).
+mkdir "$T/big-format"
+head -c 5000 /dev/zero | tr '\0' x >"$T/big-format/FORMAT"
+git config results.remote "file://$T/big-format"
+expect_status 7 "$RESULTS" fetch 2222222 -o "$T/out-missing"
+one_line_error
+grep -q "more than the 4096" "$T/err" || fail "unclear error for a huge FORMAT: $(cat "$T/err")"
+# A FORMAT that is no format (garbage): 7, and the message says to upgrade.
+printf 'not a results store\n' >"$T/big-format/FORMAT"
+expect_status 7 "$RESULTS" fetch 2222222 -o "$T/out-missing"
+grep -q "upgrade results" "$T/err" || fail "no advice to upgrade: $(cat "$T/err")"
+# A store of a newer format: 9 (written by a newer results), never damage.
+printf 'results-store 99\n' >"$T/big-format/FORMAT"
+expect_status 9 "$RESULTS" fetch 2222222 -o "$T/out-missing"
+grep -q "upgrade results" "$T/err" || fail "no advice to upgrade: $(cat "$T/err")"
 rm -rf "$STORE"
 mv "$T/store.saved" "$STORE"
 git config results.remote "file://$STORE"

@@ -695,12 +695,6 @@ static void test_render_diff(void **state)
 		assert_int_equal(renames, 1);
 		json_decref(j);
 	}
-	rs_buf_clear(&out);
-	assert_int_equal(rs_md_escape(&out, "a|b_<c>"), 0);
-	assert_string_equal(out.ptr, "a\\|b\\_\\<c\\>");
-	rs_buf_clear(&out);
-	assert_int_equal(rs_html_escape(&out, "<a href=\"x\">&'"), 0);
-	assert_string_equal(out.ptr, "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
 	rs_buf_release(&out);
 	rs_diff_free(d);
 	json_decref(a);

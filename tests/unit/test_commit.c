@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -239,14 +240,41 @@ static void test_refuses_to_overwrite_local_changes(void **state)
 static void test_bad_paths(void **state)
 {
 	struct fixture *fx = *state;
+	/* the last four passed commit.c's own check before util/path's */
 	static const char *bad[] = { "", "/abs", "../up", "a/../b", ".git/config", "a/.GIT/x",
-				     "a//b", "a/", "./a" };
+				     "a//b", "a/", "./a", "a/.git./x", "git~1/x", "a/b\x1b[2J",
+				     "a\\b" };
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(commit2(fx, bad[i], "x", NULL, NULL, NULL, NULL), RS_EUSAGE);
 	assert_int_equal(commit2(fx, "same", "x", "same", "y", NULL, NULL), RS_EUSAGE);
 	assert_int_equal(status_count(fx), 0);
+}
+
+/*
+ * A symlink where a folder of a committed path should be (a hostile tree
+ * checked out, or planted): the commit is refused and nothing is written
+ * through it. commit.c made the parent folders with mkdir -p, which
+ * followed the link and wrote the file into its target.
+ */
+static void test_symlinked_folder_is_not_followed(void **state)
+{
+	struct fixture *fx = *state;
+	char outside[80], link[128], victim[128];
+	struct stat st;
+
+	snprintf(outside, sizeof(outside), "%s-outside", fx->dir);
+	assert_int_equal(mkdir(outside, 0755), 0);
+	snprintf(link, sizeof(link), "%s/runs", fx->dir);
+	assert_int_equal(symlink(outside, link), 0);
+	assert_int_equal(commit2(fx, "runs/x/run.json", "{}\n", NULL, NULL, NULL, NULL),
+			 RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "symbolic link"));
+	snprintf(victim, sizeof(victim), "%s/x", outside);
+	assert_int_not_equal(lstat(victim, &st), 0);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(rmdir(outside), 0);
 }
 
 /* A locked branch ref (another writer in the middle of an update): nothing changes. */
@@ -498,6 +526,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_first_commit_on_unborn_branch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symlinked_folder_is_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace_add_remove_and_noop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_staged_changes_stay_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuses_to_overwrite_local_changes, setup, teardown),

@@ -270,7 +270,9 @@ static void test_pack_header_and_format_text(void **state)
 	assert_int_equal(rs_format_text_check(RS_FORMAT_TEXT, strlen(RS_FORMAT_TEXT)), 0);
 	assert_int_equal(rs_format_text_check("results-store 2\n", 16), RS_ENEWER);
 	assert_non_null(strstr(rs_error_message(), "'results-store 2'"));
-	assert_int_equal(rs_format_text_check(RS_FORMAT_TEXT "x", strlen(RS_FORMAT_TEXT) + 1), RS_ENEWER);
+	assert_int_equal(rs_format_text_check(RS_FORMAT_TEXT "x", strlen(RS_FORMAT_TEXT) + 1), RS_EFORMAT);
+	assert_int_equal(rs_format_text_check("garbage\n", 8), RS_EFORMAT);
+	assert_int_equal(rs_format_text_check("results-store 0\n", 16), RS_EFORMAT);
 }
 
 static void test_pack_entry_check(void **state)

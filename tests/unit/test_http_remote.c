@@ -987,7 +987,7 @@ static void test_transport_status(void **state)
 	check_status("--status 403 --body '<Error><Code>SignatureDoesNotMatch</Code></Error>'",
 		     RS_EAUTH, "signature was refused - check the key", 1);
 	check_status("--status 404 --body '<Error><Code>NoSuchBucket</Code></Error>'",
-		     RS_EUSAGE, "no such bucket", 1);
+		     RS_EREMOTE, "no such bucket", 1);
 	check_status("--status 404", RS_ENOTFOUND, "404 not found", 1);
 	/* The transport knows statuses only: S3's codes are S3's rules. */
 	check_status_with(NULL, "--status 404 --body '<Error><Code>NoSuchBucket</Code></Error>'",

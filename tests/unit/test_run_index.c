@@ -159,7 +159,7 @@ static void test_readme_bounded(void **state)
 	assert_int_equal(rows, 20);
 	assert_non_null(strstr(md.ptr, "feat\\|x"));
 	assert_non_null(strstr(md.ptr, "| verdict | summary |"));
-	assert_non_null(strstr(md.ptr, "| +13% vs abcdef0: \\<module\\>\\|a\\_b (new, 4.1 s) | [run49]"));
+	assert_non_null(strstr(md.ptr, "| +13% vs abcdef0: &lt;module&gt;\\|a\\_b (new, 4.1 s) | [run49]"));
 	assert_non_null(strstr(md.ptr, "| – | [run48]"));
 	assert_non_null(strstr(md.ptr, "Older runs are listed"));
 	rs_buf_release(&md);

@@ -263,7 +263,7 @@ static void test_ini_caps(void **state)
 	for (int i = 0; i < 20000; i++)
 		fputs("# padding padding padding padding padding padding padding\n", f);
 	fclose(f);
-	assert_int_equal(rs_aws_ini_get(&v, cred_path, "default", "x"), RS_EUSAGE);
+	assert_int_equal(rs_aws_ini_get(&v, cred_path, "default", "x"), RS_ETOOBIG);
 
 	write_file(cred_path, "[default]\nkey=value");  /* no final newline */
 	assert_int_equal(rs_aws_ini_get(&v, cred_path, "default", "key"), 0);

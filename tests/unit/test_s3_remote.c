@@ -514,7 +514,7 @@ static void test_auth_errors(void **state)
 
 	/* No such bucket (s3rver answers this one itself). */
 	assert_int_equal(open_s3(&r, verify_url, "s3://no-such-bucket/t5", "S3RVER", "S3RVER"), 0);
-	assert_int_equal(r->put_buf(r, "packs/x.pack", "abc", 3), RS_EUSAGE);
+	assert_int_equal(r->put_buf(r, "packs/x.pack", "abc", 3), RS_EREMOTE);
 	assert_non_null(strstr(rs_error_message(), "no such bucket"));
 	rs_remote_free(r);
 

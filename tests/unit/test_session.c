@@ -772,8 +772,8 @@ static void test_caps(void **state)
 	for (i = 0; i < RS_SESSION_MAX_STRING + 10; i++)
 		assert_int_equal(rs_buf_putc(&b, 'x'), 0);
 	assert_int_equal(rs_buf_puts(&b, "\"], 1]]}"), 0);
-	assert_error(summarise(b.ptr, b.len, 0, &j), RS_EUSAGE, "longer than 65536 bytes");
-	assert_error(summarise(b.ptr, b.len, 1000, &j), RS_EUSAGE, "string at byte 21 is longer");
+	assert_error(summarise(b.ptr, b.len, 0, &j), RS_ETOOBIG, "longer than 65536 bytes");
+	assert_error(summarise(b.ptr, b.len, 1000, &j), RS_ETOOBIG, "string at byte 21 is longer");
 	/* exactly at the cap is fine */
 	rs_buf_clear(&b);
 	assert_int_equal(rs_buf_puts(&b, "{\"frame_records\": [[[\""), 0);
@@ -791,7 +791,7 @@ static void test_caps(void **state)
 	for (i = 0; i < 100; i++)
 		assert_int_equal(rs_buf_putc(&b, ']'), 0);
 	assert_int_equal(rs_buf_putc(&b, '}'), 0);
-	assert_error(summarise(b.ptr, b.len, 0, &j), RS_EUSAGE, "nests deeper than 64");
+	assert_error(summarise(b.ptr, b.len, 0, &j), RS_ETOOBIG, "nests deeper than 64");
 
 	/* a number too long */
 	rs_buf_clear(&b);
@@ -870,15 +870,16 @@ static void test_markdown_escapes(void **state)
 
 	(void)state;
 	assert_int_equal(rs_summary_markdown(j, &md), 0);
-	assert_non_null(strstr(md.ptr, "| Target | `a\\|b'c` |"));
-	assert_non_null(strstr(md.ptr, "`f\\|g'h` | `/p/q\\|r.py:3`"));
+	/* a backtick stays one: the fence grows instead */
+	assert_non_null(strstr(md.ptr, "| Target | ``a\\|b`c`` |"));
+	assert_non_null(strstr(md.ptr, "``f\\|g`h`` | `/p/q\\|r.py:3`"));
 	rs_buf_release(&md);
 	json_decref(j);
 }
 
 /*
  * A page is whole or an error: under any cap too small for it, the
- * Markdown fails with RS_EUSAGE and leaves the buffer as it was, even
+ * Markdown fails with RS_ETOOBIG and leaves the buffer as it was, even
  * when the piece that did not fit left room below the cap (a long footer
  * after a short cell), where a check of the final length alone saw none.
  */
@@ -896,7 +897,7 @@ static void test_markdown_cap_never_truncates(void **state)
 		rs_buf_init(&md, cap);
 		assert_int_equal(rs_buf_puts(&md, "x"), 0);
 		if (cap < whole.len + 1) {
-			if (rs_summary_markdown(j, &md) != RS_EUSAGE)
+			if (rs_summary_markdown(j, &md) != RS_ETOOBIG)
 				fail_msg("cap %zu of %zu: no error, %zu bytes", cap, whole.len + 1, md.len);
 			assert_non_null(strstr(rs_error_message(), "exceeds its buffer cap"));
 			assert_string_equal(md.ptr, "x");
