@@ -52,7 +52,7 @@ if [ "$name" = folder ]; then
 	touch -d '2 days ago' "$STORE/packs/0000.pack.tmp-AbC123"
 	echo live >"$STORE/packs/1111.pack.tmp-XyZ789"
 fi
-expect_status 0 "$RESULTS" gc --grace 0
+expect_status 0 "$RESULTS" gc --grace 0 --force
 if [ "$name" = folder ]; then
 	[ ! -e "$STORE/packs/0000.pack.tmp-AbC123" ] || fail "gc left a stale temporary file"
 	[ -e "$STORE/packs/1111.pack.tmp-XyZ789" ] || fail "gc removed a fresh temporary file"
@@ -74,20 +74,33 @@ grep -qx "${ID[0]}" pins.txt || fail "pins.txt does not name ${ID[0]}"
 git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
 
 before=$(find "$STORE" -type f | sort | xargs sha256sum)
-expect_status 0 "$RESULTS" gc --dry-run --grace 0
+expect_status 0 "$RESULTS" gc --dry-run --grace 0 --force
 grep -q "would remove raw session of run ${ID[1]}" "$T/out" || fail "dry run: $(cat "$T/out")"
 for k in 0 2 3; do ! grep -q "${ID[$k]}" "$T/out" || fail "dry run would remove ${ID[$k]}"; done
 grep -q '^would remove 1 raw sessions' "$T/out" || fail "dry-run count: $(cat "$T/out")"
 [ "$before" = "$(find "$STORE" -type f | sort | xargs sha256sum)" ] || fail "--dry-run changed the store"
+# What the whole protocol frees, now and by later runs (bytes), summed over the real runs below.
+freed_bytes() { sed -n "s/^$1.* MB (\([0-9]*\) bytes)\$/\1/p" "$T/out"; }
+predicted=$(( $(freed_bytes 'would free now:') + $(freed_bytes 'freed by later runs') ))
+[ "$predicted" -gt 0 ] || fail "the dry run predicts nothing freed: $(cat "$T/out")"
+freed=0
 
 packs_before=$(find "$STORE/packs" -name '*.pack' | wc -l)
 bytes_before=$(du -sb "$STORE/packs" | cut -f1)
-expect_status 0 "$RESULTS" gc --grace 0       # tombstone, manifest gone, clock started
+expect_status 0 "$RESULTS" gc --grace 0 --force       # tombstone, manifest set aside
 grep -q '^removed 1 raw sessions' "$T/out" || fail "gc: $(cat "$T/out")"
-expect_status 0 "$RESULTS" gc --grace 0       # mark
-grep -q ' 1 marked' "$T/out" || fail "second gc did not mark: $(cat "$T/out")"
-expect_status 0 "$RESULTS" gc --grace 0       # sweep
-grep -q ' 1 swept' "$T/out" || fail "third gc did not sweep: $(cat "$T/out")"
+freed=$((freed + $(freed_bytes 'freed now:')))
+expect_status 0 "$RESULTS" gc --grace 0 --force       # set-aside manifest deleted, clock started
+grep -q ', 1 deleted,' "$T/out" || fail "second gc did not delete the set-aside manifest: $(cat "$T/out")"
+freed=$((freed + $(freed_bytes 'freed now:')))
+expect_status 0 "$RESULTS" gc --grace 0 --force       # mark
+grep -q ' 1 marked' "$T/out" || fail "third gc did not mark: $(cat "$T/out")"
+freed=$((freed + $(freed_bytes 'freed now:')))
+expect_status 0 "$RESULTS" gc --grace 0 --force       # sweep
+grep -q ' 1 swept' "$T/out" || fail "fourth gc did not sweep: $(cat "$T/out")"
+freed=$((freed + $(freed_bytes 'freed now:')))
+[ "$freed" = "$predicted" ] || fail "the dry run predicted $predicted bytes freed, the runs freed $freed"
+grep -q '^freed by later runs.* (0 bytes)$' "$T/out" || fail "after the sweep: $(cat "$T/out")"
 [ "$(find "$STORE/packs" -name '*.pack' | wc -l)" = $((packs_before - 1)) ] || fail "no pack was freed"
 [ "$(du -sb "$STORE/packs" | cut -f1)" -lt "$bytes_before" ] || fail "the store did not shrink"
 

@@ -164,6 +164,14 @@ static enum rs_verify_state verify(struct store_fixture *f, const struct rs_id *
 	return st;
 }
 
+/* The policy of these tests: what was dropped stays dropped. */
+static enum rs_gc_verdict judge_drop(const struct rs_id *oid, void *payload)
+{
+	(void)oid;
+	(void)payload;
+	return RS_GC_DROP;
+}
+
 static void gc(struct store_fixture *f, int64_t now, const struct rs_id *drop, size_t ndrop,
 	       struct rs_gc_stats *st)
 {
@@ -172,6 +180,7 @@ static void gc(struct store_fixture *f, int64_t now, const struct rs_id *drop, s
 
 	o.now = now;
 	o.grace = 100;
+	o.judge = judge_drop;
 	memset(st, 0, sizeof(*st));
 	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
 	assert_int_equal(rs_store_gc_drop(f->remote, &c, drop, ndrop, &o, st), 0);
@@ -224,28 +233,39 @@ static void test_gc_clock_mark_sweep(void **state)
 	pack_key(pk, sizeof(pk), &apack, "pack");
 	pack_key(ik, sizeof(ik), &apack, "idx");
 
-	/* Drop a: the tombstone says so, the pack's clock starts, nothing is deleted. */
+	/*
+	 * Drop a: the tombstone says so, the manifest is set aside (its pack
+	 * still referenced, and counted as freed later), nothing is deleted.
+	 */
 	gc(f, 1000, &a, 1, &st);
 	assert_int_equal(st.manifests_removed, 1);
-	assert_int_equal(st.packs_started, 1);
+	assert_int_equal(st.packs_started, 0);
+	assert_true(st.bytes_pending > 0);
 	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
 	assert_int_equal(rs_store_removed_date(f->remote, &a, &date), 0);
 	assert_string_equal(rs_buf_cstr(&date), "1970-01-01");
 	assert_true(exists(f, pk) && exists(f, ik));
-	/* Within the grace period: waiting. */
+	/* Within the grace period: the set-aside manifest waits. */
 	gc(f, 1099, NULL, 0, &st);
+	assert_int_equal(st.manifests_pending, 1);
+	assert_int_equal(st.packs_started, 0);
+	/* After it: deleted for good, and the pack's clock starts. */
+	gc(f, 1100, NULL, 0, &st);
+	assert_int_equal(st.manifests_confirmed, 1);
+	assert_int_equal(st.packs_started, 1);
+	gc(f, 1199, NULL, 0, &st);
 	assert_int_equal(st.packs_waiting, 1);
 	assert_true(exists(f, ik));
-	/* After it: marked (index removed), the pack still there. */
-	gc(f, 1100, NULL, 0, &st);
+	/* G later: marked (index removed), the pack still there. */
+	gc(f, 1200, NULL, 0, &st);
 	assert_int_equal(st.packs_marked, 1);
 	assert_false(exists(f, ik));
 	assert_true(exists(f, pk));
-	gc(f, 1150, NULL, 0, &st);
+	gc(f, 1250, NULL, 0, &st);
 	assert_int_equal(st.packs_waiting, 1);
 	assert_true(exists(f, pk));
 	/* G after the mark: swept. b was never touched. */
-	gc(f, 1200, NULL, 0, &st);
+	gc(f, 1300, NULL, 0, &st);
 	assert_int_equal(st.packs_swept, 1);
 	assert_false(exists(f, pk));
 	assert_int_equal(get_equals(f, &b, bsize, "b"), 0);
@@ -361,7 +381,7 @@ static void test_gc_interrupted_at_every_step(void **state)
 	struct rs_id a, b, apack;
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	uint64_t asize, bsize;
-	int64_t when[] = { 1000, 1100, 1200, 1300 };
+	int64_t when[] = { 1000, 1100, 1200, 1300, 1400 };
 	size_t w;
 	char pk[300];
 
@@ -385,6 +405,7 @@ static void test_gc_interrupted_at_every_step(void **state)
 
 		o.now = when[w];
 		o.grace = 100;
+		o.judge = judge_drop;
 		for (budget = 0; err != 0 && budget < 20; budget++) {
 			k.budget = budget;
 			memset(&st, 0, sizeof(st));
@@ -398,7 +419,7 @@ static void test_gc_interrupted_at_every_step(void **state)
 		}
 		assert_int_equal(err, 0);
 	}
-	/* Interruptions only delay: a's pack is gone after the same four runs. */
+	/* Interruptions only delay: a's pack is gone after the same five runs. */
 	assert_false(exists(f, pk));
 	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
 	assert_int_equal(verify(f, &b, bsize, 1), RS_VERIFY_OK);
@@ -500,8 +521,10 @@ static void test_gc_repacks_a_mostly_unused_pack(void **state)
 	}
 	gc(f, 1000, &x, 1, &st);
 	assert_int_equal(st.manifests_removed, 1);
+	gc(f, 1100, NULL, 0, &st);
+	assert_int_equal(st.manifests_confirmed, 1);
 
-	o.now = 1000;
+	o.now = 1100;
 	o.grace = 100;
 	o.repack = 0.5;
 	memset(&st, 0, sizeof(st));
@@ -514,9 +537,9 @@ static void test_gc_repacks_a_mostly_unused_pack(void **state)
 	assert_int_equal(verify(f, &y, ysize, 1), RS_VERIFY_OK);
 	/* The old pack is now unreferenced: clock, mark, sweep. */
 	pack_key(pk, sizeof(pk), &xpack, "pack");
-	gc(f, 1100, NULL, 0, &st);
 	gc(f, 1200, NULL, 0, &st);
 	gc(f, 1300, NULL, 0, &st);
+	gc(f, 1400, NULL, 0, &st);
 	assert_false(exists(f, pk));
 	assert_int_equal(get_equals(f, &y, ysize, "y"), 0);
 }
