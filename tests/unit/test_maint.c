@@ -426,6 +426,351 @@ static void test_gc_interrupted_at_every_step(void **state)
 }
 
 /*
+ * A remote that runs `hook` once, at the first write (put or delete) of a
+ * key starting with `prefix`: before it, or right after it with `after`.
+ * The exact point of a race, without timing.
+ */
+struct hooked {
+	struct rs_remote base;
+	struct rs_remote *inner;
+	const char *prefix;
+	int after, fired;
+	void (*hook)(struct hooked *h);
+	struct store_fixture *f;
+	void *arg;
+};
+
+static void hk_fire(struct hooked *h, const char *key, int after)
+{
+	if (h->fired || h->after != after || strncmp(key, h->prefix, strlen(h->prefix)))
+		return;
+	h->fired = 1;
+	h->hook(h);
+}
+
+static int hk_get(struct rs_remote *r, const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
+{
+	struct hooked *h = (struct hooked *)r;
+
+	return h->inner->get(h->inner, key, off, len, out);
+}
+
+static int hk_stat(struct rs_remote *r, const char *key, uint64_t *n)
+{
+	struct hooked *h = (struct hooked *)r;
+
+	return h->inner->stat(h->inner, key, n);
+}
+
+static int hk_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb, void *payload)
+{
+	struct hooked *h = (struct hooked *)r;
+
+	return h->inner->list(h->inner, prefix, cb, payload);
+}
+
+static int hk_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)
+{
+	struct hooked *h = (struct hooked *)r;
+	int err;
+
+	hk_fire(h, key, 0);
+	err = h->inner->put_buf(h->inner, key, p, n);
+	hk_fire(h, key, 1);
+	return err;
+}
+
+static int hk_put_file(struct rs_remote *r, const char *key, const char *path)
+{
+	struct hooked *h = (struct hooked *)r;
+	int err;
+
+	hk_fire(h, key, 0);
+	err = h->inner->put_file(h->inner, key, path);
+	hk_fire(h, key, 1);
+	return err;
+}
+
+static int hk_del(struct rs_remote *r, const char *key)
+{
+	struct hooked *h = (struct hooked *)r;
+	int err;
+
+	hk_fire(h, key, 0);
+	err = h->inner->del(h->inner, key);
+	hk_fire(h, key, 1);
+	return err;
+}
+
+static void hooked_init(struct hooked *h, struct store_fixture *f, const char *prefix, int after,
+			void (*hook)(struct hooked *h))
+{
+	memset(h, 0, sizeof(*h));
+	h->base.version = RS_REMOTE_VERSION;
+	h->base.get = hk_get;
+	h->base.put_buf = hk_put_buf;
+	h->base.put_file = hk_put_file;
+	h->base.stat = hk_stat;
+	h->base.list = hk_list;
+	h->base.del = hk_del;
+	h->base.display_url = (char *)"hooked";
+	h->inner = f->remote;
+	h->prefix = prefix;
+	h->after = after;
+	h->hook = hook;
+	h->f = f;
+}
+
+/* One gc run through `remote` at `now`, grace G = 24 h, every dropped session dropped again. */
+static void gc_at(struct rs_remote *remote, int64_t now, const struct rs_id *drop, size_t ndrop,
+		  struct rs_gc_stats *st)
+{
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_gc_options o = { 0 };
+
+	o.now = now;
+	o.grace = 86400;
+	o.judge = judge_drop;
+	memset(st, 0, sizeof(*st));
+	assert_int_equal(rs_store_census_take(&c, remote), 0);
+	assert_int_equal(rs_store_gc_drop(remote, &c, drop, ndrop, &o, st), 0);
+	assert_int_equal(rs_store_gc_collect(remote, &c, &o, st), 0);
+	rs_store_census_release(&c);
+}
+
+/* Three gc runs at +0 h, +25 h and +50 h, while the push waits to write its manifest. */
+static void three_runs_in_a_jumping_clock(struct hooked *h)
+{
+	struct rs_gc_stats st;
+	int64_t t0 = 1800000000;
+
+	gc_at(h->inner, t0, NULL, 0, &st);
+	assert_int_equal(st.packs_started, 1);
+	gc_at(h->inner, t0 + 25 * 3600, NULL, 0, &st);
+	assert_int_equal(st.packs_marked, 1);
+	gc_at(h->inner, t0 + 50 * 3600, NULL, 0, &st);
+	assert_int_equal(st.packs_swept, 1); /* the push's own new pack is gone */
+}
+
+/*
+ * A push in flight loses nothing, whatever the clocks say: its pack is
+ * uploaded, then three collections (the clock jumping a day each time)
+ * clock, mark and sweep it before its manifest is written. The push
+ * finds out after publishing its manifest, sends the pack again under a
+ * new id and rewrites the manifest: it reads back, deep verify passes.
+ */
+static void test_push_outlives_gc_under_a_jumping_clock(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+	struct hooked h;
+	struct rs_id a;
+	uint64_t asize;
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/a", f->dir);
+	write_file(path, 3u << 20, 61, NULL);
+	test_file_id(path, &a, &asize);
+	hooked_init(&h, f, "objects/", 0, three_runs_in_a_jumping_clock);
+	o.cache_dir = f->cache_dir;
+	o.threads = 2;
+	assert_int_equal(rs_store_open(&s, &h.base, &o), 0);
+	assert_int_equal(rs_store_put_file(s, &a, asize, path, NULL, NULL, NULL), 0);
+	rs_store_free(s);
+	assert_true(h.fired);
+	assert_int_equal(get_equals(f, &a, asize, "a"), 0);
+	assert_int_equal(verify(f, &a, asize, 1), RS_VERIFY_OK);
+}
+
+/* The writer of `h->arg` (a saved manifest) publishes it while a sweep has begun. */
+static void publish_saved_manifest(struct hooked *h)
+{
+	struct rs_buf *manifest = h->arg;
+	char hex[RS_ID_HEXSZ + 1], mk[300];
+	struct rs_id oid;
+
+	memcpy(oid.id, manifest->ptr + 16, RS_ID_RAWSZ);
+	rs_id_to_hex(hex, &oid);
+	snprintf(mk, sizeof(mk), "objects/%s", hex);
+	assert_int_equal(h->inner->put_buf(h->inner, mk, manifest->ptr, manifest->len), 0);
+}
+
+/*
+ * A manifest published after the sweeping run read the manifests, but
+ * before it deleted anything: the sweep marks the pack, reads every
+ * manifest again, finds the new one and spares the pack; the next run
+ * rescues it.
+ */
+static void test_sweep_spares_a_pack_named_meanwhile(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_gc_stats st;
+	struct rs_buf manifest;
+	struct rs_id a, pack;
+	struct hooked h;
+	uint64_t asize;
+	char mk[300], pk[300], hex[RS_ID_HEXSZ + 1];
+
+	rs_buf_init(&manifest, 1u << 20);
+	put(f, "a", 3u << 20, 62, NULL, &a, &asize);
+	rs_id_to_hex(hex, &a);
+	snprintf(mk, sizeof(mk), "objects/%s", hex);
+	pack = remote_new_pack(f, NULL);
+	pack_key(pk, sizeof(pk), &pack, "pack");
+	assert_int_equal(f->remote->get(f->remote, mk, 0, UINT64_MAX, &manifest), 0);
+	assert_int_equal(f->remote->del(f->remote, mk), 0);
+	gc_at(f->remote, 1000, NULL, 0, &st);
+	gc_at(f->remote, 1000 + 86400, NULL, 0, &st);
+	assert_int_equal(st.packs_marked, 1);
+	hooked_init(&h, f, "gc/sweeping/", 1, publish_saved_manifest);
+	h.arg = &manifest;
+	gc_at(&h.base, 1000 + 2 * 86400, NULL, 0, &st);
+	assert_true(h.fired);
+	assert_int_equal(st.packs_swept, 0);
+	assert_int_equal(st.packs_spared, 1);
+	assert_true(exists(f, pk));
+	gc_at(f->remote, 1000 + 3 * 86400, NULL, 0, &st);
+	assert_int_equal(st.packs_rescued, 1);
+	assert_int_equal(get_equals(f, &a, asize, "a"), 0);
+	assert_int_equal(verify(f, &a, asize, 1), RS_VERIFY_OK);
+	rs_buf_release(&manifest);
+}
+
+/* A new run records the same bytes: its push finds the manifest and uploads nothing. */
+static void dedup_push(struct hooked *h)
+{
+	struct rs_store_options o = { 0 };
+	struct rs_store_put_stats ps;
+	struct rs_store *s = NULL;
+	const struct rs_id *a = h->arg;
+	char path[400];
+	uint64_t size = 0;
+	struct rs_id id;
+
+	snprintf(path, sizeof(path), "%s/a", h->f->dir);
+	test_file_id(path, &id, &size);
+	assert_memory_equal(id.id, a->id, RS_ID_RAWSZ);
+	o.cache_dir = h->f->cache_dir;
+	assert_int_equal(rs_store_open(&s, h->inner, &o), 0);
+	assert_int_equal(rs_store_put_file(s, a, size, path, NULL, NULL, &ps), 0);
+	rs_store_free(s);
+}
+
+/*
+ * gc drops a session while a push of the same bytes relies on its
+ * manifest. Just before gc deletes it, the push finds it (uploads
+ * nothing, touches it): gc, looking for a touch after the deletion,
+ * brings it back. Just after, the push finds it gone and pushes it
+ * whole. Either way the session reads back, and later runs keep it while
+ * the touch lasts (a grace period after gc first saw it).
+ */
+static void test_gc_keeps_a_manifest_a_push_relies_on(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_gc_stats st;
+	struct hooked h;
+	struct rs_id a;
+	uint64_t asize;
+	int after;
+
+	put(f, "a", 3u << 20, 63, NULL, &a, &asize);
+	/* Just after first (that push leaves no touch), then just before. */
+	for (after = 1; after >= 0; after--) {
+		hooked_init(&h, f, "objects/", after, dedup_push);
+		h.arg = &a;
+		gc_at(&h.base, 1000, &a, 1, &st);
+		assert_true(h.fired);
+		assert_int_equal(get_equals(f, &a, asize, "a"), 0);
+		assert_int_equal(verify(f, &a, asize, 1), RS_VERIFY_OK);
+		if (!after)
+			assert_int_equal(st.manifests_touched, 1);
+	}
+	/*
+	 * The touch is honoured for a grace period after a gc run first saw
+	 * it (the next one: it was written during the run at 1000), then expires.
+	 */
+	gc_at(f->remote, 2000, &a, 1, &st);
+	assert_int_equal(st.manifests_touched, 1);
+	gc_at(f->remote, 2000 + 86399, &a, 1, &st);
+	assert_int_equal(st.manifests_touched, 1);
+	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_OK);
+	gc_at(f->remote, 2000 + 86400, &a, 1, &st);
+	assert_int_equal(st.manifests_removed, 1);
+	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
+}
+
+static enum rs_gc_verdict verdict_now;
+
+static enum rs_gc_verdict judge_now(const struct rs_id *oid, void *payload)
+{
+	(void)oid;
+	(void)payload;
+	return verdict_now;
+}
+
+/*
+ * A dropped manifest is set aside, not deleted: a run that finds the
+ * session kept again (recorded again, pinned) brings it back; one that
+ * finds no run naming it keeps it set aside however old; only a run a
+ * grace period later that still drops it deletes it.
+ */
+static void test_set_aside_manifest_is_judged_again(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_gc_options o = { 0 };
+	struct rs_gc_stats st;
+	struct rs_id a;
+	uint64_t asize;
+	char tk[300], hex[RS_ID_HEXSZ + 1];
+	int64_t when[] = { 1000, 1050, 5000, 5001, 5100, 9000 };
+	enum rs_gc_verdict verdict[] = { RS_GC_DROP, RS_GC_KEEP, RS_GC_DROP, RS_GC_UNKNOWN,
+					 RS_GC_UNKNOWN, RS_GC_DROP };
+	size_t w;
+
+	put(f, "a", 2u << 20, 64, NULL, &a, &asize);
+	rs_id_to_hex(hex, &a);
+	snprintf(tk, sizeof(tk), "trash/%s", hex);
+	o.grace = 100;
+	o.judge = judge_now;
+	for (w = 0; w < sizeof(when) / sizeof(*when); w++) {
+		o.now = when[w];
+		verdict_now = verdict[w];
+		memset(&st, 0, sizeof(st));
+		assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+		assert_int_equal(rs_store_gc_drop(f->remote, &c, verdict[w] == RS_GC_DROP ? &a : NULL,
+						  verdict[w] == RS_GC_DROP, &o, &st), 0);
+		assert_int_equal(rs_store_gc_collect(f->remote, &c, &o, &st), 0);
+		rs_store_census_release(&c);
+		switch (w) {
+		case 0: /* set aside: reported removed, the copy kept */
+			assert_int_equal(st.manifests_removed, 1);
+			assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
+			assert_true(exists(f, tk));
+			break;
+		case 1: /* kept again: back, readable */
+			assert_int_equal(st.manifests_restored, 1);
+			assert_int_equal(get_equals(f, &a, asize, "a"), 0);
+			break;
+		case 2: /* dropped again: set aside again (the old copy served) */
+			assert_int_equal(st.manifests_removed, 1);
+			break;
+		case 3: case 4: /* no run names it: kept set aside, even past the grace */
+			assert_int_equal(st.manifests_pending, 1);
+			assert_int_equal(st.manifests_confirmed, 0);
+			assert_true(exists(f, tk));
+			break;
+		case 5: /* dropped, a grace period later: deleted for good */
+			assert_int_equal(st.manifests_confirmed, 1);
+			assert_false(exists(f, tk));
+			assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
+			break;
+		}
+	}
+}
+
+/*
  * A flipped byte in x's pack; y, pushed later, borrowed x's chunks. Repair:
  * quarantine the pack, push x again from the local copy, re-point y (which
  * no local copy backs) at the good chunks. Both read back byte-identical,
@@ -553,6 +898,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gc_interrupted_at_every_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repair_restores_what_a_clone_holds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc_repacks_a_mostly_unused_pack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_push_outlives_gc_under_a_jumping_clock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep_spares_a_pack_named_meanwhile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_keeps_a_manifest_a_push_relies_on, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_aside_manifest_is_judged_again, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
