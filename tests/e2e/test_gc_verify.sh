@@ -47,16 +47,24 @@ grep -q '4 objects (deep): 4 ok' "$T/out" || fail "verify --deep summary: $(cat 
 
 # Without a policy gc removes no session. It tidies what killed writers
 # left in a folder store: stale temporaries go, a live writer's stays.
+# A killed gc leaves its own: in gc/seen, gc/marked and the other folders it writes.
+leftovers="packs/0000.pack.tmp-AbC123 gc/seen/0000.tmp-AbC123 gc/marked/0000.tmp-AbC123
+	gc/touched/0000.tmp-AbC123 gc/sweeping/0000.tmp-AbC123 trash/0000.tmp-AbC123 removed/0000.tmp-AbC123"
 if [ "$name" = folder ]; then
-	echo partial >"$STORE/packs/0000.pack.tmp-AbC123"
-	touch -d '2 days ago' "$STORE/packs/0000.pack.tmp-AbC123"
+	for f in $leftovers; do
+		mkdir -p "$(dirname "$STORE/$f")"
+		echo partial >"$STORE/$f"
+		touch -d '2 days ago' "$STORE/$f"
+	done
 	echo live >"$STORE/packs/1111.pack.tmp-XyZ789"
+	echo live >"$STORE/gc/seen/1111.tmp-XyZ789"
 fi
 expect_status 0 "$RESULTS" gc --grace 0 --force
 if [ "$name" = folder ]; then
-	[ ! -e "$STORE/packs/0000.pack.tmp-AbC123" ] || fail "gc left a stale temporary file"
+	for f in $leftovers; do [ ! -e "$STORE/$f" ] || fail "gc left the stale temporary file $f"; done
 	[ -e "$STORE/packs/1111.pack.tmp-XyZ789" ] || fail "gc removed a fresh temporary file"
-	rm -f "$STORE/packs/1111.pack.tmp-XyZ789"
+	[ -e "$STORE/gc/seen/1111.tmp-XyZ789" ] || fail "gc removed a fresh temporary file in gc/seen"
+	rm -f "$STORE/packs/1111.pack.tmp-XyZ789" "$STORE/gc/seen/1111.tmp-XyZ789"
 fi
 grep -q '^removed 0 raw sessions' "$T/out" || fail "gc without a policy removed something: $(cat "$T/out")"
 
@@ -130,6 +138,7 @@ cd "$T/dev"
 "$RESULTS" init >/dev/null
 expect_status 6 "$RESULTS" fetch "${ID[1]}" -o "$T/o"
 grep -q 'removed by retention on 20..-..-..; summary kept' "$T/err" || fail "fetch of a removed session: $(cat "$T/err")"
+[ ! -e "$T/o/${ID[1]}" ] || fail "a failed fetch -o left the run folder $T/o/${ID[1]}"
 expect_status 6 "$RESULTS" export "${ID[1]}" --format collapsed -o "$T/o.collapsed"
 grep -q 'removed by retention on 20..-..-..; summary kept' "$T/err" || fail "export of a removed session: $(cat "$T/err")"
 expect_status 6 "$RESULTS" compare "${ID[1]}" "${ID[2]}" --deep

@@ -1,0 +1,144 @@
+#!/bin/bash
+# gc racing pushes, with the race stopped at exact points (the LD_PRELOAD
+# shim tests/shim/pause_at.c) and clocks that jump (Debian's faketime):
+#
+# 1. A push in flight, stopped after its pack is uploaded and before its
+#    manifest is written, while three gc runs at +0 h, +25 h and +50 h of
+#    a faked clock clock, mark and sweep its new pack: the push still
+#    reports success only for a session that reads back.
+# 2. gc, stopped just before it deletes the manifest of a session the
+#    policy drops, while another clone records the same bytes as a new run
+#    and pushes (the push finds the manifest and uploads nothing): the new
+#    run's session is never "removed by retention".
+# 3. --grace below the documented minimum is refused unless forced.
+#
+# The store comes from gc_store (lib.sh): a folder here.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_gc_race
+
+command -v faketime >/dev/null || fail "no faketime: run scripts/install-deps.sh (Debian package faketime)"
+[ -e "$RS_BIN_DIR/tests/libpause_at.so" ] || fail "no $RS_BIN_DIR/tests/libpause_at.so: build the tests"
+# faketime preloads libfaketime: a sanitizer build must accept that.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+gc_store
+gen --seed 71 --size 2M -o "$T/s1.pyisession"
+gen --seed 72 --size 2M -o "$T/s2.pyisession"
+gen --seed 73 --size 2M -o "$T/s3.pyisession"
+gen --seed 74 --size 2M -o "$T/s4.pyisession"
+
+# run_ids: the ids of the runs in this clone's index, oldest first.
+run_ids() {
+	git show HEAD:index/2023-11.jsonl |
+		python3 -c 'import sys,json; [print(json.loads(l)["id"]) for l in sys.stdin if l.strip()]'
+}
+# verdict RUN: verify's word for the run (its line starts with it).
+verdict() { expect_status 0 "$RESULTS" verify; grep " run $1" "$T/out" | cut -d' ' -f1; }
+
+git init -q --bare "$T/results.git"
+git clone -q "$T/results.git" "$T/ci" 2>/dev/null
+cd "$T/ci"
+"$RESULTS" init --remote "$STORE_URL" >/dev/null
+git push -q origin main 2>/dev/null
+
+# --- 3. the grace period's minimum ---------------------------------------
+for g in 0 1s 59m; do
+	expect_status 2 "$RESULTS" gc --no-fetch --grace "$g"
+	grep -q "grace '$g' is below the minimum of 1h" "$T/err" || fail "--grace $g: $(cat "$T/err")"
+	grep -q -- "--force" "$T/err" || fail "--grace $g does not say how to force it: $(cat "$T/err")"
+done
+expect_status 0 "$RESULTS" gc --no-fetch --grace 1h --dry-run
+expect_status 0 "$RESULTS" gc --no-fetch --grace 0 --force --dry-run
+echo "ok - --grace 0, 1s and 59m refused, 1h and a forced 0 accepted"
+
+# --- 1. a push in flight, three gc runs of a jumping clock ---------------
+RESULTS_RECORDED_AT=1700000100 "$RESULTS" add "$T/s1.pyisession" --commit "$(printf '%040d' 1)" \
+	--trigger nightly --branch main >/dev/null
+# Stopped once its pack and index are on the remote (the cache's copy of
+# the index is written next) and before its manifest.
+paused_run "$T/p1" rename "/.cache/results/" ".idx" after git push -q origin main
+wait_paused "$T/p1"
+[ -z "$STORE_DIR" ] || [ "$(find "$STORE_DIR/packs" -name '*.pack' | wc -l)" = 1 ] ||
+	fail "the push has not uploaded its pack at its pause point"
+for clock in +0h +25h +50h; do
+	expect_status 0 faketime -f "$clock" "$RESULTS" gc --no-fetch
+done
+grep -q ' 1 swept' "$T/out" || fail "the third gc did not sweep the push's pack: $(cat "$T/out")"
+resume "$T/p1" || { cat "$T/p1/out" "$T/p1/err"; fail "the push failed after gc swept its pack"; }
+mapfile -t ID < <(run_ids)
+git clone -q "$T/results.git" "$T/dev" 2>/dev/null
+cd "$T/dev"
+"$RESULTS" init >/dev/null
+expect_status 0 "$RESULTS" fetch "${ID[0]}" -o "$T/o1"
+cmp -s "$(cat "$T/out")" "$T/s1.pyisession" || fail "the pushed session does not read back"
+expect_status 0 "$RESULTS" verify --deep
+grep -q '1 objects (deep): 1 ok' "$T/out" || fail "verify --deep: $(cat "$T/out")"
+echo "ok - a push outlives three gc runs at +0 h, +25 h and +50 h that swept its pack"
+
+# --- 2. gc drops a session a new run's push relies on --------------------
+cd "$T/ci"
+git pull -q 2>/dev/null
+python3 - <<'PY'
+import json
+d = json.load(open('.results.json'))
+d['retention'] = {'keep_last': 1}
+json.dump(d, open('.results.json', 'w'), indent=2)
+PY
+git commit -qam "results: keep the newest run"
+RESULTS_RECORDED_AT=1700000200 "$RESULTS" add "$T/s2.pyisession" --commit "$(printf '%040d' 2)" \
+	--trigger nightly --branch main >/dev/null
+git push -q origin main 2>/dev/null
+oid1=$(sha256sum "$T/s1.pyisession" | cut -d' ' -f1)
+# gc drops run 1's session: stopped just before it deletes its manifest.
+paused_run "$T/p2" unlink "/objects/$oid1" "" before "$RESULTS" gc
+wait_paused "$T/p2"
+# Meanwhile another clone records run 1's bytes again, as a new run, and
+# sends them (lfs-agent finds the manifest and uploads nothing), then
+# pushes the commit (git-lfs sends nothing: the remote's tree has the
+# same pointer already).
+cd "$T/dev"
+git pull -q 2>/dev/null
+RESULTS_RECORDED_AT=1700000300 "$RESULTS" add "$T/s1.pyisession" --commit "$(printf '%040d' 3)" \
+	--trigger nightly --branch main >/dev/null
+git lfs push --object-id origin "$oid1" 2>"$T/push.err" || { cat "$T/push.err"; fail "the new run's upload"; }
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "the new run's push"; }
+mapfile -t ID < <(run_ids)
+[ "${#ID[@]}" = 3 ] || fail "expected 3 runs, got ${#ID[@]}"
+resume "$T/p2" || { cat "$T/p2/out" "$T/p2/err"; fail "the paused gc failed"; }
+grep -q '1 kept because a push relies on them' "$T/p2/out" || fail "gc: $(cat "$T/p2/out")"
+[ "$(verdict "${ID[2]}")" = ok ] || fail "the newest run's session after gc: $(cat "$T/out")"
+# The next gc sees the new run: keep_last 1 keeps it; its session stays.
+expect_status 0 "$RESULTS" gc
+[ "$(verdict "${ID[2]}")" = ok ] || fail "the newest run's session after a second gc: $(cat "$T/out")"
+git clone -q "$T/results.git" "$T/dev2" 2>/dev/null
+cd "$T/dev2"
+"$RESULTS" init >/dev/null
+expect_status 0 "$RESULTS" fetch "${ID[2]}" -o "$T/o3"
+cmp -s "$(cat "$T/out")" "$T/s1.pyisession" || fail "the newest run's session does not read back"
+echo "ok - a session a concurrent push relies on is kept"
+
+# --- 2b. the same, when git-lfs never asks lfs-agent ----------------------
+# A plain 'git push' of a run whose pointer the remote already has sends
+# nothing through lfs-agent, so nothing can touch the manifest: gc sets
+# it aside, and the next run, which sees the new run, brings it back.
+cd "$T/ci"
+git pull -q 2>/dev/null
+RESULTS_RECORDED_AT=1700000400 "$RESULTS" add "$T/s3.pyisession" --commit "$(printf '%040d' 4)" \
+	--trigger nightly --branch main >/dev/null
+RESULTS_RECORDED_AT=1700000450 "$RESULTS" add "$T/s4.pyisession" --commit "$(printf '%040d' 5)" \
+	--trigger nightly --branch main >/dev/null
+git push -q origin main 2>/dev/null
+oid3=$(sha256sum "$T/s3.pyisession" | cut -d' ' -f1)
+paused_run "$T/p3" unlink "/objects/$oid3" "" before "$RESULTS" gc
+wait_paused "$T/p3"
+cd "$T/dev"
+git pull -q 2>/dev/null
+RESULTS_RECORDED_AT=1700000500 "$RESULTS" add "$T/s3.pyisession" --commit "$(printf '%040d' 6)" \
+	--trigger nightly --branch main >/dev/null
+git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "the newest run's push"; }
+mapfile -t ID < <(run_ids)
+resume "$T/p3" || { cat "$T/p3/out" "$T/p3/err"; fail "the paused gc failed"; }
+expect_status 0 "$RESULTS" gc
+grep -q ' 1 brought back' "$T/out" || fail "gc did not bring the session back: $(cat "$T/out")"
+[ "$(verdict "${ID[5]}")" = ok ] || fail "the newest run's session: $(cat "$T/out")"
+expect_status 0 "$RESULTS" verify --deep
+echo "ok - a session set aside while its new run was pushed comes back at the next gc"
