@@ -25,7 +25,8 @@ static const char usage[] =
 	"branch are checked (--head: only this checkout's).\n"
 	"\n"
 	"  --deep     also read every chunk and hash every session\n"
-	"  --repair   (implies --deep) quarantine damaged packs, push again every\n"
+	"  --repair   (implies --deep) bring back sessions gc set aside that the\n"
+	"             policy keeps, quarantine damaged packs, push again every\n"
 	"             damaged session this clone holds, re-point the others at good\n"
 	"             copies, and list what no clone here can restore\n"
 	"\n"
@@ -38,7 +39,7 @@ static void print_line(const char *line, void *payload)
 	printf("%s\n", line);
 }
 
-/* --repair: quarantine, push again, re-point; lines as they happen. */
+/* --repair: bring back, quarantine, push again, re-point; lines as they happen. */
 static int repair_damaged(struct rs_survey *s)
 {
 	enum rs_repair_step failed;
@@ -118,7 +119,8 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	rs_verify_totals(s, &t);
-	if (repair && t.damaged)
+	/* Removed ones too: a session gc set aside that the policy keeps comes back. */
+	if (repair && (t.damaged || t.removed))
 		status = repair_damaged(s);
 	if (!status)
 		status = report(s, deep, repair);

@@ -109,6 +109,30 @@ static int quarantine_damaged(struct rs_survey *s, const struct notes *n)
 	return 0;
 }
 
+/*
+ * Sessions gc set aside that the policy keeps after all (a pin, or a
+ * branch the clone that ran gc could not see): brought back while they
+ * are still set aside (docs/retention.md).
+ */
+static void bring_back_kept(struct rs_survey *s, const struct notes *n)
+{
+	for (size_t i = 0; i < s->plan.n; i++) {
+		const struct rs_plan_item *it = &s->plan.items[i];
+
+		if (s->v[i].state != RS_VERIFY_REMOVED || rs_survey_find_oid(&s->plan, i, &it->oid) >= 0 ||
+		    !rs_retention_plan_keeps(&s->plan, &it->oid))
+			continue;
+		if (rs_store_bring_back(s->remote, &s->census, &it->oid) == 0) {
+			s->v[i].state = RS_VERIFY_OK;
+			s->restored++;
+			note(n, "brought back %.12s (run %s): gc had set it aside, the policy keeps it",
+			     s->v[i].hex, it->run_id);
+		} else {
+			rs_error_clear();
+		}
+	}
+}
+
 /* Item `i` is damaged and the first to name its object. */
 static int damaged_first(const struct rs_survey *s, size_t i)
 {
@@ -170,6 +194,7 @@ int rs_verify_repair(struct rs_survey *s, void (*fn)(const char *line, void *pay
 	struct notes n = { fn, payload };
 	int err;
 
+	bring_back_kept(s, &n);
 	*failed = RS_REPAIR_QUARANTINE;
 	err = quarantine_damaged(s, &n);
 	if (err)

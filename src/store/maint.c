@@ -780,6 +780,24 @@ out:
 	return err;
 }
 
+int rs_store_bring_back(struct rs_remote *remote, const struct rs_store_census *c,
+			const struct rs_id *oid)
+{
+	struct rs_gc_stats st;
+	struct rs_manifest m;
+	int err;
+
+	if (!has_id(c->trash, c->ntrash, oid))
+		return rs_error_set(RS_ENOTFOUND, "no manifest of it is set aside");
+	memset(&m, 0, sizeof(m));
+	memset(&st, 0, sizeof(st));
+	err = rs_store_fetch_manifest_at(remote, RS_KEY_TRASH, oid, &m);
+	if (!err)
+		err = restore_manifest(remote, &m, &st);
+	rs_manifest_release(&m);
+	return err;
+}
+
 /* One set-aside manifest judged again: back, deleted, or left to wait. */
 static int judge_trash(struct rs_remote *remote, struct rs_store_census *c, const struct rs_id *oid,
 		       const struct rs_gc_options *o, struct rs_gc_stats *st)

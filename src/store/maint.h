@@ -190,6 +190,15 @@ int rs_store_repoint(struct rs_remote *remote, struct rs_store_census *c,
 		     const struct rs_id *oid);
 
 /*
+ * Bring back the manifest of `oid` that retention set aside (trash/ in
+ * the census `c`): objects/<oid> written again, the tombstone deleted.
+ * RS_ENOTFOUND when none is set aside (deleted for good, or never).
+ */
+RS_MUST_CHECK
+int rs_store_bring_back(struct rs_remote *remote, const struct rs_store_census *c,
+			const struct rs_id *oid);
+
+/*
  * When `oid` was removed by retention: 0 and the date ("2026-12-01")
  * appended to `date`; RS_ENOTFOUND otherwise.
  */

@@ -142,3 +142,18 @@ grep -q ' 1 brought back' "$T/out" || fail "gc did not bring the session back: $
 [ "$(verdict "${ID[5]}")" = ok ] || fail "the newest run's session: $(cat "$T/out")"
 expect_status 0 "$RESULTS" verify --deep
 echo "ok - a session set aside while its new run was pushed comes back at the next gc"
+
+# --- 4. a set-aside session the policy keeps after all -------------------
+# Run 2's session was set aside above (keep_last 1). Pinned now, it is
+# kept: verify --repair brings it back while it is still set aside.
+cd "$T/dev"
+git pull -q 2>/dev/null
+[ "$(verdict "${ID[1]}")" = removed ] || fail "run 2's session should be set aside: $(cat "$T/out")"
+expect_status 0 "$RESULTS" pin "${ID[1]}"
+git push -q origin main 2>/dev/null
+expect_status 0 "$RESULTS" verify --repair
+grep -q "^brought back .*(run ${ID[1]}): gc had set it aside" "$T/out" || fail "verify --repair: $(cat "$T/out")"
+[ "$(verdict "${ID[1]}")" = ok ] || fail "run 2's session after verify --repair: $(cat "$T/out")"
+expect_status 0 "$RESULTS" fetch "${ID[1]}" -o "$T/o4"
+cmp -s "$(cat "$T/out")" "$T/s2.pyisession" || fail "run 2's session does not read back"
+echo "ok - verify --repair brings back a set-aside session the policy keeps"
