@@ -104,8 +104,8 @@ git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "the new ru
 mapfile -t ID < <(run_ids)
 [ "${#ID[@]}" = 3 ] || fail "expected 3 runs, got ${#ID[@]}"
 resume "$T/p2" || { cat "$T/p2/out" "$T/p2/err"; fail "the paused gc failed"; }
-grep -q '1 kept because a push relies on them' "$T/p2/out" || fail "gc: $(cat "$T/p2/out")"
 [ "$(verdict "${ID[2]}")" = ok ] || fail "the newest run's session after gc: $(cat "$T/out")"
+grep -q '1 kept because a push relies on them' "$T/p2/out" || fail "gc: $(cat "$T/p2/out")"
 # The next gc sees the new run: keep_last 1 keeps it; its session stays.
 expect_status 0 "$RESULTS" gc
 [ "$(verdict "${ID[2]}")" = ok ] || fail "the newest run's session after a second gc: $(cat "$T/out")"

@@ -88,8 +88,13 @@ for k in 0 2 3; do ! grep -q "${ID[$k]}" "$T/out" || fail "dry run would remove 
 grep -q '^would remove 1 raw sessions' "$T/out" || fail "dry-run count: $(cat "$T/out")"
 [ "$before" = "$(find "$STORE" -type f | sort | xargs sha256sum)" ] || fail "--dry-run changed the store"
 # What the whole protocol frees, now and by later runs (bytes), summed over the real runs below.
-freed_bytes() { sed -n "s/^$1.* MB (\([0-9]*\) bytes)\$/\1/p" "$T/out"; }
-predicted=$(( $(freed_bytes 'would free now:') + $(freed_bytes 'freed by later runs') ))
+# figure LABEL: the bytes of gc's line starting with LABEL, in $FIG (a failure without one).
+figure() {
+	FIG=$(sed -n "s/^$1.* MB (\([0-9]*\) bytes)\$/\1/p" "$T/out")
+	[ -n "$FIG" ] || fail "gc printed no '$1' figure: $(cat "$T/out")"
+}
+figure 'would free now:'; predicted=$FIG
+figure 'freed by later runs'; predicted=$((predicted + FIG))
 [ "$predicted" -gt 0 ] || fail "the dry run predicts nothing freed: $(cat "$T/out")"
 freed=0
 
@@ -97,16 +102,16 @@ packs_before=$(find "$STORE/packs" -name '*.pack' | wc -l)
 bytes_before=$(du -sb "$STORE/packs" | cut -f1)
 expect_status 0 "$RESULTS" gc --grace 0 --force       # tombstone, manifest set aside
 grep -q '^removed 1 raw sessions' "$T/out" || fail "gc: $(cat "$T/out")"
-freed=$((freed + $(freed_bytes 'freed now:')))
+figure 'freed now:'; freed=$((freed + FIG))
 expect_status 0 "$RESULTS" gc --grace 0 --force       # set-aside manifest deleted, clock started
 grep -q ', 1 deleted,' "$T/out" || fail "second gc did not delete the set-aside manifest: $(cat "$T/out")"
-freed=$((freed + $(freed_bytes 'freed now:')))
+figure 'freed now:'; freed=$((freed + FIG))
 expect_status 0 "$RESULTS" gc --grace 0 --force       # mark
 grep -q ' 1 marked' "$T/out" || fail "third gc did not mark: $(cat "$T/out")"
-freed=$((freed + $(freed_bytes 'freed now:')))
+figure 'freed now:'; freed=$((freed + FIG))
 expect_status 0 "$RESULTS" gc --grace 0 --force       # sweep
 grep -q ' 1 swept' "$T/out" || fail "fourth gc did not sweep: $(cat "$T/out")"
-freed=$((freed + $(freed_bytes 'freed now:')))
+figure 'freed now:'; freed=$((freed + FIG))
 [ "$freed" = "$predicted" ] || fail "the dry run predicted $predicted bytes freed, the runs freed $freed"
 grep -q '^freed by later runs.* (0 bytes)$' "$T/out" || fail "after the sweep: $(cat "$T/out")"
 [ "$(find "$STORE/packs" -name '*.pack' | wc -l)" = $((packs_before - 1)) ] || fail "no pack was freed"
