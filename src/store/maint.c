@@ -701,13 +701,7 @@ static int touched_now(struct rs_remote *remote, const struct rs_id *oid, int *t
 	*touched = 0;
 	err = rs_key_make(&key, RS_KEY_TOUCHED, oid, "");
 	if (!err)
-		err = remote->stat(remote, key.ptr, NULL);
-	if (!err)
-		*touched = 1;
-	if (err == RS_ENOTFOUND) {
-		rs_error_clear();
-		err = 0;
-	}
+		err = rs_store_key_present(remote, key.ptr, touched);
 	rs_buf_release(&key);
 	return err;
 }

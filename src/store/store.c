@@ -1032,15 +1032,21 @@ static int touch_manifest(struct rs_remote *r, const struct rs_id *oid, int touc
 	if (!err)
 		err = rs_key_manifest(&key, oid);
 	if (!err)
-		err = r->stat(r, key.ptr, NULL);
-	if (!err)
-		*present = 1;
+		err = rs_store_key_present(r, key.ptr, present);
+	rs_buf_release(&key);
+	rs_buf_release(&text);
+	return err;
+}
+
+int rs_store_key_present(struct rs_remote *remote, const char *key, int *present)
+{
+	int err = remote->stat(remote, key, NULL);
+
+	*present = !err;
 	if (err == RS_ENOTFOUND) {
 		rs_error_clear();
 		err = 0;
 	}
-	rs_buf_release(&key);
-	rs_buf_release(&text);
 	return err;
 }
 
@@ -1069,7 +1075,7 @@ static int pack_in_doubt(struct rs_remote *r, const struct id_list *sweeping,
 			 const struct rs_id *pack, struct rs_buf *key, int *doubt)
 {
 	size_t i;
-	int err;
+	int err, present = 0;
 
 	*doubt = 1;
 	for (i = 0; i < sweeping->n; i++)
@@ -1077,13 +1083,8 @@ static int pack_in_doubt(struct rs_remote *r, const struct id_list *sweeping,
 			return 0;
 	err = rs_key_pack(key, pack);
 	if (!err)
-		err = r->stat(r, key->ptr, NULL);
-	if (err == RS_ENOTFOUND) {
-		rs_error_clear();
-		return 0;
-	}
-	if (!err)
-		*doubt = 0;
+		err = rs_store_key_present(r, key->ptr, &present);
+	*doubt = !present;
 	return err;
 }
 

@@ -129,6 +129,13 @@ RS_MUST_CHECK
 int rs_store_put_manifest(struct rs_remote *remote, const struct rs_id *oid,
 			  const struct rs_manifest *m);
 
+/*
+ * Whether `key` is on `remote`: `*present` 1 or 0 (its absence is no
+ * error here), or the remote's error when it cannot be asked.
+ */
+RS_MUST_CHECK
+int rs_store_key_present(struct rs_remote *remote, const char *key, int *present);
+
 /* The same under `prefix` (RS_KEY_OBJECTS, or RS_KEY_TRASH to set it aside). */
 RS_MUST_CHECK
 int rs_store_put_manifest_at(struct rs_remote *remote, const char *prefix,

@@ -26,6 +26,24 @@ gen --seed 72 --size 2M -o "$T/s2.pyisession"
 gen --seed 73 --size 2M -o "$T/s3.pyisession"
 gen --seed 74 --size 2M -o "$T/s4.pyisession"
 
+# add_run AT SESSION N: $T/SESSION.pyisession recorded at AT for commit N (as 40 digits).
+add_run() {
+	RESULTS_RECORDED_AT=$1 "$RESULTS" add "$T/$2.pyisession" --commit "$(printf '%040d' "$3")" \
+		--trigger nightly --branch main >/dev/null
+}
+# gc_stopped_while_recorded DIR SESSION AT N: gc run from the current
+# clone, stopped (DIR: its pause folder) just before it deletes the
+# manifest of $T/SESSION.pyisession; meanwhile $T/dev (the current
+# folder afterwards) pulls and records the same bytes as run N at AT.
+gc_stopped_while_recorded() {
+	local oid
+	oid=$(sha256sum "$T/$2.pyisession" | cut -d' ' -f1)
+	paused_run "$1" unlink "/objects/$oid" "" before "$RESULTS" gc
+	wait_paused "$1"
+	cd "$T/dev"
+	git pull -q 2>/dev/null
+	add_run "$3" "$2" "$4"
+}
 # run_ids: the ids of the runs in this clone's index, oldest first.
 run_ids() {
 	git show HEAD:index/2023-11.jsonl |
@@ -51,8 +69,7 @@ expect_status 0 "$RESULTS" gc --no-fetch --grace 0 --force --dry-run
 echo "ok - --grace 0, 1s and 59m refused, 1h and a forced 0 accepted"
 
 # --- 1. a push in flight, three gc runs of a jumping clock ---------------
-RESULTS_RECORDED_AT=1700000100 "$RESULTS" add "$T/s1.pyisession" --commit "$(printf '%040d' 1)" \
-	--trigger nightly --branch main >/dev/null
+add_run 1700000100 s1 1
 # Stopped once its pack and index are on the remote (the cache's copy of
 # the index is written next) and before its manifest.
 paused_run "$T/p1" rename "/.cache/results/" ".idx" after git push -q origin main
@@ -84,21 +101,15 @@ d['retention'] = {'keep_last': 1}
 json.dump(d, open('.results.json', 'w'), indent=2)
 PY
 git commit -qam "results: keep the newest run"
-RESULTS_RECORDED_AT=1700000200 "$RESULTS" add "$T/s2.pyisession" --commit "$(printf '%040d' 2)" \
-	--trigger nightly --branch main >/dev/null
+add_run 1700000200 s2 2
 git push -q origin main 2>/dev/null
 oid1=$(sha256sum "$T/s1.pyisession" | cut -d' ' -f1)
 # gc drops run 1's session: stopped just before it deletes its manifest.
-paused_run "$T/p2" unlink "/objects/$oid1" "" before "$RESULTS" gc
-wait_paused "$T/p2"
 # Meanwhile another clone records run 1's bytes again, as a new run, and
 # sends them (lfs-agent finds the manifest and uploads nothing), then
 # pushes the commit (git-lfs sends nothing: the remote's tree has the
 # same pointer already).
-cd "$T/dev"
-git pull -q 2>/dev/null
-RESULTS_RECORDED_AT=1700000300 "$RESULTS" add "$T/s1.pyisession" --commit "$(printf '%040d' 3)" \
-	--trigger nightly --branch main >/dev/null
+gc_stopped_while_recorded "$T/p2" s1 1700000300 3
 git lfs push --object-id origin "$oid1" 2>"$T/push.err" || { cat "$T/push.err"; fail "the new run's upload"; }
 git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "the new run's push"; }
 mapfile -t ID < <(run_ids)
@@ -122,18 +133,10 @@ echo "ok - a session a concurrent push relies on is kept"
 # it aside, and the next run, which sees the new run, brings it back.
 cd "$T/ci"
 git pull -q 2>/dev/null
-RESULTS_RECORDED_AT=1700000400 "$RESULTS" add "$T/s3.pyisession" --commit "$(printf '%040d' 4)" \
-	--trigger nightly --branch main >/dev/null
-RESULTS_RECORDED_AT=1700000450 "$RESULTS" add "$T/s4.pyisession" --commit "$(printf '%040d' 5)" \
-	--trigger nightly --branch main >/dev/null
+add_run 1700000400 s3 4
+add_run 1700000450 s4 5
 git push -q origin main 2>/dev/null
-oid3=$(sha256sum "$T/s3.pyisession" | cut -d' ' -f1)
-paused_run "$T/p3" unlink "/objects/$oid3" "" before "$RESULTS" gc
-wait_paused "$T/p3"
-cd "$T/dev"
-git pull -q 2>/dev/null
-RESULTS_RECORDED_AT=1700000500 "$RESULTS" add "$T/s3.pyisession" --commit "$(printf '%040d' 6)" \
-	--trigger nightly --branch main >/dev/null
+gc_stopped_while_recorded "$T/p3" s3 1700000500 6
 git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "the newest run's push"; }
 mapfile -t ID < <(run_ids)
 resume "$T/p3" || { cat "$T/p3/out" "$T/p3/err"; fail "the paused gc failed"; }

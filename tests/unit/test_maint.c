@@ -172,20 +172,27 @@ static enum rs_gc_verdict judge_drop(const struct rs_id *oid, void *payload)
 	return RS_GC_DROP;
 }
 
-static void gc(struct store_fixture *f, int64_t now, const struct rs_id *drop, size_t ndrop,
-	       struct rs_gc_stats *st)
+/* One gc run through `remote` at `now` with grace `grace`, what was dropped dropped again. */
+static void gc_through(struct rs_remote *remote, int64_t now, int64_t grace, const struct rs_id *drop,
+		       size_t ndrop, struct rs_gc_stats *st)
 {
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_gc_options o = { 0 };
 
 	o.now = now;
-	o.grace = 100;
+	o.grace = grace;
 	o.judge = judge_drop;
 	memset(st, 0, sizeof(*st));
-	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
-	assert_int_equal(rs_store_gc_drop(f->remote, &c, drop, ndrop, &o, st), 0);
-	assert_int_equal(rs_store_gc_collect(f->remote, &c, &o, st), 0);
+	assert_int_equal(rs_store_census_take(&c, remote), 0);
+	assert_int_equal(rs_store_gc_drop(remote, &c, drop, ndrop, &o, st), 0);
+	assert_int_equal(rs_store_gc_collect(remote, &c, &o, st), 0);
 	rs_store_census_release(&c);
+}
+
+static void gc(struct store_fixture *f, int64_t now, const struct rs_id *drop, size_t ndrop,
+	       struct rs_gc_stats *st)
+{
+	gc_through(f->remote, now, 100, drop, ndrop, st);
 }
 
 static void test_verify_finds_each_kind_of_damage(void **state)
@@ -322,62 +329,127 @@ static void test_gc_rescues_a_push_in_flight(void **state)
 	rs_buf_release(&idx2);
 }
 
-/* A remote that fails every write after `budget` of them. */
-struct flaky {
+/*
+ * A remote in front of the fixture's that runs `hook` once, at the first
+ * write (put or delete) of a key starting with `prefix`: before it, or
+ * right after it with `after` (the exact point of a race, without
+ * timing); and that fails every write after `budget` of them (-1: never).
+ */
+struct hooked {
 	struct rs_remote base;
 	struct rs_remote *inner;
-	int budget;
+	const char *prefix;
+	int after, fired, budget;
+	void (*hook)(struct hooked *h);
+	struct store_fixture *f;
+	void *arg;
 };
 
-static int flaky_spend(struct flaky *k)
+/* A write: refused once the budget is spent. */
+static int hk_spend(struct hooked *h)
 {
-	if (k->budget-- <= 0)
+	if (h->budget < 0)
+		return 0;
+	if (h->budget-- <= 0)
 		return rs_error_set(RS_ERETRY, "injected failure");
 	return 0;
 }
 
-static int fk_get(struct rs_remote *r, const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
+static void hk_fire(struct hooked *h, const char *key, int after)
 {
-	struct flaky *k = (struct flaky *)r;
-
-	return k->inner->get(k->inner, key, off, len, out);
+	if (!h->hook || h->fired || h->after != after || strncmp(key, h->prefix, strlen(h->prefix)))
+		return;
+	h->fired = 1;
+	h->hook(h);
 }
 
-static int fk_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)
+/* Before a write: spend the budget, then fire the hook if it is due before. */
+static int hk_begin(struct hooked *h, const char *key)
 {
-	struct flaky *k = (struct flaky *)r;
-	int err = flaky_spend(k);
+	int err = hk_spend(h);
 
-	return err ? err : k->inner->put_buf(k->inner, key, p, n);
+	if (!err)
+		hk_fire(h, key, 0);
+	return err;
 }
 
-static int fk_stat(struct rs_remote *r, const char *key, uint64_t *n)
+/* After a write (its result `err`): fire the hook if it is due after. */
+static int hk_end(struct hooked *h, const char *key, int err)
 {
-	struct flaky *k = (struct flaky *)r;
-
-	return k->inner->stat(k->inner, key, n);
+	hk_fire(h, key, 1);
+	return err;
 }
 
-static int fk_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb, void *payload)
+static int hk_get(struct rs_remote *r, const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
 {
-	struct flaky *k = (struct flaky *)r;
+	struct hooked *h = (struct hooked *)r;
 
-	return k->inner->list(k->inner, prefix, cb, payload);
+	return h->inner->get(h->inner, key, off, len, out);
 }
 
-static int fk_del(struct rs_remote *r, const char *key)
+static int hk_stat(struct rs_remote *r, const char *key, uint64_t *n)
 {
-	struct flaky *k = (struct flaky *)r;
-	int err = flaky_spend(k);
+	struct hooked *h = (struct hooked *)r;
 
-	return err ? err : k->inner->del(k->inner, key);
+	return h->inner->stat(h->inner, key, n);
+}
+
+static int hk_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb, void *payload)
+{
+	struct hooked *h = (struct hooked *)r;
+
+	return h->inner->list(h->inner, prefix, cb, payload);
+}
+
+static int hk_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)
+{
+	struct hooked *h = (struct hooked *)r;
+	int err = hk_begin(h, key);
+
+	return err ? err : hk_end(h, key, h->inner->put_buf(h->inner, key, p, n));
+}
+
+static int hk_put_file(struct rs_remote *r, const char *key, const char *path)
+{
+	struct hooked *h = (struct hooked *)r;
+	int err = hk_begin(h, key);
+
+	return err ? err : hk_end(h, key, h->inner->put_file(h->inner, key, path));
+}
+
+static int hk_del(struct rs_remote *r, const char *key)
+{
+	struct hooked *h = (struct hooked *)r;
+	int err = hk_begin(h, key);
+
+	return err ? err : hk_end(h, key, h->inner->del(h->inner, key));
+}
+
+static void hooked_init(struct hooked *h, struct store_fixture *f, const char *prefix, int after,
+			void (*hook)(struct hooked *h))
+{
+	memset(h, 0, sizeof(*h));
+	h->base.version = RS_REMOTE_VERSION;
+	h->base.get = hk_get;
+	h->base.put_buf = hk_put_buf;
+	h->base.put_file = hk_put_file;
+	h->base.stat = hk_stat;
+	h->base.list = hk_list;
+	h->base.del = hk_del;
+	h->base.display_url = (char *)"hooked";
+	h->inner = f->remote;
+	h->prefix = prefix;
+	h->after = after;
+	h->hook = hook;
+	h->f = f;
+	h->budget = -1;
 }
 
 /* Every gc run (drop, clock, mark, sweep) killed after each of its writes, then run whole. */
 static void test_gc_interrupted_at_every_step(void **state)
 {
 	struct store_fixture *f = *state;
-	struct flaky k;
+	struct hooked k;
 	struct rs_id a, b, apack;
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	uint64_t asize, bsize;
@@ -389,15 +461,7 @@ static void test_gc_interrupted_at_every_step(void **state)
 	apack = remote_new_pack(f, NULL);
 	put(f, "b", 4u << 20, 32, NULL, &b, &bsize);
 	pack_key(pk, sizeof(pk), &apack, "pack");
-	memset(&k, 0, sizeof(k));
-	k.base.version = RS_REMOTE_VERSION;
-	k.base.get = fk_get;
-	k.base.put_buf = fk_put_buf;
-	k.base.stat = fk_stat;
-	k.base.list = fk_list;
-	k.base.del = fk_del;
-	k.base.display_url = (char *)"flaky";
-	k.inner = f->remote;
+	hooked_init(&k, f, "", 0, NULL);
 	for (w = 0; w < sizeof(when) / sizeof(*when); w++) {
 		struct rs_gc_options o = { 0 };
 		struct rs_gc_stats st;
@@ -425,117 +489,11 @@ static void test_gc_interrupted_at_every_step(void **state)
 	assert_int_equal(verify(f, &b, bsize, 1), RS_VERIFY_OK);
 }
 
-/*
- * A remote that runs `hook` once, at the first write (put or delete) of a
- * key starting with `prefix`: before it, or right after it with `after`.
- * The exact point of a race, without timing.
- */
-struct hooked {
-	struct rs_remote base;
-	struct rs_remote *inner;
-	const char *prefix;
-	int after, fired;
-	void (*hook)(struct hooked *h);
-	struct store_fixture *f;
-	void *arg;
-};
-
-static void hk_fire(struct hooked *h, const char *key, int after)
-{
-	if (h->fired || h->after != after || strncmp(key, h->prefix, strlen(h->prefix)))
-		return;
-	h->fired = 1;
-	h->hook(h);
-}
-
-static int hk_get(struct rs_remote *r, const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
-{
-	struct hooked *h = (struct hooked *)r;
-
-	return h->inner->get(h->inner, key, off, len, out);
-}
-
-static int hk_stat(struct rs_remote *r, const char *key, uint64_t *n)
-{
-	struct hooked *h = (struct hooked *)r;
-
-	return h->inner->stat(h->inner, key, n);
-}
-
-static int hk_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb, void *payload)
-{
-	struct hooked *h = (struct hooked *)r;
-
-	return h->inner->list(h->inner, prefix, cb, payload);
-}
-
-static int hk_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)
-{
-	struct hooked *h = (struct hooked *)r;
-	int err;
-
-	hk_fire(h, key, 0);
-	err = h->inner->put_buf(h->inner, key, p, n);
-	hk_fire(h, key, 1);
-	return err;
-}
-
-static int hk_put_file(struct rs_remote *r, const char *key, const char *path)
-{
-	struct hooked *h = (struct hooked *)r;
-	int err;
-
-	hk_fire(h, key, 0);
-	err = h->inner->put_file(h->inner, key, path);
-	hk_fire(h, key, 1);
-	return err;
-}
-
-static int hk_del(struct rs_remote *r, const char *key)
-{
-	struct hooked *h = (struct hooked *)r;
-	int err;
-
-	hk_fire(h, key, 0);
-	err = h->inner->del(h->inner, key);
-	hk_fire(h, key, 1);
-	return err;
-}
-
-static void hooked_init(struct hooked *h, struct store_fixture *f, const char *prefix, int after,
-			void (*hook)(struct hooked *h))
-{
-	memset(h, 0, sizeof(*h));
-	h->base.version = RS_REMOTE_VERSION;
-	h->base.get = hk_get;
-	h->base.put_buf = hk_put_buf;
-	h->base.put_file = hk_put_file;
-	h->base.stat = hk_stat;
-	h->base.list = hk_list;
-	h->base.del = hk_del;
-	h->base.display_url = (char *)"hooked";
-	h->inner = f->remote;
-	h->prefix = prefix;
-	h->after = after;
-	h->hook = hook;
-	h->f = f;
-}
-
-/* One gc run through `remote` at `now`, grace G = 24 h, every dropped session dropped again. */
+/* The same with the default grace period, G = 24 h. */
 static void gc_at(struct rs_remote *remote, int64_t now, const struct rs_id *drop, size_t ndrop,
 		  struct rs_gc_stats *st)
 {
-	struct rs_store_census c = RS_STORE_CENSUS_INIT;
-	struct rs_gc_options o = { 0 };
-
-	o.now = now;
-	o.grace = 86400;
-	o.judge = judge_drop;
-	memset(st, 0, sizeof(*st));
-	assert_int_equal(rs_store_census_take(&c, remote), 0);
-	assert_int_equal(rs_store_gc_drop(remote, &c, drop, ndrop, &o, st), 0);
-	assert_int_equal(rs_store_gc_collect(remote, &c, &o, st), 0);
-	rs_store_census_release(&c);
+	gc_through(remote, now, 86400, drop, ndrop, st);
 }
 
 /* Three gc runs at +0 h, +25 h and +50 h, while the push waits to write its manifest. */
