@@ -4,11 +4,16 @@
  * is one function here, and each is idempotent, so a collector killed
  * anywhere is run again and finishes the work.
  *
- * The collector keeps its own clock on the remote (gc/seen, gc/marked)
- * because the backends' modification times cannot be trusted alike: a
- * pack is deleted only after two runs at least G apart saw it
- * unreferenced and a third, at least G after its index was removed,
- * still finds no manifest naming it.
+ * The collector keeps its own clock on the remote (gc/seen, gc/marked,
+ * tombstone dates) because the backends' modification times cannot be
+ * trusted alike: a dropped manifest is set aside (trash/) and deleted by
+ * a run at least G later that still drops it; a pack is deleted only
+ * after two runs at least G apart saw it unreferenced and a third, at
+ * least G after its index was removed, still finds no manifest naming
+ * it, once before and once after it wrote gc/sweeping/<id>. What keeps
+ * concurrent pushes safe is not the clock but two write-then-read
+ * handshakes with the writer (store.c): touch marks against setting a
+ * manifest aside, sweeping marks against deleting a pack.
  */
 #define _GNU_SOURCE /* strptime, timegm */
 #include "store/maint.h"

@@ -19,9 +19,14 @@
  *
  * Deduplication against chunks another push stored relies on the chunk
  * index. Before a manifest names such a "foreign" pack, the pack is
- * checked to still exist, so that a garbage collector removing unused
- * packs (with a grace period, see docs/store-format.md) cannot leave a
- * manifest pointing at nothing.
+ * checked to still exist; after the manifest is written, every pack it
+ * names is checked again against the collector's sweeping marks
+ * (confirm_packs), and a new pack a sweep took is sent again, so that a
+ * garbage collector removing unused packs (docs/store-format.md) cannot
+ * leave a manifest pointing at nothing, whatever its grace period or
+ * clock. An object already stored is touched (gc/touched) before the
+ * push says so, so that a collector setting its manifest aside at that
+ * moment brings it back.
  *
  * get: fetch the manifest, fetch and decompress chunks on worker threads
  * (each checked against its id), write them in order to a temporary file
