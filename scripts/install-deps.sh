@@ -89,3 +89,4 @@ npm_folder() {
 }
 npm_folder tests/servers      # azurite (Azure Storage emulator), fault proxy
 npm_folder tests/servers/s3   # s3rver, @smithy/signature-v4 (SigV4 cross-check)
+npm_folder tests/tools        # @action-validator/cli (action.yml, the example workflow)

@@ -17,18 +17,37 @@
 #   INPUT_PUSH        push the new run commit (default: true)
 #   INPUT_FAIL_ON_REGRESSION  exit 1 when the check finds a regression
 #                     (default: true)
+#   INPUT_META        KEY=VALUE lines, one `results add --meta` each
+#                     (accept=REASON marks an accepted slowdown)
+#   INPUT_BRANCH      the profiled branch (default: the pull request's head
+#                     branch, else what `results add` guesses)
+#   INPUT_MESSAGE     a note kept with the run
+#   INPUT_PROFILED_REPOSITORY  the model's checkout: its HEAD is the default
+#                     commit, and its history finds a pull request's merge base
+#   INPUT_BASELINE    the commit to check against (default on a pull request:
+#                     the nearest profiled first-parent ancestor of the merge
+#                     base; else `results check`'s own baseline)
+#   INPUT_COMMENT     auto (default: on a pull request), true or false: post the
+#                     report as one pull-request comment, updated in place
+#   INPUT_TOKEN       the token for the comment (default: $GITHUB_TOKEN)
+#   INPUT_PULL_REQUEST  the pull request's number (default: from the event)
+#   INPUT_PUSH_ATTEMPTS  how often a rejected push is redone on top of the
+#                     remote's new state (default 5, 1 to 20)
 # Outputs (appended to $GITHUB_OUTPUT): run-id, verdict (pass, regression
-# or no-baseline), baseline (the baseline commit, if any).
+# or no-baseline), baseline (the baseline commit, if any), pushed (true or
+# false), comment (created, updated, failed or none).
 # Markdown appended to $GITHUB_STEP_SUMMARY.
 # Exit status: 0 recorded (and no regression), 1 regression, 2 bad input,
-# else the status of the results command that failed (docs/cli.md).
+# 9 the push was still rejected after every attempt (another job kept
+# pushing first: nothing is lost, run the job again), else the status of
+# the results command that failed (docs/cli.md).
 set -euo pipefail
 
 say() { echo "results-action: $*" >&2; }
 die() { say "$2"; exit "$1"; }
 
 SESSION=${INPUT_SESSION:-}
-COMMIT=${INPUT_COMMIT:-${GITHUB_SHA:-}}
+COMMIT=${INPUT_COMMIT:-}
 TRIGGER=${INPUT_TRIGGER:-ci}
 STATS=${INPUT_STATS:-}
 REMOTE=${INPUT_REMOTE:-}
@@ -36,20 +55,84 @@ REPOSITORY=${INPUT_REPOSITORY:-.}
 PACKAGE=${INPUT_PACKAGE:-}
 PUSH=${INPUT_PUSH:-true}
 FAIL_ON_REGRESSION=${INPUT_FAIL_ON_REGRESSION:-true}
+META=${INPUT_META:-}
+BRANCH=${INPUT_BRANCH:-}
+MESSAGE=${INPUT_MESSAGE:-}
+PROFILED=${INPUT_PROFILED_REPOSITORY:-}
+BASELINE=${INPUT_BASELINE:-}
+COMMENT=${INPUT_COMMENT:-auto}
+TOKEN=${INPUT_TOKEN:-${GITHUB_TOKEN:-}}
+PR=${INPUT_PULL_REQUEST:-}
+ATTEMPTS=${INPUT_PUSH_ATTEMPTS:-5}
+API=${GITHUB_API_URL:-https://api.github.com}
 OUT=${GITHUB_OUTPUT:-/dev/null}
 SUMMARY=${GITHUB_STEP_SUMMARY:-/dev/null}
 
 [ -n "$SESSION" ] || die 2 "the input 'session' is required (a .pyisession file or a run folder)"
 [ -e "$SESSION" ] || die 2 "session '$SESSION' does not exist"
-[ -n "$COMMIT" ] || die 2 "the input 'commit' is required (or GITHUB_SHA)"
 [ -z "$STATS" ] || [ -f "$STATS" ] || die 2 "stats file '$STATS' does not exist"
 case $PUSH in true | false) ;; *) die 2 "the input 'push' must be true or false, not '$PUSH'" ;; esac
 case $FAIL_ON_REGRESSION in true | false) ;;
 *) die 2 "the input 'fail-on-regression' must be true or false, not '$FAIL_ON_REGRESSION'" ;;
 esac
+case $COMMENT in auto | true | false) ;; *) die 2 "the input 'comment' must be auto, true or false, not '$COMMENT'" ;; esac
+case $ATTEMPTS in [1-9] | 1[0-9] | 20) ;; *) die 2 "the input 'push-attempts' must be 1 to 20, not '$ATTEMPTS'" ;; esac
+case $PR in '' | [1-9] | [1-9][0-9]*) ;; *) die 2 "the input 'pull-request' must be a number, not '$PR'" ;; esac
+[ -z "$PROFILED" ] || git -C "$PROFILED" rev-parse -q --verify HEAD >/dev/null ||
+	die 2 "the input 'profiled-repository' ('$PROFILED') is not a git checkout"
+while IFS= read -r line; do
+	[ -z "$line" ] || [[ $line == *=* ]] || die 2 "the input 'meta' takes KEY=VALUE lines, not '$line'"
+done <<<"$META"
 # paths given relative to the workspace stay valid after the cd below
 SESSION=$(realpath "$SESSION")
 [ -z "$STATS" ] || STATS=$(realpath "$STATS")
+[ -z "$PROFILED" ] || PROFILED=$(realpath "$PROFILED")
+
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+# --- the pull request, if any ---------------------------------------------------
+# A pull_request event names it; an issue_comment on a pull request (a
+# "/profile" comment) names the issue, and the API says the rest.
+event_json() { [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -r "$GITHUB_EVENT_PATH" ] && command -v jq >/dev/null; }
+if [ -z "$PR" ] && event_json; then
+	PR=$(jq -r '.pull_request.number // (if .issue.pull_request then .issue.number else empty end) // empty' \
+		"$GITHUB_EVENT_PATH")
+fi
+api_headers() { # the token goes in a file, never on a command line
+	umask 077
+	printf 'Authorization: Bearer %s\nAccept: application/vnd.github+json\nX-GitHub-Api-Version: 2022-11-28\nContent-Type: application/json\n' \
+		"$TOKEN" >"$W/headers"
+}
+api() { # api METHOD PATH [JSON-FILE]: the answer's body on stdout, headers in $W/api.head
+	curl -sS --fail-with-body --max-time 30 --retry 2 -D "$W/api.head" -X "$1" -H @"$W/headers" \
+		${3:+--data-binary @"$3"} "$API$2"
+}
+PR_BASE= PR_HEAD_REF= PR_HEAD_SHA=
+if [ -n "$PR" ]; then
+	command -v jq >/dev/null || die 2 "a pull-request run needs jq (to read the event and the API)"
+	if event_json && [ "$(jq -r '.pull_request.number // empty' "$GITHUB_EVENT_PATH")" = "$PR" ]; then
+		PR_BASE=$(jq -r '.pull_request.base.sha // empty' "$GITHUB_EVENT_PATH")
+		PR_HEAD_REF=$(jq -r '.pull_request.head.ref // empty' "$GITHUB_EVENT_PATH")
+		PR_HEAD_SHA=$(jq -r '.pull_request.head.sha // empty' "$GITHUB_EVENT_PATH")
+	elif [ -n "$TOKEN" ] && [ -n "${GITHUB_REPOSITORY:-}" ]; then
+		api_headers
+		api GET "/repos/$GITHUB_REPOSITORY/pulls/$PR" >"$W/pull.json" ||
+			die 5 "cannot read pull request #$PR from $API: $(cat "$W/pull.json")"
+		PR_BASE=$(jq -r '.base.sha // empty' "$W/pull.json")
+		PR_HEAD_REF=$(jq -r '.head.ref // empty' "$W/pull.json")
+		PR_HEAD_SHA=$(jq -r '.head.sha // empty' "$W/pull.json")
+	fi
+fi
+[ -n "$BRANCH" ] || BRANCH=$PR_HEAD_REF
+if [ -z "$COMMIT" ]; then
+	if [ -n "$PROFILED" ]; then
+		COMMIT=$(git -C "$PROFILED" rev-parse HEAD)
+	else
+		COMMIT=${PR_HEAD_SHA:-${GITHUB_SHA:-}}
+	fi
+fi
+[ -n "$COMMIT" ] || die 2 "the input 'commit' is required (or GITHUB_SHA, or 'profiled-repository')"
 
 # --- install ----------------------------------------------------------------
 if [ -n "$PACKAGE" ]; then
@@ -80,7 +163,10 @@ cd "$REPOSITORY" || die 2 "cannot enter the results repository '$REPOSITORY'"
 git config user.name >/dev/null || git config user.name "github-actions[bot]"
 git config user.email >/dev/null ||
 	git config user.email "41898282+github-actions[bot]@users.noreply.github.com"
-git lfs install --local >/dev/null
+# the LFS filters for this clone; not its hooks: `results init` installs
+# its own pre-push hook, and git-lfs refuses to overwrite it on a second
+# run in the same checkout ("Hook already exists: pre-push")
+git lfs install --local --skip-repo >/dev/null
 if [ -n "$REMOTE" ]; then
 	results init --remote "$REMOTE" >&2
 else
@@ -90,25 +176,93 @@ fi
 # --- record -------------------------------------------------------------------
 args=("$SESSION" --commit "$COMMIT" --trigger "$TRIGGER")
 [ -z "$STATS" ] || args+=(--stats "$STATS")
-added=$(results add "${args[@]}")
-echo "$added" >&2
-run_id=$(printf '%s\n' "$added" | sed -n 's/^recorded run \([^ ]*\) .*/\1/p' | head -1)
-[ -n "$run_id" ] || die 8 "results add did not name the recorded run: $added"
-echo "run-id=$run_id" >>"$OUT"
+[ -z "$BRANCH" ] || args+=(--branch "$BRANCH")
+[ -z "$MESSAGE" ] || args+=(--message "$MESSAGE")
+while IFS= read -r line; do
+	[ -z "$line" ] || args+=(--meta "$line")
+done <<<"$META"
+record() { # sets run_id
+	local added
+	added=$(results add "${args[@]}") || die $? "results add failed (exit $?)"
+	echo "$added" >&2
+	run_id=$(printf '%s\n' "$added" | sed -n 's/^recorded run \([^ ]*\) .*/\1/p' | head -1)
+	[ -n "$run_id" ] || die 8 "results add did not name the recorded run: $added"
+}
+# Two jobs at once: the second push is refused as non-fast-forward. Then
+# start again from the remote's state and record once more (the session is
+# still in .git/lfs/objects), a bounded number of times.
+push_run() {
+	local branch attempt=1
+	branch=$(git symbolic-ref --short -q HEAD) || die 8 "the results repository is not on a branch"
+	while :; do
+		if git push -q origin "HEAD:refs/heads/$branch" 2>"$W/push.err"; then
+			cat "$W/push.err" >&2
+			return 0
+		fi
+		cat "$W/push.err" >&2
+		grep -qE 'non-fast-forward|fetch first|\[rejected\]|failed to update ref|cannot lock ref' "$W/push.err" ||
+			die 8 "git push failed (not because another job pushed first): $(tail -n 3 "$W/push.err")"
+		[ "$attempt" -lt "$ATTEMPTS" ] || return 1
+		attempt=$((attempt + 1))
+		say "the push was rejected: another job pushed first; recording again on top (attempt $attempt of $ATTEMPTS)"
+		sleep "$attempt"
+		git fetch -q origin "$branch" && git reset -q --hard FETCH_HEAD ||
+			die 8 "cannot fetch '$branch' to record again on top of it"
+		record
+	done
+}
+record
 if [ "$PUSH" = true ]; then
-	git push -q origin HEAD >&2
+	if ! push_run; then
+		{
+			echo "run-id=$run_id"
+			echo "pushed=false"
+			echo "comment=none"
+		} >>"$OUT"
+		echo "**results**: the run was recorded but not pushed: the push was rejected $ATTEMPTS times (other jobs kept pushing first). Nothing is lost; run the job again." >>"$SUMMARY"
+		die 9 "the push was rejected $ATTEMPTS times (other jobs kept pushing first); run the job again"
+	fi
+	printf 'run-id=%s\npushed=true\n' "$run_id" >>"$OUT"
+else
+	printf 'run-id=%s\npushed=false\n' "$run_id" >>"$OUT"
+fi
+
+# A pull request is judged against its merge base with the base branch, not
+# against the newest run there (which may hold commits the pull request
+# does not): the nearest profiled commit on the first-parent line of the
+# merge base, as the profiled repository's history says.
+nearest_profiled() { # nearest_profiled COMMIT: a profiled commit, or nothing
+	results list --json --limit 0 | jq -r '.[].commit' | sort -u >"$W/profiled"
+	if [ -n "$PROFILED" ] && git -C "$PROFILED" cat-file -e "$1^{commit}" 2>/dev/null; then
+		git -C "$PROFILED" rev-list --first-parent --max-count=500 "$1" | grep -m1 -Fxf "$W/profiled" || true
+	else
+		grep -m1 -Fx "$1" "$W/profiled" || true
+	fi
+}
+BASE_NOTE=
+if [ -z "$BASELINE" ] && [ -n "$PR" ] && [ -n "$PR_BASE" ]; then
+	mb=$PR_BASE
+	if [ -n "$PROFILED" ]; then
+		mb=$(git -C "$PROFILED" merge-base "$COMMIT" "$PR_BASE" 2>/dev/null) || mb=$PR_BASE
+	fi
+	BASELINE=$(nearest_profiled "$mb")
+	if [ -n "$BASELINE" ]; then
+		BASE_NOTE="against the merge base with the base branch (${mb:0:12}; profiled at ${BASELINE:0:12})"
+	else
+		BASE_NOTE="no profiled commit at or before the merge base ${mb:0:12}: checked against the branch's own history"
+	fi
 fi
 
 # --- check and compare ----------------------------------------------------------
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
 status=0
-results check "$run_id" --format markdown >"$W/check.md" || status=$?
+check_args=("$run_id")
+[ -z "$BASELINE" ] || check_args+=(--baseline "$BASELINE")
+results check "${check_args[@]}" --format markdown >"$W/check.md" || status=$?
 case $status in
 0 | 1) ;;
 *) die "$status" "results check failed (exit $status)" ;;
 esac
-results check "$run_id" --format json >"$W/check.json" || [ $? = 1 ]
+results check "${check_args[@]}" --format json >"$W/check.json" || [ $? = 1 ]
 baseline=$(sed -n 's/^ *"baseline_commit": "\([0-9a-f]*\)".*/\1/p' "$W/check.json" | head -1)
 if [ "$status" = 1 ]; then
 	verdict=regression
@@ -122,13 +276,63 @@ fi
 	echo "baseline=$baseline"
 } >>"$OUT"
 {
+	[ -z "$BASE_NOTE" ] || printf 'Pull request #%s: %s.\n\n' "$PR" "$BASE_NOTE"
 	cat "$W/check.md"
 	echo
 	if [ -n "$baseline" ]; then
 		results compare "$baseline" "$run_id" --format markdown
 		echo
 	fi
-} >>"$SUMMARY"
+} >"$W/report.md"
+cat "$W/report.md" >>"$SUMMARY"
+
+# --- the pull-request comment: one, updated in place --------------------------------
+MARKER='<!-- results-action: profiling report -->'
+comment_state=none
+post_comment() {
+	local id= page=1 n
+	[ -n "$TOKEN" ] || { say "no token for the pull-request comment (input 'token' or GITHUB_TOKEN)"; return 1; }
+	[ -n "${GITHUB_REPOSITORY:-}" ] || { say "GITHUB_REPOSITORY is not set"; return 1; }
+	command -v jq >/dev/null && command -v curl >/dev/null || { say "the pull-request comment needs jq and curl"; return 1; }
+	api_headers
+	{
+		echo "$MARKER"
+		echo "### Profiling: $verdict"
+		echo
+		printf 'Run `%s` of commit `%s`.\n\n' "$run_id" "${COMMIT:0:12}"
+		# GitHub refuses a comment over 65,536 characters
+		head -c 60000 "$W/report.md"
+		[ "$(wc -c <"$W/report.md")" -le 60000 ] || printf '\n\n(cut here: the whole report is in the job summary)\n'
+	} >"$W/comment.md"
+	jq -Rs '{body: .}' "$W/comment.md" >"$W/comment.json"
+	# the existing comment, if any: at most 20 pages of 100
+	while [ -z "$id" ] && [ "$page" -le 20 ]; do
+		api GET "/repos/$GITHUB_REPOSITORY/issues/$PR/comments?per_page=100&page=$page" >"$W/comments.json" ||
+			{ say "cannot list the comments of #$PR: $(head -c 300 "$W/comments.json")"; return 1; }
+		id=$(jq -r --arg m "$MARKER" '[.[] | select(.body | type == "string" and contains($m))][0].id // empty' "$W/comments.json")
+		n=$(jq 'length' "$W/comments.json")
+		[ "$n" -ge 100 ] || break
+		page=$((page + 1))
+	done
+	if [ -n "$id" ] && api PATCH "/repos/$GITHUB_REPOSITORY/issues/comments/$id" "$W/comment.json" >"$W/answer.json"; then
+		comment_state=updated
+		return 0
+	fi
+	[ -z "$id" ] || say "cannot update comment $id: $(head -c 300 "$W/answer.json"); posting a new one"
+	api POST "/repos/$GITHUB_REPOSITORY/issues/$PR/comments" "$W/comment.json" >"$W/answer.json" ||
+		{ say "cannot comment on #$PR: $(head -c 300 "$W/answer.json")"; return 1; }
+	comment_state=created
+}
+if [ -n "$PR" ] && [ "$COMMENT" != false ] || [ "$COMMENT" = true ]; then
+	if [ -z "$PR" ]; then
+		say "comment: true, but this is no pull request (input 'pull-request')"
+		comment_state=failed
+	elif ! post_comment; then
+		comment_state=failed
+		echo "::warning::results: the pull-request comment could not be posted; the report is in the job summary"
+	fi
+fi
+echo "comment=$comment_state" >>"$OUT"
 say "recorded $run_id; check: $verdict${baseline:+ (baseline ${baseline:0:12})}"
 if [ "$verdict" = regression ] && [ "$FAIL_ON_REGRESSION" = true ]; then
 	exit 1

@@ -167,9 +167,15 @@ RS_MUST_CHECK
 int rs_report_session_path(struct rs_buf *path, int *present, const struct rs_runs *runs,
 			   const struct rs_run_doc *doc);
 
-/* The session at `session_path` as an interactive HTML call tree, titled `title`. */
+/*
+ * The session at `session_path` as an interactive HTML call tree, titled
+ * `title`; with the run's record `doc` (may be NULL: a session file
+ * given directly), its timelines above the tree: the phases over the
+ * run, the process tree's memory and CPU, the logged statistics.
+ */
 RS_MUST_CHECK
-int rs_report_open_html(struct rs_buf *out, const char *session_path, const char *title);
+int rs_report_open_html(struct rs_buf *out, const char *session_path, const char *title,
+			const struct rs_runs *runs, const struct rs_run_doc *doc);
 
 enum rs_export_format {
 	RS_EXPORT_COLLAPSED = 0,   /* "frame;frame;frame weight" lines */

@@ -23,6 +23,7 @@
 
 /* Runs looked at for the noise estimate, at most. */
 #define NOISE_RUNS_MAX 64
+#define CHECK_MAX_PHASES 16 /* phase metrics checked by default (RS_PHASES_MAX) */
 
 struct spec {
 	const char *metric; /* raw metric name */
@@ -416,6 +417,27 @@ static void pick_noise_runs(struct check_ctx *c)
 	}
 }
 
+/*
+ * A phase (phase.* metric) is judged on its own, so that a slower phase
+ * hidden in the total is named; but a small phase moves by large
+ * fractions from run to run (a 0.25 s phase of a 9 s run moves 40%
+ * between reruns of generated sessions). So a phase's change counts only
+ * when it also amounts to half the threshold of the whole run's duration
+ * (on the same basis: per unit of workload when the spec is).
+ */
+static int phase_matters(const struct check_ctx *c, const struct spec *sp, double change,
+			 double threshold)
+{
+	struct spec dur = { "duration", sp->per, sp->gating };
+	double d;
+
+	if (strncmp(sp->metric, "phase.", 6) != 0)
+		return 1;
+	if (!spec_value(c->head, &dur, &d) || !(d > 0))
+		return 1;
+	return fabs(change) >= 0.5 * threshold * d;
+}
+
 /* Judge spec `i` into the next r->metrics slot (skipped when a side lacks it). */
 static int judge_spec(struct check_ctx *c, size_t i, double threshold)
 {
@@ -448,7 +470,7 @@ static int judge_spec(struct check_ctx *c, size_t i, double threshold)
 	m->band = noise_band(sp, c->noise_runs, c->n_noise);
 	m->gating = sp->gating;
 	limit = fmax(threshold, m->band);
-	if (!isnan(m->rel)) {
+	if (!isnan(m->rel) && phase_matters(c, sp, hv - m->base, threshold)) {
 		m->regressed = m->rel > limit;
 		m->improved = m->rel < -limit;
 	}
@@ -535,13 +557,34 @@ static int judge(struct check_ctx *c, const char *const *names, size_t n_names)
 	return explain(c, o && o->max_functions ? o->max_functions : 5);
 }
 
+/*
+ * What is checked without --metric: duration and cpu_time, and each
+ * phase of the run (phase.* metrics, session/phases.h), so that a slower
+ * phase is named even when the other phases hide it in the total. The
+ * names are borrowed from `head`.
+ */
+static size_t default_metrics(const json_t *head, const char **names)
+{
+	json_t *metrics = json_object_get(head, "metrics");
+	const char *key;
+	json_t *v;
+	size_t n = 0;
+
+	names[n++] = "duration";
+	names[n++] = "cpu_time";
+	json_object_foreach(metrics, key, v)
+		if (!strncmp(key, "phase.", 6) && json_is_number(v) && n < 2 + CHECK_MAX_PHASES)
+			names[n++] = key;
+	return n;
+}
+
 int rs_check_run(struct rs_check_result **out, const json_t *head,
 		 const json_t *const *history, size_t n_history,
 		 const struct rs_check_opts *opts)
 {
-	static const char *const default_metrics[] = { "duration", "cpu_time" };
-	const char *const *names = opts && opts->metrics ? opts->metrics : default_metrics;
-	size_t n_names = opts && opts->metrics ? opts->n_metrics : 2;
+	const char *defaults[2 + CHECK_MAX_PHASES];
+	const char *const *names = opts && opts->metrics ? opts->metrics : defaults;
+	size_t n_names = opts && opts->metrics ? opts->n_metrics : default_metrics(head, defaults);
 	struct check_ctx c = { .head = head, .opts = opts };
 	const char *vary = NULL;
 	double w;

@@ -527,7 +527,8 @@ int rs_diff_is_time_metric(const char *name)
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(name, names[i]))
 			return 1;
-	return 0;
+	/* a phase's inclusive time (session/phases.h) is a time like duration */
+	return !strncmp(name, "phase.", 6);
 }
 
 static int push_metric(struct rs_diff *d, size_t *alloc, const char *name,

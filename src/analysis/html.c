@@ -896,6 +896,9 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 	err = kv_table(out, json_object_get(run, "meta"), "Metadata", NULL);
 	if (err)
 		return err;
+	err = rs_html_run_charts(out, run);
+	if (err)
+		return err;
 	err = functions_table(out, summary);
 	if (err)
 		return err;

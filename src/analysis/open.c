@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "analysis/deep.h"
+#include "analysis/html.h"
 #include "analysis/render.h"
 #include "results/error.h"
 
@@ -124,7 +125,7 @@ static int node(struct rs_buf *out, const struct tree *t, size_t i, size_t depth
 }
 
 static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *title,
-		  double min_share)
+		  double min_share, const json_t *run)
 {
 	struct tree t = { d, NULL, NULL, d->head_time };
 	size_t *order = NULL, i;
@@ -145,7 +146,12 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 	err = rs_html_escape(out, title);
 	if (err)
 		goto out;
-	err = rs_buf_puts(out, "</h1>\n<p class=\"muted\">Call tree of the whole session: ");
+	err = rs_buf_puts(out, "</h1>\n");
+	/* the run's timelines (phases, the process tree, logged stats) above the tree */
+	if (!err && run)
+		err = rs_html_run_charts(out, run);
+	if (!err)
+		err = rs_buf_puts(out, "<h2>Call tree</h2>\n<p class=\"muted\">Call tree of the whole session: ");
 	if (err)
 		goto out;
 	err = rs_render_seconds(out, d->head_time);
@@ -156,8 +162,10 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 			    "children sorted by total time, frames below %g%% of the run left out, "
 			    "frames of %.0f%% or more in red. Click a line to unfold or fold it.</p>\n"
 			    "<p><button id=\"expand\" type=\"button\">expand all</button>"
-			    "<button id=\"collapse\" type=\"button\">collapse all</button></p>\n"
-			    "<div class=\"tree\">\n", min_share * 100, OPEN_HOT_SHARE * 100);
+			    "<button id=\"collapse\" type=\"button\">collapse all</button></p>\n",
+			    min_share * 100, OPEN_HOT_SHARE * 100);
+	if (!err)
+		err = rs_buf_puts(out, "<div class=\"tree\">\n");
 	for (i = 0; !err && i < d->n_paths; i++) {
 		const struct rs_path_delta *p = &d->paths[order[i]];
 
@@ -176,7 +184,7 @@ out:
 }
 
 int rs_open_html(struct rs_buf *out, const char *session_path, const char *title,
-		 double min_share)
+		 double min_share, const json_t *run)
 {
 	struct rs_deep_diff *d = NULL;
 	int err;
@@ -186,7 +194,7 @@ int rs_open_html(struct rs_buf *out, const char *session_path, const char *title
 	/* the session against itself: its call paths with their times */
 	err = rs_deep_diff_sessions(&d, session_path, session_path, min_share);
 	if (!err)
-		err = render(out, d, title ? title : "call tree", min_share);
+		err = render(out, d, title ? title : "call tree", min_share, run);
 	rs_deep_diff_free(d);
 	return err;
 }

@@ -11,14 +11,18 @@
 #ifndef RS_ANALYSIS_OPEN_H
 #define RS_ANALYSIS_OPEN_H
 
+#include <jansson.h>
+
 #include "results/buf.h"
 
 /*
  * Read the session at `session_path` and append the page to `out`.
- * `title` heads it; `min_share` 0 means 0.001. Errors: RS_ENOTFOUND,
+ * `title` heads it; `min_share` 0 means 0.001. `run` (may be NULL): the
+ * run's record, whose timelines are drawn above the tree
+ * (rs_html_run_charts). Errors: RS_ENOTFOUND,
  * the parser's RS_ECORRUPT / RS_EUSAGE, RS_EGENERIC.
  */
 int rs_open_html(struct rs_buf *out, const char *session_path, const char *title,
-		 double min_share);
+		 double min_share, const json_t *run);
 
 #endif

@@ -45,6 +45,7 @@ int cmd_init(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_open(int argc, char **argv);
 int cmd_pin(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_site(int argc, char **argv);
 int cmd_trend(int argc, char **argv);

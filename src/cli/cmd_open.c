@@ -139,17 +139,14 @@ static int pick_source(const struct rs_run_entry **e, struct rs_buf *session,
 	return RS_EXIT_OK;
 }
 
-/* The session of run `e` (fetched when needed), appended to `session`. */
-static int run_session(struct rs_buf *session, const struct rs_runsel *sel,
-		       const struct rs_run_entry *e)
+/* Run `e`'s record in *doc and its session (fetched when needed), appended to `session`. */
+static int run_session(struct rs_buf *session, struct rs_run_doc **doc,
+		       const struct rs_runsel *sel, const struct rs_run_entry *e)
 {
-	struct rs_run_doc *doc = NULL;
-	int status;
+	int status = rs_runsel_load(doc, sel, e);
 
-	status = rs_runsel_load(&doc, sel, e);
 	if (!status)
-		status = rs_runsel_session_path(session, sel, e, doc);
-	rs_run_doc_free(doc);
+		status = rs_runsel_session_path(session, sel, e, *doc);
 	return status;
 }
 
@@ -183,6 +180,7 @@ int cmd_open(int argc, char **argv)
 	struct rs_runsel sel = RS_RUNSEL_INIT;
 	struct open_args a = { NULL, NULL, 0, 0 };
 	const struct rs_run_entry *e = NULL;
+	struct rs_run_doc *doc = NULL;
 	struct rs_buf session = RS_BUF_INIT, page = RS_BUF_INIT, deflt = RS_BUF_INIT;
 	struct stat sb;
 	int err, status, done, written = 0;
@@ -207,12 +205,12 @@ int cmd_open(int argc, char **argv)
 		goto out;
 	}
 	if (e) {
-		status = run_session(&session, &sel, e);
+		status = run_session(&session, &doc, &sel, e);
 		if (status)
 			goto out;
 	}
 	if (!a.speedscope) { /* render first: a failure leaves no file */
-		err = rs_report_open_html(&page, session.ptr, a.name);
+		err = rs_report_open_html(&page, session.ptr, a.name, sel.runs, doc);
 		if (err) {
 			status = rs_cli_report(err);
 			goto out;
@@ -231,6 +229,7 @@ out:
 	rs_buf_release(&session);
 	rs_buf_release(&page);
 	rs_buf_release(&deflt);
+	rs_run_doc_free(doc);
 	rs_runsel_close(&sel);
 	return status;
 }

@@ -19,6 +19,7 @@ const struct rs_command rs_commands[] = {
 	{ "init", cmd_init, "configure this clone (or, with --global, this machine) for results" },
 	{ "doctor", cmd_doctor, "check the set-up and the remote, say what to fix" },
 	{ "add", cmd_add, "record one profiling run as one commit" },
+	{ "run", cmd_run, "run a profiling command, measure it from outside, record the run" },
 	{ "list", cmd_list, "list recorded runs, newest first" },
 	{ "show", cmd_show, "show one run's summary or run.json" },
 	{ "fetch", cmd_fetch, "download the raw sessions of runs" },

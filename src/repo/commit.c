@@ -447,6 +447,9 @@ static int index_write_failed(git_repository *repo)
 	return git_fail(RS_EGENERIC, "cannot write the index");
 }
 
+/* The largest committed file written into the working tree (read whole first). */
+#define CHECKOUT_BLOB_MAX (256u << 20)
+
 /* Write blob `id` to the working-tree file `full` (temporary name, rename). */
 static int write_blob_file(struct rs_repo *r, const git_oid *id, int executable, const char *full)
 {
@@ -454,8 +457,9 @@ static int write_blob_file(struct rs_repo *r, const git_oid *id, int executable,
 	struct rs_buf tmp = RS_BUF_INIT;
 	int fd = -1, err;
 
-	if (git_blob_lookup(&blob, r->git, id) < 0)
-		return git_fail(RS_EGENERIC, "cannot read a blob");
+	err = rs_repo_blob_capped(&blob, r->git, id, CHECKOUT_BLOB_MAX, full);
+	if (err)
+		return err;
 	err = mkdir_parent(full);
 	if (err == 0)
 		err = rs_repo_tmpfile_for(r, full, &tmp, &fd);

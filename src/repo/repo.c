@@ -185,17 +185,11 @@ int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 				   rev ? rev : "HEAD");
 		goto out;
 	}
-	if (git_blob_lookup(&blob, r->git, git_tree_entry_id(entry)) < 0) {
-		err = git_fail(RS_EGENERIC, "cannot read a blob");
+	/* the size from the object's header: a blob past the cap is never read */
+	err = rs_repo_blob_capped(&blob, r->git, git_tree_entry_id(entry), max, path);
+	if (err)
 		goto out;
-	}
 	size = git_blob_rawsize(blob);
-	/* A committed file past the cap of its kind is bad data, not a usage error. */
-	if (size > max) {
-		err = rs_error_set(RS_ECORRUPT, "'%s' is too large (%llu bytes, limit %zu)", path,
-				   (unsigned long long)size, max);
-		goto out;
-	}
 	err = rs_buf_put(out, git_blob_rawcontent(blob), (size_t)size);
 out:
 	git_blob_free(blob);
@@ -203,6 +197,32 @@ out:
 	git_tree_free(tree);
 	git_object_free(obj);
 	return err;
+}
+
+int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, size_t max,
+			const char *what)
+{
+	git_odb *odb = NULL;
+	git_object_t type;
+	size_t len;
+	int gerr;
+
+	*out = NULL;
+	if (git_repository_odb(&odb, git) < 0)
+		return git_fail(RS_EGENERIC, "cannot open the object database");
+	gerr = git_odb_read_header(&len, &type, odb, id);
+	git_odb_free(odb);
+	if (gerr < 0)
+		return git_fail(RS_ECORRUPT, "cannot read a committed file");
+	if (type != GIT_OBJECT_BLOB)
+		return rs_error_set(RS_ECORRUPT, "'%s' is not a file", what);
+	/* A committed file past the cap of its kind is bad data, not a usage error. */
+	if (len > max)
+		return rs_error_set(RS_ECORRUPT, "'%s' is too large (%zu bytes, limit %zu)", what,
+				    len, max);
+	if (git_blob_lookup(out, git, id) < 0)
+		return git_fail(RS_EGENERIC, "cannot read a blob");
+	return 0;
 }
 
 int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out)

@@ -57,10 +57,22 @@ struct rs_repo {
 int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out);
 
 /*
+ * The blob `id` in *out (the caller's, git_blob_free), after its size was
+ * read from the object's header: a blob larger than `max` is refused
+ * (RS_ECORRUPT naming `what`) before any of it is read, so that memory
+ * stays bounded whatever a repository holds; RS_ECORRUPT too for an
+ * object that is not a blob or cannot be read.
+ */
+RS_MUST_CHECK
+int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, size_t max,
+			const char *what);
+
+/*
  * Read the blob at `path` in the tree of `rev` ("HEAD" when NULL) into
  * `out`, refusing blobs larger than `max` (RS_ECORRUPT). RS_ENOTFOUND when
  * there is no such path (or HEAD is unborn).
  */
+RS_MUST_CHECK
 int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 			   size_t max, struct rs_buf *out);
 

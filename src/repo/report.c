@@ -202,7 +202,73 @@ int rs_report_session_path(struct rs_buf *path, int *present, const struct rs_ru
 	return 0;
 }
 
-int rs_report_open_html(struct rs_buf *out, const char *session_path, const char *title)
+#define CHART_FILE_MAX (4u << 20) /* bytes of one CSV drawn on a run's page */
+#define CHART_FILES_MAX 8         /* CSV files drawn per run */
+
+/* report_internal.h */
+int rs_report_attach_chart_files(json_t *run, const struct rs_runs *runs, const char *folder)
 {
-	return rs_open_html(out, session_path, title, 0);
+	const json_t *files = json_object_get(run, "files");
+	json_t *out = json_array(), *f;
+	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
+	size_t i;
+	int err = out ? 0 : rs_error_set(RS_EGENERIC, "out of memory");
+
+	json_array_foreach(files, i, f) {
+		const char *name = json_string_value(json_object_get(f, "path"));
+		const char *role = json_string_value(json_object_get(f, "role"));
+		const char *kind = NULL;
+
+		if (err || json_array_size(out) == CHART_FILES_MAX)
+			break;
+		if (!name || !role)
+			continue;
+		if (!strcmp(name, "results-run.timeline.csv"))
+			kind = "timeline";
+		else if (!strcmp(role, "logged-stats"))
+			kind = "logged-stats";
+		if (!kind)
+			continue;
+		rs_buf_clear(&path);
+		rs_buf_clear(&text);
+		if (rs_buf_printf(&path, "%s/%s", folder, name)) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			break;
+		}
+		if (rs_repo_read_tree_file(runs->repo, NULL, path.ptr, CHART_FILE_MAX, &text) != 0) {
+			rs_error_clear();
+			continue;
+		}
+		if (json_array_append_new(out, json_pack("{s:s, s:s, s:s%}", "name", name,
+							 "role", kind, "text", text.ptr ? text.ptr : "",
+							 text.len)) != 0)
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	rs_buf_release(&path);
+	rs_buf_release(&text);
+	if (!err && json_object_set_new(run, "chart_files", out) != 0)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (err)
+		json_decref(out);
+	return err;
+}
+
+int rs_report_open_html(struct rs_buf *out, const char *session_path, const char *title,
+			const struct rs_runs *runs, const struct rs_run_doc *doc)
+{
+	json_t *run = NULL;
+	const char *folder = doc ? json_string_value(json_object_get(doc->json, "path")) : NULL;
+	int err = 0;
+
+	if (doc) {
+		run = json_copy(doc->json);
+		if (!run)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		if (folder)
+			err = rs_report_attach_chart_files(run, runs, folder);
+	}
+	if (!err)
+		err = rs_open_html(out, session_path, title, 0, run);
+	json_decref(run);
+	return err;
 }

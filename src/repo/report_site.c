@@ -167,8 +167,15 @@ static int site_run(struct site_walk *w, size_t i, const struct rs_runs *runs, c
 	err = rs_report_load_object(&run, runs, w->picked[i]);
 	if (err)
 		return err;
+	err = rs_report_attach_chart_files(run, runs, w->picked[i]->path);
+	if (err) {
+		json_decref(run);
+		return err;
+	}
 	err = run_pages(dir, w->prev, run, w->picked[i > 0 ? i - 1 : 0]->id, w->picked[i]->id,
 			i + 1 < w->n, links);
+	/* the CSV texts are for this page only: the walk keeps records of many runs */
+	json_object_del(run, "chart_files");
 	json_decref(w->prev);
 	w->prev = json_incref(run);
 	if (err) {

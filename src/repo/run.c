@@ -58,6 +58,7 @@ void rs_run_release(struct rs_run *run)
 	json_decref(run->stats);
 	json_decref(run->args);
 	json_decref(run->summary);
+	json_decref(run->phases);
 	memset(run, 0, sizeof(*run));
 	run->main_session = -1;
 }

@@ -91,6 +91,7 @@ struct rs_run {
 	json_t *stats;     /* object name -> number|string */
 	json_t *args;      /* object: flattened *.args.json */
 	json_t *summary;   /* the main session's summary JSON, or NULL */
+	json_t *phases;    /* the main session's phases and timeline (session/phases.h), or NULL */
 	char *session_md;  /* the session summary rendered as Markdown, or NULL */
 	int main_session;  /* index into files of the main session, -1: none */
 	char *verdict;     /* against the previous comparable run (verdict.h), or NULL */

@@ -16,6 +16,7 @@
 
 #include "repo/run_internal.h"
 #include "repo/stats.h"
+#include "session/phases.h"
 #include "session/summary.h"
 #include "results/error.h"
 #include "util/fs.h"
@@ -77,15 +78,65 @@ static void drop_last_file(struct rs_run *run)
 	rs_run_file_release(&run->files[--run->nfiles]);
 }
 
+/*
+ * The committed "phases" of .results.json (session/phases.h), or NULL in
+ * *out when there are none; RS_EUSAGE naming the problem when the file
+ * or the setting is malformed.
+ */
+static int phases_config(struct rs_repo *repo, json_t **out)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	json_t *config = NULL, *phases;
+	json_error_t jerr;
+	int err;
+
+	*out = NULL;
+	err = rs_repo_read_tree_file(repo, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text);
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = 0;
+		goto out;
+	}
+	if (err)
+		goto out;
+	config = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(config)) {
+		err = rs_error_set(RS_EUSAGE, "%s is not a JSON object (line %d: %s)",
+				   RS_REPO_MARKER, jerr.line, config ? "not an object" : jerr.text);
+		goto out;
+	}
+	phases = json_object_get(config, "phases");
+	if (phases)
+		*out = json_incref(phases);
+out:
+	json_decref(config);
+	rs_buf_release(&text);
+	return err;
+}
+
 static int add_session(struct rs_run *run, struct rs_repo *repo, struct rs_run_file *f,
 		       int fd, const char *path)
 {
 	struct rs_summary *sum = NULL;
-	json_t *summary = NULL;
+	struct rs_phases *ph = NULL;
+	struct rs_session_callbacks chain;
+	struct rs_summary_options opts;
+	json_t *summary = NULL, *phases_cfg = NULL;
 	struct rs_buf md = RS_BUF_INIT;
 	int err;
 
-	err = rs_summary_new(&sum, NULL);
+	/* the main session's phases ride on the same single pass */
+	memset(&opts, 0, sizeof(opts));
+	if (run->main_session < 0) {
+		err = phases_config(repo, &phases_cfg);
+		if (!err)
+			err = rs_phases_new(&ph, phases_cfg);
+		if (err)
+			goto out;
+		rs_phases_callbacks(ph, &chain);
+		opts.chain = &chain;
+	}
+	err = rs_summary_new(&sum, &opts);
 	if (err)
 		goto out;
 	/* Every session is parsed (a broken one is refused); only the main
@@ -98,6 +149,9 @@ static int add_session(struct rs_run *run, struct rs_repo *repo, struct rs_run_f
 	err = rs_summary_json(sum, &summary);
 	if (err)
 		goto out;
+	err = rs_phases_json(ph, rs_summary_parser(sum), &run->phases);
+	if (err)
+		goto out;
 	err = rs_summary_markdown(summary, &md);
 	if (err)
 		goto out;
@@ -107,8 +161,10 @@ static int add_session(struct rs_run *run, struct rs_repo *repo, struct rs_run_f
 	run->main_session = (int)(f - run->files);
 out:
 	json_decref(summary);
+	json_decref(phases_cfg);
 	rs_buf_release(&md);
 	rs_summary_free(sum);
+	rs_phases_free(ph);
 	return err;
 }
 

@@ -10,6 +10,7 @@
 
 #include "repo/run_internal.h"
 #include "repo/stats.h"
+#include "session/phases.h"
 #include "results/error.h"
 
 static int set_number_from(json_t *metrics, const char *name, json_t *summary,
@@ -36,7 +37,8 @@ json_t *rs_run_metrics(const struct rs_run *run)
 	     (set_number_from(m, "duration", run->summary, "duration") ||
 	      set_number_from(m, "cpu_time", run->summary, "cpu_time") ||
 	      set_number_from(m, "samples", run->summary, "samples") ||
-	      set_number_from(m, "sampled_time", run->summary, "sampled_time")))) {
+	      set_number_from(m, "sampled_time", run->summary, "sampled_time"))) ||
+	    (run->phases && rs_phases_metrics(run->phases, m))) {
 		json_decref(m);
 		return NULL;
 	}
@@ -171,6 +173,10 @@ int rs_run_render_json(struct rs_buf *out, const struct rs_run *run)
 		      "args", run->args, "metrics", metrics,
 		      "files", files, "session", session,
 		      "summary", run->summary ? run->summary : json_null());
+	if (o && run->phases && json_object_set(o, "phases", run->phases) != 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	/* json_pack steals the "o" references even when it fails. */
 	metrics = files = session = NULL;
 	if (!o) {

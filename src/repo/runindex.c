@@ -12,6 +12,7 @@
  * order within a shard, which is recording order). The sort is a stable
  * insertion of each new batch, so loading N shards costs O(N log N).
  */
+#include "repo/repo.h"
 #include "repo/runindex.h"
 #include "repo/verdict.h"
 
@@ -463,9 +464,10 @@ static int load_shard(struct rs_runindex *idx, git_repository *repo, git_tree *s
 	size_t before = idx->count;
 	int err;
 
-	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0)
-		return rs_error_set(RS_ECORRUPT, "cannot read index/%s", name);
 	err = rs_buf_printf(&label, "index/%s", name);
+	if (err)
+		goto out;
+	err = rs_repo_blob_capped(&blob, repo, git_tree_entry_id(e), RS_RUNINDEX_MAX_SHARD, label.ptr);
 	if (err)
 		goto out;
 	err = parse_shard_unsorted(idx, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),

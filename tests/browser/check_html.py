@@ -29,6 +29,7 @@ usage:
   check_html.py site  <site-dir>  <shots-dir> <runs> [<min-charts>]
   check_html.py flame <page.html> <shots-dir> <new-function>
   check_html.py open  <page.html> <shots-dir> <top-frame> [<frame>...]
+  check_html.py runcharts <page.html> <shots-dir> <phases> <logged-charts> <process 0|1>
 Exits 0 when every check passes, 1 otherwise (messages on stderr), 2 on
 usage errors.
 """
@@ -326,6 +327,57 @@ def check_open(page, shots, names):
     check(full['red'] > 20, '%s: screenshot shows the heaviest frames in red (%d px)' % (name, full['red']))
 
 
+def colour_count(png, box, rgb, tol=40):
+    """Pixels of PNG within BOX whose colour is within TOL of RGB."""
+    w, h, bpp, rows = png
+    x0, y0, bw, bh = (int(v) for v in box)
+    n = 0
+    for y in range(max(0, y0), min(h, y0 + bh)):
+        row = rows[y]
+        for x in range(max(0, x0), min(w, x0 + bw)):
+            r, g, b = row[x * bpp], row[x * bpp + 1], row[x * bpp + 2]
+            if abs(r - rgb[0]) + abs(g - rgb[1]) + abs(b - rgb[2]) <= tol:
+                n += 1
+    return n
+
+
+def check_runcharts(page, shots, phases, logged, process):
+    """The timelines of a run page (site or `results open`): the phases'
+    bands, the logged statistics' charts, the process tree's memory and
+    CPU; drawn, and visible in a screenshot in the phases' colours."""
+    name = os.path.basename(page)
+    seen = probe(page, 'runcharts')
+    figs = seen['runcharts']
+    ph = [f for f in figs if f['cls'] == 'phases']
+    check(len(ph) == 1, '%s: one phases chart (%d)' % (name, len(ph)))
+    if ph:
+        p = ph[0]
+        check(p['bands'] == phases + 1, '%s: %d bands, one per phase and other (want %d)' % (name, p['bands'], phases + 1))
+        check(p['width'] > 500 and p['height'] > 100, '%s: phases chart laid out %gx%g' % (name, p['width'], p['height']))
+        check(sum(1 for a in p['bandAreas'] if a > 0) >= min(phases, 2), '%s: bands have area %s' % (name, p['bandAreas']))
+    check(len(seen['legend']) == phases + 1, '%s: a legend key per band %s' % (name, seen['legend']))
+    lg = [f for f in figs if f['cls'] == 'logged']
+    check(len(lg) == logged, '%s: %d logged-stats charts (want %d: %s)' % (name, len(lg), logged, [f['caption'] for f in lg]))
+    check(all(f['linePoints'] >= 2 for f in lg), '%s: every logged chart has a line' % name)
+    pr = [f for f in figs if f['cls'] in ('rss', 'cores')]
+    check(len(pr) == (2 if process else 0), '%s: process charts %s' % (name, [f['cls'] for f in pr]))
+    check(all(f['linePoints'] >= 5 for f in pr), '%s: process charts have lines' % name)
+    check_page_common(name, seen)
+    png = screenshot(page, seen['scrollHeight'], os.path.join(shots, name + '-charts.png'))
+    if ph:
+        p = ph[0]
+        box = (p['x'], p['y'], p['width'], p['height'])
+        shown = 0
+        for c in p['bandColours'][:-1]:
+            rgb = tuple(int(c[i:i + 2], 16) for i in (1, 3, 5))
+            if colour_count(png, box, rgb) > 30:
+                shown += 1
+        check(shown >= min(phases, 2), '%s: the screenshot shows %d of the phases\' colours' % (name, shown))
+    for f in lg[:1] + pr[:1]:
+        st = pixel_stats(png, (f['x'], f['y'], f['width'], f['height']))
+        check(st['blue'] > 50, '%s: the %s chart shows its line (%d px)' % (name, f['caption'], st['blue']))
+
+
 def main(argv):
     if len(argv) < 4:
         print(__doc__.split('usage:')[1].split('Exits')[0], file=sys.stderr)
@@ -376,6 +428,8 @@ def main(argv):
         check_flame(target, shots, argv[4])
     elif mode == 'open' and len(argv) >= 5:
         check_open(target, shots, argv[4:])
+    elif mode == 'runcharts' and len(argv) == 7:
+        check_runcharts(target, shots, int(argv[4]), int(argv[5]), int(argv[6]))
     else:
         print(__doc__.split('usage:')[1].split('Exits')[0], file=sys.stderr)
         return 2

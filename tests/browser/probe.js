@@ -122,6 +122,25 @@
     };
   }
 
+  // the run page's timelines (analysis/runcharts.c): each figure's box and marks
+  function runcharts() {
+    return Array.from(document.querySelectorAll('figure.chart')).map(function (f) {
+      var svg = f.querySelector('svg');
+      var r = svg ? svg.getBoundingClientRect() : { x: 0, y: 0, width: 0, height: 0 };
+      var bands = svg ? Array.from(svg.querySelectorAll('polygon.band')) : [];
+      var line = svg && svg.querySelector('polyline.series');
+      return {
+        cls: f.className.replace('chart', '').trim(),
+        caption: (f.querySelector('figcaption') || { textContent: '' }).textContent,
+        x: r.x + window.scrollX, y: r.y + window.scrollY, width: r.width, height: r.height,
+        bands: bands.length,
+        bandColours: bands.map(function (b) { return b.getAttribute('fill'); }),
+        bandAreas: bands.map(function (b) { var bb = b.getBBox(); return bb.width * bb.height; }),
+        linePoints: line ? line.points.numberOfItems : 0,
+      };
+    });
+  }
+
   function report() {
     var out = { mode: window.RS_PROBE, errors: window.__rsErrors || [], external: [] };
     performance.getEntriesByType('resource').forEach(function (e) {
@@ -134,6 +153,12 @@
       else if (window.RS_PROBE === 'run') out.run = run();
       else if (window.RS_PROBE === 'flame') out.flame = flame();
       else if (window.RS_PROBE === 'open') out.open = open();
+      else if (window.RS_PROBE === 'runcharts') {
+        out.runcharts = runcharts();
+        out.legend = Array.from(document.querySelectorAll('.legend .key')).map(function (k) { return k.textContent; });
+        out.scripts = document.querySelectorAll('script').length;
+        out.headings = Array.from(document.querySelectorAll('h2')).map(function (h) { return h.textContent; });
+      }
     } catch (e) {
       out.errors.push('probe: ' + e);
     }
