@@ -135,14 +135,13 @@ int main(int argc, char **argv)
 			}
 		}
 		if (getenv("CODEC_SECTIONS")) {
-			/* the base block (16-byte header, one stream), the main header (24), twelve streams */
+			/* the base block (16-byte header, one stream), the main header (24), nine streams (version 2) */
 			static const char *names[] = { "base", "params", "prefix", "suffix", "dict", "threads",
-						       "tree", "samples", "samp_hi", "tcode", "tval", "tval_hi",
-						       "tesc" };
+						       "tree", "samples", "times", "tesc" };
 			size_t pos = 16;
 			int k;
 
-			for (k = 0; k < 13 && pos + 24 <= out.len; k++) {
+			for (k = 0; k < 10 && pos + 24 <= out.len; k++) {
 				const unsigned char *h = (const unsigned char *)out.ptr + pos;
 				unsigned long long raw = 0, stored = 0;
 				int b;

@@ -38,7 +38,7 @@
 # false), comment (created, updated, failed or none).
 # Markdown appended to $GITHUB_STEP_SUMMARY.
 # Exit status: 0 recorded (and no regression), 1 regression, 2 bad input,
-# 9 the push was still rejected after every attempt (another job kept
+# 10 the push was still rejected after every attempt (another job kept
 # pushing first: nothing is lost, run the job again), else the status of
 # the results command that failed (docs/cli.md).
 set -euo pipefail
@@ -220,7 +220,7 @@ if [ "$PUSH" = true ]; then
 			echo "comment=none"
 		} >>"$OUT"
 		echo "**results**: the run was recorded but not pushed: the push was rejected $ATTEMPTS times (other jobs kept pushing first). Nothing is lost; run the job again." >>"$SUMMARY"
-		die 9 "the push was rejected $ATTEMPTS times (other jobs kept pushing first); run the job again"
+		die 10 "the push was rejected $ATTEMPTS times (other jobs kept pushing first); run the job again"
 	fi
 	printf 'run-id=%s\npushed=true\n' "$run_id" >>"$OUT"
 else

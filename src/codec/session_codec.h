@@ -30,13 +30,21 @@
 #include "results/buf.h"
 #include "util/hash.h"
 
-/* The container version this build writes and reads. */
-#define RS_CODEC_VERSION 1
+/* The container version this build writes; it reads this one and the older ones from RS_CODEC_OLDEST. */
+#define RS_CODEC_VERSION 2
+#define RS_CODEC_OLDEST 1
 #define RS_CODEC_MAGIC "RSPYSES\n"
 
-/* A reader refuses containers bigger than this, and streams that decompress to more. */
-#define RS_CODEC_MAX_CONTAINER (256u * 1024 * 1024)
-#define RS_CODEC_MAX_STREAMS (512u * 1024 * 1024)
+/*
+ * A reader refuses containers bigger than RS_CODEC_MAX_CONTAINER, and
+ * streams that would decode to more than RS_CODEC_MAX_STREAMS in all (or,
+ * each, to more than the object's size). With the caps on frames and
+ * tree nodes (docs/codec.md, "Untrusted containers") they keep a decode
+ * under 64 MB, whatever a container claims; a session whose container
+ * would pass them (beyond about 1 GB) takes the generic path.
+ */
+#define RS_CODEC_MAX_CONTAINER (16u * 1024 * 1024)
+#define RS_CODEC_MAX_STREAMS (16u * 1024 * 1024)
 
 /* Output sink: write `n` bytes; a non-zero return stops decoding with it. */
 typedef int (*rs_codec_write_fn)(void *ctx, const void *p, size_t n);

@@ -9,7 +9,7 @@
 #    the next run, also from a "/profile" comment event;
 #  - the second run in the same checkout works (git-lfs's hook clash);
 #  - a push rejected because another job pushed first is redone on top,
-#    bounded, and a push still rejected exits 9 with its own output;
+#    bounded, and a push still rejected exits 10 with its own output;
 #  - the meta (accept=...), branch and message inputs reach the run;
 #  - action.yml and the example workflow of docs/regressions.md pass a
 #    GitHub workflow validator (which rejects a broken one).
@@ -175,9 +175,9 @@ git --git-dir="$T/origin.git" show main:index/"$(date -u +%Y-%m)".jsonl >"$T/ind
 grep -q "$(out m4 run-id)" "$T/index.jsonl" || fail "the retry lost the other job's run"
 grep -q "$(out s1 run-id)" "$T/index.jsonl" || fail "the retried run is not on main"
 job stale2 s2 INPUT_SESSION="$T/sA.pyisession" INPUT_COMMIT="$A" INPUT_BRANCH=main INPUT_PUSH_ATTEMPTS=1 INPUT_FAIL_ON_REGRESSION=false
-status_is s2 9
+status_is s2 10
 [ "$(out s2 pushed)" = false ] || fail "pushed output after a rejected push: '$(out s2 pushed)'"
 grep -q "rejected 1 times" "$T/s2.err" || fail "the failed push is not explained: $(cat "$T/s2.err")"
 grep -q "not pushed" "$T/s2.summary" || fail "the job summary does not say the run was not pushed"
-pass "a push rejected by another job's push: redone on top; still rejected: exit 9, pushed=false"
+pass "a push rejected by another job's push: redone on top; still rejected: exit 10, pushed=false"
 echo "all pull-request action tests passed"

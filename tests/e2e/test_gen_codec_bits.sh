@@ -1,0 +1,63 @@
+#!/bin/bash
+# The generator (`--library wide`, the call graph the codec's benchmarks
+# use) against real sessions where the session codec sees them:
+# the bits per sample each of the codec's streams costs (call tree, sample
+# references, times), measured by bench/codec_ratio (CODEC_SECTIONS) on
+#  - the real 78 MB run (tests/data/real_medium_pop20k_2months.pyisession.zst)
+#    and a generated session of the same size: all three within 10%;
+#  - the real 4 MB run (tests/data/real_small_pop1k.pyisession) and a
+#    generated one of its size: the tree and the times within 10%. Its
+#    sample references are reported, not checked: the generator has no
+#    start-up import stacks (tests/gen/README.md), and a 2.4 s run is
+#    mostly start-up; they come out about 15% cheaper than real.
+# `--library wide` was tuned on the real figures; this checks it stays
+# there (the default, narrow library: tree 31% and samples 14% too cheap).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh" test_gen_codec_bits
+
+RATIO=$RS_BIN_DIR/bench/codec_ratio
+[ -x "$RATIO" ] || fail "no $RATIO"
+
+zstd -q -d --long=27 "$RS_SOURCE_DIR/tests/data/real_medium_pop20k_2months.pyisession.zst" -o "$T/real78.pyisession"
+cp "$RS_SOURCE_DIR/tests/data/real_small_pop1k.pyisession" "$T/real4.pyisession"
+gen --library wide --seed 42 --size "$(stat -c %s "$T/real78.pyisession")" -o "$T/gen78.pyisession"
+gen --library wide --seed 42 --size "$(stat -c %s "$T/real4.pyisession")" -o "$T/gen4.pyisession"
+
+# bits NAME: "tree samples times" bits per sample of $T/NAME.pyisession
+bits() {
+	CODEC_SECTIONS=1 "$RATIO" "$T/$1.pyisession" >"$T/$1.ratio" || { cat "$T/$1.ratio" >&2; fail "codec_ratio $1"; }
+	awk '/pyisession/ { rec = $5 } /^ +(tree|samples|times) / { b[$1] = $5 }
+	     END { if (!rec) exit 1; printf "%.3f %.3f %.3f\n", b["tree"] * 8 / rec, b["samples"] * 8 / rec, b["times"] * 8 / rec }' \
+		"$T/$1.ratio"
+}
+
+# compare REAL GEN CHECKED...: print both, fail when a checked stream is more than 10% off
+compare() {
+	local real gen
+	real=$(bits "$1")
+	gen=$(bits "$2")
+	shift 2
+	python3 - "$real" "$gen" "$@" <<'PY'
+import sys
+names = ["tree", "samples", "times"]
+real = [float(x) for x in sys.argv[1].split()]
+gen = [float(x) for x in sys.argv[2].split()]
+checked = sys.argv[3:]
+bad = []
+for n, r, g in zip(names, real, gen):
+    off = (g - r) / r
+    mark = "checked" if n in checked else "reported"
+    print(f"  {n:8s} real {r:7.3f} generated {g:7.3f} bits/sample ({off:+.1%}, {mark})")
+    if n in checked and abs(off) > 0.10:
+        bad.append(n)
+if bad:
+    print("more than 10% off: " + ", ".join(bad))
+    sys.exit(1)
+PY
+}
+
+echo "78 MB:"
+compare real78 gen78 tree samples times || fail "the generated 78 MB session is not within 10% of the real one"
+echo "4 MB:"
+compare real4 gen4 tree times || fail "the generated 4 MB session is not within 10% of the real one"
+echo "ok"

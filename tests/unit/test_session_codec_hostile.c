@@ -1,0 +1,414 @@
+/*
+ * The session codec's decoder against containers a hostile remote could
+ * serve, and against the old container version a store already holds:
+ *
+ * - a 19 KB container whose dictionary stream claims a 400 MiB frame
+ *   string, and one whose tree claims 32M nodes (both zstd-compressed, as
+ *   the ones that made `results fetch` peak at 1.17 GB): refused before
+ *   anything that size is allocated, the decoding child's peak RSS under
+ *   64 MB (fork + wait4's ru_maxrss);
+ * - a container at every cap at once (the most frames, frame bytes and
+ *   tree nodes it may hold): refused, still under 64 MB;
+ * - a version-1 container written by the previous build
+ *   (tests/data/real_small_pop1k.codec-v1) decodes to the real session.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "codec/session_codec.h"
+#include "results/buf.h"
+#include "results/error.h"
+#include "util/fs.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define PEAK_LIMIT_KB (320 * 1024) /* ASan's shadow and quarantine; the unbounded decoder took 1.17 GB */
+#else
+#define PEAK_LIMIT_KB (64 * 1024)
+#endif
+
+static int collect(void *ctx, const void *p, size_t n)
+{
+	return rs_buf_put(ctx, p, n);
+}
+
+static int discard(void *ctx, const void *p, size_t n)
+{
+	(void)ctx;
+	(void)p;
+	(void)n;
+	return 0;
+}
+
+static void data_path(char *out, size_t n, const char *name)
+{
+	const char *dir = getenv("RS_TEST_DATA");
+
+	assert_non_null(dir);
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+static void put_le(struct rs_buf *b, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		assert_int_equal(rs_buf_putc(b, (char)(v >> (8 * i))), 0);
+}
+
+static void put_varint(struct rs_buf *b, uint64_t v)
+{
+	while (v >= 0x80) {
+		assert_int_equal(rs_buf_putc(b, (char)(v | 0x80)), 0);
+		v >>= 7;
+	}
+	assert_int_equal(rs_buf_putc(b, (char)v), 0);
+}
+
+/* A stream kept as is: header (raw, stored, codec 0) and bytes. */
+static void put_stream(struct rs_buf *c, const struct rs_buf *raw)
+{
+	put_le(c, raw->len, 8);
+	put_le(c, raw->len, 8);
+	put_le(c, 0, 8);
+	assert_int_equal(rs_buf_put(c, raw->ptr, raw->len), 0);
+}
+
+/*
+ * A stream of `raw_len` bytes, zstd-compressed in one frame that states
+ * its size, the bytes made a block at a time by fill(block, n, offset):
+ * a 400 MiB stream costs the test one block of memory.
+ */
+typedef void (*fill_fn)(unsigned char *p, size_t n, uint64_t off, void *arg);
+
+static void put_zstd_stream(struct rs_buf *c, uint64_t raw_len, fill_fn fill, void *arg)
+{
+	ZSTD_CCtx *z = ZSTD_createCCtx();
+	size_t block = 1u << 20, hdr = c->len;
+	unsigned char *in = malloc(block), *zout = malloc(ZSTD_CStreamOutSize());
+	uint64_t off = 0;
+
+	assert_non_null(z);
+	assert_non_null(in);
+	assert_non_null(zout);
+	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, 1)));
+	assert_false(ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(z, raw_len)));
+	put_le(c, raw_len, 8);
+	put_le(c, 0, 8); /* the stored length, set below */
+	put_le(c, 1, 8);
+	do {
+		size_t n = raw_len - off < block ? (size_t)(raw_len - off) : block;
+		ZSTD_inBuffer ib = { in, n, 0 };
+		int last = off + n == raw_len;
+		size_t left;
+
+		fill(in, n, off, arg);
+		do {
+			ZSTD_outBuffer ob = { zout, ZSTD_CStreamOutSize(), 0 };
+
+			left = ZSTD_compressStream2(z, &ob, &ib, last ? ZSTD_e_end : ZSTD_e_continue);
+			assert_false(ZSTD_isError(left));
+			assert_int_equal(rs_buf_put(c, zout, ob.pos), 0);
+		} while (last ? left != 0 : ib.pos < ib.size);
+		off += n;
+	} while (off < raw_len);
+	{
+		uint64_t stored = c->len - hdr - 24;
+		int i;
+
+		for (i = 0; i < 8; i++)
+			c->ptr[hdr + 8 + i] = (char)(stored >> (8 * i));
+	}
+	ZSTD_freeCCtx(z);
+	free(in);
+	free(zout);
+}
+
+/* The 400 MiB frame string: its length varint, then 'a's. */
+static void fill_big_frame(unsigned char *p, size_t n, uint64_t off, void *arg)
+{
+	struct rs_buf *head = arg; /* the varint, at the stream's start */
+	size_t i;
+
+	memset(p, 'a', n);
+	for (i = 0; off + i < head->len && i < n; i++)
+		p[i] = (unsigned char)head->ptr[off + i];
+}
+
+/* A tree of `*nodes` nodes: the root has them all as children, each `1` (its frame's first place) with no child. */
+static void fill_star(unsigned char *p, size_t n, uint64_t off, void *arg)
+{
+	struct rs_buf *head = arg;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t at = off + i;
+
+		p[i] = at < head->len ? (unsigned char)head->ptr[at] : ((at - head->len) & 1) ? 0 : 1;
+	}
+}
+
+/* Frame strings of 30 bytes each: a varint 30, then text. */
+static void fill_frames(unsigned char *p, size_t n, uint64_t off, void *arg)
+{
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < n; i++)
+		p[i] = (off + i) % 31 == 0 ? 30 : 'f';
+}
+
+/* The header of the base block and the main header of a container of `version` claiming `size` bytes. */
+static void put_base_header(struct rs_buf *c, unsigned version)
+{
+	assert_int_equal(rs_buf_put(c, "RSPYDIC\n", 8), 0);
+	put_le(c, version, 4);
+	put_le(c, 0, 4);
+}
+
+static void put_main_header(struct rs_buf *c, unsigned version, uint64_t size)
+{
+	assert_int_equal(rs_buf_put(c, "RSPYSES\n", 8), 0);
+	put_le(c, version, 4);
+	put_le(c, version == 1 ? 12 : 9, 4);
+	put_le(c, size, 8);
+}
+
+/* The params stream: base frames, grid, ref, new frames, threads, nodes, records. */
+static void params(struct rs_buf *b, uint64_t nbase, uint64_t nframes, uint64_t nnodes, uint64_t nrecords)
+{
+	rs_buf_clear(b);
+	put_varint(b, nbase);
+	put_varint(b, 30);
+	put_varint(b, 0);
+	put_varint(b, nframes);
+	put_varint(b, 0);
+	put_varint(b, nnodes);
+	put_varint(b, nrecords);
+}
+
+/* `n` empty streams. */
+static void put_empty(struct rs_buf *c, int n)
+{
+	struct rs_buf e = RS_BUF_INIT;
+
+	while (n--)
+		put_stream(c, &e);
+}
+
+struct peak {
+	int err;        /* the child's decode result (RS_* code) */
+	long maxrss_kb;
+};
+
+/* Decode `c` (claiming at most `max_size`) in a child; its result and peak RSS. */
+static struct peak decode_in_child(const struct rs_buf *c, uint64_t max_size)
+{
+	struct peak r = { 0, 0 };
+	struct rusage ru;
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int err = rs_codec_decode((const unsigned char *)c->ptr, c->len, max_size, discard, NULL);
+
+		if (err)
+			fprintf(stderr, "decode: %s\n", rs_error_message());
+		_exit(err == RS_ECORRUPT ? 1 : err == 0 ? 0 : 2);
+	}
+	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+	assert_true(WIFEXITED(status));
+	r.err = WEXITSTATUS(status) == 1 ? RS_ECORRUPT : WEXITSTATUS(status) == 0 ? 0 : RS_EGENERIC;
+	r.maxrss_kb = ru.ru_maxrss;
+	return r;
+}
+
+/* A version-`version` container whose dictionary stream holds one frame string of 400 MiB. */
+static void big_frame_container(struct rs_buf *c, unsigned version)
+{
+	struct rs_buf raw = RS_BUF_INIT, head = RS_BUF_INIT;
+	uint64_t len = 400ull << 20;
+
+	rs_buf_clear(c);
+	put_base_header(c, version);
+	put_empty(c, 1); /* an empty base */
+	put_main_header(c, version, 1ull << 30);
+	params(&raw, 0, 1, 1, 0);
+	put_stream(c, &raw);
+	put_empty(c, 2); /* prefix, suffix */
+	put_varint(&head, len);
+	put_zstd_stream(c, head.len + len, fill_big_frame, &head);
+	put_empty(c, version == 1 ? 8 : 5);
+	rs_buf_release(&raw);
+	rs_buf_release(&head);
+}
+
+/*
+ * A container claiming `size` bytes whose tree stream, zstd-compressed,
+ * holds `nodes` nodes (the root's children), with `nbase` base frames.
+ */
+static void big_tree_container(struct rs_buf *c, unsigned version, uint64_t nodes, uint64_t nbase,
+			       uint64_t size)
+{
+	struct rs_buf raw = RS_BUF_INIT, head = RS_BUF_INIT;
+
+	rs_buf_clear(c);
+	put_base_header(c, version);
+	if (nbase)
+		put_zstd_stream(c, nbase * 31, fill_frames, NULL);
+	else
+		put_empty(c, 1);
+	put_main_header(c, version, size);
+	params(&raw, nbase, 0, nodes, 0);
+	put_stream(c, &raw);
+	put_empty(c, 4); /* prefix, suffix, dict, threads */
+	/* root: nodes - 1 children; the first child's frame is new (0, rank 0), the rest place 1 */
+	put_varint(&head, nodes - 1);
+	assert_int_equal(rs_buf_put(&head, "\0\0\0", 3), 0);
+	put_zstd_stream(c, head.len + 2 * (nodes - 2), fill_star, &head);
+	put_empty(c, version == 1 ? 6 : 3);
+	rs_buf_release(&raw);
+	rs_buf_release(&head);
+}
+
+/* With RS_CODEC_HOSTILE_DUMP=DIR, each container also goes to DIR as a fuzz corpus entry (fuzz_codec.c's two leading bytes). */
+static void dump(const struct rs_buf *c, const char *name)
+{
+	const char *dir = getenv("RS_CODEC_HOSTILE_DUMP");
+	char path[512];
+	FILE *f;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fputc(1, f);
+	fputc(255, f);
+	assert_int_equal(fwrite(c->ptr, 1, c->len, f), c->len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void check_refused_small(const struct rs_buf *c, const char *what)
+{
+	struct peak p;
+
+	print_message("%s: %zu bytes of container\n", what, c->len);
+	assert_true(c->len < 64 * 1024);
+	p = decode_in_child(c, 1ull << 30);
+	print_message("%s: refused %d, peak RSS %ld KB\n", what, p.err == RS_ECORRUPT, p.maxrss_kb);
+	assert_int_equal(p.err, RS_ECORRUPT);
+	assert_true(p.maxrss_kb < PEAK_LIMIT_KB);
+}
+
+static void test_huge_frame_string_refused_small(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT;
+	unsigned v;
+
+	(void)state;
+	for (v = 1; v <= 2; v++) {
+		big_frame_container(&c, v);
+		dump(&c, v == 1 ? "hostile_frame_400MiB_v1" : "hostile_frame_400MiB_v2");
+		check_refused_small(&c, v == 1 ? "400 MiB frame, version 1" : "400 MiB frame, version 2");
+	}
+	rs_buf_release(&c);
+}
+
+static void test_huge_tree_refused_small(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT;
+	unsigned v;
+
+	(void)state;
+	for (v = 1; v <= 2; v++) {
+		big_tree_container(&c, v, 32u << 20, 1, 1ull << 30);
+		dump(&c, v == 1 ? "hostile_tree_32M_v1" : "hostile_tree_32M_v2");
+		check_refused_small(&c, v == 1 ? "32M nodes, version 1" : "32M nodes, version 2");
+	}
+	rs_buf_release(&c);
+}
+
+/*
+ * Everything at its cap at once: the most base frames (8 MiB of them) and
+ * the most tree nodes a container may have. The decode reads them all,
+ * then finds no record where the object needs some: refused, and the
+ * memory it took on the way stays under the limit.
+ */
+static void test_every_cap_at_once_stays_small(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT;
+	struct peak p;
+
+	(void)state;
+	big_tree_container(&c, 2, 1u << 19, 1u << 18, 1ull << 30);
+	dump(&c, "hostile_every_cap_v2");
+	p = decode_in_child(&c, 1ull << 30);
+	print_message("at the caps: %zu bytes of container, refused %d, peak RSS %ld KB\n", c.len,
+		      p.err == RS_ECORRUPT, p.maxrss_kb);
+	assert_int_equal(p.err, RS_ECORRUPT);
+	assert_true(p.maxrss_kb < PEAK_LIMIT_KB);
+	rs_buf_release(&c);
+}
+
+/* A stream claiming more than the object's size is refused even under the caps. */
+static void test_stream_larger_than_object_refused(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
+
+	(void)state;
+	big_tree_container(&c, 2, 1000, 1, 1000);
+	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, 1000, collect, &back), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "more than the object allows"));
+	assert_int_equal(back.len, 0);
+	rs_buf_release(&c);
+	rs_buf_release(&back);
+}
+
+/* What the previous build stored stays readable: its container of the real 4 MB session. */
+static void test_version_1_container_decodes(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT, orig = RS_BUF_INIT, back = RS_BUF_INIT;
+	char path[512];
+
+	(void)state;
+	data_path(path, sizeof(path), "real_small_pop1k.codec-v1");
+	assert_int_equal(rs_fs_read_file(&c, path, 1u << 26), 0);
+	assert_int_equal(memcmp(c.ptr + 8, "\1\0\0\0", 4), 0);
+	data_path(path, sizeof(path), "real_small_pop1k.pyisession");
+	assert_int_equal(rs_fs_read_file(&orig, path, 1u << 26), 0);
+	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, orig.len, collect, &back), 0);
+	assert_int_equal(back.len, orig.len);
+	assert_memory_equal(back.ptr, orig.ptr, orig.len);
+	rs_buf_release(&c);
+	rs_buf_release(&orig);
+	rs_buf_release(&back);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_huge_frame_string_refused_small),
+		cmocka_unit_test(test_huge_tree_refused_small),
+		cmocka_unit_test(test_every_cap_at_once_stays_small),
+		cmocka_unit_test(test_stream_larger_than_object_refused),
+		cmocka_unit_test(test_version_1_container_decodes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
