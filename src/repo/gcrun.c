@@ -247,6 +247,10 @@ int rs_gc_run(struct rs_survey *s, const struct rs_gc_settings *settings,
 				    "that retention needs could not be read (said above, the first 20 at most)",
 				    s->plan.ndoubts);
 	}
+	/* A newer writer's manifest stops gc before it writes anything. */
+	err = rs_store_gc_check_newer(s->remote, &s->census);
+	if (err)
+		goto out;
 	totals->dropped_runs = pick_drops(drop, &totals->dropped_bytes, s, picked, payload);
 	/* Killed writers' leftovers (temporary files, S3 multipart uploads). */
 	if (!o.dry_run && s->remote->tidy)

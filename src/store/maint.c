@@ -945,6 +945,43 @@ static int reference_manifest(struct rs_remote *remote, struct rs_store_census *
 }
 
 /*
+ * Every manifest (objects/ and trash/) in `c` that a newer results
+ * wrote: RS_ENEWER for the first, before this run writes anything (a
+ * touch mark, a tombstone, a sweeping mark), as such a manifest may name
+ * any pack. Other failures to read one are left to step 2, which says
+ * so and collects nothing.
+ */
+static int check_newer(struct rs_remote *remote, const char *prefix, const struct rs_id *oid)
+{
+	struct rs_manifest m;
+	char hex[RS_ID_HEXSZ + 1];
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	err = rs_store_fetch_manifest_at(remote, prefix, oid, &m);
+	rs_manifest_release(&m);
+	if (err != RS_ENEWER) {
+		rs_error_clear();
+		return 0;
+	}
+	rs_id_to_hex(hex, oid);
+	return rs_error_wrap(err, "the manifest of %.12s needs a newer results, so nothing can be "
+			     "collected safely", hex);
+}
+
+int rs_store_gc_check_newer(struct rs_remote *remote, const struct rs_store_census *c)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < c->nobjects && !err; i++)
+		err = check_newer(remote, RS_KEY_OBJECTS, &c->objects[i]);
+	for (i = 0; i < c->ntrash && !err; i++)
+		err = check_newer(remote, RS_KEY_TRASH, &c->trash[i]);
+	return err;
+}
+
+/*
  * Step 2: every manifest's packs are referenced, those in objects/ and
  * those set aside in trash/ (which may come back); count their bytes.
  */

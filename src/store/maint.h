@@ -151,6 +151,14 @@ struct rs_gc_stats {
 };
 
 /*
+ * Before gc writes anything: RS_ENEWER when a manifest listed in `c`
+ * (objects/ or trash/) was written by a newer results, whose packs this
+ * one cannot tell. Nothing is written.
+ */
+RS_MUST_CHECK
+int rs_store_gc_check_newer(struct rs_remote *remote, const struct rs_store_census *c);
+
+/*
  * Step 1: for every oid of `drop` that the remote holds and no push has
  * touched (gc/touched/<oid>), set the manifest aside: copy it to
  * trash/<oid>, write the tombstone removed/<oid> (dated `opts->now`),
