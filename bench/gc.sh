@@ -2,7 +2,7 @@
 # Retention and gc figures: a history of RUNS runs (generated sessions of
 # SIZE each, successive runs of one model, so that chunks are shared where
 # the generator's sessions share them), a policy keeping the newest KEEP,
-# then `results gc --grace 0` three times (clock, mark, sweep) and a
+# then `results gc --grace 0 --force` four times (set aside, clock, mark, sweep) and a
 # `results verify --deep` of what is left.
 #
 #   RS_BIN_DIR=build bench/gc.sh            # RUNS=20 KEEP=5 SIZE=8M
@@ -48,13 +48,13 @@ packs() { find "$T/store/packs" -name '*.pack' | wc -l; }
 before=$(bytes) packs_before=$(packs)
 t0=$(now); find "$T/store" -type f -print0 | xargs -0 sha256sum >/dev/null; t1=$(now)
 ref=$(awk "BEGIN { print $t1 - $t0 }")
-for step in clock mark sweep; do
-	t0=$(now); "$RESULTS" gc --grace 0 --no-fetch >"$T/gc.$step"; t1=$(now)
+for step in set-aside clock mark sweep; do
+	t0=$(now); "$RESULTS" gc --grace 0 --force --no-fetch >"$T/gc.$step"; t1=$(now)
 	awk -v s="$step" -v a="$t0" -v b="$t1" -v r="$ref" \
 		'BEGIN { printf "gc (%s): %.3f s, %.2fx reading the store once\n", s, b - a, (b - a) / r }'
 done
 after=$(bytes) packs_after=$(packs)
 echo "runs: $RUNS of $SIZE, policy keep_last=$KEEP"
-head -n 1 "$T/gc.clock" | sed 's/^/first gc: /'
+head -n 1 "$T/gc.set-aside" | sed 's/^/first gc: /'
 echo "store: $before bytes in $packs_before packs before, $after bytes in $packs_after packs after ($(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.1f", 100 * (a - b) / a }')% freed)"
 "$RESULTS" verify --deep | tail -n 1 | sed 's/^/verify --deep: /'

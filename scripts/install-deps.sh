@@ -48,6 +48,7 @@ if [ "$LEVEL" = all ]; then
     iproute2                                  # bench/remotes.sh: network namespace, veth, tc netem
     chromium                                  # tests/e2e/test_html.sh: headless rendering of trend/site pages (no Node.js)
     strace                                    # tests/e2e/test_results_crash.sh: kills at exact system calls
+    faketime                                  # tests/e2e/test_gc_race.sh: gc runs at clocks a day apart
     jq                                        # tests/e2e/test_hostile_repo.sh: edits committed JSON
     cmark-gfm                                 # tests/e2e/test_hostile_text.sh: renders the Markdown as GitHub does
     ceph-mon ceph-osd radosgw ceph-common     # tests/servers/radosgw.sh: Ceph's S3 gateway on loopback (test_radosgw.sh)

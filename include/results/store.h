@@ -247,6 +247,14 @@ void rs_verify_totals(const struct rs_survey *s, struct rs_verify_totals *out);
  */
 RS_MUST_CHECK int rs_gc_keep_flagged(struct rs_survey *s, int *applied, size_t *flagged);
 
+/*
+ * The shortest grace period gc accepts without being forced: it must be
+ * longer than any push (a pack is clocked, marked and swept a grace
+ * period apart each), and a grace of seconds would defeat the clocks'
+ * purpose. The protocol does not rely on it for safety (docs/retention.md).
+ */
+#define RS_GC_GRACE_MIN 3600
+
 struct rs_gc_settings {
 	int dry_run;    /* count, write nothing */
 	int64_t now;    /* unix seconds */
@@ -259,10 +267,15 @@ struct rs_gc_totals {
 	size_t local_refs;             /* refs of this clone only */
 	size_t dropped_runs;           /* sessions picked for removal */
 	uint64_t dropped_bytes;        /* their sizes */
-	size_t manifests_removed;
+	size_t manifests_removed;      /* set aside now (trash/, reversible) */
+	size_t manifests_touched;      /* kept: a push relies on them */
+	size_t manifests_restored;     /* brought back: kept again, or a push relies on them */
+	size_t manifests_confirmed;    /* set aside a grace period ago: deleted now */
+	size_t manifests_pending;      /* set aside, within the grace period */
 	size_t packs, packs_started, packs_marked, packs_rescued, packs_swept;
-	size_t packs_waiting, packs_repacked;
+	size_t packs_waiting, packs_repacked, packs_spared;
 	uint64_t bytes_swept, bytes_unreferenced, bytes_repacked;
+	uint64_t bytes_pending;        /* held only by sessions on their way out */
 };
 
 /*

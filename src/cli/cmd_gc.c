@@ -1,7 +1,7 @@
 /*
- * results gc [--dry-run] [--grace DURATION] [--no-fetch]: apply the
- * committed retention policy of every ref of the git remote and of this
- * clone (src/repo/gitremote.c lists them) to the store, then collect packs that no
+ * results gc [--dry-run] [--grace DURATION [--force]] [--no-fetch]: apply
+ * the committed retention policy of every ref of the git remote and of
+ * this clone (src/repo/gitremote.c lists them) to the store, then collect packs that no
  * manifest references with the mark / grace / sweep protocol of
  * docs/store-format.md, safe while other machines push.
  */
@@ -18,7 +18,7 @@
 #include "results/store.h"
 
 static const char usage[] =
-	"usage: results gc [--dry-run] [--grace DURATION] [--repack PCT] [--no-fetch]\n"
+	"usage: results gc [--dry-run] [--grace DURATION [--force]] [--repack PCT] [--no-fetch]\n"
 	"\n"
 	"Delete the raw sessions that the committed retention policy no longer\n"
 	"keeps (.results.json \"retention\": keep_last runs per branch or per\n"
@@ -28,12 +28,15 @@ static const char usage[] =
 	"remote as it has them now (listed, and tips this clone lacks fetched\n"
 	"into refs/results/gc/, also in a shallow single-branch clone) and of\n"
 	"this clone, then free the packs nothing references. When a branch, its\n"
-	"policy or a run's record cannot be read, gc deletes nothing. A pack\n"
-	"is deleted only after runs of gc at least DURATION apart (default 24h)\n"
-	"saw it unused: run gc daily. Summaries and run records are kept forever.\n"
+	"policy or a run's record cannot be read, gc deletes nothing. A dropped\n"
+	"session is set aside first and deleted by a run at least DURATION later\n"
+	"(default 24h) if the policy still drops it; a pack is deleted only after\n"
+	"runs of gc DURATION apart saw it unused: run gc daily. Summaries and run\n"
+	"records are kept forever.\n"
 	"\n"
 	"  --dry-run       say what would be freed, write nothing to the store\n"
-	"  --grace D       the grace period: 24h, 90m, 3600s, 2d, 0 (tests only)\n"
+	"  --grace D       the grace period: 24h, 90m, 2d; at least 1h\n"
+	"  --force         accept a grace period below 1h (tests only)\n"
 	"  --repack PCT    copy what is used of packs less than PCT% used into new\n"
 	"                  packs, so that later runs free the old ones\n"
 	"  --no-fetch      fetch nothing: the git remote's refs are still listed,\n"
@@ -91,8 +94,17 @@ static void print_stats(const struct rs_gc_settings *o, const struct rs_gc_total
 	printf("packs: %zu listed, %zu swept, %zu marked, %zu rescued, %zu waiting for the grace period, "
 	       "%zu clocks started\n", t->packs, t->packs_swept, t->packs_marked, t->packs_rescued,
 	       t->packs_waiting, t->packs_started);
+	printf("set aside (reversible until a run a grace period later confirms): %zu %s, %zu %s, "
+	       "%zu brought back, %zu waiting; %zu kept because a push relies on them\n",
+	       t->manifests_removed, o->dry_run ? "would be set aside now" : "now",
+	       t->manifests_confirmed, o->dry_run ? "would be deleted" : "deleted", t->manifests_restored,
+	       t->manifests_pending, t->manifests_touched);
+	if (t->packs_spared)
+		printf("%zu packs due to be swept are named by a new manifest: kept\n", t->packs_spared);
 	print_bytes(o->dry_run ? "would free now:" : "freed now:", t->bytes_swept);
-	print_bytes("unreferenced, freed by later runs:", t->bytes_unreferenced - t->bytes_swept);
+	/* Unreferenced packs not swept now, and packs only sessions on their way out hold. */
+	print_bytes("freed by later runs, a grace period or more from now:",
+		    t->bytes_unreferenced - t->bytes_swept + t->bytes_pending);
 	if (o->repack > 0)
 		printf("%s %zu packs less than %.0f%% used: %.1f MB freed once later runs sweep the old ones\n",
 		       o->dry_run ? "would repack" : "repacked", t->packs_repacked, o->repack * 100,
@@ -107,10 +119,12 @@ static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *f
 		{ "grace", required_argument, NULL, 'g' },
 		{ "repack", required_argument, NULL, 'r' },
 		{ "no-fetch", no_argument, NULL, 'F' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, force = 0;
+	const char *grace = NULL;
 
 	o->grace = 86400;
 	optind = 1;
@@ -118,7 +132,9 @@ static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *f
 		switch (c) {
 		case 'n': o->dry_run = 1; break;
 		case 'F': *fetch = 0; break;
+		case 'f': force = 1; break;
 		case 'g':
+			grace = optarg;
 			if (parse_duration(optarg, &o->grace))
 				return rs_cli_fail(RS_EXIT_USAGE, "--grace '%s' is not a duration (24h, 90m, 2d)", optarg);
 			break;
@@ -136,6 +152,10 @@ static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *f
 	}
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "gc takes no arguments; see 'results gc --help'");
+	if (grace && o->grace < RS_GC_GRACE_MIN && !force)
+		return rs_cli_fail(RS_EXIT_USAGE, "--grace '%s' is below the minimum of 1h: a push slower than "
+				   "the grace period would see its packs clocked, marked and swept meanwhile "
+				   "(it would then have to send them again); use --force to accept it", grace);
 	return RS_EXIT_OK;
 }
 

@@ -27,7 +27,8 @@ static const char usage[] =
 	"file that cannot be read is a warning, and the rest is verified.\n"
 	"\n"
 	"  --deep     also read every chunk and hash every session\n"
-	"  --repair   (implies --deep) quarantine damaged packs, push again every\n"
+	"  --repair   (implies --deep) bring back sessions gc set aside that the\n"
+	"             policy keeps, quarantine damaged packs, push again every\n"
 	"             damaged, missing or incomplete session this clone holds (also\n"
 	"             one git lfs prune deleted: results add keeps a copy until the\n"
 	"             store has it), re-point the others at good copies, prove each\n"
@@ -48,7 +49,7 @@ static void print_line(const char *line, void *payload)
 	rs_buf_release(&safe);
 }
 
-/* --repair: quarantine, push again, re-point; lines as they happen. */
+/* --repair: bring back, quarantine, push again, re-point; lines as they happen. */
 static int repair_damaged(struct rs_survey *s)
 {
 	enum rs_repair_step failed;
@@ -140,8 +141,9 @@ int cmd_verify(int argc, char **argv)
 	}
 	rs_verify_totals(s, &t);
 	/* Missing ones too: a session pushed without its object (git push
-	   --no-verify) that this clone still holds is pushed now. */
-	if (repair && (t.damaged || t.missing || t.incomplete))
+	   --no-verify) that this clone still holds is pushed now; and removed
+	   ones: a session gc set aside that the policy keeps comes back. */
+	if (repair && (t.damaged || t.missing || t.incomplete || t.removed))
 		status = repair_damaged(s);
 	if (!status)
 		status = report(s, deep, repair);

@@ -42,7 +42,9 @@ struct folder_remote {
  */
 static void remove_stale_tmp(struct folder_remote *f)
 {
-	static const char *const dirs[] = { "", "packs", "objects" };
+	/* Every folder a put writes into (docs/store-format.md, "Layout on the remote"). */
+	static const char *const dirs[] = { "", "packs", "objects", "trash", "removed", "gc/seen",
+					    "gc/marked", "gc/touched", "gc/sweeping" };
 	struct rs_buf dir = RS_BUF_INIT;
 	size_t i;
 

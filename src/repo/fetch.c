@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "remote/remote.h"
 #include "repo/objstore.h"
@@ -161,6 +162,20 @@ out:
 	return err;
 }
 
+/*
+ * A download to DIR/<run id>/ failed: the run folder output_path made
+ * goes again when nothing is in it (rmdir removes only an empty folder;
+ * one the user filled stays). The error being reported is kept.
+ */
+static void drop_empty_run_folder(const char *outdir, const struct one *o)
+{
+	struct rs_buf dir = RS_BUF_INIT;
+
+	if (!rs_buf_printf(&dir, "%s/%s", outdir, o->run->id))
+		(void)rmdir(dir.ptr);
+	rs_buf_release(&dir);
+}
+
 /* `err` with the message prefixed by what was being fetched. */
 static int about(const struct one *o, int err)
 {
@@ -217,8 +232,12 @@ static int download(struct rs_fetch *f, struct one *o)
 	if (err)
 		return err;
 	err = rs_store_get_file(f->store->store, &o->p.oid, o->p.size, o->dest.ptr, NULL, NULL);
-	if (err)
-		return fail(f, RS_FETCH_DOWNLOAD, about(o, err));
+	if (err) {
+		err = fail(f, RS_FETCH_DOWNLOAD, about(o, err));
+		if (f->outdir)
+			drop_empty_run_folder(f->outdir, o);
+		return err;
+	}
 	if (!f->outdir) {
 		err = rs_repo_lfs_adopt(f->repo, o->dest.ptr, &o->p.oid);
 		if (err)

@@ -180,6 +180,27 @@ static size_t pick_drops(struct rs_id *drop, uint64_t *drop_bytes, const struct 
 	return ndrop;
 }
 
+/*
+ * The policy's verdict on a manifest retention set aside, judged again
+ * by every run: kept by a run of some ref (recorded again meanwhile, a
+ * new pin), dropped by all that name it, or named by none that this
+ * clone can see (kept: in doubt nothing is deleted).
+ */
+static enum rs_gc_verdict judge_oid(const struct rs_id *oid, void *payload)
+{
+	const struct rs_retention_plan *plan = payload;
+	int named = 0;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		if (rs_id_cmp(&plan->items[i].oid, oid))
+			continue;
+		if (plan->items[i].keep)
+			return RS_GC_KEEP;
+		named = 1;
+	}
+	return named ? RS_GC_DROP : RS_GC_UNKNOWN;
+}
+
 static void fill_totals(struct rs_gc_totals *t, const struct rs_survey *s,
 			const struct rs_gc_stats *st)
 {
@@ -187,6 +208,12 @@ static void fill_totals(struct rs_gc_totals *t, const struct rs_survey *s,
 	t->refs = s->plan.refs;
 	t->local_refs = s->plan.local_refs;
 	t->manifests_removed = st->manifests_removed;
+	t->manifests_touched = st->manifests_touched;
+	t->manifests_restored = st->manifests_restored;
+	t->manifests_confirmed = st->manifests_confirmed;
+	t->manifests_pending = st->manifests_pending;
+	t->bytes_pending = st->bytes_pending;
+	t->packs_spared = st->packs_spared;
 	t->packs = st->packs;
 	t->packs_started = st->packs_started;
 	t->packs_marked = st->packs_marked;
@@ -204,7 +231,8 @@ int rs_gc_run(struct rs_survey *s, const struct rs_gc_settings *settings,
 	      void *payload, struct rs_gc_totals *totals)
 {
 	struct rs_gc_options o = { .dry_run = settings->dry_run, .now = settings->now,
-				   .grace = settings->grace, .repack = settings->repack };
+				   .grace = settings->grace, .repack = settings->repack,
+				   .judge = judge_oid, .judge_payload = &s->plan };
 	struct rs_gc_stats st = { 0 };
 	struct rs_id *drop = calloc(s->plan.n ? s->plan.n : 1, sizeof(*drop));
 	int err;
@@ -219,6 +247,10 @@ int rs_gc_run(struct rs_survey *s, const struct rs_gc_settings *settings,
 				    "that retention needs could not be read (said above, the first 20 at most)",
 				    s->plan.ndoubts);
 	}
+	/* A newer writer's manifest stops gc before it writes anything. */
+	err = rs_store_gc_check_newer(s->remote, &s->census);
+	if (err)
+		goto out;
 	totals->dropped_runs = pick_drops(drop, &totals->dropped_bytes, s, picked, payload);
 	/* Killed writers' leftovers (temporary files, S3 multipart uploads). */
 	if (!o.dry_run && s->remote->tidy)

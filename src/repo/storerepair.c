@@ -95,6 +95,30 @@ static int quarantine_damaged(struct rs_survey *s, const struct rs_notes *n)
 	return 0;
 }
 
+/*
+ * Sessions gc set aside that the policy keeps after all (a pin, or a
+ * branch the clone that ran gc could not see): brought back while they
+ * are still set aside (docs/retention.md).
+ */
+static void bring_back_kept(struct rs_survey *s, const struct rs_notes *n)
+{
+	for (size_t i = 0; i < s->plan.n; i++) {
+		const struct rs_plan_item *it = &s->plan.items[i];
+
+		if (s->v[i].state != RS_VERIFY_REMOVED || rs_survey_find_oid(&s->plan, i, &it->oid) >= 0 ||
+		    !rs_retention_plan_keeps(&s->plan, &it->oid))
+			continue;
+		if (rs_store_bring_back(s->remote, &s->census, &it->oid) == 0) {
+			s->v[i].state = RS_VERIFY_OK;
+			s->restored++;
+			rs_note(n, "brought back %.12s (run %s): gc had set it aside, the policy keeps it",
+				s->v[i].hex, it->run_id);
+		} else {
+			rs_error_clear();
+		}
+	}
+}
+
 /* What a repair restores: damage and loss, never a newer writer's object. */
 static int needs_repair(enum rs_verify_state st)
 {
@@ -242,6 +266,7 @@ int rs_verify_repair(struct rs_survey *s, void (*fn)(const char *line, void *pay
 	enum attempt *a = calloc(s->plan.n ? s->plan.n : 1, sizeof(*a));
 	int err, again = 0;
 
+	bring_back_kept(s, &n);
 	*failed = RS_REPAIR_QUARANTINE;
 	if (!a)
 		return rs_error_set(RS_EGENERIC, "out of memory");

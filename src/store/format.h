@@ -191,5 +191,15 @@ int rs_key_parse(const char *key, const char *prefix, const char *suffix, struct
 #define RS_FORMAT_TEXT "results-store 1\n"
 #define RS_KEY_PACKS "packs/"
 #define RS_KEY_OBJECTS "objects/"
+/*
+ * The collector's keys and the one writers add (docs/store-format.md,
+ * "Garbage collection and repair"): tombstones, manifests set aside by
+ * retention, the marks of pushes that rely on a manifest, and the marks
+ * of sweeps in progress.
+ */
+#define RS_KEY_REMOVED "removed/"
+#define RS_KEY_TRASH "trash/"
+#define RS_KEY_TOUCHED "gc/touched/"
+#define RS_KEY_SWEEPING "gc/sweeping/"
 
 #endif

@@ -4,12 +4,18 @@
  * is one function here, and each is idempotent, so a collector killed
  * anywhere is run again and finishes the work.
  *
- * The collector keeps its own clock on the remote (gc/seen, gc/marked)
- * because the backends' modification times cannot be trusted alike: a
- * pack is deleted only after two runs at least G apart saw it
- * unreferenced and a third, at least G after its index was removed,
- * still finds no manifest naming it.
+ * The collector keeps its own clock on the remote (gc/seen, gc/marked,
+ * tombstone dates) because the backends' modification times cannot be
+ * trusted alike: a dropped manifest is set aside (trash/) and deleted by
+ * a run at least G later that still drops it; a pack is deleted only
+ * after two runs at least G apart saw it unreferenced and a third, at
+ * least G after its index was removed, still finds no manifest naming
+ * it, once before and once after it wrote gc/sweeping/<id>. What keeps
+ * concurrent pushes safe is not the clock but two write-then-read
+ * handshakes with the writer (store.c): touch marks against setting a
+ * manifest aside, sweeping marks against deleting a pack.
  */
+#define _GNU_SOURCE /* strptime, timegm */
 #include "store/maint.h"
 
 #include <inttypes.h>
@@ -45,20 +51,37 @@ static int pack_cmp_v(const void *a, const void *b)
 			 &((const struct rs_pack_state *)b)->id);
 }
 
-void rs_store_census_release(struct rs_store_census *c)
+/* Everything but `going`, which outlives a census taken again. */
+static void census_clear_listing(struct rs_store_census *c)
 {
+	struct rs_id *going = c->going;
+	size_t ngoing = c->ngoing, agoing = c->agoing;
+
 	free(c->packs);
 	free(c->objects);
 	free(c->removed);
+	free(c->trash);
+	free(c->touched);
 	memset(c, 0, sizeof(*c));
+	c->going = going;
+	c->ngoing = ngoing;
+	c->agoing = agoing;
+}
+
+void rs_store_census_release(struct rs_store_census *c)
+{
+	free(c->going);
+	c->going = NULL;
+	census_clear_listing(c);
+	c->ngoing = c->agoing = 0;
 }
 
 struct census_build {
 	struct rs_store_census *c;
-	size_t packs_alloc, objects_alloc, removed_alloc;
+	size_t packs_alloc, objects_alloc, removed_alloc, trash_alloc, touched_alloc;
 	/* Timestamped keys, resolved once every pack is known. */
-	struct rs_id *seen, *marked, *quar;
-	size_t nseen, nmarked, nquar, seen_alloc, marked_alloc, quar_alloc;
+	struct rs_id *seen, *marked, *quar, *sweeping;
+	size_t nseen, nmarked, nquar, nsweeping, seen_alloc, marked_alloc, quar_alloc, sweeping_alloc;
 };
 
 /* A new pack `id` at the end of the census' packs (unsorted), in `*out`. */
@@ -118,8 +141,14 @@ static int on_key(const char *key, uint64_t size, void *payload)
 		}
 	} else if (!rs_key_parse(key, RS_KEY_OBJECTS, "", &id)) {
 		return rs_array_push_id(&b->c->objects, &b->c->nobjects, &b->objects_alloc, &id);
-	} else if (!rs_key_parse(key, "removed/", "", &id)) {
+	} else if (!rs_key_parse(key, RS_KEY_REMOVED, "", &id)) {
 		return rs_array_push_id(&b->c->removed, &b->c->nremoved, &b->removed_alloc, &id);
+	} else if (!rs_key_parse(key, RS_KEY_TRASH, "", &id)) {
+		return rs_array_push_id(&b->c->trash, &b->c->ntrash, &b->trash_alloc, &id);
+	} else if (!rs_key_parse(key, RS_KEY_TOUCHED, "", &id)) {
+		return rs_array_push_id(&b->c->touched, &b->c->ntouched, &b->touched_alloc, &id);
+	} else if (!rs_key_parse(key, RS_KEY_SWEEPING, "", &id)) {
+		return rs_array_push_id(&b->sweeping, &b->nsweeping, &b->sweeping_alloc, &id);
 	} else if (!rs_key_parse(key, "gc/seen/", "", &id)) {
 		return rs_array_push_id(&b->seen, &b->nseen, &b->seen_alloc, &id);
 	} else if (!rs_key_parse(key, "gc/marked/", "", &id)) {
@@ -187,15 +216,14 @@ static int apply_stamps(struct census_build *b, struct rs_remote *remote,
 		err = rs_key_make(&key, prefix, &ids[i], "");
 		if (err)
 			break;
-		if (kind == 0)
-			p->seen_at = read_stamp(remote, key.ptr);
-		else
-			p->marked_at = read_stamp(remote, key.ptr);
-		/* An unreadable stamp counts as written now: the clock restarts, never skips. */
-		if (kind == 0 && !p->seen_at)
-			p->seen_at = INT64_MAX;
-		if (kind == 1 && !p->marked_at)
-			p->marked_at = INT64_MAX;
+		{
+			int64_t *at = kind == 0 ? &p->seen_at : kind == 1 ? &p->marked_at : &p->sweeping_at;
+
+			*at = read_stamp(remote, key.ptr);
+			/* An unreadable stamp counts as written now: the clock restarts, never skips. */
+			if (!*at)
+				*at = INT64_MAX;
+		}
 	}
 	rs_buf_release(&key);
 	return err;
@@ -219,13 +247,13 @@ static int check_census_format(struct rs_remote *remote)
 
 int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 {
-	static const char *const prefixes[] = { RS_KEY_PACKS, RS_KEY_OBJECTS, "removed/",
-						"gc/", RS_KEY_FORMAT };
+	static const char *const prefixes[] = { RS_KEY_PACKS, RS_KEY_OBJECTS, RS_KEY_TRASH,
+						RS_KEY_REMOVED, "gc/", RS_KEY_FORMAT };
 	struct census_build b;
 	int err = 0;
 	size_t i;
 
-	rs_store_census_release(c);
+	census_clear_listing(c);
 	err = rs_store_check_backend(remote);
 	if (err)
 		return err;
@@ -240,6 +268,10 @@ int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 			qsort(c->objects, c->nobjects, sizeof(*c->objects), id_cmp_v);
 		if (c->nremoved)
 			qsort(c->removed, c->nremoved, sizeof(*c->removed), id_cmp_v);
+		if (c->ntrash)
+			qsort(c->trash, c->ntrash, sizeof(*c->trash), id_cmp_v);
+		if (c->ntouched)
+			qsort(c->touched, c->ntouched, sizeof(*c->touched), id_cmp_v);
 		err = c->has_format ? check_census_format(remote) : 0;
 	}
 	if (!err)
@@ -248,9 +280,12 @@ int rs_store_census_take(struct rs_store_census *c, struct rs_remote *remote)
 		err = apply_stamps(&b, remote, b.marked, b.nmarked, "gc/marked/", 1);
 	if (!err)
 		err = apply_stamps(&b, remote, b.quar, b.nquar, RS_KEY_PACKS, 2);
+	if (!err)
+		err = apply_stamps(&b, remote, b.sweeping, b.nsweeping, RS_KEY_SWEEPING, 3);
 	free(b.seen);
 	free(b.marked);
 	free(b.quar);
+	free(b.sweeping);
 	if (err)
 		rs_store_census_release(c);
 	return err;
@@ -275,6 +310,18 @@ int rs_store_census_has_object(const struct rs_store_census *c, const struct rs_
 int rs_store_census_is_removed(const struct rs_store_census *c, const struct rs_id *oid)
 {
 	return c->nremoved && bsearch(oid, c->removed, c->nremoved, sizeof(*oid), id_cmp_v);
+}
+
+/* `oid` among the `n` sorted ids at `ids`. */
+static int has_id(const struct rs_id *ids, size_t n, const struct rs_id *oid)
+{
+	return n && bsearch(oid, ids, n, sizeof(*oid), id_cmp_v);
+}
+
+/* `going` is sorted once the drop step has filled it. */
+static int is_going(const struct rs_store_census *c, const struct rs_id *oid)
+{
+	return has_id(c->going, c->ngoing, oid);
 }
 
 const char *rs_verify_state_name(enum rs_verify_state st)
@@ -608,11 +655,224 @@ out:
 	return err;
 }
 
+static int older(int64_t stamp, const struct rs_gc_options *o)
+{
+	return stamp && stamp != INT64_MAX && o->now - stamp >= o->grace;
+}
+
+/* When retention set `oid` aside: the tombstone's date; INT64_MAX when unreadable (wait). */
+static int64_t removed_at(struct rs_remote *remote, const struct rs_id *oid)
+{
+	struct rs_buf key = RS_BUF_INIT, b;
+	struct tm tm;
+	int64_t at = INT64_MAX;
+	const char *p, *end;
+
+	rs_buf_init(&b, STAMP_MAX);
+	memset(&tm, 0, sizeof(tm));
+	if (!rs_key_make(&key, RS_KEY_REMOVED, oid, "") && !get_small(remote, key.ptr, &b)) {
+		p = strchr(b.ptr, ' ');
+		end = p ? strptime(p + 1, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+		if (end)
+			at = (int64_t)timegm(&tm);
+	}
+	rs_error_clear();
+	rs_buf_release(&key);
+	rs_buf_release(&b);
+	return at;
+}
+
+/*
+ * The touch marks of pushes (gc/touched/<oid>, "<unix seconds> push" as
+ * the writer wrote it). The collector keeps its own clock on each: the
+ * first run that sees a writer's mark rewrites it "<now> gc"; a mark
+ * whose collector's date is G old expires (deleted, and no longer
+ * honoured by this run). A writer touching it again starts over. The
+ * writer's own date is never trusted: its clock may be anywhere.
+ */
+static int tend_touches(struct rs_remote *remote, struct rs_store_census *c,
+			const struct rs_gc_options *o)
+{
+	struct rs_buf key = RS_BUF_INIT, b, text = RS_BUF_INIT;
+	size_t i, n = 0;
+	int err = 0;
+
+	rs_buf_init(&b, STAMP_MAX);
+	for (i = 0; i < c->ntouched && !err; i++) {
+		long long at = 0;
+		char who[8] = "";
+
+		rs_buf_clear(&b);
+		err = rs_key_make(&key, RS_KEY_TOUCHED, &c->touched[i], "");
+		if (err)
+			break;
+		err = get_small(remote, key.ptr, &b);
+		if (err == RS_ENOTFOUND || err == RS_ECORRUPT) {
+			/* Gone meanwhile, or not a mark: honoured this run all the same. */
+			rs_error_clear();
+			err = 0;
+		} else if (err) {
+			break;
+		} else if (sscanf(b.ptr, "%lld %7s", &at, who) == 2 && !strcmp(who, "gc") &&
+			   older((int64_t)at, o)) {
+			if (!o->dry_run)
+				err = del_key(remote, RS_KEY_TOUCHED, &c->touched[i], "");
+			continue; /* expired: not kept in the census */
+		} else if (strcmp(who, "gc") && !o->dry_run) {
+			rs_buf_clear(&text);
+			err = rs_buf_printf(&text, "%" PRId64 " gc\n", o->now);
+			if (!err)
+				err = remote->put_buf(remote, key.ptr, text.ptr, text.len);
+		}
+		c->touched[n++] = c->touched[i];
+	}
+	c->ntouched = n;
+	rs_buf_release(&key);
+	rs_buf_release(&b);
+	rs_buf_release(&text);
+	return err;
+}
+
+/* A push may have touched `oid` since the census: look again. */
+static int touched_now(struct rs_remote *remote, const struct rs_id *oid, int *touched)
+{
+	struct rs_buf key = RS_BUF_INIT;
+	int err;
+
+	*touched = 0;
+	err = rs_key_make(&key, RS_KEY_TOUCHED, oid, "");
+	if (!err)
+		err = rs_store_key_present(remote, key.ptr, touched);
+	rs_buf_release(&key);
+	return err;
+}
+
+/*
+ * Bring the set-aside manifest `m` back: objects/<oid> first, then the
+ * tombstone goes. The copy in trash/ stays until a later run finds
+ * objects/<oid> again (a sweep in progress elsewhere lists objects/, then
+ * trash/: the manifest is always in one of them when it looks).
+ */
+static int restore_manifest(struct rs_remote *remote, const struct rs_manifest *m,
+			    struct rs_gc_stats *st)
+{
+	int err = rs_store_put_manifest(remote, &m->oid, m);
+
+	if (!err)
+		err = del_key(remote, RS_KEY_REMOVED, &m->oid, "");
+	if (!err)
+		st->manifests_restored++;
+	return err;
+}
+
+/*
+ * Set the manifest of `oid` aside (trash/, tombstone, objects/ deleted),
+ * then look for a touch: the push and the collector each write, then read
+ * what the other writes (the push: its touch, then objects/<oid>; the
+ * collector: the deletion, then the touch), so at least one of them sees
+ * the other and the manifest stays.
+ */
+static int set_aside(struct rs_remote *remote, const struct rs_id *oid, const char *date,
+		     struct rs_gc_stats *st)
+{
+	struct rs_buf key = RS_BUF_INIT, text = RS_BUF_INIT;
+	struct rs_manifest m;
+	int err, touched = 0;
+
+	memset(&m, 0, sizeof(m));
+	err = rs_store_fetch_manifest(remote, oid, &m);
+	if (err == RS_ENOTFOUND) {
+		/* Deleted meanwhile (another collector): nothing to set aside. */
+		rs_error_clear();
+		err = 0;
+		goto out;
+	}
+	if (!err)
+		err = rs_store_put_manifest_at(remote, RS_KEY_TRASH, oid, &m);
+	/* Tombstone before the deletion: a crash between the two leaves a readable object. */
+	if (!err)
+		err = rs_key_make(&key, RS_KEY_REMOVED, oid, "");
+	if (!err)
+		err = rs_buf_printf(&text, "removed-by-retention %s\n", date);
+	if (!err)
+		err = remote->put_buf(remote, key.ptr, text.ptr, text.len);
+	if (!err)
+		err = del_key(remote, RS_KEY_OBJECTS, oid, "");
+	if (!err)
+		err = touched_now(remote, oid, &touched);
+	if (err)
+		goto out;
+	if (!touched) {
+		st->manifests_removed++;
+		goto out;
+	}
+	st->manifests_touched++;
+	err = restore_manifest(remote, &m, st);
+out:
+	rs_manifest_release(&m);
+	rs_buf_release(&key);
+	rs_buf_release(&text);
+	return err;
+}
+
+int rs_store_bring_back(struct rs_remote *remote, const struct rs_store_census *c,
+			const struct rs_id *oid)
+{
+	struct rs_gc_stats st;
+	struct rs_manifest m;
+	int err;
+
+	if (!has_id(c->trash, c->ntrash, oid))
+		return rs_error_set(RS_ENOTFOUND, "no manifest of it is set aside");
+	memset(&m, 0, sizeof(m));
+	memset(&st, 0, sizeof(st));
+	err = rs_store_fetch_manifest_at(remote, RS_KEY_TRASH, oid, &m);
+	if (!err)
+		err = restore_manifest(remote, &m, &st);
+	rs_manifest_release(&m);
+	return err;
+}
+
+/* One set-aside manifest judged again: back, deleted, or left to wait. */
+static int judge_trash(struct rs_remote *remote, struct rs_store_census *c, const struct rs_id *oid,
+		       const struct rs_gc_options *o, struct rs_gc_stats *st)
+{
+	enum rs_gc_verdict v = o->judge ? o->judge(oid, o->judge_payload) : RS_GC_UNKNOWN;
+	struct rs_manifest m;
+	int err = 0;
+
+	memset(&m, 0, sizeof(m));
+	if (rs_store_census_has_object(c, oid)) {
+		/* Pushed again or brought back: the copy has served. */
+		return o->dry_run ? 0 : del_key(remote, RS_KEY_TRASH, oid, "");
+	}
+	if (v == RS_GC_KEEP || has_id(c->touched, c->ntouched, oid)) {
+		if (o->dry_run) {
+			st->manifests_restored++;
+			return 0;
+		}
+		err = rs_store_fetch_manifest_at(remote, RS_KEY_TRASH, oid, &m);
+		if (!err)
+			err = restore_manifest(remote, &m, st);
+		rs_manifest_release(&m);
+		return err;
+	}
+	if (v == RS_GC_DROP && older(removed_at(remote, oid), o)) {
+		st->manifests_confirmed++;
+		err = rs_array_push_id(&c->going, &c->ngoing, &c->agoing, oid);
+		if (!err && !o->dry_run)
+			err = del_key(remote, RS_KEY_TRASH, oid, "");
+		return err;
+	}
+	st->manifests_pending++;
+	/* Unknown to every run: in doubt it is kept, and not counted as freed. */
+	return v == RS_GC_DROP ? rs_array_push_id(&c->going, &c->ngoing, &c->agoing, oid) : 0;
+}
+
 int rs_store_gc_drop(struct rs_remote *remote, struct rs_store_census *c,
 		     const struct rs_id *drop, size_t ndrop,
 		     const struct rs_gc_options *opts, struct rs_gc_stats *stats)
 {
-	struct rs_buf key = RS_BUF_INIT, text = RS_BUF_INIT;
 	char date[32];
 	time_t now = (time_t)opts->now;
 	struct tm tm;
@@ -621,33 +881,111 @@ int rs_store_gc_drop(struct rs_remote *remote, struct rs_store_census *c,
 
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	c->ngoing = 0;
+	err = tend_touches(remote, c, opts);
+	/* The manifests set aside by earlier runs first: this run's join them afterwards. */
+	for (i = 0; i < c->ntrash && !err; i++)
+		err = judge_trash(remote, c, &c->trash[i], opts, stats);
 	for (i = 0; i < ndrop && !err; i++) {
 		if (!rs_store_census_has_object(c, &drop[i]))
 			continue;
-		stats->manifests_removed++;
-		if (opts->dry_run)
+		if (has_id(c->touched, c->ntouched, &drop[i])) {
+			stats->manifests_touched++;
 			continue;
-		/* Tombstone first: a crash between the two leaves a readable object. */
-		err = rs_key_make(&key, "removed/", &drop[i], "");
-		if (err)
-			break;
-		rs_buf_clear(&text);
-		err = rs_buf_printf(&text, "removed-by-retention %s\n", date);
-		if (err)
-			break;
-		err = remote->put_buf(remote, key.ptr, text.ptr, text.len);
-		if (err)
-			break;
-		err = del_key(remote, RS_KEY_OBJECTS, &drop[i], "");
+		}
+		if (opts->dry_run) {
+			stats->manifests_removed++;
+			err = rs_array_push_id(&c->going, &c->ngoing, &c->agoing, &drop[i]);
+			continue;
+		}
+		err = set_aside(remote, &drop[i], date, stats);
+		if (!err)
+			err = rs_array_push_id(&c->going, &c->ngoing, &c->agoing, &drop[i]);
 	}
-	rs_buf_release(&key);
-	rs_buf_release(&text);
 	if (!err && !opts->dry_run)
 		err = rs_store_census_take(c, remote);
+	if (!err && c->ngoing)
+		qsort(c->going, c->ngoing, sizeof(*c->going), id_cmp_v);
 	return err;
 }
 
-/* Step 2: every manifest's packs are referenced; count their bytes. */
+/* The packs manifest `oid` (under `prefix`) names are referenced; 0 when it is gone meanwhile. */
+static int reference_manifest(struct rs_remote *remote, struct rs_store_census *c,
+			      const char *prefix, const struct rs_id *oid)
+{
+	struct rs_manifest m;
+	int err, kept = !is_going(c, oid);
+	uint32_t k;
+
+	memset(&m, 0, sizeof(m));
+	err = rs_store_fetch_manifest_at(remote, prefix, oid, &m);
+	if (err == RS_ENOTFOUND) {
+		/* Deleted or moved meanwhile (another collector): it references nothing here. */
+		rs_error_clear();
+		return 0;
+	}
+	if (err) {
+		char hex[RS_ID_HEXSZ + 1];
+
+		rs_id_to_hex(hex, oid);
+		/* A manifest we cannot read may reference anything: collect nothing. */
+		return rs_error_wrap(err, "cannot read the manifest of %.12s, so nothing can be collected safely "
+				     "(run 'results verify --deep')", hex);
+	}
+	for (k = 0; k < m.nchunks; k++) {
+		struct rs_pack_state *p = rs_store_census_pack(c, &m.chunks[k].pack);
+
+		if (p) {
+			p->referenced = 1;
+			p->kept_ref |= kept;
+			p->ref_bytes += RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)m.chunks[k].stored_len;
+		}
+	}
+	rs_manifest_release(&m);
+	return 0;
+}
+
+/*
+ * Every manifest (objects/ and trash/) in `c` that a newer results
+ * wrote: RS_ENEWER for the first, before this run writes anything (a
+ * touch mark, a tombstone, a sweeping mark), as such a manifest may name
+ * any pack. Other failures to read one are left to step 2, which says
+ * so and collects nothing.
+ */
+static int check_newer(struct rs_remote *remote, const char *prefix, const struct rs_id *oid)
+{
+	struct rs_manifest m;
+	char hex[RS_ID_HEXSZ + 1];
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	err = rs_store_fetch_manifest_at(remote, prefix, oid, &m);
+	rs_manifest_release(&m);
+	if (err != RS_ENEWER) {
+		rs_error_clear();
+		return 0;
+	}
+	rs_id_to_hex(hex, oid);
+	return rs_error_wrap(err, "the manifest of %.12s needs a newer results, so nothing can be "
+			     "collected safely", hex);
+}
+
+int rs_store_gc_check_newer(struct rs_remote *remote, const struct rs_store_census *c)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < c->nobjects && !err; i++)
+		err = check_newer(remote, RS_KEY_OBJECTS, &c->objects[i]);
+	for (i = 0; i < c->ntrash && !err; i++)
+		err = check_newer(remote, RS_KEY_TRASH, &c->trash[i]);
+	return err;
+}
+
+/*
+ * Step 2: every manifest's packs are referenced, those in objects/ and
+ * those set aside in trash/ (which may come back); count their bytes.
+ */
 static int collect_references(struct rs_remote *remote, struct rs_store_census *c)
 {
 	size_t i;
@@ -655,39 +993,13 @@ static int collect_references(struct rs_remote *remote, struct rs_store_census *
 
 	for (i = 0; i < c->npacks; i++) {
 		c->packs[i].referenced = 0;
+		c->packs[i].kept_ref = 0;
 		c->packs[i].ref_bytes = 0;
 	}
-	for (i = 0; i < c->nobjects && !err; i++) {
-		struct rs_manifest m;
-		uint32_t k;
-
-		memset(&m, 0, sizeof(m));
-		err = rs_store_fetch_manifest(remote, &c->objects[i], &m);
-		if (err == RS_ENOTFOUND) {
-			/* Deleted meanwhile (another collector): it references nothing. */
-			rs_error_clear();
-			err = 0;
-			continue;
-		}
-		if (err) {
-			char hex[RS_ID_HEXSZ + 1];
-
-			rs_id_to_hex(hex, &c->objects[i]);
-			/* A manifest we cannot read may reference anything: collect nothing. */
-			err = rs_error_wrap(err, "cannot read the manifest of %.12s, so nothing can be collected safely "
-					    "(run 'results verify --deep')", hex);
-			break;
-		}
-		for (k = 0; k < m.nchunks; k++) {
-			struct rs_pack_state *p = rs_store_census_pack(c, &m.chunks[k].pack);
-
-			if (p) {
-				p->referenced = 1;
-				p->ref_bytes += RS_PACK_ENTRY_HEADER_SIZE + (uint64_t)m.chunks[k].stored_len;
-			}
-		}
-		rs_manifest_release(&m);
-	}
+	for (i = 0; i < c->nobjects && !err; i++)
+		err = reference_manifest(remote, c, RS_KEY_OBJECTS, &c->objects[i]);
+	for (i = 0; i < c->ntrash && !err; i++)
+		err = reference_manifest(remote, c, RS_KEY_TRASH, &c->trash[i]);
 	return err;
 }
 
@@ -778,11 +1090,6 @@ out:
 	return err;
 }
 
-static int older(int64_t stamp, const struct rs_gc_options *o)
-{
-	return stamp && stamp != INT64_MAX && o->now - stamp >= o->grace;
-}
-
 /* The collector's bookkeeping of a pack that is gone: its marks and quarantine. */
 static int drop_bookkeeping(struct rs_remote *remote, const struct rs_id *id)
 {
@@ -794,7 +1101,10 @@ static int drop_bookkeeping(struct rs_remote *remote, const struct rs_id *id)
 	err = del_key(remote, "gc/seen/", id, "");
 	if (err)
 		return err;
-	return del_key(remote, RS_KEY_PACKS, id, ".quarantine");
+	err = del_key(remote, RS_KEY_PACKS, id, ".quarantine");
+	if (err)
+		return err;
+	return del_key(remote, RS_KEY_SWEEPING, id, "");
 }
 
 /* Step 3, no .pack listed: an orphan .idx (an interrupted sweep), and leftover bookkeeping. */
@@ -811,7 +1121,7 @@ static int collect_unlisted(struct rs_remote *remote, const struct rs_pack_state
 				return err;
 		}
 	}
-	if (o->dry_run || !(p->seen_at || p->marked_at || p->quarantined))
+	if (o->dry_run || !(p->seen_at || p->marked_at || p->quarantined || p->sweeping_at))
 		return 0;
 	return drop_bookkeeping(remote, &p->id);
 }
@@ -822,6 +1132,14 @@ static int collect_referenced(struct rs_remote *remote, const struct rs_pack_sta
 {
 	int err;
 
+	if (!p->kept_ref)
+		st->bytes_pending += p->pack_size;
+	/* A sweep that began G ago and never finished (killed): its mark goes. */
+	if (older(p->sweeping_at, o) && !o->dry_run) {
+		err = del_key(remote, RS_KEY_SWEEPING, &p->id, "");
+		if (err)
+			return err;
+	}
 	if (!p->has_idx && !p->quarantined) {
 		st->packs_rescued++;
 		if (o->dry_run)
@@ -844,7 +1162,7 @@ static int collect_referenced(struct rs_remote *remote, const struct rs_pack_sta
  * once it has none (then it is swept): start the clock, wait, or act once
  * the clock is older than G.
  */
-static int collect_unreferenced(struct rs_remote *remote, const struct rs_pack_state *p,
+static int collect_unreferenced(struct rs_remote *remote, struct rs_pack_state *p,
 				const struct rs_gc_options *o, struct rs_gc_stats *st)
 {
 	int64_t clock = p->has_idx ? p->seen_at : p->marked_at;
@@ -870,14 +1188,64 @@ static int collect_unreferenced(struct rs_remote *remote, const struct rs_pack_s
 			return err;
 		return del_key(remote, RS_KEY_PACKS, &p->id, ".idx");
 	}
-	st->packs_swept++;
-	st->bytes_swept += p->pack_size;
-	if (o->dry_run)
+	if (o->dry_run) {
+		st->packs_swept++;
+		st->bytes_swept += p->pack_size;
 		return 0;
-	err = del_key(remote, RS_KEY_PACKS, &p->id, ".pack");
-	if (err)
+	}
+	p->sweep = 1; /* by sweep_packs, once every pack was seen */
+	return 0;
+}
+
+/*
+ * The sweep itself, for the packs collect_unreferenced found due: write
+ * gc/sweeping/<id> for each, read every manifest again (objects/, then
+ * trash/), and delete only the packs that none names now, then their
+ * bookkeeping. A writer publishes its manifest, then reads gc/sweeping/
+ * and lists its packs (store.c, confirm_packs): whichever of the two
+ * comes second sees the other, so a pack a new manifest names is either
+ * spared here or replaced by its writer, whatever the clocks say.
+ */
+static int sweep_packs(struct rs_remote *remote, struct rs_store_census *c,
+		       const struct rs_gc_options *o, struct rs_gc_stats *st)
+{
+	struct rs_store_census again = RS_STORE_CENSUS_INIT;
+	size_t i, due = 0;
+	int err = 0;
+
+	for (i = 0; i < c->npacks && !err; i++) {
+		if (!c->packs[i].sweep)
+			continue;
+		due++;
+		err = put_stamp(remote, RS_KEY_SWEEPING, &c->packs[i].id, o->now, NULL);
+	}
+	if (err || !due)
 		return err;
-	return drop_bookkeeping(remote, &p->id);
+	err = rs_store_census_take(&again, remote);
+	if (!err)
+		err = collect_references(remote, &again);
+	for (i = 0; i < c->npacks && !err; i++) {
+		struct rs_pack_state *p = &c->packs[i], *now;
+
+		if (!p->sweep)
+			continue;
+		now = rs_store_census_pack(&again, &p->id);
+		if (now && now->referenced) {
+			/* Named meanwhile: the next run rescues it. */
+			st->packs_spared++;
+			err = del_key(remote, RS_KEY_SWEEPING, &p->id, "");
+			continue;
+		}
+		err = del_key(remote, RS_KEY_PACKS, &p->id, ".pack");
+		if (!err)
+			err = drop_bookkeeping(remote, &p->id);
+		if (!err) {
+			st->packs_swept++;
+			st->bytes_swept += p->pack_size;
+		}
+	}
+	rs_store_census_release(&again);
+	return err;
 }
 
 /* Step 3 for one pack. */
@@ -1125,6 +1493,8 @@ int rs_store_gc_collect(struct rs_remote *remote, struct rs_store_census *c,
 
 	for (i = 0; i < c->npacks && !err; i++)
 		err = collect_pack(remote, &c->packs[i], opts, stats);
+	if (!err)
+		err = sweep_packs(remote, c, opts, stats);
 	if (err || opts->repack <= 0)
 		return err;
 	/* Repack after collecting: the census' packs are not touched by it. */

@@ -19,9 +19,14 @@
  *
  * Deduplication against chunks another push stored relies on the chunk
  * index. Before a manifest names such a "foreign" pack, the pack is
- * checked to still exist, so that a garbage collector removing unused
- * packs (with a grace period, see docs/store-format.md) cannot leave a
- * manifest pointing at nothing.
+ * checked to still exist; after the manifest is written, every pack it
+ * names is checked again against the collector's sweeping marks
+ * (confirm_packs), and a new pack a sweep took is sent again, so that a
+ * garbage collector removing unused packs (docs/store-format.md) cannot
+ * leave a manifest pointing at nothing, whatever its grace period or
+ * clock. An object already stored is touched (gc/touched) before the
+ * push says so, so that a collector setting its manifest aside at that
+ * moment brings it back.
  *
  * get: fetch the manifest, fetch and decompress chunks on worker threads
  * (each checked against its id), write them in order to a temporary file
@@ -53,6 +58,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -564,8 +570,8 @@ static int check_foreign_packs(struct put_state *st, int *missing)
 	return err;
 }
 
-int rs_store_put_manifest(struct rs_remote *remote, const struct rs_id *oid,
-			  const struct rs_manifest *m)
+int rs_store_put_manifest_at(struct rs_remote *remote, const char *prefix,
+			     const struct rs_id *oid, const struct rs_manifest *m)
 {
 	struct rs_buf key = RS_BUF_INIT, bytes = RS_BUF_INIT;
 	int err;
@@ -573,7 +579,7 @@ int rs_store_put_manifest(struct rs_remote *remote, const struct rs_id *oid,
 	err = rs_manifest_encode(&bytes, m);
 	if (err)
 		goto out;
-	err = rs_key_manifest(&key, oid);
+	err = rs_key_make(&key, prefix, oid, "");
 	if (err)
 		goto out;
 	err = remote->put_buf(remote, key.ptr, bytes.ptr, bytes.len);
@@ -581,6 +587,12 @@ out:
 	rs_buf_release(&key);
 	rs_buf_release(&bytes);
 	return err;
+}
+
+int rs_store_put_manifest(struct rs_remote *remote, const struct rs_id *oid,
+			  const struct rs_manifest *m)
+{
+	return rs_store_put_manifest_at(remote, RS_KEY_OBJECTS, oid, m);
 }
 
 /* Send one pack (only once, whatever retries follow) and its index. */
@@ -1017,15 +1029,204 @@ static int check_source(struct put_feed *f, const struct put_state *st, const ch
 }
 
 /*
+ * With `touch`, touch the manifest of `oid` (gc/touched/<oid>: "<unix
+ * seconds> push"); then look whether objects/<oid> is there
+ * (`*present`). A collector deletes the manifest, then looks for the
+ * touch: one of the two sees the other, so a push that found the
+ * manifest and reports "stored" never has it deleted under it
+ * (docs/store-format.md, "Garbage collection").
+ */
+static int touch_manifest(struct rs_remote *r, const struct rs_id *oid, int touch, int *present)
+{
+	struct rs_buf key = RS_BUF_INIT, text = RS_BUF_INIT;
+	int err = 0;
+
+	*present = 0;
+	if (touch) {
+		err = rs_key_make(&key, RS_KEY_TOUCHED, oid, "");
+		if (!err)
+			err = rs_buf_printf(&text, "%lld push\n", (long long)time(NULL));
+		if (!err)
+			err = r->put_buf(r, key.ptr, text.ptr, text.len);
+	}
+	if (!err)
+		err = rs_key_manifest(&key, oid);
+	if (!err)
+		err = rs_store_key_present(r, key.ptr, present);
+	rs_buf_release(&key);
+	rs_buf_release(&text);
+	return err;
+}
+
+int rs_store_key_present(struct rs_remote *remote, const char *key, int *present)
+{
+	int err = remote->stat(remote, key, NULL);
+
+	*present = !err;
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = 0;
+	}
+	return err;
+}
+
+struct id_list {
+	struct rs_id *ids;
+	size_t n, alloc;
+};
+
+static int on_sweeping(const char *key, uint64_t size, void *payload)
+{
+	struct id_list *l = payload;
+	struct rs_id id;
+
+	(void)size;
+	if (rs_key_parse(key, RS_KEY_SWEEPING, "", &id))
+		return 0;
+	return rs_array_push_id(&l->ids, &l->n, &l->alloc, &id);
+}
+
+/*
+ * 1 when pack `pack` may be gone by the time the manifest is read: a
+ * sweep of it has begun (listed in `sweeping`), or its .pack is not
+ * there any more.
+ */
+static int pack_in_doubt(struct rs_remote *r, const struct id_list *sweeping,
+			 const struct rs_id *pack, struct rs_buf *key, int *doubt)
+{
+	size_t i;
+	int err, present = 0;
+
+	*doubt = 1;
+	for (i = 0; i < sweeping->n; i++)
+		if (!rs_id_cmp(&sweeping->ids[i], pack))
+			return 0;
+	err = rs_key_pack(key, pack);
+	if (!err)
+		err = rs_store_key_present(r, key->ptr, &present);
+	*doubt = !present;
+	return err;
+}
+
+/*
+ * Send new pack `p` again under a new id (a sweep may delete the old
+ * name at any moment): the local copy is still there, its index is
+ * encoded again with the new id.
+ */
+static int resend_pack(struct put_state *st, struct new_pack *p)
+{
+	struct rs_remote *r = st->s->remote;
+	struct rs_buf key = RS_BUF_INIT;
+	int err;
+
+	rs_chunk_index_forget(st->s->index, &p->id);
+	if (RAND_bytes(p->id.id, sizeof(p->id.id)) != 1)
+		return rs_error_set(RS_EGENERIC, "no random bytes for a pack id");
+	err = rs_idx_encode(&p->idx, &p->id, p->refs, p->nrefs);
+	if (!err)
+		err = rs_key_pack(&p->key, &p->id);
+	if (!err)
+		err = r->put_file(r, p->key.ptr, p->path.ptr);
+	if (!err)
+		err = rs_key_idx(&key, &p->id);
+	if (!err)
+		err = r->put_buf(r, key.ptr, p->idx.ptr, p->idx.len);
+	if (!err && rs_chunk_index_add(st->s->index, &p->id, (unsigned char *)p->idx.ptr, p->idx.len))
+		rs_error_clear();
+	rs_buf_release(&key);
+	return err;
+}
+
+/* The manifest's references to new packs, from their current ids. */
+static void name_new_packs(struct put_state *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->m.nchunks; i++)
+		if (st->pack_of[i] >= 0)
+			st->m.chunks[i].pack = st->packs[st->pack_of[i]]->id;
+}
+
+/* Confirmation rounds before a push gives up (each replaces what a sweep took). */
+#define CONFIRM_ROUNDS 4
+
+/*
+ * After the manifest is written: read gc/sweeping/, and check
+ * that every pack it names is still there and not being swept. A
+ * collector marks a sweep, then reads every manifest, then deletes: so
+ * a pack that passes here is never deleted while this manifest names
+ * it, whatever the grace period or the clocks. A new pack in doubt is
+ * sent again under a new id and the manifest rewritten; a borrowed one
+ * is forgotten and the put starts again without it (*again). A
+ * manifest a collector set aside meanwhile is written again.
+ */
+static int confirm_packs(struct put_state *st, const struct rs_id *oid, int *again)
+{
+	struct rs_remote *r = st->s->remote;
+	struct rs_buf key = RS_BUF_INIT;
+	struct id_list sweeping = { NULL, 0, 0 };
+	int round, err = 0;
+
+	for (round = 0; round < CONFIRM_ROUNDS && !err; round++) {
+		int present = 0, resent = 0;
+		uint32_t i, k;
+
+		sweeping.n = 0;
+		err = r->list(r, RS_KEY_SWEEPING, on_sweeping, &sweeping);
+		for (i = 0; !err && i < st->m.nchunks; i++) {
+			const struct rs_id *pack = &st->m.chunks[i].pack;
+			int doubt = 0;
+
+			for (k = 0; k < i; k++)
+				if (!rs_id_cmp(&st->m.chunks[k].pack, pack))
+					break;
+			if (k < i)
+				continue; /* checked already */
+			err = pack_in_doubt(r, &sweeping, pack, &key, &doubt);
+			if (err || !doubt)
+				continue;
+			if (st->pack_of[i] < 0) {
+				rs_chunk_index_forget(st->s->index, pack);
+				*again = 1;
+				continue;
+			}
+			err = resend_pack(st, st->packs[st->pack_of[i]]);
+			resent = 1;
+		}
+		if (!err && !*again)
+			err = touch_manifest(r, oid, 0, &present);
+		if (err || *again)
+			break;
+		if (present && !resent)
+			goto out;
+		name_new_packs(st);
+		err = rs_store_put_manifest(r, oid, &st->m);
+	}
+	if (!err && !*again) {
+		char hex[RS_ID_HEXSZ + 1];
+
+		rs_id_to_hex(hex, oid);
+		err = rs_error_set(RS_ERETRY, "the packs of object %.12s on '%s' keep being swept while it is "
+				   "pushed: is a garbage collection with a very short grace period running? "
+				   "try again", hex, r->display_url);
+	}
+out:
+	free(sweeping.ids);
+	rs_buf_release(&key);
+	return err;
+}
+
+/*
  * The object is chunked and checked: send its packs, then their indexes,
- * then the manifest (docs/store-format.md, "Writing an object"). *again
- * is set, and nothing sent, when a borrowed pack vanished.
+ * then the manifest (docs/store-format.md, "Writing an object"), then
+ * confirm it (confirm_packs). *again is set when a borrowed pack
+ * vanished: before anything was sent, or after the manifest (which the
+ * next attempt then writes again).
  */
 static int put_publish(struct put_state *st, const struct rs_id *oid, int *again)
 {
 	struct rs_remote *r = st->s->remote;
 	int err, missing = 0;
-	uint32_t i;
 
 	err = check_foreign_packs(st, &missing);
 	if (err)
@@ -1040,12 +1241,13 @@ static int put_publish(struct put_state *st, const struct rs_id *oid, int *again
 	err = upload_packs(st);
 	if (err)
 		return err;
-	for (i = 0; i < st->m.nchunks; i++)
-		if (st->pack_of[i] >= 0)
-			st->m.chunks[i].pack = st->packs[st->pack_of[i]]->id;
+	name_new_packs(st);
 	err = rs_store_put_manifest(r, oid, &st->m);
 	if (err)
 		return rs_error_wrap(err, "cannot write the manifest to '%s'", r->display_url);
+	err = confirm_packs(st, oid, again);
+	if (err)
+		return err;
 	rs_error_clear();
 	return 0;
 }
@@ -1314,16 +1516,22 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	stats->bytes_raw = size;
 	err = s->replace ? RS_ENOTFOUND : rs_store_has(s, oid);
 	if (!err) {
-		int whole = 0;
+		int present = 0, whole = 0;
 
-		err = manifest_whole(s, oid, &whole);
+		/* It is there: touched, so that no collector deletes it under this
+		   push; then its packs checked, as a listed manifest is no proof. */
+		err = touch_manifest(s->remote, oid, 1, &present);
+		if (!err && present)
+			err = manifest_whole(s, oid, &whole);
 		if (err)
 			return err;
-		if (whole) {
+		if (present && whole) {
 			stats->already_present = 1;
 			return progress ? progress(size, size, payload) : 0;
 		}
-		err = RS_ENOTFOUND; /* stored again: the new manifest replaces it */
+		/* set aside meanwhile, or its packs are gone: stored again, the new
+		   manifest replacing the listed one */
+		err = RS_ENOTFOUND;
 	}
 	if (err != RS_ENOTFOUND)
 		return err;
@@ -1520,18 +1728,19 @@ static int get_manifest_bytes(struct rs_remote *remote, const char *key, uint64_
 	return err;
 }
 
-int rs_store_fetch_manifest(struct rs_remote *remote, const struct rs_id *oid, struct rs_manifest *m)
+int rs_store_fetch_manifest_at(struct rs_remote *remote, const char *prefix,
+			       const struct rs_id *oid, struct rs_manifest *m)
 {
 	struct rs_buf key = RS_BUF_INIT, bytes = RS_BUF_INIT;
 	char hex[RS_ID_HEXSZ + 1];
 	uint64_t msize = 0;
-	int err;
+	int err, objects = !strcmp(prefix, RS_KEY_OBJECTS);
 
 	rs_id_to_hex(hex, oid);
-	err = rs_key_manifest(&key, oid);
+	err = rs_key_make(&key, prefix, oid, "");
 	if (!err)
 		err = remote->stat(remote, key.ptr, &msize);
-	if (err == RS_ENOTFOUND)
+	if (err == RS_ENOTFOUND && objects)
 		err = manifest_missing(remote, oid, hex);
 	if (err)
 		goto out;
@@ -1544,13 +1753,18 @@ int rs_store_fetch_manifest(struct rs_remote *remote, const struct rs_id *oid, s
 		err = rs_manifest_parse(m, oid, (unsigned char *)bytes.ptr, bytes.len);
 	/* Here, and only here, the manifest itself is at fault: a new push rewrites it. */
 	if (err == RS_ECORRUPT)
-		err = rs_error_wrap(err, "the manifest 'objects/%s' on '%s' is damaged (delete it on the remote, "
-				    "then push the file again from a clone that has it)", hex,
+		err = rs_error_wrap(err, "the manifest '%s' on '%s' is damaged (delete it on the remote, "
+				    "then push the file again from a clone that has it)", key.ptr,
 				    remote->display_url);
 out:
 	rs_buf_release(&key);
 	rs_buf_release(&bytes);
 	return err;
+}
+
+int rs_store_fetch_manifest(struct rs_remote *remote, const struct rs_id *oid, struct rs_manifest *m)
+{
+	return rs_store_fetch_manifest_at(remote, RS_KEY_OBJECTS, oid, m);
 }
 
 /* Transform 1: the decoded object goes to the file and the hasher. */

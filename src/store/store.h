@@ -126,6 +126,14 @@ int rs_store_fetch_manifest(struct rs_remote *remote, const struct rs_id *oid,
 			    struct rs_manifest *m);
 
 /*
+ * The same for the copy of a manifest kept under another prefix
+ * (RS_KEY_TRASH: set aside by retention); RS_ENOTFOUND when it is not there.
+ */
+RS_MUST_CHECK
+int rs_store_fetch_manifest_at(struct rs_remote *remote, const char *prefix,
+			       const struct rs_id *oid, struct rs_manifest *m);
+
+/*
  * Encode manifest `m` and write it as objects/<oid>: the last step of
  * every write of one (put, repack, repair), once every pack it names is
  * on the remote.
@@ -133,6 +141,18 @@ int rs_store_fetch_manifest(struct rs_remote *remote, const struct rs_id *oid,
 RS_MUST_CHECK
 int rs_store_put_manifest(struct rs_remote *remote, const struct rs_id *oid,
 			  const struct rs_manifest *m);
+
+/*
+ * Whether `key` is on `remote`: `*present` 1 or 0 (its absence is no
+ * error here), or the remote's error when it cannot be asked.
+ */
+RS_MUST_CHECK
+int rs_store_key_present(struct rs_remote *remote, const char *key, int *present);
+
+/* The same under `prefix` (RS_KEY_OBJECTS, or RS_KEY_TRASH to set it aside). */
+RS_MUST_CHECK
+int rs_store_put_manifest_at(struct rs_remote *remote, const char *prefix,
+			     const struct rs_id *oid, const struct rs_manifest *m);
 
 /*
  * Reassemble object `oid` into the new file `dest` (which must not be

@@ -79,12 +79,12 @@ store_state() {
 	find "$dir" -type f | sort | xargs sha256sum
 }
 
-# gc_refuses STATUS PATTERN: `results gc --grace 0` exits STATUS saying
+# gc_refuses STATUS PATTERN: `results gc --grace 0 --force` exits STATUS saying
 # PATTERN (grep) and that it deletes nothing, and the store is as it was.
 gc_refuses() {
 	local before
 	before=$(store_state)
-	expect_status "$1" "$RESULTS" gc --grace 0
+	expect_status "$1" "$RESULTS" gc --grace 0 --force
 	grep -q "$2" "$T/err" || fail "gc does not say '$2': $(cat "$T/err")"
 	grep -q "gc deletes nothing" "$T/err" || fail "gc does not say it deletes nothing: $(cat "$T/err")"
 	! grep -q "^removed\|removing" "$T/out" || fail "gc removed something: $(cat "$T/out")"
@@ -172,6 +172,61 @@ need_chromium() {
 	CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 	[ -x "$CHROMIUM" ] || fail "no $CHROMIUM: run scripts/install-deps.sh (Debian package chromium)"
 	command -v python3 >/dev/null || fail "no python3: run scripts/install-deps.sh"
+}
+
+# --- the store of the gc race tests ---------------------------------------------
+
+# gc_store: the store remote the gc race tests (test_gc_race.sh) use, from
+# one place: RS_E2E_STORE_URL when a suite points them at a server (its
+# files, if on this machine, in RS_E2E_STORE_DIR), else a folder store
+# $T/store. Sets STORE_URL and STORE_DIR (empty when the files cannot be
+# looked at).
+gc_store() {
+	if [ -n "${RS_E2E_STORE_URL:-}" ]; then
+		STORE_URL=$RS_E2E_STORE_URL
+		STORE_DIR=${RS_E2E_STORE_DIR:-}
+	else
+		STORE_URL="file://$T/store"
+		STORE_DIR="$T/store"
+	fi
+}
+
+# paused_run DIR CALL MATCH END WHEN COMMAND...: COMMAND in the background
+# with tests/shim/pause_at.c preloaded: it stops at its first CALL (rename
+# or unlink) of a path containing MATCH and ending with END ("" for any),
+# WHEN (before or after) it, until `resume DIR`. Its pid in $PAUSED_PID,
+# its output in DIR/out and DIR/err.
+paused_run() {
+	local dir=$1 call=$2 match=$3 end=$4 when=$5
+	shift 5
+	mkdir -p "$dir"
+	rm -f "$dir/paused" "$dir/go"
+	RS_PAUSE_DIR=$dir RS_PAUSE_CALL=$call RS_PAUSE_AT=$match RS_PAUSE_END=$end \
+		RS_PAUSE_WHEN=$when LD_PRELOAD=$RS_BIN_DIR/tests/libpause_at.so \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+		"$@" >"$dir/out" 2>"$dir/err" &
+	PAUSED_PID=$!
+}
+
+# wait_paused DIR: until the paused_run command stopped (a failure when it
+# ended without, or after 300 s).
+wait_paused() {
+	local i
+	for i in $(seq 3000); do
+		[ -e "$1/paused" ] && return 0
+		kill -0 "$PAUSED_PID" 2>/dev/null ||
+			{ cat "$1/out" "$1/err" >&2; fail "it ended without reaching its pause point"; }
+		sleep 0.1
+	done
+	fail "it did not reach its pause point in 300 s"
+}
+
+# resume DIR: let it go, and wait for it; its exit status is returned.
+resume() {
+	local st=0
+	touch "$1/go"
+	wait "$PAUSED_PID" || st=$?
+	return $st
 }
 
 # --- the round trip of the remote tests (test_remote_*.sh) --------------------

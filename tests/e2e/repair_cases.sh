@@ -213,7 +213,7 @@ repair_scenario() {
 		(cd "$T/dev" && expect_status 9 "$RESULTS" doctor) || fail "doctor of a newer store"
 		grep -q "upgrade results" "$T/out" || fail "doctor of a newer store: $(cat "$T/out")"
 		"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.before"
-		(cd "$T/ci" && expect_status 9 "$RESULTS" gc --grace 0) || fail "gc of a newer store"
+		(cd "$T/ci" && expect_status 9 "$RESULTS" gc --grace 0 --force) || fail "gc of a newer store"
 		(cd "$T/ci" && expect_status 9 "$RESULTS" verify --repair) || fail "verify --repair of a newer store"
 		"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.after"
 		cmp -s "$T/keys.before" "$T/keys.after" || fail "gc or repair changed a newer store"
@@ -255,7 +255,7 @@ repair_scenario() {
 		verdict 9 "$T/ci" --repair
 		! grep -q "^pushed again\|^quarantined\|^re-pointed" "$T/out" || fail "a newer manifest was repaired: $(cat "$T/out")"
 		# gc cannot know which packs a newer manifest names: it collects nothing.
-		(cd "$T/ci" && expect_status 9 "$RESULTS" gc --grace 0) || fail "gc with a newer manifest"
+		(cd "$T/ci" && expect_status 9 "$RESULTS" gc --grace 0 --force) || fail "gc with a newer manifest"
 		grep -q "nothing was collected" "$T/err" || fail "gc with a newer manifest: $(cat "$T/err")"
 		"$DAMAGE" "$REMOTE" list "" | sort >"$T/keys.after"
 		cmp -s "$T/keys.before" "$T/keys.after" || fail "gc or repair changed the store around a newer manifest"
@@ -276,10 +276,10 @@ json.dump(d, open('.results.json', 'w'), indent=2)
 PY
 		git commit -qam "results: keep the newest two runs"
 		git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
-		expect_status 0 "$RESULTS" gc --grace 0
+		expect_status 0 "$RESULTS" gc --grace 0 --force
 		grep -q '^removed 1 raw sessions' "$T/out" || fail "gc: $(cat "$T/out")"
-		expect_status 0 "$RESULTS" gc --grace 0
-		expect_status 0 "$RESULTS" gc --grace 0
+		expect_status 0 "$RESULTS" gc --grace 0 --force
+		expect_status 0 "$RESULTS" gc --grace 0 --force
 		grep -q ' [1-9][0-9]* swept' "$T/out" || fail "the third gc swept nothing: $(cat "$T/out")"
 		(cd "$T/dev" && git pull -q 2>/dev/null) || fail "git pull in dev"
 		verdict 0 "$T/dev" --deep

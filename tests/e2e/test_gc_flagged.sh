@@ -5,7 +5,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_gc_flagged
 
-store_repo
+git init -q --bare "$T/results.git"
+git clone -q "$T/results.git" "$T/ci" 2>/dev/null
+cd "$T/ci"
+"$RESULTS" init --remote "file://$T/store" >/dev/null
 gen --list-functions >"$T/functions"
 SLOWFN=$(awk 'NR > 1 && $2 !~ /\./ && $3 !~ /^</ { print $2; exit }' "$T/functions")
 [ -n "$SLOWFN" ] || fail "no function to slow down"
@@ -55,7 +58,7 @@ d['retention'] = {'keep_last': 1, 'keep_flagged': True}
 json.dump(d, open('.results.json', 'w'), indent=2)
 PY
 git commit -qam "keep the newest run and what check flags" && git push -q origin main 2>/dev/null
-expect_status 0 "$RESULTS" gc --dry-run --grace 0
+expect_status 0 "$RESULTS" gc --dry-run --grace 0 --force
 grep -q "^$nflagged runs flagged by check" "$T/out" || fail "gc did not count the flagged runs: $(cat "$T/out")"
 for k in 0 1 2 3 4 5; do
 	if [ -n "${KEEP[${ID[$k]}]:-}" ]; then
@@ -72,6 +75,6 @@ d['retention'] = {'keep_last': 1}
 json.dump(d, open('.results.json', 'w'), indent=2)
 PY
 git commit -qam "keep the newest run only" && git push -q origin main 2>/dev/null
-expect_status 0 "$RESULTS" gc --dry-run --grace 0
+expect_status 0 "$RESULTS" gc --dry-run --grace 0 --force
 grep -q '^would remove 5 raw sessions' "$T/out" || fail "without keep_flagged: $(cat "$T/out")"
 echo ok

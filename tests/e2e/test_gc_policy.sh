@@ -32,7 +32,7 @@ policy_drops() {
 }
 # dry_run_drops WANT...: gc --dry-run would remove exactly the runs WANT.
 dry_run_drops() {
-	expect_status 0 "$RESULTS" gc --dry-run --grace 0
+	expect_status 0 "$RESULTS" gc --dry-run --grace 0 --force
 	for id in "${ID[@]}"; do
 		local want=0
 		for w in "$@"; do [ "$w" = "$id" ] && want=1; done
@@ -57,7 +57,7 @@ pass "triggers keep_last does not name keep their sessions, unless \"*\" counts 
 
 set_retention '{"keep_last": {"nightly": -1}}'
 git push -q origin main 2>/dev/null
-expect_status 7 "$RESULTS" gc --dry-run --grace 0
+expect_status 7 "$RESULTS" gc --dry-run --grace 0 --force
 grep -q "'retention.keep_last.<trigger>' in '.results.json' must be a count of runs" "$T/err" ||
 	fail "a bad per-trigger count: $(cat "$T/err")"
 grep -q "gc deletes nothing" "$T/err" || fail "a bad per-trigger count: $(cat "$T/err")"

@@ -53,19 +53,19 @@ pass "an unreachable git remote: gc deletes nothing and says why, verify verifie
 # --no-fetch in a clone that lacks release's tip: nothing deleted.
 shallow_clone nofetch
 before=$(store_state)
-expect_status 5 "$RESULTS" gc --no-fetch --grace 0
+expect_status 5 "$RESULTS" gc --no-fetch --grace 0 --force
 grep -q "does not have the tip of 'refs/heads/release'" "$T/err" || fail "--no-fetch: $(cat "$T/err")"
 grep -q "gc deletes nothing" "$T/err" || fail "--no-fetch: $(cat "$T/err")"
 [ "$(store_state)" = "$before" ] || fail "gc --no-fetch changed the store while lacking a tip"
 pass "--no-fetch without the other branch's tip deletes nothing"
 
 shallow_clone shallow
-expect_status 0 "$RESULTS" gc --dry-run --grace 0
+expect_status 0 "$RESULTS" gc --dry-run --grace 0 --force
 grep -q "would remove raw session of run ${ID[1]}" "$T/out" || fail "dry run: $(cat "$T/out")"
 ! grep -q "${ID[0]}" "$T/out" || fail "the dry run would remove the run pinned on release: $(cat "$T/out")"
 grep -q "^would remove 1 raw sessions of 1 runs .* of 3 runs on 2 refs (2 of the git remote 'origin', 0 of this clone only)" \
 	"$T/out" || fail "dry-run totals: $(cat "$T/out")"
-expect_status 0 "$RESULTS" gc --grace 0
+expect_status 0 "$RESULTS" gc --grace 0 --force
 grep -q "^removed 1 raw sessions of 1 runs .* on 2 refs" "$T/out" || fail "gc: $(cat "$T/out")"
 ! grep -q "${ID[0]}" "$T/out" || fail "gc removed the run pinned on release: $(cat "$T/out")"
 [ "$(git rev-parse refs/results/gc/heads/release)" = "$(git -C "$T/results.git" rev-parse release)" ] ||
@@ -83,13 +83,13 @@ pass "a shallow single-branch clone keeps the session pinned on another branch"
 # the remote keeps what its commit pins.
 git -C "$T/results.git" tag v1 release
 git -C "$T/results.git" branch -q -D release
-expect_status 0 "$RESULTS" gc --dry-run --grace 0
+expect_status 0 "$RESULTS" gc --dry-run --grace 0 --force
 ! git rev-parse -q --verify refs/results/gc/heads/release >/dev/null || fail "a deleted branch stays in refs/results/gc/"
 [ "$(git rev-parse refs/results/gc/tags/v1)" = "$(git -C "$T/results.git" rev-parse v1)" ] ||
 	fail "the remote's tag is not in refs/results/gc/tags/v1"
 ! grep -q "${ID[0]}" "$T/out" || fail "the run pinned at tag v1 would go: $(cat "$T/out")"
 git -C "$T/results.git" tag -d v1 >/dev/null
-expect_status 0 "$RESULTS" gc --dry-run --grace 0
+expect_status 0 "$RESULTS" gc --dry-run --grace 0 --force
 grep -q "would remove raw session of run ${ID[0]}" "$T/out" || fail "pinned nowhere, yet kept: $(cat "$T/out")"
 git -C "$T/ci" push -q origin release 2>/dev/null
 pass "refs/results/gc/ mirrors the remote's branches and tags"
@@ -99,7 +99,7 @@ rm -rf "$T/single"
 git clone -q --single-branch "file://$T/results.git" "$T/single" 2>/dev/null
 cd "$T/single"
 "$RESULTS" init >/dev/null
-expect_status 0 "$RESULTS" gc --dry-run --grace 0
+expect_status 0 "$RESULTS" gc --dry-run --grace 0 --force
 ! grep -q "${ID[0]}" "$T/out" || fail "a single-branch clone would remove the pinned run: $(cat "$T/out")"
 [ ! -f .git/shallow ] || fail "gc made a full clone shallow"
 git rev-parse -q --verify refs/results/gc/heads/release >/dev/null || fail "release was not fetched"
@@ -153,7 +153,7 @@ PY
 git commit -qam "no retention here"
 git push -q origin nopolicy 2>/dev/null
 git checkout -q main
-expect_status 0 "$RESULTS" gc --dry-run --grace 0
+expect_status 0 "$RESULTS" gc --dry-run --grace 0 --force
 grep -q "^branch 'nopolicy' of the git remote 'origin' has no retention policy in .results.json: its 3 runs keep their raw sessions" \
 	"$T/out" || fail "the dry run does not say the branch keeps everything: $(cat "$T/out")"
 pass "a branch without a policy keeps everything, and the dry run says so"

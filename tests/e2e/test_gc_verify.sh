@@ -47,16 +47,24 @@ grep -q '4 objects (deep): 4 ok' "$T/out" || fail "verify --deep summary: $(cat 
 
 # Without a policy gc removes no session. It tidies what killed writers
 # left in a folder store: stale temporaries go, a live writer's stays.
+# A killed gc leaves its own: in gc/seen, gc/marked and the other folders it writes.
+leftovers="packs/0000.pack.tmp-AbC123 gc/seen/0000.tmp-AbC123 gc/marked/0000.tmp-AbC123
+	gc/touched/0000.tmp-AbC123 gc/sweeping/0000.tmp-AbC123 trash/0000.tmp-AbC123 removed/0000.tmp-AbC123"
 if [ "$name" = folder ]; then
-	echo partial >"$STORE/packs/0000.pack.tmp-AbC123"
-	touch -d '2 days ago' "$STORE/packs/0000.pack.tmp-AbC123"
+	for f in $leftovers; do
+		mkdir -p "$(dirname "$STORE/$f")"
+		echo partial >"$STORE/$f"
+		touch -d '2 days ago' "$STORE/$f"
+	done
 	echo live >"$STORE/packs/1111.pack.tmp-XyZ789"
+	echo live >"$STORE/gc/seen/1111.tmp-XyZ789"
 fi
-expect_status 0 "$RESULTS" gc --grace 0
+expect_status 0 "$RESULTS" gc --grace 0 --force
 if [ "$name" = folder ]; then
-	[ ! -e "$STORE/packs/0000.pack.tmp-AbC123" ] || fail "gc left a stale temporary file"
+	for f in $leftovers; do [ ! -e "$STORE/$f" ] || fail "gc left the stale temporary file $f"; done
 	[ -e "$STORE/packs/1111.pack.tmp-XyZ789" ] || fail "gc removed a fresh temporary file"
-	rm -f "$STORE/packs/1111.pack.tmp-XyZ789"
+	[ -e "$STORE/gc/seen/1111.tmp-XyZ789" ] || fail "gc removed a fresh temporary file in gc/seen"
+	rm -f "$STORE/packs/1111.pack.tmp-XyZ789" "$STORE/gc/seen/1111.tmp-XyZ789"
 fi
 grep -q '^removed 0 raw sessions' "$T/out" || fail "gc without a policy removed something: $(cat "$T/out")"
 
@@ -74,20 +82,38 @@ grep -qx "${ID[0]}" pins.txt || fail "pins.txt does not name ${ID[0]}"
 git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
 
 before=$(find "$STORE" -type f | sort | xargs sha256sum)
-expect_status 0 "$RESULTS" gc --dry-run --grace 0
+expect_status 0 "$RESULTS" gc --dry-run --grace 0 --force
 grep -q "would remove raw session of run ${ID[1]}" "$T/out" || fail "dry run: $(cat "$T/out")"
 for k in 0 2 3; do ! grep -q "${ID[$k]}" "$T/out" || fail "dry run would remove ${ID[$k]}"; done
 grep -q '^would remove 1 raw sessions' "$T/out" || fail "dry-run count: $(cat "$T/out")"
 [ "$before" = "$(find "$STORE" -type f | sort | xargs sha256sum)" ] || fail "--dry-run changed the store"
+# What the whole protocol frees, now and by later runs (bytes), summed over the real runs below.
+# figure LABEL: the bytes of gc's line starting with LABEL, in $FIG (a failure without one).
+figure() {
+	FIG=$(sed -n "s/^$1.* MB (\([0-9]*\) bytes)\$/\1/p" "$T/out")
+	[ -n "$FIG" ] || fail "gc printed no '$1' figure: $(cat "$T/out")"
+}
+figure 'would free now:'; predicted=$FIG
+figure 'freed by later runs'; predicted=$((predicted + FIG))
+[ "$predicted" -gt 0 ] || fail "the dry run predicts nothing freed: $(cat "$T/out")"
+freed=0
 
 packs_before=$(find "$STORE/packs" -name '*.pack' | wc -l)
 bytes_before=$(du -sb "$STORE/packs" | cut -f1)
-expect_status 0 "$RESULTS" gc --grace 0       # tombstone, manifest gone, clock started
+expect_status 0 "$RESULTS" gc --grace 0 --force       # tombstone, manifest set aside
 grep -q '^removed 1 raw sessions' "$T/out" || fail "gc: $(cat "$T/out")"
-expect_status 0 "$RESULTS" gc --grace 0       # mark
-grep -q ' 1 marked' "$T/out" || fail "second gc did not mark: $(cat "$T/out")"
-expect_status 0 "$RESULTS" gc --grace 0       # sweep
-grep -q ' 1 swept' "$T/out" || fail "third gc did not sweep: $(cat "$T/out")"
+figure 'freed now:'; freed=$((freed + FIG))
+expect_status 0 "$RESULTS" gc --grace 0 --force       # set-aside manifest deleted, clock started
+grep -q ', 1 deleted,' "$T/out" || fail "second gc did not delete the set-aside manifest: $(cat "$T/out")"
+figure 'freed now:'; freed=$((freed + FIG))
+expect_status 0 "$RESULTS" gc --grace 0 --force       # mark
+grep -q ' 1 marked' "$T/out" || fail "third gc did not mark: $(cat "$T/out")"
+figure 'freed now:'; freed=$((freed + FIG))
+expect_status 0 "$RESULTS" gc --grace 0 --force       # sweep
+grep -q ' 1 swept' "$T/out" || fail "fourth gc did not sweep: $(cat "$T/out")"
+figure 'freed now:'; freed=$((freed + FIG))
+[ "$freed" = "$predicted" ] || fail "the dry run predicted $predicted bytes freed, the runs freed $freed"
+grep -q '^freed by later runs.* (0 bytes)$' "$T/out" || fail "after the sweep: $(cat "$T/out")"
 [ "$(find "$STORE/packs" -name '*.pack' | wc -l)" = $((packs_before - 1)) ] || fail "no pack was freed"
 [ "$(du -sb "$STORE/packs" | cut -f1)" -lt "$bytes_before" ] || fail "the store did not shrink"
 
@@ -117,6 +143,7 @@ cd "$T/dev"
 "$RESULTS" init >/dev/null
 expect_status 6 "$RESULTS" fetch "${ID[1]}" -o "$T/o"
 grep -q 'removed by retention on 20..-..-..; summary kept' "$T/err" || fail "fetch of a removed session: $(cat "$T/err")"
+[ ! -e "$T/o/${ID[1]}" ] || fail "a failed fetch -o left the run folder $T/o/${ID[1]}"
 expect_status 6 "$RESULTS" export "${ID[1]}" --format collapsed -o "$T/o.collapsed"
 grep -q 'removed by retention on 20..-..-..; summary kept' "$T/err" || fail "export of a removed session: $(cat "$T/err")"
 expect_status 6 "$RESULTS" compare "${ID[1]}" "${ID[2]}" --deep

@@ -164,19 +164,35 @@ static enum rs_verify_state verify(struct store_fixture *f, const struct rs_id *
 	return st;
 }
 
-static void gc(struct store_fixture *f, int64_t now, const struct rs_id *drop, size_t ndrop,
-	       struct rs_gc_stats *st)
+/* The policy of these tests: what was dropped stays dropped. */
+static enum rs_gc_verdict judge_drop(const struct rs_id *oid, void *payload)
+{
+	(void)oid;
+	(void)payload;
+	return RS_GC_DROP;
+}
+
+/* One gc run through `remote` at `now` with grace `grace`, what was dropped dropped again. */
+static void gc_through(struct rs_remote *remote, int64_t now, int64_t grace, const struct rs_id *drop,
+		       size_t ndrop, struct rs_gc_stats *st)
 {
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	struct rs_gc_options o = { 0 };
 
 	o.now = now;
-	o.grace = 100;
+	o.grace = grace;
+	o.judge = judge_drop;
 	memset(st, 0, sizeof(*st));
-	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
-	assert_int_equal(rs_store_gc_drop(f->remote, &c, drop, ndrop, &o, st), 0);
-	assert_int_equal(rs_store_gc_collect(f->remote, &c, &o, st), 0);
+	assert_int_equal(rs_store_census_take(&c, remote), 0);
+	assert_int_equal(rs_store_gc_drop(remote, &c, drop, ndrop, &o, st), 0);
+	assert_int_equal(rs_store_gc_collect(remote, &c, &o, st), 0);
 	rs_store_census_release(&c);
+}
+
+static void gc(struct store_fixture *f, int64_t now, const struct rs_id *drop, size_t ndrop,
+	       struct rs_gc_stats *st)
+{
+	gc_through(f->remote, now, 100, drop, ndrop, st);
 }
 
 static void test_verify_finds_each_kind_of_damage(void **state)
@@ -224,28 +240,39 @@ static void test_gc_clock_mark_sweep(void **state)
 	pack_key(pk, sizeof(pk), &apack, "pack");
 	pack_key(ik, sizeof(ik), &apack, "idx");
 
-	/* Drop a: the tombstone says so, the pack's clock starts, nothing is deleted. */
+	/*
+	 * Drop a: the tombstone says so, the manifest is set aside (its pack
+	 * still referenced, and counted as freed later), nothing is deleted.
+	 */
 	gc(f, 1000, &a, 1, &st);
 	assert_int_equal(st.manifests_removed, 1);
-	assert_int_equal(st.packs_started, 1);
+	assert_int_equal(st.packs_started, 0);
+	assert_true(st.bytes_pending > 0);
 	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
 	assert_int_equal(rs_store_removed_date(f->remote, &a, &date), 0);
 	assert_string_equal(rs_buf_cstr(&date), "1970-01-01");
 	assert_true(exists(f, pk) && exists(f, ik));
-	/* Within the grace period: waiting. */
+	/* Within the grace period: the set-aside manifest waits. */
 	gc(f, 1099, NULL, 0, &st);
+	assert_int_equal(st.manifests_pending, 1);
+	assert_int_equal(st.packs_started, 0);
+	/* After it: deleted for good, and the pack's clock starts. */
+	gc(f, 1100, NULL, 0, &st);
+	assert_int_equal(st.manifests_confirmed, 1);
+	assert_int_equal(st.packs_started, 1);
+	gc(f, 1199, NULL, 0, &st);
 	assert_int_equal(st.packs_waiting, 1);
 	assert_true(exists(f, ik));
-	/* After it: marked (index removed), the pack still there. */
-	gc(f, 1100, NULL, 0, &st);
+	/* G later: marked (index removed), the pack still there. */
+	gc(f, 1200, NULL, 0, &st);
 	assert_int_equal(st.packs_marked, 1);
 	assert_false(exists(f, ik));
 	assert_true(exists(f, pk));
-	gc(f, 1150, NULL, 0, &st);
+	gc(f, 1250, NULL, 0, &st);
 	assert_int_equal(st.packs_waiting, 1);
 	assert_true(exists(f, pk));
 	/* G after the mark: swept. b was never touched. */
-	gc(f, 1200, NULL, 0, &st);
+	gc(f, 1300, NULL, 0, &st);
 	assert_int_equal(st.packs_swept, 1);
 	assert_false(exists(f, pk));
 	assert_int_equal(get_equals(f, &b, bsize, "b"), 0);
@@ -302,66 +329,131 @@ static void test_gc_rescues_a_push_in_flight(void **state)
 	rs_buf_release(&idx2);
 }
 
-/* A remote that fails every write after `budget` of them. */
-struct flaky {
+/*
+ * A remote in front of the fixture's that runs `hook` once, at the first
+ * write (put or delete) of a key starting with `prefix`: before it, or
+ * right after it with `after` (the exact point of a race, without
+ * timing); and that fails every write after `budget` of them (-1: never).
+ */
+struct hooked {
 	struct rs_remote base;
 	struct rs_remote *inner;
-	int budget;
+	const char *prefix;
+	int after, fired, budget;
+	void (*hook)(struct hooked *h);
+	struct store_fixture *f;
+	void *arg;
 };
 
-static int flaky_spend(struct flaky *k)
+/* A write: refused once the budget is spent. */
+static int hk_spend(struct hooked *h)
 {
-	if (k->budget-- <= 0)
+	if (h->budget < 0)
+		return 0;
+	if (h->budget-- <= 0)
 		return rs_error_set(RS_ERETRY, "injected failure");
 	return 0;
 }
 
-static int fk_get(struct rs_remote *r, const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
+static void hk_fire(struct hooked *h, const char *key, int after)
 {
-	struct flaky *k = (struct flaky *)r;
-
-	return k->inner->get(k->inner, key, off, len, out);
+	if (!h->hook || h->fired || h->after != after || strncmp(key, h->prefix, strlen(h->prefix)))
+		return;
+	h->fired = 1;
+	h->hook(h);
 }
 
-static int fk_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)
+/* Before a write: spend the budget, then fire the hook if it is due before. */
+static int hk_begin(struct hooked *h, const char *key)
 {
-	struct flaky *k = (struct flaky *)r;
-	int err = flaky_spend(k);
+	int err = hk_spend(h);
 
-	return err ? err : k->inner->put_buf(k->inner, key, p, n);
+	if (!err)
+		hk_fire(h, key, 0);
+	return err;
 }
 
-static int fk_stat(struct rs_remote *r, const char *key, uint64_t *n)
+/* After a write (its result `err`): fire the hook if it is due after. */
+static int hk_end(struct hooked *h, const char *key, int err)
 {
-	struct flaky *k = (struct flaky *)r;
-
-	return k->inner->stat(k->inner, key, n);
+	hk_fire(h, key, 1);
+	return err;
 }
 
-static int fk_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb, void *payload)
+static int hk_get(struct rs_remote *r, const char *key, uint64_t off, uint64_t len, struct rs_buf *out)
 {
-	struct flaky *k = (struct flaky *)r;
+	struct hooked *h = (struct hooked *)r;
 
-	return k->inner->list(k->inner, prefix, cb, payload);
+	return h->inner->get(h->inner, key, off, len, out);
 }
 
-static int fk_del(struct rs_remote *r, const char *key)
+static int hk_stat(struct rs_remote *r, const char *key, uint64_t *n)
 {
-	struct flaky *k = (struct flaky *)r;
-	int err = flaky_spend(k);
+	struct hooked *h = (struct hooked *)r;
 
-	return err ? err : k->inner->del(k->inner, key);
+	return h->inner->stat(h->inner, key, n);
+}
+
+static int hk_list(struct rs_remote *r, const char *prefix, rs_remote_list_cb cb, void *payload)
+{
+	struct hooked *h = (struct hooked *)r;
+
+	return h->inner->list(h->inner, prefix, cb, payload);
+}
+
+static int hk_put_buf(struct rs_remote *r, const char *key, const void *p, size_t n)
+{
+	struct hooked *h = (struct hooked *)r;
+	int err = hk_begin(h, key);
+
+	return err ? err : hk_end(h, key, h->inner->put_buf(h->inner, key, p, n));
+}
+
+static int hk_put_file(struct rs_remote *r, const char *key, const char *path)
+{
+	struct hooked *h = (struct hooked *)r;
+	int err = hk_begin(h, key);
+
+	return err ? err : hk_end(h, key, h->inner->put_file(h->inner, key, path));
+}
+
+static int hk_del(struct rs_remote *r, const char *key)
+{
+	struct hooked *h = (struct hooked *)r;
+	int err = hk_begin(h, key);
+
+	return err ? err : hk_end(h, key, h->inner->del(h->inner, key));
+}
+
+static void hooked_init(struct hooked *h, struct store_fixture *f, const char *prefix, int after,
+			void (*hook)(struct hooked *h))
+{
+	memset(h, 0, sizeof(*h));
+	h->base.version = RS_REMOTE_VERSION;
+	h->base.get = hk_get;
+	h->base.put_buf = hk_put_buf;
+	h->base.put_file = hk_put_file;
+	h->base.stat = hk_stat;
+	h->base.list = hk_list;
+	h->base.del = hk_del;
+	h->base.display_url = (char *)"hooked";
+	h->inner = f->remote;
+	h->prefix = prefix;
+	h->after = after;
+	h->hook = hook;
+	h->f = f;
+	h->budget = -1;
 }
 
 /* Every gc run (drop, clock, mark, sweep) killed after each of its writes, then run whole. */
 static void test_gc_interrupted_at_every_step(void **state)
 {
 	struct store_fixture *f = *state;
-	struct flaky k;
+	struct hooked k;
 	struct rs_id a, b, apack;
 	struct rs_store_census c = RS_STORE_CENSUS_INIT;
 	uint64_t asize, bsize;
-	int64_t when[] = { 1000, 1100, 1200, 1300 };
+	int64_t when[] = { 1000, 1100, 1200, 1300, 1400 };
 	size_t w;
 	char pk[300];
 
@@ -369,15 +461,7 @@ static void test_gc_interrupted_at_every_step(void **state)
 	apack = remote_new_pack(f, NULL);
 	put(f, "b", 4u << 20, 32, NULL, &b, &bsize);
 	pack_key(pk, sizeof(pk), &apack, "pack");
-	memset(&k, 0, sizeof(k));
-	k.base.version = RS_REMOTE_VERSION;
-	k.base.get = fk_get;
-	k.base.put_buf = fk_put_buf;
-	k.base.stat = fk_stat;
-	k.base.list = fk_list;
-	k.base.del = fk_del;
-	k.base.display_url = (char *)"flaky";
-	k.inner = f->remote;
+	hooked_init(&k, f, "", 0, NULL);
 	for (w = 0; w < sizeof(when) / sizeof(*when); w++) {
 		struct rs_gc_options o = { 0 };
 		struct rs_gc_stats st;
@@ -385,6 +469,7 @@ static void test_gc_interrupted_at_every_step(void **state)
 
 		o.now = when[w];
 		o.grace = 100;
+		o.judge = judge_drop;
 		for (budget = 0; err != 0 && budget < 20; budget++) {
 			k.budget = budget;
 			memset(&st, 0, sizeof(st));
@@ -398,10 +483,249 @@ static void test_gc_interrupted_at_every_step(void **state)
 		}
 		assert_int_equal(err, 0);
 	}
-	/* Interruptions only delay: a's pack is gone after the same four runs. */
+	/* Interruptions only delay: a's pack is gone after the same five runs. */
 	assert_false(exists(f, pk));
 	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
 	assert_int_equal(verify(f, &b, bsize, 1), RS_VERIFY_OK);
+}
+
+/* The same with the default grace period, G = 24 h. */
+static void gc_at(struct rs_remote *remote, int64_t now, const struct rs_id *drop, size_t ndrop,
+		  struct rs_gc_stats *st)
+{
+	gc_through(remote, now, 86400, drop, ndrop, st);
+}
+
+/* Three gc runs at +0 h, +25 h and +50 h, while the push waits to write its manifest. */
+static void three_runs_in_a_jumping_clock(struct hooked *h)
+{
+	struct rs_gc_stats st;
+	int64_t t0 = 1800000000;
+
+	gc_at(h->inner, t0, NULL, 0, &st);
+	assert_int_equal(st.packs_started, 1);
+	gc_at(h->inner, t0 + 25 * 3600, NULL, 0, &st);
+	assert_int_equal(st.packs_marked, 1);
+	gc_at(h->inner, t0 + 50 * 3600, NULL, 0, &st);
+	assert_int_equal(st.packs_swept, 1); /* the push's own new pack is gone */
+}
+
+/*
+ * A push in flight loses nothing, whatever the clocks say: its pack is
+ * uploaded, then three collections (the clock jumping a day each time)
+ * clock, mark and sweep it before its manifest is written. The push
+ * finds out after publishing its manifest, sends the pack again under a
+ * new id and rewrites the manifest: it reads back, deep verify passes.
+ */
+static void test_push_outlives_gc_under_a_jumping_clock(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+	struct hooked h;
+	struct rs_id a;
+	uint64_t asize;
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/a", f->dir);
+	write_file(path, 3u << 20, 61, NULL);
+	test_file_id(path, &a, &asize);
+	hooked_init(&h, f, "objects/", 0, three_runs_in_a_jumping_clock);
+	o.cache_dir = f->cache_dir;
+	o.threads = 2;
+	assert_int_equal(rs_store_open(&s, &h.base, &o), 0);
+	assert_int_equal(rs_store_put_file(s, &a, asize, path, NULL, NULL, NULL), 0);
+	rs_store_free(s);
+	assert_true(h.fired);
+	assert_int_equal(get_equals(f, &a, asize, "a"), 0);
+	assert_int_equal(verify(f, &a, asize, 1), RS_VERIFY_OK);
+}
+
+/* The writer of `h->arg` (a saved manifest) publishes it while a sweep has begun. */
+static void publish_saved_manifest(struct hooked *h)
+{
+	struct rs_buf *manifest = h->arg;
+	char hex[RS_ID_HEXSZ + 1], mk[300];
+	struct rs_id oid;
+
+	memcpy(oid.id, manifest->ptr + 16, RS_ID_RAWSZ);
+	rs_id_to_hex(hex, &oid);
+	snprintf(mk, sizeof(mk), "objects/%s", hex);
+	assert_int_equal(h->inner->put_buf(h->inner, mk, manifest->ptr, manifest->len), 0);
+}
+
+/*
+ * A manifest published after the sweeping run read the manifests, but
+ * before it deleted anything: the sweep marks the pack, reads every
+ * manifest again, finds the new one and spares the pack; the next run
+ * rescues it.
+ */
+static void test_sweep_spares_a_pack_named_meanwhile(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_gc_stats st;
+	struct rs_buf manifest;
+	struct rs_id a, pack;
+	struct hooked h;
+	uint64_t asize;
+	char mk[300], pk[300], hex[RS_ID_HEXSZ + 1];
+
+	rs_buf_init(&manifest, 1u << 20);
+	put(f, "a", 3u << 20, 62, NULL, &a, &asize);
+	rs_id_to_hex(hex, &a);
+	snprintf(mk, sizeof(mk), "objects/%s", hex);
+	pack = remote_new_pack(f, NULL);
+	pack_key(pk, sizeof(pk), &pack, "pack");
+	assert_int_equal(f->remote->get(f->remote, mk, 0, UINT64_MAX, &manifest), 0);
+	assert_int_equal(f->remote->del(f->remote, mk), 0);
+	gc_at(f->remote, 1000, NULL, 0, &st);
+	gc_at(f->remote, 1000 + 86400, NULL, 0, &st);
+	assert_int_equal(st.packs_marked, 1);
+	hooked_init(&h, f, "gc/sweeping/", 1, publish_saved_manifest);
+	h.arg = &manifest;
+	gc_at(&h.base, 1000 + 2 * 86400, NULL, 0, &st);
+	assert_true(h.fired);
+	assert_int_equal(st.packs_swept, 0);
+	assert_int_equal(st.packs_spared, 1);
+	assert_true(exists(f, pk));
+	gc_at(f->remote, 1000 + 3 * 86400, NULL, 0, &st);
+	assert_int_equal(st.packs_rescued, 1);
+	assert_int_equal(get_equals(f, &a, asize, "a"), 0);
+	assert_int_equal(verify(f, &a, asize, 1), RS_VERIFY_OK);
+	rs_buf_release(&manifest);
+}
+
+/* A new run records the same bytes: its push finds the manifest and uploads nothing. */
+static void dedup_push(struct hooked *h)
+{
+	struct rs_store_options o = { 0 };
+	struct rs_store_put_stats ps;
+	struct rs_store *s = NULL;
+	const struct rs_id *a = h->arg;
+	char path[400];
+	uint64_t size = 0;
+	struct rs_id id;
+
+	snprintf(path, sizeof(path), "%s/a", h->f->dir);
+	test_file_id(path, &id, &size);
+	assert_memory_equal(id.id, a->id, RS_ID_RAWSZ);
+	o.cache_dir = h->f->cache_dir;
+	assert_int_equal(rs_store_open(&s, h->inner, &o), 0);
+	assert_int_equal(rs_store_put_file(s, a, size, path, NULL, NULL, &ps), 0);
+	rs_store_free(s);
+}
+
+/*
+ * gc drops a session while a push of the same bytes relies on its
+ * manifest. Just before gc deletes it, the push finds it (uploads
+ * nothing, touches it): gc, looking for a touch after the deletion,
+ * brings it back. Just after, the push finds it gone and pushes it
+ * whole. Either way the session reads back, and later runs keep it while
+ * the touch lasts (a grace period after gc first saw it).
+ */
+static void test_gc_keeps_a_manifest_a_push_relies_on(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_gc_stats st;
+	struct hooked h;
+	struct rs_id a;
+	uint64_t asize;
+	int after;
+
+	put(f, "a", 3u << 20, 63, NULL, &a, &asize);
+	/* Just after first (that push leaves no touch), then just before. */
+	for (after = 1; after >= 0; after--) {
+		hooked_init(&h, f, "objects/", after, dedup_push);
+		h.arg = &a;
+		gc_at(&h.base, 1000, &a, 1, &st);
+		assert_true(h.fired);
+		assert_int_equal(get_equals(f, &a, asize, "a"), 0);
+		assert_int_equal(verify(f, &a, asize, 1), RS_VERIFY_OK);
+		if (!after)
+			assert_int_equal(st.manifests_touched, 1);
+	}
+	/*
+	 * The touch is honoured for a grace period after a gc run first saw
+	 * it (the next one: it was written during the run at 1000), then expires.
+	 */
+	gc_at(f->remote, 2000, &a, 1, &st);
+	assert_int_equal(st.manifests_touched, 1);
+	gc_at(f->remote, 2000 + 86399, &a, 1, &st);
+	assert_int_equal(st.manifests_touched, 1);
+	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_OK);
+	gc_at(f->remote, 2000 + 86400, &a, 1, &st);
+	assert_int_equal(st.manifests_removed, 1);
+	assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
+}
+
+static enum rs_gc_verdict verdict_now;
+
+static enum rs_gc_verdict judge_now(const struct rs_id *oid, void *payload)
+{
+	(void)oid;
+	(void)payload;
+	return verdict_now;
+}
+
+/*
+ * A dropped manifest is set aside, not deleted: a run that finds the
+ * session kept again (recorded again, pinned) brings it back; one that
+ * finds no run naming it keeps it set aside however old; only a run a
+ * grace period later that still drops it deletes it.
+ */
+static void test_set_aside_manifest_is_judged_again(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_gc_options o = { 0 };
+	struct rs_gc_stats st;
+	struct rs_id a;
+	uint64_t asize;
+	char tk[300], hex[RS_ID_HEXSZ + 1];
+	int64_t when[] = { 1000, 1050, 5000, 5001, 5100, 9000 };
+	enum rs_gc_verdict verdict[] = { RS_GC_DROP, RS_GC_KEEP, RS_GC_DROP, RS_GC_UNKNOWN,
+					 RS_GC_UNKNOWN, RS_GC_DROP };
+	size_t w;
+
+	put(f, "a", 2u << 20, 64, NULL, &a, &asize);
+	rs_id_to_hex(hex, &a);
+	snprintf(tk, sizeof(tk), "trash/%s", hex);
+	o.grace = 100;
+	o.judge = judge_now;
+	for (w = 0; w < sizeof(when) / sizeof(*when); w++) {
+		o.now = when[w];
+		verdict_now = verdict[w];
+		memset(&st, 0, sizeof(st));
+		assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+		assert_int_equal(rs_store_gc_drop(f->remote, &c, verdict[w] == RS_GC_DROP ? &a : NULL,
+						  verdict[w] == RS_GC_DROP, &o, &st), 0);
+		assert_int_equal(rs_store_gc_collect(f->remote, &c, &o, &st), 0);
+		rs_store_census_release(&c);
+		switch (w) {
+		case 0: /* set aside: reported removed, the copy kept */
+			assert_int_equal(st.manifests_removed, 1);
+			assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
+			assert_true(exists(f, tk));
+			break;
+		case 1: /* kept again: back, readable */
+			assert_int_equal(st.manifests_restored, 1);
+			assert_int_equal(get_equals(f, &a, asize, "a"), 0);
+			break;
+		case 2: /* dropped again: set aside again (the old copy served) */
+			assert_int_equal(st.manifests_removed, 1);
+			break;
+		case 3: case 4: /* no run names it: kept set aside, even past the grace */
+			assert_int_equal(st.manifests_pending, 1);
+			assert_int_equal(st.manifests_confirmed, 0);
+			assert_true(exists(f, tk));
+			break;
+		case 5: /* dropped, a grace period later: deleted for good */
+			assert_int_equal(st.manifests_confirmed, 1);
+			assert_false(exists(f, tk));
+			assert_int_equal(verify(f, &a, asize, 0), RS_VERIFY_REMOVED);
+			break;
+		}
+	}
 }
 
 /*
@@ -522,12 +846,13 @@ static void test_put_checks_the_packs_of_a_listed_manifest(void **state)
 	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
 	assert_int_equal(rs_store_put_file(s, &x, xsize, path, NULL, NULL, &st), 0);
 	assert_true(st.already_present);
-	/* the manifest listed, its size read; the .pack and its .quarantine */
-	assert_int_equal(stat_calls, 2 + 2);
+	/* the manifest listed, listed again after the touch (gc's protocol:
+	   docs/store-format.md), its size read; the .pack and its .quarantine */
+	assert_int_equal(stat_calls, 3 + 2);
 	stat_calls = 0;
 	assert_int_equal(rs_store_put_file(s, &x, xsize, path, NULL, NULL, &st), 0);
 	assert_true(st.already_present);
-	assert_int_equal(stat_calls, 2);
+	assert_int_equal(stat_calls, 3);
 	rs_store_free(s);
 	f->remote->stat = real_stat;
 
@@ -599,8 +924,10 @@ static void test_gc_repacks_a_mostly_unused_pack(void **state)
 	}
 	gc(f, 1000, &x, 1, &st);
 	assert_int_equal(st.manifests_removed, 1);
+	gc(f, 1100, NULL, 0, &st);
+	assert_int_equal(st.manifests_confirmed, 1);
 
-	o.now = 1000;
+	o.now = 1100;
 	o.grace = 100;
 	o.repack = 0.5;
 	memset(&st, 0, sizeof(st));
@@ -613,9 +940,9 @@ static void test_gc_repacks_a_mostly_unused_pack(void **state)
 	assert_int_equal(verify(f, &y, ysize, 1), RS_VERIFY_OK);
 	/* The old pack is now unreferenced: clock, mark, sweep. */
 	pack_key(pk, sizeof(pk), &xpack, "pack");
-	gc(f, 1100, NULL, 0, &st);
 	gc(f, 1200, NULL, 0, &st);
 	gc(f, 1300, NULL, 0, &st);
+	gc(f, 1400, NULL, 0, &st);
 	assert_false(exists(f, pk));
 	assert_int_equal(get_equals(f, &y, ysize, "y"), 0);
 }
@@ -631,6 +958,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gc_repacks_a_mostly_unused_pack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_checks_the_packs_of_a_listed_manifest, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_push_outlives_gc_under_a_jumping_clock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep_spares_a_pack_named_meanwhile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_keeps_a_manifest_a_push_relies_on, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_aside_manifest_is_judged_again, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
