@@ -387,11 +387,15 @@ static int csv_parse(struct csv *c, const char *text, size_t len)
 static int column_chart(struct rs_buf *out, const struct csv *c, size_t y, const double *x,
 			const char *caption, const char *cls)
 {
-	double *xs = malloc(c->nrows * sizeof(double)), *ys = malloc(c->nrows * sizeof(double));
+	double *xs, *ys;
 	struct frame f;
 	size_t n = 0;
 	int err = 0;
 
+	if (c->nrows < 2)
+		return 0; /* no line to draw */
+	xs = malloc(c->nrows * sizeof(double));
+	ys = malloc(c->nrows * sizeof(double));
 	if (!xs || !ys) {
 		free(xs);
 		free(ys);

@@ -223,7 +223,8 @@ static int put_outputs(json_t *root, const char *dir, const struct timespec *sin
 	err = walk(&o, fd, "", 0);
 	if (err)
 		goto out;
-	qsort(o.files, o.n, sizeof(*o.files), by_size_desc);
+	if (o.n) /* qsort(NULL, 0, ...) is undefined */
+		qsort(o.files, o.n, sizeof(*o.files), by_size_desc);
 	out = json_object();
 	files = json_object();
 	if (!out || !files || json_object_set_new(root, "out", out) != 0) {
