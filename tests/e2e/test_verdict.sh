@@ -33,13 +33,13 @@ pass "the first run says there is no earlier run to compare with"
 
 record b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2 100 --seed 5 --noise 1 --new-lib-function trace_contacts:0.14
 summary_of b2b2
-grep -qE '^\*\*Verdict\*\* \(against the earlier comparable runs\): \+[0-9]+% vs a1a1a1a: new call HealthSystemScheduler\.apply -\\> trace\\_contacts \([0-9.]+ s\)$' \
+grep -qE '^\*\*Verdict\*\* \(against the earlier comparable runs\): \+[0-9]+% vs a1a1a1a: new call HealthSystemScheduler\.apply -&gt; trace\\_contacts \([0-9.]+ s\)$' \
 	"$T/summary-b2b2.md" || { cat "$T/summary-b2b2.md" >&2; fail "summary.md of the slow run lacks the verdict naming trace_contacts"; }
 # the verdict sits under the title, before the run's table
 [ "$(sed -n 3p "$T/summary-b2b2.md" | cut -c1-11)" = "**Verdict**" ] ||
 	{ cat "$T/summary-b2b2.md" >&2; fail "the verdict is not the line under the title"; }
 git show HEAD:README.md >"$T/readme"
-grep -qE '\| \+[0-9]+% vs a1a1a1a: new call HealthSystemScheduler\.apply -\\> trace\\_contacts \([0-9.]+ s\) \| \[[^]]*b2b2b2b\]' "$T/readme" ||
+grep -qE '\| \+[0-9]+% vs a1a1a1a: new call HealthSystemScheduler\.apply -&gt; trace\\_contacts \([0-9.]+ s\) \| \[[^]]*b2b2b2b\]' "$T/readme" ||
 	{ cat "$T/readme" >&2; fail "README row of the slow run lacks its verdict"; }
 has "$T/readme" "| no earlier run to compare with | [" "the first run's row keeps its verdict"
 # the index line carries it (what the README is rendered from)
