@@ -277,7 +277,12 @@ static int32_t node_of(struct rs_phases *ph, int32_t parent, uint32_t fid, int *
 	}
 	/* the timeline holds one column per node (+ the slice's time): widen it */
 	if (ph->nnodes + 2 > ph->stride) {
+		/* doubling, but never past the last node's column: at most
+		   RS_PHASES_MAX_SLICES * (RS_PHASES_MAX_NODES + 2) doubles */
 		size_t stride = old_stride ? old_stride * 2 : 64;
+
+		if (stride > RS_PHASES_MAX_NODES + 2)
+			stride = RS_PHASES_MAX_NODES + 2;
 		double *grown = calloc(RS_PHASES_MAX_SLICES * stride, sizeof(*grown));
 
 		if (!grown) {

@@ -45,7 +45,7 @@
 #define RS_PHASES_MAX_SPEC 512     /* bytes of a spec */
 #define RS_PHASES_MAX_SLICES 240   /* timeline slices */
 #define RS_PHASES_MAX_DEPTH 12     /* stack levels looked at for the default */
-#define RS_PHASES_MAX_NODES 4096   /* call paths kept for the default */
+#define RS_PHASES_MAX_NODES 1024   /* call paths kept for the default (2 MB of timeline) */
 #define RS_PHASES_DEFAULT_MAX 8    /* default phases at most */
 
 struct rs_phases;
