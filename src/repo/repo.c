@@ -225,6 +225,35 @@ int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, 
 	return 0;
 }
 
+int rs_repo_read_marker(struct rs_repo *r, const char *rev, json_t **out)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	json_t *root = NULL;
+	json_error_t jerr;
+	int err;
+
+	*out = NULL;
+	err = rs_repo_read_tree_file(r, rev, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text);
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = 0;
+		goto out;
+	}
+	if (err)
+		goto out;
+	root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		err = rs_error_set(RS_ECORRUPT, "'%s' is not a JSON object: %s", RS_REPO_MARKER,
+				   jerr.text);
+		goto out;
+	}
+	*out = root;
+out:
+	rs_buf_release(&text);
+	return err;
+}
+
 int rs_repo_committed_remote(struct rs_repo *r, struct rs_buf *out)
 {
 	struct rs_buf text = RS_BUF_INIT;

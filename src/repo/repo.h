@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <git2.h>
+#include <jansson.h>
 
 #include "remote/remote.h"
 #include "repo/config.h"
@@ -56,6 +57,14 @@ struct rs_repo {
  */
 RS_MUST_CHECK
 int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out);
+
+/*
+ * RS_REPO_MARKER committed in the tree of `rev` ("HEAD" when NULL),
+ * parsed (duplicate keys refused), in *out (the caller's); NULL in *out
+ * when there is no such file. RS_ECORRUPT when it is not a JSON object.
+ */
+RS_MUST_CHECK
+int rs_repo_read_marker(struct rs_repo *r, const char *rev, json_t **out);
 
 /*
  * The blob `id` in *out (the caller's, git_blob_free), after its size was

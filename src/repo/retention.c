@@ -101,25 +101,13 @@ static int parse_policy(struct rs_retention *out, json_t *ret)
 
 int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *out)
 {
-	struct rs_buf text = RS_BUF_INIT;
 	json_t *root = NULL, *ret;
-	json_error_t jerr;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = rs_repo_read_tree_file(r, rev, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text);
-	if (err == RS_ENOTFOUND) {
-		rs_error_clear();
-		err = 0;
+	err = rs_repo_read_marker(r, rev, &root);
+	if (err || !root)
 		goto out;
-	}
-	if (err)
-		goto out;
-	root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(root)) {
-		err = rs_error_set(RS_ECORRUPT, "'%s' is not a JSON object: %s", RS_REPO_MARKER, jerr.text);
-		goto out;
-	}
 	ret = json_object_get(root, "retention");
 	if (!ret)
 		goto out;
@@ -130,7 +118,6 @@ int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *o
 	err = parse_policy(out, ret);
 out:
 	json_decref(root);
-	rs_buf_release(&text);
 	return err;
 }
 

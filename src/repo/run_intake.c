@@ -81,37 +81,19 @@ static void drop_last_file(struct rs_run *run)
 
 /*
  * The committed "phases" of .results.json (session/phases.h), or NULL in
- * *out when there are none; RS_EUSAGE naming the problem when the file
- * or the setting is malformed.
+ * *out when there are none; RS_ECORRUPT when the file is not a JSON
+ * object (rs_phases_new judges the setting itself).
  */
 static int phases_config(struct rs_repo *repo, json_t **out)
 {
-	struct rs_buf text = RS_BUF_INIT;
 	json_t *config = NULL, *phases;
-	json_error_t jerr;
-	int err;
+	int err = rs_repo_read_marker(repo, NULL, &config);
 
 	*out = NULL;
-	err = rs_repo_read_tree_file(repo, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &text);
-	if (err == RS_ENOTFOUND) {
-		rs_error_clear();
-		err = 0;
-		goto out;
-	}
-	if (err)
-		goto out;
-	config = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(config)) {
-		err = rs_error_set(RS_EUSAGE, "%s is not a JSON object (line %d: %s)",
-				   RS_REPO_MARKER, jerr.line, config ? "not an object" : jerr.text);
-		goto out;
-	}
 	phases = json_object_get(config, "phases");
-	if (phases)
+	if (!err && phases)
 		*out = json_incref(phases);
-out:
 	json_decref(config);
-	rs_buf_release(&text);
 	return err;
 }
 
