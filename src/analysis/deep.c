@@ -794,119 +794,7 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 	return err;
 }
 
-/* ---- differential flame graph ------------------------------------------ */
-
-#define FLAME_DEPTH 48
-#define FLAME_ROW 18
-
-/* Children of each path, by index into d->paths (heaviest head first). */
-struct flame {
-	const struct rs_deep_diff *d;
-	size_t *first, *next;   /* first child, next sibling; (size_t)-1 none */
-	double root;            /* the head's time */
-	size_t depth_max;
-};
-
-/*
- * A path of the head with no base figure: new, unless the figures come
- * from pruned trees and it is small enough to have been cut from the
- * base's tree (twice the cut: figures move that much between runs).
- */
-static int is_new(const struct flame *fl, const struct rs_path_delta *p)
-{
-	return p->base_total <= 0 &&
-	       p->head_total >= 2 * fl->d->unknown_below * fl->root;
-}
-
-/* A path's change; 0 when one side was only cut from a pruned tree. */
-static double flame_change(const struct flame *fl, const struct rs_path_delta *p)
-{
-	if (fl->d->unknown_below > 0 && (p->head_total <= 0 || (p->base_total <= 0 && !is_new(fl, p))))
-		return 0;
-	return p->head_total - p->base_total;
-}
-
-/*
- * The change in seconds of path `i` not passed on to the frames drawn
- * below it (its own time and calls too small to draw), as a share of the
- * base run: callers of a changed function stay grey, as in a differential
- * flame graph of own time.
- */
-static double flame_delta(const struct flame *fl, size_t i)
-{
-	const struct rs_path_delta *p = &fl->d->paths[i];
-	double delta = flame_change(fl, p);
-
-	for (size_t c = fl->first[i]; c != (size_t)-1; c = fl->next[c])
-		delta -= flame_change(fl, &fl->d->paths[c]);
-	/* pruned trees miss small children on one side: a frame whose total
-	 * grew is not shown as shrinking (nor the reverse) for that */
-	if (fl->d->unknown_below > 0 && delta * flame_change(fl, p) < 0)
-		delta = 0;
-	return fl->d->base_time > 0 ? delta / fl->d->base_time : 0;
-}
-
-/* The frame's tooltip: its path, base -> head total and its own change. */
-static int flame_title(struct rs_buf *out, const struct flame *fl,
-		       const struct rs_path_delta *p, double delta)
-{
-	int err;
-
-	err = rs_escape_html_attr(out, p->path);
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "&#10;");
-	if (err)
-		return err;
-	err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
-				: rs_buf_puts(out, is_new(fl, p) ? "new"
-							 : "below the stored tree's cut");
-	if (err)
-		return err;
-	err = put_seconds(out, " &#8594; ", p->head_total);
-	if (err)
-		return err;
-	return rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
-}
-
-static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,
-		      size_t depth)
-{
-	const struct rs_path_delta *p = &fl->d->paths[i];
-	double w = p->head_total / fl->root, delta, k;
-	int r, g, b;
-	int err;
-
-	if (depth >= FLAME_DEPTH || w <= 0)
-		return 0;
-	delta = flame_delta(fl, i);
-	k = fmin(1.0, fabs(delta) / 0.02);
-	if (is_new(fl, p)) {              /* new in the head: full red */
-		r = 207, g = 34, b = 46;
-	} else if (delta > 0) {           /* grew: towards red */
-		r = 234 - (int)(27 * k), g = 234 - (int)(200 * k), b = 234 - (int)(188 * k);
-	} else {                          /* shrank: towards blue */
-		r = 234 - (int)(225 * k), g = 234 - (int)(129 * k), b = 234 - (int)(16 * k);
-	}
-	err = rs_buf_printf(out, "<div class=\"f%s\" style=\"left:%.4f%%;width:%.4f%%;top:%zupx;"
-				 "background:rgb(%d,%d,%d)\" title=\"",
-			    is_new(fl, p) ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
-			    left * 100, w * 100, depth * FLAME_ROW, r, g, b);
-	if (err)
-		return err;
-	err = flame_title(out, fl, p, delta);
-	if (err)
-		return err;
-	err = rs_escape_html_text(out, rs_deep_last_label(p->path));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "</div>\n");
-	for (size_t c = fl->first[i]; !err && c != (size_t)-1; c = fl->next[c]) {
-		err = flame_node(out, fl, c, left, depth + 1);
-		left += fl->d->paths[c].head_total / fl->root;
-	}
-	return err;
-}
+/* ---- the head run's call tree over the paths ------------------------- */
 
 const char *rs_deep_last_label(const char *path)
 {
@@ -915,15 +803,6 @@ const char *rs_deep_last_label(const char *path)
 	for (const char *q = strstr(path, " > "); q; q = strstr(q + 3, " > "))
 		label = q + 3;
 	return label;
-}
-
-static size_t path_depth(const char *p)
-{
-	size_t n = 1;
-
-	for (p = strstr(p, " > "); p; p = strstr(p + 3, " > "))
-		n++;
-	return n;
 }
 
 int rs_deep_tree(const struct rs_deep_diff *d, int skip_empty, size_t **first,
@@ -990,84 +869,6 @@ out:
 	return err;
 }
 
-/* The page up to the graph: title, style (the graph `depth` rows high) and key. */
-static int flame_page_head(struct rs_buf *out, const struct rs_deep_diff *d, const char *title,
-			   size_t depth)
-{
-	int err;
-
-	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
-	if (err)
-		return err;
-	err = rs_escape_html_text(out, title ? title : "differential flame graph");
-	if (err)
-		return err;
-	err = rs_buf_printf(out, "</title><style>"
-		"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1f2328}"
-		".fg{position:relative;width:100%%;height:%zupx;border:1px solid #d0d7de}"
-		/* no padding, one border: a tiny frame stays tiny instead
-		 * of growing to its padding and borders */
-		".f{position:absolute;height:%dpx;box-sizing:border-box;border-right:1px solid #fff;"
-		"border-bottom:1px solid #fff;overflow:hidden;white-space:nowrap;"
-		"font:11px/16px ui-monospace,monospace;text-indent:2px}"
-		".f:hover{outline:1px solid #1f2328}.key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}"
-		"</style></head><body>\n<h1>", depth * FLAME_ROW + 2, FLAME_ROW);
-	if (err)
-		return err;
-	err = rs_escape_html_text(out, title ? title : "differential flame graph");
-	if (err)
-		return err;
-	err = rs_buf_printf(out, "</h1>\n<p class=\"key\">The head run's call paths (at least %g%% of a run), ",
-			    d->unknown_below > 0 ? d->unknown_below * 100 : 0.1);
-	if (err)
-		return err;
-	return rs_buf_puts(out, ""
-			  "widths by the head's time, colour by the change in each frame's time that is not in the frames below it "
-			  "(as a share of the base run; paths new in the head in full red):"
-			  "<span style=\"background:rgb(207,34,46)\"></span>new"
-			  "<span style=\"background:rgb(214,71,104)\"></span>grew"
-			  "<span style=\"background:rgb(234,234,234)\"></span>same"
-			  "<span style=\"background:rgb(9,105,218)\"></span>shrank. Hover a frame for its figures.</p>\n"
-			  "<div class=\"fg\">\n");
-}
-
-int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title)
-{
-	struct flame fl = { d, NULL, NULL, d->head_time, 0 };
-	size_t *order = NULL, i, depth = 0;
-	double left = 0;
-	int err;
-
-	err = rs_deep_tree(d, 0, &fl.first, &fl.next, &order);
-	if (err)
-		goto out;
-	for (i = 0; i < d->n_paths; i++)
-		if (path_depth(d->paths[i].path) > depth)
-			depth = path_depth(d->paths[i].path);
-	if (depth > FLAME_DEPTH)
-		depth = FLAME_DEPTH;
-	err = flame_page_head(out, d, title, depth);
-	if (err)
-		goto out;
-	for (i = 0; !err && i < d->n_paths && fl.root > 0; i++) {
-		const char *p = d->paths[order[i]].path;
-
-		if (strstr(p, " > "))
-			continue;
-		/* several roots (threads) side by side, widths shares of the run */
-		err = flame_node(out, &fl, order[i], left, 0);
-		left += d->paths[order[i]].head_total / fl.root;
-	}
-	if (err)
-		goto out;
-	err = rs_buf_puts(out, "</div>\n</body></html>\n");
-out:
-	free(fl.first);
-	free(fl.next);
-	free(order);
-	return err;
-}
-
 /* ---- the same from two stored summaries' call trees ------------------- */
 
 static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, const json_t *node,
@@ -1081,7 +882,7 @@ static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, cons
 	size_t i;
 	int err = 0;
 
-	if (depth > FLAME_DEPTH + 1 || !fn)
+	if (depth > RS_DEEP_TREE_DEPTH + 1 || !fn)
 		return 0;
 	if (depth > 0) { /* [root] is nobody's frame */
 		const char *base = file ? (strrchr(file, '/') ? strrchr(file, '/') + 1 : file) : "";

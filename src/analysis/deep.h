@@ -22,6 +22,9 @@
 #include "analysis/render.h"
 #include "results/buf.h"
 
+/* Levels of a stored call tree read at most (a flame graph draws 48 rows). */
+#define RS_DEEP_TREE_DEPTH 48
+
 struct rs_path_delta {
 	char *path;        /* function names joined by " > " (borrowed labels) */
 	size_t depth;
@@ -94,18 +97,6 @@ const char *rs_deep_last_label(const char *path);
 RS_MUST_CHECK
 int rs_deep_tree(const struct rs_deep_diff *d, int skip_empty, size_t **first,
 		 size_t **next, size_t **order);
-
-/*
- * A differential flame graph as one self-contained HTML page (inline CSS,
- * no script, no network): the head run's call paths as an icicle, widths
- * by the head's time, each frame coloured by the change in its time that
- * is not in the frames drawn below it, as a share of the base run (a path
- * new in the head: red; grew: towards red; shrank: towards blue; 2% or
- * more: full colour; callers of a changed function stay grey),
- * its figures in the tooltip.
- */
-RS_MUST_CHECK
-int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title);
 
 /*
  * A path diff from two run.json records' stored call trees (pruned at

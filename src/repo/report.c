@@ -12,6 +12,7 @@
 
 #include "analysis/check.h"
 #include "analysis/deep.h"
+#include "analysis/flame.h"
 #include "analysis/diff.h"
 #include "analysis/open.h"
 #include "repo/owncode_config.h"
