@@ -429,6 +429,13 @@ int rs_flame_graph(struct rs_buf *out, const struct rs_deep_diff *d, enum rs_fla
 	if (depth > FLAME_DEPTH)
 		depth = FLAME_DEPTH;
 	err = rs_buf_puts(out, "<div class=\"fgw\">\n");
+	if (!err && kind == RS_FLAME_RUN)
+		err = rs_buf_puts(out, "<p class=\"muted key\">The call tree as an icicle: each frame as "
+				  "wide as its total time, its callees below it, the heaviest first; the more of "
+				  "its time a frame spends in its own body, the deeper its orange"
+				  "<span style=\"background:rgb(252,229,180)\"></span>passes its time on"
+				  "<span style=\"background:rgb(232,106,40)\"></span>runs itself"
+				  "<span style=\"background:rgb(130,80,223)\"></span>found by the search.</p>\n");
 	if (!err)
 		err = graph_controls(out);
 	if (!err)
