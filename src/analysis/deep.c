@@ -37,6 +37,7 @@ struct trie {
 	json_t *children;  /* "parent/key" -> node index */
 	json_t *keys;      /* "name\x1ffile" -> key index */
 	char **labels;     /* key index -> display label "name (file)" */
+	size_t *name_lens; /* key index -> bytes of "name" in its label */
 	size_t n_labels, labels_alloc;
 	size_t *fkey;      /* parser function id -> key index + 1 (0: unset) */
 	size_t fkey_alloc;
@@ -55,6 +56,7 @@ static void trie_release(struct trie *t)
 	for (i = 0; i < t->n_labels; i++)
 		free(t->labels[i]);
 	free(t->labels);
+	free(t->name_lens);
 	free(t->nodes);
 	free(t->fkey);
 	free(t->prev);
@@ -110,10 +112,15 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 		if (t->n_labels == t->labels_alloc) {
 			size_t na = t->labels_alloc ? t->labels_alloc * 2 : 256;
 			char **l = realloc(t->labels, na * sizeof(*l));
+			size_t *nl;
 
 			if (!l)
 				return rs_error_set(RS_EGENERIC, "out of memory");
 			t->labels = l;
+			nl = realloc(t->name_lens, na * sizeof(*nl));
+			if (!nl)
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			t->name_lens = nl;
 			t->labels_alloc = na;
 		}
 		if (json_object_set_new(t->keys, t->scratch.ptr, json_integer((json_int_t)t->n_labels)))
@@ -122,6 +129,7 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 		if (rs_buf_printf(&t->scratch, "%s (%s)", name, file))
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		t->labels[t->n_labels] = rs_buf_detach(&t->scratch, NULL);
+		t->name_lens[t->n_labels] = strlen(name);
 		*out = t->n_labels++;
 	}
 	t->fkey[fid] = *out + 1;
@@ -380,7 +388,7 @@ int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
  * new; `index` maps a path's text to its row, `*alloc` is the rows' room.
  */
 static int path_delta_at(struct rs_path_delta **out, struct rs_deep_diff *d, json_t *index,
-			 size_t *alloc, const char *text, size_t depth)
+			 size_t *alloc, const char *text, size_t depth, size_t name_len)
 {
 	json_t *at = json_object_get(index, text);
 	struct rs_path_delta *pd;
@@ -402,6 +410,7 @@ static int path_delta_at(struct rs_path_delta **out, struct rs_deep_diff *d, jso
 	memset(pd, 0, sizeof(*pd));
 	pd->path = strdup(text);
 	pd->depth = depth;
+	pd->name_len = name_len;
 	if (!pd->path || json_object_set_new(index, text, json_integer((json_int_t)d->n_paths))) {
 		free(pd->path);
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -444,7 +453,7 @@ static int trie_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc,
 		if (path_text(&text, t, i, &depth))
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 		if (!err)
-			err = path_delta_at(&pd, d, index, alloc, text.ptr, depth);
+			err = path_delta_at(&pd, d, index, alloc, text.ptr, depth, t->name_lens[nd->key]);
 		if (!err)
 			path_delta_add(pd, side, nd->total, nd->self);
 	}
@@ -892,7 +901,7 @@ static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, cons
 
 		if (rs_buf_printf(&text, "%s%s%s (%s)", prefix, *prefix ? " > " : "", fn, base))
 			return rs_error_set(RS_EGENERIC, "out of memory");
-		err = path_delta_at(&pd, d, index, alloc, text.ptr, depth);
+		err = path_delta_at(&pd, d, index, alloc, text.ptr, depth, strlen(fn));
 		if (err)
 			goto out;
 		v = json_object_get(node, "total");

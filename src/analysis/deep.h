@@ -28,6 +28,8 @@
 struct rs_path_delta {
 	char *path;        /* function names joined by " > " (borrowed labels) */
 	size_t depth;
+	size_t name_len;   /* the last frame's function name: the first bytes
+	                      of rs_deep_last_label(path), before " (file)" */
 	double base_total, head_total;   /* seconds spent in the path and below */
 	double base_self, head_self;     /* seconds with the path's last frame executing */
 };

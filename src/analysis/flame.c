@@ -248,23 +248,24 @@ static const char *frame_colour(const struct flame *fl, const struct rs_path_del
 }
 
 /*
- * The function and the file of a path's last frame, "name (file)"; the
- * file is "" when the label has none.
+ * The function and the file of a path's last frame, "name (file)", cut
+ * where the path says the name ends (names and files may hold " (" and
+ * ")" themselves); the file is "" when the label has none.
  */
 static void frame_parts(const struct rs_path_delta *p, const char **name, size_t *name_len,
 			const char **file, size_t *file_len)
 {
-	const char *label = rs_deep_last_label(p->path), *paren = strrchr(label, '(');
-	size_t len = strlen(label);
+	const char *label = rs_deep_last_label(p->path);
+	size_t len = strlen(label), n = p->name_len;
 
 	*name = label;
 	*name_len = len;
 	*file = "";
 	*file_len = 0;
-	if (paren && paren > label && paren[-1] == ' ' && label[len - 1] == ')') {
-		*name_len = (size_t)(paren - 1 - label);
-		*file = paren + 1;
-		*file_len = (size_t)(label + len - 1 - *file);
+	if (n + 3 <= len && label[n] == ' ' && label[n + 1] == '(' && label[len - 1] == ')') {
+		*name_len = n;
+		*file = label + n + 2;
+		*file_len = len - n - 3;
 	}
 }
 

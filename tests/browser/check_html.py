@@ -384,13 +384,23 @@ def check_zoom(page, shots, name, target, needle=None, width=FLAME_WIDTH):
     check(not bad, '%s: every frame\'s accessible name gives its function, file and time %s' % (name, bad[:3]))
     b, c = z['before'], z['clicked']
     check(z['visibleBefore'] == n, '%s: every frame is shown before a zoom (%d of %d)' % (name, z['visibleBefore'], n))
-    check(b['w'] < 0.9 * gw, '%s: the target is narrower than the graph before the zoom (%g of %g px)' % (name, b['w'], gw))
+    # a frame as wide as the graph shows no zoom in a screenshot (the
+    # hostile names' tiny session has no other): measured below only when narrower
+    narrow = b['w'] < 0.9 * gw
     # click to zoom
     check(near(c['w'], gw) and near(c['left'], 0),
           '%s: a click zooms: the frame fills the graph (%g px at %g, graph %g px)' % (name, c['w'], c['left'], gw))
-    check(near(c['y'], b['y']), '%s: the zoomed frame keeps its row' % name)
-    check(0 < z['visibleClicked'] < n, '%s: frames outside its subtree are hidden (%d of %d shown)'
-          % (name, z['visibleClicked'], n))
+    check(near(c['top'], b['top']), '%s: the zoomed frame keeps its row (%g, %g px from the top)'
+          % (name, c['top'], b['top']))
+    def chain(i):
+        out = []
+        while i >= 0:
+            out.append(i)
+            i = frames[i]['p']
+        return out
+    keep = sum(1 for i in range(n) if t in chain(i) or i in chain(t))
+    check(z['visibleClicked'] == keep, '%s: only its callers and its subtree are shown (%d of %d, want %d)'
+          % (name, z['visibleClicked'], n, keep))
     check(not z['outside'], '%s: its callers span the graph, its callees lie inside it %s' % (name, z['outside']))
     check(z['focusedClicked'] == t, '%s: the clicked frame has the focus' % name)
     depth = frames[t]['d']
@@ -416,7 +426,7 @@ def check_zoom(page, shots, name, target, needle=None, width=FLAME_WIDTH):
     after = [i for i in row if i > z['down']]
     check(z['right'] == (after[0] if after else z['down']) and z['left'] == z['down'],
           '%s: ArrowRight and ArrowLeft move along the row (%d, %d)' % (name, z['right'], z['left']))
-    check(near(z['entered']['w'], gw) and z['visibleEntered'] < n and z['focusedEntered'] == t,
+    check(near(z['entered']['w'], gw) and z['visibleEntered'] == keep and z['focusedEntered'] == t,
           '%s: Enter zooms into the focused frame (%g px of %g)' % (name, z['entered']['w'], gw))
     check(near(z['enterEscaped']['w'], b['w'], 1) and z['visibleEnterEscaped'] == n,
           '%s: then Escape resets it (%g px)' % (name, z['enterEscaped']['w']))
@@ -448,7 +458,9 @@ def check_zoom(page, shots, name, target, needle=None, width=FLAME_WIDTH):
 
     # screenshots: the search typed, before and after a click on the target
     # (when the search finds the target: its purple is what is measured)
-    if low not in frames[t]['text'].lower():
+    if low not in frames[t]['text'].lower() or not narrow:
+        print('# %s: no screenshot of the zoom (%s)' % (name, 'the search does not find the target' if narrow
+                                                         else 'the target spans the graph already'))
         return z
     js_search = ('var q=document.querySelector(".fgw .fgq");q.value=%s;'
                  'q.dispatchEvent(new Event("input",{bubbles:true}));') % json.dumps(z['needle']).replace('<', '\\u003c')

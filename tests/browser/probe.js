@@ -135,7 +135,8 @@
     var box = function (e) {
       var r = e.getBoundingClientRect();
       return { x: r.left + window.scrollX, y: r.top + window.scrollY, w: r.width, h: r.height,
-               left: r.left - gx, shown: getComputedStyle(e).display !== 'none' };
+               left: r.left - gx, top: r.top - fg.getBoundingClientRect().top,
+               shown: getComputedStyle(e).display !== 'none' };
     };
     var visible = function () { return frames.filter(function (e) { return box(e).shown; }).length; };
     var index = function (e) { return e ? frames.indexOf(e) : -1; };
