@@ -13,7 +13,9 @@
  * flattened to "a > b > c" strings and matched by string.
  */
 #include "analysis/deep.h"
+#include "analysis/culprit.h"
 #include "session/session.h"
+#include "session/summary.h"
 #include "results/error.h"
 #include "results/escape.h"
 
@@ -211,10 +213,17 @@ static int on_sample(void *ctx, const struct rs_session_parser *p,
 	return 0;
 }
 
-static int build(struct trie *t, const char *path, const json_t *renames)
+/*
+ * Stream the session at `path` into trie `t`. With `summary`, the same
+ * single pass also summarises it (session/summary.h) with its whole call
+ * tree (RS_DEEP_SUMMARY_DEPTH levels, RS_SUMMARY_MAX_NODES nodes), for
+ * the culprits (the stored summary's tree stops at 0.5% and 40 levels).
+ */
+static int build(struct trie *t, const char *path, const json_t *renames, json_t **summary)
 {
 	struct rs_session_callbacks cb = { 0 };
-	struct rs_session_parser *p = NULL;
+	struct rs_summary_options so = { 0 };
+	struct rs_summary *s = NULL;
 	char *chunk = NULL;
 	FILE *in;
 	size_t got;
@@ -232,21 +241,28 @@ static int build(struct trie *t, const char *path, const json_t *renames)
 				      "cannot open '%s'", path);
 	cb.ctx = t;
 	cb.sample = on_sample;
+	so.chain = &cb;
+	/* every node (up to the summary's node cap): a tree cut at any share
+	 * hides where a thin new call's time went, as the stored one does */
+	so.prune_fraction = 1e-12;
+	so.max_depth = RS_DEEP_SUMMARY_DEPTH;
 	chunk = malloc(1 << 20);
-	err = chunk ? rs_session_parser_new(&p, &cb) : rs_error_set(RS_EGENERIC, "out of memory");
+	err = chunk ? rs_summary_new(&s, &so) : rs_error_set(RS_EGENERIC, "out of memory");
 	while (!err) {
 		got = fread(chunk, 1, 1 << 20, in);
 		if (!got)
 			break;
-		err = rs_session_parser_feed(p, chunk, got);
+		err = rs_summary_feed(s, chunk, got);
 	}
 	if (!err && ferror(in))
 		err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
 	if (!err)
-		err = rs_session_parser_finish(p);
+		err = rs_summary_finish(s);
 	if (err && err != RS_EGENERIC)
 		rs_error_wrap(err, "%s", path);
-	rs_session_parser_free(p);
+	if (!err && summary)
+		err = rs_summary_json(s, summary);
+	rs_summary_free(s);
 	free(chunk);
 	fclose(in);
 	return err;
@@ -466,22 +482,43 @@ static int trie_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc,
  * applied); `*head` is tr[1], or tr[0] when the two are one file.
  */
 static int build_tries(struct trie tr[2], const struct trie **head, const char *base_session,
-		       const char *head_session, const json_t *renames)
+		       const char *head_session, const json_t *renames, json_t *summaries[2])
 {
+	int same = !strcmp(head_session, base_session) && !json_object_size(renames);
 	int err;
 
 	*head = &tr[0];
-	err = build(&tr[0], base_session, renames);
+	/* A session against itself (`results open`): parse it once, no culprits. */
+	err = build(&tr[0], base_session, renames, same ? NULL : &summaries[0]);
 	if (err)
 		return err;
-	/* A session against itself (`results open`): parse it once. */
-	if (!strcmp(head_session, base_session) && !json_object_size(renames))
+	if (same)
 		return 0;
-	err = build(&tr[1], head_session, NULL);
+	err = build(&tr[1], head_session, NULL, &summaries[1]);
 	if (err)
 		return err;
 	*head = &tr[1];
 	return 0;
+}
+
+/*
+ * The culprits of the head's growth by the calling-context rule of
+ * analysis/culprit.h, from the two sessions' own summaries (their whole
+ * call trees, `sums`), per unit of workload as the summary diff judges
+ * time when it does.
+ */
+static int session_culprits(struct rs_deep_diff *d, json_t *sums[2], const struct rs_diff *summary)
+{
+	double scale = 1;
+	int err;
+
+	if (summary && summary->workload_key && summary->base_workload > 0 &&
+	    summary->head_workload > 0)
+		scale = summary->head_workload / summary->base_workload;
+	err = rs_culprits_find(&d->culprits, sums[0], sums[1], scale, 0);
+	if (!err)
+		d->culprits->from_sessions = 1;
+	return err;
 }
 
 int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
@@ -491,7 +528,7 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 	struct trie tr[2];
 	const struct trie *head = &tr[0];
 	struct rs_deep_diff *d = calloc(1, sizeof(*d));
-	json_t *index = json_object(), *renames = NULL;
+	json_t *index = json_object(), *renames = NULL, *sums[2] = { NULL, NULL };
 	size_t alloc = 0;
 	int err = 0;
 
@@ -508,9 +545,14 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 		goto out;
 	}
 	d->n_renamed = json_object_size(renames);
-	err = build_tries(tr, &head, base_session, head_session, renames);
+	err = build_tries(tr, &head, base_session, head_session, renames, sums);
 	if (err)
 		goto out;
+	if (sums[0] && sums[1]) {
+		err = session_culprits(d, sums, summary);
+		if (err)
+			goto out;
+	}
 	err = find_new(d, &tr[0], head, min_share);
 	if (err)
 		goto out;
@@ -529,6 +571,8 @@ out:
 	trie_release(&tr[1]);
 	json_decref(index);
 	json_decref(renames);
+	json_decref(sums[0]);
+	json_decref(sums[1]);
 	if (err) {
 		rs_deep_diff_free(d);
 		return err;
@@ -549,6 +593,7 @@ void rs_deep_diff_free(struct rs_deep_diff *d)
 		free(d->new_funcs[i].label);
 	free(d->new_funcs);
 	free(d->paths);
+	rs_culprits_free(d->culprits);
 	free(d);
 }
 

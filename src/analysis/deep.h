@@ -24,6 +24,8 @@
 
 /* Levels of a stored call tree read at most (a flame graph draws 48 rows). */
 #define RS_DEEP_TREE_DEPTH 48
+/* Levels of a session's call tree the culprits read (culprit.c walks 64). */
+#define RS_DEEP_SUMMARY_DEPTH 62
 
 struct rs_path_delta {
 	char *path;        /* function names joined by " > " (borrowed labels) */
@@ -50,6 +52,9 @@ struct rs_deep_diff {
 	double unknown_below;            /* from pruned trees: a path missing on
 	                                    one side is below this share there,
 	                                    not absent; 0 for sessions */
+	struct rs_culprits *culprits;    /* two sessions: the culprits of the
+	                                    head's growth from their whole call
+	                                    trees (analysis/culprit.h); else NULL */
 };
 
 /*
@@ -66,6 +71,10 @@ int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
  * The same, knowing the renames of the runs' summary diff (`summary`, may
  * be NULL): a renamed function takes its new name in the base session
  * too, so its paths are matched, not shown as one vanished and one new.
+ * Two sessions (not one against itself) also give d->culprits, from
+ * summaries of the sessions made in the same pass with their whole call
+ * trees (the stored ones stop at 0.5% of a run), per unit
+ * of workload when `summary` judges time so.
  */
 RS_MUST_CHECK
 int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
