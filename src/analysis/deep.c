@@ -612,17 +612,6 @@ static int short_path(struct rs_buf *out, const char *path, size_t keep)
 	return rs_buf_puts(out, path);
 }
 
-/* `before`, then `secs` as the reports write seconds. */
-static int put_seconds(struct rs_buf *out, const char *before, double secs)
-{
-	int err;
-
-	err = rs_buf_puts(out, before);
-	if (err)
-		return err;
-	return rs_render_seconds(out, secs);
-}
-
 /* One line of the list of functions new in the head. */
 static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md)
 {
@@ -634,7 +623,7 @@ static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md
 	err = md ? rs_escape_md_code(out, f->label, 0) : rs_buf_puts(out, f->label);
 	if (err)
 		return err;
-	err = put_seconds(out, ": ", f->head_total);
+	err = rs_render_seconds_after(out, ": ", f->head_total);
 	if (err)
 		return err;
 	return rs_buf_puts(out, "\n");
@@ -652,7 +641,7 @@ static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const cha
 		err = rs_escape_md_text(out, path);
 		if (err)
 			return err;
-		err = put_seconds(out, " | ", p->base_total);
+		err = rs_render_seconds_after(out, " | ", p->base_total);
 	} else {
 		err = rs_buf_printf(out, "  %s\n     ", path);
 		if (err)
@@ -661,20 +650,20 @@ static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const cha
 	}
 	if (err)
 		return err;
-	err = put_seconds(out, md ? " | " : " -> ", p->head_total);
+	err = rs_render_seconds_after(out, md ? " | " : " -> ", p->head_total);
 	if (err)
 		return err;
 	err = rs_buf_puts(out, md ? " | " : "  (");
 	if (err)
 		return err;
-	err = put_seconds(out, p->head_total >= p->base_total ? "+" : "",
+	err = rs_render_seconds_after(out, p->head_total >= p->base_total ? "+" : "",
 			  p->head_total - p->base_total);
 	if (err)
 		return err;
-	err = put_seconds(out, md ? " | " : "), own ", p->base_self);
+	err = rs_render_seconds_after(out, md ? " | " : "), own ", p->base_self);
 	if (err)
 		return err;
-	err = put_seconds(out, md ? " → " : " -> ", p->head_self);
+	err = rs_render_seconds_after(out, md ? " → " : " -> ", p->head_self);
 	if (err)
 		return err;
 	return rs_buf_puts(out, md ? " |\n" : "\n");

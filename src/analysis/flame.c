@@ -281,17 +281,6 @@ static int attr_part(struct rs_buf *out, struct rs_buf *scratch, const char *s, 
 	return rs_escape_html_attr(out, scratch->ptr ? scratch->ptr : "");
 }
 
-/* `before`, then `secs` as the reports write seconds. */
-static int put_seconds(struct rs_buf *out, const char *before, double secs)
-{
-	int err;
-
-	err = rs_buf_puts(out, before);
-	if (err)
-		return err;
-	return rs_render_seconds(out, secs);
-}
-
 /*
  * The frame's figures, for its accessible name (aria-label) and its
  * tooltip (title, which also holds the whole path): total and own time
@@ -302,11 +291,11 @@ static int frame_figures(struct rs_buf *out, const struct flame *fl, const struc
 {
 	int err;
 
-	err = put_seconds(out, "total ", p->head_total);
+	err = rs_render_seconds_after(out, "total ", p->head_total);
 	if (!err)
 		err = rs_buf_printf(out, " (%.1f%% of the run)", fl->root > 0 ? p->head_total / fl->root * 100 : 0);
 	if (!err)
-		err = put_seconds(out, ", own ", p->head_self);
+		err = rs_render_seconds_after(out, ", own ", p->head_self);
 	if (err || fl->kind == RS_FLAME_RUN)
 		return err;
 	err = rs_buf_puts(out, "; base ");
@@ -314,7 +303,7 @@ static int frame_figures(struct rs_buf *out, const struct flame *fl, const struc
 		err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
 					: rs_buf_puts(out, is_new(fl, p) ? "new" : "below the stored tree's cut");
 	if (!err)
-		err = put_seconds(out, " &#8594; head ", p->head_total);
+		err = rs_render_seconds_after(out, " &#8594; head ", p->head_total);
 	if (!err)
 		err = rs_buf_printf(out, " (%+.1f%% of the base run here, not below)", delta * 100);
 	return err;

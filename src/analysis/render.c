@@ -161,6 +161,16 @@ int rs_render_seconds(struct rs_buf *out, double s)
 	return rs_buf_printf(out, "%.3g ns", s * 1e9);
 }
 
+int rs_render_seconds_after(struct rs_buf *out, const char *before, double seconds)
+{
+	int err;
+
+	err = rs_buf_puts(out, before);
+	if (err)
+		return err;
+	return rs_render_seconds(out, seconds);
+}
+
 static int is_time_name(const char *name)
 {
 	size_t n = strlen(name);

@@ -92,6 +92,18 @@ def chromium(args, what):
     return p.stdout.decode(errors='replace')
 
 
+def on_copy(page, text, prefix, look):
+    """LOOK(path) of a temporary copy of PAGE holding TEXT, next to the page
+    so that its relative links resolve the same; the copy is removed."""
+    fd, copy = tempfile.mkstemp(prefix=prefix, suffix='.html', dir=os.path.dirname(page))
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            f.write(text)
+        return look(copy)
+    finally:
+        os.unlink(copy)
+
+
 def probe(page, mode, width=WIDTH, extra=None):
     """The probe's findings on PAGE, rendered with scripts run; EXTRA:
     globals set for the probe (window.NAME = JSON value)."""
@@ -106,15 +118,8 @@ def probe(page, mode, width=WIDTH, extra=None):
     text = text[:m.end()] + head + text[m.end():] if m else head + text
     i = text.lower().rfind('</body>')
     text = text[:i] + script + text[i:] if i >= 0 else text + script
-    # next to the page, so that its relative links resolve the same
-    fd, copy = tempfile.mkstemp(prefix='.rs-probe-', suffix='.html', dir=os.path.dirname(page))
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            f.write(text)
-        dom = chromium(['--window-size=%d,800' % width, '--virtual-time-budget=5000',
-                        '--dump-dom', 'file://' + copy], page)
-    finally:
-        os.unlink(copy)
+    dom = on_copy(page, text, '.rs-probe-', lambda copy: chromium(
+        ['--window-size=%d,800' % width, '--virtual-time-budget=5000', '--dump-dom', 'file://' + copy], page))
     m = re.search(r'<pre id="rs-probe" hidden="">(.*?)</pre>', dom, re.S)
     if not m:
         raise SystemExit('FAIL: the probe did not report on %s (did the page load?)' % page)
@@ -344,13 +349,7 @@ def with_script(page, script, out, height, width):
     code = '<script>window.addEventListener("load",function(){%s});</script>\n' % script
     i = text.lower().rfind('</body>')
     text = text[:i] + code + text[i:] if i >= 0 else text + code
-    fd, copy = tempfile.mkstemp(prefix='.rs-shot-', suffix='.html', dir=os.path.dirname(page))
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            f.write(text)
-        return screenshot(copy, height, out, width)
-    finally:
-        os.unlink(copy)
+    return on_copy(page, text, '.rs-shot-', lambda copy: screenshot(copy, height, out, width))
 
 
 def check_zoom(page, shots, name, target, needle=None, width=FLAME_WIDTH):
