@@ -753,13 +753,10 @@ static int decode_summary_header(struct rs_runrec_summary *s, const json_t *o)
 		err = get_int(&s->distinct_frames, o, sc, sc, "distinct_frames");
 	if (!err)
 		err = get_int(&s->distinct_functions, o, sc, sc, "distinct_functions");
-	s->has_distinct = 1;
 	if (!err)
 		err = field(&sp, o, sc, sc, "sys_path");
-	if (!err) {
-		s->has_sys_path = 1;
+	if (!err)
 		err = str_list(&s->sys_path, &s->nsys_path, sp, "summary.sys_path");
-	}
 	return err;
 }
 

@@ -160,11 +160,9 @@ struct rs_runrec_summary {
 	char *target;                  /* NULL: null or absent */
 	int64_t samples;
 	double sampled_time;
-	int has_distinct;              /* distinct_frames and distinct_functions */
 	int64_t distinct_frames, distinct_functions;
-	char **sys_path;               /* has_sys_path: the key was there */
+	char **sys_path;
 	size_t nsys_path;
-	int has_sys_path;
 	struct rs_runrec_function *functions;
 	size_t nfunctions;
 	struct rs_runrec_file_time *files;
@@ -231,8 +229,10 @@ RS_MUST_CHECK int rs_runrec_decode(const char *json, size_t len, rs_runrec **out
  * top-level key and per key of "summary", one line per entry of
  * summary.functions and summary.files, deeper values compact, reals with
  * 15 significant digits, a final newline. Decoding them gives `rec` back.
- * RS_EUSAGE for a record without id, commit, branch, trigger or
- * recorded_at; RS_EGENERIC out of memory.
+ * RS_EUSAGE, naming the key, for a record that lacks a required string
+ * (id, commit, branch, trigger, recorded_at, a file's path, role or
+ * LFS oid, the session's path or oid, summary.layout, a function's name
+ * or file...): what it writes always decodes. RS_EGENERIC out of memory.
  */
 RS_MUST_CHECK int rs_runrec_encode(struct rs_buf *out, const rs_runrec *rec);
 

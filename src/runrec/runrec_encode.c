@@ -238,8 +238,7 @@ static json_t *summary_json(const struct rs_runrec_summary *s)
 
 	if (bad)
 		return NULL;
-	if (s->layout)
-		put(&bad, o, "layout", json_string(s->layout));
+	put(&bad, o, "layout", json_string(s->layout));
 	put(&bad, o, "start_time", opt_json(&s->start_time));
 	put(&bad, o, "duration", opt_json(&s->duration));
 	put(&bad, o, "cpu_time", opt_json(&s->cpu_time));
@@ -250,12 +249,9 @@ static json_t *summary_json(const struct rs_runrec_summary *s)
 	put(&bad, o, "target", str_or_null(s->target));
 	put(&bad, o, "samples", json_integer(s->samples));
 	put(&bad, o, "sampled_time", json_real(s->sampled_time));
-	if (s->has_distinct) {
-		put(&bad, o, "distinct_frames", json_integer(s->distinct_frames));
-		put(&bad, o, "distinct_functions", json_integer(s->distinct_functions));
-	}
-	if (s->has_sys_path)
-		put(&bad, o, "sys_path", list_json(s->sys_path, s->nsys_path));
+	put(&bad, o, "distinct_frames", json_integer(s->distinct_frames));
+	put(&bad, o, "distinct_functions", json_integer(s->distinct_functions));
+	put(&bad, o, "sys_path", list_json(s->sys_path, s->nsys_path));
 	put(&bad, o, "functions", functions_json(s));
 	put(&bad, o, "files", file_times_json(s));
 	put(&bad, o, "tree", node_json(&s->tree));
@@ -320,13 +316,61 @@ static json_t *phases_json(const struct rs_runrec_phases *p)
 	return o;
 }
 
+/* Whether every string of `list` is there. */
+static int all_there(char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!list[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * The first required string `rec` lacks, as its key, or NULL: the
+ * encoder writes only what the decoder reads back (the tree's names fall
+ * back to "", as the root's file is).
+ */
+static const char *first_missing(const rs_runrec *rec)
+{
+	const struct rs_runrec_summary *s = rec->summary;
+	const struct rs_runrec_phases *p = &rec->phases;
+
+	if (!rec->id || !rec->commit || !rec->branch || !rec->trigger || !rec->recorded_at)
+		return "id, commit, branch, trigger or recorded_at";
+	for (size_t i = 0; i < rec->nfiles; i++)
+		if (!rec->files[i].path || !rec->files[i].role || (rec->files[i].lfs && !rec->files[i].oid))
+			return "files[].path, role or oid";
+	if (rec->has_session && (!rec->session.path || !rec->session.oid))
+		return "session.path or oid";
+	if (rec->has_phases && (!p->source || !all_there(p->names, p->nnames) ||
+				(p->has_specs && !all_there(p->specs, p->nspecs))))
+		return "phases.source, names or specs";
+	if (!s)
+		return NULL;
+	if (!s->layout || !all_there(s->sys_path, s->nsys_path))
+		return "summary.layout or sys_path";
+	for (size_t i = 0; i < s->nfunctions; i++)
+		if (!s->functions[i].function || !s->functions[i].file)
+			return "summary.functions[].function or file";
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (!s->files[i].file)
+			return "summary.files[].file";
+	if (s->has_more && !all_there(s->more.files, s->more.nfiles))
+		return "summary.more_functions.files";
+	for (size_t i = 0; s->has_more && i < s->more.nrows; i++)
+		if (!s->more.rows[i].function)
+			return "summary.more_functions.rows[][0]";
+	return NULL;
+}
+
 int rs_runrec_to_json(const rs_runrec *rec, json_t **out)
 {
+	const char *missing = first_missing(rec);
 	json_t *o;
 	int bad;
 
-	if (!rec->id || !rec->commit || !rec->branch || !rec->trigger || !rec->recorded_at)
-		return rs_error_set(RS_EUSAGE, "incomplete run (commit, branch, trigger, id)");
+	if (missing)
+		return rs_error_set(RS_EUSAGE, "incomplete run record: no %s", missing);
 	o = json_object();
 	bad = !o;
 	if (bad)

@@ -19,9 +19,9 @@
 RS_MUST_CHECK int rs_runrec_from_json(const json_t *o, rs_runrec **out);
 
 /*
- * The run.json object of `rec`: the caller's reference. RS_EUSAGE for a
- * record without id, commit, branch, trigger or recorded_at; RS_EGENERIC
- * out of memory.
+ * The run.json object of `rec`: the caller's reference. RS_EUSAGE naming
+ * the key for a record that lacks a required string (rs_runrec_encode);
+ * RS_EGENERIC out of memory.
  */
 RS_MUST_CHECK int rs_runrec_to_json(const rs_runrec *rec, json_t **out);
 

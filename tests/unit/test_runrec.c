@@ -511,6 +511,25 @@ static void test_encode_refuses_an_incomplete_record(void **state)
 	rec.id = "20261201-000000-ci-abc1234";
 	assert_int_equal(rs_runrec_encode(&out, &rec), RS_EUSAGE);
 	assert_int_equal(out.len, 0);
+	/* a decoded record that lost a required string is refused, naming it */
+	{
+		struct rs_buf text = RS_BUF_INIT;
+		rs_runrec *r = NULL;
+		char *layout;
+
+		read_data(&text, "run_format1_current.json");
+		assert_int_equal(rs_runrec_decode(text.ptr, text.len, &r), 0);
+		layout = r->summary->layout;
+		r->summary->layout = NULL;
+		assert_int_equal(rs_runrec_encode(&out, r), RS_EUSAGE);
+		assert_non_null(strstr(rs_error_message(), "summary.layout"));
+		assert_int_equal(out.len, 0);
+		r->summary->layout = layout;
+		assert_int_equal(rs_runrec_encode(&out, r), 0);
+		assert_int_equal(out.len, text.len);
+		rs_runrec_free(r);
+		rs_buf_release(&text);
+	}
 	rs_buf_release(&out);
 }
 
