@@ -9,8 +9,8 @@
  *   64 MB (fork + wait4's ru_maxrss);
  * - a container at every cap at once (the most frames, frame bytes and
  *   tree nodes it may hold): refused, still under 64 MB;
- * - a version-1 container written by the previous build
- *   (tests/data/real_small_pop1k.codec-v1) decodes to the real session.
+ * - containers of versions 1 and 2 written by earlier builds
+ *   (tests/data/real_small_pop1k.codec-v1, -v2) decode to the real session.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -380,16 +380,20 @@ static void test_stream_larger_than_object_refused(void **state)
 	rs_buf_release(&back);
 }
 
-/* What the previous build stored stays readable: its container of the real 4 MB session. */
-static void test_version_1_container_decodes(void **state)
+/*
+ * A container written by an earlier build (`version` 1 or 2, the file
+ * `name` in tests/data) decodes to the real session byte for byte: every
+ * version a results build ever wrote stays readable.
+ */
+static void old_container_decodes(const char *name, unsigned version)
 {
 	struct rs_buf c = RS_BUF_INIT, orig = RS_BUF_INIT, back = RS_BUF_INIT;
+	unsigned char want[4] = { (unsigned char)version, 0, 0, 0 };
 	char path[512];
 
-	(void)state;
-	data_path(path, sizeof(path), "real_small_pop1k.codec-v1");
+	data_path(path, sizeof(path), name);
 	assert_int_equal(rs_fs_read_file(&c, path, 1u << 26), 0);
-	assert_int_equal(memcmp(c.ptr + 8, "\1\0\0\0", 4), 0);
+	assert_int_equal(memcmp(c.ptr + 8, want, 4), 0);
 	data_path(path, sizeof(path), "real_small_pop1k.pyisession");
 	assert_int_equal(rs_fs_read_file(&orig, path, 1u << 26), 0);
 	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, orig.len, collect, &back), 0);
@@ -400,6 +404,18 @@ static void test_version_1_container_decodes(void **state)
 	rs_buf_release(&back);
 }
 
+static void test_version_1_container_decodes(void **state)
+{
+	(void)state;
+	old_container_decodes("real_small_pop1k.codec-v1", 1);
+}
+
+static void test_version_2_container_decodes(void **state)
+{
+	(void)state;
+	old_container_decodes("real_small_pop1k.codec-v2", 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_every_cap_at_once_stays_small),
 		cmocka_unit_test(test_stream_larger_than_object_refused),
 		cmocka_unit_test(test_version_1_container_decodes),
+		cmocka_unit_test(test_version_2_container_decodes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
