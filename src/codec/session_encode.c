@@ -23,7 +23,8 @@
  * the clock's magnitude (2^-s seconds), and the difference is exact, so
  * every time is an integer m of grid steps. m is stored as the nearest
  * whole number of nanoseconds n (jitter around the interval: a few bits)
- * plus the residual m - round(n * 2^s / 1e9), which is -1, 0 or 1. The
+ * plus the residual m - round(n * 2^s / 1e9), small (-2..2 on real runs, at
+ * most -127..127, else the time is text; docs/codec.md). The
  * grid is the finest one the run's times are on; a time off the grid, or
  * any other clock, is kept as text.
  */
@@ -1642,8 +1643,8 @@ out:
  * that, mostly 1: the sorted list keeps a function's frames together) and
  * a line as its difference from the function's first line. zstd then sees
  * the references, the numbers and the new texts apart: the real 78 MB
- * run's base takes 19.9 KB instead of 26.6 (front coding, codec 3) and the
- * real 4 MB one's 15.1 instead of 20.9.
+ * run's base takes 20.9 KB instead of 26.6 (front coding, codec 3) and the
+ * real 4 MB one's 15.9 instead of 20.4.
  */
 #define COL_SLOTS 4096u /* per table; a list with more distinct parts keeps the rest as new texts */
 
