@@ -239,28 +239,6 @@ static int unfront(unsigned char *raw, size_t raw_len, const unsigned char *fc, 
 	return at == raw_len ? 0 : corrupt("a front-coded frame list is shorter than it says");
 }
 
-/* Codec 3 at `at`: its zstd frame (at most 3 bytes per frame more than the list) into a buffer of its own, then unfront. */
-static int unpack_front(unsigned char *raw, size_t raw_len, const unsigned char *at, uint64_t stored)
-{
-	unsigned long long fc_len = ZSTD_getFrameContentSize(at, (size_t)stored);
-	unsigned char *fc;
-	size_t got;
-	int err;
-
-	if (fc_len == ZSTD_CONTENTSIZE_UNKNOWN || fc_len == ZSTD_CONTENTSIZE_ERROR ||
-	    fc_len > (unsigned long long)raw_len + 3ull * MAX_FRAMES ||
-	    ZSTD_findFrameCompressedSize(at, (size_t)stored) != stored)
-		return corrupt("a compressed stream does not say its length");
-	fc = malloc(fc_len ? (size_t)fc_len : 1);
-	if (!fc)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	got = ZSTD_decompress(fc, (size_t)fc_len, at, (size_t)stored);
-	err = ZSTD_isError(got) || got != fc_len ? corrupt("a stream does not decompress")
-						   : unfront(raw, raw_len, fc, (size_t)fc_len);
-	free(fc);
-	return err;
-}
-
 /*
  * Codec 4 (version 3): a frame list in columns. Its zstd frame holds a
  * varint |A|, the column A of varints, then the column B of texts, each
@@ -459,24 +437,32 @@ static int uncolumn(unsigned char *raw, size_t raw_len, const unsigned char *col
 	return err;
 }
 
-/* Codec 4 at `at`: its zstd frame (never longer than the list) into a buffer of its own, then uncolumn. */
-static int unpack_columns(unsigned char *raw, size_t raw_len, const unsigned char *at, uint64_t stored)
+/*
+ * Codec 3 or 4 at `at`: its zstd frame (its content at most `max_coded`
+ * bytes: the front coding 3 bytes per frame more than the list, the
+ * columns no more than the list) into a buffer of its own, then `undo`
+ * (unfront, uncolumn) rebuilds the list into `raw`.
+ */
+typedef int (*undo_fn)(unsigned char *raw, size_t raw_len, const unsigned char *coded, size_t n);
+
+static int unpack_recoded(unsigned char *raw, size_t raw_len, const unsigned char *at, uint64_t stored,
+			  unsigned long long max_coded, undo_fn undo)
 {
-	unsigned long long cols_len = ZSTD_getFrameContentSize(at, (size_t)stored);
-	unsigned char *cols;
+	unsigned long long coded_len = ZSTD_getFrameContentSize(at, (size_t)stored);
+	unsigned char *coded;
 	size_t got;
 	int err;
 
-	if (cols_len == ZSTD_CONTENTSIZE_UNKNOWN || cols_len == ZSTD_CONTENTSIZE_ERROR ||
-	    cols_len > (unsigned long long)raw_len || ZSTD_findFrameCompressedSize(at, (size_t)stored) != stored)
+	if (coded_len == ZSTD_CONTENTSIZE_UNKNOWN || coded_len == ZSTD_CONTENTSIZE_ERROR ||
+	    coded_len > max_coded || ZSTD_findFrameCompressedSize(at, (size_t)stored) != stored)
 		return corrupt("a compressed stream does not say its length");
-	cols = malloc(cols_len ? (size_t)cols_len : 1);
-	if (!cols)
+	coded = malloc(coded_len ? (size_t)coded_len : 1);
+	if (!coded)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	got = ZSTD_decompress(cols, (size_t)cols_len, at, (size_t)stored);
-	err = ZSTD_isError(got) || got != cols_len ? corrupt("a stream does not decompress")
-						     : uncolumn(raw, raw_len, cols, (size_t)cols_len);
-	free(cols);
+	got = ZSTD_decompress(coded, (size_t)coded_len, at, (size_t)stored);
+	err = ZSTD_isError(got) || got != coded_len ? corrupt("a stream does not decompress")
+						     : undo(raw, raw_len, coded, (size_t)coded_len);
+	free(coded);
 	return err;
 }
 
@@ -507,9 +493,9 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 	if (codec == SEC_CODEC_RC)
 		return rs_rc_unpack(d->owned[i], (size_t)raw, kind, at, (size_t)stored);
 	if (codec == SEC_CODEC_FRONT)
-		return unpack_front(d->owned[i], (size_t)raw, at, stored);
+		return unpack_recoded(d->owned[i], (size_t)raw, at, stored, raw + 3ull * MAX_FRAMES, unfront);
 	if (codec == SEC_CODEC_COLUMNS)
-		return unpack_columns(d->owned[i], (size_t)raw, at, stored);
+		return unpack_recoded(d->owned[i], (size_t)raw, at, stored, raw, uncolumn);
 	{
 		size_t got = ZSTD_decompress(d->owned[i], (size_t)raw, at, (size_t)stored);
 

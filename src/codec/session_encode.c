@@ -1594,13 +1594,39 @@ static int front_code(struct rs_buf *fc, const struct rs_buf *raw)
 	return err;
 }
 
+/*
+ * A frame list `raw` recoded as `coded` (front coding, columns), zstd-compressed
+ * at `z` as a stream of codec `codec`.
+ */
+static int add_recoded_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct stream_zstd *z,
+			       const struct rs_buf *raw, const struct rs_buf *coded, unsigned codec)
+{
+	unsigned char h[SECTION_HEADER_SIZE];
+	size_t bound = ZSTD_compressBound(coded->len), n;
+	int err = set_stream_zstd(cctx, z);
+
+	if (!err)
+		err = rs_buf_grow(out, SECTION_HEADER_SIZE + bound);
+	if (err)
+		return err;
+	n = ZSTD_compress2(cctx, out->ptr + out->len + SECTION_HEADER_SIZE, bound, coded->ptr, coded->len);
+	if (ZSTD_isError(n))
+		return rs_error_set(RS_EGENERIC, "zstd: %s", ZSTD_getErrorName(n));
+	memset(h, 0, sizeof(h));
+	put_le64(h, raw->len);
+	put_le64(h + 8, n);
+	h[16] = (unsigned char)codec;
+	memcpy(out->ptr + out->len, h, sizeof(h));
+	out->len += SECTION_HEADER_SIZE + n;
+	out->ptr[out->len] = '\0';
+	return 0;
+}
+
 /* A frame list, front-coded and zstd-compressed (codec 3); *done 0 when that is not smaller than zstd alone would be. */
 static int add_front_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, const struct rs_buf *raw,
 			     int *done)
 {
-	unsigned char h[SECTION_HEADER_SIZE];
 	struct rs_buf fc = RS_BUF_INIT;
-	size_t bound, n;
 	int err;
 
 	*done = 0;
@@ -1609,27 +1635,9 @@ static int add_front_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, cons
 		rs_buf_release(&fc);
 		return 0;
 	}
-	bound = ZSTD_compressBound(fc.len);
 	if (!err)
-		err = set_stream_zstd(cctx, &stream_zstd[slot]);
-	if (!err)
-		err = rs_buf_grow(out, SECTION_HEADER_SIZE + bound);
-	if (err)
-		goto out;
-	n = ZSTD_compress2(cctx, out->ptr + out->len + SECTION_HEADER_SIZE, bound, fc.ptr, fc.len);
-	if (ZSTD_isError(n)) {
-		err = rs_error_set(RS_EGENERIC, "zstd: %s", ZSTD_getErrorName(n));
-		goto out;
-	}
-	memset(h, 0, sizeof(h));
-	put_le64(h, raw->len);
-	put_le64(h + 8, n);
-	h[16] = SEC_CODEC_FRONT;
-	memcpy(out->ptr + out->len, h, sizeof(h));
-	out->len += SECTION_HEADER_SIZE + n;
-	out->ptr[out->len] = '\0';
-	*done = 1;
-out:
+		err = add_recoded_section(out, cctx, &stream_zstd[slot], raw, &fc, SEC_CODEC_FRONT);
+	*done = !err;
 	rs_buf_release(&fc);
 	return err;
 }
@@ -1817,43 +1825,21 @@ static int column_code(struct rs_buf *cols, const struct rs_buf *raw)
 }
 
 /* A frame list in columns, zstd-compressed (codec 4); *done 0 when the columns are not shorter than the list. */
-static int add_columns_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, const struct rs_buf *raw,
-			       int *done)
+static int add_columns_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct rs_buf *raw, int *done)
 {
 	static const struct stream_zstd z = Z_LEVEL(19);
-	unsigned char h[SECTION_HEADER_SIZE];
 	struct rs_buf cols = RS_BUF_INIT;
-	size_t bound, n;
 	int err;
 
-	(void)slot;
 	*done = 0;
 	err = column_code(&cols, raw);
 	if (err == 1 || (!err && cols.len >= raw->len)) {
 		rs_buf_release(&cols);
 		return 0;
 	}
-	bound = ZSTD_compressBound(cols.len);
 	if (!err)
-		err = set_stream_zstd(cctx, &z);
-	if (!err)
-		err = rs_buf_grow(out, SECTION_HEADER_SIZE + bound);
-	if (err)
-		goto out;
-	n = ZSTD_compress2(cctx, out->ptr + out->len + SECTION_HEADER_SIZE, bound, cols.ptr, cols.len);
-	if (ZSTD_isError(n)) {
-		err = rs_error_set(RS_EGENERIC, "zstd: %s", ZSTD_getErrorName(n));
-		goto out;
-	}
-	memset(h, 0, sizeof(h));
-	put_le64(h, raw->len);
-	put_le64(h + 8, n);
-	h[16] = SEC_CODEC_COLUMNS;
-	memcpy(out->ptr + out->len, h, sizeof(h));
-	out->len += SECTION_HEADER_SIZE + n;
-	out->ptr[out->len] = '\0';
-	*done = 1;
-out:
+		err = add_recoded_section(out, cctx, &z, raw, &cols, SEC_CODEC_COLUMNS);
+	*done = !err;
 	rs_buf_release(&cols);
 	return err;
 }
@@ -1876,7 +1862,7 @@ static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, const stru
 			return err;
 	}
 	if (cctx && raw->len > 64 && is_frame_list(slot)) {
-		err = add_columns_section(out, cctx, slot, raw, &done);
+		err = add_columns_section(out, cctx, raw, &done);
 		if (err || done)
 			return err;
 		err = add_front_section(out, cctx, slot, raw, &done);
