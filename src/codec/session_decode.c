@@ -423,7 +423,8 @@ static int uncolumn(unsigned char *raw, size_t raw_len, const unsigned char *col
 		memcpy(raw + at, tmp, vl);
 		at += vl;
 		for (k = 0; k < np; k++) {
-			memcpy(raw + at, pc[k].mark, pc[k].mark_len);
+			if (pc[k].mark_len) /* no mark: NULL, which memcpy may not be given */
+				memcpy(raw + at, pc[k].mark, pc[k].mark_len);
 			at += pc[k].mark_len;
 			memcpy(raw + at, pc[k].p, pc[k].len);
 			at += pc[k].len;
