@@ -745,17 +745,32 @@ static double duration_growth(const struct rs_diff *d, double *wb, double *wh)
  */
 static int culprit_title(struct rs_buf *out, const struct rs_culprit *x, int md)
 {
-	const char *q = md ? "`" : "";
 	int err;
 
-	if (x->kind == RS_CULPRIT_NEW_CALL)
-		err = rs_buf_printf(out, "new call %s%s -> %s%s (", q, x->caller, x->function, q);
-	else if (x->kind == RS_CULPRIT_EVERYWHERE)
-		err = rs_buf_printf(out, "%s, %zu callers: %s%s%s (", rs_culprit_case_name(x->kind),
-				    x->n_callers, q, x->function, q);
-	else
-		err = rs_buf_printf(out, "%s: %s%s%s (", rs_culprit_case_name(x->kind), q,
-				    x->function, q);
+	if (x->kind == RS_CULPRIT_NEW_CALL) {
+		/* one code span for "caller -> function", as the text shows it */
+		struct rs_buf pair;
+
+		rs_buf_init(&pair, 0);
+		err = rs_buf_printf(&pair, "%s -> %s", x->caller ? x->caller : "",
+				    x->function ? x->function : "");
+		if (!err)
+			err = rs_buf_puts(out, "new call ");
+		if (!err)
+			err = put_code(out, pair.ptr, md, 0);
+		rs_buf_release(&pair);
+	} else if (x->kind == RS_CULPRIT_EVERYWHERE) {
+		err = rs_buf_printf(out, "%s, %zu callers: ", rs_culprit_case_name(x->kind),
+				    x->n_callers);
+		if (!err)
+			err = put_code(out, x->function, md, 0);
+	} else {
+		err = rs_buf_printf(out, "%s: ", rs_culprit_case_name(x->kind));
+		if (!err)
+			err = put_code(out, x->function, md, 0);
+	}
+	if (!err)
+		err = rs_buf_puts(out, " (");
 	if (err)
 		return err;
 	if (x->kind == RS_CULPRIT_NEW_CALL)
@@ -797,10 +812,13 @@ static int culprit_section(struct rs_buf *out, const struct rs_culprits *cs, int
 			if (!err)
 				err = rs_render_seconds(out, x->head_total);
 		}
-		if (!err && x->path)
-			err = rs_buf_printf(out, md ? "\n  call path: `%s`\n" : "\n      call path: %s\n",
-					    x->path);
-		else if (!err)
+		if (!err && x->path) {
+			err = rs_buf_puts(out, md ? "\n  call path: " : "\n      call path: ");
+			if (!err)
+				err = put_code(out, x->path, md, 0);
+			if (!err)
+				err = rs_buf_puts(out, "\n");
+		} else if (!err)
 			err = rs_buf_puts(out, "\n");
 	}
 	if (!err && cs->from_tree)

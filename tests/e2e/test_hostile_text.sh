@@ -263,3 +263,38 @@ ln -s "$T/nowhere" "$T/link"
 expect_status 2 "$RESULTS" open "$B" -o "$T/link"
 [ ! -e "$T/nowhere" ] || fail "open wrote through a dangling symlink"
 ok "open without --force: an existing (dangling) symlink is refused, nothing created"
+
+# --- culprits: a hostile function named in check's culprit section ----------
+# The same program (so check has a baseline) with a new, hostile callee of
+# "step" that takes as long again as the run (duration and CPU time grow
+# with it): check blames the new call and shows its call path, in Markdown
+# and on the terminal.
+python3 - "$RS_SOURCE_DIR/tests/data/tiny_pyinstrument_4.6.2.pyisession" "$T" <<'PY'
+import json, os, sys
+src, out = sys.argv[1], sys.argv[2]
+evil = os.environ["EVIL"]
+d = json.load(open(src))
+added = []
+for stack, t in d["frame_records"]:
+    if stack[-1].startswith("<listcomp>\0"):
+        added.append([stack[:-2] + [evil + "\0/home/user/tiny/tiny_workload.py\0" + "40\x01l41"], t])
+d["frame_records"] += added
+grow = sum(t for _, t in added)
+d["duration"] += grow
+d["cpu_time"] += grow
+d["sample_count"] += len(added)
+json.dump(d, open(out + "/slow.pyisession", "w"))
+PY
+git init -q --bare "$T/origin2.git"
+git clone -q "$T/origin2.git" "$T/ci2" 2>/dev/null
+cd "$T/ci2"
+"$RESULTS" init --remote "file://$T/store2" >/dev/null
+RESULTS_RECORDED_AT=1764494000 "$RESULTS" add "$T/base.pyisession" --commit $A --trigger ci >/dev/null
+RESULTS_RECORDED_AT=1764494100 "$RESULTS" add "$T/slow.pyisession" --commit $B --trigger ci >/dev/null
+"$RESULTS" check "$B" --format markdown >"$T/culprit.md" || true
+grep -q 'Culprits' "$T/culprit.md" || { cat "$T/culprit.md"; fail "set-up: check names no culprit"; }
+grep -qF 'onerror=alert(1)' "$T/culprit.md" || fail "set-up: the culprit is not the hostile function"
+md_page "$T/culprit.md" "check --format markdown, culprits"
+"$RESULTS" check "$B" >"$T/culprit.out" 2>&1 || true
+grep -q 'call path' "$T/culprit.out" || fail "check: no culprit call path on the terminal"
+no_controls "check, culprits" "$T/culprit.out"
