@@ -17,6 +17,7 @@
 #include "results/error.h"
 
 struct rs_buf;
+struct rs_repo;
 struct rs_runs;
 struct rs_run_entry;
 struct rs_run_doc;
@@ -31,6 +32,21 @@ enum rs_format {
 /* "text", "markdown" (or "md"), "json". RS_EUSAGE otherwise. */
 RS_MUST_CHECK
 int rs_format_parse(enum rs_format *out, const char *name);
+
+/* ---- judging runs for the layers below --------------------------- */
+
+/*
+ * The one-line verdict of the run whose run.json is `runjson` (`len`
+ * bytes, as rs_record_preview_json renders it; `folder` its folder,
+ * rs_record_folder) against the earlier runs of its branch in HEAD's
+ * index, with `results check`'s defaults and the committed own_code:
+ * what `results add` passes to rs_record_set_verdict. `*verdict` is
+ * the caller's (free), NULL when there is nothing to judge against or
+ * the history cannot be read. Best effort: returns 0.
+ */
+RS_MUST_CHECK
+int rs_report_add_verdict(char **verdict, struct rs_repo *repo, const char *runjson, size_t len,
+			  const char *folder);
 
 /* ---- results compare ---------------------------------------------- */
 
