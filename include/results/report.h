@@ -48,6 +48,16 @@ RS_MUST_CHECK
 int rs_report_add_verdict(char **verdict, struct rs_repo *repo, const char *runjson, size_t len,
 			  const char *folder);
 
+/*
+ * gc's keep_flagged (an rs_gc_flagger_fn, results/store.h): `keep` is
+ * called with the id of every run of HEAD's history that `results check`
+ * flags as a regression and of each baseline it was judged against;
+ * `*flagged` counts the flagged runs.
+ */
+RS_MUST_CHECK
+int rs_report_flagged(struct rs_repo *repo, void (*keep)(const char *run_id, void *payload),
+		      void *payload, size_t *flagged);
+
 /* ---- results compare ---------------------------------------------- */
 
 struct rs_report_compare_opts {

@@ -15,6 +15,7 @@
 #include "cli/survey.h"
 #include "results/error.h"
 #include "results/repo.h"
+#include "results/report.h"
 #include "results/store.h"
 
 static const char usage[] =
@@ -179,7 +180,7 @@ static int collect(struct rs_repo *repo, const struct rs_gc_settings *o, int fet
 				     rs_error_message());
 		goto out;
 	}
-	err = rs_gc_keep_flagged(s, &applied, &flagged);
+	err = rs_gc_keep_flagged(s, rs_report_flagged, &applied, &flagged);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;
