@@ -15,23 +15,13 @@
 #include <stdio.h>
 
 #include "results/error.h"
+#include "results/format.h" /* enum rs_format, rs_export_session */
 
 struct rs_buf;
 struct rs_repo;
 struct rs_runs;
 struct rs_run_entry;
 struct rs_run_doc;
-
-/* How a report is written. */
-enum rs_format {
-	RS_FORMAT_TEXT = 0,
-	RS_FORMAT_MARKDOWN,
-	RS_FORMAT_JSON,
-};
-
-/* "text", "markdown" (or "md"), "json". RS_EUSAGE otherwise. */
-RS_MUST_CHECK
-int rs_format_parse(enum rs_format *out, const char *name);
 
 /* ---- judging runs for the layers below --------------------------- */
 
@@ -184,7 +174,7 @@ RS_MUST_CHECK
 int rs_report_site(const struct rs_runs *runs, const char *dir,
 		   const struct rs_report_site_opts *opts, size_t *pages);
 
-/* ---- a run's session: results open, results export ------------------- */
+/* ---- a run's session: results open (results export: results/format.h) */
 
 /*
  * The local LFS object of the main session of `doc` (a record of
@@ -205,23 +195,5 @@ int rs_report_session_path(struct rs_buf *path, int *present, const struct rs_ru
 RS_MUST_CHECK
 int rs_report_open_html(struct rs_buf *out, const char *session_path, const char *title,
 			const struct rs_runs *runs, const struct rs_run_doc *doc);
-
-enum rs_export_format {
-	RS_EXPORT_COLLAPSED = 0,   /* "frame;frame;frame weight" lines */
-	RS_EXPORT_SPEEDSCOPE,      /* speedscope's JSON file format */
-};
-
-/* "collapsed", "speedscope"; RS_EUSAGE otherwise. */
-RS_MUST_CHECK
-int rs_export_format_parse(enum rs_export_format *out, const char *name);
-
-/*
- * Read the session at `session_path` and write it to `out` in `fmt`;
- * `name` labels the profile. RS_ENOTFOUND (no file), RS_ECORRUPT,
- * RS_EUSAGE or RS_EGENERIC (I/O).
- */
-RS_MUST_CHECK
-int rs_export_session(FILE *out, const char *session_path, enum rs_export_format fmt,
-		      const char *name);
 
 #endif
