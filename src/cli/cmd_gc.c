@@ -5,13 +5,13 @@
  * manifest references with the mark / grace / sweep protocol of
  * docs/store-format.md, safe while other machines push.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/survey.h"
 #include "results/error.h"
 #include "results/repo.h"
@@ -121,15 +121,19 @@ static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *f
 		{ "repack", required_argument, NULL, 'r' },
 		{ "no-fetch", no_argument, NULL, 'F' },
 		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rs_cli_opts opts = { .command = "gc", .usage = usage, .longopts = longopts };
 	int c, force = 0;
 	const char *grace = NULL;
 
 	o->grace = 86400;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	for (;;) {
+		c = rs_cli_opts_next(&opts, argc, argv);
+		if (c < 0)
+			return opts.status;
+		if (c == 0)
+			break;
 		switch (c) {
 		case 'n': o->dry_run = 1; break;
 		case 'F': *fetch = 0; break;
@@ -148,7 +152,7 @@ static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *f
 			o->repack = pct / 100;
 			break;
 		}
-		default: return rs_cli_fail(RS_EXIT_USAGE, "see 'results gc --help'");
+		default: break;
 		}
 	}
 	if (optind != argc)

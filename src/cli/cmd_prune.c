@@ -4,10 +4,10 @@
  * counterpart of `git lfs prune`, which deletes sessions it only believes
  * pushed.
  */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "results/error.h"
 #include "results/repo.h"
 #include "results/unpushed.h"
@@ -39,9 +39,9 @@ int cmd_prune(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rs_cli_opts opts = { .command = "prune", .usage = usage, .longopts = longopts };
 	struct rs_repo *repo = NULL;
 	struct rs_prune_report rep;
 	int dry_run = 0, c, err, status;
@@ -50,14 +50,14 @@ int cmd_prune(int argc, char **argv)
 		fputs(usage, stdout);
 		return RS_EXIT_OK;
 	}
-	optind = 1;
 	for (;;) {
-		c = getopt_long(argc, argv, "", longopts, NULL);
-		if (c == -1)
+		c = rs_cli_opts_next(&opts, argc, argv);
+		if (c < 0)
+			return opts.status;
+		if (c == 0)
 			break;
-		if (c != 'n')
-			return rs_cli_fail(RS_EXIT_USAGE, "see 'results prune --help'");
-		dry_run = 1;
+		if (c == 'n')
+			dry_run = 1;
 	}
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "prune takes no arguments; see 'results prune --help'");
