@@ -126,21 +126,15 @@ int cmd_fetch(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rs_cli_opts opts = { .command = "fetch", .usage = usage, .shortopts = "o:",
-				    .longopts = longopts };
-	struct rs_repo *repo = NULL;
 	const char *outdir = NULL;
-	int c, status;
+	const struct rs_cli_bind bind[] = { { 'o', NULL, &outdir }, { 0 } };
+	struct rs_cli_opts opts = { .command = "fetch", .usage = usage, .shortopts = "o:",
+				    .longopts = longopts, .bind = bind };
+	struct rs_repo *repo = NULL;
+	int status;
 
-	for (;;) {
-		c = rs_cli_opts_next(&opts, argc, argv);
-		if (c < 0)
-			return opts.status;
-		if (c == 0)
-			break;
-		if (c == 'o')
-			outdir = optarg;
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
 	if (optind >= argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "fetch: name at least one run or commit; "
 				   "see 'results list'");

@@ -112,6 +112,32 @@ static void print_stats(const struct rs_gc_settings *o, const struct rs_gc_total
 		       (double)t->bytes_repacked / 1e6);
 }
 
+/* What gc's command line says, while it is parsed. */
+struct gc_args {
+	struct rs_gc_settings *o;
+	const char *grace;
+};
+
+/* --grace and --repack, checked (rs_cli_take_fn). */
+static int take_option(void *ctx, struct rs_cli_opts *opts, int c)
+{
+	struct gc_args *a = ctx;
+	char *end;
+	double pct;
+
+	if (c == 'g') {
+		a->grace = optarg;
+		if (parse_duration(optarg, &a->o->grace))
+			return rs_cli_fail(RS_EXIT_USAGE, "--grace '%s' is not a duration (24h, 90m, 2d)", optarg);
+	} else if (c == 'r') {
+		pct = strtod(optarg, &end);
+		if (end == optarg || *end || pct <= 0 || pct >= 100)
+			return rs_cli_fail(RS_EXIT_USAGE, "--repack takes a percentage between 0 and 100");
+		a->o->repack = pct / 100;
+	}
+	return RS_EXIT_OK;
+}
+
 /* Options into `o` and `*fetch`: RS_EXIT_OK, or the printed usage error's status. */
 static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *fetch)
 {
@@ -123,38 +149,20 @@ static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *f
 		{ "force", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rs_cli_opts opts = { .command = "gc", .usage = usage, .longopts = longopts };
-	int c, force = 0;
-	const char *grace = NULL;
+	int force = 0, no_fetch = 0;
+	const struct rs_cli_bind bind[] = {
+		{ 'n', &o->dry_run, NULL }, { 'F', &no_fetch, NULL }, { 'f', &force, NULL }, { 0 },
+	};
+	struct rs_cli_opts opts = { .command = "gc", .usage = usage, .longopts = longopts,
+				    .bind = bind };
+	struct gc_args a = { o, NULL };
+	const char *grace;
 
 	o->grace = 86400;
-	for (;;) {
-		c = rs_cli_opts_next(&opts, argc, argv);
-		if (c < 0)
-			return opts.status;
-		if (c == 0)
-			break;
-		switch (c) {
-		case 'n': o->dry_run = 1; break;
-		case 'F': *fetch = 0; break;
-		case 'f': force = 1; break;
-		case 'g':
-			grace = optarg;
-			if (parse_duration(optarg, &o->grace))
-				return rs_cli_fail(RS_EXIT_USAGE, "--grace '%s' is not a duration (24h, 90m, 2d)", optarg);
-			break;
-		case 'r': {
-			char *end;
-			double pct = strtod(optarg, &end);
-
-			if (end == optarg || *end || pct <= 0 || pct >= 100)
-				return rs_cli_fail(RS_EXIT_USAGE, "--repack takes a percentage between 0 and 100");
-			o->repack = pct / 100;
-			break;
-		}
-		default: break;
-		}
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, take_option, &a) < 0)
+		return opts.status;
+	*fetch = !no_fetch;
+	grace = a.grace;
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "gc takes no arguments; see 'results gc --help'");
 	if (grace && o->grace < RS_GC_GRACE_MIN && !force)

@@ -302,27 +302,18 @@ int cmd_init(int argc, char **argv)
 		{ "follow-remote", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rs_cli_opts opts = { .command = "init", .usage = usage, .longopts = longopts };
 	const char *remote = NULL, *agent = NULL, *repo = NULL;
 	struct rs_setup_choice how = { NULL, 0, 0 };
-	int c, global = 0, change = 0, follow = 0;
+	int global = 0, change = 0, follow = 0;
+	const struct rs_cli_bind bind[] = {
+		{ 'r', NULL, &remote }, { 'a', NULL, &agent }, { 'R', NULL, &repo },
+		{ 'g', &global, NULL }, { 'c', &change, NULL }, { 'f', &follow, NULL }, { 0 },
+	};
+	struct rs_cli_opts opts = { .command = "init", .usage = usage, .longopts = longopts,
+				    .bind = bind };
 
-	for (;;) {
-		c = rs_cli_opts_next(&opts, argc, argv);
-		if (c < 0)
-			return opts.status;
-		if (c == 0)
-			break;
-		switch (c) {
-		case 'r': remote = optarg; break;
-		case 'a': agent = optarg; break;
-		case 'R': repo = optarg; break;
-		case 'g': global = 1; break;
-		case 'c': change = 1; break;
-		case 'f': follow = 1; break;
-		default: break;
-		}
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
 	if (optind < argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "init: unexpected argument '%s'", argv[optind]);
 	if (remote && !*remote)

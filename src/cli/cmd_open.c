@@ -66,24 +66,16 @@ struct open_args {
 /* Parse the command line into `a`; `*done` when the command ends with the status returned. */
 static int parse_args(struct open_args *a, int argc, char **argv, int *done)
 {
+	const struct rs_cli_bind bind[] = {
+		{ 'o', NULL, &a->output }, { 's', &a->speedscope, NULL }, { 'F', &a->force, NULL },
+		{ 0 },
+	};
 	struct rs_cli_opts opts = { .command = "open", .usage = usage, .shortopts = "o:",
-				    .longopts = options };
-	int opt;
+				    .longopts = options, .bind = bind };
 
 	*done = 1;
-	for (;;) {
-		opt = rs_cli_opts_next(&opts, argc, argv);
-		if (opt < 0)
-			return opts.status;
-		if (opt == 0)
-			break;
-		switch (opt) {
-		case 'o': a->output = optarg; break;
-		case 's': a->speedscope = 1; break;
-		case 'F': a->force = 1; break;
-		default: break;
-		}
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
 	if (optind != argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give one run; see 'results open --help'");
 	if (a->output && !*a->output)

@@ -28,24 +28,19 @@ static int parse_args(int argc, char **argv, int *status)
 		{ "unpin", no_argument, NULL, 'u' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rs_cli_opts opts = { .command = "pin", .usage = usage, .longopts = longopts };
-	int c, unpin = 0;
+	int unpin = 0;
+	const struct rs_cli_bind bind[] = { { 'u', &unpin, NULL }, { 0 } };
+	struct rs_cli_opts opts = { .command = "pin", .usage = usage, .longopts = longopts,
+				    .bind = bind };
 
 	*status = RS_EXIT_OK;
 	if (rs_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
 		return -1;
 	}
-	for (;;) {
-		c = rs_cli_opts_next(&opts, argc, argv);
-		if (c < 0) {
-			*status = opts.status;
-			return -1;
-		}
-		if (c == 0)
-			break;
-		if (c == 'u')
-			unpin = 1;
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0) {
+		*status = opts.status;
+		return -1;
 	}
 	if (optind == argc) {
 		*status = rs_cli_fail(RS_EXIT_USAGE, "name at least one run; see 'results pin --help'");

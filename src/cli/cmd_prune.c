@@ -41,24 +41,20 @@ int cmd_prune(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rs_cli_opts opts = { .command = "prune", .usage = usage, .longopts = longopts };
+	int dry_run = 0;
+	const struct rs_cli_bind bind[] = { { 'n', &dry_run, NULL }, { 0 } };
+	struct rs_cli_opts opts = { .command = "prune", .usage = usage, .longopts = longopts,
+				    .bind = bind };
 	struct rs_repo *repo = NULL;
 	struct rs_prune_report rep;
-	int dry_run = 0, c, err, status;
+	int err, status;
 
 	if (rs_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
 		return RS_EXIT_OK;
 	}
-	for (;;) {
-		c = rs_cli_opts_next(&opts, argc, argv);
-		if (c < 0)
-			return opts.status;
-		if (c == 0)
-			break;
-		if (c == 'n')
-			dry_run = 1;
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "prune takes no arguments; see 'results prune --help'");
 	status = rs_cli_open_repo(&repo);

@@ -90,19 +90,14 @@ out:
 
 int cmd_show(int argc, char **argv)
 {
-	struct rs_cli_opts opts = { .command = "show", .usage = usage, .longopts = options };
+	int json = 0, status;
+	const struct rs_cli_bind bind[] = { { 'j', &json, NULL }, { 0 } };
+	struct rs_cli_opts opts = { .command = "show", .usage = usage, .longopts = options,
+				    .bind = bind };
 	struct rs_repo *repo = NULL;
-	int opt, json = 0, status;
 
-	for (;;) {
-		opt = rs_cli_opts_next(&opts, argc, argv);
-		if (opt < 0)
-			return opts.status;
-		if (opt == 0)
-			break;
-		if (opt == 'j')
-			json = 1;
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
 	if (optind != argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give exactly one commit or run id; "
 				   "see 'results show --help'");

@@ -103,29 +103,24 @@ int cmd_verify(int argc, char **argv)
 		{ "head", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rs_cli_opts opts = { .command = "verify", .usage = usage, .longopts = longopts };
+	int deep = 0, repair = 0, head = 0;
+	const struct rs_cli_bind bind[] = {
+		{ 'd', &deep, NULL }, { 'r', &repair, NULL }, { 'H', &head, NULL }, { 0 },
+	};
+	struct rs_cli_opts opts = { .command = "verify", .usage = usage, .longopts = longopts,
+				    .bind = bind };
 	struct rs_repo *repo = NULL;
 	struct rs_survey *s = NULL;
 	struct rs_verify_totals t;
-	int deep = 0, repair = 0, head = 0, c, status;
+	int status;
 
 	if (rs_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
 		return RS_EXIT_OK;
 	}
-	for (;;) {
-		c = rs_cli_opts_next(&opts, argc, argv);
-		if (c < 0)
-			return opts.status;
-		if (c == 0)
-			break;
-		switch (c) {
-		case 'd': deep = 1; break;
-		case 'r': repair = deep = 1; break;
-		case 'H': head = 1; break;
-		default: break;
-		}
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
+	deep |= repair; /* --repair reads every object, as --deep */
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "verify takes no run names; see 'results verify --help'");
 	status = rs_cli_open_repo(&repo);

@@ -58,6 +58,21 @@ static int take_shared(struct rs_cli_opts *o, int opt)
 	}
 }
 
+/* An option of o->bind: stored, 1; not one, 0. */
+static int take_bound(struct rs_cli_opts *o, int opt)
+{
+	for (const struct rs_cli_bind *b = o->bind; b && b->code; b++) {
+		if (b->code != opt)
+			continue;
+		if (b->flag)
+			*b->flag = 1;
+		if (b->value)
+			*b->value = optarg;
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * getopt's tables for the command's: its long options then --help, and
  * its short options after "+:h" (getopt's '+' kept: stop at the first
@@ -155,7 +170,7 @@ int rs_cli_opts_next(struct rs_cli_opts *o, int argc, char **argv)
 		taken = take_shared(o, opt);
 		if (taken < 0)
 			return -1;
-		if (!taken)
+		if (!taken && !take_bound(o, opt))
 			return opt;
 	}
 }
@@ -169,7 +184,7 @@ int rs_cli_opts_parse(struct rs_cli_opts *o, int argc, char **argv, rs_cli_take_
 		opt = rs_cli_opts_next(o, argc, argv);
 		if (opt <= 0)
 			return opt;
-		o->status = take(ctx, o, opt);
+		o->status = take ? take(ctx, o, opt) : RS_EXIT_OK;
 		if (o->status)
 			return -1;
 	}

@@ -49,6 +49,17 @@ enum {
 	RS_CLI_OPT_OUTPUT = 1 << 4,    /* -o/--output FILE */
 };
 
+/*
+ * An option stored without code of the command's: a switch sets *flag to
+ * 1, an option with a value sets *value to it (the last one given wins).
+ * A command's table of them ends with { 0 }.
+ */
+struct rs_cli_bind {
+	int code;                      /* the option's getopt code */
+	int *flag;
+	const char **value;
+};
+
 struct rs_cli_opts {
 	/* the command's */
 	const char *command;           /* its name, for the messages */
@@ -57,6 +68,7 @@ struct rs_cli_opts {
 	                                  stops at the first operand); NULL: none */
 	const struct option *longopts;
 	unsigned take;                 /* RS_CLI_OPT_*: what the helper handles */
+	const struct rs_cli_bind *bind; /* options the helper stores; NULL: none */
 	/* the helper's (zero: not given; fmt: RS_FORMAT_TEXT) */
 	enum rs_format fmt;
 	const char *branch;
@@ -85,7 +97,8 @@ typedef int (*rs_cli_take_fn)(void *ctx, struct rs_cli_opts *o, int opt);
  * The whole loop of rs_cli_opts_next, handing each of the command's own
  * options to `take(ctx, o, opt)`: 0 when every option was taken (optind
  * is then the first operand), -1 when the command should return
- * o->status (--help, a usage error, or what `take` returned).
+ * o->status (--help, a usage error, or what `take` returned). `take`
+ * may be NULL when every option of the table is shared or bound.
  */
 int rs_cli_opts_parse(struct rs_cli_opts *o, int argc, char **argv, rs_cli_take_fn take,
 		      void *ctx);
