@@ -106,26 +106,38 @@ static int build_tables(struct rs_cli_opts *o)
 	return 0;
 }
 
-/* The long option of the table that `arg` ("--name[=value]") names, or NULL. */
+/*
+ * The long option of the table that `arg` ("--name[=value]") names, as
+ * getopt takes it (the exact name, else a prefix), or NULL.
+ */
 static const struct option *long_named(const struct rs_cli_opts *o, const char *arg)
 {
 	size_t len = strcspn(arg + 2, "=");
+	const struct option *prefix = NULL;
 
-	for (const struct option *l = o->all; l->name; l++)
-		if (!strncmp(l->name, arg + 2, len) && l->name[len] == '\0')
+	for (const struct option *l = o->all; l->name; l++) {
+		if (strncmp(l->name, arg + 2, len))
+			continue;
+		if (l->name[len] == '\0')
 			return l;
-	return NULL;
+		if (!prefix)
+			prefix = l;
+	}
+	return prefix;
 }
 
-/* The option the user wrote for getopt's ':' or '?': "--name" or "-c". */
-static void option_written(char *out, size_t n, const struct rs_cli_opts *o, const char *arg)
+/*
+ * Whether getopt's ':' or '?' is about the long option `arg` (then `*l` is
+ * it, or NULL when none is named so): else it is about the short option
+ * optopt, which may sit in a group ("-xq") after an earlier `arg`.
+ */
+static int about_long(const struct rs_cli_opts *o, const char *arg, const struct option **l)
 {
-	if (arg && !strncmp(arg, "--", 2) && (!optopt || long_named(o, arg)))
-		snprintf(out, n, "--%.*s", (int)strcspn(arg + 2, "="), arg + 2);
-	else if (optopt)
-		snprintf(out, n, "-%c", optopt);
-	else
-		snprintf(out, n, "%s", arg ? arg : "?");
+	*l = NULL;
+	if (!arg || strncmp(arg, "--", 2) || !arg[2])
+		return 0;
+	*l = long_named(o, arg);
+	return !optopt || (*l && (*l)->val == optopt);
 }
 
 int rs_cli_opts_next(struct rs_cli_opts *o, int argc, char **argv)
@@ -156,13 +168,18 @@ int rs_cli_opts_next(struct rs_cli_opts *o, int argc, char **argv)
 		}
 		arg = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
 		if (opt == ':' || opt == '?') {
-			const struct option *l = arg && !strncmp(arg, "--", 2) ? long_named(o, arg) : NULL;
+			const struct option *l;
 
-			option_written(name, sizeof(name), o, arg);
+			if (about_long(o, arg, &l))
+				snprintf(name, sizeof(name), "--%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+			else
+				snprintf(name, sizeof(name), "-%c", optopt ? optopt : '?');
 			if (opt == ':')
 				o->status = rs_cli_usage(o->command, "option '%s' needs a value", name);
-			else if (l && l->has_arg == no_argument && strchr(arg, '='))
+			else if (l && l->val == optopt && l->has_arg == no_argument && strchr(arg, '='))
 				o->status = rs_cli_usage(o->command, "option '%s' takes no value", name);
+			else if (l && !optopt) /* a prefix of several */
+				o->status = rs_cli_usage(o->command, "option '%s' is ambiguous", name);
 			else
 				o->status = rs_cli_usage(o->command, "unknown option '%s'", name);
 			return -1;

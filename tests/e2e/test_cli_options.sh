@@ -8,7 +8,8 @@
 #    repository (run outside one);
 #  - takes --help and -h (usage on stdout, exit 0);
 # and an option without its value, or a switch given one, says so in the
-# same shape, for each command that takes such an option.
+# same shape, for each command that takes such an option; a shortened
+# long option that names several is ambiguous.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_cli_options
 
@@ -85,6 +86,14 @@ open --force
 list --json
 LIST
 pass "a switch given a value says so, in the same shape"
+
+# short options in a group, after a long one: the unknown one is named
+expect gc 2 "results gc: unknown option '-Z' (see 'results gc --help')" --dry-run -Zq
+# a long option may be shortened while that names one option only
+expect gc 2 "results gc: option '--gr' needs a value (see 'results gc --help')" --gr
+expect gc 2 "results gc: option '--dry' takes no value (see 'results gc --help')" --dry=1
+expect trend 2 "results trend: option '--f' is ambiguous (see 'results trend --help')" --f x
+pass "grouped short options and shortened long ones are named as written"
 
 # a bad value of a shared option keeps its own message, still exit 2
 status=0
