@@ -13,6 +13,8 @@
  *     rs_record_set_commit(rec, sha);  ... rs_record_set_time(rec, now);
  *     rs_record_detect_machine(rec);
  *     rs_record_add_path(rec, repo, path);      for each file or folder
+ *     rs_record_preview_json(&json, rec, repo); rs_report_add_verdict(...);
+ *     rs_record_set_verdict(rec, verdict);      optional (results/report.h)
  *     rs_record_commit(rec, repo, commit_hex);
  *     printf("%s %s\n", rs_record_id(rec), rs_record_folder(rec));
  *     rs_record_free(rec);
@@ -81,6 +83,21 @@ RS_MUST_CHECK int rs_record_add_stats_file(struct rs_record *rec, const char *pa
  */
 RS_MUST_CHECK int rs_record_add_path(struct rs_record *rec, struct rs_repo *repo,
 				     const char *path);
+
+/*
+ * run.json as rs_record_commit would write it now (the id chosen against
+ * HEAD's tree), appended to `out`: what a caller judges the run from
+ * before it is recorded (rs_report_add_verdict, results/report.h).
+ */
+RS_MUST_CHECK int rs_record_preview_json(struct rs_buf *out, struct rs_record *rec,
+					 struct rs_repo *repo);
+
+/*
+ * The run's one-line verdict against the earlier comparable runs, as the
+ * caller judged it (copied; NULL: none). Recording never judges a run by
+ * itself: the verdict goes into summary.md and the index line as given.
+ */
+RS_MUST_CHECK int rs_record_set_verdict(struct rs_record *rec, const char *verdict);
 
 /*
  * Record the run as one commit on top of HEAD: its folder (run.json,

@@ -15,22 +15,38 @@
 #include <stdio.h>
 
 #include "results/error.h"
+#include "results/format.h" /* enum rs_format, rs_export_session */
 
 struct rs_buf;
+struct rs_repo;
 struct rs_runs;
 struct rs_run_entry;
 struct rs_run_doc;
 
-/* How a report is written. */
-enum rs_format {
-	RS_FORMAT_TEXT = 0,
-	RS_FORMAT_MARKDOWN,
-	RS_FORMAT_JSON,
-};
+/* ---- judging runs for the layers below --------------------------- */
 
-/* "text", "markdown" (or "md"), "json". RS_EUSAGE otherwise. */
+/*
+ * The one-line verdict of the run whose run.json is `runjson` (`len`
+ * bytes, as rs_record_preview_json renders it; `folder` its folder,
+ * rs_record_folder) against the earlier runs of its branch in HEAD's
+ * index, with `results check`'s defaults and the committed own_code:
+ * what `results add` passes to rs_record_set_verdict. `*verdict` is
+ * the caller's (free), NULL when there is nothing to judge against or
+ * the history cannot be read. Best effort: returns 0.
+ */
 RS_MUST_CHECK
-int rs_format_parse(enum rs_format *out, const char *name);
+int rs_report_add_verdict(char **verdict, struct rs_repo *repo, const char *runjson, size_t len,
+			  const char *folder);
+
+/*
+ * gc's keep_flagged (an rs_gc_flagger_fn, results/store.h): `keep` is
+ * called with the id of every run of HEAD's history that `results check`
+ * flags as a regression and of each baseline it was judged against;
+ * `*flagged` counts the flagged runs.
+ */
+RS_MUST_CHECK
+int rs_report_flagged(struct rs_repo *repo, void (*keep)(const char *run_id, void *payload),
+		      void *payload, size_t *flagged);
 
 /* ---- results compare ---------------------------------------------- */
 
@@ -158,7 +174,7 @@ RS_MUST_CHECK
 int rs_report_site(const struct rs_runs *runs, const char *dir,
 		   const struct rs_report_site_opts *opts, size_t *pages);
 
-/* ---- a run's session: results open, results export ------------------- */
+/* ---- a run's session: results open (results export: results/format.h) */
 
 /*
  * The local LFS object of the main session of `doc` (a record of
@@ -179,23 +195,5 @@ int rs_report_session_path(struct rs_buf *path, int *present, const struct rs_ru
 RS_MUST_CHECK
 int rs_report_open_html(struct rs_buf *out, const char *session_path, const char *title,
 			const struct rs_runs *runs, const struct rs_run_doc *doc);
-
-enum rs_export_format {
-	RS_EXPORT_COLLAPSED = 0,   /* "frame;frame;frame weight" lines */
-	RS_EXPORT_SPEEDSCOPE,      /* speedscope's JSON file format */
-};
-
-/* "collapsed", "speedscope"; RS_EUSAGE otherwise. */
-RS_MUST_CHECK
-int rs_export_format_parse(enum rs_export_format *out, const char *name);
-
-/*
- * Read the session at `session_path` and write it to `out` in `fmt`;
- * `name` labels the profile. RS_ENOTFOUND (no file), RS_ECORRUPT,
- * RS_EUSAGE or RS_EGENERIC (I/O).
- */
-RS_MUST_CHECK
-int rs_export_session(FILE *out, const char *session_path, enum rs_export_format fmt,
-		      const char *name);
 
 #endif

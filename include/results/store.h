@@ -240,12 +240,24 @@ void rs_verify_totals(const struct rs_survey *s, struct rs_verify_totals *out);
 /* ---- gc ----------------------------------------------------------- */
 
 /*
- * When the committed policy says keep_flagged: keep the raw sessions of
- * every run of HEAD's history that `results check` flags, and of the
- * baselines it was judged against. `*applied` says whether the policy
- * asks for it, `*flagged` how many runs were flagged.
+ * Who judges which runs keep_flagged keeps: calls keep(run_id, payload)
+ * for every run to keep and sets *flagged. gc does not judge runs itself
+ * (the check is a report, above it): programs pass rs_report_flagged
+ * (results/report.h).
  */
-RS_MUST_CHECK int rs_gc_keep_flagged(struct rs_survey *s, int *applied, size_t *flagged);
+typedef int rs_gc_flagger_fn(struct rs_repo *repo,
+			     void (*keep)(const char *run_id, void *payload), void *payload,
+			     size_t *flagged);
+
+/*
+ * When the committed policy says keep_flagged: keep the raw sessions of
+ * every run `flagger` names (rs_report_flagged: every run of HEAD's
+ * history that `results check` flags, and the baselines it was judged
+ * against). `*applied` says whether the policy asks for it, `*flagged`
+ * how many runs were flagged.
+ */
+RS_MUST_CHECK int rs_gc_keep_flagged(struct rs_survey *s, rs_gc_flagger_fn *flagger,
+				     int *applied, size_t *flagged);
 
 /*
  * The shortest grace period gc accepts without being forced: it must be

@@ -25,9 +25,9 @@
 
 #include <stdio.h>
 
-#include "results/report.h"
+#include "results/format.h"
 
 /* enum rs_export_format, rs_export_format_parse and rs_export_session are
- * declared in results/report.h (public). */
+ * declared in results/format.h (public). */
 
 #endif

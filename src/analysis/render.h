@@ -18,7 +18,7 @@
 #include "analysis/diff.h"
 #include "analysis/series.h"
 #include "results/buf.h"
-#include "results/report.h" /* enum rs_format, rs_format_parse */
+#include "results/format.h" /* enum rs_format, rs_format_parse */
 
 /* `top`: function rows shown per section (0: 10). */
 RS_MUST_CHECK

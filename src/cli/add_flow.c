@@ -14,6 +14,7 @@
 #include "results/error.h"
 #include "results/record.h"
 #include "results/repo.h"
+#include "results/report.h"
 
 int rs_add_args_init(struct rs_add_args *a, int argc)
 {
@@ -161,13 +162,37 @@ static int open_for_add(struct rs_repo **repo)
 	return rs_cli_repair_repo(*repo);
 }
 
-/* Commit the run and say what was recorded: RS_EXIT_*. */
+/*
+ * The run's verdict against the earlier comparable runs, judged here (by
+ * the report layer, as `results check` judges) and handed to the record:
+ * recording itself never runs the check. Only out of memory fails.
+ */
+static int judge(struct rs_record *rec, struct rs_repo *repo)
+{
+	struct rs_buf json = RS_BUF_INIT;
+	char *verdict = NULL;
+	int err = rs_record_preview_json(&json, rec, repo);
+
+	if (!err)
+		err = rs_report_add_verdict(&verdict, repo, json.ptr, json.len,
+					    rs_record_folder(rec));
+	if (!err)
+		err = rs_record_set_verdict(rec, verdict);
+	free(verdict);
+	rs_buf_release(&json);
+	return err;
+}
+
+/* Judge the run, commit it and say what was recorded: RS_EXIT_*. */
 static int record(struct rs_record *rec, struct rs_repo *repo)
 {
 	char head[41] = "";
 	const char *session;
 	unsigned long long size;
-	int err = rs_record_commit(rec, repo, head);
+	int err = judge(rec, repo);
+
+	if (!err)
+		err = rs_record_commit(rec, repo, head);
 
 	if (err == RS_ERETRY)
 		return rs_cli_fail(RS_EXIT_OTHER, "%s; nothing was recorded, run the "

@@ -94,6 +94,14 @@ int rs_cli_print(FILE *f, const char *p, size_t n);
 int rs_cli_fail(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * A usage error of `command`, the one shape every command prints (docs/cli.md):
+ * "results <command>: <fmt...> (see 'results <command> --help')" on
+ * stderr, made safe for a terminal; returns RS_EXIT_USAGE.
+ */
+int rs_cli_usage(const char *command, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Print "results: <rs_error_message()>" and return `status`. */
 int rs_cli_error(int status);
 

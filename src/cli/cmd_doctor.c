@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "results/buf.h"
 #include "results/error.h"
 #include "results/store.h"
@@ -123,13 +124,12 @@ int cmd_doctor(int argc, char **argv)
 {
 	struct doctor d = { RS_EXIT_OK, 0, 0, 0 };
 	struct rs_doctor_options o = { say, runs_ok, on_path, &d };
+	struct rs_cli_opts opts = { .command = "doctor", .usage = usage };
 
-	if (rs_cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return RS_EXIT_OK;
-	}
-	if (argc > 1)
-		return rs_cli_fail(RS_EXIT_USAGE, "doctor: unexpected argument '%s'", argv[1]);
+	if (rs_cli_opts_next(&opts, argc, argv) < 0)
+		return opts.status;
+	if (optind < argc)
+		return rs_cli_fail(RS_EXIT_USAGE, "doctor: unexpected argument '%s'", argv[optind]);
 	rs_doctor_run(NULL, &o);
 	/* No git repository here: the one line says so, no summary. */
 	if (d.status == RS_EXIT_NOT_REPO && d.lines == 1)

@@ -10,11 +10,11 @@
  * session is written to DIR/<run id>/<file> and the repository is left
  * alone.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "results/error.h"
 #include "results/repo.h"
 #include "results/runs.h"
@@ -124,24 +124,17 @@ int cmd_fetch(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rs_repo *repo = NULL;
 	const char *outdir = NULL;
-	int c, status;
+	const struct rs_cli_bind bind[] = { { 'o', NULL, &outdir }, { 0 } };
+	struct rs_cli_opts opts = { .command = "fetch", .usage = usage, .shortopts = "o:",
+				    .longopts = longopts, .bind = bind };
+	struct rs_repo *repo = NULL;
+	int status;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': outdir = optarg; break;
-		case 'h': fputs(usage, stdout); return RS_EXIT_OK;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE, "fetch: bad option '%s'; see 'results fetch --help'",
-					   argv[optind - 1]);
-		}
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
 	if (optind >= argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "fetch: name at least one run or commit; "
 				   "see 'results list'");

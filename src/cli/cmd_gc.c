@@ -5,16 +5,17 @@
  * manifest references with the mark / grace / sweep protocol of
  * docs/store-format.md, safe while other machines push.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/survey.h"
 #include "results/error.h"
 #include "results/repo.h"
+#include "results/report.h"
 #include "results/store.h"
 
 static const char usage[] =
@@ -111,6 +112,32 @@ static void print_stats(const struct rs_gc_settings *o, const struct rs_gc_total
 		       (double)t->bytes_repacked / 1e6);
 }
 
+/* What gc's command line says, while it is parsed. */
+struct gc_args {
+	struct rs_gc_settings *o;
+	const char *grace;
+};
+
+/* --grace and --repack, checked (rs_cli_take_fn). */
+static int take_option(void *ctx, struct rs_cli_opts *opts, int c)
+{
+	struct gc_args *a = ctx;
+	char *end;
+	double pct;
+
+	if (c == 'g') {
+		a->grace = optarg;
+		if (parse_duration(optarg, &a->o->grace))
+			return rs_cli_fail(RS_EXIT_USAGE, "--grace '%s' is not a duration (24h, 90m, 2d)", optarg);
+	} else if (c == 'r') {
+		pct = strtod(optarg, &end);
+		if (end == optarg || *end || pct <= 0 || pct >= 100)
+			return rs_cli_fail(RS_EXIT_USAGE, "--repack takes a percentage between 0 and 100");
+		a->o->repack = pct / 100;
+	}
+	return RS_EXIT_OK;
+}
+
 /* Options into `o` and `*fetch`: RS_EXIT_OK, or the printed usage error's status. */
 static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *fetch)
 {
@@ -120,36 +147,22 @@ static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *f
 		{ "repack", required_argument, NULL, 'r' },
 		{ "no-fetch", no_argument, NULL, 'F' },
 		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, force = 0;
-	const char *grace = NULL;
+	int force = 0, no_fetch = 0;
+	const struct rs_cli_bind bind[] = {
+		{ 'n', &o->dry_run, NULL }, { 'F', &no_fetch, NULL }, { 'f', &force, NULL }, { 0 },
+	};
+	struct rs_cli_opts opts = { .command = "gc", .usage = usage, .longopts = longopts,
+				    .bind = bind };
+	struct gc_args a = { o, NULL };
+	const char *grace;
 
 	o->grace = 86400;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n': o->dry_run = 1; break;
-		case 'F': *fetch = 0; break;
-		case 'f': force = 1; break;
-		case 'g':
-			grace = optarg;
-			if (parse_duration(optarg, &o->grace))
-				return rs_cli_fail(RS_EXIT_USAGE, "--grace '%s' is not a duration (24h, 90m, 2d)", optarg);
-			break;
-		case 'r': {
-			char *end;
-			double pct = strtod(optarg, &end);
-
-			if (end == optarg || *end || pct <= 0 || pct >= 100)
-				return rs_cli_fail(RS_EXIT_USAGE, "--repack takes a percentage between 0 and 100");
-			o->repack = pct / 100;
-			break;
-		}
-		default: return rs_cli_fail(RS_EXIT_USAGE, "see 'results gc --help'");
-		}
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, take_option, &a) < 0)
+		return opts.status;
+	*fetch = !no_fetch;
+	grace = a.grace;
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "gc takes no arguments; see 'results gc --help'");
 	if (grace && o->grace < RS_GC_GRACE_MIN && !force)
@@ -179,7 +192,7 @@ static int collect(struct rs_repo *repo, const struct rs_gc_settings *o, int fet
 				     rs_error_message());
 		goto out;
 	}
-	err = rs_gc_keep_flagged(s, &applied, &flagged);
+	err = rs_gc_keep_flagged(s, rs_report_flagged, &applied, &flagged);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;

@@ -6,7 +6,6 @@
  * (rs_setup_choose_remote, rs_repo_setup_clone, rs_setup_global_target,
  * rs_setup_global).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "results/buf.h"
 #include "results/error.h"
 #include "results/repo.h"
@@ -300,32 +300,20 @@ int cmd_init(int argc, char **argv)
 		{ "global", no_argument, NULL, 'g' },
 		{ "change-remote", no_argument, NULL, 'c' },
 		{ "follow-remote", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *remote = NULL, *agent = NULL, *repo = NULL;
 	struct rs_setup_choice how = { NULL, 0, 0 };
-	int c, global = 0, change = 0, follow = 0;
+	int global = 0, change = 0, follow = 0;
+	const struct rs_cli_bind bind[] = {
+		{ 'r', NULL, &remote }, { 'a', NULL, &agent }, { 'R', NULL, &repo },
+		{ 'g', &global, NULL }, { 'c', &change, NULL }, { 'f', &follow, NULL }, { 0 },
+	};
+	struct rs_cli_opts opts = { .command = "init", .usage = usage, .longopts = longopts,
+				    .bind = bind };
 
-	optind = 1;
-	opterr = 0;
-	for (;;) {
-		c = getopt_long(argc, argv, "h", longopts, NULL);
-		if (c == -1)
-			break;
-		switch (c) {
-		case 'r': remote = optarg; break;
-		case 'a': agent = optarg; break;
-		case 'R': repo = optarg; break;
-		case 'g': global = 1; break;
-		case 'c': change = 1; break;
-		case 'f': follow = 1; break;
-		case 'h': fputs(usage, stdout); return RS_EXIT_OK;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE, "init: unknown option '%s'; see 'results init --help'",
-					   argv[optind - 1]);
-		}
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
 	if (optind < argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "init: unexpected argument '%s'", argv[optind]);
 	if (remote && !*remote)

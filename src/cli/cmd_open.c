@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/runsel.h"
 #include "results/error.h"
 #include "results/output.h"
@@ -66,27 +66,16 @@ struct open_args {
 /* Parse the command line into `a`; `*done` when the command ends with the status returned. */
 static int parse_args(struct open_args *a, int argc, char **argv, int *done)
 {
-	int opt;
+	const struct rs_cli_bind bind[] = {
+		{ 'o', NULL, &a->output }, { 's', &a->speedscope, NULL }, { 'F', &a->force, NULL },
+		{ 0 },
+	};
+	struct rs_cli_opts opts = { .command = "open", .usage = usage, .shortopts = "o:",
+				    .longopts = options, .bind = bind };
 
 	*done = 1;
-	optind = 1;
-	opterr = 0;
-	for (;;) {
-		opt = getopt_long(argc, argv, "ho:", options, NULL);
-		if (opt == -1)
-			break;
-		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
-		case 'o': a->output = optarg; break;
-		case 's': a->speedscope = 1; break;
-		case 'F': a->force = 1; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE, "unknown option '%s'; see 'results open --help'",
-					   argv[optind - 1]);
-		}
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
 	if (optind != argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give one run; see 'results open --help'");
 	if (a->output && !*a->output)

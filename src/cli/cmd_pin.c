@@ -5,12 +5,12 @@
  * (results/pins.h does the work; this file reads the command line and
  * reports).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "results/error.h"
 #include "results/pins.h"
 #include "results/repo.h"
@@ -26,26 +26,21 @@ static int parse_args(int argc, char **argv, int *status)
 {
 	static const struct option longopts[] = {
 		{ "unpin", no_argument, NULL, 'u' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, unpin = 0;
+	int unpin = 0;
+	const struct rs_cli_bind bind[] = { { 'u', &unpin, NULL }, { 0 } };
+	struct rs_cli_opts opts = { .command = "pin", .usage = usage, .longopts = longopts,
+				    .bind = bind };
 
 	*status = RS_EXIT_OK;
 	if (rs_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
 		return -1;
 	}
-	optind = 1;
-	for (;;) {
-		c = getopt_long(argc, argv, "", longopts, NULL);
-		if (c == -1)
-			break;
-		if (c != 'u') {
-			*status = rs_cli_fail(RS_EXIT_USAGE, "see 'results pin --help'");
-			return -1;
-		}
-		unpin = 1;
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0) {
+		*status = opts.status;
+		return -1;
 	}
 	if (optind == argc) {
 		*status = rs_cli_fail(RS_EXIT_USAGE, "name at least one run; see 'results pin --help'");

@@ -4,10 +4,10 @@
  * counterpart of `git lfs prune`, which deletes sessions it only believes
  * pushed.
  */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "results/error.h"
 #include "results/repo.h"
 #include "results/unpushed.h"
@@ -39,26 +39,22 @@ int cmd_prune(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	int dry_run = 0;
+	const struct rs_cli_bind bind[] = { { 'n', &dry_run, NULL }, { 0 } };
+	struct rs_cli_opts opts = { .command = "prune", .usage = usage, .longopts = longopts,
+				    .bind = bind };
 	struct rs_repo *repo = NULL;
 	struct rs_prune_report rep;
-	int dry_run = 0, c, err, status;
+	int err, status;
 
 	if (rs_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
 		return RS_EXIT_OK;
 	}
-	optind = 1;
-	for (;;) {
-		c = getopt_long(argc, argv, "", longopts, NULL);
-		if (c == -1)
-			break;
-		if (c != 'n')
-			return rs_cli_fail(RS_EXIT_USAGE, "see 'results prune --help'");
-		dry_run = 1;
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "prune takes no arguments; see 'results prune --help'");
 	status = rs_cli_open_repo(&repo);

@@ -2,7 +2,6 @@
  * `results show`: one run's summary (summary.md) or record (run.json),
  * read from the committed tree: no session content is needed.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "results/buf.h"
 #include "results/error.h"
 #include "results/repo.h"
@@ -90,22 +90,14 @@ out:
 
 int cmd_show(int argc, char **argv)
 {
+	int json = 0, status;
+	const struct rs_cli_bind bind[] = { { 'j', &json, NULL }, { 0 } };
+	struct rs_cli_opts opts = { .command = "show", .usage = usage, .longopts = options,
+				    .bind = bind };
 	struct rs_repo *repo = NULL;
-	int opt, json = 0, status;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return RS_EXIT_OK;
-		case 'j': json = 1; break;
-		default:
-			return rs_cli_fail(RS_EXIT_USAGE, "unknown option '%s'; see 'results show --help'",
-					   argv[optind - 1]);
-		}
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
 	if (optind != argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give exactly one commit or run id; "
 				   "see 'results show --help'");

@@ -5,13 +5,13 @@
  * the rest at good copies, and says what nobody here can restore
  * (docs/store-format.md, "Garbage collection and repair").
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/survey.h"
 #include "results/error.h"
 #include "results/repo.h"
@@ -101,27 +101,26 @@ int cmd_verify(int argc, char **argv)
 		{ "deep", no_argument, NULL, 'd' },
 		{ "repair", no_argument, NULL, 'r' },
 		{ "head", no_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	int deep = 0, repair = 0, head = 0;
+	const struct rs_cli_bind bind[] = {
+		{ 'd', &deep, NULL }, { 'r', &repair, NULL }, { 'H', &head, NULL }, { 0 },
+	};
+	struct rs_cli_opts opts = { .command = "verify", .usage = usage, .longopts = longopts,
+				    .bind = bind };
 	struct rs_repo *repo = NULL;
 	struct rs_survey *s = NULL;
 	struct rs_verify_totals t;
-	int deep = 0, repair = 0, head = 0, c, status;
+	int status;
 
 	if (rs_cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
 		return RS_EXIT_OK;
 	}
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd': deep = 1; break;
-		case 'r': repair = deep = 1; break;
-		case 'H': head = 1; break;
-		default: return rs_cli_fail(RS_EXIT_USAGE, "see 'results verify --help'");
-		}
-	}
+	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
+		return opts.status;
+	deep |= repair; /* --repair reads every object, as --deep */
 	if (optind != argc)
 		return rs_cli_fail(RS_EXIT_USAGE, "verify takes no run names; see 'results verify --help'");
 	status = rs_cli_open_repo(&repo);

@@ -134,16 +134,16 @@ int rs_cli_print(FILE *f, const char *p, size_t n)
 	return ret;
 }
 
-int rs_cli_fail(int status, const char *fmt, ...)
+/* "results<prefix>: <message>" on stderr, made safe for a terminal. */
+static int vfail(int status, const char *prefix, const char *suffix, const char *fmt, va_list ap)
 {
 	struct rs_buf msg = RS_BUF_INIT, safe = RS_BUF_INIT;
-	va_list ap;
 	int err;
 
-	va_start(ap, fmt);
 	err = rs_buf_vprintf(&msg, fmt, ap);
-	va_end(ap);
-	fputs("results: ", stderr);
+	if (!err && suffix)
+		err = rs_buf_puts(&msg, suffix);
+	fprintf(stderr, "results%s: ", prefix);
 	/* a message quotes names from outside: a terminal gets no control byte */
 	if (!err)
 		err = rs_escape_term(&safe, msg.ptr ? msg.ptr : "", 0);
@@ -151,6 +151,36 @@ int rs_cli_fail(int status, const char *fmt, ...)
 	fputc('\n', stderr);
 	rs_buf_release(&msg);
 	rs_buf_release(&safe);
+	return status;
+}
+
+int rs_cli_fail(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	status = vfail(status, "", NULL, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+int rs_cli_usage(const char *command, const char *fmt, ...)
+{
+	struct rs_buf prefix = RS_BUF_INIT, suffix = RS_BUF_INIT;
+	va_list ap;
+	int status;
+
+	/* a command name is one of rs_commands' (ours), never from outside */
+	if (rs_buf_printf(&prefix, " %s", command) ||
+	    rs_buf_printf(&suffix, " (see 'results %s --help')", command)) {
+		rs_buf_clear(&prefix);
+		rs_buf_clear(&suffix);
+	}
+	va_start(ap, fmt);
+	status = vfail(RS_EXIT_USAGE, prefix.ptr ? prefix.ptr : "", suffix.ptr, fmt, ap);
+	va_end(ap);
+	rs_buf_release(&prefix);
+	rs_buf_release(&suffix);
 	return status;
 }
 

@@ -1,8 +1,11 @@
 /*
- * The option loop the analysis commands (compare, check, trend, find,
- * site, export, list) share: -h/--help, the unknown-option message, and
- * the options several of them take (--format, --branch, --per,
- * --no-workload, -o/--output), each parsed and checked in one place.
+ * The one option parser of every command: -h/--help (added to every
+ * command's table), one message for an unknown option, one for a missing
+ * value and one for a value given to a switch, all in the shape of
+ * rs_cli_usage ("results <cmd>: unknown option '--x' (see 'results <cmd>
+ * --help')", exit status 2, docs/cli.md), and the options several
+ * commands take (--format, --branch, --per, --no-workload, -o/--output),
+ * each parsed and checked in one place.
  *
  * A command keeps its own `struct option` table (what it accepts) and
  * says which shared options the helper handles for it; every other
@@ -35,6 +38,9 @@
 #define RS_CLI_OPTION_OUTPUT { "output", required_argument, NULL, 'o' }
 #define RS_CLI_OPTION_HELP { "help", no_argument, NULL, 'h' }
 
+/* Long options of one command, at most (its table; --help is added). */
+#define RS_CLI_OPTS_MAX 40
+
 enum {
 	RS_CLI_OPT_FORMAT = 1 << 0,    /* --format text|json|markdown */
 	RS_CLI_OPT_TEXT_JSON = 1 << 1, /* --format text|json: "<cmd> formats are ..." */
@@ -43,13 +49,26 @@ enum {
 	RS_CLI_OPT_OUTPUT = 1 << 4,    /* -o/--output FILE */
 };
 
+/*
+ * An option stored without code of the command's: a switch sets *flag to
+ * 1, an option with a value sets *value to it (the last one given wins).
+ * A command's table of them ends with { 0 }.
+ */
+struct rs_cli_bind {
+	int code;                      /* the option's getopt code */
+	int *flag;
+	const char **value;
+};
+
 struct rs_cli_opts {
 	/* the command's */
 	const char *command;           /* its name, for the messages */
 	const char *usage;             /* printed by -h/--help */
-	const char *shortopts;         /* getopt's; a leading ':' reports missing values */
+	const char *shortopts;         /* getopt's ("h" and ':' are added; a leading '+'
+	                                  stops at the first operand); NULL: none */
 	const struct option *longopts;
 	unsigned take;                 /* RS_CLI_OPT_*: what the helper handles */
+	const struct rs_cli_bind *bind; /* options the helper stores; NULL: none */
 	/* the helper's (zero: not given; fmt: RS_FORMAT_TEXT) */
 	enum rs_format fmt;
 	const char *branch;
@@ -58,6 +77,9 @@ struct rs_cli_opts {
 	const char *output;
 	int status;                    /* RS_EXIT_* once rs_cli_opts_next returned -1 */
 	int started;                   /* the scan has begun */
+	/* getopt's tables: the command's with --help and -h added */
+	struct option all[RS_CLI_OPTS_MAX + 2];
+	char shorts[64];
 };
 
 /*
@@ -75,7 +97,8 @@ typedef int (*rs_cli_take_fn)(void *ctx, struct rs_cli_opts *o, int opt);
  * The whole loop of rs_cli_opts_next, handing each of the command's own
  * options to `take(ctx, o, opt)`: 0 when every option was taken (optind
  * is then the first operand), -1 when the command should return
- * o->status (--help, a usage error, or what `take` returned).
+ * o->status (--help, a usage error, or what `take` returned). `take`
+ * may be NULL when every option of the table is shared or bound.
  */
 int rs_cli_opts_parse(struct rs_cli_opts *o, int argc, char **argv, rs_cli_take_fn take,
 		      void *ctx);

@@ -7,137 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/check.h"
 #include "ops/census.h"
-#include "report/owncode_config.h"
 #include "runs/runindex.h"
 #include "runs/runs.h"
 #include "results/buf.h"
 #include "results/runs.h"
 
-/* Runs of one branch `check` compares a run with, at most. */
-#define FLAG_HISTORY 12
-
-/*
- * One keep_flagged pass: the runs, and what every check is judged with.
- * Each run's record is loaded once: `docs[k]` holds run k's from its first
- * use until the FLAG_HISTORY-th later run of its branch has been judged
- * (`later[k]` counts them), after which no run can need it again. So a
- * pass loads every record at most once and holds at most FLAG_HISTORY + 1
- * per branch, whatever the length of the history.
- */
-struct flagger {
-	struct rs_runs *runs;
-	struct rs_check_opts copts;
-	struct rs_own_code own;
-	struct rs_run_doc **docs;  /* [rs_runs_count], loaded on first use */
-	unsigned char *later;      /* [rs_runs_count] */
-};
-
-/* Run k's record, loaded on first use; borrowed from `fl`. */
-static int flagger_doc(const json_t **out, struct flagger *fl, size_t k)
+/* rs_gc_flagger_fn's keep: the run keeps its raw sessions. */
+static void keep_run(const char *run_id, void *payload)
 {
-	int err;
-
-	if (!fl->docs[k]) {
-		err = rs_run_doc_load(&fl->docs[k], fl->runs, rs_runs_at(fl->runs, k));
-		if (err)
-			return err;
-	}
-	*out = rs_run_doc_get(fl->docs[k]);
-	return 0;
+	rs_retention_plan_keep_run(payload, run_id);
 }
 
-/* The run at `k` was history for one more run: drop it after the last. */
-static void flagger_used(struct flagger *fl, size_t k)
-{
-	if (++fl->later[k] < FLAG_HISTORY)
-		return;
-	rs_run_doc_free(fl->docs[k]);
-	fl->docs[k] = NULL;
-}
-
-/* Judge run `i` as `check` does; a regression keeps it and its baselines. */
-static int judge_run(struct flagger *fl, struct rs_retention_plan *plan, size_t i,
-		     size_t *flagged)
-{
-	const struct rs_run_entry *e = rs_runs_at(fl->runs, i);
-	const json_t *hist[FLAG_HISTORY], *head;
-	size_t used[FLAG_HISTORY];
-	struct rs_check_result *res = NULL;
-	size_t n = 0;
-	int err = 0;
-
-	for (size_t k = i; k-- > 0 && n < FLAG_HISTORY;) {
-		const struct rs_run_entry *b = rs_runs_at(fl->runs, k);
-
-		if (!e->branch || !b->branch || strcmp(e->branch, b->branch))
-			continue;
-		err = flagger_doc(&hist[n], fl, k);
-		if (err)
-			goto out;
-		used[n++] = k;
-	}
-	if (!n)
-		goto out;
-	err = flagger_doc(&head, fl, i);
-	if (err)
-		goto out;
-	err = rs_check_run(&res, head, hist, n, &fl->copts);
-	if (err || !res->regressed)
-		goto out;
-	(*flagged)++;
-	rs_retention_plan_keep_run(plan, e->id);
-	for (size_t k = 0; k < res->n_baseline; k++)
-		rs_retention_plan_keep_run(plan, res->baseline_ids[k]);
-out:
-	rs_check_free(res);
-	for (size_t k = 0; k < n; k++)
-		flagger_used(fl, used[k]);
-	if (!e->branch) { /* never history for a later run */
-		rs_run_doc_free(fl->docs[i]);
-		fl->docs[i] = NULL;
-	}
-	return err;
-}
-
-/*
- * keep_flagged: every run of this checkout's history that `results check`
- * flags as a regression, and the baseline runs it was judged against,
- * keep their raw sessions (to find out why, later). Judged as `check`
- * judges (same branch, comparable runs, noise band), from the committed
- * summaries only.
- */
-static int keep_flagged(struct rs_survey *s, size_t *flagged)
-{
-	struct flagger fl;
-	int err;
-
-	memset(&fl, 0, sizeof(fl));
-	rs_own_code_load(&fl.own, s->repo);
-	fl.copts.own = &fl.own.oc;
-	err = rs_runs_open(&fl.runs, s->repo, NULL);
-	if (err)
-		goto out;
-	fl.docs = calloc(rs_runs_count(fl.runs) + 1, sizeof(*fl.docs));
-	fl.later = calloc(rs_runs_count(fl.runs) + 1, 1);
-	if (!fl.docs || !fl.later) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < rs_runs_count(fl.runs) && !err; i++)
-		err = judge_run(&fl, &s->plan, i, flagged);
-out:
-	for (size_t k = 0; fl.docs && k < rs_runs_count(fl.runs); k++)
-		rs_run_doc_free(fl.docs[k]);
-	free(fl.docs);
-	free(fl.later);
-	rs_own_code_release(&fl.own);
-	rs_runs_free(fl.runs);
-	return err;
-}
-
-int rs_gc_keep_flagged(struct rs_survey *s, int *applied, size_t *flagged)
+int rs_gc_keep_flagged(struct rs_survey *s, rs_gc_flagger_fn *flagger, int *applied,
+		       size_t *flagged)
 {
 	struct rs_retention policy;
 	int err;
@@ -148,7 +31,7 @@ int rs_gc_keep_flagged(struct rs_survey *s, int *applied, size_t *flagged)
 	if (err || !policy.keep_flagged)
 		return err;
 	*applied = 1;
-	return keep_flagged(s, flagged);
+	return flagger(s->repo, keep_run, &s->plan, flagged);
 }
 
 /*

@@ -94,6 +94,16 @@ int rs_record_add_path(struct rs_record *rec, struct rs_repo *repo, const char *
 	return rs_run_add_path(&rec->run, repo, path);
 }
 
+int rs_record_preview_json(struct rs_buf *out, struct rs_record *rec, struct rs_repo *repo)
+{
+	return rs_run_preview_json(out, &rec->run, repo);
+}
+
+int rs_record_set_verdict(struct rs_record *rec, const char *verdict)
+{
+	return rs_run_set_verdict(&rec->run, verdict);
+}
+
 int rs_record_commit(struct rs_record *rec, struct rs_repo *repo, char *commit_hex)
 {
 	return rs_run_record(&rec->run, repo, commit_hex);

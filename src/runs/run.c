@@ -17,7 +17,6 @@
 #include "git/commit.h"
 #include "runs/run_internal.h"
 #include "git/unpushed.h"
-#include "report/verdict.h"
 #include "results/error.h"
 
 void rs_run_init(struct rs_run *run)
@@ -492,9 +491,6 @@ static int render_all(struct rs_run *run, struct rs_repo *repo, struct rendered 
 	err = rs_run_render_markdown(&r->md, run);
 	if (err)
 		return err;
-	err = rs_run_verdict(run, repo, &r->runjson, &r->md);
-	if (err)
-		return err;
 	err = render_index(run, repo, &r->shard_path, &r->shard, &r->readme);
 	if (err)
 		return err;
@@ -507,6 +503,29 @@ static int render_all(struct rs_run *run, struct rs_repo *repo, struct rendered 
 			return err;
 	}
 	return render_message(&r->msg, run);
+}
+
+int rs_run_preview_json(struct rs_buf *out, struct rs_run *run, struct rs_repo *repo)
+{
+	int err = choose_id(run, repo);
+
+	if (err)
+		return err;
+	return rs_run_render_json(out, run);
+}
+
+int rs_run_set_verdict(struct rs_run *run, const char *verdict)
+{
+	char *copy = NULL;
+
+	if (verdict) {
+		copy = strndup(verdict, RS_RUN_MAX_VERDICT);
+		if (!copy)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	free(run->verdict);
+	run->verdict = copy;
+	return 0;
 }
 
 int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out)

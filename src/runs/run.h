@@ -97,7 +97,8 @@ struct rs_run {
 	json_t *phases;    /* the main session's phases and timeline (session/phases.h), or NULL */
 	char *session_md;  /* the session summary rendered as Markdown, or NULL */
 	int main_session;  /* index into files of the main session, -1: none */
-	char *verdict;     /* against the earlier comparable runs (verdict.h), or NULL */
+	char *verdict;     /* against the earlier comparable runs, or NULL: set by
+	                      the caller (rs_run_set_verdict), never judged here */
 
 	struct rs_run_file *files;
 	size_t nfiles;
@@ -201,6 +202,24 @@ int rs_run_render_markdown(struct rs_buf *out, const struct rs_run *run);
 /* The index entry of this run (caller releases with rs_run_entry_release). */
 RS_MUST_CHECK
 int rs_run_index_entry(struct rs_run_entry *out, const struct rs_run *run);
+
+/*
+ * run.json as rs_run_record would commit it now: chooses the id and
+ * folder against HEAD's tree (rs_run_record chooses them again) and
+ * renders run.json into `out`. For a caller that judges the run before
+ * it is recorded (the verdict of `results add`, report/verdict.c).
+ */
+RS_MUST_CHECK
+int rs_run_preview_json(struct rs_buf *out, struct rs_run *run, struct rs_repo *repo);
+
+/*
+ * The run's one-line verdict against the earlier comparable runs (copied,
+ * cut at RS_RUN_MAX_VERDICT bytes; NULL: none). The recording layer does
+ * not judge runs: the caller does, above it, and passes the text in; it
+ * goes into summary.md and the index line (and so the README table).
+ */
+RS_MUST_CHECK
+int rs_run_set_verdict(struct rs_run *run, const char *verdict);
 
 /*
  * Record the run as one commit on top of HEAD: chooses the id and folder

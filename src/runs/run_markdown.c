@@ -124,6 +124,11 @@ static int md_header(struct rs_buf *out, const struct rs_run *run)
 	err = rs_buf_puts(out, "# Profiling run ");
 	if (!err)
 		err = rs_escape_md_text(out, run->id);
+	/* the caller's verdict (rs_run_set_verdict), right under the title */
+	if (!err && run->verdict)
+		err = rs_buf_puts(out, "\n\n**Verdict** (against the earlier comparable runs): ");
+	if (!err && run->verdict)
+		err = rs_escape_md_text(out, run->verdict);
 	if (!err)
 		err = rs_buf_puts(out, "\n\n| | |\n|---|---|\n| Profiled commit | ");
 	if (!err)

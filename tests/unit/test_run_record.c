@@ -2,7 +2,8 @@
  * Unit tests of src/runs/run.c: input validation, run.json and summary.md
  * rendering (escaping of user strings), and recording into a real
  * repository: one commit, the LFS object placed, and on a bad input
- * nothing left behind (no commit, no object, no temporary file).
+ * nothing left behind (no commit, no object, no temporary file); the
+ * verdict written is only the caller's.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -274,6 +275,60 @@ static void test_bad_input_leaves_nothing(void **state)
 	rs_buf_release(&path);
 }
 
+/* Record the fixture's session at `t` with `verdict` (NULL: none given). */
+static void record_at(struct fixture *fx, time_t t, const char *verdict, struct rs_buf *md,
+		   struct rs_buf *index)
+{
+	struct rs_run run;
+	struct rs_buf path = RS_BUF_INIT;
+
+	rs_run_init(&run);
+	assert_int_equal(rs_run_set_commit(&run, "abcdef7890123456789012345678901234567890"), 0);
+	assert_int_equal(rs_run_set_trigger(&run, "ci"), 0);
+	assert_int_equal(rs_run_set_branch(&run, "main"), 0);
+	rs_run_set_time(&run, t);
+	assert_int_equal(rs_run_detect_machine(&run), 0);
+	assert_int_equal(rs_run_add_path(&run, fx->repo, fx->session.ptr), 0);
+	assert_int_equal(rs_run_set_verdict(&run, verdict), 0);
+	assert_int_equal(rs_run_record(&run, fx->repo, NULL), 0);
+	assert_int_equal(rs_buf_printf(&path, "%s/summary.md", run.folder), 0);
+	rs_buf_clear(md);
+	assert_int_equal(rs_repo_read_tree_file(fx->repo, NULL, path.ptr, 1 << 24, md), 0);
+	rs_buf_clear(index);
+	assert_int_equal(rs_repo_read_tree_file(fx->repo, NULL, "index/2026-12.jsonl", 1 << 24,
+						index), 0);
+	rs_buf_release(&path);
+	rs_run_release(&run);
+}
+
+/*
+ * Recording never judges a run: the verdict in summary.md and the index
+ * line is the one the caller passed (rs_run_set_verdict), so changing
+ * `results check`'s defaults cannot change what recording commits.
+ * Before the layers were split rs_run_record ran the check itself and
+ * wrote a verdict nobody passed, from the first run on.
+ */
+static void test_no_verdict_unless_given(void **state)
+{
+	struct fixture *fx = *state;
+	struct rs_buf md = RS_BUF_INIT, index = RS_BUF_INIT;
+
+	record_at(fx, 1796097200, NULL, &md, &index);
+	assert_null(strstr(md.ptr, "**Verdict**"));
+	/* the same session again, later, same branch: `check` has a baseline
+	   now, but recording does not ask it */
+	record_at(fx, 1796097260, NULL, &md, &index);
+	assert_null(strstr(md.ptr, "**Verdict**"));
+	assert_null(strstr(index.ptr, "\"verdict\""));
+	/* a verdict given is written as given, escaped, under the title */
+	record_at(fx, 1796097320, "+5% vs abcdef7 <b>|x", &md, &index);
+	assert_non_null(strstr(md.ptr, "\n\n**Verdict** (against the earlier comparable runs): "
+				       "+5% vs abcdef7 &lt;b&gt;\\|x\n\n| | |\n"));
+	assert_non_null(strstr(index.ptr, "\"verdict\":\"+5% vs abcdef7 <b>|x\""));
+	rs_buf_release(&md);
+	rs_buf_release(&index);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_render_escapes),
 		cmocka_unit_test_setup_teardown(test_record_one_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input_leaves_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_verdict_unless_given, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
