@@ -43,7 +43,21 @@ static const char css[] =
 	"svg .cp{stroke:#cf222e;stroke-width:1.5;stroke-dasharray:5 4}"
 	"svg text{font-size:11px;fill:#57606a}svg text.cpl{fill:#cf222e;font-weight:600}"
 	"details{margin-left:14px}summary{cursor:pointer;font-family:ui-monospace,monospace;font-size:13px}"
-	"code{font-family:ui-monospace,monospace}.muted{color:#57606a}";
+	"code{font-family:ui-monospace,monospace}.muted{color:#57606a}"
+	/* verdicts: a class, a colour and a symbol, so a regression reads as one
+	 * without colour or without CSS */
+	"tr.v-regression td{background:#ffebe9}tr.v-regression td.verdict,tr.v-regression td.verdict a"
+	"{color:#a40e26;font-weight:700}"
+	"tr.v-improvement td.verdict,tr.v-improvement td.verdict a{color:#1a7f37;font-weight:600}"
+	"tr.v-machine td.verdict,tr.v-machine td.verdict a{color:#7d4e00}"
+	"tr.v-not-comparable td.verdict,tr.v-not-comparable td.verdict a{color:#57606a}"
+	"svg .mk-regression{fill:#cf222e;stroke:#fff;stroke-width:1}"
+	"svg .mk-improvement{fill:#1a7f37;stroke:#fff;stroke-width:1}"
+	"svg .pt.out{fill:#fff;stroke:#8c959f;stroke-width:1.5}svg .outm{fill:#fff;stroke:#8c959f;stroke-width:1.5}"
+	"svg text.tick{font-family:ui-monospace,monospace;font-size:10px}"
+	".legend{font-size:13px;color:#57606a;margin:2px 0 4px 0}.legend span{margin-right:14px}"
+	".sym-regression{color:#cf222e}.sym-improvement{color:#1a7f37}.sym-out{color:#8c959f}"
+	"ul.left-out{font-size:13px;margin:4px 0 8px 0;color:#57606a}";
 
 /* Sort a table on a header click: numbers by data-v, else text. */
 static const char sort_js[] =
@@ -548,6 +562,112 @@ static int commit_cell(struct rs_buf *out, const char *commit, const char *id,
 	return rs_buf_puts(out, "</code></td>");
 }
 
+/*
+ * The verdict classes a run's "check" may carry (repo/report_internal.h),
+ * each with the symbol that marks it wherever it is shown -- so that a
+ * regression reads as one without colour and without CSS -- and its rank
+ * when the table is sorted by verdict (worst first on a second click).
+ */
+static const struct verdict_kind {
+	const char *cls, *symbol;
+	int rank;
+} verdict_kinds[] = {
+	{ "regression", "\xe2\x96\xb2", 5 },     /* ▲ */
+	{ "accepted", "\xe2\x96\xb3", 4 },       /* △ */
+	{ "machine", "~", 3 },
+	{ "not-comparable", "\xe2\x88\x85", 2 }, /* ∅ */
+	{ "no-change", "=", 1 },
+	{ "improvement", "\xe2\x96\xbc", 0 },    /* ▼ */
+};
+
+/* The kind of run `r`'s verdict, NULL when it has none (or an unknown one). */
+static const struct verdict_kind *run_verdict(const json_t *r)
+{
+	const char *cls = rs_runview_str(json_object_get(r, "check"), "verdict", NULL);
+
+	for (size_t i = 0; cls && i < sizeof(verdict_kinds) / sizeof(verdict_kinds[0]); i++)
+		if (!strcmp(cls, verdict_kinds[i].cls))
+			return &verdict_kinds[i];
+	return NULL;
+}
+
+/* How a verdict's metric reads: "wall time", "CPU time per months". */
+static int metric_label(struct rs_buf *out, const char *name)
+{
+	const char *slash = strchr(name, '/');
+	size_t base = slash ? (size_t)(slash - name) : strlen(name);
+	int err;
+
+	if (base == 8 && !strncmp(name, "duration", 8))
+		err = rs_buf_puts(out, "wall time");
+	else if (base == 8 && !strncmp(name, "cpu_time", 8))
+		err = rs_buf_puts(out, "CPU time");
+	else {
+		char *head = strndup(name, base);
+
+		err = head ? esc(out, head) : rs_error_set(RS_EGENERIC, "out of memory");
+		free(head);
+	}
+	if (!err && slash)
+		err = esc_between(out, " per ", slash + 1, "");
+	return err;
+}
+
+/*
+ * The verdict and change cells of a row: the symbol and the verdict's
+ * name, linked to the run's flame graph against its baseline (with the
+ * verdict's whole line as the link's title), then the change of the
+ * metric the verdict quotes, in %, and that metric.
+ */
+static int verdict_cells(struct rs_buf *out, const json_t *r, const struct rs_html_links *links)
+{
+	const struct verdict_kind *k = run_verdict(r);
+	const json_t *c = json_object_get(r, "check");
+	const char *diff = rs_runview_str(r, "diff_page", NULL);
+	const char *why = rs_runview_str(c, "why", NULL);
+	const char *metric = rs_runview_str(c, "metric", NULL);
+	double rel;
+	int link = diff && links && links->diff_prefix, err;
+
+	if (!k)
+		return rs_buf_puts(out, "<td class=\"verdict\" data-v=\"-1\">-</td>"
+				   "<td class=\"n change\" data-v=\"-1e9\">-</td>");
+	err = rs_buf_printf(out, "<td class=\"verdict\" data-v=\"%d\">", k->rank);
+	if (!err && link) {
+		err = esc_between(out, "<a href=\"", links->diff_prefix, "");
+		if (!err)
+			err = link_value(out, diff, 0);
+		if (!err)
+			err = rs_buf_puts(out, "\" title=\"");
+		if (!err)
+			err = esc_attr(out, rs_runview_str(c, "text", ""));
+		if (!err)
+			err = rs_buf_puts(out, " (flame graph against the baseline)\">");
+	}
+	if (!err)
+		err = rs_buf_printf(out, "<span class=\"sym\">%s</span> ", k->symbol);
+	if (!err)
+		err = esc(out, rs_runview_str(c, "label", k->cls));
+	if (!err && link)
+		err = rs_buf_puts(out, "</a>");
+	/* not comparable: why, in the row (the other verdicts say it in the title) */
+	if (!err && why && !strcmp(k->cls, "not-comparable"))
+		err = esc_between(out, " <span class=\"muted why\">(", why, ")</span>");
+	if (!err)
+		err = rs_buf_puts(out, "</td>");
+	if (err)
+		return err;
+	if (!rs_runview_num(c, "change", &rel) || !metric)
+		return rs_buf_puts(out, "<td class=\"n change\" data-v=\"-1e9\">-</td>");
+	err = rs_buf_printf(out, "<td class=\"n change\" data-v=\"%.6g\">%+.1f%% <span class=\"muted\">",
+			    rel * 100, rel * 100);
+	if (!err)
+		err = metric_label(out, metric);
+	if (!err)
+		err = rs_buf_puts(out, "</span></td>");
+	return err;
+}
+
 /* One row of the site's table of runs. */
 static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_url,
 			  const struct rs_html_links *links)
@@ -555,9 +675,13 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 	const json_t *m = json_object_get(r, "metrics");
 	const char *id = rs_runview_str(r, "id", ""), *path = rs_runview_str(r, "path", "");
 	const char *commit = rs_runview_str(r, "commit", "");
+	const struct verdict_kind *k = run_verdict(r);
 	int err;
 
-	err = rs_buf_puts(out, "<tr><td><a href=\"");
+	err = k ? rs_buf_printf(out, "<tr class=\"v-%s\" data-verdict=\"%s\">", k->cls, k->cls)
+		: rs_buf_puts(out, "<tr>");
+	if (!err)
+		err = rs_buf_puts(out, "<td><a href=\"");
 	if (err)
 		return err;
 	err = rs_html_link(out, run_url, id, path, commit);
@@ -576,6 +700,9 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 	if (err)
 		return err;
 	err = commit_cell(out, commit, id, path, links);
+	if (err)
+		return err;
+	err = verdict_cells(out, r, links);
 	if (err)
 		return err;
 	err = num_cell(out, m, "duration");
@@ -602,10 +729,18 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 		return err;
 	err = rs_buf_printf(out, "<p><a href=\"trends.html\">Trend charts</a> · %zu runs. "
 			    "Click a column header to sort.</p>\n", n);
+	if (!err)
+		err = rs_buf_puts(out, "<p class=\"legend\">Verdict: what <code>results check</code> says of "
+				  "the run against its baseline window; the change is that of the metric "
+				  "it names. \xe2\x96\xb2 regression, \xe2\x96\xbc improvement, = no change, "
+				  "~ the machine was slower, \xe2\x88\x85 not comparable, \xe2\x96\xb3 slower "
+				  "but accepted. A verdict links to the run's flame graph against its "
+				  "baseline.</p>\n");
 	if (err)
 		return err;
 	err = rs_buf_puts(out, "<table class=\"sortable\" id=\"runs\"><thead><tr><th>run</th>"
 			  "<th>recorded (UTC)</th><th>branch</th><th>trigger</th><th>commit</th>"
+			  "<th>verdict</th><th class=\"n\">change</th>"
 			  "<th class=\"n\">duration</th><th class=\"n\">CPU time</th>"
 			  "<th class=\"n\">samples</th></tr></thead>\n<tbody>\n");
 	for (size_t i = 0; !err && i < n; i++)

@@ -51,7 +51,7 @@ static int render_trend(struct rs_buf *out, size_t *n_charts, json_t **runs, siz
 		.functions = o->functions, .n_functions = o->n_functions, .total = o->total,
 		.per = o->per, .no_workload = o->no_workload,
 	};
-	struct rs_html_links links = { o->run_url, o->commit_url };
+	struct rs_html_links links = { o->run_url, o->commit_url, NULL };
 	struct rs_trend *t = NULL;
 	int err;
 

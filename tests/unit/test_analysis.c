@@ -716,7 +716,7 @@ static void test_html(void **state)
 	json_t *runs[6], *tree, *kid, *kids;
 	struct rs_trend *t = NULL;
 	struct rs_buf out = RS_BUF_INIT;
-	struct rs_html_links links = { "runs/{id}.html", "https://example.org/c/{commit}" };
+	struct rs_html_links links = { "runs/{id}.html", "https://example.org/c/{commit}", NULL };
 	const struct fn lam[] = { { "<lambda>", "model/a&b.py", 3, 1, 1 } };
 	size_t i;
 
