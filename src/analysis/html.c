@@ -16,6 +16,7 @@
 #include "results/escape.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -254,7 +255,58 @@ static void chart_scale(struct chart *c, double lo, double hi)
 	c->r = c->t->n > 2000 ? 1.5 : c->t->n > 300 ? 2.5 : 3.5;
 }
 
-/* <svg>, the grid with the y labels, the axis and the first and last dates. */
+/*
+ * The x axis is the runs in commit (recording) order, evenly spaced: each
+ * labelled tick is a commit's short id, every k-th run so that labels
+ * TICK_GAP px apart never overlap (the last run always labelled, the
+ * label before it dropped when too close); every point's title names
+ * its commit too.
+ */
+#define TICK_GAP 56
+
+/* A commit's short id, escaped (the commit comes from the repository). */
+static int short_commit(struct rs_buf *out, const char *commit)
+{
+	char c[8];
+
+	snprintf(c, sizeof(c), "%.7s", commit ? commit : "");
+	return esc(out, c);
+}
+
+/* The tick of run `i` and its commit under the axis. */
+static int chart_tick(struct rs_buf *out, const struct rs_trend *t, size_t i)
+{
+	double x = xpos(i, t->n);
+	int err;
+
+	err = rs_buf_printf(out, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
+			    "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x, x,
+			    CHART_H - PAD_B, CHART_H - PAD_B + 4, x, CHART_H - PAD_B + 15);
+	if (!err)
+		err = short_commit(out, t->commits[i]);
+	if (!err)
+		err = rs_buf_puts(out, "</text>\n");
+	return err;
+}
+
+static int chart_ticks(struct rs_buf *out, const struct rs_trend *t)
+{
+	double w = CHART_W - PAD_L - PAD_R;
+	size_t fit = (size_t)(w / TICK_GAP) + 1, step, i;
+	int err = 0;
+
+	if (!t->n)
+		return 0;
+	step = t->n <= fit ? 1 : (t->n + fit - 2) / (fit - 1);
+	for (i = 0; !err && i + 1 < t->n; i += step)
+		if (xpos(t->n - 1, t->n) - xpos(i, t->n) >= TICK_GAP)
+			err = chart_tick(out, t, i);
+	if (!err)
+		err = chart_tick(out, t, t->n - 1);
+	return err;
+}
+
+/* <svg>, the grid with the y labels, the axis, its commits and the first and last dates. */
 static int chart_grid(struct rs_buf *out, struct chart *c)
 {
 	const struct rs_trend *t = c->t;
@@ -276,11 +328,13 @@ static int chart_grid(struct rs_buf *out, struct chart *c)
 	if (!err)
 		err = rs_buf_printf(out, "<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n",
 				    PAD_L, CHART_W - PAD_R, CHART_H - PAD_B, CHART_H - PAD_B);
+	if (!err)
+		err = chart_ticks(out, t);
 	if (!err && t->n)
-		err = rs_buf_printf(out, "<text x=\"%d\" y=\"%d\">%.10s</text>"
-				    "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.10s</text>\n",
-				    PAD_L, CHART_H - PAD_B + 16, t->dates[0], CHART_W - PAD_R,
-				    CHART_H - PAD_B + 16, t->dates[t->n - 1]);
+		err = rs_buf_printf(out, "<text class=\"date\" x=\"%d\" y=\"%d\">%.10s</text>"
+				    "<text class=\"date\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%.10s</text>\n",
+				    PAD_L - 40, CHART_H - 4, t->dates[0], CHART_W - PAD_R + 20,
+				    CHART_H - 4, t->dates[t->n - 1]);
 	return err;
 }
 
@@ -341,10 +395,39 @@ static int chart_change(struct rs_buf *out, struct chart *c, size_t k)
 	return err;
 }
 
-/* Point `i`, a link to its run. */
+/* Run `i`'s verdict class when it is one a chart marks, else NULL. */
+static const char *marked_verdict(const struct rs_trend *t, size_t i)
+{
+	const char *v = t->verdicts ? t->verdicts[i] : NULL;
+
+	return v && (!strcmp(v, "regression") || !strcmp(v, "improvement")) ? v : NULL;
+}
+
+/* The verdict's marker at point (x, y): a triangle up above it, or down below it. */
+static int chart_marker(struct rs_buf *out, const struct rs_trend *t, size_t i, double x, double y)
+{
+	const char *v = marked_verdict(t, i);
+	int up;
+	int err;
+
+	if (!v)
+		return 0;
+	up = !strcmp(v, "regression");
+	err = rs_buf_printf(out, "<path class=\"mk-%s\" d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1fZ\"><title>",
+			    v, x, up ? y - 6 : y + 6, x - 6, up ? y - 16 : y + 16, x + 6,
+			    up ? y - 16 : y + 16);
+	if (!err)
+		err = esc_between(out, up ? "regression: " : "improvement: ", t->verdict_texts[i],
+				  "</title></path>\n");
+	return err;
+}
+
+/* Point `i`, a link to its run; hollow when the run is left out of the baselines. */
 static int chart_point(struct rs_buf *out, struct chart *c, size_t i, const char *run_url)
 {
 	const struct rs_trend *t = c->t;
+	const char *why = t->left_out ? t->left_out[i] : NULL;
+	double x = xpos(i, t->n), y = chart_y(c, c->s->v[i]);
 	int err;
 
 	err = rs_buf_puts(out, "<a href=\"");
@@ -353,21 +436,87 @@ static int chart_point(struct rs_buf *out, struct chart *c, size_t i, const char
 	err = rs_html_link(out, run_url, t->ids[i], t->paths[i], t->commits[i]);
 	if (err)
 		return err;
-	err = rs_buf_printf(out, "\"><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"><title>",
-			    xpos(i, t->n), chart_y(c, c->s->v[i]), c->r);
+	err = rs_buf_printf(out, "\"><circle class=\"pt%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"><title>",
+			    why ? " out" : "", x, y, c->r);
 	if (err)
 		return err;
 	err = esc(out, t->ids[i]);
-	if (err)
-		return err;
-	err = rs_buf_printf(out, " commit %.7s: ", t->commits[i]);
+	if (!err)
+		err = rs_buf_puts(out, " commit ");
+	if (!err)
+		err = short_commit(out, t->commits[i]);
 	if (err)
 		return err;
 	rs_buf_clear(&c->label);
 	err = value_text(&c->label, c->s->name, c->s->v[i], c->is_time);
 	if (err)
 		return err;
-	err = rs_buf_printf(out, "%s</title></circle></a>\n", c->label.ptr);
+	err = esc_between(out, ": ", c->label.ptr, "");
+	if (!err && t->verdict_texts && t->verdict_texts[i])
+		err = esc_between(out, "; check: ", t->verdict_texts[i], "");
+	if (!err && why)
+		err = esc_between(out, "; left out: ", why, "");
+	if (!err)
+		err = rs_buf_puts(out, "</title></circle></a>\n");
+	if (!err)
+		err = chart_marker(out, t, i, x, y);
+	return err;
+}
+
+/* A run left out of the series (no value): a hollow square on the axis, titled why. */
+static int chart_out_mark(struct rs_buf *out, const struct rs_trend *t, size_t i)
+{
+	int err;
+
+	err = rs_buf_printf(out, "<rect class=\"outm\" x=\"%.1f\" y=\"%d\" width=\"8\" height=\"8\"><title>",
+			    xpos(i, t->n) - 4, CHART_H - PAD_B - 4);
+	if (!err)
+		err = esc(out, t->ids[i]);
+	if (!err)
+		err = esc_between(out, " left out: ", t->left_out[i], "</title></rect>\n");
+	return err;
+}
+
+/*
+ * Under a chart: what its marks mean, and each run left out with why
+ * (`list`: the runs themselves, else only how many -- the list is under
+ * the metric charts).
+ */
+static int chart_notes(struct rs_buf *out, const struct rs_trend *t, int list)
+{
+	size_t i, n_out = 0, n_marked = 0;
+	int err;
+
+	for (i = 0; i < t->n; i++) {
+		n_out += t->left_out && t->left_out[i];
+		n_marked += marked_verdict(t, i) != NULL;
+	}
+	if (!n_out && !n_marked)
+		return 0;
+	err = rs_buf_puts(out, "<div class=\"legend\">"
+			  "<span><b class=\"sym-regression\">\xe2\x96\xb2</b> check: regression</span>"
+			  "<span><b class=\"sym-improvement\">\xe2\x96\xbc</b> check: improvement</span>"
+			  "<span><b class=\"sym-out\">\xe2\x97\x8b</b> left out of the baselines</span>"
+			  "<span><b class=\"sym-out\">\xe2\x96\xa1</b> left out of the chart</span>"
+			  "<span>x axis: runs in commit order, evenly spaced; labels are short commit ids</span>"
+			  "</div>\n");
+	if (err || !n_out)
+		return err;
+	if (!list)
+		return rs_buf_printf(out, "<p class=\"muted\">%zu run%s left out: see under the metric "
+				     "charts.</p>\n", n_out, n_out == 1 ? "" : "s");
+	err = rs_buf_puts(out, "<ul class=\"left-out\">\n");
+	for (i = 0; !err && i < t->n; i++) {
+		if (!t->left_out[i])
+			continue;
+		err = esc_between(out, "<li>run <code>", t->ids[i], "</code> (commit <code>");
+		if (!err)
+			err = short_commit(out, t->commits[i]);
+		if (!err)
+			err = esc_between(out, "</code>): ", t->left_out[i], "</li>\n");
+	}
+	if (!err)
+		err = rs_buf_puts(out, "</ul>\n");
 	return err;
 }
 
@@ -412,8 +561,12 @@ static int chart_body(struct rs_buf *out, struct chart *c, const struct rs_html_
 	for (i = 0; !err && i < c->t->n; i++)
 		if (!isnan(c->s->v[i]))
 			err = chart_point(out, c, i, run_url);
+		else if (c->t->left_out && c->t->left_out[i])
+			err = chart_out_mark(out, c->t, i);
 	if (!err)
 		err = rs_buf_puts(out, "</svg>\n");
+	if (!err)
+		err = chart_notes(out, c->t, c->s->function == NULL);
 	for (k = 0; !err && k < c->s->n_changes; k++)
 		err = chart_commit_link(out, c->t, c->s->changes[k], links);
 	return err;
@@ -651,8 +804,9 @@ static int verdict_cells(struct rs_buf *out, const json_t *r, const struct rs_ht
 	if (!err && link)
 		err = rs_buf_puts(out, "</a>");
 	/* not comparable: why, in the row (the other verdicts say it in the title) */
-	if (!err && why && !strcmp(k->cls, "not-comparable"))
-		err = esc_between(out, " <span class=\"muted why\">(", why, ")</span>");
+	if (!err && !strcmp(k->cls, "not-comparable"))
+		err = esc_between(out, " <span class=\"muted why\">(",
+				  why ? why : rs_runview_str(c, "text", ""), ")</span>");
 	if (!err)
 		err = rs_buf_puts(out, "</td>");
 	if (err)

@@ -51,8 +51,8 @@ int rs_report_judge_record(json_t **out, struct rs_report_judge *j, const struct
  * "not-comparable", "label" (how it reads), "text" (the verdict line of
  * `results check`), "change" (relative, or null), "metric" (the one
  * quoted), "baseline" (the id of the baseline run the diff is against,
- * or null), "why" (for a machine-slower or not comparable run: why it is
- * left out, or null)}. `*baseline` gets that baseline run's record
+ * or null), "why" (for a machine-slower run or one of another
+ * configuration: why it is left out of baselines, or null)}. `*baseline` gets that baseline run's record
  * (borrowed from the cache until the next call), NULL without one. A run
  * that cannot be judged gets "not-comparable" with the reason; only out
  * of memory and unreadable records fail.

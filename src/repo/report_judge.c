@@ -164,8 +164,9 @@ static int set_check(json_t *rec, const struct rs_check_result *r)
 	err = rs_render_verdict(&text, r);
 	if (err)
 		goto out;
-	if (!r->n_baseline)
-		why = r->n_other_config && r->other_config[0] ? r->other_config : text.ptr;
+	/* a first run is not left out of anything: it has no why */
+	if (!r->n_baseline && r->n_other_config)
+		why = r->other_config[0] ? r->other_config : text.ptr;
 	else if (r->machine_slower)
 		why = text.ptr;
 	o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "verdict", cls, "label", label,
