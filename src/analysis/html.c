@@ -190,15 +190,16 @@ static double xpos(size_t i, size_t n)
 	return n > 1 ? PAD_L + w * (double)i / (double)(n - 1) : PAD_L + w / 2;
 }
 
-/* Mean of v[from, to) (NAN skipped). */
-static double range_mean(const double *v, size_t from, size_t to)
+/* Mean of the values of runs [from, to) that are evidence of a level (rs_trend_evidence). */
+static double range_mean(const struct rs_trend *t, const struct rs_series *s, size_t from,
+			 size_t to)
 {
 	double sum = 0;
 	size_t got = 0, i;
 
 	for (i = from; i < to; i++)
-		if (!isnan(v[i])) {
-			sum += v[i];
+		if (rs_trend_evidence(t, s, i)) {
+			sum += s->v[i];
 			got++;
 		}
 	return got ? sum / (double)got : NAN;
@@ -281,7 +282,7 @@ static int chart_tick(struct rs_buf *out, const struct rs_trend *t, size_t i)
 
 	err = rs_buf_printf(out, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
 			    "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x, x,
-			    CHART_H - PAD_B, CHART_H - PAD_B + 4, x, CHART_H - PAD_B + 15);
+			    CHART_H - PAD_B, CHART_H - PAD_B + 4, x, CHART_H - PAD_B + 18);
 	if (!err)
 		err = short_commit(out, t->commits[i]);
 	if (!err)
@@ -370,7 +371,7 @@ static int chart_change(struct rs_buf *out, struct chart *c, size_t k)
 	double x = cp ? (xpos(cp - 1, n) + xpos(cp, n)) / 2 : xpos(cp, n);
 	size_t from = k ? s->changes[k - 1] : 0;
 	size_t to = k + 1 < s->n_changes ? s->changes[k + 1] : n;
-	double before = range_mean(s->v, from, cp), after = range_mean(s->v, cp, to);
+	double before = range_mean(c->t, s, from, cp), after = range_mean(c->t, s, cp, to);
 	double rel = before != 0 ? (after - before) / fabs(before) * 100 : 0;
 	int err;
 
@@ -407,15 +408,19 @@ static const char *marked_verdict(const struct rs_trend *t, size_t i)
 static int chart_marker(struct rs_buf *out, const struct rs_trend *t, size_t i, double x, double y)
 {
 	const char *v = marked_verdict(t, i);
-	int up;
-	int err;
+	double above, tip, base;
+	int up, err;
 
 	if (!v)
 		return 0;
 	up = !strcmp(v, "regression");
+	/* above the point (below it at the top of the chart), never on it:
+	 * the tip of ▲ up, of ▼ down */
+	above = y - 19 >= 2 ? -1 : 1;
+	tip = y + above * (up ? 19 : 7);
+	base = y + above * (up ? 8 : 18);
 	err = rs_buf_printf(out, "<path class=\"mk-%s\" d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1fZ\"><title>",
-			    v, x, up ? y - 6 : y + 6, x - 6, up ? y - 16 : y + 16, x + 6,
-			    up ? y - 16 : y + 16);
+			    v, x, tip, x - 6, base, x + 6, base);
 	if (!err)
 		err = esc_between(out, up ? "regression: " : "improvement: ", t->verdict_texts[i],
 				  "</title></path>\n");

@@ -722,6 +722,28 @@ static int trend_verdicts(struct rs_trend *t, const json_t *const *runs)
 	return 0;
 }
 
+/* The change points of `s`, from the values that are evidence of one (rs_trend_evidence). */
+int rs_trend_evidence(const struct rs_trend *t, const struct rs_series *s, size_t i)
+{
+	int cpu = !s->function && !strncmp(s->name, "cpu_time", 8);
+
+	return !isnan(s->v[i]) &&
+	       (cpu || !t->verdicts || !t->verdicts[i] || strcmp(t->verdicts[i], "machine"));
+}
+
+static int series_changes(struct rs_trend *t, struct rs_series *s, double min_step)
+{
+	double *v = malloc((t->n ? t->n : 1) * sizeof(*v));
+
+	if (!v)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < t->n; i++)
+		v[i] = rs_trend_evidence(t, s, i) ? s->v[i] : NAN;
+	s->n_changes = rs_changepoints(v, t->n, min_step, s->changes, MAX_CHANGES);
+	free(v);
+	return 0;
+}
+
 /* Like with like: see rs_trend_build. */
 static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
 			   const struct rs_trend_opts *o)
@@ -896,12 +918,10 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 	err = trend_verdicts(t, runs);
 	if (err)
 		goto out;
-	for (i = 0; i < t->n_metrics; i++)
-		t->metrics[i].n_changes = rs_changepoints(t->metrics[i].v, n, min_step,
-							  t->metrics[i].changes, MAX_CHANGES);
-	for (i = 0; i < t->n_funcs; i++)
-		t->funcs[i].n_changes = rs_changepoints(t->funcs[i].v, n, min_step,
-							t->funcs[i].changes, MAX_CHANGES);
+	for (i = 0; !err && i < t->n_metrics; i++)
+		err = series_changes(t, &t->metrics[i], min_step);
+	for (i = 0; !err && i < t->n_funcs; i++)
+		err = series_changes(t, &t->funcs[i], min_step);
 out:
 	json_decref(chosen);
 	json_decref(places);

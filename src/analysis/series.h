@@ -86,6 +86,15 @@ void rs_trend_free(struct rs_trend *t);
  */
 size_t rs_trend_reference(const json_t *const *runs, size_t n, const char *vary);
 
+/*
+ * Whether run `i`'s value of `s` is evidence of a change point: it has
+ * one, and the check did not find the machine slower on that run -- such
+ * a run has every sample longer, so its wall time and each function's
+ * sampled time are the machine's, no step of the code (its CPU time
+ * still counts). It stays drawn.
+ */
+int rs_trend_evidence(const struct rs_trend *t, const struct rs_series *s, size_t i);
+
 /* The metric series named `name`, or NULL (borrowed). */
 const struct rs_series *rs_trend_metric(const struct rs_trend *t, const char *name);
 
