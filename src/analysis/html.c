@@ -52,6 +52,8 @@ static const char css[] =
 	"tr.v-improvement td.verdict,tr.v-improvement td.verdict a{color:#1a7f37;font-weight:600}"
 	"tr.v-machine td.verdict,tr.v-machine td.verdict a{color:#7d4e00}"
 	"tr.v-not-comparable td.verdict,tr.v-not-comparable td.verdict a{color:#57606a}"
+	"p.verdict.v-regression{background:#ffebe9;color:#a40e26;padding:4px 8px}"
+	"p.verdict.v-improvement{color:#1a7f37}"
 	"svg .mk-regression{fill:#cf222e;stroke:#fff;stroke-width:1}"
 	"svg .mk-improvement{fill:#1a7f37;stroke:#fff;stroke-width:1}"
 	"svg .pt.out{fill:#fff;stroke:#8c959f;stroke-width:1.5}svg .outm{fill:#fff;stroke:#8c959f;stroke-width:1.5}"
@@ -1186,6 +1188,40 @@ static int run_page_tree(struct rs_buf *out, const json_t *summary)
 	return err;
 }
 
+/*
+ * The run's check verdict (its "check", when the site judged it) and the
+ * link to its flame graph: against the check's baseline run, or the run
+ * before it when it has none.
+ */
+static int run_page_verdict(struct rs_buf *out, const json_t *run, const char *diff_page)
+{
+	const struct verdict_kind *k = run_verdict(run);
+	const json_t *c = json_object_get(run, "check");
+	const char *base = rs_runview_str(c, "baseline", NULL);
+	int err = 0;
+
+	if (k) {
+		err = rs_buf_printf(out, "<p class=\"verdict v-%s\"><b>Check verdict:</b> %s ", k->cls,
+				    k->symbol);
+		if (!err)
+			err = esc(out, rs_runview_str(c, "label", k->cls));
+		if (!err)
+			err = esc_between(out, " &mdash; ", rs_runview_str(c, "text", ""), "</p>\n");
+	}
+	if (err || !diff_page)
+		return err;
+	err = rs_buf_puts(out, "<p><a href=\"");
+	if (!err)
+		err = link_value(out, diff_page, 1);
+	if (!err)
+		err = rs_buf_puts(out, "\">Differential flame graph</a>");
+	if (!err && base)
+		err = esc_between(out, " against the check's baseline run <code>", base, "</code>.</p>\n");
+	else if (!err)
+		err = rs_buf_puts(out, " against the run before it.</p>\n");
+	return err;
+}
+
 int rs_html_run_page(struct rs_buf *out, const json_t *run,
 		     const struct rs_html_links *links)
 {
@@ -1203,15 +1239,9 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 	err = run_page_facts(out, run, links);
 	if (err)
 		return err;
-	if (diff_page) {
-		err = rs_buf_puts(out, "<p><a href=\"");
-		if (!err)
-			err = esc_attr(out, diff_page);
-		if (!err)
-			err = rs_buf_puts(out, "\">Differential flame graph</a> against the run before it.</p>\n");
-		if (err)
-			return err;
-	}
+	err = run_page_verdict(out, run, diff_page);
+	if (err)
+		return err;
 	err = kv_table(out, json_object_get(run, "metrics"), "Metrics", NULL);
 	if (err)
 		return err;

@@ -435,7 +435,11 @@ def check_verdicts(site, shots, reg_id, imp_id):
     full = pixel_stats(png)
     check(full['nonWhite'] > 0.01 * full['width'] * full['height'], 'run page screenshot is not blank')
     with open(run_page, encoding='utf-8') as f:
-        check('%s.diff.html' % reg_id in f.read(), 'run page links to its flame graph')
+        text = f.read()
+    check('%s.diff.html' % reg_id in text and "against the check's baseline run" in text,
+          'run page links to its flame graph against the baseline')
+    check(re.search(r'<p class="verdict v-regression"><b>Check verdict:</b> \u25b2 regression', text) is not None,
+          'run page shows its check verdict')
     diff_page = os.path.join(site, 'runs', reg_id + '.diff.html')
     seen = probe(diff_page, 'flame', FLAME_WIDTH)
     check_page_common('verdicts flame graph', seen)
