@@ -723,7 +723,7 @@ static int commit_cell(struct rs_buf *out, const char *commit, const char *id,
 }
 
 /*
- * The verdict classes a run's "check" may carry (repo/report_internal.h),
+ * The verdict classes a run's "check" may carry (report/report_internal.h),
  * each with the symbol that marks it wherever it is shown -- so that a
  * regression reads as one without colour and without CSS -- and its rank
  * when the table is sorted by verdict (worst first on a second click).

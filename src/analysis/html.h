@@ -48,7 +48,7 @@ int rs_html_trend_page(struct rs_buf *out, const struct rs_trend *t,
  * The site's index: a sortable table of `runs` (index lines or run.json
  * objects, shown in the given order) linking to each run's page
  * (links->run_url) and commit, and a link to trends.html. A run with a
- * "check" object (its verdict, repo/report_internal.h) shows the verdict
+ * "check" object (its verdict, report/report_internal.h) shows the verdict
  * and its change, linked to its flame graph; a regression's row stands
  * out by class, colour and a symbol.
  */

@@ -35,7 +35,7 @@ struct rs_trend {
 	char excluded_why[320];       /* the first configuration difference */
 	char **verdicts;              /* per run: the class of its check verdict
 	                                 ("regression", "improvement", ...: its
-	                                 "check", repo/report_internal.h), or NULL */
+	                                 "check", report/report_internal.h), or NULL */
 	char **verdict_texts;         /* per run: that verdict's line, or NULL */
 	char **left_out;              /* per run: why it is left out -- of the
 	                                 series (another configuration, a repeated

@@ -1,0 +1,64 @@
+/*
+ * What the files behind results/report.h share (src/report/report*.c): the
+ * JSON of runs for the analysis layer, which works on json_t.
+ */
+#ifndef RS_REPO_REPORT_INTERNAL_H
+#define RS_REPO_REPORT_INTERNAL_H
+
+#include <jansson.h>
+
+#include "runs/runs.h"
+#include "results/report.h"
+
+/* The record of `e` as a JSON object (the caller's reference). */
+RS_MUST_CHECK
+/*
+ * The CSV files of the run's folder (`folder`, from HEAD's tree, each
+ * through a 4 MiB cap) that its page draws (analysis/html.h,
+ * rs_html_run_charts): results run's timeline and the logged-stats
+ * files, into run["chart_files"]. Best effort: a file that cannot be read
+ * is left out and the page is still whole; RS_EGENERIC when out of memory.
+ */
+RS_MUST_CHECK
+int rs_report_attach_chart_files(json_t *run, const struct rs_runs *runs, const char *folder);
+
+int rs_report_load_object(json_t **out, const struct rs_runs *runs,
+			  const struct rs_run_entry *e);
+
+/*
+ * The verdicts of the runs of a page (report_judge.c), as `results check
+ * <run>` gives them with its defaults: the same rs_check_run over the
+ * runs recorded before each on its branch. The records read stay in the
+ * judge's cache for the next, older run; the pages walk newest first.
+ */
+struct rs_report_judge;
+
+RS_MUST_CHECK
+int rs_report_judge_new(struct rs_report_judge **out, const struct rs_runs *runs);
+void rs_report_judge_free(struct rs_report_judge *j);
+
+/*
+ * The record of `e` (the caller's copy), from the cache when an earlier
+ * judgement read it. Runs recorded after `e` leave the cache: ask for
+ * the runs newest first.
+ */
+RS_MUST_CHECK
+int rs_report_judge_record(json_t **out, struct rs_report_judge *j, const struct rs_run_entry *e);
+
+/*
+ * Judge run `e`, its record `rec`, and set rec["check"]: {"verdict":
+ * "regression" | "improvement" | "no-change" | "machine" | "accepted" |
+ * "not-comparable", "label" (how it reads), "text" (the verdict line of
+ * `results check`), "change" (relative, or null), "metric" (the one
+ * quoted), "baseline" (the id of the baseline run the diff is against,
+ * or null), "why" (for a machine-slower run or one of another
+ * configuration: why it is left out of baselines, or null)}. `*baseline` gets that baseline run's record
+ * (borrowed from the cache until the next call), NULL without one. A run
+ * that cannot be judged gets "not-comparable" with the reason; only out
+ * of memory and unreadable records fail.
+ */
+RS_MUST_CHECK
+int rs_report_judge_run(struct rs_report_judge *j, const struct rs_run_entry *e, json_t *rec,
+			const json_t **baseline);
+
+#endif
