@@ -489,9 +489,11 @@ static int chart_out_mark(struct rs_buf *out, const struct rs_trend *t, size_t i
  * (`list`: the runs themselves, else only how many -- the list is under
  * the metric charts).
  */
+#define LEFT_OUT_SHOWN 10 /* runs listed as left out before the rest is folded */
+
 static int chart_notes(struct rs_buf *out, const struct rs_trend *t, int list)
 {
-	size_t i, n_out = 0, n_marked = 0;
+	size_t i, n_out = 0, n_marked = 0, shown;
 	int err;
 
 	for (i = 0; i < t->n; i++) {
@@ -512,18 +514,23 @@ static int chart_notes(struct rs_buf *out, const struct rs_trend *t, int list)
 	if (!list)
 		return rs_buf_printf(out, "<p class=\"muted\">%zu run%s left out: see under the metric "
 				     "charts.</p>\n", n_out, n_out == 1 ? "" : "s");
+	/* newest first; past LEFT_OUT_SHOWN, the rest folded away */
 	err = rs_buf_puts(out, "<ul class=\"left-out\">\n");
-	for (i = 0; !err && i < t->n; i++) {
+	for (i = t->n, shown = 0; !err && i-- > 0;) {
 		if (!t->left_out[i])
 			continue;
-		err = esc_between(out, "<li>run <code>", t->ids[i], "</code> (commit <code>");
+		if (shown++ == LEFT_OUT_SHOWN)
+			err = rs_buf_printf(out, "</ul><details><summary>%zu more left out</summary>"
+					    "<ul class=\"left-out\">\n", n_out - LEFT_OUT_SHOWN);
+		if (!err)
+			err = esc_between(out, "<li>run <code>", t->ids[i], "</code> (commit <code>");
 		if (!err)
 			err = short_commit(out, t->commits[i]);
 		if (!err)
 			err = esc_between(out, "</code>): ", t->left_out[i], "</li>\n");
 	}
 	if (!err)
-		err = rs_buf_puts(out, "</ul>\n");
+		err = rs_buf_puts(out, shown > LEFT_OUT_SHOWN ? "</ul></details>\n" : "</ul>\n");
 	return err;
 }
 
