@@ -27,15 +27,8 @@ mkdir -p "$SHOTS"
 
 results_repo "$T/repo"
 CLOCK=1796097200
-sha() { printf 'c%s%038d\n' "$1" 0; }
-# record N POPULATION GEN-OPTIONS...: commit cN on runner ci-1
-record() {
-	local n=$1 pop=$2
-	shift 2
-	gen --seed 3 --months 3 --noise 0.5 --wall-noise 3 --population "$pop" "$@" -o "$T/s.pyisession"
-	printf '{"months": 3, "population": %s}\n' "$pop" >"$T/stats.json"
-	record_session ci-1 "$(sha "$n")" --stats "$T/stats.json"
-}
+# record N POPULATION GEN-OPTIONS...: commit cN (lib.sh's noisy-runner series)
+record() { local n=$1 pop=$2; shift 2; record_runner "$n" "$pop" --population "$pop" "$@"; }
 FAST=(--slow maybe_shape:0.2 --slow _init_na:0.2 --slow _round:0.2)
 record 1 100 --run 1
 record 2 100 --run 2
