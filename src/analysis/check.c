@@ -41,6 +41,20 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* check.h */
+const struct rs_check_metric *rs_check_headline(const struct rs_check_result *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_metrics; i++)
+		if (r->metrics[i].gating && !strncmp(r->metrics[i].name, "duration", 8))
+			return &r->metrics[i];
+	for (i = 0; i < r->n_metrics; i++)
+		if (r->metrics[i].gating)
+			return &r->metrics[i];
+	return NULL;
+}
+
 double rs_median(double *v, size_t n)
 {
 	if (!n)
@@ -582,7 +596,8 @@ static int diff_typical(struct check_ctx *c)
 	c->typical = typical;
 	free(r->baseline_commit);
 	r->baseline_commit = xstrdup(rs_runview_str(typical, "commit", ""));
-	if (!r->baseline_commit)
+	r->baseline_id = xstrdup(rs_runview_str(typical, "id", ""));
+	if (!r->baseline_commit || !r->baseline_id)
 		return out_of_memory();
 	return rs_diff_runs(&r->diff, typical, c->head, &dopts);
 }
@@ -905,6 +920,7 @@ void rs_check_free(struct rs_check_result *r)
 	free(r->head_id);
 	free(r->head_commit);
 	free(r->baseline_commit);
+	free(r->baseline_id);
 	free(r->workload_key);
 	free(r->responsible);
 	free(r->duplicate_of);

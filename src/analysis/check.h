@@ -93,6 +93,7 @@ struct rs_check_result {
 	char *head_id, *head_commit;
 	char *baseline_commit;         /* the commit of the baseline run the diff is
 	                                  against (closest to the median) */
+	char *baseline_id;             /* that run's id; NULL without a baseline */
 	char **baseline_ids;
 	size_t n_baseline;
 	size_t n_baseline_commits;     /* distinct commits among them */
@@ -156,6 +157,14 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 		 const struct rs_check_opts *opts);
 
 void rs_check_free(struct rs_check_result *r);
+
+/*
+ * The metric a verdict quotes: the first gating wall-time metric
+ * ("duration", or per unit of workload), else the first gating one (CPU
+ * time when wall time was distorted); NULL when none gates. Borrowed
+ * from `r`.
+ */
+const struct rs_check_metric *rs_check_headline(const struct rs_check_result *r);
 
 /* Median of `n` values (the array is reordered). NAN when n is 0. */
 double rs_median(double *v, size_t n);

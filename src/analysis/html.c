@@ -18,6 +18,7 @@
 #include "results/escape.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,23 @@ static const char css[] =
 	"svg .cp{stroke:#cf222e;stroke-width:1.5;stroke-dasharray:5 4}"
 	"svg text{font-size:11px;fill:#57606a}svg text.cpl{fill:#cf222e;font-weight:600}"
 	"details{margin-left:14px}summary{cursor:pointer;font-family:ui-monospace,monospace;font-size:13px}"
-	"code{font-family:ui-monospace,monospace}.muted{color:#57606a}";
+	"code{font-family:ui-monospace,monospace}.muted{color:#57606a}"
+	/* verdicts: a class, a colour and a symbol, so a regression reads as one
+	 * without colour or without CSS */
+	"tr.v-regression td{background:#ffebe9}tr.v-regression td.verdict,tr.v-regression td.verdict a"
+	"{color:#a40e26;font-weight:700}"
+	"tr.v-improvement td.verdict,tr.v-improvement td.verdict a{color:#1a7f37;font-weight:600}"
+	"tr.v-machine td.verdict,tr.v-machine td.verdict a{color:#7d4e00}"
+	"tr.v-not-comparable td.verdict,tr.v-not-comparable td.verdict a{color:#57606a}"
+	"p.verdict.v-regression{background:#ffebe9;color:#a40e26;padding:4px 8px}"
+	"p.verdict.v-improvement{color:#1a7f37}"
+	"svg .mk-regression{fill:#cf222e;stroke:#fff;stroke-width:1}"
+	"svg .mk-improvement{fill:#1a7f37;stroke:#fff;stroke-width:1}"
+	"svg .pt.out{fill:#fff;stroke:#8c959f;stroke-width:1.5}svg .outm{fill:#fff;stroke:#8c959f;stroke-width:1.5}"
+	"svg text.tick{font-family:ui-monospace,monospace;font-size:10px}"
+	".legend{font-size:13px;color:#57606a;margin:2px 0 4px 0}.legend span{margin-right:14px}"
+	".sym-regression{color:#cf222e}.sym-improvement{color:#1a7f37}.sym-out{color:#8c959f}"
+	"ul.left-out{font-size:13px;margin:4px 0 8px 0;color:#57606a}";
 
 /* Sort a table on a header click: numbers by data-v, else text. */
 static const char sort_js[] =
@@ -182,15 +199,16 @@ static double xpos(size_t i, size_t n)
 	return n > 1 ? PAD_L + w * (double)i / (double)(n - 1) : PAD_L + w / 2;
 }
 
-/* Mean of v[from, to) (NAN skipped). */
-static double range_mean(const double *v, size_t from, size_t to)
+/* Mean of the values of runs [from, to) that are evidence of a level (rs_trend_evidence). */
+static double range_mean(const struct rs_trend *t, const struct rs_series *s, size_t from,
+			 size_t to)
 {
 	double sum = 0;
 	size_t got = 0, i;
 
 	for (i = from; i < to; i++)
-		if (!isnan(v[i])) {
-			sum += v[i];
+		if (rs_trend_evidence(t, s, i)) {
+			sum += s->v[i];
 			got++;
 		}
 	return got ? sum / (double)got : NAN;
@@ -247,7 +265,58 @@ static void chart_scale(struct chart *c, double lo, double hi)
 	c->r = c->t->n > 2000 ? 1.5 : c->t->n > 300 ? 2.5 : 3.5;
 }
 
-/* <svg>, the grid with the y labels, the axis and the first and last dates. */
+/*
+ * The x axis is the runs in commit (recording) order, evenly spaced: each
+ * labelled tick is a commit's short id, every k-th run so that labels
+ * TICK_GAP px apart never overlap (the last run always labelled, the
+ * label before it dropped when too close); every point's title names
+ * its commit too.
+ */
+#define TICK_GAP 56
+
+/* A commit's short id, escaped (the commit comes from the repository). */
+static int short_commit(struct rs_buf *out, const char *commit)
+{
+	char c[8];
+
+	snprintf(c, sizeof(c), "%.7s", commit ? commit : "");
+	return esc(out, c);
+}
+
+/* The tick of run `i` and its commit under the axis. */
+static int chart_tick(struct rs_buf *out, const struct rs_trend *t, size_t i)
+{
+	double x = xpos(i, t->n);
+	int err;
+
+	err = rs_buf_printf(out, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
+			    "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x, x,
+			    CHART_H - PAD_B, CHART_H - PAD_B + 4, x, CHART_H - PAD_B + 18);
+	if (!err)
+		err = short_commit(out, t->commits[i]);
+	if (!err)
+		err = rs_buf_puts(out, "</text>\n");
+	return err;
+}
+
+static int chart_ticks(struct rs_buf *out, const struct rs_trend *t)
+{
+	double w = CHART_W - PAD_L - PAD_R;
+	size_t fit = (size_t)(w / TICK_GAP) + 1, step, i;
+	int err = 0;
+
+	if (!t->n)
+		return 0;
+	step = t->n <= fit ? 1 : (t->n + fit - 2) / (fit - 1);
+	for (i = 0; !err && i + 1 < t->n; i += step)
+		if (xpos(t->n - 1, t->n) - xpos(i, t->n) >= TICK_GAP)
+			err = chart_tick(out, t, i);
+	if (!err)
+		err = chart_tick(out, t, t->n - 1);
+	return err;
+}
+
+/* <svg>, the grid with the y labels, the axis, its commits and the first and last dates. */
 static int chart_grid(struct rs_buf *out, struct chart *c)
 {
 	const struct rs_trend *t = c->t;
@@ -269,11 +338,13 @@ static int chart_grid(struct rs_buf *out, struct chart *c)
 	if (!err)
 		err = rs_buf_printf(out, "<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n",
 				    PAD_L, CHART_W - PAD_R, CHART_H - PAD_B, CHART_H - PAD_B);
+	if (!err)
+		err = chart_ticks(out, t);
 	if (!err && t->n)
-		err = rs_buf_printf(out, "<text x=\"%d\" y=\"%d\">%.10s</text>"
-				    "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.10s</text>\n",
-				    PAD_L, CHART_H - PAD_B + 16, t->dates[0], CHART_W - PAD_R,
-				    CHART_H - PAD_B + 16, t->dates[t->n - 1]);
+		err = rs_buf_printf(out, "<text class=\"date\" x=\"%d\" y=\"%d\">%.10s</text>"
+				    "<text class=\"date\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%.10s</text>\n",
+				    PAD_L - 40, CHART_H - 4, t->dates[0], CHART_W - PAD_R + 20,
+				    CHART_H - 4, t->dates[t->n - 1]);
 	return err;
 }
 
@@ -309,7 +380,7 @@ static int chart_change(struct rs_buf *out, struct chart *c, size_t k)
 	double x = cp ? (xpos(cp - 1, n) + xpos(cp, n)) / 2 : xpos(cp, n);
 	size_t from = k ? s->changes[k - 1] : 0;
 	size_t to = k + 1 < s->n_changes ? s->changes[k + 1] : n;
-	double before = range_mean(s->v, from, cp), after = range_mean(s->v, cp, to);
+	double before = range_mean(c->t, s, from, cp), after = range_mean(c->t, s, cp, to);
 	double rel = before != 0 ? (after - before) / fabs(before) * 100 : 0;
 	int err;
 
@@ -334,10 +405,43 @@ static int chart_change(struct rs_buf *out, struct chart *c, size_t k)
 	return err;
 }
 
-/* Point `i`, a link to its run. */
+/* Run `i`'s verdict class when it is one a chart marks, else NULL. */
+static const char *marked_verdict(const struct rs_trend *t, size_t i)
+{
+	const char *v = t->verdicts ? t->verdicts[i] : NULL;
+
+	return v && (!strcmp(v, "regression") || !strcmp(v, "improvement")) ? v : NULL;
+}
+
+/* The verdict's marker at point (x, y): a triangle up above it, or down below it. */
+static int chart_marker(struct rs_buf *out, const struct rs_trend *t, size_t i, double x, double y)
+{
+	const char *v = marked_verdict(t, i);
+	double above, tip, base;
+	int up, err;
+
+	if (!v)
+		return 0;
+	up = !strcmp(v, "regression");
+	/* above the point (below it at the top of the chart), never on it:
+	 * the tip of ▲ up, of ▼ down */
+	above = y - 19 >= 2 ? -1 : 1;
+	tip = y + above * (up ? 19 : 7);
+	base = y + above * (up ? 8 : 18);
+	err = rs_buf_printf(out, "<path class=\"mk-%s\" d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1fZ\"><title>",
+			    v, x, tip, x - 6, base, x + 6, base);
+	if (!err)
+		err = esc_between(out, up ? "regression: " : "improvement: ", t->verdict_texts[i],
+				  "</title></path>\n");
+	return err;
+}
+
+/* Point `i`, a link to its run; hollow when the run is left out of the baselines. */
 static int chart_point(struct rs_buf *out, struct chart *c, size_t i, const char *run_url)
 {
 	const struct rs_trend *t = c->t;
+	const char *why = t->left_out ? t->left_out[i] : NULL;
+	double x = xpos(i, t->n), y = chart_y(c, c->s->v[i]);
 	int err;
 
 	err = rs_buf_puts(out, "<a href=\"");
@@ -346,21 +450,94 @@ static int chart_point(struct rs_buf *out, struct chart *c, size_t i, const char
 	err = rs_html_link(out, run_url, t->ids[i], t->paths[i], t->commits[i]);
 	if (err)
 		return err;
-	err = rs_buf_printf(out, "\"><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"><title>",
-			    xpos(i, t->n), chart_y(c, c->s->v[i]), c->r);
+	err = rs_buf_printf(out, "\"><circle class=\"pt%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"><title>",
+			    why ? " out" : "", x, y, c->r);
 	if (err)
 		return err;
 	err = esc(out, t->ids[i]);
-	if (err)
-		return err;
-	err = rs_buf_printf(out, " commit %.7s: ", t->commits[i]);
+	if (!err)
+		err = rs_buf_puts(out, " commit ");
+	if (!err)
+		err = short_commit(out, t->commits[i]);
 	if (err)
 		return err;
 	rs_buf_clear(&c->label);
 	err = value_text(&c->label, c->s->name, c->s->v[i], c->is_time);
 	if (err)
 		return err;
-	err = rs_buf_printf(out, "%s</title></circle></a>\n", c->label.ptr);
+	err = esc_between(out, ": ", c->label.ptr, "");
+	if (!err && t->verdict_texts && t->verdict_texts[i])
+		err = esc_between(out, "; check: ", t->verdict_texts[i], "");
+	if (!err && why)
+		err = esc_between(out, "; left out: ", why, "");
+	if (!err)
+		err = rs_buf_puts(out, "</title></circle></a>\n");
+	if (!err)
+		err = chart_marker(out, t, i, x, y);
+	return err;
+}
+
+/* A run left out of the series (no value): a hollow square on the axis, titled why. */
+static int chart_out_mark(struct rs_buf *out, const struct rs_trend *t, size_t i)
+{
+	int err;
+
+	err = rs_buf_printf(out, "<rect class=\"outm\" x=\"%.1f\" y=\"%d\" width=\"8\" height=\"8\"><title>",
+			    xpos(i, t->n) - 4, CHART_H - PAD_B - 4);
+	if (!err)
+		err = esc(out, t->ids[i]);
+	if (!err)
+		err = esc_between(out, " left out: ", t->left_out[i], "</title></rect>\n");
+	return err;
+}
+
+/*
+ * Under a chart: what its marks mean, and each run left out with why
+ * (`list`: the runs themselves, else only how many -- the list is under
+ * the metric charts).
+ */
+#define LEFT_OUT_SHOWN 10 /* runs listed as left out before the rest is folded */
+
+static int chart_notes(struct rs_buf *out, const struct rs_trend *t, int list)
+{
+	size_t i, n_out = 0, n_marked = 0, shown;
+	int err;
+
+	for (i = 0; i < t->n; i++) {
+		n_out += t->left_out && t->left_out[i];
+		n_marked += marked_verdict(t, i) != NULL;
+	}
+	if (!n_out && !n_marked)
+		return 0;
+	err = rs_buf_puts(out, "<div class=\"legend\">"
+			  "<span><b class=\"sym-regression\">\xe2\x96\xb2</b> check: regression</span>"
+			  "<span><b class=\"sym-improvement\">\xe2\x96\xbc</b> check: improvement</span>"
+			  "<span><b class=\"sym-out\">\xe2\x97\x8b</b> left out of the baselines</span>"
+			  "<span><b class=\"sym-out\">\xe2\x96\xa1</b> left out of the chart</span>"
+			  "<span>x axis: runs in commit order, evenly spaced; labels are short commit ids</span>"
+			  "</div>\n");
+	if (err || !n_out)
+		return err;
+	if (!list)
+		return rs_buf_printf(out, "<p class=\"muted\">%zu run%s left out: see under the metric "
+				     "charts.</p>\n", n_out, n_out == 1 ? "" : "s");
+	/* newest first; past LEFT_OUT_SHOWN, the rest folded away */
+	err = rs_buf_puts(out, "<ul class=\"left-out\">\n");
+	for (i = t->n, shown = 0; !err && i-- > 0;) {
+		if (!t->left_out[i])
+			continue;
+		if (shown++ == LEFT_OUT_SHOWN)
+			err = rs_buf_printf(out, "</ul><details><summary>%zu more left out</summary>"
+					    "<ul class=\"left-out\">\n", n_out - LEFT_OUT_SHOWN);
+		if (!err)
+			err = esc_between(out, "<li>run <code>", t->ids[i], "</code> (commit <code>");
+		if (!err)
+			err = short_commit(out, t->commits[i]);
+		if (!err)
+			err = esc_between(out, "</code>): ", t->left_out[i], "</li>\n");
+	}
+	if (!err)
+		err = rs_buf_puts(out, shown > LEFT_OUT_SHOWN ? "</ul></details>\n" : "</ul>\n");
 	return err;
 }
 
@@ -405,8 +582,12 @@ static int chart_body(struct rs_buf *out, struct chart *c, const struct rs_html_
 	for (i = 0; !err && i < c->t->n; i++)
 		if (!isnan(c->s->v[i]))
 			err = chart_point(out, c, i, run_url);
+		else if (c->t->left_out && c->t->left_out[i])
+			err = chart_out_mark(out, c->t, i);
 	if (!err)
 		err = rs_buf_puts(out, "</svg>\n");
+	if (!err)
+		err = chart_notes(out, c->t, c->s->function == NULL);
 	for (k = 0; !err && k < c->s->n_changes; k++)
 		err = chart_commit_link(out, c->t, c->s->changes[k], links);
 	return err;
@@ -555,6 +736,113 @@ static int commit_cell(struct rs_buf *out, const char *commit, const char *id,
 	return rs_buf_puts(out, "</code></td>");
 }
 
+/*
+ * The verdict classes a run's "check" may carry (report/report_internal.h),
+ * each with the symbol that marks it wherever it is shown -- so that a
+ * regression reads as one without colour and without CSS -- and its rank
+ * when the table is sorted by verdict (worst first on a second click).
+ */
+static const struct verdict_kind {
+	const char *cls, *symbol;
+	int rank;
+} verdict_kinds[] = {
+	{ "regression", "\xe2\x96\xb2", 5 },     /* ▲ */
+	{ "accepted", "\xe2\x96\xb3", 4 },       /* △ */
+	{ "machine", "~", 3 },
+	{ "not-comparable", "\xe2\x88\x85", 2 }, /* ∅ */
+	{ "no-change", "=", 1 },
+	{ "improvement", "\xe2\x96\xbc", 0 },    /* ▼ */
+};
+
+/* The kind of run `r`'s verdict, NULL when it has none (or an unknown one). */
+static const struct verdict_kind *run_verdict(const json_t *r)
+{
+	const char *cls = rs_runview_str(json_object_get(r, "check"), "verdict", NULL);
+
+	for (size_t i = 0; cls && i < sizeof(verdict_kinds) / sizeof(verdict_kinds[0]); i++)
+		if (!strcmp(cls, verdict_kinds[i].cls))
+			return &verdict_kinds[i];
+	return NULL;
+}
+
+/* How a verdict's metric reads: "wall time", "CPU time per months". */
+static int metric_label(struct rs_buf *out, const char *name)
+{
+	const char *slash = strchr(name, '/');
+	size_t base = slash ? (size_t)(slash - name) : strlen(name);
+	int err;
+
+	if (base == 8 && !strncmp(name, "duration", 8))
+		err = rs_buf_puts(out, "wall time");
+	else if (base == 8 && !strncmp(name, "cpu_time", 8))
+		err = rs_buf_puts(out, "CPU time");
+	else {
+		char *head = strndup(name, base);
+
+		err = head ? esc(out, head) : rs_error_set(RS_EGENERIC, "out of memory");
+		free(head);
+	}
+	if (!err && slash)
+		err = esc_between(out, " per ", slash + 1, "");
+	return err;
+}
+
+/*
+ * The verdict and change cells of a row: the symbol and the verdict's
+ * name, linked to the run's flame graph against its baseline (with the
+ * verdict's whole line as the link's title), then the change of the
+ * metric the verdict quotes, in %, and that metric.
+ */
+static int verdict_cells(struct rs_buf *out, const json_t *r, const struct rs_html_links *links)
+{
+	const struct verdict_kind *k = run_verdict(r);
+	const json_t *c = json_object_get(r, "check");
+	const char *diff = rs_runview_str(r, "diff_page", NULL);
+	const char *why = rs_runview_str(c, "why", NULL);
+	const char *metric = rs_runview_str(c, "metric", NULL);
+	double rel;
+	int link = diff && links && links->diff_prefix, err;
+
+	if (!k)
+		return rs_buf_puts(out, "<td class=\"verdict\" data-v=\"-1\">-</td>"
+				   "<td class=\"n change\" data-v=\"-1e9\">-</td>");
+	err = rs_buf_printf(out, "<td class=\"verdict\" data-v=\"%d\">", k->rank);
+	if (!err && link) {
+		err = esc_between(out, "<a href=\"", links->diff_prefix, "");
+		if (!err)
+			err = link_value(out, diff, 0);
+		if (!err)
+			err = rs_buf_puts(out, "\" title=\"");
+		if (!err)
+			err = esc_attr(out, rs_runview_str(c, "text", ""));
+		if (!err)
+			err = rs_buf_puts(out, " (flame graph against the baseline)\">");
+	}
+	if (!err)
+		err = rs_buf_printf(out, "<span class=\"sym\">%s</span> ", k->symbol);
+	if (!err)
+		err = esc(out, rs_runview_str(c, "label", k->cls));
+	if (!err && link)
+		err = rs_buf_puts(out, "</a>");
+	/* not comparable: why, in the row (the other verdicts say it in the title) */
+	if (!err && !strcmp(k->cls, "not-comparable"))
+		err = esc_between(out, " <span class=\"muted why\">(",
+				  why ? why : rs_runview_str(c, "text", ""), ")</span>");
+	if (!err)
+		err = rs_buf_puts(out, "</td>");
+	if (err)
+		return err;
+	if (!rs_runview_num(c, "change", &rel) || !metric)
+		return rs_buf_puts(out, "<td class=\"n change\" data-v=\"-1e9\">-</td>");
+	err = rs_buf_printf(out, "<td class=\"n change\" data-v=\"%.6g\">%+.1f%% <span class=\"muted\">",
+			    rel * 100, rel * 100);
+	if (!err)
+		err = metric_label(out, metric);
+	if (!err)
+		err = rs_buf_puts(out, "</span></td>");
+	return err;
+}
+
 /* One row of the site's table of runs. */
 static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_url,
 			  const struct rs_html_links *links)
@@ -562,9 +850,13 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 	const json_t *m = json_object_get(r, "metrics");
 	const char *id = rs_runview_str(r, "id", ""), *path = rs_runview_str(r, "path", "");
 	const char *commit = rs_runview_str(r, "commit", "");
+	const struct verdict_kind *k = run_verdict(r);
 	int err;
 
-	err = rs_buf_puts(out, "<tr><td><a href=\"");
+	err = k ? rs_buf_printf(out, "<tr class=\"v-%s\" data-verdict=\"%s\">", k->cls, k->cls)
+		: rs_buf_puts(out, "<tr>");
+	if (!err)
+		err = rs_buf_puts(out, "<td><a href=\"");
 	if (err)
 		return err;
 	err = rs_html_link(out, run_url, id, path, commit);
@@ -583,6 +875,9 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 	if (err)
 		return err;
 	err = commit_cell(out, commit, id, path, links);
+	if (err)
+		return err;
+	err = verdict_cells(out, r, links);
 	if (err)
 		return err;
 	err = num_cell(out, m, "duration");
@@ -609,10 +904,18 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 		return err;
 	err = rs_buf_printf(out, "<p><a href=\"trends.html\">Trend charts</a> · %zu runs. "
 			    "Click a column header to sort.</p>\n", n);
+	if (!err)
+		err = rs_buf_puts(out, "<p class=\"legend\">Verdict: what <code>results check</code> says of "
+				  "the run against its baseline window; the change is that of the metric "
+				  "it names. \xe2\x96\xb2 regression, \xe2\x96\xbc improvement, = no change, "
+				  "~ the machine was slower, \xe2\x88\x85 not comparable, \xe2\x96\xb3 slower "
+				  "but accepted. A verdict links to the run's flame graph against its "
+				  "baseline.</p>\n");
 	if (err)
 		return err;
 	err = rs_buf_puts(out, "<table class=\"sortable\" id=\"runs\"><thead><tr><th>run</th>"
 			  "<th>recorded (UTC)</th><th>branch</th><th>trigger</th><th>commit</th>"
+			  "<th>verdict</th><th class=\"n\">change</th>"
 			  "<th class=\"n\">duration</th><th class=\"n\">CPU time</th>"
 			  "<th class=\"n\">samples</th></tr></thead>\n<tbody>\n");
 	for (size_t i = 0; !err && i < n; i++)
@@ -900,6 +1203,40 @@ static int run_page_tree(struct rs_buf *out, const json_t *summary)
 }
 
 /*
+ * The run's check verdict (its "check", when the site judged it) and the
+ * link to its flame graph: against the check's baseline run, or the run
+ * before it when it has none.
+ */
+static int run_page_verdict(struct rs_buf *out, const json_t *run, const char *diff_page)
+{
+	const struct verdict_kind *k = run_verdict(run);
+	const json_t *c = json_object_get(run, "check");
+	const char *base = rs_runview_str(c, "baseline", NULL);
+	int err = 0;
+
+	if (k) {
+		err = rs_buf_printf(out, "<p class=\"verdict v-%s\"><b>Check verdict:</b> %s ", k->cls,
+				    k->symbol);
+		if (!err)
+			err = esc(out, rs_runview_str(c, "label", k->cls));
+		if (!err)
+			err = esc_between(out, " &mdash; ", rs_runview_str(c, "text", ""), "</p>\n");
+	}
+	if (err || !diff_page)
+		return err;
+	err = rs_buf_puts(out, "<p><a href=\"");
+	if (!err)
+		err = link_value(out, diff_page, 1);
+	if (!err)
+		err = rs_buf_puts(out, "\">Differential flame graph</a>");
+	if (!err && base)
+		err = esc_between(out, " against the check's baseline run <code>", base, "</code>.</p>\n");
+	else if (!err)
+		err = rs_buf_puts(out, " against the run before it.</p>\n");
+	return err;
+}
+
+/*
  * The flame graph of summary.tree (the run against itself: its paths
  * with their times), if the run has a tree; with its script.
  */
@@ -941,15 +1278,9 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 	err = run_page_facts(out, run, links);
 	if (err)
 		return err;
-	if (diff_page) {
-		err = rs_buf_puts(out, "<p><a href=\"");
-		if (!err)
-			err = esc_attr(out, diff_page);
-		if (!err)
-			err = rs_buf_puts(out, "\">Differential flame graph</a> against the run before it.</p>\n");
-		if (err)
-			return err;
-	}
+	err = run_page_verdict(out, run, diff_page);
+	if (err)
+		return err;
 	err = kv_table(out, json_object_get(run, "metrics"), "Metrics", NULL);
 	if (err)
 		return err;

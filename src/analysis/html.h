@@ -24,6 +24,8 @@
 struct rs_html_links {
 	const char *run_url;
 	const char *commit_url;
+	const char *diff_prefix;  /* the site index links a run's verdict to
+	                             <diff_prefix><its "diff_page">; NULL: no link */
 };
 
 /* Expand a link template for one run. */
@@ -45,7 +47,10 @@ int rs_html_trend_page(struct rs_buf *out, const struct rs_trend *t,
 /*
  * The site's index: a sortable table of `runs` (index lines or run.json
  * objects, shown in the given order) linking to each run's page
- * (links->run_url) and commit, and a link to trends.html.
+ * (links->run_url) and commit, and a link to trends.html. A run with a
+ * "check" object (its verdict, report/report_internal.h) shows the verdict
+ * and its change, linked to its flame graph; a regression's row stands
+ * out by class, colour and a symbol.
  */
 RS_MUST_CHECK
 int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,

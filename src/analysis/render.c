@@ -1228,20 +1228,13 @@ static int verdict_quiet(struct rs_buf *out, const struct rs_check_result *r)
 
 int rs_render_verdict(struct rs_buf *out, const struct rs_check_result *r)
 {
-	const struct rs_check_metric *m = NULL;
+	const struct rs_check_metric *m = rs_check_headline(r);
 	char s1[8];
-	size_t i;
 	int err;
 
 	if (!r->n_baseline)
 		return rs_buf_puts(out, r->n_other_config ? "no comparable baseline (another configuration)"
 							  : "no earlier run to compare with");
-	for (i = 0; i < r->n_metrics && !m; i++)
-		if (r->metrics[i].gating && !strncmp(r->metrics[i].name, "duration", 8))
-			m = &r->metrics[i];
-	for (i = 0; i < r->n_metrics && !m; i++)
-		if (r->metrics[i].gating)
-			m = &r->metrics[i];
 	if (!m || isnan(m->rel)) {
 		err = rs_buf_printf(out, "vs %s", short_sha(r->baseline_commit, s1));
 		if (err)

@@ -682,6 +682,68 @@ size_t rs_trend_reference(const json_t *const *runs, size_t n, const char *vary)
 	return ref;
 }
 
+/* t->left_out[i] = what + detail, unless it says why already (best effort). */
+static void left_out(struct rs_trend *t, size_t i, const char *what, const char *detail)
+{
+	size_t a = strlen(what), b = strlen(detail);
+
+	if (t->left_out[i])
+		return;
+	t->left_out[i] = malloc(a + b + 1);
+	if (!t->left_out[i])
+		return;
+	memcpy(t->left_out[i], what, a);
+	memcpy(t->left_out[i] + a, detail, b + 1);
+}
+
+/*
+ * The runs' check verdicts (a run's "check", set by the report that
+ * judged it), and why the check kept a run out of the baselines.
+ */
+static int trend_verdicts(struct rs_trend *t, const json_t *const *runs)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const json_t *c = json_object_get(runs[i], "check");
+		const char *cls = rs_runview_str(c, "verdict", NULL);
+		const char *text = rs_runview_str(c, "text", NULL);
+		const char *why = rs_runview_str(c, "why", NULL);
+
+		if (!cls)
+			continue;
+		t->verdicts[i] = strdup(cls);
+		t->verdict_texts[i] = strdup(text ? text : "");
+		if (!t->verdicts[i] || !t->verdict_texts[i])
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		if (why && !strcmp(cls, "machine"))
+			left_out(t, i, "its wall time is no baseline: ", why);
+		else if (why && !strcmp(cls, "not-comparable"))
+			left_out(t, i, "not compared: ", why);
+	}
+	return 0;
+}
+
+/* The change points of `s`, from the values that are evidence of one (rs_trend_evidence). */
+int rs_trend_evidence(const struct rs_trend *t, const struct rs_series *s, size_t i)
+{
+	int cpu = !s->function && !strncmp(s->name, "cpu_time", 8);
+
+	return !isnan(s->v[i]) &&
+	       (cpu || !t->verdicts || !t->verdicts[i] || strcmp(t->verdicts[i], "machine"));
+}
+
+static int series_changes(struct rs_trend *t, struct rs_series *s, double min_step)
+{
+	double *v = malloc((t->n ? t->n : 1) * sizeof(*v));
+
+	if (!v)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < t->n; i++)
+		v[i] = rs_trend_evidence(t, s, i) ? s->v[i] : NAN;
+	s->n_changes = rs_changepoints(v, t->n, min_step, s->changes, MAX_CHANGES);
+	free(v);
+	return 0;
+}
+
 /* Like with like: see rs_trend_build. */
 static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
 			   const struct rs_trend_opts *o)
@@ -705,11 +767,14 @@ static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
 			if (!t->n_excluded || !t->excluded_why[0])
 				memcpy(t->excluded_why, why, sizeof(why));
 			out = 1;
+			left_out(t, i, "another configuration: ", why);
 		}
 		for (j = 0; !out && oid && j < i; j++) {
 			const char *o2 = rs_runview_session_oid(runs[j]);
 
 			out = o2 && !strcmp(o2, oid);
+			if (out)
+				left_out(t, i, "a repeated record of the session of run ", t->ids[j]);
 		}
 		if (!out)
 			continue;
@@ -729,7 +794,11 @@ static int trend_runs(struct rs_trend *t, const json_t *const *runs, size_t n)
 	t->commits = calloc(n ? n : 1, sizeof(char *));
 	t->dates = calloc(n ? n : 1, sizeof(char *));
 	t->paths = calloc(n ? n : 1, sizeof(char *));
-	if (!t->ids || !t->commits || !t->dates || !t->paths)
+	t->verdicts = calloc(n ? n : 1, sizeof(char *));
+	t->verdict_texts = calloc(n ? n : 1, sizeof(char *));
+	t->left_out = calloc(n ? n : 1, sizeof(char *));
+	if (!t->ids || !t->commits || !t->dates || !t->paths || !t->verdicts || !t->verdict_texts ||
+	    !t->left_out)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		t->ids[i] = dup_str(runs[i], "id");
@@ -846,12 +915,13 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 	if (err)
 		goto out;
 	exclude_unlike(t, runs, o);
-	for (i = 0; i < t->n_metrics; i++)
-		t->metrics[i].n_changes = rs_changepoints(t->metrics[i].v, n, min_step,
-							  t->metrics[i].changes, MAX_CHANGES);
-	for (i = 0; i < t->n_funcs; i++)
-		t->funcs[i].n_changes = rs_changepoints(t->funcs[i].v, n, min_step,
-							t->funcs[i].changes, MAX_CHANGES);
+	err = trend_verdicts(t, runs);
+	if (err)
+		goto out;
+	for (i = 0; !err && i < t->n_metrics; i++)
+		err = series_changes(t, &t->metrics[i], min_step);
+	for (i = 0; !err && i < t->n_funcs; i++)
+		err = series_changes(t, &t->funcs[i], min_step);
 out:
 	json_decref(chosen);
 	json_decref(places);
@@ -878,7 +948,16 @@ void rs_trend_free(struct rs_trend *t)
 			free(t->dates[i]);
 		if (t->paths)
 			free(t->paths[i]);
+		if (t->verdicts)
+			free(t->verdicts[i]);
+		if (t->verdict_texts)
+			free(t->verdict_texts[i]);
+		if (t->left_out)
+			free(t->left_out[i]);
 	}
+	free(t->verdicts);
+	free(t->verdict_texts);
+	free(t->left_out);
 	free(t->ids);
 	free(t->commits);
 	free(t->dates);

@@ -33,6 +33,14 @@ struct rs_trend {
 	                                 configuration than most runs, or
 	                                 a repeated record of one session */
 	char excluded_why[320];       /* the first configuration difference */
+	char **verdicts;              /* per run: the class of its check verdict
+	                                 ("regression", "improvement", ...: its
+	                                 "check", report/report_internal.h), or NULL */
+	char **verdict_texts;         /* per run: that verdict's line, or NULL */
+	char **left_out;              /* per run: why it is left out -- of the
+	                                 series (another configuration, a repeated
+	                                 session) or of the check's baselines (the
+	                                 machine was slower, not comparable) -- or NULL */
 };
 
 struct rs_trend_opts {
@@ -54,7 +62,9 @@ struct rs_trend_opts {
  * the one most runs share (the newest run's on a tie; see
  * rs_runview_same_config; the workload key may vary)
  * and repeated records of a session get NAN everywhere, so a run with 4x
- * the population does not hide a +13% step. Function series need the runs' "summary"; runs
+ * the population does not hide a +13% step; t->left_out says why, and
+ * also names the runs whose check verdict (a run's "check") keeps them
+ * out of the baselines. Function series need the runs' "summary"; runs
  * without one get NAN there. A requested function matches on its name
  * ("fn" or "Class.fn") in the stored lists (the top functions and the
  * compact list above the floor); a run where a function of the same file
@@ -75,6 +85,15 @@ void rs_trend_free(struct rs_trend *t);
  * out the runs of any other configuration.
  */
 size_t rs_trend_reference(const json_t *const *runs, size_t n, const char *vary);
+
+/*
+ * Whether run `i`'s value of `s` is evidence of a change point: it has
+ * one, and the check did not find the machine slower on that run -- such
+ * a run has every sample longer, so its wall time and each function's
+ * sampled time are the machine's, no step of the code (its CPU time
+ * still counts). It stays drawn.
+ */
+int rs_trend_evidence(const struct rs_trend *t, const struct rs_series *s, size_t i);
 
 /* The metric series named `name`, or NULL (borrowed). */
 const struct rs_series *rs_trend_metric(const struct rs_trend *t, const char *name);

@@ -25,4 +25,40 @@ int rs_report_attach_chart_files(json_t *run, const struct rs_runs *runs, const 
 int rs_report_load_object(json_t **out, const struct rs_runs *runs,
 			  const struct rs_run_entry *e);
 
+/*
+ * The verdicts of the runs of a page (report_judge.c), as `results check
+ * <run>` gives them with its defaults: the same rs_check_run over the
+ * runs recorded before each on its branch. The records read stay in the
+ * judge's cache for the next, older run; the pages walk newest first.
+ */
+struct rs_report_judge;
+
+RS_MUST_CHECK
+int rs_report_judge_new(struct rs_report_judge **out, const struct rs_runs *runs);
+void rs_report_judge_free(struct rs_report_judge *j);
+
+/*
+ * The record of `e` (the caller's copy), from the cache when an earlier
+ * judgement read it. Runs recorded after `e` leave the cache: ask for
+ * the runs newest first.
+ */
+RS_MUST_CHECK
+int rs_report_judge_record(json_t **out, struct rs_report_judge *j, const struct rs_run_entry *e);
+
+/*
+ * Judge run `e`, its record `rec`, and set rec["check"]: {"verdict":
+ * "regression" | "improvement" | "no-change" | "machine" | "accepted" |
+ * "not-comparable", "label" (how it reads), "text" (the verdict line of
+ * `results check`), "change" (relative, or null), "metric" (the one
+ * quoted), "baseline" (the id of the baseline run the diff is against,
+ * or null), "why" (for a machine-slower run or one of another
+ * configuration: why it is left out of baselines, or null)}. `*baseline` gets that baseline run's record
+ * (borrowed from the cache until the next call), NULL without one. A run
+ * that cannot be judged gets "not-comparable" with the reason; only out
+ * of memory and unreadable records fail.
+ */
+RS_MUST_CHECK
+int rs_report_judge_run(struct rs_report_judge *j, const struct rs_run_entry *e, json_t *rec,
+			const json_t **baseline);
+
 #endif

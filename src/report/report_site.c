@@ -43,19 +43,21 @@ out:
 }
 
 /*
- * runs/<head_id>.diff.html: the differential flame graph of the newer run
- * `head` (the previous iteration) against `base`, the run recorded before
- * it, from their stored call trees. Nothing for the newest-first loop's
- * first run or a run without a tree.
+ * runs/<id>.diff.html: the differential flame graph of run `head` against
+ * `base` from their stored call trees -- the baseline run its check
+ * verdict was judged against (`is_baseline`), else the run recorded
+ * before it. *written says whether there is a page: none without a base
+ * or a tree.
  */
-static int flame_page(const char *dir, const json_t *head, const json_t *base,
-		      const char *head_id)
+static int flame_page(int *written, const char *dir, const json_t *head, const json_t *base,
+		      int is_baseline, const char *id)
 {
 	struct rs_deep_diff *d = NULL;
 	struct rs_buf page = RS_BUF_INIT, name = RS_BUF_INIT, title = RS_BUF_INIT;
 	int err;
 
-	if (!head)
+	*written = 0;
+	if (!base)
 		return 0;
 	err = rs_deep_diff_trees(&d, base, head);
 	if (err == RS_ENOTFOUND) {
@@ -64,17 +66,19 @@ static int flame_page(const char *dir, const json_t *head, const json_t *base,
 	}
 	if (err)
 		goto out;
-	err = rs_buf_printf(&title, "%s: differential flame graph against %s", head_id,
-			    rs_runview_str(base, "id", "the run before"));
+	err = rs_buf_printf(&title, "%s: differential flame graph against %s %s", id,
+			    is_baseline ? "its check baseline, run" : "the run before it,",
+			    rs_runview_str(base, "id", "?"));
 	if (err)
 		goto out;
 	err = rs_deep_flame_html(&page, d, title.ptr);
 	if (err)
 		goto out;
-	err = rs_buf_printf(&name, "runs/%s.diff.html", head_id);
+	err = rs_buf_printf(&name, "runs/%s.diff.html", id);
 	if (err)
 		goto out;
 	err = write_page(dir, name.ptr, &page);
+	*written = !err;
 out:
 	rs_deep_diff_free(d);
 	rs_buf_release(&page);
@@ -84,21 +88,20 @@ out:
 }
 
 /*
- * runs/<id>.html for `run`, and the flame graph of `newer` (the run after
- * it, if any) against it. `has_older`: a run before it will get such a
- * page, so this one links to it.
+ * runs/<id>.html for `run` and its flame graph against `base`
+ * (flame_page), which the page and the index link to.
  */
-static int run_pages(const char *dir, const json_t *newer, json_t *run, const char *newer_id,
-		     const char *id, int has_older, const struct rs_html_links *links)
+static int run_pages(const char *dir, json_t *run, const json_t *base, int is_baseline,
+		     const char *id, const struct rs_html_links *links)
 {
 	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
-	int err;
+	int err, written;
 
-	err = flame_page(dir, newer, run, newer_id);
+	err = flame_page(&written, dir, run, base, is_baseline, id);
 	if (err)
 		goto out;
 	/* best effort, as before: without the link the page is still whole */
-	if (has_older && rs_buf_printf(&sub, "%s.diff.html", id) == 0)
+	if (written && rs_buf_printf(&sub, "%s.diff.html", id) == 0)
 		json_object_set_new(run, "diff_page", json_string(sub.ptr));
 	rs_buf_clear(&sub);
 	err = rs_html_run_page(&out, run, links);
@@ -151,52 +154,76 @@ struct site_walk {
 	const struct rs_run_entry **picked; /* newest first */
 	size_t n;
 	json_t **newest_first;              /* records, or index entries past `summaries` */
-	json_t *prev;                       /* the newer run's record */
+	struct rs_report_judge *judge;      /* verdicts, and the records they read */
 };
 
+/* An index entry of run `e` that keeps its record's verdict and flame graph link. */
+static json_t *entry_with_verdict(const struct rs_run_entry *e, const json_t *run)
+{
+	json_t *o = rs_run_entry_object(e);
+
+	if (!o)
+		return NULL;
+	if (json_object_get(run, "check"))
+		json_object_set(o, "check", json_object_get(run, "check"));
+	if (json_object_get(run, "diff_page"))
+		json_object_set(o, "diff_page", json_object_get(run, "diff_page"));
+	return o;
+}
+
 /*
- * The pages of run `i` of the walk. The record read for them also feeds
- * the trend's function series for the newest `summaries` runs; older runs
- * keep only their index entry.
+ * The pages of run `i` of the walk: its verdict (rs_report_judge_run,
+ * what `results check` says of it), its page and its flame graph
+ * against the baseline run of that verdict. The record read for them
+ * also feeds the trend's function series for the newest `summaries` runs;
+ * older runs keep only their index entry, with the verdict.
  */
 static int site_run(struct site_walk *w, size_t i, const struct rs_runs *runs, const char *dir,
 		    const struct rs_report_site_opts *o, const struct rs_html_links *links)
 {
-	json_t *run = NULL;
+	const struct rs_run_entry *e = w->picked[i];
+	const json_t *base = NULL;
+	json_t *run = NULL, *before = NULL;
 	int err;
 
-	err = rs_report_load_object(&run, runs, w->picked[i]);
+	err = rs_report_judge_record(&run, w->judge, e);
 	if (err)
 		return err;
-	err = rs_report_attach_chart_files(run, runs, w->picked[i]->path);
-	if (err) {
-		json_decref(run);
-		return err;
+	err = rs_report_judge_run(w->judge, e, run, &base);
+	if (err)
+		goto out;
+	/* no baseline (a first run, another configuration): against the run before it */
+	if (!base && i + 1 < w->n) {
+		err = rs_report_load_object(&before, runs, w->picked[i + 1]);
+		if (err)
+			goto out;
 	}
-	err = run_pages(dir, w->prev, run, w->picked[i > 0 ? i - 1 : 0]->id, w->picked[i]->id,
-			i + 1 < w->n, links);
+	err = rs_report_attach_chart_files(run, runs, e->path);
+	if (err)
+		goto out;
+	err = run_pages(dir, run, base ? base : before, base != NULL, e->id, links);
 	/* the CSV texts are for this page only: the walk keeps records of many runs */
 	json_object_del(run, "chart_files");
-	json_decref(w->prev);
-	w->prev = json_incref(run);
-	if (err) {
-		json_decref(run);
-		return err;
-	}
+	if (err)
+		goto out;
 	if (i < o->summaries) {
-		w->newest_first[i] = run;
-		return 0;
+		w->newest_first[i] = json_incref(run);
+	} else {
+		w->newest_first[i] = entry_with_verdict(e, run);
+		if (!w->newest_first[i])
+			err = RS_EGENERIC;
 	}
+out:
+	json_decref(before);
 	json_decref(run);
-	w->newest_first[i] = rs_run_entry_object(w->picked[i]);
-	return w->newest_first[i] ? 0 : RS_EGENERIC;
+	return err;
 }
 
 int rs_report_site(const struct rs_runs *runs, const char *dir,
 		   const struct rs_report_site_opts *opts, size_t *pages)
 {
-	struct rs_html_links site_links = { "runs/{id}.html", opts->commit_url };
-	struct rs_html_links run_links = { NULL, opts->commit_url };
+	struct rs_html_links site_links = { "runs/{id}.html", opts->commit_url, "runs/" };
+	struct rs_html_links run_links = { NULL, opts->commit_url, NULL };
 	struct site_walk w = { NULL, 0, NULL, NULL };
 	json_t **oldest_first = NULL;
 	size_t i, done = 0, slots = opts->limit ? opts->limit : 1;
@@ -209,6 +236,9 @@ int rs_report_site(const struct rs_runs *runs, const char *dir,
 	if (err)
 		goto out;
 	err = rs_runs_newest(&w.picked, &w.n, runs, opts->branch, opts->limit);
+	if (err)
+		goto out;
+	err = rs_report_judge_new(&w.judge, runs);
 	if (err)
 		goto out;
 	w.newest_first = calloc(slots, sizeof(*w.newest_first));
@@ -229,7 +259,7 @@ int rs_report_site(const struct rs_runs *runs, const char *dir,
 		goto out;
 	*pages = done;
 out:
-	json_decref(w.prev);
+	rs_report_judge_free(w.judge);
 	for (i = 0; w.newest_first && i < w.n; i++)
 		json_decref(w.newest_first[i]);
 	free(w.newest_first);

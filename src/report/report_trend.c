@@ -42,6 +42,37 @@ static int load_runs(json_t **out, const struct rs_runs *runs,
 	return err;
 }
 
+/*
+ * As load_runs, for the HTML page: the newest `summaries` records carry
+ * their check verdict (rs_report_judge_run), which the charts mark. The
+ * judge reads newest first.
+ */
+static int load_judged_runs(json_t **out, const struct rs_runs *runs,
+			    const struct rs_run_entry **picked, size_t n, size_t summaries)
+{
+	struct rs_report_judge *j = NULL;
+	const json_t *base;
+	size_t k;
+	int err;
+
+	err = rs_report_judge_new(&j, runs);
+	for (k = 0; !err && k < n; k++) {
+		json_t **slot = &out[n - 1 - k];
+
+		if (k >= summaries) {
+			*slot = rs_run_entry_object(picked[k]);
+			if (!*slot)
+				err = RS_EGENERIC;
+			continue;
+		}
+		err = rs_report_judge_record(slot, j, picked[k]);
+		if (!err)
+			err = rs_report_judge_run(j, picked[k], *slot, &base);
+	}
+	rs_report_judge_free(j);
+	return err;
+}
+
 /* The series and their rendering: HTML, text or JSON. */
 static int render_trend(struct rs_buf *out, size_t *n_charts, json_t **runs, size_t n,
 			const struct rs_report_trend_opts *o)
@@ -51,7 +82,7 @@ static int render_trend(struct rs_buf *out, size_t *n_charts, json_t **runs, siz
 		.functions = o->functions, .n_functions = o->n_functions, .total = o->total,
 		.per = o->per, .no_workload = o->no_workload,
 	};
-	struct rs_html_links links = { o->run_url, o->commit_url };
+	struct rs_html_links links = { o->run_url, o->commit_url, NULL };
 	struct rs_trend *t = NULL;
 	int err;
 
@@ -87,7 +118,10 @@ int rs_report_trend(struct rs_buf *out, size_t *n_runs, size_t *n_charts,
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	err = load_runs(loaded, runs, picked, n, opts->summaries);
+	if (opts->html)
+		err = load_judged_runs(loaded, runs, picked, n, opts->summaries);
+	else
+		err = load_runs(loaded, runs, picked, n, opts->summaries);
 	if (err)
 		goto out;
 	err = render_trend(out, n_charts, loaded, n, opts);

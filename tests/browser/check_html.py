@@ -27,6 +27,7 @@ Each page is looked at twice by a fresh headless Chromium:
 usage:
   check_html.py trend <page.html> <shots-dir> <min-charts> <min-change-points>
   check_html.py site  <site-dir>  <shots-dir> <runs> [<min-charts>]
+  check_html.py verdicts <site-dir> <shots-dir> <regression-run> <improvement-run>
   check_html.py flame <page.html> <shots-dir> <new-function>
   check_html.py open  <page.html> <shots-dir> <top-frame> [<frame>...]
   check_html.py runcharts <page.html> <shots-dir> <phases> <logged-charts> <process 0|1>
@@ -532,6 +533,110 @@ def check_runcharts(page, shots, phases, logged, process):
         check(st['blue'] > 50, '%s: the %s chart shows its line (%d px)' % (name, f['caption'], st['blue']))
 
 
+HIGHLIGHT = (0xff, 0xeb, 0xe9)   # tr.v-regression td (src/analysis/html.c)
+MARK_RED = (0xcf, 0x22, 0x2e)    # svg .mk-regression
+MARK_GREEN = (0x1a, 0x7f, 0x37)  # svg .mk-improvement
+
+
+def overlaps(a, b):
+    return a['x'] < b['x'] + b['width'] and b['x'] < a['x'] + a['width'] and \
+        a['y'] < b['y'] + b['height'] and b['y'] < a['y'] + a['height']
+
+
+def inside(a, box):
+    return box['x'] - 0.5 <= a['x'] and a['x'] + a['width'] <= box['x'] + box['width'] + 0.5 and \
+        box['y'] - 0.5 <= a['y'] and a['y'] + a['height'] <= box['y'] + box['height'] + 0.5
+
+
+def check_verdicts(site, shots, reg_id, imp_id):
+    """The pages a team reads, each rendered and screenshotted: the index
+    (the regression row stands out in the pixels, verdicts link to pages
+    that exist), the regression's run page and flame graph, the trend
+    charts (commit labels apart and inside the chart, verdict markers in
+    their colours, left-out runs listed)."""
+    index_page = os.path.join(site, 'index.html')
+    seen = probe(index_page, 'verdicts')
+    rows = seen['verdicts']
+    check_page_common('verdicts index', seen)
+    reg = [r for r in rows if r['cls'] == 'v-regression']
+    imp = [r for r in rows if r['cls'] == 'v-improvement']
+    plain = [r for r in rows if r['cls'] == 'v-no-change']
+    check(len(reg) == 1 and reg[0]['verdict'].startswith('\u25b2') and reg[0]['href'] == 'runs/%s.diff.html' % reg_id,
+          'index: one regression row, a symbol, linked to runs/%s.diff.html (%s)'
+          % (reg_id, [(r['verdict'], r['href']) for r in reg]))
+    check(len(imp) == 1 and imp[0]['href'] == 'runs/%s.diff.html' % imp_id,
+          'index: one improvement row linked to its flame graph (%s)' % [r['href'] for r in imp])
+    for r in rows:
+        if r['href']:
+            check(os.path.isfile(os.path.join(site, r['href'])), "index: verdict link '%s' resolves" % r['href'])
+    check(bool(reg) and reg[0]['verdictWeight'] in ('700', 'bold'), 'index: the regression verdict is bold')
+    png = screenshot(index_page, seen['scrollHeight'], os.path.join(shots, 'verdicts-index.png'))
+    if reg:
+        b = reg[0]['box']
+        area = max(1, int(b['width']) * int(b['height']))
+        hl = colour_count(png, (b['x'], b['y'], b['width'], b['height']), HIGHLIGHT, 12)
+        check(hl > 0.5 * area, 'index screenshot: the regression row is highlighted (%d of %d px)' % (hl, area))
+    for r in plain[:2]:
+        b = r['box']
+        hl = colour_count(png, (b['x'], b['y'], b['width'], b['height']), HIGHLIGHT, 12)
+        check(hl < 0.05 * b['width'] * b['height'], 'index screenshot: a no-change row is not (%d px)' % hl)
+
+    # the regression's run page and its flame graph against the baseline
+    run_page = os.path.join(site, 'runs', reg_id + '.html')
+    seen = probe(run_page, 'run')
+    check_page_common('verdicts run page', seen)
+    png = screenshot(run_page, seen['scrollHeight'], os.path.join(shots, 'verdicts-run.png'))
+    full = pixel_stats(png)
+    check(full['nonWhite'] > 0.01 * full['width'] * full['height'], 'run page screenshot is not blank')
+    with open(run_page, encoding='utf-8') as f:
+        text = f.read()
+    check('%s.diff.html' % reg_id in text and "against the check's baseline run" in text,
+          'run page links to its flame graph against the baseline')
+    check(re.search(r'<p class="verdict v-regression"><b>Check verdict:</b> \u25b2 regression', text) is not None,
+          'run page shows its check verdict')
+    diff_page = os.path.join(site, 'runs', reg_id + '.diff.html')
+    seen = probe(diff_page, 'flame', FLAME_WIDTH)
+    check_page_common('verdicts flame graph', seen)
+    g = seen['flame']['graph']
+    check(len(seen['flame']['frames']) > 20 and g['width'] > 500, 'flame graph laid out (%d frames)' % len(seen['flame']['frames']))
+    png = screenshot(diff_page, seen['scrollHeight'], os.path.join(shots, 'verdicts-flame.png'), FLAME_WIDTH)
+    st = grey_stats(png, (g['x'], g['y'], g['width'], g['height']))
+    check(st['red'] > 100, 'flame graph screenshot shows the regression in red (%d px)' % st['red'])
+
+    # the trend charts
+    trends = os.path.join(site, 'trends.html')
+    seen = probe(trends, 'marks')
+    check_page_common('verdicts trends', seen)
+    charts = seen['marks']
+    check(len(charts) >= 2, 'trends: %d charts' % len(charts))
+    png = screenshot(trends, seen['scrollHeight'], os.path.join(shots, 'verdicts-trends.png'))
+    for c in charts[:2]:
+        name = 'trends %s' % c['series']
+        ticks = c['ticks']
+        check(len(ticks) >= 2, '%s: %d commit labels on the axis' % (name, len(ticks)))
+        clash = [(a['text'], b['text']) for i, a in enumerate(ticks) for b in ticks[i + 1:] if overlaps(a, b)]
+        check(not clash, '%s: commit labels do not overlap %s' % (name, clash[:3]))
+        texts = c['texts']
+        clash = [(a['text'], b['text']) for i, a in enumerate(texts) for b in texts[i + 1:] if overlaps(a, b)]
+        check(not clash, '%s: no two labels of the chart overlap %s' % (name, clash[:3]))
+        out = [t['text'] for t in texts if not inside(t, c['svg'])]
+        check(not out, '%s: every label lies inside the chart (clipped: %s)' % (name, out))
+        check(len(c['regression']) == 1 and len(c['improvement']) == 1,
+              '%s: one regression and one improvement marker (%d, %d)' % (name, len(c['regression']), len(c['improvement'])))
+        check('regression' in c['legend'] and 'left out' in c['legend'], '%s: a legend of the marks' % name)
+        check(c['hollow'] + c['outMarks'] >= 2 and len(c['leftOut']) >= 2,
+              '%s: runs left out drawn (%d hollow, %d on the axis) and listed %s'
+              % (name, c['hollow'], c['outMarks'], c['leftOut']))
+        for m, rgb, what in ((c['regression'], MARK_RED, 'regression'), (c['improvement'], MARK_GREEN, 'improvement')):
+            if m:
+                b = m[0]
+                n = colour_count(png, (b['x'], b['y'], b['width'], b['height']), rgb, 40)
+                check(n > 15, '%s: the %s marker is drawn in its colour (%d px)' % (name, what, n))
+        st = pixel_stats(png, (c['svg']['x'], c['svg']['y'], c['svg']['width'], c['svg']['height']))
+        check(st['blue'] > 200 and st['nonWhite'] > 0.01 * st['width'] * st['height'],
+              '%s: the chart is drawn, not blank (%d line px)' % (name, st['blue']))
+
+
 def main(argv):
     if len(argv) < 4:
         print(__doc__.split('usage:')[1].split('Exits')[0], file=sys.stderr)
@@ -578,6 +683,8 @@ def main(argv):
         link = seen['charts'][0]['firstLink'] if seen['charts'] else ''
         check(bool(link) and os.path.exists(os.path.join(target, link)),
               "site: chart points link to run pages ('%s')" % link)
+    elif mode == 'verdicts' and len(argv) == 6:
+        check_verdicts(target, shots, argv[4], argv[5])
     elif mode == 'flame' and len(argv) == 5:
         check_flame(target, shots, argv[4])
     elif mode == 'open' and len(argv) >= 5:

@@ -4,7 +4,9 @@
 // its findings as JSON into a hidden pre#rs-probe, which `chromium
 // --dump-dom` prints. The checks themselves (thresholds, messages) are in
 // check_html.py; this only observes. window.RS_PROBE names what to look
-// at: "charts", "index", "run", "flame", "open" or "zoom". check_html.py's HEAD, injected first in
+// at: "charts", "index", "run", "flame", "open", "zoom", "verdicts" (the
+// site index's verdict column) or "marks" (the trend charts' axis and
+// markers). check_html.py's HEAD, injected first in
 // <head>, collected script errors and refused requests.
 (function () {
   'use strict';
@@ -254,6 +256,50 @@
     });
   }
 
+  // a box in document coordinates
+  function docBox(el) {
+    var r = el.getBoundingClientRect();
+    return { x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height };
+  }
+
+  // the site index's verdicts: every row's class, box, verdict and link
+  function verdicts() {
+    return Array.from(document.querySelectorAll('#runs tbody tr')).map(function (tr) {
+      var v = tr.querySelector('td.verdict'), a = v && v.querySelector('a');
+      var ch = tr.querySelector('td.change');
+      return {
+        cls: tr.className, box: docBox(tr), verdict: v ? v.textContent : '',
+        change: ch ? ch.textContent : '', href: a ? a.getAttribute('href') : '',
+        title: a ? a.getAttribute('title') : '',
+        bg: getComputedStyle(tr.cells[0]).backgroundColor,
+        verdictColour: v ? getComputedStyle(a || v).color : '',
+        verdictWeight: v ? getComputedStyle(a || v).fontWeight : '',
+      };
+    });
+  }
+
+  // the trend charts' axis labels, verdict markers and notes
+  function marks() {
+    return Array.from(document.querySelectorAll('figure.chart')).map(function (f) {
+      var svg = f.querySelector('svg');
+      var all = svg ? Array.from(svg.querySelectorAll('text')) : [];
+      var ul = f.querySelector('ul.left-out');
+      return {
+        series: f.dataset.series || '', svg: svg ? docBox(svg) : null,
+        ticks: all.filter(function (t) { return t.classList.contains('tick'); }).map(function (t) {
+          var b = docBox(t); b.text = t.textContent; return b;
+        }),
+        texts: all.map(function (t) { var b = docBox(t); b.text = t.textContent; return b; }),
+        regression: svg ? Array.from(svg.querySelectorAll('.mk-regression')).map(docBox) : [],
+        improvement: svg ? Array.from(svg.querySelectorAll('.mk-improvement')).map(docBox) : [],
+        hollow: svg ? svg.querySelectorAll('circle.pt.out').length : 0,
+        outMarks: svg ? svg.querySelectorAll('rect.outm').length : 0,
+        legend: (f.querySelector('.legend') || { textContent: '' }).textContent,
+        leftOut: ul ? Array.from(ul.querySelectorAll('li')).map(function (li) { return li.textContent; }) : [],
+      };
+    });
+  }
+
   function report() {
     var out = { mode: window.RS_PROBE, errors: window.__rsErrors || [], external: [] };
     performance.getEntriesByType('resource').forEach(function (e) {
@@ -264,6 +310,8 @@
       if (window.RS_PROBE === 'charts') out.charts = charts();
       else if (window.RS_PROBE === 'index') out.index = index();
       else if (window.RS_PROBE === 'run') out.run = run();
+      else if (window.RS_PROBE === 'verdicts') out.verdicts = verdicts();
+      else if (window.RS_PROBE === 'marks') out.marks = marks();
       else if (window.RS_PROBE === 'flame') out.flame = flame();
       else if (window.RS_PROBE === 'open') out.open = open();
       else if (window.RS_PROBE === 'zoom') out.zoom = zoom();

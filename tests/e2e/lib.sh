@@ -165,6 +165,25 @@ record_session() {
 		--commit "$sha" --branch main --trigger nightly "$@" >/dev/null
 }
 
+# runner_sha N: the commit "cN000..." of the noisy-runner series.
+runner_sha() { printf 'c%s%038d\n' "$1" 0; }
+
+# record_runner N POPULATION|- GEN-OPTIONS...: a run of the noisy-runner
+# series (the same code and events, --seed 3, with a runner's noise) for
+# commit cN on runner ci-1, with the workload stats of POPULATION; "-":
+# recorded without stats. test_regress_runner.sh, test_site_verdicts.sh.
+record_runner() {
+	local n=$1 pop=$2
+	shift 2
+	gen --seed 3 --months 3 --noise 0.5 --wall-noise 3 "$@" -o "$T/s.pyisession"
+	if [ "$pop" = - ]; then
+		record_session ci-1 "$(runner_sha "$n")"
+	else
+		printf '{"months": 3, "population": %s}\n' "$pop" >"$T/stats.json"
+		record_session ci-1 "$(runner_sha "$n")" --stats "$T/stats.json"
+	fi
+}
+
 # need_chromium: Debian's chromium ($CHROMIUM) and python3 for
 # tests/browser/check_html.py ($BROWSER_DIR); a failure without them.
 need_chromium() {

@@ -22,19 +22,9 @@ hasnt() { ! grep -q -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output has '$1
 
 results_repo "$T/repo"
 CLOCK=1796097200
-sha() { printf 'c%s%038d\n' "$1" 0; }
+sha() { runner_sha "$1"; }
 # record N POPULATION|- GEN-OPTIONS...: commit cN on runner ci-1; "-": no stats
-record() {
-	local n=$1 pop=$2
-	shift 2
-	gen --seed 3 --months 3 --noise 0.5 --wall-noise 3 "$@" -o "$T/s.pyisession"
-	if [ "$pop" = - ]; then
-		record_session ci-1 "$(sha "$n")"
-	else
-		printf '{"months": 3, "population": %s}\n' "$pop" >"$T/stats.json"
-		record_session ci-1 "$(sha "$n")" --stats "$T/stats.json"
-	fi
-}
+record() { record_runner "$@"; }
 quiet() { # quiet WHAT: check exits 0 without a regression
 	expect_status 0 "$RESULTS" check
 	hasnt "REGRESS" "$1"

@@ -711,12 +711,83 @@ static size_t count(const char *hay, const char *needle)
 	return n;
 }
 
+/*
+ * The site's verdict columns and the trend's marks from runs' "check"
+ * objects: a regression's row by class and symbol, the change and its
+ * metric, the link to the flame graph; untrusted text (a function name in
+ * the verdict line, a forged verdict class) escaped or ignored; a run the
+ * machine slowed is drawn hollow and listed, and is no evidence of a
+ * change point in wall time.
+ */
+static void test_html_verdicts(void **state)
+{
+	static const char *const cls[6] = { "not-comparable", "no-change", "machine", "regression",
+					    "<b>forged", "improvement" };
+	struct rs_html_links links = { "runs/{id}.html", NULL, "runs/" };
+	json_t *runs[6];
+	struct rs_trend *t = NULL;
+	struct rs_buf out = RS_BUF_INIT;
+	const struct rs_series *d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 6; i++) {
+		char id[8], commit[16], diff[24];
+
+		snprintf(id, sizeof(id), "r%zu", i);
+		snprintf(commit, sizeof(commit), "c%zuabcdef", i);
+		snprintf(diff, sizeof(diff), "r%zu.diff.html", i);
+		runs[i] = model_run(id, commit, 1.0);
+		json_object_set_new(runs[i], "path", json_string("runs/x"));
+		json_object_set_new(runs[i], "recorded_at", json_string("2026-11-30T09:00:00Z"));
+		json_object_set_new(runs[i], "diff_page", json_string(diff));
+		json_object_set_new(runs[i], "check",
+				    json_pack("{s:s,s:s,s:s,s:f,s:s,s:s*}", "verdict", cls[i], "label", cls[i],
+					      "text", "+13% vs c1: <script>alert(1)</script> \"q\"",
+					      "change", 0.131, "metric", i == 2 ? "cpu_time" : "duration",
+					      "why", i == 2 ? "the machine was slower" : NULL));
+	}
+	/* the machine run's wall time doubled: no change point of its own */
+	json_object_set_new(json_object_get(runs[2], "metrics"), "duration", json_real(2.1));
+	assert_int_equal(rs_html_site_index(&out, (const json_t *const *)runs, 6, NULL, &links), 0);
+	assert_int_equal(count(out.ptr, "<tr class=\"v-regression\" data-verdict=\"regression\">"), 1);
+	assert_non_null(strstr(out.ptr, "<a href=\"runs/r3.diff.html\" title=\"+13% vs c1: &lt;script&gt;"));
+	assert_non_null(strstr(out.ptr, "<span class=\"sym\">\xe2\x96\xb2</span> regression</a>"));
+	assert_non_null(strstr(out.ptr, "+13.1% <span class=\"muted\">wall time</span>"));
+	assert_non_null(strstr(out.ptr, "+13.1% <span class=\"muted\">CPU time</span>"));
+	assert_null(strstr(out.ptr, "<script>alert"));
+	assert_null(strstr(out.ptr, "forged"));          /* an unknown class is no verdict */
+	assert_int_equal(count(out.ptr, "<tr>"), 2);     /* the header's and the forged run's */
+	rs_buf_clear(&out);
+
+	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 6, NULL), 0);
+	d = rs_trend_metric(t, "duration");
+	assert_non_null(d);
+	assert_int_equal(d->n_changes, 0);
+	assert_false(rs_trend_evidence(t, d, 2));
+	assert_true(rs_trend_evidence(t, rs_trend_metric(t, "cpu_time"), 2));
+	assert_non_null(t->left_out[2]);
+	assert_null(t->left_out[0]);                     /* a first run is left out of nothing */
+	assert_int_equal(rs_html_trend_page(&out, t, "T", &links), 0);
+	assert_int_equal(count(out.ptr, "class=\"mk-regression\""), t->n_metrics + t->n_funcs);
+	assert_int_equal(count(out.ptr, "class=\"mk-improvement\""), t->n_metrics + t->n_funcs);
+	assert_int_equal(count(out.ptr, "class=\"pt out\""), t->n_metrics + t->n_funcs);
+	assert_non_null(strstr(out.ptr, "<text class=\"tick\" x=\"78.0\" y=\"216\" text-anchor=\"middle\">c0abcde</text>"));
+	assert_non_null(strstr(out.ptr, "<li>run <code>r2</code> (commit <code>c2abcde</code>): its wall time is no "
+				      "baseline: the machine was slower</li>"));
+	assert_null(strstr(out.ptr, "<script>alert"));
+	rs_trend_free(t);
+	rs_buf_release(&out);
+	for (i = 0; i < 6; i++)
+		json_decref(runs[i]);
+}
+
 static void test_html(void **state)
 {
 	json_t *runs[6], *tree, *kid, *kids;
 	struct rs_trend *t = NULL;
 	struct rs_buf out = RS_BUF_INIT;
-	struct rs_html_links links = { "runs/{id}.html", "https://example.org/c/{commit}" };
+	struct rs_html_links links = { "runs/{id}.html", "https://example.org/c/{commit}", NULL };
 	const struct fn lam[] = { { "<lambda>", "model/a&b.py", 3, 1, 1 } };
 	size_t i;
 
@@ -1578,6 +1649,7 @@ int main(void)
 		cmocka_unit_test(test_trend),
 		cmocka_unit_test(test_render_diff),
 		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_html_verdicts),
 		cmocka_unit_test(test_odd_input),
 		cmocka_unit_test(test_owncode),
 		cmocka_unit_test(test_explain_by_total),
