@@ -760,6 +760,8 @@ static int read_section(struct decoded *d, int i, const unsigned char *p, size_t
 
 	if (len - pos < SECTION_HEADER_SIZE)
 		return corrupt("a stream header is cut short");
+	if (!rs_all_zero(p + pos + 17, 7))
+		return corrupt("a stream header has reserved bytes set");
 	raw = get_le64(p + pos);
 	stored = get_le64(p + pos + 8);
 	pos += SECTION_HEADER_SIZE;
@@ -810,6 +812,8 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len, 
 	err = read_version(p, &d->version);
 	if (err)
 		return err;
+	if (get_le32(p + 12) != 0)
+		return corrupt("its base block header has reserved bytes set");
 	err = read_section(d, SEC_BASE, p, len, &pos, MAX_FRAME_BYTES, &total);
 	if (err)
 		return err;
