@@ -24,6 +24,7 @@
 #ifndef RS_CLI_OPTS_H
 #define RS_CLI_OPTS_H
 
+#include "results/error.h"
 #include <getopt.h>
 
 #include "results/report.h"
@@ -77,6 +78,7 @@ typedef int (*rs_cli_take_fn)(void *ctx, struct rs_cli_opts *o, int opt);
  * is then the first operand), -1 when the command should return
  * o->status (--help, a usage error, or what `take` returned).
  */
+RS_MUST_CHECK
 int rs_cli_opts_parse(struct rs_cli_opts *o, int argc, char **argv, rs_cli_take_fn take,
 		      void *ctx);
 
