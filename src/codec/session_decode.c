@@ -44,7 +44,7 @@ struct out {
 	size_t pending_len;
 	int done;                 /* no more buffers */
 	int werr;                 /* the sink's first error, and its message */
-	char wmsg[256];
+	struct rs_error_saved wsaved; /* (error slots are per thread) */
 };
 
 static void *out_writer(void *arg)
@@ -64,7 +64,7 @@ static void *out_writer(void *arg)
 			pthread_mutex_lock(&o->mu);
 			if (err && !o->werr) {
 				o->werr = err;
-				snprintf(o->wmsg, sizeof(o->wmsg), "%s", rs_error_message());
+				rs_error_save(&o->wsaved, err);
 			}
 		}
 		o->pending = 0;
@@ -98,7 +98,8 @@ static int out_idle(struct out *o)
 		pthread_cond_wait(&o->cv, &o->mu);
 	err = o->werr;
 	pthread_mutex_unlock(&o->mu);
-	return err ? rs_error_set(err, "%s", o->wmsg) : 0;
+	/* Set once, before werr, and never again: no lock needed to read it. */
+	return err ? rs_error_restore(&o->wsaved) : 0;
 }
 
 static int out_flush(struct out *o)
