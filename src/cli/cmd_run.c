@@ -31,6 +31,7 @@
 #include "cli/opts.h"
 #include "results/buf.h"
 #include "results/error.h"
+#include "util/array.h"
 #include "results/watch.h"
 
 static const char usage[] =
@@ -96,7 +97,7 @@ struct before_file {
 
 struct before {
 	struct before_file *files;
-	size_t n;
+	size_t n, alloc;
 };
 
 static void before_release(struct before *b)
@@ -128,12 +129,11 @@ static int snapshot(struct before *b, const char *dir)
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		n = realloc(b->files, (b->n + 1) * sizeof(*n));
-		if (!n) {
+		if (rs_array_grow(&b->files, &b->alloc, b->n + 1, sizeof(*b->files), 16)) {
 			closedir(d);
 			return rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		}
-		b->files = n;
+		n = b->files;
 		n[b->n].name = strdup(de->d_name);
 		n[b->n].ino = st.st_ino;
 		n[b->n].size = st.st_size;
@@ -378,7 +378,7 @@ int cmd_run(int argc, char **argv)
 	struct run_args r = { .out = ".", .interval_ms = 100 };
 	struct rs_watch_opts wopts = { 0, 0 };
 	struct rs_watch_report rep;
-	struct before before = { NULL, 0 };
+	struct before before = { NULL, 0, 0 };
 	struct rs_buf stage = RS_BUF_INIT;
 	struct timespec started;
 	int status, err;

@@ -98,7 +98,7 @@ struct rs_run {
 	char *verdict;     /* against the earlier comparable runs (verdict.h), or NULL */
 
 	struct rs_run_file *files;
-	size_t nfiles;
+	size_t nfiles, files_alloc;
 };
 
 void rs_run_init(struct rs_run *run);

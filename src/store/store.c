@@ -243,14 +243,8 @@ static int put_work(void *arg, void *ctx)
 	if (j->known)
 		return 0;
 	bound = ZSTD_compressBound(j->raw_len);
-	if (bound > j->stored_alloc) {
-		unsigned char *p = realloc(j->stored, bound);
-
-		if (!p)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		j->stored = p;
-		j->stored_alloc = bound;
-	}
+	if (rs_array_grow(&j->stored, &j->stored_alloc, bound, 1, bound))
+		return rs_error_last();
 	if (!j->cctx) {
 		j->cctx = ZSTD_createCCtx();
 		if (!j->cctx)
