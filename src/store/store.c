@@ -1541,8 +1541,11 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 		s->index_fresh = 1;
 	}
 	err = session_encode(s, &codec, oid, size, path);
-	if (err)
+	if (err) {
+		/* its dictionary, and its container's file if it had made one */
+		session_encoding_release(&codec);
 		return err;
+	}
 	/* A second attempt runs without the packs found missing in the first. */
 	for (attempt = 0; attempt < 2; attempt++) {
 		memset(stats, 0, sizeof(*stats));
