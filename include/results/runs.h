@@ -78,6 +78,7 @@ const char *rs_run_entry_recorded_at(const struct rs_run_entry *e); /* ISO 8601 
 const char *rs_run_entry_path(const struct rs_run_entry *e);        /* run folder */
 
 /* The value of metric `name` of the run in `*out`; RS_ENOTFOUND if it has none. */
+RS_MUST_CHECK
 int rs_run_entry_metric(const struct rs_run_entry *e, const char *name, double *out);
 
 /*

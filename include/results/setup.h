@@ -40,7 +40,7 @@ extern const char *const rs_setup_hook_names[4];
  * installed. Appends the path to `out`; RS_ENOTFOUND with a message when
  * there is none.
  */
-typedef int (*rs_setup_find_fn)(struct rs_buf *out, const char *rel, void *payload);
+typedef int (*rs_setup_find_fn)(struct rs_buf *out, const char *rel, void *payload) RS_MUST_CHECK;
 
 struct rs_setup_options {
 	const char *url;        /* results.remote for this clone (may hold credentials) */

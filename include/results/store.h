@@ -73,7 +73,7 @@ RS_MUST_CHECK int rs_objstore_check_format(struct rs_objstore *s);
  * Progress of one transfer: `done` of `total` bytes, called from the
  * calling thread. A non-zero return aborts the transfer with that value.
  */
-typedef int (*rs_objstore_progress_fn)(uint64_t done, uint64_t total, void *payload);
+typedef int (*rs_objstore_progress_fn)(uint64_t done, uint64_t total, void *payload) RS_MUST_CHECK;
 
 /* What an upload did. */
 struct rs_objstore_put_stats {

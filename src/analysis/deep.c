@@ -17,6 +17,7 @@
 #include "session/session.h"
 #include "session/summary.h"
 #include "results/error.h"
+#include "util/array.h"
 #include "results/escape.h"
 
 #include <errno.h>
@@ -75,19 +76,8 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 	const char *file, *name;
 	json_t *v;
 
-	if (fid >= t->fkey_alloc) {
-		size_t na = t->fkey_alloc ? t->fkey_alloc : 1024;
-		size_t *k;
-
-		while (na <= fid)
-			na *= 2;
-		k = realloc(t->fkey, na * sizeof(*k));
-		if (!k)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		memset(k + t->fkey_alloc, 0, (na - t->fkey_alloc) * sizeof(*k));
-		t->fkey = k;
-		t->fkey_alloc = na;
-	}
+	if (rs_array_grow(&t->fkey, &t->fkey_alloc, (size_t)fid + 1, sizeof(*t->fkey), 1024))
+		return rs_error_last();
 	if (t->fkey[fid]) {
 		*out = t->fkey[fid] - 1;
 		return 0;
@@ -112,17 +102,14 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 		*out = (size_t)json_integer_value(v);
 	} else {
 		if (t->n_labels == t->labels_alloc) {
-			size_t na = t->labels_alloc ? t->labels_alloc * 2 : 256;
-			char **l = realloc(t->labels, na * sizeof(*l));
-			size_t *nl;
+			/* Two arrays, one capacity: both grow from it to the same size. */
+			size_t na = t->labels_alloc;
 
-			if (!l)
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			t->labels = l;
-			nl = realloc(t->name_lens, na * sizeof(*nl));
-			if (!nl)
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			t->name_lens = nl;
+			if (rs_array_grow(&t->labels, &na, t->n_labels + 1, sizeof(*t->labels), 256))
+				return rs_error_last();
+			na = t->labels_alloc;
+			if (rs_array_grow(&t->name_lens, &na, t->n_labels + 1, sizeof(*t->name_lens), 256))
+				return rs_error_last();
 			t->labels_alloc = na;
 		}
 		if (json_object_set_new(t->keys, t->scratch.ptr, json_integer((json_int_t)t->n_labels)))
@@ -149,15 +136,8 @@ static int child_of(struct trie *t, size_t parent, size_t key, size_t *out)
 		*out = (size_t)json_integer_value(v);
 		return 0;
 	}
-	if (t->n == t->alloc) {
-		size_t na = t->alloc ? t->alloc * 2 : 1024;
-		struct node *nn = realloc(t->nodes, na * sizeof(*nn));
-
-		if (!nn)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		t->nodes = nn;
-		t->alloc = na;
-	}
+	if (rs_array_grow(&t->nodes, &t->alloc, t->n + 1, sizeof(*t->nodes), 1024))
+		return rs_error_last();
 	t->nodes[t->n] = (struct node){ parent, key, 0, 0 };
 	if (json_object_set_new(t->children, k, json_integer((json_int_t)t->n)))
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -175,17 +155,16 @@ static int on_sample(void *ctx, const struct rs_session_parser *p,
 	if (!depth)
 		return 0;
 	if (depth > t->prev_alloc) {
-		size_t na = depth * 2;
-		uint32_t *pf = realloc(t->prev, na * sizeof(*pf));
-		size_t *pn;
+		/* Two arrays, one capacity: both grow from it to the same size. */
+		size_t na = t->prev_alloc;
 
-		if (!pf)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		t->prev = pf;
-		pn = realloc(t->prev_nodes, na * sizeof(*pn));
-		if (!pn)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		t->prev_nodes = pn;
+		err = rs_array_grow(&t->prev, &na, depth, sizeof(*t->prev), 64);
+		if (err)
+			return err;
+		na = t->prev_alloc;
+		err = rs_array_grow(&t->prev_nodes, &na, depth, sizeof(*t->prev_nodes), 64);
+		if (err)
+			return err;
 		t->prev_alloc = na;
 	}
 	/* Frames with the same id are the same function: the previous
@@ -413,15 +392,8 @@ static int path_delta_at(struct rs_path_delta **out, struct rs_deep_diff *d, jso
 		*out = &d->paths[json_integer_value(at)];
 		return 0;
 	}
-	if (d->n_paths == *alloc) {
-		size_t na = *alloc ? *alloc * 2 : 256;
-		void *np = realloc(d->paths, na * sizeof(*d->paths));
-
-		if (!np)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		d->paths = np;
-		*alloc = na;
-	}
+	if (rs_array_grow(&d->paths, alloc, d->n_paths + 1, sizeof(*d->paths), 256))
+		return rs_error_last();
 	pd = &d->paths[d->n_paths];
 	memset(pd, 0, sizeof(*pd));
 	pd->path = strdup(text);

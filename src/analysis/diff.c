@@ -21,6 +21,7 @@
 #include "session/summary.h"
 #include "results/buf.h"
 #include "results/error.h"
+#include "util/array.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -160,11 +161,11 @@ static int load_more_rows(struct fnlist *out, const json_t *summary, size_t n, d
 	if (!rs_runview_num(more, "floor", &out->floor))
 		out->floor = 0;
 	if (m) {
-		void *p = realloc(out->rows, (n + m) * sizeof(*out->rows));
+		size_t alloc = n; /* the rows so far fill their array exactly */
+		int err = rs_array_grow(&out->rows, &alloc, n + m, sizeof(*out->rows), 0);
 
-		if (!p)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		out->rows = p;
+		if (err)
+			return err;
 	}
 	for (size_t i = 0; i < m; i++) {
 		const json_t *row = json_array_get(rows, i);
@@ -410,16 +411,10 @@ static int push_func(struct rs_diff *d, size_t *alloc, enum rs_func_change c,
 		     const struct fnrow *b, const struct fnrow *h)
 {
 	struct rs_func_delta *f;
+	int err = rs_array_grow(&d->funcs, alloc, d->n_funcs + 1, sizeof(*d->funcs), 64);
 
-	if (d->n_funcs == *alloc) {
-		size_t na = *alloc ? *alloc * 2 : 64;
-		void *p = realloc(d->funcs, na * sizeof(*d->funcs));
-
-		if (!p)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		d->funcs = p;
-		*alloc = na;
-	}
+	if (err)
+		return err;
 	f = &d->funcs[d->n_funcs];
 	memset(f, 0, sizeof(*f));
 	f->change = c;
@@ -558,16 +553,10 @@ static int push_metric(struct rs_diff *d, size_t *alloc, const char *name,
 		       double base, double head, int normalised)
 {
 	struct rs_metric_delta *m;
+	int err = rs_array_grow(&d->metrics, alloc, d->n_metrics + 1, sizeof(*d->metrics), 32);
 
-	if (d->n_metrics == *alloc) {
-		size_t na = *alloc ? *alloc * 2 : 32;
-		void *p = realloc(d->metrics, na * sizeof(*d->metrics));
-
-		if (!p)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		d->metrics = p;
-		*alloc = na;
-	}
+	if (err)
+		return err;
 	m = &d->metrics[d->n_metrics];
 	m->name = strdup(name);
 	if (!m->name)

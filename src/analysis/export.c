@@ -2,6 +2,7 @@
 #include "session/session.h"
 #include "results/buf.h"
 #include "results/error.h"
+#include "util/array.h"
 
 #include <errno.h>
 #include <math.h>
@@ -69,15 +70,9 @@ static int on_sample(void *ctx, const struct rs_session_parser *p,
 		if (!err)
 			err = rs_buf_printf(&x->line, " %lld\n", us);
 	} else {
-		if (x->n == x->alloc) {
-			size_t na = x->alloc ? x->alloc * 2 : 4096;
-			double *w = realloc(x->weights, na * sizeof(*w));
-
-			if (!w)
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			x->weights = w;
-			x->alloc = na;
-		}
+		err = rs_array_grow(&x->weights, &x->alloc, x->n + 1, sizeof(*x->weights), 4096);
+		if (err)
+			return err;
 		x->weights[x->n] = time;
 		x->total += time;
 		err = rs_buf_puts(&x->line, x->n ? ",[" : "[");

@@ -14,6 +14,7 @@
 #include "session/summary.h"
 #include "results/buf.h"
 #include "results/error.h"
+#include "util/array.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -612,15 +613,9 @@ static int add_metric_series(struct rs_trend *t, size_t *alloc, const char *name
 	size_t i;
 	int err;
 
-	if (t->n_metrics == *alloc) {
-		size_t na = *alloc ? *alloc * 2 : 8;
-		void *p = realloc(t->metrics, na * sizeof(*t->metrics));
-
-		if (!p)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		t->metrics = p;
-		*alloc = na;
-	}
+	err = rs_array_grow(&t->metrics, alloc, t->n_metrics + 1, sizeof(*t->metrics), 8);
+	if (err)
+		return err;
 	err = per ? rs_buf_printf(&label, "%s/%s", name, per) : rs_buf_puts(&label, name);
 	if (err)
 		return err;

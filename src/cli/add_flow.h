@@ -6,6 +6,7 @@
 #ifndef RS_CLI_ADD_FLOW_H
 #define RS_CLI_ADD_FLOW_H
 
+#include "results/error.h"
 #include <getopt.h>
 #include <stddef.h>
 
@@ -33,6 +34,7 @@ struct rs_add_args {
 };
 
 /* Room for argc options of each kind; RS_EXIT_OTHER when out of memory. */
+RS_MUST_CHECK
 int rs_add_args_init(struct rs_add_args *a, int argc);
 void rs_add_args_release(struct rs_add_args *a);
 
@@ -40,6 +42,7 @@ void rs_add_args_release(struct rs_add_args *a);
 int rs_add_args_take(struct rs_add_args *a, int opt, const char *arg);
 
 /* --commit given: RS_EXIT_OK, else the printed error's status. */
+RS_MUST_CHECK
 int rs_add_args_check(const struct rs_add_args *a, const char *command);
 
 /*
@@ -47,6 +50,7 @@ int rs_add_args_check(const struct rs_add_args *a, const char *command);
  * one commit and print what was recorded: RS_EXIT_*. Nothing is
  * committed on error.
  */
+RS_MUST_CHECK
 int rs_add_record(const struct rs_add_args *a, char **paths, int npaths);
 
 #endif

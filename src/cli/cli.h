@@ -9,6 +9,7 @@
 #ifndef RS_CLI_H
 #define RS_CLI_H
 
+#include "results/error.h"
 #include <stdio.h>
 
 #include "results/buf.h"
@@ -87,6 +88,7 @@ int rs_cli_exit_for(int err); /* rs_cli_exit_in(err, RS_CLI_ANY) */
  * NUL bytes shown too) to `f`; 0, or -1 with errno when writing fails.
  */
 const char *rs_cli_term(struct rs_buf *b, const char *s);
+RS_MUST_CHECK
 int rs_cli_print(FILE *f, const char *p, size_t n);
 
 /* Print "results: <fmt...>" on stderr (the message made safe for a
@@ -115,6 +117,7 @@ int rs_cli_report(int err);
  * repository need not include git/repo.h.
  */
 struct rs_repo;
+RS_MUST_CHECK
 int rs_cli_open_repo(struct rs_repo **out);
 
 /*
@@ -122,6 +125,7 @@ int rs_cli_open_repo(struct rs_repo **out);
  * process left half done (a note on stderr says which) and remove stale
  * temporary files. RS_EXIT_OK, or the printed error's status.
  */
+RS_MUST_CHECK
 int rs_cli_repair_repo(struct rs_repo *repo);
 
 /* Directory holding the running `results` binary (from /proc/self/exe),

@@ -128,6 +128,8 @@ static int snapshot(struct before *b, const char *dir)
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
+		/* not rs_array_grow: programs use the public headers only
+		   (tests/e2e/test_public_surface.sh), and util/array.h is not one */
 		n = realloc(b->files, (b->n + 1) * sizeof(*n));
 		if (!n) {
 			closedir(d);

@@ -27,6 +27,7 @@
 #ifndef RS_CLI_OPTS_H
 #define RS_CLI_OPTS_H
 
+#include "results/error.h"
 #include <getopt.h>
 
 #include "results/report.h"
@@ -100,6 +101,7 @@ typedef int (*rs_cli_take_fn)(void *ctx, struct rs_cli_opts *o, int opt);
  * o->status (--help, a usage error, or what `take` returned). `take`
  * may be NULL when every option of the table is shared or bound.
  */
+RS_MUST_CHECK
 int rs_cli_opts_parse(struct rs_cli_opts *o, int argc, char **argv, rs_cli_take_fn take,
 		      void *ctx);
 

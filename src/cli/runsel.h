@@ -12,6 +12,7 @@
 #ifndef RS_CLI_RUNSEL_H
 #define RS_CLI_RUNSEL_H
 
+#include "results/error.h"
 #include "results/buf.h"
 #include "results/repo.h"
 #include "results/runs.h"
@@ -23,14 +24,17 @@ struct rs_runsel {
 
 #define RS_RUNSEL_INIT { NULL, NULL }
 
+RS_MUST_CHECK
 int rs_runsel_open(struct rs_runsel *s);
 void rs_runsel_close(struct rs_runsel *s);
 
 /* A run id or a profiled commit (prefix); *out is borrowed from s. */
+RS_MUST_CHECK
 int rs_runsel_resolve(const struct rs_run_entry **out, const struct rs_runsel *s,
 		      const char *query);
 
 /* The record of `e` (the caller's: rs_run_doc_free). */
+RS_MUST_CHECK
 int rs_runsel_load(struct rs_run_doc **out, const struct rs_runsel *s,
 		   const struct rs_run_entry *e);
 
@@ -40,16 +44,20 @@ int rs_runsel_load(struct rs_run_doc **out, const struct rs_runsel *s,
  * fetch` (this program, as a child process: one download path) brings
  * it first.
  */
+RS_MUST_CHECK
 int rs_runsel_session_path(struct rs_buf *path, const struct rs_runsel *s,
 			      const struct rs_run_entry *e, const struct rs_run_doc *doc);
 
 /* Write `b` to `path` ("-" or NULL: stdout). */
+RS_MUST_CHECK
 int rs_runsel_write(const char *path, const struct rs_buf *b);
 
 /* "5", "5%", "0.5" -> 0.05, 0.05, 0.005 (a percentage). */
+RS_MUST_CHECK
 int rs_runsel_parse_pct(const char *s, double *out);
 
 /* A positive decimal count. */
+RS_MUST_CHECK
 int rs_runsel_parse_count(const char *s, size_t *out);
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef RS_CLI_SURVEY_H
 #define RS_CLI_SURVEY_H
 
+#include "results/error.h"
 #include <stdint.h>
 
 #include "results/store.h"
@@ -17,6 +18,7 @@ struct rs_repo;
  * caller's, rs_survey_free). Returns an RS_EXIT_* status, the error
  * already printed.
  */
+RS_MUST_CHECK
 int rs_cli_survey(struct rs_survey **out, struct rs_repo *repo, int64_t now,
 		  enum rs_survey_scope scope);
 

@@ -71,6 +71,7 @@ extern const int codec_v2_streams[V2_COUNT];
 
 /* ---- small helpers ------------------------------------------------------ */
 
+RS_MUST_CHECK
 static inline int put_varint(struct rs_buf *b, uint64_t v)
 {
 	unsigned char tmp[10];
@@ -94,11 +95,13 @@ struct cursor {
 	size_t len, pos;
 };
 
+RS_MUST_CHECK
 static inline int get_varint(struct cursor *c, uint64_t *out)
 {
 	return codec_varint_get(c->p, c->len, &c->pos, out);
 }
 
+RS_MUST_CHECK
 static inline int get_split(struct cursor *lo, struct cursor *hi, uint64_t *out)
 {
 	uint64_t h;

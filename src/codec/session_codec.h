@@ -47,7 +47,7 @@
 #define RS_CODEC_MAX_STREAMS (16u * 1024 * 1024)
 
 /* Output sink: write `n` bytes; a non-zero return stops decoding with it. */
-typedef int (*rs_codec_write_fn)(void *ctx, const void *p, size_t n);
+typedef int (*rs_codec_write_fn)(void *ctx, const void *p, size_t n) RS_MUST_CHECK;
 
 struct rs_codec_stats {
 	uint64_t records;       /* samples */

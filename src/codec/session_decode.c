@@ -44,7 +44,7 @@ struct out {
 	size_t pending_len;
 	int done;                 /* no more buffers */
 	int werr;                 /* the sink's first error, and its message */
-	char wmsg[256];
+	struct rs_error_saved wsaved; /* (error slots are per thread) */
 };
 
 static void *out_writer(void *arg)
@@ -64,7 +64,7 @@ static void *out_writer(void *arg)
 			pthread_mutex_lock(&o->mu);
 			if (err && !o->werr) {
 				o->werr = err;
-				snprintf(o->wmsg, sizeof(o->wmsg), "%s", rs_error_message());
+				rs_error_save(&o->wsaved, err);
 			}
 		}
 		o->pending = 0;
@@ -98,7 +98,8 @@ static int out_idle(struct out *o)
 		pthread_cond_wait(&o->cv, &o->mu);
 	err = o->werr;
 	pthread_mutex_unlock(&o->mu);
-	return err ? rs_error_set(err, "%s", o->wmsg) : 0;
+	/* Set once, before werr, and never again: no lock needed to read it. */
+	return err ? rs_error_restore(&o->wsaved) : 0;
 }
 
 static int out_flush(struct out *o)
@@ -521,6 +522,8 @@ static int read_section(struct decoded *d, int i, const unsigned char *p, size_t
 
 	if (len - pos < SECTION_HEADER_SIZE)
 		return corrupt("a stream header is cut short");
+	if (!rs_all_zero(p + pos + 17, 7))
+		return corrupt("a stream header has reserved bytes set");
 	raw = get_le64(p + pos);
 	stored = get_le64(p + pos + 8);
 	pos += SECTION_HEADER_SIZE;
@@ -571,6 +574,8 @@ int codec_read_sections(struct decoded *d, const unsigned char *p, size_t len, u
 	err = read_version(p, &d->version);
 	if (err)
 		return err;
+	if (get_le32(p + 12) != 0)
+		return corrupt("its base block header has reserved bytes set");
 	err = read_section(d, SEC_BASE, p, len, &pos, MAX_FRAME_BYTES, &total);
 	if (err)
 		return err;

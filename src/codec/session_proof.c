@@ -44,7 +44,7 @@ struct proof {
 	size_t page;
 	uint64_t n, dropped;      /* bytes compared; map[0..dropped) given back */
 	int err;
-	char msg[160];
+	struct rs_error_saved saved; /* err's message, from the proof's thread */
 };
 
 /* `n` bytes of the unmapped file at `off`, into pr->scratch. */
@@ -102,7 +102,7 @@ static void *proof_run(void *arg)
 	pr->err = codec_decode((const unsigned char *)pr->container->ptr, pr->container->len, pr->size,
 			 proof_write, pr, pr->repr);
 	if (pr->err)
-		snprintf(pr->msg, sizeof(pr->msg), "%s", rs_error_message());
+		rs_error_save(&pr->saved, pr->err);
 	return NULL;
 }
 
@@ -173,9 +173,9 @@ static int proof_verdict(struct enc *e, const struct proof *pr, const struct rs_
 		return codec_decline(e, "the container would be too large");
 	if (pr->err == RS_ECORRUPT || pr->err == RS_EUSAGE || pr->err == RS_ETOOBIG ||
 	    pr->err == RS_EFORMAT || pr->err == RS_ENEWER)
-		return codec_decline(e, pr->msg);
+		return codec_decline(e, pr->saved.message);
 	if (pr->err)
-		return rs_error_set(pr->err, "%s", pr->msg);
+		return rs_error_restore(&pr->saved);
 	if (pr->n != pr->size)
 		return codec_decline(e, "the container does not rebuild the object");
 	if (!same)

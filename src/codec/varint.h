@@ -10,7 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "results/error.h"
+
 /* The varint at p[*pos] (of `len` bytes) into *out, *pos past it; -1 when it is cut short or too long. */
+RS_MUST_CHECK
 static inline int codec_varint_get(const unsigned char *p, size_t len, size_t *pos, uint64_t *out)
 {
 	uint64_t v = 0;

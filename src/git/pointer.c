@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "results/error.h"
+#include "util/array.h"
 
 #define VERSION_LINE "version " RS_POINTER_VERSION "\n"
 #define OID_PREFIX "sha256:"
@@ -117,7 +118,7 @@ struct pointer_parse {
 	uint64_t size;
 	int have_oid, have_size;
 	struct rs_pointer_kv *extra;
-	size_t nextra;
+	size_t nextra, extra_alloc;
 };
 
 /* A key other than version, oid and size: kept as it is, within the cap. */
@@ -128,10 +129,9 @@ static int take_extra(struct pointer_parse *pp, const char *key, size_t klen, co
 
 	if (pp->nextra == RS_POINTER_MAX_EXTRA)
 		return rs_error_set(RS_ECORRUPT, "LFS pointer has too many keys");
-	grown = realloc(pp->extra, (pp->nextra + 1) * sizeof(*grown));
-	if (!grown)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	pp->extra = grown;
+	if (rs_array_grow(&pp->extra, &pp->extra_alloc, pp->nextra + 1, sizeof(*pp->extra), 4))
+		return rs_error_last();
+	grown = pp->extra;
 	grown[pp->nextra].key = strndup(key, klen);
 	grown[pp->nextra].value = strndup(val, vlen);
 	pp->nextra++;

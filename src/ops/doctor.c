@@ -32,6 +32,7 @@ struct doctor {
 	const struct rs_doctor_options *o;
 	int fails;
 	int remote_failed; /* check_remote found it not answering */
+	struct rs_error_saved remote_why; /* why, when remote_failed */
 };
 
 static void vsay(struct doctor *d, enum rs_doctor_level level, enum rs_doctor_kind kind,
@@ -271,6 +272,8 @@ static void check_remote(struct doctor *d)
 	if (err == RS_ENOTFOUND)
 		err = 0; /* no store yet: the first push writes it */
 	d->remote_failed = err != 0;
+	if (err)
+		rs_error_save(&d->remote_why, err);
 	if (err == RS_ENEWER)
 		fail(d, RS_DOCTOR_NEWER, "%s", rs_error_message());
 	else if (err)
@@ -306,7 +309,8 @@ static void check_newest_runs(struct doctor *d)
 	int err;
 
 	if (d->remote_failed) {
-		warn(d, "the newest runs' sessions were not looked for: the remote does not answer");
+		warn(d, "could not check the newest runs' sessions on the remote: %s",
+		     d->remote_why.message);
 		goto out;
 	}
 	if (rs_retention_plan_make(d->repo, time(NULL), 1, NULL, &plan) ||
@@ -341,7 +345,7 @@ static void check_newest_runs(struct doctor *d)
 			continue;
 		}
 		if (err != RS_ENOTFOUND) {
-			warn(d, "could not look for the session %.12s of run %s on the remote: %s",
+			warn(d, "could not check the session %.12s of run %s on the remote: %s",
 			     hex, it->run_id, rs_error_message());
 			rs_error_clear();
 			runs = 0; /* no "sessions are on the remote" either */
@@ -363,7 +367,7 @@ out:
 
 void rs_doctor_run(const char *path, const struct rs_doctor_options *o)
 {
-	struct doctor d = { NULL, o, 0, 0 };
+	struct doctor d = { .o = o };
 	int fails;
 
 	if (rs_repo_open(&d.repo, path) != 0) {

@@ -101,6 +101,7 @@ int rs_credential_describe(struct rs_buf *out, const struct rs_credential *c,
  */
 RS_MUST_CHECK
 int rs_credential_lock_path(struct rs_buf *out);
+RS_MUST_CHECK
 int rs_credential_lock_take(long timeout_ms);
 void rs_credential_lock_release(int fd);
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "results/buf.h"
+#include "results/error.h"
 
 /* One <response> of a WebDAV multistatus (PROPFIND) answer. */
 struct rs_dav_entry {
@@ -23,7 +24,7 @@ struct rs_dav_entry {
 	int collection;   /* <resourcetype><collection/> */
 };
 
-typedef int (*rs_dav_entry_fn)(const struct rs_dav_entry *e, void *payload);
+typedef int (*rs_dav_entry_fn)(const struct rs_dav_entry *e, void *payload) RS_MUST_CHECK;
 
 RS_MUST_CHECK
 int rs_webdav_parse_multistatus(const char *xml, size_t n, rs_dav_entry_fn fn,
@@ -36,7 +37,7 @@ struct rs_azure_blob {
 	int has_size;
 };
 
-typedef int (*rs_azure_blob_fn)(const struct rs_azure_blob *b, void *payload);
+typedef int (*rs_azure_blob_fn)(const struct rs_azure_blob *b, void *payload) RS_MUST_CHECK;
 
 /* `next_marker` receives <NextMarker> (cleared first; empty on the last page). */
 RS_MUST_CHECK

@@ -73,7 +73,7 @@ struct rs_http_request;
  * the next attempt. Return 0 or an RS_E* code (the request is then not
  * sent). Called from the thread that called rs_http_perform.
  */
-typedef int (*rs_http_sign_fn)(struct rs_http_request *req, void *payload);
+typedef int (*rs_http_sign_fn)(struct rs_http_request *req, void *payload) RS_MUST_CHECK;
 
 /*
  * How a backend reads the errors its servers name. The transport knows
@@ -309,9 +309,9 @@ int rs_http_response_header(const struct rs_http_response *resp,
  * answered with r->stat.
  */
 struct rs_http_get_ops {
-	int (*url)(struct rs_remote *r, const char *key, struct rs_buf *out);
+	int (*url)(struct rs_remote *r, const char *key, struct rs_buf *out) RS_MUST_CHECK;
 	int (*perform)(struct rs_remote *r, struct rs_http_request *req,
-		       struct rs_http_response *resp);
+		       struct rs_http_response *resp) RS_MUST_CHECK;
 };
 
 RS_MUST_CHECK

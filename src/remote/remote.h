@@ -27,7 +27,7 @@
 #define RS_REMOTE_VERSION 1
 
 /* Return non-zero from a list callback to stop early (that value is returned). */
-typedef int (*rs_remote_list_cb)(const char *key, uint64_t size, void *payload);
+typedef int (*rs_remote_list_cb)(const char *key, uint64_t size, void *payload) RS_MUST_CHECK;
 
 /*
  * Looks up a configuration value (for example "results.s3.region") for

@@ -41,6 +41,7 @@
 #include "remote/sigv4.h"
 #include "remote/xml.h"
 #include "results/error.h"
+#include "util/array.h"
 #include "util/hex.h"
 #include "util/hash.h"
 
@@ -880,18 +881,17 @@ static int s3_put_file(struct rs_remote *r, const char *key, const char *path)
 
 static int grow_etags(struct multipart *m, uint64_t want, uint64_t *cap)
 {
-	char (*e)[80];
-	uint64_t n = *cap ? *cap * 2 : 8;
+	size_t n = (size_t)*cap;
+	int err;
 
 	if (want <= *cap)
 		return 0;
 	if (want > S3_MAX_PARTS)
 		return rs_error_set(RS_EUSAGE, "'%s' needs more than S3's %d parts",
 				    m->key, S3_MAX_PARTS);
-	e = realloc(m->etags, (size_t)n * sizeof(*e));
-	if (!e)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	m->etags = e;
+	err = rs_array_grow(&m->etags, &n, (size_t)want, sizeof(*m->etags), 8);
+	if (err)
+		return err;
 	*cap = n;
 	return 0;
 }

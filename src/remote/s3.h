@@ -30,7 +30,7 @@ int rs_s3_list_page_parse(const char *xml, size_t len, const char *strip_prefix,
 
 /* One in-progress multipart upload: its full key, id, start (Unix time). */
 typedef int (*rs_s3_upload_cb)(const char *key, const char *upload_id, int64_t initiated,
-			       void *payload);
+			       void *payload) RS_MUST_CHECK;
 
 /*
  * Parse one ListMultipartUploads response page (untrusted, as above): call

@@ -25,6 +25,7 @@
 #ifndef RS_XML_H
 #define RS_XML_H
 
+#include "results/error.h"
 #include <stddef.h>
 
 #include "results/buf.h"
@@ -35,9 +36,9 @@
 
 struct rs_xml_handler {
 	const char *what; /* names the document in messages: "the PROPFIND answer" */
-	int (*open)(void *payload, unsigned int depth, const char *name);
+	int (*open)(void *payload, unsigned int depth, const char *name) RS_MUST_CHECK;
 	int (*close)(void *payload, unsigned int depth, const char *name,
-		     const char *text, size_t len);
+		     const char *text, size_t len) RS_MUST_CHECK;
 	void *payload;
 	size_t doc_max;          /* 0: RS_XML_DOC_MAX */
 	unsigned int depth_max;  /* 0: RS_XML_DEPTH_MAX */
@@ -66,6 +67,7 @@ int rs_xml_parse(const char *p, size_t n, const struct rs_xml_handler *h);
  * document is cut off or broken after it: error bodies are read capped),
  * or a negative code when `out` cannot hold it.
  */
+RS_MUST_CHECK
 int rs_xml_first_text(const char *p, size_t n, const char *name, struct rs_buf *out);
 
 #endif

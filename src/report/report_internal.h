@@ -5,6 +5,7 @@
 #ifndef RS_REPO_REPORT_INTERNAL_H
 #define RS_REPO_REPORT_INTERNAL_H
 
+#include "results/error.h"
 #include <jansson.h>
 
 #include "runs/runs.h"
@@ -22,6 +23,7 @@ RS_MUST_CHECK
 RS_MUST_CHECK
 int rs_report_attach_chart_files(json_t *run, const struct rs_runs *runs, const char *folder);
 
+RS_MUST_CHECK
 int rs_report_load_object(json_t **out, const struct rs_runs *runs,
 			  const struct rs_run_entry *e);
 

@@ -101,7 +101,7 @@ struct rs_run {
 	                      the caller (rs_run_set_verdict), never judged here */
 
 	struct rs_run_file *files;
-	size_t nfiles;
+	size_t nfiles, files_alloc;
 };
 
 void rs_run_init(struct rs_run *run);

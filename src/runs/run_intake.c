@@ -52,14 +52,10 @@ static int check_name(const struct rs_run *run, const char *name)
 static struct rs_run_file *new_file(struct rs_run *run, const char *name,
 				    const char *role)
 {
-	struct rs_run_file *n, *f;
+	struct rs_run_file *f;
 
-	n = realloc(run->files, (run->nfiles + 1) * sizeof(*n));
-	if (!n) {
-		rs_error_set(RS_EGENERIC, "out of memory");
+	if (rs_array_grow(&run->files, &run->files_alloc, run->nfiles + 1, sizeof(*run->files), 8))
 		return NULL;
-	}
-	run->files = n;
 	f = &run->files[run->nfiles];
 	memset(f, 0, sizeof(*f));
 	f->name = strdup(name);

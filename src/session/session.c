@@ -124,7 +124,7 @@ struct hint {
 
 struct str_list {
 	char **items;
-	size_t len;
+	size_t len, alloc;
 };
 
 struct rs_session_parser {
@@ -802,13 +802,8 @@ static int list_add(struct rs_session_parser *p, struct str_list *l)
 
 	if (l->len >= RS_SESSION_MAX_LIST)
 		return 0; /* keep the first entries; the rest are checked and dropped */
-	if (l->len % 16 == 0) {
-		char **n = realloc(l->items, (l->len + 16) * sizeof(*n));
-
-		if (!n)
-			return fail(p, RS_EGENERIC, "out of memory");
-		l->items = n;
-	}
+	if (rs_array_grow(&l->items, &l->alloc, l->len + 1, sizeof(*l->items), 16))
+		return fail(p, RS_EGENERIC, "out of memory");
 	s = malloc(p->scratch.len + 1);
 	if (!s)
 		return fail(p, RS_EGENERIC, "out of memory");

@@ -127,7 +127,7 @@ struct rs_session_callbacks {
 	 * uses it). `frame` is borrowed from the parser.
 	 */
 	int (*frame)(void *ctx, const struct rs_session_parser *parser,
-		     uint32_t frame_id, const struct rs_session_frame *frame);
+		     uint32_t frame_id, const struct rs_session_frame *frame) RS_MUST_CHECK;
 	/*
 	 * One frame record: `frames` are frame ids from the root (thread) to
 	 * the leaf (the executing function), `depth` of them (may be 0);
@@ -135,13 +135,13 @@ struct rs_session_callbacks {
 	 * the duration of the call only.
 	 */
 	int (*sample)(void *ctx, const struct rs_session_parser *parser,
-		      const uint32_t *frames, size_t depth, double time);
+		      const uint32_t *frames, size_t depth, double time) RS_MUST_CHECK;
 	/*
 	 * The top-level object ended: the header is complete (`layout` set).
 	 * Called once, after the last sample.
 	 */
 	int (*header)(void *ctx, const struct rs_session_parser *parser,
-		      const struct rs_session_header *header);
+		      const struct rs_session_header *header) RS_MUST_CHECK;
 };
 
 /*

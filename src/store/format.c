@@ -23,15 +23,6 @@ void rs_pack_entry_header(unsigned char out[RS_PACK_ENTRY_HEADER_SIZE],
 	memset(out + 41, 0, 7);
 }
 
-/* Whether the `n` bytes at `p` (reserved fields) are all zero. */
-static int all_zero(const unsigned char *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return 0;
-	return 1;
-}
-
 int rs_pack_header_check(const unsigned char *p, size_t n)
 {
 	if (n < RS_PACK_HEADER_SIZE || memcmp(p, RS_PACK_MAGIC, 8) != 0)
@@ -39,7 +30,7 @@ int rs_pack_header_check(const unsigned char *p, size_t n)
 	if (rs_get_le32(p + 8) != RS_FORMAT_VERSION)
 		return rs_error_set(RS_ENEWER, "pack version %u is not supported (this build reads %u): "
 				    "upgrade results", rs_get_le32(p + 8), RS_FORMAT_VERSION);
-	if (!all_zero(p + 12, 4))
+	if (!rs_all_zero(p + 12, 4))
 		return rs_error_set(RS_ECORRUPT, "pack header has reserved bytes set");
 	return 0;
 }
@@ -90,7 +81,7 @@ int rs_pack_entry_check(const unsigned char *p, size_t n, const struct rs_chunk_
 	    memcmp(p, ref->chunk.id, RS_ID_RAWSZ) != 0 ||
 	    rs_get_le32(p + 32) != ref->raw_len ||
 	    rs_get_le32(p + 36) != ref->stored_len || p[40] != ref->codec ||
-	    !all_zero(p + 41, 7)) {
+	    !rs_all_zero(p + 41, 7)) {
 		rs_id_to_hex(hex, &ref->pack);
 		return rs_error_set(RS_ECORRUPT,
 				    "pack %.12s does not hold the expected chunk at offset %llu",
@@ -280,7 +271,7 @@ static int check_ref(const struct rs_chunk_ref *r, const unsigned char *reserved
 	err = check_offset(r->offset, r->stored_len);
 	if (err)
 		return err;
-	if (!all_zero(reserved, 7))
+	if (!rs_all_zero(reserved, 7))
 		return rs_error_set(RS_ECORRUPT, "%s %u has reserved bytes set", what, i);
 	return 0;
 }
@@ -379,7 +370,7 @@ static int parse_manifest_header(struct rs_manifest *m, const struct rs_id *oid,
 		return err;
 	if (oid && rs_id_cmp(oid, &m->oid) != 0)
 		return rs_error_set(RS_ECORRUPT, "manifest describes another object");
-	if (!all_zero(p + 68, 4))
+	if (!rs_all_zero(p + 68, 4))
 		return rs_error_set(RS_ECORRUPT, "manifest header has reserved bytes set");
 	if (!rs_transform_known(m->transform))
 		return rs_error_set(RS_ENEWER, "the object uses transform %u, which this build cannot undo: "

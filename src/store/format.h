@@ -185,6 +185,7 @@ int rs_key_make(struct rs_buf *out, const char *prefix, const struct rs_id *id, 
  * The inverse: 0 and the id when `key` is exactly "<prefix><64 hex
  * digits><suffix>", -1 otherwise (no message).
  */
+RS_MUST_CHECK
 int rs_key_parse(const char *key, const char *prefix, const char *suffix, struct rs_id *id);
 
 #define RS_KEY_FORMAT "FORMAT"

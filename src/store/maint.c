@@ -1025,9 +1025,31 @@ static int read_entry_header(struct rs_remote *remote, const struct rs_pack_stat
 	r->raw_len = rs_get_le32(h + 32);
 	r->stored_len = rs_get_le32(h + 36);
 	r->codec = h[40];
-	if (r->raw_len > RS_CHUNK_LIMIT || r->codec > RS_CODEC_ZSTD)
+	if (r->raw_len > RS_CHUNK_LIMIT || r->codec > RS_CODEC_ZSTD ||
+	    (r->codec == RS_CODEC_STORED && r->raw_len != r->stored_len))
 		return rs_error_set(RS_ECORRUPT, "pack '%s' has an invalid entry at offset %" PRIu64,
 				    key, off);
+	if (!rs_all_zero(h + 41, 7))
+		return rs_error_set(RS_ECORRUPT, "pack '%s' has reserved bytes set in the entry at "
+				    "offset %" PRIu64, key, off);
+	return 0;
+}
+
+/* Read and check the header of pack `p` (key `key`): magic, version, reserved. */
+static int read_pack_header(struct rs_remote *remote, const struct rs_pack_state *p,
+			    const char *key, struct rs_buf *head)
+{
+	int err;
+
+	rs_buf_clear(head);
+	if (p->pack_size < RS_PACK_HEADER_SIZE)
+		return rs_error_set(RS_ECORRUPT, "pack '%s' is shorter than a pack header", key);
+	err = remote->get(remote, key, 0, RS_PACK_HEADER_SIZE, head);
+	if (err)
+		return err;
+	err = rs_pack_header_check((const unsigned char *)head->ptr, head->len);
+	if (err)
+		return rs_error_wrap(err, "pack '%s'", key);
 	return 0;
 }
 
@@ -1041,6 +1063,9 @@ static int walk_pack(struct rs_remote *remote, const struct rs_pack_state *p, co
 	int err = 0;
 
 	rs_buf_init(&head, RS_PACK_ENTRY_HEADER_SIZE);
+	err = read_pack_header(remote, p, key, &head);
+	if (err)
+		goto out;
 	while (off < p->pack_size) {
 		if (off + RS_PACK_ENTRY_HEADER_SIZE > p->pack_size || *n >= PACK_ENTRIES_MAX)
 			break; /* "ends inside an entry", below */

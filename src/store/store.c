@@ -243,14 +243,8 @@ static int put_work(void *arg, void *ctx)
 	if (j->known)
 		return 0;
 	bound = ZSTD_compressBound(j->raw_len);
-	if (bound > j->stored_alloc) {
-		unsigned char *p = realloc(j->stored, bound);
-
-		if (!p)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		j->stored = p;
-		j->stored_alloc = bound;
-	}
+	if (rs_array_grow(&j->stored, &j->stored_alloc, bound, 1, bound))
+		return rs_error_last();
 	if (!j->cctx) {
 		j->cctx = ZSTD_createCCtx();
 		if (!j->cctx)
@@ -1547,8 +1541,11 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 		s->index_fresh = 1;
 	}
 	err = session_encode(s, &codec, oid, size, path);
-	if (err)
+	if (err) {
+		/* its dictionary, and its container's file if it had made one */
+		session_encoding_release(&codec);
 		return err;
+	}
 	/* A second attempt runs without the packs found missing in the first. */
 	for (attempt = 0; attempt < 2; attempt++) {
 		memset(stats, 0, sizeof(*stats));

@@ -22,7 +22,7 @@ struct rs_store;
  * `total`). Called from the calling thread only. A non-zero return aborts
  * the transfer with that value.
  */
-typedef int (*rs_progress_fn)(uint64_t done, uint64_t total, void *payload);
+typedef int (*rs_progress_fn)(uint64_t done, uint64_t total, void *payload) RS_MUST_CHECK;
 
 struct rs_store_options {
 	int zstd_level;        /* 0: the default (RS_STORE_DEFAULT_LEVEL) */

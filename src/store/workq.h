@@ -14,7 +14,7 @@
 #include "results/error.h"
 
 /* Runs on a worker thread; returns 0 or an RS_E* code with the message set. */
-typedef int (*rs_workq_fn)(void *job, void *ctx);
+typedef int (*rs_workq_fn)(void *job, void *ctx) RS_MUST_CHECK;
 
 struct rs_workq;
 

@@ -127,8 +127,8 @@ void rs_fs_mark_live(int fd);
  * when `value` is NULL (unset); RS_EUSAGE, naming the key and the fix,
  * when it is not a number of seconds of at least RS_TMP_GRACE_MIN.
  */
-int rs_fs_parse_grace(const char *value, long *out)
-	__attribute__((warn_unused_result));
+RS_MUST_CHECK
+int rs_fs_parse_grace(const char *value, long *out);
 
 /*
  * Remove the stale temporary files of `dir` (not recursive): regular

@@ -74,4 +74,13 @@ static inline uint64_t rs_get_le64(const unsigned char *p)
 	return (uint64_t)rs_get_le32(p) | (uint64_t)rs_get_le32(p + 4) << 32;
 }
 
+/* Whether the `n` bytes at `p` (a format's reserved field) are all zero. */
+static inline int rs_all_zero(const unsigned char *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return 0;
+	return 1;
+}
+
 #endif

@@ -97,11 +97,14 @@ grep -q "$SECRET" "$T/out" "$T/err" && fail "the secret key appears in the fetch
 AWS_SECRET_ACCESS_KEY="$SECRET" expect_status 5 "$RESULTS" doctor
 grep -q "^FAIL.*remote does not answer" "$T/out" || fail "doctor, wrong key: $(cat "$T/out")"
 grep -q "not on the remote" "$T/out" && fail "doctor, wrong key, calls a session missing: $(cat "$T/out")"
-grep -q "were not looked for" "$T/out" || fail "doctor, wrong key, does not say what it could not check: $(cat "$T/out")"
+grep -q "^warn .*could not check the newest runs' sessions on the remote: .*\(signature was refused\|SignatureDoesNotMatch\)" "$T/out" ||
+	fail "doctor, wrong key, does not say what it could not check and why: $(cat "$T/out")"
 grep -q "$SECRET" "$T/out" "$T/err" && fail "the secret key appears in doctor's output"
 # ... and without credentials at all
 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$T/nocreds" "$RESULTS" doctor >"$T/out" 2>"$T/err" || true
 grep -q "not on the remote" "$T/out" && fail "doctor, no credentials, calls a session missing: $(cat "$T/out")"
+grep -q "^warn .*could not check the newest runs' sessions on the remote" "$T/out" ||
+	fail "doctor, no credentials, does not say what it could not check: $(cat "$T/out")"
 # A bucket that does not exist is a remote problem (5), not a usage error.
 git config results.remote s3://no-such-bucket-e2e/team/store
 expect_status 5 "$RESULTS" fetch 3333333 -o "$T/out-nobucket"

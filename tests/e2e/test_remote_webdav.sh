@@ -90,6 +90,22 @@ store_files "$DAV_ROOT" >"$T/store.after"
 cmp -s "$T/store.before" "$T/store.after" ||
 	fail "a refused push changed the server: $(diff "$T/store.before" "$T/store.after")"
 grep -q "$PASSWORD" "$T/home/.git-credentials" && fail "the refused password was not rejected from the helper"
+# doctor with the wrong password, then with none: the remote check fails
+# (5) saying why, and the spot check of the newest runs says it could not
+# run instead of calling their sessions missing ('git push' would not help).
+printf 'http://alice:%s@%s\n' "$PASSWORD" "$hostport" >"$T/home/.git-credentials"
+expect_status 5 "$RESULTS" doctor
+grep -q "^FAIL.*remote does not answer: .*refused the username and password" "$T/out" ||
+	fail "doctor, wrong password: $(cat "$T/out")"
+grep -q "not on the remote" "$T/out" && fail "doctor, wrong password, calls a session missing: $(cat "$T/out")"
+grep -q "^warn .*could not check the newest runs' sessions on the remote: .*refused the username and password" "$T/out" ||
+	fail "doctor, wrong password, does not say what it could not check: $(cat "$T/out")"
+grep -q "$PASSWORD" "$T/out" "$T/err" && fail "the password appears in doctor's output"
+: >"$T/home/.git-credentials"
+expect_status 5 "$RESULTS" doctor
+grep -q "not on the remote" "$T/out" && fail "doctor, no password, calls a session missing: $(cat "$T/out")"
+grep -q "^warn .*could not check the newest runs' sessions on the remote" "$T/out" ||
+	fail "doctor, no password, does not say what it could not check: $(cat "$T/out")"
 # With the right password back, the same push goes through.
 printf 'http://alice:wonder@%s\n' "$hostport" >"$T/home/.git-credentials"
 git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "push after fixing the password"; }

@@ -947,12 +947,87 @@ static void test_gc_repacks_a_mostly_unused_pack(void **state)
 	assert_int_equal(get_equals(f, &y, ysize, "y"), 0);
 }
 
+/* One gc collect run at `now`; its result, the message left in the slot. */
+static int gc_collect_result(struct store_fixture *f, int64_t now)
+{
+	struct rs_store_census c = RS_STORE_CENSUS_INIT;
+	struct rs_gc_options o = { 0 };
+	struct rs_gc_stats st;
+	int err;
+
+	o.now = now;
+	o.grace = 100;
+	o.judge = judge_drop;
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(rs_store_census_take(&c, f->remote), 0);
+	err = rs_store_gc_collect(f->remote, &c, &o, &st);
+	rs_store_census_release(&c);
+	return err;
+}
+
+/*
+ * A reader that walks a pack from its start (the collector rebuilding a
+ * lost .idx) refuses what docs/store-format.md says it refuses: a bad
+ * magic, a pack header or an entry header with a reserved byte set, and
+ * writes no index from such a pack. The pack is a real push's.
+ */
+static void test_rescue_refuses_a_bad_pack_header(void **state)
+{
+	static const struct {
+		long at;
+		int byte;
+		const char *says;
+	} damage[] = {
+		{ 12, 1, "pack header has reserved bytes set" },
+		{ 15, 0x80, "pack header has reserved bytes set" },
+		{ 0, 'X', "not a pack file" },
+		{ 8, 2, "pack version 2 is not supported" },
+		{ RS_PACK_HEADER_SIZE + 41, 1, "has reserved bytes set in the entry at offset 16" },
+		{ RS_PACK_HEADER_SIZE + 47, 1, "has reserved bytes set in the entry at offset 16" },
+	};
+	struct store_fixture *f = *state;
+	struct rs_id a, pack;
+	uint64_t asize;
+	unsigned char orig;
+	char ik[300], pk[300], path[1000];
+	size_t i;
+	FILE *fp;
+	int err;
+
+	put(f, "a", 3u << 20, 31, NULL, &a, &asize);
+	pack = remote_new_pack(f, NULL);
+	pack_key(ik, sizeof(ik), &pack, "idx");
+	assert_int_equal(f->remote->del(f->remote, ik), 0);
+	for (i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
+		pack_key(pk, sizeof(pk), &pack, "pack");
+		snprintf(path, sizeof(path), "%s/%s", f->remote_dir, pk);
+		fp = fopen(path, "rb");
+		assert_non_null(fp);
+		assert_int_equal(fseek(fp, damage[i].at, SEEK_SET), 0);
+		orig = (unsigned char)fgetc(fp);
+		assert_int_equal(fclose(fp), 0);
+		overwrite_pack_byte(f, &pack, damage[i].at, damage[i].byte, pk, sizeof(pk));
+		err = gc_collect_result(f, 5000 + (int64_t)i);
+		assert_int_equal(err, damage[i].byte == 2 ? RS_ENEWER : RS_ECORRUPT);
+		if (!strstr(rs_error_message(), damage[i].says) || !strstr(rs_error_message(), pk))
+			fail_msg("byte %ld: '%s' does not say '%s' about '%s'", damage[i].at,
+				 rs_error_message(), damage[i].says, pk);
+		assert_false(exists(f, ik));
+		overwrite_pack_byte(f, &pack, damage[i].at, orig, pk, sizeof(pk));
+	}
+	/* Undamaged again, the same pack is rescued. */
+	assert_int_equal(gc_collect_result(f, 6000), 0);
+	assert_true(exists(f, ik));
+	assert_int_equal(get_equals(f, &a, asize, "a"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_verify_finds_each_kind_of_damage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc_clock_mark_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc_rescues_a_push_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rescue_refuses_a_bad_pack_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc_interrupted_at_every_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repair_restores_what_a_clone_holds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc_repacks_a_mostly_unused_pack, setup, teardown),

@@ -368,6 +368,42 @@ static void test_unknown_version_refused(void **state)
 	rs_buf_release(&back);
 }
 
+/*
+ * The reserved bytes docs/codec.md names (the base block header's u32 0,
+ * each stream header's 7) are refused when set, as store-format.md says
+ * of every reserved field: in a real session's container.
+ */
+static void test_reserved_bytes_refused(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
+	size_t size, base_stream = 16, main_stream, at[5], i;
+	const char *says[5];
+
+	(void)state;
+	container_of("real_small_pop1k.pyisession", &c, &size);
+	main_stream = base_stream + 24 + (size_t)rs_get_le64((unsigned char *)c.ptr + base_stream + 8) + 24;
+	assert_true(main_stream + 24 < c.len);
+	at[0] = 12, says[0] = "its base block header has reserved bytes set";
+	at[1] = 15, says[1] = "its base block header has reserved bytes set";
+	at[2] = base_stream + 17, says[2] = "a stream header has reserved bytes set";
+	at[3] = base_stream + 23, says[3] = "a stream header has reserved bytes set";
+	at[4] = main_stream + 20, says[4] = "a stream header has reserved bytes set";
+	for (i = 0; i < 5; i++) {
+		c.ptr[at[i]] = 1;
+		rs_buf_clear(&back);
+		assert_int_equal(decode(&c, c.len, size, &back), RS_ECORRUPT);
+		if (!strstr(rs_error_message(), says[i]))
+			fail_msg("byte %zu: '%s', not '%s'", at[i], rs_error_message(), says[i]);
+		assert_int_equal(back.len, 0);
+		c.ptr[at[i]] = 0;
+	}
+	rs_buf_clear(&back);
+	assert_int_equal(decode(&c, c.len, size, &back), 0);
+	assert_int_equal(back.len, size);
+	rs_buf_release(&c);
+	rs_buf_release(&back);
+}
+
 /* The decoder never writes more than the caller's size. */
 static void test_output_is_capped(void **state)
 {
@@ -394,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_container_refused),
 		cmocka_unit_test(test_flipped_bytes_never_crash),
 		cmocka_unit_test(test_unknown_version_refused),
+		cmocka_unit_test(test_reserved_bytes_refused),
 		cmocka_unit_test(test_output_is_capped),
 	};
 

@@ -7,6 +7,7 @@
 #ifndef RS_TEST_REPO_FIXTURE_H
 #define RS_TEST_REPO_FIXTURE_H
 
+#include "results/error.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
  * HOME set to it and the system configuration off; `*repo` opens it.
  * -1 when something fails (a cmocka setup's failure), else 0.
  */
+RS_MUST_CHECK
 static inline int repo_fixture_new(char *dir, int flags, struct rs_repo **repo)
 {
 	git_repository *g = NULL;
@@ -45,6 +47,7 @@ static inline int repo_fixture_new(char *dir, int flags, struct rs_repo **repo)
 }
 
 /* The repository closed and its folder removed; -1 when rm fails. */
+RS_MUST_CHECK
 static inline int repo_fixture_free(const char *dir, struct rs_repo *repo)
 {
 	char cmd[128];

@@ -6,6 +6,7 @@
 #ifndef RS_TEST_SERVER_SCRIPT_H
 #define RS_TEST_SERVER_SCRIPT_H
 
+#include "results/error.h"
 #include <stddef.h>
 
 /* The source tree's root, from RS_TEST_DATA (<root>/tests/data) or else
@@ -17,6 +18,7 @@ void test_source_dir(char *out, size_t n);
  * the KEY=VALUE lines it prints (values may be single-quoted) into this
  * process's environment: 0, or -1 when it failed or printed none.
  */
+RS_MUST_CHECK
 int test_run_server_script(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

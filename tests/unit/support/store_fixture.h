@@ -6,6 +6,7 @@
 #ifndef RS_TEST_STORE_FIXTURE_H
 #define RS_TEST_STORE_FIXTURE_H
 
+#include "results/error.h"
 #include <stdint.h>
 
 #include "remote/remote.h"
@@ -38,6 +39,7 @@ uint64_t test_splitmix(uint64_t *state);
 void test_file_id(const char *path, struct rs_id *oid, uint64_t *size);
 
 /* 1 when the two files hold the same bytes. */
+RS_MUST_CHECK
 int test_files_equal(const char *a, const char *b);
 
 #endif

@@ -8,6 +8,7 @@
 #ifndef RS_TEST_STREAM_CHECK_H
 #define RS_TEST_STREAM_CHECK_H
 
+#include "results/error.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ struct stream_check {
  * seal (or, with c->cancel, cancel at the pause). Returns put_stream's
  * result.
  */
+RS_MUST_CHECK
 int stream_check_put(struct rs_remote *r, const char *key, const char *path,
 		     const unsigned char *data, size_t n, struct stream_check *c);
 
@@ -39,6 +41,7 @@ int stream_check_put(struct rs_remote *r, const char *key, const char *path,
  * rs_store_get_file and compare. 0 when the copy is byte-identical; -1
  * otherwise, with what failed on stderr.
  */
+RS_MUST_CHECK
 int stream_check_store(struct rs_remote *r, const char *dir, size_t n, unsigned int seed);
 
 #endif

@@ -1,0 +1,505 @@
+/*
+ * Allocation-failure injection: the session parser (the summary), the
+ * session codec (encode and decode), the store's format parsers
+ * (manifest, index) and a whole store put and get on a folder remote are
+ * run again and again with the Nth allocation failing, N = 1, 2, ...
+ * until a run completes without reaching N. Every run must either
+ * succeed with the right result (a fallback is allowed: the codec may
+ * decline, the store then takes the generic path) or return an error
+ * whose message says memory ran out; none may crash, and under
+ * AddressSanitizer none may leak (LeakSanitizer checks at exit).
+ *
+ * The allocator is wrapped at link time (tests/CMakeLists.txt links this
+ * test with -Wl,--wrap=malloc and the others below), so every allocation
+ * of the library's own code is counted, whichever thread makes it;
+ * jansson's go through json_set_alloc_funcs. zstd's and libc's internal
+ * ones are not counted. The number of distinct call sites whose failure
+ * was exercised is printed at the end.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "codec/session_codec.h"
+#include "remote/remote.h"
+#include "results/buf.h"
+#include "results/error.h"
+#include "session/summary.h"
+#include "store/format.h"
+#include "store/store.h"
+#include "util/fs.h"
+#include "util/hash.h"
+
+#include "store_fixture.h"
+
+/* ---- the counting allocator ---------------------------------------------- */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t k, size_t n);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+char *__real_strndup(const char *s, size_t n);
+int __real_posix_memalign(void **p, size_t align, size_t n);
+char *__real_realpath(const char *path, char *resolved);
+
+static atomic_long oom_count;   /* allocations since the run was armed */
+static atomic_long oom_fail_at; /* fail this one (1-based); 0: never */
+static atomic_int oom_hit;      /* the failure was injected in this run */
+
+#define SITES_MAX 8192
+static void *sites[SITES_MAX]; /* distinct callers whose failure was injected */
+static size_t nsites;
+static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_site(void *caller)
+{
+	size_t i;
+
+	pthread_mutex_lock(&sites_lock);
+	for (i = 0; i < nsites && sites[i] != caller; i++)
+		;
+	if (i == nsites && nsites < SITES_MAX)
+		sites[nsites++] = caller;
+	pthread_mutex_unlock(&sites_lock);
+}
+
+/* Whether this allocation is the one to fail; `caller` is recorded if so. */
+static int fail_now(void *caller)
+{
+	long at = atomic_load(&oom_fail_at);
+
+	if (!at || atomic_fetch_add(&oom_count, 1) + 1 != at)
+		return 0;
+	atomic_store(&oom_hit, 1);
+	note_site(caller);
+	errno = ENOMEM;
+	return 1;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return fail_now(__builtin_return_address(0)) ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t k, size_t n)
+{
+	return fail_now(__builtin_return_address(0)) ? NULL : __real_calloc(k, n);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return fail_now(__builtin_return_address(0)) ? NULL : __real_realloc(p, n);
+}
+
+char *__wrap_strdup(const char *s)
+{
+	return fail_now(__builtin_return_address(0)) ? NULL : __real_strdup(s);
+}
+
+char *__wrap_strndup(const char *s, size_t n)
+{
+	return fail_now(__builtin_return_address(0)) ? NULL : __real_strndup(s, n);
+}
+
+int __wrap_posix_memalign(void **p, size_t align, size_t n)
+{
+	return fail_now(__builtin_return_address(0)) ? ENOMEM : __real_posix_memalign(p, align, n);
+}
+
+char *__wrap_realpath(const char *path, char *resolved)
+{
+	/* Only realpath(path, NULL) allocates. */
+	if (!resolved && fail_now(__builtin_return_address(0)))
+		return NULL;
+	return __real_realpath(path, resolved);
+}
+
+static void *json_counted_malloc(size_t n)
+{
+	return fail_now(__builtin_return_address(0)) ? NULL : __real_malloc(n);
+}
+
+static void json_counted_free(void *p)
+{
+	free(p);
+}
+
+/* ---- the driver ---------------------------------------------------------- */
+
+/*
+ * One operation under test: 0 and its result checked (the callee
+ * asserts), or the error it returned. `ctx` is the test's.
+ */
+typedef int (*oom_op)(void *ctx);
+
+struct oom_tally {
+	const char *what;
+	long runs, failed, recovered; /* recovered: an injected failure, yet success */
+};
+
+/*
+ * Run `op` with allocation N failing for N = 1, 2, ... until a run ends
+ * before reaching N (then it must have succeeded). Each failed run must
+ * return a negative code and say "memory" (out of memory); what else it
+ * says is printed when it does not.
+ */
+static void oom_loop(const char *what, oom_op op, void *ctx, long max_runs)
+{
+	struct oom_tally t = { what, 0, 0, 0 };
+	long n;
+
+	for (n = 1; n <= max_runs; n++) {
+		int err, hit;
+
+		rs_error_clear();
+		atomic_store(&oom_count, 0);
+		atomic_store(&oom_hit, 0);
+		atomic_store(&oom_fail_at, n);
+		err = op(ctx);
+		atomic_store(&oom_fail_at, 0);
+		hit = atomic_load(&oom_hit);
+		t.runs++;
+		if (!hit) {
+			if (err)
+				fail_msg("%s: no allocation failed, yet: %s", what, rs_error_message());
+			break;
+		}
+		if (!err) {
+			t.recovered++;
+			continue;
+		}
+		t.failed++;
+		if (err >= 0 || !*rs_error_message())
+			fail_msg("%s: allocation %ld failed: code %d and no message", what, n, err);
+		if (!strstr(rs_error_message(), "memory"))
+			fail_msg("%s: allocation %ld failed, the error does not say so: '%s'", what, n,
+				 rs_error_message());
+	}
+	if (n > max_runs)
+		fail_msg("%s: still allocating after %ld runs", what, max_runs);
+	print_message("%s: %ld allocations failed one at a time (%ld errors, %ld recovered)\n",
+		      t.what, t.runs - 1, t.failed, t.recovered);
+}
+
+static void data_path(char *out, size_t n, const char *name)
+{
+	const char *dir = getenv("RS_TEST_DATA");
+
+	assert_non_null(dir);
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+#define SESSION "tiny_pyinstrument_5.1.2.pyisession"
+
+/* ---- the session parser -------------------------------------------------- */
+
+struct summary_case {
+	char path[512];
+	json_t *want;
+};
+
+static int summary_op(void *ctx)
+{
+	struct summary_case *c = ctx;
+	json_t *got = NULL;
+	int err = rs_summary_file(c->path, NULL, &got);
+
+	if (err)
+		return err;
+	atomic_store(&oom_fail_at, 0); /* the check itself must not fail */
+	assert_true(json_equal(got, c->want));
+	json_decref(got);
+	return 0;
+}
+
+static void test_session_parser(void **state)
+{
+	struct summary_case c;
+
+	(void)state;
+	data_path(c.path, sizeof(c.path), SESSION);
+	assert_int_equal(rs_summary_file(c.path, NULL, &c.want), 0);
+	oom_loop("session summary", summary_op, &c, 100000);
+	json_decref(c.want);
+}
+
+/* ---- the codec ----------------------------------------------------------- */
+
+struct codec_case {
+	char path[512];
+	struct rs_id oid;
+	uint64_t size;
+	struct rs_buf session, container;
+};
+
+static int encode_op(void *ctx)
+{
+	struct codec_case *c = ctx;
+	struct rs_buf out = RS_BUF_INIT;
+	int applies = 0, err;
+
+	err = rs_codec_encode_file(&out, &applies, c->path, c->size, &c->oid, NULL, NULL);
+	atomic_store(&oom_fail_at, 0);
+	if (!err && applies) {
+		assert_int_equal(out.len, c->container.len);
+		assert_memory_equal(out.ptr, c->container.ptr, out.len);
+	}
+	rs_buf_release(&out);
+	return err;
+}
+
+static int collect(void *ctx, const void *p, size_t n)
+{
+	return rs_buf_put(ctx, p, n);
+}
+
+static int decode_op(void *ctx)
+{
+	struct codec_case *c = ctx;
+	struct rs_buf out = RS_BUF_INIT;
+	int err;
+
+	err = rs_codec_decode((const unsigned char *)c->container.ptr, c->container.len, c->size,
+			      collect, &out);
+	atomic_store(&oom_fail_at, 0);
+	if (!err) {
+		assert_int_equal(out.len, c->session.len);
+		assert_memory_equal(out.ptr, c->session.ptr, out.len);
+	}
+	rs_buf_release(&out);
+	return err;
+}
+
+static void codec_case_init(struct codec_case *c)
+{
+	int applies = 0;
+
+	memset(c, 0, sizeof(*c));
+	data_path(c->path, sizeof(c->path), SESSION);
+	test_file_id(c->path, &c->oid, &c->size);
+	assert_int_equal(rs_fs_read_file(&c->session, c->path, 1u << 30), 0);
+	assert_int_equal(rs_codec_encode_file(&c->container, &applies, c->path, c->size, &c->oid,
+					      NULL, NULL), 0);
+	assert_int_equal(applies, 1);
+}
+
+static void codec_case_release(struct codec_case *c)
+{
+	rs_buf_release(&c->session);
+	rs_buf_release(&c->container);
+}
+
+static void test_codec_encode(void **state)
+{
+	struct codec_case c;
+
+	(void)state;
+	codec_case_init(&c);
+	oom_loop("codec encode", encode_op, &c, 100000);
+	codec_case_release(&c);
+}
+
+static void test_codec_decode(void **state)
+{
+	struct codec_case c;
+
+	(void)state;
+	codec_case_init(&c);
+	oom_loop("codec decode", decode_op, &c, 100000);
+	codec_case_release(&c);
+}
+
+/* ---- the store ----------------------------------------------------------- */
+
+struct store_case {
+	struct store_fixture *f;
+	char path[512];
+	struct rs_id oid;
+	uint64_t size;
+	int round;
+	struct rs_buf manifest, idx;
+	struct rs_id pack;
+};
+
+/* A put into a fresh folder remote and cache, opened inside the run. */
+static int put_op(void *ctx)
+{
+	struct store_case *c = ctx;
+	struct rs_store_options o = { 0 };
+	struct rs_remote *remote = NULL;
+	struct rs_store *s = NULL;
+	char dir[600], cache[600];
+	int err;
+
+	c->round++;
+	snprintf(dir, sizeof(dir), "%s/put-%d", c->f->dir, c->round);
+	snprintf(cache, sizeof(cache), "%s/cache-%d", c->f->dir, c->round);
+	o.cache_dir = cache;
+	o.threads = 2;
+	err = rs_remote_folder_open(&remote, dir, NULL);
+	if (err)
+		return err;
+	err = rs_store_open(&s, remote, &o);
+	if (!err)
+		err = rs_store_put_file(s, &c->oid, c->size, c->path, NULL, NULL, NULL);
+	rs_store_free(s);
+	rs_remote_free(remote);
+	return err;
+}
+
+/* A get from the fixture's remote (pushed once beforehand) into a fresh file. */
+static int get_op(void *ctx)
+{
+	struct store_case *c = ctx;
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+	char dest[600];
+	int err;
+
+	c->round++;
+	snprintf(dest, sizeof(dest), "%s/got-%d", c->f->dir, c->round);
+	o.threads = 2;
+	err = rs_store_open(&s, c->f->remote, &o);
+	if (!err)
+		err = rs_store_get_file(s, &c->oid, c->size, dest, NULL, NULL);
+	rs_store_free(s);
+	atomic_store(&oom_fail_at, 0);
+	if (!err)
+		assert_true(test_files_equal(c->path, dest));
+	else
+		assert_int_equal(access(dest, F_OK), -1); /* nothing left behind */
+	unlink(dest);
+	return err;
+}
+
+static int manifest_op(void *ctx)
+{
+	struct store_case *c = ctx;
+	struct rs_manifest m;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	err = rs_manifest_parse(&m, &c->oid, (const unsigned char *)c->manifest.ptr, c->manifest.len);
+	atomic_store(&oom_fail_at, 0);
+	if (!err) {
+		assert_int_equal(m.size, c->size);
+		rs_manifest_release(&m);
+	}
+	return err;
+}
+
+static int idx_op(void *ctx)
+{
+	struct store_case *c = ctx;
+	struct rs_chunk_ref *refs = NULL;
+	size_t n = 0;
+	int err;
+
+	err = rs_idx_parse(&refs, &n, &c->pack, (const unsigned char *)c->idx.ptr, c->idx.len);
+	atomic_store(&oom_fail_at, 0);
+	if (!err)
+		assert_true(n > 0);
+	free(refs);
+	return err;
+}
+
+static int setup(void **state)
+{
+	return store_fixture_setup(state, "oom", STORE_FIXTURE_MKDIR);
+}
+
+static int teardown(void **state)
+{
+	return store_fixture_teardown(state);
+}
+
+/* `c` for the session, pushed once without injection to the fixture's remote. */
+static void store_case_init(struct store_case *c, struct store_fixture *f)
+{
+	struct rs_store_options o = { 0 };
+	struct rs_store *s = NULL;
+
+	memset(c, 0, sizeof(*c));
+	c->f = f;
+	data_path(c->path, sizeof(c->path), SESSION);
+	test_file_id(c->path, &c->oid, &c->size);
+	o.cache_dir = f->cache_dir;
+	assert_int_equal(rs_store_open(&s, f->remote, &o), 0);
+	assert_int_equal(rs_store_put_file(s, &c->oid, c->size, c->path, NULL, NULL, NULL), 0);
+	rs_store_free(s);
+}
+
+static void test_store_put(void **state)
+{
+	struct store_case c;
+
+	store_case_init(&c, *state);
+	oom_loop("store put", put_op, &c, 100000);
+}
+
+static void test_store_get(void **state)
+{
+	struct store_case c;
+
+	store_case_init(&c, *state);
+	oom_loop("store get", get_op, &c, 100000);
+}
+
+static void test_store_format_parsers(void **state)
+{
+	struct store_case c;
+	struct rs_buf key = RS_BUF_INIT, list = RS_BUF_INIT;
+	char hex[RS_ID_HEXSZ + 1], path[900];
+	FILE *ls;
+
+	store_case_init(&c, *state);
+	rs_buf_init(&c.manifest, 1u << 24);
+	rs_buf_init(&c.idx, 1u << 24);
+	assert_int_equal(rs_key_manifest(&key, &c.oid), 0);
+	assert_int_equal(c.f->remote->get(c.f->remote, key.ptr, 0, UINT64_MAX, &c.manifest), 0);
+	/* The one pack of the push: its .idx is the one file in packs/ ending so. */
+	snprintf(path, sizeof(path), "ls %s/packs | sed -n 's/\\.idx$//p'", c.f->remote_dir);
+	ls = popen(path, "r");
+	assert_non_null(ls);
+	assert_non_null(fgets(hex, sizeof(hex), ls));
+	assert_int_equal(pclose(ls), 0);
+	assert_int_equal(rs_id_from_hex(&c.pack, hex, RS_ID_HEXSZ), 0);
+	assert_int_equal(rs_key_idx(&key, &c.pack), 0);
+	assert_int_equal(c.f->remote->get(c.f->remote, key.ptr, 0, UINT64_MAX, &c.idx), 0);
+	oom_loop("manifest parse", manifest_op, &c, 100000);
+	oom_loop("index parse", idx_op, &c, 100000);
+	rs_buf_release(&key);
+	rs_buf_release(&list);
+	rs_buf_release(&c.manifest);
+	rs_buf_release(&c.idx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_session_parser),
+		cmocka_unit_test(test_codec_encode),
+		cmocka_unit_test(test_codec_decode),
+		cmocka_unit_test_setup_teardown(test_store_format_parsers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_put, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_get, setup, teardown),
+	};
+	int failed;
+
+	json_set_alloc_funcs(json_counted_malloc, json_counted_free);
+	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	print_message("distinct allocation call sites whose failure was exercised: %zu\n", nsites);
+	return failed;
+}
