@@ -34,6 +34,7 @@ find_bin() {
 	done
 	return 1
 }
+RS_BIN_DIR=$(cd "$RS_BIN_DIR" && pwd); export RS_BIN_DIR
 RESULTS=$(find_bin results) || { echo "no results under $RS_BIN_DIR" >&2; exit 2; }
 GEN=$(find_bin gen-session) || { echo "no gen-session under $RS_BIN_DIR" >&2; exit 2; }
 RESULTS=$(cd "$(dirname "$RESULTS")" && pwd)/results
@@ -62,84 +63,26 @@ new_bytes() { # bytes of the objects a commit adds
 }
 
 echo "# scale benchmark: $RUNS runs, work dir $W"
-"$GEN" --seed 1 --samples 400 -o "$W/a.pyisession"
 "$GEN" --seed 2 --samples 400 -o "$W/b.pyisession"
-git init -q "$W/repo"
-cd "$W/repo"
-git config results.remote "file://$W/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$(dirname "$RESULTS")/../lfs-agent/lfs-agent"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
-printf '{"months": 12, "population": 1000}\n' >"$W/stats.json"
-T0=1577836800    # 2020-01-01: the generated history starts here
-RESULTS_RECORDED_AT=$T0 "$RESULTS" add "$W/a.pyisession" --commit "$(printf 'a%.0s' {1..40})" \
-	--branch main --trigger nightly --stats "$W/stats.json" >/dev/null
+printf '{"population": 1000}\n' >"$W/stats.json"
+here=$(cd "$(dirname "$0")" && pwd)
+# the first add: on a repository of one run
+"$here/scale_history.sh" 1 "$W/early" >/dev/null
+cd "$W/early/clone"
+T0=1609459200    # 2021-01-01: scale_history.sh's history starts here
 t_add_early=$( { t0=$(now); RESULTS_RECORDED_AT=$((T0 + 3600)) "$RESULTS" add "$W/b.pyisession" \
 	--commit "$(printf 'b%.0s' {1..40})" --branch main --trigger nightly \
 	--stats "$W/stats.json" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc -l; } )
 bytes_early=$(new_bytes HEAD)
 
-# --- the generated history ------------------------------------------------
-t0=$(now)
-python3 - "$W/repo" "$RUNS" "$T0" >"$W/stream" <<'PY'
-import json, os, random, sys, glob, time
-repo, runs, t0 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-folder = sorted(glob.glob(os.path.join(repo, "runs/*/*/*/*")))[-1]
-run = json.load(open(os.path.join(folder, "run.json")))
-summary_md = open(os.path.join(folder, "summary.md")).read()
-session = run["session"]["path"]
-pointer = open(os.path.join(folder, session)).read()
-index_line = json.loads(open(glob.glob(os.path.join(repo, "index/*.jsonl"))[0]).readline())
-rnd = random.Random(42)
-out = sys.stdout.buffer
-def data(b):
-    out.write(b"data %d\n" % len(b)); out.write(b); out.write(b"\n")
-shards = {}
-# the two real runs are in the 2020-01 shard already
-for f in glob.glob(os.path.join(repo, "index/*.jsonl")):
-    shards[os.path.basename(f)] = open(f).read()
-mark = 0
-for i in range(2, runs):
-    at = t0 + 7200 + i * 8 * 3600            # three runs a night, for years
-    tm = time.gmtime(at)
-    sha = "%040x" % rnd.getrandbits(160)
-    rid = time.strftime("%Y%m%d-%H%M%S", tm) + "-nightly-" + sha[:7]
-    path = time.strftime("runs/%Y/%m/%d/%H%M%S", tm) + "-nightly-" + sha[:7]
-    iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", tm)
-    f = (1.10 if i > runs // 2 else 1.0) * (1 + rnd.uniform(-0.02, 0.02))
-    r = dict(run)
-    r.update(id=rid, commit=sha, recorded_at=iso)
-    r["metrics"] = {k: (v * f if k in ("duration", "cpu_time", "sampled_time") else v)
-                    for k, v in run["metrics"].items()}
-    line = dict(index_line)
-    line.update(id=rid, commit=sha, recorded_at=iso, path=path, metrics=r["metrics"])
-    shard = time.strftime("%Y-%m.jsonl", tm)
-    shards[shard] = shards.get(shard, "") + json.dumps(line, separators=(",", ":")) + "\n"
-    out.write(b"commit refs/heads/main\n")
-    out.write(b"committer results <results@localhost> %d +0000\n" % at)
-    data(("Record run %s" % rid).encode())
-    if i == 2:
-        out.write(b"from refs/heads/main^0\n")
-    out.write(("M 100644 inline %s/run.json\n" % path).encode())
-    data(json.dumps(r, indent=2).encode())
-    out.write(("M 100644 inline %s/summary.md\n" % path).encode())
-    data(summary_md.replace(run["id"], rid).encode())
-    out.write(("M 100644 inline %s/%s\n" % (path, session)).encode())
-    data(pointer.encode())
-    out.write(("M 100644 inline index/%s\n" % shard).encode())
-    data(shards[shard].encode())
-PY
-git fast-import --quiet <"$W/stream"
-rm -f "$W/stream"
-git read-tree HEAD
-t_build=$(echo "$(now) - $t0" | bc -l)
-printf 'history: %d runs written with git fast-import in %.0f s\n' "$RUNS" "$t_build"
+# --- the generated history (bench/scale_history.sh) --------------------------
+"$here/scale_history.sh" "$RUNS" "$W/big"
+cd "$W/big/clone"
+last=$(git log -1 --format=%ct)
 
 # --- the commands on the full history ---------------------------------------
 ref1=$(timed git rev-parse HEAD)
 ref2=$(timed git log -1 --format=%H)
-last=$((T0 + 7200 + RUNS * 8 * 3600))
 adds=()
 for k in $(seq 1 "$ADDS"); do
 	t=$(timed env RESULTS_RECORDED_AT=$((last + k * 3600)) "$RESULTS" add "$W/b.pyisession" \
@@ -179,7 +122,7 @@ printf 'the last commit rewrote %s (%d bytes); index/ holds %d shards\n' "$shard
 	"$(git cat-file -s "HEAD:$shard")" "$(git ls-tree HEAD index/ | wc -l)"
 
 t0=$(now)
-GIT_LFS_SKIP_SMUDGE=1 git clone -q --no-local "file://$W/repo" "$W/clone"
+GIT_LFS_SKIP_SMUDGE=1 git clone -q --no-local "file://$W/big/remote.git" "$W/clone"
 t_clone=$(echo "$(now) - $t0" | bc -l)
 size=$(du -sb "$W/clone/.git" | cut -f1)
 wt=$(du -sb --exclude=.git "$W/clone" | cut -f1)
