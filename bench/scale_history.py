@@ -26,11 +26,13 @@ at a time, like with like (run.json after run.json, each version of a
 shard after the previous one), so fast-import stores each as a delta of
 the previous one, as a pushed repository holds them after git's repack.
 
+LAST_MONTH_RUNS=K puts the last K runs into one month, from its first day
+on (at most 28 days, K/28 a day): a month as busy as a benchmark needs.
+
 LAYOUT is the index layout to write: "month" (index/YYYY-MM.jsonl, one
 shard per month, the layout before runs/index shards were bounded) or
-"bounded" (index/YYYY-MM/NNNN.jsonl, SHARD_RUNS runs a shard at most,
-docs/run-format.md); default "bounded". A template in the other layout
-keeps its shard as it is (readers accept both).
+"bounded" (index/YYYY-MM.jsonl then index/YYYY-MM/0002.jsonl..., SHARD_RUNS
+runs a shard at most, docs/run-format.md); default "bounded".
 """
 import hashlib
 import json
@@ -107,20 +109,25 @@ month_shards = {}  # "YYYY-MM" -> number of its shards (bounded layout)
 recent = []       # README rows, newest last
 step_at = runs // 2
 shards[index_files[0]] = [json.dumps(line0, separators=(",", ":")) + "\n"]
-if layout == "bounded" and index_files[0].count("/") == 2:
-    month_shards[index_files[0].split("/")[1]] = 1   # index/YYYY-MM/0001.jsonl
+if layout == "bounded":
+    month_shards[index_files[0][6:13]] = 1   # index/YYYY-MM.jsonl, the month's first
+
+
+def shard_name(month, n):
+    return "index/%s.jsonl" % month if n == 1 else "index/%s/%04d.jsonl" % (month, n)
 
 
 def shard_path(tm):
     month = time.strftime("%Y-%m", tm)
     if layout == "month":
-        return "index/%s.jsonl" % month
+        shards.setdefault(shard_name(month, 1), [])
+        return shard_name(month, 1)
     n = month_shards.get(month, 0)
-    if n == 0 or len(shards["index/%s/%04d.jsonl" % (month, n)]) >= shard_runs:
+    if n == 0 or len(shards[shard_name(month, n)]) >= shard_runs:
         n += 1
         month_shards[month] = n
-        shards["index/%s/%04d.jsonl" % (month, n)] = []
-    return "index/%s/%04d.jsonl" % (month, n)
+        shards[shard_name(month, n)] = []
+    return shard_name(month, n)
 
 
 def readme_row(e):
@@ -148,11 +155,18 @@ day0 = t0 - t0 % 86400
 done = 1
 pr_seq = 0
 first = True
+busy = min(int(os.environ.get("LAST_MONTH_RUNS", "0")), runs - 1)
+busy_day = (busy + 27) // 28 if busy else 0
 while done < runs:
     day0 += 86400
+    today = min(per_day, runs - busy - done) if done < runs - busy else 0
+    if today <= 0:  # the busy last month: from its first day, busy_day runs a day
+        if time.gmtime(day0).tm_mday != 1 and done == runs - busy:
+            continue
+        today = min(busy_day, runs - done)
     batch = []
     nightly_sha = "%040x" % rnd.getrandbits(160)
-    for at, trigger, branch, pop in day_runs(day0, min(per_day, runs - done)):
+    for at, trigger, branch, pop in day_runs(day0, today):
         done += 1
         tm = time.gmtime(at)
         sha = nightly_sha if trigger == "nightly" else "%040x" % rnd.getrandbits(160)

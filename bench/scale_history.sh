@@ -24,10 +24,12 @@
 # RUNS commits).
 #
 # Settings (environment):
-#   LAYOUT=month|bounded  the index layout written (docs/run-format.md):
-#                         one shard a month (default for now: what the
-#                         readers of this build read) or bounded shards
+#   LAYOUT=bounded|month  the index layout written (docs/run-format.md):
+#                         shards of at most 128 runs (default: what
+#                         results add writes) or one shard a month (what
+#                         it wrote before issue 21)
 #   PER_DAY=50  T0=<epoch> (default 2021-01-01)
+#   LAST_MONTH_RUNS=K     the last K runs in one month (K/28 a day)
 #   CHECKOUT=sparse|full  the clone's work tree: sparse (default: every
 #                         file but runs/, plus the newest month's run
 #                         folders; the rest skip-worktree) or every file
@@ -46,7 +48,7 @@ case $RUNS in '' | *[!0-9]*) usage ;; esac
 [ "$RUNS" -ge 1 ] || usage
 : "${RS_BIN_DIR:?set RS_BIN_DIR to the build directory}"
 here=$(cd "$(dirname "$0")" && pwd)
-LAYOUT=${LAYOUT:-month}
+LAYOUT=${LAYOUT:-bounded}
 CHECKOUT=${CHECKOUT:-sparse}
 T0=${T0:-1609459200}    # 2021-01-01
 SESSION=${SESSION:-$here/../tests/data/real_small_pop1k.pyisession}
