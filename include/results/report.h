@@ -60,6 +60,8 @@ int rs_report_compare(struct rs_buf *out, struct rs_buf *flame, const struct rs_
 
 /* Earlier runs a check reads at most (--window's limit). */
 #define RS_REPORT_CHECK_HISTORY_MAX 64
+/* The earlier runs of the head's branch check reads without --window (or below it). */
+#define RS_REPORT_CHECK_HISTORY_DEFAULT 24
 
 struct rs_report_check_opts {
 	enum rs_format format;
