@@ -14,10 +14,10 @@
 #include <jansson.h>
 
 #include "runs/runindex.h"
+#include "runs/runs.h"
 #include "util/array.h"
 #include "results/error.h"
 
-#define RUN_JSON_MAX (64u * 1024 * 1024)
 #define RS_PLAN_DOUBTS_SAID 20 /* doubts whose lines are kept; the rest are counted */
 
 /* A count of runs for 'retention.keep_last' (`what` names it in the message). */
@@ -229,49 +229,33 @@ static int add_item(struct rs_retention_plan *plan, const struct rs_run_entry *r
 	return 0;
 }
 
-/* The LFS objects of one run (from its run.json at `rev`). */
+/*
+ * The LFS objects of one run (from its run.json at `rev`). A record that
+ * does not decode stops the plan: a run.json whose files cannot be read
+ * would otherwise protect none of its sessions.
+ */
 static int run_objects(struct rs_repo *r, const char *rev, const struct rs_run_entry *run,
 		       struct rs_retention_plan *plan, int keep, int pin)
 {
-	struct rs_buf rel = RS_BUF_INIT, text = RS_BUF_INIT;
-	json_t *root = NULL, *item;
-	json_error_t jerr;
-	size_t i;
-	int err = rs_buf_printf(&rel, "%s/run.json", run->path);
+	rs_runrec *rec = NULL;
+	int err = rs_run_record_read(&rec, NULL, r, rev, run);
 
-	if (!err)
-		err = rs_repo_read_tree_file(r, rev, rel.ptr, RUN_JSON_MAX, &text);
-	if (err)
-		goto out;
-	root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(root)) {
-		err = rs_error_set(RS_ECORRUPT, "run %s: '%s' is not valid JSON: %s", run->id, rel.ptr, jerr.text);
-		goto out;
-	}
-	json_array_foreach(json_object_get(root, "files"), i, item) {
-		const char *hex = json_string_value(json_object_get(item, "oid"));
-		json_t *size = json_object_get(item, "size");
+	for (size_t i = 0; !err && i < rec->nfiles; i++) {
+		const struct rs_runrec_file *f = &rec->files[i];
 		struct rs_id oid;
 
-		if (!json_is_true(json_object_get(item, "lfs")))
+		if (!f->lfs)
 			continue;
-		if (!hex || strlen(hex) != RS_ID_HEXSZ || rs_id_from_hex(&oid, hex, RS_ID_HEXSZ) ||
-		    !json_is_integer(size) || json_integer_value(size) < 0) {
-			err = rs_error_set(RS_ECORRUPT, "run %s: '%s' names an LFS file without a valid oid and size",
-					   run->id, rel.ptr);
-			goto out;
+		if (strlen(f->oid) != RS_ID_HEXSZ || rs_id_from_hex(&oid, f->oid, RS_ID_HEXSZ)) {
+			err = rs_error_set(RS_ECORRUPT, "run %s: '%s/run.json' names an LFS file "
+					   "without a valid oid", run->id, run->path);
+			break;
 		}
-		err = add_item(plan, run, &oid, (uint64_t)json_integer_value(size), keep, pin);
-		if (err)
-			goto out;
+		err = add_item(plan, run, &oid, (uint64_t)f->size, keep, pin);
 	}
-out:
-	json_decref(root);
-	rs_buf_release(&rel);
-	rs_buf_release(&text);
+	rs_runrec_free(rec);
 	return err;
 }
-
 
 /*
  * Whether keep_last keeps run `i` of `idx`: one of the newest N of its
