@@ -13,15 +13,16 @@ gen --seed 9 --samples 80 -o "$T/s.pyisession"
 # 1,200 runs, 50 a day from 2021-01-21: 550 in January, 650 in February
 T0=1611100800 "$RS_SOURCE_DIR/bench/scale_history.sh" 1200 "$T/h" >/dev/null 2>"$T/h.err" ||
 	{ cat "$T/h.err" >&2; fail "scale_history.sh"; }
-git -C "$T/h/remote.git" config uploadpack.allowFilter true
-GIT_LFS_SKIP_SMUDGE=1 git clone -q --filter=blob:none --no-checkout "file://$T/h/remote.git" "$T/pc"
+git -C "$T/h/remote.git" config uploadpack.allowFilter true || fail "config of remote.git"
+GIT_LFS_SKIP_SMUDGE=1 git clone -q --filter=blob:none --no-checkout "file://$T/h/remote.git" "$T/pc" ||
+	fail "the partial clone"
 cd "$T/pc"
 # every file at the top, February's shards and run folders; nothing else
 git sparse-checkout set --no-cone '/*' '!/*/' '/index/' '!/index/*/' '!/index/*.jsonl' \
-	'/index/2021-02.jsonl' '/index/2021-02/' '/runs/2021/02/'
-GIT_LFS_SKIP_SMUDGE=1 git checkout -q main
+	'/index/2021-02.jsonl' '/index/2021-02/' '/runs/2021/02/' || fail "git sparse-checkout set"
+GIT_LFS_SKIP_SMUDGE=1 git checkout -q main || fail "the sparse checkout"
 # libgit2 does not open a repository with extensions.worktreeConfig
-git config --unset extensions.worktreeConfig
+git config --unset extensions.worktreeConfig || [ $? = 5 ] || fail "unset extensions.worktreeConfig"
 git config core.sparseCheckout true
 # A partial clone is repositoryformatversion 1: libgit2 1.5's check of its
 # extensions (git_repository_open_ext -> git_config_foreach_match) leaks
@@ -32,7 +33,8 @@ git config results.remote "file://$T/h/store"
 git config lfs.standalonetransferagent results
 git config lfs.customtransfer.results.path "$AGENT"
 # what the clone lacks, asked without a lazy fetch
-git rev-list --objects --missing=print HEAD | sed -n 's/^?//p' >"$T/missing"
+git rev-list --objects --missing=print HEAD >"$T/objects" || fail "git rev-list --missing=print"
+sed -n 's/^?//p' "$T/objects" >"$T/missing"
 grep -q "$(git rev-parse HEAD:index/2021-01.jsonl)" "$T/missing" || fail "January's shard is in the partial clone"
 old_run=$(git ls-tree -r HEAD runs/2021/01/21 | awk '$4 ~ /run.json$/ { print $3; exit }')
 grep -q "$old_run" "$T/missing" || fail "January's run.json is in the partial clone"
