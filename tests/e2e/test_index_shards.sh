@@ -63,7 +63,7 @@ results_repo_setup >/dev/null 2>&1 || true
 expect_status 0 "$RESULTS" list --limit 0 --json
 [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/out")" = 143 ] ||
 	fail "list does not show the 143 runs of the old layout"
-oldest=$(git show HEAD:index/2020-12.jsonl | head -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+oldest=$(git show HEAD:index/2020-12.jsonl | sed -n 1p | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 expect_status 0 "$RESULTS" show "$oldest"
 expect_status 0 "$RESULTS" check
 RESULTS_RECORDED_AT=1610236800 expect_status 0 "$RESULTS" add "$T/s.pyisession" \

@@ -36,7 +36,7 @@ git config lfs.customtransfer.results.path "$AGENT"
 git rev-list --objects --missing=print HEAD >"$T/objects" || fail "git rev-list --missing=print"
 sed -n 's/^?//p' "$T/objects" >"$T/missing"
 grep -q "$(git rev-parse HEAD:index/2021-01.jsonl)" "$T/missing" || fail "January's shard is in the partial clone"
-old_run=$(git ls-tree -r HEAD runs/2021/01/21 | awk '$4 ~ /run.json$/ { print $3; exit }')
+old_run=$(git ls-tree -r HEAD runs/2021/01/21 | awk '$4 ~ /run.json$/ && !n++ { print $3 }')  # no early exit: SIGPIPE under pipefail
 grep -q "$old_run" "$T/missing" || fail "January's run.json is in the partial clone"
 grep -q "$(git rev-parse HEAD:index/2021-02.jsonl)" "$T/missing" && fail "February's shard is not in the partial clone"
 
