@@ -14,6 +14,7 @@
 #include <git2.h>
 
 #include "analysis/deep.h"
+#include "analysis/flame.h"
 #include "analysis/html.h"
 #include "analysis/runview.h"
 #include "analysis/series.h"
