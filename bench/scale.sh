@@ -1,190 +1,125 @@
 #!/usr/bin/env bash
-# Scale benchmark (issue 5): a results repository with RUNS recorded runs
-# (default 10,000), and how the everyday commands behave on it.
+# Scale benchmark (issues 5 and 21): results repositories of 1,000, 10,000
+# and 100,000 recorded runs, and how the everyday commands behave on them.
 #
-#   RS_BIN_DIR=build bench/scale.sh            # RUNS=10000 ADDS=5
-#   RUNS=2000 RS_BIN_DIR=build bench/scale.sh  # quicker
+#   RS_BIN_DIR=build bench/scale.sh                   # SIZES="1000 10000 100000"
+#   SIZES="1000 10000" ADDS=5 RS_BIN_DIR=build bench/scale.sh   # quicker
+#   REUSE_100000=DIR ...   # a history bench/scale_history.sh built before
+#                          # (with LAST_MONTH_RUNS=$BUSY), reset to its tip
 #
-# How the history is built: two runs are recorded with `results add`
-# (small generated sessions); their run.json, summary.md, session pointer
-# and index line are the templates of RUNS-2 more runs written straight
-# into git with `git fast-import`, one commit per run, exactly the files
-# `results add` commits (the run folder and the month's index shard), with
-# varied figures, three runs a night spread over the years, and a 10% step
-# half-way for trend/find to see. Then ADDS more runs are recorded with
-# the real `results add` on top of that history and timed.
-#
-# Prints, each with its ratio to a reference measured in the same run
-# (`git rev-parse HEAD` and `git log -1`, process start-up included):
-#   - seconds of results add / list / show / compare / check / trend /
-#     trend --html / find on the full history;
-#   - bytes of new git objects per `results add` commit early (2 runs) and
-#     late (RUNS runs): the index must not make a commit cost O(runs);
-#   - the size of a fresh clone (no session content) per 1,000 runs.
-# Asserts nothing: figures are for reading (docs/regressions.md).
+# Each history is built by bench/scale_history.sh (a real session's
+# run.json, 50 runs a day, three configurations nightly plus pull
+# requests, a 10% step half-way) with its last month holding BUSY runs
+# (default 1,000, or all but one). Then, on the clone (sparse checkout):
+#   - results add, ADDS times (default 20) late in that busy month and
+#     ADDS times early in the next (a new month): the medians, and the
+#     bytes of new git objects of one add commit of each;
+#   - list, check, trend with their default windows (medians of 3);
+#   - site into a new folder (--limit 1000), then one more add, then site
+#     again into the same folder: the incremental build;
+#   - references measured in the same run: git rev-parse HEAD, git log -1
+#     (process start-up included), and git status (which reads .git/index,
+#     as add must).
+# Prints each figure and its ratio to the first size's and to the
+# references. Asserts nothing: figures are for reading (docs/benchmarks.md).
 set -euo pipefail
 
 : "${RS_BIN_DIR:?set RS_BIN_DIR to the build directory}"
-RUNS=${RUNS:-10000}
-ADDS=${ADDS:-5}
-find_bin() {
-	local d
-	for d in "$RS_BIN_DIR" "$RS_BIN_DIR/src" "$RS_BIN_DIR/tests"; do
-		[ -x "$d/$1" ] && { echo "$d/$1"; return 0; }
-	done
-	return 1
-}
-RESULTS=$(find_bin results) || { echo "no results under $RS_BIN_DIR" >&2; exit 2; }
-GEN=$(find_bin gen-session) || { echo "no gen-session under $RS_BIN_DIR" >&2; exit 2; }
-RESULTS=$(cd "$(dirname "$RESULTS")" && pwd)/results
-GEN=$(cd "$(dirname "$GEN")" && pwd)/gen-session
+RS_BIN_DIR=$(cd "$RS_BIN_DIR" && pwd)
+export RS_BIN_DIR
+SIZES=${SIZES:-1000 10000 100000}
+ADDS=${ADDS:-20}
+BUSY=${BUSY:-1000}
+here=$(cd "$(dirname "$0")" && pwd)
+RESULTS=$RS_BIN_DIR/src/results
+GEN=$RS_BIN_DIR/tests/gen-session
+[ -x "$RESULTS" ] && [ -x "$GEN" ] || { echo "no results or gen-session under $RS_BIN_DIR" >&2; exit 2; }
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/rs-scale.XXXXXX")
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
-export HOME=$W/home GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+bench_home "$W"
+export GIT_TERMINAL_PROMPT=0 RUNNER_NAME=bench-runner
 unset GITHUB_REF_NAME GITHUB_HEAD_REF RESULTS_RECORDED_AT || true
-export RUNNER_NAME=bench-runner
-mkdir -p "$HOME"
-git config --global user.name bench && git config --global user.email bench@example.com
-git config --global init.defaultBranch main
-git lfs install --skip-repo >/dev/null
 
-now() { date +%s.%N; }
 # seconds taken by the command line (output discarded)
 timed() {
 	local t0 t1
 	t0=$(now); "$@" >/dev/null 2>&1 || true; t1=$(now)
 	echo "$t1 - $t0" | bc -l
 }
-new_bytes() { # bytes of the objects a commit adds
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# median of 3 runs of the command line
+timed3() { for _ in 1 2 3; do timed "$@"; done | median; }
+new_bytes() { # bytes of the objects commit $1 adds
 	git rev-list --objects "$1" --not "$1^" | cut -d' ' -f1 |
 		git cat-file --batch-check='%(objectsize)' | awk '{ s += $1 } END { print s + 0 }'
 }
-
-echo "# scale benchmark: $RUNS runs, work dir $W"
-"$GEN" --seed 1 --samples 400 -o "$W/a.pyisession"
-"$GEN" --seed 2 --samples 400 -o "$W/b.pyisession"
-git init -q "$W/repo"
-cd "$W/repo"
-git config results.remote "file://$W/store"
-git config lfs.standalonetransferagent results   # results add refuses without it
-git config lfs.customtransfer.results.path "$(dirname "$RESULTS")/../lfs-agent/lfs-agent"
-printf '*.pyisession filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
-git add .gitattributes && git commit -qm "results repository"
-printf '{"months": 12, "population": 1000}\n' >"$W/stats.json"
-T0=1577836800    # 2020-01-01: the generated history starts here
-RESULTS_RECORDED_AT=$T0 "$RESULTS" add "$W/a.pyisession" --commit "$(printf 'a%.0s' {1..40})" \
-	--branch main --trigger nightly --stats "$W/stats.json" >/dev/null
-t_add_early=$( { t0=$(now); RESULTS_RECORDED_AT=$((T0 + 3600)) "$RESULTS" add "$W/b.pyisession" \
-	--commit "$(printf 'b%.0s' {1..40})" --branch main --trigger nightly \
-	--stats "$W/stats.json" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc -l; } )
-bytes_early=$(new_bytes HEAD)
-
-# --- the generated history ------------------------------------------------
-t0=$(now)
-python3 - "$W/repo" "$RUNS" "$T0" >"$W/stream" <<'PY'
-import json, os, random, sys, glob, time
-repo, runs, t0 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-folder = sorted(glob.glob(os.path.join(repo, "runs/*/*/*/*")))[-1]
-run = json.load(open(os.path.join(folder, "run.json")))
-summary_md = open(os.path.join(folder, "summary.md")).read()
-session = run["session"]["path"]
-pointer = open(os.path.join(folder, session)).read()
-index_line = json.loads(open(glob.glob(os.path.join(repo, "index/*.jsonl"))[0]).readline())
-rnd = random.Random(42)
-out = sys.stdout.buffer
-def data(b):
-    out.write(b"data %d\n" % len(b)); out.write(b); out.write(b"\n")
-shards = {}
-# the two real runs are in the 2020-01 shard already
-for f in glob.glob(os.path.join(repo, "index/*.jsonl")):
-    shards[os.path.basename(f)] = open(f).read()
-mark = 0
-for i in range(2, runs):
-    at = t0 + 7200 + i * 8 * 3600            # three runs a night, for years
-    tm = time.gmtime(at)
-    sha = "%040x" % rnd.getrandbits(160)
-    rid = time.strftime("%Y%m%d-%H%M%S", tm) + "-nightly-" + sha[:7]
-    path = time.strftime("runs/%Y/%m/%d/%H%M%S", tm) + "-nightly-" + sha[:7]
-    iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", tm)
-    f = (1.10 if i > runs // 2 else 1.0) * (1 + rnd.uniform(-0.02, 0.02))
-    r = dict(run)
-    r.update(id=rid, commit=sha, recorded_at=iso)
-    r["metrics"] = {k: (v * f if k in ("duration", "cpu_time", "sampled_time") else v)
-                    for k, v in run["metrics"].items()}
-    line = dict(index_line)
-    line.update(id=rid, commit=sha, recorded_at=iso, path=path, metrics=r["metrics"])
-    shard = time.strftime("%Y-%m.jsonl", tm)
-    shards[shard] = shards.get(shard, "") + json.dumps(line, separators=(",", ":")) + "\n"
-    out.write(b"commit refs/heads/main\n")
-    out.write(b"committer results <results@localhost> %d +0000\n" % at)
-    data(("Record run %s" % rid).encode())
-    if i == 2:
-        out.write(b"from refs/heads/main^0\n")
-    out.write(("M 100644 inline %s/run.json\n" % path).encode())
-    data(json.dumps(r, indent=2).encode())
-    out.write(("M 100644 inline %s/summary.md\n" % path).encode())
-    data(summary_md.replace(run["id"], rid).encode())
-    out.write(("M 100644 inline %s/%s\n" % (path, session)).encode())
-    data(pointer.encode())
-    out.write(("M 100644 inline index/%s\n" % shard).encode())
-    data(shards[shard].encode())
-PY
-git fast-import --quiet <"$W/stream"
-rm -f "$W/stream"
-git read-tree HEAD
-t_build=$(echo "$(now) - $t0" | bc -l)
-printf 'history: %d runs written with git fast-import in %.0f s\n' "$RUNS" "$t_build"
-
-# --- the commands on the full history ---------------------------------------
-ref1=$(timed git rev-parse HEAD)
-ref2=$(timed git log -1 --format=%H)
-last=$((T0 + 7200 + RUNS * 8 * 3600))
-adds=()
-for k in $(seq 1 "$ADDS"); do
-	t=$(timed env RESULTS_RECORDED_AT=$((last + k * 3600)) "$RESULTS" add "$W/b.pyisession" \
-		--commit "$(printf '%040x' "$k")" --branch main --trigger nightly --stats "$W/stats.json")
-	adds+=("$t")
-done
-bytes_late=$(new_bytes HEAD)
-t_add=$(printf '%s\n' "${adds[@]}" | sort -n | sed -n "$(( (ADDS + 1) / 2 ))p")
-mid=$(git log --format=%s -n 1 --skip=$((RUNS / 2)) | sed 's/^Record run //')
-newest=$(git log --format=%s -n 1 | sed 's/^Record run //')
-
-report() { # name seconds
-	printf '%-28s %8.3f s   x%6.1f git rev-parse   x%6.1f git log -1\n' "$1" "$2" \
-		"$(echo "$2 / $ref1" | bc -l)" "$(echo "$2 / $ref2" | bc -l)"
+add_at() { # add_at EPOCH K: one results add recorded at EPOCH, timed
+	timed env RESULTS_RECORDED_AT="$1" "$RESULTS" add "$W/b.pyisession" \
+		--commit "$(printf '%040x' "$2")" --branch main --trigger nightly --stats "$W/stats.json"
 }
-echo
-printf '%-28s %8.3f s\n' "reference: git rev-parse" "$ref1"
-printf '%-28s %8.3f s\n' "reference: git log -1" "$ref2"
-report "results add (2 runs)" "$t_add_early"
-report "results add ($RUNS runs, median)" "$t_add"
-report "results list" "$(timed "$RESULTS" list)"
-report "results list --limit 20" "$(timed "$RESULTS" list --limit 20)"
-report "results show" "$(timed "$RESULTS" show "$newest")"
-report "results compare" "$(timed "$RESULTS" compare "$mid" "$newest")"
-report "results check" "$(timed "$RESULTS" check)"
-report "results check --window 20" "$(timed "$RESULTS" check --window 20)"
-report "results trend (500 runs)" "$(timed "$RESULTS" trend)"
-report "results trend --html" "$(timed "$RESULTS" trend --html "$W/trend.html")"
-report "results trend --limit $RUNS" "$(timed "$RESULTS" trend --limit "$RUNS" --summaries 50 --json)"
-report "results find (all runs)" "$(timed "$RESULTS" find "$(git log --reverse --format=%s | sed -n 2p | sed 's/^Record run //')..$newest")"
 
-echo
-printf 'new git objects per results add commit: %d bytes at 2 runs, %d bytes at %d runs (x%.2f)\n' \
-	"$bytes_early" "$bytes_late" "$RUNS" "$(echo "$bytes_late / $bytes_early" | bc -l)"
-shard=$(git diff-tree -r --name-only HEAD^ HEAD | grep '^index/' || true)
-printf 'the last commit rewrote %s (%d bytes); index/ holds %d shards\n' "$shard" \
-	"$(git cat-file -s "HEAD:$shard")" "$(git ls-tree HEAD index/ | wc -l)"
+echo "# scale benchmark: sizes $SIZES, $ADDS adds each, busy month of $BUSY runs; work dir $W"
+echo "# machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+"$GEN" --seed 2 --samples 400 -o "$W/b.pyisession"
+printf '{"population": 1000}\n' >"$W/stats.json"
 
-t0=$(now)
-GIT_LFS_SKIP_SMUDGE=1 git clone -q --no-local "file://$W/repo" "$W/clone"
-t_clone=$(echo "$(now) - $t0" | bc -l)
-size=$(du -sb "$W/clone/.git" | cut -f1)
-wt=$(du -sb --exclude=.git "$W/clone" | cut -f1)
-printf 'fresh clone: %.1f s, .git %.1f MB (%.2f MB per 1,000 runs), work tree %.1f MB\n' \
-	"$t_clone" "$(echo "$size / 1048576" | bc -l)" "$(echo "$size / 1048576 / ($RUNS + $ADDS) * 1000" | bc -l)" \
-	"$(echo "$wt / 1048576" | bc -l)"
-lfs=$(find "$W/clone/.git/lfs/objects" -type f 2>/dev/null | wc -l)
-echo "session objects in the clone: $lfs"
+declare -A F   # F[name,size] = seconds or bytes
+names=(ref_revparse ref_log ref_status add_late add_early bytes_late bytes_early list check trend site_full site_incr)
+for n in $SIZES; do
+	busy=$((BUSY < n ? BUSY : n - 1))
+	reuse_var=REUSE_$n
+	if [ -n "${!reuse_var:-}" ]; then
+		H=${!reuse_var}
+		git -C "$H/clone" reset -q --hard refs/remotes/origin/main
+	else
+		H=$W/h$n
+		LAST_MONTH_RUNS=$busy "$here/scale_history.sh" "$n" "$H"
+	fi
+	cd "$H/clone"
+	export HOME=$W/home
+	F[ref_revparse,$n]=$(timed3 git rev-parse HEAD)
+	F[ref_log,$n]=$(timed3 git log -1 --format=%H)
+	F[ref_status,$n]=$(timed3 git status --porcelain)
+	F[list,$n]=$(timed3 "$RESULTS" list)
+	F[check,$n]=$(timed3 "$RESULTS" check)
+	F[trend,$n]=$(timed3 "$RESULTS" trend)
+	last=$(git log -1 --format=%ct)
+	# late in the busy month: after its last run, the same day
+	F[add_late,$n]=$(for k in $(seq 1 "$ADDS"); do add_at $((last + k * 10)) "$k"; done | median)
+	F[bytes_late,$n]=$(new_bytes HEAD)
+	# early in the next month
+	month=$(date -u -d "@$last" +%Y-%m-01)
+	next=$(date -u -d "$month +1 month" +%s)
+	F[add_early,$n]=$(for k in $(seq 1 "$ADDS"); do add_at $((next + k * 10)) $((k + 1000)); done | median)
+	F[bytes_early,$n]=$(new_bytes "$(git rev-list -n "$ADDS" HEAD | sed -n "${ADDS}p")")
+	rm -rf "$W/site$n"
+	F[site_full,$n]=$(timed "$RESULTS" site "$W/site$n")
+	add_at $((next + 100000)) 5000 >/dev/null
+	F[site_incr,$n]=$(timed "$RESULTS" site "$W/site$n")
+	echo "size $n done: history in $H"
+done
+
+first=${SIZES%% *}
+echo
+printf '%-22s' "figure"
+for n in $SIZES; do printf '%16s' "$n runs"; done
+printf '%14s %14s\n' "x first size" "x git log -1"
+for f in "${names[@]}"; do
+	printf '%-22s' "$f"
+	for n in $SIZES; do
+		case $f in bytes_*) printf '%14d B' "${F[$f,$n]}" ;; *) printf '%14.3f s' "${F[$f,$n]}" ;; esac
+	done
+	lastn=${SIZES##* }
+	printf '%14.2f' "$(echo "${F[$f,$lastn]} / ${F[$f,$first]}" | bc -l)"
+	case $f in bytes_*) printf '%15s\n' "-" ;; *) printf '%15.1f\n' "$(echo "${F[$f,$lastn]} / ${F[ref_log,$lastn]}" | bc -l)" ;; esac
+done
+echo
+for n in $SIZES; do
+	printf 'add at %d runs: late in a month of %d runs / early in a new month = x%.2f; / add at %d runs (early) = x%.2f\n' \
+		"$n" "$((BUSY < n ? BUSY : n - 1))" "$(echo "${F[add_late,$n]} / ${F[add_early,$n]}" | bc -l)" \
+		"$first" "$(echo "${F[add_late,$n]} / ${F[add_early,$first]}" | bc -l)"
+done
+echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -76,6 +76,8 @@ int rs_report_compare(struct rs_buf *out, struct rs_buf *flame, const struct rs_
 
 /* Earlier runs a check reads at most (--window's limit). */
 #define RS_REPORT_CHECK_HISTORY_MAX 64
+/* The earlier runs of the head's branch check reads without --window (or below it). */
+#define RS_REPORT_CHECK_HISTORY_DEFAULT 24
 
 struct rs_report_check_opts {
 	enum rs_format format;
@@ -164,11 +166,17 @@ struct rs_report_site_opts {
 	size_t summaries;          /* runs whose records feed the function trends */
 	const char *title;
 	const char *commit_url;    /* NULL: commits as text */
+	int full;                  /* rewrite every run page, whatever is up to date */
 };
 
 /*
  * Write the static site into `dir` (created): index.html, trends.html and
- * runs/<id>.html (+ runs/<id>.diff.html). `*pages` counts the run pages.
+ * runs/<id>.html (+ runs/<id>.diff.html). Incremental: a run page (and a
+ * diff page) whose inputs did not change since the last build into `dir`
+ * (<dir>/.results-site.json: the tree of the run's folder, the run it is
+ * drawn against, the version and options) is left as it is, and its
+ * record not read unless the trends need it. `*pages` counts the run
+ * pages written.
  */
 RS_MUST_CHECK
 int rs_report_site(const struct rs_runs *runs, const char *dir,

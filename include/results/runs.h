@@ -38,12 +38,22 @@ RS_MUST_CHECK int rs_runs_open(struct rs_runs **out, struct rs_repo *repo, const
 void rs_runs_free(struct rs_runs *runs);
 
 /*
- * The runs of `repo` at `rev` (NULL: HEAD) as rs_runs_open loads them, reading the index newest month first only until at
+ * The runs of `repo` at `rev` (NULL: HEAD) as rs_runs_open loads them, reading the index newest shard first only until at
  * least `want_recent` runs are held (0: all): what `results list` needs
  * costs the same whatever the length of the history.
  */
 RS_MUST_CHECK int rs_runs_open_recent(struct rs_runs **out, struct rs_repo *repo,
 				      const char *rev, size_t want_recent);
+
+/*
+ * The same, reading the index newest shard first only until at least
+ * `want` runs (0: all) of `branch` are held -- of any branch when
+ * `branch` is NULL, of the newest run's branch with `newest_branch`:
+ * what `check` and `trend` need without a named run.
+ */
+RS_MUST_CHECK int rs_runs_open_window(struct rs_runs **out, struct rs_repo *repo,
+				      const char *rev, size_t want, const char *branch,
+				      int newest_branch);
 
 /* How many runs, and the i-th, oldest first (NULL past the end). */
 size_t rs_runs_count(const struct rs_runs *runs);

@@ -208,7 +208,16 @@ static int run(int argc, char **argv)
 	status = parse_args(&a, argc, argv, &done);
 	if (done)
 		return status;
-	status = rs_runsel_open(&sel);
+	/*
+	 * Without a named run, the head is the newest (of --branch): only the
+	 * shards holding it and the window of its branch before it are read.
+	 */
+	if (a.query || a.baseline)
+		status = rs_runsel_open(&sel);
+	else
+		status = rs_runsel_open_window(&sel, 1 + (a.copts.window > RS_REPORT_CHECK_HISTORY_DEFAULT
+							  ? a.copts.window : RS_REPORT_CHECK_HISTORY_DEFAULT),
+					       a.copts.branch, !a.copts.branch);
 	if (!status)
 		status = load_runs(&hd, &bd, &head, &sel, &a);
 	if (status)

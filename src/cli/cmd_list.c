@@ -158,8 +158,9 @@ int cmd_list(int argc, char **argv)
 	status = rs_cli_open_repo(&repo);
 	if (status != RS_EXIT_OK)
 		goto out;
-	/* Without a branch filter only the newest shards need reading. */
-	err = rs_runs_open_recent(&runs, repo, NULL, a.branch ? 0 : a.limit);
+	/* Only the newest shards that hold the runs shown (and one more) need reading. */
+	err = rs_runs_open_window(&runs, repo, NULL, a.limit && a.branch ? a.limit + 1 : a.limit,
+				  a.branch, 0);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;

@@ -16,7 +16,7 @@
 
 static const char usage[] =
 	"usage: results site <dir> [--branch NAME] [--limit N] [--summaries N]\n"
-	"                    [--title T] [--commit-url TEMPLATE]\n"
+	"                    [--title T] [--commit-url TEMPLATE] [--full]\n"
 	"\n"
 	"Write a static site into <dir> (created if needed): index.html with a\n"
 	"sortable table of the newest --limit runs (default 1000), one page per\n"
@@ -28,6 +28,12 @@ static const char usage[] =
 	"no network is needed to view them. --commit-url links commits, e.g.\n"
 	"'https://github.com/ORG/REPO/commit/{commit}'.\n"
 	"\n"
+	"Incremental: <dir>/.results-site.json records what each run page was\n"
+	"built from (the tree of the run's folder, the run its diff page is drawn\n"
+	"against, the version and options); a page whose inputs did not change is\n"
+	"left as it is. index.html and trends.html are always rewritten. --full\n"
+	"rewrites every page.\n"
+	"\n"
 	"exit status: 0 ok, 2 bad usage, 3 not a results repository,\n"
 	"7 corrupt run files, 8 other (e.g. <dir> not writable).\n";
 
@@ -37,6 +43,7 @@ static const struct option options[] = {
 	{ "summaries", required_argument, NULL, 's' },
 	{ "title", required_argument, NULL, 'T' },
 	{ "commit-url", required_argument, NULL, 'c' },
+	{ "full", no_argument, NULL, 'F' },
 	RS_CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
@@ -68,6 +75,7 @@ int cmd_site(int argc, char **argv)
 			break;
 		case 'T': sopts.title = optarg; break;
 		case 'c': sopts.commit_url = optarg; break;
+		case 'F': sopts.full = 1; break;
 		}
 	}
 	if (opt < 0)
@@ -75,7 +83,8 @@ int cmd_site(int argc, char **argv)
 	sopts.branch = opts.branch;
 	if (optind != argc - 1)
 		return rs_cli_fail(RS_EXIT_USAGE, "give the output directory; see 'results site --help'");
-	status = rs_runsel_open(&sel);
+	/* the newest --limit runs (of --branch): the index shards that hold them */
+	status = rs_runsel_open_window(&sel, sopts.limit, sopts.branch, 0);
 	if (status)
 		goto out;
 	err = rs_report_site(sel.runs, argv[optind], &sopts, &pages);
@@ -83,8 +92,8 @@ int cmd_site(int argc, char **argv)
 		status = rs_cli_report(err);
 		goto out;
 	}
-	fprintf(stderr, "wrote %s: index.html, trends.html and %zu run pages\n", argv[optind],
-		pages);
+	fprintf(stderr, "wrote %s: index.html, trends.html and %zu run pages (the others up to date)\n",
+		argv[optind], pages);
 out:
 	rs_runsel_close(&sel);
 	return status;

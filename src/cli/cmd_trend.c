@@ -149,7 +149,8 @@ int cmd_trend(int argc, char **argv)
 	status = parse_args(&a, argc, argv, &done);
 	if (done)
 		return status;
-	status = rs_runsel_open(&sel);
+	/* the newest --limit runs (of --branch): the shards that hold them */
+	status = rs_runsel_open_window(&sel, a.topts.limit, a.topts.branch, 0);
 	if (status)
 		goto out;
 	err = rs_report_trend(&out, &n, &charts, sel.runs, &a.topts);

@@ -15,6 +15,11 @@
 
 int rs_runsel_open(struct rs_runsel *s)
 {
+	return rs_runsel_open_window(s, 0, NULL, 0);
+}
+
+int rs_runsel_open_window(struct rs_runsel *s, size_t want, const char *branch, int newest_branch)
+{
 	int status, err;
 
 	s->repo = NULL;
@@ -22,7 +27,7 @@ int rs_runsel_open(struct rs_runsel *s)
 	status = rs_cli_open_repo(&s->repo);
 	if (status != RS_EXIT_OK)
 		return status;
-	err = rs_runs_open(&s->runs, s->repo, NULL);
+	err = rs_runs_open_window(&s->runs, s->repo, NULL, want, branch, newest_branch);
 	if (err)
 		return rs_cli_report(err);
 	return RS_EXIT_OK;

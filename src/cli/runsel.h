@@ -19,13 +19,20 @@
 
 struct rs_runsel {
 	struct rs_repo *repo;     /* owned */
-	struct rs_runs *runs;     /* owned: every run, oldest first */
+	struct rs_runs *runs;     /* owned: every run (or a window's), oldest first */
 };
 
 #define RS_RUNSEL_INIT { NULL, NULL }
 
 RS_MUST_CHECK
 int rs_runsel_open(struct rs_runsel *s);
+/*
+ * Only the newest runs: at least `want` of `branch` (NULL: any; with
+ * `newest_branch`, of the newest run's branch), read newest shard first
+ * (rs_runs_open_window). 0: all, as rs_runsel_open.
+ */
+int rs_runsel_open_window(struct rs_runsel *s, size_t want, const char *branch,
+			  int newest_branch);
 void rs_runsel_close(struct rs_runsel *s);
 
 /* A run id or a profiled commit (prefix); *out is borrowed from s. */

@@ -25,7 +25,6 @@
 /* Earlier runs a check reads without --window: every run costs a run.json
  * read, so look back only as far as a commit's re-runs and a noise
  * estimate need. */
-#define CHECK_HISTORY_DEFAULT 24
 
 int rs_report_load_object(json_t **out, const struct rs_runs *runs, const struct rs_run_entry *e)
 {
@@ -123,14 +122,14 @@ out:
 
 /*
  * The runs before `head` on `branch` (NULL: the head's), newest first, at
- * most the window or CHECK_HISTORY_DEFAULT; `*n` counts those loaded,
+ * most the window or RS_REPORT_CHECK_HISTORY_DEFAULT; `*n` counts those loaded,
  * also when one fails.
  */
 static int load_history(json_t **hist, size_t *n, const struct rs_runs *runs,
 			const struct rs_run_entry *head, const char *branch, size_t window)
 {
 	const char *hb = branch ? branch : head->branch;
-	size_t want = window > CHECK_HISTORY_DEFAULT ? window : CHECK_HISTORY_DEFAULT;
+	size_t want = window > RS_REPORT_CHECK_HISTORY_DEFAULT ? window : RS_REPORT_CHECK_HISTORY_DEFAULT;
 	int err;
 
 	if (want > RS_REPORT_CHECK_HISTORY_MAX)

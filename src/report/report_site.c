@@ -9,6 +9,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
 
 #include "analysis/deep.h"
 #include "analysis/flame.h"
@@ -18,6 +21,7 @@
 #include "results/buf.h"
 #include "util/fs.h"
 #include "util/path.h"
+#include "results_version.h"
 
 /*
  * <dir>/<name>, where name ("runs/<id>.html") holds a run id from the
@@ -149,14 +153,6 @@ out:
 	return err;
 }
 
-/* The state of the newest-first walk over the site's runs. */
-struct site_walk {
-	const struct rs_run_entry **picked; /* newest first */
-	size_t n;
-	json_t **newest_first;              /* records, or index entries past `summaries` */
-	struct rs_report_judge *judge;      /* verdicts, and the records they read */
-};
-
 /* An index entry of run `e` that keeps its record's verdict and flame graph link. */
 static json_t *entry_with_verdict(const struct rs_run_entry *e, const json_t *run)
 {
@@ -172,50 +168,243 @@ static json_t *entry_with_verdict(const struct rs_run_entry *e, const json_t *ru
 }
 
 /*
- * The pages of run `i` of the walk: its verdict (rs_report_judge_run,
- * what `results check` says of it), its page and its flame graph
- * against the baseline run of that verdict. The record read for them
- * also feeds the trend's function series for the newest `summaries` runs;
- * older runs keep only their index entry, with the verdict.
+ * What is up to date: <dir>/.results-site.json (SITE_STATE) names, for
+ * every run of the last build, the tree of the run's folder it was
+ * rendered from (any change to a committed file of the run changes it),
+ * its check verdict and whether it has a diff page; with what shapes every
+ * page (site_stamp). Which runs are judged and rendered again: plan().
+ * index.html and trends.html are always rewritten. The state is the
+ * user's folder's, not trusted: unreadable, over its cap or of another
+ * stamp, it is ignored (every page is rewritten); a verdict it holds is
+ * rendered as the untrusted text every verdict is.
  */
-static int site_run(struct site_walk *w, size_t i, const struct rs_runs *runs, const char *dir,
-		    const struct rs_report_site_opts *o, const struct rs_html_links *links)
+#define SITE_STATE ".results-site.json"
+#define SITE_STATE_MAX (64u * 1024 * 1024)
+
+/* One run of the walk, newest first. */
+struct site_run {
+	const struct rs_run_entry *e;
+	char tree[GIT_OID_HEXSZ + 1];   /* its folder's tree in HEAD ("" if none) */
+	int stale;                      /* judged and rendered again (plan) */
+	int has_diff;                   /* a diff page exists (or was just written) */
+	json_t *check;                  /* its verdict (borrowed), NULL until known */
+};
+
+/*
+ * What shapes every page, as the state records it: the options, the
+ * results version (check's defaults) and the committed .results.json
+ * (own_code and the check's configuration), by its blob id.
+ */
+static json_t *site_stamp(const struct rs_report_site_opts *o, const struct rs_runs *runs)
 {
-	const struct rs_run_entry *e = w->picked[i];
+	git_object *root = NULL;
+	git_tree_entry *te = NULL;
+	char id[GIT_OID_HEXSZ + 1] = "";
+
+	/* the entry's id, from the tree: the blob itself is not read */
+	if (git_revparse_single(&root, runs->repo->git, "HEAD^{tree}") == 0 &&
+	    git_tree_entry_bypath(&te, (git_tree *)root, ".results.json") == 0)
+		git_oid_tostr(id, sizeof(id), git_tree_entry_id(te));
+	git_tree_entry_free(te);
+	git_object_free(root);
+	return json_pack("{s:s,s:s,s:s?,s:s}", "version", RS_VERSION, "title",
+			 o->title ? o->title : "", "commit_url", o->commit_url, "config", id);
+}
+
+/* The state of the last build into `dir`, if it is of these options; else an empty one. */
+static json_t *state_load(const char *dir, const json_t *stamp)
+{
+	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
+	json_t *st = NULL, *runs;
+
+	if (rs_path_join(&path, dir, SITE_STATE, 0, "site state") == 0 &&
+	    rs_fs_read_file(&text, path.ptr, SITE_STATE_MAX) == 0)
+		st = json_loadb(text.ptr ? text.ptr : "", text.len, 0, NULL);
+	rs_error_clear();
+	runs = json_object_get(st, "runs");
+	if (!json_is_object(runs) || !json_equal(json_object_get(st, "stamp"), (json_t *)stamp)) {
+		json_decref(st);
+		st = NULL;
+	}
+	rs_buf_release(&path);
+	rs_buf_release(&text);
+	return st ? st : json_pack("{s:O,s:{}}", "stamp", stamp, "runs");
+}
+
+static int file_exists(const char *dir, const char *fmt, const char *id)
+{
+	struct rs_buf name = RS_BUF_INIT, path = RS_BUF_INIT;
+	int ok = rs_buf_printf(&name, fmt, id) == 0 &&
+		 rs_path_join(&path, dir, name.ptr, RS_PATH_NO_DOTFILES, "page name") == 0 &&
+		 access(path.ptr, F_OK) == 0;
+
+	rs_error_clear();
+	rs_buf_release(&name);
+	rs_buf_release(&path);
+	return ok;
+}
+
+/* The tree of each run's folder in HEAD (best effort: "" when it cannot be found). */
+static void folder_trees(struct site_run *w, size_t n, const struct rs_runs *runs)
+{
+	git_object *head = NULL;
+	git_tree *root = NULL;
+
+	if (git_revparse_single(&head, runs->repo->git, "HEAD^{tree}") == 0)
+		root = (git_tree *)head;
+	for (size_t i = 0; i < n; i++) {
+		git_tree_entry *te = NULL;
+
+		w[i].tree[0] = '\0';
+		if (root && git_tree_entry_bypath(&te, root, w[i].e->path) == 0 &&
+		    git_tree_entry_type(te) == GIT_OBJECT_TREE)
+			git_oid_tostr(w[i].tree, sizeof(w[i].tree), git_tree_entry_id(te));
+		git_tree_entry_free(te);
+	}
+	git_object_free(head);
+}
+
+static int str_is(const json_t *o, const char *key, const char *want)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return want && v && !strcmp(v, want);
+}
+
+
+/*
+ * Which runs the state says are stale, and so are judged and rendered
+ * again. A run's verdict depends only on its own record and those of
+ * runs recorded before it (its check history), so a run is stale when
+ * its folder's tree, its cached verdict or one of its pages is not what
+ * the state says, or when an older run of the walk is stale. A new run
+ * is the newest: after one, only it is stale.
+ */
+static void plan(struct site_run *w, size_t n, const json_t *runs_state, const char *dir, int full)
+{
+	for (size_t k = n; k-- > 0;) {
+		const json_t *st = json_object_get(runs_state, w[k].e->id);
+		int diff = json_is_true(json_object_get(st, "diff"));
+
+		w[k].stale = full || !w[k].tree[0] || !str_is(st, "tree", w[k].tree) ||
+			     !json_is_object(json_object_get(st, "check")) ||
+			     !file_exists(dir, "runs/%s.html", w[k].e->id) ||
+			     (diff && !file_exists(dir, "runs/%s.diff.html", w[k].e->id)) ||
+			     (k + 1 < n && w[k + 1].stale);
+		w[k].has_diff = diff;
+		w[k].check = w[k].stale ? NULL : json_object_get(st, "check");
+	}
+}
+
+/* The state after this build: one entry per run of the walk. */
+static int state_save(const char *dir, json_t *st, const struct site_run *w, size_t n)
+{
+	json_t *runs = json_object();
+	struct rs_buf path = RS_BUF_INIT;
+	char *text = NULL;
+	int err = 0;
+
+	for (size_t i = 0; runs && i < n && !err; i++)
+		if (json_object_set_new(runs, w[i].e->id,
+					json_pack("{s:s,s:O?,s:b}", "tree", w[i].tree, "check",
+						  w[i].check, "diff", w[i].has_diff)))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+	if (!runs || err || json_object_set_new(st, "runs", runs)) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	text = json_dumps(st, JSON_COMPACT);
+	if (!text) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = rs_path_join(&path, dir, SITE_STATE, 0, "site state");
+	if (!err)
+		err = rs_fs_write_file_atomic(path.ptr, text, strlen(text));
+out:
+	free(text);
+	rs_buf_release(&path);
+	return err;
+}
+
+/*
+ * A stale run i: its verdict (rs_report_judge_run, what `results check`
+ * says of it), its page and its flame graph against the baseline run of
+ * that verdict, else the run recorded before it. `*run` gets its record
+ * with the verdict.
+ */
+static int stale_run(json_t **run, struct site_run *w, size_t i, size_t n,
+		     struct rs_report_judge *judge, const struct rs_runs *runs, const char *dir,
+		     const struct rs_html_links *links)
+{
 	const json_t *base = NULL;
-	json_t *run = NULL, *before = NULL;
+	json_t *before = NULL;
 	int err;
 
-	err = rs_report_judge_record(&run, w->judge, e);
+	err = rs_report_judge_record(run, judge, w[i].e);
 	if (err)
 		return err;
-	err = rs_report_judge_run(w->judge, e, run, &base);
+	err = rs_report_judge_run(judge, w[i].e, *run, &base);
 	if (err)
 		goto out;
 	/* no baseline (a first run, another configuration): against the run before it */
-	if (!base && i + 1 < w->n) {
-		err = rs_report_load_object(&before, runs, w->picked[i + 1]);
+	if (!base && i + 1 < n) {
+		err = rs_report_load_object(&before, runs, w[i + 1].e);
 		if (err)
 			goto out;
 	}
-	err = rs_report_attach_chart_files(run, runs, e->path);
+	err = rs_report_attach_chart_files(*run, runs, w[i].e->path);
 	if (err)
 		goto out;
-	err = run_pages(dir, run, base ? base : before, base != NULL, e->id, links);
+	err = run_pages(dir, *run, base ? base : before, base != NULL, w[i].e->id, links);
 	/* the CSV texts are for this page only: the walk keeps records of many runs */
-	json_object_del(run, "chart_files");
+	json_object_del(*run, "chart_files");
 	if (err)
 		goto out;
-	if (i < o->summaries) {
-		w->newest_first[i] = json_incref(run);
-	} else {
-		w->newest_first[i] = entry_with_verdict(e, run);
-		if (!w->newest_first[i])
-			err = RS_EGENERIC;
-	}
+	w[i].has_diff = json_object_get(*run, "diff_page") != NULL;
+	w[i].check = json_object_get(*run, "check");
 out:
 	json_decref(before);
-	json_decref(run);
+	if (err) {
+		json_decref(*run);
+		*run = NULL;
+	}
+	return err;
+}
+
+/*
+ * A run whose pages are up to date: its record only for the trend's
+ * function series (`want_record`, the newest --summaries), else its index
+ * entry; either with the verdict and diff link the state kept.
+ */
+static int fresh_run(json_t **out, const struct site_run *r, int want_record,
+		     struct rs_report_judge *judge)
+{
+	struct rs_buf sub = RS_BUF_INIT;
+	json_t *o;
+	int err;
+
+	if (want_record) {
+		err = rs_report_judge_record(out, judge, r->e);
+		if (err)
+			return err;
+		o = *out;
+	} else {
+		o = *out = rs_run_entry_object(r->e);
+		if (!o)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	err = json_object_set(o, "check", r->check) ? rs_error_set(RS_EGENERIC, "out of memory") : 0;
+	if (!err && r->has_diff) {
+		err = rs_buf_printf(&sub, "%s.diff.html", r->e->id);
+		if (!err && json_object_set_new(o, "diff_page", json_string(sub.ptr)))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	rs_buf_release(&sub);
+	if (err) {
+		json_decref(*out);
+		*out = NULL;
+	}
 	return err;
 }
 
@@ -224,46 +413,86 @@ int rs_report_site(const struct rs_runs *runs, const char *dir,
 {
 	struct rs_html_links site_links = { "runs/{id}.html", opts->commit_url, "runs/" };
 	struct rs_html_links run_links = { NULL, opts->commit_url, NULL };
-	struct site_walk w = { NULL, 0, NULL, NULL };
-	json_t **oldest_first = NULL;
-	size_t i, done = 0, slots = opts->limit ? opts->limit : 1;
+	const struct rs_run_entry **picked = NULL;
+	struct rs_report_judge *judge = NULL;
+	struct site_run *w = NULL;
+	json_t **newest_first = NULL, **oldest_first = NULL, *stamp = NULL, *state = NULL;
+	size_t i, n = 0, slots = opts->limit ? opts->limit : 1;
 	int err;
 
+	*pages = 0;
 	err = rs_fs_mkdir_p(dir, 0755);
 	if (err)
 		goto out;
 	err = rs_path_mkdirs_under(dir, "runs/index.html");
 	if (err)
 		goto out;
-	err = rs_runs_newest(&w.picked, &w.n, runs, opts->branch, opts->limit);
+	err = rs_runs_newest(&picked, &n, runs, opts->branch, opts->limit);
 	if (err)
 		goto out;
-	err = rs_report_judge_new(&w.judge, runs);
+	err = rs_report_judge_new(&judge, runs);
 	if (err)
 		goto out;
-	w.newest_first = calloc(slots, sizeof(*w.newest_first));
+	w = calloc(n ? n : 1, sizeof(*w));
+	newest_first = calloc(slots, sizeof(*newest_first));
 	oldest_first = calloc(slots, sizeof(*oldest_first));
-	if (!w.newest_first || !oldest_first) {
+	stamp = site_stamp(opts, runs);
+	if (!w || !newest_first || !oldest_first || !stamp) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	for (done = 0; done < w.n; done++) {
-		err = site_run(&w, done, runs, dir, opts, &run_links);
-		if (err)
-			goto out;
-	}
-	for (i = 0; i < w.n; i++)
-		oldest_first[i] = w.newest_first[w.n - 1 - i];
-	err = index_pages(dir, w.newest_first, oldest_first, w.n, opts->title, &site_links);
-	if (err)
+	for (i = 0; i < n; i++)
+		w[i].e = picked[i];
+	folder_trees(w, n, runs);
+	state = state_load(dir, stamp);
+	if (!state) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
-	*pages = done;
+	}
+	plan(w, n, json_object_get(state, "runs"), dir, opts->full);
+	/*
+	 * Newest first (the judge's cache wants that order): a record is read
+	 * only for a stale run (its verdict, its pages, and its check history)
+	 * or for the trend's function series (the newest `summaries`).
+	 */
+	for (i = 0; i < n; i++) {
+		if (w[i].stale) {
+			err = stale_run(&newest_first[i], w, i, n, judge, runs, dir, &run_links);
+			if (err)
+				goto out;
+			(*pages)++;
+			if (i >= opts->summaries) {
+				/* older runs keep only their index entry, with the verdict */
+				json_t *rec = newest_first[i];
+
+				newest_first[i] = entry_with_verdict(w[i].e, rec);
+				json_decref(rec);
+				w[i].check = json_object_get(newest_first[i], "check");
+				if (!newest_first[i]) {
+					err = rs_error_set(RS_EGENERIC, "out of memory");
+					goto out;
+				}
+			}
+		} else {
+			err = fresh_run(&newest_first[i], &w[i], i < opts->summaries, judge);
+			if (err)
+				goto out;
+		}
+	}
+	for (i = 0; i < n; i++)
+		oldest_first[i] = newest_first[n - 1 - i];
+	err = index_pages(dir, newest_first, oldest_first, n, opts->title, &site_links);
+	if (!err)
+		err = state_save(dir, state, w, n);
 out:
-	rs_report_judge_free(w.judge);
-	for (i = 0; w.newest_first && i < w.n; i++)
-		json_decref(w.newest_first[i]);
-	free(w.newest_first);
+	rs_report_judge_free(judge);
+	for (i = 0; newest_first && i < n; i++)
+		json_decref(newest_first[i]);
+	json_decref(state);
+	json_decref(stamp);
+	free(newest_first);
 	free(oldest_first);
-	free(w.picked);
+	free(picked);
+	free(w);
 	return err;
 }

@@ -295,15 +295,8 @@ static int render_index(struct rs_run *run, struct rs_repo *repo, struct rs_buf 
 
 	rs_runindex_init(&idx);
 	memset(&e, 0, sizeof(e));
-	err = rs_runindex_shard_path(shard_path, run->recorded_at);
-	if (err)
-		goto out;
 	rs_buf_init(shard, RS_RUNINDEX_MAX_SHARD);
-	err = rs_repo_read_tree_file(repo, NULL, shard_path->ptr, RS_RUNINDEX_MAX_SHARD, shard);
-	if (err == RS_ENOTFOUND) {
-		rs_buf_clear(shard);
-		err = 0;
-	}
+	err = rs_runindex_append_shard(shard_path, shard, repo, run->recorded_at);
 	if (err)
 		goto out;
 	if (shard->len && shard->ptr[shard->len - 1] != '\n') {

@@ -1,11 +1,16 @@
 /*
- * Run index: index/YYYY-MM.jsonl shards and the README table.
+ * Run index: index/YYYY-MM.jsonl and index/YYYY-MM/NNNN.jsonl shards, and
+ * the README table.
  *
- * Why monthly JSON-lines shards: `results add` must not rewrite a file
- * whose size grows with the whole history (each commit would then cost
- * O(runs) bytes in every clone), yet `list` must not open every run
- * folder either. A month's shard is the only file `add` rewrites; old
- * shards never change again, so git stores them once.
+ * Why bounded JSON-lines shards: `results add` must not rewrite a file
+ * whose size grows with the history or with the runs of a month (each
+ * commit would then cost O(runs) bytes in every clone, and add's time
+ * would grow through a busy month), yet `list` must not open every run
+ * folder either. The month's last shard, of at most
+ * RS_RUNINDEX_SHARD_RUNS lines, is the only index file `add` rewrites;
+ * full shards never change again, so git stores them once. A month's
+ * first shard keeps the name of the older one-shard-a-month layout, so a
+ * repository written by either is read the same way.
  *
  * Ordering: runs are kept sorted by recorded_at (ISO 8601 UTC strings sort
  * as times), ties broken by the order in which they were loaded (line
@@ -371,7 +376,7 @@ int rs_runindex_shard_path(struct rs_buf *out, const char *at)
 	return rs_buf_printf(out, "index/%.7s.jsonl", at);
 }
 
-/* A shard name "YYYY-MM.jsonl". */
+/* A month's first shard name "YYYY-MM.jsonl". */
 static int is_shard_name(const char *n)
 {
 	if (strlen(n) != 13 || strcmp(n + 7, ".jsonl") != 0)
@@ -380,11 +385,6 @@ static int is_shard_name(const char *n)
 		if (i == 4 ? n[i] != '-' : !isdigit((unsigned char)n[i]))
 			return 0;
 	return 1;
-}
-
-static int cmp_names_desc(const void *a, const void *b)
-{
-	return -strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /*
@@ -426,76 +426,298 @@ out:
 	return err;
 }
 
-/* The shard names of index/ (borrowed from `sub`), newest month first; `*names` the caller's. */
-static int shard_names(const char ***names, size_t *n, git_tree *sub)
+/*
+ * One shard of index/: a month's first shard "YYYY-MM.jsonl" (seq 1) or
+ * one of its further shards "YYYY-MM/NNNN.jsonl" (seq NNNN >= 2).
+ */
+struct shard_ref {
+	char month[8];   /* "YYYY-MM" */
+	unsigned seq;
+	git_oid oid;
+};
+
+struct shard_list {
+	struct shard_ref *refs;
+	size_t count;
+	size_t alloc;
+};
+
+/* "YYYY-MM" at the start of `n`. */
+static int is_month(const char *n)
 {
-	size_t count = git_tree_entrycount(sub), k = 0;
-	const char **out = calloc(count ? count : 1, sizeof(*out));
+	for (int i = 0; i < 7; i++)
+		if (i == 4 ? n[i] != '-' : !isdigit((unsigned char)n[i]))
+			return 0;
+	return 1;
+}
 
-	if (!out)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	for (size_t i = 0; i < count; i++) {
-		const git_tree_entry *e = git_tree_entry_byindex(sub, i);
+/* A further shard's name "NNNN.jsonl", NNNN from 0002 to 9999: its number, else 0. */
+static unsigned further_shard_seq(const char *n)
+{
+	unsigned seq = 0;
 
-		if (git_tree_entry_type(e) == GIT_OBJECT_BLOB && is_shard_name(git_tree_entry_name(e)))
-			out[k++] = git_tree_entry_name(e);
+	if (strlen(n) != 10 || strcmp(n + 4, ".jsonl") != 0)
+		return 0;
+	for (int i = 0; i < 4; i++) {
+		if (!isdigit((unsigned char)n[i]))
+			return 0;
+		seq = seq * 10 + (unsigned)(n[i] - '0');
 	}
-	/* Newest month first, so that a bounded load can stop early. */
-	qsort(out, k, sizeof(*out), cmp_names_desc);
-	*names = out;
-	*n = k;
+	return seq >= 2 ? seq : 0;
+}
+
+static int push_ref(struct shard_list *l, const char *month, unsigned seq, const git_oid *oid)
+{
+	int err = rs_array_grow(&l->refs, &l->alloc, l->count + 1, sizeof(*l->refs), 64);
+
+	if (err)
+		return err;
+	memcpy(l->refs[l->count].month, month, 7);
+	l->refs[l->count].month[7] = '\0';
+	l->refs[l->count].seq = seq;
+	git_oid_cpy(&l->refs[l->count].oid, oid);
+	l->count++;
 	return 0;
 }
 
-/* Parse shard `name` of `sub` into `idx` (unsorted); `*loaded` counts the runs added. */
-static int load_shard(struct rs_runindex *idx, git_repository *repo, git_tree *sub,
-		      const char *name, size_t *loaded)
+/* Newest first: later month, then higher number. */
+static int cmp_refs_desc(const void *a, const void *b)
 {
-	const git_tree_entry *e = git_tree_entry_byname(sub, name);
+	const struct shard_ref *x = a, *y = b;
+	int c = strcmp(y->month, x->month);
+
+	if (c)
+		return c;
+	return x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
+}
+
+/* The further shards of month folder `e` (a tree entry of index/) into `l`. */
+static int list_month_folder(struct shard_list *l, git_repository *repo, const git_tree_entry *e)
+{
+	git_tree *t = NULL;
+	int err = 0;
+
+	if (git_tree_lookup(&t, repo, git_tree_entry_id(e)) < 0)
+		return rs_error_set(RS_ECORRUPT, "cannot read index/%s/: %s", git_tree_entry_name(e),
+				    git_error_last() ? git_error_last()->message : "?");
+	for (size_t i = 0; i < git_tree_entrycount(t) && !err; i++) {
+		const git_tree_entry *s = git_tree_entry_byindex(t, i);
+		unsigned seq = further_shard_seq(git_tree_entry_name(s));
+
+		if (seq && git_tree_entry_type(s) == GIT_OBJECT_BLOB)
+			err = push_ref(l, git_tree_entry_name(e), seq, git_tree_entry_id(s));
+	}
+	git_tree_free(t);
+	return err;
+}
+
+/*
+ * Every shard of index/ `sub` (both layouts: docs/run-format.md), newest
+ * first. `month` non-NULL: only that month's. Names that are neither are
+ * ignored. `l` is the caller's (free l->refs).
+ */
+static int list_shards(struct shard_list *l, git_repository *repo, git_tree *sub, const char *month)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < git_tree_entrycount(sub) && !err; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(sub, i);
+		const char *n = git_tree_entry_name(e);
+
+		if (month && strncmp(n, month, 7) != 0)
+			continue;
+		if (git_tree_entry_type(e) == GIT_OBJECT_BLOB && is_shard_name(n))
+			err = push_ref(l, n, 1, git_tree_entry_id(e));
+		else if (git_tree_entry_type(e) == GIT_OBJECT_TREE && strlen(n) == 7 && is_month(n))
+			err = list_month_folder(l, repo, e);
+	}
+	if (!err && l->count > 1)
+		qsort(l->refs, l->count, sizeof(*l->refs), cmp_refs_desc);
+	return err;
+}
+
+/* "index/YYYY-MM.jsonl" or "index/YYYY-MM/NNNN.jsonl" of `ref`. */
+static int ref_path(struct rs_buf *out, const struct shard_ref *ref)
+{
+	if (ref->seq == 1)
+		return rs_buf_printf(out, "index/%s.jsonl", ref->month);
+	return rs_buf_printf(out, "index/%s/%04u.jsonl", ref->month, ref->seq);
+}
+
+/* The runs (non-blank lines) a shard's text holds. */
+static size_t count_lines(const char *text, size_t len)
+{
+	size_t n = 0, pos = 0;
+
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		int blank = 1;
+
+		for (size_t i = pos; i < end && blank; i++)
+			blank = text[i] == ' ' || text[i] == '\r';
+		n += !blank;
+		pos = end + 1;
+	}
+	return n;
+}
+
+static int read_ref(git_blob **blob, git_repository *repo, const struct shard_ref *ref,
+		    struct rs_buf *label)
+{
+	int err = ref_path(label, ref);
+
+	if (err)
+		return err;
+	return rs_repo_blob_capped(blob, repo, &ref->oid, RS_RUNINDEX_MAX_SHARD, label->ptr);
+}
+
+/* The runs of runs[from..count) that `w` counts; `*hb` is set from the first block when asked. */
+static size_t count_window(const struct rs_runindex *idx, size_t from,
+			   const struct rs_runindex_window *w, const char **hb)
+{
+	size_t n = 0;
+
+	if (!w->branch && w->newest_branch && !*hb) {
+		const struct rs_run_entry *newest = NULL;
+
+		for (size_t i = from; i < idx->count; i++)
+			if (!newest || entry_cmp(&idx->runs[i], newest) >= 0)
+				newest = &idx->runs[i];
+		*hb = newest ? newest->branch : NULL;
+		if (newest && !*hb)
+			*hb = ""; /* a run without a branch: count runs without one */
+	}
+	for (size_t i = from; i < idx->count; i++) {
+		const char *b = idx->runs[i].branch;
+
+		if (!*hb)
+			n++;
+		else if (!**hb ? !b : b && !strcmp(b, *hb))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * Put the blocks of runs (one per shard, loaded newest shard first from
+ * runs[base..count), block k starting at starts[k]) back in shard order,
+ * oldest first, so that the stable sort keeps recording order between
+ * runs of the same second.
+ */
+static int blocks_oldest_first(struct rs_runindex *idx, size_t base, const size_t *starts,
+			       size_t nb)
+{
+	struct rs_run_entry *tmp;
+	size_t k = 0;
+
+	if (nb < 2)
+		return 0;
+	tmp = malloc((idx->count - base) * sizeof(*tmp));
+	if (!tmp)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t b = nb; b-- > 0;) {
+		size_t end = b + 1 < nb ? starts[b + 1] : idx->count;
+
+		memcpy(tmp + k, idx->runs + starts[b], (end - starts[b]) * sizeof(*tmp));
+		k += end - starts[b];
+	}
+	memcpy(idx->runs + base, tmp, k * sizeof(*tmp));
+	free(tmp);
+	return 0;
+}
+
+int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const char *rev,
+			    const struct rs_runindex_window *w)
+{
+	git_tree *sub = NULL;
+	struct shard_list l = { NULL, 0, 0 };
 	struct rs_buf label = RS_BUF_INIT;
-	git_blob *blob = NULL;
-	size_t before = idx->count;
+	size_t *starts = NULL, held = 0, nb = 0, base = idx->count;
+	const char *hb = w->branch;
 	int err;
 
-	err = rs_buf_printf(&label, "index/%s", name);
-	if (err)
+	err = index_tree(&sub, r->git, rev);
+	if (err || !sub)
 		goto out;
-	err = rs_repo_blob_capped(&blob, repo, git_tree_entry_id(e), RS_RUNINDEX_MAX_SHARD, label.ptr);
-	if (err)
+	err = list_shards(&l, r->git, sub, NULL);
+	if (err || !l.count)
 		goto out;
-	err = parse_shard_unsorted(idx, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
-				   label.ptr);
-	*loaded += idx->count - before;
+	starts = calloc(l.count, sizeof(*starts));
+	if (!starts) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	/* Newest shard first, so that a bounded load stops early. */
+	for (; nb < l.count && (!w->runs || held < w->runs); nb++) {
+		git_blob *blob = NULL;
+
+		starts[nb] = idx->count;
+		rs_buf_clear(&label);
+		err = read_ref(&blob, r->git, &l.refs[nb], &label);
+		if (!err)
+			err = parse_shard_unsorted(idx, git_blob_rawcontent(blob),
+						   (size_t)git_blob_rawsize(blob), label.ptr);
+		git_blob_free(blob);
+		if (err)
+			goto out;
+		held += count_window(idx, starts[nb], w, &hb);
+	}
+	err = blocks_oldest_first(idx, base, starts, nb);
+	if (!err)
+		err = sort_tail(idx, 0);
 out:
-	git_blob_free(blob);
+	free(starts);
+	free(l.refs);
 	rs_buf_release(&label);
+	git_tree_free(sub);
 	return err;
 }
 
 int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
 		     const char *rev, size_t want_recent)
 {
+	struct rs_runindex_window w = { want_recent, NULL, 0 };
+
+	return rs_runindex_load_window(idx, r, rev, &w);
+}
+
+int rs_runindex_append_shard(struct rs_buf *path, struct rs_buf *text, struct rs_repo *r,
+			     const char *recorded_at)
+{
 	git_tree *sub = NULL;
-	const char **names = NULL;
-	size_t n = 0, loaded = 0;
+	git_blob *blob = NULL;
+	struct shard_list l = { NULL, 0, 0 };
+	struct shard_ref next;
 	int err;
 
-	err = index_tree(&sub, r->git, rev);
-	if (err || !sub)
-		goto out;
-	err = shard_names(&names, &n, sub);
+	err = rs_runindex_shard_path(path, recorded_at); /* checks recorded_at */
 	if (err)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		if (want_recent && loaded >= want_recent)
-			break;
-		err = load_shard(idx, r->git, sub, names[i], &loaded);
-		if (err)
-			goto out;
+	memcpy(next.month, recorded_at, 7);
+	next.month[7] = '\0';
+	next.seq = 1;
+	err = index_tree(&sub, r->git, NULL);
+	if (!err && sub)
+		err = list_shards(&l, r->git, sub, next.month);
+	if (err || !l.count)
+		goto out; /* the month's first shard, new */
+	rs_buf_clear(path);
+	err = read_ref(&blob, r->git, &l.refs[0], path);
+	if (err)
+		goto out;
+	/* The last shard of a month while it has room (and at the last number), else a new one. */
+	if (count_lines(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob)) <
+		    RS_RUNINDEX_SHARD_RUNS || l.refs[0].seq >= 9999) {
+		err = rs_buf_put(text, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+		goto out;
 	}
-	err = sort_tail(idx, 0);
+	next.seq = l.refs[0].seq + 1;
+	rs_buf_clear(path);
+	err = ref_path(path, &next);
 out:
-	free(names);
+	git_blob_free(blob);
+	free(l.refs);
 	git_tree_free(sub);
 	return err;
 }

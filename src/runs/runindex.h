@@ -2,13 +2,18 @@
  * The run index of a results repository: which runs exist, where their
  * folders are, and their headline metrics, without opening any run.
  *
- * On disk (docs/run-format.md): index/YYYY-MM.jsonl, one JSON object per
- * line and per run recorded that month (UTC), in recording order:
+ * On disk (docs/run-format.md): shards of JSON lines, one object per line
+ * and per run, in recording order:
  *   {"id","commit","branch","trigger","recorded_at","path","metrics":{...}}
- * `path` is the run folder relative to the repository root
+ * A month's (UTC) first RS_RUNINDEX_SHARD_RUNS runs are in
+ * index/YYYY-MM.jsonl, its further runs in index/YYYY-MM/0002.jsonl,
+ * 0003.jsonl... (RS_RUNINDEX_SHARD_RUNS each). Repositories written before
+ * shards were bounded hold one index/YYYY-MM.jsonl of any length a month:
+ * the same layout, with a first shard that is full. `path` is the run
+ * folder relative to the repository root
  * ("runs/2026/11/30/093012-ci-abc1234"). Recording a run rewrites only the
- * current month's shard, so a commit never costs O(runs) bytes; README.md
- * holds a bounded table of recent runs.
+ * month's last shard, so a commit costs O(1) bytes whatever the history
+ * or the month holds; README.md holds a bounded table of recent runs.
  *
  * Everything here reads *committed* files (blobs of a tree), never the
  * work tree and never LFS objects, so it works in a clone that holds no
@@ -35,6 +40,8 @@
 #define RS_RUNINDEX_MAX_LINE  (64u * 1024)        /* one run's line */
 #define RS_RUNINDEX_MAX_SHARD (256u * 1024 * 1024) /* one month's shard */
 #define RS_RUNINDEX_MAX_RUNS  (4u * 1024 * 1024)   /* runs held at once */
+/* A shard is full at this many runs: add starts the month's next one. */
+#define RS_RUNINDEX_SHARD_RUNS 128
 
 /* Fixed sizes of the fields that make up a run id. */
 #define RS_RUN_SHA7 7
@@ -66,15 +73,36 @@ void rs_runindex_release(struct rs_runindex *idx);
 /*
  * Load the index of the tree of `rev` (a revspec; NULL means HEAD).
  * `want_recent` = 0 loads every shard; otherwise shards are read newest
- * month first until at least `want_recent` runs are held (what the README
- * table and `list --limit` need) -- so the cost does not grow with
- * history. An unborn HEAD or a tree without index/ gives an empty index
+ * first (month, then shard number) until at least `want_recent` runs are
+ * held (what the README table and `list --limit` need) -- so the cost
+ * grows neither with the history nor with the runs of a month. An unborn HEAD or a tree without index/ gives an empty index
  * (0). Returns RS_ECORRUPT for a malformed line (message names the shard
  * and line), RS_ENOTFOUND if `rev` does not resolve.
  */
 RS_MUST_CHECK
 int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *repo,
 		     const char *rev, size_t want_recent);
+
+/*
+ * What a bounded load must hold before it stops: at least `runs` runs
+ * (0: every shard) of `branch` (NULL: of any branch; with
+ * `newest_branch`, of the branch of the newest run loaded).
+ */
+struct rs_runindex_window {
+	size_t runs;
+	const char *branch;
+	int newest_branch;
+};
+
+/*
+ * rs_runindex_load with a window: shards are read newest first (month,
+ * then shard number) until `w` is met, so `check` and `trend` read the
+ * shards their window needs, whatever the history holds. A branch with
+ * fewer runs than the window reads every shard.
+ */
+RS_MUST_CHECK
+int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *repo, const char *rev,
+			    const struct rs_runindex_window *w);
 
 /*
  * Parse the text of one shard and append its runs to `idx`, then keep the
@@ -123,6 +151,19 @@ void rs_run_entry_release(struct rs_run_entry *e);
 /* "index/YYYY-MM.jsonl" for an ISO 8601 recorded_at. RS_EUSAGE if malformed. */
 RS_MUST_CHECK
 int rs_runindex_shard_path(struct rs_buf *out, const char *recorded_at);
+
+/*
+ * The shard of HEAD's tree a run recorded at `recorded_at` is appended
+ * to: its path into `path`, its committed text (empty for a new shard)
+ * appended to `text`. That is the month's last shard while it holds fewer
+ * than RS_RUNINDEX_SHARD_RUNS runs (or is numbered 9999), else the next
+ * number (index/YYYY-MM/NNNN.jsonl); a month without runs starts with
+ * index/YYYY-MM.jsonl. RS_EUSAGE for a malformed time, RS_ECORRUPT for a
+ * shard over RS_RUNINDEX_MAX_SHARD (not read).
+ */
+RS_MUST_CHECK
+int rs_runindex_append_shard(struct rs_buf *path, struct rs_buf *text, struct rs_repo *repo,
+			     const char *recorded_at);
 
 /*
  * Render the root README.md: a title, a short paragraph on how to use the

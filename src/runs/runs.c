@@ -16,6 +16,13 @@ int rs_runs_open(struct rs_runs **out, struct rs_repo *repo, const char *rev)
 int rs_runs_open_recent(struct rs_runs **out, struct rs_repo *repo, const char *rev,
 			size_t want_recent)
 {
+	return rs_runs_open_window(out, repo, rev, want_recent, NULL, 0);
+}
+
+int rs_runs_open_window(struct rs_runs **out, struct rs_repo *repo, const char *rev,
+			size_t want, const char *branch, int newest_branch)
+{
+	struct rs_runindex_window w = { want, branch, newest_branch };
 	struct rs_runs *runs = calloc(1, sizeof(*runs));
 	int err;
 
@@ -23,7 +30,7 @@ int rs_runs_open_recent(struct rs_runs **out, struct rs_repo *repo, const char *
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	runs->repo = repo;
 	rs_runindex_init(&runs->idx);
-	err = rs_runindex_load(&runs->idx, repo, rev, want_recent);
+	err = rs_runindex_load_window(&runs->idx, repo, rev, &w);
 	if (err) {
 		rs_runs_free(runs);
 		return err;
