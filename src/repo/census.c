@@ -129,10 +129,9 @@ int rs_survey_remote_empty(const struct rs_survey *s)
 int rs_survey_find_oid(const struct rs_retention_plan *plan, size_t upto,
 		       const struct rs_id *oid)
 {
-	for (size_t i = 0; i < upto; i++)
-		if (!rs_id_cmp(&plan->items[i].oid, oid))
-			return (int)i;
-	return -1;
+	size_t first = rs_retention_plan_first(plan, oid);
+
+	return first < upto ? (int)first : -1;
 }
 
 int rs_verify_check(struct rs_survey *s, int deep)

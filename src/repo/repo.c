@@ -152,14 +152,32 @@ int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out)
 	return err;
 }
 
+int rs_repo_tree_file_id(git_oid *out, git_tree *tree, const char *path, const char *rev)
+{
+	git_tree_entry *entry = NULL;
+	int gerr, err = 0;
+
+	gerr = git_tree_entry_bypath(&entry, tree, path);
+	if (gerr == GIT_ENOTFOUND) {
+		git_error_clear();
+		return rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", path, rev);
+	}
+	if (gerr < 0 || git_tree_entry_type(entry) != GIT_OBJECT_BLOB)
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not a file in %s", path, rev);
+	else
+		git_oid_cpy(out, git_tree_entry_id(entry));
+	git_error_clear();
+	git_tree_entry_free(entry);
+	return err;
+}
+
 int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 			   size_t max, struct rs_buf *out)
 {
 	git_object *obj = NULL;
 	git_tree *tree = NULL;
-	git_tree_entry *entry = NULL;
 	git_blob *blob = NULL;
-	git_object_size_t size;
+	git_oid id;
 	int gerr, err;
 
 	gerr = git_revparse_single(&obj, r->git, rev ? rev : "HEAD");
@@ -175,25 +193,16 @@ int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 		err = git_fail(RS_EGENERIC, "cannot read a tree");
 		goto out;
 	}
-	gerr = git_tree_entry_bypath(&entry, tree, path);
-	if (gerr == GIT_ENOTFOUND) {
-		err = rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", path, rev ? rev : "HEAD");
-		goto out;
-	}
-	if (gerr < 0 || git_tree_entry_type(entry) != GIT_OBJECT_BLOB) {
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not a file in %s", path,
-				   rev ? rev : "HEAD");
-		goto out;
-	}
-	/* the size from the object's header: a blob past the cap is never read */
-	err = rs_repo_blob_capped(&blob, r->git, git_tree_entry_id(entry), max, path);
+	err = rs_repo_tree_file_id(&id, tree, path, rev ? rev : "HEAD");
 	if (err)
 		goto out;
-	size = git_blob_rawsize(blob);
-	err = rs_buf_put(out, git_blob_rawcontent(blob), (size_t)size);
+	/* the size from the object's header: a blob past the cap is never read */
+	err = rs_repo_blob_capped(&blob, r->git, &id, max, path);
+	if (err)
+		goto out;
+	err = rs_buf_put(out, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
 out:
 	git_blob_free(blob);
-	git_tree_entry_free(entry);
 	git_tree_free(tree);
 	git_object_free(obj);
 	return err;

@@ -78,6 +78,14 @@ int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, 
 			const char *what);
 
 /*
+ * The id of the blob at `path` in `tree` (the tree of the revision `rev`
+ * names, for messages) in *out, read from the tree entries alone.
+ * RS_ENOTFOUND when there is no such path or it is not a file.
+ */
+RS_MUST_CHECK
+int rs_repo_tree_file_id(git_oid *out, git_tree *tree, const char *path, const char *rev);
+
+/*
  * Read the blob at `path` in the tree of `rev` ("HEAD" when NULL) into
  * `out`, refusing blobs larger than `max` (RS_ECORRUPT). RS_ENOTFOUND when
  * there is no such path (or HEAD is unborn).

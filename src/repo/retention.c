@@ -131,6 +131,11 @@ void rs_retention_plan_release(struct rs_retention_plan *plan)
 		free(plan->items[i].recorded_at);
 	}
 	free(plan->items);
+	for (i = 0; i < plan->noid_keys; i++)
+		free(plan->oid_keys[i]);
+	free(plan->oid_keys);
+	rs_intern_release(&plan->by_run);
+	rs_intern_release(&plan->by_oid);
 	rs_buf_release(&plan->doubts);
 	rs_buf_release(&plan->notes);
 	memset(plan, 0, sizeof(*plan));
@@ -158,23 +163,49 @@ int rs_retention_plan_doubt(struct rs_retention_plan *plan, int code, const char
 	return 0;
 }
 
+static uint64_t run_hash(const struct rs_retention_plan *plan, const char *run_id)
+{
+	return rs_intern_hash(run_id, strlen(run_id), plan->seed ^ 0x72756e73u);
+}
+
+static uint64_t oid_hash(const struct rs_retention_plan *plan, const struct rs_id *oid)
+{
+	return rs_intern_hash(oid->id, RS_ID_RAWSZ, plan->seed ^ 0x6f696473u);
+}
+
+/* The first item of run `run_id`, or RS_PLAN_END. */
+static size_t first_of_run(const struct rs_retention_plan *plan, const char *run_id)
+{
+	uint32_t v = rs_intern_find(&plan->by_run, run_id, strlen(run_id), run_hash(plan, run_id));
+
+	return v == RS_INTERN_NONE ? RS_PLAN_END : v;
+}
+
+size_t rs_retention_plan_first(const struct rs_retention_plan *plan, const struct rs_id *oid)
+{
+	uint32_t v = rs_intern_find(&plan->by_oid, oid->id, RS_ID_RAWSZ, oid_hash(plan, oid));
+
+	return v == RS_INTERN_NONE ? RS_PLAN_END : v;
+}
+
+/* Item `i` is kept: so is its oid, whichever run names it. */
+static void keep_item(struct rs_retention_plan *plan, size_t i)
+{
+	plan->items[i].keep = 1;
+	plan->items[plan->items[i].first_of_oid].oid_kept = 1;
+}
+
 void rs_retention_plan_keep_run(struct rs_retention_plan *plan, const char *run_id)
 {
-	size_t i;
-
-	for (i = 0; i < plan->n; i++)
-		if (!strcmp(plan->items[i].run_id, run_id))
-			plan->items[i].keep = 1;
+	for (size_t i = first_of_run(plan, run_id); i != RS_PLAN_END; i = plan->items[i].next_of_run)
+		keep_item(plan, i);
 }
 
 int rs_retention_plan_keeps(const struct rs_retention_plan *plan, const struct rs_id *oid)
 {
-	size_t i;
+	size_t i = rs_retention_plan_first(plan, oid);
 
-	for (i = 0; i < plan->n; i++)
-		if (plan->items[i].keep && !rs_id_cmp(&plan->items[i].oid, oid))
-			return 1;
-	return 0;
+	return i != RS_PLAN_END && plan->items[i].oid_kept;
 }
 
 /*
@@ -194,20 +225,49 @@ static time_t parse_utc(const char *iso)
 	return timegm(&tm);
 }
 
+/* A new oid's first item `i`: a key of its own (items move as the array grows). */
+static int index_oid(struct rs_retention_plan *plan, const struct rs_id *oid, size_t i)
+{
+	struct rs_id *key;
+
+	if (rs_array_grow(&plan->oid_keys, &plan->oid_keys_alloc, plan->noid_keys + 1,
+			  sizeof(*plan->oid_keys), 64))
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	key = malloc(sizeof(*key));
+	if (!key)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	*key = *oid;
+	plan->oid_keys[plan->noid_keys++] = key;
+	return rs_intern_insert(&plan->by_oid, key->id, RS_ID_RAWSZ, oid_hash(plan, key), (uint32_t)i);
+}
+
+/*
+ * One (run, object) into the plan, or its flags onto the item already
+ * there: a run's items are found through its chain, an oid's first item
+ * through the table, so that adding costs O(objects of the run).
+ */
 static int add_item(struct rs_retention_plan *plan, const struct rs_run_entry *run,
 		    const struct rs_id *oid, uint64_t size, int keep, int pin)
 {
 	struct rs_plan_item *it;
-	size_t i;
+	size_t i, last = RS_PLAN_END, first;
+	int err;
 
-	for (i = 0; i < plan->n; i++) {
+	if (!plan->seed)
+		plan->seed = rs_intern_mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)plan) | 1;
+	for (i = first_of_run(plan, run->id); i != RS_PLAN_END; i = plan->items[i].next_of_run) {
 		it = &plan->items[i];
-		if (!rs_id_cmp(&it->oid, oid) && !strcmp(it->run_id, run->id)) {
-			it->keep |= keep;
+		if (!rs_id_cmp(&it->oid, oid)) {
 			it->pinned |= pin;
+			if (keep)
+				keep_item(plan, i);
 			return 0;
 		}
+		last = i;
 	}
+	if (plan->n >= RS_INTERN_NONE - 1)
+		return rs_error_set(RS_ETOOBIG, "more than %u LFS objects in the runs of every ref",
+				    RS_INTERN_NONE - 1);
 	if (rs_array_grow(&plan->items, &plan->alloc, plan->n + 1, sizeof(*it), 64))
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	it = &plan->items[plan->n];
@@ -223,67 +283,237 @@ static int add_item(struct rs_retention_plan *plan, const struct rs_run_entry *r
 	}
 	it->oid = *oid;
 	it->size = size;
-	it->keep = keep;
 	it->pinned = pin;
+	it->next_of_run = RS_PLAN_END;
+	i = plan->n;
+	first = rs_retention_plan_first(plan, oid);
+	err = 0;
+	if (first == RS_PLAN_END) {
+		first = i;
+		err = index_oid(plan, oid, i);
+	}
+	if (!err && last == RS_PLAN_END)
+		err = rs_intern_insert(&plan->by_run, it->run_id, strlen(it->run_id),
+				       run_hash(plan, it->run_id), (uint32_t)i);
+	if (err) {
+		free(it->run_id);
+		free(it->branch);
+		free(it->recorded_at);
+		return err;
+	}
+	if (last != RS_PLAN_END)
+		plan->items[last].next_of_run = i;
+	it->first_of_oid = first;
 	plan->n++;
+	if (keep)
+		keep_item(plan, i);
 	return 0;
 }
 
-/* The LFS objects of one run (from its run.json at `rev`). */
-static int run_objects(struct rs_repo *r, const char *rev, const struct rs_run_entry *run,
-		       struct rs_retention_plan *plan, int keep, int pin)
-{
-	struct rs_buf rel = RS_BUF_INIT, text = RS_BUF_INIT;
-	json_t *root = NULL, *item;
-	json_error_t jerr;
-	size_t i;
-	int err = rs_buf_printf(&rel, "%s/run.json", run->path);
+/* One run.json's LFS objects, parsed once however many refs hold that blob. */
+struct run_json_objects {
+	git_oid blob;
+	size_t n;
+	struct rs_id *oids;
+	uint64_t *sizes;
+};
 
-	if (!err)
-		err = rs_repo_read_tree_file(r, rev, rel.ptr, RUN_JSON_MAX, &text);
-	if (err)
-		goto out;
-	root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(root)) {
-		err = rs_error_set(RS_ECORRUPT, "run %s: '%s' is not valid JSON: %s", run->id, rel.ptr, jerr.text);
-		goto out;
+/*
+ * What planning every ref shares: the run.json files parsed so far, by
+ * blob id. Refs at distinct commits of one history hold the same run.json
+ * blobs for every run they share, so each is read and parsed once, and
+ * planning grows with the runs, not with the runs times the refs.
+ */
+struct planner {
+	struct rs_repo *r;
+	time_t now;
+	struct rs_retention_plan *plan;
+	struct rs_intern parsed;          /* blob id -> index in `files` */
+	struct run_json_objects **files;
+	size_t nfiles, alloc;
+	uint64_t seed;
+};
+
+static void planner_release(struct planner *pl)
+{
+	for (size_t i = 0; i < pl->nfiles; i++) {
+		free(pl->files[i]->oids);
+		free(pl->files[i]->sizes);
+		free(pl->files[i]);
 	}
-	json_array_foreach(json_object_get(root, "files"), i, item) {
+	free(pl->files);
+	rs_intern_release(&pl->parsed);
+}
+
+/* The LFS objects named by the "files" of the run.json `root` of `run` (at `rel`) into `f`. */
+static int parse_run_objects(struct run_json_objects *f, json_t *root, const struct rs_run_entry *run,
+			     const char *rel)
+{
+	json_t *files = json_object_get(root, "files"), *item;
+	size_t i, n = json_is_array(files) ? json_array_size(files) : 0;
+
+	f->oids = calloc(n ? n : 1, sizeof(*f->oids));
+	f->sizes = calloc(n ? n : 1, sizeof(*f->sizes));
+	if (!f->oids || !f->sizes)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	json_array_foreach(files, i, item) {
 		const char *hex = json_string_value(json_object_get(item, "oid"));
 		json_t *size = json_object_get(item, "size");
-		struct rs_id oid;
 
 		if (!json_is_true(json_object_get(item, "lfs")))
 			continue;
-		if (!hex || strlen(hex) != RS_ID_HEXSZ || rs_id_from_hex(&oid, hex, RS_ID_HEXSZ) ||
-		    !json_is_integer(size) || json_integer_value(size) < 0) {
-			err = rs_error_set(RS_ECORRUPT, "run %s: '%s' names an LFS file without a valid oid and size",
-					   run->id, rel.ptr);
-			goto out;
-		}
-		err = add_item(plan, run, &oid, (uint64_t)json_integer_value(size), keep, pin);
-		if (err)
-			goto out;
+		if (!hex || strlen(hex) != RS_ID_HEXSZ || rs_id_from_hex(&f->oids[f->n], hex, RS_ID_HEXSZ) ||
+		    !json_is_integer(size) || json_integer_value(size) < 0)
+			return rs_error_set(RS_ECORRUPT, "run %s: '%s' names an LFS file without a valid oid and size",
+					    run->id, rel);
+		f->sizes[f->n++] = (uint64_t)json_integer_value(size);
 	}
+	return 0;
+}
+
+/*
+ * The LFS objects of the run.json blob `blob` of `run` (at `rel`), read
+ * (through its cap) and parsed on first use; borrowed from `pl`. A file
+ * that cannot be read or parsed is not remembered: each ref holding it
+ * says so.
+ */
+static int run_json_objects(const struct run_json_objects **out, struct planner *pl, const git_oid *blob,
+			    const struct rs_run_entry *run, const char *rel)
+{
+	struct run_json_objects *f = NULL;
+	git_blob *b = NULL;
+	json_t *root = NULL;
+	json_error_t jerr;
+	uint64_t h = rs_intern_hash(blob->id, GIT_OID_RAWSZ, pl->seed);
+	uint32_t at = rs_intern_find(&pl->parsed, blob->id, GIT_OID_RAWSZ, h);
+	int err;
+
+	if (at != RS_INTERN_NONE) {
+		*out = pl->files[at];
+		return 0;
+	}
+	err = rs_repo_blob_capped(&b, pl->r->git, blob, RUN_JSON_MAX, rel);
+	if (err)
+		goto out;
+	root = json_loadb(git_blob_rawcontent(b), (size_t)git_blob_rawsize(b), JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(root)) {
+		err = rs_error_set(RS_ECORRUPT, "run %s: '%s' is not valid JSON: %s", run->id, rel, jerr.text);
+		goto out;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f || rs_array_grow(&pl->files, &pl->alloc, pl->nfiles + 1, sizeof(*pl->files), 64)) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	git_oid_cpy(&f->blob, blob);
+	err = parse_run_objects(f, root, run, rel);
+	if (err)
+		goto out;
+	err = rs_intern_insert(&pl->parsed, f->blob.id, GIT_OID_RAWSZ, h, (uint32_t)pl->nfiles);
+	if (err)
+		goto out;
+	pl->files[pl->nfiles++] = f;
+	*out = f;
+	f = NULL;
 out:
+	if (f) {
+		free(f->oids);
+		free(f->sizes);
+		free(f);
+	}
 	json_decref(root);
-	rs_buf_release(&rel);
-	rs_buf_release(&text);
+	git_blob_free(b);
 	return err;
 }
 
+/* The LFS objects of one run (from its run.json in `tree`, the tree of `rev`). */
+static int run_objects(struct planner *pl, git_tree *tree, const char *rev, const struct rs_run_entry *run,
+		       int keep, int pin)
+{
+	const struct run_json_objects *f = NULL;
+	struct rs_buf rel = RS_BUF_INIT;
+	git_oid blob;
+	int err = rs_buf_printf(&rel, "%s/run.json", run->path);
+
+	if (!err)
+		err = rs_repo_tree_file_id(&blob, tree, rel.ptr, rev);
+	if (!err)
+		err = run_json_objects(&f, pl, &blob, run, rel.ptr);
+	for (size_t i = 0; !err && i < f->n; i++)
+		err = add_item(pl->plan, run, &f->oids[i], f->sizes[i], keep, pin);
+	rs_buf_release(&rel);
+	return err;
+}
+
+/* keep_last counts runs by branch, or by branch and trigger. */
+static const char *run_trigger_key(const struct rs_run_entry *e, int per_trigger)
+{
+	return per_trigger && e->trigger ? e->trigger : "";
+}
+
+static int cmp_keep_last(const void *a, const void *b, void *arg)
+{
+	const size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct rs_runindex *idx = ((const void **)arg)[0];
+	const int per_trigger = *(const int *)((const void **)arg)[1];
+	const struct rs_run_entry *x = &idx->runs[i], *y = &idx->runs[j];
+	int c = strcmp(x->branch ? x->branch : "", y->branch ? y->branch : "");
+
+	if (!c)
+		c = strcmp(run_trigger_key(x, per_trigger), run_trigger_key(y, per_trigger));
+	if (!c)
+		c = i < j ? -1 : i > j;
+	return c;
+}
 
 /*
- * Whether keep_last keeps run `i` of `idx`: one of the newest N of its
- * branch, or per trigger of its branch and trigger (a trigger the object
- * does not name, without "*": keep_last does not count it, so keeps it).
+ * For every run `i` of `idx`, in `newer[i]`, how many later runs of the
+ * index are of its branch (and, per trigger, of its trigger): keep_last's
+ * question, answered by one sort instead of a scan per run.
  */
-static int keep_last_keeps(const struct rs_retention *pol, const struct rs_runindex *idx, size_t i)
+static int count_newer(size_t **out, const struct rs_retention *pol, const struct rs_runindex *idx)
 {
-	const struct rs_run_entry *run = &idx->runs[i];
-	const char *branch = run->branch ? run->branch : "";
+	size_t *order = calloc(idx->count ? idx->count : 1, sizeof(*order));
+	size_t *newer = calloc(idx->count ? idx->count : 1, sizeof(*newer));
+	const void *arg[2] = { idx, &pol->per_trigger };
+
+	if (!order || !newer) {
+		free(order);
+		free(newer);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (size_t i = 0; i < idx->count; i++)
+		order[i] = i;
+	qsort_r(order, idx->count, sizeof(*order), cmp_keep_last, (void *)arg);
+	for (size_t a = 0, b; a < idx->count; a = b) {
+		const struct rs_run_entry *first = &idx->runs[order[a]];
+
+		for (b = a + 1; b < idx->count; b++) {
+			const struct rs_run_entry *e = &idx->runs[order[b]];
+
+			if (strcmp(e->branch ? e->branch : "", first->branch ? first->branch : "") ||
+			    strcmp(run_trigger_key(e, pol->per_trigger), run_trigger_key(first, pol->per_trigger)))
+				break;
+		}
+		for (size_t p = a; p < b; p++)
+			newer[order[p]] = b - 1 - p;
+	}
+	free(order);
+	*out = newer;
+	return 0;
+}
+
+/*
+ * Whether keep_last keeps a run of trigger `trigger` that `newer` later
+ * runs of its branch (per trigger: and trigger) follow: one of the newest
+ * N of its branch, or per trigger of its branch and trigger (a trigger
+ * the object does not name, without "*": keep_last does not count it, so
+ * keeps it).
+ */
+static int keep_last_keeps(const struct rs_retention *pol, const struct rs_run_entry *run, size_t newer)
+{
 	const char *trigger = run->trigger ? run->trigger : "";
-	unsigned limit = pol->keep_last, newer = 0;
+	unsigned limit = pol->keep_last;
 	int named = 0;
 
 	if (pol->per_trigger) {
@@ -295,17 +525,6 @@ static int keep_last_keeps(const struct rs_retention *pol, const struct rs_runin
 		}
 		if (!named && !pol->keep_last_rest)
 			return 1;
-	}
-	if (!limit)
-		return 0;
-	for (size_t j = i + 1; j < idx->count && newer < limit; j++) {
-		const struct rs_run_entry *b = &idx->runs[j];
-
-		if (strcmp(b->branch ? b->branch : "", branch))
-			continue;
-		if (pol->per_trigger && strcmp(b->trigger ? b->trigger : "", trigger))
-			continue;
-		newer++;
 	}
 	return newer < limit;
 }
@@ -321,7 +540,8 @@ static int keep_days_keeps(const struct rs_retention *pol, const struct rs_run_e
 	at = parse_utc(run->recorded_at);
 	if (at >= 0)
 		return now - at < (time_t)pol->keep_days * 86400;
-	if (!strstr(rs_buf_cstr(&plan->notes), run->id))
+	/* Said once per run: a run planned already (another ref) was said then. */
+	if (first_of_run(plan, run->id) == RS_PLAN_END && !strstr(rs_buf_cstr(&plan->notes), run->id))
 		*err = rs_buf_printf(&plan->notes, "run %s: its recorded_at '%s' is not a UTC time "
 				     "(YYYY-MM-DDTHH:MM:SSZ): an unknown age, its raw session is kept\n",
 				     run->id, run->recorded_at ? run->recorded_at : "");
@@ -337,6 +557,20 @@ static int doubt_here(struct rs_retention_plan *plan, int code, const char *labe
 	return err;
 }
 
+/* The tree of `rev` (NULL: HEAD) in *out, the caller's. */
+static int rev_tree(git_tree **out, struct rs_repo *r, const char *rev)
+{
+	git_object *obj = NULL;
+	int err = 0;
+
+	if (git_revparse_single(&obj, r->git, rev ? rev : "HEAD") < 0 ||
+	    git_object_peel((git_object **)out, obj, GIT_OBJECT_TREE) < 0)
+		err = rs_error_set(RS_EGENERIC, "cannot read the tree of %s: %s", rev ? rev : "HEAD",
+				   git_error_last() ? git_error_last()->message : "unknown error");
+	git_object_free(obj);
+	return err;
+}
+
 /*
  * Apply the policy committed at `rev` (a commit; NULL: HEAD) to the runs
  * indexed there. `label` names the ref in messages. What cannot be read
@@ -345,18 +579,20 @@ static int doubt_here(struct rs_retention_plan *plan, int code, const char *labe
  * names none that could be dropped), an index that does not its runs (gc
  * then removes nothing anyway).
  */
-static int plan_rev(struct rs_repo *r, const char *rev, const char *label, time_t now,
-		    struct rs_retention_plan *plan)
+static int plan_rev(struct planner *pl, const char *rev, const char *label)
 {
 	static const char fix[] = "gc deletes nothing until it is fixed there (commit a fix on that "
 				  "branch, or delete the branch); verify still verifies the other runs";
+	struct rs_retention_plan *plan = pl->plan;
 	struct rs_retention pol;
 	struct rs_runindex idx;
 	struct rs_buf pins = RS_BUF_INIT;
+	git_tree *tree = NULL;
+	size_t *newer = NULL;
 	int err, unsure = 0;
 
 	rs_runindex_init(&idx);
-	err = rs_retention_load(r, rev, &pol);
+	err = rs_retention_load(pl->r, rev, &pol);
 	if (err) {
 		memset(&pol, 0, sizeof(pol));
 		unsure = 1;
@@ -364,7 +600,7 @@ static int plan_rev(struct rs_repo *r, const char *rev, const char *label, time_
 		if (err)
 			goto out;
 	}
-	err = rs_repo_read_tree_file(r, rev, RS_PINS_FILE, RS_PINS_MAX, &pins);
+	err = rs_repo_read_tree_file(pl->r, rev, RS_PINS_FILE, RS_PINS_MAX, &pins);
 	if (err == RS_ENOTFOUND) {
 		rs_error_clear();
 		err = 0;
@@ -375,34 +611,41 @@ static int plan_rev(struct rs_repo *r, const char *rev, const char *label, time_
 		if (err)
 			goto out;
 	}
-	err = rs_runindex_load(&idx, r, rev, 0);
+	err = rs_runindex_load(&idx, pl->r, rev, 0);
 	if (err) {
 		plan->unread++;
 		err = doubt_here(plan, err, label, fix);
 		goto out;
 	}
-	if (!pol.configured && !unsure && idx.count) {
+	if (!idx.count)
+		goto out;
+	if (!pol.configured && !unsure) {
 		err = rs_buf_printf(&plan->notes, "%s has no retention policy in %s: its %zu runs keep "
 				    "their raw sessions\n", label, RS_REPO_MARKER, idx.count);
 		if (err)
 			goto out;
 	}
+	err = rev_tree(&tree, pl->r, rev);
+	if (!err)
+		err = count_newer(&newer, &pol, &idx);
 	/* Newest first, counting each branch's runs. */
 	for (size_t i = idx.count; !err && i-- > 0;) {
 		const struct rs_run_entry *run = &idx.runs[i];
 		int pin = rs_pins_text_names(&pins, run->id);
-		int keep = !pol.configured || pin || keep_last_keeps(&pol, &idx, i) ||
-			   keep_days_keeps(&pol, run, now, plan, &err);
+		int keep = !pol.configured || pin || keep_last_keeps(&pol, run, newer[i]) ||
+			   keep_days_keeps(&pol, run, pl->now, plan, &err);
 
 		if (err)
 			break;
-		err = run_objects(r, rev, run, plan, keep, pin);
+		err = run_objects(pl, tree, rev ? rev : "HEAD", run, keep, pin);
 		if (err) {
 			plan->unread++;
 			err = doubt_here(plan, err, label, fix);
 		}
 	}
 out:
+	free(newer);
+	git_tree_free(tree);
 	rs_runindex_release(&idx);
 	rs_buf_release(&pins);
 	return err;
@@ -447,8 +690,8 @@ struct planned {
  * clone's), unless it was planned already. `*added` says whether it was
  * new. A ref that is no commit (a tag of a tree) has no runs.
  */
-static int plan_commit(struct rs_repo *r, const git_oid *target, const char *name, const char *remote,
-		       time_t now, struct planned *seen, struct rs_retention_plan *plan, int *added)
+static int plan_commit(struct planner *pl, const git_oid *target, const char *name, const char *remote,
+		       struct planned *seen, int *added)
 {
 	struct rs_buf label = RS_BUF_INIT;
 	git_object *obj = NULL, *commit = NULL;
@@ -456,7 +699,7 @@ static int plan_commit(struct rs_repo *r, const git_oid *target, const char *nam
 	int err = 0;
 
 	*added = 0;
-	if (git_object_lookup(&obj, r->git, target, GIT_OBJECT_ANY) < 0 ||
+	if (git_object_lookup(&obj, pl->r->git, target, GIT_OBJECT_ANY) < 0 ||
 	    git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
 		git_error_clear();
 		goto out;
@@ -473,7 +716,7 @@ static int plan_commit(struct rs_repo *r, const git_oid *target, const char *nam
 	git_oid_tostr(hex, sizeof(hex), git_object_id(commit));
 	err = ref_label(&label, name, remote);
 	if (!err)
-		err = plan_rev(r, hex, label.ptr, now, plan);
+		err = plan_rev(pl, hex, label.ptr);
 out:
 	git_object_free(commit);
 	git_object_free(obj);
@@ -482,22 +725,22 @@ out:
 }
 
 /* Plan the tips of the git remote's refs, then this clone's refs, each commit once. */
-static int plan_refs(struct rs_repo *r, time_t now, const struct rs_git_refs *remote,
-		     struct rs_retention_plan *plan)
+static int plan_refs(struct planner *pl, const struct rs_git_refs *remote)
 {
+	struct rs_retention_plan *plan = pl->plan;
 	git_reference_iterator *it = NULL;
 	git_reference *ref = NULL;
 	struct planned seen = { NULL, 0, 0 };
 	int err = 0, added;
 
 	for (size_t i = 0; remote && i < remote->n && !err; i++) {
-		err = plan_commit(r, &remote->refs[i].oid, remote->refs[i].name, remote->remote, now, &seen,
-				  plan, &added);
+		err = plan_commit(pl, &remote->refs[i].oid, remote->refs[i].name, remote->remote, &seen,
+				  &added);
 		plan->refs++;
 	}
 	if (err)
 		goto out;
-	if (git_reference_iterator_new(&it, r->git) < 0) {
+	if (git_reference_iterator_new(&it, pl->r->git) < 0) {
 		err = rs_error_set(RS_EGENERIC, "cannot list the refs: %s", git_error_last()->message);
 		goto out;
 	}
@@ -506,8 +749,8 @@ static int plan_refs(struct rs_repo *r, time_t now, const struct rs_git_refs *re
 
 		if (is_kept_ref(git_reference_name(ref)) &&
 		    git_reference_peel(&target, ref, GIT_OBJECT_ANY) == 0) {
-			err = plan_commit(r, git_object_id(target), git_reference_name(ref), NULL, now, &seen,
-					  plan, &added);
+			err = plan_commit(pl, git_object_id(target), git_reference_name(ref), NULL, &seen,
+					  &added);
 			plan->local_refs += added;
 		}
 		git_error_clear();
@@ -520,33 +763,25 @@ out:
 	return err;
 }
 
-/* The distinct runs of the plan's items. */
-static size_t distinct_runs(const struct rs_retention_plan *plan)
-{
-	size_t i, j, n = 0;
-	int dup;
-
-	for (i = 0; i < plan->n; i++) {
-		dup = 0;
-		for (j = 0; j < i && !dup; j++)
-			dup = !strcmp(plan->items[j].run_id, plan->items[i].run_id);
-		n += !dup;
-	}
-	return n;
-}
-
 int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
 			   const struct rs_git_refs *remote, struct rs_retention_plan *plan)
 {
+	struct planner pl;
 	int err;
 
+	memset(&pl, 0, sizeof(pl));
+	pl.r = r;
+	pl.now = now;
+	pl.plan = plan;
+	pl.seed = rs_intern_mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&pl);
 	if (only_head) {
-		err = plan_rev(r, NULL, "HEAD", now, plan);
+		err = plan_rev(&pl, NULL, "HEAD");
 		plan->local_refs = 1;
 	} else {
-		err = plan_refs(r, now, remote, plan);
+		err = plan_refs(&pl, remote);
 	}
+	planner_release(&pl);
 	if (!err)
-		plan->runs = distinct_runs(plan);
+		plan->runs = plan->by_run.count; /* the distinct runs */
 	return err;
 }
