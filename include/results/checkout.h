@@ -2,7 +2,7 @@
  * results: putting an LFS object where a user reads it: a verified copy,
  * and the working-tree checkout that replaces a pointer file by its
  * content, as `git lfs checkout` does (results fetch). Conventions:
- * results/repo.h. The pointer is a parsed LFS pointer (repo/pointer.h),
+ * results/repo.h. The pointer is a parsed LFS pointer (git/pointer.h),
  * the oid a SHA-256 (util/hash.h).
  */
 #ifndef RESULTS_CHECKOUT_H

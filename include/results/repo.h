@@ -15,7 +15,7 @@
  *    results are appended to them.
  *
  * struct rs_repo is opaque here; the library's own code sees its fields
- * through src/repo/repo.h.
+ * through src/git/repo.h.
  */
 #ifndef RESULTS_REPO_H
 #define RESULTS_REPO_H

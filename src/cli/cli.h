@@ -104,7 +104,7 @@ int rs_cli_report(int err);
  * Open the results repository around the current directory, or print the
  * error and return RS_EXIT_NOT_REPO. `*out` is the caller's (rs_repo_free).
  * Declared with an incomplete type so that commands that do not use the
- * repository need not include repo/repo.h.
+ * repository need not include git/repo.h.
  */
 struct rs_repo;
 int rs_cli_open_repo(struct rs_repo **out);

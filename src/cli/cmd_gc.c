@@ -1,7 +1,7 @@
 /*
  * results gc [--dry-run] [--grace DURATION [--force]] [--no-fetch]: apply
  * the committed retention policy of every ref of the git remote and of
- * this clone (src/repo/gitremote.c lists them) to the store, then collect packs that no
+ * this clone (src/git/gitremote.c lists them) to the store, then collect packs that no
  * manifest references with the mark / grace / sweep protocol of
  * docs/store-format.md, safe while other machines push.
  */

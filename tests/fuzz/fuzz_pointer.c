@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "repo/pointer.h"
+#include "git/pointer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "repo/runindex.h"
+#include "runs/runindex.h"
 #include "results/buf.h"
 #include "results/error.h"
 

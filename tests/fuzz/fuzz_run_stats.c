@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "repo/stats.h"
+#include "runs/stats.h"
 #include "results/error.h"
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "check failed: %s\n", #c); abort(); } } while (0)

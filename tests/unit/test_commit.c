@@ -1,4 +1,4 @@
-/* One-commit writes through libgit2 (repo/commit.h). */
+/* One-commit writes through libgit2 (git/commit.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +13,8 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "repo/commit.h"
-#include "repo/repo.h"
+#include "git/commit.h"
+#include "git/repo.h"
 #include "results/buf.h"
 #include "results/error.h"
 #include "util/fs.h"

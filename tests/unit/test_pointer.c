@@ -1,4 +1,4 @@
-/* LFS pointer parsing and formatting (repo/pointer.h). */
+/* LFS pointer parsing and formatting (git/pointer.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "repo/pointer.h"
+#include "git/pointer.h"
 #include "results/error.h"
 
 #define OID "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393"

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "remote/remote.h"
-#include "repo/repo.h"
+#include "git/repo.h"
 #include "results/error.h"
 
 static void ok(const char *url)

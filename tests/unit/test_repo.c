@@ -1,4 +1,4 @@
-/* repo/repo.h helpers: URL credentials, LFS endpoints, the local LFS store. */
+/* git/repo.h helpers: URL credentials, LFS endpoints, the local LFS store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "repo/repo.h"
+#include "git/repo.h"
 #include "results/error.h"
 #include "util/fs.h"
 

@@ -15,8 +15,8 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "repo/pointer.h"
-#include "repo/repo.h"
+#include "git/pointer.h"
+#include "git/repo.h"
 #include "results/checkout.h"
 #include "results/error.h"
 #include "util/fs.h"

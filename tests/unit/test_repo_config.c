@@ -1,5 +1,5 @@
 /*
- * repo/config.h and the repository facts lfs-agent takes from src/repo:
+ * git/config.h and the repository facts lfs-agent takes from src/repo:
  * one config snapshot for the CLI and the agent, lfs.storage as git-lfs
  * reads it, bare repositories for the agent.
  */
@@ -15,8 +15,8 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "repo/config.h"
-#include "repo/repo.h"
+#include "git/config.h"
+#include "git/repo.h"
 #include "results/error.h"
 #include "util/fs.h"
 

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "repo/repo.h"
+#include "git/repo.h"
 #include "results/setup.h"
 #include "results/error.h"
 #include "util/fs.h"

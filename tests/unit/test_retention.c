@@ -1,5 +1,5 @@
 /*
- * Unit tests of the pins.txt parser (src/repo/pins.c) that gc and
+ * Unit tests of the pins.txt parser (src/runs/pins.c) that gc and
  * `results pin` share: CRLF line ends, surrounding blanks, comments, a
  * last line without '\n', and that dropping a pin keeps every other line
  * byte for byte.
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "repo/retention.h"
+#include "runs/retention.h"
 #include "results/buf.h"
 
 #define A "20261201-035320-manual-1234aaa"

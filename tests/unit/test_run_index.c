@@ -1,5 +1,5 @@
 /*
- * Unit tests of src/repo/runindex.c: line format round trip, ordering,
+ * Unit tests of src/runs/runindex.c: line format round trip, ordering,
  * resolving by run id and commit prefix (ambiguity included), bounded
  * loading of monthly shards from a committed tree, README bounds, and
  * refusal of malformed lines.
@@ -16,9 +16,9 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "repo/commit.h"
-#include "repo/repo.h"
-#include "repo/runindex.h"
+#include "git/commit.h"
+#include "git/repo.h"
+#include "runs/runindex.h"
 #include "results/buf.h"
 #include "results/error.h"
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests of src/repo/run.c: input validation, run.json and summary.md
+ * Unit tests of src/runs/run.c: input validation, run.json and summary.md
  * rendering (escaping of user strings), and recording into a real
  * repository: one commit, the LFS object placed, and on a bad input
  * nothing left behind (no commit, no object, no temporary file).
@@ -18,8 +18,8 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "repo/repo.h"
-#include "repo/run.h"
+#include "git/repo.h"
+#include "runs/run.h"
 #include "results/buf.h"
 #include "results/error.h"
 #include "util/fs.h"

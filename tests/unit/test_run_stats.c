@@ -1,5 +1,5 @@
 /*
- * Unit tests of src/repo/stats.c: flattening of stats JSON, the streaming
+ * Unit tests of src/runs/stats.c: flattening of stats JSON, the streaming
  * CSV summary, file roles, and the caps on untrusted input.
  */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "repo/stats.h"
+#include "runs/stats.h"
 #include "results/error.h"
 
 static char *write_tmp(const char *text)

@@ -1,5 +1,5 @@
 /*
- * repo/unpushed.h: the copies `results add` holds of recorded LFS objects
+ * git/unpushed.h: the copies `results add` holds of recorded LFS objects
  * until the store has them (in .git/results/unpushed/<oid>), outside the
  * reach of `git lfs prune`: a hard link to the object, put back when
  * git-lfs deleted it, served, listed and released; and what a hostile
@@ -19,8 +19,8 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "repo/repo.h"
-#include "repo/unpushed.h"
+#include "git/repo.h"
+#include "git/unpushed.h"
 #include "results/error.h"
 #include "util/fs.h"
 

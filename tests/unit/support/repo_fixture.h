@@ -12,7 +12,7 @@
 #include <string.h>
 #include <git2.h>
 
-#include "repo/repo.h"
+#include "git/repo.h"
 
 /* libgit2's global, XDG and system configuration searched in `dir` too. */
 #define REPO_FIXTURE_SEARCH_PATH 1

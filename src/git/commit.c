@@ -1,0 +1,1131 @@
+/*
+ * One commit of a set of files through libgit2, without touching anything
+ * else the user has in the index or working tree.
+ *
+ * Outline (why each step is where it is):
+ *  0. Take the journal (.git/results/commit-journal), which is also the
+ *     lock among results processes; a dead process's journal is first
+ *     finished or undone (rs_commit_recover).
+ *  1. Validate paths and read HEAD (or note an unborn branch).
+ *  2. Write blobs and build the new tree from HEAD's tree with
+ *     git_tree_create_updated: the commit never picks up other staged
+ *     changes, unlike a commit made from the index.
+ *  3. Refuse if a touched path has local changes we would overwrite.
+ *  4. Create the commit object (unreferenced: invisible) and write into
+ *     the journal the branch, its old commit and the new one.
+ *  5. Put the new files in the working tree (each written under
+ *     .git/results/tmp, then renamed into place) and then their index
+ *     entries, with stat data taken from the files we wrote so that
+ *     `git status` sees them clean without re-hashing.
+ *  6. Move the branch with a compare-and-swap against the HEAD read in
+ *     step 1: this single ref update is the commit point, and it comes
+ *     LAST. If it fails, step 5 is undone and the repository is as before.
+ *  7. Remove the journal.
+ *
+ * Why the ref last: three files change (working tree, index, ref) and no
+ * order makes every moment clean for `git status`. With the ref first, a
+ * kill leaves HEAD ahead of the index: the run shows as deleted and the
+ * user's next ordinary commit removes it. With the ref last, a kill leaves
+ * the run's files staged or untracked, which no git command turns into a
+ * loss; and the journal lets the next results command undo them (branch
+ * not moved) or finish the checkout (branch moved).
+ */
+#include "git/commit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "results/error.h"
+#include "util/fs.h"
+#include "util/path.h"
+
+#define PATH_LIMIT 4096
+
+static int git_fail(int code, const char *what)
+{
+	const git_error *e = git_error_last();
+
+	return rs_error_set(code, "%s: %s", what, e && e->message ? e->message : "libgit2 error");
+}
+
+
+/* Author or committer: environment, then git config, then a fixed name. */
+static int make_signature(git_signature **out, git_repository *repo,
+			  const struct rs_commit_options *opts, const char *role)
+{
+	char kname[32], kmail[32];
+	const char *name, *mail;
+	git_signature *def = NULL;
+	int gerr;
+
+	snprintf(kname, sizeof(kname), "GIT_%s_NAME", role);
+	snprintf(kmail, sizeof(kmail), "GIT_%s_EMAIL", role);
+	name = opts->author_name ? opts->author_name : getenv(kname);
+	mail = opts->author_email ? opts->author_email : getenv(kmail);
+	if ((!name || !mail) && git_signature_default(&def, repo) == 0) {
+		if (!name)
+			name = def->name;
+		if (!mail)
+			mail = def->email;
+	}
+	gerr = git_signature_now(out, name && *name ? name : "results",
+				 mail && *mail ? mail : "results@localhost");
+	git_signature_free(def);
+	if (gerr < 0)
+		return git_fail(RS_EGENERIC, "cannot make a commit signature");
+	return 0;
+}
+
+/* The id of `path` in `tree` (NULL tree: absent). 1 when present. */
+static int tree_id(git_oid *out, git_tree *tree, const char *path)
+{
+	git_tree_entry *e = NULL;
+	int present = 0;
+
+	if (tree && git_tree_entry_bypath(&e, tree, path) == 0) {
+		if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
+			git_oid_cpy(out, git_tree_entry_id(e));
+			present = 1;
+		}
+		git_tree_entry_free(e);
+	}
+	return present;
+}
+
+/*
+ * Step 3: a path may be overwritten when its index entry and its working
+ * file are each either what HEAD has, what we are about to write, or
+ * absent.
+ */
+static int check_local_changes(struct rs_repo *r, git_index *index, git_tree *base,
+			       const struct rs_commit_file *f, const git_oid *new_id,
+			       const char *full)
+{
+	const git_index_entry *ie;
+	git_oid head_id, wid;
+	int in_head = tree_id(&head_id, base, f->path);
+	struct stat st;
+
+	ie = git_index_get_bypath(index, f->path, 0);
+	if (ie && !(in_head && git_oid_equal(&ie->id, &head_id)) &&
+	    !(new_id && git_oid_equal(&ie->id, new_id)))
+		return rs_error_set(RS_EUSAGE,
+				    "'%s' has staged changes that the commit would overwrite; "
+				    "commit or unstage them first", f->path);
+	if (lstat(full, &st) != 0)
+		return 0;
+	if (!S_ISREG(st.st_mode))
+		return rs_error_set(RS_EUSAGE, "'%s' is in the way (not a regular file)", f->path);
+	if (git_odb_hashfile(&wid, full, GIT_OBJECT_BLOB) < 0)
+		return git_fail(RS_EGENERIC, "cannot hash a working-tree file");
+	if ((in_head && git_oid_equal(&wid, &head_id)) || (new_id && git_oid_equal(&wid, new_id)))
+		return 0;
+	return rs_error_set(RS_EUSAGE,
+			    "'%s' has local changes that the commit would overwrite; "
+			    "commit, move or remove it first", f->path);
+}
+
+void rs_commit_entry_stat(git_index_entry *e, const struct stat *st)
+{
+	e->ctime.seconds = (int32_t)st->st_ctim.tv_sec;
+	e->ctime.nanoseconds = (uint32_t)st->st_ctim.tv_nsec;
+	e->mtime.seconds = (int32_t)st->st_mtim.tv_sec;
+	e->mtime.nanoseconds = (uint32_t)st->st_mtim.tv_nsec;
+	e->dev = (uint32_t)st->st_dev;
+	e->ino = (uint32_t)st->st_ino;
+	e->uid = (uint32_t)st->st_uid;
+	e->gid = (uint32_t)st->st_gid;
+	e->file_size = (uint32_t)st->st_size;
+}
+
+/* Step 6: the index entry of a file we just wrote, from its stat data. */
+static int index_add_written(git_index *index, const char *path, const char *full,
+			     const git_oid *id, int executable)
+{
+	git_index_entry e;
+	struct stat st;
+
+	if (stat(full, &st) != 0)
+		return rs_error_errno(RS_EGENERIC, "cannot stat '%s'", full);
+	memset(&e, 0, sizeof(e));
+	rs_commit_entry_stat(&e, &st);
+	e.mode = executable ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
+	git_oid_cpy(&e.id, id);
+	e.path = path;
+	if (git_index_add(index, &e) < 0)
+		return git_fail(RS_EGENERIC, "cannot update the index");
+	return 0;
+}
+
+
+
+/* ---- the journal ------------------------------------------------------ */
+
+#define JOURNAL_LEAF "commit-journal"
+#define JOURNAL_MAX 4096
+
+/*
+ * .git/results/commit-journal: who is committing (pid, its start time,
+ * host) and, from step 4 on, what (ref, old and new commit). It is made
+ * with link(2) from a complete temporary file, so it never exists half
+ * written, and it doubles as the lock that keeps two results processes
+ * from committing at once. Whoever finds the journal of a dead process
+ * finishes or undoes that commit (rs_commit_recover).
+ */
+struct journal {
+	long pid;
+	unsigned long long start;
+	char host[256];
+	char ref[1024];
+	git_oid old_id, new_id;
+	int unborn;   /* the branch had no commit */
+	int intent;   /* ref, old and new are set */
+	int damaged;  /* unreadable: its owner is taken for dead */
+	time_t mtime;
+};
+
+/* Field 22 of /proc/<pid>/stat: the start time that tells a reused pid apart. */
+static int proc_start(long pid, unsigned long long *out)
+{
+	char path[64], buf[1024];
+	FILE *f;
+	size_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	p++;
+	for (int field = 3; field <= 22; field++) {
+		while (*p == ' ')
+			p++;
+		if (field == 22) {
+			*out = strtoull(p, NULL, 10);
+			return 0;
+		}
+		p = strchr(p, ' ');
+		if (!p)
+			return -1;
+	}
+	return -1;
+}
+
+static void journal_self(struct journal *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->pid = (long)getpid();
+	if (proc_start(j->pid, &j->start) != 0)
+		j->start = 0;
+	if (gethostname(j->host, sizeof(j->host) - 1) != 0 || !j->host[0])
+		snprintf(j->host, sizeof(j->host), "?");
+}
+
+static int owner_alive(const struct journal *j)
+{
+	char host[256] = "";
+	unsigned long long start;
+
+	if (j->damaged)
+		return 0;
+	if (gethostname(host, sizeof(host) - 1) != 0 || strcmp(host, j->host) != 0)
+		/* Another machine (a shared folder): trust it for a while. */
+		return time(NULL) - j->mtime < RS_TMP_GRACE_DEFAULT;
+	if (proc_start(j->pid, &start) == 0)
+		return start == j->start;
+	if (access("/proc/self/stat", R_OK) == 0)
+		return 0; /* procfs answers, and not for that pid */
+	return kill((pid_t)j->pid, 0) == 0 || errno == EPERM;
+}
+
+static int journal_format(struct rs_buf *out, const struct journal *j)
+{
+	char oldhex[GIT_OID_HEXSZ + 1], newhex[GIT_OID_HEXSZ + 1];
+	int err;
+
+	err = rs_buf_printf(out, "results commit journal 1\npid %ld\nstart %llu\nhost %s\n",
+			    j->pid, j->start, j->host);
+	if (err || !j->intent)
+		return err;
+	git_oid_tostr(oldhex, sizeof(oldhex), &j->old_id);
+	git_oid_tostr(newhex, sizeof(newhex), &j->new_id);
+	return rs_buf_printf(out, "ref %s\nold %s\nnew %s\n", j->ref,
+			     j->unborn ? "unborn" : oldhex, newhex);
+}
+
+/* The value after "key " on a line of `text`, copied into `out` (capped). */
+static int journal_field(const char *text, const char *key, char *out, size_t cap)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		size_t n = strcspn(p, "\n");
+
+		if (n > klen && strncmp(p, key, klen) == 0 && p[klen] == ' ') {
+			if (n - klen - 1 >= cap)
+				return -1;
+			memcpy(out, p + klen + 1, n - klen - 1);
+			out[n - klen - 1] = '\0';
+			return 0;
+		}
+		p = p[n] ? p + n + 1 : NULL;
+	}
+	return -1;
+}
+
+static int journal_parse(struct journal *j, const char *text)
+{
+	char v[1024];
+
+	memset(j, 0, sizeof(*j));
+	if (strncmp(text, "results commit journal 1\n", 25) != 0 ||
+	    journal_field(text, "pid", v, sizeof(v)) != 0)
+		return -1;
+	j->pid = strtol(v, NULL, 10);
+	if (journal_field(text, "start", v, sizeof(v)) != 0)
+		return -1;
+	j->start = strtoull(v, NULL, 10);
+	if (journal_field(text, "host", j->host, sizeof(j->host)) != 0)
+		return -1;
+	if (journal_field(text, "ref", j->ref, sizeof(j->ref)) != 0)
+		return 0; /* no intent yet */
+	if (journal_field(text, "old", v, sizeof(v)) != 0)
+		return -1;
+	if (strcmp(v, "unborn") == 0)
+		j->unborn = 1;
+	else if (git_oid_fromstr(&j->old_id, v) != 0)
+		return -1;
+	if (journal_field(text, "new", v, sizeof(v)) != 0 || git_oid_fromstr(&j->new_id, v) != 0)
+		return -1;
+	j->intent = 1;
+	return 0;
+}
+
+/* The journal's text, durable, under a temporary name (caller's `tmp`). */
+static int journal_write_tmp(struct rs_repo *r, const struct journal *j, const char *jpath,
+			     struct rs_buf *tmp)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	int fd = -1, err;
+
+	err = journal_format(&text, j);
+	if (err == 0)
+		err = rs_repo_tmpfile_for(r, jpath, tmp, &fd);
+	if (err == 0)
+		err = rs_fs_write_all(fd, text.ptr, text.len);
+	if (err == 0 && fsync(fd) != 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot fsync '%s'", tmp->ptr);
+	if (fd >= 0 && close(fd) != 0 && err == 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", tmp->ptr);
+	if (err && fd >= 0)
+		unlink(tmp->ptr);
+	rs_buf_release(&text);
+	return err;
+}
+
+/* Step 4: record what is about to change (replaces our own journal). */
+static int journal_set_intent(struct rs_repo *r, const struct journal *j, const char *jpath)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	int err;
+
+	err = journal_write_tmp(r, j, jpath, &tmp);
+	if (err == 0 && rename(tmp.ptr, jpath) != 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", jpath);
+		unlink(tmp.ptr);
+	}
+	if (err == 0)
+		err = rs_fs_fsync_parent(jpath);
+	rs_buf_release(&tmp);
+	return err;
+}
+
+static int journal_read(struct journal *j, const char *jpath)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	struct stat st;
+	int err;
+
+	err = rs_fs_read_file(&text, jpath, JOURNAL_MAX);
+	if (err == 0 && journal_parse(j, text.ptr) != 0) {
+		/* Written whole before it appears: damaged by a crash of the
+		   machine. Treat it as a dead owner with nothing to finish. */
+		memset(j, 0, sizeof(*j));
+		j->pid = -1;
+		j->damaged = 1;
+	}
+	if (err == 0 && stat(jpath, &st) == 0)
+		j->mtime = st.st_mtime;
+	rs_buf_release(&text);
+	return err;
+}
+
+/* ---- putting a tree's version of some paths in place -------------------- */
+
+#define APPLY_FORCE 1     /* overwrite local changes */
+#define APPLY_NO_INDEX 2  /* the working tree only */
+
+static void rmdir_parents(const char *full, const char *workdir)
+{
+	char dir[PATH_LIMIT * 2];
+	size_t wlen = strlen(workdir);
+	char *slash;
+
+	if (strlen(full) >= sizeof(dir))
+		return;
+	strcpy(dir, full);
+	for (;;) {
+		slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) < wlen)
+			return;
+		*slash = '\0';
+		if (rmdir(dir) != 0)
+			return;
+	}
+}
+
+static int index_write_failed(git_repository *repo)
+{
+	char lock[PATH_LIMIT];
+
+	snprintf(lock, sizeof(lock), "%sindex.lock", git_repository_path(repo));
+	if (rs_fs_exists(lock))
+		return rs_error_set(RS_ERETRY, "cannot write the index: '%s' exists (another git "
+				    "command is running in this repository, or one was killed; "
+				    "when none is running, remove that file)", lock);
+	return git_fail(RS_EGENERIC, "cannot write the index");
+}
+
+/* The largest committed file written into the working tree (read whole first). */
+#define CHECKOUT_BLOB_MAX (256u << 20)
+
+/*
+ * Write blob `id` to the working-tree file `path` (`full` with the work
+ * tree in front; temporary name, rename). The path is checked as every
+ * name from a repository is (util/path.h), and its folders are made
+ * without following a symlink a hostile tree may have put in their place.
+ */
+static int write_blob_file(struct rs_repo *r, const git_oid *id, int executable,
+			   const char *path, const char *full)
+{
+	git_blob *blob = NULL;
+	struct rs_buf tmp = RS_BUF_INIT;
+	int fd = -1, err;
+
+	err = rs_path_check_relative(path, "a path to check out");
+	if (err)
+		return err;
+	err = rs_repo_blob_capped(&blob, r->git, id, CHECKOUT_BLOB_MAX, full);
+	if (err)
+		return err;
+	err = rs_path_mkdirs_under(r->workdir, path);
+	if (err == 0)
+		err = rs_repo_tmpfile_for(r, full, &tmp, &fd);
+	if (err == 0)
+		err = rs_fs_write_all(fd, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	if (err == 0 && fchmod(fd, executable ? 0755 : 0644) != 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot set the mode of '%s'", full);
+	if (fd >= 0 && close(fd) != 0 && err == 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", full);
+	if (err == 0 && rename(tmp.ptr, full) != 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", full);
+	if (err && fd >= 0)
+		unlink(tmp.ptr);
+	git_blob_free(blob);
+	rs_buf_release(&tmp);
+	return err;
+}
+
+/*
+ * One path of the diff (`full`: its working-tree name) to `target`'s
+ * version: written or removed, unless what is there now is neither
+ * version (a local edit, or not a regular file) and APPLY_FORCE is not
+ * given; then `*skip` is set and nothing is touched.
+ */
+static int apply_file(struct rs_repo *r, const git_diff_delta *d, const char *full, int flags,
+		      unsigned char *skip)
+{
+	int want = d->status != GIT_DELTA_DELETED, had = d->status != GIT_DELTA_ADDED;
+	struct stat st;
+	git_oid wid;
+	int ok = 1;
+
+	if (lstat(full, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			ok = 0;
+		} else if (git_odb_hashfile(&wid, full, GIT_OBJECT_BLOB) < 0) {
+			return git_fail(RS_EGENERIC, "cannot hash a working-tree file");
+		} else if (want && git_oid_equal(&wid, &d->new_file.id) &&
+			   !!(st.st_mode & 0100) ==
+			   (d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE)) {
+			return 0; /* already there */
+		} else {
+			ok = (had && git_oid_equal(&wid, &d->old_file.id)) ||
+			     (want && git_oid_equal(&wid, &d->new_file.id));
+		}
+	}
+	if (!ok && !(flags & APPLY_FORCE)) {
+		*skip = 1;
+		return 0;
+	}
+	if (want)
+		return write_blob_file(r, &d->new_file.id,
+				       d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE,
+				       d->new_file.path, full);
+	if (unlink(full) != 0 && errno != ENOENT)
+		return rs_error_errno(RS_EGENERIC, "cannot remove '%s'", full);
+	rmdir_parents(full, r->workdir);
+	return 0;
+}
+
+/*
+ * The index entries of the paths apply_file wrote (not those in `skip`),
+ * unless the index holds a version of the user's there (and not
+ * APPLY_FORCE). `*skipped` counts those left alone.
+ */
+static int apply_index(struct rs_repo *r, git_diff *diff, const unsigned char *skip, int flags,
+		       size_t *skipped, int *index_failed)
+{
+	git_index *index = NULL;
+	struct rs_buf full = RS_BUF_INIT;
+	size_t n = git_diff_num_deltas(diff);
+	int err = 0, dirty = 0;
+
+	if (git_repository_index(&index, r->git) < 0 || git_index_read(index, 1) < 0) {
+		err = git_fail(RS_EGENERIC, "cannot read the index");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		const char *path = d->new_file.path;
+		const git_index_entry *ie = git_index_get_bypath(index, path, 0);
+		int want = d->status != GIT_DELTA_DELETED, had = d->status != GIT_DELTA_ADDED;
+
+		if (skip[i])
+			continue;
+		if (ie && !(flags & APPLY_FORCE) && !(want && git_oid_equal(&ie->id, &d->new_file.id)) &&
+		    !(had && git_oid_equal(&ie->id, &d->old_file.id))) {
+			(*skipped)++;
+			continue;
+		}
+		rs_buf_clear(&full);
+		err = rs_buf_printf(&full, "%s%s", r->workdir, path);
+		if (err)
+			goto out;
+		if (want) {
+			err = index_add_written(index, path, full.ptr, &d->new_file.id,
+						d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE);
+			if (err)
+				goto out;
+			dirty = 1;
+		} else if (ie) {
+			if (git_index_remove(index, path, 0) < 0) {
+				err = git_fail(RS_EGENERIC, "cannot update the index");
+				goto out;
+			}
+			dirty = 1;
+		}
+	}
+	if (dirty && git_index_write(index) < 0) {
+		*index_failed = 1;
+		err = index_write_failed(r->git);
+		/* The repository's index object is shared: drop our changes. */
+		git_index_read(index, 1);
+	}
+out:
+	rs_buf_release(&full);
+	git_index_free(index);
+	return err;
+}
+
+/*
+ * Make the working tree (and, unless APPLY_NO_INDEX, the index) hold
+ * `target`'s version of every path that differs between `other` and
+ * `target`. A path is touched only when what is there now is one of the
+ * two versions or absent, so an edit of the user's is never overwritten
+ * (unless APPLY_FORCE); `*skipped` counts the paths left alone.
+ * `*index_failed` is set when writing the index was what failed.
+ */
+static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int flags,
+		      size_t *skipped, int *index_failed)
+{
+	git_diff *diff = NULL;
+	struct rs_buf full = RS_BUF_INIT;
+	unsigned char *skip = NULL;
+	size_t n;
+	int err = 0;
+
+	*skipped = 0;
+	*index_failed = 0;
+	if (git_diff_tree_to_tree(&diff, r->git, other, target, NULL) < 0) {
+		err = git_fail(RS_EGENERIC, "cannot compare two trees");
+		goto out;
+	}
+	n = git_diff_num_deltas(diff);
+	skip = calloc(n ? n : 1, 1);
+	if (!skip) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+
+		rs_buf_clear(&full);
+		err = rs_buf_printf(&full, "%s%s", r->workdir, d->new_file.path);
+		if (!err)
+			err = apply_file(r, d, full.ptr, flags, &skip[i]);
+		*skipped += skip[i];
+	}
+	if (!err && !(flags & APPLY_NO_INDEX))
+		err = apply_index(r, diff, skip, flags, skipped, index_failed);
+out:
+	free(skip);
+	rs_buf_release(&full);
+	git_diff_free(diff);
+	return err;
+}
+
+/* ---- recovery ----------------------------------------------------------- */
+
+/* A ref lock our dead process left: it holds exactly the new commit's id. */
+static void drop_our_ref_lock(git_repository *repo, const struct journal *j)
+{
+	char lock[PATH_LIMIT * 2], hex[GIT_OID_HEXSZ + 1];
+	struct rs_buf text = RS_BUF_INIT;
+
+	snprintf(lock, sizeof(lock), "%s%s.lock",
+		 strcmp(j->ref, "HEAD") == 0 ? git_repository_path(repo)
+					     : git_repository_commondir(repo), j->ref);
+	git_oid_tostr(hex, sizeof(hex), &j->new_id);
+	if (rs_fs_read_file(&text, lock, 256) == 0 && text.len == GIT_OID_HEXSZ + 1 &&
+	    memcmp(text.ptr, hex, GIT_OID_HEXSZ) == 0 && text.ptr[GIT_OID_HEXSZ] == '\n')
+		unlink(lock);
+	rs_error_clear(); /* best effort: no lock, or not ours */
+	rs_buf_release(&text);
+}
+
+/*
+ * An index lock our dead process left: a complete index whose entries for
+ * every path of the commit are the new commit's. Another process's lock
+ * would not hold exactly those entries, and an incomplete one (no valid
+ * checksum) is left alone.
+ */
+static void drop_our_index_lock(git_repository *repo, git_tree *new_tree, git_tree *old_tree)
+{
+	char lock[PATH_LIMIT];
+	git_index *idx = NULL;
+	git_diff *diff = NULL;
+	size_t i, n;
+	int ours = 1;
+
+	snprintf(lock, sizeof(lock), "%sindex.lock", git_repository_path(repo));
+	if (!rs_fs_exists(lock) || git_index_open(&idx, lock) < 0 ||
+	    git_diff_tree_to_tree(&diff, repo, old_tree, new_tree, NULL) < 0)
+		goto out;
+	n = git_diff_num_deltas(diff);
+	for (i = 0; i < n && ours; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		const git_index_entry *ie = git_index_get_bypath(idx, d->new_file.path, 0);
+
+		if (d->status == GIT_DELTA_DELETED)
+			ours = ie == NULL;
+		else
+			ours = ie && git_oid_equal(&ie->id, &d->new_file.id);
+	}
+	if (ours && n > 0)
+		unlink(lock);
+out:
+	git_diff_free(diff);
+	git_index_free(idx);
+}
+
+/*
+ * The working tree of a killed commit whose branch is at its new commit
+ * (finished: checked out) or still at the old one (undone); else the
+ * branch moved on since (the user committed or reset): their state wins,
+ * there is nothing of ours to finish. `note` says what was done.
+ */
+static int finish_or_undo(struct rs_repo *r, const struct journal *j, git_reference *ref,
+			  git_tree *new_tree, git_tree *old_tree, struct rs_buf *note)
+{
+	const git_oid *target = ref ? git_reference_target(ref) : NULL;
+	char hex[GIT_OID_HEXSZ + 1];
+	size_t skipped = 0;
+	int err = 0, index_failed;
+
+	git_oid_tostr(hex, sizeof(hex), &j->new_id);
+	if (target && git_oid_equal(target, &j->new_id)) {
+		err = apply_tree(r, new_tree, old_tree, 0, &skipped, &index_failed);
+		if (err == 0 && note)
+			err = rs_buf_printf(note, "finished an interrupted 'results add': commit %.12s "
+					    "is recorded and now checked out", hex);
+	} else if (j->unborn ? !ref : target && git_oid_equal(target, &j->old_id)) {
+		err = apply_tree(r, old_tree, new_tree, 0, &skipped, &index_failed);
+		if (err == 0 && note)
+			err = rs_buf_printf(note, "undid an interrupted 'results add' (its commit "
+					    "%.12s was never recorded); run that 'results add' again", hex);
+	}
+	if (err == 0 && skipped && note)
+		err = rs_buf_printf(note, "; %zu path(s) with changes of yours were left as they are",
+				    skipped);
+	return err;
+}
+
+static int recover(struct rs_repo *r, const char *jpath, const struct journal *j,
+		   struct rs_buf *note)
+{
+	git_repository *repo = r->git;
+	git_commit *newc = NULL, *oldc = NULL;
+	git_tree *new_tree = NULL, *old_tree = NULL;
+	git_reference *ref = NULL;
+	int err = 0, gerr;
+
+	if (!j->intent)
+		goto done; /* killed before anything visible changed */
+	if (git_commit_lookup(&newc, repo, &j->new_id) < 0 || git_commit_tree(&new_tree, newc) < 0)
+		goto done; /* the commit object is gone (gc): nothing refers to it */
+	if (!j->unborn && (git_commit_lookup(&oldc, repo, &j->old_id) < 0 ||
+			   git_commit_tree(&old_tree, oldc) < 0)) {
+		err = git_fail(RS_EGENERIC, "cannot read the commit an interrupted 'results add' "
+			       "started from");
+		goto out;
+	}
+	drop_our_ref_lock(repo, j);
+	drop_our_index_lock(repo, new_tree, old_tree);
+	gerr = git_reference_lookup(&ref, repo, j->ref);
+	if (gerr < 0 && gerr != GIT_ENOTFOUND) {
+		err = git_fail(RS_EGENERIC, "cannot read the branch");
+		goto out;
+	}
+	err = finish_or_undo(r, j, ref, new_tree, old_tree, note);
+	if (err)
+		goto out;
+done:
+	if (unlink(jpath) != 0 && errno != ENOENT)
+		err = rs_error_errno(RS_EGENERIC, "cannot remove '%s'", jpath);
+out:
+	if (err)
+		err = rs_error_wrap(err, "cannot repair the working tree after an interrupted "
+				    "'results add'");
+	git_reference_free(ref);
+	git_tree_free(new_tree);
+	git_tree_free(old_tree);
+	git_commit_free(newc);
+	git_commit_free(oldc);
+	return err;
+}
+
+int rs_commit_recover(struct rs_repo *r, struct rs_buf *note)
+{
+	struct rs_buf jpath = RS_BUF_INIT;
+	struct journal j;
+	int err;
+
+	err = rs_repo_state_path(&jpath, r, JOURNAL_LEAF);
+	if (err)
+		goto out;
+	if (!rs_fs_exists(jpath.ptr))
+		goto out;
+	err = journal_read(&j, jpath.ptr);
+	if (err == RS_ENOTFOUND) {
+		err = 0; /* its owner just finished */
+		goto out;
+	}
+	if (err || owner_alive(&j))
+		goto out; /* a live one is its owner's business */
+	err = recover(r, jpath.ptr, &j, note);
+out:
+	if (err == 0)
+		rs_error_clear();
+	rs_buf_release(&jpath);
+	return err;
+}
+
+/* Step 0: take the journal, finishing a dead process's first. */
+static int journal_acquire(struct rs_repo *r, const struct journal *self, const char *jpath)
+{
+	struct rs_buf tmp = RS_BUF_INIT;
+	struct journal other;
+	int err = 0;
+
+	for (int attempt = 0; attempt < 3; attempt++) {
+		int rc, link_errno;
+
+		rs_buf_clear(&tmp);
+		err = journal_write_tmp(r, self, jpath, &tmp);
+		if (err)
+			break;
+		rc = link(tmp.ptr, jpath);
+		if (rc != 0 && (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP)) {
+			/* No hard links here: open(O_EXCL) is the lock instead. */
+			int fd = open(jpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+			rc = fd < 0 ? -1 : 0;
+			if (fd >= 0) {
+				close(fd);
+				rc = rename(tmp.ptr, jpath);
+			}
+		}
+		if (rc == 0) {
+			unlink(tmp.ptr);
+			err = rs_fs_fsync_parent(jpath);
+			break;
+		}
+		link_errno = errno;
+		err = rs_error_errno(RS_EGENERIC, "cannot create '%s'", jpath);
+		unlink(tmp.ptr);
+		if (link_errno != EEXIST)
+			break;
+		err = journal_read(&other, jpath);
+		if (err == RS_ENOTFOUND) {
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		if (owner_alive(&other)) {
+			err = rs_error_set(RS_ERETRY, "another results command (process %ld on '%s') "
+					   "is recording a run in this repository; wait for it to "
+					   "finish", other.pid, other.host);
+			break;
+		}
+		err = recover(r, jpath, &other, NULL);
+		if (err)
+			break;
+		err = rs_error_set(RS_ERETRY, "'%s' keeps coming back", jpath);
+	}
+	rs_buf_release(&tmp);
+	return err;
+}
+
+/* ---- the commit --------------------------------------------------------- */
+
+struct pending {
+	char *full;     /* working-tree path */
+	git_oid id;
+};
+
+/* What one rs_commit_files call holds between its steps; all owned. */
+struct commit_state {
+	struct rs_repo *r;
+	git_repository *repo;
+	git_reference *head, *sym, *newref;
+	git_commit *parent;
+	git_tree *base, *tree;
+	git_treebuilder *tb;
+	git_index *index;
+	git_signature *author, *committer;
+	git_tree_update *updates;
+	struct pending *pend;
+	size_t nfiles, nupdates;
+	struct rs_buf jpath;
+	struct journal j;
+	git_oid old_id, tree_oid, commit_id;
+	char *refname;
+	int unborn, locked, keep_journal, index_failed;
+};
+
+static void commit_state_release(struct commit_state *s)
+{
+	if (s->locked && !s->keep_journal)
+		unlink(s->jpath.ptr);
+	for (size_t i = 0; s->pend && i < s->nfiles; i++)
+		free(s->pend[i].full);
+	rs_buf_release(&s->jpath);
+	free(s->pend);
+	free(s->updates);
+	free(s->refname);
+	git_signature_free(s->author);
+	git_signature_free(s->committer);
+	git_index_free(s->index);
+	git_tree_free(s->tree);
+	git_tree_free(s->base);
+	git_treebuilder_free(s->tb);
+	git_commit_free(s->parent);
+	git_reference_free(s->newref);
+	git_reference_free(s->sym);
+	git_reference_free(s->head);
+}
+
+/* The arguments: a message, good paths, content for each, no path twice. */
+static int check_request(const struct rs_commit_file *files, size_t nfiles,
+			 const struct rs_commit_options *opts)
+{
+	if (!opts || !opts->message || !opts->message[0])
+		return rs_error_set(RS_EUSAGE, "a commit needs a message");
+	for (size_t i = 0; i < nfiles; i++) {
+		if (strlen(files[i].path) >= PATH_LIMIT)
+			return rs_error_set(RS_EUSAGE, "bad path '%.64s...' for a commit: too long",
+					    files[i].path);
+		/* the one checker of names that become paths (util/path.h) */
+		if (rs_path_check_relative(files[i].path, "a path to commit"))
+			return rs_error_wrap(RS_EUSAGE, "bad path for a commit");
+		if (!files[i].remove && !files[i].data && files[i].size)
+			return rs_error_set(RS_EUSAGE, "no content for '%s'", files[i].path);
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(files[i].path, files[k].path) == 0)
+				return rs_error_set(RS_EUSAGE, "'%s' given twice", files[i].path);
+	}
+	return 0;
+}
+
+/* Step 1: the branch to move, its commit and tree (an empty one if unborn). */
+static int read_head(struct commit_state *s)
+{
+	git_repository *repo = s->repo;
+	int gerr = git_repository_head(&s->head, repo);
+
+	if (gerr == GIT_EUNBORNBRANCH) {
+		s->unborn = 1;
+		if (git_reference_lookup(&s->sym, repo, "HEAD") < 0 ||
+		    git_reference_type(s->sym) != GIT_REFERENCE_SYMBOLIC)
+			return git_fail(RS_EGENERIC, "cannot read HEAD");
+		s->refname = strdup(git_reference_symbolic_target(s->sym));
+	} else if (gerr < 0) {
+		return git_fail(RS_EGENERIC, "cannot read HEAD");
+	} else {
+		s->refname = strdup(git_repository_head_detached(repo) ? "HEAD"
+								       : git_reference_name(s->head));
+		git_oid_cpy(&s->old_id, git_reference_target(s->head));
+		if (git_commit_lookup(&s->parent, repo, &s->old_id) < 0 ||
+		    git_commit_tree(&s->base, s->parent) < 0)
+			return git_fail(RS_EGENERIC, "cannot read the HEAD commit");
+	}
+	if (!s->refname)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (s->unborn) {
+		git_oid empty;
+
+		if (git_treebuilder_new(&s->tb, repo, NULL) < 0 ||
+		    git_treebuilder_write(&empty, s->tb) < 0 ||
+		    git_tree_lookup(&s->base, repo, &empty) < 0)
+			return git_fail(RS_EGENERIC, "cannot make an empty tree");
+	}
+	return 0;
+}
+
+/* Step 2: a blob for each file, and the tree update that places it. */
+static int write_blobs(struct commit_state *s, const struct rs_commit_file *files)
+{
+	const char *workdir = s->r->workdir;
+
+	s->updates = calloc(s->nfiles ? s->nfiles : 1, sizeof(*s->updates));
+	s->pend = calloc(s->nfiles ? s->nfiles : 1, sizeof(*s->pend));
+	if (!s->updates || !s->pend)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < s->nfiles; i++) {
+		const struct rs_commit_file *f = &files[i];
+		git_tree_update *u = &s->updates[s->nupdates];
+		git_oid cur;
+
+		s->pend[i].full = malloc(strlen(workdir) + strlen(f->path) + 1);
+		if (!s->pend[i].full)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		sprintf(s->pend[i].full, "%s%s", workdir, f->path);
+		if (f->remove) {
+			if (!tree_id(&cur, s->base, f->path))
+				continue;
+			u->action = GIT_TREE_UPDATE_REMOVE;
+			u->path = f->path;
+			s->nupdates++;
+			continue;
+		}
+		if (git_blob_create_from_buffer(&s->pend[i].id, s->repo, f->data ? f->data : "",
+						f->size) < 0)
+			return git_fail(RS_EGENERIC, "cannot write a blob");
+		u->action = GIT_TREE_UPDATE_UPSERT;
+		git_oid_cpy(&u->id, &s->pend[i].id);
+		u->filemode = f->executable ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
+		u->path = f->path;
+		s->nupdates++;
+	}
+	return 0;
+}
+
+/*
+ * Step 2 on: the new tree. `*same` when it is HEAD's own tree (nothing to
+ * commit); s->tree is then left unset.
+ */
+static int build_tree(struct commit_state *s, const struct rs_commit_file *files, int *same)
+{
+	int err = write_blobs(s, files);
+
+	*same = 0;
+	if (err)
+		return err;
+	if (git_tree_create_updated(&s->tree_oid, s->repo, s->base, s->nupdates, s->updates) < 0)
+		return git_fail(RS_EUSAGE, "cannot build the new tree");
+	if (!s->unborn && git_oid_equal(&s->tree_oid, git_tree_id(s->base))) {
+		*same = 1;
+		return 0;
+	}
+	if (git_tree_lookup(&s->tree, s->repo, &s->tree_oid) < 0)
+		return git_fail(RS_EGENERIC, "cannot read the new tree");
+	return 0;
+}
+
+/* Step 3: no conflicts in the index, no local change in the way. */
+static int check_worktree(struct commit_state *s, const struct rs_commit_file *files,
+			  const struct rs_commit_options *opts)
+{
+	int err;
+
+	if (git_repository_index(&s->index, s->repo) < 0 || git_index_read(s->index, 0) < 0)
+		return git_fail(RS_EGENERIC, "cannot read the index");
+	if (git_index_has_conflicts(s->index))
+		return rs_error_set(RS_EUSAGE,
+				    "the index has unresolved conflicts; resolve them first");
+	for (size_t i = 0; i < s->nfiles && !opts->force; i++) {
+		err = check_local_changes(s->r, s->index, s->base, &files[i],
+					  files[i].remove ? NULL : &s->pend[i].id,
+					  s->pend[i].full);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Step 4: the commit object, and the journal says what comes. */
+static int create_commit(struct commit_state *s, const struct rs_commit_options *opts)
+{
+	const git_commit *parents[1];
+	int err = make_signature(&s->author, s->repo, opts, "AUTHOR");
+
+	if (err == 0)
+		err = make_signature(&s->committer, s->repo, opts, "COMMITTER");
+	if (err)
+		return err;
+	parents[0] = s->parent;
+	if (git_commit_create(&s->commit_id, s->repo, NULL, s->author, s->committer, NULL,
+			      opts->message, s->tree, s->parent ? 1 : 0, parents) < 0)
+		return git_fail(RS_EGENERIC, "cannot create the commit");
+	snprintf(s->j.ref, sizeof(s->j.ref), "%s", s->refname);
+	if (!s->unborn)
+		git_oid_cpy(&s->j.old_id, &s->old_id);
+	git_oid_cpy(&s->j.new_id, &s->commit_id);
+	s->j.unborn = s->unborn;
+	s->j.intent = 1;
+	return journal_set_intent(s->r, &s->j, s->jpath.ptr);
+}
+
+/* Step 6: the commit point, a compare-and-swap of the branch. */
+static int move_branch(struct commit_state *s, const struct rs_commit_options *opts)
+{
+	char reflog[256];
+	int gerr;
+
+	snprintf(reflog, sizeof(reflog), "commit%s: %.*s", s->unborn ? " (initial)" : "",
+		 (int)strcspn(opts->message, "\n"), opts->message);
+	if (s->unborn)
+		gerr = git_reference_create(&s->newref, s->repo, s->refname, &s->commit_id, 0,
+					    reflog);
+	else
+		gerr = git_reference_create_matching(&s->newref, s->repo, s->refname,
+						     &s->commit_id, 1, &s->old_id, reflog);
+	if (gerr == GIT_EMODIFIED || gerr == GIT_EEXISTS)
+		return rs_error_set(RS_ERETRY, "'%s' moved while committing; try again",
+				    s->refname);
+	if (gerr == GIT_ELOCKED)
+		return git_fail(RS_ERETRY, "cannot update the branch (another git command holds "
+				"its lock; when none is running, remove the '.lock' file named)");
+	if (gerr < 0)
+		return git_fail(RS_EGENERIC, "cannot update the branch");
+	return 0;
+}
+
+/*
+ * Before the commit point, `err` failed: put the working tree (and the
+ * index, unless writing it is what failed) back as HEAD has it. Returns
+ * `err` with its message, and says so when the undo failed too.
+ */
+static int undo_worktree(struct commit_state *s, int err)
+{
+	struct rs_error_saved saved;
+	size_t skipped;
+	int ifail;
+
+	rs_error_save(&saved, err);
+	if (apply_tree(s->r, s->base, s->tree, s->index_failed ? APPLY_NO_INDEX : 0,
+		       &skipped, &ifail)) {
+		s->keep_journal = 1; /* the next results command finishes the undo */
+		return rs_error_set(err, "%s; the working tree could not be put back (%s): "
+				    "run 'results add' again to repair it", saved.message, rs_error_message());
+	}
+	return rs_error_restore(&saved);
+}
+
+int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
+		    size_t nfiles, const struct rs_commit_options *opts,
+		    char *commit_hex_out, int *changed)
+{
+	struct commit_state s;
+	size_t skipped;
+	int err, same = 0;
+
+	if (changed)
+		*changed = 0;
+	err = check_request(files, nfiles, opts);
+	if (err)
+		return err;
+	memset(&s, 0, sizeof(s));
+	s.r = r;
+	s.repo = r->git;
+	s.nfiles = nfiles;
+	rs_buf_init(&s.jpath, 0);
+
+	/* 0. The journal, which is also the lock among results processes. */
+	journal_self(&s.j);
+	err = rs_repo_state_path(&s.jpath, r, JOURNAL_LEAF);
+	if (err == 0)
+		err = journal_acquire(r, &s.j, s.jpath.ptr);
+	if (err)
+		goto out;
+	s.locked = 1;
+
+	err = read_head(&s);
+	if (err == 0)
+		err = build_tree(&s, files, &same);
+	if (err == 0 && same) {
+		if (commit_hex_out)
+			git_oid_tostr(commit_hex_out, GIT_OID_HEXSZ + 1, &s.old_id);
+		goto out;
+	}
+	if (err == 0)
+		err = check_worktree(&s, files, opts);
+	if (err == 0)
+		err = create_commit(&s, opts);
+	if (err)
+		goto out;
+
+	/* 5. Working tree, then index; 6. the commit point, last. */
+	err = apply_tree(r, s.tree, s.base, opts->force ? APPLY_FORCE : 0, &skipped,
+			 &s.index_failed);
+	if (err == 0)
+		err = move_branch(&s, opts);
+	if (err) {
+		err = undo_worktree(&s, err);
+		goto out;
+	}
+	if (commit_hex_out)
+		git_oid_tostr(commit_hex_out, GIT_OID_HEXSZ + 1, &s.commit_id);
+	if (changed)
+		*changed = 1;
+out:
+	commit_state_release(&s);
+	return err;
+}

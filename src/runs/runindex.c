@@ -1,0 +1,654 @@
+/*
+ * Run index: index/YYYY-MM.jsonl shards and the README table.
+ *
+ * Why monthly JSON-lines shards: `results add` must not rewrite a file
+ * whose size grows with the whole history (each commit would then cost
+ * O(runs) bytes in every clone), yet `list` must not open every run
+ * folder either. A month's shard is the only file `add` rewrites; old
+ * shards never change again, so git stores them once.
+ *
+ * Ordering: runs are kept sorted by recorded_at (ISO 8601 UTC strings sort
+ * as times), ties broken by the order in which they were loaded (line
+ * order within a shard, which is recording order). The sort is a stable
+ * insertion of each new batch, so loading N shards costs O(N log N).
+ */
+#include "git/repo.h"
+#include "runs/runindex.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results/error.h"
+#include "results/escape.h"
+#include "util/array.h"
+#include "util/hex.h"
+#include "util/path.h"
+
+void rs_runindex_init(struct rs_runindex *idx)
+{
+	idx->runs = NULL;
+	idx->count = 0;
+	idx->alloc = 0;
+}
+
+void rs_run_entry_release(struct rs_run_entry *e)
+{
+	if (!e)
+		return;
+	free(e->id);
+	free(e->commit);
+	free(e->branch);
+	free(e->trigger);
+	free(e->recorded_at);
+	free(e->path);
+	json_decref(e->metrics);
+	free(e->verdict);
+	memset(e, 0, sizeof(*e));
+}
+
+void rs_runindex_release(struct rs_runindex *idx)
+{
+	if (!idx)
+		return;
+	for (size_t i = 0; i < idx->count; i++)
+		rs_run_entry_release(&idx->runs[i]);
+	free(idx->runs);
+	rs_runindex_init(idx);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+int rs_run_entry_copy(struct rs_run_entry *out, const struct rs_run_entry *e)
+{
+	struct rs_run_entry c;
+
+	memset(&c, 0, sizeof(c));
+	c.id = dup_or_null(e->id);
+	c.commit = dup_or_null(e->commit);
+	c.branch = dup_or_null(e->branch);
+	c.trigger = dup_or_null(e->trigger);
+	c.recorded_at = dup_or_null(e->recorded_at);
+	c.path = dup_or_null(e->path);
+	c.metrics = e->metrics ? json_deep_copy(e->metrics) : json_object();
+	c.verdict = dup_or_null(e->verdict);
+	if ((e->verdict && !c.verdict) || (e->id && !c.id) || (e->commit && !c.commit) ||
+	    (e->branch && !c.branch) || (e->trigger && !c.trigger) ||
+	    (e->recorded_at && !c.recorded_at) || (e->path && !c.path) ||
+	    !c.metrics) {
+		rs_run_entry_release(&c);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	*out = c;
+	return 0;
+}
+
+static int entry_cmp(const struct rs_run_entry *a, const struct rs_run_entry *b)
+{
+	return strcmp(a->recorded_at, b->recorded_at);
+}
+
+/*
+ * Stable merge sort of runs[0..count) by recorded_at: ties keep their
+ * current order, which is line (= recording) order within a shard.
+ */
+static void merge_sort(struct rs_run_entry *a, struct rs_run_entry *tmp, size_t n)
+{
+	size_t mid = n / 2, i = 0, j = mid, k = 0;
+
+	if (n < 2)
+		return;
+	merge_sort(a, tmp, mid);
+	merge_sort(a + mid, tmp, n - mid);
+	if (entry_cmp(&a[mid - 1], &a[mid]) <= 0)
+		return;
+	while (i < mid && j < n)
+		tmp[k++] = entry_cmp(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
+	while (i < mid)
+		tmp[k++] = a[i++];
+	while (j < n)
+		tmp[k++] = a[j++];
+	memcpy(a, tmp, n * sizeof(*a));
+}
+
+/*
+ * Restore order after runs[from..count) were appended. The common cases
+ * (a new run appended by `add`, shards loaded in month order) are already
+ * sorted and cost one pass; anything else gets a full stable sort.
+ */
+static int sort_tail(struct rs_runindex *idx, size_t from)
+{
+	struct rs_run_entry *tmp;
+	size_t i = from ? from : 1;
+
+	for (; i < idx->count; i++)
+		if (entry_cmp(&idx->runs[i - 1], &idx->runs[i]) > 0)
+			break;
+	if (i >= idx->count)
+		return 0;
+	tmp = malloc(idx->count * sizeof(*tmp));
+	if (!tmp)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	merge_sort(idx->runs, tmp, idx->count);
+	free(tmp);
+	return 0;
+}
+
+static int reserve_one(struct rs_runindex *idx)
+{
+	if (idx->count < idx->alloc)
+		return 0;
+	if (idx->count >= RS_RUNINDEX_MAX_RUNS)
+		return rs_error_set(RS_ECORRUPT, "too many runs in the index (more than %u)",
+				    RS_RUNINDEX_MAX_RUNS);
+	return rs_array_grow(&idx->runs, &idx->alloc, idx->count + 1, sizeof(*idx->runs), 64);
+}
+
+int rs_runindex_add(struct rs_runindex *idx, const struct rs_run_entry *e)
+{
+	int err;
+	size_t from = idx->count;
+
+	err = reserve_one(idx);
+	if (err)
+		return err;
+	err = rs_run_entry_copy(&idx->runs[idx->count], e);
+	if (err)
+		return err;
+	idx->count++;
+	return sort_tail(idx, from);
+}
+
+/* A required string member, copied. */
+static int take_string(char **out, json_t *obj, const char *key, size_t maxlen)
+{
+	json_t *v = json_object_get(obj, key);
+	const char *s;
+
+	if (!json_is_string(v))
+		return rs_error_set(RS_ECORRUPT, "missing or non-string \"%s\"", key);
+	s = json_string_value(v);
+	if (strlen(s) > maxlen || strlen(s) == 0)
+		return rs_error_set(RS_ECORRUPT, "bad length of \"%s\"", key);
+	*out = strdup(s);
+	if (!*out)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	return 0;
+}
+
+static int is_hex(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isxdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/* The line's numeric metrics into e->metrics (a new object; no "metrics": none). */
+static int take_metrics(struct rs_run_entry *e, json_t *root)
+{
+	json_t *metrics = json_object_get(root, "metrics"), *val;
+	const char *key;
+
+	e->metrics = json_object();
+	if (!e->metrics)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (metrics && !json_is_object(metrics))
+		return rs_error_set(RS_ECORRUPT, "\"metrics\" is not an object");
+	/* Keep only numbers: metrics are what comparisons work on. */
+	json_object_foreach(metrics, key, val) {
+		if (json_is_number(val) && json_object_set(e->metrics, key, val) < 0)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	return 0;
+}
+
+/* The string fields of an index line, in the order they are checked, with their caps. */
+static const struct {
+	const char *key;
+	size_t max;
+	size_t offset; /* of the char * in struct rs_run_entry */
+} line_strings[] = {
+	{ "id", 128, offsetof(struct rs_run_entry, id) },
+	{ "commit", 64, offsetof(struct rs_run_entry, commit) },
+	{ "branch", 1024, offsetof(struct rs_run_entry, branch) },
+	{ "trigger", 1024, offsetof(struct rs_run_entry, trigger) },
+	{ "recorded_at", 64, offsetof(struct rs_run_entry, recorded_at) },
+	{ "path", 4096, offsetof(struct rs_run_entry, path) },
+};
+
+int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
+{
+	struct rs_run_entry e;
+	json_error_t jerr;
+	json_t *root = NULL;
+	int err = 0;
+
+	memset(&e, 0, sizeof(e));
+	if (len > RS_RUNINDEX_MAX_LINE)
+		return rs_error_set(RS_ECORRUPT, "index line longer than %u bytes",
+				    RS_RUNINDEX_MAX_LINE);
+	root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(root)) {
+		err = rs_error_set(RS_ECORRUPT, "not a JSON object: %s",
+				   root ? "wrong type" : jerr.text);
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(line_strings) / sizeof(line_strings[0]); i++) {
+		char **slot = (char **)((char *)&e + line_strings[i].offset);
+
+		err = take_string(slot, root, line_strings[i].key, line_strings[i].max);
+		if (err)
+			goto out;
+	}
+	if (!is_hex(e.commit)) {
+		err = rs_error_set(RS_ECORRUPT, "commit '%s' is not hex", e.commit);
+		goto out;
+	}
+	/*
+	 * The id and the path come from a clone and become file names
+	 * (fetch -o DIR/<id>/, site runs/<id>.html, the run folder in the
+	 * work tree): refuse here, once, what could leave its folder or reach
+	 * into .git. Neither `add` nor older versions write a leading dot.
+	 */
+	err = rs_path_check(e.id, strlen(e.id), RS_PATH_NO_DOTFILES, "run id");
+	if (err)
+		goto out;
+	err = rs_path_check(e.path, strlen(e.path), RS_PATH_RELATIVE | RS_PATH_NO_DOTFILES,
+			    "run path");
+	if (err)
+		goto out;
+	err = take_metrics(&e, root);
+	if (err)
+		goto out;
+	/* optional, display only: anything but a string is ignored */
+	if (json_is_string(json_object_get(root, "verdict"))) {
+		const char *v = json_string_value(json_object_get(root, "verdict"));
+
+		e.verdict = strndup(v, RS_RUN_MAX_VERDICT);
+		if (!e.verdict) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+	}
+	*out = e;
+	memset(&e, 0, sizeof(e));
+out:
+	json_decref(root);
+	rs_run_entry_release(&e);
+	return err;
+}
+
+int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e)
+{
+	json_t *o;
+	char *s = NULL;
+	int err = 0;
+
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}",
+		      "id", e->id, "commit", e->commit, "branch", e->branch,
+		      "trigger", e->trigger, "recorded_at", e->recorded_at,
+		      "path", e->path, "metrics", e->metrics);
+	if (!o)
+		return rs_error_set(RS_EUSAGE, "incomplete run entry");
+	if (e->verdict && json_object_set_new(o, "verdict", json_string(e->verdict))) {
+		json_decref(o);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	if (!s) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = rs_buf_puts(out, s);
+	if (err)
+		goto out;
+	err = rs_buf_putc(out, '\n');
+out:
+	free(s);
+	json_decref(o);
+	return err;
+}
+
+static int parse_shard_unsorted(struct rs_runindex *idx, const char *text,
+				size_t len, const char *name)
+{
+	size_t pos = 0, lineno = 0;
+	int err = 0;
+
+	if (len > RS_RUNINDEX_MAX_SHARD)
+		return rs_error_set(RS_ECORRUPT, "index shard '%s' is larger than %u bytes",
+				    name, RS_RUNINDEX_MAX_SHARD);
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		size_t l = end - pos;
+		const char *p = text + pos;
+
+		lineno++;
+		pos = end + 1;
+		while (l > 0 && (p[l - 1] == '\r' || p[l - 1] == ' '))
+			l--;
+		if (l == 0)
+			continue;
+		err = reserve_one(idx);
+		if (err)
+			goto out;
+		err = rs_run_entry_parse(&idx->runs[idx->count], p, l);
+		if (err) {
+			err = rs_error_wrap(err, "%s:%zu", name, lineno);
+			goto out;
+		}
+		idx->count++;
+	}
+out:
+	return err;
+}
+
+int rs_runindex_parse_shard(struct rs_runindex *idx, const char *text,
+			    size_t len, const char *name)
+{
+	size_t from = idx->count;
+	int err = parse_shard_unsorted(idx, text, len, name);
+	int serr = sort_tail(idx, from);
+
+	return err ? err : serr;
+}
+
+int rs_runindex_shard_path(struct rs_buf *out, const char *at)
+{
+	/* "YYYY-MM-..." */
+	for (int i = 0; i < 7; i++) {
+		if (i == 4 ? at[i] != '-' : !isdigit((unsigned char)at[i]))
+			return rs_error_set(RS_EUSAGE, "bad recording time '%s'", at);
+	}
+	return rs_buf_printf(out, "index/%.7s.jsonl", at);
+}
+
+/* A shard name "YYYY-MM.jsonl". */
+static int is_shard_name(const char *n)
+{
+	if (strlen(n) != 13 || strcmp(n + 7, ".jsonl") != 0)
+		return 0;
+	for (int i = 0; i < 7; i++)
+		if (i == 4 ? n[i] != '-' : !isdigit((unsigned char)n[i]))
+			return 0;
+	return 1;
+}
+
+static int cmp_names_desc(const void *a, const void *b)
+{
+	return -strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The index/ folder of the tree of `rev` (NULL: HEAD) into `*sub`; NULL
+ * (and 0) when there is none: an unborn HEAD, or no index/ folder.
+ */
+static int index_tree(git_tree **sub, git_repository *repo, const char *rev)
+{
+	git_object *treeish = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *te = NULL;
+	int err = 0, gerr;
+
+	*sub = NULL;
+	gerr = git_revparse_single(&treeish, repo, rev ? rev : "HEAD");
+	if (!rev && (gerr == GIT_ENOTFOUND || gerr == GIT_EUNBORNBRANCH))
+		goto out; /* a new repository: no runs yet */
+	if (gerr == GIT_ENOTFOUND) {
+		err = rs_error_set(RS_ENOTFOUND, "no commit '%s'", rev);
+		goto out;
+	}
+	if (gerr < 0 || git_object_peel((git_object **)&tree, treeish, GIT_OBJECT_TREE) < 0) {
+		err = rs_error_set(RS_EGENERIC, "cannot read '%s': %s", rev ? rev : "HEAD",
+				   git_error_last() ? git_error_last()->message : "?");
+		goto out;
+	}
+	gerr = git_tree_entry_bypath(&te, tree, "index");
+	if (gerr < 0 || git_tree_entry_type(te) != GIT_OBJECT_TREE)
+		goto out; /* no index folder: no runs */
+	if (git_tree_lookup(sub, repo, git_tree_entry_id(te)) < 0) {
+		*sub = NULL;
+		err = rs_error_set(RS_ECORRUPT, "cannot read index/: %s",
+				   git_error_last() ? git_error_last()->message : "?");
+	}
+out:
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	git_object_free(treeish);
+	return err;
+}
+
+/* The shard names of index/ (borrowed from `sub`), newest month first; `*names` the caller's. */
+static int shard_names(const char ***names, size_t *n, git_tree *sub)
+{
+	size_t count = git_tree_entrycount(sub), k = 0;
+	const char **out = calloc(count ? count : 1, sizeof(*out));
+
+	if (!out)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < count; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(sub, i);
+
+		if (git_tree_entry_type(e) == GIT_OBJECT_BLOB && is_shard_name(git_tree_entry_name(e)))
+			out[k++] = git_tree_entry_name(e);
+	}
+	/* Newest month first, so that a bounded load can stop early. */
+	qsort(out, k, sizeof(*out), cmp_names_desc);
+	*names = out;
+	*n = k;
+	return 0;
+}
+
+/* Parse shard `name` of `sub` into `idx` (unsorted); `*loaded` counts the runs added. */
+static int load_shard(struct rs_runindex *idx, git_repository *repo, git_tree *sub,
+		      const char *name, size_t *loaded)
+{
+	const git_tree_entry *e = git_tree_entry_byname(sub, name);
+	struct rs_buf label = RS_BUF_INIT;
+	git_blob *blob = NULL;
+	size_t before = idx->count;
+	int err;
+
+	err = rs_buf_printf(&label, "index/%s", name);
+	if (err)
+		goto out;
+	err = rs_repo_blob_capped(&blob, repo, git_tree_entry_id(e), RS_RUNINDEX_MAX_SHARD, label.ptr);
+	if (err)
+		goto out;
+	err = parse_shard_unsorted(idx, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
+				   label.ptr);
+	*loaded += idx->count - before;
+out:
+	git_blob_free(blob);
+	rs_buf_release(&label);
+	return err;
+}
+
+int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
+		     const char *rev, size_t want_recent)
+{
+	git_tree *sub = NULL;
+	const char **names = NULL;
+	size_t n = 0, loaded = 0;
+	int err;
+
+	err = index_tree(&sub, r->git, rev);
+	if (err || !sub)
+		goto out;
+	err = shard_names(&names, &n, sub);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (want_recent && loaded >= want_recent)
+			break;
+		err = load_shard(idx, r->git, sub, names[i], &loaded);
+		if (err)
+			goto out;
+	}
+	err = sort_tail(idx, 0);
+out:
+	free(names);
+	git_tree_free(sub);
+	return err;
+}
+
+static int starts_with_ci(const char *s, const char *prefix)
+{
+	for (; *prefix; s++, prefix++)
+		if (tolower((unsigned char)*s) != tolower((unsigned char)*prefix))
+			return 0;
+	return 1;
+}
+
+int rs_runindex_resolve(const struct rs_run_entry **out,
+			const struct rs_runindex *idx, const char *query)
+{
+	const struct rs_run_entry *best = NULL;
+	const char *other = NULL;
+	size_t qlen = strlen(query);
+
+	/* Exact run id first: ids are unique. */
+	for (size_t i = idx->count; i-- > 0;) {
+		if (strcmp(idx->runs[i].id, query) == 0) {
+			*out = &idx->runs[i];
+			return 0;
+		}
+	}
+	if (qlen < 4 || qlen > 64 || !is_hex(query))
+		return rs_error_set(RS_ENOTFOUND,
+				    "no run '%s' (give a run id or at least 4 hex digits "
+				    "of a profiled commit; 'results list' shows them)", query);
+	/* Newest first, so the first match of a commit is its latest run. */
+	for (size_t i = idx->count; i-- > 0;) {
+		const struct rs_run_entry *e = &idx->runs[i];
+
+		if (!starts_with_ci(e->commit, query))
+			continue;
+		if (!best)
+			best = e;
+		else if (strcmp(best->commit, e->commit) != 0 && !other)
+			other = e->commit;
+	}
+	if (!best)
+		return rs_error_set(RS_ENOTFOUND,
+				    "no run of commit '%s' (see 'results list'; after a "
+				    "'git pull' new runs appear)", query);
+	if (other)
+		return rs_error_set(RS_ENOTFOUND,
+				    "commit prefix '%s' is ambiguous: it matches %.12s and "
+				    "%.12s; give more digits", query, best->commit, other);
+	*out = best;
+	return 0;
+}
+
+static int put_metric(struct rs_buf *out, json_t *metrics, const char *key,
+		      const char *fmt)
+{
+	json_t *v = json_object_get(metrics, key);
+
+	if (!json_is_number(v))
+		return rs_buf_puts(out, "–");
+	return rs_buf_printf(out, fmt, json_number_value(v));
+}
+
+/* One row of the README's table of recent runs. */
+static int readme_row(struct rs_buf *out, const struct rs_run_entry *e)
+{
+	int err;
+
+	char when[20], commit[8];
+
+	/* every field is a committed index line's: untrusted, escaped */
+	snprintf(when, sizeof(when), "%.10s %.8s", e->recorded_at,
+		 strlen(e->recorded_at) > 11 ? e->recorded_at + 11 : "");
+	snprintf(commit, sizeof(commit), "%.7s", e->commit);
+	err = rs_buf_puts(out, "| ");
+	if (!err)
+		err = rs_escape_md_text(out, when);
+	if (!err)
+		err = rs_buf_puts(out, " | ");
+	if (!err)
+		err = rs_escape_md_code(out, commit, RS_ESCAPE_IN_TABLE);
+	if (!err)
+		err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = rs_escape_md_text(out, e->branch);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = rs_escape_md_text(out, e->trigger);
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = put_metric(out, e->metrics, "duration", "%.3f");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = put_metric(out, e->metrics, "samples", "%.0f");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | ");
+	if (err)
+		return err;
+	err = e->verdict ? rs_escape_md_text(out, e->verdict) : rs_buf_puts(out, "–");
+	if (err)
+		return err;
+	err = rs_buf_puts(out, " | [");
+	if (!err)
+		err = rs_escape_md_text(out, e->id);
+	if (!err)
+		err = rs_buf_puts(out, "](");
+	if (!err)
+		err = rs_percent_encode_str(out, e->path, RS_SLASH_KEEP);
+	if (!err)
+		err = rs_buf_puts(out, "/summary.md) |\n");
+	return err;
+}
+
+int rs_runindex_readme(struct rs_buf *out, const struct rs_runindex *idx,
+		       size_t limit)
+{
+	size_t shown = 0;
+	int err = 0;
+
+	err = rs_buf_puts(out,
+		"# Profiling results\n\n"
+		"Each folder under `runs/` is one recorded profiling run: `summary.md` "
+		"is its readable summary, `run.json` its machine-readable record, and "
+		"the raw pyinstrument session is stored with Git LFS and not downloaded "
+		"by default. Use `results list`, `results show <commit>` and "
+		"`results fetch <commit>` to browse and download; `index/` lists every "
+		"run month by month.\n\n");
+	if (err)
+		return err;
+	if (idx->count == 0)
+		return rs_buf_puts(out, "No runs recorded yet.\n");
+	err = rs_buf_printf(out, "## Recent runs\n\n"
+			    "| recorded (UTC) | commit | branch | trigger | duration (s) | samples | verdict | summary |\n"
+			    "|---|---|---|---|---:|---:|---|---|\n");
+	for (size_t i = idx->count; i-- > 0 && shown < limit && !err; shown++) {
+		const struct rs_run_entry *e = &idx->runs[i];
+
+		err = readme_row(out, e);
+	}
+	/* No count: the index given may be a bounded load of recent shards. */
+	if (!err && idx->count > shown)
+		err = rs_buf_puts(out, "\nOlder runs are listed month by month in "
+				  "[`index/`](index/), and by `results list --limit 0`.\n");
+	return err;
+}

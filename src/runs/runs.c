@@ -1,0 +1,258 @@
+/* The runs of a repository for programs (results/runs.h). */
+#include "runs/runs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "git/repo.h"
+#include "runs/run.h"
+#include "results/buf.h"
+
+int rs_runs_open(struct rs_runs **out, struct rs_repo *repo, const char *rev)
+{
+	return rs_runs_open_recent(out, repo, rev, 0);
+}
+
+int rs_runs_open_recent(struct rs_runs **out, struct rs_repo *repo, const char *rev,
+			size_t want_recent)
+{
+	struct rs_runs *runs = calloc(1, sizeof(*runs));
+	int err;
+
+	if (!runs)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	runs->repo = repo;
+	rs_runindex_init(&runs->idx);
+	err = rs_runindex_load(&runs->idx, repo, rev, want_recent);
+	if (err) {
+		rs_runs_free(runs);
+		return err;
+	}
+	*out = runs;
+	return 0;
+}
+
+void rs_runs_free(struct rs_runs *runs)
+{
+	if (!runs)
+		return;
+	rs_runindex_release(&runs->idx);
+	free(runs);
+}
+
+size_t rs_runs_count(const struct rs_runs *runs)
+{
+	return runs->idx.count;
+}
+
+const struct rs_run_entry *rs_runs_at(const struct rs_runs *runs, size_t i)
+{
+	return i < runs->idx.count ? &runs->idx.runs[i] : NULL;
+}
+
+size_t rs_runs_pos(const struct rs_runs *runs, const struct rs_run_entry *e)
+{
+	return (size_t)(e - runs->idx.runs);
+}
+
+int rs_runs_resolve(const struct rs_run_entry **out, const struct rs_runs *runs,
+		    const char *query)
+{
+	return rs_runindex_resolve(out, &runs->idx, query);
+}
+
+int rs_runs_newest(const struct rs_run_entry ***out, size_t *n, const struct rs_runs *runs,
+		   const char *branch, size_t limit)
+{
+	const struct rs_run_entry **picked = calloc(limit ? limit : 1, sizeof(*picked));
+	size_t got = 0;
+
+	if (!picked)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = runs->idx.count; i-- > 0 && got < limit;) {
+		const struct rs_run_entry *e = &runs->idx.runs[i];
+
+		if (branch && (!e->branch || strcmp(e->branch, branch)))
+			continue;
+		picked[got++] = e;
+	}
+	*out = picked;
+	*n = got;
+	return 0;
+}
+
+const char *rs_run_entry_id(const struct rs_run_entry *e)
+{
+	return e->id;
+}
+
+const char *rs_run_entry_commit(const struct rs_run_entry *e)
+{
+	return e->commit;
+}
+
+const char *rs_run_entry_branch(const struct rs_run_entry *e)
+{
+	return e->branch;
+}
+
+const char *rs_run_entry_trigger(const struct rs_run_entry *e)
+{
+	return e->trigger;
+}
+
+const char *rs_run_entry_recorded_at(const struct rs_run_entry *e)
+{
+	return e->recorded_at;
+}
+
+const char *rs_run_entry_path(const struct rs_run_entry *e)
+{
+	return e->path;
+}
+
+int rs_run_entry_metric(const struct rs_run_entry *e, const char *name, double *out)
+{
+	const json_t *v = json_object_get(e->metrics, name);
+
+	if (!json_is_number(v))
+		return rs_error_set(RS_ENOTFOUND, "run %s has no metric '%s'", e->id, name);
+	*out = json_number_value(v);
+	return 0;
+}
+
+/* Set `key` to a new string `value` (skipped when NULL: the index says nothing). */
+static void set_string(json_t *o, const char *key, const char *value)
+{
+	if (value)
+		json_object_set_new(o, key, json_string(value));
+}
+
+json_t *rs_run_entry_object(const struct rs_run_entry *e)
+{
+	json_t *o = json_object();
+
+	if (!o) {
+		rs_error_set(RS_EGENERIC, "out of memory");
+		return NULL;
+	}
+	set_string(o, "id", e->id);
+	set_string(o, "commit", e->commit);
+	set_string(o, "branch", e->branch);
+	set_string(o, "trigger", e->trigger);
+	set_string(o, "recorded_at", e->recorded_at);
+	set_string(o, "path", e->path);
+	json_object_set(o, "metrics", e->metrics);
+	return o;
+}
+
+/* Wrap `json` (the reference is taken over, also on failure) as a record. */
+static int doc_wrap(struct rs_run_doc **out, json_t *json)
+{
+	struct rs_run_doc *doc = calloc(1, sizeof(*doc));
+
+	if (!doc) {
+		json_decref(json);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	doc->json = json;
+	*out = doc;
+	return 0;
+}
+
+/* Give `doc` the index's `key` when the record lacks it or (force) always. */
+static int take_from_index(json_t *doc, const char *key, const char *value, int force)
+{
+	if (!force && json_is_string(json_object_get(doc, key)))
+		return 0;
+	if (json_object_set_new(doc, key, json_string(value)))
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	return 0;
+}
+
+int rs_run_doc_load(struct rs_run_doc **out, const struct rs_runs *runs,
+		    const struct rs_run_entry *e)
+{
+	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
+	json_error_t jerr;
+	json_t *doc = NULL;
+	int err;
+
+	err = rs_buf_printf(&path, "%s/run.json", e->path);
+	if (err)
+		goto out;
+	err = rs_repo_read_tree_file(runs->repo, NULL, path.ptr, RS_RUN_MAX_RUN_JSON, &text);
+	if (err) {
+		err = rs_error_set(err == RS_ENOTFOUND ? RS_ECORRUPT : err,
+				   "run %s is in the index but %s cannot be read: %s", e->id,
+				   path.ptr, rs_error_message());
+		goto out;
+	}
+	doc = json_loadb(text.ptr, text.len, 0, &jerr);
+	if (!json_is_object(doc)) {
+		err = rs_error_set(RS_ECORRUPT, "%s is not a JSON object: %s", path.ptr,
+				   doc ? "wrong type" : jerr.text);
+		goto out;
+	}
+	/* The index is the authority on where the run lives and what it is
+	 * called; run.json of an older format may lack these. */
+	err = take_from_index(doc, "path", e->path, 1);
+	if (err)
+		goto out;
+	err = take_from_index(doc, "id", e->id, 0);
+	if (err)
+		goto out;
+	err = take_from_index(doc, "commit", e->commit, 0);
+	if (err)
+		goto out;
+	err = doc_wrap(out, doc);
+	doc = NULL;
+out:
+	json_decref(doc);
+	rs_buf_release(&path);
+	rs_buf_release(&text);
+	return err;
+}
+
+void rs_run_doc_free(struct rs_run_doc *doc)
+{
+	if (!doc)
+		return;
+	json_decref(doc->json);
+	free(doc);
+}
+
+const char *rs_run_doc_id(const struct rs_run_doc *doc)
+{
+	return json_string_value(json_object_get(doc->json, "id"));
+}
+
+int rs_run_entries_json(struct rs_buf *out, const struct rs_run_entry *const *runs, size_t n)
+{
+	json_t *arr = json_array();
+	char *text = NULL;
+	int err;
+
+	if (!arr) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = rs_run_entry_object(runs[i]);
+
+		if (!o || json_array_append_new(arr, o) < 0) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+	}
+	text = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	if (!text) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = rs_buf_puts(out, text);
+out:
+	free(text);
+	json_decref(arr);
+	return err;
+}
