@@ -208,15 +208,13 @@ out:
 	return err;
 }
 
-int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, size_t max,
-			const char *what)
+int rs_repo_blob_size(size_t *out, git_repository *git, const git_oid *id, const char *what)
 {
 	git_odb *odb = NULL;
 	git_object_t type;
 	size_t len;
 	int gerr;
 
-	*out = NULL;
 	if (git_repository_odb(&odb, git) < 0)
 		return git_fail(RS_EGENERIC, "cannot open the object database");
 	gerr = git_odb_read_header(&len, &type, odb, id);
@@ -225,6 +223,20 @@ int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, 
 		return git_fail(RS_ECORRUPT, "cannot read a committed file");
 	if (type != GIT_OBJECT_BLOB)
 		return rs_error_set(RS_ECORRUPT, "'%s' is not a file", what);
+	*out = len;
+	return 0;
+}
+
+int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, size_t max,
+			const char *what)
+{
+	size_t len;
+	int err;
+
+	*out = NULL;
+	err = rs_repo_blob_size(&len, git, id, what);
+	if (err)
+		return err;
 	/* A committed file past the cap of its kind is bad data, not a usage error. */
 	if (len > max)
 		return rs_error_set(RS_ECORRUPT, "'%s' is too large (%zu bytes, limit %zu)", what,

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "git/pointer.h"
 #include "runs/runindex.h"
 #include "util/array.h"
 #include "results/error.h"
@@ -310,137 +311,171 @@ static int add_item(struct rs_retention_plan *plan, const struct rs_run_entry *r
 	return 0;
 }
 
-/* One run.json's LFS objects, parsed once however many refs hold that blob. */
-struct run_json_objects {
-	git_oid blob;
-	size_t n;
-	struct rs_id *oids;
-	uint64_t *sizes;
+/* One run folder's LFS objects, read once however many refs hold that tree. */
+struct folder_objects {
+	git_oid tree;
+	size_t n, alloc;
+	struct rs_plan_object {
+		struct rs_id oid;
+		uint64_t size;
+	} *objects;
 };
 
+static void folder_objects_free(struct folder_objects *f)
+{
+	if (f)
+		free(f->objects);
+	free(f);
+}
+
 /*
- * What planning every ref shares: the run.json files parsed so far, by
- * blob id. Refs at distinct commits of one history hold the same run.json
- * blobs for every run they share, so each is read and parsed once, and
- * planning grows with the runs, not with the runs times the refs.
+ * What planning every ref shares: the run folders read so far, by tree
+ * id. Refs at distinct commits of one history hold the same folder tree
+ * for every run they share (a run folder is written once), so each is
+ * read once, and planning grows with the runs, not the runs times the
+ * refs.
  */
 struct planner {
 	struct rs_repo *r;
 	time_t now;
 	struct rs_retention_plan *plan;
-	struct rs_intern parsed;          /* blob id -> index in `files` */
-	struct run_json_objects **files;
-	size_t nfiles, alloc;
+	struct rs_intern seen;            /* folder tree id -> index in `folders` */
+	struct folder_objects **folders;
+	size_t nfolders, alloc;
 	uint64_t seed;
 };
 
 static void planner_release(struct planner *pl)
 {
-	for (size_t i = 0; i < pl->nfiles; i++) {
-		free(pl->files[i]->oids);
-		free(pl->files[i]->sizes);
-		free(pl->files[i]);
-	}
-	free(pl->files);
-	rs_intern_release(&pl->parsed);
-}
-
-/* The LFS objects named by the "files" of the run.json `root` of `run` (at `rel`) into `f`. */
-static int parse_run_objects(struct run_json_objects *f, json_t *root, const struct rs_run_entry *run,
-			     const char *rel)
-{
-	json_t *files = json_object_get(root, "files"), *item;
-	size_t i, n = json_is_array(files) ? json_array_size(files) : 0;
-
-	f->oids = calloc(n ? n : 1, sizeof(*f->oids));
-	f->sizes = calloc(n ? n : 1, sizeof(*f->sizes));
-	if (!f->oids || !f->sizes)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	json_array_foreach(files, i, item) {
-		const char *hex = json_string_value(json_object_get(item, "oid"));
-		json_t *size = json_object_get(item, "size");
-
-		if (!json_is_true(json_object_get(item, "lfs")))
-			continue;
-		if (!hex || strlen(hex) != RS_ID_HEXSZ || rs_id_from_hex(&f->oids[f->n], hex, RS_ID_HEXSZ) ||
-		    !json_is_integer(size) || json_integer_value(size) < 0)
-			return rs_error_set(RS_ECORRUPT, "run %s: '%s' names an LFS file without a valid oid and size",
-					    run->id, rel);
-		f->sizes[f->n++] = (uint64_t)json_integer_value(size);
-	}
-	return 0;
+	for (size_t i = 0; i < pl->nfolders; i++)
+		folder_objects_free(pl->folders[i]);
+	free(pl->folders);
+	rs_intern_release(&pl->seen);
 }
 
 /*
- * The LFS objects of the run.json blob `blob` of `run` (at `rel`), read
- * (through its cap) and parsed on first use; borrowed from `pl`. A file
- * that cannot be read or parsed is not remembered: each ref holding it
- * says so.
+ * The LFS objects of the run folder `folder` of `run` into `f`: the git
+ * LFS pointers among its files, which are what `results add` committed
+ * for the files its run.json lists with "lfs": true, and what git lfs
+ * fetches. Only each file's header is read, and a pointer's few bytes:
+ * run.json itself (about 100 KB a run) is not, which is what makes gc
+ * and verify cost O(runs) reads of a few hundred bytes. run.json must
+ * be there and within its cap, as before.
  */
-static int run_json_objects(const struct run_json_objects **out, struct planner *pl, const git_oid *blob,
-			    const struct rs_run_entry *run, const char *rel)
+static int read_folder(struct folder_objects *f, struct planner *pl, git_tree *folder,
+		       const struct rs_run_entry *run, const char *rel)
 {
-	struct run_json_objects *f = NULL;
-	git_blob *b = NULL;
-	json_t *root = NULL;
-	json_error_t jerr;
-	uint64_t h = rs_intern_hash(blob->id, GIT_OID_RAWSZ, pl->seed);
-	uint32_t at = rs_intern_find(&pl->parsed, blob->id, GIT_OID_RAWSZ, h);
+	struct rs_buf name = RS_BUF_INIT;
+	const git_tree_entry *rj = git_tree_entry_byname(folder, "run.json");
+	git_blob *blob = NULL;
+	size_t len;
 	int err;
 
-	if (at != RS_INTERN_NONE) {
-		*out = pl->files[at];
-		return 0;
+	if (!rj || git_tree_entry_type(rj) != GIT_OBJECT_BLOB)
+		return rs_error_set(RS_ENOTFOUND, "run %s: no file '%s'", run->id, rel);
+	err = rs_repo_blob_size(&len, pl->r->git, git_tree_entry_id(rj), rel);
+	if (!err && len > RUN_JSON_MAX)
+		err = rs_error_set(RS_ECORRUPT, "'%s' is too large (%zu bytes, limit %u)", rel, len, RUN_JSON_MAX);
+	for (size_t i = 0; !err && i < git_tree_entrycount(folder); i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(folder, i);
+		struct rs_pointer ptr;
+
+		if (git_tree_entry_type(e) != GIT_OBJECT_BLOB || e == rj)
+			continue;
+		rs_buf_clear(&name);
+		err = rs_buf_printf(&name, "%s/%s", run->path, git_tree_entry_name(e));
+		if (!err)
+			err = rs_repo_blob_size(&len, pl->r->git, git_tree_entry_id(e), name.ptr);
+		if (err || len >= RS_POINTER_MAX)
+			continue;
+		err = rs_repo_blob_capped(&blob, pl->r->git, git_tree_entry_id(e), RS_POINTER_MAX, name.ptr);
+		if (err || !rs_pointer_looks_like(git_blob_rawcontent(blob), len))
+			goto next;
+		if (rs_array_grow(&f->objects, &f->alloc, f->n + 1, sizeof(*f->objects), 2)) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto next;
+		}
+		err = rs_pointer_parse(&ptr, git_blob_rawcontent(blob), len);
+		if (err) {
+			err = rs_error_wrap(err, "run %s: '%s' is not a valid LFS pointer", run->id, name.ptr);
+			goto next;
+		}
+		f->objects[f->n].oid = ptr.oid;
+		f->objects[f->n++].size = ptr.size;
+		rs_pointer_release(&ptr);
+next:
+		git_blob_free(blob);
+		blob = NULL;
 	}
-	err = rs_repo_blob_capped(&b, pl->r->git, blob, RUN_JSON_MAX, rel);
-	if (err)
-		goto out;
-	root = json_loadb(git_blob_rawcontent(b), (size_t)git_blob_rawsize(b), JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(root)) {
-		err = rs_error_set(RS_ECORRUPT, "run %s: '%s' is not valid JSON: %s", run->id, rel, jerr.text);
-		goto out;
-	}
-	f = calloc(1, sizeof(*f));
-	if (!f || rs_array_grow(&pl->files, &pl->alloc, pl->nfiles + 1, sizeof(*pl->files), 64)) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	git_oid_cpy(&f->blob, blob);
-	err = parse_run_objects(f, root, run, rel);
-	if (err)
-		goto out;
-	err = rs_intern_insert(&pl->parsed, f->blob.id, GIT_OID_RAWSZ, h, (uint32_t)pl->nfiles);
-	if (err)
-		goto out;
-	pl->files[pl->nfiles++] = f;
-	*out = f;
-	f = NULL;
-out:
-	if (f) {
-		free(f->oids);
-		free(f->sizes);
-		free(f);
-	}
-	json_decref(root);
-	git_blob_free(b);
+	rs_buf_release(&name);
 	return err;
 }
 
-/* The LFS objects of one run (from its run.json in `tree`, the tree of `rev`). */
+/*
+ * The LFS objects of `run`, whose folder is in `tree` (the tree of `rev`),
+ * read on first use; borrowed from `pl`. A folder that cannot be read is
+ * not remembered: each ref holding it says so.
+ */
+static int folder_objects(const struct folder_objects **out, struct planner *pl, git_tree *tree,
+			  const char *rev, const struct rs_run_entry *run, const char *rel)
+{
+	struct folder_objects *f = NULL;
+	git_tree_entry *entry = NULL;
+	git_tree *folder = NULL;
+	uint64_t h;
+	uint32_t at;
+	int err = 0;
+
+	if (git_tree_entry_bypath(&entry, tree, run->path) < 0 ||
+	    git_tree_entry_type(entry) != GIT_OBJECT_TREE) {
+		git_error_clear();
+		err = rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", rel, rev);
+		goto out;
+	}
+	h = rs_intern_hash(git_tree_entry_id(entry)->id, GIT_OID_RAWSZ, pl->seed);
+	at = rs_intern_find(&pl->seen, git_tree_entry_id(entry)->id, GIT_OID_RAWSZ, h);
+	if (at != RS_INTERN_NONE) {
+		*out = pl->folders[at];
+		goto out;
+	}
+	if (git_tree_lookup(&folder, pl->r->git, git_tree_entry_id(entry)) < 0) {
+		err = rs_error_set(RS_ECORRUPT, "run %s: cannot read its folder '%s': %s", run->id, run->path,
+				   git_error_last() ? git_error_last()->message : "unknown error");
+		goto out;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f || rs_array_grow(&pl->folders, &pl->alloc, pl->nfolders + 1, sizeof(*pl->folders), 64)) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	git_oid_cpy(&f->tree, git_tree_entry_id(entry));
+	err = read_folder(f, pl, folder, run, rel);
+	if (!err)
+		err = rs_intern_insert(&pl->seen, f->tree.id, GIT_OID_RAWSZ, h, (uint32_t)pl->nfolders);
+	if (err)
+		goto out;
+	pl->folders[pl->nfolders++] = f;
+	*out = f;
+	f = NULL;
+out:
+	folder_objects_free(f);
+	git_tree_free(folder);
+	git_tree_entry_free(entry);
+	return err;
+}
+
+/* The LFS objects of one run (its folder in `tree`, the tree of `rev`). */
 static int run_objects(struct planner *pl, git_tree *tree, const char *rev, const struct rs_run_entry *run,
 		       int keep, int pin)
 {
-	const struct run_json_objects *f = NULL;
+	const struct folder_objects *f = NULL;
 	struct rs_buf rel = RS_BUF_INIT;
-	git_oid blob;
 	int err = rs_buf_printf(&rel, "%s/run.json", run->path);
 
 	if (!err)
-		err = rs_repo_tree_file_id(&blob, tree, rel.ptr, rev);
-	if (!err)
-		err = run_json_objects(&f, pl, &blob, run, rel.ptr);
+		err = folder_objects(&f, pl, tree, rev, run, rel.ptr);
 	for (size_t i = 0; !err && i < f->n; i++)
-		err = add_item(pl->plan, run, &f->oids[i], f->sizes[i], keep, pin);
+		err = add_item(pl->plan, run, &f->objects[i].oid, f->objects[i].size, keep, pin);
 	rs_buf_release(&rel);
 	return err;
 }
