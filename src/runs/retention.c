@@ -311,20 +311,31 @@ static int add_item(struct rs_retention_plan *plan, const struct rs_run_entry *r
 	return 0;
 }
 
-/* One run folder's LFS objects, read once however many refs hold that tree. */
+struct rs_plan_object {
+	struct rs_id oid;
+	uint64_t size;
+};
+
+/*
+ * One run folder's LFS objects, read once however many refs hold that
+ * tree: those of its pointers, and (once the run is judged) those its
+ * run.json lists.
+ */
 struct folder_objects {
 	git_oid tree;
 	size_t n, alloc;
-	struct rs_plan_object {
-		struct rs_id oid;
-		uint64_t size;
-	} *objects;
+	struct rs_plan_object *objects;  /* from the pointers */
+	int recorded;                    /* run.json was read: */
+	size_t nrec, arec;
+	struct rs_plan_object *rec;      /* its "files" with "lfs": true */
 };
 
 static void folder_objects_free(struct folder_objects *f)
 {
-	if (f)
+	if (f) {
 		free(f->objects);
+		free(f->rec);
+	}
 	free(f);
 }
 
@@ -339,6 +350,7 @@ struct planner {
 	struct rs_repo *r;
 	time_t now;
 	struct rs_retention_plan *plan;
+	const struct rs_retention_judged *judged;
 	struct rs_intern seen;            /* folder tree id -> index in `folders` */
 	struct folder_objects **folders;
 	size_t nfolders, alloc;
@@ -416,7 +428,7 @@ next:
  * read on first use; borrowed from `pl`. A folder that cannot be read is
  * not remembered: each ref holding it says so.
  */
-static int folder_objects(const struct folder_objects **out, struct planner *pl, git_tree *tree,
+static int folder_objects(struct folder_objects **out, struct planner *pl, git_tree *tree,
 			  const char *rev, const struct rs_run_entry *run, const char *rel)
 {
 	struct folder_objects *f = NULL;
@@ -464,18 +476,97 @@ out:
 	return err;
 }
 
-/* The LFS objects of one run (its folder in `tree`, the tree of `rev`). */
+/* The LFS files the run.json at `rel` of `run` lists into `f->rec` (read through its cap). */
+static int read_record(struct folder_objects *f, struct planner *pl, git_tree *tree, const char *rev,
+		       const struct rs_run_entry *run, const char *rel)
+{
+	git_blob *blob = NULL;
+	json_t *root = NULL, *item;
+	json_error_t jerr;
+	git_oid id;
+	size_t i;
+	int err;
+
+	err = rs_repo_tree_file_id(&id, tree, rel, rev);
+	if (!err)
+		err = rs_repo_blob_capped(&blob, pl->r->git, &id, RUN_JSON_MAX, rel);
+	if (err)
+		goto out;
+	root = json_loadb(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), JSON_REJECT_DUPLICATES,
+			  &jerr);
+	if (!json_is_object(root)) {
+		err = rs_error_set(RS_ECORRUPT, "run %s: '%s' is not valid JSON: %s", run->id, rel, jerr.text);
+		goto out;
+	}
+	f->nrec = 0;
+	json_array_foreach(json_object_get(root, "files"), i, item) {
+		const char *hex = json_string_value(json_object_get(item, "oid"));
+		json_t *size = json_object_get(item, "size");
+		struct rs_id oid;
+
+		if (!json_is_true(json_object_get(item, "lfs")))
+			continue;
+		if (!hex || strlen(hex) != RS_ID_HEXSZ || rs_id_from_hex(&oid, hex, RS_ID_HEXSZ) ||
+		    !json_is_integer(size) || json_integer_value(size) < 0) {
+			err = rs_error_set(RS_ECORRUPT, "run %s: '%s' names an LFS file without a valid oid and size",
+					   run->id, rel);
+			goto out;
+		}
+		if (rs_array_grow(&f->rec, &f->arec, f->nrec + 1, sizeof(*f->rec), 2)) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto out;
+		}
+		f->rec[f->nrec].oid = oid;
+		f->rec[f->nrec++].size = (uint64_t)json_integer_value(size);
+	}
+	f->recorded = 1;
+out:
+	json_decref(root);
+	git_blob_free(blob);
+	return err;
+}
+
+/* Whether the store holds (or has set aside) one of the sessions of folder `f`. */
+static int must_judge(const struct planner *pl, const struct folder_objects *f)
+{
+	if (!pl->judged)
+		return 0;
+	if (!pl->judged->fn)
+		return 1;
+	for (size_t i = 0; i < f->n; i++)
+		if (pl->judged->fn(&f->objects[i].oid, pl->judged->payload))
+			return 1;
+	return 0;
+}
+
+/*
+ * The LFS objects of one run (its folder in `tree`, the tree of `rev`).
+ * A run that must be judged (its session is on the store: gc could
+ * delete it, verify checks it) is judged as its run.json says, read
+ * whole and parsed: one that does not parse is a doubt, as ever. The
+ * others (their sessions long removed, at 100,000 runs nearly all) are
+ * named by their pointers, and their run.json is not read.
+ */
 static int run_objects(struct planner *pl, git_tree *tree, const char *rev, const struct rs_run_entry *run,
 		       int keep, int pin)
 {
-	const struct folder_objects *f = NULL;
+	struct folder_objects *f = NULL;
+	const struct rs_plan_object *objs;
 	struct rs_buf rel = RS_BUF_INIT;
+	size_t n;
 	int err = rs_buf_printf(&rel, "%s/run.json", run->path);
 
 	if (!err)
 		err = folder_objects(&f, pl, tree, rev, run, rel.ptr);
-	for (size_t i = 0; !err && i < f->n; i++)
-		err = add_item(pl->plan, run, &f->objects[i].oid, f->objects[i].size, keep, pin);
+	if (!err && !f->recorded && must_judge(pl, f))
+		err = read_record(f, pl, tree, rev, run, rel.ptr);
+	if (err)
+		goto out;
+	objs = f->recorded ? f->rec : f->objects;
+	n = f->recorded ? f->nrec : f->n;
+	for (size_t i = 0; !err && i < n; i++)
+		err = add_item(pl->plan, run, &objs[i].oid, objs[i].size, keep, pin);
+out:
 	rs_buf_release(&rel);
 	return err;
 }
@@ -799,7 +890,8 @@ out:
 }
 
 int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
-			   const struct rs_git_refs *remote, struct rs_retention_plan *plan)
+			   const struct rs_git_refs *remote, const struct rs_retention_judged *judged,
+			   struct rs_retention_plan *plan)
 {
 	struct planner pl;
 	int err;
@@ -808,6 +900,7 @@ int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
 	pl.r = r;
 	pl.now = now;
 	pl.plan = plan;
+	pl.judged = judged;
 	pl.seed = rs_intern_mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&pl);
 	if (only_head) {
 		err = plan_rev(&pl, NULL, "HEAD");

@@ -116,10 +116,26 @@ int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *o
  * checkout). A ref or run that cannot be read is a doubt (plan->doubts),
  * not an error: its runs are kept, the others still planned. Errors: out
  * of memory, or the refs cannot be listed.
+ *
+ * A run's objects are those of the LFS pointers in its folder (a few
+ * hundred bytes each). The runs `judged` names (`judged->fn` true for one
+ * of their objects: the store holds it, so gc could delete it and verify
+ * checks it; every run when `fn` is NULL) are judged as their run.json
+ * lists, read whole and parsed, a run.json that does not parse being a
+ * doubt; `judged` NULL reads no run.json (a quick look, doctor's). So the
+ * cost grows with the runs whose sessions the store still holds, not with
+ * the history.
  */
+struct rs_retention_judged {
+	/* Whether the store holds `oid` (or has it set aside); NULL: judge every run. */
+	int (*fn)(const struct rs_id *oid, void *payload);
+	void *payload;
+};
+
 RS_MUST_CHECK
 int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
-			   const struct rs_git_refs *remote, struct rs_retention_plan *plan);
+			   const struct rs_git_refs *remote, const struct rs_retention_judged *judged,
+			   struct rs_retention_plan *plan);
 void rs_retention_plan_release(struct rs_retention_plan *plan);
 
 /* Record a doubt: `code` (an RS_E*) and a line saying what and how to proceed. */
