@@ -805,6 +805,26 @@ static int ref_label(struct rs_buf *out, const char *name, const char *remote)
 	return rs_buf_printf(out, "%s '%s'", kind, shown);
 }
 
+/* A ref target worth peeling: a commit or an annotated tag, within RS_REF_OBJECT_MAX. */
+#define RS_REF_OBJECT_MAX (16u * 1024 * 1024)
+static int ref_names_commit(struct rs_repo *r, const git_oid *target)
+{
+	git_odb *odb = NULL;
+	git_object_t type;
+	size_t len;
+	int ok;
+
+	if (git_repository_odb(&odb, r->git) < 0) {
+		git_error_clear();
+		return 0;
+	}
+	ok = git_odb_read_header(&len, &type, odb, target) == 0 &&
+	     (type == GIT_OBJECT_COMMIT || type == GIT_OBJECT_TAG) && len <= RS_REF_OBJECT_MAX;
+	git_error_clear();
+	git_odb_free(odb);
+	return ok;
+}
+
 /* The commits planned so far, each once. */
 struct planned {
 	git_oid *commits;
@@ -825,6 +845,12 @@ static int plan_commit(struct planner *pl, const git_oid *target, const char *na
 	int err = 0;
 
 	*added = 0;
+	/*
+	 * Only a commit or a tag is looked up: a ref may name a blob of any
+	 * size (a tag of a 1 GB file), which git_object_lookup would read whole.
+	 */
+	if (!ref_names_commit(pl->r, target))
+		goto out;
 	if (git_object_lookup(&obj, pl->r->git, target, GIT_OBJECT_ANY) < 0 ||
 	    git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
 		git_error_clear();
@@ -873,7 +899,8 @@ static int plan_refs(struct planner *pl, const struct rs_git_refs *remote)
 	while (!err && git_reference_next(&ref, it) == 0) {
 		git_object *target = NULL;
 
-		if (is_kept_ref(git_reference_name(ref)) &&
+		if (is_kept_ref(git_reference_name(ref)) && git_reference_type(ref) == GIT_REFERENCE_DIRECT &&
+		    ref_names_commit(pl->r, git_reference_target(ref)) &&
 		    git_reference_peel(&target, ref, GIT_OBJECT_ANY) == 0) {
 			err = plan_commit(pl, git_object_id(target), git_reference_name(ref), NULL, &seen,
 					  &added);
