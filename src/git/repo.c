@@ -230,7 +230,7 @@ int rs_repo_blob_size(size_t *out, git_repository *git, const git_oid *id, const
 int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, size_t max,
 			const char *what)
 {
-	size_t len;
+	size_t len = 0;
 	int err;
 
 	*out = NULL;

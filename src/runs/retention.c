@@ -380,7 +380,7 @@ static int read_folder(struct folder_objects *f, struct planner *pl, git_tree *f
 	struct rs_buf name = RS_BUF_INIT;
 	const git_tree_entry *rj = git_tree_entry_byname(folder, "run.json");
 	git_blob *blob = NULL;
-	size_t len;
+	size_t len = 0;
 	int err;
 
 	if (!rj || git_tree_entry_type(rj) != GIT_OBJECT_BLOB)
@@ -811,7 +811,7 @@ static int ref_names_commit(struct rs_repo *r, const git_oid *target)
 {
 	git_odb *odb = NULL;
 	git_object_t type;
-	size_t len;
+	size_t len = 0;
 	int ok;
 
 	if (git_repository_odb(&odb, r->git) < 0) {
