@@ -36,7 +36,7 @@ import json, os, random, subprocess, sys, time
 start, count, ref, t0 = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 def show(p):
     return subprocess.run(["git", "show", "%s:%s" % (ref, p)], check=True, capture_output=True).stdout.decode()
-tree = subprocess.run(["git", "ls-tree", "--name-only", ref, "index/"], check=True,
+tree = subprocess.run(["git", "ls-tree", "-r", "--name-only", ref, "index/"], check=True,
                       capture_output=True).stdout.decode().split()
 shards = {os.path.basename(p): show(p) for p in tree}
 template = json.loads(next(l for s in shards.values() for l in s.splitlines() if l.strip()))
@@ -103,7 +103,7 @@ for ref in ("main", "other"):
     pins = {l.strip() for l in git("show", ref + ":pins.txt").splitlines()
             if l.strip() and not l.strip().startswith("#")}
     runs = []
-    for shard in sorted(git("ls-tree", "--name-only", ref, "index/").split()):
+    for shard in sorted(git("ls-tree", "-r", "--name-only", ref, "index/").split()):
         runs += [json.loads(l) for l in git("show", ref + ":" + shard).splitlines() if l.strip()]
     runs.sort(key=lambda r: r["recorded_at"])
     kl = pol["keep_last"]
@@ -142,7 +142,7 @@ grep -q "^2008 runs, 2008 objects: 8 ok, 0 removed by retention, 2000 missing" "
 pass "verify judges every run of a 2,008-run history"
 
 # A run whose session is on the store is judged from its run.json: one that does not parse stops gc.
-p=$(git show "main:$(git ls-tree --name-only main index/ | head -n 1)" |
+p=$(git show "main:$(git ls-tree -r --name-only main index/ | head -n 1)" |
 	python3 -c 'import sys,json; [print(d["path"]) for d in map(json.loads, filter(str.strip, sys.stdin)) if d["id"] == sys.argv[1]]' "${REAL[4]}")
 printf '{"files": [' >"$p/run.json"
 git commit -qam "a broken run record" && GIT_LFS_SKIP_PUSH=1 git push -q origin main 2>/dev/null
