@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "git/gitremote.h"
 #include "results/error.h"
 #include "util/fs.h"
 
@@ -218,6 +219,20 @@ int rs_repo_blob_size(size_t *out, git_repository *git, const git_oid *id, const
 	if (git_repository_odb(&odb, git) < 0)
 		return git_fail(RS_EGENERIC, "cannot open the object database");
 	gerr = git_odb_read_header(&len, &type, odb, id);
+	if (gerr == GIT_ENOTFOUND) {
+		/* A partial clone: fetched on demand, then seen once the odb looks again. */
+		int err = rs_git_fetch_promised(git, id, what);
+
+		if (err == RS_ENOTFOUND) {
+			git_error_set_str(GIT_ERROR_ODB, "object not found");
+		} else if (err) {
+			git_odb_free(odb);
+			return err;
+		} else {
+			git_odb_refresh(odb);
+			gerr = git_odb_read_header(&len, &type, odb, id);
+		}
+	}
 	git_odb_free(odb);
 	if (gerr < 0)
 		return git_fail(RS_ECORRUPT, "cannot read a committed file");
