@@ -34,7 +34,6 @@
 #include "util/hash.h"
 #include "util/path.h"
 
-#define RUN_JSON_MAX (64u * 1024 * 1024)
 
 struct rs_fetch {
 	struct rs_repo *repo;       /* borrowed */
@@ -348,89 +347,53 @@ static int check_file_name(struct rs_fetch *f, const struct rs_run_entry *run,
 	return 0;
 }
 
-/* The committed run.json of `run` (the caller's reference). */
-static int load_run_json(json_t **out, struct rs_fetch *f, const struct rs_run_entry *run,
-			 struct rs_buf *rel)
-{
-	struct rs_buf text = RS_BUF_INIT;
-	json_error_t jerr;
-	json_t *root = NULL;
-	struct rs_error_saved old;
-	int err;
-
-	err = rs_buf_printf(rel, "%s/run.json", run->path);
-	if (err)
-		goto out;
-	err = rs_repo_read_tree_file(f->repo, NULL, rel->ptr, RUN_JSON_MAX, &text);
-	if (err) {
-		err = rs_error_set(err == RS_ENOTFOUND ? RS_ECORRUPT : err, "run %s: cannot read %s: %s",
-				   run->id, rel->ptr, saved_message(&old));
-		goto out;
-	}
-	root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(root))
-		err = rs_error_set(RS_ECORRUPT, "run %s: %s is not valid JSON: %s", run->id, rel->ptr,
-				   jerr.text);
-out:
-	rs_buf_release(&text);
-	if (err) {
-		json_decref(root);
-		return fail(f, RS_FETCH_RUN, err);
-	}
-	*out = root;
-	return 0;
-}
-
-/* Fetch the entry `item` of run.json ({"path", "oid"}) after checking its name. */
+/* Fetch the file `path` of the run (its oid as run.json says) after checking its name. */
 static int fetch_item(struct rs_fetch *f, const struct rs_run_entry *run, const char *run_json,
-		      const json_t *item, void (*placed)(const struct rs_fetched *, void *),
-		      void *payload)
+		      const char *path, const char *oid,
+		      void (*placed)(const struct rs_fetched *, void *), void *payload)
 {
-	const char *path = json_string_value(json_object_get(item, "path"));
 	int err = check_file_name(f, run, run_json, path);
 
 	if (err)
 		return err;
-	return fetch_one(f, run, path, json_string_value(json_object_get(item, "oid")), placed,
-			 payload);
+	return fetch_one(f, run, path, oid, placed, payload);
 }
 
 int rs_fetch_run(struct rs_fetch *f, const struct rs_runs *runs, const struct rs_run_entry *e,
 		 void (*placed)(const struct rs_fetched *file, void *payload), void *payload)
 {
 	struct rs_buf rel = RS_BUF_INIT;
-	json_t *root = NULL, *item, *session;
-	size_t i;
+	rs_runrec *rec = NULL;
 	int found = 0, err;
 
 	(void)runs; /* the run's repository is the fetch's */
-	err = load_run_json(&root, f, e, &rel);
-	if (err)
+	err = rs_buf_printf(&rel, "%s/run.json", e->path);
+	if (!err)
+		err = rs_run_record_read(&rec, NULL, f->repo, NULL, e);
+	if (err) {
+		err = fail(f, RS_FETCH_RUN, err);
 		goto out;
+	}
 	/* Every file of role "session" stored in LFS, else the "session" entry. */
-	json_array_foreach(json_object_get(root, "files"), i, item) {
-		const char *path = json_string_value(json_object_get(item, "path"));
-		const char *role = json_string_value(json_object_get(item, "role"));
+	for (size_t i = 0; i < rec->nfiles; i++) {
+		const struct rs_runrec_file *file = &rec->files[i];
 
-		if (!path || !role || strcmp(role, "session") != 0 ||
-		    !json_is_true(json_object_get(item, "lfs")))
+		if (strcmp(file->role, "session") != 0 || !file->lfs)
 			continue;
 		found++;
-		err = fetch_item(f, e, rel.ptr, item, placed, payload);
+		err = fetch_item(f, e, rel.ptr, file->path, file->oid, placed, payload);
 		if (err)
 			goto out;
 	}
-	session = json_object_get(root, "session");
-	if (!found && json_is_object(session) &&
-	    json_is_string(json_object_get(session, "path"))) {
+	if (!found && rec->has_session) {
 		found++;
-		err = fetch_item(f, e, rel.ptr, session, placed, payload);
+		err = fetch_item(f, e, rel.ptr, rec->session.path, rec->session.oid, placed, payload);
 	}
 	if (!found)
 		err = fail(f, RS_FETCH_RUN, rs_error_set(RS_ENOTFOUND, "run %s has no session to "
 							 "fetch (recorded with --raw?)", e->id));
 out:
-	json_decref(root);
+	rs_runrec_free(rec);
 	rs_buf_release(&rel);
 	return err;
 }

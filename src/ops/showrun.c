@@ -3,7 +3,6 @@
  * or record, and whether retention removed its raw session from the
  * remote.
  */
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,8 +21,7 @@ int rs_show_run_file(struct rs_buf *out, const struct rs_runs *runs,
 		     const struct rs_run_entry *e, int json)
 {
 	struct rs_buf path = RS_BUF_INIT;
-	json_error_t jerr;
-	json_t *doc = NULL;
+	rs_runrec *rec = NULL;
 	struct rs_error_saved old;
 	size_t start = out->len;
 	int err;
@@ -42,13 +40,13 @@ int rs_show_run_file(struct rs_buf *out, const struct rs_runs *runs,
 	}
 	if (!json)
 		goto out;
-	/* Checked before anyone prints it: callers pipe this into JSON tools. */
-	doc = json_loadb(out->ptr + start, out->len - start, 0, &jerr);
-	if (!json_is_object(doc))
-		err = rs_error_set(RS_ECORRUPT, "%s is not a JSON object: %s", path.ptr,
-				   doc ? "wrong type" : jerr.text);
+	/* Decoded before anyone prints it: callers pipe this into JSON tools,
+	 * and a record the readers refuse should not look fine here. */
+	err = rs_runrec_decode(out->ptr + start, out->len - start, &rec);
+	if (err)
+		err = rs_error_wrap(err, "run %s: %s", e->id, path.ptr);
 out:
-	json_decref(doc);
+	rs_runrec_free(rec);
 	rs_buf_release(&path);
 	return err;
 }
@@ -56,26 +54,19 @@ out:
 /* The oid of the run's first session stored in LFS, as run.json lists it. */
 static int session_oid(struct rs_id *oid, const struct rs_runs *runs, const struct rs_run_entry *e)
 {
-	struct rs_run_doc *doc = NULL;
-	const json_t *f;
+	rs_runrec *rec = NULL;
 	const char *hex = NULL;
-	size_t i;
 	int err;
 
-	err = rs_run_doc_load(&doc, runs, e);
+	err = rs_run_record_read(&rec, NULL, runs->repo, NULL, e);
 	if (err)
 		return err;
-	json_array_foreach(json_object_get(rs_run_doc_get(doc), "files"), i, f) {
-		const char *role = json_string_value(json_object_get(f, "role"));
-
-		if (role && !strcmp(role, "session") && json_is_true(json_object_get(f, "lfs"))) {
-			hex = json_string_value(json_object_get(f, "oid"));
-			break;
-		}
-	}
+	for (size_t i = 0; i < rec->nfiles && !hex; i++)
+		if (!strcmp(rec->files[i].role, "session") && rec->files[i].lfs)
+			hex = rec->files[i].oid;
 	err = hex ? rs_id_from_hex(oid, hex, strlen(hex))
 		  : rs_error_set(RS_ENOTFOUND, "run %s has no session", e->id);
-	rs_run_doc_free(doc);
+	rs_runrec_free(rec);
 	return err;
 }
 

@@ -184,20 +184,19 @@ out:
 int rs_report_session_path(struct rs_buf *path, int *present, const struct rs_runs *runs,
 			   const struct rs_run_doc *doc)
 {
-	const json_t *s = json_object_get(doc->json, "session");
-	const char *oidhex = json_string_value(json_object_get(s, "oid"));
-	double size = json_number_value(json_object_get(s, "size"));
+	const rs_runrec *rec = rs_run_doc_record(doc);
 	struct rs_id oid;
 	int err;
 
-	if (!json_is_object(s) || !oidhex || rs_id_from_hex(&oid, oidhex, strlen(oidhex)))
+	if (!rec->has_session ||
+	    rs_id_from_hex(&oid, rec->session.oid, strlen(rec->session.oid)))
 		return rs_error_set(RS_ENOTFOUND, "run %s has no session (recorded with --raw?)",
-				    rs_run_doc_id(doc));
+				    rec->id);
 	err = rs_repo_lfs_object_path(path, runs->repo, &oid);
 	if (err)
 		return err;
 	/* a look-up: "not there" is an answer, not an error */
-	*present = !rs_repo_lfs_has(runs->repo, &oid, (uint64_t)size);
+	*present = !rs_repo_lfs_has(runs->repo, &oid, (uint64_t)rec->session.size);
 	rs_error_clear();
 	return 0;
 }

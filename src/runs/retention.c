@@ -15,10 +15,11 @@
 
 #include "git/pointer.h"
 #include "runs/runindex.h"
+#include "runs/run.h"
+#include "runs/runs.h"
 #include "util/array.h"
 #include "results/error.h"
 
-#define RUN_JSON_MAX (64u * 1024 * 1024)
 #define RS_PLAN_DOUBTS_SAID 20 /* doubts whose lines are kept; the rest are counted */
 
 /* A count of runs for 'retention.keep_last' (`what` names it in the message). */
@@ -386,8 +387,8 @@ static int read_folder(struct folder_objects *f, struct planner *pl, git_tree *f
 	if (!rj || git_tree_entry_type(rj) != GIT_OBJECT_BLOB)
 		return rs_error_set(RS_ENOTFOUND, "run %s: no file '%s'", run->id, rel);
 	err = rs_repo_blob_size(&len, pl->r->git, git_tree_entry_id(rj), rel);
-	if (!err && len > RUN_JSON_MAX)
-		err = rs_error_set(RS_ECORRUPT, "'%s' is too large (%zu bytes, limit %u)", rel, len, RUN_JSON_MAX);
+	if (!err && len > RS_RUN_MAX_RUN_JSON)
+		err = rs_error_set(RS_ECORRUPT, "'%s' is too large (%zu bytes, limit %zu)", rel, len, (size_t)RS_RUN_MAX_RUN_JSON);
 	for (size_t i = 0; !err && i < git_tree_entrycount(folder); i++) {
 		const git_tree_entry *e = git_tree_entry_byindex(folder, i);
 		struct rs_pointer ptr;
@@ -476,53 +477,40 @@ out:
 	return err;
 }
 
-/* The LFS files the run.json at `rel` of `run` lists into `f->rec` (read through its cap). */
-static int read_record(struct folder_objects *f, struct planner *pl, git_tree *tree, const char *rev,
-		       const struct rs_run_entry *run, const char *rel)
+/*
+ * The LFS files the run.json of `run` (at `rev`) lists into `f->rec`,
+ * decoded as the typed record (rs_run_record_read: read through its cap;
+ * a record that does not decode stops the plan, since a run.json whose
+ * files cannot be read would otherwise protect none of its sessions).
+ */
+static int read_record(struct folder_objects *f, struct planner *pl, const char *rev,
+		       const struct rs_run_entry *run)
 {
-	git_blob *blob = NULL;
-	json_t *root = NULL, *item;
-	json_error_t jerr;
-	git_oid id;
-	size_t i;
-	int err;
+	rs_runrec *rec = NULL;
+	int err = rs_run_record_read(&rec, NULL, pl->r, rev, run);
 
-	err = rs_repo_tree_file_id(&id, tree, rel, rev);
-	if (!err)
-		err = rs_repo_blob_capped(&blob, pl->r->git, &id, RUN_JSON_MAX, rel);
-	if (err)
-		goto out;
-	root = json_loadb(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), JSON_REJECT_DUPLICATES,
-			  &jerr);
-	if (!json_is_object(root)) {
-		err = rs_error_set(RS_ECORRUPT, "run %s: '%s' is not valid JSON: %s", run->id, rel, jerr.text);
-		goto out;
-	}
 	f->nrec = 0;
-	json_array_foreach(json_object_get(root, "files"), i, item) {
-		const char *hex = json_string_value(json_object_get(item, "oid"));
-		json_t *size = json_object_get(item, "size");
+	for (size_t i = 0; !err && i < rec->nfiles; i++) {
+		const struct rs_runrec_file *file = &rec->files[i];
 		struct rs_id oid;
 
-		if (!json_is_true(json_object_get(item, "lfs")))
+		if (!file->lfs)
 			continue;
-		if (!hex || strlen(hex) != RS_ID_HEXSZ || rs_id_from_hex(&oid, hex, RS_ID_HEXSZ) ||
-		    !json_is_integer(size) || json_integer_value(size) < 0) {
-			err = rs_error_set(RS_ECORRUPT, "run %s: '%s' names an LFS file without a valid oid and size",
-					   run->id, rel);
-			goto out;
+		if (strlen(file->oid) != RS_ID_HEXSZ || rs_id_from_hex(&oid, file->oid, RS_ID_HEXSZ)) {
+			err = rs_error_set(RS_ECORRUPT, "run %s: '%s/run.json' names an LFS file "
+					   "without a valid oid", run->id, run->path);
+			break;
 		}
 		if (rs_array_grow(&f->rec, &f->arec, f->nrec + 1, sizeof(*f->rec), 2)) {
 			err = rs_error_set(RS_EGENERIC, "out of memory");
-			goto out;
+			break;
 		}
 		f->rec[f->nrec].oid = oid;
-		f->rec[f->nrec++].size = (uint64_t)json_integer_value(size);
+		f->rec[f->nrec++].size = (uint64_t)file->size;
 	}
-	f->recorded = 1;
-out:
-	json_decref(root);
-	git_blob_free(blob);
+	if (!err)
+		f->recorded = 1;
+	rs_runrec_free(rec);
 	return err;
 }
 
@@ -559,7 +547,7 @@ static int run_objects(struct planner *pl, git_tree *tree, const char *rev, cons
 	if (!err)
 		err = folder_objects(&f, pl, tree, rev, run, rel.ptr);
 	if (!err && !f->recorded && must_judge(pl, f))
-		err = read_record(f, pl, tree, rev, run, rel.ptr);
+		err = read_record(f, pl, rev, run);
 	if (err)
 		goto out;
 	objs = f->recorded ? f->rec : f->objects;

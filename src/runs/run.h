@@ -42,8 +42,10 @@
 #include "results/buf.h"
 #include "results/error.h"
 #include "util/hash.h"
+#include "runrec/runrec.h"
 
-#define RS_RUN_FORMAT 1
+/* run.json's format and read cap are the run record's (src/runrec). */
+#define RS_RUN_FORMAT RS_RUNREC_FORMAT
 
 /* Stats and args files are read whole: at most this size. */
 #define RS_RUN_SMALL_FILE (1024u * 1024)
@@ -62,7 +64,7 @@
 /* README table length. */
 #define RS_RUN_README_ROWS 20
 /* Caps on committed files read back (untrusted: they come from a clone). */
-#define RS_RUN_MAX_RUN_JSON (64u * 1024 * 1024)
+#define RS_RUN_MAX_RUN_JSON RS_RUNREC_MAX_BYTES
 #define RS_RUN_MAX_SUMMARY_MD (16u * 1024 * 1024)
 
 struct rs_run_file {

@@ -1,6 +1,6 @@
 /*
- * run.json: a run's metrics and its layout on disk (one line per key,
- * deeper levels compact, keys sorted).
+ * run.json: a run's metrics, and its object handed to the typed run
+ * record (src/runrec), whose encoder writes the bytes.
  */
 #include "runs/run.h"
 
@@ -10,6 +10,7 @@
 
 #include "runs/run_internal.h"
 #include "runs/stats.h"
+#include "runrec/runrec_json.h"
 #include "session/phases.h"
 #include "results/error.h"
 
@@ -68,84 +69,11 @@ static json_t *files_json(const struct rs_run *run)
 	return a;
 }
 
-/*
- * run.json layout: fully indented JSON is twice the size of compact JSON
- * (the call tree is deep), and every clone carries every run.json; fully
- * compact JSON is one unreadable line. So: one line per key at the top
- * level and inside "summary", one line per entry of the summary's
- * "functions" and "files" lists, everything deeper compact. Keys sorted.
- */
-static int dump_compact(struct rs_buf *out, const json_t *v)
-{
-	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
-			     JSON_REAL_PRECISION(15));
-	int err;
-
-	if (!s)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	err = rs_buf_puts(out, s);
-	free(s);
-	return err;
-}
-
-static int dump_layered(struct rs_buf *out, const json_t *o, int depth)
-{
-	const char **keys;
-	const char *k;
-	json_t *v;
-	size_t n = json_object_size(o), i = 0;
-	int err = 0;
-
-	keys = calloc(n ? n : 1, sizeof(*keys));
-	if (!keys)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	json_object_foreach((json_t *)o, k, v)
-		keys[i++] = k;
-	qsort(keys, n, sizeof(*keys), rs_run_cmp_str);
-	err = rs_buf_puts(out, "{");
-	for (i = 0; i < n && !err; i++) {
-		json_t *key = json_string(keys[i]);
-
-		v = json_object_get(o, keys[i]);
-		err = rs_buf_printf(out, "%s\n%*s", i ? "," : "", 2 * (depth + 1), "");
-		if (!err)
-			err = key ? dump_compact(out, key) : rs_error_set(RS_EGENERIC, "out of memory");
-		json_decref(key);
-		if (!err)
-			err = rs_buf_puts(out, ": ");
-		if (err)
-			break;
-		if (depth == 0 && strcmp(keys[i], "summary") == 0 && json_is_object(v)) {
-			err = dump_layered(out, v, depth + 1);
-		} else if (depth == 1 && json_is_array(v) && json_array_size(v) &&
-			   (strcmp(keys[i], "functions") == 0 || strcmp(keys[i], "files") == 0)) {
-			size_t j;
-			json_t *e;
-
-			err = rs_buf_puts(out, "[");
-			json_array_foreach(v, j, e) {
-				if (!err)
-					err = rs_buf_printf(out, "%s\n%*s", j ? "," : "",
-							    2 * (depth + 2), "");
-				if (!err)
-					err = dump_compact(out, e);
-			}
-			if (!err)
-				err = rs_buf_printf(out, "\n%*s]", 2 * (depth + 1), "");
-		} else {
-			err = dump_compact(out, v);
-		}
-	}
-	if (!err)
-		err = rs_buf_printf(out, "\n%*s}", 2 * depth, "");
-	free(keys);
-	return err;
-}
-
 int rs_run_render_json(struct rs_buf *out, const struct rs_run *run)
 {
 	json_t *o = NULL, *session = json_null(), *metrics = rs_run_metrics(run);
 	json_t *files = files_json(run);
+	rs_runrec *rec = NULL;
 	int err = 0;
 
 	if (!metrics || !files) {
@@ -185,10 +113,12 @@ int rs_run_render_json(struct rs_buf *out, const struct rs_run *run)
 	}
 	if (!run->message)
 		json_object_set_new(o, "message", json_null());
-	err = dump_layered(out, o, 0);
+	/* through the typed record: what add writes is what readers decode */
+	err = rs_runrec_from_json(o, &rec);
 	if (!err)
-		err = rs_buf_putc(out, '\n');
+		err = rs_runrec_encode(out, rec);
 out:
+	rs_runrec_free(rec);
 	json_decref(o);
 	json_decref(metrics);
 	json_decref(files);

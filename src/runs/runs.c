@@ -147,70 +147,81 @@ json_t *rs_run_entry_object(const struct rs_run_entry *e)
 }
 
 /* Wrap `json` (the reference is taken over, also on failure) as a record. */
-static int doc_wrap(struct rs_run_doc **out, json_t *json)
-{
-	struct rs_run_doc *doc = calloc(1, sizeof(*doc));
-
-	if (!doc) {
-		json_decref(json);
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	}
-	doc->json = json;
-	*out = doc;
-	return 0;
-}
-
-/* Give `doc` the index's `key` when the record lacks it or (force) always. */
-static int take_from_index(json_t *doc, const char *key, const char *value, int force)
-{
-	if (!force && json_is_string(json_object_get(doc, key)))
-		return 0;
-	if (json_object_set_new(doc, key, json_string(value)))
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	return 0;
-}
-
-int rs_run_doc_load(struct rs_run_doc **out, const struct rs_runs *runs,
-		    const struct rs_run_entry *e)
+int rs_run_record_read(rs_runrec **out, json_t **json, struct rs_repo *repo, const char *rev,
+			const struct rs_run_entry *e)
 {
 	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
 	json_error_t jerr;
 	json_t *doc = NULL;
+	rs_runrec *rec = NULL;
 	int err;
 
 	err = rs_buf_printf(&path, "%s/run.json", e->path);
 	if (err)
 		goto out;
-	err = rs_repo_read_tree_file(runs->repo, NULL, path.ptr, RS_RUN_MAX_RUN_JSON, &text);
+	err = rs_repo_read_tree_file(repo, rev, path.ptr, RS_RUN_MAX_RUN_JSON, &text);
 	if (err) {
 		err = rs_error_set(err == RS_ENOTFOUND ? RS_ECORRUPT : err,
 				   "run %s is in the index but %s cannot be read: %s", e->id,
 				   path.ptr, rs_error_message());
 		goto out;
 	}
-	doc = json_loadb(text.ptr, text.len, 0, &jerr);
-	if (!json_is_object(doc)) {
-		err = rs_error_set(RS_ECORRUPT, "%s is not a JSON object: %s", path.ptr,
-				   doc ? "wrong type" : jerr.text);
+	/* One parse: the typed record checks it, the JSON serves readers not
+	 * yet converted to the record. */
+	doc = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc) {
+		err = rs_error_set(RS_ECORRUPT, "run %s: '%s' is not valid JSON: %s (line %d)",
+				   e->id, path.ptr, jerr.text, jerr.line);
 		goto out;
 	}
-	/* The index is the authority on where the run lives and what it is
-	 * called; run.json of an older format may lack these. */
-	err = take_from_index(doc, "path", e->path, 1);
-	if (err)
+	err = rs_runrec_from_json(doc, &rec);
+	if (err) {
+		err = rs_error_wrap(err, "run %s: '%s'", e->id, path.ptr);
 		goto out;
-	err = take_from_index(doc, "id", e->id, 0);
-	if (err)
-		goto out;
-	err = take_from_index(doc, "commit", e->commit, 0);
-	if (err)
-		goto out;
-	err = doc_wrap(out, doc);
-	doc = NULL;
+	}
+	*out = rec;
+	rec = NULL;
+	if (json) {
+		*json = doc;
+		doc = NULL;
+	}
 out:
+	rs_runrec_free(rec);
 	json_decref(doc);
 	rs_buf_release(&path);
 	rs_buf_release(&text);
+	return err;
+}
+
+int rs_run_doc_load(struct rs_run_doc **out, const struct rs_runs *runs,
+		    const struct rs_run_entry *e)
+{
+	json_t *doc = NULL;
+	rs_runrec *rec = NULL;
+	struct rs_run_doc *d = NULL;
+	int err;
+
+	err = rs_run_record_read(&rec, &doc, runs->repo, NULL, e);
+	if (err)
+		goto out;
+	/* The index is the authority on where the run lives. */
+	if (json_object_set_new(doc, "path", json_string(e->path)) != 0) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	d->json = doc;
+	d->rec = rec;
+	*out = d;
+	doc = NULL;
+	rec = NULL;
+out:
+	json_decref(doc);
+	rs_runrec_free(rec);
 	return err;
 }
 
@@ -219,12 +230,13 @@ void rs_run_doc_free(struct rs_run_doc *doc)
 	if (!doc)
 		return;
 	json_decref(doc->json);
+	rs_runrec_free(doc->rec);
 	free(doc);
 }
 
 const char *rs_run_doc_id(const struct rs_run_doc *doc)
 {
-	return json_string_value(json_object_get(doc->json, "id"));
+	return doc->rec->id;
 }
 
 int rs_run_entries_json(struct rs_buf *out, const struct rs_run_entry *const *runs, size_t n)

@@ -7,8 +7,11 @@
 
 #include <jansson.h>
 
+#include "git/repo.h"
 #include "runs/runindex.h"
 #include "results/runs.h"
+#include "runrec/runrec.h"
+#include "runrec/runrec_json.h"
 
 struct rs_runs {
 	struct rs_repo *repo;    /* borrowed */
@@ -16,7 +19,8 @@ struct rs_runs {
 };
 
 struct rs_run_doc {
-	json_t *json;            /* owned: the run.json object */
+	json_t *json;            /* owned: the run.json object, plus "path" from the index */
+	rs_runrec *rec;          /* owned: the same record, typed and checked */
 };
 
 /* The record's JSON (borrowed from `doc`). */
@@ -24,6 +28,22 @@ static inline const json_t *rs_run_doc_get(const struct rs_run_doc *doc)
 {
 	return doc ? doc->json : NULL;
 }
+
+/* The record (borrowed from `doc`). */
+static inline const rs_runrec *rs_run_doc_record(const struct rs_run_doc *doc)
+{
+	return doc ? doc->rec : NULL;
+}
+
+/*
+ * The committed run.json of run `e` in the tree of `rev` (NULL: HEAD),
+ * decoded (rs_runrec_decode's checks): the
+ * caller's record, and with `json` non-NULL the caller's reference to the
+ * same JSON object. Every message names the run and the file; a file the
+ * index names but the tree lacks is RS_ECORRUPT.
+ */
+RS_MUST_CHECK int rs_run_record_read(rs_runrec **out, json_t **json, struct rs_repo *repo,
+				     const char *rev, const struct rs_run_entry *e);
 
 /*
  * An index entry as a JSON object shaped like run.json (id, commit,

@@ -141,6 +141,11 @@ static void test_render_escapes(void **state)
 	rs_run_set_time(&run, 0);
 	run.id = strdup("19700101-000000-ci-abcdef7");
 	run.folder = strdup("runs/1970/01/01/000000-ci-abcdef7");
+	/* run.json is written through the typed record, which needs the machine */
+	assert_int_equal(rs_run_render_json(&js, &run), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "machine lacks the required key"));
+	rs_buf_clear(&js);
+	assert_int_equal(rs_run_detect_machine(&run), 0);
 	assert_int_equal(rs_run_render_markdown(&md, &run), 0);
 	assert_non_null(strstr(md.ptr, "a\\|b &lt;script&gt;"));
 	assert_null(strstr(md.ptr, "<script>"));

@@ -1,15 +1,17 @@
 /*
- * The session codec's proof, from the inside: this test compiles
- * src/codec/session_codec.c itself (as test_gen does the generator), so
- * that it can run the encoder's steps one by one -- open, parse, build --
+ * The session codec's proof, from the inside: through the codec's internal
+ * header (src/codec/codec_internal.h) this test runs the encoder's steps
+ * one by one -- open, parse, build --
  * and damage what the parse collected, or the file, in between. Each case
- * must make build() decline, and each fails if the check it is about is
+ * must make codec_build() decline, and each fails if the check it is about is
  * skipped: the proof's comparison of the decoded container with the file
  * (read in a sliding buffer, and mapped), the hash of the input taken by
  * the parse (in line, and on its thread), the file's change time, and the
  * formatted-time cache that the parse and the proof share.
  */
-#define _GNU_SOURCE /* qsort_r in session_codec.c: before any header */
+#define _GNU_SOURCE /* AT_FDCWD, utimensat */
+#include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../src/codec/session_codec.c"
+#include "codec/codec_internal.h"
 
 #include "util/fs.h"
 #include "util/hash.h"
@@ -53,7 +55,7 @@ static void write_session(char *path, size_t nrec, size_t ntimes)
 		for (i = 1; i < depth; i++)
 			fprintf(f, ", \"fn%zu\\u0000/src/mod%zu.py\\u0000%zu\"", (r / 5 + i) % 40, i,
 				10 + (r + i) % 3);
-		py_repr(t, num);
+		codec_py_repr(t, num);
 		fprintf(f, "], %s]", num);
 	}
 	fputs("], \"sample_count\": 0}", f);
@@ -74,16 +76,16 @@ static void file_oid(const char *path, struct rs_id *oid, uint64_t *size)
 static void open_and_parse(struct enc *e, struct rs_codec_stats *st, const char *path, uint64_t size)
 {
 	memset(st, 0, sizeof(*st));
-	assert_int_equal(enc_open(e, path, size, NULL, st), 0);
-	assert_int_equal(enc_parse(e), 0);
+	assert_int_equal(codec_enc_open(e, path, size, NULL, st), 0);
+	assert_int_equal(codec_enc_parse(e), 0);
 }
 
-/* build() must decline with a reason containing `why`. */
+/* codec_build() must decline with a reason containing `why`. */
 static void expect_build_declines(struct enc *e, struct rs_codec_stats *st, uint64_t size,
 				  const struct rs_id *oid, const char *why)
 {
 	struct rs_buf out = RS_BUF_INIT;
-	int err = build(e, &out, size, oid);
+	int err = codec_build(e, &out, size, oid);
 
 	if (err != DECLINE || !strstr(st->declined, why))
 		fail_msg("build gave %d ('%s'), expected to decline with '%s'", err, st->declined, why);
@@ -91,7 +93,7 @@ static void expect_build_declines(struct enc *e, struct rs_codec_stats *st, uint
 }
 
 /*
- * A byte of what the parse collected is changed before build(): the
+ * A byte of what the parse collected is changed before codec_build(): the
  * streams and the container then say something else than the file, and
  * only the proof's comparison can tell. Once a frame string (in the middle
  * of the output), once the last byte of the text after the records (the
@@ -112,9 +114,9 @@ static void wrong_byte_is_caught(size_t nrec, int mapped)
 	/* untouched, it is proven */
 	open_and_parse(&e, &st, path, size);
 	assert_int_equal(e.mapped, mapped);
-	assert_int_equal(build(&e, &out, size, &oid), 0);
+	assert_int_equal(codec_build(&e, &out, size, &oid), 0);
 	assert_true(out.len > 0);
-	enc_release(&e);
+	codec_enc_release(&e);
 	for (where = 0; where < 2; where++) {
 		open_and_parse(&e, &st, path, size);
 		if (where == 0)
@@ -122,7 +124,7 @@ static void wrong_byte_is_caught(size_t nrec, int mapped)
 		else
 			e.suffix.ptr[e.suffix.len - 1] ^= 1;
 		expect_build_declines(&e, &st, size, &oid, "does not rebuild the object");
-		enc_release(&e);
+		codec_enc_release(&e);
 	}
 	rs_buf_release(&out);
 	unlink(path);
@@ -161,7 +163,7 @@ static void test_parse_hash_must_be_the_oid(void **state)
 		open_and_parse(&e, &st, path, size);
 		assert_int_equal(e.mapped, k);
 		expect_build_declines(&e, &st, size, &oid, "does not hash to the object's oid");
-		enc_release(&e);
+		codec_enc_release(&e);
 		unlink(path);
 	}
 }
@@ -195,7 +197,7 @@ static void test_file_written_during_encoding_declines(void **state)
 	assert_int_equal(fwrite(bytes.ptr, 1, bytes.len, f), bytes.len);
 	assert_int_equal(fclose(f), 0);
 	expect_build_declines(&e, &st, size, &oid, "the file changed while it was encoded");
-	enc_release(&e);
+	codec_enc_release(&e);
 	rs_buf_release(&bytes);
 	unlink(path);
 }
@@ -217,12 +219,12 @@ static void test_each_distinct_time_is_formatted_once(void **state)
 	write_session(path, 30000, 12000);
 	file_oid(path, &oid, &size);
 	open_and_parse(&e, &st, path, size);
-	assert_int_equal(build(&e, &out, size, &oid), 0);
+	assert_int_equal(codec_build(&e, &out, size, &oid), 0);
 	assert_int_equal(e.nrecords, 30000);
 	if (e.repr->misses > 12000 + 12000 / 20)
 		fail_msg("%llu times formatted for 12000 distinct ones",
 			 (unsigned long long)e.repr->misses);
-	enc_release(&e);
+	codec_enc_release(&e);
 	rs_buf_release(&out);
 	unlink(path);
 }

@@ -1,0 +1,892 @@
+/*
+ * The session container's decoder (docs/codec.md, "Untrusted containers"):
+ * every byte it reads comes from a remote. Each length is checked against
+ * the bytes present and what it decodes to against the object before
+ * anything is allocated.
+ */
+#define _GNU_SOURCE /* qsort_r */
+#include "codec/codec_internal.h"
+#include "results/error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "codec/rc_model.h"
+
+/* ---- decoder ------------------------------------------------------------ */
+
+/*
+ * The output is double-buffered: while the decoder fills one buffer, a
+ * thread of its own hands the other to the sink (which writes and hashes:
+ * as much work as the decoding itself). Without a thread, the sink is
+ * called in line.
+ */
+
+struct out {
+	rs_codec_write_fn write;
+	void *ctx;
+	unsigned char buf[2][OUT_BUF];
+	int cur;                  /* the buffer being filled */
+	size_t len;
+	uint64_t total, max;
+
+	pthread_t thread;
+	int threaded;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int pending;              /* the other buffer waits for the sink */
+	size_t pending_len;
+	int done;                 /* no more buffers */
+	int werr;                 /* the sink's first error, and its message */
+	char wmsg[256];
+};
+
+static void *out_writer(void *arg)
+{
+	struct out *o = arg;
+
+	pthread_mutex_lock(&o->mu);
+	for (;;) {
+		while (!o->pending && !o->done)
+			pthread_cond_wait(&o->cv, &o->mu);
+		if (!o->pending)
+			break;
+		pthread_mutex_unlock(&o->mu);
+		{
+			int err = o->werr ? 0 : o->write(o->ctx, o->buf[o->cur ^ 1], o->pending_len);
+
+			pthread_mutex_lock(&o->mu);
+			if (err && !o->werr) {
+				o->werr = err;
+				snprintf(o->wmsg, sizeof(o->wmsg), "%s", rs_error_message());
+			}
+		}
+		o->pending = 0;
+		pthread_cond_broadcast(&o->cv);
+	}
+	pthread_mutex_unlock(&o->mu);
+	return NULL;
+}
+
+static void out_start(struct out *o, rs_codec_write_fn write, void *ctx, uint64_t max)
+{
+	o->write = write;
+	o->ctx = ctx;
+	o->cur = 0;
+	o->len = 0;
+	o->total = 0;
+	o->max = max;
+	o->pending = o->done = o->werr = 0;
+	pthread_mutex_init(&o->mu, NULL);
+	pthread_cond_init(&o->cv, NULL);
+	o->threaded = max > 4 * OUT_BUF && pthread_create(&o->thread, NULL, out_writer, o) == 0;
+}
+
+/* Wait until the sink is idle; its error, if any. */
+static int out_idle(struct out *o)
+{
+	int err;
+
+	pthread_mutex_lock(&o->mu);
+	while (o->pending)
+		pthread_cond_wait(&o->cv, &o->mu);
+	err = o->werr;
+	pthread_mutex_unlock(&o->mu);
+	return err ? rs_error_set(err, "%s", o->wmsg) : 0;
+}
+
+static int out_flush(struct out *o)
+{
+	int err;
+
+	if (!o->len)
+		return 0;
+	if (!o->threaded) {
+		err = o->write(o->ctx, o->buf[o->cur], o->len);
+		o->len = 0;
+		return err;
+	}
+	err = out_idle(o);
+	if (err)
+		return err;
+	pthread_mutex_lock(&o->mu);
+	o->pending = 1;
+	o->pending_len = o->len;
+	o->cur ^= 1; /* the writer takes buf[cur ^ 1] */
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&o->mu);
+	o->len = 0;
+	return 0;
+}
+
+/* Flush (unless `abandon`), wait for the sink, stop the thread. */
+static int out_finish(struct out *o, int abandon)
+{
+	int err = abandon ? 0 : out_flush(o);
+
+	if (o->threaded) {
+		int werr = out_idle(o);
+
+		pthread_mutex_lock(&o->mu);
+		o->done = 1;
+		pthread_cond_broadcast(&o->cv);
+		pthread_mutex_unlock(&o->mu);
+		pthread_join(o->thread, NULL);
+		if (!err)
+			err = werr;
+	}
+	pthread_mutex_destroy(&o->mu);
+	pthread_cond_destroy(&o->cv);
+	return err;
+}
+
+static int out_put_slow(struct out *o, const void *p, size_t n);
+
+/* The common case in line: the bytes fit the buffer and the size. */
+static inline int out_put(struct out *o, const void *p, size_t n)
+{
+	if (n <= OUT_BUF - o->len && n <= o->max - o->total) {
+		memcpy(o->buf[o->cur] + o->len, p, n);
+		o->len += n;
+		o->total += n;
+		if (o->len < OUT_BUF)
+			return 0;
+		return out_flush(o);
+	}
+	return out_put_slow(o, p, n);
+}
+
+static int out_put_slow(struct out *o, const void *p, size_t n)
+{
+	int err;
+
+	if (n > o->max - o->total)
+		return rs_error_set(RS_ECORRUPT, "the session container decodes to more than %llu bytes",
+				    (unsigned long long)o->max);
+	o->total += n;
+	while (n) {
+		size_t k = OUT_BUF - o->len;
+
+		if (k > n)
+			k = n;
+		memcpy(o->buf[o->cur] + o->len, p, k);
+		o->len += k;
+		p = (const char *)p + k;
+		n -= k;
+		if (o->len == OUT_BUF) {
+			err = out_flush(o);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int corrupt(const char *why)
+{
+	return rs_error_set(RS_ECORRUPT, "the session container is damaged: %s", why);
+}
+
+void codec_decoded_release(struct decoded *d)
+{
+	int i;
+
+	for (i = 0; i <= SEC_COUNT; i++)
+		free(d->owned[i]);
+	free(d->frames);
+	free(d->quoted);
+	free(d->parent);
+	free(d->node_frame);
+	free(d->path);
+	if (d->repr_owned)
+		free(d->repr);
+}
+
+/*
+ * Codec 3: the frame list `raw`/`raw_len` rebuilt from its front coding
+ * `fc`/`n` (per frame: varint bytes shared with the previous frame,
+ * varint bytes after those, those bytes), which must fill it exactly.
+ */
+static int unfront(unsigned char *raw, size_t raw_len, const unsigned char *fc, size_t n)
+{
+	struct cursor c = { fc, n, 0 };
+	size_t at = 0, prev = 0, prev_len = 0;
+
+	while (c.pos < c.len) {
+		uint64_t k, rest;
+		unsigned char tmp[10];
+		size_t vl;
+
+		if (get_varint(&c, &k) || get_varint(&c, &rest) || k > prev_len || rest > c.len - c.pos)
+			return corrupt("a front-coded frame list is inconsistent");
+		vl = codec_varint_put(tmp, k + rest);
+		if (vl > raw_len - at || k + rest > raw_len - at - vl)
+			return corrupt("a front-coded frame list is larger than it says");
+		memcpy(raw + at, tmp, vl);
+		memmove(raw + at + vl, raw + prev, (size_t)k); /* the previous frame's text, already written */
+		memcpy(raw + at + vl + k, c.p + c.pos, (size_t)rest);
+		c.pos += (size_t)rest;
+		prev = at + vl;
+		prev_len = (size_t)(k + rest);
+		at += vl + prev_len;
+	}
+	return at == raw_len ? 0 : corrupt("a front-coded frame list is shorter than it says");
+}
+
+/* Codec 3 at `at`: its zstd frame (at most 3 bytes per frame more than the list) into a buffer of its own, then unfront. */
+static int unpack_front(unsigned char *raw, size_t raw_len, const unsigned char *at, uint64_t stored)
+{
+	unsigned long long fc_len = ZSTD_getFrameContentSize(at, (size_t)stored);
+	unsigned char *fc;
+	size_t got;
+	int err;
+
+	if (fc_len == ZSTD_CONTENTSIZE_UNKNOWN || fc_len == ZSTD_CONTENTSIZE_ERROR ||
+	    fc_len > (unsigned long long)raw_len + 3ull * MAX_FRAMES ||
+	    ZSTD_findFrameCompressedSize(at, (size_t)stored) != stored)
+		return corrupt("a compressed stream does not say its length");
+	fc = malloc(fc_len ? (size_t)fc_len : 1);
+	if (!fc)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	got = ZSTD_decompress(fc, (size_t)fc_len, at, (size_t)stored);
+	err = ZSTD_isError(got) || got != fc_len ? corrupt("a stream does not decompress")
+						   : unfront(raw, raw_len, fc, (size_t)fc_len);
+	free(fc);
+	return err;
+}
+
+/* A stream's bytes, `stored` at `at`, decoded into d->sec[i] (`raw` bytes, already checked against the caps). */
+static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigned char *at,
+			 uint64_t stored, uint64_t raw)
+{
+	enum rc_kind kind = stream_model(d->version, i);
+
+	if (codec == SEC_CODEC_RAW) {
+		if (raw != stored)
+			return corrupt("a stored stream's lengths disagree");
+		d->sec[i].p = at;
+		return 0;
+	}
+	if (codec != SEC_CODEC_ZSTD && (codec != SEC_CODEC_RC || kind == RC_KINDS) &&
+	    (codec != SEC_CODEC_FRONT || d->version < 2 || !is_frame_list(i)))
+		return corrupt("a stream has an unknown codec");
+	if (codec == SEC_CODEC_ZSTD &&
+	    (ZSTD_getFrameContentSize(at, (size_t)stored) != raw ||
+	     ZSTD_findFrameCompressedSize(at, (size_t)stored) != stored))
+		return corrupt("a compressed stream does not say its length");
+	d->owned[i] = malloc(raw ? (size_t)raw : 1);
+	if (!d->owned[i])
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	d->sec[i].p = d->owned[i];
+	if (codec == SEC_CODEC_RC)
+		return rs_rc_unpack(d->owned[i], (size_t)raw, kind, at, (size_t)stored);
+	if (codec == SEC_CODEC_FRONT)
+		return unpack_front(d->owned[i], (size_t)raw, at, stored);
+	{
+		size_t got = ZSTD_decompress(d->owned[i], (size_t)raw, at, (size_t)stored);
+
+		if (ZSTD_isError(got) || got != raw)
+			return corrupt("a stream does not decompress");
+	}
+	return 0;
+}
+
+/*
+ * One stream at p[*at]: its header, then its bytes, decoded into
+ * d->sec[i]. What it says it decodes to is checked before anything is
+ * allocated: at most `cap` bytes, and the streams' total at most
+ * RS_CODEC_MAX_STREAMS.
+ */
+static int read_section(struct decoded *d, int i, const unsigned char *p, size_t len, size_t *at,
+			uint64_t cap, uint64_t *total)
+{
+	size_t pos = *at;
+	uint64_t raw, stored;
+	int err;
+
+	if (len - pos < SECTION_HEADER_SIZE)
+		return corrupt("a stream header is cut short");
+	raw = get_le64(p + pos);
+	stored = get_le64(p + pos + 8);
+	pos += SECTION_HEADER_SIZE;
+	if (stored > len - pos)
+		return corrupt("a stream is cut short");
+	if (raw > cap)
+		return corrupt("a stream would decode to more than the object allows");
+	if (raw > RS_CODEC_MAX_STREAMS - *total)
+		return corrupt("its streams are larger than any valid one");
+	*total += raw;
+	err = unpack_stream(d, i, p[*at + 16], p + pos, stored, raw);
+	if (err)
+		return err;
+	d->sec[i].len = (size_t)raw;
+	*at = pos + (size_t)stored;
+	return 0;
+}
+
+/* The version a block header states, if this build reads it. */
+static int read_version(const unsigned char *p, int *version)
+{
+	uint32_t v = get_le32(p + 8);
+
+	/* Below the oldest: no results wrote it, damage. Above: a newer writer's. */
+	if (v < RS_CODEC_OLDEST)
+		return corrupt("it states a session codec version no results writes");
+	if (v > RS_CODEC_VERSION)
+		return rs_error_set(RS_ENEWER, "the object was stored with session codec version %u, "
+				    "which this build cannot read: upgrade results", v);
+	*version = (int)v;
+	return 0;
+}
+
+/*
+ * The container: the base block (magic, version, reserved, one stream:
+ * the shared dictionary), then the main header (magic, version, stream
+ * count, the object's size: at most `max_size`) and its streams, none of
+ * which may decode to more than the object's size.
+ */
+int codec_read_sections(struct decoded *d, const unsigned char *p, size_t len, uint64_t max_size)
+{
+	size_t pos = BASE_HEADER_SIZE;
+	uint64_t total = 0;
+	int i, err, count;
+
+	if (len < BASE_HEADER_SIZE || memcmp(p, BASE_MAGIC, 8))
+		return corrupt("it does not start with its magic");
+	err = read_version(p, &d->version);
+	if (err)
+		return err;
+	err = read_section(d, SEC_BASE, p, len, &pos, MAX_FRAME_BYTES, &total);
+	if (err)
+		return err;
+	count = d->version == 1 ? SEC_COUNT : V2_COUNT;
+	if (len - pos < HEADER_SIZE || memcmp(p + pos, RS_CODEC_MAGIC, 8))
+		return corrupt("its main streams do not start with their magic");
+	if (get_le32(p + pos + 8) != (uint32_t)d->version || get_le32(p + pos + 12) != (uint32_t)count)
+		return corrupt("it does not have the streams of its version");
+	d->size = get_le64(p + pos + 16);
+	if (d->size > max_size)
+		return corrupt("it rebuilds more bytes than the object has");
+	pos += HEADER_SIZE;
+	for (i = 0; i < count; i++) {
+		err = read_section(d, d->version == 1 ? i : codec_v2_streams[i], p, len, &pos, d->size, &total);
+		if (err)
+			return err;
+	}
+	if (pos != len)
+		return corrupt("bytes follow the last stream");
+	return 0;
+}
+
+/* How many texts a dictionary stream holds (each at least one byte). */
+static int count_texts(const struct cursor *c, uint64_t *n)
+{
+	struct cursor k = *c;
+	uint64_t l;
+
+	*n = 0;
+	while (k.pos < k.len) {
+		if (get_varint(&k, &l) || l > k.len - k.pos)
+			return corrupt("a frame string is cut short");
+		k.pos += (size_t)l;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* Frame texts of the dictionary and thread sections: varint length + bytes. */
+static int read_texts(struct cursor *c, struct text *t, uint64_t n)
+{
+	uint64_t i, l;
+
+	for (i = 0; i < n; i++) {
+		if (get_varint(c, &l) || l > c->len - c->pos || l > UINT32_MAX)
+			return corrupt("a frame string is cut short");
+		t[i].p = c->p + c->pos;
+		t[i].len = (uint32_t)l;
+		c->pos += (size_t)l;
+	}
+	if (c->pos != c->len)
+		return corrupt("bytes follow the last frame string");
+	return 0;
+}
+
+/*
+ * Each frame as written after another, `, "frame"`, in one piece (the
+ * first of a stack skips the `, `): one copy per frame instead of three.
+ * The frames' bytes come from streams of at most RS_CODEC_MAX_STREAMS in
+ * all, and there are at most MAX_FRAMES of them: the sum cannot overflow.
+ */
+static int quote_frames(struct decoded *d, uint64_t n)
+{
+	size_t total = 0, at = 0;
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		total += (size_t)d->frames[i].len + 4;
+	d->quoted = malloc(total ? total : 1);
+	if (!d->quoted)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < n; i++) {
+		struct text *t = &d->frames[i];
+
+		memcpy(d->quoted + at, ", \"", 3);
+		memcpy(d->quoted + at + 3, t->p, t->len);
+		d->quoted[at + 3 + t->len] = '"';
+		t->p = d->quoted + at;
+		t->len += 4;
+		at += t->len;
+	}
+	return 0;
+}
+
+/*
+ * Successor lists: per frame, the frames met as children of nodes of that
+ * frame so far, in the order first met (the last list is the root's). A
+ * child's frame is coded as its place in its parent frame's list, from
+ * 1, or as 0 and its dictionary rank when it is new there: a frame calls
+ * few others, so most children cost a small number.
+ */
+struct succ {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+/*
+ * A child's frame after its code *frame (read by the caller): its place
+ * in its parent frame's successor list l, or, for 0, its dictionary rank,
+ * which joins the list.
+ */
+static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nframes, int version,
+				   uint64_t *frame)
+{
+	uint64_t v;
+
+	if (*frame != 0) {
+		if (*frame - 1 >= l->n)
+			return corrupt("the call tree names a frame it does not have");
+		*frame = l->v[*frame - 1];
+		return 0;
+	}
+	/*
+	 * New under this parent frame: its rank follows. Version 2 codes it as
+	 * the difference from the rank the list got last, when it has one: a
+	 * new child is mostly another line of a function already called there,
+	 * a neighbour in the sorted dictionary.
+	 */
+	if (get_varint(c, &v))
+		return corrupt("the call tree names a frame it does not have");
+	*frame = version >= 2 && l->n ? l->v[l->n - 1] + (uint64_t)unzigzag(v) : v;
+	if (*frame >= nframes)
+		return corrupt("the call tree names a frame it does not have");
+	if (l->n == l->cap) {
+		uint32_t want = l->cap ? l->cap * 2 : 4, *nv = realloc(l->v, want * sizeof(*nv));
+
+		if (!nv)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		l->v = nv;
+		l->cap = want;
+	}
+	l->v[l->n++] = (uint32_t)*frame;
+	return 0;
+}
+
+/*
+ * The tree in depth-first preorder: the root's child count, then per node
+ * its frame (successor-coded) and child count. Node numbers are the
+ * preorder ranks. stack_node/stack_left hold MAX_DEPTH entries each, succ
+ * nframes + 1 lists (the last the root's).
+ */
+static int walk_tree(struct decoded *d, uint32_t *stack_node, uint32_t *stack_left,
+		     struct succ *succ, uint64_t nnodes, uint64_t nframes)
+{
+	struct cursor *c = &d->sec[SEC_TREE];
+	uint64_t k = 1, v;
+	size_t top = 0;
+	uint32_t pf;
+	int err;
+
+	d->parent[0] = UINT32_MAX;
+	d->node_frame[0] = UINT32_MAX;
+	if (get_varint(c, &v) || v >= nnodes)
+		return corrupt("the call tree's root is wrong");
+	if (v) {
+		stack_node[0] = 0;
+		stack_left[0] = (uint32_t)v;
+		top = 1;
+	}
+	while (top) {
+		uint64_t frame, kids;
+
+		if (!stack_left[top - 1]) {
+			top--;
+			continue;
+		}
+		stack_left[top - 1]--;
+		pf = stack_node[top - 1] ? d->node_frame[stack_node[top - 1]] : (uint32_t)nframes;
+		if (k >= nnodes || get_varint(c, &frame))
+			return corrupt("the call tree is inconsistent");
+		err = read_child_frame(c, &succ[pf], nframes, d->version, &frame);
+		if (err)
+			return err;
+		if (get_varint(c, &kids) || kids >= nnodes)
+			return corrupt("the call tree is inconsistent");
+		d->parent[k] = stack_node[top - 1];
+		d->node_frame[k] = (uint32_t)frame;
+		if (kids) {
+			if (top >= MAX_DEPTH)
+				return corrupt("the call tree is too deep");
+			stack_node[top] = (uint32_t)k;
+			stack_left[top] = (uint32_t)kids;
+			top++;
+		}
+		k++;
+	}
+	if (k != nnodes || c->pos != c->len)
+		return corrupt("the call tree does not have the nodes it says");
+	return 0;
+}
+
+/* The call tree (walk_tree) with its working memory. */
+static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
+{
+	uint32_t *stack_node = NULL, *stack_left = NULL;
+	struct succ *succ = NULL;
+	uint64_t i;
+	int err = 0;
+
+	stack_node = malloc(MAX_DEPTH * sizeof(*stack_node));
+	stack_left = malloc(MAX_DEPTH * sizeof(*stack_left));
+	succ = calloc((size_t)nframes + 1, sizeof(*succ));
+	if (!stack_node || !stack_left || !succ) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = walk_tree(d, stack_node, stack_left, succ, nnodes, nframes);
+out:
+	for (i = 0; succ && i <= nframes; i++)
+		free(succ[i].v);
+	free(succ);
+	free(stack_node);
+	free(stack_left);
+	return err;
+}
+
+/*
+ * A record's time code and, for a modelled one, zigzag(n - ref):
+ * version 1 keeps the code as a byte (residual + 128) and the value
+ * split into a low byte and a varint in two streams of their own;
+ * version 2 has both in one stream, the code as a varint (1 + the
+ * residual's zigzag). *code 0: the time is text.
+ */
+static int read_time_code(struct decoded *d, int *code, uint64_t *v)
+{
+	struct cursor *c = &d->sec[SEC_TCODE];
+	uint64_t k;
+
+	if (d->version == 1) {
+		if (c->pos >= c->len)
+			return corrupt("a time is missing");
+		*code = c->p[c->pos++];
+		if (*code && get_split(&d->sec[SEC_TVAL], &d->sec[SEC_TVAL_HI], v))
+			return corrupt("a time is missing");
+		return 0;
+	}
+	if (get_varint(c, &k) || k > 255)
+		return corrupt("a time is missing");
+	if (k == 0) {
+		*code = 0;
+		return 0;
+	}
+	*code = (int)(unzigzag(k - 1) + 128);
+	if (*code < 1 || *code > 255 || get_varint(c, v))
+		return corrupt("a time is missing");
+	return 0;
+}
+
+/*
+ * A record's time: its text as kept (*text, *len), or, modelled, *text
+ * NULL and its value *x.
+ */
+static int read_time(struct decoded *d, int s, int64_t ref, double *x, const unsigned char **text,
+		     size_t *len)
+{
+	struct cursor *e = &d->sec[SEC_TESC];
+	int code = 0, err;
+	int64_t n, m;
+	uint64_t v = 0;
+
+	err = read_time_code(d, &code, &v);
+	if (err)
+		return err;
+	if (code == 0) {
+		if (get_varint(e, &v) || v > e->len - e->pos || v > MAX_NUMBER)
+			return corrupt("a time kept as text is cut short");
+		*text = e->p + e->pos;
+		*len = (size_t)v;
+		e->pos += (size_t)v;
+		return 0;
+	}
+	if (s < 1 || v >> 52)
+		return corrupt("a time is out of range");
+	n = ref + unzigzag(v);
+	if (n < 0 || n > (INT64_C(1) << 50))
+		return corrupt("a time is out of range");
+	if (d->phased) {
+		m = phase_steps(d->clock_x, n, s) + (int64_t)code - 128;
+		d->clock_x = phase_next(d->clock_x, n);
+	} else {
+		m = grid_of_ns(n, s) + (int64_t)code - 128;
+	}
+	if (m <= 0 || m >= (INT64_C(1) << 53))
+		return corrupt("a time is out of range");
+	*text = NULL;
+	*x = ldexp((double)m, -s);
+	return 0;
+}
+
+/* `[[` (`, [[` after the first record), the frames from the root to `node`, quoted (quote_frames), and `], `. */
+static int write_stack(struct decoded *d, struct out *o, uint32_t node, int first)
+{
+	size_t depth = 0, i;
+	uint32_t at;
+	int err;
+
+	for (at = node; at != 0; at = d->parent[at])
+		d->path[depth++] = d->node_frame[at]; /* depth < MAX_DEPTH: read_tree */
+	err = out_put(o, first ? "[[" : ", [[", first ? 2 : 4);
+	for (i = depth; !err && i-- > 0;) {
+		const struct text *t = &d->frames[d->path[i]];
+		size_t skip = i + 1 == depth ? 2 : 0; /* the root's has no `, ` */
+
+		err = out_put(o, t->p + skip, t->len - skip);
+	}
+	return err ? err : out_put(o, "], ", 3);
+}
+
+/*
+ * The record's end node as the difference from the previous record's:
+ * version 1 splits it into a low byte and a varint (two streams), version
+ * 2 has the varint whole.
+ */
+static int read_sample(struct decoded *d, uint64_t nnodes, uint32_t *node)
+{
+	uint64_t v;
+	int64_t at;
+
+	if (d->version == 1 ? get_split(&d->sec[SEC_SAMPLES], &d->sec[SEC_SAMPLES_HI], &v)
+			    : get_varint(&d->sec[SEC_SAMPLES], &v))
+		return corrupt("a sample reference is missing");
+	if (v / 2 > nnodes)
+		return corrupt("a sample names no node of the call tree");
+	at = (int64_t)*node + unzigzag(v);
+	if (at < 0 || (uint64_t)at >= nnodes)
+		return corrupt("a sample names no node of the call tree");
+	*node = (uint32_t)at;
+	return 0;
+}
+
+/*
+ * The records. A modelled time is read before its stack is written, and
+ * its slot of the formatted-time cache fetched meanwhile: the cache is
+ * larger than what stays in a core's cache while 224 MB stream past, and
+ * the wait for it was most of the time of a look-up.
+ */
+static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, uint64_t nnodes,
+			 int s, int64_t ref)
+{
+	uint64_t r;
+	uint32_t node = 0;
+	int err;
+
+	for (r = 0; r < nrecords; r++) {
+		const unsigned char *text = NULL;
+		char num[64];
+		size_t len = 0;
+		double x = 0;
+
+		err = read_sample(d, nnodes, &node);
+		if (err)
+			return err;
+		err = read_time(d, s, ref, &x, &text, &len);
+		if (err)
+			return err;
+		if (!text)
+			codec_repr_prefetch(d->repr, x);
+		err = write_stack(d, o, (uint32_t)node, r == 0);
+		if (err)
+			return err;
+		if (!text) {
+			len = codec_py_repr_cached(d->repr, x, num);
+			text = (const unsigned char *)num;
+		}
+		err = out_put(o, text, len);
+		if (err)
+			return err;
+		err = out_put(o, "]", 1);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
+		    rs_codec_write_fn write, void *ctx)
+{
+	return codec_decode(p, len, max_size, write, ctx, NULL);
+}
+
+/* The counts of the parameters stream. */
+struct dec_params {
+	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, nbase, phase;
+};
+
+/* The parameters stream, each count checked against the stream it sizes. */
+static int read_params(struct decoded *d, struct dec_params *pr)
+{
+	struct cursor *c = &d->sec[SEC_PARAMS];
+	uint64_t nbase_said;
+	int err;
+
+	err = count_texts(&d->sec[SEC_BASE], &pr->nbase);
+	if (err)
+		return err;
+	if (get_varint(c, &nbase_said) || nbase_said != pr->nbase || get_varint(c, &pr->s) ||
+	    get_varint(c, &pr->ref) || get_varint(c, &pr->nframes) || get_varint(c, &pr->nthreads) ||
+	    get_varint(c, &pr->nnodes) || get_varint(c, &pr->nrecords) ||
+	    (d->version >= 2 && get_varint(c, &pr->phase)) || c->pos != c->len)
+		return corrupt("its parameters are unreadable");
+	if (pr->phase > CLOCK_PERIOD || (pr->phase && pr->s < 9))
+		return corrupt("its clock's phase is out of range");
+	d->phased = pr->phase != 0;
+	d->clock_x = pr->phase ? (int64_t)pr->phase - 1 : 0;
+	/*
+	 * Every count is backed by at least one byte of its stream, and the
+	 * streams by the object's size and the caps: allocations stay bounded.
+	 */
+	if (pr->s > 62 || pr->ref >> 52 || pr->nframes > d->sec[SEC_DICT].len ||
+	    pr->nthreads > d->sec[SEC_THREADS].len || pr->nbase > MAX_FRAMES ||
+	    pr->nframes + pr->nthreads > MAX_FRAMES - pr->nbase || pr->nnodes < 1 ||
+	    d->sec[SEC_DICT].len + d->sec[SEC_THREADS].len > MAX_FRAME_BYTES ||
+	    pr->nnodes - 1 > d->sec[SEC_TREE].len / 2)
+		return corrupt("its counts do not fit its streams");
+	if (pr->nnodes > MAX_NODES || pr->nnodes > d->size / 4 + 1)
+		return corrupt("its call tree is larger than the object allows");
+	if (d->version == 1 ? pr->nrecords != d->sec[SEC_SAMPLES].len || pr->nrecords != d->sec[SEC_TCODE].len
+			    : pr->nrecords > d->sec[SEC_SAMPLES].len || pr->nrecords > d->sec[SEC_TIMES].len)
+		return corrupt("its counts do not fit its streams");
+	return 0;
+}
+
+static void free_stream(struct decoded *d, int i)
+{
+	free(d->owned[i]);
+	d->owned[i] = NULL;
+	d->sec[i].p = NULL;
+	d->sec[i].len = d->sec[i].pos = 0;
+}
+
+/* The frame texts (base dictionary, dictionary, threads), quoted, and the call tree. */
+static int read_frames_and_tree(struct decoded *d, const struct dec_params *pr)
+{
+	uint64_t nall = pr->nbase + pr->nframes + pr->nthreads;
+	int err;
+
+	err = read_texts(&d->sec[SEC_BASE], d->frames, pr->nbase);
+	if (err)
+		return err;
+	err = read_texts(&d->sec[SEC_DICT], d->frames + pr->nbase, pr->nframes);
+	if (err)
+		return err;
+	err = read_texts(&d->sec[SEC_THREADS], d->frames + pr->nbase + pr->nframes, pr->nthreads);
+	if (err)
+		return err;
+	err = quote_frames(d, nall);
+	if (err)
+		return err;
+	free_stream(d, SEC_BASE); /* the frames are quoted: their streams are no longer read */
+	free_stream(d, SEC_DICT);
+	free_stream(d, SEC_THREADS);
+	return read_tree(d, pr->nnodes, nall);
+}
+
+/* The session's text: prefix, records, suffix; then every stream must be used up. */
+static int write_decoded(struct decoded *d, struct out *o, const struct dec_params *pr)
+{
+	int err, i;
+
+	err = out_put(o, d->sec[SEC_PREFIX].p, d->sec[SEC_PREFIX].len);
+	if (err)
+		return err;
+	err = write_records(d, o, pr->nrecords, pr->nnodes, (int)pr->s, unzigzag(pr->ref));
+	if (err)
+		return err;
+	err = out_put(o, "]", 1);
+	if (err)
+		return err;
+	err = out_put(o, d->sec[SEC_SUFFIX].p, d->sec[SEC_SUFFIX].len);
+	if (err)
+		return err;
+	for (i = SEC_SAMPLES; i < SEC_COUNT; i++)
+		if (d->sec[i].pos != d->sec[i].len)
+			return corrupt("a stream has bytes no record uses");
+	return 0;
+}
+
+/* `repr`: a cache to use (the encoder's, for its proof), or NULL for one of its own. */
+int codec_decode(const unsigned char *p, size_t len, uint64_t max_size, rs_codec_write_fn write,
+		  void *ctx, struct repr_cache *repr)
+{
+	struct decoded d;
+	struct dec_params pr = { 0 };
+	struct out *o = NULL;
+	int err, started = 0;
+
+	memset(&d, 0, sizeof(d));
+	err = codec_read_sections(&d, p, len, max_size);
+	if (err)
+		goto out;
+	err = read_params(&d, &pr);
+	if (err)
+		goto out;
+	d.frames = malloc((size_t)(pr.nbase + pr.nframes + pr.nthreads + 1) * sizeof(*d.frames));
+	d.parent = malloc((size_t)pr.nnodes * sizeof(*d.parent));
+	d.node_frame = malloc((size_t)pr.nnodes * sizeof(*d.node_frame));
+	d.path = malloc(MAX_DEPTH * sizeof(*d.path));
+	d.repr = repr ? repr : codec_repr_cache_new();
+	d.repr_owned = !repr;
+	o = malloc(sizeof(*o));
+	if (!d.frames || !d.parent || !d.node_frame || !d.path || !d.repr || !o) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = read_frames_and_tree(&d, &pr);
+	if (err)
+		goto out;
+	out_start(o, write, ctx, d.size);
+	started = 1;
+	err = write_decoded(&d, o, &pr);
+	if (err)
+		goto out;
+	if (o->total != d.size) {
+		err = corrupt("it rebuilds fewer bytes than the object has");
+		goto out;
+	}
+out:
+	if (started) {
+		int ferr = out_finish(o, err != 0);
+
+		if (!err)
+			err = ferr;
+	}
+	free(o);
+	codec_decoded_release(&d);
+	return err;
+}
+
