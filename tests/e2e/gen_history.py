@@ -12,6 +12,9 @@ tree = subprocess.run(["git", "ls-tree", "-r", "--name-only", ref, "index/"], ch
                       capture_output=True).stdout.decode().split()
 shards = {os.path.basename(p): show(p) for p in tree}
 template = json.loads(next(l for s in shards.values() for l in s.splitlines() if l.strip()))
+# the run.json `results add` wrote, without its summary (null, as with --raw)
+record = json.loads(show(template["path"] + "/run.json"))
+record["summary"] = None
 rnd = random.Random(start)
 out = sys.stdout.buffer
 def data(b):
@@ -33,9 +36,12 @@ for k in range(start, start + count, 10):
         path = time.strftime("runs/%Y/%m/%d/%H%M%S", tm) + "-" + trig + "-" + sha[:7]
         iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", tm)
         oid = "%064x" % rnd.getrandbits(256)
-        run = {"format": 1, "id": rid, "commit": sha, "branch": branch, "trigger": trig,
-               "recorded_at": iso, "files": [{"path": "s.pyisession", "role": "session",
-               "size": 1000, "lfs": True, "oid": oid}]}
+        run = dict(record)
+        run.update(id=rid, commit=sha, branch=branch, trigger=trig, recorded_at=iso,
+                   files=[{"path": "s.pyisession", "role": "session", "size": 1000, "lfs": True,
+                           "oid": oid}])
+        if isinstance(run.get("session"), dict):
+            run["session"] = dict(run["session"], path="s.pyisession")
         line = dict(template)
         line.update(id=rid, commit=sha, branch=branch, trigger=trig, recorded_at=iso, path=path)
         line.pop("verdict", None)
