@@ -50,6 +50,7 @@ if [ "$LEVEL" = all ]; then
     strace                                    # tests/e2e/test_results_crash.sh: kills at exact system calls
     faketime                                  # tests/e2e/test_gc_race.sh: gc runs at clocks a day apart
     jq                                        # tests/e2e/test_hostile_repo.sh: edits committed JSON
+    time                                      # tests/e2e/test_codec_hostile_fetch.sh: GNU time -v, the peak RSS of fetch and git lfs pull
     cmark-gfm                                 # tests/e2e/test_hostile_text.sh: renders the Markdown as GitHub does
     ceph-mon ceph-osd radosgw ceph-common     # tests/servers/radosgw.sh: Ceph's S3 gateway on loopback (test_radosgw.sh)
   )

@@ -62,6 +62,8 @@ struct rs_culprits {
 	size_t n;
 	double growth;        /* the run's growth, head - scale * base */
 	int from_tree;        /* a side had no "calls": pruned tree used */
+	int from_sessions;    /* the summaries were made from the whole
+	                         sessions (compare --deep), not the stored ones */
 };
 
 /*

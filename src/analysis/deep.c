@@ -13,7 +13,9 @@
  * flattened to "a > b > c" strings and matched by string.
  */
 #include "analysis/deep.h"
+#include "analysis/culprit.h"
 #include "session/session.h"
+#include "session/summary.h"
 #include "results/error.h"
 #include "results/escape.h"
 
@@ -37,6 +39,7 @@ struct trie {
 	json_t *children;  /* "parent/key" -> node index */
 	json_t *keys;      /* "name\x1ffile" -> key index */
 	char **labels;     /* key index -> display label "name (file)" */
+	size_t *name_lens; /* key index -> bytes of "name" in its label */
 	size_t n_labels, labels_alloc;
 	size_t *fkey;      /* parser function id -> key index + 1 (0: unset) */
 	size_t fkey_alloc;
@@ -55,6 +58,7 @@ static void trie_release(struct trie *t)
 	for (i = 0; i < t->n_labels; i++)
 		free(t->labels[i]);
 	free(t->labels);
+	free(t->name_lens);
 	free(t->nodes);
 	free(t->fkey);
 	free(t->prev);
@@ -110,10 +114,15 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 		if (t->n_labels == t->labels_alloc) {
 			size_t na = t->labels_alloc ? t->labels_alloc * 2 : 256;
 			char **l = realloc(t->labels, na * sizeof(*l));
+			size_t *nl;
 
 			if (!l)
 				return rs_error_set(RS_EGENERIC, "out of memory");
 			t->labels = l;
+			nl = realloc(t->name_lens, na * sizeof(*nl));
+			if (!nl)
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			t->name_lens = nl;
 			t->labels_alloc = na;
 		}
 		if (json_object_set_new(t->keys, t->scratch.ptr, json_integer((json_int_t)t->n_labels)))
@@ -122,6 +131,7 @@ static int key_of_function(struct trie *t, const struct rs_session_parser *p,
 		if (rs_buf_printf(&t->scratch, "%s (%s)", name, file))
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		t->labels[t->n_labels] = rs_buf_detach(&t->scratch, NULL);
+		t->name_lens[t->n_labels] = strlen(name);
 		*out = t->n_labels++;
 	}
 	t->fkey[fid] = *out + 1;
@@ -203,10 +213,17 @@ static int on_sample(void *ctx, const struct rs_session_parser *p,
 	return 0;
 }
 
-static int build(struct trie *t, const char *path, const json_t *renames)
+/*
+ * Stream the session at `path` into trie `t`. With `summary`, the same
+ * single pass also summarises it (session/summary.h) with its whole call
+ * tree (RS_DEEP_SUMMARY_DEPTH levels, RS_SUMMARY_MAX_NODES nodes), for
+ * the culprits (the stored summary's tree stops at 0.5% and 40 levels).
+ */
+static int build(struct trie *t, const char *path, const json_t *renames, json_t **summary)
 {
 	struct rs_session_callbacks cb = { 0 };
-	struct rs_session_parser *p = NULL;
+	struct rs_summary_options so = { 0 };
+	struct rs_summary *s = NULL;
 	char *chunk = NULL;
 	FILE *in;
 	size_t got;
@@ -224,21 +241,28 @@ static int build(struct trie *t, const char *path, const json_t *renames)
 				      "cannot open '%s'", path);
 	cb.ctx = t;
 	cb.sample = on_sample;
+	so.chain = &cb;
+	/* every node (up to the summary's node cap): a tree cut at any share
+	 * hides where a thin new call's time went, as the stored one does */
+	so.prune_fraction = 1e-12;
+	so.max_depth = RS_DEEP_SUMMARY_DEPTH;
 	chunk = malloc(1 << 20);
-	err = chunk ? rs_session_parser_new(&p, &cb) : rs_error_set(RS_EGENERIC, "out of memory");
+	err = chunk ? rs_summary_new(&s, &so) : rs_error_set(RS_EGENERIC, "out of memory");
 	while (!err) {
 		got = fread(chunk, 1, 1 << 20, in);
 		if (!got)
 			break;
-		err = rs_session_parser_feed(p, chunk, got);
+		err = rs_summary_feed(s, chunk, got);
 	}
 	if (!err && ferror(in))
 		err = rs_error_errno(RS_EGENERIC, "cannot read '%s'", path);
 	if (!err)
-		err = rs_session_parser_finish(p);
+		err = rs_summary_finish(s);
 	if (err && err != RS_EGENERIC)
 		rs_error_wrap(err, "%s", path);
-	rs_session_parser_free(p);
+	if (!err && summary)
+		err = rs_summary_json(s, summary);
+	rs_summary_free(s);
 	free(chunk);
 	fclose(in);
 	return err;
@@ -380,7 +404,7 @@ int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
  * new; `index` maps a path's text to its row, `*alloc` is the rows' room.
  */
 static int path_delta_at(struct rs_path_delta **out, struct rs_deep_diff *d, json_t *index,
-			 size_t *alloc, const char *text, size_t depth)
+			 size_t *alloc, const char *text, size_t depth, size_t name_len)
 {
 	json_t *at = json_object_get(index, text);
 	struct rs_path_delta *pd;
@@ -402,6 +426,7 @@ static int path_delta_at(struct rs_path_delta **out, struct rs_deep_diff *d, jso
 	memset(pd, 0, sizeof(*pd));
 	pd->path = strdup(text);
 	pd->depth = depth;
+	pd->name_len = name_len;
 	if (!pd->path || json_object_set_new(index, text, json_integer((json_int_t)d->n_paths))) {
 		free(pd->path);
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -444,7 +469,7 @@ static int trie_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc,
 		if (path_text(&text, t, i, &depth))
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 		if (!err)
-			err = path_delta_at(&pd, d, index, alloc, text.ptr, depth);
+			err = path_delta_at(&pd, d, index, alloc, text.ptr, depth, t->name_lens[nd->key]);
 		if (!err)
 			path_delta_add(pd, side, nd->total, nd->self);
 	}
@@ -457,22 +482,43 @@ static int trie_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc,
  * applied); `*head` is tr[1], or tr[0] when the two are one file.
  */
 static int build_tries(struct trie tr[2], const struct trie **head, const char *base_session,
-		       const char *head_session, const json_t *renames)
+		       const char *head_session, const json_t *renames, json_t *summaries[2])
 {
+	int same = !strcmp(head_session, base_session) && !json_object_size(renames);
 	int err;
 
 	*head = &tr[0];
-	err = build(&tr[0], base_session, renames);
+	/* A session against itself (`results open`): parse it once, no culprits. */
+	err = build(&tr[0], base_session, renames, same ? NULL : &summaries[0]);
 	if (err)
 		return err;
-	/* A session against itself (`results open`): parse it once. */
-	if (!strcmp(head_session, base_session) && !json_object_size(renames))
+	if (same)
 		return 0;
-	err = build(&tr[1], head_session, NULL);
+	err = build(&tr[1], head_session, NULL, &summaries[1]);
 	if (err)
 		return err;
 	*head = &tr[1];
 	return 0;
+}
+
+/*
+ * The culprits of the head's growth by the calling-context rule of
+ * analysis/culprit.h, from the two sessions' own summaries (their whole
+ * call trees, `sums`), per unit of workload as the summary diff judges
+ * time when it does.
+ */
+static int session_culprits(struct rs_deep_diff *d, json_t *sums[2], const struct rs_diff *summary)
+{
+	double scale = 1;
+	int err;
+
+	if (summary && summary->workload_key && summary->base_workload > 0 &&
+	    summary->head_workload > 0)
+		scale = summary->head_workload / summary->base_workload;
+	err = rs_culprits_find(&d->culprits, sums[0], sums[1], scale, 0);
+	if (!err)
+		d->culprits->from_sessions = 1;
+	return err;
 }
 
 int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
@@ -482,7 +528,7 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 	struct trie tr[2];
 	const struct trie *head = &tr[0];
 	struct rs_deep_diff *d = calloc(1, sizeof(*d));
-	json_t *index = json_object(), *renames = NULL;
+	json_t *index = json_object(), *renames = NULL, *sums[2] = { NULL, NULL };
 	size_t alloc = 0;
 	int err = 0;
 
@@ -499,9 +545,14 @@ int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_sessi
 		goto out;
 	}
 	d->n_renamed = json_object_size(renames);
-	err = build_tries(tr, &head, base_session, head_session, renames);
+	err = build_tries(tr, &head, base_session, head_session, renames, sums);
 	if (err)
 		goto out;
+	if (sums[0] && sums[1]) {
+		err = session_culprits(d, sums, summary);
+		if (err)
+			goto out;
+	}
 	err = find_new(d, &tr[0], head, min_share);
 	if (err)
 		goto out;
@@ -520,6 +571,8 @@ out:
 	trie_release(&tr[1]);
 	json_decref(index);
 	json_decref(renames);
+	json_decref(sums[0]);
+	json_decref(sums[1]);
 	if (err) {
 		rs_deep_diff_free(d);
 		return err;
@@ -540,6 +593,7 @@ void rs_deep_diff_free(struct rs_deep_diff *d)
 		free(d->new_funcs[i].label);
 	free(d->new_funcs);
 	free(d->paths);
+	rs_culprits_free(d->culprits);
 	free(d);
 }
 
@@ -558,17 +612,6 @@ static int short_path(struct rs_buf *out, const char *path, size_t keep)
 	return rs_buf_puts(out, path);
 }
 
-/* `before`, then `secs` as the reports write seconds. */
-static int put_seconds(struct rs_buf *out, const char *before, double secs)
-{
-	int err;
-
-	err = rs_buf_puts(out, before);
-	if (err)
-		return err;
-	return rs_render_seconds(out, secs);
-}
-
 /* One line of the list of functions new in the head. */
 static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md)
 {
@@ -580,7 +623,7 @@ static int new_func_row(struct rs_buf *out, const struct rs_deep_func *f, int md
 	err = md ? rs_escape_md_code(out, f->label, 0) : rs_buf_puts(out, f->label);
 	if (err)
 		return err;
-	err = put_seconds(out, ": ", f->head_total);
+	err = rs_render_seconds_after(out, ": ", f->head_total);
 	if (err)
 		return err;
 	return rs_buf_puts(out, "\n");
@@ -598,7 +641,7 @@ static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const cha
 		err = rs_escape_md_text(out, path);
 		if (err)
 			return err;
-		err = put_seconds(out, " | ", p->base_total);
+		err = rs_render_seconds_after(out, " | ", p->base_total);
 	} else {
 		err = rs_buf_printf(out, "  %s\n     ", path);
 		if (err)
@@ -607,20 +650,20 @@ static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const cha
 	}
 	if (err)
 		return err;
-	err = put_seconds(out, md ? " | " : " -> ", p->head_total);
+	err = rs_render_seconds_after(out, md ? " | " : " -> ", p->head_total);
 	if (err)
 		return err;
 	err = rs_buf_puts(out, md ? " | " : "  (");
 	if (err)
 		return err;
-	err = put_seconds(out, p->head_total >= p->base_total ? "+" : "",
+	err = rs_render_seconds_after(out, p->head_total >= p->base_total ? "+" : "",
 			  p->head_total - p->base_total);
 	if (err)
 		return err;
-	err = put_seconds(out, md ? " | " : "), own ", p->base_self);
+	err = rs_render_seconds_after(out, md ? " | " : "), own ", p->base_self);
 	if (err)
 		return err;
-	err = put_seconds(out, md ? " → " : " -> ", p->head_self);
+	err = rs_render_seconds_after(out, md ? " → " : " -> ", p->head_self);
 	if (err)
 		return err;
 	return rs_buf_puts(out, md ? " |\n" : "\n");
@@ -794,119 +837,7 @@ int rs_render_deep(struct rs_buf *out, const struct rs_deep_diff *d,
 	return err;
 }
 
-/* ---- differential flame graph ------------------------------------------ */
-
-#define FLAME_DEPTH 48
-#define FLAME_ROW 18
-
-/* Children of each path, by index into d->paths (heaviest head first). */
-struct flame {
-	const struct rs_deep_diff *d;
-	size_t *first, *next;   /* first child, next sibling; (size_t)-1 none */
-	double root;            /* the head's time */
-	size_t depth_max;
-};
-
-/*
- * A path of the head with no base figure: new, unless the figures come
- * from pruned trees and it is small enough to have been cut from the
- * base's tree (twice the cut: figures move that much between runs).
- */
-static int is_new(const struct flame *fl, const struct rs_path_delta *p)
-{
-	return p->base_total <= 0 &&
-	       p->head_total >= 2 * fl->d->unknown_below * fl->root;
-}
-
-/* A path's change; 0 when one side was only cut from a pruned tree. */
-static double flame_change(const struct flame *fl, const struct rs_path_delta *p)
-{
-	if (fl->d->unknown_below > 0 && (p->head_total <= 0 || (p->base_total <= 0 && !is_new(fl, p))))
-		return 0;
-	return p->head_total - p->base_total;
-}
-
-/*
- * The change in seconds of path `i` not passed on to the frames drawn
- * below it (its own time and calls too small to draw), as a share of the
- * base run: callers of a changed function stay grey, as in a differential
- * flame graph of own time.
- */
-static double flame_delta(const struct flame *fl, size_t i)
-{
-	const struct rs_path_delta *p = &fl->d->paths[i];
-	double delta = flame_change(fl, p);
-
-	for (size_t c = fl->first[i]; c != (size_t)-1; c = fl->next[c])
-		delta -= flame_change(fl, &fl->d->paths[c]);
-	/* pruned trees miss small children on one side: a frame whose total
-	 * grew is not shown as shrinking (nor the reverse) for that */
-	if (fl->d->unknown_below > 0 && delta * flame_change(fl, p) < 0)
-		delta = 0;
-	return fl->d->base_time > 0 ? delta / fl->d->base_time : 0;
-}
-
-/* The frame's tooltip: its path, base -> head total and its own change. */
-static int flame_title(struct rs_buf *out, const struct flame *fl,
-		       const struct rs_path_delta *p, double delta)
-{
-	int err;
-
-	err = rs_escape_html_attr(out, p->path);
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "&#10;");
-	if (err)
-		return err;
-	err = p->base_total > 0 ? rs_render_seconds(out, p->base_total)
-				: rs_buf_puts(out, is_new(fl, p) ? "new"
-							 : "below the stored tree's cut");
-	if (err)
-		return err;
-	err = put_seconds(out, " &#8594; ", p->head_total);
-	if (err)
-		return err;
-	return rs_buf_printf(out, " (%+.1f%% of the base run here, not below)\">", delta * 100);
-}
-
-static int flame_node(struct rs_buf *out, const struct flame *fl, size_t i, double left,
-		      size_t depth)
-{
-	const struct rs_path_delta *p = &fl->d->paths[i];
-	double w = p->head_total / fl->root, delta, k;
-	int r, g, b;
-	int err;
-
-	if (depth >= FLAME_DEPTH || w <= 0)
-		return 0;
-	delta = flame_delta(fl, i);
-	k = fmin(1.0, fabs(delta) / 0.02);
-	if (is_new(fl, p)) {              /* new in the head: full red */
-		r = 207, g = 34, b = 46;
-	} else if (delta > 0) {           /* grew: towards red */
-		r = 234 - (int)(27 * k), g = 234 - (int)(200 * k), b = 234 - (int)(188 * k);
-	} else {                          /* shrank: towards blue */
-		r = 234 - (int)(225 * k), g = 234 - (int)(129 * k), b = 234 - (int)(16 * k);
-	}
-	err = rs_buf_printf(out, "<div class=\"f%s\" style=\"left:%.4f%%;width:%.4f%%;top:%zupx;"
-				 "background:rgb(%d,%d,%d)\" title=\"",
-			    is_new(fl, p) ? " new" : delta > 0.001 ? " grew" : delta < -0.001 ? " shrank" : "",
-			    left * 100, w * 100, depth * FLAME_ROW, r, g, b);
-	if (err)
-		return err;
-	err = flame_title(out, fl, p, delta);
-	if (err)
-		return err;
-	err = rs_escape_html_text(out, rs_deep_last_label(p->path));
-	if (err)
-		return err;
-	err = rs_buf_puts(out, "</div>\n");
-	for (size_t c = fl->first[i]; !err && c != (size_t)-1; c = fl->next[c]) {
-		err = flame_node(out, fl, c, left, depth + 1);
-		left += fl->d->paths[c].head_total / fl->root;
-	}
-	return err;
-}
+/* ---- the head run's call tree over the paths ------------------------- */
 
 const char *rs_deep_last_label(const char *path)
 {
@@ -915,15 +846,6 @@ const char *rs_deep_last_label(const char *path)
 	for (const char *q = strstr(path, " > "); q; q = strstr(q + 3, " > "))
 		label = q + 3;
 	return label;
-}
-
-static size_t path_depth(const char *p)
-{
-	size_t n = 1;
-
-	for (p = strstr(p, " > "); p; p = strstr(p + 3, " > "))
-		n++;
-	return n;
 }
 
 int rs_deep_tree(const struct rs_deep_diff *d, int skip_empty, size_t **first,
@@ -990,84 +912,6 @@ out:
 	return err;
 }
 
-/* The page up to the graph: title, style (the graph `depth` rows high) and key. */
-static int flame_page_head(struct rs_buf *out, const struct rs_deep_diff *d, const char *title,
-			   size_t depth)
-{
-	int err;
-
-	err = rs_buf_puts(out, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
-	if (err)
-		return err;
-	err = rs_escape_html_text(out, title ? title : "differential flame graph");
-	if (err)
-		return err;
-	err = rs_buf_printf(out, "</title><style>"
-		"body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1f2328}"
-		".fg{position:relative;width:100%%;height:%zupx;border:1px solid #d0d7de}"
-		/* no padding, one border: a tiny frame stays tiny instead
-		 * of growing to its padding and borders */
-		".f{position:absolute;height:%dpx;box-sizing:border-box;border-right:1px solid #fff;"
-		"border-bottom:1px solid #fff;overflow:hidden;white-space:nowrap;"
-		"font:11px/16px ui-monospace,monospace;text-indent:2px}"
-		".f:hover{outline:1px solid #1f2328}.key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}"
-		"</style></head><body>\n<h1>", depth * FLAME_ROW + 2, FLAME_ROW);
-	if (err)
-		return err;
-	err = rs_escape_html_text(out, title ? title : "differential flame graph");
-	if (err)
-		return err;
-	err = rs_buf_printf(out, "</h1>\n<p class=\"key\">The head run's call paths (at least %g%% of a run), ",
-			    d->unknown_below > 0 ? d->unknown_below * 100 : 0.1);
-	if (err)
-		return err;
-	return rs_buf_puts(out, ""
-			  "widths by the head's time, colour by the change in each frame's time that is not in the frames below it "
-			  "(as a share of the base run; paths new in the head in full red):"
-			  "<span style=\"background:rgb(207,34,46)\"></span>new"
-			  "<span style=\"background:rgb(214,71,104)\"></span>grew"
-			  "<span style=\"background:rgb(234,234,234)\"></span>same"
-			  "<span style=\"background:rgb(9,105,218)\"></span>shrank. Hover a frame for its figures.</p>\n"
-			  "<div class=\"fg\">\n");
-}
-
-int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title)
-{
-	struct flame fl = { d, NULL, NULL, d->head_time, 0 };
-	size_t *order = NULL, i, depth = 0;
-	double left = 0;
-	int err;
-
-	err = rs_deep_tree(d, 0, &fl.first, &fl.next, &order);
-	if (err)
-		goto out;
-	for (i = 0; i < d->n_paths; i++)
-		if (path_depth(d->paths[i].path) > depth)
-			depth = path_depth(d->paths[i].path);
-	if (depth > FLAME_DEPTH)
-		depth = FLAME_DEPTH;
-	err = flame_page_head(out, d, title, depth);
-	if (err)
-		goto out;
-	for (i = 0; !err && i < d->n_paths && fl.root > 0; i++) {
-		const char *p = d->paths[order[i]].path;
-
-		if (strstr(p, " > "))
-			continue;
-		/* several roots (threads) side by side, widths shares of the run */
-		err = flame_node(out, &fl, order[i], left, 0);
-		left += d->paths[order[i]].head_total / fl.root;
-	}
-	if (err)
-		goto out;
-	err = rs_buf_puts(out, "</div>\n</body></html>\n");
-out:
-	free(fl.first);
-	free(fl.next);
-	free(order);
-	return err;
-}
-
 /* ---- the same from two stored summaries' call trees ------------------- */
 
 static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, const json_t *node,
@@ -1081,7 +925,7 @@ static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, cons
 	size_t i;
 	int err = 0;
 
-	if (depth > FLAME_DEPTH + 1 || !fn)
+	if (depth > RS_DEEP_TREE_DEPTH + 1 || !fn)
 		return 0;
 	if (depth > 0) { /* [root] is nobody's frame */
 		const char *base = file ? (strrchr(file, '/') ? strrchr(file, '/') + 1 : file) : "";
@@ -1091,7 +935,7 @@ static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, cons
 
 		if (rs_buf_printf(&text, "%s%s%s (%s)", prefix, *prefix ? " > " : "", fn, base))
 			return rs_error_set(RS_EGENERIC, "out of memory");
-		err = path_delta_at(&pd, d, index, alloc, text.ptr, depth);
+		err = path_delta_at(&pd, d, index, alloc, text.ptr, depth, strlen(fn));
 		if (err)
 			goto out;
 		v = json_object_get(node, "total");

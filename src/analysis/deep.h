@@ -22,9 +22,16 @@
 #include "analysis/render.h"
 #include "results/buf.h"
 
+/* Levels of a stored call tree read at most (a flame graph draws 48 rows). */
+#define RS_DEEP_TREE_DEPTH 48
+/* Levels of a session's call tree the culprits read (culprit.c walks 64). */
+#define RS_DEEP_SUMMARY_DEPTH 62
+
 struct rs_path_delta {
 	char *path;        /* function names joined by " > " (borrowed labels) */
 	size_t depth;
+	size_t name_len;   /* the last frame's function name: the first bytes
+	                      of rs_deep_last_label(path), before " (file)" */
 	double base_total, head_total;   /* seconds spent in the path and below */
 	double base_self, head_self;     /* seconds with the path's last frame executing */
 };
@@ -45,6 +52,9 @@ struct rs_deep_diff {
 	double unknown_below;            /* from pruned trees: a path missing on
 	                                    one side is below this share there,
 	                                    not absent; 0 for sessions */
+	struct rs_culprits *culprits;    /* two sessions: the culprits of the
+	                                    head's growth from their whole call
+	                                    trees (analysis/culprit.h); else NULL */
 };
 
 /*
@@ -61,6 +71,10 @@ int rs_deep_diff_sessions(struct rs_deep_diff **out, const char *base_session,
  * The same, knowing the renames of the runs' summary diff (`summary`, may
  * be NULL): a renamed function takes its new name in the base session
  * too, so its paths are matched, not shown as one vanished and one new.
+ * Two sessions (not one against itself) also give d->culprits, from
+ * summaries of the sessions made in the same pass with their whole call
+ * trees (the stored ones stop at 0.5% of a run), per unit
+ * of workload when `summary` judges time so.
  */
 RS_MUST_CHECK
 int rs_deep_diff_sessions_with(struct rs_deep_diff **out, const char *base_session,
@@ -94,18 +108,6 @@ const char *rs_deep_last_label(const char *path);
 RS_MUST_CHECK
 int rs_deep_tree(const struct rs_deep_diff *d, int skip_empty, size_t **first,
 		 size_t **next, size_t **order);
-
-/*
- * A differential flame graph as one self-contained HTML page (inline CSS,
- * no script, no network): the head run's call paths as an icicle, widths
- * by the head's time, each frame coloured by the change in its time that
- * is not in the frames drawn below it, as a share of the base run (a path
- * new in the head: red; grew: towards red; shrank: towards blue; 2% or
- * more: full colour; callers of a changed function stay grey),
- * its figures in the tooltip.
- */
-RS_MUST_CHECK
-int rs_deep_flame_html(struct rs_buf *out, const struct rs_deep_diff *d, const char *title);
 
 /*
  * A path diff from two run.json records' stored call trees (pruned at

@@ -10,6 +10,8 @@
  * relative step.
  */
 #include "analysis/html.h"
+#include "analysis/deep.h"
+#include "analysis/flame.h"
 #include "analysis/render.h"
 #include "analysis/runview.h"
 #include "results/error.h"
@@ -152,7 +154,12 @@ static int page_head(struct rs_buf *out, const char *title)
 	err = esc(out, title);
 	if (err)
 		return err;
-	err = rs_buf_printf(out, "</title>\n<style>%s</style>\n</head><body>\n<h1>", css);
+	/* the flame graph's rules too: one place gives every page its style */
+	err = rs_buf_printf(out, "</title>\n<style>%s", css);
+	if (!err)
+		err = rs_flame_css(out);
+	if (!err)
+		err = rs_buf_puts(out, "</style>\n</head><body>\n<h1>");
 	if (err)
 		return err;
 	err = esc(out, title);
@@ -892,6 +899,31 @@ static int run_page_tree(struct rs_buf *out, const json_t *summary)
 	return err;
 }
 
+/*
+ * The flame graph of summary.tree (the run against itself: its paths
+ * with their times), if the run has a tree; with its script.
+ */
+static int run_page_flame(struct rs_buf *out, const json_t *run)
+{
+	struct rs_deep_diff *d = NULL;
+	int err;
+
+	err = rs_deep_diff_trees(&d, run, run);
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		return 0;
+	}
+	if (err)
+		return err;
+	err = rs_buf_puts(out, "<h2>Flame graph</h2>\n");
+	if (!err)
+		err = rs_flame_graph(out, d, RS_FLAME_RUN, "flame graph of the run");
+	if (!err)
+		err = rs_flame_script(out);
+	rs_deep_diff_free(d);
+	return err;
+}
+
 int rs_html_run_page(struct rs_buf *out, const json_t *run,
 		     const struct rs_html_links *links)
 {
@@ -928,6 +960,9 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 	if (err)
 		return err;
 	err = rs_html_run_charts(out, run);
+	if (err)
+		return err;
+	err = run_page_flame(out, run);
 	if (err)
 		return err;
 	err = functions_table(out, summary);

@@ -52,8 +52,9 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 		       const char *title, const struct rs_html_links *links);
 
 /*
- * One run's page from its run.json: header, metrics, stats, top functions
- * by own and total time, and the call tree of summary.tree as nested
+ * One run's page from its run.json: header, metrics, stats, the
+ * interactive flame graph of summary.tree (analysis/flame.h), top
+ * functions by own and total time, and the call tree of summary.tree as nested
  * <details> (nodes below 0.5% of the run's time left out). A string
  * "diff_page" in `run` (set by the caller) is linked as the run's
  * differential flame graph.

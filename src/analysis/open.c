@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "analysis/deep.h"
+#include "analysis/flame.h"
 #include "analysis/html.h"
 #include "analysis/render.h"
 #include "results/error.h"
@@ -141,7 +142,11 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 	err = rs_escape_html_text(out, title);
 	if (err)
 		goto out;
-	err = rs_buf_printf(out, "</title><style>%s</style></head><body>\n<h1>", page_css);
+	err = rs_buf_printf(out, "</title><style>%s", page_css);
+	if (!err)
+		err = rs_flame_css(out);
+	if (!err)
+		err = rs_buf_puts(out, "</style></head><body>\n<h1>");
 	if (err)
 		goto out;
 	err = rs_escape_html_text(out, title);
@@ -151,6 +156,10 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 	/* the run's timelines (phases, the process tree, logged stats) above the tree */
 	if (!err && run)
 		err = rs_html_run_charts(out, run);
+	if (!err)
+		err = rs_buf_puts(out, "<h2>Flame graph</h2>\n");
+	if (!err)
+		err = rs_flame_graph(out, d, RS_FLAME_RUN, "flame graph of the session");
 	if (!err)
 		err = rs_buf_puts(out, "<h2>Call tree</h2>\n<p class=\"muted\">Call tree of the whole session: ");
 	if (err)
@@ -176,7 +185,11 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 	}
 	if (err)
 		goto out;
-	err = rs_buf_printf(out, "</div>\n%s</body></html>\n", page_js);
+	err = rs_buf_printf(out, "</div>\n%s", page_js);
+	if (!err)
+		err = rs_flame_script(out);
+	if (!err)
+		err = rs_buf_puts(out, "</body></html>\n");
 out:
 	free(t.first);
 	free(t.next);

@@ -1,7 +1,7 @@
 /*
  * rs_open: one run's session as a self-contained interactive HTML page
- * (`results open`), in the manner of pyinstrument's own HTML view: the
- * call tree, each frame with its total and own time, children sorted by
+ * (`results open`): its interactive flame graph (analysis/flame.h), then,
+ * in the manner of pyinstrument's own HTML view, the call tree, each frame with its total and own time, children sorted by
  * total time, collapsible (<details>; the top levels and the frames of
  * a fifth of the run or more open), frames
  * of 10% or more of the run highlighted. Built from every sample of the

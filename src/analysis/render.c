@@ -161,6 +161,16 @@ int rs_render_seconds(struct rs_buf *out, double s)
 	return rs_buf_printf(out, "%.3g ns", s * 1e9);
 }
 
+int rs_render_seconds_after(struct rs_buf *out, const char *before, double seconds)
+{
+	int err;
+
+	err = rs_buf_puts(out, before);
+	if (err)
+		return err;
+	return rs_render_seconds(out, seconds);
+}
+
 static int is_time_name(const char *name)
 {
 	size_t n = strlen(name);
@@ -279,6 +289,8 @@ static json_t *func_json(const struct rs_func_delta *f)
 	return o;
 }
 
+static json_t *culprits_json(const struct rs_culprits *cs);
+
 static json_t *diff_json(const struct rs_diff *d)
 {
 	json_t *o = json_object(), *ms = json_array(), *fs = json_array();
@@ -318,6 +330,11 @@ static json_t *diff_json(const struct rs_diff *d)
 		json_array_append_new(fs, func_json(&d->funcs[i]));
 	json_object_set_new(o, "uncompared_functions", json_integer((json_int_t)d->n_uncompared));
 	json_object_set_new(o, "below_floor_functions", json_integer((json_int_t)d->n_below));
+	/* who is blamed, and from what: the stored summaries or (compare
+	 * --deep) the sessions' whole call trees */
+	json_object_set_new(o, "culprits", culprits_json(d->culprits));
+	json_object_set_new(o, "culprits_from", json_string(d->culprits && d->culprits->from_sessions
+							    ? "sessions" : "summaries"));
 	json_object_set_new(o, "metrics", ms);
 	json_object_set_new(o, "functions", fs);
 	return o;
@@ -755,8 +772,14 @@ static int culprit_section(struct rs_buf *out, const struct rs_culprits *cs, int
 {
 	int err;
 
-	err = rs_buf_puts(out, md ? "\n**Culprits** (where the added time appears, by calling context):\n\n"
-				  : "\nculprits (where the added time appears, by calling context):\n");
+	if (cs->from_sessions)
+		err = rs_buf_puts(out, md ? "\n**Culprits** (where the added time appears, by calling context, "
+					    "from the sessions' whole call trees):\n\n"
+					  : "\nculprits (where the added time appears, by calling context, "
+					    "from the sessions' whole call trees):\n");
+	else
+		err = rs_buf_puts(out, md ? "\n**Culprits** (where the added time appears, by calling context):\n\n"
+					  : "\nculprits (where the added time appears, by calling context):\n");
 	for (size_t i = 0; !err && i < cs->n; i++) {
 		const struct rs_culprit *x = &cs->c[i];
 

@@ -51,6 +51,10 @@ int rs_render_trend(struct rs_buf *out, const struct rs_trend *t,
 RS_MUST_CHECK
 int rs_render_seconds(struct rs_buf *out, double seconds);
 
+/* `before` (written as it is), then `seconds` as rs_render_seconds writes them. */
+RS_MUST_CHECK
+int rs_render_seconds_after(struct rs_buf *out, const char *before, double seconds);
+
 /*
  * A number as people write it: "30,000" (not "3e+04"), "12,345.7",
  * "1,234", "512.5", "0.1234"; "-" for NaN.

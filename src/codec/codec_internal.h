@@ -37,6 +37,7 @@
 #define SEC_CODEC_ZSTD 1
 #define SEC_CODEC_RC 2 /* version 2: range-coded with the stream's model (rc_model.h) */
 #define SEC_CODEC_FRONT 3 /* version 2: a frame list front-coded, then one zstd frame */
+#define SEC_CODEC_COLUMNS 4 /* version 3: a frame list in columns, then one zstd frame */
 
 /*
  * The streams, by the slot the decoder keeps them in. Version 1 has
@@ -224,6 +225,20 @@ static inline int is_frame_list(int i)
 {
 	return i == SEC_BASE || i == SEC_DICT || i == SEC_THREADS;
 }
+
+/*
+ * Codec 4's frame text (version 3): `name` SEP `file` SEP first line, then
+ * optionally CLASS and the class, then optionally LINE and the line, the
+ * lines in canonical decimal of at most 9 digits (docs/codec.md, "Frame
+ * lists in columns").
+ */
+#define COL_SEP "\\u0000"
+#define COL_CLASS "\\u0001c"
+#define COL_LINE "\\u0001l"
+#define COL_SEP_LEN 6
+#define COL_ATTR_LEN 7 /* COL_CLASS, COL_LINE */
+#define COL_MAX_LINE 999999999u
+enum { COL_VERBATIM = 0, COL_PLAIN = 1, COL_WITH_CLASS = 2, COL_WITH_LINE = 3, COL_CLASS_LINE = 4, COL_REST = 5 };
 
 /* The decoder's output buffers; the proof reads the file in pieces of this size. */
 #define OUT_BUF (256u * 1024)

@@ -239,25 +239,231 @@ static int unfront(unsigned char *raw, size_t raw_len, const unsigned char *fc, 
 	return at == raw_len ? 0 : corrupt("a front-coded frame list is shorter than it says");
 }
 
-/* Codec 3 at `at`: its zstd frame (at most 3 bytes per frame more than the list) into a buffer of its own, then unfront. */
-static int unpack_front(unsigned char *raw, size_t raw_len, const unsigned char *at, uint64_t stored)
+/*
+ * Codec 4 (version 3): a frame list in columns. Its zstd frame holds a
+ * varint |A|, the column A of varints, then the column B of texts, each
+ * ended by '\n' (a frame's raw JSON text holds no raw newline). Per frame
+ * A gives a kind (COL_*), then per part a table reference: 0, the part is
+ * B's next text and joins its table; v >= 1, the table's v-th most recent
+ * entry. The tables (names, files, classes) start empty in every list and
+ * hold at most one entry per frame. The frames must fill `raw` exactly,
+ * and A and B must be used up.
+ */
+struct col_table {
+	uint32_t *at;             /* each entry's offset in B */
+	uint32_t n, cap;
+};
+
+struct col_reader {
+	struct cursor a;
+	const unsigned char *b;
+	size_t b_len, b_pos;
+	struct col_table names, files, classes;
+};
+
+/* B's next text: its offset and length. */
+static int col_text(struct col_reader *r, size_t *off, size_t *len)
 {
-	unsigned long long fc_len = ZSTD_getFrameContentSize(at, (size_t)stored);
-	unsigned char *fc;
+	const unsigned char *nl;
+
+	if (r->b_pos >= r->b_len)
+		return corrupt("a frame list in columns lacks a text");
+	nl = memchr(r->b + r->b_pos, '\n', r->b_len - r->b_pos);
+	if (!nl)
+		return corrupt("a frame list in columns has an unended text");
+	*off = r->b_pos;
+	*len = (size_t)(nl - (r->b + r->b_pos));
+	r->b_pos += *len + 1;
+	return 0;
+}
+
+/* A part of a frame by its table reference: its text in B. */
+static int col_part(struct col_reader *r, struct col_table *t, size_t *off, size_t *len)
+{
+	uint64_t v;
+	int err;
+
+	if (get_varint(&r->a, &v))
+		return corrupt("a frame list in columns is cut short");
+	if (v == 0) {
+		err = col_text(r, off, len);
+		if (err)
+			return err;
+		if (t->n == t->cap) {
+			uint32_t cap = t->cap ? t->cap * 2 : 256;
+			uint32_t *at;
+
+			if (t->n >= MAX_FRAMES)
+				return corrupt("a frame list in columns has too many parts");
+			at = realloc(t->at, cap * sizeof(*at));
+			if (!at)
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			t->at = at;
+			t->cap = cap;
+		}
+		t->at[t->n++] = (uint32_t)*off;
+		return 0;
+	}
+	if (v > t->n)
+		return corrupt("a frame list in columns names a part it does not have");
+	*off = t->at[t->n - v];
+	*len = (size_t)((const unsigned char *)memchr(r->b + *off, '\n', r->b_len - *off) - (r->b + *off));
+	return 0;
+}
+
+/* A line number (at most 9 digits) as decimal text into `out`; its length. */
+static size_t col_decimal(uint64_t v, char *out)
+{
+	char tmp[20];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/* One part of a frame's text: a mark (or NULL), then `len` bytes from B or from `num`. */
+struct col_piece {
+	const char *mark;
+	size_t mark_len;
+	const unsigned char *p;
+	size_t len;
+};
+
+/* The pieces of the next frame, into `pc` (6 of them at most) and `num` (its two lines' digits). */
+static int col_frame(struct col_reader *r, struct col_piece *pc, size_t *np_out, char num[2][12])
+{
+	uint64_t kind, first, dline;
+	size_t np = 0, off = 0, len = 0;
+	int err;
+
+	if (get_varint(&r->a, &kind) || kind > COL_REST)
+		return corrupt("a frame list in columns has an unknown kind of frame");
+	if (kind == COL_VERBATIM) {
+		err = col_text(r, &off, &len);
+		if (err)
+			return err;
+		pc[np++] = (struct col_piece){ NULL, 0, r->b + off, len };
+		*np_out = np;
+		return 0;
+	}
+	err = col_part(r, &r->names, &off, &len);
+	if (err)
+		return err;
+	pc[np++] = (struct col_piece){ NULL, 0, r->b + off, len };
+	err = col_part(r, &r->files, &off, &len);
+	if (err)
+		return err;
+	pc[np++] = (struct col_piece){ COL_SEP, COL_SEP_LEN, r->b + off, len };
+	if (get_varint(&r->a, &first) || first > COL_MAX_LINE)
+		return corrupt("a frame list in columns has a bad line");
+	pc[np++] = (struct col_piece){ COL_SEP, COL_SEP_LEN, (const unsigned char *)num[0], col_decimal(first, num[0]) };
+	if (kind == COL_WITH_CLASS || kind == COL_CLASS_LINE) {
+		err = col_part(r, &r->classes, &off, &len);
+		if (err)
+			return err;
+		pc[np++] = (struct col_piece){ COL_CLASS, COL_ATTR_LEN, r->b + off, len };
+	}
+	if (kind == COL_WITH_LINE || kind == COL_CLASS_LINE) {
+		int64_t line;
+
+		if (get_varint(&r->a, &dline))
+			return corrupt("a frame list in columns is cut short");
+		line = (int64_t)first + unzigzag(dline);
+		if (line < 0 || line > (int64_t)COL_MAX_LINE)
+			return corrupt("a frame list in columns has a bad line");
+		pc[np++] = (struct col_piece){ COL_LINE, COL_ATTR_LEN, (const unsigned char *)num[1],
+					       col_decimal((uint64_t)line, num[1]) };
+	}
+	if (kind == COL_REST) {
+		err = col_text(r, &off, &len);
+		if (err)
+			return err;
+		pc[np++] = (struct col_piece){ NULL, 0, r->b + off, len };
+	}
+	*np_out = np;
+	return 0;
+}
+
+static int uncolumn(unsigned char *raw, size_t raw_len, const unsigned char *cols, size_t n)
+{
+	struct col_reader r;
+	struct cursor head = { cols, n, 0 };
+	uint64_t a_len;
+	size_t at = 0;
+	int err = 0;
+
+	memset(&r, 0, sizeof(r));
+	if (get_varint(&head, &a_len) || a_len > n - head.pos)
+		return corrupt("a frame list in columns is cut short");
+	r.a.p = cols + head.pos;
+	r.a.len = (size_t)a_len;
+	r.b = cols + head.pos + a_len;
+	r.b_len = n - head.pos - (size_t)a_len;
+	while (!err && r.a.pos < r.a.len) {
+		struct col_piece pc[6];
+		char num[2][12];
+		unsigned char tmp[10];
+		size_t np = 0, len = 0, vl, k;
+
+		err = col_frame(&r, pc, &np, num);
+		if (err)
+			break;
+		for (k = 0; k < np; k++)
+			len += pc[k].mark_len + pc[k].len;
+		vl = codec_varint_put(tmp, len);
+		if (vl > raw_len - at || len > raw_len - at - vl) {
+			err = corrupt("a frame list in columns is larger than it says");
+			break;
+		}
+		memcpy(raw + at, tmp, vl);
+		at += vl;
+		for (k = 0; k < np; k++) {
+			if (pc[k].mark_len) /* no mark: NULL, which memcpy may not be given */
+				memcpy(raw + at, pc[k].mark, pc[k].mark_len);
+			at += pc[k].mark_len;
+			memcpy(raw + at, pc[k].p, pc[k].len);
+			at += pc[k].len;
+		}
+	}
+	if (!err && (at != raw_len || r.b_pos != r.b_len))
+		err = corrupt("a frame list in columns is shorter than it says");
+	free(r.names.at);
+	free(r.files.at);
+	free(r.classes.at);
+	return err;
+}
+
+/*
+ * Codec 3 or 4 at `at`: its zstd frame (its content at most `max_coded`
+ * bytes: the front coding 3 bytes per frame more than the list, the
+ * columns no more than the list) into a buffer of its own, then `undo`
+ * (unfront, uncolumn) rebuilds the list into `raw`.
+ */
+typedef int (*undo_fn)(unsigned char *raw, size_t raw_len, const unsigned char *coded, size_t n);
+
+static int unpack_recoded(unsigned char *raw, size_t raw_len, const unsigned char *at, uint64_t stored,
+			  unsigned long long max_coded, undo_fn undo)
+{
+	unsigned long long coded_len = ZSTD_getFrameContentSize(at, (size_t)stored);
+	unsigned char *coded;
 	size_t got;
 	int err;
 
-	if (fc_len == ZSTD_CONTENTSIZE_UNKNOWN || fc_len == ZSTD_CONTENTSIZE_ERROR ||
-	    fc_len > (unsigned long long)raw_len + 3ull * MAX_FRAMES ||
-	    ZSTD_findFrameCompressedSize(at, (size_t)stored) != stored)
+	if (coded_len == ZSTD_CONTENTSIZE_UNKNOWN || coded_len == ZSTD_CONTENTSIZE_ERROR ||
+	    coded_len > max_coded || ZSTD_findFrameCompressedSize(at, (size_t)stored) != stored)
 		return corrupt("a compressed stream does not say its length");
-	fc = malloc(fc_len ? (size_t)fc_len : 1);
-	if (!fc)
+	coded = malloc(coded_len ? (size_t)coded_len : 1);
+	if (!coded)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	got = ZSTD_decompress(fc, (size_t)fc_len, at, (size_t)stored);
-	err = ZSTD_isError(got) || got != fc_len ? corrupt("a stream does not decompress")
-						   : unfront(raw, raw_len, fc, (size_t)fc_len);
-	free(fc);
+	got = ZSTD_decompress(coded, (size_t)coded_len, at, (size_t)stored);
+	err = ZSTD_isError(got) || got != coded_len ? corrupt("a stream does not decompress")
+						     : undo(raw, raw_len, coded, (size_t)coded_len);
+	free(coded);
 	return err;
 }
 
@@ -274,7 +480,8 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 		return 0;
 	}
 	if (codec != SEC_CODEC_ZSTD && (codec != SEC_CODEC_RC || kind == RC_KINDS) &&
-	    (codec != SEC_CODEC_FRONT || d->version < 2 || !is_frame_list(i)))
+	    (codec != SEC_CODEC_FRONT || d->version < 2 || !is_frame_list(i)) &&
+	    (codec != SEC_CODEC_COLUMNS || d->version < 3 || !is_frame_list(i)))
 		return corrupt("a stream has an unknown codec");
 	if (codec == SEC_CODEC_ZSTD &&
 	    (ZSTD_getFrameContentSize(at, (size_t)stored) != raw ||
@@ -287,7 +494,9 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 	if (codec == SEC_CODEC_RC)
 		return rs_rc_unpack(d->owned[i], (size_t)raw, kind, at, (size_t)stored);
 	if (codec == SEC_CODEC_FRONT)
-		return unpack_front(d->owned[i], (size_t)raw, at, stored);
+		return unpack_recoded(d->owned[i], (size_t)raw, at, stored, raw + 3ull * MAX_FRAMES, unfront);
+	if (codec == SEC_CODEC_COLUMNS)
+		return unpack_recoded(d->owned[i], (size_t)raw, at, stored, raw, uncolumn);
 	{
 		size_t got = ZSTD_decompress(d->owned[i], (size_t)raw, at, (size_t)stored);
 

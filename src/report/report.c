@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "analysis/check.h"
+#include "analysis/culprit.h"
 #include "analysis/deep.h"
+#include "analysis/flame.h"
 #include "analysis/diff.h"
 #include "analysis/open.h"
 #include "report/owncode_config.h"
@@ -99,6 +101,13 @@ int rs_report_compare(struct rs_buf *out, struct rs_buf *flame, const struct rs_
 		err = rs_deep_diff_sessions_with(&dd, opts->base_session, opts->head_session, 0, d);
 		if (err)
 			goto out;
+		/* the sessions' whole call trees name the culprits, by the
+		 * same rule as the stored summaries' (analysis/culprit.h) */
+		if (dd->culprits) {
+			rs_culprits_free(d->culprits);
+			d->culprits = dd->culprits;
+			dd->culprits = NULL;
+		}
 	}
 	err = render_compare(out, d, dd, opts->format, opts->top);
 	if (err)

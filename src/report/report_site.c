@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/deep.h"
+#include "analysis/flame.h"
 #include "analysis/html.h"
 #include "analysis/runview.h"
 #include "analysis/series.h"

@@ -4,7 +4,7 @@
 // its findings as JSON into a hidden pre#rs-probe, which `chromium
 // --dump-dom` prints. The checks themselves (thresholds, messages) are in
 // check_html.py; this only observes. window.RS_PROBE names what to look
-// at: "charts", "index", "run", "flame" or "open". check_html.py's HEAD, injected first in
+// at: "charts", "index", "run", "flame", "open" or "zoom". check_html.py's HEAD, injected first in
 // <head>, collected script errors and refused requests.
 (function () {
   'use strict';
@@ -122,6 +122,119 @@
     };
   }
 
+  // the interactive flame graph (analysis/flame.c): zoom by click, by
+  // keyboard, Escape, search, '/', roving tabindex, accessible names.
+  // Real events are dispatched at the elements and go through the page's
+  // own handlers; what they did is measured from the laid-out boxes.
+  function zoom() {
+    var fg = document.querySelector('.fgw .fg');
+    if (!fg) return { graph: false };
+    var q = document.querySelector('.fgw .fgq'), msg = document.querySelector('.fgw .fgm');
+    var frames = Array.from(fg.querySelectorAll(':scope > div.f'));
+    var gr = fg.getBoundingClientRect(), gw = fg.clientWidth, gx = gr.left + fg.clientLeft;
+    var box = function (e) {
+      var r = e.getBoundingClientRect();
+      return { x: r.left + window.scrollX, y: r.top + window.scrollY, w: r.width, h: r.height,
+               left: r.left - gx, top: r.top - fg.getBoundingClientRect().top,
+               shown: getComputedStyle(e).display !== 'none' };
+    };
+    var visible = function () { return frames.filter(function (e) { return box(e).shown; }).length; };
+    var index = function (e) { return e ? frames.indexOf(e) : -1; };
+    var key = function (el, k) {
+      el.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }));
+    };
+    var want = window.RS_TARGET || '';
+    var target = frames.find(function (e) {
+      if (want) return e.textContent.indexOf(want) >= 0;
+      var w = parseFloat(e.getAttribute('data-w'));
+      return parseInt(e.getAttribute('data-d'), 10) >= 2 && w >= 0.05 && w <= 0.6;
+    });
+    var out = { graph: true, graphWidth: gw, graphX: gx + window.scrollX, graphY: gr.top + window.scrollY,
+                graphHeight: gr.height, n: frames.length, scripts: document.scripts.length,
+                total: parseFloat(fg.getAttribute('data-total')) || 0,
+                frames: frames.map(function (e) {
+                  return { text: e.textContent, t: parseFloat(e.getAttribute('data-t')),
+                           p: parseInt(e.getAttribute('data-p'), 10), d: parseInt(e.getAttribute('data-d'), 10),
+                           role: e.getAttribute('role') || '', label: e.getAttribute('aria-label') || '',
+                           tab: e.tabIndex };
+                }),
+                treeRole: fg.getAttribute('role') || '', target: index(target) };
+    if (!target) return out;
+    var tp = parseInt(target.getAttribute('data-p'), 10);
+    out.before = box(target);
+    out.visibleBefore = visible();
+    // 1. a click zooms into the frame: it fills the graph, its subtree
+    //    inside it, its callers above it at full width, the rest hidden
+    target.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, view: window }));
+    out.clicked = box(target);
+    out.visibleClicked = visible();
+    out.focusedClicked = index(document.activeElement);
+    var td = parseInt(target.getAttribute('data-d'), 10), ti = out.target;
+    out.outside = frames.filter(function (e, i) {
+      var b = box(e);
+      if (!b.shown) return false;
+      var d = parseInt(e.getAttribute('data-d'), 10);
+      if (d < td) return b.w < gw - 1.5;                           // a caller not at full width
+      if (d === td) return i !== ti;                               // another frame in its row
+      return b.left < out.clicked.left - 0.5 || b.left + b.w > out.clicked.left + out.clicked.w + 0.5;
+    }).map(function (e) { return e.textContent; }).slice(0, 5);
+    out.path = Array.from(document.querySelectorAll('.fgw .fgpath button')).map(function (b) { return b.textContent; });
+    // the zoom path's first button ("all") goes back
+    var all = document.querySelector('.fgw .fgpath button');
+    if (all) all.click();
+    out.afterAll = box(target);
+    out.visibleAfterAll = visible();
+    // 2. zoom again, then Escape resets
+    target.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, view: window }));
+    out.reclicked = box(target);
+    key(target, 'Escape');
+    out.escaped = box(target);
+    out.visibleEscaped = visible();
+    // 3. the keyboard: one tab stop; up to the caller, down to its
+    //    heaviest callee, left/right in the row; Enter zooms, Escape resets
+    out.tabStops = frames.filter(function (e) { return e.tabIndex === 0; }).length;
+    target.focus();
+    out.focusOutline = getComputedStyle(target).outlineStyle + ' ' + getComputedStyle(target).outlineWidth;
+    key(target, 'ArrowUp');
+    out.up = index(document.activeElement);
+    key(document.activeElement, 'ArrowDown');
+    out.down = index(document.activeElement);
+    var downEl = document.activeElement;
+    key(downEl, 'ArrowRight');
+    out.right = index(document.activeElement);
+    key(document.activeElement, 'ArrowLeft');
+    out.left = index(document.activeElement);
+    out.tabStopsAfterKeys = frames.filter(function (e) { return e.tabIndex === 0; }).length;
+    out.tabStopIsFocus = document.activeElement.tabIndex === 0;
+    target.focus();
+    key(target, 'Enter');
+    out.entered = box(target);
+    out.visibleEntered = visible();
+    out.focusedEntered = index(document.activeElement);
+    key(document.activeElement, 'Escape');
+    out.enterEscaped = box(target);
+    out.visibleEnterEscaped = visible();
+    out.expectUp = tp;
+    // 4. '/' focuses the search box; typing a needle highlights the frames
+    key(document.body, '/');
+    out.slashFocused = document.activeElement === q;
+    var needle = window.RS_NEEDLE || target.getAttribute('data-name') || '';
+    q.value = needle;
+    q.dispatchEvent(new Event('input', { bubbles: true }));
+    out.needle = needle;
+    out.matched = frames.map(function (e, i) { return e.classList.contains('match') ? i : -1; })
+      .filter(function (i) { return i >= 0; });
+    out.matchMessage = msg ? msg.textContent : '';
+    out.matchBg = out.matched.length ? getComputedStyle(frames[out.matched[0]]).backgroundColor : '';
+    key(q, 'Escape');
+    out.matchedAfterEscape = fg.querySelectorAll('.match').length;
+    out.searchAfterEscape = q.value;
+    out.scriptsAfter = document.scripts.length;
+    out.alerts = window.__rsAlerts || [];
+    out.injected = document.querySelectorAll('img,iframe,object,embed').length;
+    return out;
+  }
+
   // the run page's timelines (analysis/runcharts.c): each figure's box and marks
   function runcharts() {
     return Array.from(document.querySelectorAll('figure.chart')).map(function (f) {
@@ -153,6 +266,7 @@
       else if (window.RS_PROBE === 'run') out.run = run();
       else if (window.RS_PROBE === 'flame') out.flame = flame();
       else if (window.RS_PROBE === 'open') out.open = open();
+      else if (window.RS_PROBE === 'zoom') out.zoom = zoom();
       else if (window.RS_PROBE === 'runcharts') {
         out.runcharts = runcharts();
         out.legend = Array.from(document.querySelectorAll('.legend .key')).map(function (k) { return k.textContent; });

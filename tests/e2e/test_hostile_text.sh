@@ -11,6 +11,9 @@
 #     and the hostile text shown as text;
 #   - HTML pages (site, open, compare --deep --html, trend --html) are
 #     parsed: no injected element or attribute, no script but the page's;
+#     their flame graphs are driven in headless Chromium: a zoom into the
+#     hostile frame and a search for '</script> "q"...' run no script and
+#     add no element;
 #   - the terminal (list, show, compare, check, errors) gets no control byte;
 #   - -o/--html FILE and open --force replace a symlink at FILE instead of
 #     writing through it.
@@ -193,6 +196,17 @@ html_check "$T/open.html" "open"
 html_check "$T/flame.html" "compare --deep --html"
 "$RESULTS" trend --html "$T/trend.html" --function "$EVIL" >/dev/null 2>&1 || fail "trend --html"
 html_check "$T/trend.html" "trend --html"
+
+# The flame graphs' script in headless Chromium: zoom into the hostile
+# frame (its name in the zoom path), search for a piece of it holding
+# </script> and quotes; nothing from the names runs or appears.
+need_chromium
+HEAD_PAGE=$(ls "$T/site/runs/"*.html | grep -v '\.diff\.html$' | sort | tail -1)
+for page in "$T/flame.html" "$T/open.html" "$HEAD_PAGE" "$T/site/runs/"*.diff.html; do
+	python3 "$BROWSER_DIR/check_html.py" zoom "$page" "$T/shots" '<script>alert(2)</script>' \
+		"</script> \"q\" 'a' &amp;" >"$T/zoom.out" 2>&1 || { cat "$T/zoom.out"; fail "flame graph of $(basename "$page") with hostile names"; }
+	ok "$(basename "$page"): the flame graph zooms and searches hostile names as text"
+done
 
 # --- the terminal --------------------------------------------------------
 # An index line edited by hand (a hostile clone): ESC/BEL in every field.

@@ -36,7 +36,9 @@ expect_status 0 "$RESULTS" open 0a0a
 ! grep -Eq '(src|href)="(https?:)?//' "$ID.html" || fail "the page loads something from elsewhere"
 python3 "$BROWSER_DIR/check_html.py" open "$PWD/$ID.html" "$T/shots" MainThread '<module>' simulate trace_contacts ||
 	fail "the call tree in Chromium"
-pass "open writes the run's call tree, fetched on demand, interactive in Chromium"
+python3 "$BROWSER_DIR/check_html.py" zoom "$PWD/$ID.html" "$T/shots" trace_contacts ||
+	fail "the flame graph's zoom, keys and search in Chromium"
+pass "open writes the run's call tree and flame graph, fetched on demand, interactive in Chromium"
 
 # own and total times: the new function's own time is tiny, its total is not
 python3 - "$ID.html" <<'PY' || fail "the tree's figures"

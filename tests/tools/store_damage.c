@@ -21,6 +21,10 @@
  *   store-damage URL lying-pack OID K        a new pack whose entry and index claim
  *        chunk K of OID but hold it with one byte flipped: a pack whose
  *        index lies; no manifest names it, a push may borrow from it
+ *   store-damage URL container OID SIZE FILE
+ *        OID becomes a session-codec object (transform 1) of SIZE bytes
+ *        whose container is FILE's bytes, one chunk in a new pack: what a
+ *        hostile writer with access to the remote can store
  *   store-damage URL put KEY TEXT | del KEY | list PREFIX
  *
  * Exit 0, or 1 with a message. A test tool: it trusts its arguments.
@@ -329,6 +333,41 @@ static int manifest_version(struct rs_remote *r, const struct rs_id *oid, uint32
 	return err;
 }
 
+/* The manifest of `oid`: a transform-1 object of `size` bytes whose container is `path`'s bytes. */
+static int put_container(struct rs_remote *r, const struct rs_id *oid, uint64_t size, const char *path)
+{
+	struct rs_buf raw = RS_BUF_INIT;
+	struct rs_chunk_ref ref;
+	struct rs_manifest m;
+	FILE *f = fopen(path, "rb");
+	char tmp[65536];
+	size_t n;
+	int err = f ? 0 : rs_error_set(RS_ENOTFOUND, "cannot open '%s'", path);
+
+	while (!err) {
+		n = fread(tmp, 1, sizeof(tmp), f);
+		if (!n)
+			break;
+		err = rs_buf_put(&raw, tmp, n);
+	}
+	if (f)
+		fclose(f);
+	if (!err)
+		err = write_pack(r, &raw, NULL, &ref);
+	if (!err) {
+		memset(&m, 0, sizeof(m));
+		m.oid = *oid;
+		m.size = size;
+		m.transform = RS_TRANSFORM_SESSION;
+		m.transformed_size = raw.len;
+		m.nchunks = 1;
+		m.chunks = &ref;
+		err = rs_store_put_manifest(r, oid, &m);
+	}
+	rs_buf_release(&raw);
+	return err;
+}
+
 static int print_key(const char *key, uint64_t size, void *payload)
 {
 	(void)payload;
@@ -365,6 +404,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(cmd, "manifest-version") && argc == 5)
 		err = oid_arg(&a, argv[3]) ||
 		      manifest_version(r, &a, (uint32_t)strtoul(argv[4], NULL, 10));
+	else if (!strcmp(cmd, "container") && argc == 6)
+		err = oid_arg(&a, argv[3]) ||
+		      put_container(r, &a, strtoull(argv[4], NULL, 10), argv[5]);
 	else if (!strcmp(cmd, "put") && argc == 5)
 		err = r->put_buf(r, argv[3], argv[4], strlen(argv[4]));
 	else if (!strcmp(cmd, "del") && argc == 4)

@@ -9,8 +9,8 @@
  *   64 MB (fork + wait4's ru_maxrss);
  * - a container at every cap at once (the most frames, frame bytes and
  *   tree nodes it may hold): refused, still under 64 MB;
- * - a version-1 container written by the previous build
- *   (tests/data/real_small_pop1k.codec-v1) decodes to the real session.
+ * - containers of versions 1 and 2 written by earlier builds
+ *   (tests/data/real_small_pop1k.codec-v1, -v2) decode to the real session.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -186,8 +186,9 @@ static void put_main_header(struct rs_buf *c, unsigned version, uint64_t size)
 	put_le(c, size, 8);
 }
 
-/* The params stream: base frames, grid, ref, new frames, threads, nodes, records. */
-static void params(struct rs_buf *b, uint64_t nbase, uint64_t nframes, uint64_t nnodes, uint64_t nrecords)
+/* The params stream: base frames, grid, ref, new frames, threads, nodes, records (and no phase from version 2). */
+static void params(struct rs_buf *b, unsigned version, uint64_t nbase, uint64_t nframes, uint64_t nnodes,
+		   uint64_t nrecords)
 {
 	rs_buf_clear(b);
 	put_varint(b, nbase);
@@ -197,6 +198,8 @@ static void params(struct rs_buf *b, uint64_t nbase, uint64_t nframes, uint64_t 
 	put_varint(b, 0);
 	put_varint(b, nnodes);
 	put_varint(b, nrecords);
+	if (version >= 2)
+		put_varint(b, 0);
 }
 
 /* `n` empty streams. */
@@ -248,7 +251,7 @@ static void big_frame_container(struct rs_buf *c, unsigned version)
 	put_base_header(c, version);
 	put_empty(c, 1); /* an empty base */
 	put_main_header(c, version, 1ull << 30);
-	params(&raw, 0, 1, 1, 0);
+	params(&raw, version, 0, 1, 1, 0);
 	put_stream(c, &raw);
 	put_empty(c, 2); /* prefix, suffix */
 	put_varint(&head, len);
@@ -259,8 +262,46 @@ static void big_frame_container(struct rs_buf *c, unsigned version)
 }
 
 /*
+ * `nbase` frames of 30 bytes (`nnnnnnnnnnnnnn\u0000f\u0000100`) as a
+ * frame list in columns (codec 4, version 3): 4 bytes of column A each,
+ * 17 bytes of texts in all, zstd-compressed to a few KB: the most a list
+ * in columns can make a decoder rebuild from the least.
+ */
+static void put_columns_base(struct rs_buf *c, uint64_t nbase)
+{
+	struct rs_buf a = RS_BUF_INIT, cols = RS_BUF_INIT;
+	static const char texts[] = "nnnnnnnnnnnnnn\nf\n";
+	size_t bound, n;
+	uint64_t i;
+	char *z;
+
+	for (i = 0; i < nbase; i++) {
+		put_varint(&a, 1);      /* a plain frame: name, file, first line */
+		put_varint(&a, i != 0); /* 0: new (the next text), 1: the last one */
+		put_varint(&a, i != 0);
+		put_varint(&a, 100);
+	}
+	put_varint(&cols, a.len);
+	assert_int_equal(rs_buf_put(&cols, a.ptr, a.len), 0);
+	assert_int_equal(rs_buf_put(&cols, texts, sizeof(texts) - 1), 0);
+	bound = ZSTD_compressBound(cols.len);
+	z = malloc(bound);
+	assert_non_null(z);
+	n = ZSTD_compress(z, bound, cols.ptr, cols.len, 3);
+	assert_false(ZSTD_isError(n));
+	put_le(c, nbase * 31, 8);
+	put_le(c, n, 8);
+	put_le(c, 4, 8);
+	assert_int_equal(rs_buf_put(c, z, n), 0);
+	free(z);
+	rs_buf_release(&a);
+	rs_buf_release(&cols);
+}
+
+/*
  * A container claiming `size` bytes whose tree stream, zstd-compressed,
- * holds `nodes` nodes (the root's children), with `nbase` base frames.
+ * holds `nodes` nodes (the root's children), with `nbase` base frames
+ * (in columns from version 3).
  */
 static void big_tree_container(struct rs_buf *c, unsigned version, uint64_t nodes, uint64_t nbase,
 			       uint64_t size)
@@ -269,12 +310,14 @@ static void big_tree_container(struct rs_buf *c, unsigned version, uint64_t node
 
 	rs_buf_clear(c);
 	put_base_header(c, version);
-	if (nbase)
+	if (nbase && version >= 3)
+		put_columns_base(c, nbase);
+	else if (nbase)
 		put_zstd_stream(c, nbase * 31, fill_frames, NULL);
 	else
 		put_empty(c, 1);
 	put_main_header(c, version, size);
-	params(&raw, nbase, 0, nodes, 0);
+	params(&raw, version, nbase, 0, nodes, 0);
 	put_stream(c, &raw);
 	put_empty(c, 4); /* prefix, suffix, dict, threads */
 	/* root: nodes - 1 children; the first child's frame is new (0, rank 0), the rest place 1 */
@@ -322,10 +365,13 @@ static void test_huge_frame_string_refused_small(void **state)
 	unsigned v;
 
 	(void)state;
-	for (v = 1; v <= 2; v++) {
+	for (v = 1; v <= 3; v++) {
+		char name[64];
+
 		big_frame_container(&c, v);
-		dump(&c, v == 1 ? "hostile_frame_400MiB_v1" : "hostile_frame_400MiB_v2");
-		check_refused_small(&c, v == 1 ? "400 MiB frame, version 1" : "400 MiB frame, version 2");
+		snprintf(name, sizeof(name), "hostile_frame_400MiB_v%u", v);
+		dump(&c, name);
+		check_refused_small(&c, name);
 	}
 	rs_buf_release(&c);
 }
@@ -336,10 +382,13 @@ static void test_huge_tree_refused_small(void **state)
 	unsigned v;
 
 	(void)state;
-	for (v = 1; v <= 2; v++) {
+	for (v = 1; v <= 3; v++) {
+		char name[64];
+
 		big_tree_container(&c, v, 32u << 20, 1, 1ull << 30);
-		dump(&c, v == 1 ? "hostile_tree_32M_v1" : "hostile_tree_32M_v2");
-		check_refused_small(&c, v == 1 ? "32M nodes, version 1" : "32M nodes, version 2");
+		snprintf(name, sizeof(name), "hostile_tree_32M_v%u", v);
+		dump(&c, name);
+		check_refused_small(&c, name);
 	}
 	rs_buf_release(&c);
 }
@@ -354,15 +403,21 @@ static void test_every_cap_at_once_stays_small(void **state)
 {
 	struct rs_buf c = RS_BUF_INIT;
 	struct peak p;
+	unsigned v;
 
 	(void)state;
-	big_tree_container(&c, 2, 1u << 19, 1u << 18, 1ull << 30);
-	dump(&c, "hostile_every_cap_v2");
-	p = decode_in_child(&c, 1ull << 30);
-	print_message("at the caps: %zu bytes of container, refused %d, peak RSS %ld KB\n", c.len,
-		      p.err == RS_ECORRUPT, p.maxrss_kb);
-	assert_int_equal(p.err, RS_ECORRUPT);
-	assert_true(p.maxrss_kb < PEAK_LIMIT_KB);
+	for (v = 2; v <= 3; v++) {
+		char name[64];
+
+		big_tree_container(&c, v, 1u << 19, 1u << 18, 1ull << 30);
+		snprintf(name, sizeof(name), "hostile_every_cap_v%u", v);
+		dump(&c, name);
+		p = decode_in_child(&c, 1ull << 30);
+		print_message("at the caps, version %u: %zu bytes of container, refused %d, peak RSS %ld KB\n",
+			      v, c.len, p.err == RS_ECORRUPT, p.maxrss_kb);
+		assert_int_equal(p.err, RS_ECORRUPT);
+		assert_true(p.maxrss_kb < PEAK_LIMIT_KB);
+	}
 	rs_buf_release(&c);
 }
 
@@ -380,16 +435,20 @@ static void test_stream_larger_than_object_refused(void **state)
 	rs_buf_release(&back);
 }
 
-/* What the previous build stored stays readable: its container of the real 4 MB session. */
-static void test_version_1_container_decodes(void **state)
+/*
+ * A container written by an earlier build (`version` 1 or 2, the file
+ * `name` in tests/data) decodes to the real session byte for byte: every
+ * version a results build ever wrote stays readable.
+ */
+static void old_container_decodes(const char *name, unsigned version)
 {
 	struct rs_buf c = RS_BUF_INIT, orig = RS_BUF_INIT, back = RS_BUF_INIT;
+	unsigned char want[4] = { (unsigned char)version, 0, 0, 0 };
 	char path[512];
 
-	(void)state;
-	data_path(path, sizeof(path), "real_small_pop1k.codec-v1");
+	data_path(path, sizeof(path), name);
 	assert_int_equal(rs_fs_read_file(&c, path, 1u << 26), 0);
-	assert_int_equal(memcmp(c.ptr + 8, "\1\0\0\0", 4), 0);
+	assert_int_equal(memcmp(c.ptr + 8, want, 4), 0);
 	data_path(path, sizeof(path), "real_small_pop1k.pyisession");
 	assert_int_equal(rs_fs_read_file(&orig, path, 1u << 26), 0);
 	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, orig.len, collect, &back), 0);
@@ -400,6 +459,18 @@ static void test_version_1_container_decodes(void **state)
 	rs_buf_release(&back);
 }
 
+static void test_version_1_container_decodes(void **state)
+{
+	(void)state;
+	old_container_decodes("real_small_pop1k.codec-v1", 1);
+}
+
+static void test_version_2_container_decodes(void **state)
+{
+	(void)state;
+	old_container_decodes("real_small_pop1k.codec-v2", 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_every_cap_at_once_stays_small),
 		cmocka_unit_test(test_stream_larger_than_object_refused),
 		cmocka_unit_test(test_version_1_container_decodes),
+		cmocka_unit_test(test_version_2_container_decodes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

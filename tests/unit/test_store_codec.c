@@ -255,7 +255,8 @@ static void test_next_run_shares_the_dictionary(void **state)
 	assert_int_equal(second.chunks_new, 1);
 	print_message("first run stored %llu bytes, the next %llu\n", (unsigned long long)first.bytes_stored,
 		      (unsigned long long)second.bytes_stored);
-	assert_true(second.bytes_stored * 2 < first.bytes_stored);
+	/* the shared block is about half of this 4 MB run's container (version 3) */
+	assert_true(second.bytes_stored * 3 < first.bytes_stored * 2);
 	assert_int_equal(rs_store_get_file(s, &oid2, size2, dst, NULL, NULL), 0);
 	assert_true(test_files_equal(next, dst));
 	rs_store_free(s);
