@@ -83,7 +83,7 @@ static char **child_env(void)
  * `max` bytes), within `deadline_s` seconds. `what` names the step in the
  * messages, which quote the end of git's stderr.
  */
-static int run_git(struct rs_repo *r, const char *const *args, size_t nargs, struct rs_buf *out,
+static int run_git(const char *gitdir_path, const char *const *args, size_t nargs, struct rs_buf *out,
 		   size_t max, int deadline_s, const char *what)
 {
 	struct rs_buf gitdir = RS_BUF_INIT, errtext = RS_BUF_INIT;
@@ -94,7 +94,7 @@ static int run_git(struct rs_repo *r, const char *const *args, size_t nargs, str
 	pid_t pid = -1;
 	int st = 0, rc, err;
 
-	err = rs_buf_printf(&gitdir, "--git-dir=%s", r->gitdir);
+	err = rs_buf_printf(&gitdir, "--git-dir=%s", gitdir_path);
 	if (err)
 		goto out;
 	argv = calloc(nargs + 3, sizeof(*argv));
@@ -394,7 +394,7 @@ static int fetch_batch(struct rs_repo *r, struct rs_git_refs *refs, const unsign
 		args[nargs++] = specs[nspecs++].ptr;
 	}
 	if (!err)
-		err = run_git(r, args, nargs, &ignored, 1u << 20, FETCH_DEADLINE_S, "fetch");
+		err = run_git(r->gitdir, args, nargs, &ignored, 1u << 20, FETCH_DEADLINE_S, "fetch");
 	for (size_t i = from; i < to && !err; i++) {
 		if (!missing[i])
 			continue;
@@ -459,7 +459,7 @@ int rs_git_refs_sync(struct rs_git_refs *out, struct rs_repo *r, int fetch)
 	if (err || !out->remote)
 		return err;
 	ls[4] = out->remote;
-	err = run_git(r, ls, 5, &text, RS_GIT_LS_MAX, LS_DEADLINE_S, "ls-remote");
+	err = run_git(r->gitdir, ls, 5, &text, RS_GIT_LS_MAX, LS_DEADLINE_S, "ls-remote");
 	if (!err)
 		err = parse_ls(out, &text);
 	if (!err)
@@ -471,5 +471,60 @@ int rs_git_refs_sync(struct rs_git_refs *out, struct rs_repo *r, int fetch)
 		err = rs_error_wrap(err, "cannot see the refs of the git remote '%s'", out->remote);
 	}
 	rs_buf_release(&text);
+	return err;
+}
+
+/*
+ * The promisor remote of a partial clone into `out`: extensions.partialClone,
+ * else the first remote.<name>.promisor that is true (what git writes
+ * today). Nonzero when there is none.
+ */
+static int promisor_remote(git_buf *out, git_config *cfg)
+{
+	git_config_iterator *it = NULL;
+	git_config_entry *e;
+	int found = 0, yes;
+
+	if (git_config_get_string_buf(out, cfg, "extensions.partialclone") == 0)
+		return 0;
+	if (git_config_iterator_glob_new(&it, cfg, "^remote\\..*\\.promisor$") < 0)
+		return -1;
+	while (!found && git_config_next(&e, it) == 0) {
+		size_t len = strlen(e->name);
+
+		if (git_config_parse_bool(&yes, e->value) == 0 && yes && len > 16) {
+			git_buf_dispose(out);
+			found = git_buf_set(out, e->name + 7, len - 16) == 0;
+		}
+	}
+	git_config_iterator_free(it);
+	return found ? 0 : -1;
+}
+
+int rs_git_fetch_promised(git_repository *git, const git_oid *id, const char *what)
+{
+	struct rs_buf answer = RS_BUF_INIT;
+	git_config *cfg = NULL;
+	git_buf remote = { 0 };
+	char hex[GIT_OID_HEXSZ + 1];
+	const char *args[] = { "cat-file", "-t", hex };
+	int err;
+
+	/* Only a partial clone (git clone --filter) has a remote that promised the object. */
+	if (git_repository_config_snapshot(&cfg, git) < 0 || promisor_remote(&remote, cfg)) {
+		git_error_clear();
+		err = RS_ENOTFOUND;
+		goto out;
+	}
+	git_oid_tostr(hex, sizeof(hex), id);
+	/* git fetches what a partial clone lacks from its promisor remote, and keeps it. */
+	err = run_git(git_repository_path(git), args, 3, &answer, 64, FETCH_DEADLINE_S, "cat-file");
+	if (err)
+		err = rs_error_wrap(RS_ERETRY, "'%s' is not in this partial clone and cannot be fetched from its "
+				    "git remote '%s' (offline?)", what, remote.ptr);
+out:
+	git_buf_dispose(&remote);
+	git_config_free(cfg);
+	rs_buf_release(&answer);
 	return err;
 }

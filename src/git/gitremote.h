@@ -62,4 +62,15 @@ struct rs_git_refs {
 RS_MUST_CHECK int rs_git_refs_sync(struct rs_git_refs *out, struct rs_repo *r, int fetch);
 void rs_git_refs_release(struct rs_git_refs *refs);
 
+/*
+ * In a partial clone (git clone --filter=blob:none, the developer clone
+ * of docs/user-guide.md), bring the missing object `id` (a committed file,
+ * `what` in messages) from the promisor remote: libgit2 cannot, so the
+ * git program does (`git cat-file -t`, which fetches and keeps it), with
+ * the clone's credentials and a deadline. RS_ENOTFOUND (no message) when
+ * this is no partial clone; RS_ERETRY (exit 5) naming the file and remote when
+ * git cannot fetch it (offline).
+ */
+RS_MUST_CHECK int rs_git_fetch_promised(git_repository *git, const git_oid *id, const char *what);
+
 #endif

@@ -46,7 +46,8 @@ static int blob_names(struct rs_repo *r, const git_oid *id, const char *remote)
 	git_blob *blob = NULL;
 	int same = 0;
 
-	if (git_blob_lookup(&blob, r->git, id) == 0 && git_blob_rawsize(blob) <= RS_REPO_MARKER_MAX &&
+	/* The size from the header first: an oversized marker is never read (and names no store). */
+	if (rs_repo_blob_capped(&blob, r->git, id, RS_REPO_MARKER_MAX, RS_REPO_MARKER) == 0 &&
 	    rs_repo_marker_remote(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), &url) == 0)
 		same = rs_url_same_remote(url.ptr, remote);
 	git_error_clear();

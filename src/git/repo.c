@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "git/gitremote.h"
 #include "results/error.h"
 #include "util/fs.h"
 
@@ -152,14 +153,32 @@ int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out)
 	return err;
 }
 
+int rs_repo_tree_file_id(git_oid *out, git_tree *tree, const char *path, const char *rev)
+{
+	git_tree_entry *entry = NULL;
+	int gerr, err = 0;
+
+	gerr = git_tree_entry_bypath(&entry, tree, path);
+	if (gerr == GIT_ENOTFOUND) {
+		git_error_clear();
+		return rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", path, rev);
+	}
+	if (gerr < 0 || git_tree_entry_type(entry) != GIT_OBJECT_BLOB)
+		err = rs_error_set(RS_ENOTFOUND, "'%s' is not a file in %s", path, rev);
+	else
+		git_oid_cpy(out, git_tree_entry_id(entry));
+	git_error_clear();
+	git_tree_entry_free(entry);
+	return err;
+}
+
 int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 			   size_t max, struct rs_buf *out)
 {
 	git_object *obj = NULL;
 	git_tree *tree = NULL;
-	git_tree_entry *entry = NULL;
 	git_blob *blob = NULL;
-	git_object_size_t size;
+	git_oid id;
 	int gerr, err;
 
 	gerr = git_revparse_single(&obj, r->git, rev ? rev : "HEAD");
@@ -175,47 +194,64 @@ int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 		err = git_fail(RS_EGENERIC, "cannot read a tree");
 		goto out;
 	}
-	gerr = git_tree_entry_bypath(&entry, tree, path);
-	if (gerr == GIT_ENOTFOUND) {
-		err = rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", path, rev ? rev : "HEAD");
-		goto out;
-	}
-	if (gerr < 0 || git_tree_entry_type(entry) != GIT_OBJECT_BLOB) {
-		err = rs_error_set(RS_ENOTFOUND, "'%s' is not a file in %s", path,
-				   rev ? rev : "HEAD");
-		goto out;
-	}
-	/* the size from the object's header: a blob past the cap is never read */
-	err = rs_repo_blob_capped(&blob, r->git, git_tree_entry_id(entry), max, path);
+	err = rs_repo_tree_file_id(&id, tree, path, rev ? rev : "HEAD");
 	if (err)
 		goto out;
-	size = git_blob_rawsize(blob);
-	err = rs_buf_put(out, git_blob_rawcontent(blob), (size_t)size);
+	/* the size from the object's header: a blob past the cap is never read */
+	err = rs_repo_blob_capped(&blob, r->git, &id, max, path);
+	if (err)
+		goto out;
+	err = rs_buf_put(out, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
 out:
 	git_blob_free(blob);
-	git_tree_entry_free(entry);
 	git_tree_free(tree);
 	git_object_free(obj);
 	return err;
 }
 
-int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, size_t max,
-			const char *what)
+int rs_repo_blob_size(size_t *out, git_repository *git, const git_oid *id, const char *what)
 {
 	git_odb *odb = NULL;
 	git_object_t type;
 	size_t len;
 	int gerr;
 
-	*out = NULL;
 	if (git_repository_odb(&odb, git) < 0)
 		return git_fail(RS_EGENERIC, "cannot open the object database");
 	gerr = git_odb_read_header(&len, &type, odb, id);
+	if (gerr == GIT_ENOTFOUND) {
+		/* A partial clone: fetched on demand, then seen once the odb looks again. */
+		int err = rs_git_fetch_promised(git, id, what);
+
+		if (err == RS_ENOTFOUND) {
+			git_error_set_str(GIT_ERROR_ODB, "object not found");
+		} else if (err) {
+			git_odb_free(odb);
+			return err;
+		} else {
+			git_odb_refresh(odb);
+			gerr = git_odb_read_header(&len, &type, odb, id);
+		}
+	}
 	git_odb_free(odb);
 	if (gerr < 0)
 		return git_fail(RS_ECORRUPT, "cannot read a committed file");
 	if (type != GIT_OBJECT_BLOB)
 		return rs_error_set(RS_ECORRUPT, "'%s' is not a file", what);
+	*out = len;
+	return 0;
+}
+
+int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, size_t max,
+			const char *what)
+{
+	size_t len = 0;
+	int err;
+
+	*out = NULL;
+	err = rs_repo_blob_size(&len, git, id, what);
+	if (err)
+		return err;
 	/* A committed file past the cap of its kind is bad data, not a usage error. */
 	if (len > max)
 		return rs_error_set(RS_ECORRUPT, "'%s' is too large (%zu bytes, limit %zu)", what,

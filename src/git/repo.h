@@ -67,6 +67,14 @@ RS_MUST_CHECK
 int rs_repo_read_marker(struct rs_repo *r, const char *rev, json_t **out);
 
 /*
+ * The size of the blob `id` in *out, from the object's header alone (no
+ * content is read). RS_ECORRUPT naming `what` for an object that is not a
+ * blob or cannot be read.
+ */
+RS_MUST_CHECK
+int rs_repo_blob_size(size_t *out, git_repository *git, const git_oid *id, const char *what);
+
+/*
  * The blob `id` in *out (the caller's, git_blob_free), after its size was
  * read from the object's header: a blob larger than `max` is refused
  * (RS_ECORRUPT naming `what`) before any of it is read, so that memory
@@ -76,6 +84,14 @@ int rs_repo_read_marker(struct rs_repo *r, const char *rev, json_t **out);
 RS_MUST_CHECK
 int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, size_t max,
 			const char *what);
+
+/*
+ * The id of the blob at `path` in `tree` (the tree of the revision `rev`
+ * names, for messages) in *out, read from the tree entries alone.
+ * RS_ENOTFOUND when there is no such path or it is not a file.
+ */
+RS_MUST_CHECK
+int rs_repo_tree_file_id(git_oid *out, git_tree *tree, const char *path, const char *rev);
 
 /*
  * Read the blob at `path` in the tree of `rev` ("HEAD" when NULL) into

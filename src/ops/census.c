@@ -36,10 +36,19 @@ static int survey_git_refs(struct rs_survey *s, enum rs_survey_scope scope)
 	return err;
 }
 
+/* A run must be judged from its run.json when the store holds its session, or has it set aside. */
+static int on_store(const struct rs_id *oid, void *payload)
+{
+	const struct rs_store_census *c = payload;
+
+	return rs_store_census_has_object(c, oid) || rs_store_census_in_trash(c, oid);
+}
+
 int rs_survey_open(struct rs_survey **out, struct rs_repo *repo, int64_t now,
 		   enum rs_survey_scope scope, enum rs_survey_step *failed)
 {
 	struct rs_survey *s = calloc(1, sizeof(*s));
+	struct rs_retention_judged judged = { on_store, NULL };
 	int err;
 
 	*failed = RS_SURVEY_REMOTE;
@@ -54,20 +63,25 @@ int rs_survey_open(struct rs_survey **out, struct rs_repo *repo, int64_t now,
 		err = rs_error_wrap(err, "cannot open the remote");
 		goto out;
 	}
+	/*
+	 * The census first: the plan reads the run.json of the runs whose
+	 * sessions the store holds, and only the pointers of the others.
+	 */
+	*failed = RS_SURVEY_CENSUS;
+	err = rs_store_census_take(&s->census, s->remote);
+	if (err) {
+		err = rs_error_wrap(err, "cannot list the remote '%s'", s->remote->display_url);
+		goto out;
+	}
 	*failed = RS_SURVEY_PLAN;
 	if (scope != RS_SURVEY_HEAD) {
 		err = survey_git_refs(s, scope);
 		if (err)
 			goto out;
 	}
+	judged.payload = &s->census;
 	err = rs_retention_plan_make(repo, (time_t)now, scope == RS_SURVEY_HEAD, &s->git_refs,
-				     &s->plan);
-	if (err)
-		goto out;
-	*failed = RS_SURVEY_CENSUS;
-	err = rs_store_census_take(&s->census, s->remote);
-	if (err)
-		err = rs_error_wrap(err, "cannot list the remote '%s'", s->remote->display_url);
+				     &judged, &s->plan);
 out:
 	if (err) {
 		rs_survey_free(s);
@@ -129,10 +143,9 @@ int rs_survey_remote_empty(const struct rs_survey *s)
 int rs_survey_find_oid(const struct rs_retention_plan *plan, size_t upto,
 		       const struct rs_id *oid)
 {
-	for (size_t i = 0; i < upto; i++)
-		if (!rs_id_cmp(&plan->items[i].oid, oid))
-			return (int)i;
-	return -1;
+	size_t first = rs_retention_plan_first(plan, oid);
+
+	return first < upto ? (int)first : -1;
 }
 
 int rs_verify_check(struct rs_survey *s, int deep)

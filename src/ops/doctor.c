@@ -313,7 +313,7 @@ static void check_newest_runs(struct doctor *d)
 		     d->remote_why.message);
 		goto out;
 	}
-	if (rs_retention_plan_make(d->repo, time(NULL), 1, NULL, &plan) ||
+	if (rs_retention_plan_make(d->repo, time(NULL), 1, NULL, NULL, &plan) ||
 	    rs_repo_open_remote(d->repo, &remote, NULL)) {
 		rs_error_clear();
 		goto out; /* said by check_remote or check_files */

@@ -46,14 +46,10 @@ static size_t pick_drops(struct rs_id *drop, uint64_t *drop_bytes, const struct 
 
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct rs_plan_item *it = &plan->items[i];
-		int dup = 0;
 
-		if (it->keep || rs_retention_plan_keeps(plan, &it->oid) ||
+		/* An oid once, at its first item; dropped when no item naming it is kept. */
+		if (it->first_of_oid != i || it->oid_kept ||
 		    !rs_store_census_has_object(&s->census, &it->oid))
-			continue;
-		for (size_t j = 0; j < ndrop && !dup; j++)
-			dup = !rs_id_cmp(&drop[j], &it->oid);
-		if (dup)
 			continue;
 		drop[ndrop++] = it->oid;
 		*drop_bytes += it->size;
@@ -72,16 +68,11 @@ static size_t pick_drops(struct rs_id *drop, uint64_t *drop_bytes, const struct 
 static enum rs_gc_verdict judge_oid(const struct rs_id *oid, void *payload)
 {
 	const struct rs_retention_plan *plan = payload;
-	int named = 0;
+	size_t first = rs_retention_plan_first(plan, oid);
 
-	for (size_t i = 0; i < plan->n; i++) {
-		if (rs_id_cmp(&plan->items[i].oid, oid))
-			continue;
-		if (plan->items[i].keep)
-			return RS_GC_KEEP;
-		named = 1;
-	}
-	return named ? RS_GC_DROP : RS_GC_UNKNOWN;
+	if (first == RS_PLAN_END)
+		return RS_GC_UNKNOWN;
+	return plan->items[first].oid_kept ? RS_GC_KEEP : RS_GC_DROP;
 }
 
 static void fill_totals(struct rs_gc_totals *t, const struct rs_survey *s,

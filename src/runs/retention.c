@@ -13,7 +13,9 @@
 
 #include <jansson.h>
 
+#include "git/pointer.h"
 #include "runs/runindex.h"
+#include "runs/run.h"
 #include "runs/runs.h"
 #include "util/array.h"
 #include "results/error.h"
@@ -131,6 +133,11 @@ void rs_retention_plan_release(struct rs_retention_plan *plan)
 		free(plan->items[i].recorded_at);
 	}
 	free(plan->items);
+	for (i = 0; i < plan->noid_keys; i++)
+		free(plan->oid_keys[i]);
+	free(plan->oid_keys);
+	rs_intern_release(&plan->by_run);
+	rs_intern_release(&plan->by_oid);
 	rs_buf_release(&plan->doubts);
 	rs_buf_release(&plan->notes);
 	memset(plan, 0, sizeof(*plan));
@@ -158,23 +165,49 @@ int rs_retention_plan_doubt(struct rs_retention_plan *plan, int code, const char
 	return 0;
 }
 
+static uint64_t run_hash(const struct rs_retention_plan *plan, const char *run_id)
+{
+	return rs_intern_hash(run_id, strlen(run_id), plan->seed ^ 0x72756e73u);
+}
+
+static uint64_t oid_hash(const struct rs_retention_plan *plan, const struct rs_id *oid)
+{
+	return rs_intern_hash(oid->id, RS_ID_RAWSZ, plan->seed ^ 0x6f696473u);
+}
+
+/* The first item of run `run_id`, or RS_PLAN_END. */
+static size_t first_of_run(const struct rs_retention_plan *plan, const char *run_id)
+{
+	uint32_t v = rs_intern_find(&plan->by_run, run_id, strlen(run_id), run_hash(plan, run_id));
+
+	return v == RS_INTERN_NONE ? RS_PLAN_END : v;
+}
+
+size_t rs_retention_plan_first(const struct rs_retention_plan *plan, const struct rs_id *oid)
+{
+	uint32_t v = rs_intern_find(&plan->by_oid, oid->id, RS_ID_RAWSZ, oid_hash(plan, oid));
+
+	return v == RS_INTERN_NONE ? RS_PLAN_END : v;
+}
+
+/* Item `i` is kept: so is its oid, whichever run names it. */
+static void keep_item(struct rs_retention_plan *plan, size_t i)
+{
+	plan->items[i].keep = 1;
+	plan->items[plan->items[i].first_of_oid].oid_kept = 1;
+}
+
 void rs_retention_plan_keep_run(struct rs_retention_plan *plan, const char *run_id)
 {
-	size_t i;
-
-	for (i = 0; i < plan->n; i++)
-		if (!strcmp(plan->items[i].run_id, run_id))
-			plan->items[i].keep = 1;
+	for (size_t i = first_of_run(plan, run_id); i != RS_PLAN_END; i = plan->items[i].next_of_run)
+		keep_item(plan, i);
 }
 
 int rs_retention_plan_keeps(const struct rs_retention_plan *plan, const struct rs_id *oid)
 {
-	size_t i;
+	size_t i = rs_retention_plan_first(plan, oid);
 
-	for (i = 0; i < plan->n; i++)
-		if (plan->items[i].keep && !rs_id_cmp(&plan->items[i].oid, oid))
-			return 1;
-	return 0;
+	return i != RS_PLAN_END && plan->items[i].oid_kept;
 }
 
 /*
@@ -194,20 +227,49 @@ static time_t parse_utc(const char *iso)
 	return timegm(&tm);
 }
 
+/* A new oid's first item `i`: a key of its own (items move as the array grows). */
+static int index_oid(struct rs_retention_plan *plan, const struct rs_id *oid, size_t i)
+{
+	struct rs_id *key;
+
+	if (rs_array_grow(&plan->oid_keys, &plan->oid_keys_alloc, plan->noid_keys + 1,
+			  sizeof(*plan->oid_keys), 64))
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	key = malloc(sizeof(*key));
+	if (!key)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	*key = *oid;
+	plan->oid_keys[plan->noid_keys++] = key;
+	return rs_intern_insert(&plan->by_oid, key->id, RS_ID_RAWSZ, oid_hash(plan, key), (uint32_t)i);
+}
+
+/*
+ * One (run, object) into the plan, or its flags onto the item already
+ * there: a run's items are found through its chain, an oid's first item
+ * through the table, so that adding costs O(objects of the run).
+ */
 static int add_item(struct rs_retention_plan *plan, const struct rs_run_entry *run,
 		    const struct rs_id *oid, uint64_t size, int keep, int pin)
 {
 	struct rs_plan_item *it;
-	size_t i;
+	size_t i, last = RS_PLAN_END, first;
+	int err;
 
-	for (i = 0; i < plan->n; i++) {
+	if (!plan->seed)
+		plan->seed = rs_intern_mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)plan) | 1;
+	for (i = first_of_run(plan, run->id); i != RS_PLAN_END; i = plan->items[i].next_of_run) {
 		it = &plan->items[i];
-		if (!rs_id_cmp(&it->oid, oid) && !strcmp(it->run_id, run->id)) {
-			it->keep |= keep;
+		if (!rs_id_cmp(&it->oid, oid)) {
 			it->pinned |= pin;
+			if (keep)
+				keep_item(plan, i);
 			return 0;
 		}
+		last = i;
 	}
+	if (plan->n >= RS_INTERN_NONE - 1)
+		return rs_error_set(RS_ETOOBIG, "more than %u LFS objects in the runs of every ref",
+				    RS_INTERN_NONE - 1);
 	if (rs_array_grow(&plan->items, &plan->alloc, plan->n + 1, sizeof(*it), 64))
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	it = &plan->items[plan->n];
@@ -223,51 +285,349 @@ static int add_item(struct rs_retention_plan *plan, const struct rs_run_entry *r
 	}
 	it->oid = *oid;
 	it->size = size;
-	it->keep = keep;
 	it->pinned = pin;
+	it->next_of_run = RS_PLAN_END;
+	i = plan->n;
+	first = rs_retention_plan_first(plan, oid);
+	err = 0;
+	if (first == RS_PLAN_END) {
+		first = i;
+		err = index_oid(plan, oid, i);
+	}
+	if (!err && last == RS_PLAN_END)
+		err = rs_intern_insert(&plan->by_run, it->run_id, strlen(it->run_id),
+				       run_hash(plan, it->run_id), (uint32_t)i);
+	if (err) {
+		free(it->run_id);
+		free(it->branch);
+		free(it->recorded_at);
+		return err;
+	}
+	if (last != RS_PLAN_END)
+		plan->items[last].next_of_run = i;
+	it->first_of_oid = first;
 	plan->n++;
+	if (keep)
+		keep_item(plan, i);
 	return 0;
 }
 
+struct rs_plan_object {
+	struct rs_id oid;
+	uint64_t size;
+};
+
 /*
- * The LFS objects of one run (from its run.json at `rev`). A record that
- * does not decode stops the plan: a run.json whose files cannot be read
- * would otherwise protect none of its sessions.
+ * One run folder's LFS objects, read once however many refs hold that
+ * tree: those of its pointers, and (once the run is judged) those its
+ * run.json lists.
  */
-static int run_objects(struct rs_repo *r, const char *rev, const struct rs_run_entry *run,
-		       struct rs_retention_plan *plan, int keep, int pin)
+struct folder_objects {
+	git_oid tree;
+	size_t n, alloc;
+	struct rs_plan_object *objects;  /* from the pointers */
+	int recorded;                    /* run.json was read: */
+	size_t nrec, arec;
+	struct rs_plan_object *rec;      /* its "files" with "lfs": true */
+};
+
+static void folder_objects_free(struct folder_objects *f)
 {
-	rs_runrec *rec = NULL;
-	int err = rs_run_record_read(&rec, NULL, r, rev, run);
-
-	for (size_t i = 0; !err && i < rec->nfiles; i++) {
-		const struct rs_runrec_file *f = &rec->files[i];
-		struct rs_id oid;
-
-		if (!f->lfs)
-			continue;
-		if (strlen(f->oid) != RS_ID_HEXSZ || rs_id_from_hex(&oid, f->oid, RS_ID_HEXSZ)) {
-			err = rs_error_set(RS_ECORRUPT, "run %s: '%s/run.json' names an LFS file "
-					   "without a valid oid", run->id, run->path);
-			break;
-		}
-		err = add_item(plan, run, &oid, (uint64_t)f->size, keep, pin);
+	if (f) {
+		free(f->objects);
+		free(f->rec);
 	}
-	rs_runrec_free(rec);
+	free(f);
+}
+
+/*
+ * What planning every ref shares: the run folders read so far, by tree
+ * id. Refs at distinct commits of one history hold the same folder tree
+ * for every run they share (a run folder is written once), so each is
+ * read once, and planning grows with the runs, not the runs times the
+ * refs.
+ */
+struct planner {
+	struct rs_repo *r;
+	time_t now;
+	struct rs_retention_plan *plan;
+	const struct rs_retention_judged *judged;
+	struct rs_intern seen;            /* folder tree id -> index in `folders` */
+	struct folder_objects **folders;
+	size_t nfolders, alloc;
+	uint64_t seed;
+};
+
+static void planner_release(struct planner *pl)
+{
+	for (size_t i = 0; i < pl->nfolders; i++)
+		folder_objects_free(pl->folders[i]);
+	free(pl->folders);
+	rs_intern_release(&pl->seen);
+}
+
+/*
+ * The LFS objects of the run folder `folder` of `run` into `f`: the git
+ * LFS pointers among its files, which are what `results add` committed
+ * for the files its run.json lists with "lfs": true, and what git lfs
+ * fetches. Only each file's header is read, and a pointer's few bytes:
+ * run.json itself (about 100 KB a run) is not, which is what makes gc
+ * and verify cost O(runs) reads of a few hundred bytes. run.json must
+ * be there and within its cap, as before.
+ */
+static int read_folder(struct folder_objects *f, struct planner *pl, git_tree *folder,
+		       const struct rs_run_entry *run, const char *rel)
+{
+	struct rs_buf name = RS_BUF_INIT;
+	const git_tree_entry *rj = git_tree_entry_byname(folder, "run.json");
+	git_blob *blob = NULL;
+	size_t len = 0;
+	int err;
+
+	if (!rj || git_tree_entry_type(rj) != GIT_OBJECT_BLOB)
+		return rs_error_set(RS_ENOTFOUND, "run %s: no file '%s'", run->id, rel);
+	err = rs_repo_blob_size(&len, pl->r->git, git_tree_entry_id(rj), rel);
+	if (!err && len > RS_RUN_MAX_RUN_JSON)
+		err = rs_error_set(RS_ECORRUPT, "'%s' is too large (%zu bytes, limit %zu)", rel, len, (size_t)RS_RUN_MAX_RUN_JSON);
+	for (size_t i = 0; !err && i < git_tree_entrycount(folder); i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(folder, i);
+		struct rs_pointer ptr;
+
+		if (git_tree_entry_type(e) != GIT_OBJECT_BLOB || e == rj)
+			continue;
+		rs_buf_clear(&name);
+		err = rs_buf_printf(&name, "%s/%s", run->path, git_tree_entry_name(e));
+		if (!err)
+			err = rs_repo_blob_size(&len, pl->r->git, git_tree_entry_id(e), name.ptr);
+		if (err || len >= RS_POINTER_MAX)
+			continue;
+		err = rs_repo_blob_capped(&blob, pl->r->git, git_tree_entry_id(e), RS_POINTER_MAX, name.ptr);
+		if (err || !rs_pointer_looks_like(git_blob_rawcontent(blob), len))
+			goto next;
+		if (rs_array_grow(&f->objects, &f->alloc, f->n + 1, sizeof(*f->objects), 2)) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			goto next;
+		}
+		err = rs_pointer_parse(&ptr, git_blob_rawcontent(blob), len);
+		if (err) {
+			err = rs_error_wrap(err, "run %s: '%s' is not a valid LFS pointer", run->id, name.ptr);
+			goto next;
+		}
+		f->objects[f->n].oid = ptr.oid;
+		f->objects[f->n++].size = ptr.size;
+		rs_pointer_release(&ptr);
+next:
+		git_blob_free(blob);
+		blob = NULL;
+	}
+	rs_buf_release(&name);
 	return err;
 }
 
 /*
- * Whether keep_last keeps run `i` of `idx`: one of the newest N of its
- * branch, or per trigger of its branch and trigger (a trigger the object
- * does not name, without "*": keep_last does not count it, so keeps it).
+ * The LFS objects of `run`, whose folder is in `tree` (the tree of `rev`),
+ * read on first use; borrowed from `pl`. A folder that cannot be read is
+ * not remembered: each ref holding it says so.
  */
-static int keep_last_keeps(const struct rs_retention *pol, const struct rs_runindex *idx, size_t i)
+static int folder_objects(struct folder_objects **out, struct planner *pl, git_tree *tree,
+			  const char *rev, const struct rs_run_entry *run, const char *rel)
 {
-	const struct rs_run_entry *run = &idx->runs[i];
-	const char *branch = run->branch ? run->branch : "";
+	struct folder_objects *f = NULL;
+	git_tree_entry *entry = NULL;
+	git_tree *folder = NULL;
+	uint64_t h;
+	uint32_t at;
+	int err = 0;
+
+	if (git_tree_entry_bypath(&entry, tree, run->path) < 0 ||
+	    git_tree_entry_type(entry) != GIT_OBJECT_TREE) {
+		git_error_clear();
+		err = rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", rel, rev);
+		goto out;
+	}
+	h = rs_intern_hash(git_tree_entry_id(entry)->id, GIT_OID_RAWSZ, pl->seed);
+	at = rs_intern_find(&pl->seen, git_tree_entry_id(entry)->id, GIT_OID_RAWSZ, h);
+	if (at != RS_INTERN_NONE) {
+		*out = pl->folders[at];
+		goto out;
+	}
+	if (git_tree_lookup(&folder, pl->r->git, git_tree_entry_id(entry)) < 0) {
+		err = rs_error_set(RS_ECORRUPT, "run %s: cannot read its folder '%s': %s", run->id, run->path,
+				   git_error_last() ? git_error_last()->message : "unknown error");
+		goto out;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f || rs_array_grow(&pl->folders, &pl->alloc, pl->nfolders + 1, sizeof(*pl->folders), 64)) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	git_oid_cpy(&f->tree, git_tree_entry_id(entry));
+	err = read_folder(f, pl, folder, run, rel);
+	if (!err)
+		err = rs_intern_insert(&pl->seen, f->tree.id, GIT_OID_RAWSZ, h, (uint32_t)pl->nfolders);
+	if (err)
+		goto out;
+	pl->folders[pl->nfolders++] = f;
+	*out = f;
+	f = NULL;
+out:
+	folder_objects_free(f);
+	git_tree_free(folder);
+	git_tree_entry_free(entry);
+	return err;
+}
+
+/*
+ * The LFS files the run.json of `run` (at `rev`) lists into `f->rec`,
+ * decoded as the typed record (rs_run_record_read: read through its cap;
+ * a record that does not decode stops the plan, since a run.json whose
+ * files cannot be read would otherwise protect none of its sessions).
+ */
+static int read_record(struct folder_objects *f, struct planner *pl, const char *rev,
+		       const struct rs_run_entry *run)
+{
+	rs_runrec *rec = NULL;
+	int err = rs_run_record_read(&rec, NULL, pl->r, rev, run);
+
+	f->nrec = 0;
+	for (size_t i = 0; !err && i < rec->nfiles; i++) {
+		const struct rs_runrec_file *file = &rec->files[i];
+		struct rs_id oid;
+
+		if (!file->lfs)
+			continue;
+		if (strlen(file->oid) != RS_ID_HEXSZ || rs_id_from_hex(&oid, file->oid, RS_ID_HEXSZ)) {
+			err = rs_error_set(RS_ECORRUPT, "run %s: '%s/run.json' names an LFS file "
+					   "without a valid oid", run->id, run->path);
+			break;
+		}
+		if (rs_array_grow(&f->rec, &f->arec, f->nrec + 1, sizeof(*f->rec), 2)) {
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+			break;
+		}
+		f->rec[f->nrec].oid = oid;
+		f->rec[f->nrec++].size = (uint64_t)file->size;
+	}
+	if (!err)
+		f->recorded = 1;
+	rs_runrec_free(rec);
+	return err;
+}
+
+/* Whether the store holds (or has set aside) one of the sessions of folder `f`. */
+static int must_judge(const struct planner *pl, const struct folder_objects *f)
+{
+	if (!pl->judged)
+		return 0;
+	if (!pl->judged->fn)
+		return 1;
+	for (size_t i = 0; i < f->n; i++)
+		if (pl->judged->fn(&f->objects[i].oid, pl->judged->payload))
+			return 1;
+	return 0;
+}
+
+/*
+ * The LFS objects of one run (its folder in `tree`, the tree of `rev`).
+ * A run that must be judged (its session is on the store: gc could
+ * delete it, verify checks it) is judged as its run.json says, read
+ * whole and parsed: one that does not parse is a doubt, as ever. The
+ * others (their sessions long removed, at 100,000 runs nearly all) are
+ * named by their pointers, and their run.json is not read.
+ */
+static int run_objects(struct planner *pl, git_tree *tree, const char *rev, const struct rs_run_entry *run,
+		       int keep, int pin)
+{
+	struct folder_objects *f = NULL;
+	const struct rs_plan_object *objs;
+	struct rs_buf rel = RS_BUF_INIT;
+	size_t n;
+	int err = rs_buf_printf(&rel, "%s/run.json", run->path);
+
+	if (!err)
+		err = folder_objects(&f, pl, tree, rev, run, rel.ptr);
+	if (!err && !f->recorded && must_judge(pl, f))
+		err = read_record(f, pl, rev, run);
+	if (err)
+		goto out;
+	objs = f->recorded ? f->rec : f->objects;
+	n = f->recorded ? f->nrec : f->n;
+	for (size_t i = 0; !err && i < n; i++)
+		err = add_item(pl->plan, run, &objs[i].oid, objs[i].size, keep, pin);
+out:
+	rs_buf_release(&rel);
+	return err;
+}
+
+/* keep_last counts runs by branch, or by branch and trigger. */
+static const char *run_trigger_key(const struct rs_run_entry *e, int per_trigger)
+{
+	return per_trigger && e->trigger ? e->trigger : "";
+}
+
+static int cmp_keep_last(const void *a, const void *b, void *arg)
+{
+	const size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct rs_runindex *idx = ((const void **)arg)[0];
+	const int per_trigger = *(const int *)((const void **)arg)[1];
+	const struct rs_run_entry *x = &idx->runs[i], *y = &idx->runs[j];
+	int c = strcmp(x->branch ? x->branch : "", y->branch ? y->branch : "");
+
+	if (!c)
+		c = strcmp(run_trigger_key(x, per_trigger), run_trigger_key(y, per_trigger));
+	if (!c)
+		c = i < j ? -1 : i > j;
+	return c;
+}
+
+/*
+ * For every run `i` of `idx`, in `newer[i]`, how many later runs of the
+ * index are of its branch (and, per trigger, of its trigger): keep_last's
+ * question, answered by one sort instead of a scan per run.
+ */
+static int count_newer(size_t **out, const struct rs_retention *pol, const struct rs_runindex *idx)
+{
+	size_t *order = calloc(idx->count ? idx->count : 1, sizeof(*order));
+	size_t *newer = calloc(idx->count ? idx->count : 1, sizeof(*newer));
+	const void *arg[2] = { idx, &pol->per_trigger };
+
+	if (!order || !newer) {
+		free(order);
+		free(newer);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (size_t i = 0; i < idx->count; i++)
+		order[i] = i;
+	qsort_r(order, idx->count, sizeof(*order), cmp_keep_last, (void *)arg);
+	for (size_t a = 0, b; a < idx->count; a = b) {
+		const struct rs_run_entry *first = &idx->runs[order[a]];
+
+		for (b = a + 1; b < idx->count; b++) {
+			const struct rs_run_entry *e = &idx->runs[order[b]];
+
+			if (strcmp(e->branch ? e->branch : "", first->branch ? first->branch : "") ||
+			    strcmp(run_trigger_key(e, pol->per_trigger), run_trigger_key(first, pol->per_trigger)))
+				break;
+		}
+		for (size_t p = a; p < b; p++)
+			newer[order[p]] = b - 1 - p;
+	}
+	free(order);
+	*out = newer;
+	return 0;
+}
+
+/*
+ * Whether keep_last keeps a run of trigger `trigger` that `newer` later
+ * runs of its branch (per trigger: and trigger) follow: one of the newest
+ * N of its branch, or per trigger of its branch and trigger (a trigger
+ * the object does not name, without "*": keep_last does not count it, so
+ * keeps it).
+ */
+static int keep_last_keeps(const struct rs_retention *pol, const struct rs_run_entry *run, size_t newer)
+{
 	const char *trigger = run->trigger ? run->trigger : "";
-	unsigned limit = pol->keep_last, newer = 0;
+	unsigned limit = pol->keep_last;
 	int named = 0;
 
 	if (pol->per_trigger) {
@@ -279,17 +639,6 @@ static int keep_last_keeps(const struct rs_retention *pol, const struct rs_runin
 		}
 		if (!named && !pol->keep_last_rest)
 			return 1;
-	}
-	if (!limit)
-		return 0;
-	for (size_t j = i + 1; j < idx->count && newer < limit; j++) {
-		const struct rs_run_entry *b = &idx->runs[j];
-
-		if (strcmp(b->branch ? b->branch : "", branch))
-			continue;
-		if (pol->per_trigger && strcmp(b->trigger ? b->trigger : "", trigger))
-			continue;
-		newer++;
 	}
 	return newer < limit;
 }
@@ -305,7 +654,8 @@ static int keep_days_keeps(const struct rs_retention *pol, const struct rs_run_e
 	at = parse_utc(run->recorded_at);
 	if (at >= 0)
 		return now - at < (time_t)pol->keep_days * 86400;
-	if (!strstr(rs_buf_cstr(&plan->notes), run->id))
+	/* Said once per run: a run planned already (another ref) was said then. */
+	if (first_of_run(plan, run->id) == RS_PLAN_END && !strstr(rs_buf_cstr(&plan->notes), run->id))
 		*err = rs_buf_printf(&plan->notes, "run %s: its recorded_at '%s' is not a UTC time "
 				     "(YYYY-MM-DDTHH:MM:SSZ): an unknown age, its raw session is kept\n",
 				     run->id, run->recorded_at ? run->recorded_at : "");
@@ -321,6 +671,20 @@ static int doubt_here(struct rs_retention_plan *plan, int code, const char *labe
 	return err;
 }
 
+/* The tree of `rev` (NULL: HEAD) in *out, the caller's. */
+static int rev_tree(git_tree **out, struct rs_repo *r, const char *rev)
+{
+	git_object *obj = NULL;
+	int err = 0;
+
+	if (git_revparse_single(&obj, r->git, rev ? rev : "HEAD") < 0 ||
+	    git_object_peel((git_object **)out, obj, GIT_OBJECT_TREE) < 0)
+		err = rs_error_set(RS_EGENERIC, "cannot read the tree of %s: %s", rev ? rev : "HEAD",
+				   git_error_last() ? git_error_last()->message : "unknown error");
+	git_object_free(obj);
+	return err;
+}
+
 /*
  * Apply the policy committed at `rev` (a commit; NULL: HEAD) to the runs
  * indexed there. `label` names the ref in messages. What cannot be read
@@ -329,18 +693,20 @@ static int doubt_here(struct rs_retention_plan *plan, int code, const char *labe
  * names none that could be dropped), an index that does not its runs (gc
  * then removes nothing anyway).
  */
-static int plan_rev(struct rs_repo *r, const char *rev, const char *label, time_t now,
-		    struct rs_retention_plan *plan)
+static int plan_rev(struct planner *pl, const char *rev, const char *label)
 {
 	static const char fix[] = "gc deletes nothing until it is fixed there (commit a fix on that "
 				  "branch, or delete the branch); verify still verifies the other runs";
+	struct rs_retention_plan *plan = pl->plan;
 	struct rs_retention pol;
 	struct rs_runindex idx;
 	struct rs_buf pins = RS_BUF_INIT;
+	git_tree *tree = NULL;
+	size_t *newer = NULL;
 	int err, unsure = 0;
 
 	rs_runindex_init(&idx);
-	err = rs_retention_load(r, rev, &pol);
+	err = rs_retention_load(pl->r, rev, &pol);
 	if (err) {
 		memset(&pol, 0, sizeof(pol));
 		unsure = 1;
@@ -348,7 +714,7 @@ static int plan_rev(struct rs_repo *r, const char *rev, const char *label, time_
 		if (err)
 			goto out;
 	}
-	err = rs_repo_read_tree_file(r, rev, RS_PINS_FILE, RS_PINS_MAX, &pins);
+	err = rs_repo_read_tree_file(pl->r, rev, RS_PINS_FILE, RS_PINS_MAX, &pins);
 	if (err == RS_ENOTFOUND) {
 		rs_error_clear();
 		err = 0;
@@ -359,34 +725,41 @@ static int plan_rev(struct rs_repo *r, const char *rev, const char *label, time_
 		if (err)
 			goto out;
 	}
-	err = rs_runindex_load(&idx, r, rev, 0);
+	err = rs_runindex_load(&idx, pl->r, rev, 0);
 	if (err) {
 		plan->unread++;
 		err = doubt_here(plan, err, label, fix);
 		goto out;
 	}
-	if (!pol.configured && !unsure && idx.count) {
+	if (!idx.count)
+		goto out;
+	if (!pol.configured && !unsure) {
 		err = rs_buf_printf(&plan->notes, "%s has no retention policy in %s: its %zu runs keep "
 				    "their raw sessions\n", label, RS_REPO_MARKER, idx.count);
 		if (err)
 			goto out;
 	}
+	err = rev_tree(&tree, pl->r, rev);
+	if (!err)
+		err = count_newer(&newer, &pol, &idx);
 	/* Newest first, counting each branch's runs. */
 	for (size_t i = idx.count; !err && i-- > 0;) {
 		const struct rs_run_entry *run = &idx.runs[i];
 		int pin = rs_pins_text_names(&pins, run->id);
-		int keep = !pol.configured || pin || keep_last_keeps(&pol, &idx, i) ||
-			   keep_days_keeps(&pol, run, now, plan, &err);
+		int keep = !pol.configured || pin || keep_last_keeps(&pol, run, newer[i]) ||
+			   keep_days_keeps(&pol, run, pl->now, plan, &err);
 
 		if (err)
 			break;
-		err = run_objects(r, rev, run, plan, keep, pin);
+		err = run_objects(pl, tree, rev ? rev : "HEAD", run, keep, pin);
 		if (err) {
 			plan->unread++;
 			err = doubt_here(plan, err, label, fix);
 		}
 	}
 out:
+	free(newer);
+	git_tree_free(tree);
 	rs_runindex_release(&idx);
 	rs_buf_release(&pins);
 	return err;
@@ -420,6 +793,26 @@ static int ref_label(struct rs_buf *out, const char *name, const char *remote)
 	return rs_buf_printf(out, "%s '%s'", kind, shown);
 }
 
+/* A ref target worth peeling: a commit or an annotated tag, within RS_REF_OBJECT_MAX. */
+#define RS_REF_OBJECT_MAX (16u * 1024 * 1024)
+static int ref_names_commit(struct rs_repo *r, const git_oid *target)
+{
+	git_odb *odb = NULL;
+	git_object_t type;
+	size_t len = 0;
+	int ok;
+
+	if (git_repository_odb(&odb, r->git) < 0) {
+		git_error_clear();
+		return 0;
+	}
+	ok = git_odb_read_header(&len, &type, odb, target) == 0 &&
+	     (type == GIT_OBJECT_COMMIT || type == GIT_OBJECT_TAG) && len <= RS_REF_OBJECT_MAX;
+	git_error_clear();
+	git_odb_free(odb);
+	return ok;
+}
+
 /* The commits planned so far, each once. */
 struct planned {
 	git_oid *commits;
@@ -431,8 +824,8 @@ struct planned {
  * clone's), unless it was planned already. `*added` says whether it was
  * new. A ref that is no commit (a tag of a tree) has no runs.
  */
-static int plan_commit(struct rs_repo *r, const git_oid *target, const char *name, const char *remote,
-		       time_t now, struct planned *seen, struct rs_retention_plan *plan, int *added)
+static int plan_commit(struct planner *pl, const git_oid *target, const char *name, const char *remote,
+		       struct planned *seen, int *added)
 {
 	struct rs_buf label = RS_BUF_INIT;
 	git_object *obj = NULL, *commit = NULL;
@@ -440,7 +833,13 @@ static int plan_commit(struct rs_repo *r, const git_oid *target, const char *nam
 	int err = 0;
 
 	*added = 0;
-	if (git_object_lookup(&obj, r->git, target, GIT_OBJECT_ANY) < 0 ||
+	/*
+	 * Only a commit or a tag is looked up: a ref may name a blob of any
+	 * size (a tag of a 1 GB file), which git_object_lookup would read whole.
+	 */
+	if (!ref_names_commit(pl->r, target))
+		goto out;
+	if (git_object_lookup(&obj, pl->r->git, target, GIT_OBJECT_ANY) < 0 ||
 	    git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
 		git_error_clear();
 		goto out;
@@ -457,7 +856,7 @@ static int plan_commit(struct rs_repo *r, const git_oid *target, const char *nam
 	git_oid_tostr(hex, sizeof(hex), git_object_id(commit));
 	err = ref_label(&label, name, remote);
 	if (!err)
-		err = plan_rev(r, hex, label.ptr, now, plan);
+		err = plan_rev(pl, hex, label.ptr);
 out:
 	git_object_free(commit);
 	git_object_free(obj);
@@ -466,32 +865,33 @@ out:
 }
 
 /* Plan the tips of the git remote's refs, then this clone's refs, each commit once. */
-static int plan_refs(struct rs_repo *r, time_t now, const struct rs_git_refs *remote,
-		     struct rs_retention_plan *plan)
+static int plan_refs(struct planner *pl, const struct rs_git_refs *remote)
 {
+	struct rs_retention_plan *plan = pl->plan;
 	git_reference_iterator *it = NULL;
 	git_reference *ref = NULL;
 	struct planned seen = { NULL, 0, 0 };
 	int err = 0, added;
 
 	for (size_t i = 0; remote && i < remote->n && !err; i++) {
-		err = plan_commit(r, &remote->refs[i].oid, remote->refs[i].name, remote->remote, now, &seen,
-				  plan, &added);
+		err = plan_commit(pl, &remote->refs[i].oid, remote->refs[i].name, remote->remote, &seen,
+				  &added);
 		plan->refs++;
 	}
 	if (err)
 		goto out;
-	if (git_reference_iterator_new(&it, r->git) < 0) {
+	if (git_reference_iterator_new(&it, pl->r->git) < 0) {
 		err = rs_error_set(RS_EGENERIC, "cannot list the refs: %s", git_error_last()->message);
 		goto out;
 	}
 	while (!err && git_reference_next(&ref, it) == 0) {
 		git_object *target = NULL;
 
-		if (is_kept_ref(git_reference_name(ref)) &&
+		if (is_kept_ref(git_reference_name(ref)) && git_reference_type(ref) == GIT_REFERENCE_DIRECT &&
+		    ref_names_commit(pl->r, git_reference_target(ref)) &&
 		    git_reference_peel(&target, ref, GIT_OBJECT_ANY) == 0) {
-			err = plan_commit(r, git_object_id(target), git_reference_name(ref), NULL, now, &seen,
-					  plan, &added);
+			err = plan_commit(pl, git_object_id(target), git_reference_name(ref), NULL, &seen,
+					  &added);
 			plan->local_refs += added;
 		}
 		git_error_clear();
@@ -504,33 +904,27 @@ out:
 	return err;
 }
 
-/* The distinct runs of the plan's items. */
-static size_t distinct_runs(const struct rs_retention_plan *plan)
-{
-	size_t i, j, n = 0;
-	int dup;
-
-	for (i = 0; i < plan->n; i++) {
-		dup = 0;
-		for (j = 0; j < i && !dup; j++)
-			dup = !strcmp(plan->items[j].run_id, plan->items[i].run_id);
-		n += !dup;
-	}
-	return n;
-}
-
 int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
-			   const struct rs_git_refs *remote, struct rs_retention_plan *plan)
+			   const struct rs_git_refs *remote, const struct rs_retention_judged *judged,
+			   struct rs_retention_plan *plan)
 {
+	struct planner pl;
 	int err;
 
+	memset(&pl, 0, sizeof(pl));
+	pl.r = r;
+	pl.now = now;
+	pl.plan = plan;
+	pl.judged = judged;
+	pl.seed = rs_intern_mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&pl);
 	if (only_head) {
-		err = plan_rev(r, NULL, "HEAD", now, plan);
+		err = plan_rev(&pl, NULL, "HEAD");
 		plan->local_refs = 1;
 	} else {
-		err = plan_refs(r, now, remote, plan);
+		err = plan_refs(&pl, remote);
 	}
+	planner_release(&pl);
 	if (!err)
-		plan->runs = distinct_runs(plan);
+		plan->runs = plan->by_run.count; /* the distinct runs */
 	return err;
 }

@@ -23,6 +23,7 @@
 #include "git/gitremote.h"
 #include "git/repo.h"
 #include "runs/runindex.h"
+#include "session/intern.h"
 #include "util/hash.h"
 
 /* The committed file of pinned run ids, one per line ('#' starts a comment). */
@@ -56,7 +57,13 @@ struct rs_plan_item {
 	uint64_t size;
 	int keep;            /* some ref's policy keeps it */
 	int pinned;
+	/* Links kept by the plan, so that no question costs a walk of every item: */
+	size_t first_of_oid; /* the first item naming `oid` (this one's index when it is) */
+	size_t next_of_run;  /* the next item of the same run, or RS_PLAN_END */
+	int oid_kept;        /* on the first item of an oid: some item naming it is kept */
 };
+
+#define RS_PLAN_END SIZE_MAX
 
 struct rs_retention_plan {
 	struct rs_plan_item *items;
@@ -77,9 +84,20 @@ struct rs_retention_plan {
 	size_t unread;       /* doubts that hide runs (an index, a run.json): verify cannot check them */
 	/* What the policies keep by default (a branch without policy, an unknown age): one line each. */
 	struct rs_buf notes;
+	/*
+	 * Hash tables (session/intern.h) from a run id to its first item and
+	 * from an oid to its first item (keys: the items' own strings and
+	 * `oid_keys`, which never move), so that planning, keeping and
+	 * judging cost O(1) per item at 100,000 runs instead of O(items).
+	 */
+	struct rs_intern by_run, by_oid;
+	struct rs_id **oid_keys;
+	size_t noid_keys, oid_keys_alloc;
+	uint64_t seed;
 };
 
-#define RS_RETENTION_PLAN_INIT { NULL, 0, 0, 0, 0, 0, RS_BUF_INIT, 0, 0, 0, RS_BUF_INIT }
+#define RS_RETENTION_PLAN_INIT { NULL, 0, 0, 0, 0, 0, RS_BUF_INIT, 0, 0, 0, RS_BUF_INIT, \
+				 RS_INTERN_INIT, RS_INTERN_INIT, NULL, 0, 0, 0 }
 
 /*
  * The policy committed at `rev` (NULL: HEAD). A missing file or key is
@@ -98,10 +116,26 @@ int rs_retention_load(struct rs_repo *r, const char *rev, struct rs_retention *o
  * checkout). A ref or run that cannot be read is a doubt (plan->doubts),
  * not an error: its runs are kept, the others still planned. Errors: out
  * of memory, or the refs cannot be listed.
+ *
+ * A run's objects are those of the LFS pointers in its folder (a few
+ * hundred bytes each). The runs `judged` names (`judged->fn` true for one
+ * of their objects: the store holds it, so gc could delete it and verify
+ * checks it; every run when `fn` is NULL) are judged as their run.json
+ * lists, read whole and parsed, a run.json that does not parse being a
+ * doubt; `judged` NULL reads no run.json (a quick look, doctor's). So the
+ * cost grows with the runs whose sessions the store still holds, not with
+ * the history.
  */
+struct rs_retention_judged {
+	/* Whether the store holds `oid` (or has it set aside); NULL: judge every run. */
+	int (*fn)(const struct rs_id *oid, void *payload);
+	void *payload;
+};
+
 RS_MUST_CHECK
 int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
-			   const struct rs_git_refs *remote, struct rs_retention_plan *plan);
+			   const struct rs_git_refs *remote, const struct rs_retention_judged *judged,
+			   struct rs_retention_plan *plan);
 void rs_retention_plan_release(struct rs_retention_plan *plan);
 
 /* Record a doubt: `code` (an RS_E*) and a line saying what and how to proceed. */
@@ -113,6 +147,9 @@ void rs_retention_plan_keep_run(struct rs_retention_plan *plan, const char *run_
 
 /* Whether `oid` is kept by some item of `plan`. */
 int rs_retention_plan_keeps(const struct rs_retention_plan *plan, const struct rs_id *oid);
+
+/* The index of the first item naming `oid`, or RS_PLAN_END when none does. */
+size_t rs_retention_plan_first(const struct rs_retention_plan *plan, const struct rs_id *oid);
 
 /*
  * pins.txt, one parser for gc and `results pin`: a line names a run when,

@@ -1,6 +1,7 @@
 /*
- * Internal to src/session: open-addressing hash tables used to intern
- * frame strings (bytes -> id) and call-tree edges (u64 -> id).
+ * Open-addressing hash tables used to intern frame strings (bytes -> id)
+ * and call-tree edges (u64 -> id) in src/session, and by the retention
+ * plan (src/repo/retention.c) to find a run's or an oid's items.
  *
  * Keys are borrowed: the caller keeps the bytes alive and at the same
  * address for the table's lifetime (the parser stores them in allocations
@@ -30,6 +31,8 @@ struct rs_intern {
 	size_t mask;       /* capacity - 1; capacity is a power of two */
 	size_t count;
 };
+
+#define RS_INTERN_INIT { NULL, 0, 0 }
 
 struct rs_intern_u64_slot {
 	uint64_t key;      /* stored as key + 1; 0: empty */

@@ -307,6 +307,11 @@ int rs_store_census_has_object(const struct rs_store_census *c, const struct rs_
 	return c->nobjects && bsearch(oid, c->objects, c->nobjects, sizeof(*oid), id_cmp_v);
 }
 
+int rs_store_census_in_trash(const struct rs_store_census *c, const struct rs_id *oid)
+{
+	return c->ntrash && bsearch(oid, c->trash, c->ntrash, sizeof(*oid), id_cmp_v);
+}
+
 int rs_store_census_is_removed(const struct rs_store_census *c, const struct rs_id *oid)
 {
 	return c->nremoved && bsearch(oid, c->removed, c->nremoved, sizeof(*oid), id_cmp_v);

@@ -79,6 +79,8 @@ struct rs_pack_state *rs_store_census_pack(const struct rs_store_census *c,
 					   const struct rs_id *id);
 int rs_store_census_has_object(const struct rs_store_census *c, const struct rs_id *oid);
 int rs_store_census_is_removed(const struct rs_store_census *c, const struct rs_id *oid);
+/* Whether retention set the manifest of `oid` aside (trash/), to be deleted or brought back. */
+int rs_store_census_in_trash(const struct rs_store_census *c, const struct rs_id *oid);
 
 /* What a verify found for one object. */
 enum rs_verify_state {

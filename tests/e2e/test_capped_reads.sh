@@ -44,3 +44,70 @@ read -r mb st < <(peak "$RESULTS" show "$id" --json)
 [ "$st" = 7 ] || fail "show of a 300 MB run.json exited $st: $(cat "$T/err")"
 grep -q "run.json' is too large" "$T/err" || fail "the message does not name run.json: $(cat "$T/err")"
 pass "a 300 MB run.json: refused before it is read (exit $st, peak RSS $mb MB)"
+
+# bigfile PATH BYTES MESSAGE: commit BYTES spaces at PATH with git fast-import
+# (which streams a blob past core.bigFileThreshold to the pack: git hash-object
+# would read it whole), the work tree left without it.
+bigfile() {
+	python3 - "$1" "$2" <<'PY' | git fast-import --quiet
+import sys
+path, n = sys.argv[1], int(sys.argv[2])
+out = sys.stdout.buffer
+out.write(b"commit refs/heads/main\ncommitter t <t@localhost> 1700000000 +0000\ndata 5\nhuge\n")
+out.write(b"from refs/heads/main^0\n")
+out.write(("M 100644 inline %s\ndata %d\n" % (path, n)).encode())
+block = b" " * (1 << 20)
+while n > 0:
+    out.write(block[:min(n, len(block))]); n -= len(block)
+out.write(b"\n")
+PY
+	git read-tree main # the index follows; the work tree never holds the file
+}
+git reset -q --hard HEAD~1 # the run.json as `add` wrote it
+bigfile index/2019-01.jsonl $((1024 * 1024 * 1024))
+read -r mb st < <(peak "$RESULTS" list --limit 0)
+[ "$mb" -lt 64 ] || fail "list read the 1 GB shard: peak RSS $mb MB"
+[ "$st" = 7 ] || fail "list with a 1 GB shard exited $st: $(cat "$T/err")"
+grep -q "index/2019-01.jsonl' is too large" "$T/err" || fail "the message does not name the shard: $(cat "$T/err")"
+pass "a 1 GB index shard: refused before it is read (exit 7, peak RSS $mb MB)"
+# A tag of that blob: gc and verify judge every ref, and look up only commits and tags.
+git tag huge "$(git rev-parse HEAD:index/2019-01.jsonl)"
+git reset -q --hard HEAD~1
+read -r mb st < <(peak "$RESULTS" gc --dry-run)
+[ "$mb" -lt 64 ] || fail "gc read the 1 GB blob a tag names: peak RSS $mb MB"
+[ "$st" = 0 ] || fail "gc with a tag of a 1 GB blob exited $st: $(cat "$T/err")"
+pass "a tag of a 1 GB blob: gc does not read it (peak RSS $mb MB)"
+git tag -d huge >/dev/null
+
+bigfile pins.txt $((300 * 1000 * 1000))
+read -r mb st < <(peak "$RESULTS" pin "$id")
+[ "$mb" -lt 64 ] || fail "pin read the 300 MB pins.txt: peak RSS $mb MB"
+[ "$st" = 7 ] || fail "pin with a 300 MB pins.txt exited $st: $(cat "$T/err")"
+grep -q "pins.txt' is too large" "$T/err" || fail "the message does not name pins.txt: $(cat "$T/err")"
+read -r mb st < <(peak "$RESULTS" gc --dry-run)
+[ "$mb" -lt 64 ] || fail "gc read the 300 MB pins.txt: peak RSS $mb MB"
+[ "$st" = 7 ] || fail "gc with a 300 MB pins.txt exited $st: $(cat "$T/err")"
+grep -q "pins.txt' is too large" "$T/err" || fail "gc does not name pins.txt: $(cat "$T/err")"
+pass "a 300 MB pins.txt: pin and gc refuse it before it is read (exit 7, peak RSS $mb MB)"
+git reset -q --hard HEAD~1
+
+bigfile .results.json $((300 * 1000 * 1000))
+for cmd in "gc --dry-run" "check" "list --limit 1"; do
+	# shellcheck disable=SC2086
+	read -r mb st < <(peak "$RESULTS" $cmd)
+	[ "$mb" -lt 64 ] || fail "$cmd read the 300 MB .results.json: peak RSS $mb MB"
+	! grep -q "out of memory" "$T/err" || fail "$cmd: $(cat "$T/err")"
+done
+grep -q ".results.json' is too large" "$T/err" || "$RESULTS" gc --dry-run 2>&1 | grep -q ".results.json' is too large" ||
+	fail "no command names the oversized .results.json"
+pass "a 300 MB .results.json: gc, check and list stay under 64 MB (peak RSS $mb MB)"
+git reset -q --hard HEAD~1
+
+summary=$(git ls-tree -r --name-only HEAD "$run" | grep summary.md)
+bigfile "$summary" $((300 * 1000 * 1000))
+for cmd in "show $id" "site $T/site"; do
+	# shellcheck disable=SC2086
+	read -r mb st < <(peak "$RESULTS" $cmd)
+	[ "$mb" -lt 120 ] || fail "$cmd read the 300 MB summary.md: peak RSS $mb MB ($(cat "$T/err"))"
+done
+pass "a 300 MB summary.md: show and site stay bounded (peak RSS $mb MB)"
