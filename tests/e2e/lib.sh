@@ -35,6 +35,8 @@ expect_status() {
 # The generator is a test tool, not under test: its leaks at exit (if any)
 # must not fail the sanitizer run of these tests.
 gen() { ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$GEN" "$@"; }
+# Leaks of the libraries below us, not ours (each is explained there).
+export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$RS_SOURCE_DIR/tests/lsan.supp
 
 export HOME="$T/home" GIT_CONFIG_GLOBAL="$T/home/.gitconfig" GIT_CONFIG_NOSYSTEM=1 \
 	GIT_TERMINAL_PROMPT=0
