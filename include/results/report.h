@@ -170,13 +170,14 @@ struct rs_report_site_opts {
 };
 
 /*
- * Write the static site into `dir` (created): index.html, trends.html and
- * runs/<id>.html (+ runs/<id>.diff.html). Incremental: a run page (and a
- * diff page) whose inputs did not change since the last build into `dir`
- * (<dir>/.results-site.json: the tree of the run's folder, the run it is
- * drawn against, the version and options) is left as it is, and its
- * record not read unless the trends need it. `*pages` counts the run
- * pages written.
+ * Write the static site into `dir` (created): index.html (each run with
+ * the verdict `results check` gives it), trends.html and runs/<id>.html
+ * (+ runs/<id>.diff.html, against the check's baseline run). Incremental:
+ * a run whose folder, pages and older runs did not change since the last
+ * build into `dir` (<dir>/.results-site.json: each run's folder tree and
+ * verdict, with the version, options and committed configuration) keeps
+ * its pages and verdict, and its record is not read unless the trends
+ * need it. `*pages` counts the runs whose pages were written.
  */
 RS_MUST_CHECK
 int rs_report_site(const struct rs_runs *runs, const char *dir,

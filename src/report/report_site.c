@@ -3,7 +3,7 @@
  * files only: index.html (sortable table of runs), trends.html (the
  * charts of `results trend --html`) and runs/<id>.html (summary, stats
  * and call tree of each run) with runs/<id>.diff.html (its differential
- * flame graph against the run before it).
+ * flame graph against its check baseline, else the run before it).
  */
 #include "report/report_internal.h"
 
