@@ -215,6 +215,20 @@ static inline int64_t phase_next(int64_t x, int64_t n)
 	return (int64_t)(((__int128)x + n) % CLOCK_PERIOD);
 }
 
+/*
+ * grid_of_ns(x, s) of a phase (0 <= x < CLOCK_PERIOD, 9 <= s <= 62)
+ * without a 128-bit division while it can: 1e9 = 2^9 CLOCK_PERIOD, so it
+ * is floor((x 2^(s-9) + CLOCK_PERIOD / 2) / CLOCK_PERIOD) (the half is
+ * never reached: CLOCK_PERIOD is odd), in 64 bits while x 2^(s-9) fits
+ * (x < 2^21: s <= 51).
+ */
+static inline int64_t phase_grid(int64_t x, int s)
+{
+	if (s <= 51)
+		return (int64_t)((((uint64_t)x << (s - 9)) + CLOCK_PERIOD / 2) / CLOCK_PERIOD);
+	return grid_of_ns(x, s);
+}
+
 /* The model of a range-coded stream in slot i; RC_KINDS: none may be. */
 static inline enum rc_kind stream_model(int version, int i)
 {
@@ -395,6 +409,16 @@ void codec_streams_init(struct streams *st);
 void codec_streams_release(struct streams *st);
 /* The streams of what the parse collected (0, DECLINE or an error). */
 RS_MUST_CHECK int codec_make_streams(struct enc *e, struct streams *st);
+/*
+ * The clock's phase of the parse's times on the grid 2^-s (+ 1; 0 when
+ * none explains any) into *phase, trying candidates while fewer than
+ * `budget` records were walked (codec_make_streams: PHASE_BUDGET). With
+ * `reference` set, it takes the slow steps through time_code and
+ * phase_code that the fast ones must agree with (for the tests). 0 or an
+ * error (out of memory).
+ */
+#define PHASE_BUDGET (64u << 20)
+RS_MUST_CHECK int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference, int64_t *phase);
 /* DECLINE unless the hash the parse took is `oid`'s, over `size` bytes. */
 RS_MUST_CHECK int codec_input_is_the_object(struct enc *e, const struct rs_id *oid, uint64_t size);
 /*
