@@ -176,8 +176,30 @@ void codec_repr_prefetch(const struct repr_cache *c, double x);
 /* codec_py_repr through the cache; `out` needs 48 bytes. */
 size_t codec_py_repr_cached(struct repr_cache *c, double x, char *out);
 
-/* round(n * 2^s / 1e9): the grid steps nearest to n nanoseconds. */
+/* 1e9 / 2^9: the clock's period in nanoseconds (the clock's phase, below) */
+#define CLOCK_PERIOD 1953125
+
+/*
+ * round(n * 2^s / 1e9): the grid steps nearest to n nanoseconds. The
+ * encoder and decoder take it several times a sample, and a 128-bit
+ * division is a library call of ~50 cycles: for n >= 0 and s >= 9 it is
+ * floor((n 2^(s-9) + CLOCK_PERIOD / 2) / CLOCK_PERIOD) (1e9 = 2^9
+ * CLOCK_PERIOD; the half is never reached, CLOCK_PERIOD being odd), a
+ * 64-bit division by a constant, which the compiler makes a
+ * multiplication, while n 2^(s-9) fits in 64 bits.
+ */
 static inline int64_t grid_of_ns(int64_t n, int s)
+{
+	__int128 v;
+
+	if (s >= 9 && s <= 62 && n >= 0 && (uint64_t)n <= (UINT64_MAX - CLOCK_PERIOD / 2) >> (s - 9))
+		return (int64_t)((((uint64_t)n << (s - 9)) + CLOCK_PERIOD / 2) / CLOCK_PERIOD);
+	v = ((__int128)n << s) + 500000000;
+	return (int64_t)(v >= 0 ? v / 1000000000 : -((-v + 999999999) / 1000000000));
+}
+
+/* grid_of_ns through the 128-bit division always (for the tests) */
+static inline int64_t grid_of_ns_wide(int64_t n, int s)
 {
 	__int128 v = ((__int128)n << s) + 500000000;
 
@@ -203,8 +225,6 @@ static inline int64_t ns_of_grid(int64_t m, int s)
  * prediction (phase_steps) when a reading was missed. Both sides keep x
  * in [0, CLOCK_PERIOD).
  */
-#define CLOCK_PERIOD 1953125
-
 static inline int64_t phase_steps(int64_t x, int64_t n, int s)
 {
 	return grid_of_ns(x + n, s) - grid_of_ns(x, s);
@@ -212,21 +232,12 @@ static inline int64_t phase_steps(int64_t x, int64_t n, int s)
 
 static inline int64_t phase_next(int64_t x, int64_t n)
 {
-	return (int64_t)(((__int128)x + n) % CLOCK_PERIOD);
-}
+	int64_t y;
 
-/*
- * grid_of_ns(x, s) of a phase (0 <= x < CLOCK_PERIOD, 9 <= s <= 62)
- * without a 128-bit division while it can: 1e9 = 2^9 CLOCK_PERIOD, so it
- * is floor((x 2^(s-9) + CLOCK_PERIOD / 2) / CLOCK_PERIOD) (the half is
- * never reached: CLOCK_PERIOD is odd), in 64 bits while x 2^(s-9) fits
- * (x < 2^21: s <= 51).
- */
-static inline int64_t phase_grid(int64_t x, int s)
-{
-	if (s <= 51)
-		return (int64_t)((((uint64_t)x << (s - 9)) + CLOCK_PERIOD / 2) / CLOCK_PERIOD);
-	return grid_of_ns(x, s);
+	/* in 64 bits when it can (a division by a constant; C truncates either way), else 128 */
+	if (!__builtin_add_overflow(x, n, &y))
+		return y % CLOCK_PERIOD;
+	return (int64_t)(((__int128)x + n) % CLOCK_PERIOD);
 }
 
 /* The model of a range-coded stream in slot i; RC_KINDS: none may be. */

@@ -1436,7 +1436,7 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 		return find_phase_reference(e, s, budget, phase);
 	}
 	for (q0 = 0; q0 < CLOCK_PERIOD && steps < budget; q0++) {
-		uint64_t base = (uint64_t)phase_grid(q0, s) * CLOCK_PERIOD, run = 0;
+		uint64_t base = (uint64_t)grid_of_ns(q0, s) * CLOCK_PERIOD, run = 0;
 
 		for (r = 0; r < e->nrecords; r++) {
 			if (sum[r] == PHASE_OFF)

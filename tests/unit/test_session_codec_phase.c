@@ -276,6 +276,50 @@ static void test_times_at_the_nanosecond_limit(void **state)
 	}
 }
 
+/*
+ * grid_of_ns takes a 64-bit division where it can, and phase_next a
+ * 64-bit remainder: both must give what the 128-bit arithmetic gives, at
+ * the edges of where they switch (n 2^(s-9) near 2^64, sums near
+ * INT64_MAX), for negative nanoseconds and on every grid.
+ */
+static void test_grid_arithmetic(void **state)
+{
+	uint64_t st = 12345;
+	int s, i;
+
+	(void)state;
+	for (s = 1; s <= 62; s++) {
+		for (i = 0; i < 4000; i++) {
+			uint64_t r = rnd(&st);
+			int64_t n;
+
+			switch (i % 5) {
+			case 0: /* near where the 64-bit path ends */
+				n = s >= 9 ? (int64_t)((UINT64_MAX >> (s - 9)) - (r % 3000000)) : (int64_t)r;
+				break;
+			case 1: n = (int64_t)(r >> (r % 64)); break;
+			case 2: n = -(int64_t)(r >> (1 + r % 63)); break;
+			case 3: n = (int64_t)(r % 10000000000ull); break;
+			default: n = (int64_t)(r % 4000); break;
+			}
+			if (grid_of_ns(n, s) != grid_of_ns_wide(n, s))
+				fail_msg("grid_of_ns(%lld, %d): %lld, the 128-bit division %lld", (long long)n, s,
+					 (long long)grid_of_ns(n, s), (long long)grid_of_ns_wide(n, s));
+		}
+	}
+	for (i = 0; i < 100000; i++) {
+		uint64_t r = rnd(&st);
+		int64_t x = (int64_t)(r % CLOCK_PERIOD), n = (int64_t)(rnd(&st) >> (r % 64));
+
+		if (i % 3 == 1)
+			n = INT64_MAX - (int64_t)(r % 4000000);
+		if (i % 3 == 2)
+			n = -n;
+		if (phase_next(x, n) != (int64_t)(((__int128)x + n) % CLOCK_PERIOD))
+			fail_msg("phase_next(%lld, %lld)", (long long)x, (long long)n);
+	}
+}
+
 /* Outside 9..62 neither looks: no phase. */
 static void test_grid_out_of_range(void **state)
 {
@@ -299,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_edge_of_a_reading),
 		cmocka_unit_test(test_every_small_budget),
 		cmocka_unit_test(test_times_at_the_nanosecond_limit),
+		cmocka_unit_test(test_grid_arithmetic),
 		cmocka_unit_test(test_grid_out_of_range),
 	};
 
