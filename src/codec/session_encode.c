@@ -1468,7 +1468,7 @@ static int put_times(struct enc *e, struct streams *st)
 
 	int64_t x = st->phase - 1;
 
-	err = time_ref(e, st);
+	err = 0;
 	for (r = 0; !err && r < e->nrecords; r++) {
 		int64_t n = 0;
 		int code = 0;
@@ -1515,23 +1515,58 @@ static int put_params(const struct enc *e, struct streams *st)
 	return rs_buf_put(&st->sec[SEC_SUFFIX], e->suffix.ptr, e->suffix.len);
 }
 
+/*
+ * The phase search on a thread of its own: it reads only the parse's
+ * times, and the dictionary, the tree, the samples and the median time,
+ * which do not need the phase, are built meanwhile on the calling thread
+ * (the other core is idle once the parse is done).
+ */
+struct phase_job {
+	const struct enc *e;
+	int s;
+	int64_t phase;
+	int err;
+	struct rs_error_saved saved;
+};
+
+static void *phase_run(void *arg)
+{
+	struct phase_job *j = arg;
+
+	j->err = codec_find_phase(j->e, j->s, PHASE_BUDGET, 0, &j->phase);
+	if (j->err)
+		rs_error_save(&j->saved, j->err);
+	return NULL;
+}
+
 int codec_make_streams(struct enc *e, struct streams *st)
 {
-	int err;
+	struct phase_job job;
+	pthread_t thread;
+	int started, err;
 
-	err = put_dictionary(e, st);
-	if (err)
-		return err;
-	err = put_tree(e, st);
-	if (err)
-		return err;
 	st->s = choose_grid(e);
-	err = codec_find_phase(e, st->s, PHASE_BUDGET, 0, &st->phase);
+	memset(&job, 0, sizeof(job));
+	job.e = e;
+	job.s = st->s;
+	started = pthread_create(&thread, NULL, phase_run, &job) == 0;
+	if (!started)
+		phase_run(&job);
+	err = put_dictionary(e, st);
+	if (!err)
+		err = put_tree(e, st);
+	if (!err)
+		err = put_samples(e, st);
+	if (!err)
+		err = time_ref(e, st);
+	if (started)
+		pthread_join(thread, NULL);
 	if (err)
 		return err;
-	err = put_samples(e, st);
-	if (!err)
-		err = put_times(e, st);
+	if (job.err)
+		return rs_error_restore(&job.saved);
+	st->phase = job.phase;
+	err = put_times(e, st);
 	if (err)
 		return err;
 	return put_params(e, st);
