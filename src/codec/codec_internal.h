@@ -348,7 +348,7 @@ struct hasher {
 struct node_slot {
 	uint64_t key;             /* parent node << 32 | frame */
 	uint32_t node1;           /* the child node + 1; 0: empty */
-	uint32_t unused;
+	uint32_t path;            /* the hash of the child's path (path_hash), which places it */
 };
 
 struct enc {
@@ -377,7 +377,7 @@ struct enc {
 	unsigned char *rec_verbatim;
 	uint64_t nrecords, arecords;
 
-	uint32_t *prev_frame, *prev_node;
+	uint32_t *prev_frame, *prev_node, *prev_path; /* prev_path: path_hash of prev_node */
 	size_t prev_depth;
 	size_t *span_off;
 	uint32_t *span_len;

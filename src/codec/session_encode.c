@@ -389,7 +389,7 @@ static int node_table_grow(struct enc *e)
 
 		if (!e->ntab[i].node1)
 			continue;
-		h = (size_t)((e->ntab[i].key * 0x9E3779B97F4A7C15ull) >> 20) & (size - 1);
+		h = e->ntab[i].path & (size - 1);
 		while (t[h].node1)
 			h = (h + 1) & (size - 1);
 		t[h] = e->ntab[i];
@@ -400,10 +400,27 @@ static int node_table_grow(struct enc *e)
 	return 0;
 }
 
-static int child_node(struct enc *e, uint32_t parent, uint32_t frame, uint32_t *out)
+/*
+ * The call tree's table is placed by a hash of a node's path (its frames
+ * from the root), not of its (parent, frame) key: a record's new frames
+ * then give the slots of all their nodes before any is looked up, and
+ * record_stack fetches those slots together. Placed by the key, each
+ * look-up waited for the one before (the parent), and the table (4 MB for
+ * the generated 224 MB session) missed the cache each time: 85 ms of the
+ * parse's 0.25 s on the calling thread. Node numbers are given in the
+ * order the records first reach them, whatever the slots.
+ */
+#define PATH_ROOT 0x2545F491u
+
+static inline uint32_t path_hash(uint32_t parent_path, uint32_t frame)
+{
+	return (uint32_t)((((uint64_t)parent_path << 32 | frame) * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+static int child_node(struct enc *e, uint32_t parent, uint32_t frame, uint32_t path, uint32_t *out)
 {
 	uint64_t key = (uint64_t)parent << 32 | frame;
-	size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & e->ntab_mask;
+	size_t at = path & e->ntab_mask;
 	int err;
 
 	while (e->ntab[at].node1) {
@@ -432,6 +449,7 @@ static int child_node(struct enc *e, uint32_t parent, uint32_t frame, uint32_t *
 	e->node_frame[e->nnodes] = frame;
 	e->ntab[at].key = key;
 	e->ntab[at].node1 = e->nnodes + 1;
+	e->ntab[at].path = path;
 	*out = e->nnodes++;
 	if ((size_t)e->nnodes * 2 > e->ntab_mask) {
 		err = node_table_grow(e);
@@ -604,30 +622,32 @@ static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, siz
 static inline int record_stack(struct enc *e, const unsigned char *buf, const size_t *span_off,
 			       const uint32_t *span_len, size_t depth, uint32_t *node)
 {
-	int matching = 1, err;
-	size_t i;
+	uint32_t path;
+	size_t i, first;
+	int err;
 
-	for (i = 0; i < depth; i++) {
-		const unsigned char *s = buf + span_off[i];
-		size_t n = span_len[i];
-		uint32_t f = 0;
+	for (i = 0; i < depth && i < e->prev_depth; i++) {
+		const struct frame_entry *pf = &e->frames[e->prev_frame[i]];
 
-		if (matching && i < e->prev_depth) {
-			const struct frame_entry *pf = &e->frames[e->prev_frame[i]];
-
-			if (pf->len == n && !memcmp(e->arena.ptr + pf->off, s, n)) {
-				*node = e->prev_node[i];
-				continue;
-			}
-		}
-		matching = 0;
-		err = intern_frame(e, s, n, i == 0, &f);
+		if (pf->len != span_len[i] || memcmp(e->arena.ptr + pf->off, buf + span_off[i], span_len[i]))
+			break;
+		*node = e->prev_node[i];
+	}
+	/* the frames after those the record shares with the one before, and the slots of their nodes */
+	first = i;
+	path = first ? e->prev_path[first - 1] : PATH_ROOT;
+	for (; i < depth; i++) {
+		err = intern_frame(e, buf + span_off[i], span_len[i], i == 0, &e->prev_frame[i]);
 		if (err)
 			return err;
-		err = child_node(e, *node, f, node);
+		path = path_hash(path, e->prev_frame[i]);
+		e->prev_path[i] = path;
+		__builtin_prefetch(&e->ntab[path & e->ntab_mask]);
+	}
+	for (i = first; i < depth; i++) {
+		err = child_node(e, *node, e->prev_frame[i], e->prev_path[i], node);
 		if (err)
 			return err;
-		e->prev_frame[i] = f;
 		e->prev_node[i] = *node;
 	}
 	e->prev_depth = depth;
@@ -2079,6 +2099,7 @@ void codec_enc_release(struct enc *e)
 	free(e->rec_verbatim);
 	free(e->prev_frame);
 	free(e->prev_node);
+	free(e->prev_path);
 	free(e->span_off);
 	free(e->span_len);
 	free(e->repr);
@@ -2134,12 +2155,13 @@ int codec_enc_open(struct enc *e, const char *path, uint64_t size, struct rs_cod
 	e->node_frame = malloc(e->anodes * sizeof(*e->node_frame));
 	e->prev_frame = malloc(MAX_DEPTH * sizeof(*e->prev_frame));
 	e->prev_node = malloc(MAX_DEPTH * sizeof(*e->prev_node));
+	e->prev_path = malloc(MAX_DEPTH * sizeof(*e->prev_path));
 	e->span_off = malloc(MAX_DEPTH * sizeof(*e->span_off));
 	e->span_len = malloc(MAX_DEPTH * sizeof(*e->span_len));
 	e->repr = codec_repr_cache_new();
 	e->hz.h = rs_sha256_new();
 	if (!e->repr || !e->buf || !e->node_parent || !e->node_frame || !e->prev_frame ||
-	    !e->prev_node || !e->span_off || !e->span_len || !e->hz.h)
+	    !e->prev_node || !e->prev_path || !e->span_off || !e->span_len || !e->hz.h)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	e->node_parent[0] = UINT32_MAX;
 	e->node_frame[0] = UINT32_MAX;
