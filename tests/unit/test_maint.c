@@ -984,6 +984,11 @@ static void test_rescue_refuses_a_bad_pack_header(void **state)
 		{ 8, 2, "pack version 2 is not supported" },
 		{ RS_PACK_HEADER_SIZE + 41, 1, "has reserved bytes set in the entry at offset 16" },
 		{ RS_PACK_HEADER_SIZE + 47, 1, "has reserved bytes set in the entry at offset 16" },
+		/* version 0: below the first, damage rather than a newer writer's */
+		{ 8, 0, "pack version 0 is older than any results wrote" },
+		/* a stored length past RS_STORED_LIMIT (80 MiB and more): refused
+		   as such, not walked past the end of the pack */
+		{ RS_PACK_HEADER_SIZE + 39, 5, "has an invalid entry at offset 16: impossible chunk lengths" },
 	};
 	struct store_fixture *f = *state;
 	struct rs_id a, pack;
