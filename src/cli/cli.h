@@ -97,9 +97,11 @@ int rs_cli_fail(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * A usage error of `command`, the one shape every command prints (docs/cli.md):
+ * A usage error of `command`, the one shape every command prints (docs/cli.md,
+ * results/args.h's rs_args_usage_line, which lfs-agent prints too):
  * "results <command>: <fmt...> (see 'results <command> --help')" on
- * stderr, made safe for a terminal; returns RS_EXIT_USAGE.
+ * stderr, made safe for a terminal; returns RS_EXIT_USAGE. A NULL command
+ * is the dispatcher's: "results: <fmt...> (see 'results --help')".
  */
 int rs_cli_usage(const char *command, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

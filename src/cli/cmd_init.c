@@ -314,8 +314,8 @@ int cmd_init(int argc, char **argv)
 
 	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
 		return opts.status;
-	if (optind < argc)
-		return rs_cli_fail(RS_EXIT_USAGE, "init: unexpected argument '%s'", argv[optind]);
+	if (rs_cli_opts_operands(&opts, argc, argv, 0) < 0)
+		return opts.status;
 	if (remote && !*remote)
 		return rs_cli_fail(RS_EXIT_USAGE, "init: --remote needs a URL");
 	if (repo && !global)

@@ -338,19 +338,22 @@ struct enc {
 	struct rs_buf prefix, suffix, arena, esc_text;
 
 	struct frame_entry *frames;
-	uint32_t nframes, aframes;
+	uint32_t nframes;         /* at most MAX_FRAMES */
+	size_t aframes;           /* capacities: rs_array_grow's (util/array.h) */
 	uint32_t *ftab;           /* frame id + 1, 0 empty */
 	size_t ftab_mask;
 
 	uint32_t *node_parent, *node_frame;
-	uint32_t nnodes, anodes;
+	uint32_t nnodes;          /* at most MAX_NODES */
+	size_t anode_parent, anode_frame;
 	struct node_slot *ntab;   /* (parent, frame) -> child node */
 	size_t ntab_mask;
 
 	uint32_t *rec_node;
 	double *rec_time;
 	unsigned char *rec_verbatim;
-	uint64_t nrecords, arecords;
+	uint64_t nrecords;        /* at most MAX_RECORDS */
+	size_t arec_node, arec_time, arec_verbatim;
 
 	uint32_t *prev_frame, *prev_node;
 	size_t prev_depth;

@@ -18,6 +18,7 @@
 #include <zstd.h>
 
 #include "codec/rc_model.h"
+#include "util/array.h"
 
 /* ---- decoder ------------------------------------------------------------ */
 
@@ -252,7 +253,8 @@ static int unfront(unsigned char *raw, size_t raw_len, const unsigned char *fc, 
  */
 struct col_table {
 	uint32_t *at;             /* each entry's offset in B */
-	uint32_t n, cap;
+	uint32_t n;               /* at most MAX_FRAMES */
+	size_t cap;               /* rs_array_grow's */
 };
 
 struct col_reader {
@@ -290,18 +292,11 @@ static int col_part(struct col_reader *r, struct col_table *t, size_t *off, size
 		err = col_text(r, off, len);
 		if (err)
 			return err;
-		if (t->n == t->cap) {
-			uint32_t cap = t->cap ? t->cap * 2 : 256;
-			uint32_t *at;
-
-			if (t->n >= MAX_FRAMES)
-				return corrupt("a frame list in columns has too many parts");
-			at = realloc(t->at, cap * sizeof(*at));
-			if (!at)
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			t->at = at;
-			t->cap = cap;
-		}
+		if (t->n >= MAX_FRAMES)
+			return corrupt("a frame list in columns has too many parts");
+		err = rs_array_grow(&t->at, &t->cap, (size_t)t->n + 1, sizeof(*t->at), 256);
+		if (err)
+			return err;
 		t->at[t->n++] = (uint32_t)*off;
 		return 0;
 	}
@@ -669,7 +664,8 @@ static int quote_frames(struct decoded *d, uint64_t n)
  */
 struct succ {
 	uint32_t *v;
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;               /* rs_array_grow's */
 };
 
 /*
@@ -681,6 +677,7 @@ static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nf
 				   uint64_t *frame)
 {
 	uint64_t v;
+	int err;
 
 	if (*frame != 0) {
 		if (*frame - 1 >= l->n)
@@ -699,14 +696,9 @@ static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nf
 	*frame = version >= 2 && l->n ? l->v[l->n - 1] + (uint64_t)unzigzag(v) : v;
 	if (*frame >= nframes)
 		return corrupt("the call tree names a frame it does not have");
-	if (l->n == l->cap) {
-		uint32_t want = l->cap ? l->cap * 2 : 4, *nv = realloc(l->v, want * sizeof(*nv));
-
-		if (!nv)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		l->v = nv;
-		l->cap = want;
-	}
+	err = rs_array_grow(&l->v, &l->cap, (size_t)l->n + 1, sizeof(*l->v), 4);
+	if (err)
+		return err;
 	l->v[l->n++] = (uint32_t)*frame;
 	return 0;
 }

@@ -47,6 +47,7 @@
 
 #include "codec/rc_model.h"
 #include "codec/varint.h"
+#include "util/array.h"
 
 /* ---- encoder ------------------------------------------------------------ */
 
@@ -321,15 +322,9 @@ static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int dep
 	}
 	if (e->nframes >= MAX_FRAMES)
 		return codec_decline(e, "too many distinct frames");
-	if (e->nframes == e->aframes) {
-		uint32_t want = e->aframes ? e->aframes * 2 : 4096;
-		struct frame_entry *f = realloc(e->frames, want * sizeof(*f));
-
-		if (!f)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->frames = f;
-		e->aframes = want;
-	}
+	err = rs_array_grow(&e->frames, &e->aframes, (size_t)e->nframes + 1, sizeof(*e->frames), 4096);
+	if (err)
+		return err;
 	e->frames[e->nframes].off = e->arena.len;
 	e->frames[e->nframes].len = (uint32_t)n;
 	e->frames[e->nframes].hash = h;
@@ -415,19 +410,14 @@ static int child_node(struct enc *e, uint32_t parent, uint32_t frame, uint32_t *
 	}
 	if (e->nnodes >= MAX_NODES)
 		return codec_decline(e, "the call tree is too large");
-	if (e->nnodes == e->anodes) {
-		uint32_t want = e->anodes * 2;
-		uint32_t *a = realloc(e->node_parent, want * sizeof(*a)), *b;
-
-		if (!a)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->node_parent = a;
-		b = realloc(e->node_frame, want * sizeof(*b));
-		if (!b)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->node_frame = b;
-		e->anodes = want;
-	}
+	err = rs_array_grow(&e->node_parent, &e->anode_parent, (size_t)e->nnodes + 1,
+			    sizeof(*e->node_parent), 65536);
+	if (err)
+		return err;
+	err = rs_array_grow(&e->node_frame, &e->anode_frame, (size_t)e->nnodes + 1,
+			    sizeof(*e->node_frame), 65536);
+	if (err)
+		return err;
 	e->node_parent[e->nnodes] = parent;
 	e->node_frame[e->nnodes] = frame;
 	e->ntab[at].key = key;
@@ -634,27 +624,20 @@ static inline int record_stack(struct enc *e, const unsigned char *buf, const si
 	return 0;
 }
 
-/* Room for twice as many records (the first time, 65536). */
+/* Room for one more record in each of its three columns (doubling from 65536). */
 static int records_grow(struct enc *e)
 {
-	uint64_t want = e->arecords ? e->arecords * 2 : 65536;
-	uint32_t *rn = realloc(e->rec_node, want * sizeof(*rn));
-	double *rt;
-	unsigned char *rv;
+	size_t need = (size_t)e->nrecords + 1;
+	int err;
 
-	if (!rn)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	e->rec_node = rn;
-	rt = realloc(e->rec_time, want * sizeof(*rt));
-	if (!rt)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	e->rec_time = rt;
-	rv = realloc(e->rec_verbatim, want);
-	if (!rv)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	e->rec_verbatim = rv;
-	e->arecords = want;
-	return 0;
+	err = rs_array_grow(&e->rec_node, &e->arec_node, need, sizeof(*e->rec_node), 65536);
+	if (err)
+		return err;
+	err = rs_array_grow(&e->rec_time, &e->arec_time, need, sizeof(*e->rec_time), 65536);
+	if (err)
+		return err;
+	return rs_array_grow(&e->rec_verbatim, &e->arec_verbatim, need, sizeof(*e->rec_verbatim),
+			     65536);
 }
 
 /* Take one tokenized record into the frame table, the tree and the times. */
@@ -674,11 +657,9 @@ static int commit_record(struct enc *e, const unsigned char *buf, const size_t *
 		return err;
 	if (e->nrecords >= MAX_RECORDS)
 		return codec_decline(e, "too many records");
-	if (e->nrecords == e->arecords) {
-		err = records_grow(e);
-		if (err)
-			return err;
-	}
+	err = records_grow(e);
+	if (err)
+		return err;
 	t = tk->time;
 	e->rec_node[e->nrecords] = node;
 	e->rec_time[e->nrecords] = t;
@@ -705,7 +686,7 @@ struct batch {
 	struct tok tok[BATCH];
 	size_t *span_off;
 	uint32_t *span_len;
-	size_t nspans, aspans;
+	size_t nspans, aspan_off, aspan_len; /* capacities: rs_array_grow's */
 	size_t n;
 	int status;   /* 0, or tokenize_record's 1 (why in the last tok) / 2 (truncated) */
 	int full;
@@ -743,22 +724,16 @@ static void *tokenizer_run(void *arg)
 			struct tok *t = &b->tok[b->n];
 			int r;
 
-			if (b->aspans - b->nspans < MAX_DEPTH) {
-				size_t want = b->aspans * 2 + MAX_DEPTH;
-				size_t *so = realloc(b->span_off, want * sizeof(*so));
-				uint32_t *sl;
-
-				if (so)
-					b->span_off = so;
-				sl = so ? realloc(b->span_len, want * sizeof(*sl)) : NULL;
-				if (!so || !sl) {
-					z->oom = 1;
-					b->status = 2;
-					done = 1;
-					break;
-				}
-				b->span_len = sl;
-				b->aspans = want;
+			/* room for a record as deep as any may be; a failure
+			   is told through z->oom (this thread's message is lost) */
+			if (rs_array_grow(&b->span_off, &b->aspan_off, b->nspans + MAX_DEPTH,
+					  sizeof(*b->span_off), MAX_DEPTH) ||
+			    rs_array_grow(&b->span_len, &b->aspan_len, b->nspans + MAX_DEPTH,
+					  sizeof(*b->span_len), MAX_DEPTH)) {
+				z->oom = 1;
+				b->status = 2;
+				done = 1;
+				break;
 			}
 			r = tokenize_record(z->map, pos, z->len, b->span_off + b->nspans,
 					    b->span_len + b->nspans, t);
@@ -2023,9 +1998,9 @@ int codec_enc_open(struct enc *e, const char *path, uint64_t size, struct rs_cod
 	map_input(e, size);
 	if (!e->mapped)
 		e->buf = malloc(READ_BLOCK);
-	e->anodes = 65536;
-	e->node_parent = malloc(e->anodes * sizeof(*e->node_parent));
-	e->node_frame = malloc(e->anodes * sizeof(*e->node_frame));
+	e->anode_parent = e->anode_frame = 65536;
+	e->node_parent = malloc(e->anode_parent * sizeof(*e->node_parent));
+	e->node_frame = malloc(e->anode_frame * sizeof(*e->node_frame));
 	e->prev_frame = malloc(MAX_DEPTH * sizeof(*e->prev_frame));
 	e->prev_node = malloc(MAX_DEPTH * sizeof(*e->prev_node));
 	e->span_off = malloc(MAX_DEPTH * sizeof(*e->span_off));
