@@ -554,7 +554,7 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	d->sec[i].p = d->owned[i];
 	if (codec == SEC_CODEC_RC)
-		return rs_rc_unpack(d->owned[i], (size_t)raw, kind, at, (size_t)stored);
+		return rs_rc_unpack(d->owned[i], (size_t)raw, kind, d->version, at, (size_t)stored);
 	if (codec == SEC_CODEC_FRONT)
 		return unpack_recoded(d->owned[i], (size_t)raw, at, stored, raw + 3ull * MAX_FRAMES, unfront);
 	if (codec == SEC_CODEC_COLUMNS)

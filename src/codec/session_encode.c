@@ -1543,7 +1543,8 @@ static int add_rc_section(struct rs_buf *out, int slot, const struct rs_buf *raw
 	int err;
 
 	*done = 0;
-	err = rs_rc_pack(&rc, stream_model(RS_CODEC_VERSION, slot), (const unsigned char *)raw->ptr, raw->len);
+	err = rs_rc_pack(&rc, stream_model(RS_CODEC_VERSION, slot), RS_CODEC_VERSION, (const unsigned char *)raw->ptr,
+			 raw->len);
 	if (err == 1 || (!err && rc.len >= raw->len)) {
 		rs_buf_release(&rc);
 		return 0;
