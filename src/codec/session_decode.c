@@ -500,10 +500,11 @@ static int uncolumn_split(unsigned char *raw, size_t raw_len, const unsigned cha
 }
 
 /*
- * Codec 3 or 4 at `at`: its zstd frame (its content at most `max_coded`
- * bytes: the front coding 3 bytes per frame more than the list, the
- * columns no more than the list) into a buffer of its own, then `undo`
- * (unfront, uncolumn) rebuilds the list into `raw`.
+ * Codec 3, 4 or 5 at `at`: its zstd frame (its content at most
+ * `max_coded` bytes: the front coding 3 bytes per frame more than the
+ * list, the columns no more than the list) into a buffer of its own,
+ * then `undo` (unfront, uncolumn, uncolumn_split) rebuilds the list into
+ * `raw`.
  */
 typedef int (*undo_fn)(unsigned char *raw, size_t raw_len, const unsigned char *coded, size_t n);
 

@@ -1537,12 +1537,15 @@ static int set_stream_zstd(ZSTD_CCtx *cctx, const struct stream_zstd *z)
 		 * and more, which a stream of known small size does not get:
 		 * asked for, it takes the split columns of the real 78 MB
 		 * run's base from 16.5 KB to 16.0. An experimental parameter
-		 * (zstd 1.5.1): a libzstd without it refuses it, and the
-		 * stream is then only larger, so that refusal is ignored.
+		 * (zstd 1.5.1): headers before it do not name it, and a
+		 * libzstd without it refuses it; the stream is then only
+		 * larger, so that refusal is ignored.
 		 */
+#if ZSTD_VERSION_NUMBER >= 10501
 		size_t s = ZSTD_CCtx_setParameter(cctx, ZSTD_c_useBlockSplitter, ZSTD_ps_enable);
 
 		(void)s;
+#endif
 	}
 	return ZSTD_isError(r) ? rs_error_set(RS_EGENERIC, "zstd: %s", ZSTD_getErrorName(r)) : 0;
 }
