@@ -13,7 +13,10 @@
  *   (tests/data/real_small_pop1k.codec-v1, -v2, -v3) decode to the real
  *   session;
  * - a version-4 frame list (codec 5) whose first frame repeats a previous
- *   one is refused.
+ *   one is refused;
+ * - version 4's tree model, which follows the tree's shape on a stack of
+ *   its own, codes and decodes alike a tree deeper than that stack and
+ *   values past the tree's end.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +34,7 @@
 
 #include <zstd.h>
 
+#include "codec/rc_model.h"
 #include "codec/session_codec.h"
 #include "results/buf.h"
 #include "results/error.h"
@@ -551,6 +555,43 @@ static void test_repeat_without_previous_refused(void **state)
 	}
 }
 
+/*
+ * Version 4's tree model keeps at most RC_TREE4_DEPTH open nodes; a
+ * deeper chain (70,000 nodes, each the only child of the one before),
+ * then values after the last node (no node is open), must still come
+ * back exactly: both sides take the same contexts past the stack.
+ */
+static void test_tree_model_past_its_stack(void **state)
+{
+	struct rs_buf raw = RS_BUF_INIT, packed = RS_BUF_INIT;
+	unsigned char *back;
+	uint64_t i;
+
+	(void)state;
+	put_varint(&raw, 1); /* the root's one child */
+	for (i = 0; i < 70000; i++) {
+		put_varint(&raw, i % 3 ? 1 : 0); /* place 1, or new (0) and a rank */
+		if (i % 3 == 0)
+			put_varint(&raw, i);
+		put_varint(&raw, i + 1 < 70000); /* one child, the last none */
+	}
+	for (i = 0; i < 1000; i++)
+		put_varint(&raw, i * 7919); /* past the tree */
+	assert_true(RC_TREE4_DEPTH < 70000);
+	assert_int_equal(rs_rc_pack(&packed, RC_TREE, 4, (unsigned char *)raw.ptr, raw.len), 0);
+	back = malloc(raw.len);
+	assert_non_null(back);
+	assert_int_equal(rs_rc_unpack(back, raw.len, RC_TREE, 4, (unsigned char *)packed.ptr, packed.len), 0);
+	assert_memory_equal(back, raw.ptr, raw.len);
+	/* and read as version 3's model, it is not the same stream */
+	assert_true(rs_rc_unpack(back, raw.len, RC_TREE, 3, (unsigned char *)packed.ptr, packed.len) != 0 ||
+		    memcmp(back, raw.ptr, raw.len) != 0);
+	rs_error_clear();
+	free(back);
+	rs_buf_release(&raw);
+	rs_buf_release(&packed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_version_2_container_decodes),
 		cmocka_unit_test(test_version_3_container_decodes),
 		cmocka_unit_test(test_repeat_without_previous_refused),
+		cmocka_unit_test(test_tree_model_past_its_stack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
