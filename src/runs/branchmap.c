@@ -198,10 +198,17 @@ static int entry_parse(struct rs_branch_entry *e, const char *line, size_t len)
 					   "[\"YYYY-MM\", number, runs]", i + 1);
 			goto out;
 		}
+		size_t had = e->count;
+
 		err = entry_add(e, month, (unsigned)json_integer_value(seq),
 				(unsigned)json_integer_value(runs));
 		if (err)
 			goto out;
+		if (e->count == had) {
+			err = rs_error_set(RS_ECORRUPT, "shard %s/%lld listed twice for one branch",
+					   month, (long long)json_integer_value(seq));
+			goto out;
+		}
 	}
 out:
 	json_decref(root);
@@ -210,7 +217,7 @@ out:
 	return err;
 }
 
-static int entry_to_line(struct rs_buf *out, const struct rs_branch_entry *e)
+int rs_branch_entry_to_line(struct rs_buf *out, const struct rs_branch_entry *e)
 {
 	json_t *o = json_pack("{s:s, s:[]}", "branch", e->branch, "shards");
 	json_t *shards = json_object_get(o, "shards");
@@ -294,11 +301,21 @@ static int bucket_rel(struct rs_buf *rel, unsigned b)
 	return rs_buf_printf(rel, "branches/%x/%x.jsonl", b >> 4, b & 15);
 }
 
+int rs_branchmap_find(struct rs_branch_entry *out, int *found, const char *text, size_t len,
+		      const char *name, const char *branch)
+{
+	struct lookup lk = { branch, name, out, 0, 0 };
+
+	*found = 0;
+	each_line(text, len, lookup_line, &lk);
+	*found = !lk.err && lk.found;
+	return lk.err;
+}
+
 int rs_branchmap_lookup(struct rs_branch_entry *out, int *found, git_repository *repo,
 			git_tree *sub, const char *branch)
 {
 	struct rs_buf rel = RS_BUF_INIT, label = RS_BUF_INIT;
-	struct lookup lk = { branch, NULL, out, 0, 0 };
 	git_blob *blob = NULL;
 	int err;
 
@@ -314,10 +331,8 @@ int rs_branchmap_lookup(struct rs_branch_entry *out, int *found, git_repository 
 	}
 	if (err)
 		goto out;
-	lk.name = label.ptr;
-	each_line(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), lookup_line, &lk);
-	err = lk.err;
-	*found = !err && lk.found;
+	err = rs_branchmap_find(out, found, git_blob_rawcontent(blob),
+				(size_t)git_blob_rawsize(blob), label.ptr, branch);
 out:
 	git_blob_free(blob);
 	rs_buf_release(&rel);
@@ -471,7 +486,7 @@ static int writer_emit(struct rs_branchmap_files *out, struct writer *w, const c
 			err = rs_buf_printf(path, "index/branches/%x/%x.jsonl", i >> 4, i & 15);
 		for (size_t k = 0; k < b->count && !err; k++) {
 			entry_trim(&b->entries[k]);
-			err = entry_to_line(text, &b->entries[k]);
+			err = rs_branch_entry_to_line(text, &b->entries[k]);
 		}
 	}
 	if (err)

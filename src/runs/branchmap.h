@@ -76,6 +76,19 @@ RS_MUST_CHECK
 int rs_branchmap_lookup(struct rs_branch_entry *out, int *found, git_repository *repo,
 			git_tree *sub, const char *branch);
 
+/*
+ * The line of `branch` in the text of a bucket (`name` for messages), as
+ * rs_branchmap_lookup. Every line up to it is checked: RS_ECORRUPT names
+ * `name` and the line.
+ */
+RS_MUST_CHECK
+int rs_branchmap_find(struct rs_branch_entry *out, int *found, const char *text, size_t len,
+		      const char *name, const char *branch);
+
+/* `e` as its line of a bucket, with the trailing '\n', appended to `out`. */
+RS_MUST_CHECK
+int rs_branch_entry_to_line(struct rs_buf *out, const struct rs_branch_entry *e);
+
 /* A file of the map to commit: its path and its whole new text. */
 struct rs_branchmap_file {
 	struct rs_buf path, text;
