@@ -171,6 +171,8 @@ static int entry_parse(struct rs_branch_entry *e, const char *line, size_t len)
 	if (len > RS_RUNINDEX_MAX_LINE)
 		return rs_error_set(RS_ECORRUPT, "line longer than %u bytes", RS_RUNINDEX_MAX_LINE);
 	root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root && json_error_code(&jerr) == json_error_out_of_memory)
+		return rs_error_set(RS_EGENERIC, "out of memory");
 	branch = json_string_value(json_object_get(root, "branch"));
 	shards = json_object_get(root, "shards");
 	if (!branch || !*branch || strlen(branch) > 1024 || !json_is_array(shards) ||
