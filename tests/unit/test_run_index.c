@@ -180,16 +180,11 @@ static void test_shard_path(void **state)
 }
 
 /* Shards committed in a real repository, loaded newest month first. */
-static void test_load_from_tree(void **state)
+/* A new git repository in the temporary folder `dir` (a mkdtemp template), opened. */
+static struct rs_repo *new_repo(char *dir)
 {
-	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
 	git_repository *g = NULL;
 	struct rs_repo *repo = NULL;
-	struct rs_runindex idx;
-	struct rs_buf shard[3] = { RS_BUF_INIT, RS_BUF_INIT, RS_BUF_INIT };
-	struct rs_commit_file files[4];
-	struct rs_commit_options opts = { .message = "index" };
-	const char *months[3] = { "2026-09", "2026-10", "2026-11" };
 
 	assert_non_null(mkdtemp(dir));
 	setenv("HOME", dir, 1);
@@ -198,6 +193,20 @@ static void test_load_from_tree(void **state)
 	assert_int_equal(git_repository_init(&g, dir, 0), 0);
 	git_repository_free(g);
 	assert_int_equal(rs_repo_open(&repo, dir), 0);
+	return repo;
+}
+
+static void test_load_from_tree(void **state)
+{
+	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
+	struct rs_repo *repo;
+	struct rs_runindex idx;
+	struct rs_buf shard[3] = { RS_BUF_INIT, RS_BUF_INIT, RS_BUF_INIT };
+	struct rs_commit_file files[4];
+	struct rs_commit_options opts = { .message = "index" };
+	const char *months[3] = { "2026-09", "2026-10", "2026-11" };
+
+	repo = new_repo(dir);
 
 	/* empty repository: no runs, no error */
 	rs_runindex_init(&idx);
@@ -277,8 +286,7 @@ static size_t window_count(struct rs_repo *repo, const char *branch, size_t runs
 static void test_branch_map(void **state)
 {
 	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
-	git_repository *g = NULL;
-	struct rs_repo *repo = NULL;
+	struct rs_repo *repo;
 	struct rs_buf sep = RS_BUF_INIT, oct = RS_BUF_INIT, nov = RS_BUF_INIT;
 	struct rs_branchmap_files map = { NULL, 0, 0 };
 	struct rs_commit_file files[16];
@@ -290,13 +298,7 @@ static void test_branch_map(void **state)
 	int err;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	setenv("HOME", dir, 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	git_libgit2_init();
-	assert_int_equal(git_repository_init(&g, dir, 0), 0);
-	git_repository_free(g);
-	assert_int_equal(rs_repo_open(&repo, dir), 0);
+	repo = new_repo(dir);
 
 	/* September: 3 runs of "a", 3 of main; October: 4 of main; November: 3 of main */
 	for (int i = 0; i < 3; i++) {
