@@ -793,26 +793,6 @@ static int ref_label(struct rs_buf *out, const char *name, const char *remote)
 	return rs_buf_printf(out, "%s '%s'", kind, shown);
 }
 
-/* A ref target worth peeling: a commit or an annotated tag, within RS_REF_OBJECT_MAX. */
-#define RS_REF_OBJECT_MAX (16u * 1024 * 1024)
-static int ref_names_commit(struct rs_repo *r, const git_oid *target)
-{
-	git_odb *odb = NULL;
-	git_object_t type;
-	size_t len = 0;
-	int ok;
-
-	if (git_repository_odb(&odb, r->git) < 0) {
-		git_error_clear();
-		return 0;
-	}
-	ok = git_odb_read_header(&len, &type, odb, target) == 0 &&
-	     (type == GIT_OBJECT_COMMIT || type == GIT_OBJECT_TAG) && len <= RS_REF_OBJECT_MAX;
-	git_error_clear();
-	git_odb_free(odb);
-	return ok;
-}
-
 /* The commits planned so far, each once. */
 struct planned {
 	git_oid *commits;
@@ -828,38 +808,33 @@ static int plan_commit(struct planner *pl, const git_oid *target, const char *na
 		       struct planned *seen, int *added)
 {
 	struct rs_buf label = RS_BUF_INIT;
-	git_object *obj = NULL, *commit = NULL;
+	git_oid commit;
 	char hex[GIT_OID_HEXSZ + 1];
 	int err = 0;
 
 	*added = 0;
 	/*
-	 * Only a commit or a tag is looked up: a ref may name a blob of any
-	 * size (a tag of a 1 GB file), which git_object_lookup would read whole.
+	 * Peeled through the cap: a ref may name a blob of any size, or a tag
+	 * (of a tag) of one, which git_object_peel would read whole.
 	 */
-	if (!ref_names_commit(pl->r, target))
-		goto out;
-	if (git_object_lookup(&obj, pl->r->git, target, GIT_OBJECT_ANY) < 0 ||
-	    git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
-		git_error_clear();
+	if (rs_repo_peel_commit(&commit, pl->r->git, target) != 0) {
+		rs_error_clear(); /* no commit: no runs */
 		goto out;
 	}
 	for (size_t i = 0; i < seen->n; i++)
-		if (git_oid_equal(&seen->commits[i], git_object_id(commit)))
+		if (git_oid_equal(&seen->commits[i], &commit))
 			goto out;
 	if (rs_array_grow((void **)&seen->commits, &seen->alloc, seen->n + 1, sizeof(git_oid), 16)) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	git_oid_cpy(&seen->commits[seen->n++], git_object_id(commit));
+	git_oid_cpy(&seen->commits[seen->n++], &commit);
 	*added = 1;
-	git_oid_tostr(hex, sizeof(hex), git_object_id(commit));
+	git_oid_tostr(hex, sizeof(hex), &commit);
 	err = ref_label(&label, name, remote);
 	if (!err)
 		err = plan_rev(pl, hex, label.ptr);
 out:
-	git_object_free(commit);
-	git_object_free(obj);
 	rs_buf_release(&label);
 	return err;
 }
@@ -885,17 +860,13 @@ static int plan_refs(struct planner *pl, const struct rs_git_refs *remote)
 		goto out;
 	}
 	while (!err && git_reference_next(&ref, it) == 0) {
-		git_object *target = NULL;
-
-		if (is_kept_ref(git_reference_name(ref)) && git_reference_type(ref) == GIT_REFERENCE_DIRECT &&
-		    ref_names_commit(pl->r, git_reference_target(ref)) &&
-		    git_reference_peel(&target, ref, GIT_OBJECT_ANY) == 0) {
-			err = plan_commit(pl, git_object_id(target), git_reference_name(ref), NULL, &seen,
+		/* plan_commit peels the target through the cap (not git_reference_peel) */
+		if (is_kept_ref(git_reference_name(ref)) && git_reference_type(ref) == GIT_REFERENCE_DIRECT) {
+			err = plan_commit(pl, git_reference_target(ref), git_reference_name(ref), NULL, &seen,
 					  &added);
 			plan->local_refs += added;
 		}
 		git_error_clear();
-		git_object_free(target);
 		git_reference_free(ref);
 	}
 out:
