@@ -153,6 +153,36 @@ json_t *rs_run_entry_object(const struct rs_run_entry *e)
 	return o;
 }
 
+/* `*out` = a copy of `s` (NULL stays NULL): 0, or 1 out of memory. */
+static int copy_field(char **out, const char *s)
+{
+	*out = s ? strdup(s) : NULL;
+	return s && !*out;
+}
+
+int rs_run_entry_record(rs_runrec **out, const struct rs_run_entry *e)
+{
+	rs_runrec *rec = calloc(1, sizeof(*rec));
+	int err;
+
+	if (!rec)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	rec->format = RS_RUNREC_FORMAT;
+	if (copy_field(&rec->id, e->id) | copy_field(&rec->commit, e->commit) |
+	    copy_field(&rec->branch, e->branch) | copy_field(&rec->trigger, e->trigger) |
+	    copy_field(&rec->recorded_at, e->recorded_at)) {
+		rs_runrec_free(rec);
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	err = rs_runrec_metrics_from_json(&rec->metrics, e->metrics, "metrics");
+	if (err) {
+		rs_runrec_free(rec);
+		return rs_error_wrap(err, "run %s in the index", e->id);
+	}
+	*out = rec;
+	return 0;
+}
+
 /* Wrap `json` (the reference is taken over, also on failure) as a record. */
 int rs_run_record_read(rs_runrec **out, json_t **json, struct rs_repo *repo, const char *rev,
 			const struct rs_run_entry *e)
@@ -229,6 +259,28 @@ int rs_run_doc_load(struct rs_run_doc **out, const struct rs_runs *runs,
 out:
 	json_decref(doc);
 	rs_runrec_free(rec);
+	return err;
+}
+
+int rs_run_doc_from_entry(struct rs_run_doc **out, const struct rs_run_entry *e)
+{
+	struct rs_run_doc *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = rs_run_entry_record(&d->rec, e);
+	if (err)
+		goto out;
+	d->json = rs_run_entry_object(e);
+	if (!d->json) {
+		err = RS_EGENERIC; /* the message is set */
+		goto out;
+	}
+	*out = d;
+	d = NULL;
+out:
+	rs_run_doc_free(d);
 	return err;
 }
 
