@@ -15,6 +15,7 @@
 #include "analysis/deep.h"
 #include "analysis/culprit.h"
 #include "session/session.h"
+#include "runrec/runrec_json.h"
 #include "session/summary.h"
 #include "results/error.h"
 #include "util/array.h"
@@ -481,15 +482,23 @@ static int build_tries(struct trie tr[2], const struct trie **head, const char *
  */
 static int session_culprits(struct rs_deep_diff *d, json_t *sums[2], const struct rs_diff *summary)
 {
+	struct rs_runrec_summary *typed[2] = { NULL, NULL };
 	double scale = 1;
-	int err;
+	int err = 0;
 
 	if (summary && summary->workload_key && summary->base_workload > 0 &&
 	    summary->head_workload > 0)
 		scale = summary->head_workload / summary->base_workload;
-	err = rs_culprits_find(&d->culprits, sums[0], sums[1], scale, 0);
+	/* read as a stored summary is: the culprits take the typed one */
+	for (int side = 0; side < 2 && !err; side++)
+		if (sums[side])
+			err = rs_runrec_summary_from_json(sums[side], &typed[side]);
+	if (!err)
+		err = rs_culprits_find(&d->culprits, typed[0], typed[1], scale, 0);
 	if (!err)
 		d->culprits->from_sessions = 1;
+	rs_runrec_summary_free(typed[0]);
+	rs_runrec_summary_free(typed[1]);
 	return err;
 }
 

@@ -13,7 +13,7 @@
 #include "analysis/deep.h"
 #include "analysis/flame.h"
 #include "analysis/render.h"
-#include "analysis/runview.h"
+#include "analysis/jsonview.h"
 #include "results/error.h"
 #include "results/escape.h"
 
@@ -697,7 +697,7 @@ static int num_cell(struct rs_buf *out, const json_t *metrics, const char *name)
 	double x;
 	int err;
 
-	if (!rs_runview_num(metrics, name, &x))
+	if (!rs_jsonview_num(metrics, name, &x))
 		return rs_buf_puts(out, "<td class=\"n\" data-v=\"-1\">-</td>");
 	err = rs_render_metric_value(&v, name, x);
 	if (!err)
@@ -757,7 +757,7 @@ static const struct verdict_kind {
 /* The kind of run `r`'s verdict, NULL when it has none (or an unknown one). */
 static const struct verdict_kind *run_verdict(const json_t *r)
 {
-	const char *cls = rs_runview_str(json_object_get(r, "check"), "verdict", NULL);
+	const char *cls = rs_jsonview_str(json_object_get(r, "check"), "verdict", NULL);
 
 	for (size_t i = 0; cls && i < sizeof(verdict_kinds) / sizeof(verdict_kinds[0]); i++)
 		if (!strcmp(cls, verdict_kinds[i].cls))
@@ -797,9 +797,9 @@ static int verdict_cells(struct rs_buf *out, const json_t *r, const struct rs_ht
 {
 	const struct verdict_kind *k = run_verdict(r);
 	const json_t *c = json_object_get(r, "check");
-	const char *diff = rs_runview_str(r, "diff_page", NULL);
-	const char *why = rs_runview_str(c, "why", NULL);
-	const char *metric = rs_runview_str(c, "metric", NULL);
+	const char *diff = rs_jsonview_str(r, "diff_page", NULL);
+	const char *why = rs_jsonview_str(c, "why", NULL);
+	const char *metric = rs_jsonview_str(c, "metric", NULL);
 	double rel;
 	int link = diff && links && links->diff_prefix, err;
 
@@ -814,25 +814,25 @@ static int verdict_cells(struct rs_buf *out, const json_t *r, const struct rs_ht
 		if (!err)
 			err = rs_buf_puts(out, "\" title=\"");
 		if (!err)
-			err = esc_attr(out, rs_runview_str(c, "text", ""));
+			err = esc_attr(out, rs_jsonview_str(c, "text", ""));
 		if (!err)
 			err = rs_buf_puts(out, " (flame graph against the baseline)\">");
 	}
 	if (!err)
 		err = rs_buf_printf(out, "<span class=\"sym\">%s</span> ", k->symbol);
 	if (!err)
-		err = esc(out, rs_runview_str(c, "label", k->cls));
+		err = esc(out, rs_jsonview_str(c, "label", k->cls));
 	if (!err && link)
 		err = rs_buf_puts(out, "</a>");
 	/* not comparable: why, in the row (the other verdicts say it in the title) */
 	if (!err && !strcmp(k->cls, "not-comparable"))
 		err = esc_between(out, " <span class=\"muted why\">(",
-				  why ? why : rs_runview_str(c, "text", ""), ")</span>");
+				  why ? why : rs_jsonview_str(c, "text", ""), ")</span>");
 	if (!err)
 		err = rs_buf_puts(out, "</td>");
 	if (err)
 		return err;
-	if (!rs_runview_num(c, "change", &rel) || !metric)
+	if (!rs_jsonview_num(c, "change", &rel) || !metric)
 		return rs_buf_puts(out, "<td class=\"n change\" data-v=\"-1e9\">-</td>");
 	err = rs_buf_printf(out, "<td class=\"n change\" data-v=\"%.6g\">%+.1f%% <span class=\"muted\">",
 			    rel * 100, rel * 100);
@@ -848,8 +848,8 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 			  const struct rs_html_links *links)
 {
 	const json_t *m = json_object_get(r, "metrics");
-	const char *id = rs_runview_str(r, "id", ""), *path = rs_runview_str(r, "path", "");
-	const char *commit = rs_runview_str(r, "commit", "");
+	const char *id = rs_jsonview_str(r, "id", ""), *path = rs_jsonview_str(r, "path", "");
+	const char *commit = rs_jsonview_str(r, "commit", "");
 	const struct verdict_kind *k = run_verdict(r);
 	int err;
 
@@ -865,13 +865,13 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 	err = esc_between(out, "\">", id, "</a></td><td>");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(r, "recorded_at", ""), "</td><td>");
+	err = esc_between(out, "", rs_jsonview_str(r, "recorded_at", ""), "</td><td>");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(r, "branch", ""), "</td><td>");
+	err = esc_between(out, "", rs_jsonview_str(r, "branch", ""), "</td><td>");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(r, "trigger", ""), "</td>");
+	err = esc_between(out, "", rs_jsonview_str(r, "trigger", ""), "</td>");
 	if (err)
 		return err;
 	err = commit_cell(out, commit, id, path, links);
@@ -1009,16 +1009,16 @@ static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading,
 /* One row of the functions table; `dur` is the sampled time shares are of. */
 static int function_row(struct rs_buf *out, const json_t *f, double dur)
 {
-	const char *cls = rs_runview_str(f, "class", NULL);
-	const char *file = rs_runview_str(f, "file", "");
+	const char *cls = rs_jsonview_str(f, "class", NULL);
+	const char *file = rs_jsonview_str(f, "file", "");
 	double self = 0, total = 0, line = 0;
 	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
 	char lt[32];
 	int err;
 
-	rs_runview_num(f, "self", &self);
-	rs_runview_num(f, "total", &total);
-	rs_runview_num(f, "line", &line);
+	rs_jsonview_num(f, "self", &self);
+	rs_jsonview_num(f, "total", &total);
+	rs_jsonview_num(f, "line", &line);
 	/* a thread's "line" is its id, new every run: not shown */
 	if (!strcmp(file, "<thread>"))
 		line = 0;
@@ -1032,7 +1032,7 @@ static int function_row(struct rs_buf *out, const json_t *f, double dur)
 		err = rs_buf_puts(out, "<tr><td><code>");
 	if (err)
 		goto out;
-	err = esc_between(out, "", rs_runview_str(f, "function", ""), "</code></td><td>");
+	err = esc_between(out, "", rs_jsonview_str(f, "function", ""), "</code></td><td>");
 	if (err)
 		goto out;
 	err = esc(out, file);
@@ -1065,8 +1065,8 @@ static int functions_table(struct rs_buf *out, const json_t *summary)
 	if (!json_is_array(fs) || !json_array_size(fs))
 		return 0;
 	/* shares of the sampled time: the one definition show and compare use */
-	if (!rs_runview_num(summary, "sampled_time", &dur) || dur <= 0)
-		rs_runview_num(summary, "duration", &dur);
+	if (!rs_jsonview_num(summary, "sampled_time", &dur) || dur <= 0)
+		rs_jsonview_num(summary, "duration", &dur);
 	err = rs_buf_puts(out, "<h2>Functions</h2>\n<table class=\"sortable\"><thead><tr>"
 			  "<th>function</th><th>file:line</th><th class=\"n\">own time</th>"
 			  "<th class=\"n\">total time</th><th class=\"n\">own %</th></tr></thead><tbody>\n");
@@ -1087,13 +1087,13 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	size_t i, shown = 0;
 	int err;
 
-	rs_runview_num(node, "total", &total);
-	rs_runview_num(node, "self", &self);
-	rs_runview_num(node, "line", &line);
+	rs_jsonview_num(node, "total", &total);
+	rs_jsonview_num(node, "self", &self);
+	rs_jsonview_num(node, "line", &line);
 	for (i = 0; i < json_array_size(kids); i++) {
 		double kt = 0;
 
-		rs_runview_num(json_array_get(kids, i), "total", &kt);
+		rs_jsonview_num(json_array_get(kids, i), "total", &kt);
 		if (root_total <= 0 || kt / root_total >= TREE_MIN_SHARE)
 			shown++;
 	}
@@ -1110,12 +1110,12 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	rs_buf_release(&t);
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(node, "function", "?"), " <span class=\"muted\">");
+	err = esc_between(out, "", rs_jsonview_str(node, "function", "?"), " <span class=\"muted\">");
 	if (!err)
-		err = esc(out, rs_runview_str(node, "file", ""));
+		err = esc(out, rs_jsonview_str(node, "file", ""));
 	if (err)
 		return err;
-	if (line > 0 && strcmp(rs_runview_str(node, "file", ""), "<thread>")) {
+	if (line > 0 && strcmp(rs_jsonview_str(node, "file", ""), "<thread>")) {
 		err = rs_buf_printf(out, ":%.0f", line);
 		if (err)
 			return err;
@@ -1127,7 +1127,7 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 		const json_t *k = json_array_get(kids, i);
 		double kt = 0;
 
-		rs_runview_num(k, "total", &kt);
+		rs_jsonview_num(k, "total", &kt);
 		if (root_total > 0 && kt / root_total < TREE_MIN_SHARE)
 			continue;
 		err = tree_node(out, k, root_total, depth + 1);
@@ -1147,38 +1147,38 @@ static int run_page_facts(struct rs_buf *out, const json_t *run,
 	};
 	const json_t *machine = json_object_get(run, "machine");
 	const json_t *summary = json_object_get(run, "summary");
-	const char *id = rs_runview_str(run, "id", "run");
+	const char *id = rs_jsonview_str(run, "id", "run");
 	struct rs_buf th = RS_BUF_INIT;
 	int err;
 
 	err = rs_buf_puts(out, "<tr><th>commit</th>");
 	if (!err)
-		err = commit_cell(out, rs_runview_str(run, "commit", ""), id,
-				  rs_runview_str(run, "path", ""), links);
+		err = commit_cell(out, rs_jsonview_str(run, "commit", ""), id,
+				  rs_jsonview_str(run, "path", ""), links);
 	if (!err)
 		err = rs_buf_puts(out, "</tr>\n");
 	for (size_t i = 0; !err && i < sizeof(rows) / sizeof(rows[0]); i++) {
 		rs_buf_clear(&th);
 		err = rs_buf_printf(&th, "<tr><th>%s</th><td>", rows[i][0]);
 		if (!err)
-			err = esc_between(out, th.ptr, rs_runview_str(run, rows[i][1], ""),
+			err = esc_between(out, th.ptr, rs_jsonview_str(run, rows[i][1], ""),
 					  "</td></tr>\n");
 	}
 	rs_buf_release(&th);
 	if (err)
 		return err;
-	err = esc_between(out, "<tr><th>machine</th><td>", rs_runview_str(machine, "hostname", ""),
+	err = esc_between(out, "<tr><th>machine</th><td>", rs_jsonview_str(machine, "hostname", ""),
 			  " ");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(machine, "runner", ""), " ");
+	err = esc_between(out, "", rs_jsonview_str(machine, "runner", ""), " ");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(machine, "cpu_model", ""), "</td></tr>\n");
+	err = esc_between(out, "", rs_jsonview_str(machine, "cpu_model", ""), "</td></tr>\n");
 	if (err)
 		return err;
 	return esc_between(out, "<tr><th>target</th><td><code>",
-			   rs_runview_str(summary, "target", ""), "</code></td></tr></table>\n");
+			   rs_jsonview_str(summary, "target", ""), "</code></td></tr></table>\n");
 }
 
 /* The call tree of summary.tree as nested <details>, if the run has one. */
@@ -1190,7 +1190,7 @@ static int run_page_tree(struct rs_buf *out, const json_t *summary)
 
 	if (!json_is_object(tree))
 		return 0;
-	rs_runview_num(tree, "total", &root);
+	rs_jsonview_num(tree, "total", &root);
 	err = rs_buf_puts(out, "<h2>Call tree</h2>\n<p class=\"muted\">Paths below 0.5% of the "
 			  "time are left out; click a line to fold or unfold it.</p>\n<div class=\"tree\">\n");
 	if (err)
@@ -1211,16 +1211,16 @@ static int run_page_verdict(struct rs_buf *out, const json_t *run, const char *d
 {
 	const struct verdict_kind *k = run_verdict(run);
 	const json_t *c = json_object_get(run, "check");
-	const char *base = rs_runview_str(c, "baseline", NULL);
+	const char *base = rs_jsonview_str(c, "baseline", NULL);
 	int err = 0;
 
 	if (k) {
 		err = rs_buf_printf(out, "<p class=\"verdict v-%s\"><b>Check verdict:</b> %s ", k->cls,
 				    k->symbol);
 		if (!err)
-			err = esc(out, rs_runview_str(c, "label", k->cls));
+			err = esc(out, rs_jsonview_str(c, "label", k->cls));
 		if (!err)
-			err = esc_between(out, " &mdash; ", rs_runview_str(c, "text", ""), "</p>\n");
+			err = esc_between(out, " &mdash; ", rs_jsonview_str(c, "text", ""), "</p>\n");
 	}
 	if (err || !diff_page)
 		return err;
@@ -1265,10 +1265,10 @@ int rs_html_run_page(struct rs_buf *out, const json_t *run,
 		     const struct rs_html_links *links)
 {
 	const json_t *summary = json_object_get(run, "summary");
-	const char *diff_page = rs_runview_str(run, "diff_page", NULL);
+	const char *diff_page = rs_jsonview_str(run, "diff_page", NULL);
 	int err;
 
-	err = page_head(out, rs_runview_str(run, "id", "run"));
+	err = page_head(out, rs_jsonview_str(run, "id", "run"));
 	if (err)
 		return err;
 	err = rs_buf_puts(out, "<p><a href=\"../index.html\">All runs</a> · "
