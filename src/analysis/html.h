@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "analysis/series.h"
+#include "runrec/runrec.h"
 #include "results/buf.h"
 
 struct rs_html_links {
@@ -57,15 +58,18 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 		       const char *title, const struct rs_html_links *links);
 
 /*
- * One run's page from its run.json: header, metrics, stats, the
- * interactive flame graph of summary.tree (analysis/flame.h), top
- * functions by own and total time, and the call tree of summary.tree as nested
- * <details> (nodes below 0.5% of the run's time left out). A string
- * "diff_page" in `run` (set by the caller) is linked as the run's
- * differential flame graph.
+ * One run's page from its record `rec` (typed, borrowed): header,
+ * metrics, stats, the interactive flame graph of summary.tree
+ * (analysis/flame.h), top functions by own and total time, and the call
+ * tree of summary.tree as nested <details> (nodes below 0.5% of the
+ * run's time left out). From `run`, the JSON the report keeps beside the
+ * record, only what the report adds is read: "path" (the run folder, for
+ * links), "check" (its verdict, report/report_internal.h), "diff_page"
+ * (linked as the run's differential flame graph) and "chart_files"
+ * (rs_html_run_charts, with run["phases"]).
  */
 RS_MUST_CHECK
-int rs_html_run_page(struct rs_buf *out, const json_t *run,
+int rs_html_run_page(struct rs_buf *out, const rs_runrec *rec, const json_t *run,
 		     const struct rs_html_links *links);
 
 /*

@@ -52,8 +52,8 @@ out:
  * before it. *written says whether there is a page: none without a base
  * or a tree.
  */
-static int flame_page(int *written, const char *dir, const json_t *head, const json_t *base,
-		      int is_baseline, const char *id)
+static int flame_page(int *written, const char *dir, const struct rs_run_doc *head,
+		      const struct rs_run_doc *base, int is_baseline, const char *id)
 {
 	struct rs_deep_diff *d = NULL;
 	struct rs_buf page = RS_BUF_INIT, name = RS_BUF_INIT, title = RS_BUF_INIT;
@@ -62,7 +62,7 @@ static int flame_page(int *written, const char *dir, const json_t *head, const j
 	*written = 0;
 	if (!base)
 		return 0;
-	err = rs_deep_diff_trees(&d, base, head);
+	err = rs_deep_diff_trees(&d, base->rec->summary, head->rec->summary);
 	if (err == RS_ENOTFOUND) {
 		rs_error_clear();
 		return 0;
@@ -71,7 +71,7 @@ static int flame_page(int *written, const char *dir, const json_t *head, const j
 		goto out;
 	err = rs_buf_printf(&title, "%s: differential flame graph against %s %s", id,
 			    is_baseline ? "its check baseline, run" : "the run before it,",
-			    json_string_value(json_object_get(base, "id")));
+			    base->rec->id);
 	if (err)
 		goto out;
 	err = rs_deep_flame_html(&page, d, title.ptr);
@@ -94,8 +94,8 @@ out:
  * runs/<id>.html for `run` and its flame graph against `base`
  * (flame_page), which the page and the index link to.
  */
-static int run_pages(const char *dir, json_t *run, const json_t *base, int is_baseline,
-		     const char *id, const struct rs_html_links *links)
+static int run_pages(const char *dir, struct rs_run_doc *run, const struct rs_run_doc *base,
+		     int is_baseline, const char *id, const struct rs_html_links *links)
 {
 	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
 	int err, written;
@@ -105,9 +105,9 @@ static int run_pages(const char *dir, json_t *run, const json_t *base, int is_ba
 		goto out;
 	/* best effort, as before: without the link the page is still whole */
 	if (written && rs_buf_printf(&sub, "%s.diff.html", id) == 0)
-		json_object_set_new(run, "diff_page", json_string(sub.ptr));
+		json_object_set_new(run->json, "diff_page", json_string(sub.ptr));
 	rs_buf_clear(&sub);
-	err = rs_html_run_page(&out, run, links);
+	err = rs_html_run_page(&out, run->rec, run->json, links);
 	if (err)
 		goto out;
 	err = rs_buf_printf(&sub, "runs/%s.html", id);
@@ -377,8 +377,7 @@ static int stale_run(struct rs_run_doc **run, struct site_run *w, size_t i, size
 	err = rs_report_attach_chart_files(o, runs, w[i].e->path);
 	if (err)
 		goto out;
-	err = run_pages(dir, o, base ? base->json : before ? before->json : NULL, base != NULL,
-			w[i].e->id, links);
+	err = run_pages(dir, *run, base ? base : before, base != NULL, w[i].e->id, links);
 	/* the CSV texts are for this page only: the walk keeps records of many runs */
 	json_object_del(o, "chart_files");
 	if (err)
