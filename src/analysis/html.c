@@ -1285,7 +1285,7 @@ int rs_html_run_page(struct rs_buf *out, const rs_runrec *rec, const json_t *run
 	err = kv_table(out, &rec->meta, "Metadata", NULL);
 	if (err)
 		return err;
-	err = rs_html_run_charts(out, run);
+	err = rs_html_run_charts(out, rec, run);
 	if (err)
 		return err;
 	err = run_page_flame(out, rec);

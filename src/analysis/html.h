@@ -74,13 +74,14 @@ int rs_html_run_page(struct rs_buf *out, const rs_runrec *rec, const json_t *run
 
 /*
  * The timelines of one run's page (runcharts.c): the phases' shares over
- * the run from run["phases"], and the charts of each CSV text in
- * run["chart_files"] ([{"name", "role": "timeline"|"logged-stats",
+ * the run from its record's phases (`rec`, NULL: none), and the charts of
+ * each CSV text in run["chart_files"] (`run`: the report's JSON beside
+ * the record, may be NULL) ([{"name", "role": "timeline"|"logged-stats",
  * "text"}], put there by the caller from the run's folder): memory and
  * CPU of the process tree (results-run.timeline.csv), every numeric
  * column of a logged-stats CSV. Nothing for a run without them.
  */
 RS_MUST_CHECK
-int rs_html_run_charts(struct rs_buf *out, const json_t *run);
+int rs_html_run_charts(struct rs_buf *out, const rs_runrec *rec, const json_t *run);
 
 #endif

@@ -265,7 +265,7 @@ int rs_report_open_html(struct rs_buf *out, const char *session_path, const char
 			err = rs_report_attach_chart_files(run, runs, folder);
 	}
 	if (!err)
-		err = rs_open_html(out, session_path, title, 0, run);
+		err = rs_open_html(out, session_path, title, 0, rs_run_doc_record(doc), run);
 	json_decref(run);
 	return err;
 }
