@@ -14,6 +14,7 @@
 #include "analysis/flame.h"
 #include "analysis/render.h"
 #include "analysis/jsonview.h"
+#include "analysis/runview.h"
 #include "results/error.h"
 #include "results/escape.h"
 
@@ -691,6 +692,12 @@ int rs_html_trend_page(struct rs_buf *out, const struct rs_trend *t,
 	return rs_buf_puts(out, "</body></html>\n");
 }
 
+/* A string of the record for a page: "" for NULL (not recorded). */
+static const char *text_of(const char *s)
+{
+	return s ? s : "";
+}
+
 /* The cell of metric `name`'s value `x`. */
 static int value_cell(struct rs_buf *out, const char *name, double x)
 {
@@ -704,12 +711,12 @@ static int value_cell(struct rs_buf *out, const char *name, double x)
 	return err;
 }
 
-/* The cell of `metrics`' `name` (an index line's or a record's JSON), "-" without it. */
-static int num_cell(struct rs_buf *out, const json_t *metrics, const char *name)
+/* The cell of `metrics`' `name`, "-" without it. */
+static int num_cell(struct rs_buf *out, const struct rs_runrec_map *metrics, const char *name)
 {
 	double x;
 
-	if (!rs_jsonview_num(metrics, name, &x))
+	if (!rs_runview_map_num(metrics, name, &x))
 		return rs_buf_puts(out, "<td class=\"n\" data-v=\"-1\">-</td>");
 	return value_cell(out, name, x);
 }
@@ -851,13 +858,13 @@ static int verdict_cells(struct rs_buf *out, const json_t *r, const struct rs_ht
 	return err;
 }
 
-/* One row of the site's table of runs. */
-static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_url,
-			  const struct rs_html_links *links)
+/* One row of the site's table of runs: record `rec`, the report's additions `r`. */
+static int site_index_row(struct rs_buf *out, const rs_runrec *rec, const json_t *r,
+			  const char *run_url, const struct rs_html_links *links)
 {
-	const json_t *m = json_object_get(r, "metrics");
-	const char *id = rs_jsonview_str(r, "id", ""), *path = rs_jsonview_str(r, "path", "");
-	const char *commit = rs_jsonview_str(r, "commit", "");
+	const struct rs_runrec_map *m = &rec->metrics;
+	const char *id = text_of(rec->id), *path = rs_jsonview_str(r, "path", "");
+	const char *commit = text_of(rec->commit);
 	const struct verdict_kind *k = run_verdict(r);
 	int err;
 
@@ -873,13 +880,13 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 	err = esc_between(out, "\">", id, "</a></td><td>");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_jsonview_str(r, "recorded_at", ""), "</td><td>");
+	err = esc_between(out, "", text_of(rec->recorded_at), "</td><td>");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_jsonview_str(r, "branch", ""), "</td><td>");
+	err = esc_between(out, "", text_of(rec->branch), "</td><td>");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_jsonview_str(r, "trigger", ""), "</td>");
+	err = esc_between(out, "", text_of(rec->trigger), "</td>");
 	if (err)
 		return err;
 	err = commit_cell(out, commit, id, path, links);
@@ -901,8 +908,9 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 	return err;
 }
 
-int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
-		       const char *title, const struct rs_html_links *links)
+int rs_html_site_index(struct rs_buf *out, const rs_runrec *const *recs,
+		       const json_t *const *runs, size_t n, const char *title,
+		       const struct rs_html_links *links)
 {
 	const char *run_url = links && links->run_url ? links->run_url : "{path}/summary.md";
 	int err;
@@ -927,7 +935,7 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 			  "<th class=\"n\">duration</th><th class=\"n\">CPU time</th>"
 			  "<th class=\"n\">samples</th></tr></thead>\n<tbody>\n");
 	for (size_t i = 0; !err && i < n; i++)
-		err = site_index_row(out, runs[i], run_url, links);
+		err = site_index_row(out, recs[i], runs[i], run_url, links);
 	if (err)
 		return err;
 	err = rs_buf_puts(out, "</tbody></table>\n");
@@ -1128,12 +1136,6 @@ static int tree_node(struct rs_buf *out, const struct rs_runrec_node *node, doub
 			return err;
 	}
 	return rs_buf_puts(out, shown ? "</details>\n" : "</div>\n");
-}
-
-/* A string of the record for a page: "" for NULL (not recorded). */
-static const char *text_of(const char *s)
-{
-	return s ? s : "";
 }
 
 /* The run page's table of what the run is: commit, branch, ..., machine, target. */

@@ -46,16 +46,19 @@ int rs_html_trend_page(struct rs_buf *out, const struct rs_trend *t,
 		       const char *title, const struct rs_html_links *links);
 
 /*
- * The site's index: a sortable table of `runs` (index lines or run.json
- * objects, shown in the given order) linking to each run's page
- * (links->run_url) and commit, and a link to trends.html. A run with a
- * "check" object (its verdict, report/report_internal.h) shows the verdict
- * and its change, linked to its flame graph; a regression's row stands
- * out by class, colour and a symbol.
+ * The site's index: a sortable table of the runs `recs` (whole records or
+ * index lines', runs/runs.h; shown in the given order) linking to each
+ * run's page (links->run_url) and commit, and a link to trends.html.
+ * From `runs[i]`, the JSON the report keeps beside record i, only what
+ * the report adds is read: "path", "diff_page" and "check" (its verdict,
+ * report/report_internal.h); a run with a verdict shows it and its
+ * change, linked to its flame graph; a regression's row stands out by
+ * class, colour and a symbol.
  */
 RS_MUST_CHECK
-int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
-		       const char *title, const struct rs_html_links *links);
+int rs_html_site_index(struct rs_buf *out, const rs_runrec *const *recs,
+		       const json_t *const *runs, size_t n, const char *title,
+		       const struct rs_html_links *links);
 
 /*
  * One run's page from its record `rec` (typed, borrowed): header,

@@ -126,19 +126,21 @@ static int index_pages(const char *dir, struct rs_run_doc **newest_first, size_t
 {
 	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
 	const json_t **rows = calloc(n ? n : 1, sizeof(*rows));
+	const rs_runrec **recs = calloc(n ? n : 1, sizeof(*recs));
 	struct rs_trend_run *oldest_first = calloc(n ? n : 1, sizeof(*oldest_first));
 	struct rs_trend *t = NULL;
 	int err = 0;
 
-	if (!rows || !oldest_first) {
+	if (!rows || !recs || !oldest_first) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
 		rows[i] = newest_first[i]->json;
+		recs[i] = newest_first[i]->rec;
 		rs_report_trend_run(&oldest_first[n - 1 - i], newest_first[i]);
 	}
-	err = rs_html_site_index(&out, rows, n, title, links);
+	err = rs_html_site_index(&out, recs, rows, n, title, links);
 	if (err)
 		goto out;
 	err = write_page(dir, "index.html", &out);
@@ -157,6 +159,7 @@ static int index_pages(const char *dir, struct rs_run_doc **newest_first, size_t
 	err = write_page(dir, "trends.html", &out);
 out:
 	free(rows);
+	free(recs);
 	free(oldest_first);
 	rs_trend_free(t);
 	rs_buf_release(&out);

@@ -251,6 +251,21 @@ static int diff_runs(struct rs_diff **out, json_t *base, json_t *head,
 	return err;
 }
 
+/* The site's index of `n` runs built here: their typed records and their JSON. */
+static int site_index(struct rs_buf *out, json_t **runs, size_t n, const struct rs_html_links *links)
+{
+	rs_runrec **recs = calloc(n + 1, sizeof(*recs));
+	int err;
+
+	assert_non_null(recs);
+	typed_all(recs, runs, n);
+	err = rs_html_site_index(out, (const rs_runrec *const *)recs, (const json_t *const *)runs, n,
+				 NULL, links);
+	free_typed(recs, n);
+	free(recs);
+	return err;
+}
+
 /* One run's page from its typed record and its JSON (what the report adds: path, check...). */
 static int run_page(struct rs_buf *out, json_t *run, const struct rs_html_links *links)
 {
@@ -959,7 +974,7 @@ static void test_html_verdicts(void **state)
 	}
 	/* the machine run's wall time doubled: no change point of its own */
 	json_object_set_new(json_object_get(runs[2], "metrics"), "duration", json_real(2.1));
-	assert_int_equal(rs_html_site_index(&out, (const json_t *const *)runs, 6, NULL, &links), 0);
+	assert_int_equal(site_index(&out, runs, 6, &links), 0);
 	assert_int_equal(count(out.ptr, "<tr class=\"v-regression\" data-verdict=\"regression\">"), 1);
 	assert_non_null(strstr(out.ptr, "<a href=\"runs/r3.diff.html\" title=\"+13% vs c1: &lt;script&gt;"));
 	assert_non_null(strstr(out.ptr, "<span class=\"sym\">\xe2\x96\xb2</span> regression</a>"));
@@ -1026,7 +1041,7 @@ static void test_html(void **state)
 	assert_null(strstr(out.ptr, "<script src")); /* self-contained */
 	rs_buf_clear(&out);
 
-	assert_int_equal(rs_html_site_index(&out, (const json_t *const *)runs, 6, NULL, &links), 0);
+	assert_int_equal(site_index(&out, runs, 6, &links), 0);
 	assert_int_equal(count(out.ptr, "<tr>"), 7);
 	assert_non_null(strstr(out.ptr, "class=\"sortable\""));
 	rs_buf_clear(&out);
