@@ -1,12 +1,12 @@
 /*
- * Permissive readers of the JSON documents the HTML pages are still
- * built from: a run's run.json object with what the report adds to it
- * ("path", "check", "diff_page", "chart_files"), and the "check" object
- * itself. A missing key or one of another type reads as absent.
+ * Permissive readers of what the report adds to a run for its pages
+ * (html.c): "path", "diff_page", "chart_files" and the "check" object
+ * (report/report_internal.h), kept in the JSON beside the run's record.
+ * A missing key or one of another type reads as absent: these are the
+ * report's own, optional, annotations.
  *
- * Run records reach the check, the trend and compare typed and checked
- * (runrec/runrec.h, analysis/runview.h); these remain only for the pages
- * (html.c) until those read the typed record too. No new caller.
+ * Never a key of run.json: run records reach the analysis typed and
+ * checked (runrec/runrec.h, analysis/runview.h).
  *
  * Returned strings are borrowed from the json_t and live as long as it.
  */
