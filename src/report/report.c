@@ -203,23 +203,19 @@ int rs_report_session_path(struct rs_buf *path, int *present, const struct rs_ru
 #define CHART_FILES_MAX 8         /* CSV files drawn per run */
 
 /* report_internal.h */
-int rs_report_attach_chart_files(json_t *run, const struct rs_runs *runs, const char *folder)
+int rs_report_attach_chart_files(json_t *run, const rs_runrec *rec, const struct rs_runs *runs,
+				 const char *folder)
 {
-	const json_t *files = json_object_get(run, "files");
-	json_t *out = json_array(), *f;
+	json_t *out = json_array();
 	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
-	size_t i;
 	int err = out ? 0 : rs_error_set(RS_EGENERIC, "out of memory");
 
-	json_array_foreach(files, i, f) {
-		const char *name = json_string_value(json_object_get(f, "path"));
-		const char *role = json_string_value(json_object_get(f, "role"));
+	for (size_t i = 0; i < rec->nfiles; i++) {
+		const char *name = rec->files[i].path, *role = rec->files[i].role;
 		const char *kind = NULL;
 
 		if (err || json_array_size(out) == CHART_FILES_MAX)
 			break;
-		if (!name || !role)
-			continue;
 		if (!strcmp(name, "results-run.timeline.csv"))
 			kind = "timeline";
 		else if (!strcmp(role, "logged-stats"))
@@ -262,7 +258,7 @@ int rs_report_open_html(struct rs_buf *out, const char *session_path, const char
 		if (!run)
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		if (folder)
-			err = rs_report_attach_chart_files(run, runs, folder);
+			err = rs_report_attach_chart_files(run, rs_run_doc_record(doc), runs, folder);
 	}
 	if (!err)
 		err = rs_open_html(out, session_path, title, 0, rs_run_doc_record(doc), run);

@@ -14,14 +14,15 @@
 #include "results/report.h"
 
 /*
- * The CSV files of the run's folder (`folder`, from HEAD's tree, each
+ * The CSV files of run `rec`'s folder (`folder`, from HEAD's tree, each
  * through a 4 MiB cap) that its page draws (analysis/html.h,
  * rs_html_run_charts): results run's timeline and the logged-stats
  * files, into run["chart_files"]. Best effort: a file that cannot be read
  * is left out and the page is still whole; RS_EGENERIC when out of memory.
  */
 RS_MUST_CHECK
-int rs_report_attach_chart_files(json_t *run, const struct rs_runs *runs, const char *folder);
+int rs_report_attach_chart_files(json_t *run, const rs_runrec *rec, const struct rs_runs *runs,
+				 const char *folder);
 
 /*
  * The verdicts of the runs of a page (report_judge.c), as `results check

@@ -377,7 +377,7 @@ static int stale_run(struct rs_run_doc **run, struct site_run *w, size_t i, size
 		if (err)
 			goto out;
 	}
-	err = rs_report_attach_chart_files(o, runs, w[i].e->path);
+	err = rs_report_attach_chart_files(o, (*run)->rec, runs, w[i].e->path);
 	if (err)
 		goto out;
 	err = run_pages(dir, *run, base ? base : before, base != NULL, w[i].e->id, links);
