@@ -1860,6 +1860,73 @@ static void test_check_config_from_session(void **state)
 		json_decref(hist[i]);
 }
 
+/*
+ * A record built as the struct, no JSON: what an index line gives trend
+ * and find (rs_run_entry_record: identity and metrics, no summary, no
+ * stats). The workload and the configuration come from the metrics; a
+ * slower run is judged on them alone.
+ */
+static rs_runrec *index_rec(const char *id, const char *commit, double duration, double months)
+{
+	rs_runrec *r = calloc(1, sizeof(*r));
+	struct rs_runrec_pair *p;
+
+	assert_non_null(r);
+	r->format = RS_RUNREC_FORMAT;
+	r->id = strdup(id);
+	r->commit = strdup(commit);
+	r->branch = strdup("main");
+	r->trigger = strdup("ci");
+	r->recorded_at = strdup("2026-11-30T09:30:12Z");
+	/* sorted by name, as the decoder keeps a map */
+	p = r->metrics.items = calloc(3, sizeof(*p));
+	assert_non_null(p);
+	p[0] = (struct rs_runrec_pair){ strdup("cpu_time"), { RS_RUNREC_REAL, 0, duration, NULL } };
+	p[1] = (struct rs_runrec_pair){ strdup("duration"), { RS_RUNREC_REAL, 0, duration, NULL } };
+	p[2] = (struct rs_runrec_pair){ strdup("months"), { RS_RUNREC_INT, (int64_t)months, months,
+							   NULL } };
+	r->metrics.n = 3;
+	return r;
+}
+
+static void test_typed_index_records(void **state)
+{
+	rs_runrec *hist[3], *head = index_rec("r4", "c4", 13, 12), *other = index_rec("r5", "c5", 10, 24);
+	const rs_runrec *const *h = (const rs_runrec *const *)hist;
+	struct rs_check_result *r = NULL;
+	const char *key = NULL;
+	char why[160] = "";
+	double w = 0;
+
+	(void)state;
+	hist[0] = index_rec("r3", "c3", 10.1, 12);
+	hist[1] = index_rec("r2", "c2", 9.9, 12);
+	hist[2] = index_rec("r1", "c1", 10, 12);
+	assert_true(rs_runview_workload(head, NULL, &key, &w));
+	assert_string_equal(key, "months");
+	assert_true(w == 12);
+	assert_true(rs_runview_same_config(head, hist[0], NULL, "here", "there", why, sizeof(why)));
+	assert_false(rs_runview_same_config(head, other, NULL, "here", "there", why, sizeof(why)));
+	assert_string_equal(why, "months 12 here, 24 there");
+	assert_null(rs_runview_session_oid(head));
+	assert_int_equal(rs_check_run(&r, head, h, 3, NULL), 0);
+	assert_int_equal(r->n_baseline, 3);
+	assert_true(r->regressed);
+	assert_false(r->functions_judged); /* no summary: no function-level test */
+	rs_check_free(r);
+	/* twice the months in the same time: judged per month, faster */
+	assert_int_equal(rs_check_run(&r, other, h, 3, NULL), 0);
+	assert_int_equal(r->n_baseline, 3);
+	assert_non_null(r->workload_key);
+	assert_string_equal(r->workload_key, "months");
+	assert_false(r->regressed);
+	assert_true(r->improved);
+	rs_check_free(r);
+	free_typed(hist, 3);
+	rs_runrec_free(head);
+	rs_runrec_free(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1894,6 +1961,7 @@ int main(void)
 		cmocka_unit_test(test_check_function_noise),
 		cmocka_unit_test(test_check_unknown_config),
 		cmocka_unit_test(test_check_config_from_session),
+		cmocka_unit_test(test_typed_index_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
