@@ -153,11 +153,18 @@ json_t *rs_run_entry_object(const struct rs_run_entry *e)
 	return o;
 }
 
-/* `*out` = a copy of `s` (NULL stays NULL): 0, or 1 out of memory. */
-static int copy_field(char **out, const char *s)
+/* The index entry's id, commit, branch, trigger and date into `rec` (NULL stays NULL). */
+static int entry_identity(rs_runrec *rec, const struct rs_run_entry *e)
 {
-	*out = s ? strdup(s) : NULL;
-	return s && !*out;
+	char **to[] = { &rec->id, &rec->commit, &rec->branch, &rec->trigger, &rec->recorded_at };
+	const char *from[] = { e->id, e->commit, e->branch, e->trigger, e->recorded_at };
+
+	for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++) {
+		*to[i] = from[i] ? strdup(from[i]) : NULL;
+		if (from[i] && !*to[i])
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	return 0;
 }
 
 int rs_run_entry_record(rs_runrec **out, const struct rs_run_entry *e)
@@ -168,19 +175,19 @@ int rs_run_entry_record(rs_runrec **out, const struct rs_run_entry *e)
 	if (!rec)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	rec->format = RS_RUNREC_FORMAT;
-	if (copy_field(&rec->id, e->id) | copy_field(&rec->commit, e->commit) |
-	    copy_field(&rec->branch, e->branch) | copy_field(&rec->trigger, e->trigger) |
-	    copy_field(&rec->recorded_at, e->recorded_at)) {
-		rs_runrec_free(rec);
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	}
+	err = entry_identity(rec, e);
+	if (err)
+		goto out;
 	err = rs_runrec_metrics_from_json(&rec->metrics, e->metrics, "metrics");
 	if (err) {
-		rs_runrec_free(rec);
-		return rs_error_wrap(err, "run %s in the index", e->id);
+		err = rs_error_wrap(err, "run %s in the index", e->id);
+		goto out;
 	}
 	*out = rec;
-	return 0;
+	rec = NULL;
+out:
+	rs_runrec_free(rec);
+	return err;
 }
 
 /* Wrap `json` (the reference is taken over, also on failure) as a record. */
