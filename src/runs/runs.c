@@ -153,6 +153,43 @@ json_t *rs_run_entry_object(const struct rs_run_entry *e)
 	return o;
 }
 
+/* The index entry's id, commit, branch, trigger and date into `rec` (NULL stays NULL). */
+static int entry_identity(rs_runrec *rec, const struct rs_run_entry *e)
+{
+	char **to[] = { &rec->id, &rec->commit, &rec->branch, &rec->trigger, &rec->recorded_at };
+	const char *from[] = { e->id, e->commit, e->branch, e->trigger, e->recorded_at };
+
+	for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++) {
+		*to[i] = from[i] ? strdup(from[i]) : NULL;
+		if (from[i] && !*to[i])
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	return 0;
+}
+
+int rs_run_entry_record(rs_runrec **out, const struct rs_run_entry *e)
+{
+	rs_runrec *rec = calloc(1, sizeof(*rec));
+	int err;
+
+	if (!rec)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	rec->format = RS_RUNREC_FORMAT;
+	err = entry_identity(rec, e);
+	if (err)
+		goto out;
+	err = rs_runrec_metrics_from_json(&rec->metrics, e->metrics, "metrics");
+	if (err) {
+		err = rs_error_wrap(err, "run %s in the index", e->id);
+		goto out;
+	}
+	*out = rec;
+	rec = NULL;
+out:
+	rs_runrec_free(rec);
+	return err;
+}
+
 /* Wrap `json` (the reference is taken over, also on failure) as a record. */
 int rs_run_record_read(rs_runrec **out, json_t **json, struct rs_repo *repo, const char *rev,
 			const struct rs_run_entry *e)
@@ -229,6 +266,28 @@ int rs_run_doc_load(struct rs_run_doc **out, const struct rs_runs *runs,
 out:
 	json_decref(doc);
 	rs_runrec_free(rec);
+	return err;
+}
+
+int rs_run_doc_from_entry(struct rs_run_doc **out, const struct rs_run_entry *e)
+{
+	struct rs_run_doc *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = rs_run_entry_record(&d->rec, e);
+	if (err)
+		goto out;
+	d->json = rs_run_entry_object(e);
+	if (!d->json) {
+		err = RS_EGENERIC; /* the message is set */
+		goto out;
+	}
+	*out = d;
+	d = NULL;
+out:
+	rs_run_doc_free(d);
 	return err;
 }
 
