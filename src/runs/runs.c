@@ -169,9 +169,13 @@ int rs_run_record_read(rs_runrec **out, json_t **json, struct rs_repo *repo, con
 		goto out;
 	err = rs_repo_read_tree_file(repo, rev, path.ptr, RS_RUN_MAX_RUN_JSON, &text);
 	if (err) {
+		/* rs_error_set must not format from the slot it writes: save first */
+		struct rs_error_saved saved;
+
+		rs_error_save(&saved, err);
 		err = rs_error_set(err == RS_ENOTFOUND ? RS_ECORRUPT : err,
 				   "run %s is in the index but %s cannot be read: %s", e->id,
-				   path.ptr, rs_error_message());
+				   path.ptr, saved.message);
 		goto out;
 	}
 	/* One parse: the typed record checks it, the JSON serves readers not
