@@ -17,6 +17,7 @@
  * order within a shard, which is recording order). The sort is a stable
  * insertion of each new batch, so loading N shards costs O(N log N).
  */
+#include "git/gitremote.h"
 #include "git/repo.h"
 #include "runs/runindex.h"
 
@@ -572,6 +573,42 @@ static int read_ref(git_blob **blob, git_repository *repo, const struct shard_re
 	return rs_repo_blob_capped(blob, repo, &ref->oid, RS_RUNINDEX_MAX_SHARD, label->ptr);
 }
 
+/*
+ * In a partial clone whose work tree leaves index/ out (`results clone`),
+ * bring the shards l->refs[from..to) that it lacks in one git call
+ * (rs_git_fetch_promised_many), before they are read one by one.
+ * RS_ERETRY when git cannot fetch them (offline).
+ */
+static int prefetch_shards(git_repository *repo, const struct shard_list *l, size_t from,
+			   size_t to)
+{
+	struct rs_buf *paths = calloc(to - from + 1, sizeof(*paths));
+	const char **names = calloc(to - from + 1, sizeof(*names));
+	git_oid *ids = calloc(to - from + 1, sizeof(*ids));
+	size_t n = 0;
+	int err = 0;
+
+	if (!paths || !names || !ids) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = from; i < to && !err; i++, n++) {
+		rs_buf_init(&paths[n], 0);
+		err = ref_path(&paths[n], &l->refs[i]);
+		names[n] = paths[n].ptr;
+		git_oid_cpy(&ids[n], &l->refs[i].oid);
+	}
+	if (!err)
+		err = rs_git_fetch_promised_many(repo, ids, names, n, NULL);
+out:
+	for (size_t i = 0; paths && i < n; i++)
+		rs_buf_release(&paths[i]);
+	free(paths);
+	free(names);
+	free(ids);
+	return err;
+}
+
 /* The runs of runs[from..count) that `w` counts; `*hb` is set from the first block when asked. */
 static size_t count_window(const struct rs_runindex *idx, size_t from,
 			   const struct rs_runindex_window *w, const char **hb)
@@ -633,7 +670,7 @@ int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const ch
 	git_tree *sub = NULL;
 	struct shard_list l = { NULL, 0, 0 };
 	struct rs_buf label = RS_BUF_INIT;
-	size_t *starts = NULL, held = 0, nb = 0, base = idx->count;
+	size_t *starts = NULL, held = 0, nb = 0, base = idx->count, fetched = 0, chunk;
 	const char *hb = w->branch;
 	int err;
 
@@ -648,10 +685,26 @@ int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const ch
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
+	/* A partial clone fetches the shards it will read in a few calls: all
+	   of them for a whole load, else enough for the window (a shard holds
+	   up to RS_RUNINDEX_SHARD_RUNS runs), then four times as many each time
+	   the window is not full yet. */
+	chunk = w->runs ? w->runs / RS_RUNINDEX_SHARD_RUNS + 2 : l.count;
 	/* Newest shard first, so that a bounded load stops early. */
 	for (; nb < l.count && (!w->runs || held < w->runs); nb++) {
 		git_blob *blob = NULL;
 
+		if (nb == fetched) {
+			fetched = l.count - nb > chunk ? nb + chunk : l.count;
+			chunk *= 4;
+			/* Ahead of need, so never an error: offline, the shards the
+			   window does read are asked for one by one below, and the
+			   first one missing is named (the clone may hold them all). */
+			if (prefetch_shards(r->git, &l, nb, fetched)) {
+				rs_error_clear();
+				fetched = l.count;
+			}
+		}
 		starts[nb] = idx->count;
 		rs_buf_clear(&label);
 		err = read_ref(&blob, r->git, &l.refs[nb], &label);

@@ -54,8 +54,8 @@ cd "$T/dev"
 [ "$(git config results.remote)" = "$(store_url)" ] || fail "the clone is not set up for the store"
 [ "$(git config lfs.standalonetransferagent)" = results ] || fail "no lfs-agent in the clone"
 [ -x .git/hooks/pre-push ] || fail "the clone has no pre-push hook"
-[ ! -e runs ] || fail "the sparse work tree holds runs/"
-[ -d index ] && [ -f README.md ] || fail "the work tree lacks the index or README.md: $(ls)"
+[ ! -e runs ] && [ ! -e index ] || fail "the sparse work tree holds runs/ or index/: $(ls)"
+[ -f README.md ] && [ -f .results.json ] || fail "the work tree lacks README.md or .results.json: $(ls -A)"
 [ "$(git rev-parse --is-shallow-repository)" = true ] || fail "the developer clone is not shallow"
 [ "$(git rev-list --count HEAD)" = 1 ] || fail "the clone holds $(git rev-list --count HEAD) commits"
 missing() { git rev-list --objects --missing=print HEAD | grep -c '^?' || true; }
@@ -64,23 +64,27 @@ before=$(missing)
 [ -z "$(git status --porcelain)" ] || fail "git status in the clone: $(git status --porcelain | head -3)"
 pass "results clone: shallow, partial, sparse and set up; $(du -sk .git | cut -f1) KB of .git, $before files left on the remote"
 
-# gc and verify read every run's LFS pointers, which the clone holds, and
-# the run.json of the 3 runs whose sessions the store holds: they fetch
-# those 3 files, none of the other runs' (they fetched every run's).
+# gc and verify read every run's LFS pointers, which the clone holds, the
+# index (one fetch of its shards) and the run.json of the 3 runs whose
+# sessions the store holds: 4 git calls, none for the other runs' files
+# (they fetched every run's).
 cd "$T/offline"
 git_calls "$RESULTS" gc --dry-run
 grep -q "of 303 runs on 1 refs" "$T/out" || fail "gc --dry-run: $(cat "$T/out")"
-[ "$(count 'cat-file\| fetch ')" -le 3 ] || fail "gc --dry-run fetched $(count 'cat-file\| fetch ') run files"
+[ "$(count 'cat-file\| fetch ')" -le 4 ] || fail "gc --dry-run fetched files in $(count 'cat-file\| fetch ') git calls: $(cut -c1-100 "$T/calls")"
 : >"$T/calls"
 GITLOG="$T/calls" expect_status 6 "$RESULTS" verify
 [ "$(count 'cat-file\| fetch ')" = 0 ] || fail "verify fetched $(count 'cat-file\| fetch ') more run files"
-[ "$(missing)" -ge $((before - 3)) ] || fail "gc and verify fetched $((before - $(missing))) files"
-pass "gc --dry-run and verify in a fresh developer clone fetch only the 3 records they judge"
+[ "$(missing)" -ge $((before - 3 - $(git ls-tree -r HEAD index | wc -l))) ] || fail "gc and verify fetched $((before - $(missing))) files"
+pass "gc --dry-run and verify in a fresh developer clone fetch only the index and the 3 records they judge"
 cd "$T/dev"
 
+# The index shards come on demand too: list's in one fetch, then none.
 git_calls "$RESULTS" list --limit 5
 grep -q "${REAL[2]}\|nightly" "$T/out" || fail "list: $(cat "$T/out")"
-[ "$(count .)" = 0 ] || fail "list ran git: $(cat "$T/calls")"
+[ "$(count ' fetch ')" = 1 ] && [ "$(count .)" = 1 ] || fail "list ran git: $(cut -c1-120 "$T/calls")"
+git_calls "$RESULTS" list --limit 5
+[ "$(count .)" = 0 ] || fail "a second list ran git: $(cat "$T/calls")"
 # A cold check: its window's 20 records come in one fetch (they came in
 # one git call each), the newest run's own record in one more.
 : >"$T/calls"
@@ -91,11 +95,13 @@ n=$(grep ' fetch ' "$T/calls" | tr ' ' '\n' | grep -c '^[0-9a-f]\{40\}$' || true
 [ "$n" -ge 20 ] || fail "check's fetch asked for $n files, want its window of 20 or more"
 git_calls "$RESULTS" check
 [ "$(count .)" = 0 ] || fail "a second check fetched again: $(cat "$T/calls")"
-pass "list runs no git; a cold check fetches its window's $n records in one git fetch"
+pass "a cold list fetches its shards in one git fetch; a cold check its window's $n records in one"
 git_calls "$RESULTS" trend
-[ "$(count .)" -le 1 ] || fail "trend ran git $(count .) times: $(cut -c1-120 "$T/calls")"
-expect_status 0 "$RESULTS" show "${REAL[0]}"
+[ "$(count .)" -le 2 ] || fail "trend (its shards, its records) ran git $(count .) times: $(cut -c1-120 "$T/calls")"
+# show reads every shard (a commit prefix must be unique): one fetch of them
+git_calls "$RESULTS" show "${REAL[0]}"
 grep -q "${REAL[0]}" "$T/out" || fail "show of an absent run folder: $(cat "$T/out")"
+[ "$(count ' fetch ')" -le 1 ] && [ "$(count .)" -le 2 ] || fail "show ran git $(count .) times: $(cut -c1-120 "$T/calls")"
 expect_status 0 "$RESULTS" show --json "${REAL[1]}"
 expect_status 0 "$RESULTS" compare "${REAL[0]}" "${REAL[2]}"
 git_calls "$RESULTS" site "$T/site"
@@ -104,13 +110,16 @@ git_calls "$RESULTS" site "$T/site"
 expect_status 0 "$RESULTS" fetch "${REAL[1]}"
 expect_status 0 "$RESULTS" open "${REAL[1]}" -o "$T/open.html"
 [ -s "$T/open.html" ] || fail "open wrote nothing"
+expect_status 0 "$RESULTS" export "${REAL[1]}" --format collapsed -o "$T/stacks.txt"
+[ -s "$T/stacks.txt" ] || fail "export wrote nothing"
+expect_status 0 "$RESULTS" find "${REAL[0]}..${REAL[2]}"
 expect_status 0 "$RESULTS" gc --dry-run
 grep -q "of 303 runs on 1 refs" "$T/out" || fail "gc --dry-run: $(cat "$T/out")"
 expect_status 6 "$RESULTS" verify
 grep -q "^303 runs, 303 objects: 3 ok, 0 removed by retention, 300 missing" "$T/out" ||
 	fail "verify: $(tail -n 1 "$T/out")"
 [ "$(missing)" -lt "$before" ] || fail "nothing was fetched on demand"
-pass "trend, show, compare, site, fetch, open, gc --dry-run and verify work in it ($(missing) files still on the remote)"
+pass "trend, show, compare, site, fetch, open, export, find, gc --dry-run and verify work in it ($(missing) files still on the remote)"
 
 gen --seed 9 --size 40K -o "$T/s9.pyisession"
 RESULTS_RECORDED_AT=$((T0 + 400 * 86400)) expect_status 0 "$RESULTS" add "$T/s9.pyisession" \
