@@ -617,8 +617,10 @@ int rs_git_fetch_promised_many(git_repository *git, const git_oid *ids, const ch
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
+	/* no refresh on a miss (a rescan of the pack folder each): one is made
+	   after the fetch */
 	for (size_t i = 0; i < n; i++) {
-		if (!git_odb_exists(odb, &ids[i]))
+		if (!git_odb_exists_ext(odb, &ids[i], GIT_ODB_LOOKUP_NO_REFRESH))
 			missing[nmissing++] = i;
 	}
 	git_error_clear();

@@ -380,7 +380,9 @@ static void planner_release(struct planner *pl)
  */
 static int promised_large(const struct planner *pl, const git_oid *id)
 {
-	return pl->odb && pl->promised_min >= RS_POINTER_MAX && !git_odb_exists(pl->odb, id);
+	/* no refresh: a miss would rescan the pack folder, twice a run */
+	return pl->odb && pl->promised_min >= RS_POINTER_MAX &&
+	       !git_odb_exists_ext(pl->odb, id, GIT_ODB_LOOKUP_NO_REFRESH);
 }
 
 /*
