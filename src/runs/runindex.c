@@ -685,10 +685,12 @@ int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const ch
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	/* A partial clone fetches the shards it will read in a few calls: all
-	   of them for a whole load, else enough for the window (a shard holds
-	   up to RS_RUNINDEX_SHARD_RUNS runs), then four times as many each time
-	   the window is not full yet. */
+	/* A partial clone fetches the shards it will read in at most two
+	   calls: all of them for a whole load, else enough for the window (a
+	   shard holds up to RS_RUNINDEX_SHARD_RUNS runs), then, if the window
+	   is not full yet (a branch with few runs), all the others: each
+	   `git fetch` costs the remote a pack of its own, so growing batches
+	   (2, 8, 32...: six calls at 822 shards) cost several times one. */
 	chunk = w->runs ? w->runs / RS_RUNINDEX_SHARD_RUNS + 2 : l.count;
 	/* Newest shard first, so that a bounded load stops early. */
 	for (; nb < l.count && (!w->runs || held < w->runs); nb++) {
@@ -696,7 +698,7 @@ int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const ch
 
 		if (nb == fetched) {
 			fetched = l.count - nb > chunk ? nb + chunk : l.count;
-			chunk *= 4;
+			chunk = l.count;
 			/* Ahead of need, so never an error: offline, the shards the
 			   window does read are asked for one by one below, and the
 			   first one missing is named (the clone may hold them all). */
