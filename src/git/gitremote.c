@@ -12,11 +12,11 @@
 #include "git/gitremote.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -62,7 +62,10 @@ static void drain(int *fd, struct rs_buf *out, size_t max, int *over)
 		*over = 1;
 }
 
-/* The environment of the child: `extra` (NULL-terminated; may be NULL), then ours, with prompts for credentials off. */
+/*
+ * The environment of the child: `extra` (NULL-terminated; may be NULL),
+ * then ours, with prompts for credentials off.
+ */
 static char **child_env(const char *const *extra)
 {
 	size_t n = 0, k = 0;

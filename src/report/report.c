@@ -130,7 +130,6 @@ static int load_history(json_t **hist, size_t *n, const struct rs_runs *runs,
 {
 	const char *hb = branch ? branch : head->branch;
 	size_t want = window > RS_REPORT_CHECK_HISTORY_DEFAULT ? window : RS_REPORT_CHECK_HISTORY_DEFAULT;
-
 	const struct rs_run_entry *picked[RS_REPORT_CHECK_HISTORY_MAX];
 	size_t np = 0;
 	int err;
