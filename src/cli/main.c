@@ -19,6 +19,7 @@
 /* Keep in the order `results --help` should show them. */
 const struct rs_command rs_commands[] = {
 	{ "init", cmd_init, "configure this clone (or, with --global, this machine) for results" },
+	{ "clone", cmd_clone, "make the small developer clone of a results repository, set up" },
 	{ "doctor", cmd_doctor, "check the set-up and the remote, say what to fix" },
 	{ "add", cmd_add, "record one profiling run as one commit" },
 	{ "run", cmd_run, "run a profiling command, measure it from outside, record the run" },

@@ -117,17 +117,26 @@ static int load_history(struct rs_run_doc **hist, size_t *n, const struct rs_run
 {
 	const char *hb = branch ? branch : head->branch;
 	size_t want = window > RS_REPORT_CHECK_HISTORY_DEFAULT ? window : RS_REPORT_CHECK_HISTORY_DEFAULT;
+	const struct rs_run_entry *picked[RS_REPORT_CHECK_HISTORY_MAX];
+	size_t np = 0;
 	int err;
 
 	if (want > RS_REPORT_CHECK_HISTORY_MAX)
 		return rs_error_set(RS_EUSAGE, "--window is at most %d runs",
 				    RS_REPORT_CHECK_HISTORY_MAX);
-	for (size_t i = rs_runs_pos(runs, head); i-- > 0 && *n < want;) {
+	for (size_t i = rs_runs_pos(runs, head); i-- > 0 && np < want;) {
 		const struct rs_run_entry *e = rs_runs_at(runs, i);
 
 		if (hb && (!e->branch || strcmp(e->branch, hb)))
 			continue;
-		err = rs_run_doc_load(&hist[*n], runs, e);
+		picked[np++] = e;
+	}
+	/* a partial clone brings the window's records in one fetch, not one each */
+	err = rs_runs_prefetch(runs, picked, np, "run.json");
+	if (err)
+		return err;
+	for (size_t k = 0; k < np; k++) {
+		err = rs_run_doc_load(&hist[*n], runs, picked[k]);
 		if (err)
 			return err;
 		(*n)++;

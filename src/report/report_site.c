@@ -429,6 +429,29 @@ static int fresh_run(struct rs_run_doc **out, const struct site_run *r, int want
 	return err;
 }
 
+/*
+ * The records the walk below reads (the stale runs', the newest
+ * `summaries`): in a partial clone, fetched together first, in one git
+ * call per RS_GIT_FETCH_OIDS_MAX instead of one each.
+ */
+static int prefetch_records(const struct rs_runs *runs, const struct site_run *w, size_t n,
+			    size_t summaries)
+{
+	const struct rs_run_entry **want = calloc(n ? n : 1, sizeof(*want));
+	size_t k = 0;
+	int err;
+
+	if (!want)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (w[i].stale || i < summaries)
+			want[k++] = w[i].e;
+	}
+	err = rs_runs_prefetch(runs, want, k, "run.json");
+	free(want);
+	return err;
+}
+
 int rs_report_site(const struct rs_runs *runs, const char *dir,
 		   const struct rs_report_site_opts *opts, size_t *pages)
 {
@@ -471,6 +494,9 @@ int rs_report_site(const struct rs_runs *runs, const char *dir,
 		goto out;
 	}
 	plan(w, n, json_object_get(state, "runs"), dir, opts->full);
+	err = prefetch_records(runs, w, n, opts->summaries);
+	if (err)
+		goto out;
 	/*
 	 * Newest first (the judge's cache wants that order): a record is read
 	 * only for a stale run (its verdict, its pages, and its check history)

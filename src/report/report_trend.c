@@ -133,6 +133,10 @@ int rs_report_trend(struct rs_buf *out, size_t *n_runs, size_t *n_charts,
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
+	/* the newest `summaries` records, in one fetch in a partial clone */
+	err = rs_runs_prefetch(runs, picked, n < opts->summaries ? n : opts->summaries, "run.json");
+	if (err)
+		goto out;
 	if (opts->html)
 		err = load_judged_runs(loaded, runs, picked, n, opts->summaries);
 	else

@@ -17,6 +17,7 @@
  * order within a shard, which is recording order). The sort is a stable
  * insertion of each new batch, so loading N shards costs O(N log N).
  */
+#include "git/gitremote.h"
 #include "git/repo.h"
 #include "runs/runindex.h"
 #include "runs/runindex_internal.h"
@@ -552,6 +553,42 @@ int rs_runindex_read_shard(git_blob **blob, git_repository *repo, const struct r
 	return rs_repo_blob_capped(blob, repo, &ref->oid, RS_RUNINDEX_MAX_SHARD, label->ptr);
 }
 
+/*
+ * In a partial clone whose work tree leaves index/ out (`results clone`),
+ * bring the shards l->refs[js[0..count)] that it lacks in one git call
+ * (rs_git_fetch_promised_many), before they are read one by one.
+ * RS_ERETRY when git cannot fetch them (offline).
+ */
+static int prefetch_shards(git_repository *repo, const struct rs_shard_list *l,
+			   const size_t *js, size_t count)
+{
+	struct rs_buf *paths = calloc(count + 1, sizeof(*paths));
+	const char **names = calloc(count + 1, sizeof(*names));
+	git_oid *ids = calloc(count + 1, sizeof(*ids));
+	size_t n = 0;
+	int err = 0;
+
+	if (!paths || !names || !ids) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < count && !err; i++, n++) {
+		rs_buf_init(&paths[n], 0);
+		err = rs_runindex_ref_path(&paths[n], &l->refs[js[i]]);
+		names[n] = paths[n].ptr;
+		git_oid_cpy(&ids[n], &l->refs[js[i]].oid);
+	}
+	if (!err)
+		err = rs_git_fetch_promised_many(repo, ids, names, n, NULL);
+out:
+	for (size_t i = 0; paths && i < n; i++)
+		rs_buf_release(&paths[i]);
+	free(paths);
+	free(names);
+	free(ids);
+	return err;
+}
+
 /* The runs of runs[from..count) that `w` counts; `*hb` is set from the first block when asked. */
 static size_t count_window(const struct rs_runindex *idx, size_t from,
 			   const struct rs_runindex_window *w, const char **hb)
@@ -631,7 +668,47 @@ struct loader {
 	size_t held;          /* runs the window counts */
 	const char *hb;       /* the branch counted (NULL: any) */
 	struct rs_buf label;
+	size_t fetched;       /* l.refs[..fetched) were asked for ahead of need */
+	size_t chunk;         /* how many to ask for next */
 };
+
+/*
+ * A partial clone fetches the shards it will read in few calls: enough
+ * for the window first (a shard holds up to RS_RUNINDEX_SHARD_RUNS runs),
+ * then, if the window is not full yet (a branch with few runs), all the
+ * others; the shards the branch map names, in one call of their own.
+ * Each `git fetch` costs the remote a pack of its own, so growing batches
+ * (2, 8, 32...: six calls at 822 shards) cost several times one. Ahead of
+ * need, so never an error: offline, the shards the window does read are
+ * asked for one by one, and the first one missing is named (the clone
+ * may hold them all). Nothing happens outside a partial clone.
+ */
+static void prefetch_list(struct loader *ld, const size_t *js, size_t n)
+{
+	if (n && prefetch_shards(ld->git, &ld->l, js, n)) {
+		rs_error_clear();
+		ld->fetched = ld->l.count; /* offline: no more batches */
+	}
+}
+
+static void prefetch_from(struct loader *ld, size_t j)
+{
+	size_t to, n = 0, *js;
+
+	if (j < ld->fetched)
+		return;
+	to = ld->l.count - j > ld->chunk ? j + ld->chunk : ld->l.count;
+	ld->chunk = ld->l.count;
+	js = calloc(to - j + 1, sizeof(*js));
+	if (!js)
+		return; /* read one by one */
+	for (size_t k = j; k < to; k++)
+		if (!ld->read[k])
+			js[n++] = k;
+	ld->fetched = to;
+	prefetch_list(ld, js, n);
+	free(js);
+}
 
 static int loader_full(const struct loader *ld)
 {
@@ -711,6 +788,19 @@ static int load_mapped(struct loader *ld, git_tree *sub, size_t *next)
 		*next = ld->l.count; /* no run of it up to the covered one */
 		return err;
 	}
+	if (ld->fetched < ld->l.count) {
+		size_t *js = calloc(e.count + 1, sizeof(*js)), n = 0;
+
+		for (size_t i = 0; js && i < e.count; i++) {
+			size_t j = find_ref(&ld->l, e.shards[i].month, e.shards[i].seq);
+
+			if (j < ld->l.count && !ld->read[j])
+				js[n++] = j;
+		}
+		if (js)
+			prefetch_list(ld, js, n);
+		free(js);
+	}
 	for (size_t i = 0; i < e.count && !err && !loader_full(ld); i++) {
 		size_t j = find_ref(&ld->l, e.shards[i].month, e.shards[i].seq);
 
@@ -768,11 +858,13 @@ int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const ch
 	 * map, down to the shard of the run it covers (the first, unless an
 	 * older results recorded runs since), then the branch's shards.
 	 */
+	ld.chunk = w->runs ? w->runs / RS_RUNINDEX_SHARD_RUNS + 2 : ld.l.count;
 	while (next < ld.l.count && !loader_full(&ld)) {
 		if (ld.read[next]) {
 			next++;
 			continue;
 		}
+		prefetch_from(&ld, next);
 		err = load_shard(&ld, next++);
 		if (err)
 			goto out;
