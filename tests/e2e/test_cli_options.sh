@@ -118,6 +118,7 @@ while read -r cmd max; do
 	expect "$cmd" 2 "results $cmd: unexpected argument 'extra' (see 'results $cmd --help')" "${args[@]}" extra
 done <<'LIST'
 init 0
+clone 2
 doctor 0
 add many
 run many
