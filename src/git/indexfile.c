@@ -462,54 +462,99 @@ static int tree_number(const struct tree_ctx *c, size_t *pos, char stop, int sig
 }
 
 /*
- * Parse the node at *pos and its subtrees. With `dir` (the folder of its
- * parent, NULL below a node that holds no change), a node that holds a
- * change is appended invalidated and 1 returned; 0: nothing appended, the
- * caller copies the node's bytes. -1: not a cache tree.
+ * A node's header at *pos: its name (a path component, "" for the root,
+ * `*name_len` bytes and a NUL), the count of index entries it covers (-1:
+ * invalid), of its subtrees, and its id when valid. -1: not a cache tree.
  */
-static int tree_node(struct tree_ctx *c, size_t *pos, const char *dir, int depth)
+static int tree_header(const struct tree_ctx *c, size_t *pos, const char **name,
+		       size_t *name_len, long *subtrees)
 {
-	const unsigned char *nul;
-	const char *name = (const char *)c->p + *pos;
-	struct rs_buf sub = RS_BUF_INIT;
-	long entries, subtrees;
-	int on = 0, rc = 0;
+	const unsigned char *nul = memchr(c->p + *pos, '\0', c->end - *pos);
+	long entries;
 
-	if (depth > TREE_DEPTH_MAX)
-		return -1;
-	nul = memchr(name, '\0', c->end - *pos);
 	if (!nul)
 		return -1;
-	*pos += (size_t)((const char *)nul - name) + 1;
-	if (tree_number(c, pos, ' ', 1, &entries) || tree_number(c, pos, '\n', 0, &subtrees))
+	*name = (const char *)c->p + *pos;
+	*name_len = (size_t)(nul - (c->p + *pos));
+	*pos += *name_len + 1;
+	if (tree_number(c, pos, ' ', 1, &entries))
+		return -1;
+	if (tree_number(c, pos, '\n', 0, subtrees))
 		return -1;
 	if (entries >= 0) {
 		if (c->end - *pos < 20)
 			return -1;
 		*pos += 20;
 	}
-	if (dir) {
-		/* the root's name is empty; a folder's is one path component */
-		if (depth == 0 ? *name != '\0' : *name == '\0')
+	return 0;
+}
+
+/* Past `n` nodes and everything below them: a count of nodes left, no recursion. */
+static int tree_skip(const struct tree_ctx *c, size_t *pos, long n)
+{
+	while (n > 0) {
+		const char *name;
+		size_t len;
+		long subtrees;
+
+		if (tree_header(c, pos, &name, &len, &subtrees))
 			return -1;
-		if (rs_buf_puts(&sub, dir) || (*name && rs_buf_printf(&sub, "%s/", name)))
-			return -2;
-		on = holds_edit(c, sub.ptr ? sub.ptr : "", sub.len);
+		/* every node takes 5 bytes at least: more than that many left is a lie */
+		if (subtrees > (long)(c->end - *pos))
+			return -1;
+		n += subtrees - 1;
 	}
-	if (on && (rs_buf_puts(c->out, name) || rs_buf_putc(c->out, '\0') ||
-		   rs_buf_printf(c->out, "-1 %ld\n", subtrees)))
+	return 0;
+}
+
+/*
+ * The node at *pos, in folder `dir` of its parent ("" for the root). A
+ * node whose folder holds a changed path is appended invalidated (its
+ * subtrees after it, each either invalidated the same way or copied) and 1
+ * returned; else nothing is appended, *pos is past it and all below it,
+ * and 0 returned (the caller copies those bytes). -1: not a cache tree;
+ * -2: out of memory.
+ */
+static int tree_node(struct tree_ctx *c, size_t *pos, const char *dir, int depth)
+{
+	struct rs_buf sub = RS_BUF_INIT;
+	const char *name;
+	size_t name_len;
+	long subtrees;
+	int rc = 1;
+
+	if (depth > TREE_DEPTH_MAX)
+		return -1;
+	if (tree_header(c, pos, &name, &name_len, &subtrees))
+		return -1;
+	/* the root's name is empty; a folder's is one path component */
+	if (depth == 0 ? name_len != 0 : name_len == 0)
+		return -1;
+	if (rs_buf_puts(&sub, dir))
+		return -2;
+	if (name_len && rs_buf_printf(&sub, "%s/", name)) {
+		rs_buf_release(&sub);
+		return -2;
+	}
+	if (!holds_edit(c, sub.ptr ? sub.ptr : "", sub.len)) {
+		rs_buf_release(&sub);
+		return tree_skip(c, pos, subtrees);
+	}
+	if (rs_buf_put(c->out, name, name_len + 1))
 		rc = -2;
-	for (long i = 0; i < subtrees && rc >= 0; i++) {
+	else if (rs_buf_printf(c->out, "-1 %ld\n", subtrees))
+		rc = -2;
+	for (long i = 0; i < subtrees && rc > 0; i++) {
 		size_t start = *pos;
-		int r = tree_node(c, pos, on ? (sub.ptr ? sub.ptr : "") : NULL, depth + 1);
+		int r = tree_node(c, pos, sub.ptr ? sub.ptr : "", depth + 1);
 
 		if (r < 0)
 			rc = r;
-		else if (on && r == 0 && rs_buf_put(c->out, c->p + start, *pos - start))
+		else if (r == 0 && rs_buf_put(c->out, c->p + start, *pos - start))
 			rc = -2;
 	}
 	rs_buf_release(&sub);
-	return rc < 0 ? rc : on;
+	return rc;
 }
 
 /*
