@@ -579,21 +579,28 @@ out:
  * few entries change and the rest of the file is copied, so the cost does
  * not grow with the entries the index holds (300,000 at 100,000 runs)
  * beyond a copy and a hash of the file. An index it cannot splice goes
- * through libgit2.
+ * through libgit2. `held` (may be NULL): the index as step 3 read it,
+ * taken over and freed here, reused when the file did not change since.
  */
 static int apply_index(struct rs_repo *r, git_diff *diff, const unsigned char *skip, int flags,
-		       size_t *skipped, int *index_failed)
+		       struct rs_index_file **held, size_t *skipped, int *index_failed)
 {
-	struct rs_index_file *idx = NULL;
+	struct rs_index_file *idx = held ? *held : NULL;
 	struct rs_index_edit *edits = NULL;
 	struct rs_buf path = RS_BUF_INIT, full = RS_BUF_INIT;
 	size_t n = git_diff_num_deltas(diff), nedits = 0;
 	int err;
 
-	err = index_path(&path, r->git);
-	if (err)
-		goto out;
-	err = rs_index_file_open(&idx, path.ptr, 1);
+	if (held)
+		*held = NULL; /* ours now */
+	if (idx) {
+		err = rs_index_file_lock(idx); /* read again only if it changed */
+	} else {
+		err = index_path(&path, r->git);
+		if (err)
+			goto out;
+		err = rs_index_file_open(&idx, path.ptr, 1);
+	}
 	if (err == RS_EFORMAT) {
 		rs_error_clear(); /* a format to leave to libgit2 */
 		err = apply_index_libgit2(r, diff, skip, flags, skipped, index_failed);
@@ -781,7 +788,7 @@ out:
  * `*index_failed` is set when writing the index was what failed.
  */
 static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int flags,
-		      size_t *skipped, int *index_failed)
+		      struct rs_index_file **held, size_t *skipped, int *index_failed)
 {
 	git_diff *diff = NULL;
 	struct rs_buf full = RS_BUF_INIT;
@@ -810,7 +817,7 @@ static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int 
 		*skipped += skip[i];
 	}
 	if (!err && !(flags & APPLY_NO_INDEX))
-		err = apply_index(r, diff, skip, flags, skipped, index_failed);
+		err = apply_index(r, diff, skip, flags, held, skipped, index_failed);
 out:
 	free(skip);
 	rs_buf_release(&full);
@@ -888,12 +895,12 @@ static int finish_or_undo(struct rs_repo *r, const struct journal *j, git_refere
 
 	git_oid_tostr(hex, sizeof(hex), &j->new_id);
 	if (target && git_oid_equal(target, &j->new_id)) {
-		err = apply_tree(r, new_tree, old_tree, 0, &skipped, &index_failed);
+		err = apply_tree(r, new_tree, old_tree, 0, NULL, &skipped, &index_failed);
 		if (err == 0 && note)
 			err = rs_buf_printf(note, "finished an interrupted 'results add': commit %.12s "
 					    "is recorded and now checked out", hex);
 	} else if (j->unborn ? !ref : target && git_oid_equal(target, &j->old_id)) {
-		err = apply_tree(r, old_tree, new_tree, 0, &skipped, &index_failed);
+		err = apply_tree(r, old_tree, new_tree, 0, NULL, &skipped, &index_failed);
 		if (err == 0 && note)
 			err = rs_buf_printf(note, "undid an interrupted 'results add' (its commit "
 					    "%.12s was never recorded); run that 'results add' again", hex);
@@ -1047,6 +1054,7 @@ struct commit_state {
 	git_tree *base, *tree;
 	git_treebuilder *tb;
 	git_index *index;
+	struct rs_index_file *idx;  /* the index as step 3 read it (not locked) */
 	git_signature *author, *committer;
 	git_tree_update *updates;
 	struct pending *pend;
@@ -1071,6 +1079,7 @@ static void commit_state_release(struct commit_state *s)
 	git_signature_free(s->author);
 	git_signature_free(s->committer);
 	git_index_free(s->index);
+	rs_index_file_free(s->idx);
 	git_tree_free(s->tree);
 	git_tree_free(s->base);
 	git_treebuilder_free(s->tb);
@@ -1236,6 +1245,7 @@ static int check_worktree(struct commit_state *s, const struct rs_commit_file *f
 	if (err == 0)
 		err = rs_index_file_open(&idx, path.ptr, 0);
 	rs_buf_release(&path);
+	s->idx = idx; /* kept for step 5, which takes the lock */
 	if (err == RS_EFORMAT) {
 		rs_error_clear(); /* a format to leave to libgit2 */
 		return check_worktree_libgit2(s, files, opts);
@@ -1253,7 +1263,6 @@ static int check_worktree(struct commit_state *s, const struct rs_commit_file *f
 					  files[i].remove ? NULL : &s->pend[i].id,
 					  s->pend[i].full);
 	}
-	rs_index_file_free(idx);
 	return err;
 }
 
@@ -1317,7 +1326,7 @@ static int undo_worktree(struct commit_state *s, int err)
 	int ifail;
 
 	rs_error_save(&saved, err);
-	if (apply_tree(s->r, s->base, s->tree, s->index_failed ? APPLY_NO_INDEX : 0,
+	if (apply_tree(s->r, s->base, s->tree, s->index_failed ? APPLY_NO_INDEX : 0, NULL,
 		       &skipped, &ifail)) {
 		s->keep_journal = 1; /* the next results command finishes the undo */
 		return rs_error_set(err, "%s; the working tree could not be put back (%s): "
@@ -1370,7 +1379,7 @@ int rs_commit_files(struct rs_repo *r, const struct rs_commit_file *files,
 		goto out;
 
 	/* 5. Working tree, then index; 6. the commit point, last. */
-	err = apply_tree(r, s.tree, s.base, opts->force ? APPLY_FORCE : 0, &skipped,
+	err = apply_tree(r, s.tree, s.base, opts->force ? APPLY_FORCE : 0, &s.idx, &skipped,
 			 &s.index_failed);
 	if (err == 0)
 		err = move_branch(&s, opts);

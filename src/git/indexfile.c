@@ -58,6 +58,7 @@ struct rs_index_file {
 	size_t tree_off, tree_len;   /* TREE data (tree_len 0: none) */
 	size_t reuc_off, reuc_len;   /* REUC data */
 	int conflicts;
+	struct stat stamp;        /* the mapped file's (st_ino 0: none mapped) */
 };
 
 static uint32_t get_be32(const unsigned char *p)
@@ -219,13 +220,55 @@ static int map_index(struct rs_index_file *f)
 				    "'%s' has a size (%lld bytes) no index has", f->path,
 				    (long long)st.st_size);
 	}
+#ifdef MAP_POPULATE
+	/* every page is read: one call maps them all instead of a fault each */
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+#else
 	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+#endif
 	close(fd);
 	if (m == MAP_FAILED)
 		return rs_error_errno(RS_EGENERIC, "cannot read '%s'", f->path);
 	f->map = m;
 	f->size = (size_t)st.st_size;
+	f->stamp = st;
 	return 0;
+}
+
+/* Map and check the file (absent: empty). */
+static int load(struct rs_index_file *f)
+{
+	int err = map_index(f);
+
+	if (err || !f->map)
+		return err;
+	if (memcmp(f->map, "DIRC", 4) != 0)
+		return rs_error_set(RS_ECORRUPT, "'%s' is not a git index", f->path);
+	f->version = get_be32(f->map + 4);
+	f->count = get_be32(f->map + 8);
+	if (f->version != 2 && f->version != 3)
+		return rs_error_set(RS_EFORMAT, "'%s' is an index of version %u", f->path,
+				    (unsigned)f->version);
+	err = parse_entries(f);
+	if (err == 0)
+		err = parse_extensions(f);
+	return err;
+}
+
+static void unload(struct rs_index_file *f)
+{
+	if (f->map)
+		munmap((void *)f->map, f->size);
+	free(f->offsets);
+	f->map = NULL;
+	f->offsets = NULL;
+	f->size = 0;
+	f->version = 2;
+	f->count = 0;
+	f->entries_end = 0;
+	f->tree_off = f->tree_len = f->reuc_off = f->reuc_len = 0;
+	f->conflicts = 0;
+	memset(&f->stamp, 0, sizeof(f->stamp));
 }
 
 int rs_index_file_open(struct rs_index_file **out, const char *index_path, int lock)
@@ -250,23 +293,7 @@ int rs_index_file_open(struct rs_index_file **out, const char *index_path, int l
 		if (err)
 			goto out;
 	}
-	err = map_index(f);
-	if (err || !f->map)
-		goto out;
-	if (memcmp(f->map, "DIRC", 4) != 0) {
-		err = rs_error_set(RS_ECORRUPT, "'%s' is not a git index", f->path);
-		goto out;
-	}
-	f->version = get_be32(f->map + 4);
-	f->count = get_be32(f->map + 8);
-	if (f->version != 2 && f->version != 3) {
-		err = rs_error_set(RS_EFORMAT, "'%s' is an index of version %u", f->path,
-				   (unsigned)f->version);
-		goto out;
-	}
-	err = parse_entries(f);
-	if (err == 0)
-		err = parse_extensions(f);
+	err = load(f);
 out:
 	rs_buf_release(&lp);
 	if (err) {
@@ -277,6 +304,33 @@ out:
 	return 0;
 }
 
+/* The same file as the one mapped (a rename makes a new inode)? */
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+int rs_index_file_lock(struct rs_index_file *f)
+{
+	struct stat st;
+	int err, present;
+
+	if (f->lock_fd >= 0)
+		return 0;
+	err = take_lock(f);
+	if (err)
+		return err;
+	present = stat(f->path, &st) == 0;
+	if (!present && errno != ENOENT)
+		return rs_error_errno(RS_EGENERIC, "cannot read '%s'", f->path);
+	if (present ? f->map && same_file(&st, &f->stamp) : !f->map)
+		return 0; /* unchanged since it was read */
+	unload(f);
+	return load(f);
+}
+
 void rs_index_file_free(struct rs_index_file *f)
 {
 	if (!f)
@@ -285,9 +339,7 @@ void rs_index_file_free(struct rs_index_file *f)
 		close(f->lock_fd);
 		unlink(f->lock_path);
 	}
-	if (f->map)
-		munmap((void *)f->map, f->size);
-	free(f->offsets);
+	unload(f);
 	free(f->path);
 	free(f->lock_path);
 	free(f);

@@ -48,6 +48,16 @@ struct rs_index_file;
 RS_MUST_CHECK
 int rs_index_file_open(struct rs_index_file **out, const char *index_path, int lock);
 
+/*
+ * Take the lock of a file opened without it, and read the index again
+ * unless it is the same file as the one read (inode, size, times): what
+ * was read before the lock stays valid only if no one wrote it since.
+ * Errors as rs_index_file_open's; the lock is dropped by
+ * rs_index_file_free, whatever the outcome.
+ */
+RS_MUST_CHECK
+int rs_index_file_lock(struct rs_index_file *f);
+
 void rs_index_file_free(struct rs_index_file *f);
 
 /* Entries in the file (all stages). */

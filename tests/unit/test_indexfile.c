@@ -352,12 +352,49 @@ static void test_bad_bytes(void **state)
 	rs_buf_release(&b);
 }
 
+/* Read first, locked later: read again when the index changed meanwhile. */
+static void test_lock_later(void **state)
+{
+	struct fixture *fx = *state;
+	struct rs_index_file *f = NULL;
+	struct rs_index_edit e[1];
+	git_index *idx = NULL;
+
+	write_reference(fx, 0);
+	assert_int_equal(rs_index_file_open(&f, fx->index, 0), 0);
+	assert_int_equal(rs_index_file_count(f), 5);
+	edit(&e[0], "x", 1, 0);
+	assert_int_equal(rs_index_file_commit(f, e, 1), RS_EUSAGE); /* not locked */
+	/* unchanged: the same entries */
+	assert_int_equal(rs_index_file_lock(f), 0);
+	assert_int_equal(rs_index_file_count(f), 5);
+	rs_index_file_free(f);
+	assert_false(rs_fs_exists(fx->lock));
+
+	assert_int_equal(rs_index_file_open(&f, fx->index, 0), 0);
+	/* someone adds an entry before the lock is taken */
+	assert_int_equal(git_index_open(&idx, fx->index), 0);
+	add_entry(idx, "added/meanwhile", 9, 0);
+	assert_int_equal(git_index_write(idx), 0);
+	git_index_free(idx);
+	assert_int_equal(rs_index_file_lock(f), 0);
+	assert_int_equal(rs_index_file_count(f), 6);
+	assert_int_equal(rs_index_file_find(f, "added/meanwhile", NULL, NULL), 1);
+	assert_int_equal(rs_index_file_commit(f, e, 1), 0);
+	rs_index_file_free(f);
+	assert_int_equal(git_index_open(&idx, fx->index), 0);
+	assert_int_equal(git_index_entrycount(idx), 7);
+	assert_non_null(git_index_get_bypath(idx, "added/meanwhile", 0));
+	git_index_free(idx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_splice_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_splice_absent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conflicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_bytes, setup, teardown),
 	};
