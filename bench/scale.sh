@@ -17,6 +17,8 @@
 #   - list, check, trend with their default windows (medians of 3);
 #   - site into a new folder (--limit 1000), then one more add, then site
 #     again into the same folder: the incremental build;
+#   - one more add, the first run of a new pull-request branch, and check
+#     (its window is empty: the branch map says so, src/runs/branchmap.h);
 #   - references measured in the same run: git rev-parse HEAD, git log -1
 #     (process start-up included), and git status (which reads .git/index,
 #     as add must).
@@ -67,7 +69,7 @@ echo "# machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '{"population": 1000}\n' >"$W/stats.json"
 
 declare -A F   # F[name,size] = seconds or bytes
-names=(ref_revparse ref_log ref_status add_late add_early bytes_late bytes_early list check trend site_full site_incr)
+names=(ref_revparse ref_log ref_status add_late add_early bytes_late bytes_early list check trend site_full site_incr check_first_pr)
 for n in $SIZES; do
 	busy=$((BUSY < n ? BUSY : n - 1))
 	reuse_var=REUSE_$n
@@ -99,6 +101,9 @@ for n in $SIZES; do
 	F[site_full,$n]=$(timed "$RESULTS" site "$W/site$n")
 	add_at $((next + 100000)) 5000 >/dev/null
 	F[site_incr,$n]=$(timed "$RESULTS" site "$W/site$n")
+	RESULTS_RECORDED_AT=$((next + 100060)) "$RESULTS" add "$W/b.pyisession" --commit "$(printf '%040x' 6000)" \
+		--branch "pr/first-$n" --trigger pr --stats "$W/stats.json" >/dev/null
+	F[check_first_pr,$n]=$(timed3 "$RESULTS" check)
 	echo "size $n done: history in $H"
 done
 

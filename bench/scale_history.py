@@ -29,6 +29,11 @@ the previous one, as a pushed repository holds them after git's repack.
 LAST_MONTH_RUNS=K puts the last K runs into one month, from its first day
 on (at most 28 days, K/28 a day): a month as busy as a benchmark needs.
 
+The branch map (index/branches/X/Y.jsonl and covered.json,
+src/runs/branchmap.h) is written as `results add` writes it: each
+commit rewrites its run's branch's bucket and covered.json (MAP=0: no
+map, as a repository recorded before it).
+
 LAYOUT is the index layout to write: "month" (index/YYYY-MM.jsonl, one
 shard per month, the layout before runs/index shards were bounded) or
 "bounded" (index/YYYY-MM.jsonl then index/YYYY-MM/0002.jsonl..., SHARD_RUNS
@@ -46,6 +51,8 @@ layout = sys.argv[4] if len(sys.argv) > 4 else "bounded"
 per_day = int(os.environ.get("PER_DAY", "50"))
 shard_runs = int(os.environ.get("SHARD_RUNS", "128"))
 same_session = os.environ.get("SESSIONS", "distinct") == "same"
+write_map = os.environ.get("MAP", "1") != "0"
+MAP_RUNS = 128  # RS_BRANCHMAP_RUNS
 if layout not in ("month", "bounded") or runs < 1 or per_day < 4:
     sys.exit("usage: scale_history.py CLONE RUNS T0 [month|bounded] (PER_DAY >= 4)")
 
@@ -57,7 +64,8 @@ def git(*args):
 
 
 # --- the template: the one run recorded by results add ----------------------
-index_files = [p for p in git("ls-tree", "-r", "--name-only", "HEAD", "index").decode().split("\n") if p]
+index_files = [p for p in git("ls-tree", "-r", "--name-only", "HEAD", "index").decode().split("\n")
+               if p and not p.startswith("index/branches/")]
 if len(index_files) != 1:
     sys.exit("scale_history.py: the template clone must hold exactly one index shard")
 line0 = json.loads(git("show", "HEAD:" + index_files[0]).decode().split("\n")[0])
@@ -130,11 +138,60 @@ def shard_path(tm):
     return shard_name(month, n)
 
 
+# --- the branch map (src/runs/branchmap.c) ------------------------------------
+buckets = {}  # bucket number -> {branch: [[month, seq, runs], ...] newest first, more}
+
+
+def bucket_of(branch):
+    h = 2166136261
+    for c in branch.encode():
+        h = ((h ^ c) * 16777619) & 0xffffffff
+    return h & 255
+
+
+def map_add(branch, sp):
+    month = sp[6:13]
+    seq = 1 if len(sp) == 19 else int(sp[14:18])
+    b = buckets.setdefault(bucket_of(branch), {})
+    e = b.setdefault(branch, {"shards": [], "more": False})
+    sh = e["shards"]
+    for k, (m, q, n) in enumerate(sh):
+        if (m, q) == (month, seq):
+            sh[k][2] += 1
+            break
+        if (m, q) < (month, seq):
+            sh.insert(k, [month, seq, 1])
+            break
+    else:
+        sh.append([month, seq, 1])
+    total = 0
+    for k, x in enumerate(sh):
+        if total >= MAP_RUNS:
+            del sh[k:]
+            e["more"] = True
+            break
+        total += x[2]
+
+
+def bucket_text(n):
+    out = []
+    for branch in sorted(buckets[n], key=lambda x: x.encode()):
+        e = buckets[n][branch]
+        o = {"branch": branch, "shards": e["shards"]}
+        if e["more"]:
+            o["more"] = True
+        out.append(json.dumps(o, separators=(",", ":")) + "\n")
+    return "".join(out)
+
+
 def readme_row(e):
     m = e["metrics"]
     return "| %s | `%s` | %s | %s | %.3f | %d | %s | [%s](%s/summary.md) |\n" % (
         e["recorded_at"].replace("T", " ").rstrip("Z"), e["commit"][:7], e["branch"],
         e["trigger"], m["duration"], m["samples"], e.get("verdict", ""), e["id"], e["path"])
+
+
+map_add(line0["branch"], index_files[0])  # the template's run, as its add mapped it
 
 
 def data(b):
@@ -217,6 +274,8 @@ while done < runs:
               (rid, b[4]["commit"], b[4]["branch"], b[4]["trigger"])).encode())
         if first:
             out.write(b"from refs/heads/main^0\n")
+            if not write_map:  # a repository from before the map
+                out.write(b"D index/branches\n")
             first = False
         out.write(("M 100644 :%d %s/run.json\n" % (k + 1, path)).encode())
         out.write(("M 100644 :%d %s/summary.md\n" % (n + k + 1, path)).encode())
@@ -224,6 +283,13 @@ while done < runs:
         data(b[5].encode())
         sp, sm = shard_marks[k]
         out.write(("M 100644 :%d %s\n" % (sm, sp)).encode())
+        if write_map:
+            map_add(b[4]["branch"], sp)
+            bn = bucket_of(b[4]["branch"])
+            out.write(("M 100644 inline index/branches/%x/%x.jsonl\n" % (bn >> 4, bn & 15)).encode())
+            data(bucket_text(bn).encode())
+            out.write(b"M 100644 inline index/branches/covered.json\n")
+            data((json.dumps({"run": rid}, separators=(",", ":")) + "\n").encode())
         if k == n - 1:  # README.md: the 20 newest, once a day (the last commit of each day)
             out.write(b"M 100644 inline README.md\n")
             data((readme_head + "".join(reversed(recent))).encode())

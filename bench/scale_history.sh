@@ -111,4 +111,4 @@ printf 'history: %d runs (%s index, %d a day) in %.0f s; remote.git %.0f MB, clo
 	"$RUNS" "$LAYOUT" "$PER_DAY" "$t_build" \
 	"$(echo "$(du -sb "$DIR/remote.git" | cut -f1) / 1048576" | bc -l)" \
 	"$(echo "$(du -sb "$DIR/clone/.git" | cut -f1) / 1048576" | bc -l)" \
-	"$(git ls-tree -r --name-only HEAD index/ | wc -l)"
+	"$(git ls-tree -r --name-only HEAD index/ | grep -vc "^index/branches/")"

@@ -11,6 +11,7 @@
  * (at init) or a broken protocol stream does.
  */
 #include "protocol.h"
+#include "results/args.h"
 #include "results/buf.h"
 #include "results/config.h"
 #include "results/error.h"
@@ -19,7 +20,6 @@
 #include "results/unpushed.h"
 #include "results_version.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,34 +321,52 @@ static void report_usage(void)
 	fclose(f);
 }
 
-static int parse_args(struct agent *a, int argc, char **argv)
+/* A usage error on stderr, in the shape of every results command's (results/args.h). */
+static int usage_error(const char *message)
+{
+	struct rs_buf line = RS_BUF_INIT;
+
+	if (rs_args_usage_line(&line, "lfs-agent", message))
+		fputs("lfs-agent: (out of memory while reporting an error)\n", stderr);
+	else
+		fprintf(stderr, "%s\n", line.ptr);
+	rs_buf_release(&line);
+	return 2;
+}
+
+/* The command line: 0 to serve, else -1 with main's exit status in *status. */
+static int parse_args(struct agent *a, int argc, char **argv, int *status)
 {
 	static const struct option longopts[] = {
 		{ "remote", required_argument, NULL, 'r' },
 		{ "level", required_argument, NULL, 'l' },
 		{ "threads", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rs_args args = { .longopts = longopts };
 	int c;
 
 	for (;;) {
-		c = getopt_long(argc, argv, "", longopts, NULL);
-		if (c == -1)
+		c = rs_args_next(&args, argc, argv);
+		if (c == 0)
 			break;
+		if (c < 0) {
+			*status = usage_error(rs_error_message());
+			return -1;
+		}
 		switch (c) {
 		case 'r': a->remote_arg = optarg; break;
 		case 'l': a->level = atoi(optarg); break;
 		case 't': a->threads = atoi(optarg); break;
-		case 'h': fputs(usage, stdout); exit(0);
-		case 'V': printf("lfs-agent %s\n", RS_VERSION); exit(0);
-		default: fputs(usage, stderr); return 2;
+		case 'h': fputs(usage, stdout); *status = 0; return -1;
+		case 'V': printf("lfs-agent %s\n", RS_VERSION); *status = 0; return -1;
+		default: *status = usage_error("unknown option"); return -1;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "lfs-agent: unexpected argument '%s'\n%s", argv[optind], usage);
-		return 2;
+	if (rs_args_operands(argc, argv, 0)) {
+		*status = usage_error(rs_error_message());
+		return -1;
 	}
 	return 0;
 }
@@ -417,9 +435,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	memset(&a, 0, sizeof(a));
-	rc = parse_args(&a, argc, argv);
-	if (rc)
-		return rc;
+	if (parse_args(&a, argc, argv, &rc) < 0)
+		return rc; /* --help, --version or a usage error */
 	rs_repo_global_init();
 	rc = serve(&a);
 	report_usage();

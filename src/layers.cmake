@@ -6,8 +6,11 @@
 # RS_LAYER_USES_<layer>: the layers <layer> builds on directly. A layer may
 # include its own headers and those of every layer below it, directly or
 # through another (the closure of these lists), and nothing else.
-set(RS_LAYERS util remote proc codec store session runrec analysis git runs ops report cli)
+set(RS_LAYERS util args remote proc codec store session runrec analysis git runs ops report cli)
 set(RS_LAYER_USES_util     "")
+# the programs' command-line parser (getopt's state is the process's):
+# only the CLI uses it (lfs-agent, a program too, outside src/)
+set(RS_LAYER_USES_args     util)
 set(RS_LAYER_USES_remote   util)
 set(RS_LAYER_USES_proc     util)
 set(RS_LAYER_USES_codec    util)
@@ -21,12 +24,13 @@ set(RS_LAYER_USES_git      remote)
 set(RS_LAYER_USES_runs     git session runrec)
 set(RS_LAYER_USES_ops      runs store)
 set(RS_LAYER_USES_report   analysis runs)
-set(RS_LAYER_USES_cli      report ops proc)
+set(RS_LAYER_USES_cli      report ops proc args)
 
 # The public headers (include/results/) by the layer that implements them.
-set(RS_PUBLIC_HEADERS buf error escape output watch config checkout repo setup unpushed
+set(RS_PUBLIC_HEADERS buf error escape output args watch config checkout repo setup unpushed
                       pins record runs store format report)
 set(RS_PUBLIC_util      buf error escape output)
+set(RS_PUBLIC_args      args)
 set(RS_PUBLIC_proc      watch)
 set(RS_PUBLIC_git       config checkout repo setup unpushed)
 set(RS_PUBLIC_runs      pins record runs)

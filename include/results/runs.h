@@ -108,6 +108,18 @@ RS_MUST_CHECK int rs_run_entries_json(struct rs_buf *out,
  */
 RS_MUST_CHECK int rs_run_doc_load(struct rs_run_doc **out, const struct rs_runs *runs,
 				  const struct rs_run_entry *e);
+
+/*
+ * Before reading one file `leaf` ("run.json", "summary.md") of each of
+ * the runs entries[0..n): in a partial clone (the developer clone,
+ * `results clone`), bring the ones this clone lacks from the git remote
+ * in one git call per RS_GIT_FETCH_OIDS_MAX files instead of one per file
+ * as each read would. Nothing to do (0) in a full clone. RS_ERETRY
+ * naming a file and the remote when they cannot be fetched (offline).
+ */
+RS_MUST_CHECK int rs_runs_prefetch(const struct rs_runs *runs,
+				   const struct rs_run_entry *const *entries, size_t n,
+				   const char *leaf);
 void rs_run_doc_free(struct rs_run_doc *doc);
 
 /* The run's id (never NULL for a loaded record). */

@@ -150,4 +150,30 @@ RS_MUST_CHECK
 int rs_setup_global_target(struct rs_repo *r, const char *repo_arg, const char *remote_arg,
 			   struct rs_buf *endpoint, struct rs_buf *url, struct rs_buf *shown);
 
+/* What `results clone` makes (rs_setup_clone). */
+struct rs_setup_clone_options {
+	const char *url;    /* the results repository's git URL (a local folder: file://) */
+	const char *dir;    /* the clone's folder; NULL: the URL's last component, without .git */
+	const char *branch; /* the branch to check out; NULL: the remote's HEAD */
+	unsigned depth;     /* commits of history to fetch; 0: all */
+	int full;           /* every file (but the sessions) and a whole work tree */
+};
+
+/*
+ * Make the developer clone of a results repository with git (see
+ * src/git/devclone.c for why each choice): `git clone --depth=<depth>
+ * --filter=blob:limit=1k --no-checkout`, a sparse work tree without
+ * runs/ (core.sparseCheckout, .git/info/sparse-checkout), then its
+ * checkout; with `full`, a plain `git clone` (`--depth` if given).
+ * Sessions are never downloaded (GIT_LFS_SKIP_SMUDGE). The clone is not
+ * set up for results: that is rs_repo_setup_clone's, in it. The folder
+ * made is appended to `dir_out`. RS_EUSAGE for a URL, folder or branch
+ * git would read as an option, or no folder name to take from the URL;
+ * RS_EGENERIC when git fails (the message quotes git's first line: an
+ * existing folder, an unreachable URL, a host that does not allow
+ * filters).
+ */
+RS_MUST_CHECK
+int rs_setup_clone(const struct rs_setup_clone_options *o, struct rs_buf *dir_out);
+
 #endif

@@ -63,7 +63,7 @@ double rs_median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static int spec_value(const json_t *run, const struct spec *s, double *out)
+static int spec_value(const rs_runrec *run, const struct spec *s, double *out)
 {
 	double v, w;
 	const char *key;
@@ -86,21 +86,21 @@ static int is_wall(const struct spec *s)
 	return !strcmp(s->metric, "duration");
 }
 
-static double noise_band(const struct spec *s, const json_t *const *runs, size_t n)
+static double noise_band(const struct spec *s, const rs_runrec *const *runs, size_t n)
 {
 	double sumsq = 0, maxrange = 0, vals[NOISE_RUNS_MAX];
 	size_t dof = 0, i, j;
 	unsigned char done[NOISE_RUNS_MAX] = { 0 };
 
 	for (i = 0; i < n; i++) {
-		const char *ci = rs_runview_str(runs[i], "commit", NULL);
+		const char *ci = runs[i]->commit;
 		size_t k = 0;
 		double mean = 0, lo, hi, med;
 
 		if (done[i] || !ci)
 			continue;
 		for (j = i; j < n; j++) {
-			const char *cj = rs_runview_str(runs[j], "commit", NULL);
+			const char *cj = runs[j]->commit;
 
 			if (done[j] || !cj || strcmp(ci, cj))
 				continue;
@@ -135,6 +135,11 @@ static double noise_band(const struct spec *s, const json_t *const *runs, size_t
 static char *xstrdup(const char *s)
 {
 	return strdup(s ? s : "");
+}
+
+static const char *str_or_empty(const char *s)
+{
+	return s ? s : "";
 }
 
 /* The row of d->funcs that culprit `x` names, or (size_t)-1. */
@@ -213,22 +218,22 @@ static int pick_responsible(struct rs_check_result *r, size_t max)
 
 /* What rs_check_run works on, step by step. */
 struct check_ctx {
-	const json_t *head;
+	const rs_runrec *head;
 	const struct rs_check_opts *opts;  /* may be NULL */
 	int explicit_baseline;
 	struct rs_check_result *r;
-	const json_t **comparable;         /* history runs that may be compared */
+	const rs_runrec **comparable;         /* history runs that may be compared */
 	size_t n_comp;
-	const json_t **baseline;           /* of those, the baseline */
+	const rs_runrec **baseline;           /* of those, the baseline */
 	size_t n_base;
 	struct spec *specs;                /* what is judged */
 	size_t n_specs;
 	size_t *metric_spec;               /* r->metrics[i] is specs[metric_spec[i]] */
 	double *vals;                      /* scratch: one value per history run */
-	const json_t *noise_runs[NOISE_RUNS_MAX];
+	const rs_runrec *noise_runs[NOISE_RUNS_MAX];
 	size_t n_noise;
 	unsigned char *wall_out;           /* baseline[i]'s wall time is distorted */
-	const json_t *typical;             /* the baseline run the diff is against */
+	const rs_runrec *typical;             /* the baseline run the diff is against */
 };
 
 static int out_of_memory(void)
@@ -251,8 +256,8 @@ static int check_alloc(struct check_ctx *c, size_t n_history, size_t n_names)
 	if (!c->r || !c->comparable || !c->baseline || !c->vals || !c->specs || !c->metric_spec ||
 	    !c->wall_out)
 		return out_of_memory();
-	c->r->head_id = xstrdup(rs_runview_str(c->head, "id", ""));
-	c->r->head_commit = xstrdup(rs_runview_str(c->head, "commit", ""));
+	c->r->head_id = xstrdup(c->head->id);
+	c->r->head_commit = xstrdup(c->head->commit);
 	if (!c->r->head_id || !c->r->head_commit)
 		return out_of_memory();
 	return 0;
@@ -269,7 +274,7 @@ static void check_release(struct check_ctx *c)
 }
 
 /* A history run from another machine: left out, or (the user's baseline) an error. */
-static int other_machine(struct check_ctx *c, const json_t *h, const char *why)
+static int other_machine(struct check_ctx *c, const rs_runrec *h, const char *why)
 {
 	if (!c->explicit_baseline) {
 		c->r->n_other_machine++;
@@ -278,16 +283,15 @@ static int other_machine(struct check_ctx *c, const json_t *h, const char *why)
 	return rs_error_set(RS_EUSAGE,
 		"baseline '%s' ran on another machine (%s '%s', not '%s'); "
 		"compare runs of the same runner, or use 'results compare'",
-		rs_runview_str(h, "id", "?"), why,
-		rs_runview_str(json_object_get(h, "machine"), why, ""),
-		rs_runview_str(json_object_get(c->head, "machine"), why, ""));
+		h->id ? h->id : "?", why, str_or_empty(rs_runview_machine(h, why)),
+		str_or_empty(rs_runview_machine(c->head, why)));
 }
 
 /*
  * Whether history run `h` (session `oid`) repeats a session already
  * counted: the head's (remembered in duplicate_of) or a comparable run's.
  */
-static int is_duplicate(struct check_ctx *c, const json_t *h, const char *oid,
+static int is_duplicate(struct check_ctx *c, const rs_runrec *h, const char *oid,
 			const char *head_oid, int *dup)
 {
 	size_t j;
@@ -297,7 +301,7 @@ static int is_duplicate(struct check_ctx *c, const json_t *h, const char *oid,
 		return 0;
 	if (head_oid && !strcmp(oid, head_oid)) {
 		if (!c->r->duplicate_of) {
-			c->r->duplicate_of = xstrdup(rs_runview_str(h, "id", "?"));
+			c->r->duplicate_of = xstrdup(h->id ? h->id : "?");
 			if (!c->r->duplicate_of)
 				return out_of_memory();
 		}
@@ -320,7 +324,7 @@ static int is_duplicate(struct check_ctx *c, const json_t *h, const char *oid,
  * machine, same configuration (`vary`, the workload key, may differ), not
  * a repeat of a session already counted.
  */
-static int pick_comparable(struct check_ctx *c, const json_t *const *history, size_t n_history,
+static int pick_comparable(struct check_ctx *c, const rs_runrec *const *history, size_t n_history,
 			   const char *vary)
 {
 	const char *head_id = c->r->head_id, *head_oid = rs_runview_session_oid(c->head);
@@ -331,9 +335,7 @@ static int pick_comparable(struct check_ctx *c, const json_t *const *history, si
 		const char *why = NULL;
 		char cwhy[sizeof(r->other_config)];
 
-		if (!json_is_object(history[i]))
-			return rs_error_set(RS_EUSAGE, "a history run is not a JSON object");
-		if (*head_id && !strcmp(rs_runview_str(history[i], "id", ""), head_id))
+		if (*head_id && !strcmp(str_or_empty(history[i]->id), head_id))
 			continue;
 		if (!rs_runview_same_machine(c->head, history[i], &why)) {
 			err = other_machine(c, history[i], why);
@@ -374,12 +376,12 @@ static int pick_comparable(struct check_ctx *c, const json_t *const *history, si
  */
 static void pick_baseline(struct check_ctx *c)
 {
-	const char *hc = rs_runview_str(c->head, "commit", "");
+	const char *hc = str_or_empty(c->head->commit);
 	size_t window = c->opts && c->opts->window ? c->opts->window : RS_CHECK_WINDOW;
 	int reached_accepted = 0;
 
 	for (size_t i = 0; i < c->n_comp; i++) {
-		const char *cm = rs_runview_str(c->comparable[i], "commit", "");
+		const char *cm = str_or_empty(c->comparable[i]->commit);
 
 		if (c->explicit_baseline) {
 			c->baseline[c->n_base++] = c->comparable[i];
@@ -405,22 +407,22 @@ static int record_baseline(struct check_ctx *c)
 	if (!r->baseline_ids)
 		return out_of_memory();
 	for (size_t i = 0; i < c->n_base; i++) {
-		const char *cm = rs_runview_str(c->baseline[i], "commit", "");
+		const char *cm = str_or_empty(c->baseline[i]->commit);
 		size_t j;
 
-		r->baseline_ids[i] = xstrdup(rs_runview_str(c->baseline[i], "id", "?"));
+		r->baseline_ids[i] = xstrdup(c->baseline[i]->id ? c->baseline[i]->id : "?");
 		if (!r->baseline_ids[i])
 			return out_of_memory();
 		r->n_baseline++;
 		for (j = 0; j < i; j++)
-			if (!strcmp(cm, rs_runview_str(c->baseline[j], "commit", "")))
+			if (!strcmp(cm, str_or_empty(c->baseline[j]->commit)))
 				break;
 		if (j == i)
 			r->n_baseline_commits++;
 	}
 	if (!c->n_base)
 		return 0;
-	r->baseline_commit = xstrdup(rs_runview_str(c->baseline[0], "commit", ""));
+	r->baseline_commit = xstrdup(c->baseline[0]->commit);
 	if (!r->baseline_commit)
 		return out_of_memory();
 	accepted = rs_runview_accepted(c->baseline[0]);
@@ -488,8 +490,8 @@ static void pick_noise_runs(struct check_ctx *c)
 		c->noise_runs[c->n_noise++] = c->comparable[i];
 	for (i = 0; i < c->n_noise; i++) {
 		for (j = 0; j < c->n_noise; j++)
-			if (j != i && !strcmp(rs_runview_str(c->noise_runs[i], "commit", "a"),
-					      rs_runview_str(c->noise_runs[j], "commit", "b")))
+			if (j != i && c->noise_runs[i]->commit && c->noise_runs[j]->commit &&
+			    !strcmp(c->noise_runs[i]->commit, c->noise_runs[j]->commit))
 				break;
 		if (j < c->n_noise)
 			c->r->n_noise_runs++;
@@ -573,7 +575,7 @@ static int judge_spec(struct check_ctx *c, size_t i, double threshold)
 static int diff_typical(struct check_ctx *c)
 {
 	struct rs_check_result *r = c->r;
-	const json_t *typical = NULL;
+	const rs_runrec *typical = NULL;
 	struct rs_diff_opts dopts = { r->workload_key, r->workload_key == NULL,
 				      c->opts ? c->opts->own : NULL };
 	double best = INFINITY, v;
@@ -595,8 +597,8 @@ static int diff_typical(struct check_ctx *c)
 		typical = c->baseline[0];
 	c->typical = typical;
 	free(r->baseline_commit);
-	r->baseline_commit = xstrdup(rs_runview_str(typical, "commit", ""));
-	r->baseline_id = xstrdup(rs_runview_str(typical, "id", ""));
+	r->baseline_commit = xstrdup(typical->commit);
+	r->baseline_id = xstrdup(typical->id);
 	if (!r->baseline_commit || !r->baseline_id)
 		return out_of_memory();
 	return rs_diff_runs(&r->diff, typical, c->head, &dopts);
@@ -689,9 +691,8 @@ static int judge_functions(struct check_ctx *c)
 	r->findings = calloc(max, sizeof(*r->findings));
 	if (!r->findings)
 		return out_of_memory();
-	r->functions_judged = rs_runview_num(json_object_get(c->typical, "summary"), "samples", &nb) &&
-			      rs_runview_num(json_object_get(c->head, "summary"), "samples", &nh) &&
-			      nb > 0 && nh > 0;
+	r->functions_judged = rs_runview_samples(c->typical, &nb) &&
+			      rs_runview_samples(c->head, &nh);
 	if (r->functions_judged)
 		r->n_findings = rs_noise_functions(r->diff, c->typical, c->head, c->baseline,
 						   c->n_base, r->findings, max);
@@ -705,10 +706,13 @@ static int grew(const struct rs_noise_finding *f)
 }
 
 /* The time a run's profile covers (its summary's sampled time): 1 and *out, or 0. */
-static int sampled_time(const json_t *run, double *out)
+static int sampled_time(const rs_runrec *run, double *out)
 {
-	return (rs_runview_num(json_object_get(run, "summary"), "sampled_time", out) ||
-		rs_runview_metric(run, "sampled_time", out)) && *out > 0;
+	if (run->summary) {
+		*out = run->summary->sampled_time;
+		return *out > 0;
+	}
+	return rs_runview_metric(run, "sampled_time", out) && *out > 0;
 }
 
 /*
@@ -740,8 +744,7 @@ static void judge_machine(struct check_ctx *c)
 	if (r->wall_distorted && r->wall_cpu_head > r->wall_cpu_base) {
 		r->machine_slower = 1;
 	} else if (r->regressed && m && !isnan(m->rel) && r->machine_factor - 1 >= 0.5 * m->rel &&
-		   rs_runview_num(json_object_get(c->typical, "summary"), "samples", &nb) &&
-		   rs_runview_num(json_object_get(c->head, "summary"), "samples", &nh) &&
+		   rs_runview_samples(c->typical, &nb) && rs_runview_samples(c->head, &nh) &&
 		   (sh / nh) / (sb / nb) - 1 >= 0.5 * (r->machine_factor - 1)) {
 		/* every sample took longer, not more samples of the usual
 		 * length: a contended machine, not more work (which also
@@ -849,23 +852,21 @@ static int judge(struct check_ctx *c, const char *const *names, size_t n_names)
  * phase is named even when the other phases hide it in the total. The
  * names are borrowed from `head`.
  */
-static size_t default_metrics(const json_t *head, const char **names)
+static size_t default_metrics(const rs_runrec *head, const char **names)
 {
-	json_t *metrics = json_object_get(head, "metrics");
-	const char *key;
-	json_t *v;
+	const struct rs_runrec_map *metrics = &head->metrics;
 	size_t n = 0;
 
 	names[n++] = "duration";
 	names[n++] = "cpu_time";
-	json_object_foreach(metrics, key, v)
-		if (!strncmp(key, "phase.", 6) && json_is_number(v) && n < 2 + CHECK_MAX_PHASES)
-			names[n++] = key;
+	for (size_t i = 0; i < metrics->n && n < 2 + CHECK_MAX_PHASES; i++)
+		if (!strncmp(metrics->items[i].name, "phase.", 6))
+			names[n++] = metrics->items[i].name;
 	return n;
 }
 
-int rs_check_run(struct rs_check_result **out, const json_t *head,
-		 const json_t *const *history, size_t n_history,
+int rs_check_run(struct rs_check_result **out, const rs_runrec *head,
+		 const rs_runrec *const *history, size_t n_history,
 		 const struct rs_check_opts *opts)
 {
 	const char *defaults[2 + CHECK_MAX_PHASES];
@@ -876,8 +877,6 @@ int rs_check_run(struct rs_check_result **out, const json_t *head,
 	double w;
 	int err;
 
-	if (!json_is_object(head))
-		return rs_error_set(RS_EUSAGE, "the run to check is not a JSON object");
 	c.explicit_baseline = opts && opts->explicit_baseline;
 	err = check_alloc(&c, n_history, n_names);
 	if (err)

@@ -48,12 +48,12 @@
 
 #include "results/error.h"
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include "analysis/diff.h"
 #include "analysis/noise.h"
 #include "analysis/owncode.h"
+#include "runrec/runrec.h"
 
 struct rs_check_opts {
 	double threshold;          /* relative, e.g. 0.05; <= 0 means 0.05 */
@@ -144,16 +144,16 @@ struct rs_check_result {
 
 /*
  * Check `head` against `history` (earlier runs of the same branch, newest
- * first; borrowed run.json objects, the head itself may be among them and
+ * first; borrowed run records, the head itself may be among them and
  * is skipped). An empty comparable history is not an error: the result
  * says so and does not regress (a first run must pass CI).
  * Errors: RS_EUSAGE when `explicit_baseline` is set and the baseline ran
- * on another machine, or on malformed input; RS_EGENERIC out of memory.
+ * on another machine; RS_EGENERIC out of memory.
  * *out is the caller's (rs_check_free).
  */
 RS_MUST_CHECK
-int rs_check_run(struct rs_check_result **out, const json_t *head,
-		 const json_t *const *history, size_t n_history,
+int rs_check_run(struct rs_check_result **out, const rs_runrec *head,
+		 const rs_runrec *const *history, size_t n_history,
 		 const struct rs_check_opts *opts);
 
 void rs_check_free(struct rs_check_result *r);

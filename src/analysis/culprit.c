@@ -29,12 +29,12 @@
  */
 #include "analysis/culprit.h"
 #include "analysis/owncode.h"
-#include "analysis/runview.h"
 #include "session/summary.h"
 #include "util/array.h"
 #include "results/buf.h"
 #include "results/error.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +96,7 @@ struct ctx {
 	size_t nrows[2];
 	double time[2];
 	double floor[2];   /* a call below this (seconds) is not stored */
-	const json_t *sum[2];
+	const struct rs_runrec_summary *sum[2];
 	struct rs_buf k;
 	int from_tree;
 };
@@ -214,13 +214,9 @@ static int take_row(struct ctx *c, int side, size_t row, const char *bare, const
 /* "functions" then "more_functions".rows of one summary: the rows "calls" indexes. */
 static int load_lists(struct ctx *c, int side)
 {
-	const json_t *sum = c->sum[side];
-	const json_t *funcs = json_object_get(sum, "functions");
-	const json_t *more = json_object_get(sum, "more_functions");
-	const json_t *files = json_object_get(more, "files");
-	const json_t *rows = json_object_get(more, "rows");
-	size_t nf = json_array_size(funcs), nm = json_array_size(rows), i;
-	double line, self, total;
+	const struct rs_runrec_summary *sum = c->sum[side];
+	const struct rs_runrec_more *more = &sum->more;
+	size_t nf = sum->nfunctions, nm = sum->has_more ? more->nrows : 0, i;
 	int err = 0;
 
 	c->rows[side] = calloc(nf + nm + 1, sizeof(size_t));
@@ -230,28 +226,16 @@ static int load_lists(struct ctx *c, int side)
 	for (i = 0; i < nf + nm; i++)
 		c->rows[side][i] = (size_t)-1;
 	for (i = 0; i < nf && !err; i++) {
-		const json_t *f = json_array_get(funcs, i);
+		const struct rs_runrec_function *f = &sum->functions[i];
 
-		if (!json_is_object(f) || !json_is_string(json_object_get(f, "function")))
-			continue;
-		line = self = total = 0;
-		rs_runview_num(f, "line", &line);
-		rs_runview_num(f, "self", &self);
-		rs_runview_num(f, "total", &total);
-		err = take_row(c, side, i, rs_runview_str(f, "function", ""),
-			       rs_runview_str(f, "class", NULL), rs_runview_str(f, "file", ""),
-			       (long)line, self, total);
+		err = take_row(c, side, i, f->function, f->class_name, f->file, (long)f->line,
+			       f->self, f->total);
 	}
 	for (i = 0; i < nm && !err; i++) {
-		const json_t *r = json_array_get(rows, i);
-		const json_t *fl = json_array_get(files, (size_t)json_integer_value(json_array_get(r, 1)));
+		const struct rs_runrec_more_row *r = &more->rows[i];
 
-		if (!json_is_string(json_array_get(r, 0)) || !json_is_string(fl))
-			continue;
-		err = take_row(c, side, nf + i, json_string_value(json_array_get(r, 0)), NULL,
-			       json_string_value(fl), (long)json_integer_value(json_array_get(r, 2)),
-			       (double)json_integer_value(json_array_get(r, 3)) / 1e6,
-			       (double)json_integer_value(json_array_get(r, 4)) / 1e6);
+		err = take_row(c, side, nf + i, r->function, NULL, more->files[r->file],
+			       (long)r->line, (double)r->self_us / 1e6, (double)r->total_us / 1e6);
 	}
 	return err;
 }
@@ -283,32 +267,31 @@ static int edge_at(struct ctx *c, size_t a, size_t b, size_t *out)
 	return 0;
 }
 
-/* The "calls" table of `side`; 1 in *had when the summary has one. */
+/*
+ * The "calls" table of `side`; 1 in *had when the summary has one (the
+ * decoder read only RS_RUNREC_CALLS_VERSION's layout, the one this file
+ * reads: a later layout is refused there, never guessed at).
+ */
 static int load_calls(struct ctx *c, int side, int *had)
 {
-	const json_t *rows = json_object_get(json_object_get(c->sum[side], "calls"), "rows");
+	const struct rs_runrec_calls *calls = &c->sum[side]->calls;
 	size_t i, e;
 	int err = 0;
 
-	/* a later layout of the rows is not guessed at: the tree stands in */
-	*had = json_is_array(rows) &&
-	       json_integer_value(json_object_get(json_object_get(c->sum[side], "calls"), "version")) ==
-		       RS_SUMMARY_CALLS_VERSION;
+	*had = c->sum[side]->has_calls;
 	if (!*had)
 		return 0;
-	for (i = 0; i < json_array_size(rows) && !err; i++) {
-		const json_t *r = json_array_get(rows, i);
-		json_int_t a = json_integer_value(json_array_get(r, 0));
-		json_int_t b = json_integer_value(json_array_get(r, 1));
+	for (i = 0; i < calls->nrows && !err; i++) {
+		const struct rs_runrec_call *r = &calls->rows[i];
 
-		if (a < 0 || b < 0 || (size_t)a >= c->nrows[side] || (size_t)b >= c->nrows[side] ||
-		    c->rows[side][a] == (size_t)-1 || c->rows[side][b] == (size_t)-1)
+		if (r->caller >= c->nrows[side] || r->callee >= c->nrows[side] ||
+		    c->rows[side][r->caller] == (size_t)-1 || c->rows[side][r->callee] == (size_t)-1)
 			continue;
-		err = edge_at(c, c->rows[side][a], c->rows[side][b], &e);
+		err = edge_at(c, c->rows[side][r->caller], c->rows[side][r->callee], &e);
 		if (err)
 			break;
-		c->e[e].t[side] += (double)json_integer_value(json_array_get(r, 2)) / 1e6;
-		c->e[e].s[side] += (double)json_integer_value(json_array_get(r, 3)) / 1e6;
+		c->e[e].t[side] += (double)r->total_us / 1e6;
+		c->e[e].s[side] += (double)r->self_us / 1e6;
 		c->e[e].seen[side] = 1;
 	}
 	return err;
@@ -368,21 +351,17 @@ static int path_push(struct walk *w, const struct cfn *f, size_t depth)
 	return err;
 }
 
-static int walk_node(struct walk *w, const json_t *node, size_t depth)
+static int walk_node(struct walk *w, const struct rs_runrec_node *node, size_t depth)
 {
-	const json_t *kids = json_object_get(node, "children");
-	double total = 0, self = 0, line = 0;
+	double total = node->total, self = node->self;
 	size_t i, fi, e = (size_t)-1;
 	int err = 0, dup = 0;
 
 	if (depth >= TREE_DEPTH)
 		return 0;
 	if (depth > 0) {
-		rs_runview_num(node, "line", &line);
-		rs_runview_num(node, "total", &total);
-		rs_runview_num(node, "self", &self);
-		err = fn_at(w->c, w->side, 1, rs_runview_str(node, "function", ""), NULL,
-			    rs_runview_str(node, "file", ""), (long)line, &fi);
+		err = fn_at(w->c, w->side, 1, node->function, NULL, node->file, (long)node->line,
+			    &fi);
 		if (err)
 			return err;
 		w->fn[depth] = fi;
@@ -438,8 +417,8 @@ static int walk_node(struct walk *w, const json_t *node, size_t depth)
 				return err;
 		}
 	}
-	for (i = 0; !err && json_is_array(kids) && i < json_array_size(kids); i++)
-		err = walk_node(w, json_array_get(kids, i), depth + 1);
+	for (i = 0; !err && i < node->nchildren; i++)
+		err = walk_node(w, &node->children[i], depth + 1);
 	if (depth > 0 && w->new_at == depth)
 		w->new_at = 0;
 	if (depth > 0 && w->side == 1) {
@@ -452,17 +431,16 @@ static int walk_node(struct walk *w, const json_t *node, size_t depth)
 
 static int walk_tree(struct ctx *c, int side, int edges)
 {
-	const json_t *tree = json_object_get(c->sum[side], "tree");
 	struct walk w;
 	int err;
 
-	if (!json_is_object(tree) || (!edges && side == 0))
+	if (!edges && side == 0)
 		return 0;
 	memset(&w, 0, sizeof(w));
 	w.c = c;
 	w.side = side;
 	w.edges = edges;
-	err = walk_node(&w, tree, 0);
+	err = walk_node(&w, &c->sum[side]->tree, 0);
 	rs_buf_release(&w.path);
 	return err;
 }
@@ -626,14 +604,14 @@ static int pick(struct ctx *c, struct rs_culprits *r, double scale, double floor
 /* Whether each function ran in the base: the "ran" set, else being listed. */
 static void ran_in_base(struct ctx *c)
 {
-	int has_ran = json_is_string(json_object_get(c->sum[0], "ran"));
+	int has_ran = c->sum[0]->ran != NULL;
 
 	for (size_t i = 0; i < c->nf; i++) {
 		struct cfn *f = &c->f[i];
 
 		f->ran_base = f->listed[0] || f->t[0] > 0;
 		if (!f->ran_base && has_ran)
-			f->ran_base = rs_summary_ran(c->sum[0], f->bare, f->file) > 0;
+			f->ran_base = rs_summary_ran_in(c->sum[0]->ran, f->bare, f->file) > 0;
 	}
 }
 
@@ -677,8 +655,7 @@ static int load(struct ctx *c)
 	for (int side = 0; side < 2; side++) {
 		double share = 0;
 
-		if (c->from_tree || !rs_runview_num(json_object_get(c->sum[side], "calls"), "floor", &share))
-			share = TREE_FLOOR;
+		share = c->from_tree ? TREE_FLOOR : c->sum[side]->calls.floor;
 		c->floor[side] = share * c->time[side];
 	}
 	if (c->from_tree) {
@@ -694,8 +671,8 @@ static int load(struct ctx *c)
 	return walk_tree(c, 1, c->from_tree);
 }
 
-int rs_culprits_find(struct rs_culprits **out, const json_t *base_summary,
-		     const json_t *head_summary, double scale, double floor)
+int rs_culprits_find(struct rs_culprits **out, const struct rs_runrec_summary *base_summary,
+		     const struct rs_runrec_summary *head_summary, double scale, double floor)
 {
 	struct ctx c;
 	struct rs_culprits *r = calloc(1, sizeof(*r));
@@ -713,10 +690,10 @@ int rs_culprits_find(struct rs_culprits **out, const json_t *base_summary,
 		scale = 1;
 	c.sum[0] = base_summary;
 	c.sum[1] = head_summary;
-	rs_runview_num(base_summary, "sampled_time", &c.time[0]);
-	rs_runview_num(head_summary, "sampled_time", &c.time[1]);
+	c.time[0] = base_summary ? base_summary->sampled_time : 0;
+	c.time[1] = head_summary ? head_summary->sampled_time : 0;
 	r->growth = c.time[1] - scale * c.time[0];
-	if (!json_is_object(base_summary) || !json_is_object(head_summary) || !(r->growth > 0))
+	if (!base_summary || !head_summary || !(r->growth > 0))
 		goto out;
 	if (!(floor > 0))
 		floor = r->growth / 5;

@@ -33,8 +33,9 @@
 
 #include "results/error.h"
 
-#include <jansson.h>
 #include <stddef.h>
+
+#include "runrec/runrec.h"
 
 enum rs_culprit_case {
 	RS_CULPRIT_NEW_CALL = 0,
@@ -68,15 +69,15 @@ struct rs_culprits {
 
 /*
  * Blame the growth of `head_summary` over `base_summary` (borrowed
- * summary objects). `scale` multiplies the base's times (the workload
+ * typed summaries; NULL: a run without one, which blames nothing). `scale` multiplies the base's times (the workload
  * ratio head/base when time is judged per unit; 1 otherwise). Culprits
  * explain at least `floor` seconds each (0: a fifth of the run's growth).
  * A run that did not grow has none. *out is the caller's
  * (rs_culprits_free). Errors: RS_EGENERIC out of memory.
  */
 RS_MUST_CHECK
-int rs_culprits_find(struct rs_culprits **out, const json_t *base_summary,
-		     const json_t *head_summary, double scale, double floor);
+int rs_culprits_find(struct rs_culprits **out, const struct rs_runrec_summary *base_summary,
+		     const struct rs_runrec_summary *head_summary, double scale, double floor);
 
 void rs_culprits_free(struct rs_culprits *c);
 

@@ -15,6 +15,7 @@
 #include "analysis/deep.h"
 #include "analysis/culprit.h"
 #include "session/session.h"
+#include "runrec/runrec_json.h"
 #include "session/summary.h"
 #include "results/error.h"
 #include "util/array.h"
@@ -481,15 +482,23 @@ static int build_tries(struct trie tr[2], const struct trie **head, const char *
  */
 static int session_culprits(struct rs_deep_diff *d, json_t *sums[2], const struct rs_diff *summary)
 {
+	struct rs_runrec_summary *typed[2] = { NULL, NULL };
 	double scale = 1;
-	int err;
+	int err = 0;
 
 	if (summary && summary->workload_key && summary->base_workload > 0 &&
 	    summary->head_workload > 0)
 		scale = summary->head_workload / summary->base_workload;
-	err = rs_culprits_find(&d->culprits, sums[0], sums[1], scale, 0);
+	/* read as a stored summary is: the culprits take the typed one */
+	for (int side = 0; side < 2 && !err; side++)
+		if (sums[side])
+			err = rs_runrec_summary_from_json(sums[side], &typed[side]);
+	if (!err)
+		err = rs_culprits_find(&d->culprits, typed[0], typed[1], scale, 0);
 	if (!err)
 		d->culprits->from_sessions = 1;
+	rs_runrec_summary_free(typed[0]);
+	rs_runrec_summary_free(typed[1]);
 	return err;
 }
 
@@ -886,48 +895,39 @@ out:
 
 /* ---- the same from two stored summaries' call trees ------------------- */
 
-static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc, const json_t *node,
-		      const char *prefix, size_t depth, int side)
+static int tree_paths(struct rs_deep_diff *d, json_t *index, size_t *alloc,
+		      const struct rs_runrec_node *node, const char *prefix, size_t depth, int side)
 {
-	const json_t *kids = json_object_get(node, "children");
-	const char *fn = json_string_value(json_object_get(node, "function"));
-	const char *file = json_string_value(json_object_get(node, "file"));
+	const char *fn = node->function, *file = node->file;
 	struct rs_buf text = RS_BUF_INIT;
 	const char *here = prefix;
 	size_t i;
 	int err = 0;
 
-	if (depth > RS_DEEP_TREE_DEPTH + 1 || !fn)
+	if (depth > RS_DEEP_TREE_DEPTH + 1)
 		return 0;
 	if (depth > 0) { /* [root] is nobody's frame */
-		const char *base = file ? (strrchr(file, '/') ? strrchr(file, '/') + 1 : file) : "";
+		const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
 		struct rs_path_delta *pd;
-		const json_t *v;
-		double total, self;
 
 		if (rs_buf_printf(&text, "%s%s%s (%s)", prefix, *prefix ? " > " : "", fn, base))
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		err = path_delta_at(&pd, d, index, alloc, text.ptr, depth, strlen(fn));
 		if (err)
 			goto out;
-		v = json_object_get(node, "total");
-		total = json_is_number(v) ? json_number_value(v) : 0;
-		v = json_object_get(node, "self");
-		self = json_is_number(v) ? json_number_value(v) : 0;
-		path_delta_add(pd, side, total, self);
+		path_delta_add(pd, side, node->total, node->self);
 		here = text.ptr;
 	}
-	for (i = 0; !err && json_is_array(kids) && i < json_array_size(kids); i++)
-		err = tree_paths(d, index, alloc, json_array_get(kids, i), here, depth + 1, side);
+	for (i = 0; !err && i < node->nchildren; i++)
+		err = tree_paths(d, index, alloc, &node->children[i], here, depth + 1, side);
 out:
 	rs_buf_release(&text);
 	return err;
 }
 
-int rs_deep_diff_trees(struct rs_deep_diff **out, const json_t *base_run, const json_t *head_run)
+int rs_deep_diff_trees(struct rs_deep_diff **out, const struct rs_runrec_summary *base,
+		       const struct rs_runrec_summary *head)
 {
-	const json_t *bt = json_object_get(json_object_get(base_run, "summary"), "tree");
-	const json_t *ht = json_object_get(json_object_get(head_run, "summary"), "tree");
 	struct rs_deep_diff *d = calloc(1, sizeof(*d));
 	json_t *index = json_object();
 	size_t alloc = 0;
@@ -937,16 +937,16 @@ int rs_deep_diff_trees(struct rs_deep_diff **out, const json_t *base_run, const 
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	if (!json_is_object(bt) || !json_is_object(ht)) {
+	if (!base || !head) {
 		err = rs_error_set(RS_ENOTFOUND, "a run has no stored call tree");
 		goto out;
 	}
-	d->base_time = json_number_value(json_object_get(bt, "total"));
-	d->head_time = json_number_value(json_object_get(ht, "total"));
+	d->base_time = base->tree.total;
+	d->head_time = head->tree.total;
 	d->unknown_below = 0.005; /* the summary tree's pruning */
-	err = tree_paths(d, index, &alloc, bt, "", 0, 0);
+	err = tree_paths(d, index, &alloc, &base->tree, "", 0, 0);
 	if (!err)
-		err = tree_paths(d, index, &alloc, ht, "", 0, 1);
+		err = tree_paths(d, index, &alloc, &head->tree, "", 0, 1);
 	if (!err && d->n_paths)
 		qsort(d->paths, d->n_paths, sizeof(*d->paths), cmp_path);
 out:

@@ -20,6 +20,7 @@
 
 #include "analysis/diff.h"
 #include "analysis/render.h"
+#include "runrec/runrec.h"
 #include "results/buf.h"
 
 /* Levels of a stored call tree read at most (a flame graph draws 48 rows). */
@@ -110,12 +111,13 @@ int rs_deep_tree(const struct rs_deep_diff *d, int skip_empty, size_t **first,
 		 size_t **next, size_t **order);
 
 /*
- * A path diff from two run.json records' stored call trees (pruned at
- * 0.5% of a run), for a flame graph where no session is at hand (the
- * static site). RS_ENOTFOUND when either run has no tree.
+ * A path diff from two runs' stored call trees (their typed summaries,
+ * borrowed; pruned at 0.5% of a run), for a flame graph where no session
+ * is at hand (the static site). RS_ENOTFOUND when either run has no
+ * summary (NULL).
  */
 RS_MUST_CHECK
-int rs_deep_diff_trees(struct rs_deep_diff **out, const json_t *base_run,
-		       const json_t *head_run);
+int rs_deep_diff_trees(struct rs_deep_diff **out, const struct rs_runrec_summary *base,
+		       const struct rs_runrec_summary *head);
 
 #endif

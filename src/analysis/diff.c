@@ -55,7 +55,7 @@ struct fnlist {
 	/* Summaries recorded since issue 10 hold every function above a
 	 * floor (a share of the sampled time) and the set of every function
 	 * that ran: absence then means "below the floor" or "did not run". */
-	const json_t *summary;
+	const struct rs_runrec_summary *summary;
 	int has_ran;
 	double floor;
 	double timebase;   /* the run's sampled time: floor * timebase seconds */
@@ -103,46 +103,38 @@ static void fnlist_release(struct fnlist *l)
  * when rows carry sample counts, else its sampled time (or duration).
  */
 /*
- * One row of summary.functions into `r` (`*taken` 0 when `f` is not an
- * object). Shares are of the sampled time (`timebase`, the summary
- * page's one definition); sample counts only when times are missing.
+ * One row of summary.functions into `r`. Shares are of the sampled time
+ * (`timebase`, the summary page's one definition); sample counts only
+ * when times are missing.
  */
-static int load_top_row(struct fnrow *r, int *taken, const json_t *f, double timebase,
+static int load_top_row(struct fnrow *r, const struct rs_runrec_function *f, double timebase,
 			double samples)
 {
-	const char *name = rs_runview_str(f, "function", "<unknown>");
-	const char *cls = rs_runview_str(f, "class", NULL);
+	const char *cls = f->class_name;
 	struct rs_buf b = RS_BUF_INIT;
-	double line = 0, ss, ts;
 	int err;
 
-	*taken = 0;
-	if (!json_is_object(f))
-		return 0;
 	if (cls && *cls)
-		err = rs_buf_printf(&b, "%s.%s", cls, name);
+		err = rs_buf_printf(&b, "%s.%s", cls, f->function);
 	else
-		err = rs_buf_puts(&b, name);
+		err = rs_buf_puts(&b, f->function);
 	if (err) {
 		rs_buf_release(&b);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
 	r->name = rs_buf_detach(&b, NULL);
-	r->bare = name;
-	r->file = rs_runview_str(f, "file", "");
-	rs_runview_num(f, "line", &line);
-	r->line = (long)line;
-	rs_runview_num(f, "self", &r->self);
-	rs_runview_num(f, "total", &r->total);
+	r->bare = f->function;
+	r->file = f->file;
+	r->line = (long)f->line;
+	r->self = f->self;
+	r->total = f->total;
 	if (timebase > 0) {
 		r->self_share = r->self / timebase;
 		r->total_share = r->total / timebase;
-	} else if (samples > 0 && rs_runview_num(f, "self_samples", &ss) &&
-		   rs_runview_num(f, "total_samples", &ts)) {
-		r->self_share = ss / samples;
-		r->total_share = ts / samples;
+	} else if (samples > 0) {
+		r->self_share = (double)f->self_samples / samples;
+		r->total_share = (double)f->total_samples / samples;
 	}
-	*taken = 1;
 	return 0;
 }
 
@@ -151,15 +143,13 @@ static int load_top_row(struct fnrow *r, int *taken, const json_t *f, double tim
  * function above a floor, as [name, file index, line, self us, total us])
  * appended to `out`, whose rows array holds `n` slots so far.
  */
-static int load_more_rows(struct fnlist *out, const json_t *summary, size_t n, double timebase)
+static int load_more_rows(struct fnlist *out, const struct rs_runrec_summary *summary, size_t n,
+			  double timebase)
 {
-	const json_t *more = json_object_get(summary, "more_functions");
-	const json_t *files = json_object_get(more, "files");
-	const json_t *rows = json_object_get(more, "rows");
-	size_t m = json_array_size(rows);
+	const struct rs_runrec_more *more = &summary->more;
+	size_t m = summary->has_more ? more->nrows : 0;
 
-	if (!rs_runview_num(more, "floor", &out->floor))
-		out->floor = 0;
+	out->floor = summary->has_more ? more->floor : 0;
 	if (m) {
 		size_t alloc = n; /* the rows so far fill their array exactly */
 		int err = rs_array_grow(&out->rows, &alloc, n + m, sizeof(*out->rows), 0);
@@ -168,23 +158,18 @@ static int load_more_rows(struct fnlist *out, const json_t *summary, size_t n, d
 			return err;
 	}
 	for (size_t i = 0; i < m; i++) {
-		const json_t *row = json_array_get(rows, i);
-		const json_t *fn = json_array_get(row, 0);
-		const json_t *fl = json_array_get(files, (size_t)json_integer_value(
-							 json_array_get(row, 1)));
+		const struct rs_runrec_more_row *row = &more->rows[i];
 		struct fnrow *r = &out->rows[out->n];
 
-		if (!json_is_string(fn) || !json_is_string(fl))
-			continue;
 		memset(r, 0, sizeof(*r));
-		r->name = strdup(json_string_value(fn));
+		r->name = strdup(row->function);
 		if (!r->name)
 			return rs_error_set(RS_EGENERIC, "out of memory");
-		r->bare = json_string_value(fn);
-		r->file = json_string_value(fl);
-		r->line = (long)json_integer_value(json_array_get(row, 2));
-		r->self = (double)json_integer_value(json_array_get(row, 3)) / 1e6;
-		r->total = (double)json_integer_value(json_array_get(row, 4)) / 1e6;
+		r->bare = row->function;
+		r->file = more->files[row->file];
+		r->line = (long)row->line;
+		r->self = (double)row->self_us / 1e6;
+		r->total = (double)row->total_us / 1e6;
 		if (timebase > 0) {
 			r->self_share = r->self / timebase;
 			r->total_share = r->total / timebase;
@@ -195,51 +180,42 @@ static int load_more_rows(struct fnlist *out, const json_t *summary, size_t n, d
 }
 
 /* Whether the list is the top of a longer one, and its cuts. */
-static void set_cuts(struct fnlist *out, const json_t *summary)
+static void set_cuts(struct fnlist *out, const struct rs_runrec_summary *summary)
 {
-	double distinct;
-
 	if (!out->n)
 		return;
-	if (rs_runview_num(summary, "distinct_functions", &distinct))
-		out->truncated = distinct > (double)out->n;
-	else
-		out->truncated = out->n >= SUMMARY_TOP;
+	out->truncated = (double)summary->distinct_functions > (double)out->n;
 	out->self_cut = cut_of(out, 0);
 	out->total_cut = cut_of(out, 1);
 }
 
-static int load_functions(struct fnlist *out, const json_t *run)
+static int load_functions(struct fnlist *out, const rs_runrec *run)
 {
-	const json_t *summary = json_object_get(run, "summary");
-	const json_t *funcs = json_object_get(summary, "functions");
-	double samples = 0, timebase = 0;
+	const struct rs_runrec_summary *summary = run->summary;
+	double samples, timebase;
 	size_t i, n;
-	int err, taken;
+	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!json_is_array(funcs) && !json_is_object(json_object_get(summary, "more_functions")))
+	if (!summary)
 		return 0;
-	if (!rs_runview_num(summary, "samples", &samples) &&
-	    !rs_runview_num(summary, "sample_count", &samples))
-		samples = 0;
-	if (!rs_runview_num(summary, "sampled_time", &timebase) || timebase <= 0)
-		if (!rs_runview_num(summary, "duration", &timebase))
-			timebase = 0;
+	samples = (double)summary->samples;
+	timebase = summary->sampled_time;
+	if (!(timebase > 0))
+		timebase = summary->duration.present ? summary->duration.v : 0;
 	out->timebase = timebase;
-	n = json_array_size(funcs);
+	n = summary->nfunctions;
 	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
 	if (!out->rows)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (i = 0; i < n; i++) {
-		err = load_top_row(&out->rows[out->n], &taken, json_array_get(funcs, i), timebase,
-				   samples);
+		err = load_top_row(&out->rows[out->n], &summary->functions[i], timebase, samples);
 		if (err)
 			goto fail;
-		out->n += (size_t)taken;
+		out->n++;
 	}
 	out->summary = summary;
-	out->has_ran = json_is_string(json_object_get(summary, "ran"));
+	out->has_ran = summary->ran != NULL;
 	err = load_more_rows(out, summary, n, timebase);
 	if (err)
 		goto fail;
@@ -280,7 +256,7 @@ static void classify(struct fnlist *l, const struct fnlist *other)
 
 		if (r->matched)
 			continue;
-		ran = other->has_ran ? rs_summary_ran(other->summary, r->bare, r->file) : -1;
+		ran = other->has_ran ? rs_summary_ran_in(other->summary->ran, r->bare, r->file) : -1;
 		if (ran > 0)
 			r->fate = FATE_BELOW;
 		else if (ran == 0)
@@ -587,8 +563,8 @@ static int is_headline(const char *key)
  * workload key with different values (the same workload on both sides:
  * per-unit rows would only repeat every time metric with the same change).
  */
-static int diff_per_unit(struct rs_diff *d, size_t *alloc, const json_t *base,
-			 const json_t *head, const char *per)
+static int diff_per_unit(struct rs_diff *d, size_t *alloc, const rs_runrec *base,
+			 const rs_runrec *head, const char *per)
 {
 	const char *kb = NULL, *kh = NULL;
 	struct rs_buf name = RS_BUF_INIT;
@@ -622,13 +598,11 @@ static int diff_per_unit(struct rs_diff *d, size_t *alloc, const json_t *base,
  * expects them), then the others in the head run's order, then the
  * workload-normalised ones.
  */
-static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *head,
+static int diff_metrics(struct rs_diff *d, const rs_runrec *base, const rs_runrec *head,
 			const struct rs_diff_opts *opts)
 {
-	const json_t *hm = json_object_get(head, "metrics");
+	const struct rs_runrec_map *hm = &head->metrics;
 	size_t alloc = 0, i;
-	const char *key;
-	json_t *v;
 	double bv, hv;
 	int err;
 
@@ -639,16 +613,16 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
 			if (err)
 				return err;
 		}
-	if (json_is_object(hm)) {
-		json_object_foreach((json_t *)hm, key, v) {
-			if (is_headline(key) || !json_is_number(v))
-				continue;
-			if (!rs_runview_metric(base, key, &bv))
-				continue;
-			err = push_metric(d, &alloc, key, bv, json_number_value(v), 0);
-			if (err)
-				return err;
-		}
+	for (i = 0; i < hm->n; i++) {
+		const char *key = hm->items[i].name;
+
+		if (is_headline(key) || hm->items[i].value.kind == RS_RUNREC_STRING)
+			continue;
+		if (!rs_runview_metric(base, key, &bv))
+			continue;
+		err = push_metric(d, &alloc, key, bv, hm->items[i].value.d, 0);
+		if (err)
+			return err;
 	}
 	if (opts && opts->no_workload)
 		return 0;
@@ -667,16 +641,14 @@ static int diff_metrics(struct rs_diff *d, const json_t *base, const json_t *hea
  * (0.5% of the run), which is what attribution needs: a frame below
  * that explains no step worth reporting.
  */
-static int tree_pairs(json_t *set, const json_t *node, const char **path_keys,
+static int tree_pairs(json_t *set, const struct rs_runrec_node *node, const char **path_keys,
 		      char **owned, size_t depth, struct rs_buf *k)
 {
-	const json_t *kids = json_object_get(node, "children");
-	const char *fn = rs_runview_str(node, "function", NULL);
-	const char *file = rs_runview_str(node, "file", "");
+	const char *fn = node->function, *file = node->file;
 	size_t i;
 	int err = 0;
 
-	if (depth >= ANC_DEPTH || !fn)
+	if (depth >= ANC_DEPTH)
 		return 0;
 	rs_buf_clear(k);
 	if (rs_buf_printf(k, "%s\x1f%s", fn, file))
@@ -693,24 +665,23 @@ static int tree_pairs(json_t *set, const json_t *node, const char **path_keys,
 		    json_object_set_new(set, k->ptr, json_true()))
 			err = rs_error_set(RS_EGENERIC, "out of memory");
 	}
-	for (i = 0; !err && json_is_array(kids) && i < json_array_size(kids); i++)
-		err = tree_pairs(set, json_array_get(kids, i), path_keys, owned, depth + 1, k);
+	for (i = 0; !err && i < node->nchildren; i++)
+		err = tree_pairs(set, &node->children[i], path_keys, owned, depth + 1, k);
 	free(owned[depth]);
 	owned[depth] = NULL;
 	return err;
 }
 
-static int load_ancestry(json_t *set, const json_t *run)
+static int load_ancestry(json_t *set, const rs_runrec *run)
 {
-	const json_t *tree = json_object_get(json_object_get(run, "summary"), "tree");
 	const char *keys[ANC_DEPTH];
 	char *owned[ANC_DEPTH] = { NULL };
 	struct rs_buf k = RS_BUF_INIT;
 	int err;
 
-	if (!json_is_object(tree))
+	if (!run->summary)
 		return 0;
-	err = tree_pairs(set, tree, keys, owned, 0, &k);
+	err = tree_pairs(set, &run->summary->tree, keys, owned, 0, &k);
 	rs_buf_release(&k);
 	return err;
 }
@@ -899,15 +870,15 @@ static char *dup_or_null(const char *s)
 }
 
 /* The diff's ids, its metrics and the call ancestry of both runs. */
-static int diff_header(struct rs_diff *d, const json_t *base, const json_t *head,
+static int diff_header(struct rs_diff *d, const rs_runrec *base, const rs_runrec *head,
 		       const struct rs_diff_opts *opts)
 {
 	int err;
 
-	d->base_id = dup_or_null(rs_runview_str(base, "id", "base"));
-	d->head_id = dup_or_null(rs_runview_str(head, "id", "head"));
-	d->base_commit = dup_or_null(rs_runview_str(base, "commit", ""));
-	d->head_commit = dup_or_null(rs_runview_str(head, "commit", ""));
+	d->base_id = dup_or_null(base->id ? base->id : "base");
+	d->head_id = dup_or_null(head->id ? head->id : "head");
+	d->base_commit = dup_or_null(base->commit ? base->commit : "");
+	d->head_commit = dup_or_null(head->commit ? head->commit : "");
 	if (!d->base_id || !d->head_id || !d->base_commit || !d->head_commit)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	err = diff_metrics(d, base, head, opts);
@@ -987,17 +958,16 @@ static int diff_functions(struct rs_diff *d, struct fnlist *bl, struct fnlist *h
  * The culprits of a longer run (per unit of workload when normalised),
  * from the two summaries' calls by context; none when it did not grow.
  */
-static int diff_culprits(struct rs_diff *d, const json_t *base, const json_t *head)
+static int diff_culprits(struct rs_diff *d, const rs_runrec *base, const rs_runrec *head)
 {
 	double scale = 1;
 
 	if (d->workload_key && d->base_workload > 0 && d->head_workload > 0)
 		scale = d->head_workload / d->base_workload;
-	return rs_culprits_find(&d->culprits, json_object_get(base, "summary"),
-				json_object_get(head, "summary"), scale, 0);
+	return rs_culprits_find(&d->culprits, base->summary, head->summary, scale, 0);
 }
 
-int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
+int rs_diff_runs(struct rs_diff **out, const rs_runrec *base, const rs_runrec *head,
 		 const struct rs_diff_opts *opts)
 {
 	struct fnlist bl, hl;
@@ -1006,8 +976,6 @@ int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
 
 	memset(&bl, 0, sizeof(bl));
 	memset(&hl, 0, sizeof(hl));
-	if (!json_is_object(base) || !json_is_object(head))
-		return rs_error_set(RS_EUSAGE, "a run record is not a JSON object");
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return rs_error_set(RS_EGENERIC, "out of memory");

@@ -25,6 +25,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "runrec/runrec.h"
+
 struct rs_owncode;
 struct rs_culprits;
 
@@ -95,13 +97,13 @@ struct rs_diff_opts {
 };
 
 /*
- * Compare `base` with `head` (run.json objects, borrowed). On success
- * *out is a new diff the caller frees with rs_diff_free. Runs without a
- * "summary" simply yield no function rows. Errors: RS_EUSAGE when either
- * argument is not a JSON object, RS_EGENERIC when out of memory.
+ * Compare `base` with `head` (run records, borrowed). On success *out is
+ * a new diff the caller frees with rs_diff_free. Runs without a summary
+ * (--raw, or read from the index) simply yield no function rows.
+ * Errors: RS_EGENERIC when out of memory.
  */
 RS_MUST_CHECK
-int rs_diff_runs(struct rs_diff **out, const json_t *base, const json_t *head,
+int rs_diff_runs(struct rs_diff **out, const rs_runrec *base, const rs_runrec *head,
 		 const struct rs_diff_opts *opts);
 
 void rs_diff_free(struct rs_diff *d);

@@ -13,6 +13,7 @@
 #include "analysis/deep.h"
 #include "analysis/flame.h"
 #include "analysis/render.h"
+#include "analysis/jsonview.h"
 #include "analysis/runview.h"
 #include "results/error.h"
 #include "results/escape.h"
@@ -691,19 +692,33 @@ int rs_html_trend_page(struct rs_buf *out, const struct rs_trend *t,
 	return rs_buf_puts(out, "</body></html>\n");
 }
 
-static int num_cell(struct rs_buf *out, const json_t *metrics, const char *name)
+/* A string of the record for a page: "" for NULL (not recorded). */
+static const char *text_of(const char *s)
+{
+	return s ? s : "";
+}
+
+/* The cell of metric `name`'s value `x`. */
+static int value_cell(struct rs_buf *out, const char *name, double x)
 {
 	struct rs_buf v = RS_BUF_INIT;
-	double x;
 	int err;
 
-	if (!rs_runview_num(metrics, name, &x))
-		return rs_buf_puts(out, "<td class=\"n\" data-v=\"-1\">-</td>");
 	err = rs_render_metric_value(&v, name, x);
 	if (!err)
 		err = rs_buf_printf(out, "<td class=\"n\" data-v=\"%.9g\">%s</td>", x, v.ptr);
 	rs_buf_release(&v);
 	return err;
+}
+
+/* The cell of `metrics`' `name`, "-" without it. */
+static int num_cell(struct rs_buf *out, const struct rs_runrec_map *metrics, const char *name)
+{
+	double x;
+
+	if (!rs_runview_map_num(metrics, name, &x))
+		return rs_buf_puts(out, "<td class=\"n\" data-v=\"-1\">-</td>");
+	return value_cell(out, name, x);
 }
 
 static int commit_cell(struct rs_buf *out, const char *commit, const char *id,
@@ -757,7 +772,7 @@ static const struct verdict_kind {
 /* The kind of run `r`'s verdict, NULL when it has none (or an unknown one). */
 static const struct verdict_kind *run_verdict(const json_t *r)
 {
-	const char *cls = rs_runview_str(json_object_get(r, "check"), "verdict", NULL);
+	const char *cls = rs_jsonview_str(json_object_get(r, "check"), "verdict", NULL);
 
 	for (size_t i = 0; cls && i < sizeof(verdict_kinds) / sizeof(verdict_kinds[0]); i++)
 		if (!strcmp(cls, verdict_kinds[i].cls))
@@ -797,9 +812,9 @@ static int verdict_cells(struct rs_buf *out, const json_t *r, const struct rs_ht
 {
 	const struct verdict_kind *k = run_verdict(r);
 	const json_t *c = json_object_get(r, "check");
-	const char *diff = rs_runview_str(r, "diff_page", NULL);
-	const char *why = rs_runview_str(c, "why", NULL);
-	const char *metric = rs_runview_str(c, "metric", NULL);
+	const char *diff = rs_jsonview_str(r, "diff_page", NULL);
+	const char *why = rs_jsonview_str(c, "why", NULL);
+	const char *metric = rs_jsonview_str(c, "metric", NULL);
 	double rel;
 	int link = diff && links && links->diff_prefix, err;
 
@@ -814,25 +829,25 @@ static int verdict_cells(struct rs_buf *out, const json_t *r, const struct rs_ht
 		if (!err)
 			err = rs_buf_puts(out, "\" title=\"");
 		if (!err)
-			err = esc_attr(out, rs_runview_str(c, "text", ""));
+			err = esc_attr(out, rs_jsonview_str(c, "text", ""));
 		if (!err)
 			err = rs_buf_puts(out, " (flame graph against the baseline)\">");
 	}
 	if (!err)
 		err = rs_buf_printf(out, "<span class=\"sym\">%s</span> ", k->symbol);
 	if (!err)
-		err = esc(out, rs_runview_str(c, "label", k->cls));
+		err = esc(out, rs_jsonview_str(c, "label", k->cls));
 	if (!err && link)
 		err = rs_buf_puts(out, "</a>");
 	/* not comparable: why, in the row (the other verdicts say it in the title) */
 	if (!err && !strcmp(k->cls, "not-comparable"))
 		err = esc_between(out, " <span class=\"muted why\">(",
-				  why ? why : rs_runview_str(c, "text", ""), ")</span>");
+				  why ? why : rs_jsonview_str(c, "text", ""), ")</span>");
 	if (!err)
 		err = rs_buf_puts(out, "</td>");
 	if (err)
 		return err;
-	if (!rs_runview_num(c, "change", &rel) || !metric)
+	if (!rs_jsonview_num(c, "change", &rel) || !metric)
 		return rs_buf_puts(out, "<td class=\"n change\" data-v=\"-1e9\">-</td>");
 	err = rs_buf_printf(out, "<td class=\"n change\" data-v=\"%.6g\">%+.1f%% <span class=\"muted\">",
 			    rel * 100, rel * 100);
@@ -843,13 +858,13 @@ static int verdict_cells(struct rs_buf *out, const json_t *r, const struct rs_ht
 	return err;
 }
 
-/* One row of the site's table of runs. */
-static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_url,
-			  const struct rs_html_links *links)
+/* One row of the site's table of runs: record `rec`, the report's additions `r`. */
+static int site_index_row(struct rs_buf *out, const rs_runrec *rec, const json_t *r,
+			  const char *run_url, const struct rs_html_links *links)
 {
-	const json_t *m = json_object_get(r, "metrics");
-	const char *id = rs_runview_str(r, "id", ""), *path = rs_runview_str(r, "path", "");
-	const char *commit = rs_runview_str(r, "commit", "");
+	const struct rs_runrec_map *m = &rec->metrics;
+	const char *id = text_of(rec->id), *path = rs_jsonview_str(r, "path", "");
+	const char *commit = text_of(rec->commit);
 	const struct verdict_kind *k = run_verdict(r);
 	int err;
 
@@ -865,13 +880,13 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 	err = esc_between(out, "\">", id, "</a></td><td>");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(r, "recorded_at", ""), "</td><td>");
+	err = esc_between(out, "", text_of(rec->recorded_at), "</td><td>");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(r, "branch", ""), "</td><td>");
+	err = esc_between(out, "", text_of(rec->branch), "</td><td>");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(r, "trigger", ""), "</td>");
+	err = esc_between(out, "", text_of(rec->trigger), "</td>");
 	if (err)
 		return err;
 	err = commit_cell(out, commit, id, path, links);
@@ -893,8 +908,9 @@ static int site_index_row(struct rs_buf *out, const json_t *r, const char *run_u
 	return err;
 }
 
-int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
-		       const char *title, const struct rs_html_links *links)
+int rs_html_site_index(struct rs_buf *out, const rs_runrec *const *recs,
+		       const json_t *const *runs, size_t n, const char *title,
+		       const struct rs_html_links *links)
 {
 	const char *run_url = links && links->run_url ? links->run_url : "{path}/summary.md";
 	int err;
@@ -919,7 +935,7 @@ int rs_html_site_index(struct rs_buf *out, const json_t *const *runs, size_t n,
 			  "<th class=\"n\">duration</th><th class=\"n\">CPU time</th>"
 			  "<th class=\"n\">samples</th></tr></thead>\n<tbody>\n");
 	for (size_t i = 0; !err && i < n; i++)
-		err = site_index_row(out, runs[i], run_url, links);
+		err = site_index_row(out, recs[i], runs[i], run_url, links);
 	if (err)
 		return err;
 	err = rs_buf_puts(out, "</tbody></table>\n");
@@ -944,21 +960,21 @@ static int is_session_metric(const char *k)
  * named like one of the session's metrics is shown as "stats.NAME" with
  * a note, instead of a second, different "cpu_time" on the same page.
  */
-static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading,
-		    const json_t *session)
+static int kv_table(struct rs_buf *out, const struct rs_runrec_map *map, const char *heading,
+		    const struct rs_runrec_map *session)
 {
-	const char *k;
-	json_t *v;
 	int err;
 
-	if (!json_is_object(obj) || !json_object_size(obj))
+	if (!map->n)
 		return 0;
 	err = rs_buf_printf(out, "<h2>%s</h2>\n<table class=\"sortable\"><thead><tr><th>name</th>"
 			    "<th class=\"n\">value</th></tr></thead><tbody>\n", heading);
 	if (err)
 		return err;
-	json_object_foreach((json_t *)obj, k, v) {
-		int shadow = session && is_session_metric(k) && json_object_get(session, k);
+	for (size_t i = 0; i < map->n; i++) {
+		const char *k = map->items[i].name;
+		const struct rs_runrec_value *v = &map->items[i].value;
+		int shadow = session && is_session_metric(k) && rs_runrec_map_get(session, k);
 
 		err = rs_buf_puts(out, "<tr><td>");
 		if (err)
@@ -980,22 +996,18 @@ static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading,
 		err = rs_buf_puts(out, "</td>");
 		if (err)
 			return err;
-		if (json_is_number(v)) {
-			err = num_cell(out, obj, k);
-			if (err)
-				return err;
-		} else if (json_is_string(v)) {
-			err = rs_buf_puts(out, "<td>");
-			if (err)
-				return err;
-			err = esc(out, json_string_value(v));
-			if (err)
-				return err;
-			err = rs_buf_puts(out, "</td>");
+		if (v->kind != RS_RUNREC_STRING) {
+			err = value_cell(out, k, v->d);
 			if (err)
 				return err;
 		} else {
-			err = rs_buf_puts(out, "<td></td>");
+			err = rs_buf_puts(out, "<td>");
+			if (err)
+				return err;
+			err = esc(out, v->s);
+			if (err)
+				return err;
+			err = rs_buf_puts(out, "</td>");
 			if (err)
 				return err;
 		}
@@ -1007,18 +1019,14 @@ static int kv_table(struct rs_buf *out, const json_t *obj, const char *heading,
 }
 
 /* One row of the functions table; `dur` is the sampled time shares are of. */
-static int function_row(struct rs_buf *out, const json_t *f, double dur)
+static int function_row(struct rs_buf *out, const struct rs_runrec_function *f, double dur)
 {
-	const char *cls = rs_runview_str(f, "class", NULL);
-	const char *file = rs_runview_str(f, "file", "");
-	double self = 0, total = 0, line = 0;
+	const char *cls = f->class_name, *file = f->file;
+	double self = f->self, total = f->total, line = (double)f->line;
 	struct rs_buf a = RS_BUF_INIT, b = RS_BUF_INIT;
 	char lt[32];
 	int err;
 
-	rs_runview_num(f, "self", &self);
-	rs_runview_num(f, "total", &total);
-	rs_runview_num(f, "line", &line);
 	/* a thread's "line" is its id, new every run: not shown */
 	if (!strcmp(file, "<thread>"))
 		line = 0;
@@ -1032,7 +1040,7 @@ static int function_row(struct rs_buf *out, const json_t *f, double dur)
 		err = rs_buf_puts(out, "<tr><td><code>");
 	if (err)
 		goto out;
-	err = esc_between(out, "", rs_runview_str(f, "function", ""), "</code></td><td>");
+	err = esc_between(out, "", f->function, "</code></td><td>");
 	if (err)
 		goto out;
 	err = esc(out, file);
@@ -1056,44 +1064,39 @@ out:
 	return err;
 }
 
-static int functions_table(struct rs_buf *out, const json_t *summary)
+static int functions_table(struct rs_buf *out, const struct rs_runrec_summary *summary)
 {
-	const json_t *fs = json_object_get(summary, "functions");
-	double dur = 0;
+	double dur;
 	int err;
 
-	if (!json_is_array(fs) || !json_array_size(fs))
+	if (!summary || !summary->nfunctions)
 		return 0;
 	/* shares of the sampled time: the one definition show and compare use */
-	if (!rs_runview_num(summary, "sampled_time", &dur) || dur <= 0)
-		rs_runview_num(summary, "duration", &dur);
+	dur = summary->sampled_time;
+	if (!(dur > 0))
+		dur = summary->duration.present ? summary->duration.v : dur;
 	err = rs_buf_puts(out, "<h2>Functions</h2>\n<table class=\"sortable\"><thead><tr>"
 			  "<th>function</th><th>file:line</th><th class=\"n\">own time</th>"
 			  "<th class=\"n\">total time</th><th class=\"n\">own %</th></tr></thead><tbody>\n");
-	for (size_t i = 0; !err && i < json_array_size(fs); i++)
-		err = function_row(out, json_array_get(fs, i), dur);
+	for (size_t i = 0; !err && i < summary->nfunctions; i++)
+		err = function_row(out, &summary->functions[i], dur);
 	if (!err)
 		err = rs_buf_puts(out, "</tbody></table>\n");
 	return err;
 }
 
-/* One tree node and its heavy children; bounded depth (untrusted input). */
-static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
+/* One tree node and its heavy children; bounded depth. */
+static int tree_node(struct rs_buf *out, const struct rs_runrec_node *node, double root_total,
 		     unsigned depth)
 {
-	const json_t *kids = json_object_get(node, "children");
-	double total = 0, self = 0, line = 0;
+	double total = node->total, line = (double)node->line;
 	struct rs_buf t = RS_BUF_INIT;
 	size_t i, shown = 0;
 	int err;
 
-	rs_runview_num(node, "total", &total);
-	rs_runview_num(node, "self", &self);
-	rs_runview_num(node, "line", &line);
-	for (i = 0; i < json_array_size(kids); i++) {
-		double kt = 0;
+	for (i = 0; i < node->nchildren; i++) {
+		double kt = node->children[i].total;
 
-		rs_runview_num(json_array_get(kids, i), "total", &kt);
 		if (root_total <= 0 || kt / root_total >= TREE_MIN_SHARE)
 			shown++;
 	}
@@ -1110,12 +1113,12 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	rs_buf_release(&t);
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(node, "function", "?"), " <span class=\"muted\">");
+	err = esc_between(out, "", node->function, " <span class=\"muted\">");
 	if (!err)
-		err = esc(out, rs_runview_str(node, "file", ""));
+		err = esc(out, node->file);
 	if (err)
 		return err;
-	if (line > 0 && strcmp(rs_runview_str(node, "file", ""), "<thread>")) {
+	if (line > 0 && strcmp(node->file, "<thread>")) {
 		err = rs_buf_printf(out, ":%.0f", line);
 		if (err)
 			return err;
@@ -1123,12 +1126,10 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 	err = rs_buf_puts(out, "</span></summary>\n");
 	if (err)
 		return err;
-	for (i = 0; shown && i < json_array_size(kids); i++) {
-		const json_t *k = json_array_get(kids, i);
-		double kt = 0;
+	for (i = 0; shown && i < node->nchildren; i++) {
+		const struct rs_runrec_node *k = &node->children[i];
 
-		rs_runview_num(k, "total", &kt);
-		if (root_total > 0 && kt / root_total < TREE_MIN_SHARE)
+		if (root_total > 0 && k->total / root_total < TREE_MIN_SHARE)
 			continue;
 		err = tree_node(out, k, root_total, depth + 1);
 		if (err)
@@ -1138,59 +1139,55 @@ static int tree_node(struct rs_buf *out, const json_t *node, double root_total,
 }
 
 /* The run page's table of what the run is: commit, branch, ..., machine, target. */
-static int run_page_facts(struct rs_buf *out, const json_t *run,
+static int run_page_facts(struct rs_buf *out, const rs_runrec *run, const char *path,
 			  const struct rs_html_links *links)
 {
-	static const char *const rows[][2] = {
-		{ "branch", "branch" }, { "trigger", "trigger" },
-		{ "recorded", "recorded_at" }, { "message", "message" },
+	const char *rows[][2] = {
+		{ "branch", run->branch }, { "trigger", run->trigger },
+		{ "recorded", run->recorded_at }, { "message", run->message },
 	};
-	const json_t *machine = json_object_get(run, "machine");
-	const json_t *summary = json_object_get(run, "summary");
-	const char *id = rs_runview_str(run, "id", "run");
+	const char *id = run->id ? run->id : "run";
 	struct rs_buf th = RS_BUF_INIT;
 	int err;
 
 	err = rs_buf_puts(out, "<tr><th>commit</th>");
 	if (!err)
-		err = commit_cell(out, rs_runview_str(run, "commit", ""), id,
-				  rs_runview_str(run, "path", ""), links);
+		err = commit_cell(out, text_of(run->commit), id, text_of(path), links);
 	if (!err)
 		err = rs_buf_puts(out, "</tr>\n");
 	for (size_t i = 0; !err && i < sizeof(rows) / sizeof(rows[0]); i++) {
 		rs_buf_clear(&th);
 		err = rs_buf_printf(&th, "<tr><th>%s</th><td>", rows[i][0]);
 		if (!err)
-			err = esc_between(out, th.ptr, rs_runview_str(run, rows[i][1], ""),
-					  "</td></tr>\n");
+			err = esc_between(out, th.ptr, text_of(rows[i][1]), "</td></tr>\n");
 	}
 	rs_buf_release(&th);
 	if (err)
 		return err;
-	err = esc_between(out, "<tr><th>machine</th><td>", rs_runview_str(machine, "hostname", ""),
-			  " ");
+	err = esc_between(out, "<tr><th>machine</th><td>", text_of(run->machine.hostname), " ");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(machine, "runner", ""), " ");
+	err = esc_between(out, "", text_of(run->machine.runner), " ");
 	if (err)
 		return err;
-	err = esc_between(out, "", rs_runview_str(machine, "cpu_model", ""), "</td></tr>\n");
+	err = esc_between(out, "", text_of(run->machine.cpu_model), "</td></tr>\n");
 	if (err)
 		return err;
 	return esc_between(out, "<tr><th>target</th><td><code>",
-			   rs_runview_str(summary, "target", ""), "</code></td></tr></table>\n");
+			   text_of(run->summary ? run->summary->target : NULL),
+			   "</code></td></tr></table>\n");
 }
 
 /* The call tree of summary.tree as nested <details>, if the run has one. */
-static int run_page_tree(struct rs_buf *out, const json_t *summary)
+static int run_page_tree(struct rs_buf *out, const struct rs_runrec_summary *summary)
 {
-	const json_t *tree = json_object_get(summary, "tree");
-	double root = 0;
+	const struct rs_runrec_node *tree = summary ? &summary->tree : NULL;
+	double root;
 	int err;
 
-	if (!json_is_object(tree))
+	if (!tree)
 		return 0;
-	rs_runview_num(tree, "total", &root);
+	root = tree->total;
 	err = rs_buf_puts(out, "<h2>Call tree</h2>\n<p class=\"muted\">Paths below 0.5% of the "
 			  "time are left out; click a line to fold or unfold it.</p>\n<div class=\"tree\">\n");
 	if (err)
@@ -1211,16 +1208,16 @@ static int run_page_verdict(struct rs_buf *out, const json_t *run, const char *d
 {
 	const struct verdict_kind *k = run_verdict(run);
 	const json_t *c = json_object_get(run, "check");
-	const char *base = rs_runview_str(c, "baseline", NULL);
+	const char *base = rs_jsonview_str(c, "baseline", NULL);
 	int err = 0;
 
 	if (k) {
 		err = rs_buf_printf(out, "<p class=\"verdict v-%s\"><b>Check verdict:</b> %s ", k->cls,
 				    k->symbol);
 		if (!err)
-			err = esc(out, rs_runview_str(c, "label", k->cls));
+			err = esc(out, rs_jsonview_str(c, "label", k->cls));
 		if (!err)
-			err = esc_between(out, " &mdash; ", rs_runview_str(c, "text", ""), "</p>\n");
+			err = esc_between(out, " &mdash; ", rs_jsonview_str(c, "text", ""), "</p>\n");
 	}
 	if (err || !diff_page)
 		return err;
@@ -1240,12 +1237,12 @@ static int run_page_verdict(struct rs_buf *out, const json_t *run, const char *d
  * The flame graph of summary.tree (the run against itself: its paths
  * with their times), if the run has a tree; with its script.
  */
-static int run_page_flame(struct rs_buf *out, const json_t *run)
+static int run_page_flame(struct rs_buf *out, const rs_runrec *run)
 {
 	struct rs_deep_diff *d = NULL;
 	int err;
 
-	err = rs_deep_diff_trees(&d, run, run);
+	err = rs_deep_diff_trees(&d, run->summary, run->summary);
 	if (err == RS_ENOTFOUND) {
 		rs_error_clear();
 		return 0;
@@ -1261,39 +1258,39 @@ static int run_page_flame(struct rs_buf *out, const json_t *run)
 	return err;
 }
 
-int rs_html_run_page(struct rs_buf *out, const json_t *run,
+int rs_html_run_page(struct rs_buf *out, const rs_runrec *rec, const json_t *run,
 		     const struct rs_html_links *links)
 {
-	const json_t *summary = json_object_get(run, "summary");
-	const char *diff_page = rs_runview_str(run, "diff_page", NULL);
+	const struct rs_runrec_summary *summary = rec->summary;
+	const char *diff_page = rs_jsonview_str(run, "diff_page", NULL);
 	int err;
 
-	err = page_head(out, rs_runview_str(run, "id", "run"));
+	err = page_head(out, rec->id ? rec->id : "run");
 	if (err)
 		return err;
 	err = rs_buf_puts(out, "<p><a href=\"../index.html\">All runs</a> · "
 			  "<a href=\"../trends.html\">Trends</a></p>\n<table>");
 	if (err)
 		return err;
-	err = run_page_facts(out, run, links);
+	err = run_page_facts(out, rec, rs_jsonview_str(run, "path", NULL), links);
 	if (err)
 		return err;
 	err = run_page_verdict(out, run, diff_page);
 	if (err)
 		return err;
-	err = kv_table(out, json_object_get(run, "metrics"), "Metrics", NULL);
+	err = kv_table(out, &rec->metrics, "Metrics", NULL);
 	if (err)
 		return err;
-	err = kv_table(out, json_object_get(run, "stats"), "Stats", json_object_get(run, "metrics"));
+	err = kv_table(out, &rec->stats, "Stats", &rec->metrics);
 	if (err)
 		return err;
-	err = kv_table(out, json_object_get(run, "meta"), "Metadata", NULL);
+	err = kv_table(out, &rec->meta, "Metadata", NULL);
 	if (err)
 		return err;
-	err = rs_html_run_charts(out, run);
+	err = rs_html_run_charts(out, rec, run);
 	if (err)
 		return err;
-	err = run_page_flame(out, run);
+	err = run_page_flame(out, rec);
 	if (err)
 		return err;
 	err = functions_table(out, summary);

@@ -56,7 +56,7 @@ double rs_noise_spread(double *v, size_t n, double *median)
 	return RS_NOISE_MAD_SCALE * mad;
 }
 
-int rs_noise_wall_cpu(const json_t *run, double *out)
+int rs_noise_wall_cpu(const rs_runrec *run, double *out)
 {
 	double wall, cpu;
 
@@ -78,11 +78,11 @@ int rs_noise_wall_distorted(double q, double q_ref, double q_spread)
 }
 
 /* A run's sample count (its summary's, else the metric). */
-static double run_samples(const json_t *run)
+static double run_samples(const rs_runrec *run)
 {
 	double n;
 
-	if (rs_runview_num(json_object_get(run, "summary"), "samples", &n) && n > 0)
+	if (rs_runview_samples(run, &n))
 		return n;
 	if (rs_runview_metric(run, "samples", &n) && n > 0)
 		return n;
@@ -96,43 +96,33 @@ static double run_samples(const json_t *run)
  * hold it. The line tells apart the methods of one name in one file
  * (every event class of a module has its `apply`).
  */
-static int window_share(const json_t *run, const char *key, long line, double *out)
+static int window_share(const rs_runrec *run, const char *key, long line, double *out)
 {
-	const json_t *sum = json_object_get(run, "summary");
-	const json_t *fs = json_object_get(sum, "functions");
-	const json_t *more = json_object_get(sum, "more_functions");
-	const json_t *rows = json_object_get(more, "rows"), *files = json_object_get(more, "files");
+	const struct rs_runrec_summary *sum = run->summary;
 	const char *sep = strchr(key, '\x1f');
 	size_t bare = sep ? (size_t)(sep - key) : strlen(key);
-	double n = run_samples(run), t, st;
+	double n = run_samples(run);
 
-	if (!sep || n <= 0)
+	if (!sep || n <= 0 || !sum)
 		return 0;
-	for (size_t i = 0; i < json_array_size(fs); i++) {
-		const json_t *f = json_array_get(fs, i);
-		const char *name = rs_runview_str(f, "function", "");
+	for (size_t i = 0; i < sum->nfunctions; i++) {
+		const struct rs_runrec_function *f = &sum->functions[i];
 
-		double fl;
-
-		if (strlen(name) == bare && !strncmp(name, key, bare) &&
-		    !strcmp(rs_runview_str(f, "file", ""), sep + 1) &&
-		    rs_runview_num(f, "line", &fl) && (long)fl == line &&
-		    rs_runview_num(f, "total_samples", &t)) {
-			*out = t / n;
+		if (strlen(f->function) == bare && !strncmp(f->function, key, bare) &&
+		    !strcmp(f->file, sep + 1) && f->line == line) {
+			*out = (double)f->total_samples / n;
 			return 1;
 		}
 	}
-	if (!rs_runview_num(sum, "sampled_time", &st) || st <= 0)
+	if (!(sum->sampled_time > 0) || !sum->has_more)
 		return 0;
-	for (size_t i = 0; json_is_array(rows) && i < json_array_size(rows); i++) {
-		const json_t *row = json_array_get(rows, i);
-		const char *name = json_string_value(json_array_get(row, 0));
-		const char *file = json_string_value(json_array_get(files,
-			(size_t)json_integer_value(json_array_get(row, 1))));
+	for (size_t i = 0; i < sum->more.nrows; i++) {
+		const struct rs_runrec_more_row *row = &sum->more.rows[i];
+		const char *file = sum->more.files[row->file];
 
-		if (name && file && strlen(name) == bare && !strncmp(name, key, bare) &&
-		    !strcmp(file, sep + 1) && json_integer_value(json_array_get(row, 2)) == line) {
-			*out = (double)json_integer_value(json_array_get(row, 4)) / 1e6 / st;
+		if (strlen(row->function) == bare && !strncmp(row->function, key, bare) &&
+		    !strcmp(file, sep + 1) && row->line == line) {
+			*out = (double)row->total_us / 1e6 / sum->sampled_time;
 			return 1;
 		}
 	}
@@ -140,7 +130,7 @@ static int window_share(const json_t *run, const char *key, long line, double *o
 }
 
 /* The robust spread of function `key`'s share over the window runs (0 below three). */
-static double window_spread(const json_t *const *window, size_t n_window, const char *key,
+static double window_spread(const rs_runrec *const *window, size_t n_window, const char *key,
 			    long line)
 {
 	double shares[64];
@@ -197,7 +187,7 @@ static int time_agrees(const struct rs_func_delta *f, double sr, double wb, doub
 
 /* The share test of noise.h for one function: 1 and *out filled when it is a finding. */
 static int judge_function(const struct rs_diff *d, size_t i, double nb, double nh,
-			  const json_t *const *window, size_t n_window,
+			  const rs_runrec *const *window, size_t n_window,
 			  struct rs_noise_finding *out)
 {
 	const struct rs_func_delta *f = &d->funcs[i];
@@ -226,8 +216,8 @@ static int judge_function(const struct rs_diff *d, size_t i, double nb, double n
 	return 1;
 }
 
-size_t rs_noise_functions(const struct rs_diff *d, const json_t *base, const json_t *head,
-			  const json_t *const *window, size_t n_window,
+size_t rs_noise_functions(const struct rs_diff *d, const rs_runrec *base, const rs_runrec *head,
+			  const rs_runrec *const *window, size_t n_window,
 			  struct rs_noise_finding *out, size_t max)
 {
 	struct rs_noise_finding cand[NOISE_CAND_MAX];

@@ -19,10 +19,10 @@
 
 #include "results/error.h"
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include "analysis/diff.h"
+#include "runrec/runrec.h"
 
 /* The scale of the median absolute deviation that estimates a normal standard deviation. */
 #define RS_NOISE_MAD_SCALE 1.4826
@@ -36,7 +36,7 @@
 double rs_noise_spread(double *v, size_t n, double *median);
 
 /* A run's wall time over its CPU time: 1 and *out, or 0 when either is missing or 0. */
-int rs_noise_wall_cpu(const json_t *run, double *out);
+int rs_noise_wall_cpu(const rs_runrec *run, double *out);
 
 /*
  * Whether a wall/CPU ratio `q` is far from the window's (median
@@ -70,8 +70,8 @@ struct rs_noise_finding {
  * first, and returns how many. `base`, `head` and `window` are the
  * runs' records (borrowed).
  */
-size_t rs_noise_functions(const struct rs_diff *d, const json_t *base, const json_t *head,
-			  const json_t *const *window, size_t n_window,
+size_t rs_noise_functions(const struct rs_diff *d, const rs_runrec *base, const rs_runrec *head,
+			  const rs_runrec *const *window, size_t n_window,
 			  struct rs_noise_finding *out, size_t max);
 
 #endif

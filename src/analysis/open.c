@@ -127,7 +127,7 @@ static int node(struct rs_buf *out, const struct tree *t, size_t i, size_t depth
 }
 
 static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *title,
-		  double min_share, const json_t *run)
+		  double min_share, const rs_runrec *rec, const json_t *run)
 {
 	struct tree t = { d, NULL, NULL, d->head_time };
 	size_t *order = NULL, i;
@@ -154,8 +154,8 @@ static int render(struct rs_buf *out, const struct rs_deep_diff *d, const char *
 		goto out;
 	err = rs_buf_puts(out, "</h1>\n");
 	/* the run's timelines (phases, the process tree, logged stats) above the tree */
-	if (!err && run)
-		err = rs_html_run_charts(out, run);
+	if (!err && rec)
+		err = rs_html_run_charts(out, rec, run);
 	if (!err)
 		err = rs_buf_puts(out, "<h2>Flame graph</h2>\n");
 	if (!err)
@@ -198,7 +198,7 @@ out:
 }
 
 int rs_open_html(struct rs_buf *out, const char *session_path, const char *title,
-		 double min_share, const json_t *run)
+		 double min_share, const rs_runrec *rec, const json_t *run)
 {
 	struct rs_deep_diff *d = NULL;
 	int err;
@@ -208,7 +208,7 @@ int rs_open_html(struct rs_buf *out, const char *session_path, const char *title
 	/* the session against itself: its call paths with their times */
 	err = rs_deep_diff_sessions(&d, session_path, session_path, min_share);
 	if (!err)
-		err = render(out, d, title ? title : "call tree", min_share, run);
+		err = render(out, d, title ? title : "call tree", min_share, rec, run);
 	rs_deep_diff_free(d);
 	return err;
 }

@@ -14,16 +14,18 @@
 #include <jansson.h>
 
 #include "results/buf.h"
+#include "runrec/runrec.h"
 
 /*
  * Read the session at `session_path` and append the page to `out`.
- * `title` heads it; `min_share` 0 means 0.001. `run` (may be NULL): the
+ * `title` heads it; `min_share` 0 means 0.001. `rec` (may be NULL): the
  * run's record, whose timelines are drawn above the tree
- * (rs_html_run_charts). Errors: RS_ENOTFOUND,
+ * (rs_html_run_charts, with the CSV texts of `run`, the JSON beside it:
+ * "chart_files"). Errors: RS_ENOTFOUND,
  * the parser's RS_ECORRUPT / RS_EUSAGE, RS_EGENERIC.
  */
 RS_MUST_CHECK
 int rs_open_html(struct rs_buf *out, const char *session_path, const char *title,
-		 double min_share, const json_t *run);
+		 double min_share, const rs_runrec *rec, const json_t *run);
 
 #endif

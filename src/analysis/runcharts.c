@@ -154,27 +154,24 @@ static void range(const double *v, size_t n, double *lo, double *hi)
 
 /* ---- phases over the run --------------------------------------------------- */
 
-static int legend(struct rs_buf *out, const json_t *names, const json_t *totals, double other)
+static int legend(struct rs_buf *out, const struct rs_runrec_phases *p)
 {
-	size_t i;
-	json_t *n;
 	int err = rs_buf_puts(out, "<p class=\"legend\">");
 
-	json_array_foreach(names, i, n) {
-		double t = json_number_value(json_object_get(totals, json_string_value(n)));
+	for (size_t i = 0; !err && i < p->nnames; i++) {
+		const struct rs_runrec_value *v = rs_runrec_map_get(&p->totals, p->names[i]);
+		double t = v && v->kind != RS_RUNREC_STRING ? v->d : 0;
 
-		if (err)
-			break;
 		err = rs_buf_printf(out, "<span class=\"key\"><span class=\"sw\" style=\"background:%s\">"
 				    "</span>", palette[i % 9]);
 		if (!err)
-			err = rs_escape_html_text(out, json_string_value(n));
+			err = rs_escape_html_text(out, p->names[i]);
 		if (!err)
 			err = rs_buf_printf(out, " %.3g s</span> ", t);
 	}
 	if (!err)
 		err = rs_buf_printf(out, "<span class=\"key\"><span class=\"sw\" style=\"background:%s\">"
-				    "</span>other %.3g s</span></p>\n", palette[9], other);
+				    "</span>other %.3g s</span></p>\n", palette[9], p->other);
 	return err;
 }
 
@@ -182,12 +179,12 @@ static int legend(struct rs_buf *out, const json_t *names, const json_t *totals,
  * One band per phase (and "other"): for every slice, the band spans the
  * phase's share between the shares of the phases before it. Phases may
  * nest (a sample in two phases counts in both), so the shares are scaled
- * to the sum of the row when it passes the slice's time.
+ * to the sum of the row when it passes the slice's time. A row of
+ * `rows` is [t_start, one time per phase, other]: ncols + 1 values.
  */
-static int phase_bands(struct rs_buf *out, const struct frame *f, const json_t *rows,
-		       size_t ncols, double slice)
+static int phase_bands(struct rs_buf *out, const struct frame *f, const double *rows,
+		       size_t nrows, size_t ncols, double slice)
 {
-	size_t nrows = json_array_size(rows);
 	double *lower = calloc(nrows, sizeof(double)), *upper = calloc(nrows, sizeof(double));
 	int err = !lower || !upper ? rs_error_set(RS_EGENERIC, "out of memory") : 0;
 
@@ -195,22 +192,22 @@ static int phase_bands(struct rs_buf *out, const struct frame *f, const json_t *
 		err = rs_buf_printf(out, "<polygon class=\"band\" fill=\"%s\" "
 				    "points=\"", c + 1 == ncols ? palette[9] : palette[c % 9]);
 		for (size_t r = 0; !err && r < nrows; r++) {
-			const json_t *row = json_array_get(rows, r);
-			double sum = 0, v = json_number_value(json_array_get(row, c + 1));
+			const double *row = &rows[r * (ncols + 1)];
+			double sum = 0, v = row[c + 1];
 
 			for (size_t k = 0; k < ncols; k++)
-				sum += json_number_value(json_array_get(row, k + 1));
+				sum += row[k + 1];
 			upper[r] = lower[r] + (sum > 0 ? v / sum : 0);
 		}
 		/* the upper edge left to right, then the lower one back */
 		for (size_t r = 0; !err && r < nrows; r++) {
-			double t = json_number_value(json_array_get(json_array_get(rows, r), 0));
+			double t = rows[r * (ncols + 1)];
 
 			err = rs_buf_printf(out, "%.1f,%.1f %.1f,%.1f ", px(f, t), py(f, upper[r]),
 					    px(f, t + slice), py(f, upper[r]));
 		}
 		for (size_t r = nrows; !err && r-- > 0;) {
-			double t = json_number_value(json_array_get(json_array_get(rows, r), 0));
+			double t = rows[r * (ncols + 1)];
 
 			err = rs_buf_printf(out, "%.1f,%.1f %.1f,%.1f ", px(f, t + slice), py(f, lower[r]),
 					    px(f, t), py(f, lower[r]));
@@ -224,21 +221,18 @@ static int phase_bands(struct rs_buf *out, const struct frame *f, const json_t *
 	return err;
 }
 
-static int phases_chart(struct rs_buf *out, const json_t *phases)
+static int phases_chart(struct rs_buf *out, const rs_runrec *rec)
 {
-	const json_t *names = json_object_get(phases, "names");
-	const json_t *tl = json_object_get(phases, "timeline");
-	const json_t *rows = json_object_get(tl, "rows");
-	double slice = json_number_value(json_object_get(tl, "slice"));
-	size_t nrows = json_array_size(rows), ncols = json_array_size(names) + 1;
+	const struct rs_runrec_phases *p = rec && rec->has_phases ? &rec->phases : NULL;
+	size_t nrows = p ? p->nrows : 0, ncols = p ? p->nnames + 1 : 0;
+	double slice = p ? p->slice : 0;
 	struct frame f = { 0, 0, 0, 1 };
-	const char *source = json_string_value(json_object_get(phases, "source"));
+	const char *source = p ? p->source : NULL;
 	int err;
 
-	if (!json_is_array(names) || !nrows || !(slice > 0) ||
-	    json_array_size(json_array_get(rows, 0)) != ncols + 1)
+	if (!nrows || !(slice > 0))
 		return 0;
-	f.x1 = json_number_value(json_array_get(json_array_get(rows, nrows - 1), 0)) + slice;
+	f.x1 = p->rows[(nrows - 1) * (ncols + 1)] + slice;
 	err = rs_buf_puts(out, "<h2>Phases over the run</h2>\n<p class=\"muted\">");
 	if (!err && source && !strcmp(source, "config"))
 		err = rs_buf_puts(out, "Each phase's share of every slice of the run's time, as named in "
@@ -250,12 +244,11 @@ static int phases_chart(struct rs_buf *out, const json_t *phases)
 	if (!err)
 		err = rs_buf_printf(out, " Slices of %.3g s.</p>\n", slice);
 	if (!err)
-		err = legend(out, names, json_object_get(phases, "totals"),
-			     json_number_value(json_object_get(phases, "other")));
+		err = legend(out, p);
 	if (!err)
 		err = open_chart(out, "share of the time", "phases", &f, AXIS_SECONDS, AXIS_SHARE);
 	if (!err)
-		err = phase_bands(out, &f, rows, ncols, slice);
+		err = phase_bands(out, &f, p->rows, nrows, ncols, slice);
 	if (!err)
 		err = close_chart(out);
 	return err;
@@ -504,7 +497,7 @@ static int file_charts(struct rs_buf *out, const json_t *file)
 	return err;
 }
 
-int rs_html_run_charts(struct rs_buf *out, const json_t *run)
+int rs_html_run_charts(struct rs_buf *out, const rs_runrec *rec, const json_t *run)
 {
 	const json_t *files = json_object_get(run, "chart_files");
 	size_t i;
@@ -518,7 +511,7 @@ int rs_html_run_charts(struct rs_buf *out, const json_t *run)
 			      "svg text{font-size:11px;fill:#57606a}</style>\n");
 
 	if (!err)
-		err = phases_chart(out, json_object_get(run, "phases"));
+		err = phases_chart(out, rec);
 	json_array_foreach(files, i, f) {
 		if (err)
 			break;

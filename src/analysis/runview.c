@@ -3,32 +3,24 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *rs_runview_str(const json_t *obj, const char *key, const char *fallback)
+int rs_runview_map_num(const struct rs_runrec_map *map, const char *name, double *out)
 {
-	const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+	const struct rs_runrec_value *v = rs_runrec_map_get(map, name);
 
-	return json_is_string(v) ? json_string_value(v) : fallback;
-}
-
-int rs_runview_num(const json_t *obj, const char *key, double *out)
-{
-	const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-
-	if (!json_is_number(v))
+	if (!v || v->kind == RS_RUNREC_STRING)
 		return 0;
-	*out = json_number_value(v);
+	*out = v->d;
 	return 1;
 }
 
-int rs_runview_metric(const json_t *run, const char *name, double *out)
+int rs_runview_metric(const rs_runrec *run, const char *name, double *out)
 {
-	if (rs_runview_num(json_object_get(run, "metrics"), name, out))
+	if (rs_runview_map_num(&run->metrics, name, out))
 		return 1;
-	if (rs_runview_num(json_object_get(run, "stats"), name, out))
+	if (rs_runview_map_num(&run->stats, name, out))
 		return 1;
 	/* "stats.cpu_time": a stat the session's own cpu_time shadows in metrics */
-	return !strncmp(name, "stats.", 6) &&
-	       rs_runview_num(json_object_get(run, "stats"), name + 6, out);
+	return !strncmp(name, "stats.", 6) && rs_runview_map_num(&run->stats, name + 6, out);
 }
 
 /*
@@ -43,46 +35,45 @@ static const char *const workload_keys[] = {
 	"n_individuals", "individuals", "pop_size",
 };
 
-static int lookup_suffix(const json_t *obj, const char *want,
+/* A value of a map that is a number above 0 (a workload): 1 and *out, or 0. */
+static int positive(const struct rs_runrec_value *v, double *out)
+{
+	if (!v || v->kind == RS_RUNREC_STRING || !(v->d > 0))
+		return 0;
+	*out = v->d;
+	return 1;
+}
+
+static int lookup_suffix(const struct rs_runrec_map *map, const char *want,
 			 const char **key_out, double *out)
 {
-	const char *key;
-	json_t *v;
-
-	if (!json_is_object(obj))
-		return 0;
 	/* Exact name first, then a flattened "<file>.<name>" stat. */
-	v = json_object_get(obj, want);
-	if (json_is_number(v) && json_number_value(v) > 0) {
+	if (positive(rs_runrec_map_get(map, want), out)) {
 		*key_out = want;
-		*out = json_number_value(v);
 		return 1;
 	}
-	json_object_foreach((json_t *)obj, key, v) {
+	for (size_t i = 0; i < map->n; i++) {
+		const char *key = map->items[i].name;
 		const char *dot = strrchr(key, '.');
 
-		if (dot && !strcmp(dot + 1, want) && json_is_number(v) &&
-		    json_number_value(v) > 0) {
+		if (dot && !strcmp(dot + 1, want) && positive(&map->items[i].value, out)) {
 			*key_out = key;
-			*out = json_number_value(v);
 			return 1;
 		}
 	}
 	return 0;
 }
 
-int rs_runview_workload(const json_t *run, const char *per,
+int rs_runview_workload(const rs_runrec *run, const char *per,
 			const char **key_out, double *out)
 {
-	const json_t *stats = json_object_get(run, "stats");
-	const json_t *metrics = json_object_get(run, "metrics");
 	size_t i;
 
 	if (per) {
 		const char *key = NULL;
 
-		if (lookup_suffix(stats, per, &key, out) ||
-		    lookup_suffix(metrics, per, &key, out)) {
+		if (lookup_suffix(&run->stats, per, &key, out) ||
+		    lookup_suffix(&run->metrics, per, &key, out)) {
 			*key_out = key;
 			return 1;
 		}
@@ -91,8 +82,8 @@ int rs_runview_workload(const json_t *run, const char *per,
 	for (i = 0; i < sizeof(workload_keys) / sizeof(workload_keys[0]); i++) {
 		const char *key = NULL;
 
-		if (lookup_suffix(stats, workload_keys[i], &key, out) ||
-		    lookup_suffix(metrics, workload_keys[i], &key, out)) {
+		if (lookup_suffix(&run->stats, workload_keys[i], &key, out) ||
+		    lookup_suffix(&run->metrics, workload_keys[i], &key, out)) {
 			*key_out = key;
 			return 1;
 		}
@@ -100,16 +91,25 @@ int rs_runview_workload(const json_t *run, const char *per,
 	return 0;
 }
 
-int rs_runview_same_machine(const json_t *a, const json_t *b, const char **why)
+const char *rs_runview_machine(const rs_runrec *run, const char *field)
+{
+	if (!strcmp(field, "runner"))
+		return run->machine.runner;
+	if (!strcmp(field, "hostname"))
+		return run->machine.hostname;
+	if (!strcmp(field, "cpu_model"))
+		return run->machine.cpu_model;
+	return NULL;
+}
+
+int rs_runview_same_machine(const rs_runrec *a, const rs_runrec *b, const char **why)
 {
 	static const char *const fields[] = { "runner", "hostname", "cpu_model" };
-	const json_t *ma = json_object_get(a, "machine");
-	const json_t *mb = json_object_get(b, "machine");
 	size_t i;
 
 	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		const char *va = rs_runview_str(ma, fields[i], NULL);
-		const char *vb = rs_runview_str(mb, fields[i], NULL);
+		const char *va = rs_runview_machine(a, fields[i]);
+		const char *vb = rs_runview_machine(b, fields[i]);
 
 		/* An empty string is "not recorded", like an absent key. */
 		if (!va || !vb || !*va || !*vb)
@@ -136,31 +136,39 @@ static int is_vary(const char *key, const char *vary)
 	return vary && (!strcmp(key, vary) || !strcmp(last_part(key), last_part(vary)));
 }
 
-static void value_text(const json_t *v, char *out, size_t n)
+static void value_text(const struct rs_runrec_value *v, char *out, size_t n)
 {
-	if (json_is_string(v))
-		snprintf(out, n, "'%s'", json_string_value(v));
-	else if (json_is_integer(v))
-		snprintf(out, n, "%lld", (long long)json_integer_value(v));
-	else if (json_is_number(v))
-		snprintf(out, n, "%.15g", json_number_value(v));
-	else if (json_is_true(v) || json_is_false(v))
-		snprintf(out, n, "%s", json_is_true(v) ? "true" : "false");
+	if (!v)
+		snprintf(out, n, "(none)");
+	else if (v->kind == RS_RUNREC_STRING)
+		snprintf(out, n, "'%s'", v->s);
+	else if (v->kind == RS_RUNREC_INT)
+		snprintf(out, n, "%lld", (long long)v->i);
 	else
-		snprintf(out, n, "%s", v ? "(a value)" : "(none)");
+		snprintf(out, n, "%.15g", v->d);
+}
+
+/* Whether two values of a map are the same JSON value (3 and 3.0 are not). */
+static int same_value(const struct rs_runrec_value *a, const struct rs_runrec_value *b)
+{
+	if (a->kind != b->kind)
+		return 0;
+	if (a->kind == RS_RUNREC_STRING)
+		return !strcmp(a->s, b->s);
+	if (a->kind == RS_RUNREC_INT)
+		return a->i == b->i;
+	return a->d == b->d;
 }
 
 /* The stats of a run.json, or the metrics of an index line (which carry
  * every numeric stat). */
-static const json_t *config_stats(const json_t *run)
+static const struct rs_runrec_map *config_stats(const rs_runrec *run)
 {
-	const json_t *st = json_object_get(run, "stats");
-
-	return json_is_object(st) && json_object_size(st) ? st : json_object_get(run, "metrics");
+	return run->stats.n ? &run->stats : &run->metrics;
 }
 
 /* The first workload stat a run records (key and value), or 0: an unknown configuration. */
-static int first_workload(const json_t *stats, const char **key, double *v)
+static int first_workload(const struct rs_runrec_map *stats, const char **key, double *v)
 {
 	for (size_t i = 0; i < sizeof(workload_keys) / sizeof(workload_keys[0]); i++)
 		if (lookup_suffix(stats, workload_keys[i], key, v))
@@ -174,7 +182,7 @@ static int first_workload(const json_t *stats, const char **key, double *v)
  * among its metrics but no arguments, and must judge a run as its
  * record does.)
  */
-static int config_known(const json_t *run)
+static int config_known(const rs_runrec *run)
 {
 	const char *key;
 	double v;
@@ -209,9 +217,9 @@ static int names_vary(const char *s, size_t n, const char *vary)
  * target_description, or `program` in 4.x) with the workload key's value
  * left out ("--months 12", "--months=12"), into `out`. 0 when not recorded.
  */
-static int target_text(const json_t *run, const char *vary, char *out, size_t n)
+static int target_text(const rs_runrec *run, const char *vary, char *out, size_t n)
 {
-	const char *t = rs_runview_str(json_object_get(run, "summary"), "target", NULL);
+	const char *t = run->summary ? run->summary->target : NULL;
 	size_t len = 0;
 	int skip_next = 0;
 
@@ -239,11 +247,11 @@ static int target_text(const json_t *run, const char *vary, char *out, size_t n)
 }
 
 /* An unknown configuration on one side only, into `why`: 0 when both sides are alike. */
-static int unknown_config(const json_t *a, const json_t *b, const char *here,
+static int unknown_config(const rs_runrec *a, const rs_runrec *b, const char *here,
 			  const char *there, char *why, size_t why_len)
 {
 	int ka = config_known(a), kb = config_known(b);
-	const json_t *known = ka ? a : b;
+	const rs_runrec *known = ka ? a : b;
 	const char *key = NULL;
 	double v = 0;
 	char what[96];
@@ -259,13 +267,11 @@ static int unknown_config(const json_t *a, const json_t *b, const char *here,
 	return 1;
 }
 
-int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
+int rs_runview_same_config(const rs_runrec *a, const rs_runrec *b, const char *vary,
 			   const char *here, const char *there, char *why, size_t why_len)
 {
-	const json_t *sa = config_stats(a), *sb = config_stats(b);
-	const json_t *aa = json_object_get(a, "args"), *ab = json_object_get(b, "args");
-	const char *key;
-	json_t *v;
+	const struct rs_runrec_map *sa = config_stats(a), *sb = config_stats(b);
+	const struct rs_runrec_map *aa = &a->args, *ab = &b->args;
 	size_t i;
 	char x[160], y[160];
 
@@ -290,13 +296,14 @@ int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
 			snprintf(why, why_len, "program '%s' %s, '%s' %s", x, here, y, there);
 		return 0;
 	}
-	if (!json_is_object(aa) || !json_is_object(ab) || !json_object_size(aa) ||
-	    !json_object_size(ab))
+	if (!aa->n || !ab->n)
 		return 1; /* arguments not recorded on one side: unknown */
-	json_object_foreach((json_t *)aa, key, v) {
-		const json_t *w = json_object_get(ab, key);
+	for (i = 0; i < aa->n; i++) {
+		const char *key = aa->items[i].name;
+		const struct rs_runrec_value *v = &aa->items[i].value;
+		const struct rs_runrec_value *w = rs_runrec_map_get(ab, key);
 
-		if (is_vary(key, vary) || (w && json_equal(v, (json_t *)w)))
+		if (is_vary(key, vary) || (w && same_value(v, w)))
 			continue;
 		if (why) {
 			value_text(v, x, 64);
@@ -305,11 +312,13 @@ int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
 		}
 		return 0;
 	}
-	json_object_foreach((json_t *)ab, key, v) {
-		if (is_vary(key, vary) || json_object_get(aa, key))
+	for (i = 0; i < ab->n; i++) {
+		const char *key = ab->items[i].name;
+
+		if (is_vary(key, vary) || rs_runrec_map_get(aa, key))
 			continue;
 		if (why) {
-			value_text(v, y, 64);
+			value_text(&ab->items[i].value, y, 64);
 			snprintf(why, why_len, "argument %s (none) %s, %s %s", key, here, y, there);
 		}
 		return 0;
@@ -317,16 +326,22 @@ int rs_runview_same_config(const json_t *a, const json_t *b, const char *vary,
 	return 1;
 }
 
-const char *rs_runview_accepted(const json_t *run)
+const char *rs_runview_accepted(const rs_runrec *run)
 {
-	const char *r = rs_runview_str(json_object_get(run, "meta"), "accept", NULL);
+	const struct rs_runrec_value *v = rs_runrec_map_get(&run->meta, "accept");
 
-	return r && *r ? r : NULL;
+	return v && v->kind == RS_RUNREC_STRING && *v->s ? v->s : NULL;
 }
 
-const char *rs_runview_session_oid(const json_t *run)
+const char *rs_runview_session_oid(const rs_runrec *run)
 {
-	const char *oid = rs_runview_str(json_object_get(run, "session"), "oid", NULL);
+	return run->has_session && run->session.oid && *run->session.oid ? run->session.oid : NULL;
+}
 
-	return oid && *oid ? oid : NULL;
+int rs_runview_samples(const rs_runrec *run, double *out)
+{
+	if (!run->summary || run->summary->samples <= 0)
+		return 0;
+	*out = (double)run->summary->samples;
+	return 1;
 }

@@ -215,47 +215,32 @@ struct fnrow_view {
 	double self, total;
 };
 
-static size_t summary_rows(const json_t *sum)
+static size_t summary_rows(const struct rs_runrec_summary *sum)
 {
-	return json_array_size(json_object_get(sum, "functions")) +
-	       json_array_size(json_object_get(json_object_get(sum, "more_functions"), "rows"));
+	return sum ? sum->nfunctions + (sum->has_more ? sum->more.nrows : 0) : 0;
 }
 
-/* Row `j` of `sum` into `r`; 0 when it is not a well-formed row. */
-static int summary_row(const json_t *sum, size_t j, struct fnrow_view *r)
+/* Row `j` (< summary_rows) of `sum` into `r`. */
+static void summary_row(const struct rs_runrec_summary *sum, size_t j, struct fnrow_view *r)
 {
-	const json_t *fs = json_object_get(sum, "functions");
-	const json_t *more = json_object_get(sum, "more_functions");
-	size_t nf = json_array_size(fs);
-	double line = 0;
-
 	memset(r, 0, sizeof(*r));
-	if (j < nf) {
-		const json_t *f = json_array_get(fs, j);
+	if (j < sum->nfunctions) {
+		const struct rs_runrec_function *f = &sum->functions[j];
 
-		if (!json_is_object(f))
-			return 0;
-		r->bare = rs_runview_str(f, "function", "<unknown>");
-		r->cls = rs_runview_str(f, "class", NULL);
-		r->file = rs_runview_str(f, "file", "");
-		rs_runview_num(f, "line", &line);
-		r->line = (long)line;
-		rs_runview_num(f, "self", &r->self);
-		rs_runview_num(f, "total", &r->total);
-		return 1;
+		r->bare = f->function;
+		r->cls = f->class_name;
+		r->file = f->file;
+		r->line = (long)f->line;
+		r->self = f->self;
+		r->total = f->total;
 	} else {
-		const json_t *row = json_array_get(json_object_get(more, "rows"), j - nf);
-		const json_t *fl = json_array_get(json_object_get(more, "files"),
-						  (size_t)json_integer_value(json_array_get(row, 1)));
+		const struct rs_runrec_more_row *row = &sum->more.rows[j - sum->nfunctions];
 
-		if (!json_is_string(json_array_get(row, 0)) || !json_is_string(fl))
-			return 0;
-		r->bare = json_string_value(json_array_get(row, 0));
-		r->file = json_string_value(fl);
-		r->line = (long)json_integer_value(json_array_get(row, 2));
-		r->self = (double)json_integer_value(json_array_get(row, 3)) / 1e6;
-		r->total = (double)json_integer_value(json_array_get(row, 4)) / 1e6;
-		return 1;
+		r->bare = row->function;
+		r->file = sum->more.files[row->file];
+		r->line = (long)row->line;
+		r->self = (double)row->self_us / 1e6;
+		r->total = (double)row->total_us / 1e6;
 	}
 }
 
@@ -328,7 +313,7 @@ static double measure(const struct fnrow_view *r, const struct rs_trend_opts *o)
  * another name (a rename keeps file and first line) continues its series.
  * `found[q]` is set for each requested name seen at all.
  */
-static int wanted_places(json_t *places, unsigned char *found, const json_t *const *runs,
+static int wanted_places(json_t *places, unsigned char *found, const rs_runrec *const *runs,
 			 size_t n, const struct rs_trend_opts *o)
 {
 	struct rs_buf key = RS_BUF_INIT, place = RS_BUF_INIT;
@@ -336,13 +321,12 @@ static int wanted_places(json_t *places, unsigned char *found, const json_t *con
 	int err = 0;
 
 	for (size_t i = 0; !err && i < n; i++) {
-		const json_t *sum = json_object_get(runs[i], "summary");
+		const struct rs_runrec_summary *sum = runs[i]->summary;
 
 		for (size_t j = 0; !err && j < summary_rows(sum); j++) {
 			long q;
 
-			if (!summary_row(sum, j, &r))
-				continue;
+			summary_row(sum, j, &r);
 			q = fn_wanted(&r, o);
 			if (q < 0)
 				continue;
@@ -395,7 +379,7 @@ static int series_key(struct rs_buf *key, const struct fnrow_view *r, const json
  * Every followed function's weight in `weights` (key -> number): its
  * measure as a share of each run's duration, summed over the runs.
  */
-static int weigh_functions(json_t *weights, const json_t *places, const json_t *const *runs,
+static int weigh_functions(json_t *weights, const json_t *places, const rs_runrec *const *runs,
 			   size_t n, const struct rs_trend_opts *o)
 {
 	struct rs_buf key = RS_BUF_INIT;
@@ -403,16 +387,15 @@ static int weigh_functions(json_t *weights, const json_t *places, const json_t *
 	int err = 0, follow;
 
 	for (size_t i = 0; !err && i < n; i++) {
-		const json_t *sum = json_object_get(runs[i], "summary");
-		double base = 0;
+		const struct rs_runrec_summary *sum = runs[i]->summary;
+		double base = sum && sum->duration.present ? sum->duration.v : 0;
 
-		if (!rs_runview_num(sum, "duration", &base) || base <= 0)
+		if (base <= 0)
 			base = 1;
 		for (size_t j = 0; !err && j < summary_rows(sum); j++) {
 			const json_t *v;
 
-			if (!summary_row(sum, j, &r))
-				continue;
+			summary_row(sum, j, &r);
 			err = series_key(&key, &r, places, o, &follow);
 			if (err || !follow)
 				continue;
@@ -479,7 +462,7 @@ static int unknown_function(const unsigned char *found, size_t n,
  * file and first line -> key) follows renames; both the caller's.
  */
 static int choose_functions(struct rs_trend *t, json_t **chosen, json_t **places,
-			    const json_t *const *runs, size_t n,
+			    const rs_runrec *const *runs, size_t n,
 			    const struct rs_trend_opts *o)
 {
 	json_t *weights = json_object(), *sel = json_object();
@@ -543,9 +526,10 @@ out:
  * not stored is 0 only when the run says it did not run at all; below
  * the stored floor (or an older summary's cut) it is unknown (NAN).
  */
-static void fill_absent(struct rs_trend *t, const json_t *chosen, const json_t *sum, size_t i)
+static void fill_absent(struct rs_trend *t, const json_t *chosen,
+			const struct rs_runrec_summary *sum, size_t i)
 {
-	int has_ran = json_is_string(json_object_get(sum, "ran"));
+	int has_ran = sum->ran != NULL;
 	const char *k;
 	json_t *at0;
 
@@ -560,7 +544,7 @@ static void fill_absent(struct rs_trend *t, const json_t *chosen, const json_t *
 			char *bare = strndup(k, (size_t)(sep - k));
 
 			if (bare)
-				ran = rs_summary_ran(sum, bare, sep + 1);
+				ran = rs_summary_ran_in(sum->ran, bare, sep + 1);
 			free(bare);
 		}
 		t->funcs[q].v[i] = ran == 0 || !has_ran ? 0 : NAN;
@@ -576,23 +560,22 @@ static void fill_add(struct rs_trend *t, size_t q, size_t i, double seconds)
 }
 
 static int fill_functions(struct rs_trend *t, const json_t *chosen, const json_t *places,
-			  const json_t *const *runs, const struct rs_trend_opts *o)
+			  const rs_runrec *const *runs, const struct rs_trend_opts *o)
 {
 	struct rs_buf key = RS_BUF_INIT;
 	struct fnrow_view r;
 	int err = 0, follow;
 
 	for (size_t i = 0; !err && i < t->n; i++) {
-		const json_t *sum = json_object_get(runs[i], "summary");
+		const struct rs_runrec_summary *sum = runs[i]->summary;
 
-		if (!json_is_array(json_object_get(sum, "functions")))
+		if (!sum)
 			continue; /* no summary: unknown, stays NAN */
 		fill_absent(t, chosen, sum, i);
 		for (size_t j = 0; !err && j < summary_rows(sum); j++) {
 			const json_t *at;
 
-			if (!summary_row(sum, j, &r))
-				continue;
+			summary_row(sum, j, &r);
 			err = series_key(&key, &r, places, o && o->functions ? o : NULL, &follow);
 			if (err)
 				break;
@@ -606,7 +589,7 @@ static int fill_functions(struct rs_trend *t, const json_t *chosen, const json_t
 }
 
 static int add_metric_series(struct rs_trend *t, size_t *alloc, const char *name,
-			     const char *per, const json_t *const *runs)
+			     const char *per, const rs_runrec *const *runs)
 {
 	struct rs_buf label = RS_BUF_INIT;
 	struct rs_series *s;
@@ -641,15 +624,15 @@ static int add_metric_series(struct rs_trend *t, size_t *alloc, const char *name
 	return 0;
 }
 
-static char *dup_str(const json_t *o, const char *key)
+static char *dup_str(const char *s)
 {
-	return strdup(rs_runview_str(o, key, ""));
+	return strdup(s ? s : "");
 }
 
 /* Distinct configurations told apart when choosing the trend's reference. */
 #define CONFIGS_MAX 16
 
-size_t rs_trend_reference(const json_t *const *runs, size_t n, const char *vary)
+size_t rs_trend_reference(const rs_runrec *const *runs, size_t n, const char *vary)
 {
 	size_t rep[CONFIGS_MAX] = { 0 }, count[CONFIGS_MAX] = { 0 }, n_rep = 0, ref, best, i, j;
 
@@ -695,13 +678,12 @@ static void left_out(struct rs_trend *t, size_t i, const char *what, const char 
  * The runs' check verdicts (a run's "check", set by the report that
  * judged it), and why the check kept a run out of the baselines.
  */
-static int trend_verdicts(struct rs_trend *t, const json_t *const *runs)
+static int trend_verdicts(struct rs_trend *t, const struct rs_trend_run *runs)
 {
 	for (size_t i = 0; i < t->n; i++) {
-		const json_t *c = json_object_get(runs[i], "check");
-		const char *cls = rs_runview_str(c, "verdict", NULL);
-		const char *text = rs_runview_str(c, "text", NULL);
-		const char *why = rs_runview_str(c, "why", NULL);
+		const char *cls = runs[i].verdict;
+		const char *text = runs[i].verdict_text;
+		const char *why = runs[i].verdict_why;
 
 		if (!cls)
 			continue;
@@ -740,7 +722,7 @@ static int series_changes(struct rs_trend *t, struct rs_series *s, double min_st
 }
 
 /* Like with like: see rs_trend_build. */
-static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
+static void exclude_unlike(struct rs_trend *t, const rs_runrec *const *runs,
 			   const struct rs_trend_opts *o)
 {
 	const char *vary = NULL;
@@ -782,7 +764,7 @@ static void exclude_unlike(struct rs_trend *t, const json_t *const *runs,
 }
 
 /* The runs' ids, commits, dates and folders. */
-static int trend_runs(struct rs_trend *t, const json_t *const *runs, size_t n)
+static int trend_runs(struct rs_trend *t, const struct rs_trend_run *runs, size_t n)
 {
 	t->n = n;
 	t->ids = calloc(n ? n : 1, sizeof(char *));
@@ -796,10 +778,10 @@ static int trend_runs(struct rs_trend *t, const json_t *const *runs, size_t n)
 	    !t->left_out)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		t->ids[i] = dup_str(runs[i], "id");
-		t->commits[i] = dup_str(runs[i], "commit");
-		t->dates[i] = dup_str(runs[i], "recorded_at");
-		t->paths[i] = dup_str(runs[i], "path");
+		t->ids[i] = dup_str(runs[i].rec->id);
+		t->commits[i] = dup_str(runs[i].rec->commit);
+		t->dates[i] = dup_str(runs[i].rec->recorded_at);
+		t->paths[i] = dup_str(runs[i].path);
 		if (!t->ids[i] || !t->commits[i] || !t->dates[i] || !t->paths[i])
 			return rs_error_set(RS_EGENERIC, "out of memory");
 	}
@@ -810,7 +792,7 @@ static int trend_runs(struct rs_trend *t, const json_t *const *runs, size_t n)
  * --all-metrics: a series for every numeric metric any run has, first
  * seen first (jansson objects keep insertion order), and the `names`.
  */
-static int all_metric_series(struct rs_trend *t, size_t *alloc, const json_t *const *runs,
+static int all_metric_series(struct rs_trend *t, size_t *alloc, const rs_runrec *const *runs,
 			     size_t n, const char *const *names, size_t n_names)
 {
 	json_t *all = json_object();
@@ -822,9 +804,8 @@ static int all_metric_series(struct rs_trend *t, size_t *alloc, const json_t *co
 	if (!all)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (i = 0; i < n; i++)
-		json_object_foreach(json_object_get(runs[i], "metrics"), k, v)
-			if (json_is_number(v))
-				json_object_set_new(all, k, json_true());
+		for (size_t j = 0; j < runs[i]->metrics.n; j++)
+			json_object_set_new(all, runs[i]->metrics.items[j].name, json_true());
 	for (i = 0; i < n_names; i++)
 		if (!json_object_get(all, names[i]))
 			json_object_set_new(all, names[i], json_true());
@@ -841,7 +822,7 @@ static int all_metric_series(struct rs_trend *t, size_t *alloc, const json_t *co
  * The time metrics among `names` per unit of workload, the one the newest
  * run that records a workload names.
  */
-static int workload_series(struct rs_trend *t, size_t *alloc, const json_t *const *runs,
+static int workload_series(struct rs_trend *t, size_t *alloc, const rs_runrec *const *runs,
 			   size_t n, const char *const *names, size_t n_names, const char *per)
 {
 	const char *key = NULL;
@@ -868,7 +849,7 @@ static int workload_series(struct rs_trend *t, size_t *alloc, const json_t *cons
 }
 
 /* Every metric series: the names (or all, --all-metrics), then per unit of workload. */
-static int metric_series(struct rs_trend *t, const json_t *const *runs, size_t n,
+static int metric_series(struct rs_trend *t, const rs_runrec *const *runs, size_t n,
 			 const struct rs_trend_opts *o)
 {
 	static const char *const default_metrics[] = { "duration", "cpu_time" };
@@ -885,19 +866,25 @@ static int metric_series(struct rs_trend *t, const json_t *const *runs, size_t n
 	return workload_series(t, &alloc, runs, n, names, n_names, o ? o->per : NULL);
 }
 
-int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
+int rs_trend_build(struct rs_trend **out, const struct rs_trend_run *given, size_t n,
 		   const struct rs_trend_opts *o)
 {
 	double min_step = o && o->min_step > 0 ? o->min_step : 0.05;
 	struct rs_trend *t = calloc(1, sizeof(*t));
+	const rs_runrec **runs = calloc(n ? n : 1, sizeof(*runs));
 	json_t *chosen = NULL, *places = NULL;
 	size_t i;
 	int err;
 
-	if (!t)
+	if (!t || !runs) {
+		free(t);
+		free(runs);
 		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		runs[i] = given[i].rec;
 	t->total = o && o->total;
-	err = trend_runs(t, runs, n);
+	err = trend_runs(t, given, n);
 	if (err)
 		goto out;
 	err = metric_series(t, runs, n, o);
@@ -910,7 +897,7 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 	if (err)
 		goto out;
 	exclude_unlike(t, runs, o);
-	err = trend_verdicts(t, runs);
+	err = trend_verdicts(t, given);
 	if (err)
 		goto out;
 	for (i = 0; !err && i < t->n_metrics; i++)
@@ -918,6 +905,7 @@ int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
 	for (i = 0; !err && i < t->n_funcs; i++)
 		err = series_changes(t, &t->funcs[i], min_step);
 out:
+	free(runs);
 	json_decref(chosen);
 	json_decref(places);
 	if (err) {

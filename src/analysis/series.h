@@ -8,8 +8,9 @@
 
 #include "results/error.h"
 
-#include <jansson.h>
 #include <stddef.h>
+
+#include "runrec/runrec.h"
 
 struct rs_series {
 	char *name;     /* metric name, "duration/months", or "func (file:line)" */
@@ -56,14 +57,24 @@ struct rs_trend_opts {
 	double min_step;              /* change points: relative step; 0: 0.05 */
 };
 
+/* One run of a trend, borrowed: its record, and what its report adds. */
+struct rs_trend_run {
+	const rs_runrec *rec;      /* the whole record, or an index line's
+	                              (runs/runs.h: metrics only, no summary) */
+	const char *path;          /* the run folder; NULL: not known */
+	const char *verdict;       /* the class of its check verdict ("regression",
+	                              "machine", ...: report/report_internal.h), or NULL */
+	const char *verdict_text;  /* that verdict's line, or NULL */
+	const char *verdict_why;   /* why the check keeps it out of baselines, or NULL */
+};
+
 /*
- * Build the series over `runs` (run.json objects or index lines, oldest
- * first; borrowed). Like with like: runs of another configuration than
+ * Build the series over `runs` (oldest first; borrowed). Like with like: runs of another configuration than
  * the one most runs share (the newest run's on a tie; see
  * rs_runview_same_config; the workload key may vary)
  * and repeated records of a session get NAN everywhere, so a run with 4x
  * the population does not hide a +13% step; t->left_out says why, and
- * also names the runs whose check verdict (a run's "check") keeps them
+ * also names the runs whose check verdict (`verdict`) keeps them
  * out of the baselines. Function series need the runs' "summary"; runs
  * without one get NAN there. A requested function matches on its name
  * ("fn" or "Class.fn") in the stored lists (the top functions and the
@@ -73,7 +84,7 @@ struct rs_trend_opts {
  * *out is the caller's (rs_trend_free).
  */
 RS_MUST_CHECK
-int rs_trend_build(struct rs_trend **out, const json_t *const *runs, size_t n,
+int rs_trend_build(struct rs_trend **out, const struct rs_trend_run *runs, size_t n,
 		   const struct rs_trend_opts *opts);
 
 void rs_trend_free(struct rs_trend *t);
@@ -84,7 +95,7 @@ void rs_trend_free(struct rs_trend *t);
  * `vary` may differ), the last such run on a tie. Trend and find leave
  * out the runs of any other configuration.
  */
-size_t rs_trend_reference(const json_t *const *runs, size_t n, const char *vary);
+size_t rs_trend_reference(const rs_runrec *const *runs, size_t n, const char *vary);
 
 /*
  * Whether run `i`'s value of `s` is evidence of a change point: it has

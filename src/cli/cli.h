@@ -40,6 +40,7 @@ extern const unsigned int rs_ncommands;
 /* Every command (declared here so that main.c's table needs one line). */
 int cmd_add(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_clone(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_export(int argc, char **argv);
@@ -97,9 +98,11 @@ int rs_cli_fail(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * A usage error of `command`, the one shape every command prints (docs/cli.md):
+ * A usage error of `command`, the one shape every command prints (docs/cli.md,
+ * results/args.h's rs_args_usage_line, which lfs-agent prints too):
  * "results <command>: <fmt...> (see 'results <command> --help')" on
- * stderr, made safe for a terminal; returns RS_EXIT_USAGE.
+ * stderr, made safe for a terminal; returns RS_EXIT_USAGE. A NULL command
+ * is the dispatcher's: "results: <fmt...> (see 'results --help')".
  */
 int rs_cli_usage(const char *command, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -131,5 +134,14 @@ int rs_cli_repair_repo(struct rs_repo *repo);
 /* Directory holding the running `results` binary (from /proc/self/exe),
    without trailing '/'. Borrowed static storage; NULL if unknown. */
 const char *rs_cli_exe_dir(void);
+
+/*
+ * What `results init` does in the clone of the current folder (cmd_init.c):
+ * the remote `how` chooses, lfs-agent (`agent_arg`, NULL: found next to
+ * results), the git config and hooks, with its messages; `results clone`
+ * runs it in the clone it made. Returns an RS_EXIT_* status (printed).
+ */
+struct rs_setup_choice;
+int rs_cli_init_here(const struct rs_setup_choice *how, const char *agent_arg);
 
 #endif

@@ -86,8 +86,7 @@ int cmd_add(int argc, char **argv)
 	if (status)
 		goto out;
 	if (optind >= argc) {
-		status = rs_cli_fail(RS_EXIT_USAGE, "give a session file or a run folder; "
-				     "see 'results add --help'");
+		status = rs_cli_usage("add", "give a session file or a run folder");
 		goto out;
 	}
 	status = rs_add_record(&a, argv + optind, argc - optind);

@@ -165,9 +165,8 @@ static int parse_args(struct check_args *a, int argc, char **argv, int *done)
 	a->copts.branch = opts.branch;
 	a->copts.per = opts.per;
 	a->copts.no_workload = opts.no_workload;
-	if (optind < argc - 1)
-		return rs_cli_fail(RS_EXIT_USAGE, "give at most one run or commit; "
-				   "see 'results check --help'");
+	if (rs_cli_opts_operands(&opts, argc, argv, 1) < 0)
+		return opts.status;
 	if (a->baseline && a->copts.window)
 		return rs_cli_fail(RS_EXIT_USAGE, "--baseline and --window exclude each other");
 	a->query = optind == argc - 1 ? argv[optind] : NULL;

@@ -95,9 +95,10 @@ static int parse_args(struct compare_args *a, int argc, char **argv, int *done)
 	a->output = opts.output;
 	a->copts.per = opts.per;
 	a->copts.no_workload = opts.no_workload;
+	if (rs_cli_opts_operands(&opts, argc, argv, 2) < 0)
+		return opts.status;
 	if (optind != argc - 2)
-		return rs_cli_fail(RS_EXIT_USAGE, "give two runs or commits, base first; "
-				   "see 'results compare --help'");
+		return rs_cli_usage("compare", "give two runs or commits, base first");
 	if (a->html && !a->deep)
 		return rs_cli_fail(RS_EXIT_USAGE, "--html needs --deep (the flame graph is "
 				   "built from the sessions)");

@@ -128,8 +128,8 @@ int cmd_doctor(int argc, char **argv)
 
 	if (rs_cli_opts_next(&opts, argc, argv) < 0)
 		return opts.status;
-	if (optind < argc)
-		return rs_cli_fail(RS_EXIT_USAGE, "doctor: unexpected argument '%s'", argv[optind]);
+	if (rs_cli_opts_operands(&opts, argc, argv, 0) < 0)
+		return opts.status;
 	rs_doctor_run(NULL, &o);
 	/* No git repository here: the one line says so, no summary. */
 	if (d.status == RS_EXIT_NOT_REPO && d.lines == 1)

@@ -93,9 +93,10 @@ int cmd_export(int argc, char **argv)
 	if (opt < 0)
 		return opts.status;
 	output = opts.output;
+	if (rs_cli_opts_operands(&opts, argc, argv, 1) < 0)
+		return opts.status;
 	if (optind != argc - 1 || !have_fmt)
-		return rs_cli_fail(RS_EXIT_USAGE, "give one run and --format speedscope|collapsed; "
-				   "see 'results export --help'");
+		return rs_cli_usage("export", "give one run and --format speedscope|collapsed");
 	name = argv[optind];
 	if (stat(name, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		if (rs_buf_puts(&session, name))

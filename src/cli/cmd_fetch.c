@@ -136,8 +136,7 @@ int cmd_fetch(int argc, char **argv)
 	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
 		return opts.status;
 	if (optind >= argc)
-		return rs_cli_fail(RS_EXIT_USAGE, "fetch: name at least one run or commit; "
-				   "see 'results list'");
+		return rs_cli_usage("fetch", "name at least one run or commit");
 	if (outdir && !*outdir)
 		return rs_cli_fail(RS_EXIT_USAGE, "fetch: -o needs a directory");
 	status = rs_cli_open_repo(&repo);

@@ -90,10 +90,12 @@ int cmd_find(int argc, char **argv)
 	}
 	if (opt < 0)
 		return opts.status;
+	if (rs_cli_opts_operands(&opts, argc, argv, 1) < 0)
+		return opts.status;
 	if (optind == argc - 1)
 		dots = range_dots(argv[optind]);
 	if (!dots)
-		return rs_cli_fail(RS_EXIT_USAGE, "give a range <from>..<to>; see 'results find --help'");
+		return rs_cli_usage("find", "give a range <from>..<to>");
 	fopts.format = opts.fmt;
 	fopts.branch = opts.branch;
 	fopts.per = opts.per;

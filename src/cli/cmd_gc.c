@@ -163,8 +163,8 @@ static int parse_options(int argc, char **argv, struct rs_gc_settings *o, int *f
 		return opts.status;
 	*fetch = !no_fetch;
 	grace = a.grace;
-	if (optind != argc)
-		return rs_cli_fail(RS_EXIT_USAGE, "gc takes no arguments; see 'results gc --help'");
+	if (rs_cli_opts_operands(&opts, argc, argv, 0) < 0)
+		return opts.status;
 	if (grace && o->grace < RS_GC_GRACE_MIN && !force)
 		return rs_cli_fail(RS_EXIT_USAGE, "--grace '%s' is below the minimum of 1h: a push slower than "
 				   "the grace period would see its packs clocked, marked and swept meanwhile "

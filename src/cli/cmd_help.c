@@ -41,6 +41,10 @@ int cmd_help(int argc, char **argv)
 		status = opts.status;
 		goto out;
 	}
+	if (rs_cli_opts_operands(&opts, argc, argv, 1) < 0) {
+		status = opts.status;
+		goto out;
+	}
 	if (optind < argc) {
 		const struct rs_command *cmd = NULL;
 
@@ -52,8 +56,7 @@ int cmd_help(int argc, char **argv)
 
 			status = cmd->fn(2, sub);
 		} else {
-			status = rs_cli_fail(RS_EXIT_USAGE, "no command '%s'; see 'results --help'",
-					     argv[optind]);
+			status = rs_cli_usage(NULL, "unknown command '%s'", argv[optind]);
 		}
 		goto out;
 	}

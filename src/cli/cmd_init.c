@@ -214,7 +214,7 @@ static void print_local(const struct rs_setup_report *rep, const char *url, cons
 			       : rep->hooks_kept ? "some left as they were" : "already installed");
 }
 
-static int init_local(const struct rs_setup_choice *how, const char *agent_arg)
+int rs_cli_init_here(const struct rs_setup_choice *how, const char *agent_arg)
 {
 	struct rs_repo *r = NULL;
 	struct rs_buf url = RS_BUF_INIT, agent = RS_BUF_INIT, shown = RS_BUF_INIT;
@@ -314,8 +314,8 @@ int cmd_init(int argc, char **argv)
 
 	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
 		return opts.status;
-	if (optind < argc)
-		return rs_cli_fail(RS_EXIT_USAGE, "init: unexpected argument '%s'", argv[optind]);
+	if (rs_cli_opts_operands(&opts, argc, argv, 0) < 0)
+		return opts.status;
 	if (remote && !*remote)
 		return rs_cli_fail(RS_EXIT_USAGE, "init: --remote needs a URL");
 	if (repo && !global)
@@ -329,5 +329,5 @@ int cmd_init(int argc, char **argv)
 	how.remote_arg = remote;
 	how.change = change;
 	how.follow = follow;
-	return global ? init_global(repo, remote, agent) : init_local(&how, agent);
+	return global ? init_global(repo, remote, agent) : rs_cli_init_here(&how, agent);
 }

@@ -105,8 +105,8 @@ static int parse_args(struct list_args *a, int argc, char **argv, int *status)
 	if (opt < 0)
 		return -1;
 	a->branch = opts.branch;
-	if (optind < argc) {
-		*status = rs_cli_fail(RS_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (rs_cli_opts_operands(&opts, argc, argv, 0) < 0) {
+		*status = opts.status;
 		return -1;
 	}
 	return 0;

@@ -76,8 +76,10 @@ static int parse_args(struct open_args *a, int argc, char **argv, int *done)
 	*done = 1;
 	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
 		return opts.status;
+	if (rs_cli_opts_operands(&opts, argc, argv, 1) < 0)
+		return opts.status;
 	if (optind != argc - 1)
-		return rs_cli_fail(RS_EXIT_USAGE, "give one run; see 'results open --help'");
+		return rs_cli_usage("open", "give one run");
 	if (a->output && !*a->output)
 		return rs_cli_fail(RS_EXIT_USAGE, "-o needs a file name");
 	a->name = argv[optind];

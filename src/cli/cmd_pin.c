@@ -43,7 +43,7 @@ static int parse_args(int argc, char **argv, int *status)
 		return -1;
 	}
 	if (optind == argc) {
-		*status = rs_cli_fail(RS_EXIT_USAGE, "name at least one run; see 'results pin --help'");
+		*status = rs_cli_usage("pin", "name at least one run");
 		return -1;
 	}
 	return unpin;

@@ -55,8 +55,8 @@ int cmd_prune(int argc, char **argv)
 	}
 	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
 		return opts.status;
-	if (optind != argc)
-		return rs_cli_fail(RS_EXIT_USAGE, "prune takes no arguments; see 'results prune --help'");
+	if (rs_cli_opts_operands(&opts, argc, argv, 0) < 0)
+		return opts.status;
 	status = rs_cli_open_repo(&repo);
 	if (status)
 		return status;

@@ -305,8 +305,7 @@ static int parse_args(struct run_args *r, int argc, char **argv, int *status_out
 	if (*status_out)
 		return -1;
 	if (optind >= argc) {
-		*status_out = rs_cli_fail(RS_EXIT_USAGE, "give the command to run after '--'; "
-					  "see 'results run --help'");
+		*status_out = rs_cli_usage("run", "give the command to run after '--'");
 		return -1;
 	}
 	return RS_EXIT_OK;

@@ -98,9 +98,10 @@ int cmd_show(int argc, char **argv)
 
 	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
 		return opts.status;
+	if (rs_cli_opts_operands(&opts, argc, argv, 1) < 0)
+		return opts.status;
 	if (optind != argc - 1)
-		return rs_cli_fail(RS_EXIT_USAGE, "give exactly one commit or run id; "
-				   "see 'results show --help'");
+		return rs_cli_usage("show", "give one commit or run id");
 	status = rs_cli_open_repo(&repo);
 	if (status == RS_EXIT_OK)
 		status = show(repo, argv[optind], json);

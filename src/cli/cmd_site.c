@@ -81,8 +81,10 @@ int cmd_site(int argc, char **argv)
 	if (opt < 0)
 		return opts.status;
 	sopts.branch = opts.branch;
+	if (rs_cli_opts_operands(&opts, argc, argv, 1) < 0)
+		return opts.status;
 	if (optind != argc - 1)
-		return rs_cli_fail(RS_EXIT_USAGE, "give the output directory; see 'results site --help'");
+		return rs_cli_usage("site", "give the output directory");
 	/* the newest --limit runs (of --branch): the index shards that hold them */
 	status = rs_runsel_open_window(&sel, sopts.limit, sopts.branch, 0);
 	if (status)

@@ -131,9 +131,8 @@ static int parse_args(struct trend_args *a, int argc, char **argv, int *done)
 	a->topts.per = opts.per;
 	a->topts.no_workload = opts.no_workload;
 	a->topts.html = a->html != NULL;
-	if (optind != argc)
-		return rs_cli_fail(RS_EXIT_USAGE, "unexpected argument '%s'; see 'results trend --help'",
-				   argv[optind]);
+	if (rs_cli_opts_operands(&opts, argc, argv, 0) < 0)
+		return opts.status;
 	*done = 0;
 	return RS_EXIT_OK;
 }

@@ -121,8 +121,8 @@ int cmd_verify(int argc, char **argv)
 	if (rs_cli_opts_parse(&opts, argc, argv, NULL, NULL) < 0)
 		return opts.status;
 	deep |= repair; /* --repair reads every object, as --deep */
-	if (optind != argc)
-		return rs_cli_fail(RS_EXIT_USAGE, "verify takes no run names; see 'results verify --help'");
+	if (rs_cli_opts_operands(&opts, argc, argv, 0) < 0)
+		return opts.status;
 	status = rs_cli_open_repo(&repo);
 	if (status)
 		return status;

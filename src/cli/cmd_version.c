@@ -14,8 +14,8 @@ int cmd_version(int argc, char **argv)
 
 	if (rs_cli_opts_next(&opts, argc, argv) < 0)
 		return opts.status;
-	if (optind < argc)
-		return rs_cli_fail(RS_EXIT_USAGE, "version: unexpected argument '%s'", argv[optind]);
+	if (rs_cli_opts_operands(&opts, argc, argv, 0) < 0)
+		return opts.status;
 	rs_repo_libgit2_version(&major, &minor, &rev);
 	printf("results %s (libgit2 %d.%d.%d)\n", RS_VERSION, major, minor, rev);
 	return RS_EXIT_OK;

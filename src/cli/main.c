@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "results/args.h"
 #include "results/error.h"
 #include "results/escape.h"
 #include "results/repo.h"
@@ -18,6 +19,7 @@
 /* Keep in the order `results --help` should show them. */
 const struct rs_command rs_commands[] = {
 	{ "init", cmd_init, "configure this clone (or, with --global, this machine) for results" },
+	{ "clone", cmd_clone, "make the small developer clone of a results repository, set up" },
 	{ "doctor", cmd_doctor, "check the set-up and the remote, say what to fix" },
 	{ "add", cmd_add, "record one profiling run as one commit" },
 	{ "run", cmd_run, "run a profiling command, measure it from outside, record the run" },
@@ -166,22 +168,31 @@ int rs_cli_fail(int status, const char *fmt, ...)
 
 int rs_cli_usage(const char *command, const char *fmt, ...)
 {
-	struct rs_buf prefix = RS_BUF_INIT, suffix = RS_BUF_INIT;
+	struct rs_buf program = RS_BUF_INIT, msg = RS_BUF_INIT, line = RS_BUF_INIT;
 	va_list ap;
-	int status;
+	int err;
 
 	/* a command name is one of rs_commands' (ours), never from outside */
-	if (rs_buf_printf(&prefix, " %s", command) ||
-	    rs_buf_printf(&suffix, " (see 'results %s --help')", command)) {
-		rs_buf_clear(&prefix);
-		rs_buf_clear(&suffix);
-	}
+	err = command ? rs_buf_printf(&program, "results %s", command)
+		      : rs_buf_puts(&program, "results");
+	if (err)
+		goto out;
 	va_start(ap, fmt);
-	status = vfail(RS_EXIT_USAGE, prefix.ptr ? prefix.ptr : "", suffix.ptr, fmt, ap);
+	err = rs_buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
-	rs_buf_release(&prefix);
-	rs_buf_release(&suffix);
-	return status;
+	if (err)
+		goto out;
+	/* the one shape of both programs' usage errors (results/args.h) */
+	err = rs_args_usage_line(&line, program.ptr, msg.ptr ? msg.ptr : "");
+out:
+	if (err)
+		fputs("results: (out of memory while reporting an error)\n", stderr);
+	else
+		fprintf(stderr, "%s\n", line.ptr);
+	rs_buf_release(&program);
+	rs_buf_release(&msg);
+	rs_buf_release(&line);
+	return RS_EXIT_USAGE;
 }
 
 int rs_cli_error(int status)
@@ -249,27 +260,40 @@ static const struct rs_command *find_command(const char *name)
 	return NULL;
 }
 
+/*
+ * The dispatcher's own options, before the command: -h/--help and
+ * --version; any other is refused as a command's would be (results/args.h),
+ * "results: unknown option '--x' (see 'results --help')". The scan stops
+ * at the command's name ('+'): what follows it is the command's.
+ */
 int main(int argc, char **argv)
 {
+	static const struct option options[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rs_args args = { .shortopts = "+", .longopts = options };
 	const struct rs_command *cmd;
-	int status;
+	int status, opt;
 
 	if (argc < 2) {
 		cmd_help(1, argv);
 		return RS_EXIT_USAGE;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+	opt = rs_args_next(&args, argc, argv);
+	if (opt < 0)
+		return rs_cli_usage(NULL, "%s", rs_error_message());
+	if (opt == 'h')
 		return cmd_help(argc - 1, argv + 1);
-	if (strcmp(argv[1], "--version") == 0)
+	if (opt == 'V')
 		return cmd_version(argc - 1, argv + 1);
-
-	cmd = find_command(argv[1]);
+	if (optind >= argc)
+		return rs_cli_usage(NULL, "give a command");
+	cmd = find_command(argv[optind]);
 	if (!cmd)
-		return rs_cli_fail(RS_EXIT_USAGE,
-				   "'%s' is not a results command; see 'results --help'",
-				   argv[1]);
+		return rs_cli_usage(NULL, "unknown command '%s'", argv[optind]);
 	rs_repo_global_init();
-	status = cmd->fn(argc - 1, argv + 1);
+	status = cmd->fn(argc - optind, argv + optind);
 	rs_repo_global_shutdown();
 	return status;
 }

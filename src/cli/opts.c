@@ -73,115 +73,25 @@ static int take_bound(struct rs_cli_opts *o, int opt)
 	return 0;
 }
 
-/*
- * getopt's tables for the command's: its long options then --help, and
- * its short options after "+:h" (getopt's '+' kept: stop at the first
- * operand; ':' always, so a missing value is told from an unknown option).
- */
-static int build_tables(struct rs_cli_opts *o)
-{
-	const char *s = o->shortopts ? o->shortopts : "";
-	size_t n = 0, k = 0, len;
-	int help = 0;
-
-	if (*s == '+')
-		o->shorts[k++] = *s++;
-	o->shorts[k++] = ':';
-	o->shorts[k++] = 'h';
-	while (*s == ':' || *s == '+')
-		s++;
-	len = strlen(s);
-	for (const struct option *l = o->longopts; l && l->name; l++) {
-		if (n >= RS_CLI_OPTS_MAX)
-			return -1;
-		help |= !strcmp(l->name, "help");
-		o->all[n++] = *l;
-	}
-	if (k + len + 1 > sizeof(o->shorts))
-		return -1;
-	memcpy(o->shorts + k, s, len + 1);
-	if (!help)
-		o->all[n++] = (struct option){ "help", no_argument, NULL, 'h' };
-	o->all[n] = (struct option){ NULL, 0, NULL, 0 };
-	return 0;
-}
-
-/*
- * The long option of the table that `arg` ("--name[=value]") names, as
- * getopt takes it (the exact name, else a prefix), or NULL.
- */
-static const struct option *long_named(const struct rs_cli_opts *o, const char *arg)
-{
-	size_t len = strcspn(arg + 2, "=");
-	const struct option *prefix = NULL;
-
-	for (const struct option *l = o->all; l->name; l++) {
-		if (strncmp(l->name, arg + 2, len))
-			continue;
-		if (l->name[len] == '\0')
-			return l;
-		if (!prefix)
-			prefix = l;
-	}
-	return prefix;
-}
-
-/*
- * Whether getopt's ':' or '?' is about the long option `arg` (then `*l` is
- * it, or NULL when none is named so): else it is about the short option
- * optopt, which may sit in a group ("-xq") after an earlier `arg`.
- */
-static int about_long(const struct rs_cli_opts *o, const char *arg, const struct option **l)
-{
-	*l = NULL;
-	if (!arg || strncmp(arg, "--", 2) || !arg[2])
-		return 0;
-	*l = long_named(o, arg);
-	return !optopt || (*l && (*l)->val == optopt);
-}
-
 int rs_cli_opts_next(struct rs_cli_opts *o, int argc, char **argv)
 {
-	const char *arg;
-	char name[128];
 	int opt, taken;
 
-	if (!o->started) {
-		o->started = 1;
-		optind = 1;
-		opterr = 0;
-		if (build_tables(o)) {
-			o->status = rs_cli_fail(RS_EXIT_OTHER, "%s: too many options for the "
-						"option parser (src/cli/opts.h)", o->command);
-			return -1;
-		}
+	if (!o->args.started) {
+		o->args.shortopts = o->shortopts;
+		o->args.longopts = o->longopts;
 	}
 	for (;;) {
-		optopt = 0;
-		opt = getopt_long(argc, argv, o->shorts, o->all, NULL);
-		if (opt == -1)
+		opt = rs_args_next(&o->args, argc, argv);
+		if (opt == 0)
 			return 0;
+		if (opt < 0) {
+			o->status = rs_cli_usage(o->command, "%s", rs_error_message());
+			return -1;
+		}
 		if (opt == 'h') {
 			fputs(o->usage, stdout);
 			o->status = RS_EXIT_OK;
-			return -1;
-		}
-		arg = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
-		if (opt == ':' || opt == '?') {
-			const struct option *l;
-
-			if (about_long(o, arg, &l))
-				snprintf(name, sizeof(name), "--%.*s", (int)strcspn(arg + 2, "="), arg + 2);
-			else
-				snprintf(name, sizeof(name), "-%c", optopt ? optopt : '?');
-			if (opt == ':')
-				o->status = rs_cli_usage(o->command, "option '%s' needs a value", name);
-			else if (l && l->val == optopt && l->has_arg == no_argument && strchr(arg, '='))
-				o->status = rs_cli_usage(o->command, "option '%s' takes no value", name);
-			else if (l && !optopt) /* a prefix of several */
-				o->status = rs_cli_usage(o->command, "option '%s' is ambiguous", name);
-			else
-				o->status = rs_cli_usage(o->command, "unknown option '%s'", name);
 			return -1;
 		}
 		taken = take_shared(o, opt);
@@ -205,4 +115,12 @@ int rs_cli_opts_parse(struct rs_cli_opts *o, int argc, char **argv, rs_cli_take_
 		if (o->status)
 			return -1;
 	}
+}
+
+int rs_cli_opts_operands(struct rs_cli_opts *o, int argc, char **argv, int max)
+{
+	if (!rs_args_operands(argc, argv, max))
+		return RS_EXIT_OK;
+	o->status = rs_cli_usage(o->command, "%s", rs_error_message());
+	return -1;
 }

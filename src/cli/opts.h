@@ -1,7 +1,8 @@
 /*
- * The one option parser of every command: -h/--help (added to every
- * command's table), one message for an unknown option, one for a missing
- * value and one for a value given to a switch, all in the shape of
+ * The option parser of every command: results/args.h (the parser both
+ * programs share: -h/--help added to every command's table, one wording
+ * for an unknown option, a missing value, a value given to a switch, an
+ * ambiguous prefix and an operand too many) printed in the shape of
  * rs_cli_usage ("results <cmd>: unknown option '--x' (see 'results <cmd>
  * --help')", exit status 2, docs/cli.md), and the options several
  * commands take (--format, --branch, --per, --no-workload, -o/--output),
@@ -15,6 +16,8 @@
  *             .shortopts = "ho:", .longopts = options,
  *             .take = RS_CLI_OPT_BRANCH | RS_CLI_OPT_OUTPUT };
  *     if (rs_cli_opts_parse(&opts, argc, argv, take_option, &args) < 0)
+ *             return opts.status;
+ *     if (rs_cli_opts_operands(&opts, argc, argv, 1) < 0)
  *             return opts.status;
  *
  * where take_option(ctx, o, opt) handles the command's own options
@@ -30,6 +33,8 @@
 #include "results/error.h"
 #include <getopt.h>
 
+#include "results/args.h"
+
 #include "results/report.h"
 
 #define RS_CLI_OPTION_FORMAT { "format", required_argument, NULL, 'f' }
@@ -38,9 +43,6 @@
 #define RS_CLI_OPTION_NO_WORKLOAD { "no-workload", no_argument, NULL, 'W' }
 #define RS_CLI_OPTION_OUTPUT { "output", required_argument, NULL, 'o' }
 #define RS_CLI_OPTION_HELP { "help", no_argument, NULL, 'h' }
-
-/* Long options of one command, at most (its table; --help is added). */
-#define RS_CLI_OPTS_MAX 40
 
 enum {
 	RS_CLI_OPT_FORMAT = 1 << 0,    /* --format text|json|markdown */
@@ -65,9 +67,10 @@ struct rs_cli_opts {
 	/* the command's */
 	const char *command;           /* its name, for the messages */
 	const char *usage;             /* printed by -h/--help */
-	const char *shortopts;         /* getopt's ("h" and ':' are added; a leading '+'
-	                                  stops at the first operand); NULL: none */
-	const struct option *longopts;
+	const char *shortopts;         /* getopt's (results/args.h: "h" and ':' are
+	                                  added; a leading '+' stops at the first
+	                                  operand); NULL: none */
+	const struct option *longopts; /* at most RS_ARGS_MAX */
 	unsigned take;                 /* RS_CLI_OPT_*: what the helper handles */
 	const struct rs_cli_bind *bind; /* options the helper stores; NULL: none */
 	/* the helper's (zero: not given; fmt: RS_FORMAT_TEXT) */
@@ -77,10 +80,7 @@ struct rs_cli_opts {
 	int no_workload;
 	const char *output;
 	int status;                    /* RS_EXIT_* once rs_cli_opts_next returned -1 */
-	int started;                   /* the scan has begun */
-	/* getopt's tables: the command's with --help and -h added */
-	struct option all[RS_CLI_OPTS_MAX + 2];
-	char shorts[64];
+	struct rs_args args;           /* the scan (results/args.h) */
 };
 
 /*
@@ -104,5 +104,14 @@ typedef int (*rs_cli_take_fn)(void *ctx, struct rs_cli_opts *o, int opt);
 RS_MUST_CHECK
 int rs_cli_opts_parse(struct rs_cli_opts *o, int argc, char **argv, rs_cli_take_fn take,
 		      void *ctx);
+
+/*
+ * After the options: RS_EXIT_OK when at most `max` operands follow, else
+ * -1 with the usage error "unexpected argument '<the first one too many>'"
+ * printed and o->status set. Fewer operands than a command needs are its
+ * own to say (rs_cli_usage: what it needs).
+ */
+RS_MUST_CHECK
+int rs_cli_opts_operands(struct rs_cli_opts *o, int argc, char **argv, int max);
 
 #endif

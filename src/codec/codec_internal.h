@@ -38,6 +38,7 @@
 #define SEC_CODEC_RC 2 /* version 2: range-coded with the stream's model (rc_model.h) */
 #define SEC_CODEC_FRONT 3 /* version 2: a frame list front-coded, then one zstd frame */
 #define SEC_CODEC_COLUMNS 4 /* version 3: a frame list in columns, then one zstd frame */
+#define SEC_CODEC_SPLIT 5 /* version 4: codec 4 with a column per field and COL_SAME */
 
 /*
  * The streams, by the slot the decoder keeps them in. Version 1 has
@@ -266,7 +267,10 @@ static inline int is_frame_list(int i)
 #define COL_SEP_LEN 6
 #define COL_ATTR_LEN 7 /* COL_CLASS, COL_LINE */
 #define COL_MAX_LINE 999999999u
-enum { COL_VERBATIM = 0, COL_PLAIN = 1, COL_WITH_CLASS = 2, COL_WITH_LINE = 3, COL_CLASS_LINE = 4, COL_REST = 5 };
+enum { COL_VERBATIM = 0, COL_PLAIN = 1, COL_WITH_CLASS = 2, COL_WITH_LINE = 3, COL_CLASS_LINE = 4, COL_REST = 5,
+       COL_SAME = 6 /* codec 5: the previous frame's parts, another line */ };
+/* Codec 5's columns, in their order: a frame's fields, each in a column of its own. */
+enum { COLF_KIND, COLF_NAME, COLF_FILE, COLF_FIRST, COLF_CLASS, COLF_LINE, COLF_N };
 
 /* The decoder's output buffers; the proof reads the file in pieces of this size. */
 #define OUT_BUF (256u * 1024)
@@ -364,19 +368,22 @@ struct enc {
 	struct rs_buf prefix, suffix, arena, esc_text;
 
 	struct frame_entry *frames;
-	uint32_t nframes, aframes;
+	uint32_t nframes;         /* at most MAX_FRAMES */
+	size_t aframes;           /* capacities: rs_array_grow's (util/array.h) */
 	uint32_t *ftab;           /* frame id + 1, 0 empty */
 	size_t ftab_mask;
 
 	uint32_t *node_parent, *node_frame;
-	uint32_t nnodes, anodes;
+	uint32_t nnodes;          /* at most MAX_NODES */
+	size_t anode_parent, anode_frame;
 	struct node_slot *ntab;   /* (parent, frame) -> child node */
 	size_t ntab_mask;
 
 	uint32_t *rec_node;
 	double *rec_time;
 	unsigned char *rec_verbatim;
-	uint64_t nrecords, arecords;
+	uint64_t nrecords;        /* at most MAX_RECORDS */
+	size_t arec_node, arec_time, arec_verbatim;
 
 	uint32_t *prev_frame, *prev_node, *prev_path; /* prev_path: path_hash of prev_node */
 	size_t prev_depth;

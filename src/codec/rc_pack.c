@@ -16,6 +16,7 @@ struct rc_enc {
 	uint32_t range;
 	unsigned char cache;
 	uint64_t pending;     /* bytes waiting for a carry: the cache, then 0xff ones */
+	unsigned counted;     /* version 4: how far the lengths' probabilities count their uses (rc_update) */
 	int err;
 };
 
@@ -60,18 +61,17 @@ static void rc_shift_low(struct rc_enc *e)
 	e->low = (e->low & 0x00ffffffu) << 8;
 }
 
-static inline void rc_bit(struct rc_enc *e, rc_prob *p, unsigned bit)
+static inline void rc_bit(struct rc_enc *e, rc_prob *p, unsigned bit, unsigned counted)
 {
-	uint32_t bound = (e->range >> RC_PROB_BITS) * *p;
+	uint32_t bound = (e->range >> RC_PROB_BITS) * rc_p(*p);
 
 	if (!bit) {
 		e->range = bound;
-		*p = (rc_prob)(*p + ((RC_PROB_ONE - *p) >> RC_ADAPT));
 	} else {
 		e->low += bound;
 		e->range -= bound;
-		*p = (rc_prob)(*p - (*p >> RC_ADAPT));
 	}
+	rc_update(p, bit, counted);
 	while (e->range < RC_TOP) {
 		e->range <<= 8;
 		rc_shift_low(e);
@@ -85,7 +85,7 @@ static void rc_put_uint(struct rc_enc *e, struct rc_uint *u, uint64_t v)
 	for (i = 6; i >= 0; i--) {
 		unsigned b = (unsigned)(len >> i) & 1;
 
-		rc_bit(e, &u->len[node], b);
+		rc_bit(e, &u->len[node], b, e->counted);
 		node = node << 1 | (int)b;
 	}
 	if (len < 2)
@@ -94,27 +94,27 @@ static void rc_put_uint(struct rc_enc *e, struct rc_uint *u, uint64_t v)
 	for (i = len - 2; i >= 0 && i >= len - 3; i--) {
 		unsigned b = (unsigned)(v >> i) & 1;
 
-		rc_bit(e, &u->high[len][node], b);
+		rc_bit(e, &u->high[len][node], b, 0);
 		node = node << 1 | (int)b;
 	}
 	for (i = len - 4; i >= 0; i--)
-		rc_bit(e, &u->low[len][i], (unsigned)(v >> i) & 1);
+		rc_bit(e, &u->low[len][i], (unsigned)(v >> i) & 1, 0);
 }
 
-int rs_rc_pack(struct rs_buf *out, enum rc_kind kind, const unsigned char *raw, size_t len)
+int rs_rc_pack(struct rs_buf *out, enum rc_kind kind, int version, const unsigned char *raw, size_t len)
 {
 	struct rc_enc e;
 	struct rc_model m;
-	struct rc_uint *ctx = malloc(rc_model_contexts(kind) * sizeof(*ctx));
 	size_t pos = 0;
-	int err = 0, i;
+	int err, i;
 
-	if (!ctx)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	rc_model_init(&m, kind, ctx);
+	err = rc_model_init(&m, kind, version);
+	if (err)
+		return err;
 	rs_buf_clear(out);
 	memset(&e, 0, sizeof(e));
 	e.out = out;
+	e.counted = rc_lengths_counted(kind, version);
 	e.range = 0xffffffffu;
 	e.pending = 1;
 	e.p = (unsigned char *)out->ptr;
@@ -140,6 +140,6 @@ int rs_rc_pack(struct rs_buf *out, enum rc_kind kind, const unsigned char *raw, 
 out:
 	if (err)
 		rs_buf_clear(out);
-	free(ctx);
+	rc_model_release(&m);
 	return err;
 }

@@ -16,6 +16,7 @@ struct rc_dec {
 	size_t len, pos;
 	size_t overrun;       /* bytes read past the end */
 	uint32_t range, code;
+	unsigned counted;     /* version 4: how far the lengths' probabilities count their uses (rc_update) */
 };
 
 static inline unsigned char rc_next(struct rc_dec *d)
@@ -26,21 +27,20 @@ static inline unsigned char rc_next(struct rc_dec *d)
 	return 0;
 }
 
-static inline unsigned rc_get_bit(struct rc_dec *d, rc_prob *p)
+static inline unsigned rc_get_bit(struct rc_dec *d, rc_prob *p, unsigned counted)
 {
-	uint32_t bound = (d->range >> RC_PROB_BITS) * *p;
+	uint32_t bound = (d->range >> RC_PROB_BITS) * rc_p(*p);
 	unsigned bit;
 
 	if (d->code < bound) {
 		d->range = bound;
-		*p = (rc_prob)(*p + ((RC_PROB_ONE - *p) >> RC_ADAPT));
 		bit = 0;
 	} else {
 		d->code -= bound;
 		d->range -= bound;
-		*p = (rc_prob)(*p - (*p >> RC_ADAPT));
 		bit = 1;
 	}
+	rc_update(p, bit, counted);
 	while (d->range < RC_TOP) {
 		d->range <<= 8;
 		d->code = d->code << 8 | rc_next(d);
@@ -55,7 +55,7 @@ static int rc_get_uint(struct rc_dec *d, struct rc_uint *u, uint64_t *out)
 	uint64_t v;
 
 	for (i = 0; i < 7; i++)
-		node = node << 1 | (int)rc_get_bit(d, &u->len[node]);
+		node = node << 1 | (int)rc_get_bit(d, &u->len[node], d->counted);
 	len = node - 128;
 	if (len > 64)
 		return -1;
@@ -66,13 +66,13 @@ static int rc_get_uint(struct rc_dec *d, struct rc_uint *u, uint64_t *out)
 	v = 1;
 	node = 1;
 	for (i = len - 2; i >= 0 && i >= len - 3; i--) {
-		unsigned b = rc_get_bit(d, &u->high[len][node]);
+		unsigned b = rc_get_bit(d, &u->high[len][node], 0);
 
 		node = node << 1 | (int)b;
 		v = v << 1 | b;
 	}
 	for (i = len - 4; i >= 0; i--)
-		v = v << 1 | rc_get_bit(d, &u->low[len][i]);
+		v = v << 1 | rc_get_bit(d, &u->low[len][i], 0);
 	*out = v;
 	return 0;
 }
@@ -83,23 +83,22 @@ static int corrupt(void)
 			    "a range-coded stream does not decode to its length");
 }
 
-int rs_rc_unpack(unsigned char *raw, size_t raw_len, enum rc_kind kind, const unsigned char *p, size_t n)
+int rs_rc_unpack(unsigned char *raw, size_t raw_len, enum rc_kind kind, int version, const unsigned char *p, size_t n)
 {
 	struct rc_dec d;
 	struct rc_model m;
-	struct rc_uint *ctx;
 	size_t at = 0;
-	int i, err = 0;
+	int i, err;
 
 	if (n < 5 || p[0] != 0)
 		return corrupt();
-	ctx = malloc(rc_model_contexts(kind) * sizeof(*ctx));
-	if (!ctx)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	rc_model_init(&m, kind, ctx);
+	err = rc_model_init(&m, kind, version);
+	if (err)
+		return err;
 	memset(&d, 0, sizeof(d));
 	d.p = p;
 	d.len = n;
+	d.counted = rc_lengths_counted(kind, version);
 	d.range = 0xffffffffu;
 	for (i = 0; i < 5; i++)
 		d.code = d.code << 8 | rc_next(&d);
@@ -125,6 +124,6 @@ int rs_rc_unpack(unsigned char *raw, size_t raw_len, enum rc_kind kind, const un
 	if (d.pos != d.len || d.overrun)
 		err = corrupt();
 out:
-	free(ctx);
+	rc_model_release(&m);
 	return err;
 }

@@ -18,6 +18,7 @@
 #include <zstd.h>
 
 #include "codec/rc_model.h"
+#include "util/array.h"
 
 /* ---- decoder ------------------------------------------------------------ */
 
@@ -249,17 +250,31 @@ static int unfront(unsigned char *raw, size_t raw_len, const unsigned char *fc, 
  * entry. The tables (names, files, classes) start empty in every list and
  * hold at most one entry per frame. The frames must fill `raw` exactly,
  * and A and B must be used up.
+ *
+ * Codec 5 (version 4) is the same frames with A cut in six columns, one
+ * per field (kinds, name refs, file refs, first lines, class refs, line
+ * differences), their lengths first, and one more kind, COL_SAME: the
+ * previous frame's name, file, first line and class, and a line coded
+ * against the previous frame's line (or its first line if it had none).
+ * The reader keeps a cursor per field; codec 4's six are one and the same.
  */
 struct col_table {
 	uint32_t *at;             /* each entry's offset in B */
-	uint32_t n, cap;
+	uint32_t n;               /* at most MAX_FRAMES */
+	size_t cap;               /* rs_array_grow's */
 };
 
 struct col_reader {
-	struct cursor a;
+	struct cursor col[COLF_N];
+	struct cursor *f[COLF_N]; /* each field's cursor: col[0] for all (codec 4), or col[i] */
+	int split;                /* codec 5: COL_SAME may be used */
 	const unsigned char *b;
 	size_t b_len, b_pos;
 	struct col_table names, files, classes;
+	/* codec 5: the previous frame's parts, for COL_SAME (has_prev 0: none may follow) */
+	int has_prev, prev_has_class;
+	size_t prev_off[3], prev_len[3];
+	uint64_t prev_first, prev_line;
 };
 
 /* B's next text: its offset and length. */
@@ -279,29 +294,22 @@ static int col_text(struct col_reader *r, size_t *off, size_t *len)
 }
 
 /* A part of a frame by its table reference: its text in B. */
-static int col_part(struct col_reader *r, struct col_table *t, size_t *off, size_t *len)
+static int col_part(struct col_reader *r, struct col_table *t, struct cursor *c, size_t *off, size_t *len)
 {
 	uint64_t v;
 	int err;
 
-	if (get_varint(&r->a, &v))
+	if (get_varint(c, &v))
 		return corrupt("a frame list in columns is cut short");
 	if (v == 0) {
 		err = col_text(r, off, len);
 		if (err)
 			return err;
-		if (t->n == t->cap) {
-			uint32_t cap = t->cap ? t->cap * 2 : 256;
-			uint32_t *at;
-
-			if (t->n >= MAX_FRAMES)
-				return corrupt("a frame list in columns has too many parts");
-			at = realloc(t->at, cap * sizeof(*at));
-			if (!at)
-				return rs_error_set(RS_EGENERIC, "out of memory");
-			t->at = at;
-			t->cap = cap;
-		}
+		if (t->n >= MAX_FRAMES)
+			return corrupt("a frame list in columns has too many parts");
+		err = rs_array_grow(&t->at, &t->cap, (size_t)t->n + 1, sizeof(*t->at), 256);
+		if (err)
+			return err;
 		t->at[t->n++] = (uint32_t)*off;
 		return 0;
 	}
@@ -338,11 +346,11 @@ struct col_piece {
 /* The pieces of the next frame, into `pc` (6 of them at most) and `num` (its two lines' digits). */
 static int col_frame(struct col_reader *r, struct col_piece *pc, size_t *np_out, char num[2][12])
 {
-	uint64_t kind, first, dline;
-	size_t np = 0, off = 0, len = 0;
-	int err;
+	uint64_t kind, first, dline, line_base;
+	size_t np = 0, off = 0, len = 0, part_off[3] = { 0, 0, 0 }, part_len[3] = { 0, 0, 0 };
+	int err, has_class, has_line;
 
-	if (get_varint(&r->a, &kind) || kind > COL_REST)
+	if (get_varint(r->f[COLF_KIND], &kind) || kind > (r->split ? COL_SAME : COL_REST))
 		return corrupt("a frame list in columns has an unknown kind of frame");
 	if (kind == COL_VERBATIM) {
 		err = col_text(r, &off, &len);
@@ -350,35 +358,53 @@ static int col_frame(struct col_reader *r, struct col_piece *pc, size_t *np_out,
 			return err;
 		pc[np++] = (struct col_piece){ NULL, 0, r->b + off, len };
 		*np_out = np;
+		r->has_prev = 0;
 		return 0;
 	}
-	err = col_part(r, &r->names, &off, &len);
-	if (err)
-		return err;
-	pc[np++] = (struct col_piece){ NULL, 0, r->b + off, len };
-	err = col_part(r, &r->files, &off, &len);
-	if (err)
-		return err;
-	pc[np++] = (struct col_piece){ COL_SEP, COL_SEP_LEN, r->b + off, len };
-	if (get_varint(&r->a, &first) || first > COL_MAX_LINE)
-		return corrupt("a frame list in columns has a bad line");
-	pc[np++] = (struct col_piece){ COL_SEP, COL_SEP_LEN, (const unsigned char *)num[0], col_decimal(first, num[0]) };
-	if (kind == COL_WITH_CLASS || kind == COL_CLASS_LINE) {
-		err = col_part(r, &r->classes, &off, &len);
+	if (kind == COL_SAME) {
+		if (!r->has_prev)
+			return corrupt("a frame list in columns repeats a frame it does not have");
+		memcpy(part_off, r->prev_off, sizeof(part_off));
+		memcpy(part_len, r->prev_len, sizeof(part_len));
+		first = r->prev_first;
+		has_class = r->prev_has_class;
+		has_line = 1;
+		line_base = r->prev_line;
+	} else {
+		has_class = kind == COL_WITH_CLASS || kind == COL_CLASS_LINE;
+		has_line = kind == COL_WITH_LINE || kind == COL_CLASS_LINE;
+		err = col_part(r, &r->names, r->f[COLF_NAME], &part_off[0], &part_len[0]);
 		if (err)
 			return err;
-		pc[np++] = (struct col_piece){ COL_CLASS, COL_ATTR_LEN, r->b + off, len };
+		err = col_part(r, &r->files, r->f[COLF_FILE], &part_off[1], &part_len[1]);
+		if (err)
+			return err;
+		if (get_varint(r->f[COLF_FIRST], &first) || first > COL_MAX_LINE)
+			return corrupt("a frame list in columns has a bad line");
+		if (has_class) {
+			err = col_part(r, &r->classes, r->f[COLF_CLASS], &part_off[2], &part_len[2]);
+			if (err)
+				return err;
+		}
+		line_base = first;
 	}
-	if (kind == COL_WITH_LINE || kind == COL_CLASS_LINE) {
+	pc[np++] = (struct col_piece){ NULL, 0, r->b + part_off[0], part_len[0] };
+	pc[np++] = (struct col_piece){ COL_SEP, COL_SEP_LEN, r->b + part_off[1], part_len[1] };
+	pc[np++] = (struct col_piece){ COL_SEP, COL_SEP_LEN, (const unsigned char *)num[0], col_decimal(first, num[0]) };
+	if (has_class)
+		pc[np++] = (struct col_piece){ COL_CLASS, COL_ATTR_LEN, r->b + part_off[2], part_len[2] };
+	r->prev_line = first;
+	if (has_line) {
 		int64_t line;
 
-		if (get_varint(&r->a, &dline))
+		if (get_varint(r->f[COLF_LINE], &dline))
 			return corrupt("a frame list in columns is cut short");
-		line = (int64_t)first + unzigzag(dline);
+		line = (int64_t)line_base + unzigzag(dline);
 		if (line < 0 || line > (int64_t)COL_MAX_LINE)
 			return corrupt("a frame list in columns has a bad line");
 		pc[np++] = (struct col_piece){ COL_LINE, COL_ATTR_LEN, (const unsigned char *)num[1],
 					       col_decimal((uint64_t)line, num[1]) };
+		r->prev_line = (uint64_t)line;
 	}
 	if (kind == COL_REST) {
 		err = col_text(r, &off, &len);
@@ -386,30 +412,46 @@ static int col_frame(struct col_reader *r, struct col_piece *pc, size_t *np_out,
 			return err;
 		pc[np++] = (struct col_piece){ NULL, 0, r->b + off, len };
 	}
+	/* what a COL_SAME after this one repeats (a frame with a rest of its own repeats nothing) */
+	r->has_prev = kind != COL_REST;
+	memcpy(r->prev_off, part_off, sizeof(part_off));
+	memcpy(r->prev_len, part_len, sizeof(part_len));
+	r->prev_first = first;
+	r->prev_has_class = has_class;
 	*np_out = np;
 	return 0;
 }
 
-static int uncolumn(unsigned char *raw, size_t raw_len, const unsigned char *cols, size_t n)
+/* Codec 4 (`split` 0) or 5: the columns `cols`/`n` rebuilt into the list `raw`/`raw_len`. */
+static int uncolumn_any(unsigned char *raw, size_t raw_len, const unsigned char *cols, size_t n, int split)
 {
 	struct col_reader r;
 	struct cursor head = { cols, n, 0 };
-	uint64_t a_len;
-	size_t at = 0;
-	int err = 0;
+	uint64_t col_len[COLF_N];
+	size_t at = 0, k;
+	int err = 0, i, ncols = split ? COLF_N : 1;
 
 	memset(&r, 0, sizeof(r));
-	if (get_varint(&head, &a_len) || a_len > n - head.pos)
-		return corrupt("a frame list in columns is cut short");
-	r.a.p = cols + head.pos;
-	r.a.len = (size_t)a_len;
-	r.b = cols + head.pos + a_len;
-	r.b_len = n - head.pos - (size_t)a_len;
-	while (!err && r.a.pos < r.a.len) {
+	r.split = split;
+	for (i = 0; i < ncols; i++)
+		if (get_varint(&head, &col_len[i]))
+			return corrupt("a frame list in columns is cut short");
+	for (i = 0; i < ncols; i++) {
+		if (col_len[i] > n - head.pos)
+			return corrupt("a frame list in columns is cut short");
+		r.col[i].p = cols + head.pos;
+		r.col[i].len = (size_t)col_len[i];
+		head.pos += (size_t)col_len[i];
+	}
+	for (i = 0; i < COLF_N; i++)
+		r.f[i] = &r.col[split ? i : 0];
+	r.b = cols + head.pos;
+	r.b_len = n - head.pos;
+	while (!err && r.f[COLF_KIND]->pos < r.f[COLF_KIND]->len) {
 		struct col_piece pc[6];
 		char num[2][12];
 		unsigned char tmp[10];
-		size_t np = 0, len = 0, vl, k;
+		size_t np = 0, len = 0, vl;
 
 		err = col_frame(&r, pc, &np, num);
 		if (err)
@@ -433,17 +475,31 @@ static int uncolumn(unsigned char *raw, size_t raw_len, const unsigned char *col
 	}
 	if (!err && (at != raw_len || r.b_pos != r.b_len))
 		err = corrupt("a frame list in columns is shorter than it says");
+	for (i = 1; !err && i < ncols; i++)
+		if (r.col[i].pos != r.col[i].len)
+			err = corrupt("a frame list in columns has bytes left over");
 	free(r.names.at);
 	free(r.files.at);
 	free(r.classes.at);
 	return err;
 }
 
+static int uncolumn(unsigned char *raw, size_t raw_len, const unsigned char *cols, size_t n)
+{
+	return uncolumn_any(raw, raw_len, cols, n, 0);
+}
+
+static int uncolumn_split(unsigned char *raw, size_t raw_len, const unsigned char *cols, size_t n)
+{
+	return uncolumn_any(raw, raw_len, cols, n, 1);
+}
+
 /*
- * Codec 3 or 4 at `at`: its zstd frame (its content at most `max_coded`
- * bytes: the front coding 3 bytes per frame more than the list, the
- * columns no more than the list) into a buffer of its own, then `undo`
- * (unfront, uncolumn) rebuilds the list into `raw`.
+ * Codec 3, 4 or 5 at `at`: its zstd frame (its content at most
+ * `max_coded` bytes: the front coding 3 bytes per frame more than the
+ * list, the columns no more than the list) into a buffer of its own,
+ * then `undo` (unfront, uncolumn, uncolumn_split) rebuilds the list into
+ * `raw`.
  */
 typedef int (*undo_fn)(unsigned char *raw, size_t raw_len, const unsigned char *coded, size_t n);
 
@@ -484,6 +540,7 @@ struct rc_aside {
 	unsigned char *out;
 	size_t raw, stored;
 	enum rc_kind kind;
+	int version;
 	const unsigned char *at;
 	int err;
 	struct rs_error_saved saved;
@@ -493,7 +550,7 @@ static void *rc_aside_run(void *arg)
 {
 	struct rc_aside *a = arg;
 
-	a->err = rs_rc_unpack(a->out, a->raw, a->kind, a->at, a->stored);
+	a->err = rs_rc_unpack(a->out, a->raw, a->kind, a->version, a->at, a->stored);
 	if (a->err)
 		rs_error_save(&a->saved, a->err);
 	return NULL;
@@ -511,6 +568,7 @@ static int rc_aside_start(struct decoded *d, int i, enum rc_kind kind, const uns
 	a->raw = (size_t)raw;
 	a->stored = (size_t)stored;
 	a->kind = kind;
+	a->version = d->version;
 	a->at = at;
 	a->started = pthread_create(&a->thread, NULL, rc_aside_run, a) == 0;
 	return a->started;
@@ -530,7 +588,8 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 	}
 	if (codec != SEC_CODEC_ZSTD && (codec != SEC_CODEC_RC || kind == RC_KINDS) &&
 	    (codec != SEC_CODEC_FRONT || d->version < 2 || !is_frame_list(i)) &&
-	    (codec != SEC_CODEC_COLUMNS || d->version < 3 || !is_frame_list(i)))
+	    (codec != SEC_CODEC_COLUMNS || d->version < 3 || !is_frame_list(i)) &&
+	    (codec != SEC_CODEC_SPLIT || d->version < 4 || !is_frame_list(i)))
 		return corrupt("a stream has an unknown codec");
 	if (codec == SEC_CODEC_ZSTD &&
 	    (ZSTD_getFrameContentSize(at, (size_t)stored) != raw ||
@@ -543,11 +602,13 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 	if (codec == SEC_CODEC_RC && rc_aside_start(d, i, kind, at, stored, raw))
 		return 0;
 	if (codec == SEC_CODEC_RC)
-		return rs_rc_unpack(d->owned[i], (size_t)raw, kind, at, (size_t)stored);
+		return rs_rc_unpack(d->owned[i], (size_t)raw, kind, d->version, at, (size_t)stored);
 	if (codec == SEC_CODEC_FRONT)
 		return unpack_recoded(d->owned[i], (size_t)raw, at, stored, raw + 3ull * MAX_FRAMES, unfront);
 	if (codec == SEC_CODEC_COLUMNS)
 		return unpack_recoded(d->owned[i], (size_t)raw, at, stored, raw, uncolumn);
+	if (codec == SEC_CODEC_SPLIT)
+		return unpack_recoded(d->owned[i], (size_t)raw, at, stored, raw, uncolumn_split);
 	{
 		size_t got = ZSTD_decompress(d->owned[i], (size_t)raw, at, (size_t)stored);
 
@@ -736,7 +797,8 @@ static int quote_frames(struct decoded *d, uint64_t n)
  */
 struct succ {
 	uint32_t *v;
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;               /* rs_array_grow's */
 };
 
 /*
@@ -748,6 +810,7 @@ static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nf
 				   uint64_t *frame)
 {
 	uint64_t v;
+	int err;
 
 	if (*frame != 0) {
 		if (*frame - 1 >= l->n)
@@ -766,14 +829,9 @@ static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nf
 	*frame = version >= 2 && l->n ? l->v[l->n - 1] + (uint64_t)unzigzag(v) : v;
 	if (*frame >= nframes)
 		return corrupt("the call tree names a frame it does not have");
-	if (l->n == l->cap) {
-		uint32_t want = l->cap ? l->cap * 2 : 4, *nv = realloc(l->v, want * sizeof(*nv));
-
-		if (!nv)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		l->v = nv;
-		l->cap = want;
-	}
+	err = rs_array_grow(&l->v, &l->cap, (size_t)l->n + 1, sizeof(*l->v), 4);
+	if (err)
+		return err;
 	l->v[l->n++] = (uint32_t)*frame;
 	return 0;
 }

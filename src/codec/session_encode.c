@@ -29,6 +29,7 @@
  * any other clock, is kept as text.
  */
 #define _GNU_SOURCE /* qsort_r */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_useBlockSplitter (set_stream_zstd), before codec_internal.h's zstd.h */
 #include "codec/codec_internal.h"
 #include "results/error.h"
 
@@ -47,6 +48,7 @@
 
 #include "codec/rc_model.h"
 #include "codec/varint.h"
+#include "util/array.h"
 
 /* ---- encoder ------------------------------------------------------------ */
 
@@ -321,15 +323,9 @@ static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int dep
 	}
 	if (e->nframes >= MAX_FRAMES)
 		return codec_decline(e, "too many distinct frames");
-	if (e->nframes == e->aframes) {
-		uint32_t want = e->aframes ? e->aframes * 2 : 4096;
-		struct frame_entry *f = realloc(e->frames, want * sizeof(*f));
-
-		if (!f)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->frames = f;
-		e->aframes = want;
-	}
+	err = rs_array_grow(&e->frames, &e->aframes, (size_t)e->nframes + 1, sizeof(*e->frames), 4096);
+	if (err)
+		return err;
 	e->frames[e->nframes].off = e->arena.len;
 	e->frames[e->nframes].len = (uint32_t)n;
 	e->frames[e->nframes].hash = h;
@@ -432,19 +428,14 @@ static int child_node(struct enc *e, uint32_t parent, uint32_t frame, uint32_t p
 	}
 	if (e->nnodes >= MAX_NODES)
 		return codec_decline(e, "the call tree is too large");
-	if (e->nnodes == e->anodes) {
-		uint32_t want = e->anodes * 2;
-		uint32_t *a = realloc(e->node_parent, want * sizeof(*a)), *b;
-
-		if (!a)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->node_parent = a;
-		b = realloc(e->node_frame, want * sizeof(*b));
-		if (!b)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		e->node_frame = b;
-		e->anodes = want;
-	}
+	err = rs_array_grow(&e->node_parent, &e->anode_parent, (size_t)e->nnodes + 1,
+			    sizeof(*e->node_parent), 65536);
+	if (err)
+		return err;
+	err = rs_array_grow(&e->node_frame, &e->anode_frame, (size_t)e->nnodes + 1,
+			    sizeof(*e->node_frame), 65536);
+	if (err)
+		return err;
 	e->node_parent[e->nnodes] = parent;
 	e->node_frame[e->nnodes] = frame;
 	e->ntab[at].key = key;
@@ -654,27 +645,20 @@ static inline int record_stack(struct enc *e, const unsigned char *buf, const si
 	return 0;
 }
 
-/* Room for twice as many records (the first time, 65536). */
+/* Room for one more record in each of its three columns (doubling from 65536). */
 static int records_grow(struct enc *e)
 {
-	uint64_t want = e->arecords ? e->arecords * 2 : 65536;
-	uint32_t *rn = realloc(e->rec_node, want * sizeof(*rn));
-	double *rt;
-	unsigned char *rv;
+	size_t need = (size_t)e->nrecords + 1;
+	int err;
 
-	if (!rn)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	e->rec_node = rn;
-	rt = realloc(e->rec_time, want * sizeof(*rt));
-	if (!rt)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	e->rec_time = rt;
-	rv = realloc(e->rec_verbatim, want);
-	if (!rv)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	e->rec_verbatim = rv;
-	e->arecords = want;
-	return 0;
+	err = rs_array_grow(&e->rec_node, &e->arec_node, need, sizeof(*e->rec_node), 65536);
+	if (err)
+		return err;
+	err = rs_array_grow(&e->rec_time, &e->arec_time, need, sizeof(*e->rec_time), 65536);
+	if (err)
+		return err;
+	return rs_array_grow(&e->rec_verbatim, &e->arec_verbatim, need, sizeof(*e->rec_verbatim),
+			     65536);
 }
 
 /* Take one tokenized record into the frame table, the tree and the times. */
@@ -694,11 +678,9 @@ static int commit_record(struct enc *e, const unsigned char *buf, const size_t *
 		return err;
 	if (e->nrecords >= MAX_RECORDS)
 		return codec_decline(e, "too many records");
-	if (e->nrecords == e->arecords) {
-		err = records_grow(e);
-		if (err)
-			return err;
-	}
+	err = records_grow(e);
+	if (err)
+		return err;
 	t = tk->time;
 	e->rec_node[e->nrecords] = node;
 	e->rec_time[e->nrecords] = t;
@@ -725,7 +707,7 @@ struct batch {
 	struct tok tok[BATCH];
 	size_t *span_off;
 	uint32_t *span_len;
-	size_t nspans, aspans;
+	size_t nspans, aspan_off, aspan_len; /* capacities: rs_array_grow's */
 	size_t n;
 	int status;   /* 0, or tokenize_record's 1 (why in the last tok) / 2 (truncated) */
 	int full;
@@ -763,22 +745,16 @@ static void *tokenizer_run(void *arg)
 			struct tok *t = &b->tok[b->n];
 			int r;
 
-			if (b->aspans - b->nspans < MAX_DEPTH) {
-				size_t want = b->aspans * 2 + MAX_DEPTH;
-				size_t *so = realloc(b->span_off, want * sizeof(*so));
-				uint32_t *sl;
-
-				if (so)
-					b->span_off = so;
-				sl = so ? realloc(b->span_len, want * sizeof(*sl)) : NULL;
-				if (!so || !sl) {
-					z->oom = 1;
-					b->status = 2;
-					done = 1;
-					break;
-				}
-				b->span_len = sl;
-				b->aspans = want;
+			/* room for a record as deep as any may be; a failure
+			   is told through z->oom (this thread's message is lost) */
+			if (rs_array_grow(&b->span_off, &b->aspan_off, b->nspans + MAX_DEPTH,
+					  sizeof(*b->span_off), MAX_DEPTH) ||
+			    rs_array_grow(&b->span_len, &b->aspan_len, b->nspans + MAX_DEPTH,
+					  sizeof(*b->span_len), MAX_DEPTH)) {
+				z->oom = 1;
+				b->status = 2;
+				done = 1;
+				break;
 			}
 			r = tokenize_record(z->map, pos, z->len, b->span_off + b->nspans,
 					    b->span_len + b->nspans, t);
@@ -1623,10 +1599,11 @@ struct stream_zstd {
 	int strategy;   /* with the four below; 0: the level's own parameters */
 	int table_log;  /* hash and chain tables */
 	int search_log, min_match, target_length;
+	int split_blocks; /* zstd's block splitter (set_stream_zstd) */
 };
 
-#define Z_LEVEL(l) { (l), 0, 0, 0, 0, 0 }
-#define Z_OPT_SHORT { 13, ZSTD_btopt, 12, 1, 5, 16 }
+#define Z_LEVEL(l) { (l), 0, 0, 0, 0, 0, 0 }
+#define Z_OPT_SHORT { 13, ZSTD_btopt, 12, 1, 5, 16, 0 }
 
 static const struct stream_zstd stream_zstd[SEC_COUNT + 1] = {
 	[SEC_PARAMS] = Z_LEVEL(15), [SEC_PREFIX] = Z_LEVEL(15), [SEC_SUFFIX] = Z_LEVEL(15),
@@ -1654,6 +1631,23 @@ static int set_stream_zstd(ZSTD_CCtx *cctx, const struct stream_zstd *z)
 		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, z->min_match);
 	if (z->strategy && !ZSTD_isError(r))
 		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_targetLength, z->target_length);
+	if (z->split_blocks && !ZSTD_isError(r)) {
+		/*
+		 * zstd cuts a block where its statistics change (columns of
+		 * different numbers, then texts) only for windows of 128 KB
+		 * and more, which a stream of known small size does not get:
+		 * asked for, it takes the split columns of the real 78 MB
+		 * run's base from 16.5 KB to 16.0. An experimental parameter
+		 * (zstd 1.5.1): headers before it do not name it, and a
+		 * libzstd without it refuses it; the stream is then only
+		 * larger, so that refusal is ignored.
+		 */
+#if ZSTD_VERSION_NUMBER >= 10501
+		size_t s = ZSTD_CCtx_setParameter(cctx, ZSTD_c_useBlockSplitter, ZSTD_ps_enable);
+
+		(void)s;
+#endif
+	}
 	return ZSTD_isError(r) ? rs_error_set(RS_EGENERIC, "zstd: %s", ZSTD_getErrorName(r)) : 0;
 }
 
@@ -1669,7 +1663,8 @@ static int add_rc_section(struct rs_buf *out, int slot, const struct rs_buf *raw
 	int err;
 
 	*done = 0;
-	err = rs_rc_pack(&rc, stream_model(RS_CODEC_VERSION, slot), (const unsigned char *)raw->ptr, raw->len);
+	err = rs_rc_pack(&rc, stream_model(RS_CODEC_VERSION, slot), RS_CODEC_VERSION, (const unsigned char *)raw->ptr,
+			 raw->len);
 	if (err == 1 || (!err && rc.len >= raw->len)) {
 		rs_buf_release(&rc);
 		return 0;
@@ -1769,26 +1764,34 @@ static int add_front_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, cons
 }
 
 /*
- * Codec 4 (version 3): a frame list in columns (the decoder's uncolumn
- * has the layout). Frames are `name\u0000file\u0000first line` and
- * `\u0001c<class>`, `\u0001l<line>` attributes: a function's frames share
- * its name, file and first line, and a list names ~130 files for ~4,000
- * frames, so that each is kept once per list (a table reference after
- * that, mostly 1: the sorted list keeps a function's frames together) and
- * a line as its difference from the function's first line. zstd then sees
- * the references, the numbers and the new texts apart: the real 78 MB
- * run's base takes 20.9 KB instead of 26.6 (front coding, codec 3) and the
- * real 4 MB one's 15.9 instead of 20.4.
+ * Codec 5 (version 4): a frame list in split columns (the decoder's
+ * uncolumn_any has the layout). Frames are `name\u0000file\u0000first
+ * line` and `\u0001c<class>`, `\u0001l<line>` attributes: a function's
+ * frames share its name, file and first line, and a list names ~130 files
+ * for ~4,000 frames, so that each is kept once per list (a table
+ * reference after that, mostly 1: the sorted list keeps a function's
+ * frames together) and a line as its difference from the function's
+ * first line, or, for another line of the frame before's function, the
+ * line alone (COL_SAME) as its difference from the frame before's. Each
+ * field has a column of its own, so that zstd sees numbers of one kind
+ * together: the real 78 MB run's base takes 16.0 KB (with zstd's block
+ * splitter, set_stream_zstd) instead of 20.9 (the same fields
+ * interleaved, codec 4) and 26.6 (front coding, codec 3).
  */
 #define COL_SLOTS 4096u /* per table; a list with more distinct parts keeps the rest as new texts */
 
 struct col_writer {
-	struct rs_buf a, b;
+	struct rs_buf col[COLF_N], b;  /* codec 5: a column per field (docs/codec.md) */
 	const unsigned char *base;   /* the list's bytes: table entries point into them */
 	struct col_entry {
 		uint32_t off, len, idx; /* idx + 1; 0: empty */
 	} slot[3][COL_SLOTS];
 	uint32_t n[3];
+	/* the previous frame's parts, for COL_SAME (has_prev 0: it may not follow) */
+	int has_prev, prev_has_class;
+	const unsigned char *prev_p[3];
+	size_t prev_len[3];
+	uint64_t prev_first, prev_line;
 };
 
 /* Where `p`/`n` is in `t`'s table, or 0 with *free_slot where it would go. */
@@ -1813,12 +1816,14 @@ static uint32_t col_find(struct col_writer *w, int t, const unsigned char *p, si
 /* A part: a reference to its table, or 0 and its text (which joins the table). */
 static int col_put_part(struct col_writer *w, int t, const unsigned char *p, size_t n)
 {
+	static const int col_of_table[3] = { COLF_NAME, COLF_FILE, COLF_CLASS };
+	struct rs_buf *col = &w->col[col_of_table[t]];
 	uint32_t free_slot, idx = col_find(w, t, p, n, &free_slot);
 	int err;
 
 	if (idx)
-		return put_varint(&w->a, w->n[t] - (idx - 1));
-	err = put_varint(&w->a, 0);
+		return put_varint(col, w->n[t] - (idx - 1));
+	err = put_varint(col, 0);
 	if (!err)
 		err = rs_buf_put(&w->b, p, n);
 	if (!err)
@@ -1862,7 +1867,7 @@ static int col_put_frame(struct col_writer *w, const unsigned char *p, size_t n)
 {
 	size_t name = col_mark(p, n, COL_SEP, COL_SEP_LEN), file, at, num, cls = 0, cls_len = 0;
 	uint64_t first, line = 0;
-	int kind, err, has_line = 0;
+	int kind, err, has_line = 0, has_class;
 
 	file = name < n ? col_mark(p + name + COL_SEP_LEN, n - name - COL_SEP_LEN, COL_SEP, COL_SEP_LEN) : 0;
 	if (name == n || name + COL_SEP_LEN + file == n)
@@ -1893,25 +1898,48 @@ static int col_put_frame(struct col_writer *w, const unsigned char *p, size_t n)
 		at = name + COL_SEP_LEN + file + COL_SEP_LEN + num;
 		kind = COL_REST;
 	}
-	err = put_varint(&w->a, (uint64_t)kind);
+	has_class = kind == COL_WITH_CLASS || kind == COL_CLASS_LINE;
+	if (has_line && w->has_prev && w->prev_first == first && w->prev_has_class == has_class &&
+	    w->prev_len[0] == name && !memcmp(w->prev_p[0], p, name) &&
+	    w->prev_len[1] == file && !memcmp(w->prev_p[1], p + name + COL_SEP_LEN, file) &&
+	    (!has_class || (w->prev_len[2] == cls_len && !memcmp(w->prev_p[2], p + cls, cls_len)))) {
+		/* another line of the previous frame's function (a sorted list keeps them together) */
+		err = put_varint(&w->col[COLF_KIND], COL_SAME);
+		if (!err)
+			err = put_varint(&w->col[COLF_LINE], zigzag((int64_t)line - (int64_t)w->prev_line));
+		w->prev_line = line;
+		return err;
+	}
+	err = put_varint(&w->col[COLF_KIND], (uint64_t)kind);
 	if (!err)
 		err = col_put_part(w, 0, p, name);
 	if (!err)
 		err = col_put_part(w, 1, p + name + COL_SEP_LEN, file);
 	if (!err)
-		err = put_varint(&w->a, first);
-	if (!err && (kind == COL_WITH_CLASS || kind == COL_CLASS_LINE))
+		err = put_varint(&w->col[COLF_FIRST], first);
+	if (!err && has_class)
 		err = col_put_part(w, 2, p + cls, cls_len);
 	if (!err && has_line)
-		err = put_varint(&w->a, zigzag((int64_t)line - (int64_t)first));
+		err = put_varint(&w->col[COLF_LINE], zigzag((int64_t)line - (int64_t)first));
 	if (!err && kind == COL_REST) {
 		err = rs_buf_put(&w->b, p + at, n - at);
 		if (!err)
 			err = rs_buf_put(&w->b, "\n", 1);
 	}
+	w->has_prev = kind != COL_REST;
+	w->prev_p[0] = p;
+	w->prev_len[0] = name;
+	w->prev_p[1] = p + name + COL_SEP_LEN;
+	w->prev_len[1] = file;
+	w->prev_p[2] = p + cls;
+	w->prev_len[2] = cls_len;
+	w->prev_has_class = has_class;
+	w->prev_first = first;
+	w->prev_line = has_line ? line : first;
 	return err;
 verbatim:
-	err = put_varint(&w->a, COL_VERBATIM);
+	w->has_prev = 0;
+	err = put_varint(&w->col[COLF_KIND], COL_VERBATIM);
 	if (!err)
 		err = rs_buf_put(&w->b, p, n);
 	return err ? err : rs_buf_put(&w->b, "\n", 1);
@@ -1923,7 +1951,7 @@ static int column_code(struct rs_buf *cols, const struct rs_buf *raw)
 	struct cursor c = { (const unsigned char *)raw->ptr, raw->len, 0 };
 	struct col_writer *w = calloc(1, sizeof(*w));
 	uint64_t l;
-	int err = 0;
+	int err = 0, i;
 
 	if (!w)
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -1938,13 +1966,14 @@ static int column_code(struct rs_buf *cols, const struct rs_buf *raw)
 		err = col_put_frame(w, c.p + c.pos, (size_t)l);
 		c.pos += (size_t)l;
 	}
-	if (!err)
-		err = put_varint(cols, w->a.len);
-	if (!err)
-		err = rs_buf_put(cols, w->a.ptr, w->a.len);
+	for (i = 0; !err && i < COLF_N; i++)
+		err = put_varint(cols, w->col[i].len);
+	for (i = 0; !err && i < COLF_N; i++)
+		err = rs_buf_put(cols, w->col[i].ptr, w->col[i].len);
 	if (!err)
 		err = rs_buf_put(cols, w->b.ptr, w->b.len);
-	rs_buf_release(&w->a);
+	for (i = 0; i < COLF_N; i++)
+		rs_buf_release(&w->col[i]);
 	rs_buf_release(&w->b);
 	free(w);
 	return err;
@@ -1953,7 +1982,7 @@ static int column_code(struct rs_buf *cols, const struct rs_buf *raw)
 /* A frame list in columns, zstd-compressed (codec 4); *done 0 when the columns are not shorter than the list. */
 static int add_columns_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct rs_buf *raw, int *done)
 {
-	static const struct stream_zstd z = Z_LEVEL(19);
+	static const struct stream_zstd z = { 19, 0, 0, 0, 0, 0, 1 };
 	struct rs_buf cols = RS_BUF_INIT;
 	int err;
 
@@ -1964,7 +1993,7 @@ static int add_columns_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct
 		return 0;
 	}
 	if (!err)
-		err = add_recoded_section(out, cctx, &z, raw, &cols, SEC_CODEC_COLUMNS);
+		err = add_recoded_section(out, cctx, &z, raw, &cols, SEC_CODEC_SPLIT);
 	*done = !err;
 	rs_buf_release(&cols);
 	return err;
@@ -2150,9 +2179,9 @@ int codec_enc_open(struct enc *e, const char *path, uint64_t size, struct rs_cod
 	map_input(e, size);
 	if (!e->mapped)
 		e->buf = malloc(READ_BLOCK);
-	e->anodes = 65536;
-	e->node_parent = malloc(e->anodes * sizeof(*e->node_parent));
-	e->node_frame = malloc(e->anodes * sizeof(*e->node_frame));
+	e->anode_parent = e->anode_frame = 65536;
+	e->node_parent = malloc(e->anode_parent * sizeof(*e->node_parent));
+	e->node_frame = malloc(e->anode_frame * sizeof(*e->node_frame));
 	e->prev_frame = malloc(MAX_DEPTH * sizeof(*e->prev_frame));
 	e->prev_node = malloc(MAX_DEPTH * sizeof(*e->prev_node));
 	e->prev_path = malloc(MAX_DEPTH * sizeof(*e->prev_path));

@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -61,30 +62,32 @@ static void drain(int *fd, struct rs_buf *out, size_t max, int *over)
 		*over = 1;
 }
 
-/* The environment of the child: ours, with prompts for credentials off. */
-static char **child_env(void)
+/*
+ * The environment of the child: `extra` (NULL-terminated; may be NULL),
+ * then ours, with prompts for credentials off.
+ */
+static char **child_env(const char *const *extra)
 {
-	size_t n = 0;
+	size_t n = 0, k = 0;
 	char **env;
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 2, sizeof(*env));
+	while (extra && extra[k])
+		k++;
+	env = calloc(n + k + 2, sizeof(*env));
 	if (!env)
 		return NULL;
-	/* First, so that it wins over one of the caller's (getenv takes the first). */
-	env[0] = "GIT_TERMINAL_PROMPT=0";
-	memcpy(env + 1, environ, n * sizeof(*env));
+	/* First, so that they win over one of the caller's (getenv takes the first). */
+	for (size_t i = 0; i < k; i++)
+		env[i] = (char *)extra[i];
+	env[k] = "GIT_TERMINAL_PROMPT=0";
+	memcpy(env + k + 1, environ, n * sizeof(*env));
 	return env;
 }
 
-/*
- * Run `git --git-dir=<r's git dir> <args>`, its stdout into `out` (at most
- * `max` bytes), within `deadline_s` seconds. `what` names the step in the
- * messages, which quote the end of git's stderr.
- */
-static int run_git(const char *gitdir_path, const char *const *args, size_t nargs, struct rs_buf *out,
-		   size_t max, int deadline_s, const char *what)
+int rs_git_run(const char *gitdir_path, const char *const *env_extra, const char *const *args,
+	       size_t nargs, struct rs_buf *out, size_t max, int deadline_s, const char *what)
 {
 	struct rs_buf gitdir = RS_BUF_INIT, errtext = RS_BUF_INIT;
 	posix_spawn_file_actions_t fa;
@@ -92,21 +95,26 @@ static int run_git(const char *gitdir_path, const char *const *args, size_t narg
 	char **argv = NULL, **env = NULL;
 	double end = now_s() + deadline_s;
 	pid_t pid = -1;
-	int st = 0, rc, err;
+	size_t k;
+	int st = 0, rc, err = 0;
 
-	err = rs_buf_printf(&gitdir, "--git-dir=%s", gitdir_path);
-	if (err)
-		goto out;
+	if (gitdir_path) {
+		err = rs_buf_printf(&gitdir, "--git-dir=%s", gitdir_path);
+		if (err)
+			goto out;
+	}
 	argv = calloc(nargs + 3, sizeof(*argv));
-	env = child_env();
+	env = child_env(env_extra);
 	if (!argv || !env || pipe2(opipe, O_CLOEXEC) || pipe2(epipe, O_CLOEXEC)) {
 		err = rs_error_errno(RS_EGENERIC, "cannot run 'git %s'", what);
 		goto out;
 	}
 	argv[0] = "git";
-	argv[1] = gitdir.ptr;
+	k = 1;
+	if (gitdir_path)
+		argv[k++] = gitdir.ptr;
 	for (size_t i = 0; i < nargs; i++)
-		argv[i + 2] = (char *)args[i];
+		argv[k++] = (char *)args[i];
 	if (posix_spawn_file_actions_init(&fa)) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
@@ -184,6 +192,13 @@ out:
 	rs_buf_release(&gitdir);
 	rs_buf_release(&errtext);
 	return err;
+}
+
+/* rs_git_run in `gitdir_path` with our environment. */
+static int run_git(const char *gitdir_path, const char *const *args, size_t nargs, struct rs_buf *out,
+		   size_t max, int deadline_s, const char *what)
+{
+	return rs_git_run(gitdir_path, NULL, args, nargs, out, max, deadline_s, what);
 }
 
 /* The git remote retention asks: the upstream's of HEAD's branch, else "origin"; NULL: none. */
@@ -527,4 +542,169 @@ out:
 	git_config_free(cfg);
 	rs_buf_release(&answer);
 	return err;
+}
+
+/*
+ * One `git fetch` of the objects ids[at[0..n)] from `remote`, as git's
+ * own lazy fetch asks for them (promisor-remote.c): explicit wants, no
+ * negotiation (the noop algorithm sends no "have" lines: the clone's
+ * commits say nothing of which blobs it lacks), no tags, no FETCH_HEAD,
+ * and the filter again so that nothing else comes along.
+ */
+static int fetch_oids(git_repository *git, const char *remote, const git_oid *ids,
+		      const size_t *at, size_t n)
+{
+	static const char *const head[] = {
+		"-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
+		"--no-write-fetch-head", "--recurse-submodules=no", "--no-auto-gc",
+		"--filter=blob:none", "--",
+	};
+	const size_t nhead = sizeof(head) / sizeof(head[0]);
+	struct rs_buf ignored = RS_BUF_INIT;
+	const char **args = calloc(nhead + 1 + n, sizeof(*args));
+	char (*hex)[GIT_OID_HEXSZ + 1] = calloc(n ? n : 1, sizeof(*hex));
+	size_t nargs = 0;
+	int err;
+
+	if (!args || !hex) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nhead; i++)
+		args[nargs++] = head[i];
+	args[nargs++] = remote;
+	for (size_t i = 0; i < n; i++) {
+		git_oid_tostr(hex[i], sizeof(hex[i]), &ids[at[i]]);
+		args[nargs++] = hex[i];
+	}
+	err = run_git(git_repository_path(git), args, nargs, &ignored, 1u << 20, FETCH_DEADLINE_S,
+		      "fetch");
+out:
+	free(args);
+	free(hex);
+	rs_buf_release(&ignored);
+	return err;
+}
+
+int rs_git_fetch_promised_many(git_repository *git, const git_oid *ids, const char *const *what,
+			       size_t n, size_t *fetched)
+{
+	git_config *cfg = NULL;
+	git_buf remote = { 0 };
+	git_odb *odb = NULL;
+	size_t *missing = NULL, nmissing = 0;
+	int err = 0;
+
+	if (fetched)
+		*fetched = 0;
+	/* Only a partial clone has a remote that promised what it lacks. */
+	if (n == 0 || git_repository_config_snapshot(&cfg, git) < 0 || promisor_remote(&remote, cfg)) {
+		git_error_clear();
+		goto out;
+	}
+	/* The remote's name comes from the clone's own config: refuse one git
+	   would read as an option (it follows "--", but a remote named "-x"
+	   is no remote results set up). */
+	if (!remote.ptr || !*remote.ptr || remote.ptr[0] == '-') {
+		err = rs_error_set(RS_EGENERIC, "the promisor remote of this partial clone ('%s') "
+				   "is not a git remote name", remote.ptr ? remote.ptr : "");
+		goto out;
+	}
+	if (git_repository_odb(&odb, git) < 0) {
+		err = rs_error_set(RS_EGENERIC, "cannot open the object database: %s",
+				   git_error_last()->message);
+		goto out;
+	}
+	missing = calloc(n, sizeof(*missing));
+	if (!missing) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	/* no refresh on a miss (a rescan of the pack folder each): one is made
+	   after the fetch */
+	for (size_t i = 0; i < n; i++) {
+		if (!git_odb_exists_ext(odb, &ids[i], GIT_ODB_LOOKUP_NO_REFRESH))
+			missing[nmissing++] = i;
+	}
+	git_error_clear();
+	for (size_t from = 0; from < nmissing; from += RS_GIT_FETCH_OIDS_MAX) {
+		size_t k = nmissing - from > RS_GIT_FETCH_OIDS_MAX ? RS_GIT_FETCH_OIDS_MAX
+								     : nmissing - from;
+
+		err = fetch_oids(git, remote.ptr, ids, missing + from, k);
+		if (err) {
+			err = rs_error_wrap(RS_ERETRY, "'%s' (and %zu more of the files needed) is not "
+					    "in this partial clone and cannot be fetched from its git "
+					    "remote '%s' (offline?)", what[missing[from]],
+					    nmissing - from - 1, remote.ptr);
+			goto out;
+		}
+		if (fetched)
+			*fetched += k;
+	}
+	/* the new packs are seen once the odb looks again */
+	if (nmissing)
+		git_odb_refresh(odb);
+out:
+	free(missing);
+	git_odb_free(odb);
+	git_buf_dispose(&remote);
+	git_config_free(cfg);
+	return err;
+}
+
+/* "blob:limit=<n>[kmg]" (git's spelling, git_parse_ulong's suffixes) into *out; nonzero for any other filter. */
+static int parse_blob_limit(size_t *out, const char *filter)
+{
+	static const char prefix[] = "blob:limit=";
+	unsigned long long n = 0, unit = 1;
+	const char *p;
+
+	if (strncmp(filter, prefix, sizeof(prefix) - 1) != 0)
+		return -1;
+	p = filter + sizeof(prefix) - 1;
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (n > (SIZE_MAX - 9) / 10)
+			return -1;
+		n = n * 10 + (unsigned long long)(*p - '0');
+	}
+	if (*p == 'k' || *p == 'K')
+		unit = 1024;
+	else if (*p == 'm' || *p == 'M')
+		unit = 1024 * 1024;
+	else if (*p == 'g' || *p == 'G')
+		unit = 1024 * 1024 * 1024;
+	if (unit > 1)
+		p++;
+	if (*p || n > SIZE_MAX / unit)
+		return -1;
+	*out = (size_t)(n * unit);
+	return 0;
+}
+
+size_t rs_git_promised_min_size(git_repository *git)
+{
+	git_config *cfg = NULL;
+	git_buf remote = { 0 }, filter = { 0 };
+	struct rs_buf key = RS_BUF_INIT;
+	size_t min = 0;
+
+	if (git_repository_config_snapshot(&cfg, git) < 0 || promisor_remote(&remote, cfg))
+		goto out;
+	if (rs_buf_printf(&key, "remote.%s.partialclonefilter", remote.ptr) != 0) {
+		/* out of memory: knowing nothing of the filter is the safe answer */
+		rs_error_clear();
+		goto out;
+	}
+	if (git_config_get_string_buf(&filter, cfg, key.ptr) == 0 && parse_blob_limit(&min, filter.ptr))
+		min = 0;
+out:
+	git_error_clear();
+	rs_buf_release(&key);
+	git_buf_dispose(&filter);
+	git_buf_dispose(&remote);
+	git_config_free(cfg);
+	return min;
 }

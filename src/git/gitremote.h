@@ -73,4 +73,42 @@ void rs_git_refs_release(struct rs_git_refs *refs);
  */
 RS_MUST_CHECK int rs_git_fetch_promised(git_repository *git, const git_oid *id, const char *what);
 
+/*
+ * The same for the objects ids[0..n) (`what[i]` names ids[i] in the
+ * messages), in as few git calls as possible: the ones this clone lacks
+ * are fetched from the promisor remote by one `git fetch` per
+ * RS_GIT_FETCH_OIDS_MAX of them (what git's own lazy fetch runs), so that
+ * a command needing twenty run records waits for one fetch, not twenty.
+ * `*fetched` (may be NULL) counts the objects asked for. Nothing to do
+ * (0) when this is no partial clone or nothing is missing. RS_ERETRY
+ * (exit 5) naming the first file not fetched and the remote when git
+ * cannot fetch (offline).
+ */
+#define RS_GIT_FETCH_OIDS_MAX 1000 /* object ids on one `git fetch` command line (41 KB) */
+RS_MUST_CHECK int rs_git_fetch_promised_many(git_repository *git, const git_oid *ids,
+					     const char *const *what, size_t n, size_t *fetched);
+
+/*
+ * What a partial clone's filter says of the blobs it lacks: every blob
+ * missing from a clone made with `--filter=blob:limit=N` holds at least N
+ * bytes (git leaves out the blobs of N bytes or more), so a reader
+ * looking for small files (LFS pointers, under RS_POINTER_MAX) can pass
+ * over the missing ones without fetching them. 0 (nothing known) in a
+ * full clone or with any other filter (blob:none lacks every blob).
+ */
+size_t rs_git_promised_min_size(git_repository *git);
+
+/*
+ * Run `git [--git-dir=<gitdir_path>] <args>` (gitdir_path NULL: none),
+ * with `env_extra` (NULL-terminated "NAME=value" strings, may be NULL)
+ * before our environment and prompts for credentials off, its stdin
+ * /dev/null, its stdout into `out` (at most `max` bytes), within
+ * `deadline_s` seconds. `what` names the step in the messages, which
+ * quote the first line of git's stderr. RS_EGENERIC when git fails or
+ * times out, RS_ECORRUPT when it says more than `max`.
+ */
+RS_MUST_CHECK int rs_git_run(const char *gitdir_path, const char *const *env_extra,
+			     const char *const *args, size_t nargs, struct rs_buf *out, size_t max,
+			     int deadline_s, const char *what);
+
 #endif

@@ -1052,3 +1052,38 @@ int rs_lfs_endpoint(struct rs_buf *out, const char *url)
 	}
 	return rs_buf_printf(out, "file://%s", url);
 }
+
+int rs_repo_peel_commit(git_oid *out, git_repository *git, const git_oid *id)
+{
+	git_odb *odb = NULL;
+	git_oid at;
+	int err = RS_ENOTFOUND;
+
+	git_oid_cpy(&at, id);
+	if (git_repository_odb(&odb, git) < 0)
+		return git_fail(RS_EGENERIC, "cannot open the object database");
+	for (int depth = 0; depth <= RS_REPO_PEEL_DEPTH; depth++) {
+		git_object_t type;
+		git_tag *tag = NULL;
+		size_t len = 0;
+
+		/* the header first: a blob or an oversized object is never read */
+		if (git_odb_read_header(&len, &type, odb, &at) < 0 || len > RS_REPO_REF_OBJECT_MAX)
+			break;
+		if (type == GIT_OBJECT_COMMIT) {
+			git_oid_cpy(out, &at);
+			err = 0;
+			break;
+		}
+		if (type != GIT_OBJECT_TAG || git_tag_lookup(&tag, git, &at) < 0)
+			break;
+		/* the target's id only: git_tag_target would read the target whole */
+		git_oid_cpy(&at, git_tag_target_id(tag));
+		git_tag_free(tag);
+	}
+	git_error_clear();
+	git_odb_free(odb);
+	if (err)
+		return rs_error_set(RS_ENOTFOUND, "%s names no commit", git_oid_tostr_s(id));
+	return 0;
+}

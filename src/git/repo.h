@@ -85,6 +85,24 @@ RS_MUST_CHECK
 int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, size_t max,
 			const char *what);
 
+/* Bytes of a commit or tag object a ref may name that are read (rs_repo_peel_commit). */
+#define RS_REPO_REF_OBJECT_MAX (16u * 1024 * 1024)
+/* Tags of tags followed at most. */
+#define RS_REPO_PEEL_DEPTH 16
+
+/*
+ * The commit that `id` (a ref's target) names, through annotated tags,
+ * into *out. Each object's type and size are read from its header before
+ * it is read: only commits and tags within RS_REPO_REF_OBJECT_MAX are
+ * read, so a tag (or a tag of a tag) of a 1 GB blob costs no memory,
+ * unlike git_object_peel and git_reference_peel, which read every object
+ * of the chain whole. RS_ENOTFOUND when `id` names no commit (a blob, a
+ * tree, a tag of one, an oversized object, a chain deeper than
+ * RS_REPO_PEEL_DEPTH, a missing object).
+ */
+RS_MUST_CHECK
+int rs_repo_peel_commit(git_oid *out, git_repository *git, const git_oid *id);
+
 /*
  * The id of the blob at `path` in `tree` (the tree of the revision `rev`
  * names, for messages) in *out, read from the tree entries alone.

@@ -7,7 +7,6 @@
  */
 #include "results/report.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +37,7 @@ struct flagger {
 };
 
 /* Run k's record, loaded on first use; borrowed from `fl`. */
-static int flagger_doc(const json_t **out, struct flagger *fl, size_t k)
+static int flagger_doc(const rs_runrec **out, struct flagger *fl, size_t k)
 {
 	int err;
 
@@ -47,7 +46,7 @@ static int flagger_doc(const json_t **out, struct flagger *fl, size_t k)
 		if (err)
 			return err;
 	}
-	*out = rs_run_doc_get(fl->docs[k]);
+	*out = rs_run_doc_record(fl->docs[k]);
 	return 0;
 }
 
@@ -64,7 +63,7 @@ static void flagger_used(struct flagger *fl, size_t k)
 static int judge_run(struct flagger *fl, size_t i, size_t *flagged)
 {
 	const struct rs_run_entry *e = rs_runs_at(fl->runs, i);
-	const json_t *hist[FLAG_HISTORY], *head;
+	const rs_runrec *hist[FLAG_HISTORY], *head;
 	size_t used[FLAG_HISTORY];
 	struct rs_check_result *res = NULL;
 	size_t n = 0;

@@ -1,8 +1,8 @@
 /*
  * results/report.h: compare, check, and a run's session (open, export),
- * for programs. The analysis layer works on run.json objects; this file
- * loads them through the run index (runs/runs.h) and reads the settings
- * the repository commits (.results.json).
+ * for programs. The analysis layer works on typed run records; this file
+ * loads them through the run index (runs/runs.h, one decode per record)
+ * and reads the settings the repository commits (.results.json).
  */
 #include "report/report_internal.h"
 
@@ -25,19 +25,6 @@
 /* Earlier runs a check reads without --window: every run costs a run.json
  * read, so look back only as far as a commit's re-runs and a noise
  * estimate need. */
-
-int rs_report_load_object(json_t **out, const struct rs_runs *runs, const struct rs_run_entry *e)
-{
-	struct rs_run_doc *doc = NULL;
-	int err;
-
-	err = rs_run_doc_load(&doc, runs, e);
-	if (err)
-		return err;
-	*out = json_incref(doc->json);
-	rs_run_doc_free(doc);
-	return 0;
-}
 
 /* The summary diff, then (deep) the call paths; one document in JSON. */
 static int render_compare(struct rs_buf *out, const struct rs_diff *d,
@@ -93,7 +80,7 @@ int rs_report_compare(struct rs_buf *out, struct rs_buf *flame, const struct rs_
 
 	rs_own_code_load(&own, runs->repo);
 	dopts.own = &own.oc;
-	err = rs_diff_runs(&d, base->json, head->json, &dopts);
+	err = rs_diff_runs(&d, rs_run_doc_record(base), rs_run_doc_record(head), &dopts);
 	if (err)
 		goto out;
 	if (deep) {
@@ -125,22 +112,31 @@ out:
  * most the window or RS_REPORT_CHECK_HISTORY_DEFAULT; `*n` counts those loaded,
  * also when one fails.
  */
-static int load_history(json_t **hist, size_t *n, const struct rs_runs *runs,
+static int load_history(struct rs_run_doc **hist, size_t *n, const struct rs_runs *runs,
 			const struct rs_run_entry *head, const char *branch, size_t window)
 {
 	const char *hb = branch ? branch : head->branch;
 	size_t want = window > RS_REPORT_CHECK_HISTORY_DEFAULT ? window : RS_REPORT_CHECK_HISTORY_DEFAULT;
+	const struct rs_run_entry *picked[RS_REPORT_CHECK_HISTORY_MAX];
+	size_t np = 0;
 	int err;
 
 	if (want > RS_REPORT_CHECK_HISTORY_MAX)
 		return rs_error_set(RS_EUSAGE, "--window is at most %d runs",
 				    RS_REPORT_CHECK_HISTORY_MAX);
-	for (size_t i = rs_runs_pos(runs, head); i-- > 0 && *n < want;) {
+	for (size_t i = rs_runs_pos(runs, head); i-- > 0 && np < want;) {
 		const struct rs_run_entry *e = rs_runs_at(runs, i);
 
 		if (hb && (!e->branch || strcmp(e->branch, hb)))
 			continue;
-		err = rs_report_load_object(&hist[*n], runs, e);
+		picked[np++] = e;
+	}
+	/* a partial clone brings the window's records in one fetch, not one each */
+	err = rs_runs_prefetch(runs, picked, np, "run.json");
+	if (err)
+		return err;
+	for (size_t k = 0; k < np; k++) {
+		err = rs_run_doc_load(&hist[*n], runs, picked[k]);
 		if (err)
 			return err;
 		(*n)++;
@@ -157,23 +153,26 @@ int rs_report_check(struct rs_buf *out, struct rs_report_verdict *verdict,
 		.no_workload = opts->no_workload, .metrics = opts->metrics,
 		.n_metrics = opts->n_metrics, .fail_on_functions = opts->fail_on_functions,
 	};
-	json_t *hist[RS_REPORT_CHECK_HISTORY_MAX];
+	struct rs_run_doc *hist[RS_REPORT_CHECK_HISTORY_MAX];
+	const rs_runrec *recs[RS_REPORT_CHECK_HISTORY_MAX];
 	struct rs_check_result *res = NULL;
 	struct rs_own_code own;
-	size_t n_hist = 0;
+	size_t n_hist = 0, n_recs = 0;
 	int err;
 
 	rs_own_code_load(&own, runs->repo);
 	copts.own = &own.oc;
 	if (opts->baseline) {
-		hist[n_hist++] = json_incref(opts->baseline->json);
+		recs[n_recs++] = rs_run_doc_record(opts->baseline);
 		copts.explicit_baseline = 1;
 	} else {
 		err = load_history(hist, &n_hist, runs, head, opts->branch, opts->window);
 		if (err)
 			goto out;
+		for (; n_recs < n_hist; n_recs++)
+			recs[n_recs] = rs_run_doc_record(hist[n_recs]);
 	}
-	err = rs_check_run(&res, head_doc->json, (const json_t *const *)hist, n_hist, &copts);
+	err = rs_check_run(&res, rs_run_doc_record(head_doc), recs, n_recs, &copts);
 	if (err)
 		goto out;
 	err = rs_render_check(out, res, opts->format);
@@ -184,7 +183,7 @@ int rs_report_check(struct rs_buf *out, struct rs_report_verdict *verdict,
 out:
 	rs_check_free(res);
 	for (size_t i = 0; i < n_hist; i++)
-		json_decref(hist[i]);
+		rs_run_doc_free(hist[i]);
 	rs_own_code_release(&own);
 	return err;
 }
@@ -213,23 +212,19 @@ int rs_report_session_path(struct rs_buf *path, int *present, const struct rs_ru
 #define CHART_FILES_MAX 8         /* CSV files drawn per run */
 
 /* report_internal.h */
-int rs_report_attach_chart_files(json_t *run, const struct rs_runs *runs, const char *folder)
+int rs_report_attach_chart_files(json_t *run, const rs_runrec *rec, const struct rs_runs *runs,
+				 const char *folder)
 {
-	const json_t *files = json_object_get(run, "files");
-	json_t *out = json_array(), *f;
+	json_t *out = json_array();
 	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
-	size_t i;
 	int err = out ? 0 : rs_error_set(RS_EGENERIC, "out of memory");
 
-	json_array_foreach(files, i, f) {
-		const char *name = json_string_value(json_object_get(f, "path"));
-		const char *role = json_string_value(json_object_get(f, "role"));
+	for (size_t i = 0; i < rec->nfiles; i++) {
+		const char *name = rec->files[i].path, *role = rec->files[i].role;
 		const char *kind = NULL;
 
 		if (err || json_array_size(out) == CHART_FILES_MAX)
 			break;
-		if (!name || !role)
-			continue;
 		if (!strcmp(name, "results-run.timeline.csv"))
 			kind = "timeline";
 		else if (!strcmp(role, "logged-stats"))
@@ -272,10 +267,10 @@ int rs_report_open_html(struct rs_buf *out, const char *session_path, const char
 		if (!run)
 			return rs_error_set(RS_EGENERIC, "out of memory");
 		if (folder)
-			err = rs_report_attach_chart_files(run, runs, folder);
+			err = rs_report_attach_chart_files(run, rs_run_doc_record(doc), runs, folder);
 	}
 	if (!err)
-		err = rs_open_html(out, session_path, title, 0, run);
+		err = rs_open_html(out, session_path, title, 0, rs_run_doc_record(doc), run);
 	json_decref(run);
 	return err;
 }

@@ -1,6 +1,8 @@
 /*
- * What the files behind results/report.h share (src/report/report*.c): the
- * JSON of runs for the analysis layer, which works on json_t.
+ * What the files behind results/report.h share (src/report/report*.c):
+ * the runs' documents (runs/runs.h: the typed record the check and the
+ * trend take, and the JSON the pages are still drawn from), the chart
+ * files of a run page, and the judge of a page's runs.
  */
 #ifndef RS_REPO_REPORT_INTERNAL_H
 #define RS_REPO_REPORT_INTERNAL_H
@@ -11,21 +13,16 @@
 #include "runs/runs.h"
 #include "results/report.h"
 
-/* The record of `e` as a JSON object (the caller's reference). */
-RS_MUST_CHECK
 /*
- * The CSV files of the run's folder (`folder`, from HEAD's tree, each
+ * The CSV files of run `rec`'s folder (`folder`, from HEAD's tree, each
  * through a 4 MiB cap) that its page draws (analysis/html.h,
  * rs_html_run_charts): results run's timeline and the logged-stats
  * files, into run["chart_files"]. Best effort: a file that cannot be read
  * is left out and the page is still whole; RS_EGENERIC when out of memory.
  */
 RS_MUST_CHECK
-int rs_report_attach_chart_files(json_t *run, const struct rs_runs *runs, const char *folder);
-
-RS_MUST_CHECK
-int rs_report_load_object(json_t **out, const struct rs_runs *runs,
-			  const struct rs_run_entry *e);
+int rs_report_attach_chart_files(json_t *run, const rs_runrec *rec, const struct rs_runs *runs,
+				 const char *folder);
 
 /*
  * The verdicts of the runs of a page (report_judge.c), as `results check
@@ -40,27 +37,37 @@ int rs_report_judge_new(struct rs_report_judge **out, const struct rs_runs *runs
 void rs_report_judge_free(struct rs_report_judge *j);
 
 /*
- * The record of `e` (the caller's copy), from the cache when an earlier
- * judgement read it. Runs recorded after `e` leave the cache: ask for
- * the runs newest first.
+ * The record of `e` (the caller's: rs_run_doc_free), from the cache when
+ * an earlier judgement read it. Runs recorded after `e` leave the cache:
+ * ask for the runs newest first.
  */
 RS_MUST_CHECK
-int rs_report_judge_record(json_t **out, struct rs_report_judge *j, const struct rs_run_entry *e);
+int rs_report_judge_record(struct rs_run_doc **out, struct rs_report_judge *j,
+			   const struct rs_run_entry *e);
 
 /*
- * Judge run `e`, its record `rec`, and set rec["check"]: {"verdict":
+ * Judge run `e`, its record `doc` (its typed record is judged), and set
+ * doc->json["check"]: {"verdict":
  * "regression" | "improvement" | "no-change" | "machine" | "accepted" |
  * "not-comparable", "label" (how it reads), "text" (the verdict line of
  * `results check`), "change" (relative, or null), "metric" (the one
  * quoted), "baseline" (the id of the baseline run the diff is against,
  * or null), "why" (for a machine-slower run or one of another
- * configuration: why it is left out of baselines, or null)}. `*baseline` gets that baseline run's record
+ * configuration: why it is left out of baselines, or null)}. `*baseline` gets that baseline run's document
  * (borrowed from the cache until the next call), NULL without one. A run
  * that cannot be judged gets "not-comparable" with the reason; only out
  * of memory and unreadable records fail.
  */
 RS_MUST_CHECK
-int rs_report_judge_run(struct rs_report_judge *j, const struct rs_run_entry *e, json_t *rec,
-			const json_t **baseline);
+int rs_report_judge_run(struct rs_report_judge *j, const struct rs_run_entry *e,
+			struct rs_run_doc *doc, const struct rs_run_doc **baseline);
+
+/*
+ * What the trend reads of run document `doc` (borrowed): its typed
+ * record, its folder and the verdict doc->json["check"] holds (set by
+ * rs_report_judge_run, or kept by the site's state).
+ */
+struct rs_trend_run;
+void rs_report_trend_run(struct rs_trend_run *out, const struct rs_run_doc *doc);
 
 #endif

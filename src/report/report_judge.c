@@ -21,7 +21,6 @@
 
 #include "analysis/check.h"
 #include "analysis/render.h"
-#include "analysis/runview.h"
 #include "report/owncode_config.h"
 #include "results/buf.h"
 
@@ -30,7 +29,7 @@
 
 struct cached {
 	size_t pos;
-	json_t *record;
+	struct rs_run_doc *record;
 	unsigned long used;   /* the judgement that last used it */
 };
 
@@ -60,22 +59,31 @@ void rs_report_judge_free(struct rs_report_judge *j)
 	if (!j)
 		return;
 	for (size_t i = 0; i < j->n; i++)
-		json_decref(j->cache[i].record);
+		rs_run_doc_free(j->cache[i].record);
 	rs_own_code_release(&j->own);
 	free(j);
 }
 
 static void cache_drop(struct rs_report_judge *j, size_t k)
 {
-	json_decref(j->cache[k].record);
+	rs_run_doc_free(j->cache[k].record);
 	j->cache[k] = j->cache[--j->n];
 }
 
+/* The record at cache slot `k` out of the cache: the caller's. */
+static struct rs_run_doc *cache_take(struct rs_report_judge *j, size_t k)
+{
+	struct rs_run_doc *doc = j->cache[k].record;
+
+	j->cache[k] = j->cache[--j->n];
+	return doc;
+}
+
 /* The record at index position `pos`, borrowed from the cache (read if needed). */
-static int cache_get(const json_t **out, struct rs_report_judge *j, size_t pos)
+static int cache_get(const struct rs_run_doc **out, struct rs_report_judge *j, size_t pos)
 {
 	const struct rs_run_entry *e = rs_runs_at(j->runs, pos);
-	json_t *rec = NULL;
+	struct rs_run_doc *rec = NULL;
 	size_t k, oldest = 0;
 	int err;
 
@@ -85,7 +93,7 @@ static int cache_get(const json_t **out, struct rs_report_judge *j, size_t pos)
 			*out = j->cache[k].record;
 			return 0;
 		}
-	err = rs_report_load_object(&rec, j->runs, e);
+	err = rs_run_doc_load(&rec, j->runs, e);
 	if (err)
 		return err;
 	if (j->n == CACHE_MAX) {
@@ -105,10 +113,11 @@ static int cache_get(const json_t **out, struct rs_report_judge *j, size_t pos)
 	return 0;
 }
 
-int rs_report_judge_record(json_t **out, struct rs_report_judge *j, const struct rs_run_entry *e)
+int rs_report_judge_record(struct rs_run_doc **out, struct rs_report_judge *j,
+			   const struct rs_run_entry *e)
 {
 	size_t pos = rs_runs_pos(j->runs, e), k;
-	const json_t *rec = NULL;
+	const struct rs_run_doc *rec = NULL;
 	int err;
 
 	/* the walk is newest first: runs after `e` are never asked for again */
@@ -118,13 +127,14 @@ int rs_report_judge_record(json_t **out, struct rs_report_judge *j, const struct
 	err = cache_get(&rec, j, pos);
 	if (err)
 		return err;
-	/* the caller changes its record (links, verdict): a copy of its own,
-	 * and out of the cache, which only serves as history */
-	*out = json_deep_copy(rec);
+	/* the caller changes its record's JSON (links, verdict): it leaves
+	 * the cache, which only serves as history of older runs */
 	for (k = 0; k < j->n; k++)
-		if (j->cache[k].pos == pos)
-			cache_drop(j, k);
-	return *out ? 0 : rs_error_set(RS_EGENERIC, "out of memory");
+		if (j->cache[k].pos == pos) {
+			*out = cache_take(j, k);
+			return 0;
+		}
+	return rs_error_set(RS_EGENERIC, "the judge lost run %s's record", e->id);
 }
 
 /* What the verdict is called on a page: its class, and how it reads. */
@@ -193,12 +203,14 @@ static int not_judged(json_t *rec, const char *why)
 	return 0;
 }
 
-int rs_report_judge_run(struct rs_report_judge *j, const struct rs_run_entry *e, json_t *rec,
-			const json_t **baseline)
+int rs_report_judge_run(struct rs_report_judge *j, const struct rs_run_entry *e,
+			struct rs_run_doc *doc, const struct rs_run_doc **baseline)
 {
 	struct rs_check_opts opts;
 	struct rs_check_result *res = NULL;
-	const json_t *hist[CHECK_HISTORY];
+	const struct rs_run_doc *hist[CHECK_HISTORY];
+	const rs_runrec *recs[CHECK_HISTORY];
+	json_t *rec = doc->json;
 	size_t n = 0, i;
 	int err = 0;
 
@@ -215,9 +227,10 @@ int rs_report_judge_run(struct rs_report_judge *j, const struct rs_run_entry *e,
 		err = cache_get(&hist[n], j, i);
 		if (err)
 			return err;
+		recs[n] = rs_run_doc_record(hist[n]);
 		n++;
 	}
-	err = rs_check_run(&res, rec, hist, n, &opts);
+	err = rs_check_run(&res, rs_run_doc_record(doc), recs, n, &opts);
 	if (err) {
 		/* a run that cannot be judged (malformed numbers) still gets its
 		 * pages; the index says why it has no verdict */
@@ -229,7 +242,7 @@ int rs_report_judge_run(struct rs_report_judge *j, const struct rs_run_entry *e,
 	if (err)
 		goto out;
 	for (i = 0; res->baseline_id && i < n; i++)
-		if (!strcmp(rs_runview_str(hist[i], "id", ""), res->baseline_id))
+		if (!strcmp(rs_run_doc_record(hist[i])->id, res->baseline_id))
 			*baseline = hist[i];
 out:
 	rs_check_free(res);

@@ -16,7 +16,6 @@
 #include "analysis/deep.h"
 #include "analysis/flame.h"
 #include "analysis/html.h"
-#include "analysis/runview.h"
 #include "analysis/series.h"
 #include "results/buf.h"
 #include "util/fs.h"
@@ -53,8 +52,8 @@ out:
  * before it. *written says whether there is a page: none without a base
  * or a tree.
  */
-static int flame_page(int *written, const char *dir, const json_t *head, const json_t *base,
-		      int is_baseline, const char *id)
+static int flame_page(int *written, const char *dir, const struct rs_run_doc *head,
+		      const struct rs_run_doc *base, int is_baseline, const char *id)
 {
 	struct rs_deep_diff *d = NULL;
 	struct rs_buf page = RS_BUF_INIT, name = RS_BUF_INIT, title = RS_BUF_INIT;
@@ -63,7 +62,7 @@ static int flame_page(int *written, const char *dir, const json_t *head, const j
 	*written = 0;
 	if (!base)
 		return 0;
-	err = rs_deep_diff_trees(&d, base, head);
+	err = rs_deep_diff_trees(&d, base->rec->summary, head->rec->summary);
 	if (err == RS_ENOTFOUND) {
 		rs_error_clear();
 		return 0;
@@ -72,7 +71,7 @@ static int flame_page(int *written, const char *dir, const json_t *head, const j
 		goto out;
 	err = rs_buf_printf(&title, "%s: differential flame graph against %s %s", id,
 			    is_baseline ? "its check baseline, run" : "the run before it,",
-			    rs_runview_str(base, "id", "?"));
+			    base->rec->id);
 	if (err)
 		goto out;
 	err = rs_deep_flame_html(&page, d, title.ptr);
@@ -95,8 +94,8 @@ out:
  * runs/<id>.html for `run` and its flame graph against `base`
  * (flame_page), which the page and the index link to.
  */
-static int run_pages(const char *dir, json_t *run, const json_t *base, int is_baseline,
-		     const char *id, const struct rs_html_links *links)
+static int run_pages(const char *dir, struct rs_run_doc *run, const struct rs_run_doc *base,
+		     int is_baseline, const char *id, const struct rs_html_links *links)
 {
 	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
 	int err, written;
@@ -106,9 +105,9 @@ static int run_pages(const char *dir, json_t *run, const json_t *base, int is_ba
 		goto out;
 	/* best effort, as before: without the link the page is still whole */
 	if (written && rs_buf_printf(&sub, "%s.diff.html", id) == 0)
-		json_object_set_new(run, "diff_page", json_string(sub.ptr));
+		json_object_set_new(run->json, "diff_page", json_string(sub.ptr));
 	rs_buf_clear(&sub);
-	err = rs_html_run_page(&out, run, links);
+	err = rs_html_run_page(&out, run->rec, run->json, links);
 	if (err)
 		goto out;
 	err = rs_buf_printf(&sub, "runs/%s.html", id);
@@ -121,21 +120,33 @@ out:
 	return err;
 }
 
-/* index.html (the table of runs) and trends.html. */
-static int index_pages(const char *dir, json_t **newest_first, json_t **oldest_first, size_t n,
+/* index.html (the table of runs, `newest_first`) and trends.html. */
+static int index_pages(const char *dir, struct rs_run_doc **newest_first, size_t n,
 		       const char *title, const struct rs_html_links *links)
 {
 	struct rs_buf out = RS_BUF_INIT, sub = RS_BUF_INIT;
+	const json_t **rows = calloc(n ? n : 1, sizeof(*rows));
+	const rs_runrec **recs = calloc(n ? n : 1, sizeof(*recs));
+	struct rs_trend_run *oldest_first = calloc(n ? n : 1, sizeof(*oldest_first));
 	struct rs_trend *t = NULL;
-	int err;
+	int err = 0;
 
-	err = rs_html_site_index(&out, (const json_t *const *)newest_first, n, title, links);
+	if (!rows || !recs || !oldest_first) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rows[i] = newest_first[i]->json;
+		recs[i] = newest_first[i]->rec;
+		rs_report_trend_run(&oldest_first[n - 1 - i], newest_first[i]);
+	}
+	err = rs_html_site_index(&out, recs, rows, n, title, links);
 	if (err)
 		goto out;
 	err = write_page(dir, "index.html", &out);
 	if (err)
 		goto out;
-	err = rs_trend_build(&t, (const json_t *const *)oldest_first, n, NULL);
+	err = rs_trend_build(&t, oldest_first, n, NULL);
 	if (err)
 		goto out;
 	rs_buf_clear(&out);
@@ -147,6 +158,9 @@ static int index_pages(const char *dir, json_t **newest_first, json_t **oldest_f
 		goto out;
 	err = write_page(dir, "trends.html", &out);
 out:
+	free(rows);
+	free(recs);
+	free(oldest_first);
 	rs_trend_free(t);
 	rs_buf_release(&out);
 	rs_buf_release(&sub);
@@ -154,17 +168,25 @@ out:
 }
 
 /* An index entry of run `e` that keeps its record's verdict and flame graph link. */
-static json_t *entry_with_verdict(const struct rs_run_entry *e, const json_t *run)
+static int entry_with_verdict(struct rs_run_doc **out, const struct rs_run_entry *e,
+			      const json_t *run)
 {
-	json_t *o = rs_run_entry_object(e);
+	json_t *o;
+	int err;
 
-	if (!o)
-		return NULL;
-	if (json_object_get(run, "check"))
-		json_object_set(o, "check", json_object_get(run, "check"));
-	if (json_object_get(run, "diff_page"))
-		json_object_set(o, "diff_page", json_object_get(run, "diff_page"));
-	return o;
+	err = rs_run_doc_from_entry(out, e);
+	if (err)
+		return err;
+	o = (*out)->json;
+	if ((json_object_get(run, "check") &&
+	     json_object_set(o, "check", json_object_get(run, "check"))) ||
+	    (json_object_get(run, "diff_page") &&
+	     json_object_set(o, "diff_page", json_object_get(run, "diff_page")))) {
+		rs_run_doc_free(*out);
+		*out = NULL;
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	return 0;
 }
 
 /*
@@ -333,40 +355,42 @@ out:
  * that verdict, else the run recorded before it. `*run` gets its record
  * with the verdict.
  */
-static int stale_run(json_t **run, struct site_run *w, size_t i, size_t n,
+static int stale_run(struct rs_run_doc **run, struct site_run *w, size_t i, size_t n,
 		     struct rs_report_judge *judge, const struct rs_runs *runs, const char *dir,
 		     const struct rs_html_links *links)
 {
-	const json_t *base = NULL;
-	json_t *before = NULL;
+	const struct rs_run_doc *base = NULL;
+	struct rs_run_doc *before = NULL;
+	json_t *o;
 	int err;
 
 	err = rs_report_judge_record(run, judge, w[i].e);
 	if (err)
 		return err;
+	o = (*run)->json;
 	err = rs_report_judge_run(judge, w[i].e, *run, &base);
 	if (err)
 		goto out;
 	/* no baseline (a first run, another configuration): against the run before it */
 	if (!base && i + 1 < n) {
-		err = rs_report_load_object(&before, runs, w[i + 1].e);
+		err = rs_run_doc_load(&before, runs, w[i + 1].e);
 		if (err)
 			goto out;
 	}
-	err = rs_report_attach_chart_files(*run, runs, w[i].e->path);
+	err = rs_report_attach_chart_files(o, (*run)->rec, runs, w[i].e->path);
 	if (err)
 		goto out;
 	err = run_pages(dir, *run, base ? base : before, base != NULL, w[i].e->id, links);
 	/* the CSV texts are for this page only: the walk keeps records of many runs */
-	json_object_del(*run, "chart_files");
+	json_object_del(o, "chart_files");
 	if (err)
 		goto out;
-	w[i].has_diff = json_object_get(*run, "diff_page") != NULL;
-	w[i].check = json_object_get(*run, "check");
+	w[i].has_diff = json_object_get(o, "diff_page") != NULL;
+	w[i].check = json_object_get(o, "check");
 out:
-	json_decref(before);
+	rs_run_doc_free(before);
 	if (err) {
-		json_decref(*run);
+		rs_run_doc_free(*run);
 		*run = NULL;
 	}
 	return err;
@@ -377,23 +401,20 @@ out:
  * function series (`want_record`, the newest --summaries), else its index
  * entry; either with the verdict and diff link the state kept.
  */
-static int fresh_run(json_t **out, const struct site_run *r, int want_record,
+static int fresh_run(struct rs_run_doc **out, const struct site_run *r, int want_record,
 		     struct rs_report_judge *judge)
 {
 	struct rs_buf sub = RS_BUF_INIT;
 	json_t *o;
 	int err;
 
-	if (want_record) {
+	if (want_record)
 		err = rs_report_judge_record(out, judge, r->e);
-		if (err)
-			return err;
-		o = *out;
-	} else {
-		o = *out = rs_run_entry_object(r->e);
-		if (!o)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-	}
+	else
+		err = rs_run_doc_from_entry(out, r->e);
+	if (err)
+		return err;
+	o = (*out)->json;
 	err = json_object_set(o, "check", r->check) ? rs_error_set(RS_EGENERIC, "out of memory") : 0;
 	if (!err && r->has_diff) {
 		err = rs_buf_printf(&sub, "%s.diff.html", r->e->id);
@@ -402,9 +423,32 @@ static int fresh_run(json_t **out, const struct site_run *r, int want_record,
 	}
 	rs_buf_release(&sub);
 	if (err) {
-		json_decref(*out);
+		rs_run_doc_free(*out);
 		*out = NULL;
 	}
+	return err;
+}
+
+/*
+ * The records the walk below reads (the stale runs', the newest
+ * `summaries`): in a partial clone, fetched together first, in one git
+ * call per RS_GIT_FETCH_OIDS_MAX instead of one each.
+ */
+static int prefetch_records(const struct rs_runs *runs, const struct site_run *w, size_t n,
+			    size_t summaries)
+{
+	const struct rs_run_entry **want = calloc(n ? n : 1, sizeof(*want));
+	size_t k = 0;
+	int err;
+
+	if (!want)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (w[i].stale || i < summaries)
+			want[k++] = w[i].e;
+	}
+	err = rs_runs_prefetch(runs, want, k, "run.json");
+	free(want);
 	return err;
 }
 
@@ -416,7 +460,8 @@ int rs_report_site(const struct rs_runs *runs, const char *dir,
 	const struct rs_run_entry **picked = NULL;
 	struct rs_report_judge *judge = NULL;
 	struct site_run *w = NULL;
-	json_t **newest_first = NULL, **oldest_first = NULL, *stamp = NULL, *state = NULL;
+	struct rs_run_doc **newest_first = NULL;
+	json_t *stamp = NULL, *state = NULL;
 	size_t i, n = 0, slots = opts->limit ? opts->limit : 1;
 	int err;
 
@@ -435,9 +480,8 @@ int rs_report_site(const struct rs_runs *runs, const char *dir,
 		goto out;
 	w = calloc(n ? n : 1, sizeof(*w));
 	newest_first = calloc(slots, sizeof(*newest_first));
-	oldest_first = calloc(slots, sizeof(*oldest_first));
 	stamp = site_stamp(opts, runs);
-	if (!w || !newest_first || !oldest_first || !stamp) {
+	if (!w || !newest_first || !stamp) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
@@ -450,6 +494,9 @@ int rs_report_site(const struct rs_runs *runs, const char *dir,
 		goto out;
 	}
 	plan(w, n, json_object_get(state, "runs"), dir, opts->full);
+	err = prefetch_records(runs, w, n, opts->summaries);
+	if (err)
+		goto out;
 	/*
 	 * Newest first (the judge's cache wants that order): a record is read
 	 * only for a stale run (its verdict, its pages, and its check history)
@@ -463,15 +510,13 @@ int rs_report_site(const struct rs_runs *runs, const char *dir,
 			(*pages)++;
 			if (i >= opts->summaries) {
 				/* older runs keep only their index entry, with the verdict */
-				json_t *rec = newest_first[i];
+				struct rs_run_doc *rec = newest_first[i];
 
-				newest_first[i] = entry_with_verdict(w[i].e, rec);
-				json_decref(rec);
-				w[i].check = json_object_get(newest_first[i], "check");
-				if (!newest_first[i]) {
-					err = rs_error_set(RS_EGENERIC, "out of memory");
+				err = entry_with_verdict(&newest_first[i], w[i].e, rec->json);
+				rs_run_doc_free(rec);
+				if (err)
 					goto out;
-				}
+				w[i].check = json_object_get(newest_first[i]->json, "check");
 			}
 		} else {
 			err = fresh_run(&newest_first[i], &w[i], i < opts->summaries, judge);
@@ -479,19 +524,16 @@ int rs_report_site(const struct rs_runs *runs, const char *dir,
 				goto out;
 		}
 	}
-	for (i = 0; i < n; i++)
-		oldest_first[i] = newest_first[n - 1 - i];
-	err = index_pages(dir, newest_first, oldest_first, n, opts->title, &site_links);
+	err = index_pages(dir, newest_first, n, opts->title, &site_links);
 	if (!err)
 		err = state_save(dir, state, w, n);
 out:
 	rs_report_judge_free(judge);
 	for (i = 0; newest_first && i < n; i++)
-		json_decref(newest_first[i]);
+		rs_run_doc_free(newest_first[i]);
 	json_decref(state);
 	json_decref(stamp);
 	free(newest_first);
-	free(oldest_first);
 	free(picked);
 	free(w);
 	return err;

@@ -18,12 +18,26 @@
 #include "analysis/series.h"
 #include "results/buf.h"
 
+/* report_internal.h */
+void rs_report_trend_run(struct rs_trend_run *out, const struct rs_run_doc *doc)
+{
+	const json_t *check = json_object_get(doc->json, "check");
+
+	memset(out, 0, sizeof(*out));
+	out->rec = rs_run_doc_record(doc);
+	out->path = json_string_value(json_object_get(doc->json, "path"));
+	/* the report's own object (report_judge.c, or the site's state) */
+	out->verdict = json_string_value(json_object_get(check, "verdict"));
+	out->verdict_text = json_string_value(json_object_get(check, "text"));
+	out->verdict_why = json_string_value(json_object_get(check, "why"));
+}
+
 /*
  * The runs `picked` (newest first) into `out`, oldest first: the newest
  * `summaries` as their whole record (function series need the summary),
  * the others as their index entry.
  */
-static int load_runs(json_t **out, const struct rs_runs *runs,
+static int load_runs(struct rs_run_doc **out, const struct rs_runs *runs,
 		     const struct rs_run_entry **picked, size_t n, size_t summaries)
 {
 	int err = 0;
@@ -31,13 +45,10 @@ static int load_runs(json_t **out, const struct rs_runs *runs,
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct rs_run_entry *e = picked[n - 1 - i];
 
-		if (n - 1 - i < summaries) {
-			err = rs_report_load_object(&out[i], runs, e);
-		} else {
-			out[i] = rs_run_entry_object(e);
-			if (!out[i])
-				err = RS_EGENERIC;
-		}
+		if (n - 1 - i < summaries)
+			err = rs_run_doc_load(&out[i], runs, e);
+		else
+			err = rs_run_doc_from_entry(&out[i], e);
 	}
 	return err;
 }
@@ -47,22 +58,20 @@ static int load_runs(json_t **out, const struct rs_runs *runs,
  * their check verdict (rs_report_judge_run), which the charts mark. The
  * judge reads newest first.
  */
-static int load_judged_runs(json_t **out, const struct rs_runs *runs,
+static int load_judged_runs(struct rs_run_doc **out, const struct rs_runs *runs,
 			    const struct rs_run_entry **picked, size_t n, size_t summaries)
 {
 	struct rs_report_judge *j = NULL;
-	const json_t *base;
+	const struct rs_run_doc *base;
 	size_t k;
 	int err;
 
 	err = rs_report_judge_new(&j, runs);
 	for (k = 0; !err && k < n; k++) {
-		json_t **slot = &out[n - 1 - k];
+		struct rs_run_doc **slot = &out[n - 1 - k];
 
 		if (k >= summaries) {
-			*slot = rs_run_entry_object(picked[k]);
-			if (!*slot)
-				err = RS_EGENERIC;
+			err = rs_run_doc_from_entry(slot, picked[k]);
 			continue;
 		}
 		err = rs_report_judge_record(slot, j, picked[k]);
@@ -74,7 +83,7 @@ static int load_judged_runs(json_t **out, const struct rs_runs *runs,
 }
 
 /* The series and their rendering: HTML, text or JSON. */
-static int render_trend(struct rs_buf *out, size_t *n_charts, json_t **runs, size_t n,
+static int render_trend(struct rs_buf *out, size_t *n_charts, struct rs_run_doc **runs, size_t n,
 			const struct rs_report_trend_opts *o)
 {
 	struct rs_trend_opts topts = {
@@ -83,10 +92,15 @@ static int render_trend(struct rs_buf *out, size_t *n_charts, json_t **runs, siz
 		.per = o->per, .no_workload = o->no_workload,
 	};
 	struct rs_html_links links = { o->run_url, o->commit_url, NULL };
+	struct rs_trend_run *tr = calloc(n ? n : 1, sizeof(*tr));
 	struct rs_trend *t = NULL;
 	int err;
 
-	err = rs_trend_build(&t, (const json_t *const *)runs, n, &topts);
+	if (!tr)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		rs_report_trend_run(&tr[i], runs[i]);
+	err = rs_trend_build(&t, tr, n, &topts);
 	if (err)
 		goto out;
 	if (o->html)
@@ -98,6 +112,7 @@ static int render_trend(struct rs_buf *out, size_t *n_charts, json_t **runs, siz
 	*n_charts = t->n_metrics + t->n_funcs;
 out:
 	rs_trend_free(t);
+	free(tr);
 	return err;
 }
 
@@ -105,7 +120,7 @@ int rs_report_trend(struct rs_buf *out, size_t *n_runs, size_t *n_charts,
 		    const struct rs_runs *runs, const struct rs_report_trend_opts *opts)
 {
 	const struct rs_run_entry **picked = NULL;
-	json_t **loaded = NULL;
+	struct rs_run_doc **loaded = NULL;
 	size_t n = 0;
 	int err;
 
@@ -118,6 +133,10 @@ int rs_report_trend(struct rs_buf *out, size_t *n_runs, size_t *n_charts,
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
+	/* the newest `summaries` records, in one fetch in a partial clone */
+	err = rs_runs_prefetch(runs, picked, n < opts->summaries ? n : opts->summaries, "run.json");
+	if (err)
+		goto out;
 	if (opts->html)
 		err = load_judged_runs(loaded, runs, picked, n, opts->summaries);
 	else
@@ -130,7 +149,7 @@ int rs_report_trend(struct rs_buf *out, size_t *n_runs, size_t *n_charts,
 	*n_runs = n;
 out:
 	for (size_t i = 0; loaded && i < n; i++)
-		json_decref(loaded[i]);
+		rs_run_doc_free(loaded[i]);
 	free(loaded);
 	free(picked);
 	return err;
@@ -178,12 +197,14 @@ static void find_range(size_t *lo, size_t *hi, const struct rs_runs *runs,
 static int find_value(double *out, const struct rs_run_entry *e, const char *metric,
 		      const char *wkey)
 {
-	json_t *j = rs_run_entry_object(e);
+	rs_runrec *j = NULL;
 	const char *k2;
 	double v, w;
+	int err;
 
-	if (!j)
-		return RS_EGENERIC;
+	err = rs_run_entry_record(&j, e);
+	if (err)
+		return err;
 	*out = NAN;
 	if (rs_runview_metric(j, metric, &v)) {
 		if (!wkey)
@@ -191,7 +212,7 @@ static int find_value(double *out, const struct rs_run_entry *e, const char *met
 		else if (rs_runview_workload(j, wkey, &k2, &w))
 			*out = v / w;
 	}
-	json_decref(j);
+	rs_runrec_free(j);
 	return 0;
 }
 
@@ -200,23 +221,27 @@ static int find_value(double *out, const struct rs_run_entry *e, const char *met
  * (the --per key or the usual ones) when the metric is a time and
  * normalising is not turned off; NULL otherwise.
  */
-static int find_workload(const char **wkey, const struct rs_run_entry *newest,
+static int find_workload(char **wkey, const struct rs_run_entry *newest,
 			 const char *metric, const struct rs_report_find_opts *o)
 {
-	json_t *ej;
+	rs_runrec *ej = NULL;
+	const char *key = NULL;
 	double w;
+	int err;
 
 	*wkey = NULL;
 	if (o->no_workload || !rs_diff_is_time_metric(metric))
 		return 0;
-	ej = rs_run_entry_object(newest);
-	if (!ej)
-		return RS_EGENERIC;
-	if (!rs_runview_workload(ej, o->per, wkey, &w))
-		*wkey = NULL;
-	/* the key is borrowed from the index entry's metrics, which outlive ej */
-	json_decref(ej);
-	return 0;
+	err = rs_run_entry_record(&ej, newest);
+	if (err)
+		return err;
+	if (rs_runview_workload(ej, o->per, &key, &w)) {
+		*wkey = strdup(key);
+		if (!*wkey)
+			err = rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	rs_runrec_free(ej);
+	return err;
 }
 
 /*
@@ -226,7 +251,7 @@ static int find_workload(const char **wkey, const struct rs_run_entry *newest,
  */
 static int find_exclude(struct find_series *s, const struct rs_report_find_opts *o)
 {
-	json_t **objs = calloc(s->n ? s->n : 1, sizeof(*objs));
+	rs_runrec **objs = calloc(s->n ? s->n : 1, sizeof(*objs));
 	const char *vary = NULL;
 	size_t ref, i;
 	double w;
@@ -234,16 +259,13 @@ static int find_exclude(struct find_series *s, const struct rs_report_find_opts 
 
 	if (!objs)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	for (i = 0; i < s->n && !err; i++) {
-		objs[i] = rs_run_entry_object(s->runs[i]);
-		if (!objs[i])
-			err = RS_EGENERIC;
-	}
+	for (i = 0; i < s->n && !err; i++)
+		err = rs_run_entry_record(&objs[i], s->runs[i]);
 	if (err || !s->n)
 		goto out;
 	if (!rs_runview_workload(objs[s->n - 1], o->per, &vary, &w))
 		vary = NULL;
-	ref = rs_trend_reference((const json_t *const *)objs, s->n, vary);
+	ref = rs_trend_reference((const rs_runrec *const *)objs, s->n, vary);
 	for (i = 0; i < s->n; i++) {
 		char why[sizeof(s->excluded_why)];
 
@@ -257,7 +279,7 @@ static int find_exclude(struct find_series *s, const struct rs_report_find_opts 
 	}
 out:
 	for (i = 0; i < s->n; i++)
-		json_decref(objs[i]);
+		rs_runrec_free(objs[i]);
 	free(objs);
 	return err;
 }
@@ -267,7 +289,7 @@ static int find_collect(struct find_series *s, const struct rs_runs *runs, size_
 			size_t hi, const char *branch, const char *metric,
 			const struct rs_report_find_opts *o)
 {
-	const char *wkey = NULL;
+	char *wkey = NULL;
 	int err;
 
 	s->runs = calloc(hi - lo + 1, sizeof(*s->runs));
@@ -276,10 +298,10 @@ static int find_collect(struct find_series *s, const struct rs_runs *runs, size_
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	err = find_workload(&wkey, rs_runs_at(runs, hi), metric, o);
 	if (err)
-		return err;
+		goto out;
 	err = rs_buf_printf(&s->name, wkey ? "%s/%s" : "%s", metric, wkey);
 	if (err)
-		return err;
+		goto out;
 	for (size_t i = lo; i <= hi; i++) {
 		const struct rs_run_entry *e = rs_runs_at(runs, i);
 
@@ -287,10 +309,13 @@ static int find_collect(struct find_series *s, const struct rs_runs *runs, size_
 			continue;
 		err = find_value(&s->vals[s->n], e, metric, wkey);
 		if (err)
-			return err;
+			goto out;
 		s->runs[s->n++] = e;
 	}
-	return find_exclude(s, o);
+	err = find_exclude(s, o);
+out:
+	free(wkey);
+	return err;
 }
 
 /* The largest step of the series (`range`: the argument, for the message). */

@@ -7,7 +7,6 @@
  */
 #include "results/report.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,22 +28,22 @@ int rs_report_add_verdict(char **out, struct rs_repo *repo, const char *runjson,
 	struct rs_buf v = RS_BUF_INIT;
 	struct rs_own_code own;
 	struct rs_run_doc *docs[VERDICT_HISTORY];
-	const json_t *hist[VERDICT_HISTORY];
+	const rs_runrec *hist[VERDICT_HISTORY];
 	const char *branch, *recorded_at;
-	json_t *head = NULL;
+	rs_runrec *head = NULL;
 	size_t n = 0, i;
 
 	*out = NULL;
 	memset(&opts, 0, sizeof(opts));
 	rs_own_code_load(&own, repo);
 	opts.own = &own.oc;
-	head = json_loadb(runjson, len, 0, NULL);
-	branch = json_string_value(json_object_get(head, "branch"));
-	recorded_at = json_string_value(json_object_get(head, "recorded_at"));
-	if (!branch || !recorded_at || !folder ||
-	    rs_runs_open_recent(&runs, repo, NULL, VERDICT_HISTORY * 2))
+	/* the bytes `add` commits, read as every reader reads them */
+	if (!folder || rs_runrec_decode(runjson, len, &head))
 		goto out;
-	json_object_set_new(head, "path", json_string(folder));
+	branch = head->branch;
+	recorded_at = head->recorded_at;
+	if (rs_runs_open_recent(&runs, repo, NULL, VERDICT_HISTORY * 2))
+		goto out;
 	/* earlier runs of the branch, newest first; an unreadable one is left out */
 	for (i = rs_runs_count(runs); i-- > 0 && n < VERDICT_HISTORY;) {
 		const struct rs_run_entry *e = rs_runs_at(runs, i);
@@ -53,7 +52,7 @@ int rs_report_add_verdict(char **out, struct rs_repo *repo, const char *runjson,
 		    strcmp(e->recorded_at, recorded_at) > 0)
 			continue;
 		if (rs_run_doc_load(&docs[n], runs, e) == 0) {
-			hist[n] = rs_run_doc_get(docs[n]);
+			hist[n] = rs_run_doc_record(docs[n]);
 			n++;
 		}
 	}
@@ -64,7 +63,7 @@ out:
 	rs_check_free(res);
 	for (i = 0; i < n; i++)
 		rs_run_doc_free(docs[i]);
-	json_decref(head);
+	rs_runrec_free(head);
 	rs_runs_free(runs);
 	rs_own_code_release(&own);
 	rs_buf_release(&v);

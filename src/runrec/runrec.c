@@ -986,6 +986,34 @@ int rs_runrec_decode(const char *json, size_t len, rs_runrec **out)
 	return err;
 }
 
+int rs_runrec_metrics_from_json(struct rs_runrec_map *out, const json_t *o, const char *where)
+{
+	if (!json_is_object(o))
+		return rs_error_set(RS_ECORRUPT, "run record: '%s' is %s, expected an object",
+				    where, o ? type_name(type_of(o)) : "no JSON value");
+	return get_map(out, o, T_NUM, where);
+}
+
+int rs_runrec_summary_from_json(const json_t *o, struct rs_runrec_summary **out)
+{
+	struct rs_runrec_summary *s;
+	int err;
+
+	if (!json_is_object(o))
+		return rs_error_set(RS_ECORRUPT, "run record: summary is %s, expected an object",
+				    o ? type_name(type_of(o)) : "no JSON value");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return oom();
+	err = decode_summary(s, o);
+	if (err) {
+		rs_runrec_summary_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
 /* ---- freeing ----------------------------------------------------------- */
 
 static void free_list(char **list, size_t n)
@@ -1014,7 +1042,7 @@ static void free_node(struct rs_runrec_node *root)
 	free(root->children);
 }
 
-static void free_summary(struct rs_runrec_summary *s)
+void rs_runrec_summary_free(struct rs_runrec_summary *s)
 {
 	if (!s)
 		return;
@@ -1073,7 +1101,7 @@ void rs_runrec_free(rs_runrec *rec)
 	free_list(rec->phases.specs, rec->phases.nspecs);
 	free_map(&rec->phases.totals);
 	free(rec->phases.rows);
-	free_summary(rec->summary);
+	rs_runrec_summary_free(rec->summary);
 	free(rec);
 }
 

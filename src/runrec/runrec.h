@@ -238,6 +238,9 @@ RS_MUST_CHECK int rs_runrec_encode(struct rs_buf *out, const rs_runrec *rec);
 
 void rs_runrec_free(rs_runrec *rec);
 
+/* Free a summary decoded alone (runrec_json.h); NULL is a no-op. */
+void rs_runrec_summary_free(struct rs_runrec_summary *s);
+
 /* The value of `name` in `map` (borrowed), or NULL. Binary search. */
 const struct rs_runrec_value *rs_runrec_map_get(const struct rs_runrec_map *map,
 						const char *name);

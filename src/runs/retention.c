@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "git/gitremote.h"
 #include "git/pointer.h"
 #include "runs/runindex.h"
 #include "runs/run.h"
@@ -356,6 +357,10 @@ struct planner {
 	struct folder_objects **folders;
 	size_t nfolders, alloc;
 	uint64_t seed;
+	/* A partial clone's promise (rs_git_promised_min_size): its missing
+	   blobs hold at least this many bytes; 0: nothing known. */
+	size_t promised_min;
+	git_odb *odb;                     /* NULL: not opened (no promise to use) */
 };
 
 static void planner_release(struct planner *pl)
@@ -364,6 +369,20 @@ static void planner_release(struct planner *pl)
 		folder_objects_free(pl->folders[i]);
 	free(pl->folders);
 	rs_intern_release(&pl->seen);
+	git_odb_free(pl->odb);
+}
+
+/*
+ * Whether the blob `id` is left out of this partial clone by a filter that
+ * leaves out only blobs of RS_POINTER_MAX bytes or more (the developer
+ * clone's --filter=blob:limit=1k): such a file is no LFS pointer, and
+ * reading its size would fetch it (about 100 KB a run.json) for nothing.
+ */
+static int promised_large(const struct planner *pl, const git_oid *id)
+{
+	/* no refresh: a miss would rescan the pack folder, twice a run */
+	return pl->odb && pl->promised_min >= RS_POINTER_MAX &&
+	       !git_odb_exists_ext(pl->odb, id, GIT_ODB_LOOKUP_NO_REFRESH);
 }
 
 /*
@@ -386,14 +405,18 @@ static int read_folder(struct folder_objects *f, struct planner *pl, git_tree *f
 
 	if (!rj || git_tree_entry_type(rj) != GIT_OBJECT_BLOB)
 		return rs_error_set(RS_ENOTFOUND, "run %s: no file '%s'", run->id, rel);
-	err = rs_repo_blob_size(&len, pl->r->git, git_tree_entry_id(rj), rel);
+	/* a run.json this clone lacks meets its cap when it is read (read_record) */
+	err = 0;
+	if (!promised_large(pl, git_tree_entry_id(rj)))
+		err = rs_repo_blob_size(&len, pl->r->git, git_tree_entry_id(rj), rel);
 	if (!err && len > RS_RUN_MAX_RUN_JSON)
 		err = rs_error_set(RS_ECORRUPT, "'%s' is too large (%zu bytes, limit %zu)", rel, len, (size_t)RS_RUN_MAX_RUN_JSON);
 	for (size_t i = 0; !err && i < git_tree_entrycount(folder); i++) {
 		const git_tree_entry *e = git_tree_entry_byindex(folder, i);
 		struct rs_pointer ptr;
 
-		if (git_tree_entry_type(e) != GIT_OBJECT_BLOB || e == rj)
+		if (git_tree_entry_type(e) != GIT_OBJECT_BLOB || e == rj ||
+		    promised_large(pl, git_tree_entry_id(e)))
 			continue;
 		rs_buf_clear(&name);
 		err = rs_buf_printf(&name, "%s/%s", run->path, git_tree_entry_name(e));
@@ -793,26 +816,6 @@ static int ref_label(struct rs_buf *out, const char *name, const char *remote)
 	return rs_buf_printf(out, "%s '%s'", kind, shown);
 }
 
-/* A ref target worth peeling: a commit or an annotated tag, within RS_REF_OBJECT_MAX. */
-#define RS_REF_OBJECT_MAX (16u * 1024 * 1024)
-static int ref_names_commit(struct rs_repo *r, const git_oid *target)
-{
-	git_odb *odb = NULL;
-	git_object_t type;
-	size_t len = 0;
-	int ok;
-
-	if (git_repository_odb(&odb, r->git) < 0) {
-		git_error_clear();
-		return 0;
-	}
-	ok = git_odb_read_header(&len, &type, odb, target) == 0 &&
-	     (type == GIT_OBJECT_COMMIT || type == GIT_OBJECT_TAG) && len <= RS_REF_OBJECT_MAX;
-	git_error_clear();
-	git_odb_free(odb);
-	return ok;
-}
-
 /* The commits planned so far, each once. */
 struct planned {
 	git_oid *commits;
@@ -828,38 +831,33 @@ static int plan_commit(struct planner *pl, const git_oid *target, const char *na
 		       struct planned *seen, int *added)
 {
 	struct rs_buf label = RS_BUF_INIT;
-	git_object *obj = NULL, *commit = NULL;
+	git_oid commit;
 	char hex[GIT_OID_HEXSZ + 1];
 	int err = 0;
 
 	*added = 0;
 	/*
-	 * Only a commit or a tag is looked up: a ref may name a blob of any
-	 * size (a tag of a 1 GB file), which git_object_lookup would read whole.
+	 * Peeled through the cap: a ref may name a blob of any size, or a tag
+	 * (of a tag) of one, which git_object_peel would read whole.
 	 */
-	if (!ref_names_commit(pl->r, target))
-		goto out;
-	if (git_object_lookup(&obj, pl->r->git, target, GIT_OBJECT_ANY) < 0 ||
-	    git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
-		git_error_clear();
+	if (rs_repo_peel_commit(&commit, pl->r->git, target) != 0) {
+		rs_error_clear(); /* no commit: no runs */
 		goto out;
 	}
 	for (size_t i = 0; i < seen->n; i++)
-		if (git_oid_equal(&seen->commits[i], git_object_id(commit)))
+		if (git_oid_equal(&seen->commits[i], &commit))
 			goto out;
 	if (rs_array_grow((void **)&seen->commits, &seen->alloc, seen->n + 1, sizeof(git_oid), 16)) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	git_oid_cpy(&seen->commits[seen->n++], git_object_id(commit));
+	git_oid_cpy(&seen->commits[seen->n++], &commit);
 	*added = 1;
-	git_oid_tostr(hex, sizeof(hex), git_object_id(commit));
+	git_oid_tostr(hex, sizeof(hex), &commit);
 	err = ref_label(&label, name, remote);
 	if (!err)
 		err = plan_rev(pl, hex, label.ptr);
 out:
-	git_object_free(commit);
-	git_object_free(obj);
 	rs_buf_release(&label);
 	return err;
 }
@@ -885,17 +883,13 @@ static int plan_refs(struct planner *pl, const struct rs_git_refs *remote)
 		goto out;
 	}
 	while (!err && git_reference_next(&ref, it) == 0) {
-		git_object *target = NULL;
-
-		if (is_kept_ref(git_reference_name(ref)) && git_reference_type(ref) == GIT_REFERENCE_DIRECT &&
-		    ref_names_commit(pl->r, git_reference_target(ref)) &&
-		    git_reference_peel(&target, ref, GIT_OBJECT_ANY) == 0) {
-			err = plan_commit(pl, git_object_id(target), git_reference_name(ref), NULL, &seen,
+		/* plan_commit peels the target through the cap (not git_reference_peel) */
+		if (is_kept_ref(git_reference_name(ref)) && git_reference_type(ref) == GIT_REFERENCE_DIRECT) {
+			err = plan_commit(pl, git_reference_target(ref), git_reference_name(ref), NULL, &seen,
 					  &added);
 			plan->local_refs += added;
 		}
 		git_error_clear();
-		git_object_free(target);
 		git_reference_free(ref);
 	}
 out:
@@ -917,6 +911,12 @@ int rs_retention_plan_make(struct rs_repo *r, time_t now, int only_head,
 	pl.plan = plan;
 	pl.judged = judged;
 	pl.seed = rs_intern_mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&pl);
+	pl.promised_min = rs_git_promised_min_size(r->git);
+	if (pl.promised_min && git_repository_odb(&pl.odb, r->git) < 0) {
+		/* without the odb every size is read (and fetched) as in a full clone */
+		git_error_clear();
+		pl.odb = NULL;
+	}
 	if (only_head) {
 		err = plan_rev(&pl, NULL, "HEAD");
 		plan->local_refs = 1;

@@ -14,7 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <git2/sys/repository.h>
+
 #include "git/commit.h"
+#include "runs/branchmap.h"
 #include "runs/run_internal.h"
 #include "git/unpushed.h"
 #include "results/error.h"
@@ -285,9 +288,9 @@ static int choose_id(struct rs_run *run, struct rs_repo *repo)
 	return err;
 }
 
-/* Index shard with this run appended, and the README around it. */
+/* Index shard with this run appended, the branch map's files, and the README around it. */
 static int render_index(struct rs_run *run, struct rs_repo *repo, struct rs_buf *shard_path,
-			struct rs_buf *shard, struct rs_buf *readme)
+			struct rs_buf *shard, struct rs_branchmap_files *map, struct rs_buf *readme)
 {
 	struct rs_runindex idx;
 	struct rs_run_entry e;
@@ -310,6 +313,14 @@ static int render_index(struct rs_run *run, struct rs_repo *repo, struct rs_buf 
 	err = rs_run_entry_to_line(shard, &e);
 	if (err)
 		goto out;
+	/*
+	 * Best effort: when the map cannot be brought up to date (a shard
+	 * missing from a partial clone offline), it is left as it is, still
+	 * true of the runs it covers, and readers read what came after those
+	 * in full (runs/branchmap.h). The run is recorded all the same.
+	 */
+	if (rs_branchmap_record(map, repo, &e, shard_path->ptr) != 0)
+		rs_error_clear();
 	/* The README needs only the latest runs: a bounded load. */
 	err = rs_runindex_load(&idx, repo, NULL, RS_RUN_README_ROWS);
 	if (err)
@@ -357,13 +368,13 @@ static int place_objects(struct rs_run *run, struct rs_repo *repo)
 	return err;
 }
 
-/* Do the committed attributes (the index's) send `path` through Git LFS? */
+/* Do the committed attributes (HEAD's) send `path` through Git LFS? */
 static int attr_is_lfs(struct rs_repo *repo, const char *path)
 {
 	const char *v = NULL;
 
-	if (git_attr_get(&v, repo->git, GIT_ATTR_CHECK_INDEX_ONLY | GIT_ATTR_CHECK_NO_SYSTEM,
-			 path, "filter") < 0) {
+	if (git_attr_get(&v, repo->git, GIT_ATTR_CHECK_INDEX_ONLY | GIT_ATTR_CHECK_NO_SYSTEM |
+			 GIT_ATTR_CHECK_INCLUDE_HEAD, path, "filter") < 0) {
 		git_error_clear();
 		return 0;
 	}
@@ -417,6 +428,30 @@ static int render_attributes(struct rs_buf *out, const struct rs_run *run,
 	return err;
 }
 
+/*
+ * render_attributes with the attributes read from HEAD's tree alone:
+ * libgit2 reads .gitattributes from the index only after loading the
+ * whole index (300,000 entries at 100,000 runs, more than the rest of an
+ * add), so the repository is given an empty in-memory index for the
+ * look-ups and its own back (loaded again when next needed) after them.
+ */
+static int render_attributes_committed(struct rs_buf *out, const struct rs_run *run,
+				       struct rs_repo *repo)
+{
+	git_index *empty = NULL;
+	int err;
+
+	if (git_index_new(&empty) < 0 || git_repository_set_index(repo->git, empty) < 0) {
+		git_index_free(empty);
+		return rs_error_set(RS_EGENERIC, "cannot make an empty index");
+	}
+	err = render_attributes(out, run, repo);
+	/* cannot fail with NULL (nothing to take a reference to) */
+	(void)git_repository_set_index(repo->git, NULL);
+	git_index_free(empty);
+	return err;
+}
+
 /* "<folder>/<leaf>" for each file of the run, then run.json and summary.md. */
 static int folder_paths(char **names, const struct rs_run *run)
 {
@@ -456,6 +491,7 @@ static void set_file(struct rs_commit_file *cf, const char *path, const struct r
 /* What rs_run_record commits besides the run's own files. */
 struct rendered {
 	struct rs_buf runjson, md, shard_path, shard, readme, msg, attrs, attrs_path;
+	struct rs_branchmap_files map;
 };
 
 static void rendered_release(struct rendered *r)
@@ -468,6 +504,7 @@ static void rendered_release(struct rendered *r)
 	rs_buf_release(&r->msg);
 	rs_buf_release(&r->attrs);
 	rs_buf_release(&r->attrs_path);
+	rs_branchmap_files_release(&r->map);
 }
 
 /* Choose the id and render every committed file that is not the run's own. */
@@ -484,10 +521,10 @@ static int render_all(struct rs_run *run, struct rs_repo *repo, struct rendered 
 	err = rs_run_render_markdown(&r->md, run);
 	if (err)
 		return err;
-	err = render_index(run, repo, &r->shard_path, &r->shard, &r->readme);
+	err = render_index(run, repo, &r->shard_path, &r->shard, &r->map, &r->readme);
 	if (err)
 		return err;
-	err = render_attributes(&r->attrs, run, repo);
+	err = render_attributes_committed(&r->attrs, run, repo);
 	if (err)
 		return err;
 	if (r->attrs.len) {
@@ -538,7 +575,7 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 	err = render_all(run, repo, &r);
 	if (err)
 		goto out;
-	cf = calloc(run->nfiles + 5, sizeof(*cf));
+	cf = calloc(run->nfiles + 5 + r.map.count, sizeof(*cf));
 	names = calloc(run->nfiles + 2, sizeof(*names));
 	if (!cf || !names) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
@@ -553,6 +590,8 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 	set_file(&cf[n++], names[run->nfiles + 1], &r.md);
 	set_file(&cf[n++], r.shard_path.ptr, &r.shard);
 	set_file(&cf[n++], "README.md", &r.readme);
+	for (size_t i = 0; i < r.map.count; i++)
+		set_file(&cf[n++], r.map.files[i].path.ptr, &r.map.files[i].text);
 	if (r.attrs.len)
 		set_file(&cf[n++], r.attrs_path.ptr, &r.attrs);
 	memset(&opts, 0, sizeof(opts));

@@ -17,8 +17,11 @@
  * order within a shard, which is recording order). The sort is a stable
  * insertion of each new batch, so loading N shards costs O(N log N).
  */
+#include "git/gitremote.h"
 #include "git/repo.h"
 #include "runs/runindex.h"
+#include "runs/runindex_internal.h"
+#include "runs/branchmap.h"
 
 #include <ctype.h>
 #include <stddef.h>
@@ -387,11 +390,8 @@ static int is_shard_name(const char *n)
 	return 1;
 }
 
-/*
- * The index/ folder of the tree of `rev` (NULL: HEAD) into `*sub`; NULL
- * (and 0) when there is none: an unborn HEAD, or no index/ folder.
- */
-static int index_tree(git_tree **sub, git_repository *repo, const char *rev)
+/* runindex_internal.h */
+int rs_runindex_tree(git_tree **sub, git_repository *repo, const char *rev)
 {
 	git_object *treeish = NULL;
 	git_tree *tree = NULL;
@@ -426,24 +426,8 @@ out:
 	return err;
 }
 
-/*
- * One shard of index/: a month's first shard "YYYY-MM.jsonl" (seq 1) or
- * one of its further shards "YYYY-MM/NNNN.jsonl" (seq NNNN >= 2).
- */
-struct shard_ref {
-	char month[8];   /* "YYYY-MM" */
-	unsigned seq;
-	git_oid oid;
-};
-
-struct shard_list {
-	struct shard_ref *refs;
-	size_t count;
-	size_t alloc;
-};
-
 /* "YYYY-MM" at the start of `n`. */
-static int is_month(const char *n)
+int rs_runindex_is_month(const char *n)
 {
 	for (int i = 0; i < 7; i++)
 		if (i == 4 ? n[i] != '-' : !isdigit((unsigned char)n[i]))
@@ -466,7 +450,7 @@ static unsigned further_shard_seq(const char *n)
 	return seq >= 2 ? seq : 0;
 }
 
-static int push_ref(struct shard_list *l, const char *month, unsigned seq, const git_oid *oid)
+static int push_ref(struct rs_shard_list *l, const char *month, unsigned seq, const git_oid *oid)
 {
 	int err = rs_array_grow(&l->refs, &l->alloc, l->count + 1, sizeof(*l->refs), 64);
 
@@ -483,7 +467,7 @@ static int push_ref(struct shard_list *l, const char *month, unsigned seq, const
 /* Newest first: later month, then higher number. */
 static int cmp_refs_desc(const void *a, const void *b)
 {
-	const struct shard_ref *x = a, *y = b;
+	const struct rs_shard_ref *x = a, *y = b;
 	int c = strcmp(y->month, x->month);
 
 	if (c)
@@ -492,7 +476,7 @@ static int cmp_refs_desc(const void *a, const void *b)
 }
 
 /* The further shards of month folder `e` (a tree entry of index/) into `l`. */
-static int list_month_folder(struct shard_list *l, git_repository *repo, const git_tree_entry *e)
+static int list_month_folder(struct rs_shard_list *l, git_repository *repo, const git_tree_entry *e)
 {
 	git_tree *t = NULL;
 	int err = 0;
@@ -511,12 +495,8 @@ static int list_month_folder(struct shard_list *l, git_repository *repo, const g
 	return err;
 }
 
-/*
- * Every shard of index/ `sub` (both layouts: docs/run-format.md), newest
- * first. `month` non-NULL: only that month's. Names that are neither are
- * ignored. `l` is the caller's (free l->refs).
- */
-static int list_shards(struct shard_list *l, git_repository *repo, git_tree *sub, const char *month)
+/* runindex_internal.h */
+int rs_runindex_list_shards(struct rs_shard_list *l, git_repository *repo, git_tree *sub, const char *month)
 {
 	int err = 0;
 
@@ -528,7 +508,7 @@ static int list_shards(struct shard_list *l, git_repository *repo, git_tree *sub
 			continue;
 		if (git_tree_entry_type(e) == GIT_OBJECT_BLOB && is_shard_name(n))
 			err = push_ref(l, n, 1, git_tree_entry_id(e));
-		else if (git_tree_entry_type(e) == GIT_OBJECT_TREE && strlen(n) == 7 && is_month(n))
+		else if (git_tree_entry_type(e) == GIT_OBJECT_TREE && strlen(n) == 7 && rs_runindex_is_month(n))
 			err = list_month_folder(l, repo, e);
 	}
 	if (!err && l->count > 1)
@@ -536,8 +516,8 @@ static int list_shards(struct shard_list *l, git_repository *repo, git_tree *sub
 	return err;
 }
 
-/* "index/YYYY-MM.jsonl" or "index/YYYY-MM/NNNN.jsonl" of `ref`. */
-static int ref_path(struct rs_buf *out, const struct shard_ref *ref)
+/* runindex_internal.h */
+int rs_runindex_ref_path(struct rs_buf *out, const struct rs_shard_ref *ref)
 {
 	if (ref->seq == 1)
 		return rs_buf_printf(out, "index/%s.jsonl", ref->month);
@@ -562,14 +542,51 @@ static size_t count_lines(const char *text, size_t len)
 	return n;
 }
 
-static int read_ref(git_blob **blob, git_repository *repo, const struct shard_ref *ref,
+/* runindex_internal.h */
+int rs_runindex_read_shard(git_blob **blob, git_repository *repo, const struct rs_shard_ref *ref,
 		    struct rs_buf *label)
 {
-	int err = ref_path(label, ref);
+	int err = rs_runindex_ref_path(label, ref);
 
 	if (err)
 		return err;
 	return rs_repo_blob_capped(blob, repo, &ref->oid, RS_RUNINDEX_MAX_SHARD, label->ptr);
+}
+
+/*
+ * In a partial clone whose work tree leaves index/ out (`results clone`),
+ * bring the shards l->refs[js[0..count)] that it lacks in one git call
+ * (rs_git_fetch_promised_many), before they are read one by one.
+ * RS_ERETRY when git cannot fetch them (offline).
+ */
+static int prefetch_shards(git_repository *repo, const struct rs_shard_list *l,
+			   const size_t *js, size_t count)
+{
+	struct rs_buf *paths = calloc(count + 1, sizeof(*paths));
+	const char **names = calloc(count + 1, sizeof(*names));
+	git_oid *ids = calloc(count + 1, sizeof(*ids));
+	size_t n = 0;
+	int err = 0;
+
+	if (!paths || !names || !ids) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < count && !err; i++, n++) {
+		rs_buf_init(&paths[n], 0);
+		err = rs_runindex_ref_path(&paths[n], &l->refs[js[i]]);
+		names[n] = paths[n].ptr;
+		git_oid_cpy(&ids[n], &l->refs[js[i]].oid);
+	}
+	if (!err)
+		err = rs_git_fetch_promised_many(repo, ids, names, n, NULL);
+out:
+	for (size_t i = 0; paths && i < n; i++)
+		rs_buf_release(&paths[i]);
+	free(paths);
+	free(names);
+	free(ids);
+	return err;
 }
 
 /* The runs of runs[from..count) that `w` counts; `*hb` is set from the first block when asked. */
@@ -599,13 +616,25 @@ static size_t count_window(const struct rs_runindex *idx, size_t from,
 	return n;
 }
 
+/* The runs one shard added to the index being loaded: runs[start..end), from l.refs[ref]. */
+struct block {
+	size_t start, end, ref;
+};
+
+/* Oldest shard first: the higher index in the newest-first list. */
+static int cmp_blocks_oldest(const void *a, const void *b)
+{
+	const struct block *x = a, *y = b;
+
+	return x->ref < y->ref ? 1 : x->ref > y->ref ? -1 : 0;
+}
+
 /*
- * Put the blocks of runs (one per shard, loaded newest shard first from
- * runs[base..count), block k starting at starts[k]) back in shard order,
- * oldest first, so that the stable sort keeps recording order between
- * runs of the same second.
+ * Put the blocks of runs (one per shard, loaded into runs[base..count) in
+ * the order they were read) back in shard order, oldest first, so that
+ * the stable sort keeps recording order between runs of the same second.
  */
-static int blocks_oldest_first(struct rs_runindex *idx, size_t base, const size_t *starts,
+static int blocks_oldest_first(struct rs_runindex *idx, size_t base, struct block *blocks,
 			       size_t nb)
 {
 	struct rs_run_entry *tmp;
@@ -616,60 +645,246 @@ static int blocks_oldest_first(struct rs_runindex *idx, size_t base, const size_
 	tmp = malloc((idx->count - base) * sizeof(*tmp));
 	if (!tmp)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	for (size_t b = nb; b-- > 0;) {
-		size_t end = b + 1 < nb ? starts[b + 1] : idx->count;
-
-		memcpy(tmp + k, idx->runs + starts[b], (end - starts[b]) * sizeof(*tmp));
-		k += end - starts[b];
+	qsort(blocks, nb, sizeof(*blocks), cmp_blocks_oldest);
+	for (size_t b = 0; b < nb; b++) {
+		memcpy(tmp + k, idx->runs + blocks[b].start,
+		       (blocks[b].end - blocks[b].start) * sizeof(*tmp));
+		k += blocks[b].end - blocks[b].start;
 	}
 	memcpy(idx->runs + base, tmp, k * sizeof(*tmp));
 	free(tmp);
 	return 0;
 }
 
+/* A bounded load in progress (rs_runindex_load_window). */
+struct loader {
+	struct rs_runindex *idx;
+	git_repository *git;
+	const struct rs_runindex_window *w;
+	struct rs_shard_list l;
+	struct block *blocks; /* one per shard read, in reading order */
+	size_t nb;
+	char *read;           /* read[j]: l.refs[j] was read */
+	size_t held;          /* runs the window counts */
+	const char *hb;       /* the branch counted (NULL: any) */
+	struct rs_buf label;
+	size_t fetched;       /* l.refs[..fetched) were asked for ahead of need */
+	size_t chunk;         /* how many to ask for next */
+};
+
+/*
+ * A partial clone fetches the shards it will read in few calls: enough
+ * for the window first (a shard holds up to RS_RUNINDEX_SHARD_RUNS runs),
+ * then, if the window is not full yet (a branch with few runs), all the
+ * others; the shards the branch map names, in one call of their own.
+ * Each `git fetch` costs the remote a pack of its own, so growing batches
+ * (2, 8, 32...: six calls at 822 shards) cost several times one. Ahead of
+ * need, so never an error: offline, the shards the window does read are
+ * asked for one by one, and the first one missing is named (the clone
+ * may hold them all). Nothing happens outside a partial clone.
+ */
+static void prefetch_list(struct loader *ld, const size_t *js, size_t n)
+{
+	if (n && prefetch_shards(ld->git, &ld->l, js, n)) {
+		rs_error_clear();
+		ld->fetched = ld->l.count; /* offline: no more batches */
+	}
+}
+
+static void prefetch_from(struct loader *ld, size_t j)
+{
+	size_t to, n = 0, *js;
+
+	if (j < ld->fetched)
+		return;
+	to = ld->l.count - j > ld->chunk ? j + ld->chunk : ld->l.count;
+	ld->chunk = ld->l.count;
+	js = calloc(to - j + 1, sizeof(*js));
+	if (!js)
+		return; /* read one by one */
+	for (size_t k = j; k < to; k++)
+		if (!ld->read[k])
+			js[n++] = k;
+	ld->fetched = to;
+	prefetch_list(ld, js, n);
+	free(js);
+}
+
+static int loader_full(const struct loader *ld)
+{
+	return ld->w->runs && ld->held >= ld->w->runs;
+}
+
+/* Read shard l.refs[j] into the index. */
+static int load_shard(struct loader *ld, size_t j)
+{
+	git_blob *blob = NULL;
+	struct block *b = &ld->blocks[ld->nb];
+	int err;
+
+	b->start = ld->idx->count;
+	b->ref = j;
+	rs_buf_clear(&ld->label);
+	err = rs_runindex_read_shard(&blob, ld->git, &ld->l.refs[j], &ld->label);
+	if (!err)
+		err = parse_shard_unsorted(ld->idx, git_blob_rawcontent(blob),
+					   (size_t)git_blob_rawsize(blob), ld->label.ptr);
+	git_blob_free(blob);
+	b->end = ld->idx->count;
+	ld->nb++;
+	ld->read[j] = 1;
+	if (err)
+		return err;
+	ld->held += count_window(ld->idx, b->start, ld->w, &ld->hb);
+	return 0;
+}
+
+/* Whether the last block read holds the run `id`. */
+static int last_block_has(const struct loader *ld, const char *id)
+{
+	const struct block *b = &ld->blocks[ld->nb - 1];
+
+	for (size_t i = b->start; i < b->end; i++)
+		if (!strcmp(ld->idx->runs[i].id, id))
+			return 1;
+	return 0;
+}
+
+/* The index in l.refs of shard (month, seq), or l.count. */
+static size_t find_ref(const struct rs_shard_list *l, const char *month, unsigned seq)
+{
+	size_t lo = 0, hi = l->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(l->refs[mid].month, month);
+
+		if (c == 0 && l->refs[mid].seq == seq)
+			return mid;
+		if (c > 0 || (c == 0 && l->refs[mid].seq > seq))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return l->count;
+}
+
+/*
+ * The rest of a window of one branch, once the shards down to the run the
+ * branch map covers were read (branchmap.h): the shards the map lists for
+ * the branch, newest first, skipping those read. When the map lists fewer
+ * runs than it may hold, the branch has no others and nothing more is
+ * read; when it lists its newest runs only ("more"), the shards older than
+ * the last listed are read one by one, as without a map. `*next` is where
+ * the one-by-one reading goes on (l.count: nowhere).
+ */
+static int load_mapped(struct loader *ld, git_tree *sub, size_t *next)
+{
+	struct rs_branch_entry e;
+	int err, found;
+
+	err = rs_branchmap_lookup(&e, &found, ld->git, sub, ld->hb);
+	if (err || !found) {
+		*next = ld->l.count; /* no run of it up to the covered one */
+		return err;
+	}
+	if (ld->fetched < ld->l.count) {
+		size_t *js = calloc(e.count + 1, sizeof(*js)), n = 0;
+
+		for (size_t i = 0; js && i < e.count; i++) {
+			size_t j = find_ref(&ld->l, e.shards[i].month, e.shards[i].seq);
+
+			if (j < ld->l.count && !ld->read[j])
+				js[n++] = j;
+		}
+		if (js)
+			prefetch_list(ld, js, n);
+		free(js);
+	}
+	for (size_t i = 0; i < e.count && !err && !loader_full(ld); i++) {
+		size_t j = find_ref(&ld->l, e.shards[i].month, e.shards[i].seq);
+
+		if (j == ld->l.count) {
+			/* a shard the map names is not there: read as without a map */
+			e.more = 1;
+			break;
+		}
+		*next = j + 1;
+		if (!ld->read[j])
+			err = load_shard(ld, j);
+	}
+	if (!e.more)
+		*next = ld->l.count;
+	rs_branch_entry_release(&e);
+	return err;
+}
+
 int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const char *rev,
 			    const struct rs_runindex_window *w)
 {
+	struct loader ld = { .idx = idx, .git = r->git, .w = w, .hb = w->branch };
+	struct rs_buf covered = RS_BUF_INIT;
 	git_tree *sub = NULL;
-	struct shard_list l = { NULL, 0, 0 };
-	struct rs_buf label = RS_BUF_INIT;
-	size_t *starts = NULL, held = 0, nb = 0, base = idx->count;
-	const char *hb = w->branch;
-	int err;
+	size_t base = idx->count, next = 0;
+	int err, use_map;
 
-	err = index_tree(&sub, r->git, rev);
+	rs_buf_init(&ld.label, 0);
+	err = rs_runindex_tree(&sub, r->git, rev);
 	if (err || !sub)
 		goto out;
-	err = list_shards(&l, r->git, sub, NULL);
-	if (err || !l.count)
+	err = rs_runindex_list_shards(&ld.l, r->git, sub, NULL);
+	if (err || !ld.l.count)
 		goto out;
-	starts = calloc(l.count, sizeof(*starts));
-	if (!starts) {
+	ld.blocks = calloc(ld.l.count, sizeof(*ld.blocks));
+	ld.read = calloc(ld.l.count, 1);
+	if (!ld.blocks || !ld.read) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	/* Newest shard first, so that a bounded load stops early. */
-	for (; nb < l.count && (!w->runs || held < w->runs); nb++) {
-		git_blob *blob = NULL;
-
-		starts[nb] = idx->count;
-		rs_buf_clear(&label);
-		err = read_ref(&blob, r->git, &l.refs[nb], &label);
-		if (!err)
-			err = parse_shard_unsorted(idx, git_blob_rawcontent(blob),
-						   (size_t)git_blob_rawsize(blob), label.ptr);
-		git_blob_free(blob);
+	/* The branch map serves a bounded load of one branch (branchmap.h). */
+	use_map = w->runs && (w->branch || w->newest_branch);
+	if (use_map) {
+		err = rs_branchmap_covered(&covered, r->git, sub);
+		if (err == RS_ENOTFOUND) {
+			rs_error_clear(); /* an older repository: no map, every shard as before */
+			err = 0;
+			use_map = 0;
+		}
 		if (err)
 			goto out;
-		held += count_window(idx, starts[nb], w, &hb);
 	}
-	err = blocks_oldest_first(idx, base, starts, nb);
+	/*
+	 * Newest shard first, so that a bounded load stops early; with the
+	 * map, down to the shard of the run it covers (the first, unless an
+	 * older results recorded runs since), then the branch's shards.
+	 */
+	ld.chunk = w->runs ? w->runs / RS_RUNINDEX_SHARD_RUNS + 2 : ld.l.count;
+	while (next < ld.l.count && !loader_full(&ld)) {
+		if (ld.read[next]) {
+			next++;
+			continue;
+		}
+		prefetch_from(&ld, next);
+		err = load_shard(&ld, next++);
+		if (err)
+			goto out;
+		if (use_map && last_block_has(&ld, covered.ptr)) {
+			use_map = 0;
+			if (ld.hb && *ld.hb && !loader_full(&ld))
+				err = load_mapped(&ld, sub, &next);
+			if (err)
+				goto out;
+		}
+	}
+	err = blocks_oldest_first(idx, base, ld.blocks, ld.nb);
 	if (!err)
 		err = sort_tail(idx, 0);
 out:
-	free(starts);
-	free(l.refs);
-	rs_buf_release(&label);
+	free(ld.blocks);
+	free(ld.read);
+	free(ld.l.refs);
+	rs_buf_release(&ld.label);
+	rs_buf_release(&covered);
 	git_tree_free(sub);
 	return err;
 }
@@ -687,8 +902,8 @@ int rs_runindex_append_shard(struct rs_buf *path, struct rs_buf *text, struct rs
 {
 	git_tree *sub = NULL;
 	git_blob *blob = NULL;
-	struct shard_list l = { NULL, 0, 0 };
-	struct shard_ref next;
+	struct rs_shard_list l = { NULL, 0, 0 };
+	struct rs_shard_ref next;
 	int err;
 
 	err = rs_runindex_shard_path(path, recorded_at); /* checks recorded_at */
@@ -697,13 +912,13 @@ int rs_runindex_append_shard(struct rs_buf *path, struct rs_buf *text, struct rs
 	memcpy(next.month, recorded_at, 7);
 	next.month[7] = '\0';
 	next.seq = 1;
-	err = index_tree(&sub, r->git, NULL);
+	err = rs_runindex_tree(&sub, r->git, NULL);
 	if (!err && sub)
-		err = list_shards(&l, r->git, sub, next.month);
+		err = rs_runindex_list_shards(&l, r->git, sub, next.month);
 	if (err || !l.count)
 		goto out; /* the month's first shard, new */
 	rs_buf_clear(path);
-	err = read_ref(&blob, r->git, &l.refs[0], path);
+	err = rs_runindex_read_shard(&blob, r->git, &l.refs[0], path);
 	if (err)
 		goto out;
 	/* The last shard of a month while it has room (and at the last number), else a new one. */
@@ -714,7 +929,7 @@ int rs_runindex_append_shard(struct rs_buf *path, struct rs_buf *text, struct rs
 	}
 	next.seq = l.refs[0].seq + 1;
 	rs_buf_clear(path);
-	err = ref_path(path, &next);
+	err = rs_runindex_ref_path(path, &next);
 out:
 	git_blob_free(blob);
 	free(l.refs);

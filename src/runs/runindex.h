@@ -97,8 +97,12 @@ struct rs_runindex_window {
 /*
  * rs_runindex_load with a window: shards are read newest first (month,
  * then shard number) until `w` is met, so `check` and `trend` read the
- * shards their window needs, whatever the history holds. A branch with
- * fewer runs than the window reads every shard.
+ * shards their window needs, whatever the history holds. For the window
+ * of one branch, the branch map (runs/branchmap.h) names the shards
+ * holding its runs: the shards down to the run the map covers are read,
+ * then only those, so a branch with fewer runs than the window (the first
+ * run of a pull-request branch) does not read every shard. Without a map
+ * (a repository recorded before it), every shard is read then.
  */
 RS_MUST_CHECK
 int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *repo, const char *rev,

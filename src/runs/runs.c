@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "git/gitremote.h"
 #include "git/repo.h"
 #include "runs/run.h"
 #include "results/buf.h"
@@ -153,6 +154,43 @@ json_t *rs_run_entry_object(const struct rs_run_entry *e)
 	return o;
 }
 
+/* The index entry's id, commit, branch, trigger and date into `rec` (NULL stays NULL). */
+static int entry_identity(rs_runrec *rec, const struct rs_run_entry *e)
+{
+	char **to[] = { &rec->id, &rec->commit, &rec->branch, &rec->trigger, &rec->recorded_at };
+	const char *from[] = { e->id, e->commit, e->branch, e->trigger, e->recorded_at };
+
+	for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++) {
+		*to[i] = from[i] ? strdup(from[i]) : NULL;
+		if (from[i] && !*to[i])
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
+	return 0;
+}
+
+int rs_run_entry_record(rs_runrec **out, const struct rs_run_entry *e)
+{
+	rs_runrec *rec = calloc(1, sizeof(*rec));
+	int err;
+
+	if (!rec)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	rec->format = RS_RUNREC_FORMAT;
+	err = entry_identity(rec, e);
+	if (err)
+		goto out;
+	err = rs_runrec_metrics_from_json(&rec->metrics, e->metrics, "metrics");
+	if (err) {
+		err = rs_error_wrap(err, "run %s in the index", e->id);
+		goto out;
+	}
+	*out = rec;
+	rec = NULL;
+out:
+	rs_runrec_free(rec);
+	return err;
+}
+
 /* Wrap `json` (the reference is taken over, also on failure) as a record. */
 int rs_run_record_read(rs_runrec **out, json_t **json, struct rs_repo *repo, const char *rev,
 			const struct rs_run_entry *e)
@@ -168,9 +206,13 @@ int rs_run_record_read(rs_runrec **out, json_t **json, struct rs_repo *repo, con
 		goto out;
 	err = rs_repo_read_tree_file(repo, rev, path.ptr, RS_RUN_MAX_RUN_JSON, &text);
 	if (err) {
+		/* rs_error_set must not format from the slot it writes: save first */
+		struct rs_error_saved saved;
+
+		rs_error_save(&saved, err);
 		err = rs_error_set(err == RS_ENOTFOUND ? RS_ECORRUPT : err,
 				   "run %s is in the index but %s cannot be read: %s", e->id,
-				   path.ptr, rs_error_message());
+				   path.ptr, saved.message);
 		goto out;
 	}
 	/* One parse: the typed record checks it, the JSON serves readers not
@@ -232,6 +274,28 @@ out:
 	return err;
 }
 
+int rs_run_doc_from_entry(struct rs_run_doc **out, const struct rs_run_entry *e)
+{
+	struct rs_run_doc *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	err = rs_run_entry_record(&d->rec, e);
+	if (err)
+		goto out;
+	d->json = rs_run_entry_object(e);
+	if (!d->json) {
+		err = RS_EGENERIC; /* the message is set */
+		goto out;
+	}
+	*out = d;
+	d = NULL;
+out:
+	rs_run_doc_free(d);
+	return err;
+}
+
 void rs_run_doc_free(struct rs_run_doc *doc)
 {
 	if (!doc)
@@ -273,5 +337,55 @@ int rs_run_entries_json(struct rs_buf *out, const struct rs_run_entry *const *ru
 out:
 	free(text);
 	json_decref(arr);
+	return err;
+}
+
+int rs_runs_prefetch(const struct rs_runs *runs, const struct rs_run_entry *const *entries,
+		     size_t n, const char *leaf)
+{
+	git_object *obj = NULL;
+	git_tree *tree = NULL;
+	git_oid *ids = NULL;
+	char **names = NULL;
+	size_t k = 0;
+	int err = 0;
+
+	if (n == 0)
+		return 0;
+	/* what the readers read: the file at HEAD (rs_run_record_read with rev NULL) */
+	if (git_revparse_single(&obj, runs->repo->git, "HEAD") < 0 ||
+	    git_object_peel((git_object **)&tree, obj, GIT_OBJECT_TREE) < 0) {
+		/* no HEAD: nothing committed to fetch, and the readers say so */
+		git_error_clear();
+		goto out;
+	}
+	ids = calloc(n, sizeof(*ids));
+	names = calloc(n, sizeof(*names));
+	if (!ids || !names) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rs_buf path = RS_BUF_INIT;
+
+		err = rs_buf_printf(&path, "%s/%s", entries[i]->path, leaf);
+		if (err)
+			goto out;
+		/* a run without the file is the reader's to report, with its own message */
+		if (rs_repo_tree_file_id(&ids[k], tree, path.ptr, "HEAD") == 0) {
+			names[k++] = rs_buf_detach(&path, NULL);
+		} else {
+			rs_error_clear();
+			rs_buf_release(&path);
+		}
+	}
+	err = rs_git_fetch_promised_many(runs->repo->git, ids, (const char *const *)names, k, NULL);
+out:
+	for (size_t i = 0; names && i < k; i++)
+		free(names[i]);
+	free(names);
+	free(ids);
+	git_tree_free(tree);
+	git_object_free(obj);
 	return err;
 }

@@ -46,6 +46,23 @@ RS_MUST_CHECK int rs_run_record_read(rs_runrec **out, json_t **json, struct rs_r
 				     const char *rev, const struct rs_run_entry *e);
 
 /*
+ * An index entry as a partial run record, for analysis that reads index
+ * lines where it needs no more than they hold (trend and find over a long
+ * history): id, commit, branch, trigger, recorded_at and the metrics
+ * (which carry every numeric stat: analysis reads the workload from them
+ * when a record has no stats); no summary, no session, no stats, no
+ * files. The caller's record (rs_runrec_free); RS_EGENERIC out of memory.
+ */
+RS_MUST_CHECK int rs_run_entry_record(rs_runrec **out, const struct rs_run_entry *e);
+
+/*
+ * An index entry as a run document: its JSON (rs_run_entry_object) and
+ * its partial record (rs_run_entry_record), for the pages and trends that
+ * read the index for older runs. The caller's (rs_run_doc_free).
+ */
+RS_MUST_CHECK int rs_run_doc_from_entry(struct rs_run_doc **out, const struct rs_run_entry *e);
+
+/*
  * An index entry as a JSON object shaped like run.json (id, commit,
  * branch, trigger, recorded_at, path, metrics); the caller's reference,
  * NULL (message set) out of memory.

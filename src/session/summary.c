@@ -547,21 +547,18 @@ static int b64_val(char c)
 	return p ? (int)(p - b64) : -1;
 }
 
-int rs_summary_ran(const json_t *summary, const char *function, const char *file)
+int rs_summary_ran_in(const char *ran, const char *function, const char *file)
 {
-	const json_t *ran = json_object_get(summary, "ran");
-	const char *t;
 	uint32_t want;
 	size_t lo = 0, hi;
 
-	if (!json_is_string(ran) || !function || !file)
+	if (!ran || !function || !file)
 		return -1;
-	t = json_string_value(ran);
-	hi = json_string_length(ran) / 4;
+	hi = strlen(ran) / 4;
 	want = rs_summary_name_hash(function, file);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const char *q = t + mid * 4;
+		const char *q = ran + mid * 4;
 		int a = b64_val(q[0]), b = b64_val(q[1]), c = b64_val(q[2]), d = b64_val(q[3]);
 		uint32_t v;
 
@@ -576,6 +573,13 @@ int rs_summary_ran(const json_t *summary, const char *function, const char *file
 			hi = mid;
 	}
 	return 0;
+}
+
+int rs_summary_ran(const json_t *summary, const char *function, const char *file)
+{
+	const json_t *ran = json_object_get(summary, "ran");
+
+	return json_is_string(ran) ? rs_summary_ran_in(json_string_value(ran), function, file) : -1;
 }
 
 /* One row of "more_functions", its file added to the file table if new. */

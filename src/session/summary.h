@@ -118,6 +118,9 @@ uint32_t rs_summary_name_hash(const char *function, const char *file);
  */
 int rs_summary_ran(const json_t *summary, const char *function, const char *file);
 
+/* The same over the text of "ran" (NUL-terminated; NULL: none, -1). */
+int rs_summary_ran_in(const char *ran, const char *function, const char *file);
+
 /* Free the summary and its parser. NULL is a no-op. */
 void rs_summary_free(struct rs_summary *s);
 

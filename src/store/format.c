@@ -27,6 +27,10 @@ int rs_pack_header_check(const unsigned char *p, size_t n)
 {
 	if (n < RS_PACK_HEADER_SIZE || memcmp(p, RS_PACK_MAGIC, 8) != 0)
 		return rs_error_set(RS_ECORRUPT, "not a pack file");
+	/* 0 is below the first version: no results wrote it (docs/hacking.md, "Which code") */
+	if (rs_get_le32(p + 8) < RS_FORMAT_VERSION)
+		return rs_error_set(RS_ECORRUPT, "pack version %u is older than any results wrote: "
+				    "the pack is damaged", rs_get_le32(p + 8));
 	if (rs_get_le32(p + 8) != RS_FORMAT_VERSION)
 		return rs_error_set(RS_ENEWER, "pack version %u is not supported (this build reads %u): "
 				    "upgrade results", rs_get_le32(p + 8), RS_FORMAT_VERSION);
@@ -232,7 +236,8 @@ int rs_transform_known(uint32_t transform)
  * A version this build does not read. A later version is written whole,
  * with a valid trailer (every version keeps the SHA-256 trailer): then
  * the user should upgrade. A flipped bit in the version field fails the
- * checksum: that is damage, not a newer writer.
+ * checksum: that is damage, not a newer writer; so is a version below the
+ * first (0), which no results wrote.
  */
 static int other_version(const unsigned char *p, size_t len, const char *what)
 {
@@ -241,15 +246,18 @@ static int other_version(const unsigned char *p, size_t len, const char *what)
 	rs_sha256(&sum, p, len - RS_ID_RAWSZ);
 	if (memcmp(sum.id, p + len - RS_ID_RAWSZ, RS_ID_RAWSZ) != 0)
 		return rs_error_set(RS_ECORRUPT, "%s fails its checksum", what);
+	if (rs_get_le32(p + 8) < RS_FORMAT_VERSION)
+		return rs_error_set(RS_ECORRUPT, "%s version %u is older than any results wrote: "
+				    "the file is damaged", what, rs_get_le32(p + 8));
 	return rs_error_set(RS_ENEWER, "%s version %u is not supported (this build reads %u): "
 			    "upgrade results", what, rs_get_le32(p + 8), RS_FORMAT_VERSION);
 }
 
-static int check_codec_lengths(uint8_t codec, uint32_t raw_len, uint32_t stored_len)
+int rs_chunk_lengths_check(uint8_t codec, uint32_t raw_len, uint32_t stored_len)
 {
 	if (codec != RS_CODEC_STORED && codec != RS_CODEC_ZSTD)
 		return rs_error_set(RS_ECORRUPT, "unknown chunk codec %u", codec);
-	if (raw_len == 0 || raw_len > RS_CHUNK_LIMIT || stored_len > RS_CHUNK_LIMIT + (RS_CHUNK_LIMIT >> 7) ||
+	if (raw_len == 0 || raw_len > RS_CHUNK_LIMIT || stored_len > RS_STORED_LIMIT ||
 	    (codec == RS_CODEC_STORED && stored_len != raw_len))
 		return rs_error_set(RS_ECORRUPT, "impossible chunk lengths %u/%u", raw_len, stored_len);
 	return 0;
@@ -265,7 +273,7 @@ static int check_ref(const struct rs_chunk_ref *r, const unsigned char *reserved
 {
 	int err;
 
-	err = check_codec_lengths(r->codec, r->raw_len, r->stored_len);
+	err = rs_chunk_lengths_check(r->codec, r->raw_len, r->stored_len);
 	if (err)
 		return err;
 	err = check_offset(r->offset, r->stored_len);

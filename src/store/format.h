@@ -47,6 +47,8 @@
 
 /* A reader refuses chunks larger than this: it bounds its memory. */
 #define RS_CHUNK_LIMIT (64u * 1024 * 1024)
+/* And stored bytes beyond this (zstd's worst case for RS_CHUNK_LIMIT is below it). */
+#define RS_STORED_LIMIT (RS_CHUNK_LIMIT + (RS_CHUNK_LIMIT >> 7))
 /* And manifests with more entries than this (a 64 GiB object at 4 KiB chunks). */
 #define RS_MANIFEST_MAX_CHUNKS (16u * 1024 * 1024)
 #define RS_IDX_MAX_ENTRIES (16u * 1024 * 1024)
@@ -109,6 +111,16 @@ void rs_pack_header(unsigned char out[RS_PACK_HEADER_SIZE]);
 /* Entry header (48 bytes) for a chunk of `ref`. */
 void rs_pack_entry_header(unsigned char out[RS_PACK_ENTRY_HEADER_SIZE],
 			  const struct rs_chunk_ref *ref);
+
+/*
+ * The lengths and codec every chunk's description must have, wherever it
+ * is read (an .idx entry, a manifest reference, a pack entry walked):
+ * codec 0 or 1, a raw length of 1 to RS_CHUNK_LIMIT bytes, a stored
+ * length of at most RS_STORED_LIMIT, equal to the raw one for codec 0.
+ * 0, or RS_ECORRUPT ("unknown chunk codec", "impossible chunk lengths").
+ */
+RS_MUST_CHECK
+int rs_chunk_lengths_check(uint8_t codec, uint32_t raw_len, uint32_t stored_len);
 
 /*
  * Check an entry read at ref->offset: `p` holds the 48-byte header and

@@ -356,7 +356,8 @@ static int read_chunk(struct rs_remote *remote, const struct rs_chunk_ref *ref,
 	*why = NULL;
 	rs_buf_init(&got, (size_t)want);
 	rs_buf_clear(raw);
-	if (ref->raw_len > RS_CHUNK_LIMIT || ref->stored_len > RS_CHUNK_LIMIT + 1024u) {
+	if (rs_chunk_lengths_check(ref->codec, ref->raw_len, ref->stored_len)) {
+		rs_error_clear(); /* said through *why */
 		*why = "has a length no valid chunk has";
 		err = RS_ECORRUPT;
 		goto out;
@@ -1030,10 +1031,9 @@ static int read_entry_header(struct rs_remote *remote, const struct rs_pack_stat
 	r->raw_len = rs_get_le32(h + 32);
 	r->stored_len = rs_get_le32(h + 36);
 	r->codec = h[40];
-	if (r->raw_len > RS_CHUNK_LIMIT || r->codec > RS_CODEC_ZSTD ||
-	    (r->codec == RS_CODEC_STORED && r->raw_len != r->stored_len))
-		return rs_error_set(RS_ECORRUPT, "pack '%s' has an invalid entry at offset %" PRIu64,
-				    key, off);
+	err = rs_chunk_lengths_check(r->codec, r->raw_len, r->stored_len);
+	if (err)
+		return rs_error_wrap(err, "pack '%s' has an invalid entry at offset %" PRIu64, key, off);
 	if (!rs_all_zero(h + 41, 7))
 		return rs_error_set(RS_ECORRUPT, "pack '%s' has reserved bytes set in the entry at "
 				    "offset %" PRIu64, key, off);

@@ -8,8 +8,9 @@ import json, os, random, subprocess, sys, time
 start, count, ref, t0 = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 def show(p):
     return subprocess.run(["git", "show", "%s:%s" % (ref, p)], check=True, capture_output=True).stdout.decode()
-tree = subprocess.run(["git", "ls-tree", "-r", "--name-only", ref, "index/"], check=True,
-                      capture_output=True).stdout.decode().split()
+tree = [p for p in subprocess.run(["git", "ls-tree", "-r", "--name-only", ref, "index/"], check=True,
+                                  capture_output=True).stdout.decode().split()
+        if not p.startswith("index/branches/")]  # the branch map: no shard
 shards = {os.path.basename(p): show(p) for p in tree}
 template = json.loads(next(l for s in shards.values() for l in s.splitlines() if l.strip()))
 # the run.json `results add` wrote, without its summary (null, as with --raw)

@@ -71,13 +71,26 @@ read -r mb st < <(peak "$RESULTS" list --limit 0)
 grep -q "index/2019-01.jsonl' is too large" "$T/err" || fail "the message does not name the shard: $(cat "$T/err")"
 pass "a 1 GB index shard: refused before it is read (exit 7, peak RSS $mb MB)"
 # A tag of that blob: gc and verify judge every ref, and look up only commits and tags.
-git tag huge "$(git rev-parse HEAD:index/2019-01.jsonl)"
+big=$(git rev-parse HEAD:index/2019-01.jsonl)
+git tag huge "$big"
 git reset -q --hard HEAD~1
 read -r mb st < <(peak "$RESULTS" gc --dry-run)
 [ "$mb" -lt 64 ] || fail "gc read the 1 GB blob a tag names: peak RSS $mb MB"
 [ "$st" = 0 ] || fail "gc with a tag of a 1 GB blob exited $st: $(cat "$T/err")"
 pass "a tag of a 1 GB blob: gc does not read it (peak RSS $mb MB)"
 git tag -d huge >/dev/null
+# An annotated tag of an annotated tag of it: peeled one header at a time
+# (src/git/repo.c rs_repo_peel_commit), the blob never read.
+git tag -a -m inner huge-inner "$big"
+git -c advice.nestedTag=false tag -a -m outer huge-nested huge-inner
+git tag -d huge-inner >/dev/null
+[ "$(git cat-file -t "$(git cat-file -p huge-nested | sed -n 's/^object //p')")" = tag ] ||
+	fail "set-up: huge-nested is not a tag of a tag"
+read -r mb st < <(peak "$RESULTS" gc --dry-run)
+[ "$mb" -lt 64 ] || fail "gc read the 1 GB blob a tag of a tag names: peak RSS $mb MB"
+[ "$st" = 0 ] || fail "gc with a tag of a tag of a 1 GB blob exited $st: $(cat "$T/err")"
+pass "a tag of a tag of a 1 GB blob: gc does not read it (peak RSS $mb MB)"
+git tag -d huge-nested >/dev/null
 
 bigfile pins.txt $((300 * 1000 * 1000))
 read -r mb st < <(peak "$RESULTS" pin "$id")

@@ -9,7 +9,13 @@
 #  - takes --help and -h (usage on stdout, exit 0);
 # and an option without its value, or a switch given one, says so in the
 # same shape, for each command that takes such an option; a shortened
-# long option that names several is ambiguous.
+# long option that names several is ambiguous. An operand more than a
+# command takes is "results <cmd>: unexpected argument '<it>' (see ...)",
+# for every command (each is listed below with the operands it takes, so
+# a new command must say); the dispatcher's own errors ("results --bogus",
+# an unknown command) and lfs-agent's (an unknown option, a missing value,
+# an operand) are in the same shape: both programs share one parser
+# (results/args.h).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_cli_options
 
@@ -100,3 +106,84 @@ status=0
 "$RESULTS" compare --format nope a b >/dev/null 2>"$T/err" || status=$?
 [ "$status" -eq 2 ] || fail "compare --format nope: exit $status"
 pass "bad option values still exit 2"
+
+# An operand too many: every command, with the most operands it takes
+# ("many": no most, the operands are runs, files or a command line).
+while read -r cmd max; do
+	grep -qx "$cmd" "$T/commands" || fail "the operand table names '$cmd', which results --help does not list"
+	echo "$cmd" >>"$T/operands-listed"
+	[ "$max" = many ] && continue
+	args=()
+	for ((i = 0; i < max; i++)); do args+=("op$i"); done
+	expect "$cmd" 2 "results $cmd: unexpected argument 'extra' (see 'results $cmd --help')" "${args[@]}" extra
+done <<'LIST'
+init 0
+clone 2
+doctor 0
+add many
+run many
+list 0
+show 1
+fetch many
+compare 2
+check 1
+trend 0
+find 1
+site 1
+verify 0
+gc 0
+prune 0
+pin many
+open 1
+export 1
+help 1
+version 0
+LIST
+while read -r cmd; do
+	grep -qx "$cmd" "$T/operands-listed" || fail "results $cmd is missing from the operand table of this test"
+done <"$T/commands"
+pass "an operand too many says so in the same shape, for every command"
+
+# the dispatcher: its own options and an unknown command, in the same shape
+expect_top() {
+	local want=$1 status=0
+	shift
+	"$RESULTS" "$@" >"$T/out" 2>"$T/err" </dev/null || status=$?
+	[ "$status" -eq 2 ] || fail "results $*: exit $status, not 2 (stderr: $(cat "$T/err"))"
+	[ "$(cat "$T/err")" = "$want" ] || fail "results $*: stderr is '$(cat "$T/err")', not '$want'"
+	[ ! -s "$T/out" ] || fail "results $*: printed on stdout: $(cat "$T/out")"
+}
+expect_top "results: unknown option '--bogus' (see 'results --help')" --bogus
+expect_top "results: unknown option '--bogus' (see 'results --help')" --bogus add
+expect_top "results: unknown option '-Z' (see 'results --help')" -Z
+expect_top "results: option '--version' takes no value (see 'results --help')" --version=1
+expect_top "results: unknown command 'bogus' (see 'results --help')" bogus
+expect_top "results: unknown command 'bogus' (see 'results --help')" help bogus
+pass "the dispatcher refuses an unknown option or command in the same shape"
+
+# lfs-agent: the same parser, the same shape, exit 2, nothing on stdout
+# (git-lfs reads the agent's stdout: a usage error must not reach it)
+expect_agent() {
+	local want=$1 status=0
+	shift
+	"$AGENT" "$@" >"$T/out" 2>"$T/err" </dev/null || status=$?
+	[ "$status" -eq 2 ] || fail "lfs-agent $*: exit $status, not 2 (stderr: $(cat "$T/err"))"
+	[ "$(cat "$T/err")" = "$want" ] || fail "lfs-agent $*: stderr is '$(cat "$T/err")', not '$want'"
+	[ ! -s "$T/out" ] || fail "lfs-agent $*: printed on stdout: $(cat "$T/out")"
+}
+see="(see 'lfs-agent --help')"
+expect_agent "lfs-agent: unknown option '--no-such-option' $see" --no-such-option
+expect_agent "lfs-agent: unknown option '-Z' $see" -Z
+expect_agent "lfs-agent: option '--remote' needs a value $see" --remote
+expect_agent "lfs-agent: option '--threads' needs a value $see" --level 3 --threads
+expect_agent "lfs-agent: option '--version' takes no value $see" --version=1
+expect_agent "lfs-agent: unexpected argument 'extra' $see" extra
+expect_agent "lfs-agent: unexpected argument 'extra' $see" --level 3 extra
+for h in --help -h; do
+	status=0
+	"$AGENT" "$h" >"$T/out" 2>"$T/err" </dev/null || status=$?
+	[ "$status" -eq 0 ] || fail "lfs-agent $h: exit $status ($(cat "$T/err"))"
+	grep -q '^usage: lfs-agent' "$T/out" || fail "lfs-agent $h: no usage on stdout"
+	[ ! -s "$T/err" ] || fail "lfs-agent $h: stderr: $(cat "$T/err")"
+done
+pass "lfs-agent refuses an unknown option, a missing value and an operand in the same shape"

@@ -6,6 +6,8 @@
 #    sessions (gc then protected none of them); now both refuse (fetch
 #    exits 7, gc deletes nothing and names the key);
 #  - "metrics" renamed: compare used to compare nothing; now exit 7;
+#  - summary.functions[].self renamed: check, compare and trend (text
+#    and HTML) exit 7 naming the key and the file;
 #  - a run.json of a newer format: exit 9 (upgrade) from show --json and
 #    compare, naming the version;
 #  - the oldest run.json format (tests/data/run_format1_oldest.json,
@@ -80,6 +82,22 @@ expect_status 7 "$RESULTS" compare 1234aaa 1234bbb
 has -F "key 'summary.functions[2].self' is a string, expected a number" "$T/err" ||
 	fail "compare: $(cat "$T/err")"
 pass "compare refuses a renamed or mistyped key, naming it"
+
+# --- a summary's "self" renamed: check and trend judge typed records -----
+git reset -q --hard "$GOOD"
+edit_run "$RUN_B" 'for f in d["summary"]["functions"]: f["selff"] = f.pop("self")'
+# (check exits 2 for every error, docs/cli.md: CI tells a broken job from a slower commit)
+for cmd in "2 check 1234bbb" "7 compare 1234aaa 1234bbb" "7 trend" "7 trend --html $T/trend.html"; do
+	# shellcheck disable=SC2086
+	set -- $cmd
+	want=$1
+	shift
+	expect_status "$want" "$RESULTS" "$@"
+	has -F "summary.functions[0] lacks the required key 'self'" "$T/err" ||
+		fail "$*: $(cat "$T/err")"
+	has -F "$RUN_B/run.json" "$T/err" || fail "$* does not name the file: $(cat "$T/err")"
+done
+pass "check, compare and trend refuse a summary whose 'self' is renamed, naming key and file"
 
 # --- a newer format ---------------------------------------------------
 git reset -q --hard "$GOOD"

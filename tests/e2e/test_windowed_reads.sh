@@ -18,9 +18,11 @@ git -C "$T/h/remote.git" config uploadpack.allowFilter true || fail "config of r
 GIT_LFS_SKIP_SMUDGE=1 git clone -q --filter=blob:none --no-checkout "file://$T/h/remote.git" "$T/pc" ||
 	fail "the partial clone"
 cd "$T/pc"
-# every file at the top, February's shards and run folders; nothing else
+# every file at the top, the branch map, February's shards and run
+# folders; nothing else
 git sparse-checkout set --no-cone '/*' '!/*/' '/index/' '!/index/*/' '!/index/*.jsonl' \
-	'/index/2021-02.jsonl' '/index/2021-02/' '/runs/2021/02/' || fail "git sparse-checkout set"
+	'/index/branches/' '/index/2021-02.jsonl' '/index/2021-02/' '/runs/2021/02/' ||
+	fail "git sparse-checkout set"
 GIT_LFS_SKIP_SMUDGE=1 git checkout -q main || fail "the sparse checkout"
 # libgit2 does not open a repository with extensions.worktreeConfig
 git config --unset extensions.worktreeConfig || [ $? = 5 ] || fail "unset extensions.worktreeConfig"
@@ -57,3 +59,25 @@ for cmd in "check" "check --window 20" "check --branch main" "trend" "trend --br
 done
 grep -q "runs" "$T/err" || [ -s "$T/t.html" ] || fail "trend --html wrote nothing"
 pass "list, add, check and trend with their default windows read no January blob"
+
+# The newest run the first of a pull-request branch: check's window (the
+# runs before it on its branch) is empty, and the branch map
+# (index/branches/, docs/run-format.md) says so without reading the
+# shards of January; the verdict is the one a whole read gives.
+RESULTS_RECORDED_AT=$((last + 120)) expect_status 0 "$RESULTS" add "$T/s.pyisession" \
+	--commit "$(printf 'e%.0s' {1..40})" --trigger pr --branch pr/first-of-its-name --stats "$T/h/stats.json"
+expect_status 0 "$RESULTS" check
+grep -q "no earlier commit profiled on the same machine to compare with" "$T/out" ||
+	fail "check of a pull request's first run: $(cat "$T/out") $(cat "$T/err")"
+cp "$T/out" "$T/check-first-pr"
+git show --stat HEAD | grep -q "index/branches/" || fail "add did not update the branch map"
+expect_status 0 "$RESULTS" check --branch pr/first-of-its-name
+cmp -s "$T/out" "$T/check-first-pr" || fail "check --branch differs: $(cat "$T/out")"
+# a second run of it (another session): its window is the first run, found through the map
+gen --seed 10 --samples 80 -o "$T/s2.pyisession"
+RESULTS_RECORDED_AT=$((last + 180)) expect_status 0 "$RESULTS" add "$T/s2.pyisession" \
+	--commit "$(printf 'd%.0s' {1..40})" --trigger pr --branch pr/first-of-its-name --stats "$T/h/stats.json"
+expect_status 0 "$RESULTS" check --format json
+[ "$(jq -r '.baseline_commit' "$T/out")" = "$(printf 'e%.0s' {1..40})" ] ||
+	fail "the second run of the branch is not checked against the first: $(cat "$T/out")"
+pass "check of a pull request's first run, and of its second, read no January blob (the branch map)"

@@ -22,6 +22,8 @@
 #include "analysis/render.h"
 #include "analysis/runview.h"
 #include "analysis/series.h"
+#include "runrec/runrec.h"
+#include "runrec/runrec_json.h"
 #include "session/summary.h"
 #include "results/error.h"
 
@@ -96,6 +98,229 @@ static json_t *model_run(const char *id, const char *commit, double scale)
 	return make_run(id, commit, "ci-1", 10 * scale, 12 * scale, fns, 3);
 }
 
+/* ---- the typed record of a run built here --------------------------------
+ *
+ * The tests build a run's JSON with only the keys each one is about; the
+ * analysis takes the typed record (runrec/runrec.h). `typed` gives every
+ * key run.json format 1 requires and a test left out its neutral value
+ * (no stats, no session, a null header figure, an empty list...), then
+ * decodes the object with the same strict decoder as every reader of a
+ * committed run.json: a key a test spells differently from the format
+ * fails the test, naming the key, instead of reading as "absent".
+ */
+
+static void put_default(json_t *o, const char *key, json_t *v)
+{
+	if (!json_object_get(o, key))
+		json_object_set_new(o, key, v);
+	else
+		json_decref(v);
+}
+
+static void complete_node(json_t *node, unsigned depth)
+{
+	json_t *kids;
+	size_t i;
+
+	put_default(node, "function", json_string("?"));
+	put_default(node, "file", json_string(""));
+	put_default(node, "line", json_integer(0));
+	put_default(node, "total", json_real(0));
+	put_default(node, "self", json_real(0));
+	put_default(node, "children", json_array());
+	kids = json_object_get(node, "children");
+	for (i = 0; depth < RS_RUNREC_MAX_TREE_DEPTH && i < json_array_size(kids); i++)
+		if (json_is_object(json_array_get(kids, i)))
+			complete_node(json_array_get(kids, i), depth + 1);
+}
+
+static void complete_summary(json_t *sum)
+{
+	json_t *fs, *more, *calls, *d = json_object_get(sum, "duration");
+	size_t rows;
+
+	put_default(sum, "layout", json_string("5"));
+	put_default(sum, "start_time", json_null());
+	put_default(sum, "duration", json_null());
+	put_default(sum, "cpu_time", json_null());
+	put_default(sum, "min_interval", json_null());
+	put_default(sum, "max_interval", json_null());
+	put_default(sum, "sample_count", json_null());
+	put_default(sum, "target", json_null());
+	put_default(sum, "samples", json_integer(0));
+	put_default(sum, "sampled_time", json_real(json_is_number(d) ? json_number_value(d) : 0));
+	put_default(sum, "distinct_frames", json_integer(0));
+	put_default(sum, "sys_path", json_array());
+	put_default(sum, "functions", json_array());
+	put_default(sum, "files", json_array());
+	put_default(sum, "tree", json_object());
+	/* a function row is written whole (make_run): a key it lacks fails */
+	fs = json_object_get(sum, "functions");
+	if (json_is_object(json_object_get(sum, "tree")))
+		complete_node(json_object_get(sum, "tree"), 0);
+	more = json_object_get(sum, "more_functions");
+	if (json_is_object(more)) {
+		put_default(more, "floor", json_real(0));
+		put_default(more, "files", json_array());
+		put_default(more, "rows", json_array());
+	}
+	calls = json_object_get(sum, "calls");
+	if (json_is_object(calls)) {
+		put_default(calls, "version", json_integer(RS_RUNREC_CALLS_VERSION));
+		put_default(calls, "floor", json_real(0));
+		put_default(calls, "rows", json_array());
+	}
+	/* every function listed: the lists are whole unless a test says */
+	rows = json_array_size(fs) + json_array_size(json_object_get(more, "rows"));
+	put_default(sum, "distinct_functions", json_integer((json_int_t)rows));
+}
+
+/* `run` with every required key it lacks (in place). */
+static void complete_run(json_t *run)
+{
+	json_t *m, *s, *sum;
+
+	put_default(run, "format", json_integer(1));
+	put_default(run, "id", json_string("run"));
+	put_default(run, "commit", json_string("0000000"));
+	put_default(run, "branch", json_string("main"));
+	put_default(run, "trigger", json_string("ci"));
+	put_default(run, "recorded_at", json_string("2026-11-30T09:30:12Z"));
+	put_default(run, "message", json_null());
+	put_default(run, "machine", json_object());
+	put_default(run, "meta", json_object());
+	put_default(run, "stats", json_object());
+	put_default(run, "args", json_object());
+	put_default(run, "metrics", json_object());
+	put_default(run, "files", json_array());
+	put_default(run, "session", json_null());
+	put_default(run, "summary", json_null());
+	m = json_object_get(run, "machine");
+	if (json_is_object(m)) {
+		put_default(m, "hostname", json_null());
+		put_default(m, "os", json_null());
+		put_default(m, "arch", json_null());
+		put_default(m, "cpu_model", json_null());
+		put_default(m, "cpus", json_integer(0));
+		put_default(m, "runner", json_null());
+	}
+	s = json_object_get(run, "session");
+	if (json_is_object(s)) {
+		put_default(s, "path", json_string("session.pyisession"));
+		put_default(s, "size", json_integer(0));
+	}
+	sum = json_object_get(run, "summary");
+	if (json_is_object(sum))
+		complete_summary(sum);
+}
+
+/* `run` completed, decoded: the caller's record. */
+static rs_runrec *typed(json_t *run)
+{
+	rs_runrec *rec = NULL;
+
+	assert_true(json_is_object(run));
+	complete_run(run);
+	if (rs_runrec_from_json(run, &rec) != 0)
+		fail_msg("a run built here does not decode: %s", rs_error_message());
+	return rec;
+}
+
+/* `n` runs' typed records, into `out` (the caller frees them with free_typed). */
+static void typed_all(rs_runrec **out, json_t **runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = typed(runs[i]);
+}
+
+static void free_typed(rs_runrec **recs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rs_runrec_free(recs[i]);
+}
+
+/* rs_diff_runs over the typed records of two runs built here. */
+static int diff_runs(struct rs_diff **out, json_t *base, json_t *head,
+		     const struct rs_diff_opts *opts)
+{
+	rs_runrec *b = typed(base), *h = typed(head);
+	int err = rs_diff_runs(out, b, h, opts);
+
+	rs_runrec_free(b);
+	rs_runrec_free(h);
+	return err;
+}
+
+/* The site's index of `n` runs built here: their typed records and their JSON. */
+static int site_index(struct rs_buf *out, json_t **runs, size_t n, const struct rs_html_links *links)
+{
+	rs_runrec **recs = calloc(n + 1, sizeof(*recs));
+	int err;
+
+	assert_non_null(recs);
+	typed_all(recs, runs, n);
+	err = rs_html_site_index(out, (const rs_runrec *const *)recs, (const json_t *const *)runs, n,
+				 NULL, links);
+	free_typed(recs, n);
+	free(recs);
+	return err;
+}
+
+/* One run's page from its typed record and its JSON (what the report adds: path, check...). */
+static int run_page(struct rs_buf *out, json_t *run, const struct rs_html_links *links)
+{
+	rs_runrec *rec = typed(run);
+	int err = rs_html_run_page(out, rec, run, links);
+
+	rs_runrec_free(rec);
+	return err;
+}
+
+/* rs_check_run over typed records. */
+static int check_run(struct rs_check_result **out, json_t *head, json_t *const *hist, size_t n,
+		     const struct rs_check_opts *opts)
+{
+	rs_runrec **recs = calloc(n + 1, sizeof(*recs));
+	rs_runrec *h;
+	int err;
+
+	assert_non_null(recs);
+	h = typed(head);
+	typed_all(recs, (json_t **)hist, n);
+	err = rs_check_run(out, h, (const rs_runrec *const *)recs, n, opts);
+	free_typed(recs, n);
+	rs_runrec_free(h);
+	free(recs);
+	return err;
+}
+
+/* rs_trend_build over typed records, with each run's "path" and "check" verdict. */
+static int trend_build(struct rs_trend **out, json_t *const *runs, size_t n,
+		       const struct rs_trend_opts *opts)
+{
+	rs_runrec **recs = calloc(n + 1, sizeof(*recs));
+	struct rs_trend_run *tr = calloc(n + 1, sizeof(*tr));
+	int err;
+
+	assert_non_null(recs);
+	assert_non_null(tr);
+	typed_all(recs, (json_t **)runs, n);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *c = json_object_get(runs[i], "check");
+
+		tr[i].rec = recs[i];
+		tr[i].path = json_string_value(json_object_get(runs[i], "path"));
+		tr[i].verdict = json_string_value(json_object_get(c, "verdict"));
+		tr[i].verdict_text = json_string_value(json_object_get(c, "text"));
+		tr[i].verdict_why = json_string_value(json_object_get(c, "why"));
+	}
+	err = rs_trend_build(out, tr, n, opts);
+	free_typed(recs, n);
+	free(recs);
+	free(tr);
+	return err;
+}
+
 static const struct rs_func_delta *find_func(const struct rs_diff *d, const char *name)
 {
 	size_t i;
@@ -116,7 +341,7 @@ static void test_metric_diff(void **state)
 	(void)state;
 	json_object_set_new(json_object_get(b, "metrics"), "duration", json_real(11.0));
 	json_object_set_new(json_object_get(b, "metrics"), "mem.peak_mb", json_real(640));
-	assert_int_equal(rs_diff_runs(&d, a, b, &o), 0);
+	assert_int_equal(diff_runs(&d, a, b, &o), 0);
 	m = rs_diff_metric(d, "duration");
 	assert_non_null(m);
 	assert_true(fabs(m->abs - 1.0) < 1e-9);
@@ -151,7 +376,7 @@ static void test_new_and_vanished(void **state)
 	struct rs_diff *d = NULL;
 
 	(void)state;
-	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
 	f = find_func(d, "validate");
 	assert_non_null(f);
 	assert_int_equal(f->change, RS_FUNC_NEW);
@@ -189,7 +414,7 @@ static void test_rename_detected(void **state)
 	size_t i, renamed = 0;
 
 	(void)state;
-	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
 	for (i = 0; i < d->n_funcs; i++) {
 		const struct rs_func_delta *f = &d->funcs[i];
 
@@ -223,7 +448,7 @@ static void test_rename_needs_same_line(void **state)
 	struct rs_diff *d = NULL;
 
 	(void)state;
-	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
 	assert_int_equal(d->n_funcs, 2);
 	assert_non_null(find_func(d, "g"));
 	assert_int_equal(find_func(d, "g")->change, RS_FUNC_NEW);
@@ -240,7 +465,7 @@ static void test_workload_normalised(void **state)
 	struct rs_diff *d = NULL;
 
 	(void)state;
-	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
 	assert_non_null(d->workload_key);
 	assert_string_equal(d->workload_key, "sim.months");
 	assert_true(fabs(d->head_workload - 24) < 1e-9);
@@ -257,7 +482,7 @@ static void test_workload_normalised(void **state)
 	{
 		struct rs_diff_opts o = { "nonexistent", 0, NULL };
 
-		assert_int_equal(rs_diff_runs(&d, a, b, &o), 0);
+		assert_int_equal(diff_runs(&d, a, b, &o), 0);
 		assert_null(d->workload_key);
 		assert_null(rs_diff_metric(d, "duration/nonexistent"));
 		rs_diff_free(d);
@@ -272,7 +497,7 @@ static struct rs_check_result *check(json_t *head, json_t **hist, size_t n,
 {
 	struct rs_check_result *r = NULL;
 
-	assert_int_equal(rs_check_run(&r, head, (const json_t *const *)hist, n, o), 0);
+	assert_int_equal(check_run(&r, head, hist, n, o), 0);
 	return r;
 }
 
@@ -481,7 +706,7 @@ static void test_check_other_machine(void **state)
 	/* an explicit baseline from another machine is refused */
 	o.explicit_baseline = 1;
 	r = NULL;
-	assert_int_equal(rs_check_run(&r, head, (const json_t *const *)hist, 1, &o),
+	assert_int_equal(check_run(&r, head, hist, 1, &o),
 			 RS_EUSAGE);
 	assert_null(r);
 	assert_non_null(strstr(rs_error_message(), "another machine"));
@@ -607,7 +832,7 @@ static void test_trend(void **state)
 	runs[3] = make_run("r4", "c4", "ci-1", 12, 12, slow, 3);
 	runs[4] = make_run("r5", "c5", "ci-1", 12, 12, slow, 3);
 	json_object_del(runs[4], "summary"); /* index line: metrics only */
-	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 5, NULL), 0);
+	assert_int_equal(trend_build(&t, runs, 5, NULL), 0);
 	assert_int_equal(t->n, 5);
 	s = rs_trend_metric(t, "duration");
 	assert_non_null(s);
@@ -640,7 +865,7 @@ static void test_trend(void **state)
 
 		o.functions = fn;
 		o.n_functions = 1;
-		assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 5, &o), 0);
+		assert_int_equal(trend_build(&t, runs, 5, &o), 0);
 		assert_int_equal(t->n_funcs, 1);
 		assert_string_equal(t->funcs[0].function, "apply_births");
 		rs_trend_free(t);
@@ -671,7 +896,7 @@ static void test_render_diff(void **state)
 	assert_int_equal(rs_format_parse(&f, "md"), 0);
 	assert_int_equal(f, RS_FORMAT_MARKDOWN);
 	assert_int_equal(rs_format_parse(&f, "yaml"), RS_EUSAGE);
-	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
 	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_MARKDOWN, 10), 0);
 	assert_non_null(strstr(out.ptr, "Renamed functions"));
 	assert_non_null(strstr(out.ptr, "`compute_rates` → `calculate_rates`"));
@@ -749,7 +974,7 @@ static void test_html_verdicts(void **state)
 	}
 	/* the machine run's wall time doubled: no change point of its own */
 	json_object_set_new(json_object_get(runs[2], "metrics"), "duration", json_real(2.1));
-	assert_int_equal(rs_html_site_index(&out, (const json_t *const *)runs, 6, NULL, &links), 0);
+	assert_int_equal(site_index(&out, runs, 6, &links), 0);
 	assert_int_equal(count(out.ptr, "<tr class=\"v-regression\" data-verdict=\"regression\">"), 1);
 	assert_non_null(strstr(out.ptr, "<a href=\"runs/r3.diff.html\" title=\"+13% vs c1: &lt;script&gt;"));
 	assert_non_null(strstr(out.ptr, "<span class=\"sym\">\xe2\x96\xb2</span> regression</a>"));
@@ -760,7 +985,7 @@ static void test_html_verdicts(void **state)
 	assert_int_equal(count(out.ptr, "<tr>"), 2);     /* the header's and the forged run's */
 	rs_buf_clear(&out);
 
-	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 6, NULL), 0);
+	assert_int_equal(trend_build(&t, runs, 6, NULL), 0);
 	d = rs_trend_metric(t, "duration");
 	assert_non_null(d);
 	assert_int_equal(d->n_changes, 0);
@@ -804,7 +1029,7 @@ static void test_html(void **state)
 			json_object_set_new(json_object_get(runs[i], "metrics"), "duration",
 					    json_real(13));
 	}
-	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 6, NULL), 0);
+	assert_int_equal(trend_build(&t, runs, 6, NULL), 0);
 	assert_int_equal(rs_html_trend_page(&out, t, "Trends <main>", &links), 0);
 	assert_non_null(strstr(out.ptr, "<title>Trends &lt;main&gt;</title>"));
 	/* one chart per series, one point per run and series */
@@ -816,7 +1041,7 @@ static void test_html(void **state)
 	assert_null(strstr(out.ptr, "<script src")); /* self-contained */
 	rs_buf_clear(&out);
 
-	assert_int_equal(rs_html_site_index(&out, (const json_t *const *)runs, 6, NULL, &links), 0);
+	assert_int_equal(site_index(&out, runs, 6, &links), 0);
 	assert_int_equal(count(out.ptr, "<tr>"), 7);
 	assert_non_null(strstr(out.ptr, "class=\"sortable\""));
 	rs_buf_clear(&out);
@@ -832,7 +1057,7 @@ static void test_html(void **state)
 	json_array_append_new(kids, kid);
 	json_object_set_new(tree, "children", kids);
 	json_object_set_new(json_object_get(runs[0], "summary"), "tree", tree);
-	assert_int_equal(rs_html_run_page(&out, runs[0], &links), 0);
+	assert_int_equal(run_page(&out, runs[0], &links), 0);
 	assert_non_null(strstr(out.ptr, "&lt;lambda&gt;"));
 	assert_null(strstr(out.ptr, "<lambda>"));
 	assert_non_null(strstr(out.ptr, "model/a&amp;b.py"));
@@ -841,17 +1066,19 @@ static void test_html(void **state)
 	/* a stat named like a session metric is not a second cpu_time */
 	rs_buf_clear(&out);
 	json_object_set_new(json_object_get(runs[0], "stats"), "cpu_time", json_real(99));
-	assert_int_equal(rs_html_run_page(&out, runs[0], &links), 0);
+	assert_int_equal(run_page(&out, runs[0], &links), 0);
 	assert_non_null(strstr(out.ptr, "<tr><td>stats.cpu_time <span class=\"muted\">(a stat, "
 					"not the session's cpu_time under Metrics"));
 	assert_int_equal(count(out.ptr, "<tr><td>cpu_time</td>"), 1);
 	{
+		rs_runrec *rec = typed(runs[0]);
 		double v = 0;
 
-		assert_true(rs_runview_metric(runs[0], "stats.cpu_time", &v));
+		assert_true(rs_runview_metric(rec, "stats.cpu_time", &v));
 		assert_true(v == 99);
-		assert_true(rs_runview_metric(runs[0], "cpu_time", &v));
+		assert_true(rs_runview_metric(rec, "cpu_time", &v));
 		assert_true(v != 99);
+		rs_runrec_free(rec);
 	}
 	rs_buf_release(&out);
 	rs_trend_free(t);
@@ -885,7 +1112,7 @@ static void test_truncated_lists(void **state)
 	b = make_run("r2", "b", "ci", 60, 0, head, 60);
 	json_object_set_new(json_object_get(a, "summary"), "distinct_functions", json_integer(500));
 	json_object_set_new(json_object_get(b, "summary"), "distinct_functions", json_integer(500));
-	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
 	assert_int_equal(find_func(d, "big_new")->change, RS_FUNC_NEW);
 	assert_int_equal(find_func(d, "f00")->change, RS_FUNC_VANISHED);
 	assert_null(find_func(d, "tiny_new"));
@@ -896,7 +1123,7 @@ static void test_truncated_lists(void **state)
 	/* complete lists (distinct_functions == rows): everything is compared */
 	json_object_set_new(json_object_get(a, "summary"), "distinct_functions", json_integer(60));
 	json_object_set_new(json_object_get(b, "summary"), "distinct_functions", json_integer(60));
-	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
 	assert_int_equal(find_func(d, "tiny_new")->change, RS_FUNC_NEW);
 	assert_int_equal(find_func(d, "f59")->change, RS_FUNC_VANISHED);
 	assert_int_equal(d->n_uncompared, 0);
@@ -917,7 +1144,7 @@ static void test_class_is_incidental(void **state)
 	(void)state;
 	json_object_set_new(fa, "class", json_string("BirthEvent"));
 	json_object_set_new(fb, "class", json_string("DeathEvent"));
-	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
 	assert_int_equal(d->n_funcs, 3);
 	for (i = 0; i < d->n_funcs; i++)
 		assert_int_equal(d->funcs[i].change, RS_FUNC_CHANGED);
@@ -926,69 +1153,73 @@ static void test_class_is_incidental(void **state)
 	json_decref(b);
 }
 
-/* Committed files come from a clone: every function must take odd but
- * valid JSON (wrong types, missing keys, absurd nesting) without harm. */
+/*
+ * Committed files come from a clone. The analysis and the pages never
+ * see odd JSON: the decoder refuses it, naming the key (a wrong type, a
+ * renamed key, a call tree 10,000 levels deep); the deepest tree it
+ * takes stops at the page's depth cap.
+ */
 static void test_odd_input(void **state)
 {
-	const char *odd[] = {
-		"{}",
-		"{\"metrics\": [], \"stats\": 3, \"summary\": \"x\", \"machine\": []}",
-		"{\"metrics\": {\"duration\": \"slow\", \"cpu_time\": null},"
-		" \"summary\": {\"functions\": [1, \"f\", null, {\"function\": 7},"
-		" {\"function\": \"g\", \"file\": 3, \"line\": \"x\", \"self\": -1}],"
-		" \"samples\": 0, \"tree\": {\"children\": 5}}}",
-		"{\"id\": 5, \"commit\": [], \"metrics\": {\"duration\": 0, \"months\": 0},"
-		" \"stats\": {\"months\": -3, \"a.months\": \"12\"}}",
+	static const struct {
+		const char *json, *key;
+	} odd[] = {
+		{ "{\"metrics\": [], \"stats\": 3, \"summary\": \"x\", \"machine\": []}", "'machine'" },
+		{ "{\"metrics\": {\"duration\": \"slow\", \"cpu_time\": null}}", "'metrics.duration'" },
+		{ "{\"id\": 5, \"commit\": []}", "'id'" },
+		{ "{\"summary\": {\"functions\": [{\"function\": \"g\", \"file\": 3}]}}",
+		  "'summary.functions[0].file'" },
+		{ "{\"summary\": {\"functions\": [{\"function\": \"g\", \"file\": \"m.py\", \"line\": 1,"
+		  " \"selff\": 1, \"total\": 1, \"self_samples\": 1, \"total_samples\": 1}]}}",
+		  "summary.functions[0] lacks the required key 'self'" },
+		{ "{\"stats\": {\"months\": [3]}}", "'stats.months'" },
 	};
 	const size_t n = sizeof(odd) / sizeof(odd[0]);
-	json_t *runs[4], *deep, *node;
+	json_t *deep, *node;
 	struct rs_buf out = RS_BUF_INIT;
-	size_t i, j;
+	size_t i;
 
 	(void)state;
 	for (i = 0; i < n; i++) {
-		runs[i] = json_loads(odd[i], 0, NULL);
-		assert_non_null(runs[i]);
-	}
-	for (i = 0; i < n; i++)
-		for (j = 0; j < n; j++) {
-			struct rs_diff *d = NULL;
-			struct rs_check_result *r = NULL;
+		json_t *run = json_loads(odd[i].json, 0, NULL);
+		rs_runrec *rec = NULL;
 
-			assert_int_equal(rs_diff_runs(&d, runs[i], runs[j], NULL), 0);
-			assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_MARKDOWN, 5), 0);
-			assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_JSON, 5), 0);
-			rs_diff_free(d);
-			assert_int_equal(rs_check_run(&r, runs[i], (const json_t *const *)runs, n, NULL), 0);
-			assert_false(r->regressed);
-			assert_int_equal(rs_render_check(&out, r, RS_FORMAT_TEXT), 0);
-			rs_check_free(r);
-			assert_int_equal(rs_html_run_page(&out, runs[i], NULL), 0);
+		assert_non_null(run);
+		complete_run(run);
+		assert_int_equal(rs_runrec_from_json(run, &rec), RS_ECORRUPT);
+		assert_null(rec);
+		if (!strstr(rs_error_message(), odd[i].key))
+			fail_msg("odd record %zu: '%s' does not name %s", i, rs_error_message(),
+				 odd[i].key);
+		json_decref(run);
+	}
+	/* a call tree 10,000 levels deep is refused; 256 levels are read,
+	 * and the page stops at its depth cap */
+	for (int levels = 10000; levels >= RS_RUNREC_MAX_TREE_DEPTH; levels = levels == 10000 ?
+	     RS_RUNREC_MAX_TREE_DEPTH : 0) {
+		rs_runrec *rec = NULL;
+
+		deep = json_pack("{s:{s:{s:f}}}", "summary", "tree", "total", 1.0);
+		node = json_object_get(json_object_get(deep, "summary"), "tree");
+		for (i = 0; i < (size_t)levels; i++) {
+			json_t *kid = json_pack("{s:s,s:f}", "function", "f", "total", 1.0);
+
+			json_object_set_new(node, "children", json_pack("[o]", kid));
+			node = kid;
 		}
-	{
-		struct rs_trend *t = NULL;
-
-		assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, n, NULL), 0);
-		assert_int_equal(rs_html_trend_page(&out, t, NULL, NULL), 0);
-		assert_int_equal(rs_render_trend(&out, t, RS_FORMAT_TEXT), 0);
-		rs_trend_free(t);
+		complete_run(deep);
+		if (levels > RS_RUNREC_MAX_TREE_DEPTH) {
+			assert_int_equal(rs_runrec_from_json(deep, &rec), RS_ECORRUPT);
+		} else {
+			assert_int_equal(rs_runrec_from_json(deep, &rec), 0);
+			rs_buf_clear(&out);
+			assert_int_equal(rs_html_run_page(&out, rec, deep, NULL), 0);
+			assert_true(count(out.ptr, "<details") <= 64);
+			rs_runrec_free(rec);
+		}
+		json_decref(deep);
 	}
-	/* a call tree 10,000 levels deep: the page stops at its depth cap */
-	deep = json_pack("{s:{s:{s:f}}}", "summary", "tree", "total", 1.0);
-	node = json_object_get(json_object_get(deep, "summary"), "tree");
-	for (i = 0; i < 10000; i++) {
-		json_t *kid = json_pack("{s:s,s:f}", "function", "f", "total", 1.0);
-
-		json_object_set_new(node, "children", json_pack("[o]", kid));
-		node = kid;
-	}
-	rs_buf_clear(&out);
-	assert_int_equal(rs_html_run_page(&out, deep, NULL), 0);
-	assert_true(count(out.ptr, "<details") <= 64);
-	json_decref(deep);
 	rs_buf_release(&out);
-	for (i = 0; i < n; i++)
-		json_decref(runs[i]);
 }
 
 /* Own code: the default rule and a project's list. */
@@ -1062,7 +1293,7 @@ static void test_explain_by_total(void **state)
 			node("step", "/m/sim.py", 7, json_pack("[oo]", node("apply", lib, 3, NULL),
 				node("trace", "/m/sim.py", 1, json_pack("[o]", node("apply", lib, 0.99, NULL))))),
 			node("other", "/m/sim.py", 3.9, NULL))))));
-	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	assert_int_equal(diff_runs(&d, b, h, NULL), 0);
 	n = rs_diff_explain(d, 1, 1, 0.2, idx, 4);
 	/* apply (library) grew only under trace: not named again */
 	assert_int_equal(n, 1);
@@ -1145,7 +1376,7 @@ static void test_ran_below_and_probable_rename(void **state)
 	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "tiny", "m/sim.py"), 1);
 	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "fresh", "m/sim.py"), 0);
 	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "tiny", "m/other.py"), 0);
-	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	assert_int_equal(diff_runs(&d, b, h, NULL), 0);
 	f = find_func(d, "new_name");
 	assert_non_null(f);
 	assert_int_equal(f->change, RS_FUNC_RENAMED);
@@ -1167,7 +1398,7 @@ static void test_ran_below_and_probable_rename(void **state)
 	/* three times the time is not a rename */
 	json_real_set(json_object_get(json_array_get(json_object_get(json_object_get(h, "summary"),
 		"functions"), 1), "total"), 3.3);
-	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	assert_int_equal(diff_runs(&d, b, h, NULL), 0);
 	assert_int_equal(find_func(d, "new_name")->change, RS_FUNC_NEW);
 	assert_int_equal(find_func(d, "old_name")->change, RS_FUNC_VANISHED);
 	rs_diff_free(d);
@@ -1202,7 +1433,7 @@ static void test_below_floor_never_zero(void **state)
 	(void)state;
 	set_ran(b, bf, 3);
 	set_ran(h, hf, 3);
-	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
+	assert_int_equal(diff_runs(&d, b, h, NULL), 0);
 	assert_true(find_func(d, "dropped")->head_below > 0);
 	assert_true(rs_func_self_change_min(find_func(d, "dropped")) < 0.03);
 	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_TEXT, 10), 0);
@@ -1251,20 +1482,20 @@ static void test_trend_function_names(void **state)
 								     : "get_squeeze_factors",
 				  0, 30, 12000 + 1000 * (int)i, 242000 + 10000 * (int)i));
 	}
-	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 3, &o), 0);
+	assert_int_equal(trend_build(&t, runs, 3, &o), 0);
 	assert_int_equal(t->n_funcs, 1);
 	assert_string_equal(t->funcs[0].function, "get_squeeze_factors");
 	for (i = 0; i < 3; i++) /* r1 is the renamed one */
 		assert_true(fabs(t->funcs[0].v[i] - (0.012 + 0.001 * (double)i)) < 1e-9);
 	rs_trend_free(t);
 	o.total = 1;
-	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 3, &o), 0);
+	assert_int_equal(trend_build(&t, runs, 3, &o), 0);
 	assert_true(t->total);
 	assert_true(fabs(t->funcs[0].v[2] - 0.262) < 1e-9);
 	rs_trend_free(t);
 	t = NULL;
 	o.functions = bad;
-	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 3, &o), RS_EUSAGE);
+	assert_int_equal(trend_build(&t, runs, 3, &o), RS_EUSAGE);
 	assert_null(t);
 	assert_non_null(strstr(rs_error_message(), "no function 'no_such_function'"));
 	for (i = 0; i < 3; i++)
@@ -1336,7 +1567,7 @@ static void test_trend_like_with_like(void **state)
 	runs[5] = model_run("r5", "c5", 1.0);
 	json_object_set_new(json_object_get(runs[5], "metrics"), "duration", json_real(11.35));
 	json_object_set_new(json_object_get(runs[5], "stats"), "population", json_integer(1000));
-	assert_int_equal(rs_trend_build(&t, (const json_t *const *)runs, 6, NULL), 0);
+	assert_int_equal(trend_build(&t, runs, 6, NULL), 0);
 	d = rs_trend_metric(t, "duration");
 	assert_non_null(d);
 	assert_true(isnan(d->v[3]) && isnan(d->v[4]));
@@ -1629,6 +1860,73 @@ static void test_check_config_from_session(void **state)
 		json_decref(hist[i]);
 }
 
+/*
+ * A record built as the struct, no JSON: what an index line gives trend
+ * and find (rs_run_entry_record: identity and metrics, no summary, no
+ * stats). The workload and the configuration come from the metrics; a
+ * slower run is judged on them alone.
+ */
+static rs_runrec *index_rec(const char *id, const char *commit, double duration, double months)
+{
+	rs_runrec *r = calloc(1, sizeof(*r));
+	struct rs_runrec_pair *p;
+
+	assert_non_null(r);
+	r->format = RS_RUNREC_FORMAT;
+	r->id = strdup(id);
+	r->commit = strdup(commit);
+	r->branch = strdup("main");
+	r->trigger = strdup("ci");
+	r->recorded_at = strdup("2026-11-30T09:30:12Z");
+	/* sorted by name, as the decoder keeps a map */
+	p = r->metrics.items = calloc(3, sizeof(*p));
+	assert_non_null(p);
+	p[0] = (struct rs_runrec_pair){ strdup("cpu_time"), { RS_RUNREC_REAL, 0, duration, NULL } };
+	p[1] = (struct rs_runrec_pair){ strdup("duration"), { RS_RUNREC_REAL, 0, duration, NULL } };
+	p[2] = (struct rs_runrec_pair){ strdup("months"), { RS_RUNREC_INT, (int64_t)months, months,
+							   NULL } };
+	r->metrics.n = 3;
+	return r;
+}
+
+static void test_typed_index_records(void **state)
+{
+	rs_runrec *hist[3], *head = index_rec("r4", "c4", 13, 12), *other = index_rec("r5", "c5", 10, 24);
+	const rs_runrec *const *h = (const rs_runrec *const *)hist;
+	struct rs_check_result *r = NULL;
+	const char *key = NULL;
+	char why[160] = "";
+	double w = 0;
+
+	(void)state;
+	hist[0] = index_rec("r3", "c3", 10.1, 12);
+	hist[1] = index_rec("r2", "c2", 9.9, 12);
+	hist[2] = index_rec("r1", "c1", 10, 12);
+	assert_true(rs_runview_workload(head, NULL, &key, &w));
+	assert_string_equal(key, "months");
+	assert_true(w == 12);
+	assert_true(rs_runview_same_config(head, hist[0], NULL, "here", "there", why, sizeof(why)));
+	assert_false(rs_runview_same_config(head, other, NULL, "here", "there", why, sizeof(why)));
+	assert_string_equal(why, "months 12 here, 24 there");
+	assert_null(rs_runview_session_oid(head));
+	assert_int_equal(rs_check_run(&r, head, h, 3, NULL), 0);
+	assert_int_equal(r->n_baseline, 3);
+	assert_true(r->regressed);
+	assert_false(r->functions_judged); /* no summary: no function-level test */
+	rs_check_free(r);
+	/* twice the months in the same time: judged per month, faster */
+	assert_int_equal(rs_check_run(&r, other, h, 3, NULL), 0);
+	assert_int_equal(r->n_baseline, 3);
+	assert_non_null(r->workload_key);
+	assert_string_equal(r->workload_key, "months");
+	assert_false(r->regressed);
+	assert_true(r->improved);
+	rs_check_free(r);
+	free_typed(hist, 3);
+	rs_runrec_free(head);
+	rs_runrec_free(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1663,6 +1961,7 @@ int main(void)
 		cmocka_unit_test(test_check_function_noise),
 		cmocka_unit_test(test_check_unknown_config),
 		cmocka_unit_test(test_check_config_from_session),
+		cmocka_unit_test(test_typed_index_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -211,6 +211,9 @@ static void test_manifest_hostile_fields(void **state)
 	/* Another version, an unknown transform: upgrade, not "damaged". */
 	rs_put_le32((unsigned char *)b.ptr + 8, 2);
 	assert_true(parse_expect(&b, RS_ENEWER, "upgrade results"));
+	/* below the first version any results wrote: damage, not a newer writer */
+	rs_put_le32((unsigned char *)b.ptr + 8, 0);
+	assert_true(parse_expect(&b, RS_ECORRUPT, "manifest version 0 is older than any"));
 	rs_put_le32((unsigned char *)b.ptr + 8, RS_FORMAT_VERSION);
 	rs_put_le32((unsigned char *)b.ptr + 12, 9);
 	assert_true(parse_expect(&b, RS_ENEWER, "transform 9"));
@@ -250,6 +253,10 @@ static void test_idx_hostile_fields(void **state)
 	reseal(&b);
 	assert_int_equal(rs_idx_parse(&back, &n, &pack, (unsigned char *)b.ptr, b.len), RS_ENEWER);
 	assert_non_null(strstr(rs_error_message(), "upgrade results"));
+	rs_put_le32((unsigned char *)b.ptr + 8, 0);
+	reseal(&b);
+	assert_int_equal(rs_idx_parse(&back, &n, &pack, (unsigned char *)b.ptr, b.len), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "pack index version 0 is older than any"));
 	rs_buf_release(&b);
 }
 
@@ -267,12 +274,30 @@ static void test_pack_header_and_format_text(void **state)
 	h[14] = 0;
 	rs_put_le32(h + 8, 2);
 	assert_int_equal(rs_pack_header_check(h, sizeof(h)), RS_ENEWER);
+	rs_put_le32(h + 8, 0);
+	assert_int_equal(rs_pack_header_check(h, sizeof(h)), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "pack version 0 is older than any"));
 	assert_int_equal(rs_format_text_check(RS_FORMAT_TEXT, strlen(RS_FORMAT_TEXT)), 0);
 	assert_int_equal(rs_format_text_check("results-store 2\n", 16), RS_ENEWER);
 	assert_non_null(strstr(rs_error_message(), "'results-store 2'"));
 	assert_int_equal(rs_format_text_check(RS_FORMAT_TEXT "x", strlen(RS_FORMAT_TEXT) + 1), RS_EFORMAT);
 	assert_int_equal(rs_format_text_check("garbage\n", 8), RS_EFORMAT);
 	assert_int_equal(rs_format_text_check("results-store 0\n", 16), RS_EFORMAT);
+}
+
+/* The one length rule of every chunk description (docs/store-format.md). */
+static void test_chunk_lengths(void **state)
+{
+	(void)state;
+	assert_int_equal(rs_chunk_lengths_check(RS_CODEC_ZSTD, 1, 9), 0);
+	assert_int_equal(rs_chunk_lengths_check(RS_CODEC_ZSTD, RS_CHUNK_LIMIT, RS_STORED_LIMIT), 0);
+	assert_int_equal(rs_chunk_lengths_check(RS_CODEC_STORED, 7, 7), 0);
+	assert_int_equal(rs_chunk_lengths_check(RS_CODEC_ZSTD, 0, 9), RS_ECORRUPT); /* empty */
+	assert_int_equal(rs_chunk_lengths_check(RS_CODEC_ZSTD, RS_CHUNK_LIMIT + 1, 9), RS_ECORRUPT);
+	assert_int_equal(rs_chunk_lengths_check(RS_CODEC_ZSTD, 9, RS_STORED_LIMIT + 1), RS_ECORRUPT);
+	assert_int_equal(rs_chunk_lengths_check(RS_CODEC_STORED, 7, 8), RS_ECORRUPT);
+	assert_int_equal(rs_chunk_lengths_check(2, 7, 7), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "unknown chunk codec 2"));
 }
 
 static void test_pack_entry_check(void **state)
@@ -307,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_manifest_damage_refused),
 		cmocka_unit_test(test_manifest_sizes_must_add_up),
 		cmocka_unit_test(test_idx_round_trip_sorted),
+		cmocka_unit_test(test_chunk_lengths),
 		cmocka_unit_test(test_pack_entry_check),
 		cmocka_unit_test(test_manifest_hostile_fields),
 		cmocka_unit_test(test_idx_hostile_fields),

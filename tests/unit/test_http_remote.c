@@ -840,6 +840,26 @@ static void test_azure(void **state)
 		free(data);
 	}
 
+	/*
+	 * The same for a whole put in blocks (put_blocks: above singleputmax,
+	 * 256 KiB blocks on four threads, ThreadSanitizer's case too): every
+	 * worker's first block meets ContainerNotFound, the one error kept is
+	 * that, the container is made and the upload starts again.
+	 */
+	{
+		enum { N = 3 * 256 * 1024 * 2 + 9 };
+		unsigned char *data = malloc(N);
+
+		assert_non_null(data);
+		fill_random(data, N, 8);
+		assert_int_equal(rs_remote_open(&r, "azure://devstoreaccount1/freshblocks", &opts), 0);
+		assert_int_equal(r->put_buf(r, "packs/blocks.pack", data, N), 0);
+		assert_get_is(r, "packs/blocks.pack", &b, data, N);
+		rs_buf_clear(&b);
+		rs_remote_free(r);
+		free(data);
+	}
+
 	/* A wrong key: refused with a clear message, nothing written. */
 	assert_int_equal(rs_buf_printf(&cs, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
 		      "AccountKey=%s;BlobEndpoint=%s;",
@@ -852,6 +872,19 @@ static void test_azure(void **state)
 	assert_non_null(strstr(rs_error_message(), "403"));
 	assert_non_null(strstr(rs_error_message(), "check the key"));
 	assert_null(strstr(rs_error_message(), "AAAAvdM02"));
+	{
+		/* in blocks: every worker is refused at once, one error returned */
+		enum { N = 2 * 1024 * 1024 };
+		unsigned char *data = malloc(N);
+
+		assert_non_null(data);
+		fill_random(data, N, 9);
+		err = r->put_buf(r, "packs/refused.pack", data, N);
+		assert_int_equal(err, RS_EAUTH);
+		assert_non_null(strstr(rs_error_message(), "packs/refused.pack"));
+		assert_non_null(strstr(rs_error_message(), "403"));
+		free(data);
+	}
 	rs_remote_free(r);
 	setenv("AZURE_STORAGE_CONNECTION_STRING", getenv("RS_AZURITE_CONNECTION_STRING"), 1);
 	assert_int_equal(rs_remote_open(&r, "azure://devstoreaccount1/results/wrongkey", &opts), 0);

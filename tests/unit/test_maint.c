@@ -984,7 +984,11 @@ static void test_rescue_refuses_a_bad_pack_header(void **state)
 		{ 8, 2, "pack version 2 is not supported" },
 		{ RS_PACK_HEADER_SIZE + 41, 1, "has reserved bytes set in the entry at offset 16" },
 		{ RS_PACK_HEADER_SIZE + 47, 1, "has reserved bytes set in the entry at offset 16" },
+		/* version 0: below the first, damage rather than a newer writer's */
+		{ 8, 0, "pack version 0 is older than any results wrote" },
 	};
+	long codec_at = RS_PACK_HEADER_SIZE + 40, stored_top = RS_PACK_HEADER_SIZE + 39;
+	unsigned char codec_was, top_was;
 	struct store_fixture *f = *state;
 	struct rs_id a, pack;
 	uint64_t asize;
@@ -1015,6 +1019,26 @@ static void test_rescue_refuses_a_bad_pack_header(void **state)
 		assert_false(exists(f, ik));
 		overwrite_pack_byte(f, &pack, damage[i].at, orig, pk, sizeof(pk));
 	}
+	/*
+	 * A zstd entry whose stored length is past RS_STORED_LIMIT (80 MiB and
+	 * more): refused by the length rule every reader applies, not walked
+	 * past the end of the pack ("ends inside an entry").
+	 */
+	snprintf(path, sizeof(path), "%s/%s", f->remote_dir, pk);
+	fp = fopen(path, "rb");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, stored_top, SEEK_SET), 0);
+	top_was = (unsigned char)fgetc(fp);
+	codec_was = (unsigned char)fgetc(fp);
+	assert_int_equal(fclose(fp), 0);
+	overwrite_pack_byte(f, &pack, codec_at, RS_CODEC_ZSTD, pk, sizeof(pk));
+	overwrite_pack_byte(f, &pack, stored_top, 5, pk, sizeof(pk));
+	assert_int_equal(gc_collect_result(f, 5900), RS_ECORRUPT);
+	if (!strstr(rs_error_message(), "has an invalid entry at offset 16: impossible chunk lengths"))
+		fail_msg("a stored length past the cap: '%s'", rs_error_message());
+	assert_false(exists(f, ik));
+	overwrite_pack_byte(f, &pack, codec_at, codec_was, pk, sizeof(pk));
+	overwrite_pack_byte(f, &pack, stored_top, top_was, pk, sizeof(pk));
 	/* Undamaged again, the same pack is rescued. */
 	assert_int_equal(gc_collect_result(f, 6000), 0);
 	assert_true(exists(f, ik));

@@ -1,8 +1,9 @@
 /*
  * Unit tests of src/runs/runindex.c: line format round trip, ordering,
  * resolving by run id and commit prefix (ambiguity included), bounded
- * loading of monthly shards from a committed tree, README bounds, and
- * refusal of malformed lines.
+ * loading of monthly shards from a committed tree, README bounds,
+ * refusal of malformed lines, and the branch map (src/runs/branchmap.c):
+ * what a windowed load of one branch reads with it, and a malformed map.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 
 #include "git/commit.h"
 #include "git/repo.h"
+#include "runs/branchmap.h"
 #include "runs/runindex.h"
 #include "results/buf.h"
 #include "results/error.h"
@@ -178,16 +180,11 @@ static void test_shard_path(void **state)
 }
 
 /* Shards committed in a real repository, loaded newest month first. */
-static void test_load_from_tree(void **state)
+/* A new git repository in the temporary folder `dir` (a mkdtemp template), opened. */
+static struct rs_repo *new_repo(char *dir)
 {
-	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
 	git_repository *g = NULL;
 	struct rs_repo *repo = NULL;
-	struct rs_runindex idx;
-	struct rs_buf shard[3] = { RS_BUF_INIT, RS_BUF_INIT, RS_BUF_INIT };
-	struct rs_commit_file files[4];
-	struct rs_commit_options opts = { .message = "index" };
-	const char *months[3] = { "2026-09", "2026-10", "2026-11" };
 
 	assert_non_null(mkdtemp(dir));
 	setenv("HOME", dir, 1);
@@ -196,6 +193,20 @@ static void test_load_from_tree(void **state)
 	assert_int_equal(git_repository_init(&g, dir, 0), 0);
 	git_repository_free(g);
 	assert_int_equal(rs_repo_open(&repo, dir), 0);
+	return repo;
+}
+
+static void test_load_from_tree(void **state)
+{
+	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
+	struct rs_repo *repo;
+	struct rs_runindex idx;
+	struct rs_buf shard[3] = { RS_BUF_INIT, RS_BUF_INIT, RS_BUF_INIT };
+	struct rs_commit_file files[4];
+	struct rs_commit_options opts = { .message = "index" };
+	const char *months[3] = { "2026-09", "2026-10", "2026-11" };
+
+	repo = new_repo(dir);
 
 	/* empty repository: no runs, no error */
 	rs_runindex_init(&idx);
@@ -247,6 +258,131 @@ static void test_load_from_tree(void **state)
 	git_libgit2_shutdown();
 }
 
+/* Append a run of `branch` recorded at `at` to `shard`. */
+static void put_run(struct rs_buf *shard, const char *id, const char *branch, const char *at)
+{
+	struct rs_run_entry e;
+
+	make_entry(&e, id, "abcd1234", at, 1.0);
+	e.branch = (char *)branch;
+	assert_int_equal(rs_run_entry_to_line(shard, &e), 0);
+	json_decref(e.metrics);
+}
+
+/* A windowed load of `branch` (NULL: the newest run's) of `runs`: the runs it holds. */
+static size_t window_count(struct rs_repo *repo, const char *branch, size_t runs, int *err)
+{
+	struct rs_runindex idx;
+	struct rs_runindex_window w = { runs, branch, !branch };
+	size_t n;
+
+	rs_runindex_init(&idx);
+	*err = rs_runindex_load_window(&idx, repo, NULL, &w);
+	n = idx.count;
+	rs_runindex_release(&idx);
+	return n;
+}
+
+static void test_branch_map(void **state)
+{
+	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
+	struct rs_repo *repo;
+	struct rs_buf sep = RS_BUF_INIT, oct = RS_BUF_INIT, nov = RS_BUF_INIT;
+	struct rs_branchmap_files map = { NULL, 0, 0 };
+	struct rs_commit_file files[16];
+	struct rs_commit_options opts = { .message = "index" };
+	struct rs_run_entry newest;
+	const char *bad = "{\"branch\":\"new\",\"shards\":[[\"2026-1\",1,1]]}\n";
+	const char *gone = "{\"run\":\"gone\"}\n";
+	size_t n = 0;
+	int err;
+
+	(void)state;
+	repo = new_repo(dir);
+
+	/* September: 3 runs of "a", 3 of main; October: 4 of main; November: 3 of main */
+	for (int i = 0; i < 3; i++) {
+		char id[16], at[32];
+
+		snprintf(id, sizeof(id), "a%d", i);
+		snprintf(at, sizeof(at), "2026-09-%02dT00:00:00Z", 10 + i);
+		put_run(&sep, id, "a", at);
+		snprintf(id, sizeof(id), "s%d", i);
+		snprintf(at, sizeof(at), "2026-09-%02dT01:00:00Z", 10 + i);
+		put_run(&sep, id, "main", at);
+		snprintf(id, sizeof(id), "n%d", i);
+		snprintf(at, sizeof(at), "2026-11-%02dT01:00:00Z", 10 + i);
+		put_run(&nov, id, "main", at);
+	}
+	for (int i = 0; i < 4; i++) {
+		char id[16], at[32];
+
+		snprintf(id, sizeof(id), "o%d", i);
+		snprintf(at, sizeof(at), "2026-10-%02dT01:00:00Z", 10 + i);
+		put_run(&oct, id, "main", at);
+	}
+	files[n++] = (struct rs_commit_file){ .path = "index/2026-09.jsonl", .data = sep.ptr, .size = sep.len };
+	files[n++] = (struct rs_commit_file){ .path = "index/2026-10.jsonl", .data = oct.ptr, .size = oct.len };
+	files[n++] = (struct rs_commit_file){ .path = "index/2026-11.jsonl", .data = nov.ptr, .size = nov.len };
+	assert_int_equal(rs_commit_files(repo, files, n, &opts, NULL, NULL), 0);
+	/* without a map a branch's window reads every shard */
+	assert_int_equal(window_count(repo, "new", 25, &err), 13);
+	assert_int_equal(err, 0);
+
+	/* the first run of branch "new", recorded with the map (built from every shard) */
+	make_entry(&newest, "new0", "abcd1234", "2026-11-20T00:00:00Z", 1.0);
+	newest.branch = (char *)"new";
+	assert_int_equal(rs_run_entry_to_line(&nov, &newest), 0);
+	assert_int_equal(rs_branchmap_record(&map, repo, &newest, "index/2026-11.jsonl"), 0);
+	json_decref(newest.metrics);
+	assert_true(map.count >= 3 && map.count <= 4); /* new's, a's and main's buckets, covered */
+	n = 0;
+	files[n++] = (struct rs_commit_file){ .path = "index/2026-11.jsonl", .data = nov.ptr, .size = nov.len };
+	for (size_t i = 0; i < map.count; i++)
+		files[n++] = (struct rs_commit_file){ .path = map.files[i].path.ptr,
+						      .data = map.files[i].text.ptr,
+						      .size = map.files[i].text.len };
+	assert_int_equal(rs_commit_files(repo, files, n, &opts, NULL, NULL), 0);
+
+	/* the newest run's branch has no other run: November alone is read */
+	assert_int_equal(window_count(repo, NULL, 25, &err), 4);
+	assert_int_equal(err, 0);
+	/* "a": November, then September, which the map names; not October */
+	assert_int_equal(window_count(repo, "a", 25, &err), 10);
+	assert_int_equal(err, 0);
+	/* main is in every shard; a branch of no run reads November only */
+	assert_int_equal(window_count(repo, "main", 25, &err), 14);
+	assert_int_equal(window_count(repo, "nobody", 25, &err), 4);
+	assert_int_equal(err, 0);
+
+	/* a malformed bucket is corrupt data, named */
+	n = 0;
+	for (size_t i = 0; i < map.count; i++)
+		if (!strstr(map.files[i].path.ptr, "covered"))
+			files[n++] = (struct rs_commit_file){ .path = map.files[i].path.ptr,
+							      .data = bad, .size = strlen(bad) };
+	assert_int_equal(rs_commit_files(repo, files, n, &opts, NULL, NULL), 0);
+	window_count(repo, NULL, 25, &err);
+	assert_int_equal(err, RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "index/branches/"));
+
+	/* covered.json naming a run of no shard: read as without a map */
+	files[0] = (struct rs_commit_file){ .path = "index/branches/covered.json",
+					    .data = gone, .size = strlen(gone) };
+	assert_int_equal(rs_commit_files(repo, files, 1, &opts, NULL, NULL), 0);
+	assert_int_equal(window_count(repo, "new", 25, &err), 14);
+	assert_int_equal(err, 0);
+
+	rs_branchmap_files_release(&map);
+	rs_buf_release(&sep);
+	rs_buf_release(&oct);
+	rs_buf_release(&nov);
+	rs_repo_free(repo);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	git_libgit2_shutdown();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_readme_bounded),
 		cmocka_unit_test(test_shard_path),
 		cmocka_unit_test(test_load_from_tree),
+		cmocka_unit_test(test_branch_map),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

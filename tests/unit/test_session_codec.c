@@ -169,11 +169,15 @@ static void test_times_off_the_model_are_kept_verbatim(void **state)
  */
 /*
  * Version 3 keeps the frame lists in columns (codec 4): name, file, first
- * line, class, line. Every shape a frame may have must come back byte for
- * byte, those the columns model (with a class, a line, both, a line below
- * the first) and those kept as text (a first line with a leading zero or
- * ten digits, an attribute the model does not know, no separator at all,
- * empty parts): the proof would decline the session if one did not.
+ * line, class, line; version 4 a column per field (codec 5), and another
+ * line of the frame before's function as that line alone (COL_SAME: a's
+ * line 9 after its line 11, K's b at 301 after 300, h at 999999999 after
+ * 0; not a after its class-K frame, nor a frame after one kept as text).
+ * Every shape a frame may have must come back byte for byte, those the
+ * columns model (with a class, a line, both, a line below the first) and
+ * those kept as text (a first line with a leading zero or ten digits, an
+ * attribute the model does not know, no separator at all, empty parts):
+ * the proof would decline the session if one did not.
  */
 static void test_frame_shapes_in_columns(void **state)
 {
@@ -181,6 +185,8 @@ static void test_frame_shapes_in_columns(void **state)
 		"{\"frame_records\": [[[\"MainThread\\u0000<thread>\\u0000140683683439296\", "
 		"\"a\\u0000/x/a.py\\u000010\", \"a\\u0000/x/a.py\\u000010\\u0001cK\", "
 		"\"a\\u0000/x/a.py\\u000010\\u0001l9\", \"b\\u0000/x/a.py\\u00003\\u0001cK\\u0001l300\", "
+		"\"a\\u0000/x/a.py\\u000010\\u0001l11\", \"b\\u0000/x/a.py\\u00003\\u0001cK\\u0001l301\", "
+		"\"just text\\u0001l5\", \"just text\\u0001l6\", "
 		"\"c\\u0000/x/a.py\\u000007\\u0001l1\", \"c\\u0000/x/a.py\\u00007\\u0001l012\", "
 		"\"d\\u0000/x/a.py\\u00001234567890\", \"just text\", \"e\\u0000/x/e.py\", "
 		"\"f\\u0000/x/f.py\\u00001\\u0001xfoo\", \"\\u0000\\u00000\", "
@@ -194,10 +200,10 @@ static void test_frame_shapes_in_columns(void **state)
 	(void)state;
 	write_temp(path, text, sizeof(text) - 1);
 	round_trip(path, &st);
-	assert_int_equal(st.frames, 17);
-	/* the base stream (after the 16-byte block header) is in columns: codec 4 */
+	assert_int_equal(st.frames, 21);
+	/* the base stream (after the 16-byte block header) is in columns: codec 5 */
 	assert_int_equal(encode(path, &out, &st), 1);
-	assert_int_equal((unsigned char)out.ptr[16 + 16], 4);
+	assert_int_equal((unsigned char)out.ptr[16 + 16], 5);
 	rs_buf_release(&out);
 	unlink(path);
 }

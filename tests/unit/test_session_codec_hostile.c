@@ -9,8 +9,14 @@
  *   64 MB (fork + wait4's ru_maxrss);
  * - a container at every cap at once (the most frames, frame bytes and
  *   tree nodes it may hold): refused, still under 64 MB;
- * - containers of versions 1 and 2 written by earlier builds
- *   (tests/data/real_small_pop1k.codec-v1, -v2) decode to the real session.
+ * - containers of versions 1, 2 and 3 written by earlier builds
+ *   (tests/data/real_small_pop1k.codec-v1, -v2, -v3) decode to the real
+ *   session;
+ * - a version-4 frame list (codec 5) whose first frame repeats a previous
+ *   one is refused;
+ * - version 4's tree model, which follows the tree's shape on a stack of
+ *   its own, codes and decodes alike a tree deeper than that stack and
+ *   values past the tree's end.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +34,7 @@
 
 #include <zstd.h>
 
+#include "codec/rc_model.h"
 #include "codec/session_codec.h"
 #include "results/buf.h"
 #include "results/error.h"
@@ -265,25 +272,44 @@ static void big_frame_container(struct rs_buf *c, unsigned version)
  * `nbase` frames of 30 bytes (`nnnnnnnnnnnnnn\u0000f\u0000100`) as a
  * frame list in columns (codec 4, version 3): 4 bytes of column A each,
  * 17 bytes of texts in all, zstd-compressed to a few KB: the most a list
- * in columns can make a decoder rebuild from the least.
+ * in columns can make a decoder rebuild from the least. Version 4 (codec
+ * 5): frames of 30 bytes too (`nnnn\u0000f\u0000100\u0001l100`), each
+ * after the first a COL_SAME of line difference 0, two bytes of columns.
  */
-static void put_columns_base(struct rs_buf *c, uint64_t nbase)
+static void put_columns_base(struct rs_buf *c, unsigned version, uint64_t nbase)
 {
-	struct rs_buf a = RS_BUF_INIT, cols = RS_BUF_INIT;
-	static const char texts[] = "nnnnnnnnnnnnnn\nf\n";
+	struct rs_buf a = RS_BUF_INIT, cols = RS_BUF_INIT, col[6];
+	const char *texts = version >= 4 ? "nnnn\nf\n" : "nnnnnnnnnnnnnn\nf\n";
 	size_t bound, n;
 	uint64_t i;
 	char *z;
+	int k;
 
-	for (i = 0; i < nbase; i++) {
+	for (k = 0; k < 6; k++)
+		col[k] = (struct rs_buf)RS_BUF_INIT;
+	for (i = 0; i < nbase && version < 4; i++) {
 		put_varint(&a, 1);      /* a plain frame: name, file, first line */
 		put_varint(&a, i != 0); /* 0: new (the next text), 1: the last one */
 		put_varint(&a, i != 0);
 		put_varint(&a, 100);
 	}
-	put_varint(&cols, a.len);
+	for (i = 0; i < nbase && version >= 4; i++) {
+		put_varint(&col[0], i ? 6 : 3); /* a frame with a line, then the same function's */
+		if (!i) {
+			put_varint(&col[1], 0);
+			put_varint(&col[2], 0);
+			put_varint(&col[3], 100);
+		}
+		put_varint(&col[5], 0);
+	}
+	if (version < 4)
+		put_varint(&cols, a.len);
+	for (k = 0; k < 6 && version >= 4; k++)
+		put_varint(&cols, col[k].len);
 	assert_int_equal(rs_buf_put(&cols, a.ptr, a.len), 0);
-	assert_int_equal(rs_buf_put(&cols, texts, sizeof(texts) - 1), 0);
+	for (k = 0; k < 6; k++)
+		assert_int_equal(rs_buf_put(&cols, col[k].ptr, col[k].len), 0);
+	assert_int_equal(rs_buf_put(&cols, texts, strlen(texts)), 0);
 	bound = ZSTD_compressBound(cols.len);
 	z = malloc(bound);
 	assert_non_null(z);
@@ -291,11 +317,13 @@ static void put_columns_base(struct rs_buf *c, uint64_t nbase)
 	assert_false(ZSTD_isError(n));
 	put_le(c, nbase * 31, 8);
 	put_le(c, n, 8);
-	put_le(c, 4, 8);
+	put_le(c, version >= 4 ? 5 : 4, 8);
 	assert_int_equal(rs_buf_put(c, z, n), 0);
 	free(z);
 	rs_buf_release(&a);
 	rs_buf_release(&cols);
+	for (k = 0; k < 6; k++)
+		rs_buf_release(&col[k]);
 }
 
 /*
@@ -311,7 +339,7 @@ static void big_tree_container(struct rs_buf *c, unsigned version, uint64_t node
 	rs_buf_clear(c);
 	put_base_header(c, version);
 	if (nbase && version >= 3)
-		put_columns_base(c, nbase);
+		put_columns_base(c, version, nbase);
 	else if (nbase)
 		put_zstd_stream(c, nbase * 31, fill_frames, NULL);
 	else
@@ -365,7 +393,7 @@ static void test_huge_frame_string_refused_small(void **state)
 	unsigned v;
 
 	(void)state;
-	for (v = 1; v <= 3; v++) {
+	for (v = 1; v <= 4; v++) {
 		char name[64];
 
 		big_frame_container(&c, v);
@@ -382,7 +410,7 @@ static void test_huge_tree_refused_small(void **state)
 	unsigned v;
 
 	(void)state;
-	for (v = 1; v <= 3; v++) {
+	for (v = 1; v <= 4; v++) {
 		char name[64];
 
 		big_tree_container(&c, v, 32u << 20, 1, 1ull << 30);
@@ -406,7 +434,7 @@ static void test_every_cap_at_once_stays_small(void **state)
 	unsigned v;
 
 	(void)state;
-	for (v = 2; v <= 3; v++) {
+	for (v = 2; v <= 4; v++) {
 		char name[64];
 
 		big_tree_container(&c, v, 1u << 19, 1u << 18, 1ull << 30);
@@ -471,6 +499,99 @@ static void test_version_2_container_decodes(void **state)
 	old_container_decodes("real_small_pop1k.codec-v2", 2);
 }
 
+static void test_version_3_container_decodes(void **state)
+{
+	(void)state;
+	old_container_decodes("real_small_pop1k.codec-v3", 3);
+}
+
+/*
+ * Codec 5's COL_SAME repeats the previous frame's parts: as a list's
+ * first frame, or after a frame kept as text, there is none to repeat,
+ * and the list is refused (nothing is read from a part never given).
+ */
+static void test_repeat_without_previous_refused(void **state)
+{
+	static const unsigned char first[] = { 6 }, after_text[] = { 0, 6 };
+	const unsigned char *kinds[2] = { first, after_text };
+	static const size_t nkinds[2] = { 1, 2 };
+	static const char *texts[2] = { "", "x\n" };
+	int t;
+
+	(void)state;
+	for (t = 0; t < 2; t++) {
+		struct rs_buf c = RS_BUF_INIT, cols = RS_BUF_INIT, back = RS_BUF_INIT;
+		size_t bound, n;
+		char *z;
+
+		/* kinds, no names, files, first lines or classes, one line difference (0), the text "x" */
+		put_varint(&cols, nkinds[t]);
+		put_varint(&cols, 0);
+		put_varint(&cols, 0);
+		put_varint(&cols, 0);
+		put_varint(&cols, 0);
+		put_varint(&cols, 1);
+		assert_int_equal(rs_buf_put(&cols, kinds[t], nkinds[t]), 0);
+		put_varint(&cols, 0); /* the line column */
+		assert_int_equal(rs_buf_put(&cols, texts[t], strlen(texts[t])), 0);
+		bound = ZSTD_compressBound(cols.len);
+		z = malloc(bound);
+		assert_non_null(z);
+		n = ZSTD_compress(z, bound, cols.ptr, cols.len, 3);
+		assert_false(ZSTD_isError(n));
+		put_base_header(&c, 4);
+		put_le(&c, 64, 8);
+		put_le(&c, n, 8);
+		put_le(&c, 5, 8);
+		assert_int_equal(rs_buf_put(&c, z, n), 0);
+		free(z);
+		put_main_header(&c, 4, 1000);
+		assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, 1000, collect, &back), RS_ECORRUPT);
+		assert_non_null(strstr(rs_error_message(), "repeats a frame it does not have"));
+		assert_int_equal(back.len, 0);
+		rs_buf_release(&c);
+		rs_buf_release(&cols);
+		rs_buf_release(&back);
+	}
+}
+
+/*
+ * Version 4's tree model keeps at most RC_TREE4_DEPTH open nodes; a
+ * deeper chain (70,000 nodes, each the only child of the one before),
+ * then values after the last node (no node is open), must still come
+ * back exactly: both sides take the same contexts past the stack.
+ */
+static void test_tree_model_past_its_stack(void **state)
+{
+	struct rs_buf raw = RS_BUF_INIT, packed = RS_BUF_INIT;
+	unsigned char *back;
+	uint64_t i;
+
+	(void)state;
+	put_varint(&raw, 1); /* the root's one child */
+	for (i = 0; i < 70000; i++) {
+		put_varint(&raw, i % 3 ? 1 : 0); /* place 1, or new (0) and a rank */
+		if (i % 3 == 0)
+			put_varint(&raw, i);
+		put_varint(&raw, i + 1 < 70000); /* one child, the last none */
+	}
+	for (i = 0; i < 1000; i++)
+		put_varint(&raw, i * 7919); /* past the tree */
+	assert_true(RC_TREE4_DEPTH < 70000);
+	assert_int_equal(rs_rc_pack(&packed, RC_TREE, 4, (unsigned char *)raw.ptr, raw.len), 0);
+	back = malloc(raw.len);
+	assert_non_null(back);
+	assert_int_equal(rs_rc_unpack(back, raw.len, RC_TREE, 4, (unsigned char *)packed.ptr, packed.len), 0);
+	assert_memory_equal(back, raw.ptr, raw.len);
+	/* and read as version 3's model, it is not the same stream */
+	assert_true(rs_rc_unpack(back, raw.len, RC_TREE, 3, (unsigned char *)packed.ptr, packed.len) != 0 ||
+		    memcmp(back, raw.ptr, raw.len) != 0);
+	rs_error_clear();
+	free(back);
+	rs_buf_release(&raw);
+	rs_buf_release(&packed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -480,6 +601,9 @@ int main(void)
 		cmocka_unit_test(test_stream_larger_than_object_refused),
 		cmocka_unit_test(test_version_1_container_decodes),
 		cmocka_unit_test(test_version_2_container_decodes),
+		cmocka_unit_test(test_version_3_container_decodes),
+		cmocka_unit_test(test_repeat_without_previous_refused),
+		cmocka_unit_test(test_tree_model_past_its_stack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

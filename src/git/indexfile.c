@@ -1,0 +1,762 @@
+/*
+ * .git/index spliced in place of a libgit2 load and write (indexfile.h
+ * says why). The format is git's Documentation/gitformat-index.txt:
+ *
+ *   "DIRC", version, entry count (big-endian 32-bit)
+ *   entries sorted by (path bytes, stage); in versions 2 and 3 each is
+ *     62 bytes of stat data, id and flags (64 with v3's extended flags),
+ *     the path, and 1 to 8 NUL bytes to a multiple of 8
+ *   extensions: a 4-byte signature (an upper-case first letter: optional,
+ *     a reader may ignore it), a 32-bit size, the data
+ *   the SHA-1 of everything before it.
+ *
+ * Reading is one pass over the mapped file that records where each entry
+ * starts (4 bytes an entry, 1.2 MB at 300,000 entries) and checks every
+ * length and the order against the file's bounds. Writing copies the runs
+ * of entries between the changed paths as they are, writes the new
+ * entries between them, rewrites the cache tree with the changed paths'
+ * folders marked invalid (git's own cache_tree_invalidate_path: entry
+ * count -1, no id), keeps the resolve-undo data, and hashes all of it on
+ * the way out. The old file is never written: the new one goes to the
+ * lock, renamed over the index at the end.
+ */
+#include "git/indexfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "results/buf.h"
+#include "util/fs.h"
+
+#define HEADER_SIZE 12
+#define TRAILER_SIZE 20   /* SHA-1 */
+#define ENTRY_FIXED 62    /* stat data (40), id (20), flags (2) */
+#define FLAG_EXTENDED 0x4000
+#define FLAG_STAGE_SHIFT 12
+#define NAME_MASK 0xfff
+/* Offsets are 32-bit: git's own entry count and extension sizes are. */
+#define INDEX_MAX 0xffffffffu
+/* The cache tree is as deep as the paths; deeper is no tree git wrote. */
+#define TREE_DEPTH_MAX 1024
+#define OUT_BUF 65536
+
+struct rs_index_file {
+	char *path, *lock_path;
+	int lock_fd;              /* -1: not locked (or the lock was renamed) */
+	const unsigned char *map; /* the file, or NULL for an empty index */
+	size_t size;
+	uint32_t version, count;
+	uint32_t *offsets;        /* where entry i starts */
+	size_t entries_end;       /* where the extensions start */
+	size_t tree_off, tree_len;   /* TREE data (tree_len 0: none) */
+	size_t reuc_off, reuc_len;   /* REUC data */
+	int conflicts;
+	struct stat stamp;        /* the mapped file's (st_ino 0: none mapped) */
+};
+
+static uint32_t get_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put_be32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+/* The name of entry i and its length (checked by parse_entries). */
+static const char *entry_name(const struct rs_index_file *f, size_t i, size_t *len)
+{
+	const unsigned char *e = f->map + f->offsets[i];
+	unsigned flags = (unsigned)e[60] << 8 | e[61];
+	const char *name = (const char *)e + ENTRY_FIXED + (flags & FLAG_EXTENDED ? 2 : 0);
+
+	*len = (flags & NAME_MASK) < NAME_MASK ? (flags & NAME_MASK) : strlen(name);
+	return name;
+}
+
+static int entry_stage(const struct rs_index_file *f, size_t i)
+{
+	return (f->map[f->offsets[i] + 60] >> (FLAG_STAGE_SHIFT - 8)) & 3;
+}
+
+/* git's order: path bytes (a prefix first), then stage. */
+static int name_cmp(const char *a, size_t alen, int astage, const char *b, size_t blen,
+		    int bstage)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	if (c)
+		return c;
+	if (alen != blen)
+		return alen < blen ? -1 : 1;
+	return astage - bstage;
+}
+
+/* Walk the entries: every length inside the file, names in order. */
+static int parse_entries(struct rs_index_file *f)
+{
+	size_t off = HEADER_SIZE, end = f->size - TRAILER_SIZE;
+	const char *prev = NULL;
+	size_t prev_len = 0;
+	int prev_stage = 0;
+
+	if (f->count > (end - HEADER_SIZE) / (ENTRY_FIXED + 2))
+		return rs_error_set(RS_ECORRUPT, "'%s' claims more entries than it holds", f->path);
+	f->offsets = malloc((f->count ? f->count : 1) * sizeof(*f->offsets));
+	if (!f->offsets)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (uint32_t i = 0; i < f->count; i++) {
+		const unsigned char *e = f->map + off;
+		unsigned flags;
+		size_t name_off, len, total;
+		const char *name;
+		const unsigned char *nul;
+
+		if (end - off < ENTRY_FIXED + 2)
+			return rs_error_set(RS_ECORRUPT, "'%s' ends inside an entry", f->path);
+		flags = (unsigned)e[60] << 8 | e[61];
+		if ((flags & FLAG_EXTENDED) && f->version < 3)
+			return rs_error_set(RS_ECORRUPT, "'%s' has extended flags in version 2",
+					    f->path);
+		name_off = ENTRY_FIXED + (flags & FLAG_EXTENDED ? 2 : 0);
+		name = (const char *)e + name_off;
+		nul = memchr(name, '\0', end - off - name_off);
+		if (!nul)
+			return rs_error_set(RS_ECORRUPT, "'%s' ends inside a path", f->path);
+		len = (size_t)((const char *)nul - name);
+		if ((flags & NAME_MASK) < NAME_MASK ? len != (flags & NAME_MASK) : len < NAME_MASK)
+			return rs_error_set(RS_ECORRUPT, "'%s' has a path of the wrong length",
+					    f->path);
+		total = (name_off + len + 8) & ~(size_t)7;
+		if (total > end - off)
+			return rs_error_set(RS_ECORRUPT, "'%s' ends inside an entry", f->path);
+		if (prev && name_cmp(prev, prev_len, prev_stage, name, len,
+				     (int)(flags >> FLAG_STAGE_SHIFT) & 3) >= 0)
+			return rs_error_set(RS_ECORRUPT, "'%s' has entries out of order", f->path);
+		f->offsets[i] = (uint32_t)off;
+		prev = name;
+		prev_len = len;
+		prev_stage = (int)(flags >> FLAG_STAGE_SHIFT) & 3;
+		if (prev_stage)
+			f->conflicts = 1;
+		off += total;
+	}
+	f->entries_end = off;
+	return 0;
+}
+
+/* The extensions: TREE and REUC kept, other optional ones dropped. */
+static int parse_extensions(struct rs_index_file *f)
+{
+	size_t off = f->entries_end, end = f->size - TRAILER_SIZE;
+
+	while (off < end) {
+		const unsigned char *x = f->map + off;
+		size_t len;
+
+		if (end - off < 8)
+			return rs_error_set(RS_ECORRUPT, "'%s' ends inside an extension", f->path);
+		len = get_be32(x + 4);
+		if (len > end - off - 8)
+			return rs_error_set(RS_ECORRUPT, "'%s' ends inside an extension", f->path);
+		if (x[0] < 'A' || x[0] > 'Z')
+			/* a split index ("link"), a sparse one ("sdir"), or newer */
+			return rs_error_set(RS_EFORMAT, "'%s' has the extension '%.4s', which "
+					    "must be understood to read it", f->path, (const char *)x);
+		if (memcmp(x, "TREE", 4) == 0) {
+			f->tree_off = off + 8;
+			f->tree_len = len;
+		} else if (memcmp(x, "REUC", 4) == 0) {
+			f->reuc_off = off + 8;
+			f->reuc_len = len;
+		}
+		off += 8 + len;
+	}
+	return 0;
+}
+
+static int take_lock(struct rs_index_file *f)
+{
+	f->lock_fd = open(f->lock_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (f->lock_fd >= 0)
+		return 0;
+	if (errno == EEXIST)
+		return rs_error_set(RS_ERETRY, "cannot write the index: '%s' exists (another git "
+				    "command is running in this repository, or one was killed; "
+				    "when none is running, remove that file)", f->lock_path);
+	return rs_error_errno(RS_EGENERIC, "cannot create '%s'", f->lock_path);
+}
+
+static int map_index(struct rs_index_file *f)
+{
+	struct stat st;
+	void *m;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0; /* no index yet: an empty one */
+		return rs_error_errno(RS_EGENERIC, "cannot open '%s'", f->path);
+	}
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return rs_error_errno(RS_EGENERIC, "cannot read '%s'", f->path);
+	}
+	if (st.st_size < HEADER_SIZE + TRAILER_SIZE || (uint64_t)st.st_size > INDEX_MAX) {
+		close(fd);
+		return rs_error_set(st.st_size < HEADER_SIZE + TRAILER_SIZE ? RS_ECORRUPT
+								: RS_ETOOBIG,
+				    "'%s' has a size (%lld bytes) no index has", f->path,
+				    (long long)st.st_size);
+	}
+#ifdef MAP_POPULATE
+	/* every page is read: one call maps them all instead of a fault each */
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+#else
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+#endif
+	close(fd);
+	if (m == MAP_FAILED)
+		return rs_error_errno(RS_EGENERIC, "cannot read '%s'", f->path);
+	f->map = m;
+	f->size = (size_t)st.st_size;
+	f->stamp = st;
+	return 0;
+}
+
+/* Map and check the file (absent: empty). */
+static int load(struct rs_index_file *f)
+{
+	int err = map_index(f);
+
+	if (err || !f->map)
+		return err;
+	if (memcmp(f->map, "DIRC", 4) != 0)
+		return rs_error_set(RS_ECORRUPT, "'%s' is not a git index", f->path);
+	f->version = get_be32(f->map + 4);
+	f->count = get_be32(f->map + 8);
+	if (f->version != 2 && f->version != 3)
+		return rs_error_set(RS_EFORMAT, "'%s' is an index of version %u", f->path,
+				    (unsigned)f->version);
+	err = parse_entries(f);
+	if (err == 0)
+		err = parse_extensions(f);
+	return err;
+}
+
+static void unload(struct rs_index_file *f)
+{
+	if (f->map)
+		munmap((void *)f->map, f->size);
+	free(f->offsets);
+	f->map = NULL;
+	f->offsets = NULL;
+	f->size = 0;
+	f->version = 2;
+	f->count = 0;
+	f->entries_end = 0;
+	f->tree_off = f->tree_len = f->reuc_off = f->reuc_len = 0;
+	f->conflicts = 0;
+	memset(&f->stamp, 0, sizeof(f->stamp));
+}
+
+int rs_index_file_open(struct rs_index_file **out, const char *index_path, int lock)
+{
+	struct rs_index_file *f = calloc(1, sizeof(*f));
+	struct rs_buf lp = RS_BUF_INIT;
+	int err;
+
+	*out = NULL;
+	if (!f)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	f->lock_fd = -1;
+	f->version = 2;
+	f->path = strdup(index_path);
+	err = f->path ? rs_buf_printf(&lp, "%s.lock", index_path)
+		      : rs_error_set(RS_EGENERIC, "out of memory");
+	if (err)
+		goto out;
+	f->lock_path = rs_buf_detach(&lp, NULL);
+	if (lock) {
+		err = take_lock(f);
+		if (err)
+			goto out;
+	}
+	err = load(f);
+out:
+	rs_buf_release(&lp);
+	if (err) {
+		rs_index_file_free(f);
+		return err;
+	}
+	*out = f;
+	return 0;
+}
+
+/* The same file as the one mapped (a rename makes a new inode)? */
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+int rs_index_file_lock(struct rs_index_file *f)
+{
+	struct stat st;
+	int err, present;
+
+	if (f->lock_fd >= 0)
+		return 0;
+	err = take_lock(f);
+	if (err)
+		return err;
+	present = stat(f->path, &st) == 0;
+	if (!present && errno != ENOENT)
+		return rs_error_errno(RS_EGENERIC, "cannot read '%s'", f->path);
+	if (present ? f->map && same_file(&st, &f->stamp) : !f->map)
+		return 0; /* unchanged since it was read */
+	unload(f);
+	return load(f);
+}
+
+void rs_index_file_free(struct rs_index_file *f)
+{
+	if (!f)
+		return;
+	if (f->lock_fd >= 0) {
+		close(f->lock_fd);
+		unlink(f->lock_path);
+	}
+	unload(f);
+	free(f->path);
+	free(f->lock_path);
+	free(f);
+}
+
+size_t rs_index_file_count(const struct rs_index_file *f)
+{
+	return f->count;
+}
+
+int rs_index_file_has_conflicts(const struct rs_index_file *f)
+{
+	return f->conflicts;
+}
+
+/* The first entry not before (path, stage 0). */
+static size_t lower_bound(const struct rs_index_file *f, const char *path, size_t plen)
+{
+	size_t lo = 0, hi = f->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, len;
+		const char *name = entry_name(f, mid, &len);
+
+		if (name_cmp(name, len, entry_stage(f, mid), path, plen, 0) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Entry i is `path` (any stage)? */
+static int entry_is(const struct rs_index_file *f, size_t i, const char *path, size_t plen)
+{
+	size_t len;
+	const char *name;
+
+	if (i >= f->count)
+		return 0;
+	name = entry_name(f, i, &len);
+	return len == plen && memcmp(name, path, plen) == 0;
+}
+
+int rs_index_file_find(const struct rs_index_file *f, const char *path, git_oid *id,
+		       uint32_t *mode)
+{
+	size_t plen = strlen(path), i = lower_bound(f, path, plen);
+	const unsigned char *e;
+
+	if (!entry_is(f, i, path, plen) || entry_stage(f, i) != 0)
+		return 0;
+	e = f->map + f->offsets[i];
+	if (id)
+		git_oid_fromraw(id, e + 40);
+	if (mode)
+		*mode = get_be32(e + 24);
+	return 1;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+/* The new index on its way to the lock, hashed as it goes. */
+struct out {
+	int fd;
+	EVP_MD_CTX *sha;
+	unsigned char buf[OUT_BUF];
+	size_t len;
+	const char *path;
+};
+
+static int out_flush(struct out *o)
+{
+	int err = rs_fs_write_all(o->fd, o->buf, o->len);
+
+	o->len = 0;
+	return err;
+}
+
+static int out_put(struct out *o, const void *p, size_t n)
+{
+	int err;
+
+	if (EVP_DigestUpdate(o->sha, p, n) != 1)
+		return rs_error_set(RS_EGENERIC, "cannot hash '%s'", o->path);
+	if (n > sizeof(o->buf) - o->len) {
+		err = out_flush(o);
+		if (err)
+			return err;
+		if (n >= sizeof(o->buf))
+			return rs_fs_write_all(o->fd, p, n);
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+static int edit_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct rs_index_edit *)a)->path,
+		      ((const struct rs_index_edit *)b)->path);
+}
+
+/* One entry of version 2 or 3 with no extended flags: stage 0, checked out. */
+static int put_entry(struct out *o, const struct rs_index_edit *e)
+{
+	unsigned char fixed[ENTRY_FIXED], pad[8] = { 0 };
+	size_t len = strlen(e->path), total = (ENTRY_FIXED + len + 8) & ~(size_t)7;
+	uint32_t stat32[10] = {
+		(uint32_t)e->st.st_ctim.tv_sec, (uint32_t)e->st.st_ctim.tv_nsec,
+		(uint32_t)e->st.st_mtim.tv_sec, (uint32_t)e->st.st_mtim.tv_nsec,
+		(uint32_t)e->st.st_dev, (uint32_t)e->st.st_ino, e->mode,
+		(uint32_t)e->st.st_uid, (uint32_t)e->st.st_gid, (uint32_t)e->st.st_size,
+	};
+	unsigned flags = len < NAME_MASK ? (unsigned)len : NAME_MASK;
+	int err;
+
+	for (int i = 0; i < 10; i++)
+		put_be32(fixed + 4 * i, stat32[i]);
+	memcpy(fixed + 40, e->id.id, 20);
+	fixed[60] = (unsigned char)(flags >> 8);
+	fixed[61] = (unsigned char)flags;
+	err = out_put(o, fixed, sizeof(fixed));
+	if (err == 0)
+		err = out_put(o, e->path, len);
+	if (err == 0)
+		err = out_put(o, pad, total - ENTRY_FIXED - len);
+	return err;
+}
+
+/*
+ * The cache tree rewritten: a node whose folder holds a changed path is
+ * written invalid (entry count -1, no id), the others are copied.
+ */
+struct tree_ctx {
+	const unsigned char *p;
+	size_t end;
+	const struct rs_index_edit *edits;
+	size_t n;
+	struct rs_buf *out;
+};
+
+/* Does folder `dir` ("" the root, else ending in '/') hold a changed path? */
+static int holds_edit(const struct tree_ctx *c, const char *dir, size_t dlen)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strncmp(c->edits[i].path, dir, dlen) == 0)
+			return 1;
+	return 0;
+}
+
+/* A decimal number (with '-' when `sign`) ending at `stop`. */
+static int tree_number(const struct tree_ctx *c, size_t *pos, char stop, int sign, long *out)
+{
+	long v = 0;
+	int neg = 0, digits = 0;
+
+	if (sign && *pos < c->end && c->p[*pos] == '-') {
+		neg = 1;
+		(*pos)++;
+	}
+	while (*pos < c->end && c->p[*pos] >= '0' && c->p[*pos] <= '9' && digits < 10) {
+		v = v * 10 + (c->p[*pos] - '0');
+		(*pos)++;
+		digits++;
+	}
+	if (!digits || *pos >= c->end || c->p[*pos] != stop)
+		return -1;
+	(*pos)++;
+	*out = neg ? -v : v;
+	return 0;
+}
+
+/*
+ * A node's header at *pos: its name (a path component, "" for the root,
+ * `*name_len` bytes and a NUL), the count of index entries it covers (-1:
+ * invalid), of its subtrees, and its id when valid. -1: not a cache tree.
+ */
+static int tree_header(const struct tree_ctx *c, size_t *pos, const char **name,
+		       size_t *name_len, long *subtrees)
+{
+	const unsigned char *nul = memchr(c->p + *pos, '\0', c->end - *pos);
+	long entries;
+
+	if (!nul)
+		return -1;
+	*name = (const char *)c->p + *pos;
+	*name_len = (size_t)(nul - (c->p + *pos));
+	*pos += *name_len + 1;
+	if (tree_number(c, pos, ' ', 1, &entries))
+		return -1;
+	if (tree_number(c, pos, '\n', 0, subtrees))
+		return -1;
+	if (entries >= 0) {
+		if (c->end - *pos < 20)
+			return -1;
+		*pos += 20;
+	}
+	return 0;
+}
+
+/* Past `n` nodes and everything below them: a count of nodes left, no recursion. */
+static int tree_skip(const struct tree_ctx *c, size_t *pos, long n)
+{
+	while (n > 0) {
+		const char *name;
+		size_t len;
+		long subtrees;
+
+		if (tree_header(c, pos, &name, &len, &subtrees))
+			return -1;
+		/* every node takes 5 bytes at least: more than that many left is a lie */
+		if (subtrees > (long)(c->end - *pos))
+			return -1;
+		n += subtrees - 1;
+	}
+	return 0;
+}
+
+/*
+ * The node at *pos, in folder `dir` of its parent ("" for the root). A
+ * node whose folder holds a changed path is appended invalidated (its
+ * subtrees after it, each either invalidated the same way or copied) and 1
+ * returned; else nothing is appended, *pos is past it and all below it,
+ * and 0 returned (the caller copies those bytes). -1: not a cache tree;
+ * -2: out of memory.
+ */
+static int tree_node(struct tree_ctx *c, size_t *pos, const char *dir, int depth)
+{
+	struct rs_buf sub = RS_BUF_INIT;
+	const char *name;
+	size_t name_len;
+	long subtrees;
+	int rc = 1;
+
+	if (depth > TREE_DEPTH_MAX)
+		return -1;
+	if (tree_header(c, pos, &name, &name_len, &subtrees))
+		return -1;
+	/* the root's name is empty; a folder's is one path component */
+	if (depth == 0 ? name_len != 0 : name_len == 0)
+		return -1;
+	if (rs_buf_puts(&sub, dir))
+		return -2;
+	if (name_len && rs_buf_printf(&sub, "%s/", name)) {
+		rs_buf_release(&sub);
+		return -2;
+	}
+	if (!holds_edit(c, sub.ptr ? sub.ptr : "", sub.len)) {
+		rs_buf_release(&sub);
+		return tree_skip(c, pos, subtrees);
+	}
+	if (rs_buf_put(c->out, name, name_len + 1))
+		rc = -2;
+	else if (rs_buf_printf(c->out, "-1 %ld\n", subtrees))
+		rc = -2;
+	for (long i = 0; i < subtrees && rc > 0; i++) {
+		size_t start = *pos;
+		int r = tree_node(c, pos, sub.ptr ? sub.ptr : "", depth + 1);
+
+		if (r < 0)
+			rc = r;
+		else if (r == 0 && rs_buf_put(c->out, c->p + start, *pos - start))
+			rc = -2;
+	}
+	rs_buf_release(&sub);
+	return rc;
+}
+
+/*
+ * The new TREE extension (signature, size, data) in `ext`, or nothing
+ * when the old one does not parse (an index without it is valid: git
+ * rebuilds the cache tree when it commits).
+ */
+static int new_tree_ext(const struct rs_index_file *f, const struct rs_index_edit *edits,
+			size_t n, struct rs_buf *ext)
+{
+	struct rs_buf data = RS_BUF_INIT;
+	struct tree_ctx c = { f->map, f->tree_off + f->tree_len, edits, n, &data };
+	unsigned char hdr[8];
+	size_t pos = f->tree_off;
+	int rc, err = 0;
+
+	if (!f->tree_len)
+		return 0;
+	rc = tree_node(&c, &pos, "", 0);
+	if (rc == -2) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if (rc < 0 || pos != c.end)
+		goto out; /* not a cache tree git wrote: dropped */
+	if (rc == 0 && rs_buf_put(&data, f->map + f->tree_off, f->tree_len)) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	memcpy(hdr, "TREE", 4);
+	put_be32(hdr + 4, (uint32_t)data.len);
+	err = rs_buf_put(ext, hdr, sizeof(hdr));
+	if (err == 0)
+		err = rs_buf_put(ext, data.ptr, data.len);
+out:
+	rs_buf_release(&data);
+	return err;
+}
+
+/* Entries after the edits, and refuse a path that has other stages. */
+static int count_after(const struct rs_index_file *f, const struct rs_index_edit *edits,
+		       size_t n, uint32_t *count)
+{
+	uint64_t c = f->count;
+
+	for (size_t k = 0; k < n; k++) {
+		size_t plen = strlen(edits[k].path), i = lower_bound(f, edits[k].path, plen);
+		int here = entry_is(f, i, edits[k].path, plen) && entry_stage(f, i) == 0;
+
+		if (k && strcmp(edits[k - 1].path, edits[k].path) == 0)
+			return rs_error_set(RS_EUSAGE, "'%s' given twice", edits[k].path);
+		if (entry_is(f, i + here, edits[k].path, plen))
+			return rs_error_set(RS_EFORMAT, "'%s' has unmerged entries in the index",
+					    edits[k].path);
+		if (edits[k].remove)
+			c -= here;
+		else
+			c += !here;
+	}
+	if (c > INDEX_MAX / (ENTRY_FIXED + 2))
+		return rs_error_set(RS_ETOOBIG, "the index would hold too many entries");
+	*count = (uint32_t)c;
+	return 0;
+}
+
+/* Header, entries, extensions and trailer into the lock. */
+static int write_index(struct rs_index_file *f, const struct rs_index_edit *edits, size_t n,
+		       uint32_t count, const struct rs_buf *tree_ext, struct out *o)
+{
+	unsigned char hdr[HEADER_SIZE], sum[EVP_MAX_MD_SIZE];
+	unsigned int sumlen = 0;
+	size_t cur = 0;
+	int err;
+
+	memcpy(hdr, "DIRC", 4);
+	put_be32(hdr + 4, f->version);
+	put_be32(hdr + 8, count);
+	err = out_put(o, hdr, sizeof(hdr));
+	for (size_t k = 0; k < n && !err; k++) {
+		size_t plen = strlen(edits[k].path), i = lower_bound(f, edits[k].path, plen);
+		size_t from = cur < f->count ? f->offsets[cur] : f->entries_end;
+		size_t to = i < f->count ? f->offsets[i] : f->entries_end;
+
+		if (to > from)
+			err = out_put(o, f->map + from, to - from);
+		cur = i + entry_is(f, i, edits[k].path, plen); /* the old entry is replaced */
+		if (!err && !edits[k].remove)
+			err = put_entry(o, &edits[k]);
+	}
+	if (!err && cur < f->count)
+		err = out_put(o, f->map + f->offsets[cur], f->entries_end - f->offsets[cur]);
+	if (!err && tree_ext->len)
+		err = out_put(o, tree_ext->ptr, tree_ext->len);
+	if (!err && f->reuc_len)
+		err = out_put(o, f->map + f->reuc_off - 8, f->reuc_len + 8);
+	if (!err && EVP_DigestFinal_ex(o->sha, sum, &sumlen) != 1)
+		err = rs_error_set(RS_EGENERIC, "cannot hash '%s'", f->lock_path);
+	if (!err)
+		err = out_flush(o);
+	if (!err)
+		err = rs_fs_write_all(o->fd, sum, sumlen);
+	return err;
+}
+
+int rs_index_file_commit(struct rs_index_file *f, struct rs_index_edit *edits, size_t n)
+{
+	struct rs_buf tree_ext = RS_BUF_INIT;
+	struct out *o = NULL;
+	uint32_t count = 0;
+	int err;
+
+	if (f->lock_fd < 0)
+		return rs_error_set(RS_EUSAGE, "the index was not locked for writing");
+	qsort(edits, n, sizeof(*edits), edit_cmp);
+	err = count_after(f, edits, n, &count);
+	if (err == 0)
+		err = new_tree_ext(f, edits, n, &tree_ext);
+	if (err)
+		goto out;
+	o = calloc(1, sizeof(*o));
+	if (o)
+		o->sha = EVP_MD_CTX_new();
+	if (!o || !o->sha) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	o->fd = f->lock_fd;
+	o->path = f->lock_path;
+	if (EVP_DigestInit_ex(o->sha, EVP_sha1(), NULL) != 1) {
+		err = rs_error_set(RS_EGENERIC, "cannot hash '%s'", f->lock_path);
+		goto out;
+	}
+	err = write_index(f, edits, n, count, &tree_ext, o);
+	if (err)
+		goto out;
+	if (close(f->lock_fd) != 0) {
+		f->lock_fd = -1;
+		unlink(f->lock_path);
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", f->lock_path);
+		goto out;
+	}
+	f->lock_fd = -1;
+	if (rename(f->lock_path, f->path) != 0) {
+		err = rs_error_errno(RS_EGENERIC, "cannot write '%s'", f->path);
+		unlink(f->lock_path);
+	}
+out:
+	if (o)
+		EVP_MD_CTX_free(o->sha);
+	free(o);
+	rs_buf_release(&tree_ext);
+	return err;
+}
