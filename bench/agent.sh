@@ -47,6 +47,10 @@ cat "$F" >/dev/null # warm the page cache for every contender alike
 
 timeit t_sha openssl dgst -sha256 "$F" >/dev/null
 timeit t_zstd zstd -q -3 -T1 -f "$F" -o "$T/whole.zst"
+# zstd's own CPU seconds (user + system), for the ratio of CPU times
+ZSTD_CPU=$( { /usr/bin/time -f '%U %S' zstd -q -3 -T1 -f "$F" -o "$T/whole2.zst" 2>&1 >/dev/null; } |
+	awk '{ printf "%.3f", $1 + $2 }')
+rm -f "$T/whole2.zst"
 ZSTD_BYTES=$(stat -c %s "$T/whole.zst")
 
 # --- git-lfs's own file:// transfer ---------------------------------------------
@@ -91,6 +95,9 @@ timeit t_pull git lfs pull
 cmp "$F" run.pyisession || { echo "pulled file differs!" >&2; exit 1; }
 unset RESULTS_AGENT_STATS_FILE
 rss() { awk -F'[= ]' '{ if ($2 > m) m = $2 } END { print int(m / 1024) }' "$1"; }
+# CPU seconds (user + system) of the agent processes, summed: the measure
+# that the load of other processes on the machine distorts least.
+cpu() { awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "user_s" || kv[1] == "sys_s") s += kv[2] } } END { printf "%.3f", s }' "$1"; }
 
 echo
 echo "session: $BYTES bytes ($SIZE requested), $(nproc) cores"
@@ -106,3 +113,5 @@ echo "upload / zstd -3 -T1 time:            $(ratio "$t_push" "$t_zstd")  (targe
 echo "download / git-lfs file:// pull time: $(ratio "$t_pull" "$t_ref_pull")  (target <= 1.1)"
 echo "raw / stored bytes:                   $(ratio "$BYTES" "$STORED")  (target >= 40; whole-file zstd -3: $(ratio "$BYTES" "$ZSTD_BYTES"))"
 echo "agent peak RSS, push / pull:          $(rss "$T/agent-push.stats") MB / $(rss "$T/agent-pull.stats") MB  (target <= 64)"
+echo "agent CPU (user+sys), push / pull:    $(cpu "$T/agent-push.stats") s / $(cpu "$T/agent-pull.stats") s  (zstd -3 -T1: $ZSTD_CPU s)"
+echo "load average:                         $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -177,8 +177,30 @@ void codec_repr_prefetch(const struct repr_cache *c, double x);
 /* codec_py_repr through the cache; `out` needs 48 bytes. */
 size_t codec_py_repr_cached(struct repr_cache *c, double x, char *out);
 
-/* round(n * 2^s / 1e9): the grid steps nearest to n nanoseconds. */
+/* 1e9 / 2^9: the clock's period in nanoseconds (the clock's phase, below) */
+#define CLOCK_PERIOD 1953125
+
+/*
+ * round(n * 2^s / 1e9): the grid steps nearest to n nanoseconds. The
+ * encoder and decoder take it several times a sample, and a 128-bit
+ * division is a library call of ~50 cycles: for n >= 0 and s >= 9 it is
+ * floor((n 2^(s-9) + CLOCK_PERIOD / 2) / CLOCK_PERIOD) (1e9 = 2^9
+ * CLOCK_PERIOD; the half is never reached, CLOCK_PERIOD being odd), a
+ * 64-bit division by a constant, which the compiler makes a
+ * multiplication, while n 2^(s-9) fits in 64 bits.
+ */
 static inline int64_t grid_of_ns(int64_t n, int s)
+{
+	__int128 v;
+
+	if (s >= 9 && s <= 62 && n >= 0 && (uint64_t)n <= (UINT64_MAX - CLOCK_PERIOD / 2) >> (s - 9))
+		return (int64_t)((((uint64_t)n << (s - 9)) + CLOCK_PERIOD / 2) / CLOCK_PERIOD);
+	v = ((__int128)n << s) + 500000000;
+	return (int64_t)(v >= 0 ? v / 1000000000 : -((-v + 999999999) / 1000000000));
+}
+
+/* grid_of_ns through the 128-bit division always (for the tests) */
+static inline int64_t grid_of_ns_wide(int64_t n, int s)
 {
 	__int128 v = ((__int128)n << s) + 500000000;
 
@@ -204,8 +226,6 @@ static inline int64_t ns_of_grid(int64_t m, int s)
  * prediction (phase_steps) when a reading was missed. Both sides keep x
  * in [0, CLOCK_PERIOD).
  */
-#define CLOCK_PERIOD 1953125
-
 static inline int64_t phase_steps(int64_t x, int64_t n, int s)
 {
 	return grid_of_ns(x + n, s) - grid_of_ns(x, s);
@@ -213,6 +233,11 @@ static inline int64_t phase_steps(int64_t x, int64_t n, int s)
 
 static inline int64_t phase_next(int64_t x, int64_t n)
 {
+	int64_t y;
+
+	/* in 64 bits when it can (a division by a constant; C truncates either way), else 128 */
+	if (!__builtin_add_overflow(x, n, &y))
+		return y % CLOCK_PERIOD;
 	return (int64_t)(((__int128)x + n) % CLOCK_PERIOD);
 }
 
@@ -267,6 +292,7 @@ struct decoded {
 	uint32_t *parent, *node_frame, *path;
 	struct repr_cache *repr;
 	int repr_owned;
+	struct rc_aside *aside;   /* codec_read_sections: the times stream's range decoder on a thread */
 };
 
 /*
@@ -327,7 +353,7 @@ struct hasher {
 struct node_slot {
 	uint64_t key;             /* parent node << 32 | frame */
 	uint32_t node1;           /* the child node + 1; 0: empty */
-	uint32_t unused;
+	uint32_t path;            /* the hash of the child's path (path_hash), which places it */
 };
 
 struct enc {
@@ -359,7 +385,7 @@ struct enc {
 	uint64_t nrecords;        /* at most MAX_RECORDS */
 	size_t arec_node, arec_time, arec_verbatim;
 
-	uint32_t *prev_frame, *prev_node;
+	uint32_t *prev_frame, *prev_node, *prev_path; /* prev_path: path_hash of prev_node */
 	size_t prev_depth;
 	size_t *span_off;
 	uint32_t *span_len;
@@ -402,6 +428,16 @@ void codec_streams_init(struct streams *st);
 void codec_streams_release(struct streams *st);
 /* The streams of what the parse collected (0, DECLINE or an error). */
 RS_MUST_CHECK int codec_make_streams(struct enc *e, struct streams *st);
+/*
+ * The clock's phase of the parse's times on the grid 2^-s (+ 1; 0 when
+ * none explains any) into *phase, trying candidates while fewer than
+ * `budget` records were walked (codec_make_streams: PHASE_BUDGET). With
+ * `reference` set, it takes the slow steps through time_code and
+ * phase_code that the fast ones must agree with (for the tests). 0 or an
+ * error (out of memory).
+ */
+#define PHASE_BUDGET (64u << 20)
+RS_MUST_CHECK int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference, int64_t *phase);
 /* DECLINE unless the hash the parse took is `oid`'s, over `size` bytes. */
 RS_MUST_CHECK int codec_input_is_the_object(struct enc *e, const struct rs_id *oid, uint64_t size);
 /*

@@ -1764,22 +1764,58 @@ int rs_store_fetch_manifest(struct rs_remote *remote, const struct rs_id *oid, s
 	return rs_store_fetch_manifest_at(remote, RS_KEY_OBJECTS, oid, m);
 }
 
-/* Transform 1: the decoded object goes to the file and the hasher. */
+/*
+ * Transform 1: the decoded object goes to the file and the hasher. The
+ * codec hands each piece of output (256 KiB) over from its own writer
+ * thread while it decodes the next; writing a piece and hashing it one
+ * after the other made that thread the slowest of a get (0.25 s of a
+ * 224 MB session, against 0.1 s of decoding), so a piece of a large
+ * object is hashed on a thread of its own (a work queue of one) while it
+ * is written, and the sink returns, giving the piece back, once both are
+ * done.
+ */
+#define SINK_HASH_MIN ((uint64_t)1 << 20) /* below that, one thread does both */
+
+struct sink_piece {
+	const void *p;
+	size_t n;
+};
+
 struct session_sink {
 	int fd;
 	const char *path;
 	struct rs_sha256 *whole;
 	uint64_t *done;
+	struct rs_workq *hq; /* NULL: hash in line */
 };
+
+static int sink_hash_work(void *arg, void *ctx)
+{
+	const struct sink_piece *piece = arg;
+
+	rs_sha256_update(ctx, piece->p, piece->n);
+	return 0;
+}
 
 static int session_sink_write(void *ctx, const void *p, size_t n)
 {
 	struct session_sink *k = ctx;
-	int err = rs_fs_write_all(k->fd, p, n);
+	struct sink_piece piece = { p, n };
+	void *job;
+	int err;
 
+	if (k->hq)
+		rs_workq_submit(k->hq, &piece);
+	err = rs_fs_write_all(k->fd, p, n);
+	if (k->hq) {
+		/* sink_hash_work cannot fail: it only hashes bytes in memory */
+		if (rs_workq_collect(k->hq, &job))
+			assert(!"sink_hash_work failed");
+	} else if (!err) {
+		rs_sha256_update(k->whole, p, n);
+	}
 	if (err)
 		return rs_error_wrap(err, "cannot write '%s'", k->path);
-	rs_sha256_update(k->whole, p, n);
 	*k->done += n;
 	return 0;
 }
@@ -1787,10 +1823,18 @@ static int session_sink_write(void *ctx, const void *p, size_t n)
 static int session_decode(const struct rs_buf *container, const struct rs_manifest *m, int fd,
 			  const char *path, struct rs_sha256 *whole, uint64_t *done)
 {
-	struct session_sink k = { fd, path, whole, done };
+	struct session_sink k = { fd, path, whole, done, NULL };
+	int err;
 
-	return rs_codec_decode((const unsigned char *)container->ptr, container->len, m->size,
-			       session_sink_write, &k);
+	/* Without the thread (no memory, no thread) the sink hashes in line: slower, not wrong. */
+	if (m->size >= SINK_HASH_MIN && rs_workq_new(&k.hq, 1, 1, sink_hash_work, whole)) {
+		k.hq = NULL;
+		rs_error_clear();
+	}
+	err = rs_codec_decode((const unsigned char *)container->ptr, container->len, m->size,
+			      session_sink_write, &k);
+	rs_workq_free(k.hq);
+	return err;
 }
 
 /* One get in flight: where the chunks go, in object order. */
