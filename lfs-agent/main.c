@@ -26,6 +26,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+/* What --level, results.zstdlevel and --threads may say; the store checks
+   the level against the zstd it links (negative levels are zstd's fast
+   ones), and 0 means the default for both. */
+#define AGENT_LEVEL_MIN (-131072L)
+#define AGENT_LEVEL_MAX 22L
+#define AGENT_THREADS_MAX 256L
+
 struct agent {
 	const char *remote_arg; /* --remote, else results.remote */
 	int level;
@@ -154,8 +161,15 @@ static int do_init(struct agent *a, const struct rs_lfs_message *msg)
 			goto out;
 	}
 	level = config_string(a, "results.zstdlevel");
-	if (!a->level && level)
-		a->level = atoi(level);
+	if (!a->level && level) {
+		long v;
+
+		err = rs_args_int(level, "git config results.zstdlevel", AGENT_LEVEL_MIN,
+				  AGENT_LEVEL_MAX, &v);
+		if (err)
+			goto out;
+		a->level = (int)v;
+	}
 	sopts.zstd_level = a->level;
 	sopts.threads = a->threads;
 	sopts.use_cache = 1;
@@ -357,8 +371,21 @@ static int parse_args(struct agent *a, int argc, char **argv, int *status)
 		}
 		switch (c) {
 		case 'r': a->remote_arg = optarg; break;
-		case 'l': a->level = atoi(optarg); break;
-		case 't': a->threads = atoi(optarg); break;
+		case 'l':
+		case 't': {
+			long v;
+
+			if (c == 'l' ? rs_args_int(optarg, "--level", AGENT_LEVEL_MIN, AGENT_LEVEL_MAX, &v)
+				     : rs_args_int(optarg, "--threads", 0, AGENT_THREADS_MAX, &v)) {
+				*status = usage_error(rs_error_message());
+				return -1;
+			}
+			if (c == 'l')
+				a->level = (int)v;
+			else
+				a->threads = (int)v;
+			break;
+		}
 		case 'h': fputs(usage, stdout); *status = 0; return -1;
 		case 'V': printf("lfs-agent %s\n", RS_VERSION); *status = 0; return -1;
 		default: *status = usage_error("unknown option"); return -1;

@@ -69,6 +69,16 @@ RS_MUST_CHECK
 int rs_args_operands(int argc, char **argv, int max);
 
 /*
+ * An option's value as a whole number from `min` to `max`: 0 and *out
+ * set, else RS_EUSAGE "<what> '<s>' is not a whole number from <min> to
+ * <max>" (`what` names the option or the config key it came from). No
+ * sign other than a leading '-', no blank, no trailing text, no
+ * overflow: where atoi read "3x" as 3 and "fast" as 0, this refuses both.
+ */
+RS_MUST_CHECK
+int rs_args_int(const char *s, const char *what, long min, long max, long *out);
+
+/*
  * Append to `out` the one line a program prints on stderr for a usage
  * error: "<program>: <message> (see '<program> --help')", made safe for a
  * terminal (rs_escape_term: the message quotes what the user typed), with

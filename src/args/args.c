@@ -4,7 +4,9 @@
  */
 #include "results/args.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "results/escape.h"
@@ -145,4 +147,18 @@ int rs_args_usage_line(struct rs_buf *out, const char *program, const char *mess
 out:
 	rs_buf_release(&line);
 	return err;
+}
+
+int rs_args_int(const char *s, const char *what, long min, long max, long *out)
+{
+	char *end = NULL;
+	long v;
+
+	errno = 0;
+	v = s && (*s == '-' || (*s >= '0' && *s <= '9')) ? strtol(s, &end, 10) : 0;
+	if (!s || !end || end == s || *end || errno || v < min || v > max)
+		return rs_error_set(RS_EUSAGE, "%s '%s' is not a whole number from %ld to %ld",
+				    what, s ? s : "", min, max);
+	*out = v;
+	return 0;
 }

@@ -179,6 +179,11 @@ expect_agent "lfs-agent: option '--threads' needs a value $see" --level 3 --thre
 expect_agent "lfs-agent: option '--version' takes no value $see" --version=1
 expect_agent "lfs-agent: unexpected argument 'extra' $see" extra
 expect_agent "lfs-agent: unexpected argument 'extra' $see" --level 3 extra
+# a number that is not one is named, not read as 0 or as its leading digits (atoi did)
+expect_agent "lfs-agent: --level '3x' is not a whole number from -131072 to 22 $see" --level 3x
+expect_agent "lfs-agent: --level 'fast' is not a whole number from -131072 to 22 $see" --level fast
+expect_agent "lfs-agent: --threads '-1' is not a whole number from 0 to 256 $see" --threads -1
+expect_agent "lfs-agent: --threads '99999999999999999999' is not a whole number from 0 to 256 $see" --threads 99999999999999999999
 for h in --help -h; do
 	status=0
 	"$AGENT" "$h" >"$T/out" 2>"$T/err" </dev/null || status=$?
@@ -186,4 +191,4 @@ for h in --help -h; do
 	grep -q '^usage: lfs-agent' "$T/out" || fail "lfs-agent $h: no usage on stdout"
 	[ ! -s "$T/err" ] || fail "lfs-agent $h: stderr: $(cat "$T/err")"
 done
-pass "lfs-agent refuses an unknown option, a missing value and an operand in the same shape"
+pass "lfs-agent refuses an unknown option, a missing value, a bad number and an operand in the same shape"
