@@ -195,14 +195,14 @@ static inline int64_t grid_of_ns(int64_t n, int s)
 
 	if (s >= 9 && s <= 62 && n >= 0 && (uint64_t)n <= (UINT64_MAX - CLOCK_PERIOD / 2) >> (s - 9))
 		return (int64_t)((((uint64_t)n << (s - 9)) + CLOCK_PERIOD / 2) / CLOCK_PERIOD);
-	v = ((__int128)n << s) + 500000000;
+	v = (__int128)n * ((__int128)1 << s) + 500000000; /* n may be negative: no shift of it */
 	return (int64_t)(v >= 0 ? v / 1000000000 : -((-v + 999999999) / 1000000000));
 }
 
 /* grid_of_ns through the 128-bit division always (for the tests) */
 static inline int64_t grid_of_ns_wide(int64_t n, int s)
 {
-	__int128 v = ((__int128)n << s) + 500000000;
+	__int128 v = (__int128)n * ((__int128)1 << s) + 500000000; /* n may be negative: no shift of it */
 
 	return (int64_t)(v >= 0 ? v / 1000000000 : -((-v + 999999999) / 1000000000));
 }
