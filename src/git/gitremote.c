@@ -597,19 +597,8 @@ int rs_git_fetch_promised_many(git_repository *git, const git_oid *ids, const ch
 
 	if (fetched)
 		*fetched = 0;
-	/* Only a partial clone has a remote that promised what it lacks. */
-	if (n == 0 || git_repository_config_snapshot(&cfg, git) < 0 || promisor_remote(&remote, cfg)) {
-		git_error_clear();
+	if (n == 0)
 		goto out;
-	}
-	/* The remote's name comes from the clone's own config: refuse one git
-	   would read as an option (it follows "--", but a remote named "-x"
-	   is no remote results set up). */
-	if (!remote.ptr || !*remote.ptr || remote.ptr[0] == '-') {
-		err = rs_error_set(RS_EGENERIC, "the promisor remote of this partial clone ('%s') "
-				   "is not a git remote name", remote.ptr ? remote.ptr : "");
-		goto out;
-	}
 	if (git_repository_odb(&odb, git) < 0) {
 		err = rs_error_set(RS_EGENERIC, "cannot open the object database: %s",
 				   git_error_last()->message);
@@ -627,6 +616,24 @@ int rs_git_fetch_promised_many(git_repository *git, const git_oid *ids, const ch
 			missing[nmissing++] = i;
 	}
 	git_error_clear();
+	/* Nothing missing (a full clone, or a partial one that holds them):
+	   done, before the config is looked through (libgit2 1.5's glob of
+	   config names leaks pcre2's match data at every call). */
+	if (nmissing == 0)
+		goto out;
+	/* Only a partial clone has a remote that promised what it lacks. */
+	if (git_repository_config_snapshot(&cfg, git) < 0 || promisor_remote(&remote, cfg)) {
+		git_error_clear();
+		goto out;
+	}
+	/* The remote's name comes from the clone's own config: refuse one git
+	   would read as an option (it follows "--", but a remote named "-x"
+	   is no remote results set up). */
+	if (!remote.ptr || !*remote.ptr || remote.ptr[0] == '-') {
+		err = rs_error_set(RS_EGENERIC, "the promisor remote of this partial clone ('%s') "
+				   "is not a git remote name", remote.ptr ? remote.ptr : "");
+		goto out;
+	}
 	for (size_t from = 0; from < nmissing; from += RS_GIT_FETCH_OIDS_MAX) {
 		size_t k = nmissing - from > RS_GIT_FETCH_OIDS_MAX ? RS_GIT_FETCH_OIDS_MAX
 								     : nmissing - from;
