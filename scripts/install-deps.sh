@@ -51,6 +51,7 @@ if [ "$LEVEL" = all ]; then
     faketime                                  # tests/e2e/test_gc_race.sh: gc runs at clocks a day apart
     jq                                        # tests/e2e/test_hostile_repo.sh: edits committed JSON
     time                                      # tests/e2e/test_codec_hostile_fetch.sh: GNU time -v, the peak RSS of fetch and git lfs pull
+    bc                                        # bench/scale_history.sh (tests/e2e/test_index_shards.sh builds its histories with it), bench/*.sh figures
     cmark-gfm                                 # tests/e2e/test_hostile_text.sh: renders the Markdown as GitHub does
     ceph-mon ceph-osd radosgw ceph-common     # tests/servers/radosgw.sh: Ceph's S3 gateway on loopback (test_radosgw.sh)
   )
