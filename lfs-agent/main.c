@@ -359,6 +359,7 @@ static int parse_args(struct agent *a, int argc, char **argv, int *status)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rs_args args = { .longopts = longopts };
+	long v;
 	int c;
 
 	for (;;) {
@@ -372,20 +373,19 @@ static int parse_args(struct agent *a, int argc, char **argv, int *status)
 		switch (c) {
 		case 'r': a->remote_arg = optarg; break;
 		case 'l':
-		case 't': {
-			long v;
-
-			if (c == 'l' ? rs_args_int(optarg, "--level", AGENT_LEVEL_MIN, AGENT_LEVEL_MAX, &v)
-				     : rs_args_int(optarg, "--threads", 0, AGENT_THREADS_MAX, &v)) {
+			if (rs_args_int(optarg, "--level", AGENT_LEVEL_MIN, AGENT_LEVEL_MAX, &v)) {
 				*status = usage_error(rs_error_message());
 				return -1;
 			}
-			if (c == 'l')
-				a->level = (int)v;
-			else
-				a->threads = (int)v;
+			a->level = (int)v;
 			break;
-		}
+		case 't':
+			if (rs_args_int(optarg, "--threads", 0, AGENT_THREADS_MAX, &v)) {
+				*status = usage_error(rs_error_message());
+				return -1;
+			}
+			a->threads = (int)v;
+			break;
 		case 'h': fputs(usage, stdout); *status = 0; return -1;
 		case 'V': printf("lfs-agent %s\n", RS_VERSION); *status = 0; return -1;
 		default: *status = usage_error("unknown option"); return -1;

@@ -98,10 +98,10 @@ int cmd_clone(int argc, char **argv)
 
 	if (rs_cli_opts_parse(&opts, argc, argv, take_option, &a) < 0)
 		return opts.status;
+	if (rs_cli_opts_operands(&opts, argc, argv, 2) < 0)
+		return opts.status;
 	if (optind >= argc)
 		return rs_cli_usage("clone", "a git URL is needed");
-	if (argc - optind > 2)
-		return rs_cli_usage("clone", "unexpected argument '%s'", argv[optind + 2]);
 	if (remote && !*remote)
 		return rs_cli_fail(RS_EXIT_USAGE, "clone: --remote needs a URL");
 	if (a.clone.full && !a.depth_given)
