@@ -922,13 +922,26 @@ static int recover(struct rs_repo *r, const char *jpath, const struct journal *j
 
 	if (!j->intent)
 		goto done; /* killed before anything visible changed */
-	if (git_commit_lookup(&newc, repo, &j->new_id) < 0 || git_commit_tree(&new_tree, newc) < 0)
+	/* the commits and trees read within their caps (git/repo.h) */
+	err = rs_repo_commit_capped(&newc, repo, &j->new_id, "the interrupted commit");
+	if (!err)
+		err = rs_repo_tree_capped(&new_tree, repo, git_commit_tree_id(newc),
+					  "the interrupted commit's tree");
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = 0;
 		goto done; /* the commit object is gone (gc): nothing refers to it */
-	if (!j->unborn && (git_commit_lookup(&oldc, repo, &j->old_id) < 0 ||
-			   git_commit_tree(&old_tree, oldc) < 0)) {
-		err = git_fail(RS_EGENERIC, "cannot read the commit an interrupted 'results add' "
-			       "started from");
+	}
+	if (err)
 		goto out;
+	if (!j->unborn) {
+		err = rs_repo_commit_capped(&oldc, repo, &j->old_id,
+					    "the commit an interrupted 'results add' started from");
+		if (!err)
+			err = rs_repo_tree_capped(&old_tree, repo, git_commit_tree_id(oldc),
+						  "the tree an interrupted 'results add' started from");
+		if (err)
+			goto out;
 	}
 	drop_our_ref_lock(repo, j);
 	drop_our_index_lock(repo, new_tree, old_tree);
@@ -1115,7 +1128,7 @@ static int check_request(const struct rs_commit_file *files, size_t nfiles,
 static int read_head(struct commit_state *s)
 {
 	git_repository *repo = s->repo;
-	int gerr = git_repository_head(&s->head, repo);
+	int gerr = git_repository_head(&s->head, repo), err;
 
 	if (gerr == GIT_EUNBORNBRANCH) {
 		s->unborn = 1;
@@ -1129,9 +1142,14 @@ static int read_head(struct commit_state *s)
 		s->refname = strdup(git_repository_head_detached(repo) ? "HEAD"
 								       : git_reference_name(s->head));
 		git_oid_cpy(&s->old_id, git_reference_target(s->head));
-		if (git_commit_lookup(&s->parent, repo, &s->old_id) < 0 ||
-		    git_commit_tree(&s->base, s->parent) < 0)
-			return git_fail(RS_EGENERIC, "cannot read the HEAD commit");
+		/* each read within its cap: a hostile HEAD costs no memory (git/repo.h) */
+		err = rs_repo_commit_capped(&s->parent, repo, &s->old_id, "the HEAD commit");
+		if (err)
+			return err;
+		err = rs_repo_tree_capped(&s->base, repo, git_commit_tree_id(s->parent),
+					  "the HEAD commit's tree");
+		if (err)
+			return err;
 	}
 	if (!s->refname)
 		return rs_error_set(RS_EGENERIC, "out of memory");

@@ -474,9 +474,9 @@ static int folder_objects(struct folder_objects **out, struct planner *pl, git_t
 		*out = pl->folders[at];
 		goto out;
 	}
-	if (git_tree_lookup(&folder, pl->r->git, git_tree_entry_id(entry)) < 0) {
-		err = rs_error_set(RS_ECORRUPT, "run %s: cannot read its folder '%s': %s", run->id, run->path,
-				   git_error_last() ? git_error_last()->message : "unknown error");
+	err = rs_repo_tree_capped(&folder, pl->r->git, git_tree_entry_id(entry), run->path);
+	if (err) {
+		err = rs_error_wrap(RS_ECORRUPT, "run %s: cannot read its folder", run->id);
 		goto out;
 	}
 	f = calloc(1, sizeof(*f));
@@ -694,20 +694,6 @@ static int doubt_here(struct rs_retention_plan *plan, int code, const char *labe
 	return err;
 }
 
-/* The tree of `rev` (NULL: HEAD) in *out, the caller's. */
-static int rev_tree(git_tree **out, struct rs_repo *r, const char *rev)
-{
-	git_object *obj = NULL;
-	int err = 0;
-
-	if (git_revparse_single(&obj, r->git, rev ? rev : "HEAD") < 0 ||
-	    git_object_peel((git_object **)out, obj, GIT_OBJECT_TREE) < 0)
-		err = rs_error_set(RS_EGENERIC, "cannot read the tree of %s: %s", rev ? rev : "HEAD",
-				   git_error_last() ? git_error_last()->message : "unknown error");
-	git_object_free(obj);
-	return err;
-}
-
 /*
  * Apply the policy committed at `rev` (a commit; NULL: HEAD) to the runs
  * indexed there. `label` names the ref in messages. What cannot be read
@@ -762,7 +748,8 @@ static int plan_rev(struct planner *pl, const char *rev, const char *label)
 		if (err)
 			goto out;
 	}
-	err = rev_tree(&tree, pl->r, rev);
+	/* each object of the way read within its cap (git/repo.h) */
+	err = rs_repo_rev_tree(&tree, pl->r->git, rev);
 	if (!err)
 		err = count_newer(&newer, &pol, &idx);
 	/* Newest first, counting each branch's runs. */
