@@ -48,6 +48,8 @@ commands=(
 	"7 trend"
 	"7 prune --dry-run"
 	"7 add $SESSION --commit 1123456789abcdef0123456789abcdef01234567"
+	"7 init --remote file://$T/store"
+	"3 doctor"
 )
 
 # hostile HEAD_ID WHAT: each command run with main at HEAD_ID (set again
@@ -64,8 +66,10 @@ hostile() {
 		[ "$mb" -lt "$LIMIT_MB" ] ||
 			fail "'results $cmd' read the $what: peak RSS $mb MB (limit $LIMIT_MB), exit $st: $(head -c 300 "$T/err")"
 		[ "$st" = "$want" ] || fail "'results $cmd' with the $what exited $st, want $want: $(head -c 300 "$T/err")"
-		grep -q "revision 'HEAD': the $what" "$T/err" && grep -q "is too large" "$T/err" ||
-			fail "'results $cmd' does not name the $what: $(head -c 300 "$T/err")"
+		# doctor says it on stdout, as one of its checks
+		cat "$T/out" "$T/err" >"$T/said"
+		grep -q "revision 'HEAD': the $what is too large" "$T/said" ||
+			fail "'results $cmd' does not name the $what: $(head -c 300 "$T/said")"
 		pass "$what: 'results $cmd' refuses it before reading it (exit $st, peak RSS $mb MB)"
 	done
 }
