@@ -110,8 +110,10 @@ int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, 
  * read, so a tag (or a tag of a tag) of a 1 GB blob costs no memory,
  * unlike git_object_peel and git_reference_peel, which read every object
  * of the chain whole. RS_ENOTFOUND when `id` names no commit (a blob, a
- * tree, a tag of one, an oversized object, a chain deeper than
- * RS_REPO_PEEL_DEPTH, a missing object).
+ * tree, a tag of one, a missing object); RS_ECORRUPT, naming the object,
+ * when it names a commit or tag that is not read (past its cap, a chain
+ * deeper than RS_REPO_PEEL_DEPTH, an object that does not parse): what
+ * it holds is unknown, not absent.
  */
 RS_MUST_CHECK
 int rs_repo_peel_commit(git_oid *out, git_repository *git, const git_oid *id);

@@ -78,17 +78,21 @@ static int wrong_type(const char *what, const git_oid *id, git_object_t type, gi
  * a commit peels to its tree) through annotated tags, at most
  * RS_REPO_PEEL_DEPTH of them. Every object's header is checked before it
  * is read, the last one's too, so that what comes out is within its cap.
+ * `*end` (may be NULL) is the type of the last object looked at, whose
+ * header was read (GIT_OBJECT_INVALID when it is missing).
  */
 static int peel_checked(git_oid *at, git_repository *git, git_odb *odb, git_object_t want,
-			const char *what)
+			const char *what, git_object_t *end)
 {
 	for (int depth = 0;; depth++) {
-		git_object_t type;
+		git_object_t type = GIT_OBJECT_INVALID;
 		git_tag *tag = NULL;
 		git_commit *commit = NULL;
 		int err;
 
 		err = checked_header(&type, odb, at, what);
+		if (end)
+			*end = err == RS_ENOTFOUND ? GIT_OBJECT_INVALID : type;
 		if (err)
 			return err;
 		if (type == want)
@@ -119,6 +123,7 @@ static int peel_checked(git_oid *at, git_repository *git, git_odb *odb, git_obje
 
 int rs_repo_peel_commit(git_oid *out, git_repository *git, const git_oid *id)
 {
+	git_object_t end = GIT_OBJECT_INVALID;
 	git_odb *odb = NULL;
 	git_oid at;
 	int err;
@@ -127,11 +132,14 @@ int rs_repo_peel_commit(git_oid *out, git_repository *git, const git_oid *id)
 		return rs_error_set(RS_EGENERIC, "cannot open the object database: %s",
 				    libgit2_message());
 	git_oid_cpy(&at, id);
-	err = peel_checked(&at, git, odb, GIT_OBJECT_COMMIT, "a ref's target");
+	err = peel_checked(&at, git, odb, GIT_OBJECT_COMMIT, "the ref's target", &end);
 	git_odb_free(odb);
 	git_error_clear();
-	if (err)
+	/* a blob, a tree or nothing at the end: no commit; a commit or tag refused: said */
+	if (err && (end == GIT_OBJECT_INVALID || end == GIT_OBJECT_BLOB || end == GIT_OBJECT_TREE))
 		return rs_error_set(RS_ENOTFOUND, "%s names no commit", git_oid_tostr_s(id));
+	if (err)
+		return err;
 	git_oid_cpy(out, &at);
 	return 0;
 }
@@ -268,7 +276,7 @@ static int walk_parents(git_oid *at, git_repository *git, git_odb *odb, unsigned
 	int err = 0;
 
 	for (unsigned long i = 0; i < steps; i++) {
-		err = peel_checked(at, git, odb, GIT_OBJECT_COMMIT, what);
+		err = peel_checked(at, git, odb, GIT_OBJECT_COMMIT, what, NULL);
 		if (err || nth == 0)
 			break;
 		if (git_commit_lookup(&commit, git, at) < 0) {
@@ -334,11 +342,11 @@ static int rev_resolve(git_oid *out, git_repository *git, const char *rev, git_o
 		if (op == '^' && *p == '{') {
 			if (strncmp(p, "{commit}", 8) == 0) {
 				p += 8;
-				err = peel_checked(&at, git, odb, GIT_OBJECT_COMMIT, what.ptr);
+				err = peel_checked(&at, git, odb, GIT_OBJECT_COMMIT, what.ptr, NULL);
 			} else if (strncmp(p, "{tree}", 6) == 0) {
 				p += 6;
 				last = 1;
-				err = peel_checked(&at, git, odb, GIT_OBJECT_TREE, what.ptr);
+				err = peel_checked(&at, git, odb, GIT_OBJECT_TREE, what.ptr, NULL);
 			} else {
 				err = unread_form(rev);
 			}
@@ -353,7 +361,7 @@ static int rev_resolve(git_oid *out, git_repository *git, const char *rev, git_o
 			err = walk_parents(&at, git, odb, count, 1, what.ptr);
 	}
 	if (err == 0)
-		err = peel_checked(&at, git, odb, want, what.ptr);
+		err = peel_checked(&at, git, odb, want, what.ptr, NULL);
 	if (err == RS_ENOTFOUND) /* one message for every way of naming nothing, as before */
 		err = rs_error_set(RS_ENOTFOUND, "no revision '" REV_QUOTE "'", rev);
 	if (err == 0)

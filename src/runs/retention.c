@@ -702,10 +702,11 @@ static int doubt_here(struct rs_retention_plan *plan, int code, const char *labe
  * names none that could be dropped), an index that does not its runs (gc
  * then removes nothing anyway).
  */
+static const char fix[] = "gc deletes nothing until it is fixed there (commit a fix on that "
+			  "branch, or delete the branch); verify still verifies the other runs";
+
 static int plan_rev(struct planner *pl, const char *rev, const char *label)
 {
-	static const char fix[] = "gc deletes nothing until it is fixed there (commit a fix on that "
-				  "branch, or delete the branch); verify still verifies the other runs";
 	struct rs_retention_plan *plan = pl->plan;
 	struct rs_retention pol;
 	struct rs_runindex idx;
@@ -818,6 +819,7 @@ static int plan_commit(struct planner *pl, const git_oid *target, const char *na
 		       struct planned *seen, int *added)
 {
 	struct rs_buf label = RS_BUF_INIT;
+	struct rs_error_saved why;
 	git_oid commit;
 	char hex[GIT_OID_HEXSZ + 1];
 	int err = 0;
@@ -825,10 +827,23 @@ static int plan_commit(struct planner *pl, const git_oid *target, const char *na
 	*added = 0;
 	/*
 	 * Peeled through the cap: a ref may name a blob of any size, or a tag
-	 * (of a tag) of one, which git_object_peel would read whole.
+	 * (of a tag) of one, which git_object_peel would read whole. A commit
+	 * or tag past its cap is not read: its runs are unknown, a doubt.
 	 */
-	if (rs_repo_peel_commit(&commit, pl->r->git, target) != 0) {
+	err = rs_repo_peel_commit(&commit, pl->r->git, target);
+	if (err == RS_ENOTFOUND) {
 		rs_error_clear(); /* no commit: no runs */
+		err = 0;
+		goto out;
+	}
+	if (err) {
+		rs_error_save(&why, err);
+		err = ref_label(&label, name, remote);
+		if (err)
+			goto out;
+		pl->plan->unread++;
+		rs_error_restore(&why);
+		err = doubt_here(pl->plan, why.code, label.ptr, fix);
 		goto out;
 	}
 	for (size_t i = 0; i < seen->n; i++)

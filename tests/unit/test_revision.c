@@ -354,7 +354,10 @@ static void test_caps(void **state)
 	assert_int_equal(git_oid_fromstr(&id, big), 0);
 	assert_int_equal(rs_repo_commit_capped(&c, f->repo->git, &id, "HEAD"), RS_ECORRUPT);
 	assert_null(c);
-	assert_int_equal(rs_repo_peel_commit(&id, f->repo->git, &id), RS_ENOTFOUND);
+	/* a ref naming it: not "no commit" (no runs) but a commit that is not read */
+	assert_int_equal(rs_repo_peel_commit(&id, f->repo->git, &id), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "the ref's target: the commit"));
+	assert_non_null(strstr(rs_error_message(), "is too large"));
 	/* reached through a parent step: a small commit on top of it */
 	write_commit(f, tree, big, top);
 	same_commit(f, "HEAD", NULL);
@@ -386,8 +389,8 @@ static void test_caps(void **state)
 static void test_tag_depth(void **state)
 {
 	struct fixture *f = *state;
-	git_oid id;
-	char name[16];
+	git_oid id, tag;
+	char name[16], hex[64];
 
 	make_history(f);
 	sh(f, NULL, 0, GIT " tag -a -m t t1 HEAD");
@@ -397,6 +400,10 @@ static void test_tag_depth(void **state)
 	same_commit(f, name, NULL);
 	snprintf(name, sizeof(name), "t%d", RS_REPO_PEEL_DEPTH + 1);
 	assert_int_equal(rs_repo_rev_commit(&id, f->repo->git, name), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "tags of tags more than 16 deep"));
+	sh(f, hex, sizeof(hex), "git rev-parse %s", name);
+	assert_int_equal(git_oid_fromstr(&tag, hex), 0);
+	assert_int_equal(rs_repo_peel_commit(&id, f->repo->git, &tag), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "tags of tags more than 16 deep"));
 	rs_error_clear();
 }
