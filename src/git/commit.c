@@ -86,19 +86,27 @@ static int make_signature(git_signature **out, git_repository *repo,
 	return 0;
 }
 
-/* The id of `path` in `tree` (NULL tree: absent). 1 when present. */
+/*
+ * The id of `path` in `tree` (NULL tree: absent). 1 when present. The
+ * folders on the way are read within their caps: one past it reads as
+ * absent here (HEAD's readers before the commit step refused it already).
+ */
 static int tree_id(git_oid *out, git_tree *tree, const char *path)
 {
 	git_tree_entry *e = NULL;
 	int present = 0;
 
-	if (tree && git_tree_entry_bypath(&e, tree, path) == 0) {
-		if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
-			git_oid_cpy(out, git_tree_entry_id(e));
-			present = 1;
-		}
-		git_tree_entry_free(e);
+	if (!tree)
+		return 0;
+	if (rs_repo_tree_entry_bypath(&e, tree, path) != 0) {
+		rs_error_clear();
+		return 0;
 	}
+	if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
+		git_oid_cpy(out, git_tree_entry_id(e));
+		present = 1;
+	}
+	git_tree_entry_free(e);
 	return present;
 }
 
@@ -729,12 +737,11 @@ static int changed_paths(struct rs_strvec *paths, git_repository *repo, git_tree
 		if ((c <= 0 && git_tree_entry_type(ea) != GIT_OBJECT_TREE) ||
 		    (c >= 0 && git_tree_entry_type(eb) != GIT_OBJECT_TREE))
 			err = rs_strvec_push(paths, path.ptr);
-		if (!err && c <= 0 && git_tree_entry_type(ea) == GIT_OBJECT_TREE &&
-		    git_tree_lookup(&sa, repo, git_tree_entry_id(ea)) < 0)
-			err = git_fail(RS_EGENERIC, "cannot read a tree");
-		if (!err && c >= 0 && git_tree_entry_type(eb) == GIT_OBJECT_TREE &&
-		    git_tree_lookup(&sb, repo, git_tree_entry_id(eb)) < 0)
-			err = git_fail(RS_EGENERIC, "cannot read a tree");
+		/* each folder read within RS_REPO_TREE_MAX (git/repo.h) */
+		if (!err && c <= 0 && git_tree_entry_type(ea) == GIT_OBJECT_TREE)
+			err = rs_repo_tree_capped(&sa, repo, git_tree_entry_id(ea), path.ptr);
+		if (!err && c >= 0 && git_tree_entry_type(eb) == GIT_OBJECT_TREE)
+			err = rs_repo_tree_capped(&sb, repo, git_tree_entry_id(eb), path.ptr);
 		if (!err)
 			err = rs_buf_putc(&path, '/');
 		if (!err)

@@ -156,18 +156,18 @@ int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out)
 int rs_repo_tree_file_id(git_oid *out, git_tree *tree, const char *path, const char *rev)
 {
 	git_tree_entry *entry = NULL;
-	int gerr, err = 0;
+	int err;
 
-	gerr = git_tree_entry_bypath(&entry, tree, path);
-	if (gerr == GIT_ENOTFOUND) {
-		git_error_clear();
+	/* each folder on the way read within its cap; one past it is said (RS_ECORRUPT) */
+	err = rs_repo_tree_entry_bypath(&entry, tree, path);
+	if (err == RS_ENOTFOUND)
 		return rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", path, rev);
-	}
-	if (gerr < 0 || git_tree_entry_type(entry) != GIT_OBJECT_BLOB)
+	if (err)
+		return err;
+	if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB)
 		err = rs_error_set(RS_ENOTFOUND, "'%s' is not a file in %s", path, rev);
 	else
 		git_oid_cpy(out, git_tree_entry_id(entry));
-	git_error_clear();
 	git_tree_entry_free(entry);
 	return err;
 }

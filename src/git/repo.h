@@ -134,6 +134,17 @@ RS_MUST_CHECK
 int rs_repo_tree_capped(git_tree **out, git_repository *git, const git_oid *id, const char *what);
 
 /*
+ * The entry at `path` ("a/b/c") in `root` in *out (the caller's,
+ * git_tree_entry_free), as git_tree_entry_bypath, but each folder on the
+ * way read through rs_repo_tree_capped, where libgit2 reads it whole.
+ * RS_ENOTFOUND "no 'PATH'" when there is no such path (a component
+ * missing, or a file on the way); RS_ECORRUPT naming the folder past its
+ * cap.
+ */
+RS_MUST_CHECK
+int rs_repo_tree_entry_bypath(git_tree_entry **out, const git_tree *root, const char *path);
+
+/*
  * Revisions, resolved without reading any object whole before its header
  * (type and size) was checked: unlike git_revparse_single and
  * git_object_peel, which read every object of the chain whole, so that a

@@ -1,7 +1,7 @@
 /*
  * Revisions and the commits, tags and trees they name, read through caps
  * (git/repo.h: rs_repo_rev_commit, rs_repo_rev_tree, rs_repo_peel_commit,
- * rs_repo_commit_capped, rs_repo_tree_capped).
+ * rs_repo_commit_capped, rs_repo_tree_capped, rs_repo_tree_entry_bypath).
  *
  * libgit2's git_revparse_single and git_object_peel read every object of
  * a chain whole before looking at it: a results repository whose HEAD is
@@ -182,6 +182,58 @@ int rs_repo_commit_capped(git_commit **out, git_repository *git, const git_oid *
 int rs_repo_tree_capped(git_tree **out, git_repository *git, const git_oid *id, const char *what)
 {
 	return lookup_capped((git_object **)out, git, id, GIT_OBJECT_TREE, what);
+}
+
+int rs_repo_tree_entry_bypath(git_tree_entry **out, const git_tree *root, const char *path)
+{
+	git_repository *git = git_tree_owner(root);
+	struct rs_buf folder = RS_BUF_INIT;
+	const git_tree *at = root;
+	git_tree *sub = NULL;
+	const char *p = path;
+	int err = 0;
+
+	*out = NULL;
+	for (;;) {
+		size_t n = strcspn(p, "/");
+		const git_tree_entry *e;
+
+		err = rs_buf_put(&folder, p, n);
+		if (err)
+			break;
+		e = n ? git_tree_entry_byname(at, folder.ptr + folder.len - n) : NULL;
+		if (!e) {
+			err = rs_error_set(RS_ENOTFOUND, "no '%s'", path);
+			break;
+		}
+		if (p[n] == '\0' || (p[n] == '/' && p[n + 1] == '\0' &&
+				     git_tree_entry_type(e) == GIT_OBJECT_TREE)) {
+			/* the last component ("a/" only as a folder, as git_tree_entry_bypath) */
+			if (git_tree_entry_dup(out, e) < 0) {
+				*out = NULL;
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+			}
+			break;
+		}
+		if (git_tree_entry_type(e) != GIT_OBJECT_TREE) {
+			err = rs_error_set(RS_ENOTFOUND, "no '%s'", path);
+			break;
+		}
+		/* a folder on the way: read within RS_REPO_TREE_MAX, named as far as it goes */
+		git_tree_free(sub);
+		sub = NULL;
+		err = rs_repo_tree_capped(&sub, git, git_tree_entry_id(e), folder.ptr);
+		if (err)
+			break;
+		err = rs_buf_putc(&folder, '/');
+		if (err)
+			break;
+		at = sub;
+		p += n + 1;
+	}
+	git_tree_free(sub);
+	rs_buf_release(&folder);
+	return err;
 }
 
 static int is_hex(const char *s, size_t n)

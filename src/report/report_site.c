@@ -279,9 +279,10 @@ static void folder_trees(struct site_run *w, size_t n, const struct rs_runs *run
 		git_tree_entry *te = NULL;
 
 		w[i].tree[0] = '\0';
-		if (root && git_tree_entry_bypath(&te, root, w[i].e->path) == 0 &&
+		if (root && rs_repo_tree_entry_bypath(&te, root, w[i].e->path) == 0 &&
 		    git_tree_entry_type(te) == GIT_OBJECT_TREE)
 			git_oid_tostr(w[i].tree, sizeof(w[i].tree), git_tree_entry_id(te));
+		rs_error_clear(); /* best effort, as above */
 		git_tree_entry_free(te);
 	}
 	git_tree_free(root);

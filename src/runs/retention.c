@@ -462,9 +462,11 @@ static int folder_objects(struct folder_objects **out, struct planner *pl, git_t
 	uint32_t at;
 	int err = 0;
 
-	if (git_tree_entry_bypath(&entry, tree, run->path) < 0 ||
-	    git_tree_entry_type(entry) != GIT_OBJECT_TREE) {
-		git_error_clear();
+	/* the folders on the way read within their caps: one past it is a doubt, as ever */
+	err = rs_repo_tree_entry_bypath(&entry, tree, run->path);
+	if (err && err != RS_ENOTFOUND)
+		goto out;
+	if (err || git_tree_entry_type(entry) != GIT_OBJECT_TREE) {
 		err = rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", rel, rev);
 		goto out;
 	}

@@ -224,7 +224,7 @@ static int tree_has(struct rs_repo *repo, const char *path, int *has)
 {
 	git_tree *tree = NULL;
 	git_tree_entry *te = NULL;
-	int gerr, err;
+	int err;
 
 	*has = 0;
 	/* HEAD's commit and tree each read within its cap (git/repo.h) */
@@ -235,12 +235,14 @@ static int tree_has(struct rs_repo *repo, const char *path, int *has)
 	}
 	if (err)
 		return err;
-	gerr = git_tree_entry_bypath(&te, tree, path);
-	if (gerr == 0)
+	/* the folders on the way read within their caps (git/repo.h) */
+	err = rs_repo_tree_entry_bypath(&te, tree, path);
+	if (err == 0)
 		*has = 1;
-	else if (gerr != GIT_ENOTFOUND)
-		err = rs_error_set(RS_EGENERIC, "cannot read HEAD's tree: %s",
-				   git_error_last() ? git_error_last()->message : "?");
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = 0;
+	}
 	git_tree_entry_free(te);
 	git_tree_free(tree);
 	return err;

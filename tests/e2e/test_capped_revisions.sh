@@ -4,7 +4,8 @@
 # object (a valid header and a huge message), or whose HEAD commit names
 # an 80 MB tree, is refused by every command that reads HEAD, with a
 # message naming the object, before the object is read: the commands'
-# memory stays far below its size. git_revparse_single and
+# memory stays far below its size. So is an 80 MB runs/ folder, by every
+# command that reads a run's files. git_revparse_single and
 # git_object_peel read each object of the chain whole (main before this
 # test: over 400 MB for each command, which then went on as if nothing
 # were wrong).
@@ -113,6 +114,47 @@ PY
 small=$(git commit-tree "$hugetree" -p "$good" -m "an 80 MB tree")
 [ "$(git cat-file -s "$small")" -lt 1000 ] || fail "set-up: $small is not a small commit"
 hostile "$small" "tree $hugetree"
+git update-ref refs/heads/main "$good"
+
+# HEAD's tree fine, its runs/ folder 80 MB: the paths below it are walked
+# one folder at a time (rs_repo_tree_entry_bypath), each within the cap,
+# where git_tree_entry_bypath read every folder on the way whole.
+runs=$(git rev-parse HEAD:runs)
+hugeruns=$(python3 - "$runs" <<'PY' | git hash-object -t tree -w --literally --stdin
+import subprocess, sys
+out = sys.stdout.buffer
+real = subprocess.run(["git", "cat-file", "tree", sys.argv[1]], check=True, capture_output=True).stdout
+blob = bytes.fromhex(subprocess.run(["git", "rev-parse", "HEAD:.gitattributes"], check=True,
+                                    capture_output=True, text=True).stdout.strip())
+out.write(real)
+chunk = []
+for i in range(2200000):
+    chunk.append(b"100644 zz%08d\0" % i + blob)
+    if len(chunk) == 65536:
+        out.write(b"".join(chunk)); chunk = []
+out.write(b"".join(chunk))
+PY
+)
+[ "$(git cat-file -s "$hugeruns")" -gt 80000000 ] || fail "set-up: $hugeruns is no 80 MB tree"
+root=$(git ls-tree HEAD | sed "s/$runs/$hugeruns/" | git mktree)
+bigruns=$(git commit-tree "$root" -p "$good" -m "an 80 MB runs/")
+# what reads a run's files fails naming the folder; what does not (the
+# index, pins.txt, the store) works as ever; all within LIMIT_MB
+for line in "7 show $id" "7 fetch $id" "7 site $T/site" "7 trend" "2 check" "7 gc --dry-run" \
+	"7 verify" "7 add $SESSION --commit 1123456789abcdef0123456789abcdef01234567" \
+	"0 list" "0 pin $id" "0 doctor"; do
+	want=${line%% *}
+	cmd=${line#* }
+	git update-ref refs/heads/main "$bigruns"
+	# shellcheck disable=SC2086
+	read -r mb st < <(peak "$RESULTS" $cmd)
+	[ "$mb" -lt "$LIMIT_MB" ] ||
+		fail "'results $cmd' read the 80 MB runs/: peak RSS $mb MB (limit $LIMIT_MB), exit $st: $(head -c 300 "$T/err")"
+	[ "$st" = "$want" ] || fail "'results $cmd' with an 80 MB runs/ exited $st, want $want: $(head -c 300 "$T/err")"
+	[ "$want" = 0 ] || grep -q "runs: the tree $hugeruns is too large" "$T/err" ||
+		fail "'results $cmd' does not name the 80 MB runs/: $(head -c 300 "$T/err")"
+	pass "an 80 MB runs/ folder: 'results $cmd' exits $st within $mb MB"
+done
 git update-ref refs/heads/main "$good"
 
 # A tag of the 200 MB commit beside a good HEAD: gc and verify judge every

@@ -408,6 +408,65 @@ static void test_tag_depth(void **state)
 	rs_error_clear();
 }
 
+/* Paths below a tree: as git_tree_entry_bypath, each folder on the way within its cap. */
+static void test_bypath(void **state)
+{
+	struct fixture *f = *state;
+	char want[64], big[GIT_OID_HEXSZ + 1], hex[64];
+	git_tree_entry *e = (git_tree_entry *)1;
+	git_treebuilder *tb = NULL;
+	git_tree *root = NULL;
+	git_oid id, blob;
+
+	sh(f, NULL, 0, "mkdir -p a/b && echo x >a/b/c && echo y >a/d && " GIT " add a && "
+	   GIT " commit -qm nested");
+	assert_int_equal(rs_repo_rev_tree(&root, f->repo->git, NULL), 0);
+	assert_int_equal(rs_repo_tree_entry_bypath(&e, root, "a/b/c"), 0);
+	sh(f, want, sizeof(want), "git rev-parse HEAD:a/b/c");
+	assert_string_equal(git_oid_tostr_s(git_tree_entry_id(e)), want);
+	git_tree_entry_free(e);
+	assert_int_equal(rs_repo_tree_entry_bypath(&e, root, "a/b/"), 0);
+	assert_int_equal(git_tree_entry_type(e), GIT_OBJECT_TREE);
+	git_tree_entry_free(e);
+	assert_int_equal(rs_repo_tree_entry_bypath(&e, root, "a"), 0);
+	git_tree_entry_free(e);
+	/* what git_tree_entry_bypath does not find either */
+	static const char *const none[] = { "a/x", "a/b/c/d", "a/d/", "x", "a//b", "", "/a", "a/d/e" };
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		git_tree_entry *g = NULL;
+
+		assert_int_not_equal(git_tree_entry_bypath(&g, root, none[i]), 0);
+		git_error_clear();
+		assert_int_equal(rs_repo_tree_entry_bypath(&e, root, none[i]), RS_ENOTFOUND);
+		assert_null(e);
+	}
+	git_tree_free(root);
+	root = NULL;
+
+	/* a folder on the way past RS_REPO_TREE_MAX: named, never read */
+	write_raw(f, GIT_OBJECT_TREE, "100644 f", RS_REPO_TREE_MAX + 1, big);
+	assert_int_equal(git_oid_fromstr(&id, big), 0);
+	sh(f, hex, sizeof(hex), "git rev-parse HEAD:a/d");
+	assert_int_equal(git_oid_fromstr(&blob, hex), 0);
+	assert_int_equal(git_treebuilder_new(&tb, f->repo->git, NULL), 0);
+	assert_int_equal(git_treebuilder_insert(NULL, tb, "runs", &id, GIT_FILEMODE_TREE), 0);
+	assert_int_equal(git_treebuilder_insert(NULL, tb, "f", &blob, GIT_FILEMODE_BLOB), 0);
+	assert_int_equal(git_treebuilder_write(&id, tb), 0);
+	git_treebuilder_free(tb);
+	assert_int_equal(git_tree_lookup(&root, f->repo->git, &id), 0);
+	assert_int_equal(rs_repo_tree_entry_bypath(&e, root, "runs/2026/x/run.json"), RS_ECORRUPT);
+	assert_null(e);
+	assert_non_null(strstr(rs_error_message(), "runs: the tree"));
+	assert_non_null(strstr(rs_error_message(), "is too large"));
+	assert_int_equal(rs_repo_tree_file_id(&id, root, "runs/2026/x/run.json", "HEAD"), RS_ECORRUPT);
+	/* the entry itself is only named: its tree is not read */
+	assert_int_equal(rs_repo_tree_entry_bypath(&e, root, "runs"), 0);
+	git_tree_entry_free(e);
+	assert_int_equal(rs_repo_tree_file_id(&id, root, "f", "HEAD"), 0);
+	git_tree_free(root);
+	rs_error_clear();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +478,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ambiguous_prefix, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_caps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tag_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bypath, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
