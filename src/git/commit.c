@@ -86,19 +86,27 @@ static int make_signature(git_signature **out, git_repository *repo,
 	return 0;
 }
 
-/* The id of `path` in `tree` (NULL tree: absent). 1 when present. */
+/*
+ * The id of `path` in `tree` (NULL tree: absent). 1 when present. The
+ * folders on the way are read within their caps: one past it reads as
+ * absent here (HEAD's readers before the commit step refused it already).
+ */
 static int tree_id(git_oid *out, git_tree *tree, const char *path)
 {
 	git_tree_entry *e = NULL;
 	int present = 0;
 
-	if (tree && git_tree_entry_bypath(&e, tree, path) == 0) {
-		if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
-			git_oid_cpy(out, git_tree_entry_id(e));
-			present = 1;
-		}
-		git_tree_entry_free(e);
+	if (!tree)
+		return 0;
+	if (rs_repo_tree_entry_bypath(&e, tree, path) != 0) {
+		rs_error_clear();
+		return 0;
 	}
+	if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
+		git_oid_cpy(out, git_tree_entry_id(e));
+		present = 1;
+	}
+	git_tree_entry_free(e);
 	return present;
 }
 
@@ -729,12 +737,11 @@ static int changed_paths(struct rs_strvec *paths, git_repository *repo, git_tree
 		if ((c <= 0 && git_tree_entry_type(ea) != GIT_OBJECT_TREE) ||
 		    (c >= 0 && git_tree_entry_type(eb) != GIT_OBJECT_TREE))
 			err = rs_strvec_push(paths, path.ptr);
-		if (!err && c <= 0 && git_tree_entry_type(ea) == GIT_OBJECT_TREE &&
-		    git_tree_lookup(&sa, repo, git_tree_entry_id(ea)) < 0)
-			err = git_fail(RS_EGENERIC, "cannot read a tree");
-		if (!err && c >= 0 && git_tree_entry_type(eb) == GIT_OBJECT_TREE &&
-		    git_tree_lookup(&sb, repo, git_tree_entry_id(eb)) < 0)
-			err = git_fail(RS_EGENERIC, "cannot read a tree");
+		/* each folder read within RS_REPO_TREE_MAX (git/repo.h) */
+		if (!err && c <= 0 && git_tree_entry_type(ea) == GIT_OBJECT_TREE)
+			err = rs_repo_tree_capped(&sa, repo, git_tree_entry_id(ea), path.ptr);
+		if (!err && c >= 0 && git_tree_entry_type(eb) == GIT_OBJECT_TREE)
+			err = rs_repo_tree_capped(&sb, repo, git_tree_entry_id(eb), path.ptr);
 		if (!err)
 			err = rs_buf_putc(&path, '/');
 		if (!err)
@@ -922,13 +929,26 @@ static int recover(struct rs_repo *r, const char *jpath, const struct journal *j
 
 	if (!j->intent)
 		goto done; /* killed before anything visible changed */
-	if (git_commit_lookup(&newc, repo, &j->new_id) < 0 || git_commit_tree(&new_tree, newc) < 0)
+	/* the commits and trees read within their caps (git/repo.h) */
+	err = rs_repo_commit_capped(&newc, repo, &j->new_id, "the interrupted commit");
+	if (!err)
+		err = rs_repo_tree_capped(&new_tree, repo, git_commit_tree_id(newc),
+					  "the interrupted commit's tree");
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = 0;
 		goto done; /* the commit object is gone (gc): nothing refers to it */
-	if (!j->unborn && (git_commit_lookup(&oldc, repo, &j->old_id) < 0 ||
-			   git_commit_tree(&old_tree, oldc) < 0)) {
-		err = git_fail(RS_EGENERIC, "cannot read the commit an interrupted 'results add' "
-			       "started from");
+	}
+	if (err)
 		goto out;
+	if (!j->unborn) {
+		err = rs_repo_commit_capped(&oldc, repo, &j->old_id,
+					    "the commit an interrupted 'results add' started from");
+		if (!err)
+			err = rs_repo_tree_capped(&old_tree, repo, git_commit_tree_id(oldc),
+						  "the tree an interrupted 'results add' started from");
+		if (err)
+			goto out;
 	}
 	drop_our_ref_lock(repo, j);
 	drop_our_index_lock(repo, new_tree, old_tree);
@@ -1115,7 +1135,7 @@ static int check_request(const struct rs_commit_file *files, size_t nfiles,
 static int read_head(struct commit_state *s)
 {
 	git_repository *repo = s->repo;
-	int gerr = git_repository_head(&s->head, repo);
+	int gerr = git_repository_head(&s->head, repo), err;
 
 	if (gerr == GIT_EUNBORNBRANCH) {
 		s->unborn = 1;
@@ -1129,9 +1149,14 @@ static int read_head(struct commit_state *s)
 		s->refname = strdup(git_repository_head_detached(repo) ? "HEAD"
 								       : git_reference_name(s->head));
 		git_oid_cpy(&s->old_id, git_reference_target(s->head));
-		if (git_commit_lookup(&s->parent, repo, &s->old_id) < 0 ||
-		    git_commit_tree(&s->base, s->parent) < 0)
-			return git_fail(RS_EGENERIC, "cannot read the HEAD commit");
+		/* each read within its cap: a hostile HEAD costs no memory (git/repo.h) */
+		err = rs_repo_commit_capped(&s->parent, repo, &s->old_id, "the HEAD commit");
+		if (err)
+			return err;
+		err = rs_repo_tree_capped(&s->base, repo, git_commit_tree_id(s->parent),
+					  "the HEAD commit's tree");
+		if (err)
+			return err;
 	}
 	if (!s->refname)
 		return rs_error_set(RS_EGENERIC, "out of memory");

@@ -21,19 +21,24 @@
 /* How far back the commit that set the remote is looked for. */
 #define WALK_MAX 200000
 
-/* The blob id of RS_REPO_MARKER in `c`; RS_ENOTFOUND when it has none. */
-static int marker_blob(git_oid *out, git_commit *c)
+/*
+ * The blob id of RS_REPO_MARKER in `c`; RS_ENOTFOUND when it has none (or
+ * its tree is past RS_REPO_TREE_MAX: never read).
+ */
+static int marker_blob(struct rs_repo *r, git_oid *out, git_commit *c)
 {
 	git_tree *tree = NULL;
 	git_tree_entry *e = NULL;
 	int err = RS_ENOTFOUND;
 
-	if (git_commit_tree(&tree, c) == 0 && git_tree_entry_bypath(&e, tree, RS_REPO_MARKER) == 0 &&
+	if (rs_repo_tree_capped(&tree, r->git, git_commit_tree_id(c), "a commit's tree") == 0 &&
+	    git_tree_entry_bypath(&e, tree, RS_REPO_MARKER) == 0 &&
 	    git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
 		git_oid_cpy(out, git_tree_entry_id(e));
 		err = 0;
 	}
 	git_error_clear();
+	rs_error_clear();
 	git_tree_entry_free(e);
 	git_tree_free(tree);
 	return err;
@@ -70,12 +75,14 @@ static git_commit *parent_naming(struct rs_repo *r, git_commit *c, git_oid *blob
 	git_oid pb;
 
 	for (i = 0; i < n; i++) {
-		if (git_commit_parent(&p, c, i) != 0) {
+		/* read within its cap (git/repo.h); a parent not there is a shallow clone's end */
+		if (rs_repo_commit_capped(&p, r->git, git_commit_parent_id(c, i), "a parent") != 0) {
 			git_error_clear();
+			rs_error_clear();
 			*cut = 1;
 			continue;
 		}
-		if (marker_blob(&pb, p) == 0 &&
+		if (marker_blob(r, &pb, p) == 0 &&
 		    (git_oid_equal(&pb, blob) || blob_names(r, &pb, remote))) {
 			git_oid_cpy(blob, &pb);
 			return p;
@@ -138,8 +145,8 @@ int rs_repo_remote_set_by(struct rs_repo *r, struct rs_buf *out)
 	err = rs_repo_committed_remote(r, &remote);
 	if (err)
 		goto out;
-	if (git_reference_name_to_id(&head, r->git, "HEAD") != 0 ||
-	    git_commit_lookup(&c, r->git, &head) != 0 || marker_blob(&blob, c) != 0) {
+	if (rs_repo_rev_commit(&head, r->git, NULL) != 0 ||
+	    rs_repo_commit_capped(&c, r->git, &head, "HEAD") != 0 || marker_blob(r, &blob, c) != 0) {
 		git_error_clear();
 		err = rs_error_set(RS_ENOTFOUND, "no commit names the remote");
 		goto out;

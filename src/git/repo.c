@@ -156,18 +156,18 @@ int rs_repo_config_get(struct rs_repo *r, const char *key, struct rs_buf *out)
 int rs_repo_tree_file_id(git_oid *out, git_tree *tree, const char *path, const char *rev)
 {
 	git_tree_entry *entry = NULL;
-	int gerr, err = 0;
+	int err;
 
-	gerr = git_tree_entry_bypath(&entry, tree, path);
-	if (gerr == GIT_ENOTFOUND) {
-		git_error_clear();
+	/* each folder on the way read within its cap; one past it is said (RS_ECORRUPT) */
+	err = rs_repo_tree_entry_bypath(&entry, tree, path);
+	if (err == RS_ENOTFOUND)
 		return rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", path, rev);
-	}
-	if (gerr < 0 || git_tree_entry_type(entry) != GIT_OBJECT_BLOB)
+	if (err)
+		return err;
+	if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB)
 		err = rs_error_set(RS_ENOTFOUND, "'%s' is not a file in %s", path, rev);
 	else
 		git_oid_cpy(out, git_tree_entry_id(entry));
-	git_error_clear();
 	git_tree_entry_free(entry);
 	return err;
 }
@@ -175,25 +175,15 @@ int rs_repo_tree_file_id(git_oid *out, git_tree *tree, const char *path, const c
 int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 			   size_t max, struct rs_buf *out)
 {
-	git_object *obj = NULL;
 	git_tree *tree = NULL;
 	git_blob *blob = NULL;
 	git_oid id;
-	int gerr, err;
+	int err;
 
-	gerr = git_revparse_single(&obj, r->git, rev ? rev : "HEAD");
-	if (gerr == GIT_ENOTFOUND || gerr == GIT_EUNBORNBRANCH) {
-		err = rs_error_set(RS_ENOTFOUND, "no revision '%s'", rev ? rev : "HEAD");
+	/* RS_ENOTFOUND "no revision 'HEAD'" when unborn; each object read within its cap */
+	err = rs_repo_rev_tree(&tree, r->git, rev);
+	if (err)
 		goto out;
-	}
-	if (gerr < 0) {
-		err = git_fail(RS_EGENERIC, "cannot resolve a revision");
-		goto out;
-	}
-	if (git_object_peel((git_object **)&tree, obj, GIT_OBJECT_TREE) < 0) {
-		err = git_fail(RS_EGENERIC, "cannot read a tree");
-		goto out;
-	}
 	err = rs_repo_tree_file_id(&id, tree, path, rev ? rev : "HEAD");
 	if (err)
 		goto out;
@@ -205,7 +195,6 @@ int rs_repo_read_tree_file(struct rs_repo *r, const char *rev, const char *path,
 out:
 	git_blob_free(blob);
 	git_tree_free(tree);
-	git_object_free(obj);
 	return err;
 }
 
@@ -328,21 +317,26 @@ out:
 int rs_repo_check_results(struct rs_repo *r)
 {
 	struct rs_buf tmp = RS_BUF_INIT;
-	git_object *obj = NULL;
+	git_tree *head = NULL;
+	git_tree_entry *index = NULL;
 	int err;
 
 	err = rs_repo_read_tree_file(r, NULL, RS_REPO_MARKER, RS_REPO_MARKER_MAX, &tmp);
 	if (err == RS_ENOTFOUND)
 		err = rs_repo_config_get(r, RS_REPO_REMOTE_KEY, &tmp);
-	if (err == RS_ENOTFOUND && git_revparse_single(&obj, r->git, "HEAD:index") == 0 &&
-	    git_object_type(obj) == GIT_OBJECT_TREE)
+	/* an index/ folder in HEAD makes one too (rs_repo_read_tree_file read HEAD's tree) */
+	if (err == RS_ENOTFOUND && rs_repo_rev_tree(&head, r->git, NULL) == 0 &&
+	    git_tree_entry_bypath(&index, head, "index") == 0 &&
+	    git_tree_entry_type(index) == GIT_OBJECT_TREE)
 		err = 0;
+	git_error_clear();
 	if (err == RS_ENOTFOUND || err == RS_EUSAGE || err == RS_ETOOBIG)
 		err = rs_error_set(RS_ENOTFOUND,
 				   "not a results repository: no %s and no %s in '%s'; "
 				   "run 'results init --remote URL' to make it one",
 				   RS_REPO_MARKER, RS_REPO_REMOTE_KEY, r->workdir);
-	git_object_free(obj);
+	git_tree_entry_free(index);
+	git_tree_free(head);
 	rs_buf_release(&tmp);
 	return err;
 }
@@ -1051,39 +1045,4 @@ int rs_lfs_endpoint(struct rs_buf *out, const char *url)
 		url = abs;
 	}
 	return rs_buf_printf(out, "file://%s", url);
-}
-
-int rs_repo_peel_commit(git_oid *out, git_repository *git, const git_oid *id)
-{
-	git_odb *odb = NULL;
-	git_oid at;
-	int err = RS_ENOTFOUND;
-
-	git_oid_cpy(&at, id);
-	if (git_repository_odb(&odb, git) < 0)
-		return git_fail(RS_EGENERIC, "cannot open the object database");
-	for (int depth = 0; depth <= RS_REPO_PEEL_DEPTH; depth++) {
-		git_object_t type;
-		git_tag *tag = NULL;
-		size_t len = 0;
-
-		/* the header first: a blob or an oversized object is never read */
-		if (git_odb_read_header(&len, &type, odb, &at) < 0 || len > RS_REPO_REF_OBJECT_MAX)
-			break;
-		if (type == GIT_OBJECT_COMMIT) {
-			git_oid_cpy(out, &at);
-			err = 0;
-			break;
-		}
-		if (type != GIT_OBJECT_TAG || git_tag_lookup(&tag, git, &at) < 0)
-			break;
-		/* the target's id only: git_tag_target would read the target whole */
-		git_oid_cpy(&at, git_tag_target_id(tag));
-		git_tag_free(tag);
-	}
-	git_error_clear();
-	git_odb_free(odb);
-	if (err)
-		return rs_error_set(RS_ENOTFOUND, "%s names no commit", git_oid_tostr_s(id));
-	return 0;
 }

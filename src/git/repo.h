@@ -85,8 +85,21 @@ RS_MUST_CHECK
 int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, size_t max,
 			const char *what);
 
-/* Bytes of a commit or tag object a ref may name that are read (rs_repo_peel_commit). */
+/*
+ * Bytes of a commit or tag object that are read (rs_repo_peel_commit,
+ * rs_repo_rev_commit, rs_repo_commit_capped): a commit is a tree id,
+ * parents, two signatures and a message; git's own commits stay far below
+ * a MiB, so 16 MiB refuses only a hostile or broken object.
+ */
 #define RS_REPO_REF_OBJECT_MAX (16u * 1024 * 1024)
+/*
+ * Bytes of a tree object that are read (rs_repo_rev_tree,
+ * rs_repo_tree_capped): about 50 bytes an entry, so 64 MiB is over a
+ * million entries in one folder, far more than a results repository's
+ * root, index/ or a day's runs folder holds; libgit2 keeps a parsed tree
+ * in about twice its size.
+ */
+#define RS_REPO_TREE_MAX (64u * 1024 * 1024)
 /* Tags of tags followed at most. */
 #define RS_REPO_PEEL_DEPTH 16
 
@@ -97,11 +110,73 @@ int rs_repo_blob_capped(git_blob **out, git_repository *git, const git_oid *id, 
  * read, so a tag (or a tag of a tag) of a 1 GB blob costs no memory,
  * unlike git_object_peel and git_reference_peel, which read every object
  * of the chain whole. RS_ENOTFOUND when `id` names no commit (a blob, a
- * tree, a tag of one, an oversized object, a chain deeper than
- * RS_REPO_PEEL_DEPTH, a missing object).
+ * tree, a tag of one, a missing object); RS_ECORRUPT, naming the object,
+ * when it names a commit or tag that is not read (past its cap, a chain
+ * deeper than RS_REPO_PEEL_DEPTH, an object that does not parse): what
+ * it holds is unknown, not absent.
  */
 RS_MUST_CHECK
 int rs_repo_peel_commit(git_oid *out, git_repository *git, const git_oid *id);
+
+/*
+ * The commit `id` in *out (the caller's, git_commit_free), after its type
+ * and size were read from the object's header: RS_ECORRUPT naming `what`
+ * (and the id) for an object that is not a commit or is larger than
+ * RS_REPO_REF_OBJECT_MAX, before any of it is read; RS_ENOTFOUND when
+ * there is no such object.
+ */
+RS_MUST_CHECK
+int rs_repo_commit_capped(git_commit **out, git_repository *git, const git_oid *id,
+			  const char *what);
+
+/* The tree `id` in *out, as rs_repo_commit_capped, within RS_REPO_TREE_MAX. */
+RS_MUST_CHECK
+int rs_repo_tree_capped(git_tree **out, git_repository *git, const git_oid *id, const char *what);
+
+/*
+ * The entry at `path` ("a/b/c") in `root` in *out (the caller's,
+ * git_tree_entry_free), as git_tree_entry_bypath, but each folder on the
+ * way read through rs_repo_tree_capped, where libgit2 reads it whole.
+ * RS_ENOTFOUND "no 'PATH'" when there is no such path (a component
+ * missing, or a file on the way); RS_ECORRUPT naming the folder past its
+ * cap.
+ */
+RS_MUST_CHECK
+int rs_repo_tree_entry_bypath(git_tree_entry **out, const git_tree *root, const char *path);
+
+/*
+ * Revisions, resolved without reading any object whole before its header
+ * (type and size) was checked: unlike git_revparse_single and
+ * git_object_peel, which read every object of the chain whole, so that a
+ * hostile repository whose HEAD is a 1 GB commit (or names a 1 GB tree)
+ * costs no memory. `rev` (NULL: "HEAD") is
+ *
+ *   NAME SUFFIX...
+ *
+ * NAME: "HEAD" (or "@"); a ref as git spells it short or whole ("main",
+ * "v1.0", "origin/main", "refs/heads/main"), found by reading ref files
+ * only; a full object id; a unique prefix of one (4 to 39 hex digits,
+ * refs first as git does). SUFFIX: "~N" (the Nth first-parent ancestor;
+ * "~" is "~1"), "^N" (the Nth parent; "^" is "^1", "^0" the commit
+ * itself), "^{commit}", "^{tree}" (last). Annotated tags are peeled on the
+ * way, at most RS_REPO_PEEL_DEPTH deep; commits and tags are read within
+ * RS_REPO_REF_OBJECT_MAX, the tree within RS_REPO_TREE_MAX.
+ *
+ * Returns RS_ENOTFOUND "no revision 'REV'" when nothing matches (an unborn
+ * HEAD, a missing object, a parent that is not there); RS_EUSAGE for a
+ * form not read here (reflogs "@{...}", "REV:path", ":/text", ranges
+ * "A..B", "^A", other "^{...}") naming the forms accepted, and for an
+ * ambiguous prefix; RS_ECORRUPT naming the object when a cap is passed,
+ * when the revision names no commit (a blob, a tag of one; a tree for
+ * rs_repo_rev_commit) or when tags nest too deep.
+ *
+ * rs_repo_rev_commit: the commit's id in *out. rs_repo_rev_tree: its tree
+ * (or the tree the revision names) in *out, the caller's (git_tree_free).
+ */
+RS_MUST_CHECK
+int rs_repo_rev_commit(git_oid *out, git_repository *git, const char *rev);
+RS_MUST_CHECK
+int rs_repo_rev_tree(git_tree **out, git_repository *git, const char *rev);
 
 /*
  * The id of the blob at `path` in `tree` (the tree of the revision `rev`

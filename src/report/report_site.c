@@ -219,16 +219,17 @@ struct site_run {
  */
 static json_t *site_stamp(const struct rs_report_site_opts *o, const struct rs_runs *runs)
 {
-	git_object *root = NULL;
+	git_tree *root = NULL;
 	git_tree_entry *te = NULL;
 	char id[GIT_OID_HEXSZ + 1] = "";
 
-	/* the entry's id, from the tree: the blob itself is not read */
-	if (git_revparse_single(&root, runs->repo->git, "HEAD^{tree}") == 0 &&
-	    git_tree_entry_bypath(&te, (git_tree *)root, ".results.json") == 0)
+	/* the entry's id, from the tree: the blob itself is not read (best effort: "") */
+	if (rs_repo_rev_tree(&root, runs->repo->git, NULL) != 0)
+		rs_error_clear();
+	if (root && git_tree_entry_bypath(&te, root, ".results.json") == 0)
 		git_oid_tostr(id, sizeof(id), git_tree_entry_id(te));
 	git_tree_entry_free(te);
-	git_object_free(root);
+	git_tree_free(root);
 	return json_pack("{s:s,s:s,s:s?,s:s}", "version", RS_VERSION, "title",
 			 o->title ? o->title : "", "commit_url", o->commit_url, "config", id);
 }
@@ -269,21 +270,22 @@ static int file_exists(const char *dir, const char *fmt, const char *id)
 /* The tree of each run's folder in HEAD (best effort: "" when it cannot be found). */
 static void folder_trees(struct site_run *w, size_t n, const struct rs_runs *runs)
 {
-	git_object *head = NULL;
 	git_tree *root = NULL;
 
-	if (git_revparse_single(&head, runs->repo->git, "HEAD^{tree}") == 0)
-		root = (git_tree *)head;
+	/* best effort: without HEAD's tree every folder is "" */
+	if (rs_repo_rev_tree(&root, runs->repo->git, NULL) != 0)
+		rs_error_clear();
 	for (size_t i = 0; i < n; i++) {
 		git_tree_entry *te = NULL;
 
 		w[i].tree[0] = '\0';
-		if (root && git_tree_entry_bypath(&te, root, w[i].e->path) == 0 &&
+		if (root && rs_repo_tree_entry_bypath(&te, root, w[i].e->path) == 0 &&
 		    git_tree_entry_type(te) == GIT_OBJECT_TREE)
 			git_oid_tostr(w[i].tree, sizeof(w[i].tree), git_tree_entry_id(te));
+		rs_error_clear(); /* best effort, as above */
 		git_tree_entry_free(te);
 	}
-	git_object_free(head);
+	git_tree_free(root);
 }
 
 static int str_is(const json_t *o, const char *key, const char *want)

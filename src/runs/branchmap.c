@@ -80,10 +80,12 @@ static int read_sub_file(git_blob **blob, git_repository *repo, git_tree *sub, c
 	err = rs_buf_printf(label, "index/%s", rel);
 	if (err)
 		return err;
-	if (git_tree_entry_bypath(&te, sub, rel) < 0) {
-		git_error_clear();
+	/* the folders on the way read within their caps (git/repo.h) */
+	err = rs_repo_tree_entry_bypath(&te, sub, rel);
+	if (err == RS_ENOTFOUND)
 		return rs_error_set(RS_ENOTFOUND, "no '%s'", label->ptr);
-	}
+	if (err)
+		return err;
 	if (git_tree_entry_type(te) != GIT_OBJECT_BLOB)
 		err = rs_error_set(RS_ECORRUPT, "'%s' is not a file", label->ptr);
 	else
@@ -474,9 +476,14 @@ static int writer_emit(struct rs_branchmap_files *out, struct writer *w, const c
 
 			/* a bucket of an older map that no run of this one fills: emptied */
 			err = bucket_rel(&rel, i);
-			if (!err && git_tree_entry_bypath(&te, w->sub, rel.ptr) == 0)
+			if (!err)
+				err = rs_repo_tree_entry_bypath(&te, w->sub, rel.ptr);
+			if (!err)
 				b->touched = 1;
-			git_error_clear();
+			if (err == RS_ENOTFOUND) {
+				rs_error_clear();
+				err = 0;
+			}
 			git_tree_entry_free(te);
 			rs_buf_release(&rel);
 		}

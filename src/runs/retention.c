@@ -462,9 +462,11 @@ static int folder_objects(struct folder_objects **out, struct planner *pl, git_t
 	uint32_t at;
 	int err = 0;
 
-	if (git_tree_entry_bypath(&entry, tree, run->path) < 0 ||
-	    git_tree_entry_type(entry) != GIT_OBJECT_TREE) {
-		git_error_clear();
+	/* the folders on the way read within their caps: one past it is a doubt, as ever */
+	err = rs_repo_tree_entry_bypath(&entry, tree, run->path);
+	if (err && err != RS_ENOTFOUND)
+		goto out;
+	if (err || git_tree_entry_type(entry) != GIT_OBJECT_TREE) {
 		err = rs_error_set(RS_ENOTFOUND, "no file '%s' in %s", rel, rev);
 		goto out;
 	}
@@ -474,9 +476,9 @@ static int folder_objects(struct folder_objects **out, struct planner *pl, git_t
 		*out = pl->folders[at];
 		goto out;
 	}
-	if (git_tree_lookup(&folder, pl->r->git, git_tree_entry_id(entry)) < 0) {
-		err = rs_error_set(RS_ECORRUPT, "run %s: cannot read its folder '%s': %s", run->id, run->path,
-				   git_error_last() ? git_error_last()->message : "unknown error");
+	err = rs_repo_tree_capped(&folder, pl->r->git, git_tree_entry_id(entry), run->path);
+	if (err) {
+		err = rs_error_wrap(RS_ECORRUPT, "run %s: cannot read its folder", run->id);
 		goto out;
 	}
 	f = calloc(1, sizeof(*f));
@@ -694,20 +696,6 @@ static int doubt_here(struct rs_retention_plan *plan, int code, const char *labe
 	return err;
 }
 
-/* The tree of `rev` (NULL: HEAD) in *out, the caller's. */
-static int rev_tree(git_tree **out, struct rs_repo *r, const char *rev)
-{
-	git_object *obj = NULL;
-	int err = 0;
-
-	if (git_revparse_single(&obj, r->git, rev ? rev : "HEAD") < 0 ||
-	    git_object_peel((git_object **)out, obj, GIT_OBJECT_TREE) < 0)
-		err = rs_error_set(RS_EGENERIC, "cannot read the tree of %s: %s", rev ? rev : "HEAD",
-				   git_error_last() ? git_error_last()->message : "unknown error");
-	git_object_free(obj);
-	return err;
-}
-
 /*
  * Apply the policy committed at `rev` (a commit; NULL: HEAD) to the runs
  * indexed there. `label` names the ref in messages. What cannot be read
@@ -716,10 +704,11 @@ static int rev_tree(git_tree **out, struct rs_repo *r, const char *rev)
  * names none that could be dropped), an index that does not its runs (gc
  * then removes nothing anyway).
  */
+static const char fix[] = "gc deletes nothing until it is fixed there (commit a fix on that "
+			  "branch, or delete the branch); verify still verifies the other runs";
+
 static int plan_rev(struct planner *pl, const char *rev, const char *label)
 {
-	static const char fix[] = "gc deletes nothing until it is fixed there (commit a fix on that "
-				  "branch, or delete the branch); verify still verifies the other runs";
 	struct rs_retention_plan *plan = pl->plan;
 	struct rs_retention pol;
 	struct rs_runindex idx;
@@ -762,7 +751,8 @@ static int plan_rev(struct planner *pl, const char *rev, const char *label)
 		if (err)
 			goto out;
 	}
-	err = rev_tree(&tree, pl->r, rev);
+	/* each object of the way read within its cap (git/repo.h) */
+	err = rs_repo_rev_tree(&tree, pl->r->git, rev);
 	if (!err)
 		err = count_newer(&newer, &pol, &idx);
 	/* Newest first, counting each branch's runs. */
@@ -831,6 +821,7 @@ static int plan_commit(struct planner *pl, const git_oid *target, const char *na
 		       struct planned *seen, int *added)
 {
 	struct rs_buf label = RS_BUF_INIT;
+	struct rs_error_saved why;
 	git_oid commit;
 	char hex[GIT_OID_HEXSZ + 1];
 	int err = 0;
@@ -838,10 +829,23 @@ static int plan_commit(struct planner *pl, const git_oid *target, const char *na
 	*added = 0;
 	/*
 	 * Peeled through the cap: a ref may name a blob of any size, or a tag
-	 * (of a tag) of one, which git_object_peel would read whole.
+	 * (of a tag) of one, which git_object_peel would read whole. A commit
+	 * or tag past its cap is not read: its runs are unknown, a doubt.
 	 */
-	if (rs_repo_peel_commit(&commit, pl->r->git, target) != 0) {
+	err = rs_repo_peel_commit(&commit, pl->r->git, target);
+	if (err == RS_ENOTFOUND) {
 		rs_error_clear(); /* no commit: no runs */
+		err = 0;
+		goto out;
+	}
+	if (err) {
+		rs_error_save(&why, err);
+		err = ref_label(&label, name, remote);
+		if (err)
+			goto out;
+		pl->plan->unread++;
+		rs_error_restore(&why);
+		err = doubt_here(pl->plan, why.code, label.ptr, fix);
 		goto out;
 	}
 	for (size_t i = 0; i < seen->n; i++)

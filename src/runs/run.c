@@ -222,27 +222,29 @@ int rs_run_index_entry(struct rs_run_entry *out, const struct rs_run *run)
 /* Does `path` exist in HEAD's tree? (An unborn HEAD holds nothing.) */
 static int tree_has(struct rs_repo *repo, const char *path, int *has)
 {
-	git_object *head = NULL;
 	git_tree *tree = NULL;
 	git_tree_entry *te = NULL;
-	int gerr, err = 0;
+	int err;
 
 	*has = 0;
-	gerr = git_revparse_single(&head, repo->git, "HEAD^{tree}");
-	if (gerr == GIT_ENOTFOUND || gerr == GIT_EUNBORNBRANCH)
+	/* HEAD's commit and tree each read within its cap (git/repo.h) */
+	err = rs_repo_rev_tree(&tree, repo->git, NULL);
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
 		return 0;
-	if (gerr < 0)
-		return rs_error_set(RS_EGENERIC, "cannot read HEAD: %s",
-				    git_error_last() ? git_error_last()->message : "?");
-	tree = (git_tree *)head;
-	gerr = git_tree_entry_bypath(&te, tree, path);
-	if (gerr == 0)
+	}
+	if (err)
+		return err;
+	/* the folders on the way read within their caps (git/repo.h) */
+	err = rs_repo_tree_entry_bypath(&te, tree, path);
+	if (err == 0)
 		*has = 1;
-	else if (gerr != GIT_ENOTFOUND)
-		err = rs_error_set(RS_EGENERIC, "cannot read HEAD's tree: %s",
-				   git_error_last() ? git_error_last()->message : "?");
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = 0;
+	}
 	git_tree_entry_free(te);
-	git_object_free(head);
+	git_tree_free(tree);
 	return err;
 }
 

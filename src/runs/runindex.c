@@ -393,36 +393,33 @@ static int is_shard_name(const char *n)
 /* runindex_internal.h */
 int rs_runindex_tree(git_tree **sub, git_repository *repo, const char *rev)
 {
-	git_object *treeish = NULL;
 	git_tree *tree = NULL;
 	git_tree_entry *te = NULL;
-	int err = 0, gerr;
+	int err, gerr;
 
 	*sub = NULL;
-	gerr = git_revparse_single(&treeish, repo, rev ? rev : "HEAD");
-	if (!rev && (gerr == GIT_ENOTFOUND || gerr == GIT_EUNBORNBRANCH))
+	/* each object of the way read within its cap (git/repo.h) */
+	err = rs_repo_rev_tree(&tree, repo, rev);
+	if (!rev && err == RS_ENOTFOUND) {
+		rs_error_clear();
+		err = 0;
 		goto out; /* a new repository: no runs yet */
-	if (gerr == GIT_ENOTFOUND) {
+	}
+	if (err == RS_ENOTFOUND) {
 		err = rs_error_set(RS_ENOTFOUND, "no commit '%s'", rev);
 		goto out;
 	}
-	if (gerr < 0 || git_object_peel((git_object **)&tree, treeish, GIT_OBJECT_TREE) < 0) {
-		err = rs_error_set(RS_EGENERIC, "cannot read '%s': %s", rev ? rev : "HEAD",
-				   git_error_last() ? git_error_last()->message : "?");
+	if (err)
 		goto out;
-	}
 	gerr = git_tree_entry_bypath(&te, tree, "index");
-	if (gerr < 0 || git_tree_entry_type(te) != GIT_OBJECT_TREE)
+	if (gerr < 0 || git_tree_entry_type(te) != GIT_OBJECT_TREE) {
+		git_error_clear();
 		goto out; /* no index folder: no runs */
-	if (git_tree_lookup(sub, repo, git_tree_entry_id(te)) < 0) {
-		*sub = NULL;
-		err = rs_error_set(RS_ECORRUPT, "cannot read index/: %s",
-				   git_error_last() ? git_error_last()->message : "?");
 	}
+	err = rs_repo_tree_capped(sub, repo, git_tree_entry_id(te), "index/");
 out:
 	git_tree_entry_free(te);
 	git_tree_free(tree);
-	git_object_free(treeish);
 	return err;
 }
 
@@ -478,12 +475,16 @@ static int cmp_refs_desc(const void *a, const void *b)
 /* The further shards of month folder `e` (a tree entry of index/) into `l`. */
 static int list_month_folder(struct rs_shard_list *l, git_repository *repo, const git_tree_entry *e)
 {
+	struct rs_buf what = RS_BUF_INIT;
 	git_tree *t = NULL;
-	int err = 0;
+	int err;
 
-	if (git_tree_lookup(&t, repo, git_tree_entry_id(e)) < 0)
-		return rs_error_set(RS_ECORRUPT, "cannot read index/%s/: %s", git_tree_entry_name(e),
-				    git_error_last() ? git_error_last()->message : "?");
+	err = rs_buf_printf(&what, "index/%s/", git_tree_entry_name(e));
+	if (!err)
+		err = rs_repo_tree_capped(&t, repo, git_tree_entry_id(e), what.ptr);
+	rs_buf_release(&what);
+	if (err)
+		return err;
 	for (size_t i = 0; i < git_tree_entrycount(t) && !err; i++) {
 		const git_tree_entry *s = git_tree_entry_byindex(t, i);
 		unsigned seq = further_shard_seq(git_tree_entry_name(s));

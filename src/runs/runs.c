@@ -343,22 +343,24 @@ out:
 int rs_runs_prefetch(const struct rs_runs *runs, const struct rs_run_entry *const *entries,
 		     size_t n, const char *leaf)
 {
-	git_object *obj = NULL;
 	git_tree *tree = NULL;
 	git_oid *ids = NULL;
 	char **names = NULL;
 	size_t k = 0;
-	int err = 0;
+	int err;
 
 	if (n == 0)
 		return 0;
 	/* what the readers read: the file at HEAD (rs_run_record_read with rev NULL) */
-	if (git_revparse_single(&obj, runs->repo->git, "HEAD") < 0 ||
-	    git_object_peel((git_object **)&tree, obj, GIT_OBJECT_TREE) < 0) {
+	err = rs_repo_rev_tree(&tree, runs->repo->git, NULL);
+	if (err == RS_ENOTFOUND) {
 		/* no HEAD: nothing committed to fetch, and the readers say so */
-		git_error_clear();
+		rs_error_clear();
+		err = 0;
 		goto out;
 	}
+	if (err)
+		goto out;
 	ids = calloc(n, sizeof(*ids));
 	names = calloc(n, sizeof(*names));
 	if (!ids || !names) {
@@ -386,6 +388,5 @@ out:
 	free(names);
 	free(ids);
 	git_tree_free(tree);
-	git_object_free(obj);
 	return err;
 }
