@@ -505,6 +505,12 @@ static void test_version_3_container_decodes(void **state)
 	old_container_decodes("real_small_pop1k.codec-v3", 3);
 }
 
+static void test_version_4_container_decodes(void **state)
+{
+	(void)state;
+	old_container_decodes("real_small_pop1k.codec-v4", 4);
+}
+
 /*
  * Codec 5's COL_SAME repeats the previous frame's parts: as a list's
  * first frame, or after a frame kept as text, there is none to repeat,
@@ -602,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_version_1_container_decodes),
 		cmocka_unit_test(test_version_2_container_decodes),
 		cmocka_unit_test(test_version_3_container_decodes),
+		cmocka_unit_test(test_version_4_container_decodes),
 		cmocka_unit_test(test_repeat_without_previous_refused),
 		cmocka_unit_test(test_tree_model_past_its_stack),
 	};
