@@ -376,25 +376,29 @@ static void test_unknown_version_refused(void **state)
 
 /*
  * The reserved bytes docs/codec.md names (the base block header's u32 0,
- * each stream header's 7) are refused when set, as store-format.md says
+ * each stream header's 7, the base tree's among them) are refused when set, as store-format.md says
  * of every reserved field: in a real session's container.
  */
 static void test_reserved_bytes_refused(void **state)
 {
 	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
-	size_t size, base_stream = 16, main_stream, at[5], i;
-	const char *says[5];
+	size_t size, base_stream = 16, tree_stream, main_stream, at[6], i;
+	const char *says[6];
 
 	(void)state;
 	container_of("real_small_pop1k.pyisession", &c, &size);
-	main_stream = base_stream + 24 + (size_t)rs_get_le64((unsigned char *)c.ptr + base_stream + 8) + 24;
+	/* version 5's base block: the dictionary's stream, then the base tree's */
+	tree_stream = base_stream + 24 + (size_t)rs_get_le64((unsigned char *)c.ptr + base_stream + 8);
+	main_stream = tree_stream + 24 + (size_t)rs_get_le64((unsigned char *)c.ptr + tree_stream + 8) + 24;
 	assert_true(main_stream + 24 < c.len);
+	assert_memory_equal(c.ptr + main_stream - 24, "RSPYSES\n", 8);
 	at[0] = 12, says[0] = "its base block header has reserved bytes set";
 	at[1] = 15, says[1] = "its base block header has reserved bytes set";
 	at[2] = base_stream + 17, says[2] = "a stream header has reserved bytes set";
 	at[3] = base_stream + 23, says[3] = "a stream header has reserved bytes set";
 	at[4] = main_stream + 20, says[4] = "a stream header has reserved bytes set";
-	for (i = 0; i < 5; i++) {
+	at[5] = tree_stream + 19, says[5] = "a stream header has reserved bytes set";
+	for (i = 0; i < 6; i++) {
 		c.ptr[at[i]] = 1;
 		rs_buf_clear(&back);
 		assert_int_equal(decode(&c, c.len, size, &back), RS_ECORRUPT);
