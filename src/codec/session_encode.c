@@ -1114,6 +1114,26 @@ static void succ_release(struct succ_table *t)
 	free(t->last);
 }
 
+/*
+ * Version 5: a node matched to a base node names its frame through the
+ * base tree; the frame joins its parent frame's list if it is not in it
+ * (the decoder's succ_set does the same), so that the list stays what a
+ * later unmatched node is coded against.
+ */
+static void touch_node_frame(struct succ_table *t, uint32_t pf, uint32_t f)
+{
+	uint64_t key = ((uint64_t)pf << 32 | f) + 1;
+	size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & t->mask;
+
+	while (t->key[at] && t->key[at] != key)
+		at = (at + 1) & t->mask;
+	if (t->key[at])
+		return;
+	t->key[at] = key;
+	t->val[at] = t->len[pf]++;
+	t->last[pf] = f;
+}
+
 static int put_node_frame(struct rs_buf *tree, struct succ_table *t, uint32_t pf, uint32_t f)
 {
 	uint64_t key = ((uint64_t)pf << 32 | f) + 1;
@@ -1257,6 +1277,7 @@ static int put_node(const struct enc *e, const struct streams *st, struct rs_buf
 		int64_t j = base_place(e, st, places, pb, e->node_frame[c]);
 
 		if (j >= 0) {
+			touch_node_frame(succ, n ? st->rank[e->node_frame[n]] : e->nframes, st->rank[e->node_frame[c]]);
 			*matched = e->bt.child[e->bt.first[pb] + (uint32_t)j];
 			err = put_varint(tree, 1 + zigzag(j - (int64_t)s->next[top]));
 			s->next[top] = (uint32_t)j + 1;

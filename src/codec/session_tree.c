@@ -23,14 +23,44 @@ static int corrupt(const char *why)
  * child's frame is coded as its place in its parent frame's list, from
  * 1, or as 0 and its dictionary rank when it is new there: a frame calls
  * few others, so most children cost a small number. A node that matches
- * a base node (version 5) names its frame through the base tree and joins
- * no list.
+ * a base node (version 5) names its frame through the base tree, and the
+ * frame joins its parent frame's list if it is not in it yet (a set of
+ * the (parent frame, frame) pairs the lists hold tells).
  */
 struct succ {
 	uint32_t *v;
 	uint32_t n;
 	size_t cap;               /* rs_array_grow's */
 };
+
+struct succ_set {
+	uint64_t *key;            /* (parent frame << 32 | frame) + 1; 0: empty */
+	size_t mask;
+};
+
+/* Whether the pair is in the set; it is after this (the set has room for every node's pair). */
+static int succ_set_add(struct succ_set *t, uint32_t pf, uint32_t f)
+{
+	uint64_t key = ((uint64_t)pf << 32 | f) + 1;
+	size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & t->mask;
+
+	while (t->key[at] && t->key[at] != key)
+		at = (at + 1) & t->mask;
+	if (t->key[at])
+		return 1;
+	t->key[at] = key;
+	return 0;
+}
+
+static int succ_append(struct succ *l, uint32_t f)
+{
+	int err = rs_array_grow(&l->v, &l->cap, (size_t)l->n + 1, sizeof(*l->v), 4);
+
+	if (err)
+		return err;
+	l->v[l->n++] = f;
+	return 0;
+}
 
 /*
  * A child's frame after its code *frame (read by the caller): its place
@@ -41,7 +71,6 @@ static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nf
 				   uint64_t *frame)
 {
 	uint64_t v;
-	int err;
 
 	if (*frame != 0) {
 		if (*frame - 1 >= l->n)
@@ -60,11 +89,7 @@ static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nf
 	*frame = version >= 2 && l->n ? l->v[l->n - 1] + (uint64_t)unzigzag(v) : v;
 	if (*frame >= nframes)
 		return corrupt("the call tree names a frame it does not have");
-	err = rs_array_grow(&l->v, &l->cap, (size_t)l->n + 1, sizeof(*l->v), 4);
-	if (err)
-		return err;
-	l->v[l->n++] = (uint32_t)*frame;
-	return 0;
+	return succ_append(l, (uint32_t)*frame);
 }
 
 /* The walk's stack: per open node its number, the children it has left, its base node and next expected place. */
@@ -110,7 +135,7 @@ static int read_match(const struct tree_walk *w, uint32_t pb, uint32_t *next, ui
 	return 0;
 }
 
-static int walk(const struct tree_walk *w, struct walk_stack *s, struct succ *succ)
+static int walk(const struct tree_walk *w, struct walk_stack *s, struct succ *succ, struct succ_set *set)
 {
 	struct cursor *c = w->c;
 	uint64_t k = 1, v;
@@ -154,8 +179,14 @@ static int walk(const struct tree_walk *w, struct walk_stack *s, struct succ *su
 			err = read_child_frame(c, &succ[pf], w->nframes, w->version, &frame);
 			if (err)
 				return err;
+			if (set)
+				succ_set_add(set, pf, (uint32_t)frame); /* a frame named again as new joins again, as before */
 			if (get_varint(c, &kids) || kids >= w->nnodes)
 				return corrupt("the call tree is inconsistent");
+		} else if (!succ_set_add(set, pf, (uint32_t)frame)) {
+			err = succ_append(&succ[pf], (uint32_t)frame);
+			if (err)
+				return err;
 		}
 		w->parent[k] = s->node[top - 1];
 		w->node_frame[k] = (uint32_t)frame;
@@ -180,21 +211,29 @@ static int walk(const struct tree_walk *w, struct walk_stack *s, struct succ *su
 int codec_walk_tree(const struct tree_walk *w)
 {
 	struct walk_stack s = { NULL, NULL, NULL, NULL };
+	struct succ_set set = { NULL, 0 };
 	struct succ *succ = NULL;
 	uint64_t i;
+	size_t size = 1;
 	int err = 0;
 
+	/* against a base: a set with room for every node's pair (nnodes is capped: MAX_NODES) */
+	while (w->base && size < w->nnodes * 2)
+		size <<= 1;
+	set.mask = size - 1;
+	set.key = w->base ? calloc(size, sizeof(*set.key)) : NULL;
 	s.node = malloc(MAX_DEPTH * sizeof(*s.node));
 	s.left = malloc(MAX_DEPTH * sizeof(*s.left));
 	s.base = malloc(MAX_DEPTH * sizeof(*s.base));
 	s.next = malloc(MAX_DEPTH * sizeof(*s.next));
 	succ = calloc((size_t)w->nframes + 1, sizeof(*succ));
-	if (!s.node || !s.left || !s.base || !s.next || !succ) {
+	if (!s.node || !s.left || !s.base || !s.next || !succ || (w->base && !set.key)) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	err = walk(w, &s, succ);
+	err = walk(w, &s, succ, w->base ? &set : NULL);
 out:
+	free(set.key);
 	for (i = 0; succ && i <= w->nframes; i++)
 		free(succ[i].v);
 	free(succ);
