@@ -6,6 +6,8 @@
  *   session_model.c   what both sides compute alike: Python's repr() of a
  *                     time and its cache, the stream table;
  *   session_decode.c  the container's reader: the untrusted-input surface;
+ *   session_tree.c    the call tree's reader, which the encoder also uses
+ *                     on the base tree a cache file hands it back;
  *   session_encode.c  the parse of a session and the streams and container
  *                     made of it;
  *   session_proof.c   the proof that a container rebuilds its object, and
