@@ -1317,26 +1317,30 @@ static int put_tree(struct enc *e, struct streams *st)
 		err = put_varint(tree, st->nthreads);
 		if (!err)
 			err = put_varint(tree, e->nnodes);
-		if (err)
-			return err;
 	} else {
 		err = rs_buf_put(&st->sec[SEC_BASE_TREE], e->base_tree.ptr, e->base_tree.len);
-		if (err)
-			return err;
 	}
+	if (err)
+		goto out;
 	st->tree_base = against ? &e->bt.rc : NULL;
 	st->dfs = malloc(((size_t)e->nnodes + 1) * sizeof(*st->dfs));
 	s.node = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.node));
 	s.pos = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.pos));
 	s.base = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.base));
 	s.next = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.next));
-	err = !st->dfs || !s.node || !s.pos || !s.base || !s.next ? rs_error_set(RS_EGENERIC, "out of memory") : 0;
-	if (!err)
-		err = succ_init(&succ, e->nnodes, e->nframes);
-	if (!err && against)
+	if (!st->dfs || !s.node || !s.pos || !s.base || !s.next) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = succ_init(&succ, e->nnodes, e->nframes);
+	if (err)
+		goto out;
+	if (against) {
 		err = base_places_init(&places, &e->bt);
-	if (!err)
-		err = child_lists(e, &kid_start, &kids);
+		if (err)
+			goto out;
+	}
+	err = child_lists(e, &kid_start, &kids);
 	if (err)
 		goto out;
 	st->dfs[0] = next++;
