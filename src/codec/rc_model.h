@@ -248,7 +248,10 @@ static inline void rc_model_release(struct rc_model *m)
 	m->open = NULL;
 }
 
-/* Version 4's tree: a node with `kids` children (coded `code`, matching base node `base`) opens, if the stack has room. */
+/*
+ * Version 4's tree: a node with `kids` children (coded `code`; version 5:
+ * matching base node `base`) opens, if the stack has room.
+ */
 static inline void rc_tree_open(struct rc_model *m, uint64_t kids, uint64_t code, uint32_t base)
 {
 	if (!kids || m->nopen == RC_TREE4_DEPTH)

@@ -694,9 +694,10 @@ static int read_base_tree(struct decoded *d, const unsigned char *p, size_t len,
 
 /*
  * The container: the base block (magic, version, reserved, one stream:
- * the shared dictionary; version 5: a second, the base tree), then the main header (magic, version, stream
- * count, the object's size: at most `max_size`) and its streams, none of
- * which may decode to more than the object's size.
+ * the shared dictionary; version 5: a second, the base tree), then the
+ * main header (magic, version, stream count, the object's size: at most
+ * `max_size`) and its streams, none of which may decode to more than the
+ * object's size.
  */
 static int read_sections(struct decoded *d, const unsigned char *p, size_t len, uint64_t max_size)
 {
