@@ -135,13 +135,21 @@ int main(int argc, char **argv)
 			}
 		}
 		if (getenv("CODEC_SECTIONS")) {
-			/* the base block (16-byte header, one stream), the main header (24), nine streams (version 2) */
-			static const char *names[] = { "base", "params", "prefix", "suffix", "dict", "threads",
-						       "tree", "samples", "times", "tesc" };
+			/*
+			 * the base block (16-byte header, one stream; version 5: two, the
+			 * base tree second), the main header (24), nine streams (version 2)
+			 */
+			static const char *names4[] = { "base", "params", "prefix", "suffix", "dict", "threads",
+							"tree", "samples", "times", "tesc" };
+			static const char *names5[] = { "base", "basetree", "params", "prefix", "suffix", "dict",
+							"threads", "tree", "samples", "times", "tesc" };
+			int v5 = out.len >= 16 && (unsigned char)out.ptr[8] >= 5;
+			const char **names = v5 ? names5 : names4;
+			int nk = v5 ? 11 : 10, last_base = v5 ? 1 : 0;
 			size_t pos = 16;
 			int k;
 
-			for (k = 0; k < 10 && pos + 24 <= out.len; k++) {
+			for (k = 0; k < nk && pos + 24 <= out.len; k++) {
 				const unsigned char *h = (const unsigned char *)out.ptr + pos;
 				unsigned long long raw = 0, stored = 0;
 				int b;
@@ -151,7 +159,7 @@ int main(int argc, char **argv)
 					stored = stored << 8 | h[8 + b];
 				}
 				printf("    %-8s raw %10llu stored %8llu\n", names[k], raw, stored);
-				pos += 24 + stored + (k == 0 ? 24 : 0);
+				pos += 24 + stored + (k == last_base ? 24 : 0);
 			}
 		}
 		rs_buf_release(&out);

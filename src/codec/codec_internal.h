@@ -6,6 +6,8 @@
  *   session_model.c   what both sides compute alike: Python's repr() of a
  *                     time and its cache, the stream table;
  *   session_decode.c  the container's reader: the untrusted-input surface;
+ *   session_tree.c    the call tree's reader, which the encoder also uses
+ *                     on the base tree a cache file hands it back;
  *   session_encode.c  the parse of a session and the streams and container
  *                     made of it;
  *   session_proof.c   the proof that a container rebuilds its object, and
@@ -50,6 +52,8 @@ enum {
 	SEC_PARAMS, SEC_PREFIX, SEC_SUFFIX, SEC_DICT, SEC_THREADS, SEC_TREE,
 	SEC_SAMPLES, SEC_SAMPLES_HI, SEC_TCODE, SEC_TVAL, SEC_TVAL_HI, SEC_TESC, SEC_COUNT,
 	SEC_BASE = SEC_COUNT, /* the shared dictionary, in the container's first block */
+	SEC_BASE_TREE,        /* version 5: the base tree, in the first block too */
+	SEC_SLOTS,
 	SEC_TIMES = SEC_TCODE
 };
 
@@ -58,6 +62,16 @@ extern const int codec_v2_streams[V2_COUNT];
 
 #define BASE_MAGIC "RSPYDIC\n"
 #define BASE_HEADER_SIZE 16
+/*
+ * What the encoder hands the store to keep for the next run (struct
+ * rs_codec_dict's `next`, the cache file `codec-base`) from version 5:
+ * this magic, a u64 (little-endian) length, the base dictionary's raw
+ * stream of that length, then the base tree's raw stream. Anything else
+ * (a version-4 cache held the dictionary alone) is not taken: the
+ * container then starts a new base.
+ */
+#define BASE_CACHE_MAGIC "RSPYBAS\n"
+#define BASE_CACHE_HEADER 16
 
 /* Caps shared by encoder and decoder. */
 #define MAX_DEPTH (64u * 1024)        /* frames in one record */
@@ -246,6 +260,8 @@ static inline enum rc_kind stream_model(int version, int i)
 {
 	if (version < 2)
 		return RC_KINDS;
+	if (i == SEC_BASE_TREE)
+		return version >= 5 ? RC_TREE : RC_KINDS;
 	return i == SEC_TREE ? RC_TREE : i == SEC_SAMPLES ? RC_SAMPLES : i == SEC_TIMES ? RC_TIMES : RC_KINDS;
 }
 
@@ -280,13 +296,47 @@ struct text {
 	uint32_t len;
 };
 
+/*
+ * Version 5's base tree (docs/codec.md, "The base tree"), read: per node
+ * (0 the root) its frame (a base rank, or nbase + a thread slot), parent
+ * and children (rc: what the range coder's model sees of it). rc.n 0:
+ * none.
+ */
+struct codec_base_tree {
+	struct rc_base rc;
+	uint32_t nbase, nthreads;
+	uint32_t *frame, *parent, *kids, *first, *child;
+};
+
+/* Read the base tree's raw stream `p`/`len` (0 bytes: none) over `nbase` base frames. */
+RS_MUST_CHECK int codec_base_tree_read(struct codec_base_tree *bt, const unsigned char *p, size_t len, uint64_t nbase);
+void codec_base_tree_release(struct codec_base_tree *bt);
+
+/*
+ * A tree stream's walk: the root's child count, then per node in
+ * depth-first preorder its frame and child count; with `base` (version
+ * 5), nodes under a matched parent start with their match. Fills parent,
+ * node_frame (nnodes each) and kids (when not NULL); refuses a stream
+ * that does not hold exactly nnodes nodes and nothing more.
+ */
+struct tree_walk {
+	struct cursor *c;
+	int version;
+	uint64_t nnodes, nframes;          /* frames the codes may name; the root's list is the last */
+	const struct codec_base_tree *base;
+	uint64_t thread_at, nthreads;      /* a base thread slot t is frame thread_at + t, t < nthreads */
+	uint32_t *parent, *node_frame, *kids;
+};
+RS_MUST_CHECK int codec_walk_tree(const struct tree_walk *w);
+
 struct decoded {
 	int version;
 	int phased;               /* version 2: times follow the clock's phase (clock_x) */
 	int64_t clock_x;
 	uint64_t size;            /* the object's, as the main header says (at most the caller's) */
-	unsigned char *owned[SEC_COUNT + 1];
-	struct cursor sec[SEC_COUNT + 1];
+	unsigned char *owned[SEC_SLOTS];
+	struct cursor sec[SEC_SLOTS];
+	struct codec_base_tree bt; /* version 5: the base block's tree (bt.rc.n 0: none) */
 	struct text *frames;      /* after quote_frames: each frame as `, "frame"` */
 	unsigned char *quoted;    /* where those are */
 	uint32_t *parent, *node_frame, *path;
@@ -392,6 +442,8 @@ struct enc {
 	int mapped;               /* buf is the whole file, mapped (len bytes) */
 	struct repr_cache *repr;
 	uint32_t nbase;           /* frames 0..nbase-1 are the given base dictionary */
+	struct rs_buf base_tree;  /* the given base's tree, its raw stream (version 5; empty: none) */
+	struct codec_base_tree bt;/* that tree, read */
 	int rebase;               /* codec_build(): this container starts a new base */
 	uint64_t block_len;       /* codec_build(): bytes of the container's first block */
 	struct rs_buf *next_base; /* codec_build(): where the base it used goes, or NULL */
@@ -407,8 +459,9 @@ struct enc {
  * share (a frame's place in the dictionary, a node's depth-first number).
  */
 struct streams {
-	struct rs_buf sec[SEC_COUNT + 1];
+	struct rs_buf sec[SEC_SLOTS];
 	uint32_t *rank;          /* frame id -> its place in the dictionary */
+	const struct rc_base *tree_base; /* version 5: the tree stream is coded against it (NULL: not) */
 	uint32_t *dfs;           /* node id -> its depth-first number */
 	uint32_t nbase, ndict, nthreads;
 	int s;                   /* the clock's grid is 2^-s seconds (0: no grid) */

@@ -111,6 +111,34 @@ enum rc_kind { RC_TREE, RC_SAMPLES, RC_TIMES, RC_KINDS };
 #define RC_TREE4_N 42
 #define RC_TREE4_DEPTH (64u * 1024 + 2) /* open nodes the model follows; deeper ones are coded as if leaves' children */
 
+/*
+ * Version 5's tree coded against the base tree (the tree the base block
+ * holds: struct rc_base): a node whose parent matches a base node starts
+ * with a match value (0: none of that base node's children; else 1 +
+ * zigzag(its place there - the place after the previous match's)), and a
+ * matched node's child count is zigzag(count - its base node's count).
+ * The contexts of version 4 stay, and 30 more (docs/codec.md, "The tree
+ * in version 5"): measured on the real reruns in tests/data, the match
+ * under (after a leaf, the base children left after the expected one)
+ * took 2.6 KB of a 16 MB run's tree where one context took 3.2.
+ */
+#define RC_TREE5_MATCH 42 /* 8: after a leaf, min(base children from the expected place on, 3) */
+#define RC_TREE5_MKIDS 50 /* 10: min(the base node's child count, 4), the parent's last child or not */
+#define RC_TREE5_CODE 60  /* 10: a frame code under a matched parent: after a leaf, parent's children 0-4 */
+#define RC_TREE5_RANK 70  /* 2: the varint after code 0 under a matched parent: after a leaf */
+#define RC_TREE5_N 72
+#define RC_NO_BASE UINT32_MAX
+
+/*
+ * The base tree as the model sees it: per base node (0 the root) its
+ * child count and its children, child[first[n] .. first[n] + kids[n]), in
+ * the base tree's order. Borrowed: the caller keeps it while the model runs.
+ */
+struct rc_base {
+	uint32_t n;
+	const uint32_t *kids, *first, *child;
+};
+
 #define RC_SAMPLES_N 65   /* the bit length of the previous record's value */
 
 #define RC_TIMES_CODE 0   /* 4: the previous record's time code, up to 3 */
@@ -121,6 +149,8 @@ enum rc_kind { RC_TREE, RC_SAMPLES, RC_TIMES, RC_KINDS };
 struct rc_open {
 	uint64_t left;
 	unsigned char code, kids;
+	uint32_t base;        /* version 5: the base node it matches, or RC_NO_BASE */
+	uint32_t next;        /* version 5: the place among the base node's children a match is expected at */
 };
 
 /* Where a model is in its stream's syntax, and what it remembers for its contexts. */
@@ -135,10 +165,13 @@ struct rc_model {
 	struct rc_open *open;
 	size_t nopen;
 	unsigned parent_code, parent_kids, last;
+	/* TREE, version 5 with a base tree: the parent's base node and the node's own */
+	const struct rc_base *base;
+	uint32_t parent_base, node_base;
 	struct rc_uint *ctx;  /* the model's contexts (rc_model_contexts of them) */
 };
 
-enum { F_TREE_ROOT, F_TREE_CODE, F_TREE_RANK, F_TREE_KIDS,
+enum { F_TREE_ROOT, F_TREE_CODE, F_TREE_RANK, F_TREE_KIDS, F_TREE_MATCH, F_TREE_MKIDS,
        F_SAMPLE, F_TIMES_CODE, F_TIMES_VALUE };
 
 static inline int rc_bit_length(uint64_t v)
@@ -162,7 +195,7 @@ static inline unsigned rc_lengths_counted(enum rc_kind kind, int version)
 static inline size_t rc_model_contexts(enum rc_kind kind, int version)
 {
 	if (kind == RC_TREE)
-		return rc_tree_shaped(kind, version) ? RC_TREE4_N : RC_TREE_N;
+		return version >= 5 ? RC_TREE5_N : rc_tree_shaped(kind, version) ? RC_TREE4_N : RC_TREE_N;
 	return kind == RC_SAMPLES ? RC_SAMPLES_N : RC_TIMES_N;
 }
 
@@ -182,11 +215,12 @@ static inline uint64_t rc_min(uint64_t a, uint64_t b)
 
 /*
  * A model of `kind` for a container of `version`: its contexts (and, for
- * version 4's tree, its stack of open nodes, 1 MB) in one allocation,
- * freed by rc_model_release. Returns 0 or RS_EGENERIC (out of memory).
+ * version 4's tree, its stack of open nodes, 1.5 MB) in one allocation,
+ * freed by rc_model_release. `base`: version 5's tree codes against it
+ * (NULL: none, as version 4). Returns 0 or RS_EGENERIC (out of memory).
  */
 RS_MUST_CHECK
-static inline int rc_model_init(struct rc_model *m, enum rc_kind kind, int version)
+static inline int rc_model_init(struct rc_model *m, enum rc_kind kind, int version, const struct rc_base *base)
 {
 	size_t i, nctx = rc_model_contexts(kind, version);
 	size_t nopen = rc_tree_shaped(kind, version) ? RC_TREE4_DEPTH : 0;
@@ -200,6 +234,8 @@ static inline int rc_model_init(struct rc_model *m, enum rc_kind kind, int versi
 	m->ctx = (struct rc_uint *)mem;
 	m->open = nopen ? (struct rc_open *)(mem + nctx * sizeof(struct rc_uint)) : NULL;
 	m->field = kind == RC_TREE ? F_TREE_ROOT : kind == RC_SAMPLES ? F_SAMPLE : F_TIMES_CODE;
+	m->base = kind == RC_TREE && version >= 5 && base && base->n ? base : NULL;
+	m->parent_base = m->node_base = RC_NO_BASE;
 	for (i = 0; i < nctx; i++)
 		rc_uint_init(&m->ctx[i]);
 	return 0;
@@ -212,14 +248,19 @@ static inline void rc_model_release(struct rc_model *m)
 	m->open = NULL;
 }
 
-/* Version 4's tree: a node with `kids` children (coded `code`) opens, if the stack has room. */
-static inline void rc_tree_open(struct rc_model *m, uint64_t kids, uint64_t code)
+/*
+ * Version 4's tree: a node with `kids` children (coded `code`; version 5:
+ * matching base node `base`) opens, if the stack has room.
+ */
+static inline void rc_tree_open(struct rc_model *m, uint64_t kids, uint64_t code, uint32_t base)
 {
 	if (!kids || m->nopen == RC_TREE4_DEPTH)
 		return;
 	m->open[m->nopen].left = kids;
 	m->open[m->nopen].code = (unsigned char)rc_min(code, 2);
 	m->open[m->nopen].kids = (unsigned char)rc_min(kids, 4);
+	m->open[m->nopen].base = base;
+	m->open[m->nopen].next = 0;
 	m->nopen++;
 }
 
@@ -233,12 +274,46 @@ static inline void rc_tree_next_node(struct rc_model *m)
 		m->parent_code = 0;
 		m->parent_kids = 0;
 		m->last = 0;
+		m->parent_base = RC_NO_BASE;
 		return;
 	}
 	m->open[m->nopen - 1].left--;
 	m->parent_code = m->open[m->nopen - 1].code;
 	m->parent_kids = m->open[m->nopen - 1].kids;
 	m->last = !m->open[m->nopen - 1].left;
+	m->parent_base = m->open[m->nopen - 1].base;
+}
+
+/* The field a node starts with: a match under a matched parent (version 5), else its frame code. */
+static inline int rc_tree_first_field(const struct rc_model *m)
+{
+	return m->parent_base != RC_NO_BASE ? F_TREE_MATCH : F_TREE_CODE;
+}
+
+/* Version 5: the base children of the parent from the place a match is expected at on (0 when none). */
+static inline uint64_t rc_tree_base_left(const struct rc_model *m)
+{
+	uint32_t p = m->parent_base, next = m->nopen ? m->open[m->nopen - 1].next : 0;
+
+	return p != RC_NO_BASE && m->base->kids[p] > next ? m->base->kids[p] - next : 0;
+}
+
+/*
+ * Version 5: match value `v` (not 0) names the parent's base child at
+ * place next + unzigzag(v - 1); the node matches it, or, out of range
+ * (a damaged stream, which its reader refuses), nothing.
+ */
+static inline void rc_tree_matched(struct rc_model *m, uint64_t v)
+{
+	struct rc_open *o = &m->open[m->nopen - 1];
+	uint32_t p = m->parent_base;
+	__int128 j = (__int128)o->next + (__int128)((int64_t)((v - 1) >> 1) ^ -(int64_t)((v - 1) & 1));
+
+	m->node_base = RC_NO_BASE;
+	if (j < 0 || j >= m->base->kids[p])
+		return;
+	m->node_base = m->base->child[m->base->first[p] + (uint64_t)j];
+	o->next = (uint32_t)j + 1;
 }
 
 /* The context of the next value. */
@@ -250,13 +325,22 @@ static inline struct rc_uint *rc_model_context(const struct rc_model *m)
 	case F_TREE_ROOT:
 		return &m->ctx[shaped ? RC_TREE4_KIDS : RC_TREE_KIDS];
 	case F_TREE_CODE:
+		if (m->parent_base != RC_NO_BASE)
+			return &m->ctx[RC_TREE5_CODE + m->after_leaf * 5 + m->parent_kids];
 		if (shaped)
 			return &m->ctx[RC_TREE4_CODE + m->after_leaf * 15 + m->parent_code * 5 + m->parent_kids];
 		return &m->ctx[RC_TREE_CODE + m->after_leaf];
 	case F_TREE_RANK:
+		if (m->parent_base != RC_NO_BASE)
+			return &m->ctx[RC_TREE5_RANK + m->after_leaf];
 		if (shaped)
 			return &m->ctx[RC_TREE4_RANK + m->parent_code * 2 + m->after_leaf];
 		return &m->ctx[RC_TREE_RANK];
+	case F_TREE_MATCH:
+		return &m->ctx[RC_TREE5_MATCH + m->after_leaf * 4 + rc_min(rc_tree_base_left(m), 3)];
+	case F_TREE_MKIDS:
+		return &m->ctx[RC_TREE5_MKIDS +
+			       rc_min(m->node_base != RC_NO_BASE ? m->base->kids[m->node_base] : 0, 4) * 2 + m->last];
 	case F_TREE_KIDS:
 		if (shaped)
 			return &m->ctx[RC_TREE4_KIDS + rc_min(m->prev_code, 2) * 2 + m->last];
@@ -276,11 +360,33 @@ static inline void rc_model_saw(struct rc_model *m, uint64_t v)
 	switch (m->field) {
 	case F_TREE_ROOT:
 		if (m->open) {
-			rc_tree_open(m, v, 0);
+			rc_tree_open(m, v, 0, m->base ? 0 : RC_NO_BASE);
 			rc_tree_next_node(m);
 		}
-		m->field = F_TREE_CODE;
+		m->field = rc_tree_first_field(m);
 		break;
+	case F_TREE_MATCH:
+		if (!v) {
+			m->field = F_TREE_CODE;
+			break;
+		}
+		rc_tree_matched(m, v);
+		m->prev_code = 1;
+		m->field = F_TREE_MKIDS;
+		break;
+	case F_TREE_MKIDS: {
+		__int128 kids = (__int128)(m->node_base != RC_NO_BASE ? m->base->kids[m->node_base] : 0) +
+				(__int128)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+
+		/* a count below 0 or past 2^32 is damage, which the stream's reader refuses: no node opens */
+		if (kids < 0 || kids > UINT32_MAX)
+			kids = 0;
+		m->after_leaf = kids == 0;
+		rc_tree_open(m, (uint64_t)kids, 1, m->node_base);
+		rc_tree_next_node(m);
+		m->field = rc_tree_first_field(m);
+		break;
+	}
 	case F_TREE_CODE:
 		m->prev_code = v;
 		m->field = v ? F_TREE_KIDS : F_TREE_RANK;
@@ -292,8 +398,9 @@ static inline void rc_model_saw(struct rc_model *m, uint64_t v)
 		m->after_leaf = v == 0;
 		m->field = F_TREE_CODE;
 		if (m->open) {
-			rc_tree_open(m, v, m->prev_code);
+			rc_tree_open(m, v, m->prev_code, RC_NO_BASE);
 			rc_tree_next_node(m);
+			m->field = rc_tree_first_field(m);
 		}
 		break;
 	case F_SAMPLE:
@@ -319,6 +426,10 @@ static inline void rc_model_saw(struct rc_model *m, uint64_t v)
  */
 RS_MUST_CHECK
 int rs_rc_pack(struct rs_buf *out, enum rc_kind kind, int version, const unsigned char *raw, size_t len);
+/* rs_rc_pack of a version-5 tree coded against `base` (NULL: none). */
+RS_MUST_CHECK
+int rs_rc_pack_base(struct rs_buf *out, enum rc_kind kind, int version, const struct rc_base *base,
+		    const unsigned char *raw, size_t len);
 
 /*
  * Decode `n` range-coded bytes at `p` (modelled as container `version`
@@ -328,5 +439,9 @@ int rs_rc_pack(struct rs_buf *out, enum rc_kind kind, int version, const unsigne
  */
 RS_MUST_CHECK
 int rs_rc_unpack(unsigned char *raw, size_t raw_len, enum rc_kind kind, int version, const unsigned char *p, size_t n);
+/* rs_rc_unpack of a version-5 tree coded against `base` (NULL: none). */
+RS_MUST_CHECK
+int rs_rc_unpack_base(unsigned char *raw, size_t raw_len, enum rc_kind kind, int version, const struct rc_base *base,
+		      const unsigned char *p, size_t n);
 
 #endif

@@ -103,12 +103,18 @@ static void rc_put_uint(struct rc_enc *e, struct rc_uint *u, uint64_t v)
 
 int rs_rc_pack(struct rs_buf *out, enum rc_kind kind, int version, const unsigned char *raw, size_t len)
 {
+	return rs_rc_pack_base(out, kind, version, NULL, raw, len);
+}
+
+int rs_rc_pack_base(struct rs_buf *out, enum rc_kind kind, int version, const struct rc_base *base,
+		    const unsigned char *raw, size_t len)
+{
 	struct rc_enc e;
 	struct rc_model m;
 	size_t pos = 0;
 	int err, i;
 
-	err = rc_model_init(&m, kind, version);
+	err = rc_model_init(&m, kind, version, base);
 	if (err)
 		return err;
 	rs_buf_clear(out);

@@ -85,6 +85,12 @@ static int corrupt(void)
 
 int rs_rc_unpack(unsigned char *raw, size_t raw_len, enum rc_kind kind, int version, const unsigned char *p, size_t n)
 {
+	return rs_rc_unpack_base(raw, raw_len, kind, version, NULL, p, n);
+}
+
+int rs_rc_unpack_base(unsigned char *raw, size_t raw_len, enum rc_kind kind, int version, const struct rc_base *base,
+		      const unsigned char *p, size_t n)
+{
 	struct rc_dec d;
 	struct rc_model m;
 	size_t at = 0;
@@ -92,7 +98,7 @@ int rs_rc_unpack(unsigned char *raw, size_t raw_len, enum rc_kind kind, int vers
 
 	if (n < 5 || p[0] != 0)
 		return corrupt();
-	err = rc_model_init(&m, kind, version);
+	err = rc_model_init(&m, kind, version, base);
 	if (err)
 		return err;
 	memset(&d, 0, sizeof(d));

@@ -31,7 +31,7 @@
 #include "util/hash.h"
 
 /* The container version this build writes; it reads this one and the older ones from RS_CODEC_OLDEST. */
-#define RS_CODEC_VERSION 4
+#define RS_CODEC_VERSION 5
 #define RS_CODEC_OLDEST 1
 #define RS_CODEC_MAGIC "RSPYSES\n"
 
@@ -60,12 +60,16 @@ struct rs_codec_stats {
 
 /*
  * The shared dictionary. A container starts with a block holding a base
- * dictionary of frame strings; the rest names frames by their place in
- * it, and lists only the frames the base lacks. Give the encoder the base
- * an earlier container of the same remote used, and it keeps it while it
- * still covers most frames: that first block is then byte for byte the
- * earlier one, and the store, which keeps it as a chunk of its own, sends
- * and stores it once for all those runs.
+ * dictionary of frame strings and (version 5) a base call tree; the rest
+ * names frames by their place in it, lists only the frames the base
+ * lacks, and codes its call tree against the base tree. Give the encoder
+ * the base an earlier container of the same remote used, and it keeps it
+ * while it still covers most frames: that first block is then byte for
+ * byte the earlier one, and the store, which keeps it as a chunk of its
+ * own, sends and stores it once for all those runs. The base's bytes
+ * (`next`, the store's cache file) are the encoder's own layout
+ * (docs/codec.md, "Shared dictionary: successive runs"); any other bytes
+ * only make the container start a new base.
  */
 struct rs_codec_dict {
 	const unsigned char *base; /* in: an earlier container's base (`next`), or NULL */

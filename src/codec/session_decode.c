@@ -199,8 +199,9 @@ void codec_decoded_release(struct decoded *d)
 {
 	int i;
 
-	for (i = 0; i <= SEC_COUNT; i++)
+	for (i = 0; i < SEC_SLOTS; i++)
 		free(d->owned[i]);
+	codec_base_tree_release(&d->bt);
 	free(d->frames);
 	free(d->quoted);
 	free(d->parent);
@@ -601,6 +602,8 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 	d->sec[i].p = d->owned[i];
 	if (codec == SEC_CODEC_RC && rc_aside_start(d, i, kind, at, stored, raw))
 		return 0;
+	if (codec == SEC_CODEC_RC && i == SEC_TREE)
+		return rs_rc_unpack_base(d->owned[i], (size_t)raw, kind, d->version, &d->bt.rc, at, (size_t)stored);
 	if (codec == SEC_CODEC_RC)
 		return rs_rc_unpack(d->owned[i], (size_t)raw, kind, d->version, at, (size_t)stored);
 	if (codec == SEC_CODEC_FRONT)
@@ -668,11 +671,33 @@ static int read_version(const unsigned char *p, int *version)
 	return 0;
 }
 
+static int count_texts(const struct cursor *c, uint64_t *n);
+
+/*
+ * Version 5's base block holds the base tree after the dictionary: it is
+ * read (and checked) before the main streams, whose tree's range coder
+ * follows it.
+ */
+static int read_base_tree(struct decoded *d, const unsigned char *p, size_t len, size_t *pos, uint64_t *total)
+{
+	uint64_t nbase;
+	int err;
+
+	err = read_section(d, SEC_BASE_TREE, p, len, pos, MAX_FRAME_BYTES, total);
+	if (err)
+		return err;
+	err = count_texts(&d->sec[SEC_BASE], &nbase);
+	if (err)
+		return err;
+	return codec_base_tree_read(&d->bt, d->sec[SEC_BASE_TREE].p, d->sec[SEC_BASE_TREE].len, nbase);
+}
+
 /*
  * The container: the base block (magic, version, reserved, one stream:
- * the shared dictionary), then the main header (magic, version, stream
- * count, the object's size: at most `max_size`) and its streams, none of
- * which may decode to more than the object's size.
+ * the shared dictionary; version 5: a second, the base tree), then the
+ * main header (magic, version, stream count, the object's size: at most
+ * `max_size`) and its streams, none of which may decode to more than the
+ * object's size.
  */
 static int read_sections(struct decoded *d, const unsigned char *p, size_t len, uint64_t max_size)
 {
@@ -690,6 +715,11 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len, 
 	err = read_section(d, SEC_BASE, p, len, &pos, MAX_FRAME_BYTES, &total);
 	if (err)
 		return err;
+	if (d->version >= 5) {
+		err = read_base_tree(d, p, len, &pos, &total);
+		if (err)
+			return err;
+	}
 	count = d->version == 1 ? SEC_COUNT : V2_COUNT;
 	if (len - pos < HEADER_SIZE || memcmp(p + pos, RS_CODEC_MAGIC, 8))
 		return corrupt("its main streams do not start with their magic");
@@ -789,132 +819,41 @@ static int quote_frames(struct decoded *d, uint64_t n)
 }
 
 /*
- * Successor lists: per frame, the frames met as children of nodes of that
- * frame so far, in the order first met (the last list is the root's). A
- * child's frame is coded as its place in its parent frame's list, from
- * 1, or as 0 and its dictionary rank when it is new there: a frame calls
- * few others, so most children cost a small number.
+ * The call tree (codec_walk_tree, session_tree.c). In version 5 an empty
+ * tree stream says the tree is the base tree, its thread slots this run's
+ * threads; otherwise, with a base tree, the tree is coded against it.
  */
-struct succ {
-	uint32_t *v;
-	uint32_t n;
-	size_t cap;               /* rs_array_grow's */
-};
-
-/*
- * A child's frame after its code *frame (read by the caller): its place
- * in its parent frame's successor list l, or, for 0, its dictionary rank,
- * which joins the list.
- */
-static inline int read_child_frame(struct cursor *c, struct succ *l, uint64_t nframes, int version,
-				   uint64_t *frame)
+static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nbase, uint64_t nframes, uint64_t nthreads)
 {
-	uint64_t v;
-	int err;
+	const struct codec_base_tree *bt = &d->bt;
+	struct tree_walk w;
+	uint64_t k;
 
-	if (*frame != 0) {
-		if (*frame - 1 >= l->n)
-			return corrupt("the call tree names a frame it does not have");
-		*frame = l->v[*frame - 1];
+	if (d->version >= 5 && bt->rc.n && !d->sec[SEC_TREE].len) {
+		/* read_params: nnodes is the base tree's */
+		d->parent[0] = UINT32_MAX;
+		d->node_frame[0] = UINT32_MAX;
+		for (k = 1; k < nnodes; k++) {
+			uint32_t f = bt->frame[k];
+
+			if (f >= bt->nbase && f - bt->nbase >= nthreads)
+				return corrupt("the call tree names a thread it does not have");
+			d->parent[k] = bt->parent[k];
+			d->node_frame[k] = f < bt->nbase ? f : (uint32_t)(nbase + nframes + (f - bt->nbase));
+		}
 		return 0;
 	}
-	/*
-	 * New under this parent frame: its rank follows. Version 2 codes it as
-	 * the difference from the rank the list got last, when it has one: a
-	 * new child is mostly another line of a function already called there,
-	 * a neighbour in the sorted dictionary.
-	 */
-	if (get_varint(c, &v))
-		return corrupt("the call tree names a frame it does not have");
-	*frame = version >= 2 && l->n ? l->v[l->n - 1] + (uint64_t)unzigzag(v) : v;
-	if (*frame >= nframes)
-		return corrupt("the call tree names a frame it does not have");
-	err = rs_array_grow(&l->v, &l->cap, (size_t)l->n + 1, sizeof(*l->v), 4);
-	if (err)
-		return err;
-	l->v[l->n++] = (uint32_t)*frame;
-	return 0;
-}
-
-/*
- * The tree in depth-first preorder: the root's child count, then per node
- * its frame (successor-coded) and child count. Node numbers are the
- * preorder ranks. stack_node/stack_left hold MAX_DEPTH entries each, succ
- * nframes + 1 lists (the last the root's).
- */
-static int walk_tree(struct decoded *d, uint32_t *stack_node, uint32_t *stack_left,
-		     struct succ *succ, uint64_t nnodes, uint64_t nframes)
-{
-	struct cursor *c = &d->sec[SEC_TREE];
-	uint64_t k = 1, v;
-	size_t top = 0;
-	uint32_t pf;
-	int err;
-
-	d->parent[0] = UINT32_MAX;
-	d->node_frame[0] = UINT32_MAX;
-	if (get_varint(c, &v) || v >= nnodes)
-		return corrupt("the call tree's root is wrong");
-	if (v) {
-		stack_node[0] = 0;
-		stack_left[0] = (uint32_t)v;
-		top = 1;
-	}
-	while (top) {
-		uint64_t frame, kids;
-
-		if (!stack_left[top - 1]) {
-			top--;
-			continue;
-		}
-		stack_left[top - 1]--;
-		pf = stack_node[top - 1] ? d->node_frame[stack_node[top - 1]] : (uint32_t)nframes;
-		if (k >= nnodes || get_varint(c, &frame))
-			return corrupt("the call tree is inconsistent");
-		err = read_child_frame(c, &succ[pf], nframes, d->version, &frame);
-		if (err)
-			return err;
-		if (get_varint(c, &kids) || kids >= nnodes)
-			return corrupt("the call tree is inconsistent");
-		d->parent[k] = stack_node[top - 1];
-		d->node_frame[k] = (uint32_t)frame;
-		if (kids) {
-			if (top >= MAX_DEPTH)
-				return corrupt("the call tree is too deep");
-			stack_node[top] = (uint32_t)k;
-			stack_left[top] = (uint32_t)kids;
-			top++;
-		}
-		k++;
-	}
-	if (k != nnodes || c->pos != c->len)
-		return corrupt("the call tree does not have the nodes it says");
-	return 0;
-}
-
-/* The call tree (walk_tree) with its working memory. */
-static int read_tree(struct decoded *d, uint64_t nnodes, uint64_t nframes)
-{
-	uint32_t *stack_node = NULL, *stack_left = NULL;
-	struct succ *succ = NULL;
-	uint64_t i;
-	int err = 0;
-
-	stack_node = malloc(MAX_DEPTH * sizeof(*stack_node));
-	stack_left = malloc(MAX_DEPTH * sizeof(*stack_left));
-	succ = calloc((size_t)nframes + 1, sizeof(*succ));
-	if (!stack_node || !stack_left || !succ) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = walk_tree(d, stack_node, stack_left, succ, nnodes, nframes);
-out:
-	for (i = 0; succ && i <= nframes; i++)
-		free(succ[i].v);
-	free(succ);
-	free(stack_node);
-	free(stack_left);
-	return err;
+	memset(&w, 0, sizeof(w));
+	w.c = &d->sec[SEC_TREE];
+	w.version = d->version;
+	w.nnodes = nnodes;
+	w.nframes = nbase + nframes + nthreads;
+	w.base = d->version >= 5 && bt->rc.n ? bt : NULL;
+	w.thread_at = nbase + nframes;
+	w.nthreads = nthreads;
+	w.parent = d->parent;
+	w.node_frame = d->node_frame;
+	return codec_walk_tree(&w);
 }
 
 /*
@@ -1113,10 +1052,12 @@ static int read_params(struct decoded *d, struct dec_params *pr)
 	    pr->nthreads > d->sec[SEC_THREADS].len || pr->nbase > MAX_FRAMES ||
 	    pr->nframes + pr->nthreads > MAX_FRAMES - pr->nbase || pr->nnodes < 1 ||
 	    d->sec[SEC_DICT].len + d->sec[SEC_THREADS].len > MAX_FRAME_BYTES ||
-	    pr->nnodes - 1 > d->sec[SEC_TREE].len / 2)
+	    (pr->nnodes - 1 > d->sec[SEC_TREE].len / 2 && (d->version < 5 || d->sec[SEC_TREE].len)))
 		return corrupt("its counts do not fit its streams");
 	if (pr->nnodes > MAX_NODES || pr->nnodes > d->size / 4 + 1)
 		return corrupt("its call tree is larger than the object allows");
+	if (d->version >= 5 && !d->sec[SEC_TREE].len && pr->nnodes != d->bt.rc.n)
+		return corrupt("its call tree is not its base tree");
 	if (d->version == 1 ? pr->nrecords != d->sec[SEC_SAMPLES].len || pr->nrecords != d->sec[SEC_TCODE].len
 			    : pr->nrecords > d->sec[SEC_SAMPLES].len || pr->nrecords > d->sec[SEC_TIMES].len)
 		return corrupt("its counts do not fit its streams");
@@ -1152,7 +1093,8 @@ static int read_frames_and_tree(struct decoded *d, const struct dec_params *pr)
 	free_stream(d, SEC_BASE); /* the frames are quoted: their streams are no longer read */
 	free_stream(d, SEC_DICT);
 	free_stream(d, SEC_THREADS);
-	return read_tree(d, pr->nnodes, nall);
+	free_stream(d, SEC_BASE_TREE);
+	return read_tree(d, pr->nnodes, pr->nbase, pr->nframes, pr->nthreads);
 }
 
 /* The session's text: prefix, records, suffix; then every stream must be used up. */

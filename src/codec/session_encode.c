@@ -344,24 +344,44 @@ static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int dep
 }
 
 /*
- * Take the base dictionary an earlier container used: its frames become
- * frames 0..nbase-1. A base that is not a list of distinct texts (a
- * damaged cache file) is dropped: it only costs sharing.
+ * Take the base an earlier container used (BASE_CACHE_MAGIC's layout):
+ * its dictionary's frames become frames 0..nbase-1, its tree the tree
+ * this run's is coded against. A base that is not that layout, whose
+ * dictionary is not a list of distinct texts or whose tree does not read
+ * (a damaged cache file, or a version-4 one, which held the dictionary
+ * alone) is dropped: it only costs sharing.
  */
 static void load_base(struct enc *e, const unsigned char *p, size_t len)
 {
 	struct cursor c = { p, len, 0 };
-	uint64_t l;
+	uint64_t l, dict_len = 0;
 	uint32_t id, i;
-	int ok = 1;
+	int ok = len >= BASE_CACHE_HEADER && !memcmp(p, BASE_CACHE_MAGIC, 8);
 
+	if (ok) {
+		dict_len = get_le64(p + 8);
+		ok = dict_len <= len - BASE_CACHE_HEADER;
+	}
+	if (ok) {
+		c.p = p + BASE_CACHE_HEADER;
+		c.len = (size_t)dict_len;
+	}
 	while (ok && c.pos < c.len) {
 		if (get_varint(&c, &l) || l > c.len - c.pos || l > UINT32_MAX ||
 		    intern_frame(e, c.p + c.pos, (size_t)l, 0, &id) || id + 1 != e->nframes)
 			ok = 0;
 		c.pos += ok ? (size_t)l : 0;
 	}
+	if (ok) {
+		const unsigned char *tree = p + BASE_CACHE_HEADER + dict_len;
+		size_t tree_len = len - BASE_CACHE_HEADER - (size_t)dict_len;
+
+		ok = !rs_buf_put(&e->base_tree, tree, tree_len) &&
+		     !codec_base_tree_read(&e->bt, tree, tree_len, e->nframes);
+	}
 	if (!ok) {
+		rs_buf_clear(&e->base_tree);
+		codec_base_tree_release(&e->bt);
 		e->nframes = 0;
 		rs_buf_clear(&e->arena);
 		memset(e->ftab, 0, (e->ftab_mask + 1) * sizeof(*e->ftab));
@@ -978,7 +998,7 @@ void codec_streams_init(struct streams *st)
 	int k;
 
 	memset(st, 0, sizeof(*st));
-	for (k = 0; k <= SEC_COUNT; k++)
+	for (k = 0; k < SEC_SLOTS; k++)
 		rs_buf_init(&st->sec[k], RS_CODEC_MAX_STREAMS);
 }
 
@@ -986,7 +1006,7 @@ void codec_streams_release(struct streams *st)
 {
 	int k;
 
-	for (k = 0; k <= SEC_COUNT; k++)
+	for (k = 0; k < SEC_SLOTS; k++)
 		rs_buf_release(&st->sec[k]);
 	free(st->rank);
 	free(st->dfs);
@@ -1094,6 +1114,26 @@ static void succ_release(struct succ_table *t)
 	free(t->last);
 }
 
+/*
+ * Version 5: a node matched to a base node names its frame through the
+ * base tree; the frame joins its parent frame's list if it is not in it
+ * (the decoder's succ_set does the same), so that the list stays what a
+ * later unmatched node is coded against.
+ */
+static void touch_node_frame(struct succ_table *t, uint32_t pf, uint32_t f)
+{
+	uint64_t key = ((uint64_t)pf << 32 | f) + 1;
+	size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & t->mask;
+
+	while (t->key[at] && t->key[at] != key)
+		at = (at + 1) & t->mask;
+	if (t->key[at])
+		return;
+	t->key[at] = key;
+	t->val[at] = t->len[pf]++;
+	t->last[pf] = f;
+}
+
 static int put_node_frame(struct rs_buf *tree, struct succ_table *t, uint32_t pf, uint32_t f)
 {
 	uint64_t key = ((uint64_t)pf << 32 | f) + 1;
@@ -1140,59 +1180,207 @@ static int child_lists(const struct enc *e, uint32_t **kid_start_out, uint32_t *
 	return 0;
 }
 
-/* The tree stream, depth first, and every node's depth-first number. */
+/*
+ * Version 5: where each base node is among its parent's children, by
+ * (parent, frame): (base parent << 32 | base frame) + 1 -> place + 1.
+ * A base frame is its rank, a thread slot nbase + the slot.
+ */
+struct base_places {
+	uint64_t *key;
+	uint32_t *place;
+	size_t mask;
+};
+
+static size_t base_place_slot(const struct base_places *t, uint64_t key)
+{
+	size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & t->mask;
+
+	while (t->key[at] && t->key[at] != key)
+		at = (at + 1) & t->mask;
+	return at;
+}
+
+static int base_places_init(struct base_places *t, const struct codec_base_tree *bt)
+{
+	size_t size = 1;
+	uint32_t p, j;
+
+	while (size < (size_t)bt->rc.n * 2)
+		size <<= 1;
+	t->key = calloc(size, sizeof(*t->key));
+	t->place = malloc(size * sizeof(*t->place));
+	t->mask = size - 1;
+	if (!t->key || !t->place)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (p = 0; p < bt->rc.n; p++) {
+		for (j = 0; j < bt->kids[p]; j++) {
+			uint32_t b = bt->child[bt->first[p] + j];
+			uint64_t key = ((uint64_t)p << 32 | bt->frame[b]) + 1;
+			size_t at = base_place_slot(t, key);
+
+			if (t->key[at])
+				continue; /* two children of one frame (a damaged cache): the first is matched */
+			t->key[at] = key;
+			t->place[at] = j;
+		}
+	}
+	return 0;
+}
+
+static void base_places_release(struct base_places *t)
+{
+	free(t->key);
+	free(t->place);
+}
+
+/*
+ * The place among base node `pb`'s children of the child of frame `f`
+ * (this run's frame id), or -1: frames new to the base match nothing.
+ */
+static int64_t base_place(const struct enc *e, const struct streams *st, const struct base_places *t,
+			  uint32_t pb, uint32_t f)
+{
+	uint32_t r = st->rank[f], key;
+	size_t at;
+
+	if (e->frames[f].cls == FRAME_BASE)
+		key = r;
+	else if (e->frames[f].cls == FRAME_THREAD)
+		key = st->nbase + (r - st->nbase - st->ndict);
+	else
+		return -1;
+	at = base_place_slot(t, ((uint64_t)pb << 32 | key) + 1);
+	return t->key[at] ? (int64_t)t->place[at] : -1;
+}
+
+/* The tree's walk: per open node its number, the children it has coded, its base node and next expected place. */
+struct tree_stack {
+	uint32_t *node, *pos, *base, *next;
+};
+
+/*
+ * Node c under parent n (its stack entry at `top`) into `tree`: under a
+ * matched parent (version 5) its match first; matched, the difference
+ * of its child count from its base node's; else its frame as its place
+ * in the parent frame's successor list (put_node_frame) and its count.
+ * *matched: the base node it matches, or RC_NO_BASE.
+ */
+static int put_node(const struct enc *e, const struct streams *st, struct rs_buf *tree, struct succ_table *succ,
+		    const struct base_places *places, struct tree_stack *s, size_t top, uint32_t c,
+		    uint32_t nkids, uint32_t *matched)
+{
+	uint32_t n = s->node[top], pb = s->base[top];
+	int err;
+
+	*matched = RC_NO_BASE;
+	if (pb != RC_NO_BASE) {
+		int64_t j = base_place(e, st, places, pb, e->node_frame[c]);
+
+		if (j >= 0) {
+			touch_node_frame(succ, n ? st->rank[e->node_frame[n]] : e->nframes, st->rank[e->node_frame[c]]);
+			*matched = e->bt.child[e->bt.first[pb] + (uint32_t)j];
+			err = put_varint(tree, 1 + zigzag(j - (int64_t)s->next[top]));
+			s->next[top] = (uint32_t)j + 1;
+			if (!err)
+				err = put_varint(tree, zigzag((int64_t)nkids - (int64_t)e->bt.kids[*matched]));
+			return err;
+		}
+		err = put_varint(tree, 0); /* no base child of this frame: coded as without a base */
+		if (err)
+			return err;
+	}
+	err = put_node_frame(tree, succ, n ? st->rank[e->node_frame[n]] : e->nframes, st->rank[e->node_frame[c]]);
+	if (!err)
+		err = put_varint(tree, nkids);
+	return err;
+}
+
+/*
+ * The tree, depth first, and every node's depth-first number. A run that
+ * starts a new base writes its tree as the base tree (the thread count,
+ * the node count, then the tree as version 4 codes it), and an empty
+ * tree stream: its tree is the base tree. A run that keeps the base and
+ * its tree is coded against the base's tree (version 5's match values),
+ * whose raw stream the base block holds again as it was.
+ */
 static int put_tree(struct enc *e, struct streams *st)
 {
 	struct rs_buf *tree = &st->sec[SEC_TREE];
-	uint32_t *kid_start = NULL, *kids = NULL, *stack, top, next = 0;
-	size_t *stack_pos;
+	uint32_t *kid_start = NULL, *kids = NULL, top, next = 0;
+	struct tree_stack s = { NULL, NULL, NULL, NULL };
 	struct succ_table succ = { 0 };
-	int err;
+	struct base_places places = { NULL, NULL, 0 };
+	int against = !e->rebase && e->bt.rc.n, err;
 
+	if (e->rebase) {
+		tree = &st->sec[SEC_BASE_TREE];
+		err = put_varint(tree, st->nthreads);
+		if (!err)
+			err = put_varint(tree, e->nnodes);
+	} else {
+		err = rs_buf_put(&st->sec[SEC_BASE_TREE], e->base_tree.ptr, e->base_tree.len);
+	}
+	if (err)
+		goto out;
+	st->tree_base = against ? &e->bt.rc : NULL;
 	st->dfs = malloc(((size_t)e->nnodes + 1) * sizeof(*st->dfs));
-	stack = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*stack));
-	stack_pos = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*stack_pos));
-	err = !st->dfs || !stack || !stack_pos ? rs_error_set(RS_EGENERIC, "out of memory") : 0;
-	if (!err)
-		err = succ_init(&succ, e->nnodes, e->nframes);
-	if (!err)
-		err = child_lists(e, &kid_start, &kids);
+	s.node = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.node));
+	s.pos = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.pos));
+	s.base = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.base));
+	s.next = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.next));
+	if (!st->dfs || !s.node || !s.pos || !s.base || !s.next) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	err = succ_init(&succ, e->nnodes, e->nframes);
+	if (err)
+		goto out;
+	if (against) {
+		err = base_places_init(&places, &e->bt);
+		if (err)
+			goto out;
+	}
+	err = child_lists(e, &kid_start, &kids);
 	if (err)
 		goto out;
 	st->dfs[0] = next++;
 	err = put_varint(tree, kid_start[1] - kid_start[0]);
-	stack[0] = 0;
-	stack_pos[0] = 0;
+	s.node[0] = 0;
+	s.pos[0] = 0;
+	s.base[0] = against ? 0 : RC_NO_BASE;
+	s.next[0] = 0;
 	top = 1;
 	while (!err && top) {
-		uint32_t n = stack[top - 1], c;
+		uint32_t n = s.node[top - 1], c, matched;
 
-		if (kid_start[n] + stack_pos[top - 1] >= kid_start[n + 1]) {
+		if (kid_start[n] + s.pos[top - 1] >= kid_start[n + 1]) {
 			top--;
 			continue;
 		}
-		c = kids[kid_start[n] + stack_pos[top - 1]++];
+		c = kids[kid_start[n] + s.pos[top - 1]++];
 		st->dfs[c] = next++;
-		err = put_node_frame(tree, &succ, n ? st->rank[e->node_frame[n]] : e->nframes,
-				     st->rank[e->node_frame[c]]);
-		if (!err)
-			err = put_varint(tree, kid_start[c + 1] - kid_start[c]);
+		err = put_node(e, st, tree, &succ, &places, &s, top - 1, c, kid_start[c + 1] - kid_start[c], &matched);
 		if (err || kid_start[c + 1] == kid_start[c])
 			continue;
 		if (top > MAX_DEPTH) {
 			err = codec_decline(e, "the call tree is too deep");
 			break;
 		}
-		stack[top] = c;
-		stack_pos[top] = 0;
+		s.node[top] = c;
+		s.pos[top] = 0;
+		s.base[top] = matched;
+		s.next[top] = 0;
 		top++;
 	}
 out:
 	succ_release(&succ);
+	base_places_release(&places);
 	free(kid_start);
 	free(kids);
-	free(stack);
-	free(stack_pos);
+	free(s.node);
+	free(s.pos);
+	free(s.base);
+	free(s.next);
 	return err;
 }
 
@@ -1605,12 +1793,12 @@ struct stream_zstd {
 #define Z_LEVEL(l) { (l), 0, 0, 0, 0, 0, 0 }
 #define Z_OPT_SHORT { 13, ZSTD_btopt, 12, 1, 5, 16, 0 }
 
-static const struct stream_zstd stream_zstd[SEC_COUNT + 1] = {
+static const struct stream_zstd stream_zstd[SEC_SLOTS] = {
 	[SEC_PARAMS] = Z_LEVEL(15), [SEC_PREFIX] = Z_LEVEL(15), [SEC_SUFFIX] = Z_LEVEL(15),
 	[SEC_DICT] = Z_LEVEL(15), [SEC_THREADS] = Z_LEVEL(15), [SEC_TREE] = Z_LEVEL(10),
 	[SEC_SAMPLES] = Z_LEVEL(1), [SEC_SAMPLES_HI] = Z_OPT_SHORT, [SEC_TCODE] = Z_OPT_SHORT,
 	[SEC_TVAL] = Z_LEVEL(1), [SEC_TVAL_HI] = Z_LEVEL(1), [SEC_TESC] = Z_LEVEL(15),
-	[SEC_BASE] = Z_LEVEL(15),
+	[SEC_BASE] = Z_LEVEL(15), [SEC_BASE_TREE] = Z_LEVEL(10),
 };
 
 static int set_stream_zstd(ZSTD_CCtx *cctx, const struct stream_zstd *z)
@@ -1656,15 +1844,16 @@ static int set_stream_zstd(ZSTD_CCtx *cctx, const struct stream_zstd *z)
  * range-coded; *done 0 when the stream does not fit its model (then
  * zstd takes it).
  */
-static int add_rc_section(struct rs_buf *out, int slot, const struct rs_buf *raw, int *done)
+static int add_rc_section(struct rs_buf *out, int slot, const struct rs_buf *raw, const struct rc_base *base,
+			  int *done)
 {
 	unsigned char h[SECTION_HEADER_SIZE];
 	struct rs_buf rc = RS_BUF_INIT;
 	int err;
 
 	*done = 0;
-	err = rs_rc_pack(&rc, stream_model(RS_CODEC_VERSION, slot), RS_CODEC_VERSION, (const unsigned char *)raw->ptr,
-			 raw->len);
+	err = rs_rc_pack_base(&rc, stream_model(RS_CODEC_VERSION, slot), RS_CODEC_VERSION, slot == SEC_TREE ? base : NULL,
+			      (const unsigned char *)raw->ptr, raw->len);
 	if (err == 1 || (!err && rc.len >= raw->len)) {
 		rs_buf_release(&rc);
 		return 0;
@@ -2004,7 +2193,8 @@ static int add_columns_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct
  * the stream has a model, else zstd-compressed when that is smaller;
  * without, as they are.
  */
-static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, const struct rs_buf *raw)
+static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, const struct rs_buf *raw,
+		       const struct rc_base *base)
 {
 	const struct stream_zstd *z = &stream_zstd[slot];
 	unsigned char h[SECTION_HEADER_SIZE];
@@ -2012,7 +2202,7 @@ static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, const stru
 	int err, done = 0;
 
 	if (cctx && raw->len && stream_model(RS_CODEC_VERSION, slot) != RC_KINDS) {
-		err = add_rc_section(out, slot, raw, &done);
+		err = add_rc_section(out, slot, raw, base, &done);
 		if (err || done)
 			return err;
 	}
@@ -2075,14 +2265,16 @@ int codec_put_container(struct rs_buf *out, ZSTD_CCtx *cctx, const struct stream
 	err = rs_buf_put(out, bhdr, sizeof(bhdr));
 	if (err)
 		return err;
-	err = add_section(out, cctx, SEC_BASE, &st->sec[SEC_BASE]);
+	err = add_section(out, cctx, SEC_BASE, &st->sec[SEC_BASE], NULL);
+	if (!err)
+		err = add_section(out, cctx, SEC_BASE_TREE, &st->sec[SEC_BASE_TREE], NULL);
 	if (err)
 		return err;
 	if (block_len)
 		*block_len = out->len;
 	err = rs_buf_put(out, hdr, sizeof(hdr));
 	for (k = 0; !err && k < V2_COUNT; k++)
-		err = add_section(out, cctx, codec_v2_streams[k], &st->sec[codec_v2_streams[k]]);
+		err = add_section(out, cctx, codec_v2_streams[k], &st->sec[codec_v2_streams[k]], st->tree_base);
 	return err;
 }
 
@@ -2118,6 +2310,8 @@ void codec_enc_release(struct enc *e)
 	rs_buf_release(&e->suffix);
 	rs_buf_release(&e->arena);
 	rs_buf_release(&e->esc_text);
+	rs_buf_release(&e->base_tree);
+	codec_base_tree_release(&e->bt);
 	free(e->frames);
 	free(e->ftab);
 	free(e->node_parent);
@@ -2176,6 +2370,7 @@ int codec_enc_open(struct enc *e, const char *path, uint64_t size, struct rs_cod
 	rs_buf_init(&e->suffix, MAX_AFFIX);
 	rs_buf_init(&e->arena, 256u * 1024 * 1024);
 	rs_buf_init(&e->esc_text, RS_CODEC_MAX_STREAMS);
+	rs_buf_init(&e->base_tree, MAX_FRAME_BYTES);
 	map_input(e, size);
 	if (!e->mapped)
 		e->buf = malloc(READ_BLOCK);

@@ -132,7 +132,7 @@ static int same_streams(const struct rs_buf *c, const struct rs_buf *raw)
 	if (!codec_read_sections(&a, (const unsigned char *)c->ptr, c->len, UINT64_MAX) &&
 	    !codec_read_sections(&b, (const unsigned char *)raw->ptr, raw->len, UINT64_MAX)) {
 		same = 1;
-		for (k = 0; k <= SEC_COUNT; k++)
+		for (k = 0; k < SEC_SLOTS; k++)
 			if (a.sec[k].len != b.sec[k].len ||
 			    (a.sec[k].len && memcmp(a.sec[k].p, b.sec[k].p, a.sec[k].len)))
 				same = 0;
@@ -190,7 +190,7 @@ static int proof_verdict(struct enc *e, const struct proof *pr, const struct rs_
  */
 static int within_decoder_caps(struct enc *e, const struct streams *st, uint64_t size)
 {
-	uint64_t total = st->sec[SEC_BASE].len;
+	uint64_t total = st->sec[SEC_BASE].len + st->sec[SEC_BASE_TREE].len;
 	int k;
 
 	for (k = 0; k < SEC_COUNT; k++) {
@@ -199,10 +199,28 @@ static int within_decoder_caps(struct enc *e, const struct streams *st, uint64_t
 		total += st->sec[k].len;
 	}
 	if (total > RS_CODEC_MAX_STREAMS || st->sec[SEC_BASE].len > MAX_FRAME_BYTES ||
+	    st->sec[SEC_BASE_TREE].len > MAX_FRAME_BYTES ||
 	    st->sec[SEC_DICT].len + st->sec[SEC_THREADS].len > MAX_FRAME_BYTES ||
 	    e->nnodes > size / 4 + 1)
 		return codec_decline(e, "the session is too large for the session codec's caps");
 	return 0;
+}
+
+/* The base for the next run (BASE_CACHE_MAGIC's layout): the dictionary's and the tree's raw streams. */
+static int put_next_base(struct rs_buf *next, const struct streams *st)
+{
+	unsigned char h[BASE_CACHE_HEADER];
+	int err;
+
+	memcpy(h, BASE_CACHE_MAGIC, 8);
+	put_le64(h + 8, st->sec[SEC_BASE].len);
+	rs_buf_clear(next);
+	err = rs_buf_put(next, h, sizeof(h));
+	if (!err)
+		err = rs_buf_put(next, st->sec[SEC_BASE].ptr, st->sec[SEC_BASE].len);
+	if (!err)
+		err = rs_buf_put(next, st->sec[SEC_BASE_TREE].ptr, st->sec[SEC_BASE_TREE].len);
+	return err;
 }
 
 /*
@@ -241,10 +259,8 @@ int codec_build(struct enc *e, struct rs_buf *out, uint64_t size, const struct r
 	cctx = ZSTD_createCCtx();
 	err = cctx ? codec_put_container(out, cctx, &st, size, &e->block_len)
 		   : rs_error_set(RS_EGENERIC, "out of memory");
-	if (!err && e->next_base) {
-		rs_buf_clear(e->next_base);
-		err = rs_buf_put(e->next_base, st.sec[SEC_BASE].ptr, st.sec[SEC_BASE].len);
-	}
+	if (!err && e->next_base)
+		err = put_next_base(e->next_base, &st);
 	/* undoing the range coder and zstd takes as long as they did: beside the proof's decode */
 	same = !err && same_streams(out, &rawc);
 	if (started)

@@ -31,8 +31,9 @@ done
 # bits NAME: "tree samples times" bits per sample of $T/NAME.pyisession
 bits() {
 	CODEC_SECTIONS=1 "$RATIO" "$T/$1.pyisession" >"$T/$1.ratio" || { cat "$T/$1.ratio" >&2; fail "codec_ratio $1"; }
-	awk '/pyisession/ { rec = $5 } /^ +(tree|samples|times) / { b[$1] = $5 }
-	     END { if (!rec) exit 1; printf "%.3f %.3f %.3f\n", b["tree"] * 8 / rec, b["samples"] * 8 / rec, b["times"] * 8 / rec }' \
+	# from container version 5 a run's tree is in its base block (basetree), its main tree empty
+	awk '/pyisession/ { rec = $5 } /^ +(tree|basetree|samples|times) / { b[$1] = $5 }
+	     END { if (!rec) exit 1; printf "%.3f %.3f %.3f\n", (b["tree"] + b["basetree"]) * 8 / rec, b["samples"] * 8 / rec, b["times"] * 8 / rec }' \
 		"$T/$1.ratio"
 }
 

@@ -42,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		char path[] = "/tmp/rs-fuzz-codec-XXXXXX";
 		int fd = mkstemp(path), applies = 0;
+		struct rs_codec_dict dict;
+		struct rs_buf next = RS_BUF_INIT;
 		struct rs_id oid;
 
 		if (fd < 0)
@@ -50,11 +52,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		close(fd);
 		rs_sha256(&oid, data + 1, size - 1);
-		if (rs_codec_encode_file(&out, &applies, path, size - 1, &oid, NULL, NULL) == 0 && applies) {
+		memset(&dict, 0, sizeof(dict));
+		if (rs_codec_encode_file(&out, &applies, path, size - 1, &oid, &dict, NULL) == 0 && applies) {
 			if (rs_codec_decode((unsigned char *)out.ptr, out.len, size - 1, collect, &back) ||
 			    back.len != size - 1 || memcmp(back.ptr, data + 1, size - 1))
 				abort();
+			/* again with the base it made: the base kept, the tree coded against its own (version 5) */
+			next = dict.next;
+			memset(&dict, 0, sizeof(dict));
+			dict.base = (const unsigned char *)next.ptr;
+			dict.base_len = next.len;
+			rs_buf_clear(&back);
+			if (rs_codec_encode_file(&out, &applies, path, size - 1, &oid, &dict, NULL) == 0 && applies &&
+			    (rs_codec_decode((unsigned char *)out.ptr, out.len, size - 1, collect, &back) ||
+			     back.len != size - 1 || memcmp(back.ptr, data + 1, size - 1)))
+				abort();
 		}
+		rs_buf_release(&dict.next);
+		rs_buf_release(&next);
 		unlink(path);
 	}
 	rs_buf_release(&out);

@@ -376,25 +376,29 @@ static void test_unknown_version_refused(void **state)
 
 /*
  * The reserved bytes docs/codec.md names (the base block header's u32 0,
- * each stream header's 7) are refused when set, as store-format.md says
+ * each stream header's 7, the base tree's among them) are refused when set, as store-format.md says
  * of every reserved field: in a real session's container.
  */
 static void test_reserved_bytes_refused(void **state)
 {
 	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
-	size_t size, base_stream = 16, main_stream, at[5], i;
-	const char *says[5];
+	size_t size, base_stream = 16, tree_stream, main_stream, at[6], i;
+	const char *says[6];
 
 	(void)state;
 	container_of("real_small_pop1k.pyisession", &c, &size);
-	main_stream = base_stream + 24 + (size_t)rs_get_le64((unsigned char *)c.ptr + base_stream + 8) + 24;
+	/* version 5's base block: the dictionary's stream, then the base tree's */
+	tree_stream = base_stream + 24 + (size_t)rs_get_le64((unsigned char *)c.ptr + base_stream + 8);
+	main_stream = tree_stream + 24 + (size_t)rs_get_le64((unsigned char *)c.ptr + tree_stream + 8) + 24;
 	assert_true(main_stream + 24 < c.len);
+	assert_memory_equal(c.ptr + main_stream - 24, "RSPYSES\n", 8);
 	at[0] = 12, says[0] = "its base block header has reserved bytes set";
 	at[1] = 15, says[1] = "its base block header has reserved bytes set";
 	at[2] = base_stream + 17, says[2] = "a stream header has reserved bytes set";
 	at[3] = base_stream + 23, says[3] = "a stream header has reserved bytes set";
 	at[4] = main_stream + 20, says[4] = "a stream header has reserved bytes set";
-	for (i = 0; i < 5; i++) {
+	at[5] = tree_stream + 19, says[5] = "a stream header has reserved bytes set";
+	for (i = 0; i < 6; i++) {
 		c.ptr[at[i]] = 1;
 		rs_buf_clear(&back);
 		assert_int_equal(decode(&c, c.len, size, &back), RS_ECORRUPT);
@@ -424,6 +428,96 @@ static void test_output_is_capped(void **state)
 	rs_buf_release(&back);
 }
 
+/* Encode `path` with the base `base`/`len` (NULL: none); *next gets the base for the run after. */
+static void encode_with_base(const char *path, const struct rs_buf *base, struct rs_buf *out, struct rs_buf *next,
+			     uint64_t *block_len)
+{
+	struct rs_buf b = RS_BUF_INIT, back = RS_BUF_INIT;
+	struct rs_codec_dict dict;
+	struct rs_id oid;
+	int applies = 0;
+
+	memset(&dict, 0, sizeof(dict));
+	if (base) {
+		dict.base = (const unsigned char *)base->ptr;
+		dict.base_len = base->len;
+	}
+	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
+	rs_sha256(&oid, b.ptr, b.len);
+	assert_int_equal(rs_codec_encode_file(out, &applies, path, b.len, &oid, &dict, NULL), 0);
+	assert_int_equal(applies, 1);
+	assert_int_equal(decode(out, out->len, b.len, &back), 0);
+	assert_int_equal(back.len, b.len);
+	assert_memory_equal(back.ptr, b.ptr, b.len);
+	rs_buf_release(next);
+	*next = dict.next;
+	*block_len = dict.block_len;
+	rs_buf_release(&b);
+	rs_buf_release(&back);
+}
+
+/*
+ * The base for the next run (docs/codec.md, "Shared dictionary:
+ * successive runs"): the cache layout with the dictionary and the tree.
+ * The next run (the real 4 MB session with another thread id: the same
+ * frames and tree) keeps the block byte for byte, its tree coded against
+ * the block's. A version-4 cache (the dictionary's raw stream alone) or
+ * one whose tree is damaged is not taken: the container is then the one
+ * without a base, byte for byte.
+ */
+static void test_base_kept_and_cache_layouts(void **state)
+{
+	struct rs_buf orig = RS_BUF_INIT, c1 = RS_BUF_INIT, c2 = RS_BUF_INIT, c3 = RS_BUF_INIT;
+	struct rs_buf next1 = RS_BUF_INIT, next2 = RS_BUF_INIT, next3 = RS_BUF_INIT, old = RS_BUF_INIT;
+	char src[512], other[] = "/tmp/rs-codec-next-XXXXXX";
+	uint64_t block1 = 0, block2 = 0, block3 = 0, dict_len;
+	char *at;
+
+	(void)state;
+	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
+	assert_int_equal(rs_fs_read_file(&orig, src, 1u << 26), 0);
+	for (at = strstr(orig.ptr, "<thread>\\u0000"); at; at = strstr(at + 1, "<thread>\\u0000"))
+		at[14] = at[14] == '9' ? '8' : '9';
+	write_temp(other, orig.ptr, orig.len);
+
+	encode_with_base(src, NULL, &c1, &next1, &block1);
+	assert_true(next1.len > 16);
+	assert_memory_equal(next1.ptr, "RSPYBAS\n", 8);
+	dict_len = rs_get_le64((unsigned char *)next1.ptr + 8);
+	assert_true(dict_len < next1.len - 16); /* a tree follows the dictionary */
+
+	encode_with_base(other, &next1, &c2, &next2, &block2);
+	assert_int_equal(block2, block1);
+	assert_memory_equal(c2.ptr, c1.ptr, block1);
+	assert_int_equal(next2.len, next1.len);
+	assert_memory_equal(next2.ptr, next1.ptr, next1.len);
+	print_message("the first run: %zu bytes (block %llu); the next: %zu, %llu past the block\n", c1.len,
+		      (unsigned long long)block1, c2.len, (unsigned long long)(c2.len - block2));
+
+	/* a version-4 cache: the dictionary alone */
+	assert_int_equal(rs_buf_put(&old, next1.ptr + 16, (size_t)dict_len), 0);
+	encode_with_base(src, &old, &c3, &next3, &block3);
+	assert_int_equal(c3.len, c1.len);
+	assert_memory_equal(c3.ptr, c1.ptr, c1.len);
+	/* a damaged tree: its node count past what its stream can hold */
+	rs_buf_clear(&old);
+	assert_int_equal(rs_buf_put(&old, next1.ptr, 16 + (size_t)dict_len), 0);
+	assert_int_equal(rs_buf_put(&old, "\x01\xff\xff\x7f", 4), 0);
+	encode_with_base(src, &old, &c3, &next3, &block3);
+	assert_int_equal(c3.len, c1.len);
+	assert_memory_equal(c3.ptr, c1.ptr, c1.len);
+
+	unlink(other);
+	rs_buf_release(&orig);
+	rs_buf_release(&c1);
+	rs_buf_release(&c2);
+	rs_buf_release(&c3);
+	rs_buf_release(&next1);
+	rs_buf_release(&next2);
+	rs_buf_release(&next3);
+	rs_buf_release(&old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_version_refused),
 		cmocka_unit_test(test_reserved_bytes_refused),
 		cmocka_unit_test(test_output_is_capped),
+		cmocka_unit_test(test_base_kept_and_cache_layouts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,7 +16,17 @@
  *   one is refused;
  * - version 4's tree model, which follows the tree's shape on a stack of
  *   its own, codes and decodes alike a tree deeper than that stack and
- *   values past the tree's end.
+ *   values past the tree's end;
+ * - version 5's base tree: one at the caps (524,288 nodes, with the most
+ *   base frames) stays under 64 MB, taken as the tree or coded against;
+ *   one claiming 32M nodes is refused small; a hand-built container
+ *   decodes, its tree the base tree or coded against it, exactly as
+ *   docs/codec.md says, and each damage to the new fields (a match past
+ *   the base node's children, a thread slot the run lacks, a child count
+ *   below 0, a base frame past the base, an empty tree without a base
+ *   tree or of another node count) is refused, naming it, and a matched
+ *   frame joins its parent frame's successor list; the tree model against a base codes and
+ *   decodes alike any values, those a damaged stream holds too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -256,7 +266,7 @@ static void big_frame_container(struct rs_buf *c, unsigned version)
 
 	rs_buf_clear(c);
 	put_base_header(c, version);
-	put_empty(c, 1); /* an empty base */
+	put_empty(c, version >= 5 ? 2 : 1); /* an empty base (and, version 5, no base tree) */
 	put_main_header(c, version, 1ull << 30);
 	params(&raw, version, 0, 1, 1, 0);
 	put_stream(c, &raw);
@@ -344,6 +354,8 @@ static void big_tree_container(struct rs_buf *c, unsigned version, uint64_t node
 		put_zstd_stream(c, nbase * 31, fill_frames, NULL);
 	else
 		put_empty(c, 1);
+	if (version >= 5)
+		put_empty(c, 1); /* no base tree */
 	put_main_header(c, version, size);
 	params(&raw, version, nbase, 0, nodes, 0);
 	put_stream(c, &raw);
@@ -393,7 +405,7 @@ static void test_huge_frame_string_refused_small(void **state)
 	unsigned v;
 
 	(void)state;
-	for (v = 1; v <= 4; v++) {
+	for (v = 1; v <= 5; v++) {
 		char name[64];
 
 		big_frame_container(&c, v);
@@ -410,7 +422,7 @@ static void test_huge_tree_refused_small(void **state)
 	unsigned v;
 
 	(void)state;
-	for (v = 1; v <= 4; v++) {
+	for (v = 1; v <= 5; v++) {
 		char name[64];
 
 		big_tree_container(&c, v, 32u << 20, 1, 1ull << 30);
@@ -434,7 +446,7 @@ static void test_every_cap_at_once_stays_small(void **state)
 	unsigned v;
 
 	(void)state;
-	for (v = 2; v <= 4; v++) {
+	for (v = 2; v <= 5; v++) {
 		char name[64];
 
 		big_tree_container(&c, v, 1u << 19, 1u << 18, 1ull << 30);
@@ -503,6 +515,12 @@ static void test_version_3_container_decodes(void **state)
 {
 	(void)state;
 	old_container_decodes("real_small_pop1k.codec-v3", 3);
+}
+
+static void test_version_4_container_decodes(void **state)
+{
+	(void)state;
+	old_container_decodes("real_small_pop1k.codec-v4", 4);
 }
 
 /*
@@ -592,6 +610,249 @@ static void test_tree_model_past_its_stack(void **state)
 	rs_buf_release(&packed);
 }
 
+/*
+ * Version 5: a container whose base block holds `nbase` base frames (in
+ * split columns; 1: one frame in a stored stream) and a base tree of
+ * `nodes` nodes, a star (the root's children, the first's frame new, the
+ * rest place 1), zstd-compressed, or, with `claimed` above `nodes`, one
+ * that says it has `claimed` nodes. The main tree is empty (the tree is
+ * the base tree) or, `against`, each node a match of the base root's
+ * next child with its count: two bytes a node. No records: a decode
+ * reads it all, then finds the object missing.
+ */
+static void base_tree_container(struct rs_buf *c, uint64_t nodes, uint64_t claimed, uint64_t nbase, int against)
+{
+	struct rs_buf raw = RS_BUF_INIT, head = RS_BUF_INIT, one = RS_BUF_INIT;
+
+	rs_buf_clear(c);
+	put_base_header(c, 5);
+	if (nbase > 1) {
+		put_columns_base(c, 5, nbase);
+	} else {
+		put_varint(&one, 1);
+		assert_int_equal(rs_buf_putc(&one, 'f'), 0);
+		put_stream(c, &one);
+	}
+	put_varint(&head, 0);       /* no thread slots */
+	put_varint(&head, claimed); /* nodes */
+	put_varint(&head, nodes - 1);
+	assert_int_equal(rs_buf_put(&head, "\0\0\0", 3), 0);
+	put_zstd_stream(c, head.len + 2 * (nodes - 2), fill_star, &head);
+	put_main_header(c, 5, 1ull << 30);
+	params(&raw, 5, nbase, 0, claimed, 0);
+	put_stream(c, &raw);
+	put_empty(c, 4); /* prefix, suffix, dict, threads */
+	if (against) {
+		rs_buf_clear(&head);
+		put_varint(&head, nodes - 1); /* then per node 1 (the next base child), 0 (its count) */
+		put_zstd_stream(c, head.len + 2 * (nodes - 1), fill_star, &head);
+	} else {
+		put_empty(c, 1);
+	}
+	put_empty(c, 3);
+	rs_buf_release(&raw);
+	rs_buf_release(&head);
+	rs_buf_release(&one);
+}
+
+static void test_base_tree_at_the_caps_stays_small(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT;
+	struct peak p;
+	int against;
+
+	(void)state;
+	for (against = 0; against <= 1; against++) {
+		const char *name = against ? "hostile_base_tree_cap_against_v5" : "hostile_base_tree_cap_v5";
+
+		base_tree_container(&c, 1u << 19, 1u << 19, 1u << 18, against);
+		dump(&c, name);
+		p = decode_in_child(&c, 1ull << 30);
+		print_message("%s: %zu bytes of container, refused %d, peak RSS %ld KB\n", name, c.len,
+			      p.err == RS_ECORRUPT, p.maxrss_kb);
+		assert_int_equal(p.err, RS_ECORRUPT);
+		assert_true(p.maxrss_kb < PEAK_LIMIT_KB);
+	}
+	rs_buf_release(&c);
+}
+
+static void test_base_tree_claiming_32M_nodes_refused_small(void **state)
+{
+	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
+
+	(void)state;
+	base_tree_container(&c, 1000, 32u << 20, 1, 0);
+	dump(&c, "hostile_base_tree_32M_v5");
+	check_refused_small(&c, "hostile_base_tree_32M_v5");
+	assert_int_equal(rs_codec_decode((unsigned char *)c.ptr, c.len, 1ull << 30, collect, &back), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "base tree's counts do not fit"));
+	rs_buf_release(&c);
+	rs_buf_release(&back);
+}
+
+/*
+ * A small version-5 container built by hand from docs/codec.md: base
+ * dictionary `"a"`, base tree (one thread slot, 3 nodes) root -> slot 0
+ * -> frame 0; one thread frame `"T"`, `threads` of them in the run (0 or
+ * 1); `nodes` nodes; one record ending at node 2 with its time kept as text. The main
+ * tree stream is `tree`/`tree_len` as is, the base tree's `btree`.
+ */
+static void small_v5_container(struct rs_buf *c, const unsigned char *btree, size_t btree_len,
+			       const unsigned char *tree, size_t tree_len, int threads, int nodes, const char *out)
+{
+	static const char prefix[] = "{\"frame_records\": [", suffix[] = "}";
+	struct rs_buf b = RS_BUF_INIT;
+
+	rs_buf_clear(c);
+	put_base_header(c, 5);
+	put_varint(&b, 1);
+	assert_int_equal(rs_buf_putc(&b, 'a'), 0);
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, btree, btree_len), 0);
+	put_stream(c, &b);
+	put_main_header(c, 5, strlen(out));
+	rs_buf_clear(&b);
+	put_varint(&b, 1);       /* base frames */
+	put_varint(&b, 30);      /* grid */
+	put_varint(&b, 0);       /* ref */
+	put_varint(&b, 0);       /* new frames */
+	put_varint(&b, threads); /* thread frames */
+	put_varint(&b, (uint64_t)nodes);
+	put_varint(&b, 1);       /* records */
+	put_varint(&b, 0);       /* no phase */
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, prefix, strlen(prefix)), 0);
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, suffix, strlen(suffix)), 0);
+	put_stream(c, &b);
+	put_empty(c, 1); /* dict */
+	rs_buf_clear(&b);
+	if (threads) {
+		put_varint(&b, 1);
+		assert_int_equal(rs_buf_putc(&b, 'T'), 0);
+	}
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, tree, tree_len), 0);
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	put_varint(&b, 4); /* the record ends at node 2: zigzag(2 - 0) */
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	put_varint(&b, 0); /* its time is text */
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	put_varint(&b, 3);
+	assert_int_equal(rs_buf_put(&b, "0.5", 3), 0);
+	put_stream(c, &b);
+	rs_buf_release(&b);
+}
+
+static void test_version_5_base_tree_fields(void **state)
+{
+	static const char out[] = "{\"frame_records\": [[[\"T\", \"a\"], 0.5]]}";
+	/* T = 1, N = 3; root: 1 child; slot 0 (rank 1: new, the rank itself), 1 child; frame 0 (new), no child */
+	static const unsigned char btree[] = { 1, 3, 1, 0, 1, 1, 0, 0, 0 };
+	static const unsigned char bad_frame[] = { 1, 3, 1, 0, 2, 1, 0, 0, 0 }; /* rank 2: past base and slots */
+	/* against the base: the root's child matches base child 0 (1), count + 0; its child likewise */
+	static const unsigned char against[] = { 1, 1, 0, 1, 0 };
+	static const unsigned char past[] = { 1, 3, 0, 1, 0 };   /* zigzag(1) + 1: base child 1 of 1 */
+	static const unsigned char below[] = { 1, 1, 3, 1, 0 };  /* count 1 + unzigzag(3) = -1 */
+	/* unmatched under a matched parent: 0, then version 4's code (0, rank 1) and count; its child as version 4 */
+	static const unsigned char unmatched[] = { 1, 0, 0, 1, 1, 0, 0, 0 };
+	/*
+	 * 4 nodes: the root's child matched, 2 children (1 + unzigzag(2)); the first matched
+	 * (frame 0, which joins frame T's list), the second unmatched: place 1 of that list
+	 */
+	static const unsigned char touched[] = { 1, 1, 2, 1, 0, 0, 1, 0 };
+	struct {
+		const unsigned char *btree, *tree;
+		size_t btree_len, tree_len;
+		int threads, nodes;
+		const char *says; /* NULL: decodes to `out` */
+	} cases[] = {
+		{ btree, NULL, sizeof(btree), 0, 1, 3, NULL },
+		{ btree, against, sizeof(btree), sizeof(against), 1, 3, NULL },
+		{ btree, unmatched, sizeof(btree), sizeof(unmatched), 1, 3, NULL },
+		{ btree, touched, sizeof(btree), sizeof(touched), 1, 4, NULL },
+		{ btree, past, sizeof(btree), sizeof(past), 1, 3, "names a base node it does not have" },
+		{ btree, below, sizeof(btree), sizeof(below), 1, 3, "the call tree is inconsistent" },
+		{ btree, NULL, sizeof(btree), 0, 0, 3, "names a thread it does not have" },
+		{ btree, against, sizeof(btree), sizeof(against), 0, 3, "names a thread it does not have" },
+		{ bad_frame, NULL, sizeof(bad_frame), 0, 1, 3, "the call tree names a frame it does not have" },
+		{ NULL, NULL, 0, 0, 1, 3, "its call tree is not its base tree" },
+		{ btree, NULL, sizeof(btree), 0, 1, 4, "its call tree is not its base tree" },
+	};
+	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int err;
+
+		small_v5_container(&c, cases[i].btree, cases[i].btree_len, cases[i].tree, cases[i].tree_len,
+				   cases[i].threads, cases[i].nodes, out);
+		if (i == 1) /* the fuzz corpus: a tree coded against its base */
+			dump(&c, "container_v5_against_base");
+		rs_buf_clear(&back);
+		err = rs_codec_decode((unsigned char *)c.ptr, c.len, strlen(out), collect, &back);
+		if (!cases[i].says) {
+			if (err)
+				fail_msg("case %zu: %s", i, rs_error_message());
+			assert_int_equal(back.len, strlen(out));
+			assert_memory_equal(back.ptr, out, strlen(out));
+			continue;
+		}
+		assert_int_equal(err, RS_ECORRUPT);
+		if (!strstr(rs_error_message(), cases[i].says))
+			fail_msg("case %zu: '%s', not '%s'", i, rs_error_message(), cases[i].says);
+		assert_int_equal(back.len, 0);
+	}
+	rs_buf_release(&c);
+	rs_buf_release(&back);
+}
+
+/*
+ * Version 5's tree model against a base tree follows the matches it
+ * reads (the base children left, the matched node's count): any values,
+ * those of a damaged stream too (a match past the base node's children,
+ * a count below 0 or past 2^32), come back exactly, and read without the
+ * base they are another stream.
+ */
+static void test_tree_model_against_a_base(void **state)
+{
+	/* the base: root 0 -> 1, 2, 3; node 1 -> 4, 5; the rest leaves */
+	static const uint32_t kids[6] = { 3, 2, 0, 0, 0, 0 }, first[6] = { 0, 3, 5, 5, 5, 5 },
+			      child[5] = { 1, 2, 3, 4, 5 };
+	struct rc_base base = { 6, kids, first, child };
+	struct rs_buf raw = RS_BUF_INIT, packed = RS_BUF_INIT;
+	unsigned char *back;
+	uint64_t i, x = 12345;
+
+	(void)state;
+	put_varint(&raw, 3);
+	for (i = 0; i < 20000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		/* mostly small values (matches, counts), now and then anything */
+		put_varint(&raw, (x >> 60) == 15 ? x : (x >> 61));
+	}
+	assert_int_equal(rs_rc_pack_base(&packed, RC_TREE, 5, &base, (unsigned char *)raw.ptr, raw.len), 0);
+	back = malloc(raw.len);
+	assert_non_null(back);
+	assert_int_equal(rs_rc_unpack_base(back, raw.len, RC_TREE, 5, &base, (unsigned char *)packed.ptr, packed.len),
+			 0);
+	assert_memory_equal(back, raw.ptr, raw.len);
+	assert_true(rs_rc_unpack(back, raw.len, RC_TREE, 5, (unsigned char *)packed.ptr, packed.len) != 0 ||
+		    memcmp(back, raw.ptr, raw.len) != 0);
+	rs_error_clear();
+	free(back);
+	rs_buf_release(&raw);
+	rs_buf_release(&packed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -602,8 +863,13 @@ int main(void)
 		cmocka_unit_test(test_version_1_container_decodes),
 		cmocka_unit_test(test_version_2_container_decodes),
 		cmocka_unit_test(test_version_3_container_decodes),
+		cmocka_unit_test(test_version_4_container_decodes),
 		cmocka_unit_test(test_repeat_without_previous_refused),
 		cmocka_unit_test(test_tree_model_past_its_stack),
+		cmocka_unit_test(test_base_tree_at_the_caps_stays_small),
+		cmocka_unit_test(test_base_tree_claiming_32M_nodes_refused_small),
+		cmocka_unit_test(test_version_5_base_tree_fields),
+		cmocka_unit_test(test_tree_model_against_a_base),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

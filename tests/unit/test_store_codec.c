@@ -213,8 +213,8 @@ static void test_changed_session_stores_nothing(void **state)
 }
 
 /*
- * The next run of the same program: its dictionary's block is the one
- * the first run stored, a chunk the remote already has. Here the "next
+ * The next run of the same program: its dictionary's and tree's block is
+ * the one the first run stored, a chunk the remote already has. Here the "next
  * run" is the real session with another thread id, which the codec keeps
  * out of the shared block.
  */
@@ -255,8 +255,12 @@ static void test_next_run_shares_the_dictionary(void **state)
 	assert_int_equal(second.chunks_new, 1);
 	print_message("first run stored %llu bytes, the next %llu\n", (unsigned long long)first.bytes_stored,
 		      (unsigned long long)second.bytes_stored);
-	/* the shared block is about half of this 4 MB run's container (version 3) */
-	assert_true(second.bytes_stored * 3 < first.bytes_stored * 2);
+	/*
+	 * the shared block is about half of this 4 MB run's container (version 3);
+	 * from version 5 it holds the call tree too, which the next run, the same
+	 * tree, codes against it almost for free: under a third
+	 */
+	assert_true(second.bytes_stored * 3 < first.bytes_stored);
 	assert_int_equal(rs_store_get_file(s, &oid2, size2, dst, NULL, NULL), 0);
 	assert_true(test_files_equal(next, dst));
 	rs_store_free(s);
