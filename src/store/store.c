@@ -1353,7 +1353,9 @@ static void remember_base(struct rs_store *s, const struct session_encoding *c)
 	err = rs_fs_mkdir_p(s->cache_dir, 0700);
 	if (err)
 		goto out;
-	err = rs_fs_write_file_atomic(path.ptr, c->base.ptr, c->base.len);
+	/* not fsynced: a short or damaged base after a power cut is dropped
+	   (load_base) or, read as another list of texts, only shares less */
+	err = rs_fs_write_file_cache(path.ptr, c->base.ptr, c->base.len);
 out:
 	rs_buf_release(&path);
 	rs_error_clear();
