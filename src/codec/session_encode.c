@@ -1512,10 +1512,34 @@ static int find_phase_reference(const struct enc *e, int s, uint64_t budget, int
 
 #define PHASE_OFF UINT64_MAX /* a time off the model: no step */
 
+/*
+ * The first of c[0..k) whose g is off the grid for the phase `base`
+ * (k when none is): four at a time, which the search's short runs (~23
+ * times per candidate) keep in one or two rounds of independent tests.
+ */
+static inline uint64_t first_miss(const uint64_t *c, uint64_t k, uint64_t base, uint64_t mask,
+				  uint64_t lim)
+{
+	uint64_t j;
+
+	for (j = 0; j + 4 <= k; j += 4) {
+		int f0 = ((c[j] + base) & mask) > lim, f1 = ((c[j + 1] + base) & mask) > lim;
+		int f2 = ((c[j + 2] + base) & mask) > lim, f3 = ((c[j + 3] + base) & mask) > lim;
+
+		if (f0 | f1 | f2 | f3)
+			return j + (f0 ? 0 : f1 ? 1 : f2 ? 2 : 3);
+	}
+	for (; j < k; j++)
+		if (((c[j] + base) & mask) > lim)
+			return j;
+	return k;
+}
+
 int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference, int64_t *phase)
 {
 	const uint64_t h = CLOCK_PERIOD / 2;
-	uint64_t steps = 0, best_run = 0, r, mask, acc = 0, *sum = NULL;
+	uint64_t steps = 0, best_run = 0, r, k = 0, j, mask, acc = 0, *sum = NULL;
+	uint32_t *at = NULL; /* with times off the model: the record of sum[j] */
 	int64_t q0, best = 0, n, m, max_m = 0;
 
 	*phase = 0;
@@ -1541,16 +1565,30 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 		free(sum);
 		return find_phase_reference(e, s, budget, phase);
 	}
-	for (q0 = 0; q0 < CLOCK_PERIOD && steps < budget; q0++) {
-		uint64_t base = (uint64_t)grid_of_ns(q0, s) * CLOCK_PERIOD, run = 0;
-
-		for (r = 0; r < e->nrecords; r++) {
-			if (sum[r] == PHASE_OFF)
-				continue;
-			if (((sum[r] + base) & mask) > 2 * h)
-				break;
-			run++;
+	/* the times on the model, packed: a candidate's run is then the index
+	   of its first miss, and `at` gives back the record (for the budget) */
+	for (r = 0; r < e->nrecords; r++) {
+		if (sum[r] == PHASE_OFF && !at) {
+			at = malloc(((size_t)e->nrecords + 1) * sizeof(*at));
+			if (!at) {
+				free(sum);
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			}
+			for (j = 0; j < k; j++)
+				at[j] = (uint32_t)j;
 		}
+		if (sum[r] == PHASE_OFF)
+			continue;
+		if (at)
+			at[k] = (uint32_t)r;
+		sum[k++] = sum[r];
+	}
+	for (q0 = 0; q0 < CLOCK_PERIOD && steps < budget; q0++) {
+		uint64_t base = (uint64_t)grid_of_ns(q0, s) * CLOCK_PERIOD, run;
+
+		run = first_miss(sum, k, base, mask, 2 * h);
+		/* the record the walk stopped at, as when it went through all of them */
+		r = run == k ? e->nrecords : at ? at[run] : run;
 		steps += r;
 		if (run > best_run) {
 			best_run = run;
@@ -1560,6 +1598,7 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 			break;
 	}
 	free(sum);
+	free(at);
 	*phase = best;
 	return 0;
 }
