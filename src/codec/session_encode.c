@@ -992,14 +992,32 @@ static int read_suffix(struct enc *e)
  * + res for n whole nanoseconds. Returns res + 128 (1..255) and sets *n,
  * or 0 when t does not fit (it is then kept as text).
  */
+/*
+ * 2^k, made from its bits: t * pow2(k) is ldexp(t, k), exactly, for a
+ * finite t whose product neither overflows nor leaves the normal range
+ * (the callers scale times up, below 2^53); ldexp's call was a third of
+ * time_code, which choose_grid, time_ref and put_times run per record.
+ */
+static inline double pow2(int k)
+{
+	uint64_t u;
+	double d;
+
+	if (k < -1022 || k > 1023)
+		return ldexp(1.0, k);
+	u = (uint64_t)(k + 1023) << 52;
+	memcpy(&d, &u, sizeof(d));
+	return d;
+}
+
 static int time_code(double t, int s, int64_t *n)
 {
 	double md;
 	int64_t m, res;
 
-	if (!s || !(t > 0) || t >= ldexp(1.0, 53 - s))
+	if (!s || !(t > 0) || t >= pow2(53 - s))
 		return 0;
-	md = ldexp(t, s);
+	md = t * pow2(s);
 	if (md != floor(md))
 		return 0;
 	m = (int64_t)md;
@@ -1015,7 +1033,7 @@ static int low_exponent(double t)
 {
 	int ex;
 	double f = frexp(t, &ex);
-	uint64_t mant = (uint64_t)ldexp(f, 53);
+	uint64_t mant = (uint64_t)(f * pow2(53));
 
 	return ex - 53 + __builtin_ctzll(mant);
 }
@@ -1442,7 +1460,7 @@ static int put_samples(struct enc *e, struct streams *st)
  */
 static int phase_code(double t, int s, int64_t *x, int64_t *n)
 {
-	int64_t m = (int64_t)ldexp(t, s), g = grid_of_ns(*x, s) + m, res;
+	int64_t m = (int64_t)(t * pow2(s)), g = grid_of_ns(*x, s) + m, res; /* time_code said t fits */
 	__int128 v = (__int128)g * 1000000000 - 500000000; /* the first y with grid_of_ns(y) >= g */
 	int64_t y = v <= 0 ? 0 : (int64_t)((v + ((__int128)1 << s) - 1) >> s);
 
@@ -1556,7 +1574,7 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 			sum[r] = PHASE_OFF;
 			continue;
 		}
-		m = (int64_t)ldexp(e->rec_time[r], s);
+		m = (int64_t)(e->rec_time[r] * pow2(s)); /* as in phase_code */
 		max_m = m > max_m ? m : max_m;
 		acc += (uint64_t)m * CLOCK_PERIOD;
 		sum[r] = (acc + h) & mask;
