@@ -503,8 +503,8 @@ static const long double pow10_ld[28] = {
  * gives the shortest text that strtod takes back to the same double
  * (codec_py_repr checks each candidate with strtod). Anything else (more
  * digits, a larger exponent, a spelling strtod would read otherwise) is
- * strtod's (*exact 1). strtod on every time was a third of the tokenizer
- * thread (0.04 s of the 224 MB session).
+ * strtod's (*exact 1). strtod on every time was 137M instructions of
+ * the tokenizer thread on the generated 224 MB session, the guess 58M.
  */
 static double number_guess(const unsigned char *p, size_t n, int *exact)
 {
