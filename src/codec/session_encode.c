@@ -167,6 +167,17 @@ static uint32_t hash_bytes(const unsigned char *p, size_t n)
 		h = (h ^ w) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
+	if (i < n && n >= 8) {
+		/* the last 8 bytes, overlapping: one step instead of one per byte
+		   (the byte loop was a quarter of the hash; placement only, the
+		   frame numbers are given in the order frames first come) */
+		uint64_t w;
+
+		memcpy(&w, p + n - 8, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+		i = n;
+	}
 	for (; i < n; i++)
 		h = (h ^ p[i]) * 0x100000001b3ull;
 	h ^= h >> 29;
@@ -506,10 +517,72 @@ static double number_value(const unsigned char *p, size_t n)
 	return strtod(num, NULL);
 }
 
+/* 10^0..10^27, each exact in x87's 64-bit mantissa (5^27 < 2^64) */
+static const long double pow10_ld[28] = {
+	1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L,
+	1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L,
+	1e26L, 1e27L,
+};
+
+/*
+ * The value of the `n` number characters at p, fast: the digits as one
+ * integer m (at most 19 of them) and a decimal exponent of at most 27
+ * either way give m / 10^k (or m * 10^k) in long double, rounded to a
+ * double. That is strtod's value but for a double rounding (rare), so the
+ * result is a guess (*exact 0) that commit_record checks: when Python's
+ * repr() of the guess is the text, the guess is strtod's value, as repr()
+ * gives the shortest text that strtod takes back to the same double
+ * (codec_py_repr checks each candidate with strtod). Anything else (more
+ * digits, a larger exponent, a spelling strtod would read otherwise) is
+ * strtod's (*exact 1). strtod on every time was 137M instructions of
+ * the tokenizer thread on the generated 224 MB session, the guess 58M.
+ */
+static double number_guess(const unsigned char *p, size_t n, int *exact)
+{
+	uint64_t m = 0;
+	size_t i = 0;
+	int neg = 0, digits = 0, seen = 0, frac = 0, ex = 0, eneg = 0, e10;
+	long double v;
+
+	*exact = 1;
+	if (i < n && p[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, seen++) {
+		digits += m || p[i] != '0';
+		m = m * 10 + (uint64_t)(p[i] - '0');
+	}
+	if (i < n && p[i] == '.') {
+		for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++, seen++, frac++) {
+			digits += m || p[i] != '0';
+			m = m * 10 + (uint64_t)(p[i] - '0');
+		}
+	}
+	if (seen && i < n && (p[i] == 'e' || p[i] == 'E')) {
+		size_t e0;
+
+		i++;
+		if (i < n && (p[i] == '-' || p[i] == '+'))
+			eneg = p[i++] == '-';
+		for (e0 = i; i < n && i - e0 < 3 && p[i] >= '0' && p[i] <= '9'; i++)
+			ex = ex * 10 + (p[i] - '0');
+		if (i == e0)
+			seen = 0;
+	}
+	e10 = (eneg ? -ex : ex) - frac;
+	if (!seen || i != n || digits > 19 || e10 < -27 || e10 > 27)
+		return number_value(p, n);
+	v = e10 < 0 ? (long double)m / pow10_ld[-e10] : (long double)m * pow10_ld[e10];
+	*exact = 0;
+	return neg ? -(double)v : (double)v;
+}
+
 struct tok {
 	size_t depth;
 	size_t num_off, numlen;
-	double time;  /* the number's value (strtod: a fifth of a record's commit, done here) */
+	double time;  /* the number's value, or a guess at it (exact 0): see number_guess */
+	int exact;
 	size_t next;
 	int last;
 	const char *why;
@@ -622,7 +695,7 @@ static int tokenize_record(const unsigned char *buf, size_t pos, size_t len, siz
 	if (!t->numlen)
 		return tok_bad(t, "a record has no time");
 	t->next = (size_t)(p - buf);
-	t->time = number_value(buf + t->num_off, t->numlen);
+	t->time = number_guess(buf + t->num_off, t->numlen, &t->exact);
 	return 0;
 }
 
@@ -687,7 +760,7 @@ static int commit_record(struct enc *e, const unsigned char *buf, const size_t *
 {
 	size_t numlen = tk->numlen;
 	uint32_t node = 0;
-	int err;
+	int err, same;
 	char num[MAX_NUMBER + 1], again[64];
 	double t;
 
@@ -702,10 +775,16 @@ static int commit_record(struct enc *e, const unsigned char *buf, const size_t *
 	if (err)
 		return err;
 	t = tk->time;
+	same = codec_py_repr_cached(e->repr, t, again) == numlen && !memcmp(again, num, numlen);
+	if (!same && !tk->exact) {
+		/* a wrong guess, or a text repr() does not give: strtod's value decides */
+		t = number_value(buf + tk->num_off, numlen);
+		same = codec_py_repr_cached(e->repr, t, again) == numlen && !memcmp(again, num, numlen);
+	}
 	e->rec_node[e->nrecords] = node;
 	e->rec_time[e->nrecords] = t;
 	e->rec_verbatim[e->nrecords] = 0;
-	if (codec_py_repr_cached(e->repr, t, again) != numlen || memcmp(again, num, numlen)) {
+	if (!same) {
 		/* Not the formatter's text: keep it as it is. */
 		e->rec_verbatim[e->nrecords] = 1;
 		if (put_varint(&e->esc_text, numlen) || rs_buf_put(&e->esc_text, num, numlen))
@@ -944,14 +1023,32 @@ static int read_suffix(struct enc *e)
  * + res for n whole nanoseconds. Returns res + 128 (1..255) and sets *n,
  * or 0 when t does not fit (it is then kept as text).
  */
+/*
+ * 2^k, made from its bits: t * pow2(k) is ldexp(t, k), exactly, for a
+ * finite t whose product neither overflows nor leaves the normal range
+ * (the callers scale times up, below 2^53); ldexp's call was a third of
+ * time_code, which choose_grid, time_ref and put_times run per record.
+ */
+static inline double pow2(int k)
+{
+	uint64_t u;
+	double d;
+
+	if (k < -1022 || k > 1023)
+		return ldexp(1.0, k);
+	u = (uint64_t)(k + 1023) << 52;
+	memcpy(&d, &u, sizeof(d));
+	return d;
+}
+
 static int time_code(double t, int s, int64_t *n)
 {
 	double md;
 	int64_t m, res;
 
-	if (!s || !(t > 0) || t >= ldexp(1.0, 53 - s))
+	if (!s || !(t > 0) || t >= pow2(53 - s))
 		return 0;
-	md = ldexp(t, s);
+	md = t * pow2(s);
 	if (md != floor(md))
 		return 0;
 	m = (int64_t)md;
@@ -967,7 +1064,7 @@ static int low_exponent(double t)
 {
 	int ex;
 	double f = frexp(t, &ex);
-	uint64_t mant = (uint64_t)ldexp(f, 53);
+	uint64_t mant = (uint64_t)(f * pow2(53));
 
 	return ex - 53 + __builtin_ctzll(mant);
 }
@@ -1479,6 +1576,49 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The value a sort of v[0..n) would put at v[want]: a quickselect (the
+ * median of 4.5M times: 3 ms, where qsort took 13 ms of the calling
+ * thread, between the parse and the container). Pivots are medians of
+ * three; a range that has not shrunk to a quarter after 64 rounds is
+ * sorted instead, so no input makes it quadratic.
+ */
+static int64_t select_i64(int64_t *v, size_t n, size_t want)
+{
+	size_t lo = 0, hi = n - 1; /* want is in [lo, hi] */
+	int rounds = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+		int64_t a = v[lo], b = v[mid], c = v[hi], pivot, tmp;
+
+		if (++rounds > 64 && hi - lo > n / 4) {
+			qsort(v + lo, hi - lo + 1, sizeof(*v), cmp_i64);
+			break;
+		}
+		pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+		/* Hoare's partition: v[lo..j] <= pivot <= v[i..hi] */
+		for (;;) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i >= j)
+				break;
+			tmp = v[i];
+			v[i] = v[j];
+			v[j] = tmp;
+			i++;
+			j--;
+		}
+		if (want <= j)
+			hi = j;
+		else
+			lo = j + 1;
+	}
+	return v[want];
+}
+
 static int time_ref(struct enc *e, struct streams *st)
 {
 	int64_t *ns = malloc(((size_t)e->nrecords + 1) * sizeof(*ns));
@@ -1489,8 +1629,7 @@ static int time_ref(struct enc *e, struct streams *st)
 	for (r = 0; r < e->nrecords; r++)
 		if (!e->rec_verbatim[r] && time_code(e->rec_time[r], st->s, &ns[k]))
 			k++;
-	qsort(ns, (size_t)k, sizeof(*ns), cmp_i64);
-	st->ref = k ? ns[k / 2] : 0;
+	st->ref = k ? select_i64(ns, (size_t)k, (size_t)(k / 2)) : 0;
 	free(ns);
 	return 0;
 }
@@ -1520,7 +1659,7 @@ static int put_samples(struct enc *e, struct streams *st)
  */
 static int phase_code(double t, int s, int64_t *x, int64_t *n)
 {
-	int64_t m = (int64_t)ldexp(t, s), g = grid_of_ns(*x, s) + m, res;
+	int64_t m = (int64_t)(t * pow2(s)), g = grid_of_ns(*x, s) + m, res; /* time_code said t fits */
 	__int128 v = (__int128)g * 1000000000 - 500000000; /* the first y with grid_of_ns(y) >= g */
 	int64_t y = v <= 0 ? 0 : (int64_t)((v + ((__int128)1 << s) - 1) >> s);
 
@@ -1590,10 +1729,34 @@ static int find_phase_reference(const struct enc *e, int s, uint64_t budget, int
 
 #define PHASE_OFF UINT64_MAX /* a time off the model: no step */
 
+/*
+ * The first of c[0..k) whose g is off the grid for the phase `base`
+ * (k when none is): four at a time, which the search's short runs (~23
+ * times per candidate) keep in one or two rounds of independent tests.
+ */
+static inline uint64_t first_miss(const uint64_t *c, uint64_t k, uint64_t base, uint64_t mask,
+				  uint64_t lim)
+{
+	uint64_t j;
+
+	for (j = 0; j + 4 <= k; j += 4) {
+		int f0 = ((c[j] + base) & mask) > lim, f1 = ((c[j + 1] + base) & mask) > lim;
+		int f2 = ((c[j + 2] + base) & mask) > lim, f3 = ((c[j + 3] + base) & mask) > lim;
+
+		if (f0 | f1 | f2 | f3)
+			return j + (f0 ? 0 : f1 ? 1 : f2 ? 2 : 3);
+	}
+	for (; j < k; j++)
+		if (((c[j] + base) & mask) > lim)
+			return j;
+	return k;
+}
+
 int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference, int64_t *phase)
 {
 	const uint64_t h = CLOCK_PERIOD / 2;
-	uint64_t steps = 0, best_run = 0, r, mask, acc = 0, *sum = NULL;
+	uint64_t steps = 0, best_run = 0, r, k = 0, j, mask, acc = 0, *sum = NULL;
+	uint32_t *at = NULL; /* with times off the model: the record of sum[j] */
 	int64_t q0, best = 0, n, m, max_m = 0;
 
 	*phase = 0;
@@ -1610,7 +1773,7 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 			sum[r] = PHASE_OFF;
 			continue;
 		}
-		m = (int64_t)ldexp(e->rec_time[r], s);
+		m = (int64_t)(e->rec_time[r] * pow2(s)); /* as in phase_code */
 		max_m = m > max_m ? m : max_m;
 		acc += (uint64_t)m * CLOCK_PERIOD;
 		sum[r] = (acc + h) & mask;
@@ -1619,16 +1782,30 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 		free(sum);
 		return find_phase_reference(e, s, budget, phase);
 	}
-	for (q0 = 0; q0 < CLOCK_PERIOD && steps < budget; q0++) {
-		uint64_t base = (uint64_t)grid_of_ns(q0, s) * CLOCK_PERIOD, run = 0;
-
-		for (r = 0; r < e->nrecords; r++) {
-			if (sum[r] == PHASE_OFF)
-				continue;
-			if (((sum[r] + base) & mask) > 2 * h)
-				break;
-			run++;
+	/* the times on the model, packed: a candidate's run is then the index
+	   of its first miss, and `at` gives back the record (for the budget) */
+	for (r = 0; r < e->nrecords; r++) {
+		if (sum[r] == PHASE_OFF && !at) {
+			at = malloc(((size_t)e->nrecords + 1) * sizeof(*at));
+			if (!at) {
+				free(sum);
+				return rs_error_set(RS_EGENERIC, "out of memory");
+			}
+			for (j = 0; j < k; j++)
+				at[j] = (uint32_t)j;
 		}
+		if (sum[r] == PHASE_OFF)
+			continue;
+		if (at)
+			at[k] = (uint32_t)r;
+		sum[k++] = sum[r];
+	}
+	for (q0 = 0; q0 < CLOCK_PERIOD && steps < budget; q0++) {
+		uint64_t base = (uint64_t)grid_of_ns(q0, s) * CLOCK_PERIOD, run;
+
+		run = first_miss(sum, k, base, mask, 2 * h);
+		/* the record the walk stopped at, as when it went through all of them */
+		r = run == k ? e->nrecords : at ? at[run] : run;
 		steps += r;
 		if (run > best_run) {
 			best_run = run;
@@ -1638,6 +1815,7 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 			break;
 	}
 	free(sum);
+	free(at);
 	*phase = best;
 	return 0;
 }

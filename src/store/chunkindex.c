@@ -162,8 +162,10 @@ static int load_pack(struct rs_chunk_index *ix, const struct rs_id *pack,
 			struct rs_buf path = RS_BUF_INIT;
 
 			err = cache_path(&path, ix, pack);
+			/* not fsynced: load_cached parses the copy (its trailer
+			   hash) and fetches a damaged one again */
 			if (!err)
-				err = rs_fs_write_file_atomic(path.ptr, p, len);
+				err = rs_fs_write_file_cache(path.ptr, p, len);
 			rs_buf_release(&path);
 		}
 	} else {

@@ -1353,7 +1353,9 @@ static void remember_base(struct rs_store *s, const struct session_encoding *c)
 	err = rs_fs_mkdir_p(s->cache_dir, 0700);
 	if (err)
 		goto out;
-	err = rs_fs_write_file_atomic(path.ptr, c->base.ptr, c->base.len);
+	/* not fsynced: a short or damaged base after a power cut is dropped
+	   (load_base) or, read as another list of texts, only shares less */
+	err = rs_fs_write_file_cache(path.ptr, c->base.ptr, c->base.len);
 out:
 	rs_buf_release(&path);
 	rs_error_clear();
@@ -1496,13 +1498,57 @@ out:
 	return err;
 }
 
+/*
+ * What a put needs of the remote before its first pack: FORMAT (written
+ * on a new store) and the chunk index refreshed (the first put of a
+ * process lists the remote's packs).
+ */
+static int prepare_remote(struct rs_store *s)
+{
+	int err = check_format(s);
+
+	if (err)
+		return err;
+	if (!s->index_fresh) {
+		err = rs_chunk_index_refresh(s->index, s->remote);
+		if (err)
+			return err;
+		s->index_fresh = 1;
+	}
+	return 0;
+}
+
+/*
+ * prepare_remote on a thread of its own while the session codec encodes
+ * the file, which reads only the file and the cache's codec-base: the
+ * remote's round trips (and FORMAT's fsyncs on a new folder store) no
+ * longer wait in front of the encode. Joined before any pack is made.
+ */
+struct prepare_job {
+	struct rs_store *s;
+	int err;
+	struct rs_error_saved saved;
+};
+
+static void *prepare_run(void *arg)
+{
+	struct prepare_job *j = arg;
+
+	j->err = prepare_remote(j->s);
+	if (j->err)
+		rs_error_save(&j->saved, j->err);
+	return NULL;
+}
+
 int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *path, rs_progress_fn progress, void *payload,
 		      struct rs_store_put_stats *stats)
 {
 	struct rs_store_put_stats local;
 	struct session_encoding codec = { 0 };
-	int err, again = 0, attempt;
+	struct prepare_job prep;
+	pthread_t thread;
+	int err, again = 0, attempt, started;
 
 	if (!stats)
 		stats = &local;
@@ -1530,17 +1576,25 @@ int rs_store_put_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 	if (err != RS_ENOTFOUND)
 		return err;
 	rs_error_clear();
-	/* Before any pack is sent: packs may start streaming at once. */
-	err = check_format(s);
-	if (err)
-		return err;
-	if (!s->index_fresh) {
-		err = rs_chunk_index_refresh(s->index, s->remote);
+	/* Before any pack is sent (packs may start streaming at once); beside
+	   the encode when there is one. */
+	memset(&prep, 0, sizeof(prep));
+	prep.s = s;
+	started = !s->generic_only && pthread_create(&thread, NULL, prepare_run, &prep) == 0;
+	if (!started) {
+		err = prepare_remote(s);
 		if (err)
 			return err;
-		s->index_fresh = 1;
 	}
 	err = session_encode(s, &codec, oid, size, path);
+	if (started) {
+		pthread_join(thread, NULL);
+		/* the remote's failure first, as when it came before the encode */
+		if (prep.err) {
+			rs_error_clear();
+			err = rs_error_restore(&prep.saved);
+		}
+	}
 	if (err) {
 		/* its dictionary, and its container's file if it had made one */
 		session_encoding_release(&codec);

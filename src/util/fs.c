@@ -285,7 +285,7 @@ int rs_fs_pread_all(int fd, void *p, size_t n, uint64_t off)
 	return 0;
 }
 
-int rs_fs_write_file_atomic(const char *path, const void *p, size_t n)
+static int write_file_replace(const char *path, const void *p, size_t n, int durable)
 {
 	struct rs_buf tmp = RS_BUF_INIT;
 	int fd = -1, err;
@@ -300,10 +300,20 @@ int rs_fs_write_file_atomic(const char *path, const void *p, size_t n)
 		err = rs_error_wrap(err, "cannot write '%s'", path);
 		goto out;
 	}
-	err = rs_fs_commit_tmp(fd, tmp.ptr, path);
+	err = durable ? rs_fs_commit_tmp(fd, tmp.ptr, path) : rs_fs_publish_tmp(fd, tmp.ptr, path);
 out:
 	rs_buf_release(&tmp);
 	return err;
+}
+
+int rs_fs_write_file_atomic(const char *path, const void *p, size_t n)
+{
+	return write_file_replace(path, p, n, 1);
+}
+
+int rs_fs_write_file_cache(const char *path, const void *p, size_t n)
+{
+	return write_file_replace(path, p, n, 0);
 }
 
 int rs_fs_read_file(struct rs_buf *out, const char *path, size_t max)

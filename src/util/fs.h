@@ -73,6 +73,15 @@ RS_MUST_CHECK
 int rs_fs_write_file_atomic(const char *path, const void *p, size_t n);
 
 /*
+ * Like rs_fs_write_file_atomic without the fsyncs (rs_fs_publish_tmp):
+ * readers see the old file or the new one, but after a power cut the file
+ * may be empty or short. Only for a cache whose reader checks what it
+ * reads and can do without it (a pack index copy with its trailer hash).
+ */
+RS_MUST_CHECK
+int rs_fs_write_file_cache(const char *path, const void *p, size_t n);
+
+/*
  * Read a whole file into `out`, refusing files larger than `max` bytes
  * (RS_EUSAGE). RS_ENOTFOUND when it does not exist.
  */

@@ -213,6 +213,39 @@ static void test_changed_session_stores_nothing(void **state)
 }
 
 /*
+ * The remote is looked at (FORMAT, the chunk index) while the session is
+ * encoded, on a thread of its own: a store of a newer results still
+ * refuses the put with its own message, also when the encode fails too
+ * (a changed session), and nothing is written to it.
+ */
+static void test_newer_store_refuses_while_encoding(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_store *s;
+	char src[512], path[512];
+	struct rs_id oid;
+	uint64_t size;
+	int pass;
+
+	assert_int_equal(mkdir(f->remote_dir, 0700) == 0 || access(f->remote_dir, F_OK) == 0, 1);
+	snprintf(path, sizeof(path), "%s/FORMAT", f->remote_dir);
+	assert_int_equal(rs_fs_write_file_atomic(path, "results-store 2\n", 16), 0);
+	for (pass = 0; pass < 2; pass++) {
+		s = open_store(f, 0);
+		data_file(src, sizeof(src), "tiny_pyinstrument_5.1.2.pyisession", &oid, &size);
+		if (pass)
+			oid.id[3] ^= 0x10; /* the encode declines, the generic path refuses */
+		assert_int_equal(rs_store_put_file(s, &oid, size, src, NULL, NULL, NULL), RS_ENEWER);
+		assert_non_null(strstr(rs_error_message(), "'results-store 2'"));
+		rs_store_free(s);
+		manifest_path(path, sizeof(path), f, &oid);
+		assert_int_equal(access(path, F_OK), -1);
+		snprintf(path, sizeof(path), "%s/packs", f->remote_dir);
+		assert_int_equal(access(path, F_OK), -1);
+	}
+}
+
+/*
  * The next run of the same program: its dictionary's and tree's block is
  * the one the first run stored, a chunk the remote already has. Here the "next
  * run" is the real session with another thread id, which the codec keeps
@@ -313,6 +346,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_transform_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_container_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_changed_session_stores_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_newer_store_refuses_while_encoding, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_next_run_shares_the_dictionary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress_in_object_bytes, setup, teardown),
 	};
