@@ -148,7 +148,7 @@ static void test_splice_read_back(void **state)
 	edit(&e[2], "index/2026-12.jsonl", 0, 1);          /* removed */
 	edit(&e[3], "zzz/last", 12, 0);                    /* new, last */
 	edit(&e[4], "absent/file", 0, 1);                  /* removed, not there */
-	assert_int_equal(rs_index_file_commit(f, e, 5), 0);
+	assert_int_equal(rs_index_file_commit(f, e, 5, NULL), 0);
 	rs_index_file_free(f);
 	assert_false(rs_fs_exists(fx->lock));
 
@@ -190,7 +190,7 @@ static void test_splice_absent(void **state)
 	assert_int_equal(rs_index_file_open(&f, fx->index, 1), 0);
 	assert_int_equal(rs_index_file_count(f), 0);
 	edit(&e[0], "a", 1, 0);
-	assert_int_equal(rs_index_file_commit(f, e, 1), 0);
+	assert_int_equal(rs_index_file_commit(f, e, 1, NULL), 0);
 	rs_index_file_free(f);
 	assert_int_equal(git_index_open(&idx, fx->index), 0);
 	assert_int_equal(git_index_entrycount(idx), 1);
@@ -236,9 +236,9 @@ static void test_conflicts(void **state)
 	assert_true(rs_index_file_has_conflicts(f));
 	assert_int_equal(rs_index_file_find(f, "m", NULL, NULL), 0);
 	edit(&e[0], "m", 4, 0);
-	assert_int_equal(rs_index_file_commit(f, e, 1), RS_EFORMAT);
+	assert_int_equal(rs_index_file_commit(f, e, 1, NULL), RS_EFORMAT);
 	edit(&e[0], "b", 4, 0);
-	assert_int_equal(rs_index_file_commit(f, e, 1), 0);
+	assert_int_equal(rs_index_file_commit(f, e, 1, NULL), 0);
 	rs_index_file_free(f);
 	assert_int_equal(git_index_open(&idx, fx->index), 0);
 	assert_int_equal(git_index_entrycount(idx), 4);
@@ -340,7 +340,7 @@ static void test_bad_bytes(void **state)
 
 		assert_int_equal(rs_index_file_open(&f, fx->index, 1), 0);
 		edit(&e[0], "new", 1, 0);
-		assert_int_equal(rs_index_file_commit(f, e, 1), 0);
+		assert_int_equal(rs_index_file_commit(f, e, 1, NULL), 0);
 		rs_index_file_free(f);
 		read_file(&b, fx->index);
 		assert_null(memmem(b.ptr, b.len, "ABCD", 4));
@@ -364,7 +364,7 @@ static void test_lock_later(void **state)
 	assert_int_equal(rs_index_file_open(&f, fx->index, 0), 0);
 	assert_int_equal(rs_index_file_count(f), 5);
 	edit(&e[0], "x", 1, 0);
-	assert_int_equal(rs_index_file_commit(f, e, 1), RS_EUSAGE); /* not locked */
+	assert_int_equal(rs_index_file_commit(f, e, 1, NULL), RS_EUSAGE); /* not locked */
 	/* unchanged: the same entries */
 	assert_int_equal(rs_index_file_lock(f), 0);
 	assert_int_equal(rs_index_file_count(f), 5);
@@ -380,7 +380,7 @@ static void test_lock_later(void **state)
 	assert_int_equal(rs_index_file_lock(f), 0);
 	assert_int_equal(rs_index_file_count(f), 6);
 	assert_int_equal(rs_index_file_find(f, "added/meanwhile", NULL, NULL), 1);
-	assert_int_equal(rs_index_file_commit(f, e, 1), 0);
+	assert_int_equal(rs_index_file_commit(f, e, 1, NULL), 0);
 	rs_index_file_free(f);
 	assert_int_equal(git_index_open(&idx, fx->index), 0);
 	assert_int_equal(git_index_entrycount(idx), 7);
