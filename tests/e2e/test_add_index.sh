@@ -13,6 +13,15 @@
 #    .git/index, which libgit2's load reads entirely);
 #  - an index of version 4 (which is not spliced) still works, through
 #    libgit2;
+#  - git's sparse index (index.sparse, cone mode: what `results clone`
+#    makes; libgit2 refuses it): the add splices it too, writes no file
+#    into the collapsed folders, and leaves it as git's `read-tree -m -u`
+#    of the new commit would: the sparse folders "runs/" and "index/" one
+#    entry each (`git ls-files --sparse -s` is HEAD's top-level tree),
+#    status and diff --cached empty, the cache tree HEAD's, a change the
+#    user staged kept, the index never read() (it is mapped); a folder
+#    the index has no entry for yet (the first run) becomes a sparse
+#    folder entry too;
 #  - the run folder's own .gitattributes follows the committed attributes.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_add_index
@@ -150,6 +159,60 @@ git ls-files -t -- "$(git show --name-only --format= HEAD | grep '/run.json$')" 
 add e
 check_clean "sparse clone, second add"
 pass "sparse clone: status clean, skip-worktree entries kept"
+
+# --- a sparse index (cone mode), as results clone makes it ------------------
+# sparse_clone SRC DIR: a clone of SRC with git's sparse index, top-level files only
+sparse_clone() {
+	git clone -q --no-checkout "file://$1" "$2" 2>/dev/null
+	cd "$2"
+	results_repo_setup_clone
+	git config core.sparseCheckout true
+	git config core.sparseCheckoutCone true
+	git config index.sparse true
+	printf '/*\n!/*/\n' >.git/info/sparse-checkout
+	GIT_LFS_SKIP_SMUDGE=1 git read-tree -mu HEAD
+}
+# check_sparse WHAT: the index is sparse and as git writes it for HEAD
+check_sparse() {
+	check_clean "$1"
+	python3 -c 'import sys; b = open(".git/index", "rb").read(); sys.exit(b"sdir" not in b[-40:])' ||
+		fail "$1: the index is no longer sparse"
+	diff <(git ls-files --sparse -s | awk '{print $1, $2, $4}') \
+		<(git ls-tree HEAD | awk '{print $1, $3, $4 ($2 == "tree" ? "/" : "")}') >"$T/sdiff" ||
+		{ cat "$T/sdiff" >&2; fail "$1: the sparse index is not HEAD's top-level tree with its folders collapsed"; }
+	[ ! -e runs ] && [ ! -e index ] || fail "$1: the add wrote into a collapsed folder: $(ls)"
+}
+sparse_clone "$T/full" "$T/sidx"
+git ls-files --sparse | grep -qx 'runs/' || fail "git wrote no sparse index: $(git ls-files --sparse | head -3)"
+add 1
+check_sparse "sparse index"
+echo "a note" >notes.txt
+git add notes.txt
+add 2
+git show --name-only --format= HEAD | grep -qx notes.txt && fail "sparse index: the staged file went into the commit"
+[ "$(git diff --cached --name-only)" = notes.txt ] || fail "sparse index: the staged file is no longer staged"
+git ls-files --sparse | grep -qx 'runs/' || fail "sparse index: runs/ was expanded"
+git rm -q --cached notes.txt && rm notes.txt
+check_sparse "sparse index, after the staged note"
+CLOCK=$((CLOCK + 3600))
+RESULTS_RECORDED_AT=$CLOCK ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+	strace -f -qq -y -e trace=read,pread64 -o "$T/trace" "$RESULTS" add \
+	"$T/s.pyisession" --commit "$(printf "4%039d" 0)" --branch main --trigger nightly >/dev/null 2>"$T/err" ||
+	fail "the add under strace in the sparse index failed: $(cat "$T/err")"
+read_bytes=$(awk '/\.git\/index>/ && $NF ~ /^[0-9]+$/ { s += $NF } END { print s + 0 }' "$T/trace")
+[ "$read_bytes" = 0 ] || fail "the add read $read_bytes bytes of the sparse index: it loaded it"
+check_sparse "sparse index, after the add under strace"
+pass "sparse index: status clean, folders kept collapsed, staged change kept, not read ($(stat -c %s .git/index) bytes)"
+
+# a results repository with no runs yet: the first add makes the runs/ entry
+results_repo "$T/fresh"
+sparse_clone "$T/fresh" "$T/sfresh"
+git ls-files --sparse | grep -q / && fail "the fresh clone has a folder: $(git ls-files --sparse)"
+add 3
+check_sparse "sparse index, the first run"
+git ls-files --sparse -s | grep -q '^040000 .* 0	runs/$' || fail "the first run made no sparse runs/ entry: $(git ls-files --sparse -s)"
+pass "sparse index: the first run's folder becomes a sparse folder entry, as git writes it"
+cd "$T/sparse"
 
 # --- an index of version 4 goes through libgit2 -----------------------------
 git update-index --index-version 4
