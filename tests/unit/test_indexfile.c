@@ -388,6 +388,199 @@ static void test_lock_later(void **state)
 	git_index_free(idx);
 }
 
+
+/* ---- git's sparse index: spliced as git writes it ------------------------ */
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The output of the command line. */
+static void capture(struct rs_buf *out, const char *fmt, ...)
+{
+	char cmd[8192], chunk[4096];
+	va_list ap;
+	FILE *p;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rs_buf_clear(out);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		assert_int_equal(rs_buf_put(out, chunk, n), 0);
+	assert_int_equal(pclose(p), 0);
+}
+
+/* Entry `name` of index bytes `b` (versions 2, 3): where it starts, and its name. */
+static size_t find_entry(const struct rs_buf *b, const char *name, size_t *name_off)
+{
+	const unsigned char *u = (const unsigned char *)b->ptr;
+	uint32_t count = (uint32_t)u[8] << 24 | (uint32_t)u[9] << 16 | (uint32_t)u[10] << 8 | u[11];
+	size_t off = 12;
+
+	for (uint32_t i = 0; i < count; i++) {
+		unsigned flags = (unsigned)u[off + 60] << 8 | u[off + 61];
+		size_t no = off + 62 + (flags & 0x4000 ? 2 : 0), len = strlen(b->ptr + no);
+
+		if (strcmp(b->ptr + no, name) == 0) {
+			*name_off = no;
+			return off;
+		}
+		off += (no - off + len + 8) & ~(size_t)7;
+	}
+	fail_msg("no entry '%s'", name);
+	return 0;
+}
+
+/*
+ * Two commits; a sparse clone (cone: top-level files) at the first; the
+ * index spliced to the second against git's own `read-tree -m -u` of it:
+ * the same entries (`git ls-files --sparse -s`), runs/ and index/ one
+ * sparse folder entry each, a folder new in the second commit one too;
+ * then damaged sparse entries refused.
+ */
+static void test_sparse_like_git(void **state)
+{
+	struct fixture *fx = *state;
+	struct rs_buf ours = RS_BUF_INIT, ref = RS_BUF_INIT, good = RS_BUF_INIT, b = RS_BUF_INIT;
+	struct rs_buf ipath = RS_BUF_INIT;
+	char d[64];
+	struct rs_index_file *f = NULL;
+	struct rs_index_edit e[5];
+	git_repository *repo = NULL;
+	git_object *tree = NULL;
+	git_oid id;
+	size_t dlen, runs, runs_name, top, top_name;
+	const char *git = "git -c user.name=t -c user.email=t@t -c init.defaultBranch=main";
+
+	(void)fx;
+	snprintf(d, sizeof(d), "/tmp/rs-sparseidx.XXXXXX");
+	assert_non_null(mkdtemp(d));
+	sh("cd %s && %s init -q src && cd src && mkdir -p runs/a index && echo 1 >runs/a/run.json && "
+	   "echo s >index/s && echo r >README.md && echo t >top.txt && %s add . && "
+	   "%s commit -qm one && mkdir -p runs/b newdir && echo 2 >runs/b/run.json && "
+	   "echo s2 >>index/s && echo r2 >README.md && echo n >newdir/x && %s add . && "
+	   "%s commit -qm two", d, git, git, git, git, git);
+	for (int i = 0; i < 2; i++)
+		sh("cd %s && git clone -q --no-checkout src %s && cd %s && "
+		   "git config core.sparseCheckout true && git config core.sparseCheckoutCone true && "
+		   "git config index.sparse true && printf '/*\\n!/*/\\n' >.git/info/sparse-checkout && "
+		   "git read-tree -m -u HEAD~1", d, i ? "ref" : "ours", i ? "ref" : "ours");
+	capture(&ours, "cd %s/ours && git ls-files --sparse -s", d);
+	assert_non_null(strstr(ours.ptr, "040000 "));
+	assert_non_null(strstr(ours.ptr, "\trun" "s/\n"));
+	/* git's: from the first commit's index to the second's */
+	sh("cd %s/ref && git read-tree -m -u HEAD~1 HEAD", d);
+	capture(&ref, "cd %s/ref && git ls-files --sparse -s", d);
+	assert_non_null(strstr(ref.ptr, "\tnewdir/\n"));
+
+	/* ours: the splice of the paths the second commit changes */
+	assert_int_equal(rs_buf_printf(&ipath, "%s/ours/.git/index", d), 0);
+	read_file(&good, ipath.ptr);
+	assert_int_equal(rs_index_file_open(&f, ipath.ptr, 1), 0);
+	assert_true(rs_index_file_is_sparse(f));
+	assert_int_equal(rs_index_file_count(f), 4);
+	assert_int_equal(rs_index_file_where(f, "runs/b/run.json", &dlen, &id), 0);
+	assert_int_equal(dlen, 5);
+	assert_false(git_oid_is_zero(&id));
+	assert_int_equal(rs_index_file_where(f, "newdir/x", &dlen, &id), 0);
+	assert_int_equal(dlen, 7);
+	assert_true(git_oid_is_zero(&id));
+	assert_int_equal(rs_index_file_where(f, "README.md", &dlen, NULL), 0);
+	assert_int_equal(dlen, 0);
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_printf(&b, "%s/ours", d), 0);
+	assert_int_equal(git_repository_open(&repo, b.ptr), 0);
+	assert_int_equal(git_revparse_single(&tree, repo, "HEAD^{tree}"), 0);
+	edit(&e[0], "runs/b/run.json", 1, 0);
+	edit(&e[1], "index/s", 2, 0);
+	edit(&e[2], "newdir/x", 3, 0);
+	edit(&e[3], "README.md", 4, 0);
+	sh("cd %s/ours && git cat-file blob HEAD:README.md >README.md", d);
+	assert_int_equal(rs_buf_puts(&b, "/README.md"), 0);
+	assert_int_equal(stat(b.ptr, &e[3].st), 0);
+	capture(&ref, "cd %s/ours && git rev-parse HEAD:README.md", d);
+	ref.ptr[GIT_OID_HEXSZ] = '\0';
+	assert_int_equal(git_oid_fromstr(&e[3].id, ref.ptr), 0);
+	e[3].mode = GIT_FILEMODE_BLOB;
+	assert_int_equal(rs_index_file_commit(f, e, 4, (git_tree *)tree), 0);
+	rs_index_file_free(f);
+	f = NULL;
+	capture(&ours, "cd %s/ours && git ls-files --sparse -s", d);
+	capture(&ref, "cd %s/ref && git ls-files --sparse -s", d);
+	assert_string_equal(ours.ptr, ref.ptr);
+	capture(&ours, "cd %s/ours && git write-tree", d);
+	capture(&ref, "cd %s/ours && git rev-parse 'HEAD^{tree}'", d);
+	assert_string_equal(ours.ptr, ref.ptr);
+	capture(&ours, "cd %s/ours && git diff --cached --name-only", d);
+	assert_int_equal(ours.len, 0);
+	/* still sparse: index/, newdir/, runs/ */
+	capture(&ours, "cd %s/ours && git ls-files --sparse | grep -c /$", d);
+	assert_string_equal(ours.ptr, "3\n");
+	capture(&ours, "cd %s/ours && git status --porcelain", d);
+	assert_int_equal(ours.len, 0);
+
+	/* damaged sparse entries (git's bytes of the first commit, changed) */
+	runs = find_entry(&good, "runs/", &runs_name);
+	top = find_entry(&good, "top.txt", &top_name);
+	/* folder entries but no "sdir" extension (the 8 bytes before the trailer) */
+	assert_memory_equal(good.ptr + good.len - 28, "sdir\0\0\0\0", 8);
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, good.ptr, good.len - 28), 0);
+	assert_int_equal(rs_buf_put(&b, good.ptr + good.len - 20, 20), 0);
+	refused(fx, &b, RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "no sparse-index extension"));
+	/* a folder entry of a file's mode */
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, good.ptr, good.len), 0);
+	set_be32(b.ptr + runs + 24, 0100644);
+	refused(fx, &b, RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "not 040000"));
+	/* a folder entry not skip-worktree */
+	memcpy(b.ptr, good.ptr, good.len);
+	b.ptr[runs + 62] = 0;
+	refused(fx, &b, RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "skip-worktree"));
+	/* the mode of a folder on a file */
+	memcpy(b.ptr, good.ptr, good.len);
+	set_be32(b.ptr + top + 24, 040000);
+	refused(fx, &b, RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "not ending in '/'"));
+	/* a file inside a sparse folder ("top.txt" renamed "runs/xx") */
+	memcpy(b.ptr, good.ptr, good.len);
+	memcpy(b.ptr + top_name, "runs/xx", 7);
+	refused(fx, &b, RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "inside the folder"));
+	/* out of order ("runs/" renamed "aaaa/", before "index/") */
+	memcpy(b.ptr, good.ptr, good.len);
+	memcpy(b.ptr + runs_name, "aaaa/", 5);
+	refused(fx, &b, RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "out of order"));
+	/* git's own bytes are read */
+	put_file(fx->index, good.ptr, good.len);
+	assert_int_equal(rs_index_file_open(&f, fx->index, 0), 0);
+	rs_index_file_free(f);
+
+	git_object_free(tree);
+	git_repository_free(repo);
+	sh("rm -rf %s", d);
+	rs_buf_release(&ours);
+	rs_buf_release(&ref);
+	rs_buf_release(&good);
+	rs_buf_release(&b);
+	rs_buf_release(&ipath);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +590,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lock_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conflicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sparse_like_git, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
