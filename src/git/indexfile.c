@@ -57,10 +57,13 @@
  * but not subfolders are (parents; the root always is). Names without
  * leading or trailing '/'.
  */
+#define CONE_WHOLE 1     /* "/A/B/": A/B and all below it */
+#define CONE_PARENT 2    /* an ancestor of such a folder: its files only */
+#define CONE_NOT_BELOW 4 /* "!/A/B/ then star slash": A/B a parent only */
 struct cone {
 	char **dirs;
-	unsigned char *parent;    /* per dir: 1 parent, 0 recursive */
-	size_t n, alloc, palloc;
+	unsigned char *how;       /* per dir: CONE_* bits */
+	size_t n, alloc, halloc;
 	int read, ok;             /* read: tried; ok: the patterns are cone mode */
 };
 
@@ -340,30 +343,41 @@ static void cone_release(struct cone *c)
 	for (size_t i = 0; i < c->n; i++)
 		free(c->dirs[i]);
 	free(c->dirs);
-	free(c->parent);
+	free(c->how);
 	memset(c, 0, sizeof(*c));
 }
 
-/* Add folder `name` (`len` bytes) to the cone, or make it a parent. */
-static int cone_add(struct cone *c, const char *name, size_t len, int parent)
+/* Folder `name` (`len` bytes) in the cone, with the bits `how`. */
+static int cone_add(struct cone *c, const char *name, size_t len, unsigned char how)
 {
 	int err;
 
 	for (size_t i = 0; i < c->n; i++)
 		if (strlen(c->dirs[i]) == len && memcmp(c->dirs[i], name, len) == 0) {
-			c->parent[i] |= (unsigned char)parent;
+			c->how[i] |= how;
 			return 0;
 		}
 	err = rs_array_grow(&c->dirs, &c->alloc, c->n + 1, sizeof(*c->dirs), 8);
 	if (err == 0)
-		err = rs_array_grow(&c->parent, &c->palloc, c->n + 1, sizeof(*c->parent), 8);
+		err = rs_array_grow(&c->how, &c->halloc, c->n + 1, sizeof(*c->how), 8);
 	if (err)
 		return err;
 	c->dirs[c->n] = strndup(name, len);
 	if (!c->dirs[c->n])
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	c->parent[c->n++] = (unsigned char)parent;
+	c->how[c->n++] = how;
 	return 0;
+}
+
+/* A folder wholly in the cone, and its ancestors as parents (as git adds them). */
+static int cone_add_whole(struct cone *c, const char *name, size_t len)
+{
+	int err = cone_add(c, name, len, CONE_WHOLE);
+
+	for (size_t i = 1; i < len && !err; i++)
+		if (name[i] == '/')
+			err = cone_add(c, name, i, CONE_PARENT);
+	return err;
 }
 
 /* A folder name as cone mode writes it: no pattern characters, no empty part. */
@@ -393,9 +407,9 @@ static int cone_line(struct cone *c, const char *p, size_t len, int *ok)
 		return 0;
 	if (len > 5 && memcmp(p, "!/", 2) == 0 && memcmp(p + len - 3, "/*/", 3) == 0 &&
 	    cone_name_ok(p + 2, len - 5))
-		return cone_add(c, p + 2, len - 5, 1);
+		return cone_add(c, p + 2, len - 5, CONE_NOT_BELOW);
 	if (len > 2 && p[0] == '/' && p[len - 1] == '/' && cone_name_ok(p + 1, len - 2))
-		return cone_add(c, p + 1, len - 2, 0);
+		return cone_add_whole(c, p + 1, len - 2);
 	*ok = 0;
 	return 0;
 }
@@ -445,7 +459,7 @@ static int cone_has(const struct cone *c, const char *dir, size_t len)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (strlen(c->dirs[i]) == len && memcmp(c->dirs[i], dir, len) == 0)
-			return c->parent[i] ? 0 : 1;
+			return (c->how[i] & CONE_WHOLE) && !(c->how[i] & CONE_NOT_BELOW);
 	return -1;
 }
 
