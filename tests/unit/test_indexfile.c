@@ -530,6 +530,30 @@ static void test_sparse_like_git(void **state)
 	capture(&ours, "cd %s/ours && git status --porcelain", d);
 	assert_int_equal(ours.len, 0);
 
+	/* the cone of other patterns, for paths in no entry: git's ancestors are parents */
+	sh("cd %s/ours && printf '/*\\n!/*/\\n/newtop/x/\\n' >.git/info/sparse-checkout", d);
+	assert_int_equal(rs_index_file_open(&f, ipath.ptr, 0), 0);
+	assert_int_equal(rs_index_file_where(f, "newtop/x/deep/f", &dlen, NULL), 0);
+	assert_int_equal(dlen, 0);
+	assert_int_equal(rs_index_file_where(f, "newtop/f", &dlen, NULL), 0);
+	assert_int_equal(dlen, 0);
+	assert_int_equal(rs_index_file_where(f, "newtop/y/f", &dlen, NULL), 0);
+	assert_int_equal(dlen, strlen("newtop/y/"));
+	assert_int_equal(rs_index_file_where(f, "other/f", &dlen, NULL), 0);
+	assert_int_equal(dlen, strlen("other/"));
+	assert_int_equal(rs_index_file_where(f, "runs/z/f", &dlen, NULL), 0);
+	assert_int_equal(dlen, strlen("runs/")); /* the sparse folder entry holds it */
+	rs_index_file_free(f);
+	/* patterns that are not cone mode: a path in no entry cannot be placed */
+	sh("cd %s/ours && printf '*.txt\\n' >.git/info/sparse-checkout", d);
+	assert_int_equal(rs_index_file_open(&f, ipath.ptr, 0), 0);
+	assert_int_equal(rs_index_file_where(f, "other/f", &dlen, NULL), RS_EFORMAT);
+	assert_non_null(strstr(rs_error_message(), "not git's cone mode"));
+	assert_int_equal(rs_index_file_where(f, "runs/z/f", &dlen, NULL), 0);
+	assert_int_equal(dlen, strlen("runs/"));
+	rs_index_file_free(f);
+	f = NULL;
+
 	/* damaged sparse entries (git's bytes of the first commit, changed) */
 	runs = find_entry(&good, "runs/", &runs_name);
 	top = find_entry(&good, "top.txt", &top_name);
