@@ -513,8 +513,8 @@ static int index_takes(const git_diff_delta *d, const git_oid *staged, int flags
 
 /*
  * apply_index through libgit2, which loads and writes the whole index:
- * for what git/indexfile.h cannot splice (index version 4, a split
- * index). A sparse index is spliced: libgit2 refuses it.
+ * for what git/indexfile.h cannot splice (a split index, an unknown
+ * version). A sparse index is spliced: libgit2 refuses it.
  */
 static int apply_index_libgit2(struct rs_repo *r, git_diff *diff, const unsigned char *skip,
 			       int flags, size_t *skipped, int *index_failed)

@@ -5,7 +5,9 @@
  *   "DIRC", version, entry count (big-endian 32-bit)
  *   entries sorted by (path bytes, stage); in versions 2 and 3 each is
  *     62 bytes of stat data, id and flags (64 with v3's extended flags),
- *     the path, and 1 to 8 NUL bytes to a multiple of 8
+ *     the path, and 1 to 8 NUL bytes to a multiple of 8; in version 4
+ *     the fixed part, then how many bytes of the previous path to drop
+ *     (a varint), the rest of the path and one NUL
  *   extensions: a 4-byte signature (an upper-case first letter: optional,
  *     a reader may ignore it), a 32-bit size, the data
  *   the SHA-1 of everything before it.
@@ -50,6 +52,8 @@
 /* The cache tree is as deep as the paths; deeper is no tree git wrote. */
 #define TREE_DEPTH_MAX 1024
 #define OUT_BUF 65536
+/* Version 4's paths written out whole: more than this is no index of a clone. */
+#define NAMES_MAX (1u << 30)
 
 /*
  * The cone of a sparse checkout (git's cone mode, .git/info/sparse-checkout):
@@ -74,6 +78,9 @@ struct rs_index_file {
 	size_t size;
 	uint32_t version, count;
 	uint32_t *offsets;        /* where entry i starts */
+	char *names;              /* version 4: every path, NUL-terminated (else NULL) */
+	size_t names_len, names_cap;
+	uint32_t *name_at, *name_len;  /* version 4: entry i's path in `names` */
 	size_t entries_end;       /* where the extensions start */
 	size_t tree_off, tree_len;   /* TREE data (tree_len 0: none) */
 	size_t reuc_off, reuc_len;   /* REUC data */
@@ -101,6 +108,11 @@ static void put_be32(unsigned char *p, uint32_t v)
 static const char *entry_name(const struct rs_index_file *f, size_t i, size_t *len)
 {
 	const unsigned char *e = f->map + f->offsets[i];
+
+	if (f->names) {
+		*len = f->name_len[i];
+		return f->names + f->name_at[i];
+	}
 	unsigned flags = (unsigned)e[60] << 8 | e[61];
 	const char *name = (const char *)e + ENTRY_FIXED + (flags & FLAG_EXTENDED ? 2 : 0);
 
@@ -163,6 +175,89 @@ static int check_dir_entry(struct rs_index_file *f, uint32_t i, const unsigned c
 	return 0;
 }
 
+/*
+ * git's variable-length number of version 4 (varint.c): 7 bits a byte,
+ * most significant first, each continuation adding one. 0, and *used
+ * bytes, or -1 when it runs past `avail` bytes or past 32 bits.
+ */
+static int get_varint(const unsigned char *p, size_t avail, uint64_t *out, size_t *used)
+{
+	uint64_t v;
+	size_t i = 0;
+
+	if (!avail)
+		return -1;
+	v = p[0] & 127;
+	while (p[i] & 128) {
+		if (++i >= avail || v >= (1u << 24))
+			return -1;
+		v = ((v + 1) << 7) | (p[i] & 127);
+	}
+	*out = v;
+	*used = i + 1;
+	return 0;
+}
+
+/* `v` as get_varint reads it into `buf` (10 bytes at most): its length. */
+static size_t put_varint(uint64_t v, unsigned char *buf)
+{
+	unsigned char tmp[16];
+	size_t pos = sizeof(tmp) - 1;
+
+	tmp[pos] = v & 127;
+	while (v >>= 7)
+		tmp[--pos] = (unsigned char)(128 | (--v & 127));
+	memcpy(buf, tmp + pos, sizeof(tmp) - pos);
+	return sizeof(tmp) - pos;
+}
+
+/*
+ * Entry i's path in version 4, at `p` (`avail` bytes to the end of the
+ * entries): how many bytes of the previous path to drop, then the rest,
+ * NUL-terminated, no padding. Written out whole into f->names; *size:
+ * the bytes it took.
+ */
+static int parse_name_v4(struct rs_index_file *f, uint32_t i, const unsigned char *p,
+			 size_t avail, size_t *size)
+{
+	size_t prev_len = i ? f->name_len[i - 1] : 0, used, slen, len;
+	const unsigned char *nul;
+	uint64_t strip;
+
+	if (get_varint(p, avail, &strip, &used))
+		return rs_error_set(RS_ECORRUPT, "'%s': entry %u has a bad path prefix length",
+				    f->path, (unsigned)i + 1);
+	if (strip > prev_len)
+		return rs_error_set(RS_ECORRUPT, "'%s': entry %u drops more of the path before "
+				    "it than it has", f->path, (unsigned)i + 1);
+	nul = memchr(p + used, '\0', avail - used);
+	if (!nul)
+		return rs_error_set(RS_ECORRUPT, "'%s' ends inside a path", f->path);
+	slen = (size_t)(nul - (p + used));
+	len = prev_len - (size_t)strip + slen;
+	if (len + 1 > NAMES_MAX - f->names_len)
+		return rs_error_set(RS_ETOOBIG, "'%s' has paths too long to read", f->path);
+	if (f->names_len + len + 1 > f->names_cap) {
+		size_t cap = f->names_cap * 2 > f->names_len + len + 1 ? f->names_cap * 2
+								 : f->names_len + len + 1;
+		char *q = realloc(f->names, cap);
+
+		if (!q)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		f->names = q;
+		f->names_cap = cap;
+	}
+	if (i)
+		memcpy(f->names + f->names_len, f->names + f->name_at[i - 1], prev_len - (size_t)strip);
+	memcpy(f->names + f->names_len + prev_len - (size_t)strip, p + used, slen);
+	f->names[f->names_len + len] = '\0';
+	f->name_at[i] = (uint32_t)f->names_len;
+	f->name_len[i] = (uint32_t)len;
+	f->names_len += len + 1;
+	*size = used + slen + 1;
+	return 0;
+}
+
 /* Walk the entries: every length inside the file, names in order. */
 static int parse_entries(struct rs_index_file *f)
 {
@@ -176,10 +271,18 @@ static int parse_entries(struct rs_index_file *f)
 	f->offsets = malloc((f->count ? f->count : 1) * sizeof(*f->offsets));
 	if (!f->offsets)
 		return rs_error_set(RS_EGENERIC, "out of memory");
+	if (f->version == 4) {
+		f->name_at = malloc((f->count ? f->count : 1) * sizeof(*f->name_at));
+		f->name_len = malloc((f->count ? f->count : 1) * sizeof(*f->name_len));
+		f->names_cap = f->size; /* a guess: the paths are about as long as the file */
+		f->names = malloc(f->names_cap);
+		if (!f->name_at || !f->name_len || !f->names)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+	}
 	for (uint32_t i = 0; i < f->count; i++) {
 		const unsigned char *e = f->map + off;
 		unsigned flags;
-		size_t name_off, len, total;
+		size_t name_off, len, total = 0;
 		const char *name;
 		const unsigned char *nul;
 
@@ -190,17 +293,29 @@ static int parse_entries(struct rs_index_file *f)
 			return rs_error_set(RS_ECORRUPT, "'%s' has extended flags in version 2",
 					    f->path);
 		name_off = ENTRY_FIXED + (flags & FLAG_EXTENDED ? 2 : 0);
-		name = (const char *)e + name_off;
-		nul = memchr(name, '\0', end - off - name_off);
-		if (!nul)
-			return rs_error_set(RS_ECORRUPT, "'%s' ends inside a path", f->path);
-		len = (size_t)((const char *)nul - name);
+		if (f->version == 4) {
+			err = parse_name_v4(f, i, e + name_off, end - off - name_off, &total);
+			if (err)
+				return err;
+			name = f->names + f->name_at[i];
+			len = f->name_len[i];
+			total += name_off;
+			/* the previous name may have moved with the buffer */
+			if (i)
+				prev = f->names + f->name_at[i - 1];
+		} else {
+			name = (const char *)e + name_off;
+			nul = memchr(name, '\0', end - off - name_off);
+			if (!nul)
+				return rs_error_set(RS_ECORRUPT, "'%s' ends inside a path", f->path);
+			len = (size_t)((const char *)nul - name);
+			total = (name_off + len + 8) & ~(size_t)7;
+			if (total > end - off)
+				return rs_error_set(RS_ECORRUPT, "'%s' ends inside an entry", f->path);
+		}
 		if ((flags & NAME_MASK) < NAME_MASK ? len != (flags & NAME_MASK) : len < NAME_MASK)
 			return rs_error_set(RS_ECORRUPT, "'%s' has a path of the wrong length",
 					    f->path);
-		total = (name_off + len + 8) & ~(size_t)7;
-		if (total > end - off)
-			return rs_error_set(RS_ECORRUPT, "'%s' ends inside an entry", f->path);
 		if (prev && name_cmp(prev, prev_len, prev_stage, name, len,
 				     (int)(flags >> FLAG_STAGE_SHIFT) & 3) >= 0)
 			return rs_error_set(RS_ECORRUPT, "'%s' has entries out of order", f->path);
@@ -327,7 +442,7 @@ static int load(struct rs_index_file *f)
 		return rs_error_set(RS_ECORRUPT, "'%s' is not a git index", f->path);
 	f->version = get_be32(f->map + 4);
 	f->count = get_be32(f->map + 8);
-	if (f->version != 2 && f->version != 3)
+	if (f->version < 2 || f->version > 4)
 		return rs_error_set(RS_EFORMAT, "'%s' is an index of version %u", f->path,
 				    (unsigned)f->version);
 	err = parse_entries(f);
@@ -468,8 +583,14 @@ static void unload(struct rs_index_file *f)
 	if (f->map)
 		munmap((void *)f->map, f->size);
 	free(f->offsets);
+	free(f->names);
+	free(f->name_at);
+	free(f->name_len);
 	f->map = NULL;
 	f->offsets = NULL;
+	f->names = NULL;
+	f->name_at = f->name_len = NULL;
+	f->names_len = f->names_cap = 0;
 	f->size = 0;
 	f->version = 2;
 	f->count = 0;
@@ -723,6 +844,9 @@ struct out {
 	unsigned char buf[OUT_BUF];
 	size_t len;
 	const char *path;
+	int v4;                   /* version 4: paths against the one before */
+	const char *prev;         /* the path written last (version 4) */
+	size_t prev_len;
 };
 
 static int out_flush(struct out *o)
@@ -779,10 +903,42 @@ static int op_cmp(const void *a, const void *b)
 }
 
 /* One entry of version 2 or 3 with no extended flags: stage 0, checked out. */
+/*
+ * An entry's path after its `fixed` bytes: in versions 2 and 3 the path
+ * and 1 to 8 NUL bytes to a multiple of 8; in version 4 how many bytes
+ * of the previous path to drop, the rest of the path and one NUL. `name`
+ * must stay valid until the next entry is written.
+ */
+static int put_name(struct out *o, size_t fixed, const char *name, size_t len)
+{
+	static const unsigned char pad[8] = { 0 };
+	unsigned char v[16];
+	size_t common = 0;
+	int err;
+
+	if (!o->v4) {
+		err = out_put(o, name, len);
+		if (err == 0)
+			err = out_put(o, pad, ((fixed + len + 8) & ~(size_t)7) - fixed - len);
+		return err;
+	}
+	while (common < len && common < o->prev_len && name[common] == o->prev[common])
+		common++;
+	err = out_put(o, v, put_varint(o->prev_len - common, v));
+	if (err == 0)
+		err = out_put(o, name + common, len - common);
+	if (err == 0)
+		err = out_put(o, pad, 1);
+	o->prev = name;
+	o->prev_len = len;
+	return err;
+}
+
+/* One entry with no extended flags: stage 0, checked out. */
 static int put_entry(struct out *o, const struct rs_index_edit *e)
 {
-	unsigned char fixed[ENTRY_FIXED], pad[8] = { 0 };
-	size_t len = strlen(e->path), total = (ENTRY_FIXED + len + 8) & ~(size_t)7;
+	unsigned char fixed[ENTRY_FIXED];
+	size_t len = strlen(e->path);
 	uint32_t stat32[10] = {
 		(uint32_t)e->st.st_ctim.tv_sec, (uint32_t)e->st.st_ctim.tv_nsec,
 		(uint32_t)e->st.st_mtim.tv_sec, (uint32_t)e->st.st_mtim.tv_nsec,
@@ -799,20 +955,17 @@ static int put_entry(struct out *o, const struct rs_index_edit *e)
 	fixed[61] = (unsigned char)flags;
 	err = out_put(o, fixed, sizeof(fixed));
 	if (err == 0)
-		err = out_put(o, e->path, len);
-	if (err == 0)
-		err = out_put(o, pad, total - ENTRY_FIXED - len);
+		err = put_name(o, sizeof(fixed), e->path, len);
 	return err;
 }
 
 /*
  * A sparse directory entry as git writes it: no stat data, mode 040000,
- * the tree's id, extended flags with skip-worktree (version 3).
+ * the tree's id, extended flags with skip-worktree (version 3 or 4).
  */
 static int put_dir_entry(struct out *o, const struct op *d)
 {
-	unsigned char fixed[ENTRY_FIXED + 2], pad[8] = { 0 };
-	size_t total = (sizeof(fixed) + d->len + 8) & ~(size_t)7;
+	unsigned char fixed[ENTRY_FIXED + 2];
 	unsigned flags = FLAG_EXTENDED | (d->len < NAME_MASK ? (unsigned)d->len : NAME_MASK);
 	int err;
 
@@ -824,9 +977,35 @@ static int put_dir_entry(struct out *o, const struct op *d)
 	fixed[62] = XFLAG_SKIP_WORKTREE >> 8;
 	err = out_put(o, fixed, sizeof(fixed));
 	if (err == 0)
-		err = out_put(o, d->path, d->len);
+		err = put_name(o, sizeof(fixed), d->path, d->len);
+	return err;
+}
+
+/*
+ * Old entries [from, to) as they are. In version 4 the first one's path
+ * is written again against the path written before it (which the splice
+ * may have changed); the others follow the same paths as before.
+ */
+static int copy_entries(struct out *o, const struct rs_index_file *f, size_t from, size_t to)
+{
+	size_t start, end = to < f->count ? f->offsets[to] : f->entries_end, len;
+	const unsigned char *e;
+	const char *name;
+	int err;
+
+	if (from >= to)
+		return 0;
+	if (!o->v4)
+		return out_put(o, f->map + f->offsets[from], end - f->offsets[from]);
+	e = f->map + f->offsets[from];
+	start = ENTRY_FIXED + ((((unsigned)e[60] << 8) & FLAG_EXTENDED) ? 2 : 0);
+	name = entry_name(f, from, &len);
+	err = out_put(o, e, start);
 	if (err == 0)
-		err = out_put(o, pad, total - sizeof(fixed) - d->len);
+		err = put_name(o, start, name, len);
+	if (err == 0 && from + 1 < to)
+		err = out_put(o, f->map + f->offsets[from + 1], end - f->offsets[from + 1]);
+	o->prev = entry_name(f, to - 1, &o->prev_len);
 	return err;
 }
 
@@ -1146,19 +1325,17 @@ static int write_index(struct rs_index_file *f, const struct op *ops, size_t n,
 	put_be32(hdr + 4, version);
 	put_be32(hdr + 8, count);
 	err = out_put(o, hdr, sizeof(hdr));
+	o->v4 = version == 4;
 	for (size_t k = 0; k < n && !err; k++) {
 		size_t i = lower_bound(f, ops[k].path, ops[k].len);
-		size_t from = cur < f->count ? f->offsets[cur] : f->entries_end;
-		size_t to = i < f->count ? f->offsets[i] : f->entries_end;
 
-		if (to > from)
-			err = out_put(o, f->map + from, to - from);
+		err = copy_entries(o, f, cur, i);
 		cur = i + entry_is(f, i, ops[k].path, ops[k].len); /* the old entry is replaced */
 		if (!err && !ops[k].remove)
 			err = ops[k].file ? put_entry(o, ops[k].file) : put_dir_entry(o, &ops[k]);
 	}
-	if (!err && cur < f->count)
-		err = out_put(o, f->map + f->offsets[cur], f->entries_end - f->offsets[cur]);
+	if (!err)
+		err = copy_entries(o, f, cur, f->count);
 	if (!err && tree_ext->len)
 		err = out_put(o, tree_ext->ptr, tree_ext->len);
 	if (!err && f->reuc_len)

@@ -13,9 +13,12 @@
  * folders invalidated, and a new SHA-1 trailer. The cost left is a copy
  * and a hash of the file, tens of milliseconds at 40 MB.
  *
- * Only what can be spliced safely is: index versions 2 and 3 (v4's
- * prefix-compressed names and a split index's "link" extension give
- * RS_EFORMAT, and the caller goes through libgit2 as before). Optional
+ * Only what can be spliced safely is: index versions 2, 3 and 4 (in v4
+ * each path is written as what differs from the one before: the paths
+ * are read out whole into memory, and the first entry copied after a
+ * change is written again against its new predecessor); a split index's
+ * "link" extension and other versions give RS_EFORMAT, and the caller
+ * goes through libgit2 as before. Optional
  * extensions other than TREE and REUC (the untracked and fsmonitor
  * caches, the entry-offset tables) are dropped, as git itself drops the
  * caches it cannot keep up to date: they are rebuilt by git on demand.

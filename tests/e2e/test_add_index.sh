@@ -11,8 +11,8 @@
 #  - a change the user staged elsewhere stays staged and out of the commit;
 #  - the add does not read the index whole (strace: bytes read() from
 #    .git/index, which libgit2's load reads entirely);
-#  - an index of version 4 (which is not spliced) still works, through
-#    libgit2;
+#  - an index of version 4 (prefix-compressed paths) is spliced too, not
+#    read whole, and stays version 4; a sparse index in version 4 too;
 #  - git's sparse index (index.sparse, cone mode: what `results clone`
 #    makes; libgit2 refuses it): the add splices it too, writes no file
 #    into the collapsed folders, and leaves it as git's `read-tree -m -u`
@@ -214,11 +214,30 @@ git ls-files --sparse -s | grep -q '^040000 .* 0	runs/$' || fail "the first run 
 pass "sparse index: the first run's folder becomes a sparse folder entry, as git writes it"
 cd "$T/sparse"
 
-# --- an index of version 4 goes through libgit2 -----------------------------
+# --- an index of version 4 is spliced too ----------------------------------
 git update-index --index-version 4
 add f
 check_clean "index version 4"
-pass "index version 4 (not spliced) still works"
+size=$(stat -c %s .git/index)
+CLOCK=$((CLOCK + 3600))
+RESULTS_RECORDED_AT=$CLOCK ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+	strace -f -qq -y -e trace=read,pread64 -o "$T/trace" "$RESULTS" add \
+	"$T/s.pyisession" --commit "$(printf '5%039d' 0)" --branch main --trigger nightly >/dev/null 2>"$T/err" ||
+	fail "the add under strace in index version 4 failed: $(cat "$T/err")"
+read_bytes=$(awk '/\.git\/index>/ && $NF ~ /^[0-9]+$/ { s += $NF } END { print s + 0 }' "$T/trace")
+[ "$read_bytes" -lt $((size / 4)) ] || fail "the add read $read_bytes bytes of the $size-byte v4 index"
+[ "$(od -An -tu1 -j7 -N1 .git/index | tr -d ' ')" = 4 ] || fail "the index is no longer version 4"
+check_clean "index version 4, after the add under strace"
+[ "$(git ls-files -t | grep -c '^S ')" -ge 2000 ] || fail "version 4: the skip-worktree entries lost their bit"
+pass "index version 4 is spliced ($read_bytes of $size bytes read), stays version 4 and clean"
+(
+	cd "$T/sidx"
+	git update-index --index-version 4
+	add 6
+	check_sparse "a sparse index in version 4"
+	[ "$(od -An -tu1 -j7 -N1 .git/index | tr -d ' ')" = 4 ] || fail "the sparse index is no longer version 4"
+)
+pass "a sparse index in version 4 is spliced too"
 
 # --- the run folder's .gitattributes follows the committed attributes -------
 git config core.sparseCheckout false
