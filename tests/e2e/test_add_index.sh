@@ -203,6 +203,20 @@ read_bytes=$(awk '/\.git\/index>/ && $NF ~ /^[0-9]+$/ { s += $NF } END { print s
 [ "$read_bytes" = 0 ] || fail "the add read $read_bytes bytes of the sparse index: it loaded it"
 check_sparse "sparse index, after the add under strace"
 pass "sparse index: status clean, folders kept collapsed, staged change kept, not read ($(stat -c %s .git/index) bytes)"
+# a sparse folder whose entry is neither HEAD's tree nor the new one: the
+# user's staged change, which the add refuses to overwrite (as a staged file)
+head=$(git rev-parse HEAD)
+git reset -q --soft HEAD~1
+CLOCK=$((CLOCK + 3600))
+RESULTS_RECORDED_AT=$CLOCK expect_status 2 "$RESULTS" add "$T/s.pyisession" \
+	--commit "$(printf '7%039d' 0)" --branch main --trigger nightly
+grep -q "'runs/' has staged changes that the commit would overwrite" "$T/err" ||
+	fail "a staged sparse folder: $(cat "$T/err")"
+[ "$(git ls-files --sparse -s | awk '$4 == "runs/" { print $2 }')" = "$(git rev-parse "$head:runs")" ] ||
+	fail "the refused add changed the staged runs/ entry"
+git reset -q --soft "$head"
+check_sparse "sparse index, after the refused add"
+pass "sparse index: a staged change of a collapsed folder is refused, not overwritten"
 
 # a results repository with no runs yet: the first add makes the runs/ entry
 results_repo "$T/fresh"
