@@ -15,7 +15,12 @@
 #     of results clone, which it cannot go below);
 #   - list, check, check --branch main and trend in the new clone, cold
 #     (the first time: what they fetch) and warm, with how many times
-#     each ran git (a git on PATH that counts its calls).
+#     each ran git (a git on PATH that counts its calls);
+#   - ADDS (default 20) `results add` in the new clone, late in the
+#     history's last month: the medians of their wall time and of their
+#     CPU time (perf stat task-clock, when perf runs: the machine may be
+#     loaded by others), the size of .git/index after them, and whether
+#     `git status` is clean.
 # Asserts nothing; figures are for reading (docs/benchmarks.md).
 set -euo pipefail
 
@@ -83,3 +88,33 @@ for pass in cold warm; do
 	cmd_row "$pass: results trend" "$RESULTS" trend
 done
 printf '%-52s %8d KB .git\n' "after them" "$(kb "$W/dev/.git")"
+
+ADDS=${ADDS:-20}
+GEN=$(cd "$RS_BIN_DIR" && pwd)/tests/gen-session
+"$GEN" --seed 2 --samples 400 -o "$W/b.pyisession"
+printf '{"population": 1000}\n' >"$W/stats.json"
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+perf_ok=0
+perf stat -x, -e task-clock -o "$W/perf" true 2>/dev/null && perf_ok=1
+last=$(git log -1 --format=%ct)
+: >"$W/adds"
+for k in $(seq 1 "$ADDS"); do
+	t0=$(now)
+	if [ "$perf_ok" = 1 ]; then
+		RESULTS_RECORDED_AT=$((last + k * 10)) perf stat -x, -e task-clock -o "$W/perf" \
+			"$RESULTS" add "$W/b.pyisession" --commit "$(printf '%040x' "$k")" --branch main \
+			--trigger nightly --stats "$W/stats.json" >/dev/null 2>"$W/add.err" ||
+			{ cat "$W/add.err" >&2; exit 1; }
+	else
+		RESULTS_RECORDED_AT=$((last + k * 10)) "$RESULTS" add "$W/b.pyisession" \
+			--commit "$(printf '%040x' "$k")" --branch main --trigger nightly \
+			--stats "$W/stats.json" >/dev/null 2>"$W/add.err" || { cat "$W/add.err" >&2; exit 1; }
+	fi
+	t1=$(now)
+	cpu=$( [ "$perf_ok" = 1 ] && awk -F, '$3 == "task-clock" { print $1 / 1000 }' "$W/perf" || echo 0)
+	echo "$(echo "$t1 - $t0" | bc -l) $cpu" >>"$W/adds"
+done
+printf '%-52s %8.3f s wall  %8.3f s CPU  (medians of %d; load %s)\n' "results add in it" \
+	"$(cut -d' ' -f1 "$W/adds" | median)" "$(cut -d' ' -f2 "$W/adds" | median)" "$ADDS" "$(load)"
+printf '%-52s %8d bytes .git/index  git status: %s\n' "after the adds" "$(stat -c %s .git/index)" \
+	"$( [ -z "$(git status --porcelain)" ] && echo clean || echo "NOT CLEAN")"

@@ -145,7 +145,12 @@ static int mkdir_parent(const char *path)
 /*
  * Record the stat data of the checked-out content in the index entry of
  * `rel`, keeping its blob (the pointer). Best effort: skipped when the
- * entry does not hold `blob_text`'s pointer.
+ * entry does not hold `blob_text`'s pointer, and in git's sparse index
+ * (which libgit2 cannot read: the load below fails and nothing is
+ * written): there the file is in a collapsed folder and has no entry of
+ * its own; git gives it one when it next reads the index (it expands
+ * the folders on the way to a file present outside the sparse checkout)
+ * and takes its stat data then.
  */
 static void refresh_index_entry(struct rs_repo *r, const char *rel, const char *full,
 				const struct rs_buf *blob_text)

@@ -521,8 +521,8 @@ static int index_takes(const git_diff_delta *d, const git_oid *staged, int flags
 
 /*
  * apply_index through libgit2, which loads and writes the whole index:
- * for what git/indexfile.h cannot splice (index version 4, a split or
- * sparse index).
+ * for what git/indexfile.h cannot splice (a split index, an unknown
+ * version). A sparse index is spliced: libgit2 refuses it.
  */
 static int apply_index_libgit2(struct rs_repo *r, git_diff *diff, const unsigned char *skip,
 			       int flags, size_t *skipped, int *index_failed)
@@ -579,6 +579,36 @@ out:
 }
 
 /*
+ * Whether apply_index sets the sparse folder entry of `dir` ("runs/",
+ * `dlen` bytes; `staged`: its tree id in the index, zero when it has
+ * none yet) to `target`'s tree: the folder-level index_takes, against
+ * the folder's trees in `target` and `other`.
+ */
+static int index_takes_dir(git_tree *target, git_tree *other, const char *dir, size_t dlen,
+			   const git_oid *staged, int flags)
+{
+	char name[PATH_LIMIT];
+	git_tree_entry *e = NULL;
+	int takes = 0;
+
+	if (git_oid_is_zero(staged) || (flags & APPLY_FORCE) || dlen >= sizeof(name))
+		return 1;
+	memcpy(name, dir, dlen - 1);
+	name[dlen - 1] = '\0';
+	for (int side = 0; side < 2 && !takes; side++) {
+		git_tree *t = side ? other : target;
+
+		if (t && git_tree_entry_bypath(&e, t, name) == 0) {
+			takes = git_oid_equal(git_tree_entry_id(e), staged);
+			git_tree_entry_free(e);
+			e = NULL;
+		}
+	}
+	git_error_clear(); /* a folder one side lacks */
+	return takes;
+}
+
+/*
  * The index entries of the paths apply_file wrote (not those in `skip`),
  * unless the index holds a version of the user's there (and not
  * APPLY_FORCE). `*skipped` counts those left alone.
@@ -587,20 +617,23 @@ out:
  * few entries change and the rest of the file is copied, so the cost does
  * not grow with the entries the index holds (300,000 at 100,000 runs)
  * beyond a copy and a hash of the file. An index it cannot splice goes
- * through libgit2. `held` (may be NULL): the index as step 3 read it,
+ * through libgit2. `idx` (may be NULL): the index as apply_tree read it,
  * taken over and freed here, reused when the file did not change since.
+ * In a sparse index, the paths of `sparse` (apply_file wrote none of
+ * them) set their sparse folder's entry to `target`'s tree; if the lock
+ * finds the index changed so that one of them has an entry of its own,
+ * the commit stops (RS_ERETRY) and is undone.
  */
-static int apply_index(struct rs_repo *r, git_diff *diff, const unsigned char *skip, int flags,
-		       struct rs_index_file **held, size_t *skipped, int *index_failed)
+static int apply_index(struct rs_repo *r, git_diff *diff, const unsigned char *skip,
+		       const unsigned char *sparse, int flags, git_tree *target,
+		       git_tree *other, struct rs_index_file *idx, size_t *skipped,
+		       int *index_failed)
 {
-	struct rs_index_file *idx = held ? *held : NULL;
 	struct rs_index_edit *edits = NULL;
 	struct rs_buf path = RS_BUF_INIT, full = RS_BUF_INIT;
 	size_t n = git_diff_num_deltas(diff), nedits = 0;
 	int err;
 
-	if (held)
-		*held = NULL; /* ours now */
 	if (idx) {
 		err = rs_index_file_lock(idx); /* read again only if it changed */
 	} else {
@@ -627,10 +660,31 @@ static int apply_index(struct rs_repo *r, git_diff *diff, const unsigned char *s
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
 		struct rs_index_edit *e = &edits[nedits];
 		git_oid staged;
-		int has = rs_index_file_find(idx, d->new_file.path, &staged, NULL);
+		size_t dlen;
+		int has;
 
 		if (skip[i])
 			continue;
+		err = rs_index_file_where(idx, d->new_file.path, &dlen, &staged);
+		if (err)
+			goto out;
+		if (!!dlen != sparse[i]) {
+			err = rs_error_set(RS_ERETRY, "the index changed while results wrote '%s' "
+					   "(a sparse checkout set again?); try again",
+					   d->new_file.path);
+			goto out;
+		}
+		if (dlen) {
+			if (!index_takes_dir(target, other, d->new_file.path, dlen, &staged, flags)) {
+				(*skipped)++;
+				continue;
+			}
+			e->path = d->new_file.path;
+			e->remove = d->status == GIT_DELTA_DELETED;
+			nedits++;
+			continue;
+		}
+		has = rs_index_file_find(idx, d->new_file.path, &staged, NULL);
 		if (!index_takes(d, has ? &staged : NULL, flags)) {
 			(*skipped)++;
 			continue;
@@ -656,7 +710,7 @@ static int apply_index(struct rs_repo *r, git_diff *diff, const unsigned char *s
 	}
 	if (nedits == 0)
 		goto out;
-	err = rs_index_file_commit(idx, edits, nedits);
+	err = rs_index_file_commit(idx, edits, nedits, target);
 	if (err)
 		*index_failed = 1;
 out:
@@ -797,36 +851,62 @@ out:
 static int apply_tree(struct rs_repo *r, git_tree *target, git_tree *other, int flags,
 		      struct rs_index_file **held, size_t *skipped, int *index_failed)
 {
+	struct rs_index_file *idx = held ? *held : NULL;
 	git_diff *diff = NULL;
 	struct rs_buf full = RS_BUF_INIT;
-	unsigned char *skip = NULL;
+	unsigned char *skip = NULL, *sparse = NULL;
 	size_t n;
 	int err = 0;
 
 	*skipped = 0;
 	*index_failed = 0;
+	if (held)
+		*held = NULL; /* ours now */
+	if (!idx) {
+		err = index_path(&full, r->git);
+		if (err == 0)
+			err = rs_index_file_open(&idx, full.ptr, 0);
+		if (err) {
+			/* libgit2's format (apply_index says so again), or read under the lock */
+			rs_error_clear();
+			err = 0;
+		}
+	}
 	err = diff_trees(&diff, r->git, other, target);
 	if (err)
 		goto out;
 	n = git_diff_num_deltas(diff);
 	skip = calloc(n ? n : 1, 1);
-	if (!skip) {
+	sparse = calloc(n ? n : 1, 1);
+	if (!skip || !sparse) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		size_t dlen = 0;
 
+		/* a path a sparse folder of the index holds stays out of the work tree */
+		if (idx)
+			err = rs_index_file_where(idx, d->new_file.path, &dlen, NULL);
+		sparse[i] = dlen != 0;
+		if (err || sparse[i])
+			continue;
 		rs_buf_clear(&full);
 		err = rs_buf_printf(&full, "%s%s", r->workdir, d->new_file.path);
 		if (!err)
 			err = apply_file(r, d, full.ptr, flags, &skip[i]);
 		*skipped += skip[i];
 	}
-	if (!err && !(flags & APPLY_NO_INDEX))
-		err = apply_index(r, diff, skip, flags, held, skipped, index_failed);
+	if (!err && !(flags & APPLY_NO_INDEX)) {
+		err = apply_index(r, diff, skip, sparse, flags, target, other, idx, skipped,
+				  index_failed);
+		idx = NULL; /* apply_index's */
+	}
 out:
+	rs_index_file_free(idx);
 	free(skip);
+	free(sparse);
 	rs_buf_release(&full);
 	git_diff_free(diff);
 	return err;
@@ -860,28 +940,54 @@ static void drop_our_ref_lock(git_repository *repo, const struct journal *j)
 static void drop_our_index_lock(git_repository *repo, git_tree *new_tree, git_tree *old_tree)
 {
 	char lock[PATH_LIMIT];
+	struct rs_index_file *spliced = NULL;
 	git_index *idx = NULL;
 	git_diff *diff = NULL;
 	size_t i, n;
-	int ours = 1;
+	int ours = 1, err;
 
 	snprintf(lock, sizeof(lock), "%sindex.lock", git_repository_path(repo));
-	if (!rs_fs_exists(lock) || git_index_open(&idx, lock) < 0 ||
+	if (!rs_fs_exists(lock) ||
 	    git_diff_tree_to_tree(&diff, repo, old_tree, new_tree, NULL) < 0)
+		goto out;
+	/* read as the splicer reads an index (a sparse one too), else by libgit2 */
+	err = rs_index_file_open(&spliced, lock, 0);
+	if (err == 0)
+		err = rs_index_file_verify(spliced);
+	if (err && (err != RS_EFORMAT || git_index_open(&idx, lock) < 0))
 		goto out;
 	n = git_diff_num_deltas(diff);
 	for (i = 0; i < n && ours; i++) {
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
-		const git_index_entry *ie = git_index_get_bypath(idx, d->new_file.path, 0);
+		const git_index_entry *ie = idx ? git_index_get_bypath(idx, d->new_file.path, 0)
+						: NULL;
+		git_oid id, dir_id;
+		size_t dlen = 0;
+		int has = ie != NULL;
 
+		if (ie)
+			git_oid_cpy(&id, &ie->id);
+		if (spliced && rs_index_file_where(spliced, d->new_file.path, &dlen, &dir_id) != 0)
+			break; /* cannot tell: not ours */
+		if (spliced && dlen) {
+			/* a sparse folder: the new commit's tree of it */
+			ours = index_takes_dir(new_tree, NULL, d->new_file.path, dlen, &dir_id, 0) &&
+			       !git_oid_is_zero(&dir_id);
+			continue;
+		}
+		if (spliced)
+			has = rs_index_file_find(spliced, d->new_file.path, &id, NULL);
 		if (d->status == GIT_DELTA_DELETED)
-			ours = ie == NULL;
+			ours = !has;
 		else
-			ours = ie && git_oid_equal(&ie->id, &d->new_file.id);
+			ours = has && git_oid_equal(&id, &d->new_file.id);
 	}
-	if (ours && n > 0)
+	if (ours && i == n && n > 0)
 		unlink(lock);
 out:
+	rs_error_clear(); /* best effort: the lock is left when not ours */
+	git_error_clear();
+	rs_index_file_free(spliced);
 	git_diff_free(diff);
 	git_index_free(idx);
 }
@@ -1282,8 +1388,21 @@ static int check_worktree(struct commit_state *s, const struct rs_commit_file *f
 				   "the index has unresolved conflicts; resolve them first");
 	for (size_t i = 0; i < s->nfiles && !opts->force && !err; i++) {
 		git_oid staged;
-		int has = rs_index_file_find(idx, files[i].path, &staged, NULL);
+		size_t dlen;
+		int has;
 
+		err = rs_index_file_where(idx, files[i].path, &dlen, &staged);
+		if (err)
+			break;
+		if (dlen) {
+			/* in a sparse folder: not in the work tree, its entry HEAD's or ours */
+			if (!index_takes_dir(s->tree, s->base, files[i].path, dlen, &staged, 0))
+				err = rs_error_set(RS_EUSAGE, "'%.*s' has staged changes that the "
+						   "commit would overwrite; commit or unstage "
+						   "them first", (int)dlen, files[i].path);
+			continue;
+		}
+		has = rs_index_file_find(idx, files[i].path, &staged, NULL);
 		err = check_local_changes(s->base, &files[i], has ? &staged : NULL,
 					  files[i].remove ? NULL : &s->pend[i].id,
 					  s->pend[i].full);

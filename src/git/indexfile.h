@@ -13,13 +13,29 @@
  * folders invalidated, and a new SHA-1 trailer. The cost left is a copy
  * and a hash of the file, tens of milliseconds at 40 MB.
  *
- * Only what can be spliced safely is: index versions 2 and 3 (v4's
- * prefix-compressed names, a split index's "link" and a sparse index's
- * "sdir" extension give RS_EFORMAT, and the caller goes through libgit2
- * as before). Optional extensions other than TREE and REUC (the untracked
- * and fsmonitor caches, the entry-offset tables) are dropped, as git
- * itself drops the caches it cannot keep up to date: they are rebuilt by
- * git on demand.
+ * Only what can be spliced safely is: index versions 2, 3 and 4 (in v4
+ * each path is written as what differs from the one before: the paths
+ * are read out whole into memory, and the first entry copied after a
+ * change is written again against its new predecessor); a split index's
+ * "link" extension and other versions give RS_EFORMAT, and the caller
+ * goes through libgit2 as before. Optional
+ * extensions other than TREE and REUC (the untracked and fsmonitor
+ * caches, the entry-offset tables) are dropped, as git itself drops the
+ * caches it cannot keep up to date: they are rebuilt by git on demand.
+ *
+ * git's sparse index (the "sdir" extension, which libgit2 refuses) is
+ * spliced too: there a folder outside the sparse checkout's cone can be
+ * one entry, a sparse directory entry (its path ending in '/', mode
+ * 040000, the id of its tree, skip-worktree), instead of an entry per
+ * file below it: a clone made by `results clone` holds "index/" and
+ * "runs/", a few hundred bytes instead of 300,000 entries. A commit that
+ * changes paths inside such a folder sets its entry to the folder's new
+ * tree (the file is not in the work tree: git writes none there either);
+ * a path in no entry whose folders leave the cone
+ * (.git/info/sparse-checkout, cone mode) makes a sparse directory entry
+ * for the outermost folder outside it, as git's `read-tree -m -u` of the
+ * new commit would. The cache tree node of such a folder becomes git's
+ * leaf of one entry with the new tree's id.
  *
  * The index lock (.git/index.lock, git's protocol) is taken before the
  * file is read and held until the new file is renamed over it, so no git
@@ -73,6 +89,29 @@ int rs_index_file_has_conflicts(const struct rs_index_file *f);
 int rs_index_file_find(const struct rs_index_file *f, const char *path, git_oid *id,
 		       uint32_t *mode);
 
+/* 1 when the index is sparse (an "sdir" extension). */
+int rs_index_file_is_sparse(const struct rs_index_file *f);
+
+/*
+ * Where the index keeps file `path`: *dir_len 0 when in an entry of its
+ * own (always, in an index that is not sparse; inside the cone, or in a
+ * folder git expanded); else the length of the folder ("runs/") whose
+ * sparse directory entry holds it, and *dir_id (may be NULL) that entry's
+ * tree id, or zero when the entry is still to be made (the path's
+ * outermost folder outside the cone). RS_EFORMAT when that cannot be
+ * told (sparse-checkout patterns that are not git's cone mode).
+ */
+RS_MUST_CHECK
+int rs_index_file_where(const struct rs_index_file *f, const char *path, size_t *dir_len,
+			git_oid *dir_id);
+
+/*
+ * RS_ECORRUPT unless the file's trailer is the SHA-1 of what is before
+ * it (a complete index: what a lock left by a killed writer may not be).
+ */
+RS_MUST_CHECK
+int rs_index_file_verify(const struct rs_index_file *f);
+
 /* One change of a path's stage-0 entry. */
 struct rs_index_edit {
 	const char *path;
@@ -86,10 +125,16 @@ struct rs_index_edit {
  * Write the index with `edits` applied (paths distinct, each given once;
  * the array is sorted in place) into the lock and rename it over the
  * index: the lock must have been taken (rs_index_file_open with `lock`).
- * A path with entries at other stages gives RS_EFORMAT before anything is
- * written. On any error the index is as it was.
+ * In a sparse index, the edits of paths a sparse folder holds
+ * (rs_index_file_where) set that folder's entry to its tree in `tree`
+ * (the tree whose versions the edits write; removed when it has no such
+ * folder; their id, mode and stat are not used); `tree` may be NULL for
+ * an index that is not sparse. A path with entries at other stages
+ * gives RS_EFORMAT before anything is written. On any error the index is
+ * as it was.
  */
 RS_MUST_CHECK
-int rs_index_file_commit(struct rs_index_file *f, struct rs_index_edit *edits, size_t n);
+int rs_index_file_commit(struct rs_index_file *f, struct rs_index_edit *edits, size_t n,
+			 git_tree *tree);
 
 #endif

@@ -11,8 +11,17 @@
 #  - a change the user staged elsewhere stays staged and out of the commit;
 #  - the add does not read the index whole (strace: bytes read() from
 #    .git/index, which libgit2's load reads entirely);
-#  - an index of version 4 (which is not spliced) still works, through
-#    libgit2;
+#  - an index of version 4 (prefix-compressed paths) is spliced too, not
+#    read whole, and stays version 4; a sparse index in version 4 too;
+#  - git's sparse index (index.sparse, cone mode: what `results clone`
+#    makes; libgit2 refuses it): the add splices it too, writes no file
+#    into the collapsed folders, and leaves it as git's `read-tree -m -u`
+#    of the new commit would: the sparse folders "runs/" and "index/" one
+#    entry each (`git ls-files --sparse -s` is HEAD's top-level tree),
+#    status and diff --cached empty, the cache tree HEAD's, a change the
+#    user staged kept, the index never read() (it is mapped); a folder
+#    the index has no entry for yet (the first run) becomes a sparse
+#    folder entry too;
 #  - the run folder's own .gitattributes follows the committed attributes.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_add_index
@@ -151,11 +160,98 @@ add e
 check_clean "sparse clone, second add"
 pass "sparse clone: status clean, skip-worktree entries kept"
 
-# --- an index of version 4 goes through libgit2 -----------------------------
+# --- a sparse index (cone mode), as results clone makes it ------------------
+# sparse_clone SRC DIR: a clone of SRC with git's sparse index, top-level files only
+sparse_clone() {
+	git clone -q --no-checkout "file://$1" "$2" 2>/dev/null
+	cd "$2"
+	results_repo_setup_clone
+	git config core.sparseCheckout true
+	git config core.sparseCheckoutCone true
+	git config index.sparse true
+	printf '/*\n!/*/\n' >.git/info/sparse-checkout
+	GIT_LFS_SKIP_SMUDGE=1 git read-tree -mu HEAD
+}
+# check_sparse WHAT: the index is sparse and as git writes it for HEAD
+check_sparse() {
+	check_clean "$1"
+	python3 -c 'import sys; b = open(".git/index", "rb").read(); sys.exit(b"sdir" not in b[-40:])' ||
+		fail "$1: the index is no longer sparse"
+	diff <(git ls-files --sparse -s | awk '{print $1, $2, $4}') \
+		<(git ls-tree HEAD | awk '{print $1, $3, $4 ($2 == "tree" ? "/" : "")}') >"$T/sdiff" ||
+		{ cat "$T/sdiff" >&2; fail "$1: the sparse index is not HEAD's top-level tree with its folders collapsed"; }
+	[ ! -e runs ] && [ ! -e index ] || fail "$1: the add wrote into a collapsed folder: $(ls)"
+}
+sparse_clone "$T/full" "$T/sidx"
+git ls-files --sparse | grep -qx 'runs/' || fail "git wrote no sparse index: $(git ls-files --sparse | head -3)"
+add 1
+check_sparse "sparse index"
+echo "a note" >notes.txt
+git add notes.txt
+add 2
+git show --name-only --format= HEAD | grep -qx notes.txt && fail "sparse index: the staged file went into the commit"
+[ "$(git diff --cached --name-only)" = notes.txt ] || fail "sparse index: the staged file is no longer staged"
+git ls-files --sparse | grep -qx 'runs/' || fail "sparse index: runs/ was expanded"
+git rm -q --cached notes.txt && rm notes.txt
+check_sparse "sparse index, after the staged note"
+CLOCK=$((CLOCK + 3600))
+RESULTS_RECORDED_AT=$CLOCK ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+	strace -f -qq -y -e trace=read,pread64 -o "$T/trace" "$RESULTS" add \
+	"$T/s.pyisession" --commit "$(printf "4%039d" 0)" --branch main --trigger nightly >/dev/null 2>"$T/err" ||
+	fail "the add under strace in the sparse index failed: $(cat "$T/err")"
+read_bytes=$(awk '/\.git\/index>/ && $NF ~ /^[0-9]+$/ { s += $NF } END { print s + 0 }' "$T/trace")
+[ "$read_bytes" = 0 ] || fail "the add read $read_bytes bytes of the sparse index: it loaded it"
+check_sparse "sparse index, after the add under strace"
+pass "sparse index: status clean, folders kept collapsed, staged change kept, not read ($(stat -c %s .git/index) bytes)"
+# a sparse folder whose entry is neither HEAD's tree nor the new one: the
+# user's staged change, which the add refuses to overwrite (as a staged file)
+head=$(git rev-parse HEAD)
+git reset -q --soft HEAD~1
+CLOCK=$((CLOCK + 3600))
+RESULTS_RECORDED_AT=$CLOCK expect_status 2 "$RESULTS" add "$T/s.pyisession" \
+	--commit "$(printf '7%039d' 0)" --branch main --trigger nightly
+grep -q "'runs/' has staged changes that the commit would overwrite" "$T/err" ||
+	fail "a staged sparse folder: $(cat "$T/err")"
+[ "$(git ls-files --sparse -s | awk '$4 == "runs/" { print $2 }')" = "$(git rev-parse "$head:runs")" ] ||
+	fail "the refused add changed the staged runs/ entry"
+git reset -q --soft "$head"
+check_sparse "sparse index, after the refused add"
+pass "sparse index: a staged change of a collapsed folder is refused, not overwritten"
+
+# a results repository with no runs yet: the first add makes the runs/ entry
+results_repo "$T/fresh"
+sparse_clone "$T/fresh" "$T/sfresh"
+git ls-files --sparse | grep -q / && fail "the fresh clone has a folder: $(git ls-files --sparse)"
+add 3
+check_sparse "sparse index, the first run"
+git ls-files --sparse -s | grep -q '^040000 .* 0	runs/$' || fail "the first run made no sparse runs/ entry: $(git ls-files --sparse -s)"
+pass "sparse index: the first run's folder becomes a sparse folder entry, as git writes it"
+cd "$T/sparse"
+
+# --- an index of version 4 is spliced too ----------------------------------
 git update-index --index-version 4
 add f
 check_clean "index version 4"
-pass "index version 4 (not spliced) still works"
+size=$(stat -c %s .git/index)
+CLOCK=$((CLOCK + 3600))
+RESULTS_RECORDED_AT=$CLOCK ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+	strace -f -qq -y -e trace=read,pread64 -o "$T/trace" "$RESULTS" add \
+	"$T/s.pyisession" --commit "$(printf '5%039d' 0)" --branch main --trigger nightly >/dev/null 2>"$T/err" ||
+	fail "the add under strace in index version 4 failed: $(cat "$T/err")"
+read_bytes=$(awk '/\.git\/index>/ && $NF ~ /^[0-9]+$/ { s += $NF } END { print s + 0 }' "$T/trace")
+[ "$read_bytes" -lt $((size / 4)) ] || fail "the add read $read_bytes bytes of the $size-byte v4 index"
+[ "$(od -An -tu1 -j7 -N1 .git/index | tr -d ' ')" = 4 ] || fail "the index is no longer version 4"
+check_clean "index version 4, after the add under strace"
+[ "$(git ls-files -t | grep -c '^S ')" -ge 2000 ] || fail "version 4: the skip-worktree entries lost their bit"
+pass "index version 4 is spliced ($read_bytes of $size bytes read), stays version 4 and clean"
+(
+	cd "$T/sidx"
+	git update-index --index-version 4
+	add 6
+	check_sparse "a sparse index in version 4"
+	[ "$(od -An -tu1 -j7 -N1 .git/index | tr -d ' ')" = 4 ] || fail "the sparse index is no longer version 4"
+)
+pass "a sparse index in version 4 is spliced too"
 
 # --- the run folder's .gitattributes follows the committed attributes -------
 git config core.sparseCheckout false

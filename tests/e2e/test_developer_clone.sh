@@ -2,7 +2,8 @@
 # The developer clone of docs/user-guide.md (issue 21): `results clone`
 # makes it in one command (the newest commit only, no run folder files
 # over 1 KB: run.json, summary.md, about 100 KB a run; a sparse work
-# tree without runs/) on a history of a few hundred runs whose oldest run
+# tree without runs/, and git's sparse index: runs/ and index/ one entry
+# each in .git/index) on a history of a few hundred runs whose oldest run
 # folders are absent locally. Every command works in it: what a command
 # reads and the clone lacks is fetched from the git remote on demand
 # (results runs git, which libgit2 cannot do), all that one command
@@ -62,6 +63,33 @@ missing() { git rev-list --objects --missing=print HEAD | grep -c '^?' || true; 
 before=$(missing)
 [ "$before" -gt 0 ] || fail "the clone holds every blob"
 [ -z "$(git status --porcelain)" ] || fail "git status in the clone: $(git status --porcelain | head -3)"
+# git's sparse index: the folders outside the cone are one entry each
+[ "$(git config index.sparse)" = true ] || fail "the clone's index is not sparse (index.sparse)"
+[ "$(git ls-files --sparse -s | grep -c '^040000 .* 0	\(runs\|index\)/$')" = 2 ] ||
+	fail "runs/ and index/ are not sparse folder entries: $(git ls-files --sparse -s | head -5)"
+[ "$(git ls-files --sparse | wc -l)" -lt 10 ] || fail "the sparse index holds $(git ls-files --sparse | wc -l) entries"
+git config --get extensions.worktreeConfig >/dev/null && fail "the clone sets extensions.worktreeConfig"
+# sparse_ok WHAT: the index sparse and HEAD's (each sparse folder entry
+# HEAD's tree of it), status clean, no file of the add in the work tree
+# (`results fetch` puts sessions there: git then expands only the folders
+# on their way)
+sparse_ok() {
+	[ -z "$(git status --porcelain)" ] || fail "$1: git status: $(git status --porcelain | head -3)"
+	git diff --cached --quiet || fail "$1: git diff --cached is not empty"
+	[ "$(git write-tree)" = "$(git rev-parse 'HEAD^{tree}')" ] || fail "$1: the index is not HEAD's tree"
+	[ "$(git ls-files --sparse | wc -l)" -lt 200 ] || fail "$1: the index was expanded"
+	git ls-files --sparse -s | awk '$1 == "040000" { print $2, $4 }' >"$T/dirs"
+	[ -s "$T/dirs" ] || fail "$1: the index has no sparse folder"
+	while read -r id dir; do
+		[ "$id" = "$(git rev-parse "HEAD:${dir%/}")" ] || fail "$1: $dir is not HEAD's tree in the index"
+	done <"$T/dirs"
+	[ -z "$(find . -path ./.git -prune -o -path './runs/*' -type f ! -name '*.pyisession' -print -o -path './index/*' -print)" ] ||
+		fail "$1: files of runs/ or index/ in the work tree: $(find runs index -type f | head -3)"
+}
+sparse_ok "the new clone"
+diff <(git ls-files --sparse -s | awk '{print $1, $2, $4}') \
+	<(git ls-tree HEAD | awk '{print $1, $3, $4 ($2 == "tree" ? "/" : "")}') >/dev/null ||
+	fail "the new clone's index is not HEAD's top level with runs/ and index/ collapsed"
 pass "results clone: shallow, partial, sparse and set up; $(du -sk .git | cut -f1) KB of .git, $before files left on the remote"
 
 # gc and verify read every run's LFS pointers, which the clone holds, the
@@ -119,14 +147,22 @@ expect_status 6 "$RESULTS" verify
 grep -q "^303 runs, 303 objects: 3 ok, 0 removed by retention, 300 missing" "$T/out" ||
 	fail "verify: $(tail -n 1 "$T/out")"
 [ "$(missing)" -lt "$before" ] || fail "nothing was fetched on demand"
-pass "trend, show, compare, site, fetch, open, export, find, gc --dry-run and verify work in it ($(missing) files still on the remote)"
+"$RESULTS" doctor >"$T/out" 2>"$T/err" || [ $? = 6 ] || fail "doctor: $(cat "$T/err")"
+grep -qi "index" "$T/err" && fail "doctor in the sparse index: $(cat "$T/err")"
+grep -q "^FAIL .*index" "$T/out" && fail "doctor in the sparse index: $(grep FAIL "$T/out")"
+sparse_ok "after the read-only commands"
+pass "trend, show, compare, site, fetch, open, export, find, gc --dry-run, verify and doctor work in it ($(missing) files still on the remote)"
 
 gen --seed 9 --size 40K -o "$T/s9.pyisession"
 RESULTS_RECORDED_AT=$((T0 + 400 * 86400)) expect_status 0 "$RESULTS" add "$T/s9.pyisession" \
 	--commit "$(printf '%040d' 9)" --trigger nightly --branch main
+sparse_ok "after an add"
 git push -q origin main 2>/dev/null || fail "push from the developer clone failed"
 [ "$(git rev-parse HEAD)" = "$(git -C "$T/results.git" rev-parse main)" ] || fail "the push did not land"
-pass "add and push from the developer clone"
+# a fetch of the new commit from elsewhere: git moves the sparse folders itself
+git -C "$T/offline" pull -q --ff-only 2>/dev/null || fail "pull into the other developer clone"
+(cd "$T/offline" && sparse_ok "the other clone after git pull")
+pass "add (the sparse index kept, spliced) and push from the developer clone"
 
 # Offline: what is not here cannot be fetched, and the message says which file and remote.
 cd "$T/offline"

@@ -10,6 +10,9 @@
 #    the removal of its journal: no run file ever shows as deleted, no
 #    temporary file appears in the work tree, git fsck passes, and the next
 #    `results add` repairs the repository (a note says so) and records;
+#  - the same kills in a clone with git's sparse index (what `results
+#    clone` makes, spliced by results; libgit2 cannot read it): the index
+#    stays sparse and HEAD's after each repair;
 #  - killed mid-copy (add and fetch): the partial copy is under .git, never
 #    in the work tree; stale temporary files (ours, by name, owner and age)
 #    are removed by the next command, fresh ones and foreign ones stay.
@@ -228,4 +231,60 @@ has "results.tmpGracePeriod" "$T/err" || fail "bad grace message: $(cat "$T/err"
 git config --unset results.tmpGracePeriod
 consistent "at the end"
 pass "stale temporary files removed by age, owner and name; fresh and foreign ones kept"
+
+# --- kills at every rename, in a sparse index -----------------------------
+git clone -q --no-checkout "file://$T/repo" "$T/sparse" 2>/dev/null
+cd "$T/sparse"
+results_repo_setup_config() {
+	git config results.remote "file://$T/store"
+	git config lfs.standalonetransferagent results
+	git config lfs.customtransfer.results.path "$AGENT"
+}
+results_repo_setup_config
+git config core.sparseCheckout true
+git config core.sparseCheckoutCone true
+git config index.sparse true
+printf '/*\n!/*/\n' >.git/info/sparse-checkout
+GIT_LFS_SKIP_SMUDGE=1 git read-tree -mu HEAD
+git ls-files --sparse | grep -qx 'runs/' || fail "git wrote no sparse index"
+sparse_consistent() {
+	[ -z "$(git status --porcelain --untracked-files=all)" ] ||
+		fail "$1: work tree not clean: $(git status --porcelain --untracked-files=all | head -3)"
+	git fsck --no-progress >/dev/null 2>"$T/fsck.err" || { cat "$T/fsck.err"; fail "$1: git fsck"; }
+	[ "$(git write-tree)" = "$(git rev-parse 'HEAD^{tree}')" ] || fail "$1: the index is not HEAD's"
+	[ "$(git ls-files --sparse -s | grep -c '^040000 .*	runs/$')" = 1 ] ||
+		fail "$1: runs/ is no longer a sparse folder: $(git ls-files --sparse | head -5)"
+	[ ! -e runs ] || fail "$1: files in runs/: $(find runs -type f | head -3)"
+	[ ! -e .git/results/commit-journal ] || fail "$1: the journal was left"
+}
+sparse_consistent "the sparse clone"
+n=1
+while :; do
+	before=$(git rev-parse HEAD)
+	runs_before=$(runs_count)
+	gen --seed $((300 + n)) --size 64K -o "$T/in/s$n.pyisession"
+	rc=0
+	traced -f -qq -o /dev/null -e trace=rename,renameat,renameat2 \
+		-e inject=rename,renameat,renameat2:signal=KILL:when=$n \
+		"$RESULTS" add "$T/in/s$n.pyisession" --commit "$SHA" --trigger s$n \
+		>"$T/out" 2>"$T/err" || rc=$?
+	[ "$rc" = 0 ] && break
+	[ "$rc" = 137 ] || { cat "$T/err"; fail "sparse, rename #$n: exit $rc, want a kill"; }
+	st=$(git status --porcelain --untracked-files=all)
+	echo "$st" | has -E '^(D|.D) ' && fail "sparse, rename #$n: a run file shows as deleted: $st"
+	moved=0
+	[ "$(git rev-parse HEAD)" != "$before" ] && moved=1
+	"$RESULTS" add "$T/in/s$n.pyisession" --commit "$SHA" --trigger t$n >"$T/out" 2>"$T/err" \
+		|| { cat "$T/err"; fail "sparse, rename #$n: the next add failed"; }
+	sparse_consistent "sparse, after a kill at rename #$n"
+	[ "$(runs_count)" = $((runs_before + 1 + moved)) ] ||
+		fail "sparse, rename #$n: runs $(runs_count), want $((runs_before + 1 + moved))"
+	echo "  sparse index, kill at rename #$n: status $( [ -n "$st" ] && echo "$st" | tr '\n' ' ' || echo clean)," \
+		"branch moved: $moved; repaired"
+	n=$((n + 1))
+	[ "$n" -le 40 ] || fail "results add never ran to the end"
+done
+sparse_consistent "sparse, the last add"
+[ "$n" -ge 4 ] || fail "only $((n - 1)) renames were tried in the sparse clone"
+pass "sparse index: killed at each of its $((n - 1)) renames, the next add repairs, the index stays sparse"
 echo "all crash and leftover checks passed"

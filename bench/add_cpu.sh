@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `results add` in two clones of different sizes (issue 21: the add at
+# 100,000 runs within 1.5x of the add at 1,000): ADDS (default 20) adds in
+# each, late in its history's last month, and the medians of their wall
+# time and CPU time (perf stat task-clock: what the add itself spends,
+# which the load of other processes on the machine inflates far less than
+# the wall time), then the ratios SECOND / FIRST.
+#
+#   RS_BIN_DIR=build bench/add_cpu.sh SMALL_CLONE LARGE_CLONE
+#
+# The clones are work trees of results repositories (bench/scale_history.sh's
+# DIR/clone, or the clone bench/devclone.sh makes in DIR/devclone-bench/dev);
+# each add commits in them: use copies. Asserts nothing.
+set -euo pipefail
+
+: "${RS_BIN_DIR:?set RS_BIN_DIR to the build directory}"
+[ $# = 2 ] || { echo "usage: RS_BIN_DIR=build $0 SMALL_CLONE LARGE_CLONE" >&2; exit 2; }
+RESULTS=$(cd "$RS_BIN_DIR" && pwd)/src/results
+GEN=$(cd "$RS_BIN_DIR" && pwd)/tests/gen-session
+ADDS=${ADDS:-20}
+command -v perf >/dev/null || { echo "perf is needed (linux-perf)" >&2; exit 2; }
+W=$(mktemp -d "${TMPDIR:-/tmp}/rs-addcpu.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+export GIT_TERMINAL_PROMPT=0 RUNNER_NAME=bench-runner
+unset GITHUB_REF_NAME GITHUB_HEAD_REF RESULTS_RECORDED_AT || true
+"$GEN" --seed 2 --samples 400 -o "$W/b.pyisession"
+printf '{"population": 1000}\n' >"$W/stats.json"
+
+now() { date +%s.%N; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# adds CLONE: "wall cpu" medians of ADDS adds
+adds() {
+	local last t0 t1 k
+	cd "$1"
+	last=$(git log -1 --format=%ct)
+	: >"$W/times"
+	for k in $(seq 1 "$ADDS"); do
+		t0=$(now)
+		RESULTS_RECORDED_AT=$((last + k * 10)) perf stat -x, -e task-clock -o "$W/perf" \
+			"$RESULTS" add "$W/b.pyisession" --commit "$(printf '%040x' "$((k + 7000))")" \
+			--branch main --trigger nightly --stats "$W/stats.json" >/dev/null 2>"$W/err" ||
+			{ cat "$W/err" >&2; exit 1; }
+		t1=$(now)
+		echo "$(echo "$t1 - $t0" | bc -l) $(awk -F, '$3 == "task-clock" { print $1 / 1000 }' "$W/perf")" >>"$W/times"
+	done
+	echo "$(cut -d' ' -f1 "$W/times" | median) $(cut -d' ' -f2 "$W/times" | median)"
+}
+index_kind() { # sparse, or the version of the full index
+	if python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); sys.exit(b"sdir" not in b[-40:])' \
+		"$1/.git/index"; then
+		echo "sparse index"
+	else
+		echo "full index v$(od -An -tu1 -j7 -N1 "$1/.git/index" | tr -d ' ')"
+	fi
+}
+
+echo "# results add, medians of $ADDS; load $(cut -d' ' -f1-3 /proc/loadavg)"
+read -r w1 c1 < <(adds "$1")
+printf '%-60s %7.3f s wall %7.3f s CPU  (%s, %d KB .git/index)\n' "$1" "$w1" "$c1" \
+	"$(index_kind "$1")" "$(( $(stat -c %s "$1/.git/index") / 1024 ))"
+read -r w2 c2 < <(adds "$2")
+printf '%-60s %7.3f s wall %7.3f s CPU  (%s, %d KB .git/index)\n' "$2" "$w2" "$c2" \
+	"$(index_kind "$2")" "$(( $(stat -c %s "$2/.git/index") / 1024 ))"
+printf 'second / first: x%.2f wall, x%.2f CPU (target: within 1.5x); load %s\n' \
+	"$(echo "$w2 / $w1" | bc -l)" "$(echo "$c2 / $c1" | bc -l)" "$(cut -d' ' -f1-3 /proc/loadavg)"
