@@ -210,8 +210,14 @@ static int run(int argc, char **argv)
 	/*
 	 * Without a named run, the head is the newest (of --branch): only the
 	 * shards holding it and the window of its branch before it are read.
+	 * A named run against --baseline needs those two runs and no history:
+	 * the shards the commit map names for them (rs_runs_open_for).
 	 */
-	if (a.query || a.baseline)
+	if (a.query && a.baseline) {
+		const char *const queries[] = { a.query, a.baseline };
+
+		status = rs_runsel_open_for(&sel, queries, 2);
+	} else if (a.query || a.baseline)
 		status = rs_runsel_open(&sel);
 	else
 		status = rs_runsel_open_window(&sel, 1 + (a.copts.window > RS_REPORT_CHECK_HISTORY_DEFAULT

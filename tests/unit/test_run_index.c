@@ -288,7 +288,7 @@ static void test_branch_map(void **state)
 	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
 	struct rs_repo *repo;
 	struct rs_buf sep = RS_BUF_INIT, oct = RS_BUF_INIT, nov = RS_BUF_INIT;
-	struct rs_branchmap_files map = { NULL, 0, 0 };
+	struct rs_map_files map = { NULL, 0, 0 };
 	struct rs_commit_file files[16];
 	struct rs_commit_options opts = { .message = "index" };
 	struct rs_run_entry newest;
@@ -333,7 +333,7 @@ static void test_branch_map(void **state)
 	make_entry(&newest, "new0", "abcd1234", "2026-11-20T00:00:00Z", 1.0);
 	newest.branch = (char *)"new";
 	assert_int_equal(rs_run_entry_to_line(&nov, &newest), 0);
-	assert_int_equal(rs_branchmap_record(&map, repo, &newest, "index/2026-11.jsonl"), 0);
+	assert_int_equal(rs_map_record(&map, repo, &newest, "index/2026-11.jsonl", RS_MAP_BRANCHES), 0);
 	json_decref(newest.metrics);
 	assert_true(map.count >= 3 && map.count <= 4); /* new's, a's and main's buckets, covered */
 	n = 0;
@@ -373,7 +373,7 @@ static void test_branch_map(void **state)
 	assert_int_equal(window_count(repo, "new", 25, &err), 14);
 	assert_int_equal(err, 0);
 
-	rs_branchmap_files_release(&map);
+	rs_map_files_release(&map);
 	rs_buf_release(&sep);
 	rs_buf_release(&oct);
 	rs_buf_release(&nov);
