@@ -244,7 +244,8 @@ static int entry_parse(struct rs_map_entry *e, const char *line, size_t len, enu
 	if (len > RS_RUNINDEX_MAX_LINE)
 		return rs_error_set(RS_ECORRUPT, "line longer than %u bytes", RS_RUNINDEX_MAX_LINE);
 	root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root && json_error_code(&jerr) == json_error_out_of_memory)
+	/* jansson sets no text when it cannot allocate its lexer: no parse error is silent */
+	if (!root && (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0]))
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	key = json_string_value(json_object_get(root, kinds[m].field));
 	shards = json_object_get(root, "shards");
