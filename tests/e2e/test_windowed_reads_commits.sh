@@ -7,8 +7,9 @@
 # missing, and the promisor remote out of reach so that nothing is
 # fetched on demand -- `check NEWEST --baseline X`, `compare X NEWEST`,
 # `show` of X (full, prefix, run id) and `list --first-profiled` work, and
-# say byte for byte what they say in a full clone. Main's build, reading
-# every shard to resolve a commit, fails here.
+# say byte for byte what they say in a full clone; so does `check RUN` of
+# the newest run of a branch. Main's build, reading every shard to
+# resolve a commit, fails here.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_windowed_reads_commits
 export RS_BIN_DIR
@@ -107,3 +108,14 @@ printf '%s\n' "$C" >>"$T/cand"
 expect_status 0 "$RESULTS" list --first-profiled "$T/cand"
 [ "$(cat "$T/out")" = "$C" ] || fail "the new run's commit is not found: '$(cat "$T/out")'"
 pass "add writes the run's bucket of the commit map and covered.json; its commit resolves at once"
+
+# check of a named run without --baseline (the action's push path, and a pull request
+# whose merge base is not profiled): the newest run of its branch is judged against
+# the branch's window, which the branch map bounds; found through the commit map
+NEW_ID=$("$RESULTS" list --json --limit 1 | jq -r '.[0].id')
+for q in "$NEW_ID" "${C:0:6}"; do
+	expect_status 0 "$RESULTS" check "$q"
+	grep -q "no earlier commit profiled on the same machine to compare with" "$T/out" ||
+		fail "check $q: $(cat "$T/out") $(cat "$T/err")"
+done
+pass "check of a named run, the newest of its branch, reads no January blob"
