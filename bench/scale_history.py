@@ -30,7 +30,7 @@ LAST_MONTH_RUNS=K puts the last K runs into one month, from its first day
 on (at most 28 days, K/28 a day): a month as busy as a benchmark needs.
 
 The branch map and the commit map (index/branches/X/Y.jsonl,
-index/commits/X/Y.jsonl and their covered.json, src/runs/branchmap.h)
+index/commits/X/Y/Z.jsonl and their covered.json, src/runs/branchmap.h)
 are written as `results add` writes them: each commit rewrites its run's
 branch's bucket, its commit's bucket and both covered.json (MAP=0: no
 map, as a repository recorded before them; MAP=branches: the branch map
@@ -149,8 +149,8 @@ FIELD = {"branches": "branch", "commits": "commit"}
 
 
 def bucket_of(kind, key):
-    if kind == "commits":  # the first two hex digits
-        return int(key[:2].lower(), 16)
+    if kind == "commits":  # the first three hex digits
+        return int(key[:3].lower(), 16)
     h = 2166136261
     for c in key.encode():
         h = ((h ^ c) * 16777619) & 0xffffffff
@@ -300,7 +300,11 @@ while done < runs:
                 continue
             map_add(kind, key, sp)
             bn = bucket_of(kind, key)
-            out.write(("M 100644 inline index/%s/%x/%x.jsonl\n" % (kind, bn >> 4, bn & 15)).encode())
+            if kind == "commits":
+                out.write(("M 100644 inline index/commits/%x/%x/%x.jsonl\n" %
+                           (bn >> 8, (bn >> 4) & 15, bn & 15)).encode())
+            else:
+                out.write(("M 100644 inline index/branches/%x/%x.jsonl\n" % (bn >> 4, bn & 15)).encode())
             data(bucket_text(kind, bn).encode())
             out.write(("M 100644 inline index/%s/covered.json\n" % kind).encode())
             data((json.dumps({"run": rid}, separators=(",", ":")) + "\n").encode())

@@ -21,9 +21,13 @@
  * (check --baseline, compare, show, fetch) and asking which of a list of
  * commits is profiled (the GitHub Action's pull-request path) read every
  * shard without it (the commit of a run can be in any shard). Its buckets
- * are keyed on the commit's first two hex digits, so that a commit or a
- * prefix of 2 digits or more names its one bucket; a run id names its
- * commit's first 7 digits.
+ * are keyed on the commit's first three hex digits, so that a commit or a
+ * prefix of 3 digits or more (resolving takes 4) names its one bucket; a
+ * run id names its commit's first 7 digits. Three, not two: commits are
+ * as many as runs, and each add rewrites its commit's bucket: 4096
+ * buckets (16 folders of 16 folders of 16) are about 2 KB each at 100,000
+ * runs, where 256 would be 35 KB, and the three trees an add rewrites
+ * hold 17, 16 and 16 entries.
  *
  * Why covered.json: an add by an older results appends a run without
  * touching the map. The map is then true of the runs up to the covered
@@ -43,12 +47,16 @@
 #include "runs/runindex_internal.h"
 #include "util/array.h"
 
-/* What differs between the two maps: their folder under index/ and the field keying a line. */
+/*
+ * What differs between the two maps: their folder under index/, the field
+ * keying a line, and how many buckets (in folders of 16) they have.
+ */
 static const struct map_kind {
 	const char *dir, *field;
+	unsigned buckets;
 } kinds[] = {
-	[RS_MAP_BRANCHES] = { "branches", "branch" },
-	[RS_MAP_COMMITS] = { "commits", "commit" },
+	[RS_MAP_BRANCHES] = { "branches", "branch", RS_BRANCHMAP_BUCKETS },
+	[RS_MAP_COMMITS] = { "commits", "commit", RS_COMMITMAP_BUCKETS },
 };
 
 void rs_map_entry_release(struct rs_map_entry *e)
@@ -96,16 +104,24 @@ static unsigned hex_value(char c)
 
 /*
  * The bucket of a key. Branches: the low byte of the FNV-1a (32 bits) of
- * the name. Commits (hex, checked by the caller): the first two digits,
- * lower-cased (a one-digit commit, which only a hostile index holds: that
- * digit and 0). Never change either.
+ * the name. Commits (hex, checked by the caller): the first three digits,
+ * lower-cased (a shorter commit, which only a hostile index holds: its
+ * digits, then 0s). Never change either.
  */
 static unsigned bucket_of(enum rs_map m, const char *key)
 {
 	uint32_t h = 2166136261u;
 
-	if (m == RS_MAP_COMMITS)
-		return hex_value(key[0]) << 4 | (key[1] ? hex_value(key[1]) : 0);
+	if (m == RS_MAP_COMMITS) {
+		unsigned b = 0;
+		int end = 0;
+
+		for (int i = 0; i < RS_COMMITMAP_DIGITS; i++) {
+			end = end || !key[i];
+			b = b << 4 | (end ? 0 : hex_value(key[i]));
+		}
+		return b;
+	}
 	for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
 		h ^= *p;
 		h *= 16777619u;
@@ -382,8 +398,12 @@ static int parse_next(struct bucket_parse *bp, struct rs_map_entry *e, const cha
 	return 0;
 }
 
+/* "branches/X/Y.jsonl" (the bucket's two hex digits), "commits/X/Y/Z.jsonl" (three). */
 static int bucket_rel(struct rs_buf *rel, enum rs_map m, unsigned b)
 {
+	if (m == RS_MAP_COMMITS)
+		return rs_buf_printf(rel, "%s/%x/%x/%x.jsonl", kinds[m].dir, b >> 8, (b >> 4) & 15,
+				     b & 15);
 	return rs_buf_printf(rel, "%s/%x/%x.jsonl", kinds[m].dir, b >> 4, b & 15);
 }
 
@@ -503,8 +523,9 @@ int rs_commitmap_prefix(struct rs_map_entries *out, git_repository *repo, git_tr
 	git_blob *blob = NULL;
 	int err;
 
-	if (strlen(prefix) < 2 || strlen(prefix) > 64 || !is_hex(prefix))
-		return rs_error_set(RS_EUSAGE, "'%s' is not 2 to 64 hex digits of a commit", prefix);
+	if (strlen(prefix) < RS_COMMITMAP_DIGITS || strlen(prefix) > 64 || !is_hex(prefix))
+		return rs_error_set(RS_EUSAGE, "'%s' is not %d to 64 hex digits of a commit", prefix,
+				    RS_COMMITMAP_DIGITS);
 	ps.bp.bucket = (int)bucket_of(RS_MAP_COMMITS, prefix);
 	err = read_bucket(&blob, &label, repo, sub, RS_MAP_COMMITS, (unsigned)ps.bp.bucket);
 	if (!err && blob) {
@@ -553,7 +574,7 @@ static int cmp_key(const void *k, const void *elem)
 int rs_commitmap_first(size_t *at, int *found, git_repository *repo, git_tree *sub,
 		       const char *const *commits, size_t n)
 {
-	struct key_list *lists = calloc(RS_BRANCHMAP_BUCKETS, sizeof(*lists));
+	struct key_list *lists = calloc(RS_COMMITMAP_BUCKETS, sizeof(*lists));
 	struct rs_buf label = RS_BUF_INIT;
 	int err = 0;
 
@@ -564,7 +585,8 @@ int rs_commitmap_first(size_t *at, int *found, git_repository *repo, git_tree *s
 		struct key_list *kl;
 		git_blob *blob = NULL;
 
-		if (strlen(commits[i]) < 2 || strlen(commits[i]) > 64 || !is_hex(commits[i])) {
+		if (strlen(commits[i]) < RS_COMMITMAP_DIGITS || strlen(commits[i]) > 64 ||
+		    !is_hex(commits[i])) {
 			err = rs_error_set(RS_EUSAGE, "'%s' is not a commit id", commits[i]);
 			break;
 		}
@@ -592,7 +614,7 @@ int rs_commitmap_first(size_t *at, int *found, git_repository *repo, git_tree *s
 			*found = 1;
 		}
 	}
-	for (unsigned b = 0; b < RS_BRANCHMAP_BUCKETS; b++) {
+	for (unsigned b = 0; b < RS_COMMITMAP_BUCKETS; b++) {
 		for (size_t k = 0; k < lists[b].count; k++)
 			free(lists[b].keys[k]);
 		free(lists[b].keys);
@@ -616,7 +638,7 @@ struct writer {
 	enum rs_map m;
 	git_repository *repo;
 	git_tree *sub;
-	struct bucket buckets[RS_BRANCHMAP_BUCKETS];
+	struct bucket buckets[RS_COMMITMAP_BUCKETS]; /* the first kinds[m].buckets */
 	int full;          /* building the map from every shard: the tree's buckets are not read */
 	const char *name;  /* of the bucket being parsed */
 	struct bucket *into;
@@ -729,7 +751,7 @@ static int writer_emit(struct rs_map_files *out, struct writer *w, const char *c
 	char *s = NULL;
 	int err = 0;
 
-	for (unsigned i = 0; i < RS_BRANCHMAP_BUCKETS && !err; i++) {
+	for (unsigned i = 0; i < kinds[w->m].buckets && !err; i++) {
 		struct bucket *b = &w->buckets[i];
 
 		if (w->full && !b->touched && w->sub) {
@@ -749,8 +771,9 @@ static int writer_emit(struct rs_map_files *out, struct writer *w, const char *c
 		qsort(b->entries, b->count, sizeof(*b->entries), cmp_entries);
 		err = push_file(out, &path, &text);
 		if (!err)
-			err = rs_buf_printf(path, "index/%s/%x/%x.jsonl", kinds[w->m].dir, i >> 4,
-					    i & 15);
+			err = rs_buf_puts(path, "index/");
+		if (!err)
+			err = bucket_rel(path, w->m, i);
 		for (size_t k = 0; k < b->count && !err; k++) {
 			entry_trim(&b->entries[k]);
 			err = rs_map_entry_to_line(text, &b->entries[k], w->m);
@@ -880,7 +903,7 @@ static int catch_up(struct catchup *c, git_repository *repo, const struct rs_sha
 /* Forget every bucket: the map is built again from every shard. */
 static void writer_reset(struct writer *w)
 {
-	for (unsigned i = 0; i < RS_BRANCHMAP_BUCKETS; i++) {
+	for (unsigned i = 0; i < RS_COMMITMAP_BUCKETS; i++) {
 		struct bucket *b = &w->buckets[i];
 
 		for (size_t k = 0; k < b->count; k++)
@@ -943,7 +966,7 @@ out:
 	if (err)
 		rs_map_files_release(out);
 	writer_reset(w);
-	for (unsigned i = 0; i < RS_BRANCHMAP_BUCKETS; i++)
+	for (unsigned i = 0; i < RS_COMMITMAP_BUCKETS; i++)
 		free(w->buckets[i].entries);
 	git_tree_free(w->sub);
 	free(w);

@@ -13,8 +13,8 @@
  *   index/branches/X/Y.jsonl  one line a branch whose FNV-1a hash's low
  *                             byte is XY (X, Y: lower-case hex digits):
  *     {"branch":"main","shards":[["2026-11",3,7],["2026-11",2,8]],"more":true}
- *   index/commits/X/Y.jsonl   one line a profiled commit whose first two
- *                             hex digits are XY (lower-cased):
+ *   index/commits/X/Y/Z.jsonl one line a profiled commit whose first
+ *                             three hex digits are XYZ (lower-cased):
  *     {"commit":"ab12...","shards":[["2026-11",3,1]]}
  *     the shards (month, number, runs of the branch or commit there)
  *     newest first, as many as hold its newest RS_BRANCHMAP_RUNS runs;
@@ -48,6 +48,9 @@
 /* The newest runs of a key whose shards a map lists (check reads at most 65). */
 #define RS_BRANCHMAP_RUNS 128
 #define RS_BRANCHMAP_BUCKETS 256
+/* The commit map: buckets by the first RS_COMMITMAP_DIGITS hex digits of the commit. */
+#define RS_COMMITMAP_DIGITS 3
+#define RS_COMMITMAP_BUCKETS 4096
 /* Caps on untrusted input: the maps come from a clone. */
 #define RS_BRANCHMAP_MAX_BUCKET (64u * 1024 * 1024) /* one bucket file */
 #define RS_BRANCHMAP_MAX_SHARDS 1024                /* shards of one line */
@@ -111,7 +114,8 @@ int rs_map_find(struct rs_map_entry *out, int *found, const char *text, size_t l
 
 /*
  * Every line of the commit map in index/ `sub` whose commit starts with
- * `prefix` (2 to 64 hex digits, either case; RS_EUSAGE otherwise),
+ * `prefix` (RS_COMMITMAP_DIGITS to 64 hex digits, either case; RS_EUSAGE
+ * otherwise),
  * appended to `out`, in the bucket's order. None (0) when the bucket is
  * not there. RS_ECORRUPT for a malformed or oversized bucket, named.
  */

@@ -80,13 +80,13 @@ git show HEAD:index/branches/covered.json | grep -q '"20210201-000000-nightly-ee
 	fail "the second add did not move covered.json on"
 git grep -h '"branch":"main"' HEAD -- index/branches | grep -qF '"shards":[["2021-02",1,1],["2021-01",2,1],["2021-01",1,140]]' ||
 	fail "main's line of the map: $(git grep -h '"branch":"main"' HEAD -- index/branches)"
-# and the commit map (index/commits/, keyed on the commit's first two digits)
+# and the commit map (index/commits/, keyed on the commit's first three digits)
 git show HEAD~1:index/commits/covered.json | grep -q '"20210110-000000-nightly-ddddddd"' ||
 	fail "the first add wrote no commit map: $(git ls-tree -r --name-only HEAD~1 index)"
-[ "$(git show HEAD:index/commits/d/d.jsonl)" = '{"commit":"'"$(printf 'd%.0s' {1..40})"'","shards":[["2021-01",2,1]]}' ] ||
-	fail "ddd...'s line of the commit map: $(git show HEAD:index/commits/d/d.jsonl)"
-[ "$(git show HEAD:index/commits/e/e.jsonl)" = '{"commit":"'"$(printf 'e%.0s' {1..40})"'","shards":[["2021-02",1,1]]}' ] ||
-	fail "eee...'s line of the commit map: $(git show HEAD:index/commits/e/e.jsonl)"
+[ "$(git show HEAD:index/commits/d/d/d.jsonl)" = '{"commit":"'"$(printf 'd%.0s' {1..40})"'","shards":[["2021-01",2,1]]}' ] ||
+	fail "ddd...'s line of the commit map: $(git show HEAD:index/commits/d/d/d.jsonl)"
+[ "$(git show HEAD:index/commits/e/e/e.jsonl)" = '{"commit":"'"$(printf 'e%.0s' {1..40})"'","shards":[["2021-02",1,1]]}' ] ||
+	fail "eee...'s line of the commit map: $(git show HEAD:index/commits/e/e/e.jsonl)"
 expect_status 0 "$RESULTS" list --limit 3
 head -4 "$T/out" | tail -3 | awk '{ print $1 }' | tr '\n' ' ' >"$T/ids"
 grep -q "^20210201-000000-nightly-eeeeeee 20210110-000000-nightly-ddddddd 20210103-220000-nightly-" "$T/ids" ||

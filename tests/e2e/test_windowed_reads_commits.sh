@@ -25,8 +25,8 @@ X_ID=$(jq -r .id <<<"$line")
 X_PATH=$(jq -r .path <<<"$line")
 [ "$(git -C "$FULL" grep -h "\"commit\":\"$X\"" HEAD -- 'index/*.jsonl' 'index/*/*.jsonl' ':!index/commits' ':!index/branches' | wc -l)" = 1 ] ||
 	fail "X $X has more than one run"
-git -C "$FULL" show "HEAD:index/commits/${X:0:1}/${X:1:1}.jsonl" | grep -qF "{\"commit\":\"$X\",\"shards\":[[\"2021-01\",2,1]]}" ||
-	fail "the commit map does not list X in 2021-01/0002: $(git -C "$FULL" show "HEAD:index/commits/${X:0:1}/${X:1:1}.jsonl")"
+git -C "$FULL" show "HEAD:index/commits/${X:0:1}/${X:1:1}/${X:2:1}.jsonl" | grep -qF "{\"commit\":\"$X\",\"shards\":[[\"2021-01\",2,1]]}" ||
+	fail "the commit map does not list X in 2021-01/0002: $(git -C "$FULL" show "HEAD:index/commits/${X:0:1}/${X:1:1}/${X:2:1}.jsonl")"
 
 git -C "$T/h/remote.git" config uploadpack.allowFilter true || fail "config of remote.git"
 GIT_LFS_SKIP_SMUDGE=1 git clone -q --filter=blob:none --no-checkout "file://$T/h/remote.git" "$T/pc" ||
@@ -101,7 +101,7 @@ gen --seed 9 --samples 80 -o "$T/s.pyisession"
 C=$(printf '7%.0s' {1..40})
 RESULTS_RECORDED_AT=$((last + 60)) expect_status 0 "$RESULTS" add "$T/s.pyisession" \
 	--commit "$C" --trigger pr --branch pr/new --stats "$T/h/stats.json"
-[ "$(git diff-tree -r --name-only HEAD~1 HEAD -- index/commits | tr '\n' ' ')" = "index/commits/7/7.jsonl index/commits/covered.json " ] ||
+[ "$(git diff-tree -r --name-only HEAD~1 HEAD -- index/commits | tr '\n' ' ')" = "index/commits/7/7/7.jsonl index/commits/covered.json " ] ||
 	fail "add changed $(git diff-tree -r --name-only HEAD~1 HEAD -- index/commits | tr '\n' ' ')"
 expect_status 0 "$RESULTS" show "${C:0:8}"
 printf '%s\n' "$C" >>"$T/cand"

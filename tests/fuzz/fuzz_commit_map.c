@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const commits[] = {
 		"cd00111111111111111111111111111111111111",
-		"cd99222222222222222222222222222222222222",
+		"cd09222222222222222222222222222222222222",
 		"CD0011",
 		"c",
 	};

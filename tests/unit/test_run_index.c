@@ -408,10 +408,10 @@ static void test_commit_map_parse(void **state)
 
 	(void)state;
 	sha(c1, "cd00", '1');
-	sha(c2, "cd99", '2');
+	sha(c2, "cd09", '2');
 	good = "{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[[\"2026-11\",3,1],"
 	       "[\"2026-09\",1,2]]}\n"
-	       "{\"commit\":\"cd99222222222222222222222222222222222222\",\"shards\":[[\"2026-10\",2,1]],"
+	       "{\"commit\":\"cd09222222222222222222222222222222222222\",\"shards\":[[\"2026-10\",2,1]],"
 	       "\"more\":true}\n";
 	assert_int_equal(rs_map_find(&e, &found, good, strlen(good), "b", RS_MAP_COMMITS, c2), 0);
 	assert_true(found);
@@ -430,7 +430,7 @@ static void test_commit_map_parse(void **state)
 	rs_map_entry_release(&e);
 	/* a commit not there */
 	assert_int_equal(rs_map_find(&e, &found, good, strlen(good), "b", RS_MAP_COMMITS,
-				     sha(c2, "cdee", '3')), 0);
+				     sha(c2, "cd0e", '3')), 0);
 	assert_false(found);
 	/* a key that is not a commit: bad usage, not data */
 	assert_int_equal(rs_map_find(&e, &found, good, strlen(good), "b", RS_MAP_COMMITS, "zz"),
@@ -450,7 +450,7 @@ static void test_commit_map_parse(void **state)
 		/* not hex, of another bucket, out of order, twice */
 		"{\"commit\":\"cdxx111111111111111111111111111111111111\",\"shards\":[]}\n",
 		"{\"commit\":\"ab00111111111111111111111111111111111111\",\"shards\":[]}\n",
-		"{\"commit\":\"cd99222222222222222222222222222222222222\",\"shards\":[]}\n"
+		"{\"commit\":\"cd09222222222222222222222222222222222222\",\"shards\":[]}\n"
 		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[]}\n",
 		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[]}\n"
 		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[]}\n",
@@ -462,17 +462,17 @@ static void test_commit_map_parse(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		text = bad[i];
-		assert_int_equal(rs_map_find(&e, &found, text, strlen(text), "index/commits/c/d.jsonl",
-					     RS_MAP_COMMITS, sha(c2, "cdff", '9')), RS_ECORRUPT);
+		assert_int_equal(rs_map_find(&e, &found, text, strlen(text), "index/commits/c/d/0.jsonl",
+					     RS_MAP_COMMITS, sha(c2, "cd0f", '9')), RS_ECORRUPT);
 		assert_false(found);
-		assert_non_null(strstr(rs_error_message(), "index/commits/c/d.jsonl:"));
+		assert_non_null(strstr(rs_error_message(), "index/commits/c/d/0.jsonl:"));
 	}
 	/* a line over 64 KiB */
 	assert_int_equal(rs_buf_puts(&big, "{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[]"), 0);
 	while (big.len <= RS_RUNINDEX_MAX_LINE)
 		assert_int_equal(rs_buf_puts(&big, "        "), 0);
 	assert_int_equal(rs_buf_puts(&big, "}\n"), 0);
-	assert_int_equal(rs_map_find(&e, &found, big.ptr, big.len, "index/commits/c/d.jsonl",
+	assert_int_equal(rs_map_find(&e, &found, big.ptr, big.len, "index/commits/c/d/0.jsonl",
 				     RS_MAP_COMMITS, c1), RS_ECORRUPT);
 	assert_non_null(strstr(rs_error_message(), "longer than"));
 	rs_buf_release(&big);
@@ -592,7 +592,7 @@ static void test_commit_map(void **state)
 						      .data = map.files[i].text.ptr,
 						      .size = map.files[i].text.len };
 	}
-	assert_int_equal(map.count, 6); /* buckets a/b, c/d, e/f, 1/2, a/a, covered.json */
+	assert_int_equal(map.count, 6); /* buckets a/b/c, c/d/0, e/f/4, 1/2/3, a/a/0, covered.json */
 	assert_int_equal(rs_commit_files(repo, files, n, &opts, NULL, NULL), 0);
 
 	/* cd00: November (the covered run's), then September, which the map names; not October */
@@ -659,24 +659,24 @@ static void test_commit_map(void **state)
 		"not json\n",
 	};
 	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
-		put_file(repo, "index/commits/c/d.jsonl", hostile[i], 0);
+		put_file(repo, "index/commits/c/d/0.jsonl", hostile[i], 0);
 		resolve_count(repo, "cd00", &id, &err);
 		assert_int_equal(err, RS_ECORRUPT);
-		assert_non_null(strstr(rs_error_message(), "index/commits/c/d.jsonl:"));
+		assert_non_null(strstr(rs_error_message(), "index/commits/c/d/0.jsonl:"));
 		assert_int_equal(rs_runindex_first_profiled(&at, &found, repo, NULL, cands, 1),
 				 RS_ECORRUPT);
-		assert_non_null(strstr(rs_error_message(), "index/commits/c/d.jsonl:"));
+		assert_non_null(strstr(rs_error_message(), "index/commits/c/d/0.jsonl:"));
 	}
 	/* oversized: refused from the object's size, before it is read */
-	put_file(repo, "index/commits/c/d.jsonl", NULL, RS_BRANCHMAP_MAX_BUCKET + 1);
+	put_file(repo, "index/commits/c/d/0.jsonl", NULL, RS_BRANCHMAP_MAX_BUCKET + 1);
 	resolve_count(repo, "cd00", &id, &err);
 	assert_int_equal(err, RS_ECORRUPT);
-	assert_non_null(strstr(rs_error_message(), "'index/commits/c/d.jsonl' is too large"));
+	assert_non_null(strstr(rs_error_message(), "'index/commits/c/d/0.jsonl' is too large"));
 	/* a folder where the bucket should be */
-	put_file(repo, "index/commits/5/6.jsonl/x", "x", 0);
+	put_file(repo, "index/commits/5/6/0.jsonl/x", "x", 0);
 	resolve_count(repo, "5600", &id, &err);
 	assert_int_equal(err, RS_ECORRUPT);
-	assert_non_null(strstr(rs_error_message(), "'index/commits/5/6.jsonl' is not a file"));
+	assert_non_null(strstr(rs_error_message(), "'index/commits/5/6/0.jsonl' is not a file"));
 	/* a bucket the tree does not have: no commit of it has a run */
 	assert_int_equal(resolve_count(repo, "5555", &id, &err), 5);
 	assert_int_equal(err, RS_ENOTFOUND);
