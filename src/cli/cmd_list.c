@@ -175,6 +175,7 @@ static int read_candidates(char ***out, size_t *n, const char *path)
 					     RS_RUNS_MAX_CANDIDATES);
 			break;
 		}
+		/* not rs_array_grow: programs use the public headers only */
 		if (count % 64 == 0) {
 			char **grown = realloc(list, (count + 64) * sizeof(*list));
 
