@@ -62,7 +62,9 @@ same() {
 	local a=0 b=0
 	"$RESULTS" "$@" >"$T/pc.out" 2>"$T/pc.err" || a=$?
 	(cd "$FULL" && "$RESULTS" "$@") >"$T/full.out" 2>"$T/full.err" || b=$?
-	[ "$a" = "$b" ] && cmp -s "$T/pc.out" "$T/full.out" && cmp -s "$T/pc.err" "$T/full.err" ||
+	# (LeakSanitizer's note of the suppressed libgit2 leaks differs between the clones)
+	for f in pc full; do sed -e '/^-----*$/,/^-----*$/d' -e '/^$/d' "$T/$f.err" >"$T/$f.msg"; done
+	[ "$a" = "$b" ] && cmp -s "$T/pc.out" "$T/full.out" && cmp -s "$T/pc.msg" "$T/full.msg" ||
 		{ cat "$T/pc.err" >&2; diff "$T/pc.out" "$T/full.out" | head -5 >&2; fail "'$*' exited $a here, $b in the full clone, or said other things"; }
 	[ "$a" -le 1 ] || [ -n "${ANY_STATUS:-}" ] || { cat "$T/pc.err" >&2; fail "'$*' exited $a"; }
 }
