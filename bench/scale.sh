@@ -19,6 +19,13 @@
 #     again into the same folder: the incremental build;
 #   - one more add, the first run of a new pull-request branch, and check
 #     (its window is empty: the branch map says so, src/runs/branchmap.h);
+#   - the GitHub Action's pull-request path (docs/github-action/run.sh), on
+#     the history as built: check of the newest run --baseline an old
+#     commit (the oldest shard's last) and a recent one (the 30th newest run's),
+#     compare of the old one and the newest run, the nearest profiled
+#     commit of 500 candidates whose last only is profiled (list
+#     --first-profiled, through the commit map), and what the action did
+#     for it before: list --json --limit 0 (every run);
 #   - references measured in the same run: git rev-parse HEAD, git log -1
 #     (process start-up included), and git status (which reads .git/index,
 #     as add must).
@@ -69,7 +76,9 @@ echo "# machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '{"population": 1000}\n' >"$W/stats.json"
 
 declare -A F   # F[name,size] = seconds or bytes
-names=(ref_revparse ref_log ref_status add_late add_early bytes_late bytes_early list check trend site_full site_incr check_first_pr)
+names=(ref_revparse ref_log ref_status add_late add_early bytes_late bytes_early list check trend site_full site_incr check_first_pr
+	pr_check_old pr_check_recent pr_compare_old pr_nearest pr_list_all)
+json_field() { python3 -c 'import json,sys; v=json.load(sys.stdin); print(eval("v" + sys.argv[1]))' "$1"; }
 for n in $SIZES; do
 	busy=$((BUSY < n ? BUSY : n - 1))
 	reuse_var=REUSE_$n
@@ -88,6 +97,18 @@ for n in $SIZES; do
 	F[list,$n]=$(timed3 "$RESULTS" list)
 	F[check,$n]=$(timed3 "$RESULTS" check)
 	F[trend,$n]=$(timed3 "$RESULTS" trend)
+	# the action's pull-request path
+	newest=$("$RESULTS" list --json --limit 1 | json_field '[0]["id"]')
+	oldest_shard=$(git ls-tree -r --name-only HEAD index/ | grep -vE '^index/(branches|commits)/' | sort | head -1)
+	old_c=$(git show "HEAD:$oldest_shard" | tail -1 | json_field '["commit"]')
+	recent_c=$("$RESULTS" list --json --limit 30 | json_field '[-1]["commit"]')
+	for k in $(seq 1 499); do printf '%040x\n' $((k * 7919 + n)); done >"$W/cand$n"
+	echo "$old_c" >>"$W/cand$n"
+	F[pr_check_old,$n]=$(timed3 "$RESULTS" check "$newest" --baseline "$old_c")
+	F[pr_check_recent,$n]=$(timed3 "$RESULTS" check "$newest" --baseline "$recent_c")
+	F[pr_compare_old,$n]=$(timed3 "$RESULTS" compare "$old_c" "$newest")
+	F[pr_nearest,$n]=$(timed3 "$RESULTS" list --first-profiled "$W/cand$n")
+	F[pr_list_all,$n]=$(timed3 "$RESULTS" list --json --limit 0)
 	last=$(git log -1 --format=%ct)
 	# late in the busy month: after its last run, the same day
 	F[add_late,$n]=$(for k in $(seq 1 "$ADDS"); do add_at $((last + k * 10)) "$k"; done | median)

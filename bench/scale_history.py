@@ -29,10 +29,12 @@ the previous one, as a pushed repository holds them after git's repack.
 LAST_MONTH_RUNS=K puts the last K runs into one month, from its first day
 on (at most 28 days, K/28 a day): a month as busy as a benchmark needs.
 
-The branch map (index/branches/X/Y.jsonl and covered.json,
-src/runs/branchmap.h) is written as `results add` writes it: each
-commit rewrites its run's branch's bucket and covered.json (MAP=0: no
-map, as a repository recorded before it).
+The branch map and the commit map (index/branches/X/Y.jsonl,
+index/commits/X/Y/Z.jsonl and their covered.json, src/runs/branchmap.h)
+are written as `results add` writes them: each commit rewrites its run's
+branch's bucket, its commit's bucket and both covered.json (MAP=0: no
+map, as a repository recorded before them; MAP=branches: the branch map
+only, as a repository recorded before the commit map).
 
 LAYOUT is the index layout to write: "month" (index/YYYY-MM.jsonl, one
 shard per month, the layout before runs/index shards were bounded) or
@@ -51,7 +53,9 @@ layout = sys.argv[4] if len(sys.argv) > 4 else "bounded"
 per_day = int(os.environ.get("PER_DAY", "50"))
 shard_runs = int(os.environ.get("SHARD_RUNS", "128"))
 same_session = os.environ.get("SESSIONS", "distinct") == "same"
-write_map = os.environ.get("MAP", "1") != "0"
+map_env = os.environ.get("MAP", "1")
+write_map = map_env != "0"
+write_cmap = map_env not in ("0", "branches")
 MAP_RUNS = 128  # RS_BRANCHMAP_RUNS
 if layout not in ("month", "bounded") or runs < 1 or per_day < 4:
     sys.exit("usage: scale_history.py CLONE RUNS T0 [month|bounded] (PER_DAY >= 4)")
@@ -65,7 +69,7 @@ def git(*args):
 
 # --- the template: the one run recorded by results add ----------------------
 index_files = [p for p in git("ls-tree", "-r", "--name-only", "HEAD", "index").decode().split("\n")
-               if p and not p.startswith("index/branches/")]
+               if p and not p.startswith(("index/branches/", "index/commits/"))]
 if len(index_files) != 1:
     sys.exit("scale_history.py: the template clone must hold exactly one index shard")
 line0 = json.loads(git("show", "HEAD:" + index_files[0]).decode().split("\n")[0])
@@ -138,22 +142,26 @@ def shard_path(tm):
     return shard_name(month, n)
 
 
-# --- the branch map (src/runs/branchmap.c) ------------------------------------
-buckets = {}  # bucket number -> {branch: [[month, seq, runs], ...] newest first, more}
+# --- the branch map and the commit map (src/runs/branchmap.c) -----------------
+# per map: bucket number -> {key: {"shards": [[month, seq, runs], ...] newest first, "more"}}
+buckets = {"branches": {}, "commits": {}}
+FIELD = {"branches": "branch", "commits": "commit"}
 
 
-def bucket_of(branch):
+def bucket_of(kind, key):
+    if kind == "commits":  # the first three hex digits
+        return int(key[:3].lower(), 16)
     h = 2166136261
-    for c in branch.encode():
+    for c in key.encode():
         h = ((h ^ c) * 16777619) & 0xffffffff
     return h & 255
 
 
-def map_add(branch, sp):
+def map_add(kind, key, sp):
     month = sp[6:13]
     seq = 1 if len(sp) == 19 else int(sp[14:18])
-    b = buckets.setdefault(bucket_of(branch), {})
-    e = b.setdefault(branch, {"shards": [], "more": False})
+    b = buckets[kind].setdefault(bucket_of(kind, key), {})
+    e = b.setdefault(key, {"shards": [], "more": False})
     sh = e["shards"]
     for k, (m, q, n) in enumerate(sh):
         if (m, q) == (month, seq):
@@ -173,11 +181,11 @@ def map_add(branch, sp):
         total += x[2]
 
 
-def bucket_text(n):
+def bucket_text(kind, n):
     out = []
-    for branch in sorted(buckets[n], key=lambda x: x.encode()):
-        e = buckets[n][branch]
-        o = {"branch": branch, "shards": e["shards"]}
+    for key in sorted(buckets[kind][n], key=lambda x: x.encode()):
+        e = buckets[kind][n][key]
+        o = {FIELD[kind]: key, "shards": e["shards"]}
         if e["more"]:
             o["more"] = True
         out.append(json.dumps(o, separators=(",", ":")) + "\n")
@@ -191,7 +199,8 @@ def readme_row(e):
         e["trigger"], m["duration"], m["samples"], e.get("verdict", ""), e["id"], e["path"])
 
 
-map_add(line0["branch"], index_files[0])  # the template's run, as its add mapped it
+map_add("branches", line0["branch"], index_files[0])  # the template's run, as its add mapped it
+map_add("commits", line0["commit"], index_files[0])
 
 
 def data(b):
@@ -274,8 +283,10 @@ while done < runs:
               (rid, b[4]["commit"], b[4]["branch"], b[4]["trigger"])).encode())
         if first:
             out.write(b"from refs/heads/main^0\n")
-            if not write_map:  # a repository from before the map
+            if not write_map:  # a repository from before the maps
                 out.write(b"D index/branches\n")
+            if not write_cmap:  # a repository from before the commit map
+                out.write(b"D index/commits\n")
             first = False
         out.write(("M 100644 :%d %s/run.json\n" % (k + 1, path)).encode())
         out.write(("M 100644 :%d %s/summary.md\n" % (n + k + 1, path)).encode())
@@ -283,12 +294,19 @@ while done < runs:
         data(b[5].encode())
         sp, sm = shard_marks[k]
         out.write(("M 100644 :%d %s\n" % (sm, sp)).encode())
-        if write_map:
-            map_add(b[4]["branch"], sp)
-            bn = bucket_of(b[4]["branch"])
-            out.write(("M 100644 inline index/branches/%x/%x.jsonl\n" % (bn >> 4, bn & 15)).encode())
-            data(bucket_text(bn).encode())
-            out.write(b"M 100644 inline index/branches/covered.json\n")
+        for kind, key, on in (("branches", b[4]["branch"], write_map),
+                              ("commits", b[4]["commit"], write_cmap)):
+            if not on:
+                continue
+            map_add(kind, key, sp)
+            bn = bucket_of(kind, key)
+            if kind == "commits":
+                out.write(("M 100644 inline index/commits/%x/%x/%x.jsonl\n" %
+                           (bn >> 8, (bn >> 4) & 15, bn & 15)).encode())
+            else:
+                out.write(("M 100644 inline index/branches/%x/%x.jsonl\n" % (bn >> 4, bn & 15)).encode())
+            data(bucket_text(kind, bn).encode())
+            out.write(("M 100644 inline index/%s/covered.json\n" % kind).encode())
             data((json.dumps({"run": rid}, separators=(",", ":")) + "\n").encode())
         if k == n - 1:  # README.md: the 20 newest, once a day (the last commit of each day)
             out.write(b"M 100644 inline README.md\n")

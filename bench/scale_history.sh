@@ -36,6 +36,9 @@
 #   SESSIONS=same         every run points at the one session in DIR/store
 #                         (default: a pointer of its own each, to no object)
 #   REPACK=1              git repack -ad in remote.git afterwards (slow)
+#   MAP=0|branches        no branch or commit map (a repository recorded
+#                         before them), or the branch map only (before the
+#                         commit map); default both, as results add writes
 #
 # Prints the time taken and the sizes. RS_BIN_DIR: the build directory
 # (results, lfs-agent).
@@ -111,4 +114,4 @@ printf 'history: %d runs (%s index, %d a day) in %.0f s; remote.git %.0f MB, clo
 	"$RUNS" "$LAYOUT" "$PER_DAY" "$t_build" \
 	"$(echo "$(du -sb "$DIR/remote.git" | cut -f1) / 1048576" | bc -l)" \
 	"$(echo "$(du -sb "$DIR/clone/.git" | cut -f1) / 1048576" | bc -l)" \
-	"$(git ls-tree -r --name-only HEAD index/ | grep -vc "^index/branches/")"
+	"$(git ls-tree -r --name-only HEAD index/ | grep -vEc "^index/(branches|commits)/")"

@@ -233,14 +233,17 @@ fi
 # A pull request is judged against its merge base with the base branch, not
 # against the newest run there (which may hold commits the pull request
 # does not): the nearest profiled commit on the first-parent line of the
-# merge base, as the profiled repository's history says.
+# merge base, as the profiled repository's history says. `results list
+# --first-profiled` answers through the index's commit map, reading the
+# map's buckets of those commits, not every shard of the history.
 nearest_profiled() { # nearest_profiled COMMIT: a profiled commit, or nothing
-	results list --json --limit 0 | jq -r '.[].commit' | sort -u >"$W/profiled"
 	if [ -n "$PROFILED" ] && git -C "$PROFILED" cat-file -e "$1^{commit}" 2>/dev/null; then
-		git -C "$PROFILED" rev-list --first-parent --max-count=500 "$1" | grep -m1 -Fxf "$W/profiled" || true
+		git -C "$PROFILED" rev-list --first-parent --max-count=500 "$1" >"$W/candidates" ||
+			die 8 "git rev-list of $1 in the profiled repository failed"
 	else
-		grep -m1 -Fx "$1" "$W/profiled" || true
+		printf '%s\n' "$1" >"$W/candidates"
 	fi
+	results list --first-profiled "$W/candidates" || die $? "results list --first-profiled failed (exit $?)"
 }
 BASE_NOTE=
 if [ -z "$BASELINE" ] && [ -n "$PR" ] && [ -n "$PR_BASE" ]; then

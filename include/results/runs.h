@@ -55,6 +55,34 @@ RS_MUST_CHECK int rs_runs_open_window(struct rs_runs **out, struct rs_repo *repo
 				      const char *rev, size_t want, const char *branch,
 				      int newest_branch);
 
+/*
+ * The runs of `repo` at `rev` (NULL: HEAD) that rs_runs_resolve needs to
+ * resolve each of `queries[0..n)` (run ids or profiled commits) as it
+ * would on every run: with the commit map of the index
+ * (docs/run-format.md, "Commit map"), the shards holding the runs of the
+ * commits they name, and no other; every shard in a repository without
+ * the map. What the result holds beside the runs resolved is not the
+ * history: use it to resolve these queries, not to walk runs.
+ */
+RS_MUST_CHECK int rs_runs_open_for(struct rs_runs **out, struct rs_repo *repo, const char *rev,
+				   const char *const *queries, size_t n);
+
+/* The most candidates one rs_runs_first_profiled takes. */
+#define RS_RUNS_MAX_CANDIDATES 100000
+
+/*
+ * Of `commits[0..n)` (full commit ids, hex, e.g. `git rev-list` of a
+ * merge base), the first that has a recorded run in `repo` at `rev`
+ * (NULL: HEAD), matched exactly as spelled: `*at` its index and `*found`
+ * 1, or `*found` 0 when none has. Through the commit map it reads the
+ * map's buckets of the candidates up to the first profiled one, and the
+ * shards recorded since the map was written (every shard without it).
+ * RS_EUSAGE for a candidate that is not 4 to 64 hex digits or more than
+ * RS_RUNS_MAX_CANDIDATES of them; RS_ECORRUPT for a malformed index or map.
+ */
+RS_MUST_CHECK int rs_runs_first_profiled(size_t *at, int *found, struct rs_repo *repo,
+					 const char *rev, const char *const *commits, size_t n);
+
 /* How many runs, and the i-th, oldest first (NULL past the end). */
 size_t rs_runs_count(const struct rs_runs *runs);
 const struct rs_run_entry *rs_runs_at(const struct rs_runs *runs, size_t i);

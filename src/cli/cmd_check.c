@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/opts.h"
@@ -194,6 +195,60 @@ static int load_runs(struct rs_run_doc **hd, struct rs_run_doc **bd,
 	return rs_runsel_load(bd, sel, base);
 }
 
+/*
+ * `check RUN` without --baseline judges RUN against the runs before it on
+ * its branch. When RUN is the newest run of that branch (the run a CI job
+ * just recorded), those are what a bounded load of the branch holds
+ * (rs_runsel_open_window, through the branch map): RUN is resolved first
+ * through the commit map, to learn its branch, then found again in that
+ * load. An older run, or --branch naming another branch, loads every run
+ * as before. The verdict is the same either way.
+ */
+static int open_named(struct rs_runsel *sel, const struct check_args *a, size_t want)
+{
+	struct rs_runsel probe = RS_RUNSEL_INIT;
+	const struct rs_run_entry *e = NULL, **newest = NULL;
+	char *id = NULL, *branch = NULL;
+	size_t n = 0;
+	int status, err, bounded = 0;
+
+	status = rs_runsel_open_for(&probe, &a->query, 1);
+	if (!status)
+		status = rs_runsel_resolve(&e, &probe, a->query);
+	if (status)
+		goto out;
+	if (!a->copts.branch || !strcmp(a->copts.branch, rs_run_entry_branch(e))) {
+		id = strdup(rs_run_entry_id(e));
+		branch = strdup(rs_run_entry_branch(e));
+		if (!id || !branch) {
+			status = rs_cli_fail(RS_EXIT_OTHER, "out of memory");
+			goto out;
+		}
+	}
+	rs_runsel_close(&probe);
+	if (branch) {
+		status = rs_runsel_open_window(sel, want, branch, 0);
+		if (status)
+			goto out;
+		err = rs_runs_newest(&newest, &n, sel->runs, branch, 1);
+		if (err) {
+			status = rs_cli_report(err);
+			goto out;
+		}
+		bounded = n == 1 && !strcmp(rs_run_entry_id(newest[0]), id);
+		if (!bounded)
+			rs_runsel_close(sel);
+	}
+	if (!bounded)
+		status = rs_runsel_open(sel);
+out:
+	rs_runsel_close(&probe);
+	free(newest);
+	free(id);
+	free(branch);
+	return status;
+}
+
 static int run(int argc, char **argv)
 {
 	struct rs_runsel sel = RS_RUNSEL_INIT;
@@ -202,21 +257,32 @@ static int run(int argc, char **argv)
 	const struct rs_run_entry *head = NULL;
 	struct rs_run_doc *hd = NULL, *bd = NULL;
 	struct rs_buf out = RS_BUF_INIT;
+	size_t want;
 	int err, status, done;
 
 	status = parse_args(&a, argc, argv, &done);
 	if (done)
 		return status;
+	want = 1 + (a.copts.window > RS_REPORT_CHECK_HISTORY_DEFAULT ? a.copts.window
+								     : RS_REPORT_CHECK_HISTORY_DEFAULT);
 	/*
 	 * Without a named run, the head is the newest (of --branch): only the
 	 * shards holding it and the window of its branch before it are read.
+	 * A named run against --baseline needs those two runs and no history:
+	 * the shards the commit map names for them (rs_runs_open_for); a
+	 * named run alone, its branch's window before it (open_named).
 	 */
-	if (a.query || a.baseline)
+	if (a.query && a.baseline) {
+		const char *const queries[] = { a.query, a.baseline };
+
+		status = rs_runsel_open_for(&sel, queries, 2);
+	} else if (a.baseline) {
 		status = rs_runsel_open(&sel);
-	else
-		status = rs_runsel_open_window(&sel, 1 + (a.copts.window > RS_REPORT_CHECK_HISTORY_DEFAULT
-							  ? a.copts.window : RS_REPORT_CHECK_HISTORY_DEFAULT),
-					       a.copts.branch, !a.copts.branch);
+	} else if (a.query) {
+		status = open_named(&sel, &a, want);
+	} else {
+		status = rs_runsel_open_window(&sel, want, a.copts.branch, !a.copts.branch);
+	}
 	if (!status)
 		status = load_runs(&hd, &bd, &head, &sel, &a);
 	if (status)

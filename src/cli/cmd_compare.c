@@ -138,7 +138,8 @@ int cmd_compare(int argc, char **argv)
 	status = parse_args(&args, argc, argv, &done);
 	if (done)
 		return status;
-	status = rs_runsel_open(&sel);
+	/* two runs and no history: the shards the commit map names for them */
+	status = rs_runsel_open_for(&sel, (const char *const *)argv + optind, 2);
 	if (!status)
 		status = load_runs(&da, &db, &a, &b, &sel, argv + optind);
 	if (!status && args.deep) {

@@ -51,7 +51,8 @@ static int run_session(struct rs_buf *session, const char **id, struct rs_runsel
 	struct rs_run_doc *doc = NULL;
 	int status;
 
-	status = rs_runsel_open(sel);
+	/* one run: the shards the commit map names for it */
+	status = rs_runsel_open_for(sel, &name, 1);
 	if (status)
 		return status;
 	status = rs_runsel_resolve(&e, sel, name);

@@ -85,7 +85,8 @@ static int fetch_all(struct rs_repo *repo, const char *outdir, char **queries, i
 	struct rs_fetch *f = NULL;
 	int i, status = RS_EXIT_OK, err;
 
-	err = rs_runs_open(&runs, repo, NULL);
+	/* the runs named: the shards the commit map names for them (rs_runs_open_for) */
+	err = rs_runs_open_for(&runs, repo, NULL, (const char *const *)queries, (size_t)n);
 	if (err) {
 		status = rs_cli_fail(rs_cli_exit_for(err), "cannot read the run index: %s",
 				     rs_error_message());

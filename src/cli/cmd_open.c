@@ -108,7 +108,8 @@ static int pick_source(const struct rs_run_entry **e, struct rs_buf *session,
 			return rs_cli_report(RS_EGENERIC);
 		return RS_EXIT_OK;
 	}
-	status = rs_runsel_open(sel);
+	/* one run: the shards the commit map names for it */
+	status = rs_runsel_open_for(sel, &a->name, 1);
 	if (!status)
 		status = rs_runsel_resolve(e, sel, a->name);
 	if (status)

@@ -45,7 +45,8 @@ static int show(struct rs_repo *repo, const char *query, int json)
 	struct rs_buf text = RS_BUF_INIT;
 	int err, status = RS_EXIT_OK;
 
-	err = rs_runs_open(&runs, repo, NULL);
+	/* one run: the shards the commit map names for it (rs_runs_open_for) */
+	err = rs_runs_open_for(&runs, repo, NULL, &query, 1);
 	if (err) {
 		status = rs_cli_report(err);
 		goto out;

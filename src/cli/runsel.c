@@ -33,6 +33,21 @@ int rs_runsel_open_window(struct rs_runsel *s, size_t want, const char *branch, 
 	return RS_EXIT_OK;
 }
 
+int rs_runsel_open_for(struct rs_runsel *s, const char *const *queries, size_t n)
+{
+	int status, err;
+
+	s->repo = NULL;
+	s->runs = NULL;
+	status = rs_cli_open_repo(&s->repo);
+	if (status != RS_EXIT_OK)
+		return status;
+	err = rs_runs_open_for(&s->runs, s->repo, NULL, queries, n);
+	if (err)
+		return rs_cli_report(err);
+	return RS_EXIT_OK;
+}
+
 void rs_runsel_close(struct rs_runsel *s)
 {
 	rs_runs_free(s->runs);

@@ -33,6 +33,14 @@ int rs_runsel_open(struct rs_runsel *s);
  */
 int rs_runsel_open_window(struct rs_runsel *s, size_t want, const char *branch,
 			  int newest_branch);
+/*
+ * Only the runs needed to resolve `queries[0..n)` (run ids or profiled
+ * commits) with rs_runsel_resolve, through the commit map
+ * (rs_runs_open_for): for a command that resolves those and walks no
+ * history.
+ */
+RS_MUST_CHECK
+int rs_runsel_open_for(struct rs_runsel *s, const char *const *queries, size_t n);
 void rs_runsel_close(struct rs_runsel *s);
 
 /* A run id or a profiled commit (prefix); *out is borrowed from s. */

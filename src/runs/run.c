@@ -290,9 +290,13 @@ static int choose_id(struct rs_run *run, struct rs_repo *repo)
 	return err;
 }
 
-/* Index shard with this run appended, the branch map's files, and the README around it. */
+/*
+ * Index shard with this run appended, the files of the branch map and of
+ * the commit map (maps[RS_MAP_BRANCHES], maps[RS_MAP_COMMITS]), and the
+ * README around it.
+ */
 static int render_index(struct rs_run *run, struct rs_repo *repo, struct rs_buf *shard_path,
-			struct rs_buf *shard, struct rs_branchmap_files *map, struct rs_buf *readme)
+			struct rs_buf *shard, struct rs_map_files maps[2], struct rs_buf *readme)
 {
 	struct rs_runindex idx;
 	struct rs_run_entry e;
@@ -316,12 +320,15 @@ static int render_index(struct rs_run *run, struct rs_repo *repo, struct rs_buf 
 	if (err)
 		goto out;
 	/*
-	 * Best effort: when the map cannot be brought up to date (a shard
-	 * missing from a partial clone offline), it is left as it is, still
-	 * true of the runs it covers, and readers read what came after those
-	 * in full (runs/branchmap.h). The run is recorded all the same.
+	 * Best effort, each map on its own: when one cannot be brought up to
+	 * date (a shard missing from a partial clone offline), it is left as
+	 * it is, still true of the runs it covers, and readers read what came
+	 * after those in full (runs/branchmap.h). The run is recorded all the
+	 * same.
 	 */
-	if (rs_branchmap_record(map, repo, &e, shard_path->ptr) != 0)
+	if (rs_map_record(&maps[RS_MAP_BRANCHES], repo, &e, shard_path->ptr, RS_MAP_BRANCHES) != 0)
+		rs_error_clear();
+	if (rs_map_record(&maps[RS_MAP_COMMITS], repo, &e, shard_path->ptr, RS_MAP_COMMITS) != 0)
 		rs_error_clear();
 	/* The README needs only the latest runs: a bounded load. */
 	err = rs_runindex_load(&idx, repo, NULL, RS_RUN_README_ROWS);
@@ -493,7 +500,7 @@ static void set_file(struct rs_commit_file *cf, const char *path, const struct r
 /* What rs_run_record commits besides the run's own files. */
 struct rendered {
 	struct rs_buf runjson, md, shard_path, shard, readme, msg, attrs, attrs_path;
-	struct rs_branchmap_files map;
+	struct rs_map_files maps[2]; /* by enum rs_map */
 };
 
 static void rendered_release(struct rendered *r)
@@ -506,7 +513,8 @@ static void rendered_release(struct rendered *r)
 	rs_buf_release(&r->msg);
 	rs_buf_release(&r->attrs);
 	rs_buf_release(&r->attrs_path);
-	rs_branchmap_files_release(&r->map);
+	rs_map_files_release(&r->maps[RS_MAP_BRANCHES]);
+	rs_map_files_release(&r->maps[RS_MAP_COMMITS]);
 }
 
 /* Choose the id and render every committed file that is not the run's own. */
@@ -523,7 +531,7 @@ static int render_all(struct rs_run *run, struct rs_repo *repo, struct rendered 
 	err = rs_run_render_markdown(&r->md, run);
 	if (err)
 		return err;
-	err = render_index(run, repo, &r->shard_path, &r->shard, &r->map, &r->readme);
+	err = render_index(run, repo, &r->shard_path, &r->shard, r->maps, &r->readme);
 	if (err)
 		return err;
 	err = render_attributes_committed(&r->attrs, run, repo);
@@ -577,7 +585,7 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 	err = render_all(run, repo, &r);
 	if (err)
 		goto out;
-	cf = calloc(run->nfiles + 5 + r.map.count, sizeof(*cf));
+	cf = calloc(run->nfiles + 5 + r.maps[0].count + r.maps[1].count, sizeof(*cf));
 	names = calloc(run->nfiles + 2, sizeof(*names));
 	if (!cf || !names) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
@@ -592,8 +600,9 @@ int rs_run_record(struct rs_run *run, struct rs_repo *repo, char *commit_hex_out
 	set_file(&cf[n++], names[run->nfiles + 1], &r.md);
 	set_file(&cf[n++], r.shard_path.ptr, &r.shard);
 	set_file(&cf[n++], "README.md", &r.readme);
-	for (size_t i = 0; i < r.map.count; i++)
-		set_file(&cf[n++], r.map.files[i].path.ptr, &r.map.files[i].text);
+	for (int m = 0; m < 2; m++)
+		for (size_t i = 0; i < r.maps[m].count; i++)
+			set_file(&cf[n++], r.maps[m].files[i].path.ptr, &r.maps[m].files[i].text);
 	if (r.attrs.len)
 		set_file(&cf[n++], r.attrs_path.ptr, &r.attrs);
 	memset(&opts, 0, sizeof(opts));

@@ -30,6 +30,7 @@
 
 #include "results/error.h"
 #include "results/escape.h"
+#include "results/runs.h"
 #include "util/array.h"
 #include "util/hex.h"
 #include "util/path.h"
@@ -781,7 +782,7 @@ static size_t find_ref(const struct rs_shard_list *l, const char *month, unsigne
  */
 static int load_mapped(struct loader *ld, git_tree *sub, size_t *next)
 {
-	struct rs_branch_entry e;
+	struct rs_map_entry e;
 	int err, found;
 
 	err = rs_branchmap_lookup(&e, &found, ld->git, sub, ld->hb);
@@ -816,7 +817,7 @@ static int load_mapped(struct loader *ld, git_tree *sub, size_t *next)
 	}
 	if (!e.more)
 		*next = ld->l.count;
-	rs_branch_entry_release(&e);
+	rs_map_entry_release(&e);
 	return err;
 }
 
@@ -845,7 +846,7 @@ int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const ch
 	/* The branch map serves a bounded load of one branch (branchmap.h). */
 	use_map = w->runs && (w->branch || w->newest_branch);
 	if (use_map) {
-		err = rs_branchmap_covered(&covered, r->git, sub);
+		err = rs_map_covered(&covered, r->git, sub, RS_MAP_BRANCHES);
 		if (err == RS_ENOTFOUND) {
 			rs_error_clear(); /* an older repository: no map, every shard as before */
 			err = 0;
@@ -896,6 +897,290 @@ int rs_runindex_load(struct rs_runindex *idx, struct rs_repo *r,
 	struct rs_runindex_window w = { want_recent, NULL, 0 };
 
 	return rs_runindex_load_window(idx, r, rev, &w);
+}
+
+/* ---- the commit map: the shards a resolve or a profiled-commit query needs ---- */
+
+static const struct rs_runindex_window every_run = { 0, NULL, 0 };
+
+/* The shards of index/ at `rev` listed into `ld` (no shard: ld->l.count 0, `*sub` may be NULL). */
+static int loader_open(struct loader *ld, git_tree **sub, struct rs_runindex *idx,
+		       struct rs_repo *r, const char *rev)
+{
+	int err;
+
+	memset(ld, 0, sizeof(*ld));
+	ld->idx = idx;
+	ld->git = r->git;
+	ld->w = &every_run;
+	rs_buf_init(&ld->label, 0);
+	err = rs_runindex_tree(sub, r->git, rev);
+	if (err || !*sub)
+		return err;
+	err = rs_runindex_list_shards(&ld->l, r->git, *sub, NULL);
+	if (err || !ld->l.count)
+		return err;
+	ld->blocks = calloc(ld->l.count, sizeof(*ld->blocks));
+	ld->read = calloc(ld->l.count, 1);
+	if (!ld->blocks || !ld->read)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	/* the covered run is in the newest shard, unless an older results recorded since */
+	ld->chunk = 2;
+	return 0;
+}
+
+static void loader_close(struct loader *ld)
+{
+	free(ld->blocks);
+	free(ld->read);
+	free(ld->l.refs);
+	rs_buf_release(&ld->label);
+}
+
+/* Every shard not read yet, newest first. */
+static int load_rest(struct loader *ld)
+{
+	int err = 0;
+
+	for (size_t j = 0; j < ld->l.count && !err; j++) {
+		if (ld->read[j])
+			continue;
+		prefetch_from(ld, j);
+		err = load_shard(ld, j);
+	}
+	return err;
+}
+
+/*
+ * The shards newest first down to the one holding the run the commit map
+ * covers (branchmap.h): `*use_map` 1 then, and the map accounts for every
+ * run of the shards not read. 0 when there is no map (nothing read), or
+ * when its covered run is in no shard (every shard read).
+ */
+static int load_to_covered(struct loader *ld, git_tree *sub, int *use_map)
+{
+	struct rs_buf covered = RS_BUF_INIT;
+	int err;
+
+	*use_map = 0;
+	err = rs_map_covered(&covered, ld->git, sub, RS_MAP_COMMITS);
+	if (err == RS_ENOTFOUND) {
+		rs_error_clear(); /* an older repository: no map, every shard as before */
+		err = 0;
+		goto out;
+	}
+	for (size_t j = 0; j < ld->l.count && !err && !*use_map; j++) {
+		prefetch_from(ld, j);
+		err = load_shard(ld, j);
+		if (!err && last_block_has(ld, covered.ptr))
+			*use_map = 1;
+	}
+out:
+	rs_buf_release(&covered);
+	return err;
+}
+
+/*
+ * The shards the commit map lists for the commits starting with `prefix`,
+ * those not read yet. `*whole` 1 when a shard it names is not there: the
+ * map is not to be trusted, every shard is read then.
+ */
+static int load_prefix(struct loader *ld, git_tree *sub, const char *prefix, int *whole)
+{
+	struct rs_map_entries es = { NULL, 0, 0 };
+	size_t *js = NULL, n = 0, total = 0;
+	int err;
+
+	err = rs_commitmap_prefix(&es, ld->git, sub, prefix);
+	if (err || !es.count)
+		goto out;
+	for (size_t i = 0; i < es.count; i++)
+		total += es.entries[i].count;
+	js = calloc(total + 1, sizeof(*js));
+	if (!js) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < es.count && !*whole; i++) {
+		for (size_t k = 0; k < es.entries[i].count && !*whole; k++) {
+			const struct rs_map_shard *s = &es.entries[i].shards[k];
+			size_t j = find_ref(&ld->l, s->month, s->seq);
+
+			if (j == ld->l.count)
+				*whole = 1;
+			else if (!ld->read[j])
+				js[n++] = j;
+		}
+	}
+	if (*whole)
+		goto out;
+	if (ld->fetched < ld->l.count)
+		prefetch_list(ld, js, n);
+	for (size_t i = 0; i < n && !err; i++)
+		if (!ld->read[js[i]])
+			err = load_shard(ld, js[i]);
+out:
+	free(js);
+	rs_map_entries_release(&es);
+	return err;
+}
+
+static int all_digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+/*
+ * The digits of a profiled commit that `query` names, into `out`: a
+ * query of 4 to 64 hex digits is one; a run id
+ * ("YYYYMMDD-HHMMSS-<trigger>-<sha7>[-N]") names its commit's first 7.
+ * 0 when it names none.
+ */
+static int query_prefix(char out[65], const char *q)
+{
+	size_t n = strlen(q);
+	const char *t, *sha, *end;
+
+	if (n >= 4 && n <= 64 && is_hex(q)) {
+		memcpy(out, q, n + 1);
+		return 1;
+	}
+	if (n < 8 + 1 + 6 + 1 + 1 + 1 + RS_RUN_SHA7 || !all_digits(q, 8) || q[8] != '-' ||
+	    !all_digits(q + 9, 6) || q[15] != '-')
+		return 0;
+	t = strchr(q + 16, '-'); /* a trigger holds no '-' */
+	if (!t || t == q + 16)
+		return 0;
+	sha = t + 1;
+	end = strchr(sha, '-');
+	if ((end ? (size_t)(end - sha) : strlen(sha)) != RS_RUN_SHA7 ||
+	    (end && (!end[1] || !all_digits(end + 1, strlen(end + 1)))))
+		return 0;
+	memcpy(out, sha, RS_RUN_SHA7);
+	out[RS_RUN_SHA7] = '\0';
+	return is_hex(out);
+}
+
+/* Whether runs[from..count) of `idx` hold the run `id`. */
+static int holds_id(const struct rs_runindex *idx, size_t from, const char *id)
+{
+	for (size_t i = from; i < idx->count; i++)
+		if (!strcmp(idx->runs[i].id, id))
+			return 1;
+	return 0;
+}
+
+int rs_runindex_load_queries(struct rs_runindex *idx, struct rs_repo *r, const char *rev,
+			     const char *const *queries, size_t n)
+{
+	struct loader ld;
+	git_tree *sub = NULL;
+	size_t base = idx->count;
+	char prefix[65];
+	int err, use_map = 0, whole = 0;
+
+	err = loader_open(&ld, &sub, idx, r, rev);
+	if (err || !ld.l.count)
+		goto out;
+	for (size_t i = 0; i < n && !whole; i++)
+		whole = !query_prefix(prefix, queries[i]);
+	if (!whole)
+		err = load_to_covered(&ld, sub, &use_map);
+	if (err)
+		goto out;
+	whole |= !use_map;
+	for (size_t i = 0; i < n && !whole && !err; i++) {
+		if (query_prefix(prefix, queries[i]))
+			err = load_prefix(&ld, sub, prefix, &whole);
+	}
+	if (err)
+		goto out;
+	/*
+	 * A run id is looked up through its commit's 7 digits: one the shards
+	 * read do not hold (an id that does not name its commit, or a run
+	 * older than the newest RS_BRANCHMAP_RUNS of its commit) is looked
+	 * for in every shard, as is a run that does not exist, whose message
+	 * says so after a whole read.
+	 */
+	for (size_t i = 0; i < n && !whole; i++) {
+		size_t len = strlen(queries[i]);
+
+		if (!(len >= 4 && len <= 64 && is_hex(queries[i])))
+			whole = !holds_id(idx, base, queries[i]);
+	}
+	if (whole)
+		err = load_rest(&ld);
+	if (!err)
+		err = blocks_oldest_first(idx, base, ld.blocks, ld.nb);
+	if (!err)
+		err = sort_tail(idx, 0);
+out:
+	loader_close(&ld);
+	git_tree_free(sub);
+	return err;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int rs_runindex_first_profiled(size_t *at, int *found, struct rs_repo *r, const char *rev,
+			       const char *const *commits, size_t n)
+{
+	struct rs_runindex idx;
+	struct loader ld;
+	git_tree *sub = NULL;
+	const char **loaded = NULL;
+	size_t k = n;
+	int err = 0, use_map = 0;
+
+	*found = 0;
+	rs_runindex_init(&idx);
+	memset(&ld, 0, sizeof(ld));
+	rs_buf_init(&ld.label, 0);
+	if (n > RS_RUNS_MAX_CANDIDATES)
+		return rs_error_set(RS_EUSAGE, "more than %u commits to look for",
+				    RS_RUNS_MAX_CANDIDATES);
+	for (size_t i = 0; i < n; i++)
+		if (strlen(commits[i]) < 4 || strlen(commits[i]) > 64 || !is_hex(commits[i]))
+			return rs_error_set(RS_EUSAGE, "'%s' is not a commit id", commits[i]);
+	err = loader_open(&ld, &sub, &idx, r, rev);
+	if (err || !ld.l.count)
+		goto out;
+	err = load_to_covered(&ld, sub, &use_map);
+	if (!err && !use_map)
+		err = load_rest(&ld);
+	if (err)
+		goto out;
+	/* the runs read (those the map does not cover, or every run): sorted commits */
+	loaded = calloc(idx.count + 1, sizeof(*loaded));
+	if (!loaded) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < idx.count; i++)
+		loaded[i] = idx.runs[i].commit;
+	qsort(loaded, idx.count, sizeof(*loaded), cmp_str);
+	for (k = 0; k < n; k++)
+		if (idx.count && bsearch(&commits[k], loaded, idx.count, sizeof(*loaded), cmp_str))
+			break;
+	/* the map, for the candidates before the first one the runs read hold */
+	if (use_map && k > 0)
+		err = rs_commitmap_first(at, found, r->git, sub, commits, k);
+	if (!err && !*found && k < n) {
+		*at = k;
+		*found = 1;
+	}
+out:
+	free(loaded);
+	loader_close(&ld);
+	rs_runindex_release(&idx);
+	git_tree_free(sub);
+	return err;
 }
 
 int rs_runindex_append_shard(struct rs_buf *path, struct rs_buf *text, struct rs_repo *r,

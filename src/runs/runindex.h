@@ -139,6 +139,34 @@ RS_MUST_CHECK
 int rs_runindex_resolve(const struct rs_run_entry **out,
 			const struct rs_runindex *idx, const char *query);
 
+/*
+ * Load, of the index of the tree of `rev` (NULL: HEAD), the runs that
+ * rs_runindex_resolve needs to resolve each of `queries[0..n)` as it
+ * would on the whole index: through the commit map (runs/branchmap.h),
+ * the shards newer than the run it covers and those it lists for the
+ * commits a query names (a commit prefix of 4 to 64 hex digits, the
+ * commit digits of a run id). Every shard is read when a query names no
+ * commit, when the tree has no commit map (an older repository), when a
+ * shard the map names is not there, and when a run id is not in the
+ * shards read. Errors as rs_runindex_load.
+ */
+RS_MUST_CHECK
+int rs_runindex_load_queries(struct rs_runindex *idx, struct rs_repo *repo, const char *rev,
+			     const char *const *queries, size_t n);
+
+/*
+ * Of the commits `commits[0..n)` (4 to 64 hex digits each, at most
+ * RS_RUNS_MAX_CANDIDATES; RS_EUSAGE otherwise), the first that has a run
+ * in the index of the tree of `rev` (NULL: HEAD), spelled as the index
+ * spells it: `*at` its index and `*found` 1, or `*found` 0. Reads the
+ * shards newer than the run the commit map covers and the map's buckets
+ * the candidates fall in, up to the first found; every shard without a
+ * map. Errors as rs_runindex_load.
+ */
+RS_MUST_CHECK
+int rs_runindex_first_profiled(size_t *at, int *found, struct rs_repo *repo, const char *rev,
+			       const char *const *commits, size_t n);
+
 /* Serialise one entry as its index line, with the trailing '\n'. */
 RS_MUST_CHECK
 int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e);

@@ -40,6 +40,31 @@ int rs_runs_open_window(struct rs_runs **out, struct rs_repo *repo, const char *
 	return 0;
 }
 
+int rs_runs_open_for(struct rs_runs **out, struct rs_repo *repo, const char *rev,
+		     const char *const *queries, size_t n)
+{
+	struct rs_runs *runs = calloc(1, sizeof(*runs));
+	int err;
+
+	if (!runs)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	runs->repo = repo;
+	rs_runindex_init(&runs->idx);
+	err = rs_runindex_load_queries(&runs->idx, repo, rev, queries, n);
+	if (err) {
+		rs_runs_free(runs);
+		return err;
+	}
+	*out = runs;
+	return 0;
+}
+
+int rs_runs_first_profiled(size_t *at, int *found, struct rs_repo *repo, const char *rev,
+			   const char *const *commits, size_t n)
+{
+	return rs_runindex_first_profiled(at, found, repo, rev, commits, n);
+}
+
 void rs_runs_free(struct rs_runs *runs)
 {
 	if (!runs)

@@ -10,7 +10,7 @@ def show(p):
     return subprocess.run(["git", "show", "%s:%s" % (ref, p)], check=True, capture_output=True).stdout.decode()
 tree = [p for p in subprocess.run(["git", "ls-tree", "-r", "--name-only", ref, "index/"], check=True,
                                   capture_output=True).stdout.decode().split()
-        if not p.startswith("index/branches/")]  # the branch map: no shard
+        if not p.startswith(("index/branches/", "index/commits/"))]  # the maps: no shard
 shards = {os.path.basename(p): show(p) for p in tree}
 template = json.loads(next(l for s in shards.values() for l in s.splitlines() if l.strip()))
 # the run.json `results add` wrote, without its summary (null, as with --raw)

@@ -107,7 +107,7 @@ PY
 # run_ids [REV]: the run ids of the index at REV (HEAD), oldest first.
 run_ids() {
 	local rev=${1:-HEAD}
-	git ls-tree -r --name-only "$rev" index | grep -v '^index/branches/' | xargs -I{} git show "$rev:{}" |
+	git ls-tree -r --name-only "$rev" index | grep -vE '^index/(branches|commits)/' | xargs -I{} git show "$rev:{}" |
 		python3 -c 'import sys,json; [print(json.loads(l)["id"]) for l in sys.stdin if l.strip()]'
 }
 

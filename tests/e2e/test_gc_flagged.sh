@@ -30,7 +30,7 @@ record 4 --seed 4
 record 5 --seed 5
 record 6 --seed 6
 git push -q origin main 2>/dev/null
-mapfile -t ID < <(git ls-tree -r --name-only HEAD index | grep -v '^index/branches/' | xargs -I{} git show HEAD:{} |
+mapfile -t ID < <(git ls-tree -r --name-only HEAD index | grep -vE '^index/(branches|commits)/' | xargs -I{} git show HEAD:{} |
 	python3 -c 'import sys,json; [print(json.loads(l)["id"]) for l in sys.stdin if l.strip()]')
 [ "${#ID[@]}" = 6 ] || fail "expected 6 runs"
 expect_status 1 "$RESULTS" check "${ID[2]}"

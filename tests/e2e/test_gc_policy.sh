@@ -65,7 +65,7 @@ pass "a bad per-trigger count is refused, naming the key"
 
 # keep_days 30: every run is years old, but one whose recorded_at does not parse.
 set_retention '{"keep_days": 30}'
-shard=$(git ls-tree -r --name-only HEAD index | grep -v '^index/branches/')
+shard=$(git ls-tree -r --name-only HEAD index | grep -vE '^index/(branches|commits)/')
 python3 - "$shard" "$N2" <<'PY'
 import json, sys
 shard, rid = sys.argv[1], sys.argv[2]

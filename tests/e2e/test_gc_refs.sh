@@ -129,7 +129,7 @@ pass "a bad .results.json on a branch: gc deletes nothing and says where, verify
 
 drop_branch broken
 git checkout -q -b badrun release
-p=$(git ls-tree -r --name-only HEAD index | grep -v '^index/branches/' | xargs -I{} git show "HEAD:{}" |
+p=$(git ls-tree -r --name-only HEAD index | grep -vE '^index/(branches|commits)/' | xargs -I{} git show "HEAD:{}" |
 	python3 -c 'import sys,json; [print(d["path"] + "/run.json") for d in map(json.loads, filter(str.strip, sys.stdin)) if d["id"] == sys.argv[1]]' "${ID[2]}")
 [ -f "$p" ] || fail "no run.json for ${ID[2]}: '$p'"
 printf '{"files": [' >"$p"

@@ -56,7 +56,7 @@ for ref in ("main", "other"):
             if l.strip() and not l.strip().startswith("#")}
     runs = []
     for shard in sorted(s for s in git("ls-tree", "-r", "--name-only", ref, "index/").split()
-                        if not s.startswith("index/branches/")):
+                        if not s.startswith(("index/branches/", "index/commits/"))):
         runs += [json.loads(l) for l in git("show", ref + ":" + shard).splitlines() if l.strip()]
     runs.sort(key=lambda r: r["recorded_at"])
     kl = pol["keep_last"]
@@ -95,7 +95,7 @@ grep -q "^2008 runs, 2008 objects: 8 ok, 0 removed by retention, 2000 missing" "
 pass "verify judges every run of a 2,008-run history"
 
 # A run whose session is on the store is judged from its run.json: one that does not parse stops gc.
-p=$(git show "main:$(git ls-tree -r --name-only main index/ | grep -v '^index/branches/' | head -n 1)" |
+p=$(git show "main:$(git ls-tree -r --name-only main index/ | grep -vE '^index/(branches|commits)/' | head -n 1)" |
 	python3 -c 'import sys,json; [print(d["path"]) for d in map(json.loads, filter(str.strip, sys.stdin)) if d["id"] == sys.argv[1]]' "${REAL[4]}")
 printf '{"files": [' >"$p/run.json"
 git commit -qam "a broken run record" && GIT_LFS_SKIP_PUSH=1 git push -q origin main 2>/dev/null

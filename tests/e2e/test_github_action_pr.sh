@@ -3,7 +3,10 @@
 # (docs/github-action/run.sh), against a fake GitHub REST API on loopback
 # that records every request (tests/servers/fake-github.js):
 #  - a pull-request run is recorded on the pull request's branch and judged
-#    against the merge base with main, not against the newest run on main;
+#    against the merge base with main, not against the newest run on main,
+#    found with `results list --first-profiled` (the commit map), never by
+#    listing every run; without the profiled repository, against the base
+#    commit when it is profiled, and against the branch's own runs when not;
 #  - it posts ONE comment with the verdict and the report, authenticated,
 #    found again (past a page of other comments) and updated in place by
 #    the next run, also from a "/profile" comment event;
@@ -20,7 +23,9 @@ ACTION=$RS_SOURCE_DIR/docs/github-action/run.sh
 VALIDATOR=$RS_SOURCE_DIR/tests/tools/node_modules/.bin/action-validator
 command -v jq >/dev/null || fail "jq is needed (scripts/install-deps.sh)"
 mkdir -p "$T/bin"
-ln -s "$RESULTS" "$T/bin/results"
+# results as the action calls it, each call logged (what the pull-request path asks)
+printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>"%s/calls"\nexec "%s" "$@"\n' "$T" "$RESULTS" >"$T/bin/results"
+chmod +x "$T/bin/results"
 ln -s "$AGENT" "$T/bin/lfs-agent"
 export PATH="$T/bin:$PATH"
 
@@ -90,8 +95,12 @@ JSON
 git -C "$T/model" checkout -q feature
 PRENV=(GITHUB_EVENT_NAME=pull_request GITHUB_EVENT_PATH="$T/event.json" GITHUB_REPOSITORY=org/model
 	GITHUB_API_URL="$url" GITHUB_TOKEN="$TOKEN" GITHUB_HEAD_REF=feature GITHUB_REF_NAME=7/merge)
+: >"$T/calls"
 job pr pr1 "${PRENV[@]}" INPUT_SESSION="$T/sF.pyisession" INPUT_PROFILED_REPOSITORY="$T/model" INPUT_TRIGGER=pr
 status_is pr1 0
+grep -q '^list --first-profiled ' "$T/calls" || fail "the nearest profiled commit was not asked of list --first-profiled: $(cat "$T/calls")"
+grep -q -- '--limit 0' "$T/calls" && fail "the pull-request path listed every run: $(cat "$T/calls")"
+grep -q "^check .* --baseline $A" "$T/calls" || fail "check was not given the merge base: $(cat "$T/calls")"
 [ "$(out pr1 baseline)" = "$A" ] || fail "baseline '$(out pr1 baseline)', want the merge base A $A (not B $B)"
 [ "$(out pr1 verdict)" = pass ] || fail "verdict against the merge base: '$(out pr1 verdict)'"
 run=$(out pr1 run-id)
@@ -146,6 +155,22 @@ status_is pr4 0
 [ "$(out pr4 comment)" = failed ] || fail "a refused token: comment '$(out pr4 comment)'"
 grep -q "::warning::" "$T/pr4.out" || fail "no warning for the failed comment"
 pass "a refused token: a warning, comment=failed, the run recorded all the same"
+
+# without the profiled repository: the base commit itself when it is profiled (B)
+job pr pr5 "${PRENV[@]}" INPUT_SESSION="$T/sF.pyisession" INPUT_TRIGGER=pr INPUT_COMMENT=false \
+	INPUT_FAIL_ON_REGRESSION=false
+status_is pr5 0
+[ "$(out pr5 baseline)" = "$B" ] || fail "without the profiled repository: baseline '$(out pr5 baseline)', want B $B"
+# a base commit never profiled: judged against the branch's own runs, and says so
+sed "s/$B/$(printf '0%.0s' {1..40})/g" "$T/event.json" >"$T/event-unprofiled.json"
+job pr pr6 GITHUB_EVENT_NAME=pull_request GITHUB_EVENT_PATH="$T/event-unprofiled.json" GITHUB_REPOSITORY=org/model \
+	GITHUB_API_URL="$url" GITHUB_TOKEN="$TOKEN" GITHUB_HEAD_REF=feature GITHUB_REF_NAME=7/merge \
+	INPUT_SESSION="$T/sF.pyisession" INPUT_TRIGGER=pr INPUT_COMMENT=false INPUT_FAIL_ON_REGRESSION=false
+status_is pr6 0
+grep -q "no profiled commit at or before the merge base" "$T/pr6.summary" ||
+	fail "an unprofiled base: $(head -5 "$T/pr6.summary")"
+[ "$(out pr6 baseline)" != "$(printf '0%.0s' {1..40})" ] || fail "an unprofiled base was taken as the baseline"
+pass "without the profiled repository: the profiled base commit, else the branch's own runs"
 
 # --- inputs: meta (accept included), branch, message -----------------------------------
 job main3 m3 INPUT_SESSION="$T/sA.pyisession" INPUT_COMMIT="$A" INPUT_BRANCH=release-1 \

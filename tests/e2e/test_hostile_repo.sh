@@ -23,7 +23,7 @@ RESULTS_RECORDED_AT=1764494000 "$RESULTS" add "$T/a.pyisession" --commit $SHA --
 git push -q origin main 2>"$T/push.err" || { cat "$T/push.err"; fail "git push"; }
 GOOD=$(git rev-parse HEAD)
 RUN=$(git ls-tree -r --name-only HEAD | grep '/run.json$' | xargs dirname)
-SHARD=$(git ls-tree -r --name-only HEAD index/ | grep -v '^index/branches/')
+SHARD=$(git ls-tree -r --name-only HEAD index/ | grep -vE '^index/(branches|commits)/')
 ID=$(git show "HEAD:$SHARD" | jq -r .id)
 PTR=$(git rev-parse "HEAD:$RUN/a.pyisession")
 [ -n "$RUN" ] && [ -n "$ID" ] && [ -n "$PTR" ] || fail "set-up: no run recorded"

@@ -210,7 +210,7 @@ done
 
 # --- the terminal --------------------------------------------------------
 # An index line edited by hand (a hostile clone): ESC/BEL in every field.
-SHARD=$(git ls-tree -r --name-only HEAD index/ | grep -v '^index/branches/' | head -1)
+SHARD=$(git ls-tree -r --name-only HEAD index/ | grep -vE '^index/(branches|commits)/' | head -1)
 python3 - "$SHARD" <<'PY'
 import json, os, sys
 evil = os.environ["EVIL"]

@@ -70,7 +70,7 @@ RESULTS_RECORDED_AT=1610236800 expect_status 0 "$RESULTS" add "$T/s.pyisession" 
 	--commit "$(printf 'd%.0s' {1..40})" --trigger nightly --branch main
 RESULTS_RECORDED_AT=1612137600 expect_status 0 "$RESULTS" add "$T/s.pyisession" \
 	--commit "$(printf 'e%.0s' {1..40})" --trigger nightly --branch main
-[ "$(git diff-tree -r --name-only HEAD~2 HEAD -- index ':!index/branches' | sort | tr '\n' ' ')" = "index/2021-01/0002.jsonl index/2021-02.jsonl " ] ||
+[ "$(git diff-tree -r --name-only HEAD~2 HEAD -- index ':!index/branches' ':!index/commits' | sort | tr '\n' ' ')" = "index/2021-01/0002.jsonl index/2021-02.jsonl " ] ||
 	fail "the adds wrote $(git diff-tree -r --name-only HEAD~2 HEAD -- index | tr '\n' ' '), not a second shard of 2021-01 and a first of 2021-02"
 # the first add built the branch map (src/runs/branchmap.h) from every shard: main's
 # runs are in 2021-02.jsonl (1), 2021-01/0002.jsonl (1) and 2021-01.jsonl (140)
@@ -80,6 +80,13 @@ git show HEAD:index/branches/covered.json | grep -q '"20210201-000000-nightly-ee
 	fail "the second add did not move covered.json on"
 git grep -h '"branch":"main"' HEAD -- index/branches | grep -qF '"shards":[["2021-02",1,1],["2021-01",2,1],["2021-01",1,140]]' ||
 	fail "main's line of the map: $(git grep -h '"branch":"main"' HEAD -- index/branches)"
+# and the commit map (index/commits/, keyed on the commit's first three digits)
+git show HEAD~1:index/commits/covered.json | grep -q '"20210110-000000-nightly-ddddddd"' ||
+	fail "the first add wrote no commit map: $(git ls-tree -r --name-only HEAD~1 index)"
+[ "$(git show HEAD:index/commits/d/d/d.jsonl)" = '{"commit":"'"$(printf 'd%.0s' {1..40})"'","shards":[["2021-01",2,1]]}' ] ||
+	fail "ddd...'s line of the commit map: $(git show HEAD:index/commits/d/d/d.jsonl)"
+[ "$(git show HEAD:index/commits/e/e/e.jsonl)" = '{"commit":"'"$(printf 'e%.0s' {1..40})"'","shards":[["2021-02",1,1]]}' ] ||
+	fail "eee...'s line of the commit map: $(git show HEAD:index/commits/e/e/e.jsonl)"
 expect_status 0 "$RESULTS" list --limit 3
 head -4 "$T/out" | tail -3 | awk '{ print $1 }' | tr '\n' ' ' >"$T/ids"
 grep -q "^20210201-000000-nightly-eeeeeee 20210110-000000-nightly-ddddddd 20210103-220000-nightly-" "$T/ids" ||

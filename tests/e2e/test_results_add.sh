@@ -55,8 +55,10 @@ RUN1=$(git show --name-only --format= HEAD | grep '/run.json$' | xargs dirname)
 [ -n "$RUN1" ] || fail "no run.json in the commit"
 case "$RUN1" in runs/2026/12/01/*-ci-1234aaa) ;; *) fail "unexpected run folder $RUN1" ;; esac
 git show --name-only --format= HEAD | sort >"$T/names"
-# and the branch map: feature/x's bucket (FNV-1a low byte 0x6a) and covered.json
+# and the branch map: feature/x's bucket (FNV-1a low byte 0x6a) and covered.json;
+# the commit map: the bucket of the commit's first three digits and covered.json
 printf '%s\n' README.md index/2026-12.jsonl index/branches/6/a.jsonl index/branches/covered.json \
+	"index/commits/${SHA_A:0:1}/${SHA_A:1:1}/${SHA_A:2:1}.jsonl" index/commits/covered.json \
 	"$RUN1/a.pyisession" "$RUN1/run.json" "$RUN1/summary.md" | sort >"$T/expect"
 diff -u "$T/expect" "$T/names" || fail "commit 1 holds other files"
 [ -z "$(git status --porcelain)" ] || fail "work tree not clean after add: $(git status --porcelain)"

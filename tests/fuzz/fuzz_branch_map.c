@@ -22,18 +22,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rs_buf line = RS_BUF_INIT;
 
 	for (size_t b = 0; b < sizeof(branches) / sizeof(branches[0]); b++) {
-		struct rs_branch_entry e, back;
+		struct rs_map_entry e, back;
 		int found = 0, found2 = 0;
 
 		/* a refusal is a right answer to hostile input: only what is accepted is checked */
-		if (rs_branchmap_find(&e, &found, (const char *)data, size, "fuzz", branches[b])) {
+		if (rs_map_find(&e, &found, (const char *)data, size, "fuzz", RS_MAP_BRANCHES,
+				branches[b])) {
 			CHECK(!found);
 			rs_error_clear();
 			continue;
 		}
 		if (!found)
 			continue;
-		CHECK(!strcmp(e.branch, branches[b]));
+		CHECK(!strcmp(e.key, branches[b]));
 		CHECK(e.count <= RS_BRANCHMAP_MAX_SHARDS);
 		for (size_t i = 1; i < e.count; i++) {
 			int c = strcmp(e.shards[i - 1].month, e.shards[i].month);
@@ -41,15 +42,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(c > 0 || (c == 0 && e.shards[i - 1].seq > e.shards[i].seq));
 		}
 		rs_buf_clear(&line);
-		CHECK(rs_branch_entry_to_line(&line, &e) == 0);
-		CHECK(rs_branchmap_find(&back, &found2, line.ptr, line.len, "back", branches[b]) == 0);
+		CHECK(rs_map_entry_to_line(&line, &e, RS_MAP_BRANCHES) == 0);
+		CHECK(rs_map_find(&back, &found2, line.ptr, line.len, "back", RS_MAP_BRANCHES,
+				  branches[b]) == 0);
 		CHECK(found2 && back.count == e.count && back.more == e.more);
 		for (size_t i = 0; i < e.count; i++)
 			CHECK(!strcmp(back.shards[i].month, e.shards[i].month) &&
 			      back.shards[i].seq == e.shards[i].seq &&
 			      back.shards[i].runs == e.shards[i].runs);
-		rs_branch_entry_release(&back);
-		rs_branch_entry_release(&e);
+		rs_map_entry_release(&back);
+		rs_map_entry_release(&e);
 	}
 	rs_buf_release(&line);
 	return 0;

@@ -2,8 +2,12 @@
  * Unit tests of src/runs/runindex.c: line format round trip, ordering,
  * resolving by run id and commit prefix (ambiguity included), bounded
  * loading of monthly shards from a committed tree, README bounds,
- * refusal of malformed lines, and the branch map (src/runs/branchmap.c):
- * what a windowed load of one branch reads with it, and a malformed map.
+ * refusal of malformed lines, the branch map (src/runs/branchmap.c):
+ * what a windowed load of one branch reads with it, and a malformed map;
+ * and the commit map: its strict bucket parser, what resolving commits
+ * and run ids and finding the first profiled commit read with it, and
+ * hostile buckets (oversized, malformed, path-like shard names, a folder)
+ * refused as corrupt data naming the file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -288,7 +292,7 @@ static void test_branch_map(void **state)
 	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
 	struct rs_repo *repo;
 	struct rs_buf sep = RS_BUF_INIT, oct = RS_BUF_INIT, nov = RS_BUF_INIT;
-	struct rs_branchmap_files map = { NULL, 0, 0 };
+	struct rs_map_files map = { NULL, 0, 0 };
 	struct rs_commit_file files[16];
 	struct rs_commit_options opts = { .message = "index" };
 	struct rs_run_entry newest;
@@ -333,7 +337,7 @@ static void test_branch_map(void **state)
 	make_entry(&newest, "new0", "abcd1234", "2026-11-20T00:00:00Z", 1.0);
 	newest.branch = (char *)"new";
 	assert_int_equal(rs_run_entry_to_line(&nov, &newest), 0);
-	assert_int_equal(rs_branchmap_record(&map, repo, &newest, "index/2026-11.jsonl"), 0);
+	assert_int_equal(rs_map_record(&map, repo, &newest, "index/2026-11.jsonl", RS_MAP_BRANCHES), 0);
 	json_decref(newest.metrics);
 	assert_true(map.count >= 3 && map.count <= 4); /* new's, a's and main's buckets, covered */
 	n = 0;
@@ -373,10 +377,324 @@ static void test_branch_map(void **state)
 	assert_int_equal(window_count(repo, "new", 25, &err), 14);
 	assert_int_equal(err, 0);
 
-	rs_branchmap_files_release(&map);
+	rs_map_files_release(&map);
 	rs_buf_release(&sep);
 	rs_buf_release(&oct);
 	rs_buf_release(&nov);
+	rs_repo_free(repo);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	git_libgit2_shutdown();
+}
+
+/* A commit of 40 hex digits: `head` then `fill` repeated. */
+static const char *sha(char out[41], const char *head, char fill)
+{
+	size_t n = strlen(head);
+
+	memcpy(out, head, n);
+	memset(out + n, fill, 40 - n);
+	out[40] = '\0';
+	return out;
+}
+
+static void test_commit_map_parse(void **state)
+{
+	struct rs_map_entry e;
+	struct rs_buf big = RS_BUF_INIT, line = RS_BUF_INIT;
+	char c1[41], c2[41];
+	int found = 0;
+	const char *good, *text;
+
+	(void)state;
+	sha(c1, "cd00", '1');
+	sha(c2, "cd09", '2');
+	good = "{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[[\"2026-11\",3,1],"
+	       "[\"2026-09\",1,2]]}\n"
+	       "{\"commit\":\"cd09222222222222222222222222222222222222\",\"shards\":[[\"2026-10\",2,1]],"
+	       "\"more\":true}\n";
+	assert_int_equal(rs_map_find(&e, &found, good, strlen(good), "b", RS_MAP_COMMITS, c2), 0);
+	assert_true(found);
+	assert_string_equal(e.key, c2);
+	assert_int_equal(e.count, 1);
+	assert_true(e.more);
+	assert_string_equal(e.shards[0].month, "2026-10");
+	assert_int_equal(e.shards[0].seq, 2);
+	/* round trip */
+	assert_int_equal(rs_map_entry_to_line(&line, &e, RS_MAP_COMMITS), 0);
+	assert_non_null(strstr(good, line.ptr));
+	rs_map_entry_release(&e);
+	assert_int_equal(rs_map_find(&e, &found, good, strlen(good), "b", RS_MAP_COMMITS, c1), 0);
+	assert_true(found && e.count == 2 && !e.more);
+	assert_int_equal(e.shards[1].runs, 2);
+	rs_map_entry_release(&e);
+	/* a commit not there */
+	assert_int_equal(rs_map_find(&e, &found, good, strlen(good), "b", RS_MAP_COMMITS,
+				     sha(c2, "cd0e", '3')), 0);
+	assert_false(found);
+	/* a key that is not a commit: bad usage, not data */
+	assert_int_equal(rs_map_find(&e, &found, good, strlen(good), "b", RS_MAP_COMMITS, "zz"),
+			 RS_EUSAGE);
+
+	/* hostile lines: each refused as corrupt, naming the bucket and the line */
+	static const char *const bad[] = {
+		/* a path-like shard name */
+		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[[\"../../x\",1,1]]}\n",
+		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[[\"2026-11/../../x\",1,1]]}\n",
+		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[[\"2026-11\",\"../0002\",1]]}\n",
+		/* shard numbers and counts out of range, a shard twice */
+		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[[\"2026-11\",0,1]]}\n",
+		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[[\"2026-11\",10000,1]]}\n",
+		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[[\"2026-11\",2,0]]}\n",
+		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[[\"2026-11\",2,1],[\"2026-11\",2,1]]}\n",
+		/* not hex, of another bucket, out of order, twice */
+		"{\"commit\":\"cdxx111111111111111111111111111111111111\",\"shards\":[]}\n",
+		"{\"commit\":\"ab00111111111111111111111111111111111111\",\"shards\":[]}\n",
+		"{\"commit\":\"cd09222222222222222222222222222222222222\",\"shards\":[]}\n"
+		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[]}\n",
+		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[]}\n"
+		"{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[]}\n",
+		/* not a line of the map */
+		"{\"branch\":\"main\",\"shards\":[]}\n",
+		"{\"commit\":\"cd00111111111111111111111111111111111111\"}\n",
+		"[1,2,3]\n",
+		"{\"commit\":\"cd0",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		text = bad[i];
+		assert_int_equal(rs_map_find(&e, &found, text, strlen(text), "index/commits/c/d/0.jsonl",
+					     RS_MAP_COMMITS, sha(c2, "cd0f", '9')), RS_ECORRUPT);
+		assert_false(found);
+		assert_non_null(strstr(rs_error_message(), "index/commits/c/d/0.jsonl:"));
+	}
+	/* a line over 64 KiB */
+	assert_int_equal(rs_buf_puts(&big, "{\"commit\":\"cd00111111111111111111111111111111111111\",\"shards\":[]"), 0);
+	while (big.len <= RS_RUNINDEX_MAX_LINE)
+		assert_int_equal(rs_buf_puts(&big, "        "), 0);
+	assert_int_equal(rs_buf_puts(&big, "}\n"), 0);
+	assert_int_equal(rs_map_find(&e, &found, big.ptr, big.len, "index/commits/c/d/0.jsonl",
+				     RS_MAP_COMMITS, c1), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "longer than"));
+	rs_buf_release(&big);
+	rs_buf_release(&line);
+}
+
+/* Append a run `id` of `commit` recorded at `at` to `shard`. */
+static void put_commit_run(struct rs_buf *shard, const char *id, const char *commit, const char *at)
+{
+	struct rs_run_entry e;
+
+	make_entry(&e, id, commit, at, 1.0);
+	assert_int_equal(rs_run_entry_to_line(shard, &e), 0);
+	json_decref(e.metrics);
+}
+
+/* Load what resolving `q` needs, resolve it: the runs read, and the run's id (or NULL). */
+static size_t resolve_count(struct rs_repo *repo, const char *q, const char **id, int *err)
+{
+	static char got[64];
+	struct rs_runindex idx;
+	const struct rs_run_entry *e = NULL;
+	size_t n;
+
+	rs_runindex_init(&idx);
+	*id = NULL;
+	*err = rs_runindex_load_queries(&idx, repo, NULL, &q, 1);
+	if (!*err)
+		*err = rs_runindex_resolve(&e, &idx, q);
+	if (!*err) {
+		snprintf(got, sizeof(got), "%s", e->id);
+		*id = got;
+	}
+	n = idx.count;
+	rs_runindex_release(&idx);
+	return n;
+}
+
+/* Commit `path` holding `text` (NULL: `len` bytes of blanks). */
+static void put_file(struct rs_repo *repo, const char *path, const char *text, size_t len)
+{
+	struct rs_commit_file f = { .path = path, .data = text, .size = text ? strlen(text) : len };
+	struct rs_commit_options opts = { .message = "map" };
+	char *blank = NULL;
+
+	if (!text) {
+		blank = malloc(len);
+		assert_non_null(blank);
+		memset(blank, ' ', len);
+		f.data = blank;
+	}
+	if (rs_commit_files(repo, &f, 1, &opts, NULL, NULL))
+		fail_msg("commit of %s: %s", path, rs_error_message());
+	free(blank);
+}
+
+static void test_commit_map(void **state)
+{
+	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
+	char ab1[41], ab2[41], cd[41], ef[41], n12[41], aa[41], c99[41], ff[41], ee[41];
+	struct rs_repo *repo;
+	struct rs_buf sep = RS_BUF_INIT, oct = RS_BUF_INIT, nov = RS_BUF_INIT, bucket = RS_BUF_INIT;
+	struct rs_map_files map = { NULL, 0, 0 };
+	struct rs_commit_file files[16];
+	struct rs_commit_options opts = { .message = "index" };
+	struct rs_run_entry newest;
+	const char *id, *cands[4];
+	size_t n = 0, at = 0;
+	int err, found;
+
+	(void)state;
+	repo = new_repo(dir);
+	sha(ab1, "abcd12", '1');
+	sha(ab2, "abcd99", '2');
+	sha(cd, "cd00aaa", '3');
+	sha(ef, "ef", '4');
+	sha(n12, "1234", '5');
+	sha(aa, "aa00", '6');
+	sha(c99, "9999", '7');
+	sha(ff, "ffff", '8');
+	sha(ee, "eeee", '9');
+	/* September: abcd12 (2 runs), abcd99, cd00aaa; October: abcd12, ef x3; November: 1234 x3 */
+	put_commit_run(&sep, "20260910-000000-ci-abcd121", ab1, "2026-09-10T00:00:00Z");
+	put_commit_run(&sep, "20260911-000000-ci-abcd121", ab1, "2026-09-11T00:00:00Z");
+	put_commit_run(&sep, "20260912-000000-ci-abcd992", ab2, "2026-09-12T00:00:00Z");
+	put_commit_run(&sep, "20260913-000000-ci-cd00aaa", cd, "2026-09-13T00:00:00Z");
+	put_commit_run(&oct, "20261010-000000-ci-abcd121", ab1, "2026-10-10T00:00:00Z");
+	for (int i = 0; i < 3; i++) {
+		char rid[64], when[32];
+
+		snprintf(rid, sizeof(rid), "20261011-00000%d-ci-ef44444", i);
+		snprintf(when, sizeof(when), "2026-10-11T00:00:0%dZ", i);
+		put_commit_run(&oct, rid, ef, when);
+		snprintf(rid, sizeof(rid), "20261111-00000%d-ci-1234555", i);
+		snprintf(when, sizeof(when), "2026-11-11T00:00:0%dZ", i);
+		put_commit_run(&nov, rid, n12, when);
+	}
+	files[n++] = (struct rs_commit_file){ .path = "index/2026-09.jsonl", .data = sep.ptr, .size = sep.len };
+	files[n++] = (struct rs_commit_file){ .path = "index/2026-10.jsonl", .data = oct.ptr, .size = oct.len };
+	files[n++] = (struct rs_commit_file){ .path = "index/2026-11.jsonl", .data = nov.ptr, .size = nov.len };
+	assert_int_equal(rs_commit_files(repo, files, n, &opts, NULL, NULL), 0);
+	/* without a map: every shard */
+	assert_int_equal(resolve_count(repo, "cd00", &id, &err), 11);
+	assert_int_equal(err, 0);
+	assert_string_equal(id, "20260913-000000-ci-cd00aaa");
+
+	/* a run of aa00 recorded with the map (built from every shard) */
+	make_entry(&newest, "20261120-000000-ci-aa00666", aa, "2026-11-20T00:00:00Z", 1.0);
+	assert_int_equal(rs_run_entry_to_line(&nov, &newest), 0);
+	assert_int_equal(rs_map_record(&map, repo, &newest, "index/2026-11.jsonl", RS_MAP_COMMITS), 0);
+	json_decref(newest.metrics);
+	n = 0;
+	files[n++] = (struct rs_commit_file){ .path = "index/2026-11.jsonl", .data = nov.ptr, .size = nov.len };
+	for (size_t i = 0; i < map.count; i++) {
+		assert_non_null(strstr(map.files[i].path.ptr, "index/commits/"));
+		files[n++] = (struct rs_commit_file){ .path = map.files[i].path.ptr,
+						      .data = map.files[i].text.ptr,
+						      .size = map.files[i].text.len };
+	}
+	assert_int_equal(map.count, 6); /* buckets a/b/c, c/d/0, e/f/4, 1/2/3, a/a/0, covered.json */
+	assert_int_equal(rs_commit_files(repo, files, n, &opts, NULL, NULL), 0);
+
+	/* cd00: November (the covered run's), then September, which the map names; not October */
+	assert_int_equal(resolve_count(repo, "cd00", &id, &err), 8);
+	assert_int_equal(err, 0);
+	assert_string_equal(id, "20260913-000000-ci-cd00aaa");
+	/* by its run id: its commit's 7 digits name it */
+	assert_int_equal(resolve_count(repo, "20260913-000000-ci-cd00aaa", &id, &err), 8);
+	assert_string_equal(id, "20260913-000000-ci-cd00aaa");
+	/* 1234: November alone; the newest of its three runs */
+	assert_int_equal(resolve_count(repo, "1234555", &id, &err), 4);
+	assert_string_equal(id, "20261111-000002-ci-1234555");
+	/* abcd12's newest run is October's; abcd is ambiguous, as a whole read says */
+	assert_int_equal(resolve_count(repo, "ABCD12", &id, &err), 12);
+	assert_string_equal(id, "20261010-000000-ci-abcd121");
+	resolve_count(repo, "abcd", &id, &err);
+	assert_int_equal(err, RS_ENOTFOUND);
+	assert_non_null(strstr(rs_error_message(), "commit prefix 'abcd' is ambiguous: it matches "
+					       "abcd12111111 and abcd99222222"));
+	/* a commit never profiled: November alone, and not found */
+	assert_int_equal(resolve_count(repo, "ffff", &id, &err), 4);
+	assert_int_equal(err, RS_ENOTFOUND);
+	assert_non_null(strstr(rs_error_message(), "no run of commit 'ffff'"));
+	/* a run id not in its commit's shards, and a name of no commit: every shard */
+	assert_int_equal(resolve_count(repo, "20260913-000000-ci-cd00bbb", &id, &err), 12);
+	assert_int_equal(err, RS_ENOTFOUND);
+	assert_int_equal(resolve_count(repo, "nosuchrun", &id, &err), 12);
+	assert_int_equal(err, RS_ENOTFOUND);
+
+	/* the first profiled of a list */
+	cands[0] = ff;
+	cands[1] = cd;
+	cands[2] = n12;
+	assert_int_equal(rs_runindex_first_profiled(&at, &found, repo, NULL, cands, 3), 0);
+	assert_true(found);
+	assert_int_equal(at, 1);
+	cands[1] = ee;
+	assert_int_equal(rs_runindex_first_profiled(&at, &found, repo, NULL, cands, 2), 0);
+	assert_false(found);
+	/* exactly as spelled: an upper-case spelling of a commit is another commit */
+	cands[0] = "CD00AAA333333333333333333333333333333333";
+	assert_int_equal(rs_runindex_first_profiled(&at, &found, repo, NULL, cands, 1), 0);
+	assert_false(found);
+	cands[0] = "xyz";
+	assert_int_equal(rs_runindex_first_profiled(&at, &found, repo, NULL, cands, 1), RS_EUSAGE);
+	/* a run recorded since the map (an older results): found in the shards after the covered run */
+	put_commit_run(&nov, "20261121-000000-ci-9999777", c99, "2026-11-21T00:00:00Z");
+	put_file(repo, "index/2026-11.jsonl", nov.ptr, 0);
+	cands[0] = ff;
+	cands[1] = c99;
+	cands[2] = cd;
+	assert_int_equal(rs_runindex_first_profiled(&at, &found, repo, NULL, cands, 3), 0);
+	assert_true(found);
+	assert_int_equal(at, 1);
+	assert_int_equal(resolve_count(repo, "9999", &id, &err), 5);
+	assert_string_equal(id, "20261121-000000-ci-9999777");
+
+	/* hostile buckets: refused as corrupt data, naming the file */
+	cands[0] = cd;
+	static const char *const hostile[] = {
+		"{\"commit\":\"cd00aaa333333333333333333333333333333333\",\"shards\":[[\"../../etc\",1,1]]}\n",
+		"{\"commit\":\"cd00aaa333333333333333333333333333333333\",\"shards\":[[\"2026-09\",1,1]]}\n"
+		"{\"commit\":\"ab00aaa333333333333333333333333333333333\",\"shards\":[[\"2026-09\",1,1]]}\n",
+		"not json\n",
+	};
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		put_file(repo, "index/commits/c/d/0.jsonl", hostile[i], 0);
+		resolve_count(repo, "cd00", &id, &err);
+		assert_int_equal(err, RS_ECORRUPT);
+		assert_non_null(strstr(rs_error_message(), "index/commits/c/d/0.jsonl:"));
+		assert_int_equal(rs_runindex_first_profiled(&at, &found, repo, NULL, cands, 1),
+				 RS_ECORRUPT);
+		assert_non_null(strstr(rs_error_message(), "index/commits/c/d/0.jsonl:"));
+	}
+	/* oversized: refused from the object's size, before it is read */
+	put_file(repo, "index/commits/c/d/0.jsonl", NULL, RS_BRANCHMAP_MAX_BUCKET + 1);
+	resolve_count(repo, "cd00", &id, &err);
+	assert_int_equal(err, RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "'index/commits/c/d/0.jsonl' is too large"));
+	/* a folder where the bucket should be */
+	put_file(repo, "index/commits/5/6/0.jsonl/x", "x", 0);
+	resolve_count(repo, "5600", &id, &err);
+	assert_int_equal(err, RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "'index/commits/5/6/0.jsonl' is not a file"));
+	/* a bucket the tree does not have: no commit of it has a run */
+	assert_int_equal(resolve_count(repo, "5555", &id, &err), 5);
+	assert_int_equal(err, RS_ENOTFOUND);
+	/* covered.json naming a run of no shard: every shard, as without a map */
+	put_file(repo, "index/commits/covered.json", "{\"run\":\"gone\"}\n", 0);
+	assert_int_equal(resolve_count(repo, "1234", &id, &err), 13);
+	assert_int_equal(err, 0);
+	/* an oversized covered.json */
+	put_file(repo, "index/commits/covered.json", NULL, RS_BRANCHMAP_MAX_COVERED + 1);
+	resolve_count(repo, "1234", &id, &err);
+	assert_int_equal(err, RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "index/commits/covered.json"));
+
+	rs_map_files_release(&map);
+	rs_buf_release(&sep);
+	rs_buf_release(&oct);
+	rs_buf_release(&nov);
+	rs_buf_release(&bucket);
 	rs_repo_free(repo);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
@@ -393,6 +711,8 @@ int main(void)
 		cmocka_unit_test(test_shard_path),
 		cmocka_unit_test(test_load_from_tree),
 		cmocka_unit_test(test_branch_map),
+		cmocka_unit_test(test_commit_map_parse),
+		cmocka_unit_test(test_commit_map),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
