@@ -402,17 +402,39 @@ int rs_runrec_to_json(const rs_runrec *rec, json_t **out)
 
 /* ---- the bytes --------------------------------------------------------- */
 
+/*
+ * Compact JSON is written through json_dump_callback straight into `out`,
+ * keeping the first failed append: jansson (2.14, dump.c) ignores the
+ * result of writing an object's key (akheron/jansson#655), so after one
+ * failed allocation json_dumps can return text that lacks a key, and
+ * run.json would be committed broken. Once an append failed, every later
+ * one fails too, and the error is returned whatever jansson says.
+ */
+struct dump_sink {
+	struct rs_buf *out;
+	int err;
+};
+
+static int dump_append(const char *bytes, size_t n, void *data)
+{
+	struct dump_sink *sink = data;
+
+	if (!sink->err)
+		sink->err = rs_buf_put(sink->out, bytes, n);
+	return sink->err ? -1 : 0;
+}
+
 static int dump_compact(struct rs_buf *out, const json_t *v)
 {
-	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
-			     JSON_REAL_PRECISION(15));
-	int err;
+	struct dump_sink sink = { out, 0 };
+	int failed = json_dump_callback(v, dump_append, &sink, JSON_COMPACT | JSON_SORT_KEYS |
+					JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 
-	if (!s)
+	if (sink.err)
+		return sink.err;
+	if (failed)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	err = rs_buf_puts(out, s);
-	free(s);
-	return err;
+	return 0;
 }
 
 static int cmp_key(const void *a, const void *b)

@@ -1,7 +1,8 @@
 /*
  * Allocation-failure injection: the session parser (the summary), the
  * session codec (encode and decode), the store's format parsers
- * (manifest, index) and a whole store put and get on a folder remote are
+ * (manifest, index), the run record's builder and encoder, and
+ * a whole store put and get on a folder remote are
  * run again and again with the Nth allocation failing, N = 1, 2, ...
  * until a run completes without reaching N. Every run must either
  * succeed with the right result (a fallback is allowed: the codec may
@@ -34,6 +35,7 @@
 
 #include "codec/session_codec.h"
 #include "remote/remote.h"
+#include "runrec/runrec.h"
 #include "results/buf.h"
 #include "results/error.h"
 #include "session/summary.h"
@@ -486,12 +488,86 @@ static void test_store_format_parsers(void **state)
 	rs_buf_release(&c.idx);
 }
 
+/* ---- the run record: builder and encoder --------------------------------- */
+
+/*
+ * A record with every part the builder makes (as the analysis tests
+ * build their runs), then encoded: each failure must leave a record that
+ * frees whole, and an encoding that succeeded must decode.
+ */
+static int build_op(void *ctx)
+{
+	struct rs_runrec_value v = { .kind = RS_RUNREC_REAL, .d = 10 };
+	struct rs_runrec_value s = { .kind = RS_RUNREC_STRING, .s = "x" };
+	struct rs_runrec_function f = { "step", "sim.py", 40, "Model", 6, 9.5, 6000, 9500 };
+	struct rs_runrec_summary *sum = NULL;
+	struct rs_runrec_node *node = NULL;
+	struct rs_buf text = RS_BUF_INIT;
+	rs_runrec *rec = NULL, *back = NULL;
+	int err;
+
+	(void)ctx;
+	err = rs_runrec_new(&rec);
+	if (err)
+		return err;
+	err = rs_runrec_set_string(&rec->id, "r1");
+	if (err)
+		goto out;
+	err = rs_runrec_map_set(&rec->metrics, "duration", &v);
+	if (err)
+		goto out;
+	err = rs_runrec_map_set(&rec->metrics, "cpu_time", &v);
+	if (err)
+		goto out;
+	err = rs_runrec_map_set(&rec->stats, "label", &s);
+	if (err)
+		goto out;
+	err = rs_runrec_summary_new(&sum);
+	if (err)
+		goto out;
+	rec->summary = sum;
+	err = rs_runrec_add_function(sum, &f);
+	if (err)
+		goto out;
+	err = rs_runrec_node_add(&sum->tree, "main", "run.py", 1, 10, 0.5, &node);
+	if (err)
+		goto out;
+	err = rs_runrec_node_add(node, "step", "sim.py", 40, 9.5, 6, NULL);
+	if (err)
+		goto out;
+	err = rs_runrec_add_more_row(sum, "tiny", "sim.py", 90, 10, 10);
+	if (err)
+		goto out;
+	err = rs_runrec_encode(&text, rec);
+	if (err)
+		goto out;
+	/* what was written must be whole: decoded without failures (jansson's
+	 * parser reports a failed allocation as a syntax error) */
+	atomic_store(&oom_fail_at, 0);
+	if (rs_runrec_decode(text.ptr, text.len, &back) != 0)
+		fail_msg("an encoded record does not decode: %s\n%s", rs_error_message(), text.ptr);
+	assert_string_equal(back->summary->more.rows[0].function, "tiny");
+	assert_string_equal(back->summary->tree.children[0].children[0].function, "step");
+out:
+	rs_runrec_free(back);
+	rs_runrec_free(rec);
+	rs_buf_release(&text);
+	return err;
+}
+
+static void test_run_record_build_encode(void **state)
+{
+	(void)state;
+	oom_loop("run record build and encode", build_op, NULL, 100000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_session_parser),
 		cmocka_unit_test(test_codec_encode),
 		cmocka_unit_test(test_codec_decode),
+		cmocka_unit_test(test_run_record_build_encode),
 		cmocka_unit_test_setup_teardown(test_store_format_parsers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_put, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_get, setup, teardown),
