@@ -299,12 +299,16 @@ int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e)
 	char *s = NULL;
 	int err = 0;
 
+	/* checked before json_pack, whose NULL also means out of memory */
+	if (!e->id || !e->commit || !e->branch || !e->trigger || !e->recorded_at || !e->path ||
+	    !e->metrics)
+		return rs_error_set(RS_EUSAGE, "incomplete run entry");
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}",
 		      "id", e->id, "commit", e->commit, "branch", e->branch,
 		      "trigger", e->trigger, "recorded_at", e->recorded_at,
 		      "path", e->path, "metrics", e->metrics);
 	if (!o)
-		return rs_error_set(RS_EUSAGE, "incomplete run entry");
+		return rs_error_set(RS_EGENERIC, "out of memory");
 	if (e->verdict && json_object_set_new(o, "verdict", json_string(e->verdict))) {
 		json_decref(o);
 		return rs_error_set(RS_EGENERIC, "out of memory");
