@@ -5,6 +5,7 @@
  */
 #include "runrec/runrec.h"
 #include "runrec/runrec_json.h"
+#include "results/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -402,39 +403,11 @@ int rs_runrec_to_json(const rs_runrec *rec, json_t **out)
 
 /* ---- the bytes --------------------------------------------------------- */
 
-/*
- * Compact JSON is written through json_dump_callback straight into `out`,
- * keeping the first failed append: jansson (2.14, dump.c) ignores the
- * result of writing an object's key (akheron/jansson#655), so after one
- * failed allocation json_dumps can return text that lacks a key, and
- * run.json would be committed broken. Once an append failed, every later
- * one fails too, and the error is returned whatever jansson says.
- */
-struct dump_sink {
-	struct rs_buf *out;
-	int err;
-};
-
-static int dump_append(const char *bytes, size_t n, void *data)
-{
-	struct dump_sink *sink = data;
-
-	if (!sink->err)
-		sink->err = rs_buf_put(sink->out, bytes, n);
-	return sink->err ? -1 : 0;
-}
-
+/* Compact JSON, keys sorted; whole or an error (results/json.h says why). */
 static int dump_compact(struct rs_buf *out, const json_t *v)
 {
-	struct dump_sink sink = { out, 0 };
-	int failed = json_dump_callback(v, dump_append, &sink, JSON_COMPACT | JSON_SORT_KEYS |
-					JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
-
-	if (sink.err)
-		return sink.err;
-	if (failed)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	return 0;
+	return rs_json_dump(out, v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
+			    JSON_REAL_PRECISION(15));
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -470,7 +443,7 @@ static int layered(struct rs_buf *out, const json_t *o, int depth)
 		v = json_object_get(o, names[i]);
 		err = rs_buf_printf(out, "%s\n%*s", i ? "," : "", 2 * (depth + 1), "");
 		if (!err)
-			err = key ? dump_compact(out, key) : rs_error_set(RS_EGENERIC, "out of memory");
+			err = dump_compact(out, key); /* key NULL: out of memory */
 		json_decref(key);
 		if (!err)
 			err = rs_buf_puts(out, ": ");
