@@ -30,6 +30,7 @@
 
 #include "results/error.h"
 #include "results/escape.h"
+#include "results/json.h"
 #include "util/array.h"
 #include "util/hex.h"
 #include "util/path.h"
@@ -296,7 +297,6 @@ out:
 int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e)
 {
 	json_t *o;
-	char *s = NULL;
 	int err = 0;
 
 	/* checked before json_pack, whose NULL also means out of memory */
@@ -313,17 +313,11 @@ int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e)
 		json_decref(o);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
-	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-	if (!s) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = rs_buf_puts(out, s);
+	err = rs_json_dump(out, o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	if (err)
 		goto out;
 	err = rs_buf_putc(out, '\n');
 out:
-	free(s);
 	json_decref(o);
 	return err;
 }

@@ -8,6 +8,7 @@
 #include "git/repo.h"
 #include "runs/run.h"
 #include "results/buf.h"
+#include "results/json.h"
 
 int rs_runs_open(struct rs_runs **out, struct rs_repo *repo, const char *rev)
 {
@@ -313,7 +314,6 @@ const char *rs_run_doc_id(const struct rs_run_doc *doc)
 int rs_run_entries_json(struct rs_buf *out, const struct rs_run_entry *const *runs, size_t n)
 {
 	json_t *arr = json_array();
-	char *text = NULL;
 	int err;
 
 	if (!arr) {
@@ -328,14 +328,8 @@ int rs_run_entries_json(struct rs_buf *out, const struct rs_run_entry *const *ru
 			goto out;
 		}
 	}
-	text = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-	if (!text) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = rs_buf_puts(out, text);
+	err = rs_json_dump(out, arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 out:
-	free(text);
 	json_decref(arr);
 	return err;
 }

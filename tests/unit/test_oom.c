@@ -1,8 +1,9 @@
 /*
  * Allocation-failure injection: the session parser (the summary), the
  * session codec (encode and decode), the store's format parsers
- * (manifest, index), the run record's builder and encoder, and
- * a whole store put and get on a folder remote are
+ * (manifest, index), the run record's builder and encoder, the
+ * writers of the committed index lines (a run's line, a branch map's
+ * line), and a whole store put and get on a folder remote are
  * run again and again with the Nth allocation failing, N = 1, 2, ...
  * until a run completes without reaching N. Every run must either
  * succeed with the right result (a fallback is allowed: the codec may
@@ -36,6 +37,8 @@
 #include "codec/session_codec.h"
 #include "remote/remote.h"
 #include "runrec/runrec.h"
+#include "runs/branchmap.h"
+#include "runs/runindex.h"
 #include "results/buf.h"
 #include "results/error.h"
 #include "session/summary.h"
@@ -155,11 +158,11 @@ struct oom_tally {
  * Run `op` with allocation N failing for N = 1, 2, ... until a run ends
  * before reaching N (then it must have succeeded). Each failed run must
  * return a negative code and say "memory" (out of memory); what else it
- * says is printed when it does not.
+ * says is printed when it does not. The counts are added to `t`.
  */
-static void oom_loop(const char *what, oom_op op, void *ctx, long max_runs)
+static void oom_runs(struct oom_tally *t, oom_op op, void *ctx, long max_runs)
 {
-	struct oom_tally t = { what, 0, 0, 0 };
+	const char *what = t->what;
 	long n;
 
 	for (n = 1; n <= max_runs; n++) {
@@ -172,17 +175,17 @@ static void oom_loop(const char *what, oom_op op, void *ctx, long max_runs)
 		err = op(ctx);
 		atomic_store(&oom_fail_at, 0);
 		hit = atomic_load(&oom_hit);
-		t.runs++;
 		if (!hit) {
 			if (err)
 				fail_msg("%s: no allocation failed, yet: %s", what, rs_error_message());
 			break;
 		}
+		t->runs++;
 		if (!err) {
-			t.recovered++;
+			t->recovered++;
 			continue;
 		}
-		t.failed++;
+		t->failed++;
 		if (err >= 0 || !*rs_error_message())
 			fail_msg("%s: allocation %ld failed: code %d and no message", what, n, err);
 		if (!strstr(rs_error_message(), "memory"))
@@ -191,8 +194,21 @@ static void oom_loop(const char *what, oom_op op, void *ctx, long max_runs)
 	}
 	if (n > max_runs)
 		fail_msg("%s: still allocating after %ld runs", what, max_runs);
+}
+
+static void oom_print(const struct oom_tally *t)
+{
 	print_message("%s: %ld allocations failed one at a time (%ld errors, %ld recovered)\n",
-		      t.what, t.runs - 1, t.failed, t.recovered);
+		      t->what, t->runs, t->failed, t->recovered);
+}
+
+/* oom_runs over one operation, and its counts printed. */
+static void oom_loop(const char *what, oom_op op, void *ctx, long max_runs)
+{
+	struct oom_tally t = { what, 0, 0, 0 };
+
+	oom_runs(&t, op, ctx, max_runs);
+	oom_print(&t);
 }
 
 static void data_path(char *out, size_t n, const char *name)
@@ -561,6 +577,98 @@ static void test_run_record_build_encode(void **state)
 	oom_loop("run record build and encode", build_op, NULL, 100000);
 }
 
+/* ---- the index lines: what `results add` commits ------------------------ */
+
+/*
+ * A line that is written must be the line: jansson 2.14 drops a key whose
+ * write failed and still reports success (akheron/jansson#655), so each
+ * line written under an injected failure is compared, byte for byte, with
+ * the one written without. Whether a key's write is the one that grows
+ * the text depends on the lengths before it, so the lines are written for
+ * branch names of 1 to 32 bytes.
+ */
+#define LINE_BRANCHES 32
+
+struct line_case {
+	struct rs_run_entry run;
+	struct rs_branch_entry branch;
+	struct rs_buf want;
+};
+
+static int run_line_op(void *ctx)
+{
+	struct line_case *c = ctx;
+	struct rs_buf line = RS_BUF_INIT;
+	int err;
+
+	err = rs_run_entry_to_line(&line, &c->run);
+	if (err)
+		goto out;
+	atomic_store(&oom_fail_at, 0);
+	if (strcmp(line.ptr, c->want.ptr))
+		fail_msg("an index line written under a failed allocation is not the line:\n"
+			 "%s\nwanted:\n%s", line.ptr, c->want.ptr);
+out:
+	rs_buf_release(&line);
+	return err;
+}
+
+static int branch_line_op(void *ctx)
+{
+	struct line_case *c = ctx;
+	struct rs_buf line = RS_BUF_INIT;
+	int err;
+
+	err = rs_branch_entry_to_line(&line, &c->branch);
+	if (err)
+		goto out;
+	atomic_store(&oom_fail_at, 0);
+	if (strcmp(line.ptr, c->want.ptr))
+		fail_msg("a branch map line written under a failed allocation is not the line:\n"
+			 "%s\nwanted:\n%s", line.ptr, c->want.ptr);
+out:
+	rs_buf_release(&line);
+	return err;
+}
+
+static void test_index_lines(void **state)
+{
+	struct rs_branch_shard shards[] = { { "2026-11", 2, 128 }, { "2026-10", 1, 40 } };
+	struct oom_tally run_t = { "run index line", 0, 0, 0 };
+	struct oom_tally branch_t = { "branch map line", 0, 0, 0 };
+	char branch[LINE_BRANCHES + 1] = "";
+	struct line_case c = { 0 };
+
+	(void)state;
+	c.run.id = "20261130-093012-push-abc1234";
+	c.run.commit = "abc1234def5678abc1234def5678abc1234def56";
+	c.run.branch = branch;
+	c.run.trigger = "push";
+	c.run.recorded_at = "2026-11-30T09:30:12Z";
+	c.run.path = "runs/2026/11/20261130-093012-push-abc1234";
+	c.run.verdict = "+13% vs c1d2e3f: new call g -> f (4.1 s)";
+	c.run.metrics = json_pack("{s:f, s:f, s:i}", "duration", 12.25, "cpu_time", 11.5,
+				  "peak_rss", (json_int_t)123456789);
+	assert_non_null(c.run.metrics);
+	c.branch.branch = branch;
+	c.branch.shards = shards;
+	c.branch.count = 2;
+	c.branch.more = 1;
+	for (size_t len = 1; len <= LINE_BRANCHES; len++) {
+		branch[len - 1] = 'b';
+		rs_buf_clear(&c.want);
+		assert_int_equal(rs_run_entry_to_line(&c.want, &c.run), 0);
+		oom_runs(&run_t, run_line_op, &c, 100000);
+		rs_buf_clear(&c.want);
+		assert_int_equal(rs_branch_entry_to_line(&c.want, &c.branch), 0);
+		oom_runs(&branch_t, branch_line_op, &c, 100000);
+	}
+	oom_print(&run_t);
+	oom_print(&branch_t);
+	json_decref(c.run.metrics);
+	rs_buf_release(&c.want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -568,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_codec_encode),
 		cmocka_unit_test(test_codec_decode),
 		cmocka_unit_test(test_run_record_build_encode),
+		cmocka_unit_test(test_index_lines),
 		cmocka_unit_test_setup_teardown(test_store_format_parsers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_put, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_get, setup, teardown),
