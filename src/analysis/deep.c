@@ -20,6 +20,7 @@
 #include "results/error.h"
 #include "util/array.h"
 #include "results/escape.h"
+#include "results/json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -655,7 +656,6 @@ static int deep_json(struct rs_buf *out, const struct rs_deep_diff *d)
 {
 	json_t *o = json_object(), *a = json_array();
 	size_t i;
-	char *s;
 	int err;
 
 	for (i = 0; i < d->n_paths; i++) {
@@ -675,13 +675,11 @@ static int deep_json(struct rs_buf *out, const struct rs_deep_diff *d)
 						   "head_total", d->new_funcs[i].head_total));
 	json_object_set_new(o, "new_functions", a);
 	json_object_set_new(o, "renames_applied", json_integer((json_int_t)d->n_renamed));
-	s = json_dumps(o, JSON_INDENT(2));
+	err = rs_json_dump(out, o, JSON_INDENT(2)); /* o NULL: out of memory */
 	json_decref(o);
-	if (!s)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	err = rs_buf_printf(out, "%s\n", s);
-	free(s);
-	return err;
+	if (err)
+		return err;
+	return rs_buf_putc(out, '\n');
 }
 
 /*

@@ -12,6 +12,7 @@
 #include "analysis/culprit.h"
 #include "results/error.h"
 #include "results/escape.h"
+#include "results/json.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -342,20 +343,14 @@ static json_t *diff_json(const struct rs_diff *d)
 
 static int dump_json(struct rs_buf *out, json_t *j)
 {
-	char *s;
 	int err;
 
-	if (!j)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	/* j NULL: out of memory */
+	err = rs_json_dump(out, j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 	json_decref(j);
-	if (!s)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	err = rs_buf_puts(out, s);
-	free(s);
-	if (!err)
-		err = rs_buf_putc(out, '\n');
-	return err;
+	if (err)
+		return err;
+	return rs_buf_putc(out, '\n');
 }
 
 /* "name (file:line)" or, for a rename, "old -> new (file:line)". A

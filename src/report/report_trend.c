@@ -17,6 +17,7 @@
 #include "analysis/runview.h"
 #include "analysis/series.h"
 #include "results/buf.h"
+#include "results/json.h"
 
 /* report_internal.h */
 void rs_report_trend_run(struct rs_trend_run *out, const struct rs_run_doc *doc)
@@ -366,14 +367,13 @@ static int find_render_json(struct rs_buf *out, const struct find_series *s,
 		"recorded_at", lb->recorded_at ? lb->recorded_at : "",
 		"first_after", "id", fa->id, "commit", fa->commit,
 		"recorded_at", fa->recorded_at ? fa->recorded_at : "");
-	char *text = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
-	int err = 0;
+	int err;
 
+	err = rs_json_dump(out, o, JSON_INDENT(2)); /* o NULL: out of memory */
 	json_decref(o);
-	if (!text || rs_buf_printf(out, "%s\n", text))
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-	free(text);
-	return err;
+	if (err)
+		return err;
+	return rs_buf_putc(out, '\n');
 }
 
 static int find_render(struct rs_buf *out, enum rs_format fmt, const struct find_series *s,
