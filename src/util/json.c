@@ -46,3 +46,36 @@ int rs_json_dump(struct rs_buf *out, const json_t *v, size_t flags)
 	}
 	return err;
 }
+
+void rs_json_set(struct rs_json_build *b, json_t *o, const char *key, json_t *v)
+{
+	if (b->failed) {
+		json_decref(v);
+		return;
+	}
+	/* json_object_set_new frees v when it fails, NULL o included */
+	if (!v || json_object_set_new(o, key, v))
+		b->failed = 1;
+}
+
+void rs_json_append(struct rs_json_build *b, json_t *a, json_t *v)
+{
+	if (b->failed) {
+		json_decref(v);
+		return;
+	}
+	if (!v || json_array_append_new(a, v))
+		b->failed = 1;
+}
+
+int rs_json_build_dump(struct rs_buf *out, struct rs_json_build *b, json_t *doc, size_t flags)
+{
+	int err;
+
+	if (b->failed || !doc)
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+	else
+		err = rs_json_dump(out, doc, flags);
+	json_decref(doc);
+	return err;
+}

@@ -3,7 +3,9 @@
  * every set of flags the library uses, appends, and is whole or an
  * error: a buffer cap reached at any byte, a key's included (where
  * jansson 2.14 goes on, akheron/jansson#655), fails and leaves the
- * buffer as it was.
+ * buffer as it was. The builder (rs_json_set, rs_json_append,
+ * rs_json_build_dump) makes a document an error once a value or an
+ * insertion failed.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -131,12 +133,59 @@ static void test_null(void **state)
 	rs_buf_release(&b);
 }
 
+/*
+ * The builder: what nothing failed in is written as rs_json_dump writes
+ * it; one NULL value (a constructor out of memory) makes the document an
+ * error even though the keys after it were put, and the buffer keeps
+ * what it held. Values given after the failure are freed (ASan's leak
+ * check sees to that).
+ */
+static void test_build(void **state)
+{
+	struct rs_json_build ok = RS_JSON_BUILD_INIT, bad = RS_JSON_BUILD_INIT;
+	struct rs_buf b = RS_BUF_INIT;
+	json_t *o = json_object(), *a = json_array();
+
+	(void)state;
+	rs_json_append(&ok, a, json_integer(1));
+	rs_json_append(&ok, a, json_string("two"));
+	rs_json_set(&ok, o, "a", a);
+	rs_json_set(&ok, o, "b", json_null());
+	assert_int_equal(ok.failed, 0);
+	assert_int_equal(rs_json_build_dump(&b, &ok, o, JSON_COMPACT), 0);
+	assert_string_equal(b.ptr, "{\"a\":[1,\"two\"],\"b\":null}");
+
+	o = json_object();
+	a = json_array();
+	rs_json_set(&bad, o, "a", json_integer(1));
+	rs_json_set(&bad, o, "lost", NULL);
+	assert_int_equal(bad.failed, 1);
+	rs_json_set(&bad, o, "c", json_string("freed, not put"));
+	rs_json_append(&bad, a, json_string("freed too"));
+	assert_int_equal(json_array_size(a), 0);
+	assert_null(json_object_get(o, "c"));
+	rs_json_set(&bad, o, "list", a);
+	rs_error_clear();
+	assert_int_equal(rs_json_build_dump(&b, &bad, o, JSON_COMPACT), RS_EGENERIC);
+	assert_non_null(strstr(rs_error_message(), "out of memory"));
+	assert_string_equal(b.ptr, "{\"a\":[1,\"two\"],\"b\":null}");
+
+	/* an insertion that fails (here: into what is not an object) counts too */
+	bad.failed = 0;
+	a = json_array();
+	rs_json_set(&bad, a, "k", json_integer(2));
+	assert_int_equal(bad.failed, 1);
+	json_decref(a);
+	rs_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_bytes),
 		cmocka_unit_test(test_whole_or_error),
 		cmocka_unit_test(test_null),
+		cmocka_unit_test(test_build),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
