@@ -3,7 +3,8 @@
  * session codec (encode and decode), the store's format parsers
  * (manifest, index), the run record's builder and encoder, the
  * writers of the committed index lines (a run's line, a branch map's
- * line), and a whole store put and get on a folder remote are
+ * line), the JSON of `compare` and `compare --deep` (rs_render_diff,
+ * rs_render_deep), and a whole store put and get on a folder remote are
  * run again and again with the Nth allocation failing, N = 1, 2, ...
  * until a run completes without reaching N. Every run must either
  * succeed with the right result (a fallback is allowed: the codec may
@@ -25,6 +26,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -34,6 +36,10 @@
 
 #include <jansson.h>
 
+#include "analysis/culprit.h"
+#include "analysis/deep.h"
+#include "analysis/diff.h"
+#include "analysis/render.h"
 #include "codec/session_codec.h"
 #include "remote/remote.h"
 #include "runrec/runrec.h"
@@ -669,6 +675,124 @@ static void test_index_lines(void **state)
 	rs_buf_release(&c.want);
 }
 
+/* ---- compare's JSON: the diff and the deep diff ---------------------------- */
+
+/*
+ * `results compare --format json` (and --deep): the document is built
+ * with jansson's constructors, then written. A key whose value or whose
+ * insertion failed to allocate must make the rendering an error, never a
+ * document without the key, so each document written under an injected
+ * failure is compared, byte for byte, with the one written without.
+ */
+struct render_case {
+	struct rs_diff diff;
+	struct rs_deep_diff deep;
+	struct rs_buf want;
+};
+
+static int render_check(const struct render_case *c, const struct rs_buf *got, const char *what)
+{
+	atomic_store(&oom_fail_at, 0);
+	if (strcmp(got->ptr, c->want.ptr))
+		fail_msg("%s written under a failed allocation is not the document:\n%s\nwanted:\n%s",
+			 what, got->ptr, c->want.ptr);
+	return 0;
+}
+
+static int diff_json_op(void *ctx)
+{
+	struct render_case *c = ctx;
+	struct rs_buf got = RS_BUF_INIT;
+	int err;
+
+	err = rs_render_diff(&got, &c->diff, RS_FORMAT_JSON, 0);
+	if (!err)
+		err = render_check(c, &got, "compare's JSON");
+	rs_buf_release(&got);
+	return err;
+}
+
+static int deep_json_op(void *ctx)
+{
+	struct render_case *c = ctx;
+	struct rs_buf got = RS_BUF_INIT;
+	int err;
+
+	err = rs_render_deep(&got, &c->deep, RS_FORMAT_JSON, 0);
+	if (!err)
+		err = render_check(c, &got, "compare --deep's JSON");
+	rs_buf_release(&got);
+	return err;
+}
+
+static void test_compare_json(void **state)
+{
+	struct rs_metric_delta metrics[] = {
+		{ "duration", 10, 12.5, 2.5, 0.25, 0 },
+		{ "mem.peak_mb", 0, 40, 40, NAN, 0 },
+		{ "duration/months", 0.5, 0.625, 0.125, 0.25, 1 },
+	};
+	struct rs_func_delta funcs[] = {
+		{ .change = RS_FUNC_NEW, .function = "trace_contacts", .file = "sim/contacts.py",
+		  .line = 88, .head_self = 2, .head_total = 2.5, .head_self_share = 0.16,
+		  .head_total_share = 0.2, .own = 1, .base_below = 0.005 },
+		{ .change = RS_FUNC_RENAMED, .function = "apply", .old_function = "apply_event",
+		  .file = "sim/events.py", .line = 12, .base_self = 1, .head_self = 1.25,
+		  .base_total = 3, .head_total = 3.5, .base_self_share = 0.1,
+		  .head_self_share = 0.1, .base_total_share = 0.3, .head_total_share = 0.28,
+		  .own = 1, .probable = 1 },
+		{ .change = RS_FUNC_CHANGED, .function = "MainThread", .file = "<thread>",
+		  .line = 140233, .base_total = 10, .head_total = 12.5, .base_total_share = 1,
+		  .head_total_share = 1, .root = 1, .wrapper = 1 },
+	};
+	struct rs_culprit culprit[] = {
+		{ RS_CULPRIT_NEW_CALL, "trace_contacts", "sim/contacts.py", 88, "apply", 2.5, 2.5,
+		  0, 0.2, 1, "run > apply > trace_contacts" },
+		{ RS_CULPRIT_OWN_BODY, "apply", "sim/events.py", 12, NULL, 0.25, 1.25, 1, 0.02, 1,
+		  NULL },
+	};
+	struct rs_culprits culprits = { culprit, 2, 2.5, 0, 0 };
+	struct rs_path_delta paths[] = {
+		{ "MainThread (<thread>) > run (sim.py)", 2, 3, 10, 12.5, 0, 0 },
+		{ "MainThread (<thread>) > run (sim.py) > trace_contacts (sim/contacts.py)", 3, 14,
+		  0, 2.5, 0, 2 },
+	};
+	struct rs_deep_func new_funcs[] = { { "trace_contacts (sim/contacts.py)", 2.5 } };
+	struct render_case c = { 0 };
+
+	(void)state;
+	c.diff.base_id = "20261129-101500-push-c1d2e3f";
+	c.diff.head_id = "20261130-093012-push-abc1234";
+	c.diff.base_commit = "c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0";
+	c.diff.head_commit = "abc1234def5678abc1234def5678abc1234def56";
+	c.diff.workload_key = "months";
+	c.diff.base_workload = 20;
+	c.diff.head_workload = 20;
+	c.diff.metrics = metrics;
+	c.diff.n_metrics = sizeof(metrics) / sizeof(metrics[0]);
+	c.diff.funcs = funcs;
+	c.diff.n_funcs = sizeof(funcs) / sizeof(funcs[0]);
+	c.diff.n_uncompared = 4;
+	c.diff.n_below = 1;
+	c.diff.culprits = &culprits;
+	c.deep.base_time = 10;
+	c.deep.head_time = 12.5;
+	c.deep.paths = paths;
+	c.deep.n_paths = sizeof(paths) / sizeof(paths[0]);
+	c.deep.new_funcs = new_funcs;
+	c.deep.n_new = 1;
+	c.deep.n_renamed = 1;
+
+	assert_int_equal(rs_render_diff(&c.want, &c.diff, RS_FORMAT_JSON, 0), 0);
+	assert_non_null(strstr(c.want.ptr, "\"culprits_from\": \"summaries\""));
+	oom_loop("compare's JSON", diff_json_op, &c, 100000);
+	rs_buf_clear(&c.want);
+	assert_int_equal(rs_render_deep(&c.want, &c.deep, RS_FORMAT_JSON, 0), 0);
+	assert_non_null(strstr(c.want.ptr, "\"renames_applied\": 1"));
+	oom_loop("compare --deep's JSON", deep_json_op, &c, 100000);
+	rs_buf_release(&c.want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -677,6 +801,7 @@ int main(void)
 		cmocka_unit_test(test_codec_decode),
 		cmocka_unit_test(test_run_record_build_encode),
 		cmocka_unit_test(test_index_lines),
+		cmocka_unit_test(test_compare_json),
 		cmocka_unit_test_setup_teardown(test_store_format_parsers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_put, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_get, setup, teardown),
