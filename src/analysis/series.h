@@ -123,10 +123,12 @@ size_t rs_changepoint_best(const double *v, size_t n, double *step, double *rel)
  * All change points by binary segmentation: split at the best step, keep
  * it when the step is at least `min_rel` of the level before and, where
  * the segments show noise, at least 3 standard errors; recurse on both
- * sides. Writes at most `max` indices in increasing order to `out`;
- * returns how many.
+ * sides. Writes at most `max` indices in increasing order to `out`, and
+ * how many to *n_found. Returns 0 or RS_EGENERIC out of memory (never a
+ * shorter or a longer list for want of memory).
  */
-size_t rs_changepoints(const double *v, size_t n, double min_rel,
-		       size_t *out, size_t max);
+RS_MUST_CHECK
+int rs_changepoints(size_t *n_found, const double *v, size_t n, double min_rel,
+		    size_t *out, size_t max);
 
 #endif

@@ -34,6 +34,7 @@
 #include "runrec/runrec_json.h"
 #include "session/summary.h"
 #include "results/error.h"
+#include "results/escape.h"
 
 /* A function row: name, file, line, own seconds, total seconds. */
 struct fn {
@@ -651,7 +652,7 @@ static void test_changepoint(void **state)
 	double withnan[] = { 1, NAN, 1, 2, NAN, 2 };
 	double two[] = { 1, 1, 1, 2, 2, 2, 1, 1, 1 };
 	double noise_only[] = { 10.1, 9.8, 10.2, 9.9, 10.0, 10.3, 9.9, 10.1 };
-	size_t cps[8];
+	size_t cps[8], ncps = 99;
 	double step, rel;
 
 	(void)state;
@@ -661,17 +662,21 @@ static void test_changepoint(void **state)
 	assert_int_equal(rs_changepoint_best(noisy, 10, &step, &rel), 6);
 	assert_int_equal(rs_changepoint_best(withnan, 6, &step, &rel), 3);
 	assert_int_equal(rs_changepoint_best(flat, 1, &step, &rel), 0);
-	assert_int_equal(rs_changepoints(two, 9, 0.05, cps, 8), 2);
+	assert_int_equal(rs_changepoints(&ncps, two, 9, 0.05, cps, 8), 0);
+	assert_int_equal(ncps, 2);
 	assert_int_equal(cps[0], 3);
 	assert_int_equal(cps[1], 6);
-	assert_int_equal(rs_changepoints(noise_only, 8, 0.05, cps, 8), 0);
+	assert_int_equal(rs_changepoints(&ncps, noise_only, 8, 0.05, cps, 8), 0);
+	assert_int_equal(ncps, 0);
 	{
 		double appears[] = { 0, 0, 0, 0.31, 0.30, 0.33 };
 
-		assert_int_equal(rs_changepoints(appears, 6, 0.05, cps, 8), 1);
+		assert_int_equal(rs_changepoints(&ncps, appears, 6, 0.05, cps, 8), 0);
+		assert_int_equal(ncps, 1);
 		assert_int_equal(cps[0], 3);
 	}
-	assert_int_equal(rs_changepoints(noisy, 10, 0.05, cps, 8), 1);
+	assert_int_equal(rs_changepoints(&ncps, noisy, 10, 0.05, cps, 8), 0);
+	assert_int_equal(ncps, 1);
 	assert_int_equal(cps[0], 6);
 	assert_true(isnan(rs_median(NULL, 0)));
 }
@@ -733,6 +738,30 @@ static void test_trend(void **state)
 		assert_int_equal(t->n_funcs, 1);
 		assert_string_equal(t->funcs[0].function, "apply_births");
 		rs_trend_free(t);
+	}
+
+	/* a name that is not UTF-8 is the caller's error, not a series whose
+	 * JSON name could not be made (which reads as out of memory) */
+	{
+		struct rs_trend_opts o = { 0 };
+		const char *bad[] = { "duration", "cpu\xff" };
+
+		o.metrics = bad;
+		o.n_metrics = 2;
+		rs_error_clear();
+		assert_int_equal(trend_build(&t, runs, NULL, 5, &o), RS_EUSAGE);
+		assert_string_equal(rs_error_message(), "a metric name given is not UTF-8");
+		o.all_metrics = 1;
+		assert_int_equal(trend_build(&t, runs, NULL, 5, &o), RS_EUSAGE);
+		o.metrics = NULL;
+		o.n_metrics = 0;
+		o.functions = bad;
+		o.n_functions = 2;
+		assert_int_equal(trend_build(&t, runs, NULL, 5, &o), RS_EUSAGE);
+		assert_string_equal(rs_error_message(), "a function name given is not UTF-8");
+		assert_int_equal(rs_utf8_valid("h\xc3\xa9 \xe2\x86\x92"), 1);
+		assert_int_equal(rs_utf8_valid("\xc0\xaf"), 0); /* overlong '/' */
+		assert_int_equal(rs_utf8_valid("\xed\xa0\x80"), 0); /* a surrogate */
 	}
 	free_runs(runs, 5);
 }

@@ -40,6 +40,7 @@
 #include "analysis/deep.h"
 #include "analysis/diff.h"
 #include "analysis/render.h"
+#include "analysis/series.h"
 #include "codec/session_codec.h"
 #include "remote/remote.h"
 #include "runrec/runrec.h"
@@ -690,12 +691,27 @@ struct render_case {
 	struct rs_buf want;
 };
 
+/*
+ * Fail unless `got` is `want`, showing where they part (cmocka cuts a
+ * long message: a whole document would hide the place).
+ */
+static void same_document(const char *what, const char *got, const char *want)
+{
+	size_t at = 0, from;
+
+	atomic_store(&oom_fail_at, 0);
+	while (got[at] && got[at] == want[at])
+		at++;
+	if (!got[at] && !want[at])
+		return;
+	from = at > 120 ? at - 120 : 0;
+	fail_msg("%s written under a failed allocation is not the document; at byte %zu it has\n"
+		 "%.240s\nwhere the document has\n%.240s", what, at, got + from, want + from);
+}
+
 static int render_check(const struct render_case *c, const struct rs_buf *got, const char *what)
 {
-	atomic_store(&oom_fail_at, 0);
-	if (strcmp(got->ptr, c->want.ptr))
-		fail_msg("%s written under a failed allocation is not the document:\n%s\nwanted:\n%s",
-			 what, got->ptr, c->want.ptr);
+	same_document(what, got->ptr, c->want.ptr);
 	return 0;
 }
 
@@ -793,6 +809,80 @@ static void test_compare_json(void **state)
 	rs_buf_release(&c.want);
 }
 
+/*
+ * `results trend --all-metrics --format json` over three runs, built and
+ * written with each allocation failing: a metric left out of the set of
+ * names, or a key of the document, would be a shorter document written
+ * as a success, so each one written is compared with the one written
+ * without a failure.
+ */
+struct trend_case {
+	rs_runrec *recs[3];
+	struct rs_trend_run runs[3];
+	struct rs_buf want;
+};
+
+static int trend_json_op(void *ctx)
+{
+	static const char *const names[] = { "duration" };
+	struct trend_case *c = ctx;
+	struct rs_trend_opts o = { .metrics = names, .n_metrics = 1, .all_metrics = 1 };
+	struct rs_trend *t = NULL;
+	struct rs_buf got = RS_BUF_INIT;
+	int err;
+
+	err = rs_trend_build(&t, c->runs, 3, &o);
+	if (err)
+		goto out;
+	err = rs_render_trend(&got, t, RS_FORMAT_JSON);
+	if (err)
+		goto out;
+	same_document("trend's JSON", got.ptr, c->want.ptr);
+out:
+	rs_trend_free(t);
+	rs_buf_release(&got);
+	return err;
+}
+
+static void test_trend_json(void **state)
+{
+	static const char *const metrics[] = { "duration", "cpu_time", "mem.peak_mb", "io.read_mb" };
+	char id[32], commit[41], when[32];
+	struct trend_case c = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(rs_runrec_new(&c.recs[i]), 0);
+		snprintf(id, sizeof(id), "2026112%d-093012-push-abc123%d", i, i);
+		snprintf(commit, sizeof(commit), "abc123%d%033d", i, i);
+		snprintf(when, sizeof(when), "2026-11-2%dT09:30:12Z", i);
+		assert_int_equal(rs_runrec_set_string(&c.recs[i]->id, id), 0);
+		assert_int_equal(rs_runrec_set_string(&c.recs[i]->commit, commit), 0);
+		assert_int_equal(rs_runrec_set_string(&c.recs[i]->recorded_at, when), 0);
+		/* each run a metric more: the later names are seen in later runs */
+		for (int m = 0; m < 2 + i; m++) {
+			struct rs_runrec_value v = { .kind = RS_RUNREC_REAL, .d = 10 + i + m };
+
+			assert_int_equal(rs_runrec_map_set(&c.recs[i]->metrics, metrics[m], &v), 0);
+		}
+		c.runs[i].rec = c.recs[i];
+	}
+	{
+		static const char *const names[] = { "duration" };
+		struct rs_trend_opts o = { .metrics = names, .n_metrics = 1, .all_metrics = 1 };
+		struct rs_trend *t = NULL;
+
+		assert_int_equal(rs_trend_build(&t, c.runs, 3, &o), 0);
+		assert_int_equal(rs_render_trend(&c.want, t, RS_FORMAT_JSON), 0);
+		rs_trend_free(t);
+	}
+	assert_non_null(strstr(c.want.ptr, "\"name\": \"io.read_mb\""));
+	oom_loop("trend's JSON", trend_json_op, &c, 100000);
+	for (int i = 0; i < 3; i++)
+		rs_runrec_free(c.recs[i]);
+	rs_buf_release(&c.want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -802,6 +892,7 @@ int main(void)
 		cmocka_unit_test(test_run_record_build_encode),
 		cmocka_unit_test(test_index_lines),
 		cmocka_unit_test(test_compare_json),
+		cmocka_unit_test(test_trend_json),
 		cmocka_unit_test_setup_teardown(test_store_format_parsers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_put, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_get, setup, teardown),
