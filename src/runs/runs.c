@@ -130,11 +130,14 @@ int rs_run_entry_metric(const struct rs_run_entry *e, const char *name, double *
 	return 0;
 }
 
-/* Set `key` to a new string `value` (skipped when NULL: the index says nothing). */
-static void set_string(json_t *o, const char *key, const char *value)
+/*
+ * Set `key` to a new string `value` (skipped when NULL: the index says
+ * nothing); 1 when that failed (out of memory), which would leave the
+ * document without the key.
+ */
+static int set_string(json_t *o, const char *key, const char *value)
 {
-	if (value)
-		json_object_set_new(o, key, json_string(value));
+	return value && json_object_set_new(o, key, json_string(value)) != 0;
 }
 
 json_t *rs_run_entry_object(const struct rs_run_entry *e)
@@ -145,13 +148,14 @@ json_t *rs_run_entry_object(const struct rs_run_entry *e)
 		rs_error_set(RS_EGENERIC, "out of memory");
 		return NULL;
 	}
-	set_string(o, "id", e->id);
-	set_string(o, "commit", e->commit);
-	set_string(o, "branch", e->branch);
-	set_string(o, "trigger", e->trigger);
-	set_string(o, "recorded_at", e->recorded_at);
-	set_string(o, "path", e->path);
-	json_object_set(o, "metrics", e->metrics);
+	if (set_string(o, "id", e->id) || set_string(o, "commit", e->commit) ||
+	    set_string(o, "branch", e->branch) || set_string(o, "trigger", e->trigger) ||
+	    set_string(o, "recorded_at", e->recorded_at) || set_string(o, "path", e->path) ||
+	    (e->metrics && json_object_set(o, "metrics", e->metrics) != 0)) {
+		json_decref(o);
+		rs_error_set(RS_EGENERIC, "out of memory");
+		return NULL;
+	}
 	return o;
 }
 

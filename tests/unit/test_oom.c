@@ -46,6 +46,7 @@
 #include "runrec/runrec.h"
 #include "runs/branchmap.h"
 #include "runs/runindex.h"
+#include "runs/runs.h"
 #include "results/buf.h"
 #include "results/error.h"
 #include "session/summary.h"
@@ -883,6 +884,43 @@ static void test_trend_json(void **state)
 	rs_buf_release(&c.want);
 }
 
+/*
+ * An index entry as a run document (`results list --format json`, the
+ * pages): an object that is made must have every key of the entry.
+ */
+static int entry_object_op(void *ctx)
+{
+	const struct rs_run_entry *e = ctx;
+	json_t *o = rs_run_entry_object(e);
+
+	if (!o)
+		return RS_EGENERIC; /* the message is set */
+	atomic_store(&oom_fail_at, 0);
+	if (json_object_size(o) != 7 || !json_object_get(o, "metrics") ||
+	    strcmp(json_string_value(json_object_get(o, "path")), e->path))
+		fail_msg("an index entry's object made under a failed allocation lacks a key (%zu)",
+			 json_object_size(o));
+	json_decref(o);
+	return 0;
+}
+
+static void test_run_entry_object(void **state)
+{
+	struct rs_run_entry e = { 0 };
+
+	(void)state;
+	e.id = "20261130-093012-push-abc1234";
+	e.commit = "abc1234def5678abc1234def5678abc1234def56";
+	e.branch = "main";
+	e.trigger = "push";
+	e.recorded_at = "2026-11-30T09:30:12Z";
+	e.path = "runs/2026/11/20261130-093012-push-abc1234";
+	e.metrics = json_pack("{s:f}", "duration", 12.25);
+	assert_non_null(e.metrics);
+	oom_loop("index entry object", entry_object_op, &e, 100000);
+	json_decref(e.metrics);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -893,6 +931,7 @@ int main(void)
 		cmocka_unit_test(test_index_lines),
 		cmocka_unit_test(test_compare_json),
 		cmocka_unit_test(test_trend_json),
+		cmocka_unit_test(test_run_entry_object),
 		cmocka_unit_test_setup_teardown(test_store_format_parsers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_put, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_get, setup, teardown),
