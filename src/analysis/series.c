@@ -93,17 +93,20 @@ static size_t best_split(const double *x, size_t lo, size_t hi, double *step,
 	return bestk;
 }
 
-size_t rs_changepoint_best(const double *v, size_t n, double *step, double *rel)
+int rs_changepoint_best(size_t *at, const double *v, size_t n, double *step, double *rel)
 {
 	struct packed p;
 	double st = 0, before = 0;
-	size_t k, at = 0;
+	size_t k;
+	int err;
 
-	if (pack(&p, v, n))
-		return 0;
+	err = pack(&p, v, n);
+	if (err)
+		return err;
+	*at = 0;
 	k = best_split(p.x, 0, p.m, &st, &before, NULL);
 	if (k) {
-		at = p.at[k];
+		*at = p.at[k];
 		if (step)
 			*step = st;
 		if (rel)
@@ -111,7 +114,7 @@ size_t rs_changepoint_best(const double *v, size_t n, double *step, double *rel)
 	}
 	free(p.x);
 	free(p.at);
-	return at;
+	return 0;
 }
 
 /*

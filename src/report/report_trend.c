@@ -324,11 +324,14 @@ static int find_locate(struct find_step *st, const struct find_series *s, const 
 {
 	const double *vals = s->vals;
 	size_t i, k, nb = 0, na = 0;
+	int err;
 
 	st->step = 0;
 	st->rel = NAN;
 	st->before = st->after = 0;
-	k = rs_changepoint_best(vals, s->n, &st->step, &st->rel);
+	err = rs_changepoint_best(&k, vals, s->n, &st->step, &st->rel);
+	if (err)
+		return err;
 	if (!k)
 		return rs_error_set(RS_EUSAGE, "fewer than two runs with %s in the range %s",
 				    s->name.ptr, range);

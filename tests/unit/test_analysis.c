@@ -652,16 +652,20 @@ static void test_changepoint(void **state)
 	double withnan[] = { 1, NAN, 1, 2, NAN, 2 };
 	double two[] = { 1, 1, 1, 2, 2, 2, 1, 1, 1 };
 	double noise_only[] = { 10.1, 9.8, 10.2, 9.9, 10.0, 10.3, 9.9, 10.1 };
-	size_t cps[8], ncps = 99;
+	size_t cps[8], ncps = 99, at = 99;
 	double step, rel;
 
 	(void)state;
-	assert_int_equal(rs_changepoint_best(flat, 7, &step, &rel), 4);
+	assert_int_equal(rs_changepoint_best(&at, flat, 7, &step, &rel), 0);
+	assert_int_equal(at, 4);
 	assert_true(fabs(step - 0.2) < 1e-9);
 	assert_true(fabs(rel - 0.2) < 1e-9);
-	assert_int_equal(rs_changepoint_best(noisy, 10, &step, &rel), 6);
-	assert_int_equal(rs_changepoint_best(withnan, 6, &step, &rel), 3);
-	assert_int_equal(rs_changepoint_best(flat, 1, &step, &rel), 0);
+	assert_int_equal(rs_changepoint_best(&at, noisy, 10, &step, &rel), 0);
+	assert_int_equal(at, 6);
+	assert_int_equal(rs_changepoint_best(&at, withnan, 6, &step, &rel), 0);
+	assert_int_equal(at, 3);
+	assert_int_equal(rs_changepoint_best(&at, flat, 1, &step, &rel), 0);
+	assert_int_equal(at, 0);
 	assert_int_equal(rs_changepoints(&ncps, two, 9, 0.05, cps, 8), 0);
 	assert_int_equal(ncps, 2);
 	assert_int_equal(cps[0], 3);

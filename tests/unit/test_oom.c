@@ -885,6 +885,37 @@ static void test_trend_json(void **state)
 }
 
 /*
+ * The change points (trend) and the largest step (`results find`): a
+ * failed allocation is an error, never an answer of no step (find said
+ * "fewer than two runs") or of steps the noise test would not keep.
+ */
+static int changepoint_op(void *ctx)
+{
+	static const double v[] = { 10, 10.2, 9.9, 10.1, 12, 12.1, 11.9, 12.2 };
+	size_t at = 0, cps[8], n = 0;
+	int err;
+
+	(void)ctx;
+	err = rs_changepoint_best(&at, v, 8, NULL, NULL);
+	if (err)
+		return err;
+	err = rs_changepoints(&n, v, 8, 0.05, cps, 8);
+	if (err)
+		return err;
+	atomic_store(&oom_fail_at, 0);
+	assert_int_equal(at, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(cps[0], 4);
+	return 0;
+}
+
+static void test_changepoints(void **state)
+{
+	(void)state;
+	oom_loop("change points", changepoint_op, NULL, 100000);
+}
+
+/*
  * An index entry as a run document (`results list --format json`, the
  * pages): an object that is made must have every key of the entry.
  */
@@ -931,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_index_lines),
 		cmocka_unit_test(test_compare_json),
 		cmocka_unit_test(test_trend_json),
+		cmocka_unit_test(test_changepoints),
 		cmocka_unit_test(test_run_entry_object),
 		cmocka_unit_test_setup_teardown(test_store_format_parsers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_put, setup, teardown),
