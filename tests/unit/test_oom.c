@@ -38,6 +38,7 @@
 
 #include <jansson.h>
 
+#include "analysis/check.h"
 #include "analysis/culprit.h"
 #include "analysis/deep.h"
 #include "analysis/diff.h"
@@ -887,6 +888,95 @@ static void test_trend_json(void **state)
 }
 
 /*
+ * `results check --format json`: a head that got slower against three
+ * earlier runs, checked and written with each allocation failing; each
+ * document written must be the one written without a failure.
+ */
+struct check_case {
+	rs_runrec *head, *hist[3];
+	struct rs_buf want;
+};
+
+static rs_runrec *check_record(const char *id, const char *commit, double duration,
+			       double births)
+{
+	struct rs_runrec_function fns[] = {
+		{ "main", "model/run.py", 1, NULL, 0.5, duration, 500, (int64_t)(duration * 1000) },
+		{ "step", "model/sim.py", 40, NULL, 6, duration - 1, 6000,
+		  (int64_t)((duration - 1) * 1000) },
+		{ "apply_births", "model/births.py", 12, NULL, births, births,
+		  (int64_t)(births * 1000), (int64_t)(births * 1000) },
+	};
+	struct rs_runrec_value d = { .kind = RS_RUNREC_REAL, .d = duration };
+	struct rs_runrec_value c = { .kind = RS_RUNREC_REAL, .d = duration * 0.98 };
+	struct rs_runrec_summary *sum = NULL;
+	rs_runrec *r = NULL;
+
+	assert_int_equal(rs_runrec_new(&r), 0);
+	assert_int_equal(rs_runrec_set_string(&r->id, id), 0);
+	assert_int_equal(rs_runrec_set_string(&r->commit, commit), 0);
+	assert_int_equal(rs_runrec_set_string(&r->branch, "main"), 0);
+	assert_int_equal(rs_runrec_set_string(&r->recorded_at, "2026-11-30T09:30:12Z"), 0);
+	assert_int_equal(rs_runrec_set_string(&r->machine.runner, "ci-1"), 0);
+	assert_int_equal(rs_runrec_map_set(&r->metrics, "duration", &d), 0);
+	assert_int_equal(rs_runrec_map_set(&r->metrics, "cpu_time", &c), 0);
+	assert_int_equal(rs_runrec_summary_new(&sum), 0);
+	r->summary = sum;
+	sum->duration.present = 1;
+	sum->duration.v = duration;
+	sum->samples = (int64_t)(duration * 1000);
+	sum->sampled_time = duration;
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(rs_runrec_add_function(sum, &fns[i]), 0);
+	sum->distinct_functions = 3;
+	return r;
+}
+
+static int check_write(struct rs_buf *out, const struct check_case *c)
+{
+	struct rs_check_result *r = NULL;
+	int err;
+
+	err = rs_check_run(&r, c->head, (const rs_runrec *const *)c->hist, 3, NULL);
+	if (!err)
+		err = rs_render_check(out, r, RS_FORMAT_JSON);
+	rs_check_free(r);
+	return err;
+}
+
+static int check_json_op(void *ctx)
+{
+	struct check_case *c = ctx;
+	struct rs_buf got = RS_BUF_INIT;
+	int err;
+
+	err = check_write(&got, c);
+	if (!err)
+		same_document("check's JSON", got.ptr, c->want.ptr);
+	rs_buf_release(&got);
+	return err;
+}
+
+static void test_check_json(void **state)
+{
+	struct check_case c = { 0 };
+
+	(void)state;
+	c.hist[0] = check_record("r3", "c2", 10, 3.5);
+	c.hist[1] = check_record("r2", "c1", 10.1, 3.5);
+	c.hist[2] = check_record("r1", "c0", 9.9, 3.5);
+	c.head = check_record("r4", "c3", 12, 5.5);
+	assert_int_equal(check_write(&c.want, &c), 0);
+	assert_non_null(strstr(c.want.ptr, "\"regressed\": true"));
+	assert_non_null(strstr(c.want.ptr, "\"diff\": {"));
+	oom_loop("check's JSON", check_json_op, &c, 100000);
+	rs_runrec_free(c.head);
+	for (int i = 0; i < 3; i++)
+		rs_runrec_free(c.hist[i]);
+	rs_buf_release(&c.want);
+}
+
+/*
  * The change points (trend) and the largest step (`results find`): a
  * failed allocation is an error, never an answer of no step (find said
  * "fewer than two runs") or of steps the noise test would not keep.
@@ -963,6 +1053,7 @@ int main(void)
 		cmocka_unit_test(test_run_record_build_encode),
 		cmocka_unit_test(test_index_lines),
 		cmocka_unit_test(test_compare_json),
+		cmocka_unit_test(test_check_json),
 		cmocka_unit_test(test_trend_json),
 		cmocka_unit_test(test_changepoints),
 		cmocka_unit_test(test_run_entry_object),
