@@ -3,9 +3,10 @@
  * session codec (encode and decode), the store's format parsers
  * (manifest, index), the run record's builder and encoder, the
  * writers of the committed index lines (a run's line, a branch map's
- * line), the JSON of `compare`, `compare --deep` and `trend
- * --all-metrics` (rs_render_diff, rs_render_deep, rs_trend_build and
- * rs_render_trend), the change points, an index entry's run document,
+ * line), the JSON of `compare`, `compare --deep`, `check` and `trend
+ * --all-metrics` (rs_render_diff, rs_render_deep, rs_check_run and
+ * rs_render_check, rs_trend_build and rs_render_trend), the change
+ * points, an index entry's run document,
  * and a whole store put and get on a folder remote are
  * run again and again with the Nth allocation failing, N = 1, 2, ...
  * until a run completes without reaching N. Every run must either
