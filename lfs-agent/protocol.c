@@ -1,5 +1,6 @@
 #include "protocol.h"
 #include "results/error.h"
+#include "results/json.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -115,18 +116,11 @@ out:
 
 static int dump_line(struct rs_buf *out, json_t *obj)
 {
-	char *s;
 	int err;
 
 	rs_buf_clear(out);
-	if (!obj)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	s = json_dumps(obj, JSON_COMPACT);
+	err = rs_json_dump(out, obj, JSON_COMPACT); /* obj NULL: out of memory */
 	json_decref(obj);
-	if (!s)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	err = rs_buf_puts(out, s);
-	free(s);
 	if (err)
 		return err;
 	return rs_buf_putc(out, '\n');

@@ -3,6 +3,15 @@
 # name a header of the same layer or of one below it (src/layers.cmake);
 # one that names a layer above, or a header the table does not know, fails
 # with the file, the header and what the layer may use.
+#
+# It also keeps JSON text to one writer: a call of jansson's json_dumps,
+# json_dumpb, json_dumpf, json_dump_file or json_dump_callback in
+# src/*/*.[ch], include/results/*.h or lfs-agent/*.[ch] outside
+# src/util/json.c fails with the file and the line. jansson 2.14 ignores
+# a failed write of a key (akheron/jansson#655): only rs_json_dump
+# (results/json.h) reports it (docs/hacking.md). A name in a comment is
+# no call: the check skips a match that follows /* or // on its line, or
+# a line that starts with *.
 cmake_minimum_required(VERSION 3.18)
 if(NOT RS_ROOT)
   message(FATAL_ERROR "usage: cmake -DRS_ROOT=<source tree> -P check_layers.cmake")
@@ -88,7 +97,61 @@ foreach(f ${srcs})
   endforeach()
 endforeach()
 
+# The calls of jansson's writers in `f` (relative to RS_ROOT), appended
+# to the variable `out` as "  file:line: name(...) ..." lines.
+function(rs_json_dump_calls f out)
+  file(READ ${RS_ROOT}/${f} body)
+  set(found "")
+  set(from 0)
+  while(TRUE)
+    string(SUBSTRING "${body}" ${from} -1 rest)
+    string(FIND "${rest}" "json_dump" at)
+    if(at EQUAL -1)
+      break()
+    endif()
+    math(EXPR at "${from} + ${at}")
+    math(EXPR from "${at} + 9")
+    string(SUBSTRING "${body}" ${at} 40 tail)
+    if(NOT tail MATCHES "^(json_dump(s|b|f|_file|_callback))[ \t\r\n]*\\(")
+      continue()
+    endif()
+    set(name ${CMAKE_MATCH_1})
+    string(SUBSTRING "${body}" 0 ${at} head)
+    string(FIND "${head}" "\n" nl REVERSE)
+    math(EXPR start "${nl} + 1")
+    string(SUBSTRING "${head}" ${start} -1 linehead)
+    if(linehead MATCHES "[A-Za-z0-9_]$" OR linehead MATCHES "/[*/]" OR linehead MATCHES "^[ \t]*[*]")
+      continue() # another name ending so, or a comment
+    endif()
+    string(REGEX MATCHALL "\n" nls "${head}")
+    list(LENGTH nls line)
+    math(EXPR line "${line} + 1")
+    string(APPEND found "  ${f}:${line}: ${name}() outside src/util/json.c: write JSON text with "
+                        "rs_json_dump (results/json.h), which reports a failed write that "
+                        "${name} ignores (akheron/jansson#655, docs/hacking.md)\n")
+  endwhile()
+  set(${out} "${${out}}${found}" PARENT_SCOPE)
+endfunction()
+
+set(dumps "")
+file(GLOB json_srcs RELATIVE ${RS_ROOT} ${RS_ROOT}/src/*/*.c ${RS_ROOT}/src/*/*.h
+     ${RS_ROOT}/include/results/*.h ${RS_ROOT}/lfs-agent/*.c ${RS_ROOT}/lfs-agent/*.h)
+foreach(f ${json_srcs})
+  if(NOT f STREQUAL "src/util/json.c")
+    rs_json_dump_calls(${f} dumps)
+  endif()
+endforeach()
+
+set(text "")
 if(bad)
-  message(FATAL_ERROR "layers: an include points up (docs/architecture.md, src/layers.cmake):\n${bad}")
+  string(APPEND text "layers: an include points up (docs/architecture.md, src/layers.cmake):\n${bad}")
 endif()
-message(STATUS "layers: the includes of ${nfiles} files point only down")
+if(dumps)
+  string(APPEND text "json: only src/util/json.c calls jansson's writers:\n${dumps}")
+endif()
+if(text)
+  message(FATAL_ERROR "${text}")
+endif()
+list(LENGTH json_srcs njson)
+message(STATUS "layers: the includes of ${nfiles} files point only down; "
+               "no json_dump* call in ${njson} files but src/util/json.c")

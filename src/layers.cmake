@@ -27,9 +27,9 @@ set(RS_LAYER_USES_report   analysis runs)
 set(RS_LAYER_USES_cli      report ops proc args)
 
 # The public headers (include/results/) by the layer that implements them.
-set(RS_PUBLIC_HEADERS buf error escape output args watch config checkout repo setup unpushed
+set(RS_PUBLIC_HEADERS buf error escape output json args watch config checkout repo setup unpushed
                       pins record runs store format report)
-set(RS_PUBLIC_util      buf error escape output)
+set(RS_PUBLIC_util      buf error escape output json)
 set(RS_PUBLIC_args      args)
 set(RS_PUBLIC_proc      watch)
 set(RS_PUBLIC_git       config checkout repo setup unpushed)

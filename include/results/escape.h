@@ -74,4 +74,11 @@ int rs_escape_html_attr(struct rs_buf *out, const char *s);
 RS_MUST_CHECK
 int rs_escape_term(struct rs_buf *out, const char *s, unsigned flags);
 
+/*
+ * 1 when `s` is all UTF-8 as the escapers decode it (strict: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), which is also what
+ * jansson's json_string takes; 0 when not.
+ */
+int rs_utf8_valid(const char *s);
+
 #endif

@@ -465,13 +465,14 @@ struct callers {
 	double top_g, top_b, top_h; /* the call whose time grew most */
 };
 
-static void contexts(struct ctx *c, double scale)
+static int contexts(struct ctx *c, double scale)
 {
 	struct callers *k = calloc(c->nf ? c->nf : 1, sizeof(*k));
 	size_t i;
 
+	/* not "nobody is blamable": fewer culprits change the check's verdict */
 	if (!k)
-		return; /* nobody is blamable: fewer culprits, never a wrong one */
+		return oom();
 	for (i = 0; i < c->nf; i++)
 		k[i].top_g = -INFINITY;
 	for (i = 0; i < c->ne; i++) {
@@ -512,6 +513,7 @@ static void contexts(struct ctx *c, double scale)
 			f->n_ctx = 1;
 	}
 	free(k);
+	return 0;
 }
 
 /* Step 2: the growth of each function's own body. */
@@ -701,7 +703,9 @@ int rs_culprits_find(struct rs_culprits **out, const struct rs_runrec_summary *b
 	if (err)
 		goto out;
 	r->from_tree = c.from_tree;
-	contexts(&c, scale);
+	err = contexts(&c, scale);
+	if (err)
+		goto out;
 	bodies(&c, scale);
 	err = pick(&c, r, scale, floor);
 out:

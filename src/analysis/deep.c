@@ -20,6 +20,7 @@
 #include "results/error.h"
 #include "util/array.h"
 #include "results/escape.h"
+#include "results/json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -650,38 +651,54 @@ static int path_row(struct rs_buf *out, const struct rs_path_delta *p, const cha
 	return rs_buf_puts(out, md ? " |\n" : "\n");
 }
 
-/* The call paths and new functions as one JSON document. */
+/* A JSON number, or null for NaN and infinities, which json_real refuses. */
+static json_t *real_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/*
+ * The call paths and new functions as one JSON document, built key by key
+ * through one rs_json_build (results/json.h, a sticky error): a failed
+ * allocation makes it an error, never a document without a key. In the
+ * order json_pack put them, for the same bytes.
+ */
 static int deep_json(struct rs_buf *out, const struct rs_deep_diff *d)
 {
+	struct rs_json_build b = RS_JSON_BUILD_INIT;
 	json_t *o = json_object(), *a = json_array();
 	size_t i;
-	char *s;
 	int err;
 
-	for (i = 0; i < d->n_paths; i++) {
+	for (i = 0; i < d->n_paths && !b.failed; i++) {
 		const struct rs_path_delta *p = &d->paths[i];
+		json_t *j = json_object();
 
-		json_array_append_new(a, json_pack("{s:s,s:i,s:f,s:f,s:f,s:f}", "path", p->path,
-			"depth", (json_int_t)p->depth, "base_total", p->base_total,
-			"head_total", p->head_total, "base_self", p->base_self,
-			"head_self", p->head_self));
+		rs_json_set(&b, j, "path", json_string(p->path));
+		rs_json_set(&b, j, "depth", json_integer((json_int_t)p->depth));
+		rs_json_set(&b, j, "base_total", real_or_null(p->base_total));
+		rs_json_set(&b, j, "head_total", real_or_null(p->head_total));
+		rs_json_set(&b, j, "base_self", real_or_null(p->base_self));
+		rs_json_set(&b, j, "head_self", real_or_null(p->head_self));
+		rs_json_append(&b, a, j);
 	}
-	json_object_set_new(o, "base_time", json_real(d->base_time));
-	json_object_set_new(o, "head_time", json_real(d->head_time));
-	json_object_set_new(o, "paths", a);
+	rs_json_set(&b, o, "base_time", real_or_null(d->base_time));
+	rs_json_set(&b, o, "head_time", real_or_null(d->head_time));
+	rs_json_set(&b, o, "paths", a);
 	a = json_array();
-	for (i = 0; i < d->n_new; i++)
-		json_array_append_new(a, json_pack("{s:s,s:f}", "function", d->new_funcs[i].label,
-						   "head_total", d->new_funcs[i].head_total));
-	json_object_set_new(o, "new_functions", a);
-	json_object_set_new(o, "renames_applied", json_integer((json_int_t)d->n_renamed));
-	s = json_dumps(o, JSON_INDENT(2));
-	json_decref(o);
-	if (!s)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	err = rs_buf_printf(out, "%s\n", s);
-	free(s);
-	return err;
+	for (i = 0; i < d->n_new && !b.failed; i++) {
+		json_t *j = json_object();
+
+		rs_json_set(&b, j, "function", json_string(d->new_funcs[i].label));
+		rs_json_set(&b, j, "head_total", real_or_null(d->new_funcs[i].head_total));
+		rs_json_append(&b, a, j);
+	}
+	rs_json_set(&b, o, "new_functions", a);
+	rs_json_set(&b, o, "renames_applied", json_integer((json_int_t)d->n_renamed));
+	err = rs_json_build_dump(out, &b, o, JSON_INDENT(2));
+	if (err)
+		return err;
+	return rs_buf_putc(out, '\n');
 }
 
 /*

@@ -2,6 +2,7 @@
 #include "session/session.h"
 #include "results/buf.h"
 #include "results/error.h"
+#include "results/json.h"
 #include "util/array.h"
 
 #include <errno.h>
@@ -94,15 +95,19 @@ static int on_sample(void *ctx, const struct rs_session_parser *p,
 
 static int json_str(FILE *out, const char *s)
 {
+	struct rs_buf d = RS_BUF_INIT;
 	json_t *j = json_string(s);
-	char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-	int err = 0;
+	int err;
 
-	if (!d)
-		err = rs_error_set(RS_EGENERIC, "cannot encode '%s' as JSON", s);
-	else if (fputs(d, out) < 0)
+	if (!j) /* not UTF-8, or out of memory */
+		return rs_error_set(RS_EGENERIC, "cannot encode '%s' as JSON", s);
+	err = rs_json_dump(&d, j, JSON_ENCODE_ANY);
+	if (err)
+		goto out;
+	if (fwrite(d.ptr, 1, d.len, out) != d.len)
 		err = rs_error_errno(RS_EGENERIC, "cannot write the export");
-	free(d);
+out:
+	rs_buf_release(&d);
 	json_decref(j);
 	return err;
 }

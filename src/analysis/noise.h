@@ -28,7 +28,8 @@
 #define RS_NOISE_MAD_SCALE 1.4826
 
 /*
- * Robust centre and spread of `n` values (reordered): *median, and the
+ * Robust centre and spread of `n` values (scratch: overwritten, with
+ * their deviations from the median): *median, and the
  * return value 1.4826 * median |v - median| (a standard deviation for
  * normal noise, hardly moved by one outlier). 0 for fewer than 3 values
  * (no spread can be told from two); *median is NAN for none.

@@ -12,6 +12,7 @@
 #include "analysis/culprit.h"
 #include "results/error.h"
 #include "results/escape.h"
+#include "results/json.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -240,6 +241,15 @@ static int pad(struct rs_buf *out, const char *s, size_t w)
 	return rs_buf_putc(out, ' ');
 }
 
+/*
+ * The JSON documents (compare, check, trend) are built key by key through
+ * one rs_json_build each (results/json.h, a sticky error): a value or an
+ * insertion that fails to allocate makes the document an error when it is
+ * written, never a document without the key. Reals go through num_or_null,
+ * as json_real refuses NaN and infinities (such a NULL would read as out
+ * of memory). Names and paths come from decoded records and sessions,
+ * which jansson and the parser checked as UTF-8.
+ */
 static json_t *num_or_null(double v)
 {
 	return isnan(v) || isinf(v) ? json_null() : json_real(v);
@@ -255,107 +265,92 @@ static const char *change_name(enum rs_func_change c)
 	}
 }
 
-static json_t *func_json(const struct rs_func_delta *f)
+static json_t *func_json(struct rs_json_build *b, const struct rs_func_delta *f)
 {
 	json_t *o = json_object();
 
-	if (!o)
-		return NULL;
-	json_object_set_new(o, "change", json_string(change_name(f->change)));
-	json_object_set_new(o, "function", json_string(f->function));
+	rs_json_set(b, o, "change", json_string(change_name(f->change)));
+	rs_json_set(b, o, "function", json_string(f->function));
 	if (f->old_function)
-		json_object_set_new(o, "old_function", json_string(f->old_function));
-	json_object_set_new(o, "file", json_string(f->file));
-	json_object_set_new(o, "line", json_integer(strcmp(f->file, "<thread>") ? f->line : 0));
-	json_object_set_new(o, "base_self", json_real(f->base_self));
-	json_object_set_new(o, "head_self", json_real(f->head_self));
-	json_object_set_new(o, "base_total", json_real(f->base_total));
-	json_object_set_new(o, "head_total", json_real(f->head_total));
-	json_object_set_new(o, "base_self_share", json_real(f->base_self_share));
-	json_object_set_new(o, "head_self_share", json_real(f->head_self_share));
-	json_object_set_new(o, "base_total_share", json_real(f->base_total_share));
-	json_object_set_new(o, "head_total_share", json_real(f->head_total_share));
-	json_object_set_new(o, "own_code", json_boolean(f->own));
+		rs_json_set(b, o, "old_function", json_string(f->old_function));
+	rs_json_set(b, o, "file", json_string(f->file));
+	rs_json_set(b, o, "line", json_integer(strcmp(f->file, "<thread>") ? f->line : 0));
+	rs_json_set(b, o, "base_self", num_or_null(f->base_self));
+	rs_json_set(b, o, "head_self", num_or_null(f->head_self));
+	rs_json_set(b, o, "base_total", num_or_null(f->base_total));
+	rs_json_set(b, o, "head_total", num_or_null(f->head_total));
+	rs_json_set(b, o, "base_self_share", num_or_null(f->base_self_share));
+	rs_json_set(b, o, "head_self_share", num_or_null(f->head_self_share));
+	rs_json_set(b, o, "base_total_share", num_or_null(f->base_total_share));
+	rs_json_set(b, o, "head_total_share", num_or_null(f->head_total_share));
+	rs_json_set(b, o, "own_code", json_boolean(f->own));
 	if (f->base_below > 0)
-		json_object_set_new(o, "base_below", json_real(f->base_below));
+		rs_json_set(b, o, "base_below", num_or_null(f->base_below));
 	if (f->head_below > 0)
-		json_object_set_new(o, "head_below", json_real(f->head_below));
+		rs_json_set(b, o, "head_below", num_or_null(f->head_below));
 	if (f->probable)
-		json_object_set_new(o, "probable", json_true());
+		rs_json_set(b, o, "probable", json_true());
 	if (f->root)
-		json_object_set_new(o, "root", json_true());
+		rs_json_set(b, o, "root", json_true());
 	if (f->wrapper)
-		json_object_set_new(o, "wrapper", json_true());
+		rs_json_set(b, o, "wrapper", json_true());
 	return o;
 }
 
-static json_t *culprits_json(const struct rs_culprits *cs);
+static json_t *culprits_json(struct rs_json_build *b, const struct rs_culprits *cs);
 
-static json_t *diff_json(const struct rs_diff *d)
+static json_t *diff_json(struct rs_json_build *b, const struct rs_diff *d)
 {
 	json_t *o = json_object(), *ms = json_array(), *fs = json_array();
 	size_t i;
 
-	if (!o || !ms || !fs) {
-		json_decref(o);
-		json_decref(ms);
-		json_decref(fs);
-		return NULL;
-	}
-	json_object_set_new(o, "base", json_string(d->base_id));
-	json_object_set_new(o, "head", json_string(d->head_id));
-	json_object_set_new(o, "base_commit", json_string(d->base_commit));
-	json_object_set_new(o, "head_commit", json_string(d->head_commit));
+	rs_json_set(b, o, "base", json_string(d->base_id));
+	rs_json_set(b, o, "head", json_string(d->head_id));
+	rs_json_set(b, o, "base_commit", json_string(d->base_commit));
+	rs_json_set(b, o, "head_commit", json_string(d->head_commit));
 	if (d->workload_key) {
 		json_t *w = json_object();
 
-		json_object_set_new(w, "key", json_string(d->workload_key));
-		json_object_set_new(w, "base", json_real(d->base_workload));
-		json_object_set_new(w, "head", json_real(d->head_workload));
-		json_object_set_new(o, "workload", w);
+		rs_json_set(b, w, "key", json_string(d->workload_key));
+		rs_json_set(b, w, "base", num_or_null(d->base_workload));
+		rs_json_set(b, w, "head", num_or_null(d->head_workload));
+		rs_json_set(b, o, "workload", w);
 	}
-	for (i = 0; i < d->n_metrics; i++) {
+	for (i = 0; i < d->n_metrics && !b->failed; i++) {
 		const struct rs_metric_delta *m = &d->metrics[i];
 		json_t *j = json_object();
 
-		json_object_set_new(j, "name", json_string(m->name));
-		json_object_set_new(j, "base", num_or_null(m->base));
-		json_object_set_new(j, "head", num_or_null(m->head));
-		json_object_set_new(j, "abs", num_or_null(m->abs));
-		json_object_set_new(j, "rel", num_or_null(m->rel));
-		json_object_set_new(j, "normalised", json_boolean(m->normalised));
-		json_array_append_new(ms, j);
+		rs_json_set(b, j, "name", json_string(m->name));
+		rs_json_set(b, j, "base", num_or_null(m->base));
+		rs_json_set(b, j, "head", num_or_null(m->head));
+		rs_json_set(b, j, "abs", num_or_null(m->abs));
+		rs_json_set(b, j, "rel", num_or_null(m->rel));
+		rs_json_set(b, j, "normalised", json_boolean(m->normalised));
+		rs_json_append(b, ms, j);
 	}
-	for (i = 0; i < d->n_funcs; i++)
-		json_array_append_new(fs, func_json(&d->funcs[i]));
-	json_object_set_new(o, "uncompared_functions", json_integer((json_int_t)d->n_uncompared));
-	json_object_set_new(o, "below_floor_functions", json_integer((json_int_t)d->n_below));
+	for (i = 0; i < d->n_funcs && !b->failed; i++)
+		rs_json_append(b, fs, func_json(b, &d->funcs[i]));
+	rs_json_set(b, o, "uncompared_functions", json_integer((json_int_t)d->n_uncompared));
+	rs_json_set(b, o, "below_floor_functions", json_integer((json_int_t)d->n_below));
 	/* who is blamed, and from what: the stored summaries or (compare
 	 * --deep) the sessions' whole call trees */
-	json_object_set_new(o, "culprits", culprits_json(d->culprits));
-	json_object_set_new(o, "culprits_from", json_string(d->culprits && d->culprits->from_sessions
+	rs_json_set(b, o, "culprits", culprits_json(b, d->culprits));
+	rs_json_set(b, o, "culprits_from", json_string(d->culprits && d->culprits->from_sessions
 							    ? "sessions" : "summaries"));
-	json_object_set_new(o, "metrics", ms);
-	json_object_set_new(o, "functions", fs);
+	rs_json_set(b, o, "metrics", ms);
+	rs_json_set(b, o, "functions", fs);
 	return o;
 }
 
-static int dump_json(struct rs_buf *out, json_t *j)
+/* Write `j` (taken) built through `b`: "out of memory" if any of it failed. */
+static int dump_json(struct rs_buf *out, struct rs_json_build *b, json_t *j)
 {
-	char *s;
 	int err;
 
-	if (!j)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-	json_decref(j);
-	if (!s)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	err = rs_buf_puts(out, s);
-	free(s);
-	if (!err)
-		err = rs_buf_putc(out, '\n');
-	return err;
+	err = rs_json_build_dump(out, b, j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	if (err)
+		return err;
+	return rs_buf_putc(out, '\n');
 }
 
 /* "name (file:line)" or, for a rename, "old -> new (file:line)". A
@@ -829,28 +824,26 @@ static int culprit_section(struct rs_buf *out, const struct rs_culprits *cs, int
 	return err;
 }
 
-static json_t *culprits_json(const struct rs_culprits *cs)
+static json_t *culprits_json(struct rs_json_build *b, const struct rs_culprits *cs)
 {
 	json_t *a = json_array();
 
-	for (size_t i = 0; a && cs && i < cs->n; i++) {
+	for (size_t i = 0; cs && i < cs->n && !b->failed; i++) {
 		const struct rs_culprit *x = &cs->c[i];
 		json_t *o = json_object();
 
-		if (!o)
-			break;
-		json_object_set_new(o, "case", json_string(rs_culprit_case_name(x->kind)));
-		json_object_set_new(o, "function", json_string(x->function));
-		json_object_set_new(o, "file", json_string(x->file));
-		json_object_set_new(o, "line", json_integer(x->line));
-		json_object_set_new(o, "caller", x->caller ? json_string(x->caller) : json_null());
-		json_object_set_new(o, "growth", json_real(x->growth));
-		json_object_set_new(o, "growth_share", json_real(x->share));
-		json_object_set_new(o, "base_total", json_real(x->base_total));
-		json_object_set_new(o, "head_total", json_real(x->head_total));
-		json_object_set_new(o, "callers", json_integer((json_int_t)x->n_callers));
-		json_object_set_new(o, "path", x->path ? json_string(x->path) : json_null());
-		json_array_append_new(a, o);
+		rs_json_set(b, o, "case", json_string(rs_culprit_case_name(x->kind)));
+		rs_json_set(b, o, "function", json_string(x->function));
+		rs_json_set(b, o, "file", json_string(x->file));
+		rs_json_set(b, o, "line", json_integer(x->line));
+		rs_json_set(b, o, "caller", x->caller ? json_string(x->caller) : json_null());
+		rs_json_set(b, o, "growth", num_or_null(x->growth));
+		rs_json_set(b, o, "growth_share", num_or_null(x->share));
+		rs_json_set(b, o, "base_total", num_or_null(x->base_total));
+		rs_json_set(b, o, "head_total", num_or_null(x->head_total));
+		rs_json_set(b, o, "callers", json_integer((json_int_t)x->n_callers));
+		rs_json_set(b, o, "path", x->path ? json_string(x->path) : json_null());
+		rs_json_append(b, a, o);
 	}
 	return a;
 }
@@ -983,8 +976,11 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 
 	if (!top)
 		top = 10;
-	if (fmt == RS_FORMAT_JSON)
-		return dump_json(out, diff_json(d));
+	if (fmt == RS_FORMAT_JSON) {
+		struct rs_json_build b = RS_JSON_BUILD_INIT;
+
+		return dump_json(out, &b, diff_json(&b, d));
+	}
 	if (md) {
 		err = rs_buf_printf(out, "### Profile comparison: `%s` → `%s`\n\n",
 				    short_sha(d->base_commit, s1), short_sha(d->head_commit, s2));
@@ -1030,115 +1026,111 @@ int rs_render_diff(struct rs_buf *out, const struct rs_diff *d,
 /* ---- check ---- */
 
 /* One gated metric of a check, as JSON. */
-static json_t *check_metric_json(const struct rs_check_metric *m)
+static json_t *check_metric_json(struct rs_json_build *b, const struct rs_check_metric *m)
 {
 	json_t *j = json_object();
 
-	json_object_set_new(j, "name", json_string(m->name));
-	json_object_set_new(j, "base", num_or_null(m->base));
-	json_object_set_new(j, "head", num_or_null(m->head));
-	json_object_set_new(j, "rel", num_or_null(m->rel));
-	json_object_set_new(j, "band", num_or_null(m->band));
-	json_object_set_new(j, "baseline_runs", json_integer((json_int_t)m->n_base));
-	json_object_set_new(j, "gating", json_boolean(m->gating));
-	json_object_set_new(j, "regressed", json_boolean(m->regressed));
-	json_object_set_new(j, "improved", json_boolean(m->improved));
+	rs_json_set(b, j, "name", json_string(m->name));
+	rs_json_set(b, j, "base", num_or_null(m->base));
+	rs_json_set(b, j, "head", num_or_null(m->head));
+	rs_json_set(b, j, "rel", num_or_null(m->rel));
+	rs_json_set(b, j, "band", num_or_null(m->band));
+	rs_json_set(b, j, "baseline_runs", json_integer((json_int_t)m->n_base));
+	rs_json_set(b, j, "gating", json_boolean(m->gating));
+	rs_json_set(b, j, "regressed", json_boolean(m->regressed));
+	rs_json_set(b, j, "improved", json_boolean(m->improved));
 	return j;
 }
 
 /* What the check left out or was told, into `o` (after "verdict", in this order). */
-static void check_json_notes(json_t *o, const struct rs_check_result *r)
+static void check_json_notes(struct rs_json_build *b, json_t *o, const struct rs_check_result *r)
 {
-	json_object_set_new(o, "other_config_runs", json_integer((json_int_t)r->n_other_config));
+	rs_json_set(b, o, "other_config_runs", json_integer((json_int_t)r->n_other_config));
 	if (r->n_other_config)
-		json_object_set_new(o, "other_config", json_string(r->other_config));
-	json_object_set_new(o, "duplicate_runs", json_integer((json_int_t)r->n_duplicates));
-	json_object_set_new(o, "duplicate_of", r->duplicate_of ? json_string(r->duplicate_of)
+		rs_json_set(b, o, "other_config", json_string(r->other_config));
+	rs_json_set(b, o, "duplicate_runs", json_integer((json_int_t)r->n_duplicates));
+	rs_json_set(b, o, "duplicate_of", r->duplicate_of ? json_string(r->duplicate_of)
 							       : json_null());
-	json_object_set_new(o, "accepted", r->accepted ? json_string(r->accepted) : json_null());
-	json_object_set_new(o, "accepted_regression", json_boolean(r->accepted_regression));
+	rs_json_set(b, o, "accepted", r->accepted ? json_string(r->accepted) : json_null());
+	rs_json_set(b, o, "accepted_regression", json_boolean(r->accepted_regression));
 	if (r->baseline_accepted)
-		json_object_set_new(o, "baseline_accepted", json_string(r->baseline_accepted));
+		rs_json_set(b, o, "baseline_accepted", json_string(r->baseline_accepted));
 	if (r->same_workload)
-		json_object_set_new(o, "same_workload", json_string(r->same_workload));
+		rs_json_set(b, o, "same_workload", json_string(r->same_workload));
 }
 
 /* The machine check and the function-level findings, into `o` (noise.h). */
-static void check_json_noise(json_t *o, const struct rs_check_result *r)
+static void check_json_noise(struct rs_json_build *b, json_t *o, const struct rs_check_result *r)
 {
 	json_t *m = json_object(), *fs = json_array(), *sv = json_array();
 
-	json_object_set_new(m, "slower", json_boolean(r->machine_slower));
-	json_object_set_new(m, "factor", r->machine_slower ? num_or_null(r->machine_factor)
+	rs_json_set(b, m, "slower", json_boolean(r->machine_slower));
+	rs_json_set(b, m, "factor", r->machine_slower ? num_or_null(r->machine_factor)
 							    : json_null());
-	json_object_set_new(m, "wall_distorted", json_boolean(r->wall_distorted));
-	json_object_set_new(m, "wall_cpu_head", num_or_null(r->wall_cpu_head));
-	json_object_set_new(m, "wall_cpu_base", num_or_null(r->wall_cpu_base));
-	json_object_set_new(m, "wall_left_out", json_integer((json_int_t)r->n_wall_left_out));
-	json_object_set_new(o, "machine", m);
-	json_object_set_new(o, "gating", r->gating ? json_string(r->gating) : json_null());
-	json_object_set_new(o, "function_warning", json_boolean(r->function_warning));
-	for (size_t i = 0; i < r->n_findings; i++) {
+	rs_json_set(b, m, "wall_distorted", json_boolean(r->wall_distorted));
+	rs_json_set(b, m, "wall_cpu_head", num_or_null(r->wall_cpu_head));
+	rs_json_set(b, m, "wall_cpu_base", num_or_null(r->wall_cpu_base));
+	rs_json_set(b, m, "wall_left_out", json_integer((json_int_t)r->n_wall_left_out));
+	rs_json_set(b, o, "machine", m);
+	rs_json_set(b, o, "gating", r->gating ? json_string(r->gating) : json_null());
+	rs_json_set(b, o, "function_warning", json_boolean(r->function_warning));
+	for (size_t i = 0; i < r->n_findings && !b->failed; i++) {
 		const struct rs_noise_finding *f = &r->findings[i];
-		json_t *j = func_json(&r->diff->funcs[f->func]);
+		json_t *j = func_json(b, &r->diff->funcs[f->func]);
 
-		json_object_set_new(j, "base_share", json_real(f->base_share));
-		json_object_set_new(j, "head_share", json_real(f->head_share));
-		json_object_set_new(j, "z", num_or_null(f->z));
-		json_object_set_new(j, "delta", num_or_null(f->delta));
-		json_array_append_new(fs, j);
+		rs_json_set(b, j, "base_share", num_or_null(f->base_share));
+		rs_json_set(b, j, "head_share", num_or_null(f->head_share));
+		rs_json_set(b, j, "z", num_or_null(f->z));
+		rs_json_set(b, j, "delta", num_or_null(f->delta));
+		rs_json_append(b, fs, j);
 	}
-	json_object_set_new(o, "functions_beyond_noise", fs);
-	for (size_t i = 0; i < r->n_saved; i++)
-		json_array_append_new(sv, func_json(&r->diff->funcs[r->saved[i]]));
-	json_object_set_new(o, "saved", sv);
+	rs_json_set(b, o, "functions_beyond_noise", fs);
+	for (size_t i = 0; i < r->n_saved && !b->failed; i++)
+		rs_json_append(b, sv, func_json(b, &r->diff->funcs[r->saved[i]]));
+	rs_json_set(b, o, "saved", sv);
 }
 
-static json_t *check_json(const struct rs_check_result *r)
+static json_t *check_json(struct rs_json_build *b, const struct rs_check_result *r)
 {
 	json_t *o = json_object(), *ms = json_array(), *fs = json_array(),
 	       *bs = json_array();
 	size_t i;
 
-	if (!o || !ms || !fs || !bs) {
-		json_decref(o);
-		json_decref(ms);
-		json_decref(fs);
-		json_decref(bs);
-		return NULL;
-	}
-	json_object_set_new(o, "regressed", json_boolean(r->regressed));
-	json_object_set_new(o, "head", json_string(r->head_id));
-	json_object_set_new(o, "head_commit", json_string(r->head_commit));
-	json_object_set_new(o, "baseline_commit",
+	rs_json_set(b, o, "regressed", json_boolean(r->regressed));
+	rs_json_set(b, o, "head", json_string(r->head_id));
+	rs_json_set(b, o, "head_commit", json_string(r->head_commit));
+	rs_json_set(b, o, "baseline_commit",
 			    r->baseline_commit ? json_string(r->baseline_commit) : json_null());
-	for (i = 0; i < r->n_baseline; i++)
-		json_array_append_new(bs, json_string(r->baseline_ids[i]));
-	json_object_set_new(o, "baseline", bs);
-	json_object_set_new(o, "threshold", json_real(r->threshold));
-	json_object_set_new(o, "other_machine_runs", json_integer((json_int_t)r->n_other_machine));
-	json_object_set_new(o, "noise_runs", json_integer((json_int_t)r->n_noise_runs));
-	json_object_set_new(o, "workload", r->workload_key ? json_string(r->workload_key)
+	for (i = 0; i < r->n_baseline && !b->failed; i++)
+		rs_json_append(b, bs, json_string(r->baseline_ids[i]));
+	rs_json_set(b, o, "baseline", bs);
+	rs_json_set(b, o, "threshold", num_or_null(r->threshold));
+	rs_json_set(b, o, "other_machine_runs", json_integer((json_int_t)r->n_other_machine));
+	rs_json_set(b, o, "noise_runs", json_integer((json_int_t)r->n_noise_runs));
+	rs_json_set(b, o, "workload", r->workload_key ? json_string(r->workload_key)
 							   : json_null());
-	json_object_set_new(o, "comparable", json_boolean(r->n_baseline > 0));
+	rs_json_set(b, o, "comparable", json_boolean(r->n_baseline > 0));
 	{
 		struct rs_buf v = RS_BUF_INIT;
 
-		if (!rs_render_verdict(&v, r))
-			json_object_set_new(o, "verdict", json_string(v.ptr));
+		/* the verdict's buffer failing to grow is the document's failure */
+		if (rs_render_verdict(&v, r))
+			b->failed = 1;
+		else
+			rs_json_set(b, o, "verdict", json_string(v.ptr));
 		rs_buf_release(&v);
 	}
-	check_json_notes(o, r);
-	check_json_noise(o, r);
-	for (i = 0; i < r->n_metrics; i++)
-		json_array_append_new(ms, check_metric_json(&r->metrics[i]));
-	json_object_set_new(o, "metrics", ms);
-	for (i = 0; i < r->n_responsible; i++)
-		json_array_append_new(fs, func_json(&r->diff->funcs[r->responsible[i]]));
-	json_object_set_new(o, "responsible", fs);
-	json_object_set_new(o, "culprits", culprits_json(r->diff ? r->diff->culprits : NULL));
+	check_json_notes(b, o, r);
+	check_json_noise(b, o, r);
+	for (i = 0; i < r->n_metrics && !b->failed; i++)
+		rs_json_append(b, ms, check_metric_json(b, &r->metrics[i]));
+	rs_json_set(b, o, "metrics", ms);
+	for (i = 0; i < r->n_responsible && !b->failed; i++)
+		rs_json_append(b, fs, func_json(b, &r->diff->funcs[r->responsible[i]]));
+	rs_json_set(b, o, "responsible", fs);
+	rs_json_set(b, o, "culprits", culprits_json(b, r->diff ? r->diff->culprits : NULL));
 	if (r->diff)
-		json_object_set_new(o, "diff", diff_json(r->diff));
+		rs_json_set(b, o, "diff", diff_json(b, r->diff));
 	return o;
 }
 
@@ -1589,8 +1581,11 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 	int md = fmt == RS_FORMAT_MARKDOWN;
 	int err;
 
-	if (fmt == RS_FORMAT_JSON)
-		return dump_json(out, check_json(r));
+	if (fmt == RS_FORMAT_JSON) {
+		struct rs_json_build b = RS_JSON_BUILD_INIT;
+
+		return dump_json(out, &b, check_json(&b, r));
+	}
 	err = check_heading(out, r, md);
 	if (err)
 		return err;
@@ -1609,52 +1604,53 @@ int rs_render_check(struct rs_buf *out, const struct rs_check_result *r,
 
 /* ---- trend ---- */
 
-static json_t *series_json(const struct rs_series *s, size_t n)
+static json_t *series_json(struct rs_json_build *b, const struct rs_series *s, size_t n)
 {
 	json_t *o = json_object(), *v = json_array(), *c = json_array();
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		json_array_append_new(v, num_or_null(s->v[i]));
-	for (i = 0; i < s->n_changes; i++)
-		json_array_append_new(c, json_integer((json_int_t)s->changes[i]));
-	json_object_set_new(o, "name", json_string(s->name));
+	for (i = 0; i < n && !b->failed; i++)
+		rs_json_append(b, v, num_or_null(s->v[i]));
+	for (i = 0; i < s->n_changes && !b->failed; i++)
+		rs_json_append(b, c, json_integer((json_int_t)s->changes[i]));
+	rs_json_set(b, o, "name", json_string(s->name));
 	if (s->function)
-		json_object_set_new(o, "function", json_string(s->function));
-	json_object_set_new(o, "values", v);
-	json_object_set_new(o, "change_points", c);
+		rs_json_set(b, o, "function", json_string(s->function));
+	rs_json_set(b, o, "values", v);
+	rs_json_set(b, o, "change_points", c);
 	return o;
 }
 
 /* The whole trend as one JSON document. */
 static int trend_json(struct rs_buf *out, const struct rs_trend *t)
 {
+	struct rs_json_build b = RS_JSON_BUILD_INIT;
 	json_t *o = json_object(), *runs = json_array(), *ms = json_array(), *fs = json_array();
 	size_t i;
 
-	for (i = 0; i < t->n; i++) {
+	for (i = 0; i < t->n && !b.failed; i++) {
 		json_t *r = json_object();
 
-		json_object_set_new(r, "id", json_string(t->ids[i]));
-		json_object_set_new(r, "commit", json_string(t->commits[i]));
-		json_object_set_new(r, "recorded_at", json_string(t->dates[i]));
-		json_object_set_new(r, "path", json_string(t->paths[i]));
-		json_array_append_new(runs, r);
+		rs_json_set(&b, r, "id", json_string(t->ids[i]));
+		rs_json_set(&b, r, "commit", json_string(t->commits[i]));
+		rs_json_set(&b, r, "recorded_at", json_string(t->dates[i]));
+		rs_json_set(&b, r, "path", json_string(t->paths[i]));
+		rs_json_append(&b, runs, r);
 	}
-	for (i = 0; i < t->n_metrics; i++)
-		json_array_append_new(ms, series_json(&t->metrics[i], t->n));
-	for (i = 0; i < t->n_funcs; i++)
-		json_array_append_new(fs, series_json(&t->funcs[i], t->n));
-	json_object_set_new(o, "runs", runs);
-	json_object_set_new(o, "workload", t->workload_key ? json_string(t->workload_key)
+	for (i = 0; i < t->n_metrics && !b.failed; i++)
+		rs_json_append(&b, ms, series_json(&b, &t->metrics[i], t->n));
+	for (i = 0; i < t->n_funcs && !b.failed; i++)
+		rs_json_append(&b, fs, series_json(&b, &t->funcs[i], t->n));
+	rs_json_set(&b, o, "runs", runs);
+	rs_json_set(&b, o, "workload", t->workload_key ? json_string(t->workload_key)
 							   : json_null());
-	json_object_set_new(o, "metrics", ms);
-	json_object_set_new(o, "functions", fs);
-	json_object_set_new(o, "function_measure", json_string(t->total ? "total time" : "own time"));
-	json_object_set_new(o, "excluded_runs", json_integer((json_int_t)t->n_excluded));
+	rs_json_set(&b, o, "metrics", ms);
+	rs_json_set(&b, o, "functions", fs);
+	rs_json_set(&b, o, "function_measure", json_string(t->total ? "total time" : "own time"));
+	rs_json_set(&b, o, "excluded_runs", json_integer((json_int_t)t->n_excluded));
 	if (t->excluded_why[0])
-		json_object_set_new(o, "excluded_config", json_string(t->excluded_why));
-	return dump_json(out, o);
+		rs_json_set(&b, o, "excluded_config", json_string(t->excluded_why));
+	return dump_json(out, &b, o);
 }
 
 /* One cell of the text table: `v` as the metric `metric`, or (NULL) as seconds. */

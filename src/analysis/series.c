@@ -14,6 +14,7 @@
 #include "session/summary.h"
 #include "results/buf.h"
 #include "results/error.h"
+#include "results/escape.h"
 #include "util/array.h"
 
 #include <math.h>
@@ -37,6 +38,8 @@ static int pack(struct packed *p, const double *v, size_t n)
 	if (!p->x || !p->at) {
 		free(p->x);
 		free(p->at);
+		p->x = NULL;
+		p->at = NULL;
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
 	for (i = 0; i < n; i++)
@@ -90,17 +93,20 @@ static size_t best_split(const double *x, size_t lo, size_t hi, double *step,
 	return bestk;
 }
 
-size_t rs_changepoint_best(const double *v, size_t n, double *step, double *rel)
+int rs_changepoint_best(size_t *at, const double *v, size_t n, double *step, double *rel)
 {
 	struct packed p;
 	double st = 0, before = 0;
-	size_t k, at = 0;
+	size_t k;
+	int err;
 
-	if (pack(&p, v, n))
-		return 0;
+	err = pack(&p, v, n);
+	if (err)
+		return err;
+	*at = 0;
 	k = best_split(p.x, 0, p.m, &st, &before, NULL);
 	if (k) {
-		at = p.at[k];
+		*at = p.at[k];
 		if (step)
 			*step = st;
 		if (rel)
@@ -108,7 +114,7 @@ size_t rs_changepoint_best(const double *v, size_t n, double *step, double *rel)
 	}
 	free(p.x);
 	free(p.at);
-	return at;
+	return 0;
 }
 
 /*
@@ -117,25 +123,21 @@ size_t rs_changepoint_best(const double *v, size_t n, double *step, double *rel)
  * unlike the residuals around one split, is hardly moved by further level
  * shifts inside the segment (they spoil only a few differences).
  */
-static double diff_sigma(const double *x, size_t lo, size_t hi)
+static double diff_sigma(const double *x, size_t lo, size_t hi, double *d)
 {
 	size_t m = hi - lo, i;
-	double *d, med;
 
 	if (m < 3)
 		return 0;
-	d = malloc((m - 1) * sizeof(*d));
-	if (!d)
-		return 0;
+	/* d: the caller's scratch of the whole series' length, so that no
+	 * allocation can fail here (a noise of 0 would keep any step) */
 	for (i = lo; i + 1 < hi; i++)
 		d[i - lo] = fabs(x[i + 1] - x[i]);
-	med = rs_median(d, m - 1);
-	free(d);
-	return 1.4826 * med / sqrt(2.0);
+	return 1.4826 * rs_median(d, m - 1) / sqrt(2.0);
 }
 
-static void segment(const struct packed *p, size_t lo, size_t hi, double min_rel,
-		    size_t *out, size_t max, size_t *count)
+static void segment(const struct packed *p, double *scratch, size_t lo, size_t hi,
+		    double min_rel, size_t *out, size_t max, size_t *count)
 {
 	double step = 0, before = 0, sd = 0, se;
 	size_t k;
@@ -151,28 +153,40 @@ static void segment(const struct packed *p, size_t lo, size_t hi, double min_rel
 		return;
 	/* The smaller of the two noise estimates: the split's residuals
 	 * overstate noise when the segment holds more than one step. */
-	sd = fmin(sd, diff_sigma(p->x, lo, hi));
+	sd = fmin(sd, diff_sigma(p->x, lo, hi, scratch));
 	se = sd * sqrt(1.0 / (double)(k - lo) + 1.0 / (double)(hi - k));
 	if (sd > 0 && fabs(step) < 3 * se)
 		return;
-	segment(p, lo, k, min_rel, out, max, count);
+	segment(p, scratch, lo, k, min_rel, out, max, count);
 	if (*count < max)
 		out[(*count)++] = p->at[k];
-	segment(p, k, hi, min_rel, out, max, count);
+	segment(p, scratch, k, hi, min_rel, out, max, count);
 }
 
-size_t rs_changepoints(const double *v, size_t n, double min_rel,
-		       size_t *out, size_t max)
+int rs_changepoints(size_t *n_found, const double *v, size_t n, double min_rel,
+		    size_t *out, size_t max)
 {
-	struct packed p;
+	struct packed p = { NULL, NULL, 0 };
+	double *scratch = NULL;
 	size_t count = 0;
+	int err;
 
-	if (!max || pack(&p, v, n))
-		return 0;
-	segment(&p, 0, p.m, min_rel, out, max, &count);
+	err = pack(&p, v, n);
+	if (err)
+		goto out;
+	scratch = malloc((p.m ? p.m : 1) * sizeof(*scratch));
+	if (!scratch) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
+	if (max)
+		segment(&p, scratch, 0, p.m, min_rel, out, max, &count);
+	*n_found = count;
+out:
+	free(scratch);
 	free(p.x);
 	free(p.at);
-	return count;
+	return err;
 }
 
 /* ---- trend building ---- */
@@ -711,14 +725,15 @@ int rs_trend_evidence(const struct rs_trend *t, const struct rs_series *s, size_
 static int series_changes(struct rs_trend *t, struct rs_series *s, double min_step)
 {
 	double *v = malloc((t->n ? t->n : 1) * sizeof(*v));
+	int err;
 
 	if (!v)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (size_t i = 0; i < t->n; i++)
 		v[i] = rs_trend_evidence(t, s, i) ? s->v[i] : NAN;
-	s->n_changes = rs_changepoints(v, t->n, min_step, s->changes, MAX_CHANGES);
+	err = rs_changepoints(&s->n_changes, v, t->n, min_step, s->changes, MAX_CHANGES);
 	free(v);
-	return 0;
+	return err;
 }
 
 /* Like with like: see rs_trend_build. */
@@ -803,13 +818,18 @@ static int all_metric_series(struct rs_trend *t, size_t *alloc, const rs_runrec 
 
 	if (!all)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	for (i = 0; i < n; i++)
-		for (size_t j = 0; j < runs[i]->metrics.n; j++)
-			json_object_set_new(all, runs[i]->metrics.items[j].name, json_true());
-	for (i = 0; i < n_names; i++)
-		if (!json_object_get(all, names[i]))
-			json_object_set_new(all, names[i], json_true());
+	/* a name not set would be a metric missing from the trend */
+	for (i = 0; i < n && !err; i++)
+		for (size_t j = 0; j < runs[i]->metrics.n && !err; j++)
+			if (json_object_set_new(all, runs[i]->metrics.items[j].name, json_true()))
+				err = rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < n_names && !err; i++)
+		if (!json_object_get(all, names[i]) &&
+		    json_object_set_new(all, names[i], json_true()))
+			err = rs_error_set(RS_EGENERIC, "out of memory");
 	json_object_foreach(all, k, v) {
+		if (err)
+			break;
 		err = add_metric_series(t, alloc, k, NULL, runs);
 		if (err)
 			break;
@@ -866,6 +886,19 @@ static int metric_series(struct rs_trend *t, const rs_runrec *const *runs, size_
 	return workload_series(t, &alloc, runs, n, names, n_names, o ? o->per : NULL);
 }
 
+/*
+ * The names asked for become series names and JSON strings (a name jansson
+ * refuses would read as out of memory when the trend is written): each
+ * must be UTF-8.
+ */
+static int names_utf8(const char *what, const char *const *names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		if (!rs_utf8_valid(names[i]))
+			return rs_error_set(RS_EUSAGE, "a %s name given is not UTF-8", what);
+	return 0;
+}
+
 int rs_trend_build(struct rs_trend **out, const struct rs_trend_run *given, size_t n,
 		   const struct rs_trend_opts *o)
 {
@@ -884,6 +917,13 @@ int rs_trend_build(struct rs_trend **out, const struct rs_trend_run *given, size
 	for (i = 0; i < n; i++)
 		runs[i] = given[i].rec;
 	t->total = o && o->total;
+	err = o ? names_utf8("metric", o->metrics, o->n_metrics) : 0;
+	if (!err && o)
+		err = names_utf8("function", o->functions, o->n_functions);
+	if (!err && o && o->per && !rs_utf8_valid(o->per))
+		err = rs_error_set(RS_EUSAGE, "the workload key given is not UTF-8");
+	if (err)
+		goto out;
 	err = trend_runs(t, given, n);
 	if (err)
 		goto out;

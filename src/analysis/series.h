@@ -115,18 +115,23 @@ const struct rs_series *rs_trend_metric(const struct rs_trend *t, const char *na
  * |mean(after) - mean(before)| * sqrt(kb * ka / (kb + ka)), the
  * statistic of a two-sample test, so a long stable stretch beats one
  * outlier. *step gets mean(after) - mean(before) and *rel the step
- * relative to mean(before). Returns 0 when fewer than two values.
+ * relative to mean(before). *at gets k, or 0 when fewer than two
+ * values. Returns 0 or RS_EGENERIC out of memory (not a series without
+ * a step).
  */
-size_t rs_changepoint_best(const double *v, size_t n, double *step, double *rel);
+RS_MUST_CHECK
+int rs_changepoint_best(size_t *at, const double *v, size_t n, double *step, double *rel);
 
 /*
  * All change points by binary segmentation: split at the best step, keep
  * it when the step is at least `min_rel` of the level before and, where
  * the segments show noise, at least 3 standard errors; recurse on both
- * sides. Writes at most `max` indices in increasing order to `out`;
- * returns how many.
+ * sides. Writes at most `max` indices in increasing order to `out`, and
+ * how many to *n_found. Returns 0 or RS_EGENERIC out of memory (never a
+ * shorter or a longer list for want of memory).
  */
-size_t rs_changepoints(const double *v, size_t n, double min_rel,
-		       size_t *out, size_t max);
+RS_MUST_CHECK
+int rs_changepoints(size_t *n_found, const double *v, size_t n, double min_rel,
+		    size_t *out, size_t max);
 
 #endif

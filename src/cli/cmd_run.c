@@ -94,16 +94,29 @@ struct before_file {
 	struct timespec mtime;
 };
 
+/*
+ * The files at the top of --out before the command ran: `n` struct
+ * before_file packed in `files`. An rs_buf, because it is the growing
+ * helper of the public headers, which are all a program may include
+ * (tests/e2e/test_public_surface.sh; util/array.h is not one); its
+ * bytes come from malloc, so they are aligned for the struct.
+ */
 struct before {
-	struct before_file *files;
+	struct rs_buf files;
 	size_t n;
 };
+
+static const struct before_file *before_files(const struct before *b)
+{
+	return (const struct before_file *)(const void *)b->files.ptr;
+}
 
 static void before_release(struct before *b)
 {
 	for (size_t i = 0; i < b->n; i++)
-		free(b->files[i].name);
-	free(b->files);
+		free(before_files(b)[i].name);
+	rs_buf_release(&b->files);
+	b->n = 0;
 }
 
 /* The regular files at the top of `dir` (not dot files): RS_EXIT_*. */
@@ -112,14 +125,16 @@ static int snapshot(struct before *b, const char *dir)
 	DIR *d = opendir(dir);
 	struct dirent *de;
 
-	memset(b, 0, sizeof(*b));
+	rs_buf_init(&b->files, 0);
+	b->n = 0;
 	if (!d && errno == ENOENT)
 		return RS_EXIT_OK;
 	if (!d)
 		return rs_cli_fail(RS_EXIT_USAGE, "cannot read --out '%s': %s", dir, strerror(errno));
 	for (;;) {
 		struct stat st;
-		struct before_file *n;
+		struct before_file f;
+		int err;
 
 		de = readdir(d);
 		if (!de)
@@ -128,19 +143,17 @@ static int snapshot(struct before *b, const char *dir)
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		/* not rs_array_grow: programs use the public headers only
-		   (tests/e2e/test_public_surface.sh), and util/array.h is not one */
-		n = realloc(b->files, (b->n + 1) * sizeof(*n));
-		if (!n) {
+		f.name = strdup(de->d_name);
+		f.ino = st.st_ino;
+		f.size = st.st_size;
+		f.mtime = st.st_mtim;
+		if (!f.name) {
 			closedir(d);
 			return rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		}
-		b->files = n;
-		n[b->n].name = strdup(de->d_name);
-		n[b->n].ino = st.st_ino;
-		n[b->n].size = st.st_size;
-		n[b->n].mtime = st.st_mtim;
-		if (!n[b->n].name) {
+		err = rs_buf_put(&b->files, &f, sizeof(f));
+		if (err) {
+			free(f.name);
 			closedir(d);
 			return rs_cli_fail(RS_EXIT_OTHER, "out of memory");
 		}
@@ -153,11 +166,13 @@ static int snapshot(struct before *b, const char *dir)
 /* Whether the file `name` (now `st`) is as it was before the run. */
 static int unchanged(const struct before *b, const char *name, const struct stat *st)
 {
+	const struct before_file *f = before_files(b);
+
 	for (size_t i = 0; i < b->n; i++)
-		if (strcmp(b->files[i].name, name) == 0)
-			return b->files[i].ino == st->st_ino && b->files[i].size == st->st_size &&
-			       b->files[i].mtime.tv_sec == st->st_mtim.tv_sec &&
-			       b->files[i].mtime.tv_nsec == st->st_mtim.tv_nsec;
+		if (strcmp(f[i].name, name) == 0)
+			return f[i].ino == st->st_ino && f[i].size == st->st_size &&
+			       f[i].mtime.tv_sec == st->st_mtim.tv_sec &&
+			       f[i].mtime.tv_nsec == st->st_mtim.tv_nsec;
 	return 0;
 }
 
@@ -379,7 +394,7 @@ int cmd_run(int argc, char **argv)
 	struct run_args r = { .out = ".", .interval_ms = 100 };
 	struct rs_watch_opts wopts = { 0, 0 };
 	struct rs_watch_report rep;
-	struct before before = { NULL, 0 };
+	struct before before = { RS_BUF_INIT, 0 };
 	struct rs_buf stage = RS_BUF_INIT;
 	struct timespec started;
 	int status, err;

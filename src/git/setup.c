@@ -14,6 +14,7 @@
 #include "git/repo.h"
 #include "results/buf.h"
 #include "results/error.h"
+#include "results/json.h"
 #include "util/fs.h"
 #include "util/hash.h"
 
@@ -130,7 +131,6 @@ static int marker_bytes(struct rs_buf *out, const char *url)
 {
 	struct rs_buf clean = RS_BUF_INIT;
 	json_t *root = NULL;
-	char *text = NULL;
 	int err;
 
 	err = rs_url_strip_credentials(&clean, url);
@@ -138,14 +138,11 @@ static int marker_bytes(struct rs_buf *out, const char *url)
 		goto out;
 	root = json_pack("{s:i, s:s, s:s}", "format", 1, "remote", clean.ptr, "about",
 			 "results repository: run 'results init' in a clone to set it up");
-	text = root ? json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
-	if (!text) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
+	err = rs_json_dump(out, root, JSON_INDENT(2) | JSON_SORT_KEYS); /* NULL: out of memory */
+	if (err)
 		goto out;
-	}
-	err = rs_buf_printf(out, "%s\n", text);
+	err = rs_buf_putc(out, '\n');
 out:
-	free(text);
 	json_decref(root);
 	rs_buf_release(&clean);
 	return err;

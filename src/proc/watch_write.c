@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "results/buf.h"
+#include "results/json.h"
 #include "util/array.h"
 #include "util/fs.h"
 
@@ -250,7 +251,7 @@ int rs_watch_write_stats(const struct rs_watch_report *rep, const char *path,
 			 const char *out_dir, const struct timespec *since)
 {
 	json_t *root = json_object();
-	char *text = NULL;
+	struct rs_buf text = RS_BUF_INIT;
 	int err;
 
 	if (!root)
@@ -263,13 +264,14 @@ int rs_watch_write_stats(const struct rs_watch_report *rep, const char *path,
 	if (!err && out_dir)
 		err = put_outputs(root, out_dir, since);
 	if (!err) {
-		text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
-		if (!text)
-			err = rs_error_set(RS_EGENERIC, "out of memory writing stats");
+		err = rs_json_dump(&text, root, JSON_INDENT(2) | JSON_SORT_KEYS |
+				   JSON_REAL_PRECISION(10));
+		if (err)
+			err = rs_error_wrap(err, "writing stats");
 	}
 	if (!err)
-		err = rs_fs_write_file_atomic(path, text, strlen(text));
-	free(text);
+		err = rs_fs_write_file_atomic(path, text.ptr, text.len);
+	rs_buf_release(&text);
 	json_decref(root);
 	return err;
 }

@@ -18,6 +18,7 @@
 #include "analysis/html.h"
 #include "analysis/series.h"
 #include "results/buf.h"
+#include "results/json.h"
 #include "util/fs.h"
 #include "util/path.h"
 #include "results_version.h"
@@ -324,8 +325,7 @@ static void plan(struct site_run *w, size_t n, const json_t *runs_state, const c
 static int state_save(const char *dir, json_t *st, const struct site_run *w, size_t n)
 {
 	json_t *runs = json_object();
-	struct rs_buf path = RS_BUF_INIT;
-	char *text = NULL;
+	struct rs_buf path = RS_BUF_INIT, text = RS_BUF_INIT;
 	int err = 0;
 
 	for (size_t i = 0; runs && i < n && !err; i++)
@@ -337,16 +337,14 @@ static int state_save(const char *dir, json_t *st, const struct site_run *w, siz
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	text = json_dumps(st, JSON_COMPACT);
-	if (!text) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
+	err = rs_json_dump(&text, st, JSON_COMPACT);
+	if (err)
 		goto out;
-	}
 	err = rs_path_join(&path, dir, SITE_STATE, 0, "site state");
 	if (!err)
-		err = rs_fs_write_file_atomic(path.ptr, text, strlen(text));
+		err = rs_fs_write_file_atomic(path.ptr, text.ptr, text.len);
 out:
-	free(text);
+	rs_buf_release(&text);
 	rs_buf_release(&path);
 	return err;
 }

@@ -17,6 +17,7 @@
 #include "analysis/runview.h"
 #include "analysis/series.h"
 #include "results/buf.h"
+#include "results/json.h"
 
 /* report_internal.h */
 void rs_report_trend_run(struct rs_trend_run *out, const struct rs_run_doc *doc)
@@ -323,11 +324,14 @@ static int find_locate(struct find_step *st, const struct find_series *s, const 
 {
 	const double *vals = s->vals;
 	size_t i, k, nb = 0, na = 0;
+	int err;
 
 	st->step = 0;
 	st->rel = NAN;
 	st->before = st->after = 0;
-	k = rs_changepoint_best(vals, s->n, &st->step, &st->rel);
+	err = rs_changepoint_best(&k, vals, s->n, &st->step, &st->rel);
+	if (err)
+		return err;
 	if (!k)
 		return rs_error_set(RS_EUSAGE, "fewer than two runs with %s in the range %s",
 				    s->name.ptr, range);
@@ -366,14 +370,13 @@ static int find_render_json(struct rs_buf *out, const struct find_series *s,
 		"recorded_at", lb->recorded_at ? lb->recorded_at : "",
 		"first_after", "id", fa->id, "commit", fa->commit,
 		"recorded_at", fa->recorded_at ? fa->recorded_at : "");
-	char *text = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
-	int err = 0;
+	int err;
 
+	err = rs_json_dump(out, o, JSON_INDENT(2)); /* o NULL: out of memory */
 	json_decref(o);
-	if (!text || rs_buf_printf(out, "%s\n", text))
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-	free(text);
-	return err;
+	if (err)
+		return err;
+	return rs_buf_putc(out, '\n');
 }
 
 static int find_render(struct rs_buf *out, enum rs_format fmt, const struct find_series *s,

@@ -9,6 +9,9 @@
  *   rs_runrec_encode(&out, rec);         -- the bytes of run.json
  *   rs_runrec_free(rec);
  *
+ * A record made in memory instead starts from rs_runrec_new (see
+ * "Building a record" below).
+ *
  * The decoder is strict where the old readers were permissive: a key the
  * format requires and the record lacks (a renamed key, a truncated
  * record) fails, naming the key with its place ("summary.functions[3]
@@ -244,6 +247,85 @@ void rs_runrec_summary_free(struct rs_runrec_summary *s);
 /* The value of `name` in `map` (borrowed), or NULL. Binary search. */
 const struct rs_runrec_value *rs_runrec_map_get(const struct rs_runrec_map *map,
 						const char *name);
+
+/*
+ * Building a record in memory (runrec_build.c): for code that makes a
+ * record instead of decoding one, and for the tests, which so never
+ * spell run.json's keys. Start from rs_runrec_new (and
+ * rs_runrec_summary_new for rec->summary), then set members directly
+ * (numbers, flags) or through the functions below (strings and lists,
+ * which the record owns). What these build encodes as it is
+ * (rs_runrec_encode) and decodes back to an equal record; a record
+ * decoded from run.json may be changed with them too. Every string is
+ * copied. Each returns 0 or RS_EGENERIC out of memory, the record then
+ * as it was.
+ *
+ * Cost: the record keeps no capacities (the decoder allocates each list
+ * to its size), so each append reallocates its list: fine for the few
+ * hundred rows a summary keeps, not for building millions.
+ */
+
+/*
+ * A new record, the caller's (rs_runrec_free), holding what the smallest
+ * run.json decodes to: format RS_RUNREC_FORMAT; id, commit, branch,
+ * trigger and recorded_at "" (set them); message and the machine's
+ * strings null, cpus 0; empty meta, stats, args and metrics; no files;
+ * session null, no phases, summary null.
+ */
+RS_MUST_CHECK int rs_runrec_new(rs_runrec **out);
+
+/*
+ * A new summary, the caller's until it is attached as rec->summary
+ * (rs_runrec_summary_free): layout "5" (today's), every header figure
+ * null, target null, counts and sampled_time 0, no sys_path, functions
+ * or files, a call tree of its root alone ("[root]", file "", times 0),
+ * none of the optional parts (tree_truncated, more_functions, ran,
+ * calls). A caller that lists every function sets distinct_functions to
+ * the rows it added (the analysis reads fewer as truncated lists).
+ */
+RS_MUST_CHECK int rs_runrec_summary_new(struct rs_runrec_summary **out);
+
+/*
+ * Replace the string member `*field` of a record (id, machine.runner,
+ * summary->target, a function's class_name...) by a copy of `value`, the
+ * old one freed; NULL writes null (absent), where the member allows it.
+ */
+RS_MUST_CHECK int rs_runrec_set_string(char **field, const char *value);
+
+/*
+ * Set `name` in `map` (meta, stats, args, metrics, phase totals) to a
+ * copy of `value`, replacing the entry of that name or inserting one
+ * where the sort order puts it. Only the members of its kind are kept,
+ * as the decoder fills them: for RS_RUNREC_INT `d` is taken from `i`;
+ * `i` is 0 for the others, `d` 0 for a string.
+ */
+RS_MUST_CHECK int rs_runrec_map_set(struct rs_runrec_map *map, const char *name,
+				    const struct rs_runrec_value *value);
+
+/* Append a copy of `f` (its strings copied; class_name may be NULL) to s->functions. */
+RS_MUST_CHECK int rs_runrec_add_function(struct rs_runrec_summary *s,
+					 const struct rs_runrec_function *f);
+
+/*
+ * Append a child without children to the tree node `parent` (the
+ * summary's `tree` or a node below it). *out, when `out` is not NULL:
+ * the new child, borrowed, to add its own children to; it moves when
+ * `parent` gets its next child (take its children first, or find it
+ * again as parent->children[i]). Deeper than RS_RUNREC_MAX_TREE_DEPTH
+ * encodes, but does not decode.
+ */
+RS_MUST_CHECK int rs_runrec_node_add(struct rs_runrec_node *parent, const char *function,
+				     const char *file, int64_t line, double total, double self,
+				     struct rs_runrec_node **out);
+
+/*
+ * Append a row to s->more (the compact list, summary.more_functions;
+ * sets has_more): `function` of `file` (added to more.files unless it is
+ * there), first line `line`, own and total time in microseconds.
+ */
+RS_MUST_CHECK int rs_runrec_add_more_row(struct rs_runrec_summary *s, const char *function,
+					 const char *file, int64_t line, int64_t self_us,
+					 int64_t total_us);
 
 /*
  * The optional keys, as "scope.key" ("phases", "summary.calls",

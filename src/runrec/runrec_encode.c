@@ -5,6 +5,7 @@
  */
 #include "runrec/runrec.h"
 #include "runrec/runrec_json.h"
+#include "results/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -402,17 +403,11 @@ int rs_runrec_to_json(const rs_runrec *rec, json_t **out)
 
 /* ---- the bytes --------------------------------------------------------- */
 
+/* Compact JSON, keys sorted; whole or an error (results/json.h says why). */
 static int dump_compact(struct rs_buf *out, const json_t *v)
 {
-	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
-			     JSON_REAL_PRECISION(15));
-	int err;
-
-	if (!s)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	err = rs_buf_puts(out, s);
-	free(s);
-	return err;
+	return rs_json_dump(out, v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
+			    JSON_REAL_PRECISION(15));
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -448,7 +443,7 @@ static int layered(struct rs_buf *out, const json_t *o, int depth)
 		v = json_object_get(o, names[i]);
 		err = rs_buf_printf(out, "%s\n%*s", i ? "," : "", 2 * (depth + 1), "");
 		if (!err)
-			err = key ? dump_compact(out, key) : rs_error_set(RS_EGENERIC, "out of memory");
+			err = dump_compact(out, key); /* key NULL: out of memory */
 		json_decref(key);
 		if (!err)
 			err = rs_buf_puts(out, ": ");

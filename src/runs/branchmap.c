@@ -44,6 +44,7 @@
 
 #include <jansson.h>
 
+#include "results/json.h"
 #include "runs/runindex_internal.h"
 #include "util/array.h"
 
@@ -318,27 +319,27 @@ int rs_map_entry_to_line(struct rs_buf *out, const struct rs_map_entry *e, enum 
 {
 	json_t *o = json_pack("{s:s, s:[]}", kinds[m].field, e->key, "shards");
 	json_t *shards = json_object_get(o, "shards");
-	char *s = NULL;
 	int err = 0;
 
 	if (!o)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	for (size_t i = 0; i < e->count && !err; i++)
+	for (size_t i = 0; i < e->count; i++) {
 		if (json_array_append_new(shards, json_pack("[s, i, i]", e->shards[i].month,
 							    (int)e->shards[i].seq,
-							    (int)e->shards[i].runs)))
+							    (int)e->shards[i].runs))) {
 			err = rs_error_set(RS_EGENERIC, "out of memory");
-	if (!err && e->more && json_object_set_new(o, "more", json_true()))
+			goto out;
+		}
+	}
+	if (e->more && json_object_set_new(o, "more", json_true())) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
-	if (!err)
-		s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (!err && !s)
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-	if (!err)
-		err = rs_buf_puts(out, s);
-	if (!err)
-		err = rs_buf_putc(out, '\n');
-	free(s);
+		goto out;
+	}
+	err = rs_json_dump(out, o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (err)
+		goto out;
+	err = rs_buf_putc(out, '\n');
+out:
 	json_decref(o);
 	return err;
 }
@@ -750,7 +751,6 @@ static int writer_emit(struct rs_map_files *out, struct writer *w, const char *c
 {
 	struct rs_buf *path, *text;
 	json_t *cov = NULL;
-	char *s = NULL;
 	int err = 0;
 
 	for (unsigned i = 0; i < kinds[w->m].buckets && !err; i++) {
@@ -789,16 +789,17 @@ static int writer_emit(struct rs_map_files *out, struct writer *w, const char *c
 	if (err)
 		return err;
 	cov = json_pack("{s:s}", "run", covered);
-	s = cov ? json_dumps(cov, JSON_COMPACT) : NULL;
-	if (!s)
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-	if (!err)
-		err = push_file(out, &path, &text);
-	if (!err)
-		err = rs_buf_printf(path, "index/%s/covered.json", kinds[w->m].dir);
-	if (!err)
-		err = rs_buf_printf(text, "%s\n", s);
-	free(s);
+	err = push_file(out, &path, &text);
+	if (err)
+		goto out;
+	err = rs_buf_printf(path, "index/%s/covered.json", kinds[w->m].dir);
+	if (err)
+		goto out;
+	err = rs_json_dump(text, cov, JSON_COMPACT); /* cov NULL: out of memory */
+	if (err)
+		goto out;
+	err = rs_buf_putc(text, '\n');
+out:
 	json_decref(cov);
 	return err;
 }

@@ -59,7 +59,10 @@ static json_t *files_json(const struct rs_run *run)
 
 		if (o && f->lfs) {
 			rs_id_to_hex(hex, &f->oid);
-			json_object_set_new(o, "oid", json_string(hex));
+			if (json_object_set_new(o, "oid", json_string(hex)) != 0) {
+				json_decref(o);
+				o = NULL; /* out of memory: not a file without its oid */
+			}
 		}
 		if (!o || json_array_append_new(a, o) < 0) {
 			json_decref(a);
@@ -111,8 +114,10 @@ int rs_run_render_json(struct rs_buf *out, const struct rs_run *run)
 		err = rs_error_set(RS_EUSAGE, "incomplete run (commit, branch, trigger, id)");
 		goto out;
 	}
-	if (!run->message)
-		json_object_set_new(o, "message", json_null());
+	if (!run->message && json_object_set_new(o, "message", json_null()) != 0) {
+		err = rs_error_set(RS_EGENERIC, "out of memory");
+		goto out;
+	}
 	/* through the typed record: what add writes is what readers decode */
 	err = rs_runrec_from_json(o, &rec);
 	if (!err)

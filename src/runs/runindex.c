@@ -30,6 +30,7 @@
 
 #include "results/error.h"
 #include "results/escape.h"
+#include "results/json.h"
 #include "results/runs.h"
 #include "util/array.h"
 #include "util/hex.h"
@@ -297,30 +298,27 @@ out:
 int rs_run_entry_to_line(struct rs_buf *out, const struct rs_run_entry *e)
 {
 	json_t *o;
-	char *s = NULL;
 	int err = 0;
 
+	/* checked before json_pack, whose NULL also means out of memory */
+	if (!e->id || !e->commit || !e->branch || !e->trigger || !e->recorded_at || !e->path ||
+	    !e->metrics)
+		return rs_error_set(RS_EUSAGE, "incomplete run entry");
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}",
 		      "id", e->id, "commit", e->commit, "branch", e->branch,
 		      "trigger", e->trigger, "recorded_at", e->recorded_at,
 		      "path", e->path, "metrics", e->metrics);
 	if (!o)
-		return rs_error_set(RS_EUSAGE, "incomplete run entry");
+		return rs_error_set(RS_EGENERIC, "out of memory");
 	if (e->verdict && json_object_set_new(o, "verdict", json_string(e->verdict))) {
 		json_decref(o);
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	}
-	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-	if (!s) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = rs_buf_puts(out, s);
+	err = rs_json_dump(out, o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	if (err)
 		goto out;
 	err = rs_buf_putc(out, '\n');
 out:
-	free(s);
 	json_decref(o);
 	return err;
 }

@@ -8,6 +8,7 @@
 #include "git/repo.h"
 #include "runs/run.h"
 #include "results/buf.h"
+#include "results/json.h"
 
 int rs_runs_open(struct rs_runs **out, struct rs_repo *repo, const char *rev)
 {
@@ -154,11 +155,14 @@ int rs_run_entry_metric(const struct rs_run_entry *e, const char *name, double *
 	return 0;
 }
 
-/* Set `key` to a new string `value` (skipped when NULL: the index says nothing). */
-static void set_string(json_t *o, const char *key, const char *value)
+/*
+ * Set `key` to a new string `value` (skipped when NULL: the index says
+ * nothing); 1 when that failed (out of memory), which would leave the
+ * document without the key.
+ */
+static int set_string(json_t *o, const char *key, const char *value)
 {
-	if (value)
-		json_object_set_new(o, key, json_string(value));
+	return value && json_object_set_new(o, key, json_string(value)) != 0;
 }
 
 json_t *rs_run_entry_object(const struct rs_run_entry *e)
@@ -169,13 +173,14 @@ json_t *rs_run_entry_object(const struct rs_run_entry *e)
 		rs_error_set(RS_EGENERIC, "out of memory");
 		return NULL;
 	}
-	set_string(o, "id", e->id);
-	set_string(o, "commit", e->commit);
-	set_string(o, "branch", e->branch);
-	set_string(o, "trigger", e->trigger);
-	set_string(o, "recorded_at", e->recorded_at);
-	set_string(o, "path", e->path);
-	json_object_set(o, "metrics", e->metrics);
+	if (set_string(o, "id", e->id) || set_string(o, "commit", e->commit) ||
+	    set_string(o, "branch", e->branch) || set_string(o, "trigger", e->trigger) ||
+	    set_string(o, "recorded_at", e->recorded_at) || set_string(o, "path", e->path) ||
+	    (e->metrics && json_object_set(o, "metrics", e->metrics) != 0)) {
+		json_decref(o);
+		rs_error_set(RS_EGENERIC, "out of memory");
+		return NULL;
+	}
 	return o;
 }
 
@@ -338,7 +343,6 @@ const char *rs_run_doc_id(const struct rs_run_doc *doc)
 int rs_run_entries_json(struct rs_buf *out, const struct rs_run_entry *const *runs, size_t n)
 {
 	json_t *arr = json_array();
-	char *text = NULL;
 	int err;
 
 	if (!arr) {
@@ -353,14 +357,8 @@ int rs_run_entries_json(struct rs_buf *out, const struct rs_run_entry *const *ru
 			goto out;
 		}
 	}
-	text = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-	if (!text) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
-		goto out;
-	}
-	err = rs_buf_puts(out, text);
+	err = rs_json_dump(out, arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 out:
-	free(text);
 	json_decref(arr);
 	return err;
 }

@@ -258,3 +258,18 @@ int rs_escape_term(struct rs_buf *out, const char *s, unsigned flags)
 	return walk(out, s, put_raw, NULL,
 		    (flags & RS_ESCAPE_KEEP_LINES) ? LINES_KEEP : LINES_SHOW);
 }
+
+int rs_utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp;
+
+	while (*p) {
+		size_t n = utf8_next(p, &cp);
+
+		if (!n)
+			return 0;
+		p += n;
+	}
+	return 1;
+}

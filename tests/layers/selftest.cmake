@@ -1,7 +1,8 @@
 # The layer check catches what it is for (cmake -DRS_ROOT=<source tree>
-# -DRS_WORK=<scratch dir> -P this): on a copy of src/ and include/ it
-# passes as the tree is, then fails, naming the file and the header, for
-# each include below added on its own.
+# -DRS_WORK=<scratch dir> -P this): on a copy of src/, include/ and
+# lfs-agent/ it passes as the tree is, then fails, naming the file and the
+# header, for each include below added on its own, and naming the file and
+# the line for a json_dumps call outside src/util/json.c.
 cmake_minimum_required(VERSION 3.18)
 set(check ${RS_ROOT}/src/check_layers.cmake)
 
@@ -9,6 +10,9 @@ function(copy_tree)
   file(REMOVE_RECURSE ${RS_WORK})
   file(MAKE_DIRECTORY ${RS_WORK})
   file(COPY ${RS_ROOT}/src ${RS_ROOT}/include DESTINATION ${RS_WORK})
+  if(EXISTS ${RS_ROOT}/lfs-agent)
+    file(COPY ${RS_ROOT}/lfs-agent DESTINATION ${RS_WORK})
+  endif()
 endfunction()
 
 function(run_check out_rc out_text)
@@ -54,6 +58,30 @@ foreach(c ${cases})
   endif()
   message(STATUS "caught: ${want}")
 endforeach()
+
+# JSON text has one writer: a json_dumps call added at the end of
+# src/analysis/render.c is named with its line; the same name in a
+# comment is not a call
+copy_tree()
+file(READ ${RS_WORK}/src/analysis/render.c body)
+string(REGEX MATCHALL "\n" nls "${body}")
+list(LENGTH nls n)
+math(EXPR line "${n} + 2")
+file(APPEND ${RS_WORK}/src/analysis/render.c
+     "/* not json_dumps() but rs_json_dump */\n"
+     "static char *injected(json_t *o) { return json_dumps(o, JSON_COMPACT); }\n")
+run_check(rc text)
+string(REGEX REPLACE "[ \t\r\n]+" " " flat "${text}")
+set(want "src/analysis/render.c:${line}: json_dumps() outside src/util/json.c: write JSON text with rs_json_dump")
+string(FIND "${flat}" "${want}" at)
+if(rc EQUAL 0 OR at EQUAL -1)
+  message(FATAL_ERROR "the layer check took a json_dumps call outside src/util/json.c, or did not say '${want}':\n${text}")
+endif()
+string(FIND "${flat}" "render.c:${n}:" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "the layer check took json_dumps in a comment for a call:\n${text}")
+endif()
+message(STATUS "caught: ${want}")
 
 # a new folder of src/ must be given a place in the table
 copy_tree()

@@ -2,6 +2,14 @@
  * Unit tests of the analysis layer on run records built here, without
  * git: diff (metrics, functions, renames, workload), the noise-aware
  * check, change points, trends and the renderers.
+ *
+ * Every run is built as the typed record (runrec/runrec.h) through the
+ * record builder (rs_runrec_new, rs_runrec_summary_new, ...), so that
+ * run.json's keys are spelled only in src/runrec: a test states the
+ * figures it is about and the builder gives the rest its neutral value.
+ * Only test_odd_input is about run.json itself (what the decoder refuses)
+ * and goes through JSON. What the report keeps beside a record for its
+ * pages ("path", "check", "diff_page") is the only other JSON here.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +34,7 @@
 #include "runrec/runrec_json.h"
 #include "session/summary.h"
 #include "results/error.h"
+#include "results/escape.h"
 
 /* A function row: name, file, line, own seconds, total seconds. */
 struct fn {
@@ -36,58 +45,91 @@ struct fn {
 	double total;
 };
 
-/*
- * A run record in the shape of run.json format 1. Samples are taken at
- * 1 ms, so self_samples = self * 1000 and the share of a function is its
- * own time over the duration.
- */
-static json_t *make_run(const char *id, const char *commit, const char *runner,
-			double duration, double months, const struct fn *fns, size_t n)
+/* ---- building records (the builder's calls, checked) -------------------- */
+
+static void set_str(char **field, const char *value)
 {
-	json_t *run = json_object(), *metrics = json_object(), *stats = json_object();
-	json_t *summary = json_object(), *funcs = json_array(), *machine = json_object();
-	size_t i;
+	assert_int_equal(rs_runrec_set_string(field, value), 0);
+}
 
-	json_object_set_new(run, "format", json_integer(1));
-	json_object_set_new(run, "id", json_string(id));
-	json_object_set_new(run, "commit", json_string(commit));
-	json_object_set_new(run, "branch", json_string("main"));
-	json_object_set_new(machine, "runner", json_string(runner));
-	json_object_set_new(machine, "hostname", json_string(runner));
-	json_object_set_new(machine, "cpu_model", json_string("Test CPU"));
-	json_object_set_new(run, "machine", machine);
-	json_object_set_new(metrics, "duration", json_real(duration));
-	json_object_set_new(metrics, "cpu_time", json_real(duration * 0.98));
-	json_object_set_new(metrics, "samples", json_integer((json_int_t)(duration * 1000)));
-	json_object_set_new(metrics, "mem.peak_mb", json_real(512));
+/* A real number into a map (metrics, stats): run.json's 3.0. */
+static void set_real(struct rs_runrec_map *map, const char *name, double v)
+{
+	struct rs_runrec_value val = { .kind = RS_RUNREC_REAL, .d = v };
+
+	assert_int_equal(rs_runrec_map_set(map, name, &val), 0);
+}
+
+/* An integer into a map: run.json's 3. */
+static void set_int(struct rs_runrec_map *map, const char *name, int64_t v)
+{
+	struct rs_runrec_value val = { .kind = RS_RUNREC_INT, .i = v };
+
+	assert_int_equal(rs_runrec_map_set(map, name, &val), 0);
+}
+
+/* A child of `parent` in a call tree (line 1, no own time): the new node, borrowed. */
+static struct rs_runrec_node *kid(struct rs_runrec_node *parent, const char *function,
+				  const char *file, double total)
+{
+	struct rs_runrec_node *n = NULL;
+
+	assert_int_equal(rs_runrec_node_add(parent, function, file, 1, total, 0, &n), 0);
+	return n;
+}
+
+/*
+ * A run record as `results add` writes one. Samples are taken at 1 ms,
+ * so self_samples = self * 1000 and the share of a function is its own
+ * time over the duration. `months` > 0: the workload stat sim.months,
+ * also a metric; 0: no stats at all.
+ */
+static rs_runrec *make_run(const char *id, const char *commit, const char *runner,
+			   double duration, double months, const struct fn *fns, size_t n)
+{
+	rs_runrec *run = NULL;
+	struct rs_runrec_summary *sum = NULL;
+
+	assert_int_equal(rs_runrec_new(&run), 0);
+	set_str(&run->id, id);
+	set_str(&run->commit, commit);
+	set_str(&run->branch, "main");
+	set_str(&run->trigger, "ci");
+	set_str(&run->recorded_at, "2026-11-30T09:30:12Z");
+	set_str(&run->machine.runner, runner);
+	set_str(&run->machine.hostname, runner);
+	set_str(&run->machine.cpu_model, "Test CPU");
+	set_real(&run->metrics, "duration", duration);
+	set_real(&run->metrics, "cpu_time", duration * 0.98);
+	set_int(&run->metrics, "samples", (int64_t)(duration * 1000));
+	set_real(&run->metrics, "mem.peak_mb", 512);
 	if (months > 0) {
-		json_object_set_new(stats, "sim.months", json_real(months));
-		json_object_set_new(metrics, "sim.months", json_real(months));
+		set_real(&run->stats, "sim.months", months);
+		set_real(&run->metrics, "sim.months", months);
 	}
-	json_object_set_new(run, "metrics", metrics);
-	json_object_set_new(run, "stats", stats);
-	json_object_set_new(summary, "duration", json_real(duration));
-	json_object_set_new(summary, "samples", json_integer((json_int_t)(duration * 1000)));
-	json_object_set_new(summary, "sampled_time", json_real(duration));
-	for (i = 0; i < n; i++) {
-		json_t *f = json_object();
+	assert_int_equal(rs_runrec_summary_new(&sum), 0);
+	run->summary = sum;
+	sum->duration.present = 1;
+	sum->duration.v = duration;
+	sum->samples = (int64_t)(duration * 1000);
+	sum->sampled_time = duration;
+	for (size_t i = 0; i < n; i++) {
+		struct rs_runrec_function f = {
+			.function = (char *)fns[i].name, .file = (char *)fns[i].file,
+			.line = fns[i].line, .self = fns[i].self, .total = fns[i].total,
+			.self_samples = (int64_t)(fns[i].self * 1000),
+			.total_samples = (int64_t)(fns[i].total * 1000),
+		};
 
-		json_object_set_new(f, "function", json_string(fns[i].name));
-		json_object_set_new(f, "file", json_string(fns[i].file));
-		json_object_set_new(f, "line", json_integer(fns[i].line));
-		json_object_set_new(f, "self", json_real(fns[i].self));
-		json_object_set_new(f, "total", json_real(fns[i].total));
-		json_object_set_new(f, "self_samples", json_integer((json_int_t)(fns[i].self * 1000)));
-		json_object_set_new(f, "total_samples", json_integer((json_int_t)(fns[i].total * 1000)));
-		json_array_append_new(funcs, f);
+		assert_int_equal(rs_runrec_add_function(sum, &f), 0);
 	}
-	json_object_set_new(summary, "functions", funcs);
-	json_object_set_new(run, "summary", summary);
+	/* every function listed: the list is whole unless a test says */
+	sum->distinct_functions = (int64_t)n;
 	return run;
 }
 
 /* The usual model: 10 s in three functions. `scale` multiplies work. */
-static json_t *model_run(const char *id, const char *commit, double scale)
+static rs_runrec *model_run(const char *id, const char *commit, double scale)
 {
 	const struct fn fns[] = {
 		{ "main", "model/run.py", 1, 0.5 * scale, 10 * scale },
@@ -98,225 +140,52 @@ static json_t *model_run(const char *id, const char *commit, double scale)
 	return make_run(id, commit, "ci-1", 10 * scale, 12 * scale, fns, 3);
 }
 
-/* ---- the typed record of a run built here --------------------------------
- *
- * The tests build a run's JSON with only the keys each one is about; the
- * analysis takes the typed record (runrec/runrec.h). `typed` gives every
- * key run.json format 1 requires and a test left out its neutral value
- * (no stats, no session, a null header figure, an empty list...), then
- * decodes the object with the same strict decoder as every reader of a
- * committed run.json: a key a test spells differently from the format
- * fails the test, naming the key, instead of reading as "absent".
- */
-
-static void put_default(json_t *o, const char *key, json_t *v)
-{
-	if (!json_object_get(o, key))
-		json_object_set_new(o, key, v);
-	else
-		json_decref(v);
-}
-
-static void complete_node(json_t *node, unsigned depth)
-{
-	json_t *kids;
-	size_t i;
-
-	put_default(node, "function", json_string("?"));
-	put_default(node, "file", json_string(""));
-	put_default(node, "line", json_integer(0));
-	put_default(node, "total", json_real(0));
-	put_default(node, "self", json_real(0));
-	put_default(node, "children", json_array());
-	kids = json_object_get(node, "children");
-	for (i = 0; depth < RS_RUNREC_MAX_TREE_DEPTH && i < json_array_size(kids); i++)
-		if (json_is_object(json_array_get(kids, i)))
-			complete_node(json_array_get(kids, i), depth + 1);
-}
-
-static void complete_summary(json_t *sum)
-{
-	json_t *fs, *more, *calls, *d = json_object_get(sum, "duration");
-	size_t rows;
-
-	put_default(sum, "layout", json_string("5"));
-	put_default(sum, "start_time", json_null());
-	put_default(sum, "duration", json_null());
-	put_default(sum, "cpu_time", json_null());
-	put_default(sum, "min_interval", json_null());
-	put_default(sum, "max_interval", json_null());
-	put_default(sum, "sample_count", json_null());
-	put_default(sum, "target", json_null());
-	put_default(sum, "samples", json_integer(0));
-	put_default(sum, "sampled_time", json_real(json_is_number(d) ? json_number_value(d) : 0));
-	put_default(sum, "distinct_frames", json_integer(0));
-	put_default(sum, "sys_path", json_array());
-	put_default(sum, "functions", json_array());
-	put_default(sum, "files", json_array());
-	put_default(sum, "tree", json_object());
-	/* a function row is written whole (make_run): a key it lacks fails */
-	fs = json_object_get(sum, "functions");
-	if (json_is_object(json_object_get(sum, "tree")))
-		complete_node(json_object_get(sum, "tree"), 0);
-	more = json_object_get(sum, "more_functions");
-	if (json_is_object(more)) {
-		put_default(more, "floor", json_real(0));
-		put_default(more, "files", json_array());
-		put_default(more, "rows", json_array());
-	}
-	calls = json_object_get(sum, "calls");
-	if (json_is_object(calls)) {
-		put_default(calls, "version", json_integer(RS_RUNREC_CALLS_VERSION));
-		put_default(calls, "floor", json_real(0));
-		put_default(calls, "rows", json_array());
-	}
-	/* every function listed: the lists are whole unless a test says */
-	rows = json_array_size(fs) + json_array_size(json_object_get(more, "rows"));
-	put_default(sum, "distinct_functions", json_integer((json_int_t)rows));
-}
-
-/* `run` with every required key it lacks (in place). */
-static void complete_run(json_t *run)
-{
-	json_t *m, *s, *sum;
-
-	put_default(run, "format", json_integer(1));
-	put_default(run, "id", json_string("run"));
-	put_default(run, "commit", json_string("0000000"));
-	put_default(run, "branch", json_string("main"));
-	put_default(run, "trigger", json_string("ci"));
-	put_default(run, "recorded_at", json_string("2026-11-30T09:30:12Z"));
-	put_default(run, "message", json_null());
-	put_default(run, "machine", json_object());
-	put_default(run, "meta", json_object());
-	put_default(run, "stats", json_object());
-	put_default(run, "args", json_object());
-	put_default(run, "metrics", json_object());
-	put_default(run, "files", json_array());
-	put_default(run, "session", json_null());
-	put_default(run, "summary", json_null());
-	m = json_object_get(run, "machine");
-	if (json_is_object(m)) {
-		put_default(m, "hostname", json_null());
-		put_default(m, "os", json_null());
-		put_default(m, "arch", json_null());
-		put_default(m, "cpu_model", json_null());
-		put_default(m, "cpus", json_integer(0));
-		put_default(m, "runner", json_null());
-	}
-	s = json_object_get(run, "session");
-	if (json_is_object(s)) {
-		put_default(s, "path", json_string("session.pyisession"));
-		put_default(s, "size", json_integer(0));
-	}
-	sum = json_object_get(run, "summary");
-	if (json_is_object(sum))
-		complete_summary(sum);
-}
-
-/* `run` completed, decoded: the caller's record. */
-static rs_runrec *typed(json_t *run)
-{
-	rs_runrec *rec = NULL;
-
-	assert_true(json_is_object(run));
-	complete_run(run);
-	if (rs_runrec_from_json(run, &rec) != 0)
-		fail_msg("a run built here does not decode: %s", rs_error_message());
-	return rec;
-}
-
-/* `n` runs' typed records, into `out` (the caller frees them with free_typed). */
-static void typed_all(rs_runrec **out, json_t **runs, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		out[i] = typed(runs[i]);
-}
-
-static void free_typed(rs_runrec **recs, size_t n)
+static void free_runs(rs_runrec **recs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		rs_runrec_free(recs[i]);
 }
 
-/* rs_diff_runs over the typed records of two runs built here. */
-static int diff_runs(struct rs_diff **out, json_t *base, json_t *head,
-		     const struct rs_diff_opts *opts)
+static void decref_all(json_t **o, size_t n)
 {
-	rs_runrec *b = typed(base), *h = typed(head);
-	int err = rs_diff_runs(out, b, h, opts);
-
-	rs_runrec_free(b);
-	rs_runrec_free(h);
-	return err;
+	for (size_t i = 0; i < n; i++)
+		json_decref(o[i]);
 }
 
-/* The site's index of `n` runs built here: their typed records and their JSON. */
-static int site_index(struct rs_buf *out, json_t **runs, size_t n, const struct rs_html_links *links)
-{
-	rs_runrec **recs = calloc(n + 1, sizeof(*recs));
-	int err;
+/* ---- the analysis over them --------------------------------------------- */
 
-	assert_non_null(recs);
-	typed_all(recs, runs, n);
-	err = rs_html_site_index(out, (const rs_runrec *const *)recs, (const json_t *const *)runs, n,
-				 NULL, links);
-	free_typed(recs, n);
-	free(recs);
-	return err;
+/* The site's index of `n` runs, with what the report adds to each (`extra[i]`, may be NULL). */
+static int site_index(struct rs_buf *out, rs_runrec *const *runs, json_t *const *extra, size_t n,
+		      const struct rs_html_links *links)
+{
+	return rs_html_site_index(out, (const rs_runrec *const *)runs, (const json_t *const *)extra,
+				  n, NULL, links);
 }
 
-/* One run's page from its typed record and its JSON (what the report adds: path, check...). */
-static int run_page(struct rs_buf *out, json_t *run, const struct rs_html_links *links)
+static int check_run(struct rs_check_result **out, const rs_runrec *head, rs_runrec *const *hist,
+		     size_t n, const struct rs_check_opts *opts)
 {
-	rs_runrec *rec = typed(run);
-	int err = rs_html_run_page(out, rec, run, links);
-
-	rs_runrec_free(rec);
-	return err;
+	return rs_check_run(out, head, (const rs_runrec *const *)hist, n, opts);
 }
 
-/* rs_check_run over typed records. */
-static int check_run(struct rs_check_result **out, json_t *head, json_t *const *hist, size_t n,
-		     const struct rs_check_opts *opts)
+/* rs_trend_build over records, each run's "path" and "check" verdict from `extra` (may be NULL). */
+static int trend_build(struct rs_trend **out, rs_runrec *const *runs, json_t *const *extra,
+		       size_t n, const struct rs_trend_opts *opts)
 {
-	rs_runrec **recs = calloc(n + 1, sizeof(*recs));
-	rs_runrec *h;
-	int err;
-
-	assert_non_null(recs);
-	h = typed(head);
-	typed_all(recs, (json_t **)hist, n);
-	err = rs_check_run(out, h, (const rs_runrec *const *)recs, n, opts);
-	free_typed(recs, n);
-	rs_runrec_free(h);
-	free(recs);
-	return err;
-}
-
-/* rs_trend_build over typed records, with each run's "path" and "check" verdict. */
-static int trend_build(struct rs_trend **out, json_t *const *runs, size_t n,
-		       const struct rs_trend_opts *opts)
-{
-	rs_runrec **recs = calloc(n + 1, sizeof(*recs));
 	struct rs_trend_run *tr = calloc(n + 1, sizeof(*tr));
 	int err;
 
-	assert_non_null(recs);
 	assert_non_null(tr);
-	typed_all(recs, (json_t **)runs, n);
 	for (size_t i = 0; i < n; i++) {
-		const json_t *c = json_object_get(runs[i], "check");
+		const json_t *x = extra ? extra[i] : NULL, *c = json_object_get(x, "check");
 
-		tr[i].rec = recs[i];
-		tr[i].path = json_string_value(json_object_get(runs[i], "path"));
+		tr[i].rec = runs[i];
+		tr[i].path = json_string_value(json_object_get(x, "path"));
 		tr[i].verdict = json_string_value(json_object_get(c, "verdict"));
 		tr[i].verdict_text = json_string_value(json_object_get(c, "text"));
 		tr[i].verdict_why = json_string_value(json_object_get(c, "why"));
 	}
 	err = rs_trend_build(out, tr, n, opts);
-	free_typed(recs, n);
-	free(recs);
 	free(tr);
 	return err;
 }
@@ -333,15 +202,15 @@ static const struct rs_func_delta *find_func(const struct rs_diff *d, const char
 
 static void test_metric_diff(void **state)
 {
-	json_t *a = model_run("r1", "aaaaaaa1", 1.0), *b = model_run("r2", "bbbbbbb2", 1.0);
+	rs_runrec *a = model_run("r1", "aaaaaaa1", 1.0), *b = model_run("r2", "bbbbbbb2", 1.0);
 	const struct rs_metric_delta *m;
 	struct rs_diff *d = NULL;
 	struct rs_diff_opts o = { NULL, 1, NULL };
 
 	(void)state;
-	json_object_set_new(json_object_get(b, "metrics"), "duration", json_real(11.0));
-	json_object_set_new(json_object_get(b, "metrics"), "mem.peak_mb", json_real(640));
-	assert_int_equal(diff_runs(&d, a, b, &o), 0);
+	set_real(&b->metrics, "duration", 11.0);
+	set_real(&b->metrics, "mem.peak_mb", 640);
+	assert_int_equal(rs_diff_runs(&d, a, b, &o), 0);
 	m = rs_diff_metric(d, "duration");
 	assert_non_null(m);
 	assert_true(fabs(m->abs - 1.0) < 1e-9);
@@ -354,8 +223,8 @@ static void test_metric_diff(void **state)
 	assert_string_equal(d->metrics[0].name, "duration");
 	assert_string_equal(d->metrics[1].name, "cpu_time");
 	rs_diff_free(d);
-	json_decref(a);
-	json_decref(b);
+	rs_runrec_free(a);
+	rs_runrec_free(b);
 }
 
 static void test_new_and_vanished(void **state)
@@ -370,13 +239,13 @@ static void test_new_and_vanished(void **state)
 		{ "work", "w.py", 5, 7, 7 },
 		{ "validate", "v.py", 3, 3, 3 }, /* another file: new, not a rename */
 	};
-	json_t *a = make_run("r1", "a", "ci", 10, 0, base, 3);
-	json_t *b = make_run("r2", "b", "ci", 11, 0, head, 3);
+	rs_runrec *a = make_run("r1", "a", "ci", 10, 0, base, 3);
+	rs_runrec *b = make_run("r2", "b", "ci", 11, 0, head, 3);
 	const struct rs_func_delta *f;
 	struct rs_diff *d = NULL;
 
 	(void)state;
-	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
 	f = find_func(d, "validate");
 	assert_non_null(f);
 	assert_int_equal(f->change, RS_FUNC_NEW);
@@ -392,8 +261,8 @@ static void test_new_and_vanished(void **state)
 	assert_string_equal(d->funcs[0].function, "validate");
 	assert_string_equal(d->funcs[1].function, "old_helper");
 	rs_diff_free(d);
-	json_decref(a);
-	json_decref(b);
+	rs_runrec_free(a);
+	rs_runrec_free(b);
 }
 
 static void test_rename_detected(void **state)
@@ -408,13 +277,13 @@ static void test_rename_detected(void **state)
 		{ "calculate_rates", "model/rates.py", 20, 4.02, 4.02 },
 		{ "compute_rates", "model/other.py", 9, 1, 1 }, /* moved a line */
 	};
-	json_t *a = make_run("r1", "a", "ci", 10, 0, base, 3);
-	json_t *b = make_run("r2", "b", "ci", 10, 0, head, 3);
+	rs_runrec *a = make_run("r1", "a", "ci", 10, 0, base, 3);
+	rs_runrec *b = make_run("r2", "b", "ci", 10, 0, head, 3);
 	struct rs_diff *d = NULL;
 	size_t i, renamed = 0;
 
 	(void)state;
-	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
 	for (i = 0; i < d->n_funcs; i++) {
 		const struct rs_func_delta *f = &d->funcs[i];
 
@@ -435,37 +304,37 @@ static void test_rename_detected(void **state)
 	assert_int_equal(renamed, 1);
 	assert_int_equal(d->n_funcs, 3);
 	rs_diff_free(d);
-	json_decref(a);
-	json_decref(b);
+	rs_runrec_free(a);
+	rs_runrec_free(b);
 }
 
 static void test_rename_needs_same_line(void **state)
 {
 	const struct fn base[] = { { "f", "x.py", 10, 1, 1 } };
 	const struct fn head[] = { { "g", "x.py", 11, 1, 1 } };
-	json_t *a = make_run("r1", "a", "ci", 1, 0, base, 1);
-	json_t *b = make_run("r2", "b", "ci", 1, 0, head, 1);
+	rs_runrec *a = make_run("r1", "a", "ci", 1, 0, base, 1);
+	rs_runrec *b = make_run("r2", "b", "ci", 1, 0, head, 1);
 	struct rs_diff *d = NULL;
 
 	(void)state;
-	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
 	assert_int_equal(d->n_funcs, 2);
 	assert_non_null(find_func(d, "g"));
 	assert_int_equal(find_func(d, "g")->change, RS_FUNC_NEW);
 	assert_int_equal(find_func(d, "f")->change, RS_FUNC_VANISHED);
 	rs_diff_free(d);
-	json_decref(a);
-	json_decref(b);
+	rs_runrec_free(a);
+	rs_runrec_free(b);
 }
 
 static void test_workload_normalised(void **state)
 {
-	json_t *a = model_run("r1", "a", 1.0), *b = model_run("r2", "b", 2.0);
+	rs_runrec *a = model_run("r1", "a", 1.0), *b = model_run("r2", "b", 2.0);
 	const struct rs_metric_delta *m;
 	struct rs_diff *d = NULL;
 
 	(void)state;
-	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
 	assert_non_null(d->workload_key);
 	assert_string_equal(d->workload_key, "sim.months");
 	assert_true(fabs(d->head_workload - 24) < 1e-9);
@@ -482,17 +351,17 @@ static void test_workload_normalised(void **state)
 	{
 		struct rs_diff_opts o = { "nonexistent", 0, NULL };
 
-		assert_int_equal(diff_runs(&d, a, b, &o), 0);
+		assert_int_equal(rs_diff_runs(&d, a, b, &o), 0);
 		assert_null(d->workload_key);
 		assert_null(rs_diff_metric(d, "duration/nonexistent"));
 		rs_diff_free(d);
 	}
-	json_decref(a);
-	json_decref(b);
+	rs_runrec_free(a);
+	rs_runrec_free(b);
 }
 
 /* History newest first; check of `head`. */
-static struct rs_check_result *check(json_t *head, json_t **hist, size_t n,
+static struct rs_check_result *check(const rs_runrec *head, rs_runrec **hist, size_t n,
 				     const struct rs_check_opts *o)
 {
 	struct rs_check_result *r = NULL;
@@ -501,12 +370,12 @@ static struct rs_check_result *check(json_t *head, json_t **hist, size_t n,
 	return r;
 }
 
-static json_t *noisy_run(const char *id, const char *commit, double factor)
+static rs_runrec *noisy_run(const char *id, const char *commit, double factor)
 {
-	json_t *r = model_run(id, commit, 1.0);
+	rs_runrec *r = model_run(id, commit, 1.0);
 
-	json_object_set_new(json_object_get(r, "metrics"), "duration", json_real(10 * factor));
-	json_object_set_new(json_object_get(r, "metrics"), "cpu_time", json_real(9.8 * factor));
+	set_real(&r->metrics, "duration", 10 * factor);
+	set_real(&r->metrics, "cpu_time", 9.8 * factor);
 	return r;
 }
 
@@ -529,7 +398,7 @@ static void test_check_flags_new_function(void **state)
 		{ "apply_births", "model/births.py", 12, 3.5, 3.5 },
 		{ "check_invariants", "model/checks.py", 7, 1.1, 1.1 },
 	};
-	json_t *hist[3], *head;
+	rs_runrec *hist[3], *head;
 	struct rs_check_result *r;
 	struct rs_buf out = RS_BUF_INIT;
 	const struct rs_func_delta *f;
@@ -576,15 +445,14 @@ static void test_check_flags_new_function(void **state)
 	}
 	rs_buf_release(&out);
 	rs_check_free(r);
-	json_decref(head);
-	for (size_t i = 0; i < 3; i++)
-		json_decref(hist[i]);
+	rs_runrec_free(head);
+	free_runs(hist, 3);
 }
 
 static void test_check_noise_band(void **state)
 {
 	/* c1 ran three times with ~7% spread: that is what noise does here */
-	json_t *hist[3], *head;
+	rs_runrec *hist[3], *head;
 	struct rs_check_result *r;
 	const struct rs_check_metric *m;
 
@@ -604,14 +472,14 @@ static void test_check_noise_band(void **state)
 	assert_false(r->regressed);
 	assert_int_equal(r->n_noise_runs, 3);
 	rs_check_free(r);
-	json_decref(head);
+	rs_runrec_free(head);
 
 	/* +20%: beyond band and threshold */
 	head = noisy_run("r4", "c2", 1.20);
 	r = check(head, hist, 3, NULL);
 	assert_true(r->regressed);
 	rs_check_free(r);
-	json_decref(head);
+	rs_runrec_free(head);
 
 	/* without repeated runs the same +6% is a regression */
 	head = noisy_run("r4", "c2", 1.06);
@@ -629,14 +497,13 @@ static void test_check_noise_band(void **state)
 		assert_false(r->regressed);
 		rs_check_free(r);
 	}
-	json_decref(head);
-	for (size_t i = 0; i < 3; i++)
-		json_decref(hist[i]);
+	rs_runrec_free(head);
+	free_runs(hist, 3);
 }
 
 static void test_check_rerun_same_commit_quiet(void **state)
 {
-	json_t *hist[3], *head;
+	rs_runrec *hist[3], *head;
 	struct rs_check_result *r;
 
 	(void)state;
@@ -651,12 +518,12 @@ static void test_check_rerun_same_commit_quiet(void **state)
 	assert_string_equal(r->baseline_commit, "c0");
 	assert_int_equal(r->n_noise_runs, 3);
 	rs_check_free(r);
-	json_decref(head);
+	rs_runrec_free(head);
 
 	/* a re-run of a slower commit stays flagged */
 	head = noisy_run("r4", "c1", 1.30);
-	json_object_set_new(json_object_get(hist[0], "metrics"), "duration", json_real(13.1));
-	json_object_set_new(json_object_get(hist[1], "metrics"), "duration", json_real(12.9));
+	set_real(&hist[0]->metrics, "duration", 13.1);
+	set_real(&hist[1]->metrics, "duration", 12.9);
 	r = check(head, hist, 3, NULL);
 	assert_true(r->regressed);
 	assert_string_equal(r->baseline_commit, "c0");
@@ -667,14 +534,13 @@ static void test_check_rerun_same_commit_quiet(void **state)
 	assert_false(r->regressed);
 	assert_int_equal(r->n_baseline, 0);
 	rs_check_free(r);
-	json_decref(head);
-	for (size_t i = 0; i < 3; i++)
-		json_decref(hist[i]);
+	rs_runrec_free(head);
+	free_runs(hist, 3);
 }
 
 static void test_check_other_machine(void **state)
 {
-	json_t *hist[2], *head;
+	rs_runrec *hist[2], *head;
 	struct rs_check_result *r = NULL;
 	struct rs_check_opts o = { 0 };
 	const struct fn fns[] = { { "main", "m.py", 1, 5, 5 } };
@@ -710,14 +576,14 @@ static void test_check_other_machine(void **state)
 			 RS_EUSAGE);
 	assert_null(r);
 	assert_non_null(strstr(rs_error_message(), "another machine"));
-	json_decref(head);
-	json_decref(hist[0]);
-	json_decref(hist[1]);
+	rs_runrec_free(head);
+	rs_runrec_free(hist[0]);
+	rs_runrec_free(hist[1]);
 }
 
 static void test_check_more_work_not_flagged(void **state)
 {
-	json_t *hist[1], *head;
+	rs_runrec *hist[1], *head;
 	struct rs_check_result *r;
 	const struct rs_check_metric *m;
 
@@ -744,13 +610,13 @@ static void test_check_more_work_not_flagged(void **state)
 		assert_true(r->regressed);
 		rs_check_free(r);
 	}
-	json_decref(head);
-	json_decref(hist[0]);
+	rs_runrec_free(head);
+	rs_runrec_free(hist[0]);
 }
 
 static void test_check_window_and_metrics(void **state)
 {
-	json_t *hist[4], *head;
+	rs_runrec *hist[4], *head;
 	struct rs_check_result *r;
 	struct rs_check_opts o = { 0 };
 	const char *metrics[] = { "mem.peak_mb" };
@@ -761,7 +627,7 @@ static void test_check_window_and_metrics(void **state)
 	hist[2] = noisy_run("r2", "c1", 1.3);
 	hist[3] = noisy_run("r1", "c0", 1.3);
 	head = noisy_run("r5", "c4", 1.0);
-	json_object_set_new(json_object_get(head, "metrics"), "mem.peak_mb", json_real(700));
+	set_real(&head->metrics, "mem.peak_mb", 700);
 	o.window = 3;
 	r = check(head, hist, 4, &o);
 	assert_int_equal(r->n_baseline, 3);
@@ -775,9 +641,8 @@ static void test_check_window_and_metrics(void **state)
 	assert_true(r->regressed);
 	assert_string_equal(r->metrics[0].name, "mem.peak_mb");
 	rs_check_free(r);
-	json_decref(head);
-	for (size_t i = 0; i < 4; i++)
-		json_decref(hist[i]);
+	rs_runrec_free(head);
+	free_runs(hist, 4);
 }
 
 static void test_changepoint(void **state)
@@ -787,34 +652,42 @@ static void test_changepoint(void **state)
 	double withnan[] = { 1, NAN, 1, 2, NAN, 2 };
 	double two[] = { 1, 1, 1, 2, 2, 2, 1, 1, 1 };
 	double noise_only[] = { 10.1, 9.8, 10.2, 9.9, 10.0, 10.3, 9.9, 10.1 };
-	size_t cps[8];
+	size_t cps[8], ncps = 99, at = 99;
 	double step, rel;
 
 	(void)state;
-	assert_int_equal(rs_changepoint_best(flat, 7, &step, &rel), 4);
+	assert_int_equal(rs_changepoint_best(&at, flat, 7, &step, &rel), 0);
+	assert_int_equal(at, 4);
 	assert_true(fabs(step - 0.2) < 1e-9);
 	assert_true(fabs(rel - 0.2) < 1e-9);
-	assert_int_equal(rs_changepoint_best(noisy, 10, &step, &rel), 6);
-	assert_int_equal(rs_changepoint_best(withnan, 6, &step, &rel), 3);
-	assert_int_equal(rs_changepoint_best(flat, 1, &step, &rel), 0);
-	assert_int_equal(rs_changepoints(two, 9, 0.05, cps, 8), 2);
+	assert_int_equal(rs_changepoint_best(&at, noisy, 10, &step, &rel), 0);
+	assert_int_equal(at, 6);
+	assert_int_equal(rs_changepoint_best(&at, withnan, 6, &step, &rel), 0);
+	assert_int_equal(at, 3);
+	assert_int_equal(rs_changepoint_best(&at, flat, 1, &step, &rel), 0);
+	assert_int_equal(at, 0);
+	assert_int_equal(rs_changepoints(&ncps, two, 9, 0.05, cps, 8), 0);
+	assert_int_equal(ncps, 2);
 	assert_int_equal(cps[0], 3);
 	assert_int_equal(cps[1], 6);
-	assert_int_equal(rs_changepoints(noise_only, 8, 0.05, cps, 8), 0);
+	assert_int_equal(rs_changepoints(&ncps, noise_only, 8, 0.05, cps, 8), 0);
+	assert_int_equal(ncps, 0);
 	{
 		double appears[] = { 0, 0, 0, 0.31, 0.30, 0.33 };
 
-		assert_int_equal(rs_changepoints(appears, 6, 0.05, cps, 8), 1);
+		assert_int_equal(rs_changepoints(&ncps, appears, 6, 0.05, cps, 8), 0);
+		assert_int_equal(ncps, 1);
 		assert_int_equal(cps[0], 3);
 	}
-	assert_int_equal(rs_changepoints(noisy, 10, 0.05, cps, 8), 1);
+	assert_int_equal(rs_changepoints(&ncps, noisy, 10, 0.05, cps, 8), 0);
+	assert_int_equal(ncps, 1);
 	assert_int_equal(cps[0], 6);
 	assert_true(isnan(rs_median(NULL, 0)));
 }
 
 static void test_trend(void **state)
 {
-	json_t *runs[5];
+	rs_runrec *runs[5];
 	struct rs_trend *t = NULL;
 	const struct rs_series *s;
 	struct rs_buf out = RS_BUF_INIT;
@@ -823,7 +696,6 @@ static void test_trend(void **state)
 		{ "step", "model/sim.py", 40, 8, 11.5 },
 		{ "apply_births", "model/births.py", 12, 3.5, 3.5 },
 	};
-	size_t i;
 
 	(void)state;
 	runs[0] = model_run("r1", "c1", 1.0);
@@ -831,8 +703,9 @@ static void test_trend(void **state)
 	runs[2] = make_run("r3", "c3", "ci-1", 12, 12, slow, 3);
 	runs[3] = make_run("r4", "c4", "ci-1", 12, 12, slow, 3);
 	runs[4] = make_run("r5", "c5", "ci-1", 12, 12, slow, 3);
-	json_object_del(runs[4], "summary"); /* index line: metrics only */
-	assert_int_equal(trend_build(&t, runs, 5, NULL), 0);
+	rs_runrec_summary_free(runs[4]->summary); /* index line: metrics only */
+	runs[4]->summary = NULL;
+	assert_int_equal(trend_build(&t, runs, NULL, 5, NULL), 0);
 	assert_int_equal(t->n, 5);
 	s = rs_trend_metric(t, "duration");
 	assert_non_null(s);
@@ -865,13 +738,36 @@ static void test_trend(void **state)
 
 		o.functions = fn;
 		o.n_functions = 1;
-		assert_int_equal(trend_build(&t, runs, 5, &o), 0);
+		assert_int_equal(trend_build(&t, runs, NULL, 5, &o), 0);
 		assert_int_equal(t->n_funcs, 1);
 		assert_string_equal(t->funcs[0].function, "apply_births");
 		rs_trend_free(t);
 	}
-	for (i = 0; i < 5; i++)
-		json_decref(runs[i]);
+
+	/* a name that is not UTF-8 is the caller's error, not a series whose
+	 * JSON name could not be made (which reads as out of memory) */
+	{
+		struct rs_trend_opts o = { 0 };
+		const char *bad[] = { "duration", "cpu\xff" };
+
+		o.metrics = bad;
+		o.n_metrics = 2;
+		rs_error_clear();
+		assert_int_equal(trend_build(&t, runs, NULL, 5, &o), RS_EUSAGE);
+		assert_string_equal(rs_error_message(), "a metric name given is not UTF-8");
+		o.all_metrics = 1;
+		assert_int_equal(trend_build(&t, runs, NULL, 5, &o), RS_EUSAGE);
+		o.metrics = NULL;
+		o.n_metrics = 0;
+		o.functions = bad;
+		o.n_functions = 2;
+		assert_int_equal(trend_build(&t, runs, NULL, 5, &o), RS_EUSAGE);
+		assert_string_equal(rs_error_message(), "a function name given is not UTF-8");
+		assert_int_equal(rs_utf8_valid("h\xc3\xa9 \xe2\x86\x92"), 1);
+		assert_int_equal(rs_utf8_valid("\xc0\xaf"), 0); /* overlong '/' */
+		assert_int_equal(rs_utf8_valid("\xed\xa0\x80"), 0); /* a surrogate */
+	}
+	free_runs(runs, 5);
 }
 
 static void test_render_diff(void **state)
@@ -886,8 +782,8 @@ static void test_render_diff(void **state)
 		{ "calculate_rates", "model/rates.py", 20, 4, 4 },
 		{ "__init__", "model/person.py", 3, 5, 5 },
 	};
-	json_t *a = make_run("r1", "aaaaaaaaaa", "ci", 10, 0, base, 3);
-	json_t *b = make_run("r2", "bbbbbbbbbb", "ci", 10, 0, head, 3);
+	rs_runrec *a = make_run("r1", "aaaaaaaaaa", "ci", 10, 0, base, 3);
+	rs_runrec *b = make_run("r2", "bbbbbbbbbb", "ci", 10, 0, head, 3);
 	struct rs_diff *d = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	enum rs_format f;
@@ -896,7 +792,7 @@ static void test_render_diff(void **state)
 	assert_int_equal(rs_format_parse(&f, "md"), 0);
 	assert_int_equal(f, RS_FORMAT_MARKDOWN);
 	assert_int_equal(rs_format_parse(&f, "yaml"), RS_EUSAGE);
-	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
 	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_MARKDOWN, 10), 0);
 	assert_non_null(strstr(out.ptr, "Renamed functions"));
 	assert_non_null(strstr(out.ptr, "`compute_rates` → `calculate_rates`"));
@@ -922,8 +818,8 @@ static void test_render_diff(void **state)
 	}
 	rs_buf_release(&out);
 	rs_diff_free(d);
-	json_decref(a);
-	json_decref(b);
+	rs_runrec_free(a);
+	rs_runrec_free(b);
 }
 
 
@@ -949,7 +845,8 @@ static void test_html_verdicts(void **state)
 	static const char *const cls[6] = { "not-comparable", "no-change", "machine", "regression",
 					    "<b>forged", "improvement" };
 	struct rs_html_links links = { "runs/{id}.html", NULL, "runs/" };
-	json_t *runs[6];
+	rs_runrec *runs[6];
+	json_t *extra[6];
 	struct rs_trend *t = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	const struct rs_series *d;
@@ -963,18 +860,18 @@ static void test_html_verdicts(void **state)
 		snprintf(commit, sizeof(commit), "c%zuabcdef", i);
 		snprintf(diff, sizeof(diff), "r%zu.diff.html", i);
 		runs[i] = model_run(id, commit, 1.0);
-		json_object_set_new(runs[i], "path", json_string("runs/x"));
-		json_object_set_new(runs[i], "recorded_at", json_string("2026-11-30T09:00:00Z"));
-		json_object_set_new(runs[i], "diff_page", json_string(diff));
-		json_object_set_new(runs[i], "check",
-				    json_pack("{s:s,s:s,s:s,s:f,s:s,s:s*}", "verdict", cls[i], "label", cls[i],
-					      "text", "+13% vs c1: <script>alert(1)</script> \"q\"",
-					      "change", 0.131, "metric", i == 2 ? "cpu_time" : "duration",
-					      "why", i == 2 ? "the machine was slower" : NULL));
+		set_str(&runs[i]->recorded_at, "2026-11-30T09:00:00Z");
+		/* what the report adds to a run for its pages */
+		extra[i] = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:f,s:s,s:s*}}", "path", "runs/x",
+				     "diff_page", diff, "check", "verdict", cls[i], "label", cls[i],
+				     "text", "+13% vs c1: <script>alert(1)</script> \"q\"",
+				     "change", 0.131, "metric", i == 2 ? "cpu_time" : "duration",
+				     "why", i == 2 ? "the machine was slower" : NULL);
+		assert_non_null(extra[i]);
 	}
 	/* the machine run's wall time doubled: no change point of its own */
-	json_object_set_new(json_object_get(runs[2], "metrics"), "duration", json_real(2.1));
-	assert_int_equal(site_index(&out, runs, 6, &links), 0);
+	set_real(&runs[2]->metrics, "duration", 2.1);
+	assert_int_equal(site_index(&out, runs, extra, 6, &links), 0);
 	assert_int_equal(count(out.ptr, "<tr class=\"v-regression\" data-verdict=\"regression\">"), 1);
 	assert_non_null(strstr(out.ptr, "<a href=\"runs/r3.diff.html\" title=\"+13% vs c1: &lt;script&gt;"));
 	assert_non_null(strstr(out.ptr, "<span class=\"sym\">\xe2\x96\xb2</span> regression</a>"));
@@ -985,7 +882,7 @@ static void test_html_verdicts(void **state)
 	assert_int_equal(count(out.ptr, "<tr>"), 2);     /* the header's and the forged run's */
 	rs_buf_clear(&out);
 
-	assert_int_equal(trend_build(&t, runs, 6, NULL), 0);
+	assert_int_equal(trend_build(&t, runs, extra, 6, NULL), 0);
 	d = rs_trend_metric(t, "duration");
 	assert_non_null(d);
 	assert_int_equal(d->n_changes, 0);
@@ -1003,13 +900,15 @@ static void test_html_verdicts(void **state)
 	assert_null(strstr(out.ptr, "<script>alert"));
 	rs_trend_free(t);
 	rs_buf_release(&out);
-	for (i = 0; i < 6; i++)
-		json_decref(runs[i]);
+	free_runs(runs, 6);
+	decref_all(extra, 6);
 }
 
 static void test_html(void **state)
 {
-	json_t *runs[6], *tree, *kid, *kids;
+	rs_runrec *runs[6];
+	json_t *extra[6];
+	struct rs_runrec_summary *sum;
 	struct rs_trend *t = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	struct rs_html_links links = { "runs/{id}.html", "https://example.org/c/{commit}", NULL };
@@ -1023,13 +922,13 @@ static void test_html(void **state)
 		snprintf(id, sizeof(id), "r%zu", i);
 		snprintf(commit, sizeof(commit), "c%zuabcdef", i);
 		runs[i] = model_run(id, commit, 1.0);
-		json_object_set_new(runs[i], "path", json_string("runs/x"));
-		json_object_set_new(runs[i], "recorded_at", json_string("2026-11-30T09:00:00Z"));
+		set_str(&runs[i]->recorded_at, "2026-11-30T09:00:00Z");
+		extra[i] = json_pack("{s:s}", "path", "runs/x");
+		assert_non_null(extra[i]);
 		if (i >= 3)
-			json_object_set_new(json_object_get(runs[i], "metrics"), "duration",
-					    json_real(13));
+			set_real(&runs[i]->metrics, "duration", 13);
 	}
-	assert_int_equal(trend_build(&t, runs, 6, NULL), 0);
+	assert_int_equal(trend_build(&t, runs, extra, 6, NULL), 0);
 	assert_int_equal(rs_html_trend_page(&out, t, "Trends <main>", &links), 0);
 	assert_non_null(strstr(out.ptr, "<title>Trends &lt;main&gt;</title>"));
 	/* one chart per series, one point per run and series */
@@ -1041,23 +940,19 @@ static void test_html(void **state)
 	assert_null(strstr(out.ptr, "<script src")); /* self-contained */
 	rs_buf_clear(&out);
 
-	assert_int_equal(site_index(&out, runs, 6, &links), 0);
+	assert_int_equal(site_index(&out, runs, extra, 6, &links), 0);
 	assert_int_equal(count(out.ptr, "<tr>"), 7);
 	assert_non_null(strstr(out.ptr, "class=\"sortable\""));
 	rs_buf_clear(&out);
 
 	/* a run page: escaped names, a call tree as nested <details> */
-	json_decref(runs[0]);
+	rs_runrec_free(runs[0]);
 	runs[0] = make_run("r0", "c0", "ci", 1, 0, lam, 1);
-	tree = json_pack("{s:s,s:s,s:i,s:f,s:f}", "function", "[root]", "file", "", "line", 0,
-			 "total", 1.0, "self", 0.0);
-	kid = json_pack("{s:s,s:s,s:i,s:f,s:f}", "function", "<lambda>", "file", "model/a&b.py",
-			"line", 3, "total", 1.0, "self", 1.0);
-	kids = json_array();
-	json_array_append_new(kids, kid);
-	json_object_set_new(tree, "children", kids);
-	json_object_set_new(json_object_get(runs[0], "summary"), "tree", tree);
-	assert_int_equal(run_page(&out, runs[0], &links), 0);
+	sum = runs[0]->summary;
+	sum->tree.total = 1.0; /* [root] */
+	assert_int_equal(rs_runrec_node_add(&sum->tree, "<lambda>", "model/a&b.py", 3, 1.0, 1.0,
+					    NULL), 0);
+	assert_int_equal(rs_html_run_page(&out, runs[0], NULL, &links), 0);
 	assert_non_null(strstr(out.ptr, "&lt;lambda&gt;"));
 	assert_null(strstr(out.ptr, "<lambda>"));
 	assert_non_null(strstr(out.ptr, "model/a&amp;b.py"));
@@ -1065,25 +960,23 @@ static void test_html(void **state)
 	assert_non_null(strstr(out.ptr, "Call tree"));
 	/* a stat named like a session metric is not a second cpu_time */
 	rs_buf_clear(&out);
-	json_object_set_new(json_object_get(runs[0], "stats"), "cpu_time", json_real(99));
-	assert_int_equal(run_page(&out, runs[0], &links), 0);
+	set_real(&runs[0]->stats, "cpu_time", 99);
+	assert_int_equal(rs_html_run_page(&out, runs[0], NULL, &links), 0);
 	assert_non_null(strstr(out.ptr, "<tr><td>stats.cpu_time <span class=\"muted\">(a stat, "
 					"not the session's cpu_time under Metrics"));
 	assert_int_equal(count(out.ptr, "<tr><td>cpu_time</td>"), 1);
 	{
-		rs_runrec *rec = typed(runs[0]);
 		double v = 0;
 
-		assert_true(rs_runview_metric(rec, "stats.cpu_time", &v));
+		assert_true(rs_runview_metric(runs[0], "stats.cpu_time", &v));
 		assert_true(v == 99);
-		assert_true(rs_runview_metric(rec, "cpu_time", &v));
+		assert_true(rs_runview_metric(runs[0], "cpu_time", &v));
 		assert_true(v != 99);
-		rs_runrec_free(rec);
 	}
 	rs_buf_release(&out);
 	rs_trend_free(t);
-	for (i = 0; i < 6; i++)
-		json_decref(runs[i]);
+	free_runs(runs, 6);
+	decref_all(extra, 6);
 }
 
 /* Stored summaries list only the top functions: a small function listed
@@ -1092,7 +985,7 @@ static void test_truncated_lists(void **state)
 {
 	struct fn base[60], head[60];
 	char names[60][16];
-	json_t *a, *b;
+	rs_runrec *a, *b;
 	struct rs_diff *d = NULL;
 	size_t i;
 
@@ -1110,9 +1003,9 @@ static void test_truncated_lists(void **state)
 	head[0] = (struct fn){ "big_new", "n.py", 9, 0.99, 0.99 };
 	a = make_run("r1", "a", "ci", 60, 0, base, 60);
 	b = make_run("r2", "b", "ci", 60, 0, head, 60);
-	json_object_set_new(json_object_get(a, "summary"), "distinct_functions", json_integer(500));
-	json_object_set_new(json_object_get(b, "summary"), "distinct_functions", json_integer(500));
-	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
+	a->summary->distinct_functions = 500;
+	b->summary->distinct_functions = 500;
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
 	assert_int_equal(find_func(d, "big_new")->change, RS_FUNC_NEW);
 	assert_int_equal(find_func(d, "f00")->change, RS_FUNC_VANISHED);
 	assert_null(find_func(d, "tiny_new"));
@@ -1121,43 +1014,70 @@ static void test_truncated_lists(void **state)
 	rs_diff_free(d);
 
 	/* complete lists (distinct_functions == rows): everything is compared */
-	json_object_set_new(json_object_get(a, "summary"), "distinct_functions", json_integer(60));
-	json_object_set_new(json_object_get(b, "summary"), "distinct_functions", json_integer(60));
-	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
+	a->summary->distinct_functions = 60;
+	b->summary->distinct_functions = 60;
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
 	assert_int_equal(find_func(d, "tiny_new")->change, RS_FUNC_NEW);
 	assert_int_equal(find_func(d, "f59")->change, RS_FUNC_VANISHED);
 	assert_int_equal(d->n_uncompared, 0);
 	rs_diff_free(d);
-	json_decref(a);
-	json_decref(b);
+	rs_runrec_free(a);
+	rs_runrec_free(b);
 }
 
 /* A base-class method seen with another subclass is the same function. */
 static void test_class_is_incidental(void **state)
 {
-	json_t *a = model_run("r1", "a", 1.0), *b = model_run("r2", "b", 1.0);
-	json_t *fa = json_array_get(json_object_get(json_object_get(a, "summary"), "functions"), 1);
-	json_t *fb = json_array_get(json_object_get(json_object_get(b, "summary"), "functions"), 1);
+	rs_runrec *a = model_run("r1", "a", 1.0), *b = model_run("r2", "b", 1.0);
 	struct rs_diff *d = NULL;
 	size_t i;
 
 	(void)state;
-	json_object_set_new(fa, "class", json_string("BirthEvent"));
-	json_object_set_new(fb, "class", json_string("DeathEvent"));
-	assert_int_equal(diff_runs(&d, a, b, NULL), 0);
+	set_str(&a->summary->functions[1].class_name, "BirthEvent");
+	set_str(&b->summary->functions[1].class_name, "DeathEvent");
+	assert_int_equal(rs_diff_runs(&d, a, b, NULL), 0);
 	assert_int_equal(d->n_funcs, 3);
 	for (i = 0; i < d->n_funcs; i++)
 		assert_int_equal(d->funcs[i].change, RS_FUNC_CHANGED);
 	rs_diff_free(d);
-	json_decref(a);
-	json_decref(b);
+	rs_runrec_free(a);
+	rs_runrec_free(b);
+}
+
+/*
+ * A valid run.json object (the builder's model run, encoded) with the
+ * top-level keys of the JSON text `odd` put in its place, and the keys of
+ * its "summary" object in the summary's place: what a test of the decoder
+ * breaks in an otherwise whole record. The caller's reference.
+ */
+static json_t *record_with(const char *odd)
+{
+	rs_runrec *rec = model_run("r1", "c1", 1.0);
+	json_t *o = NULL, *patch = json_loads(odd, 0, NULL);
+	const char *k;
+	json_t *v;
+
+	assert_non_null(patch);
+	assert_int_equal(rs_runrec_to_json(rec, &o), 0);
+	rs_runrec_free(rec);
+	json_object_foreach(patch, k, v) {
+		json_t *to = json_object_get(o, k);
+
+		if (!strcmp(k, "summary") && json_is_object(to) && json_is_object(v))
+			assert_int_equal(json_object_update(to, v), 0);
+		else
+			assert_int_equal(json_object_set(o, k, v), 0);
+	}
+	json_decref(patch);
+	return o;
 }
 
 /*
  * Committed files come from a clone. The analysis and the pages never
  * see odd JSON: the decoder refuses it, naming the key (a wrong type, a
  * renamed key, a call tree 10,000 levels deep); the deepest tree it
- * takes stops at the page's depth cap.
+ * takes stops at the page's depth cap. About run.json itself, so through
+ * JSON: each odd record is a whole one (record_with) with one part broken.
  */
 static void test_odd_input(void **state)
 {
@@ -1175,17 +1095,21 @@ static void test_odd_input(void **state)
 		{ "{\"stats\": {\"months\": [3]}}", "'stats.months'" },
 	};
 	const size_t n = sizeof(odd) / sizeof(odd[0]);
-	json_t *deep, *node;
+	json_t *deep, *node, *tmpl;
 	struct rs_buf out = RS_BUF_INIT;
+	rs_runrec *rec = NULL;
 	size_t i;
 
 	(void)state;
+	/* the record they break decodes whole */
+	deep = record_with("{}");
+	assert_int_equal(rs_runrec_from_json(deep, &rec), 0);
+	rs_runrec_free(rec);
+	json_decref(deep);
 	for (i = 0; i < n; i++) {
-		json_t *run = json_loads(odd[i].json, 0, NULL);
-		rs_runrec *rec = NULL;
+		json_t *run = record_with(odd[i].json);
 
-		assert_non_null(run);
-		complete_run(run);
+		rec = NULL;
 		assert_int_equal(rs_runrec_from_json(run, &rec), RS_ECORRUPT);
 		assert_null(rec);
 		if (!strstr(rs_error_message(), odd[i].key))
@@ -1197,23 +1121,31 @@ static void test_odd_input(void **state)
 	 * and the page stops at its depth cap */
 	for (int levels = 10000; levels >= RS_RUNREC_MAX_TREE_DEPTH; levels = levels == 10000 ?
 	     RS_RUNREC_MAX_TREE_DEPTH : 0) {
-		rs_runrec *rec = NULL;
+		rs_runrec *r = model_run("r1", "c1", 1.0);
 
-		deep = json_pack("{s:{s:{s:f}}}", "summary", "tree", "total", 1.0);
+		/* one level built and encoded: its node is the one repeated */
+		r->summary->tree.total = 1.0;
+		kid(&r->summary->tree, "f", "m.py", 1.0);
+		assert_int_equal(rs_runrec_to_json(r, &deep), 0);
+		rs_runrec_free(r);
 		node = json_object_get(json_object_get(deep, "summary"), "tree");
+		tmpl = json_deep_copy(json_array_get(json_object_get(node, "children"), 0));
+		assert_non_null(tmpl);
 		for (i = 0; i < (size_t)levels; i++) {
-			json_t *kid = json_pack("{s:s,s:f}", "function", "f", "total", 1.0);
+			json_t *k = json_deep_copy(tmpl);
 
-			json_object_set_new(node, "children", json_pack("[o]", kid));
-			node = kid;
+			assert_non_null(k);
+			assert_int_equal(json_object_set_new(node, "children", json_pack("[o]", k)), 0);
+			node = k;
 		}
-		complete_run(deep);
+		json_decref(tmpl);
+		rec = NULL;
 		if (levels > RS_RUNREC_MAX_TREE_DEPTH) {
 			assert_int_equal(rs_runrec_from_json(deep, &rec), RS_ECORRUPT);
 		} else {
 			assert_int_equal(rs_runrec_from_json(deep, &rec), 0);
 			rs_buf_clear(&out);
-			assert_int_equal(rs_html_run_page(&out, rec, deep, NULL), 0);
+			assert_int_equal(rs_html_run_page(&out, rec, NULL, NULL), 0);
 			assert_true(count(out.ptr, "<details") <= 64);
 			rs_runrec_free(rec);
 		}
@@ -1249,13 +1181,6 @@ static void test_owncode(void **state)
 	json_decref(cfg);
 }
 
-/* A tree node {function, file, total, children}. */
-static json_t *node(const char *fn, const char *file, double total, json_t *kids)
-{
-	return json_pack("{s:s,s:s,s:i,s:f,s:f,s:o}", "function", fn, "file", file, "line", 1,
-			 "total", total, "self", 0.0, "children", kids ? kids : json_array());
-}
-
 /*
  * Attribution by total time: a new user function with 10 ms of its own
  * and 1 s in library code below it is named; the wrappers above it
@@ -1277,23 +1202,29 @@ static void test_explain_by_total(void **state)
 		{ "trace", "/m/sim.py", 60, 0.01, 1.0 },
 		{ "other", "/m/sim.py", 40, 3.9, 3.9 },
 	};
-	json_t *b = make_run("b", "aaaa", "r", 10, 0, bf, 4);
-	json_t *h = make_run("h", "bbbb", "r", 11, 0, hf, 5);
+	rs_runrec *b = make_run("b", "aaaa", "r", 10, 0, bf, 4);
+	rs_runrec *h = make_run("h", "bbbb", "r", 11, 0, hf, 5);
+	struct rs_runrec_node *m, *s;
 	struct rs_diff *d = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	size_t idx[4], n;
 
 	(void)state;
-	json_object_set_new(json_object_get(b, "summary"), "tree",
-		node("[root]", "", 10, json_pack("[o]", node("main", "/m/run.py", 10, json_pack("[oo]",
-			node("step", "/m/sim.py", 6, json_pack("[o]", node("apply", lib, 3, NULL))),
-			node("other", "/m/sim.py", 3.9, NULL))))));
-	json_object_set_new(json_object_get(h, "summary"), "tree",
-		node("[root]", "", 11, json_pack("[o]", node("main", "/m/run.py", 11, json_pack("[oo]",
-			node("step", "/m/sim.py", 7, json_pack("[oo]", node("apply", lib, 3, NULL),
-				node("trace", "/m/sim.py", 1, json_pack("[o]", node("apply", lib, 0.99, NULL))))),
-			node("other", "/m/sim.py", 3.9, NULL))))));
-	assert_int_equal(diff_runs(&d, b, h, NULL), 0);
+	/* base: [root] > main > (step > apply, other) */
+	b->summary->tree.total = 10;
+	b->summary->tree.line = 1;
+	m = kid(&b->summary->tree, "main", "/m/run.py", 10);
+	kid(kid(m, "step", "/m/sim.py", 6), "apply", lib, 3);
+	kid(m, "other", "/m/sim.py", 3.9);
+	/* head: [root] > main > (step > (apply, trace > apply), other) */
+	h->summary->tree.total = 11;
+	h->summary->tree.line = 1;
+	m = kid(&h->summary->tree, "main", "/m/run.py", 11);
+	s = kid(m, "step", "/m/sim.py", 7);
+	kid(s, "apply", lib, 3);
+	kid(kid(s, "trace", "/m/sim.py", 1), "apply", lib, 0.99);
+	kid(m, "other", "/m/sim.py", 3.9);
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
 	n = rs_diff_explain(d, 1, 1, 0.2, idx, 4);
 	/* apply (library) grew only under trace: not named again */
 	assert_int_equal(n, 1);
@@ -1312,12 +1243,12 @@ static void test_explain_by_total(void **state)
 					"and 1 caller whose change is that of a function they call)"));
 	rs_buf_release(&out);
 	rs_diff_free(d);
-	json_decref(b);
-	json_decref(h);
+	rs_runrec_free(b);
+	rs_runrec_free(h);
 }
 
 /* "ran" of a summary: the sorted 24-bit hashes of the functions given. */
-static void set_ran(json_t *run, const struct fn *fns, size_t n)
+static void set_ran(rs_runrec *run, const struct fn *fns, size_t n)
 {
 	static const char b64[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -1342,7 +1273,7 @@ static void set_ran(json_t *run, const struct fn *fns, size_t n)
 		text[4 * i + 3] = b64[h[i] & 63];
 	}
 	text[4 * n] = 0;
-	json_object_set_new(json_object_get(run, "summary"), "ran", json_string(text));
+	set_str(&run->summary->ran, text);
 }
 
 /*
@@ -1364,8 +1295,8 @@ static void test_ran_below_and_probable_rename(void **state)
 		{ "tiny", "m/sim.py", 300, 2.0, 2.0 },
 		{ "fresh", "m/sim.py", 400, 2.0, 2.0 },
 	};
-	json_t *b = make_run("b", "aaaa", "r", 10, 0, bf, 2);
-	json_t *h = make_run("h", "bbbb", "r", 10, 0, hf, 4);
+	rs_runrec *b = make_run("b", "aaaa", "r", 10, 0, bf, 2);
+	rs_runrec *h = make_run("h", "bbbb", "r", 10, 0, hf, 4);
 	struct rs_diff *d = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	const struct rs_func_delta *f;
@@ -1373,10 +1304,10 @@ static void test_ran_below_and_probable_rename(void **state)
 	(void)state;
 	set_ran(b, bf, 3);
 	set_ran(h, hf, 4);
-	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "tiny", "m/sim.py"), 1);
-	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "fresh", "m/sim.py"), 0);
-	assert_int_equal(rs_summary_ran(json_object_get(b, "summary"), "tiny", "m/other.py"), 0);
-	assert_int_equal(diff_runs(&d, b, h, NULL), 0);
+	assert_int_equal(rs_summary_ran_in(b->summary->ran, "tiny", "m/sim.py"), 1);
+	assert_int_equal(rs_summary_ran_in(b->summary->ran, "fresh", "m/sim.py"), 0);
+	assert_int_equal(rs_summary_ran_in(b->summary->ran, "tiny", "m/other.py"), 0);
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
 	f = find_func(d, "new_name");
 	assert_non_null(f);
 	assert_int_equal(f->change, RS_FUNC_RENAMED);
@@ -1396,14 +1327,13 @@ static void test_ran_below_and_probable_rename(void **state)
 	rs_buf_release(&out);
 	rs_diff_free(d);
 	/* three times the time is not a rename */
-	json_real_set(json_object_get(json_array_get(json_object_get(json_object_get(h, "summary"),
-		"functions"), 1), "total"), 3.3);
-	assert_int_equal(diff_runs(&d, b, h, NULL), 0);
+	h->summary->functions[1].total = 3.3;
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
 	assert_int_equal(find_func(d, "new_name")->change, RS_FUNC_NEW);
 	assert_int_equal(find_func(d, "old_name")->change, RS_FUNC_VANISHED);
 	rs_diff_free(d);
-	json_decref(b);
-	json_decref(h);
+	rs_runrec_free(b);
+	rs_runrec_free(h);
 }
 
 /*
@@ -1424,8 +1354,8 @@ static void test_below_floor_never_zero(void **state)
 		{ "real", "m/sim.py", 10, 0.53, 0.53 },
 		{ "dropped", "m/sim.py", 50, 0.0311, 0.0311 }, /* ran, not stored */
 	};
-	json_t *b = make_run("b", "aaaa", "r", 30, 0, bf, 3);
-	json_t *h = make_run("h", "bbbb", "r", 31.1, 0, hf, 2);
+	rs_runrec *b = make_run("b", "aaaa", "r", 30, 0, bf, 3);
+	rs_runrec *h = make_run("h", "bbbb", "r", 31.1, 0, hf, 2);
 	struct rs_diff *d = NULL;
 	struct rs_buf out = RS_BUF_INIT;
 	const char *own, *real, *dropped;
@@ -1433,7 +1363,7 @@ static void test_below_floor_never_zero(void **state)
 	(void)state;
 	set_ran(b, bf, 3);
 	set_ran(h, hf, 3);
-	assert_int_equal(diff_runs(&d, b, h, NULL), 0);
+	assert_int_equal(rs_diff_runs(&d, b, h, NULL), 0);
 	assert_true(find_func(d, "dropped")->head_below > 0);
 	assert_true(rs_func_self_change_min(find_func(d, "dropped")) < 0.03);
 	assert_int_equal(rs_render_diff(&out, d, RS_FORMAT_TEXT, 10), 0);
@@ -1448,8 +1378,8 @@ static void test_below_floor_never_zero(void **state)
 	assert_null(strstr(out.ptr, "-100"));
 	rs_buf_release(&out);
 	rs_diff_free(d);
-	json_decref(b);
-	json_decref(h);
+	rs_runrec_free(b);
+	rs_runrec_free(h);
 }
 
 /*
@@ -1466,7 +1396,7 @@ static void test_trend_function_names(void **state)
 	const char *names[] = { "get_squeeze_factors" }, *bad[] = { "no_such_function" };
 	struct rs_trend_opts o = { .functions = names, .n_functions = 1 };
 	struct rs_trend *t = NULL;
-	json_t *runs[3];
+	rs_runrec *runs[3];
 	size_t i;
 
 	(void)state;
@@ -1476,30 +1406,29 @@ static void test_trend_function_names(void **state)
 		snprintf(id, sizeof(id), "r%zu", i);
 		runs[i] = make_run(id, id, "ci-1", 10, 12, fns, 2);
 		/* 242 ms of total time, 12 ms own: only in the compact list */
-		json_object_set_new(json_object_get(runs[i], "summary"), "more_functions",
-			json_pack("{s:f,s:[s],s:[[s,i,i,i,i]]}", "floor", 0.001, "files",
-				  "model/squeeze.py", "rows", i == 1 ? "get_squeeze_factors_v2"
-								     : "get_squeeze_factors",
-				  0, 30, 12000 + 1000 * (int)i, 242000 + 10000 * (int)i));
+		assert_int_equal(rs_runrec_add_more_row(runs[i]->summary, i == 1 ?
+			"get_squeeze_factors_v2" : "get_squeeze_factors", "model/squeeze.py", 30,
+			12000 + 1000 * (int64_t)i, 242000 + 10000 * (int64_t)i), 0);
+		runs[i]->summary->more.floor = 0.001;
+		runs[i]->summary->distinct_functions = 3; /* both lists whole */
 	}
-	assert_int_equal(trend_build(&t, runs, 3, &o), 0);
+	assert_int_equal(trend_build(&t, runs, NULL, 3, &o), 0);
 	assert_int_equal(t->n_funcs, 1);
 	assert_string_equal(t->funcs[0].function, "get_squeeze_factors");
 	for (i = 0; i < 3; i++) /* r1 is the renamed one */
 		assert_true(fabs(t->funcs[0].v[i] - (0.012 + 0.001 * (double)i)) < 1e-9);
 	rs_trend_free(t);
 	o.total = 1;
-	assert_int_equal(trend_build(&t, runs, 3, &o), 0);
+	assert_int_equal(trend_build(&t, runs, NULL, 3, &o), 0);
 	assert_true(t->total);
 	assert_true(fabs(t->funcs[0].v[2] - 0.262) < 1e-9);
 	rs_trend_free(t);
 	t = NULL;
 	o.functions = bad;
-	assert_int_equal(trend_build(&t, runs, 3, &o), RS_EUSAGE);
+	assert_int_equal(trend_build(&t, runs, NULL, 3, &o), RS_EUSAGE);
 	assert_null(t);
 	assert_non_null(strstr(rs_error_message(), "no function 'no_such_function'"));
-	for (i = 0; i < 3; i++)
-		json_decref(runs[i]);
+	free_runs(runs, 3);
 }
 
 /* Numbers as people write them. */
@@ -1547,7 +1476,7 @@ static void test_trend_like_with_like(void **state)
 {
 	static const double dur[] = { 10, 11.3, 11.3, 45, 45 };
 	static const int pop[] = { 1000, 1000, 1000, 4000, 4000 };
-	json_t *runs[6];
+	rs_runrec *runs[6];
 	struct rs_trend *t = NULL;
 	const struct rs_series *d;
 	size_t i;
@@ -1559,15 +1488,18 @@ static void test_trend_like_with_like(void **state)
 		snprintf(id, sizeof(id), "r%zu", i);
 		snprintf(commit, sizeof(commit), "c%zu", i == 4 ? (size_t)3 : i);
 		runs[i] = model_run(id, commit, 1.0);
-		json_object_set_new(json_object_get(runs[i], "metrics"), "duration", json_real(dur[i]));
-		json_object_set_new(json_object_get(runs[i], "stats"), "population", json_integer(pop[i]));
-		json_object_set_new(runs[i], "session", json_pack("{s:s}", "oid", i == 4 ? "o3" : id));
+		set_real(&runs[i]->metrics, "duration", dur[i]);
+		set_int(&runs[i]->stats, "population", pop[i]);
+		/* r4 is r3's session recorded again */
+		runs[i]->has_session = 1;
+		set_str(&runs[i]->session.path, "session.pyisession");
+		set_str(&runs[i]->session.oid, i == 4 ? "o3" : id);
 	}
 	/* and a sixth run of the usual configuration, the newest */
 	runs[5] = model_run("r5", "c5", 1.0);
-	json_object_set_new(json_object_get(runs[5], "metrics"), "duration", json_real(11.35));
-	json_object_set_new(json_object_get(runs[5], "stats"), "population", json_integer(1000));
-	assert_int_equal(trend_build(&t, runs, 6, NULL), 0);
+	set_real(&runs[5]->metrics, "duration", 11.35);
+	set_int(&runs[5]->stats, "population", 1000);
+	assert_int_equal(trend_build(&t, runs, NULL, 6, NULL), 0);
 	d = rs_trend_metric(t, "duration");
 	assert_non_null(d);
 	assert_true(isnan(d->v[3]) && isnan(d->v[4]));
@@ -1576,15 +1508,16 @@ static void test_trend_like_with_like(void **state)
 	assert_int_equal(d->n_changes, 1);
 	assert_int_equal(d->changes[0], 1);   /* the +13% step */
 	rs_trend_free(t);
-	for (i = 0; i < 6; i++)
-		json_decref(runs[i]);
+	free_runs(runs, 6);
 }
 
 /* ---- issue 19: a baseline one noisy run cannot poison; the machine told from the code ---- */
 
-/* The usual model's functions with `helper` (5% of the run) and a pandas internal. */
-static json_t *helper_run(const char *id, const char *commit, double duration, double cpu,
-			  double births, double helper, double take)
+/* The usual model's functions with `helper` (5% of the run) and a pandas internal;
+ * `months` as make_run's (0: no stats). */
+static rs_runrec *helper_run_months(const char *id, const char *commit, double duration,
+				    double cpu, double births, double helper, double take,
+				    double months)
 {
 	const struct fn fns[] = {
 		{ "main", "model/run.py", 1, 0.5, duration },
@@ -1593,24 +1526,29 @@ static json_t *helper_run(const char *id, const char *commit, double duration, d
 		{ "fit_lm", "model/lm.py", 30, helper, helper },
 		{ "take", "/usr/lib/python3/dist-packages/pandas/core/generic.py", 900, take, take },
 	};
-	json_t *r = make_run(id, commit, "ci-1", duration, 12, fns, 5);
+	rs_runrec *r = make_run(id, commit, "ci-1", duration, months, fns, 5);
 
-	json_object_set_new(json_object_get(r, "metrics"), "cpu_time", json_real(cpu));
+	set_real(&r->metrics, "cpu_time", cpu);
 	return r;
 }
 
-/* The sample counts of `run` divided by `factor`: as many samples as before, each longer. */
-static void same_samples(json_t *run, double factor)
+/* The same over 12 months (sim.months). */
+static rs_runrec *helper_run(const char *id, const char *commit, double duration, double cpu,
+			     double births, double helper, double take)
 {
-	json_t *sum = json_object_get(run, "summary"), *fs = json_object_get(sum, "functions");
-	double n = json_number_value(json_object_get(sum, "samples"));
+	return helper_run_months(id, commit, duration, cpu, births, helper, take, 12);
+}
 
-	json_object_set_new(sum, "samples", json_integer((json_int_t)(n / factor)));
-	for (size_t i = 0; i < json_array_size(fs); i++) {
-		json_t *f = json_array_get(fs, i);
-		double t = json_number_value(json_object_get(f, "total_samples"));
+/* The sample counts of `run` divided by `factor`: as many samples as before, each longer. */
+static void same_samples(rs_runrec *run, double factor)
+{
+	struct rs_runrec_summary *sum = run->summary;
 
-		json_object_set_new(f, "total_samples", json_integer((json_int_t)(t / factor)));
+	sum->samples = (int64_t)((double)sum->samples / factor);
+	for (size_t i = 0; i < sum->nfunctions; i++) {
+		struct rs_runrec_function *f = &sum->functions[i];
+
+		f->total_samples = (int64_t)((double)f->total_samples / factor);
 	}
 }
 
@@ -1626,7 +1564,7 @@ static void test_check_window_outlier(void **state)
 {
 	/* one odd run, the newest: neither the baseline nor hiding a change */
 	static const double dur[] = { 13.0, 10.0, 10.1, 9.9, 10.0 };
-	json_t *hist[5], *head;
+	rs_runrec *hist[5], *head;
 	struct rs_check_result *r;
 	const struct rs_check_metric *m;
 	size_t i;
@@ -1650,7 +1588,7 @@ static void test_check_window_outlier(void **state)
 	assert_false(r->improved);
 	assert_int_equal(r->n_saved, 0);
 	rs_check_free(r);
-	json_decref(head);
+	rs_runrec_free(head);
 	/* +9% in apply_births: a regression, not hidden by the odd run */
 	head = helper_run("r6", "c6", 10.9, 10.68, 4.4, 0.5, 1.0);
 	r = check(head, hist, 5, NULL);
@@ -1659,14 +1597,13 @@ static void test_check_window_outlier(void **state)
 	assert_true(r->n_responsible >= 1);
 	assert_string_equal(r->diff->funcs[r->responsible[0]].function, "apply_births");
 	rs_check_free(r);
-	json_decref(head);
-	for (i = 0; i < 5; i++)
-		json_decref(hist[i]);
+	rs_runrec_free(head);
+	free_runs(hist, 5);
 }
 
 static void test_check_machine_slower(void **state)
 {
-	json_t *hist[4], *head;
+	rs_runrec *hist[4], *head;
 	struct rs_check_result *r;
 	char *v;
 
@@ -1705,7 +1642,7 @@ static void test_check_machine_slower(void **state)
 	assert_string_equal(r->diff->funcs[r->responsible[0]].function, "apply_births");
 	assert_string_not_equal(r->baseline_commit, "c4"); /* never explained against it */
 	rs_check_free(r);
-	json_decref(head);
+	rs_runrec_free(head);
 
 	/* a machine busy for CPU time too (all x1.3, shares unchanged, the
 	 * same samples, each longer): not the code */
@@ -1716,25 +1653,23 @@ static void test_check_machine_slower(void **state)
 	assert_true(r->machine_slower);
 	assert_false(r->wall_distorted);
 	rs_check_free(r);
-	json_decref(head);
+	rs_runrec_free(head);
 	/* the same factor with 1.3 times the samples is more work, not the machine */
 	head = helper_run("r5", "c5", 13.0, 12.74, 3.5 * 1.3, 0.5 * 1.3, 1.0 * 1.3);
 	r = check(head, &hist[1], 3, NULL);
 	assert_true(r->regressed);
 	assert_false(r->machine_slower);
 	rs_check_free(r);
-	json_decref(head);
-	for (size_t i = 0; i < 4; i++)
-		json_decref(hist[i]);
+	rs_runrec_free(head);
+	free_runs(hist, 4);
 }
 
 static void test_check_function_noise(void **state)
 {
-	json_t *hist[3], *head;
+	rs_runrec *hist[3], *head;
 	struct rs_check_result *r;
 	struct rs_check_opts o = { 0 };
 	char *v;
-	size_t i;
 
 	(void)state;
 	hist[0] = helper_run("r3", "c3", 10.0, 9.8, 3.5, 0.5, 1.0);
@@ -1757,7 +1692,7 @@ static void test_check_function_noise(void **state)
 	r = check(head, hist, 3, &o);
 	assert_true(r->regressed);
 	rs_check_free(r);
-	json_decref(head);
+	rs_runrec_free(head);
 
 	/* a faster run names where the time was saved */
 	head = helper_run("r4", "c4", 8.8, 8.62, 2.3, 0.5, 1.0);
@@ -1771,33 +1706,28 @@ static void test_check_function_noise(void **state)
 	assert_non_null(strstr(v, "-12% vs c3: faster: apply_births (-1.2 s)"));
 	free(v);
 	rs_check_free(r);
-	json_decref(head);
-	for (i = 0; i < 3; i++)
-		json_decref(hist[i]);
+	rs_runrec_free(head);
+	free_runs(hist, 3);
 }
 
 /* A run recorded without stats: no workload stat, no arguments. */
-static json_t *run_without_stats(const char *id, const char *commit, double duration)
+static rs_runrec *run_without_stats(const char *id, const char *commit, double duration)
 {
-	json_t *r = helper_run(id, commit, duration, duration * 0.98, 3.5, 0.5, 1.0);
-
-	json_object_clear(json_object_get(r, "stats"));
-	json_object_del(json_object_get(r, "metrics"), "sim.months");
-	return r;
+	return helper_run_months(id, commit, duration, duration * 0.98, 3.5, 0.5, 1.0, 0);
 }
 
 static void test_check_unknown_config(void **state)
 {
-	json_t *hist[3], *head;
+	rs_runrec *hist[3], *head;
 	struct rs_check_result *r;
 
 	(void)state;
 	hist[0] = helper_run("r3", "c3", 10.0, 9.8, 3.5, 0.5, 1.0);
 	hist[1] = helper_run("r2", "c2", 10.1, 9.9, 3.5, 0.5, 1.0);
 	hist[2] = helper_run("r1", "c1", 9.95, 9.75, 3.5, 0.5, 1.0);
-	json_object_set_new(json_object_get(hist[0], "stats"), "population", json_integer(30000));
-	json_object_set_new(json_object_get(hist[1], "stats"), "population", json_integer(30000));
-	json_object_set_new(json_object_get(hist[2], "stats"), "population", json_integer(120000));
+	set_int(&hist[0]->stats, "population", 30000);
+	set_int(&hist[1]->stats, "population", 30000);
+	set_int(&hist[2]->stats, "population", 120000);
 	/* without stats: an unknown configuration, never compared with a known one */
 	head = run_without_stats("r4", "c4", 1.0);
 	r = check(head, hist, 3, NULL);
@@ -1805,14 +1735,14 @@ static void test_check_unknown_config(void **state)
 	assert_int_equal(r->n_other_config, 3);
 	assert_string_equal(r->other_config, "no stats here, sim.months 12 in those runs");
 	rs_check_free(r);
-	json_decref(head);
+	rs_runrec_free(head);
 	/* a known configuration never has an unknown one as its baseline */
-	json_decref(hist[2]);
+	rs_runrec_free(hist[2]);
 	hist[2] = hist[1];
 	hist[1] = hist[0];
 	hist[0] = run_without_stats("r4", "c4", 1.0);
 	head = helper_run("r5", "c5", 10.0, 9.8, 3.5, 0.5, 1.0);
-	json_object_set_new(json_object_get(head, "stats"), "population", json_integer(30000));
+	set_int(&head->stats, "population", 30000);
 	r = check(head, hist, 3, NULL);
 	assert_int_equal(r->n_baseline, 2);
 	assert_int_equal(r->n_other_config, 1);
@@ -1820,31 +1750,27 @@ static void test_check_unknown_config(void **state)
 	assert_false(r->regressed);
 	rs_check_free(r);
 	/* the left-out run of another population, the right way round */
-	json_object_set_new(json_object_get(hist[2], "stats"), "population", json_integer(120000));
+	set_int(&hist[2]->stats, "population", 120000);
 	r = check(head, &hist[1], 2, NULL);
 	assert_int_equal(r->n_other_config, 1);
 	assert_string_equal(r->other_config, "population 30000 here, 120000 in those runs");
 	rs_check_free(r);
-	json_decref(head);
-	for (size_t i = 0; i < 3; i++)
-		json_decref(hist[i]);
+	rs_runrec_free(head);
+	free_runs(hist, 3);
 }
 
 static void test_check_config_from_session(void **state)
 {
-	json_t *hist[2], *head;
+	rs_runrec *hist[2], *head;
 	struct rs_check_result *r;
 
 	(void)state;
 	hist[0] = helper_run("r2", "c2", 10.0, 9.8, 3.5, 0.5, 1.0);
 	hist[1] = helper_run("r1", "c1", 10.0, 9.8, 3.5, 0.5, 1.0);
-	json_object_set_new(json_object_get(hist[0], "summary"), "target",
-			    json_string("Program: run_model.py --population 120000 --months 12"));
-	json_object_set_new(json_object_get(hist[1], "summary"), "target",
-			    json_string("Program: run_model.py --population 30000 --months 6"));
+	set_str(&hist[0]->summary->target, "Program: run_model.py --population 120000 --months 12");
+	set_str(&hist[1]->summary->target, "Program: run_model.py --population 30000 --months 6");
 	head = helper_run("r3", "c3", 10.0, 9.8, 3.5, 0.5, 1.0);
-	json_object_set_new(json_object_get(head, "summary"), "target",
-			    json_string("Program: run_model.py --population 30000 --months=12"));
+	set_str(&head->summary->target, "Program: run_model.py --population 30000 --months=12");
 	/* the program's arguments are the configuration; the months time is
 	 * normalised by may differ */
 	r = check(head, hist, 2, NULL);
@@ -1855,37 +1781,30 @@ static void test_check_config_from_session(void **state)
 		"'Program: run_model.py --population 120000' in those runs");
 	assert_string_equal(r->baseline_ids[0], "r1");
 	rs_check_free(r);
-	json_decref(head);
-	for (size_t i = 0; i < 2; i++)
-		json_decref(hist[i]);
+	rs_runrec_free(head);
+	free_runs(hist, 2);
 }
 
 /*
- * A record built as the struct, no JSON: what an index line gives trend
- * and find (rs_run_entry_record: identity and metrics, no summary, no
- * stats). The workload and the configuration come from the metrics; a
- * slower run is judged on them alone.
+ * What an index line gives trend and find (rs_run_entry_record: identity
+ * and metrics, no summary, no stats). The workload and the configuration
+ * come from the metrics; a slower run is judged on them alone.
  */
 static rs_runrec *index_rec(const char *id, const char *commit, double duration, double months)
 {
-	rs_runrec *r = calloc(1, sizeof(*r));
-	struct rs_runrec_pair *p;
+	rs_runrec *r = NULL;
 
-	assert_non_null(r);
-	r->format = RS_RUNREC_FORMAT;
-	r->id = strdup(id);
-	r->commit = strdup(commit);
-	r->branch = strdup("main");
-	r->trigger = strdup("ci");
-	r->recorded_at = strdup("2026-11-30T09:30:12Z");
-	/* sorted by name, as the decoder keeps a map */
-	p = r->metrics.items = calloc(3, sizeof(*p));
-	assert_non_null(p);
-	p[0] = (struct rs_runrec_pair){ strdup("cpu_time"), { RS_RUNREC_REAL, 0, duration, NULL } };
-	p[1] = (struct rs_runrec_pair){ strdup("duration"), { RS_RUNREC_REAL, 0, duration, NULL } };
-	p[2] = (struct rs_runrec_pair){ strdup("months"), { RS_RUNREC_INT, (int64_t)months, months,
-							   NULL } };
-	r->metrics.n = 3;
+	assert_int_equal(rs_runrec_new(&r), 0);
+	set_str(&r->id, id);
+	set_str(&r->commit, commit);
+	set_str(&r->branch, "main");
+	set_str(&r->trigger, "ci");
+	set_str(&r->recorded_at, "2026-11-30T09:30:12Z");
+	/* set out of order: the map keeps them sorted by name */
+	set_int(&r->metrics, "months", (int64_t)months);
+	set_real(&r->metrics, "duration", duration);
+	set_real(&r->metrics, "cpu_time", duration);
+	assert_string_equal(r->metrics.items[0].name, "cpu_time");
 	return r;
 }
 
@@ -1922,7 +1841,7 @@ static void test_typed_index_records(void **state)
 	assert_false(r->regressed);
 	assert_true(r->improved);
 	rs_check_free(r);
-	free_typed(hist, 3);
+	free_runs(hist, 3);
 	rs_runrec_free(head);
 	rs_runrec_free(other);
 }

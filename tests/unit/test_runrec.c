@@ -9,7 +9,8 @@
  * byte through decode and encode; every key the table calls optional is
  * taken out in turn and must still decode; required keys renamed, keys
  * of the wrong type, a newer format, bad indexes, huge and deep input
- * must fail with the key named.
+ * must fail with the key named. What the builder (runrec_build.c) makes,
+ * neutral or filled, encodes and decodes strictly back to an equal record.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -533,7 +534,275 @@ static void test_encode_refuses_an_incomplete_record(void **state)
 	rs_buf_release(&out);
 }
 
+/* ---- the builder (runrec_build.c) ------------------------------------------
+ *
+ * What the builder makes must be a record of the format: encoded, it
+ * decodes strictly back to an equal record. same_record compares member
+ * by member (not through the encoder, so that a member the encoder
+ * dropped would show).
+ */
+
+static void same_str(const char *a, const char *b, const char *what)
+{
+	if (!a || !b) {
+		if (a != b)
+			fail_msg("%s: '%s' against '%s'", what, a ? a : "(null)", b ? b : "(null)");
+		return;
+	}
+	if (strcmp(a, b) != 0)
+		fail_msg("%s: '%s' against '%s'", what, a, b);
+}
+
+static void same_map(const struct rs_runrec_map *a, const struct rs_runrec_map *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rs_runrec_value *x = &a->items[i].value, *y = &b->items[i].value;
+
+		same_str(a->items[i].name, b->items[i].name, "map name");
+		assert_int_equal(x->kind, y->kind);
+		assert_true(x->i == y->i);
+		assert_true(x->d == y->d);
+		same_str(x->s, y->s, a->items[i].name);
+	}
+}
+
+static void same_opt(const struct rs_runrec_opt *a, const struct rs_runrec_opt *b)
+{
+	assert_int_equal(a->present, b->present);
+	assert_true(a->v == b->v);
+	assert_true(a->i == b->i);
+}
+
+static void same_node(const struct rs_runrec_node *a, const struct rs_runrec_node *b)
+{
+	same_str(a->function, b->function, "node function");
+	same_str(a->file, b->file, "node file");
+	assert_true(a->line == b->line);
+	assert_true(a->total == b->total);
+	assert_true(a->self == b->self);
+	assert_int_equal(a->nchildren, b->nchildren);
+	for (size_t i = 0; i < a->nchildren; i++)
+		same_node(&a->children[i], &b->children[i]);
+}
+
+static void same_summary(const struct rs_runrec_summary *a, const struct rs_runrec_summary *b)
+{
+	same_str(a->layout, b->layout, "layout");
+	same_opt(&a->start_time, &b->start_time);
+	same_opt(&a->duration, &b->duration);
+	same_opt(&a->cpu_time, &b->cpu_time);
+	same_opt(&a->min_interval, &b->min_interval);
+	same_opt(&a->max_interval, &b->max_interval);
+	same_opt(&a->sample_count, &b->sample_count);
+	same_str(a->target, b->target, "target");
+	assert_true(a->samples == b->samples);
+	assert_true(a->sampled_time == b->sampled_time);
+	assert_true(a->distinct_frames == b->distinct_frames);
+	assert_true(a->distinct_functions == b->distinct_functions);
+	assert_int_equal(a->nsys_path, b->nsys_path);
+	assert_int_equal(a->nfunctions, b->nfunctions);
+	for (size_t i = 0; i < a->nfunctions; i++) {
+		const struct rs_runrec_function *x = &a->functions[i], *y = &b->functions[i];
+
+		same_str(x->function, y->function, "function");
+		same_str(x->file, y->file, "function file");
+		same_str(x->class_name, y->class_name, "class");
+		assert_true(x->line == y->line);
+		assert_true(x->self == y->self);
+		assert_true(x->total == y->total);
+		assert_true(x->self_samples == y->self_samples);
+		assert_true(x->total_samples == y->total_samples);
+	}
+	assert_int_equal(a->nfiles, b->nfiles);
+	same_node(&a->tree, &b->tree);
+	assert_int_equal(a->tree_truncated, b->tree_truncated);
+	assert_int_equal(a->has_more, b->has_more);
+	assert_true(a->more.floor == b->more.floor);
+	assert_int_equal(a->more.nfiles, b->more.nfiles);
+	for (size_t i = 0; i < a->more.nfiles; i++)
+		same_str(a->more.files[i], b->more.files[i], "more_functions file");
+	assert_int_equal(a->more.nrows, b->more.nrows);
+	for (size_t i = 0; i < a->more.nrows; i++) {
+		const struct rs_runrec_more_row *x = &a->more.rows[i], *y = &b->more.rows[i];
+
+		same_str(x->function, y->function, "more_functions row");
+		assert_int_equal(x->file, y->file);
+		assert_true(x->line == y->line);
+		assert_true(x->self_us == y->self_us);
+		assert_true(x->total_us == y->total_us);
+	}
+	same_str(a->ran, b->ran, "ran");
+	assert_int_equal(a->has_calls, b->has_calls);
+}
+
+static void same_record(const rs_runrec *a, const rs_runrec *b)
+{
+	assert_true(a->format == b->format);
+	same_str(a->id, b->id, "id");
+	same_str(a->commit, b->commit, "commit");
+	same_str(a->branch, b->branch, "branch");
+	same_str(a->trigger, b->trigger, "trigger");
+	same_str(a->recorded_at, b->recorded_at, "recorded_at");
+	same_str(a->message, b->message, "message");
+	same_str(a->machine.hostname, b->machine.hostname, "hostname");
+	same_str(a->machine.os, b->machine.os, "os");
+	same_str(a->machine.arch, b->machine.arch, "arch");
+	same_str(a->machine.cpu_model, b->machine.cpu_model, "cpu_model");
+	assert_true(a->machine.cpus == b->machine.cpus);
+	same_str(a->machine.runner, b->machine.runner, "runner");
+	same_map(&a->meta, &b->meta);
+	same_map(&a->stats, &b->stats);
+	same_map(&a->args, &b->args);
+	same_map(&a->metrics, &b->metrics);
+	assert_int_equal(a->nfiles, b->nfiles);
+	assert_int_equal(a->has_session, b->has_session);
+	same_str(a->session.path, b->session.path, "session.path");
+	same_str(a->session.oid, b->session.oid, "session.oid");
+	assert_true(a->session.size == b->session.size);
+	assert_int_equal(a->has_phases, b->has_phases);
+	assert_int_equal(!a->summary, !b->summary);
+	if (a->summary)
+		same_summary(a->summary, b->summary);
+}
+
+/* `rec` encoded, then decoded strictly: the new record (the caller's). */
+static rs_runrec *through_run_json(const rs_runrec *rec)
+{
+	struct rs_buf text = RS_BUF_INIT, again = RS_BUF_INIT;
+	rs_runrec *back = NULL;
+
+	assert_int_equal(rs_runrec_encode(&text, rec), 0);
+	if (rs_runrec_decode(text.ptr, text.len, &back) != 0)
+		fail_msg("a built record does not decode: %s\n%s", rs_error_message(), text.ptr);
+	/* and the decoded one encodes to the same bytes */
+	assert_int_equal(rs_runrec_encode(&again, back), 0);
+	assert_string_equal(again.ptr, text.ptr);
+	rs_buf_release(&again);
+	rs_buf_release(&text);
+	return back;
+}
+
+static void test_builder_neutral_record_round_trips(void **state)
+{
+	rs_runrec *rec = NULL, *back;
+	struct rs_runrec_summary *s = NULL;
+
+	(void)state;
+	assert_int_equal(rs_runrec_new(&rec), 0);
+	assert_int_equal(rec->format, RS_RUNREC_FORMAT);
+	assert_string_equal(rec->id, "");
+	assert_null(rec->message);
+	assert_null(rec->summary);
+	back = through_run_json(rec);
+	same_record(rec, back);
+	rs_runrec_free(back);
+	/* with a neutral summary */
+	assert_int_equal(rs_runrec_summary_new(&s), 0);
+	rec->summary = s;
+	assert_string_equal(s->layout, "5");
+	assert_string_equal(s->tree.function, "[root]");
+	assert_false(s->duration.present);
+	assert_false(s->has_more);
+	back = through_run_json(rec);
+	same_record(rec, back);
+	rs_runrec_free(back);
+	rs_runrec_free(rec);
+}
+
+static void set(struct rs_runrec_map *m, const char *name, enum rs_runrec_kind kind, double d,
+		const char *str)
+{
+	struct rs_runrec_value v = { .kind = kind, .i = (int64_t)d, .d = d, .s = (char *)str };
+
+	assert_int_equal(rs_runrec_map_set(m, name, &v), 0);
+}
+
+static void test_builder_full_record_round_trips(void **state)
+{
+	struct rs_runrec_function fns[] = {
+		{ "main", "run.py", 1, NULL, 0.25, 2.5, 250, 2500 },
+		{ "step", "sim.py", 40, "Model", 1.5, 2.0, 1500, 2000 },
+	};
+	rs_runrec *rec = NULL, *back;
+	struct rs_runrec_summary *s = NULL;
+	struct rs_runrec_node *main_node = NULL, *step = NULL;
+	const struct rs_runrec_value *v;
+
+	(void)state;
+	assert_int_equal(rs_runrec_new(&rec), 0);
+	assert_int_equal(rs_runrec_set_string(&rec->id, "20261201-093012-ci-abc1234"), 0);
+	assert_int_equal(rs_runrec_set_string(&rec->commit, "abc1234"), 0);
+	assert_int_equal(rs_runrec_set_string(&rec->branch, "main"), 0);
+	assert_int_equal(rs_runrec_set_string(&rec->trigger, "ci"), 0);
+	assert_int_equal(rs_runrec_set_string(&rec->recorded_at, "2026-12-01T09:30:12Z"), 0);
+	assert_int_equal(rs_runrec_set_string(&rec->message, "a message"), 0);
+	assert_int_equal(rs_runrec_set_string(&rec->machine.runner, "ci-1"), 0);
+	assert_int_equal(rs_runrec_set_string(&rec->machine.os, "Linux"), 0);
+	rec->machine.cpus = 8;
+	/* set out of order and replaced: the map stays sorted, one entry a name */
+	set(&rec->metrics, "samples", RS_RUNREC_INT, 2500, NULL);
+	set(&rec->metrics, "duration", RS_RUNREC_REAL, 3.0, NULL);
+	set(&rec->metrics, "cpu_time", RS_RUNREC_REAL, 2.4, NULL);
+	set(&rec->metrics, "duration", RS_RUNREC_REAL, 2.5, NULL);
+	assert_int_equal(rec->metrics.n, 3);
+	assert_string_equal(rec->metrics.items[0].name, "cpu_time");
+	assert_string_equal(rec->metrics.items[2].name, "samples");
+	v = rs_runrec_map_get(&rec->metrics, "duration");
+	assert_non_null(v);
+	assert_true(v->d == 2.5);
+	set(&rec->stats, "population", RS_RUNREC_INT, 30000, NULL);
+	set(&rec->stats, "label", RS_RUNREC_STRING, 0, "baseline");
+	set(&rec->stats, "label", RS_RUNREC_STRING, 0, "head");
+	set(&rec->meta, "pr", RS_RUNREC_STRING, 0, "12");
+	set(&rec->args, "seed", RS_RUNREC_INT, 7, NULL);
+	rec->has_session = 1;
+	assert_int_equal(rs_runrec_set_string(&rec->session.path, "run.pyisession"), 0);
+	assert_int_equal(rs_runrec_set_string(&rec->session.oid, "0123456789abcdef0123456789abcdef"
+					      "0123456789abcdef0123456789abcdef"), 0);
+	rec->session.size = 4096;
+
+	assert_int_equal(rs_runrec_summary_new(&s), 0);
+	rec->summary = s;
+	s->duration = (struct rs_runrec_opt){ 1, 2.5, 0 };
+	s->sample_count = (struct rs_runrec_opt){ 1, 2500, 2500 };
+	assert_int_equal(rs_runrec_set_string(&s->target, "Program: run.py --months 12"), 0);
+	s->samples = 2500;
+	s->sampled_time = 2.5;
+	s->distinct_frames = 4;
+	s->distinct_functions = 4;
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(rs_runrec_add_function(s, &fns[i]), 0);
+	s->tree.total = 2.5;
+	assert_int_equal(rs_runrec_node_add(&s->tree, "main", "run.py", 1, 2.5, 0.25, &main_node), 0);
+	assert_int_equal(rs_runrec_node_add(main_node, "step", "sim.py", 40, 2.0, 1.5, &step), 0);
+	assert_int_equal(rs_runrec_node_add(step, "tiny", "sim.py", 90, 0.25, 0.25, NULL), 0);
+	assert_int_equal(rs_runrec_node_add(main_node, "load", "io.py", 3, 0.25, 0.25, NULL), 0);
+	assert_int_equal(main_node->nchildren, 2);
+	assert_string_equal(main_node->children[0].children[0].function, "tiny");
+	assert_int_equal(rs_runrec_add_more_row(s, "tiny", "sim.py", 90, 250, 250), 0);
+	assert_int_equal(rs_runrec_add_more_row(s, "load", "io.py", 3, 250, 250), 0);
+	assert_int_equal(rs_runrec_add_more_row(s, "other", "sim.py", 120, 10, 10), 0);
+	assert_true(s->has_more);
+	assert_int_equal(s->more.nfiles, 2); /* sim.py once */
+	assert_int_equal(s->more.rows[2].file, 0);
+	s->more.floor = 0.001;
+	assert_int_equal(rs_runrec_set_string(&s->ran, "AAAAAAAB"), 0);
+
+	back = through_run_json(rec);
+	same_record(rec, back);
+	/* a decoded record is changed the same way */
+	set(&back->metrics, "mem.peak_mb", RS_RUNREC_REAL, 512, NULL);
+	assert_int_equal(back->metrics.n, 4);
+	assert_string_equal(back->metrics.items[2].name, "mem.peak_mb");
+	assert_int_equal(rs_runrec_set_string(&back->machine.runner, NULL), 0);
+	assert_null(back->machine.runner);
+	rs_runrec_free(back);
+	rs_runrec_free(rec);
+}
+
 int main(void)
+
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_current_round_trip_is_byte_exact),
@@ -547,6 +816,8 @@ int main(void)
 		cmocka_unit_test(test_not_a_record),
 		cmocka_unit_test(test_huge_and_deep_input_is_bounded),
 		cmocka_unit_test(test_encode_refuses_an_incomplete_record),
+		cmocka_unit_test(test_builder_neutral_record_round_trips),
+		cmocka_unit_test(test_builder_full_record_round_trips),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
