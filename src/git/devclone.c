@@ -41,6 +41,7 @@
 #define CLONE_DEADLINE_S 3600    /* the clone itself: a slow link to a big repository */
 #define STEP_DEADLINE_S 600      /* config, the checkout */
 #define STEP_OUTPUT_MAX (1u << 20)
+#define STATUS_OUTPUT_MAX (4u << 20) /* git status of a work tree to make sparse */
 
 /*
  * What the sparse work tree holds: the files at the top (README.md, the
@@ -111,6 +112,35 @@ static int set_config(const char *dir, const char *key, const char *value)
 }
 
 /*
+ * The sparse-checkout file of the clone in `dir`, appended to `out`:
+ * git's own answer (`rev-parse --git-path`: .git/info/sparse-checkout,
+ * or the linked work tree's git dir), relative to `dir` unless absolute.
+ */
+static int sparse_file(struct rs_buf *out, const char *dir)
+{
+	const char *args[] = { "-C", dir, "rev-parse", "--git-path", "info/sparse-checkout" };
+	struct rs_buf said = RS_BUF_INIT;
+	int err;
+
+	err = rs_git_run(NULL, git_env, args, 5, &said, PATH_MAX, STEP_DEADLINE_S, "rev-parse");
+	if (err)
+		goto out;
+	while (said.len && (said.ptr[said.len - 1] == '\n' || said.ptr[said.len - 1] == '\r'))
+		said.ptr[--said.len] = '\0';
+	if (!said.len || memchr(said.ptr, '\n', said.len)) {
+		err = rs_error_set(RS_EGENERIC, "git rev-parse --git-path gave no path");
+		goto out;
+	}
+	if (said.ptr[0] == '/')
+		err = rs_buf_puts(out, said.ptr);
+	else
+		err = rs_buf_printf(out, "%s/%s", dir, said.ptr);
+out:
+	rs_buf_release(&said);
+	return err;
+}
+
+/*
  * The sparse work tree of the clone in `dir`: core.sparseCheckout (cone
  * mode) and .git/info/sparse-checkout (git sparse-checkout is not used: it sets
  * extensions.worktreeConfig, which the libgit2 of Debian 12 refuses to
@@ -119,33 +149,149 @@ static int set_config(const char *dir, const char *key, const char *value)
  * "index/" are one entry each (a sparse directory entry, the id of the
  * folder's tree) instead of three entries a run (40 MB at 100,000 runs,
  * the largest part of a clone with a full index). The read-tree that
- * checks the clone out writes the index sparse. libgit2 refuses such an
- * index (its "sdir" extension); results reads and splices it itself
- * (git/indexfile.h), and `results add` keeps it sparse.
+ * checks the clone out (or, in a full clone, takes the folders out of
+ * it) writes the index sparse. libgit2 refuses such an index (its "sdir"
+ * extension); results reads and splices it itself (git/indexfile.h), and
+ * `results add` keeps it sparse. `*changed` (may be NULL) is set when a
+ * setting or the patterns were not so yet.
  */
-static int make_sparse(const char *dir)
+static int make_sparse(const char *dir, int *changed)
 {
-	struct rs_buf path = RS_BUF_INIT;
-	int err;
+	static const char *const keys[] = { "core.sparseCheckout", "core.sparseCheckoutCone",
+					    "index.sparse" };
+	struct rs_buf path = RS_BUF_INIT, value = RS_BUF_INIT, old = RS_BUF_INIT;
+	const char *get[] = { "-C", dir, "config", "--get", NULL };
+	int err = 0, differs = 0;
 
-	err = set_config(dir, "core.sparseCheckout", "true");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		rs_buf_clear(&value);
+		get[4] = keys[i];
+		/* exit 1 (unset) is a failure of rs_git_run: then it is set */
+		if (rs_git_run(NULL, git_env, get, 5, &value, STEP_OUTPUT_MAX, STEP_DEADLINE_S,
+			       "config") != 0) {
+			rs_error_clear();
+			rs_buf_clear(&value);
+		}
+		if (strcmp(rs_buf_cstr(&value), "true\n") == 0)
+			continue;
+		differs = 1;
+		err = set_config(dir, keys[i], "true");
+		if (err)
+			goto out;
+	}
+	err = sparse_file(&path, dir);
 	if (err)
 		goto out;
-	err = set_config(dir, "core.sparseCheckoutCone", "true");
-	if (err)
+	if (rs_fs_read_file(&old, path.ptr, sizeof(sparse_patterns)) == 0 &&
+	    old.len == sizeof(sparse_patterns) - 1 &&
+	    memcmp(old.ptr, sparse_patterns, old.len) == 0)
 		goto out;
-	err = set_config(dir, "index.sparse", "true");
-	if (err)
-		goto out;
-	err = rs_buf_printf(&path, "%s/.git/info/sparse-checkout", dir);
-	if (err)
-		goto out;
+	rs_error_clear();
+	differs = 1;
 	err = rs_fs_mkdir_parent(path.ptr, 0777);
 	if (err)
 		goto out;
 	err = rs_fs_write_file_atomic(path.ptr, sparse_patterns, sizeof(sparse_patterns) - 1);
 out:
+	if (!err && changed)
+		*changed = differs;
 	rs_buf_release(&path);
+	rs_buf_release(&value);
+	rs_buf_release(&old);
+	return err;
+}
+
+/* `git read-tree -m -u HEAD` in `dir`: the work tree and index as the patterns say */
+static int apply_sparse(const char *dir)
+{
+	const char *args[] = { "-C", dir, "read-tree", "-m", "-u", "HEAD" };
+	struct rs_buf ignored = RS_BUF_INIT;
+	int err;
+
+	/* the checkout of what the patterns keep; git fetches its files in one batch */
+	err = rs_git_run(NULL, git_env, args, 6, &ignored, STEP_OUTPUT_MAX, CLONE_DEADLINE_S,
+			 "read-tree");
+	rs_buf_release(&ignored);
+	return err;
+}
+
+#define SHOWN_CHANGES 3
+
+/*
+ * What the sparse checkout of a work tree in use would lose, from `git
+ * status --porcelain -z` (`said`): any change to a tracked file (the
+ * read-tree of HEAD resets the index, so a staged change would go, and
+ * the run folders' files leave the work tree), and untracked files under
+ * a folder the checkout removes. RS_EUSAGE naming the first few paths.
+ */
+static int refuse_changes(const char *dir, const struct rs_buf *said)
+{
+	struct rs_buf shown = RS_BUF_INIT;
+	size_t pos = 0, count = 0;
+	int err = 0;
+
+	while (pos + 3 < said->len) {
+		const char *entry = said->ptr + pos;
+		const char *end = memchr(entry, '\0', said->len - pos);
+		const char *path = entry + 3;
+		int untracked = entry[0] == '?';
+
+		if (!end)
+			break;
+		pos = (size_t)(end - said->ptr) + 1;
+		if (entry[0] == 'R' || entry[0] == 'C' || entry[1] == 'R' || entry[1] == 'C') {
+			/* a rename's source follows */
+			const char *src_end = memchr(said->ptr + pos, '\0', said->len - pos);
+
+			pos = src_end ? (size_t)(src_end - said->ptr) + 1 : said->len;
+		}
+		if (untracked && strncmp(path, "runs/", 5) != 0 && strncmp(path, "index/", 6) != 0)
+			continue;
+		if (count++ < SHOWN_CHANGES) {
+			err = rs_buf_printf(&shown, "%s'%s' (%s)", count > 1 ? ", " : "", path,
+					    untracked ? "untracked" : "changed");
+			if (err)
+				goto out;
+		}
+	}
+	if (count)
+		err = rs_error_set(RS_EUSAGE, "cannot make '%s' sparse: %zu uncommitted change%s "
+				   "would be lost: %s%s; commit them, or move them out of runs/ "
+				   "and index/, first", dir, count, count == 1 ? "" : "s", shown.ptr,
+				   count > SHOWN_CHANGES ? ", ..." : "");
+out:
+	rs_buf_release(&shown);
+	return err;
+}
+
+int rs_setup_sparse(const char *dir, int *changed)
+{
+	const char *status[] = { "-C", dir, "status", "--porcelain", "-z",
+				 "--untracked-files=all", "--ignore-submodules=none" };
+	struct rs_buf said = RS_BUF_INIT;
+	int err, differs = 0;
+
+	err = rs_git_run(NULL, git_env, status, 7, &said, STATUS_OUTPUT_MAX, CLONE_DEADLINE_S,
+			 "status");
+	if (err == RS_ECORRUPT) {
+		err = rs_error_set(RS_EUSAGE, "cannot make '%s' sparse: its work tree has more "
+				   "uncommitted changes than git status can list here (%u bytes); "
+				   "commit them first", dir, (unsigned)STATUS_OUTPUT_MAX);
+		goto out;
+	}
+	if (err)
+		goto out;
+	err = refuse_changes(dir, &said);
+	if (err)
+		goto out;
+	err = make_sparse(dir, &differs);
+	if (err)
+		goto out;
+	err = apply_sparse(dir);
+	if (!err && changed)
+		*changed = differs;
+out:
+	rs_buf_release(&said);
 	return err;
 }
 
@@ -154,7 +300,6 @@ int rs_setup_clone(const struct rs_setup_clone_options *o, struct rs_buf *dir_ou
 	struct rs_buf url = RS_BUF_INIT, depth = RS_BUF_INIT, branch = RS_BUF_INIT;
 	struct rs_buf ignored = RS_BUF_INIT;
 	const char *args[16];
-	const char *checkout[] = { "-C", NULL, "read-tree", "-m", "-u", "HEAD" };
 	size_t nargs = 0;
 	int err;
 
@@ -199,13 +344,10 @@ int rs_setup_clone(const struct rs_setup_clone_options *o, struct rs_buf *dir_ou
 			 "clone");
 	if (err || o->full)
 		goto out;
-	err = make_sparse(dir_out->ptr);
+	err = make_sparse(dir_out->ptr, NULL);
 	if (err)
 		goto out;
-	/* the checkout of what the patterns keep; git fetches its files in one batch */
-	checkout[1] = dir_out->ptr;
-	err = rs_git_run(NULL, git_env, checkout, 6, &ignored, STEP_OUTPUT_MAX, CLONE_DEADLINE_S,
-			 "read-tree");
+	err = apply_sparse(dir_out->ptr);
 out:
 	rs_buf_release(&url);
 	rs_buf_release(&depth);
