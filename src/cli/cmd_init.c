@@ -227,18 +227,29 @@ static void print_local(const struct rs_setup_report *rep, const char *url, cons
 
 /*
  * `results init --sparse`: the work tree and index of a developer clone
- * (rs_setup_sparse), before the set-up writes anything, so that a refusal
- * (changes the sparse checkout would lose) leaves the clone as it was.
+ * (rs_setup_sparse), checked before the set-up writes anything (a refusal,
+ * changes the sparse checkout would lose, leaves the clone as it was) and
+ * made after it (its commit is the first HEAD of an empty repository).
  */
-static int make_sparse(struct rs_repo *r)
+static int sparse_check(struct rs_repo *r)
 {
 	const char *dir = rs_repo_workdir(r);
-	int err, changed = 0;
+	int err;
 
 	if (!dir)
 		return rs_cli_fail(RS_EXIT_USAGE, "init: --sparse needs a work tree (this is a "
 				   "bare repository)");
-	err = rs_setup_sparse(dir, &changed);
+	err = rs_setup_sparse_check(dir);
+	if (err)
+		return rs_cli_report(err);
+	return RS_EXIT_OK;
+}
+
+static int make_sparse(struct rs_repo *r)
+{
+	int err, changed = 0;
+
+	err = rs_setup_sparse(rs_repo_workdir(r), 1, &changed);
 	if (err)
 		return rs_cli_report(err);
 	printf("sparse:     %s\n", changed ? "made (runs/ and index/ left out of the work tree "
@@ -265,7 +276,7 @@ int rs_cli_init_here(const struct rs_setup_choice *how, const char *agent_arg, i
 	if (status)
 		goto out;
 	if (sparse) {
-		status = make_sparse(r);
+		status = sparse_check(r);
 		if (status)
 			goto out;
 	}
@@ -281,6 +292,8 @@ int rs_cli_init_here(const struct rs_setup_choice *how, const char *agent_arg, i
 	}
 	print_remote(shown.ptr, rs_buf_cstr(&old_remote), rs_buf_cstr(&set_by), how->follow);
 	print_local(&rep, url.ptr, shown.ptr, agent.ptr);
+	if (sparse)
+		status = make_sparse(r);
 out:
 	rs_buf_release(&set_by);
 	rs_buf_release(&url);

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "git/gitremote.h"
 #include "results/buf.h"
@@ -112,13 +113,14 @@ static int set_config(const char *dir, const char *key, const char *value)
 }
 
 /*
- * The sparse-checkout file of the clone in `dir`, appended to `out`:
- * git's own answer (`rev-parse --git-path`: .git/info/sparse-checkout,
- * or the linked work tree's git dir), relative to `dir` unless absolute.
+ * A file of the git dir of the clone in `dir` ("info/sparse-checkout",
+ * "index"), appended to `out`: git's own answer (`rev-parse --git-path`:
+ * under .git/, or a linked work tree's git dir), relative to `dir` unless
+ * absolute.
  */
-static int sparse_file(struct rs_buf *out, const char *dir)
+static int git_path(struct rs_buf *out, const char *dir, const char *rel)
 {
-	const char *args[] = { "-C", dir, "rev-parse", "--git-path", "info/sparse-checkout" };
+	const char *args[] = { "-C", dir, "rev-parse", "--git-path", rel };
 	struct rs_buf said = RS_BUF_INIT;
 	int err;
 
@@ -179,7 +181,7 @@ static int make_sparse(const char *dir, int *changed)
 		if (err)
 			goto out;
 	}
-	err = sparse_file(&path, dir);
+	err = git_path(&path, dir, "info/sparse-checkout");
 	if (err)
 		goto out;
 	if (rs_fs_read_file(&old, path.ptr, sizeof(sparse_patterns)) == 0 &&
@@ -201,17 +203,85 @@ out:
 	return err;
 }
 
-/* `git read-tree -m -u HEAD` in `dir`: the work tree and index as the patterns say */
-static int apply_sparse(const char *dir)
+/*
+ * `git read-tree -m -u HEAD` in `dir`: the work tree and index as the
+ * patterns say. That is all a clone made with --no-checkout needs (its
+ * index is new). A work tree already checked out takes more:
+ *  - the index's stat data is refreshed first: read-tree does not, and
+ *    leaves every file whose stat data is stale (a copied or restored
+ *    folder) in the work tree ("not uptodate") yet exits 0; so what it did
+ *    is checked after: no runs/ or index/ left in the work tree;
+ *  - git 2.39 collapses into sparse folders only part of an index that
+ *    was full (the folders whose entries were all skip-worktree already),
+ *    and never collapses one again that it wrote sparse: so the index is
+ *    then written anew, `read-tree --reset -u HEAD` into a new file
+ *    renamed over .git/index, which git writes wholly sparse (what is left
+ *    in the work tree, the files at the top, is HEAD's: the check before
+ *    refused any change).
+ */
+static int apply_sparse(const char *dir, int checked_out)
 {
+	const char *refresh[] = { "-C", dir, "update-index", "-q", "--refresh" };
 	const char *args[] = { "-C", dir, "read-tree", "-m", "-u", "HEAD" };
-	struct rs_buf ignored = RS_BUF_INIT;
-	int err;
+	const char *anew[] = { "-C", dir, "read-tree", "--reset", "-u", "HEAD" };
+	static const char *const folders[] = { "runs", "index" };
+	const char *env[] = { "GIT_LFS_SKIP_SMUDGE=1", NULL, NULL };
+	struct rs_buf ignored = RS_BUF_INIT, path = RS_BUF_INIT, index = RS_BUF_INIT;
+	struct rs_buf fresh = RS_BUF_INIT, index_env = RS_BUF_INIT;
+	struct stat st;
+	int err = 0;
 
+	if (checked_out) {
+		/* exit 1 when a file differs: rs_setup_sparse_check refused that */
+		err = rs_git_run(NULL, git_env, refresh, 5, &ignored, STEP_OUTPUT_MAX,
+				 CLONE_DEADLINE_S, "update-index --refresh");
+		if (err)
+			goto out;
+	}
 	/* the checkout of what the patterns keep; git fetches its files in one batch */
 	err = rs_git_run(NULL, git_env, args, 6, &ignored, STEP_OUTPUT_MAX, CLONE_DEADLINE_S,
 			 "read-tree");
+	if (err || !checked_out)
+		goto out;
+	for (size_t i = 0; i < sizeof(folders) / sizeof(folders[0]); i++) {
+		rs_buf_clear(&path);
+		err = rs_buf_printf(&path, "%s/%s", dir, folders[i]);
+		if (err)
+			goto out;
+		if (lstat(path.ptr, &st) == 0) {
+			err = rs_error_set(RS_EGENERIC, "git read-tree left '%s' in the work tree "
+					   "of '%s' (files it found changed?): see 'git status'",
+					   folders[i], dir);
+			goto out;
+		}
+	}
+	err = git_path(&index, dir, "index");
+	if (err)
+		goto out;
+	err = rs_buf_printf(&fresh, "%s.results-sparse", index.ptr);
+	if (err)
+		goto out;
+	err = rs_buf_printf(&index_env, "GIT_INDEX_FILE=%s", fresh.ptr);
+	if (err)
+		goto out;
+	env[1] = index_env.ptr;
+	if (unlink(fresh.ptr) != 0 && errno != ENOENT) {
+		err = rs_error_errno(RS_EGENERIC, "cannot remove '%s'", fresh.ptr);
+		goto out;
+	}
+	err = rs_git_run(NULL, env, anew, 6, &ignored, STEP_OUTPUT_MAX, CLONE_DEADLINE_S,
+			 "read-tree --reset");
+	if (!err && rename(fresh.ptr, index.ptr) != 0)
+		err = rs_error_errno(RS_EGENERIC, "cannot rename '%s' to '%s'", fresh.ptr,
+				     index.ptr);
+	if (err)
+		unlink(fresh.ptr); /* best effort: the error to report is the one above */
+out:
 	rs_buf_release(&ignored);
+	rs_buf_release(&path);
+	rs_buf_release(&index);
+	rs_buf_release(&fresh);
+	rs_buf_release(&index_env);
 	return err;
 }
 
@@ -264,34 +334,40 @@ out:
 	return err;
 }
 
-int rs_setup_sparse(const char *dir, int *changed)
+int rs_setup_sparse_check(const char *dir)
 {
 	const char *status[] = { "-C", dir, "status", "--porcelain", "-z",
 				 "--untracked-files=all", "--ignore-submodules=none" };
 	struct rs_buf said = RS_BUF_INIT;
-	int err, differs = 0;
+	int err;
 
 	err = rs_git_run(NULL, git_env, status, 7, &said, STATUS_OUTPUT_MAX, CLONE_DEADLINE_S,
 			 "status");
-	if (err == RS_ECORRUPT) {
+	if (err == RS_ECORRUPT)
 		err = rs_error_set(RS_EUSAGE, "cannot make '%s' sparse: its work tree has more "
 				   "uncommitted changes than git status can list here (%u bytes); "
 				   "commit them first", dir, (unsigned)STATUS_OUTPUT_MAX);
-		goto out;
+	if (!err)
+		err = refuse_changes(dir, &said);
+	rs_buf_release(&said);
+	return err;
+}
+
+int rs_setup_sparse(const char *dir, int checked, int *changed)
+{
+	int err, differs = 0;
+
+	if (!checked) {
+		err = rs_setup_sparse_check(dir);
+		if (err)
+			return err;
 	}
-	if (err)
-		goto out;
-	err = refuse_changes(dir, &said);
-	if (err)
-		goto out;
 	err = make_sparse(dir, &differs);
 	if (err)
-		goto out;
-	err = apply_sparse(dir);
+		return err;
+	err = apply_sparse(dir, 1);
 	if (!err && changed)
 		*changed = differs;
-out:
-	rs_buf_release(&said);
 	return err;
 }
 
@@ -347,7 +423,7 @@ int rs_setup_clone(const struct rs_setup_clone_options *o, struct rs_buf *dir_ou
 	err = make_sparse(dir_out->ptr, NULL);
 	if (err)
 		goto out;
-	err = apply_sparse(dir_out->ptr);
+	err = apply_sparse(dir_out->ptr, 0);
 out:
 	rs_buf_release(&url);
 	rs_buf_release(&depth);

@@ -12,7 +12,9 @@
 #    untracked file under runs/, a changed tracked file under index/, or a
 #    staged change anywhere (git's read-tree of HEAD would drop it);
 #  - running it again changes nothing ("already"), and a second add on
-#    top works; --sparse with --global is bad usage.
+#    top works; --sparse with --global is bad usage;
+#  - a copied clone (stale stat data) with a non-cone sparse checkout of
+#    its own is wholly collapsed too.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_init_sparse
 
@@ -114,6 +116,24 @@ expect_status 0 "$RESULTS" list
 [ "$(grep -c ' ci ' "$T/out")" = 5 ] || fail "results list does not show the 5 runs: $(cat "$T/out")"
 git push -q origin main 2>/dev/null || fail "the push from the sparse clone"
 pass "results add in it: write-tree is HEAD's tree, the index stays sparse and is never read"
+
+# --- a copied clone (stale stat data) with a sparse checkout of its own ---------------
+# read-tree alone leaves such files "not uptodate" in the work tree, and
+# collapses only the folders that were skip-worktree already
+git clone -q "$T/results.git" "$T/own" 2>/dev/null
+cd "$T/own"
+git config core.sparseCheckout true
+first_run=$(git ls-files 'runs/*/run.json' | head -1 | cut -d/ -f1-3)
+printf '/*\n!/runs/\n/%s/\n' "$first_run" >.git/info/sparse-checkout
+GIT_LFS_SKIP_SMUDGE=1 git read-tree -mu HEAD
+[ -d "$first_run" ] || fail "the own sparse checkout has no $first_run"
+cp -a "$T/own" "$T/copied"
+cd "$T/copied"
+sleep 1
+touch README.md index
+expect_status 0 "$RESULTS" init --sparse
+check_sparse "a copied clone with a non-cone sparse checkout"
+pass "a copied clone with a sparse checkout of its own: wholly collapsed, nothing left in the work tree"
 
 # --- bad usage ----------------------------------------------------------------------
 expect_status 2 "$RESULTS" init --sparse --global
