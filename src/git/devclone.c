@@ -24,6 +24,10 @@
  * protocol settings apply as to their own `git clone`; each step has a
  * deadline and its output a cap. Sessions are never downloaded here
  * (GIT_LFS_SKIP_SMUDGE=1): the clone is not set up for the store yet.
+ *
+ * `results init --sparse` (rs_setup_sparse) gives a clone made otherwise
+ * (a full clone, CI's actions/checkout) the same work tree and index, by
+ * the same steps, once it checked that nothing of the user's is lost.
  */
 #define _GNU_SOURCE
 #include "results/setup.h"
@@ -168,9 +172,10 @@ static int make_sparse(const char *dir, int *changed)
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		rs_buf_clear(&value);
 		get[4] = keys[i];
-		/* exit 1 (unset) is a failure of rs_git_run: then it is set */
-		if (rs_git_run(NULL, git_env, get, 5, &value, STEP_OUTPUT_MAX, STEP_DEADLINE_S,
-			       "config") != 0) {
+		err = rs_git_run(NULL, git_env, get, 5, &value, STEP_OUTPUT_MAX, STEP_DEADLINE_S,
+				 "config");
+		if (err) {
+			/* exit 1, unset (or unreadable): set below, which says why if it fails */
 			rs_error_clear();
 			rs_buf_clear(&value);
 		}
@@ -184,10 +189,11 @@ static int make_sparse(const char *dir, int *changed)
 	err = git_path(&path, dir, "info/sparse-checkout");
 	if (err)
 		goto out;
-	if (rs_fs_read_file(&old, path.ptr, sizeof(sparse_patterns)) == 0 &&
-	    old.len == sizeof(sparse_patterns) - 1 &&
+	err = rs_fs_read_file(&old, path.ptr, sizeof(sparse_patterns));
+	if (!err && old.len == sizeof(sparse_patterns) - 1 &&
 	    memcmp(old.ptr, sparse_patterns, old.len) == 0)
 		goto out;
+	/* missing, longer or other patterns: written below */
 	rs_error_clear();
 	differs = 1;
 	err = rs_fs_mkdir_parent(path.ptr, 0777);
