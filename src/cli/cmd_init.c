@@ -58,8 +58,9 @@ static const char usage[] =
 	"                 time of the first add). Refused, naming them, when the\n"
 	"                 work tree has uncommitted changes to tracked files or\n"
 	"                 untracked files under runs/ or index/ (nothing is lost).\n"
-	"                 For a clone that records (CI). Undone by 'git config\n"
-	"                 core.sparseCheckout false; git read-tree -m -u HEAD'\n"
+	"                 For a clone that records (CI); deleting the run folders'\n"
+	"                 files costs what writing them did, once. To undo it, see\n"
+	"                 docs/user-guide.md (\"A full clone made sparse\")\n"
 	"  --agent PATH   the lfs-agent program (default: next to results)\n"
 	"  --global       configure this machine instead (global git config,\n"
 	"                 GIT_CONFIG_GLOBAL if set): a plain 'git clone' of the\n"
@@ -70,7 +71,8 @@ static const char usage[] =
 	"\n"
 	"exit status: 0 set up, 2 bad usage or URL (or --remote differs from the\n"
 	"committed remote without --change-remote, or the committed remote changed\n"
-	"without --follow-remote), 3 not in a git clone, 8 other\n";
+	"without --follow-remote, or --sparse would lose uncommitted changes), 3 not\n"
+	"in a git clone, 8 other\n";
 
 /*
  * The lfs-agent to configure: --agent, else next to this binary (installed

@@ -14,14 +14,15 @@
 #  - running it again changes nothing ("already"), and a second add on
 #    top works; --sparse with --global is bad usage;
 #  - a copied clone (stale stat data) with a non-cone sparse checkout of
-#    its own is wholly collapsed too.
+#    its own is wholly collapsed too; the user guide's undo gives a whole
+#    work tree back.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_init_sparse
 
 unset GIT_DIR GIT_WORK_TREE
 command -v strace >/dev/null || fail "strace is needed (scripts/install-deps.sh)"
 gen --seed 3 --samples 200 -o "$T/s.pyisession"
-CLOCK=1764500000
+CLOCK=1764540000 # 2025-11-30 22:00: the runs span two months
 add() { # add SHA-DIGIT: one run recorded, an hour after the previous one
 	CLOCK=$((CLOCK + 3600))
 	RESULTS_RECORDED_AT=$CLOCK expect_status 0 "$RESULTS" add "$T/s.pyisession" \
@@ -123,10 +124,14 @@ pass "results add in it: write-tree is HEAD's tree, the index stays sparse and i
 git clone -q "$T/results.git" "$T/own" 2>/dev/null
 cd "$T/own"
 git config core.sparseCheckout true
-first_run=$(git ls-files 'runs/*/run.json' | head -1 | cut -d/ -f1-3)
-printf '/*\n!/runs/\n/%s/\n' "$first_run" >.git/info/sparse-checkout
+# (as bench/scale_history.sh's clone: the last month checked out, the older ones skip-worktree)
+last_month=$(git ls-files 'runs/*/run.json' | tail -1 | cut -d/ -f1-3)
+[ "$(git ls-files 'runs/*/run.json' | cut -d/ -f1-3 | sort -u | wc -l)" -ge 2 ] ||
+	fail "the runs do not span two months: $(git ls-files 'runs/*/run.json')"
+printf '/*\n!/runs/\n/%s/\n' "$last_month" >.git/info/sparse-checkout
 GIT_LFS_SKIP_SMUDGE=1 git read-tree -mu HEAD
-[ -d "$first_run" ] || fail "the own sparse checkout has no $first_run"
+[ -d "$last_month" ] || fail "the own sparse checkout has no $last_month"
+git ls-files -t runs | grep -q '^S ' || fail "the own sparse checkout has no skip-worktree entry"
 cp -a "$T/own" "$T/copied"
 cd "$T/copied"
 sleep 1
@@ -134,6 +139,18 @@ touch README.md index
 expect_status 0 "$RESULTS" init --sparse
 check_sparse "a copied clone with a non-cone sparse checkout"
 pass "a copied clone with a sparse checkout of its own: wholly collapsed, nothing left in the work tree"
+
+# --- undone as docs/user-guide.md says ------------------------------------------------
+git config index.sparse false
+echo '/*' >.git/info/sparse-checkout
+GIT_LFS_SKIP_SMUDGE=1 git read-tree -m -u HEAD
+git config core.sparseCheckout false
+[ -z "$(git status --porcelain)" ] || fail "undone: git status is not clean"
+[ "$(git ls-files -t | grep -vc '^H ')" = 0 ] || fail "undone: entries still skip-worktree"
+[ "$(git ls-files | wc -l)" = "$(git ls-tree -r HEAD | wc -l)" ] && [ -f "$run_json" ] ||
+	fail "undone: the run folders are not back in the work tree"
+[ "$(git ls-files --sparse | wc -l)" = "$(git ls-files | wc -l)" ] || fail "undone: the index is still sparse"
+pass "undone as the user guide says: a whole work tree again"
 
 # --- bad usage ----------------------------------------------------------------------
 expect_status 2 "$RESULTS" init --sparse --global
