@@ -11,6 +11,10 @@
 # The clones are work trees of results repositories (bench/scale_history.sh's
 # DIR/clone, or the clone bench/devclone.sh makes in DIR/devclone-bench/dev);
 # each add commits in them: use copies. Asserts nothing.
+#
+# INIT_SPARSE=1 first runs `results init --sparse` in each clone (what the
+# GitHub Action does in its full checkout: the work tree and sparse index
+# of `results clone`) and prints its own time, then the adds.
 set -euo pipefail
 
 : "${RS_BIN_DIR:?set RS_BIN_DIR to the build directory}"
@@ -55,7 +59,23 @@ index_kind() { # sparse, or the version of the full index
 	fi
 }
 
+# init_sparse CLONE: `results init --sparse` in it, its wall and CPU time
+init_sparse() {
+	local t0 t1
+	t0=$(now)
+	(cd "$1" && perf stat -x, -e task-clock -o "$W/perf" "$RESULTS" init --sparse >"$W/out" 2>"$W/err") ||
+		{ cat "$W/out" "$W/err" >&2; exit 1; }
+	t1=$(now)
+	printf '%-60s %7.3f s wall %7.3f s CPU  results init --sparse (%s)\n' "$1" \
+		"$(echo "$t1 - $t0" | bc -l)" "$(awk -F, '$3 == "task-clock" { print $1 / 1000 }' "$W/perf")" \
+		"$(sed -n 's/^sparse: *\([a-z]*\).*/\1/p' "$W/out")"
+}
+
 echo "# results add, medians of $ADDS; load $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "${INIT_SPARSE:-0}" = 1 ]; then
+	init_sparse "$1"
+	init_sparse "$2"
+fi
 read -r w1 c1 < <(adds "$1")
 printf '%-60s %7.3f s wall %7.3f s CPU  (%s, %d KB .git/index)\n' "$1" "$w1" "$c1" \
 	"$(index_kind "$1")" "$(( $(stat -c %s "$1/.git/index") / 1024 ))"

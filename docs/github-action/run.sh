@@ -17,6 +17,12 @@
 #   INPUT_REPOSITORY  the checked-out results repository (default: .)
 #   INPUT_PACKAGE     the .deb to install: a path or an http(s) URL
 #                     (default: none; results must then be on PATH)
+#   INPUT_SPARSE      `results init --sparse` (default: true): the checkout
+#                     gets the work tree and sparse index of `results clone`
+#                     (no runs/, no index/), so that the add splices a small
+#                     .git/index instead of rewriting one entry per file of
+#                     every run; the checkout is the action's own and only
+#                     records. Refused (exit 2) when it has uncommitted changes
 #   INPUT_PUSH        push the new run commit (default: true)
 #   INPUT_FAIL_ON_REGRESSION  exit 1 when the check finds a regression
 #                     (default: true)
@@ -56,6 +62,7 @@ STATS=${INPUT_STATS:-}
 REMOTE=${INPUT_REMOTE:-}
 REPOSITORY=${INPUT_REPOSITORY:-.}
 PACKAGE=${INPUT_PACKAGE:-}
+SPARSE=${INPUT_SPARSE:-true}
 PUSH=${INPUT_PUSH:-true}
 FAIL_ON_REGRESSION=${INPUT_FAIL_ON_REGRESSION:-true}
 META=${INPUT_META:-}
@@ -75,6 +82,7 @@ SUMMARY=${GITHUB_STEP_SUMMARY:-/dev/null}
 [ -e "$SESSION" ] || die 2 "session '$SESSION' does not exist"
 [ -z "$STATS" ] || [ -f "$STATS" ] || die 2 "stats file '$STATS' does not exist"
 case $PUSH in true | false) ;; *) die 2 "the input 'push' must be true or false, not '$PUSH'" ;; esac
+case $SPARSE in true | false) ;; *) die 2 "the input 'sparse' must be true or false, not '$SPARSE'" ;; esac
 case $FAIL_ON_REGRESSION in true | false) ;;
 *) die 2 "the input 'fail-on-regression' must be true or false, not '$FAIL_ON_REGRESSION'" ;;
 esac
@@ -170,11 +178,10 @@ git config user.email >/dev/null ||
 # its own pre-push hook, and git-lfs refuses to overwrite it on a second
 # run in the same checkout ("Hook already exists: pre-push")
 git lfs install --local --skip-repo >/dev/null
-if [ -n "$REMOTE" ]; then
-	results init --remote "$REMOTE" >&2
-else
-	results init >&2
-fi
+init_args=()
+[ -z "$REMOTE" ] || init_args+=(--remote "$REMOTE")
+[ "$SPARSE" = false ] || init_args+=(--sparse)
+results init "${init_args[@]}" >&2
 
 # --- record -------------------------------------------------------------------
 args=("$SESSION" --commit "$COMMIT" --trigger "$TRIGGER")

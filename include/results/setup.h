@@ -176,4 +176,31 @@ struct rs_setup_clone_options {
 RS_MUST_CHECK
 int rs_setup_clone(const struct rs_setup_clone_options *o, struct rs_buf *dir_out);
 
+/*
+ * Turn the clone whose work tree is `dir` into the layout rs_setup_clone
+ * makes (`results init --sparse`): a cone-mode sparse checkout of the
+ * files at the top, without runs/ and index/, and git's sparse index,
+ * so that `results add` splices a .git/index of a few entries instead of
+ * rewriting three entries a run (docs/benchmarks.md, issue 21). The
+ * settings and .git/info/sparse-checkout are written as devclone.c says,
+ * then `git read-tree -m -u HEAD` (HEAD must exist) takes the folders out
+ * of the work tree and collapses them in the index. First, unless
+ * `checked` says the caller ran rs_setup_sparse_check and changed nothing
+ * of the user's since, that check. Running it again changes nothing;
+ * `*changed` (may be NULL) is set to whether a setting or the patterns
+ * were not so yet. RS_EGENERIC when git fails (its first line quoted).
+ */
+RS_MUST_CHECK
+int rs_setup_sparse(const char *dir, int checked, int *changed);
+
+/*
+ * Whether rs_setup_sparse may run in the work tree `dir` without losing
+ * anything: RS_EUSAGE naming the first paths when the work tree has any
+ * uncommitted change to a tracked file (the read-tree of HEAD resets the
+ * index: a staged change would go, and the run folders' files leave the
+ * work tree), or an untracked file under runs/ or index/. Writes nothing.
+ */
+RS_MUST_CHECK
+int rs_setup_sparse_check(const char *dir);
+
 #endif

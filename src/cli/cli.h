@@ -139,9 +139,11 @@ const char *rs_cli_exe_dir(void);
  * What `results init` does in the clone of the current folder (cmd_init.c):
  * the remote `how` chooses, lfs-agent (`agent_arg`, NULL: found next to
  * results), the git config and hooks, with its messages; `results clone`
- * runs it in the clone it made. Returns an RS_EXIT_* status (printed).
+ * runs it in the clone it made. With `sparse` (`results init --sparse`),
+ * first the work tree and index `results clone` makes (rs_setup_sparse).
+ * Returns an RS_EXIT_* status (printed).
  */
 struct rs_setup_choice;
-int rs_cli_init_here(const struct rs_setup_choice *how, const char *agent_arg);
+int rs_cli_init_here(const struct rs_setup_choice *how, const char *agent_arg, int sparse);
 
 #endif

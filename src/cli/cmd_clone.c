@@ -125,7 +125,7 @@ int cmd_clone(int argc, char **argv)
 		goto out;
 	}
 	how.remote_arg = remote;
-	status = rs_cli_init_here(&how, agent);
+	status = rs_cli_init_here(&how, agent, 0);
 out:
 	rs_buf_release(&dir);
 	return status;

@@ -8,6 +8,9 @@
 #     verdict pass, the summary holds the check and the comparison;
 #  3. a new function taking 30%: verdict regression, exit 1 (and exit 0
 #     with fail-on-regression false), outputs written either way;
+# each checkout made sparse (input sparse, default true: runs/ and index/
+# collapsed in git's sparse index, out of the work tree; not with sparse
+# false), and a second run on top in the same checkout works;
 # then a developer clone fetches run 1's session byte for byte (it went
 # through lfs-agent into the store), and bad inputs exit 2 naming them.
 #
@@ -89,6 +92,35 @@ grep -q "1111111" "$T/ci2.summary" && grep -q "2222222" "$T/ci2.summary" ||
 [ "$(grep -c '^run-id=' "$T/ci2.output")" = 1 ] || fail "run-id written more than once"
 pass "second run: remote from .results.json, verdict pass, check and comparison in the summary"
 
+# --- the checkout is made sparse (input sparse, default true) ------------------------
+# is_sparse CLONE WHAT: runs/ and index/ collapsed in git's sparse index, out of the work tree
+is_sparse() {
+	(
+		cd "$1"
+		[ -z "$(git status --porcelain)" ] || fail "$2: git status is not clean: $(git status --porcelain | head -3)"
+		[ "$(git write-tree)" = "$(git rev-parse 'HEAD^{tree}')" ] || fail "$2: the index's tree is not HEAD's"
+		diff <(git ls-files --sparse -s | awk '{print $1, $2, $4}') \
+			<(git ls-tree HEAD | awk '{print $1, $3, $4 ($2 == "tree" ? "/" : "")}') >/dev/null ||
+			fail "$2: the index is not HEAD's top-level tree with runs/ and index/ collapsed"
+		[ ! -e runs ] && [ ! -e index ] || fail "$2: runs/ or index/ in the work tree"
+	)
+}
+is_sparse "$T/ci1" "the first run's checkout"
+is_sparse "$T/ci2" "the second run's checkout"
+# a second run on top, in the same checkout: init --sparse again, add, push
+: >"$T/ci2b.output"
+st=0
+env GITHUB_OUTPUT="$T/ci2b.output" GITHUB_STEP_SUMMARY=/dev/null INPUT_REPOSITORY="$T/ci2" \
+	INPUT_SESSION="$T/s2.pyisession" INPUT_COMMIT=$SHA2 INPUT_TRIGGER=manual bash "$ACTION" \
+	>"$T/ci2b.out" 2>"$T/ci2b.err" || st=$?
+[ "$st" = 0 ] || { cat "$T/ci2b.err" >&2; fail "a second run in the same checkout exited $st"; }
+grep -q "^sparse: *already" "$T/ci2b.err" || fail "the second run's init: $(grep '^sparse' "$T/ci2b.err")"
+[ "$(out ci2b pushed)" = true ] || fail "the second run in the same checkout was not pushed"
+is_sparse "$T/ci2" "after a second run in the same checkout"
+git -C "$T/ci2" fetch -q origin main && [ "$(git -C "$T/ci2" rev-parse FETCH_HEAD)" = "$(git -C "$T/ci2" rev-parse HEAD)" ] ||
+	fail "the second run's commit is not the remote's main"
+pass "the checkout is made sparse (runs/, index/ collapsed, status clean); a second run on top works"
+
 # --- 3: a regression ----------------------------------------------------------------
 job ci3 INPUT_SESSION="$T/s3.pyisession" INPUT_COMMIT=$SHA3 INPUT_TRIGGER=nightly INPUT_STATS="$T/stats.json"
 [ "$(cat "$T/ci3.status")" = 1 ] || { cat "$T/ci3.err" >&2; fail "a regression should exit 1, got $(cat "$T/ci3.status")"; }
@@ -97,8 +129,11 @@ case "$(out ci3 run-id)" in 20*-nightly-3333333) ;; *) fail "run-id output on a 
 grep -q "validate_households" "$T/ci3.summary" || fail "summary does not name the new function"
 git --git-dir="$T/origin.git" show --name-only --format= main | grep -q "3333333/run.json" ||
 	fail "a regressed run is recorded and pushed all the same"
-job ci4 INPUT_SESSION="$T/s3.pyisession" INPUT_COMMIT=$SHA3 INPUT_TRIGGER=nightly INPUT_FAIL_ON_REGRESSION=false
+job ci4 INPUT_SESSION="$T/s3.pyisession" INPUT_COMMIT=$SHA3 INPUT_TRIGGER=nightly INPUT_FAIL_ON_REGRESSION=false \
+	INPUT_SPARSE=false
 [ "$(cat "$T/ci4.status")" = 0 ] || { cat "$T/ci4.err" >&2; fail "fail-on-regression false should exit 0"; }
+[ -d "$T/ci4/runs" ] && ! git -C "$T/ci4" ls-files --sparse | grep -qx 'runs/' ||
+	fail "with sparse false the checkout was made sparse"
 pass "a regression: verdict regression, exit 1 (0 with fail-on-regression false), run pushed"
 
 # --- the session went through lfs-agent into the store --------------------------------
@@ -119,6 +154,8 @@ job bad2 INPUT_SESSION="$T/nope.pyisession" INPUT_COMMIT=$SHA1
 	fail "missing session: $(cat "$T/bad2.err")"
 job bad3 INPUT_SESSION="$T/s1.pyisession" INPUT_COMMIT=$SHA1 INPUT_PUSH=maybe
 [ "$(cat "$T/bad3.status")" = 2 ] && grep -q "'push' must be true or false" "$T/bad3.err" || fail "bad push input"
+job bad5 INPUT_SESSION="$T/s1.pyisession" INPUT_COMMIT=$SHA1 INPUT_SPARSE=yes
+[ "$(cat "$T/bad5.status")" = 2 ] && grep -q "'sparse' must be true or false" "$T/bad5.err" || fail "bad sparse input"
 job bad4 INPUT_SESSION="$T/s1.pyisession" INPUT_COMMIT=$SHA1 INPUT_PACKAGE="$T/nope.deb"
 [ "$(cat "$T/bad4.status")" = 2 ] && grep -q "package '$T/nope.deb' does not exist" "$T/bad4.err" || fail "bad package"
 [ ! -s "$T/bad1.output" ] && [ ! -s "$T/bad4.output" ] || fail "a refused input wrote outputs"
