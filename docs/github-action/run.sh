@@ -17,12 +17,13 @@
 #   INPUT_REPOSITORY  the checked-out results repository (default: .)
 #   INPUT_PACKAGE     the .deb to install: a path or an http(s) URL
 #                     (default: none; results must then be on PATH)
-#   INPUT_SPARSE      `results init --sparse` (default: true): the checkout
+#   INPUT_SPARSE      `results init --sparse` (default: false): the checkout
 #                     gets the work tree and sparse index of `results clone`
 #                     (no runs/, no index/), so that the add splices a small
 #                     .git/index instead of rewriting one entry per file of
-#                     every run; the checkout is the action's own and only
-#                     records. Refused (exit 2) when it has uncommitted changes
+#                     every run; for a checkout kept from job to job (its
+#                     run folders are deleted once, which costs what writing
+#                     them did). Refused (exit 2) when it has uncommitted changes
 #   INPUT_PUSH        push the new run commit (default: true)
 #   INPUT_FAIL_ON_REGRESSION  exit 1 when the check finds a regression
 #                     (default: true)
@@ -62,7 +63,7 @@ STATS=${INPUT_STATS:-}
 REMOTE=${INPUT_REMOTE:-}
 REPOSITORY=${INPUT_REPOSITORY:-.}
 PACKAGE=${INPUT_PACKAGE:-}
-SPARSE=${INPUT_SPARSE:-true}
+SPARSE=${INPUT_SPARSE:-false}
 PUSH=${INPUT_PUSH:-true}
 FAIL_ON_REGRESSION=${INPUT_FAIL_ON_REGRESSION:-true}
 META=${INPUT_META:-}

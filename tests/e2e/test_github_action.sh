@@ -8,9 +8,9 @@
 #     verdict pass, the summary holds the check and the comparison;
 #  3. a new function taking 30%: verdict regression, exit 1 (and exit 0
 #     with fail-on-regression false), outputs written either way;
-# each checkout made sparse (input sparse, default true: runs/ and index/
-# collapsed in git's sparse index, out of the work tree; not with sparse
-# false), and a second run on top in the same checkout works;
+# the checkouts of runs 1 and 2 made sparse (input sparse true: runs/ and
+# index/ collapsed in git's sparse index, out of the work tree; not by
+# default), and a second run on top in the same checkout works;
 # then a developer clone fetches run 1's session byte for byte (it went
 # through lfs-agent into the store), and bad inputs exit 2 naming them.
 #
@@ -59,7 +59,7 @@ job() { # job NAME [VAR=VALUE...]: runs the action; status in $T/NAME.status
 out() { sed -n "s/^$2=//p" "$T/$1.output"; }
 
 # --- 1: first run, --remote ----------------------------------------------------
-job ci1 INPUT_SESSION="$T/s1.pyisession" INPUT_COMMIT=$SHA1 INPUT_TRIGGER=nightly \
+job ci1 INPUT_SESSION="$T/s1.pyisession" INPUT_COMMIT=$SHA1 INPUT_TRIGGER=nightly INPUT_SPARSE=true \
 	INPUT_STATS="$T/stats.json" INPUT_REMOTE="file://$T/store" INPUT_PACKAGE="${RS_ACTION_PACKAGE:-}"
 [ "$(cat "$T/ci1.status")" = 0 ] || { cat "$T/ci1.err" >&2; fail "first run exited $(cat "$T/ci1.status")"; }
 grep -q "using $WANT_RESULTS " "$T/ci1.err" || fail "the action did not use $WANT_RESULTS: $(grep using "$T/ci1.err")"
@@ -82,7 +82,8 @@ fi
 pass "first run: installed, clone set up, recorded and pushed; outputs run-id and verdict no-baseline"
 
 # --- 2: same workload, remote from .results.json ----------------------------------
-job ci2 INPUT_SESSION="$T/s2.pyisession" INPUT_COMMIT=$SHA2 INPUT_TRIGGER=nightly INPUT_STATS="$T/stats.json"
+job ci2 INPUT_SESSION="$T/s2.pyisession" INPUT_COMMIT=$SHA2 INPUT_TRIGGER=nightly INPUT_STATS="$T/stats.json" \
+	INPUT_SPARSE=true
 [ "$(cat "$T/ci2.status")" = 0 ] || { cat "$T/ci2.err" >&2; fail "second run exited $(cat "$T/ci2.status")"; }
 [ "$(out ci2 verdict)" = pass ] || fail "second verdict '$(out ci2 verdict)', want pass: $(cat "$T/ci2.summary")"
 [ "$(out ci2 baseline)" = $SHA1 ] || fail "baseline output '$(out ci2 baseline)'"
@@ -92,7 +93,7 @@ grep -q "1111111" "$T/ci2.summary" && grep -q "2222222" "$T/ci2.summary" ||
 [ "$(grep -c '^run-id=' "$T/ci2.output")" = 1 ] || fail "run-id written more than once"
 pass "second run: remote from .results.json, verdict pass, check and comparison in the summary"
 
-# --- the checkout is made sparse (input sparse, default true) ------------------------
+# --- the checkout is made sparse (input sparse: true; off by default) -----------------
 # is_sparse CLONE WHAT: runs/ and index/ collapsed in git's sparse index, out of the work tree
 is_sparse() {
 	(
@@ -110,7 +111,7 @@ is_sparse "$T/ci2" "the second run's checkout"
 # a second run on top, in the same checkout: init --sparse again, add, push
 : >"$T/ci2b.output"
 st=0
-env GITHUB_OUTPUT="$T/ci2b.output" GITHUB_STEP_SUMMARY=/dev/null INPUT_REPOSITORY="$T/ci2" \
+env GITHUB_OUTPUT="$T/ci2b.output" GITHUB_STEP_SUMMARY=/dev/null INPUT_REPOSITORY="$T/ci2" INPUT_SPARSE=true \
 	INPUT_SESSION="$T/s2.pyisession" INPUT_COMMIT=$SHA2 INPUT_TRIGGER=manual bash "$ACTION" \
 	>"$T/ci2b.out" 2>"$T/ci2b.err" || st=$?
 [ "$st" = 0 ] || { cat "$T/ci2b.err" >&2; fail "a second run in the same checkout exited $st"; }
@@ -129,11 +130,10 @@ case "$(out ci3 run-id)" in 20*-nightly-3333333) ;; *) fail "run-id output on a 
 grep -q "validate_households" "$T/ci3.summary" || fail "summary does not name the new function"
 git --git-dir="$T/origin.git" show --name-only --format= main | grep -q "3333333/run.json" ||
 	fail "a regressed run is recorded and pushed all the same"
-job ci4 INPUT_SESSION="$T/s3.pyisession" INPUT_COMMIT=$SHA3 INPUT_TRIGGER=nightly INPUT_FAIL_ON_REGRESSION=false \
-	INPUT_SPARSE=false
+job ci4 INPUT_SESSION="$T/s3.pyisession" INPUT_COMMIT=$SHA3 INPUT_TRIGGER=nightly INPUT_FAIL_ON_REGRESSION=false
 [ "$(cat "$T/ci4.status")" = 0 ] || { cat "$T/ci4.err" >&2; fail "fail-on-regression false should exit 0"; }
 [ -d "$T/ci4/runs" ] && ! git -C "$T/ci4" ls-files --sparse | grep -qx 'runs/' ||
-	fail "with sparse false the checkout was made sparse"
+	fail "without the input sparse (default false) the checkout was made sparse"
 pass "a regression: verdict regression, exit 1 (0 with fail-on-regression false), run pushed"
 
 # --- the session went through lfs-agent into the store --------------------------------
