@@ -61,6 +61,7 @@ measure() {
 		# (git reports the run's files "not uptodate" in a sparse checkout, and removes them)
 		git reset -q --hard "$base" 2>/dev/null || git reset -q --hard "$base"
 		[ -z "$(git status --porcelain)" ] || { echo "$h/clone not clean after the reset" >&2; exit 1; }
+		# shellcheck disable=SC2086 # $first and $next: "KB seconds", two fields each
 		printf '%8s %-16s %10s %7s %10s %7s %6s  %s\n' "$(git rev-list --count HEAD)" "${maps:-none}" \
 			$first $next "$(echo "$first $next" | awk '{ printf "%.2f", $1 / $3 }')" "$r"
 	done
