@@ -29,7 +29,12 @@ struct rs_repo;
 /*
  * Set up (and, at exit, tear down) what the repository layer needs
  * process-wide (libgit2): once, before any other call of the library.
+ * Packs are read through windows of RS_REPO_PACK_WINDOW bytes, at most
+ * RS_REPO_PACK_MAPPED of them mapped at once, so that the memory of a
+ * command reading much of a pack stays bounded (src/git/repo.c).
  */
+#define RS_REPO_PACK_WINDOW (4u * 1024 * 1024)
+#define RS_REPO_PACK_MAPPED (16u * 1024 * 1024)
 void rs_repo_global_init(void);
 void rs_repo_global_shutdown(void);
 

@@ -39,9 +39,23 @@ static char *dup_str(const char *s)
 	return p;
 }
 
+/*
+ * libgit2 reads a pack through windows it maps; by default (64-bit) a
+ * window is 1 GiB and windows stay mapped up to 8 GiB, so every page a
+ * process touches in a pack stays in its resident set until it exits. A
+ * command reading every index shard (the first add building the commit
+ * map, list --json --limit 0) touched 70 MB of a 324 MB pack at 100,000
+ * runs, growing with the history (issue 21, docs/benchmarks.md). Small
+ * windows, of which the least recently used are unmapped past a bound,
+ * keep that bounded whatever the pack holds; the pages stay in the page
+ * cache, so reading them again costs a mapping, not a disk read.
+ */
 void rs_repo_global_init(void)
 {
 	git_libgit2_init();
+	/* best effort: a libgit2 refusing them maps packs as before */
+	(void)git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)RS_REPO_PACK_WINDOW);
+	(void)git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, (size_t)RS_REPO_PACK_MAPPED);
 }
 
 void rs_repo_global_shutdown(void)
