@@ -47,6 +47,7 @@
 #include "results/json.h"
 #include "runs/runindex_internal.h"
 #include "util/array.h"
+#include "util/hex.h"
 
 /*
  * What differs between the two maps: their folder under index/, the field
@@ -87,15 +88,6 @@ void rs_map_files_release(struct rs_map_files *f)
 	memset(f, 0, sizeof(*f));
 }
 
-static int is_hex(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isxdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
 
 static unsigned hex_value(char c)
 {
@@ -242,7 +234,7 @@ static int key_check(enum rs_map m, const char *key, int bucket)
 {
 	if (m == RS_MAP_BRANCHES)
 		return 0;
-	if (strlen(key) > 64 || !is_hex(key))
+	if (strlen(key) > 64 || !rs_hex_is(key))
 		return rs_error_set(RS_ECORRUPT, "commit of a commit line is not 1 to 64 hex digits");
 	if (bucket >= 0 && bucket_of(m, key) != (unsigned)bucket)
 		return rs_error_set(RS_ECORRUPT, "commit %.64s is not of this bucket", key);
@@ -442,7 +434,7 @@ int rs_map_find(struct rs_map_entry *out, int *found, const char *text, size_t l
 	struct lookup lk = { { m, -1, NULL }, key, name, out, 0, 0 };
 
 	*found = 0;
-	if (m == RS_MAP_COMMITS && (strlen(key) > 64 || !is_hex(key)))
+	if (m == RS_MAP_COMMITS && (strlen(key) > 64 || !rs_hex_is(key)))
 		return rs_error_set(RS_EUSAGE, "'%s' is not a commit id", key);
 	if (m == RS_MAP_COMMITS)
 		lk.bp.bucket = (int)bucket_of(m, key);
@@ -526,7 +518,7 @@ int rs_commitmap_prefix(struct rs_map_entries *out, git_repository *repo, git_tr
 	git_blob *blob = NULL;
 	int err;
 
-	if (strlen(prefix) < RS_COMMITMAP_DIGITS || strlen(prefix) > 64 || !is_hex(prefix))
+	if (strlen(prefix) < RS_COMMITMAP_DIGITS || strlen(prefix) > 64 || !rs_hex_is(prefix))
 		return rs_error_set(RS_EUSAGE, "'%s' is not %d to 64 hex digits of a commit", prefix,
 				    RS_COMMITMAP_DIGITS);
 	ps.bp.bucket = (int)bucket_of(RS_MAP_COMMITS, prefix);
@@ -589,7 +581,7 @@ int rs_commitmap_first(size_t *at, int *found, git_repository *repo, git_tree *s
 		git_blob *blob = NULL;
 
 		if (strlen(commits[i]) < RS_COMMITMAP_DIGITS || strlen(commits[i]) > 64 ||
-		    !is_hex(commits[i])) {
+		    !rs_hex_is(commits[i])) {
 			err = rs_error_set(RS_EUSAGE, "'%s' is not a commit id", commits[i]);
 			break;
 		}

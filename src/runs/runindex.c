@@ -190,15 +190,6 @@ static int take_string(char **out, json_t *obj, const char *key, size_t maxlen)
 	return 0;
 }
 
-static int is_hex(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isxdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
 
 /* The line's numeric metrics into e->metrics (a new object; no "metrics": none). */
 static int take_metrics(struct rs_run_entry *e, json_t *root)
@@ -257,7 +248,7 @@ int rs_run_entry_parse(struct rs_run_entry *out, const char *line, size_t len)
 		if (err)
 			goto out;
 	}
-	if (!is_hex(e.commit)) {
+	if (!rs_hex_is(e.commit)) {
 		err = rs_error_set(RS_ECORRUPT, "commit '%s' is not hex", e.commit);
 		goto out;
 	}
@@ -1042,7 +1033,7 @@ static int query_prefix(char out[65], const char *q)
 	size_t n = strlen(q);
 	const char *t, *sha, *end;
 
-	if (n >= 4 && n <= 64 && is_hex(q)) {
+	if (n >= 4 && n <= 64 && rs_hex_is(q)) {
 		memcpy(out, q, n + 1);
 		return 1;
 	}
@@ -1059,7 +1050,7 @@ static int query_prefix(char out[65], const char *q)
 		return 0;
 	memcpy(out, sha, RS_RUN_SHA7);
 	out[RS_RUN_SHA7] = '\0';
-	return is_hex(out);
+	return rs_hex_is(out);
 }
 
 /* Whether runs[from..count) of `idx` hold the run `id`. */
@@ -1106,7 +1097,7 @@ int rs_runindex_load_queries(struct rs_runindex *idx, struct rs_repo *r, const c
 	for (size_t i = 0; i < n && !whole; i++) {
 		size_t len = strlen(queries[i]);
 
-		if (!(len >= 4 && len <= 64 && is_hex(queries[i])))
+		if (!(len >= 4 && len <= 64 && rs_hex_is(queries[i])))
 			whole = !holds_id(idx, base, queries[i]);
 	}
 	if (whole)
@@ -1144,7 +1135,7 @@ int rs_runindex_first_profiled(size_t *at, int *found, struct rs_repo *r, const 
 		return rs_error_set(RS_EUSAGE, "more than %u commits to look for",
 				    RS_RUNS_MAX_CANDIDATES);
 	for (size_t i = 0; i < n; i++)
-		if (strlen(commits[i]) < 4 || strlen(commits[i]) > 64 || !is_hex(commits[i]))
+		if (strlen(commits[i]) < 4 || strlen(commits[i]) > 64 || !rs_hex_is(commits[i]))
 			return rs_error_set(RS_EUSAGE, "'%s' is not a commit id", commits[i]);
 	err = loader_open(&ld, &sub, &idx, r, rev);
 	if (err || !ld.l.count)
@@ -1243,7 +1234,7 @@ int rs_runindex_resolve(const struct rs_run_entry **out,
 			return 0;
 		}
 	}
-	if (qlen < 4 || qlen > 64 || !is_hex(query))
+	if (qlen < 4 || qlen > 64 || !rs_hex_is(query))
 		return rs_error_set(RS_ENOTFOUND,
 				    "no run '%s' (give a run id or at least 4 hex digits "
 				    "of a profiled commit; 'results list' shows them)", query);

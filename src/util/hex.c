@@ -10,6 +10,16 @@ int rs_hex_val(int c)
 	return rs_hex_val_lower(c);
 }
 
+int rs_hex_is(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (rs_hex_val((unsigned char)*s) < 0)
+			return 0;
+	return 1;
+}
+
 int rs_hex_val_lower(int c)
 {
 	if (c >= '0' && c <= '9')

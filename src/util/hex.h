@@ -19,6 +19,8 @@
 int rs_hex_val(int c);
 /* The same for lower-case digits only (0-9, a-f), or -1. */
 int rs_hex_val_lower(int c);
+/* Whether `s` is one or more hex digits of either case, and nothing else. */
+int rs_hex_is(const char *s);
 
 enum rs_slash {
 	RS_SLASH_KEEP,   /* '/' is written as is: a path */

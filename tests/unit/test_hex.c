@@ -27,6 +27,19 @@ static void test_hex_val(void **state)
 	assert_int_equal(rs_hex_val_lower('7'), 7);
 }
 
+/* rs_hex_is: one or more digits of either case, nothing else (commit prefixes of the run index) */
+static void test_hex_is(void **state)
+{
+	(void)state;
+	assert_true(rs_hex_is("0"));
+	assert_true(rs_hex_is("abcdef0123456789ABCDEF"));
+	assert_false(rs_hex_is(""));
+	assert_false(rs_hex_is("abcg"));
+	assert_false(rs_hex_is("12 3"));
+	assert_false(rs_hex_is("ab\xc3\xa9"));
+	assert_false(rs_hex_is("-1"));
+}
+
 static void test_encode(void **state)
 {
 	struct rs_buf b = RS_BUF_INIT;
@@ -77,6 +90,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hex_val),
+		cmocka_unit_test(test_hex_is),
 		cmocka_unit_test(test_encode),
 		cmocka_unit_test(test_decode),
 	};
