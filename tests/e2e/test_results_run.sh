@@ -141,9 +141,13 @@ pass "run: options after the command's first word are the command's"
 # a daemon left behind is not waited for forever
 mkdir -p "$T/o6"
 start=$(date +%s)
-expect_status 0 "$RESULTS" run --commit "$SHA" --out "$T/o6" -- sh -c 'sleep 30 >/dev/null 2>&1 &'
+# (its pid in a file, so that only this daemon is killed after: a pkill of
+# every 'sleep 30' killed another suite's daemon, running this test at the
+# same time on the same machine, before its linger was over)
+expect_status 0 "$RESULTS" run --commit "$SHA" --out "$T/o6" -- \
+	sh -c 'sleep 30 >/dev/null 2>&1 & echo $! >"$1"' sh "$T/daemon.pid"
 end=$(date +%s)
 [ $((end - start)) -lt 25 ] || fail "results run waited for a leftover daemon"
 grep -q "still running" "$T/err" || fail "no word about the leftover process"
-pkill -f 'sleep 30' || true
+kill "$(cat "$T/daemon.pid")" 2>/dev/null || true
 pass "run: leftover descendants waited for at most the linger"
