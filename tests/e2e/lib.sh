@@ -52,6 +52,17 @@ git lfs install --skip-repo >/dev/null
 
 pass() { echo "ok - $*"; }
 
+# peak COMMAND...: run it (output in $T/out, $T/err), print its peak RSS in MB and its status
+peak() {
+	T=$T python3 - "$@" <<'PY'
+import resource, subprocess, sys, os
+t = os.environ["T"]
+with open(t + "/out", "wb") as o, open(t + "/err", "wb") as e:
+    st = subprocess.call(sys.argv[1:], stdout=o, stderr=e)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, st)
+PY
+}
+
 # --- results repositories ----------------------------------------------------
 
 # store_url: the store the retention, gc and verify tests record to: a

@@ -8,18 +8,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh" test_capped_reads
 command -v python3 >/dev/null || fail "python3 is needed"
 
-# peak_rss_mb COMMAND...: run it (output in $T/out, $T/err), print its peak RSS in MB and status
-peak() {
-	python3 - "$@" <<'PY'
-import resource, subprocess, sys, os
-t = os.environ["T"]
-with open(t + "/out", "wb") as o, open(t + "/err", "wb") as e:
-    st = subprocess.call(sys.argv[1:], stdout=o, stderr=e)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, st)
-PY
-}
-export T
-
 results_repo "$T/repo"
 "$RESULTS" add "$RS_SOURCE_DIR/tests/data/tiny_pyinstrument_5.1.2.pyisession" \
 	--commit 0123456789abcdef0123456789abcdef01234567 >/dev/null

@@ -14,17 +14,6 @@ set -euo pipefail
 command -v python3 >/dev/null || fail "python3 is needed"
 command -v jq >/dev/null || fail "jq is needed"
 
-# peak COMMAND...: run it (output in $T/out, $T/err), print its peak RSS in MB and its status
-peak() {
-	python3 - "$@" <<'PY'
-import resource, subprocess, sys, os
-t = os.environ["T"]
-with open(t + "/out", "wb") as o, open(t + "/err", "wb") as e:
-    st = subprocess.call(sys.argv[1:], stdout=o, stderr=e)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, st)
-PY
-}
-export T
 SESSION=$RS_SOURCE_DIR/tests/data/tiny_pyinstrument_5.1.2.pyisession
 
 store_repo
