@@ -52,6 +52,22 @@ git lfs install --skip-repo >/dev/null
 
 pass() { echo "ok - $*"; }
 
+# partial_clone_setup STORE_URL: in a partial clone just checked out sparse
+# (the current directory), the settings results needs (the store's remote,
+# lfs-agent), and $T/missing: the ids of the objects the clone lacks, asked
+# without a lazy fetch. libgit2 does not open a repository with
+# extensions.worktreeConfig, which `git sparse-checkout set` turns on, so
+# it goes and core.sparseCheckout is set in the repository's own config.
+partial_clone_setup() {
+	git config --unset extensions.worktreeConfig || [ $? = 5 ] || fail "unset extensions.worktreeConfig"
+	git config core.sparseCheckout true
+	git config results.remote "$1"
+	git config lfs.standalonetransferagent results
+	git config lfs.customtransfer.results.path "$AGENT"
+	git rev-list --objects --missing=print HEAD >"$T/objects" || fail "git rev-list --missing=print"
+	sed -n 's/^?//p' "$T/objects" >"$T/missing"
+}
+
 # peak COMMAND...: run it (output in $T/out, $T/err), print its peak RSS in MB and its status
 peak() {
 	T=$T python3 - "$@" <<'PY'

@@ -24,17 +24,9 @@ git sparse-checkout set --no-cone '/*' '!/*/' '/index/' '!/index/*/' '!/index/*.
 	'/index/branches/' '/index/2021-02.jsonl' '/index/2021-02/' '/runs/2021/02/' ||
 	fail "git sparse-checkout set"
 GIT_LFS_SKIP_SMUDGE=1 git checkout -q main || fail "the sparse checkout"
-# libgit2 does not open a repository with extensions.worktreeConfig
-git config --unset extensions.worktreeConfig || [ $? = 5 ] || fail "unset extensions.worktreeConfig"
-git config core.sparseCheckout true
 # A partial clone is repositoryformatversion 1: libgit2 1.5 leaks pcre2
 # match data opening it; tests/lsan.supp (lib.sh) suppresses that leak only.
-git config results.remote "file://$T/h/store"
-git config lfs.standalonetransferagent results
-git config lfs.customtransfer.results.path "$AGENT"
-# what the clone lacks, asked without a lazy fetch
-git rev-list --objects --missing=print HEAD >"$T/objects" || fail "git rev-list --missing=print"
-sed -n 's/^?//p' "$T/objects" >"$T/missing"
+partial_clone_setup "file://$T/h/store"
 grep -q "$(git rev-parse HEAD:index/2021-01.jsonl)" "$T/missing" || fail "January's shard is in the partial clone"
 old_run=$(git ls-tree -r HEAD runs/2021/01/21 | awk '$4 ~ /run.json$/ && !n++ { print $3 }')  # no early exit: SIGPIPE under pipefail
 grep -q "$old_run" "$T/missing" || fail "January's run.json is in the partial clone"

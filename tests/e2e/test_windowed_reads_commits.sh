@@ -37,14 +37,7 @@ git sparse-checkout set --no-cone '/*' '!/*/' '/index/' '!/index/*/' '!/index/*.
 	'/index/2021-01/0002.jsonl' "/$X_PATH/" ||
 	fail "git sparse-checkout set"
 GIT_LFS_SKIP_SMUDGE=1 git checkout -q main || fail "the sparse checkout"
-# libgit2 does not open a repository with extensions.worktreeConfig
-git config --unset extensions.worktreeConfig || [ $? = 5 ] || fail "unset extensions.worktreeConfig"
-git config core.sparseCheckout true
-git config results.remote "file://$T/h/store"
-git config lfs.standalonetransferagent results
-git config lfs.customtransfer.results.path "$AGENT"
-git rev-list --objects --missing=print HEAD >"$T/objects" || fail "git rev-list --missing=print"
-sed -n 's/^?//p' "$T/objects" >"$T/missing"
+partial_clone_setup "file://$T/h/store"
 for s in index/2021-01.jsonl index/2021-01/0003.jsonl index/2021-01/0004.jsonl; do
 	grep -q "$(git rev-parse "HEAD:$s")" "$T/missing" || fail "$s is in the partial clone"
 done
