@@ -438,6 +438,38 @@ static void test_bad_bytes(void **state)
 		assert_int_equal(git_index_entrycount(idx), 6);
 		git_index_free(idx);
 	}
+	/*
+	 * A TREE that is no cache tree: dropped on write, all else kept, also
+	 * when the bytes written just before it are a new entry's (what was
+	 * put of the tree is taken back, the entry's bytes are not).
+	 */
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, good.ptr, good.len - 20), 0);
+	/* the root (invalid, one subtree), then a subtree cut short */
+	assert_int_equal(rs_buf_put(&b, "TREE\0\0\0\x0b\0" "-1 1\nsub\0x", 19), 0);
+	assert_int_equal(rs_buf_put(&b, good.ptr + good.len - 20, 20), 0);
+	put_file(fx->index, b.ptr, b.len);
+	{
+		struct rs_index_file *f = NULL;
+		struct rs_index_edit e[1];
+		git_index *idx = NULL;
+		const git_index_entry *ie;
+
+		assert_int_equal(rs_index_file_open(&f, fx->index, 1), 0);
+		edit(&e[0], "zzz/last", 9, 0);
+		assert_int_equal(rs_index_file_commit(f, e, 1, NULL), 0);
+		rs_index_file_free(f);
+		read_file(&b, fx->index);
+		assert_null(memmem(b.ptr, b.len, "TREE", 4));
+		assert_null(memmem(b.ptr, b.len, "-1 1\n", 5));
+		/* libgit2 checks the trailer's SHA-1 */
+		assert_int_equal(git_index_open(&idx, fx->index), 0);
+		assert_int_equal(git_index_entrycount(idx), 6);
+		ie = git_index_get_bypath(idx, "zzz/last", 0);
+		assert_non_null(ie);
+		assert_int_equal(ie->file_size, 9);
+		git_index_free(idx);
+	}
 	rs_buf_release(&good);
 	rs_buf_release(&b);
 }
