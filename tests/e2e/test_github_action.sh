@@ -12,7 +12,10 @@
 # index/ collapsed in git's sparse index, out of the work tree; not by
 # default), and a second run on top in the same checkout works;
 # then a developer clone fetches run 1's session byte for byte (it went
-# through lfs-agent into the store), and bad inputs exit 2 naming them.
+# through lfs-agent into the store); the action's own clone (input clone)
+# over git's smart HTTP with a token: shallow and sparse, every git call
+# authenticated, the token written nowhere, a kept clone reused; and bad
+# inputs exit 2 naming them.
 #
 # The programs: the build's, or with RS_ACTION_INSTALLED=1 the installed
 # package's (/usr/bin; .ci/run installs build-release/results_*.deb), and
@@ -144,6 +147,79 @@ fetched=$(results fetch "$SHA1" -o "$T/fetched" | tail -1)
 cmp "$T/s1.pyisession" "$fetched" || fail "run 1's session fetched from the store differs"
 cd "$T"
 pass "a developer clone fetches run 1's session from the store, byte for byte"
+
+# --- the action makes its own clone (input clone), over authenticated HTTP --------------
+# git's smart HTTP behind a token check (tests/servers/git-http.py): each
+# git call of the step (the clone, the fetches of files the partial clone
+# lacks, the push) must carry the token, which must show nowhere (the log,
+# the outputs, the summary, the clone's config).
+SECRET=tok-$$-s3cr3t
+SECRET64=$(printf 'x-access-token:%s' "$SECRET" | base64 -w0)
+git -C "$T/origin.git" config uploadpack.allowFilter true
+git -C "$T/origin.git" config http.receivepack true
+mkdir -p "$T/git-http"
+setsid python3 "$SERVERS/git-http.py" "$T" "x-access-token:$SECRET" "$T/git-http" \
+	>"$T/git-http/port" 2>"$T/git-http/log" </dev/null &
+echo $! >"$T/git-http/pid"
+on_exit() { kill "$(cat "$T/git-http/pid")" 2>/dev/null || true; }
+for _ in $(seq 100); do grep -q '^PORT=' "$T/git-http/port" && break; sleep 0.1; done
+URL="http://127.0.0.1:$(sed -n 's/^PORT=//p' "$T/git-http/port")/origin.git"
+[ "$URL" != "http://127.0.0.1:/origin.git" ] || fail "the git HTTP server did not start: $(cat "$T/git-http/log")"
+clone_job() { # clone_job NAME FOLDER [VAR=VALUE...]: the action with input clone
+	local name=$1 dir=$2 st=0
+	shift 2
+	: >"$T/$name.output"
+	: >"$T/$name.summary"
+	env GITHUB_OUTPUT="$T/$name.output" GITHUB_STEP_SUMMARY="$T/$name.summary" INPUT_CLONE="$URL" \
+		INPUT_CLONE_TOKEN="$SECRET" INPUT_REPOSITORY="$dir" INPUT_SESSION="$T/s2.pyisession" \
+		INPUT_TRIGGER=nightly "$@" bash "$ACTION" >"$T/$name.out" 2>"$T/$name.err" || st=$?
+	echo "$st" >"$T/$name.status"
+}
+no_secret() { # no_secret WHAT FILE...: the token, plain or in its header, in none of them
+	! grep -q -e "$SECRET" -e "$SECRET64" "${@:2}" || fail "$1: the token shows in $(grep -l -e "$SECRET" -e "$SECRET64" "${@:2}")"
+}
+SHA5=5555555555555555555555555555555555555555
+SHA6=6666666666666666666666666666666666666666
+clone_job cl1 "$T/cl" INPUT_COMMIT=$SHA5
+[ "$(cat "$T/cl1.status")" = 0 ] || { cat "$T/cl1.err" "$T/git-http/log" >&2; fail "the run with input clone exited $(cat "$T/cl1.status")"; }
+[ "$(out cl1 pushed)" = true ] || fail "the run with input clone was not pushed"
+[ "$(git --git-dir="$T/origin.git" rev-parse main)" = "$(git -C "$T/cl" rev-parse HEAD)" ] ||
+	fail "the remote's main is not the clone's new commit"
+git --git-dir="$T/origin.git" show --name-only --format= main | grep -q "5555555/run.json" || fail "run 5 not pushed"
+[ -n "$(out cl1 baseline)" ] || fail "no baseline: the check did not read the earlier runs ($(out cl1 verdict))"
+[ "$(git -C "$T/cl" rev-parse --is-shallow-repository)" = true ] || fail "the action's clone is not shallow"
+is_sparse "$T/cl" "the action's own clone"
+[ ! -s "$T/git-http/denied" ] || fail "git calls without the token: $(sort -u "$T/git-http/denied" | head -3)"
+no_secret "the run with input clone" "$T/cl1.out" "$T/cl1.err" "$T/cl1.output" "$T/cl1.summary" "$T/cl/.git/config"
+pass "input clone: results clone over authenticated HTTP (shallow, sparse), recorded, checked, pushed; the token never written"
+
+# a clone kept from an earlier job, after another job pushed: brought to the tip, the run on top
+job ci6 INPUT_SESSION="$T/s2.pyisession" INPUT_COMMIT=$SHA6 INPUT_TRIGGER=manual
+[ "$(cat "$T/ci6.status")" = 0 ] || { cat "$T/ci6.err" >&2; fail "the job between the two clone runs exited $(cat "$T/ci6.status")"; }
+clone_job cl2 "$T/cl" INPUT_COMMIT=$SHA5 INPUT_TRIGGER=manual
+[ "$(cat "$T/cl2.status")" = 0 ] || { cat "$T/cl2.err" >&2; fail "the second run in the kept clone exited $(cat "$T/cl2.status")"; }
+grep -q "bringing the clone in '$T/cl' to the tip of 'main'" "$T/cl2.err" || fail "the kept clone was not reused: $(cat "$T/cl2.err")"
+[ "$(git --git-dir="$T/origin.git" rev-parse main)" = "$(git -C "$T/cl" rev-parse HEAD)" ] &&
+	[ "$(git -C "$T/cl" rev-parse HEAD~1)" = "$(git --git-dir="$T/origin.git" rev-parse main~1)" ] &&
+	git --git-dir="$T/origin.git" show --name-only --format= main~1 | grep -q "6666666/run.json" ||
+	fail "the second run is not on top of the other job's"
+is_sparse "$T/cl" "the kept clone after its second run"
+[ ! -s "$T/git-http/denied" ] || fail "git calls without the token: $(sort -u "$T/git-http/denied" | head -3)"
+pass "input clone: a clone kept from an earlier job is brought to the remote's tip and the run goes on top"
+
+# without the token the host refuses, and the step says so
+clone_job cl3 "$T/cl3" INPUT_COMMIT=$SHA5 INPUT_CLONE_TOKEN= INPUT_TOKEN= GITHUB_TOKEN=
+[ "$(cat "$T/cl3.status")" = 5 ] && grep -q "results clone of '$URL' failed" "$T/cl3.err" ||
+	fail "a clone without the token: exit $(cat "$T/cl3.status"): $(cat "$T/cl3.err")"
+[ -s "$T/git-http/denied" ] || fail "the server saw no request without the token"
+mkdir -p "$T/full" && echo x >"$T/full/file"
+clone_job cl4 "$T/full" INPUT_COMMIT=$SHA5
+[ "$(cat "$T/cl4.status")" = 2 ] && grep -q "'$T/full' holds other files" "$T/cl4.err" ||
+	fail "clone into a folder of other files: exit $(cat "$T/cl4.status"): $(cat "$T/cl4.err")"
+job bad6 INPUT_SESSION="$T/s1.pyisession" INPUT_COMMIT=$SHA1 INPUT_CLONE=-upload-pack=evil
+[ "$(cat "$T/bad6.status")" = 2 ] && grep -q "the input 'clone' must be a git URL" "$T/bad6.err" ||
+	fail "an option as the clone URL: $(cat "$T/bad6.err")"
+pass "input clone: refused without the token (exit 5), into a folder of other files and for a non-URL (exit 2)"
 
 # --- bad inputs ------------------------------------------------------------------------
 job bad1 INPUT_COMMIT=$SHA1
