@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `results add` in two clones of different sizes (issue 21: the add at
 # 100,000 runs within 1.5x of the add at 1,000): ADDS (default 20) adds in
-# each, late in its history's last month, and the medians of their wall
-# time and CPU time (perf stat task-clock: what the add itself spends,
+# each, one in each in turn (so that both see the same load), each 10 s
+# after its clone's last commit (late in its history's last month), and
+# the medians of their wall time and CPU time (perf stat task-clock: what the add itself spends,
 # which the load of other processes on the machine inflates far less than
 # the wall time), then the ratios SECOND / FIRST.
 #
@@ -33,23 +34,20 @@ printf '{"population": 1000}\n' >"$W/stats.json"
 now() { date +%s.%N; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# adds CLONE: "wall cpu" medians of ADDS adds
-adds() {
-	local last t0 t1 k
-	cd "$1"
-	last=$(git log -1 --format=%ct)
-	: >"$W/times"
-	for k in $(seq 1 "$ADDS"); do
-		t0=$(now)
-		RESULTS_RECORDED_AT=$((last + k * 10)) perf stat -x, -e task-clock -o "$W/perf" \
-			"$RESULTS" add "$W/b.pyisession" --commit "$(printf '%040x' "$((k + 7000))")" \
-			--branch main --trigger nightly --stats "$W/stats.json" >/dev/null 2>"$W/err" ||
-			{ cat "$W/err" >&2; exit 1; }
-		t1=$(now)
-		echo "$(echo "$t1 - $t0" | bc -l) $(awk -F, '$3 == "task-clock" { print $1 / 1000 }' "$W/perf")" >>"$W/times"
-	done
-	echo "$(cut -d' ' -f1 "$W/times" | median) $(cut -d' ' -f2 "$W/times" | median)"
+# one_add CLONE K: one add in it, "wall cpu" appended to $W/times.<slot>
+one_add() {
+	local t0 t1 last
+	last=$(git -C "$1" log -1 --format=%ct)
+	t0=$(now)
+	(cd "$1" && RESULTS_RECORDED_AT=$((last + 10)) perf stat -x, -e task-clock -o "$W/perf" \
+		"$RESULTS" add "$W/b.pyisession" --commit "$(printf '%040x' "$(($2 + 7000))")" \
+		--branch main --trigger nightly --stats "$W/stats.json" >/dev/null 2>"$W/err") ||
+		{ cat "$W/err" >&2; exit 1; }
+	t1=$(now)
+	echo "$(echo "$t1 - $t0" | bc -l) $(awk -F, '$3 == "task-clock" { print $1 / 1000 }' "$W/perf")"
 }
+# medians FILE: "wall cpu"
+medians() { echo "$(cut -d' ' -f1 "$1" | median) $(cut -d' ' -f2 "$1" | median)"; }
 index_kind() { # sparse, or the version of the full index
 	if python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); sys.exit(b"sdir" not in b[-40:])' \
 		"$1/.git/index"; then
@@ -76,10 +74,17 @@ if [ "${INIT_SPARSE:-0}" = 1 ]; then
 	init_sparse "$1"
 	init_sparse "$2"
 fi
-read -r w1 c1 < <(adds "$1")
+# the two clones' adds alternate, so that both see the same load on the machine
+: >"$W/t1"
+: >"$W/t2"
+for k in $(seq 1 "$ADDS"); do
+	one_add "$1" "$k" >>"$W/t1"
+	one_add "$2" "$k" >>"$W/t2"
+done
+read -r w1 c1 < <(medians "$W/t1")
+read -r w2 c2 < <(medians "$W/t2")
 printf '%-60s %7.3f s wall %7.3f s CPU  (%s, %d KB .git/index)\n' "$1" "$w1" "$c1" \
 	"$(index_kind "$1")" "$(( $(stat -c %s "$1/.git/index") / 1024 ))"
-read -r w2 c2 < <(adds "$2")
 printf '%-60s %7.3f s wall %7.3f s CPU  (%s, %d KB .git/index)\n' "$2" "$w2" "$c2" \
 	"$(index_kind "$2")" "$(( $(stat -c %s "$2/.git/index") / 1024 ))"
 printf 'second / first: x%.2f wall, x%.2f CPU (target: within 1.5x); load %s\n' \

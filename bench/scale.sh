@@ -26,6 +26,10 @@
 #     commit of 500 candidates whose last only is profiled (list
 #     --first-profiled, through the commit map), and what the action did
 #     for it before: list --json --limit 0 (every run);
+#   - results add, ADDS times late in the busy month, in the clone the
+#     docs and the GitHub Action's input `clone` make (`results clone` of
+#     the history's remote: shallow, partial, git's sparse index): the
+#     median (add_devclone);
 #   - references measured in the same run: git rev-parse HEAD, git log -1
 #     (process start-up included), and git status (which reads .git/index,
 #     as add must).
@@ -76,7 +80,7 @@ echo "# machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '{"population": 1000}\n' >"$W/stats.json"
 
 declare -A F   # F[name,size] = seconds or bytes
-names=(ref_revparse ref_log ref_status add_late add_early bytes_late bytes_early list check trend site_full site_incr check_first_pr
+names=(ref_revparse ref_log ref_status add_late add_early add_devclone bytes_late bytes_early list check trend site_full site_incr check_first_pr
 	pr_check_old pr_check_recent pr_compare_old pr_nearest pr_list_all)
 json_field() { python3 -c 'import json,sys; v=json.load(sys.stdin); print(eval("v" + sys.argv[1]))' "$1"; }
 for n in $SIZES; do
@@ -125,6 +129,15 @@ for n in $SIZES; do
 	RESULTS_RECORDED_AT=$((next + 100060)) "$RESULTS" add "$W/b.pyisession" --commit "$(printf '%040x' 6000)" \
 		--branch "pr/first-$n" --trigger pr --stats "$W/stats.json" >/dev/null
 	F[check_first_pr,$n]=$(timed3 "$RESULTS" check)
+	# the clone the docs and the action's input clone make, of the same history
+	git -C "$H/remote.git" config uploadpack.allowFilter true
+	rm -rf "${W:?}/dev$n"
+	"$RESULTS" clone "file://$H/remote.git" "$W/dev$n" >/dev/null
+	cd "$W/dev$n"
+	last=$(git log -1 --format=%ct)
+	F[add_devclone,$n]=$(for k in $(seq 1 "$ADDS"); do add_at $((last + k * 10)) $((k + 7000)); done | median)
+	cd "$H/clone"
+	rm -rf "${W:?}/dev$n"
 	echo "size $n done: history in $H"
 done
 
@@ -147,5 +160,7 @@ for n in $SIZES; do
 	printf 'add at %d runs: late in a month of %d runs / early in a new month = x%.2f; / add at %d runs (early) = x%.2f\n' \
 		"$n" "$((BUSY < n ? BUSY : n - 1))" "$(echo "${F[add_late,$n]} / ${F[add_early,$n]}" | bc -l)" \
 		"$first" "$(echo "${F[add_late,$n]} / ${F[add_early,$first]}" | bc -l)"
+	printf 'add at %d runs in the clone results clone makes / the same at %d runs = x%.2f\n' \
+		"$n" "$first" "$(echo "${F[add_devclone,$n]} / ${F[add_devclone,$first]}" | bc -l)"
 done
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
