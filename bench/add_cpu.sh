@@ -5,7 +5,8 @@
 # after its clone's last commit (late in its history's last month), and
 # the medians of their wall time and CPU time (perf stat task-clock: what the add itself spends,
 # which the load of other processes on the machine inflates far less than
-# the wall time), then the ratios SECOND / FIRST.
+# the wall time), then the ratios SECOND / FIRST; and, as a reference, git's
+# own update of each clone's index for one new file.
 #
 #   RS_BIN_DIR=build bench/add_cpu.sh SMALL_CLONE LARGE_CLONE
 #
@@ -74,6 +75,27 @@ if [ "${INIT_SPARSE:-0}" = 1 ]; then
 	init_sparse "$1"
 	init_sparse "$2"
 fi
+# The reference: git's own update of that index for one new file (`git
+# update-index --add`, which rewrites .git/index as any git command that
+# stages does), medians of 5, the file then taken out again.
+git_index_ref() {
+	local k t0 t1
+	: >"$W/ref"
+	for k in 1 2 3 4 5; do
+		echo "$k" >"$1/rs-bench-ref-file"
+		t0=$(now)
+		git -C "$1" update-index --add rs-bench-ref-file
+		t1=$(now)
+		echo "$t1 - $t0" | bc -l >>"$W/ref"
+		git -C "$1" update-index --force-remove rs-bench-ref-file
+		rm -f "$1/rs-bench-ref-file"
+	done
+	median <"$W/ref"
+}
+r1=$(git_index_ref "$1")
+r2=$(git_index_ref "$2")
+printf 'reference, git update-index --add of one file: %.3f s and %.3f s (x%.2f)\n' "$r1" "$r2" \
+	"$(echo "$r2 / $r1" | bc -l)"
 # the two clones' adds alternate, so that both see the same load on the machine
 : >"$W/t1"
 : >"$W/t2"
