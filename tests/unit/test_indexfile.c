@@ -365,6 +365,19 @@ static void refused(struct fixture *fx, const struct rs_buf *bytes, int code)
 	assert_false(rs_fs_exists(fx->lock));
 }
 
+/* One new entry `path` spliced into the index, the file read back into `b`. */
+static void splice_one(struct fixture *fx, const char *path, int n, struct rs_buf *b)
+{
+	struct rs_index_file *f = NULL;
+	struct rs_index_edit e[1];
+
+	assert_int_equal(rs_index_file_open(&f, fx->index, 1), 0);
+	edit(&e[0], path, n, 0);
+	assert_int_equal(rs_index_file_commit(f, e, 1, NULL), 0);
+	rs_index_file_free(f);
+	read_file(b, fx->index);
+}
+
 /* Damaged, hostile or unsupported bytes: refused before any write. */
 static void test_bad_bytes(void **state)
 {
@@ -424,15 +437,9 @@ static void test_bad_bytes(void **state)
 	set_be32(b.ptr + good.len - 16, 0);
 	put_file(fx->index, b.ptr, b.len);
 	{
-		struct rs_index_file *f = NULL;
-		struct rs_index_edit e[1];
 		git_index *idx = NULL;
 
-		assert_int_equal(rs_index_file_open(&f, fx->index, 1), 0);
-		edit(&e[0], "new", 1, 0);
-		assert_int_equal(rs_index_file_commit(f, e, 1, NULL), 0);
-		rs_index_file_free(f);
-		read_file(&b, fx->index);
+		splice_one(fx, "new", 1, &b);
 		assert_null(memmem(b.ptr, b.len, "ABCD", 4));
 		assert_int_equal(git_index_open(&idx, fx->index), 0);
 		assert_int_equal(git_index_entrycount(idx), 6);
@@ -450,16 +457,10 @@ static void test_bad_bytes(void **state)
 	assert_int_equal(rs_buf_put(&b, good.ptr + good.len - 20, 20), 0);
 	put_file(fx->index, b.ptr, b.len);
 	{
-		struct rs_index_file *f = NULL;
-		struct rs_index_edit e[1];
 		git_index *idx = NULL;
 		const git_index_entry *ie;
 
-		assert_int_equal(rs_index_file_open(&f, fx->index, 1), 0);
-		edit(&e[0], "zzz/last", 9, 0);
-		assert_int_equal(rs_index_file_commit(f, e, 1, NULL), 0);
-		rs_index_file_free(f);
-		read_file(&b, fx->index);
+		splice_one(fx, "zzz/last", 9, &b);
 		assert_null(memmem(b.ptr, b.len, "TREE", 4));
 		assert_null(memmem(b.ptr, b.len, "-1 1\n", 5));
 		/* libgit2 checks the trailer's SHA-1 */
