@@ -216,11 +216,13 @@ clone_auth() {
 if [ -n "$CLONE" ]; then
 	clone_auth
 	if [ -d "$REPOSITORY/.git" ] && [ "$(git -C "$REPOSITORY" config remote.origin.url)" = "$CLONE" ]; then
-		# kept from an earlier job: the remote's tip, as the push's retry does
+		# kept from an earlier job: the branch at the remote's tip, checked out
+		# (what an earlier job left in the work tree goes, as the push's retry's
+		# reset does)
 		b=${CLONE_BRANCH:-$(git -C "$REPOSITORY" symbolic-ref --short -q HEAD)} ||
 			die 8 "the clone in '$REPOSITORY' is not on a branch"
 		say "bringing the clone in '$REPOSITORY' to the tip of '$b'"
-		git -C "$REPOSITORY" fetch -q origin "$b" && git -C "$REPOSITORY" reset -q --hard FETCH_HEAD ||
+		git -C "$REPOSITORY" fetch -q origin "$b" && git -C "$REPOSITORY" checkout -q -f -B "$b" FETCH_HEAD ||
 			die 5 "cannot fetch '$b' from '$CLONE' into '$REPOSITORY'"
 	elif [ -e "$REPOSITORY" ] && [ -n "$(ls -A "$REPOSITORY")" ]; then
 		die 2 "the input 'clone' needs an empty folder or a clone of '$CLONE': '$REPOSITORY' holds other files"
