@@ -207,6 +207,18 @@ is_sparse "$T/cl" "the kept clone after its second run"
 [ ! -s "$T/git-http/denied" ] || fail "git calls without the token: $(sort -u "$T/git-http/denied" | head -3)"
 pass "input clone: a clone kept from an earlier job is brought to the remote's tip and the run goes on top"
 
+# the kept clone asked for another branch: that branch is checked out at its tip, main left alone
+git --git-dir="$T/origin.git" branch other main~1
+main_before=$(git --git-dir="$T/origin.git" rev-parse main)
+clone_job cl5 "$T/cl" INPUT_COMMIT=$SHA6 INPUT_CLONE_BRANCH=other
+[ "$(cat "$T/cl5.status")" = 0 ] || { cat "$T/cl5.err" >&2; fail "the kept clone on branch other exited $(cat "$T/cl5.status")"; }
+[ "$(git --git-dir="$T/origin.git" rev-parse main)" = "$main_before" ] || fail "a run for branch other moved main"
+[ "$(git -C "$T/cl" symbolic-ref --short HEAD)" = other ] &&
+	[ "$(git --git-dir="$T/origin.git" rev-parse other)" = "$(git -C "$T/cl" rev-parse HEAD)" ] &&
+	[ "$(git --git-dir="$T/origin.git" rev-parse other~1)" = "$(git --git-dir="$T/origin.git" rev-parse main~1)" ] ||
+	fail "the run is not on top of branch other"
+pass "input clone-branch: the kept clone checks that branch out at its tip and records there, main untouched"
+
 # without the token the host refuses, and the step says so
 clone_job cl3 "$T/cl3" INPUT_COMMIT=$SHA5 INPUT_CLONE_TOKEN= INPUT_TOKEN= GITHUB_TOKEN=
 [ "$(cat "$T/cl3.status")" = 5 ] && grep -q "results clone of '$URL' failed" "$T/cl3.err" ||
