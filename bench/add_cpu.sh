@@ -3,9 +3,9 @@
 # 100,000 runs within 1.5x of the add at 1,000): ADDS (default 20) adds in
 # each, one in each in turn (so that both see the same load), each 10 s
 # after its clone's last commit (late in its history's last month), and
-# the medians of their wall time and CPU time (perf stat task-clock: what the add itself spends,
-# which the load of other processes on the machine inflates far less than
-# the wall time), then the ratios SECOND / FIRST; and, as a reference, git's
+# the medians of their wall time and CPU time (perf stat task-clock: what
+# the add itself spends, which the load of other processes on the machine
+# inflates far less than the wall time), then the ratios SECOND / FIRST; and, as a reference, git's
 # own update of each clone's index for one new file.
 #
 #   RS_BIN_DIR=build bench/add_cpu.sh SMALL_CLONE LARGE_CLONE
@@ -35,7 +35,7 @@ printf '{"population": 1000}\n' >"$W/stats.json"
 now() { date +%s.%N; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# one_add CLONE K: one add in it, "wall cpu" appended to $W/times.<slot>
+# one_add CLONE K: one add in it; prints "wall cpu"
 one_add() {
 	local t0 t1 last
 	last=$(git -C "$1" log -1 --format=%ct)

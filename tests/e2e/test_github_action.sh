@@ -49,15 +49,20 @@ SHA2=2222222222222222222222222222222222222222
 SHA3=3333333333333333333333333333333333333333
 
 # job N: a fresh clone of the results repository, then the action's step
-job() { # job NAME [VAR=VALUE...]: runs the action; status in $T/NAME.status
+# run_action NAME [VAR=VALUE...]: the action's step; its output, summary,
+# stdout, stderr and status in $T/NAME.*
+run_action() {
 	local name=$1 st=0
 	shift
-	git clone -q "$T/origin.git" "$T/$name" 2>/dev/null
 	: >"$T/$name.output"
 	: >"$T/$name.summary"
 	env GITHUB_OUTPUT="$T/$name.output" GITHUB_STEP_SUMMARY="$T/$name.summary" \
-		INPUT_REPOSITORY="$T/$name" "$@" bash "$ACTION" >"$T/$name.out" 2>"$T/$name.err" || st=$?
+		"$@" bash "$ACTION" >"$T/$name.out" 2>"$T/$name.err" || st=$?
 	echo "$st" >"$T/$name.status"
+}
+job() { # job NAME [VAR=VALUE...]: the action in a fresh clone $T/NAME
+	git clone -q "$T/origin.git" "$T/$1" 2>/dev/null
+	run_action "$1" INPUT_REPOSITORY="$T/$1" "${@:2}"
 }
 out() { sed -n "s/^$2=//p" "$T/$1.output"; }
 
@@ -112,12 +117,9 @@ is_sparse() {
 is_sparse "$T/ci1" "the first run's checkout"
 is_sparse "$T/ci2" "the second run's checkout"
 # a second run on top, in the same checkout: init --sparse again, add, push
-: >"$T/ci2b.output"
-st=0
-env GITHUB_OUTPUT="$T/ci2b.output" GITHUB_STEP_SUMMARY=/dev/null INPUT_REPOSITORY="$T/ci2" INPUT_SPARSE=true \
-	INPUT_SESSION="$T/s2.pyisession" INPUT_COMMIT=$SHA2 INPUT_TRIGGER=manual bash "$ACTION" \
-	>"$T/ci2b.out" 2>"$T/ci2b.err" || st=$?
-[ "$st" = 0 ] || { cat "$T/ci2b.err" >&2; fail "a second run in the same checkout exited $st"; }
+run_action ci2b INPUT_REPOSITORY="$T/ci2" INPUT_SPARSE=true INPUT_SESSION="$T/s2.pyisession" \
+	INPUT_COMMIT=$SHA2 INPUT_TRIGGER=manual
+[ "$(cat "$T/ci2b.status")" = 0 ] || { cat "$T/ci2b.err" >&2; fail "a second run in the same checkout exited $(cat "$T/ci2b.status")"; }
 grep -q "^sparse: *already" "$T/ci2b.err" || fail "the second run's init: $(grep '^sparse' "$T/ci2b.err")"
 [ "$(out ci2b pushed)" = true ] || fail "the second run in the same checkout was not pushed"
 is_sparse "$T/ci2" "after a second run in the same checkout"
@@ -166,14 +168,8 @@ for _ in $(seq 100); do grep -q '^PORT=' "$T/git-http/port" && break; sleep 0.1;
 URL="http://127.0.0.1:$(sed -n 's/^PORT=//p' "$T/git-http/port")/origin.git"
 [ "$URL" != "http://127.0.0.1:/origin.git" ] || fail "the git HTTP server did not start: $(cat "$T/git-http/log")"
 clone_job() { # clone_job NAME FOLDER [VAR=VALUE...]: the action with input clone
-	local name=$1 dir=$2 st=0
-	shift 2
-	: >"$T/$name.output"
-	: >"$T/$name.summary"
-	env GITHUB_OUTPUT="$T/$name.output" GITHUB_STEP_SUMMARY="$T/$name.summary" INPUT_CLONE="$URL" \
-		INPUT_CLONE_TOKEN="$SECRET" INPUT_REPOSITORY="$dir" INPUT_SESSION="$T/s2.pyisession" \
-		INPUT_TRIGGER=nightly "$@" bash "$ACTION" >"$T/$name.out" 2>"$T/$name.err" || st=$?
-	echo "$st" >"$T/$name.status"
+	run_action "$1" INPUT_CLONE="$URL" INPUT_CLONE_TOKEN="$SECRET" INPUT_REPOSITORY="$2" \
+		INPUT_SESSION="$T/s2.pyisession" INPUT_TRIGGER=nightly "${@:3}"
 }
 no_secret() { # no_secret WHAT FILE...: the token, plain or in its header, in none of them
 	! grep -q -e "$SECRET" -e "$SECRET64" "${@:2}" || fail "$1: the token shows in $(grep -l -e "$SECRET" -e "$SECRET64" "${@:2}")"
