@@ -7,8 +7,9 @@
 #               remote, stored bytes, and the agent's peak RSS.
 # Prints MB/s and ratios; never fails on a target (it is not a test).
 #
-# usage: bench/agent.sh [BUILD_DIR] [SIZE|FILE]   (defaults: build, 300M)
+# usage: [ROUNDS=3] bench/agent.sh [BUILD_DIR] [SIZE|FILE]   (defaults: build, 300M)
 #        FILE: an existing session (a real one) instead of a generated one
+#        ROUNDS: how many times each is measured (medians are compared)
 set -euo pipefail
 
 BUILD=$(cd "${1:-build}" && pwd)
@@ -45,30 +46,29 @@ fi
 BYTES=$(stat -c %s "$F")
 cat "$F" >/dev/null # warm the page cache for every contender alike
 
-timeit t_sha openssl dgst -sha256 "$F" >/dev/null
-timeit t_zstd zstd -q -3 -T1 -f "$F" -o "$T/whole.zst"
-# zstd's own CPU seconds (user + system), for the ratio of CPU times
-ZSTD_CPU=$( { /usr/bin/time -f '%U %S' zstd -q -3 -T1 -f "$F" -o "$T/whole2.zst" 2>&1 >/dev/null; } |
+# Each contender is measured ROUNDS times, in turn (zstd, git-lfs's push,
+# ours; then the pulls), and the medians are compared: the load of the
+# machine then weighs on both alike. Before every pull, a file of three
+# times the session is written and deleted, so that each pull finds the
+# same free memory: on a VM, pages the guest has not touched for a while
+# cost several times more to fill (writing 224 MB here: 0.68 s of system
+# time the first time, 0.06 s the next), and git-lfs's own file:// pull
+# writes the object once (it hard-links it from the remote,
+# lfshttp/standalone in git-lfs 3.3) where lfs-agent writes it twice (its
+# download, then git-lfs's checkout).
+ROUNDS=${ROUNDS:-3}
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ZSTD_CPU=$( { /usr/bin/time -f '%U %S' zstd -q -3 -T1 -f "$F" -o "$T/whole.zst" 2>&1 >/dev/null; } |
 	awk '{ printf "%.3f", $1 + $2 }')
-rm -f "$T/whole2.zst"
 ZSTD_BYTES=$(stat -c %s "$T/whole.zst")
 
-# --- git-lfs's own file:// transfer ---------------------------------------------
-git init -q --bare "$T/ref.git"
+# --- the two clients' repositories, each with the session committed ----------
 git init -q "$T/ref"
 cd "$T/ref"
 git lfs track '*.pyisession' >/dev/null
 cp "$F" run.pyisession
 git add .gitattributes run.pyisession
 git commit -qm run
-git remote add origin "file://$T/ref.git"
-timeit t_ref_push git push -q origin main
-GIT_LFS_SKIP_SMUDGE=1 git clone -q "file://$T/ref.git" "$T/ref-clone"
-cd "$T/ref-clone"
-timeit t_ref_pull git lfs pull
-
-# --- ours --------------------------------------------------------------------
-git init -q --bare "$T/ours.git"
 git init -q "$T/ours"
 cd "$T/ours"
 git config lfs.standalonetransferagent results
@@ -76,29 +76,61 @@ git config lfs.customtransfer.results.path "$AGENT"
 # As 'results init' sets it: one agent process (it uses every core for one
 # object) instead of git-lfs starting eight of them one after another.
 git config lfs.customtransfer.results.concurrent false
-git config results.remote "file://$T/store"
 git lfs track '*.pyisession' >/dev/null
 cp "$F" run.pyisession
 git add .gitattributes run.pyisession
 git commit -qm run
-git remote add origin "$T/ours.git"
-export RESULTS_AGENT_STATS_FILE="$T/agent-push.stats"
-timeit t_push git push -q origin main
-STORED=$(du -sb "$T/store" | cut -f1)
-GIT_LFS_SKIP_SMUDGE=1 git clone -q -c lfs.standalonetransferagent=results \
-	-c "lfs.customtransfer.results.path=$AGENT" -c lfs.customtransfer.results.concurrent=false \
-	-c "results.remote=file://$T/store" \
-	"$T/ours.git" "$T/ours-clone"
-cd "$T/ours-clone"
-export RESULTS_AGENT_STATS_FILE="$T/agent-pull.stats"
-timeit t_pull git lfs pull
-cmp "$F" run.pyisession || { echo "pulled file differs!" >&2; exit 1; }
-unset RESULTS_AGENT_STATS_FILE
-rss() { awk -F'[= ]' '{ if ($2 > m) m = $2 } END { print int(m / 1024) }' "$1"; }
-# CPU seconds (user + system) of the agent processes, summed: the measure
-# that the load of other processes on the machine distorts least.
-cpu() { awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "user_s" || kv[1] == "sys_s") s += kv[2] } } END { printf "%.3f", s }' "$1"; }
 
+# pull_into KIND ROUND: delete the last clone, make a new one of KIND's
+# (ref or ours) remote of that round, print the seconds of its git lfs pull
+LAST_CLONE=
+pull_into() {
+	local dir="$T/clone.$1.$2" t
+	local -a args=("file://$T/ref.$2.git")
+	[ "$1" = ref ] || args=(-c lfs.standalonetransferagent=results
+		-c "lfs.customtransfer.results.path=$AGENT" -c lfs.customtransfer.results.concurrent=false
+		-c "results.remote=file://$T/store.$2" "$T/ours.$2.git")
+	cd "$T"
+	[ -z "$LAST_CLONE" ] || rm -rf "$LAST_CLONE"
+	head -c $((BYTES * 3)) /dev/zero >"$T/ballast"
+	rm "$T/ballast"
+	GIT_LFS_SKIP_SMUDGE=1 git clone -q "${args[@]}" "$dir"
+	LAST_CLONE=$dir
+	cd "$dir"
+	timeit t git lfs pull
+	cmp "$F" run.pyisession || { echo "pulled file differs ($dir)!" >&2; exit 1; }
+	echo "$t"
+}
+
+for r in $(seq "$ROUNDS"); do
+	timeit t openssl dgst -sha256 "$F" >/dev/null
+	echo "$t" >>"$T/t_sha"
+	timeit t zstd -q -3 -T1 -f "$F" -o "$T/whole.zst"
+	echo "$t" >>"$T/t_zstd"
+	git init -q --bare "$T/ref.$r.git"
+	cd "$T/ref"
+	timeit t git push -q "file://$T/ref.$r.git" main
+	echo "$t" >>"$T/t_ref_push"
+	git init -q --bare "$T/ours.$r.git"
+	cd "$T/ours"
+	# a new store each round: the object is stored, not found already there
+	git config results.remote "file://$T/store.$r"
+	RESULTS_AGENT_STATS_FILE="$T/agent-push.$r.stats" timeit t git push -q "$T/ours.$r.git" main
+	echo "$t" >>"$T/t_push"
+	[ "$r" != 1 ] || STORED=$(du -sb "$T/store.1" | cut -f1)
+	pull_into ref "$r" >>"$T/t_ref_pull"
+	RESULTS_AGENT_STATS_FILE="$T/agent-pull.$r.stats" pull_into ours "$r" >>"$T/t_pull"
+done
+t_sha='' t_zstd='' t_ref_push='' t_ref_pull='' t_push='' t_pull=''
+for v in t_sha t_zstd t_ref_push t_ref_pull t_push t_pull; do
+	printf -v "$v" '%s' "$(median <"$T/$v")"
+done
+cat "$T"/agent-push.*.stats >"$T/agent-push.stats"
+cat "$T"/agent-pull.*.stats >"$T/agent-pull.stats"
+rss() { awk -F'[= ]' '{ if ($2 > m) m = $2 } END { print int(m / 1024) }' "$1"; }
+cpu() { # the median over the rounds of one agent's user + system seconds
+	awk '{ s = 0; for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "user_s" || kv[1] == "sys_s") s += kv[2] } printf "%.3f\n", s }' "$1" | median
+}
 echo
 echo "session: $BYTES bytes ($SIZE requested), $(nproc) cores"
 printf '%-44s %8s s %7s MB/s\n' \
@@ -114,4 +146,6 @@ echo "download / git-lfs file:// pull time: $(ratio "$t_pull" "$t_ref_pull")  (t
 echo "raw / stored bytes:                   $(ratio "$BYTES" "$STORED")  (target >= 40; whole-file zstd -3: $(ratio "$BYTES" "$ZSTD_BYTES"))"
 echo "agent peak RSS, push / pull:          $(rss "$T/agent-push.stats") MB / $(rss "$T/agent-pull.stats") MB  (target <= 64)"
 echo "agent CPU (user+sys), push / pull:    $(cpu "$T/agent-push.stats") s / $(cpu "$T/agent-pull.stats") s  (zstd -3 -T1: $ZSTD_CPU s)"
+echo "each round, push: $(paste -sd' ' "$T/t_push") s, zstd: $(paste -sd' ' "$T/t_zstd") s"
+echo "each round, pull: $(paste -sd' ' "$T/t_pull") s, git-lfs's: $(paste -sd' ' "$T/t_ref_pull") s"
 echo "load average:                         $(cut -d' ' -f1-3 /proc/loadavg)"
