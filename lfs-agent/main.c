@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* What --level, results.zstdlevel and --threads may say; the store checks
@@ -45,6 +46,9 @@ struct agent {
 	char *lfs_tmp;          /* where downloads are written (git-lfs renames them) */
 	const char *oid_hex;    /* object in flight, for progress */
 	uint64_t last_progress;
+	struct rs_buf given;    /* the last download answered, until git-lfs takes it */
+	dev_t given_dev;
+	ino_t given_ino;
 };
 
 static const char usage[] =
@@ -238,6 +242,41 @@ static int download(struct agent *a, const struct rs_lfs_message *msg, const cha
 }
 
 /*
+ * The last download answered, if git-lfs did not take it: it checks a
+ * download's SHA-256 (the agent does not: results/store.h) and renames
+ * it into .git/lfs/objects before it asks for the next object or ends
+ * the agent, so a file still there, the very one written, is one it
+ * refused (or could not move). It goes now, not after the stale-file
+ * grace period.
+ */
+static void drop_refused(struct agent *a)
+{
+	struct stat st;
+
+	if (!a->given.len)
+		return;
+	if (lstat(a->given.ptr, &st) == 0 && st.st_dev == a->given_dev && st.st_ino == a->given_ino &&
+	    unlink(a->given.ptr) == 0)
+		diag("removed '%s': git-lfs did not take it", a->given.ptr);
+	rs_buf_clear(&a->given);
+}
+
+/* Note the download `dest` answered, for drop_refused. */
+static void note_given(struct agent *a, const char *dest)
+{
+	struct stat st;
+
+	rs_buf_clear(&a->given);
+	if (lstat(dest, &st) != 0 || rs_buf_puts(&a->given, dest)) {
+		rs_buf_clear(&a->given); /* not known: left to the grace period */
+		rs_error_clear();
+		return;
+	}
+	a->given_dev = st.st_dev;
+	a->given_ino = st.st_ino;
+}
+
+/*
  * Move one object and answer with its `complete`. A failed object is
  * told to git-lfs there; only a reply that cannot be written at all
  * (out of memory) is returned, and ends the agent.
@@ -250,6 +289,7 @@ static int do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 
 	a->oid_hex = msg->oid_hex;
 	a->last_progress = 0;
+	drop_refused(a);
 	rs_error_clear();
 	if (msg->event == RS_LFS_UPLOAD) {
 		err = rs_objstore_put(a->store, msg->oid_hex, msg->size, msg->path, progress, a, &stats);
@@ -267,6 +307,8 @@ static int do_transfer(struct agent *a, const struct rs_lfs_message *msg)
 		if (!err)
 			err = download(a, msg, dest.ptr);
 	}
+	if (!err && msg->event == RS_LFS_DOWNLOAD)
+		note_given(a, dest.ptr);
 	if (!err)
 		err = rs_lfs_reply_complete(&line, msg->oid_hex,
 					    msg->event == RS_LFS_DOWNLOAD ? dest.ptr : NULL, 0, NULL);
@@ -450,6 +492,7 @@ static int serve(struct agent *a)
 			break;
 		}
 	}
+	drop_refused(a);
 	rs_buf_release(&pending);
 	rs_buf_release(&line);
 	rs_buf_release(&out);
@@ -471,6 +514,7 @@ int main(int argc, char **argv)
 	rs_config_free(a.own_config);
 	rs_repo_free(a.repo);
 	free(a.lfs_tmp);
+	rs_buf_release(&a.given);
 	rs_repo_global_shutdown();
 	return rc;
 }

@@ -96,10 +96,13 @@ RS_MUST_CHECK int rs_objstore_put(struct rs_objstore *s, const char *oid_hex, ui
 
 /*
  * Reassemble object `oid_hex` of `size` bytes (UINT64_MAX: any) into the
- * new file `dest` (a git-lfs download). Every chunk and the whole object
+ * new file `dest` (a git-lfs download). Every chunk and the object's size
  * are checked before `dest` appears: on error no file is left there.
  * RS_ENOTFOUND when the remote has no such object, RS_ECORRUPT when its
- * stored bytes are damaged.
+ * stored bytes are damaged. The whole file is not hashed: git-lfs checks
+ * every download of a custom agent against its oid (tq/custom.go,
+ * VerifyFileHash) before it moves it into its object store; a caller
+ * that is not git-lfs must check it, or use results fetch.
  */
 RS_MUST_CHECK int rs_objstore_get(struct rs_objstore *s, const char *oid_hex, uint64_t size,
 				  const char *dest, rs_objstore_progress_fn progress,

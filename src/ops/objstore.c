@@ -129,7 +129,9 @@ int rs_objstore_get(struct rs_objstore *s, const char *oid_hex, uint64_t size, c
 	err = parse_oid(&oid, oid_hex);
 	if (err)
 		return err;
-	return rs_store_get_file(s->store, &oid, size, dest, progress, payload);
+	/* git-lfs hashes every download it is given (results/store.h) */
+	return rs_store_get_file_flags(s->store, &oid, size, dest, RS_GET_CALLER_HASHES, progress,
+				       payload);
 }
 
 #define DOWNLOAD_PREFIX "results-"

@@ -31,7 +31,8 @@
  * get: fetch the manifest, fetch and decompress chunks on worker threads
  * (each checked against its id), write them in order to a temporary file
  * next to the destination while hashing, and rename it into place only
- * if the whole object matches its oid.
+ * if the whole object matches its oid (or, for a caller that checks the
+ * file itself, RS_GET_CALLER_HASHES, only if it has the object's size).
  */
 #include "store/store.h"
 #include "codec/session_codec.h"
@@ -1838,7 +1839,7 @@ struct sink_piece {
 struct session_sink {
 	int fd;
 	const char *path;
-	struct rs_sha256 *whole;
+	struct rs_sha256 *whole; /* NULL: the caller hashes the file (RS_GET_CALLER_HASHES) */
 	uint64_t *done;
 	struct rs_workq *hq; /* NULL: hash in line */
 };
@@ -1865,7 +1866,7 @@ static int session_sink_write(void *ctx, const void *p, size_t n)
 		/* sink_hash_work cannot fail: it only hashes bytes in memory */
 		if (rs_workq_collect(k->hq, &job))
 			assert(!"sink_hash_work failed");
-	} else if (!err) {
+	} else if (!err && k->whole) {
 		rs_sha256_update(k->whole, p, n);
 	}
 	if (err)
@@ -1881,7 +1882,7 @@ static int session_decode(const struct rs_buf *container, const struct rs_manife
 	int err;
 
 	/* Without the thread (no memory, no thread) the sink hashes in line: slower, not wrong. */
-	if (m->size >= SINK_HASH_MIN && rs_workq_new(&k.hq, 1, 1, sink_hash_work, whole)) {
+	if (whole && m->size >= SINK_HASH_MIN && rs_workq_new(&k.hq, 1, 1, sink_hash_work, whole)) {
 		k.hq = NULL;
 		rs_error_clear();
 	}
@@ -1898,7 +1899,7 @@ struct get_state {
 	const char *hex;         /* the oid, for messages */
 	int fd;                  /* the temporary file, at `tmp` */
 	const char *tmp;
-	struct rs_sha256 *whole;
+	struct rs_sha256 *whole; /* NULL: the caller hashes the file (RS_GET_CALLER_HASHES) */
 	struct rs_buf container; /* transform 1: the container, gathered */
 	uint64_t done;           /* object bytes written */
 	rs_progress_fn progress;
@@ -1951,7 +1952,8 @@ static int take_chunk(struct get_state *g, const struct get_job *j)
 	err = rs_fs_write_all(g->fd, j->raw, n);
 	if (err)
 		return rs_error_wrap(err, "cannot write '%s'", g->tmp);
-	rs_sha256_update(g->whole, j->raw, n);
+	if (g->whole)
+		rs_sha256_update(g->whole, j->raw, n);
 	g->done += n;
 	return g->progress ? g->progress(g->done, g->m->size, g->payload) : 0;
 }
@@ -1994,14 +1996,19 @@ static int get_decode(struct get_state *g)
 	return err;
 }
 
-/* Every chunk matched its id: the whole must match the oid. */
+/* Every chunk matched its id: the whole must match the oid (unless the caller checks that). */
 static int check_rebuilt(struct get_state *g, const struct rs_id *oid)
 {
 	struct rs_id got;
 
-	rs_sha256_final(g->whole, &got);
-	if (!rs_id_cmp(&got, oid) && g->done == g->m->size)
-		return 0;
+	if (!g->whole) {
+		if (g->done == g->m->size)
+			return 0;
+	} else {
+		rs_sha256_final(g->whole, &got);
+		if (!rs_id_cmp(&got, oid) && g->done == g->m->size)
+			return 0;
+	}
 	return rs_error_set(RS_ECORRUPT, "object %.12s rebuilt from '%s' does not match its oid, although "
 			    "every chunk matched its id: the manifest names the wrong chunks (delete "
 			    "'objects/%s' on the remote, then push the file again from a clone that has it)",
@@ -2020,8 +2027,8 @@ static void get_jobs_free(struct get_job *jobs, int nslots)
 	free(jobs);
 }
 
-int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
-		      const char *dest, rs_progress_fn progress, void *payload)
+int rs_store_get_file_flags(struct rs_store *s, const struct rs_id *oid, uint64_t size,
+			    const char *dest, unsigned flags, rs_progress_fn progress, void *payload)
 {
 	struct rs_manifest m;
 	struct get_state g;
@@ -2048,8 +2055,8 @@ int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size
 		goto out;
 	rs_buf_init(&g.container, RS_CODEC_MAX_CONTAINER);
 	jobs = calloc((size_t)nslots, sizeof(*jobs));
-	g.whole = rs_sha256_new();
-	if (!jobs || !g.whole) {
+	g.whole = flags & RS_GET_CALLER_HASHES ? NULL : rs_sha256_new();
+	if (!jobs || (!g.whole && !(flags & RS_GET_CALLER_HASHES))) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
@@ -2078,4 +2085,10 @@ out:
 	rs_buf_release(&tmp);
 	rs_buf_release(&g.container);
 	return err;
+}
+
+int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
+		      const char *dest, rs_progress_fn progress, void *payload)
+{
+	return rs_store_get_file_flags(s, oid, size, dest, 0, progress, payload);
 }

@@ -169,4 +169,21 @@ RS_MUST_CHECK
 int rs_store_get_file(struct rs_store *s, const struct rs_id *oid, uint64_t size,
 		      const char *dest, rs_progress_fn progress, void *payload);
 
+/*
+ * For rs_store_get_file_flags: the caller checks the whole file against
+ * the oid itself before anyone uses it, so it is not hashed here (every
+ * chunk still is, against its id, and the size is checked). git-lfs does
+ * so for every download of a custom transfer agent (tq/custom.go,
+ * VerifyFileHash, from git-lfs 2.0 on), and moves the file into its
+ * object store only if it matches: lfs-agent's downloads need no hash
+ * of their own.
+ */
+#define RS_GET_CALLER_HASHES 1u
+
+/* rs_store_get_file, with RS_GET_* `flags` (0: as rs_store_get_file). */
+RS_MUST_CHECK
+int rs_store_get_file_flags(struct rs_store *s, const struct rs_id *oid, uint64_t size,
+			    const char *dest, unsigned flags, rs_progress_fn progress,
+			    void *payload);
+
 #endif

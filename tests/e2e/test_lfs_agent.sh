@@ -7,6 +7,8 @@
 #  - a GIT_LFS_SKIP_SMUDGE clone holds pointers only; `git lfs pull
 #    --include` fetches exactly the one file named;
 #  - pushing the same content again uploads nothing;
+#  - a manifest that rebuilds another object of the same size: git-lfs's
+#    hash refuses the download, the agent removes the refused file;
 #  - a corrupted pack makes the download fail with a clear message and
 #    leaves no bad file in the working tree;
 #  - a missing remote is a clear error at init; a mistyped folder remote
@@ -128,6 +130,47 @@ cmp "$T/next.pyisession" runs/2/session.pyisession || fail "the pulled file diff
 head -1 runs/1/session.pyisession | grep -q '^version ' || fail "run 1 was pulled too"
 n=$(find .git/lfs/objects -type f | wc -l)
 [ "$n" = 1 ] || fail "git lfs pull --include fetched $n objects, not 1"
+
+# --- a manifest that rebuilds another object: git-lfs's hash refuses it --------------
+# Every chunk is whole and the manifest valid, but it rebuilds base.pyisession
+# for the oid of a file of the same size that differs in one byte. The agent
+# does not hash its downloads (git-lfs checks each one: results/store.h): the
+# file git-lfs refuses goes, nothing enters .git/lfs/objects, and the work
+# tree keeps no bad file.
+python3 - "$T/base.pyisession" "$T/other.pyisession" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[len(b) // 2] ^= 1
+open(sys.argv[2], "wb").write(b)
+PY
+base_oid=$(sha256sum "$T/base.pyisession" | cut -d' ' -f1)
+other_oid=$(sha256sum "$T/other.pyisession" | cut -d' ' -f1)
+base_manifest=$(find "$STORE/objects" -type f -name "$base_oid")
+[ -n "$base_manifest" ] || fail "no manifest for the base session"
+python3 - "$base_manifest" "$other_oid" "${base_manifest%"$base_oid"}$other_oid" <<'PY'
+import hashlib, sys
+m = bytearray(open(sys.argv[1], "rb").read())
+m[16:48] = bytes.fromhex(sys.argv[2])
+m[-32:] = hashlib.sha256(bytes(m[:-32])).digest()
+open(sys.argv[3], "wb").write(m)
+PY
+printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %s\n' "$other_oid" \
+	"$(stat -c %s "$T/other.pyisession")" >"$T/other.pointer"
+git update-index --add --cacheinfo "100644,$(git hash-object -w --stdin <"$T/other.pointer"),runs/3/session.pyisession"
+git commit -qm "a session whose manifest rebuilds another" --no-verify
+if git lfs pull --include=runs/3/session.pyisession 2>"$T/other.err"; then
+	fail "a pull of an object its manifest does not rebuild succeeded"
+fi
+grep -q "invalid hash" "$T/other.err" || { cat "$T/other.err"; fail "git-lfs did not refuse the wrong bytes by their hash"; }
+[ -z "$(find .git/lfs/objects -name "$other_oid")" ] || fail "the wrong bytes entered .git/lfs/objects"
+[ -z "$(find .git/lfs/tmp -name 'results-*' -type f 2>/dev/null)" ] ||
+	fail "the refused download was left in .git/lfs/tmp: $(ls .git/lfs/tmp)"
+if [ -e runs/3/session.pyisession ]; then
+	head -1 runs/3/session.pyisession | grep -q '^version ' || fail "the wrong bytes reached the work tree"
+fi
+git rm -q --cached runs/3/session.pyisession
+git commit -qm "the wrong session goes" --no-verify
+rm -f "${base_manifest%"$base_oid"}$other_oid" runs/3/session.pyisession
 
 # --- a damaged store: clear failure, nothing bad in the working tree -----------------
 for p in "$STORE"/packs/*.pack; do

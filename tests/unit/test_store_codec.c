@@ -195,6 +195,64 @@ static void test_damaged_container_refused(void **state)
 	assert_get_refused(*state, 1, RS_TRANSFORM_SESSION, RS_ECORRUPT, "session container is damaged");
 }
 
+/*
+ * A manifest whose chunks are whole and valid but rebuild another object
+ * (of the same size): only the whole object's hash can tell. A get
+ * refuses it and leaves no file; a get for a caller that hashes the file
+ * itself (RS_GET_CALLER_HASHES: lfs-agent, for git-lfs) hands the other
+ * object's bytes over, for that caller's hash to refuse.
+ */
+static void assert_wrong_object_refused(struct store_fixture *f, int generic_only, int transform)
+{
+	struct rs_store *s = open_store(f, generic_only);
+	struct rs_manifest m;
+	char src[512], other[512], dst[512];
+	struct rs_id oid, other_oid;
+	uint64_t size, other_size;
+	struct rs_buf bytes = RS_BUF_INIT;
+
+	snprintf(dst, sizeof(dst), "%s/out", f->dir);
+	snprintf(other, sizeof(other), "%s/other.pyisession", f->dir);
+	put_data(s, "tiny_pyinstrument_5.1.2.pyisession", src, sizeof(src), &oid, &size);
+	/* the other object: the same bytes but one, never stored */
+	assert_int_equal(rs_fs_read_file(&bytes, src, 1u << 26), 0);
+	bytes.ptr[bytes.len / 2] ^= 1;
+	assert_int_equal(rs_fs_write_file_atomic(other, bytes.ptr, bytes.len), 0);
+	test_file_id(other, &other_oid, &other_size);
+	assert_int_equal(other_size, size);
+	read_manifest(f, &oid, &m);
+	assert_int_equal(m.transform, transform);
+	m.oid = other_oid;
+	write_manifest(f, &m);
+	rs_manifest_release(&m);
+
+	assert_int_equal(rs_store_get_file(s, &other_oid, size, dst, NULL, NULL), RS_ECORRUPT);
+	assert_non_null(strstr(rs_error_message(), "does not match its oid"));
+	assert_int_equal(access(dst, F_OK), -1);
+	assert_int_equal(rs_store_get_file_flags(s, &other_oid, size, dst, RS_GET_CALLER_HASHES, NULL, NULL),
+			 0);
+	assert_true(test_files_equal(src, dst));
+	assert_false(test_files_equal(other, dst));
+	/* the size is still checked: a pointer that says another size gets nothing */
+	unlink(dst);
+	assert_int_equal(rs_store_get_file_flags(s, &other_oid, size + 1, dst, RS_GET_CALLER_HASHES, NULL,
+						 NULL),
+			 RS_ECORRUPT);
+	assert_int_equal(access(dst, F_OK), -1);
+	rs_buf_release(&bytes);
+	rs_store_free(s);
+}
+
+static void test_wrong_object_refused_session(void **state)
+{
+	assert_wrong_object_refused(*state, 0, RS_TRANSFORM_SESSION);
+}
+
+static void test_wrong_object_refused_identity(void **state)
+{
+	assert_wrong_object_refused(*state, 1, RS_TRANSFORM_IDENTITY);
+}
+
 /* A session that changed since git-lfs hashed it is refused, as on the generic path. */
 static void test_changed_session_stores_nothing(void **state)
 {
@@ -345,6 +403,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_generic_only_and_other_objects_keep_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_transform_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_container_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_object_refused_session, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_object_refused_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_changed_session_stores_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_newer_store_refuses_while_encoding, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_next_run_shares_the_dictionary, setup, teardown),
