@@ -49,8 +49,10 @@ cat "$F" >/dev/null # warm the page cache for every contender alike
 # Each contender is measured ROUNDS times, in turn (zstd, git-lfs's push,
 # ours; then the pulls), and the medians are compared: the load of the
 # machine then weighs on both alike. Before every pull, a file of three
-# times the session is written and deleted, so that each pull finds the
-# same free memory: on a VM, pages the guest has not touched for a while
+# times the session is written and deleted, so that each pull is more
+# likely to find memory just freed (the guest may still hand it back to
+# the host meanwhile: each round's times are printed): on a VM, pages the
+# guest has not touched for a while
 # cost several times more to fill (writing 224 MB here: 0.68 s of system
 # time the first time, 0.06 s the next), and git-lfs's own file:// pull
 # writes the object once (it hard-links it from the remote,
