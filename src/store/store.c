@@ -2001,14 +2001,10 @@ static int check_rebuilt(struct get_state *g, const struct rs_id *oid)
 {
 	struct rs_id got;
 
-	if (!g->whole) {
-		if (g->done == g->m->size)
-			return 0;
-	} else {
+	if (g->whole)
 		rs_sha256_final(g->whole, &got);
-		if (!rs_id_cmp(&got, oid) && g->done == g->m->size)
-			return 0;
-	}
+	if (g->done == g->m->size && (!g->whole || !rs_id_cmp(&got, oid)))
+		return 0;
 	return rs_error_set(RS_ECORRUPT, "object %.12s rebuilt from '%s' does not match its oid, although "
 			    "every chunk matched its id: the manifest names the wrong chunks (delete "
 			    "'objects/%s' on the remote, then push the file again from a clone that has it)",
