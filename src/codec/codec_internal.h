@@ -245,6 +245,20 @@ static inline int64_t phase_steps(int64_t x, int64_t n, int s)
 	return grid_of_ns(x + n, s) - grid_of_ns(x, s);
 }
 
+/*
+ * A reading past a power of two of seconds (version 6): the clock's
+ * doubles from there on are on the grid 2^-(s-1), twice as coarse. The
+ * time that crosses, in steps of the finer grid 2^-s it starts on, is
+ * 2 grid_of_ns(x + n, s - 1) - grid_of_ns(x, s): whole periods of the
+ * reading cancel out as they do on one grid (both terms move by
+ * 2^(s-9) a period), so the phase still suffices, while s - 1 >= 9.
+ */
+#define GRID_CHANGES_MAX 32
+static inline int64_t change_steps(int64_t x, int64_t n, int s)
+{
+	return 2 * grid_of_ns(x + n, s - 1) - grid_of_ns(x, s);
+}
+
 static inline int64_t phase_next(int64_t x, int64_t n)
 {
 	int64_t y;
@@ -333,6 +347,10 @@ struct decoded {
 	int version;
 	int phased;               /* version 2: times follow the clock's phase (clock_x) */
 	int64_t clock_x;
+	int grid;                 /* the grid of the last reading: 2^-grid seconds */
+	uint64_t record;          /* the record whose time is read next */
+	uint64_t grid_at[GRID_CHANGES_MAX]; /* version 6: the records where the grid coarsens */
+	int ngrid, grid_next;
 	uint64_t size;            /* the object's, as the main header says (at most the caller's) */
 	unsigned char *owned[SEC_SLOTS];
 	struct cursor sec[SEC_SLOTS];
@@ -467,6 +485,9 @@ struct streams {
 	int s;                   /* the clock's grid is 2^-s seconds (0: no grid) */
 	int64_t ref;             /* the median modelled time, in nanoseconds */
 	int64_t phase;           /* the clock's reading mod CLOCK_PERIOD before the first time, + 1; 0: none */
+	/* version 6: the records whose reading is the first on a grid twice coarser (with a phase only) */
+	uint32_t grid_at[GRID_CHANGES_MAX];
+	int ngrid;
 };
 
 /* Set why the codec declines (e->stats->declined); DECLINE. */

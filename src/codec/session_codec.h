@@ -31,7 +31,7 @@
 #include "util/hash.h"
 
 /* The container version this build writes; it reads this one and the older ones from RS_CODEC_OLDEST. */
-#define RS_CODEC_VERSION 5
+#define RS_CODEC_VERSION 6
 #define RS_CODEC_OLDEST 1
 #define RS_CODEC_MAGIC "RSPYSES\n"
 
@@ -54,6 +54,8 @@ struct rs_codec_stats {
 	uint64_t frames;        /* distinct frame strings */
 	uint64_t nodes;         /* call tree nodes */
 	uint64_t times_verbatim;/* times kept as text */
+	uint64_t times_residual;/* modelled times the clock's reading did not explain exactly */
+	uint64_t grid_changes;  /* the clock's reading passing a power of two of seconds (version 6) */
 	uint64_t container;     /* bytes of the container */
 	char declined[160];     /* why the encoder declined, when it did */
 };

@@ -903,6 +903,8 @@ static int read_time(struct decoded *d, int s, int64_t ref, double *x, const uns
 	err = read_time_code(d, &code, &v);
 	if (err)
 		return err;
+	if (code == 0 && d->grid_next < d->ngrid && d->grid_at[d->grid_next] == d->record)
+		return corrupt("its clock changes grid at a time kept as text");
 	if (code == 0) {
 		if (get_varint(e, &v) || v > e->len - e->pos || v > MAX_NUMBER)
 			return corrupt("a time kept as text is cut short");
@@ -916,7 +918,13 @@ static int read_time(struct decoded *d, int s, int64_t ref, double *x, const uns
 	n = ref + unzigzag(v);
 	if (n < 0 || n > (INT64_C(1) << 50))
 		return corrupt("a time is out of range");
-	if (d->phased) {
+	if (d->phased && d->grid_next < d->ngrid && d->grid_at[d->grid_next] == d->record) {
+		/* the first reading on the grid twice coarser (version 6) */
+		m = change_steps(d->clock_x, n, s) + (int64_t)code - 128;
+		d->clock_x = phase_next(d->clock_x, n);
+		d->grid = s - 1;
+		d->grid_next++;
+	} else if (d->phased) {
 		m = phase_steps(d->clock_x, n, s) + (int64_t)code - 128;
 		d->clock_x = phase_next(d->clock_x, n);
 	} else {
@@ -976,8 +984,7 @@ static int read_sample(struct decoded *d, uint64_t nnodes, uint32_t *node)
  * larger than what stays in a core's cache while 224 MB stream past, and
  * the wait for it was most of the time of a look-up.
  */
-static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, uint64_t nnodes,
-			 int s, int64_t ref)
+static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, uint64_t nnodes, int64_t ref)
 {
 	uint64_t r;
 	uint32_t node = 0;
@@ -992,7 +999,8 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 		err = read_sample(d, nnodes, &node);
 		if (err)
 			return err;
-		err = read_time(d, s, ref, &x, &text, &len);
+		d->record = r;
+		err = read_time(d, d->grid, ref, &x, &text, &len);
 		if (err)
 			return err;
 		if (!text)
@@ -1025,6 +1033,26 @@ struct dec_params {
 	uint64_t s, ref, nframes, nthreads, nnodes, nrecords, nbase, phase;
 };
 
+/*
+ * Version 6's grid changes: a count (at most GRID_CHANGES_MAX), then per
+ * change the records since the one after the previous change (the first:
+ * its record), so that they only increase. 1 when unreadable.
+ */
+static int read_grid_changes(struct decoded *d, struct cursor *c)
+{
+	uint64_t k, gap, at = 0;
+
+	if (get_varint(c, &k) || k > GRID_CHANGES_MAX)
+		return 1;
+	for (d->ngrid = 0; d->ngrid < (int)k; d->ngrid++) {
+		if (get_varint(c, &gap) || gap > (UINT64_C(1) << 40) - at)
+			return 1;
+		at += gap;
+		d->grid_at[d->ngrid] = at++;
+	}
+	return 0;
+}
+
 /* The parameters stream, each count checked against the stream it sizes. */
 static int read_params(struct decoded *d, struct dec_params *pr)
 {
@@ -1038,12 +1066,19 @@ static int read_params(struct decoded *d, struct dec_params *pr)
 	if (get_varint(c, &nbase_said) || nbase_said != pr->nbase || get_varint(c, &pr->s) ||
 	    get_varint(c, &pr->ref) || get_varint(c, &pr->nframes) || get_varint(c, &pr->nthreads) ||
 	    get_varint(c, &pr->nnodes) || get_varint(c, &pr->nrecords) ||
-	    (d->version >= 2 && get_varint(c, &pr->phase)) || c->pos != c->len)
+	    (d->version >= 2 && get_varint(c, &pr->phase)) || (d->version >= 6 && read_grid_changes(d, c)) ||
+	    c->pos != c->len)
 		return corrupt("its parameters are unreadable");
 	if (pr->phase > CLOCK_PERIOD || (pr->phase && pr->s < 9))
 		return corrupt("its clock's phase is out of range");
+	/* every change needs a phase to follow and leaves a grid of 2^-9 or finer */
+	if (d->ngrid && (!pr->phase || pr->s > 62 || (uint64_t)d->ngrid > pr->s - 9 ||
+			 d->grid_at[d->ngrid - 1] >= pr->nrecords))
+		return corrupt("its clock's grid changes are out of range");
 	d->phased = pr->phase != 0;
 	d->clock_x = pr->phase ? (int64_t)pr->phase - 1 : 0;
+	d->grid = (int)(pr->s > 62 ? 0 : pr->s);
+	d->grid_next = 0;
 	/*
 	 * Every count is backed by at least one byte of its stream, and the
 	 * streams by the object's size and the caps: allocations stay bounded.
@@ -1105,7 +1140,7 @@ static int write_decoded(struct decoded *d, struct out *o, const struct dec_para
 	err = out_put(o, d->sec[SEC_PREFIX].p, d->sec[SEC_PREFIX].len);
 	if (err)
 		return err;
-	err = write_records(d, o, pr->nrecords, pr->nnodes, (int)pr->s, unzigzag(pr->ref));
+	err = write_records(d, o, pr->nrecords, pr->nnodes, unzigzag(pr->ref));
 	if (err)
 		return err;
 	err = out_put(o, "]", 1);

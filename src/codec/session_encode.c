@@ -1676,6 +1676,115 @@ static int phase_code(double t, int s, int64_t *x, int64_t *n)
 }
 
 /*
+ * The time t (on the grid 2^-s: time_code said so) as the first reading
+ * on the grid 2^-(s-1) (change_steps): when some whole nanosecond y past
+ * *x reads (grid_of_ns(*x, s) + m) / 2 there, n = y - *x, *x moves on and
+ * 128 (no residual) is returned; else 0 and nothing moves. s >= 10.
+ */
+static int change_code(double t, int s, int64_t *x, int64_t *n)
+{
+	int64_t m = (int64_t)(t * pow2(s)), g = grid_of_ns(*x, s) + m, y;
+	__int128 v;
+
+	if (s < 10 || (g & 1))
+		return 0;
+	g /= 2;
+	v = (__int128)g * 1000000000 - 500000000; /* the first y with grid_of_ns(y, s - 1) >= g */
+	y = v <= 0 ? 0 : (int64_t)((v + ((__int128)1 << (s - 1)) - 1) >> (s - 1));
+	if (y <= *x || y - *x > (INT64_C(1) << 50) || grid_of_ns(y, s - 1) != g)
+		return 0;
+	*n = y - *x;
+	if (change_steps(*x, *n, s) != m)
+		return 0;
+	*x = phase_next(*x, *n);
+	return 128;
+}
+
+/*
+ * The times from the phase q0 as put_times codes them, the grid
+ * coarsening (at most GRID_CHANGES_MAX times, while s >= 10) at each
+ * time the grid it is on does not explain but a change does: a run whose
+ * clock passes 512 s, 1024 s, ... of the machine's uptime (a CI runner's
+ * clock usually starts near 0). The records of the changes go to at[]
+ * (*nat of them; both may be NULL). Returns the record of the first time
+ * with a residual, or nrecords when every modelled time has none.
+ */
+/*
+ * needs[g]: 1 + the last record whose time is on no grid coarser than
+ * 2^-g (0: none). A change at record r is taken only when none after r
+ * needs the grid it leaves: past the power of two every time is on the
+ * coarser grid, which a phase that explains times by chance does not give.
+ */
+static void grid_needs(const struct enc *e, uint64_t needs[64])
+{
+	uint64_t r;
+	int g;
+
+	memset(needs, 0, 64 * sizeof(*needs));
+	for (r = 0; r < e->nrecords; r++) {
+		double t = e->rec_time[r];
+
+		if (e->rec_verbatim[r] || !(t > 0) || !isfinite(t))
+			continue;
+		g = -low_exponent(t);
+		needs[g < 0 ? 0 : g > 63 ? 63 : g] = r + 1;
+	}
+	for (g = 62; g >= 0; g--)
+		if (needs[g + 1] > needs[g])
+			needs[g] = needs[g + 1];
+}
+
+static uint64_t clock_walk(const struct enc *e, const uint64_t needs[64], int s, int64_t q0, uint32_t *at,
+			   int *nat)
+{
+	uint64_t r, first_off = e->nrecords;
+	int64_t x = q0, y, n;
+	int k = 0;
+
+	for (r = 0; r < e->nrecords; r++) {
+		if (e->rec_verbatim[r] || !time_code(e->rec_time[r], s, &n))
+			continue; /* kept as text: the reading is not followed */
+		y = x;
+		if (phase_code(e->rec_time[r], s, &y, &n) == 128) {
+			x = y;
+			continue;
+		}
+		y = x;
+		if (k < GRID_CHANGES_MAX && needs[s] <= r + 1 && change_code(e->rec_time[r], s, &y, &n) == 128) {
+			x = y;
+			if (at)
+				at[k] = (uint32_t)r;
+			k++;
+			s--;
+			continue;
+		}
+		if (!at) /* only whether it explains every time */
+			return r;
+		(void)phase_code(e->rec_time[r], s, &x, &n); /* a residual, or text (x stays) */
+		if (first_off == e->nrecords)
+			first_off = r;
+	}
+	if (nat)
+		*nat = k;
+	return first_off;
+}
+
+/*
+ * Whether the candidate q0, whose run of times explained on the grid
+ * 2^-s stopped at record r, explains every time with grid changes. Only
+ * a run stopped where the grid may change (no time after r on the finer
+ * grid) is walked again, from the start; a wrong phase's walk ends at
+ * its first miss, as its run did.
+ */
+static int explains_with_changes(const struct enc *e, const uint64_t needs[64], int s, int64_t q0, uint64_t run,
+				 uint64_t r)
+{
+	return run && r < e->nrecords && s >= 10 && needs[s] <= r + 1 &&
+	       clock_walk(e, needs, s, q0, NULL, NULL) == e->nrecords;
+}
+
+
+/*
  * The clock's phase that explains the most times from the start (the
  * first that explains them all ends the search): a candidate usually
  * fails within a few times, so the search over all 1,953,125 costs a few
@@ -1702,8 +1811,10 @@ static int phase_code(double t, int s, int64_t *x, int64_t *n)
  */
 static int find_phase_reference(const struct enc *e, int s, uint64_t budget, int64_t *phase)
 {
-	uint64_t steps = 0, best_run = 0;
+	uint64_t steps = 0, best_run = 0, needs[64];
 	int64_t q0, best = 0;
+
+	grid_needs(e, needs);
 
 	for (q0 = 0; q0 < CLOCK_PERIOD && steps < budget; q0++) {
 		int64_t x = q0, n;
@@ -1722,6 +1833,10 @@ static int find_phase_reference(const struct enc *e, int s, uint64_t budget, int
 		}
 		if (r == e->nrecords)
 			break;
+		if (explains_with_changes(e, needs, s, q0, run, r)) { /* it takes the search's place */
+			best = q0 + 1;
+			break;
+		}
 	}
 	*phase = best;
 	return 0;
@@ -1758,6 +1873,7 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 	uint64_t steps = 0, best_run = 0, r, k = 0, j, mask, acc = 0, *sum = NULL;
 	uint32_t *at = NULL; /* with times off the model: the record of sum[j] */
 	int64_t q0, best = 0, n, m, max_m = 0;
+	uint64_t needs[64];
 
 	*phase = 0;
 	if (s < 9 || s > 62)
@@ -1765,6 +1881,7 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 	if (reference)
 		return find_phase_reference(e, s, budget, phase);
 	mask = (UINT64_C(1) << (s - 9)) - 1;
+	grid_needs(e, needs);
 	sum = malloc(((size_t)e->nrecords + 1) * sizeof(*sum));
 	if (!sum)
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -1813,6 +1930,10 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 		}
 		if (r == e->nrecords)
 			break;
+		if (explains_with_changes(e, needs, s, q0, run, r)) { /* it takes the search's place */
+			best = q0 + 1;
+			break;
+		}
 	}
 	free(sum);
 	free(at);
@@ -1829,6 +1950,7 @@ static int put_times(struct enc *e, struct streams *st)
 	int err;
 
 	int64_t x = st->phase - 1;
+	int s = st->s, next = 0;
 
 	err = 0;
 	for (r = 0; !err && r < e->nrecords; r++) {
@@ -1836,9 +1958,16 @@ static int put_times(struct enc *e, struct streams *st)
 		int code = 0;
 
 		if (!e->rec_verbatim[r])
-			code = time_code(e->rec_time[r], st->s, &n);
-		if (code && st->phase)
-			code = phase_code(e->rec_time[r], st->s, &x, &n);
+			code = time_code(e->rec_time[r], s, &n);
+		if (code && st->phase && next < st->ngrid && st->grid_at[next] == r) {
+			code = change_code(e->rec_time[r], s, &x, &n); /* 128: clock_walk found it so */
+			s--;
+			next++;
+		} else if (code && st->phase) {
+			code = phase_code(e->rec_time[r], s, &x, &n);
+		}
+		if (code > 0 && code != 128)
+			e->stats->times_residual++;
 		if (code) {
 			err = put_varint(b, 1 + zigzag(code - 128));
 			if (!err)
@@ -1871,6 +2000,12 @@ static int put_params(const struct enc *e, struct streams *st)
 		if (err)
 			return err;
 	}
+	/* version 6: the grid changes, each as the records since the one before (the first: since record 0) */
+	err = put_varint(&st->sec[SEC_PARAMS], (uint64_t)st->ngrid);
+	for (k = 0; !err && k < st->ngrid; k++)
+		err = put_varint(&st->sec[SEC_PARAMS], st->grid_at[k] - (k ? st->grid_at[k - 1] + 1 : 0));
+	if (err)
+		return err;
 	err = rs_buf_put(&st->sec[SEC_PREFIX], e->prefix.ptr, e->prefix.len);
 	if (err)
 		return err;
@@ -1928,6 +2063,14 @@ int codec_make_streams(struct enc *e, struct streams *st)
 	if (job.err)
 		return rs_error_restore(&job.saved);
 	st->phase = job.phase;
+	st->ngrid = 0;
+	if (st->phase) {
+		uint64_t needs[64];
+
+		grid_needs(e, needs);
+		(void)clock_walk(e, needs, st->s, st->phase - 1, st->grid_at, &st->ngrid);
+	}
+	e->stats->grid_changes = (uint64_t)st->ngrid;
 	err = put_times(e, st);
 	if (err)
 		return err;

@@ -163,6 +163,64 @@ static void test_times_off_the_model_are_kept_verbatim(void **state)
 	unlink(path);
 }
 
+/* repr() of a double: the fewest significant digits that read back as it (%g writes 0.001 as Python does). */
+static int py_repr(double t, char *out, size_t n)
+{
+	int p, len = 0;
+
+	for (p = 1; p <= 17; p++) {
+		len = snprintf(out, n, "%.*g", p, t);
+		if (strtod(out, NULL) == t)
+			break;
+	}
+	return len;
+}
+
+/*
+ * A run whose clock passes 1 s and then 2 s of its machine's uptime (a CI
+ * runner profiled soon after it booted passes 256, 512, 1024 s alike):
+ * every reading is the double x / 1e9 of whole nanoseconds, so the times
+ * after each power of two are on a grid twice coarser. Every time must
+ * still be explained by the clock, with no residual: two grid changes
+ * (container version 6), and the round trip byte for byte.
+ */
+static void test_clock_passing_powers_of_two(void **state)
+{
+	struct rs_buf text = RS_BUF_INIT;
+	char path[] = "/tmp/rs-test-codec-XXXXXX";
+	struct rs_codec_stats st;
+	uint64_t lcg = 12345;
+	int64_t x = INT64_C(976562500) + 4321; /* 0.977 s */
+	int r;
+
+	(void)state;
+	assert_int_equal(rs_buf_puts(&text, "{\"start_time\": 1.5, \"frame_records\": ["), 0);
+	for (r = 0; r < 1200; r++) {
+		char num[40];
+		int64_t n;
+
+		lcg = lcg * 6364136223846793005u + 1442695040888963407u;
+		n = 950000 + (int64_t)((lcg >> 33) % 200000);
+		py_repr((double)(x + n) / 1e9 - (double)x / 1e9, num, sizeof(num));
+		x += n;
+		assert_int_equal(rs_buf_printf(&text, "%s[[\"MainThread\\u0000<thread>\\u00001\", "
+						    "\"f%d\\u0000/a.py\\u00001\"], %s]",
+					     r ? ", " : "", 1 + r % 3, num),
+				 0);
+	}
+	assert_int_equal(rs_buf_puts(&text, "], \"sample_count\": 1200}"), 0);
+	assert_true(x > INT64_C(2000000000)); /* past 2 s */
+	write_temp(path, text.ptr, text.len);
+	round_trip(path, &st);
+	assert_int_equal(st.records, 1200);
+	assert_int_equal(st.times_verbatim, 0);
+	if (st.times_residual != 0 || st.grid_changes != 2)
+		fail_msg("%llu times with a residual, %llu grid changes", (unsigned long long)st.times_residual,
+			 (unsigned long long)st.grid_changes);
+	unlink(path);
+	rs_buf_release(&text);
+}
+
 /*
  * Escapes are kept as their JSON text: an escaped backslash before
  * `u0000`, quotes, surrogate pairs, raw UTF-8, short escapes.
@@ -523,6 +581,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_real_sessions_round_trip),
 		cmocka_unit_test(test_times_off_the_model_are_kept_verbatim),
+		cmocka_unit_test(test_clock_passing_powers_of_two),
 		cmocka_unit_test(test_escape_traps_round_trip),
 		cmocka_unit_test(test_frame_shapes_in_columns),
 		cmocka_unit_test(test_other_inputs_decline),

@@ -523,6 +523,12 @@ static void test_version_4_container_decodes(void **state)
 	old_container_decodes("real_small_pop1k.codec-v4", 4);
 }
 
+static void test_version_5_container_decodes(void **state)
+{
+	(void)state;
+	old_container_decodes("real_small_pop1k.codec-v5", 5);
+}
+
 /*
  * Codec 5's COL_SAME repeats the previous frame's parts: as a list's
  * first frame, or after a frame kept as text, there is none to repeat,
@@ -751,6 +757,116 @@ static void small_v5_container(struct rs_buf *c, const unsigned char *btree, siz
 	rs_buf_release(&b);
 }
 
+/*
+ * Version 6's grid changes (docs/codec.md, "Version 6"), in a container of
+ * one record: `tail` the params after the record count (the phase, the
+ * changes), `times`/`times_len` the times stream, its text "0.5" in tesc.
+ */
+static void small_v6_container(struct rs_buf *c, const unsigned char *tail, size_t tail_len,
+			       const unsigned char *times, size_t times_len, const char *out)
+{
+	static const char prefix[] = "{\"frame_records\": [", suffix[] = "}";
+	/* as test_version_5_base_tree_fields: one thread slot, 3 nodes */
+	static const unsigned char btree[] = { 1, 3, 1, 0, 1, 1, 0, 0, 0 };
+	struct rs_buf b = RS_BUF_INIT;
+
+	rs_buf_clear(c);
+	put_base_header(c, 6);
+	put_varint(&b, 1);
+	assert_int_equal(rs_buf_putc(&b, 'a'), 0);
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, btree, sizeof(btree)), 0);
+	put_stream(c, &b);
+	put_main_header(c, 6, strlen(out));
+	rs_buf_clear(&b);
+	put_varint(&b, 1);  /* base frames */
+	put_varint(&b, 30); /* grid */
+	put_varint(&b, 0);  /* ref */
+	put_varint(&b, 0);  /* new frames */
+	put_varint(&b, 1);  /* thread frames */
+	put_varint(&b, 3);  /* nodes */
+	put_varint(&b, 1);  /* records */
+	assert_int_equal(rs_buf_put(&b, tail, tail_len), 0);
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, prefix, strlen(prefix)), 0);
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, suffix, strlen(suffix)), 0);
+	put_stream(c, &b);
+	put_empty(c, 1); /* dict */
+	rs_buf_clear(&b);
+	put_varint(&b, 1);
+	assert_int_equal(rs_buf_putc(&b, 'T'), 0);
+	put_stream(c, &b);
+	put_empty(c, 1); /* the tree: the base tree's */
+	rs_buf_clear(&b);
+	put_varint(&b, 4); /* the record ends at node 2 */
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	assert_int_equal(rs_buf_put(&b, times, times_len), 0);
+	put_stream(c, &b);
+	rs_buf_clear(&b);
+	put_varint(&b, 3);
+	assert_int_equal(rs_buf_put(&b, "0.5", 3), 0);
+	put_stream(c, &b);
+	rs_buf_release(&b);
+}
+
+static void test_version_6_grid_changes_refused(void **state)
+{
+	static const char out[] = "{\"frame_records\": [[[\"T\", \"a\"], 0.5]]}";
+	static const unsigned char text[] = { 0 };         /* the time is text */
+	static const unsigned char modelled[] = { 1, 0 }; /* residual 0, n = ref: a time of 0, refused later */
+	/* phase, change count, gaps */
+	static const unsigned char none[] = { 0, 0 }, phase_only[] = { 7, 0 }, no_phase[] = { 0, 1, 0 },
+				   on_text[] = { 7, 1, 0 }, past[] = { 7, 1, 1 }, too_many[] = { 7, 33 },
+				   cut[] = { 7, 2, 0 }, for_grid[] = { 7, 22, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+								      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct {
+		const unsigned char *tail, *times;
+		size_t tail_len, times_len;
+		const char *says; /* NULL: decodes to `out` */
+	} cases[] = {
+		{ none, text, sizeof(none), sizeof(text), NULL },
+		{ phase_only, text, sizeof(phase_only), sizeof(text), NULL },
+		{ no_phase, text, sizeof(no_phase), sizeof(text), "grid changes are out of range" },
+		{ past, text, sizeof(past), sizeof(text), "grid changes are out of range" },
+		{ for_grid, text, sizeof(for_grid), sizeof(text), "grid changes are out of range" },
+		{ too_many, text, sizeof(too_many), sizeof(text), "parameters are unreadable" },
+		{ cut, text, sizeof(cut), sizeof(text), "parameters are unreadable" },
+		{ on_text, text, sizeof(on_text), sizeof(text), "changes grid at a time kept as text" },
+		{ on_text, modelled, sizeof(on_text), sizeof(modelled), "a time is out of range" },
+	};
+	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int err;
+
+		small_v6_container(&c, cases[i].tail, cases[i].tail_len, cases[i].times, cases[i].times_len, out);
+		if (i == 1)
+			dump(&c, "container_v6_phase");
+		rs_buf_clear(&back);
+		err = rs_codec_decode((unsigned char *)c.ptr, c.len, strlen(out), collect, &back);
+		if (!cases[i].says) {
+			if (err)
+				fail_msg("case %zu: %s", i, rs_error_message());
+			assert_int_equal(back.len, strlen(out));
+			assert_memory_equal(back.ptr, out, strlen(out));
+			continue;
+		}
+		assert_int_equal(err, RS_ECORRUPT);
+		if (!strstr(rs_error_message(), cases[i].says))
+			fail_msg("case %zu: '%s', not '%s'", i, rs_error_message(), cases[i].says);
+		assert_int_equal(back.len, 0);
+	}
+	rs_buf_release(&c);
+	rs_buf_release(&back);
+}
+
 static void test_version_5_base_tree_fields(void **state)
 {
 	static const char out[] = "{\"frame_records\": [[[\"T\", \"a\"], 0.5]]}";
@@ -864,11 +980,13 @@ int main(void)
 		cmocka_unit_test(test_version_2_container_decodes),
 		cmocka_unit_test(test_version_3_container_decodes),
 		cmocka_unit_test(test_version_4_container_decodes),
+		cmocka_unit_test(test_version_5_container_decodes),
 		cmocka_unit_test(test_repeat_without_previous_refused),
 		cmocka_unit_test(test_tree_model_past_its_stack),
 		cmocka_unit_test(test_base_tree_at_the_caps_stays_small),
 		cmocka_unit_test(test_base_tree_claiming_32M_nodes_refused_small),
 		cmocka_unit_test(test_version_5_base_tree_fields),
+		cmocka_unit_test(test_version_6_grid_changes_refused),
 		cmocka_unit_test(test_tree_model_against_a_base),
 	};
 

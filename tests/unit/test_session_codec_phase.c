@@ -132,6 +132,57 @@ static void test_missed_reading(void **state)
 	}
 }
 
+/*
+ * A clock that passes powers of two of seconds, as a CI runner's does a
+ * few minutes after it booted: each reading the double (x / 1e9) that
+ * perf_counter() gives, so that the grid coarsens at 1 s and 2 s (2^-53,
+ * 2^-52, then 2^-51). No phase explains the times on the first grid
+ * alone; the search must stop at the run's own phase (which explains
+ * every time with the grid changes), well before the budget that a
+ * missed reading spends, and the fast steps agree with the reference.
+ * `x0` the first reading in nanoseconds.
+ */
+static void make_crossing_times(struct enc *e, uint64_t nrec, int64_t x0, uint64_t seed)
+{
+	uint64_t st = seed | 1, r;
+	int64_t x = x0;
+
+	memset(e, 0, sizeof(*e));
+	e->nrecords = nrec;
+	e->rec_time = calloc(nrec + 1, sizeof(*e->rec_time));
+	e->rec_verbatim = calloc(nrec + 1, 1);
+	assert_non_null(e->rec_time);
+	assert_non_null(e->rec_verbatim);
+	for (r = 0; r < nrec; r++) {
+		int64_t n = 1000000 + (int64_t)(rnd(&st) % 200000) - 50000;
+
+		e->rec_time[r] = (double)(x + n) / 1e9 - (double)x / 1e9;
+		x += n;
+	}
+}
+
+static void test_clock_passing_powers_of_two(void **state)
+{
+	/* 500 and 1018 periods, and a reading past each: they cross 1 s (and 2 s), and 2 s */
+	static const int64_t starts[] = { INT64_C(976562500) + 1000, INT64_C(976562500) + 1953124,
+					  INT64_C(1988281250) + 777 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		struct enc e;
+		int64_t phase;
+
+		make_crossing_times(&e, 1200, starts[i], 21 + i);
+		phase = both_agree(&e, i < 2 ? 53 : 52, i == 1 ? PHASE_BUDGET : 40 * 1200);
+		/* the first reading's, or one before it that reads the same on the grid */
+		if (phase < 1 || phase - 1 > starts[i] % CLOCK_PERIOD)
+			fail_msg("start %lld: phase %lld, past the first reading's %lld", (long long)starts[i],
+				 (long long)phase - 1, (long long)(starts[i] % CLOCK_PERIOD));
+		free_times(&e);
+	}
+}
+
 /* Times that fit no clock, and a run of times all kept as text. */
 static void test_no_clock(void **state)
 {
@@ -339,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_followed_clock),
 		cmocka_unit_test(test_missed_reading),
 		cmocka_unit_test(test_no_clock),
+		cmocka_unit_test(test_clock_passing_powers_of_two),
 		cmocka_unit_test(test_grids_and_long_times),
 		cmocka_unit_test(test_edge_of_a_reading),
 		cmocka_unit_test(test_every_small_budget),
