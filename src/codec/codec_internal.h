@@ -360,7 +360,7 @@ struct decoded {
 	uint32_t *parent, *node_frame, *path;
 	struct repr_cache *repr;
 	int repr_owned;
-	struct rc_aside *aside;   /* codec_read_sections: the times stream's range decoder on a thread */
+	struct rc_aside *aside;   /* codec_read_sections: the samples' and the times' range decoders, on threads */
 };
 
 /*

@@ -526,12 +526,15 @@ static int unpack_recoded(unsigned char *raw, size_t raw_len, const unsigned cha
 }
 
 /*
- * The range-coded streams are decoded before any output, one after the
- * other: 0.04 s of a 224 MB session's get, and of the proof's check of
- * the compressed container. The times stream (the largest) is decoded on
- * a thread of its own meanwhile the tree and the samples are decoded
- * here; codec_read_sections waits for it before it returns. Its output
- * is the stream's own buffer, allocated (within the caps) beforehand.
+ * The range-coded streams are decoded before any output: 0.04 s of a
+ * 224 MB session's get, and of the proof's check of the compressed
+ * container. The samples and the times streams (the largest) are each
+ * decoded on a thread of their own, side by side, once the tree is
+ * decoded here (they follow it in the container: with only the times
+ * aside, the samples were decoded here before its thread started, one
+ * after the other); codec_read_sections waits for both before it
+ * returns. Each output is the stream's own buffer, allocated (within the
+ * caps) beforehand.
  */
 #define RC_ASIDE_MIN 4096 /* raw bytes: below, a thread costs more than it saves */
 
@@ -557,13 +560,13 @@ static void *rc_aside_run(void *arg)
 	return NULL;
 }
 
-/* Decode the times stream on a thread: 1 if it started, 0 to decode it here. */
+/* Decode the samples or the times stream on a thread: 1 if it started, 0 to decode it here. */
 static int rc_aside_start(struct decoded *d, int i, enum rc_kind kind, const unsigned char *at,
 			  uint64_t stored, uint64_t raw)
 {
-	struct rc_aside *a = d->aside;
+	struct rc_aside *a = d->aside ? &d->aside[i == SEC_TIMES] : NULL;
 
-	if (!a || a->started || i != SEC_TIMES || raw < RC_ASIDE_MIN)
+	if (!a || a->started || (i != SEC_TIMES && i != SEC_SAMPLES) || raw < RC_ASIDE_MIN)
 		return 0;
 	a->out = d->owned[i];
 	a->raw = (size_t)raw;
@@ -741,16 +744,18 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len, 
 
 int codec_read_sections(struct decoded *d, const unsigned char *p, size_t len, uint64_t max_size)
 {
-	struct rc_aside aside;
-	int err;
+	struct rc_aside aside[2]; /* the samples', the times' */
+	int err, k;
 
-	memset(&aside, 0, sizeof(aside));
-	d->aside = &aside;
+	memset(aside, 0, sizeof(aside));
+	d->aside = aside;
 	err = read_sections(d, p, len, max_size);
-	if (aside.started) {
-		pthread_join(aside.thread, NULL);
-		if (!err && aside.err)
-			err = rs_error_restore(&aside.saved);
+	for (k = 0; k < 2; k++) {
+		if (!aside[k].started)
+			continue;
+		pthread_join(aside[k].thread, NULL);
+		if (!err && aside[k].err)
+			err = rs_error_restore(&aside[k].saved);
 	}
 	d->aside = NULL;
 	return err;
