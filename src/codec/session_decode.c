@@ -923,6 +923,13 @@ static int read_time(struct decoded *d, int s, int64_t ref, double *x, const uns
 	n = ref + unzigzag(v);
 	if (n < 0 || n > (INT64_C(1) << 50))
 		return corrupt("a time is out of range");
+	/*
+	 * With a phase the readings' grid values are worked out, not only the
+	 * difference: past 2^55 steps no valid time goes (m below 2^53, the
+	 * phase below 2^(s-9) <= 2^53 steps), and 64 bits would overflow.
+	 */
+	if (d->phased && (((__int128)n + CLOCK_PERIOD) << s) >= ((__int128)1000000000 << 55))
+		return corrupt("a time is out of range");
 	if (d->phased && d->grid_next < d->ngrid && d->grid_at[d->grid_next] == d->record) {
 		/* the first reading on the grid twice coarser (version 6) */
 		m = change_steps(d->clock_x, n, s) + (int64_t)code - 128;

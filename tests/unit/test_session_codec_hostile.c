@@ -762,7 +762,7 @@ static void small_v5_container(struct rs_buf *c, const unsigned char *btree, siz
  * one record: `tail` the params after the record count (the phase, the
  * changes), `times`/`times_len` the times stream, its text "0.5" in tesc.
  */
-static void small_v6_container(struct rs_buf *c, const unsigned char *tail, size_t tail_len,
+static void small_v6_container(struct rs_buf *c, uint64_t grid, const unsigned char *tail, size_t tail_len,
 			       const unsigned char *times, size_t times_len, const char *out)
 {
 	static const char prefix[] = "{\"frame_records\": [", suffix[] = "}";
@@ -780,8 +780,8 @@ static void small_v6_container(struct rs_buf *c, const unsigned char *tail, size
 	put_stream(c, &b);
 	put_main_header(c, 6, strlen(out));
 	rs_buf_clear(&b);
-	put_varint(&b, 1);  /* base frames */
-	put_varint(&b, 30); /* grid */
+	put_varint(&b, 1);    /* base frames */
+	put_varint(&b, grid); /* s */
 	put_varint(&b, 0);  /* ref */
 	put_varint(&b, 0);  /* new frames */
 	put_varint(&b, 1);  /* thread frames */
@@ -819,6 +819,8 @@ static void test_version_6_grid_changes_refused(void **state)
 	static const char out[] = "{\"frame_records\": [[[\"T\", \"a\"], 0.5]]}";
 	static const unsigned char text[] = { 0 };         /* the time is text */
 	static const unsigned char modelled[] = { 1, 0 }; /* residual 0, n = ref: a time of 0, refused later */
+	/* residual 0, n = 2^50 (zigzag: 2^51): on the grid 2^-62 its reading's steps pass 64 bits */
+	static const unsigned char far[] = { 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x04 };
 	/* phase, change count, gaps */
 	static const unsigned char none[] = { 0, 0 }, phase_only[] = { 7, 0 }, no_phase[] = { 0, 1, 0 },
 				   on_text[] = { 7, 1, 0 }, past[] = { 7, 1, 1 }, too_many[] = { 7, 33 },
@@ -828,16 +830,19 @@ static void test_version_6_grid_changes_refused(void **state)
 		const unsigned char *tail, *times;
 		size_t tail_len, times_len;
 		const char *says; /* NULL: decodes to `out` */
+		uint64_t grid;    /* 0: 30 */
 	} cases[] = {
-		{ none, text, sizeof(none), sizeof(text), NULL },
-		{ phase_only, text, sizeof(phase_only), sizeof(text), NULL },
-		{ no_phase, text, sizeof(no_phase), sizeof(text), "grid changes are out of range" },
-		{ past, text, sizeof(past), sizeof(text), "grid changes are out of range" },
-		{ for_grid, text, sizeof(for_grid), sizeof(text), "grid changes are out of range" },
-		{ too_many, text, sizeof(too_many), sizeof(text), "parameters are unreadable" },
-		{ cut, text, sizeof(cut), sizeof(text), "parameters are unreadable" },
-		{ on_text, text, sizeof(on_text), sizeof(text), "changes grid at a time kept as text" },
-		{ on_text, modelled, sizeof(on_text), sizeof(modelled), "a time is out of range" },
+		{ none, text, sizeof(none), sizeof(text), NULL, 0 },
+		{ phase_only, far, sizeof(phase_only), sizeof(far), "a time is out of range", 62 },
+		{ on_text, far, sizeof(on_text), sizeof(far), "a time is out of range", 62 },
+		{ phase_only, text, sizeof(phase_only), sizeof(text), NULL, 0 },
+		{ no_phase, text, sizeof(no_phase), sizeof(text), "grid changes are out of range", 0 },
+		{ past, text, sizeof(past), sizeof(text), "grid changes are out of range", 0 },
+		{ for_grid, text, sizeof(for_grid), sizeof(text), "grid changes are out of range", 0 },
+		{ too_many, text, sizeof(too_many), sizeof(text), "parameters are unreadable", 0 },
+		{ cut, text, sizeof(cut), sizeof(text), "parameters are unreadable", 0 },
+		{ on_text, text, sizeof(on_text), sizeof(text), "changes grid at a time kept as text", 0 },
+		{ on_text, modelled, sizeof(on_text), sizeof(modelled), "a time is out of range", 0 },
 	};
 	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
 	size_t i;
@@ -846,8 +851,9 @@ static void test_version_6_grid_changes_refused(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int err;
 
-		small_v6_container(&c, cases[i].tail, cases[i].tail_len, cases[i].times, cases[i].times_len, out);
-		if (i == 1)
+		small_v6_container(&c, cases[i].grid ? cases[i].grid : 30, cases[i].tail, cases[i].tail_len,
+				   cases[i].times, cases[i].times_len, out);
+		if (i == 3)
 			dump(&c, "container_v6_phase");
 		rs_buf_clear(&back);
 		err = rs_codec_decode((unsigned char *)c.ptr, c.len, strlen(out), collect, &back);
