@@ -697,36 +697,45 @@ static void test_base_tree_claiming_32M_nodes_refused_small(void **state)
 }
 
 /*
- * A small version-5 container built by hand from docs/codec.md: base
- * dictionary `"a"`, base tree (one thread slot, 3 nodes) root -> slot 0
- * -> frame 0; one thread frame `"T"`, `threads` of them in the run (0 or
- * 1); `nodes` nodes; one record ending at node 2 with its time kept as text. The main
- * tree stream is `tree`/`tree_len` as is, the base tree's `btree`.
+ * A small container of `version` (5 or 6) for `out`: dictionary `"a"`,
+ * base tree `btree` (one thread slot, 3 nodes: root -> slot 0 -> frame 0
+ * in the tests'), one thread frame `"T"`, `threads` of them in the run (0
+ * or 1); `nodes` nodes; the main tree stream `tree`/`tree_len` as is;
+ * params up to the record count (one record, ending at node 2) with the
+ * grid `grid`, then `tail` (the phase, and version 6's grid changes);
+ * the times stream `times` and the tesc stream's one text, "0.5".
  */
-static void small_v5_container(struct rs_buf *c, const unsigned char *btree, size_t btree_len,
-			       const unsigned char *tree, size_t tree_len, int threads, int nodes, const char *out)
+struct small {
+	unsigned version;
+	const unsigned char *btree, *tree, *tail, *times;
+	size_t btree_len, tree_len, tail_len, times_len;
+	int threads, nodes;
+	uint64_t grid;
+};
+
+static void small_container(struct rs_buf *c, const struct small *sm, const char *out)
 {
 	static const char prefix[] = "{\"frame_records\": [", suffix[] = "}";
 	struct rs_buf b = RS_BUF_INIT;
 
 	rs_buf_clear(c);
-	put_base_header(c, 5);
+	put_base_header(c, sm->version);
 	put_varint(&b, 1);
 	assert_int_equal(rs_buf_putc(&b, 'a'), 0);
 	put_stream(c, &b);
 	rs_buf_clear(&b);
-	assert_int_equal(rs_buf_put(&b, btree, btree_len), 0);
+	assert_int_equal(rs_buf_put(&b, sm->btree, sm->btree_len), 0);
 	put_stream(c, &b);
-	put_main_header(c, 5, strlen(out));
+	put_main_header(c, sm->version, strlen(out));
 	rs_buf_clear(&b);
-	put_varint(&b, 1);       /* base frames */
-	put_varint(&b, 30);      /* grid */
-	put_varint(&b, 0);       /* ref */
-	put_varint(&b, 0);       /* new frames */
-	put_varint(&b, threads); /* thread frames */
-	put_varint(&b, (uint64_t)nodes);
-	put_varint(&b, 1);       /* records */
-	put_varint(&b, 0);       /* no phase */
+	put_varint(&b, 1);                    /* base frames */
+	put_varint(&b, sm->grid);             /* grid */
+	put_varint(&b, 0);                    /* ref */
+	put_varint(&b, 0);                    /* new frames */
+	put_varint(&b, (uint64_t)sm->threads); /* thread frames */
+	put_varint(&b, (uint64_t)sm->nodes);
+	put_varint(&b, 1); /* records */
+	assert_int_equal(rs_buf_put(&b, sm->tail, sm->tail_len), 0);
 	put_stream(c, &b);
 	rs_buf_clear(&b);
 	assert_int_equal(rs_buf_put(&b, prefix, strlen(prefix)), 0);
@@ -736,19 +745,19 @@ static void small_v5_container(struct rs_buf *c, const unsigned char *btree, siz
 	put_stream(c, &b);
 	put_empty(c, 1); /* dict */
 	rs_buf_clear(&b);
-	if (threads) {
+	if (sm->threads) {
 		put_varint(&b, 1);
 		assert_int_equal(rs_buf_putc(&b, 'T'), 0);
 	}
 	put_stream(c, &b);
 	rs_buf_clear(&b);
-	assert_int_equal(rs_buf_put(&b, tree, tree_len), 0);
+	assert_int_equal(rs_buf_put(&b, sm->tree, sm->tree_len), 0);
 	put_stream(c, &b);
 	rs_buf_clear(&b);
 	put_varint(&b, 4); /* the record ends at node 2: zigzag(2 - 0) */
 	put_stream(c, &b);
 	rs_buf_clear(&b);
-	put_varint(&b, 0); /* its time is text */
+	assert_int_equal(rs_buf_put(&b, sm->times, sm->times_len), 0);
 	put_stream(c, &b);
 	rs_buf_clear(&b);
 	put_varint(&b, 3);
@@ -757,62 +766,27 @@ static void small_v5_container(struct rs_buf *c, const unsigned char *btree, siz
 	rs_buf_release(&b);
 }
 
-/*
- * Version 6's grid changes (docs/codec.md, "Version 6"), in a container of
- * one record: `tail` the params after the record count (the phase, the
- * changes), `times`/`times_len` the times stream, its text "0.5" in tesc.
- */
-static void small_v6_container(struct rs_buf *c, uint64_t grid, const unsigned char *tail, size_t tail_len,
-			       const unsigned char *times, size_t times_len, const char *out)
+/* Case `i`: `c` decodes to `out` (`says` NULL), or is refused as damaged with a message containing `says`. */
+static void decodes_or_says(const struct rs_buf *c, const char *out, const char *says, size_t i)
 {
-	static const char prefix[] = "{\"frame_records\": [", suffix[] = "}";
-	/* as test_version_5_base_tree_fields: one thread slot, 3 nodes */
-	static const unsigned char btree[] = { 1, 3, 1, 0, 1, 1, 0, 0, 0 };
-	struct rs_buf b = RS_BUF_INIT;
+	struct rs_buf back = RS_BUF_INIT;
+	int err = rs_codec_decode((unsigned char *)c->ptr, c->len, strlen(out), collect, &back);
 
-	rs_buf_clear(c);
-	put_base_header(c, 6);
-	put_varint(&b, 1);
-	assert_int_equal(rs_buf_putc(&b, 'a'), 0);
-	put_stream(c, &b);
-	rs_buf_clear(&b);
-	assert_int_equal(rs_buf_put(&b, btree, sizeof(btree)), 0);
-	put_stream(c, &b);
-	put_main_header(c, 6, strlen(out));
-	rs_buf_clear(&b);
-	put_varint(&b, 1);    /* base frames */
-	put_varint(&b, grid); /* s */
-	put_varint(&b, 0);  /* ref */
-	put_varint(&b, 0);  /* new frames */
-	put_varint(&b, 1);  /* thread frames */
-	put_varint(&b, 3);  /* nodes */
-	put_varint(&b, 1);  /* records */
-	assert_int_equal(rs_buf_put(&b, tail, tail_len), 0);
-	put_stream(c, &b);
-	rs_buf_clear(&b);
-	assert_int_equal(rs_buf_put(&b, prefix, strlen(prefix)), 0);
-	put_stream(c, &b);
-	rs_buf_clear(&b);
-	assert_int_equal(rs_buf_put(&b, suffix, strlen(suffix)), 0);
-	put_stream(c, &b);
-	put_empty(c, 1); /* dict */
-	rs_buf_clear(&b);
-	put_varint(&b, 1);
-	assert_int_equal(rs_buf_putc(&b, 'T'), 0);
-	put_stream(c, &b);
-	put_empty(c, 1); /* the tree: the base tree's */
-	rs_buf_clear(&b);
-	put_varint(&b, 4); /* the record ends at node 2 */
-	put_stream(c, &b);
-	rs_buf_clear(&b);
-	assert_int_equal(rs_buf_put(&b, times, times_len), 0);
-	put_stream(c, &b);
-	rs_buf_clear(&b);
-	put_varint(&b, 3);
-	assert_int_equal(rs_buf_put(&b, "0.5", 3), 0);
-	put_stream(c, &b);
-	rs_buf_release(&b);
+	if (!says) {
+		if (err)
+			fail_msg("case %zu: %s", i, rs_error_message());
+		assert_int_equal(back.len, strlen(out));
+		assert_memory_equal(back.ptr, out, strlen(out));
+	} else {
+		assert_int_equal(err, RS_ECORRUPT);
+		if (!strstr(rs_error_message(), says))
+			fail_msg("case %zu: '%s', not '%s'", i, rs_error_message(), says);
+		assert_int_equal(back.len, 0);
+	}
+	rs_buf_release(&back);
 }
+
+
 
 static void test_version_6_grid_changes_refused(void **state)
 {
@@ -844,33 +818,22 @@ static void test_version_6_grid_changes_refused(void **state)
 		{ on_text, text, sizeof(on_text), sizeof(text), "changes grid at a time kept as text", 0 },
 		{ on_text, modelled, sizeof(on_text), sizeof(modelled), "a time is out of range", 0 },
 	};
-	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
+	/* as test_version_5_base_tree_fields: one thread slot, 3 nodes */
+	static const unsigned char btree[] = { 1, 3, 1, 0, 1, 1, 0, 0, 0 };
+	struct rs_buf c = RS_BUF_INIT;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int err;
+		struct small sm = { 6, btree, NULL, cases[i].tail, cases[i].times, sizeof(btree), 0,
+				    cases[i].tail_len, cases[i].times_len, 1, 3, cases[i].grid ? cases[i].grid : 30 };
 
-		small_v6_container(&c, cases[i].grid ? cases[i].grid : 30, cases[i].tail, cases[i].tail_len,
-				   cases[i].times, cases[i].times_len, out);
+		small_container(&c, &sm, out);
 		if (i == 3)
 			dump(&c, "container_v6_phase");
-		rs_buf_clear(&back);
-		err = rs_codec_decode((unsigned char *)c.ptr, c.len, strlen(out), collect, &back);
-		if (!cases[i].says) {
-			if (err)
-				fail_msg("case %zu: %s", i, rs_error_message());
-			assert_int_equal(back.len, strlen(out));
-			assert_memory_equal(back.ptr, out, strlen(out));
-			continue;
-		}
-		assert_int_equal(err, RS_ECORRUPT);
-		if (!strstr(rs_error_message(), cases[i].says))
-			fail_msg("case %zu: '%s', not '%s'", i, rs_error_message(), cases[i].says);
-		assert_int_equal(back.len, 0);
+		decodes_or_says(&c, out, cases[i].says, i);
 	}
 	rs_buf_release(&c);
-	rs_buf_release(&back);
 }
 
 static void test_version_5_base_tree_fields(void **state)
@@ -908,33 +871,22 @@ static void test_version_5_base_tree_fields(void **state)
 		{ NULL, NULL, 0, 0, 1, 3, "its call tree is not its base tree" },
 		{ btree, NULL, sizeof(btree), 0, 1, 4, "its call tree is not its base tree" },
 	};
-	struct rs_buf c = RS_BUF_INIT, back = RS_BUF_INIT;
+	static const unsigned char no_phase[] = { 0 }, text[] = { 0 };
+	struct rs_buf c = RS_BUF_INIT;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int err;
+		struct small sm = { 5, cases[i].btree, cases[i].tree, no_phase, text, cases[i].btree_len,
+				    cases[i].tree_len, sizeof(no_phase), sizeof(text), cases[i].threads,
+				    cases[i].nodes, 30 };
 
-		small_v5_container(&c, cases[i].btree, cases[i].btree_len, cases[i].tree, cases[i].tree_len,
-				   cases[i].threads, cases[i].nodes, out);
+		small_container(&c, &sm, out);
 		if (i == 1) /* the fuzz corpus: a tree coded against its base */
 			dump(&c, "container_v5_against_base");
-		rs_buf_clear(&back);
-		err = rs_codec_decode((unsigned char *)c.ptr, c.len, strlen(out), collect, &back);
-		if (!cases[i].says) {
-			if (err)
-				fail_msg("case %zu: %s", i, rs_error_message());
-			assert_int_equal(back.len, strlen(out));
-			assert_memory_equal(back.ptr, out, strlen(out));
-			continue;
-		}
-		assert_int_equal(err, RS_ECORRUPT);
-		if (!strstr(rs_error_message(), cases[i].says))
-			fail_msg("case %zu: '%s', not '%s'", i, rs_error_message(), cases[i].says);
-		assert_int_equal(back.len, 0);
+		decodes_or_says(&c, out, cases[i].says, i);
 	}
 	rs_buf_release(&c);
-	rs_buf_release(&back);
 }
 
 /*

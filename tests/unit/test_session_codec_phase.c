@@ -44,18 +44,24 @@ enum clock_kind {
  * values (what a double difference of perf_counter() readings is), every
  * `verbatim_every`-th record marked as kept as text (0: none).
  */
-static void make_times(struct enc *e, uint64_t nrec, int s, int64_t x0, int64_t interval,
-		       enum clock_kind kind, uint64_t verbatim_every, uint64_t seed)
+/* An encoder state with room for `nrec` records' times, none kept as text. */
+static void alloc_times(struct enc *e, uint64_t nrec)
 {
-	uint64_t st = seed | 1, r;
-	int64_t x = x0;
-
 	memset(e, 0, sizeof(*e));
 	e->nrecords = nrec;
 	e->rec_time = calloc(nrec + 1, sizeof(*e->rec_time));
 	e->rec_verbatim = calloc(nrec + 1, 1);
 	assert_non_null(e->rec_time);
 	assert_non_null(e->rec_verbatim);
+}
+
+static void make_times(struct enc *e, uint64_t nrec, int s, int64_t x0, int64_t interval,
+		       enum clock_kind kind, uint64_t verbatim_every, uint64_t seed)
+{
+	uint64_t st = seed | 1, r;
+	int64_t x = x0;
+
+	alloc_times(e, nrec);
 	for (r = 0; r < nrec; r++) {
 		int64_t n = interval + (int64_t)(rnd(&st) % 4000), m;
 
@@ -147,12 +153,7 @@ static void make_crossing_times(struct enc *e, uint64_t nrec, int64_t x0, uint64
 	uint64_t st = seed | 1, r;
 	int64_t x = x0;
 
-	memset(e, 0, sizeof(*e));
-	e->nrecords = nrec;
-	e->rec_time = calloc(nrec + 1, sizeof(*e->rec_time));
-	e->rec_verbatim = calloc(nrec + 1, 1);
-	assert_non_null(e->rec_time);
-	assert_non_null(e->rec_verbatim);
+	alloc_times(e, nrec);
 	for (r = 0; r < nrec; r++) {
 		int64_t n = 1000000 + (int64_t)(rnd(&st) % 200000) - 50000;
 
