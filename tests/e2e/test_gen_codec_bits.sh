@@ -9,10 +9,10 @@
 #    generated ones of its size, the mean of three seeds (42, 1, 2: one
 #    4 MB draw is noisy, its tree 24.4-25.4 bits per sample over seeds
 #    1-6 and 42, seed 42 the cheapest): the tree and the times within
-#    10%. Their sample references are reported, not checked: the
-#    generator has no start-up import stacks (tests/gen/README.md), and a
-#    2.4 s run is mostly start-up; they come out about 15% cheaper than
-#    real.
+#    10%. Their sample references are reported, not checked: they come
+#    out about 15% cheaper than real, in the simulation phase alone too
+#    (not for want of start-up import stacks, which the real run hardly
+#    has: docs/codec.md, "Not done yet").
 # `--library wide` was tuned on the real figures; this checks it stays
 # there (the default, narrow library: tree 31% and samples 14% too cheap).
 set -euo pipefail
