@@ -1774,13 +1774,19 @@ static uint64_t clock_walk(const struct enc *e, const uint64_t needs[64], int s,
  * 2^-s stopped at record r, explains every time with grid changes. Only
  * a run stopped where the grid may change (no time after r on the finer
  * grid) is walked again, from the start; a wrong phase's walk ends at
- * its first miss, as its run did.
+ * its first miss, as its run did. The records walked count against the
+ * search's budget (*steps), as the run's did.
  */
 static int explains_with_changes(const struct enc *e, const uint64_t needs[64], int s, int64_t q0, uint64_t run,
-				 uint64_t r)
+				 uint64_t r, uint64_t *steps)
 {
-	return run && r < e->nrecords && s >= 10 && needs[s] <= r + 1 &&
-	       clock_walk(e, needs, s, q0, NULL, NULL) == e->nrecords;
+	uint64_t walked;
+
+	if (!run || r >= e->nrecords || s < 10 || needs[s] > r + 1)
+		return 0;
+	walked = clock_walk(e, needs, s, q0, NULL, NULL);
+	*steps += walked;
+	return walked == e->nrecords;
 }
 
 
@@ -1815,7 +1821,6 @@ static int find_phase_reference(const struct enc *e, int s, uint64_t budget, int
 	int64_t q0, best = 0;
 
 	grid_needs(e, needs);
-
 	for (q0 = 0; q0 < CLOCK_PERIOD && steps < budget; q0++) {
 		int64_t x = q0, n;
 		uint64_t r, run = 0;
@@ -1833,7 +1838,7 @@ static int find_phase_reference(const struct enc *e, int s, uint64_t budget, int
 		}
 		if (r == e->nrecords)
 			break;
-		if (explains_with_changes(e, needs, s, q0, run, r)) { /* it takes the search's place */
+		if (explains_with_changes(e, needs, s, q0, run, r, &steps)) { /* it takes the search's place */
 			best = q0 + 1;
 			break;
 		}
@@ -1930,7 +1935,7 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 		}
 		if (r == e->nrecords)
 			break;
-		if (explains_with_changes(e, needs, s, q0, run, r)) { /* it takes the search's place */
+		if (explains_with_changes(e, needs, s, q0, run, r, &steps)) { /* it takes the search's place */
 			best = q0 + 1;
 			break;
 		}

@@ -173,9 +173,13 @@ static void test_clock_passing_powers_of_two(void **state)
 	for (i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
 		struct enc e;
 		int64_t phase;
+		uint64_t budget;
 
 		make_crossing_times(&e, 1200, starts[i], 21 + i);
 		phase = both_agree(&e, i < 2 ? 53 : 52, i == 1 ? PHASE_BUDGET : 40 * 1200);
+		/* budgets that end the search before, at and after the walks with changes */
+		for (budget = 1; budget < 8000; budget = budget * 3 + 7)
+			(void)both_agree(&e, i < 2 ? 53 : 52, budget);
 		/* the first reading's, or one before it that reads the same on the grid */
 		if (phase < 1 || phase - 1 > starts[i] % CLOCK_PERIOD)
 			fail_msg("start %lld: phase %lld, past the first reading's %lld", (long long)starts[i],
