@@ -1057,7 +1057,7 @@ static int read_grid_changes(struct decoded *d, struct cursor *c)
 	if (get_varint(c, &k) || k > GRID_CHANGES_MAX)
 		return 1;
 	for (d->ngrid = 0; d->ngrid < (int)k; d->ngrid++) {
-		if (get_varint(c, &gap) || gap > (UINT64_C(1) << 40) - at)
+		if (get_varint(c, &gap) || at > (UINT64_C(1) << 40) || gap > (UINT64_C(1) << 40) - at)
 			return 1;
 		at += gap;
 		d->grid_at[d->ngrid] = at++;

@@ -1701,15 +1701,6 @@ static int change_code(double t, int s, int64_t *x, int64_t *n)
 }
 
 /*
- * The times from the phase q0 as put_times codes them, the grid
- * coarsening (at most GRID_CHANGES_MAX times, while s >= 10) at each
- * time the grid it is on does not explain but a change does: a run whose
- * clock passes 512 s, 1024 s, ... of the machine's uptime (a CI runner's
- * clock usually starts near 0). The records of the changes go to at[]
- * (*nat of them; both may be NULL). Returns the record of the first time
- * with a residual, or nrecords when every modelled time has none.
- */
-/*
  * needs[g]: 1 + the last record whose time is on no grid coarser than
  * 2^-g (0: none). A change at record r is taken only when none after r
  * needs the grid it leaves: past the power of two every time is on the
@@ -1734,6 +1725,16 @@ static void grid_needs(const struct enc *e, uint64_t needs[64])
 			needs[g] = needs[g + 1];
 }
 
+/*
+ * The times from the phase q0 as put_times codes them, the grid
+ * coarsening (at most GRID_CHANGES_MAX times, while s >= 10) at each
+ * time the grid it is on does not explain but a change does: a run whose
+ * clock passes 512 s, 1024 s, ... of the machine's uptime (a CI runner's
+ * clock usually starts near 0). The records of the changes go to at[]
+ * (*nat of them). With at NULL, only whether every time is explained:
+ * the walk ends at the first that is not. Returns the record of the first
+ * time with a residual, or nrecords when every modelled time has none.
+ */
 static uint64_t clock_walk(const struct enc *e, const uint64_t needs[64], int s, int64_t q0, uint32_t *at,
 			   int *nat)
 {
@@ -1788,7 +1789,6 @@ static int explains_with_changes(const struct enc *e, const uint64_t needs[64], 
 	*steps += walked;
 	return walked == e->nrecords;
 }
-
 
 /*
  * The clock's phase that explains the most times from the start (the

@@ -798,7 +798,11 @@ static void test_version_6_grid_changes_refused(void **state)
 	/* phase, change count, gaps */
 	static const unsigned char none[] = { 0, 0 }, phase_only[] = { 7, 0 }, no_phase[] = { 0, 1, 0 },
 				   on_text[] = { 7, 1, 0 }, past[] = { 7, 1, 1 }, too_many[] = { 7, 33 },
-				   cut[] = { 7, 2, 0 }, for_grid[] = { 7, 22, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+				   cut[] = { 7, 2, 0 },
+				   /* two gaps whose sum wraps 2^64: the second change at record 0, before the first */
+				   wrap[] = { 7, 2, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20,
+					      0xff, 0xff, 0xff, 0xff, 0xff, 0xdf, 0xff, 0xff, 0xff, 0x01 },
+				   for_grid[] = { 7, 22, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 								      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 	struct {
 		const unsigned char *tail, *times;
@@ -815,6 +819,7 @@ static void test_version_6_grid_changes_refused(void **state)
 		{ for_grid, text, sizeof(for_grid), sizeof(text), "grid changes are out of range", 0 },
 		{ too_many, text, sizeof(too_many), sizeof(text), "parameters are unreadable", 0 },
 		{ cut, text, sizeof(cut), sizeof(text), "parameters are unreadable", 0 },
+		{ wrap, text, sizeof(wrap), sizeof(text), "parameters are unreadable", 0 },
 		{ on_text, text, sizeof(on_text), sizeof(text), "changes grid at a time kept as text", 0 },
 		{ on_text, modelled, sizeof(on_text), sizeof(modelled), "a time is out of range", 0 },
 	};
