@@ -1726,48 +1726,53 @@ static void grid_needs(const struct enc *e, uint64_t needs[64])
 }
 
 /*
- * The times from the phase q0 as put_times codes them, the grid
- * coarsening (at most GRID_CHANGES_MAX times, while s >= 10) at each
- * time the grid it is on does not explain but a change does: a run whose
- * clock passes 512 s, 1024 s, ... of the machine's uptime (a CI runner's
- * clock usually starts near 0). The records of the changes go to at[]
- * (*nat of them). With at NULL, only whether every time is explained:
- * the walk ends at the first that is not. Returns the record of the first
- * time with a residual, or nrecords when every modelled time has none.
+ * A modelled time (on the grid 2^-*s, with a phase) as put_times codes
+ * it: on the grid when the phase explains it (128), else, while fewer
+ * than GRID_CHANGES_MAX changes were taken (`taken`) and no later time
+ * needs the grid 2^-*s (`needs`), as the first reading on the grid twice
+ * coarser when that explains it (128, *changed set, *s one less): a run
+ * whose clock passes 512 s, 1024 s, ... of the machine's uptime (a CI
+ * runner's clock usually starts near 0); else with a residual, or 0
+ * (text, *x unmoved).
  */
-static uint64_t clock_walk(const struct enc *e, const uint64_t needs[64], int s, int64_t q0, uint32_t *at,
-			   int *nat)
+static int clock_step(const struct enc *e, const uint64_t needs[64], uint64_t r, int *s, int64_t *x,
+		      int64_t *n, int taken, int *changed)
 {
-	uint64_t r, first_off = e->nrecords;
-	int64_t x = q0, y, n;
-	int k = 0;
+	int64_t y = *x;
+
+	*changed = 0;
+	if (phase_code(e->rec_time[r], *s, &y, n) == 128) {
+		*x = y;
+		return 128;
+	}
+	y = *x;
+	if (taken < GRID_CHANGES_MAX && needs[*s] <= r + 1 && change_code(e->rec_time[r], *s, &y, n) == 128) {
+		*x = y;
+		*changed = 1;
+		(*s)--;
+		return 128;
+	}
+	return phase_code(e->rec_time[r], *s, x, n);
+}
+
+/*
+ * The times from the phase q0 as put_times codes them (clock_step): the
+ * first record whose time has a residual, or nrecords when none has.
+ */
+static uint64_t clock_walk(const struct enc *e, const uint64_t needs[64], int s, int64_t q0)
+{
+	uint64_t r;
+	int64_t x = q0, n;
+	int taken = 0, changed;
 
 	for (r = 0; r < e->nrecords; r++) {
 		if (e->rec_verbatim[r] || !time_code(e->rec_time[r], s, &n))
 			continue; /* kept as text: the reading is not followed */
-		y = x;
-		if (phase_code(e->rec_time[r], s, &y, &n) == 128) {
-			x = y;
-			continue;
-		}
-		y = x;
-		if (k < GRID_CHANGES_MAX && needs[s] <= r + 1 && change_code(e->rec_time[r], s, &y, &n) == 128) {
-			x = y;
-			if (at)
-				at[k] = (uint32_t)r;
-			k++;
-			s--;
-			continue;
-		}
-		if (!at) /* only whether it explains every time */
+		if (clock_step(e, needs, r, &s, &x, &n, taken, &changed) != 128)
 			return r;
-		(void)phase_code(e->rec_time[r], s, &x, &n); /* a residual, or text (x stays) */
-		if (first_off == e->nrecords)
-			first_off = r;
+		taken += changed;
 	}
-	if (nat)
-		*nat = k;
-	return first_off;
+	return r;
 }
 
 /*
@@ -1785,7 +1790,7 @@ static int explains_with_changes(const struct enc *e, const uint64_t needs[64], 
 
 	if (!run || r >= e->nrecords || s < 10 || needs[s] > r + 1)
 		return 0;
-	walked = clock_walk(e, needs, s, q0, NULL, NULL);
+	walked = clock_walk(e, needs, s, q0);
 	*steps += walked;
 	return walked == e->nrecords;
 }
@@ -1946,8 +1951,11 @@ int codec_find_phase(const struct enc *e, int s, uint64_t budget, int reference,
 	return 0;
 }
 
-/* Per record its time: the code and value in SEC_TIMES, or the text in tesc. */
-static int put_times(struct enc *e, struct streams *st)
+/*
+ * Per record its time: the code and value in SEC_TIMES, or the text in
+ * tesc; with a phase, the grid changes taken on the way in st->grid_at.
+ */
+static int put_times(struct enc *e, struct streams *st, const uint64_t needs[64])
 {
 	const unsigned char *esc = (const unsigned char *)e->esc_text.ptr;
 	struct rs_buf *b = &st->sec[SEC_TIMES];
@@ -1955,7 +1963,7 @@ static int put_times(struct enc *e, struct streams *st)
 	int err;
 
 	int64_t x = st->phase - 1;
-	int s = st->s, next = 0;
+	int s = st->s;
 
 	err = 0;
 	for (r = 0; !err && r < e->nrecords; r++) {
@@ -1964,12 +1972,12 @@ static int put_times(struct enc *e, struct streams *st)
 
 		if (!e->rec_verbatim[r])
 			code = time_code(e->rec_time[r], s, &n);
-		if (code && st->phase && next < st->ngrid && st->grid_at[next] == r) {
-			code = change_code(e->rec_time[r], s, &x, &n); /* 128: clock_walk found it so */
-			s--;
-			next++;
-		} else if (code && st->phase) {
-			code = phase_code(e->rec_time[r], s, &x, &n);
+		if (code && st->phase) {
+			int changed;
+
+			code = clock_step(e, needs, r, &s, &x, &n, st->ngrid, &changed);
+			if (changed)
+				st->grid_at[st->ngrid++] = (uint32_t)r;
 		}
 		if (code > 0 && code != 128)
 			e->stats->times_residual++;
@@ -2045,6 +2053,7 @@ int codec_make_streams(struct enc *e, struct streams *st)
 {
 	struct phase_job job;
 	pthread_t thread;
+	uint64_t needs[64];
 	int started, err;
 
 	st->s = choose_grid(e);
@@ -2069,16 +2078,11 @@ int codec_make_streams(struct enc *e, struct streams *st)
 		return rs_error_restore(&job.saved);
 	st->phase = job.phase;
 	st->ngrid = 0;
-	if (st->phase) {
-		uint64_t needs[64];
-
-		grid_needs(e, needs);
-		(void)clock_walk(e, needs, st->s, st->phase - 1, st->grid_at, &st->ngrid);
-	}
-	e->stats->grid_changes = (uint64_t)st->ngrid;
-	err = put_times(e, st);
+	grid_needs(e, needs);
+	err = put_times(e, st, needs);
 	if (err)
 		return err;
+	e->stats->grid_changes = (uint64_t)st->ngrid;
 	return put_params(e, st);
 }
 
