@@ -348,7 +348,6 @@ struct decoded {
 	int phased;               /* version 2: times follow the clock's phase (clock_x) */
 	int64_t clock_x;
 	int grid;                 /* the grid of the last reading: 2^-grid seconds */
-	uint64_t record;          /* the record whose time is read next */
 	uint64_t grid_at[GRID_CHANGES_MAX]; /* version 6: the records where the grid coarsens */
 	int ngrid, grid_next;
 	uint64_t size;            /* the object's, as the main header says (at most the caller's) */

@@ -894,21 +894,23 @@ static int read_time_code(struct decoded *d, int *code, uint64_t *v)
 }
 
 /*
- * A record's time: its text as kept (*text, *len), or, modelled, *text
- * NULL and its value *x.
+ * Record r's time: its text as kept (*text, *len), or, modelled, *text
+ * NULL and its value *x, on the grid of the reading before it (d->grid;
+ * version 6: one coarser after it when r is the next grid change).
  */
-static int read_time(struct decoded *d, int s, int64_t ref, double *x, const unsigned char **text,
+static int read_time(struct decoded *d, uint64_t r, int64_t ref, double *x, const unsigned char **text,
 		     size_t *len)
 {
 	struct cursor *e = &d->sec[SEC_TESC];
-	int code = 0, err;
+	int code = 0, err, s = d->grid;
+	int change = d->grid_next < d->ngrid && d->grid_at[d->grid_next] == r;
 	int64_t n, m;
 	uint64_t v = 0;
 
 	err = read_time_code(d, &code, &v);
 	if (err)
 		return err;
-	if (code == 0 && d->grid_next < d->ngrid && d->grid_at[d->grid_next] == d->record)
+	if (code == 0 && change)
 		return corrupt("its clock changes grid at a time kept as text");
 	if (code == 0) {
 		if (get_varint(e, &v) || v > e->len - e->pos || v > MAX_NUMBER)
@@ -930,15 +932,12 @@ static int read_time(struct decoded *d, int s, int64_t ref, double *x, const uns
 	 */
 	if (d->phased && (((__int128)n + CLOCK_PERIOD) << s) >= ((__int128)1000000000 << 55))
 		return corrupt("a time is out of range");
-	if (d->phased && d->grid_next < d->ngrid && d->grid_at[d->grid_next] == d->record) {
-		/* the first reading on the grid twice coarser (version 6) */
-		m = change_steps(d->clock_x, n, s) + (int64_t)code - 128;
+	if (d->phased) {
+		/* a change: the first reading on the grid twice coarser (version 6) */
+		m = (change ? change_steps(d->clock_x, n, s) : phase_steps(d->clock_x, n, s)) + (int64_t)code - 128;
 		d->clock_x = phase_next(d->clock_x, n);
-		d->grid = s - 1;
-		d->grid_next++;
-	} else if (d->phased) {
-		m = phase_steps(d->clock_x, n, s) + (int64_t)code - 128;
-		d->clock_x = phase_next(d->clock_x, n);
+		d->grid -= change;
+		d->grid_next += change;
 	} else {
 		m = grid_of_ns(n, s) + (int64_t)code - 128;
 	}
@@ -1011,8 +1010,7 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 		err = read_sample(d, nnodes, &node);
 		if (err)
 			return err;
-		d->record = r;
-		err = read_time(d, d->grid, ref, &x, &text, &len);
+		err = read_time(d, r, ref, &x, &text, &len);
 		if (err)
 			return err;
 		if (!text)
