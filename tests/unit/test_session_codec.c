@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codec/codec_internal.h"
 #include "codec/session_codec.h"
 #include "results/buf.h"
 #include "results/error.h"
@@ -163,19 +164,6 @@ static void test_times_off_the_model_are_kept_verbatim(void **state)
 	unlink(path);
 }
 
-/* repr() of a double: the fewest significant digits that read back as it (%g writes 0.001 as Python does). */
-static int py_repr(double t, char *out, size_t n)
-{
-	int p, len = 0;
-
-	for (p = 1; p <= 17; p++) {
-		len = snprintf(out, n, "%.*g", p, t);
-		if (strtod(out, NULL) == t)
-			break;
-	}
-	return len;
-}
-
 /*
  * A run whose clock passes 1 s and then 2 s of its machine's uptime (a CI
  * runner profiled soon after it booted passes 256, 512, 1024 s alike):
@@ -196,12 +184,12 @@ static void test_clock_passing_powers_of_two(void **state)
 	(void)state;
 	assert_int_equal(rs_buf_puts(&text, "{\"start_time\": 1.5, \"frame_records\": ["), 0);
 	for (r = 0; r < 1200; r++) {
-		char num[40];
+		char num[48];
 		int64_t n;
 
 		lcg = lcg * 6364136223846793005u + 1442695040888963407u;
 		n = 950000 + (int64_t)((lcg >> 33) % 200000);
-		py_repr((double)(x + n) / 1e9 - (double)x / 1e9, num, sizeof(num));
+		codec_py_repr((double)(x + n) / 1e9 - (double)x / 1e9, num);
 		x += n;
 		assert_int_equal(rs_buf_printf(&text, "%s[[\"MainThread\\u0000<thread>\\u00001\", "
 						    "\"f%d\\u0000/a.py\\u00001\"], %s]",
