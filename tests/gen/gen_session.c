@@ -485,6 +485,8 @@ static int add_file(struct model *m, const char *path, int kind, const char *cla
 	return m->nfiles++;
 }
 
+static double lib_self_time(const struct model *m);
+
 static int add_fn(struct model *m, const char *name, int file, int level)
 {
 	GROW(m->fns, m->nfns, m->capfns);
@@ -497,7 +499,7 @@ static int add_fn(struct model *m, const char *name, int file, int level)
 	g->wraps = -1;
 	g->inline_parent = -1;
 	g->stmt0 = -1;
-	g->self_factor = 1.0;
+	g->self_factor = lib_self_time(m); /* --slow and --load multiply it later */
 	return m->nfns++;
 }
 
@@ -791,21 +793,37 @@ static const struct libfile_spec LIBFILES[] = {
 /*
  * The library's shape: functions per unit of file weight, how strongly a
  * library call prefers the popular callees of its level (Zipf exponent),
- * and how often a library branch is re-drawn (exec_fn). `--library
- * narrow` (the default, 10, 2.2, 0.08) is what the regression tests are
- * calibrated on (seed-to-seed spread, --new-function shares); the session
- * codec sees its call tree 31% and its sample references 14% cheaper to
- * code than the real 78 MB run's. `--library wide` (16, 1.8, 0.4) was
- * tuned on that real run's bits per sample (tests/e2e/test_gen_codec_bits.sh:
- * +7% and -9%), and the codec's benchmarks use it; its runs of 6 months
- * at population 100 spread 10-19% from seed to seed.
+ * how often a library branch is re-drawn (exec_fn), and a factor on the
+ * own time of every function (the library's and the model's: how long a
+ * call runs against the 1 ms between samples). `--library narrow` (the
+ * default, 10, 2.2, 0.08, 1) is what the regression tests are calibrated
+ * on (seed-to-seed spread, --new-function shares); the session codec sees
+ * its call tree 31% and its sample references 14% cheaper to code than
+ * the real 78 MB run's. `--library wide` (16, 1.8, 0.4, 0.5) was tuned on
+ * the real runs' bits per sample (tests/e2e/test_gen_codec_bits.sh), and
+ * the codec's benchmarks use it. Its own times are half of narrow's:
+ * with whole ones its sample references were 9% (78 MB) and 15% (4 MB)
+ * cheaper than real, consecutive samples lying closer together in the
+ * call tree (a sample at a leaf not sampled before lay a median of 25
+ * nodes of the codec's numbering from the one before it, against 54 in
+ * the real 4 MB run; 148 against 409 in the 78 MB one); halved, the
+ * events are shorter and more of them fit in a month (41 and 256), and
+ * the references come within 3% of real at both sizes (0.4 overshoots,
+ * +7% at 78 MB; 0.7 leaves the 4 MB run 9% cheap). Its runs of 6 months
+ * at population 100 spread 10-19% from seed to seed (measured with whole
+ * own times).
  */
 struct library_shape {
 	int fns_per_unit;
 	double callee_zipf, branch_noise;
+	double self_time;
 };
-static const struct library_shape library_narrow = { 10, 2.2, 0.08 };
-static const struct library_shape library_wide = { 16, 1.8, 0.4 };
+static const struct library_shape library_narrow = { 10, 2.2, 0.08, 1.0 };
+static const struct library_shape library_wide = { 16, 1.8, 0.4, 0.5 };
+static double lib_self_time(const struct model *m)
+{
+	return m->lib->self_time;
+}
 #define LIB_FNS_PER_UNIT (m->lib->fns_per_unit)
 #define LIB_CALLEE_ZIPF (m->lib->callee_zipf)
 #define LIB_API_SHARE 0.22   /* of the functions of an api file */
