@@ -161,6 +161,9 @@ int main(int argc, char **argv)
 				printf("    %-8s raw %10llu stored %8llu\n", names[k], raw, stored);
 				pos += 24 + stored + (k == last_base ? 24 : 0);
 			}
+			/* the clock: modelled times it did not explain, and its grid changes */
+			printf("    clock    residuals %llu grid changes %llu\n",
+			       (unsigned long long)st.times_residual, (unsigned long long)st.grid_changes);
 		}
 		rs_buf_release(&out);
 	}
