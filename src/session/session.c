@@ -786,6 +786,7 @@ static void list_free(struct str_list *l)
 	free(l->items);
 	l->items = NULL;
 	l->len = 0;
+	l->alloc = 0; /* a key given again grows the list from nothing */
 }
 
 static void sync_lists(struct rs_session_parser *p)

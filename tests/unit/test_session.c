@@ -760,6 +760,34 @@ static void test_minimal_and_empty(void **state)
 	json_decref(j);
 }
 
+/*
+ * A key given twice: the second value is the one kept, as Python's
+ * json.load keeps it. A list given again used to be grown from its freed
+ * array (found by fuzz_session: a write through NULL).
+ */
+static void test_repeated_keys(void **state)
+{
+	const char *twice = "{\"sys_path\": [\"/a\", \"/b\", \"/c\"], \"sys_prefixes\": [\"/p\"], "
+			    "\"frame_records\": [[[\"a\\u0000/b/m.py\\u00001\"], 0.001]], "
+			    "\"sys_path\": [\"/d\", \"/e\"], \"sys_prefixes\": [], \"sys_prefixes\": [\"/q\"]}";
+	struct rs_session_callbacks cb = { NULL, NULL, NULL, NULL };
+	struct rs_session_parser *p;
+	const struct rs_session_header *h;
+
+	(void)state;
+	assert_int_equal(rs_session_parser_new(&p, &cb), 0);
+	assert_int_equal(rs_session_parser_feed(p, twice, strlen(twice)), 0);
+	assert_int_equal(rs_session_parser_finish(p), 0);
+	h = rs_session_parser_header(p);
+	assert_int_equal(h->sys_path_len, 2);
+	assert_string_equal(h->sys_path[0], "/d");
+	assert_string_equal(h->sys_path[1], "/e");
+	assert_int_equal(h->sys_prefixes_len, 1);
+	assert_string_equal(h->sys_prefixes[0], "/q");
+	assert_int_equal(rs_session_parser_sample_count(p), 1);
+	rs_session_parser_free(p);
+}
+
 static void test_caps(void **state)
 {
 	struct rs_buf b = RS_BUF_INIT;
@@ -973,6 +1001,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_not_a_session),
 		cmocka_unit_test(test_minimal_and_empty),
+		cmocka_unit_test(test_repeated_keys),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_sticky_error),
 		cmocka_unit_test(test_markdown),
