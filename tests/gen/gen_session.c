@@ -388,7 +388,12 @@ struct event_class {
 	double rate; /* per day at population 1000 */
 };
 
-struct library_shape;
+/* The library's shape: the knobs below (library_narrow, library_wide). */
+struct library_shape {
+	int fns_per_unit;
+	double callee_zipf, branch_noise;
+	double self_time;
+};
 
 struct model {
 	const struct library_shape *lib;
@@ -485,8 +490,6 @@ static int add_file(struct model *m, const char *path, int kind, const char *cla
 	return m->nfiles++;
 }
 
-static double lib_self_time(const struct model *m);
-
 static int add_fn(struct model *m, const char *name, int file, int level)
 {
 	GROW(m->fns, m->nfns, m->capfns);
@@ -499,7 +502,7 @@ static int add_fn(struct model *m, const char *name, int file, int level)
 	g->wraps = -1;
 	g->inline_parent = -1;
 	g->stmt0 = -1;
-	g->self_factor = lib_self_time(m); /* --slow and --load multiply it later */
+	g->self_factor = m->lib->self_time; /* --slow and --load multiply it later */
 	return m->nfns++;
 }
 
@@ -802,28 +805,14 @@ static const struct libfile_spec LIBFILES[] = {
  * the real 78 MB run's. `--library wide` (16, 1.8, 0.4, 0.5) was tuned on
  * the real runs' bits per sample (tests/e2e/test_gen_codec_bits.sh), and
  * the codec's benchmarks use it. Its own times are half of narrow's:
- * with whole ones its sample references were 9% (78 MB) and 15% (4 MB)
- * cheaper than real, consecutive samples lying closer together in the
- * call tree (a sample at a leaf not sampled before lay a median of 25
- * nodes of the codec's numbering from the one before it, against 54 in
- * the real 4 MB run; 148 against 409 in the 78 MB one); halved, the
- * events are shorter and more of them fit in a month (41 and 256), and
- * the references come within 3% of real at both sizes (0.4 overshoots,
- * +7% at 78 MB; 0.7 leaves the 4 MB run 9% cheap). Its runs of 6 months
- * at population 100 spread 10-19% from seed to seed (measured with whole
- * own times).
+ * with whole ones its events ran too long against the 1 ms between
+ * samples, and its sample references came out 9-15% cheaper than real
+ * (the measurements: tests/gen/README.md, "What the session codec
+ * sees"). Its runs of 6 months at population 100 spread 10-19% from seed
+ * to seed (measured with whole own times).
  */
-struct library_shape {
-	int fns_per_unit;
-	double callee_zipf, branch_noise;
-	double self_time;
-};
 static const struct library_shape library_narrow = { 10, 2.2, 0.08, 1.0 };
 static const struct library_shape library_wide = { 16, 1.8, 0.4, 0.5 };
-static double lib_self_time(const struct model *m)
-{
-	return m->lib->self_time;
-}
 #define LIB_FNS_PER_UNIT (m->lib->fns_per_unit)
 #define LIB_CALLEE_ZIPF (m->lib->callee_zipf)
 #define LIB_API_SHARE 0.22   /* of the functions of an api file */
