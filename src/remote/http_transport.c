@@ -1197,18 +1197,24 @@ static int timeout_error(const struct rs_http *http, struct transfer *t,
 	if (!strncmp(errbuf, "Operation too slow", 18) || deadline_ms <= 0) {
 		if (t->floor <= 1)
 			return rs_error_set(RS_ERETRY, "server '%s' %s %llu bytes in %.0f s for '%s', "
-					    "then nothing for %ld s; check the server", t->server,
+					    "then nothing for %ld s; check the server%s", t->server,
 					    is_get ? "sent" : "took",
 					    (unsigned long long)(is_get ? down : up), elapsed, t->what,
-					    http->low_speed_time);
+					    http->low_speed_time,
+					    /* the wait is the timeout's when that is the shorter */
+					    http->low_speed_time >= http->timeout_s
+					    ? " or raise results.http.timeout" : "");
 		return rs_error_set(RS_ERETRY, "server '%s' %s %llu bytes in %.0f s for '%s' "
 				    "(below the %s/s floor); check the server or, on a slow link, "
 				    "lower results.http.minSpeed", t->server, is_get ? "sent" : "took",
 				    (unsigned long long)(is_get ? down : up), elapsed, t->what,
 				    human_size(hs, sizeof(hs), (uint64_t)t->floor));
 	}
-	if (!strncmp(errbuf, "Connection timed out", 20) ||
-	    !strncmp(errbuf, "Failed to connect", 17))
+	/* A connect cut short by the request's deadline (a later try's) is the
+	   deadline's doing: said below, with the setting that sets it. */
+	if ((!strncmp(errbuf, "Connection timed out", 20) ||
+	     !strncmp(errbuf, "Failed to connect", 17)) &&
+	    (deadline_ms <= 0 || elapsed * 1000 < deadline_ms))
 		return rs_error_set(RS_ERETRY, "server '%s' did not accept a connection within "
 				    "%ld s for '%s'; check the server and the network",
 				    t->server, http->timeout_s < 30 ? http->timeout_s : 30L, t->what);

@@ -20,7 +20,10 @@
 #include <string.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -394,6 +397,83 @@ static void test_silent(void **state)
 		rs_remote_free(r);
 	}
 	setenv("RESULTS_HTTP_RETRIES", "1", 1);
+	/* One try: the wait for a first byte (2 s, the timeout's) ends it. */
+	{
+		struct rs_remote *r = open_mode(DAV, "silent");
+		struct rs_buf b = RS_BUF_INIT;
+
+		assert_int_equal(r->get(r, "packs/s.pack", 0, 4096, &b), RS_ERETRY);
+		assert_message(r, "'packs/s.pack'");
+		assert_non_null(strstr(rs_error_message(), "raise results.http.timeout"));
+		rs_buf_release(&b);
+		rs_remote_free(r);
+	}
+}
+
+/*
+ * A listener whose accept queue is full: connects hang (Linux drops the
+ * SYNs), so the request's deadline, not the server, ends the last try.
+ * Returns the socket; its port in *port. Two connections fill a backlog
+ * of 0 (the kernel allows backlog + 1); they are kept open in fill[].
+ */
+static int full_listener(int *port, int fill[2])
+{
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(s >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(s, 0), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&a, &alen), 0);
+	*port = ntohs(a.sin_port);
+	for (int i = 0; i < 2; i++) {
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		assert_true(fill[i] >= 0);
+		(void)connect(fill[i], (struct sockaddr *)&a, sizeof(a));
+	}
+	usleep(100000); /* the handshakes of the two complete */
+	return s;
+}
+
+/*
+ * A deadline that runs out while a later try is still connecting is the
+ * deadline's doing: the message names it (results.http.timeout), not a
+ * server that "did not accept a connection" for longer than it waited.
+ * With one try, the connect timeout itself ends it and is said so.
+ */
+static void test_deadline_during_connect(void **state)
+{
+	struct rs_remote_options opts = { config, NULL };
+	struct rs_remote *r = NULL;
+	struct rs_buf b = RS_BUF_INIT;
+	char url[256];
+	int port, fill[2], s = full_listener(&port, fill);
+
+	(void)state;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/x/store", port);
+	cfg_timeout = "1";
+	setenv("RESULTS_HTTP_RETRIES", "5", 1);
+	assert_int_equal(rs_remote_open(&r, url, &opts), 0);
+	assert_int_equal(r->get(r, "packs/c.pack", 0, 4096, &b), RS_ERETRY);
+	assert_message(r, "within its deadline of 1 s");
+	assert_non_null(strstr(rs_error_message(), "raise results.http.timeout"));
+	assert_null(strstr(rs_error_message(), "did not accept"));
+	rs_remote_free(r);
+	rs_buf_release(&b);
+	/* One try: its connect timeout (1 s) comes before the deadline (1.25 s). */
+	setenv("RESULTS_HTTP_RETRIES", "1", 1);
+	assert_int_equal(rs_remote_open(&r, url, &opts), 0);
+	assert_int_equal(r->get(r, "packs/c.pack", 0, 4096, &b), RS_ERETRY);
+	assert_message(r, "did not accept a connection within 1 s");
+	rs_remote_free(r);
+	rs_buf_release(&b);
+	close(fill[0]);
+	close(fill[1]);
+	close(s);
 }
 
 static void test_bad_settings(void **state)
@@ -677,6 +757,7 @@ int main(void)
 		cmocka_unit_test_setup(test_endless_error_body, test_setup),
 		cmocka_unit_test_setup(test_drip, test_setup),
 		cmocka_unit_test_setup(test_silent, test_setup),
+		cmocka_unit_test_setup(test_deadline_during_connect, test_setup),
 		cmocka_unit_test_setup(test_bad_settings, test_setup),
 		cmocka_unit_test_setup(test_cycling_tokens, test_setup),
 		cmocka_unit_test_setup(test_endless_listing, test_setup),
