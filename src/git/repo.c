@@ -212,6 +212,47 @@ out:
 	return err;
 }
 
+/*
+ * The headers read last, by id: an id names its content, so its type and
+ * size never change, and a command that lists the same trees again (the
+ * add lists the index shards three times) reads each header once instead
+ * of walking its delta chain through the pack again. The cap is judged on
+ * every lookup, from the size kept. Missing objects are not kept (a
+ * fetch may bring them). Per thread: nothing is shared.
+ */
+#define HEADER_SLOTS 512
+struct header_slot {
+	git_oid id;
+	size_t len;
+	git_object_t type; /* 0: empty */
+};
+static _Thread_local struct header_slot header_cache[HEADER_SLOTS];
+
+static struct header_slot *header_slot(const git_oid *id)
+{
+	/* the id is a hash: its first bytes spread the slots evenly */
+	return &header_cache[(id->id[0] | (unsigned)id->id[1] << 8) % HEADER_SLOTS];
+}
+
+int rs_repo_read_header(size_t *len, git_object_t *type, git_odb *odb, const git_oid *id)
+{
+	struct header_slot *s = header_slot(id);
+	int gerr;
+
+	if (s->type > 0 && git_oid_equal(&s->id, id)) {
+		*len = s->len;
+		*type = s->type;
+		return 0;
+	}
+	gerr = git_odb_read_header(len, type, odb, id);
+	if (gerr == 0) {
+		git_oid_cpy(&s->id, id);
+		s->len = *len;
+		s->type = *type;
+	}
+	return gerr;
+}
+
 int rs_repo_blob_size(size_t *out, git_repository *git, const git_oid *id, const char *what)
 {
 	git_odb *odb = NULL;
@@ -221,7 +262,7 @@ int rs_repo_blob_size(size_t *out, git_repository *git, const git_oid *id, const
 
 	if (git_repository_odb(&odb, git) < 0)
 		return git_fail(RS_EGENERIC, "cannot open the object database");
-	gerr = git_odb_read_header(&len, &type, odb, id);
+	gerr = rs_repo_read_header(&len, &type, odb, id);
 	if (gerr == GIT_ENOTFOUND) {
 		/* A partial clone: fetched on demand, then seen once the odb looks again. */
 		int err = rs_git_fetch_promised(git, id, what);
@@ -233,7 +274,7 @@ int rs_repo_blob_size(size_t *out, git_repository *git, const git_oid *id, const
 			return err;
 		} else {
 			git_odb_refresh(odb);
-			gerr = git_odb_read_header(&len, &type, odb, id);
+			gerr = rs_repo_read_header(&len, &type, odb, id);
 		}
 	}
 	git_odb_free(odb);

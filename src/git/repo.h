@@ -67,6 +67,15 @@ RS_MUST_CHECK
 int rs_repo_read_marker(struct rs_repo *r, const char *rev, json_t **out);
 
 /*
+ * git_odb_read_header through a small cache of the headers read in this
+ * thread: an id's type and size never change, so a tree or file looked
+ * up again (the add lists the index shards three times) costs no second
+ * walk of its delta chain. libgit2's return codes; missing objects are
+ * not kept. Every cap is still judged by the caller on the size given.
+ */
+int rs_repo_read_header(size_t *len, git_object_t *type, git_odb *odb, const git_oid *id);
+
+/*
  * The size of the blob `id` in *out, from the object's header alone (no
  * content is read). RS_ECORRUPT naming `what` for an object that is not a
  * blob or cannot be read.

@@ -50,7 +50,7 @@ static int checked_header(git_object_t *type, git_odb *odb, const git_oid *id, c
 	size_t len = 0, max;
 	int gerr;
 
-	gerr = git_odb_read_header(&len, type, odb, id);
+	gerr = rs_repo_read_header(&len, type, odb, id);
 	if (gerr == GIT_ENOTFOUND) {
 		git_error_clear();
 		return rs_error_set(RS_ENOTFOUND, "%s: no object %s", what, git_oid_tostr_s(id));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <git2.h>
@@ -385,6 +386,48 @@ static void test_caps(void **state)
 	rs_error_clear();
 }
 
+/*
+ * Headers are read once per id (rs_repo_read_header): a second look at a
+ * tree or file whose object has since gone still has its type and size,
+ * and each caller's cap is judged again on that size.
+ */
+static void test_header_cache(void **state)
+{
+	struct fixture *f = *state;
+	char hex[GIT_OID_HEXSZ + 1], path[256];
+	git_odb *odb = NULL;
+	git_blob *blob = NULL;
+	git_object_t type;
+	size_t len = 0;
+	git_oid id;
+
+	write_raw(f, GIT_OBJECT_BLOB, "cached", 5000, hex);
+	assert_int_equal(git_oid_fromstr(&id, hex), 0);
+	assert_int_equal(git_repository_odb(&odb, f->repo->git), 0);
+	assert_int_equal(rs_repo_read_header(&len, &type, odb, &id), 0);
+	assert_int_equal(len, 5000);
+	assert_int_equal(type, GIT_OBJECT_BLOB);
+	/* the loose object removed: its header comes from the cache */
+	snprintf(path, sizeof(path), "%s/.git/objects/%.2s/%s", f->dir, hex, hex + 2);
+	assert_int_equal(unlink(path), 0);
+	len = 0;
+	assert_int_equal(rs_repo_read_header(&len, &type, odb, &id), 0);
+	assert_int_equal(len, 5000);
+	assert_int_equal(rs_repo_blob_size(&len, f->repo->git, &id, "f"), 0);
+	assert_int_equal(len, 5000);
+	/* a smaller cap than the size kept still refuses, before any read */
+	assert_int_equal(rs_repo_blob_capped(&blob, f->repo->git, &id, 4999, "f"), RS_ECORRUPT);
+	assert_null(blob);
+	assert_non_null(strstr(rs_error_message(), "is too large (5000 bytes, limit 4999)"));
+	/* a missing object is not kept: absent both times */
+	memset(&id, 0x5a, sizeof(id));
+	assert_int_equal(rs_repo_read_header(&len, &type, odb, &id), GIT_ENOTFOUND);
+	assert_int_equal(rs_repo_read_header(&len, &type, odb, &id), GIT_ENOTFOUND);
+	git_odb_free(odb);
+	git_error_clear();
+	rs_error_clear();
+}
+
 /* Tags of tags: RS_REPO_PEEL_DEPTH followed, one more refused by name. */
 static void test_tag_depth(void **state)
 {
@@ -477,6 +520,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wrong_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ambiguous_prefix, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_caps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_header_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tag_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bypath, setup, teardown),
 	};
