@@ -308,7 +308,19 @@ static int parse_entries(struct rs_index_file *f)
 				prev = f->names + f->name_at[i - 1];
 		} else {
 			name = (const char *)e + name_off;
-			nul = memchr(name, '\0', end - off - name_off);
+			/* a length below the mask is the path's (git reads it so): only
+			   its ends are looked at, not every byte; a longer one is measured */
+			if ((flags & NAME_MASK) < NAME_MASK) {
+				len = flags & NAME_MASK;
+				nul = len < end - off - name_off ? (const unsigned char *)name + len
+								 : NULL;
+				/* past the path (into its padding) or short of its end */
+				if (nul && (*nul || (len && name[len - 1] == '\0')))
+					return rs_error_set(RS_ECORRUPT, "'%s' has a path of the "
+							    "wrong length", f->path);
+			} else {
+				nul = memchr(name, '\0', end - off - name_off);
+			}
 			if (!nul)
 				return rs_error_set(RS_ECORRUPT, "'%s' ends inside a path", f->path);
 			len = (size_t)((const char *)nul - name);

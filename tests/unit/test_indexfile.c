@@ -419,6 +419,10 @@ static void test_bad_bytes(void **state)
 	assert_int_equal(rs_buf_put(&b, good.ptr, good.len), 0);
 	b.ptr[12 + 61] = (char)(b.ptr[12 + 61] + 1);
 	refused(fx, &b, RS_ECORRUPT);
+	b.ptr[12 + 61] = (char)(b.ptr[12 + 61] - 2); /* one short of the path */
+	refused(fx, &b, RS_ECORRUPT);
+	b.ptr[12 + 61] = (char)(b.ptr[12 + 61] + 5); /* into the padding, past its first NUL */
+	refused(fx, &b, RS_ECORRUPT);
 	/* entries out of order: the first name made the largest */
 	rs_buf_clear(&b);
 	assert_int_equal(rs_buf_put(&b, good.ptr, good.len), 0);
