@@ -13,6 +13,17 @@
  * folders invalidated, and a new SHA-1 trailer. The cost left is a copy
  * and a hash of the file, tens of milliseconds at 40 MB.
  *
+ * The index replaced is kept as `<index>.results-spare` (a hard link made
+ * before the rename), and the next commit takes that file as its lock and
+ * writes over it in place: its pages are in the page cache and its blocks
+ * allocated, so a 40 MB index costs neither 10,000 fresh pages and blocks
+ * nor freeing the old ones (together 40-140 ms on this project's VMs,
+ * against 20 ms for the write itself). The spare is taken with link(),
+ * as exclusive as git's O_EXCL lock, and written only when it is a
+ * regular file with no other name (never a symlink's target, a file
+ * linked from elsewhere or the live index); else a new lock is made as
+ * before. It costs the disk one more copy of the index.
+ *
  * Only what can be spliced safely is: index versions 2, 3 and 4 (in v4
  * each path is written as what differs from the one before: the paths
  * are read out whole into memory, and the first entry copied after a

@@ -27,6 +27,7 @@ struct fixture {
 	char dir[64];
 	char index[96];
 	char lock[112];
+	char spare[128];
 };
 
 static int setup(void **state)
@@ -38,6 +39,7 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(fx->dir));
 	snprintf(fx->index, sizeof(fx->index), "%s/index", fx->dir);
 	snprintf(fx->lock, sizeof(fx->lock), "%s/index.lock", fx->dir);
+	snprintf(fx->spare, sizeof(fx->spare), "%s/index.results-spare", fx->dir);
 	git_libgit2_init();
 	*state = fx;
 	return 0;
@@ -49,6 +51,7 @@ static int teardown(void **state)
 
 	unlink(fx->index);
 	unlink(fx->lock);
+	unlink(fx->spare);
 	rmdir(fx->dir);
 	git_libgit2_shutdown();
 	free(fx);
@@ -300,6 +303,121 @@ static void test_lock_held(void **state)
 	assert_int_equal(rs_index_file_open(&f, fx->index, 0), 0);
 	rs_index_file_free(f);
 	assert_true(rs_fs_exists(fx->lock));
+}
+
+static ino_t ino_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_ino;
+}
+
+/* libgit2 reads `path` whole (it checks the trailer) with `n` entries. */
+static void reads_back(const char *path, size_t n)
+{
+	git_index *idx = NULL;
+
+	assert_int_equal(git_index_open(&idx, path), 0);
+	assert_int_equal(git_index_entrycount(idx), n);
+	git_index_free(idx);
+}
+
+/* One edit of `path` (n, remove) committed, under a lock taken by open. */
+static int commit_one(struct fixture *fx, const char *path, int n, int remove)
+{
+	struct rs_index_file *f = NULL;
+	struct rs_index_edit e[1];
+	int err = rs_index_file_open(&f, fx->index, 1);
+
+	if (err)
+		return err;
+	edit(&e[0], path, n, remove);
+	err = rs_index_file_commit(f, e, 1, NULL);
+	rs_index_file_free(f);
+	return err;
+}
+
+static void put_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * The index replaced is kept as the spare, and the next commit writes
+ * into it in place (its inode becomes the index), cut to the new length
+ * when it was longer. A spare with another name (a hard link), a
+ * symlink, or one held by a lock is never written through.
+ */
+static void test_spare(void **state)
+{
+	struct fixture *fx = *state;
+	char other[128], target[128];
+	struct rs_buf b = RS_BUF_INIT;
+	ino_t first, second;
+
+	write_reference(fx, 0);
+	first = ino_of(fx->index);
+	assert_false(rs_fs_exists(fx->spare));
+	assert_int_equal(commit_one(fx, "runs/2026/12/01/b/run.json", 6, 0), 0);
+	assert_int_equal(ino_of(fx->spare), first); /* the old index, kept */
+	second = ino_of(fx->index);
+	reads_back(fx->index, 6);
+	assert_int_equal(commit_one(fx, "runs/2026/12/01/d/run.json", 7, 0), 0);
+	assert_int_equal(ino_of(fx->index), first); /* written in place */
+	assert_int_equal(ino_of(fx->spare), second);
+	reads_back(fx->index, 7);
+	/* shorter than the spare it is written into: cut to its length */
+	assert_int_equal(commit_one(fx, long_path, 0, 1), 0);
+	assert_int_equal(ino_of(fx->index), second);
+	reads_back(fx->index, 6);
+	read_file(&b, fx->index);
+	{
+		struct rs_index_file *f = NULL;
+
+		assert_int_equal(rs_index_file_open(&f, fx->index, 0), 0);
+		assert_int_equal(rs_index_file_verify(f), 0);
+		rs_index_file_free(f);
+	}
+	assert_false(rs_fs_exists(fx->lock));
+
+	/* a spare with a second name elsewhere: that file is left alone */
+	snprintf(other, sizeof(other), "%s/other", fx->dir);
+	unlink(fx->spare);
+	put_text(other, "keep me\n");
+	assert_int_equal(link(other, fx->spare), 0);
+	assert_int_equal(commit_one(fx, "runs/2026/12/01/e/run.json", 8, 0), 0);
+	read_file(&b, other);
+	assert_string_equal(b.ptr, "keep me\n");
+	assert_true(ino_of(fx->index) != ino_of(other));
+	reads_back(fx->index, 7);
+
+	/* a symlink as the spare: its target is left alone */
+	snprintf(target, sizeof(target), "%s/target", fx->dir);
+	unlink(fx->spare);
+	put_text(target, "keep me too\n");
+	assert_int_equal(symlink(target, fx->spare), 0);
+	assert_int_equal(commit_one(fx, "runs/2026/12/01/f/run.json", 9, 0), 0);
+	read_file(&b, target);
+	assert_string_equal(b.ptr, "keep me too\n");
+	reads_back(fx->index, 8);
+
+	/* the lock held: refused as without a spare, the spare kept */
+	assert_true(rs_fs_exists(fx->spare));
+	put_text(fx->lock, "");
+	assert_int_equal(commit_one(fx, "runs/2026/12/01/g/run.json", 10, 0), RS_ERETRY);
+	assert_non_null(strstr(rs_error_message(), "index.lock' exists"));
+	assert_true(rs_fs_exists(fx->spare));
+	assert_int_equal(unlink(fx->lock), 0);
+	reads_back(fx->index, 8);
+	unlink(other);
+	unlink(target);
+	rs_buf_release(&b);
+	rs_error_clear();
 }
 
 /* Unmerged entries: seen, kept, and a path with them is not spliced. */
@@ -739,6 +857,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_splice_v4, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_splice_absent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conflicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_bytes, setup, teardown),
