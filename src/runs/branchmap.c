@@ -877,15 +877,19 @@ static int catch_up_shard(struct catchup *c, const char *text, size_t len, int *
 }
 
 /* The shards newest first into the map, back to the covered run (`*found`) or all of them. */
-static int catch_up(struct catchup *c, git_repository *repo, const struct rs_shard_list *l,
+static int catch_up(struct catchup *c, git_repository *repo, struct rs_shard_list *l,
 		    int *found)
 {
 	struct rs_buf label = RS_BUF_INIT;
 	int err = 0;
 
 	*found = 0;
-	for (size_t k = 0; k < l->count && !*found && !err; k++) {
+	for (size_t k = 0; !*found && !err; k++) {
 		git_blob *blob = NULL;
+
+		err = rs_runindex_list_reach(l, k); /* older months read as needed */
+		if (err || k >= l->count)
+			break;
 
 		rs_buf_clear(&label);
 		err = rs_runindex_read_shard(&blob, repo, &l->refs[k], &label);
@@ -919,13 +923,14 @@ int rs_map_record(struct rs_map_files *out, struct rs_repo *repo, const struct r
 {
 	struct writer *w = calloc(1, sizeof(*w));
 	struct rs_buf covered = RS_BUF_INIT;
-	struct rs_shard_list l = { NULL, 0, 0 };
+	struct rs_shard_list l;
 	struct catchup c;
 	char month[8] = "";
 	unsigned seq = 0;
 	int err, found = 0;
 
 	memset(&c, 0, sizeof(c));
+	memset(&l, 0, sizeof(l));
 	if (!w)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	w->m = m;
@@ -971,7 +976,7 @@ out:
 	git_tree_free(w->sub);
 	free(w);
 	free(c.lines);
-	free(l.refs);
+	rs_runindex_list_release(&l);
 	rs_buf_release(&covered);
 	return err;
 }

@@ -25,6 +25,7 @@
 
 #include <ctype.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -462,16 +463,17 @@ static int cmp_refs_desc(const void *a, const void *b)
 	return x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
 }
 
-/* The further shards of month folder `e` (a tree entry of index/) into `l`. */
-static int list_month_folder(struct rs_shard_list *l, git_repository *repo, const git_tree_entry *e)
+/* The further shards of month `m`'s folder, tree `id`, into `l`, highest number first. */
+static int list_month_folder(struct rs_shard_list *l, const char *m, const git_oid *id)
 {
 	struct rs_buf what = RS_BUF_INIT;
 	git_tree *t = NULL;
+	size_t from = l->count;
 	int err;
 
-	err = rs_buf_printf(&what, "index/%s/", git_tree_entry_name(e));
+	err = rs_buf_printf(&what, "index/%s/", m);
 	if (!err)
-		err = rs_repo_tree_capped(&t, repo, git_tree_entry_id(e), what.ptr);
+		err = rs_repo_tree_capped(&t, l->repo, id, what.ptr);
 	rs_buf_release(&what);
 	if (err)
 		return err;
@@ -480,31 +482,119 @@ static int list_month_folder(struct rs_shard_list *l, git_repository *repo, cons
 		unsigned seq = further_shard_seq(git_tree_entry_name(s));
 
 		if (seq && git_tree_entry_type(s) == GIT_OBJECT_BLOB)
-			err = push_ref(l, git_tree_entry_name(e), seq, git_tree_entry_id(s));
+			err = push_ref(l, m, seq, git_tree_entry_id(s));
 	}
 	git_tree_free(t);
+	if (!err && l->count - from > 1)
+		qsort(l->refs + from, l->count - from, sizeof(*l->refs), cmp_refs_desc);
 	return err;
+}
+
+/*
+ * The next month not listed yet: its folder's shards, then its first. On
+ * an error it stays unlisted, so that the next reader to reach it fails
+ * on it too (a prefetch that clears the error skips nothing).
+ */
+static int list_next_month(struct rs_shard_list *l)
+{
+	const struct rs_shard_month *m = &l->months[l->next];
+	size_t from = l->count;
+	int err = 0;
+
+	if (m->has_folder)
+		err = list_month_folder(l, m->month, &m->folder);
+	if (!err && m->has_first)
+		err = push_ref(l, m->month, 1, &m->first);
+	if (err) {
+		l->count = from;
+		return err;
+	}
+	l->next++;
+	return 0;
+}
+
+/* Newest month first. */
+static int cmp_months_desc(const void *a, const void *b)
+{
+	return strcmp(((const struct rs_shard_month *)b)->month,
+		      ((const struct rs_shard_month *)a)->month);
+}
+
+/* Month `n` ("YYYY-MM...") among l->months (sorted by name so far), added if new. */
+static struct rs_shard_month *month_of(struct rs_shard_list *l, size_t *alloc, const char *n)
+{
+	struct rs_shard_month *m;
+
+	/* index/'s entries come sorted: a month's two names are neighbours */
+	if (l->nmonths && strncmp(l->months[l->nmonths - 1].month, n, 7) == 0)
+		return &l->months[l->nmonths - 1];
+	if (rs_array_grow(&l->months, alloc, l->nmonths + 1, sizeof(*l->months), 16))
+		return NULL;
+	m = &l->months[l->nmonths++];
+	memset(m, 0, sizeof(*m));
+	memcpy(m->month, n, 7);
+	return m;
 }
 
 /* runindex_internal.h */
 int rs_runindex_list_shards(struct rs_shard_list *l, git_repository *repo, git_tree *sub, const char *month)
 {
+	size_t alloc = 0;
 	int err = 0;
 
+	l->repo = repo;
 	for (size_t i = 0; i < git_tree_entrycount(sub) && !err; i++) {
 		const git_tree_entry *e = git_tree_entry_byindex(sub, i);
 		const char *n = git_tree_entry_name(e);
+		int first = git_tree_entry_type(e) == GIT_OBJECT_BLOB && is_shard_name(n);
+		int folder = git_tree_entry_type(e) == GIT_OBJECT_TREE && strlen(n) == 7 &&
+			     rs_runindex_is_month(n);
+		struct rs_shard_month *m;
 
-		if (month && strncmp(n, month, 7) != 0)
+		if ((!first && !folder) || (month && strncmp(n, month, 7) != 0))
 			continue;
-		if (git_tree_entry_type(e) == GIT_OBJECT_BLOB && is_shard_name(n))
-			err = push_ref(l, n, 1, git_tree_entry_id(e));
-		else if (git_tree_entry_type(e) == GIT_OBJECT_TREE && strlen(n) == 7 && rs_runindex_is_month(n))
-			err = list_month_folder(l, repo, e);
+		m = month_of(l, &alloc, n);
+		if (!m)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		if (first) {
+			m->has_first = 1;
+			git_oid_cpy(&m->first, git_tree_entry_id(e));
+		} else {
+			m->has_folder = 1;
+			git_oid_cpy(&m->folder, git_tree_entry_id(e));
+		}
 	}
-	if (!err && l->count > 1)
-		qsort(l->refs, l->count, sizeof(*l->refs), cmp_refs_desc);
+	if (l->nmonths > 1)
+		qsort(l->months, l->nmonths, sizeof(*l->months), cmp_months_desc);
+	return rs_runindex_list_reach(l, month ? SIZE_MAX : 0);
+}
+
+/* runindex_internal.h */
+int rs_runindex_list_reach(struct rs_shard_list *l, size_t j)
+{
+	int err = 0;
+
+	while (!err && l->count <= j && l->next < l->nmonths)
+		err = list_next_month(l);
 	return err;
+}
+
+/* runindex_internal.h */
+int rs_runindex_list_down_to(struct rs_shard_list *l, const char *month)
+{
+	int err = 0;
+
+	while (!err && l->next < l->nmonths && strncmp(l->months[l->next].month, month, 7) >= 0)
+		err = list_next_month(l);
+	return err;
+}
+
+/* runindex_internal.h */
+void rs_runindex_list_release(struct rs_shard_list *l)
+{
+	free(l->refs);
+	free(l->months);
+	memset(l, 0, sizeof(*l));
 }
 
 /* runindex_internal.h */
@@ -656,6 +746,7 @@ struct loader {
 	struct block *blocks; /* one per shard read, in reading order */
 	size_t nb;
 	char *read;           /* read[j]: l.refs[j] was read */
+	size_t cap;           /* entries of blocks and read: l.count at most */
 	size_t held;          /* runs the window counts */
 	const char *hb;       /* the branch counted (NULL: any) */
 	struct rs_buf label;
@@ -678,9 +769,11 @@ static void prefetch_list(struct loader *ld, const size_t *js, size_t n)
 {
 	if (n && prefetch_shards(ld->git, &ld->l, js, n)) {
 		rs_error_clear();
-		ld->fetched = ld->l.count; /* offline: no more batches */
+		ld->fetched = SIZE_MAX; /* offline: no more batches */
 	}
 }
+
+static int loader_reach(struct loader *ld, size_t j);
 
 static void prefetch_from(struct loader *ld, size_t j)
 {
@@ -688,8 +781,14 @@ static void prefetch_from(struct loader *ld, size_t j)
 
 	if (j < ld->fetched)
 		return;
+	/* the batch's shards listed first (a month's folder unread yet: said
+	   when the shards are read one by one) */
+	if (loader_reach(ld, ld->chunk < SIZE_MAX - j ? j + ld->chunk - 1 : SIZE_MAX))
+		rs_error_clear();
+	if (j >= ld->l.count)
+		return;
 	to = ld->l.count - j > ld->chunk ? j + ld->chunk : ld->l.count;
-	ld->chunk = ld->l.count;
+	ld->chunk = SIZE_MAX; /* then all the others */
 	js = calloc(to - j + 1, sizeof(*js));
 	if (!js)
 		return; /* read one by one */
@@ -704,6 +803,44 @@ static void prefetch_from(struct loader *ld, size_t j)
 static int loader_full(const struct loader *ld)
 {
 	return ld->w->runs && ld->held >= ld->w->runs;
+}
+
+/* The arrays as long as the list: l.count entries, the new ones zero. */
+static int loader_grow(struct loader *ld)
+{
+	size_t cap = ld->l.count;
+	struct block *b;
+	char *r;
+
+	if (cap <= ld->cap)
+		return 0;
+	b = realloc(ld->blocks, cap * sizeof(*b));
+	if (!b)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	ld->blocks = b;
+	r = realloc(ld->read, cap);
+	if (!r)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	memset(r + ld->cap, 0, cap - ld->cap);
+	ld->read = r;
+	ld->cap = cap;
+	return 0;
+}
+
+/* l.refs[j] listed when there is one (rs_runindex_list_reach); j < l.count tells. */
+static int loader_reach(struct loader *ld, size_t j)
+{
+	int err = rs_runindex_list_reach(&ld->l, j);
+
+	return err ? err : loader_grow(ld);
+}
+
+/* Every shard of `month` and of the months after it listed. */
+static int loader_down_to(struct loader *ld, const char *month)
+{
+	int err = rs_runindex_list_down_to(&ld->l, month);
+
+	return err ? err : loader_grow(ld);
 }
 
 /* Read shard l.refs[j] into the index. */
@@ -767,7 +904,7 @@ static size_t find_ref(const struct rs_shard_list *l, const char *month, unsigne
  * runs than it may hold, the branch has no others and nothing more is
  * read; when it lists its newest runs only ("more"), the shards older than
  * the last listed are read one by one, as without a map. `*next` is where
- * the one-by-one reading goes on (l.count: nowhere).
+ * the one-by-one reading goes on (SIZE_MAX: nowhere).
  */
 static int load_mapped(struct loader *ld, git_tree *sub, size_t *next)
 {
@@ -776,7 +913,14 @@ static int load_mapped(struct loader *ld, git_tree *sub, size_t *next)
 
 	err = rs_branchmap_lookup(&e, &found, ld->git, sub, ld->hb);
 	if (err || !found) {
-		*next = ld->l.count; /* no run of it up to the covered one */
+		*next = SIZE_MAX; /* no run of it up to the covered one */
+		return err;
+	}
+	/* the months the map names listed, so that find_ref sees their shards */
+	for (size_t i = 0; i < e.count && !err; i++)
+		err = loader_down_to(ld, e.shards[i].month);
+	if (err) {
+		rs_map_entry_release(&e);
 		return err;
 	}
 	if (ld->fetched < ld->l.count) {
@@ -805,7 +949,7 @@ static int load_mapped(struct loader *ld, git_tree *sub, size_t *next)
 			err = load_shard(ld, j);
 	}
 	if (!e.more)
-		*next = ld->l.count;
+		*next = SIZE_MAX;
 	rs_map_entry_release(&e);
 	return err;
 }
@@ -826,12 +970,9 @@ int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const ch
 	err = rs_runindex_list_shards(&ld.l, r->git, sub, NULL);
 	if (err || !ld.l.count)
 		goto out;
-	ld.blocks = calloc(ld.l.count, sizeof(*ld.blocks));
-	ld.read = calloc(ld.l.count, 1);
-	if (!ld.blocks || !ld.read) {
-		err = rs_error_set(RS_EGENERIC, "out of memory");
+	err = loader_grow(&ld);
+	if (err)
 		goto out;
-	}
 	/* The branch map serves a bounded load of one branch (branchmap.h). */
 	use_map = w->runs && (w->branch || w->newest_branch);
 	if (use_map) {
@@ -849,8 +990,13 @@ int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const ch
 	 * map, down to the shard of the run it covers (the first, unless an
 	 * older results recorded runs since), then the branch's shards.
 	 */
-	ld.chunk = w->runs ? w->runs / RS_RUNINDEX_SHARD_RUNS + 2 : ld.l.count;
-	while (next < ld.l.count && !loader_full(&ld)) {
+	ld.chunk = w->runs ? w->runs / RS_RUNINDEX_SHARD_RUNS + 2 : SIZE_MAX;
+	while (!loader_full(&ld)) {
+		err = next < SIZE_MAX ? loader_reach(&ld, next) : 0;
+		if (err)
+			goto out;
+		if (next >= ld.l.count)
+			break;
 		if (ld.read[next]) {
 			next++;
 			continue;
@@ -873,7 +1019,7 @@ int rs_runindex_load_window(struct rs_runindex *idx, struct rs_repo *r, const ch
 out:
 	free(ld.blocks);
 	free(ld.read);
-	free(ld.l.refs);
+	rs_runindex_list_release(&ld.l);
 	rs_buf_release(&ld.label);
 	rs_buf_release(&covered);
 	git_tree_free(sub);
@@ -907,12 +1053,10 @@ static int loader_open(struct loader *ld, git_tree **sub, struct rs_runindex *id
 	if (err || !*sub)
 		return err;
 	err = rs_runindex_list_shards(&ld->l, r->git, *sub, NULL);
+	if (!err)
+		err = loader_reach(ld, SIZE_MAX); /* the maps may name any month */
 	if (err || !ld->l.count)
 		return err;
-	ld->blocks = calloc(ld->l.count, sizeof(*ld->blocks));
-	ld->read = calloc(ld->l.count, 1);
-	if (!ld->blocks || !ld->read)
-		return rs_error_set(RS_EGENERIC, "out of memory");
 	/* the covered run is in the newest shard, unless an older results recorded since */
 	ld->chunk = 2;
 	return 0;
@@ -922,7 +1066,7 @@ static void loader_close(struct loader *ld)
 {
 	free(ld->blocks);
 	free(ld->read);
-	free(ld->l.refs);
+	rs_runindex_list_release(&ld->l);
 	rs_buf_release(&ld->label);
 }
 
@@ -1177,10 +1321,11 @@ int rs_runindex_append_shard(struct rs_buf *path, struct rs_buf *text, struct rs
 {
 	git_tree *sub = NULL;
 	git_blob *blob = NULL;
-	struct rs_shard_list l = { NULL, 0, 0 };
+	struct rs_shard_list l;
 	struct rs_shard_ref next;
 	int err;
 
+	memset(&l, 0, sizeof(l));
 	err = rs_runindex_shard_path(path, recorded_at); /* checks recorded_at */
 	if (err)
 		goto out;
@@ -1207,7 +1352,7 @@ int rs_runindex_append_shard(struct rs_buf *path, struct rs_buf *text, struct rs
 	err = rs_runindex_ref_path(path, &next);
 out:
 	git_blob_free(blob);
-	free(l.refs);
+	rs_runindex_list_release(&l);
 	git_tree_free(sub);
 	return err;
 }

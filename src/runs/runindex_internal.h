@@ -23,10 +23,27 @@ struct rs_shard_ref {
 	git_oid oid;
 };
 
+/* A month of index/ whose shards are not listed yet: its first shard, its folder. */
+struct rs_shard_month {
+	char month[8];
+	int has_first, has_folder;
+	git_oid first, folder;
+};
+
+/*
+ * The shards listed so far, newest first: later month, then higher
+ * number. A listing of every month reads each month's folder only when
+ * a reader gets that far (rs_runindex_list_reach): an add, which reads
+ * the newest shards, reads one or two of the 66 month folders of a
+ * 100,000-run history instead of all of them.
+ */
 struct rs_shard_list {
-	struct rs_shard_ref *refs; /* newest first: later month, then higher number */
+	struct rs_shard_ref *refs;
 	size_t count;
 	size_t alloc;
+	git_repository *repo;
+	struct rs_shard_month *months; /* newest first; [next, nmonths) not listed yet */
+	size_t nmonths, next;
 };
 
 /*
@@ -37,13 +54,29 @@ RS_MUST_CHECK
 int rs_runindex_tree(git_tree **sub, git_repository *repo, const char *rev);
 
 /*
- * Every shard of index/ `sub` (both layouts: docs/run-format.md), newest
- * first. `month` non-NULL: only that month's. Names that are neither are
- * ignored. `l` is the caller's (free l->refs).
+ * The shards of index/ `sub` (both layouts: docs/run-format.md), newest
+ * first, into `l` (zeroed by the caller; rs_runindex_list_release). With
+ * `month` NULL, at least the newest month holding a shard is listed and
+ * the older ones as rs_runindex_list_reach asks: l->count is 0 only when
+ * there is no shard. `month` non-NULL: that month's, all of them. Names
+ * that are neither are ignored.
  */
 RS_MUST_CHECK
 int rs_runindex_list_shards(struct rs_shard_list *l, git_repository *repo, git_tree *sub,
 			    const char *month);
+
+/*
+ * More months listed until l->refs[j] is (j < l->count after; SIZE_MAX:
+ * every month), or those down to `month` ("YYYY-MM") for
+ * rs_runindex_list_down_to. An error reading a month's folder is said
+ * when it is reached, not before.
+ */
+RS_MUST_CHECK
+int rs_runindex_list_reach(struct rs_shard_list *l, size_t j);
+RS_MUST_CHECK
+int rs_runindex_list_down_to(struct rs_shard_list *l, const char *month);
+
+void rs_runindex_list_release(struct rs_shard_list *l);
 
 /* "index/YYYY-MM.jsonl" or "index/YYYY-MM/NNNN.jsonl" of `ref`, appended to `out`. */
 RS_MUST_CHECK

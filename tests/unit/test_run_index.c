@@ -262,6 +262,99 @@ static void test_load_from_tree(void **state)
 	git_libgit2_shutdown();
 }
 
+/*
+ * Month folders (further shards) read as far back as a load goes: every
+ * run in order when all are asked for, and a bounded load of the newest
+ * runs never reads an older month's folder (one whose tree is missing
+ * here: a load that listed every folder first would fail on it).
+ */
+static void test_month_folders_read_as_needed(void **state)
+{
+	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[512], path[8][40], obj[300];
+	const char *months[4] = { "2026-08", "2026-09", "2026-10", "2026-11" };
+	struct rs_buf shard[8];
+	struct rs_commit_file files[8];
+	struct rs_commit_options opts = { .message = "index" };
+	struct rs_runindex idx;
+	struct rs_repo *repo = new_repo(dir);
+	char hex[64] = "";
+	FILE *p;
+
+	(void)state;
+	/* each month: its first shard (runs 0-1) and a folder with 0002 (runs 2-3) */
+	for (int m = 0; m < 4; m++) {
+		for (int k = 0; k < 2; k++) {
+			int at = m * 2 + k;
+
+			rs_buf_init(&shard[at], 0);
+			for (int i = 0; i < 2; i++) {
+				struct rs_run_entry e;
+				char id[32], when[32], commit[16];
+
+				snprintf(id, sizeof(id), "m%d-r%d", m, k * 2 + i);
+				snprintf(when, sizeof(when), "%s-%02dT00:00:00Z", months[m],
+					 10 + k * 2 + i);
+				snprintf(commit, sizeof(commit), "%04x%04x", m, k * 2 + i);
+				make_entry(&e, id, commit, when, 1.0);
+				assert_int_equal(rs_run_entry_to_line(&shard[at], &e), 0);
+				json_decref(e.metrics);
+			}
+			if (k == 0)
+				snprintf(path[at], sizeof(path[at]), "index/%s.jsonl", months[m]);
+			else
+				snprintf(path[at], sizeof(path[at]), "index/%s/0002.jsonl", months[m]);
+			files[at] = (struct rs_commit_file){ .path = path[at], .data = shard[at].ptr,
+							     .size = shard[at].len };
+		}
+	}
+	assert_int_equal(rs_commit_files(repo, files, 8, &opts, NULL, NULL), 0);
+
+	rs_runindex_init(&idx);
+	assert_int_equal(rs_runindex_load(&idx, repo, NULL, 0), 0);
+	assert_int_equal(idx.count, 16);
+	for (size_t i = 0; i < 16; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "m%zu-r%zu", i / 4, i % 4);
+		assert_string_equal(idx.runs[i].id, want);
+	}
+	rs_runindex_release(&idx);
+
+	/* the oldest month's folder gone from the object database */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && git rev-parse HEAD:index/2026-08", dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(hex, sizeof(hex), p));
+	pclose(p);
+	hex[strcspn(hex, "\n")] = '\0';
+	assert_int_equal(strlen(hex), 40);
+	snprintf(obj, sizeof(obj), "%s/.git/objects/%.2s/%s", dir, hex, hex + 2);
+	assert_int_equal(unlink(obj), 0);
+	rs_repo_free(repo); /* nothing of it kept in libgit2's object cache */
+	assert_int_equal(rs_repo_open(&repo, dir), 0);
+
+	/* the newest 5 runs: 2026-11 and 2026-10's folder, nothing older read */
+	rs_runindex_init(&idx);
+	assert_int_equal(rs_runindex_load(&idx, repo, NULL, 5), 0);
+	assert_int_equal(idx.count, 6);
+	assert_string_equal(idx.runs[0].id, "m2-r2");
+	assert_string_equal(idx.runs[5].id, "m3-r3");
+	rs_runindex_release(&idx);
+	/* every run: the missing folder is reached and named */
+	rs_runindex_init(&idx);
+	assert_int_not_equal(rs_runindex_load(&idx, repo, NULL, 0), 0);
+	assert_non_null(strstr(rs_error_message(), "index/2026-08/"));
+	rs_runindex_release(&idx);
+	rs_error_clear();
+
+	for (int i = 0; i < 8; i++)
+		rs_buf_release(&shard[i]);
+	rs_repo_free(repo);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	git_libgit2_shutdown();
+}
+
 /* Append a run of `branch` recorded at `at` to `shard`. */
 static void put_run(struct rs_buf *shard, const char *id, const char *branch, const char *at)
 {
@@ -710,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_readme_bounded),
 		cmocka_unit_test(test_shard_path),
 		cmocka_unit_test(test_load_from_tree),
+		cmocka_unit_test(test_month_folders_read_as_needed),
 		cmocka_unit_test(test_branch_map),
 		cmocka_unit_test(test_commit_map_parse),
 		cmocka_unit_test(test_commit_map),
