@@ -1001,7 +1001,8 @@ static int out_write(const struct out *o, int fd)
 			size_t k = left < OUT_SLICE ? left : OUT_SLICE;
 
 			err = rs_fs_write_all(fd, p + at, k);
-			ok = err || EVP_DigestUpdate(ctx, p + at, k) == 1;
+			if (!err)
+				ok = EVP_DigestUpdate(ctx, p + at, k) == 1;
 			at += k;
 			left -= k;
 		}
