@@ -348,6 +348,30 @@ static void put_text(const char *path, const char *text)
 }
 
 /*
+ * The spare made a hard link (`symbolic` 0) or a symlink to another
+ * file: a commit (of a new entry `n`, leaving `entries`) makes a lock of
+ * its own and leaves that file as it was.
+ */
+static void spare_not_written(struct fixture *fx, int symbolic, int n, size_t entries)
+{
+	char other[128], path[64];
+	struct rs_buf b = RS_BUF_INIT;
+
+	snprintf(other, sizeof(other), "%s/other", fx->dir);
+	unlink(fx->spare);
+	put_text(other, "keep me\n");
+	assert_int_equal(symbolic ? symlink(other, fx->spare) : link(other, fx->spare), 0);
+	snprintf(path, sizeof(path), "runs/2026/12/01/%d/run.json", n);
+	assert_int_equal(commit_one(fx, path, n, 0), 0);
+	read_file(&b, other);
+	assert_string_equal(b.ptr, "keep me\n");
+	assert_true(ino_of(fx->index) != ino_of(other));
+	reads_back(fx->index, entries);
+	assert_int_equal(unlink(other), 0);
+	rs_buf_release(&b);
+}
+
+/*
  * The index replaced is kept as the spare, and the next commit writes
  * into it in place (its inode becomes the index), cut to the new length
  * when it was longer. A spare with another name (a hard link), a
@@ -356,7 +380,6 @@ static void put_text(const char *path, const char *text)
 static void test_spare(void **state)
 {
 	struct fixture *fx = *state;
-	char other[128], target[128];
 	struct rs_buf b = RS_BUF_INIT;
 	ino_t first, second;
 
@@ -385,26 +408,9 @@ static void test_spare(void **state)
 	}
 	assert_false(rs_fs_exists(fx->lock));
 
-	/* a spare with a second name elsewhere: that file is left alone */
-	snprintf(other, sizeof(other), "%s/other", fx->dir);
-	unlink(fx->spare);
-	put_text(other, "keep me\n");
-	assert_int_equal(link(other, fx->spare), 0);
-	assert_int_equal(commit_one(fx, "runs/2026/12/01/e/run.json", 8, 0), 0);
-	read_file(&b, other);
-	assert_string_equal(b.ptr, "keep me\n");
-	assert_true(ino_of(fx->index) != ino_of(other));
-	reads_back(fx->index, 7);
-
-	/* a symlink as the spare: its target is left alone */
-	snprintf(target, sizeof(target), "%s/target", fx->dir);
-	unlink(fx->spare);
-	put_text(target, "keep me too\n");
-	assert_int_equal(symlink(target, fx->spare), 0);
-	assert_int_equal(commit_one(fx, "runs/2026/12/01/f/run.json", 9, 0), 0);
-	read_file(&b, target);
-	assert_string_equal(b.ptr, "keep me too\n");
-	reads_back(fx->index, 8);
+	/* a spare with a second name elsewhere, or a symlink: that file is left alone */
+	spare_not_written(fx, 0, 8, 7);
+	spare_not_written(fx, 1, 9, 8);
 
 	/* the lock held: refused as without a spare, the spare kept */
 	assert_true(rs_fs_exists(fx->spare));
@@ -414,8 +420,6 @@ static void test_spare(void **state)
 	assert_true(rs_fs_exists(fx->spare));
 	assert_int_equal(unlink(fx->lock), 0);
 	reads_back(fx->index, 8);
-	unlink(other);
-	unlink(target);
 	rs_buf_release(&b);
 	rs_error_clear();
 }

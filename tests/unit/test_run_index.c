@@ -200,6 +200,21 @@ static struct rs_repo *new_repo(char *dir)
 	return repo;
 }
 
+/* A load of the `want` newest runs (0: all) gives `count`, from `first` to `last` (NULL: any). */
+static void expect_load(struct rs_repo *repo, size_t want, size_t count, const char *first,
+			const char *last)
+{
+	struct rs_runindex idx;
+
+	rs_runindex_init(&idx);
+	assert_int_equal(rs_runindex_load(&idx, repo, NULL, want), 0);
+	assert_int_equal(idx.count, count);
+	assert_string_equal(idx.runs[0].id, first);
+	if (last)
+		assert_string_equal(idx.runs[count - 1].id, last);
+	rs_runindex_release(&idx);
+}
+
 static void test_load_from_tree(void **state)
 {
 	char dir[] = "/tmp/test_run_index-XXXXXX", cmd[128];
@@ -237,18 +252,9 @@ static void test_load_from_tree(void **state)
 	files[3] = (struct rs_commit_file){ .path = "index/notes.txt", .data = "x", .size = 1 };
 	assert_int_equal(rs_commit_files(repo, files, 4, &opts, NULL, NULL), 0);
 
-	assert_int_equal(rs_runindex_load(&idx, repo, NULL, 0), 0);
-	assert_int_equal(idx.count, 15);
-	assert_string_equal(idx.runs[0].id, "m0-r0");
-	assert_string_equal(idx.runs[14].id, "m2-r4");
-	rs_runindex_release(&idx);
-
+	expect_load(repo, 0, 15, "m0-r0", "m2-r4");
 	/* bounded: 7 recent runs need the two newest shards only */
-	rs_runindex_init(&idx);
-	assert_int_equal(rs_runindex_load(&idx, repo, NULL, 7), 0);
-	assert_int_equal(idx.count, 10);
-	assert_string_equal(idx.runs[0].id, "m1-r0");
-	rs_runindex_release(&idx);
+	expect_load(repo, 7, 10, "m1-r0", NULL);
 
 	rs_runindex_init(&idx);
 	assert_int_equal(rs_runindex_load(&idx, repo, "no-such-rev", 0), RS_ENOTFOUND);
@@ -334,12 +340,7 @@ static void test_month_folders_read_as_needed(void **state)
 	assert_int_equal(rs_repo_open(&repo, dir), 0);
 
 	/* the newest 5 runs: 2026-11 and 2026-10's folder, nothing older read */
-	rs_runindex_init(&idx);
-	assert_int_equal(rs_runindex_load(&idx, repo, NULL, 5), 0);
-	assert_int_equal(idx.count, 6);
-	assert_string_equal(idx.runs[0].id, "m2-r2");
-	assert_string_equal(idx.runs[5].id, "m3-r3");
-	rs_runindex_release(&idx);
+	expect_load(repo, 5, 6, "m2-r2", "m3-r3");
 	/* every run: the missing folder is reached and named */
 	rs_runindex_init(&idx);
 	assert_int_not_equal(rs_runindex_load(&idx, repo, NULL, 0), 0);
