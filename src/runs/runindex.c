@@ -827,20 +827,24 @@ static int loader_grow(struct loader *ld)
 	return 0;
 }
 
-/* l.refs[j] listed when there is one (rs_runindex_list_reach); j < l.count tells. */
+/*
+ * l.refs[j] listed when there is one (rs_runindex_list_reach); j < l.count
+ * tells. The arrays grow with what was listed even when a later month
+ * failed: a caller that clears the error goes on with the longer list.
+ */
 static int loader_reach(struct loader *ld, size_t j)
 {
-	int err = rs_runindex_list_reach(&ld->l, j);
+	int err = rs_runindex_list_reach(&ld->l, j), gerr = loader_grow(ld);
 
-	return err ? err : loader_grow(ld);
+	return err ? err : gerr;
 }
 
-/* Every shard of `month` and of the months after it listed. */
+/* Every shard of `month` and of the months after it listed (as loader_reach). */
 static int loader_down_to(struct loader *ld, const char *month)
 {
-	int err = rs_runindex_list_down_to(&ld->l, month);
+	int err = rs_runindex_list_down_to(&ld->l, month), gerr = loader_grow(ld);
 
-	return err ? err : loader_grow(ld);
+	return err ? err : gerr;
 }
 
 /* Read shard l.refs[j] into the index. */
