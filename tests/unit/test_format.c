@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store/format.h"
+#include "util/hash.h"
 #include "results/error.h"
 
 static void fill_ref(struct rs_chunk_ref *r, unsigned seed)
@@ -36,6 +37,46 @@ static void make_manifest(struct rs_manifest *m, uint32_t n)
 		m->transformed_size += m->chunks[i].raw_len;
 	}
 	m->size = m->transformed_size;
+}
+
+/*
+ * SHA-256 of inputs long enough to go through the hash's slices (over
+ * 256 KB in one call): FIPS 180-2's million 'a', in one call, and in
+ * updates that end inside a slice and on the 256 KB boundary.
+ */
+static void test_sha256_long_inputs(void **state)
+{
+	static const char want[] =
+		"cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
+	static const size_t splits[][3] = {
+		{ 1000000, 0, 0 }, { 300001, 699999, 0 }, { 262144, 262145, 475711 },
+		{ 16383, 983617, 0 },
+	};
+	char *a = malloc(1000000), hex[RS_ID_HEXSZ + 1];
+	struct rs_id id;
+
+	(void)state;
+	assert_non_null(a);
+	memset(a, 'a', 1000000);
+	rs_sha256(&id, a, 1000000);
+	rs_id_to_hex(hex, &id);
+	assert_string_equal(hex, want);
+	for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
+		struct rs_sha256 *h = rs_sha256_new();
+		size_t at = 0;
+
+		assert_non_null(h);
+		for (int k = 0; k < 3; k++) {
+			rs_sha256_update(h, a + at, splits[i][k]);
+			at += splits[i][k];
+		}
+		assert_int_equal(at, 1000000);
+		rs_sha256_final(h, &id);
+		rs_id_to_hex(hex, &id);
+		assert_string_equal(hex, want);
+		rs_sha256_free(h);
+	}
+	free(a);
 }
 
 static void test_manifest_round_trip(void **state)
@@ -327,6 +368,7 @@ static void test_pack_entry_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sha256_long_inputs),
 		cmocka_unit_test(test_manifest_round_trip),
 		cmocka_unit_test(test_empty_object_manifest),
 		cmocka_unit_test(test_manifest_damage_refused),
