@@ -214,9 +214,10 @@ out:
 
 /*
  * The headers read last, by id: an id names its content, so its type and
- * size never change, and a command that lists the same trees again (the
- * add lists the index shards three times) reads each header once instead
- * of walking its delta chain through the pack again. The cap is judged on
+ * size never change, and a command that reads the same trees again (an
+ * add reads index/ for its verdict, its two maps and its README) reads
+ * each header once instead of walking its delta chain through the pack
+ * again. The cap is judged on
  * every lookup, from the size kept. Missing objects are not kept (a
  * fetch may bring them). Per thread: nothing is shared.
  */

@@ -69,8 +69,8 @@ int rs_repo_read_marker(struct rs_repo *r, const char *rev, json_t **out);
 /*
  * git_odb_read_header through a small cache of the headers read in this
  * thread: an id's type and size never change, so a tree or file looked
- * up again (the add lists the index shards three times) costs no second
- * walk of its delta chain. libgit2's return codes; missing objects are
+ * up again (an add reads index/ for its verdict, its two maps and its
+ * README) costs no second walk of its delta chain. libgit2's return codes; missing objects are
  * not kept. Every cap is still judged by the caller on the size given.
  */
 int rs_repo_read_header(size_t *len, git_object_t *type, git_odb *odb, const git_oid *id);

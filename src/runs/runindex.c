@@ -540,10 +540,9 @@ static struct rs_shard_month *month_of(struct rs_shard_list *l, size_t *alloc, c
 int rs_runindex_list_shards(struct rs_shard_list *l, git_repository *repo, git_tree *sub, const char *month)
 {
 	size_t alloc = 0;
-	int err = 0;
 
 	l->repo = repo;
-	for (size_t i = 0; i < git_tree_entrycount(sub) && !err; i++) {
+	for (size_t i = 0; i < git_tree_entrycount(sub); i++) {
 		const git_tree_entry *e = git_tree_entry_byindex(sub, i);
 		const char *n = git_tree_entry_name(e);
 		int first = git_tree_entry_type(e) == GIT_OBJECT_BLOB && is_shard_name(n);
@@ -828,23 +827,27 @@ static int loader_grow(struct loader *ld)
 }
 
 /*
- * l.refs[j] listed when there is one (rs_runindex_list_reach); j < l.count
- * tells. The arrays grow with what was listed even when a later month
- * failed: a caller that clears the error goes on with the longer list.
+ * After a listing that returned `err`: the arrays grown with what it
+ * listed even when a later month failed (a caller that clears the error
+ * goes on with the longer list). `err`, else loader_grow's.
  */
-static int loader_reach(struct loader *ld, size_t j)
+static int loader_listed(struct loader *ld, int err)
 {
-	int err = rs_runindex_list_reach(&ld->l, j), gerr = loader_grow(ld);
+	int gerr = loader_grow(ld);
 
 	return err ? err : gerr;
 }
 
-/* Every shard of `month` and of the months after it listed (as loader_reach). */
+/* l.refs[j] listed when there is one (rs_runindex_list_reach); j < l.count tells. */
+static int loader_reach(struct loader *ld, size_t j)
+{
+	return loader_listed(ld, rs_runindex_list_reach(&ld->l, j));
+}
+
+/* Every shard of `month` and of the months after it listed. */
 static int loader_down_to(struct loader *ld, const char *month)
 {
-	int err = rs_runindex_list_down_to(&ld->l, month), gerr = loader_grow(ld);
-
-	return err ? err : gerr;
+	return loader_listed(ld, rs_runindex_list_down_to(&ld->l, month));
 }
 
 /* Read shard l.refs[j] into the index. */

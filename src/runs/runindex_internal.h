@@ -67,12 +67,13 @@ int rs_runindex_list_shards(struct rs_shard_list *l, git_repository *repo, git_t
 
 /*
  * More months listed until l->refs[j] is (j < l->count after; SIZE_MAX:
- * every month), or those down to `month` ("YYYY-MM") for
- * rs_runindex_list_down_to. An error reading a month's folder is said
- * when it is reached, not before.
+ * every month). An error reading a month's folder is said when it is
+ * reached, not before, and that month stays unlisted.
  */
 RS_MUST_CHECK
 int rs_runindex_list_reach(struct rs_shard_list *l, size_t j);
+
+/* Every month from the newest down to `month` ("YYYY-MM") listed, as above. */
 RS_MUST_CHECK
 int rs_runindex_list_down_to(struct rs_shard_list *l, const char *month);
 
