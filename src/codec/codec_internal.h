@@ -86,6 +86,9 @@ extern const int codec_v2_streams[V2_COUNT];
 
 /* ---- small helpers ------------------------------------------------------ */
 
+/* A zeroed table whose pages are written before it is used (session_model.c); free() it. */
+void *codec_zalloc(size_t n, size_t size);
+
 RS_MUST_CHECK
 static inline int put_varint(struct rs_buf *b, uint64_t v)
 {

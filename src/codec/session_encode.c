@@ -298,7 +298,7 @@ static int read_prefix(struct enc *e)
 static int frame_table_grow(struct enc *e)
 {
 	size_t size = e->ftab ? (e->ftab_mask + 1) * 2 : 8192, i;
-	uint32_t *t = calloc(size, sizeof(*t));
+	uint32_t *t = codec_zalloc(size, sizeof(*t));
 
 	if (!t)
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -407,7 +407,7 @@ static void load_base(struct enc *e, const unsigned char *p, size_t len)
 static int node_table_grow(struct enc *e)
 {
 	size_t size = e->ntab ? (e->ntab_mask + 1) * 2 : 65536, i;
-	struct node_slot *t = calloc(size, sizeof(*t));
+	struct node_slot *t = codec_zalloc(size, sizeof(*t));
 
 	if (!t)
 		return rs_error_set(RS_EGENERIC, "out of memory");
@@ -1193,7 +1193,7 @@ static int succ_init(struct succ_table *t, uint32_t nnodes, uint32_t nframes)
 
 	while (size < (size_t)nnodes * 2)
 		size <<= 1;
-	t->key = calloc(size, sizeof(*t->key));
+	t->key = codec_zalloc(size, sizeof(*t->key));
 	t->val = malloc(size * sizeof(*t->val));
 	t->len = calloc((size_t)nframes + 1, sizeof(*t->len));
 	t->last = calloc((size_t)nframes + 1, sizeof(*t->last));
@@ -1255,9 +1255,9 @@ static int child_lists(const struct enc *e, uint32_t **kid_start_out, uint32_t *
 {
 	uint32_t *kid_start, *kids, *fill, i;
 
-	kid_start = calloc((size_t)e->nnodes + 1, sizeof(*kid_start));
+	kid_start = codec_zalloc((size_t)e->nnodes + 1, sizeof(*kid_start));
 	kids = malloc(((size_t)e->nnodes + 1) * sizeof(*kids));
-	fill = calloc((size_t)e->nnodes + 1, sizeof(*fill));
+	fill = codec_zalloc((size_t)e->nnodes + 1, sizeof(*fill));
 	*kid_start_out = kid_start;
 	*kids_out = kids;
 	if (!kid_start || !kids || !fill) {
@@ -1304,7 +1304,7 @@ static int base_places_init(struct base_places *t, const struct codec_base_tree 
 
 	while (size < (size_t)bt->rc.n * 2)
 		size <<= 1;
-	t->key = calloc(size, sizeof(*t->key));
+	t->key = codec_zalloc(size, sizeof(*t->key));
 	t->place = malloc(size * sizeof(*t->place));
 	t->mask = size - 1;
 	if (!t->key || !t->place)

@@ -221,7 +221,7 @@ int codec_walk_tree(const struct tree_walk *w)
 	while (w->base && size < w->nnodes * 2)
 		size <<= 1;
 	set.mask = size - 1;
-	set.key = w->base ? calloc(size, sizeof(*set.key)) : NULL;
+	set.key = w->base ? codec_zalloc(size, sizeof(*set.key)) : NULL;
 	s.node = malloc(MAX_DEPTH * sizeof(*s.node));
 	s.left = malloc(MAX_DEPTH * sizeof(*s.left));
 	s.base = malloc(MAX_DEPTH * sizeof(*s.base));
@@ -257,7 +257,7 @@ void codec_base_tree_release(struct codec_base_tree *bt)
 /* Each node's children, child[first[n] .. first[n] + kids[n]), in the tree's order. */
 static int base_children(struct codec_base_tree *bt)
 {
-	uint32_t *fill = calloc(bt->rc.n, sizeof(*fill)), i, at = 0;
+	uint32_t *fill = codec_zalloc(bt->rc.n, sizeof(*fill)), i, at = 0;
 
 	bt->first = malloc((size_t)bt->rc.n * sizeof(*bt->first));
 	bt->child = malloc((size_t)bt->rc.n * sizeof(*bt->child));

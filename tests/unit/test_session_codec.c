@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "codec/codec_internal.h"
@@ -564,9 +565,52 @@ static void test_base_kept_and_cache_layouts(void **state)
 	rs_buf_release(&old);
 }
 
+/*
+ * codec_zalloc's tables come back zeroed and already written: every page
+ * resident (mincore), so the codec's first probe of a slot does not map
+ * the shared zero page that its first write must then replace (a TLB
+ * flush on every core: docs/benchmarks.md, the eighth session). A plain
+ * calloc of this size hands over pages no one has touched. Sizes whose
+ * product overflows are refused.
+ */
+static void test_tables_come_written(void **state)
+{
+	size_t sizes[] = { 1, 4096, 200000, 8u << 20 }, page = (size_t)sysconf(_SC_PAGESIZE), k;
+
+	(void)state;
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k], i, npages;
+		unsigned char *p = codec_zalloc(n / 4 ? n / 4 : 1, n / 4 ? 4 : 1), *vec;
+		uintptr_t lo, hi;
+
+		assert_non_null(p);
+		/* before anything reads it (a read would map the zero page): every
+		   page the block covers, from its first whole page to its last */
+		lo = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+		hi = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
+		npages = hi > lo ? (hi - lo) / page : 0;
+		vec = malloc(npages ? npages : 1);
+		assert_non_null(vec);
+		if (npages) {
+			assert_int_equal(mincore((void *)lo, hi - lo, vec), 0);
+			for (i = 0; i < npages; i++)
+				if (!(vec[i] & 1))
+					fail_msg("page %zu of %zu of a %zu-byte table is not resident", i, npages, n);
+		}
+		free(vec);
+		for (i = 0; i < n; i++)
+			if (p[i])
+				fail_msg("byte %zu of %zu is %u", i, n, p[i]);
+		free(p);
+	}
+	assert_null(codec_zalloc(SIZE_MAX / 2, 4));
+	assert_null(codec_zalloc(4, SIZE_MAX / 2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tables_come_written),
 		cmocka_unit_test(test_real_sessions_round_trip),
 		cmocka_unit_test(test_times_off_the_model_are_kept_verbatim),
 		cmocka_unit_test(test_clock_passing_powers_of_two),
