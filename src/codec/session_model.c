@@ -22,8 +22,9 @@ const int codec_v2_streams[V2_COUNT] = {
  * the other cores' TLBs (an interrupt to each, a VM exit on a guest).
  * In a push of the generated 224 MB session those faults were 6% of the
  * agent's CPU (perf, 2026-12-07). Written with zeros first, each page
- * faults once, for the write. Only for sizes the encoder's own parse
- * gives: a table sized by a container's claim stays calloc'd, so that a
+ * faults once, for the write. Only for tables the encoder fills: sized
+ * by its own parse, or by a base tree already read whole (base places).
+ * A table sized by a container's claim stays calloc'd, so that a
  * hostile one refused part way never has its pages resident. Freed with
  * free().
  */
