@@ -529,6 +529,19 @@ static void test_version_5_container_decodes(void **state)
 	old_container_decodes("real_small_pop1k.codec-v5", 5);
 }
 
+static void test_version_6_container_decodes(void **state)
+{
+	(void)state;
+	old_container_decodes("real_small_pop1k.codec-v6", 6);
+}
+
+/* A later run's version-6 container: its tree coded against the base tree of its first block. */
+static void test_version_6_rerun_decodes(void **state)
+{
+	(void)state;
+	old_container_decodes("real_small_pop1k.codec-v6-rerun", 6);
+}
+
 /*
  * Codec 5's COL_SAME repeats the previous frame's parts: as a list's
  * first frame, or after a frame kept as text, there is none to repeat,
@@ -944,6 +957,8 @@ int main(void)
 		cmocka_unit_test(test_version_3_container_decodes),
 		cmocka_unit_test(test_version_4_container_decodes),
 		cmocka_unit_test(test_version_5_container_decodes),
+		cmocka_unit_test(test_version_6_container_decodes),
+		cmocka_unit_test(test_version_6_rerun_decodes),
 		cmocka_unit_test(test_repeat_without_previous_refused),
 		cmocka_unit_test(test_tree_model_past_its_stack),
 		cmocka_unit_test(test_base_tree_at_the_caps_stays_small),
