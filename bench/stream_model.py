@@ -2,6 +2,7 @@
 """What other layouts and contexts of the session codec's streams would cost.
 
     stream_model.py SESSION.pyisession [SESSION ...]
+    stream_model.py --series BASE.pyisession RUN.pyisession [RUN ...]
 
 A model of the codec's tree, samples and times streams (docs/codec.md)
 with the same adaptive coder: each value is its bit length (a 7-level bit
@@ -24,12 +25,18 @@ Prints, in KB, for each session:
               the one that followed it there
   reached     the samples counted over the nodes reached so far (and each
               reached node's next new child), not over the whole tree
+  stacks      the records' stacks one level at a time, tree and samples
+              in one, with the candidates' own frames as contexts (class
+              Stacks): the layout docs/codec.md's "Not done yet" proposes
   times       the times' zigzag(n - median) under several contexts
-Figures and their reading: docs/benchmarks.md, the eighth session.
-Pure Python: about 10 s for the 78 MB run.
+With --series, the stacks of each RUN after BASE's have gone through the
+model (a later run against the base a remote holds), and on their own.
+Figures and their reading: docs/benchmarks.md, the eighth and ninth
+sessions. Pure Python: about 15 s for the 78 MB run.
 """
 import bisect
 import collections
+import copy
 import json
 import math
 import sys
@@ -93,10 +100,10 @@ class Contexts(dict):
         return m.code(v)
 
 
-def load(path):
+def load(path, ids=None):
     with open(path) as f:
         d = json.load(f)
-    ids = {}
+    ids = {} if ids is None else ids
     recs = [(tuple(ids.setdefault(fr, len(ids)) for fr in st), t) for st, t in d["frame_records"]]
     return ids, recs
 
@@ -279,6 +286,107 @@ def reached(stacks, kids, num):
     return total
 
 
+class Bits(dict):
+    """Binary decisions, each context one probability that counts its uses (up to 1/32)."""
+
+    def code(self, key, b):
+        c = self.get(key)
+        if c is None:
+            c = self[key] = [2048, 0]
+        cost = bit_cost(c[0], b)
+        shift = 1 + c[1]
+        if c[1] < 4:
+            c[1] += 1
+        c[0] = c[0] + ((4096 - c[0]) >> shift) if b == 0 else c[0] - (c[0] >> shift)
+        return cost
+
+
+def mru(lst, x, cap):
+    if x in lst:
+        lst.remove(x)
+    lst.insert(0, x)
+    del lst[cap:]
+
+
+class Stacks:
+    """The records' stacks coded one level at a time, tree and samples in one.
+
+    At each level of a record, from the root, the next frame or the record's
+    end is a pick from a list of candidates: the previous record's frame at
+    that level while the record still follows the previous one, then the
+    frames last taken at this node (most recent first, at most NODE_MRU),
+    then those last taken after this node's frame anywhere (at most
+    FRAME_MRU). Each candidate is a yes/no decision whose context is the
+    candidate's frame (the record's end after a frame is one symbol of its
+    own), its place, and whether the node was visited before; past the
+    candidates, the frame's place in its parent frame's longer list
+    (to FRAME_LIST), else its dictionary rank against the one that list got
+    last, as the tree codes a new frame. Kept across runs when `prime` runs
+    the base's records through it first (their cost not counted).
+    """
+
+    NODE_MRU, FRAME_MRU, FRAME_LIST = 4, 16, 64
+
+    def __init__(self, rank):
+        self.rank = rank
+        self.bits, self.vals = Bits(), Contexts(3)
+        self.node, self.frame, self.last = {}, {}, {}
+        self.prev = ()
+        self.parts = collections.Counter()
+
+    def record(self, st):
+        prev, total = self.prev, 0.0
+        on = True
+        for i in range(len(st) + 1):
+            x = st[i] if i < len(st) else None
+            u = st[:i]
+            pf = st[i - 1] if i else "root"
+            on = on and i <= len(prev)
+            cands = [prev[i] if i < len(prev) else None] if on else []
+            nodes = self.node.get(u)
+            for y in (nodes or ())[:self.NODE_MRU]:
+                if y not in cands:
+                    cands.append(y)
+            nn = len(cands)
+            flist = self.frame.setdefault(pf, [])
+            for y in flist[:self.FRAME_MRU]:
+                if y not in cands:
+                    cands.append(y)
+            part, c = "follow" if on else "pick", 0.0
+            for j, y in enumerate(cands):
+                sym = y if y is not None else ("end", pf)
+                if on and j == 0:
+                    key = ("follow", sym)
+                else:
+                    key = ("pick", min(j, 3), j < nn, nodes is not None, on, sym)
+                hit = y == x
+                c += self.bits.code(key, 0 if hit else 1)
+                if hit:
+                    break
+            else:
+                c += self.bits.code(("new", nodes is not None), 0 if x is None else 1)
+                if x is not None:
+                    part = "frame"
+                    place = flist.index(x) if x in flist[:self.FRAME_LIST] else -1
+                    if place >= 0:
+                        c += self.vals.code("place", place - self.FRAME_MRU + 1)
+                    else:
+                        if flist:
+                            c += self.vals.code("place", 0)
+                        if pf in self.last:
+                            c += self.vals.code("rank", zz(self.rank[x] - self.last[pf]))
+                        else:
+                            c += self.vals.code("first", self.rank[x])
+                        self.last[pf] = self.rank[x]
+            self.parts[part] += c
+            total += c
+            mru(self.node.setdefault(u, []), x, self.NODE_MRU)
+            mru(flist, x, self.FRAME_LIST)
+            on = on and i < len(prev) and prev[i] == x
+        self.prev = st
+        return total
+
+
 def times(recs, stacks, num):
     ns = [round(t * 1e9) for _, t in recs]
     median = sorted(ns)[len(ns) // 2]
@@ -318,9 +426,30 @@ def times(recs, stacks, num):
     return out
 
 
+def series(base_path, paths):
+    """Each run's stacks after the base's, against the same run from nothing."""
+    ids = {}
+    runs = [[st for st, _ in load(p, ids)[1]] for p in [base_path] + paths]
+    rank = frame_ranks(ids)
+    base = Stacks(rank)
+    bits = sum(base.record(st) for st in runs[0])
+    print(f"{base_path}: stacks {bits / 8e3:.1f} KB (the base)")
+    for path, stacks in zip(paths, runs[1:]):
+        primed, alone = copy.deepcopy(base), Stacks(rank)
+        primed.prev = ()
+        after = sum(primed.record(st) for st in stacks)
+        own = sum(alone.record(st) for st in stacks)
+        print(f"{path}: stacks {after / 8e3:.1f} KB after the base's, {own / 8e3:.1f} KB alone")
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+    if sys.argv[1] == "--series":
+        if len(sys.argv) < 4:
+            sys.exit(__doc__)
+        series(sys.argv[2], sys.argv[3:])
+        return
     for path in sys.argv[1:]:
         ids, recs = load(path)
         stacks = [st for st, _ in recs]
@@ -334,6 +463,10 @@ def main():
         print(f"  moves       {kb(moves(stacks, rank, False))} for tree and samples")
         print(f"  moves+pred  {kb(moves(stacks, rank, True))} for tree and samples")
         print(f"  reached     samples {kb(reached(stacks, kids, num))}")
+        st_model = Stacks(rank)
+        bits = sum(st_model.record(st) for st in stacks)
+        parts = ", ".join(f"{k} {kb(v)}" for k, v in sorted(st_model.parts.items()))
+        print(f"  stacks      {kb(bits)} for tree and samples ({parts})")
         for name, bits in times(recs, stacks, num):
             print(f"  {name}: {kb(bits)}")
 
