@@ -1,0 +1,614 @@
+/*
+ * The stacks model (rc_stacks.h): one function codes, decodes or replays
+ * a record, so that the three cannot disagree on what a decision's
+ * context is. At each level of a record, from the root, the next frame
+ * or the record's end is picked from candidates: the previous record's
+ * frame at that level while the record still follows the previous one,
+ * the frames last taken at this node (NODE_MRU), then those last taken
+ * after this node's frame anywhere (FRAME_MRU of its list). Each
+ * candidate is a yes/no decision whose context is the candidate's own
+ * frame (the end after a frame a symbol of its own), its place and
+ * whether the node was seen; past them, the frame's place further down
+ * its parent frame's list (to FRAME_LIST), else its rank against the one
+ * that list got last (as the tree codes a new frame).
+ *
+ * Bounded whatever a stream claims: the decisions' probabilities live in
+ * a table of fixed size (contexts hashed into it, collisions alike on
+ * both sides), nodes at most MAX_NODES, a level tries at most 21
+ * candidates, a record at most MAX_DEPTH frames.
+ */
+#include "codec/rc_stacks.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec_internal.h"
+#include "codec/rc_coder.h"
+#include "codec/varint.h"
+
+#define NODE_MRU 4
+#define FRAME_MRU 16
+#define FRAME_LIST 64
+#define MAX_CANDS (1 + NODE_MRU + FRAME_MRU)
+#define CTX_BITS 20
+#define EMPTY UINT32_MAX
+#define DAMAGED 2 /* record(): what was decoded cannot be */
+
+enum { MODE_REPLAY, MODE_ENC, MODE_DEC };
+enum { V_HEADER, V_PLACE, V_RANK, V_FIRST, V_COUNT };
+
+struct flist {
+	uint32_t *sym;
+	uint32_t n, cap;
+};
+
+/* A slot of the node table, its key in it so that a look-up reads one line. */
+struct stk_slot {
+	uint64_t key;              /* parent << 32 | frame */
+	uint32_t node1;            /* the node + 1; 0: empty */
+};
+
+struct stk {
+	int mode;
+	struct rc_enc *e;
+	struct rc_dec *d;
+	uint32_t nsym;             /* frame ids are below it */
+	uint32_t names;            /* the frames the coded stream may name: its A + T */
+	uint32_t root, end;        /* nsym, nsym + 1 */
+	uint32_t (*kids)[NODE_MRU];
+	size_t nnodes, anodes;
+	struct stk_slot *htab;     /* (parent, frame) -> node */
+	size_t hmask;
+	struct flist *fl;          /* per parent frame, the root's last */
+	uint32_t *last;            /* per parent frame: the rank its list got last + 1, 0 none */
+	rc_prob *ctx;
+	struct rc_uint val[V_COUNT];
+	uint32_t *prevf, *prevn, *curf, *curn;
+	size_t plen;
+};
+
+static inline unsigned decide(struct stk *m, rc_prob *p, unsigned bit, unsigned counted)
+{
+	switch (m->mode) {
+	case MODE_ENC:
+		rc_bit(m->e, p, bit, counted);
+		return bit;
+	case MODE_DEC:
+		return rc_get_bit(m->d, p, counted);
+	default:
+		rc_update(p, bit, counted);
+		return bit;
+	}
+}
+
+/* A value as rc_put_uint codes it (lengths counted to 1/16); decoding, *bad set for a length above 64. */
+static uint64_t value(struct stk *m, struct rc_uint *u, uint64_t v, int *bad)
+{
+	int len = m->mode == MODE_DEC ? 0 : rc_bit_length(v), i, node = 1;
+	uint64_t out = 1;
+
+	for (i = 6; i >= 0; i--)
+		node = node << 1 | (int)decide(m, &u->len[node], (unsigned)(len >> i) & 1, RC_COUNTED_TREE);
+	len = node - 128;
+	if (len > 64) {
+		*bad = 1;
+		return 0;
+	}
+	if (len < 2)
+		return (uint64_t)len;
+	node = 1;
+	for (i = len - 2; i >= 0 && i >= len - 3; i--) {
+		unsigned b = decide(m, &u->high[len][node], (unsigned)(v >> i) & 1, 0);
+
+		node = node << 1 | (int)b;
+		out = out << 1 | b;
+	}
+	for (i = len - 4; i >= 0; i--)
+		out = out << 1 | decide(m, &u->low[len][i], (unsigned)(v >> i) & 1, 0);
+	return out;
+}
+
+static inline size_t ctx_slot(uint64_t key)
+{
+	key ^= key >> 31;
+	key *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(key >> (64 - CTX_BITS));
+}
+
+static inline size_t node_slot(const struct stk *m, uint64_t key)
+{
+	key ^= key >> 29;
+	key *= 0xbf58476d1ce4e5b9ull;
+	return (size_t)(key ^ key >> 32) & m->hmask;
+}
+
+/* The node under u by frame f, made if new: 0, or 1 past MAX_NODES, or an error. */
+static int child(struct stk *m, uint32_t u, uint32_t f, uint32_t *out)
+{
+	uint64_t key = (uint64_t)u << 32 | f;
+	size_t h = node_slot(m, key), k;
+	uint32_t n;
+
+	for (;; h = (h + 1) & m->hmask) {
+		const struct stk_slot *s = &m->htab[h];
+
+		if (!s->node1)
+			break;
+		if (s->key == key) {
+			*out = s->node1 - 1;
+			return 0;
+		}
+	}
+	if (m->nnodes >= MAX_NODES)
+		return 1;
+	if (m->nnodes == m->anodes) {
+		size_t a = m->anodes * 2;
+		void *r = realloc(m->kids, a * sizeof(*m->kids));
+
+		if (!r)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		m->kids = r;
+		m->anodes = a;
+	}
+	if ((m->nnodes + 1) * 2 > m->hmask + 1) {
+		size_t size = (m->hmask + 1) * 2, old = m->hmask + 1;
+		struct stk_slot *t = calloc(size, sizeof(*t)), *from = m->htab;
+
+		if (!t)
+			return rs_error_set(RS_EGENERIC, "out of memory");
+		m->htab = t;
+		m->hmask = size - 1;
+		for (k = 0; k < old; k++) {
+			size_t g;
+
+			if (!from[k].node1)
+				continue;
+			g = node_slot(m, from[k].key);
+			while (t[g].node1)
+				g = (g + 1) & m->hmask;
+			t[g] = from[k];
+		}
+		free(from);
+		h = node_slot(m, key);
+		while (t[h].node1)
+			h = (h + 1) & m->hmask;
+	}
+	n = (uint32_t)m->nnodes++;
+	for (k = 0; k < NODE_MRU; k++)
+		m->kids[n][k] = EMPTY;
+	m->htab[h].key = key;
+	m->htab[h].node1 = n + 1;
+	*out = n;
+	return 0;
+}
+
+static void node_mru(uint32_t *kids, uint32_t x)
+{
+	int i, at = NODE_MRU - 1;
+
+	for (i = 0; i < NODE_MRU; i++)
+		if (kids[i] == x || kids[i] == EMPTY) {
+			at = i;
+			break;
+		}
+	memmove(kids + 1, kids, (size_t)at * sizeof(*kids));
+	kids[0] = x;
+}
+
+static int list_mru(struct flist *l, uint32_t x)
+{
+	uint32_t i, at = l->n;
+
+	for (i = 0; i < l->n; i++)
+		if (l->sym[i] == x) {
+			at = i;
+			break;
+		}
+	if (at == l->n) {
+		if (l->n < FRAME_LIST) {
+			if (l->n == l->cap) {
+				uint32_t cap = l->cap ? l->cap * 2 : 4;
+				uint32_t *s = realloc(l->sym, cap * sizeof(*s));
+
+				if (!s)
+					return rs_error_set(RS_EGENERIC, "out of memory");
+				l->sym = s;
+				l->cap = cap;
+			}
+			l->n++;
+		}
+		at = l->n - 1;
+	}
+	memmove(l->sym + 1, l->sym, at * sizeof(*l->sym));
+	l->sym[0] = x;
+	return 0;
+}
+
+static int stk_init(struct stk *m, uint32_t nsym, uint32_t names)
+{
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->nsym = nsym;
+	m->names = names;
+	m->root = nsym;
+	m->end = nsym + 1;
+	m->anodes = 1024;
+	m->kids = malloc(m->anodes * sizeof(*m->kids));
+	m->hmask = 4095;
+	m->htab = calloc(m->hmask + 1, sizeof(*m->htab));
+	m->fl = calloc((size_t)nsym + 1, sizeof(*m->fl));
+	m->last = calloc((size_t)nsym + 1, sizeof(*m->last));
+	m->ctx = malloc(sizeof(*m->ctx) << CTX_BITS);
+	m->prevf = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
+	m->prevn = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
+	m->curf = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
+	m->curn = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
+	if (!m->kids || !m->htab || !m->fl || !m->last || !m->ctx || !m->prevf ||
+	    !m->prevn || !m->curf || !m->curn)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (i = 0; i < (size_t)1 << CTX_BITS; i++)
+		m->ctx[i] = RC_PROB_ONE / 2;
+	for (i = 0; i < V_COUNT; i++)
+		rc_uint_init(&m->val[i]);
+	/* node 0, the root */
+	m->nnodes = 1;
+	for (i = 0; i < NODE_MRU; i++)
+		m->kids[0][i] = EMPTY;
+	return 0;
+}
+
+static void stk_release(struct stk *m)
+{
+	size_t i;
+
+	if (m->fl)
+		for (i = 0; i <= m->nsym; i++)
+			free(m->fl[i].sym);
+	free(m->fl);
+	free(m->kids);
+	free(m->htab);
+	free(m->last);
+	free(m->ctx);
+	free(m->prevf);
+	free(m->prevn);
+	free(m->curf);
+	free(m->curn);
+}
+
+static inline int has(const uint32_t *c, uint32_t n, uint32_t x)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (c[i] == x)
+			return 1;
+	return 0;
+}
+
+/*
+ * One record: its frames s[0..n) when coding or replaying, decoded into
+ * m->curf when decoding. *depth gets its length. Returns 0; 1 past the
+ * caps (coding: store another way); DAMAGED for a decoded record that
+ * cannot be; or an error.
+ */
+static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
+{
+	uint32_t u = 0, cands[MAX_CANDS];
+	size_t i;
+	int on = 1, err, bad = 0;
+
+	for (i = 0;; i++) {
+		uint32_t pf = i ? m->curf[i - 1] : m->root, x = m->end, nc = 0, nn = 0, j, k;
+		struct flist *fl = &m->fl[pf];
+		int visited = m->kids[u][0] != EMPTY, hit = -1, next_on;
+
+		if (m->mode != MODE_DEC)
+			x = i < n ? s[i] : m->end;
+		on = on && i <= m->plen;
+		if (on) {
+			/* the previous record's frame first: most levels end here, with no list to build */
+			uint32_t y = i < m->plen ? m->prevf[i] : m->end;
+			uint64_t sym = y == m->end ? (uint64_t)m->nsym + 2 + pf : y;
+
+			cands[nc++] = y;
+			if (!decide(m, &m->ctx[ctx_slot(1ull << 60 | sym)], y != x, RC_COUNTED_OTHERS))
+				hit = 0;
+		}
+		if (hit < 0) {
+			for (k = 0; k < NODE_MRU && m->kids[u][k] != EMPTY; k++)
+				if (!has(cands, nc, m->kids[u][k]))
+					cands[nc++] = m->kids[u][k];
+			nn = nc;
+			for (k = 0; k < fl->n && k < FRAME_MRU; k++)
+				if (!has(cands, nc, fl->sym[k]))
+					cands[nc++] = fl->sym[k];
+			for (j = on ? 1 : 0; j < nc; j++) {
+				uint32_t y = cands[j];
+				uint64_t sym = y == m->end ? (uint64_t)m->nsym + 2 + pf : y;
+				uint64_t key = 2ull << 60 | (uint64_t)(j < 3 ? j : 3) << 56 | (uint64_t)(j < nn) << 55 |
+					       (uint64_t)visited << 54 | (uint64_t)on << 53 | sym;
+
+				if (!decide(m, &m->ctx[ctx_slot(key)], y != x, RC_COUNTED_OTHERS)) {
+					hit = (int)j;
+					break;
+				}
+			}
+		}
+		if (hit >= 0) {
+			x = cands[hit];
+		} else if (!decide(m, &m->ctx[ctx_slot(3ull << 60 | (uint64_t)visited)], x != m->end,
+				   RC_COUNTED_OTHERS)) {
+			x = m->end;
+		} else {
+			uint64_t v = 0;
+			int placed = 0;
+
+			if (fl->n > FRAME_MRU) {
+				if (m->mode != MODE_DEC)
+					for (k = FRAME_MRU; k < fl->n; k++)
+						if (fl->sym[k] == x) {
+							v = k - FRAME_MRU + 1;
+							break;
+						}
+				v = value(m, &m->val[V_PLACE], v, &bad);
+				if (bad || v > fl->n - FRAME_MRU)
+					return DAMAGED;
+				if (v) {
+					x = fl->sym[FRAME_MRU + v - 1];
+					placed = 1;
+				}
+			}
+			if (!placed) {
+				if (m->last[pf]) {
+					int64_t lr = (int64_t)m->last[pf] - 1;
+
+					v = value(m, &m->val[V_RANK], zigzag((int64_t)x - lr), &bad);
+					if (bad || v >> 40)
+						return DAMAGED;
+					x = (uint32_t)(lr + unzigzag(v) < 0 || lr + unzigzag(v) >= m->nsym ? m->end
+													    : lr + unzigzag(v));
+				} else {
+					v = value(m, &m->val[V_FIRST], x, &bad);
+					x = bad || v >= m->nsym ? m->end : (uint32_t)v;
+				}
+				if (x == m->end)
+					return DAMAGED;
+				m->last[pf] = x + 1;
+			}
+		}
+		if (m->mode == MODE_DEC && x != m->end && (x >= m->names || i == MAX_DEPTH))
+			return DAMAGED;
+		node_mru(m->kids[u], x);
+		err = list_mru(fl, x);
+		if (err)
+			return err;
+		next_on = on && i < m->plen && m->prevf[i] == x;
+		if (x == m->end)
+			break;
+		m->curf[i] = x;
+		if (next_on) {
+			m->curn[i] = m->prevn[i];
+		} else {
+			err = child(m, u, x, &m->curn[i]);
+			if (err)
+				return err == 1 ? (m->mode == MODE_DEC ? DAMAGED : 1) : err;
+		}
+		u = m->curn[i];
+		on = next_on;
+	}
+	*depth = i;
+	{
+		uint32_t *t = m->prevf;
+
+		m->prevf = m->curf;
+		m->curf = t;
+		t = m->prevn;
+		m->prevn = m->curn;
+		m->curn = t;
+	}
+	m->plen = i;
+	return 0;
+}
+
+/* The header of a raw stacks stream: A, T, with A + T frames at most MAX_FRAMES. */
+static int read_header(const unsigned char *raw, size_t len, size_t *pos, uint64_t *a, uint64_t *t)
+{
+	if (codec_varint_get(raw, len, pos, a) || codec_varint_get(raw, len, pos, t) || *a > MAX_FRAMES ||
+	    *t > MAX_FRAMES - *a)
+		return 1;
+	return 0;
+}
+
+/*
+ * The records of a raw stream through the model (coding or replaying),
+ * each rank r mapped: below `a` as is, else thread slot r - a as the
+ * model's thread frame `thread_at` + slot when below `threads`, else an
+ * id of its own from `extra` on. 1 when the stream does not read as
+ * stacks (or is not in the one form the decoder gives back: each k as
+ * long as the records share), or past the caps.
+ */
+static int run_records(struct stk *m, const unsigned char *raw, size_t len, size_t pos, uint64_t a, uint64_t t,
+		       uint32_t thread_at, uint32_t threads, uint32_t extra)
+{
+	uint32_t *s = malloc((MAX_DEPTH + 1) * sizeof(*s));
+	size_t plen = 0, depth;
+	int err = 0;
+
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	while (!err && pos < len) {
+		uint64_t k, nm, r, i;
+
+		if (codec_varint_get(raw, len, &pos, &k) || codec_varint_get(raw, len, &pos, &nm) || k > plen ||
+		    nm > MAX_DEPTH - k) {
+			err = 1;
+			break;
+		}
+		for (i = 0; i < nm; i++) {
+			if (codec_varint_get(raw, len, &pos, &r) || r >= a + t) {
+				err = 1;
+				break;
+			}
+			if (r >= a)
+				r = r - a < threads ? thread_at + (r - a) : extra + (r - a - threads);
+			if (i == 0 && k < plen && s[k] == r) {
+				err = 1; /* k is not the frames the records share */
+				break;
+			}
+			s[k + i] = (uint32_t)r;
+		}
+		if (err)
+			break;
+		plen = (size_t)(k + nm);
+		err = record(m, s, plen, &depth);
+		if (m->mode == MODE_ENC && m->e->err)
+			err = m->e->err;
+	}
+	free(s);
+	return err == DAMAGED ? 1 : err;
+}
+
+/* The base's records replayed; its ranks as the stream's (a, t) take them. */
+static int prime(struct stk *m, const unsigned char *base, size_t base_len, uint64_t a, uint64_t t)
+{
+	size_t pos = 0;
+	uint64_t ba, bt;
+	int mode = m->mode, err;
+
+	if (read_header(base, base_len, &pos, &ba, &bt) || ba > a)
+		return 1;
+	m->mode = MODE_REPLAY;
+	err = run_records(m, base, base_len, pos, ba, bt, (uint32_t)a, (uint32_t)t, (uint32_t)(a + t));
+	m->mode = mode;
+	m->plen = 0;
+	return err;
+}
+
+/* The model's ids: the stream's frames, then the base's thread slots it has no thread for. */
+static int ids(const unsigned char *base, size_t base_len, uint64_t a, uint64_t t, uint32_t *nsym)
+{
+	size_t pos = 0;
+	uint64_t ba = 0, bt = 0;
+
+	if (base && read_header(base, base_len, &pos, &ba, &bt))
+		return 1;
+	*nsym = (uint32_t)(a + t + (bt > t ? bt - t : 0));
+	return 0;
+}
+
+int rs_stacks_pack(struct rs_buf *out, const unsigned char *raw, size_t len, const unsigned char *base,
+		   size_t base_len)
+{
+	struct rc_enc e;
+	struct stk m;
+	size_t pos = 0;
+	uint64_t a, t;
+	uint32_t nsym;
+	int err, bad = 0;
+
+	if (read_header(raw, len, &pos, &a, &t) || ids(base, base_len, a, t, &nsym))
+		return 1;
+	err = stk_init(&m, nsym, (uint32_t)(a + t));
+	if (!err && base)
+		err = prime(&m, base, base_len, a, t);
+	if (!err) {
+		rc_enc_start(&e, out, 0);
+		m.e = &e;
+		m.mode = MODE_ENC;
+		value(&m, &m.val[V_HEADER], a, &bad);
+		value(&m, &m.val[V_HEADER], t, &bad);
+		err = run_records(&m, raw, len, pos, a, t, (uint32_t)a, (uint32_t)t, (uint32_t)(a + t));
+		if (!err)
+			err = rc_enc_finish(&e);
+		if (err)
+			rs_buf_clear(out);
+	}
+	stk_release(&m);
+	return err;
+}
+
+static int corrupt(void)
+{
+	return rs_error_set(RS_ECORRUPT, "the session container is damaged: "
+			    "its stacks stream does not decode to its length");
+}
+
+static int emit(unsigned char *raw, size_t raw_len, size_t *at, uint64_t v)
+{
+	unsigned char tmp[10];
+	size_t n = codec_varint_put(tmp, v);
+
+	if (n > raw_len - *at)
+		return 1;
+	memcpy(raw + *at, tmp, n);
+	*at += n;
+	return 0;
+}
+
+int rs_stacks_unpack(unsigned char *raw, size_t raw_len, const unsigned char *base, size_t base_len,
+		     const unsigned char *p, size_t n)
+{
+	struct rc_dec d;
+	struct stk m;
+	uint64_t a, t;
+	uint32_t nsym;
+	size_t at = 0, depth, i;
+	int err, bad = 0;
+
+	if (n < 5 || p[0] != 0)
+		return corrupt();
+	memset(&m, 0, sizeof(m));
+	rc_dec_start(&d, p, n, 0);
+	/* the header's values come before the model, whose sizes they give */
+	{
+		struct rc_uint hdr;
+
+		rc_uint_init(&hdr);
+		m.d = &d;
+		m.mode = MODE_DEC;
+		a = value(&m, &hdr, 0, &bad);
+		t = bad ? 0 : value(&m, &hdr, 0, &bad);
+		if (bad || d.overrun || a > MAX_FRAMES || t > MAX_FRAMES - a || emit(raw, raw_len, &at, a) ||
+		    emit(raw, raw_len, &at, t))
+			return corrupt();
+		if (ids(base, base_len, a, t, &nsym))
+			return corrupt();
+		err = stk_init(&m, nsym, (uint32_t)(a + t));
+		if (!err) {
+			m.val[V_HEADER] = hdr;
+			if (base)
+				err = prime(&m, base, base_len, a, t);
+			if (err == 1)
+				err = corrupt();
+		}
+	}
+	m.d = &d;
+	m.mode = MODE_DEC;
+	while (!err && at < raw_len) {
+		size_t plen = m.plen, k = 0;
+
+		err = record(&m, NULL, 0, &depth);
+		if (err == DAMAGED || (!err && d.overrun)) {
+			err = corrupt();
+			break;
+		}
+		if (err)
+			break;
+		/* record() swapped the arrays: the record is m.prevf, the one before it m.curf */
+		while (k < depth && k < plen && m.prevf[k] == m.curf[k])
+			k++;
+		if (emit(raw, raw_len, &at, k) || emit(raw, raw_len, &at, depth - k)) {
+			err = corrupt();
+			break;
+		}
+		for (i = k; i < depth && !err; i++)
+			if (emit(raw, raw_len, &at, m.prevf[i]))
+				err = corrupt();
+	}
+	if (!err && (d.pos != d.len || d.overrun))
+		err = corrupt();
+	stk_release(&m);
+	return err;
+}

@@ -1,0 +1,43 @@
+/*
+ * The stacks model (planned container version 7, docs/codec.md "Not done
+ * yet"; measured in bench/stream_model.py, class Stacks): the records'
+ * stacks coded one level at a time, the call tree folded in.
+ *
+ * The raw stream: a varint A (where the stream's thread frames start), a
+ * varint T (their count), then per record a varint k (the frames it keeps
+ * from the previous record's stack), a varint m and m frame ranks, each
+ * below A + T. A base stream (the stacks of the run that made a base)
+ * has the same syntax; a stream coded after it first runs the base's
+ * records through the model, the base's thread slot t taken as the
+ * stream's thread frame t.
+ *
+ * Internal to src/codec/.
+ */
+#ifndef RS_CODEC_RC_STACKS_H
+#define RS_CODEC_RC_STACKS_H
+
+#include <stddef.h>
+
+#include "results/buf.h"
+#include "results/error.h"
+
+/*
+ * Range-code the raw stacks stream `raw`/`len` into `out`, after the
+ * base stream `base`/`base_len` (NULL, 0: none). Returns 0, 1 when the
+ * raw stream (or the base) does not read as stacks or passes the model's
+ * caps (nothing is wrong: store it another way), or an error.
+ */
+RS_MUST_CHECK int rs_stacks_pack(struct rs_buf *out, const unsigned char *raw, size_t len,
+				 const unsigned char *base, size_t base_len);
+
+/*
+ * Decode `n` range-coded bytes at `p` into exactly `raw_len` bytes of raw
+ * stacks stream at `raw` (allocated by the caller), after the base stream
+ * (NULL, 0: none). Untrusted input: RS_ECORRUPT when the bytes do not code
+ * exactly that much, or the base is not a stacks stream; RS_EGENERIC when
+ * memory runs out.
+ */
+RS_MUST_CHECK int rs_stacks_unpack(unsigned char *raw, size_t raw_len, const unsigned char *base, size_t base_len,
+				   const unsigned char *p, size_t n);
+
+#endif
