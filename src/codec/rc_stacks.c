@@ -412,10 +412,21 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 	return 0;
 }
 
+/* A varint in its one shortest form (the form the decoder writes): 0, or 1 when missing or longer. */
+static int get_varint_exact(const unsigned char *raw, size_t len, size_t *pos, uint64_t *v)
+{
+	unsigned char tmp[10];
+	size_t at = *pos;
+
+	if (codec_varint_get(raw, len, pos, v) || *pos - at != codec_varint_put(tmp, *v))
+		return 1;
+	return 0;
+}
+
 /* The header of a raw stacks stream: A, T, with A + T frames at most MAX_FRAMES. */
 static int read_header(const unsigned char *raw, size_t len, size_t *pos, uint64_t *a, uint64_t *t)
 {
-	if (codec_varint_get(raw, len, pos, a) || codec_varint_get(raw, len, pos, t) || *a > MAX_FRAMES ||
+	if (get_varint_exact(raw, len, pos, a) || get_varint_exact(raw, len, pos, t) || *a > MAX_FRAMES ||
 	    *t > MAX_FRAMES - *a)
 		return 1;
 	return 0;
@@ -441,13 +452,13 @@ static int run_records(struct stk *m, const unsigned char *raw, size_t len, size
 	while (!err && pos < len) {
 		uint64_t k, nm, r, i;
 
-		if (codec_varint_get(raw, len, &pos, &k) || codec_varint_get(raw, len, &pos, &nm) || k > plen ||
+		if (get_varint_exact(raw, len, &pos, &k) || get_varint_exact(raw, len, &pos, &nm) || k > plen ||
 		    nm > MAX_DEPTH - k) {
 			err = 1;
 			break;
 		}
 		for (i = 0; i < nm; i++) {
-			if (codec_varint_get(raw, len, &pos, &r) || r >= a + t) {
+			if (get_varint_exact(raw, len, &pos, &r) || r >= a + t) {
 				err = 1;
 				break;
 			}

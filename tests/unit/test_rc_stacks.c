@@ -243,6 +243,14 @@ static void test_non_canonical_raw_not_coded(void **state)
 	put(&raw, 1);
 	put(&raw, 3);
 	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, NULL, 0), 1);
+	/* a rank written longer than it needs (0xe0 0x00 for 96): the decoder writes every varint short */
+	rs_buf_clear(&raw);
+	put(&raw, 200);
+	put(&raw, 0);
+	put(&raw, 0);
+	put(&raw, 1);
+	assert_int_equal(rs_buf_put(&raw, "\xe0\x00", 2), 0);
+	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, NULL, 0), 1);
 	rs_buf_release(&raw);
 	rs_buf_release(&coded);
 }
