@@ -86,6 +86,14 @@ extern const int codec_v2_streams[V2_COUNT];
 
 /* ---- small helpers ------------------------------------------------------ */
 
+/* splitmix64's finaliser: every bit of x moves every bit of the result (hash-table slots). */
+static inline uint64_t codec_mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 /* A zeroed table whose pages are written before it is used (session_model.c); free() it. */
 void *codec_zalloc(size_t n, size_t size);
 

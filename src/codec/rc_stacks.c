@@ -111,16 +111,18 @@ static uint64_t value(struct stk *m, struct rc_uint *u, uint64_t v, int *bad)
 
 static inline size_t ctx_slot(uint64_t key)
 {
-	key ^= key >> 31;
-	key *= 0x9e3779b97f4a7c15ull;
-	return (size_t)(key >> (64 - CTX_BITS));
+	return (size_t)(codec_mix64(key) >> (64 - CTX_BITS));
 }
 
 static inline size_t node_slot(const struct stk *m, uint64_t key)
 {
-	key ^= key >> 29;
-	key *= 0xbf58476d1ce4e5b9ull;
-	return (size_t)(key ^ key >> 32) & m->hmask;
+	return (size_t)codec_mix64(key) & m->hmask;
+}
+
+/* A candidate's own symbol in the decisions' contexts: its frame, or the end after parent frame pf. */
+static inline uint64_t cand_sym(const struct stk *m, uint32_t y, uint32_t pf)
+{
+	return y == m->end ? (uint64_t)m->nsym + 2 + pf : y;
 }
 
 /* The node under u by frame f, made if new: 0, or 1 past MAX_NODES, or an error. */
@@ -310,10 +312,9 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 		if (on) {
 			/* the previous record's frame first: most levels end here, with no list to build */
 			uint32_t y = i < m->plen ? m->prevf[i] : m->end;
-			uint64_t sym = y == m->end ? (uint64_t)m->nsym + 2 + pf : y;
 
 			cands[nc++] = y;
-			if (!decide(m, &m->ctx[ctx_slot(1ull << 60 | sym)], y != x, RC_COUNTED_OTHERS))
+			if (!decide(m, &m->ctx[ctx_slot(1ull << 60 | cand_sym(m, y, pf))], y != x, RC_COUNTED_OTHERS))
 				hit = 0;
 		}
 		if (hit < 0) {
@@ -326,9 +327,8 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 					cands[nc++] = fl->sym[k];
 			for (j = on ? 1 : 0; j < nc; j++) {
 				uint32_t y = cands[j];
-				uint64_t sym = y == m->end ? (uint64_t)m->nsym + 2 + pf : y;
 				uint64_t key = 2ull << 60 | (uint64_t)(j < 3 ? j : 3) << 56 | (uint64_t)(j < nn) << 55 |
-					       (uint64_t)visited << 54 | (uint64_t)on << 53 | sym;
+					       (uint64_t)visited << 54 | (uint64_t)on << 53 | cand_sym(m, y, pf);
 
 				if (!decide(m, &m->ctx[ctx_slot(key)], y != x, RC_COUNTED_OTHERS)) {
 					hit = (int)j;
@@ -362,13 +362,13 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 			}
 			if (!placed) {
 				if (m->last[pf]) {
-					int64_t lr = (int64_t)m->last[pf] - 1;
+					int64_t lr = (int64_t)m->last[pf] - 1, r;
 
 					v = value(m, &m->val[V_RANK], zigzag((int64_t)x - lr), &bad);
 					if (bad || v >> 40)
 						return DAMAGED;
-					x = (uint32_t)(lr + unzigzag(v) < 0 || lr + unzigzag(v) >= m->nsym ? m->end
-													    : lr + unzigzag(v));
+					r = lr + unzigzag(v);
+					x = r < 0 || r >= m->nsym ? m->end : (uint32_t)r;
 				} else {
 					v = value(m, &m->val[V_FIRST], x, &bad);
 					x = bad || v >= m->nsym ? m->end : (uint32_t)v;

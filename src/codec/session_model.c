@@ -207,10 +207,7 @@ struct repr_cache *codec_repr_cache_new(void)
 
 static size_t repr_slot(uint64_t bits)
 {
-	uint64_t z = (bits ^ (bits >> 30)) * 0xbf58476d1ce4e5b9ull;
-
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return (size_t)(z ^ (z >> 31)) & (REPR_CACHE - 1);
+	return (size_t)codec_mix64(bits) & (REPR_CACHE - 1);
 }
 
 /* Start fetching the slot where x's text would be. */
