@@ -433,12 +433,38 @@ static int read_header(const unsigned char *raw, size_t len, size_t *pos, uint64
 }
 
 /*
+ * The next record of a raw stream at *pos into s (the previous record's
+ * frames, *plen of them, already there), each rank r mapped: below `a` as
+ * is, else thread slot r - a as `thread_at` + slot when below `threads`,
+ * else an id of its own from `extra` on. 1 when it does not read as a
+ * record (or is not in the one form the decoder gives back: each k as
+ * long as the records share).
+ */
+static int next_record(const unsigned char *raw, size_t len, size_t *pos, uint64_t a, uint64_t t,
+		       uint32_t thread_at, uint32_t threads, uint32_t extra, uint32_t *s, size_t *plen)
+{
+	uint64_t k, nm, r, i;
+
+	if (get_varint_exact(raw, len, pos, &k) || get_varint_exact(raw, len, pos, &nm) || k > *plen ||
+	    nm > MAX_DEPTH - k)
+		return 1;
+	for (i = 0; i < nm; i++) {
+		if (get_varint_exact(raw, len, pos, &r) || r >= a + t)
+			return 1;
+		if (r >= a)
+			r = r - a < threads ? thread_at + (r - a) : extra + (r - a - threads);
+		if (i == 0 && k < *plen && s[k] == r)
+			return 1; /* k is not the frames the records share */
+		s[k + i] = (uint32_t)r;
+	}
+	*plen = (size_t)(k + nm);
+	return 0;
+}
+
+/*
  * The records of a raw stream through the model (coding or replaying),
- * each rank r mapped: below `a` as is, else thread slot r - a as the
- * model's thread frame `thread_at` + slot when below `threads`, else an
- * id of its own from `extra` on. 1 when the stream does not read as
- * stacks (or is not in the one form the decoder gives back: each k as
- * long as the records share), or past the caps.
+ * their ranks mapped as next_record() does. 1 when the stream does not
+ * read as stacks, or past the caps.
  */
 static int run_records(struct stk *m, const unsigned char *raw, size_t len, size_t pos, uint64_t a, uint64_t t,
 		       uint32_t thread_at, uint32_t threads, uint32_t extra)
@@ -450,35 +476,34 @@ static int run_records(struct stk *m, const unsigned char *raw, size_t len, size
 	if (!s)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	while (!err && pos < len) {
-		uint64_t k, nm, r, i;
-
-		if (get_varint_exact(raw, len, &pos, &k) || get_varint_exact(raw, len, &pos, &nm) || k > plen ||
-		    nm > MAX_DEPTH - k) {
-			err = 1;
-			break;
-		}
-		for (i = 0; i < nm; i++) {
-			if (get_varint_exact(raw, len, &pos, &r) || r >= a + t) {
-				err = 1;
-				break;
-			}
-			if (r >= a)
-				r = r - a < threads ? thread_at + (r - a) : extra + (r - a - threads);
-			if (i == 0 && k < plen && s[k] == r) {
-				err = 1; /* k is not the frames the records share */
-				break;
-			}
-			s[k + i] = (uint32_t)r;
-		}
+		err = next_record(raw, len, &pos, a, t, thread_at, threads, extra, s, &plen);
 		if (err)
 			break;
-		plen = (size_t)(k + nm);
 		err = record(m, s, plen, &depth);
 		if (m->mode == MODE_ENC && m->e->err)
 			err = m->e->err;
 	}
 	free(s);
 	return err == DAMAGED ? 1 : err;
+}
+
+int rs_stacks_check(const unsigned char *raw, size_t len, uint64_t *a, uint64_t *t, uint64_t *records)
+{
+	uint32_t *s;
+	size_t pos = 0, plen = 0;
+	uint64_t n = 0;
+	int bad;
+
+	if (read_header(raw, len, &pos, a, t))
+		return 1;
+	s = malloc((MAX_DEPTH + 1) * sizeof(*s));
+	if (!s)
+		return rs_error_set(RS_EGENERIC, "out of memory");
+	for (bad = 0; !bad && pos < len; n++)
+		bad = next_record(raw, len, &pos, *a, *t, (uint32_t)*a, (uint32_t)*t, (uint32_t)(*a + *t), s, &plen);
+	free(s);
+	*records = n;
+	return bad;
 }
 
 /* The base's records replayed; its ranks as the stream's (a, t) take them. */

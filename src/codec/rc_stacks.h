@@ -17,6 +17,7 @@
 #define RS_CODEC_RC_STACKS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "results/buf.h"
 #include "results/error.h"
@@ -39,5 +40,13 @@ RS_MUST_CHECK int rs_stacks_pack(struct rs_buf *out, const unsigned char *raw, s
  */
 RS_MUST_CHECK int rs_stacks_unpack(unsigned char *raw, size_t raw_len, const unsigned char *base, size_t base_len,
 				   const unsigned char *p, size_t n);
+
+/*
+ * Whether `raw`/`len` reads as a raw stacks stream, without the model:
+ * 0, its header's A and T in *a, *t and its records' count in *records;
+ * 1 when it does not (or in a form rs_stacks_unpack would not give back);
+ * or an error (out of memory).
+ */
+RS_MUST_CHECK int rs_stacks_check(const unsigned char *raw, size_t len, uint64_t *a, uint64_t *t, uint64_t *records);
 
 #endif
