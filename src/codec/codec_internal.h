@@ -41,6 +41,7 @@
 #define SEC_CODEC_FRONT 3 /* version 2: a frame list front-coded, then one zstd frame */
 #define SEC_CODEC_COLUMNS 4 /* version 3: a frame list in columns, then one zstd frame */
 #define SEC_CODEC_SPLIT 5 /* version 4: codec 4 with a column per field and COL_SAME */
+#define SEC_CODEC_STACKS 6 /* version 7: a stacks stream range-coded with the stacks model (rc_stacks.h) */
 
 /*
  * The streams, by the slot the decoder keeps them in. Version 1 has
@@ -52,7 +53,7 @@ enum {
 	SEC_PARAMS, SEC_PREFIX, SEC_SUFFIX, SEC_DICT, SEC_THREADS, SEC_TREE,
 	SEC_SAMPLES, SEC_SAMPLES_HI, SEC_TCODE, SEC_TVAL, SEC_TVAL_HI, SEC_TESC, SEC_COUNT,
 	SEC_BASE = SEC_COUNT, /* the shared dictionary, in the container's first block */
-	SEC_BASE_TREE,        /* version 5: the base tree, in the first block too */
+	SEC_BASE_TREE,        /* version 5: the base tree, in the first block too; version 7: the base's stacks */
 	SEC_SLOTS,
 	SEC_TIMES = SEC_TCODE
 };
@@ -64,13 +65,14 @@ extern const int codec_v2_streams[V2_COUNT];
 #define BASE_HEADER_SIZE 16
 /*
  * What the encoder hands the store to keep for the next run (struct
- * rs_codec_dict's `next`, the cache file `codec-base`) from version 5:
+ * rs_codec_dict's `next`, the cache file `codec-base`) from version 7:
  * this magic, a u64 (little-endian) length, the base dictionary's raw
- * stream of that length, then the base tree's raw stream. Anything else
- * (a version-4 cache held the dictionary alone) is not taken: the
+ * stream of that length, then the base's raw stacks stream. Anything
+ * else (a version-4 cache held the dictionary alone; versions 5 and 6's,
+ * magic "RSPYBAS\n", the dictionary and the base tree) is not taken: the
  * container then starts a new base.
  */
-#define BASE_CACHE_MAGIC "RSPYBAS\n"
+#define BASE_CACHE_MAGIC "RSPYSTK\n"
 #define BASE_CACHE_HEADER 16
 
 /* Caps shared by encoder and decoder. */
@@ -285,9 +287,17 @@ static inline enum rc_kind stream_model(int version, int i)
 {
 	if (version < 2)
 		return RC_KINDS;
+	if (version >= 7) /* the tree is gone, the stacks have a codec of their own (is_stacks_stream) */
+		return i == SEC_TIMES ? RC_TIMES : RC_KINDS;
 	if (i == SEC_BASE_TREE)
 		return version >= 5 ? RC_TREE : RC_KINDS;
 	return i == SEC_TREE ? RC_TREE : i == SEC_SAMPLES ? RC_SAMPLES : i == SEC_TIMES ? RC_TIMES : RC_KINDS;
+}
+
+/* Version 7's stacks streams (rc_stacks.h's syntax): the samples stream and the base's stacks. */
+static inline int is_stacks_stream(int version, int i)
+{
+	return version >= 7 && (i == SEC_SAMPLES || i == SEC_BASE_TREE);
 }
 
 /* Streams of frame strings (varint length + text, each): the base, dict and threads. */
@@ -470,8 +480,7 @@ struct enc {
 	int mapped;               /* buf is the whole file, mapped (len bytes) */
 	struct repr_cache *repr;
 	uint32_t nbase;           /* frames 0..nbase-1 are the given base dictionary */
-	struct rs_buf base_tree;  /* the given base's tree, its raw stream (version 5; empty: none) */
-	struct codec_base_tree bt;/* that tree, read */
+	struct rs_buf base_stacks;/* the given base's stacks, their raw stream (version 7; empty: none) */
 	int rebase;               /* codec_build(): this container starts a new base */
 	uint64_t block_len;       /* codec_build(): bytes of the container's first block */
 	struct rs_buf *next_base; /* codec_build(): where the base it used goes, or NULL */
@@ -484,13 +493,11 @@ struct enc {
 
 /*
  * What codec_build() makes of the parse: the streams, and the numbering they
- * share (a frame's place in the dictionary, a node's depth-first number).
+ * share (a frame's place in the dictionary).
  */
 struct streams {
 	struct rs_buf sec[SEC_SLOTS];
 	uint32_t *rank;          /* frame id -> its place in the dictionary */
-	const struct rc_base *tree_base; /* version 5: the tree stream is coded against it (NULL: not) */
-	uint32_t *dfs;           /* node id -> its depth-first number */
 	uint32_t nbase, ndict, nthreads;
 	int s;                   /* the clock's grid is 2^-s seconds (0: no grid) */
 	int64_t ref;             /* the median modelled time, in nanoseconds */

@@ -31,7 +31,7 @@
 #include "util/hash.h"
 
 /* The container version this build writes; it reads this one and the older ones from RS_CODEC_OLDEST. */
-#define RS_CODEC_VERSION 6
+#define RS_CODEC_VERSION 7
 #define RS_CODEC_OLDEST 1
 #define RS_CODEC_MAGIC "RSPYSES\n"
 

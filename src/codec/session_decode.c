@@ -18,6 +18,7 @@
 #include <zstd.h>
 
 #include "codec/rc_model.h"
+#include "codec/rc_stacks.h"
 #include "util/array.h"
 
 /* ---- decoder ------------------------------------------------------------ */
@@ -546,6 +547,9 @@ struct rc_aside {
 	enum rc_kind kind;
 	int version;
 	const unsigned char *at;
+	const unsigned char *base; /* stacks (version 7): the base's, or NULL */
+	size_t base_len;
+	int stacks;
 	int err;
 	struct rs_error_saved saved;
 };
@@ -554,15 +558,20 @@ static void *rc_aside_run(void *arg)
 {
 	struct rc_aside *a = arg;
 
-	a->err = rs_rc_unpack(a->out, a->raw, a->kind, a->version, a->at, a->stored);
+	a->err = a->stacks ? rs_stacks_unpack(a->out, a->raw, a->base, a->base_len, a->at, a->stored)
+			   : rs_rc_unpack(a->out, a->raw, a->kind, a->version, a->at, a->stored);
 	if (a->err)
 		rs_error_save(&a->saved, a->err);
 	return NULL;
 }
 
-/* Decode the samples or the times stream on a thread: 1 if it started, 0 to decode it here. */
+/*
+ * Decode the samples or the times stream on a thread: 1 if it started, 0
+ * to decode it here. Stacks (version 7) are decoded after `base`, which
+ * stays until the thread is joined.
+ */
 static int rc_aside_start(struct decoded *d, int i, enum rc_kind kind, const unsigned char *at,
-			  uint64_t stored, uint64_t raw)
+			  uint64_t stored, uint64_t raw, const struct cursor *base)
 {
 	struct rc_aside *a = d->aside ? &d->aside[i == SEC_TIMES] : NULL;
 
@@ -574,6 +583,9 @@ static int rc_aside_start(struct decoded *d, int i, enum rc_kind kind, const uns
 	a->kind = kind;
 	a->version = d->version;
 	a->at = at;
+	a->stacks = base != NULL;
+	a->base = base && base->len ? base->p : NULL;
+	a->base_len = base ? base->len : 0;
 	a->started = pthread_create(&a->thread, NULL, rc_aside_run, a) == 0;
 	return a->started;
 }
@@ -583,6 +595,8 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 			 uint64_t stored, uint64_t raw)
 {
 	enum rc_kind kind = stream_model(d->version, i);
+	/* version 7's samples are the stacks coded after the base's (read before: the base block comes first) */
+	const struct cursor *base = i == SEC_SAMPLES ? &d->sec[SEC_BASE_TREE] : NULL;
 
 	if (codec == SEC_CODEC_RAW) {
 		if (raw != stored)
@@ -593,7 +607,8 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 	if (codec != SEC_CODEC_ZSTD && (codec != SEC_CODEC_RC || kind == RC_KINDS) &&
 	    (codec != SEC_CODEC_FRONT || d->version < 2 || !is_frame_list(i)) &&
 	    (codec != SEC_CODEC_COLUMNS || d->version < 3 || !is_frame_list(i)) &&
-	    (codec != SEC_CODEC_SPLIT || d->version < 4 || !is_frame_list(i)))
+	    (codec != SEC_CODEC_SPLIT || d->version < 4 || !is_frame_list(i)) &&
+	    (codec != SEC_CODEC_STACKS || !is_stacks_stream(d->version, i)))
 		return corrupt("a stream has an unknown codec");
 	if (codec == SEC_CODEC_ZSTD &&
 	    (ZSTD_getFrameContentSize(at, (size_t)stored) != raw ||
@@ -603,8 +618,13 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 	if (!d->owned[i])
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	d->sec[i].p = d->owned[i];
-	if (codec == SEC_CODEC_RC && rc_aside_start(d, i, kind, at, stored, raw))
+	if (codec == SEC_CODEC_RC && rc_aside_start(d, i, kind, at, stored, raw, NULL))
 		return 0;
+	if (codec == SEC_CODEC_STACKS && i == SEC_SAMPLES && rc_aside_start(d, i, kind, at, stored, raw, base))
+		return 0;
+	if (codec == SEC_CODEC_STACKS)
+		return rs_stacks_unpack(d->owned[i], (size_t)raw, base && base->len ? base->p : NULL,
+					base ? base->len : 0, at, (size_t)stored);
 	if (codec == SEC_CODEC_RC && i == SEC_TREE)
 		return rs_rc_unpack_base(d->owned[i], (size_t)raw, kind, d->version, &d->bt.rc, at, (size_t)stored);
 	if (codec == SEC_CODEC_RC)
@@ -718,7 +738,12 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len, 
 	err = read_section(d, SEC_BASE, p, len, &pos, MAX_FRAME_BYTES, &total);
 	if (err)
 		return err;
-	if (d->version >= 5) {
+	if (d->version >= 7) {
+		/* the base's stacks: another run's, so not bounded by this object's size */
+		err = read_section(d, SEC_BASE_TREE, p, len, &pos, RS_CODEC_MAX_STREAMS, &total);
+		if (err)
+			return err;
+	} else if (d->version >= 5) {
 		err = read_base_tree(d, p, len, &pos, &total);
 		if (err)
 			return err;
@@ -1032,6 +1057,72 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 	return 0;
 }
 
+/*
+ * Version 7: the records' stacks are the samples stream, or, when that is
+ * empty, the base's (a run that made its base).
+ */
+static struct cursor *stacks_of(struct decoded *d)
+{
+	return d->sec[SEC_SAMPLES].len ? &d->sec[SEC_SAMPLES] : &d->sec[SEC_BASE_TREE];
+}
+
+/*
+ * Version 7's records: per record the frames it keeps from the previous
+ * record's stack and the ranks of the rest (read_params_stacks read the
+ * header), each checked against the frames there are and MAX_DEPTH, the
+ * time read as write_records does.
+ */
+static int write_stacks(struct decoded *d, struct out *o, uint64_t nrecords, uint64_t nall, int64_t ref)
+{
+	struct cursor *c = stacks_of(d);
+	uint64_t r, k, m, f;
+	size_t depth = 0, i;
+	int err;
+
+	for (r = 0; r < nrecords; r++) {
+		const unsigned char *text = NULL;
+		char num[64];
+		size_t len = 0;
+		double x = 0;
+
+		if (get_varint(c, &k) || get_varint(c, &m) || k > depth || m > MAX_DEPTH - k)
+			return corrupt("a record's stack is unreadable");
+		for (i = 0; i < m; i++) {
+			if (get_varint(c, &f) || f >= nall)
+				return corrupt("a record's stack names no frame");
+			d->path[k + i] = (uint32_t)f;
+		}
+		depth = (size_t)(k + m);
+		err = read_time(d, r, ref, &x, &text, &len);
+		if (err)
+			return err;
+		if (!text)
+			codec_repr_prefetch(d->repr, x);
+		err = out_put(o, r == 0 ? "[[" : ", [[", r == 0 ? 2 : 4);
+		for (i = 0; !err && i < depth; i++) {
+			const struct text *t = &d->frames[d->path[i]];
+			size_t skip = i == 0 ? 2 : 0; /* the root's has no `, ` */
+
+			err = out_put(o, t->p + skip, t->len - skip);
+		}
+		if (!err)
+			err = out_put(o, "], ", 3);
+		if (err)
+			return err;
+		if (!text) {
+			len = codec_py_repr_cached(d->repr, x, num);
+			text = (const unsigned char *)num;
+		}
+		err = out_put(o, text, len);
+		if (err)
+			return err;
+		err = out_put(o, "]", 1);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int rs_codec_decode(const unsigned char *p, size_t len, uint64_t max_size,
 		    rs_codec_write_fn write, void *ctx)
 {
@@ -1060,6 +1151,25 @@ static int read_grid_changes(struct decoded *d, struct cursor *c)
 		at += gap;
 		d->grid_at[d->ngrid] = at++;
 	}
+	return 0;
+}
+
+/*
+ * Version 7: either is the stream's frames, its threads after them, and
+ * at least two bytes a record. There is no call tree: its count is 0, its
+ * stream empty.
+ */
+static int read_params_stacks(struct decoded *d, const struct dec_params *pr)
+{
+	struct cursor *c = stacks_of(d);
+	uint64_t a, t;
+
+	if (pr->nnodes != 0 || d->sec[SEC_TREE].len)
+		return corrupt("it has a call tree, which its version does not");
+	if (get_varint(c, &a) || get_varint(c, &t) || a != pr->nbase + pr->nframes || t != pr->nthreads)
+		return corrupt("its stacks do not name its frames");
+	if (pr->nrecords > (c->len - c->pos) / 2 || pr->nrecords > d->sec[SEC_TIMES].len)
+		return corrupt("its counts do not fit its streams");
 	return 0;
 }
 
@@ -1095,8 +1205,12 @@ static int read_params(struct decoded *d, struct dec_params *pr)
 	 */
 	if (pr->s > 62 || pr->ref >> 52 || pr->nframes > d->sec[SEC_DICT].len ||
 	    pr->nthreads > d->sec[SEC_THREADS].len || pr->nbase > MAX_FRAMES ||
-	    pr->nframes + pr->nthreads > MAX_FRAMES - pr->nbase || pr->nnodes < 1 ||
-	    d->sec[SEC_DICT].len + d->sec[SEC_THREADS].len > MAX_FRAME_BYTES ||
+	    pr->nframes + pr->nthreads > MAX_FRAMES - pr->nbase ||
+	    d->sec[SEC_DICT].len + d->sec[SEC_THREADS].len > MAX_FRAME_BYTES)
+		return corrupt("its counts do not fit its streams");
+	if (d->version >= 7)
+		return read_params_stacks(d, pr);
+	if (pr->nnodes < 1 ||
 	    (pr->nnodes - 1 > d->sec[SEC_TREE].len / 2 && (d->version < 5 || d->sec[SEC_TREE].len)))
 		return corrupt("its counts do not fit its streams");
 	if (pr->nnodes > MAX_NODES || pr->nnodes > d->size / 4 + 1)
@@ -1138,6 +1252,11 @@ static int read_frames_and_tree(struct decoded *d, const struct dec_params *pr)
 	free_stream(d, SEC_BASE); /* the frames are quoted: their streams are no longer read */
 	free_stream(d, SEC_DICT);
 	free_stream(d, SEC_THREADS);
+	if (d->version >= 7) {
+		if (d->sec[SEC_SAMPLES].len) /* the base's stacks primed the samples' decoder: no longer read */
+			free_stream(d, SEC_BASE_TREE);
+		return 0;
+	}
 	free_stream(d, SEC_BASE_TREE);
 	return read_tree(d, pr->nnodes, pr->nbase, pr->nframes, pr->nthreads);
 }
@@ -1150,7 +1269,10 @@ static int write_decoded(struct decoded *d, struct out *o, const struct dec_para
 	err = out_put(o, d->sec[SEC_PREFIX].p, d->sec[SEC_PREFIX].len);
 	if (err)
 		return err;
-	err = write_records(d, o, pr->nrecords, pr->nnodes, unzigzag(pr->ref));
+	if (d->version >= 7)
+		err = write_stacks(d, o, pr->nrecords, pr->nbase + pr->nframes + pr->nthreads, unzigzag(pr->ref));
+	else
+		err = write_records(d, o, pr->nrecords, pr->nnodes, unzigzag(pr->ref));
 	if (err)
 		return err;
 	err = out_put(o, "]", 1);
@@ -1162,6 +1284,8 @@ static int write_decoded(struct decoded *d, struct out *o, const struct dec_para
 	for (i = SEC_SAMPLES; i < SEC_COUNT; i++)
 		if (d->sec[i].pos != d->sec[i].len)
 			return corrupt("a stream has bytes no record uses");
+	if (d->version >= 7 && d->sec[SEC_BASE_TREE].pos != d->sec[SEC_BASE_TREE].len)
+		return corrupt("a stream has bytes no record uses");
 	return 0;
 }
 
@@ -1182,8 +1306,8 @@ int codec_decode(const unsigned char *p, size_t len, uint64_t max_size, rs_codec
 	if (err)
 		goto out;
 	d.frames = malloc((size_t)(pr.nbase + pr.nframes + pr.nthreads + 1) * sizeof(*d.frames));
-	d.parent = malloc((size_t)pr.nnodes * sizeof(*d.parent));
-	d.node_frame = malloc((size_t)pr.nnodes * sizeof(*d.node_frame));
+	d.parent = malloc(((size_t)pr.nnodes + 1) * sizeof(*d.parent));
+	d.node_frame = malloc(((size_t)pr.nnodes + 1) * sizeof(*d.node_frame));
 	d.path = malloc(MAX_DEPTH * sizeof(*d.path));
 	d.repr = repr ? repr : codec_repr_cache_new();
 	d.repr_owned = !repr;

@@ -47,6 +47,7 @@
 #include <zstd.h>
 
 #include "codec/rc_model.h"
+#include "codec/rc_stacks.h"
 #include "codec/varint.h"
 #include "util/array.h"
 
@@ -356,16 +357,17 @@ static int intern_frame(struct enc *e, const unsigned char *p, size_t n, int dep
 
 /*
  * Take the base an earlier container used (BASE_CACHE_MAGIC's layout):
- * its dictionary's frames become frames 0..nbase-1, its tree the tree
- * this run's is coded against. A base that is not that layout, whose
- * dictionary is not a list of distinct texts or whose tree does not read
- * (a damaged cache file, or a version-4 one, which held the dictionary
- * alone) is dropped: it only costs sharing.
+ * its dictionary's frames become frames 0..nbase-1, its stacks those
+ * this run's are coded after. A base that is not that layout, whose
+ * dictionary is not a list of distinct texts or whose stacks do not read
+ * as the stacks of that dictionary (a damaged cache file, or one an
+ * older build wrote: version 4's held the dictionary alone, versions 5
+ * and 6's the base tree) is dropped: it only costs sharing.
  */
 static void load_base(struct enc *e, const unsigned char *p, size_t len)
 {
 	struct cursor c = { p, len, 0 };
-	uint64_t l, dict_len = 0;
+	uint64_t l, dict_len = 0, a, t, n;
 	uint32_t id, i;
 	int ok = len >= BASE_CACHE_HEADER && !memcmp(p, BASE_CACHE_MAGIC, 8);
 
@@ -384,15 +386,14 @@ static void load_base(struct enc *e, const unsigned char *p, size_t len)
 		c.pos += ok ? (size_t)l : 0;
 	}
 	if (ok) {
-		const unsigned char *tree = p + BASE_CACHE_HEADER + dict_len;
-		size_t tree_len = len - BASE_CACHE_HEADER - (size_t)dict_len;
+		const unsigned char *stacks = p + BASE_CACHE_HEADER + dict_len;
+		size_t stacks_len = len - BASE_CACHE_HEADER - (size_t)dict_len;
 
-		ok = !rs_buf_put(&e->base_tree, tree, tree_len) &&
-		     !codec_base_tree_read(&e->bt, tree, tree_len, e->nframes);
+		ok = !rs_stacks_check(stacks, stacks_len, &a, &t, &n) && a == e->nframes &&
+		     !rs_buf_put(&e->base_stacks, stacks, stacks_len);
 	}
 	if (!ok) {
-		rs_buf_clear(&e->base_tree);
-		codec_base_tree_release(&e->bt);
+		rs_buf_clear(&e->base_stacks);
 		e->nframes = 0;
 		rs_buf_clear(&e->arena);
 		memset(e->ftab, 0, (e->ftab_mask + 1) * sizeof(*e->ftab));
@@ -1106,7 +1107,6 @@ void codec_streams_release(struct streams *st)
 	for (k = 0; k < SEC_SLOTS; k++)
 		rs_buf_release(&st->sec[k]);
 	free(st->rank);
-	free(st->dfs);
 }
 
 /*
@@ -1174,310 +1174,70 @@ out:
 }
 
 /*
- * Successor coding of a node's frame (the decoder's struct succ): its
- * place among the frames met so far under its parent's frame, from 1, or
- * 0 and its rank when it is new there. A hash of (parent frame, frame)
- * to the place, and per parent frame (the root's last) the places given.
+ * The stacks stream (version 7; rc_stacks.h has its syntax): where the
+ * thread frames start and their count, then per record the frames it
+ * keeps from the previous record's stack and the ranks of the rest, from
+ * the root down. The parse's call tree gives both: the frames two
+ * records share are the path to the deepest node they share, and a
+ * node's path is its frames. A run that starts a new base writes its
+ * stacks as the base's (the base block's second stream), and its own
+ * stream stays empty; a run that keeps the base is coded after the
+ * base's stacks, which the base block holds again as they were.
  */
-struct succ_table {
-	uint64_t *key;           /* (parent frame << 32 | frame) + 1; 0: empty */
-	uint32_t *val;
-	uint32_t *len;
-	uint32_t *last;          /* per parent frame, the frame its list got last */
-	size_t mask;
-};
-
-static int succ_init(struct succ_table *t, uint32_t nnodes, uint32_t nframes)
+static int put_stacks(struct enc *e, struct streams *st)
 {
-	size_t size = 1;
-
-	while (size < (size_t)nnodes * 2)
-		size <<= 1;
-	t->key = codec_zalloc(size, sizeof(*t->key));
-	t->val = malloc(size * sizeof(*t->val));
-	t->len = calloc((size_t)nframes + 1, sizeof(*t->len));
-	t->last = calloc((size_t)nframes + 1, sizeof(*t->last));
-	t->mask = size - 1;
-	if (!t->key || !t->val || !t->len || !t->last)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	return 0;
-}
-
-static void succ_release(struct succ_table *t)
-{
-	free(t->key);
-	free(t->val);
-	free(t->len);
-	free(t->last);
-}
-
-/*
- * Version 5: a node matched to a base node names its frame through the
- * base tree; the frame joins its parent frame's list if it is not in it
- * (the decoder's succ_set does the same), so that the list stays what a
- * later unmatched node is coded against.
- */
-static void touch_node_frame(struct succ_table *t, uint32_t pf, uint32_t f)
-{
-	uint64_t key = ((uint64_t)pf << 32 | f) + 1;
-	size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & t->mask;
-
-	while (t->key[at] && t->key[at] != key)
-		at = (at + 1) & t->mask;
-	if (t->key[at])
-		return;
-	t->key[at] = key;
-	t->val[at] = t->len[pf]++;
-	t->last[pf] = f;
-}
-
-static int put_node_frame(struct rs_buf *tree, struct succ_table *t, uint32_t pf, uint32_t f)
-{
-	uint64_t key = ((uint64_t)pf << 32 | f) + 1;
-	size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & t->mask;
+	struct rs_buf *out = e->rebase ? &st->sec[SEC_BASE_TREE] : &st->sec[SEC_SAMPLES];
+	uint32_t *depth = NULL, *path = NULL, *up = NULL, plen = 0;
+	uint64_t r;
 	int err;
 
-	while (t->key[at] && t->key[at] != key)
-		at = (at + 1) & t->mask;
-	if (t->key[at])
-		return put_varint(tree, (uint64_t)t->val[at] + 1);
-	t->key[at] = key;
-	err = put_varint(tree, 0);
-	if (!err)
-		err = put_varint(tree, t->len[pf] ? zigzag((int64_t)f - (int64_t)t->last[pf]) : f);
-	t->val[at] = t->len[pf]++;
-	t->last[pf] = f;
-	return err;
-}
-
-/* Every node's children, in the order they were met: kids[kid_start[n]..kid_start[n + 1]). */
-static int child_lists(const struct enc *e, uint32_t **kid_start_out, uint32_t **kids_out)
-{
-	uint32_t *kid_start, *kids, *fill, i;
-
-	kid_start = codec_zalloc((size_t)e->nnodes + 1, sizeof(*kid_start));
-	kids = malloc(((size_t)e->nnodes + 1) * sizeof(*kids));
-	fill = codec_zalloc((size_t)e->nnodes + 1, sizeof(*fill));
-	*kid_start_out = kid_start;
-	*kids_out = kids;
-	if (!kid_start || !kids || !fill) {
-		free(fill);
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	}
-	for (i = 1; i < e->nnodes; i++)
-		kid_start[e->node_parent[i] + 1]++;
-	for (i = 0; i < e->nnodes; i++)
-		kid_start[i + 1] += kid_start[i];
-	for (i = 1; i < e->nnodes; i++) {
-		uint32_t p = e->node_parent[i];
-
-		kids[kid_start[p] + fill[p]++] = i;
-	}
-	free(fill);
-	return 0;
-}
-
-/*
- * Version 5: where each base node is among its parent's children, by
- * (parent, frame): (base parent << 32 | base frame) + 1 -> place + 1.
- * A base frame is its rank, a thread slot nbase + the slot.
- */
-struct base_places {
-	uint64_t *key;
-	uint32_t *place;
-	size_t mask;
-};
-
-static size_t base_place_slot(const struct base_places *t, uint64_t key)
-{
-	size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & t->mask;
-
-	while (t->key[at] && t->key[at] != key)
-		at = (at + 1) & t->mask;
-	return at;
-}
-
-static int base_places_init(struct base_places *t, const struct codec_base_tree *bt)
-{
-	size_t size = 1;
-	uint32_t p, j;
-
-	while (size < (size_t)bt->rc.n * 2)
-		size <<= 1;
-	t->key = codec_zalloc(size, sizeof(*t->key));
-	t->place = malloc(size * sizeof(*t->place));
-	t->mask = size - 1;
-	if (!t->key || !t->place)
-		return rs_error_set(RS_EGENERIC, "out of memory");
-	for (p = 0; p < bt->rc.n; p++) {
-		for (j = 0; j < bt->kids[p]; j++) {
-			uint32_t b = bt->child[bt->first[p] + j];
-			uint64_t key = ((uint64_t)p << 32 | bt->frame[b]) + 1;
-			size_t at = base_place_slot(t, key);
-
-			if (t->key[at])
-				continue; /* two children of one frame (a damaged cache): the first is matched */
-			t->key[at] = key;
-			t->place[at] = j;
-		}
-	}
-	return 0;
-}
-
-static void base_places_release(struct base_places *t)
-{
-	free(t->key);
-	free(t->place);
-}
-
-/*
- * The place among base node `pb`'s children of the child of frame `f`
- * (this run's frame id), or -1: frames new to the base match nothing.
- */
-static int64_t base_place(const struct enc *e, const struct streams *st, const struct base_places *t,
-			  uint32_t pb, uint32_t f)
-{
-	uint32_t r = st->rank[f], key;
-	size_t at;
-
-	if (e->frames[f].cls == FRAME_BASE)
-		key = r;
-	else if (e->frames[f].cls == FRAME_THREAD)
-		key = st->nbase + (r - st->nbase - st->ndict);
-	else
-		return -1;
-	at = base_place_slot(t, ((uint64_t)pb << 32 | key) + 1);
-	return t->key[at] ? (int64_t)t->place[at] : -1;
-}
-
-/* The tree's walk: per open node its number, the children it has coded, its base node and next expected place. */
-struct tree_stack {
-	uint32_t *node, *pos, *base, *next;
-};
-
-/*
- * Node c under parent n (its stack entry at `top`) into `tree`: under a
- * matched parent (version 5) its match first; matched, the difference
- * of its child count from its base node's; else its frame as its place
- * in the parent frame's successor list (put_node_frame) and its count.
- * *matched: the base node it matches, or RC_NO_BASE.
- */
-static int put_node(const struct enc *e, const struct streams *st, struct rs_buf *tree, struct succ_table *succ,
-		    const struct base_places *places, struct tree_stack *s, size_t top, uint32_t c,
-		    uint32_t nkids, uint32_t *matched)
-{
-	uint32_t n = s->node[top], pb = s->base[top];
-	int err;
-
-	*matched = RC_NO_BASE;
-	if (pb != RC_NO_BASE) {
-		int64_t j = base_place(e, st, places, pb, e->node_frame[c]);
-
-		if (j >= 0) {
-			touch_node_frame(succ, n ? st->rank[e->node_frame[n]] : e->nframes, st->rank[e->node_frame[c]]);
-			*matched = e->bt.child[e->bt.first[pb] + (uint32_t)j];
-			err = put_varint(tree, 1 + zigzag(j - (int64_t)s->next[top]));
-			s->next[top] = (uint32_t)j + 1;
-			if (!err)
-				err = put_varint(tree, zigzag((int64_t)nkids - (int64_t)e->bt.kids[*matched]));
-			return err;
-		}
-		err = put_varint(tree, 0); /* no base child of this frame: coded as without a base */
+	if (!e->rebase) {
+		err = rs_buf_put(&st->sec[SEC_BASE_TREE], e->base_stacks.ptr, e->base_stacks.len);
 		if (err)
 			return err;
 	}
-	err = put_node_frame(tree, succ, n ? st->rank[e->node_frame[n]] : e->nframes, st->rank[e->node_frame[c]]);
-	if (!err)
-		err = put_varint(tree, nkids);
-	return err;
-}
-
-/*
- * The tree, depth first, and every node's depth-first number. A run that
- * starts a new base writes its tree as the base tree (the thread count,
- * the node count, then the tree as version 4 codes it), and an empty
- * tree stream: its tree is the base tree. A run that keeps the base and
- * its tree is coded against the base's tree (version 5's match values),
- * whose raw stream the base block holds again as it was.
- */
-static int put_tree(struct enc *e, struct streams *st)
-{
-	struct rs_buf *tree = &st->sec[SEC_TREE];
-	uint32_t *kid_start = NULL, *kids = NULL, top, next = 0;
-	struct tree_stack s = { NULL, NULL, NULL, NULL };
-	struct succ_table succ = { 0 };
-	struct base_places places = { NULL, NULL, 0 };
-	int against = !e->rebase && e->bt.rc.n, err;
-
-	if (e->rebase) {
-		tree = &st->sec[SEC_BASE_TREE];
-		err = put_varint(tree, st->nthreads);
-		if (!err)
-			err = put_varint(tree, e->nnodes);
-	} else {
-		err = rs_buf_put(&st->sec[SEC_BASE_TREE], e->base_tree.ptr, e->base_tree.len);
-	}
-	if (err)
-		goto out;
-	st->tree_base = against ? &e->bt.rc : NULL;
-	st->dfs = malloc(((size_t)e->nnodes + 1) * sizeof(*st->dfs));
-	s.node = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.node));
-	s.pos = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.pos));
-	s.base = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.base));
-	s.next = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*s.next));
-	if (!st->dfs || !s.node || !s.pos || !s.base || !s.next) {
+	depth = malloc(((size_t)e->nnodes + 1) * sizeof(*depth));
+	path = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*path));
+	up = malloc(((size_t)MAX_DEPTH + 1) * sizeof(*up));
+	if (!depth || !path || !up) {
 		err = rs_error_set(RS_EGENERIC, "out of memory");
 		goto out;
 	}
-	err = succ_init(&succ, e->nnodes, e->nframes);
-	if (err)
-		goto out;
-	if (against) {
-		err = base_places_init(&places, &e->bt);
-		if (err)
-			goto out;
-	}
-	err = child_lists(e, &kid_start, &kids);
-	if (err)
-		goto out;
-	st->dfs[0] = next++;
-	err = put_varint(tree, kid_start[1] - kid_start[0]);
-	s.node[0] = 0;
-	s.pos[0] = 0;
-	s.base[0] = against ? 0 : RC_NO_BASE;
-	s.next[0] = 0;
-	top = 1;
-	while (!err && top) {
-		uint32_t n = s.node[top - 1], c, matched;
-
-		if (kid_start[n] + s.pos[top - 1] >= kid_start[n + 1]) {
-			top--;
-			continue;
-		}
-		c = kids[kid_start[n] + s.pos[top - 1]++];
-		st->dfs[c] = next++;
-		err = put_node(e, st, tree, &succ, &places, &s, top - 1, c, kid_start[c + 1] - kid_start[c], &matched);
-		if (err || kid_start[c + 1] == kid_start[c])
-			continue;
-		if (top > MAX_DEPTH) {
+	/* a node is made after its parent: one pass gives every depth */
+	depth[0] = 0;
+	for (r = 1; r < e->nnodes; r++) {
+		depth[r] = depth[e->node_parent[r]] + 1;
+		if (depth[r] > MAX_DEPTH) {
 			err = codec_decline(e, "the call tree is too deep");
-			break;
+			goto out;
 		}
-		s.node[top] = c;
-		s.pos[top] = 0;
-		s.base[top] = matched;
-		s.next[top] = 0;
-		top++;
+	}
+	err = put_varint(out, (uint64_t)st->nbase + st->ndict);
+	if (!err)
+		err = put_varint(out, st->nthreads);
+	for (r = 0; !err && r < e->nrecords; r++) {
+		uint32_t u = e->rec_node[r], m = 0, k;
+
+		/* up from the record's node to the deepest node the previous record's path holds */
+		while (u && (depth[u] > plen || path[depth[u] - 1] != u)) {
+			up[m++] = u;
+			u = e->node_parent[u];
+		}
+		k = depth[u];
+		err = put_varint(out, k);
+		if (!err)
+			err = put_varint(out, m);
+		while (!err && m) {
+			u = up[--m];
+			path[depth[u] - 1] = u;
+			err = put_varint(out, st->rank[e->node_frame[u]]);
+		}
+		plen = depth[e->rec_node[r]];
 	}
 out:
-	succ_release(&succ);
-	base_places_release(&places);
-	free(kid_start);
-	free(kids);
-	free(s.node);
-	free(s.pos);
-	free(s.base);
-	free(s.next);
+	free(depth);
+	free(path);
+	free(up);
 	return err;
 }
 
@@ -1632,22 +1392,6 @@ static int time_ref(struct enc *e, struct streams *st)
 	st->ref = k ? select_i64(ns, (size_t)k, (size_t)(k / 2)) : 0;
 	free(ns);
 	return 0;
-}
-
-/* Each record's end node as the difference from the previous record's, in depth-first numbers. */
-static int put_samples(struct enc *e, struct streams *st)
-{
-	int64_t prev = 0;
-	uint64_t r;
-	int err = 0;
-
-	for (r = 0; !err && r < e->nrecords; r++) {
-		int64_t node = st->dfs[e->rec_node[r]];
-
-		err = put_varint(&st->sec[SEC_SAMPLES], zigzag(node - prev));
-		prev = node;
-	}
-	return err;
 }
 
 /*
@@ -2005,7 +1749,7 @@ static int put_params(const struct enc *e, struct streams *st)
 	v[2] = zigzag(st->ref);
 	v[3] = st->ndict;
 	v[4] = st->nthreads;
-	v[5] = e->nnodes;
+	v[5] = 0; /* version 7: the call tree's nodes, none: the stacks stream holds the stacks */
 	v[6] = e->nrecords;
 	v[7] = (uint64_t)st->phase;
 	for (k = 0; k < 8; k++) {
@@ -2065,9 +1809,7 @@ int codec_make_streams(struct enc *e, struct streams *st)
 		phase_run(&job);
 	err = put_dictionary(e, st);
 	if (!err)
-		err = put_tree(e, st);
-	if (!err)
-		err = put_samples(e, st);
+		err = put_stacks(e, st);
 	if (!err)
 		err = time_ref(e, st);
 	if (started)
@@ -2170,20 +1912,51 @@ static int set_stream_zstd(ZSTD_CCtx *cctx, const struct stream_zstd *z)
 }
 
 /*
- * A stream with a model (tree, samples, times): its header and its bytes,
- * range-coded; *done 0 when the stream does not fit its model (then
- * zstd takes it).
+ * The stacks stream (version 7: the samples stream, or the base block's
+ * second), range-coded with the stacks model (rc_stacks.h) after the
+ * base's stacks `base` (NULL: none); *done 0 when the model declines it
+ * or does not make it smaller (then zstd takes it).
  */
-static int add_rc_section(struct rs_buf *out, int slot, const struct rs_buf *raw, const struct rc_base *base,
-			  int *done)
+static int add_stacks_section(struct rs_buf *out, const struct rs_buf *raw, const struct rs_buf *base, int *done)
 {
 	unsigned char h[SECTION_HEADER_SIZE];
 	struct rs_buf rc = RS_BUF_INIT;
 	int err;
 
 	*done = 0;
-	err = rs_rc_pack_base(&rc, stream_model(RS_CODEC_VERSION, slot), RS_CODEC_VERSION, slot == SEC_TREE ? base : NULL,
-			      (const unsigned char *)raw->ptr, raw->len);
+	err = rs_stacks_pack(&rc, (const unsigned char *)raw->ptr, raw->len,
+			     base && base->len ? (const unsigned char *)base->ptr : NULL, base ? base->len : 0);
+	if (err == 1 || (!err && rc.len >= raw->len)) {
+		rs_buf_release(&rc);
+		return 0;
+	}
+	memset(h, 0, sizeof(h));
+	put_le64(h, raw->len);
+	put_le64(h + 8, rc.len);
+	h[16] = SEC_CODEC_STACKS;
+	if (!err)
+		err = rs_buf_put(out, h, sizeof(h));
+	if (!err)
+		err = rs_buf_put(out, rc.ptr, rc.len);
+	*done = !err;
+	rs_buf_release(&rc);
+	return err;
+}
+
+/*
+ * A stream with a model (the times): its header and its bytes,
+ * range-coded; *done 0 when the stream does not fit its model (then
+ * zstd takes it).
+ */
+static int add_rc_section(struct rs_buf *out, int slot, const struct rs_buf *raw, int *done)
+{
+	unsigned char h[SECTION_HEADER_SIZE];
+	struct rs_buf rc = RS_BUF_INIT;
+	int err;
+
+	*done = 0;
+	err = rs_rc_pack(&rc, stream_model(RS_CODEC_VERSION, slot), RS_CODEC_VERSION, (const unsigned char *)raw->ptr,
+			 raw->len);
 	if (err == 1 || (!err && rc.len >= raw->len)) {
 		rs_buf_release(&rc);
 		return 0;
@@ -2520,19 +2293,25 @@ static int add_columns_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct
 
 /*
  * One stream: its header, then its bytes: with `cctx`, range-coded when
- * the stream has a model, else zstd-compressed when that is smaller;
- * without, as they are.
+ * the stream has a model (a stacks stream's after `base`, the base's
+ * stacks), else zstd-compressed when that is smaller; without, as they
+ * are.
  */
 static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, const struct rs_buf *raw,
-		       const struct rc_base *base)
+		       const struct rs_buf *base)
 {
 	const struct stream_zstd *z = &stream_zstd[slot];
 	unsigned char h[SECTION_HEADER_SIZE];
 	size_t bound = ZSTD_compressBound(raw->len), n = 0;
 	int err, done = 0;
 
+	if (cctx && raw->len && is_stacks_stream(RS_CODEC_VERSION, slot)) {
+		err = add_stacks_section(out, raw, base, &done);
+		if (err || done)
+			return err;
+	}
 	if (cctx && raw->len && stream_model(RS_CODEC_VERSION, slot) != RC_KINDS) {
-		err = add_rc_section(out, slot, raw, base, &done);
+		err = add_rc_section(out, slot, raw, &done);
 		if (err || done)
 			return err;
 	}
@@ -2604,7 +2383,7 @@ int codec_put_container(struct rs_buf *out, ZSTD_CCtx *cctx, const struct stream
 		*block_len = out->len;
 	err = rs_buf_put(out, hdr, sizeof(hdr));
 	for (k = 0; !err && k < V2_COUNT; k++)
-		err = add_section(out, cctx, codec_v2_streams[k], &st->sec[codec_v2_streams[k]], st->tree_base);
+		err = add_section(out, cctx, codec_v2_streams[k], &st->sec[codec_v2_streams[k]], &st->sec[SEC_BASE_TREE]);
 	return err;
 }
 
@@ -2640,8 +2419,7 @@ void codec_enc_release(struct enc *e)
 	rs_buf_release(&e->suffix);
 	rs_buf_release(&e->arena);
 	rs_buf_release(&e->esc_text);
-	rs_buf_release(&e->base_tree);
-	codec_base_tree_release(&e->bt);
+	rs_buf_release(&e->base_stacks);
 	free(e->frames);
 	free(e->ftab);
 	free(e->node_parent);
@@ -2700,7 +2478,7 @@ int codec_enc_open(struct enc *e, const char *path, uint64_t size, struct rs_cod
 	rs_buf_init(&e->suffix, MAX_AFFIX);
 	rs_buf_init(&e->arena, 256u * 1024 * 1024);
 	rs_buf_init(&e->esc_text, RS_CODEC_MAX_STREAMS);
-	rs_buf_init(&e->base_tree, MAX_FRAME_BYTES);
+	rs_buf_init(&e->base_stacks, RS_CODEC_MAX_STREAMS);
 	map_input(e, size);
 	if (!e->mapped)
 		e->buf = malloc(READ_BLOCK);

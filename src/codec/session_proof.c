@@ -199,14 +199,12 @@ static int within_decoder_caps(struct enc *e, const struct streams *st, uint64_t
 		total += st->sec[k].len;
 	}
 	if (total > RS_CODEC_MAX_STREAMS || st->sec[SEC_BASE].len > MAX_FRAME_BYTES ||
-	    st->sec[SEC_BASE_TREE].len > MAX_FRAME_BYTES ||
-	    st->sec[SEC_DICT].len + st->sec[SEC_THREADS].len > MAX_FRAME_BYTES ||
-	    e->nnodes > size / 4 + 1)
+	    st->sec[SEC_DICT].len + st->sec[SEC_THREADS].len > MAX_FRAME_BYTES)
 		return codec_decline(e, "the session is too large for the session codec's caps");
 	return 0;
 }
 
-/* The base for the next run (BASE_CACHE_MAGIC's layout): the dictionary's and the tree's raw streams. */
+/* The base for the next run (BASE_CACHE_MAGIC's layout): the dictionary's and the base stacks' raw streams. */
 static int put_next_base(struct rs_buf *next, const struct streams *st)
 {
 	unsigned char h[BASE_CACHE_HEADER];

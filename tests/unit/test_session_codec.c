@@ -505,12 +505,13 @@ static void encode_with_base(const char *path, const struct rs_buf *base, struct
 
 /*
  * The base for the next run (docs/codec.md, "Shared dictionary:
- * successive runs"): the cache layout with the dictionary and the tree.
- * The next run (the real 4 MB session with another thread id: the same
- * frames and tree) keeps the block byte for byte, its tree coded against
- * the block's. A version-4 cache (the dictionary's raw stream alone) or
- * one whose tree is damaged is not taken: the container is then the one
- * without a base, byte for byte.
+ * successive runs"): the cache layout with the dictionary and the
+ * stacks. The next run (the real 4 MB session with another thread id: the
+ * same frames and stacks) keeps the block byte for byte, its stacks coded
+ * after the block's. A version-4 cache (the dictionary's raw stream
+ * alone), a version 5-6 one (its magic) or one whose stacks are damaged
+ * is not taken: the container is then the one without a base, byte for
+ * byte.
  */
 static void test_base_kept_and_cache_layouts(void **state)
 {
@@ -529,9 +530,9 @@ static void test_base_kept_and_cache_layouts(void **state)
 
 	encode_with_base(src, NULL, &c1, &next1, &block1);
 	assert_true(next1.len > 16);
-	assert_memory_equal(next1.ptr, "RSPYBAS\n", 8);
+	assert_memory_equal(next1.ptr, "RSPYSTK\n", 8);
 	dict_len = rs_get_le64((unsigned char *)next1.ptr + 8);
-	assert_true(dict_len < next1.len - 16); /* a tree follows the dictionary */
+	assert_true(dict_len < next1.len - 16); /* the stacks follow the dictionary */
 
 	encode_with_base(other, &next1, &c2, &next2, &block2);
 	assert_int_equal(block2, block1);
@@ -546,7 +547,21 @@ static void test_base_kept_and_cache_layouts(void **state)
 	encode_with_base(src, &old, &c3, &next3, &block3);
 	assert_int_equal(c3.len, c1.len);
 	assert_memory_equal(c3.ptr, c1.ptr, c1.len);
-	/* a damaged tree: its node count past what its stream can hold */
+	/* a version 5-6 cache: the same bytes under the old magic */
+	rs_buf_clear(&old);
+	assert_int_equal(rs_buf_put(&old, next1.ptr, next1.len), 0);
+	memcpy(old.ptr, "RSPYBAS\n", 8);
+	encode_with_base(src, &old, &c3, &next3, &block3);
+	assert_int_equal(c3.len, c1.len);
+	assert_memory_equal(c3.ptr, c1.ptr, c1.len);
+	/* damaged stacks: a last record whose frame is past every frame */
+	rs_buf_clear(&old);
+	assert_int_equal(rs_buf_put(&old, next1.ptr, next1.len), 0);
+	assert_int_equal(rs_buf_put(&old, "\x00\x01\xff\xff\xff\x0f", 6), 0);
+	encode_with_base(src, &old, &c3, &next3, &block3);
+	assert_int_equal(c3.len, c1.len);
+	assert_memory_equal(c3.ptr, c1.ptr, c1.len);
+	/* damaged stacks: a thread slot count other than the dictionary's frames allow */
 	rs_buf_clear(&old);
 	assert_int_equal(rs_buf_put(&old, next1.ptr, 16 + (size_t)dict_len), 0);
 	assert_int_equal(rs_buf_put(&old, "\x01\xff\xff\x7f", 4), 0);
