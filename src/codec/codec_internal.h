@@ -482,6 +482,7 @@ struct enc {
 	uint32_t nbase;           /* frames 0..nbase-1 are the given base dictionary */
 	struct rs_buf base_stacks;/* the given base's stacks, their raw stream (version 7; empty: none) */
 	int rebase;               /* codec_build(): this container starts a new base */
+	int force_rebase;         /* the base's stacks and this run's would pass codec_stacks_budget */
 	uint64_t block_len;       /* codec_build(): bytes of the container's first block */
 	struct rs_buf *next_base; /* codec_build(): where the base it used goes, or NULL */
 
@@ -506,6 +507,15 @@ struct streams {
 	uint32_t grid_at[GRID_CHANGES_MAX];
 	int ngrid;
 };
+
+/*
+ * The most bytes of raw stacks a container may hold, the base's and its
+ * own together, before it starts a new base rather than code its stacks
+ * after the base's (RS_CODEC_MAX_STREAMS / 2: the streams' cap, half of
+ * it left for the dictionary and the times). A variable so that tests
+ * can reach the case with a small session.
+ */
+extern uint64_t codec_stacks_budget;
 
 /* Set why the codec declines (e->stats->declined); DECLINE. */
 int codec_decline(struct enc *e, const char *why);

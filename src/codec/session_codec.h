@@ -57,6 +57,7 @@ struct rs_codec_stats {
 	uint64_t times_residual;/* modelled times the clock's reading did not explain exactly */
 	uint64_t grid_changes;  /* the clock's reading passing a power of two of seconds (version 6) */
 	uint64_t container;     /* bytes of the container */
+	uint64_t new_base;      /* 1: the container starts a new base (rs_codec_dict) */
 	char declined[160];     /* why the encoder declined, when it did */
 };
 

@@ -1113,7 +1113,9 @@ void codec_streams_release(struct streams *st)
  * The dictionary's classes. The base (shared by runs: the first block, a
  * chunk of its own) keeps the given order; frames new to it follow,
  * sorted, then the thread frames, which change every run. When too many
- * frames are new, this run's frames, sorted, become the new base.
+ * frames are new, or the base's stacks and this run's together would
+ * pass codec_stacks_budget, this run's frames, sorted, become the new
+ * base.
  */
 static void classify_frames(struct enc *e)
 {
@@ -1121,7 +1123,7 @@ static void classify_frames(struct enc *e)
 
 	for (i = e->nbase; i < e->nframes; i++)
 		nnew += !e->frames[i].thread;
-	e->rebase = e->nbase == 0 || (uint64_t)nnew * 4 > e->nbase;
+	e->rebase = e->nbase == 0 || (uint64_t)nnew * 4 > e->nbase || e->force_rebase;
 	for (i = 0; i < e->nframes; i++) {
 		struct frame_entry *f = &e->frames[i];
 
@@ -1793,6 +1795,41 @@ static void *phase_run(void *arg)
 	return NULL;
 }
 
+uint64_t codec_stacks_budget = RS_CODEC_MAX_STREAMS / 2;
+
+/*
+ * The dictionary and the stacks. A run coded after a base holds the
+ * base's stacks too (the base block's second stream); when the two pass
+ * codec_stacks_budget (a 1 GB session after another: about 11 MB each)
+ * the container would pass the decoder's caps and the codec decline, so
+ * the run starts a new base instead, and its stacks are the base's.
+ */
+static int put_dictionary_and_stacks(struct enc *e, struct streams *st)
+{
+	int err = put_dictionary(e, st);
+
+	if (!err)
+		err = put_stacks(e, st);
+	/* RS_EUSAGE: a stream passed its cap (RS_CODEC_MAX_STREAMS) */
+	if (e->rebase || (err && err != RS_EUSAGE) ||
+	    (!err && (uint64_t)st->sec[SEC_BASE_TREE].len + st->sec[SEC_SAMPLES].len <= codec_stacks_budget))
+		goto out;
+	e->force_rebase = 1;
+	rs_buf_clear(&st->sec[SEC_BASE]);
+	rs_buf_clear(&st->sec[SEC_DICT]);
+	rs_buf_clear(&st->sec[SEC_THREADS]);
+	rs_buf_clear(&st->sec[SEC_BASE_TREE]);
+	rs_buf_clear(&st->sec[SEC_SAMPLES]);
+	free(st->rank);
+	st->rank = NULL;
+	st->nbase = st->ndict = st->nthreads = 0;
+	err = put_dictionary(e, st);
+	if (!err)
+		err = put_stacks(e, st);
+out:
+	return err == RS_EUSAGE ? codec_decline(e, "the session is too large for the session codec's caps") : err;
+}
+
 int codec_make_streams(struct enc *e, struct streams *st)
 {
 	struct phase_job job;
@@ -1807,9 +1844,7 @@ int codec_make_streams(struct enc *e, struct streams *st)
 	started = pthread_create(&thread, NULL, phase_run, &job) == 0;
 	if (!started)
 		phase_run(&job);
-	err = put_dictionary(e, st);
-	if (!err)
-		err = put_stacks(e, st);
+	err = put_dictionary_and_stacks(e, st);
 	if (!err)
 		err = time_ref(e, st);
 	if (started)
@@ -2560,6 +2595,7 @@ int rs_codec_encode_file(struct rs_buf *out, int *applies, const char *path, uin
 	stats->frames = e.nframes;
 	stats->nodes = e.nnodes;
 	stats->container = out->len;
+	stats->new_base = (uint64_t)e.rebase;
 	if (dict)
 		dict->block_len = e.block_len;
 	*applies = 1;

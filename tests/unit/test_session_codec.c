@@ -475,11 +475,15 @@ static void test_output_is_capped(void **state)
 	rs_buf_release(&back);
 }
 
-/* Encode `path` with the base `base`/`len` (NULL: none); *next gets the base for the run after. */
-static void encode_with_base(const char *path, const struct rs_buf *base, struct rs_buf *out, struct rs_buf *next,
-			     uint64_t *block_len)
+/*
+ * Encode `path` with the base `base`/`len` (NULL: none); *next gets the
+ * base for the run after, *new_base (may be NULL) whether it starts one.
+ */
+static void encode_with_base2(const char *path, const struct rs_buf *base, struct rs_buf *out, struct rs_buf *next,
+			      uint64_t *block_len, int *new_base)
 {
 	struct rs_buf b = RS_BUF_INIT, back = RS_BUF_INIT;
+	struct rs_codec_stats stats;
 	struct rs_codec_dict dict;
 	struct rs_id oid;
 	int applies = 0;
@@ -491,8 +495,11 @@ static void encode_with_base(const char *path, const struct rs_buf *base, struct
 	}
 	assert_int_equal(rs_fs_read_file(&b, path, 1u << 30), 0);
 	rs_sha256(&oid, b.ptr, b.len);
-	assert_int_equal(rs_codec_encode_file(out, &applies, path, b.len, &oid, &dict, NULL), 0);
+	memset(&stats, 0, sizeof(stats));
+	assert_int_equal(rs_codec_encode_file(out, &applies, path, b.len, &oid, &dict, &stats), 0);
 	assert_int_equal(applies, 1);
+	if (new_base)
+		*new_base = (int)stats.new_base;
 	assert_int_equal(decode(out, out->len, b.len, &back), 0);
 	assert_int_equal(back.len, b.len);
 	assert_memory_equal(back.ptr, b.ptr, b.len);
@@ -501,6 +508,65 @@ static void encode_with_base(const char *path, const struct rs_buf *base, struct
 	*block_len = dict.block_len;
 	rs_buf_release(&b);
 	rs_buf_release(&back);
+}
+
+static void encode_with_base(const char *path, const struct rs_buf *base, struct rs_buf *out, struct rs_buf *next,
+			     uint64_t *block_len)
+{
+	encode_with_base2(path, base, out, next, block_len, NULL);
+}
+
+/*
+ * A run coded after a base holds the base's stacks as well as its own;
+ * when the two would pass codec_stacks_budget (half the streams' cap: a
+ * 1 GB session after another) it starts a new base instead, whose stacks
+ * are its own, and the container decodes. Here the budget is set just
+ * below what the next run would need: the real 4 MB session with another
+ * thread id, after the base its first run made, keeps the base with the
+ * budget at the sum and starts a new one a byte below it.
+ */
+static void test_stacks_past_budget_start_a_new_base(void **state)
+{
+	struct rs_buf orig = RS_BUF_INIT, c1 = RS_BUF_INIT, c2 = RS_BUF_INIT, next1 = RS_BUF_INIT, next2 = RS_BUF_INIT;
+	char src[512], other[] = "/tmp/rs-codec-budget-XXXXXX";
+	uint64_t block1 = 0, block2 = 0, saved = codec_stacks_budget, need;
+	int new_base = -1;
+	char *at;
+
+	(void)state;
+	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
+	assert_int_equal(rs_fs_read_file(&orig, src, 1u << 26), 0);
+	for (at = strstr(orig.ptr, "<thread>\\u0000"); at; at = strstr(at + 1, "<thread>\\u0000"))
+		at[14] = at[14] == '9' ? '8' : '9';
+	write_temp(other, orig.ptr, orig.len);
+
+	encode_with_base2(src, NULL, &c1, &next1, &block1, &new_base);
+	assert_int_equal(new_base, 1);
+	/* the base cache: magic, the dictionary's length, the dictionary, the stacks */
+	need = 2 * (next1.len - 16 - rs_get_le64((unsigned char *)next1.ptr + 8));
+
+	codec_stacks_budget = need;
+	encode_with_base2(other, &next1, &c2, &next2, &block2, &new_base);
+	assert_int_equal(new_base, 0);
+	assert_true(c2.len > c1.len); /* its stacks coded after the base's, the block kept */
+	assert_int_equal(block2, block1);
+
+	codec_stacks_budget = need - 1;
+	encode_with_base2(other, &next1, &c2, &next2, &block2, &new_base);
+	codec_stacks_budget = saved;
+	assert_int_equal(new_base, 1);
+	/* a new base of the same frames and stacks: the same block, and the stacks only there */
+	assert_int_equal(block2, block1);
+	assert_int_equal(c2.len, c1.len);
+	assert_int_equal(next2.len, next1.len);
+	assert_memory_equal(next2.ptr, next1.ptr, next1.len);
+
+	unlink(other);
+	rs_buf_release(&orig);
+	rs_buf_release(&c1);
+	rs_buf_release(&c2);
+	rs_buf_release(&next1);
+	rs_buf_release(&next2);
 }
 
 /*
@@ -639,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_reserved_bytes_refused),
 		cmocka_unit_test(test_output_is_capped),
 		cmocka_unit_test(test_base_kept_and_cache_layouts),
+		cmocka_unit_test(test_stacks_past_budget_start_a_new_base),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
