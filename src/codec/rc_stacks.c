@@ -43,10 +43,19 @@ struct flist {
 	uint32_t n, cap;
 };
 
-/* A slot of the node table, its key in it so that a look-up reads one line. */
-struct stk_slot {
-	uint64_t key;              /* parent << 32 | frame */
-	uint32_t node1;            /* the node + 1; 0: empty */
+/*
+ * A slot of the node table: (parent << 20 | frame) << 20 | node + 1, 0
+ * empty (nodes below MAX_NODES = 2^19, frames below 2^20: read_header and
+ * ids() keep them there), so that a look-up reads 8 bytes.
+ */
+typedef uint64_t stk_slot;
+#define SLOT_NODE_BITS 20
+#define SLOT_NODE_MASK ((1ull << SLOT_NODE_BITS) - 1)
+
+/* A node's last NODE_MRU frames taken (EMPTY past them) and the node each leads to (EMPTY: the end, or not known yet). */
+struct stk_kids {
+	uint32_t f[NODE_MRU];
+	uint32_t n[NODE_MRU];
 };
 
 struct stk {
@@ -56,16 +65,19 @@ struct stk {
 	uint32_t nsym;             /* frame ids are below it */
 	uint32_t names;            /* the frames the coded stream may name: its A + T */
 	uint32_t root, end;        /* nsym, nsym + 1 */
-	uint32_t (*kids)[NODE_MRU];
-	size_t nnodes, anodes;
-	struct stk_slot *htab;     /* (parent, frame) -> node */
+	struct stk_kids *kids;
+	size_t nnodes;
+	stk_slot *htab;            /* (parent, frame) -> node */
 	size_t hmask;
 	struct flist *fl;          /* per parent frame, the root's last */
 	uint32_t *last;            /* per parent frame: the rank its list got last + 1, 0 none */
 	rc_prob *ctx;
+	rc_prob ends[2];           /* the end, past the candidates: at a node not seen, seen */
+	rc_prob *follow;           /* per candidate symbol (cand_sym): the first decision of a level that follows */
 	struct rc_uint val[V_COUNT];
 	uint32_t *prevf, *prevn, *curf, *curn;
 	size_t plen;
+	uint32_t *seen, stamp;     /* a level's candidates: seen[y] == stamp (ids below nsym + 2) */
 };
 
 static inline unsigned decide(struct stk *m, rc_prob *p, unsigned bit, unsigned counted)
@@ -128,34 +140,25 @@ static inline uint64_t cand_sym(const struct stk *m, uint32_t y, uint32_t pf)
 /* The node under u by frame f, made if new: 0, or 1 past MAX_NODES, or an error. */
 static int child(struct stk *m, uint32_t u, uint32_t f, uint32_t *out)
 {
-	uint64_t key = (uint64_t)u << 32 | f;
+	uint64_t key = (uint64_t)u << 20 | f;
 	size_t h = node_slot(m, key), k;
 	uint32_t n;
 
 	for (;; h = (h + 1) & m->hmask) {
-		const struct stk_slot *s = &m->htab[h];
+		stk_slot s = m->htab[h];
 
-		if (!s->node1)
+		if (!s)
 			break;
-		if (s->key == key) {
-			*out = s->node1 - 1;
+		if (s >> SLOT_NODE_BITS == key) {
+			*out = (uint32_t)(s & SLOT_NODE_MASK) - 1;
 			return 0;
 		}
 	}
 	if (m->nnodes >= MAX_NODES)
 		return 1;
-	if (m->nnodes == m->anodes) {
-		size_t a = m->anodes * 2;
-		void *r = realloc(m->kids, a * sizeof(*m->kids));
-
-		if (!r)
-			return rs_error_set(RS_EGENERIC, "out of memory");
-		m->kids = r;
-		m->anodes = a;
-	}
 	if ((m->nnodes + 1) * 2 > m->hmask + 1) {
 		size_t size = (m->hmask + 1) * 2, old = m->hmask + 1;
-		struct stk_slot *t = calloc(size, sizeof(*t)), *from = m->htab;
+		stk_slot *t = calloc(size, sizeof(*t)), *from = m->htab;
 
 		if (!t)
 			return rs_error_set(RS_EGENERIC, "out of memory");
@@ -164,39 +167,45 @@ static int child(struct stk *m, uint32_t u, uint32_t f, uint32_t *out)
 		for (k = 0; k < old; k++) {
 			size_t g;
 
-			if (!from[k].node1)
+			if (!from[k])
 				continue;
-			g = node_slot(m, from[k].key);
-			while (t[g].node1)
+			g = node_slot(m, from[k] >> SLOT_NODE_BITS);
+			while (t[g])
 				g = (g + 1) & m->hmask;
 			t[g] = from[k];
 		}
 		free(from);
 		h = node_slot(m, key);
-		while (t[h].node1)
+		while (t[h])
 			h = (h + 1) & m->hmask;
 	}
 	n = (uint32_t)m->nnodes++;
 	for (k = 0; k < NODE_MRU; k++)
-		m->kids[n][k] = EMPTY;
-	m->htab[h].key = key;
-	m->htab[h].node1 = n + 1;
+		m->kids[n].f[k] = m->kids[n].n[k] = EMPTY;
+	m->htab[h] = key << SLOT_NODE_BITS | (n + 1);
 	*out = n;
 	return 0;
 }
 
-static void node_mru(uint32_t *kids, uint32_t x)
+/* x to the front of u's frames; its node, when known, goes with it. */
+static void node_mru(struct stk_kids *kids, uint32_t x)
 {
 	int i, at = NODE_MRU - 1;
+	uint32_t n = EMPTY;
 
 	for (i = 0; i < NODE_MRU; i++)
-		if (kids[i] == x || kids[i] == EMPTY) {
+		if (kids->f[i] == x || kids->f[i] == EMPTY) {
 			at = i;
+			if (kids->f[i] == x)
+				n = kids->n[i];
 			break;
 		}
-	memmove(kids + 1, kids, (size_t)at * sizeof(*kids));
-	kids[0] = x;
+	memmove(kids->f + 1, kids->f, (size_t)at * sizeof(*kids->f));
+	memmove(kids->n + 1, kids->n, (size_t)at * sizeof(*kids->n));
+	kids->f[0] = x;
+	kids->n[0] = n;
 }
+
 
 static int list_mru(struct flist *l, uint32_t x)
 {
@@ -236,10 +245,12 @@ static int stk_init(struct stk *m, uint32_t nsym, uint32_t names)
 	m->names = names;
 	m->root = nsym;
 	m->end = nsym + 1;
-	m->anodes = 1024;
-	m->kids = malloc(m->anodes * sizeof(*m->kids));
+	/* room for every node at once: its pages are only touched as nodes are made, and never copied */
+	m->kids = malloc((size_t)MAX_NODES * sizeof(*m->kids));
 	m->hmask = 4095;
 	m->htab = calloc(m->hmask + 1, sizeof(*m->htab));
+	m->follow = malloc(((size_t)nsym * 2 + 3) * sizeof(*m->follow));
+	m->seen = calloc((size_t)nsym + 2, sizeof(*m->seen));
 	m->fl = calloc((size_t)nsym + 1, sizeof(*m->fl));
 	m->last = calloc((size_t)nsym + 1, sizeof(*m->last));
 	m->ctx = malloc(sizeof(*m->ctx) << CTX_BITS);
@@ -247,17 +258,20 @@ static int stk_init(struct stk *m, uint32_t nsym, uint32_t names)
 	m->prevn = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
 	m->curf = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
 	m->curn = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
-	if (!m->kids || !m->htab || !m->fl || !m->last || !m->ctx || !m->prevf ||
+	if (!m->kids || !m->htab || !m->follow || !m->seen || !m->fl || !m->last || !m->ctx || !m->prevf ||
 	    !m->prevn || !m->curf || !m->curn)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (i = 0; i < (size_t)1 << CTX_BITS; i++)
 		m->ctx[i] = RC_PROB_ONE / 2;
+	for (i = 0; i < (size_t)nsym * 2 + 3; i++)
+		m->follow[i] = RC_PROB_ONE / 2;
+	m->ends[0] = m->ends[1] = RC_PROB_ONE / 2;
 	for (i = 0; i < V_COUNT; i++)
 		rc_uint_init(&m->val[i]);
 	/* node 0, the root */
 	m->nnodes = 1;
 	for (i = 0; i < NODE_MRU; i++)
-		m->kids[0][i] = EMPTY;
+		m->kids[0].f[i] = m->kids[0].n[i] = EMPTY;
 	return 0;
 }
 
@@ -271,6 +285,8 @@ static void stk_release(struct stk *m)
 	free(m->fl);
 	free(m->kids);
 	free(m->htab);
+	free(m->follow);
+	free(m->seen);
 	free(m->last);
 	free(m->ctx);
 	free(m->prevf);
@@ -279,14 +295,23 @@ static void stk_release(struct stk *m)
 	free(m->curn);
 }
 
-static inline int has(const uint32_t *c, uint32_t n, uint32_t x)
+/* A new mark for a level's candidates (seen[]), every old one cleared when the count wraps. */
+static inline uint32_t new_stamp(struct stk *m)
 {
-	uint32_t i;
+	if (++m->stamp == 0) {
+		memset(m->seen, 0, ((size_t)m->nsym + 2) * sizeof(*m->seen));
+		m->stamp = 1;
+	}
+	return m->stamp;
+}
 
-	for (i = 0; i < n; i++)
-		if (c[i] == x)
-			return 1;
-	return 0;
+/* Add y to the level's candidates unless it is one already. */
+static inline void add_cand(struct stk *m, uint32_t *cands, uint32_t *nc, uint32_t y, uint32_t stamp)
+{
+	if (m->seen[y] != stamp) {
+		m->seen[y] = stamp;
+		cands[(*nc)++] = y;
+	}
 }
 
 /*
@@ -304,7 +329,7 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 	for (i = 0;; i++) {
 		uint32_t pf = i ? m->curf[i - 1] : m->root, x = m->end, nc = 0, nn = 0, j, k;
 		struct flist *fl = &m->fl[pf];
-		int visited = m->kids[u][0] != EMPTY, hit = -1, next_on;
+		int visited = -1, hit = -1, next_on;
 
 		if (m->mode != MODE_DEC)
 			x = i < n ? s[i] : m->end;
@@ -314,17 +339,21 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 			uint32_t y = i < m->plen ? m->prevf[i] : m->end;
 
 			cands[nc++] = y;
-			if (!decide(m, &m->ctx[ctx_slot(1ull << 60 | cand_sym(m, y, pf))], y != x, RC_COUNTED_OTHERS))
+			if (!decide(m, &m->follow[cand_sym(m, y, pf)], y != x, RC_COUNTED_OTHERS))
 				hit = 0;
 		}
 		if (hit < 0) {
-			for (k = 0; k < NODE_MRU && m->kids[u][k] != EMPTY; k++)
-				if (!has(cands, nc, m->kids[u][k]))
-					cands[nc++] = m->kids[u][k];
+			const struct stk_kids *kids = &m->kids[u];
+			uint32_t stamp = new_stamp(m);
+
+			if (nc)
+				m->seen[cands[0]] = stamp;
+			visited = kids->f[0] != EMPTY;
+			for (k = 0; k < NODE_MRU && kids->f[k] != EMPTY; k++)
+				add_cand(m, cands, &nc, kids->f[k], stamp);
 			nn = nc;
 			for (k = 0; k < fl->n && k < FRAME_MRU; k++)
-				if (!has(cands, nc, fl->sym[k]))
-					cands[nc++] = fl->sym[k];
+				add_cand(m, cands, &nc, fl->sym[k], stamp);
 			for (j = on ? 1 : 0; j < nc; j++) {
 				uint32_t y = cands[j];
 				uint64_t key = 2ull << 60 | (uint64_t)(j < 3 ? j : 3) << 56 | (uint64_t)(j < nn) << 55 |
@@ -338,7 +367,7 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 		}
 		if (hit >= 0) {
 			x = cands[hit];
-		} else if (!decide(m, &m->ctx[ctx_slot(3ull << 60 | (uint64_t)visited)], x != m->end,
+		} else if (!decide(m, &m->ends[visited], x != m->end,
 				   RC_COUNTED_OTHERS)) {
 			x = m->end;
 		} else {
@@ -380,20 +409,31 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 		}
 		if (m->mode == MODE_DEC && x != m->end && (x >= m->names || i == MAX_DEPTH))
 			return DAMAGED;
-		node_mru(m->kids[u], x);
-		err = list_mru(fl, x);
-		if (err)
-			return err;
+		/*
+		 * Following the previous record, x is already u's first frame
+		 * (the previous record took it here, and nothing since touched
+		 * u): only a level that leaves it reads u's line.
+		 */
+		if (!(on && hit == 0))
+			node_mru(&m->kids[u], x);
+		if (!fl->n || fl->sym[0] != x) {
+			err = list_mru(fl, x);
+			if (err)
+				return err;
+		}
 		next_on = on && i < m->plen && m->prevf[i] == x;
 		if (x == m->end)
 			break;
 		m->curf[i] = x;
 		if (next_on) {
 			m->curn[i] = m->prevn[i];
+		} else if (m->kids[u].n[0] != EMPTY) {
+			m->curn[i] = m->kids[u].n[0]; /* node_mru() put x first, its node with it */
 		} else {
 			err = child(m, u, x, &m->curn[i]);
 			if (err)
 				return err == 1 ? (m->mode == MODE_DEC ? DAMAGED : 1) : err;
+			m->kids[u].n[0] = m->curn[i];
 		}
 		u = m->curn[i];
 		on = next_on;
@@ -436,7 +476,7 @@ static int read_header(const unsigned char *raw, size_t len, size_t *pos, uint64
  * The next record of a raw stream at *pos into s (the previous record's
  * frames, *plen of them, already there), each rank r mapped: below `a` as
  * is, else thread slot r - a as `thread_at` + slot when below `threads`,
- * else an id of its own from `extra` on. 1 when it does not read as a
+ * else `extra` (one id for all of them). 1 when it does not read as a
  * record (or is not in the one form the decoder gives back: each k as
  * long as the records share).
  */
@@ -452,7 +492,7 @@ static int next_record(const unsigned char *raw, size_t len, size_t *pos, uint64
 		if (get_varint_exact(raw, len, pos, &r) || r >= a + t)
 			return 1;
 		if (r >= a)
-			r = r - a < threads ? thread_at + (r - a) : extra + (r - a - threads);
+			r = r - a < threads ? thread_at + (r - a) : extra;
 		if (i == 0 && k < *plen && s[k] == r)
 			return 1; /* k is not the frames the records share */
 		s[k + i] = (uint32_t)r;
@@ -522,7 +562,12 @@ static int prime(struct stk *m, const unsigned char *base, size_t base_len, uint
 	return err;
 }
 
-/* The model's ids: the stream's frames, then the base's thread slots it has no thread for. */
+/*
+ * The model's ids: the stream's frames, then one for all the base's
+ * thread slots it has no thread for (the stream never names them: their
+ * records only teach the model), so that a base cannot make the model's
+ * tables larger than the stream's frames do.
+ */
 static int ids(const unsigned char *base, size_t base_len, uint64_t a, uint64_t t, uint32_t *nsym)
 {
 	size_t pos = 0;
@@ -530,7 +575,7 @@ static int ids(const unsigned char *base, size_t base_len, uint64_t a, uint64_t 
 
 	if (base && read_header(base, base_len, &pos, &ba, &bt))
 		return 1;
-	*nsym = (uint32_t)(a + t + (bt > t ? bt - t : 0));
+	*nsym = (uint32_t)(a + t + (bt > t));
 	return 0;
 }
 
