@@ -80,6 +80,13 @@ extern const int codec_v2_streams[V2_COUNT];
 #define MAX_FRAMES (1u << 18)         /* distinct frame strings (real runs: 3,000-5,000) */
 #define MAX_FRAME_BYTES (8u << 20)    /* their texts, the base's or the rest's (real: 0.5 MB) */
 #define MAX_NODES (1u << 19)          /* call tree nodes (real: 50,000 for 78 MB) */
+/*
+ * Version 7: the raw stacks a container holds, the base's and its own
+ * together (about 18 bytes a record: 2.4 MB for a 224 MB session, 11 MB
+ * for 1 GB). The decoder holds them whole beside the stacks model's
+ * tables; 12 MiB keeps both under 64 MB whatever a container claims.
+ */
+#define MAX_STACKS_BYTES (12u << 20)
 #define MAX_RECORDS (8u << 20)        /* samples: 13 bytes each while encoding (a 14 GB session) */
 #define MAX_AFFIX (16u * 1024 * 1024) /* prefix, suffix */
 #define MAX_NUMBER 40                 /* characters of a time */
@@ -511,9 +518,8 @@ struct streams {
 /*
  * The most bytes of raw stacks a container may hold, the base's and its
  * own together, before it starts a new base rather than code its stacks
- * after the base's (RS_CODEC_MAX_STREAMS / 2: the streams' cap, half of
- * it left for the dictionary and the times). A variable so that tests
- * can reach the case with a small session.
+ * after the base's (MAX_STACKS_BYTES, the decoder's cap). A variable so
+ * that tests can reach the case with a small session.
  */
 extern uint64_t codec_stacks_budget;
 

@@ -740,7 +740,7 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len, 
 		return err;
 	if (d->version >= 7) {
 		/* the base's stacks: another run's, so not bounded by this object's size */
-		err = read_section(d, SEC_BASE_TREE, p, len, &pos, RS_CODEC_MAX_STREAMS, &total);
+		err = read_section(d, SEC_BASE_TREE, p, len, &pos, MAX_STACKS_BYTES, &total);
 		if (err)
 			return err;
 	} else if (d->version >= 5) {
@@ -758,7 +758,13 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len, 
 		return corrupt("it rebuilds more bytes than the object has");
 	pos += HEADER_SIZE;
 	for (i = 0; i < count; i++) {
-		err = read_section(d, d->version == 1 ? i : codec_v2_streams[i], p, len, &pos, d->size, &total);
+		int k = d->version == 1 ? i : codec_v2_streams[i];
+		uint64_t cap = d->size;
+
+		/* version 7: the base's stacks and this run's together within MAX_STACKS_BYTES */
+		if (d->version >= 7 && k == SEC_SAMPLES && cap > MAX_STACKS_BYTES - d->sec[SEC_BASE_TREE].len)
+			cap = MAX_STACKS_BYTES - d->sec[SEC_BASE_TREE].len;
+		err = read_section(d, k, p, len, &pos, cap, &total);
 		if (err)
 			return err;
 	}

@@ -1795,14 +1795,16 @@ static void *phase_run(void *arg)
 	return NULL;
 }
 
-uint64_t codec_stacks_budget = RS_CODEC_MAX_STREAMS / 2;
+uint64_t codec_stacks_budget = MAX_STACKS_BYTES;
 
 /*
  * The dictionary and the stacks. A run coded after a base holds the
  * base's stacks too (the base block's second stream); when the two pass
  * codec_stacks_budget (a 1 GB session after another: about 11 MB each)
  * the container would pass the decoder's caps and the codec decline, so
- * the run starts a new base instead, and its stacks are the base's.
+ * the run starts a new base instead, and its stacks are the base's (a
+ * run whose own stacks pass MAX_STACKS_BYTES declines:
+ * within_decoder_caps).
  */
 static int put_dictionary_and_stacks(struct enc *e, struct streams *st)
 {

@@ -199,7 +199,8 @@ static int within_decoder_caps(struct enc *e, const struct streams *st, uint64_t
 		total += st->sec[k].len;
 	}
 	if (total > RS_CODEC_MAX_STREAMS || st->sec[SEC_BASE].len > MAX_FRAME_BYTES ||
-	    st->sec[SEC_DICT].len + st->sec[SEC_THREADS].len > MAX_FRAME_BYTES)
+	    st->sec[SEC_DICT].len + st->sec[SEC_THREADS].len > MAX_FRAME_BYTES ||
+	    (uint64_t)st->sec[SEC_BASE_TREE].len + st->sec[SEC_SAMPLES].len > MAX_STACKS_BYTES)
 		return codec_decline(e, "the session is too large for the session codec's caps");
 	return 0;
 }
