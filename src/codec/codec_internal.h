@@ -87,6 +87,30 @@ extern const int codec_v2_streams[V2_COUNT];
  * tables; 12 MiB keeps both under 64 MB whatever a container claims.
  */
 #define MAX_STACKS_BYTES (12u << 20)
+/*
+ * Version 7: the stacks model's nodes, the root's included: 3 * 2^17,
+ * where the call tree of version 6 allowed MAX_NODES. Real runs: 10,241
+ * nodes for 4 MB, 50,244 for 78 MB; a generated 224 MB session 107,290.
+ * A stream past it is stored another way; the node table and children
+ * it bounds are most of what a decode can be made to hold (docs/codec.md,
+ * "Untrusted containers").
+ */
+#define STACKS_MAX_NODES (3u << 17)
+
+/*
+ * Version 7: the most levels the stacks model may walk for an object of
+ * `size` bytes, the base's records it learns from and the object's own
+ * together (a level is a frame of a record, or its end). Each of the
+ * object's levels writes at least 4 bytes (a quoted frame and its `, `),
+ * so its own take at most a quarter of this; the encoder starts a new
+ * base when the base's would pass the rest. Without it a container of a
+ * few bytes per record 65,536 frames deep would keep the model busy for
+ * minutes.
+ */
+static inline uint64_t stacks_level_budget(uint64_t size)
+{
+	return size / 2 + 64;
+}
 #define MAX_RECORDS (8u << 20)        /* samples: 13 bytes each while encoding (a 14 GB session) */
 #define MAX_AFFIX (16u * 1024 * 1024) /* prefix, suffix */
 #define MAX_NUMBER 40                 /* characters of a time */
@@ -373,6 +397,7 @@ RS_MUST_CHECK int codec_walk_tree(const struct tree_walk *w);
 
 struct decoded {
 	int version;
+	uint64_t max_size;        /* the most bytes the caller lets it write (read_sections) */
 	int phased;               /* version 2: times follow the clock's phase (clock_x) */
 	int64_t clock_x;
 	int grid;                 /* the grid of the last reading: 2^-grid seconds */
@@ -452,6 +477,7 @@ struct node_slot {
 };
 
 struct enc {
+	uint64_t size;            /* the object's */
 	int fd;
 	struct stat opened;       /* the file as it was opened: it must not change */
 	struct hasher hz;
@@ -488,6 +514,8 @@ struct enc {
 	struct repr_cache *repr;
 	uint32_t nbase;           /* frames 0..nbase-1 are the given base dictionary */
 	struct rs_buf base_stacks;/* the given base's stacks, their raw stream (version 7; empty: none) */
+	uint64_t base_levels;     /* their levels (rs_stacks_check), which the model walks again */
+	uint64_t stacks_levels;   /* put_stacks(): this run's levels */
 	int rebase;               /* codec_build(): this container starts a new base */
 	int force_rebase;         /* the base's stacks and this run's would pass codec_stacks_budget */
 	uint64_t block_len;       /* codec_build(): bytes of the container's first block */

@@ -14,7 +14,7 @@
  *
  * Bounded whatever a stream claims: the decisions' probabilities live in
  * a table of fixed size (contexts hashed into it, collisions alike on
- * both sides), nodes at most MAX_NODES, a level tries at most 21
+ * both sides), nodes at most STACKS_MAX_NODES, a level tries at most 21
  * candidates, a record at most MAX_DEPTH frames.
  */
 #include "codec/rc_stacks.h"
@@ -38,24 +38,34 @@
 enum { MODE_REPLAY, MODE_ENC, MODE_DEC };
 enum { V_HEADER, V_PLACE, V_RANK, V_FIRST, V_COUNT };
 
-struct flist {
-	uint32_t *sym;
-	uint32_t n, cap;
-};
+/*
+ * A parent frame's list: NULL (empty), or a block of its count, its room
+ * and the symbols, the most recent first (8 bytes a frame when empty: a
+ * stream may name 2^18 of them).
+ */
+#define FL_N 0
+#define FL_CAP 1
+#define FL_SYM 2
 
 /*
  * A slot of the node table: (parent << 20 | frame) << 20 | node + 1, 0
- * empty (nodes below MAX_NODES = 2^19, frames below 2^20: read_header and
+ * empty (nodes below STACKS_MAX_NODES < 2^19, frames below 2^20: read_header and
  * ids() keep them there), so that a look-up reads 8 bytes.
  */
 typedef uint64_t stk_slot;
 #define SLOT_NODE_BITS 20
 #define SLOT_NODE_MASK ((1ull << SLOT_NODE_BITS) - 1)
 
-/* A node's last NODE_MRU frames taken (EMPTY past them) and the node each leads to (EMPTY: the end, or not known yet). */
+/*
+ * A node's last NODE_MRU frames taken (EMPTY past them), and the node
+ * the first KID_NODES lead to (EMPTY: the end, or not known yet): 24
+ * bytes a node, where a node for each would cost 32 (the node table
+ * finds the others).
+ */
+#define KID_NODES 2
 struct stk_kids {
 	uint32_t f[NODE_MRU];
-	uint32_t n[NODE_MRU];
+	uint32_t n[KID_NODES];
 };
 
 struct stk {
@@ -69,7 +79,7 @@ struct stk {
 	size_t nnodes;
 	stk_slot *htab;            /* (parent, frame) -> node */
 	size_t hmask;
-	struct flist *fl;          /* per parent frame, the root's last */
+	uint32_t **fl;             /* per parent frame, the root's last: its list */
 	uint32_t *last;            /* per parent frame: the rank its list got last + 1, 0 none */
 	rc_prob *ctx;
 	rc_prob ends[2];           /* the end, past the candidates: at a node not seen, seen */
@@ -78,6 +88,7 @@ struct stk {
 	uint32_t *prevf, *prevn, *curf, *curn;
 	size_t plen;
 	uint32_t *seen, stamp;     /* a level's candidates: seen[y] == stamp (ids below nsym + 2) */
+	uint64_t levels, max_levels; /* walked so far, and the most allowed */
 };
 
 static inline unsigned decide(struct stk *m, rc_prob *p, unsigned bit, unsigned counted)
@@ -137,7 +148,7 @@ static inline uint64_t cand_sym(const struct stk *m, uint32_t y, uint32_t pf)
 	return y == m->end ? (uint64_t)m->nsym + 2 + pf : y;
 }
 
-/* The node under u by frame f, made if new: 0, or 1 past MAX_NODES, or an error. */
+/* The node under u by frame f, made if new: 0, or 1 past STACKS_MAX_NODES, or an error. */
 static int child(struct stk *m, uint32_t u, uint32_t f, uint32_t *out)
 {
 	uint64_t key = (uint64_t)u << 20 | f;
@@ -154,9 +165,10 @@ static int child(struct stk *m, uint32_t u, uint32_t f, uint32_t *out)
 			return 0;
 		}
 	}
-	if (m->nnodes >= MAX_NODES)
+	if (m->nnodes >= STACKS_MAX_NODES)
 		return 1;
-	if ((m->nnodes + 1) * 2 > m->hmask + 1) {
+	/* at most 3/4 full: the table is read only for nodes made or frames past a node's last four */
+	if ((m->nnodes + 1) * 4 > (m->hmask + 1) * 3) {
 		size_t size = (m->hmask + 1) * 2, old = m->hmask + 1;
 		stk_slot *t = calloc(size, sizeof(*t)), *from = m->htab;
 
@@ -181,7 +193,9 @@ static int child(struct stk *m, uint32_t u, uint32_t f, uint32_t *out)
 	}
 	n = (uint32_t)m->nnodes++;
 	for (k = 0; k < NODE_MRU; k++)
-		m->kids[n].f[k] = m->kids[n].n[k] = EMPTY;
+		m->kids[n].f[k] = EMPTY;
+	for (k = 0; k < KID_NODES; k++)
+		m->kids[n].n[k] = EMPTY;
 	m->htab[h] = key << SLOT_NODE_BITS | (n + 1);
 	*out = n;
 	return 0;
@@ -196,43 +210,46 @@ static void node_mru(struct stk_kids *kids, uint32_t x)
 	for (i = 0; i < NODE_MRU; i++)
 		if (kids->f[i] == x || kids->f[i] == EMPTY) {
 			at = i;
-			if (kids->f[i] == x)
+			if (kids->f[i] == x && i < KID_NODES)
 				n = kids->n[i];
 			break;
 		}
 	memmove(kids->f + 1, kids->f, (size_t)at * sizeof(*kids->f));
-	memmove(kids->n + 1, kids->n, (size_t)at * sizeof(*kids->n));
+	if (at)
+		kids->n[1] = kids->n[0]; /* KID_NODES is 2: the second's node falls out */
 	kids->f[0] = x;
 	kids->n[0] = n;
 }
 
 
-static int list_mru(struct flist *l, uint32_t x)
+static int list_mru(uint32_t **list, uint32_t x)
 {
-	uint32_t i, at = l->n;
+	uint32_t *l = *list, n = l ? l[FL_N] : 0, i, at = n;
 
-	for (i = 0; i < l->n; i++)
-		if (l->sym[i] == x) {
+	for (i = 0; i < n; i++)
+		if (l[FL_SYM + i] == x) {
 			at = i;
 			break;
 		}
-	if (at == l->n) {
-		if (l->n < FRAME_LIST) {
-			if (l->n == l->cap) {
-				uint32_t cap = l->cap ? l->cap * 2 : 4;
-				uint32_t *s = realloc(l->sym, cap * sizeof(*s));
+	if (at == n) {
+		if (n < FRAME_LIST) {
+			if (!l || n == l[FL_CAP]) {
+				uint32_t cap = l ? l[FL_CAP] * 2 : 4;
+				uint32_t *t = realloc(l, (FL_SYM + (size_t)cap) * sizeof(*t));
 
-				if (!s)
+				if (!t)
 					return rs_error_set(RS_EGENERIC, "out of memory");
-				l->sym = s;
-				l->cap = cap;
+				if (!l)
+					t[FL_N] = 0;
+				t[FL_CAP] = cap;
+				*list = l = t;
 			}
-			l->n++;
+			l[FL_N] = ++n;
 		}
-		at = l->n - 1;
+		at = n - 1;
 	}
-	memmove(l->sym + 1, l->sym, at * sizeof(*l->sym));
-	l->sym[0] = x;
+	memmove(l + FL_SYM + 1, l + FL_SYM, at * sizeof(*l));
+	l[FL_SYM] = x;
 	return 0;
 }
 
@@ -246,7 +263,7 @@ static int stk_init(struct stk *m, uint32_t nsym, uint32_t names)
 	m->root = nsym;
 	m->end = nsym + 1;
 	/* room for every node at once: its pages are only touched as nodes are made, and never copied */
-	m->kids = malloc((size_t)MAX_NODES * sizeof(*m->kids));
+	m->kids = malloc((size_t)STACKS_MAX_NODES * sizeof(*m->kids));
 	m->hmask = 4095;
 	m->htab = calloc(m->hmask + 1, sizeof(*m->htab));
 	m->follow = malloc(((size_t)nsym * 2 + 3) * sizeof(*m->follow));
@@ -271,7 +288,9 @@ static int stk_init(struct stk *m, uint32_t nsym, uint32_t names)
 	/* node 0, the root */
 	m->nnodes = 1;
 	for (i = 0; i < NODE_MRU; i++)
-		m->kids[0].f[i] = m->kids[0].n[i] = EMPTY;
+		m->kids[0].f[i] = EMPTY;
+	for (i = 0; i < KID_NODES; i++)
+		m->kids[0].n[i] = EMPTY;
 	return 0;
 }
 
@@ -281,7 +300,7 @@ static void stk_release(struct stk *m)
 
 	if (m->fl)
 		for (i = 0; i <= m->nsym; i++)
-			free(m->fl[i].sym);
+			free(m->fl[i]);
 	free(m->fl);
 	free(m->kids);
 	free(m->htab);
@@ -328,9 +347,12 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 
 	for (i = 0;; i++) {
 		uint32_t pf = i ? m->curf[i - 1] : m->root, x = m->end, nc = 0, nn = 0, j, k;
-		struct flist *fl = &m->fl[pf];
+		uint32_t **flp = &m->fl[pf], fn = *flp ? (*flp)[FL_N] : 0;
+		const uint32_t *fsym = *flp ? *flp + FL_SYM : NULL;
 		int visited = -1, hit = -1, next_on;
 
+		if (++m->levels > m->max_levels)
+			return m->mode == MODE_DEC ? DAMAGED : 1;
 		if (m->mode != MODE_DEC)
 			x = i < n ? s[i] : m->end;
 		on = on && i <= m->plen;
@@ -352,8 +374,8 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 			for (k = 0; k < NODE_MRU && kids->f[k] != EMPTY; k++)
 				add_cand(m, cands, &nc, kids->f[k], stamp);
 			nn = nc;
-			for (k = 0; k < fl->n && k < FRAME_MRU; k++)
-				add_cand(m, cands, &nc, fl->sym[k], stamp);
+			for (k = 0; k < fn && k < FRAME_MRU; k++)
+				add_cand(m, cands, &nc, fsym[k], stamp);
 			for (j = on ? 1 : 0; j < nc; j++) {
 				uint32_t y = cands[j];
 				uint64_t key = 2ull << 60 | (uint64_t)(j < 3 ? j : 3) << 56 | (uint64_t)(j < nn) << 55 |
@@ -374,18 +396,18 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 			uint64_t v = 0;
 			int placed = 0;
 
-			if (fl->n > FRAME_MRU) {
+			if (fn > FRAME_MRU) {
 				if (m->mode != MODE_DEC)
-					for (k = FRAME_MRU; k < fl->n; k++)
-						if (fl->sym[k] == x) {
+					for (k = FRAME_MRU; k < fn; k++)
+						if (fsym[k] == x) {
 							v = k - FRAME_MRU + 1;
 							break;
 						}
 				v = value(m, &m->val[V_PLACE], v, &bad);
-				if (bad || v > fl->n - FRAME_MRU)
+				if (bad || v > fn - FRAME_MRU)
 					return DAMAGED;
 				if (v) {
-					x = fl->sym[FRAME_MRU + v - 1];
+					x = fsym[FRAME_MRU + v - 1];
 					placed = 1;
 				}
 			}
@@ -416,8 +438,8 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 		 */
 		if (!(on && hit == 0))
 			node_mru(&m->kids[u], x);
-		if (!fl->n || fl->sym[0] != x) {
-			err = list_mru(fl, x);
+		if (!fn || fsym[0] != x) {
+			err = list_mru(flp, x);
 			if (err)
 				return err;
 		}
@@ -491,10 +513,14 @@ static int next_record(const unsigned char *raw, size_t len, size_t *pos, uint64
 	for (i = 0; i < nm; i++) {
 		if (get_varint_exact(raw, len, pos, &r) || r >= a + t)
 			return 1;
-		if (r >= a)
-			r = r - a < threads ? thread_at + (r - a) : extra;
-		if (i == 0 && k < *plen && s[k] == r)
-			return 1; /* k is not the frames the records share */
+		if (r >= a && r - a >= threads) {
+			r = extra; /* two such slots are one id: no check of k against it */
+		} else {
+			if (r >= a)
+				r = thread_at + (r - a);
+			if (i == 0 && k < *plen && s[k] == r)
+				return 1; /* k is not the frames the records share */
+		}
 		s[k + i] = (uint32_t)r;
 	}
 	*plen = (size_t)(k + nm);
@@ -527,11 +553,12 @@ static int run_records(struct stk *m, const unsigned char *raw, size_t len, size
 	return err == DAMAGED ? 1 : err;
 }
 
-int rs_stacks_check(const unsigned char *raw, size_t len, uint64_t *a, uint64_t *t, uint64_t *records)
+int rs_stacks_check(const unsigned char *raw, size_t len, uint64_t *a, uint64_t *t, uint64_t *records,
+		    uint64_t *levels)
 {
 	uint32_t *s;
 	size_t pos = 0, plen = 0;
-	uint64_t n = 0;
+	uint64_t n = 0, l = 0;
 	int bad;
 
 	if (read_header(raw, len, &pos, a, t))
@@ -539,10 +566,13 @@ int rs_stacks_check(const unsigned char *raw, size_t len, uint64_t *a, uint64_t 
 	s = malloc((MAX_DEPTH + 1) * sizeof(*s));
 	if (!s)
 		return rs_error_set(RS_EGENERIC, "out of memory");
-	for (bad = 0; !bad && pos < len; n++)
+	for (bad = 0; !bad && pos < len; n++) {
 		bad = next_record(raw, len, &pos, *a, *t, (uint32_t)*a, (uint32_t)*t, (uint32_t)(*a + *t), s, &plen);
+		l += plen + 1;
+	}
 	free(s);
 	*records = n;
+	*levels = l;
 	return bad;
 }
 
@@ -580,7 +610,7 @@ static int ids(const unsigned char *base, size_t base_len, uint64_t a, uint64_t 
 }
 
 int rs_stacks_pack(struct rs_buf *out, const unsigned char *raw, size_t len, const unsigned char *base,
-		   size_t base_len)
+		   size_t base_len, uint64_t max_levels)
 {
 	struct rc_enc e;
 	struct stk m;
@@ -592,6 +622,7 @@ int rs_stacks_pack(struct rs_buf *out, const unsigned char *raw, size_t len, con
 	if (read_header(raw, len, &pos, &a, &t) || ids(base, base_len, a, t, &nsym))
 		return 1;
 	err = stk_init(&m, nsym, (uint32_t)(a + t));
+	m.max_levels = max_levels;
 	if (!err && base)
 		err = prime(&m, base, base_len, a, t);
 	if (!err) {
@@ -629,7 +660,7 @@ static int emit(unsigned char *raw, size_t raw_len, size_t *at, uint64_t v)
 }
 
 int rs_stacks_unpack(unsigned char *raw, size_t raw_len, const unsigned char *base, size_t base_len,
-		     const unsigned char *p, size_t n)
+		     const unsigned char *p, size_t n, uint64_t max_levels)
 {
 	struct rc_dec d;
 	struct stk m;
@@ -657,6 +688,7 @@ int rs_stacks_unpack(unsigned char *raw, size_t raw_len, const unsigned char *ba
 		if (ids(base, base_len, a, t, &nsym))
 			return corrupt();
 		err = stk_init(&m, nsym, (uint32_t)(a + t));
+		m.max_levels = max_levels;
 		if (!err) {
 			m.val[V_HEADER] = hdr;
 			if (base)

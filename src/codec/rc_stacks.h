@@ -24,29 +24,34 @@
 
 /*
  * Range-code the raw stacks stream `raw`/`len` into `out`, after the
- * base stream `base`/`base_len` (NULL, 0: none). Returns 0, 1 when the
- * raw stream (or the base) does not read as stacks or passes the model's
- * caps (nothing is wrong: store it another way), or an error.
+ * base stream `base`/`base_len` (NULL, 0: none), walking at most
+ * `max_levels` levels in all (a level: a record's frame, or its end; the
+ * base's records count). Returns 0, 1 when the raw stream (or the base)
+ * does not read as stacks or passes the model's caps (nothing is wrong:
+ * store it another way), or an error.
  */
 RS_MUST_CHECK int rs_stacks_pack(struct rs_buf *out, const unsigned char *raw, size_t len,
-				 const unsigned char *base, size_t base_len);
+				 const unsigned char *base, size_t base_len, uint64_t max_levels);
 
 /*
  * Decode `n` range-coded bytes at `p` into exactly `raw_len` bytes of raw
  * stacks stream at `raw` (allocated by the caller), after the base stream
- * (NULL, 0: none). Untrusted input: RS_ECORRUPT when the bytes do not code
- * exactly that much, or the base is not a stacks stream; RS_EGENERIC when
- * memory runs out.
+ * (NULL, 0: none), walking at most `max_levels` levels as rs_stacks_pack.
+ * Untrusted input: RS_ECORRUPT when the bytes do not code exactly that
+ * much, the base is not a stacks stream or the levels pass `max_levels`;
+ * RS_EGENERIC when memory runs out.
  */
 RS_MUST_CHECK int rs_stacks_unpack(unsigned char *raw, size_t raw_len, const unsigned char *base, size_t base_len,
-				   const unsigned char *p, size_t n);
+				   const unsigned char *p, size_t n, uint64_t max_levels);
 
 /*
  * Whether `raw`/`len` reads as a raw stacks stream, without the model:
- * 0, its header's A and T in *a, *t and its records' count in *records;
- * 1 when it does not (or in a form rs_stacks_unpack would not give back);
- * or an error (out of memory).
+ * 0, its header's A and T in *a, *t, its records' count in *records and
+ * their levels (each record's depth + 1) in *levels; 1 when it does not
+ * (or in a form rs_stacks_unpack would not give back); or an error (out
+ * of memory).
  */
-RS_MUST_CHECK int rs_stacks_check(const unsigned char *raw, size_t len, uint64_t *a, uint64_t *t, uint64_t *records);
+RS_MUST_CHECK int rs_stacks_check(const unsigned char *raw, size_t len, uint64_t *a, uint64_t *t, uint64_t *records,
+				  uint64_t *levels);
 
 #endif

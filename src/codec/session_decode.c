@@ -550,6 +550,7 @@ struct rc_aside {
 	const unsigned char *base; /* stacks (version 7): the base's, or NULL */
 	size_t base_len;
 	int stacks;
+	uint64_t max_levels;       /* stacks: stacks_level_budget() */
 	int err;
 	struct rs_error_saved saved;
 };
@@ -558,7 +559,7 @@ static void *rc_aside_run(void *arg)
 {
 	struct rc_aside *a = arg;
 
-	a->err = a->stacks ? rs_stacks_unpack(a->out, a->raw, a->base, a->base_len, a->at, a->stored)
+	a->err = a->stacks ? rs_stacks_unpack(a->out, a->raw, a->base, a->base_len, a->at, a->stored, a->max_levels)
 			   : rs_rc_unpack(a->out, a->raw, a->kind, a->version, a->at, a->stored);
 	if (a->err)
 		rs_error_save(&a->saved, a->err);
@@ -586,6 +587,7 @@ static int rc_aside_start(struct decoded *d, int i, enum rc_kind kind, const uns
 	a->stacks = base != NULL;
 	a->base = base && base->len ? base->p : NULL;
 	a->base_len = base ? base->len : 0;
+	a->max_levels = stacks_level_budget(d->max_size);
 	a->started = pthread_create(&a->thread, NULL, rc_aside_run, a) == 0;
 	return a->started;
 }
@@ -624,7 +626,7 @@ static int unpack_stream(struct decoded *d, int i, unsigned codec, const unsigne
 		return 0;
 	if (codec == SEC_CODEC_STACKS)
 		return rs_stacks_unpack(d->owned[i], (size_t)raw, base && base->len ? base->p : NULL,
-					base ? base->len : 0, at, (size_t)stored);
+					base ? base->len : 0, at, (size_t)stored, stacks_level_budget(d->max_size));
 	if (codec == SEC_CODEC_RC && i == SEC_TREE)
 		return rs_rc_unpack_base(d->owned[i], (size_t)raw, kind, d->version, &d->bt.rc, at, (size_t)stored);
 	if (codec == SEC_CODEC_RC)
@@ -728,6 +730,7 @@ static int read_sections(struct decoded *d, const unsigned char *p, size_t len, 
 	uint64_t total = 0;
 	int i, err, count;
 
+	d->max_size = max_size;
 	if (len < BASE_HEADER_SIZE || memcmp(p, BASE_MAGIC, 8))
 		return corrupt("it does not start with its magic");
 	err = read_version(p, &d->version);

@@ -389,7 +389,7 @@ static void load_base(struct enc *e, const unsigned char *p, size_t len)
 		const unsigned char *stacks = p + BASE_CACHE_HEADER + dict_len;
 		size_t stacks_len = len - BASE_CACHE_HEADER - (size_t)dict_len;
 
-		ok = !rs_stacks_check(stacks, stacks_len, &a, &t, &n) && a == e->nframes &&
+		ok = !rs_stacks_check(stacks, stacks_len, &a, &t, &n, &e->base_levels) && a == e->nframes &&
 		     !rs_buf_put(&e->base_stacks, stacks, stacks_len);
 	}
 	if (!ok) {
@@ -1217,6 +1217,7 @@ static int put_stacks(struct enc *e, struct streams *st)
 	err = put_varint(out, (uint64_t)st->nbase + st->ndict);
 	if (!err)
 		err = put_varint(out, st->nthreads);
+	e->stacks_levels = 0;
 	for (r = 0; !err && r < e->nrecords; r++) {
 		uint32_t u = e->rec_node[r], m = 0, k;
 
@@ -1235,6 +1236,7 @@ static int put_stacks(struct enc *e, struct streams *st)
 			err = put_varint(out, st->rank[e->node_frame[u]]);
 		}
 		plen = depth[e->rec_node[r]];
+		e->stacks_levels += plen + 1;
 	}
 out:
 	free(depth);
@@ -1814,7 +1816,8 @@ static int put_dictionary_and_stacks(struct enc *e, struct streams *st)
 		err = put_stacks(e, st);
 	/* RS_EUSAGE: a stream passed its cap (RS_CODEC_MAX_STREAMS) */
 	if (e->rebase || (err && err != RS_EUSAGE) ||
-	    (!err && (uint64_t)st->sec[SEC_BASE_TREE].len + st->sec[SEC_SAMPLES].len <= codec_stacks_budget))
+	    (!err && (uint64_t)st->sec[SEC_BASE_TREE].len + st->sec[SEC_SAMPLES].len <= codec_stacks_budget &&
+	     e->base_levels + e->stacks_levels <= stacks_level_budget(e->size)))
 		goto out;
 	e->force_rebase = 1;
 	rs_buf_clear(&st->sec[SEC_BASE]);
@@ -1829,6 +1832,8 @@ static int put_dictionary_and_stacks(struct enc *e, struct streams *st)
 	if (!err)
 		err = put_stacks(e, st);
 out:
+	if (!err && e->stacks_levels > stacks_level_budget(e->size))
+		return codec_decline(e, "the session's stacks are deeper than its size allows");
 	return err == RS_EUSAGE ? codec_decline(e, "the session is too large for the session codec's caps") : err;
 }
 
@@ -1954,7 +1959,8 @@ static int set_stream_zstd(ZSTD_CCtx *cctx, const struct stream_zstd *z)
  * base's stacks `base` (NULL: none); *done 0 when the model declines it
  * or does not make it smaller (then zstd takes it).
  */
-static int add_stacks_section(struct rs_buf *out, const struct rs_buf *raw, const struct rs_buf *base, int *done)
+static int add_stacks_section(struct rs_buf *out, const struct rs_buf *raw, const struct rs_buf *base,
+			      uint64_t max_levels, int *done)
 {
 	unsigned char h[SECTION_HEADER_SIZE];
 	struct rs_buf rc = RS_BUF_INIT;
@@ -1962,7 +1968,8 @@ static int add_stacks_section(struct rs_buf *out, const struct rs_buf *raw, cons
 
 	*done = 0;
 	err = rs_stacks_pack(&rc, (const unsigned char *)raw->ptr, raw->len,
-			     base && base->len ? (const unsigned char *)base->ptr : NULL, base ? base->len : 0);
+			     base && base->len ? (const unsigned char *)base->ptr : NULL, base ? base->len : 0,
+			     max_levels);
 	if (err == 1 || (!err && rc.len >= raw->len)) {
 		rs_buf_release(&rc);
 		return 0;
@@ -2335,7 +2342,7 @@ static int add_columns_section(struct rs_buf *out, ZSTD_CCtx *cctx, const struct
  * are.
  */
 static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, const struct rs_buf *raw,
-		       const struct rs_buf *base)
+		       const struct rs_buf *base, uint64_t max_levels)
 {
 	const struct stream_zstd *z = &stream_zstd[slot];
 	unsigned char h[SECTION_HEADER_SIZE];
@@ -2343,7 +2350,7 @@ static int add_section(struct rs_buf *out, ZSTD_CCtx *cctx, int slot, const stru
 	int err, done = 0;
 
 	if (cctx && raw->len && is_stacks_stream(RS_CODEC_VERSION, slot)) {
-		err = add_stacks_section(out, raw, base, &done);
+		err = add_stacks_section(out, raw, base, max_levels, &done);
 		if (err || done)
 			return err;
 	}
@@ -2398,6 +2405,7 @@ int codec_put_container(struct rs_buf *out, ZSTD_CCtx *cctx, const struct stream
 			 uint64_t size, uint64_t *block_len)
 {
 	unsigned char hdr[HEADER_SIZE], bhdr[BASE_HEADER_SIZE];
+	uint64_t levels = stacks_level_budget(size); /* what the decoder allows the stacks model */
 	int k, err;
 
 	memcpy(bhdr, BASE_MAGIC, 8);
@@ -2411,16 +2419,17 @@ int codec_put_container(struct rs_buf *out, ZSTD_CCtx *cctx, const struct stream
 	err = rs_buf_put(out, bhdr, sizeof(bhdr));
 	if (err)
 		return err;
-	err = add_section(out, cctx, SEC_BASE, &st->sec[SEC_BASE], NULL);
+	err = add_section(out, cctx, SEC_BASE, &st->sec[SEC_BASE], NULL, levels);
 	if (!err)
-		err = add_section(out, cctx, SEC_BASE_TREE, &st->sec[SEC_BASE_TREE], NULL);
+		err = add_section(out, cctx, SEC_BASE_TREE, &st->sec[SEC_BASE_TREE], NULL, levels);
 	if (err)
 		return err;
 	if (block_len)
 		*block_len = out->len;
 	err = rs_buf_put(out, hdr, sizeof(hdr));
 	for (k = 0; !err && k < V2_COUNT; k++)
-		err = add_section(out, cctx, codec_v2_streams[k], &st->sec[codec_v2_streams[k]], &st->sec[SEC_BASE_TREE]);
+		err = add_section(out, cctx, codec_v2_streams[k], &st->sec[codec_v2_streams[k]], &st->sec[SEC_BASE_TREE],
+				  levels);
 	return err;
 }
 
@@ -2505,6 +2514,7 @@ int codec_enc_open(struct enc *e, const char *path, uint64_t size, struct rs_cod
 
 	memset(e, 0, sizeof(*e));
 	e->stats = stats;
+	e->size = size;
 	e->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (e->fd < 0)
 		return rs_error_errno(RS_ENOTFOUND, "cannot open '%s'", path);

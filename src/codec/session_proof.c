@@ -121,16 +121,20 @@ static int proof_init(struct proof *pr, const struct enc *e, const struct rs_buf
 	return pr->scratch ? 0 : rs_error_set(RS_EGENERIC, "out of memory");
 }
 
-/* Every compressed stream of `c` decompresses to the stream of `raw` (same layout). */
-static int same_streams(const struct rs_buf *c, const struct rs_buf *raw)
+/*
+ * Every compressed stream of `c` decompresses to the stream of `raw`
+ * (same layout), read as the decoder reads an object of `size` bytes
+ * (the stacks model's budget is the object's).
+ */
+static int same_streams(const struct rs_buf *c, const struct rs_buf *raw, uint64_t size)
 {
 	struct decoded a, b;
 	int k, same = 0;
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (!codec_read_sections(&a, (const unsigned char *)c->ptr, c->len, UINT64_MAX) &&
-	    !codec_read_sections(&b, (const unsigned char *)raw->ptr, raw->len, UINT64_MAX)) {
+	if (!codec_read_sections(&a, (const unsigned char *)c->ptr, c->len, size) &&
+	    !codec_read_sections(&b, (const unsigned char *)raw->ptr, raw->len, size)) {
 		same = 1;
 		for (k = 0; k < SEC_SLOTS; k++)
 			if (a.sec[k].len != b.sec[k].len ||
@@ -261,7 +265,7 @@ int codec_build(struct enc *e, struct rs_buf *out, uint64_t size, const struct r
 	if (!err && e->next_base)
 		err = put_next_base(e->next_base, &st);
 	/* undoing the range coder and zstd takes as long as they did: beside the proof's decode */
-	same = !err && same_streams(out, &rawc);
+	same = !err && same_streams(out, &rawc, size);
 	if (started)
 		pthread_join(thread, NULL);
 	if (err)

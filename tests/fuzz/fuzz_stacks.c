@@ -7,7 +7,9 @@
  * base has); mode 2: the rest is a raw stream to code. Properties
  * checked besides memory safety: whatever decodes is a raw stream the
  * coder takes and gives back exactly, and whatever codes decodes to the
- * raw stream it came from.
+ * raw stream it came from. The levels' budget is the one the decoder
+ * gives an object of 256 bytes per raw byte: small enough that a deep
+ * record reaches it, as a hostile one would.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,11 +17,16 @@
 
 #include "codec/rc_stacks.h"
 
+static uint64_t budget(size_t len, size_t base_len)
+{
+	return ((uint64_t)len + base_len) * 128 + 64;
+}
+
 static void round_trip(const unsigned char *raw, size_t len, const unsigned char *base, size_t base_len, int must)
 {
 	struct rs_buf coded = RS_BUF_INIT;
 	unsigned char *back;
-	int err = rs_stacks_pack(&coded, raw, len, base, base_len);
+	int err = rs_stacks_pack(&coded, raw, len, base, base_len, budget(len, base_len));
 
 	if (err) {
 		if (must)
@@ -30,7 +37,8 @@ static void round_trip(const unsigned char *raw, size_t len, const unsigned char
 	back = malloc(len ? len : 1);
 	if (!back)
 		abort();
-	if (rs_stacks_unpack(back, len, base, base_len, (const unsigned char *)coded.ptr, coded.len) ||
+	if (rs_stacks_unpack(back, len, base, base_len, (const unsigned char *)coded.ptr, coded.len,
+			     budget(len, base_len)) ||
 	    memcmp(back, raw, len))
 		abort();
 	free(back);
@@ -64,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	raw = malloc(len ? len : 1);
 	if (!raw)
 		abort();
-	if (rs_stacks_unpack(raw, len, base, base_len, p, n) == 0)
+	if (rs_stacks_unpack(raw, len, base, base_len, p, n, budget(len, base_len)) == 0)
 		round_trip(raw, len, base, base_len, 1);
 	free(raw);
 	return 0;

@@ -2,7 +2,8 @@
  * The stacks model (src/codec/rc_stacks.c) on the real 4 MB run of
  * tests/data: it rebuilds its raw stream exactly, alone and after a base,
  * costs less than the codec's tree and samples streams do today, and
- * refuses damaged bytes and bases.
+ * refuses damaged bytes and bases; walks no more levels than it is
+ * allowed; and takes a base whose thread slots this stream lacks.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,9 @@
 #include "codec/varint.h"
 #include "results/buf.h"
 #include "results/error.h"
+
+/* No budget on the levels walked (test_levels_bounded has one). */
+#define ANY_LEVELS UINT64_MAX
 
 /* The version-6 container of real_small_pop1k: its base tree and samples streams, coded (CODEC_SECTIONS). */
 #define V6_TREE_AND_SAMPLES (8114 + 2984)
@@ -133,8 +137,8 @@ static void round_trip(const struct rs_buf *raw, const struct rs_buf *base, stru
 	size_t bl = base ? base->len : 0;
 
 	assert_non_null(back);
-	assert_int_equal(rs_stacks_pack(coded, (const unsigned char *)raw->ptr, raw->len, b, bl), 0);
-	assert_int_equal(rs_stacks_unpack(back, raw->len, b, bl, (const unsigned char *)coded->ptr, coded->len), 0);
+	assert_int_equal(rs_stacks_pack(coded, (const unsigned char *)raw->ptr, raw->len, b, bl, ANY_LEVELS), 0);
+	assert_int_equal(rs_stacks_unpack(back, raw->len, b, bl, (const unsigned char *)coded->ptr, coded->len, ANY_LEVELS), 0);
 	assert_memory_equal(back, raw->ptr, raw->len);
 	free(back);
 }
@@ -170,7 +174,7 @@ static void test_after_a_base(void **state)
 	/* without its base it does not decode to the stream */
 	back = malloc(raw.len);
 	assert_non_null(back);
-	err = rs_stacks_unpack(back, raw.len, NULL, 0, (const unsigned char *)after.ptr, after.len);
+	err = rs_stacks_unpack(back, raw.len, NULL, 0, (const unsigned char *)after.ptr, after.len, ANY_LEVELS);
 	assert_true(err != 0 || memcmp(back, raw.ptr, raw.len) != 0);
 	free(back);
 	rs_buf_release(&raw);
@@ -190,26 +194,26 @@ static void test_damage_refused(void **state)
 	back = malloc(raw.len + 64);
 	assert_non_null(back);
 	for (cut = 0; cut < coded.len; cut += 1 + coded.len / 50)
-		assert_int_equal(rs_stacks_unpack(back, raw.len, NULL, 0, (const unsigned char *)coded.ptr, cut),
+		assert_int_equal(rs_stacks_unpack(back, raw.len, NULL, 0, (const unsigned char *)coded.ptr, cut, ANY_LEVELS),
 				 RS_ECORRUPT);
 	/* more raw bytes than the stream codes, and fewer */
-	assert_int_equal(rs_stacks_unpack(back, raw.len + 64, NULL, 0, (const unsigned char *)coded.ptr, coded.len),
+	assert_int_equal(rs_stacks_unpack(back, raw.len + 64, NULL, 0, (const unsigned char *)coded.ptr, coded.len, ANY_LEVELS),
 			 RS_ECORRUPT);
-	assert_int_equal(rs_stacks_unpack(back, raw.len - 1, NULL, 0, (const unsigned char *)coded.ptr, coded.len),
+	assert_int_equal(rs_stacks_unpack(back, raw.len - 1, NULL, 0, (const unsigned char *)coded.ptr, coded.len, ANY_LEVELS),
 			 RS_ECORRUPT);
 	/* flipped bytes: refused, or some other stack stream of the same length, never a crash */
 	for (i = 1; i < coded.len; i += 1 + coded.len / 40) {
 		int err;
 
 		coded.ptr[i] ^= 0x5a;
-		err = rs_stacks_unpack(back, raw.len, NULL, 0, (const unsigned char *)coded.ptr, coded.len);
+		err = rs_stacks_unpack(back, raw.len, NULL, 0, (const unsigned char *)coded.ptr, coded.len, ANY_LEVELS);
 		assert_true(err == 0 || err == RS_ECORRUPT);
 		coded.ptr[i] ^= 0x5a;
 	}
 	/* a base that is not a stacks stream */
 	assert_int_equal(rs_buf_put(&bad, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11), 0);
 	assert_int_equal(rs_stacks_unpack(back, raw.len, (const unsigned char *)bad.ptr, bad.len,
-					  (const unsigned char *)coded.ptr, coded.len),
+					  (const unsigned char *)coded.ptr, coded.len, ANY_LEVELS),
 			 RS_ECORRUPT);
 	free(back);
 	rs_buf_release(&raw);
@@ -234,7 +238,7 @@ static void test_non_canonical_raw_not_coded(void **state)
 	put(&raw, 2);
 	put(&raw, 0);
 	put(&raw, 2);
-	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, NULL, 0), 1);
+	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, NULL, 0, ANY_LEVELS), 1);
 	/* a rank past the frames the header gives */
 	rs_buf_clear(&raw);
 	put(&raw, 3);
@@ -242,7 +246,7 @@ static void test_non_canonical_raw_not_coded(void **state)
 	put(&raw, 0);
 	put(&raw, 1);
 	put(&raw, 3);
-	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, NULL, 0), 1);
+	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, NULL, 0, ANY_LEVELS), 1);
 	/* a rank written longer than it needs (0xe0 0x00 for 96): the decoder writes every varint short */
 	rs_buf_clear(&raw);
 	put(&raw, 200);
@@ -250,7 +254,106 @@ static void test_non_canonical_raw_not_coded(void **state)
 	put(&raw, 0);
 	put(&raw, 1);
 	assert_int_equal(rs_buf_put(&raw, "\xe0\x00", 2), 0);
-	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, NULL, 0), 1);
+	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, NULL, 0, ANY_LEVELS), 1);
+	rs_buf_release(&raw);
+	rs_buf_release(&coded);
+}
+
+/*
+ * A record 60,000 frames deep, then 200 records that keep all of it and
+ * add one frame: a few bytes each, 60,000 levels of work each. With a
+ * budget of the levels they hold the stream codes and decodes; one level
+ * fewer and the coder stores it another way and the decoder refuses it,
+ * before it has walked them all.
+ */
+static void test_levels_bounded(void **state)
+{
+	struct rs_buf raw = RS_BUF_INIT, coded = RS_BUF_INIT;
+	uint64_t levels = 0, a, t, n, checked;
+	unsigned char *back;
+	int r, i;
+
+	(void)state;
+	put(&raw, 4);
+	put(&raw, 1);
+	put(&raw, 0);
+	put(&raw, 60000);
+	put(&raw, 4);
+	for (i = 1; i < 60000; i++)
+		put(&raw, (uint64_t)i % 4);
+	levels += 60001;
+	for (r = 0; r < 200; r++) {
+		put(&raw, 59999);
+		put(&raw, 1);
+		put(&raw, (uint64_t)r % 2); /* 0, 1, 0, ...: never the frame the record before had there (3, then the other) */
+		levels += 60001;
+	}
+	assert_int_equal(rs_stacks_check((const unsigned char *)raw.ptr, raw.len, &a, &t, &n, &checked), 0);
+	assert_int_equal(n, 201);
+	assert_int_equal(checked, levels);
+	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, NULL, 0, levels - 1), 1);
+	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, NULL, 0, levels), 0);
+	print_message("%zu raw bytes, %zu coded, for %llu levels\n", raw.len, coded.len, (unsigned long long)levels);
+	back = malloc(raw.len);
+	assert_non_null(back);
+	assert_int_equal(rs_stacks_unpack(back, raw.len, NULL, 0, (const unsigned char *)coded.ptr, coded.len, levels), 0);
+	assert_memory_equal(back, raw.ptr, raw.len);
+	assert_int_equal(rs_stacks_unpack(back, raw.len, NULL, 0, (const unsigned char *)coded.ptr, coded.len,
+					  levels - 1),
+			 RS_ECORRUPT);
+	/* after a base, the base's levels count too */
+	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, (const unsigned char *)raw.ptr,
+					raw.len, 2 * levels - 1),
+			 1);
+	assert_int_equal(rs_stacks_pack(&coded, (const unsigned char *)raw.ptr, raw.len, (const unsigned char *)raw.ptr,
+					raw.len, 2 * levels),
+			 0);
+	assert_int_equal(rs_stacks_unpack(back, raw.len, (const unsigned char *)raw.ptr, raw.len,
+					  (const unsigned char *)coded.ptr, coded.len, 2 * levels - 1),
+			 RS_ECORRUPT);
+	free(back);
+	rs_buf_release(&raw);
+	rs_buf_release(&coded);
+}
+
+/*
+ * A base of three thread slots, a stream of one: slots 1 and 2 of the
+ * base are one symbol of the model, and two records of the base that
+ * start at them one after the other (each keeping nothing, as the raw
+ * syntax says) still prime it, alike on both sides.
+ */
+static void test_base_threads_past_the_stream(void **state)
+{
+	struct rs_buf base = RS_BUF_INIT, raw = RS_BUF_INIT, coded = RS_BUF_INIT;
+
+	(void)state;
+	put(&base, 2); /* A: frames 0 and 1, then thread slots 2, 3, 4 */
+	put(&base, 3);
+	put(&base, 0); /* [slot 1, 0] */
+	put(&base, 2);
+	put(&base, 3);
+	put(&base, 0);
+	put(&base, 0); /* [slot 2, 1] */
+	put(&base, 2);
+	put(&base, 4);
+	put(&base, 1);
+	put(&base, 0); /* [slot 0, 0, 1] */
+	put(&base, 3);
+	put(&base, 2);
+	put(&base, 0);
+	put(&base, 1);
+	put(&raw, 2);
+	put(&raw, 1);
+	put(&raw, 0); /* [thread 0, 0, 1], then [thread 0, 1] */
+	put(&raw, 3);
+	put(&raw, 2);
+	put(&raw, 0);
+	put(&raw, 1);
+	put(&raw, 1);
+	put(&raw, 1);
+	put(&raw, 1);
+	round_trip(&raw, &base, &coded);
+	rs_buf_release(&base);
 	rs_buf_release(&raw);
 	rs_buf_release(&coded);
 }
@@ -262,6 +365,8 @@ int main(void)
 		cmocka_unit_test(test_after_a_base),
 		cmocka_unit_test(test_damage_refused),
 		cmocka_unit_test(test_non_canonical_raw_not_coded),
+		cmocka_unit_test(test_levels_bounded),
+		cmocka_unit_test(test_base_threads_past_the_stream),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -517,6 +517,35 @@ static void encode_with_base(const char *path, const struct rs_buf *base, struct
 }
 
 /*
+ * The decoder lets the stacks model walk at most stacks_level_budget of
+ * the object's size, the base's records it learns from included. A small
+ * session after the base of a large one (the tiny 5.1.2 session after the
+ * real 4 MB run's base: few of its frames are new to it, so the base
+ * would be kept, but its 50,000 levels are past the 11,000 the tiny
+ * session's 21 KB allow) starts a new base, and its container decodes.
+ */
+static void test_small_run_after_a_large_base_starts_one(void **state)
+{
+	struct rs_buf c1 = RS_BUF_INIT, c2 = RS_BUF_INIT, next1 = RS_BUF_INIT, next2 = RS_BUF_INIT;
+	char big[512], tiny[512];
+	uint64_t block1 = 0, block2 = 0;
+	int new_base = -1;
+
+	(void)state;
+	data_path(big, sizeof(big), "real_small_pop1k.pyisession");
+	data_path(tiny, sizeof(tiny), "tiny_pyinstrument_5.1.2.pyisession");
+	encode_with_base2(big, NULL, &c1, &next1, &block1, &new_base);
+	assert_int_equal(new_base, 1);
+	encode_with_base2(tiny, &next1, &c2, &next2, &block2, &new_base);
+	assert_int_equal(new_base, 1);
+	assert_true(next2.len < next1.len);
+	rs_buf_release(&c1);
+	rs_buf_release(&c2);
+	rs_buf_release(&next1);
+	rs_buf_release(&next2);
+}
+
+/*
  * A run coded after a base holds the base's stacks as well as its own;
  * when the two would pass codec_stacks_budget (half the streams' cap: a
  * 1 GB session after another) it starts a new base instead, whose stacks
@@ -706,6 +735,7 @@ int main(void)
 		cmocka_unit_test(test_output_is_capped),
 		cmocka_unit_test(test_base_kept_and_cache_layouts),
 		cmocka_unit_test(test_stacks_past_budget_start_a_new_base),
+		cmocka_unit_test(test_small_run_after_a_large_base_starts_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
