@@ -1023,6 +1023,20 @@ static int read_sample(struct decoded *d, uint64_t nnodes, uint32_t *node)
 	return 0;
 }
 
+/* A record's time (its text, or x as Python's repr writes it) and the `]` that closes the record. */
+static int write_time(struct decoded *d, struct out *o, double x, const unsigned char *text, size_t len)
+{
+	char num[64];
+	int err;
+
+	if (!text) {
+		len = codec_py_repr_cached(d->repr, x, num);
+		text = (const unsigned char *)num;
+	}
+	err = out_put(o, text, len);
+	return err ? err : out_put(o, "]", 1);
+}
+
 /*
  * The records. A modelled time is read before its stack is written, and
  * its slot of the formatted-time cache fetched meanwhile: the cache is
@@ -1037,7 +1051,6 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 
 	for (r = 0; r < nrecords; r++) {
 		const unsigned char *text = NULL;
-		char num[64];
 		size_t len = 0;
 		double x = 0;
 
@@ -1050,16 +1063,8 @@ static int write_records(struct decoded *d, struct out *o, uint64_t nrecords, ui
 		if (!text)
 			codec_repr_prefetch(d->repr, x);
 		err = write_stack(d, o, (uint32_t)node, r == 0);
-		if (err)
-			return err;
-		if (!text) {
-			len = codec_py_repr_cached(d->repr, x, num);
-			text = (const unsigned char *)num;
-		}
-		err = out_put(o, text, len);
-		if (err)
-			return err;
-		err = out_put(o, "]", 1);
+		if (!err)
+			err = write_time(d, o, x, text, len);
 		if (err)
 			return err;
 	}
@@ -1090,7 +1095,6 @@ static int write_stacks(struct decoded *d, struct out *o, uint64_t nrecords, uin
 
 	for (r = 0; r < nrecords; r++) {
 		const unsigned char *text = NULL;
-		char num[64];
 		size_t len = 0;
 		double x = 0;
 
@@ -1116,16 +1120,8 @@ static int write_stacks(struct decoded *d, struct out *o, uint64_t nrecords, uin
 		}
 		if (!err)
 			err = out_put(o, "], ", 3);
-		if (err)
-			return err;
-		if (!text) {
-			len = codec_py_repr_cached(d->repr, x, num);
-			text = (const unsigned char *)num;
-		}
-		err = out_put(o, text, len);
-		if (err)
-			return err;
-		err = out_put(o, "]", 1);
+		if (!err)
+			err = write_time(d, o, x, text, len);
 		if (err)
 			return err;
 	}

@@ -1954,6 +1954,36 @@ static int set_stream_zstd(ZSTD_CCtx *cctx, const struct stream_zstd *z)
 }
 
 /*
+ * A coded stream `rc` of `raw` (what a pack gave: `res` 0, or 1 when it
+ * declined) as a section of codec `codec`: its header and its bytes;
+ * *done 0 when it was declined or is not smaller (then zstd takes the
+ * stream). `rc` is released.
+ */
+static int put_coded_section(struct rs_buf *out, const struct rs_buf *raw, struct rs_buf *rc, int res,
+			     unsigned codec, int *done)
+{
+	unsigned char h[SECTION_HEADER_SIZE];
+	int err = res;
+
+	*done = 0;
+	if (err == 1 || (!err && rc->len >= raw->len)) {
+		rs_buf_release(rc);
+		return 0;
+	}
+	memset(h, 0, sizeof(h));
+	put_le64(h, raw->len);
+	put_le64(h + 8, rc->len);
+	h[16] = (unsigned char)codec;
+	if (!err)
+		err = rs_buf_put(out, h, sizeof(h));
+	if (!err)
+		err = rs_buf_put(out, rc->ptr, rc->len);
+	*done = !err;
+	rs_buf_release(rc);
+	return err;
+}
+
+/*
  * The stacks stream (version 7: the samples stream, or the base block's
  * second), range-coded with the stacks model (rc_stacks.h) after the
  * base's stacks `base` (NULL: none); *done 0 when the model declines it
@@ -1962,29 +1992,12 @@ static int set_stream_zstd(ZSTD_CCtx *cctx, const struct stream_zstd *z)
 static int add_stacks_section(struct rs_buf *out, const struct rs_buf *raw, const struct rs_buf *base,
 			      uint64_t max_levels, int *done)
 {
-	unsigned char h[SECTION_HEADER_SIZE];
 	struct rs_buf rc = RS_BUF_INIT;
-	int err;
+	int res = rs_stacks_pack(&rc, (const unsigned char *)raw->ptr, raw->len,
+				 base && base->len ? (const unsigned char *)base->ptr : NULL, base ? base->len : 0,
+				 max_levels);
 
-	*done = 0;
-	err = rs_stacks_pack(&rc, (const unsigned char *)raw->ptr, raw->len,
-			     base && base->len ? (const unsigned char *)base->ptr : NULL, base ? base->len : 0,
-			     max_levels);
-	if (err == 1 || (!err && rc.len >= raw->len)) {
-		rs_buf_release(&rc);
-		return 0;
-	}
-	memset(h, 0, sizeof(h));
-	put_le64(h, raw->len);
-	put_le64(h + 8, rc.len);
-	h[16] = SEC_CODEC_STACKS;
-	if (!err)
-		err = rs_buf_put(out, h, sizeof(h));
-	if (!err)
-		err = rs_buf_put(out, rc.ptr, rc.len);
-	*done = !err;
-	rs_buf_release(&rc);
-	return err;
+	return put_coded_section(out, raw, &rc, res, SEC_CODEC_STACKS, done);
 }
 
 /*
@@ -1994,28 +2007,11 @@ static int add_stacks_section(struct rs_buf *out, const struct rs_buf *raw, cons
  */
 static int add_rc_section(struct rs_buf *out, int slot, const struct rs_buf *raw, int *done)
 {
-	unsigned char h[SECTION_HEADER_SIZE];
 	struct rs_buf rc = RS_BUF_INIT;
-	int err;
+	int res = rs_rc_pack(&rc, stream_model(RS_CODEC_VERSION, slot), RS_CODEC_VERSION,
+			     (const unsigned char *)raw->ptr, raw->len);
 
-	*done = 0;
-	err = rs_rc_pack(&rc, stream_model(RS_CODEC_VERSION, slot), RS_CODEC_VERSION, (const unsigned char *)raw->ptr,
-			 raw->len);
-	if (err == 1 || (!err && rc.len >= raw->len)) {
-		rs_buf_release(&rc);
-		return 0;
-	}
-	memset(h, 0, sizeof(h));
-	put_le64(h, raw->len);
-	put_le64(h + 8, rc.len);
-	h[16] = SEC_CODEC_RC;
-	if (!err)
-		err = rs_buf_put(out, h, sizeof(h));
-	if (!err)
-		err = rs_buf_put(out, rc.ptr, rc.len);
-	*done = !err;
-	rs_buf_release(&rc);
-	return err;
+	return put_coded_section(out, raw, &rc, res, SEC_CODEC_RC, done);
 }
 
 /*

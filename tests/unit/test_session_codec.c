@@ -517,6 +517,24 @@ static void encode_with_base(const char *path, const struct rs_buf *base, struct
 }
 
 /*
+ * `src` gets the real 4 MB session's path, `other` (a mkstemp template)
+ * a copy of it with another thread id: the same frames and stacks, the
+ * run after it as a rerun would be.
+ */
+static void other_thread_copy(char *src, size_t n, char *other)
+{
+	struct rs_buf orig = RS_BUF_INIT;
+	char *at;
+
+	data_path(src, n, "real_small_pop1k.pyisession");
+	assert_int_equal(rs_fs_read_file(&orig, src, 1u << 26), 0);
+	for (at = strstr(orig.ptr, "<thread>\\u0000"); at; at = strstr(at + 1, "<thread>\\u0000"))
+		at[14] = at[14] == '9' ? '8' : '9';
+	write_temp(other, orig.ptr, orig.len);
+	rs_buf_release(&orig);
+}
+
+/*
  * The decoder lets the stacks model walk at most stacks_level_budget of
  * the object's size, the base's records it learns from included. A small
  * session after the base of a large one (the tiny 5.1.2 session after the
@@ -556,18 +574,13 @@ static void test_small_run_after_a_large_base_starts_one(void **state)
  */
 static void test_stacks_past_budget_start_a_new_base(void **state)
 {
-	struct rs_buf orig = RS_BUF_INIT, c1 = RS_BUF_INIT, c2 = RS_BUF_INIT, next1 = RS_BUF_INIT, next2 = RS_BUF_INIT;
+	struct rs_buf c1 = RS_BUF_INIT, c2 = RS_BUF_INIT, next1 = RS_BUF_INIT, next2 = RS_BUF_INIT;
 	char src[512], other[] = "/tmp/rs-codec-budget-XXXXXX";
 	uint64_t block1 = 0, block2 = 0, saved = codec_stacks_budget, need;
 	int new_base = -1;
-	char *at;
 
 	(void)state;
-	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
-	assert_int_equal(rs_fs_read_file(&orig, src, 1u << 26), 0);
-	for (at = strstr(orig.ptr, "<thread>\\u0000"); at; at = strstr(at + 1, "<thread>\\u0000"))
-		at[14] = at[14] == '9' ? '8' : '9';
-	write_temp(other, orig.ptr, orig.len);
+	other_thread_copy(src, sizeof(src), other);
 
 	encode_with_base2(src, NULL, &c1, &next1, &block1, &new_base);
 	assert_int_equal(new_base, 1);
@@ -591,7 +604,6 @@ static void test_stacks_past_budget_start_a_new_base(void **state)
 	assert_memory_equal(next2.ptr, next1.ptr, next1.len);
 
 	unlink(other);
-	rs_buf_release(&orig);
 	rs_buf_release(&c1);
 	rs_buf_release(&c2);
 	rs_buf_release(&next1);
@@ -610,18 +622,13 @@ static void test_stacks_past_budget_start_a_new_base(void **state)
  */
 static void test_base_kept_and_cache_layouts(void **state)
 {
-	struct rs_buf orig = RS_BUF_INIT, c1 = RS_BUF_INIT, c2 = RS_BUF_INIT, c3 = RS_BUF_INIT;
+	struct rs_buf c1 = RS_BUF_INIT, c2 = RS_BUF_INIT, c3 = RS_BUF_INIT;
 	struct rs_buf next1 = RS_BUF_INIT, next2 = RS_BUF_INIT, next3 = RS_BUF_INIT, old = RS_BUF_INIT;
 	char src[512], other[] = "/tmp/rs-codec-next-XXXXXX";
 	uint64_t block1 = 0, block2 = 0, block3 = 0, dict_len;
-	char *at;
 
 	(void)state;
-	data_path(src, sizeof(src), "real_small_pop1k.pyisession");
-	assert_int_equal(rs_fs_read_file(&orig, src, 1u << 26), 0);
-	for (at = strstr(orig.ptr, "<thread>\\u0000"); at; at = strstr(at + 1, "<thread>\\u0000"))
-		at[14] = at[14] == '9' ? '8' : '9';
-	write_temp(other, orig.ptr, orig.len);
+	other_thread_copy(src, sizeof(src), other);
 
 	encode_with_base(src, NULL, &c1, &next1, &block1);
 	assert_true(next1.len > 16);
@@ -665,7 +672,6 @@ static void test_base_kept_and_cache_layouts(void **state)
 	assert_memory_equal(c3.ptr, c1.ptr, c1.len);
 
 	unlink(other);
-	rs_buf_release(&orig);
 	rs_buf_release(&c1);
 	rs_buf_release(&c2);
 	rs_buf_release(&c3);
