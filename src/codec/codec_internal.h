@@ -88,14 +88,15 @@ extern const int codec_v2_streams[V2_COUNT];
  */
 #define MAX_STACKS_BYTES (12u << 20)
 /*
- * Version 7: the stacks model's nodes, the root's included: 3 * 2^17,
- * where the call tree of version 6 allowed MAX_NODES. Real runs: 10,241
- * nodes for 4 MB, 50,244 for 78 MB; a generated 224 MB session 107,290.
- * A stream past it is stored another way; the node table and children
- * it bounds are most of what a decode can be made to hold (docs/codec.md,
- * "Untrusted containers").
+ * Version 7: the stacks model's nodes, the root's included: 5 * 2^16
+ * (327,680), where the call tree of version 6 allowed MAX_NODES. Real
+ * runs: 10,241 nodes for 4 MB, 50,244 for 78 MB; generated sessions
+ * 130,334 for 224 MB and 225,801 for 1 GB, whose raw stacks (11.5 MB)
+ * are near MAX_STACKS_BYTES. A stream past it is stored another way; the
+ * node table and children it bounds are most of what a decode can be
+ * made to hold (docs/codec.md, "Untrusted containers").
  */
-#define STACKS_MAX_NODES (3u << 17)
+#define STACKS_MAX_NODES (5u << 16)
 
 /*
  * Version 7: the most levels the stacks model may walk for an object of

@@ -39,13 +39,21 @@ enum { MODE_REPLAY, MODE_ENC, MODE_DEC };
 enum { V_HEADER, V_PLACE, V_RANK, V_FIRST, V_COUNT };
 
 /*
- * A parent frame's list: NULL (empty), or a block of its count, its room
- * and the symbols, the most recent first (8 bytes a frame when empty: a
- * stream may name 2^18 of them).
+ * A parent frame's list: NULL (empty), or a block of its count and room
+ * (count | room << 16), the rank it got last (+ 1, 0 none: its `last`)
+ * and the symbols, the most recent first. 8 bytes a frame when empty,
+ * and a first block of 24 bytes, malloc's smallest chunk: a stream may
+ * name 2^18 frames, each the parent of one child (the lists were 12 MB
+ * of a hostile decode's peak at 48 bytes a block).
  */
-#define FL_N 0
-#define FL_CAP 1
+#define FL_HDR 0
+#define FL_LAST 1
 #define FL_SYM 2
+#define FL_FIRST 4 /* the first block's room */
+static inline uint32_t fl_n(const uint32_t *l)
+{
+	return l ? l[FL_HDR] & 0xffff : 0;
+}
 
 /*
  * A slot of the node table: (parent << 20 | frame) << 20 | node + 1, 0
@@ -80,7 +88,6 @@ struct stk {
 	stk_slot *htab;            /* (parent, frame) -> node */
 	size_t hmask;
 	uint32_t **fl;             /* per parent frame, the root's last: its list */
-	uint32_t *last;            /* per parent frame: the rank its list got last + 1, 0 none */
 	rc_prob *ctx;
 	rc_prob ends[2];           /* the end, past the candidates: at a node not seen, seen */
 	rc_prob *follow;           /* per candidate symbol (cand_sym): the first decision of a level that follows */
@@ -224,7 +231,7 @@ static void node_mru(struct stk_kids *kids, uint32_t x)
 
 static int list_mru(uint32_t **list, uint32_t x)
 {
-	uint32_t *l = *list, n = l ? l[FL_N] : 0, i, at = n;
+	uint32_t *l = *list, n = fl_n(l), i, at = n;
 
 	for (i = 0; i < n; i++)
 		if (l[FL_SYM + i] == x) {
@@ -233,18 +240,19 @@ static int list_mru(uint32_t **list, uint32_t x)
 		}
 	if (at == n) {
 		if (n < FRAME_LIST) {
-			if (!l || n == l[FL_CAP]) {
-				uint32_t cap = l ? l[FL_CAP] * 2 : 4;
+			if (!l || n == l[FL_HDR] >> 16) {
+				uint32_t cap = l ? (l[FL_HDR] >> 16) * 2 : FL_FIRST;
 				uint32_t *t = realloc(l, (FL_SYM + (size_t)cap) * sizeof(*t));
 
 				if (!t)
 					return rs_error_set(RS_EGENERIC, "out of memory");
 				if (!l)
-					t[FL_N] = 0;
-				t[FL_CAP] = cap;
+					t[FL_LAST] = 0;
+				t[FL_HDR] = n | cap << 16;
 				*list = l = t;
 			}
-			l[FL_N] = ++n;
+			++n;
+			l[FL_HDR] = n | (l[FL_HDR] >> 16) << 16;
 		}
 		at = n - 1;
 	}
@@ -269,13 +277,12 @@ static int stk_init(struct stk *m, uint32_t nsym, uint32_t names)
 	m->follow = malloc(((size_t)nsym * 2 + 3) * sizeof(*m->follow));
 	m->seen = calloc((size_t)nsym + 2, sizeof(*m->seen));
 	m->fl = calloc((size_t)nsym + 1, sizeof(*m->fl));
-	m->last = calloc((size_t)nsym + 1, sizeof(*m->last));
 	m->ctx = malloc(sizeof(*m->ctx) << CTX_BITS);
 	m->prevf = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
 	m->prevn = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
 	m->curf = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
 	m->curn = malloc((MAX_DEPTH + 1) * sizeof(uint32_t));
-	if (!m->kids || !m->htab || !m->follow || !m->seen || !m->fl || !m->last || !m->ctx || !m->prevf ||
+	if (!m->kids || !m->htab || !m->follow || !m->seen || !m->fl || !m->ctx || !m->prevf ||
 	    !m->prevn || !m->curf || !m->curn)
 		return rs_error_set(RS_EGENERIC, "out of memory");
 	for (i = 0; i < (size_t)1 << CTX_BITS; i++)
@@ -306,7 +313,6 @@ static void stk_release(struct stk *m)
 	free(m->htab);
 	free(m->follow);
 	free(m->seen);
-	free(m->last);
 	free(m->ctx);
 	free(m->prevf);
 	free(m->prevn);
@@ -347,7 +353,7 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 
 	for (i = 0;; i++) {
 		uint32_t pf = i ? m->curf[i - 1] : m->root, x = m->end, nc = 0, nn = 0, j, k;
-		uint32_t **flp = &m->fl[pf], fn = *flp ? (*flp)[FL_N] : 0;
+		uint32_t **flp = &m->fl[pf], fn = fl_n(*flp), new_last = 0;
 		const uint32_t *fsym = *flp ? *flp + FL_SYM : NULL;
 		int visited = -1, hit = -1, next_on;
 
@@ -412,8 +418,10 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 				}
 			}
 			if (!placed) {
-				if (m->last[pf]) {
-					int64_t lr = (int64_t)m->last[pf] - 1, r;
+				uint32_t last = *flp ? (*flp)[FL_LAST] : 0;
+
+				if (last) {
+					int64_t lr = (int64_t)last - 1, r;
 
 					v = value(m, &m->val[V_RANK], zigzag((int64_t)x - lr), &bad);
 					if (bad || v >> 40)
@@ -426,7 +434,7 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 				}
 				if (x == m->end)
 					return DAMAGED;
-				m->last[pf] = x + 1;
+				new_last = x + 1;
 			}
 		}
 		if (m->mode == MODE_DEC && x != m->end && (x >= m->names || i == MAX_DEPTH))
@@ -443,6 +451,8 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 			if (err)
 				return err;
 		}
+		if (new_last)
+			(*flp)[FL_LAST] = new_last;
 		next_on = on && i < m->plen && m->prevf[i] == x;
 		if (x == m->end)
 			break;
