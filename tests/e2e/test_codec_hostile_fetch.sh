@@ -1,7 +1,11 @@
 #!/bin/bash
 # A hostile session container on the remote (issue 23): a writer with access
 # to the store puts a 6-13 KB container that claims a 400 MiB frame string or
-# a 32M-node tree, as the object of a pointer that claims a 1 GiB session.
+# a 32M-node tree, as the object of a pointer that claims a 1 GiB session;
+# and the version-7 container that makes the decoder hold the most (the
+# stacks at the caps, 435 KB: test_session_codec_hostile's
+# hostile_stacks_cap_v7, which claims 64 MiB, behind a pointer of 64 MiB so
+# that its levels' budget ends the decode within a second).
 # `results fetch` and `git lfs pull` (through lfs-agent) must refuse it with a
 # clear error, leave no file behind, and peak under 64 MB of RSS (the
 # unbounded decoder took 1.17 GB). Peak RSS is a memory bound, not a timing:
@@ -36,8 +40,11 @@ pointer=$(git lfs ls-files -n | head -n 1)
 [ -n "$pointer" ] || fail "no LFS file recorded"
 oid=$(sha256sum "$T/a.pyisession" | cut -d' ' -f1)
 
-big=1073741824
-for hostile in hostile_frame_400MiB_v2 hostile_tree_32M_v2 hostile_frame_400MiB_v1; do
+for hostile in hostile_frame_400MiB_v2 hostile_tree_32M_v2 hostile_frame_400MiB_v1 hostile_stacks_cap_v7; do
+	case $hostile in
+	*_v7) big=$((64 << 20)) ;;
+	*) big=1073741824 ;;
+	esac
 	# The container (the corpus file without its two marker bytes) becomes
 	# the object's, written by the store's own pack and manifest writers.
 	tail -c +3 "$CORPUS/$hostile" >"$T/container"
