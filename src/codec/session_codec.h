@@ -63,9 +63,11 @@ struct rs_codec_stats {
 
 /*
  * The shared dictionary. A container starts with a block holding a base
- * dictionary of frame strings and (version 5) a base call tree; the rest
- * names frames by their place in it, lists only the frames the base
- * lacks, and codes its call tree against the base tree. Give the encoder
+ * dictionary of frame strings and (versions 5 and 6) a base call tree,
+ * (version 7) the base run's stacks; the rest names frames by their place
+ * in it, lists only the frames the base lacks, and codes its call tree
+ * against the base tree (version 7: its stacks after the base's, the
+ * model primed by them). Give the encoder
  * the base an earlier container of the same remote used, and it keeps it
  * while it still covers most frames: that first block is then byte for
  * byte the earlier one, and the store, which keeps it as a chunk of its
