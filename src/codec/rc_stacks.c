@@ -442,9 +442,12 @@ static int record(struct stk *m, const uint32_t *s, size_t n, size_t *depth)
 		/*
 		 * Following the previous record, x is already u's first frame
 		 * (the previous record took it here, and nothing since touched
-		 * u): only a level that leaves it reads u's line.
+		 * u): only a level that leaves it reads u's line. Not so before
+		 * a stream's first record (p is 0: after a base, the root's
+		 * first frame is the base's last record's), where an empty
+		 * stack must still put the end first, as docs/codec.md says.
 		 */
-		if (!(on && hit == 0))
+		if (!(on && hit == 0 && m->plen))
 			node_mru(&m->kids[u], x);
 		if (!fn || fsym[0] != x) {
 			err = list_mru(flp, x);
