@@ -982,23 +982,30 @@ static int read_time(struct decoded *d, uint64_t r, int64_t ref, double *x, cons
 	return 0;
 }
 
-/* `[[` (`, [[` after the first record), the frames from the root to `node`, quoted (quote_frames), and `], `. */
-static int write_stack(struct decoded *d, struct out *o, uint32_t node, int first)
+/* `[[` (`, [[` after the first record), the `depth` frames at `f` from the root, quoted (quote_frames), and `], `. */
+static int write_frames(struct decoded *d, struct out *o, const uint32_t *f, size_t depth, int first)
 {
-	size_t depth = 0, i;
-	uint32_t at;
-	int err;
+	size_t i;
+	int err = out_put(o, first ? "[[" : ", [[", first ? 2 : 4);
 
-	for (at = node; at != 0; at = d->parent[at])
-		d->path[depth++] = d->node_frame[at]; /* depth < MAX_DEPTH: read_tree */
-	err = out_put(o, first ? "[[" : ", [[", first ? 2 : 4);
-	for (i = depth; !err && i-- > 0;) {
-		const struct text *t = &d->frames[d->path[i]];
-		size_t skip = i + 1 == depth ? 2 : 0; /* the root's has no `, ` */
+	for (i = 0; !err && i < depth; i++) {
+		const struct text *t = &d->frames[f[i]];
+		size_t skip = i == 0 ? 2 : 0; /* the root's has no `, ` */
 
 		err = out_put(o, t->p + skip, t->len - skip);
 	}
 	return err ? err : out_put(o, "], ", 3);
+}
+
+/* The record's stack from the root to `node` (write_frames): d->path filled from its end, up from the node. */
+static int write_stack(struct decoded *d, struct out *o, uint32_t node, int first)
+{
+	size_t depth = 0;
+	uint32_t at;
+
+	for (at = node; at != 0; at = d->parent[at])
+		d->path[MAX_DEPTH - ++depth] = d->node_frame[at]; /* depth < MAX_DEPTH: read_tree */
+	return write_frames(d, o, d->path + MAX_DEPTH - depth, depth, first);
 }
 
 /*
@@ -1111,15 +1118,7 @@ static int write_stacks(struct decoded *d, struct out *o, uint64_t nrecords, uin
 			return err;
 		if (!text)
 			codec_repr_prefetch(d->repr, x);
-		err = out_put(o, r == 0 ? "[[" : ", [[", r == 0 ? 2 : 4);
-		for (i = 0; !err && i < depth; i++) {
-			const struct text *t = &d->frames[d->path[i]];
-			size_t skip = i == 0 ? 2 : 0; /* the root's has no `, ` */
-
-			err = out_put(o, t->p + skip, t->len - skip);
-		}
-		if (!err)
-			err = out_put(o, "], ", 3);
+		err = write_frames(d, o, d->path, depth, r == 0);
 		if (!err)
 			err = write_time(d, o, x, text, len);
 		if (err)
